@@ -1,0 +1,52 @@
+"""plaidarray: a lazy Array API namespace compiled through HLO, xDSL linalg and LLVM.
+
+``import plaidarray as xp`` and use it like any Array API library; values are computed
+by compiled code when you look at them.
+"""
+
+from __future__ import annotations
+
+import math as _math
+
+from . import hlo as _hlo  # noqa: F401  (registers the HLO op set)
+from .api import CHAPTERS as _CHAPTERS
+from .api.creation import *  # noqa: F401,F403
+from .api.data_types import *  # noqa: F401,F403
+from .api.elementwise import *  # noqa: F401,F403
+from .api.linear_algebra import *  # noqa: F401,F403
+from .api.manipulation import *  # noqa: F401,F403
+from .api.statistical import *  # noqa: F401,F403
+from .backend.cache import EXECUTABLES as _EXECUTABLES
+from .backend.cache import CacheInfo
+from .backend.registry import available as backends
+from .backend.registry import set_backend
+from .dtypes import bool_ as bool
+from .dtypes import float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64
+from .trace.array import Array
+
+__version__ = "0.1.0"
+__array_api_version__ = "2024.12"
+SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+
+e = _math.e
+pi = _math.pi
+inf = _math.inf
+nan = _math.nan
+newaxis = None
+
+
+def cache_info() -> CacheInfo:
+    """Executable-cache statistics: hits, misses, compiles, compile time, size."""
+    return _EXECUTABLES.info()
+
+
+def clear_cache() -> None:
+    """Drop every cached executable (their machine code is freed) and reset the counters."""
+    _EXECUTABLES.clear()
+
+
+__all__ = sorted(
+    {name for chapter in _CHAPTERS for name in chapter.__all__}
+    | {"Array", "bool", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+       "uint64", "e", "pi", "inf", "nan", "newaxis", "set_backend", "backends", "cache_info", "clear_cache"}
+)

@@ -1,0 +1,192 @@
+"""Creation functions (spec chapter "Creation Functions").
+
+Constant-filled arrays are broadcasts of a scalar constant and ranges are iotas: no
+data is produced until the graph runs. ``asarray`` is the transfer layer's entry.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..backend.transfer import to_device
+from ..trace.array import CPU_DEVICE, Array
+from ..trace.node import Node
+from . import graph
+from .graph import check_array, convert, op
+
+__all__ = ["arange", "asarray", "empty", "empty_like", "eye", "full", "full_like", "linspace", "ones",
+           "ones_like", "zeros", "zeros_like"]
+
+Shape = int | Sequence[int]
+
+
+def _check_device(device: Any) -> None:
+    if device not in (None, CPU_DEVICE):
+        raise ValueError(f"unsupported device {device!r}; plaidarray runs on 'cpu'")
+
+
+def _shape(shape: Shape, where: str) -> tuple[int, ...]:
+    dims = (shape,) if isinstance(shape, int) else tuple(shape)
+    for d in dims:
+        if not isinstance(d, (int, np.integer)) or isinstance(d, bool) or d < 0:
+            raise ValueError(f"{where}: shape entries must be non-negative ints, got {shape!r}")
+    return tuple(int(d) for d in dims)
+
+
+def _dtype(dtype: Any, default: np.dtype, where: str) -> np.dtype:
+    return default if dtype is None else dt.check_dtype(dtype, "any", where)
+
+
+def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Array:
+    """Convert ``obj`` (array, NumPy array, DLPack/buffer object, scalar, nested sequence).
+
+    ``copy=False`` never copies (ValueError if it would have to); ``copy=None`` shares
+    NumPy memory when its layout allows.
+    """
+    _check_device(device)
+    target = None if dtype is None else dt.check_dtype(dtype, "any", "asarray")
+    if isinstance(obj, Array):
+        if target is not None and target != obj.dtype:
+            if copy is False:
+                raise ValueError("asarray: changing the dtype needs a copy, but copy=False")
+            return convert(obj, target)
+        return Array(obj._node) if copy else obj
+    if isinstance(obj, (bool, int, float)) and target is None:
+        target = graph.scalar_dtype(obj, "asarray")
+    if isinstance(obj, (list, tuple)) and target is None:
+        target = _sequence_dtype(obj)
+    try:
+        value = np.asarray(obj, dtype=target) if copy is not True else np.array(obj, dtype=target, copy=True)
+    except OverflowError as exc:
+        raise OverflowError(f"asarray: {exc}") from None
+    if copy is False and not _shares_memory(obj, value):
+        raise ValueError("asarray: the input cannot be used without a copy, but copy=False")
+    if value.dtype not in dt.ALL:
+        raise TypeError(f"asarray: unsupported dtype {value.dtype}")
+    buffer = to_device(value)
+    if copy is False and buffer is not value:
+        raise ValueError("asarray: the input's layout needs a copy, but copy=False")
+    return Array(Node.ready(buffer))
+
+
+def _sequence_dtype(obj: Sequence) -> np.dtype:
+    """Default dtype of nested Python data: bool < int64 < float64, as the spec says."""
+    flat: list = []
+    stack = [obj]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, (list, tuple)):
+            stack.extend(item)
+        elif isinstance(item, Array):
+            flat.append(item.dtype)
+        else:
+            flat.append(item)
+    kinds = {type(v) for v in flat if not isinstance(v, np.dtype)} | {d.kind for d in flat if isinstance(d, np.dtype)}
+    if float in kinds or "f" in kinds:
+        return dt.default_float
+    if int in kinds or "i" in kinds or "u" in kinds:
+        return dt.default_int
+    return dt.bool_ if kinds else dt.default_float
+
+
+def _shares_memory(obj: Any, value: np.ndarray) -> bool:
+    try:
+        return np.shares_memory(np.asarray(obj), value)
+    except (TypeError, ValueError):
+        return False
+
+
+def full(shape: Shape, fill_value: bool | int | float, *, dtype: Any = None, device: Any = None) -> Array:
+    """An array of ``shape`` filled with ``fill_value`` (default dtype from its type)."""
+    _check_device(device)
+    target = _dtype(dtype, graph.scalar_dtype(fill_value, "full"), "full")
+    if target.kind == "b":
+        fill_value = bool(fill_value)
+    elif target.kind in "iu" and isinstance(fill_value, float):
+        fill_value = int(fill_value)
+    return graph.full(_shape(shape, "full"), fill_value, target)
+
+
+def zeros(shape: Shape, *, dtype: Any = None, device: Any = None) -> Array:
+    return full(shape, 0, dtype=_dtype(dtype, dt.default_float, "zeros"), device=device)
+
+
+def ones(shape: Shape, *, dtype: Any = None, device: Any = None) -> Array:
+    return full(shape, 1, dtype=_dtype(dtype, dt.default_float, "ones"), device=device)
+
+
+def empty(shape: Shape, *, dtype: Any = None, device: Any = None) -> Array:
+    """Uninitialised memory is never exposed: ``empty`` is ``zeros``."""
+    return zeros(shape, dtype=dtype, device=device)
+
+
+def _like(name: str, make):
+    def fn(x: Array, /, *args: Any, dtype: Any = None, device: Any = None) -> Array:
+        check_array(x, name)
+        return make(x.shape, *args, dtype=x.dtype if dtype is None else dtype, device=device)
+    fn.__name__ = name
+    fn.__doc__ = f"Like ``{make.__name__}`` with the shape (and by default the dtype) of ``x``."
+    return fn
+
+
+zeros_like = _like("zeros_like", zeros)
+ones_like = _like("ones_like", ones)
+empty_like = _like("empty_like", empty)
+full_like = _like("full_like", full)
+
+
+def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
+           dtype: Any = None, device: Any = None) -> Array:
+    """Values ``start + i * step`` for ``i`` in ``[0, ceil((stop - start) / step))``."""
+    _check_device(device)
+    if stop is None:
+        start, stop = 0, start
+    if step == 0:
+        raise ValueError("arange: step must not be zero")
+    is_float = any(isinstance(v, float) for v in (start, stop, step))
+    target = _dtype(dtype, dt.default_float if is_float else dt.default_int, "arange")
+    n = max(0, math.ceil((stop - start) / step))
+    if target.kind in "iu":
+        lo, hi = dt.iinfo_bounds(target)
+        last = start + (n - 1) * step if n else start
+        if not (lo <= start <= hi and lo <= last <= hi):
+            raise OverflowError(f"arange: values out of range for {target}")
+    compute = dt.default_float if target.kind == "f" else target
+    ramp = op("iota", dims=(n,), iota_dimension=0, dtype=compute)
+    values = op("add", op("multiply", ramp, graph.full((n,), step, compute)), graph.full((n,), start, compute))
+    return convert(values, target)
+
+
+def linspace(start: int | float, stop: int | float, /, num: int, *, dtype: Any = None, device: Any = None,
+             endpoint: bool = True) -> Array:
+    _check_device(device)
+    target = _dtype(dtype, dt.default_float, "linspace")
+    dt.check_dtype(target, "floating-point", "linspace")
+    if not isinstance(num, int) or num < 0:
+        raise ValueError(f"linspace: num must be a non-negative int, got {num!r}")
+    div = (num - 1) if endpoint else num
+    step = (stop - start) / div if div > 0 else 0.0
+    f64 = dt.float64
+    ramp = op("iota", dims=(num,), iota_dimension=0, dtype=f64)
+    values = op("add", op("multiply", ramp, graph.full((num,), step, f64)), graph.full((num,), float(start), f64))
+    if endpoint and num > 1:
+        last = op("compare", ramp, graph.full((num,), num - 1, f64), direction="EQ")
+        values = op("select", last, graph.full((num,), float(stop), f64), values)
+    return convert(values, target)
+
+
+def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None, device: Any = None) -> Array:
+    _check_device(device)
+    n_cols = n_rows if n_cols is None else n_cols
+    shape = _shape((n_rows, n_cols), "eye")
+    target = _dtype(dtype, dt.default_float, "eye")
+    rows = op("iota", dims=shape, iota_dimension=0, dtype=dt.int64)
+    cols = op("iota", dims=shape, iota_dimension=1, dtype=dt.int64)
+    diagonal = op("compare", op("add", rows, graph.full(shape, k, dt.int64)), cols, direction="EQ")
+    return convert(diagonal, target)
+

@@ -1,0 +1,103 @@
+"""Data type functions (spec chapter "Data Type Functions")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..trace.array import Array
+from .graph import check_array, convert
+
+__all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
+
+
+def astype(x: Array, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Array:
+    """Convert ``x`` to ``dtype`` (floats to ints truncate; out-of-range saturates, NaN -> 0)."""
+    check_array(x, "astype")
+    if device not in (None, "cpu"):
+        raise ValueError(f"astype: unsupported device {device!r}")
+    return convert(x, dt.check_dtype(dtype, "any", "astype"))
+
+
+def _as_dtype(x: Any, where: str) -> np.dtype:
+    return x.dtype if isinstance(x, Array) else dt.check_dtype(x, "any", where)
+
+
+def can_cast(from_: Any, to: Any, /) -> bool:
+    """Whether the spec's promotion lattice allows ``from_`` -> ``to`` without a change of kind."""
+    a, b = _as_dtype(from_, "can_cast"), _as_dtype(to, "can_cast")
+    try:
+        return dt.promote(a, b) == b
+    except TypeError:
+        return False
+
+
+def result_type(*arrays_and_dtypes: Any) -> np.dtype:
+    """The promoted dtype of arrays, dtypes and (weakly typed) Python scalars."""
+    dtypes = [_as_dtype(a, "result_type") for a in arrays_and_dtypes if not isinstance(a, (bool, int, float))]
+    scalars = [a for a in arrays_and_dtypes if isinstance(a, (bool, int, float))]
+    if not dtypes:
+        raise TypeError("result_type: at least one array or dtype is required")
+    out = dt.result_type(*dtypes)
+    from .graph import SCALAR_KINDS
+
+    for s in scalars:
+        if out.kind not in SCALAR_KINDS[type(s)]:
+            raise TypeError(f"result_type: a Python {type(s).__name__} cannot combine with {out}")
+    return out
+
+
+@dataclass(frozen=True)
+class finfo_object:
+    bits: int
+    eps: float
+    max: float
+    min: float
+    smallest_normal: float
+    dtype: np.dtype
+
+
+@dataclass(frozen=True)
+class iinfo_object:
+    bits: int
+    max: int
+    min: int
+    dtype: np.dtype
+
+
+def finfo(type: Any, /) -> finfo_object:
+    d = _as_dtype(type, "finfo")
+    if d.kind != "f":
+        raise TypeError(f"finfo: {d} is not a floating-point dtype")
+    info = np.finfo(d)
+    return finfo_object(info.bits, float(info.eps), float(info.max), float(info.min),
+                        float(info.smallest_normal), d)
+
+
+def iinfo(type: Any, /) -> iinfo_object:
+    d = _as_dtype(type, "iinfo")
+    if d.kind not in "iu":
+        raise TypeError(f"iinfo: {d} is not an integer dtype")
+    info = np.iinfo(d)
+    return iinfo_object(info.bits, int(info.max), int(info.min), d)
+
+
+_KINDS = {
+    "bool": ("bool",), "signed integer": ("i",), "unsigned integer": ("u",), "integral": ("i", "u"),
+    "real floating": ("f",), "complex floating": (), "numeric": ("i", "u", "f"),
+}
+
+
+def isdtype(dtype: Any, kind: Any) -> bool:
+    """Whether ``dtype`` is of ``kind`` (a dtype, a kind name, or a tuple of them)."""
+    d = dt.check_dtype(dtype, "any", "isdtype")
+    if isinstance(kind, tuple):
+        return any(isdtype(d, k) for k in kind)
+    if isinstance(kind, str):
+        if kind not in _KINDS:
+            raise ValueError(f"isdtype: unknown kind {kind!r}")
+        return (d.kind == "b") if kind == "bool" else d.kind in _KINDS[kind]
+    return d == dt.check_dtype(kind, "any", "isdtype")

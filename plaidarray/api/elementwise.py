@@ -1,0 +1,216 @@
+"""Elementwise functions (spec chapter "Element-wise Functions").
+
+Families are generated from tables: (name, accepted dtype category, decomposition).
+A decomposition receives operands already promoted and broadcast to one dtype and
+shape, and records HLO ops on them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..trace.array import Array
+from .graph import check_array, check_category, constant, convert, op, operands
+
+__all__: list[str] = []
+
+
+def _export(name: str, fn: Callable) -> None:
+    fn.__name__ = fn.__qualname__ = name
+    globals()[name] = fn
+    __all__.append(name)
+
+
+def _full_like(x: Array, value: object, dtype: np.dtype | None = None) -> Array:
+    from .graph import full
+
+    return full(x.shape, value, dtype or x.dtype)
+
+
+def _compare(direction: str) -> Callable[[Array, Array], Array]:
+    return lambda a, b: op("compare", a, b, direction=direction)
+
+
+def _unary(name: str, category: str, decompose: Callable[[Array], Array]) -> None:
+    def fn(x: Array, /) -> Array:
+        check_array(x, name)
+        check_category(x, category, name)
+        return decompose(x)
+
+    fn.__doc__ = f"Element-wise {name} (spec: {category} input)."
+    _export(name, fn)
+
+
+def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array],
+            result_category: str | None = None) -> None:
+    def fn(x1: Array | bool | int | float, x2: Array | bool | int | float, /) -> Array:
+        a, b = operands(name, x1, x2)
+        check_category(a, category, name)
+        return decompose(a, b)
+
+    fn.__doc__ = f"Element-wise {name} with broadcasting and type promotion (spec: {category} inputs)."
+    _export(name, fn)
+
+
+def _hlo(name: str) -> Callable[..., Array]:
+    return lambda *xs: op(name, *xs)
+
+
+def _float_only_for_floats(hlo_name: str) -> Callable[[Array], Array]:
+    """Rounding functions are the identity on integers and booleans."""
+    return lambda x: op(hlo_name, x) if x.dtype.kind == "f" else x
+
+
+# --- decompositions ------------------------------------------------------------------
+
+def _isnan(x):
+    return op("compare", x, x, direction="NE") if x.dtype.kind == "f" else _full_like(x, False, dt.bool_)
+
+
+def _isinf(x):
+    if x.dtype.kind != "f":
+        return _full_like(x, False, dt.bool_)
+    return op("compare", op("abs", x), _full_like(x, math.inf), direction="EQ")
+
+
+def _isfinite(x):
+    return op("is_finite", x) if x.dtype.kind == "f" else _full_like(x, True, dt.bool_)
+
+
+def _signbit(x):
+    return op("compare", op("copysign", _full_like(x, 1.0), x), _full_like(x, 0.0), direction="LT")
+
+
+def _square(x):
+    return op("multiply", x, x)
+
+
+def _reciprocal(x):
+    return op("divide", _full_like(x, 1), x)
+
+
+def _divide(a, b):
+    if a.dtype.kind != "f":
+        a, b = convert(a, dt.default_float), convert(b, dt.default_float)
+    return op("divide", a, b)
+
+
+def _select(cond, a, b):
+    return op("select", cond, a, b)
+
+
+def _floor_divide(a, b):
+    if a.dtype.kind == "u":
+        return op("divide", a, b)
+    if a.dtype.kind == "i":
+        q, r = op("divide", a, b), op("remainder", a, b)
+        zero = _full_like(a, 0)
+        wrong_sign = op("compare", op("compare", r, zero, direction="LT"),
+                        op("compare", b, zero, direction="LT"), direction="NE")
+        adjust = op("and", op("compare", r, zero, direction="NE"), wrong_sign)
+        return op("subtract", q, convert(adjust, a.dtype))
+    # Floats: NumPy's npy_floor_divide, step by step, so results agree bit for bit.
+    zero, one, half = _full_like(a, 0.0), _full_like(a, 1.0), _full_like(a, 0.5)
+    mod = op("remainder", a, b)
+    div = op("divide", op("subtract", a, mod), b)
+    lt = _compare("LT")
+    fix = op("and", op("compare", mod, zero, direction="NE"), op("compare", lt(b, zero), lt(mod, zero), direction="NE"))
+    div = _select(fix, op("subtract", div, one), div)
+    floor = op("floor", div)
+    floor = _select(op("compare", op("subtract", div, floor), half, direction="GT"), op("add", floor, one), floor)
+    quotient = op("divide", a, b)
+    floor = _select(op("compare", div, zero, direction="NE"), floor, op("copysign", zero, quotient))
+    return _select(op("compare", b, zero, direction="EQ"), quotient, floor)
+
+
+def _remainder(a, b):
+    zero = _full_like(a, 0)
+    mod = op("remainder", a, b)
+    if a.dtype.kind == "u":
+        return mod
+    lt = _compare("LT")
+    wrong_sign = op("compare", lt(mod, zero), lt(b, zero), direction="NE")
+    fix = op("and", op("compare", mod, zero, direction="NE"), wrong_sign)
+    fixed = _select(fix, op("add", mod, b), mod)
+    if a.dtype.kind == "i":
+        return fixed
+    # Floats: a zero result takes the divisor's sign; x % 0 stays NaN.
+    signed_zero = _select(op("compare", mod, zero, direction="EQ"), op("copysign", zero, b), fixed)
+    return _select(op("compare", b, zero, direction="EQ"), mod, signed_zero)
+
+
+def _logaddexp(a, b):
+    larger = op("maximum", a, b)
+    spread = op("negate", op("abs", op("subtract", a, b)))
+    general = op("add", larger, op("log1p", op("exp", spread)))
+    # Equal operands (including both +inf) would give inf - inf = NaN in the spread.
+    same = op("add", a, _full_like(a, math.log(2.0)))
+    return _select(op("compare", a, b, direction="EQ"), same, general)
+
+
+def _shift_right(a, b):
+    return op("shift_right_arithmetic" if a.dtype.kind == "i" else "shift_right_logical", a, b)
+
+
+# --- tables -------------------------------------------------------------------------
+
+for _name, _hlo_name in {
+    "acos": "acos", "acosh": "acosh", "asin": "asin", "asinh": "asinh", "atan": "atan", "atanh": "atanh",
+    "cos": "cos", "cosh": "cosh", "exp": "exp", "expm1": "expm1", "log": "log", "log1p": "log1p",
+    "log2": "log2", "log10": "log10", "sin": "sin", "sinh": "sinh", "sqrt": "sqrt", "tan": "tan",
+    "tanh": "tanh",
+}.items():
+    _unary(_name, "floating-point", _hlo(_hlo_name))
+
+for _name, _hlo_name in {"ceil": "ceil", "floor": "floor", "trunc": "trunc", "round": "round_nearest_even"}.items():
+    _unary(_name, "real numeric", _float_only_for_floats(_hlo_name))
+
+for _name, _category, _fn in (
+    ("abs", "real numeric", _hlo("abs")),
+    ("negative", "real numeric", _hlo("negate")),
+    ("positive", "real numeric", lambda x: x),
+    ("sign", "real numeric", _hlo("sign")),
+    ("square", "real numeric", _square),
+    ("isfinite", "real numeric", _isfinite),
+    ("isinf", "real numeric", _isinf),
+    ("isnan", "real numeric", _isnan),
+    ("logical_not", "bool", _hlo("not")),
+    ("bitwise_invert", "integer or boolean", _hlo("not")),
+    ("signbit", "real floating-point", _signbit),
+    ("reciprocal", "floating-point", _reciprocal),
+):
+    _unary(_name, _category, _fn)
+
+for _name, _category, _fn in (
+    ("add", "real numeric", _hlo("add")),
+    ("subtract", "real numeric", _hlo("subtract")),
+    ("multiply", "real numeric", _hlo("multiply")),
+    ("divide", "real numeric", _divide),
+    ("floor_divide", "real numeric", _floor_divide),
+    ("remainder", "real numeric", _remainder),
+    ("pow", "real numeric", _hlo("power")),
+    ("maximum", "real numeric", _hlo("maximum")),
+    ("minimum", "real numeric", _hlo("minimum")),
+    ("atan2", "real floating-point", _hlo("atan2")),
+    ("copysign", "real floating-point", _hlo("copysign")),
+    ("logaddexp", "real floating-point", _logaddexp),
+    ("equal", "any", _compare("EQ")),
+    ("not_equal", "any", _compare("NE")),
+    ("less", "real numeric", _compare("LT")),
+    ("less_equal", "real numeric", _compare("LE")),
+    ("greater", "real numeric", _compare("GT")),
+    ("greater_equal", "real numeric", _compare("GE")),
+    ("logical_and", "bool", _hlo("and")),
+    ("logical_or", "bool", _hlo("or")),
+    ("logical_xor", "bool", _hlo("xor")),
+    ("bitwise_and", "integer or boolean", _hlo("and")),
+    ("bitwise_or", "integer or boolean", _hlo("or")),
+    ("bitwise_xor", "integer or boolean", _hlo("xor")),
+    ("bitwise_left_shift", "integer", _hlo("shift_left")),
+    ("bitwise_right_shift", "integer", _shift_right),
+):
+    _binary(_name, _category, _fn)

@@ -1,0 +1,136 @@
+"""Graph-building helpers shared by the spec chapters: operands, constants,
+broadcasting, promotion. Everything here records HLO ops; nothing computes values."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..hlo.literal import Literal
+from ..trace.array import Array
+from ..trace.node import Node
+
+Scalar = bool | int | float
+
+
+def op(name: str, *operands: Array | Node, **attrs: Any) -> Array:
+    """Record HLO ``name`` over ``operands`` and wrap the result as an Array."""
+    nodes = tuple(o._node if isinstance(o, Array) else o for o in operands)
+    return Array(Node.apply(name, nodes, **attrs))
+
+
+def check_array(x: object, where: str) -> Array:
+    if not isinstance(x, Array):
+        raise TypeError(f"{where}: expected a plaidarray array, got {type(x).__name__}")
+    return x
+
+
+def constant(value: Scalar, dtype: np.dtype) -> Array:
+    """A 0-d constant of ``dtype``; raises OverflowError when ``value`` does not fit."""
+    dtype = np.dtype(dtype)
+    if dtype.kind in "iu" and not isinstance(value, bool):
+        lo, hi = dt.iinfo_bounds(dtype)
+        if not lo <= int(value) <= hi:
+            raise OverflowError(f"Python int {value} out of bounds for {dtype}")
+    with np.errstate(over="ignore"):
+        return op("constant", value=Literal(np.asarray(value, dtype=dtype)))
+
+
+def full(shape: Sequence[int], value: Scalar, dtype: np.dtype) -> Array:
+    return broadcast_to(constant(value, dtype), tuple(shape))
+
+
+def scalar_dtype(value: Scalar, where: str) -> np.dtype:
+    if isinstance(value, bool):
+        return dt.bool_
+    if isinstance(value, int):
+        return dt.default_int
+    if isinstance(value, float):
+        return dt.default_float
+    raise TypeError(f"{where}: expected an array or a Python scalar, got {type(value).__name__}")
+
+
+#: Which array dtype kinds a Python scalar type may meet (the spec's weak typing).
+SCALAR_KINDS = {bool: "b", int: "iuf", float: "f"}
+
+
+def scalar_for(value: Scalar, dtype: np.dtype, where: str) -> Array:
+    """A Python scalar taking the dtype of the array it meets."""
+    kinds = SCALAR_KINDS.get(type(value))
+    if kinds is None:
+        raise TypeError(f"{where}: expected an array or a Python scalar, got {type(value).__name__}")
+    if dtype.kind not in kinds:
+        raise TypeError(f"{where}: a Python {type(value).__name__} cannot combine with a {dtype} array")
+    return constant(value, dtype)
+
+
+def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """The spec's broadcasting rule; ValueError names the incompatible shapes."""
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(rank):
+        sizes = {s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0}
+        sizes.discard(1)
+        if len(sizes) > 1:
+            raise ValueError(f"shapes {', '.join(map(str, shapes))} cannot be broadcast together")
+        out.append(sizes.pop() if sizes else 1)
+    return tuple(out)
+
+
+def broadcast_to(x: Array, shape: tuple[int, ...]) -> Array:
+    if x.shape == shape:
+        return x
+    if broadcast_shapes(x.shape, shape) != shape:
+        raise ValueError(f"cannot broadcast an array of shape {x.shape} to {shape}")
+    offset = len(shape) - x.ndim
+    return op("broadcast_in_dim", x, dims=shape, broadcast_dimensions=tuple(range(offset, len(shape))))
+
+
+def convert(x: Array, dtype: np.dtype) -> Array:
+    return x if x.dtype == dtype else op("convert", x, dtype=np.dtype(dtype))
+
+
+def operands(where: str, *args: Array | Scalar) -> list[Array]:
+    """Promote and broadcast a function's arguments to one dtype and shape.
+
+    Arrays promote by the spec's lattice; Python scalars then take the result dtype.
+    """
+    arrays = [a for a in args if isinstance(a, Array)]
+    if not arrays:
+        raise TypeError(f"{where}: at least one argument must be an array")
+    dtype = dt.result_type(*(a.dtype for a in arrays))
+    shape = broadcast_shapes(*(a.shape for a in arrays))
+    out = []
+    for a in args:
+        a = convert(a, dtype) if isinstance(a, Array) else scalar_for(a, dtype, where)
+        out.append(broadcast_to(a, shape))
+    return out
+
+
+def check_category(x: Array, category: str, where: str) -> None:
+    if x.dtype not in dt.CATEGORIES[category]:
+        raise TypeError(f"{where}: expected an array of {category} dtype, got {x.dtype}")
+
+
+def normalize_axes(axis: int | Sequence[int] | None, ndim: int, where: str) -> tuple[int, ...]:
+    """Axes as sorted non-negative ints; IndexError-free ValueError naming the axis."""
+    if axis is None:
+        return tuple(range(ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    out = []
+    for a in axes:
+        if not isinstance(a, int) or isinstance(a, bool):
+            raise TypeError(f"{where}: axis must be an int or a tuple of ints, got {a!r}")
+        if not -ndim <= a < max(ndim, 1) or (ndim == 0 and a not in (0, -1)):
+            raise ValueError(f"{where}: axis {a} is out of bounds for an array of rank {ndim}")
+        out.append(a % ndim if ndim else 0)
+    if len(set(out)) != len(out):
+        raise ValueError(f"{where}: repeated axis in {axes}")
+    return tuple(sorted(out)) if ndim else ()
+
+
+def reshape(x: Array, shape: tuple[int, ...]) -> Array:
+    return x if x.shape == shape else op("reshape", x, dims=tuple(shape))

@@ -1,0 +1,112 @@
+"""Indexing (spec "Indexing"): basic indexing lowers to slice/reverse/reshape, and
+``__setitem__`` to a functional update (``pad`` + ``select``) of the whole array."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+from .. import dtypes as dt
+from ..trace.array import Array
+from . import graph
+from .graph import op
+
+__all__: list[str] = []
+
+
+def _expand_key(key: Any, ndim: int) -> list:
+    key = key if isinstance(key, tuple) else (key,)
+    for k in key:
+        if isinstance(k, Array) or not (k is None or k is Ellipsis or isinstance(k, slice) or _is_int(k)):
+            raise IndexError(f"unsupported index {k!r}: only ints, slices, None and Ellipsis are supported")
+    if sum(k is Ellipsis for k in key) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    consumed = sum(1 for k in key if k is not None and k is not Ellipsis)
+    if consumed > ndim:
+        raise IndexError(f"too many indices: array is {ndim}-dimensional, but {consumed} were indexed")
+    if Ellipsis in key:
+        i = key.index(Ellipsis)
+        return [*key[:i], *[slice(None)] * (ndim - consumed), *key[i + 1:]]
+    return [*key, *[slice(None)] * (ndim - consumed)]
+
+
+def _is_int(k: Any) -> bool:
+    if isinstance(k, bool):
+        return False
+    try:
+        operator.index(k)
+        return True
+    except TypeError:
+        return False
+
+
+def _plan(x: Array, key: Any):
+    """Per source dimension: (start, stop, step, count, keep) and the result shape with
+    None axes inserted."""
+    entries, out_shape = [], []
+    dim = 0
+    for k in _expand_key(key, x.ndim):
+        if k is None:
+            out_shape.append(1)
+            continue
+        n = x.shape[dim]
+        if isinstance(k, slice):
+            start, stop, step = k.indices(n)
+            count = len(range(start, stop, step))
+            entries.append((start, step, count, True))
+            out_shape.append(count)
+        else:
+            i = operator.index(k)
+            if not -n <= i < n:
+                raise IndexError(f"index {i} is out of bounds for axis {dim} with size {n}")
+            entries.append((i % n, 1, 1, False))
+        dim += 1
+    return entries, tuple(out_shape)
+
+
+def getitem(x: Array, key: Any) -> Array:
+    entries, out_shape = _plan(x, key)
+    flipped = tuple(d for d, (_, step, count, _) in enumerate(entries) if step < 0 and count)
+    y = op("reverse", x, dimensions=flipped) if flipped else x
+    starts, limits, strides = [], [], []
+    for d, (start, step, count, _) in enumerate(entries):
+        if step < 0:
+            start, step = x.shape[d] - 1 - start, -step
+        start = min(start, x.shape[d]) if count else 0
+        starts.append(start)
+        limits.append(start + (count - 1) * step + 1 if count else start)
+        strides.append(step)
+    if any(s or l != n or st != 1 for s, l, st, n in zip(starts, limits, strides, x.shape)):
+        y = op("slice", y, start=tuple(starts), limit=tuple(limits), strides=tuple(strides))
+    return graph.reshape(y, out_shape)
+
+
+def setitem(x: Array, key: Any, value: Any) -> Array:
+    """The array ``x`` with ``x[key] = value`` applied, as a new value."""
+    entries, out_shape = _plan(x, key)
+    if isinstance(value, Array):
+        if dt.promote(value.dtype, x.dtype) != x.dtype:
+            raise TypeError(f"__setitem__: cannot store {value.dtype} values into a {x.dtype} array")
+        value = graph.convert(value, x.dtype)
+    else:
+        value = graph.scalar_for(value, x.dtype, "__setitem__")
+    region = tuple(count for _, _, count, _ in entries)
+    value = graph.reshape(graph.broadcast_to(value, out_shape), region)
+    if any(step < 0 for _, step, count, _ in entries):
+        flips = tuple(d for d, (_, step, _, _) in enumerate(entries) if step < 0)
+        value = op("reverse", value, dimensions=flips)
+    low, high, interior = [], [], []
+    for d, (start, step, count, _) in enumerate(entries):
+        first = start if step > 0 else start + (count - 1) * step
+        stride = abs(step)
+        last = first + (count - 1) * stride if count else first
+        low.append(first if count else 0)
+        interior.append(stride - 1 if count else 0)
+        high.append(x.shape[d] - 1 - last if count else x.shape[d])
+    if 0 in region:
+        return x
+    mask = graph.full(region, True, dt.bool_)
+    pad = dict(low=tuple(low), high=tuple(high), interior=tuple(interior))
+    placed = op("pad", value, graph.constant(0, x.dtype), **pad)
+    where = op("pad", mask, graph.constant(False, dt.bool_), **pad)
+    return op("select", where, placed, x)

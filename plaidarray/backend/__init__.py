@@ -1,0 +1,1 @@
+"""Backends: registry, compiler/executable roles, transfer layer, executable cache."""

@@ -1,0 +1,24 @@
+"""``PLAIDARRAY_DUMP=<dir>``: write every compiled module's stages to ``<dir>``.
+
+Files are ``<module>.<stage>.<ext>``: ``hlo.txt`` (after the HLO passes), ``linalg.mlir``
+(xDSL's printer), ``ll`` (optimised LLVM IR) and ``s`` (assembly).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def dump_dir() -> Path | None:
+    value = os.environ.get("PLAIDARRAY_DUMP")
+    return Path(value) if value else None
+
+
+def dump(module_name: str, stage: str, text: str | None) -> None:
+    """Write one stage's text if dumping is on (``text`` may be None when it is off)."""
+    directory = dump_dir()
+    if directory is None or text is None:
+        return
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / f"{module_name}.{stage}").write_text(text)

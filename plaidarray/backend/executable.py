@@ -1,0 +1,40 @@
+"""The roles of XLA's backend guide: a ``Compiler`` turns an HLO module into an
+``Executable``; an ``Executable`` runs on device buffers; a ``Backend`` bundles them
+with a name and a priority for the registry."""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..hlo import Module
+
+
+class Executable(abc.ABC):
+    """A compiled HLO module, callable on buffers laid out by the transfer layer."""
+
+    @abc.abstractmethod
+    def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
+        """Run on one buffer per entry parameter; return one buffer per output."""
+
+
+class Compiler(abc.ABC):
+    """Turns an HLO module into an :class:`Executable` for one target."""
+
+    #: The target the executables run on; part of the executable cache key.
+    target: str = ""
+
+    @abc.abstractmethod
+    def compile(self, module: Module) -> Executable: ...
+
+
+@dataclass(frozen=True)
+class Backend:
+    """A registered backend. Higher ``priority`` wins when none is chosen explicitly."""
+
+    name: str
+    priority: int
+    compiler: Compiler
+    description: str = ""

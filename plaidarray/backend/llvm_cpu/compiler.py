@@ -1,0 +1,137 @@
+"""The llvm-cpu compiler: a named pass pipeline from HLO to machine code.
+
+    hlo-passes -> bind-constants -> fuse -> to-linalg -> convert-linalg-to-loops
+      -> to-llvm-ir -> llvm-O3 -> jit
+
+Each stage can be dumped (``PLAIDARRAY_DUMP``). The resulting executable calls one
+native function ``void f(ptr noalias...)`` over the buffers: parameters, bound
+constants, outputs, temporaries.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import itertools
+import threading
+
+import numpy as np
+from xdsl.context import Context
+from xdsl.dialects import affine, arith, builtin, func, linalg, math, memref, scf
+from xdsl.transforms.convert_linalg_to_loops import ConvertLinalgToLoopsPass
+from xdsl.transforms.linalg_generalize_named_ops import LinalgGeneralizeNamedOpsPass
+
+from ...hlo import Computation, Instruction, Module
+from ...hlo.fingerprint import fingerprint
+from ...hlo.passes import run_hlo_passes
+from ...hlo.shape import Shape
+from .. import dump
+from ..executable import Compiler, Executable
+from ..transfer import allocate
+from . import jit
+from .fusion import plan_fusion
+from .linalg_builder import build_linalg
+from .llvm_emitter import emit_llvm_module
+
+PIPELINE = ("hlo-passes", "bind-constants", "fuse", "to-linalg", "linalg-generalize-named-ops",
+            "convert-linalg-to-loops", "to-llvm-ir", "llvm-O3", "jit")
+
+_counter = itertools.count()
+_counter_lock = threading.Lock()
+
+
+def _context() -> Context:
+    ctx = Context()
+    for dialect in (builtin.Builtin, func.Func, arith.Arith, math.Math, memref.MemRef, linalg.Linalg,
+                    scf.Scf, affine.Affine):
+        ctx.load_dialect(dialect)
+    return ctx
+
+
+def bind_constants(comp: Computation) -> tuple[Computation, list[np.ndarray]]:
+    """Turn array constants into extra parameters bound to their data (scalars stay
+    constants and become immediates in the code)."""
+    bound: list[np.ndarray] = []
+    first = len(comp.parameters)
+
+    def rebind(inst: Instruction, operands):
+        if inst.opcode == "constant" and inst.shape.rank:
+            number = first + len(bound)
+            bound.append(np.ascontiguousarray(inst.attrs["value"].value))
+            return Instruction("parameter", (), {"number": number, "shape": inst.shape}, inst.shape)
+        return inst if all(a is b for a, b in zip(inst.operands, operands)) else \
+            Instruction(inst.opcode, operands, inst.attrs, inst.shape)
+
+    new = comp.rewrite(rebind)
+    params = comp.parameters + [i for i in new.instructions if i.opcode == "parameter" and i.attrs["number"] >= first]
+    return Computation(comp.name, sorted(params, key=lambda p: p.attrs["number"]), new.outputs), bound
+
+
+class CpuExecutable(Executable):
+    """Native code for one HLO module, plus the buffers it needs around the call."""
+
+    def __init__(self, llvm_module, address: int, n_params: int, constants: list[np.ndarray],
+                 output_slots: list[tuple[str, int]], output_shapes: list[Shape], temp_shapes: list[Shape],
+                 n_args: int) -> None:
+        self._llvm_module = llvm_module
+        self._function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n_args)(address)
+        self._n_params = n_params
+        self._constants = constants
+        self._output_slots = output_slots
+        self._output_shapes = output_shapes
+        self._temp_shapes = temp_shapes
+
+    def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
+        outs = [allocate(s.dims, s.dtype) for s in self._output_shapes]
+        temps = [allocate(s.dims, s.dtype) for s in self._temp_shapes]
+        args = [b.ctypes.data for b in (*buffers, *self._constants, *outs, *temps)]
+        if outs or temps:
+            self._function(*args)
+        return [buffers[i] if kind == "param" else outs[i] for kind, i in self._output_slots]
+
+    def __del__(self) -> None:
+        if jit is not None and getattr(self, "_llvm_module", None) is not None:
+            jit.unload(self._llvm_module)
+
+
+class CpuCompiler(Compiler):
+    """HLO module -> :class:`CpuExecutable` for the host CPU."""
+
+    @property
+    def target(self) -> str:
+        return str(jit.host_target())
+
+    def compile(self, module: Module) -> Executable:
+        comp = run_hlo_passes(module.entry)
+        with _counter_lock:
+            name = f"plaid_{fingerprint(comp)}_{next(_counter)}"
+        dump.dump(name, "hlo.txt", Module(name, comp).to_text() if dump.dump_dir() else None)
+        n_params = len(comp.parameters)
+        comp, constants = bind_constants(comp)
+        plan = plan_fusion(comp)
+
+        output_slots: list[tuple[str, int]] = []
+        out_insts: list[Instruction] = []
+        for o in comp.outputs:
+            if o.opcode == "parameter":
+                output_slots.append(("param", o.attrs["number"]))
+            else:
+                if o not in out_insts:
+                    out_insts.append(o)
+                output_slots.append(("out", out_insts.index(o)))
+        temps = [k for k in plan.kernels if k not in out_insts]
+        buffer_order = [*comp.parameters, *out_insts, *temps]
+
+        mlir = build_linalg(plan, buffer_order)
+        dump.dump(name, "linalg.mlir", str(mlir) if dump.dump_dir() else None)
+        ctx = _context()
+        LinalgGeneralizeNamedOpsPass().apply(ctx, mlir)
+        ConvertLinalgToLoopsPass().apply(ctx, mlir)
+        dump.dump(name, "loops.mlir", str(mlir) if dump.dump_dir() else None)
+
+        llvm_ir = emit_llvm_module(mlir, name)
+        compiled = jit.compile_ir(str(llvm_ir))
+        dump.dump(name, "ll", str(compiled) if dump.dump_dir() else None)
+        dump.dump(name, "s", jit.assembly(compiled) if dump.dump_dir() else None)
+        address = jit.load(compiled, name)
+        return CpuExecutable(compiled, address, n_params, constants, output_slots,
+                             [o.shape for o in out_insts], [t.shape for t in temps], len(buffer_order))

@@ -1,0 +1,68 @@
+"""Fusion planning: which HLO values get a buffer, which are computed inside kernels.
+
+XLA's loop fusion and input fusion, decided per instruction:
+
+* parameters, outputs, reductions and kernel ops own a buffer;
+* an elementwise or indexing instruction is fused into its consumer (it becomes
+  scalar code or an indexing map inside the consumer's ``linalg.generic``) unless it
+  has several consumers, feeds a kernel op (which reads whole buffers), or is
+  broadcast to more elements than it has (recomputing it per output element would
+  multiply its cost);
+* cheap generators (constants, iotas, and re-indexings of buffers or of generators)
+  are duplicated into every consumer instead of being stored.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...hlo import Computation, Instruction
+from ...hlo.lowering import Elementwise, Indexing, Kernel, Reduction
+from ...hlo.opdef import lookup
+
+
+def lowering_of(inst: Instruction) -> object:
+    return lookup(inst.opcode).lowering
+
+
+def is_fusible(inst: Instruction) -> bool:
+    return isinstance(lowering_of(inst), (Elementwise, Indexing))
+
+
+@dataclass
+class FusionPlan:
+    computation: Computation
+    materialized: set[int]
+    kernels: list[Instruction]  # materialized non-parameters, in execution order
+
+    def is_buffer(self, inst: Instruction) -> bool:
+        return id(inst) in self.materialized
+
+
+def _cheap(inst: Instruction, materialized: set[int]) -> bool:
+    """A generator, or re-indexings down to a generator or a buffer."""
+    while isinstance(lowering_of(inst), Indexing):
+        inst = inst.operands[0]
+    return inst.opcode in ("constant", "iota") or id(inst) in materialized
+
+
+def plan_fusion(comp: Computation) -> FusionPlan:
+    users = comp.users()
+    required = {id(p) for p in comp.parameters} | {id(o) for o in comp.outputs}
+    preferred: set[int] = set()
+    for inst in comp.instructions:
+        low = lowering_of(inst)
+        if isinstance(low, (Kernel, Reduction)):
+            required.add(id(inst))
+        if isinstance(low, Kernel):
+            required.update(id(o) for o in inst.operands)
+        if inst.opcode == "broadcast_in_dim" and inst.shape.size > inst.operands[0].shape.size:
+            preferred.add(id(inst.operands[0]))
+        if len(users[id(inst)]) > 1 and is_fusible(inst):
+            preferred.add(id(inst))
+    materialized = set(required)
+    for inst in comp.instructions:  # operands first, so a chain sees its operands' fate
+        if id(inst) in preferred and not _cheap(inst, materialized):
+            materialized.add(id(inst))
+    kernels = [i for i in comp.instructions if id(i) in materialized and i.opcode != "parameter"]
+    return FusionPlan(comp, materialized, kernels)

@@ -1,0 +1,90 @@
+"""The llvmlite JIT: one MCJIT engine per process, one LLVM module added per kernel.
+
+Code is optimised at O3 for the host CPU (name and features). A single engine with
+``add_module`` per executable is used because engines sharing a TargetMachine crashed
+on garbage collection; removing a module from the engine frees its machine code.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import llvmlite.binding as llvm
+
+_lock = threading.RLock()
+_state: dict[str, object] = {}
+
+
+@dataclass(frozen=True)
+class Target:
+    triple: str
+    cpu: str
+    features: str
+
+    def __str__(self) -> str:
+        return f"{self.triple}/{self.cpu}"
+
+
+def _init() -> None:
+    if _state:
+        return
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+    triple = llvm.get_process_triple()
+    cpu = llvm.get_host_cpu_name()
+    features = llvm.get_host_cpu_features().flatten()
+    target = llvm.Target.from_triple(triple)
+    tm = target.create_target_machine(cpu=cpu, features=features, opt=3, codemodel="jitdefault")
+    backing = llvm.parse_assembly("")
+    backing.triple = triple
+    _state.update(tm=tm, engine=llvm.create_mcjit_compiler(backing, tm),
+                  target=Target(triple, cpu, features))
+
+
+def host_target() -> Target:
+    with _lock:
+        _init()
+        return _state["target"]
+
+
+def optimize(module: llvm.ModuleRef) -> None:
+    with _lock:
+        _init()
+        pto = llvm.create_pipeline_tuning_options(speed_level=3)
+        pto.loop_vectorization = True
+        pto.slp_vectorization = True
+        pb = llvm.create_pass_builder(_state["tm"], pto)
+        pb.getModulePassManager().run(module, pb)
+
+
+def compile_ir(text: str) -> llvm.ModuleRef:
+    """Parse, verify and optimise LLVM IR text for the host."""
+    with _lock:
+        _init()
+        module = llvm.parse_assembly(text)
+        module.triple = _state["target"].triple
+        module.data_layout = str(_state["tm"].target_data)
+        module.verify()
+        optimize(module)
+        return module
+
+
+def assembly(module: llvm.ModuleRef) -> str:
+    with _lock:
+        return _state["tm"].emit_assembly(module)
+
+
+def load(module: llvm.ModuleRef, function: str) -> int:
+    """Add ``module`` to the engine and return the address of ``function``."""
+    with _lock:
+        engine = _state["engine"]
+        engine.add_module(module)
+        engine.finalize_object()
+        return engine.get_function_address(function)
+
+
+def unload(module: llvm.ModuleRef) -> None:
+    with _lock:
+        if _state:
+            _state["engine"].remove_module(module)

@@ -1,0 +1,240 @@
+"""HLO + fusion plan -> an xDSL ``builtin.module`` of ``linalg.generic`` ops on memrefs.
+
+The module has one function, ``main``, whose arguments are the buffers: entry
+parameters, then outputs, then temporaries (allocated by the executable). Each
+materialized instruction becomes one or more ``linalg.generic`` ops writing its
+buffer; fused producers become scalar code in the generic's body, and fused
+re-indexings become the generic's indexing maps.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+import numpy as np
+from xdsl.dialects import arith, func, linalg, memref
+from xdsl.dialects.builtin import (
+    AffineMapAttr,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    MemRefType,
+    ModuleOp,
+)
+from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
+from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
+
+from ...hlo import Instruction
+from ...hlo.lowering import Elementwise, Indexing, Kernel, Reduction
+from .fusion import FusionPlan, lowering_of
+
+
+def element_type(dtype: np.dtype) -> Attribute:
+    if dtype.kind == "f":
+        return Float32Type() if dtype.itemsize == 4 else Float64Type()
+    return IntegerType(1 if dtype.kind == "b" else dtype.itemsize * 8)
+
+
+def memref_type(inst: Instruction) -> MemRefType:
+    return MemRefType(element_type(inst.shape.dtype), inst.shape.dims)
+
+
+def constant_op(value: object, dtype: np.dtype) -> Operation:
+    ty = element_type(dtype)
+    if dtype.kind == "f":
+        return arith.ConstantOp(FloatAttr(float(value), ty))
+    bits = 1 if dtype.kind == "b" else dtype.itemsize * 8
+    as_int = int(value) & ((1 << bits) - 1)
+    if as_int >= 1 << (bits - 1):  # IntegerAttr holds signless values in signed range
+        as_int -= 1 << bits
+    return arith.ConstantOp(IntegerAttr(as_int, ty))
+
+
+def affine_map(num_dims: int, exprs: Sequence[AffineExpr | int]) -> AffineMapAttr:
+    results = tuple(AffineExpr.constant(e) if isinstance(e, int) else e for e in exprs)
+    return AffineMapAttr(AffineMap(num_dims, 0, results))
+
+
+def dims(n: int) -> list[AffineExpr]:
+    return [AffineExpr.dimension(i) for i in range(n)]
+
+
+class _Body:
+    """A :class:`ScalarBuilder` appending to one generic's body block."""
+
+    def __init__(self, block: Block, module: _ModuleBuilder) -> None:
+        self.block = block
+        self.module = module
+        self._coords: dict[int, Sequence[AffineExpr]] = {}
+        self._index_cache: dict[object, SSAValue] = {}
+
+    def insert(self, op: Operation) -> SSAValue:
+        self.block.add_op(op)
+        return op.results[0] if op.results else None
+
+    def const(self, value: object, dtype: np.dtype) -> SSAValue:
+        return self.insert(constant_op(value, dtype))
+
+    def type(self, dtype: np.dtype) -> Attribute:
+        return element_type(dtype)
+
+    def libm(self, name: str, args: Sequence[SSAValue], dtype: np.dtype) -> SSAValue:
+        symbol = name + ("f" if dtype.itemsize == 4 else "")
+        ty = element_type(dtype)
+        self.module.declare(symbol, [ty] * len(args), ty)
+        return self.insert(func.CallOp(symbol, list(args), [ty]))
+
+    def coords(self, inst: Instruction) -> Sequence[SSAValue]:
+        return [self._index(e) for e in self._coords[id(inst)]]
+
+    def _index(self, expr: AffineExpr) -> SSAValue:
+        """Materialise an affine expression of the loop indices as ``index`` arithmetic."""
+        key = str(expr)
+        if key in self._index_cache:
+            return self._index_cache[key]
+        if isinstance(expr, AffineDimExpr):
+            value = self.insert(linalg.IndexOp(expr.position))
+        elif isinstance(expr, AffineConstantExpr):
+            value = self.insert(arith.ConstantOp(IntegerAttr(expr.value, IndexType())))
+        else:
+            assert isinstance(expr, AffineBinaryOpExpr)
+            ops = {AffineBinaryOpKind.Add: arith.AddiOp, AffineBinaryOpKind.Mul: arith.MuliOp,
+                   AffineBinaryOpKind.FloorDiv: arith.FloorDivSIOp, AffineBinaryOpKind.Mod: arith.RemSIOp}
+            value = self.insert(ops[expr.kind](self._index(expr.lhs), self._index(expr.rhs)))
+        self._index_cache[key] = value
+        return value
+
+
+class _ModuleBuilder:
+    """Builds ``main`` and implements :class:`KernelBuilder` for kernel lowerings."""
+
+    def __init__(self, plan: FusionPlan, buffer_order: Sequence[Instruction]) -> None:
+        self.plan = plan
+        self.module = ModuleOp([])
+        self.block = Block(arg_types=[memref_type(i) for i in buffer_order])
+        self.buffers = {id(inst): arg for inst, arg in zip(buffer_order, self.block.args)}
+        self._declared: set[str] = set()
+
+    # --- KernelBuilder ------------------------------------------------------------------
+    def insert(self, op: Operation) -> SSAValue | None:
+        self.block.add_op(op)
+        return op.results[0] if op.results else None
+
+    def const(self, value: object, dtype: np.dtype) -> SSAValue:
+        return self.insert(constant_op(value, dtype))
+
+    def type(self, dtype: np.dtype) -> Attribute:
+        return element_type(dtype)
+
+    def declare(self, symbol: str, arg_types: list[Attribute], result: Attribute) -> None:
+        if symbol not in self._declared:
+            self._declared.add(symbol)
+            self.module.body.block.add_op(func.FuncOp(symbol, (arg_types, [result]), Region(), "private"))
+
+    def generic(self, loop_dims, inputs, output, out_dtype, body, reduction_dims=()) -> None:
+        n = len(loop_dims)
+        in_types = [b.type.element_type for b, _ in inputs]
+        block = Block(arg_types=[*in_types, output[0].type.element_type])
+        scalar = _Body(block, self)
+        result = body(scalar, list(block.args[:-1]), block.args[-1])
+        block.add_op(linalg.YieldOp(result))
+        self._append_generic(n, [b for b, _ in inputs], [m for _, m in inputs], output, block, reduction_dims)
+
+    def fill(self, buffer: SSAValue, value: object, dtype: np.dtype) -> None:
+        rank = len(buffer.type.get_shape())
+        self.generic(buffer.type.get_shape(), [], (buffer, dims(rank)), dtype,
+                     lambda b, ins, cur: b.const(value, dtype))
+
+    def _append_generic(self, n, in_buffers, in_maps, output, block, reduction_dims) -> None:
+        maps = [affine_map(n, m) for m in (*in_maps, output[1])]
+        iterators = [linalg.IteratorTypeAttr.reduction() if d in set(reduction_dims)
+                     else linalg.IteratorTypeAttr.parallel() for d in range(n)]
+        self.insert(linalg.GenericOp(list(in_buffers), [output[0]], Region(block), maps, iterators))
+
+    # --- fused generics -----------------------------------------------------------------
+    def fused(self, root: Instruction, target: Instruction, loop_dims: Sequence[int],
+              out_map: Sequence[AffineExpr], combine: Callable | None, reduction_dims=()) -> None:
+        """One generic over ``loop_dims`` computing ``root`` (a fused tree) at the loop
+        coordinate; the value is stored at ``out_map`` of ``target``'s buffer, or folded
+        into it by ``combine``."""
+        leaves: dict[tuple, int] = {}
+        coords = tuple(dims(len(loop_dims)))
+        self._collect(root, coords, leaves, set(), target)
+        leaf_list = list(leaves)
+        block = Block(arg_types=[self.buffers[k[0]].type.element_type for k in leaf_list]
+                      + [memref_type(target).element_type])
+        scalar = _Body(block, self)
+        value = self._emit(root, coords, scalar, leaves, block, {})
+        if combine is not None:
+            value = combine(scalar, block.args[-1], value)
+        block.add_op(linalg.YieldOp(value))
+        self._append_generic(len(loop_dims), [self.buffers[k[0]] for k in leaf_list],
+                             [list(k[1]) for k in leaf_list], (self.buffers[id(target)], out_map),
+                             block, reduction_dims)
+
+    def _collect(self, inst, coords, leaves, seen, target) -> None:
+        """Find the buffers the fused tree reads, each with the coordinates it reads at."""
+        key = (id(inst), coords)
+        if key in seen:
+            return
+        seen.add(key)
+        if self.plan.is_buffer(inst) and inst is not target:
+            leaves.setdefault(key, len(leaves))
+            return
+        low = lowering_of(inst)
+        if isinstance(low, Indexing):
+            self._collect(inst.operands[0], tuple(low.operand_coords(inst, list(coords))), leaves, seen, target)
+        else:
+            for o in inst.operands:
+                self._collect(o, coords, leaves, seen, target)
+
+    def _emit(self, inst, coords, scalar, leaves, block, memo):
+        key = (id(inst), coords)
+        if key in memo:
+            return memo[key]
+        if key in leaves:
+            value = block.args[leaves[key]]
+        else:
+            low = lowering_of(inst)
+            if isinstance(low, Indexing):
+                value = self._emit(inst.operands[0], tuple(low.operand_coords(inst, list(coords))),
+                                   scalar, leaves, block, memo)
+            else:
+                args = [self._emit(o, coords, scalar, leaves, block, memo) for o in inst.operands]
+                scalar._coords[id(inst)] = coords
+                value = low.emit(scalar, args, inst)
+        memo[key] = value
+        return value
+
+    def lower(self, inst: Instruction) -> None:
+        """Emit the linalg ops that write ``inst``'s buffer."""
+        low = lowering_of(inst)
+        out = self.buffers[id(inst)]
+        if isinstance(low, Kernel):
+            low.emit(self, inst, out, [self.buffers[id(o)] for o in inst.operands])
+        elif isinstance(low, Reduction):
+            self.fill(out, low.init(inst), inst.shape.dtype)
+            x = inst.operands[0]
+            reduced = set(inst.attrs["dimensions"])
+            kept = [e for i, e in enumerate(dims(x.shape.rank)) if i not in reduced]
+            self.fused(x, inst, x.shape.dims, kept, lambda b, acc, v: low.combine(b, acc, v, inst), sorted(reduced))
+        else:
+            assert isinstance(low, (Elementwise, Indexing))
+            self.fused(inst, inst, inst.shape.dims, dims(inst.shape.rank), None)
+
+    def finish(self) -> ModuleOp:
+        self.insert(func.ReturnOp())
+        types = [a.type for a in self.block.args]
+        self.module.body.block.add_op(func.FuncOp("main", (types, []), Region(self.block)))
+        return self.module
+
+
+def build_linalg(plan: FusionPlan, buffer_order: Sequence[Instruction]) -> ModuleOp:
+    """The linalg module for ``plan``; ``buffer_order`` fixes ``main``'s arguments."""
+    builder = _ModuleBuilder(plan, buffer_order)
+    for inst in plan.kernels:
+        builder.lower(inst)
+    return builder.finish()

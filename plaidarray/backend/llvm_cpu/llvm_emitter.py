@@ -1,0 +1,382 @@
+"""Loops (scf/memref/arith/math/affine, after ``convert-linalg-to-loops``) -> LLVM IR.
+
+xDSL 0.74 has no lowering of these dialects to its llvm dialect (upstream issue
+6073), and its route through ``ptr`` emits ptrtoint/inttoptr that blocks
+vectorisation, so this module translates the loop-level IR straight into llvmlite IR.
+Each MLIR op name maps to one small translation rule in ``_RULES``.
+
+Buffers are ``noalias`` pointers with static shapes, so an index is a linear offset
+with compile-time strides; booleans are ``i1`` in registers and bytes in memory.
+Operations that are undefined in LLVM are made total here: float->int conversion
+saturates (NaN -> 0) via ``llvm.fpto[su]i.sat``; integer division and shifts are
+guarded earlier, in the HLO op lowerings.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from llvmlite import ir
+from xdsl.dialects.builtin import Float32Type, Float64Type, FloatAttr, IndexType, IntegerAttr, IntegerType, ModuleOp
+from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr
+
+PTR = ir.PointerType()
+I8 = ir.IntType(8)
+INDEX = ir.IntType(64)
+
+
+def llvm_type(t: Attribute) -> ir.Type:
+    if isinstance(t, IndexType):
+        return INDEX
+    if isinstance(t, IntegerType):
+        return ir.IntType(t.width.data)
+    if isinstance(t, Float32Type):
+        return ir.FloatType()
+    if isinstance(t, Float64Type):
+        return ir.DoubleType()
+    raise NotImplementedError(f"no LLVM type for {t}")
+
+
+def _memory_type(t: ir.Type) -> ir.Type:
+    return I8 if t == ir.IntType(1) else t
+
+
+def _float_suffix(t: ir.Type) -> str:
+    return "f32" if isinstance(t, ir.FloatType) else "f64"
+
+
+class FunctionEmitter:
+    """Translates one ``func.func`` body into an LLVM function."""
+
+    def __init__(self, module: ir.Module, name: str, arg_types: list[Attribute]) -> None:
+        self.module = module
+        fnty = ir.FunctionType(ir.VoidType(), [PTR] * len(arg_types))
+        self.function = ir.Function(module, fnty, name)
+        for arg in self.function.args:
+            arg.add_attribute("noalias")
+        self.builder = ir.IRBuilder(self.function.append_basic_block("entry"))
+        self.values: dict[SSAValue, ir.Value] = {}
+        #: Enclosing scf.for loops, innermost last: (induction phi, step, header, carried phis).
+        self.loop_stack: list[tuple] = []
+
+    # --- helpers used by the rules ------------------------------------------------------
+    def v(self, value: SSAValue) -> ir.Value:
+        return self.values[value]
+
+    def intrinsic(self, name: str, ret: ir.Type, args: list[ir.Value]) -> ir.Value:
+        fn = self.declare(name, ret, [a.type for a in args])
+        return self.builder.call(fn, args)
+
+    def declare(self, name: str, ret: ir.Type, arg_types: list[ir.Type]) -> ir.Function:
+        existing = self.module.globals.get(name)
+        if existing is not None:
+            return existing
+        return ir.Function(self.module, ir.FunctionType(ret, arg_types), name)
+
+    def address(self, memref: SSAValue, indices: list[SSAValue]) -> tuple[ir.Value, ir.Type]:
+        shape = memref.type.get_shape()
+        elem = _memory_type(llvm_type(memref.type.element_type))
+        offset: ir.Value = ir.Constant(INDEX, 0)
+        stride = math.prod(shape)
+        for dim, idx in zip(shape, indices):
+            stride //= dim
+            term = self.builder.mul(self.v(idx), ir.Constant(INDEX, stride), flags=("nuw", "nsw"))
+            offset = self.builder.add(offset, term, flags=("nuw", "nsw"))
+        return self.builder.gep(self.v(memref), [offset], inbounds=True, source_etype=elem), elem
+
+    # --- walking ------------------------------------------------------------------------
+    def emit_block(self, block: Block) -> None:
+        for op in block.ops:
+            rule = _RULES.get(op.name)
+            if rule is None:
+                raise NotImplementedError(f"llvm-cpu: no LLVM translation for {op.name}")
+            result = rule(self, op)
+            if result is not None:
+                self.values[op.results[0]] = result
+
+
+Rule = Callable[[FunctionEmitter, Operation], "ir.Value | None"]
+_RULES: dict[str, Rule] = {}
+
+
+def rule(*names: str):
+    def register(fn: Rule) -> Rule:
+        for n in names:
+            _RULES[n] = fn
+        return fn
+    return register
+
+
+def _binary(method: str, **kw) -> Rule:
+    return lambda e, op: getattr(e.builder, method)(e.v(op.operands[0]), e.v(op.operands[1]), **kw)
+
+
+for _name, _method in {
+    "arith.addi": "add", "arith.subi": "sub", "arith.muli": "mul", "arith.divsi": "sdiv",
+    "arith.divui": "udiv", "arith.remsi": "srem", "arith.remui": "urem", "arith.andi": "and_",
+    "arith.ori": "or_", "arith.xori": "xor", "arith.shli": "shl", "arith.shrsi": "ashr",
+    "arith.shrui": "lshr", "arith.addf": "fadd", "arith.subf": "fsub", "arith.mulf": "fmul",
+    "arith.divf": "fdiv",
+}.items():
+    _RULES[_name] = _binary(_method)
+
+
+@rule("arith.floordivsi")
+def _floordivsi(e, op):
+    # Only reached for index arithmetic of affine maps, whose operands are non-negative.
+    return e.builder.sdiv(e.v(op.operands[0]), e.v(op.operands[1]))
+
+
+@rule("arith.negf")
+def _negf(e, op):
+    return e.builder.fneg(e.v(op.operands[0]))
+
+
+@rule("arith.constant")
+def _constant(e, op):
+    attr = op.value
+    ty = llvm_type(attr.type)
+    if isinstance(attr, FloatAttr):
+        return ir.Constant(ty, attr.value.data)
+    assert isinstance(attr, IntegerAttr)
+    return ir.Constant(ty, attr.value.data)
+
+
+@rule("arith.cmpi")
+def _cmpi(e, op):
+    from xdsl.dialects.arith import CMPI_COMPARISON_OPERATIONS
+
+    pred = CMPI_COMPARISON_OPERATIONS[op.predicate.value.data]
+    symbol = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">="}[pred.lstrip("su")]
+    compare = e.builder.icmp_unsigned if pred[0] == "u" else e.builder.icmp_signed
+    return compare(symbol, e.v(op.lhs), e.v(op.rhs))
+
+
+@rule("arith.cmpf")
+def _cmpf(e, op):
+    from xdsl.dialects.arith import CMPF_COMPARISON_OPERATIONS
+
+    pred = CMPF_COMPARISON_OPERATIONS[op.predicate.value.data]
+    symbol = {"eq": "==", "ne": "!=", "lt": "<", "le": "<=", "gt": ">", "ge": ">=", "rd": "ord", "no": "uno"}[pred[1:]]
+    compare = e.builder.fcmp_ordered if pred[0] == "o" else e.builder.fcmp_unordered
+    return compare(symbol, e.v(op.lhs), e.v(op.rhs))
+
+
+@rule("arith.select")
+def _select(e, op):
+    return e.builder.select(*(e.v(o) for o in op.operands))
+
+
+def _cast(method: str) -> Rule:
+    return lambda e, op: getattr(e.builder, method)(e.v(op.operands[0]), llvm_type(op.results[0].type))
+
+
+for _name, _method in {"arith.extsi": "sext", "arith.extui": "zext", "arith.trunci": "trunc",
+                       "arith.sitofp": "sitofp", "arith.uitofp": "uitofp", "arith.extf": "fpext",
+                       "arith.truncf": "fptrunc", "arith.bitcast": "bitcast"}.items():
+    _RULES[_name] = _cast(_method)
+
+
+@rule("arith.index_cast")
+def _index_cast(e, op):
+    value, target = e.v(op.operands[0]), llvm_type(op.results[0].type)
+    if value.type.width == target.width:
+        return value
+    return e.builder.trunc(value, target) if value.type.width > target.width else e.builder.sext(value, target)
+
+
+@rule("arith.fptosi", "arith.fptoui")
+def _fptoint(e, op):
+    value, target = e.v(op.operands[0]), llvm_type(op.results[0].type)
+    kind = "s" if op.name == "arith.fptosi" else "u"
+    return e.intrinsic(f"llvm.fpto{kind}i.sat.i{target.width}.{_float_suffix(value.type)}", target, [value])
+
+
+def _float_intrinsic(name: str) -> Rule:
+    def emit(e, op):
+        args = [e.v(o) for o in op.operands]
+        return e.intrinsic(f"llvm.{name}.{_float_suffix(args[0].type)}", args[0].type, args)
+    return emit
+
+
+for _name, _intr in {
+    "math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.log2": "log2", "math.log10": "log10",
+    "math.sin": "sin", "math.cos": "cos", "math.sqrt": "sqrt", "math.absf": "fabs", "math.floor": "floor",
+    "math.ceil": "ceil", "math.trunc": "trunc", "math.roundeven": "roundeven", "math.copysign": "copysign",
+    "math.powf": "pow", "arith.maximumf": "maximum", "arith.minimumf": "minimum",
+}.items():
+    _RULES[_name] = _float_intrinsic(_intr)
+
+
+def _libm(name: str) -> Rule:
+    def emit(e, op):
+        args = [e.v(o) for o in op.operands]
+        symbol = name + ("f" if isinstance(args[0].type, ir.FloatType) else "")
+        return e.builder.call(e.declare(symbol, args[0].type, [a.type for a in args]), args)
+    return emit
+
+
+for _name in ("expm1", "log1p", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
+              "atanh", "atan2", "cbrt"):
+    _RULES[f"math.{_name}"] = _libm(_name)
+
+
+def _int_minmax(symbol: str, signed: bool) -> Rule:
+    def emit(e, op):
+        a, b = e.v(op.operands[0]), e.v(op.operands[1])
+        cmp = e.builder.icmp_signed if signed else e.builder.icmp_unsigned
+        return e.builder.select(cmp(symbol, a, b), a, b)
+    return emit
+
+
+_RULES.update({"arith.maxsi": _int_minmax(">", True), "arith.minsi": _int_minmax("<", True),
+               "arith.maxui": _int_minmax(">", False), "arith.minui": _int_minmax("<", False)})
+
+
+@rule("math.absi")
+def _absi(e, op):
+    x = e.v(op.operands[0])
+    zero = ir.Constant(x.type, 0)
+    return e.builder.select(e.builder.icmp_signed("<", x, zero), e.builder.sub(zero, x), x)
+
+
+@rule("math.ipowi")
+def _ipowi(e, op):
+    base, exponent = e.v(op.operands[0]), e.v(op.operands[1])
+    return e.builder.call(_ipow_helper(e.module, base.type), [base, exponent])
+
+
+def _ipow_helper(module: ir.Module, ty: ir.IntType) -> ir.Function:
+    """``base ** exponent`` by squaring; a negative exponent gives trunc(1 / base**-e)."""
+    name = f"plaidarray.ipow.i{ty.width}"
+    if name in module.globals:
+        return module.globals[name]
+    fn = ir.Function(module, ir.FunctionType(ty, [ty, ty]), name)
+    fn.linkage = "internal"
+    base, exponent = fn.args
+    entry, negative, loop, done = (fn.append_basic_block(n) for n in ("entry", "negative", "loop", "done"))
+    b = ir.IRBuilder(entry)
+    zero, one = ir.Constant(ty, 0), ir.Constant(ty, 1)
+    b.cbranch(b.icmp_signed("<", exponent, zero), negative, loop)
+    b.position_at_end(negative)
+    is_one = b.icmp_signed("==", base, one)
+    is_minus_one = b.icmp_signed("==", base, ir.Constant(ty, -1))
+    odd = b.trunc(exponent, ir.IntType(1))
+    b.ret(b.select(is_one, one, b.select(is_minus_one, b.select(odd, ir.Constant(ty, -1), one), zero)))
+    b.position_at_end(loop)
+    acc, sq, e = (b.phi(ty) for _ in range(3))
+    bit = b.trunc(e, ir.IntType(1))
+    acc_next = b.select(bit, b.mul(acc, sq), acc)
+    e_next = b.lshr(e, one)
+    sq_next = b.mul(sq, sq)
+    b.cbranch(b.icmp_unsigned("==", e_next, zero), done, loop)
+    for phi, start, nxt in ((acc, one, acc_next), (sq, base, sq_next), (e, exponent, e_next)):
+        phi.add_incoming(start, entry)
+        phi.add_incoming(nxt, loop)
+    b.position_at_end(done)
+    result = b.phi(ty)
+    result.add_incoming(acc_next, loop)
+    b.ret(result)
+    # exponent == 0 must return 1: the loop runs once with e = 0 -> acc stays 1.
+    return fn
+
+
+@rule("func.call")
+def _call(e, op):
+    args = [e.v(o) for o in op.operands]
+    ret = llvm_type(op.results[0].type)
+    return e.builder.call(e.declare(op.callee.string_value(), ret, [a.type for a in args]), args)
+
+
+@rule("memref.load")
+def _load(e, op):
+    ptr, elem = e.address(op.memref, list(op.indices))
+    value = e.builder.load(ptr, typ=elem, align=elem.width // 8 if hasattr(elem, "width") else None)
+    want = llvm_type(op.results[0].type)
+    return e.builder.trunc(value, want) if want != elem else value
+
+
+@rule("memref.store")
+def _store(e, op):
+    ptr, elem = e.address(op.memref, list(op.indices))
+    value = e.v(op.value)
+    if value.type != elem:
+        value = e.builder.zext(value, elem)
+    e.builder.store(value, ptr, align=elem.width // 8 if hasattr(elem, "width") else None)
+
+
+@rule("affine.apply")
+def _affine_apply(e, op):
+    operands = [e.v(o) for o in op.mapOperands]
+    (expr,) = op.map.data.results
+
+    def evaluate(x):
+        if isinstance(x, AffineDimExpr):
+            return operands[x.position]
+        if isinstance(x, AffineConstantExpr):
+            return ir.Constant(INDEX, x.value)
+        assert isinstance(x, AffineBinaryOpExpr)
+        lhs, rhs = evaluate(x.lhs), evaluate(x.rhs)
+        method = {AffineBinaryOpKind.Add: "add", AffineBinaryOpKind.Mul: "mul",
+                  AffineBinaryOpKind.FloorDiv: "sdiv", AffineBinaryOpKind.Mod: "srem"}[x.kind]
+        return getattr(e.builder, method)(lhs, rhs)
+
+    return evaluate(expr)
+
+
+@rule("scf.for")
+def _for(e, op):
+    b = e.builder
+    lb, ub, step = e.v(op.lb), e.v(op.ub), e.v(op.step)
+    pre = b.block
+    header = e.function.append_basic_block("loop.header")
+    body = e.function.append_basic_block("loop.body")
+    exit_ = e.function.append_basic_block("loop.exit")
+    b.branch(header)
+    b.position_at_end(header)
+    iv = b.phi(INDEX)
+    carried = [b.phi(llvm_type(a.type)) for a in op.body.block.args[1:]]
+    iv.add_incoming(lb, pre)
+    for phi, init in zip(carried, op.iter_args):
+        phi.add_incoming(e.v(init), pre)
+    b.cbranch(b.icmp_signed("<", iv, ub), body, exit_)
+    b.position_at_end(body)
+    e.values[op.body.block.args[0]] = iv
+    for arg, phi in zip(op.body.block.args[1:], carried):
+        e.values[arg] = phi
+    e.loop_stack.append((iv, step, header, carried))
+    e.emit_block(op.body.block)
+    e.loop_stack.pop()
+    b.position_at_end(exit_)
+    for result, phi in zip(op.results, carried):
+        e.values[result] = phi
+    return None
+
+
+@rule("scf.yield")
+def _yield(e, op):
+    iv, step, header, carried = e.loop_stack[-1]
+    b = e.builder
+    iv.add_incoming(b.add(iv, step, flags=("nsw",)), b.block)
+    for phi, value in zip(carried, op.operands):
+        phi.add_incoming(e.v(value), b.block)
+    b.branch(header)
+
+
+@rule("func.return")
+def _return(e, op):
+    e.builder.ret_void()
+
+
+def emit_llvm_module(module: ModuleOp, function_name: str) -> ir.Module:
+    """Translate the loop-level ``main`` of ``module`` into an LLVM module whose entry
+    function is ``function_name``."""
+    llvm_module = ir.Module(name=function_name)
+    main = next(op for op in module.body.block.ops if op.name == "func.func" and op.sym_name.data == "main")
+    emitter = FunctionEmitter(llvm_module, function_name, [a.type for a in main.body.block.args])
+    for arg, llvm_arg in zip(main.body.block.args, emitter.function.args):
+        emitter.values[arg] = llvm_arg
+    emitter.emit_block(main.body.block)
+    return llvm_module

@@ -1,0 +1,89 @@
+"""The backend registry: named backends with priorities.
+
+Backends come from the ``plaidarray.backends`` entry-point group, so a backend can
+live in another package (``[project.entry-points."plaidarray.backends"]``, pointing at a
+:class:`Backend` or a zero-argument callable returning one). The built-in ones are
+also registered directly so a source checkout works without installation metadata.
+Selection: :func:`set_backend` > ``PLAIDARRAY_BACKEND`` > highest priority.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from importlib.metadata import entry_points
+
+from .executable import Backend
+
+_BUILTIN = {
+    "llvm-cpu": "plaidarray.backend.llvm_cpu:backend",
+    "reference": "plaidarray.backend.reference:backend",
+}
+_lock = threading.Lock()
+_backends: dict[str, Backend] = {}
+_loaders: dict[str, object] = {}
+_selected: str | None = None
+
+
+def _discover() -> None:
+    if _loaders:
+        return
+    for name, target in _BUILTIN.items():
+        _loaders[name] = target
+    for ep in entry_points(group="plaidarray.backends"):
+        _loaders.setdefault(ep.name, ep)
+
+
+def _load(name: str) -> Backend:
+    target = _loaders[name]
+    if isinstance(target, str):
+        module, attr = target.split(":")
+        obj = getattr(__import__(module, fromlist=[attr]), attr)
+    else:
+        obj = target.load()
+    backend = obj() if callable(obj) and not isinstance(obj, Backend) else obj
+    if not isinstance(backend, Backend):
+        raise TypeError(f"backend entry point {name!r} gave {type(backend).__name__}, not a Backend")
+    return backend
+
+
+def register(backend: Backend) -> None:
+    """Register a backend object directly (tests and plugins that are not installed)."""
+    with _lock:
+        _discover()
+        _backends[backend.name] = backend
+        _loaders.setdefault(backend.name, backend.name)
+
+
+def available() -> dict[str, int]:
+    """Backend names and their priorities."""
+    with _lock:
+        _discover()
+        names = list(_loaders)
+    return {name: get(name).priority for name in names}
+
+
+def get(name: str) -> Backend:
+    with _lock:
+        _discover()
+        if name not in _backends:
+            if name not in _loaders:
+                raise ValueError(f"unknown backend {name!r}; available: {', '.join(sorted(_loaders))}")
+            _backends[name] = _load(name)
+        return _backends[name]
+
+
+def set_backend(name: str | None) -> None:
+    """Choose the backend by name for this process (None: back to the default)."""
+    global _selected
+    if name is not None:
+        get(name)
+    _selected = name
+
+
+def current() -> Backend:
+    name = _selected or os.environ.get("PLAIDARRAY_BACKEND")
+    if name:
+        return get(name)
+    priorities = available()
+    return get(max(priorities, key=priorities.__getitem__))

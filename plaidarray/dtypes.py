@@ -1,0 +1,92 @@
+"""Data types and the Array API type-promotion lattice.
+
+plaidarray uses NumPy's dtype objects as its dtype objects: they compare equal to the
+names users already write (``xp.float32 == np.float32``) and carry itemsize and kind.
+Promotion, however, follows the standard, not NumPy: mixing kinds (bool/int/float)
+between arrays is an error, and ``uint64`` with a signed integer has no result type.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+bool_ = np.dtype(np.bool_)
+int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
+uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
+float32, float64 = np.dtype(np.float32), np.dtype(np.float64)
+
+SIGNED = (int8, int16, int32, int64)
+UNSIGNED = (uint8, uint16, uint32, uint64)
+INTEGER = SIGNED + UNSIGNED
+FLOATING = (float32, float64)
+NUMERIC = INTEGER + FLOATING
+ALL = (bool_,) + NUMERIC
+
+default_int = int64
+default_float = float64
+
+#: Categories used by the spec to say which dtypes a function accepts.
+CATEGORIES: dict[str, tuple[np.dtype, ...]] = {
+    "bool": (bool_,),
+    "integer": INTEGER,
+    "integer or boolean": (bool_,) + INTEGER,
+    "real floating-point": FLOATING,
+    "floating-point": FLOATING,
+    "real numeric": NUMERIC,
+    "numeric": NUMERIC,
+    "any": ALL,
+}
+
+
+def _kind(dtype: np.dtype) -> str:
+    return {"b": "bool", "i": "int", "u": "int", "f": "float"}[dtype.kind]
+
+
+def promote(a: np.dtype, b: np.dtype) -> np.dtype:
+    """Result dtype of a binary operation between arrays of dtypes ``a`` and ``b``.
+
+    Raises TypeError where the standard defines no promotion (mixed kinds,
+    uint64 with a signed integer), rather than silently picking a wider type.
+    """
+    if a == b:
+        return a
+    if a not in ALL or b not in ALL:
+        raise TypeError(f"unsupported dtype: {a if a not in ALL else b}")
+    if _kind(a) != _kind(b):
+        raise TypeError(f"no Array API type promotion between {a} and {b} (mixed kinds)")
+    if a.kind == "f":
+        return float64
+    if a.kind == b.kind:
+        return a if a.itemsize > b.itemsize else b
+    signed, unsigned = (a, b) if a.kind == "i" else (b, a)
+    if signed.itemsize > unsigned.itemsize:
+        return signed
+    if unsigned.itemsize == 8:
+        raise TypeError(f"no Array API type promotion between {a} and {b}")
+    return np.dtype(f"int{unsigned.itemsize * 16}")
+
+
+def result_type(*dtypes: np.dtype) -> np.dtype:
+    """Promote any number of dtypes left to right (the lattice is associative)."""
+    if not dtypes:
+        raise ValueError("result_type needs at least one dtype")
+    out = dtypes[0]
+    for d in dtypes[1:]:
+        out = promote(out, d)
+    return out
+
+
+def check_dtype(dtype: object, category: str, where: str) -> np.dtype:
+    """Validate that ``dtype`` is one of ``category``; name the function when it is not."""
+    try:
+        d = np.dtype(dtype)
+    except TypeError:
+        raise TypeError(f"{where}: {dtype!r} is not a dtype") from None
+    if d not in CATEGORIES[category]:
+        raise TypeError(f"{where}: expected a {category} dtype, got {d}")
+    return d
+
+
+def iinfo_bounds(dtype: np.dtype) -> tuple[int, int]:
+    info = np.iinfo(dtype)
+    return int(info.min), int(info.max)

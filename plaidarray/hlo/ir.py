@@ -1,0 +1,122 @@
+"""HLO intermediate representation: instructions, computations and modules.
+
+Like XLA's HLO, a computation is a DAG of instructions in SSA form kept in a
+topological order; every instruction has a static :class:`Shape`. Attributes are plain
+hashable Python values so that structural identity (for CSE and for the executable
+cache) is a tuple comparison.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+from .opdef import lookup
+from .shape import Shape
+
+
+class Instruction:
+    """One HLO operation: ``opcode(operands) {attrs} -> shape``."""
+
+    __slots__ = ("opcode", "operands", "attrs", "shape", "name")
+
+    def __init__(self, opcode: str, operands: Sequence[Instruction], attrs: dict[str, Any],
+                 shape: Shape, name: str = "") -> None:
+        self.opcode = opcode
+        self.operands = tuple(operands)
+        self.attrs = attrs
+        self.shape = shape
+        self.name = name
+
+    @classmethod
+    def make(cls, opcode: str, operands: Sequence[Instruction], **attrs: Any) -> Instruction:
+        """Create an instruction, deriving its shape from the op's rule."""
+        op = lookup(opcode)
+        op.check_arity(len(operands))
+        shape = op.infer([o.shape for o in operands], attrs)
+        return cls(opcode, operands, attrs, shape)
+
+    def attr_key(self) -> tuple:
+        return tuple(sorted(self.attrs.items()))
+
+    def __repr__(self) -> str:
+        return f"<{self.name or self.opcode}: {self.shape}>"
+
+
+def topological_order(outputs: Iterable[Instruction]) -> list[Instruction]:
+    """Instructions reachable from ``outputs``, each after its operands (iterative DFS,
+    so deep chains do not hit Python's recursion limit)."""
+    order: list[Instruction] = []
+    seen: set[int] = set()
+    for root in outputs:
+        stack = [(root, False)]
+        while stack:
+            inst, expanded = stack.pop()
+            if expanded:
+                order.append(inst)
+                continue
+            if id(inst) in seen:
+                continue
+            seen.add(id(inst))
+            stack.append((inst, True))
+            stack.extend((o, False) for o in reversed(inst.operands) if id(o) not in seen)
+    return order
+
+
+class Computation:
+    """A function over HLO values: numbered parameters in, one or more outputs out."""
+
+    def __init__(self, name: str, parameters: Sequence[Instruction],
+                 outputs: Sequence[Instruction]) -> None:
+        self.name = name
+        self.parameters = list(parameters)
+        self.outputs = list(outputs)
+        self.instructions = topological_order(self.outputs)
+        self._assign_names()
+
+    def _assign_names(self) -> None:
+        for i, inst in enumerate(self.instructions):
+            if inst.opcode == "parameter":
+                inst.name = f"p{inst.attrs['number']}"
+            else:
+                inst.name = f"{inst.opcode}.{i}"
+
+    def users(self) -> dict[int, list[Instruction]]:
+        """Map from ``id(instruction)`` to the instructions that use it."""
+        out: dict[int, list[Instruction]] = {id(i): [] for i in self.instructions}
+        for inst in self.instructions:
+            for o in inst.operands:
+                out[id(o)].append(inst)
+        return out
+
+    def rewrite(self, fn: Callable[[Instruction, tuple[Instruction, ...]], Instruction]) -> Computation:
+        """Rebuild the computation bottom-up: ``fn(old, new_operands)`` returns the
+        replacement of each instruction. Parameters are kept as they are."""
+        new: dict[int, Instruction] = {}
+        for inst in self.instructions:
+            if inst.opcode == "parameter":
+                new[id(inst)] = inst
+                continue
+            operands = tuple(new[id(o)] for o in inst.operands)
+            new[id(inst)] = fn(inst, operands)
+        return Computation(self.name, self.parameters, [new[id(o)] for o in self.outputs])
+
+
+def rebuild(inst: Instruction, operands: tuple[Instruction, ...]) -> Instruction:
+    """``inst`` itself if its operands did not change, else a copy over ``operands``."""
+    if all(a is b for a, b in zip(inst.operands, operands)):
+        return inst
+    return Instruction(inst.opcode, operands, inst.attrs, inst.shape)
+
+
+class Module:
+    """A compilation unit: one entry computation (XLA's HloModule)."""
+
+    def __init__(self, name: str, entry: Computation) -> None:
+        self.name = name
+        self.entry = entry
+
+    def to_text(self) -> str:
+        from .printer import module_to_text
+
+        return module_to_text(self)

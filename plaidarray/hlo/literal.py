@@ -1,0 +1,33 @@
+"""Constant payloads carried by HLO ``constant`` instructions.
+
+A literal is hashable by value so that two traces with the same constant fingerprint
+identically (and two different constants do not).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+
+class Literal:
+    """An immutable NumPy scalar or array usable as an HLO attribute."""
+
+    __slots__ = ("value", "_key")
+
+    def __init__(self, value: np.ndarray) -> None:
+        value = np.array(value, copy=True)
+        value.flags.writeable = False
+        self.value = value
+        self._key = (value.dtype.str, value.shape, value.tobytes())
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Literal) and self._key == other._key
+
+    def __hash__(self) -> int:
+        return hash(self._key)
+
+    def __repr__(self) -> str:
+        if self.value.ndim == 0:
+            v = self.value.item()
+            return repr(v).lower() if isinstance(v, bool) else repr(v)
+        return np.array2string(self.value, separator=",", threshold=8).replace("\n", "")

@@ -1,0 +1,92 @@
+"""The kinds of lowering an HLO op can declare, and the builder interface they use.
+
+An op's lowering says *what* linalg it becomes; the compiled backend decides where
+(which fused kernel, which buffer). Four kinds cover XLA's op set:
+
+* :class:`Elementwise` computes one scalar from its operands' scalars at the same
+  coordinate (and may read the coordinate itself, as ``iota`` does). Fusible.
+* :class:`Indexing` moves data: it says which operand coordinate each result
+  coordinate reads, as affine expressions. Fusible: it becomes an indexing map.
+* :class:`Reduction` folds dimensions away with a combiner; it fuses its operand chain
+  (XLA's input fusion).
+* :class:`Kernel` writes its whole result buffer with linalg ops of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from xdsl.ir import Attribute, Operation, SSAValue
+    from xdsl.ir.affine import AffineExpr
+
+    from .ir import Instruction
+
+
+class ScalarBuilder(Protocol):
+    """What a scalar emitter may do inside a ``linalg.generic`` body."""
+
+    def insert(self, op: Operation) -> SSAValue: ...
+
+    def const(self, value: object, dtype: np.dtype) -> SSAValue: ...
+
+    def type(self, dtype: np.dtype) -> Attribute: ...
+
+    def libm(self, name: str, args: Sequence[SSAValue], dtype: np.dtype) -> SSAValue:
+        """Call the C math library's ``name`` (``namef`` for float32)."""
+        ...
+
+    def coords(self, inst: Instruction) -> Sequence[SSAValue]:
+        """The ``index`` values of ``inst``'s result coordinate at this iteration."""
+        ...
+
+
+class KernelBuilder(Protocol):
+    """What a kernel emitter may do inside the module's entry function."""
+
+    def insert(self, op: Operation) -> SSAValue | None: ...
+
+    def const(self, value: object, dtype: np.dtype) -> SSAValue: ...
+
+    def type(self, dtype: np.dtype) -> Attribute: ...
+
+    def generic(self, dims: Sequence[int], inputs: Sequence[tuple[SSAValue, Sequence[AffineExpr]]],
+                output: tuple[SSAValue, Sequence[AffineExpr]], out_dtype: np.dtype,
+                body: Callable[[ScalarBuilder, Sequence[SSAValue], SSAValue], SSAValue],
+                reduction_dims: Sequence[int] = ()) -> None:
+        """Emit a ``linalg.generic`` over ``dims``; ``body(builder, loaded_inputs,
+        current_output)`` returns the value stored at the output coordinate."""
+        ...
+
+    def fill(self, buffer: SSAValue, value: object, dtype: np.dtype) -> None: ...
+
+
+@dataclass(frozen=True)
+class Elementwise:
+    emit: Callable[[ScalarBuilder, Sequence[SSAValue], Instruction], SSAValue]
+
+
+@dataclass(frozen=True)
+class Indexing:
+    operand_coords: Callable[[Instruction, Sequence[AffineExpr]], Sequence[AffineExpr]]
+
+
+@dataclass(frozen=True)
+class Reduction:
+    """``combine(b, accumulator, value, dtype)`` and the identity ``init(dtype)``."""
+
+    combine: Callable[[ScalarBuilder, SSAValue, SSAValue, Instruction], SSAValue]
+    init: Callable[[Instruction], object]
+
+
+@dataclass(frozen=True)
+class Kernel:
+    emit: Callable[[KernelBuilder, Instruction, SSAValue, Sequence[SSAValue]], None]
+
+
+class NotLowerable:
+    """Marker for ops only the reference backend runs (``parameter`` is bound, not lowered)."""

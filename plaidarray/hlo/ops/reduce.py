@@ -1,0 +1,66 @@
+"""``reduce``: fold dimensions away with a monoid named by ``kind``.
+
+XLA's reduce carries a combiner computation and an init operand; every reduction the
+Array API needs is one of a few monoids, so the combiner is named and its identity is
+implied. The combiner reuses the elementwise op of the same name, so its semantics
+(NaN propagation of ``maximum``, wrapping integer ``add``) are defined once.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..ir import Instruction
+from ..lowering import Reduction
+from ..opdef import OpDef, lookup, register
+from ..shape import Shape
+
+_NUMPY = {"add": np.sum, "multiply": np.prod, "maximum": np.max, "minimum": np.min,
+          "and": np.all, "or": np.any}
+
+
+def _identity(kind: str, dtype: np.dtype) -> object:
+    if kind in ("add", "or"):
+        return 0
+    if kind in ("multiply",):
+        return 1
+    if kind == "and":
+        return True if dtype.kind == "b" else -1
+    if dtype.kind == "f":
+        small, big = -np.inf, np.inf
+    elif dtype.kind == "b":
+        small, big = False, True
+    else:
+        small, big = int(np.iinfo(dtype).min), int(np.iinfo(dtype).max)
+    return small if kind == "maximum" else big
+
+
+def _infer(shapes, attrs):
+    (x,), dims = shapes, tuple(attrs["dimensions"])
+    if attrs["kind"] not in _NUMPY:
+        raise ValueError(f"reduce: unknown kind {attrs['kind']!r}")
+    if len(set(dims)) != len(dims) or any(not 0 <= d < x.rank for d in dims):
+        raise ValueError(f"reduce: bad dimensions {dims} for {x}")
+    return Shape(tuple(n for i, n in enumerate(x.dims) if i not in dims), x.dtype)
+
+
+def _evaluate(args, attrs, shape):
+    (x,), kind = args, attrs["kind"]
+    if kind in ("and", "or") and x.dtype.kind != "b":
+        fn = np.bitwise_and if kind == "and" else np.bitwise_or
+        return fn.reduce(x, axis=tuple(attrs["dimensions"]), initial=_identity(kind, x.dtype))
+    with np.errstate(all="ignore"):
+        out = _NUMPY[kind](x, axis=tuple(attrs["dimensions"]), initial=_identity(kind, x.dtype))
+    return np.asarray(out, dtype=shape.dtype)
+
+
+def combine_scalars(b, kind: str, dtype: np.dtype, x, y):
+    """Emit the elementwise op ``kind`` on two scalars of ``dtype``."""
+    scalar = Instruction("parameter", (), {"number": 0}, Shape((), dtype))
+    pseudo = Instruction(kind, (scalar, scalar), {}, scalar.shape)
+    return lookup(kind).lowering.emit(b, (x, y), pseudo)
+
+
+register(OpDef("reduce", _infer, _evaluate, Reduction(
+    lambda b, acc, value, inst: combine_scalars(b, inst.attrs["kind"], inst.shape.dtype, acc, value),
+    lambda inst: _identity(inst.attrs["kind"], inst.shape.dtype)), 1))

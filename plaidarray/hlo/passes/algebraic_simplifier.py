@@ -1,0 +1,98 @@
+"""Algebraic simplification: identities that remove work without changing results.
+
+Rules are a table of (opcode, rule); a rule returns a replacement or None. Only
+identities exact in IEEE arithmetic are used: ``x * 1`` and ``x + (-0.0)`` are removed,
+``x + 0.0`` is not (it turns -0.0 into +0.0).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from ..ir import Computation, Instruction, rebuild
+
+
+def _scalar_constant(inst: Instruction) -> object | None:
+    """The value of a constant, seen through broadcasts of it; None otherwise."""
+    while inst.opcode == "broadcast_in_dim":
+        inst = inst.operands[0]
+    if inst.opcode == "constant" and inst.attrs["value"].value.size == 1:
+        return inst.attrs["value"].value.reshape(()).item()
+    return None
+
+
+def _is_identity_element(value: object, opcode: str, dtype: np.dtype) -> bool:
+    if value is None:
+        return False
+    if opcode == "multiply":
+        return value == 1
+    if opcode == "add":
+        return value == 0 and (dtype.kind != "f" or np.signbit(value))
+    return False
+
+
+def _neutral_binary(inst: Instruction) -> Instruction | None:
+    lhs, rhs = inst.operands
+    if _is_identity_element(_scalar_constant(rhs), inst.opcode, inst.shape.dtype) and lhs.shape == inst.shape:
+        return lhs
+    if _is_identity_element(_scalar_constant(lhs), inst.opcode, inst.shape.dtype) and rhs.shape == inst.shape:
+        return rhs
+    return None
+
+
+def _same_shape_noop(inst: Instruction) -> Instruction | None:
+    x = inst.operands[0]
+    return x if x.shape == inst.shape else None
+
+
+def _identity_transpose(inst: Instruction) -> Instruction | None:
+    return inst.operands[0] if list(inst.attrs["permutation"]) == sorted(inst.attrs["permutation"]) else None
+
+
+def _full_slice(inst: Instruction) -> Instruction | None:
+    x = inst.operands[0]
+    full = all(s == 0 and l == d and st == 1
+               for s, l, st, d in zip(inst.attrs["start"], inst.attrs["limit"], inst.attrs["strides"], x.shape.dims))
+    return x if full else None
+
+
+def _double_negation(inst: Instruction) -> Instruction | None:
+    x = inst.operands[0]
+    return x.operands[0] if x.opcode == inst.opcode else None
+
+
+def _reshape_of_reshape(inst: Instruction) -> Instruction | None:
+    x = inst.operands[0]
+    if x.opcode == "reshape":
+        return Instruction("reshape", (x.operands[0],), inst.attrs, inst.shape)
+    return _same_shape_noop(inst)
+
+
+RULES: dict[str, Callable[[Instruction], Instruction | None]] = {
+    "add": _neutral_binary,
+    "multiply": _neutral_binary,
+    "convert": _same_shape_noop,
+    "broadcast_in_dim": _same_shape_noop,
+    "reshape": _reshape_of_reshape,
+    "transpose": _identity_transpose,
+    "slice": _full_slice,
+    "negate": _double_negation,
+    "not": _double_negation,
+}
+
+
+def algebraic_simplifier(comp: Computation) -> Computation:
+    def simplify(inst: Instruction, operands: tuple[Instruction, ...]) -> Instruction:
+        inst = rebuild(inst, operands)
+        rule = RULES.get(inst.opcode)
+        while rule is not None:
+            replacement = rule(inst)
+            if replacement is None or replacement is inst:
+                break
+            inst = replacement
+            rule = RULES.get(inst.opcode)
+        return inst
+
+    return comp.rewrite(simplify)

@@ -1,0 +1,45 @@
+"""HLO text in XLA's style, for dumps, ``lower().as_text()`` and the demo."""
+
+from __future__ import annotations
+
+from .ir import Computation, Instruction, Module
+
+
+def _attr_text(key: str, value: object) -> str:
+    if isinstance(value, tuple):
+        return f"{key}={{{','.join(map(str, value))}}}"
+    return f"{key}={value}"
+
+
+def instruction_to_text(inst: Instruction, is_root: bool) -> str:
+    prefix = "ROOT " if is_root else ""
+    if inst.opcode == "parameter":
+        args = str(inst.attrs["number"])
+        attrs = ""
+    elif inst.opcode == "constant":
+        args = repr(inst.attrs["value"])
+        attrs = ""
+    else:
+        args = ", ".join(o.name for o in inst.operands)
+        attrs = "".join(", " + _attr_text(k, v) for k, v in sorted(inst.attrs.items()))
+    return f"  {prefix}{inst.name} = {inst.shape} {inst.opcode}({args}){attrs}"
+
+
+def computation_to_text(comp: Computation) -> str:
+    lines = [f"ENTRY {comp.name} {{"]
+    roots = {id(o) for o in comp.outputs} if len(comp.outputs) == 1 else set()
+    lines += [instruction_to_text(i, id(i) in roots) for i in comp.instructions]
+    if len(comp.outputs) > 1:
+        shapes = ", ".join(str(o.shape) for o in comp.outputs)
+        names = ", ".join(o.name for o in comp.outputs)
+        lines.append(f"  ROOT tuple = ({shapes}) tuple({names})")
+    lines.append("}")
+    return "\n".join(lines)
+
+
+def module_to_text(module: Module) -> str:
+    comp = module.entry
+    params = ", ".join(str(p.shape) for p in comp.parameters)
+    results = ", ".join(str(o.shape) for o in comp.outputs)
+    header = f"HloModule {module.name}, entry_computation_layout={{({params})->({results})}}"
+    return header + "\n\n" + computation_to_text(comp) + "\n"

@@ -1,0 +1,37 @@
+"""Array shapes of HLO values: dimensions plus element type, printed the XLA way."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+#: XLA's short names for element types, used by the HLO text printer.
+XLA_TYPE_NAMES = {
+    "bool": "pred", "int8": "s8", "int16": "s16", "int32": "s32", "int64": "s64",
+    "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
+    "float32": "f32", "float64": "f64",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """The static type of an HLO value: its dimensions and element dtype."""
+
+    dims: tuple[int, ...]
+    dtype: np.dtype
+
+    @property
+    def rank(self) -> int:
+        return len(self.dims)
+
+    @property
+    def size(self) -> int:
+        return math.prod(self.dims)
+
+    def with_dtype(self, dtype: np.dtype) -> Shape:
+        return Shape(self.dims, np.dtype(dtype))
+
+    def __str__(self) -> str:
+        return f"{XLA_TYPE_NAMES[self.dtype.name]}[{','.join(map(str, self.dims))}]"

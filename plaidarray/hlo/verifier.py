@@ -1,0 +1,29 @@
+"""Structural checks run between passes: a pass that breaks the IR fails loudly here,
+not as a wrong answer or a crash in generated code."""
+
+from __future__ import annotations
+
+from .ir import Computation
+from .opdef import lookup
+
+
+class VerificationError(AssertionError):
+    """The HLO broke an invariant (a bug in plaidarray, not in user code)."""
+
+
+def verify(comp: Computation) -> None:
+    position = {id(i): n for n, i in enumerate(comp.instructions)}
+    numbers = sorted(p.attrs["number"] for p in comp.parameters)
+    if numbers != list(range(len(numbers))):
+        raise VerificationError(f"parameter numbers {numbers} are not 0..n-1")
+    for n, inst in enumerate(comp.instructions):
+        op = lookup(inst.opcode)
+        op.check_arity(len(inst.operands))
+        for o in inst.operands:
+            if position.get(id(o), n) >= n:
+                raise VerificationError(f"{inst.name} uses {o.name} before it is defined")
+        if inst.opcode == "parameter":
+            continue
+        expected = op.infer([o.shape for o in inst.operands], inst.attrs)
+        if expected != inst.shape:
+            raise VerificationError(f"{inst.name} has shape {inst.shape}, its rule gives {expected}")

@@ -1,0 +1,1 @@
+"""Tracing: lazy arrays record HLO ops; materialisation compiles and runs them."""

@@ -1,0 +1,215 @@
+"""The lazy ``Array``: a handle on a node of the pending graph.
+
+Operations record HLO ops and return new arrays at once; values are computed on
+materialisation (``np.asarray``, ``float``, ``bool``, ``repr``, ``tolist``,
+``__dlpack__``...). In-place operators rebind this array's node to the new value, so
+every name bound to the same Array object sees the update, as the spec requires.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..backend.transfer import to_host
+from .materialize import materialize
+from .node import Node
+
+CPU_DEVICE = "cpu"
+
+
+class Array:
+    """An n-dimensional array whose value is computed lazily by compiled code."""
+
+    __slots__ = ("_node", "__weakref__")
+    __array_priority__ = 100  # NumPy defers binary operators to us
+
+    def __init__(self, node: Node) -> None:
+        self._node = node
+
+    # --- attributes -------------------------------------------------------------------
+    @property
+    def dtype(self) -> np.dtype:
+        return self._node.shape.dtype
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return self._node.shape.dims
+
+    @property
+    def ndim(self) -> int:
+        return len(self._node.shape.dims)
+
+    @property
+    def size(self) -> int:
+        return self._node.shape.size
+
+    @property
+    def device(self) -> str:
+        return CPU_DEVICE
+
+    @property
+    def T(self) -> Array:
+        if self.ndim != 2:
+            raise ValueError(f"x.T requires a 2-D array, got {self.ndim}-D; use permute_dims or mT")
+        from ..api.manipulation import permute_dims
+
+        return permute_dims(self, (1, 0))
+
+    @property
+    def mT(self) -> Array:
+        from ..api.linear_algebra import matrix_transpose
+
+        return matrix_transpose(self)
+
+    def to_device(self, device: Any, /, *, stream: Any = None) -> Array:
+        if device != CPU_DEVICE:
+            raise ValueError(f"unsupported device {device!r}; plaidarray runs on 'cpu'")
+        return self
+
+    def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
+        import plaidarray
+
+        if api_version not in (None, *plaidarray.SUPPORTED_VERSIONS):
+            raise ValueError(f"unsupported Array API version {api_version!r}")
+        return plaidarray
+
+    # --- materialisation --------------------------------------------------------------
+    def _value(self) -> np.ndarray:
+        """The computed value as a read-only NumPy view (compiles on first use)."""
+        materialize([self._node])
+        return to_host(self._node.buffer)
+
+    def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
+        value = self._value()
+        if copy:
+            return np.array(value, dtype=dtype, copy=True)
+        if dtype is not None and np.dtype(dtype) != value.dtype:
+            if copy is False:
+                raise ValueError("converting the dtype requires a copy")
+            return value.astype(dtype)
+        return value
+
+    def _scalar(self, kind: type, name: str) -> Any:
+        if self.size != 1 or self.ndim:
+            raise TypeError(f"{name}() needs a 0-d array, got shape {self.shape}")
+        return kind(self._value().item())
+
+    def __bool__(self) -> bool:
+        return self._scalar(bool, "bool")
+
+    def __float__(self) -> float:
+        return self._scalar(float, "float")
+
+    def __int__(self) -> int:
+        if self.dtype.kind == "f":
+            value = float(self._scalar(float, "int"))
+            if value != value or value in (float("inf"), float("-inf")):
+                raise (ValueError if value != value else OverflowError)(f"cannot convert {value} to int")
+        return self._scalar(int, "int")
+
+    def __complex__(self) -> complex:
+        return self._scalar(complex, "complex")
+
+    def __index__(self) -> int:
+        if self.dtype.kind not in "iu":
+            raise TypeError(f"__index__ needs an integer array, got {self.dtype}")
+        return self._scalar(int, "__index__")
+
+    def tolist(self) -> Any:
+        return self._value().tolist()
+
+    def __repr__(self) -> str:
+        body = np.array2string(self._value(), separator=", ", prefix="Array(")
+        return f"Array({body}, dtype={self.dtype.name})"
+
+    __str__ = __repr__
+
+    def __dlpack__(self, /, *, stream: Any = None, max_version: tuple[int, int] | None = None,
+                   dl_device: Any = None, copy: bool | None = None) -> Any:
+        if stream is not None:
+            raise BufferError("plaidarray runs on the CPU; stream must be None")
+        kwargs = {} if max_version is None else {"max_version": max_version}
+        if dl_device is not None:
+            kwargs["dl_device"] = dl_device
+        if copy is not None:
+            kwargs["copy"] = copy
+        return self._value().__dlpack__(**kwargs)
+
+    def __dlpack_device__(self) -> tuple[int, int]:
+        return (1, 0)  # kDLCPU, device 0
+
+    def __len__(self) -> int:
+        if not self.ndim:
+            raise TypeError("len() of a 0-d array")
+        return self.shape[0]
+
+    def __iter__(self):
+        if not self.ndim:
+            raise TypeError("iteration over a 0-d array")
+        return (self[i] for i in range(self.shape[0]))
+
+    # --- indexing ---------------------------------------------------------------------
+    def __getitem__(self, key: Any) -> Array:
+        from ..api.indexing import getitem
+
+        return getitem(self, key)
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        from ..api.indexing import setitem
+
+        self._node = setitem(self, key, value)._node
+
+    __hash__ = None  # arrays are mutable through in-place operators
+
+
+def _function(name: str):
+    """The namespace function an operator maps to (looked up late: the namespace
+    imports this module)."""
+    import plaidarray
+
+    return getattr(plaidarray, name)
+
+
+def _binary(name: str, reflected: bool = False):
+    def method(self: Array, other: Any) -> Array:
+        if not isinstance(other, (Array, bool, int, float)):
+            return NotImplemented
+        fn = _function(name)
+        return fn(other, self) if reflected else fn(self, other)
+    return method
+
+
+def _inplace(name: str):
+    def method(self: Array, other: Any) -> Array:
+        result = _function(name)(self, other)
+        if result.shape != self.shape:
+            raise ValueError(f"in-place {name} would change the shape {self.shape} to {result.shape}")
+        if result.dtype != self.dtype:
+            raise TypeError(f"in-place {name} would change the dtype {self.dtype} to {result.dtype}")
+        self._node = result._node
+        return self
+    return method
+
+
+def _unary(name: str):
+    def method(self: Array) -> Array:
+        return _function(name)(self)
+    return method
+
+
+_OPERATORS = {
+    "add": "add", "sub": "subtract", "mul": "multiply", "truediv": "divide", "floordiv": "floor_divide",
+    "mod": "remainder", "pow": "pow", "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
+    "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift", "matmul": "matmul",
+}
+for _op, _fn in _OPERATORS.items():
+    setattr(Array, f"__{_op}__", _binary(_fn))
+    setattr(Array, f"__r{_op}__", _binary(_fn, reflected=True))
+    setattr(Array, f"__i{_op}__", _inplace(_fn))
+for _op, _fn in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater",
+                 "ge": "greater_equal"}.items():
+    setattr(Array, f"__{_op}__", _binary(_fn))
+for _op, _fn in {"neg": "negative", "pos": "positive", "abs": "abs", "invert": "bitwise_invert"}.items():
+    setattr(Array, f"__{_op}__", _unary(_fn))

@@ -1,0 +1,43 @@
+"""Nodes of the lazy graph that arrays point to.
+
+A node is either pending (an op over operand nodes, not yet computed) or ready (it
+holds a device buffer). Materialising a node computes its buffer and drops its
+operands, so a long-lived array does not keep its whole history alive.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ..hlo.opdef import lookup
+from ..hlo.shape import Shape
+
+
+class Node:
+    __slots__ = ("op", "operands", "attrs", "shape", "buffer", "__weakref__")
+
+    def __init__(self, op: str | None, operands: tuple[Node, ...], attrs: dict[str, Any], shape: Shape,
+                 buffer: np.ndarray | None = None) -> None:
+        self.op = op
+        self.operands = operands
+        self.attrs = attrs
+        self.shape = shape
+        self.buffer = buffer
+
+    @classmethod
+    def ready(cls, buffer: np.ndarray) -> Node:
+        return cls(None, (), {}, Shape(buffer.shape, buffer.dtype), buffer)
+
+    @classmethod
+    def apply(cls, op: str, operands: tuple[Node, ...], **attrs: Any) -> Node:
+        """Record ``op`` over ``operands``; its shape rule runs now, so shape and dtype
+        errors surface at the call that caused them."""
+        opdef = lookup(op)
+        opdef.check_arity(len(operands))
+        return cls(op, operands, attrs, opdef.infer([o.shape for o in operands], attrs))
+
+    def set_buffer(self, buffer: np.ndarray) -> None:
+        self.buffer = buffer
+        self.op, self.operands, self.attrs = None, (), {}
