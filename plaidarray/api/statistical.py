@@ -3,6 +3,7 @@ reductions ``all``/``any``: each is one HLO ``reduce`` plus dtype handling."""
 
 from __future__ import annotations
 
+import builtins
 from typing import Any
 
 import numpy as np
@@ -51,7 +52,7 @@ def _extremum(kind: str, name: str):
         check_array(x, name)
         check_category(x, "real numeric", name)
         axes = normalize_axes(axis, x.ndim, name)
-        if any(x.shape[a] == 0 for a in axes):
+        if builtins.any(x.shape[a] == 0 for a in axes):
             raise ValueError(f"{name}: zero-size reduction has no identity")
         return _reduce(x, kind, axis, keepdims, name)
     fn.__name__ = name

@@ -12,7 +12,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.dialects import arith, func, linalg, memref
+from xdsl.dialects import arith, func, memref
+from xdsl.dialects.linalg import attrs as linalg_attrs
+from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     Float32Type,
@@ -150,8 +152,8 @@ class _ModuleBuilder:
 
     def _append_generic(self, n, in_buffers, in_maps, output, block, reduction_dims) -> None:
         maps = [affine_map(n, m) for m in (*in_maps, output[1])]
-        iterators = [linalg.IteratorTypeAttr.reduction() if d in set(reduction_dims)
-                     else linalg.IteratorTypeAttr.parallel() for d in range(n)]
+        iterators = [linalg_attrs.IteratorTypeAttr.reduction() if d in set(reduction_dims)
+                     else linalg_attrs.IteratorTypeAttr.parallel() for d in range(n)]
         self.insert(linalg.GenericOp(list(in_buffers), [output[0]], Region(block), maps, iterators))
 
     # --- fused generics -----------------------------------------------------------------

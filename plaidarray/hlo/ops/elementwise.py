@@ -321,6 +321,8 @@ def _convert_emit(b, args, inst):
         return b.insert((arith.FPToSIOp if dst.kind == "i" else arith.FPToUIOp)(x, ty))
     if dst.kind == "f":
         return b.insert((arith.SIToFPOp if src.kind == "i" else arith.UIToFPOp)(x, ty))
+    if src.kind == "b":  # i1 -> iN, whatever N (int8 has bool's itemsize but not its width)
+        return b.insert(arith.ExtUIOp(x, ty))
     if dst.itemsize == src.itemsize:
         return x
     if dst.itemsize < src.itemsize:

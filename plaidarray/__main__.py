@@ -1,0 +1,5 @@
+import sys
+
+from plaidarray.cli import main
+
+sys.exit(main())

@@ -1,0 +1,70 @@
+"""The default backend computes with compiled code, and the cache avoids recompiling."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import plaidarray as xp
+from plaidarray.backend.reference import Evaluator
+
+
+@pytest.fixture(autouse=True)
+def default_backend():
+    xp.set_backend(None)
+    yield
+    xp.set_backend(None)
+
+
+def _chain(x):
+    return xp.sum(xp.sin(x) * 3.0 - xp.exp(x), axis=0)
+
+
+def test_default_backend_is_compiled_and_never_calls_the_reference_evaluator():
+    data = np.linspace(-1, 1, 24, dtype=np.float64).reshape(4, 6)
+    before_eval, before = Evaluator.evaluated, xp.cache_info()
+    # A shape unused elsewhere so this graph cannot already be cached.
+    result = np.asarray(_chain(xp.asarray(data[:, :5] + 0.125)))
+    after = xp.cache_info()
+    assert after.compiles == before.compiles + 1
+    assert after.per_backend_compiles.get("llvm-cpu", 0) == before.per_backend_compiles.get("llvm-cpu", 0) + 1
+    assert Evaluator.evaluated == before_eval
+    expected = np.sum(np.sin(data[:, :5] + 0.125) * 3.0 - np.exp(data[:, :5] + 0.125), axis=0)
+    np.testing.assert_allclose(result, expected, rtol=1e-12)
+
+
+def test_same_graph_and_signature_hits_the_cache_without_compiling():
+    a = np.arange(7, dtype=np.float32) / 7
+    np.asarray(_chain(xp.asarray(a)))
+    before = xp.cache_info()
+    second = np.asarray(_chain(xp.asarray(a[::-1].copy())))  # new data, same signature
+    after = xp.cache_info()
+    assert after.compiles == before.compiles
+    assert after.hits == before.hits + 1
+    np.testing.assert_allclose(second, np.sum(np.sin(a[::-1]) * 3 - np.exp(a[::-1]), axis=0), rtol=1e-5)
+
+
+def test_new_shape_compiles_exactly_once():
+    before = xp.cache_info()
+    for _ in range(3):
+        np.asarray(_chain(xp.asarray(np.ones(11, dtype=np.float32))))
+    assert xp.cache_info().compiles == before.compiles + 1
+
+
+def test_reference_backend_is_selectable_and_does_not_compile_native_code():
+    xp.set_backend("reference")
+    before_eval, before = Evaluator.evaluated, xp.cache_info()
+    result = np.asarray(_chain(xp.asarray(np.full(13, 0.5))))
+    assert Evaluator.evaluated > before_eval
+    assert xp.cache_info().per_backend_compiles.get("llvm-cpu", 0) == before.per_backend_compiles.get("llvm-cpu", 0)
+    np.testing.assert_allclose(result, np.sum(np.sin(np.full(13, 0.5)) * 3 - np.exp(np.full(13, 0.5))))
+
+
+def test_unknown_backend_is_a_clear_error():
+    with pytest.raises(ValueError, match="unknown backend 'tpu'"):
+        xp.set_backend("tpu")
+
+
+def test_backend_registry_orders_by_priority():
+    priorities = xp.backends()
+    assert priorities["llvm-cpu"] > priorities["reference"]
