@@ -40,6 +40,14 @@ class ScalarBuilder(Protocol):
         """Call the C math library's ``name`` (``namef`` for float32)."""
         ...
 
+    def loop_index(self, dim: int) -> SSAValue:
+        """The ``index`` value of loop dimension ``dim`` of the enclosing generic."""
+        ...
+
+    def load(self, buffer: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
+        """Read ``buffer`` (a kernel operand) at computed ``index`` values."""
+        ...
+
     def coords(self, inst: Instruction) -> Sequence[SSAValue]:
         """The ``index`` values of ``inst``'s result coordinate at this iteration."""
         ...

@@ -92,6 +92,12 @@ class _Body:
     def coords(self, inst: Instruction) -> Sequence[SSAValue]:
         return [self._index(e) for e in self._coords[id(inst)]]
 
+    def loop_index(self, dim: int) -> SSAValue:
+        return self._index(AffineExpr.dimension(dim))
+
+    def load(self, buffer: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
+        return self.insert(memref.LoadOp.get(buffer, list(indices)))
+
     def _index(self, expr: AffineExpr) -> SSAValue:
         """Materialise an affine expression of the loop indices as ``index`` arithmetic."""
         key = str(expr)

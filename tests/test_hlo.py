@@ -1,0 +1,133 @@
+"""HLO IR: printer, verifier, passes, and ops the namespace does not reach directly
+(checked on both backends against NumPy)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from plaidarray.backend import registry
+from plaidarray.hlo import Computation, Instruction, Module, Shape
+from plaidarray.hlo.literal import Literal
+from plaidarray.hlo.passes.algebraic_simplifier import algebraic_simplifier
+from plaidarray.hlo.passes.constant_folding import constant_folding
+from plaidarray.hlo.passes.cse import cse
+from plaidarray.hlo.verifier import VerificationError, verify
+
+F32 = np.dtype(np.float32)
+I32 = np.dtype(np.int32)
+BACKENDS = ["llvm-cpu", "reference"]
+
+
+def param(n: int, dims: tuple[int, ...], dtype=F32) -> Instruction:
+    shape = Shape(dims, np.dtype(dtype))
+    return Instruction("parameter", (), {"number": n, "shape": shape}, shape)
+
+
+def const(value, dtype) -> Instruction:
+    return Instruction.make("constant", [], value=Literal(np.asarray(value, dtype=dtype)))
+
+
+def run(backend: str, params, outputs, buffers):
+    module = Module("test", Computation("main", params, outputs))
+    return registry.get(backend).compiler.compile(module).run([np.asarray(b) for b in buffers])
+
+
+def test_printer_uses_xla_style():
+    p = param(0, (2, 3))
+    neg = Instruction.make("negate", [p])
+    text = Module("m", Computation("main", [p], [neg])).to_text()
+    assert "HloModule m, entry_computation_layout={(f32[2,3])->(f32[2,3])}" in text
+    assert "ROOT negate.1 = f32[2,3] negate(p0)" in text
+
+
+def test_shape_rules_reject_bad_operands():
+    with pytest.raises(TypeError, match="elementwise operands differ"):
+        Instruction.make("add", [param(0, (2,)), param(1, (3,))])
+    with pytest.raises(ValueError, match="cannot broadcast"):
+        Instruction.make("broadcast_in_dim", [param(0, (3,))], dims=(2, 4), broadcast_dimensions=(1,))
+
+
+def test_verifier_catches_a_wrong_shape():
+    p = param(0, (2,))
+    bad = Instruction("negate", (p,), {}, Shape((3,), F32))
+    with pytest.raises(VerificationError, match="its rule gives"):
+        verify(Computation("main", [p], [bad]))
+
+
+def test_cse_merges_identical_instructions():
+    p = param(0, (4,))
+    a, b = Instruction.make("exp", [p]), Instruction.make("exp", [p])
+    comp = cse(Computation("main", [p], [Instruction.make("add", [a, b])]))
+    assert sum(i.opcode == "exp" for i in comp.instructions) == 1
+
+
+def test_constant_folding_evaluates_scalar_constant_expressions():
+    c = Instruction.make("multiply", [const(3, I32), const(4, I32)])
+    comp = constant_folding(Computation("main", [], [c]))
+    (out,) = comp.outputs
+    assert out.opcode == "constant" and out.attrs["value"].value == 12
+
+
+def test_simplifier_removes_multiply_by_one_but_keeps_plus_zero_for_floats():
+    p = param(0, (3,))
+    one = Instruction.make("broadcast_in_dim", [const(1.0, F32)], dims=(3,), broadcast_dimensions=())
+    zero = Instruction.make("broadcast_in_dim", [const(0.0, F32)], dims=(3,), broadcast_dimensions=())
+    assert algebraic_simplifier(Computation("main", [p], [Instruction.make("multiply", [p, one])])).outputs[0] is p
+    kept = algebraic_simplifier(Computation("main", [p], [Instruction.make("add", [p, zero])])).outputs[0]
+    assert kept.opcode == "add"  # -0.0 + 0.0 is +0.0, so x + 0 is not x
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@given(data=st.data())
+def test_dynamic_slice_clamps_like_xla(backend, data):
+    rows, cols = data.draw(st.integers(1, 5)), data.draw(st.integers(1, 5))
+    sr, sc = data.draw(st.integers(0, rows)), data.draw(st.integers(0, cols))
+    start_r, start_c = data.draw(st.integers(-3, 8)), data.draw(st.integers(-3, 8))
+    x = np.arange(rows * cols, dtype=np.float32).reshape(rows, cols)
+    p, s0, s1 = param(0, (rows, cols)), param(1, (), I32), param(2, (), I32)
+    out = Instruction.make("dynamic_slice", [p, s0, s1], slice_sizes=(sr, sc))
+    (got,) = run(backend, [p, s0, s1], [out], [x, np.int32(start_r), np.int32(start_c)])
+    r0, c0 = min(max(start_r, 0), rows - sr), min(max(start_c, 0), cols - sc)
+    np.testing.assert_array_equal(got, x[r0:r0 + sr, c0:c0 + sc])
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@given(data=st.data())
+def test_dynamic_update_slice_clamps_like_xla(backend, data):
+    n = data.draw(st.integers(1, 6))
+    m = data.draw(st.integers(0, n))
+    start = data.draw(st.integers(-4, 9))
+    x = np.arange(n, dtype=np.int32)
+    u = -1 - np.arange(m, dtype=np.int32)
+    p, q, s = param(0, (n,), I32), param(1, (m,), I32), param(2, (), np.int64)
+    out = Instruction.make("dynamic_update_slice", [p, q, s])
+    (got,) = run(backend, [p, q, s], [out], [x, u, np.int64(start)])
+    expected = x.copy()
+    b = min(max(start, 0), n - m)
+    expected[b:b + m] = u
+    np.testing.assert_array_equal(got, expected)
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_pad_with_interior_and_concatenate(backend):
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    p = param(0, (2, 3))
+    padded = Instruction.make("pad", [p, const(-1.0, F32)], low=(1, 0), high=(0, 2), interior=(1, 1))
+    joined = Instruction.make("concatenate", [p, p], dimension=1)
+    got_pad, got_cat = run(backend, [p], [padded, joined], [x])
+    expected = np.full((4, 7), -1.0, np.float32)
+    expected[1::2, 0:5:2] = x
+    np.testing.assert_array_equal(got_pad, expected)
+    np.testing.assert_array_equal(got_cat, np.concatenate([x, x], axis=1))
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_iota_reshape_and_transpose_fuse_correctly(backend):
+    iota = Instruction.make("iota", [], dims=(4, 6), iota_dimension=1, dtype=I32)
+    reshaped = Instruction.make("reshape", [iota], dims=(3, 8))
+    out = Instruction.make("transpose", [reshaped], permutation=(1, 0))
+    (got,) = run(backend, [], [out], [])
+    np.testing.assert_array_equal(got, np.broadcast_to(np.arange(6, dtype=np.int32), (4, 6)).reshape(3, 8).T)
