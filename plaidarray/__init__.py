@@ -13,9 +13,12 @@ from .api import CHAPTERS as _CHAPTERS
 from .api.creation import *  # noqa: F401,F403
 from .api.data_types import *  # noqa: F401,F403
 from .api.elementwise import *  # noqa: F401,F403
+from .api.indexing import *  # noqa: F401,F403
 from .api.linear_algebra import *  # noqa: F401,F403
 from .api.manipulation import *  # noqa: F401,F403
+from .api.searching import *  # noqa: F401,F403
 from .api.statistical import *  # noqa: F401,F403
+from .api.utility import *  # noqa: F401,F403
 from .backend.cache import EXECUTABLES as _EXECUTABLES
 from .backend.cache import CacheInfo
 from .backend.registry import available as backends

@@ -19,8 +19,8 @@ from ..trace.node import Node
 from . import graph
 from .graph import check_array, convert, op
 
-__all__ = ["arange", "asarray", "empty", "empty_like", "eye", "full", "full_like", "linspace", "ones",
-           "ones_like", "zeros", "zeros_like"]
+__all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like", "linspace",
+           "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like"]
 
 Shape = int | Sequence[int]
 
@@ -190,3 +190,55 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     diagonal = op("compare", op("add", rows, graph.full(shape, k, dt.int64)), cols, direction="EQ")
     return convert(diagonal, target)
 
+
+
+def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array]:
+    """Coordinate grids from 1-D arrays ('xy': Cartesian, 'ij': matrix indexing)."""
+    if indexing not in ("xy", "ij"):
+        raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    for a in arrays:
+        if check_array(a, "meshgrid").ndim != 1:
+            raise ValueError("meshgrid: inputs must be 1-D")
+    if len({a.dtype for a in arrays}) > 1:
+        raise TypeError("meshgrid: inputs must share a dtype")
+    sizes = [a.shape[0] for a in arrays]
+    if indexing == "xy" and len(arrays) > 1:
+        sizes[0], sizes[1] = sizes[1], sizes[0]
+    out = []
+    for i, a in enumerate(arrays):
+        dim = (1 - i if i < 2 else i) if indexing == "xy" and len(arrays) > 1 else i
+        out.append(op("broadcast_in_dim", a, dims=tuple(sizes), broadcast_dimensions=(dim,)))
+    return out
+
+
+def _triangle(x: Array, k: int, keep_lower: bool, name: str) -> Array:
+    check_array(x, name)
+    if x.ndim < 2:
+        raise ValueError(f"{name}: needs at least 2 dimensions")
+    rows = op("iota", dims=x.shape, iota_dimension=x.ndim - 2, dtype=dt.int64)
+    cols = op("iota", dims=x.shape, iota_dimension=x.ndim - 1, dtype=dt.int64)
+    diagonal = op("add", rows, graph.full(x.shape, k, dt.int64))
+    keep = op("compare", cols, diagonal, direction="LE" if keep_lower else "GE")
+    return op("select", keep, x, graph.full(x.shape, 0, x.dtype))
+
+
+def tril(x: Array, /, *, k: int = 0) -> Array:
+    """Zero the elements above the ``k``-th diagonal."""
+    return _triangle(x, k, True, "tril")
+
+
+def triu(x: Array, /, *, k: int = 0) -> Array:
+    """Zero the elements below the ``k``-th diagonal."""
+    return _triangle(x, k, False, "triu")
+
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
+    """Import a DLPack-capable array (zero copy when its layout allows and copy is not True)."""
+    _check_device(device)
+    try:
+        value = np.from_dlpack(x, copy=copy)
+    except (TypeError, BufferError, ValueError, RuntimeError) as exc:
+        raise type(exc)(f"from_dlpack: {exc}") from None
+    if value.dtype not in dt.ALL:
+        raise TypeError(f"from_dlpack: unsupported dtype {value.dtype}")
+    return Array(Node.ready(to_device(value)))

@@ -197,6 +197,8 @@ for _name, _category, _fn in (
     ("minimum", "real numeric", _hlo("minimum")),
     ("atan2", "real floating-point", _hlo("atan2")),
     ("copysign", "real floating-point", _hlo("copysign")),
+    ("hypot", "real floating-point", _hlo("hypot")),
+    ("nextafter", "real floating-point", _hlo("nextafter")),
     ("logaddexp", "real floating-point", _logaddexp),
     ("equal", "any", _compare("EQ")),
     ("not_equal", "any", _compare("NE")),
@@ -214,3 +216,33 @@ for _name, _category, _fn in (
     ("bitwise_right_shift", "integer", _shift_right),
 ):
     _binary(_name, _category, _fn)
+
+
+def clip(x: Array, /, min: Array | int | float | None = None, max: Array | int | float | None = None) -> Array:
+    """Clamp ``x`` to ``[min, max]`` (either bound may be None); NaN bounds propagate.
+
+    The result has ``x``'s dtype and shape; bounds broadcast to ``x``.
+    """
+    check_array(x, "clip")
+    check_category(x, "real numeric", "clip")
+    out = x
+    for bound, hlo_name in ((min, "maximum"), (max, "minimum")):
+        if bound is None:
+            continue
+        if isinstance(bound, Array):
+            if bound.dtype != x.dtype and dt.promote(bound.dtype, x.dtype) != x.dtype:
+                raise TypeError(f"clip: bound dtype {bound.dtype} does not promote to {x.dtype}")
+            bound = convert(bound, x.dtype)
+        elif isinstance(bound, (int, float)) and x.dtype.kind in "iu" and not isinstance(bound, bool):
+            lo, hi = dt.iinfo_bounds(x.dtype)
+            if isinstance(bound, float):
+                raise TypeError("clip: a Python float bound cannot clip an integer array")
+            bound = lo if bound < lo else hi if bound > hi else bound
+        a, b = operands("clip", out, bound)
+        if a.shape != x.shape:
+            raise ValueError(f"clip: bounds of shape {b.shape} would broadcast x beyond {x.shape}")
+        out = op(hlo_name, a, b)
+    return out
+
+
+__all__.append("clip")

@@ -134,3 +134,12 @@ def normalize_axes(axis: int | Sequence[int] | None, ndim: int, where: str) -> t
 
 def reshape(x: Array, shape: tuple[int, ...]) -> Array:
     return x if x.shape == shape else op("reshape", x, dims=tuple(shape))
+
+
+def reduce_axes(x: Array, kind: str, axis: int | Sequence[int] | None, keepdims: bool, where: str) -> Array:
+    """Reduce ``x`` with ``kind`` over ``axis``, keeping unit dimensions if asked."""
+    axes = normalize_axes(axis, x.ndim, where)
+    out = op("reduce", x, dimensions=axes, kind=kind) if axes else x
+    if keepdims:
+        out = reshape(out, tuple(1 if i in axes else s for i, s in enumerate(x.shape)))
+    return out

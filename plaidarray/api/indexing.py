@@ -9,9 +9,9 @@ from typing import Any
 from .. import dtypes as dt
 from ..trace.array import Array
 from . import graph
-from .graph import op
+from .graph import check_array, normalize_axes, op
 
-__all__: list[str] = []
+__all__ = ["take", "take_along_axis"]
 
 
 def _expand_key(key: Any, ndim: int) -> list:
@@ -110,3 +110,37 @@ def setitem(x: Array, key: Any, value: Any) -> Array:
     placed = op("pad", value, graph.constant(0, x.dtype), **pad)
     where = op("pad", mask, graph.constant(False, dt.bool_), **pad)
     return op("select", where, placed, x)
+
+
+def _check_indices(indices: Array, where: str) -> None:
+    check_array(indices, where)
+    if indices.dtype.kind not in "iu":
+        raise TypeError(f"{where}: indices must have an integer dtype, got {indices.dtype}")
+
+
+def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
+    """Elements of ``x`` at ``indices`` along ``axis`` (negative indices count from the end;
+    out-of-range indices are clamped, never read out of bounds)."""
+    check_array(x, "take")
+    _check_indices(indices, "take")
+    if axis is None:
+        if x.ndim > 1:
+            raise ValueError("take: axis is required for arrays of more than one dimension")
+        axis = 0
+    if x.ndim == 0:
+        raise ValueError("take: x must have at least one dimension")
+    (axis,) = normalize_axes(axis, x.ndim, "take")
+    return op("take", x, indices, axis=axis)
+
+
+def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
+    """Elements of ``x`` at per-position ``indices`` along ``axis`` (broadcast elsewhere)."""
+    check_array(x, "take_along_axis")
+    _check_indices(indices, "take_along_axis")
+    if x.ndim == 0 or indices.ndim != x.ndim:
+        raise ValueError(f"take_along_axis: x and indices must have the same rank, got {x.ndim} and {indices.ndim}")
+    (axis,) = normalize_axes(axis, x.ndim, "take_along_axis")
+    others = graph.broadcast_shapes(*(tuple(1 if i == axis else s for i, s in enumerate(a.shape)) for a in (x, indices)))
+    x = graph.broadcast_to(x, tuple(x.shape[axis] if i == axis else s for i, s in enumerate(others)))
+    indices = graph.broadcast_to(indices, tuple(indices.shape[axis] if i == axis else s for i, s in enumerate(others)))
+    return op("take_along_axis", x, indices, axis=axis)

@@ -10,8 +10,8 @@ from ..trace.array import Array
 from . import graph
 from .graph import check_array, normalize_axes, op
 
-__all__ = ["broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "permute_dims", "reshape",
-           "squeeze", "stack"]
+__all__ = ["broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims", "repeat",
+           "reshape", "roll", "squeeze", "stack", "tile", "unstack"]
 
 
 def reshape(x: Array, /, shape: Sequence[int], *, copy: bool | None = None) -> Array:
@@ -104,3 +104,99 @@ def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
     check_array(x, "flip")
     axes = normalize_axes(axis, x.ndim, "flip")
     return op("reverse", x, dimensions=axes) if axes else x
+
+
+def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[int, ...], /) -> Array:
+    check_array(x, "moveaxis")
+    src = (source,) if isinstance(source, int) else tuple(source)
+    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    if len(src) != len(dst):
+        raise ValueError("moveaxis: source and destination must have the same number of axes")
+    src = tuple(normalize_axes(a, x.ndim, "moveaxis")[0] for a in src)
+    dst = tuple(normalize_axes(a, x.ndim, "moveaxis")[0] for a in dst)
+    if len(set(src)) != len(src) or len(set(dst)) != len(dst):
+        raise ValueError("moveaxis: repeated axis")
+    order = [a for a in range(x.ndim) if a not in src]
+    for d, s in sorted(zip(dst, src)):
+        order.insert(d, s)
+    return permute_dims(x, tuple(order))
+
+
+def roll(x: Array, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ...] | None = None) -> Array:
+    """Rotate elements along ``axis`` (the flattened array when None) by ``shift``."""
+    check_array(x, "roll")
+    if axis is None:
+        flat = graph.reshape(x, (x.size,))
+        return graph.reshape(roll(flat, shift if isinstance(shift, int) else sum(shift), axis=0), x.shape)
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    shifts = (shift,) * len(axes) if isinstance(shift, int) else tuple(shift)
+    if len(shifts) != len(axes):
+        raise ValueError("roll: shift and axis must have the same length")
+    out = x
+    for a, s in zip(axes, shifts):
+        (a,) = normalize_axes(a, x.ndim, "roll")
+        n = x.shape[a]
+        if n == 0 or s % n == 0:
+            continue
+        k = s % n
+        def part(start, stop):
+            lo = [0] * x.ndim
+            hi = list(x.shape)
+            lo[a], hi[a] = start, stop
+            return op("slice", out, start=tuple(lo), limit=tuple(hi), strides=(1,) * x.ndim)
+        out = op("concatenate", part(n - k, n), part(0, n - k), dimension=a)
+    return out
+
+
+def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
+    check_array(x, "tile")
+    reps = tuple(repetitions)
+    if any(r < 0 for r in reps):
+        raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
+    rank = max(len(reps), x.ndim)
+    reps = (1,) * (rank - len(reps)) + reps
+    base = graph.reshape(x, (1,) * (rank - x.ndim) + x.shape)
+    wide = tuple(v for r, s in zip(reps, base.shape) for v in (r, s))
+    spread = op("broadcast_in_dim", base, dims=wide, broadcast_dimensions=tuple(range(1, 2 * rank, 2)))
+    return graph.reshape(spread, tuple(r * s for r, s in zip(reps, base.shape)))
+
+
+def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Array:
+    """Repeat each element ``repeats`` times along ``axis`` (flattened when None).
+
+    With an array of repeats the output size depends on data: the repeats are
+    materialised (compiled) to size the result, then a compiled gather builds it.
+    """
+    check_array(x, "repeat")
+    if axis is None:
+        x, axis = graph.reshape(x, (x.size,)), 0
+    (axis,) = normalize_axes(axis, x.ndim, "repeat")
+    n = x.shape[axis]
+    if isinstance(repeats, int):
+        if repeats < 0:
+            raise ValueError("repeat: repeats must be non-negative")
+        wide = x.shape[:axis + 1] + (repeats,) + x.shape[axis + 1:]
+        dims = tuple(i if i <= axis else i + 1 for i in range(x.ndim))
+        spread = op("broadcast_in_dim", x, dims=wide, broadcast_dimensions=dims)
+        return graph.reshape(spread, x.shape[:axis] + (n * repeats,) + x.shape[axis + 1:])
+    check_array(repeats, "repeat")
+    if repeats.dtype.kind not in "iu" or repeats.ndim > 1:
+        raise TypeError("repeat: repeats must be an int or a 1-D integer array")
+    from .indexing import take
+    from .searching import searchsorted
+    from .statistical import cumulative_sum
+
+    counts = graph.broadcast_to(graph.reshape(repeats, (repeats.size,)) if repeats.ndim else repeats, (n,))
+    ends = cumulative_sum(graph.convert(counts, dt.int64))
+    total = int(ends[-1]) if n else 0
+    positions = op("iota", dims=(total,), iota_dimension=0, dtype=dt.int64)
+    return take(x, searchsorted(ends, positions, side="right"), axis=axis)
+
+
+def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
+    check_array(x, "unstack")
+    if x.ndim == 0:
+        raise ValueError("unstack: needs at least one dimension")
+    (axis,) = normalize_axes(axis, x.ndim, "unstack")
+    moved = moveaxis(x, axis, 0)
+    return tuple(moved[i] for i in range(x.shape[axis]))

@@ -11,19 +11,11 @@ import numpy as np
 from .. import dtypes as dt
 from ..trace.array import Array
 from . import graph
-from .graph import check_array, check_category, convert, normalize_axes, op
+from .graph import check_array, check_category, convert, normalize_axes, op, reduce_axes
 
-__all__ = ["all", "any", "max", "mean", "min", "prod", "sum"]
+__all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
 Axis = int | tuple[int, ...] | None
-
-
-def _reduce(x: Array, kind: str, axis: Axis, keepdims: bool, where: str) -> Array:
-    axes = normalize_axes(axis, x.ndim, where)
-    out = op("reduce", x, dimensions=axes, kind=kind) if axes else x
-    if keepdims:
-        out = graph.reshape(out, tuple(1 if i in axes else s for i, s in enumerate(x.shape)))
-    return out
 
 
 def _accumulator(x: Array, dtype: Any, where: str) -> np.dtype:
@@ -37,7 +29,7 @@ def _sum_like(kind: str, name: str):
     def fn(x: Array, /, *, axis: Axis = None, dtype: Any = None, keepdims: bool = False) -> Array:
         check_array(x, name)
         check_category(x, "numeric", name)
-        return _reduce(convert(x, _accumulator(x, dtype, name)), kind, axis, keepdims, name)
+        return reduce_axes(convert(x, _accumulator(x, dtype, name)), kind, axis, keepdims, name)
     fn.__name__ = name
     fn.__doc__ = f"Reduce with {kind} over ``axis`` (all axes when None)."
     return fn
@@ -54,7 +46,7 @@ def _extremum(kind: str, name: str):
         axes = normalize_axes(axis, x.ndim, name)
         if builtins.any(x.shape[a] == 0 for a in axes):
             raise ValueError(f"{name}: zero-size reduction has no identity")
-        return _reduce(x, kind, axis, keepdims, name)
+        return reduce_axes(x, kind, axis, keepdims, name)
     fn.__name__ = name
     fn.__doc__ = f"{name.capitalize()}imum over ``axis``; NaN propagates. Empty reductions raise ValueError."
     return fn
@@ -72,20 +64,55 @@ def mean(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
     count = 1
     for a in axes:
         count *= x.shape[a]
-    total = _reduce(x, "add", axis, keepdims, "mean")
+    total = reduce_axes(x, "add", axis, keepdims, "mean")
     return op("divide", total, graph.full(total.shape, float(count) if count else np.nan, x.dtype)) \
         if count != 1 else total
 
 
-def _truth(kind: str, name: str):
-    def fn(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
+def var(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
+    """Variance: mean squared deviation, divided by ``N - correction`` (NaN when <= 0)."""
+    check_array(x, "var")
+    check_category(x, "real floating-point", "var")
+    axes = normalize_axes(axis, x.ndim, "var")
+    n = 1
+    for a in axes:
+        n *= x.shape[a]
+    centre = mean(x, axis=axes, keepdims=True)
+    deviation = op("subtract", x, graph.broadcast_to(centre, x.shape))
+    total = reduce_axes(op("multiply", deviation, deviation), "add", axes, keepdims, "var")
+    divisor = n - correction
+    return op("divide", total, graph.full(total.shape, divisor if divisor > 0 else np.nan, x.dtype))
+
+
+def std(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
+    """Standard deviation: the square root of :func:`var`."""
+    check_array(x, "std")
+    return op("sqrt", var(x, axis=axis, correction=correction, keepdims=keepdims))
+
+
+def _cumulative(kind: str, name: str):
+    def fn(x: Array, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False) -> Array:
         check_array(x, name)
-        truth = x if x.dtype == dt.bool_ else op("compare", x, graph.full(x.shape, 0, x.dtype), direction="NE")
-        return _reduce(truth, kind, axis, keepdims, name)
+        check_category(x, "numeric", name)
+        if axis is None:
+            if x.ndim > 1:
+                raise ValueError(f"{name}: axis is required for arrays of more than one dimension")
+            axis = 0
+        if x.ndim == 0:
+            raise ValueError(f"{name}: needs at least one dimension")
+        (axis,) = normalize_axes(axis, x.ndim, name)
+        acc = convert(x, _accumulator(x, dtype, name))
+        out = op("cumulative", acc, dimension=axis, kind=kind) if acc.shape[axis] else acc
+        if include_initial:
+            from .manipulation import concat
+
+            initial_shape = tuple(1 if i == axis else s for i, s in enumerate(acc.shape))
+            out = concat([graph.full(initial_shape, 0 if kind == "add" else 1, acc.dtype), out], axis=axis)
+        return out
     fn.__name__ = name
-    fn.__doc__ = f"Logical {kind.upper()} of the elements over ``axis``."
+    fn.__doc__ = f"Inclusive cumulative {kind} along ``axis`` (optionally with the identity first)."
     return fn
 
 
-all = _truth("and", "all")
-any = _truth("or", "any")
+cumulative_sum = _cumulative("add", "cumulative_sum")
+cumulative_prod = _cumulative("multiply", "cumulative_prod")

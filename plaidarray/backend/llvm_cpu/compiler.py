@@ -17,7 +17,6 @@ import threading
 import numpy as np
 from xdsl.context import Context
 from xdsl.dialects import affine, arith, builtin, func, linalg, math, memref, scf
-from xdsl.transforms.convert_linalg_to_loops import ConvertLinalgToLoopsPass
 from xdsl.transforms.linalg_generalize_named_ops import LinalgGeneralizeNamedOpsPass
 
 from ...hlo import Computation, Instruction, Module
@@ -30,6 +29,7 @@ from ..transfer import allocate
 from . import jit
 from .fusion import plan_fusion
 from .linalg_builder import build_linalg
+from .linalg_to_loops import ConvertLinalgToStaticLoops
 from .llvm_emitter import emit_llvm_module
 
 PIPELINE = ("hlo-passes", "bind-constants", "fuse", "to-linalg", "linalg-generalize-named-ops",
@@ -125,7 +125,7 @@ class CpuCompiler(Compiler):
         dump.dump(name, "linalg.mlir", str(mlir) if dump.dump_dir() else None)
         ctx = _context()
         LinalgGeneralizeNamedOpsPass().apply(ctx, mlir)
-        ConvertLinalgToLoopsPass().apply(ctx, mlir)
+        ConvertLinalgToStaticLoops().apply(ctx, mlir)
         dump.dump(name, "loops.mlir", str(mlir) if dump.dump_dir() else None)
 
         llvm_ir = emit_llvm_module(mlir, name)

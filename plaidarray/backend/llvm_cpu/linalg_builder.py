@@ -32,6 +32,7 @@ from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstan
 from ...hlo import Instruction
 from ...hlo.lowering import Elementwise, Indexing, Kernel, Reduction
 from .fusion import FusionPlan, lowering_of
+from .linalg_to_loops import LOOP_DIMS, loop_dims_attr
 
 
 def element_type(dtype: np.dtype) -> Attribute:
@@ -143,24 +144,26 @@ class _ModuleBuilder:
             self.module.body.block.add_op(func.FuncOp(symbol, (arg_types, [result]), Region(), "private"))
 
     def generic(self, loop_dims, inputs, output, out_dtype, body, reduction_dims=()) -> None:
-        n = len(loop_dims)
         in_types = [b.type.element_type for b, _ in inputs]
         block = Block(arg_types=[*in_types, output[0].type.element_type])
         scalar = _Body(block, self)
         result = body(scalar, list(block.args[:-1]), block.args[-1])
         block.add_op(linalg.YieldOp(result))
-        self._append_generic(n, [b for b, _ in inputs], [m for _, m in inputs], output, block, reduction_dims)
+        self._append_generic(loop_dims, [b for b, _ in inputs], [m for _, m in inputs], output, block, reduction_dims)
 
     def fill(self, buffer: SSAValue, value: object, dtype: np.dtype) -> None:
         rank = len(buffer.type.get_shape())
         self.generic(buffer.type.get_shape(), [], (buffer, dims(rank)), dtype,
                      lambda b, ins, cur: b.const(value, dtype))
 
-    def _append_generic(self, n, in_buffers, in_maps, output, block, reduction_dims) -> None:
+    def _append_generic(self, loop_dims, in_buffers, in_maps, output, block, reduction_dims) -> None:
+        n = len(loop_dims)
         maps = [affine_map(n, m) for m in (*in_maps, output[1])]
         iterators = [linalg_attrs.IteratorTypeAttr.reduction() if d in set(reduction_dims)
                      else linalg_attrs.IteratorTypeAttr.parallel() for d in range(n)]
-        self.insert(linalg.GenericOp(list(in_buffers), [output[0]], Region(block), maps, iterators))
+        generic = linalg.GenericOp(list(in_buffers), [output[0]], Region(block), maps, iterators)
+        generic.attributes[LOOP_DIMS] = loop_dims_attr(loop_dims)
+        self.insert(generic)
 
     # --- fused generics -----------------------------------------------------------------
     def fused(self, root: Instruction, target: Instruction, loop_dims: Sequence[int],
@@ -179,7 +182,7 @@ class _ModuleBuilder:
         if combine is not None:
             value = combine(scalar, block.args[-1], value)
         block.add_op(linalg.YieldOp(value))
-        self._append_generic(len(loop_dims), [self.buffers[k[0]] for k in leaf_list],
+        self._append_generic(loop_dims, [self.buffers[k[0]] for k in leaf_list],
                              [list(k[1]) for k in leaf_list], (self.buffers[id(target)], out_map),
                              block, reduction_dims)
 

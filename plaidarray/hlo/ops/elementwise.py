@@ -218,6 +218,8 @@ for _name, (_ref, _cls) in _FLOAT_UNARY.items():
     define(_name, 1, _ref, _op(_cls))
 
 define("atan2", 2, np.arctan2, _op(mm.Atan2Op))
+define("hypot", 2, np.hypot, lambda b, args, inst: b.libm("hypot", args, inst.shape.dtype))
+define("nextafter", 2, np.nextafter, lambda b, args, inst: b.libm("nextafter", args, inst.shape.dtype))
 define("copysign", 2, np.copysign, _op(mm.CopySignOp))
 define("abs", 1, np.abs, _by_kind(f=_op(mm.AbsFOp), i=_op(mm.AbsIOp), ub=lambda b, a, i: a[0]))
 define("negate", 1, np.negative, _by_kind(f=_op(arith.NegfOp), iu=_negate_int))

@@ -1,0 +1,84 @@
+"""Searching functions (spec chapter "Searching Functions") that need no data-dependent
+shapes: ``argmax``, ``argmin``, ``where``, ``count_nonzero``."""
+
+from __future__ import annotations
+
+from .. import dtypes as dt
+from ..trace.array import Array
+from . import graph
+from .graph import check_array, check_category, convert, normalize_axes, op, operands, reduce_axes
+
+__all__ = ["argmax", "argmin", "count_nonzero", "searchsorted", "where"]
+
+
+def _arg_extremum(x: Array, axis: int | None, keepdims: bool, kind: str, name: str) -> Array:
+    """Index of the first extremum (the first NaN, if any, as NumPy does): reduce to the
+    extremum, then take the smallest index holding it."""
+    check_array(x, name)
+    check_category(x, "real numeric", name)
+    if axis is None:
+        flat = graph.reshape(x, (x.size,))
+        out = _arg_extremum(flat, 0, False, kind, name)
+        return graph.reshape(out, (1,) * x.ndim) if keepdims else out
+    (axis,) = normalize_axes(axis, x.ndim, name)
+    if x.shape[axis] == 0:
+        raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
+    extremum = op("reduce", x, dimensions=(axis,), kind=kind)
+    kept = tuple(i for i in range(x.ndim) if i != axis)
+    wide = op("broadcast_in_dim", extremum, dims=x.shape, broadcast_dimensions=kept)
+    hit = op("compare", x, wide, direction="EQ")
+    if x.dtype.kind == "f":
+        nan_x = op("compare", x, x, direction="NE")
+        nan_m = op("compare", wide, wide, direction="NE")
+        hit = op("or", hit, op("and", nan_x, nan_m))
+    index = op("iota", dims=x.shape, iota_dimension=axis, dtype=dt.int64)
+    candidates = op("select", hit, index, graph.full(x.shape, x.shape[axis], dt.int64))
+    out = op("reduce", candidates, dimensions=(axis,), kind="minimum")
+    if keepdims:
+        out = graph.reshape(out, tuple(1 if i == axis else s for i, s in enumerate(x.shape)))
+    return out
+
+
+def argmax(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
+    """Index of the first maximum along ``axis`` (flattened when None)."""
+    return _arg_extremum(x, axis, keepdims, "maximum", "argmax")
+
+
+def argmin(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
+    """Index of the first minimum along ``axis`` (flattened when None)."""
+    return _arg_extremum(x, axis, keepdims, "minimum", "argmin")
+
+
+def where(condition: Array, x1: Array | bool | int | float, x2: Array | bool | int | float, /) -> Array:
+    """Elements of ``x1`` where ``condition`` holds, else of ``x2`` (broadcast together)."""
+    check_array(condition, "where")
+    if condition.dtype != dt.bool_:
+        raise TypeError(f"where: condition must be boolean, got {condition.dtype}")
+    if not isinstance(x1, Array) and not isinstance(x2, Array):
+        raise TypeError("where: at least one of x1, x2 must be an array")
+    a, b = operands("where", x1, x2)
+    shape = graph.broadcast_shapes(condition.shape, a.shape)
+    return op("select", graph.broadcast_to(condition, shape), graph.broadcast_to(a, shape), graph.broadcast_to(b, shape))
+
+
+def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
+    """Number of non-zero elements over ``axis`` (default int dtype)."""
+    check_array(x, "count_nonzero")
+    nonzero = x if x.dtype == dt.bool_ else op("compare", x, graph.full(x.shape, 0, x.dtype), direction="NE")
+    return reduce_axes(convert(nonzero, dt.default_int), "add", axis, keepdims, "count_nonzero")
+
+
+def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left", sorter: Array | None = None) -> Array:
+    """Insertion points of ``x2`` into the sorted 1-D ``x1`` (NaN sorts last)."""
+    check_array(x1, "searchsorted")
+    if x1.ndim != 1:
+        raise ValueError(f"searchsorted: x1 must be 1-D, got {x1.ndim}-D")
+    check_category(x1, "real numeric", "searchsorted")
+    if sorter is not None:
+        from .indexing import take
+
+        x1 = take(x1, sorter, axis=0)
+    if not isinstance(x2, Array):
+        x2 = graph.scalar_for(x2, x1.dtype, "searchsorted")
+    dtype = dt.promote(x1.dtype, x2.dtype)
+    return op("searchsorted", convert(x1, dtype), convert(x2, dtype), side=side)

@@ -1,0 +1,47 @@
+"""Utility functions (spec chapter "Utility Functions"): ``all``, ``any``, ``diff``."""
+
+from __future__ import annotations
+
+from .. import dtypes as dt
+from ..trace.array import Array
+from . import graph
+from .graph import check_array, normalize_axes, op, reduce_axes
+
+__all__ = ["all", "any", "diff"]
+
+
+def _truth(kind: str, name: str):
+    def fn(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
+        check_array(x, name)
+        truth = x if x.dtype == dt.bool_ else op("compare", x, graph.full(x.shape, 0, x.dtype), direction="NE")
+        return reduce_axes(truth, kind, axis, keepdims, name)
+    fn.__name__ = name
+    fn.__doc__ = f"Logical {kind.upper()} of the elements over ``axis``."
+    return fn
+
+
+all = _truth("and", "all")
+any = _truth("or", "any")
+
+
+def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = None,
+         append: Array | None = None) -> Array:
+    """The ``n``-th forward difference along ``axis`` (bools: ``!=``, as NumPy does)."""
+    check_array(x, "diff")
+    if not isinstance(n, int) or n < 0:
+        raise ValueError(f"diff: n must be a non-negative int, got {n!r}")
+    (axis,) = normalize_axes(axis, x.ndim, "diff")
+    if prepend is not None or append is not None:
+        from .manipulation import concat
+
+        x = concat([a for a in (prepend, x, append) if a is not None], axis=axis)
+    for _ in range(n):
+        m = x.shape[axis]
+        if m == 0:
+            break
+        lo, hi = [0] * x.ndim, list(x.shape)
+        head = dict(start=tuple(lo), limit=tuple(hi[:axis] + [m - 1] + hi[axis + 1:]), strides=(1,) * x.ndim)
+        tail = dict(start=tuple(lo[:axis] + [1] + lo[axis + 1:]), limit=tuple(hi), strides=(1,) * x.ndim)
+        a, b = op("slice", x, **head), op("slice", x, **tail)
+        x = op("xor" if x.dtype == dt.bool_ else "subtract", b, a)
+    return x
