@@ -24,7 +24,7 @@ from .backend.cache import CacheInfo
 from .backend.registry import available as backends
 from .backend.registry import set_backend
 from .dtypes import bool_ as bool
-from .dtypes import float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64
+from .dtypes import complex64, complex128, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64
 from .trace.array import Array
 
 __version__ = "0.1.0"
@@ -50,6 +50,6 @@ def clear_cache() -> None:
 
 __all__ = sorted(
     {name for chapter in _CHAPTERS for name in chapter.__all__}
-    | {"Array", "bool", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
+    | {"Array", "bool", "complex64", "complex128", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
        "uint64", "e", "pi", "inf", "nan", "newaxis", "set_backend", "backends", "cache_info", "clear_cache"}
 )

@@ -14,32 +14,48 @@ bool_ = np.dtype(np.bool_)
 int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
 uint8, uint16, uint32, uint64 = (np.dtype(t) for t in (np.uint8, np.uint16, np.uint32, np.uint64))
 float32, float64 = np.dtype(np.float32), np.dtype(np.float64)
+complex64, complex128 = np.dtype(np.complex64), np.dtype(np.complex128)
 
 SIGNED = (int8, int16, int32, int64)
 UNSIGNED = (uint8, uint16, uint32, uint64)
 INTEGER = SIGNED + UNSIGNED
-FLOATING = (float32, float64)
+REAL_FLOATING = (float32, float64)
+COMPLEX = (complex64, complex128)
+FLOATING = REAL_FLOATING + COMPLEX
+REAL_NUMERIC = INTEGER + REAL_FLOATING
 NUMERIC = INTEGER + FLOATING
 ALL = (bool_,) + NUMERIC
 
 default_int = int64
 default_float = float64
+default_complex = complex128
 
 #: Categories used by the spec to say which dtypes a function accepts.
 CATEGORIES: dict[str, tuple[np.dtype, ...]] = {
     "bool": (bool_,),
     "integer": INTEGER,
     "integer or boolean": (bool_,) + INTEGER,
-    "real floating-point": FLOATING,
+    "real floating-point": REAL_FLOATING,
+    "complex floating-point": COMPLEX,
     "floating-point": FLOATING,
-    "real numeric": NUMERIC,
+    "real numeric": REAL_NUMERIC,
     "numeric": NUMERIC,
     "any": ALL,
 }
 
 
 def _kind(dtype: np.dtype) -> str:
-    return {"b": "bool", "i": "int", "u": "int", "f": "float"}[dtype.kind]
+    return {"b": "bool", "i": "int", "u": "int", "f": "inexact", "c": "inexact"}[dtype.kind]
+
+
+def real_dtype(dtype: np.dtype) -> np.dtype:
+    """The real dtype of a complex dtype's parts (a real dtype maps to itself)."""
+    return {complex64: float32, complex128: float64}.get(dtype, dtype)
+
+
+def complex_dtype(dtype: np.dtype) -> np.dtype:
+    """The complex dtype whose parts are ``dtype``."""
+    return {float32: complex64, float64: complex128}.get(dtype, dtype)
 
 
 def promote(a: np.dtype, b: np.dtype) -> np.dtype:
@@ -54,8 +70,10 @@ def promote(a: np.dtype, b: np.dtype) -> np.dtype:
         raise TypeError(f"unsupported dtype: {a if a not in ALL else b}")
     if _kind(a) != _kind(b):
         raise TypeError(f"no Array API type promotion between {a} and {b} (mixed kinds)")
-    if a.kind == "f":
-        return float64
+    if a.kind in "fc":
+        precision = max(real_dtype(a).itemsize, real_dtype(b).itemsize)
+        real = float64 if precision == 8 else float32
+        return complex_dtype(real) if "c" in (a.kind, b.kind) else real
     if a.kind == b.kind:
         return a if a.itemsize > b.itemsize else b
     signed, unsigned = (a, b) if a.kind == "i" else (b, a)

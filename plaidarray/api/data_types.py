@@ -19,7 +19,10 @@ def astype(x: Array, dtype: Any, /, *, copy: bool = True, device: Any = None) ->
     check_array(x, "astype")
     if device not in (None, "cpu"):
         raise ValueError(f"astype: unsupported device {device!r}")
-    return convert(x, dt.check_dtype(dtype, "any", "astype"))
+    target = dt.check_dtype(dtype, "any", "astype")
+    if x.dtype.kind == "c" and target.kind != "c":
+        raise TypeError(f"astype: casting complex {x.dtype} to {target} would drop the imaginary part")
+    return convert(x, target)
 
 
 def _as_dtype(x: Any, where: str) -> np.dtype:
@@ -37,8 +40,8 @@ def can_cast(from_: Any, to: Any, /) -> bool:
 
 def result_type(*arrays_and_dtypes: Any) -> np.dtype:
     """The promoted dtype of arrays, dtypes and (weakly typed) Python scalars."""
-    dtypes = [_as_dtype(a, "result_type") for a in arrays_and_dtypes if not isinstance(a, (bool, int, float))]
-    scalars = [a for a in arrays_and_dtypes if isinstance(a, (bool, int, float))]
+    dtypes = [_as_dtype(a, "result_type") for a in arrays_and_dtypes if not isinstance(a, (bool, int, float, complex))]
+    scalars = [a for a in arrays_and_dtypes if isinstance(a, (bool, int, float, complex))]
     if not dtypes:
         raise TypeError("result_type: at least one array or dtype is required")
     out = dt.result_type(*dtypes)
@@ -70,7 +73,7 @@ class iinfo_object:
 
 def finfo(type: Any, /) -> finfo_object:
     d = _as_dtype(type, "finfo")
-    if d.kind != "f":
+    if d.kind not in "fc":
         raise TypeError(f"finfo: {d} is not a floating-point dtype")
     info = np.finfo(d)
     return finfo_object(info.bits, float(info.eps), float(info.max), float(info.min),
@@ -87,7 +90,7 @@ def iinfo(type: Any, /) -> iinfo_object:
 
 _KINDS = {
     "bool": ("bool",), "signed integer": ("i",), "unsigned integer": ("u",), "integral": ("i", "u"),
-    "real floating": ("f",), "complex floating": (), "numeric": ("i", "u", "f"),
+    "real floating": ("f",), "complex floating": ("c",), "numeric": ("i", "u", "f", "c"),
 }
 
 

@@ -62,23 +62,28 @@ def _hlo(name: str) -> Callable[..., Array]:
 
 def _float_only_for_floats(hlo_name: str) -> Callable[[Array], Array]:
     """Rounding functions are the identity on integers and booleans."""
-    return lambda x: op(hlo_name, x) if x.dtype.kind == "f" else x
+    return lambda x: op(hlo_name, x) if x.dtype.kind in "fc" else x
 
 
 # --- decompositions ------------------------------------------------------------------
 
-def _isnan(x):
-    return op("compare", x, x, direction="NE") if x.dtype.kind == "f" else _full_like(x, False, dt.bool_)
+def _either_part(test: Callable[[Array], Array]) -> Callable[[Array], Array]:
+    """A float predicate extended to complex numbers: true if it holds for either part."""
+    def fn(x):
+        if x.dtype.kind == "c":
+            return op("or", test(op("real", x)), test(op("imag", x)))
+        if x.dtype.kind != "f":
+            return _full_like(x, False, dt.bool_)
+        return test(x)
+    return fn
 
 
-def _isinf(x):
-    if x.dtype.kind != "f":
-        return _full_like(x, False, dt.bool_)
-    return op("compare", op("abs", x), _full_like(x, math.inf), direction="EQ")
+_isnan = _either_part(lambda x: op("compare", x, x, direction="NE"))
+_isinf = _either_part(lambda x: op("compare", op("abs", x), _full_like(x, math.inf), direction="EQ"))
 
 
 def _isfinite(x):
-    return op("is_finite", x) if x.dtype.kind == "f" else _full_like(x, True, dt.bool_)
+    return op("is_finite", x) if x.dtype.kind in "fc" else _full_like(x, True, dt.bool_)
 
 
 def _signbit(x):
@@ -94,7 +99,7 @@ def _reciprocal(x):
 
 
 def _divide(a, b):
-    if a.dtype.kind != "f":
+    if a.dtype.kind not in "fc":
         a, b = convert(a, dt.default_float), convert(b, dt.default_float)
     return op("divide", a, b)
 
@@ -166,18 +171,22 @@ for _name, _hlo_name in {
 }.items():
     _unary(_name, "floating-point", _hlo(_hlo_name))
 
-for _name, _hlo_name in {"ceil": "ceil", "floor": "floor", "trunc": "trunc", "round": "round_nearest_even"}.items():
+for _name, _hlo_name in {"ceil": "ceil", "floor": "floor", "trunc": "trunc"}.items():
     _unary(_name, "real numeric", _float_only_for_floats(_hlo_name))
 
 for _name, _category, _fn in (
-    ("abs", "real numeric", _hlo("abs")),
-    ("negative", "real numeric", _hlo("negate")),
-    ("positive", "real numeric", lambda x: x),
-    ("sign", "real numeric", _hlo("sign")),
-    ("square", "real numeric", _square),
-    ("isfinite", "real numeric", _isfinite),
-    ("isinf", "real numeric", _isinf),
-    ("isnan", "real numeric", _isnan),
+    ("abs", "numeric", _hlo("abs")),
+    ("negative", "numeric", _hlo("negate")),
+    ("positive", "numeric", lambda x: x),
+    ("sign", "numeric", _hlo("sign")),
+    ("square", "numeric", _square),
+    ("round", "numeric", _float_only_for_floats("round_nearest_even")),
+    ("isfinite", "numeric", _isfinite),
+    ("isinf", "numeric", _isinf),
+    ("isnan", "numeric", _isnan),
+    ("conj", "numeric", lambda x: op("conj", x) if x.dtype.kind == "c" else x),
+    ("real", "numeric", lambda x: op("real", x) if x.dtype.kind == "c" else x),
+    ("imag", "complex floating-point", _hlo("imag")),
     ("logical_not", "bool", _hlo("not")),
     ("bitwise_invert", "integer or boolean", _hlo("not")),
     ("signbit", "real floating-point", _signbit),
@@ -186,13 +195,13 @@ for _name, _category, _fn in (
     _unary(_name, _category, _fn)
 
 for _name, _category, _fn in (
-    ("add", "real numeric", _hlo("add")),
-    ("subtract", "real numeric", _hlo("subtract")),
-    ("multiply", "real numeric", _hlo("multiply")),
-    ("divide", "real numeric", _divide),
+    ("add", "numeric", _hlo("add")),
+    ("subtract", "numeric", _hlo("subtract")),
+    ("multiply", "numeric", _hlo("multiply")),
+    ("divide", "numeric", _divide),
     ("floor_divide", "real numeric", _floor_divide),
     ("remainder", "real numeric", _remainder),
-    ("pow", "real numeric", _hlo("power")),
+    ("pow", "numeric", _hlo("power")),
     ("maximum", "real numeric", _hlo("maximum")),
     ("minimum", "real numeric", _hlo("minimum")),
     ("atan2", "real floating-point", _hlo("atan2")),

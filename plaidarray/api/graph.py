@@ -13,7 +13,7 @@ from ..hlo.literal import Literal
 from ..trace.array import Array
 from ..trace.node import Node
 
-Scalar = bool | int | float
+Scalar = bool | int | float | complex
 
 
 def op(name: str, *operands: Array | Node, **attrs: Any) -> Array:
@@ -50,11 +50,13 @@ def scalar_dtype(value: Scalar, where: str) -> np.dtype:
         return dt.default_int
     if isinstance(value, float):
         return dt.default_float
+    if isinstance(value, complex):
+        return dt.default_complex
     raise TypeError(f"{where}: expected an array or a Python scalar, got {type(value).__name__}")
 
 
 #: Which array dtype kinds a Python scalar type may meet (the spec's weak typing).
-SCALAR_KINDS = {bool: "b", int: "iuf", float: "f"}
+SCALAR_KINDS = {bool: "b", int: "iufc", float: "fc", complex: "c"}
 
 
 def scalar_for(value: Scalar, dtype: np.dtype, where: str) -> Array:

@@ -37,7 +37,7 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     nb = len(batch)
     out = op("dot_general", a2, b2, lhs_batch=tuple(range(nb)), rhs_batch=tuple(range(nb)),
              lhs_contracting=(nb + 1,), rhs_contracting=(nb,))
-    shape = batch + (a.shape[-2],) * (a.ndim > 1) + (b.shape[-1],) * (b.ndim > 1)
+    shape = batch + (a.shape[-2:-1] if a.ndim > 1 else ()) + (b.shape[-1:] if b.ndim > 1 else ())
     return graph.reshape(out, shape)
 
 

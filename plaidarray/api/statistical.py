@@ -59,7 +59,7 @@ min = _extremum("minimum", "min")
 def mean(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
     """Arithmetic mean over ``axis``; NaN for an empty reduction."""
     check_array(x, "mean")
-    check_category(x, "real floating-point", "mean")
+    check_category(x, "floating-point", "mean")
     axes = normalize_axes(axis, x.ndim, "mean")
     count = 1
     for a in axes:

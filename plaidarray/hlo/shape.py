@@ -11,7 +11,7 @@ import numpy as np
 XLA_TYPE_NAMES = {
     "bool": "pred", "int8": "s8", "int16": "s16", "int32": "s32", "int64": "s64",
     "uint8": "u8", "uint16": "u16", "uint32": "u32", "uint64": "u64",
-    "float32": "f32", "float64": "f64",
+    "float32": "f32", "float64": "f64", "complex64": "c64", "complex128": "c128",
 }
 
 

@@ -174,7 +174,7 @@ def _function(name: str):
 
 def _binary(name: str, reflected: bool = False):
     def method(self: Array, other: Any) -> Array:
-        if not isinstance(other, (Array, bool, int, float)):
+        if not isinstance(other, (Array, bool, int, float, complex)):
             return NotImplemented
         fn = _function(name)
         return fn(other, self) if reflected else fn(self, other)

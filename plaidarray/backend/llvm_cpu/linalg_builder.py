@@ -13,10 +13,13 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from xdsl.dialects import arith, func, memref
+from xdsl.dialects import complex as cx
 from xdsl.dialects.linalg import attrs as linalg_attrs
 from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import (
     AffineMapAttr,
+    ArrayAttr,
+    ComplexType,
     Float32Type,
     Float64Type,
     FloatAttr,
@@ -36,6 +39,8 @@ from .linalg_to_loops import LOOP_DIMS, loop_dims_attr
 
 
 def element_type(dtype: np.dtype) -> Attribute:
+    if dtype.kind == "c":
+        return ComplexType(Float32Type() if dtype.itemsize == 8 else Float64Type())
     if dtype.kind == "f":
         return Float32Type() if dtype.itemsize == 4 else Float64Type()
     return IntegerType(1 if dtype.kind == "b" else dtype.itemsize * 8)
@@ -47,6 +52,9 @@ def memref_type(inst: Instruction) -> MemRefType:
 
 def constant_op(value: object, dtype: np.dtype) -> Operation:
     ty = element_type(dtype)
+    if dtype.kind == "c":
+        z = complex(value)
+        return cx.ConstantOp(ArrayAttr([FloatAttr(z.real, ty.element_type), FloatAttr(z.imag, ty.element_type)]), ty)
     if dtype.kind == "f":
         return arith.ConstantOp(FloatAttr(float(value), ty))
     bits = 1 if dtype.kind == "b" else dtype.itemsize * 8
@@ -85,7 +93,7 @@ class _Body:
         return element_type(dtype)
 
     def libm(self, name: str, args: Sequence[SSAValue], dtype: np.dtype) -> SSAValue:
-        symbol = name + ("f" if dtype.itemsize == 4 else "")
+        symbol = name + ("f" if dtype in (np.float32, np.complex64) else "")
         ty = element_type(dtype)
         self.module.declare(symbol, [ty] * len(args), ty)
         return self.insert(func.CallOp(symbol, list(args), [ty]))

@@ -18,7 +18,16 @@ import math
 from collections.abc import Callable
 
 from llvmlite import ir
-from xdsl.dialects.builtin import Float32Type, Float64Type, FloatAttr, IndexType, IntegerAttr, IntegerType, ModuleOp
+from xdsl.dialects.builtin import (
+    ComplexType,
+    Float32Type,
+    Float64Type,
+    FloatAttr,
+    IndexType,
+    IntegerAttr,
+    IntegerType,
+    ModuleOp,
+)
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr
 
@@ -36,6 +45,9 @@ def llvm_type(t: Attribute) -> ir.Type:
         return ir.FloatType()
     if isinstance(t, Float64Type):
         return ir.DoubleType()
+    if isinstance(t, ComplexType):  # NumPy's layout: {real, imag}
+        part = llvm_type(t.element_type)
+        return ir.LiteralStructType([part, part])
     raise NotImplementedError(f"no LLVM type for {t}")
 
 
@@ -45,6 +57,10 @@ def _memory_type(t: ir.Type) -> ir.Type:
 
 def _float_suffix(t: ir.Type) -> str:
     return "f32" if isinstance(t, ir.FloatType) else "f64"
+
+
+def _is_complex(t: ir.Type) -> bool:
+    return isinstance(t, ir.LiteralStructType)
 
 
 class FunctionEmitter:
@@ -286,8 +302,34 @@ def _ipow_helper(module: ir.Module, ty: ir.IntType) -> ir.Function:
 @rule("func.call")
 def _call(e, op):
     args = [e.v(o) for o in op.operands]
-    ret = llvm_type(op.results[0].type)
-    return e.builder.call(e.declare(op.callee.string_value(), ret, [a.type for a in args]), args)
+    return call_c(e, op.callee.string_value(), args, llvm_type(op.results[0].type))
+
+
+def call_c(e: FunctionEmitter, name: str, args: list[ir.Value], ret: ir.Type) -> ir.Value:
+    """Call a C function, lowering C complex values as the x86-64 SysV ABI does:
+    ``double complex`` travels as two doubles (returned as ``{double, double}``),
+    ``float complex`` as one ``<2 x float>``."""
+    b = e.builder
+    lowered: list[ir.Value] = []
+    for a in args:
+        if not _is_complex(a.type):
+            lowered.append(a)
+        elif isinstance(a.type.elements[0], ir.DoubleType):
+            lowered += [b.extract_value(a, 0), b.extract_value(a, 1)]
+        else:
+            vec = ir.Constant(ir.VectorType(ir.FloatType(), 2), None)
+            for i in range(2):
+                vec = b.insert_element(vec, b.extract_value(a, i), ir.Constant(ir.IntType(32), i))
+            lowered.append(vec)
+    single_complex = _is_complex(ret) and isinstance(ret.elements[0], ir.FloatType)
+    c_ret = ir.VectorType(ir.FloatType(), 2) if single_complex else ret
+    result = b.call(e.declare(name, c_ret, [a.type for a in lowered]), lowered)
+    if not single_complex:
+        return result
+    out = ir.Constant(ret, None)
+    for i in range(2):
+        out = b.insert_value(out, b.extract_element(result, ir.Constant(ir.IntType(32), i)), i)
+    return out
 
 
 @rule("memref.load")
@@ -368,6 +410,115 @@ def _yield(e, op):
 @rule("func.return")
 def _return(e, op):
     e.builder.ret_void()
+
+
+# --- complex ---------------------------------------------------------------------------
+
+def _make_complex(e, ty, re, im):
+    z = e.builder.insert_value(ir.Constant(ty, None), re, 0)
+    return e.builder.insert_value(z, im, 1)
+
+
+def _parts(e, z):
+    return e.builder.extract_value(z, 0), e.builder.extract_value(z, 1)
+
+
+@rule("complex.constant")
+def _complex_constant(e, op):
+    ty = llvm_type(op.results[0].type)
+    re, im = (ir.Constant(ty.elements[0], v.value.data) for v in op.value.data)
+    return ir.Constant(ty, [re, im])
+
+
+@rule("complex.create")
+def _complex_create(e, op):
+    return _make_complex(e, llvm_type(op.results[0].type), e.v(op.operands[0]), e.v(op.operands[1]))
+
+
+@rule("complex.re", "complex.im")
+def _complex_part(e, op):
+    return e.builder.extract_value(e.v(op.operands[0]), 0 if op.name == "complex.re" else 1)
+
+
+def _componentwise(method: str) -> Rule:
+    def emit(e, op):
+        (a, b), (c, d) = (_parts(e, e.v(o)) for o in op.operands)
+        fn = getattr(e.builder, method)
+        return _make_complex(e, e.v(op.operands[0]).type, fn(a, c), fn(b, d))
+    return emit
+
+
+_RULES["complex.add"] = _componentwise("fadd")
+_RULES["complex.sub"] = _componentwise("fsub")
+
+
+@rule("complex.neg", "complex.conj")
+def _complex_negate(e, op):
+    z = e.v(op.operands[0])
+    re, im = _parts(e, z)
+    if op.name == "complex.neg":
+        re = e.builder.fneg(re)
+    return _make_complex(e, z.type, re, e.builder.fneg(im))
+
+
+@rule("complex.mul")
+def _complex_mul(e, op):
+    (a, b), (c, d) = (_parts(e, e.v(o)) for o in op.operands)
+    bl = e.builder
+    return _make_complex(e, e.v(op.operands[0]).type, bl.fsub(bl.fmul(a, c), bl.fmul(b, d)),
+                         bl.fadd(bl.fmul(a, d), bl.fmul(b, c)))
+
+
+@rule("complex.div")
+def _complex_div(e, op):
+    """Smith's algorithm, as NumPy divides: scale by the larger part of the divisor."""
+    (a, b), (c, d) = (_parts(e, e.v(o)) for o in op.operands)
+    bl = e.builder
+    ty = a.type
+    fabs = lambda x: e.intrinsic(f"llvm.fabs.{_float_suffix(ty)}", ty, [x])
+    one = ir.Constant(ty, 1.0)
+    c_major = bl.fcmp_ordered(">=", fabs(c), fabs(d))
+    # |c| >= |d|: r = d/c, s = 1/(c + d r), (a + b r) s, (b - a r) s
+    r1 = bl.fdiv(d, c)
+    s1 = bl.fdiv(one, bl.fadd(c, bl.fmul(d, r1)))
+    re1, im1 = bl.fmul(bl.fadd(a, bl.fmul(b, r1)), s1), bl.fmul(bl.fsub(b, bl.fmul(a, r1)), s1)
+    # both zero: a/|c|, b/|c| (inf or nan, as NumPy)
+    zero = bl.and_(bl.fcmp_ordered("==", c, ir.Constant(ty, 0.0)), bl.fcmp_ordered("==", d, ir.Constant(ty, 0.0)))
+    re1 = bl.select(zero, bl.fdiv(a, fabs(c)), re1)
+    im1 = bl.select(zero, bl.fdiv(b, fabs(c)), im1)
+    # |c| < |d|: r = c/d, s = 1/(d + c r), (a r + b) s, (b r - a) s
+    r2 = bl.fdiv(c, d)
+    s2 = bl.fdiv(one, bl.fadd(d, bl.fmul(c, r2)))
+    re2, im2 = bl.fmul(bl.fadd(bl.fmul(a, r2), b), s2), bl.fmul(bl.fsub(bl.fmul(b, r2), a), s2)
+    return _make_complex(e, e.v(op.operands[0]).type, bl.select(c_major, re1, re2), bl.select(c_major, im1, im2))
+
+
+@rule("complex.eq", "complex.neq")
+def _complex_compare(e, op):
+    (a, b), (c, d) = (_parts(e, e.v(o)) for o in op.operands)
+    bl = e.builder
+    if op.name == "complex.eq":
+        return bl.and_(bl.fcmp_ordered("==", a, c), bl.fcmp_ordered("==", b, d))
+    return bl.or_(bl.fcmp_unordered("!=", a, c), bl.fcmp_unordered("!=", b, d))
+
+
+@rule("complex.abs")
+def _complex_abs(e, op):
+    re, im = _parts(e, e.v(op.operands[0]))
+    name = "hypot" + ("f" if isinstance(re.type, ir.FloatType) else "")
+    return call_c(e, name, [re, im], re.type)
+
+
+def _complex_libm(name: str) -> Rule:
+    def emit(e, op):
+        args = [e.v(o) for o in op.operands]
+        suffix = "f" if isinstance(args[0].type.elements[0], ir.FloatType) else ""
+        return call_c(e, name + suffix, args, args[0].type)
+    return emit
+
+
+for _name in ("exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "pow"):
+    _RULES[f"complex.{_name}"] = _complex_libm("c" + _name)
 
 
 def emit_llvm_module(module: ModuleOp, function_name: str) -> ir.Module:

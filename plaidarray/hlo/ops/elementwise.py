@@ -3,7 +3,9 @@
 HLO elementwise ops take operands of identical shape and dtype (broadcasting and
 promotion are explicit in the graph, as in XLA). Each row gives the op's name, arity,
 result-dtype rule, NumPy reference and scalar lowering per dtype kind
-(``f`` float, ``i`` signed, ``u`` unsigned, ``b`` bool).
+(``f`` float, ``c`` complex, ``i`` signed, ``u`` unsigned, ``b`` bool). Complex
+transcendentals call the C library's ``c*`` functions, which implement C99 Annex G,
+the special cases the Array API specifies.
 
 Integer ops where LLVM would have undefined behaviour are total here, and the
 reference evaluation implements the same definition:
@@ -21,6 +23,7 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 from xdsl.dialects import arith
+from xdsl.dialects import complex as cx
 from xdsl.dialects import math as mm
 
 from ..lowering import Elementwise, ScalarBuilder
@@ -123,7 +126,7 @@ def _sign_fill(b, x, dtype):
 
 def _reference_division(a, d, op):
     kind = a.dtype.kind
-    if kind == "f":
+    if kind in "fc":
         return np.true_divide(a, d) if op == "divide" else np.fmod(a, d)
     zero = d == 0
     minus_one = (d == -1) if kind == "i" else np.zeros_like(zero)
@@ -154,7 +157,7 @@ def _reference_shift(x, s, direction):
 
 
 def _reference_power(a, e):
-    if a.dtype.kind == "f":
+    if a.dtype.kind in "fc":
         return np.power(a, e)
     signed_e = e.view(f"i{e.dtype.itemsize}") if e.dtype.kind == "u" else e
     negative = signed_e < 0
@@ -172,6 +175,12 @@ def _reference_power(a, e):
 def _sign(b, args, inst):
     (x,) = args
     dtype = inst.shape.dtype
+    if dtype.kind == "c":  # z / |z|, and 0 at 0
+        part = np.dtype(f"f{dtype.itemsize // 2}")
+        magnitude = b.insert(cx.AbsOp(x))
+        is_zero = b.insert(arith.CmpfOp(magnitude, b.const(0.0, part), "oeq"))
+        unit = b.insert(cx.DivOp(x, b.insert(cx.CreateOp(magnitude, b.const(0.0, part), b.type(dtype)))))
+        return b.insert(arith.SelectOp(is_zero, b.const(0, dtype), unit))
     zero, one, minus = b.const(0, dtype), b.const(1, dtype), b.const(-1, dtype)
     if dtype.kind == "f":
         gt = b.insert(arith.CmpfOp(x, zero, "ogt"))
@@ -185,6 +194,9 @@ def _sign(b, args, inst):
 
 
 def _reference_sign(x):
+    if x.dtype.kind == "c":
+        magnitude = np.abs(x)
+        return np.where(magnitude == 0, 0, x / np.where(magnitude == 0, 1, magnitude))
     if x.dtype.kind == "f":
         return np.where(x > 0, 1, np.where(x < 0, -1, x))
     return np.sign(x)
@@ -200,8 +212,49 @@ def _not(b, args, inst):
 
 def _is_finite(b, args, inst):
     (x,) = args
-    absx = b.insert(mm.AbsFOp(x))
-    return b.insert(arith.CmpfOp(absx, b.const(np.inf, inst.operands[0].shape.dtype), "olt"))
+    dtype = inst.operands[0].shape.dtype
+    if dtype.kind == "c":
+        part = np.dtype(f"f{dtype.itemsize // 2}")
+        re, im = _parts(b, x)
+        finite = [b.insert(arith.CmpfOp(b.insert(mm.AbsFOp(v)), b.const(np.inf, part), "olt")) for v in (re, im)]
+        return b.insert(arith.AndIOp(*finite))
+    return b.insert(arith.CmpfOp(b.insert(mm.AbsFOp(x)), b.const(np.inf, dtype), "olt"))
+
+
+def _libm(name: str) -> Emit:
+    return lambda b, args, inst: b.libm(name, args, inst.shape.dtype)
+
+
+def _parts(b, z):
+    return b.insert(cx.ReOp(z)), b.insert(cx.ImOp(z))
+
+
+def _on_parts(b, z, dtype, op_cls):
+    re, im = _parts(b, z)
+    return b.insert(cx.CreateOp(b.insert(op_cls(re)), b.insert(op_cls(im)), b.type(dtype)))
+
+
+def _complex_expm1(b, z, dtype):
+    """expm1(x+iy) = (expm1(x) cos y - 2 sin^2(y/2)) + i exp(x) sin y: accurate near 0."""
+    part = np.dtype(f"f{dtype.itemsize // 2}")
+    x, y = _parts(b, z)
+    half = b.insert(arith.MulfOp(y, b.const(0.5, part)))
+    s = b.insert(mm.SinOp(half))
+    re = b.insert(arith.SubfOp(b.insert(arith.MulfOp(b.insert(mm.ExpM1Op(x)), b.insert(mm.CosOp(y)))),
+                               b.insert(arith.MulfOp(b.const(2.0, part), b.insert(arith.MulfOp(s, s))))))
+    im = b.insert(arith.MulfOp(b.insert(mm.ExpOp(x)), b.insert(mm.SinOp(y))))
+    return b.insert(cx.CreateOp(re, im, b.type(dtype)))
+
+
+def _complex_log_base(b, z, dtype, base):
+    """log(z) / log(base), dividing each part by the real constant (a complex division
+    would turn an infinite real part into NaNs)."""
+    import math
+
+    part = np.dtype(f"f{dtype.itemsize // 2}")
+    re, im = _parts(b, b.insert(cx.LogOp(z)))
+    scale = b.const(1.0 / math.log(base), part)
+    return b.insert(cx.CreateOp(b.insert(arith.MulfOp(re, scale)), b.insert(arith.MulfOp(im, scale)), b.type(dtype)))
 
 
 _FLOAT_UNARY = {
@@ -214,27 +267,45 @@ _FLOAT_UNARY = {
     "sqrt": (np.sqrt, mm.SqrtOp), "floor": (np.floor, mm.FloorOp), "ceil": (np.ceil, mm.CeilOp),
     "round_nearest_even": (np.rint, mm.RoundEvenOp), "trunc": (np.trunc, mm.TruncOp),
 }
+_COMPLEX_UNARY = {
+    "exp": _op(cx.ExpOp), "log": _op(cx.LogOp), "sqrt": _op(cx.SqrtOp), "sin": _op(cx.SinOp),
+    "cos": _op(cx.CosOp), "tan": _op(cx.TanOp), "tanh": _op(cx.TanhOp),
+    **{name: _libm("c" + name) for name in ("asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")},
+    "expm1": lambda b, args, inst: _complex_expm1(b, args[0], inst.shape.dtype),
+    "log1p": lambda b, args, inst: b.insert(cx.LogOp(b.insert(cx.AddOp(args[0], b.const(1, inst.shape.dtype))))),
+    "log2": lambda b, args, inst: _complex_log_base(b, args[0], inst.shape.dtype, 2.0),
+    "log10": lambda b, args, inst: _complex_log_base(b, args[0], inst.shape.dtype, 10.0),
+    "round_nearest_even": lambda b, args, inst: _on_parts(b, args[0], inst.shape.dtype, mm.RoundEvenOp),
+}
 for _name, (_ref, _cls) in _FLOAT_UNARY.items():
-    define(_name, 1, _ref, _op(_cls))
+    _complex = _COMPLEX_UNARY.get(_name)
+    define(_name, 1, _ref, _by_kind(f=_op(_cls), c=_complex) if _complex else _op(_cls))
 
 define("atan2", 2, np.arctan2, _op(mm.Atan2Op))
 define("hypot", 2, np.hypot, lambda b, args, inst: b.libm("hypot", args, inst.shape.dtype))
 define("nextafter", 2, np.nextafter, lambda b, args, inst: b.libm("nextafter", args, inst.shape.dtype))
 define("copysign", 2, np.copysign, _op(mm.CopySignOp))
-define("abs", 1, np.abs, _by_kind(f=_op(mm.AbsFOp), i=_op(mm.AbsIOp), ub=lambda b, a, i: a[0]))
-define("negate", 1, np.negative, _by_kind(f=_op(arith.NegfOp), iu=_negate_int))
+def _real_result(shapes: list[Shape], attrs: dict) -> Shape:
+    x = _same_shape(shapes, attrs)
+    return x.with_dtype(np.dtype(f"f{x.dtype.itemsize // 2}")) if x.dtype.kind == "c" else x
+
+
+define("abs", 1, np.abs, _by_kind(f=_op(mm.AbsFOp), i=_op(mm.AbsIOp), ub=lambda b, a, i: a[0], c=_op(cx.AbsOp)),
+       infer=_real_result)
+define("negate", 1, np.negative, _by_kind(f=_op(arith.NegfOp), iu=_negate_int, c=_op(cx.NegOp)))
 define("sign", 1, _reference_sign, _sign)
 define("not", 1, lambda x: np.logical_not(x) if x.dtype == BOOL else np.invert(x), _not)
 define("is_finite", 1, np.isfinite, _is_finite, infer=_predicate_result)
 
-define("add", 2, np.add, _by_kind(f=_op(arith.AddfOp), iu=_op(arith.AddiOp), b=_op(arith.OrIOp)))
-define("subtract", 2, np.subtract, _by_kind(f=_op(arith.SubfOp), iu=_op(arith.SubiOp)))
-define("multiply", 2, np.multiply, _by_kind(f=_op(arith.MulfOp), iu=_op(arith.MuliOp), b=_op(arith.AndIOp)))
+define("add", 2, np.add, _by_kind(f=_op(arith.AddfOp), iu=_op(arith.AddiOp), b=_op(arith.OrIOp), c=_op(cx.AddOp)))
+define("subtract", 2, np.subtract, _by_kind(f=_op(arith.SubfOp), iu=_op(arith.SubiOp), c=_op(cx.SubOp)))
+define("multiply", 2, np.multiply,
+       _by_kind(f=_op(arith.MulfOp), iu=_op(arith.MuliOp), b=_op(arith.AndIOp), c=_op(cx.MulOp)))
 define("divide", 2, lambda a, d: _reference_division(a, d, "divide"),
-       _by_kind(f=_op(arith.DivfOp), iu=_divide_int))
+       _by_kind(f=_op(arith.DivfOp), iu=_divide_int, c=_op(cx.DivOp)))
 define("remainder", 2, lambda a, d: _reference_division(a, d, "remainder"),
        _by_kind(f=lambda b, args, inst: b.libm("fmod", args, inst.shape.dtype), iu=_remainder_int))
-define("power", 2, _reference_power, _by_kind(f=_op(mm.PowFOp), iu=_op(mm.IPowIOp)))
+define("power", 2, _reference_power, _by_kind(f=_op(mm.PowFOp), iu=_op(mm.IPowIOp), c=_op(cx.PowOp)))
 define("maximum", 2, np.maximum,
        _by_kind(f=_op(arith.MaximumfOp), i=_op(arith.MaxSIOp), ub=_op(arith.MaxUIOp)))
 define("minimum", 2, np.minimum,
@@ -263,12 +334,17 @@ _COMPARE = {
 def _compare_infer(shapes, attrs):
     if attrs["direction"] not in _COMPARE:
         raise ValueError(f"compare: unknown direction {attrs['direction']!r}")
+    if shapes[0].dtype.kind == "c" and attrs["direction"] not in ("EQ", "NE"):
+        raise TypeError("compare: complex numbers are unordered; only EQ and NE apply")
     return _predicate_result(shapes, attrs)
 
 
 def _compare_emit(b, args, inst):
-    _, fpred, spred, upred = _COMPARE[inst.attrs["direction"]]
+    direction = inst.attrs["direction"]
+    _, fpred, spred, upred = _COMPARE[direction]
     kind = _kind(inst)
+    if kind == "c":
+        return b.insert((cx.EqualOp if direction == "EQ" else cx.NotEqualOp)(*args))
     if kind == "f":
         return b.insert(arith.CmpfOp(*args, fpred))
     return b.insert(arith.CmpiOp(*args, spred if kind == "i" else upred))
@@ -298,6 +374,10 @@ def _convert_infer(shapes, attrs):
 def _convert_reference(args, attrs, shape):
     (x,) = args
     target = shape.dtype
+    if x.dtype.kind == "c" and target.kind == "b":
+        return (x.real != 0) | (x.imag != 0)
+    if x.dtype.kind == "c" and target.kind != "c":
+        x = x.real
     if x.dtype.kind == "f" and target.kind in "iu":
         # Saturating, NaN -> 0: the defined version of C's undefined float->int cast.
         info = np.iinfo(target)
@@ -311,6 +391,33 @@ def _convert_reference(args, attrs, shape):
 def _convert_emit(b, args, inst):
     (x,) = args
     src, dst = inst.operands[0].shape.dtype, inst.shape.dtype
+    if src == dst:
+        return x
+    if src.kind == "c" or dst.kind == "c":
+        return _convert_complex(b, x, src, dst)
+    return _convert_scalar(b, x, src, dst)
+
+
+def _convert_complex(b, x, src, dst):
+    """Complex conversions through the parts: real -> (x, 0); complex -> real keeps the
+    real part; to bool tests both parts."""
+    src_part = np.dtype(f"f{src.itemsize // 2}") if src.kind == "c" else src
+    dst_part = np.dtype(f"f{dst.itemsize // 2}") if dst.kind == "c" else dst
+    if src.kind != "c":
+        re = _convert_scalar(b, x, src, dst_part)
+        return b.insert(cx.CreateOp(re, b.const(0.0, dst_part), b.type(dst)))
+    re, im = _parts(b, x)
+    if dst.kind == "b":
+        nonzero = [_convert_scalar(b, v, src_part, dst) for v in (re, im)]
+        return b.insert(arith.OrIOp(*nonzero))
+    re = _convert_scalar(b, re, src_part, dst_part)
+    if dst.kind != "c":
+        return re
+    im = _convert_scalar(b, im, src_part, dst_part)
+    return b.insert(cx.CreateOp(re, im, b.type(dst)))
+
+
+def _convert_scalar(b, x, src, dst):
     if src == dst:
         return x
     ty = b.type(dst)
@@ -333,3 +440,33 @@ def _convert_emit(b, args, inst):
 
 
 register(OpDef("convert", _convert_infer, _convert_reference, Elementwise(_convert_emit), 1))
+
+
+# --- complex parts -----------------------------------------------------------------------
+
+def _part_infer(shapes, attrs):
+    (x,) = shapes
+    if x.dtype.kind != "c":
+        raise TypeError(f"expected a complex operand, got {x}")
+    return x.with_dtype(np.dtype(f"f{x.dtype.itemsize // 2}"))
+
+
+def _complex_infer(shapes, attrs):
+    re = _same_shape(shapes, attrs)
+    if re.dtype.kind != "f":
+        raise TypeError(f"complex: parts must be real floating-point, got {re}")
+    return re.with_dtype(np.dtype(f"c{re.dtype.itemsize * 2}"))
+
+
+register(OpDef("real", _part_infer, lambda a, attrs, s: np.real(a[0]), Elementwise(_op(cx.ReOp)), 1))
+register(OpDef("imag", _part_infer, lambda a, attrs, s: np.imag(a[0]), Elementwise(_op(cx.ImOp)), 1))
+register(OpDef("conj", lambda shapes, attrs: _part_infer(shapes, attrs) and shapes[0],
+               lambda a, attrs, s: np.conj(a[0]), Elementwise(_op(cx.ConjOp)), 1))
+def _complex_evaluate(args, attrs, shape):
+    out = np.empty(shape.dims, shape.dtype)
+    out.real, out.imag = args  # not re + 1j * im, which turns an infinite im into a NaN re
+    return out
+
+
+register(OpDef("complex", _complex_infer, _complex_evaluate,
+               Elementwise(lambda b, args, inst: b.insert(cx.CreateOp(*args, b.type(inst.shape.dtype)))), 2))
