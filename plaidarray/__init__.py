@@ -14,6 +14,7 @@ from .api.creation import *  # noqa: F401,F403
 from .api.data_types import *  # noqa: F401,F403
 from .api.elementwise import *  # noqa: F401,F403
 from .api.indexing import *  # noqa: F401,F403
+from .api.inspection import __array_namespace_info__  # noqa: F401
 from .api.linear_algebra import *  # noqa: F401,F403
 from .api.manipulation import *  # noqa: F401,F403
 from .api.searching import *  # noqa: F401,F403

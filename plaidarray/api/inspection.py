@@ -1,0 +1,63 @@
+"""Inspection (spec chapter "Inspection"): ``__array_namespace_info__``."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .. import dtypes as dt
+from ..trace.array import CPU_DEVICE
+
+__all__ = ["__array_namespace_info__"]
+
+_KIND_NAMES = {
+    "bool": (dt.bool_,), "signed integer": dt.SIGNED, "unsigned integer": dt.UNSIGNED, "integral": dt.INTEGER,
+    "real floating": dt.REAL_FLOATING, "complex floating": dt.COMPLEX, "numeric": dt.NUMERIC,
+}
+
+
+def _check_device(device: Any) -> None:
+    if device not in (None, CPU_DEVICE):
+        raise ValueError(f"unsupported device {device!r}; plaidarray runs on 'cpu'")
+
+
+class Info:
+    """What this namespace supports, for code written against the standard."""
+
+    def capabilities(self) -> dict[str, Any]:
+        from .. import capabilities
+
+        return dict(capabilities.CAPABILITIES)
+
+    def default_device(self) -> str:
+        return CPU_DEVICE
+
+    def default_dtypes(self, *, device: Any = None) -> dict[str, np.dtype]:
+        _check_device(device)
+        return {"real floating": dt.default_float, "complex floating": dt.default_complex,
+                "integral": dt.default_int, "indexing": dt.int64}
+
+    def dtypes(self, *, device: Any = None, kind: Any = None) -> dict[str, np.dtype]:
+        _check_device(device)
+        if kind is None:
+            chosen = dt.ALL
+        else:
+            kinds = kind if isinstance(kind, tuple) else (kind,)
+            chosen = tuple(d for d in dt.ALL if any(self._matches(d, k) for k in kinds))
+        return {d.name: d for d in chosen}
+
+    @staticmethod
+    def _matches(d: np.dtype, kind: Any) -> bool:
+        if isinstance(kind, str):
+            if kind not in _KIND_NAMES:
+                raise ValueError(f"unknown dtype kind {kind!r}")
+            return d in _KIND_NAMES[kind]
+        return d == np.dtype(kind)
+
+    def devices(self) -> list[str]:
+        return [CPU_DEVICE]
+
+
+def __array_namespace_info__() -> Info:
+    return Info()
