@@ -1,6 +1,6 @@
 """Run the public Array API conformance suite (data-apis/array-api-tests) on plaidarray.
 
-Usage: python array-api-tests/run.py [SUITE_DIR] [--version 2024.12] [--examples 20] [-- pytest args]
+Usage: python array-api-tests/run.py [SUITE_DIR] [--version 2024.12] [--examples 20] [--write] [pytest args]
 
 SUITE_DIR (or $ARRAY_API_TESTS_DIR) is a checkout of data-apis/array-api-tests with its
 ``array-api`` submodule; none of its code lives in this repository. The run uses our
@@ -37,8 +37,7 @@ def main() -> int:
     parser.add_argument("--version", default="2024.12")
     parser.add_argument("--examples", type=int, default=20)
     parser.add_argument("--write", action="store_true", help="append the result line to RESULTS.md")
-    parser.add_argument("pytest_args", nargs=argparse.REMAINDER)
-    args = parser.parse_args()
+    args, pytest_args = parser.parse_known_args()
     if not args.suite:
         parser.error("give the suite's location (argument or ARRAY_API_TESTS_DIR)")
     suite = Path(args.suite).resolve()
@@ -47,7 +46,7 @@ def main() -> int:
         skips.write_text("\n".join(_entries(HERE / "skips.txt")) + "\n")
         xfails.write_text("\n".join(_entries(HERE / "xfails.txt")) + "\n")
         report = Path(tmp) / "report.json"
-        extra = [a for a in args.pytest_args if a != "--"]
+        extra = [a for a in pytest_args if a != "--"]
         cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "array_api_tests/",
                f"--max-examples={args.examples}", "--derandomize", "--disable-deadline",
                f"--skips-file={skips}", f"--xfails-file={xfails}", "--json-report",

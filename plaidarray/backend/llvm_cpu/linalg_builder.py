@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 import numpy as np
-from xdsl.dialects import arith, func, memref
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects import complex as cx
 from xdsl.dialects.linalg import attrs as linalg_attrs
 from xdsl.dialects.linalg import ops as linalg
@@ -146,10 +146,11 @@ class _ModuleBuilder:
     def type(self, dtype: np.dtype) -> Attribute:
         return element_type(dtype)
 
-    def declare(self, symbol: str, arg_types: list[Attribute], result: Attribute) -> None:
+    def declare(self, symbol: str, arg_types: list[Attribute], result: Attribute | None) -> None:
         if symbol not in self._declared:
             self._declared.add(symbol)
-            self.module.body.block.add_op(func.FuncOp(symbol, (arg_types, [result]), Region(), "private"))
+            results = [] if result is None else [result]
+            self.module.body.block.add_op(func.FuncOp(symbol, (arg_types, results), Region(), "private"))
 
     def generic(self, loop_dims, inputs, output, out_dtype, body, reduction_dims=()) -> None:
         in_types = [b.type.element_type for b, _ in inputs]
@@ -158,6 +159,31 @@ class _ModuleBuilder:
         result = body(scalar, list(block.args[:-1]), block.args[-1])
         block.add_op(linalg.YieldOp(result))
         self._append_generic(loop_dims, [b for b, _ in inputs], [m for _, m in inputs], output, block, reduction_dims)
+
+    def for_each(self, loop_dims: Sequence[int], body: Callable[[Sequence[SSAValue]], None]) -> None:
+        """An ``scf.for`` nest over ``loop_dims``; ``body(indices)`` inserts into the
+        innermost loop (through this builder's ``insert``)."""
+        outer_block = self.block
+        ivs: list[SSAValue] = []
+        for d in loop_dims:
+            zero, one, bound = (self.insert(arith.ConstantOp(IntegerAttr(v, IndexType()))) for v in (0, 1, d))
+            inner = Block(arg_types=[IndexType()])
+            self.insert(scf.ForOp(zero, bound, one, [], Region(inner)))
+            self.block = inner
+            ivs.append(inner.args[0])
+        body(ivs)
+        blocks = [self.block]
+        while blocks[-1] is not outer_block:
+            parent = blocks[-1].parent_op().parent_block()
+            blocks.append(parent)
+        for block in blocks[:-1]:
+            block.add_op(scf.YieldOp())
+        self.block = outer_block
+
+    def call(self, symbol: str, args: Sequence[SSAValue]) -> None:
+        """Call a runtime routine (``plaidarray_*``, see llvm_cpu/runtime.py) for effect."""
+        self.declare(symbol, [a.type for a in args], None)
+        self.insert(func.CallOp(symbol, list(args), []))
 
     def fill(self, buffer: SSAValue, value: object, dtype: np.dtype) -> None:
         rank = len(buffer.type.get_shape())

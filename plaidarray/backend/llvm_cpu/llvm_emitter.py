@@ -31,6 +31,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr
 
+from .runtime import runtime_function
+
 PTR = ir.PointerType()
 I8 = ir.IntType(8)
 INDEX = ir.IntType(64)
@@ -302,6 +304,10 @@ def _ipow_helper(module: ir.Module, ty: ir.IntType) -> ir.Function:
 @rule("func.call")
 def _call(e, op):
     args = [e.v(o) for o in op.operands]
+    routine = runtime_function(e.module, op.callee.string_value())
+    if routine is not None:
+        e.builder.call(routine, args)
+        return None
     return call_c(e, op.callee.string_value(), args, llvm_type(op.results[0].type))
 
 
