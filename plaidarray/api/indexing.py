@@ -1,13 +1,21 @@
 """Indexing (spec "Indexing"): basic indexing lowers to slice/reverse/reshape, and
-``__setitem__`` to a functional update (``pad`` + ``select``) of the whole array."""
+``__setitem__`` to a functional update of the whole array.
+
+Unit-step windows of an already computed array become ``dynamic_slice`` /
+``dynamic_update_slice`` with their start positions passed as run-time 0-d buffers:
+``x[i]`` for every ``i`` then shares one compiled executable instead of compiling
+once per index. Strided windows use static ``slice`` (or ``pad`` + ``select``)."""
 
 from __future__ import annotations
 
 import operator
 from typing import Any
 
+import numpy as np
+
 from .. import dtypes as dt
 from ..trace.array import Array
+from ..trace.node import Node
 from . import graph
 from .graph import check_array, normalize_axes, op
 
@@ -64,8 +72,20 @@ def _plan(x: Array, key: Any):
     return entries, tuple(out_shape)
 
 
+def _runtime_index(i: int) -> Array:
+    """A start position as a ready 0-d buffer: a run-time argument, not a constant."""
+    return Array(Node.ready(np.asarray(i, dtype=np.int64)))
+
+
+def _dynamic_window(x: Array, entries: list) -> Array:
+    starts = [_runtime_index(start) for start, _, _, _ in entries]
+    return op("dynamic_slice", x, *starts, slice_sizes=tuple(count for _, _, count, _ in entries))
+
+
 def getitem(x: Array, key: Any) -> Array:
     entries, out_shape = _plan(x, key)
+    if x._node.buffer is not None and all(step == 1 for _, step, _, _ in entries) and x.size:
+        return graph.reshape(_dynamic_window(x, entries), out_shape)
     flipped = tuple(d for d, (_, step, count, _) in enumerate(entries) if step < 0 and count)
     y = op("reverse", x, dimensions=flipped) if flipped else x
     starts, limits, strides = [], [], []
@@ -105,6 +125,8 @@ def setitem(x: Array, key: Any, value: Any) -> Array:
         high.append(x.shape[d] - 1 - last if count else x.shape[d])
     if 0 in region:
         return x
+    if all(step == 1 for _, step, _, _ in entries):
+        return op("dynamic_update_slice", x, value, *(_runtime_index(start) for start, _, _, _ in entries))
     mask = graph.full(region, True, dt.bool_)
     pad = dict(low=tuple(low), high=tuple(high), interior=tuple(interior))
     placed = op("pad", value, graph.constant(0, x.dtype), **pad)

@@ -97,9 +97,8 @@ class FunctionEmitter:
         shape = memref.type.get_shape()
         elem = _memory_type(llvm_type(memref.type.element_type))
         offset: ir.Value = ir.Constant(INDEX, 0)
-        stride = math.prod(shape)
-        for dim, idx in zip(shape, indices):
-            stride //= dim
+        for axis, idx in enumerate(indices):
+            stride = math.prod(shape[axis + 1:])
             term = self.builder.mul(self.v(idx), ir.Constant(INDEX, stride), flags=("nuw", "nsw"))
             offset = self.builder.add(offset, term, flags=("nuw", "nsw"))
         return self.builder.gep(self.v(memref), [offset], inbounds=True, source_etype=elem), elem
