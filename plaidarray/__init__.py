@@ -18,6 +18,7 @@ from .api.inspection import __array_namespace_info__  # noqa: F401
 from .api.linear_algebra import *  # noqa: F401,F403
 from .api.manipulation import *  # noqa: F401,F403
 from .api.searching import *  # noqa: F401,F403
+from .api.set_functions import *  # noqa: F401,F403
 from .api.sorting import *  # noqa: F401,F403
 from .api.statistical import *  # noqa: F401,F403
 from .api.utility import *  # noqa: F401,F403

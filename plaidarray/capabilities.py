@@ -2,8 +2,8 @@
 
 CAPABILITIES = {
     # Boolean-mask indexing (x[mask]) sizes its result from the mask's data.
-    "boolean indexing": False,
+    "boolean indexing": True,
     # nonzero, unique_*, repeat with array repeats: results sized from data at run time.
-    "data-dependent shapes": False,
+    "data-dependent shapes": True,
     "max dimensions": None,
 }

@@ -82,7 +82,25 @@ def _dynamic_window(x: Array, entries: list) -> Array:
     return op("dynamic_slice", x, *starts, slice_sizes=tuple(count for _, _, count, _ in entries))
 
 
+def _boolean_mask(x: Array, key: Any) -> Array | None:
+    """``key`` if it is a boolean mask over ``x``'s leading dimensions, else None."""
+    if not (isinstance(key, Array) and key.dtype == dt.bool_):
+        return None
+    if key.shape != x.shape[:key.ndim]:
+        raise IndexError(f"boolean index of shape {key.shape} does not match the array's shape {x.shape}")
+    return key
+
+
+def _leading_flat(x: Array, mask: Array) -> Array:
+    return graph.reshape(x, (mask.size,) + x.shape[mask.ndim:])
+
+
 def getitem(x: Array, key: Any) -> Array:
+    mask = _boolean_mask(x, key)
+    if mask is not None:  # data-dependent size: the count of True values is computed first
+        from .searching import true_positions
+
+        return op("take", _leading_flat(x, mask), true_positions(mask), axis=0)
     entries, out_shape = _plan(x, key)
     if x._node.buffer is not None and all(step == 1 for _, step, _, _ in entries) and x.size:
         return graph.reshape(_dynamic_window(x, entries), out_shape)
@@ -101,15 +119,32 @@ def getitem(x: Array, key: Any) -> Array:
     return graph.reshape(y, out_shape)
 
 
+def _masked_update(x: Array, mask: Array, value: Array) -> Array:
+    """``x[mask] = value``: scalars broadcast; otherwise the k-th True position takes
+    ``value[k]``, found from the running count of True values (no scatter needed)."""
+    wide = op("broadcast_in_dim", mask, dims=x.shape, broadcast_dimensions=tuple(range(mask.ndim)))
+    if value.size == 1:
+        return op("select", wide, graph.broadcast_to(graph.reshape(value, ()), x.shape), x)
+    flat_mask = graph.convert(graph.reshape(mask, (mask.size,)), dt.int64)
+    rank = op("subtract", op("cumulative", flat_mask, dimension=0, kind="add"), graph.full((mask.size,), 1, dt.int64))
+    rows = op("take", value, rank, axis=0)
+    if rows.shape[1:] != x.shape[mask.ndim:]:
+        rows = graph.broadcast_to(rows, (mask.size,) + x.shape[mask.ndim:])
+    return op("select", wide, graph.reshape(rows, x.shape), x)
+
+
 def setitem(x: Array, key: Any, value: Any) -> Array:
     """The array ``x`` with ``x[key] = value`` applied, as a new value."""
-    entries, out_shape = _plan(x, key)
     if isinstance(value, Array):
         if dt.promote(value.dtype, x.dtype) != x.dtype:
             raise TypeError(f"__setitem__: cannot store {value.dtype} values into a {x.dtype} array")
         value = graph.convert(value, x.dtype)
     else:
         value = graph.scalar_for(value, x.dtype, "__setitem__")
+    mask = _boolean_mask(x, key)
+    if mask is not None:
+        return _masked_update(x, mask, value)
+    entries, out_shape = _plan(x, key)
     region = tuple(count for _, _, count, _ in entries)
     value = graph.reshape(graph.broadcast_to(value, out_shape), region)
     if any(step < 0 for _, step, count, _ in entries):

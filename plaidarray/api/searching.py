@@ -1,5 +1,5 @@
-"""Searching functions (spec chapter "Searching Functions") that need no data-dependent
-shapes: ``argmax``, ``argmin``, ``where``, ``count_nonzero``."""
+"""Searching functions (spec chapter "Searching Functions"). ``nonzero`` has a
+data-dependent size: its count is materialised first (see ``true_positions``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from ..trace.array import Array
 from . import graph
 from .graph import check_array, check_category, convert, normalize_axes, op, operands, reduce_axes
 
-__all__ = ["argmax", "argmin", "count_nonzero", "searchsorted", "where"]
+__all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 
 
 def _arg_extremum(x: Array, axis: int | None, keepdims: bool, kind: str, name: str) -> Array:
@@ -82,3 +82,33 @@ def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left", s
         x2 = graph.scalar_for(x2, x1.dtype, "searchsorted")
     dtype = dt.promote(x1.dtype, x2.dtype)
     return op("searchsorted", convert(x1, dtype), convert(x2, dtype), side=side)
+
+
+def true_positions(mask: Array) -> Array:
+    """Flat indices (int64, ascending) of the True elements of ``mask``.
+
+    The count is data: it is computed (compiled) and read back to size the result,
+    then the positions come from a search in the running count of True values,
+    which is sorted: position j is the first i whose running count exceeds j.
+    """
+    flat = convert(graph.reshape(mask, (mask.size,)), dt.int64)
+    running = op("cumulative", flat, dimension=0, kind="add") if mask.size else flat
+    count = int(running[-1]) if mask.size else 0
+    wanted = op("iota", dims=(count,), iota_dimension=0, dtype=dt.int64)
+    return op("searchsorted", running, wanted, side="right")
+
+
+def nonzero(x: Array, /) -> tuple[Array, ...]:
+    """Indices of the non-zero elements, one int64 array per dimension (data-dependent size)."""
+    check_array(x, "nonzero")
+    if x.ndim == 0:
+        raise ValueError("nonzero: 0-d arrays are not supported; use at least 1-D")
+    nonzero_ = x if x.dtype == dt.bool_ else op("compare", x, graph.full(x.shape, 0, x.dtype), direction="NE")
+    flat = true_positions(nonzero_)
+    out = []
+    stride = x.size
+    for n in x.shape:
+        stride //= n
+        coord = op("divide", flat, graph.full(flat.shape, stride, dt.int64)) if stride > 1 else flat
+        out.append(op("remainder", coord, graph.full(flat.shape, n, dt.int64)))
+    return tuple(out)

@@ -1,0 +1,92 @@
+"""Set functions (spec chapter "Set Functions"), from a stable sort.
+
+Sorting the flattened input groups equal values; a value starts a new group where it
+differs from its predecessor (NaN differs from everything, so each NaN is its own
+group, as the spec asks). Group starts are found with ``true_positions``, whose size
+is data-dependent; every other step is a compiled graph.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .. import dtypes as dt
+from ..trace.array import Array
+from . import graph
+from .graph import check_array, op
+from .searching import true_positions
+
+__all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values"]
+
+
+class UniqueAll(NamedTuple):
+    values: Array
+    indices: Array
+    inverse_indices: Array
+    counts: Array
+
+
+class UniqueCounts(NamedTuple):
+    values: Array
+    counts: Array
+
+
+class UniqueInverse(NamedTuple):
+    values: Array
+    inverse_indices: Array
+
+
+def _groups(x: Array, where: str):
+    """(flat x, stable sort order, sorted values, group-start positions in sorted order)."""
+    check_array(x, where)
+    flat = graph.reshape(x, (x.size,))
+    order = op("argsort", flat, dimension=0, descending=False)
+    ordered = op("take", flat, order, axis=0)
+    n = x.size
+    if n == 0:
+        empty = op("iota", dims=(0,), iota_dimension=0, dtype=dt.int64)
+        return flat, order, ordered, empty
+    head = op("slice", ordered, start=(1,), limit=(n,), strides=(1,))
+    tail = op("slice", ordered, start=(0,), limit=(n - 1,), strides=(1,))
+    differs = op("compare", head, tail, direction="NE")
+    starts_mask = op("concatenate", graph.full((1,), True, dt.bool_), differs, dimension=0) if n > 1 else \
+        graph.full((1,), True, dt.bool_)
+    return flat, order, ordered, true_positions(starts_mask)
+
+
+def _counts(starts: Array, n: int) -> Array:
+    ends = op("concatenate", op("slice", starts, start=(1,), limit=starts.shape, strides=(1,)),
+              graph.full((1,), n, dt.int64), dimension=0) if starts.shape[0] else starts
+    return op("subtract", ends, starts)
+
+
+def _inverse(x: Array, order: Array, starts: Array, n: int) -> Array:
+    """For each element, the index of its group: the running group count at its sorted
+    position, moved back to the original position by the inverse permutation."""
+    if n == 0:
+        return graph.reshape(starts, x.shape)
+    position = op("iota", dims=(n,), iota_dimension=0, dtype=dt.int64)
+    group_of_sorted = op("subtract", op("searchsorted", starts, position, side="right"), graph.full((n,), 1, dt.int64))
+    back = op("argsort", order, dimension=0, descending=False)
+    return graph.reshape(op("take", group_of_sorted, back, axis=0), x.shape)
+
+
+def unique_values(x: Array, /) -> Array:
+    _, _, ordered, starts = _groups(x, "unique_values")
+    return op("take", ordered, starts, axis=0)
+
+
+def unique_counts(x: Array, /) -> UniqueCounts:
+    _, _, ordered, starts = _groups(x, "unique_counts")
+    return UniqueCounts(op("take", ordered, starts, axis=0), _counts(starts, x.size))
+
+
+def unique_inverse(x: Array, /) -> UniqueInverse:
+    _, order, ordered, starts = _groups(x, "unique_inverse")
+    return UniqueInverse(op("take", ordered, starts, axis=0), _inverse(x, order, starts, x.size))
+
+
+def unique_all(x: Array, /) -> UniqueAll:
+    _, order, ordered, starts = _groups(x, "unique_all")
+    return UniqueAll(op("take", ordered, starts, axis=0), op("take", order, starts, axis=0),
+                     _inverse(x, order, starts, x.size), _counts(starts, x.size))
