@@ -8,6 +8,7 @@ once per index. Strided windows use static ``slice`` (or ``pad`` + ``select``)."
 
 from __future__ import annotations
 
+import math
 import operator
 from typing import Any
 
@@ -95,7 +96,33 @@ def _leading_flat(x: Array, mask: Array) -> Array:
     return graph.reshape(x, (mask.size,) + x.shape[mask.ndim:])
 
 
+def _integer_arrays(x: Array, key: Any) -> Array | None:
+    """Integer-array indexing (every axis indexed by an int or an integer array, arrays
+    broadcast together): a gather from the flattened array at the linear positions."""
+    parts = key if isinstance(key, tuple) else (key,)
+    if not any(isinstance(k, Array) and k.dtype.kind in "iu" for k in parts):
+        return None
+    if len(parts) != x.ndim or not all(isinstance(k, Array) or _is_int(k) for k in parts):
+        raise IndexError("integer-array indexing needs one int or integer array per dimension")
+    arrays = [k if isinstance(k, Array) else graph.constant(operator.index(k), dt.int64) for k in parts]
+    for k in arrays:
+        if k.dtype.kind not in "iu":
+            raise IndexError(f"index arrays must be integers, got {k.dtype}")
+    shape = graph.broadcast_shapes(*(k.shape for k in arrays))
+    linear = graph.full(shape, 0, dt.int64)
+    for axis, (k, n) in enumerate(zip(arrays, x.shape)):
+        k = graph.broadcast_to(graph.convert(k, dt.int64), shape)
+        wrapped = op("select", op("compare", k, graph.full(shape, 0, dt.int64), direction="LT"),
+                     op("add", k, graph.full(shape, n, dt.int64)), k)
+        stride = graph.full(shape, math.prod(x.shape[axis + 1:]), dt.int64)
+        linear = op("add", linear, op("multiply", wrapped, stride))
+    return op("take", graph.reshape(x, (x.size,)), linear, axis=0)
+
+
 def getitem(x: Array, key: Any) -> Array:
+    gathered = _integer_arrays(x, key)
+    if gathered is not None:
+        return gathered
     mask = _boolean_mask(x, key)
     if mask is not None:  # data-dependent size: the count of True values is computed first
         from .searching import true_positions
