@@ -101,7 +101,7 @@ def _shares_memory(obj: Any, value: np.ndarray) -> bool:
         return False
 
 
-def full(shape: Shape, fill_value: bool | int | float, *, dtype: Any = None, device: Any = None) -> Array:
+def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: Any = None, device: Any = None) -> Array:
     """An array of ``shape`` filled with ``fill_value`` (default dtype from its type)."""
     _check_device(device)
     target = _dtype(dtype, graph.scalar_dtype(fill_value, "full"), "full")
@@ -126,9 +126,9 @@ def empty(shape: Shape, *, dtype: Any = None, device: Any = None) -> Array:
 
 
 def _like(name: str, make):
-    def fn(x: Array, /, *args: Any, dtype: Any = None, device: Any = None) -> Array:
+    def fn(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
         check_array(x, name)
-        return make(x.shape, *args, dtype=x.dtype if dtype is None else dtype, device=device)
+        return make(x.shape, dtype=x.dtype if dtype is None else dtype, device=device)
     fn.__name__ = name
     fn.__doc__ = f"Like ``{make.__name__}`` with the shape (and by default the dtype) of ``x``."
     return fn
@@ -137,7 +137,13 @@ def _like(name: str, make):
 zeros_like = _like("zeros_like", zeros)
 ones_like = _like("ones_like", ones)
 empty_like = _like("empty_like", empty)
-full_like = _like("full_like", full)
+
+
+def full_like(x: Array, /, fill_value: bool | int | float | complex, *, dtype: Any = None,
+              device: Any = None) -> Array:
+    """Like ``full`` with the shape (and by default the dtype) of ``x``."""
+    check_array(x, "full_like")
+    return full(x.shape, fill_value, dtype=x.dtype if dtype is None else dtype, device=device)
 
 
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,

@@ -77,7 +77,7 @@ def finfo(type: Any, /) -> finfo_object:
         raise TypeError(f"finfo: {d} is not a floating-point dtype")
     info = np.finfo(d)
     return finfo_object(info.bits, float(info.eps), float(info.max), float(info.min),
-                        float(info.smallest_normal), d)
+                        float(info.smallest_normal), dt.real_dtype(d))
 
 
 def iinfo(type: Any, /) -> iinfo_object:

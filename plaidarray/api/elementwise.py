@@ -129,7 +129,10 @@ def _floor_divide(a, b):
     floor = _select(op("compare", op("subtract", div, floor), half, direction="GT"), op("add", floor, one), floor)
     quotient = op("divide", a, b)
     floor = _select(op("compare", div, zero, direction="NE"), floor, op("copysign", zero, quotient))
-    return _select(op("compare", b, zero, direction="EQ"), quotient, floor)
+    # Infinite operands (and b == 0): floor(a / b), which gives the spec's special cases
+    # (inf // 2 = inf, 1 // -inf = -0) where the fmod-based steps would give NaN.
+    exact = op("and", op("and", op("is_finite", a), op("is_finite", b)), op("compare", b, zero, direction="NE"))
+    return _select(exact, floor, op("floor", quotient))
 
 
 def _remainder(a, b):

@@ -135,7 +135,9 @@ class Array:
             kwargs["dl_device"] = dl_device
         if copy is not None:
             kwargs["copy"] = copy
-        return self._value().__dlpack__(**kwargs)
+        materialize([self._node])
+        # Export the buffer itself (zero copy), as NumPy and PyTorch share memory.
+        return self._node.buffer.__dlpack__(**kwargs)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return (1, 0)  # kDLCPU, device 0

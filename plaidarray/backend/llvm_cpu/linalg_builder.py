@@ -109,6 +109,8 @@ class _Body:
 
     def _index(self, expr: AffineExpr) -> SSAValue:
         """Materialise an affine expression of the loop indices as ``index`` arithmetic."""
+        if isinstance(expr, int):  # indexing rules may give plain ints for fixed positions
+            expr = AffineExpr.constant(expr)
         key = str(expr)
         if key in self._index_cache:
             return self._index_cache[key]

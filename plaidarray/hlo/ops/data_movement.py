@@ -55,6 +55,8 @@ def _reshape_infer(shapes, attrs):
 def _reshape_coords(inst, coords):
     """Row-major relinearisation; when only unit dimensions differ, a direct mapping."""
     src, dst = inst.operands[0].shape.dims, inst.shape.dims
+    if 0 in src:  # nothing is ever read from an empty array
+        return [0] * len(src)
     if [d for d in src if d != 1] == [d for d in dst if d != 1]:
         kept = iter([c for c, d in zip(coords, dst) if d != 1])
         return [0 if d == 1 else next(kept) for d in src]

@@ -182,10 +182,12 @@ def _sign(b, args, inst):
         unit = b.insert(cx.DivOp(x, b.insert(cx.CreateOp(magnitude, b.const(0.0, part), b.type(dtype)))))
         return b.insert(arith.SelectOp(is_zero, b.const(0, dtype), unit))
     zero, one, minus = b.const(0, dtype), b.const(1, dtype), b.const(-1, dtype)
-    if dtype.kind == "f":
+    if dtype.kind == "f":  # NaN stays NaN; both zeros give +0
         gt = b.insert(arith.CmpfOp(x, zero, "ogt"))
         lt = b.insert(arith.CmpfOp(x, zero, "olt"))
-        return b.insert(arith.SelectOp(gt, one, b.insert(arith.SelectOp(lt, minus, x))))
+        nan = b.insert(arith.CmpfOp(x, x, "uno"))
+        rest = b.insert(arith.SelectOp(nan, x, zero))
+        return b.insert(arith.SelectOp(gt, one, b.insert(arith.SelectOp(lt, minus, rest))))
     if dtype.kind == "u":
         return b.insert(arith.SelectOp(b.insert(arith.CmpiOp(x, zero, "ne")), one, zero))
     gt = b.insert(arith.CmpiOp(x, zero, "sgt"))
@@ -198,7 +200,7 @@ def _reference_sign(x):
         magnitude = np.abs(x)
         return np.where(magnitude == 0, 0, x / np.where(magnitude == 0, 1, magnitude))
     if x.dtype.kind == "f":
-        return np.where(x > 0, 1, np.where(x < 0, -1, x))
+        return np.where(x > 0, 1, np.where(x < 0, -1, np.where(np.isnan(x), x, 0)))
     return np.sign(x)
 
 
@@ -235,9 +237,16 @@ def _on_parts(b, z, dtype, op_cls):
 
 
 def _complex_expm1(b, z, dtype):
-    """expm1(x+iy) = (expm1(x) cos y - 2 sin^2(y/2)) + i exp(x) sin y: accurate near 0."""
+    """expm1(x+iy) = (expm1(x) cos y - 2 sin^2(y/2)) + i exp(x) sin y: accurate near 0.
+    Non-finite inputs take cexp(z) - 1, which carries C99's special cases."""
     part = np.dtype(f"f{dtype.itemsize // 2}")
     x, y = _parts(b, z)
+    finite = [b.insert(arith.CmpfOp(b.insert(mm.AbsFOp(v)), b.const(np.inf, part), "olt")) for v in (x, y)]
+    shifted = b.insert(cx.SubOp(b.insert(cx.ExpOp(z)), b.const(1, dtype)))
+    return b.insert(arith.SelectOp(b.insert(arith.AndIOp(*finite)), _expm1_finite(b, x, y, part, dtype), shifted))
+
+
+def _expm1_finite(b, x, y, part, dtype):
     half = b.insert(arith.MulfOp(y, b.const(0.5, part)))
     s = b.insert(mm.SinOp(half))
     re = b.insert(arith.SubfOp(b.insert(arith.MulfOp(b.insert(mm.ExpM1Op(x)), b.insert(mm.CosOp(y)))),
