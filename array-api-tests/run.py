@@ -51,7 +51,8 @@ def main() -> int:
                f"--max-examples={args.examples}", "--derandomize", "--disable-deadline",
                f"--skips-file={skips}", f"--xfails-file={xfails}", "--json-report",
                f"--json-report-file={report}", *extra]
-        env = dict(os.environ, ARRAY_API_TESTS_MODULE="plaidarray", ARRAY_API_TESTS_VERSION=args.version)
+        env = dict(os.environ, ARRAY_API_TESTS_MODULE="plaidarray", ARRAY_API_TESTS_VERSION=args.version,
+                   PLAIDARRAY_API_VERSION=args.version)
         proc = subprocess.run(cmd, cwd=suite, env=env)
         summary = json.loads(report.read_text())["summary"] if report.exists() else {}
     passed, failed = summary.get("passed", 0), summary.get("failed", 0)

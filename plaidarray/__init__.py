@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import math as _math
 
+from . import api_version as _api_version
 from . import hlo as _hlo  # noqa: F401  (registers the HLO op set)
+from .api_version import set_array_api_version
 from .api import CHAPTERS as _CHAPTERS
 from .api.creation import *  # noqa: F401,F403
 from .api.data_types import *  # noqa: F401,F403
@@ -31,8 +33,8 @@ from .dtypes import complex64, complex128, float32, float64, int8, int16, int32,
 from .trace.array import Array
 
 __version__ = "0.1.0"
-__array_api_version__ = "2024.12"
-SUPPORTED_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12")
+__array_api_version__ = _api_version.current()
+SUPPORTED_VERSIONS = _api_version.SUPPORTED
 
 e = _math.e
 pi = _math.pi
@@ -54,5 +56,5 @@ def clear_cache() -> None:
 __all__ = sorted(
     {name for chapter in _CHAPTERS for name in chapter.__all__}
     | {"Array", "bool", "complex64", "complex128", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-       "uint64", "e", "pi", "inf", "nan", "newaxis", "set_backend", "backends", "cache_info", "clear_cache"}
+       "uint64", "e", "pi", "inf", "nan", "newaxis", "set_array_api_version", "set_backend", "backends", "cache_info", "clear_cache"}
 )

@@ -13,6 +13,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as dt
+from ..api_version import sequence
 from ..backend.transfer import to_device
 from ..trace.array import CPU_DEVICE, Array
 from ..trace.node import Node
@@ -198,7 +199,7 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
 
 
 
-def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array]:
+def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array] | tuple[Array, ...]:
     """Coordinate grids from 1-D arrays ('xy': Cartesian, 'ij': matrix indexing)."""
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
@@ -214,7 +215,7 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array]:
     for i, a in enumerate(arrays):
         dim = (1 - i if i < 2 else i) if indexing == "xy" and len(arrays) > 1 else i
         out.append(op("broadcast_in_dim", a, dims=tuple(sizes), broadcast_dimensions=(dim,)))
-    return out
+    return sequence(out)
 
 
 def _triangle(x: Array, k: int, keep_lower: bool, name: str) -> Array:

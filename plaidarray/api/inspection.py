@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as dt
+from ..api_version import sequence
 from ..trace.array import CPU_DEVICE
 
 __all__ = ["__array_namespace_info__"]
@@ -55,8 +56,8 @@ class Info:
             return d in _KIND_NAMES[kind]
         return d == np.dtype(kind)
 
-    def devices(self) -> list[str]:
-        return [CPU_DEVICE]
+    def devices(self) -> list[str] | tuple[str, ...]:
+        return sequence([CPU_DEVICE])
 
 
 def __array_namespace_info__() -> Info:

@@ -6,11 +6,12 @@ import math
 from collections.abc import Sequence
 
 from .. import dtypes as dt
+from ..api_version import sequence
 from ..trace.array import Array
 from . import graph
 from .graph import check_array, normalize_axes, op
 
-__all__ = ["broadcast_arrays", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims", "repeat",
+__all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims", "repeat",
            "reshape", "roll", "squeeze", "stack", "tile", "unstack"]
 
 
@@ -62,9 +63,14 @@ def broadcast_to(x: Array, /, shape: Sequence[int]) -> Array:
     return graph.broadcast_to(x, tuple(shape))
 
 
-def broadcast_arrays(*arrays: Array) -> list[Array]:
+def broadcast_arrays(*arrays: Array) -> list[Array] | tuple[Array, ...]:
     shape = graph.broadcast_shapes(*(check_array(a, "broadcast_arrays").shape for a in arrays))
-    return [graph.broadcast_to(a, shape) for a in arrays]
+    return sequence(graph.broadcast_to(a, shape) for a in arrays)
+
+
+def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+    """The shape that ``shapes`` broadcast to (ValueError if they do not)."""
+    return graph.broadcast_shapes(*(tuple(s) for s in shapes))
 
 
 def concat(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int | None = 0) -> Array:

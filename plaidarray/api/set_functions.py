@@ -16,7 +16,7 @@ from . import graph
 from .graph import check_array, op
 from .searching import true_positions
 
-__all__ = ["unique_all", "unique_counts", "unique_inverse", "unique_values"]
+__all__ = ["isin", "unique_all", "unique_counts", "unique_inverse", "unique_values"]
 
 
 class UniqueAll(NamedTuple):
@@ -90,3 +90,21 @@ def unique_all(x: Array, /) -> UniqueAll:
     _, order, ordered, starts = _groups(x, "unique_all")
     return UniqueAll(op("take", ordered, starts, axis=0), op("take", order, starts, axis=0),
                      _inverse(x, order, starts, x.size), _counts(starts, x.size))
+
+
+def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False) -> Array:
+    """Whether each element of ``x1`` equals some element of ``x2`` (by ``equal``):
+    a binary search of ``x1`` in the sorted ``x2``."""
+    if not isinstance(x1, Array) and not isinstance(x2, Array):
+        raise TypeError("isin: at least one of x1, x2 must be an array")
+    dtype = dt.result_type(*(a.dtype for a in (x1, x2) if isinstance(a, Array)))
+    a = graph.convert(x1, dtype) if isinstance(x1, Array) else graph.scalar_for(x1, dtype, "isin")
+    b = graph.convert(x2, dtype) if isinstance(x2, Array) else graph.scalar_for(x2, dtype, "isin")
+    flat = graph.reshape(b, (b.size,))
+    if b.size == 0:
+        found = graph.full(a.shape, False, dt.bool_)
+    else:
+        ordered = op("take", flat, op("argsort", flat, dimension=0, descending=False), axis=0)
+        where = op("searchsorted", ordered, a, side="left")
+        found = op("compare", op("take", ordered, where, axis=0), a, direction="EQ")
+    return op("not", found) if invert else found

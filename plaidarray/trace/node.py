@@ -2,7 +2,9 @@
 
 A node is either pending (an op over operand nodes, not yet computed) or ready (it
 holds a device buffer). Materialising a node computes its buffer and drops its
-operands, so a long-lived array does not keep its whole history alive.
+operands, so a long-lived array does not keep its whole history alive. While a
+function is traced (``plaidarray.jit``, the bodies of ``cond``/``while_loop``), its
+arguments are placeholders: nodes that stand for any value of their shape and dtype.
 """
 
 from __future__ import annotations
@@ -37,6 +39,16 @@ class Node:
         opdef = lookup(op)
         opdef.check_arity(len(operands))
         return cls(op, operands, attrs, opdef.infer([o.shape for o in operands], attrs))
+
+    @classmethod
+    def placeholder(cls, shape: Shape, trace: Any) -> Node:
+        """An argument of the function ``trace`` is tracing (see ``trace/tracing.py``):
+        it has no value, so materialising anything that depends on it is an error."""
+        return cls("parameter", (), {"trace": trace}, shape)
+
+    @property
+    def is_placeholder(self) -> bool:
+        return self.op == "parameter"
 
     def set_buffer(self, buffer: np.ndarray) -> None:
         self.buffer = buffer

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
 import numpy as np
 
 from ..hlo import Computation, Instruction
@@ -11,23 +13,41 @@ from .node import Node
 def pending_graph(roots: list[Node]) -> tuple[Computation, list[np.ndarray]]:
     """The HLO computation producing ``roots`` from the buffers of ready nodes, and those
     buffers in parameter order. Structurally equal graphs give equal computations."""
+    comp, bound = graph_to_computation(roots, (), lambda node: node.buffer is not None)
+    return comp, [node.buffer for node in bound]
+
+
+def graph_to_computation(roots: Sequence[Node], inputs: Sequence[Node],
+                         is_bound: Callable[[Node], bool]) -> tuple[Computation, list[Node]]:
+    """The HLO computation producing ``roots``. ``inputs`` become parameters 0..k-1; every
+    node for which ``is_bound`` holds becomes a further parameter instead of being
+    computed (returned in parameter order). Reaching any other placeholder raises the
+    TracerError of the trace it belongs to."""
     built: dict[int, Instruction] = {}
-    buffers: list[np.ndarray] = []
     params: list[Instruction] = []
+    bound: list[Node] = []
+
+    def parameter(node: Node) -> Instruction:
+        inst = Instruction("parameter", (), {"number": len(params), "shape": node.shape}, node.shape)
+        params.append(inst)
+        return inst
+
+    for node in inputs:
+        built[id(node)] = parameter(node)
     for root in roots:
         stack = [(root, False)]
         while stack:
             node, expanded = stack.pop()
             if id(node) in built:
                 continue
-            if node.buffer is not None:
-                inst = Instruction("parameter", (), {"number": len(params), "shape": node.shape}, node.shape)
-                params.append(inst)
-                buffers.append(node.buffer)
-                built[id(node)] = inst
+            if is_bound(node):
+                built[id(node)] = parameter(node)
+                bound.append(node)
+            elif node.is_placeholder:
+                raise node.attrs["trace"].value_error()
             elif expanded:
                 built[id(node)] = Instruction(node.op, [built[id(o)] for o in node.operands], node.attrs, node.shape)
             else:
                 stack.append((node, True))
                 stack.extend((o, False) for o in reversed(node.operands) if id(o) not in built)
-    return Computation("main", params, [built[id(r)] for r in roots]), buffers
+    return Computation("main", params, [built[id(r)] for r in roots]), bound

@@ -1,0 +1,332 @@
+"""The Array API ``fft`` extension (revision 2024.12): ``plaidarray.fft``.
+
+Every transform is a discrete Fourier transform along one axis, written as a
+``dot_general`` of the input with a twiddle matrix that the graph builds itself:
+``exp(±2πi·k·j/n)`` from two ``iota``s, ``cos``/``sin`` and ``complex``. The product
+``k·j`` is reduced modulo ``n`` in int64 before it becomes a float64 angle, so every
+angle lies in ``[0, 2π)`` whatever the length, and quarter turns are snapped to their
+exact values (``fft([1, 1])`` has an imaginary part of exactly 0, as NumPy's has). The
+matrix is then rounded to the input's precision.
+
+This is O(n²) work per transformed axis, not the O(n log n) of an FFT: it is exact in
+structure and simple to compile, and meant for correctness first, not for long
+signals. N-dimensional transforms apply the one-dimensional one axis by axis.
+
+Real-input transforms (``rfft``, ``ihfft``) contract the real input with the real and
+imaginary parts of the matrix separately; real-output transforms (``irfft``,
+``hfft``) weight the non-redundant half of the spectrum (the zero-frequency and, for
+even ``n``, the Nyquist term once, the others twice) and keep the real part only, so
+the imaginary parts of those two terms are ignored, as NumPy does.
+
+Dtypes: ``fft``/``ifft``/``fftn``/``ifftn`` return the dtype of a complex input;
+``rfft``/``rfftn``/``ihfft`` take real floating-point input and return the complex
+dtype of the same precision; ``irfft``/``irfftn``/``hfft`` return the real dtype of the
+input's precision. As in NumPy, a real floating-point input to a transform that
+expects complex data is read as complex (imaginary part 0).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from . import dtypes as dt
+from .api import graph
+from .api.creation import _check_device
+from .api.graph import check_array, check_category, convert, normalize_axes, op
+from .api.manipulation import roll
+from .trace.array import Array
+
+__all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft", "fftfreq",
+           "rfftfreq", "fftshift", "ifftshift"]
+
+Norm = Literal["backward", "ortho", "forward"]
+
+#: Scale of a forward (``exp(-...)``) and of an inverse transform of length n, by ``norm``.
+_SCALES = {
+    "backward": (lambda n: 1.0, lambda n: 1.0 / n),
+    "ortho": (lambda n: 1.0 / math.sqrt(n), lambda n: 1.0 / math.sqrt(n)),
+    "forward": (lambda n: 1.0 / n, lambda n: 1.0),
+}
+
+
+def _scale(norm: str, n: int, inverse: bool, where: str) -> float:
+    if norm not in _SCALES:
+        raise ValueError(f"{where}: norm must be 'backward', 'ortho' or 'forward', got {norm!r}")
+    return _SCALES[norm][inverse](n)
+
+
+# --- the one-dimensional transform as a matrix product --------------------------------
+
+def _twiddles(rows: int, cols: int, n: int, sign: int, scale: float) -> tuple[Array, Array]:
+    """Real and imaginary parts of ``scale * exp(sign * 2πi * k * j / n)`` for ``k < rows``
+    and ``j < cols``, as float64 matrices."""
+    shape = (rows, cols)
+    k = op("iota", dims=shape, iota_dimension=0, dtype=dt.int64)
+    j = op("iota", dims=shape, iota_dimension=1, dtype=dt.int64)
+    turns = op("remainder", op("multiply", k, j), graph.full(shape, n, dt.int64))
+    angle = op("multiply", convert(turns, dt.float64), graph.full(shape, 2 * math.pi / n, dt.float64))
+    quarter = op("compare", op("remainder", op("multiply", turns, graph.full(shape, 4, dt.int64)),
+                               graph.full(shape, n, dt.int64)), graph.full(shape, 0, dt.int64), direction="EQ")
+    re, im = (op("select", quarter, op("round_nearest_even", v), v) for v in (op("cos", angle), op("sin", angle)))
+    factor = graph.full(shape, scale, dt.float64)
+    return op("multiply", re, factor), op("multiply", im, graph.full(shape, sign * scale, dt.float64))
+
+
+def _contract(x: Array, matrix: Array, axis: int) -> Array:
+    """``x`` contracted along ``axis`` with the rows of ``matrix``; its columns replace the axis."""
+    out = op("dot_general", x, convert(matrix, x.dtype), lhs_batch=(), rhs_batch=(), lhs_contracting=(axis,),
+             rhs_contracting=(0,))
+    last = x.ndim - 1
+    if axis == last:
+        return out
+    return op("transpose", out, permutation=(*range(axis), last, *range(axis, last)))
+
+
+def _resize(x: Array, axis: int, length: int) -> Array:
+    """``x`` trimmed or zero-padded along ``axis`` to ``length``."""
+    size = x.shape[axis]
+    if length < size:
+        limit = tuple(length if i == axis else s for i, s in enumerate(x.shape))
+        return op("slice", x, start=(0,) * x.ndim, limit=limit, strides=(1,) * x.ndim)
+    if length > size:
+        high = tuple(length - size if i == axis else 0 for i in range(x.ndim))
+        return op("pad", x, graph.constant(0, x.dtype), low=(0,) * x.ndim, high=high, interior=(0,) * x.ndim)
+    return x
+
+
+def _complex_to_complex(x: Array, axis: int, n: int, sign: int, scale: float) -> Array:
+    re, im = _twiddles(n, n, n, sign, scale)
+    return _contract(_resize(x, axis, n), op("complex", re, im), axis)
+
+
+def _real_to_complex(x: Array, axis: int, n: int, sign: int, scale: float) -> Array:
+    """The ``n // 2 + 1`` non-redundant terms of the transform of a real signal."""
+    re, im = _twiddles(n, n // 2 + 1, n, sign, scale)
+    x = _resize(x, axis, n)
+    return op("complex", _contract(x, re, axis), _contract(x, im, axis))
+
+
+def _complex_to_real(x: Array, axis: int, n: int, sign: int, scale: float) -> Array:
+    """The real signal of length ``n`` whose Hermitian spectrum starts with ``x``."""
+    half = n // 2 + 1
+    re, im = _twiddles(half, n, n, sign, scale)
+    k = op("iota", dims=(half,), iota_dimension=0, dtype=dt.int64)
+    once = op("or", op("compare", k, graph.full((half,), 0, dt.int64), direction="EQ"),
+              op("compare", op("add", k, k), graph.full((half,), n, dt.int64), direction="EQ"))
+    weight = op("broadcast_in_dim", op("select", once, graph.full((half,), 1.0, dt.float64),
+                                       graph.full((half,), 2.0, dt.float64)),
+                dims=(half, n), broadcast_dimensions=(0,))
+    x = _resize(x, axis, half)
+    return op("subtract", _contract(op("real", x), op("multiply", re, weight), axis),
+              _contract(op("imag", x), op("multiply", im, weight), axis))
+
+
+# --- argument checking -----------------------------------------------------------------
+
+def _as_complex(x: Array, where: str) -> Array:
+    check_array(x, where)
+    check_category(x, "floating-point", where)
+    return convert(x, dt.complex_dtype(x.dtype))
+
+
+def _as_real(x: Array, where: str) -> Array:
+    check_array(x, where)
+    check_category(x, "real floating-point", where)
+    return x
+
+
+def _axis(x: Array, axis: int, where: str) -> int:
+    if x.ndim == 0:
+        raise ValueError(f"{where}: expected an array of at least one dimension, got a 0-d array")
+    return normalize_axes(axis, x.ndim, where)[0]
+
+
+def _length(n: Any, default: int, where: str, name: str = "n") -> int:
+    """A transform length: ``n`` (``default`` when None) as a positive int."""
+    if n is None:
+        n = default
+    if not isinstance(n, int) or isinstance(n, bool):
+        raise TypeError(f"{where}: {name} must be an int, got {n!r}")
+    if n < 1:
+        raise ValueError(f"{where}: invalid number of data points ({name}={n}); it must be at least 1")
+    return n
+
+
+def _axes_lengths(x: Array, s: Sequence[int] | None, axes: Sequence[int] | None, where: str,
+                  hermitian_last: bool = False) -> list[tuple[int, int]]:
+    """``(axis, length)`` pairs of an n-dimensional transform. The last length defaults
+    to ``2 * (M - 1)`` for a transform from a Hermitian half spectrum (``irfftn``)."""
+    if axes is None:
+        if s is not None:
+            raise ValueError(f"{where}: when s is given, axes must be given too")
+        axes = range(x.ndim)
+    axes = [normalize_axes(a, x.ndim, where)[0] for a in axes] if x.ndim else list(axes)
+    if x.ndim == 0 and axes:
+        raise ValueError(f"{where}: a 0-d array has no axis {axes[0]}")
+    if s is not None and len(s) != len(axes):
+        raise ValueError(f"{where}: s and axes must have the same length, got {len(s)} and {len(axes)}")
+    defaults = [x.shape[a] for a in axes]
+    if hermitian_last and axes:
+        defaults[-1] = 2 * (defaults[-1] - 1)
+    sizes = [None if s is None or s[i] == -1 else s[i] for i in range(len(axes))]
+    return [(a, _length(size, default, where, "s")) for a, size, default in zip(axes, sizes, defaults)]
+
+
+def _needs_axes(pairs: list, where: str) -> None:
+    if not pairs:
+        raise ValueError(f"{where}: needs at least one axis to transform")
+
+
+# --- one-dimensional transforms -----------------------------------------------------------
+
+def fft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
+    """One-dimensional discrete Fourier transform of ``x`` along ``axis``, trimmed or
+    zero-padded to ``n`` points (``numpy.fft.fft``)."""
+    x = _as_complex(x, "fft")
+    axis = _axis(x, axis, "fft")
+    n = _length(n, x.shape[axis], "fft")
+    return _complex_to_complex(x, axis, n, -1, _scale(norm, n, False, "fft"))
+
+
+def ifft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
+    """One-dimensional inverse discrete Fourier transform (``numpy.fft.ifft``)."""
+    x = _as_complex(x, "ifft")
+    axis = _axis(x, axis, "ifft")
+    n = _length(n, x.shape[axis], "ifft")
+    return _complex_to_complex(x, axis, n, 1, _scale(norm, n, True, "ifft"))
+
+
+def rfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
+    """Transform of a real signal: its ``n // 2 + 1`` non-negative frequency terms
+    (``numpy.fft.rfft``); float32 gives complex64, float64 gives complex128."""
+    x = _as_real(x, "rfft")
+    axis = _axis(x, axis, "rfft")
+    n = _length(n, x.shape[axis], "rfft")
+    return _real_to_complex(x, axis, n, -1, _scale(norm, n, False, "rfft"))
+
+
+def irfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
+    """Inverse of ``rfft``: the real signal of ``n`` points (default ``2 * (M - 1)``)
+    whose non-negative frequency terms are ``x`` (``numpy.fft.irfft``)."""
+    x = _as_complex(x, "irfft")
+    axis = _axis(x, axis, "irfft")
+    n = _length(n, 2 * (x.shape[axis] - 1), "irfft")
+    return _complex_to_real(x, axis, n, 1, _scale(norm, n, True, "irfft"))
+
+
+def hfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
+    """Transform of a Hermitian-symmetric signal given by its first half: a real result
+    of ``n`` points, default ``2 * (M - 1)`` (``numpy.fft.hfft``)."""
+    x = _as_complex(x, "hfft")
+    axis = _axis(x, axis, "hfft")
+    n = _length(n, 2 * (x.shape[axis] - 1), "hfft")
+    return _complex_to_real(x, axis, n, -1, _scale(norm, n, False, "hfft"))
+
+
+def ihfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
+    """Inverse of ``hfft``: the ``n // 2 + 1`` first terms of the inverse transform of a
+    real signal (``numpy.fft.ihfft``)."""
+    x = _as_real(x, "ihfft")
+    axis = _axis(x, axis, "ihfft")
+    n = _length(n, x.shape[axis], "ihfft")
+    return _real_to_complex(x, axis, n, 1, _scale(norm, n, True, "ihfft"))
+
+
+# --- n-dimensional transforms ---------------------------------------------------------------
+
+def _complex_nd(x: Array, s, axes, norm: str, inverse: bool, where: str) -> Array:
+    x = _as_complex(x, where)
+    for axis, n in _axes_lengths(x, s, axes, where):
+        x = _complex_to_complex(x, axis, n, 1 if inverse else -1, _scale(norm, n, inverse, where))
+    return x
+
+
+def fftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
+         norm: Norm = "backward") -> Array:
+    """N-dimensional discrete Fourier transform over ``axes`` (all by default), each
+    trimmed or zero-padded to the matching entry of ``s`` (``numpy.fft.fftn``)."""
+    return _complex_nd(x, s, axes, norm, False, "fftn")
+
+
+def ifftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
+          norm: Norm = "backward") -> Array:
+    """N-dimensional inverse discrete Fourier transform (``numpy.fft.ifftn``)."""
+    return _complex_nd(x, s, axes, norm, True, "ifftn")
+
+
+def rfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
+          norm: Norm = "backward") -> Array:
+    """N-dimensional transform of a real array: ``rfft`` over the last of ``axes``, then
+    ``fft`` over the others (``numpy.fft.rfftn``)."""
+    x = _as_real(x, "rfftn")
+    pairs = _axes_lengths(x, s, axes, "rfftn")
+    _needs_axes(pairs, "rfftn")
+    (axis, n), rest = pairs[-1], pairs[:-1]
+    x = _real_to_complex(x, axis, n, -1, _scale(norm, n, False, "rfftn"))
+    for axis, n in rest:
+        x = _complex_to_complex(x, axis, n, -1, _scale(norm, n, False, "rfftn"))
+    return x
+
+
+def irfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
+           norm: Norm = "backward") -> Array:
+    """Inverse of ``rfftn``: ``ifft`` over all but the last of ``axes``, then ``irfft``
+    over the last, whose output length defaults to ``2 * (M - 1)`` (``numpy.fft.irfftn``)."""
+    x = _as_complex(x, "irfftn")
+    pairs = _axes_lengths(x, s, axes, "irfftn", hermitian_last=True)
+    _needs_axes(pairs, "irfftn")
+    (last, n_last), rest = pairs[-1], pairs[:-1]
+    for axis, n in rest:
+        x = _complex_to_complex(x, axis, n, 1, _scale(norm, n, True, "irfftn"))
+    return _complex_to_real(x, last, n_last, 1, _scale(norm, n_last, True, "irfftn"))
+
+
+# --- frequencies and shifts -----------------------------------------------------------------
+
+def _frequencies(count: int, n: int, wrap_from: int, d: float, dtype: Any, device: Any, where: str) -> Array:
+    """``count`` sample frequencies ``k / (d * n)``, where ``k`` from ``wrap_from`` on
+    wraps to ``k - n`` (the negative frequencies)."""
+    _check_device(device)
+    target = dt.default_float if dtype is None else dt.check_dtype(dtype, "real floating-point", where)
+    if d == 0:
+        raise ValueError(f"{where}: the sample spacing d must not be zero")
+    k = op("iota", dims=(count,), iota_dimension=0, dtype=dt.int64)
+    positive = op("compare", k, graph.full((count,), wrap_from, dt.int64), direction="LT")
+    k = op("select", positive, k, op("subtract", k, graph.full((count,), n, dt.int64)))
+    values = op("multiply", convert(k, dt.float64), graph.full((count,), 1.0 / (n * d), dt.float64))
+    return convert(values, target)
+
+
+def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Array:
+    """Sample frequencies of an ``n``-point transform with sample spacing ``d``:
+    ``[0, 1, ..., -2, -1] / (d * n)`` (``numpy.fft.fftfreq``)."""
+    n = _length(n, n, "fftfreq")
+    return _frequencies(n, n, (n + 1) // 2, d, dtype, device, "fftfreq")
+
+
+def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Array:
+    """The ``n // 2 + 1`` non-negative sample frequencies of ``rfft``:
+    ``[0, 1, ..., n // 2] / (d * n)`` (``numpy.fft.rfftfreq``)."""
+    n = _length(n, n, "rfftfreq")
+    return _frequencies(n // 2 + 1, n, n // 2 + 1, d, dtype, device, "rfftfreq")
+
+
+def _shift(x: Array, axes: int | Sequence[int] | None, direction: int, where: str) -> Array:
+    check_array(x, where)
+    axes = normalize_axes(axes, x.ndim, where) if axes is None or isinstance(axes, int) else \
+        tuple(normalize_axes(a, x.ndim, where)[0] for a in axes)
+    if not axes:
+        return x
+    return roll(x, tuple(direction * (x.shape[a] // 2) for a in axes), axis=axes)
+
+
+def fftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
+    """Move the zero-frequency term to the centre of ``axes`` (all by default)."""
+    return _shift(x, axes, 1, "fftshift")
+
+
+def ifftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
+    """Inverse of ``fftshift`` (they differ by one sample along odd-length axes)."""
+    return _shift(x, axes, -1, "ifftshift")

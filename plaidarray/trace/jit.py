@@ -1,0 +1,248 @@
+"""``plaidarray.jit``: trace a function once per signature, compile it, call the executable.
+
+The signature of a call is the pytree structure of its arguments, the shape and dtype
+of each array in them, the values of its static arguments and of its Python scalars.
+The first call with a new signature traces the function (see ``tracing.py``) into one
+HLO computation and compiles it through the executable cache; later calls with that
+signature only run the executable.
+
+Python scalars keep the spec's weak typing exactly: the traced function receives them
+as Python scalars, so ``x * 2.0`` stays ``float32`` for a ``float32`` ``x``. Their value
+is therefore part of the signature; pass a 0-d array to vary a value without retracing.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import threading
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..backend import registry
+from ..hlo import Module
+from . import pytree
+from .array import Array
+from .materialize import executable_for, materialize
+from .node import Node
+from .tracing import Trace, Traced, function_name, is_tracing, trace
+
+_PYTHON_SCALARS = (bool, int, float, complex)
+
+
+@dataclass(frozen=True)
+class JitCacheInfo:
+    """Per-function statistics: calls that reused a trace, traces made, traces held."""
+
+    hits: int
+    misses: int
+    size: int
+
+
+def jit(fun: Callable | None = None, *, static_argnums: int | Iterable[int] = (),
+        static_argnames: str | Iterable[str] = ()) -> Any:
+    """Compile ``fun`` once per signature; usable as ``@jit`` or ``jit(f, static_argnums=...)``.
+
+    Arguments may be arrays (plaidarray or NumPy), Python scalars, and tuples, lists and
+    dicts of them; the result is an array or such a pytree of arrays. Static arguments
+    (any hashable value) are passed to ``fun`` as they are and retrace it when they change:
+    use them for values that decide Python control flow. Branching or looping on array
+    values needs :func:`plaidarray.cond`, :func:`plaidarray.while_loop` or
+    :func:`plaidarray.fori_loop`.
+    """
+    if fun is None:
+        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames)
+    return JitFunction(fun, static_argnums, static_argnames)
+
+
+@dataclass
+class _Call:
+    """One call's arguments split into the signature (``key``) and its arrays."""
+
+    key: Hashable
+    arrays: list[Array]
+    leaves: list[Any]
+    structure: Any
+    statics: tuple[tuple[int | str, Any], ...]
+
+
+class JitFunction:
+    """A function compiled per signature by :func:`jit`."""
+
+    def __init__(self, fun: Callable, static_argnums: int | Iterable[int],
+                 static_argnames: str | Iterable[str]) -> None:
+        functools.update_wrapper(self, fun)
+        self._fun = fun
+        self._static_argnums, self._static_argnames = _static_arguments(fun, static_argnums, static_argnames)
+        self._compiled: dict[Hashable, Compiled] = {}
+        self._lock = threading.Lock()
+        self._hits = self._misses = 0
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        if is_tracing():  # called from a function being traced: becomes part of that trace
+            return self._fun(*args, **kwargs)
+        call = self._bind(args, kwargs)
+        with self._lock:
+            compiled = self._compiled.get(call.key)
+            if compiled is not None:
+                self._hits += 1
+        if compiled is None:
+            compiled = self._lower(call).compile()
+            with self._lock:
+                self._misses += 1
+                compiled = self._compiled.setdefault(call.key, compiled)
+        return compiled.run(call.arrays)
+
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+        """Trace for these arguments without compiling; ``.as_text()`` shows the HLO."""
+        return self._lower(self._bind(args, kwargs))
+
+    def cache_info(self) -> JitCacheInfo:
+        with self._lock:
+            return JitCacheInfo(self._hits, self._misses, len(self._compiled))
+
+    def clear_cache(self) -> None:
+        with self._lock:
+            self._compiled.clear()
+            self._hits = self._misses = 0
+
+    def __repr__(self) -> str:
+        return f"<plaidarray.jit of {function_name(self._fun)}>"
+
+    # --- signatures -----------------------------------------------------------------
+    def _bind(self, args: tuple, kwargs: dict) -> _Call:
+        positional, keywords = list(args), dict(kwargs)
+        statics: list[tuple[int | str, Any]] = []
+        for i in self._static_argnums:
+            if -len(args) <= i < len(args):
+                statics.append((i % len(args), args[i]))
+                positional[i] = None
+        statics += [(name, keywords.pop(name)) for name in self._static_argnames if name in keywords]
+        for where, value in statics:
+            try:
+                hash(value)
+            except TypeError:
+                raise TypeError(f"jit({self.__name__}): static argument {where!r} must be hashable, "
+                                f"got a {type(value).__name__}") from None
+        leaves, structure = pytree.flatten((tuple(positional), keywords))
+        leaves = [self._argument(leaf) for leaf in leaves]
+        arrays = [leaf for leaf in leaves if isinstance(leaf, Array)]
+        key = (structure, tuple(_leaf_signature(leaf) for leaf in leaves), tuple(statics), registry.current().name)
+        return _Call(key, arrays, leaves, structure, tuple(statics))
+
+    def _argument(self, leaf: Any) -> Any:
+        if isinstance(leaf, Array) or type(leaf) in _PYTHON_SCALARS:
+            return leaf
+        if isinstance(leaf, (np.ndarray, np.generic)):
+            from ..api.creation import asarray
+
+            return asarray(leaf)
+        raise TypeError(f"jit({self.__name__}): cannot pass a {type(leaf).__name__} as a traced argument; pass "
+                        f"arrays, Python scalars, or tuples/lists/dicts of them, or mark the argument static "
+                        f"(static_argnums=... or static_argnames=...)")
+
+    def _lower(self, call: _Call) -> Lowered:
+        def run_traced(arrays: list[Array]) -> Any:
+            it = iter(arrays)
+            leaves = [next(it) if isinstance(leaf, Array) else leaf for leaf in call.leaves]
+            positional, keywords = pytree.unflatten(call.structure, leaves)
+            positional = list(positional)
+            for where, value in call.statics:
+                if isinstance(where, int):
+                    positional[where] = value
+                else:
+                    keywords[where] = value
+            return self._fun(*positional, **keywords)
+
+        owner = Trace(f"jit({self.__name__})", self._fun, _FIX.format(name=self.__name__))
+        traced = trace(run_traced, [a._node.shape for a in call.arrays], owner)
+        materialize(traced.captured)  # values the function closes over are computed once, now
+        return Lowered(self, call.key, traced)
+
+
+_FIX = ("Fix: if the value should decide the Python control flow, make the argument static "
+        "(plaidarray.jit({name}, static_argnums=...) or static_argnames=...); to branch or loop on array "
+        "values, use plaidarray.cond, plaidarray.while_loop or plaidarray.fori_loop.")
+
+
+def _leaf_signature(leaf: Any) -> Hashable:
+    if isinstance(leaf, Array):
+        return ("array", leaf.shape, leaf.dtype.str)
+    if isinstance(leaf, float):  # hex keeps -0.0 and nan distinct and equal to themselves
+        return ("float", leaf.hex())
+    if isinstance(leaf, complex):
+        return ("complex", leaf.real.hex(), leaf.imag.hex())
+    return (type(leaf).__name__, leaf)
+
+
+def _static_arguments(fun: Callable, argnums: int | Iterable[int],
+                      argnames: str | Iterable[str]) -> tuple[tuple[int, ...], tuple[str, ...]]:
+    """Static arguments by position and by name, each completed from the other through
+    ``fun``'s signature (so ``static_argnums=0`` also covers passing it by keyword)."""
+    nums = {argnums} if isinstance(argnums, int) else set(argnums)
+    names = {argnames} if isinstance(argnames, str) else set(argnames)
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return tuple(sorted(nums)), tuple(sorted(names))
+    kinds = inspect.Parameter
+    positional = [p.name for p in params if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
+    keyword = {p.name for p in params if p.kind in (kinds.POSITIONAL_OR_KEYWORD, kinds.KEYWORD_ONLY)}
+    if not any(p.kind == kinds.VAR_KEYWORD for p in params):
+        unknown = names - keyword - set(positional)
+        if unknown:
+            raise ValueError(f"jit({fun.__name__}): static_argnames {sorted(unknown)} are not parameters of it")
+    nums |= {positional.index(n) for n in names if n in positional}
+    names |= {positional[i] for i in nums if 0 <= i < len(positional) and positional[i] in keyword}
+    return tuple(sorted(nums)), tuple(sorted(names))
+
+
+class Lowered:
+    """A traced call, not compiled yet (``jit(f).lower(*args)``)."""
+
+    def __init__(self, function: JitFunction, key: Hashable, traced: Traced) -> None:
+        self._function = function
+        self._key = key
+        self._traced = traced
+
+    @property
+    def module(self) -> Module:
+        return Module(f"jit_{self._function.__name__}", self._traced.computation)
+
+    def as_text(self) -> str:
+        """The traced HLO in XLA's text format (before the compiler's HLO passes)."""
+        return self.module.to_text()
+
+    def compile(self) -> Compiled:
+        """Compile (or fetch from the executable cache) for the current backend."""
+        executable = executable_for(self._traced.computation)
+        constants = [node.buffer for node in self._traced.captured]
+        return Compiled(self._function, self._key, executable, constants, self._traced.out_structure)
+
+
+class Compiled:
+    """A compiled call signature; calling it with matching arguments runs the executable."""
+
+    def __init__(self, function: JitFunction, key: Hashable, executable, constants: list[np.ndarray],
+                 out_structure: Any) -> None:
+        self._function = function
+        self._key = key
+        self._executable = executable
+        self._constants = constants
+        self._out_structure = out_structure
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        call = self._function._bind(args, kwargs)
+        if call.key != self._key:
+            raise TypeError(f"jit({self._function.__name__}): these arguments do not match the signature this "
+                            f"executable was compiled for (shapes, dtypes, structure or static values differ)")
+        return self.run(call.arrays)
+
+    def run(self, arrays: list[Array]) -> Any:
+        materialize([a._node for a in arrays])
+        buffers = [a._node.buffer for a in arrays] + self._constants
+        outs = [Array(Node.ready(b)) for b in self._executable.run(buffers)]
+        return pytree.unflatten(self._out_structure, outs)

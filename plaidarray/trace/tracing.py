@@ -1,0 +1,180 @@
+"""Tracing a Python function into one HLO computation (for ``jit`` and the bodies of
+``cond`` and ``while_loop``).
+
+The function is called once with placeholder arrays standing for its array arguments.
+The operations it records form a graph from the placeholders to its results; that
+graph becomes a :class:`Computation` whose first parameters are the placeholders.
+Values the function uses but did not compute from its arguments (arrays it closes
+over, placeholders of an enclosing trace) are *captured*: they become further
+parameters, and the caller passes them in. Pure generators (constants, iotas) are
+recomputed inside instead, as they are cheaper than a buffer.
+
+A placeholder has no value, so materialising anything that depends on it (``bool()``,
+``float()``, ``np.asarray``, ...) raises :class:`TracerError`, naming the function, the
+line that asked and the fix.
+"""
+
+from __future__ import annotations
+
+import inspect
+import linecache
+import os
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from ..hlo import Computation
+from ..hlo.shape import Shape
+from . import pytree
+from .array import Array
+from .node import Node
+from .to_hlo import graph_to_computation
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+#: How the Array methods that need a value are named in error messages.
+_OPERATIONS = {
+    "__bool__": "bool()", "__float__": "float()", "__int__": "int()", "__complex__": "complex()",
+    "__index__": "using it as an index (__index__)", "__array__": "converting it to NumPy (__array__)",
+    "__dlpack__": "__dlpack__()", "tolist": "tolist()", "__repr__": "repr()",
+}
+
+_stack = threading.local()
+
+
+class TracerError(TypeError):
+    """A traced function needed the value of an array that depends on its arguments."""
+
+
+class Trace:
+    """One tracing of a user function: owns its placeholders and explains their misuse."""
+
+    def __init__(self, what: str, fun: Callable, fix: str) -> None:
+        self.what = what
+        self.fun = fun
+        self.fix = fix
+        self.active = False
+
+    def __enter__(self) -> Trace:
+        self.active = True
+        _traces().append(self)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        _traces().pop()
+        self.active = False
+
+    def value_error(self) -> TracerError:
+        """The error for materialising a value that depends on this trace's placeholders."""
+        where, operation = _user_site()
+        name = function_name(self.fun)
+        if not self.active:
+            return TracerError(
+                f"{self.what}: an array traced inside {name} escaped the trace (it was stored in a global, "
+                f"an attribute or a closure while {name} was traced) and its value was asked for at {where}. "
+                f"Return the array from {name} instead.")
+        return TracerError(
+            f"{self.what}: {operation} needs the value of an array that depends on the arguments of {name}, "
+            f"at {where}.\nWhile a function is traced its arrays stand for every value of their shape and "
+            f"dtype, so Python cannot branch, loop or convert on them. {self.fix}")
+
+
+def is_tracing() -> bool:
+    """True while some function is being traced on this thread."""
+    return bool(_traces())
+
+
+def _traces() -> list[Trace]:
+    if not hasattr(_stack, "traces"):
+        _stack.traces = []
+    return _stack.traces
+
+
+def function_name(fun: Callable) -> str:
+    """``name (file:line)`` of a Python function, for messages."""
+    fun = inspect.unwrap(fun)
+    name = getattr(fun, "__qualname__", None) or getattr(fun, "__name__", None) or repr(fun)
+    code = getattr(fun, "__code__", None)
+    if code is None:
+        return name
+    return f"{name} ({os.path.basename(code.co_filename)}:{code.co_firstlineno})"
+
+
+def _user_site() -> tuple[str, str]:
+    """The innermost frame outside plaidarray (``file:line`` and its source) and the
+    plaidarray entry point it called (which operation asked for a value)."""
+    frame = sys._getframe(1)
+    entry = "materialising it"
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        entry = frame.f_code.co_name
+        frame = frame.f_back
+    operation = _OPERATIONS.get(entry, f"{entry}()" if entry.isidentifier() else entry)
+    if frame is None:
+        return "an unknown line", operation
+    filename, line = frame.f_code.co_filename, frame.f_lineno
+    source = linecache.getline(filename, line).strip()
+    where = f"{os.path.basename(filename)}:{line}"
+    return (f"{where}:\n    {source}" if source else where), operation
+
+
+@dataclass
+class Traced:
+    """A traced function: its computation (parameters: the arguments, then the captured
+    nodes), the captured nodes, and the pytree structure of its result."""
+
+    computation: Computation
+    captured: list[Node]
+    out_structure: Any
+
+
+def trace(fun: Callable[[list[Array]], Any], shapes: Sequence[Shape], owner: Trace) -> Traced:
+    """Call ``fun`` on placeholder arrays of ``shapes`` and build the computation of its
+    result (a pytree of arrays; Python scalars and NumPy arrays in it become arrays)."""
+    placeholders = [Node.placeholder(s, owner) for s in shapes]
+    with owner:
+        out = fun([Array(p) for p in placeholders])
+    leaves, structure = pytree.flatten(out)
+    roots = [_result_array(leaf, owner)._node for leaf in leaves]
+    captured = _captured(roots, placeholders)
+    comp, bound = graph_to_computation(roots, placeholders, lambda node: id(node) in captured)
+    return Traced(comp, bound, structure)
+
+
+def _result_array(leaf: Any, owner: Trace) -> Array:
+    if isinstance(leaf, Array):
+        return leaf
+    from ..api.creation import asarray
+
+    try:
+        return asarray(leaf)
+    except (TypeError, ValueError):
+        raise TypeError(f"{owner.what}: {function_name(owner.fun)} returned a {type(leaf).__name__}; results must "
+                        f"be arrays, scalars, or tuples/lists/dicts of them") from None
+
+
+_INNER, _GENERATED, _CAPTURED = range(3)
+
+
+def _captured(roots: Sequence[Node], inputs: Sequence[Node]) -> set[int]:
+    """Ids of the nodes the trace receives instead of computing: ready buffers, foreign
+    placeholders, and what is computed from them alone (possibly with generators).
+    Nodes that depend on ``inputs`` are computed by the trace (they are ``_INNER``), and
+    so are pure generators (``_GENERATED``)."""
+    kind = {id(n): _INNER for n in inputs}
+    for root in roots:
+        stack = [(root, False)]
+        while stack:
+            node, expanded = stack.pop()
+            if id(node) in kind:
+                continue
+            if node.buffer is not None or node.is_placeholder:
+                kind[id(node)] = _CAPTURED
+            elif expanded:
+                kinds = {kind[id(o)] for o in node.operands}
+                kind[id(node)] = _INNER if _INNER in kinds else _CAPTURED if _CAPTURED in kinds else _GENERATED
+            else:
+                stack.append((node, True))
+                stack.extend((o, False) for o in node.operands if id(o) not in kind)
+    return {k for k, v in kind.items() if v == _CAPTURED}
