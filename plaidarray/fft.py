@@ -8,9 +8,12 @@ angle lies in ``[0, 2π)`` whatever the length, and quarter turns are snapped to
 exact values (``fft([1, 1])`` has an imaginary part of exactly 0, as NumPy's has). The
 matrix is then rounded to the input's precision.
 
-This is O(n²) work per transformed axis, not the O(n log n) of an FFT: it is exact in
-structure and simple to compile, and meant for correctness first, not for long
-signals. N-dimensional transforms apply the one-dimensional one axis by axis.
+This is O(n²) work (and an n×n matrix) per transformed axis, not the O(n log n) of an
+FFT: it is simple to compile and meant for correctness first, not for long signals.
+The sums run in the input's precision, so the error grows like ``n·eps`` rather than
+``log(n)·eps`` (for complex64 and n = 1000, about 1e-6 of the largest output, where
+NumPy's pocketfft is near 4e-8; complex128 stays within a few 1e-15). N-dimensional
+transforms apply the one-dimensional one axis by axis.
 
 Real-input transforms (``rfft``, ``ihfft``) contract the real input with the real and
 imaginary parts of the matrix separately; real-output transforms (``irfft``,
@@ -28,6 +31,7 @@ expects complex data is read as complex (imaginary part 0).
 from __future__ import annotations
 
 import math
+import operator
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -70,8 +74,8 @@ def _twiddles(rows: int, cols: int, n: int, sign: int, scale: float) -> tuple[Ar
     quarter = op("compare", op("remainder", op("multiply", turns, graph.full(shape, 4, dt.int64)),
                                graph.full(shape, n, dt.int64)), graph.full(shape, 0, dt.int64), direction="EQ")
     re, im = (op("select", quarter, op("round_nearest_even", v), v) for v in (op("cos", angle), op("sin", angle)))
-    factor = graph.full(shape, scale, dt.float64)
-    return op("multiply", re, factor), op("multiply", im, graph.full(shape, sign * scale, dt.float64))
+    return (op("multiply", re, graph.full(shape, scale, dt.float64)),
+            op("multiply", im, graph.full(shape, sign * scale, dt.float64)))
 
 
 def _contract(x: Array, matrix: Array, axis: int) -> Array:
@@ -147,8 +151,9 @@ def _length(n: Any, default: int, where: str, name: str = "n") -> int:
     """A transform length: ``n`` (``default`` when None) as a positive int."""
     if n is None:
         n = default
-    if not isinstance(n, int) or isinstance(n, bool):
+    if isinstance(n, bool) or not hasattr(type(n), "__index__"):
         raise TypeError(f"{where}: {name} must be an int, got {n!r}")
+    n = operator.index(n)
     if n < 1:
         raise ValueError(f"{where}: invalid number of data points ({name}={n}); it must be at least 1")
     return n

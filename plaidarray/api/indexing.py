@@ -1,10 +1,11 @@
 """Indexing (spec "Indexing"): basic indexing lowers to slice/reverse/reshape, and
 ``__setitem__`` to a functional update of the whole array.
 
-Unit-step windows of an already computed array become ``dynamic_slice`` /
-``dynamic_update_slice`` with their start positions passed as run-time 0-d buffers:
-``x[i]`` for every ``i`` then shares one compiled executable instead of compiling
-once per index. Strided windows use static ``slice`` (or ``pad`` + ``select``)."""
+Unit-step windows become ``dynamic_slice`` / ``dynamic_update_slice`` with their
+start positions passed as run-time 0-d buffers: ``x[i]`` for every ``i`` then shares
+one compiled executable instead of compiling once per index (element-by-element
+loops are common in user and test code). Strided windows use static ``slice`` (or
+``pad`` + ``select``)."""
 
 from __future__ import annotations
 
@@ -129,7 +130,7 @@ def getitem(x: Array, key: Any) -> Array:
 
         return op("take", _leading_flat(x, mask), true_positions(mask), axis=0)
     entries, out_shape = _plan(x, key)
-    if x._node.buffer is not None and all(step == 1 for _, step, _, _ in entries) and x.size:
+    if all(step == 1 for _, step, _, _ in entries) and x.size:
         return graph.reshape(_dynamic_window(x, entries), out_shape)
     flipped = tuple(d for d, (_, step, count, _) in enumerate(entries) if step < 0 and count)
     y = op("reverse", x, dimensions=flipped) if flipped else x

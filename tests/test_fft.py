@@ -1,0 +1,193 @@
+"""Differential tests of ``plaidarray.fft`` against ``numpy.fft``, on both backends.
+
+Transforms are compared with a tolerance scaled to the result's precision and to the
+number of terms summed into each output; inputs are finite (the DFT of an infinity is
+NaN almost everywhere, differently in every FFT library). Every new shape compiles a
+kernel on the compiled backend, so the example counts are kept small.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import plaidarray as xp
+import plaidarray.fft as xfft
+
+REAL = [np.dtype(np.float32), np.dtype(np.float64)]
+COMPLEX = [np.dtype(np.complex64), np.dtype(np.complex128)]
+NORMS = ["backward", "ortho", "forward"]
+MAGNITUDE = 4.0
+
+#: name -> (input dtypes, is a forward transform (exp(-...), scaled by 1 under "backward"))
+ONE_DIMENSIONAL = {"fft": (COMPLEX, True), "ifft": (COMPLEX, False), "rfft": (REAL, True),
+                   "irfft": (COMPLEX, False), "hfft": (COMPLEX, True), "ihfft": (REAL, False)}
+N_DIMENSIONAL = {"fftn": (COMPLEX, True), "ifftn": (COMPLEX, False), "rfftn": (REAL, True),
+                 "irfftn": (COMPLEX, False)}
+
+
+def values(dtype, shape):
+    """Finite values of magnitude at most MAGNITUDE."""
+    if dtype.kind == "c":
+        elements = st.complex_numbers(max_magnitude=MAGNITUDE, allow_subnormal=False, width=dtype.itemsize * 8)
+    else:
+        elements = st.floats(-MAGNITUDE, MAGNITUDE, allow_subnormal=False, width=dtype.itemsize * 8)
+    return hnp.arrays(dtype, shape, elements=elements)
+
+
+def scale(norm: str, forward: bool, n: int) -> float:
+    """The factor ``norm`` applies to a transform of logical size ``n``."""
+    return {"backward": 1.0 if forward else 1.0 / n, "ortho": 1.0 / math.sqrt(n),
+            "forward": 1.0 / n if forward else 1.0}[norm]
+
+
+def assert_transform(got, want, *, terms: int, factor: float):
+    """Shape and dtype exactly; values within a few ulps of the largest possible output
+    (each output sums ``terms`` inputs of magnitude <= MAGNITUDE, times ``factor``)."""
+    got = np.asarray(got)
+    assert got.shape == want.shape and got.dtype == want.dtype, (got.shape, got.dtype, want.shape, want.dtype)
+    eps = np.finfo(got.dtype).eps
+    np.testing.assert_allclose(got, want, rtol=0, atol=8 * eps * terms * MAGNITUDE * max(factor, 1e-3) + 1e-30)
+
+
+def draw_case(data, dtypes, max_dims, max_side):
+    """The input and the norm of a transform test."""
+    dtype = data.draw(st.sampled_from(dtypes), label="dtype")
+    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=max_dims, min_side=1, max_side=max_side), label="shape")
+    return data.draw(values(dtype, shape), label="x"), data.draw(st.sampled_from(NORMS), label="norm")
+
+
+def compare(name, x, norm, forward, length, **kwargs):
+    """plaidarray's ``name`` against NumPy's, for a transform of logical size ``length``."""
+    want = getattr(np.fft, name)(x, norm=norm, **kwargs)
+    got = getattr(xfft, name)(xp.asarray(x), norm=norm, **kwargs)
+    assert_transform(got, want, terms=2 * length, factor=scale(norm, forward, length))
+
+
+@pytest.mark.parametrize("name", sorted(ONE_DIMENSIONAL))
+@settings(max_examples=8)
+@given(data=st.data())
+def test_one_dimensional(backend, name, data):
+    dtypes, forward = ONE_DIMENSIONAL[name]
+    x, norm = draw_case(data, dtypes, max_dims=2, max_side=9)
+    axis = data.draw(st.integers(-x.ndim, x.ndim - 1), label="axis")
+    n = data.draw(st.none() | st.integers(1, 12), label="n")
+    length = x.shape[axis] if n is None else n
+    if n is None and name in ("irfft", "hfft"):
+        assume(length > 1)
+        length = 2 * (length - 1)
+    compare(name, x, norm, forward, length, n=n, axis=axis)
+
+
+@pytest.mark.parametrize("name", sorted(N_DIMENSIONAL))
+@settings(max_examples=6)
+@given(data=st.data())
+def test_n_dimensional(backend, name, data):
+    dtypes, forward = N_DIMENSIONAL[name]
+    x, norm = draw_case(data, dtypes, max_dims=3, max_side=5)
+    axes = data.draw(st.none() | st.lists(st.integers(0, x.ndim - 1), min_size=1, max_size=x.ndim, unique=True),
+                     label="axes")
+    s = None if axes is None else data.draw(st.none() | st.tuples(*[st.integers(1, 7) for _ in axes]), label="s")
+    sizes = list(s) if s is not None else [x.shape[a] for a in (range(x.ndim) if axes is None else axes)]
+    if s is None and name == "irfftn":
+        assume(sizes[-1] > 1)
+        sizes[-1] = 2 * (sizes[-1] - 1)
+    compare(name, x, norm, forward, math.prod(sizes), s=s, axes=axes)
+
+
+@pytest.mark.parametrize("name", ["fftfreq", "rfftfreq"])
+@settings(max_examples=6)
+@given(n=st.integers(1, 20), d=st.floats(0.1, 5), dtype=st.sampled_from([None, *REAL]))
+def test_frequencies(backend, name, n, d, dtype):
+    got = np.asarray(getattr(xfft, name)(n, d=d, dtype=dtype))
+    want = getattr(np.fft, name)(n, d).astype(dtype or np.float64)
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want, strict=True)
+
+
+@pytest.mark.parametrize("name", ["fftshift", "ifftshift"])
+@settings(max_examples=6)
+@given(data=st.data())
+def test_shifts(backend, name, data):
+    dtype = data.draw(st.sampled_from(REAL + COMPLEX), label="dtype")
+    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=0, max_side=5), label="shape")
+    axes = data.draw(st.none() | st.integers(-len(shape), len(shape) - 1)
+                     | st.lists(st.integers(0, len(shape) - 1), min_size=1, unique=True), label="axes")
+    x = data.draw(values(dtype, shape), label="x")
+    got = np.asarray(getattr(xfft, name)(xp.asarray(x), axes=axes))
+    np.testing.assert_array_equal(got, getattr(np.fft, name)(x, axes=axes), strict=True)
+
+
+def test_round_trips(backend):
+    """The spec's notes: each inverse undoes its transform, for odd and even lengths."""
+    rng = np.random.default_rng(0)
+    z = rng.standard_normal((2, 7)) + 1j * rng.standard_normal((2, 7))
+    r = rng.standard_normal((2, 7))
+    np.testing.assert_allclose(np.asarray(xfft.ifft(xfft.fft(xp.asarray(z)))), z, atol=1e-13)
+    np.testing.assert_allclose(np.asarray(xfft.irfft(xfft.rfft(xp.asarray(r)), n=7)), r, atol=1e-13)
+    np.testing.assert_allclose(np.asarray(xfft.hfft(xfft.ihfft(xp.asarray(r)), n=7)), r, atol=1e-13)
+    np.testing.assert_allclose(np.asarray(xfft.irfftn(xfft.rfftn(xp.asarray(r)), s=(2, 7), axes=(0, 1))), r,
+                               atol=1e-13)
+
+
+def test_quarter_turns_are_exact(backend):
+    """Twiddles at multiples of pi/2 are exact: no rounding noise in exactly-zero terms."""
+    got = np.asarray(xfft.fft(xp.asarray(np.ones(4, np.complex128))))
+    np.testing.assert_array_equal(got, np.array([4, 0, 0, 0], np.complex128), strict=True)
+
+
+def test_real_input_is_read_as_complex(backend):
+    x = np.arange(5, dtype=np.float32)
+    got = xfft.fft(xp.asarray(x))
+    assert_transform(got, np.fft.fft(x).astype(np.complex64), terms=5, factor=1.0)
+
+
+def _complex(shape=(2, 3)):
+    return xp.asarray(np.ones(shape, np.complex128))
+
+
+def _real(shape=(2, 3), dtype=np.float64):
+    return xp.asarray(np.ones(shape, dtype))
+
+
+#: id -> a call the spec or NumPy rejects with ValueError (none of them compiles anything)
+VALUE_ERRORS = {
+    "fft-n0": lambda: xfft.fft(_complex(), n=0),
+    "rfft-n-1": lambda: xfft.rfft(_real(), n=-1),
+    "irfft-length-1-axis": lambda: xfft.irfft(_complex((2, 1))),
+    "hfft-n0": lambda: xfft.hfft(_complex(), n=0),
+    "norm": lambda: xfft.fft(_complex(), norm="none"),
+    "0-d": lambda: xfft.fft(_complex(())),
+    "axis": lambda: xfft.fft(_complex(), axis=2),
+    "s-without-axes": lambda: xfft.fftn(_complex(), s=(2, 2)),
+    "s-axes-lengths": lambda: xfft.fftn(_complex(), s=(2,), axes=(0, 1)),
+    "irfftn-no-axes": lambda: xfft.irfftn(_complex(), axes=()),
+    "fftfreq-0": lambda: xfft.fftfreq(0),
+    "rfftfreq-d0": lambda: xfft.rfftfreq(4, d=0.0),
+}
+
+TYPE_ERRORS = {
+    "fft-int": lambda: xfft.fft(_real(dtype=np.int64)),
+    "rfft-complex": lambda: xfft.rfft(_complex()),
+    "ihfft-int": lambda: xfft.ihfft(_real(dtype=np.int32)),
+    "n-float": lambda: xfft.fft(_complex(), n=2.0),
+    "fftfreq-int-dtype": lambda: xfft.fftfreq(4, dtype=xp.int64),
+    "numpy-input": lambda: xfft.fft(np.ones(3, np.complex128)),
+}
+
+
+@pytest.mark.parametrize("call", VALUE_ERRORS.values(), ids=VALUE_ERRORS.keys())
+def test_value_errors(call):
+    with pytest.raises(ValueError):
+        call()
+
+
+@pytest.mark.parametrize("call", TYPE_ERRORS.values(), ids=TYPE_ERRORS.keys())
+def test_type_errors(call):
+    with pytest.raises(TypeError):
+        call()
