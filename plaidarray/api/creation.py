@@ -76,7 +76,7 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
 
 
 def _sequence_dtype(obj: Sequence) -> np.dtype:
-    """Default dtype of nested Python data: bool < int64 < float64, as the spec says."""
+    """Default dtype of nested Python data: bool < int64 < float64 < complex128."""
     flat: list = []
     stack = [obj]
     while stack:
@@ -88,6 +88,8 @@ def _sequence_dtype(obj: Sequence) -> np.dtype:
         else:
             flat.append(item)
     kinds = {type(v) for v in flat if not isinstance(v, np.dtype)} | {d.kind for d in flat if isinstance(d, np.dtype)}
+    if complex in kinds or "c" in kinds:
+        return dt.default_complex
     if float in kinds or "f" in kinds:
         return dt.default_float
     if int in kinds or "i" in kinds or "u" in kinds:

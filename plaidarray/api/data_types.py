@@ -35,7 +35,9 @@ def can_cast(from_: Any, to: Any, /) -> bool:
     try:
         return dt.promote(a, b) == b
     except TypeError:
-        return False
+        # Across kinds the standard leaves casting to the library: allow what loses no
+        # value (bool -> anything, int8 -> float32, ...), as NumPy's "safe" rule.
+        return bool(np.can_cast(a, b, casting="safe"))
 
 
 def result_type(*arrays_and_dtypes: Any) -> np.dtype:

@@ -73,6 +73,8 @@ def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     if a.shape[axis] != b.shape[axis]:
         raise ValueError(f"vecdot: sizes along axis {axis} differ")
     a, b = graph.broadcast_to(a, shape), graph.broadcast_to(b, shape)
+    if a.dtype.kind == "c":  # the spec's vecdot is sum(conj(x1) * x2)
+        a = op("conj", a)
     axis %= len(shape)
     batch = tuple(i for i in range(len(shape)) if i != axis)
     return op("dot_general", a, b, lhs_batch=batch, rhs_batch=batch, lhs_contracting=(axis,),

@@ -36,11 +36,21 @@ class UniqueInverse(NamedTuple):
     inverse_indices: Array
 
 
+def _stable_order(flat: Array) -> Array:
+    """A stable sorting permutation; complex numbers order by (real, imag), built from two
+    stable sorts (by the imaginary part, then by the real part)."""
+    if flat.dtype.kind != "c":
+        return op("argsort", flat, dimension=0, descending=False)
+    by_imag = op("argsort", op("imag", flat), dimension=0, descending=False)
+    real_in_that_order = op("take", op("real", flat), by_imag, axis=0)
+    return op("take", by_imag, op("argsort", real_in_that_order, dimension=0, descending=False), axis=0)
+
+
 def _groups(x: Array, where: str):
     """(flat x, stable sort order, sorted values, group-start positions in sorted order)."""
     check_array(x, where)
     flat = graph.reshape(x, (x.size,))
-    order = op("argsort", flat, dimension=0, descending=False)
+    order = _stable_order(flat)
     ordered = op("take", flat, order, axis=0)
     n = x.size
     if n == 0:
