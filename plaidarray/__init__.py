@@ -31,6 +31,9 @@ from .backend.registry import set_backend
 from .dtypes import bool_ as bool
 from .dtypes import complex64, complex128, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32, uint64
 from .trace.array import Array
+from .trace.control_flow import cond, fori_loop, while_loop
+from .trace.jit import jit
+from .trace.tracing import TracerError
 
 __version__ = "0.1.0"
 __array_api_version__ = _api_version.current()
@@ -56,5 +59,8 @@ def clear_cache() -> None:
 __all__ = sorted(
     {name for chapter in _CHAPTERS for name in chapter.__all__}
     | {"Array", "bool", "complex64", "complex128", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-       "uint64", "e", "pi", "inf", "nan", "newaxis", "set_array_api_version", "set_backend", "backends", "cache_info", "clear_cache"}
+       "uint64", "e", "pi", "inf", "nan", "newaxis", "set_array_api_version", "set_backend", "backends", "cache_info", "clear_cache",
+       "jit", "cond", "while_loop", "fori_loop", "TracerError"}
 )
+from . import fft  # noqa: E402
+from . import linalg  # noqa: E402

@@ -167,7 +167,9 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
             raise OverflowError(f"arange: values out of range for {target}")
     compute = dt.default_float if target.kind == "f" else target
     ramp = op("iota", dims=(n,), iota_dimension=0, dtype=compute)
-    values = op("add", op("multiply", ramp, graph.full((n,), step, compute)), graph.full((n,), start, compute))
+    # start +/- i * |step|: every constant is representable even in unsigned dtypes.
+    offsets = op("multiply", ramp, graph.full((n,), abs(step), compute))
+    values = op("add" if step > 0 else "subtract", graph.full((n,), start, compute), offsets)
     return convert(values, target)
 
 

@@ -1,7 +1,8 @@
 """The executable cache: an LRU keyed by (graph fingerprint, signature, backend, target).
 
 A hit returns the compiled executable without touching the compiler; the statistics
-let tests and users see that (``plaidarray.cache_info()``).
+let tests and users see that (``plaidarray.cache_info()``). A miss that a backend
+serves from its persistent cache counts as a disk hit, not a compile.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ class CacheInfo:
     misses: int = 0
     compiles: int = 0
     compile_seconds: float = 0.0
+    disk_hits: int = 0
     size: int = 0
     maxsize: int = 0
     per_backend_compiles: dict[str, int] = field(default_factory=dict)
@@ -56,10 +58,13 @@ class ExecutableCache:
             with self._lock:
                 self._lru[key] = exe
                 self._key_locks.pop(key, None)
-                self._info.compiles += 1
-                self._info.compile_seconds += elapsed
-                counts = self._info.per_backend_compiles
-                counts[backend] = counts.get(backend, 0) + 1
+                if exe.from_disk:
+                    self._info.disk_hits += 1
+                else:
+                    self._info.compiles += 1
+                    self._info.compile_seconds += elapsed
+                    counts = self._info.per_backend_compiles
+                    counts[backend] = counts.get(backend, 0) + 1
             return exe
 
     def info(self) -> CacheInfo:

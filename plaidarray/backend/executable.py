@@ -15,6 +15,9 @@ from ..hlo import Module
 class Executable(abc.ABC):
     """A compiled HLO module, callable on buffers laid out by the transfer layer."""
 
+    #: True when the code was loaded from a persistent cache instead of being compiled.
+    from_disk: bool = False
+
     @abc.abstractmethod
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
         """Run on one buffer per entry parameter; return one buffer per output."""

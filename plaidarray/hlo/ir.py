@@ -43,9 +43,11 @@ class Instruction:
         return f"<{self.name or self.opcode}: {self.shape}>"
 
 
-def topological_order(outputs: Iterable[Instruction]) -> list[Instruction]:
+def topological_order(outputs: Iterable[Instruction],
+                      is_leaf: Callable[[Instruction], bool] = lambda inst: False) -> list[Instruction]:
     """Instructions reachable from ``outputs``, each after its operands (iterative DFS,
-    so deep chains do not hit Python's recursion limit)."""
+    so deep chains do not hit Python's recursion limit); the operands of those for which
+    ``is_leaf`` holds are not visited. The lazy graph's nodes are walked with it too."""
     order: list[Instruction] = []
     seen: set[int] = set()
     for root in outputs:
@@ -59,7 +61,8 @@ def topological_order(outputs: Iterable[Instruction]) -> list[Instruction]:
                 continue
             seen.add(id(inst))
             stack.append((inst, True))
-            stack.extend((o, False) for o in reversed(inst.operands) if id(o) not in seen)
+            if not is_leaf(inst):
+                stack.extend((o, False) for o in reversed(inst.operands) if id(o) not in seen)
     return order
 
 

@@ -21,10 +21,13 @@ from typing import TYPE_CHECKING, Protocol
 import numpy as np
 
 if TYPE_CHECKING:
-    from xdsl.ir import Attribute, Operation, SSAValue
+    from contextlib import AbstractContextManager
+
+    from xdsl.ir import Attribute, Block, Operation, SSAValue
     from xdsl.ir.affine import AffineExpr
 
-    from .ir import Instruction
+    from .ir import Computation, Instruction
+    from .shape import Shape
 
 
 class ScalarBuilder(Protocol):
@@ -38,6 +41,10 @@ class ScalarBuilder(Protocol):
 
     def libm(self, name: str, args: Sequence[SSAValue], dtype: np.dtype) -> SSAValue:
         """Call the C math library's ``name`` (``namef`` for float32)."""
+        ...
+
+    def runtime(self, name: str, args: Sequence[SSAValue], dtype: np.dtype) -> SSAValue:
+        """Call the runtime routine ``plaidarray_<name>`` (backend/llvm_cpu/runtime.py)."""
         ...
 
     def loop_index(self, dim: int) -> SSAValue:
@@ -71,6 +78,25 @@ class KernelBuilder(Protocol):
         ...
 
     def fill(self, buffer: SSAValue, value: object, dtype: np.dtype) -> None: ...
+
+    def copy(self, source: SSAValue, target: SSAValue) -> None: ...
+
+    def scratch(self, shape: Shape) -> SSAValue:
+        """A buffer the executable allocates for each run."""
+        ...
+
+    def building(self, block: Block) -> AbstractContextManager[None]:
+        """Insert into ``block`` (a region of an ``scf`` op) inside the ``with``."""
+        ...
+
+    def inline(self, comp: Computation, args: Sequence[SSAValue], results: Sequence[SSAValue]) -> None:
+        """Emit a nested computation here: parameters read ``args``, outputs go to ``results``."""
+        ...
+
+    def group_outputs(self, inst: Instruction) -> dict[int, SSAValue] | None:
+        """The result buffers of a multi-result op (one instruction per result, told apart
+        by the attribute ``index``), or None if another instruction of it emitted it."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -25,8 +25,8 @@ def instruction_to_text(inst: Instruction, is_root: bool) -> str:
     return f"  {prefix}{inst.name} = {inst.shape} {inst.opcode}({args}){attrs}"
 
 
-def computation_to_text(comp: Computation) -> str:
-    lines = [f"ENTRY {comp.name} {{"]
+def computation_to_text(comp: Computation, title: str | None = None) -> str:
+    lines = [f"{title or 'ENTRY ' + comp.name} {{"]
     roots = {id(o) for o in comp.outputs} if len(comp.outputs) == 1 else set()
     lines += [instruction_to_text(i, id(i) in roots) for i in comp.instructions]
     if len(comp.outputs) > 1:
@@ -42,4 +42,19 @@ def module_to_text(module: Module) -> str:
     params = ", ".join(str(p.shape) for p in comp.parameters)
     results = ", ".join(str(o.shape) for o in comp.outputs)
     header = f"HloModule {module.name}, entry_computation_layout={{({params})->({results})}}"
-    return header + "\n\n" + computation_to_text(comp) + "\n"
+    nested = "".join(computation_to_text(sub.computation, repr(sub)) + "\n\n" for sub in _nested(comp))
+    return header + "\n\n" + nested + computation_to_text(comp) + "\n"
+
+
+def _nested(comp: Computation) -> list:
+    """The nested computations (branches, loop bodies) used by ``comp``, innermost first."""
+    from .ops.control_flow import Subcomputation
+
+    found: dict[str, Subcomputation] = {}
+    for inst in comp.instructions:
+        for value in inst.attrs.values():
+            if isinstance(value, Subcomputation) and repr(value) not in found:
+                for inner in _nested(value.computation):
+                    found.setdefault(repr(inner), inner)
+                found[repr(value)] = value
+    return list(found.values())

@@ -121,7 +121,13 @@ class Array:
         return self._value().tolist()
 
     def __repr__(self) -> str:
-        body = np.array2string(self._value(), separator=", ", prefix="Array(")
+        from .tracing import TracerError
+
+        try:
+            value = self._value()
+        except TracerError:  # printing inside a traced function shows what is known
+            return f"Array(traced, shape={self.shape}, dtype={self.dtype.name})"
+        body = np.array2string(value, separator=", ", prefix="Array(")
         return f"Array({body}, dtype={self.dtype.name})"
 
     __str__ = __repr__

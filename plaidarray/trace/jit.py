@@ -76,7 +76,12 @@ class JitFunction:
                  static_argnames: str | Iterable[str]) -> None:
         functools.update_wrapper(self, fun)
         self._fun = fun
+        self._name = getattr(fun, "__name__", type(fun).__name__)
         self._static_argnums, self._static_argnames = _static_arguments(fun, static_argnums, static_argnames)
+        try:
+            self._signature: inspect.Signature | None = inspect.signature(fun)
+        except (TypeError, ValueError):
+            self._signature = None
         self._compiled: dict[Hashable, Compiled] = {}
         self._lock = threading.Lock()
         self._hits = self._misses = 0
@@ -114,6 +119,12 @@ class JitFunction:
 
     # --- signatures -----------------------------------------------------------------
     def _bind(self, args: tuple, kwargs: dict) -> _Call:
+        if self._signature is not None:  # f(x, 3) and f(x, n=3) are one signature
+            try:
+                bound = self._signature.bind(*args, **kwargs)
+            except TypeError as exc:
+                raise TypeError(f"jit({self._name}): {exc}") from None
+            args, kwargs = bound.args, bound.kwargs
         positional, keywords = list(args), dict(kwargs)
         statics: list[tuple[int | str, Any]] = []
         for i in self._static_argnums:
@@ -125,7 +136,7 @@ class JitFunction:
             try:
                 hash(value)
             except TypeError:
-                raise TypeError(f"jit({self.__name__}): static argument {where!r} must be hashable, "
+                raise TypeError(f"jit({self._name}): static argument {where!r} must be hashable, "
                                 f"got a {type(value).__name__}") from None
         leaves, structure = pytree.flatten((tuple(positional), keywords))
         leaves = [self._argument(leaf) for leaf in leaves]
@@ -140,7 +151,7 @@ class JitFunction:
             from ..api.creation import asarray
 
             return asarray(leaf)
-        raise TypeError(f"jit({self.__name__}): cannot pass a {type(leaf).__name__} as a traced argument; pass "
+        raise TypeError(f"jit({self._name}): cannot pass a {type(leaf).__name__} as a traced argument; pass "
                         f"arrays, Python scalars, or tuples/lists/dicts of them, or mark the argument static "
                         f"(static_argnums=... or static_argnames=...)")
 
@@ -157,7 +168,7 @@ class JitFunction:
                     keywords[where] = value
             return self._fun(*positional, **keywords)
 
-        owner = Trace(f"jit({self.__name__})", self._fun, _FIX.format(name=self.__name__))
+        owner = Trace(f"jit({self._name})", self._fun, _FIX.format(name=self._name))
         traced = trace(run_traced, [a._node.shape for a in call.arrays], owner)
         materialize(traced.captured)  # values the function closes over are computed once, now
         return Lowered(self, call.key, traced)
@@ -194,7 +205,8 @@ def _static_arguments(fun: Callable, argnums: int | Iterable[int],
     if not any(p.kind == kinds.VAR_KEYWORD for p in params):
         unknown = names - keyword - set(positional)
         if unknown:
-            raise ValueError(f"jit({fun.__name__}): static_argnames {sorted(unknown)} are not parameters of it")
+            raise ValueError(f"jit({getattr(fun, '__name__', fun)}): static_argnames {sorted(unknown)} are not "
+                             f"parameters of it")
     nums |= {positional.index(n) for n in names if n in positional}
     names |= {positional[i] for i in nums if 0 <= i < len(positional) and positional[i] in keyword}
     return tuple(sorted(nums)), tuple(sorted(names))
@@ -210,7 +222,7 @@ class Lowered:
 
     @property
     def module(self) -> Module:
-        return Module(f"jit_{self._function.__name__}", self._traced.computation)
+        return Module(f"jit_{self._function._name}", self._traced.computation)
 
     def as_text(self) -> str:
         """The traced HLO in XLA's text format (before the compiler's HLO passes)."""
@@ -237,7 +249,7 @@ class Compiled:
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         call = self._function._bind(args, kwargs)
         if call.key != self._key:
-            raise TypeError(f"jit({self._function.__name__}): these arguments do not match the signature this "
+            raise TypeError(f"jit({self._function._name}): these arguments do not match the signature this "
                             f"executable was compiled for (shapes, dtypes, structure or static values differ)")
         return self.run(call.arrays)
 

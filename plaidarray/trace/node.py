@@ -53,3 +53,4 @@ class Node:
     def set_buffer(self, buffer: np.ndarray) -> None:
         self.buffer = buffer
         self.op, self.operands, self.attrs = None, (), {}
+

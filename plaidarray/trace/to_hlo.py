@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..hlo import Computation, Instruction
+from ..hlo.ir import topological_order
 from .node import Node
 
 
@@ -34,20 +35,14 @@ def graph_to_computation(roots: Sequence[Node], inputs: Sequence[Node],
 
     for node in inputs:
         built[id(node)] = parameter(node)
-    for root in roots:
-        stack = [(root, False)]
-        while stack:
-            node, expanded = stack.pop()
-            if id(node) in built:
-                continue
-            if is_bound(node):
-                built[id(node)] = parameter(node)
-                bound.append(node)
-            elif node.is_placeholder:
-                raise node.attrs["trace"].value_error()
-            elif expanded:
-                built[id(node)] = Instruction(node.op, [built[id(o)] for o in node.operands], node.attrs, node.shape)
-            else:
-                stack.append((node, True))
-                stack.extend((o, False) for o in reversed(node.operands) if id(o) not in built)
+    for node in topological_order(roots, lambda n: id(n) in built or is_bound(n) or n.is_placeholder):
+        if id(node) in built:
+            continue
+        if is_bound(node):
+            built[id(node)] = parameter(node)
+            bound.append(node)
+        elif node.is_placeholder:
+            raise node.attrs["trace"].value_error()
+        else:
+            built[id(node)] = Instruction(node.op, [built[id(o)] for o in node.operands], node.attrs, node.shape)
     return Computation("main", params, [built[id(r)] for r in roots]), bound

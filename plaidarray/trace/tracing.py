@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..hlo import Computation
+from ..hlo.ir import topological_order
 from ..hlo.shape import Shape
 from . import pytree
 from .array import Array
@@ -38,7 +39,7 @@ _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.
 _OPERATIONS = {
     "__bool__": "bool()", "__float__": "float()", "__int__": "int()", "__complex__": "complex()",
     "__index__": "using it as an index (__index__)", "__array__": "converting it to NumPy (__array__)",
-    "__dlpack__": "__dlpack__()", "tolist": "tolist()", "__repr__": "repr()",
+    "__dlpack__": "__dlpack__()", "tolist": "tolist()",
 }
 
 _stack = threading.local()
@@ -72,12 +73,12 @@ class Trace:
         name = function_name(self.fun)
         if not self.active:
             return TracerError(
-                f"{self.what}: an array traced inside {name} escaped the trace (it was stored in a global, "
-                f"an attribute or a closure while {name} was traced) and its value was asked for at {where}. "
-                f"Return the array from {name} instead.")
+                f"{self.what}: an array traced inside {name} escaped the trace (it was stored in a global, an "
+                f"attribute or a closure during tracing), and its value was asked for at {where}\n"
+                f"Return the array from the function instead.")
         return TracerError(
             f"{self.what}: {operation} needs the value of an array that depends on the arguments of {name}, "
-            f"at {where}.\nWhile a function is traced its arrays stand for every value of their shape and "
+            f"at {where}\nWhile a function is traced its arrays stand for every value of their shape and "
             f"dtype, so Python cannot branch, loop or convert on them. {self.fix}")
 
 
@@ -96,6 +97,7 @@ def function_name(fun: Callable) -> str:
     """``name (file:line)`` of a Python function, for messages."""
     fun = inspect.unwrap(fun)
     name = getattr(fun, "__qualname__", None) or getattr(fun, "__name__", None) or repr(fun)
+    name = name.rpartition("<locals>.")[2]
     code = getattr(fun, "__code__", None)
     if code is None:
         return name
@@ -163,18 +165,12 @@ def _captured(roots: Sequence[Node], inputs: Sequence[Node]) -> set[int]:
     Nodes that depend on ``inputs`` are computed by the trace (they are ``_INNER``), and
     so are pure generators (``_GENERATED``)."""
     kind = {id(n): _INNER for n in inputs}
-    for root in roots:
-        stack = [(root, False)]
-        while stack:
-            node, expanded = stack.pop()
-            if id(node) in kind:
-                continue
-            if node.buffer is not None or node.is_placeholder:
-                kind[id(node)] = _CAPTURED
-            elif expanded:
-                kinds = {kind[id(o)] for o in node.operands}
-                kind[id(node)] = _INNER if _INNER in kinds else _CAPTURED if _CAPTURED in kinds else _GENERATED
-            else:
-                stack.append((node, True))
-                stack.extend((o, False) for o in node.operands if id(o) not in kind)
+    for node in topological_order(roots, lambda n: id(n) in kind or n.buffer is not None or n.is_placeholder):
+        if id(node) in kind:
+            continue
+        if node.buffer is not None or node.is_placeholder:
+            kind[id(node)] = _CAPTURED
+        else:
+            kinds = {kind[id(o)] for o in node.operands}
+            kind[id(node)] = _INNER if _INNER in kinds else _CAPTURED if _CAPTURED in kinds else _GENERATED
     return {k for k, v in kind.items() if v == _CAPTURED}

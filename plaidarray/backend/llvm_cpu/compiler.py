@@ -5,7 +5,11 @@
 
 Each stage can be dumped (``PLAIDARRAY_DUMP``). The resulting executable calls one
 native function ``void f(ptr noalias...)`` over the buffers: parameters, bound
-constants, outputs, temporaries.
+constants, outputs, temporaries (including the scratch buffers of nested computations).
+
+After bind-constants, the persistent cache (``object_cache.py``) is consulted: a hit
+loads object code written by an earlier compile, possibly by another process, and
+skips every later stage. A dump (``PLAIDARRAY_DUMP``) always compiles, to show them.
 """
 
 from __future__ import annotations
@@ -20,13 +24,13 @@ from xdsl.dialects import affine, arith, builtin, func, linalg, math, memref, sc
 from xdsl.transforms.linalg_generalize_named_ops import LinalgGeneralizeNamedOpsPass
 
 from ...hlo import Computation, Instruction, Module
-from ...hlo.fingerprint import fingerprint
+from ...hlo.fingerprint import fingerprint, structure
 from ...hlo.passes import run_hlo_passes
 from ...hlo.shape import Shape
 from .. import dump
 from ..executable import Compiler, Executable
 from ..transfer import allocate
-from . import jit
+from . import jit, object_cache
 from .fusion import plan_fusion
 from .linalg_builder import build_linalg
 from .linalg_to_loops import ConvertLinalgToStaticLoops
@@ -107,6 +111,12 @@ class CpuCompiler(Compiler):
         dump.dump(name, "hlo.txt", Module(name, comp).to_text() if dump.dump_dir() else None)
         n_params = len(comp.parameters)
         comp, constants = bind_constants(comp)
+        target = jit.host_target()
+        key = object_cache.entry_key(repr(structure(comp)), str(target), target.features)
+        if dump.dump_dir() is None:
+            cached = _load_cached(key, n_params, constants, len(comp.parameters))
+            if cached is not None:
+                return cached
         plan = plan_fusion(comp)
 
         output_slots: list[tuple[str, int]] = []
@@ -121,7 +131,7 @@ class CpuCompiler(Compiler):
         temps = [k for k in plan.kernels if k not in out_insts]
         buffer_order = [*comp.parameters, *out_insts, *temps]
 
-        mlir = build_linalg(plan, buffer_order)
+        mlir, scratch = build_linalg(plan, buffer_order)
         dump.dump(name, "linalg.mlir", str(mlir) if dump.dump_dir() else None)
         ctx = _context()
         LinalgGeneralizeNamedOpsPass().apply(ctx, mlir)
@@ -133,5 +143,41 @@ class CpuCompiler(Compiler):
         dump.dump(name, "ll", str(compiled) if dump.dump_dir() else None)
         dump.dump(name, "s", jit.assembly(compiled) if dump.dump_dir() else None)
         address = jit.load(compiled, name)
-        return CpuExecutable(compiled, address, n_params, constants, output_slots,
-                             [o.shape for o in out_insts], [t.shape for t in temps], len(buffer_order))
+        out_shapes, temp_shapes = [o.shape for o in out_insts], [t.shape for t in temps] + scratch
+        executable = CpuExecutable(compiled, address, n_params, constants, output_slots, out_shapes, temp_shapes,
+                                   len(buffer_order) + len(scratch))
+        if object_cache.enabled():
+            object_cache.store(key, jit.emit_object(compiled), _metadata(name, output_slots, out_shapes, temp_shapes))
+        return executable
+
+
+def _metadata(symbol: str, output_slots: list[tuple[str, int]], output_shapes: list[Shape],
+              temp_shapes: list[Shape]) -> dict:
+    """What a cache entry holds besides the object code: the function and its buffers."""
+    return {"symbol": symbol, "output_slots": output_slots,
+            "output_shapes": [[list(s.dims), s.dtype.str] for s in output_shapes],
+            "temp_shapes": [[list(s.dims), s.dtype.str] for s in temp_shapes]}
+
+
+def _shapes(rows: list) -> list[Shape]:
+    return [Shape(tuple(dims), np.dtype(dtype)) for dims, dtype in rows]
+
+
+def _load_cached(key: str, n_params: int, constants: list[np.ndarray], n_bound: int) -> CpuExecutable | None:
+    """The executable stored under ``key`` by an earlier compile, or None."""
+    entry = object_cache.load(key)
+    if entry is None:
+        return None
+    code, meta = entry
+    try:
+        slots = [(str(kind), int(i)) for kind, i in meta["output_slots"]]
+        outputs, temps = _shapes(meta["output_shapes"]), _shapes(meta["temp_shapes"])
+        address = jit.load_object(code, str(meta["symbol"]))
+    except (KeyError, TypeError, ValueError, RuntimeError):
+        return None
+    if address is None:
+        return None
+    executable = CpuExecutable(None, address, n_params, constants, slots, outputs, temps,
+                               n_bound + len(outputs) + len(temps))
+    executable.from_disk = True
+    return executable

@@ -3,6 +3,8 @@
 Code is optimised at O3 for the host CPU (name and features). A single engine with
 ``add_module`` per executable is used because engines sharing a TargetMachine crashed
 on garbage collection; removing a module from the engine frees its machine code.
+Object code from the persistent cache (``object_cache.py``) is added to the same
+engine; MCJIT cannot remove object files, so each is loaded once and kept.
 """
 
 from __future__ import annotations
@@ -12,8 +14,14 @@ from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
+from . import lapack
+
 _lock = threading.RLock()
 _state: dict[str, object] = {}
+#: Entry functions of the modules added by :func:`load` and not unloaded yet.
+_modules: dict[str, llvm.ModuleRef] = {}
+#: Function name -> address, for object code loaded so far (never unloaded).
+_objects: dict[str, int] = {}
 
 
 @dataclass(frozen=True)
@@ -78,9 +86,11 @@ def assembly(module: llvm.ModuleRef) -> str:
 def load(module: llvm.ModuleRef, function: str) -> int:
     """Add ``module`` to the engine and return the address of ``function``."""
     with _lock:
+        lapack.bind(f.name for f in module.functions if f.is_declaration)
         engine = _state["engine"]
         engine.add_module(module)
         engine.finalize_object()
+        _modules[function] = module
         return engine.get_function_address(function)
 
 
@@ -88,3 +98,34 @@ def unload(module: llvm.ModuleRef) -> None:
     with _lock:
         if _state:
             _state["engine"].remove_module(module)
+        for function, loaded in list(_modules.items()):
+            if loaded is module:
+                del _modules[function]
+
+
+def emit_object(module: llvm.ModuleRef) -> bytes:
+    """Object code of an optimised module, loadable by :func:`load_object` in any process
+    on the same target."""
+    with _lock:
+        return _state["tm"].emit_object(module)
+
+
+def load_object(code: bytes, function: str) -> int | None:
+    """Add object code to the engine and return the address of ``function``; None when
+    a module of this process still defines ``function`` (it is freed with its executable,
+    so the object must not shadow it). The engine's own lookup cannot tell: it keeps
+    returning the address of a removed module's function."""
+    with _lock:
+        if function in _objects:
+            return _objects[function]
+        if function in _modules:
+            return None
+        _init()
+        engine = _state["engine"]
+        lapack.bind_object(code)
+        engine.add_object_file(llvm.ObjectFileRef.from_data(code))
+        engine.finalize_object()
+        address = engine.get_function_address(function)
+        if address:
+            _objects[function] = address
+        return address or None

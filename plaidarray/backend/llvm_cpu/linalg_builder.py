@@ -5,11 +5,17 @@ parameters, then outputs, then temporaries (allocated by the executable). Each
 materialized instruction becomes one or more ``linalg.generic`` ops writing its
 buffer; fused producers become scalar code in the generic's body, and fused
 re-indexings become the generic's indexing maps.
+
+Nested computations (the branches of ``conditional``, the body of ``while``) are built
+by the same machinery inside an ``scf`` region (:meth:`_ModuleBuilder.inline`); the
+buffers they need besides their arguments and results are scratch buffers, further
+arguments of ``main`` that the executable allocates for each run.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 from xdsl.dialects import arith, func, memref, scf
@@ -32,9 +38,10 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 
-from ...hlo import Instruction
+from ...hlo import Computation, Instruction
 from ...hlo.lowering import Elementwise, Indexing, Kernel, Reduction
-from .fusion import FusionPlan, lowering_of
+from ...hlo.shape import Shape
+from .fusion import FusionPlan, lowering_of, plan_fusion
 from .linalg_to_loops import LOOP_DIMS, loop_dims_attr
 
 
@@ -47,7 +54,11 @@ def element_type(dtype: np.dtype) -> Attribute:
 
 
 def memref_type(inst: Instruction) -> MemRefType:
-    return MemRefType(element_type(inst.shape.dtype), inst.shape.dims)
+    return shape_memref_type(inst.shape)
+
+
+def shape_memref_type(shape: Shape) -> MemRefType:
+    return MemRefType(element_type(shape.dtype), shape.dims)
 
 
 def constant_op(value: object, dtype: np.dtype) -> Operation:
@@ -93,7 +104,12 @@ class _Body:
         return element_type(dtype)
 
     def libm(self, name: str, args: Sequence[SSAValue], dtype: np.dtype) -> SSAValue:
-        symbol = name + ("f" if dtype in (np.float32, np.complex64) else "")
+        return self._call(name + ("f" if dtype in (np.float32, np.complex64) else ""), args, dtype)
+
+    def runtime(self, name: str, args: Sequence[SSAValue], dtype: np.dtype) -> SSAValue:
+        return self._call(f"plaidarray_{name}", args, dtype)
+
+    def _call(self, symbol: str, args: Sequence[SSAValue], dtype: np.dtype) -> SSAValue:
         ty = element_type(dtype)
         self.module.declare(symbol, [ty] * len(args), ty)
         return self.insert(func.CallOp(symbol, list(args), [ty]))
@@ -134,8 +150,11 @@ class _ModuleBuilder:
         self.plan = plan
         self.module = ModuleOp([])
         self.block = Block(arg_types=[memref_type(i) for i in buffer_order])
+        self.entry = self.block
         self.buffers = {id(inst): arg for inst, arg in zip(buffer_order, self.block.args)}
+        self.scratch_shapes: list[Shape] = []
         self._declared: set[str] = set()
+        self._emitted_groups: set[tuple] = set()
 
     # --- KernelBuilder ------------------------------------------------------------------
     def insert(self, op: Operation) -> SSAValue | None:
@@ -191,6 +210,61 @@ class _ModuleBuilder:
         rank = len(buffer.type.get_shape())
         self.generic(buffer.type.get_shape(), [], (buffer, dims(rank)), dtype,
                      lambda b, ins, cur: b.const(value, dtype))
+
+    def copy(self, source: SSAValue, target: SSAValue) -> None:
+        shape = target.type.get_shape()
+        identity = dims(len(shape))
+        self.generic(shape, [(source, identity)], (target, identity), None, lambda b, ins, cur: ins[0])
+
+    def scratch(self, shape: Shape) -> SSAValue:
+        """A buffer of ``shape`` that the executable allocates for each run (a further
+        argument of ``main``)."""
+        self.scratch_shapes.append(shape)
+        return self.entry.insert_arg(shape_memref_type(shape), len(self.entry.args))
+
+    @contextmanager
+    def building(self, block: Block) -> Iterator[None]:
+        """Insert into ``block`` (a region of an ``scf`` op) inside the ``with``."""
+        outer, self.block = self.block, block
+        try:
+            yield
+        finally:
+            self.block = outer
+
+    def inline(self, comp: Computation, args: Sequence[SSAValue], results: Sequence[SSAValue]) -> None:
+        """Emit the nested computation ``comp`` here, with its own fusion plan: its
+        parameters read ``args`` and its outputs are written to ``results``."""
+        plan = plan_fusion(comp)
+        buffers = {id(p): a for p, a in zip(comp.parameters, args)}
+        copies = []
+        for out, target in zip(comp.outputs, results):
+            if id(out) in buffers:  # a parameter, or an output listed twice
+                copies.append((out, target))
+            else:
+                buffers[id(out)] = target
+        for inst in plan.kernels:
+            if id(inst) not in buffers:
+                buffers[id(inst)] = self.scratch(inst.shape)
+        outer = self.plan, self.buffers
+        self.plan, self.buffers = plan, buffers
+        try:
+            for inst in plan.kernels:
+                self.lower(inst)
+        finally:
+            self.plan, self.buffers = outer
+        for out, target in copies:
+            self.copy(buffers[id(out)], target)
+
+    def group_outputs(self, inst: Instruction) -> dict[int, SSAValue] | None:
+        """For an op with several results, recorded as one instruction per result that
+        differ only in the attribute ``index`` (``while``, ``conditional``): the buffers
+        of the group's results in this computation, by index; None once an earlier
+        instruction of the group has emitted the op."""
+        key = _group_key(inst)
+        if key in self._emitted_groups:
+            return None
+        self._emitted_groups.add(key)
+        return {i.attrs["index"]: self.buffers[id(i)] for i in self.plan.kernels if _group_key(i) == key}
 
     def _append_generic(self, loop_dims, in_buffers, in_maps, output, block, reduction_dims) -> None:
         n = len(loop_dims)
@@ -279,9 +353,15 @@ class _ModuleBuilder:
         return self.module
 
 
-def build_linalg(plan: FusionPlan, buffer_order: Sequence[Instruction]) -> ModuleOp:
-    """The linalg module for ``plan``; ``buffer_order`` fixes ``main``'s arguments."""
+def _group_key(inst: Instruction) -> tuple:
+    attrs = tuple(sorted((k, v) for k, v in inst.attrs.items() if k != "index"))
+    return inst.opcode, tuple(id(o) for o in inst.operands), attrs
+
+
+def build_linalg(plan: FusionPlan, buffer_order: Sequence[Instruction]) -> tuple[ModuleOp, list[Shape]]:
+    """The linalg module for ``plan`` and the shapes of the scratch buffers it needs;
+    ``buffer_order`` fixes ``main``'s first arguments, the scratch buffers follow."""
     builder = _ModuleBuilder(plan, buffer_order)
     for inst in plan.kernels:
         builder.lower(inst)
-    return builder.finish()
+    return builder.finish(), builder.scratch_shapes

@@ -78,6 +78,9 @@ class FunctionEmitter:
         self.values: dict[SSAValue, ir.Value] = {}
         #: Enclosing scf.for loops, innermost last: (induction phi, step, header, carried phis).
         self.loop_stack: list[tuple] = []
+        #: Where the terminator of an scf.if / scf.while region goes: a region block's
+        #: successor for scf.yield, (body, exit) for scf.condition.
+        self.successors: dict[Block, ir.Block | tuple[ir.Block, ir.Block]] = {}
 
     # --- helpers used by the rules ------------------------------------------------------
     def v(self, value: SSAValue) -> ir.Value:
@@ -262,42 +265,7 @@ def _absi(e, op):
 @rule("math.ipowi")
 def _ipowi(e, op):
     base, exponent = e.v(op.operands[0]), e.v(op.operands[1])
-    return e.builder.call(_ipow_helper(e.module, base.type), [base, exponent])
-
-
-def _ipow_helper(module: ir.Module, ty: ir.IntType) -> ir.Function:
-    """``base ** exponent`` by squaring; a negative exponent gives trunc(1 / base**-e)."""
-    name = f"plaidarray.ipow.i{ty.width}"
-    if name in module.globals:
-        return module.globals[name]
-    fn = ir.Function(module, ir.FunctionType(ty, [ty, ty]), name)
-    fn.linkage = "internal"
-    base, exponent = fn.args
-    entry, negative, loop, done = (fn.append_basic_block(n) for n in ("entry", "negative", "loop", "done"))
-    b = ir.IRBuilder(entry)
-    zero, one = ir.Constant(ty, 0), ir.Constant(ty, 1)
-    b.cbranch(b.icmp_signed("<", exponent, zero), negative, loop)
-    b.position_at_end(negative)
-    is_one = b.icmp_signed("==", base, one)
-    is_minus_one = b.icmp_signed("==", base, ir.Constant(ty, -1))
-    odd = b.trunc(exponent, ir.IntType(1))
-    b.ret(b.select(is_one, one, b.select(is_minus_one, b.select(odd, ir.Constant(ty, -1), one), zero)))
-    b.position_at_end(loop)
-    acc, sq, e = (b.phi(ty) for _ in range(3))
-    bit = b.trunc(e, ir.IntType(1))
-    acc_next = b.select(bit, b.mul(acc, sq), acc)
-    e_next = b.lshr(e, one)
-    sq_next = b.mul(sq, sq)
-    b.cbranch(b.icmp_unsigned("==", e_next, zero), done, loop)
-    for phi, start, nxt in ((acc, one, acc_next), (sq, base, sq_next), (e, exponent, e_next)):
-        phi.add_incoming(start, entry)
-        phi.add_incoming(nxt, loop)
-    b.position_at_end(done)
-    result = b.phi(ty)
-    result.add_incoming(acc_next, loop)
-    b.ret(result)
-    # exponent == 0 must return 1: the loop runs once with e = 0 -> acc stays 1.
-    return fn
+    return e.builder.call(runtime_function(e.module, f"plaidarray_ipow_i{base.type.width}"), [base, exponent])
 
 
 @rule("func.call")
@@ -305,7 +273,10 @@ def _call(e, op):
     args = [e.v(o) for o in op.operands]
     routine = runtime_function(e.module, op.callee.string_value())
     if routine is not None:
-        e.builder.call(routine, args)
+        result = e.builder.call(routine, args)
+        return result if op.results else None
+    if not op.results:  # a library routine called for its effect on buffers (LAPACK)
+        e.builder.call(e.declare(op.callee.string_value(), ir.VoidType(), [a.type for a in args]), args)
         return None
     return call_c(e, op.callee.string_value(), args, llvm_type(op.results[0].type))
 
@@ -352,6 +323,27 @@ def _store(e, op):
     if value.type != elem:
         value = e.builder.zext(value, elem)
     e.builder.store(value, ptr, align=elem.width // 8 if hasattr(elem, "width") else None)
+
+
+def _byte_size(t: ir.Type) -> int:
+    if isinstance(t, ir.LiteralStructType):
+        return sum(_byte_size(f) for f in t.elements)
+    if isinstance(t, (ir.FloatType, ir.DoubleType)):
+        return 4 if isinstance(t, ir.FloatType) else 8
+    return t.width // 8
+
+
+@rule("memref.alloc")
+def _alloc(e, op):
+    """Heap scratch of a static size for kernels that call library routines."""
+    t = op.memref.type
+    size = math.prod(t.get_shape()) * _byte_size(_memory_type(llvm_type(t.element_type)))
+    return e.builder.call(e.declare("malloc", PTR, [INDEX]), [ir.Constant(INDEX, max(size, 1))])
+
+
+@rule("memref.dealloc")
+def _dealloc(e, op):
+    e.builder.call(e.declare("free", ir.VoidType(), [PTR]), [e.v(op.memref)])
 
 
 @rule("affine.apply")
@@ -404,12 +396,56 @@ def _for(e, op):
 
 @rule("scf.yield")
 def _yield(e, op):
+    successor = e.successors.get(op.parent_block())
+    if successor is not None:  # the end of an scf.if branch or of an scf.while body
+        e.builder.branch(successor)
+        return
     iv, step, header, carried = e.loop_stack[-1]
     b = e.builder
     iv.add_incoming(b.add(iv, step, flags=("nsw",)), b.block)
     for phi, value in zip(carried, op.operands):
         phi.add_incoming(e.v(value), b.block)
     b.branch(header)
+
+
+@rule("scf.if")
+def _if(e, op):
+    """Branches without results (values flow through memory)."""
+    assert not op.results, "scf.if with results is not produced by plaidarray"
+    b = e.builder
+    then_, else_, join = (e.function.append_basic_block(n) for n in ("if.then", "if.else", "if.join"))
+    b.cbranch(e.v(op.cond), then_, else_)
+    for region, block in ((op.true_region, then_), (op.false_region, else_)):
+        b.position_at_end(block)
+        if region.blocks:
+            e.successors[region.block] = join
+            e.emit_block(region.block)
+        else:
+            b.branch(join)
+    b.position_at_end(join)
+
+
+@rule("scf.while")
+def _while(e, op):
+    """A loop whose state lives in memory: the before region ends in scf.condition, the
+    after region (the body) in scf.yield back to the condition."""
+    assert not op.arguments and not op.results, "scf.while with carried values is not produced by plaidarray"
+    b = e.builder
+    test, body, exit_ = (e.function.append_basic_block(n) for n in ("while.cond", "while.body", "while.exit"))
+    e.successors[op.before_region.block] = (body, exit_)
+    e.successors[op.after_region.block] = test
+    b.branch(test)
+    b.position_at_end(test)
+    e.emit_block(op.before_region.block)
+    b.position_at_end(body)
+    e.emit_block(op.after_region.block)
+    b.position_at_end(exit_)
+
+
+@rule("scf.condition")
+def _condition(e, op):
+    body, exit_ = e.successors[op.parent_block()]
+    e.builder.cbranch(e.v(op.condition), body, exit_)
 
 
 @rule("func.return")

@@ -178,7 +178,40 @@ def _argsort(module: ir.Module, name: str, suffix: str) -> ir.Function:
     return fn
 
 
-_GENERATORS: dict[str, Callable[[ir.Module, str, str], ir.Function]] = {"argsort": _argsort}
+def _ipow(module: ir.Module, name: str, suffix: str) -> ir.Function:
+    """``base ** exponent`` by squaring, wrapping like NumPy. For signed types a negative
+    exponent gives trunc(1 / base**-e): 1 for base 1, +-1 for base -1, else 0."""
+    ty, kind = ELEMENT_TYPES[suffix]
+    fn = ir.Function(module, ir.FunctionType(ty, [ty, ty]), name)
+    fn.linkage = "internal"
+    base, exponent = fn.args
+    entry, negative, loop, done = (fn.append_basic_block(n) for n in ("entry", "negative", "loop", "done"))
+    b = ir.IRBuilder(entry)
+    zero, one = ir.Constant(ty, 0), ir.Constant(ty, 1)
+    is_negative = b.icmp_signed("<", exponent, zero) if kind == "i" else ir.Constant(I1, 0)
+    b.cbranch(is_negative, negative, loop)
+    b.position_at_end(negative)
+    is_one = b.icmp_signed("==", base, one)
+    is_minus_one = b.icmp_signed("==", base, ir.Constant(ty, -1))
+    odd = b.trunc(exponent, I1)
+    b.ret(b.select(is_one, one, b.select(is_minus_one, b.select(odd, ir.Constant(ty, -1), one), zero)))
+    b.position_at_end(loop)  # runs at least once, so exponent 0 returns 1
+    acc, square, e = (b.phi(ty) for _ in range(3))
+    acc_next = b.select(b.trunc(e, I1), b.mul(acc, square), acc)
+    e_next = b.lshr(e, one)
+    square_next = b.mul(square, square)
+    b.cbranch(b.icmp_unsigned("==", e_next, zero), done, loop)
+    for phi, start, nxt in ((acc, one, acc_next), (square, base, square_next), (e, exponent, e_next)):
+        phi.add_incoming(start, entry)
+        phi.add_incoming(nxt, loop)
+    b.position_at_end(done)
+    result = b.phi(ty)
+    result.add_incoming(acc_next, loop)
+    b.ret(result)
+    return fn
+
+
+_GENERATORS: dict[str, Callable[[ir.Module, str, str], ir.Function]] = {"argsort": _argsort, "ipow": _ipow}
 
 
 def runtime_function(module: ir.Module, name: str) -> ir.Function | None:

@@ -159,16 +159,14 @@ def _reference_shift(x, s, direction):
 def _reference_power(a, e):
     if a.dtype.kind in "fc":
         return np.power(a, e)
-    signed_e = e.view(f"i{e.dtype.itemsize}") if e.dtype.kind == "u" else e
-    negative = signed_e < 0
+    if a.dtype.kind == "u":  # unsigned exponents are never negative
+        return np.power(a, e)
+    negative = e < 0
     safe = np.where(negative, 0, e).astype(e.dtype)
     regular = np.power(a, safe)
-    odd = (signed_e & 1) == 1
+    odd = (e & 1) == 1
     one = np.ones_like(a)
-    if a.dtype.kind == "i":
-        special = np.where(a == 1, one, np.where(a == -1, np.where(odd, -one, one), 0))
-    else:
-        special = np.where(a == 1, one, 0)
+    special = np.where(a == 1, one, np.where(a == -1, np.where(odd, -one, one), 0))
     return np.where(negative, special, regular).astype(a.dtype)
 
 
@@ -314,7 +312,9 @@ define("divide", 2, lambda a, d: _reference_division(a, d, "divide"),
        _by_kind(f=_op(arith.DivfOp), iu=_divide_int, c=_op(cx.DivOp)))
 define("remainder", 2, lambda a, d: _reference_division(a, d, "remainder"),
        _by_kind(f=lambda b, args, inst: b.libm("fmod", args, inst.shape.dtype), iu=_remainder_int))
-define("power", 2, _reference_power, _by_kind(f=_op(mm.PowFOp), iu=_op(mm.IPowIOp), c=_op(cx.PowOp)))
+define("power", 2, _reference_power, _by_kind(
+    f=_op(mm.PowFOp), i=_op(mm.IPowIOp), c=_op(cx.PowOp),
+    u=lambda b, args, inst: b.runtime(f"ipow_u{inst.shape.dtype.itemsize * 8}", args, inst.shape.dtype)))
 define("maximum", 2, np.maximum,
        _by_kind(f=_op(arith.MaximumfOp), i=_op(arith.MaxSIOp), ub=_op(arith.MaxUIOp)))
 define("minimum", 2, np.minimum,
@@ -389,11 +389,11 @@ def _convert_reference(args, attrs, shape):
         x = x.real
     if x.dtype.kind == "f" and target.kind in "iu":
         # Saturating, NaN -> 0: the defined version of C's undefined float->int cast.
+        # float(max) may round above max, so out-of-range lanes never reach astype.
         info = np.iinfo(target)
-        with np.errstate(invalid="ignore"):
-            x = np.where(np.isnan(x), 0, np.clip(x, info.min, info.max))
-        return np.where(x >= float(info.max), info.max, np.where(x <= float(info.min), info.min,
-                                                                 np.trunc(x))).astype(target)
+        high, low = x >= float(info.max), x <= float(info.min)
+        inside = np.where(high | low | np.isnan(x), 0, x).astype(target)
+        return np.where(high, info.max, np.where(low, info.min, inside)).astype(target)
     return x.astype(target)
 
 

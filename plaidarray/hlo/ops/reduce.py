@@ -16,7 +16,7 @@ from ..opdef import OpDef, lookup, register
 from ..shape import Shape
 
 _NUMPY = {"add": np.sum, "multiply": np.prod, "maximum": np.max, "minimum": np.min,
-          "and": np.all, "or": np.any}
+          "and": np.logical_and.reduce, "or": np.logical_or.reduce}
 
 
 def _identity(kind: str, dtype: np.dtype) -> object:
@@ -46,9 +46,10 @@ def _infer(shapes, attrs):
 
 def _evaluate(args, attrs, shape):
     (x,), kind = args, attrs["kind"]
-    if kind in ("and", "or") and x.dtype.kind != "b":
+    if kind in ("and", "or"):  # np.all/np.any take no initial; the ufuncs do
         fn = np.bitwise_and if kind == "and" else np.bitwise_or
-        return fn.reduce(x, axis=tuple(attrs["dimensions"]), initial=_identity(kind, x.dtype))
+        initial = (kind == "and") if x.dtype.kind == "b" else _identity(kind, x.dtype)
+        return fn.reduce(x, axis=tuple(attrs["dimensions"]), initial=initial)
     with np.errstate(all="ignore"):
         out = _NUMPY[kind](x, axis=tuple(attrs["dimensions"]), initial=_identity(kind, x.dtype))
     return np.asarray(out, dtype=shape.dtype)

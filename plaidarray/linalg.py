@@ -1,0 +1,338 @@
+"""The Array API ``linalg`` extension (revision 2024.12): ``plaidarray.linalg``.
+
+Functions without a decomposition (cross, diagonal, outer, trace, the norms that are
+sums and extrema, matrix_power) are graphs of the ordinary HLO ops. Decompositions
+record a ``custom_call`` (plaidarray/hlo/ops/custom_call.py) that the compiled
+backend runs as a LAPACK routine (docs/custom-calls.md); det, slogdet, inv, pinv,
+matrix_rank and the spectral norms are built on them.
+
+Like every plaidarray function these only record a graph. So where NumPy raises
+LinAlgError (cholesky of a matrix that is not positive definite, inv or solve of an
+exactly singular matrix, eigh or svd without convergence), the results for the
+matrices concerned are NaN instead: the error is only known once the value is
+computed.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from . import dtypes as dt
+from .api import creation, manipulation
+from .api import elementwise as ew
+from .api import statistical as stats
+from .api.graph import broadcast_shapes, broadcast_to, check_array, check_category, convert, op, reshape
+from .api.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
+from .api.searching import where
+from .hlo.ops.custom_call import result_shapes
+from .trace.array import Array
+
+__all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm", "matrix_power",
+           "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot",
+           "trace", "vecdot", "vector_norm", "EighResult", "QRResult", "SlogdetResult", "SVDResult"]
+
+
+class EighResult(NamedTuple):
+    eigenvalues: Array
+    eigenvectors: Array
+
+
+class QRResult(NamedTuple):
+    Q: Array
+    R: Array
+
+
+class SlogdetResult(NamedTuple):
+    sign: Array
+    logabsdet: Array
+
+
+class SVDResult(NamedTuple):
+    U: Array
+    S: Array
+    Vh: Array
+
+
+# --- helpers ---------------------------------------------------------------------------
+
+def _matrices(x: Array, name: str, square: bool = False) -> Array:
+    """Check that ``x`` is a floating-point (stack of) matrices."""
+    check_array(x, name)
+    check_category(x, "floating-point", name)
+    if x.ndim < 2:
+        raise ValueError(f"{name}: expected an array of shape (..., M, N), got {x.shape}")
+    if square and x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"{name}: expected square matrices, got shape {x.shape}")
+    return x
+
+
+def _decompose(target: str, *operands: Array, **attrs: Any) -> list[Array]:
+    """Record custom call ``target`` and slice its packed output into its results."""
+    packed = op("custom_call", *operands, target=target, **attrs)
+    batch = operands[0].shape[:-2]
+    results, start = [], 0
+    for shape in result_shapes(target, [o.shape[-2:] for o in operands], attrs):
+        stop = start + math.prod(shape)
+        part = op("slice", packed, start=(0,) * len(batch) + (start,), limit=batch + (stop,),
+                  strides=(1,) * (len(batch) + 1))
+        results.append(reshape(part, batch + shape))
+        start = stop
+    return results
+
+
+def _identity(n: int, shape: tuple[int, ...], dtype: np.dtype) -> Array:
+    return broadcast_to(creation.eye(n, dtype=dtype), shape)
+
+
+def _cutoff(x: Array, s: Array, rtol: float | Array | None, name: str) -> Array:
+    """``rtol * max(s)`` per matrix with a trailing unit axis (to compare with ``s``);
+    the default ``rtol`` is the spec's ``max(M, N) * eps``."""
+    real = dt.real_dtype(x.dtype)
+    if rtol is None:
+        rtol = max(x.shape[-2:]) * float(np.finfo(real).eps)
+    elif isinstance(rtol, Array):
+        check_category(rtol, "real floating-point", name)
+        rtol = manipulation.expand_dims(convert(rtol, dt.promote(rtol.dtype, real)), axis=-1)
+    return ew.multiply(stats.max(s, axis=-1, keepdims=True), rtol)
+
+
+# --- decompositions ----------------------------------------------------------------------
+
+def cholesky(x: Array, /, *, upper: bool = False) -> Array:
+    """Cholesky factor of Hermitian positive-definite matrices: ``x = L L^H``, or
+    ``x = U^H U`` with ``upper=True``. Only the lower triangle of ``x`` is read, as in
+    NumPy; a matrix that is not positive definite gives NaN."""
+    (lower,) = _decompose("cholesky", _matrices(x, "cholesky", square=True))
+    return ew.conj(matrix_transpose(lower)) if upper else lower
+
+
+def slogdet(x: Array, /) -> SlogdetResult:
+    """Sign and natural log of the absolute value of the determinant, from an LU
+    factorisation (sign 0 and logabsdet -inf for a singular matrix)."""
+    lu, pivots = _decompose("lu", _matrices(x, "slogdet", square=True))
+    steps = convert(op("iota", dims=pivots.shape, iota_dimension=pivots.ndim - 1, dtype=dt.int64), x.dtype)
+    interchange = ew.subtract(1.0, ew.multiply(2.0, convert(ew.not_equal(pivots, steps), x.dtype)))
+    u = diagonal(lu)
+    magnitude = ew.abs(u)
+    if x.dtype.kind == "c":
+        zero = ew.equal(magnitude, 0.0)
+        unit = where(zero, 0.0, ew.divide(u, convert(where(zero, 1.0, magnitude), x.dtype)))
+    else:
+        unit = ew.sign(u)
+    sign = stats.prod(ew.multiply(interchange, unit), axis=-1)
+    return SlogdetResult(sign, stats.sum(ew.log(magnitude), axis=-1))
+
+
+def det(x: Array, /) -> Array:
+    """Determinant, as ``sign * exp(logabsdet)`` of :func:`slogdet` (as NumPy computes
+    it, which avoids overflow in the product of the pivots)."""
+    sign, logabsdet = slogdet(_matrices(x, "det", square=True))
+    return ew.multiply(sign, convert(ew.exp(logabsdet), x.dtype))
+
+
+def solve(x1: Array, x2: Array, /) -> Array:
+    """Solve ``x1 @ X = x2``. A 1-D ``x2`` is one right-hand side vector; otherwise the
+    stacks of ``x1`` and ``x2`` broadcast. Exactly singular matrices give NaN."""
+    _matrices(x1, "solve", square=True)
+    check_array(x2, "solve")
+    check_category(x2, "floating-point", "solve")
+    dtype = dt.promote(x1.dtype, x2.dtype)
+    n = x1.shape[-1]
+    vector = x2.ndim == 1
+    b = reshape(x2, (n, 1)) if vector and x2.shape[0] == n else x2
+    if b.ndim < 2 or b.shape[-2] != n:
+        raise ValueError(f"solve: x2 of shape {x2.shape} does not match x1 of shape {x1.shape}")
+    batch = broadcast_shapes(x1.shape[:-2], b.shape[:-2])
+    a = broadcast_to(convert(x1, dtype), batch + x1.shape[-2:])
+    b = broadcast_to(convert(b, dtype), batch + b.shape[-2:])
+    (x,) = _decompose("solve", a, b)
+    return reshape(x, batch + (n,)) if vector else x
+
+
+def inv(x: Array, /) -> Array:
+    """Inverse matrices (``solve`` with the identity, as NumPy); singular ones give NaN."""
+    _matrices(x, "inv", square=True)
+    (out,) = _decompose("solve", x, _identity(x.shape[-1], x.shape, x.dtype))
+    return out
+
+
+def eigh(x: Array, /) -> EighResult:
+    """Eigenvalues (ascending, real) and eigenvectors (columns) of Hermitian matrices;
+    only the lower triangle is read, as in NumPy."""
+    values, vectors = _decompose("eigh", _matrices(x, "eigh", square=True), vectors=True)
+    return EighResult(ew.real(values), vectors)
+
+
+def eigvalsh(x: Array, /) -> Array:
+    """Eigenvalues (ascending, real) of Hermitian matrices, without the eigenvectors."""
+    (values,) = _decompose("eigh", _matrices(x, "eigvalsh", square=True), vectors=False)
+    return ew.real(values)
+
+
+def svd(x: Array, /, *, full_matrices: bool = True) -> SVDResult:
+    """``x = U @ diag(S) @ Vh`` with singular values ``S`` descending (real)."""
+    u, s, vh = _decompose("svd", _matrices(x, "svd"), vectors=True, full_matrices=bool(full_matrices))
+    return SVDResult(u, ew.real(s), vh)
+
+
+def svdvals(x: Array, /) -> Array:
+    """Singular values, descending (real), without the singular vectors."""
+    (s,) = _decompose("svd", _matrices(x, "svdvals"), vectors=False, full_matrices=False)
+    return ew.real(s)
+
+
+def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
+    """``x = Q @ R`` with orthonormal columns in ``Q`` and upper-triangular ``R``;
+    ``mode`` is 'reduced' (K = min(M, N) columns of Q) or 'complete'."""
+    if mode not in ("reduced", "complete"):
+        raise ValueError(f"qr: mode must be 'reduced' or 'complete', got {mode!r}")
+    q, r = _decompose("qr", _matrices(x, "qr"), mode=mode)
+    return QRResult(q, r)
+
+
+def pinv(x: Array, /, *, rtol: float | Array | None = None) -> Array:
+    """Moore-Penrose pseudo-inverse from the SVD; singular values at most
+    ``rtol * max(S)`` count as zero."""
+    _matrices(x, "pinv")
+    if 0 in x.shape[-2:]:
+        return creation.zeros(x.shape[:-2] + x.shape[-2:][::-1], dtype=x.dtype)
+    u, s, vh = svd(x, full_matrices=False)
+    kept = ew.greater(s, _cutoff(x, s, rtol, "pinv"))
+    inverse = convert(where(kept, ew.divide(1.0, where(kept, s, 1.0)), 0.0), x.dtype)
+    v_scaled = ew.multiply(ew.conj(matrix_transpose(vh)), manipulation.expand_dims(inverse, axis=-2))
+    return matmul(v_scaled, ew.conj(matrix_transpose(u)))
+
+
+def matrix_rank(x: Array, /, *, rtol: float | Array | None = None) -> Array:
+    """Number of singular values greater than ``rtol * max(S)`` (default int dtype)."""
+    _matrices(x, "matrix_rank")
+    if 0 in x.shape[-2:]:
+        return creation.zeros(x.shape[:-2], dtype=dt.default_int)
+    s = svdvals(x)
+    return stats.sum(convert(ew.greater(s, _cutoff(x, s, rtol, "matrix_rank")), dt.default_int),
+                     axis=-1)
+
+
+# --- graphs of ordinary ops ----------------------------------------------------------------
+
+def diagonal(x: Array, /, *, offset: int = 0) -> Array:
+    """The ``offset``-th diagonal of each matrix (above the main one for offset > 0)."""
+    check_array(x, "diagonal")
+    if x.ndim < 2:
+        raise ValueError(f"diagonal: expected an array of shape (..., M, N), got {x.shape}")
+    *batch, m, n = x.shape
+    row, col = max(-offset, 0), max(offset, 0)
+    size = max(0, min(m - row, n - col))
+    # Along the flattened matrix the diagonal is a strided slice: step n + 1.
+    flat = reshape(x, (*batch, m * n))
+    start = row * n + col if size else 0
+    stop = start + (size - 1) * (n + 1) + 1 if size else 0
+    return op("slice", flat, start=(0,) * len(batch) + (start,), limit=(*batch, stop),
+              strides=(1,) * len(batch) + (n + 1,))
+
+
+def trace(x: Array, /, *, offset: int = 0, dtype: Any = None) -> Array:
+    """Sum of the ``offset``-th diagonal; ``dtype`` as for :func:`plaidarray.sum`."""
+    return stats.sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
+
+
+def outer(x1: Array, x2: Array, /) -> Array:
+    """Outer product of two vectors: ``out[i, j] = x1[i] * x2[j]``."""
+    for x in (x1, x2):
+        check_array(x, "outer")
+        check_category(x, "numeric", "outer")
+        if x.ndim != 1:
+            raise ValueError(f"outer: expected 1-D arrays, got shape {x.shape}")
+    return ew.multiply(reshape(x1, (x1.shape[0], 1)), reshape(x2, (1, x2.shape[0])))
+
+
+def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
+    """Cross product of 3-element vectors along ``axis`` (a negative axis, counted from
+    the end); the other dimensions broadcast."""
+    for x in (x1, x2):
+        check_array(x, "cross")
+        check_category(x, "numeric", "cross")
+    rank = min(x1.ndim, x2.ndim)
+    if axis >= 0 and x1.ndim == x2.ndim:
+        axis -= x1.ndim
+    if not -rank <= axis <= -1:
+        raise ValueError(f"cross: axis {axis} is out of range for arrays of rank {x1.ndim} and {x2.ndim}")
+    if x1.shape[axis] != 3 or x2.shape[axis] != 3:
+        raise ValueError(f"cross: the vectors along axis {axis} must have 3 elements, got {x1.shape} and {x2.shape}")
+    shape = broadcast_shapes(x1.shape, x2.shape)
+    dtype = dt.promote(x1.dtype, x2.dtype)
+    a, b = (broadcast_to(convert(x, dtype), shape) for x in (x1, x2))
+
+    def part(x, i):
+        index = len(shape) + axis
+        return op("slice", x, start=tuple(i if d == index else 0 for d in range(len(shape))),
+                  limit=tuple(i + 1 if d == index else s for d, s in enumerate(shape)), strides=(1,) * len(shape))
+
+    components = [ew.subtract(ew.multiply(part(a, i), part(b, j)), ew.multiply(part(a, j), part(b, i)))
+                  for i, j in ((1, 2), (2, 0), (0, 1))]
+    return manipulation.concat(components, axis=axis)
+
+
+def matrix_power(x: Array, n: int, /) -> Array:
+    """``x`` multiplied by itself ``n`` times by repeated squaring; the identity for
+    ``n = 0``, powers of the inverse for ``n < 0``."""
+    check_array(x, "matrix_power")
+    check_category(x, "numeric", "matrix_power")
+    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
+        raise TypeError(f"matrix_power: n must be an int, got {type(n).__name__}")
+    if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
+        raise ValueError(f"matrix_power: expected square matrices, got shape {x.shape}")
+    if n == 0:
+        return _identity(x.shape[-1], x.shape, x.dtype)
+    base, result, k = (inv(x) if n < 0 else x), None, abs(int(n))
+    while True:
+        if k & 1:
+            result = base if result is None else matmul(result, base)
+        k >>= 1
+        if not k:
+            return result
+        base = matmul(base, base)
+
+
+def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
+                ord: int | float = 2) -> Array:
+    """The ``ord``-norm of the vectors along ``axis`` (all elements when None); real."""
+    check_array(x, "vector_norm")
+    check_category(x, "floating-point", "vector_norm")
+    if isinstance(ord, bool) or not isinstance(ord, (int, float)):
+        raise ValueError(f"vector_norm: ord must be a number, got {ord!r}")
+    magnitude = ew.abs(x)
+    if ord == math.inf:
+        return stats.max(magnitude, axis=axis, keepdims=keepdims)
+    if ord == -math.inf:
+        return stats.min(magnitude, axis=axis, keepdims=keepdims)
+    if ord == 0:
+        return stats.sum(convert(ew.not_equal(magnitude, 0.0), magnitude.dtype), axis=axis, keepdims=keepdims)
+    if ord == 1:
+        return stats.sum(magnitude, axis=axis, keepdims=keepdims)
+    if ord == 2:
+        return ew.sqrt(stats.sum(ew.multiply(magnitude, magnitude), axis=axis, keepdims=keepdims))
+    total = stats.sum(ew.pow(magnitude, float(ord)), axis=axis, keepdims=keepdims)
+    return ew.pow(total, 1.0 / ord)
+
+
+def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: int | float | str | None = "fro") -> Array:
+    """Matrix norms: 'fro', 'nuc', 1/-1 (max/min column sum), inf/-inf (max/min row
+    sum), 2/-2 (largest/smallest singular value); real."""
+    _matrices(x, "matrix_norm")
+    if ord in ("fro", None):
+        out = vector_norm(x, axis=(-2, -1))
+    elif ord == "nuc":
+        out = stats.sum(svdvals(x), axis=-1)
+    elif ord in (1, -1, math.inf, -math.inf):
+        sums = stats.sum(ew.abs(x), axis=-2 if abs(ord) == 1 else -1)
+        out = (stats.max if ord > 0 else stats.min)(sums, axis=-1)
+    elif ord in (2, -2):
+        s = svdvals(x)
+        out = (stats.max if ord > 0 else stats.min)(s, axis=-1)
+    else:
+        raise ValueError(f"matrix_norm: unsupported ord {ord!r}")
+    return reshape(out, x.shape[:-2] + (1, 1)) if keepdims else out

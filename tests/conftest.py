@@ -1,0 +1,37 @@
+"""Shared fixtures and Hypothesis settings for the differential tests against NumPy.
+
+Profiles: ``ci`` (the default: few, derandomized examples so the suite is fast and
+reproducible) and ``thorough`` (200 examples), chosen with ``HYPOTHESIS_PROFILE``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+import plaidarray as xp
+from jit_helpers import isolated_cache_dir  # noqa: F401  (autouse: tests never write the user's compile cache)
+
+# ``backend`` is a function-scoped fixture used by @given tests; its effect (which
+# backend runs the graph) is the same for every example, so the health check that
+# warns about fixtures not being reset between examples does not apply.
+_SUPPRESSED = [HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture]
+
+settings.register_profile("ci", max_examples=12, deadline=None, derandomize=True,
+                          suppress_health_check=_SUPPRESSED)
+settings.register_profile("thorough", max_examples=200, deadline=None, suppress_health_check=_SUPPRESSED)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+BACKENDS = ["llvm-cpu", "reference"]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    """Run the test with the compiled backend and with the NumPy reference interpreter."""
+    xp.set_backend(request.param)
+    try:
+        yield request.param
+    finally:
+        xp.set_backend(None)

@@ -1,0 +1,45 @@
+"""Comparison helpers for the differential tests: a plaidarray result against the
+NumPy result, checking shape and dtype exactly and values exactly or with tolerance."""
+
+from __future__ import annotations
+
+import numpy as np
+
+RTOL = {np.dtype(np.float32): 1e-5, np.dtype(np.float64): 1e-12}
+ATOL = {np.dtype(np.float32): 1e-37, np.dtype(np.float64): 1e-30}
+
+
+def to_numpy(result) -> np.ndarray:
+    return np.asarray(result)
+
+
+def assert_same(result, expected, *, exact=False, signed_zeros=True, rtol=None, atol=None,
+                dtype=None, err_msg=""):
+    """``result`` (plaidarray array or NumPy array) equals ``expected`` (NumPy).
+
+    Shape and dtype must match exactly (``dtype`` overrides the expected dtype where the
+    spec differs from NumPy). Integers and booleans must be equal. Floats must agree
+    to ``rtol``/``atol`` (per-dtype defaults) with NaN where NumPy has NaN, or bit for
+    bit (NaNs aside) if ``exact``; with ``signed_zeros``, a zero must carry NumPy's sign.
+    """
+    got = to_numpy(result)
+    expected = np.asarray(expected)
+    want_dtype = np.dtype(dtype) if dtype is not None else expected.dtype
+    assert got.shape == expected.shape, f"shape {got.shape} != expected {expected.shape}. {err_msg}"
+    assert got.dtype == want_dtype, f"dtype {got.dtype} != expected {want_dtype}. {err_msg}"
+    if got.dtype.kind in "fc":
+        expected = expected.astype(got.dtype)
+        if exact:
+            np.testing.assert_array_equal(got, expected, err_msg=err_msg, strict=True)
+        else:
+            np.testing.assert_allclose(got, expected, equal_nan=True, err_msg=err_msg,
+                                       rtol=RTOL[got.dtype] if rtol is None else rtol,
+                                       atol=ATOL[got.dtype] if atol is None else atol)
+        if signed_zeros:
+            zeros = (got == 0) & (expected == 0)
+            mismatch = zeros & (np.signbit(got) != np.signbit(expected))
+            assert not mismatch.any(), (
+                f"sign of zero differs at {np.argwhere(mismatch).tolist()}: got {got[mismatch]}, "
+                f"expected {expected[mismatch]}. {err_msg}")
+    else:
+        np.testing.assert_array_equal(got, expected.astype(got.dtype), err_msg=err_msg, strict=True)

@@ -1,0 +1,344 @@
+"""Differential tests of the element-wise functions against NumPy, on both backends.
+
+One parametrized test per function family, over every dtype the spec's category
+allows; binary functions broadcast two same-dtype operands (type promotion between
+different dtypes is tested at the end of this file)."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import plaidarray as xp
+from helpers import assert_same
+from strategies import (ALL, BOOL, FLOAT, INTEGER, INTEGER_OR_BOOL, REAL_NUMERIC, arrays, broadcastable_shapes,
+                        dtype_ids, elements, elementwise_shapes)
+
+
+def _numpy(fn, *args):
+    with np.errstate(all="ignore"):
+        return np.asarray(fn(*args))
+
+
+# --- unary ------------------------------------------------------------------------------
+
+#: name -> (NumPy function, exactly rounded in IEEE arithmetic?)
+UNARY_FLOATING = {
+    "acos": (np.arccos, False), "acosh": (np.arccosh, False), "asin": (np.arcsin, False),
+    "asinh": (np.arcsinh, False), "atan": (np.arctan, False), "atanh": (np.arctanh, False),
+    "cos": (np.cos, False), "cosh": (np.cosh, False), "exp": (np.exp, False), "expm1": (np.expm1, False),
+    "log": (np.log, False), "log1p": (np.log1p, False), "log2": (np.log2, False), "log10": (np.log10, False),
+    "sin": (np.sin, False), "sinh": (np.sinh, False), "sqrt": (np.sqrt, True), "tan": (np.tan, False),
+    "tanh": (np.tanh, False), "reciprocal": (np.reciprocal, True),
+}
+
+
+@pytest.mark.parametrize("dtype", FLOAT, ids=dtype_ids(FLOAT))
+@pytest.mark.parametrize("name", sorted(UNARY_FLOATING))
+@given(data=st.data())
+def test_unary_floating_point(backend, name, dtype, data):
+    np_fn, exact = UNARY_FLOATING[name]
+    x = data.draw(arrays(dtype, elementwise_shapes()), label="x")
+    assert_same(getattr(xp, name)(xp.asarray(x)), _numpy(np_fn, x), exact=exact)
+
+
+#: name -> (NumPy function, result is bool)
+UNARY_REAL_NUMERIC = {
+    "abs": np.abs, "negative": np.negative, "positive": np.positive, "sign": np.sign, "square": np.square,
+    "ceil": np.ceil, "floor": np.floor, "trunc": np.trunc, "round": np.round,
+    "isfinite": np.isfinite, "isinf": np.isinf, "isnan": np.isnan,
+}
+
+
+@pytest.mark.parametrize("dtype", REAL_NUMERIC, ids=dtype_ids(REAL_NUMERIC))
+@pytest.mark.parametrize("name", sorted(UNARY_REAL_NUMERIC))
+@given(data=st.data())
+def test_unary_real_numeric(backend, name, dtype, data):
+    x = data.draw(arrays(dtype, elementwise_shapes()), label="x")
+    expected = _numpy(UNARY_REAL_NUMERIC[name], x)
+    if name in ("ceil", "floor", "trunc", "round"):
+        expected = expected.astype(dtype)  # the spec keeps the input dtype (NumPy 2 does too)
+    assert_same(getattr(xp, name)(xp.asarray(x)), expected, exact=True)
+
+
+@pytest.mark.parametrize("dtype", FLOAT, ids=dtype_ids(FLOAT))
+@given(data=st.data())
+def test_signbit(backend, dtype, data):
+    x = data.draw(arrays(dtype, elementwise_shapes()), label="x")
+    assert_same(xp.signbit(xp.asarray(x)), np.signbit(x))
+
+
+@given(x=arrays(BOOL[0], elementwise_shapes()))
+def test_logical_not(backend, x):
+    assert_same(xp.logical_not(xp.asarray(x)), np.logical_not(x))
+
+
+@pytest.mark.parametrize("dtype", INTEGER_OR_BOOL, ids=dtype_ids(INTEGER_OR_BOOL))
+@given(data=st.data())
+def test_bitwise_invert(backend, dtype, data):
+    x = data.draw(arrays(dtype, elementwise_shapes()), label="x")
+    assert_same(xp.bitwise_invert(xp.asarray(x)), np.invert(x))
+
+
+@pytest.mark.parametrize("name", ["acos", "exp", "sin", "sqrt", "reciprocal"])
+@pytest.mark.parametrize("dtype", INTEGER_OR_BOOL, ids=dtype_ids(INTEGER_OR_BOOL))
+def test_floating_point_functions_reject_integer_and_bool_input(name, dtype):
+    with pytest.raises(TypeError):
+        getattr(xp, name)(xp.asarray(np.zeros(3, dtype)))
+
+
+@pytest.mark.parametrize("name", ["abs", "negative", "sign", "floor", "round", "isnan"])
+def test_numeric_functions_reject_bool_input(name):
+    with pytest.raises(TypeError):
+        getattr(xp, name)(xp.asarray(np.array([True, False])))
+
+
+# --- binary -----------------------------------------------------------------------------
+
+def _binary_operands(data, dtype, elements1=None, elements2=None):
+    shape1, shape2 = data.draw(broadcastable_shapes(), label="shapes")
+    x1 = data.draw(arrays(dtype, shape1, elements1), label="x1")
+    x2 = data.draw(arrays(dtype, shape2, elements2), label="x2")
+    return x1, x2
+
+
+def _int_pow_elements(dtype):
+    """Small bases whose fifth power fits the dtype, and exponents 0..5 (NumPy raises
+    for negative integer exponents; plaidarray defines them, see the docs)."""
+    info = np.iinfo(dtype)
+    bound = 1
+    while (bound + 1) ** 5 <= info.max:
+        bound += 1
+    base = st.integers(max(-bound, int(info.min)), bound)
+    return base, st.integers(0, 5)
+
+
+def _float_floor_divide(x1, x2):
+    """NumPy's floor_divide, except where an operand is infinite (or the divisor is
+    zero): there the spec says floor(x1 / x2) (``inf // 2 == inf``, ``1 // -inf == -0``)
+    while NumPy pairs ``//`` with ``%`` and gives NaN or -1."""
+    with np.errstate(all="ignore"):
+        numpy_result = np.floor_divide(x1, x2)
+        floor_of_quotient = np.floor(np.true_divide(x1, x2))
+        regular = np.isfinite(x1) & np.isfinite(x2) & (x2 != 0)
+        return np.asarray(np.where(regular, numpy_result, floor_of_quotient))
+
+
+#: name -> (NumPy function, exactly rounded for floats?)
+BINARY_REAL_NUMERIC = {
+    "add": (np.add, True), "subtract": (np.subtract, True), "multiply": (np.multiply, True),
+    "divide": (np.true_divide, True), "floor_divide": (np.floor_divide, True),
+    "remainder": (np.remainder, True), "pow": (np.power, False), "maximum": (np.maximum, True),
+    "minimum": (np.minimum, True), "less": (np.less, True), "less_equal": (np.less_equal, True),
+    "greater": (np.greater, True), "greater_equal": (np.greater_equal, True),
+}
+
+
+@pytest.mark.parametrize("dtype", REAL_NUMERIC, ids=dtype_ids(REAL_NUMERIC))
+@pytest.mark.parametrize("name", sorted(BINARY_REAL_NUMERIC))
+@given(data=st.data())
+def test_binary_real_numeric(backend, name, dtype, data):
+    np_fn, exact = BINARY_REAL_NUMERIC[name]
+    int_pow = name == "pow" and dtype.kind in "iu"
+    x1, x2 = _binary_operands(data, dtype, *(_int_pow_elements(dtype) if int_pow else (None, None)))
+    if name == "divide" and dtype.kind in "iu":
+        # Integer true division: plaidarray promotes to the default float, float64.
+        expected = _numpy(np_fn, x1.astype(np.float64), x2.astype(np.float64))
+    elif name == "floor_divide" and dtype.kind == "f":
+        expected = _float_floor_divide(x1, x2)
+    else:
+        expected = _numpy(np_fn, x1, x2)
+    got = getattr(xp, name)(xp.asarray(x1), xp.asarray(x2))
+    # maximum/minimum may pick either zero of +0.0 and -0.0 (the spec leaves it open).
+    assert_same(got, expected, exact=exact, signed_zeros=name not in ("maximum", "minimum"))
+
+
+@pytest.mark.parametrize("dtype", INTEGER, ids=dtype_ids(INTEGER))
+@given(data=st.data())
+def test_integer_pow_wraps_like_numpy(backend, dtype, data):
+    """Any base with any non-negative exponent: both wrap modulo 2**bits (exponentiation by
+    squaring), so the results agree with NumPy's exactly."""
+    exponents = st.integers(0, int(np.iinfo(dtype).max))
+    x1, x2 = _binary_operands(data, dtype, None, exponents)
+    if dtype.kind == "u":  # make sure exponents with the top bit set occur (not negative: unsigned)
+        x2 = np.concatenate([x2.ravel(), np.array([np.iinfo(dtype).max, 2 ** (dtype.itemsize * 8 - 1)], dtype)])
+        x1 = np.full(x2.shape, 3, dtype)
+    assert_same(xp.pow(xp.asarray(x1), xp.asarray(x2)), _numpy(np.power, x1, x2))
+
+
+@pytest.mark.parametrize("dtype", ALL, ids=dtype_ids(ALL))
+@pytest.mark.parametrize("name", ["equal", "not_equal"])
+@given(data=st.data())
+def test_equality(backend, name, dtype, data):
+    # Draw from a small pool half of the time so equal elements actually occur.
+    pool = st.sampled_from(data.draw(st.lists(elements(dtype), min_size=1, max_size=3), label="pool"))
+    use_pool = data.draw(st.booleans(), label="use_pool")
+    x1, x2 = _binary_operands(data, dtype, *((pool, pool) if use_pool else (None, None)))
+    expected = _numpy(getattr(np, name), x1, x2)
+    assert_same(getattr(xp, name)(xp.asarray(x1), xp.asarray(x2)), expected)
+
+
+BINARY_REAL_FLOATING = {"atan2": (np.arctan2, False), "copysign": (np.copysign, True),
+                        "logaddexp": (np.logaddexp, False)}
+
+
+@pytest.mark.parametrize("dtype", FLOAT, ids=dtype_ids(FLOAT))
+@pytest.mark.parametrize("name", sorted(BINARY_REAL_FLOATING))
+@given(data=st.data())
+def test_binary_real_floating(backend, name, dtype, data):
+    np_fn, exact = BINARY_REAL_FLOATING[name]
+    x1, x2 = _binary_operands(data, dtype)
+    assert_same(getattr(xp, name)(xp.asarray(x1), xp.asarray(x2)), _numpy(np_fn, x1, x2), exact=exact)
+
+
+@pytest.mark.parametrize("name", ["logical_and", "logical_or", "logical_xor"])
+@given(data=st.data())
+def test_binary_logical(backend, name, data):
+    x1, x2 = _binary_operands(data, BOOL[0])
+    assert_same(getattr(xp, name)(xp.asarray(x1), xp.asarray(x2)), getattr(np, name)(x1, x2))
+
+
+@pytest.mark.parametrize("dtype", INTEGER_OR_BOOL, ids=dtype_ids(INTEGER_OR_BOOL))
+@pytest.mark.parametrize("name", ["bitwise_and", "bitwise_or", "bitwise_xor"])
+@given(data=st.data())
+def test_binary_bitwise(backend, name, dtype, data):
+    x1, x2 = _binary_operands(data, dtype)
+    assert_same(getattr(xp, name)(xp.asarray(x1), xp.asarray(x2)), getattr(np, name)(x1, x2))
+
+
+@pytest.mark.parametrize("dtype", INTEGER, ids=dtype_ids(INTEGER))
+@pytest.mark.parametrize("name, np_fn", [("bitwise_left_shift", np.left_shift),
+                                         ("bitwise_right_shift", np.right_shift)])
+@given(data=st.data())
+def test_binary_shift(backend, name, np_fn, dtype, data):
+    bits = dtype.itemsize * 8
+    x1, x2 = _binary_operands(data, dtype, None, st.integers(0, bits - 1))
+    assert_same(getattr(xp, name)(xp.asarray(x1), xp.asarray(x2)), _numpy(np_fn, x1, x2))
+
+
+@pytest.mark.parametrize("name", ["bitwise_left_shift", "bitwise_right_shift"])
+@pytest.mark.parametrize("dtype", [np.dtype(np.int8), np.dtype(np.int32), np.dtype(np.uint16), np.dtype(np.uint64)],
+                         ids=["int8", "int32", "uint16", "uint64"])
+def test_shift_by_bit_width_or_more(backend, name, dtype):
+    """Documented: shifting by >= the bit width gives 0, or -1 for an arithmetic right
+    shift of a negative number."""
+    bits = dtype.itemsize * 8
+    info = np.iinfo(dtype)
+    x1 = np.array([1, info.max, info.min, info.min + 1 if info.min else 5], dtype)
+    x2 = np.array([bits, bits + 1, bits, 2 * bits - 1], dtype)
+    if name == "bitwise_left_shift":
+        expected = np.zeros(4, dtype)
+    else:
+        expected = np.where(x1 < 0, -1, 0).astype(dtype)
+    assert_same(getattr(xp, name)(xp.asarray(x1), xp.asarray(x2)), expected)
+
+
+@pytest.mark.parametrize("dtype", INTEGER, ids=dtype_ids(INTEGER))
+def test_integer_division_by_zero_gives_zero(backend, dtype):
+    x1 = np.array([0, 1, 7, np.iinfo(dtype).max], dtype)
+    x2 = np.zeros(4, dtype)
+    zeros = np.zeros(4, dtype)
+    assert_same(xp.floor_divide(xp.asarray(x1), xp.asarray(x2)), zeros)
+    assert_same(xp.remainder(xp.asarray(x1), xp.asarray(x2)), zeros)
+
+
+@pytest.mark.parametrize("name", ["logical_and", "logical_not"])
+def test_logical_functions_reject_non_bool(name):
+    a = xp.asarray(np.array([1, 0], np.int32))
+    with pytest.raises(TypeError):
+        getattr(xp, name)(a, a) if name != "logical_not" else xp.logical_not(a)
+
+
+@pytest.mark.parametrize("name", ["bitwise_and", "bitwise_left_shift", "bitwise_invert"])
+def test_bitwise_functions_reject_floats(name):
+    a = xp.asarray(np.array([1.0, 0.0]))
+    with pytest.raises(TypeError):
+        getattr(xp, name)(a) if name == "bitwise_invert" else getattr(xp, name)(a, a)
+
+
+@pytest.mark.parametrize("name", ["atan2", "copysign", "logaddexp"])
+def test_real_floating_functions_reject_integers(name):
+    a = xp.asarray(np.array([1, 2], np.int64))
+    with pytest.raises(TypeError):
+        getattr(xp, name)(a, a)
+
+
+def test_incompatible_shapes_raise_value_error():
+    with pytest.raises(ValueError):
+        xp.add(xp.asarray(np.zeros((2, 3))), xp.asarray(np.zeros((4,))))
+
+
+# --- type promotion ---------------------------------------------------------------------
+
+def _kind(d):
+    return {"b": "bool", "i": "int", "u": "int", "f": "float"}[d.kind]
+
+
+def _promotable(a, b):
+    if a == b or _kind(a) != _kind(b):
+        return False
+    return not ({a.kind, b.kind} == {"i", "u"} and np.dtype(np.uint64) in (a, b))
+
+
+PARTNERS = {a: [b for b in ALL if _promotable(a, b)] for a in ALL}
+PROMOTING_DTYPES = [a for a in ALL if PARTNERS[a]]
+MIXED_KINDS = [(a, b) for a, b in itertools.product(ALL, ALL) if _kind(a) != _kind(b)]
+UINT64_WITH_SIGNED = [(a, b) for a, b in itertools.product(INTEGER, INTEGER)
+                      if {a.kind, b.kind} == {"i", "u"} and np.dtype(np.uint64) in (a, b)]
+
+PROMOTING_FUNCTIONS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply, "maximum": np.maximum,
+                       "less": np.less, "equal": np.equal}
+
+
+@pytest.mark.parametrize("dtype1", PROMOTING_DTYPES, ids=dtype_ids(PROMOTING_DTYPES))
+@given(data=st.data())
+def test_type_promotion_within_a_kind(backend, dtype1, data):
+    dtype2 = data.draw(st.sampled_from(PARTNERS[dtype1]), label="dtype2")
+    name = data.draw(st.sampled_from(sorted(PROMOTING_FUNCTIONS)), label="function")
+    shape1, shape2 = data.draw(broadcastable_shapes(), label="shapes")
+    x1 = data.draw(arrays(dtype1, shape1), label="x1")
+    x2 = data.draw(arrays(dtype2, shape2), label="x2")
+    expected = _numpy(PROMOTING_FUNCTIONS[name], x1, x2)
+    got = getattr(xp, name)(xp.asarray(x1), xp.asarray(x2))
+    promoted = np.result_type(dtype1, dtype2)
+    assert xp.result_type(dtype1, dtype2) == promoted
+    assert_same(got, expected, exact=True, signed_zeros=name != "maximum",
+                dtype=np.bool_ if name in ("less", "equal") else promoted)
+
+
+def _edge_values(dtype):
+    if dtype.kind == "b":
+        return np.array([True, False, True], dtype)
+    if dtype.kind in "iu":
+        info = np.iinfo(dtype)
+        return np.array([info.min, info.max, 0, 1, info.max // 2, info.min // 2 + 1], dtype)
+    return np.array([np.nan, np.inf, -np.inf, -0.0, 0.0, 1.5, -2.25, np.finfo(dtype).max,
+                     np.finfo(dtype).smallest_subnormal], dtype)
+
+
+@pytest.mark.parametrize("name", ["add", "multiply"])
+def test_type_promotion_every_pair_on_edge_values(backend, name):
+    """Every pair the spec defines, exhaustively, on fixed edge values (broadcast against
+    each other as a column and a row)."""
+    for dtype1 in PROMOTING_DTYPES:
+        for dtype2 in PARTNERS[dtype1]:
+            x1, x2 = _edge_values(dtype1)[:, None], _edge_values(dtype2)[None, :]
+            expected = _numpy(PROMOTING_FUNCTIONS[name], x1, x2)
+            assert expected.dtype == np.result_type(dtype1, dtype2)
+            got = getattr(xp, name)(xp.asarray(x1), xp.asarray(x2))
+            assert_same(got, expected, exact=True, err_msg=f"{dtype1} with {dtype2}")
+
+
+@pytest.mark.parametrize("name", ["add", "multiply", "equal", "maximum"])
+def test_mixed_kinds_and_uint64_with_signed_raise_type_error(backend, name):
+    for a, b in MIXED_KINDS + UINT64_WITH_SIGNED:
+        if name == "maximum" and BOOL[0] in (a, b):
+            continue  # bool is not in maximum's category anyway (checked below)
+        with pytest.raises(TypeError):
+            getattr(xp, name)(xp.asarray(np.ones(2, a)), xp.asarray(np.ones(2, b)))
+    with pytest.raises(TypeError):
+        xp.maximum(xp.asarray(np.ones(2, bool)), xp.asarray(np.ones(2, bool)))

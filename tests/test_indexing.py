@@ -1,0 +1,157 @@
+"""Differential tests of basic indexing (ints, slices, None, Ellipsis) and of
+``__setitem__`` against NumPy, on both backends."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import plaidarray as xp
+from helpers import assert_same
+from strategies import ALL, arrays, elements, shapes
+
+any_dtype = st.sampled_from(ALL)
+
+
+def _index_for(n):
+    """An in-range int (negative too) or a slice whose bounds may lie outside [-n, n]."""
+    bound = st.one_of(st.none(), st.integers(-n - 3, n + 3))
+    step = st.one_of(st.none(), st.integers(-3, 3).filter(bool))
+    a_slice = st.builds(slice, bound, bound, step)
+    return st.one_of(st.integers(-n, n - 1), a_slice) if n else a_slice
+
+
+@st.composite
+def basic_keys(draw, shape, allow_none=True):
+    parts = [draw(_index_for(n)) for n in shape]
+    form = draw(st.sampled_from(["full", "prefix", "ellipsis"]))
+    if form == "prefix":
+        parts = parts[:draw(st.integers(0, len(parts)))]
+    elif form == "ellipsis":
+        i = draw(st.integers(0, len(parts)))
+        j = draw(st.integers(i, len(parts)))
+        parts = parts[:i] + [Ellipsis] + parts[j:]
+    if allow_none:
+        for _ in range(draw(st.integers(0, 2))):
+            parts.insert(draw(st.integers(0, len(parts))), None)
+    if len(parts) == 1 and draw(st.booleans()):
+        return parts[0]  # a bare int / slice / None / Ellipsis, not a tuple
+    return tuple(parts)
+
+
+def _ready_and_lazy(a):
+    """The array as a transferred buffer and as a not-yet-computed graph node with the same value."""
+    return [("ready", xp.asarray(a)), ("lazy", xp.flip(xp.asarray(np.flip(a))))]
+
+
+@given(data=st.data())
+def test_getitem_basic(backend, data):
+    a = data.draw(arrays(data.draw(any_dtype, label="dtype"), shapes()), label="a")
+    key = data.draw(basic_keys(a.shape), label="key")
+    expected = a[key]
+    for how, x in _ready_and_lazy(a):
+        assert_same(x[key], expected, exact=True, err_msg=f"{how} array, key {key!r}")
+
+
+@given(data=st.data())
+def test_getitem_hypothesis_basic_indices(backend, data):
+    a = data.draw(arrays(data.draw(any_dtype, label="dtype"), shapes()), label="a")
+    key = data.draw(hnp.basic_indices(a.shape, min_dims=0, allow_newaxis=True, allow_ellipsis=True), label="key")
+    assert_same(xp.asarray(a)[key], a[key], exact=True, err_msg=f"key {key!r}")
+
+
+@given(data=st.data())
+def test_getitem_chained(backend, data):
+    """Indexing an indexing result (one graph with two windows)."""
+    a = data.draw(arrays(np.int32, shapes(min_dims=1)), label="a")
+    key1 = data.draw(basic_keys(a.shape, allow_none=False), label="key1")
+    key2 = data.draw(basic_keys(a[key1].shape), label="key2")
+    assert_same(xp.asarray(a)[key1][key2], a[key1][key2], exact=True)
+
+
+@given(data=st.data())
+def test_getitem_out_of_range_int_raises_index_error(backend, data):
+    shape = data.draw(shapes(min_dims=1), label="shape")
+    dim = data.draw(st.integers(0, len(shape) - 1), label="dim")
+    n = shape[dim]
+    bad = data.draw(st.one_of(st.integers(n, n + 3), st.integers(-n - 3, -n - 1)), label="index")
+    key = (slice(None),) * dim + (bad,)
+    x = xp.asarray(np.zeros(shape, np.float32))
+    with pytest.raises(IndexError):
+        x[key]
+    with pytest.raises(IndexError):
+        x[key] = 1.0
+
+
+def test_getitem_errors():
+    x = xp.asarray(np.zeros((2, 3)))
+    with pytest.raises(IndexError):
+        x[0, 0, 0]  # too many indices
+    with pytest.raises(IndexError):
+        x[..., 0, ...]  # two ellipses
+
+
+def _value_for(data, dtype, shape):
+    """A Python scalar, or an array broadcastable to ``shape`` of ``dtype`` (or of a
+    narrower dtype of the same kind, which promotes to it)."""
+    if data.draw(st.booleans(), label="scalar value"):
+        if dtype.kind == "b":
+            return data.draw(st.booleans(), label="value")
+        if dtype.kind in "iu":
+            return data.draw(elements(dtype), label="value")
+        return data.draw(st.one_of(elements(dtype), st.integers(-100, 100)), label="value")
+    # A suffix of the target shape with some dimensions set to 1.
+    ndim = data.draw(st.integers(0, len(shape)), label="value ndim")
+    vshape = tuple(1 if data.draw(st.booleans()) else s for s in shape[len(shape) - ndim:])
+    narrower = {np.dtype(np.int32): np.int8, np.dtype(np.float64): np.float32, np.dtype(np.uint16): np.uint8}
+    vdtype = narrower.get(dtype, dtype) if data.draw(st.booleans(), label="narrower dtype") else dtype
+    return data.draw(arrays(vdtype, vshape), label="value")
+
+
+@given(data=st.data())
+def test_setitem(backend, data):
+    dtype = data.draw(any_dtype, label="dtype")
+    a = data.draw(arrays(dtype, shapes()), label="a")
+    key = data.draw(basic_keys(a.shape), label="key")
+    value = _value_for(data, a.dtype, a[key].shape)
+    expected = a.copy()
+    expected[key] = value
+    for how, x in _ready_and_lazy(a):
+        source = a.copy()
+        if how == "ready":
+            x = xp.asarray(source)
+        alias = x
+        x[key] = xp.asarray(value) if isinstance(value, np.ndarray) else value
+        assert_same(x, expected, exact=True, err_msg=f"{how} array, key {key!r}")
+        # The same Array object is updated, so every name bound to it sees the new value.
+        assert alias is x
+        assert_same(alias, expected, exact=True, err_msg=f"{how} array through an alias")
+        # The NumPy memory the array was created from is never written.
+        np.testing.assert_array_equal(source, a, strict=True)
+
+
+@given(data=st.data())
+def test_setitem_then_compute(backend, data):
+    """An updated array used in further computation, and several updates in sequence."""
+    a = data.draw(arrays(np.float64, shapes(min_dims=1)), label="a")
+    keys = data.draw(st.lists(basic_keys(a.shape, allow_none=False), min_size=1, max_size=3), label="keys")
+    expected = a.copy()
+    x = xp.asarray(a)
+    for i, key in enumerate(keys):
+        expected[key] = float(i)
+        x[key] = float(i)
+    assert_same(x * 2.0, expected * 2.0, exact=True)
+
+
+def test_setitem_rejects_values_of_another_kind_or_wider_dtype(backend):
+    x = xp.asarray(np.zeros(3, np.int32))
+    with pytest.raises(TypeError):
+        x[0] = 1.5
+    with pytest.raises(TypeError):
+        x[:] = xp.asarray(np.zeros(3, np.float32))
+    with pytest.raises(TypeError):
+        x[:] = xp.asarray(np.zeros(3, np.int64))
+    assert_same(x, np.zeros(3, np.int32), exact=True)

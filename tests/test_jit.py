@@ -1,0 +1,229 @@
+"""plaidarray.jit: one trace and compile per signature, pytrees, static arguments, and
+the error for Python control flow on traced values."""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections import namedtuple
+
+import numpy as np
+import pytest
+from helpers import assert_same
+from jit_helpers import isolated_cache_dir  # noqa: F401  (autouse: tests write a temporary cache)
+
+import plaidarray as xp
+from plaidarray.trace.jit import JitCacheInfo
+
+
+def _data(*shape, dtype=np.float32, seed=0):
+    return np.random.default_rng(seed).standard_normal(shape).astype(dtype)
+
+
+def _compiles():
+    return xp.cache_info().compiles
+
+
+def test_one_compile_per_new_signature_and_none_on_repeat(monkeypatch, tmp_path):
+    monkeypatch.setenv("PLAIDARRAY_CACHE_DIR", str(tmp_path))  # an empty disk cache: misses compile
+
+    @xp.jit
+    def layer(x, w):
+        return xp.tanh(x @ w) * 0.5 + 1.0
+
+    # Shapes no other test uses, so the first call really compiles.
+    x, w = _data(13, 7), _data(7, 5, seed=1)
+    before = _compiles()
+    first = layer(xp.asarray(x), xp.asarray(w))
+    assert _compiles() == before + 1
+    assert_same(first, np.tanh(x @ w) * np.float32(0.5) + np.float32(1.0), rtol=1e-5, atol=1e-6)
+
+    executables = xp.cache_info()
+    for seed in range(3):  # new values, same signature: nothing is traced or compiled
+        x2 = _data(13, 7, seed=seed + 10)
+        assert_same(layer(xp.asarray(x2), xp.asarray(w)), np.tanh(x2 @ w) * np.float32(0.5) + np.float32(1.0),
+                    rtol=1e-5, atol=1e-6)
+    after = xp.cache_info()
+    assert (after.compiles, after.misses, after.hits) == (executables.compiles, executables.misses, executables.hits)
+    assert layer.cache_info() == JitCacheInfo(hits=3, misses=1, size=1)
+
+    layer(xp.asarray(_data(14, 7)), xp.asarray(w))  # a new shape is a new signature
+    layer(xp.asarray(x.astype(np.float64)), xp.asarray(w.astype(np.float64)))  # so is a new dtype
+    assert _compiles() == before + 3
+    assert layer.cache_info().misses == 3
+
+
+def test_static_arguments_retrace_per_value():
+    @xp.jit
+    def plain(x, n):
+        return x + n
+
+    def power(x, n, *, scale):
+        out = x
+        for _ in range(n - 1):  # Python control flow on a static value
+            out = out * x
+        return out * scale
+
+    jitted = xp.jit(power, static_argnums=1, static_argnames="scale")
+    x = _data(6)
+    for n, scale in ((2, 1.0), (3, 1.0), (3, 2.0), (2, 1.0)):
+        assert_same(jitted(xp.asarray(x), n, scale=scale), x ** n * np.float32(scale), rtol=1e-5)
+    assert jitted.cache_info().misses == 3
+    assert jitted.cache_info().hits == 1
+    # static_argnums also covers passing the argument by keyword
+    assert_same(jitted(xp.asarray(x), n=3, scale=2.0), x ** 3 * np.float32(2.0), rtol=1e-5)
+    assert jitted.cache_info().misses == 3
+    assert_same(plain(xp.asarray(x), 1), x + 1)
+
+
+def test_python_scalars_are_weakly_typed_and_never_baked_in():
+    @xp.jit
+    def affine(x, a, b):
+        return x * a + b
+
+    x = _data(5)
+    two = affine(xp.asarray(x), 2.0, 1)
+    assert two.dtype == xp.float32  # a Python float takes the array's dtype, as the spec says
+    assert_same(two, x * np.float32(2.0) + np.float32(1))
+    # The value of a Python scalar is part of the signature, so another value is not
+    # served by the first trace.
+    assert_same(affine(xp.asarray(x), 3.0, 1), x * np.float32(3.0) + np.float32(1))
+    zeros = xp.zeros(3, dtype=xp.float32)
+    assert np.signbit(np.asarray(affine(zeros, -1.0, -0.0))).all()  # -0.0 and 0.0 are different values
+    assert not np.signbit(np.asarray(affine(zeros, -1.0, 0.0))).any()
+    assert affine.cache_info().misses == 4
+    ints = affine(xp.asarray(np.arange(4, dtype=np.int16)), 3, 2)
+    assert_same(ints, np.arange(4, dtype=np.int16) * 3 + 2)
+
+
+Pair = namedtuple("Pair", "left right")
+
+
+def test_pytrees_in_and_out():
+    @xp.jit
+    def stats(batch, options):
+        x, (y, z) = batch["x"], batch["yz"]
+        total = x + y * z
+        return {"sum": xp.sum(total), "parts": [total, Pair(xp.max(x), None)], "scaled": total * options.left}
+
+    x, y, z = _data(4, 3), _data(3, seed=1), _data(4, 3, seed=2)
+    batch = {"yz": (xp.asarray(y), xp.asarray(z)), "x": xp.asarray(x)}
+    out = stats(batch, Pair(xp.asarray(np.float32(2.0)), None))
+    assert sorted(out) == ["parts", "scaled", "sum"]
+    total = x + y * z
+    assert_same(out["sum"], total.sum(), rtol=1e-5)
+    assert isinstance(out["parts"], list) and isinstance(out["parts"][1], Pair)
+    assert_same(out["parts"][0], total)
+    assert_same(out["parts"][1].left, x.max())
+    assert out["parts"][1].right is None
+    assert_same(out["scaled"], total * np.float32(2.0))
+    # A different structure (a list where a tuple was) is a new signature.
+    stats({"yz": [xp.asarray(y), xp.asarray(z)], "x": xp.asarray(x)}, Pair(xp.asarray(np.float32(2.0)), None))
+    assert stats.cache_info().misses == 2
+
+
+def test_numpy_arguments_closures_and_nested_jit():
+    w = xp.asarray(_data(3, seed=3)) * 2.0  # a lazy value the function closes over
+
+    @xp.jit
+    def inner(a):
+        return a * w
+
+    @xp.jit
+    def outer(a, b):
+        return inner(a) + b  # inner is traced into outer's computation
+
+    a, b = _data(3), _data(3, seed=1)
+    assert_same(outer(a, b), a * (_data(3, seed=3) * np.float32(2.0)) + b)
+    assert inner.cache_info().misses == 0
+    assert_same(outer(a, xp.asarray(b)), a * (_data(3, seed=3) * np.float32(2.0)) + b)
+    assert outer.cache_info().hits == 1
+
+
+def test_lower_gives_hlo_text_and_compile_gives_the_executable():
+    def scaled_sum(x, y):
+        return xp.sum(x * y, axis=0)
+
+    jitted = xp.jit(scaled_sum)
+    x, y = _data(3, 4), _data(3, 4, seed=1)
+    lowered = jitted.lower(x, y)
+    text = lowered.as_text()
+    assert text.startswith("HloModule jit_scaled_sum")
+    assert "f32[3,4] parameter(0)" in text and "reduce(" in text and "multiply(" in text
+    compiled = lowered.compile()
+    assert_same(compiled(x, y), (x * y).sum(axis=0), rtol=1e-5)
+    with pytest.raises(TypeError, match="do not match the signature"):
+        compiled(_data(2, 4), _data(2, 4))
+
+
+def _line_of(fun, text):
+    lines, first = inspect.getsourcelines(fun)
+    return first + next(i for i, line in enumerate(lines) if text in line)
+
+
+def test_python_control_flow_on_a_traced_value_names_function_line_and_fix():
+    def relu_or_negate(x):
+        if xp.sum(x) > 0:
+            return x
+        return -x
+
+    jitted = xp.jit(relu_or_negate)
+    with pytest.raises(xp.TracerError) as info:
+        jitted(xp.asarray(_data(4)))
+    message = str(info.value)
+    assert isinstance(info.value, TypeError)
+    assert "jit(relu_or_negate): bool() needs the value of an array" in message
+    assert f"test_jit.py:{_line_of(relu_or_negate, 'if xp.sum')}" in message
+    assert "if xp.sum(x) > 0:" in message
+    assert "static_argnums" in message and "plaidarray.cond" in message and "plaidarray.while_loop" in message
+    assert jitted.cache_info().size == 0  # nothing half-traced is kept
+
+
+@pytest.mark.parametrize("convert, operation", [(float, "float()"), (np.asarray, "converting it to NumPy"),
+                                                (lambda x: x.tolist(), "tolist()")])
+def test_every_way_of_asking_for_a_traced_value_raises(convert, operation):
+    @xp.jit
+    def peek(x):
+        convert(x[0])
+        return x
+
+    with pytest.raises(xp.TracerError, match=re.escape(f"jit(peek): {operation}")):
+        peek(xp.asarray(_data(3)))
+
+
+def test_printing_a_traced_array_works_and_escaped_tracers_are_caught():
+    leaked = []
+
+    @xp.jit
+    def keep(x):
+        y = x * 2.0
+        leaked.append(y)
+        assert repr(y) == "Array(traced, shape=(2,), dtype=float32)"
+        return y
+
+    assert_same(keep(xp.asarray(np.ones(2, np.float32))), np.full(2, 2.0, np.float32))
+    escaped = r"jit\(keep\): an array traced inside keep \(test_jit.py:\d+\) escaped the trace(.|\n)*Return the array"
+    with pytest.raises(xp.TracerError, match=escaped):
+        np.asarray(leaked[0])
+
+
+def _takes_two(x, n):
+    return x
+
+
+def test_argument_errors():
+    with pytest.raises(TypeError, match=r"jit\(_takes_two\): static argument 1 must be hashable, got a list"):
+        xp.jit(_takes_two, static_argnums=1)(xp.ones(2), [1, 2])
+    with pytest.raises(TypeError, match=r"cannot pass a str as a traced argument"):
+        xp.jit(_takes_two)(xp.ones(2), "text")
+    with pytest.raises(ValueError, match=r"static_argnames \['m'\] are not parameters"):
+        xp.jit(_takes_two, static_argnames="m")
+
+
+def test_same_results_on_the_reference_backend(backend):
+    @xp.jit
+    def mixed(x):
+        return xp.where(x > 0, xp.sqrt(xp.abs(x)), x * x)
+
+    x = _data(9)
+    assert_same(mixed(xp.asarray(x)), np.where(x > 0, np.sqrt(np.abs(x)), x * x), rtol=1e-6)

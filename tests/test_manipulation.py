@@ -1,0 +1,208 @@
+"""Differential tests of the manipulation functions against NumPy, on both backends."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import plaidarray as xp
+from helpers import assert_same
+from strategies import ALL, FLOAT, INTEGER, arrays, broadcastable_shapes, shapes
+
+any_dtype = st.sampled_from(ALL)
+
+
+@st.composite
+def array_and_dtype(draw, shape=None, min_dims=0):
+    dtype = draw(any_dtype, label="dtype")
+    return draw(arrays(dtype, shapes(min_dims=min_dims) if shape is None else shape), label="x")
+
+
+@st.composite
+def reshape_targets(draw, shape):
+    """A shape with the same number of elements: dims shuffled, merged and padded with
+    ones; one entry may be -1 when that is unambiguous."""
+    dims = list(draw(st.permutations(list(shape))))
+    out = []
+    for d in dims:
+        if out and draw(st.booleans()):
+            out[-1] *= d
+        else:
+            out.append(d)
+    for _ in range(draw(st.integers(0, 2))):
+        out.insert(draw(st.integers(0, len(out))), 1)
+    if len(out) > 4:
+        out = [math.prod(out)]
+    if out and draw(st.booleans()):
+        i = draw(st.integers(0, len(out) - 1))
+        if math.prod(out[:i] + out[i + 1:]) != 0:
+            out[i] = -1
+    return tuple(out)
+
+
+@given(data=st.data())
+def test_reshape(backend, data):
+    x = data.draw(array_and_dtype())
+    target = data.draw(reshape_targets(x.shape), label="shape")
+    assert_same(xp.reshape(xp.asarray(x), target), np.reshape(x, target), exact=True)
+    # A computed (not yet materialized) input goes through the same code path as a graph node.
+    assert_same(xp.reshape(xp.flip(xp.asarray(x)), target), np.reshape(np.flip(x), target), exact=True)
+
+
+def test_reshape_invalid_shapes_raise():
+    x = xp.asarray(np.arange(6))
+    for bad in [(4,), (-1, -1), (5, -1), (-2, 3)]:
+        with pytest.raises(ValueError):
+            xp.reshape(x, bad)
+
+
+@given(data=st.data())
+def test_permute_dims(backend, data):
+    x = data.draw(array_and_dtype())
+    axes = data.draw(st.permutations(range(x.ndim)), label="axes")
+    assert_same(xp.permute_dims(xp.asarray(x), tuple(axes)), np.transpose(x, axes), exact=True)
+
+
+@given(data=st.data())
+def test_expand_dims(backend, data):
+    x = data.draw(array_and_dtype())
+    axis = data.draw(st.integers(-x.ndim - 1, x.ndim), label="axis")
+    assert_same(xp.expand_dims(xp.asarray(x), axis=axis), np.expand_dims(x, axis), exact=True)
+
+
+@given(data=st.data())
+def test_squeeze(backend, data):
+    shape = data.draw(st.lists(st.sampled_from([0, 1, 1, 1, 2, 3]), min_size=1, max_size=4).map(tuple)
+                      .filter(lambda s: 1 in s), label="shape")
+    x = data.draw(arrays(data.draw(any_dtype, label="dtype"), shape), label="x")
+    ones = [i for i, s in enumerate(shape) if s == 1]
+    chosen = data.draw(st.lists(st.sampled_from(ones), min_size=1, unique=True), label="axes")
+    chosen = [a - len(shape) if data.draw(st.booleans()) else a for a in chosen]
+    axis = chosen[0] if len(chosen) == 1 and data.draw(st.booleans()) else tuple(chosen)
+    assert_same(xp.squeeze(xp.asarray(x), axis=axis), np.squeeze(x, axis=axis), exact=True)
+
+
+def test_squeeze_of_a_non_unit_axis_raises():
+    with pytest.raises(ValueError):
+        xp.squeeze(xp.asarray(np.zeros((1, 2))), axis=1)
+
+
+@given(data=st.data())
+def test_broadcast_to(backend, data):
+    shape, target = data.draw(broadcastable_shapes(2), label="shapes")
+    target = np.broadcast_shapes(shape, target)
+    x = data.draw(arrays(data.draw(any_dtype, label="dtype"), shape), label="x")
+    assert_same(xp.broadcast_to(xp.asarray(x), target), np.broadcast_to(x, target), exact=True)
+
+
+def test_broadcast_to_a_smaller_shape_raises():
+    with pytest.raises(ValueError):
+        xp.broadcast_to(xp.asarray(np.zeros((2, 3))), (3,))
+    with pytest.raises(ValueError):
+        xp.broadcast_to(xp.asarray(np.zeros((2, 3))), (4, 3))
+
+
+@given(data=st.data())
+def test_broadcast_arrays(backend, data):
+    shape_list = data.draw(broadcastable_shapes(3), label="shapes")
+    xs = [data.draw(arrays(data.draw(any_dtype, label="dtype"), s), label="x") for s in shape_list]
+    got = xp.broadcast_arrays(*(xp.asarray(x) for x in xs))
+    expected = np.broadcast_arrays(*xs)
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        assert_same(g, e, exact=True)
+
+
+@st.composite
+def concat_inputs(draw, same_shape=False):
+    ndim = draw(st.integers(1, 3), label="ndim")
+    base = list(draw(st.lists(st.integers(0, 3), min_size=ndim, max_size=ndim), label="base"))
+    axis = draw(st.integers(-ndim, ndim - 1), label="axis")
+    n = draw(st.integers(1, 3), label="count")
+    dtype = draw(any_dtype, label="dtype")
+    out = []
+    for _ in range(n):
+        shape = list(base)
+        if not same_shape:
+            shape[axis] = draw(st.integers(0, 3))
+        out.append(draw(arrays(dtype, tuple(shape)), label="x"))
+    return out, axis
+
+
+@given(inputs=concat_inputs())
+def test_concat(backend, inputs):
+    xs, axis = inputs
+    assert_same(xp.concat([xp.asarray(x) for x in xs], axis=axis), np.concatenate(xs, axis=axis), exact=True)
+
+
+@given(data=st.data())
+def test_concat_axis_none_flattens(backend, data):
+    dtype = data.draw(any_dtype, label="dtype")
+    xs = data.draw(st.lists(arrays(dtype, shapes()), min_size=1, max_size=3), label="xs")
+    assert_same(xp.concat([xp.asarray(x) for x in xs], axis=None), np.concatenate(xs, axis=None), exact=True)
+
+
+PROMOTING = [(np.dtype(a), np.dtype(b)) for a, b in [("int8", "int32"), ("uint8", "int16"), ("uint16", "uint32"),
+                                                     ("float32", "float64"), ("int16", "uint32")]]
+
+
+@pytest.mark.parametrize("dtype1, dtype2", PROMOTING, ids=[f"{a.name}-{b.name}" for a, b in PROMOTING])
+@given(data=st.data())
+def test_concat_promotes_within_a_kind(backend, dtype1, dtype2, data):
+    x1 = data.draw(arrays(dtype1, shapes(min_dims=1, max_dims=1)), label="x1")
+    x2 = data.draw(arrays(dtype2, shapes(min_dims=1, max_dims=1)), label="x2")
+    assert_same(xp.concat([xp.asarray(x1), xp.asarray(x2)]), np.concatenate([x1, x2]), exact=True)
+
+
+def test_concat_mixed_kinds_and_mismatched_shapes_raise():
+    with pytest.raises(TypeError):
+        xp.concat([xp.asarray(np.zeros(2, np.int32)), xp.asarray(np.zeros(2, np.float32))])
+    with pytest.raises(ValueError):
+        xp.concat([xp.asarray(np.zeros((2, 3))), xp.asarray(np.zeros((2, 4)))], axis=0)
+
+
+@given(data=st.data())
+def test_stack(backend, data):
+    dtype = data.draw(any_dtype, label="dtype")
+    shape = data.draw(shapes(), label="shape")
+    xs = data.draw(st.lists(arrays(dtype, shape), min_size=1, max_size=3), label="xs")
+    ndim = len(shape) + 1
+    axis = data.draw(st.integers(-ndim, ndim - 1), label="axis")
+    assert_same(xp.stack([xp.asarray(x) for x in xs], axis=axis), np.stack(xs, axis=axis), exact=True)
+
+
+def test_stack_of_different_shapes_raises():
+    with pytest.raises(ValueError):
+        xp.stack([xp.asarray(np.zeros(2)), xp.asarray(np.zeros(3))])
+
+
+@given(data=st.data())
+def test_flip(backend, data):
+    x = data.draw(array_and_dtype())
+    choice = data.draw(st.sampled_from(["none", "int", "tuple"]) if x.ndim else st.just("none"), label="kind")
+    if choice == "none":
+        axis = None
+    elif choice == "int":
+        axis = data.draw(st.integers(-x.ndim, x.ndim - 1), label="axis")
+    else:
+        axis = tuple(data.draw(st.lists(st.integers(0, x.ndim - 1), unique=True), label="axes"))
+    assert_same(xp.flip(xp.asarray(x), axis=axis), np.flip(x, axis=axis), exact=True)
+
+
+@given(data=st.data())
+def test_composed_manipulations(backend, data):
+    """Several manipulations chained in one graph (so fusion and the HLO passes see them
+    together), against the same chain in NumPy."""
+    dtype = data.draw(st.sampled_from(FLOAT + INTEGER[:2]), label="dtype")
+    x = data.draw(arrays(dtype, shapes(min_dims=2)), label="x")
+    axes = tuple(data.draw(st.permutations(range(x.ndim)), label="axes"))
+    got = xp.flip(xp.permute_dims(xp.expand_dims(xp.asarray(x), axis=0), (0,) + tuple(a + 1 for a in axes)),
+                  axis=-1)
+    got = xp.concat([got, got], axis=0)
+    expected = np.flip(np.transpose(np.expand_dims(x, 0), (0,) + tuple(a + 1 for a in axes)), axis=-1)
+    expected = np.concatenate([expected, expected], axis=0)
+    assert_same(got, expected, exact=True)

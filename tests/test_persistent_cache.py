@@ -1,0 +1,216 @@
+"""The persistent compile cache: a second process loads object code instead of compiling,
+damaged entries are recompiled, concurrent writers both succeed, the size cap evicts
+the least recently used entries."""
+
+from __future__ import annotations
+
+import gc
+import os
+import time
+
+import numpy as np
+import pytest
+from jit_helpers import finish_child, isolated_cache_dir, run_child, start_child  # noqa: F401
+
+import plaidarray as xp
+from plaidarray.backend.llvm_cpu import object_cache
+
+#: A child process: a jitted function with a loop and a branch, timed from the first
+#: call to its values (LLVM's own start-up is done before the clock starts).
+WORKLOAD = """
+import json, os, sys, time
+import numpy as np
+import plaidarray as xp
+from plaidarray.backend.llvm_cpu import jit
+
+@xp.jit
+def workload(x, w):
+    h = xp.fori_loop(0, 4, lambda i, h: xp.tanh(h @ w + xp.astype(i, xp.float32)), x)
+    return xp.cond(xp.sum(h) > 0, xp.exp, xp.negative, h), xp.mean(h, axis=0)
+
+rng = np.random.default_rng(0)
+x = rng.standard_normal((8, 16)).astype(np.float32)
+w = (rng.standard_normal((16, 16)) * 0.3).astype(np.float32)
+jit.host_target()
+go = os.environ.get("START_WHEN_EXISTS")
+if go:
+    open(f"{go}.{os.getpid()}.ready", "w").close()
+while go and not os.path.exists(go):
+    time.sleep(0.001)
+start = time.perf_counter()
+values = [np.asarray(v).tolist() for v in workload(xp.asarray(x), xp.asarray(w))]
+seconds = time.perf_counter() - start
+info = xp.cache_info()
+print(json.dumps({"seconds": seconds, "compiles": info.compiles, "disk_hits": info.disk_hits, "values": values}))
+"""
+
+
+def _entries(directory):
+    return sorted(directory.glob("*" + object_cache.SUFFIX))
+
+
+@pytest.fixture(scope="module")
+def cold_run(tmp_path_factory):
+    """A cache directory filled by one process, and what that process reported."""
+    directory = tmp_path_factory.mktemp("cold")
+    return directory, run_child(WORKLOAD, directory)
+
+
+def test_second_process_loads_from_disk_without_compiling_and_faster(cold_run):
+    directory, cold = cold_run
+    assert cold["compiles"] >= 1 and cold["disk_hits"] == 0
+    assert len(_entries(directory)) == cold["compiles"]
+    warm = run_child(WORKLOAD, directory)
+    assert warm["compiles"] == 0
+    assert warm["disk_hits"] == cold["compiles"]
+    assert warm["values"] == cold["values"]
+    assert warm["seconds"] < cold["seconds"]
+
+
+def test_a_damaged_entry_is_recompiled_by_the_next_process(cold_run, tmp_path):
+    directory, cold = cold_run
+    for path in _entries(directory):
+        (tmp_path / path.name).write_bytes(path.read_bytes()[:-100])
+    survived = run_child(WORKLOAD, tmp_path)
+    assert survived["compiles"] == cold["compiles"] and survived["disk_hits"] == 0
+    assert survived["values"] == cold["values"]
+    assert all(object_cache._decode(p.read_bytes()) for p in _entries(tmp_path))  # rewritten whole
+
+
+def _truncate(data: bytes) -> bytes:
+    return data[: len(data) // 2]
+
+
+def _flip_last_byte(data: bytes) -> bytes:  # inside the object code
+    return data[:-1] + bytes([data[-1] ^ 0xFF])
+
+
+def _flip_header(data: bytes) -> bytes:
+    return b"X" + data[1:]
+
+
+def _empty(data: bytes) -> bytes:
+    return b""
+
+
+def _garbage(data: bytes) -> bytes:
+    return os.urandom(len(data))
+
+
+@pytest.mark.parametrize("damage", [_truncate, _flip_last_byte, _flip_header, _empty, _garbage])
+def test_a_damaged_entry_is_ignored_and_rewritten(monkeypatch, tmp_path, damage):
+    monkeypatch.setenv("PLAIDARRAY_CACHE_DIR", str(tmp_path))
+    x = xp.asarray(np.linspace(0.0, 1.0, 31))
+
+    def value():
+        return np.asarray(xp.exp(x) * xp.cos(x) + 2.0)
+
+    xp.clear_cache()  # compiled here, whatever ran before
+    expected = value()
+    (entry,) = _entries(tmp_path)
+    entry.write_bytes(damage(entry.read_bytes()))
+    xp.clear_cache()
+    gc.collect()
+    np.testing.assert_array_equal(value(), expected)
+    info = xp.cache_info()
+    assert (info.compiles, info.disk_hits) == (1, 0)
+    assert object_cache._decode(entry.read_bytes()) is not None
+
+
+def test_two_processes_writing_the_same_entry_at_once_both_succeed(tmp_path):
+    go = tmp_path / "go"
+    cache = tmp_path / "cache"
+    children = [start_child(WORKLOAD, cache, START_WHEN_EXISTS=str(go)) for _ in range(2)]
+    deadline = time.monotonic() + 60
+    while len(list(tmp_path.glob("go.*.ready"))) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)  # until both are past their imports, waiting
+    go.touch()
+    first, second = (finish_child(c) for c in children)
+    assert first["values"] == second["values"]
+    assert first["disk_hits"] + second["disk_hits"] + first["compiles"] + second["compiles"] >= 2
+    after = run_child(WORKLOAD, cache)
+    assert after["compiles"] == 0 and after["values"] == first["values"]
+
+
+WRITER = """
+import json, sys
+from plaidarray.backend.llvm_cpu import object_cache
+fill = int(sys.argv[1])
+for i in range(100):
+    object_cache.store("contended", bytes([fill]) * 100_000, {"writer": fill})
+print(json.dumps({"done": fill}))
+"""
+
+
+def test_concurrent_writers_never_expose_a_partial_entry(tmp_path, monkeypatch):
+    monkeypatch.setenv("PLAIDARRAY_CACHE_DIR", str(tmp_path))
+    writers = [start_child(f"import sys; sys.argv[1:] = ['{fill}']\n" + WRITER, tmp_path) for fill in (1, 2)]
+    seen = set()
+    while any(w.poll() is None for w in writers):
+        entry = object_cache.load("contended")
+        if entry is not None:
+            code, meta = entry
+            assert code == bytes([meta["writer"]]) * 100_000
+            seen.add(meta["writer"])
+    assert [finish_child(w)["done"] for w in writers] == [1, 2]
+    assert object_cache.load("contended") is not None
+    assert seen  # the reader did see entries while they were being replaced
+    assert not list(tmp_path.glob(".tmp-*"))
+
+
+def test_same_process_reload_after_clearing_the_in_memory_cache(monkeypatch, tmp_path):
+    monkeypatch.setenv("PLAIDARRAY_CACHE_DIR", str(tmp_path))
+    x = xp.asarray(np.arange(23, dtype=np.float32))
+
+    def value():
+        return np.asarray(xp.cumulative_sum(xp.sin(x) * 3.0))
+
+    xp.clear_cache()
+    expected = value()
+    xp.clear_cache()
+    gc.collect()  # the first executable's code is freed
+    again = value()
+    info = xp.cache_info()
+    assert (info.compiles, info.disk_hits) == (0, 1)
+    np.testing.assert_array_equal(again, expected)
+
+
+def test_store_and_load_round_trip_and_damage_detection(monkeypatch, tmp_path):
+    monkeypatch.setenv("PLAIDARRAY_CACHE_DIR", str(tmp_path))
+    object_cache.store("k1", b"\x7fELF code", {"symbol": "f", "shapes": [[2, 3], "<f4"]})
+    assert object_cache.load("k1") == (b"\x7fELF code", {"symbol": "f", "shapes": [[2, 3], "<f4"]})
+    (path,) = _entries(tmp_path)
+    path.write_bytes(path.read_bytes()[:-1])
+    assert object_cache.load("k1") is None
+    assert not path.exists()  # a damaged entry is removed
+    assert object_cache.load("missing") is None
+
+
+def test_size_cap_evicts_least_recently_used(monkeypatch, tmp_path):
+    monkeypatch.setenv("PLAIDARRAY_CACHE_DIR", str(tmp_path))
+    payload = b"x" * 10_000
+    object_cache.store("a", payload, {})
+    entry_size = _entries(tmp_path)[0].stat().st_size
+    monkeypatch.setenv("PLAIDARRAY_CACHE_MAX_BYTES", str(int(entry_size * 2.5)))
+    object_cache.store("b", payload, {})
+    os.utime(tmp_path / f"a{object_cache.SUFFIX}", (1000, 1000))
+    os.utime(tmp_path / f"b{object_cache.SUFFIX}", (2000, 2000))
+    assert object_cache.load("a") is not None  # a is now the most recently used
+    object_cache.store("c", payload, {})
+    assert [p.stem for p in _entries(tmp_path)] == ["a", "c"]
+
+
+def test_a_zero_cap_turns_the_disk_cache_off(monkeypatch, tmp_path):
+    monkeypatch.setenv("PLAIDARRAY_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("PLAIDARRAY_CACHE_MAX_BYTES", "0")
+    np.asarray(xp.asarray(np.arange(29.0)) ** 2 + 1.0)
+    object_cache.store("k", b"code", {})
+    assert not any(tmp_path.iterdir())
+
+
+def test_the_key_covers_the_code_and_the_target():
+    key = object_cache.entry_key("hlo", "x86_64/skylake", "+avx2")
+    assert key == object_cache.entry_key("hlo", "x86_64/skylake", "+avx2")
+    assert len({key, object_cache.entry_key("hlo2", "x86_64/skylake", "+avx2"),
+                object_cache.entry_key("hlo", "x86_64/znver4", "+avx2"),
+                object_cache.entry_key("hlo", "x86_64/skylake", "-avx2")}) == 4
