@@ -30,9 +30,14 @@ from .api.searching import where
 from .hlo.ops.custom_call import result_shapes
 from .trace.array import Array
 
-__all__ = ["cholesky", "cross", "det", "diagonal", "eigh", "eigvalsh", "inv", "matmul", "matrix_norm", "matrix_power",
+__all__ = ["cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul", "matrix_norm", "matrix_power",
            "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot",
-           "trace", "vecdot", "vector_norm", "EighResult", "QRResult", "SlogdetResult", "SVDResult"]
+           "trace", "vecdot", "vector_norm", "EigResult", "EighResult", "QRResult", "SlogdetResult", "SVDResult"]
+
+
+class EigResult(NamedTuple):
+    eigenvalues: Array
+    eigenvectors: Array
 
 
 class EighResult(NamedTuple):
@@ -164,6 +169,23 @@ def eigh(x: Array, /) -> EighResult:
     only the lower triangle is read, as in NumPy."""
     values, vectors = _decompose("eigh", _matrices(x, "eigh", square=True), vectors=True)
     return EighResult(ew.real(values), vectors)
+
+
+def _as_complex(x: Array) -> Array:
+    return convert(x, dt.complex_dtype(x.dtype)) if x.dtype.kind == "f" else x
+
+
+def eig(x: Array, /) -> EigResult:
+    """Eigenvalues and right eigenvectors (columns) of general square matrices, complex
+    whatever the input (2025.12); the order of the eigenvalues is LAPACK's."""
+    values, vectors = _decompose("eig", _as_complex(_matrices(x, "eig", square=True)), vectors=True)
+    return EigResult(values, vectors)
+
+
+def eigvals(x: Array, /) -> Array:
+    """Eigenvalues of general square matrices (complex), without the eigenvectors."""
+    (values,) = _decompose("eig", _as_complex(_matrices(x, "eigvals", square=True)), vectors=False)
+    return values
 
 
 def eigvalsh(x: Array, /) -> Array:

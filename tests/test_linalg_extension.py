@@ -309,3 +309,20 @@ def test_llvm_cpu_runs_the_decompositions_as_compiled_code():
         np.testing.assert_allclose(values[4], np.linalg.inv(a), atol=1e-12)
     finally:
         xp.set_backend(None)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+def test_eig_satisfies_the_eigen_equation_and_matches_numpy_eigenvalues(backend, dtype):
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((3, 5, 5)).astype(dtype)
+    if np.dtype(dtype).kind == "c":
+        a = (a + 1j * rng.standard_normal(a.shape)).astype(dtype)
+    w, v = (np.asarray(r) for r in xp.linalg.eig(xp.asarray(a)))
+    assert w.dtype == np.result_type(dtype, np.complex64) and v.shape == a.shape
+    tol = 1e-3 if np.dtype(dtype) in (np.float32, np.complex64) else 1e-10
+    np.testing.assert_allclose(a @ v, v * w[..., None, :], atol=tol * 10)
+    only = np.asarray(xp.linalg.eigvals(xp.asarray(a)))
+    expected = np.linalg.eigvals(a)
+    for got_row, ref_row in zip(only, expected):  # same multiset, LAPACK's order may differ
+        for g in got_row:
+            assert np.min(np.abs(ref_row - g)) < tol * 10

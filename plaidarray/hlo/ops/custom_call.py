@@ -368,6 +368,39 @@ def _eigh(c: _Kernel) -> None:
     c.per_matrix(decompose)
 
 
+def _eig_results(shapes, attrs):
+    n = _square("eig", shapes[0])
+    return [(n,), (n, n)] if attrs["vectors"] else [(n,)]
+
+
+def _eig_reference(args, attrs):
+    if attrs["vectors"]:
+        return list(np.linalg.eig(args[0]))
+    return [np.linalg.eigvals(args[0])]
+
+
+@target("eig", 1, _eig_results, _eig_reference)
+def _eig(c: _Kernel) -> None:
+    """cgeev/zgeev on a complex general matrix (the API layer makes real input complex):
+    eigenvalues in LAPACK's order, right eigenvectors as columns, normalised by LAPACK."""
+    n, vectors = c.matrices[0][0], c.attrs["vectors"]
+    lwork = 2 * n + _BLOCK * n
+    a, w, info = c.scratch(n * n), c.scratch(n), c.scratch(1, np.int32)
+    vl, vr = c.scratch(1), c.scratch(n * n if vectors else 1)
+    work, rwork = c.scratch(lwork), c.scratch(2 * n, c.real_dtype)
+    args = [c.char("N"), c.char("V" if vectors else "N"), c.integer(n), a, c.integer(n), w, vl, c.integer(1), vr,
+            c.integer(n if vectors else 1), work, c.integer(lwork), rwork, info]
+
+    def decompose(batch):
+        c.copy_in(batch, 0, a, column_major=True)
+        c.lapack("geev", *args)
+        ok = c.succeeded(info)
+        c.store_result(batch, 0, lambda i: c.or_nan(ok, c.load(w, i)))
+        if vectors:
+            c.store_result(batch, 1, lambda i, j: c.or_nan(ok, c.load(vr, c.col(i, j, n))))
+    c.per_matrix(decompose)
+
+
 def _svd_results(shapes, attrs):
     m, n = shapes[0]
     k = min(m, n)
