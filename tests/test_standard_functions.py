@@ -1,0 +1,237 @@
+"""Differential tests against NumPy for the rest of the standard: searching, sorting,
+set functions, scans, gathers, manipulation and creation helpers, complex parts,
+data-dependent indexing, DLPack and array-api-compat, on both backends."""
+
+from __future__ import annotations
+
+import array_api_compat
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra import numpy as hnp
+
+import plaidarray as xp
+
+REAL = [np.int8, np.int32, np.uint16, np.int64, np.float32, np.float64]
+FLOATS = [np.float32, np.float64]
+
+
+def _array(data, dtype, min_dims=1, max_dims=3, min_side=1, special=True):
+    dtype = np.dtype(dtype)
+    shape = data.draw(hnp.array_shapes(min_dims=min_dims, max_dims=max_dims, min_side=min_side, max_side=5))
+    if dtype.kind == "f":
+        elements = st.floats(-100, 100, width=dtype.itemsize * 8)
+        if special:
+            elements = elements | st.sampled_from([np.nan, np.inf, -np.inf, -0.0])
+    elif dtype.kind == "b":
+        elements = st.booleans()
+    else:
+        info = np.iinfo(dtype)
+        elements = st.integers(max(info.min, -50), min(info.max, 50))
+    return data.draw(hnp.arrays(dtype, shape, elements=elements))
+
+
+def _same(got, expected, exact=False):
+    got = np.asarray(got)
+    expected = np.asarray(expected)
+    assert got.shape == expected.shape, (got.shape, expected.shape)
+    assert got.dtype == expected.dtype, (got.dtype, expected.dtype)
+    if exact or expected.dtype.kind in "biu":
+        np.testing.assert_array_equal(got, expected)
+    else:
+        np.testing.assert_allclose(got, expected, rtol=1e-5 if expected.dtype in (np.float32, np.complex64) else 1e-12,
+                                   atol=1e-6, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", REAL)
+@given(data=st.data())
+def test_sort_argsort_are_stable_like_numpy(backend, dtype, data):
+    a = _array(data, dtype)
+    axis = data.draw(st.integers(-a.ndim, a.ndim - 1))
+    _same(xp.argsort(xp.asarray(a), axis=axis), np.argsort(a, axis=axis, kind="stable"))
+    _same(xp.sort(xp.asarray(a), axis=axis), np.sort(a, axis=axis), exact=True)
+    flipped = np.flip(a, axis=axis)
+    expected = np.flip(np.sort(flipped, axis=axis), axis=axis)  # descending, NaN first
+    _same(xp.sort(xp.asarray(a), axis=axis, descending=True), expected, exact=True)
+
+
+@pytest.mark.parametrize("dtype", REAL)
+@given(data=st.data())
+def test_argmax_argmin_count_nonzero(backend, dtype, data):
+    a = _array(data, dtype)
+    axis = data.draw(st.none() | st.integers(-a.ndim, a.ndim - 1))
+    _same(xp.argmax(xp.asarray(a), axis=axis), np.argmax(a, axis=axis))
+    _same(xp.argmin(xp.asarray(a), axis=axis), np.argmin(a, axis=axis))
+    _same(xp.count_nonzero(xp.asarray(a), axis=axis), np.count_nonzero(a, axis=axis))
+
+
+@pytest.mark.parametrize("dtype", REAL)
+@given(data=st.data())
+def test_cumulative_sum_prod(backend, dtype, data):
+    a = _array(data, dtype, max_dims=2, special=False)
+    axis = data.draw(st.integers(0, a.ndim - 1))
+    acc = np.int64 if np.dtype(dtype).kind == "i" else np.uint64 if np.dtype(dtype).kind == "u" else dtype
+    _same(xp.cumulative_sum(xp.asarray(a), axis=axis), np.cumsum(a, axis=axis, dtype=acc))
+    small = np.clip(a, -3, 3).astype(dtype)
+    _same(xp.cumulative_prod(xp.asarray(small), axis=axis), np.cumprod(small, axis=axis, dtype=acc))
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@given(data=st.data())
+def test_std_var(backend, dtype, data):
+    a = _array(data, dtype, special=False)
+    correction = data.draw(st.sampled_from([0, 1]))
+    with np.errstate(all="ignore"):
+        _same(xp.var(xp.asarray(a), correction=correction), np.var(a, ddof=correction))
+        _same(xp.std(xp.asarray(a), axis=0, correction=correction), np.std(a, axis=0, ddof=correction))
+
+
+@pytest.mark.parametrize("dtype", REAL)
+@given(data=st.data())
+def test_unique_functions_and_nonzero(backend, dtype, data):
+    a = _array(data, dtype, special=False)
+    values, index, inverse, counts = np.unique(a, return_index=True, return_inverse=True, return_counts=True)
+    out = xp.unique_all(xp.asarray(a))
+    _same(out.values, values, exact=True)
+    _same(out.indices, index)
+    _same(out.inverse_indices, inverse.reshape(a.shape))
+    _same(out.counts, counts)
+    _same(xp.unique_values(xp.asarray(a)), values, exact=True)
+    for got, expected in zip(xp.nonzero(xp.asarray(a)), np.nonzero(a)):
+        _same(got, expected)
+
+
+@given(data=st.data())
+def test_searchsorted_and_isin(backend, data):
+    sorted_ = np.sort(_array(data, np.float64, max_dims=1))
+    values = _array(data, np.float64)
+    side = data.draw(st.sampled_from(["left", "right"]))
+    _same(xp.searchsorted(xp.asarray(sorted_), xp.asarray(values), side=side),
+          np.searchsorted(sorted_, values, side=side).astype(np.int64))
+    ints = _array(data, np.int32, special=False)
+    pool = _array(data, np.int32, special=False)
+    _same(xp.isin(xp.asarray(ints), xp.asarray(pool)), np.isin(ints, pool))
+
+
+@pytest.mark.parametrize("dtype", REAL)
+@given(data=st.data())
+def test_take_and_take_along_axis(backend, dtype, data):
+    a = _array(data, dtype)
+    axis = data.draw(st.integers(0, a.ndim - 1))
+    n = a.shape[axis]
+    idx = data.draw(hnp.arrays(np.int64, data.draw(st.integers(0, 6)), elements=st.integers(-n, n - 1)))
+    _same(xp.take(xp.asarray(a), xp.asarray(idx), axis=axis), np.take(a, idx, axis=axis), exact=True)
+    along = data.draw(hnp.arrays(np.int32, a.shape, elements=st.integers(0, n - 1)))
+    _same(xp.take_along_axis(xp.asarray(a), xp.asarray(along), axis=axis), np.take_along_axis(a, along, axis=axis),
+          exact=True)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+@given(data=st.data())
+def test_where_clip_hypot_nextafter(backend, dtype, data):
+    a = _array(data, dtype)
+    b = _array(data, dtype, min_dims=0, max_dims=0)
+    _same(xp.where(xp.asarray(a > 0), xp.asarray(a), xp.asarray(b)), np.where(a > 0, a, b), exact=True)
+    lo, hi = sorted(data.draw(st.lists(st.floats(-10, 10), min_size=2, max_size=2)))
+    _same(xp.clip(xp.asarray(a), lo, hi), np.clip(a, dtype(lo), dtype(hi)), exact=True)
+    _same(xp.hypot(xp.asarray(a), xp.asarray(b)), np.hypot(a, b))
+    _same(xp.nextafter(xp.asarray(a), xp.asarray(b)), np.nextafter(a, b), exact=True)
+
+
+@given(data=st.data())
+def test_manipulation_helpers(backend, data):
+    a = _array(data, np.int32, special=False)
+    axis = data.draw(st.integers(0, a.ndim - 1))
+    shift = data.draw(st.integers(-7, 7))
+    _same(xp.roll(xp.asarray(a), shift, axis=axis), np.roll(a, shift, axis=axis))
+    _same(xp.roll(xp.asarray(a), shift), np.roll(a, shift))
+    reps = tuple(data.draw(st.lists(st.integers(0, 3), min_size=1, max_size=3)))
+    _same(xp.tile(xp.asarray(a), reps), np.tile(a, reps))
+    r = data.draw(st.integers(0, 3))
+    _same(xp.repeat(xp.asarray(a), r, axis=axis), np.repeat(a, r, axis=axis))
+    counts = data.draw(hnp.arrays(np.int64, a.shape[axis], elements=st.integers(0, 3)))
+    _same(xp.repeat(xp.asarray(a), xp.asarray(counts), axis=axis), np.repeat(a, counts, axis=axis))
+    _same(xp.moveaxis(xp.asarray(a), axis, -1), np.moveaxis(a, axis, -1))
+    for got, expected in zip(xp.unstack(xp.asarray(a), axis=axis), np.moveaxis(a, axis, 0)):
+        _same(got, expected)
+    _same(xp.diff(xp.asarray(a), axis=axis), np.diff(a, axis=axis))
+
+
+@given(data=st.data())
+def test_triangles_and_meshgrid(backend, data):
+    a = _array(data, np.float64, min_dims=2, special=False)
+    k = data.draw(st.integers(-3, 3))
+    _same(xp.tril(xp.asarray(a), k=k), np.tril(a, k=k), exact=True)
+    _same(xp.triu(xp.asarray(a), k=k), np.triu(a, k=k), exact=True)
+    x, y = np.arange(3.0), np.arange(4.0)
+    for indexing in ("xy", "ij"):
+        for got, expected in zip(xp.meshgrid(xp.asarray(x), xp.asarray(y), indexing=indexing),
+                                 np.meshgrid(x, y, indexing=indexing)):
+            _same(got, expected, exact=True)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@given(data=st.data())
+def test_complex_parts_and_arithmetic(backend, dtype, data):
+    part = np.float32 if dtype == np.complex64 else np.float64
+    re, im = _array(data, part, special=False), None
+    im = data.draw(hnp.arrays(part, re.shape, elements=st.floats(-100, 100, width=np.dtype(part).itemsize * 8)))
+    z = (re + 1j * im).astype(dtype)
+    w = z[::-1].copy() + dtype(1.5 - 0.5j)
+    _same(xp.real(xp.asarray(z)), z.real, exact=True)
+    _same(xp.imag(xp.asarray(z)), z.imag, exact=True)
+    _same(xp.conj(xp.asarray(z)), np.conj(z), exact=True)
+    _same(xp.asarray(z) * xp.asarray(w), z * w)
+    with np.errstate(all="ignore"):
+        _same(xp.asarray(z) / xp.asarray(w), z / w)
+        _same(xp.exp(xp.asarray(z) / 50), np.exp(z / dtype(50)))
+        _same(xp.abs(xp.asarray(z)), np.abs(z))
+
+
+def test_boolean_mask_and_integer_array_indexing(backend):
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x = xp.asarray(a)
+    _same(x[xp.asarray(a > 7.5)], a[a > 7.5], exact=True)
+    _same(x[xp.asarray(a[:, :, 0] > 5)], a[a[:, :, 0] > 5], exact=True)
+    i, j = np.array([[1], [0]]), np.array([3, -1, 0])
+    _same(x[xp.asarray(i), 2, xp.asarray(j)], a[i, 2, j], exact=True)
+    y, b = xp.asarray(a), a.copy()
+    y[xp.asarray(a > 20)] = xp.asarray([-1.0, -2.0, -3.0])
+    b[b > 20] = [-1.0, -2.0, -3.0]
+    _same(y, b, exact=True)
+
+
+def test_dlpack_round_trips_without_copy():
+    a = np.arange(6.0).reshape(2, 3)
+    x = xp.from_dlpack(a)
+    assert np.shares_memory(np.from_dlpack(x), a)  # NumPy -> plaidarray -> NumPy, same memory
+    _same(x, a, exact=True)
+    y = xp.asarray(a) * 2
+    _same(np.from_dlpack(y), a * 2, exact=True)
+    assert y.__dlpack_device__() == (1, 0)
+
+
+def test_torch_dlpack_round_trip():
+    torch = pytest.importorskip("torch")
+    t = torch.arange(5, dtype=torch.float32)
+    x = xp.from_dlpack(t)
+    _same(x + 1, np.arange(5, dtype=np.float32) + 1, exact=True)
+    back = torch.from_dlpack(x)
+    assert back.data_ptr() == t.data_ptr()
+
+
+def test_array_api_compat_sees_the_namespace():
+    x = xp.ones(3)
+    assert array_api_compat.is_array_api_obj(x)
+    assert array_api_compat.array_namespace(x) is xp
+
+
+def test_namespace_info_reports_the_truth():
+    info = xp.__array_namespace_info__()
+    caps = info.capabilities()
+    assert caps["boolean indexing"] and caps["data-dependent shapes"]
+    assert info.default_dtypes()["real floating"] == xp.float64
+    assert set(info.dtypes(kind="integral").values()) == {xp.int8, xp.int16, xp.int32, xp.int64, xp.uint8,
+                                                           xp.uint16, xp.uint32, xp.uint64}
+    assert list(info.devices()) == ["cpu"] and info.default_device() == "cpu"
