@@ -47,10 +47,12 @@ def main() -> int:
         xfails.write_text("\n".join(_entries(HERE / "xfails.txt")) + "\n")
         report = Path(tmp) / "report.json"
         extra = [a for a in pytest_args if a != "--"]
-        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "array_api_tests/",
+        # Test files given (array_api_tests/...) replace the default of the whole suite.
+        targets = [a for a in extra if a.startswith("array_api_tests")] or ["array_api_tests/"]
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *targets,
                f"--max-examples={args.examples}", "--derandomize", "--disable-deadline",
                f"--skips-file={skips}", f"--xfails-file={xfails}", "--json-report",
-               f"--json-report-file={report}", *extra]
+               f"--json-report-file={report}", *(a for a in extra if a not in targets)]
         env = dict(os.environ, ARRAY_API_TESTS_MODULE="plaidarray", ARRAY_API_TESTS_VERSION=args.version,
                    PLAIDARRAY_API_VERSION=args.version)
         proc = subprocess.run(cmd, cwd=suite, env=env)
