@@ -41,12 +41,18 @@ def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
     return op("transpose", x, permutation=tuple(a % x.ndim for a in axes))
 
 
-def expand_dims(x: Array, /, axis: int = 0) -> Array:
+def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
+    """Insert unit dimensions at ``axis`` (positions in the result; a tuple from 2025.12)."""
     check_array(x, "expand_dims")
-    if not -x.ndim - 1 <= axis <= x.ndim:
-        raise IndexError(f"expand_dims: axis {axis} out of range for rank {x.ndim}")
-    axis %= x.ndim + 1
-    return graph.reshape(x, x.shape[:axis] + (1,) + x.shape[axis:])
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    rank = x.ndim + len(axes)
+    if any(not -rank <= a < rank for a in axes):
+        raise IndexError(f"expand_dims: axis {axis} out of range for a result of rank {rank}")
+    positions = {a % rank for a in axes}
+    if len(positions) != len(axes):
+        raise ValueError(f"expand_dims: repeated axis in {axis}")
+    dims = iter(x.shape)
+    return graph.reshape(x, tuple(1 if i in positions else next(dims) for i in range(rank)))
 
 
 def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:

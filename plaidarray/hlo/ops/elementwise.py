@@ -249,6 +249,7 @@ def _expm1_finite(b, x, y, part, dtype):
     s = b.insert(mm.SinOp(half))
     re = b.insert(arith.SubfOp(b.insert(arith.MulfOp(b.insert(mm.ExpM1Op(x)), b.insert(mm.CosOp(y)))),
                                b.insert(arith.MulfOp(b.const(2.0, part), b.insert(arith.MulfOp(s, s))))))
+    re = b.insert(arith.AddfOp(re, b.const(0.0, part)))  # -0 -> +0: expm1(-0 + 0j) is +0 + 0j
     im = b.insert(arith.MulfOp(b.insert(mm.ExpOp(x)), b.insert(mm.SinOp(y))))
     return b.insert(cx.CreateOp(re, im, b.type(dtype)))
 
