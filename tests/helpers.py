@@ -43,3 +43,18 @@ def assert_same(result, expected, *, exact=False, signed_zeros=True, rtol=None, 
                 f"expected {expected[mismatch]}. {err_msg}")
     else:
         np.testing.assert_array_equal(got, expected.astype(got.dtype), err_msg=err_msg, strict=True)
+
+
+def numpy_binary(fn, x1, x2):
+    """``fn(x1, x2)`` computed by NumPy on contiguous 1-D copies of the broadcast operands.
+
+    NumPy's loops take shortcuts for a scalar (stride-0 or 0-d) operand that change
+    special cases: ``power`` with a scalar exponent of 0.5 becomes ``sqrt``, so
+    ``(-0.0) ** 0.5`` gives -0.0 and ``(-inf) ** 0.5`` gives NaN instead of C99's (and
+    the spec's) +0 and +inf. Element-by-element operands avoid the shortcut.
+    """
+    a, b = np.broadcast_arrays(np.asarray(x1), np.asarray(x2))
+    shape = a.shape
+    with np.errstate(all="ignore"):
+        out = fn(np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1))
+    return np.asarray(out).reshape(shape)

@@ -68,14 +68,21 @@ def shapes(*, min_dims=0, max_dims=MAX_DIMS, max_side=MAX_SIDE):
     )
 
 
-#: Shapes for element-wise unary tests: the kernel is one loop whatever the shape, so a
-#: small fixed set (0-d, empty, unit, 1-3 dims) covers the cases while letting examples
-#: of the same test share compiled executables.
-ELEMENTWISE_SHAPES = ((), (0,), (1,), (7,), (2, 3), (3, 1, 2), (2, 0, 3))
+#: Shapes for the per-function, per-dtype element-wise tests. Each distinct shape compiles
+#: a kernel, and the kernel is the same loop whatever the shape, so a small fixed set
+#: (0-d, empty, 1-3 dims) covers the cases while examples share compiled executables;
+#: values still vary with every example. Broadcasting is tested separately with
+#: Hypothesis-generated shapes (see ``broadcastable_shapes``).
+ELEMENTWISE_SHAPES = ((), (0,), (7,), (2, 3), (3, 1, 2))
+ELEMENTWISE_SHAPE_PAIRS = (((), ()), ((7,), (7,)), ((2, 3), ()), ((4, 1), (3, 1, 2)), ((0, 3), (1, 3)))
 
 
 def elementwise_shapes():
     return st.sampled_from(ELEMENTWISE_SHAPES)
+
+
+def elementwise_shape_pairs():
+    return st.sampled_from(ELEMENTWISE_SHAPE_PAIRS)
 
 
 def broadcastable_shapes(num_shapes=2, *, min_dims=0, max_dims=MAX_DIMS, max_side=MAX_SIDE):

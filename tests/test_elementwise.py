@@ -1,8 +1,12 @@
 """Differential tests of the element-wise functions against NumPy, on both backends.
 
 One parametrized test per function family, over every dtype the spec's category
-allows; binary functions broadcast two same-dtype operands (type promotion between
-different dtypes is tested at the end of this file)."""
+allows. Per-dtype tests draw shapes from a small fixed pool (0-d, empty, broadcasting
+pairs) so that examples share compiled kernels; ``test_binary_broadcasting`` covers
+Hypothesis-generated broadcast shapes for every binary function. Binary operands share
+one dtype; type promotion between dtypes is tested at the end of this file. Special
+values (NaN, +-inf, -0.0, subnormals) are mixed into every float array, and the
+``*_special_value*`` tests run the full grid of them."""
 
 from __future__ import annotations
 
@@ -10,16 +14,18 @@ import itertools
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 import plaidarray as xp
-from helpers import assert_same
-from strategies import (ALL, BOOL, FLOAT, INTEGER, INTEGER_OR_BOOL, REAL_NUMERIC, arrays, broadcastable_shapes,
-                        dtype_ids, elements, elementwise_shapes)
+from helpers import assert_same, numpy_binary
+from strategies import (ALL, BOOL, FLOAT, INTEGER, INTEGER_OR_BOOL, REAL_NUMERIC, SPECIAL_FLOATS, arrays,
+                        broadcastable_shapes, dtype_ids, elements, elementwise_shape_pairs, elementwise_shapes)
 
 
 def _numpy(fn, *args):
+    if len(args) == 2:
+        return numpy_binary(fn, *args)
     with np.errstate(all="ignore"):
         return np.asarray(fn(*args))
 
@@ -46,7 +52,7 @@ def test_unary_floating_point(backend, name, dtype, data):
     assert_same(getattr(xp, name)(xp.asarray(x)), _numpy(np_fn, x), exact=exact)
 
 
-#: name -> (NumPy function, result is bool)
+#: name -> NumPy function (all exact)
 UNARY_REAL_NUMERIC = {
     "abs": np.abs, "negative": np.negative, "positive": np.positive, "sign": np.sign, "square": np.square,
     "ceil": np.ceil, "floor": np.floor, "trunc": np.trunc, "round": np.round,
@@ -99,8 +105,8 @@ def test_numeric_functions_reject_bool_input(name):
 
 # --- binary -----------------------------------------------------------------------------
 
-def _binary_operands(data, dtype, elements1=None, elements2=None):
-    shape1, shape2 = data.draw(broadcastable_shapes(), label="shapes")
+def _binary_operands(data, dtype, elements1=None, elements2=None, shapes=None):
+    shape1, shape2 = data.draw(elementwise_shape_pairs() if shapes is None else shapes, label="shapes")
     x1 = data.draw(arrays(dtype, shape1, elements1), label="x1")
     x2 = data.draw(arrays(dtype, shape2, elements2), label="x2")
     return x1, x2
@@ -121,11 +127,11 @@ def _float_floor_divide(x1, x2):
     """NumPy's floor_divide, except where an operand is infinite (or the divisor is
     zero): there the spec says floor(x1 / x2) (``inf // 2 == inf``, ``1 // -inf == -0``)
     while NumPy pairs ``//`` with ``%`` and gives NaN or -1."""
+    numpy_result = numpy_binary(np.floor_divide, x1, x2)
     with np.errstate(all="ignore"):
-        numpy_result = np.floor_divide(x1, x2)
         floor_of_quotient = np.floor(np.true_divide(x1, x2))
-        regular = np.isfinite(x1) & np.isfinite(x2) & (x2 != 0)
-        return np.asarray(np.where(regular, numpy_result, floor_of_quotient))
+    regular = np.isfinite(x1) & np.isfinite(x2) & (x2 != 0)
+    return np.asarray(np.where(regular, numpy_result, floor_of_quotient))
 
 
 #: name -> (NumPy function, exactly rounded for floats?)
@@ -210,6 +216,51 @@ def test_binary_bitwise(backend, name, dtype, data):
     assert_same(getattr(xp, name)(xp.asarray(x1), xp.asarray(x2)), getattr(np, name)(x1, x2))
 
 
+def _category_dtypes(name):
+    if name in BINARY_REAL_NUMERIC:
+        return REAL_NUMERIC
+    if name in BINARY_REAL_FLOATING:
+        return FLOAT
+    if name.startswith("logical"):
+        return BOOL
+    if name in ("bitwise_and", "bitwise_or", "bitwise_xor"):
+        return INTEGER_OR_BOOL
+    if name in ("equal", "not_equal"):
+        return ALL
+    return INTEGER
+
+
+BINARY_NUMPY = {**{n: f for n, (f, _) in BINARY_REAL_NUMERIC.items()},
+                **{n: f for n, (f, _) in BINARY_REAL_FLOATING.items()},
+                "equal": np.equal, "not_equal": np.not_equal, "logical_and": np.logical_and,
+                "logical_or": np.logical_or, "logical_xor": np.logical_xor, "bitwise_and": np.bitwise_and,
+                "bitwise_or": np.bitwise_or, "bitwise_xor": np.bitwise_xor,
+                "bitwise_left_shift": np.left_shift, "bitwise_right_shift": np.right_shift}
+
+
+@pytest.mark.parametrize("name", sorted(BINARY_NUMPY))
+@given(data=st.data())
+def test_binary_broadcasting(backend, name, data):
+    """Hypothesis-generated broadcast-compatible shapes (up to 3 dims, sides 0-4) for
+    every binary function, with a dtype of its category."""
+    dtype = data.draw(st.sampled_from(_category_dtypes(name)), label="dtype")
+    e1 = e2 = None
+    if name == "pow" and dtype.kind in "iu":
+        e1, e2 = _int_pow_elements(dtype)
+    elif name.startswith("bitwise_") and name.endswith("shift"):
+        e2 = st.integers(0, dtype.itemsize * 8 - 1)
+    x1, x2 = _binary_operands(data, dtype, e1, e2, shapes=broadcastable_shapes())
+    if name == "divide" and dtype.kind in "iu":
+        expected = _numpy(np.true_divide, x1.astype(np.float64), x2.astype(np.float64))
+    elif name == "floor_divide" and dtype.kind == "f":
+        expected = _float_floor_divide(x1, x2)
+    else:
+        expected = _numpy(BINARY_NUMPY[name], x1, x2)
+    exact = name not in ("pow", "atan2", "logaddexp")
+    assert_same(getattr(xp, name)(xp.asarray(x1), xp.asarray(x2)), expected, exact=exact,
+                signed_zeros=name not in ("maximum", "minimum"))
+
+
 @pytest.mark.parametrize("dtype", INTEGER, ids=dtype_ids(INTEGER))
 @pytest.mark.parametrize("name, np_fn", [("bitwise_left_shift", np.left_shift),
                                          ("bitwise_right_shift", np.right_shift)])
@@ -272,6 +323,39 @@ def test_incompatible_shapes_raise_value_error():
         xp.add(xp.asarray(np.zeros((2, 3))), xp.asarray(np.zeros((4,))))
 
 
+GRID = SPECIAL_FLOATS + (3.0, -3.0, 0.25, -1.5, 1e30, -1e30, 5e-324, -5e-324, 1e300, 88.5, -710.0)
+
+
+def _grid(dtype):
+    with np.errstate(all="ignore"):
+        return np.array(GRID, dtype)
+
+
+FLOAT_BINARY = {**BINARY_REAL_NUMERIC, **BINARY_REAL_FLOATING,
+                "equal": (np.equal, True), "not_equal": (np.not_equal, True)}
+
+
+@pytest.mark.parametrize("dtype", FLOAT, ids=dtype_ids(FLOAT))
+def test_binary_floating_special_value_grid(backend, dtype):
+    """Every pair of special values (signed zeros, infinities, NaN, +-1, 0.5, subnormals,
+    huge values) for every floating-point binary function: the spec's special cases."""
+    x1, x2 = _grid(dtype)[:, None], _grid(dtype)[None, :]
+    for name, (np_fn, exact) in FLOAT_BINARY.items():
+        expected = _float_floor_divide(x1, x2) if name == "floor_divide" else _numpy(np_fn, x1, x2)
+        got = getattr(xp, name)(xp.asarray(x1), xp.asarray(x2))
+        assert_same(got, expected, exact=exact, signed_zeros=name not in ("maximum", "minimum"), err_msg=name)
+
+
+@pytest.mark.parametrize("dtype", FLOAT, ids=dtype_ids(FLOAT))
+def test_unary_floating_special_values(backend, dtype):
+    x = _grid(dtype)
+    for name, (np_fn, exact) in UNARY_FLOATING.items():
+        assert_same(getattr(xp, name)(xp.asarray(x)), _numpy(np_fn, x), exact=exact, err_msg=name)
+    for name, np_fn in UNARY_REAL_NUMERIC.items():
+        assert_same(getattr(xp, name)(xp.asarray(x)), _numpy(np_fn, x), exact=True, err_msg=name)
+    assert_same(xp.signbit(xp.asarray(x)), np.signbit(x))
+
+
 # --- type promotion ---------------------------------------------------------------------
 
 def _kind(d):
@@ -299,7 +383,7 @@ PROMOTING_FUNCTIONS = {"add": np.add, "subtract": np.subtract, "multiply": np.mu
 def test_type_promotion_within_a_kind(backend, dtype1, data):
     dtype2 = data.draw(st.sampled_from(PARTNERS[dtype1]), label="dtype2")
     name = data.draw(st.sampled_from(sorted(PROMOTING_FUNCTIONS)), label="function")
-    shape1, shape2 = data.draw(broadcastable_shapes(), label="shapes")
+    shape1, shape2 = data.draw(elementwise_shape_pairs(), label="shapes")
     x1 = data.draw(arrays(dtype1, shape1), label="x1")
     x2 = data.draw(arrays(dtype2, shape2), label="x2")
     expected = _numpy(PROMOTING_FUNCTIONS[name], x1, x2)
@@ -320,16 +404,15 @@ def _edge_values(dtype):
                      np.finfo(dtype).smallest_subnormal], dtype)
 
 
-@pytest.mark.parametrize("name", ["add", "multiply"])
-def test_type_promotion_every_pair_on_edge_values(backend, name):
+def test_type_promotion_every_pair_on_edge_values(backend):
     """Every pair the spec defines, exhaustively, on fixed edge values (broadcast against
     each other as a column and a row)."""
     for dtype1 in PROMOTING_DTYPES:
         for dtype2 in PARTNERS[dtype1]:
             x1, x2 = _edge_values(dtype1)[:, None], _edge_values(dtype2)[None, :]
-            expected = _numpy(PROMOTING_FUNCTIONS[name], x1, x2)
+            expected = _numpy(np.add, x1, x2)
             assert expected.dtype == np.result_type(dtype1, dtype2)
-            got = getattr(xp, name)(xp.asarray(x1), xp.asarray(x2))
+            got = xp.add(xp.asarray(x1), xp.asarray(x2))
             assert_same(got, expected, exact=True, err_msg=f"{dtype1} with {dtype2}")
 
 
