@@ -21,6 +21,7 @@ mp.mp.dps = 60
 
 LN2_HALF = mp.log(2) / 2 * mp.mpf("1.0001")
 PI_4 = mp.pi / 4 * mp.mpf("1.0001")
+PI_2 = mp.pi / 2 * mp.mpf("1.0001")
 LOG_S2 = ((mp.sqrt(2) - 1) / (mp.sqrt(2) + 1)) ** 2 * mp.mpf("1.0001")
 
 
@@ -50,10 +51,12 @@ KERNELS = {
             lambda r, p: 1 + r + r**2 * p),
     "log": (_log_tail, (0, LOG_S2), {"f32": 4, "f64": 7, "f32 in f64": 4},
             lambda z, p: 2 * mp.sqrt(z) + mp.sqrt(z) * z * p),
-    "sin": (_sin_tail, (0, PI_4**2), {"f64": 6, "f32 in f64": 4},
+    "sin": (_sin_tail, (0, PI_4**2), {"f64": 6},
             lambda z, p: mp.sqrt(z) * (1 + z * p)),
-    "cos": (_cos_tail, (0, PI_4**2), {"f64": 6, "f32 in f64": 4},
+    "cos": (_cos_tail, (0, PI_4**2), {"f64": 6},
             lambda z, p: 1 - z / 2 + z**2 * p),
+    "sin, |r| <= pi/2": (_sin_tail, (0, PI_2**2), {"f32 in f64": 5},
+                         lambda z, p: mp.sqrt(z) * (1 + z * p)),
 }
 
 

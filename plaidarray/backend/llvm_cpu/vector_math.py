@@ -1,23 +1,26 @@
 """Vectorisable exp, expm1, log, log1p, tanh, sin and cos for float32 and float64.
 
 LLVM turns ``llvm.exp`` and the C library's ``expm1``... into scalar libm calls, which
-keeps the loop vectoriser away from any kernel that uses them. These are the same
+keep the loop vectoriser away from any kernel that uses them. These are the same
 functions written in LLVM IR as a range reduction and a polynomial (Cody-Waite
-reduction; near-minimax coefficients from ``tools/fit_vector_math.py``), in
-straight-line code with selects instead of branches, so a kernel loop that calls them
-vectorises:
+reduction; near-minimax coefficients from ``tools/fit_vector_math.py``) in
+straight-line code, with selects instead of branches. They are correct over the whole
+range: overflow to inf, gradual underflow to denormals and zero, denormal inputs,
+signed zeros, infinities and NaN. float32 log1p, tanh, sin and cos run in float64 and
+round once; float32 arithmetic would exceed 2 ulps (log1p, tanh) or need a longer
+reduction (sin, cos).
 
-* exp, expm1, log, log1p and tanh are ``internal alwaysinline`` functions, correct over
-  the whole range without branches: overflow to inf, gradual underflow to denormals
-  and zero, denormal inputs, signed zeros, infinities and NaN.
-* sin and cos reduce the argument by pi/2 in double-double arithmetic, accurate for
-  ``|x| < 2**28`` (float32) and ``2**30`` (float64); float32 is computed in float64.
-  Larger finite arguments need Payne-Hanek reduction, which the C library does: for
-  those rare lanes sin and cos call it. A branch cannot be if-converted into a vector
-  loop, so sin and cos are ``noinline`` scalar functions with vector variants
-  (``vector-function-abi-variant``) that the loop vectoriser calls; a variant computes
-  the polynomial for every lane and calls the scalar function only for lanes out of
-  range.
+sin and cos reduce the argument by pi/2 in double-double arithmetic below
+``TRIG_LIMIT``; larger finite arguments need Payne-Hanek reduction, which the C library
+does, so for those rare lanes they call it.
+
+Each function is compiled once per process into a library in the JIT (:func:`jit.
+load_library`): a scalar function and vector variants of one and half a register. A
+kernel module only declares them; the scalar declaration names the variants in its
+``vector-function-abi-variant`` attribute, so the loop vectoriser calls a variant
+where it vectorises a loop, and the remainder loop calls the scalar function. This
+costs a call per vector (up to ~15% against inlining the polynomial) and saves tens
+of milliseconds of LLVM work in every module that uses the function.
 
 Scalar and vector code execute the same IEEE operations (fused multiply-adds are
 explicit ``llvm.fma`` calls), so a result does not depend on whether it came from a
@@ -29,16 +32,22 @@ docs/performance.md.
 from __future__ import annotations
 
 import math
+import re
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from llvmlite import ir
 
+from . import jit
+
 F32, F64 = ir.FloatType(), ir.DoubleType()
 
 TWO_OVER_PI = float.fromhex("0x1.45f306dc9c883p-1")
 LOG2E = float.fromhex("0x1.71547652b82fep+0")
-#: pi/2 as the sum of three doubles (159 bits).
+ONE_OVER_PI = float.fromhex("0x1.45f306dc9c883p-2")
+#: pi as the sum of two doubles, pi/2 as the sum of three (159 bits).
+PI = (float.fromhex("0x1.921fb54442d18p+1"), float.fromhex("0x1.1a62633145c07p-53"))
 PIO2 = (float.fromhex("0x1.921fb54442d18p+0"), float.fromhex("0x1.1a62633145c07p-54"),
         float.fromhex("-0x1.f1976b7ed8fbcp-110"))
 
@@ -55,9 +64,11 @@ class _Format:
     expm1_low: float  # expm1(x) rounds to -1 below
     exp_poly: tuple[float, ...]  # e^r = 1 + r + r^2 P(r), |r| <= ln2/2
     log_poly: tuple[float, ...]  # log(1+f) = 2s + s z Q(z), s = f/(2+f), z = s^2
-    sin_poly: tuple[float, ...]  # sin r = r + r^3 S(r^2), |r| <= pi/4
-    cos_poly: tuple[float, ...]  # cos r = 1 - r^2/2 + r^4 C(r^2)
-    compensated: bool = True  # carry the low part of reduced arguments (float64 accuracy)
+    sin_poly: tuple[float, ...]  # sin r = r + r^3 S(r^2), |r| <= pi/4 (pi/2 if not compensated)
+    cos_poly: tuple[float, ...]  # cos r = 1 - r^2/2 + r^4 C(r^2), |r| <= pi/4
+    #: sin and cos reduce by pi/2 in double-double (float64 accuracy), else by pi in
+    #: plain float64 to one polynomial on [-pi/2, pi/2] (float32 accuracy, fewer ops).
+    compensated: bool = True
 
     @property
     def bias(self) -> int:
@@ -97,12 +108,13 @@ _F32_IN_F64 = replace(
     exp_poly=(0.500000001346581, 0.16666666681623232, 0.041666464925285904, 0.0083333109254809,
               0.0013933649996309251, 0.00019890990824673654),
     log_poly=(0.6666666655445165, 0.40000121876972, 0.2855081659971155, 0.23330581938241893),
-    sin_poly=(-0.16666666663853044, 0.008333331873837089, -0.00019840086263755443, 2.7249864655139585e-06),
-    cos_poly=(0.04166666666431933, -0.0013888887671288108, 2.480059998353171e-05, -2.7300908167996537e-07),
-    compensated=False)
+    sin_poly=(-0.16666666663878466, 0.008333332768305049, -0.00019841086452506194, 2.753645532390914e-06,
+              -2.407999973210464e-08),
+    cos_poly=(), compensated=False)
 
-#: sin and cos reduce by pi/2 in double-double below this limit and call the C library
-#: above it: k * PIO2[2] is then still far below the smallest |x mod pi/2| of any double.
+#: sin and cos reduce their argument in float64 below this limit and call the C library
+#: above it: k * PIO2[2] (k * PI[1] for float32) is then still far below the smallest
+#: |x mod pi/2| of any double (float).
 TRIG_LIMIT = 2.0 ** 36
 
 
@@ -251,8 +263,9 @@ def _log(o: _Ops, x) -> ir.Value:
 def _log1p(o: _Ops, x) -> ir.Value:
     u = o.add(x, o.c(1.0))
     k, f = _split_exponent(o, u)
-    # u = 1 + x rounded; c/u corrects log(u) for that rounding (exact differences, fdlibm).
-    c = o.select(o.gt(k, o.c(0.0)), o.sub(o.c(1.0), o.sub(u, x)), o.sub(x, o.sub(u, o.c(1.0))))
+    # u = 1 + x rounded; c/u corrects log(u) for that rounding. As in fdlibm, c is
+    # computed by differences that are exact: u - x for u >= 2, u - 1 below.
+    c = o.select(o.ge(u, o.c(2.0)), o.sub(o.c(1.0), o.sub(u, x)), o.sub(x, o.sub(u, o.c(1.0))))
     y = _log_kernel(o, k, f, o.div(c, u))
     y = o.select(o.lt(o.abs(x), o.c(o.fmt.tiny)), x, y)
     return _log_special_cases(o, u, y)
@@ -273,14 +286,11 @@ def _tanh(o: _Ops, x) -> ir.Value:
 
 # --- sin, cos ------------------------------------------------------------------------
 
-def _reduce_pio2(w: _Ops, x, k) -> tuple[ir.Value, ir.Value | None]:
-    """x - k pi/2 as hi + lo (float64; lo is None at float32 accuracy). The first step
-    is exact (fma). At float64 accuracy k * PIO2[1] is split exactly and added with
-    TwoSum, so hi + lo holds ~100 correct bits."""
+def _reduce_pio2(w: _Ops, x, k) -> tuple[ir.Value, ir.Value]:
+    """x - k pi/2 as hi + lo, ~100 correct bits: the first step is exact (fma), and
+    k * PIO2[1] is split exactly and added with TwoSum."""
     p1, p2, p3 = PIO2
     r1 = w.fma(w.neg(k), w.c(p1), x)
-    if not w.fmt.compensated:
-        return w.fma(w.neg(k), w.c(p2), r1), None
     p2h = w.mul(k, w.c(p2))
     p2l = w.fma(k, w.c(p2), w.neg(p2h))
     u = w.sub(r1, p2h)
@@ -295,8 +305,6 @@ def _sin_kernel(w: _Ops, x, y, coeffs) -> ir.Value:
     """sin(x + y), |x| <= pi/4, |y| tiny (FreeBSD's __kernel_sin arrangement)."""
     z = w.mul(x, x)
     v = w.mul(z, x)
-    if y is None:
-        return w.fma(v, w.poly(z, coeffs), x)
     r = w.poly(z, coeffs[1:])
     inner = w.sub(w.mul(z, w.sub(w.mul(w.c(0.5), y), w.mul(v, r))), y)
     return w.sub(x, w.sub(inner, w.mul(v, w.c(coeffs[0]))))
@@ -305,8 +313,6 @@ def _sin_kernel(w: _Ops, x, y, coeffs) -> ir.Value:
 def _cos_kernel(w: _Ops, x, y, coeffs) -> ir.Value:
     """cos(x + y), |x| <= pi/4 (FreeBSD's __kernel_cos arrangement)."""
     z = w.mul(x, x)
-    if y is None:
-        return w.fma(w.mul(z, z), w.poly(z, coeffs), w.fma(z, w.c(-0.5), w.c(1.0)))
     r = w.mul(z, w.poly(z, coeffs))
     hz = w.mul(w.c(0.5), z)
     t = w.sub(w.c(1.0), hz)
@@ -325,40 +331,57 @@ def _sin_or_cos(o: _Ops, x, quadrant: int) -> ir.Value:
     a = o.abs(x)
     inside = o.lt(a, o.c(TRIG_LIMIT))
     xs = o.select(inside, x, o.c(0.0))
-    k = o.rint(o.mul(xs, o.c(TWO_OVER_PI)))
-    hi, lo = _reduce_pio2(o, xs, k)
+    y = (_by_half_pi if o.fmt.compensated else _by_pi)(o, xs, quadrant)
+    y = o.select(inside, y, o.sub(x, x))  # NaN for inf and NaN
+    return o.select(o.lt(a, o.c(o.fmt.tiny)), x, y) if quadrant == 0 else y
+
+
+def _by_half_pi(o: _Ops, x, quadrant: int) -> ir.Value:
+    """x = k pi/2 + r, |r| <= pi/4: sin or cos of r by the quadrant k + quadrant."""
+    k = o.rint(o.mul(x, o.c(TWO_OVER_PI)))
+    hi, lo = _reduce_pio2(o, x, k)
     q = o.b.add(o.to_int(k), o.i(quadrant))
     sin, cos = _sin_kernel(o, hi, lo, o.fmt.sin_poly), _cos_kernel(o, hi, lo, o.fmt.cos_poly)
     y = o.select(o.b.icmp_signed("!=", o.b.and_(q, o.i(1)), o.i(0)), cos, sin)
-    y = o.select(o.b.icmp_signed("!=", o.b.and_(q, o.i(2)), o.i(0)), o.neg(y), y)
-    y = o.select(inside, y, o.sub(x, x))  # NaN for inf and NaN
-    return o.select(o.lt(a, o.c(o.fmt.tiny)), x, y) if quadrant == 0 else y
+    return o.select(o.b.icmp_signed("!=", o.b.and_(q, o.i(2)), o.i(0)), o.neg(y), y)
+
+
+def _by_pi(o: _Ops, x, quadrant: int) -> ir.Value:
+    """x = n pi + r, |r| <= pi/2, with n an integer for sin and n + 1/2 for cos:
+    sin(x) = (-1)^n sin r, cos(x) = (-1)^(n + 1/2) sin r."""
+    half = o.c(0.5 * quadrant)
+    n = o.add(o.rint(o.sub(o.mul(x, o.c(ONE_OVER_PI)), half)), half)
+    r = o.fma(o.neg(n), o.c(PI[1]), o.fma(o.neg(n), o.c(PI[0]), x))
+    z = o.mul(r, r)
+    y = o.fma(o.mul(z, r), o.poly(z, o.fmt.sin_poly), r)
+    odd = o.b.icmp_signed("!=", o.b.and_(o.to_int(o.add(n, half)), o.i(1)), o.i(0))
+    return o.select(odd, o.neg(y), y)
 
 
 # --- the functions -------------------------------------------------------------------
 
 Kernel = Callable[[_Ops, ir.Value], ir.Value]
 
-#: Correct over the whole range in straight-line code: inlined into the kernel loop.
-_INLINE: dict[str, Kernel] = {"exp": _exp, "expm1": _expm1, "log": _log, "log1p": _log1p, "tanh": _tanh}
-#: Straight-line below TRIG_LIMIT, the C library beyond it: called through vector variants.
-_LIMITED: dict[str, Kernel] = {"sin": lambda o, x: _sin_or_cos(o, x, 0), "cos": lambda o, x: _sin_or_cos(o, x, 1)}
-FUNCTIONS = (*_INLINE, *_LIMITED)
+_KERNELS: dict[str, Kernel] = {
+    "exp": _exp, "expm1": _expm1, "log": _log, "log1p": _log1p, "tanh": _tanh,
+    "sin": lambda o, x: _sin_or_cos(o, x, 0), "cos": lambda o, x: _sin_or_cos(o, x, 1),
+}
+FUNCTIONS = tuple(_KERNELS)
+#: Straight-line code below TRIG_LIMIT only: the C library takes larger arguments.
+_LIMITED = frozenset({"sin", "cos"})
 #: float32 functions computed in float64 (and rounded once): float32 arithmetic would
 #: exceed 2 ulps (log1p, tanh) or need a longer reduction (sin, cos).
 _WIDENED = frozenset({"log1p", "tanh", "sin", "cos"})
 
 
 def _evaluate(o: _Ops, name: str, x) -> ir.Value:
-    kernel = _INLINE.get(name) or _LIMITED[name]
+    kernel = _KERNELS[name]
     if o.element == F32 and name in _WIDENED:
         w = o.widened()
         return o.b.fptrunc(kernel(w, o.b.fpext(x, w.ty)), o.ty)
     return kernel(o, x)
 
 
-#: Vector widths given a variant, per element width: the loop vectoriser picks among them.
-_LANES = {32: (4, 8, 16), 64: (2, 4, 8)}
 _PURE = ("nounwind", "readnone", "willreturn")
 
 
@@ -376,34 +399,74 @@ class _Attributes(ir.values.FunctionAttributes):
         return super()._to_list(ret_type) + [f'"{k}"="{v}"' for k, v in self.strings.items()]
 
 
-def _function(module: ir.Module, name: str, ty: ir.Type, attributes: _Attributes) -> ir.Function:
+def _function(module: ir.Module, name: str, ty: ir.Type, attributes: _Attributes,
+              linkage: str = "internal") -> ir.Function:
     fn = ir.Function(module, ir.FunctionType(ty, [ty]), name)
-    fn.linkage = "internal"
+    fn.linkage = linkage
     fn.attributes = attributes
     return fn
 
 
 def math_function(module: ir.Module, name: str, ty: ir.Type) -> ir.Function:
     """The scalar function ``name`` (one of :data:`FUNCTIONS`) for float type ``ty``,
-    defined in ``module`` on first use."""
+    declared in ``module`` with its vector variants, and defined in the process's
+    library."""
     bits = 32 if ty == F32 else 64
     symbol = f"plaidarray.{name}.f{bits}"
     existing = module.globals.get(symbol)
     if existing is not None:
         return existing
-    if name in _INLINE:
-        fn = _function(module, symbol, ty, _Attributes(("alwaysinline", *_PURE)))
-        b = ir.IRBuilder(fn.append_basic_block("entry"))
-        b.ret(_evaluate(_Ops(b, ty), name, fn.args[0]))
-        return fn
-    variants = {lanes: f"plaidarray.{name}.v{lanes}f{bits}" for lanes in _LANES[bits]}
+    _load_library(name, ty)
+    variants = _variants(name, bits)
     mappings = ",".join(f"_ZGV_LLVM_N{n}v_{symbol}({v})" for n, v in variants.items())
-    fn = _function(module, symbol, ty, _Attributes(("noinline", *_PURE), {"vector-function-abi-variant": mappings}))
-    _define_limited_scalar(module, fn, name, ty)
-    for lanes, vector_symbol in variants.items():
-        _define_limited_vector(fn, name, vector_symbol, lanes)
-    _keep(module, [module.globals[v] for v in variants.values()])
+    fn = _function(module, symbol, ty, _Attributes(_PURE, {"vector-function-abi-variant": mappings}), "")
+    # Declared only: the loop vectoriser needs them in the module to call them.
+    _keep(module, [ir.Function(module, ir.FunctionType(ir.VectorType(ty, n), [ir.VectorType(ty, n)]), v)
+                   for n, v in variants.items()])
     return fn
+
+
+def _variants(name: str, bits: int) -> dict[int, str]:
+    return {lanes: f"plaidarray.{name}.v{lanes}f{bits}" for lanes in _lanes(bits)}
+
+
+def _lanes(bits: int) -> tuple[int, int]:
+    """The vector widths given a variant: a full register of the host, and half of one
+    (the loop vectoriser picks the width by the widest type in a loop; calls at a width
+    without a variant would be split into scalar calls)."""
+    features = jit.host_target().features.split(",")
+    register = 512 if "+avx512f" in features else 256 if "+avx" in features else 128
+    return register // bits // 2, register // bits
+
+
+# --- the library, compiled once per process -------------------------------------------
+
+_library_lock = threading.Lock()
+_loaded: set[str] = set()
+#: The library's function names: plaidarray.<name>.f32, plaidarray.<name>.v16f32...
+_LIBRARY_SYMBOL = re.compile(rb"plaidarray\.(%s)\.(?:v[0-9]+)?f(32|64)" % "|".join(FUNCTIONS).encode())
+
+
+def _load_library(name: str, ty: ir.Type) -> None:
+    """Compile ``name`` for ``ty`` (the scalar function and its vector variants) into the
+    JIT, once per process."""
+    symbol = f"plaidarray.{name}.f{32 if ty == F32 else 64}"
+    with _library_lock:
+        if symbol in _loaded:
+            return
+        module = ir.Module(name=symbol)
+        fn = _function(module, symbol, ty, _Attributes(_PURE), "")
+        _define_scalar(module, fn, name, ty)
+        for lanes, vector_symbol in _variants(name, 32 if ty == F32 else 64).items():
+            _define_vector(fn, name, vector_symbol, lanes)
+        jit.load_library(str(module))
+        _loaded.add(symbol)
+
+
+def load_libraries_for(code: bytes) -> None:
+    """Load the library functions that object code (from the persistent cache) calls."""
+    for name, bits in set(_LIBRARY_SYMBOL.findall(code)):
+        _load_library(name.decode(), F32 if bits == b"32" else F64)
 
 
 def _c_function(module: ir.Module, name: str, ty: ir.Type) -> ir.Function:
@@ -411,10 +474,13 @@ def _c_function(module: ir.Module, name: str, ty: ir.Type) -> ir.Function:
     return module.globals.get(symbol) or ir.Function(module, ir.FunctionType(ty, [ty]), symbol)
 
 
-def _define_limited_scalar(module: ir.Module, fn: ir.Function, name: str, ty: ir.Type) -> None:
+def _define_scalar(module: ir.Module, fn: ir.Function, name: str, ty: ir.Type) -> None:
     (x,) = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     o = _Ops(b, ty)
+    if name not in _LIMITED:
+        b.ret(_evaluate(o, name, x))
+        return
     inline, libm = fn.append_basic_block("inline"), fn.append_basic_block("libm")
     b.cbranch(_outside(o, x), libm, inline)
     b.position_at_end(inline)
@@ -423,31 +489,62 @@ def _define_limited_scalar(module: ir.Module, fn: ir.Function, name: str, ty: ir
     b.ret(b.call(_c_function(module, name, ty), [x]))
 
 
-def _define_limited_vector(scalar: ir.Function, name: str, symbol: str, lanes: int) -> None:
-    """The variant calls the C library itself for the lanes out of range: calling the
-    scalar function instead would let the SLP vectoriser turn those calls back into a
-    call of this variant."""
+def _define_vector(scalar: ir.Function, name: str, symbol: str, lanes: int) -> None:
+    """All lanes in straight-line code; for sin and cos, if any lane is out of range,
+    the lanes go through memory to :func:`_fallback`."""
     element = scalar.ftype.return_type
-    fn = _function(scalar.module, symbol, ir.VectorType(element, lanes), _Attributes(_PURE))
+    fn = _function(scalar.module, symbol, ir.VectorType(element, lanes), _Attributes(_PURE), "")
     (x,) = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     o = _Ops(b, element, lanes)
     y = _evaluate(o, name, x)
-    outside = _outside(o, x)
+    if name not in _LIMITED:
+        b.ret(y)
+        return
+    done, fix = fn.append_basic_block("done"), fn.append_basic_block("fix")
     mask = ir.IntType(lanes)
-    any_outside = b.icmp_unsigned("!=", b.bitcast(outside, mask), ir.Constant(mask, 0))
-    done, per_lane = fn.append_basic_block("done"), fn.append_basic_block("per_lane")
-    b.cbranch(any_outside, per_lane, done)
+    b.cbranch(b.icmp_unsigned("!=", b.bitcast(_outside(o, x), mask), ir.Constant(mask, 0)), fix, done)
     b.position_at_end(done)
     b.ret(y)
-    b.position_at_end(per_lane)
-    c_function = _c_function(scalar.module, name, element)
-    for lane in range(lanes):
-        index = ir.Constant(ir.IntType(32), lane)
-        value = b.select(b.extract_element(outside, index), b.call(c_function, [b.extract_element(x, index)]),
-                         b.extract_element(y, index))
-        y = b.insert_element(y, value, index)
-    b.ret(y)
+    b.position_at_end(fix)
+    xs, ys = b.alloca(x.type), b.alloca(x.type)
+    b.store(x, xs)
+    b.store(y, ys)
+    b.call(_fallback(scalar.module, name, element), [xs, ys, ir.Constant(ir.IntType(64), lanes)])
+    b.ret(b.load(ys, typ=x.type))
+
+
+def _fallback(module: ir.Module, name: str, ty: ir.Type) -> ir.Function:
+    """``void f(T* x, T* y, i64 n)``: ``y[i] = name(x[i])`` by the C library where x[i]
+    is out of range. A loop over memory keeps the vector variants small to compile. It
+    calls the C library, not the scalar function: the vectoriser would turn calls of
+    the scalar function back into calls of a vector variant."""
+    symbol = f"plaidarray.{name}.f{32 if ty == F32 else 64}.fallback"
+    if symbol in module.globals:
+        return module.globals[symbol]
+    i64 = ir.IntType(64)
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [ir.PointerType(), ir.PointerType(), i64]), symbol)
+    fn.linkage = "internal"
+    fn.attributes.add("noinline")
+    xs, ys, n = fn.args
+    entry, head, call, latch, done = (fn.append_basic_block(s) for s in ("entry", "head", "call", "latch", "done"))
+    b = ir.IRBuilder(entry)
+    b.branch(head)
+    b.position_at_end(head)
+    i = b.phi(i64)
+    x = b.load(b.gep(xs, [i], source_etype=ty), typ=ty)
+    b.cbranch(_outside(_Ops(b, ty), x), call, latch)
+    b.position_at_end(call)
+    b.store(b.call(_c_function(module, name, ty), [x]), b.gep(ys, [i], source_etype=ty))
+    b.branch(latch)
+    b.position_at_end(latch)
+    following = b.add(i, ir.Constant(i64, 1))
+    b.cbranch(b.icmp_signed("<", following, n), head, done)
+    i.add_incoming(ir.Constant(i64, 0), entry)
+    i.add_incoming(following, latch)
+    b.position_at_end(done)
+    b.ret_void()
+    return fn
 
 
 def _keep(module: ir.Module, functions: list[ir.Function]) -> None:
