@@ -4,8 +4,11 @@
       -> to-llvm-ir -> llvm-O3 -> jit
 
 Each stage can be dumped (``PLAIDARRAY_DUMP``). The resulting executable calls one
-native function ``void f(ptr noalias...)`` over the buffers: parameters, bound
-constants, outputs, temporaries (including the scratch buffers of nested computations).
+native function ``void f(ptr noalias..., i64 segment, i64 start, i64 stop)`` over the
+buffers: parameters, bound constants, outputs, temporaries (including the scratch
+buffers of nested computations); ``segment`` < 0 runs everything, otherwise one loop
+nest over part of its range, which is how large nests run on several threads
+(``parallel.py``).
 
 After bind-constants, the persistent cache (``object_cache.py``) is consulted: a hit
 loads object code written by an earlier compile, possibly by another process, and
@@ -15,6 +18,7 @@ skips every later stage. A dump (``PLAIDARRAY_DUMP``) always compiles, to show t
 from __future__ import annotations
 
 import ctypes
+import functools
 import itertools
 import threading
 
@@ -27,14 +31,14 @@ from ...hlo import Computation, Instruction, Module
 from ...hlo.fingerprint import fingerprint, structure
 from ...hlo.passes import run_hlo_passes
 from ...hlo.shape import Shape
-from .. import dump
+from .. import dump, transfer
 from ..executable import Compiler, Executable
 from ..transfer import allocate
-from . import jit, object_cache
+from . import jit, object_cache, parallel, vector_math
 from .fusion import plan_fusion
 from .linalg_builder import build_linalg
 from .linalg_to_loops import ConvertLinalgToStaticLoops
-from .llvm_emitter import emit_llvm_module
+from .llvm_emitter import Segment, emit_llvm_module
 
 PIPELINE = ("hlo-passes", "bind-constants", "fuse", "to-linalg", "linalg-generalize-named-ops",
             "convert-linalg-to-loops", "to-llvm-ir", "llvm-O3", "jit")
@@ -75,21 +79,28 @@ class CpuExecutable(Executable):
 
     def __init__(self, llvm_module, address: int, n_params: int, constants: list[np.ndarray],
                  output_slots: list[tuple[str, int]], output_shapes: list[Shape], temp_shapes: list[Shape],
-                 n_args: int) -> None:
+                 n_args: int, segments: list[Segment]) -> None:
         self._llvm_module = llvm_module
-        self._function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n_args)(address)
+        self._function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n_args, *[ctypes.c_int64] * 3)(address)
+        self._segments = segments if parallel.worth_splitting(segments) else None
         self._n_params = n_params
         self._constants = constants
+        self._constant_addresses = [transfer.address(c) for c in constants]
         self._output_slots = output_slots
-        self._output_shapes = output_shapes
-        self._temp_shapes = temp_shapes
+        self._output_shapes = [(s.dims, s.dtype) for s in output_shapes]
+        self._temp_shapes = [(s.dims, s.dtype) for s in temp_shapes]
 
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
-        outs = [allocate(s.dims, s.dtype) for s in self._output_shapes]
-        temps = [allocate(s.dims, s.dtype) for s in self._temp_shapes]
-        args = [b.ctypes.data for b in (*buffers, *self._constants, *outs, *temps)]
-        if outs or temps:
-            self._function(*args)
+        outs = [allocate(*s) for s in self._output_shapes]
+        address = transfer.address
+        args = [*map(address, buffers), *self._constant_addresses, *map(address, outs)]
+        if self._temp_shapes:
+            temps = [allocate(*s) for s in self._temp_shapes]
+            args += map(address, temps)
+        if self._segments is not None:
+            parallel.run(self._function, args, self._segments)
+        elif outs or self._temp_shapes:
+            self._function(*args, *_RUN_ALL)
         return [buffers[i] if kind == "param" else outs[i] for kind, i in self._output_slots]
 
     def __del__(self) -> None:
@@ -97,10 +108,14 @@ class CpuExecutable(Executable):
             jit.unload(self._llvm_module)
 
 
+#: The entry's (segment, start, stop) for running everything, converted once.
+_RUN_ALL = (ctypes.c_int64(-1), ctypes.c_int64(0), ctypes.c_int64(0))
+
+
 class CpuCompiler(Compiler):
     """HLO module -> :class:`CpuExecutable` for the host CPU."""
 
-    @property
+    @functools.cached_property
     def target(self) -> str:
         return str(jit.host_target())
 
@@ -138,25 +153,28 @@ class CpuCompiler(Compiler):
         ConvertLinalgToStaticLoops().apply(ctx, mlir)
         dump.dump(name, "loops.mlir", str(mlir) if dump.dump_dir() else None)
 
-        llvm_ir = emit_llvm_module(mlir, name)
+        llvm_ir, segments = emit_llvm_module(mlir, name)
         compiled = jit.compile_ir(str(llvm_ir))
         dump.dump(name, "ll", str(compiled) if dump.dump_dir() else None)
         dump.dump(name, "s", jit.assembly(compiled) if dump.dump_dir() else None)
         address = jit.load(compiled, name)
         out_shapes, temp_shapes = [o.shape for o in out_insts], [t.shape for t in temps] + scratch
         executable = CpuExecutable(compiled, address, n_params, constants, output_slots, out_shapes, temp_shapes,
-                                   len(buffer_order) + len(scratch))
+                                   len(buffer_order) + len(scratch), segments)
         if object_cache.enabled():
-            object_cache.store(key, jit.emit_object(compiled), _metadata(name, output_slots, out_shapes, temp_shapes))
+            object_cache.store(key, jit.emit_object(compiled),
+                               _metadata(name, output_slots, out_shapes, temp_shapes, segments))
         return executable
 
 
 def _metadata(symbol: str, output_slots: list[tuple[str, int]], output_shapes: list[Shape],
-              temp_shapes: list[Shape]) -> dict:
-    """What a cache entry holds besides the object code: the function and its buffers."""
+              temp_shapes: list[Shape], segments: list[Segment]) -> dict:
+    """What a cache entry holds besides the object code: the function, its buffers and
+    its segments."""
     return {"symbol": symbol, "output_slots": output_slots,
             "output_shapes": [[list(s.dims), s.dtype.str] for s in output_shapes],
-            "temp_shapes": [[list(s.dims), s.dtype.str] for s in temp_shapes]}
+            "temp_shapes": [[list(s.dims), s.dtype.str] for s in temp_shapes],
+            "segments": [[s.extent, s.work] for s in segments]}
 
 
 def _shapes(rows: list) -> list[Shape]:
@@ -172,12 +190,14 @@ def _load_cached(key: str, n_params: int, constants: list[np.ndarray], n_bound: 
     try:
         slots = [(str(kind), int(i)) for kind, i in meta["output_slots"]]
         outputs, temps = _shapes(meta["output_shapes"]), _shapes(meta["temp_shapes"])
+        segments = [Segment(int(extent), int(work)) for extent, work in meta["segments"]]
+        vector_math.load_libraries_for(code)
         address = jit.load_object(code, str(meta["symbol"]))
     except (KeyError, TypeError, ValueError, RuntimeError):
         return None
     if address is None:
         return None
     executable = CpuExecutable(None, address, n_params, constants, slots, outputs, temps,
-                               n_bound + len(outputs) + len(temps))
+                               n_bound + len(outputs) + len(temps), segments)
     executable.from_disk = True
     return executable

@@ -5,8 +5,9 @@ XLA's loop fusion and input fusion, decided per instruction:
 * parameters, outputs, reductions and kernel ops own a buffer;
 * an elementwise or indexing instruction is fused into its consumer (it becomes
   scalar code or an indexing map inside the consumer's ``linalg.generic``) unless it
-  has several consumers, feeds a kernel op (which reads whole buffers), or is
-  broadcast to more elements than it has (recomputing it per output element would
+  has several consumers (two consumers of a small expression both compute it, as
+  XLA duplicates cheap producers), feeds a kernel op (which reads whole buffers), or
+  is broadcast to more elements than it has (recomputing it per output element would
   multiply its cost);
 * cheap generators (constants, iotas, and re-indexings of buffers or of generators)
   are duplicated into every consumer instead of being stored.
@@ -46,6 +47,31 @@ def _cheap(inst: Instruction, materialized: set[int]) -> bool:
     return inst.opcode in ("constant", "iota") or id(inst) in materialized
 
 
+#: A value with two users is computed in both when its fused expression has at most
+#: this many elementwise ops: that is cheaper than writing and re-reading a buffer
+#: (softmax's exp(x - max) feeds both the sum and the division).
+RECOMPUTE_LIMIT = 4
+
+
+def _recomputed(inst: Instruction, n_users: int) -> bool:
+    return n_users == 2 and _fused_size(inst) <= RECOMPUTE_LIMIT
+
+
+def _fused_size(inst: Instruction) -> int:
+    """The elementwise ops of the expression fused into ``inst``, down to values that
+    cannot fuse (parameters, reductions, kernel ops)."""
+    seen: set[int] = set()
+    stack = [inst]
+    count = 0
+    while stack:
+        i = stack.pop()
+        if id(i) not in seen and is_fusible(i):
+            seen.add(id(i))
+            count += isinstance(lowering_of(i), Elementwise)
+            stack.extend(i.operands)
+    return count
+
+
 def plan_fusion(comp: Computation) -> FusionPlan:
     users = comp.users()
     required = {id(p) for p in comp.parameters} | {id(o) for o in comp.outputs}
@@ -58,7 +84,7 @@ def plan_fusion(comp: Computation) -> FusionPlan:
             required.update(id(o) for o in inst.operands)
         if inst.opcode == "broadcast_in_dim" and inst.shape.size > inst.operands[0].shape.size:
             preferred.add(id(inst.operands[0]))
-        if len(users[id(inst)]) > 1 and is_fusible(inst):
+        if len(users[id(inst)]) > 1 and is_fusible(inst) and not _recomputed(inst, len(users[id(inst)])):
             preferred.add(id(inst))
     materialized = set(required)
     for inst in comp.instructions:  # operands first, so a chain sees its operands' fate

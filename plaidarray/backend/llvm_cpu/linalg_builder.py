@@ -291,6 +291,7 @@ class _ModuleBuilder:
         value = self._emit(root, coords, scalar, leaves, block, {})
         if combine is not None:
             value = combine(scalar, block.args[-1], value)
+            _allow_reassociation(value, block.args[-1])
         block.add_op(linalg.YieldOp(value))
         self._append_generic(loop_dims, [self.buffers[k[0]] for k in leaf_list],
                              [list(k[1]) for k in leaf_list], (self.buffers[id(target)], out_map),
@@ -351,6 +352,15 @@ class _ModuleBuilder:
         types = [a.type for a in self.block.args]
         self.module.body.block.add_op(func.FuncOp("main", (types, []), Region(self.block)))
         return self.module
+
+
+def _allow_reassociation(value: SSAValue, accumulator: SSAValue) -> None:
+    """Mark a float reduction's accumulating add or multiply ``reassoc``, so that LLVM
+    may reorder the sum (vectorise it with partial sums), as XLA's CPU backend does.
+    Only the accumulation is marked: the fused elementwise code stays exact."""
+    op = value.owner
+    if isinstance(op, (arith.AddfOp, arith.MulfOp)) and accumulator in op.operands:
+        op.fastmath = arith.FastMathFlagsAttr(["reassoc"])
 
 
 def _group_key(inst: Instruction) -> tuple:

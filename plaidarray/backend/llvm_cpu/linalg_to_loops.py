@@ -3,16 +3,20 @@
 xDSL's pass derives loop bounds by inverting the indexing maps, which fails for the
 maps fused reshapes produce (``floordiv``/``mod``). Every generic we build knows its
 iteration space, recorded as the ``plaidarray.loop_dims`` attribute, so this pass
-uses it and otherwise reuses xDSL's loop-nest construction unchanged.
+uses it and otherwise reuses xDSL's loop-nest construction unchanged. It also marks
+the loop nests that may run in chunks on several threads (``PARALLEL_LOOP``), which
+only the generic's iterator types and body can tell.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from xdsl.context import Context
-from xdsl.dialects import arith, memref
+from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.dialects.linalg.ops import GenericOp
 from xdsl.ir import SSAValue
 from xdsl.passes import ModulePass
@@ -21,6 +25,10 @@ from xdsl.rewriter import InsertPoint
 from xdsl.transforms.loop_nest_lowering_utils import indices_for_map, rewrite_linalg_structured_to_loops
 
 LOOP_DIMS = "plaidarray.loop_dims"
+#: On the outermost loop of a nest whose iterations along a ``parallel`` dimension are
+#: independent: [depth of that dimension's loop, its trip count, iterations of the nest].
+#: The executable may run that loop in chunks on several threads.
+PARALLEL_LOOP = "plaidarray.parallel_loop"
 
 
 def loop_dims_attr(dims: Sequence[int]) -> ArrayAttr:
@@ -51,13 +59,33 @@ class _LowerGeneric(RewritePattern):
             return store
 
         where = InsertPoint.before(op)
+        dims = [d.data for d in op.attributes[LOOP_DIMS].data]
         bounds = []
-        for d in op.attributes[LOOP_DIMS].data:
-            const = arith.ConstantOp(IntegerAttr(d.data, IndexType()))
+        for d in dims:
+            const = arith.ConstantOp(IntegerAttr(d, IndexType()))
             rewriter.insert(const, where)
             bounds.append(const.result)
+        chunked = _chunked_dimension(op)
+        after, block = op.next_op, op.parent_block()
         rewrite_linalg_structured_to_loops(rewriter, op, where, bounds, maps, maps[-len(op.outputs):],
                                            op.operands, op.outputs, op.body.block, insert_load, insert_store)
+        outermost = after.prev_op if after is not None else block.last_op  # the nest replaced op
+        if chunked is not None and isinstance(outermost, scf.ForOp):
+            outermost.attributes[PARALLEL_LOOP] = loop_dims_attr([chunked, dims[chunked], math.prod(dims)])
+
+
+def _chunked_dimension(op: GenericOp) -> int | None:
+    """The outermost ``parallel`` dimension, if the iterations along it are independent:
+    the body neither stores nor calls a routine for its effect, and reads no output
+    (a scan reads its earlier results)."""
+    parallel = [i for i, t in enumerate(op.iterator_types.data) if t.data == IteratorType.PARALLEL]
+    outputs = set(op.outputs)
+    for inner in op.body.walk():
+        if isinstance(inner, memref.StoreOp) or (isinstance(inner, func.CallOp) and not inner.results):
+            return None
+        if isinstance(inner, memref.LoadOp) and inner.memref in outputs:
+            return None
+    return parallel[0] if parallel else None
 
 
 class ConvertLinalgToStaticLoops(ModulePass):

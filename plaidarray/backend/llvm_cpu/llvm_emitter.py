@@ -15,7 +15,8 @@ guarded earlier, in the HLO op lowerings.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 from llvmlite import ir
 from xdsl.dialects.builtin import (
@@ -31,7 +32,10 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr
 
+from .linalg_to_loops import PARALLEL_LOOP
 from .runtime import runtime_function
+from .vector_math import FUNCTIONS as VECTOR_MATH_FUNCTIONS
+from .vector_math import math_function
 
 PTR = ir.PointerType()
 I8 = ir.IntType(8)
@@ -68,14 +72,16 @@ def _is_complex(t: ir.Type) -> bool:
 class FunctionEmitter:
     """Translates one ``func.func`` body into an LLVM function."""
 
-    def __init__(self, module: ir.Module, name: str, arg_types: list[Attribute]) -> None:
+    def __init__(self, module: ir.Module, name: str, arg_types: list[Attribute], extra: Sequence[ir.Type] = ()) -> None:
         self.module = module
-        fnty = ir.FunctionType(ir.VoidType(), [PTR] * len(arg_types))
+        fnty = ir.FunctionType(ir.VoidType(), [PTR] * len(arg_types) + list(extra))
         self.function = ir.Function(module, fnty, name)
-        for arg in self.function.args:
+        for arg in self.function.args[:len(arg_types)]:
             arg.add_attribute("noalias")
         self.builder = ir.IRBuilder(self.function.append_basic_block("entry"))
         self.values: dict[SSAValue, ir.Value] = {}
+        #: (depth, start, stop): the loop at that depth of the nest runs over [start, stop).
+        self.chunk: tuple[int, ir.Value, ir.Value] | None = None
         #: Enclosing scf.for loops, innermost last: (induction phi, step, header, carried phis).
         self.loop_stack: list[tuple] = []
         #: Where the terminator of an scf.if / scf.while region goes: a region block's
@@ -108,7 +114,10 @@ class FunctionEmitter:
 
     # --- walking ------------------------------------------------------------------------
     def emit_block(self, block: Block) -> None:
-        for op in block.ops:
+        self.emit_ops(block.ops)
+
+    def emit_ops(self, ops: Iterable[Operation]) -> None:
+        for op in ops:
             rule = _RULES.get(op.name)
             if rule is None:
                 raise NotImplementedError(f"llvm-cpu: no LLVM translation for {op.name}")
@@ -137,10 +146,22 @@ for _name, _method in {
     "arith.addi": "add", "arith.subi": "sub", "arith.muli": "mul", "arith.divsi": "sdiv",
     "arith.divui": "udiv", "arith.remsi": "srem", "arith.remui": "urem", "arith.andi": "and_",
     "arith.ori": "or_", "arith.xori": "xor", "arith.shli": "shl", "arith.shrsi": "ashr",
-    "arith.shrui": "lshr", "arith.addf": "fadd", "arith.subf": "fsub", "arith.mulf": "fmul",
-    "arith.divf": "fdiv",
+    "arith.shrui": "lshr",
 }.items():
     _RULES[_name] = _binary(_method)
+
+
+def _float_binary(method: str) -> Rule:
+    """Float arithmetic keeps the op's fast-math flags (``reassoc`` marks the
+    accumulation of a reduction, which may then be vectorised)."""
+    def emit(e, op):
+        flags = tuple(sorted(str(f) for f in op.fastmath.data))
+        return getattr(e.builder, method)(e.v(op.operands[0]), e.v(op.operands[1]), flags=flags)
+    return emit
+
+
+for _name, _method in {"arith.addf": "fadd", "arith.subf": "fsub", "arith.mulf": "fmul", "arith.divf": "fdiv"}.items():
+    _RULES[_name] = _float_binary(_method)
 
 
 @rule("arith.floordivsi")
@@ -222,9 +243,9 @@ def _float_intrinsic(name: str) -> Rule:
 
 
 for _name, _intr in {
-    "math.exp": "exp", "math.exp2": "exp2", "math.log": "log", "math.log2": "log2", "math.log10": "log10",
-    "math.sin": "sin", "math.cos": "cos", "math.sqrt": "sqrt", "math.absf": "fabs", "math.floor": "floor",
-    "math.ceil": "ceil", "math.trunc": "trunc", "math.roundeven": "roundeven", "math.copysign": "copysign",
+    "math.exp2": "exp2", "math.log2": "log2", "math.log10": "log10", "math.sqrt": "sqrt", "math.absf": "fabs",
+    "math.floor": "floor", "math.ceil": "ceil", "math.trunc": "trunc", "math.roundeven": "roundeven",
+    "math.copysign": "copysign",
     "math.powf": "pow", "arith.maximumf": "maximum", "arith.minimumf": "minimum",
 }.items():
     _RULES[_name] = _float_intrinsic(_intr)
@@ -238,9 +259,20 @@ def _libm(name: str) -> Rule:
     return emit
 
 
-for _name in ("expm1", "log1p", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh", "asinh", "acosh",
-              "atanh", "atan2", "cbrt"):
+for _name in ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "atan2", "cbrt"):
     _RULES[f"math.{_name}"] = _libm(_name)
+
+
+def _vector_math(name: str) -> Rule:
+    """exp, log, sin... as the vectorisable functions of vector_math.py."""
+    def emit(e, op):
+        x = e.v(op.operands[0])
+        return e.builder.call(math_function(e.module, name, x.type), [x])
+    return emit
+
+
+for _name in VECTOR_MATH_FUNCTIONS:
+    _RULES[f"math.{_name}"] = _vector_math(_name)
 
 
 def _int_minmax(symbol: str, signed: bool) -> Rule:
@@ -369,6 +401,8 @@ def _affine_apply(e, op):
 def _for(e, op):
     b = e.builder
     lb, ub, step = e.v(op.lb), e.v(op.ub), e.v(op.step)
+    if e.chunk is not None and len(e.loop_stack) == e.chunk[0]:
+        lb, ub = e.chunk[1:]
     pre = b.block
     header = e.function.append_basic_block("loop.header")
     body = e.function.append_basic_block("loop.body")
@@ -562,13 +596,88 @@ for _name in ("exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "pow"):
     _RULES[f"complex.{_name}"] = _complex_libm("c" + _name)
 
 
-def emit_llvm_module(module: ModuleOp, function_name: str) -> ir.Module:
-    """Translate the loop-level ``main`` of ``module`` into an LLVM module whose entry
-    function is ``function_name``."""
+@dataclass(frozen=True)
+class Segment:
+    """A part of ``main`` compiled as its own function: a top-level loop nest, or the
+    code between nests. ``extent`` is the trip count of the loop that may run in
+    chunks (0: none), ``work`` the iterations of the nest."""
+
+    extent: int = 0
+    work: int = 0
+
+
+def emit_llvm_module(module: ModuleOp, function_name: str) -> tuple[ir.Module, list[Segment]]:
+    """Translate the loop-level ``main`` of ``module`` into an LLVM module with the entry
+    function ``void function_name(ptr noalias buffers..., i64 segment, i64 start, i64 stop)``.
+
+    Each segment of ``main`` becomes an internal function; the entry runs them all in
+    order when ``segment < 0``, else only that segment, with its chunked loop limited to
+    ``[start, stop)`` (the executable runs chunks of large loops on several threads)."""
     llvm_module = ir.Module(name=function_name)
     main = next(op for op in module.body.block.ops if op.name == "func.func" and op.sym_name.data == "main")
-    emitter = FunctionEmitter(llvm_module, function_name, [a.type for a in main.body.block.args])
-    for arg, llvm_arg in zip(main.body.block.args, emitter.function.args):
-        emitter.values[arg] = llvm_arg
-    emitter.emit_block(main.body.block)
-    return llvm_module
+    block = main.body.block
+    arg_types = [a.type for a in block.args]
+    ranges = [INDEX, INDEX]
+    constants = {op.results[0]: _constant(None, op) for op in block.ops if op.name == "arith.constant"}
+    segments, functions = [], []
+    for i, ops in enumerate(_segments(block)):
+        emitter = FunctionEmitter(llvm_module, f"{function_name}.segment{i}", arg_types, ranges)
+        emitter.function.linkage = "internal"
+        emitter.function.attributes.add("noinline")  # called twice by the entry: keep one copy
+        emitter.values.update(zip(block.args, emitter.function.args))
+        emitter.values.update(constants)
+        chunked = ops[0].attributes.get(PARALLEL_LOOP) if len(ops) == 1 else None
+        if chunked is not None:
+            depth, extent, work = (d.data for d in chunked.data)
+            emitter.chunk = (depth, *emitter.function.args[-2:])
+            segments.append(Segment(extent, work))
+        else:
+            segments.append(Segment())
+        emitter.emit_ops(ops)
+        emitter.builder.ret_void()
+        functions.append(emitter.function)
+    _emit_entry(FunctionEmitter(llvm_module, function_name, arg_types, [INDEX] * 3), segments, functions)
+    return llvm_module, segments
+
+
+def _emit_entry(entry: FunctionEmitter, segments: list[Segment], functions: list[ir.Function]) -> None:
+    *buffers, index, start, stop = entry.function.args
+    b = entry.builder
+    run_all, one = entry.function.append_basic_block("all"), entry.function.append_basic_block("one")
+    b.cbranch(b.icmp_signed("<", index, ir.Constant(INDEX, 0)), run_all, one)
+    b.position_at_end(run_all)
+    for segment, fn in zip(segments, functions):
+        b.call(fn, [*buffers, ir.Constant(INDEX, 0), ir.Constant(INDEX, segment.extent)])
+    b.ret_void()
+    b.position_at_end(one)
+    done = entry.function.append_basic_block("done")
+    switch = b.switch(index, done)
+    for i, fn in enumerate(functions):
+        case = entry.function.append_basic_block(f"segment{i}")
+        switch.add_case(ir.Constant(INDEX, i), case)
+        b.position_at_end(case)
+        b.call(fn, [*buffers, start, stop])
+        b.ret_void()
+    b.position_at_end(done)
+    b.ret_void()
+
+
+def _segments(block: Block) -> list[list[Operation]]:
+    """``main``'s operations (constants and the return aside) in segments: each top-level
+    loop nest alone, the operations between nests together. Segments that would pass
+    an SSA value from one to another are merged."""
+    segments: list[list[Operation]] = []
+    owner: dict[SSAValue, int] = {}
+    for op in block.ops:
+        if op.name in ("arith.constant", "func.return"):
+            continue
+        used = {owner[v] for inner in op.walk() for v in inner.operands if v in owner}
+        if used:
+            first = min(used)
+            segments[first:] = [[o for segment in segments[first:] for o in segment]]
+            owner = {v: min(s, first) for v, s in owner.items()}
+        elif op.name == "scf.for" or not segments or segments[-1][0].name == "scf.for":
+            segments.append([])
+        segments[-1].append(op)
+        owner.update((r, len(segments) - 1) for r in op.results)
+    return segments

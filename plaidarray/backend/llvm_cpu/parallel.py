@@ -1,0 +1,92 @@
+"""Running compiled code on several cores.
+
+A compiled module's entry function runs its segments (loop nests) one after the other;
+it can also run a single segment with its chunkable loop (the outermost ``parallel``
+loop whose iterations are independent, see ``linalg_to_loops.PARALLEL_LOOP``) limited
+to a range. For each large segment the executable splits that loop into contiguous
+chunks, one per thread, and runs them on a thread pool: ctypes releases the GIL for
+the duration of a foreign call, so the chunks run in parallel. Segments run in order,
+each finishing before the next starts, because a segment reads what earlier ones wrote.
+
+Chunks never change how an element is computed (a reduction's order along its own
+axes does not depend on the chunked loop), so results are identical for any number
+of threads.
+
+``PLAIDARRAY_NUM_THREADS`` sets the number of threads (default: the cores this
+process may run on); segments with fewer than ``MIN_PARALLEL_WORK`` iterations run on
+the calling thread, where a thread hand-off would cost more than it saves.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+
+from .llvm_emitter import Segment
+
+#: Iterations of a loop nest below which it runs on one thread.
+MIN_PARALLEL_WORK = 1 << 16
+
+#: A bound for the shared pool: it starts a thread only when a chunk finds none idle.
+_MAX_WORKERS = 256
+_pool_lock = threading.Lock()
+_pool: ThreadPoolExecutor | None = None
+
+
+def num_threads() -> int:
+    """The number of threads kernels run on: ``PLAIDARRAY_NUM_THREADS``, else the number
+    of cores available to this process."""
+    configured = os.environ.get("PLAIDARRAY_NUM_THREADS")
+    if configured:
+        try:
+            return max(1, int(configured))
+        except ValueError:
+            raise ValueError(f"PLAIDARRAY_NUM_THREADS must be a positive integer, got {configured!r}") from None
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _workers() -> ThreadPoolExecutor:
+    """The thread pool shared by all executables, started on first use."""
+    global _pool
+    with _pool_lock:
+        if _pool is None:
+            _pool = ThreadPoolExecutor(_MAX_WORKERS, thread_name_prefix="plaidarray")
+        return _pool
+
+
+def chunks(extent: int, parts: int) -> list[tuple[int, int]]:
+    """``[0, extent)`` as ``parts`` contiguous ranges of nearly equal length."""
+    return [(extent * i // parts, extent * (i + 1) // parts) for i in range(parts)]
+
+
+def _parts(segment: Segment, threads: int) -> int:
+    return min(threads, segment.extent, segment.work // MIN_PARALLEL_WORK)
+
+
+def worth_splitting(segments: Sequence[Segment]) -> bool:
+    """Whether any segment is large enough to run on several threads."""
+    return any(_parts(s, 2) > 1 for s in segments)
+
+
+def run(function: Callable[..., None], args: Sequence[int], segments: Sequence[Segment]) -> None:
+    """Call the entry ``function(*args, segment, start, stop)`` for all segments in
+    order, splitting large ones across threads."""
+    threads = num_threads()
+    if threads == 1:
+        function(*args, -1, 0, 0)
+        return
+    for index, segment in enumerate(segments):
+        parts = _parts(segment, threads)
+        if parts < 2:
+            function(*args, index, 0, segment.extent)
+            continue
+        first, *rest = chunks(segment.extent, parts)
+        pool = _workers()
+        futures = [pool.submit(function, *args, index, start, stop) for start, stop in rest]
+        try:
+            function(*args, index, *first)
+        finally:
+            for future in futures:
+                future.result()
