@@ -23,6 +23,8 @@ _lock = threading.Lock()
 _backends: dict[str, Backend] = {}
 _loaders: dict[str, object] = {}
 _selected: str | None = None
+#: The highest-priority backend, once chosen (registering a backend forgets it).
+_default: Backend | None = None
 
 
 def _discover() -> None:
@@ -49,10 +51,12 @@ def _load(name: str) -> Backend:
 
 def register(backend: Backend) -> None:
     """Register a backend object directly (tests and plugins that are not installed)."""
+    global _default
     with _lock:
         _discover()
         _backends[backend.name] = backend
         _loaders.setdefault(backend.name, backend.name)
+        _default = None
 
 
 def available() -> dict[str, int]:
@@ -82,8 +86,11 @@ def set_backend(name: str | None) -> None:
 
 
 def current() -> Backend:
+    global _default
     name = _selected or os.environ.get("PLAIDARRAY_BACKEND")
     if name:
         return get(name)
-    priorities = available()
-    return get(max(priorities, key=priorities.__getitem__))
+    if _default is None:
+        priorities = available()
+        _default = get(max(priorities, key=priorities.__getitem__))
+    return _default

@@ -8,6 +8,8 @@ once. Device buffers are never written after they are produced, so sharing is sa
 
 from __future__ import annotations
 
+import ctypes
+
 import numpy as np
 
 from ..dtypes import ALL
@@ -27,6 +29,29 @@ def to_host(buffer: np.ndarray) -> np.ndarray:
     view = buffer.view()
     view.flags.writeable = False
     return view
+
+
+def _data_pointer_offset() -> int | None:
+    """Where CPython + NumPy keep an array's data pointer inside the array object
+    (``PyArrayObject_fields.data``, right after the object header), checked on sample
+    arrays; None if this interpreter lays objects out otherwise."""
+    samples = [np.empty(n, np.uint8) for n in (1, 3, 1000)]
+    for offset in (16, 24, 32):
+        if all(ctypes.c_void_p.from_address(id(a) + offset).value == a.ctypes.data for a in samples):
+            return offset
+    return None
+
+
+_OFFSET = _data_pointer_offset()
+
+
+def address(buffer: np.ndarray) -> int:
+    """The address of a buffer's first element, for compiled code. Reading it from the
+    array object takes a fifth of the time of ``buffer.ctypes.data``, which is felt on
+    small arrays."""
+    if _OFFSET is None:
+        return buffer.ctypes.data
+    return ctypes.c_void_p.from_address(id(buffer) + _OFFSET).value or 0
 
 
 def allocate(dims: tuple[int, ...], dtype: np.dtype) -> np.ndarray:

@@ -37,7 +37,12 @@ class Instruction:
         return cls(opcode, operands, attrs, shape)
 
     def attr_key(self) -> tuple:
-        return tuple(sorted(self.attrs.items()))
+        return attr_key(self.attrs)
+
+
+def attr_key(attrs: dict[str, Any]) -> tuple:
+    """Attributes as a hashable, order-independent key (for structural identity)."""
+    return tuple(sorted(attrs.items()))
 
     def __repr__(self) -> str:
         return f"<{self.name or self.opcode}: {self.shape}>"
@@ -45,24 +50,27 @@ class Instruction:
 
 def topological_order(outputs: Iterable[Instruction],
                       is_leaf: Callable[[Instruction], bool] = lambda inst: False) -> list[Instruction]:
-    """Instructions reachable from ``outputs``, each after its operands (iterative DFS,
-    so deep chains do not hit Python's recursion limit); the operands of those for which
-    ``is_leaf`` holds are not visited. The lazy graph's nodes are walked with it too."""
+    """Instructions reachable from ``outputs``, each after its operands (a depth-first
+    walk with an explicit stack, so deep chains do not hit Python's recursion limit);
+    the operands of those for which ``is_leaf`` holds are not visited. The lazy graph's
+    nodes are walked with it too."""
     order: list[Instruction] = []
     seen: set[int] = set()
     for root in outputs:
-        stack = [(root, False)]
+        if id(root) in seen:
+            continue
+        seen.add(id(root))
+        stack = [(root, iter(() if is_leaf(root) else root.operands))]
         while stack:
-            inst, expanded = stack.pop()
-            if expanded:
+            inst, operands = stack[-1]
+            for o in operands:
+                if id(o) not in seen:
+                    seen.add(id(o))
+                    stack.append((o, iter(() if is_leaf(o) else o.operands)))
+                    break
+            else:
+                stack.pop()
                 order.append(inst)
-                continue
-            if id(inst) in seen:
-                continue
-            seen.add(id(inst))
-            stack.append((inst, True))
-            if not is_leaf(inst):
-                stack.extend((o, False) for o in reversed(inst.operands) if id(o) not in seen)
     return order
 
 

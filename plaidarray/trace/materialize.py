@@ -2,23 +2,36 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..backend import registry
 from ..backend.cache import EXECUTABLES
-from ..backend.executable import Executable
+from ..backend.executable import Backend, Executable
 from ..hlo import Computation, Module
 from ..hlo.fingerprint import fingerprint, structure
 from .node import Node
-from .to_hlo import pending_graph
+from .to_hlo import pending_graph, pending_key
 
 
 def materialize(nodes: list[Node]) -> None:
-    """Give every node in ``nodes`` a buffer, running one compiled module for all of them."""
+    """Give every node in ``nodes`` a buffer, running one compiled module for all of them.
+
+    The cache key is read off the lazy graph; HLO is only built on a miss."""
     pending = [n for n in dict.fromkeys(nodes) if n.buffer is None]
     if not pending:
         return
-    comp, buffers = pending_graph(pending)
-    for node, out in zip(pending, executable_for(comp).run(buffers)):
+    key, buffers = pending_key(pending)
+    backend = registry.current()
+    executable = EXECUTABLES.get((key, backend.name, backend.compiler.target), backend.name,
+                                 lambda: _compile(backend, pending, buffers))
+    for node, out in zip(pending, executable.run(buffers)):
         node.set_buffer(out)
+
+
+def _compile(backend: Backend, pending: list[Node], buffers: list[np.ndarray]) -> Executable:
+    comp, params = pending_graph(pending)
+    assert all(a is b for a, b in zip(params, buffers)), "pending_key and pending_graph disagree on parameters"
+    return backend.compiler.compile(Module(f"m_{fingerprint(comp)}", comp))
 
 
 def executable_for(comp: Computation) -> Executable:

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from ..hlo import Computation, Instruction
-from ..hlo.ir import topological_order
+from ..hlo.ir import attr_key, topological_order
 from .node import Node
 
 
@@ -16,6 +16,34 @@ def pending_graph(roots: list[Node]) -> tuple[Computation, list[np.ndarray]]:
     buffers in parameter order. Structurally equal graphs give equal computations."""
     comp, bound = graph_to_computation(roots, (), lambda node: node.buffer is not None)
     return comp, [node.buffer for node in bound]
+
+
+def pending_key(roots: Sequence[Node]) -> tuple[tuple, list[np.ndarray]]:
+    """A structural key of the pending graph of ``roots`` and the buffers of its ready
+    nodes, read off the nodes without building HLO (the executable cache's hit path).
+
+    Graphs with equal keys become equal computations under :func:`pending_graph`, whose
+    parameters are the ready nodes in this same order (both walk the graph with
+    ``topological_order`` and the same leaves)."""
+    index: dict[int, int] = {}
+    rows: list[object] = []
+    buffers: list[np.ndarray] = []
+    for node in topological_order(roots, _is_pending_leaf):
+        index[id(node)] = len(rows)
+        shape = node.shape
+        if node.buffer is not None:
+            rows.append((shape.dims, shape.dtype))
+            buffers.append(node.buffer)
+        elif node.is_placeholder:
+            raise node.attrs["trace"].value_error()
+        else:
+            rows.append((node.op, attr_key(node.attrs), tuple(index[id(o)] for o in node.operands),
+                         shape.dims, shape.dtype))
+    return (tuple(rows), tuple(index[id(r)] for r in roots)), buffers
+
+
+def _is_pending_leaf(node: Node) -> bool:
+    return node.buffer is not None or node.is_placeholder
 
 
 def graph_to_computation(roots: Sequence[Node], inputs: Sequence[Node],
