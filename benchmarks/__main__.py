@@ -1,0 +1,209 @@
+"""Side-by-side timings of plaidarray, NumPy and JAX (``jax.jit``, when importable).
+
+    python -m benchmarks [--repeat 9] [--only SUBSTRING]
+
+Each workload is one function written against an array namespace, run unchanged on the
+three libraries, in one process. A timed call goes from existing arrays to computed
+values: ``np.asarray`` of plaidarray's lazy result (eager: the graph is recorded again
+and its cached executable run, after a first call that compiled it; rows marked
+``plaidarray.jit`` call a ``plaidarray.jit`` function instead), ``block_until_ready``
+for JAX (after a first call that traced and compiled it). Medians of ``--repeat`` calls are printed, with plaidarray's
+speed-up over each library (>1: plaidarray is faster) and, for memory-bound
+workloads, the bandwidth reached. Reference figures of the machine come first: the
+bandwidth of a large copy and the GFLOP/s of NumPy's sgemm (its BLAS).
+
+The persistent compile cache is switched off here (``PLAIDARRAY_CACHE_MAX_BYTES=0``), so
+the first-compile row measures the compiler, not a disk load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import os
+import statistics
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+os.environ.setdefault("PLAIDARRAY_CACHE_MAX_BYTES", "0")
+
+import numpy as np  # noqa: E402
+
+import plaidarray as xp  # noqa: E402
+from plaidarray.backend.llvm_cpu import parallel  # noqa: E402
+
+try:
+    import jax
+    import jax.numpy as jnp
+
+    jax.config.update("jax_enable_x64", True)  # the float64 reductions stay float64
+except ImportError:
+    jax = jnp = None
+
+
+@dataclass(frozen=True)
+class Workload:
+    name: str
+    fn: Callable  # fn(namespace, *arrays)
+    shapes: tuple[tuple[int, ...], ...]
+    dtype: type = np.float32
+    #: Bytes one evaluation must move at least (inputs read, output written), for GB/s.
+    traffic: int = 0
+    #: Run plaidarray through ``plaidarray.jit`` instead of eagerly.
+    jit: bool = False
+
+
+def _chain(m, x, y):
+    return m.exp(x) * m.sin(y) + x * 2
+
+
+def _softmax(m, x):
+    e = m.exp(x - m.max(x, axis=1, keepdims=True))
+    return e / m.sum(e, axis=1, keepdims=True)
+
+
+def _mlp(m, x, w1, b1, w2, b2):
+    return m.matmul(m.maximum(m.matmul(x, w1) + b1, 0.0), w2) + b2
+
+
+def _leaky_relu(m, x):
+    return m.where(x > 0, x, x * 0.01)
+
+
+def _outer_add(m, x, y):
+    return m.reshape(x, (-1, 1)) + m.reshape(y, (1, -1))
+
+
+def _chain30(m, x, y):
+    """30 elementwise ops: ten rounds of multiply, add, sine."""
+    for i in range(10):
+        x = m.sin(x * (1.0 + i / 100) + y)
+    return x
+
+
+def _reduction(name: str, axis: int) -> Callable:
+    return lambda m, x: getattr(m, name)(x, axis=axis)
+
+
+WORKLOADS = [
+    *(Workload(f"exp(x)*sin(y)+x*2, {n:.0e} f32", _chain, ((n,), (n,)), traffic=3 * 4 * n)
+      for n in (1_000, 100_000, 10_000_000)),
+    Workload("softmax (4096,1024) f32", _softmax, ((4096, 1024),), traffic=2 * 4 * 4096 * 1024),
+    *(Workload(f"{name} axis {axis} (4096,4096) f64", _reduction(name, axis), ((4096, 4096),), np.float64,
+               traffic=8 * 4096 * 4096)
+      for name in ("sum", "mean") for axis in (0, 1)),
+    *(Workload(f"matmul {n} f32", lambda m, a, b: m.matmul(a, b), ((n, n), (n, n))) for n in (256, 1024)),
+    Workload("mlp relu(x@W1+b1)@W2+b2 (512x1024x1024x256) f32", _mlp,
+             ((512, 1024), (1024, 1024), (1024,), (1024, 256), (256,))),
+    Workload("a+b, 8 elements f32 (dispatch)", lambda m, a, b: a + b, ((8,), (8,))),
+    Workload("a+b, 8 elements f32 (dispatch), plaidarray.jit", lambda m, a, b: a + b, ((8,), (8,)), jit=True),
+    Workload("where leaky-relu (2048,2048) f32", _leaky_relu, ((2048, 2048),), traffic=2 * 4 * 2048 * 2048),
+    Workload("outer add (2048,)+(2048,) f32", _outer_add, ((2048,), (2048,)), traffic=4 * 2048 * 2050),
+    Workload("30-op chain (1000,) f32, cached call", _chain30, ((1000,), (1000,))),
+    Workload("30-op chain (1000,) f32, cached call, plaidarray.jit", _chain30, ((1000,), (1000,)), jit=True),
+]
+
+
+def _median_seconds(call: Callable[[], object], repeat: int) -> float:
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        call()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _loops(call: Callable[[], object], repeat: int) -> float:
+    """Median time of one call, timing batches of calls when a call is very short."""
+    start = time.perf_counter()
+    call()
+    once = time.perf_counter() - start
+    batch = max(1, int(1e-3 / max(once, 1e-7)))
+    return _median_seconds(lambda: [call() for _ in range(batch)], repeat) / batch
+
+
+def _runners(w: Workload, data: list[np.ndarray]) -> dict[str, Callable[[], object]]:
+    plaid_args = [xp.asarray(a) for a in data]
+    plaid_fn = xp.jit(functools.partial(w.fn, xp)) if w.jit else functools.partial(w.fn, xp)
+    runners = {
+        "plaidarray": lambda: np.asarray(plaid_fn(*plaid_args)),
+        "NumPy": lambda: w.fn(np, *data),
+    }
+    if jax is not None:
+        compiled = jax.jit(lambda *args: w.fn(jnp, *args))
+        jax_args = [jnp.asarray(a) for a in data]
+        runners["JAX jit"] = lambda: compiled(*jax_args).block_until_ready()
+    return runners
+
+
+def _check(w: Workload, results: dict[str, np.ndarray]) -> None:
+    reference = results["NumPy"]
+    tolerance = 1e-3 if w.dtype == np.float32 else 1e-9
+    for name, value in results.items():
+        if not np.allclose(np.asarray(value), reference, rtol=tolerance, atol=tolerance):
+            raise AssertionError(f"{w.name}: {name} disagrees with NumPy")
+
+
+def run_workload(w: Workload, repeat: int) -> dict[str, float]:
+    rng = np.random.default_rng(0)
+    data = [rng.standard_normal(s).astype(w.dtype) for s in w.shapes]
+    runners = _runners(w, data)
+    _check(w, {name: run() for name, run in runners.items()})  # also compiles
+    return {name: _loops(run, repeat) for name, run in runners.items()}
+
+
+def first_compile_seconds() -> float:
+    """The first call of the 30-op chain on a shape never seen, so it compiles."""
+    rng = np.random.default_rng(1)
+    x, y = (xp.asarray(rng.standard_normal(999).astype(np.float32)) for _ in range(2))
+    start = time.perf_counter()
+    np.asarray(_chain30(xp, x, y))
+    return time.perf_counter() - start
+
+
+def machine_reference(repeat: int) -> tuple[float, float]:
+    """(copy bandwidth in GB/s counting read + write, NumPy sgemm GFLOP/s)."""
+    src = np.ones(64 * 2**20 // 4, np.float32)
+    dst = np.empty_like(src)
+    copy = _median_seconds(lambda: np.copyto(dst, src), repeat)
+    a = np.ones((2048, 2048), np.float32)
+    gemm = _median_seconds(lambda: a @ a, repeat)
+    return 2 * src.nbytes / copy / 1e9, 2 * 2048**3 / gemm / 1e9
+
+
+def _format_time(seconds: float) -> str:
+    return f"{seconds * 1e6:.1f} us" if seconds < 1e-3 else f"{seconds * 1e3:.2f} ms"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks", description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=9, help="calls per median (default 9)")
+    parser.add_argument("--only", default="", help="run the workloads whose name contains this")
+    args = parser.parse_args()
+
+    bandwidth, sgemm = machine_reference(args.repeat)
+    print(f"machine: {os.cpu_count()} cores, plaidarray threads {parallel.num_threads()}; "
+          f"copy bandwidth {bandwidth:.1f} GB/s; NumPy sgemm (2048) {sgemm:.0f} GFLOP/s; "
+          f"JAX {jax.__version__ if jax else 'not installed'}\n")
+    np.asarray(xp.asarray(np.ones(3)) + 1.0)  # LLVM's start-up, paid once per process
+    libraries = ["plaidarray", "NumPy"] + (["JAX jit"] if jax else [])
+    ratios = ["vs NumPy"] + (["vs JAX"] if jax else [])
+    columns = ["workload", *libraries, *ratios, "plaidarray GB/s"]
+    print("| " + " | ".join(columns) + " |")
+    print("|---" + "|---:" * (len(columns) - 1) + "|")
+    for w in WORKLOADS:
+        if args.only in w.name:
+            t = run_workload(w, args.repeat)
+            cells = [_format_time(t[k]) for k in libraries]
+            cells += [f"{t[k] / t['plaidarray']:.2f}x" for k in ("NumPy", "JAX jit") if k in t]
+            cells.append(f"{w.traffic / t['plaidarray'] / 1e9:.1f}" if w.traffic else "")
+            print(f"| {w.name} | " + " | ".join(cells) + " |")
+    if args.only in "30-op chain, first compile":
+        blank = [""] * (len(columns) - 2)
+        print("| 30-op chain (999,) f32, first compile | " + " | ".join([_format_time(first_compile_seconds()), *blank])
+              + " |")
+
+
+if __name__ == "__main__":
+    main()
