@@ -53,6 +53,33 @@ def test_one_compile_per_new_signature_and_none_on_repeat(monkeypatch, tmp_path)
     assert layer.cache_info().misses == 3
 
 
+def test_positional_and_keyword_calls_share_one_trace_per_signature():
+    """Calls of plain positional arrays take a shortcut to their executable; it must agree
+    with the full signature (same trace for f(x, y) and f(x, y=y), new ones for a new
+    dtype, shape or backend)."""
+    @xp.jit
+    def scaled_sum(x, y, scale=2.0):
+        return x + y * scale
+
+    x, y = _data(4), _data(4, seed=1)
+    for call in (lambda: scaled_sum(xp.asarray(x), xp.asarray(y)),
+                 lambda: scaled_sum(xp.asarray(x), y=xp.asarray(y)),
+                 lambda: scaled_sum(xp.asarray(x), xp.asarray(y))):
+        assert_same(call(), x + y * np.float32(2.0))
+    assert scaled_sum.cache_info() == JitCacheInfo(hits=2, misses=1, size=1)
+    x64, y64 = x.astype(np.float64), y.astype(np.float64)
+    assert_same(scaled_sum(xp.asarray(x64), xp.asarray(y64)), x64 + y64 * 2.0)
+    assert_same(scaled_sum(xp.asarray(x[:3]), xp.asarray(y[:3])), x[:3] + y[:3] * np.float32(2.0))
+    assert_same(scaled_sum(xp.asarray(x), xp.asarray(y), 3.0), x + y * np.float32(3.0))
+    assert scaled_sum.cache_info().misses == 4
+    xp.set_backend("reference")
+    try:
+        assert_same(scaled_sum(xp.asarray(x), xp.asarray(y)), x + y * np.float32(2.0))
+    finally:
+        xp.set_backend(None)
+    assert scaled_sum.cache_info().misses == 5
+
+
 def test_static_arguments_retrace_per_value():
     @xp.jit
     def plain(x, n):

@@ -100,6 +100,8 @@ def operands(where: str, *args: Array | Scalar) -> list[Array]:
 
     Arrays promote by the spec's lattice; Python scalars then take the result dtype.
     """
+    if _alike(args):
+        return list(args)
     arrays = [a for a in args if isinstance(a, Array)]
     if not arrays:
         raise TypeError(f"{where}: at least one argument must be an array")
@@ -110,6 +112,13 @@ def operands(where: str, *args: Array | Scalar) -> list[Array]:
         a = convert(a, dtype) if isinstance(a, Array) else scalar_for(a, dtype, where)
         out.append(broadcast_to(a, shape))
     return out
+
+
+def _alike(args: tuple) -> bool:
+    """Whether ``args`` are arrays of one shape and dtype already (the common case, worth
+    answering before the general rules on every recorded operation)."""
+    shape = args[0]._node.shape if type(args[0]) is Array else None
+    return shape is not None and all(type(a) is Array and a._node.shape == shape for a in args)
 
 
 def check_category(x: Array, category: str, where: str) -> None:

@@ -4,7 +4,9 @@ Backends come from the ``plaidarray.backends`` entry-point group, so a backend c
 live in another package (``[project.entry-points."plaidarray.backends"]``, pointing at a
 :class:`Backend` or a zero-argument callable returning one). The built-in ones are
 also registered directly so a source checkout works without installation metadata.
-Selection: :func:`set_backend` > ``PLAIDARRAY_BACKEND`` > highest priority.
+Selection: :func:`set_backend` > ``PLAIDARRAY_BACKEND`` (read once, at import, as JAX reads
+``JAX_PLATFORMS``) > highest priority. The choice is remembered: every materialisation asks
+for it, so it must cost next to nothing.
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ _BUILTIN = {
 _lock = threading.Lock()
 _backends: dict[str, Backend] = {}
 _loaders: dict[str, object] = {}
+_ENVIRONMENT_CHOICE: str | None = os.environ.get("PLAIDARRAY_BACKEND") or None
 _selected: str | None = None
-#: The highest-priority backend, once chosen (registering a backend forgets it).
-_default: Backend | None = None
+#: The backend :func:`current` returns, once chosen (selecting or registering forgets it).
+_current: Backend | None = None
 
 
 def _discover() -> None:
@@ -51,12 +54,12 @@ def _load(name: str) -> Backend:
 
 def register(backend: Backend) -> None:
     """Register a backend object directly (tests and plugins that are not installed)."""
-    global _default
+    global _current
     with _lock:
         _discover()
         _backends[backend.name] = backend
         _loaders.setdefault(backend.name, backend.name)
-        _default = None
+        _current = None
 
 
 def available() -> dict[str, int]:
@@ -79,18 +82,23 @@ def get(name: str) -> Backend:
 
 def set_backend(name: str | None) -> None:
     """Choose the backend by name for this process (None: back to the default)."""
-    global _selected
+    global _selected, _current
     if name is not None:
         get(name)
     _selected = name
+    _current = None
 
 
 def current() -> Backend:
-    global _default
-    name = _selected or os.environ.get("PLAIDARRAY_BACKEND")
-    if name:
-        return get(name)
-    if _default is None:
-        priorities = available()
-        _default = get(max(priorities, key=priorities.__getitem__))
-    return _default
+    """The backend that computes arrays now."""
+    global _current
+    backend = _current
+    if backend is None:
+        name = _selected or _ENVIRONMENT_CHOICE
+        if name is not None:
+            backend = get(name)
+        else:
+            priorities = available()
+            backend = get(max(priorities, key=priorities.__getitem__))
+        _current = backend
+    return backend

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -83,12 +83,23 @@ class JitFunction:
         except (TypeError, ValueError):
             self._signature = None
         self._compiled: dict[Hashable, Compiled] = {}
+        #: Calls with only positional array arguments, indexed by their shapes alone, so
+        #: the common call skips binding and flattening (see :meth:`_plain_key`).
+        self._plain: dict[Hashable, Compiled] = {}
+        self._plain_arities = _plain_arities(self._signature, self._static_argnums, self._static_argnames)
         self._lock = threading.Lock()
         self._hits = self._misses = 0
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if is_tracing():  # called from a function being traced: becomes part of that trace
             return self._fun(*args, **kwargs)
+        plain = None if kwargs else self._plain_key(args)
+        if plain is not None:
+            compiled = self._plain.get(plain)
+            if compiled is not None:
+                with self._lock:
+                    self._hits += 1
+                return compiled.run(args)
         call = self._bind(args, kwargs)
         with self._lock:
             compiled = self._compiled.get(call.key)
@@ -99,7 +110,21 @@ class JitFunction:
             with self._lock:
                 self._misses += 1
                 compiled = self._compiled.setdefault(call.key, compiled)
+        if plain is not None:
+            self._plain[plain] = compiled
         return compiled.run(call.arrays)
+
+    def _plain_key(self, args: tuple) -> Hashable | None:
+        """The signature of a call whose arguments are all arrays passed by position
+        (no statics, no pytrees), from their shapes alone; None for any other call."""
+        if len(args) not in self._plain_arities:
+            return None
+        key = [registry.current().name]
+        for a in args:
+            if type(a) is not Array:
+                return None
+            key.append(a._node.shape)
+        return tuple(key)
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         """Trace for these arguments without compiling; ``.as_text()`` shows the HLO."""
@@ -112,6 +137,7 @@ class JitFunction:
     def clear_cache(self) -> None:
         with self._lock:
             self._compiled.clear()
+            self._plain.clear()
             self._hits = self._misses = 0
 
     def __repr__(self) -> str:
@@ -189,6 +215,22 @@ def _leaf_signature(leaf: Any) -> Hashable:
     return (type(leaf).__name__, leaf)
 
 
+def _plain_arities(signature: inspect.Signature | None, static_argnums: tuple[int, ...],
+                   static_argnames: tuple[str, ...]) -> frozenset[int]:
+    """The numbers of positional arguments a call can have and still take the plain path:
+    every one binds to its own positional parameter and none is static."""
+    if signature is None or static_argnums or static_argnames:
+        return frozenset()
+    kinds = inspect.Parameter
+    params = list(signature.parameters.values())
+    positional = [p for p in params if p.kind in (kinds.POSITIONAL_ONLY, kinds.POSITIONAL_OR_KEYWORD)]
+    if any(p.kind == kinds.VAR_POSITIONAL for p in params) or \
+            any(p.kind == kinds.KEYWORD_ONLY and p.default is p.empty for p in params):
+        return frozenset()
+    required = sum(p.default is p.empty for p in positional)
+    return frozenset(range(required, len(positional) + 1))
+
+
 def _static_arguments(fun: Callable, argnums: int | Iterable[int],
                       argnames: str | Iterable[str]) -> tuple[tuple[int, ...], tuple[str, ...]]:
     """Static arguments by position and by name, each completed from the other through
@@ -253,8 +295,13 @@ class Compiled:
                             f"executable was compiled for (shapes, dtypes, structure or static values differ)")
         return self.run(call.arrays)
 
-    def run(self, arrays: list[Array]) -> Any:
-        materialize([a._node for a in arrays])
-        buffers = [a._node.buffer for a in arrays] + self._constants
+    def run(self, arrays: Sequence[Array]) -> Any:
+        nodes = [a._node for a in arrays]
+        if any(n.buffer is None for n in nodes):
+            materialize(nodes)
+        buffers = [n.buffer for n in nodes]
+        buffers += self._constants
         outs = [Array(Node.ready(b)) for b in self._executable.run(buffers)]
+        if self._out_structure == pytree.LEAF:
+            return outs[0]
         return pytree.unflatten(self._out_structure, outs)
