@@ -89,6 +89,8 @@ def _reduction(name: str, axis: int) -> Callable:
 WORKLOADS = [
     *(Workload(f"exp(x)*sin(y)+x*2, {n:.0e} f32", _chain, ((n,), (n,)), traffic=3 * 4 * n)
       for n in (1_000, 100_000, 10_000_000)),
+    Workload("exp(x)*sin(y)+x*2, 1e+03 f32, plaidarray.jit", _chain, ((1_000,), (1_000,)), traffic=3 * 4 * 1_000,
+             jit=True),
     Workload("softmax (4096,1024) f32", _softmax, ((4096, 1024),), traffic=2 * 4 * 4096 * 1024),
     *(Workload(f"{name} axis {axis} (4096,4096) f64", _reduction(name, axis), ((4096, 4096),), np.float64,
                traffic=8 * 4096 * 4096)

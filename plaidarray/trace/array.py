@@ -78,8 +78,10 @@ class Array:
     # --- materialisation --------------------------------------------------------------
     def _value(self) -> np.ndarray:
         """The computed value as a read-only NumPy view (compiles on first use)."""
-        materialize([self._node])
-        return to_host(self._node.buffer)
+        node = self._node
+        if node.buffer is None:
+            materialize([node])
+        return to_host(node.buffer)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         value = self._value()

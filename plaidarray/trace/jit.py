@@ -24,6 +24,7 @@ import numpy as np
 
 from ..backend import registry
 from ..hlo import Module
+from ..hlo.shape import Shape
 from . import pytree
 from .array import Array
 from .materialize import executable_for, materialize
@@ -274,19 +275,21 @@ class Lowered:
         """Compile (or fetch from the executable cache) for the current backend."""
         executable = executable_for(self._traced.computation)
         constants = [node.buffer for node in self._traced.captured]
-        return Compiled(self._function, self._key, executable, constants, self._traced.out_structure)
+        return Compiled(self._function, self._key, executable, constants, self._traced.out_structure,
+                        [o.shape for o in self._traced.computation.outputs])
 
 
 class Compiled:
     """A compiled call signature; calling it with matching arguments runs the executable."""
 
     def __init__(self, function: JitFunction, key: Hashable, executable, constants: list[np.ndarray],
-                 out_structure: Any) -> None:
+                 out_structure: Any, out_shapes: list[Shape]) -> None:
         self._function = function
         self._key = key
         self._executable = executable
         self._constants = constants
         self._out_structure = out_structure
+        self._out_shapes = out_shapes
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         call = self._function._bind(args, kwargs)
@@ -301,7 +304,7 @@ class Compiled:
             materialize(nodes)
         buffers = [n.buffer for n in nodes]
         buffers += self._constants
-        outs = [Array(Node.ready(b)) for b in self._executable.run(buffers)]
+        outs = [Array(Node(None, (), {}, shape, b)) for shape, b in zip(self._out_shapes, self._executable.run(buffers))]
         if self._out_structure == pytree.LEAF:
             return outs[0]
         return pytree.unflatten(self._out_structure, outs)
