@@ -1,9 +1,11 @@
 """The llvm-cpu compiler: a named pass pipeline from HLO to machine code.
 
     hlo-passes -> bind-constants -> fuse -> to-linalg -> convert-linalg-to-loops
-      -> to-llvm-ir -> llvm-O3 -> jit
+      -> to-llvm-ir -> llvm-opt -> jit
 
-Each stage can be dumped (``PLAIDARRAY_DUMP``). The resulting executable calls one
+Each stage can be dumped (``PLAIDARRAY_DUMP``). LLVM optimises at -O3 unless the
+compiler is given another level (``PLAIDARRAY_OPT_LEVEL``, see ``jit.py``); the level
+is part of the target, so of both cache keys. The resulting executable calls one
 native function ``void f(ptr noalias..., i64 segment, i64 start, i64 stop)`` over the
 buffers: parameters, bound constants, outputs, temporaries (including the scratch
 buffers of nested computations); ``segment`` < 0 runs everything, otherwise one loop
@@ -41,7 +43,7 @@ from .linalg_to_loops import ConvertLinalgToStaticLoops
 from .llvm_emitter import Segment, emit_llvm_module
 
 PIPELINE = ("hlo-passes", "bind-constants", "fuse", "to-linalg", "linalg-generalize-named-ops",
-            "convert-linalg-to-loops", "to-llvm-ir", "llvm-O3", "jit")
+            "convert-linalg-to-loops", "to-llvm-ir", "llvm-opt", "jit")
 
 _counter = itertools.count()
 _counter_lock = threading.Lock()
@@ -77,11 +79,11 @@ def bind_constants(comp: Computation) -> tuple[Computation, list[np.ndarray]]:
 class CpuExecutable(Executable):
     """Native code for one HLO module, plus the buffers it needs around the call."""
 
-    def __init__(self, llvm_module, address: int, n_params: int, constants: list[np.ndarray],
+    def __init__(self, code: jit.LoadedCode, n_params: int, constants: list[np.ndarray],
                  output_slots: list[tuple[str, int]], output_shapes: list[Shape], temp_shapes: list[Shape],
                  n_args: int, segments: list[Segment]) -> None:
-        self._llvm_module = llvm_module
-        self._function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n_args, *[ctypes.c_int64] * 3)(address)
+        self._code = code
+        self._function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n_args, *[ctypes.c_int64] * 3)(code.address)
         self._segments = segments if parallel.worth_splitting(segments) else None
         self._n_params = n_params
         self._constants = constants
@@ -104,8 +106,11 @@ class CpuExecutable(Executable):
         return [buffers[i] if kind == "param" else outs[i] for kind, i in self._output_slots]
 
     def __del__(self) -> None:
-        if jit is not None and getattr(self, "_llvm_module", None) is not None:
-            jit.unload(self._llvm_module)
+        # Frees the machine code; nothing can still be running it, as a run holds a
+        # reference to the executable.
+        code = getattr(self, "_code", None)
+        if code is not None:
+            code.close()
 
 
 #: The entry's (segment, start, stop) for running everything, converted once.
@@ -113,11 +118,22 @@ _RUN_ALL = (ctypes.c_int64(-1), ctypes.c_int64(0), ctypes.c_int64(0))
 
 
 class CpuCompiler(Compiler):
-    """HLO module -> :class:`CpuExecutable` for the host CPU."""
+    """HLO module -> :class:`CpuExecutable` for the host CPU, optimised at ``opt_level``
+    (default: ``PLAIDARRAY_OPT_LEVEL``, else 3)."""
+
+    def __init__(self, opt_level: int | None = None) -> None:
+        self._opt_level = opt_level
+
+    @functools.cached_property
+    def opt_level(self) -> int:
+        level = jit.opt_level() if self._opt_level is None else self._opt_level
+        if level not in jit.OPT_LEVELS:
+            raise ValueError(f"llvm-cpu: optimisation level must be one of {jit.OPT_LEVELS}, got {level!r}")
+        return level
 
     @functools.cached_property
     def target(self) -> str:
-        return str(jit.host_target())
+        return f"{jit.host_target()}/O{self.opt_level}"
 
     def compile(self, module: Module) -> Executable:
         comp = run_hlo_passes(module.entry)
@@ -126,10 +142,9 @@ class CpuCompiler(Compiler):
         dump.dump(name, "hlo.txt", Module(name, comp).to_text() if dump.dump_dir() else None)
         n_params = len(comp.parameters)
         comp, constants = bind_constants(comp)
-        target = jit.host_target()
-        key = object_cache.entry_key(repr(structure(comp)), str(target), target.features)
+        key = object_cache.entry_key(repr(structure(comp)), self.target, jit.host_target().features)
         if dump.dump_dir() is None:
-            cached = _load_cached(key, n_params, constants, len(comp.parameters))
+            cached = _load_cached(key, n_params, constants, len(comp.parameters), self.opt_level)
             if cached is not None:
                 return cached
         plan = plan_fusion(comp)
@@ -154,15 +169,16 @@ class CpuCompiler(Compiler):
         dump.dump(name, "loops.mlir", str(mlir) if dump.dump_dir() else None)
 
         llvm_ir, segments = emit_llvm_module(mlir, name)
-        compiled = jit.compile_ir(str(llvm_ir))
+        level = self.opt_level
+        compiled = jit.compile_ir(str(llvm_ir), level)
         dump.dump(name, "ll", str(compiled) if dump.dump_dir() else None)
-        dump.dump(name, "s", jit.assembly(compiled) if dump.dump_dir() else None)
-        address = jit.load(compiled, name)
+        dump.dump(name, "s", jit.assembly(compiled, level) if dump.dump_dir() else None)
+        code = jit.load(compiled, name, level)
         out_shapes, temp_shapes = [o.shape for o in out_insts], [t.shape for t in temps] + scratch
-        executable = CpuExecutable(compiled, address, n_params, constants, output_slots, out_shapes, temp_shapes,
+        executable = CpuExecutable(code, n_params, constants, output_slots, out_shapes, temp_shapes,
                                    len(buffer_order) + len(scratch), segments)
         if object_cache.enabled():
-            object_cache.store(key, jit.emit_object(compiled),
+            object_cache.store(key, jit.emit_object(compiled, level),
                                _metadata(name, output_slots, out_shapes, temp_shapes, segments))
         return executable
 
@@ -181,7 +197,8 @@ def _shapes(rows: list) -> list[Shape]:
     return [Shape(tuple(dims), np.dtype(dtype)) for dims, dtype in rows]
 
 
-def _load_cached(key: str, n_params: int, constants: list[np.ndarray], n_bound: int) -> CpuExecutable | None:
+def _load_cached(key: str, n_params: int, constants: list[np.ndarray], n_bound: int,
+                 level: int) -> CpuExecutable | None:
     """The executable stored under ``key`` by an earlier compile, or None."""
     entry = object_cache.load(key)
     if entry is None:
@@ -192,12 +209,12 @@ def _load_cached(key: str, n_params: int, constants: list[np.ndarray], n_bound: 
         outputs, temps = _shapes(meta["output_shapes"]), _shapes(meta["temp_shapes"])
         segments = [Segment(int(extent), int(work)) for extent, work in meta["segments"]]
         vector_math.load_libraries_for(code)
-        address = jit.load_object(code, str(meta["symbol"]))
+        loaded = jit.load_object(code, str(meta["symbol"]), level)
     except (KeyError, TypeError, ValueError, RuntimeError):
         return None
-    if address is None:
+    if loaded is None:
         return None
-    executable = CpuExecutable(None, address, n_params, constants, slots, outputs, temps,
+    executable = CpuExecutable(loaded, n_params, constants, slots, outputs, temps,
                                n_bound + len(outputs) + len(temps), segments)
     executable.from_disk = True
     return executable

@@ -1,29 +1,50 @@
-"""The llvmlite JIT: one MCJIT engine per process, one LLVM module added per kernel.
+"""The llvmlite JIT: the code of each executable in an MCJIT engine of its own.
 
-Code is optimised at O3 for the host CPU (name and features). A single engine with
-``add_module`` per executable is used because engines sharing a TargetMachine crashed
-on garbage collection; removing a module from the engine frees its machine code.
-Object code from the persistent cache (``object_cache.py``) is added to the same
-engine; MCJIT cannot remove object files, so each is loaded once and kept.
+Code is optimised for the host CPU (name and features) at an optimisation level, 3
+unless ``PLAIDARRAY_OPT_LEVEL`` (0-3) says otherwise; -O0 and -O3 must compute the
+same results, which is how the tests check that generated code has no undefined
+behaviour. Each executable owns an engine, created with a TargetMachine of its own
+(an engine disposes of the one it is given, so engines sharing one crashed on garbage
+collection), and closing it frees the machine code: removing a module from a shared
+engine does not (MCJIT keeps its sections), so evicted executables leaked. Object code
+from the persistent cache (``object_cache.py``) loads into an engine the same way.
+Library modules (vector_math's functions) live in one engine for the whole process;
+their symbols are published to the linker, which resolves them for every engine.
+LLVM's global context is not thread-safe, so one lock serialises all LLVM work here.
 """
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
 
-from . import lapack
+from . import blas_lapack
+
+#: The optimisation levels, as in ``clang -O<level>``, and the default.
+OPT_LEVELS = (0, 1, 2, 3)
+DEFAULT_OPT_LEVEL = 3
 
 _lock = threading.RLock()
 _state: dict[str, object] = {}
-#: Entry functions of the modules added by :func:`load` and not unloaded yet.
-_modules: dict[str, llvm.ModuleRef] = {}
-#: Function name -> address, for object code loaded so far (never unloaded).
-_objects: dict[str, int] = {}
+#: TargetMachines by optimisation level, for optimising and emitting (never given to an engine).
+_machines: dict[int, llvm.TargetMachine] = {}
 #: Modules added by :func:`load_library` (never unloaded).
 _libraries: list[llvm.ModuleRef] = []
+
+
+def opt_level() -> int:
+    """The optimisation level ``PLAIDARRAY_OPT_LEVEL`` asks for (default 3)."""
+    configured = os.environ.get("PLAIDARRAY_OPT_LEVEL", "").strip()
+    if not configured:
+        return DEFAULT_OPT_LEVEL
+    if configured not in {str(level) for level in OPT_LEVELS}:
+        raise ValueError(f"PLAIDARRAY_OPT_LEVEL must be one of {', '.join(map(str, OPT_LEVELS))}, "
+                         f"got {configured!r}")
+    return int(configured)
 
 
 @dataclass(frozen=True)
@@ -48,12 +69,26 @@ def _init() -> None:
         # LLVM's Intel tunings cap vectors at 256 bits to avoid AVX-512 frequency drops;
         # the polynomial math of vector_math.py runs 1.5-2x faster at 512 bits.
         features += ",-prefer-256-bit"
-    target = llvm.Target.from_triple(triple)
-    tm = target.create_target_machine(cpu=cpu, features=features, opt=3, codemodel="jitdefault")
-    backing = llvm.parse_assembly("")
-    backing.triple = triple
-    _state.update(tm=tm, engine=llvm.create_mcjit_compiler(backing, tm),
-                  target=Target(triple, cpu, features))
+    _state["target"] = Target(triple, cpu, features)
+
+
+def _new_machine(level: int) -> llvm.TargetMachine:
+    target = _state["target"]
+    return llvm.Target.from_triple(target.triple).create_target_machine(
+        cpu=target.cpu, features=target.features, opt=level, codemodel="jitdefault")
+
+
+def _machine(level: int) -> llvm.TargetMachine:
+    if level not in OPT_LEVELS:
+        raise ValueError(f"optimisation level must be one of {OPT_LEVELS}, got {level!r}")
+    if level not in _machines:
+        _machines[level] = _new_machine(level)
+    return _machines[level]
+
+
+def _new_engine(module: llvm.ModuleRef, level: int) -> llvm.ExecutionEngine:
+    """An engine owning ``module`` and a TargetMachine of its own."""
+    return llvm.create_mcjit_compiler(module, _new_machine(level))
 
 
 def host_target() -> Target:
@@ -62,50 +97,77 @@ def host_target() -> Target:
         return _state["target"]
 
 
-def optimize(module: llvm.ModuleRef) -> None:
+def optimize(module: llvm.ModuleRef, level: int) -> None:
     with _lock:
         _init()
-        pto = llvm.create_pipeline_tuning_options(speed_level=3)
-        pto.loop_vectorization = True
-        pto.slp_vectorization = True
-        pb = llvm.create_pass_builder(_state["tm"], pto)
+        pto = llvm.create_pipeline_tuning_options(speed_level=level)
+        pto.loop_vectorization = level > 1
+        pto.slp_vectorization = level > 1
+        pb = llvm.create_pass_builder(_machine(level), pto)
         pb.getModulePassManager().run(module, pb)
 
 
-def compile_ir(text: str) -> llvm.ModuleRef:
-    """Parse, verify and optimise LLVM IR text for the host."""
+def compile_ir(text: str, level: int) -> llvm.ModuleRef:
+    """Parse, verify and optimise LLVM IR text for the host at ``level``, in an LLVM
+    context of its own: a context keeps every type and constant ever made in it, so
+    executables sharing the global one would never give that memory back."""
     with _lock:
         _init()
-        module = llvm.parse_assembly(text)
+        module = llvm.parse_assembly(text, llvm.create_context())
         module.triple = _state["target"].triple
-        module.data_layout = str(_state["tm"].target_data)
+        module.data_layout = str(_machine(level).target_data)
         module.verify()
-        optimize(module)
+        optimize(module, level)
         return module
 
 
-def assembly(module: llvm.ModuleRef) -> str:
+def assembly(module: llvm.ModuleRef, level: int) -> str:
     with _lock:
-        return _state["tm"].emit_assembly(module)
+        return _machine(level).emit_assembly(module)
 
 
-def load(module: llvm.ModuleRef, function: str) -> int:
-    """Add ``module`` to the engine and return the address of ``function``."""
+class LoadedCode:
+    """Machine code of one executable in its own engine (and LLVM context); :meth:`close`
+    frees both."""
+
+    def __init__(self, engine: llvm.ExecutionEngine, context: llvm.ContextRef | None, function: str) -> None:
+        self._engine = engine
+        self._context = context
+        self.address = engine.get_function_address(function)
+
+    def close(self, _finalizing=sys.is_finalizing) -> None:
+        if _finalizing():  # at exit the process frees everything, and LLVM may be gone
+            return
+        with _lock:
+            if self._engine is not None:
+                self._engine.close()
+                self._engine = None
+            if self._context is not None:
+                self._context.close()
+                self._context = None
+
+
+def load(module: llvm.ModuleRef, function: str, level: int) -> LoadedCode:
+    """Give ``module`` (compiled at ``level``) an engine of its own and find ``function``."""
     with _lock:
-        lapack.bind(f.name for f in module.functions if f.is_declaration)
-        engine = _state["engine"]
-        engine.add_module(module)
+        blas_lapack.bind(f.name for f in module.functions if f.is_declaration)
+        engine = _new_engine(module, level)
         engine.finalize_object()
-        _modules[function] = module
-        return engine.get_function_address(function)
+        return LoadedCode(engine, module._context, function)
 
 
 def load_library(text: str) -> None:
-    """Compile LLVM IR and add it to the engine for good: its external functions become
-    callable by every module and object loaded afterwards (vector_math's sin and cos)."""
+    """Compile LLVM IR (at the level of the environment) and keep it for good: its
+    external functions become callable by every module and object loaded afterwards
+    (vector_math's sin and cos)."""
     with _lock:
-        module = compile_ir(text)
-        engine = _state["engine"]
+        level = opt_level()
+        module = compile_ir(text, level)
+        engine = _state.get("library_engine")
+        if engine is None:
+            backing = llvm.parse_assembly("")
+            backing.triple = _state["target"].triple
+            engine = _state["library_engine"] = _new_engine(backing, level)
         engine.add_module(module)
         engine.finalize_object()
         for fn in module.functions:
@@ -114,38 +176,26 @@ def load_library(text: str) -> None:
         _libraries.append(module)
 
 
-def unload(module: llvm.ModuleRef) -> None:
-    with _lock:
-        if _state:
-            _state["engine"].remove_module(module)
-        for function, loaded in list(_modules.items()):
-            if loaded is module:
-                del _modules[function]
-
-
-def emit_object(module: llvm.ModuleRef) -> bytes:
+def emit_object(module: llvm.ModuleRef, level: int) -> bytes:
     """Object code of an optimised module, loadable by :func:`load_object` in any process
     on the same target."""
     with _lock:
-        return _state["tm"].emit_object(module)
+        return _machine(level).emit_object(module)
 
 
-def load_object(code: bytes, function: str) -> int | None:
-    """Add object code to the engine and return the address of ``function``; None when
-    a module of this process still defines ``function`` (it is freed with its executable,
-    so the object must not shadow it). The engine's own lookup cannot tell: it keeps
-    returning the address of a removed module's function."""
+def load_object(code: bytes, function: str, level: int) -> LoadedCode | None:
+    """Give object code an engine of its own and find ``function`` (None if the code
+    does not define it)."""
     with _lock:
-        if function in _objects:
-            return _objects[function]
-        if function in _modules:
-            return None
         _init()
-        engine = _state["engine"]
-        lapack.bind_object(code)
+        blas_lapack.bind_object(code)
+        backing = llvm.parse_assembly("")
+        backing.triple = _state["target"].triple
+        engine = _new_engine(backing, level)
         engine.add_object_file(llvm.ObjectFileRef.from_data(code))
         engine.finalize_object()
-        address = engine.get_function_address(function)
-        if address:
-            _objects[function] = address
-        return address or None
+        loaded = LoadedCode(engine, None, function)
+        if not loaded.address:
+            loaded.close()
+            return None
+        return loaded

@@ -3,8 +3,8 @@
 An entry holds one compiled module's object code and the metadata needed to run it
 (its buffer layout), in a file named by a key over everything the code depends on:
 the HLO after the passes and constant binding (array constants are bound as
-parameters, so their values are not in the code), the target (triple, CPU name and
-features), the LLVM and llvmlite versions, and plaidarray's version and compiler
+parameters, so their values are not in the code), the target (triple, CPU name,
+features and optimisation level), the LLVM and llvmlite versions, and plaidarray's version and compiler
 sources.
 
 Safety: an entry is written to a temporary file and renamed into place, which is
