@@ -1,5 +1,5 @@
 """Differential tests of matmul / @, matrix_transpose / .mT, .T, tensordot and vecdot
-against NumPy, on both backends."""
+against NumPy, on both backends (test_matrix_products.py covers the BLAS path's layouts)."""
 
 from __future__ import annotations
 
@@ -14,14 +14,21 @@ from helpers import assert_same
 from strategies import ALL, FLOAT, REAL_NUMERIC, arrays, dtype_ids, elements, shapes
 
 sides = st.integers(0, 4)
+COMPLEX = [np.dtype(np.complex64), np.dtype(np.complex128)]
+#: The dtypes of products: float and complex ones are computed by BLAS on llvm-cpu.
+NUMERIC = REAL_NUMERIC + COMPLEX
 
 
 def _values(dtype):
     """Small integers (products and sums stay in range, so results are exact) or finite
-    floats of moderate magnitude (BLAS and plaidarray may add in different orders)."""
+    floats (and complex numbers of them) of moderate magnitude (BLAS and plaidarray may
+    add in different orders)."""
     dtype = np.dtype(dtype)
     if dtype.kind in "iu":
         return elements(dtype, min_value=-5 if dtype.kind == "i" else 0, max_value=5)
+    if dtype.kind == "c":
+        part = _values(np.finfo(dtype).dtype)
+        return st.builds(complex, part, part)
     return elements(dtype, min_value=-100.0, max_value=100.0, allow_nan=False, allow_infinity=False,
                     specials=(0.0, -0.0, 1.0, -1.0, 0.5))
 
@@ -54,7 +61,7 @@ def matmul_operands(draw, dtype):
     return x1, x2
 
 
-@pytest.mark.parametrize("dtype", REAL_NUMERIC, ids=dtype_ids(REAL_NUMERIC))
+@pytest.mark.parametrize("dtype", NUMERIC, ids=dtype_ids(NUMERIC))
 @given(data=st.data())
 def test_matmul(backend, dtype, data):
     x1, x2 = data.draw(matmul_operands(dtype), label="operands")
@@ -135,7 +142,7 @@ def tensordot_operands(draw, dtype):
     return x1, x2, axes
 
 
-@pytest.mark.parametrize("dtype", REAL_NUMERIC, ids=dtype_ids(REAL_NUMERIC))
+@pytest.mark.parametrize("dtype", NUMERIC, ids=dtype_ids(NUMERIC))
 @given(data=st.data())
 def test_tensordot(backend, dtype, data):
     x1, x2, axes = data.draw(tensordot_operands(dtype), label="operands")
@@ -148,7 +155,7 @@ def test_tensordot(backend, dtype, data):
     _assert_product(got, expected, x1, x2, contracted, dtype, lambda a, b: np.tensordot(a, b, axes=axes))
 
 
-@pytest.mark.parametrize("dtype", REAL_NUMERIC, ids=dtype_ids(REAL_NUMERIC))
+@pytest.mark.parametrize("dtype", NUMERIC, ids=dtype_ids(NUMERIC))
 @given(data=st.data())
 def test_vecdot(backend, dtype, data):
     shape1, shape2 = data.draw(hnp.mutually_broadcastable_shapes(num_shapes=2, min_dims=1, max_dims=3,

@@ -26,6 +26,7 @@ CASES = {
     "mean of squares, both axes": lambda: xp.mean(xp.asarray(A) ** 2),
     "softmax": lambda: _softmax(xp.asarray(B)),
     "matmul": lambda: xp.asarray(M) @ xp.asarray(A),
+    "integer matmul": lambda: xp.asarray(M.astype(np.int64)) @ xp.asarray(A.astype(np.int64)),
     "max axis 1": lambda: xp.max(xp.asarray(A), axis=1),
     "cumulative sum": lambda: xp.cumulative_sum(xp.asarray(A), axis=1),
     "argsort": lambda: xp.argsort(xp.asarray(A), axis=1),
@@ -63,12 +64,13 @@ def _chunked_extents(case: str, monkeypatch) -> list[int]:
 def test_large_independent_loops_are_split(monkeypatch):
     assert _chunked_extents("elementwise chain", monkeypatch) == [300]
     assert _chunked_extents("sum axis 0", monkeypatch)  # the parallel loop is inside the reduction loop
-    assert _chunked_extents("matmul", monkeypatch)
+    assert _chunked_extents("integer matmul", monkeypatch)  # a loop nest
 
 
-def test_scans_sorts_and_small_problems_stay_on_one_thread(monkeypatch):
+def test_scans_sorts_blas_and_small_problems_stay_on_one_thread(monkeypatch):
     assert _chunked_extents("cumulative sum", monkeypatch) == []
     assert _chunked_extents("argsort", monkeypatch) == []
+    assert _chunked_extents("matmul", monkeypatch) == []  # BLAS runs on threads of its own
     monkeypatch.setenv("PLAIDARRAY_NUM_THREADS", "4")
     split = []
     monkeypatch.setattr(parallel, "chunks", lambda extent, parts: split.append(extent) or [(0, extent)])

@@ -1,5 +1,9 @@
 """Linear algebra functions of the main namespace (spec chapter "Linear Algebra
-Functions"): all are one ``dot_general`` with the right batch/contracting dims."""
+Functions"): all are one ``dot_general`` with the right batch/contracting dims.
+
+Broadcasting never copies an operand: an axis only one operand has is a free axis of
+that operand's matrices, so ``x @ W`` with a stack ``x`` and a matrix ``W`` is one
+matrix product (``llvm-cpu`` computes float and complex ones with BLAS)."""
 
 from __future__ import annotations
 
@@ -18,7 +22,7 @@ def _promote_pair(x1: Array, x2: Array, where: str) -> tuple[Array, Array]:
     check_array(x2, where)
     check_category(x1, "numeric", where)
     check_category(x2, "numeric", where)
-    dtype = dt.promote(x1.dtype, x2.dtype)
+    dtype = dt.promote(x1.dtype, x2.dtype, where)
     return convert(x1, dtype), convert(x2, dtype)
 
 
@@ -27,18 +31,49 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     a, b = _promote_pair(x1, x2, "matmul")
     if a.ndim == 0 or b.ndim == 0:
         raise ValueError("matmul: operands must be at least 1-D")
-    a2 = graph.reshape(a, (1, a.shape[0])) if a.ndim == 1 else a
-    b2 = graph.reshape(b, (b.shape[0], 1)) if b.ndim == 1 else b
-    if a2.shape[-1] != b2.shape[-2]:
+    a2 = a.shape if a.ndim > 1 else (1,) + a.shape
+    b2 = b.shape if b.ndim > 1 else b.shape + (1,)
+    if a2[-1] != b2[-2]:
         raise ValueError(f"matmul: contracted dimensions differ: {a.shape} @ {b.shape}")
-    batch = graph.broadcast_shapes(a2.shape[:-2], b2.shape[:-2])
-    a2 = graph.broadcast_to(a2, batch + a2.shape[-2:])
-    b2 = graph.broadcast_to(b2, batch + b2.shape[-2:])
-    nb = len(batch)
-    out = op("dot_general", a2, b2, lhs_batch=tuple(range(nb)), rhs_batch=tuple(range(nb)),
-             lhs_contracting=(nb + 1,), rhs_contracting=(nb,))
+    if a.ndim > 1 and b.ndim == 2:  # the rows of all a's matrices times one matrix: one product
+        return op("dot_general", a, b, lhs_batch=(), rhs_batch=(), lhs_contracting=(a.ndim - 1,), rhs_contracting=(0,))
+    batch = graph.broadcast_shapes(a2[:-2], b2[:-2])
+    a_batch, b_batch = ((1,) * (len(batch) + 2 - len(s)) + s[:-2] for s in (a2, b2))
+    # Axes (batch..., m, k, n), k contracted.
+    out = _broadcast_dot(a, a_batch + a2[-2:] + (1,), b, b_batch + (1,) + b2[-2:], len(batch) + 1)
     shape = batch + (a.shape[-2:-1] if a.ndim > 1 else ()) + (b.shape[-1:] if b.ndim > 1 else ())
     return graph.reshape(out, shape)
+
+
+def _broadcast_dot(a: Array, a_shape: tuple[int, ...], b: Array, b_shape: tuple[int, ...], axis: int) -> Array:
+    """The sum over ``axis`` of ``a * b``, with ``a`` and ``b`` seen as arrays of
+    ``a_shape`` and ``b_shape`` (unit axes inserted so that both have the same rank)
+    broadcast together, as one ``dot_general`` of the unbroadcast operands: an axis
+    both have is a batch axis, an axis only one has (the other's is 1) is a free axis
+    of that one, an axis of size 1 in both is left out. The result's axes are in the
+    broadcast order, ``axis`` removed. Broadcast operands are never materialised, and
+    ``x @ W`` for a stack ``x`` and a matrix ``W`` is one matrix product."""
+    roles = [_role(i == axis, sa, sb) for i, (sa, sb) in enumerate(zip(a_shape, b_shape))]
+    lhs_axes = [i for i, r in enumerate(roles) if r in ("batch", "lhs", "contracted")]
+    rhs_axes = [i for i, r in enumerate(roles) if r in ("batch", "rhs", "contracted")]
+    batch = [i for i, r in enumerate(roles) if r == "batch"]
+    out = op("dot_general", graph.reshape(a, tuple(a_shape[i] for i in lhs_axes)),
+             graph.reshape(b, tuple(b_shape[i] for i in rhs_axes)),
+             lhs_batch=tuple(map(lhs_axes.index, batch)), rhs_batch=tuple(map(rhs_axes.index, batch)),
+             lhs_contracting=(lhs_axes.index(axis),), rhs_contracting=(rhs_axes.index(axis),))
+    produced = batch + [i for i, r in enumerate(roles) if r == "lhs"] + [i for i, r in enumerate(roles) if r == "rhs"]
+    if produced != sorted(produced):
+        out = op("transpose", out, permutation=tuple(map(produced.index, sorted(produced))))
+    shape = tuple(sb if sa == 1 else sa for i, (sa, sb) in enumerate(zip(a_shape, b_shape)) if i != axis)
+    return graph.reshape(out, shape)
+
+
+def _role(contracted: bool, sa: int, sb: int) -> str:
+    if contracted:
+        return "contracted"
+    if sa == sb:
+        return "unit" if sa == 1 else "batch"
+    return "lhs" if sb == 1 else "rhs"
 
 
 def matrix_transpose(x: Array, /) -> Array:
@@ -70,12 +105,10 @@ def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     if not (-min(a.ndim, b.ndim) <= axis < 0 or 0 <= axis < min(a.ndim, b.ndim)) or a.ndim == 0:
         raise ValueError(f"vecdot: axis {axis} out of range")
     shape = graph.broadcast_shapes(a.shape, b.shape)
-    if a.shape[axis] != b.shape[axis]:
+    a_shape, b_shape = ((1,) * (len(shape) - x.ndim) + x.shape for x in (a, b))
+    axis %= len(shape)
+    if a_shape[axis] != b_shape[axis]:
         raise ValueError(f"vecdot: sizes along axis {axis} differ")
-    a, b = graph.broadcast_to(a, shape), graph.broadcast_to(b, shape)
     if a.dtype.kind == "c":  # the spec's vecdot is sum(conj(x1) * x2)
         a = op("conj", a)
-    axis %= len(shape)
-    batch = tuple(i for i in range(len(shape)) if i != axis)
-    return op("dot_general", a, b, lhs_batch=batch, rhs_batch=batch, lhs_contracting=(axis,),
-              rhs_contracting=(axis,))
+    return _broadcast_dot(a, a_shape, b, b_shape, axis)

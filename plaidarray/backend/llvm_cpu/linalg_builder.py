@@ -178,6 +178,8 @@ class _ModuleBuilder:
         block = Block(arg_types=[*in_types, output[0].type.element_type])
         scalar = _Body(block, self)
         result = body(scalar, list(block.args[:-1]), block.args[-1])
+        if reduction_dims:
+            _allow_reassociation(result, block.args[-1])
         block.add_op(linalg.YieldOp(result))
         self._append_generic(loop_dims, [b for b, _ in inputs], [m for _, m in inputs], output, block, reduction_dims)
 
@@ -202,7 +204,8 @@ class _ModuleBuilder:
         self.block = outer_block
 
     def call(self, symbol: str, args: Sequence[SSAValue]) -> None:
-        """Call a runtime routine (``plaidarray_*``, see llvm_cpu/runtime.py) for effect."""
+        """Call a routine for its effect on buffers: a runtime routine (``plaidarray_*``, see
+        llvm_cpu/runtime.py) or a BLAS or LAPACK routine (``blas_sgemm``, see blas_lapack.py)."""
         self.declare(symbol, [a.type for a in args], None)
         self.insert(func.CallOp(symbol, list(args), []))
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 from llvmlite import ir
 from xdsl.dialects.builtin import (
+    DYNAMIC_INDEX,
     ComplexType,
     Float32Type,
     Float64Type,
@@ -27,7 +28,9 @@ from xdsl.dialects.builtin import (
     IndexType,
     IntegerAttr,
     IntegerType,
+    MemRefType,
     ModuleOp,
+    StridedLayoutAttr,
 )
 from xdsl.ir import Attribute, Block, Operation, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr
@@ -55,6 +58,15 @@ def llvm_type(t: Attribute) -> ir.Type:
         part = llvm_type(t.element_type)
         return ir.LiteralStructType([part, part])
     raise NotImplementedError(f"no LLVM type for {t}")
+
+
+def strides(t: MemRefType) -> tuple[int, ...]:
+    """The element strides of a buffer: row-major, or those of a strided layout (a
+    ``memref.subview`` of a buffer)."""
+    if isinstance(t.layout, StridedLayoutAttr):
+        return tuple(t.layout.get_strides())
+    shape = t.get_shape()
+    return tuple(math.prod(shape[axis + 1:]) for axis in range(len(shape)))
 
 
 def _memory_type(t: ir.Type) -> ir.Type:
@@ -103,14 +115,16 @@ class FunctionEmitter:
         return ir.Function(self.module, ir.FunctionType(ret, arg_types), name)
 
     def address(self, memref: SSAValue, indices: list[SSAValue]) -> tuple[ir.Value, ir.Type]:
-        shape = memref.type.get_shape()
-        elem = _memory_type(llvm_type(memref.type.element_type))
+        return self.element_address(self.v(memref), memref.type, [self.v(i) for i in indices])
+
+    def element_address(self, base: ir.Value, t: MemRefType, indices: list[ir.Value]) -> tuple[ir.Value, ir.Type]:
+        """The address of the element at ``indices`` of a buffer of type ``t`` at ``base``."""
+        elem = _memory_type(llvm_type(t.element_type))
         offset: ir.Value = ir.Constant(INDEX, 0)
-        for axis, idx in enumerate(indices):
-            stride = math.prod(shape[axis + 1:])
-            term = self.builder.mul(self.v(idx), ir.Constant(INDEX, stride), flags=("nuw", "nsw"))
+        for idx, stride in zip(indices, strides(t)):
+            term = self.builder.mul(idx, ir.Constant(INDEX, stride), flags=("nuw", "nsw"))
             offset = self.builder.add(offset, term, flags=("nuw", "nsw"))
-        return self.builder.gep(self.v(memref), [offset], inbounds=True, source_etype=elem), elem
+        return self.builder.gep(base, [offset], inbounds=True, source_etype=elem), elem
 
     # --- walking ------------------------------------------------------------------------
     def emit_block(self, block: Block) -> None:
@@ -363,6 +377,17 @@ def _byte_size(t: ir.Type) -> int:
     if isinstance(t, (ir.FloatType, ir.DoubleType)):
         return 4 if isinstance(t, ir.FloatType) else 8
     return t.width // 8
+
+
+@rule("memref.subview")
+def _subview(e, op):
+    """A part of a buffer, as the address of its first element (its strides are the
+    buffer's: unit strides only); library routines receive it as a pointer."""
+    assert set(op.static_strides.get_values()) == {1}, "memref.subview with steps is not produced by plaidarray"
+    dynamic = iter(op.offsets)
+    offsets = [e.v(next(dynamic)) if o == DYNAMIC_INDEX else ir.Constant(INDEX, o)
+               for o in op.static_offsets.get_values()]
+    return e.element_address(e.v(op.source), op.source.type, offsets)[0]
 
 
 @rule("memref.alloc")

@@ -33,11 +33,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from xdsl.dialects import arith, memref
+from xdsl.dialects import arith
 from xdsl.dialects import complex as cx
-from xdsl.dialects.builtin import IndexType, IntegerAttr
 from xdsl.ir import SSAValue
 
+from ..fortran_kernel import TYPE_PREFIX, FortranKernel
 from ..lowering import Kernel
 from ..opdef import Attrs, OpDef, register
 from ..shape import Shape
@@ -57,8 +57,6 @@ class Target:
 
 TARGETS: dict[str, Target] = {}
 
-#: LAPACK's type prefix of each dtype's routines.
-_PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
 #: Extra workspace per row/column so that blocked algorithms can use their block size.
 _BLOCK = 64
 
@@ -86,7 +84,7 @@ def _infer(shapes, attrs):
             raise ValueError(f"{name}: operands must be (stacks of) matrices, got {s}")
         if s.dims[:-2] != first.dims[:-2] or s.dtype != first.dtype:
             raise ValueError(f"{name}: operands must share batch dimensions and dtype, got {', '.join(map(str, shapes))}")
-    if first.dtype.name not in _PREFIX:
+    if first.dtype.name not in TYPE_PREFIX:
         raise TypeError(f"{name}: expected a floating-point dtype, got {first.dtype}")
     results = target.results([s.dims[-2:] for s in shapes], attrs)
     return Shape(first.dims[:-2] + (sum(math.prod(r) for r in results),), first.dtype)
@@ -116,61 +114,18 @@ register(OpDef("custom_call", _infer, _evaluate, Kernel(_emit)))
 
 # --- kernel helpers ------------------------------------------------------------------------
 
-class _Kernel:
-    """What a target's ``emit`` builds with: heap scratch, LAPACK arguments and calls,
-    per-matrix loops and the packed output (index arithmetic hidden)."""
+class _Kernel(FortranKernel):
+    """What a target's ``emit`` builds with: a :class:`FortranKernel` over the stack of
+    operand matrices, plus the operands and the packed output."""
 
     def __init__(self, k, inst, out, operands) -> None:
-        self.k, self.inst, self.out, self.operands = k, inst, out, operands
+        super().__init__(k, inst.shape.dtype, inst.shape.dims[:-1])
+        self.inst, self.out, self.operands = inst, out, operands
         self.attrs = inst.attrs
-        self.dtype = inst.shape.dtype
-        self.real_dtype = np.finfo(self.dtype).dtype
         self.matrices = [o.shape.dims[-2:] for o in inst.operands]
         self.results = result_shapes(inst.attrs["target"], self.matrices, inst.attrs)
         sizes = [math.prod(r) for r in self.results]
         self.offsets = [sum(sizes[:i]) for i in range(len(sizes))]
-        self._scratch: list[SSAValue] = []
-        self._ints: dict[int, SSAValue] = {}
-
-    # --- scratch and LAPACK calls -----------------------------------------------------
-    # Scratch and argument cells must be created before ``per_matrix``: they are
-    # allocated once, outside the loop over the stack.
-    def scratch(self, size: int, dtype: np.dtype | type | None = None) -> SSAValue:
-        """An uninitialised heap buffer of ``size`` elements (freed after the last matrix)."""
-        element = self.k.type(np.dtype(dtype or self.dtype))
-        buffer = self.k.insert(memref.AllocOp.get(element, shape=[max(size, 1)]))
-        self._scratch.append(buffer)
-        return buffer
-
-    def integer(self, value: int) -> SSAValue:
-        """A Fortran ``INTEGER`` argument holding ``value``."""
-        if value not in self._ints:
-            self._ints[value] = self._cell(value, np.int32)
-        return self._ints[value]
-
-    def char(self, letter: str) -> SSAValue:
-        """A Fortran ``CHARACTER`` argument (``'U'``, ``'V'``...)."""
-        return self._cell(ord(letter), np.int8)
-
-    def _cell(self, value: int, dtype: type) -> SSAValue:
-        cell = self.scratch(1, dtype)
-        self.store(self.k.const(value, np.dtype(dtype)), cell, self.index(0))
-        return cell
-
-    def lapack(self, routine: str, *args: SSAValue) -> None:
-        """Call LAPACK's ``routine`` for this dtype (``"potrf"`` -> ``dpotrf``)."""
-        self.k.call(f"lapack_{_PREFIX[self.dtype.name]}{routine}", list(args))
-
-    def succeeded(self, info: SSAValue) -> SSAValue:
-        """``INFO == 0`` after a call, as an ``i1``."""
-        zero = self.k.const(0, np.dtype(np.int32))
-        return self.k.insert(arith.CmpiOp(self.load(info, self.index(0)), zero, "eq"))
-
-    def per_matrix(self, body: Callable[[Sequence[SSAValue]], None]) -> None:
-        """Run ``body(batch_indices)`` for every matrix of the stack, then free the scratch."""
-        self.k.for_each(self.inst.shape.dims[:-1], body)
-        for buffer in self._scratch:
-            self.k.insert(memref.DeallocOp.get(buffer))
 
     # --- moving data ------------------------------------------------------------------
     def copy_in(self, batch: Sequence[SSAValue], operand: int, buffer: SSAValue, column_major: bool) -> None:
@@ -195,35 +150,7 @@ class _Kernel:
             self.store(value(*indices), self.out, *batch, position)
         self.k.for_each(shape, element)
 
-    # --- scalar code --------------------------------------------------------------------
-    def index(self, value: int) -> SSAValue:
-        return self.k.insert(arith.ConstantOp(IntegerAttr(value, IndexType())))
-
-    def add(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
-        return self.k.insert(arith.AddiOp(a, self.index(b) if isinstance(b, int) else b))
-
-    def mul(self, a: SSAValue, b: int) -> SSAValue:
-        return self.k.insert(arith.MuliOp(a, self.index(b)))
-
-    def col(self, i: SSAValue, j: SSAValue, ld: int) -> SSAValue:
-        """The position of element (i, j) of a column-major matrix with leading dimension ``ld``."""
-        return self.add(i, self.mul(j, ld))
-
-    def load(self, buffer: SSAValue, *indices: SSAValue) -> SSAValue:
-        return self.k.insert(memref.LoadOp.get(buffer, list(indices)))
-
-    def store(self, value: SSAValue, buffer: SSAValue, *indices: SSAValue) -> None:
-        self.k.insert(memref.StoreOp.get(value, buffer, list(indices)))
-
-    def compare(self, a: SSAValue, predicate: str, b: SSAValue) -> SSAValue:
-        return self.k.insert(arith.CmpiOp(a, b, predicate))
-
-    def select(self, condition: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.k.insert(arith.SelectOp(condition, a, b))
-
-    def const(self, value: object) -> SSAValue:
-        return self.k.const(value, self.dtype)
-
+    # --- results ------------------------------------------------------------------------
     def or_nan(self, ok: SSAValue, value: SSAValue) -> SSAValue:
         """``value`` if the LAPACK call succeeded, else NaN."""
         return self.select(ok, value, self.const(np.nan))

@@ -70,7 +70,28 @@ def _reshape_of_reshape(inst: Instruction) -> Instruction | None:
     return _same_shape_noop(inst)
 
 
+def _fold_transposes(inst: Instruction) -> Instruction | None:
+    """A dot_general reads a transposed operand's source with renumbered dimensions, so
+    the transpose is never materialised (XLA's transpose folding): ``x.mT @ y`` becomes
+    a product with a transposed operand, which BLAS reads in place. The free dimensions
+    must keep their order, which fixes the result's."""
+    operands, attrs = list(inst.operands), dict(inst.attrs)
+    for side, prefix in enumerate(("lhs", "rhs")):
+        x = operands[side]
+        if x.opcode != "transpose":
+            continue
+        batch, contracting = attrs[f"{prefix}_batch"], attrs[f"{prefix}_contracting"]
+        permutation = x.attrs["permutation"]
+        free = [permutation[d] for d in range(x.shape.rank) if d not in batch and d not in contracting]
+        if free == sorted(free):
+            operands[side] = x.operands[0]
+            attrs[f"{prefix}_batch"] = tuple(permutation[d] for d in batch)
+            attrs[f"{prefix}_contracting"] = tuple(permutation[d] for d in contracting)
+    return None if operands == list(inst.operands) else Instruction(inst.opcode, operands, attrs, inst.shape)
+
+
 RULES: dict[str, Callable[[Instruction], Instruction | None]] = {
+    "dot_general": _fold_transposes,
     "add": _neutral_binary,
     "multiply": _neutral_binary,
     "convert": _same_shape_noop,
