@@ -10,7 +10,8 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Callable, Hashable
+from collections.abc import Callable, Hashable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 from cachetools import LRUCache
@@ -30,34 +31,68 @@ class CacheInfo:
     per_backend_compiles: dict[str, int] = field(default_factory=dict)
 
 
+class KeyLocks:
+    """A lock per key that some thread is computing, so that threads missing the same
+    key at once compute it once: the first computes, the others wait and then find its
+    result. An entry lives while a thread holds or waits for it."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: dict[Hashable, list] = {}  # key -> [lock, threads holding or waiting]
+
+    @contextmanager
+    def hold(self, key: Hashable) -> Iterator[None]:
+        with self._lock:
+            entry = self._entries.setdefault(key, [threading.Lock(), 0])
+            entry[1] += 1
+        try:
+            with entry[0]:
+                yield
+        finally:
+            with self._lock:
+                entry[1] -= 1
+                if not entry[1]:
+                    del self._entries[key]
+
+
 class ExecutableCache:
     """Thread-safe LRU of executables; compiles each key once even under concurrency."""
 
     def __init__(self, maxsize: int) -> None:
         self._lru: LRUCache = LRUCache(maxsize=maxsize)
         self._lock = threading.Lock()
-        self._key_locks: dict[Hashable, threading.Lock] = {}
+        self._compiling = KeyLocks()
         self._info = CacheInfo(maxsize=maxsize)
 
-    def get(self, key: Hashable, backend: str, compile_fn: Callable[[], Executable]) -> Executable:
+    def lookup(self, key: Hashable) -> Executable | None:
+        """The executable cached under ``key`` (a hit), or None."""
         with self._lock:
             exe = self._lru.get(key)
             if exe is not None:
                 self._info.hits += 1
-                return exe
+            return exe
+
+    def get(self, key: Hashable, backend: str, compile_fn: Callable[[], Executable]) -> Executable:
+        """The executable cached under ``key``, made by ``compile_fn`` on a miss."""
+        exe = self.lookup(key)
+        if exe is not None:
+            return exe
+        with self._lock:
             self._info.misses += 1
-            key_lock = self._key_locks.setdefault(key, threading.Lock())
-        with key_lock:
+        with self._compiling.hold(key):
             with self._lock:
                 exe = self._lru.get(key)
-            if exe is not None:
+            if exe is not None:  # compiled by the thread this one waited for
                 return exe
             start = time.perf_counter()
             exe = compile_fn()
             elapsed = time.perf_counter() - start
+            evicted = []  # released after the lock: freeing an executable's code takes LLVM's lock
             with self._lock:
-                self._lru[key] = exe
-                self._key_locks.pop(key, None)
+                if self._lru.maxsize:  # PLAIDARRAY_CACHE_SIZE=0 caches nothing
+                    while len(self._lru) >= self._lru.maxsize:
+                        evicted.append(self._lru.popitem())
+                    self._lru[key] = exe
                 if exe.from_disk:
                     self._info.disk_hits += 1
                 else:

@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..backend import registry
+from ..backend.cache import KeyLocks
 from ..hlo import Module
 from ..hlo.shape import Shape
 from . import pytree
@@ -89,6 +90,7 @@ class JitFunction:
         self._plain: dict[Hashable, Compiled] = {}
         self._plain_arities = _plain_arities(self._signature, self._static_argnums, self._static_argnames)
         self._lock = threading.Lock()
+        self._tracing = KeyLocks()
         self._hits = self._misses = 0
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
@@ -107,13 +109,25 @@ class JitFunction:
             if compiled is not None:
                 self._hits += 1
         if compiled is None:
-            compiled = self._lower(call).compile()
-            with self._lock:
-                self._misses += 1
-                compiled = self._compiled.setdefault(call.key, compiled)
+            compiled = self._compile_once(call)
         if plain is not None:
             self._plain[plain] = compiled
         return compiled.run(call.arrays)
+
+    def _compile_once(self, call: _Call) -> Compiled:
+        """Trace and compile the signature of ``call``; threads calling with a new
+        signature at once wait for one of them to do it."""
+        with self._tracing.hold(call.key):
+            with self._lock:
+                compiled = self._compiled.get(call.key)
+                if compiled is not None:
+                    self._hits += 1
+                    return compiled
+            compiled = self._lower(call).compile()
+            with self._lock:
+                self._misses += 1
+                self._compiled[call.key] = compiled
+            return compiled
 
     def _plain_key(self, args: tuple) -> Hashable | None:
         """The signature of a call whose arguments are all arrays passed by position

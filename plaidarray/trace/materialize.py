@@ -2,35 +2,43 @@
 
 from __future__ import annotations
 
-import numpy as np
-
 from ..backend import registry
 from ..backend.cache import EXECUTABLES
 from ..backend.executable import Backend, Executable
 from ..hlo import Computation, Module
 from ..hlo.fingerprint import fingerprint, structure
-from .node import Node
+from .node import GRAPH_LOCK, Node
 from .to_hlo import pending_graph, pending_key
 
 
 def materialize(nodes: list[Node]) -> None:
     """Give every node in ``nodes`` a buffer, running one compiled module for all of them.
 
-    The cache key is read off the lazy graph; HLO is only built on a miss."""
-    pending = [n for n in dict.fromkeys(nodes) if n.buffer is None]
-    if not pending:
-        return
-    key, buffers = pending_key(pending)
-    backend = registry.current()
-    executable = EXECUTABLES.get((key, backend.name, backend.compiler.target), backend.name,
-                                 lambda: _compile(backend, pending, buffers))
-    for node, out in zip(pending, executable.run(buffers)):
-        node.set_buffer(out)
+    The cache key is read off the lazy graph; HLO is only built on a miss. Both happen
+    under ``GRAPH_LOCK``, so they see the same graph even while other threads
+    materialise parts of it; compiling and running happen outside it.
+    """
+    with GRAPH_LOCK:
+        pending = [n for n in dict.fromkeys(nodes) if n.buffer is None]
+        if not pending:
+            return
+        key, buffers = pending_key(pending)
+        backend = registry.current()
+        key = (key, backend.name, backend.compiler.target)
+        executable = EXECUTABLES.lookup(key)
+        if executable is None:
+            comp, params = pending_graph(pending)
+            assert all(a is b for a, b in zip(params, buffers)), "pending_key and pending_graph disagree on parameters"
+    if executable is None:
+        executable = EXECUTABLES.get(key, backend.name, lambda: _compile(backend, comp))
+    outs = executable.run(buffers)
+    with GRAPH_LOCK:
+        for node, out in zip(pending, outs):
+            if node.buffer is None:  # another thread may have computed it meanwhile
+                node.set_buffer(out)
 
 
-def _compile(backend: Backend, pending: list[Node], buffers: list[np.ndarray]) -> Executable:
-    comp, params = pending_graph(pending)
-    assert all(a is b for a, b in zip(params, buffers)), "pending_key and pending_graph disagree on parameters"
+def _compile(backend: Backend, comp: Computation) -> Executable:
     return backend.compiler.compile(Module(f"m_{fingerprint(comp)}", comp))
 
 
@@ -38,5 +46,4 @@ def executable_for(comp: Computation) -> Executable:
     """The current backend's executable for ``comp``, compiled on a cache miss."""
     backend = registry.current()
     key = (structure(comp), backend.name, backend.compiler.target)
-    return EXECUTABLES.get(
-        key, backend.name, lambda: backend.compiler.compile(Module(f"m_{fingerprint(comp)}", comp)))
+    return EXECUTABLES.get(key, backend.name, lambda: _compile(backend, comp))

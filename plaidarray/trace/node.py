@@ -9,12 +9,18 @@ arguments are placeholders: nodes that stand for any value of their shape and dt
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import numpy as np
 
 from ..hlo.opdef import lookup
 from ..hlo.shape import Shape
+
+#: Held while the graph is walked (cache keys, HLO, traces) and while materialised nodes
+#: get their buffers: ``set_buffer`` drops a node's operands, so a walk on another thread
+#: could otherwise see a node that is neither pending nor ready.
+GRAPH_LOCK = threading.RLock()
 
 
 class Node:
@@ -51,6 +57,7 @@ class Node:
         return self.op == "parameter"
 
     def set_buffer(self, buffer: np.ndarray) -> None:
+        """Make the node ready (the caller holds ``GRAPH_LOCK``)."""
         self.buffer = buffer
         self.op, self.operands, self.attrs = None, (), {}
 

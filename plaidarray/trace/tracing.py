@@ -30,7 +30,7 @@ from ..hlo.ir import topological_order
 from ..hlo.shape import Shape
 from . import pytree
 from .array import Array
-from .node import Node
+from .node import GRAPH_LOCK, Node
 from .to_hlo import graph_to_computation
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -139,8 +139,9 @@ def trace(fun: Callable[[list[Array]], Any], shapes: Sequence[Shape], owner: Tra
         out = fun([Array(p) for p in placeholders])
     leaves, structure = pytree.flatten(out)
     roots = [_result_array(leaf, owner)._node for leaf in leaves]
-    captured = _captured(roots, placeholders)
-    comp, bound = graph_to_computation(roots, placeholders, lambda node: id(node) in captured)
+    with GRAPH_LOCK:  # captured values may be materialised by other threads meanwhile
+        captured = _captured(roots, placeholders)
+        comp, bound = graph_to_computation(roots, placeholders, lambda node: id(node) in captured)
     return Traced(comp, bound, structure)
 
 
