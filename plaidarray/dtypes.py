@@ -58,18 +58,20 @@ def complex_dtype(dtype: np.dtype) -> np.dtype:
     return {float32: complex64, float64: complex128}.get(dtype, dtype)
 
 
-def promote(a: np.dtype, b: np.dtype) -> np.dtype:
+def promote(a: np.dtype, b: np.dtype, where: str = "") -> np.dtype:
     """Result dtype of a binary operation between arrays of dtypes ``a`` and ``b``.
 
     Raises TypeError where the standard defines no promotion (mixed kinds,
-    uint64 with a signed integer), rather than silently picking a wider type.
+    uint64 with a signed integer), rather than silently picking a wider type; the
+    message starts with ``where``, the function asking, when given.
     """
     if a == b:
         return a
+    prefix = f"{where}: " if where else ""
     if a not in ALL or b not in ALL:
-        raise TypeError(f"unsupported dtype: {a if a not in ALL else b}")
+        raise TypeError(f"{prefix}unsupported dtype {a if a not in ALL else b}")
     if _kind(a) != _kind(b):
-        raise TypeError(f"no Array API type promotion between {a} and {b} (mixed kinds)")
+        raise TypeError(f"{prefix}no Array API type promotion between {a} and {b} (mixed kinds)")
     if a.kind in "fc":
         precision = max(real_dtype(a).itemsize, real_dtype(b).itemsize)
         real = float64 if precision == 8 else float32
@@ -80,18 +82,22 @@ def promote(a: np.dtype, b: np.dtype) -> np.dtype:
     if signed.itemsize > unsigned.itemsize:
         return signed
     if unsigned.itemsize == 8:
-        raise TypeError(f"no Array API type promotion between {a} and {b}")
+        raise TypeError(f"{prefix}no Array API type promotion between {a} and {b}")
     return np.dtype(f"int{unsigned.itemsize * 16}")
 
 
-def result_type(*dtypes: np.dtype) -> np.dtype:
+def result_type(*dtypes: np.dtype, where: str = "") -> np.dtype:
     """Promote any number of dtypes left to right (the lattice is associative)."""
     if not dtypes:
         raise ValueError("result_type needs at least one dtype")
     out = dtypes[0]
     for d in dtypes[1:]:
-        out = promote(out, d)
+        out = promote(out, d, where)
     return out
+
+
+def unsupported_dtype(dtype: np.dtype, where: str) -> TypeError:
+    return TypeError(f"{where}: unsupported dtype {dtype}; plaidarray supports {', '.join(d.name for d in ALL)}")
 
 
 def check_dtype(dtype: object, category: str, where: str) -> np.dtype:
@@ -101,6 +107,8 @@ def check_dtype(dtype: object, category: str, where: str) -> np.dtype:
     except TypeError:
         raise TypeError(f"{where}: {dtype!r} is not a dtype") from None
     if d not in CATEGORIES[category]:
+        if category == "any":
+            raise unsupported_dtype(d, where)
         raise TypeError(f"{where}: expected a {category} dtype, got {d}")
     return d
 

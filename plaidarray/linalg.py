@@ -144,7 +144,7 @@ def solve(x1: Array, x2: Array, /) -> Array:
     _matrices(x1, "solve", square=True)
     check_array(x2, "solve")
     check_category(x2, "floating-point", "solve")
-    dtype = dt.promote(x1.dtype, x2.dtype)
+    dtype = dt.promote(x1.dtype, x2.dtype, "solve")
     n = x1.shape[-1]
     vector = x2.ndim == 1
     b = reshape(x2, (n, 1)) if vector and x2.shape[0] == n else x2
@@ -285,7 +285,7 @@ def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     if x1.shape[axis] != 3 or x2.shape[axis] != 3:
         raise ValueError(f"cross: the vectors along axis {axis} must have 3 elements, got {x1.shape} and {x2.shape}")
     shape = broadcast_shapes(x1.shape, x2.shape)
-    dtype = dt.promote(x1.dtype, x2.dtype)
+    dtype = dt.promote(x1.dtype, x2.dtype, "cross")
     a, b = (broadcast_to(convert(x, dtype), shape) for x in (x1, x2))
 
     def part(x, i):

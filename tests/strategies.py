@@ -5,8 +5,10 @@ that include the floating-point special values (NaN, +-inf, -0.0, subnormals).""
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
+from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
@@ -103,3 +105,10 @@ def arrays(dtype, shape, elements_strategy=None, **element_kwargs):
 
 def dtype_ids(dtypes):
     return [np.dtype(d).name for d in dtypes]
+
+
+def examples_in_ci(n: int) -> settings:
+    """``n`` examples under the ``ci`` profile and the profile's number otherwise: for
+    tests with many parametrized cases, CI runs a thin slice and a campaign
+    (``HYPOTHESIS_PROFILE=thorough``) the full count."""
+    return settings(max_examples=n) if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci" else settings()

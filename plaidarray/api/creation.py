@@ -31,14 +31,6 @@ def _check_device(device: Any) -> None:
         raise ValueError(f"unsupported device {device!r}; plaidarray runs on 'cpu'")
 
 
-def _shape(shape: Shape, where: str) -> tuple[int, ...]:
-    dims = (shape,) if isinstance(shape, int) else tuple(shape)
-    for d in dims:
-        if not isinstance(d, (int, np.integer)) or isinstance(d, bool) or d < 0:
-            raise ValueError(f"{where}: shape entries must be non-negative ints, got {shape!r}")
-    return tuple(int(d) for d in dims)
-
-
 def _dtype(dtype: Any, default: np.dtype, where: str) -> np.dtype:
     return default if dtype is None else dt.check_dtype(dtype, "any", where)
 
@@ -63,13 +55,11 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
         target = _sequence_dtype(obj)
     try:
         value = np.asarray(obj, dtype=target) if copy is not True else np.array(obj, dtype=target, copy=True)
-    except OverflowError as exc:
-        raise OverflowError(f"asarray: {exc}") from None
+    except (OverflowError, ValueError) as exc:  # out-of-range ints, NaN to int, ragged nesting
+        raise type(exc)(f"asarray: {exc}") from None
     if copy is False and not _shares_memory(obj, value):
         raise ValueError("asarray: the input cannot be used without a copy, but copy=False")
-    if value.dtype not in dt.ALL:
-        raise TypeError(f"asarray: unsupported dtype {value.dtype}")
-    buffer = to_device(value)
+    buffer = to_device(value, "asarray")
     if copy is False and buffer is not value:
         raise ValueError("asarray: the input's layout needs a copy, but copy=False")
     return Array(Node.ready(buffer))
@@ -111,8 +101,10 @@ def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: Any =
     if target.kind == "b":
         fill_value = bool(fill_value)
     elif target.kind in "iu" and isinstance(fill_value, float):
+        if not math.isfinite(fill_value):
+            raise ValueError(f"full: cannot fill a {target} array with {fill_value}")
         fill_value = int(fill_value)
-    return graph.full(_shape(shape, "full"), fill_value, target)
+    return graph.full(graph.shape_tuple(shape, "full"), fill_value, target)
 
 
 def zeros(shape: Shape, *, dtype: Any = None, device: Any = None) -> Array:
@@ -157,6 +149,8 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
         start, stop = 0, start
     if step == 0:
         raise ValueError("arange: step must not be zero")
+    if any(isinstance(v, float) and not math.isfinite(v) for v in (start, stop, step)):
+        raise ValueError(f"arange: start, stop and step must be finite, got {start}, {stop}, {step}")
     is_float = any(isinstance(v, float) for v in (start, stop, step))
     target = _dtype(dtype, dt.default_float if is_float else dt.default_int, "arange")
     n = max(0, math.ceil((stop - start) / step))
@@ -194,7 +188,7 @@ def linspace(start: int | float, stop: int | float, /, num: int, *, dtype: Any =
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None, device: Any = None) -> Array:
     _check_device(device)
     n_cols = n_rows if n_cols is None else n_cols
-    shape = _shape((n_rows, n_cols), "eye")
+    shape = graph.shape_tuple((n_rows, n_cols), "eye")
     target = _dtype(dtype, dt.default_float, "eye")
     rows = op("iota", dims=shape, iota_dimension=0, dtype=dt.int64)
     cols = op("iota", dims=shape, iota_dimension=1, dtype=dt.int64)
@@ -248,8 +242,9 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
     _check_device(device)
     try:
         value = np.from_dlpack(x, copy=copy)
+    except AttributeError:  # NumPy looks the protocol up without checking for it
+        raise TypeError(f"from_dlpack: expected an object supporting DLPack (__dlpack__), "
+                        f"got {type(x).__name__}") from None
     except (TypeError, BufferError, ValueError, RuntimeError) as exc:
         raise type(exc)(f"from_dlpack: {exc}") from None
-    if value.dtype not in dt.ALL:
-        raise TypeError(f"from_dlpack: unsupported dtype {value.dtype}")
-    return Array(Node.ready(to_device(value)))
+    return Array(Node.ready(to_device(value, "from_dlpack")))

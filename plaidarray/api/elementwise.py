@@ -242,7 +242,7 @@ def clip(x: Array, /, min: Array | int | float | None = None, max: Array | int |
         if bound is None:
             continue
         if isinstance(bound, Array):
-            if bound.dtype != x.dtype and dt.promote(bound.dtype, x.dtype) != x.dtype:
+            if bound.dtype != x.dtype and dt.promote(bound.dtype, x.dtype, "clip") != x.dtype:
                 raise TypeError(f"clip: bound dtype {bound.dtype} does not promote to {x.dtype}")
             bound = convert(bound, x.dtype)
         elif isinstance(bound, (int, float)) and x.dtype.kind in "iu" and not isinstance(bound, bool):

@@ -3,6 +3,8 @@ broadcasting, promotion. Everything here records HLO ops; nothing computes value
 
 from __future__ import annotations
 
+import math
+import operator
 from collections.abc import Sequence
 from typing import Any
 
@@ -10,6 +12,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..hlo.literal import Literal
+from ..hlo.shape import MAX_SIZE
 from ..trace.array import Array
 from ..trace.node import Node
 
@@ -105,7 +108,7 @@ def operands(where: str, *args: Array | Scalar) -> list[Array]:
     arrays = [a for a in args if isinstance(a, Array)]
     if not arrays:
         raise TypeError(f"{where}: at least one argument must be an array")
-    dtype = dt.result_type(*(a.dtype for a in arrays))
+    dtype = dt.result_type(*(a.dtype for a in arrays), where=where)
     shape = broadcast_shapes(*(a.shape for a in arrays))
     out = []
     for a in args:
@@ -121,6 +124,42 @@ def _alike(args: tuple) -> bool:
     return shape is not None and all(type(a) is Array and a._node.shape == shape for a in args)
 
 
+def as_int(value: object, where: str, what: str) -> int:
+    """``value`` as a Python int: ints and integer scalars, never bools or floats."""
+    if not isinstance(value, bool):
+        try:
+            return operator.index(value)
+        except TypeError:
+            pass
+    raise TypeError(f"{where}: {what} must be an int, got {value!r}")
+
+
+def int_tuple(value: object, where: str, what: str) -> tuple[int, ...]:
+    """An int or a sequence of ints, as a tuple of Python ints."""
+    if type(value) is int:
+        return (value,)
+    if type(value) is tuple and all(type(v) is int for v in value):
+        return value
+    if isinstance(value, (Sequence, np.ndarray)) and not isinstance(value, (str, bytes)):
+        return tuple(as_int(v, where, f"each entry of {what}") for v in value)
+    try:
+        return (as_int(value, where, what),)
+    except TypeError:
+        raise TypeError(f"{where}: {what} must be an int or a tuple of ints, got {value!r}") from None
+
+
+def shape_tuple(shape: object, where: str, *, allow_unknown: bool = False) -> tuple[int, ...]:
+    """A shape argument as a tuple of non-negative ints (one -1 if ``allow_unknown``)."""
+    dims = int_tuple(shape, where, "shape")
+    lowest = -1 if allow_unknown else 0
+    if any(d < lowest for d in dims) or (allow_unknown and dims.count(-1) > 1):
+        expected = "non-negative (one may be -1)" if allow_unknown else "non-negative"
+        raise ValueError(f"{where}: shape entries must be {expected}, got {dims}")
+    if abs(math.prod(dims)) > MAX_SIZE:
+        raise ValueError(f"{where}: shape {dims} has more elements than a 64-bit index can count")
+    return dims
+
+
 def check_category(x: Array, category: str, where: str) -> None:
     if x.dtype not in dt.CATEGORIES[category]:
         raise TypeError(f"{where}: expected an array of {category} dtype, got {x.dtype}")
@@ -130,11 +169,9 @@ def normalize_axes(axis: int | Sequence[int] | None, ndim: int, where: str) -> t
     """Axes as sorted non-negative ints; IndexError-free ValueError naming the axis."""
     if axis is None:
         return tuple(range(ndim))
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = int_tuple(axis, where, "axis")
     out = []
     for a in axes:
-        if not isinstance(a, int) or isinstance(a, bool):
-            raise TypeError(f"{where}: axis must be an int or a tuple of ints, got {a!r}")
         if not -ndim <= a < max(ndim, 1) or (ndim == 0 and a not in (0, -1)):
             raise ValueError(f"{where}: axis {a} is out of bounds for an array of rank {ndim}")
         out.append(a % ndim if ndim else 0)

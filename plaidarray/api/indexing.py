@@ -115,8 +115,11 @@ def _integer_arrays(x: Array, key: Any) -> Array | None:
         k = graph.broadcast_to(graph.convert(k, dt.int64), shape)
         wrapped = op("select", op("compare", k, graph.full(shape, 0, dt.int64), direction="LT"),
                      op("add", k, graph.full(shape, n, dt.int64)), k)
+        # Out of range even so: clamped on its own axis (as take does), never read out of bounds.
+        clamped = op("minimum", op("maximum", wrapped, graph.full(shape, 0, dt.int64)),
+                     graph.full(shape, max(n - 1, 0), dt.int64))
         stride = graph.full(shape, math.prod(x.shape[axis + 1:]), dt.int64)
-        linear = op("add", linear, op("multiply", wrapped, stride))
+        linear = op("add", linear, op("multiply", clamped, stride))
     return op("take", graph.reshape(x, (x.size,)), linear, axis=0)
 
 
@@ -164,7 +167,7 @@ def _masked_update(x: Array, mask: Array, value: Array) -> Array:
 def setitem(x: Array, key: Any, value: Any) -> Array:
     """The array ``x`` with ``x[key] = value`` applied, as a new value."""
     if isinstance(value, Array):
-        if dt.promote(value.dtype, x.dtype) != x.dtype:
+        if dt.promote(value.dtype, x.dtype, "__setitem__") != x.dtype:
             raise TypeError(f"__setitem__: cannot store {value.dtype} values into a {x.dtype} array")
         value = graph.convert(value, x.dtype)
     else:

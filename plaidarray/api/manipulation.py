@@ -9,7 +9,7 @@ from .. import dtypes as dt
 from ..api_version import sequence
 from ..trace.array import Array
 from . import graph
-from .graph import check_array, normalize_axes, op
+from .graph import as_int, check_array, int_tuple, normalize_axes, op, shape_tuple
 
 __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims", "repeat",
            "reshape", "roll", "squeeze", "stack", "tile", "unstack"]
@@ -18,9 +18,7 @@ __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "ex
 def reshape(x: Array, /, shape: Sequence[int], *, copy: bool | None = None) -> Array:
     """Reshape ``x``; one dimension may be -1 (inferred)."""
     check_array(x, "reshape")
-    shape = tuple(int(s) for s in shape)
-    if shape.count(-1) > 1 or any(s < -1 for s in shape):
-        raise ValueError(f"reshape: invalid shape {shape}")
+    shape = shape_tuple(shape, "reshape", allow_unknown=True)
     if -1 in shape:
         known = math.prod(s for s in shape if s != -1)
         if known == 0 or x.size % known:
@@ -35,7 +33,7 @@ def reshape(x: Array, /, shape: Sequence[int], *, copy: bool | None = None) -> A
 
 def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
     check_array(x, "permute_dims")
-    axes = tuple(axes)
+    axes = int_tuple(axes, "permute_dims", "axes")
     if sorted(a % x.ndim if x.ndim else a for a in axes) != list(range(x.ndim)) or len(axes) != x.ndim:
         raise ValueError(f"permute_dims: {axes} is not a permutation of {x.ndim} axes")
     return op("transpose", x, permutation=tuple(a % x.ndim for a in axes))
@@ -44,7 +42,7 @@ def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
 def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
     """Insert unit dimensions at ``axis`` (positions in the result; a tuple from 2025.12)."""
     check_array(x, "expand_dims")
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    axes = int_tuple(axis, "expand_dims", "axis")
     rank = x.ndim + len(axes)
     if any(not -rank <= a < rank for a in axes):
         raise IndexError(f"expand_dims: axis {axis} out of range for a result of rank {rank}")
@@ -66,7 +64,7 @@ def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
 
 def broadcast_to(x: Array, /, shape: Sequence[int]) -> Array:
     check_array(x, "broadcast_to")
-    return graph.broadcast_to(x, tuple(shape))
+    return graph.broadcast_to(x, shape_tuple(shape, "broadcast_to"))
 
 
 def broadcast_arrays(*arrays: Array) -> list[Array] | tuple[Array, ...]:
@@ -83,7 +81,7 @@ def concat(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int | None =
     arrays = [check_array(a, "concat") for a in arrays]
     if not arrays:
         raise ValueError("concat: need at least one array")
-    dtype = dt.result_type(*(a.dtype for a in arrays))
+    dtype = dt.result_type(*(a.dtype for a in arrays), where="concat")
     arrays = [graph.convert(a, dtype) for a in arrays]
     if axis is None:
         arrays = [graph.reshape(a, (a.size,)) for a in arrays]
@@ -120,8 +118,7 @@ def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
 
 def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[int, ...], /) -> Array:
     check_array(x, "moveaxis")
-    src = (source,) if isinstance(source, int) else tuple(source)
-    dst = (destination,) if isinstance(destination, int) else tuple(destination)
+    src, dst = int_tuple(source, "moveaxis", "source"), int_tuple(destination, "moveaxis", "destination")
     if len(src) != len(dst):
         raise ValueError("moveaxis: source and destination must have the same number of axes")
     src = tuple(normalize_axes(a, x.ndim, "moveaxis")[0] for a in src)
@@ -137,11 +134,12 @@ def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[i
 def roll(x: Array, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ...] | None = None) -> Array:
     """Rotate elements along ``axis`` (the flattened array when None) by ``shift``."""
     check_array(x, "roll")
+    shifts = int_tuple(shift, "roll", "shift")
     if axis is None:
-        flat = graph.reshape(x, (x.size,))
-        return graph.reshape(roll(flat, shift if isinstance(shift, int) else sum(shift), axis=0), x.shape)
-    axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    shifts = (shift,) * len(axes) if isinstance(shift, int) else tuple(shift)
+        return graph.reshape(roll(graph.reshape(x, (x.size,)), sum(shifts), axis=0), x.shape)
+    axes = int_tuple(axis, "roll", "axis")
+    if len(shifts) == 1:
+        shifts *= len(axes)
     if len(shifts) != len(axes):
         raise ValueError("roll: shift and axis must have the same length")
     out = x
@@ -162,7 +160,7 @@ def roll(x: Array, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ..
 
 def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
     check_array(x, "tile")
-    reps = tuple(repetitions)
+    reps = int_tuple(repetitions, "tile", "repetitions")
     if any(r < 0 for r in reps):
         raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
     rank = max(len(reps), x.ndim)
@@ -184,7 +182,8 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
         x, axis = graph.reshape(x, (x.size,)), 0
     (axis,) = normalize_axes(axis, x.ndim, "repeat")
     n = x.shape[axis]
-    if isinstance(repeats, int):
+    if not isinstance(repeats, Array):
+        repeats = as_int(repeats, "repeat", "repeats")
         if repeats < 0:
             raise ValueError("repeat: repeats must be non-negative")
         wide = x.shape[:axis + 1] + (repeats,) + x.shape[axis + 1:]
@@ -198,9 +197,12 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
     from .searching import searchsorted
     from .statistical import cumulative_sum
 
-    counts = graph.broadcast_to(graph.reshape(repeats, (repeats.size,)) if repeats.ndim else repeats, (n,))
-    ends = cumulative_sum(graph.convert(counts, dt.int64))
-    total = int(ends[-1]) if n else 0
+    flat = graph.reshape(repeats, (repeats.size,)) if repeats.ndim else repeats
+    counts = graph.convert(graph.broadcast_to(flat, (n,)), dt.int64)
+    ends = cumulative_sum(counts)
+    total, lowest = stack([ends[-1], op("reduce", counts, dimensions=(0,), kind="minimum")]).tolist() if n else (0, 0)
+    if lowest < 0:
+        raise ValueError("repeat: repeats must be non-negative")
     positions = op("iota", dims=(total,), iota_dimension=0, dtype=dt.int64)
     return take(x, searchsorted(ends, positions, side="right"), axis=axis)
 

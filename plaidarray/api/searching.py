@@ -3,6 +3,8 @@ data-dependent size: its count is materialised first (see ``true_positions``).""
 
 from __future__ import annotations
 
+import math
+
 from .. import dtypes as dt
 from ..trace.array import Array
 from . import graph
@@ -80,7 +82,7 @@ def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left", s
         x1 = take(x1, sorter, axis=0)
     if not isinstance(x2, Array):
         x2 = graph.scalar_for(x2, x1.dtype, "searchsorted")
-    dtype = dt.promote(x1.dtype, x2.dtype)
+    dtype = dt.promote(x1.dtype, x2.dtype, "searchsorted")
     return op("searchsorted", convert(x1, dtype), convert(x2, dtype), side=side)
 
 
@@ -106,9 +108,8 @@ def nonzero(x: Array, /) -> tuple[Array, ...]:
     nonzero_ = x if x.dtype == dt.bool_ else op("compare", x, graph.full(x.shape, 0, x.dtype), direction="NE")
     flat = true_positions(nonzero_)
     out = []
-    stride = x.size
-    for n in x.shape:
-        stride //= n
+    for axis, n in enumerate(x.shape):
+        stride = math.prod(x.shape[axis + 1:])
         coord = op("divide", flat, graph.full(flat.shape, stride, dt.int64)) if stride > 1 else flat
         out.append(op("remainder", coord, graph.full(flat.shape, n, dt.int64)))
     return tuple(out)

@@ -12,16 +12,18 @@ import ctypes
 
 import numpy as np
 
-from ..dtypes import ALL
+from ..dtypes import ALL, unsupported_dtype
 
 
-def to_device(value: np.ndarray) -> np.ndarray:
-    """A buffer holding ``value``: the same memory when its layout allows it."""
-    if value.dtype not in ALL:
-        raise TypeError(f"unsupported dtype {value.dtype}; plaidarray supports {', '.join(d.name for d in ALL)}")
+def to_device(value: np.ndarray, where: str) -> np.ndarray:
+    """A buffer holding ``value``: the same memory when its layout allows it. ``where``
+    names the function asking, for the error on an unsupported dtype."""
+    native = value.dtype.newbyteorder("=")
+    if native not in ALL:
+        raise unsupported_dtype(value.dtype, where)
     if value.flags.c_contiguous and value.flags.aligned and value.dtype.isnative:
         return value
-    return np.ascontiguousarray(value, dtype=value.dtype.newbyteorder("="))
+    return np.ascontiguousarray(value, dtype=native)
 
 
 def to_host(buffer: np.ndarray) -> np.ndarray:

@@ -35,3 +35,20 @@ class Shape:
 
     def __str__(self) -> str:
         return f"{XLA_TYPE_NAMES[self.dtype.name]}[{','.join(map(str, self.dims))}]"
+
+
+#: The largest element count compiled code can index (loop counters are signed 64-bit).
+MAX_SIZE = 2**63 - 1
+
+
+def static_dims(dims: object, op: str) -> tuple[int, ...]:
+    """The dimensions an op's attribute asks for, checked: non-negative Python ints whose
+    product a 64-bit index can count (the array API layer validates user input; this
+    keeps a bad attribute from reaching a backend, where it would surface as a crash,
+    an overflowing loop or an allocation error)."""
+    dims = tuple(dims)
+    if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in dims):
+        raise ValueError(f"{op}: dimensions must be non-negative ints, got {dims}")
+    if math.prod(dims) > MAX_SIZE:
+        raise ValueError(f"{op}: {dims} has more elements than a 64-bit index can count")
+    return dims

@@ -182,9 +182,18 @@ def _function(name: str):
     return getattr(plaidarray, name)
 
 
+def _operand(other: Any) -> Any:
+    """The other operand of an operator: arrays and Python scalars as they are, NumPy
+    arrays and scalars as arrays of their dtype (as NumPy 2 types them), else None."""
+    if isinstance(other, (np.ndarray, np.generic)):
+        return _function("asarray")(other)
+    return other if isinstance(other, (Array, bool, int, float, complex)) else None
+
+
 def _binary(name: str, reflected: bool = False):
     def method(self: Array, other: Any) -> Array:
-        if not isinstance(other, (Array, bool, int, float, complex)):
+        other = _operand(other)
+        if other is None:
             return NotImplemented
         fn = _function(name)
         return fn(other, self) if reflected else fn(self, other)
@@ -193,7 +202,10 @@ def _binary(name: str, reflected: bool = False):
 
 def _inplace(name: str):
     def method(self: Array, other: Any) -> Array:
-        result = _function(name)(self, other)
+        operand = _operand(other)
+        if operand is None:
+            return NotImplemented
+        result = _function(name)(self, operand)
         if result.shape != self.shape:
             raise ValueError(f"in-place {name} would change the shape {self.shape} to {result.shape}")
         if result.dtype != self.dtype:

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..lowering import Indexing, Kernel
 from ..opdef import OpDef, register
-from ..shape import Shape
+from ..shape import Shape, static_dims
 
 
 def _movement(name, infer, evaluate, operand_coords, arity=1):
@@ -19,7 +19,7 @@ def _movement(name, infer, evaluate, operand_coords, arity=1):
 
 # broadcast_in_dim: operand dimension i becomes result dimension broadcast_dimensions[i].
 def _broadcast_infer(shapes, attrs):
-    (x,), dims, bdims = shapes, tuple(attrs["dims"]), tuple(attrs["broadcast_dimensions"])
+    (x,), dims, bdims = shapes, static_dims(attrs["dims"], "broadcast_in_dim"), tuple(attrs["broadcast_dimensions"])
     if len(bdims) != x.rank or sorted(set(bdims)) != list(bdims) or any(d >= len(dims) for d in bdims):
         raise ValueError(f"broadcast_in_dim: bad broadcast_dimensions {bdims} for {x} -> {dims}")
     for i, d in enumerate(bdims):
@@ -46,7 +46,7 @@ _movement("broadcast_in_dim", _broadcast_infer, _broadcast_evaluate, _broadcast_
 
 
 def _reshape_infer(shapes, attrs):
-    (x,), dims = shapes, tuple(attrs["dims"])
+    (x,), dims = shapes, static_dims(attrs["dims"], "reshape")
     if math.prod(dims) != x.size:
         raise ValueError(f"reshape: cannot reshape {x} to {list(dims)}")
     return Shape(dims, x.dtype)

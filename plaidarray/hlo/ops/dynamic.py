@@ -15,6 +15,7 @@ from xdsl.dialects.builtin import IndexType
 from ..lowering import Kernel
 from ..opdef import OpDef, register
 from ..shape import Shape
+from .gather import emit_index
 
 
 def _check_starts(x: Shape, starts: list[Shape], where: str) -> None:
@@ -23,14 +24,14 @@ def _check_starts(x: Shape, starts: list[Shape], where: str) -> None:
 
 
 def _clamped_starts(starts, dims, sizes):
-    return [int(np.clip(int(s), 0, d - n)) for s, d, n in zip(starts, dims, sizes)]
+    return [int(np.clip(np.asarray(s).astype(np.int64), 0, d - n)) for s, d, n in zip(starts, dims, sizes)]
 
 
-def _emit_clamped_starts(b, starts, dims, sizes):
-    """Each start as an ``index`` clamped to [0, dim - size]."""
+def _emit_clamped_starts(b, starts, dtypes, dims, sizes):
+    """Each start (an integer of its dtype) as an ``index`` clamped to [0, dim - size]."""
     out = []
-    for s, d, n in zip(starts, dims, sizes):
-        s = b.insert(arith.IndexCastOp(s, IndexType()))
+    for s, dtype, d, n in zip(starts, dtypes, dims, sizes):
+        s = emit_index(b, s, dtype)
         lo = b.insert(arith.ConstantOp.from_int_and_width(0, IndexType()))
         hi = b.insert(arith.ConstantOp.from_int_and_width(d - n, IndexType()))
         out.append(b.insert(arith.MinSIOp(b.insert(arith.MaxSIOp(s, lo)), hi)))
@@ -60,7 +61,8 @@ def _slice_emit(k, inst, out, operands):
     identity = [AffineExpr.dimension(i) for i in range(len(dims))]
 
     def body(b, ins, cur):
-        begin = _emit_clamped_starts(b, ins, inst.operands[0].shape.dims, dims)
+        begin = _emit_clamped_starts(b, ins, [o.shape.dtype for o in inst.operands[1:]], inst.operands[0].shape.dims,
+                                     dims)
         return b.load(x, [b.insert(arith.AddiOp(s, b.loop_index(i))) for i, s in enumerate(begin)])
 
     if inst.shape.size:
@@ -101,7 +103,7 @@ def _update_emit(k, inst, out, operands):
 
     def body(b, ins, cur):
         value, *start_values = ins
-        begin = _emit_clamped_starts(b, start_values, dims, udims)
+        begin = _emit_clamped_starts(b, start_values, [o.shape.dtype for o in inst.operands[2:]], dims, udims)
         inside = None
         rel = []
         for i, (s, n) in enumerate(zip(begin, udims)):

@@ -71,8 +71,21 @@ def _nan_ignore(fn):
     return run
 
 
-def define(name: str, arity: int, reference, emit: Emit, infer=_same_shape) -> None:
-    register(OpDef(name, infer, _nan_ignore(reference), Elementwise(emit), arity))
+#: Names of dtype kinds, for messages.
+_KIND_NAMES = {"b": "bool", "i": "signed integer", "u": "unsigned integer", "f": "real floating-point",
+               "c": "complex floating-point"}
+
+
+def define(name: str, arity: int, reference, emit: Emit, kinds: str, infer=_same_shape) -> None:
+    """Register an elementwise op accepting operands whose dtype kind is in ``kinds``."""
+    def checked(shapes: list[Shape], attrs: dict) -> Shape:
+        dtype = shapes[0].dtype
+        if dtype.kind not in kinds:
+            accepted = ", ".join(_KIND_NAMES[k] for k in kinds)
+            raise TypeError(f"{name}: operands of dtype {dtype} are not supported (accepted: {accepted})")
+        return infer(shapes, attrs)
+
+    register(OpDef(name, checked, _nan_ignore(reference), Elementwise(emit), arity))
 
 
 # --- integer guards shared by the emitters -------------------------------------------
@@ -244,6 +257,77 @@ def _complex_expm1(b, z, dtype):
     return b.insert(arith.SelectOp(b.insert(arith.AndIOp(*finite)), _expm1_finite(b, x, y, part, dtype), shifted))
 
 
+def _reference_expm1(x):
+    """expm1 as the compiled code defines it: complex non-finite inputs take
+    ``exp(z) - 1`` (C99's special cases, which np.expm1 does not follow) and a zero real
+    part is +0 (the Array API's expm1(-0 + 0j) = +0 + 0j)."""
+    if x.dtype.kind != "c":
+        return np.expm1(x)
+    finite = np.isfinite(x.real) & np.isfinite(x.imag)
+    out = np.where(finite, np.expm1(x), np.exp(x) - 1)
+    out.real += 0.0
+    return out
+
+
+def _complex_plus_one(b, z, dtype):
+    """1 + z adding to the real part only: (1 + 0j) + z would turn an imaginary part
+    of -0 into +0 and flip the branch of log1p on the negative real axis."""
+    part = np.dtype(f"f{dtype.itemsize // 2}")
+    re, im = _parts(b, z)
+    return b.insert(cx.CreateOp(b.insert(arith.AddfOp(re, b.const(1.0, part))), im, b.type(dtype)))
+
+
+def _reference_log1p(z):
+    """log1p as the compiled code computes it (see :func:`_complex_log1p`); NumPy's
+    complex log1p is log(1 + z), which loses every digit for small z."""
+    if z.dtype.kind != "c":
+        return np.log1p(z)
+    x, y = z.real, z.imag
+    xp1 = x + 1
+    larger, smaller = np.maximum(np.abs(xp1), np.abs(y)), np.minimum(np.abs(xp1), np.abs(y))
+    squared = np.where(smaller == larger, 1, (smaller / larger) ** 2)
+    accurate = np.empty_like(z)
+    accurate.real = np.where(xp1 >= np.abs(y), np.log1p(x), np.log(larger)) + 0.5 * np.log1p(squared)
+    accurate.imag = np.arctan2(y, xp1)
+    plus_one = z.copy()
+    plus_one.real += 1
+    return np.where(np.isfinite(x) & np.isfinite(y), accurate, np.log(plus_one))
+
+
+def _complex_log1p(b, z, dtype):
+    """log1p(x+iy) = log|1+z| + i atan2(y, 1+x), with log|1+z| = log(m) + log1p(r^2)/2
+    (m, n the larger and smaller of |1+x| and |y|, r = n/m) and log(m) = log1p(x) when
+    m is 1+x: no cancellation near 0, where log(1 + z) loses every digit. Non-finite
+    inputs take log(1 + z), which carries C99's special cases."""
+    part = np.dtype(f"f{dtype.itemsize // 2}")
+    x, y = _parts(b, z)
+    one = b.const(1.0, part)
+    xp1 = b.insert(arith.AddfOp(x, one))
+    axp1, ay = b.insert(mm.AbsFOp(xp1)), b.insert(mm.AbsFOp(y))
+    larger, smaller = b.insert(arith.MaximumfOp(axp1, ay)), b.insert(arith.MinimumfOp(axp1, ay))
+    ratio = b.insert(arith.DivfOp(smaller, larger))
+    head = b.insert(arith.SelectOp(b.insert(arith.CmpfOp(xp1, ay, "oge")), b.insert(mm.Log1pOp(x)),
+                                   b.insert(mm.LogOp(larger))))
+    squared = b.insert(arith.SelectOp(b.insert(arith.CmpfOp(smaller, larger, "oeq")), one,
+                                      b.insert(arith.MulfOp(ratio, ratio))))
+    tail = b.insert(arith.MulfOp(b.const(0.5, part), b.insert(mm.Log1pOp(squared))))
+    re = b.insert(arith.AddfOp(head, tail))
+    accurate = b.insert(cx.CreateOp(re, b.insert(mm.Atan2Op(y, xp1)), b.type(dtype)))
+    finite = [b.insert(arith.CmpfOp(b.insert(mm.AbsFOp(v)), b.const(np.inf, part), "olt")) for v in (x, y)]
+    special = b.insert(cx.LogOp(_complex_plus_one(b, z, dtype)))
+    return b.insert(arith.SelectOp(b.insert(arith.AndIOp(*finite)), accurate, special))
+
+
+def _complex_power(b, args, inst):
+    """cpow, except that any number to the power 0 is 1, as for reals (and in NumPy):
+    cpow's exp(w log z) would give NaN for a NaN or infinite base."""
+    dtype = inst.shape.dtype
+    part = np.dtype(f"f{dtype.itemsize // 2}")
+    re, im = _parts(b, args[1])
+    zero = [b.insert(arith.CmpfOp(v, b.const(0.0, part), "oeq")) for v in (re, im)]
+    return b.insert(arith.SelectOp(b.insert(arith.AndIOp(*zero)), b.const(1, dtype), b.insert(cx.PowOp(*args))))
+
+
 def _expm1_finite(b, x, y, part, dtype):
     half = b.insert(arith.MulfOp(y, b.const(0.5, part)))
     s = b.insert(mm.SinOp(half))
@@ -266,8 +350,8 @@ def _complex_log_base(b, z, dtype, base):
 
 
 _FLOAT_UNARY = {
-    "exp": (np.exp, mm.ExpOp), "expm1": (np.expm1, mm.ExpM1Op), "log": (np.log, mm.LogOp),
-    "log1p": (np.log1p, mm.Log1pOp), "log2": (np.log2, mm.Log2Op), "log10": (np.log10, mm.Log10Op),
+    "exp": (np.exp, mm.ExpOp), "expm1": (_reference_expm1, mm.ExpM1Op), "log": (np.log, mm.LogOp),
+    "log1p": (_reference_log1p, mm.Log1pOp), "log2": (np.log2, mm.Log2Op), "log10": (np.log10, mm.Log10Op),
     "sin": (np.sin, mm.SinOp), "cos": (np.cos, mm.CosOp), "tan": (np.tan, mm.TanOp),
     "asin": (np.arcsin, mm.AsinOp), "acos": (np.arccos, mm.AcosOp), "atan": (np.arctan, mm.AtanOp),
     "sinh": (np.sinh, mm.SinhOp), "cosh": (np.cosh, mm.CoshOp), "tanh": (np.tanh, mm.TanhOp),
@@ -280,55 +364,56 @@ _COMPLEX_UNARY = {
     "cos": _op(cx.CosOp), "tan": _op(cx.TanOp), "tanh": _op(cx.TanhOp),
     **{name: _libm("c" + name) for name in ("asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")},
     "expm1": lambda b, args, inst: _complex_expm1(b, args[0], inst.shape.dtype),
-    "log1p": lambda b, args, inst: b.insert(cx.LogOp(b.insert(cx.AddOp(args[0], b.const(1, inst.shape.dtype))))),
+    "log1p": lambda b, args, inst: _complex_log1p(b, args[0], inst.shape.dtype),
     "log2": lambda b, args, inst: _complex_log_base(b, args[0], inst.shape.dtype, 2.0),
     "log10": lambda b, args, inst: _complex_log_base(b, args[0], inst.shape.dtype, 10.0),
     "round_nearest_even": lambda b, args, inst: _on_parts(b, args[0], inst.shape.dtype, mm.RoundEvenOp),
 }
 for _name, (_ref, _cls) in _FLOAT_UNARY.items():
     _complex = _COMPLEX_UNARY.get(_name)
-    define(_name, 1, _ref, _by_kind(f=_op(_cls), c=_complex) if _complex else _op(_cls))
+    define(_name, 1, _ref, _by_kind(f=_op(_cls), c=_complex) if _complex else _op(_cls), "fc" if _complex else "f")
 
-define("atan2", 2, np.arctan2, _op(mm.Atan2Op))
-define("hypot", 2, np.hypot, lambda b, args, inst: b.libm("hypot", args, inst.shape.dtype))
-define("nextafter", 2, np.nextafter, lambda b, args, inst: b.libm("nextafter", args, inst.shape.dtype))
-define("copysign", 2, np.copysign, _op(mm.CopySignOp))
+define("atan2", 2, np.arctan2, _op(mm.Atan2Op), "f")
+define("hypot", 2, np.hypot, lambda b, args, inst: b.libm("hypot", args, inst.shape.dtype), "f")
+define("nextafter", 2, np.nextafter, lambda b, args, inst: b.libm("nextafter", args, inst.shape.dtype), "f")
+define("copysign", 2, np.copysign, _op(mm.CopySignOp), "f")
 def _real_result(shapes: list[Shape], attrs: dict) -> Shape:
     x = _same_shape(shapes, attrs)
     return x.with_dtype(np.dtype(f"f{x.dtype.itemsize // 2}")) if x.dtype.kind == "c" else x
 
 
 define("abs", 1, np.abs, _by_kind(f=_op(mm.AbsFOp), i=_op(mm.AbsIOp), ub=lambda b, a, i: a[0], c=_op(cx.AbsOp)),
-       infer=_real_result)
-define("negate", 1, np.negative, _by_kind(f=_op(arith.NegfOp), iu=_negate_int, c=_op(cx.NegOp)))
-define("sign", 1, _reference_sign, _sign)
-define("not", 1, lambda x: np.logical_not(x) if x.dtype == BOOL else np.invert(x), _not)
-define("is_finite", 1, np.isfinite, _is_finite, infer=_predicate_result)
+       "biufc", infer=_real_result)
+define("negate", 1, np.negative, _by_kind(f=_op(arith.NegfOp), iu=_negate_int, c=_op(cx.NegOp)), "iufc")
+define("sign", 1, _reference_sign, _sign, "iufc")
+define("not", 1, lambda x: np.logical_not(x) if x.dtype == BOOL else np.invert(x), _not, "biu")
+define("is_finite", 1, np.isfinite, _is_finite, "fc", infer=_predicate_result)
 
-define("add", 2, np.add, _by_kind(f=_op(arith.AddfOp), iu=_op(arith.AddiOp), b=_op(arith.OrIOp), c=_op(cx.AddOp)))
-define("subtract", 2, np.subtract, _by_kind(f=_op(arith.SubfOp), iu=_op(arith.SubiOp), c=_op(cx.SubOp)))
+define("add", 2, np.add, _by_kind(f=_op(arith.AddfOp), iu=_op(arith.AddiOp), b=_op(arith.OrIOp), c=_op(cx.AddOp)),
+       "biufc")
+define("subtract", 2, np.subtract, _by_kind(f=_op(arith.SubfOp), iu=_op(arith.SubiOp), c=_op(cx.SubOp)), "iufc")
 define("multiply", 2, np.multiply,
-       _by_kind(f=_op(arith.MulfOp), iu=_op(arith.MuliOp), b=_op(arith.AndIOp), c=_op(cx.MulOp)))
+       _by_kind(f=_op(arith.MulfOp), iu=_op(arith.MuliOp), b=_op(arith.AndIOp), c=_op(cx.MulOp)), "biufc")
 define("divide", 2, lambda a, d: _reference_division(a, d, "divide"),
-       _by_kind(f=_op(arith.DivfOp), iu=_divide_int, c=_op(cx.DivOp)))
+       _by_kind(f=_op(arith.DivfOp), iu=_divide_int, c=_op(cx.DivOp)), "iufc")
 define("remainder", 2, lambda a, d: _reference_division(a, d, "remainder"),
-       _by_kind(f=lambda b, args, inst: b.libm("fmod", args, inst.shape.dtype), iu=_remainder_int))
+       _by_kind(f=lambda b, args, inst: b.libm("fmod", args, inst.shape.dtype), iu=_remainder_int), "iuf")
 define("power", 2, _reference_power, _by_kind(
-    f=_op(mm.PowFOp), i=_op(mm.IPowIOp), c=_op(cx.PowOp),
-    u=lambda b, args, inst: b.runtime(f"ipow_u{inst.shape.dtype.itemsize * 8}", args, inst.shape.dtype)))
+    f=_op(mm.PowFOp), i=_op(mm.IPowIOp), c=_complex_power,
+    u=lambda b, args, inst: b.runtime(f"ipow_u{inst.shape.dtype.itemsize * 8}", args, inst.shape.dtype)), "iufc")
 define("maximum", 2, np.maximum,
-       _by_kind(f=_op(arith.MaximumfOp), i=_op(arith.MaxSIOp), ub=_op(arith.MaxUIOp)))
+       _by_kind(f=_op(arith.MaximumfOp), i=_op(arith.MaxSIOp), ub=_op(arith.MaxUIOp)), "biuf")
 define("minimum", 2, np.minimum,
-       _by_kind(f=_op(arith.MinimumfOp), i=_op(arith.MinSIOp), ub=_op(arith.MinUIOp)))
-define("and", 2, np.bitwise_and, _op(arith.AndIOp))
-define("or", 2, np.bitwise_or, _op(arith.OrIOp))
-define("xor", 2, np.bitwise_xor, _op(arith.XOrIOp))
+       _by_kind(f=_op(arith.MinimumfOp), i=_op(arith.MinSIOp), ub=_op(arith.MinUIOp)), "biuf")
+define("and", 2, np.bitwise_and, _op(arith.AndIOp), "biu")
+define("or", 2, np.bitwise_or, _op(arith.OrIOp), "biu")
+define("xor", 2, np.bitwise_xor, _op(arith.XOrIOp), "biu")
 define("shift_left", 2, lambda x, s: _reference_shift(x, s, "left"),
-       _shift(arith.ShLIOp, lambda b, x, dt: b.const(0, dt)))
+       _shift(arith.ShLIOp, lambda b, x, dt: b.const(0, dt)), "iu")
 define("shift_right_arithmetic", 2, lambda x, s: _reference_shift(x, s, "right_arithmetic"),
-       _shift(arith.ShRSIOp, _sign_fill))
+       _shift(arith.ShRSIOp, _sign_fill), "i")
 define("shift_right_logical", 2, lambda x, s: _reference_shift(x, s, "right_logical"),
-       _shift(arith.ShRUIOp, lambda b, x, dt: b.const(0, dt)))
+       _shift(arith.ShRUIOp, lambda b, x, dt: b.const(0, dt)), "iu")
 
 
 # --- compare, select, convert ----------------------------------------------------------

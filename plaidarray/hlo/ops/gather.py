@@ -24,12 +24,19 @@ def _safe_index_reference(idx: np.ndarray, n: int) -> np.ndarray:
     return np.clip(idx, 0, max(n - 1, 0))
 
 
+def emit_index(b, value, dtype: np.dtype):
+    """An integer of ``dtype`` as an ``index``, by its value (index_cast alone would
+    sign-extend narrow unsigned integers); 64-bit values keep their bits, so unsigned
+    ones past 2**63 become negative, as ``astype(np.int64)`` makes them."""
+    if dtype.itemsize < 8:
+        value = b.insert((arith.ExtSIOp if dtype.kind == "i" else arith.ExtUIOp)(value, i64))
+    return b.insert(arith.IndexCastOp(value, IndexType()))
+
+
 def _emit_safe_index(b, value, dtype: np.dtype, n: int):
     """``value`` (an integer of ``dtype``) wrapped once if negative and clamped into
     ``[0, n)``, as an ``index``."""
-    if dtype.itemsize < 8:
-        value = b.insert((arith.ExtSIOp if dtype.kind == "i" else arith.ExtUIOp)(value, i64))
-    idx = b.insert(arith.IndexCastOp(value, IndexType()))
+    idx = emit_index(b, value, dtype)
     zero = b.insert(arith.ConstantOp.from_int_and_width(0, IndexType()))
     size = b.insert(arith.ConstantOp.from_int_and_width(n, IndexType()))
     last = b.insert(arith.ConstantOp.from_int_and_width(max(n - 1, 0), IndexType()))

@@ -8,7 +8,7 @@ from xdsl.dialects.builtin import i64
 
 from ..lowering import Elementwise, NotLowerable
 from ..opdef import OpDef, register
-from ..shape import Shape
+from ..shape import Shape, static_dims
 
 
 def _parameter_infer(shapes, attrs):
@@ -39,7 +39,7 @@ register(OpDef("constant", _constant_infer, lambda args, attrs, shape: attrs["va
 
 
 def _iota_infer(shapes, attrs):
-    dims, dim = tuple(attrs["dims"]), attrs["iota_dimension"]
+    dims, dim = static_dims(attrs["dims"], "iota"), attrs["iota_dimension"]
     if not 0 <= dim < len(dims):
         raise ValueError(f"iota: dimension {dim} out of range for rank {len(dims)}")
     return Shape(dims, np.dtype(attrs["dtype"]))

@@ -24,8 +24,8 @@ def _identity(kind: str, dtype: np.dtype) -> object:
         return 0
     if kind in ("multiply",):
         return 1
-    if kind == "and":
-        return True if dtype.kind == "b" else -1
+    if kind == "and":  # all bits set
+        return True if dtype.kind == "b" else -1 if dtype.kind == "i" else int(np.iinfo(dtype).max)
     if dtype.kind == "f":
         small, big = -np.inf, np.inf
     elif dtype.kind == "b":
@@ -41,6 +41,7 @@ def _infer(shapes, attrs):
         raise ValueError(f"reduce: unknown kind {attrs['kind']!r}")
     if len(set(dims)) != len(dims) or any(not 0 <= d < x.rank for d in dims):
         raise ValueError(f"reduce: bad dimensions {dims} for {x}")
+    check_combiner(attrs["kind"], x)
     return Shape(tuple(n for i, n in enumerate(x.dims) if i not in dims), x.dtype)
 
 
@@ -53,6 +54,12 @@ def _evaluate(args, attrs, shape):
     with np.errstate(all="ignore"):
         out = _NUMPY[kind](x, axis=tuple(attrs["dimensions"]), initial=_identity(kind, x.dtype))
     return np.asarray(out, dtype=shape.dtype)
+
+
+def check_combiner(kind: str, x: Shape) -> None:
+    """The combining elementwise op must accept ``x``'s dtype (its rule says which)."""
+    scalar = Shape((), x.dtype)
+    lookup(kind).infer([scalar, scalar], {})
 
 
 def combine_scalars(b, kind: str, dtype: np.dtype, x, y):

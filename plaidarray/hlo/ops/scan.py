@@ -15,7 +15,7 @@ from xdsl.dialects.builtin import IndexType
 
 from ..lowering import Kernel
 from ..opdef import OpDef, register
-from .reduce import _identity, combine_scalars
+from .reduce import check_combiner, combine_scalars
 
 _NUMPY = {"add": np.cumsum, "multiply": np.cumprod}
 
@@ -26,6 +26,7 @@ def _infer(shapes, attrs):
         raise ValueError(f"cumulative: unsupported kind {attrs['kind']!r}")
     if not 0 <= attrs["dimension"] < x.rank:
         raise ValueError(f"cumulative: dimension {attrs['dimension']} out of range for {x}")
+    check_combiner(attrs["kind"], x)
     return x
 
 
@@ -47,8 +48,10 @@ def _emit(k, inst, out, operands):
         first = b.insert(arith.CmpiOp(index[axis], zero, "eq"))
         previous = list(index)
         previous[axis] = b.insert(arith.SelectOp(first, zero, b.insert(arith.SubiOp(index[axis], one))))
-        before = b.insert(arith.SelectOp(first, b.const(_identity(kind, dtype), dtype), b.load(out, previous)))
-        return combine_scalars(b, kind, dtype, before, ins[0])
+        # The first element is taken as it is: combining it with the identity would not
+        # be exact for complex numbers ((1 + 0j) * (nan + inf j) is nan + nan j).
+        combined = combine_scalars(b, kind, dtype, b.load(out, previous), ins[0])
+        return b.insert(arith.SelectOp(first, ins[0], combined))
 
     if inst.shape.size:
         k.generic(dims, [(operands[0], identity)], (out, identity), dtype, body, reduction_dims=(axis,))
