@@ -254,3 +254,15 @@ def test_same_results_on_the_reference_backend(backend):
 
     x = _data(9)
     assert_same(mixed(xp.asarray(x)), np.where(x > 0, np.sqrt(np.abs(x)), x * x), rtol=1e-6)
+
+
+def test_an_unused_argument_is_part_of_the_signature():
+    """f(x, y) = exp(x) and g(x) = exp(x) compute the same HLO but take different
+    buffers: sharing one executable made f write exp(x) into y and return garbage."""
+    a, b = np.linspace(-2, 2, 11, dtype=np.float32), np.full(11, 7.0, np.float32)
+    x, y = xp.asarray(a), xp.asarray(b)
+    one = xp.jit(lambda u: xp.exp(u))
+    two = xp.jit(lambda u, v: xp.exp(u))
+    for fn, args in ((one, (x,)), (two, (x, y)), (one, (x,))):
+        np.testing.assert_allclose(np.asarray(fn(*args)), np.exp(a), rtol=1e-6)
+        np.testing.assert_array_equal(np.asarray(y), b)

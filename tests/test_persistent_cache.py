@@ -214,3 +214,19 @@ def test_the_key_covers_the_code_and_the_target():
     assert len({key, object_cache.entry_key("hlo2", "x86_64/skylake", "+avx2"),
                 object_cache.entry_key("hlo", "x86_64/znver4", "+avx2"),
                 object_cache.entry_key("hlo", "x86_64/skylake", "-avx2")}) == 4
+
+
+def test_code_for_fewer_parameters_is_never_loaded(monkeypatch, tmp_path):
+    """The disk entry of g(x) = exp(x) must not serve f(x, y) = exp(x), whose code takes
+    one more buffer: loading it wrote f's result into y."""
+    monkeypatch.setenv("PLAIDARRAY_CACHE_DIR", str(tmp_path))
+    a, b = np.linspace(-3, 3, 31, dtype=np.float32), np.full(31, 5.0, np.float32)
+    x, y = xp.asarray(a), xp.asarray(b)
+    xp.clear_cache()
+    np.asarray(xp.jit(lambda u: xp.exp(u))(x))
+    xp.clear_cache()
+    gc.collect()
+    value = np.asarray(xp.jit(lambda u, v: xp.exp(u))(x, y))
+    assert xp.cache_info().disk_hits == 0
+    np.testing.assert_allclose(value, np.exp(a), rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(y), b)
