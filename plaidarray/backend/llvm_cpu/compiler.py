@@ -105,13 +105,6 @@ class CpuExecutable(Executable):
             self._function(*args, *_RUN_ALL)
         return [buffers[i] if kind == "param" else outs[i] for kind, i in self._output_slots]
 
-    def __del__(self) -> None:
-        # Frees the machine code; nothing can still be running it, as a run holds a
-        # reference to the executable.
-        code = getattr(self, "_code", None)
-        if code is not None:
-            code.close()
-
 
 #: The entry's (segment, start, stop) for running everything, converted once.
 _RUN_ALL = (ctypes.c_int64(-1), ctypes.c_int64(0), ctypes.c_int64(0))

@@ -126,25 +126,36 @@ def assembly(module: llvm.ModuleRef, level: int) -> str:
         return _machine(level).emit_assembly(module)
 
 
+#: The engine and context of each live :class:`LoadedCode`, by its id. They are kept
+#: here rather than on the LoadedCode: when a LoadedCode is garbage in a reference
+#: cycle (a jitted function's closure, say), whatever only it refers to is garbage too,
+#: and Python finalizes such objects in any order; a context disposed before its engine
+#: frees the engine's module first, and the engine's disposal then crashes. From here
+#: they are released by :meth:`LoadedCode.close` alone, engine first.
+_owned: dict[int, tuple[llvm.ExecutionEngine, llvm.ContextRef | None]] = {}
+
+
 class LoadedCode:
-    """Machine code of one executable in its own engine (and LLVM context); :meth:`close`
-    frees both."""
+    """Machine code of one executable in its own engine (and LLVM context), freed with
+    both by :meth:`close` or when the LoadedCode is collected: only its executable
+    refers to it, and a run holds the executable, so no code is freed while it runs."""
 
     def __init__(self, engine: llvm.ExecutionEngine, context: llvm.ContextRef | None, function: str) -> None:
-        self._engine = engine
-        self._context = context
         self.address = engine.get_function_address(function)
+        with _lock:
+            _owned[id(self)] = (engine, context)
 
     def close(self, _finalizing=sys.is_finalizing) -> None:
         if _finalizing():  # at exit the process frees everything, and LLVM may be gone
             return
         with _lock:
-            if self._engine is not None:
-                self._engine.close()
-                self._engine = None
-            if self._context is not None:
-                self._context.close()
-                self._context = None
+            engine, context = _owned.pop(id(self), (None, None))
+            if engine is not None:
+                engine.close()
+            if context is not None:
+                context.close()
+
+    __del__ = close
 
 
 def load(module: llvm.ModuleRef, function: str, level: int) -> LoadedCode:
