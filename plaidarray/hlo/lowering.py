@@ -109,7 +109,12 @@ class KernelBuilder(Protocol):
 
 @dataclass(frozen=True)
 class Elementwise:
+    """``emit`` computes the op on scalars. ``expensive`` marks ops costing many
+    instructions per element (transcendentals, powers): fusion stores such a value once
+    rather than computing it again in each consumer, as XLA's ``IsExpensive`` decides."""
+
     emit: Callable[[ScalarBuilder, Sequence[SSAValue], Instruction], SSAValue]
+    expensive: bool = False
 
 
 @dataclass(frozen=True)

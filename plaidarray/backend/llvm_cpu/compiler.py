@@ -1,7 +1,7 @@
 """The llvm-cpu compiler: a named pass pipeline from HLO to machine code.
 
     hlo-passes -> bind-constants -> fuse -> to-linalg -> convert-linalg-to-loops
-      -> to-llvm-ir -> llvm-opt -> jit
+      -> fuse-parallel-loops -> contract-temporaries -> to-llvm-ir -> llvm-opt -> jit
 
 Each stage can be dumped (``PLAIDARRAY_DUMP``). LLVM optimises at -O3 unless the
 compiler is given another level (``PLAIDARRAY_OPT_LEVEL``, see ``jit.py``); the level
@@ -40,10 +40,12 @@ from . import jit, object_cache, parallel, vector_math
 from .fusion import plan_fusion
 from .linalg_builder import build_linalg
 from .linalg_to_loops import ConvertLinalgToStaticLoops
+from .loop_fusion import ContractTemporaries, FuseParallelLoops, drop_unused_arguments
 from .llvm_emitter import Segment, emit_llvm_module
 
 PIPELINE = ("hlo-passes", "bind-constants", "fuse", "to-linalg", "linalg-generalize-named-ops",
-            "convert-linalg-to-loops", "to-llvm-ir", "llvm-opt", "jit")
+            "convert-linalg-to-loops", "fuse-parallel-loops", "contract-temporaries", "to-llvm-ir", "llvm-opt",
+            "jit")
 
 _counter = itertools.count()
 _counter_lock = threading.Lock()
@@ -159,6 +161,11 @@ class CpuCompiler(Compiler):
         ctx = _context()
         LinalgGeneralizeNamedOpsPass().apply(ctx, mlir)
         ConvertLinalgToStaticLoops().apply(ctx, mlir)
+        FuseParallelLoops().apply(ctx, mlir)
+        first_temp = len(buffer_order) - len(temps)
+        ContractTemporaries(range(first_temp, len(buffer_order))).apply(ctx, mlir)
+        kept = drop_unused_arguments(mlir, range(first_temp, len(buffer_order)))
+        temps = [temps[i - first_temp] for i in kept]
         dump.dump(name, "loops.mlir", str(mlir) if dump.dump_dir() else None)
 
         llvm_ir, segments = emit_llvm_module(mlir, name)
@@ -169,7 +176,7 @@ class CpuCompiler(Compiler):
         code = jit.load(compiled, name, level)
         out_shapes, temp_shapes = [o.shape for o in out_insts], [t.shape for t in temps] + scratch
         executable = CpuExecutable(code, n_params, constants, output_slots, out_shapes, temp_shapes,
-                                   len(buffer_order) + len(scratch), segments)
+                                   first_temp + len(temps) + len(scratch), segments)
         if object_cache.enabled():
             object_cache.store(key, jit.emit_object(compiled, level),
                                _metadata(name, output_slots, out_shapes, temp_shapes, segments))

@@ -5,10 +5,10 @@ XLA's loop fusion and input fusion, decided per instruction:
 * parameters, outputs, reductions and kernel ops own a buffer;
 * an elementwise or indexing instruction is fused into its consumer (it becomes
   scalar code or an indexing map inside the consumer's ``linalg.generic``) unless it
-  has several consumers (two consumers of a small expression both compute it, as
-  XLA duplicates cheap producers), feeds a kernel op (which reads whole buffers), or
-  is broadcast to more elements than it has (recomputing it per output element would
-  multiply its cost);
+  has several consumers (two consumers of a small expression of cheap ops both
+  compute it, as XLA duplicates cheap producers), feeds a kernel op (which reads whole
+  buffers), or is broadcast to more elements than it has (recomputing it per output
+  element would multiply its cost);
 * cheap generators (constants, iotas, and re-indexings of buffers or of generators)
   are duplicated into every consumer instead of being stored.
 """
@@ -48,28 +48,34 @@ def _cheap(inst: Instruction, materialized: set[int]) -> bool:
 
 
 #: A value with two users is computed in both when its fused expression has at most
-#: this many elementwise ops: that is cheaper than writing and re-reading a buffer
-#: (softmax's exp(x - max) feeds both the sum and the division).
+#: this many elementwise ops, none of them expensive: that is cheaper than writing and
+#: re-reading a buffer. An expensive value (softmax's exp(x - max), which feeds both the
+#: sum and the division) is stored once; when its consumers walk the same rows, the
+#: loop passes (loop_fusion.py) fuse them and shrink the stored value to one row.
 RECOMPUTE_LIMIT = 4
 
 
 def _recomputed(inst: Instruction, n_users: int) -> bool:
-    return n_users == 2 and _fused_size(inst) <= RECOMPUTE_LIMIT
+    if n_users != 2:
+        return False
+    fused = _fused_elementwise(inst)
+    return len(fused) <= RECOMPUTE_LIMIT and not any(low.expensive for low in fused)
 
 
-def _fused_size(inst: Instruction) -> int:
-    """The elementwise ops of the expression fused into ``inst``, down to values that
-    cannot fuse (parameters, reductions, kernel ops)."""
+def _fused_elementwise(inst: Instruction) -> list[Elementwise]:
+    """The lowerings of the elementwise ops of the expression fused into ``inst``, down
+    to values that cannot fuse (parameters, reductions, kernel ops)."""
     seen: set[int] = set()
     stack = [inst]
-    count = 0
+    found = []
     while stack:
         i = stack.pop()
         if id(i) not in seen and is_fusible(i):
             seen.add(id(i))
-            count += isinstance(lowering_of(i), Elementwise)
+            if isinstance(lowering_of(i), Elementwise):
+                found.append(lowering_of(i))
             stack.extend(i.operands)
-    return count
+    return found
 
 
 def plan_fusion(comp: Computation) -> FusionPlan:

@@ -379,6 +379,11 @@ def _byte_size(t: ir.Type) -> int:
     return t.width // 8
 
 
+def element_bytes(t: Attribute) -> int:
+    """The bytes an element of type ``t`` takes in a buffer (booleans take one)."""
+    return _byte_size(_memory_type(llvm_type(t)))
+
+
 @rule("memref.subview")
 def _subview(e, op):
     """A part of a buffer, as the address of its first element (its strides are the
@@ -394,8 +399,21 @@ def _subview(e, op):
 def _alloc(e, op):
     """Heap scratch of a static size for kernels that call library routines."""
     t = op.memref.type
-    size = math.prod(t.get_shape()) * _byte_size(_memory_type(llvm_type(t.element_type)))
+    size = math.prod(t.get_shape()) * element_bytes(t.element_type)
     return e.builder.call(e.declare("malloc", PTR, [INDEX]), [ir.Constant(INDEX, max(size, 1))])
+
+
+@rule("memref.alloca")
+def _alloca(e, op):
+    """A stack buffer of a static size (a contracted temporary, loop_fusion.py), in the
+    function's entry block as LLVM expects of fixed allocas: one per call of the
+    segment function, so each thread running a chunk has its own."""
+    t = op.memref.type
+    entry = ir.IRBuilder(e.function.entry_basic_block)
+    entry.position_at_start(e.function.entry_basic_block)
+    slot = entry.alloca(_memory_type(llvm_type(t.element_type)), size=ir.Constant(INDEX, max(math.prod(t.get_shape()), 1)))
+    slot.align = 64
+    return slot
 
 
 @rule("memref.dealloc")

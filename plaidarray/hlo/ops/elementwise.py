@@ -76,8 +76,9 @@ _KIND_NAMES = {"b": "bool", "i": "signed integer", "u": "unsigned integer", "f":
                "c": "complex floating-point"}
 
 
-def define(name: str, arity: int, reference, emit: Emit, kinds: str, infer=_same_shape) -> None:
-    """Register an elementwise op accepting operands whose dtype kind is in ``kinds``."""
+def define(name: str, arity: int, reference, emit: Emit, kinds: str, infer=_same_shape, expensive: bool = False) -> None:
+    """Register an elementwise op accepting operands whose dtype kind is in ``kinds``;
+    ``expensive`` as in :class:`~plaidarray.hlo.lowering.Elementwise`."""
     def checked(shapes: list[Shape], attrs: dict) -> Shape:
         dtype = shapes[0].dtype
         if dtype.kind not in kinds:
@@ -85,7 +86,7 @@ def define(name: str, arity: int, reference, emit: Emit, kinds: str, infer=_same
             raise TypeError(f"{name}: operands of dtype {dtype} are not supported (accepted: {accepted})")
         return infer(shapes, attrs)
 
-    register(OpDef(name, checked, _nan_ignore(reference), Elementwise(emit), arity))
+    register(OpDef(name, checked, _nan_ignore(reference), Elementwise(emit, expensive), arity))
 
 
 # --- integer guards shared by the emitters -------------------------------------------
@@ -369,12 +370,15 @@ _COMPLEX_UNARY = {
     "log10": lambda b, args, inst: _complex_log_base(b, args[0], inst.shape.dtype, 10.0),
     "round_nearest_even": lambda b, args, inst: _on_parts(b, args[0], inst.shape.dtype, mm.RoundEvenOp),
 }
+#: The functions of the table that take a few instructions, not a polynomial or a call.
+_ROUNDING = {"floor", "ceil", "round_nearest_even", "trunc"}
 for _name, (_ref, _cls) in _FLOAT_UNARY.items():
     _complex = _COMPLEX_UNARY.get(_name)
-    define(_name, 1, _ref, _by_kind(f=_op(_cls), c=_complex) if _complex else _op(_cls), "fc" if _complex else "f")
+    define(_name, 1, _ref, _by_kind(f=_op(_cls), c=_complex) if _complex else _op(_cls), "fc" if _complex else "f",
+           expensive=_name not in _ROUNDING)
 
-define("atan2", 2, np.arctan2, _op(mm.Atan2Op), "f")
-define("hypot", 2, np.hypot, lambda b, args, inst: b.libm("hypot", args, inst.shape.dtype), "f")
+define("atan2", 2, np.arctan2, _op(mm.Atan2Op), "f", expensive=True)
+define("hypot", 2, np.hypot, lambda b, args, inst: b.libm("hypot", args, inst.shape.dtype), "f", expensive=True)
 define("nextafter", 2, np.nextafter, lambda b, args, inst: b.libm("nextafter", args, inst.shape.dtype), "f")
 define("copysign", 2, np.copysign, _op(mm.CopySignOp), "f")
 def _real_result(shapes: list[Shape], attrs: dict) -> Shape:
@@ -397,10 +401,12 @@ define("multiply", 2, np.multiply,
 define("divide", 2, lambda a, d: _reference_division(a, d, "divide"),
        _by_kind(f=_op(arith.DivfOp), iu=_divide_int, c=_op(cx.DivOp)), "iufc")
 define("remainder", 2, lambda a, d: _reference_division(a, d, "remainder"),
-       _by_kind(f=lambda b, args, inst: b.libm("fmod", args, inst.shape.dtype), iu=_remainder_int), "iuf")
+       _by_kind(f=lambda b, args, inst: b.libm("fmod", args, inst.shape.dtype), iu=_remainder_int), "iuf",
+       expensive=True)
 define("power", 2, _reference_power, _by_kind(
     f=_op(mm.PowFOp), i=_op(mm.IPowIOp), c=_complex_power,
-    u=lambda b, args, inst: b.runtime(f"ipow_u{inst.shape.dtype.itemsize * 8}", args, inst.shape.dtype)), "iufc")
+    u=lambda b, args, inst: b.runtime(f"ipow_u{inst.shape.dtype.itemsize * 8}", args, inst.shape.dtype)), "iufc",
+    expensive=True)
 define("maximum", 2, np.maximum,
        _by_kind(f=_op(arith.MaximumfOp), i=_op(arith.MaxSIOp), ub=_op(arith.MaxUIOp)), "biuf")
 define("minimum", 2, np.minimum,

@@ -1,0 +1,264 @@
+"""Loop passes after ``convert-linalg-to-loops``: sibling loop fusion and array contraction.
+
+Each ``linalg.generic`` became its own loop nest, so softmax is five nests (two fills,
+the max, the sum of exponentials, the division), each streaming the whole array from
+memory and each a separate hand-off to the thread pool. When consecutive nests walk
+the same rows, and a buffer one writes is read by the other only at the row being
+computed, they can run as one nest: row ``i`` of every nest before row ``i + 1``
+(XLA's sibling and multi-output fusion; MLIR's ``scf-parallel-loop-fusion``). A row then
+stays in the L1 cache from the first nest to the last, and the data is read from memory
+once.
+
+``fuse-parallel-loops`` merges adjacent top-level loops that ``convert-linalg-to-loops``
+marked parallel on their outermost dimension (``PARALLEL_LOOP``) and whose trip counts
+match, when every buffer one of them writes and the other touches is accessed, in both,
+only at the current iteration along some dimension (the loop's induction variable is
+that index). Iterations then touch disjoint parts of every shared buffer, so running
+them interleaved computes the same values, and the merged loop stays parallel.
+
+``contract-temporaries`` then shrinks a temporary buffer that is used inside a single
+top-level loop, only at the current iteration along one dimension, to that one slice:
+a stack buffer (``memref.alloca``) of the other dimensions, reused by every iteration
+and private to each thread. Softmax's row maxima and sums become scalars in registers,
+its exponentials a row on the stack: no temporary touches memory beyond the L1 cache.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from xdsl.context import Context
+from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.ir import Block, BlockArgument, Operation, SSAValue
+from xdsl.passes import ModulePass
+
+from .linalg_to_loops import PARALLEL_LOOP, loop_dims_attr
+from .llvm_emitter import element_bytes
+
+#: The largest slice, in bytes, a temporary is contracted to: it lives on the stack of
+#: every thread running the loop (pool threads have the platform's default stack).
+MAX_SLICE_BYTES = 64 * 1024
+
+def _main(module: ModuleOp) -> func.FuncOp:
+    """``main``, whose body's operations are the top-level loop nests."""
+    return next(op for op in module.body.block.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
+
+
+def _constant_value(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp):
+        return owner.value.value.data
+    return None
+
+
+def _row_loop_extent(op: Operation) -> int | None:
+    """The trip count of ``op`` if it is a loop from 0 by 1, parallel along its own
+    (outermost) dimension and carrying no values; else None."""
+    if not isinstance(op, scf.ForOp) or op.iter_args or PARALLEL_LOOP not in op.attributes:
+        return None
+    depth, extent, _ = (a.data for a in op.attributes[PARALLEL_LOOP].data)
+    if depth != 0 or _constant_value(op.lb) != 0 or _constant_value(op.step) != 1:
+        return None
+    return extent if _constant_value(op.ub) == extent else None
+
+
+@dataclass(frozen=True)
+class _Access:
+    buffer: SSAValue
+    indices: tuple[SSAValue, ...]
+    is_store: bool
+
+
+def _accesses(loop: scf.ForOp) -> list[_Access] | None:
+    """The loads and stores in ``loop``; None if a buffer is used otherwise (passed to
+    a call, viewed), which this analysis cannot follow."""
+    found = []
+    for inner in loop.body.walk():
+        if isinstance(inner, memref.LoadOp):
+            found.append(_Access(inner.memref, tuple(inner.indices), False))
+        elif isinstance(inner, memref.StoreOp):
+            found.append(_Access(inner.memref, tuple(inner.indices), True))
+        elif any(isinstance(v.type, MemRefType) for v in inner.operands):
+            return None
+    return found
+
+
+def _row_dims(access: _Access, induction: SSAValue) -> set[int]:
+    """The dimensions of ``access`` indexed by the loop's induction variable itself."""
+    return {d for d, index in enumerate(access.indices) if index is induction}
+
+
+def _common_row_dim(accesses: Iterable[tuple[_Access, SSAValue]]) -> int | None:
+    """A dimension that every access indexes by its own loop's induction variable."""
+    dims: set[int] | None = None
+    for access, induction in accesses:
+        rows = _row_dims(access, induction)
+        dims = rows if dims is None else dims & rows
+        if not dims:
+            return None
+    return min(dims) if dims else None
+
+
+def _induction(loop: scf.ForOp) -> SSAValue:
+    return loop.body.block.args[0]
+
+
+def _movable(loop: scf.ForOp, block: Block) -> bool:
+    """Whether every value ``loop`` uses is defined inside it, is an argument of
+    ``main`` or is a top-level ``arith`` constant (hoisted before every loop): then its
+    body may move into an earlier loop."""
+    for inner in loop.body.walk():
+        for value in inner.operands:
+            if isinstance(value, BlockArgument):
+                if value.block is block or _inside(value.block.parent_op(), loop):
+                    continue
+            elif _inside(value.owner, loop) or (isinstance(value.owner, arith.ConstantOp)
+                                                and value.owner.parent_block() is block):
+                continue
+            return False
+    return True
+
+
+def _inside(op: Operation | None, loop: scf.ForOp) -> bool:
+    while op is not None and op is not loop:
+        op = op.parent_op()
+    return op is loop
+
+
+def _can_fuse(first: scf.ForOp, second: scf.ForOp, block: Block) -> bool:
+    extent = _row_loop_extent(first)
+    if extent is None or _row_loop_extent(second) != extent or not _movable(second, block):
+        return False
+    accesses = {loop: _accesses(loop) for loop in (first, second)}
+    if any(a is None for a in accesses.values()):
+        return False
+    written = {loop: {a.buffer for a in found if a.is_store} for loop, found in accesses.items()}
+    touched = {loop: {a.buffer for a in found} for loop, found in accesses.items()}
+    shared = (written[first] & touched[second]) | (written[second] & touched[first])
+    for buffer in shared:
+        uses = [(a, _induction(loop)) for loop, found in accesses.items() for a in found if a.buffer is buffer]
+        if _common_row_dim(uses) is None:
+            return False
+    return True
+
+
+def _fuse(first: scf.ForOp, second: scf.ForOp) -> None:
+    """Append ``second``'s body to ``first``'s, then erase ``second``."""
+    _induction(second).replace_all_uses_with(_induction(first))
+    body, terminator = first.body.block, first.body.block.last_op
+    for op in list(second.body.block.ops)[:-1]:  # all but second's scf.yield
+        op.detach()
+        body.insert_op_before(op, terminator)
+    depth, extent, work = (a.data for a in first.attributes[PARALLEL_LOOP].data)
+    second_work = second.attributes[PARALLEL_LOOP].data[2].data
+    first.attributes[PARALLEL_LOOP] = loop_dims_attr([depth, extent, work + second_work])
+    second.detach()
+    second.erase()
+
+
+def _hoist_constants(block: Block) -> None:
+    """Move the top-level ``arith`` constants before every other operation, so that a
+    body moved into an earlier loop still sees the constants it uses defined before it."""
+    anchor = next((op for op in block.ops if not isinstance(op, arith.ConstantOp)), None)
+    passed = False
+    for op in list(block.ops):
+        passed = passed or op is anchor
+        if passed and isinstance(op, arith.ConstantOp):
+            op.detach()
+            block.insert_op_before(op, anchor)
+
+
+class FuseParallelLoops(ModulePass):
+    """Merge adjacent top-level parallel loops over the same rows (module docstring)."""
+
+    name = "fuse-parallel-loops"
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        block = _main(op).body.block
+        _hoist_constants(block)
+        previous = None
+        for current in list(block.ops):
+            if isinstance(current, arith.ConstantOp):
+                continue
+            if previous is not None and isinstance(current, scf.ForOp) and _can_fuse(previous, current, block):
+                _fuse(previous, current)
+            else:
+                previous = current if isinstance(current, scf.ForOp) else None
+
+
+def _top_level_loop(op: Operation, block: Block) -> scf.ForOp | None:
+    while op.parent_block() is not block:
+        op = op.parent_op()
+        if op is None:
+            return None
+    return op if isinstance(op, scf.ForOp) else None
+
+
+def _slice_bytes(t: MemRefType, dim: int) -> int:
+    elements = math.prod(n for d, n in enumerate(t.get_shape()) if d != dim)
+    return elements * element_bytes(t.element_type)
+
+
+def _contract(buffer: SSAValue, loop: scf.ForOp, dim: int) -> None:
+    """Replace ``buffer`` in ``loop`` by a stack slice without dimension ``dim``."""
+    t = buffer.type
+    shape = [n for d, n in enumerate(t.get_shape()) if d != dim]
+    body = loop.body.block
+    alloca = memref.AllocaOp.get(t.element_type, alignment=64, shape=shape)
+    body.insert_op_before(alloca, body.first_op)
+    for use in list(buffer.uses):
+        access = use.operation
+        indices = [index for d, index in enumerate(access.indices) if d != dim]
+        if isinstance(access, memref.LoadOp):
+            new = memref.LoadOp.get(alloca.memref, indices)
+            access.results[0].replace_all_uses_with(new.res)
+        else:
+            new = memref.StoreOp.get(access.value, alloca.memref, indices)
+        access.parent_block().insert_op_before(new, access)
+        access.detach()
+        access.erase()
+
+
+class ContractTemporaries(ModulePass):
+    """Shrink temporaries used in one loop at its current iteration to one slice
+    (module docstring). ``temporaries`` are the indices of ``main``'s arguments that
+    are temporaries (not parameters or outputs, whose contents are seen outside)."""
+
+    name = "contract-temporaries"
+
+    def __init__(self, temporaries: Sequence[int]) -> None:
+        self.temporaries = tuple(temporaries)
+
+    def apply(self, ctx: Context, op: ModuleOp) -> None:
+        block = _main(op).body.block
+        for index in self.temporaries:
+            buffer = block.args[index]
+            uses = [use.operation for use in buffer.uses]
+            if not uses or not all(isinstance(u, (memref.LoadOp, memref.StoreOp)) and u.memref is buffer
+                                   for u in uses):
+                continue
+            loops = {id(loop): loop for loop in (_top_level_loop(u, block) for u in uses)}
+            if len(loops) != 1 or None in loops.values():
+                continue
+            (loop,) = loops.values()
+            induction = _induction(loop)
+            dim = _common_row_dim((_Access(u.memref, tuple(u.indices), False), induction) for u in uses)
+            if dim is not None and _slice_bytes(buffer.type, dim) <= MAX_SLICE_BYTES:
+                _contract(buffer, loop, dim)
+
+
+def drop_unused_arguments(module: ModuleOp, candidates: Sequence[int]) -> list[int]:
+    """Erase the arguments of ``main`` among ``candidates`` that nothing uses any more
+    (contracted temporaries); return the candidates kept, in order."""
+    main = _main(module)
+    block = main.body.block
+    args = [block.args[i] for i in candidates]
+    kept = [i for i, arg in zip(candidates, args) if arg.uses]
+    for i, arg in zip(candidates, args):
+        if not arg.uses:
+            block.erase_arg(arg)
+    main.update_function_type()
+    return kept
