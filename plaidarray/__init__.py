@@ -25,6 +25,7 @@ from .api.sorting import *  # noqa: F401,F403
 from .api.statistical import *  # noqa: F401,F403
 from .api.utility import *  # noqa: F401,F403
 from .backend.cache import EXECUTABLES as _EXECUTABLES
+from .backend.buffer_pool import POOL as _POOL
 from .backend.cache import CacheInfo
 from .backend.registry import available as backends
 from .backend.registry import set_backend
@@ -52,8 +53,10 @@ def cache_info() -> CacheInfo:
 
 
 def clear_cache() -> None:
-    """Drop every cached executable (their machine code is freed) and reset the counters."""
+    """Drop every cached executable (their machine code is freed), reset the counters and
+    give the free blocks of the buffer pool back to the system."""
     _EXECUTABLES.clear()
+    _POOL.clear()
 
 
 __all__ = sorted(

@@ -13,6 +13,7 @@ import ctypes
 import numpy as np
 
 from ..dtypes import ALL, unsupported_dtype
+from .buffer_pool import POOL
 
 
 def to_device(value: np.ndarray, where: str) -> np.ndarray:
@@ -57,8 +58,6 @@ def address(buffer: np.ndarray) -> int:
 
 
 def allocate(dims: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """A fresh output buffer. Raises MemoryError (not a crash) when it cannot exist."""
-    try:
-        return np.empty(dims, dtype=dtype)
-    except (MemoryError, ValueError) as exc:
-        raise MemoryError(f"cannot allocate a {dtype} buffer of shape {dims}: {exc}") from None
+    """A buffer for a result or a temporary, large ones from the pool of already mapped
+    memory (``buffer_pool.py``). Raises MemoryError (not a crash) when it cannot exist."""
+    return POOL.empty(dims, dtype)

@@ -1,0 +1,124 @@
+"""A caching allocator for large buffers, in the spirit of XLA's and PyTorch's.
+
+A fresh NumPy array above glibc's mmap threshold (at most 32 MiB) is a new mapping:
+the first write to each of its pages faults, and the kernel zeroes the page. For a
+40 MB result that is about 3 ms, as long as the kernel that fills it. Buffers of
+``MIN_POOLED_BYTES`` or more are therefore carved from blocks that outlive them: a
+block is lent out behind a :class:`_Lease`, the base of every array viewing it, and
+when the last such array dies the lease's finalizer hands the block back to the
+pool; the next buffer of that size reuses its pages, already mapped.
+
+The pool keeps at most ``PLAIDARRAY_POOL_BYTES`` of free blocks (default 512 MiB; 0
+turns pooling off), dropping the blocks returned longest ago first;
+``plaidarray.clear_cache()`` empties it. A block is never lent while an array views
+it, so no two live arrays share memory through the pool.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections import OrderedDict, deque
+
+import numpy as np
+
+#: Smaller buffers come from malloc, which reuses freed memory without faults.
+MIN_POOLED_BYTES = 1 << 20
+DEFAULT_MAX_BYTES = 512 << 20
+_PAGE = 4096
+
+
+def max_free_bytes() -> int:
+    """The bytes of free blocks the pool may keep (``PLAIDARRAY_POOL_BYTES``)."""
+    configured = os.environ.get("PLAIDARRAY_POOL_BYTES", "").strip()
+    if not configured:
+        return DEFAULT_MAX_BYTES
+    try:
+        value = int(configured)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise ValueError(f"PLAIDARRAY_POOL_BYTES must be a non-negative integer, got {configured!r}")
+    return value
+
+
+class _Lease:
+    """A block lent to the arrays that view it (it is their base); when they are all
+    gone, the finalizer returns the block. Returning only appends to a deque, which
+    needs no lock: a finalizer may run inside any allocation, pool calls included."""
+
+    __slots__ = ("_block", "_returned")
+
+    def __init__(self, block: np.ndarray, returned: deque) -> None:
+        self._block = block
+        self._returned = returned
+
+    @property
+    def __array_interface__(self) -> dict:
+        return self._block.__array_interface__
+
+    def __del__(self) -> None:
+        self._returned.append(self._block)
+
+
+class BufferPool:
+    """Free blocks by the order they came back, and the leases' return queue."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._free: OrderedDict[int, np.ndarray] = OrderedDict()  # id(block) -> block
+        self._returned: deque[np.ndarray] = deque()
+        self.free_bytes = 0
+
+    def empty(self, dims: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+        """An uninitialised C-contiguous array of ``dims`` and ``dtype``; MemoryError
+        (not a crash) when it cannot exist."""
+        nbytes = math.prod(dims) * dtype.itemsize
+        limit = max_free_bytes()
+        if nbytes < MIN_POOLED_BYTES or not limit:
+            return _new(dims, dtype)
+        size = -(-nbytes // _PAGE) * _PAGE
+        block = self._take(size, limit)
+        if block is None:
+            block = _new((size,), np.dtype(np.uint8), request=(dims, dtype))
+        return np.asarray(_Lease(block, self._returned))[:nbytes].view(dtype).reshape(dims)
+
+    def _take(self, size: int, limit: int) -> np.ndarray | None:
+        with self._lock:
+            self._collect(limit)
+            for key, block in self._free.items():
+                if block.nbytes == size:
+                    del self._free[key]
+                    self.free_bytes -= size
+                    return block
+        return None
+
+    def _collect(self, limit: int) -> None:
+        """Move returned blocks to the free list, then trim it to ``limit`` bytes."""
+        while self._returned:
+            block = self._returned.popleft()
+            self._free[id(block)] = block
+            self.free_bytes += block.nbytes
+        while self.free_bytes > limit:
+            _, block = self._free.popitem(last=False)
+            self.free_bytes -= block.nbytes
+
+    def clear(self) -> None:
+        """Give every free block back to the system."""
+        with self._lock:
+            self._collect(0)
+
+
+def _new(dims: tuple[int, ...], dtype: np.dtype,
+         request: tuple[tuple[int, ...], np.dtype] | None = None) -> np.ndarray:
+    """``np.empty(dims, dtype)``, or a MemoryError naming the buffer asked for
+    (``request``, when the array is a block for it)."""
+    try:
+        return np.empty(dims, dtype=dtype)
+    except (MemoryError, ValueError) as exc:  # ValueError: more bytes than an address space
+        wanted_dims, wanted_dtype = request or (dims, dtype)
+        raise MemoryError(f"cannot allocate a {wanted_dtype} buffer of shape {wanted_dims}: {exc}") from None
+
+
+POOL = BufferPool()

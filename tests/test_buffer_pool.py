@@ -1,0 +1,82 @@
+"""The caching allocator for large buffers (backend/buffer_pool.py): blocks come back
+when the last array viewing them dies, are lent again for buffers of their size, and
+are never lent while any array (a view, a DLPack export) still uses them."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+
+import plaidarray as xp
+from plaidarray.backend.buffer_pool import MIN_POOLED_BYTES, POOL
+
+N = MIN_POOLED_BYTES // 8 + 1000  # float64 elements: a pooled result
+BASE = np.arange(N, dtype=np.float64)
+
+
+@pytest.fixture(autouse=True)
+def empty_pool(monkeypatch):
+    monkeypatch.delenv("PLAIDARRAY_POOL_BYTES", raising=False)
+    POOL.clear()
+    yield
+    POOL.clear()
+
+
+def _result(scale: float) -> np.ndarray:
+    return np.asarray(xp.asarray(BASE) * scale)
+
+
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def test_a_released_block_is_lent_again_for_the_same_size():
+    first = _result(2.0)
+    address = _address(first)
+    del first
+    second = _result(3.0)
+    assert _address(second) == address
+    np.testing.assert_array_equal(second, BASE * 3.0)
+
+
+@pytest.mark.parametrize("keep", ["array", "strided view", "dlpack export", "plaidarray array"])
+def test_a_block_is_never_lent_while_something_uses_it(keep):
+    x = xp.asarray(BASE) * 2.0
+    first = np.asarray(x)
+    holder = {"array": lambda: first, "strided view": lambda: first[::3],
+              "dlpack export": lambda: np.from_dlpack(x), "plaidarray array": lambda: x}[keep]()
+    expected = np.array(holder)
+    del first
+    if keep != "plaidarray array":
+        del x
+    gc.collect()
+    others = [_result(float(k)) for k in range(3, 6)]
+    for other in others:
+        assert not np.shares_memory(other, holder)
+    np.testing.assert_array_equal(holder, expected)
+
+
+def test_free_blocks_are_capped_and_cleared(monkeypatch):
+    monkeypatch.setenv("PLAIDARRAY_POOL_BYTES", str(3 * MIN_POOLED_BYTES))
+    results = [_result(float(k)) for k in range(6)]  # six blocks of about MIN_POOLED_BYTES
+    del results
+    _result(7.0)  # returned blocks are collected at the next allocation, then trimmed
+    assert 0 < POOL.free_bytes <= 3 * MIN_POOLED_BYTES
+    xp.clear_cache()
+    assert POOL.free_bytes == 0
+
+
+def test_pool_bytes_zero_turns_pooling_off(monkeypatch):
+    monkeypatch.setenv("PLAIDARRAY_POOL_BYTES", "0")
+    first = _result(2.0)
+    del first
+    _result(3.0)
+    assert POOL.free_bytes == 0
+
+
+def test_a_bad_pool_size_is_a_clear_error(monkeypatch):
+    monkeypatch.setenv("PLAIDARRAY_POOL_BYTES", "lots")
+    with pytest.raises(ValueError, match="PLAIDARRAY_POOL_BYTES"):
+        _result(2.0)
