@@ -147,12 +147,22 @@ def _check(w: Workload, results: dict[str, np.ndarray]) -> None:
             raise AssertionError(f"{w.name}: {name} disagrees with NumPy")
 
 
+#: Seconds to wait before timing a library: BLAS and XLA worker threads spin for a while
+#: after a call (OpenBLAS about 0.1 s), and on a small machine the spinning threads of the
+#: library timed before would take the cores of the one being timed.
+SETTLE_SECONDS = 0.5
+
+
 def run_workload(w: Workload, repeat: int) -> dict[str, float]:
     rng = np.random.default_rng(0)
     data = [rng.standard_normal(s).astype(w.dtype) for s in w.shapes]
     runners = _runners(w, data)
     _check(w, {name: run() for name, run in runners.items()})  # also compiles
-    return {name: _loops(run, repeat) for name, run in runners.items()}
+    times = {}
+    for name, run in runners.items():
+        time.sleep(SETTLE_SECONDS)
+        times[name] = _loops(run, repeat)
+    return times
 
 
 def first_compile_seconds() -> float:
