@@ -75,8 +75,8 @@ class BufferPool:
         """An uninitialised C-contiguous array of ``dims`` and ``dtype``; MemoryError
         (not a crash) when it cannot exist."""
         nbytes = math.prod(dims) * dtype.itemsize
-        limit = max_free_bytes()
-        if nbytes < MIN_POOLED_BYTES or not limit:
+        limit = max_free_bytes() if nbytes >= MIN_POOLED_BYTES else 0
+        if not limit:
             return _new(dims, dtype)
         size = -(-nbytes // _PAGE) * _PAGE
         block = self._take(size, limit)
