@@ -4,9 +4,13 @@ A compiled module's entry function runs its segments (loop nests) one after the 
 it can also run a single segment with its chunkable loop (the outermost ``parallel``
 loop whose iterations are independent, see ``linalg_to_loops.PARALLEL_LOOP``) limited
 to a range. For each large segment the executable splits that loop into contiguous
-chunks, one per thread, and runs them on a thread pool: ctypes releases the GIL for
-the duration of a foreign call, so the chunks run in parallel. Segments run in order,
-each finishing before the next starts, because a segment reads what earlier ones wrote.
+chunks, ``CHUNKS_PER_THREAD`` per thread, which the calling thread and pool threads take
+in turn from a shared counter until none is left (OpenMP's dynamic schedule): the cores
+of a shared machine run at different speeds from moment to moment, and a helper thread
+starts tens of microseconds late, so one equal chunk per thread would leave the whole
+kernel waiting for the slowest. ctypes releases the GIL for the duration of a foreign
+call, so the chunks run in parallel. Segments run in order, each finishing before the
+next starts, because a segment reads what earlier ones wrote.
 
 Chunks never change how an element is computed (a reduction's order along its own
 axes does not depend on the chunked loop), so results are identical for any number
@@ -19,6 +23,7 @@ the calling thread, where a thread hand-off would cost more than it saves.
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 from collections.abc import Callable, Sequence
@@ -26,8 +31,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 from .llvm_emitter import Segment
 
-#: Iterations of a loop nest below which it runs on one thread.
+#: Iterations of a loop nest below which it runs on one thread; no chunk is smaller.
 MIN_PARALLEL_WORK = 1 << 16
+#: Chunks of a large loop per thread (see the module docstring).
+CHUNKS_PER_THREAD = 4
 
 #: A bound for the shared pool: it starts a thread only when a chunk finds none idle.
 _MAX_WORKERS = 256
@@ -62,7 +69,7 @@ def chunks(extent: int, parts: int) -> list[tuple[int, int]]:
 
 
 def _parts(segment: Segment, threads: int) -> int:
-    return min(threads, segment.extent, segment.work // MIN_PARALLEL_WORK)
+    return min(threads * CHUNKS_PER_THREAD, segment.extent, segment.work // MIN_PARALLEL_WORK)
 
 
 def worth_splitting(segments: Sequence[Segment]) -> bool:
@@ -82,11 +89,19 @@ def run(function: Callable[..., None], args: Sequence[int], segments: Sequence[S
         if parts < 2:
             function(*args, index, 0, segment.extent)
             continue
-        first, *rest = chunks(segment.extent, parts)
+        pieces = chunks(segment.extent, parts)
+        taken = itertools.count()  # next() on it is atomic under the GIL
+
+        def take_chunks(index: int = index) -> None:
+            for i in taken:
+                if i >= parts:
+                    return
+                function(*args, index, *pieces[i])
+
         pool = _workers()
-        futures = [pool.submit(function, *args, index, start, stop) for start, stop in rest]
+        futures = [pool.submit(take_chunks) for _ in range(min(threads, parts) - 1)]
         try:
-            function(*args, index, *first)
+            take_chunks()
         finally:
             for future in futures:
                 future.result()
