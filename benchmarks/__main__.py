@@ -7,9 +7,12 @@ three libraries, in one process. A timed call goes from existing arrays to compu
 values: ``np.asarray`` of plaidarray's lazy result (eager: the graph is recorded again
 and its cached executable run, after a first call that compiled it; rows marked
 ``plaidarray.jit`` call a ``plaidarray.jit`` function instead), ``block_until_ready``
-for JAX (after a first call that traced and compiled it). Medians of ``--repeat`` calls are printed, with plaidarray's
-speed-up over each library (>1: plaidarray is faster) and, for memory-bound
-workloads, the bandwidth reached. Reference figures of the machine come first: the
+for JAX (after a first call that traced and compiled it). The libraries are timed in
+turns: each of ``--repeat`` rounds times one batch of calls of every library (a batch
+lasts about two milliseconds, after a warm-up, see ``WARM_UP_SECONDS``), so a noisy moment of a shared machine falls on all of them
+alike. Medians over the rounds are printed, with plaidarray's speed-up over each
+library (>1: plaidarray is faster) and, for memory-bound workloads, the bandwidth
+reached. Reference figures of the machine come first: the
 bandwidth of a large copy and the GFLOP/s of NumPy's sgemm (its BLAS).
 
 The persistent compile cache is switched off here (``PLAIDARRAY_CACHE_MAX_BYTES=0``), so
@@ -116,13 +119,19 @@ def _median_seconds(call: Callable[[], object], repeat: int) -> float:
     return statistics.median(times)
 
 
-def _loops(call: Callable[[], object], repeat: int) -> float:
-    """Median time of one call, timing batches of calls when a call is very short."""
+def _batch_size(call: Callable[[], object]) -> int:
+    """Calls per timed batch: enough for about two milliseconds."""
     start = time.perf_counter()
     call()
-    once = time.perf_counter() - start
-    batch = max(1, int(1e-3 / max(once, 1e-7)))
-    return _median_seconds(lambda: [call() for _ in range(batch)], repeat) / batch
+    return max(1, int(2e-3 / max(time.perf_counter() - start, 1e-7)))
+
+
+def _batch_seconds(call: Callable[[], object], batch: int) -> float:
+    """The time of one call, from a batch of ``batch`` calls (results dropped at once)."""
+    start = time.perf_counter()
+    for _ in range(batch):
+        call()
+    return (time.perf_counter() - start) / batch
 
 
 def _runners(w: Workload, data: list[np.ndarray]) -> dict[str, Callable[[], object]]:
@@ -147,10 +156,18 @@ def _check(w: Workload, results: dict[str, np.ndarray]) -> None:
             raise AssertionError(f"{w.name}: {name} disagrees with NumPy")
 
 
-#: Seconds to wait before timing a library: BLAS and XLA worker threads spin for a while
-#: after a call (OpenBLAS about 0.1 s), and on a small machine the spinning threads of the
-#: library timed before would take the cores of the one being timed.
-SETTLE_SECONDS = 0.5
+#: Seconds each library runs its workload, untimed, before each timed batch. The core's
+#: clock ramps up under sustained load (over about 10 ms on the shared VMs here: a call
+#: after a pause takes up to twice as long), and the worker threads of the library timed
+#: before (OpenBLAS, XLA) spin for about 0.1 s after its last call, taking the second
+#: core of a small machine from the library being timed.
+WARM_UP_SECONDS = 0.15
+
+
+def _warm_up(call: Callable[[], object]) -> None:
+    start = time.perf_counter()
+    while time.perf_counter() - start < WARM_UP_SECONDS:
+        call()
 
 
 def run_workload(w: Workload, repeat: int) -> dict[str, float]:
@@ -158,11 +175,13 @@ def run_workload(w: Workload, repeat: int) -> dict[str, float]:
     data = [rng.standard_normal(s).astype(w.dtype) for s in w.shapes]
     runners = _runners(w, data)
     _check(w, {name: run() for name, run in runners.items()})  # also compiles
-    times = {}
-    for name, run in runners.items():
-        time.sleep(SETTLE_SECONDS)
-        times[name] = _loops(run, repeat)
-    return times
+    batches = {name: _batch_size(run) for name, run in runners.items()}
+    samples: dict[str, list[float]] = {name: [] for name in runners}
+    for _ in range(repeat):
+        for name, run in runners.items():
+            _warm_up(run)
+            samples[name].append(_batch_seconds(run, batches[name]))
+    return {name: statistics.median(times) for name, times in samples.items()}
 
 
 def first_compile_seconds() -> float:
