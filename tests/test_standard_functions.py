@@ -235,3 +235,38 @@ def test_namespace_info_reports_the_truth():
     assert set(info.dtypes(kind="integral").values()) == {xp.int8, xp.int16, xp.int32, xp.int64, xp.uint8,
                                                            xp.uint16, xp.uint32, xp.uint64}
     assert list(info.devices()) == ["cpu"] and info.default_device() == "cpu"
+
+
+NAN, INF = float("nan"), float("inf")
+#: The standard's special cases of complex tanh (a + bj -> result; None: either sign of zero).
+TANH_SPECIAL_CASES = [
+    ((0.0, 0.0), (0.0, 0.0)), ((1.5, INF), (NAN, NAN)), ((0.0, INF), (0.0, NAN)), ((1.5, NAN), (NAN, NAN)),
+    ((0.0, NAN), (0.0, NAN)), ((INF, 2.0), (1.0, 0.0)), ((INF, 1.0), (1.0, 0.0)), ((INF, INF), (1.0, None)),
+    ((INF, NAN), (1.0, None)), ((NAN, 0.0), (NAN, 0.0)), ((NAN, 2.0), (NAN, NAN)), ((NAN, NAN), (NAN, NAN)),
+]
+
+
+def _images(case):
+    """A case and its images by tanh(conj z) = conj(tanh z) and tanh(-z) = -tanh(z)."""
+    (a, b), (re, im) = case
+    flip = None if im is None else -im
+    yield (a, b), (re, im)
+    yield (a, -b), (re, flip)
+    yield (-a, -b), (-re, flip)
+    yield (-a, b), (-re, im)
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128], ids=["complex64", "complex128"])
+def test_complex_tanh_special_cases_of_the_standard(backend, dtype):
+    cases = [image for case in TANH_SPECIAL_CASES for image in _images(case)]
+    z = np.array([complex(a, b) for (a, b), _ in cases], dtype)
+    got = np.asarray(xp.tanh(xp.asarray(z)))
+    for value, ((a, b), (re, im)) in zip(got, cases):
+        for part, want in ((value.real, re), (value.imag, im)):
+            where = f"tanh({a} + {b}j) = {value}"
+            if want is None:
+                assert part == 0, where
+            elif np.isnan(want):
+                assert np.isnan(part), where
+            else:
+                assert part == want and np.signbit(part) == np.signbit(want), where

@@ -258,6 +258,30 @@ def _complex_expm1(b, z, dtype):
     return b.insert(arith.SelectOp(b.insert(arith.AndIOp(*finite)), _expm1_finite(b, x, y, part, dtype), shifted))
 
 
+def _complex_tanh(b, z, dtype):
+    """ctanh, except at an infinite real part with a finite imaginary part: there the
+    standard gives +-1 + i copysign(0, y) (tanh(conj z) = conj(tanh z)), where C99 and
+    the C library give the zero the sign of sin 2y."""
+    part = np.dtype(f"f{dtype.itemsize // 2}")
+    x, y = _parts(b, z)
+    inf = b.const(np.inf, part)
+    edge = b.insert(arith.AndIOp(b.insert(arith.CmpfOp(b.insert(mm.AbsFOp(x)), inf, "oeq")),
+                                 b.insert(arith.CmpfOp(b.insert(mm.AbsFOp(y)), inf, "olt"))))
+    limit = b.insert(cx.CreateOp(b.insert(mm.CopySignOp(b.const(1.0, part), x)),
+                                 b.insert(mm.CopySignOp(b.const(0.0, part), y)), b.type(dtype)))
+    return b.insert(arith.SelectOp(edge, limit, b.insert(cx.TanhOp(z))))
+
+
+def _reference_tanh(z):
+    """tanh as the compiled code defines it (see :func:`_complex_tanh`)."""
+    out = np.tanh(z)
+    if z.dtype.kind == "c":
+        edge = np.isinf(z.real) & np.isfinite(z.imag)
+        out.real[edge] = np.copysign(1.0, z.real[edge])
+        out.imag[edge] = np.copysign(0.0, z.imag[edge])
+    return out
+
+
 def _reference_expm1(x):
     """expm1 as the compiled code defines it: complex non-finite inputs take
     ``exp(z) - 1`` (C99's special cases, which np.expm1 does not follow) and a zero real
@@ -355,14 +379,15 @@ _FLOAT_UNARY = {
     "log1p": (_reference_log1p, mm.Log1pOp), "log2": (np.log2, mm.Log2Op), "log10": (np.log10, mm.Log10Op),
     "sin": (np.sin, mm.SinOp), "cos": (np.cos, mm.CosOp), "tan": (np.tan, mm.TanOp),
     "asin": (np.arcsin, mm.AsinOp), "acos": (np.arccos, mm.AcosOp), "atan": (np.arctan, mm.AtanOp),
-    "sinh": (np.sinh, mm.SinhOp), "cosh": (np.cosh, mm.CoshOp), "tanh": (np.tanh, mm.TanhOp),
+    "sinh": (np.sinh, mm.SinhOp), "cosh": (np.cosh, mm.CoshOp), "tanh": (_reference_tanh, mm.TanhOp),
     "asinh": (np.arcsinh, mm.AsinhOp), "acosh": (np.arccosh, mm.AcoshOp), "atanh": (np.arctanh, mm.AtanhOp),
     "sqrt": (np.sqrt, mm.SqrtOp), "floor": (np.floor, mm.FloorOp), "ceil": (np.ceil, mm.CeilOp),
     "round_nearest_even": (np.rint, mm.RoundEvenOp), "trunc": (np.trunc, mm.TruncOp),
 }
 _COMPLEX_UNARY = {
     "exp": _op(cx.ExpOp), "log": _op(cx.LogOp), "sqrt": _op(cx.SqrtOp), "sin": _op(cx.SinOp),
-    "cos": _op(cx.CosOp), "tan": _op(cx.TanOp), "tanh": _op(cx.TanhOp),
+    "cos": _op(cx.CosOp), "tan": _op(cx.TanOp),
+    "tanh": lambda b, args, inst: _complex_tanh(b, args[0], inst.shape.dtype),
     **{name: _libm("c" + name) for name in ("asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")},
     "expm1": lambda b, args, inst: _complex_expm1(b, args[0], inst.shape.dtype),
     "log1p": lambda b, args, inst: _complex_log1p(b, args[0], inst.shape.dtype),
