@@ -135,6 +135,9 @@ def test_where_clip_hypot_nextafter(backend, dtype, data):
     _same(xp.where(xp.asarray(a > 0), xp.asarray(a), xp.asarray(b)), np.where(a > 0, a, b), exact=True)
     lo, hi = sorted(data.draw(st.lists(st.floats(-10, 10), min_size=2, max_size=2)))
     _same(xp.clip(xp.asarray(a), lo, hi), np.clip(a, dtype(lo), dtype(hi)), exact=True)
+    low = data.draw(hnp.arrays(dtype, data.draw(hnp.broadcastable_shapes(a.shape, max_dims=a.ndim + 1)),
+                               elements=st.floats(-10, 10, width=np.dtype(dtype).itemsize * 8)), label="low")
+    _same(xp.clip(xp.asarray(a), xp.asarray(low)), np.clip(a, low, None), exact=True)  # may widen x
     _same(xp.hypot(xp.asarray(a), xp.asarray(b)), np.hypot(a, b))
     _same(xp.nextafter(xp.asarray(a), xp.asarray(b)), np.nextafter(a, b), exact=True)
 

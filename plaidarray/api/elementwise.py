@@ -233,7 +233,8 @@ for _name, _category, _fn in (
 def clip(x: Array, /, min: Array | int | float | None = None, max: Array | int | float | None = None) -> Array:
     """Clamp ``x`` to ``[min, max]`` (either bound may be None); NaN bounds propagate.
 
-    The result has ``x``'s dtype and shape; bounds broadcast to ``x``.
+    The result has ``x``'s dtype; ``x`` and array bounds broadcast together, as in
+    ``maximum(minimum(x, max), min)``.
     """
     check_array(x, "clip")
     check_category(x, "real numeric", "clip")
@@ -250,10 +251,7 @@ def clip(x: Array, /, min: Array | int | float | None = None, max: Array | int |
             if isinstance(bound, float):
                 raise TypeError("clip: a Python float bound cannot clip an integer array")
             bound = lo if bound < lo else hi if bound > hi else bound
-        a, b = operands("clip", out, bound)
-        if a.shape != x.shape:
-            raise ValueError(f"clip: bounds of shape {b.shape} would broadcast x beyond {x.shape}")
-        out = op(hlo_name, a, b)
+        out = op(hlo_name, *operands("clip", out, bound))
     return out
 
 
