@@ -80,3 +80,8 @@ def test_a_bad_pool_size_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("PLAIDARRAY_POOL_BYTES", "lots")
     with pytest.raises(ValueError, match="PLAIDARRAY_POOL_BYTES"):
         _result(2.0)
+
+
+def test_pooled_buffers_start_on_a_cache_line():
+    for scale in (2.0, 3.0):
+        assert _address(_result(scale)) % 64 == 0

@@ -27,6 +27,9 @@ import numpy as np
 MIN_POOLED_BYTES = 1 << 20
 DEFAULT_MAX_BYTES = 512 << 20
 _PAGE = 4096
+#: Blocks start on a cache line, as XLA aligns its buffers: malloc's large chunks start
+#: 16 bytes past one, and then every 64-byte vector store spans two lines.
+ALIGNMENT = 64
 
 
 def max_free_bytes() -> int:
@@ -81,7 +84,9 @@ class BufferPool:
         size = -(-nbytes // _PAGE) * _PAGE
         block = self._take(size, limit)
         if block is None:
-            block = _new((size,), np.dtype(np.uint8), request=(dims, dtype))
+            raw = _new((size + ALIGNMENT,), np.dtype(np.uint8), request=(dims, dtype))
+            start = -raw.ctypes.data % ALIGNMENT
+            block = raw[start:start + size]
         return np.asarray(_Lease(block, self._returned))[:nbytes].view(dtype).reshape(dims)
 
     def _take(self, size: int, limit: int) -> np.ndarray | None:
