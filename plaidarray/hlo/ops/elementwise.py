@@ -171,7 +171,9 @@ def _reference_shift(x, s, direction):
 
 
 def _reference_power(a, e):
-    if a.dtype.kind in "fc":
+    if a.dtype.kind == "c":  # see _complex_power
+        return np.where(e == 0, a.dtype.type(1), np.exp(_reference_complex_multiply(e, np.log(a))))
+    if a.dtype.kind == "f":
         return np.power(a, e)
     if a.dtype.kind == "u":  # unsigned exponents are never negative
         return np.power(a, e)
@@ -274,7 +276,7 @@ def _complex_tanh(b, z, dtype):
 
 def _reference_tanh(z):
     """tanh as the compiled code defines it (see :func:`_complex_tanh`)."""
-    out = np.tanh(z)
+    out = np.array(np.tanh(z))  # an array even for 0-d input, where NumPy returns a scalar
     if z.dtype.kind == "c":
         edge = np.isinf(z.real) & np.isfinite(z.imag)
         out.real[edge] = np.copysign(1.0, z.real[edge])
@@ -344,13 +346,31 @@ def _complex_log1p(b, z, dtype):
 
 
 def _complex_power(b, args, inst):
-    """cpow, except that any number to the power 0 is 1, as for reals (and in NumPy):
-    cpow's exp(w log z) would give NaN for a NaN or infinite base."""
+    """z ** w = exp(w log z), the standard's definition for complex special cases, with
+    this package's multiplication (:func:`_reference_complex_multiply`), except that any
+    number to the power 0 is 1, as for reals (and in NumPy): exp(0 log z) would give NaN
+    for a NaN or infinite base. The C library's cpow multiplies with C99's recovery of
+    infinities, NumPy's cpow special-cases a zero base: both differ in special cases."""
     dtype = inst.shape.dtype
     part = np.dtype(f"f{dtype.itemsize // 2}")
-    re, im = _parts(b, args[1])
+    z, w = args
+    re, im = _parts(b, w)
     zero = [b.insert(arith.CmpfOp(v, b.const(0.0, part), "oeq")) for v in (re, im)]
-    return b.insert(arith.SelectOp(b.insert(arith.AndIOp(*zero)), b.const(1, dtype), b.insert(cx.PowOp(*args))))
+    general = b.insert(cx.ExpOp(b.insert(cx.MulOp(w, b.insert(cx.LogOp(z))))))
+    return b.insert(arith.SelectOp(b.insert(arith.AndIOp(*zero)), b.const(1, dtype), general))
+
+
+def _reference_complex_multiply(a, b):
+    """(ac - bd) + (ad + bc)i with each product rounded, as the compiled code computes it
+    (and C without Annex G's recovery of infinities). NumPy's own loops may fuse a product
+    into the sum, which changes results at the edge of overflow (an infinite part then
+    comes out NaN in one and infinite in the other)."""
+    if a.dtype.kind != "c":
+        return np.multiply(a, b)
+    ar, ai, br, bi = a.real, a.imag, b.real, b.imag
+    out = np.empty(np.broadcast_shapes(a.shape, b.shape), np.result_type(a, b))
+    out.real, out.imag = ar * br - ai * bi, ar * bi + ai * br  # parts set, not added: 1j * inf is nan + inf j
+    return out
 
 
 def _expm1_finite(b, x, y, part, dtype):
@@ -421,7 +441,7 @@ define("is_finite", 1, np.isfinite, _is_finite, "fc", infer=_predicate_result)
 define("add", 2, np.add, _by_kind(f=_op(arith.AddfOp), iu=_op(arith.AddiOp), b=_op(arith.OrIOp), c=_op(cx.AddOp)),
        "biufc")
 define("subtract", 2, np.subtract, _by_kind(f=_op(arith.SubfOp), iu=_op(arith.SubiOp), c=_op(cx.SubOp)), "iufc")
-define("multiply", 2, np.multiply,
+define("multiply", 2, _reference_complex_multiply,
        _by_kind(f=_op(arith.MulfOp), iu=_op(arith.MuliOp), b=_op(arith.AndIOp), c=_op(cx.MulOp)), "biufc")
 define("divide", 2, lambda a, d: _reference_division(a, d, "divide"),
        _by_kind(f=_op(arith.DivfOp), iu=_divide_int, c=_op(cx.DivOp)), "iufc")
