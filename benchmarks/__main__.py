@@ -8,11 +8,12 @@ values: ``np.asarray`` of plaidarray's lazy result, used eagerly (the graph is r
 again and its cached executable run, after a first call that compiled it) and through a
 ``plaidarray.jit`` function; ``block_until_ready`` for JAX (after a first call that
 traced and compiled it). Like is compared with like: plaidarray eager with NumPy,
-``plaidarray.jit`` with ``jax.jit``. The libraries are timed in
-turns: each of ``--repeat`` rounds times one batch of calls of every library (a batch
-lasts about two milliseconds, after a warm-up, see ``WARM_UP_SECONDS``), so a noisy moment of a shared machine falls on all of them
-alike. Medians over the rounds are printed, with plaidarray's speed-ups (>1: plaidarray
-is faster) and, for memory-bound workloads, the bandwidth ``plaidarray.jit`` reached. Reference figures of the machine come first: the
+``plaidarray.jit`` with ``jax.jit``. The libraries are timed in turns: each of
+``--repeat`` rounds times one batch of calls of every library (a batch lasts about two
+milliseconds, after a warm-up, see ``WARM_UP_SECONDS``), so a noisy moment of a shared
+machine falls on all of them alike. Medians over the rounds are printed, with
+plaidarray's speed-ups (>1: plaidarray is faster) and, for memory-bound workloads, the
+bandwidth ``plaidarray.jit`` reached. Reference figures of the machine come first: the
 bandwidth of a large copy and the GFLOP/s of NumPy's sgemm (its BLAS).
 
 The persistent compile cache is switched off here (``PLAIDARRAY_CACHE_MAX_BYTES=0``), so

@@ -45,12 +45,10 @@ def test_a_released_block_is_lent_again_for_the_same_size():
 def test_a_block_is_never_lent_while_something_uses_it(keep):
     x = xp.asarray(BASE) * 2.0
     first = np.asarray(x)
-    holder = {"array": lambda: first, "strided view": lambda: first[::3],
-              "dlpack export": lambda: np.from_dlpack(x), "plaidarray array": lambda: x}[keep]()
+    holder = {"array": first, "strided view": first[::3], "dlpack export": np.from_dlpack(x),
+              "plaidarray array": x}.pop(keep)
     expected = np.array(holder)
-    del first
-    if keep != "plaidarray array":
-        del x
+    del first, x  # only the holder keeps the block lent
     gc.collect()
     others = [_result(float(k)) for k in range(3, 6)]
     for other in others:

@@ -42,6 +42,7 @@ from .llvm_emitter import element_bytes
 #: every thread running the loop (pool threads have the platform's default stack).
 MAX_SLICE_BYTES = 64 * 1024
 
+
 def _main(module: ModuleOp) -> func.FuncOp:
     """``main``, whose body's operations are the top-level loop nests."""
     return next(op for op in module.body.block.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")

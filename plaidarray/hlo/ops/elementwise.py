@@ -76,7 +76,8 @@ _KIND_NAMES = {"b": "bool", "i": "signed integer", "u": "unsigned integer", "f":
                "c": "complex floating-point"}
 
 
-def define(name: str, arity: int, reference, emit: Emit, kinds: str, infer=_same_shape, expensive: bool = False) -> None:
+def define(name: str, arity: int, reference, emit: Emit, kinds: str, infer=_same_shape,
+           expensive: bool = False) -> None:
     """Register an elementwise op accepting operands whose dtype kind is in ``kinds``;
     ``expensive`` as in :class:`~plaidarray.hlo.lowering.Elementwise`."""
     def checked(shapes: list[Shape], attrs: dict) -> Shape:
