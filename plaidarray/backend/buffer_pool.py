@@ -17,11 +17,12 @@ it, so no two live arrays share memory through the pool.
 from __future__ import annotations
 
 import math
-import os
 import threading
 from collections import OrderedDict, deque
 
 import numpy as np
+
+from . import environment
 
 #: Smaller buffers come from malloc, which reuses freed memory without faults.
 MIN_POOLED_BYTES = 1 << 20
@@ -34,16 +35,7 @@ ALIGNMENT = 64
 
 def max_free_bytes() -> int:
     """The bytes of free blocks the pool may keep (``PLAIDARRAY_POOL_BYTES``)."""
-    configured = os.environ.get("PLAIDARRAY_POOL_BYTES", "").strip()
-    if not configured:
-        return DEFAULT_MAX_BYTES
-    try:
-        value = int(configured)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise ValueError(f"PLAIDARRAY_POOL_BYTES must be a non-negative integer, got {configured!r}")
-    return value
+    return environment.count("PLAIDARRAY_POOL_BYTES", DEFAULT_MAX_BYTES)
 
 
 class _Lease:

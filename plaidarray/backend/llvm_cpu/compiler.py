@@ -36,7 +36,7 @@ from ...hlo.shape import Shape
 from .. import dump, transfer
 from ..executable import Compiler, Executable
 from ..transfer import allocate
-from . import jit, object_cache, parallel, vector_math
+from . import codegen_worker, jit, object_cache, parallel, vector_math
 from .fusion import plan_fusion
 from .linalg_builder import build_linalg
 from .linalg_to_loops import ConvertLinalgToStaticLoops
@@ -170,15 +170,17 @@ class CpuCompiler(Compiler):
 
         llvm_ir, segments = emit_llvm_module(mlir, name)
         level = self.opt_level
-        compiled = jit.compile_ir(str(llvm_ir), level)
-        dump.dump(name, "ll", str(compiled) if dump.dump_dir() else None)
-        dump.dump(name, "s", jit.assembly(compiled, level) if dump.dump_dir() else None)
-        code = jit.load(compiled, name, level)
+        product = codegen_worker.generate(str(llvm_ir), level, listings=dump.dump_dir() is not None)
+        dump.dump(name, "ll", product.ir or None)
+        dump.dump(name, "s", product.assembly or None)
+        code = jit.load_object(product.object, name, level)
+        if code is None:
+            raise RuntimeError(f"llvm-cpu: the object code of {name} does not define it")
         out_shapes, temp_shapes = [o.shape for o in out_insts], [t.shape for t in temps] + scratch
         executable = CpuExecutable(code, n_params, constants, output_slots, out_shapes, temp_shapes,
                                    first_temp + len(temps) + len(scratch), segments)
         if object_cache.enabled():
-            object_cache.store(key, jit.emit_object(compiled, level),
+            object_cache.store(key, product.object,
                                _metadata(name, output_slots, out_shapes, temp_shapes, segments))
         return executable
 

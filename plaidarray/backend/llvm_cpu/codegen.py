@@ -1,0 +1,166 @@
+"""Code generation: LLVM IR text -> optimised object code for a target, and the
+code generator process that does it out of the main one.
+
+This module imports only llvmlite and the standard library: run as a script, it is the
+code generator process of ``codegen_worker.py`` (it starts in well under 0.1 s and
+never imports plaidarray). Why a process: llvmlite 0.50 leaks about 80 KB per run of
+LLVM's optimisation pipeline (docs/reliability.md, "Memory"), so a program compiling
+thousands of signatures would grow without bound; a worker is retired, leak and all,
+after a few hundred compiles. In the main process, ``jit.py`` calls :func:`generate`
+under its LLVM lock; here nothing is locked (LLVM's global state is not thread-safe,
+so callers serialise).
+
+Object code is the one product: the compiler loads it into an engine of its own, the
+persistent cache stores the same bytes, and both ways of generating it (here or in a
+worker) give identical bytes for identical IR, target and level.
+
+The process protocol is a stream of frames on stdin/stdout: a frame is a count of parts
+and each part as a length and bytes. The worker says ``ready`` once, then answers each
+``generate`` request with ``ok`` and the object code, optimised IR and assembly (the
+texts empty unless asked for), or ``error`` and LLVM's message.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import struct
+import sys
+from dataclasses import dataclass
+from typing import BinaryIO
+
+import llvmlite.binding as llvm
+
+#: The optimisation levels, as in ``clang -O<level>``.
+OPT_LEVELS = (0, 1, 2, 3)
+
+_COUNT = struct.Struct("<I")
+_LENGTH = struct.Struct("<Q")
+_machines: dict[tuple[Target, int], llvm.TargetMachine] = {}
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the code is generated for: an LLVM triple, CPU name and feature string."""
+
+    triple: str
+    cpu: str
+    features: str
+
+    def __str__(self) -> str:
+        return f"{self.triple}/{self.cpu}"
+
+
+@dataclass(frozen=True)
+class Product:
+    """A module's object code, with its optimised IR and assembly when asked for."""
+
+    object: bytes
+    ir: str = ""
+    assembly: str = ""
+
+
+def initialize() -> None:
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+
+
+def host_target() -> Target:
+    """The CPU this process runs on, all of its features enabled."""
+    initialize()
+    features = llvm.get_host_cpu_features().flatten()
+    if "+avx512f" in features.split(","):
+        # LLVM's Intel tunings cap vectors at 256 bits to avoid AVX-512 frequency drops;
+        # the polynomial math of vector_math.py runs 1.5-2x faster at 512 bits.
+        features += ",-prefer-256-bit"
+    return Target(llvm.get_process_triple(), llvm.get_host_cpu_name(), features)
+
+
+def new_machine(target: Target, level: int) -> llvm.TargetMachine:
+    if level not in OPT_LEVELS:
+        raise ValueError(f"optimisation level must be one of {OPT_LEVELS}, got {level!r}")
+    return llvm.Target.from_triple(target.triple).create_target_machine(
+        cpu=target.cpu, features=target.features, opt=level, codemodel="jitdefault")
+
+
+def machine(target: Target, level: int) -> llvm.TargetMachine:
+    """A TargetMachine for optimising and emitting, kept for reuse (never give it to an
+    engine: an engine disposes of the machine it is given)."""
+    key = (target, level)
+    if key not in _machines:
+        _machines[key] = new_machine(target, level)
+    return _machines[key]
+
+
+def compile_ir(text: str, target: Target, level: int) -> llvm.ModuleRef:
+    """Parse, verify and optimise LLVM IR text at ``level``, in an LLVM context of its
+    own: a context keeps every type and constant ever made in it, so modules sharing the
+    global one would never give that memory back."""
+    module = llvm.parse_assembly(text, llvm.create_context())
+    module.triple = target.triple
+    module.data_layout = str(machine(target, level).target_data)
+    module.verify()
+    tuning = llvm.create_pipeline_tuning_options(speed_level=level)
+    tuning.loop_vectorization = level > 1
+    tuning.slp_vectorization = level > 1
+    builder = llvm.create_pass_builder(machine(target, level), tuning)
+    builder.getModulePassManager().run(module, builder)
+    return module
+
+
+def generate(text: str, target: Target, level: int, listings: bool = False) -> Product:
+    """Object code of LLVM IR text, and with ``listings`` its optimised IR and assembly."""
+    module = compile_ir(text, target, level)
+    tm = machine(target, level)
+    product = Product(tm.emit_object(module), str(module) if listings else "",
+                      tm.emit_assembly(module) if listings else "")
+    context = module._context
+    module.close()
+    context.close()
+    return product
+
+
+def write_frame(stream: BinaryIO, *parts: bytes) -> None:
+    stream.write(_COUNT.pack(len(parts)) + b"".join(_LENGTH.pack(len(p)) + p for p in parts))
+    stream.flush()
+
+
+def read_frame(stream: BinaryIO) -> list[bytes] | None:
+    """The next frame's parts, or None at the end of the stream."""
+    head = stream.read(_COUNT.size)
+    if len(head) < _COUNT.size:
+        return None
+    parts = []
+    for _ in range(_COUNT.unpack(head)[0]):
+        size = stream.read(_LENGTH.size)
+        if len(size) < _LENGTH.size:
+            return None
+        (length,) = _LENGTH.unpack(size)
+        part = stream.read(length)
+        if len(part) < length:
+            return None
+        parts.append(part)
+    return parts
+
+
+def serve(requests: BinaryIO, answers: BinaryIO) -> None:
+    """The code generator process: answer ``generate`` frames until the stream ends
+    (the main process closed it, or died)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the main process
+    initialize()
+    write_frame(answers, b"ready")
+    while (frame := read_frame(requests)) is not None:
+        try:
+            _, text, triple, cpu, features, level, listings = frame
+            product = generate(text.decode(), Target(triple.decode(), cpu.decode(), features.decode()),
+                               int(level), listings == b"1")
+        except (RuntimeError, ValueError) as error:
+            write_frame(answers, b"error", str(error).encode())
+        else:
+            write_frame(answers, b"ok", product.object, product.ir.encode(), product.assembly.encode())
+
+
+if __name__ == "__main__":
+    _answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
+    os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray output must not corrupt the frames
+    serve(sys.stdin.buffer, _answers)

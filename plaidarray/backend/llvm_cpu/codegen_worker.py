@@ -1,0 +1,162 @@
+"""Where code is generated: in this process for its first compiles, then in a code
+generator process (``codegen.py`` run as a script), so that a long-running program
+compiling thousands of signatures keeps a flat resident set.
+
+llvmlite 0.50 leaks about 80 KB per run of LLVM's optimisation pipeline
+(docs/reliability.md, "Memory"). Most programs compile a few dozen signatures; they
+never start a process. At the ``PLAIDARRAY_INPROCESS_COMPILES``-th compile (default
+64, so at most about 5 MB leaked here) a worker is started and waited for once (it
+imports only llvmlite: well under 0.1 s), and every later compile is sent to it. A
+worker is retired after ``RECYCLE_AFTER`` compiles, the leak going with it: its
+successor starts then, in the background, and the old worker serves until the new one
+is ready. Workers exit when their input ends, so also when this process dies.
+
+A worker that dies mid-compile (LLVM aborting, say) fails that compile with a
+RuntimeError instead of taking this process with it; the next compile starts another.
+After ``os.fork`` the child starts workers of its own: it must not share pipes with its
+parent's.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import select
+import subprocess
+import sys
+import threading
+
+from .. import environment
+from . import codegen, jit
+from .codegen import Product
+
+DEFAULT_INPROCESS_COMPILES = 64
+#: Compiles a worker serves before it is retired (its leak: about 16 MB).
+RECYCLE_AFTER = 200
+#: Seconds to wait for a worker's ``ready`` before giving up on it.
+START_TIMEOUT = 30.0
+
+_lock = threading.Lock()
+_stats = {"in_process": 0, "worker": 0, "workers_started": 0}
+_workers: dict[str, _Worker | None] = {"serving": None, "starting": None}
+
+
+def inprocess_compiles() -> int:
+    """How many compiles ``PLAIDARRAY_INPROCESS_COMPILES`` leaves in this process."""
+    return environment.count("PLAIDARRAY_INPROCESS_COMPILES", DEFAULT_INPROCESS_COMPILES)
+
+
+class _Worker:
+    """One code generator process and the pipes to it."""
+
+    def __init__(self) -> None:
+        self.owner = os.getpid()
+        self.compiles = 0
+        self.ready = False
+        self.process = subprocess.Popen([sys.executable, codegen.__file__], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE)
+        _stats["workers_started"] += 1
+
+    def wait_ready(self, timeout: float) -> bool:
+        """Whether the worker has said ``ready`` (waiting up to ``timeout`` seconds)."""
+        if not self.ready and select.select([self.process.stdout], [], [], timeout)[0]:
+            frame = codegen.read_frame(self.process.stdout)
+            if frame != [b"ready"]:
+                raise RuntimeError(f"llvm-cpu: the code generator process failed to start "
+                                   f"(exit code {self.process.poll()}; its message is on stderr)")
+            self.ready = True
+        return self.ready
+
+    def generate(self, text: str, target: codegen.Target, level: int, listings: bool) -> Product:
+        self.compiles += 1
+        try:
+            codegen.write_frame(self.process.stdin, b"generate", text.encode(), target.triple.encode(),
+                                target.cpu.encode(), target.features.encode(), str(level).encode(),
+                                b"1" if listings else b"0")
+            answer = codegen.read_frame(self.process.stdout)
+        except (BrokenPipeError, OSError):
+            answer = None
+        if answer is None:
+            raise RuntimeError(f"llvm-cpu: the code generator process died while compiling (exit code "
+                               f"{self.process.wait()}; LLVM's message, if any, is on stderr)")
+        if answer[0] == b"error":
+            raise RuntimeError(answer[1].decode())
+        return Product(answer[1], answer[2].decode(), answer[3].decode())
+
+    def close(self) -> None:
+        """End the worker: it exits when its input closes."""
+        if self.owner != os.getpid():
+            return  # the parent's worker, inherited through fork: not ours to end
+        for pipe in (self.process.stdin, self.process.stdout):
+            try:
+                pipe.close()
+            except OSError:  # a dead worker's unsent bytes
+                pass
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def _serving() -> _Worker:
+    """The worker to send the next compile to, started (and waited for) if need be."""
+    for role, worker in _workers.items():
+        if worker is not None and worker.owner != os.getpid():
+            _workers[role] = None
+    starting = _workers["starting"]
+    if starting is not None and starting.wait_ready(0):
+        _retire("serving")
+        _workers["serving"], _workers["starting"] = starting, None
+    serving = _workers["serving"]
+    if serving is None:
+        serving, _workers["starting"] = _workers["starting"] or _Worker(), None
+        _workers["serving"] = serving
+        if not serving.wait_ready(START_TIMEOUT):
+            _retire("serving")
+            raise RuntimeError(f"llvm-cpu: the code generator process did not start in {START_TIMEOUT:.0f} s")
+    elif serving.compiles >= RECYCLE_AFTER and _workers["starting"] is None:
+        _workers["starting"] = _Worker()
+    return serving
+
+
+def _retire(role: str) -> None:
+    worker, _workers[role] = _workers[role], None
+    if worker is not None:
+        worker.close()
+
+
+def generate(text: str, level: int, listings: bool = False) -> Product:
+    """Object code (and with ``listings`` optimised IR and assembly) of LLVM IR text for
+    the host at ``level``: here for the first compiles of the process, then in a worker."""
+    with _lock:
+        if _stats["in_process"] >= inprocess_compiles():
+            return _generate_in_worker(text, level, listings)
+        _stats["in_process"] += 1
+    return jit.generate(text, level, listings)
+
+
+def _generate_in_worker(text: str, level: int, listings: bool) -> Product:
+    worker = _serving()
+    try:
+        product = worker.generate(text, jit.host_target(), level, listings)
+    except RuntimeError:
+        if worker.process.poll() is not None:
+            _retire("serving")
+        raise
+    _stats["worker"] += 1
+    return product
+
+
+def stats() -> dict[str, int]:
+    """Compiles done in this process and in workers, and workers started."""
+    with _lock:
+        return dict(_stats)
+
+
+@atexit.register
+def shutdown() -> None:
+    """End every worker (at exit, or for a test)."""
+    with _lock:
+        for role in list(_workers):
+            _retire(role)

@@ -1,0 +1,101 @@
+"""The code generator process (codegen_worker.py): the same object code as in this
+process, a clear error when it dies, a successor after ``RECYCLE_AFTER`` compiles, and
+plaidarray's results unchanged when every compile goes through it."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from jit_helpers import run_child
+
+from plaidarray.backend.llvm_cpu import codegen_worker, jit
+
+#: A function that every optimisation level vectorises or unrolls differently.
+_IR = """
+define void @scale(ptr noalias %x, ptr noalias %y, i64 %n) {
+entry:
+  br label %loop
+loop:
+  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
+  %p = getelementptr double, ptr %x, i64 %i
+  %v = load double, ptr %p
+  %w = fmul double %v, 3.0
+  %q = getelementptr double, ptr %y, i64 %i
+  store double %w, ptr %q
+  %next = add i64 %i, 1
+  %done = icmp eq i64 %next, %n
+  br i1 %done, label %exit, label %loop
+exit:
+  ret void
+}
+"""
+
+
+@pytest.fixture
+def all_in_worker(monkeypatch):
+    """Every compile goes to a worker; workers end with the test."""
+    monkeypatch.setenv("PLAIDARRAY_INPROCESS_COMPILES", "0")
+    yield
+    codegen_worker.shutdown()
+
+
+@pytest.mark.parametrize("level", jit.OPT_LEVELS)
+def test_worker_generates_the_same_object_code(all_in_worker, level):
+    before = codegen_worker.stats()["worker"]
+    in_worker = codegen_worker.generate(_IR, level, listings=True)
+    assert codegen_worker.stats()["worker"] == before + 1
+    here = jit.generate(_IR, level, listings=True)
+    assert in_worker == here
+    assert "define void @scale" in in_worker.ir and "scale:" in in_worker.assembly
+
+
+def test_ir_errors_come_back_as_runtime_errors(all_in_worker):
+    with pytest.raises(RuntimeError, match="expected"):
+        codegen_worker.generate("define void @f( {", 3)
+    assert codegen_worker.generate(_IR, 3).object  # the worker is still serving
+
+
+def test_a_dead_worker_fails_one_compile_and_is_replaced(all_in_worker):
+    codegen_worker.generate(_IR, 3)
+    started = codegen_worker.stats()["workers_started"]
+    worker = codegen_worker._workers["serving"]
+    worker.process.kill()
+    worker.process.wait()
+    with pytest.raises(RuntimeError, match="died while compiling"):
+        codegen_worker.generate(_IR, 3)
+    assert codegen_worker.generate(_IR, 3).object == jit.generate(_IR, 3).object
+    assert codegen_worker.stats()["workers_started"] == started + 1
+
+
+def test_workers_are_recycled(all_in_worker, monkeypatch):
+    monkeypatch.setattr(codegen_worker, "RECYCLE_AFTER", 3)
+    codegen_worker.generate(_IR, 3)
+    first = codegen_worker._workers["serving"]
+    for _ in range(200):
+        codegen_worker.generate(_IR, 3)
+        if codegen_worker._workers["serving"] is not first:
+            break
+    assert codegen_worker._workers["serving"] is not first
+    assert first.process.poll() is not None, "a retired worker must exit"
+
+
+def test_the_limit_must_be_a_count(monkeypatch):
+    monkeypatch.setenv("PLAIDARRAY_INPROCESS_COMPILES", "many")
+    with pytest.raises(ValueError, match="PLAIDARRAY_INPROCESS_COMPILES must be a non-negative integer"):
+        codegen_worker.inprocess_compiles()
+
+
+def test_results_through_the_worker_match_numpy(tmp_path):
+    code = """
+import json
+import numpy as np
+import plaidarray as xp
+from plaidarray.backend.llvm_cpu import codegen_worker
+x = np.linspace(-3.0, 3.0, 1001)
+got = np.asarray(xp.tanh(xp.asarray(x)) * 2.0 + xp.sum(xp.asarray(x) ** 2))
+print(json.dumps({"got": got.tolist(), "stats": codegen_worker.stats()}))
+"""
+    result = run_child(code, tmp_path, PLAIDARRAY_INPROCESS_COMPILES="0", PLAIDARRAY_CACHE_MAX_BYTES="0")
+    x = np.linspace(-3.0, 3.0, 1001)
+    np.testing.assert_allclose(result["got"], np.tanh(x) * 2.0 + np.sum(x**2), rtol=1e-13)
+    assert result["stats"]["in_process"] == 0 and result["stats"]["worker"] >= 1
