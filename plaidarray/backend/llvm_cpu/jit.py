@@ -29,8 +29,6 @@ DEFAULT_OPT_LEVEL = 3
 
 _lock = threading.RLock()
 _state: dict[str, object] = {}
-#: Modules added by :func:`load_library` (never unloaded).
-_libraries: list[llvm.ModuleRef] = []
 
 
 def opt_level() -> int:
@@ -94,22 +92,20 @@ class LoadedCode:
     __del__ = close
 
 
-def load_library(text: str) -> None:
-    """Compile LLVM IR (at the level of the environment) and keep it for good: its
-    external functions become callable by every module and object loaded afterwards
-    (vector_math's sin and cos)."""
+def load_library(code: bytes, symbols: list[str]) -> None:
+    """Load object code for good and make its functions ``symbols`` callable by every
+    module and object loaded afterwards (vector_math's sin and cos)."""
     with _lock:
-        level = opt_level()
-        module = codegen.compile_ir(text, host_target(), level)
         engine = _state.get("library_engine")
         if engine is None:
-            engine = _state["library_engine"] = _new_engine(level)
-        engine.add_module(module)
+            engine = _state["library_engine"] = _new_engine(opt_level())
+        engine.add_object_file(llvm.ObjectFileRef.from_data(code))
         engine.finalize_object()
-        for fn in module.functions:
-            if not fn.is_declaration and fn.linkage == llvm.Linkage.external:
-                llvm.add_symbol(fn.name, engine.get_function_address(fn.name))
-        _libraries.append(module)
+        for symbol in symbols:
+            address = engine.get_function_address(symbol)
+            if not address:
+                raise RuntimeError(f"llvm-cpu: library object code does not define {symbol}")
+            llvm.add_symbol(symbol, address)
 
 
 def load_object(code: bytes, function: str, level: int) -> LoadedCode | None:

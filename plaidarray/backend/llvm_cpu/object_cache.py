@@ -6,6 +6,9 @@ the HLO after the passes and constant binding (array constants are bound as
 parameters, so their values are not in the code), the target (triple, CPU name,
 features and optimisation level), the LLVM and llvmlite versions, and plaidarray's version and compiler
 sources.
+The vector math library that kernels call (``vector_math.py``) is stored the same way,
+one entry per function and dtype (keys starting ``library-``), so a process loading all
+its kernels from disk runs no LLVM optimisation at all.
 
 Safety: an entry is written to a temporary file and renamed into place, which is
 atomic, so processes writing the same entry at once all succeed and a reader never
@@ -68,6 +71,16 @@ def max_bytes() -> int:
 
 def enabled() -> bool:
     return max_bytes() > 0
+
+
+#: The start of the keys of library entries (vector_math's functions, shared by all
+#: kernels), which :func:`library_key` gives; kernels' keys are bare digests.
+LIBRARY_PREFIX = "library-"
+
+
+def library_key(*parts: str) -> str:
+    """The key of a library entry for ``parts`` in this environment."""
+    return LIBRARY_PREFIX + entry_key(*parts)
 
 
 def entry_key(*parts: str) -> str:

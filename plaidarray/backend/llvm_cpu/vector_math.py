@@ -14,7 +14,7 @@ sin and cos reduce the argument by pi/2 in double-double arithmetic below
 ``TRIG_LIMIT``; larger finite arguments need Payne-Hanek reduction, which the C library
 does, so for those rare lanes they call it.
 
-Each function is compiled once per process into a library in the JIT (:func:`jit.
+Each function is loaded once per process into a library in the JIT (:func:`jit.
 load_library`): a scalar function and vector variants of one and half a register. A
 kernel module only declares them; the scalar declaration names the variants in its
 ``vector-function-abi-variant`` attribute, so the loop vectoriser calls a variant
@@ -39,7 +39,7 @@ from dataclasses import dataclass, replace
 
 from llvmlite import ir
 
-from . import jit
+from . import codegen_worker, jit, object_cache
 
 F32, F64 = ir.FloatType(), ir.DoubleType()
 
@@ -448,18 +448,29 @@ _LIBRARY_SYMBOL = re.compile(rb"plaidarray\.(%s)\.(?:v[0-9]+)?f(32|64)" % "|".jo
 
 
 def _load_library(name: str, ty: ir.Type) -> None:
-    """Compile ``name`` for ``ty`` (the scalar function and its vector variants) into the
-    JIT, once per process."""
-    symbol = f"plaidarray.{name}.f{32 if ty == F32 else 64}"
+    """Load ``name`` for ``ty`` (the scalar function and its vector variants) into the
+    JIT, once per process: from the persistent cache, or compiled (and stored there).
+    Compiling one takes tens of milliseconds, which a program loading all its kernels
+    from the cache would otherwise pay at every start."""
+    bits = 32 if ty == F32 else 64
+    symbol = f"plaidarray.{name}.f{bits}"
     with _library_lock:
         if symbol in _loaded:
             return
-        module = ir.Module(name=symbol)
-        fn = _function(module, symbol, ty, _Attributes(_PURE), "")
-        _define_scalar(module, fn, name, ty)
-        for lanes, vector_symbol in _variants(name, 32 if ty == F32 else 64).items():
-            _define_vector(fn, name, vector_symbol, lanes)
-        jit.load_library(str(module))
+        level, target = jit.opt_level(), jit.host_target()
+        key = object_cache.library_key("vector-math", symbol, f"{target}/O{level}", target.features)
+        entry = object_cache.load(key)
+        if entry is None:
+            module = ir.Module(name=symbol)
+            fn = _function(module, symbol, ty, _Attributes(_PURE), "")
+            _define_scalar(module, fn, name, ty)
+            for lanes, vector_symbol in _variants(name, bits).items():
+                _define_vector(fn, name, vector_symbol, lanes)
+            code = codegen_worker.generate(str(module), level).object
+            object_cache.store(key, code, {"library": symbol})
+        else:
+            code = entry[0]
+        jit.load_library(code, [symbol, *_variants(name, bits).values()])
         _loaded.add(symbol)
 
 
