@@ -35,7 +35,7 @@ from ...hlo.passes import run_hlo_passes
 from ...hlo.shape import Shape
 from .. import dump, transfer
 from ..executable import Compiler, Executable
-from ..transfer import allocate
+from ..transfer import allocator
 from . import codegen_worker, jit, object_cache, parallel, vector_math
 from .fusion import plan_fusion
 from .linalg_builder import build_linalg
@@ -91,20 +91,25 @@ class CpuExecutable(Executable):
         self._constants = constants
         self._constant_addresses = [transfer.address(c) for c in constants]
         self._output_slots = output_slots
-        self._output_shapes = [(s.dims, s.dtype) for s in output_shapes]
-        self._temp_shapes = [(s.dims, s.dtype) for s in temp_shapes]
+        #: Whether the results are the output buffers in order (no parameter returned as
+        #: it is, no output twice): then ``run`` returns them as they are.
+        self._results_are_outputs = output_slots == [("out", i) for i in range(len(output_shapes))]
+        self._output_allocators = [allocator(s.dims, s.dtype) for s in output_shapes]
+        self._temp_allocators = [allocator(s.dims, s.dtype) for s in temp_shapes]
 
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
-        outs = [allocate(*s) for s in self._output_shapes]
+        outs = [new() for new in self._output_allocators]
         address = transfer.address
         args = [*map(address, buffers), *self._constant_addresses, *map(address, outs)]
-        if self._temp_shapes:
-            temps = [allocate(*s) for s in self._temp_shapes]
+        if self._temp_allocators:
+            temps = [new() for new in self._temp_allocators]
             args += map(address, temps)
         if self._segments is not None:
             parallel.run(self._function, args, self._segments)
-        elif outs or self._temp_shapes:
+        elif outs or self._temp_allocators:
             self._function(*args, *_RUN_ALL)
+        if self._results_are_outputs:
+            return outs
         return [buffers[i] if kind == "param" else outs[i] for kind, i in self._output_slots]
 
 
