@@ -99,3 +99,32 @@ print(json.dumps({"got": got.tolist(), "stats": codegen_worker.stats()}))
     x = np.linspace(-3.0, 3.0, 1001)
     np.testing.assert_allclose(result["got"], np.tanh(x) * 2.0 + np.sum(x**2), rtol=1e-13)
     assert result["stats"]["in_process"] == 0 and result["stats"]["worker"] >= 1
+
+
+def test_a_forked_child_starts_a_worker_of_its_own(tmp_path):
+    code = """
+import json, os
+import numpy as np
+import plaidarray as xp
+from plaidarray.backend.llvm_cpu import codegen_worker
+x = np.arange(10.0)
+first = float(xp.sum(xp.asarray(x) * 2.0))  # starts the parent's worker
+parent_worker = codegen_worker._workers["serving"].process.pid
+read, write = os.pipe()
+pid = os.fork()
+if pid == 0:
+    value = float(xp.sum(xp.asarray(np.arange(11.0)) * 3.0))  # a new signature: compiles
+    child_worker = codegen_worker._workers["serving"].process.pid
+    os.write(write, json.dumps([value, child_worker]).encode())
+    os._exit(0)
+os.close(write)
+os.waitpid(pid, 0)
+value, child_worker = json.loads(os.read(read, 4096))
+again = float(xp.sum(xp.asarray(np.arange(12.0)) * 4.0))  # the parent's worker still serves
+print(json.dumps({"first": first, "child": value, "again": again, "parent_worker": parent_worker,
+                  "child_worker": child_worker, "stats": codegen_worker.stats()}))
+"""
+    result = run_child(code, tmp_path, PLAIDARRAY_INPROCESS_COMPILES="0", PLAIDARRAY_CACHE_MAX_BYTES="0")
+    assert (result["first"], result["child"], result["again"]) == (90.0, 165.0, 264.0)
+    assert result["child_worker"] != result["parent_worker"]
+    assert result["stats"]["workers_started"] == 1 and result["stats"]["in_process"] == 0
