@@ -11,6 +11,7 @@ import pytest
 
 import plaidarray as xp
 from plaidarray.backend.llvm_cpu import parallel
+from plaidarray.backend.llvm_cpu.llvm_emitter import Segment
 
 THREADS = [2, 3, 5]
 rng = np.random.default_rng(7)
@@ -87,3 +88,11 @@ def test_bad_thread_count_is_a_clear_error(monkeypatch):
     monkeypatch.setenv("PLAIDARRAY_NUM_THREADS", "many")
     with pytest.raises(ValueError, match="PLAIDARRAY_NUM_THREADS"):
         np.asarray(xp.asarray(B) + 1.0)
+
+
+def test_inner_loops_run_in_one_wide_chunk_per_thread():
+    """A chunk of a loop inside another (``sum(x, axis=0)``: columns inside the rows)
+    walks memory with a stride, so each thread takes one chunk, not several."""
+    outermost, inner = Segment(4096, 1 << 24, depth=0), Segment(4096, 1 << 24, depth=1)
+    assert parallel._parts(outermost, 4) == 4 * parallel.CHUNKS_PER_THREAD > 4
+    assert parallel._parts(inner, 4) == 4

@@ -197,7 +197,7 @@ def _metadata(symbol: str, output_slots: list[tuple[str, int]], output_shapes: l
     return {"symbol": symbol, "output_slots": output_slots,
             "output_shapes": [[list(s.dims), s.dtype.str] for s in output_shapes],
             "temp_shapes": [[list(s.dims), s.dtype.str] for s in temp_shapes],
-            "segments": [[s.extent, s.work] for s in segments]}
+            "segments": [[s.extent, s.work, s.depth] for s in segments]}
 
 
 def _shapes(rows: list) -> list[Shape]:
@@ -214,7 +214,7 @@ def _load_cached(key: str, n_params: int, constants: list[np.ndarray], n_bound: 
     try:
         slots = [(str(kind), int(i)) for kind, i in meta["output_slots"]]
         outputs, temps = _shapes(meta["output_shapes"]), _shapes(meta["temp_shapes"])
-        segments = [Segment(int(extent), int(work)) for extent, work in meta["segments"]]
+        segments = [Segment(*(int(field) for field in row)) for row in meta["segments"]]
         vector_math.load_libraries_for(code)
         loaded = jit.load_object(code, str(meta["symbol"]), level)
     except (KeyError, TypeError, ValueError, RuntimeError):

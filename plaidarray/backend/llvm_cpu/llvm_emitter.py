@@ -643,10 +643,12 @@ for _name in ("exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "pow"):
 class Segment:
     """A part of ``main`` compiled as its own function: a top-level loop nest, or the
     code between nests. ``extent`` is the trip count of the loop that may run in
-    chunks (0: none), ``work`` the iterations of the nest."""
+    chunks (0: none), ``work`` the iterations of the nest, ``depth`` how many loops
+    enclose the chunked one (0: it is the outermost)."""
 
     extent: int = 0
     work: int = 0
+    depth: int = 0
 
 
 def emit_llvm_module(module: ModuleOp, function_name: str) -> tuple[ir.Module, list[Segment]]:
@@ -673,7 +675,7 @@ def emit_llvm_module(module: ModuleOp, function_name: str) -> tuple[ir.Module, l
         if chunked is not None:
             depth, extent, work = (d.data for d in chunked.data)
             emitter.chunk = (depth, *emitter.function.args[-2:])
-            segments.append(Segment(extent, work))
+            segments.append(Segment(extent, work, depth))
         else:
             segments.append(Segment())
         emitter.emit_ops(ops)
