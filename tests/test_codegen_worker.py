@@ -79,6 +79,18 @@ def test_workers_are_recycled(all_in_worker, monkeypatch):
     assert first.process.poll() is not None, "a retired worker must exit"
 
 
+def test_a_successor_dying_at_start_leaves_the_serving_worker_in_charge(all_in_worker, monkeypatch):
+    monkeypatch.setattr(codegen_worker, "RECYCLE_AFTER", 1)
+    codegen_worker.generate(_IR, 3)
+    codegen_worker.generate(_IR, 3)  # past RECYCLE_AFTER: a successor starts
+    serving, successor = codegen_worker._workers["serving"], codegen_worker._workers["starting"]
+    assert successor is not None
+    successor.process.kill()
+    successor.process.wait()
+    assert codegen_worker.generate(_IR, 3).object == jit.generate(_IR, 3).object
+    assert codegen_worker._workers["serving"] is serving
+
+
 def test_the_limit_must_be_a_count(monkeypatch):
     monkeypatch.setenv("PLAIDARRAY_INPROCESS_COMPILES", "many")
     with pytest.raises(ValueError, match="PLAIDARRAY_INPROCESS_COMPILES must be a non-negative integer"):

@@ -53,8 +53,10 @@ class _Worker:
         self.owner = os.getpid()
         self.compiles = 0
         self.ready = False
+        # PYTHONSAFEPATH (3.11+): the script's directory, this package's, is not put on
+        # the worker's import path, where a module of ours could shadow one llvmlite uses.
         self.process = subprocess.Popen([sys.executable, codegen.__file__], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE)
+                                        stdout=subprocess.PIPE, env={**os.environ, "PYTHONSAFEPATH": "1"})
         _stats["workers_started"] += 1
 
     def wait_ready(self, timeout: float) -> bool:
@@ -105,9 +107,15 @@ def _serving() -> _Worker:
         if worker is not None and worker.owner != os.getpid():
             _workers[role] = None
     starting = _workers["starting"]
-    if starting is not None and starting.wait_ready(0):
-        _retire("serving")
-        _workers["serving"], _workers["starting"] = starting, None
+    if starting is not None:
+        try:
+            ready = starting.wait_ready(0)
+        except RuntimeError:  # the successor died starting: the serving worker goes on
+            _retire("starting")
+            ready = False
+        if ready:
+            _retire("serving")
+            _workers["serving"], _workers["starting"] = starting, None
     serving = _workers["serving"]
     if serving is None:
         serving, _workers["starting"] = _workers["starting"] or _Worker(), None
