@@ -60,16 +60,11 @@ def address(buffer: np.ndarray) -> int:
     return ctypes.c_void_p.from_address(id(buffer) + _OFFSET).value or 0
 
 
-def allocate(dims: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
-    """A buffer for a result or a temporary, large ones from the pool of already mapped
-    memory (``buffer_pool.py``). Raises MemoryError (not a crash) when it cannot exist."""
-    return POOL.empty(dims, dtype)
-
-
 def allocator(dims: tuple[int, ...], dtype: np.dtype) -> Callable[[], np.ndarray]:
-    """:func:`allocate` for a buffer an executable makes at every run, decided once:
-    buffers too small for the pool come straight from ``np.empty``, which saves a
-    tenth of a cached call on tiny arrays."""
+    """How an executable makes a result or temporary buffer at every run, decided once:
+    large ones come from the pool of already mapped memory (``buffer_pool.py``, which
+    raises MemoryError, not a crash, when one cannot exist), those too small for it
+    straight from ``np.empty``, which saves a tenth of a cached call on tiny arrays."""
     if math.prod(dims) * dtype.itemsize < MIN_POOLED_BYTES:
         return functools.partial(np.empty, dims, dtype)
     return functools.partial(POOL.empty, dims, dtype)

@@ -314,12 +314,9 @@ class Compiled:
 
     def run(self, arrays: Sequence[Array]) -> Any:
         nodes = [a._node for a in arrays]
+        if any(n.buffer is None for n in nodes):
+            materialize(nodes)
         buffers = [n.buffer for n in nodes]
-        for buffer in buffers:
-            if buffer is None:  # a pending argument: compute it first
-                materialize(nodes)
-                buffers = [n.buffer for n in nodes]
-                break
         buffers += self._constants
         outs = [Array(Node(None, (), {}, shape, b)) for shape, b in zip(self._out_shapes, self._executable.run(buffers))]
         if self._out_structure == pytree.LEAF:

@@ -12,8 +12,8 @@ kernel waiting for the slowest. Where the chunked loop is not the nest's outermo
 reduction over rows into a row of results: ``sum(x, axis=0)``), a chunk is a strided
 walk, a few kilobytes of each row, on which the hardware prefetcher restarts at every
 row; there each thread takes one wide chunk (sum over axis 0 of a 4096x4096 float64
-array, old and new rule interleaved in one process: 7.5-8.2 -> 6.0-7.7 ms). ctypes releases the GIL for the duration of a foreign
-call, so the chunks run in parallel. Segments run in order, each finishing before the
+array, old and new rule interleaved in one process: 7.5-8.2 -> 6.0-7.7 ms). ctypes
+releases the GIL for the duration of a foreign call, so the chunks run in parallel. Segments run in order, each finishing before the
 next starts, because a segment reads what earlier ones wrote.
 
 Chunks never change how an element is computed (a reduction's order along its own
