@@ -14,15 +14,29 @@ from .. import dtypes as dt
 from ..hlo.literal import Literal
 from ..hlo.shape import MAX_SIZE
 from ..trace.array import Array
+from ..trace import node as node_module
+from ..trace.materialize import materialize
 from ..trace.node import Node
+from ..trace.tracing import tracing
 
 Scalar = bool | int | float | complex
 
 
 def op(name: str, *operands: Array | Node, **attrs: Any) -> Array:
-    """Record HLO ``name`` over ``operands`` and wrap the result as an Array."""
+    """Record HLO ``name`` over ``operands`` and wrap the result as an Array. A result
+    deeper than the pending bound (``PLAIDARRAY_MAX_PENDING``) is run at once."""
     nodes = tuple(o._node if isinstance(o, Array) else o for o in operands)
-    return Array(Node.apply(name, nodes, **attrs))
+    result = Array(Node.apply(name, nodes, **attrs))
+    if result._node.depth > node_module.MAX_PENDING > 0:
+        materialize([result._node])
+    return result
+
+
+def runtime_scalar(value: Scalar, dtype: np.dtype) -> Array:
+    """A 0-d array of ``value`` held in a buffer: the executable takes it as a run-time
+    argument, so graphs that differ only in such values share one compiled executable
+    (the value stays out of the cache key, its dtype enters it)."""
+    return Array(Node.ready(np.asarray(value, dtype=dtype)))
 
 
 def check_array(x: object, where: str) -> Array:
@@ -34,12 +48,17 @@ def check_array(x: object, where: str) -> Array:
 def constant(value: Scalar, dtype: np.dtype) -> Array:
     """A 0-d constant of ``dtype``; raises OverflowError when ``value`` does not fit."""
     dtype = np.dtype(dtype)
+    check_fits(value, dtype)
+    with np.errstate(over="ignore"):
+        return op("constant", value=Literal(np.asarray(value, dtype=dtype)))
+
+
+def check_fits(value: Scalar, dtype: np.dtype) -> None:
+    """OverflowError when a Python int does not fit an integer ``dtype``."""
     if dtype.kind in "iu" and not isinstance(value, bool):
         lo, hi = dt.iinfo_bounds(dtype)
         if not lo <= int(value) <= hi:
             raise OverflowError(f"Python int {value} out of bounds for {dtype}")
-    with np.errstate(over="ignore"):
-        return op("constant", value=Literal(np.asarray(value, dtype=dtype)))
 
 
 def full(shape: Sequence[int], value: Scalar, dtype: np.dtype) -> Array:
@@ -63,13 +82,18 @@ SCALAR_KINDS = {bool: "b", int: "iufc", float: "fc", complex: "c"}
 
 
 def scalar_for(value: Scalar, dtype: np.dtype, where: str) -> Array:
-    """A Python scalar taking the dtype of the array it meets."""
+    """A Python scalar taking the dtype of the array it meets, as a run-time argument
+    (a constant while a function is traced: there it is a literal of the function)."""
     kinds = SCALAR_KINDS.get(type(value))
     if kinds is None:
         raise TypeError(f"{where}: expected an array or a Python scalar, got {type(value).__name__}")
     if dtype.kind not in kinds:
         raise TypeError(f"{where}: a Python {type(value).__name__} cannot combine with a {dtype} array")
-    return constant(value, dtype)
+    if tracing():  # a literal of the traced function: part of its structure
+        return constant(value, dtype)
+    check_fits(value, dtype)
+    with np.errstate(over="ignore"):
+        return runtime_scalar(value, dtype)
 
 
 def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:

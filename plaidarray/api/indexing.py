@@ -13,11 +13,9 @@ import math
 import operator
 from typing import Any
 
-import numpy as np
 
 from .. import dtypes as dt
 from ..trace.array import Array
-from ..trace.node import Node
 from . import graph
 from .graph import check_array, normalize_axes, op
 
@@ -75,8 +73,8 @@ def _plan(x: Array, key: Any):
 
 
 def _runtime_index(i: int) -> Array:
-    """A start position as a ready 0-d buffer: a run-time argument, not a constant."""
-    return Array(Node.ready(np.asarray(i, dtype=np.int64)))
+    """A start position as a run-time argument, not a constant."""
+    return graph.runtime_scalar(i, dt.int64)
 
 
 def _dynamic_window(x: Array, entries: list) -> Array:

@@ -8,11 +8,13 @@ cache) is a tuple comparison.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
-from typing import Any
+from collections.abc import Callable, Hashable, Iterable, Sequence
+from typing import Any, TypeVar
 
 from .opdef import lookup
 from .shape import Shape
+
+T = TypeVar("T")
 
 
 class Instruction:
@@ -40,38 +42,49 @@ class Instruction:
         return attr_key(self.attrs)
 
 
-def attr_key(attrs: dict[str, Any]) -> tuple:
-    """Attributes as a hashable, order-independent key (for structural identity)."""
-    return tuple(sorted(attrs.items()))
-
     def __repr__(self) -> str:
         return f"<{self.name or self.opcode}: {self.shape}>"
 
 
-def topological_order(outputs: Iterable[Instruction],
-                      is_leaf: Callable[[Instruction], bool] = lambda inst: False) -> list[Instruction]:
-    """Instructions reachable from ``outputs``, each after its operands (a depth-first
-    walk with an explicit stack, so deep chains do not hit Python's recursion limit);
-    the operands of those for which ``is_leaf`` holds are not visited. The lazy graph's
-    nodes are walked with it too."""
-    order: list[Instruction] = []
-    seen: set[int] = set()
-    for root in outputs:
-        if id(root) in seen:
+def attr_key(attrs: dict[str, Any]) -> tuple:
+    """Attributes as a hashable, order-independent key (for structural identity)."""
+    return tuple(sorted(attrs.items()))
+
+
+def depth_first(roots: Iterable[T], children: Callable[[T], Iterable[T]],
+                key: Callable[[T], Hashable] = id) -> list[T]:
+    """``roots`` and everything reachable from them through ``children``, each once (as
+    told apart by ``key``) and after its children: a depth-first post-order walk with
+    an explicit stack, so that chains far deeper than Python's recursion limit are
+    walked like any other graph."""
+    order: list[T] = []
+    seen: set[Hashable] = set()
+    for root in roots:
+        k = key(root)
+        if k in seen:
             continue
-        seen.add(id(root))
-        stack = [(root, iter(() if is_leaf(root) else root.operands))]
+        seen.add(k)
+        stack = [(root, iter(children(root)))]
         while stack:
-            inst, operands = stack[-1]
-            for o in operands:
-                if id(o) not in seen:
-                    seen.add(id(o))
-                    stack.append((o, iter(() if is_leaf(o) else o.operands)))
+            node, pending = stack[-1]
+            for child in pending:
+                k = key(child)
+                if k not in seen:
+                    seen.add(k)
+                    stack.append((child, iter(children(child))))
                     break
             else:
                 stack.pop()
-                order.append(inst)
+                order.append(node)
     return order
+
+
+def topological_order(outputs: Iterable[Instruction],
+                      is_leaf: Callable[[Instruction], bool] = lambda inst: False) -> list[Instruction]:
+    """Instructions reachable from ``outputs``, each after its operands; the operands of
+    those for which ``is_leaf`` holds are not visited. The lazy graph's nodes are walked
+    with it too."""
+    return depth_first(outputs, lambda inst: () if is_leaf(inst) else inst.operands)
 
 
 class Computation:
@@ -121,11 +134,14 @@ def rebuild(inst: Instruction, operands: tuple[Instruction, ...]) -> Instruction
 
 
 class Module:
-    """A compilation unit: one entry computation (XLA's HloModule)."""
+    """A compilation unit: one entry computation (XLA's HloModule). ``donated`` numbers
+    the parameters whose buffers the caller gives up: the executable may write its
+    results into them (XLA's input/output aliasing)."""
 
-    def __init__(self, name: str, entry: Computation) -> None:
+    def __init__(self, name: str, entry: Computation, donated: frozenset[int] = frozenset()) -> None:
         self.name = name
         self.entry = entry
+        self.donated = donated
 
     def to_text(self) -> str:
         from .printer import module_to_text

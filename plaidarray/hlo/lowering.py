@@ -132,7 +132,14 @@ class Reduction:
 
 @dataclass(frozen=True)
 class Kernel:
+    """``emit(builder, inst, out, operand_buffers)`` writes ``out``. An op that changes
+    part of an operand (``dynamic_update_slice``) names it as ``in_place_operand``: when
+    nothing else reads that operand's buffer, the compiler gives the result the same
+    buffer (``out is operand_buffers[i]``) and the emitter writes only what changes, as
+    XLA's buffer assignment shares a dynamic-update-slice's operand with its result."""
+
     emit: Callable[[KernelBuilder, Instruction, SSAValue, Sequence[SSAValue]], None]
+    in_place_operand: int | None = None
 
 
 class NotLowerable:

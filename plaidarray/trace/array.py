@@ -8,13 +8,14 @@ every name bound to the same Array object sees the update, as the spec requires.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 import numpy as np
 
-from ..backend.transfer import to_host
+from ..backend.transfer import to_device, to_host
 from .materialize import materialize
-from .node import Node
+from .node import TRACED, Node
 
 CPU_DEVICE = "cpu"
 
@@ -27,6 +28,20 @@ class Array:
 
     def __init__(self, node: Node) -> None:
         self._node = node
+        node.arrays += 1
+
+    def __del__(self) -> None:
+        self._node.arrays -= 1
+
+    def _rebind(self, node: Node) -> None:
+        """Point this array at ``node`` (in-place operators and ``__setitem__``)."""
+        node.arrays += 1
+        self._node.arrays -= 1
+        self._node = node
+
+    def __reduce__(self) -> tuple:
+        """Pickle the value, computed (so any graph depth pickles), never the graph."""
+        return _from_buffer, (np.array(self._value()),)
 
     # --- attributes -------------------------------------------------------------------
     @property
@@ -167,11 +182,40 @@ class Array:
         return getitem(self, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
+        """``x[key] = value``. A window update (``dynamic_update_slice``) runs at once,
+        so a loop of assignments runs one cached executable per step instead of growing a
+        graph; when this array alone holds its buffer, the update writes into it in place
+        and costs the size of ``value``, not of the array."""
         from ..api.indexing import setitem
 
-        self._node = setitem(self, key, value)._node
+        old = self._node
+        donated = old if _sole_owner(old) else None
+        self._rebind(setitem(self, key, value)._node)
+        new = self._node
+        if new.op == "dynamic_update_slice" and new.operands[0] is old and new.depth != TRACED:
+            materialize([new], donated)
 
     __hash__ = None  # arrays are mutable through in-place operators
+
+
+#: References to a node that only an Array holds, seen from ``_sole_owner``: the
+#: array's ``_node``, the caller's local, this function's argument, getrefcount's own.
+_SOLE_NODE_REFERENCES = 4
+#: References to a buffer that only its node holds: ``node.buffer`` and getrefcount's.
+_SOLE_BUFFER_REFERENCES = 2
+
+
+def _sole_owner(node: Node) -> bool:
+    """Whether nothing but one Array can see ``node``'s buffer: no other array, no
+    pending op that reads it, no NumPy view or DLPack export of it, and memory that an
+    executable made (not a caller's NumPy array)."""
+    return (node.owned and node.arrays == 1 and sys.getrefcount(node) == _SOLE_NODE_REFERENCES
+            and sys.getrefcount(node.buffer) == _SOLE_BUFFER_REFERENCES)
+
+
+def _from_buffer(buffer: np.ndarray) -> Array:
+    """An array holding ``buffer`` (how arrays are unpickled)."""
+    return Array(Node.ready(to_device(buffer, "pickle")))
 
 
 def _function(name: str):
@@ -210,7 +254,7 @@ def _inplace(name: str):
             raise ValueError(f"in-place {name} would change the shape {self.shape} to {result.shape}")
         if result.dtype != self.dtype:
             raise TypeError(f"in-place {name} would change the dtype {self.dtype} to {result.dtype}")
-        self._node = result._node
+        self._rebind(result._node)
         return self
     return method
 

@@ -11,8 +11,10 @@ from .node import GRAPH_LOCK, Node
 from .to_hlo import pending_graph, pending_key
 
 
-def materialize(nodes: list[Node]) -> None:
+def materialize(nodes: list[Node], donated: Node | None = None) -> None:
     """Give every node in ``nodes`` a buffer, running one compiled module for all of them.
+    The buffer of the ready node ``donated`` may be overwritten by the run (the caller
+    knows that nothing else can see it).
 
     The cache key is read off the lazy graph; HLO is only built on a miss. Both happen
     under ``GRAPH_LOCK``, so they see the same graph even while other threads
@@ -22,15 +24,16 @@ def materialize(nodes: list[Node]) -> None:
         pending = [n for n in dict.fromkeys(nodes) if n.buffer is None]
         if not pending:
             return
-        key, buffers = pending_key(pending)
+        key, buffers, pending = pending_key(pending)
+        given = frozenset(i for i, b in enumerate(buffers) if donated is not None and b is donated.buffer)
         backend = registry.current()
-        key = (key, backend.name, backend.compiler.target)
+        key = (key, given, backend.name, backend.compiler.target)
         executable = EXECUTABLES.lookup(key)
         if executable is None:
             comp, params = pending_graph(pending)
             assert all(a is b for a, b in zip(params, buffers)), "pending_key and pending_graph disagree on parameters"
     if executable is None:
-        executable = EXECUTABLES.get(key, backend.name, lambda: _compile(backend, comp))
+        executable = EXECUTABLES.get(key, backend.name, lambda: _compile(backend, comp, given))
     outs = executable.run(buffers)
     with GRAPH_LOCK:
         for node, out in zip(pending, outs):
@@ -38,8 +41,8 @@ def materialize(nodes: list[Node]) -> None:
                 node.set_buffer(out)
 
 
-def _compile(backend: Backend, comp: Computation) -> Executable:
-    return backend.compiler.compile(Module(f"m_{fingerprint(comp)}", comp))
+def _compile(backend: Backend, comp: Computation, donated: frozenset[int] = frozenset()) -> Executable:
+    return backend.compiler.compile(Module(f"m_{fingerprint(comp)}", comp, donated))
 
 
 def executable_for(comp: Computation) -> Executable:

@@ -9,6 +9,7 @@ arguments are placeholders: nodes that stand for any value of their shape and dt
 
 from __future__ import annotations
 
+import os
 import threading
 from typing import Any
 
@@ -23,16 +24,48 @@ from ..hlo.shape import Shape
 GRAPH_LOCK = threading.RLock()
 
 
+def _max_pending() -> int:
+    """``PLAIDARRAY_MAX_PENDING``: how deep a pending graph may grow before it is run."""
+    configured = os.environ.get("PLAIDARRAY_MAX_PENDING", "").strip() or "256"
+    try:
+        bound = int(configured)
+    except ValueError:
+        bound = -1
+    if bound < 0:
+        raise ValueError(f"PLAIDARRAY_MAX_PENDING must be a non-negative integer (0: no bound), got {configured!r}")
+    return bound
+
+
+#: The depth (longest chain of pending ops) past which a recorded op is run at once, so
+#: that a loop that never reads a value still runs in bounded memory and compile time.
+#: Read at import; ``set_max_pending`` changes it. 0 means no bound.
+MAX_PENDING = _max_pending()
+
+#: Depth of nodes that hang off a trace's placeholders: such graphs are never cut (they
+#: have no value to compute), and their depth stops counting.
+TRACED = -1
+
+
 class Node:
-    __slots__ = ("op", "operands", "attrs", "shape", "buffer", "__weakref__")
+    """``arrays`` counts the Array objects that point here: a pending node that a live
+    array refers to is computed along with whatever graph it is part of, so the next graph
+    starts from its buffer instead of its history (``materialize.py``). ``depth`` is the
+    longest chain of pending ops below the node (0 when ready, TRACED under a trace)."""
+
+    __slots__ = ("op", "operands", "attrs", "shape", "buffer", "arrays", "depth", "owned", "__weakref__")
 
     def __init__(self, op: str | None, operands: tuple[Node, ...], attrs: dict[str, Any], shape: Shape,
-                 buffer: np.ndarray | None = None) -> None:
+                 buffer: np.ndarray | None = None, depth: int = 0) -> None:
         self.op = op
         self.operands = operands
         self.attrs = attrs
         self.shape = shape
         self.buffer = buffer
+        self.arrays = 0
+        self.depth = depth
+        #: Whether ``buffer`` is memory an executable made (never a caller's NumPy array),
+        #: so that it may be updated in place once nothing else can see it.
+        self.owned = False
 
     @classmethod
     def ready(cls, buffer: np.ndarray) -> Node:
@@ -44,13 +77,20 @@ class Node:
         errors surface at the call that caused them."""
         opdef = lookup(op)
         opdef.check_arity(len(operands))
-        return cls(op, operands, attrs, opdef.infer([o.shape for o in operands], attrs))
+        depth = 0
+        for o in operands:
+            if o.depth > depth or o.depth == TRACED:
+                depth = o.depth
+                if depth == TRACED:
+                    break
+        return cls(op, operands, attrs, opdef.infer([o.shape for o in operands], attrs),
+                   depth=depth + 1 if depth != TRACED else TRACED)
 
     @classmethod
     def placeholder(cls, shape: Shape, trace: Any) -> Node:
         """An argument of the function ``trace`` is tracing (see ``trace/tracing.py``):
         it has no value, so materialising anything that depends on it is an error."""
-        return cls("parameter", (), {"trace": trace}, shape)
+        return cls("parameter", (), {"trace": trace}, shape, depth=TRACED)
 
     @property
     def is_placeholder(self) -> bool:
@@ -59,5 +99,5 @@ class Node:
     def set_buffer(self, buffer: np.ndarray) -> None:
         """Make the node ready (the caller holds ``GRAPH_LOCK``)."""
         self.buffer = buffer
-        self.op, self.operands, self.attrs = None, (), {}
+        self.op, self.operands, self.attrs, self.depth, self.owned = None, (), {}, 0, True
 

@@ -18,16 +18,24 @@ def pending_graph(roots: list[Node]) -> tuple[Computation, list[np.ndarray]]:
     return comp, [node.buffer for node in bound]
 
 
-def pending_key(roots: Sequence[Node]) -> tuple[tuple, list[np.ndarray]]:
-    """A structural key of the pending graph of ``roots`` and the buffers of its ready
-    nodes, read off the nodes without building HLO (the executable cache's hit path).
+def pending_key(roots: Sequence[Node]) -> tuple[tuple, list[np.ndarray], list[Node]]:
+    """A structural key of the pending graph of ``roots``, the buffers of its ready nodes,
+    and the nodes it computes: ``roots``, then every other pending node of the graph that
+    a live array refers to. Read off the nodes without building HLO (the executable
+    cache's hit path).
+
+    Keeping the live values is what bounds a user's loop: ``x = f(x); float(loss(x))``
+    computes ``x`` along with the loss, so the next step's graph starts from its buffer
+    (PyTorch/XLA's LazyTensor realises live tensors at each sync point alike).
 
     Graphs with equal keys become equal computations under :func:`pending_graph`, whose
     parameters are the ready nodes in this same order (both walk the graph with
-    ``topological_order`` and the same leaves)."""
+    ``topological_order`` and the same leaves: the live nodes are reached from
+    ``roots``, so walking from them as well visits the nodes in the same order)."""
     index: dict[int, int] = {}
     rows: list[object] = []
     buffers: list[np.ndarray] = []
+    outputs = list(roots)
     for node in topological_order(roots, _is_pending_leaf):
         index[id(node)] = len(rows)
         shape = node.shape
@@ -39,7 +47,10 @@ def pending_key(roots: Sequence[Node]) -> tuple[tuple, list[np.ndarray]]:
         else:
             rows.append((node.op, attr_key(node.attrs), tuple(index[id(o)] for o in node.operands),
                          shape.dims, shape.dtype))
-    return (tuple(rows), tuple(index[id(r)] for r in roots)), buffers
+            if node.arrays:
+                outputs.append(node)
+    outputs = list(dict.fromkeys(outputs))
+    return (tuple(rows), tuple(index[id(r)] for r in outputs)), buffers, outputs
 
 
 def _is_pending_leaf(node: Node) -> bool:

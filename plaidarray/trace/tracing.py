@@ -87,6 +87,11 @@ def is_tracing() -> bool:
     return bool(_traces())
 
 
+def tracing() -> bool:
+    """Whether this thread is tracing a function now."""
+    return bool(getattr(_stack, "traces", None))
+
+
 def _traces() -> list[Trace]:
     if not hasattr(_stack, "traces"):
         _stack.traces = []

@@ -37,6 +37,7 @@ from .. import dump, transfer
 from ..executable import Compiler, Executable
 from ..transfer import allocator
 from . import codegen_worker, jit, object_cache, parallel, vector_math
+from .buffer_sharing import shared_buffers
 from .fusion import plan_fusion
 from .linalg_builder import build_linalg
 from .linalg_to_loops import ConvertLinalgToStaticLoops
@@ -142,26 +143,29 @@ class CpuCompiler(Compiler):
         dump.dump(name, "hlo.txt", Module(name, comp).to_text() if dump.dump_dir() else None)
         n_params = len(comp.parameters)
         comp, constants = bind_constants(comp)
-        key = object_cache.entry_key(repr(structure(comp)), self.target, jit.host_target().features)
+        key = object_cache.entry_key(repr((structure(comp), sorted(module.donated))), self.target,
+                                     jit.host_target().features)
         if dump.dump_dir() is None:
             cached = _load_cached(key, n_params, constants, len(comp.parameters), self.opt_level)
             if cached is not None:
                 return cached
         plan = plan_fusion(comp)
+        shared = shared_buffers(comp, plan, module.donated)
 
         output_slots: list[tuple[str, int]] = []
         out_insts: list[Instruction] = []
         for o in comp.outputs:
+            o = shared.get(id(o), o)
             if o.opcode == "parameter":
                 output_slots.append(("param", o.attrs["number"]))
             else:
                 if o not in out_insts:
                     out_insts.append(o)
                 output_slots.append(("out", out_insts.index(o)))
-        temps = [k for k in plan.kernels if k not in out_insts]
+        temps = [k for k in plan.kernels if k not in out_insts and id(k) not in shared]
         buffer_order = [*comp.parameters, *out_insts, *temps]
 
-        mlir, scratch = build_linalg(plan, buffer_order)
+        mlir, scratch = build_linalg(plan, buffer_order, shared)
         dump.dump(name, "linalg.mlir", str(mlir) if dump.dump_dir() else None)
         ctx = _context()
         LinalgGeneralizeNamedOpsPass().apply(ctx, mlir)

@@ -14,8 +14,9 @@ arguments of ``main`` that the executable allocates for each run.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from types import MappingProxyType
 
 import numpy as np
 from xdsl.dialects import arith, func, memref, scf
@@ -39,6 +40,7 @@ from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 
 from ...hlo import Computation, Instruction
+from ...hlo.ir import depth_first
 from ...hlo.lowering import Elementwise, Indexing, Kernel, Reduction
 from ...hlo.shape import Shape
 from .fusion import FusionPlan, lowering_of, plan_fusion
@@ -284,55 +286,49 @@ class _ModuleBuilder:
         """One generic over ``loop_dims`` computing ``root`` (a fused tree) at the loop
         coordinate; the value is stored at ``out_map`` of ``target``'s buffer, or folded
         into it by ``combine``."""
-        leaves: dict[tuple, int] = {}
         coords = tuple(dims(len(loop_dims)))
-        self._collect(root, coords, leaves, set(), target)
-        leaf_list = list(leaves)
-        block = Block(arg_types=[self.buffers[k[0]].type.element_type for k in leaf_list]
+        # The fused tree may be a chain of any length, so it is walked iteratively.
+        tree = depth_first([(root, coords)], lambda value: self._reads(value, target), key=_value_key)
+        leaves = [value for value in tree if self._loads(value[0], target)]
+        block = Block(arg_types=[self.buffers[id(inst)].type.element_type for inst, _ in leaves]
                       + [memref_type(target).element_type])
         scalar = _Body(block, self)
-        value = self._emit(root, coords, scalar, leaves, block, {})
+        computed = {_value_key(leaf): arg for leaf, arg in zip(leaves, block.args)}
+        for inst, at in tree:
+            if (id(inst), at) not in computed:
+                computed[id(inst), at] = self._emit(inst, at, scalar, computed, target)
+        value = computed[id(root), coords]
         if combine is not None:
             value = combine(scalar, block.args[-1], value)
             _allow_reassociation(value, block.args[-1])
         block.add_op(linalg.YieldOp(value))
-        self._append_generic(loop_dims, [self.buffers[k[0]] for k in leaf_list],
-                             [list(k[1]) for k in leaf_list], (self.buffers[id(target)], out_map),
+        self._append_generic(loop_dims, [self.buffers[id(inst)] for inst, _ in leaves],
+                             [list(at) for _, at in leaves], (self.buffers[id(target)], out_map),
                              block, reduction_dims)
 
-    def _collect(self, inst, coords, leaves, seen, target) -> None:
-        """Find the buffers the fused tree reads, each with the coordinates it reads at."""
-        key = (id(inst), coords)
-        if key in seen:
-            return
-        seen.add(key)
-        if self.plan.is_buffer(inst) and inst is not target:
-            leaves.setdefault(key, len(leaves))
-            return
+    def _loads(self, inst: Instruction, target: Instruction) -> bool:
+        """Whether the generic writing ``target`` reads ``inst`` from its buffer."""
+        return self.plan.is_buffer(inst) and inst is not target
+
+    def _reads(self, value: tuple[Instruction, tuple], target: Instruction) -> tuple:
+        """The (instruction, coordinates) values that the fused value ``value`` (an
+        instruction at coordinates) is computed from: none if it is loaded from a buffer."""
+        inst, at = value
+        if self._loads(inst, target):
+            return ()
         low = lowering_of(inst)
         if isinstance(low, Indexing):
-            self._collect(inst.operands[0], tuple(low.operand_coords(inst, list(coords))), leaves, seen, target)
-        else:
-            for o in inst.operands:
-                self._collect(o, coords, leaves, seen, target)
+            return ((inst.operands[0], tuple(low.operand_coords(inst, list(at)))),)
+        return tuple((o, at) for o in inst.operands)
 
-    def _emit(self, inst, coords, scalar, leaves, block, memo):
-        key = (id(inst), coords)
-        if key in memo:
-            return memo[key]
-        if key in leaves:
-            value = block.args[leaves[key]]
-        else:
-            low = lowering_of(inst)
-            if isinstance(low, Indexing):
-                value = self._emit(inst.operands[0], tuple(low.operand_coords(inst, list(coords))),
-                                   scalar, leaves, block, memo)
-            else:
-                args = [self._emit(o, coords, scalar, leaves, block, memo) for o in inst.operands]
-                scalar._coords[id(inst)] = coords
-                value = low.emit(scalar, args, inst)
-        memo[key] = value
-        return value
+    def _emit(self, inst: Instruction, at: tuple, scalar: _Body, computed: dict, target: Instruction) -> SSAValue:
+        """The scalar code of ``inst`` at ``at``, from the ``computed`` values it reads."""
+        operands = [computed[_value_key(read)] for read in self._reads((inst, at), target)]
+        low = lowering_of(inst)
+        if isinstance(low, Indexing):
+            return operands[0]
+        scalar._coords[id(inst)] = at
+        return low.emit(scalar, operands, inst)
 
     def lower(self, inst: Instruction) -> None:
         """Emit the linalg ops that write ``inst``'s buffer."""
@@ -366,15 +362,25 @@ def _allow_reassociation(value: SSAValue, accumulator: SSAValue) -> None:
         op.fastmath = arith.FastMathFlagsAttr(["reassoc"])
 
 
+def _value_key(value: tuple[Instruction, tuple]) -> tuple:
+    inst, at = value
+    return id(inst), at
+
+
 def _group_key(inst: Instruction) -> tuple:
     attrs = tuple(sorted((k, v) for k, v in inst.attrs.items() if k != "index"))
     return inst.opcode, tuple(id(o) for o in inst.operands), attrs
 
 
-def build_linalg(plan: FusionPlan, buffer_order: Sequence[Instruction]) -> tuple[ModuleOp, list[Shape]]:
+def build_linalg(plan: FusionPlan, buffer_order: Sequence[Instruction],
+                 shared: Mapping[int, Instruction] = MappingProxyType({})) -> tuple[ModuleOp, list[Shape]]:
     """The linalg module for ``plan`` and the shapes of the scratch buffers it needs;
-    ``buffer_order`` fixes ``main``'s first arguments, the scratch buffers follow."""
+    ``buffer_order`` fixes ``main``'s first arguments, the scratch buffers follow.
+    ``shared`` maps the instructions that write another one's buffer to it
+    (``buffer_sharing.py``)."""
     builder = _ModuleBuilder(plan, buffer_order)
+    for inst_id, keeper in shared.items():
+        builder.buffers[inst_id] = builder.buffers[id(keeper)]
     for inst in plan.kernels:
         builder.lower(inst)
     return builder.finish(), builder.scratch_shapes

@@ -9,7 +9,7 @@ offsets are not affine in the loop indices.
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects import arith
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import IndexType
 
 from ..lowering import Kernel
@@ -117,7 +117,24 @@ def _update_emit(k, inst, out, operands):
             return b.load(update, [])
         return b.insert(arith.SelectOp(inside, b.load(update, rel), value))
 
+    if out is x:
+        _update_in_place(k, inst, out, update, starts)
+        return
     k.generic(dims, [(x, identity), *[(s, []) for s in starts]], (out, identity), inst.shape.dtype, body)
 
 
-register(OpDef("dynamic_update_slice", _update_infer, _update_evaluate, Kernel(_update_emit)))
+def _update_in_place(k, inst, out, update, starts):
+    """``out`` already holds the operand: store the update's elements into the window
+    only, so the work is the update's size, not the operand's."""
+    udims = inst.operands[1].shape.dims
+    values = [k.insert(memref.LoadOp.get(s, [])) for s in starts]
+    begin = _emit_clamped_starts(k, values, [o.shape.dtype for o in inst.operands[2:]], inst.shape.dims, udims)
+
+    def element(indices):
+        value = k.insert(memref.LoadOp.get(update, list(indices)))
+        k.insert(memref.StoreOp.get(value, out, [k.insert(arith.AddiOp(s, i)) for s, i in zip(begin, indices)]))
+
+    k.for_each(udims, element)
+
+
+register(OpDef("dynamic_update_slice", _update_infer, _update_evaluate, Kernel(_update_emit, in_place_operand=0)))
