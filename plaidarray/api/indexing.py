@@ -150,7 +150,11 @@ def getitem(x: Array, key: Any) -> Array:
 
 def _masked_update(x: Array, mask: Array, value: Array) -> Array:
     """``x[mask] = value``: scalars broadcast; otherwise the k-th True position takes
-    ``value[k]``, found from the running count of True values (no scatter needed)."""
+    ``value[k]``, found from the running count of True values (no scatter needed). No
+    values (``x[m] = x[m] * 2`` where ``m`` selects nothing) leave ``x`` as it is, as in
+    NumPy: the mask can select nothing, or the assignment would be an error."""
+    if value.size == 0:
+        return x
     wide = op("broadcast_in_dim", mask, dims=x.shape, broadcast_dimensions=tuple(range(mask.ndim)))
     if value.size == 1:
         return op("select", wide, graph.broadcast_to(graph.reshape(value, ()), x.shape), x)
