@@ -14,6 +14,7 @@ from hypothesis.extra import numpy as hnp
 
 import plaidarray as xp
 from helpers import assert_same
+from jit_helpers import start_child
 from strategies import arrays
 
 
@@ -37,3 +38,27 @@ def test_masked_assignment_of_the_selected_values(backend, selects, data):
     m = xp.all(x > threshold, axis=-1) if leading else x > threshold
     x[m] = 0.5 if scalar else x[m] * 2
     assert_same(x, expected, exact=True, err_msg=f"mask {mask.tolist()}")
+
+
+# --- 11. the code generator process at exit ----------------------------------------------
+
+def test_a_code_generator_process_starting_at_exit_prints_nothing(tmp_path):
+    """Past ``PLAIDARRAY_INPROCESS_COMPILES`` compiles go to a worker; a successor worker
+    still starting when the program exits must end quietly (it used to print a
+    BrokenPipeError traceback on writing ``ready`` to a closed pipe)."""
+    pytest.importorskip("llvmlite")
+    code = """
+import plaidarray as xp
+from plaidarray.backend.llvm_cpu import codegen_worker
+codegen_worker.RECYCLE_AFTER = 3
+xp.set_backend("llvm-cpu")
+for n in range(1, 300):
+    float(xp.sum(xp.ones(n)))  # a distinct kernel each time
+    if codegen_worker._workers["starting"] is not None:
+        break
+assert n >= 64 and codegen_worker._workers["starting"] is not None
+"""
+    child = start_child(code, tmp_path, PLAIDARRAY_INPROCESS_COMPILES="64", PLAIDARRAY_CACHE_MAX_BYTES="0")
+    _, err = child.communicate(timeout=300)
+    assert child.returncode == 0, err
+    assert err == ""

@@ -163,4 +163,10 @@ def serve(requests: BinaryIO, answers: BinaryIO) -> None:
 if __name__ == "__main__":
     _answers = os.fdopen(os.dup(sys.stdout.fileno()), "wb")
     os.dup2(sys.stderr.fileno(), sys.stdout.fileno())  # stray output must not corrupt the frames
-    serve(sys.stdin.buffer, _answers)
+    try:
+        serve(sys.stdin.buffer, _answers)
+    except BrokenPipeError:
+        # The main process stopped reading: it exited while this worker was starting (a
+        # successor starts ahead of need) or died mid-compile. Nothing is left to answer;
+        # the unsent frame goes to /dev/null rather than to a traceback at exit.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), _answers.fileno())
