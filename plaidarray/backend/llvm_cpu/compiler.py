@@ -6,8 +6,8 @@
 Each stage can be dumped (``PLAIDARRAY_DUMP``). LLVM optimises at -O3 unless the
 compiler is given another level (``PLAIDARRAY_OPT_LEVEL``, see ``jit.py``); the level
 is part of the target, so of both cache keys. The resulting executable calls one
-native function ``void f(ptr noalias..., i64 segment, i64 start, i64 stop)`` over the
-buffers: parameters, bound constants, outputs, temporaries (including the scratch
+native function ``void f(ptr buffers, i64 segment, i64 start, i64 stop)`` over a table of
+the buffers' addresses: parameters, bound constants, outputs, temporaries (including the scratch
 buffers of nested computations); ``segment`` < 0 runs everything, otherwise one loop
 nest over part of its range, which is how large nests run on several threads
 (``parallel.py``).
@@ -86,7 +86,8 @@ class CpuExecutable(Executable):
                  output_slots: list[tuple[str, int]], output_shapes: list[Shape], temp_shapes: list[Shape],
                  n_args: int, segments: list[Segment]) -> None:
         self._code = code
-        self._function = ctypes.CFUNCTYPE(None, *[ctypes.c_void_p] * n_args, *[ctypes.c_int64] * 3)(code.address)
+        self._function = _ENTRY(code.address)
+        self._table = ctypes.c_void_p * n_args
         self._segments = segments if parallel.worth_splitting(segments) else None
         self._n_params = n_params
         self._constants = constants
@@ -105,14 +106,18 @@ class CpuExecutable(Executable):
         if self._temp_allocators:
             temps = [new() for new in self._temp_allocators]
             args += map(address, temps)
+        table = self._table(*args)
         if self._segments is not None:
-            parallel.run(self._function, args, self._segments)
+            parallel.run(self._function, [table], self._segments)
         elif outs or self._temp_allocators:
-            self._function(*args, *_RUN_ALL)
+            self._function(table, *_RUN_ALL)
         if self._results_are_outputs:
             return outs
         return [buffers[i] if kind == "param" else outs[i] for kind, i in self._output_slots]
 
+
+#: The entry's C type: the table of buffer addresses, then (segment, start, stop).
+_ENTRY = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
 
 #: The entry's (segment, start, stop) for running everything, converted once.
 _RUN_ALL = (ctypes.c_int64(-1), ctypes.c_int64(0), ctypes.c_int64(0))

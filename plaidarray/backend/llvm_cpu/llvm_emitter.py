@@ -653,7 +653,9 @@ class Segment:
 
 def emit_llvm_module(module: ModuleOp, function_name: str) -> tuple[ir.Module, list[Segment]]:
     """Translate the loop-level ``main`` of ``module`` into an LLVM module with the entry
-    function ``void function_name(ptr noalias buffers..., i64 segment, i64 start, i64 stop)``.
+    function ``void function_name(ptr buffers, i64 segment, i64 start, i64 stop)``, where
+    ``buffers`` points to an array of the buffers' addresses (any number of them: a C
+    call passing each as an argument is capped, at 1024 by ctypes).
 
     Each segment of ``main`` becomes an internal function; the entry runs them all in
     order when ``segment < 0``, else only that segment, with its chunked loop limited to
@@ -681,13 +683,18 @@ def emit_llvm_module(module: ModuleOp, function_name: str) -> tuple[ir.Module, l
         emitter.emit_ops(ops)
         emitter.builder.ret_void()
         functions.append(emitter.function)
-    _emit_entry(FunctionEmitter(llvm_module, function_name, arg_types, [INDEX] * 3), segments, functions)
+    _emit_entry(FunctionEmitter(llvm_module, function_name, [], [PTR, INDEX, INDEX, INDEX]), len(arg_types),
+                segments, functions)
     return llvm_module, segments
 
 
-def _emit_entry(entry: FunctionEmitter, segments: list[Segment], functions: list[ir.Function]) -> None:
-    *buffers, index, start, stop = entry.function.args
+def _emit_entry(entry: FunctionEmitter, n_buffers: int, segments: list[Segment], functions: list[ir.Function]) -> None:
+    """The entry: reads the buffer addresses, then calls every segment, or the one asked
+    for over ``[start, stop)`` (segments take the buffers as ``noalias`` arguments)."""
+    table, index, start, stop = entry.function.args
     b = entry.builder
+    buffers = [b.load(b.gep(table, [ir.Constant(INDEX, i)], inbounds=True, source_etype=PTR), typ=PTR)
+               for i in range(n_buffers)]
     run_all, one = entry.function.append_basic_block("all"), entry.function.append_basic_block("one")
     b.cbranch(b.icmp_signed("<", index, ir.Constant(INDEX, 0)), run_all, one)
     b.position_at_end(run_all)
