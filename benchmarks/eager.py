@@ -1,0 +1,478 @@
+"""Eager NumPy-style scripts (no ``jit``) on NumPy, JAX eager and plaidarray.
+
+    python -m benchmarks.eager [--repeat 3] [--reruns 5] [--only SUBSTRING] [--timeout 120]
+
+A NumPy user's script is a Python loop over small array operations that reads values back
+as it goes: a convergence check, a loss, a count, element stores. A lazy library has to
+decide at every read what to compile, so on these scripts its compiles and its recording of
+the graph, not its kernels, decide how it feels. Each script is written once against an array
+namespace (``numpy``, ``jax.numpy`` with float64 enabled, ``plaidarray``) and run unchanged
+on the three; only element stores go through ``set_item``, since JAX arrays are immutable.
+
+Each script is timed in fresh processes, so that nothing is shared but what a measurement
+means to share:
+
+- cold: a new process with an empty ``PLAIDARRAY_CACHE_DIR``, timing its first run of the
+  script, every compile included (JAX's compile of each new op too);
+- warm-disk (plaidarray): another new process on the directory the cold process filled;
+- in-process: the script run again in the cold process (median of the reruns).
+
+The imports, the creation of the inputs and each library's start-up (its compiler brought up
+by a tiny sum and matrix product, which also loads plaidarray's BLAS) are not timed; their
+medians are printed under the table. The libraries take turns within each of ``--repeat``
+rounds (the order rotates between rounds), so a noisy moment of the shared machine falls on
+all of them alike; medians over the rounds are shown. A run that fails (an exception, a
+crash, ``--timeout`` seconds passed) is reported in the last column and not tried again in
+later rounds; each result is checked against NumPy's in the process that computed it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import faulthandler
+import importlib
+import importlib.metadata
+import json
+import math
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import ModuleType
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parents[1]
+LIBRARIES = ("NumPy", "JAX", "plaidarray")
+#: Seconds of in-process reruns after which a process stops rerunning (after at least one):
+#: a script that takes a minute per run would otherwise hold a round for minutes.
+IN_PROCESS_SECONDS = 20.0
+RECORD = "EAGER-RECORD "  # prefix of the child's result lines, whatever else it prints
+
+
+def set_item(xp: ModuleType, a, index, value):
+    """``a[index] = value``, returning ``a``; on JAX, whose arrays are immutable, the copy
+    ``a.at[index].set(value)``."""
+    if xp.__name__ == "jax.numpy":
+        return a.at[index].set(value)
+    a[index] = value
+    return a
+
+
+# The scripts: each takes the namespace and its inputs as arrays of it, and returns what it
+# read back (Python numbers, NumPy arrays), which is checked against NumPy's.
+
+def fixed_point(xp, x):
+    """x = cos(x), a contraction, with the convergence check users write: one read per step."""
+    steps = []
+    for _ in range(60):
+        x_new = xp.cos(x)
+        steps.append(float(xp.max(xp.abs(x_new - x))))
+        x = x_new
+    return steps, np.asarray(x)
+
+
+def gradient_descent(xp, a, b):
+    """Least squares by gradient descent, the loss read every step."""
+    w = xp.zeros(a.shape[1], dtype=xp.float64)
+    losses = []
+    for _ in range(100):
+        r = a @ w - b
+        losses.append(float(xp.mean(r * r)))
+        w = w - (0.2 / a.shape[0]) * (a.T @ r)
+    return losses, np.asarray(w)
+
+
+def power_iteration(xp, m):
+    """The dominant eigenvector: the norm is read every step and divides as a Python float."""
+    v = xp.ones(m.shape[0], dtype=xp.float64) / math.sqrt(m.shape[0])
+    norms = []
+    for _ in range(100):
+        w = m @ v
+        norms.append(float(xp.sqrt(xp.sum(w * w))))
+        v = w / norms[-1]
+    return norms, np.asarray(v)
+
+
+def fill_loop(xp):
+    """One element stored per iteration, then the array read."""
+    a = xp.zeros(300, dtype=xp.float64)
+    for i in range(300):
+        a = set_item(xp, a, i, math.sin(i) / (i + 1))
+    return np.asarray(a)
+
+
+def kmeans(xp, points, centers):
+    """Lloyd's algorithm, the means computed with masks in a Python loop over clusters."""
+    shifts = []
+    for _ in range(15):
+        distances = xp.sum((points[:, None, :] - centers[None, :, :]) ** 2, axis=2)
+        labels = xp.argmin(distances, axis=1)
+        means = []
+        for k in range(centers.shape[0]):
+            member = xp.astype(labels == k, xp.float64)
+            means.append(xp.sum(points * member[:, None], axis=0) / xp.sum(member))
+        new = xp.stack(means)
+        shifts.append(float(xp.max(xp.abs(new - centers))))
+        centers = new
+    return shifts, np.asarray(centers)
+
+
+def scalar_chain(xp, x):
+    """A long chain of cheap updates with no read until the end."""
+    for _ in range(2000):
+        x = x * 0.999 + 0.001
+    return np.asarray(x)
+
+
+def changing_scalar(xp, x):
+    """The same expression with a different Python scalar each time."""
+    return [float(xp.sum(x * float(i) + 1.0)) for i in range(20)]
+
+
+def cumulative_sum(xp, *parts):
+    """A running total over a list of arrays, read at the end."""
+    total = xp.zeros(parts[0].shape, dtype=xp.float64)
+    for part in parts:
+        total = total + part
+    return np.asarray(total)
+
+
+def mask_loop(xp, x):
+    """``x[x > t] = 0`` in a loop, the number of stored elements read every step."""
+    counts = []
+    for _ in range(30):
+        x = x * 1.05 + 0.01
+        big = x > 2.0
+        counts.append(int(xp.count_nonzero(big)))
+        x = set_item(xp, x, big, 0.0)
+    return counts, np.asarray(x)
+
+
+def column_loop(xp, m):
+    """Each column standardised in a Python loop over the columns."""
+    out = xp.zeros_like(m)
+    for j in range(m.shape[1]):
+        col = m[:, j]
+        out = set_item(xp, out, np.s_[:, j], (col - xp.mean(col)) / xp.std(col))
+    return np.asarray(out)
+
+
+SMALL_CALLS = 2000
+
+
+def record_op(xp, x):
+    """One op recorded (dispatched, for NumPy and JAX) per call; one read at the end."""
+    for _ in range(SMALL_CALLS):
+        y = x + 1.0
+    return np.asarray(y)
+
+
+def read_small_graph(xp, x):
+    """A three-op graph recorded and read per call."""
+    for _ in range(SMALL_CALLS):
+        y = np.asarray(xp.exp(x) * 2.0 + x)
+    return y
+
+
+def _blobs(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """3000 points around four centres, in random order; the first four start the means."""
+    centres = np.array([[0.0, 0.0], [5.0, 5.0], [0.0, 6.0], [6.0, -1.0]])
+    points = rng.permutation(np.concatenate([c + rng.standard_normal((750, 2)) for c in centres]))
+    return points, points[:4].copy()
+
+
+def _least_squares(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    a = rng.standard_normal((2000, 20))
+    return a, a @ rng.standard_normal(20) + 0.1 * rng.standard_normal(2000)
+
+
+def _spd(rng: np.random.Generator) -> tuple[np.ndarray]:
+    g = rng.standard_normal((200, 200))
+    return (g @ g.T / 200,)
+
+
+@dataclass(frozen=True)
+class Script:
+    name: str
+    run: Callable  # run(xp, *inputs as arrays of xp) -> values read back
+    inputs: Callable[[np.random.Generator], tuple[np.ndarray, ...]]
+    #: How many like calls the script makes; above 1, times are shown per call.
+    calls: int = 1
+
+
+SCRIPTS = [
+    Script("fixed_point", fixed_point, lambda rng: (rng.uniform(0, 1, 10_000),)),
+    Script("gradient_descent", gradient_descent, _least_squares),
+    Script("power_iteration", power_iteration, _spd),
+    Script("fill_loop", fill_loop, lambda rng: ()),
+    Script("kmeans", kmeans, _blobs),
+    Script("scalar_chain", scalar_chain, lambda rng: (rng.uniform(0, 1, 1000),)),
+    Script("changing_scalar", changing_scalar, lambda rng: (rng.standard_normal(10_000),)),
+    Script("cumulative_sum", cumulative_sum, lambda rng: tuple(rng.standard_normal((200, 1000)))),
+    Script("mask_loop", mask_loop, lambda rng: (rng.standard_normal(10_000),)),
+    Script("column_loop", column_loop, lambda rng: (rng.standard_normal((500, 20)) * 3.0 + 1.0,)),
+    Script("small_ops: record x + 1.0 (8 elements), per call", record_op,
+           lambda rng: (rng.standard_normal(8),), calls=SMALL_CALLS),
+    Script("small_ops: record+read exp(x)*2+x (8 elements), per call", read_small_graph,
+           lambda rng: (rng.standard_normal(8),), calls=SMALL_CALLS),
+]
+
+
+def mismatch(result, reference) -> str | None:
+    """Why ``result`` disagrees with NumPy's ``reference`` (None if it agrees)."""
+    pairs = zip(result, reference) if isinstance(reference, tuple) else [(result, reference)]
+    for got, want in pairs:
+        got, want = np.asarray(got, dtype=np.float64), np.asarray(want, dtype=np.float64)
+        if got.shape != want.shape:
+            return f"shape {got.shape}, NumPy {want.shape}"
+        if not np.allclose(got, want, rtol=1e-6, atol=1e-9, equal_nan=True):
+            return f"differs from NumPy by up to {np.nanmax(np.abs(got - want)):.2g}"
+    return None
+
+
+# The child process: one library, one script; one result line per run, the first cold.
+
+def _namespace(library: str) -> ModuleType:
+    if library == "JAX":
+        import jax
+
+        jax.config.update("jax_enable_x64", True)  # float64, as NumPy computes
+        return importlib.import_module("jax.numpy")
+    return importlib.import_module({"NumPy": "numpy", "plaidarray": "plaidarray"}[library])
+
+
+def _start_up(xp: ModuleType) -> None:
+    """What every process pays once before its first op: LLVM, or XLA's client, and a BLAS.
+    Shapes no script uses, so no script finds this compiled."""
+    ones = xp.asarray(np.ones((2, 2)))
+    float(xp.sum(ones @ ones))
+
+
+def _compile_counters(xp: ModuleType) -> tuple[int, int] | None:
+    if not hasattr(xp, "cache_info"):
+        return None
+    info = xp.cache_info()
+    return info.compiles, info.disk_hits
+
+
+def _emit(record: dict) -> None:
+    print(RECORD + json.dumps(record), flush=True)
+
+
+def child(library: str, script: Script, reruns: int, timeout: float) -> None:
+    """Times the script once (cold or warm-disk) and then ``reruns`` times in this process.
+    A run past ``timeout`` ends the process, its stack dumped (faulthandler needs no GIL)."""
+    start = time.perf_counter()
+    xp = _namespace(library)
+    imported = time.perf_counter()
+    _start_up(xp)
+    _emit({"import": imported - start, "start_up": time.perf_counter() - imported})
+    data = script.inputs(np.random.default_rng(0))
+    args = [xp.asarray(a) for a in data]
+    reference, rerun_seconds = None, 0.0
+    for run in range(1 + reruns):
+        if run > 1 and rerun_seconds > IN_PROCESS_SECONDS:
+            break
+        before = _compile_counters(xp)
+        faulthandler.dump_traceback_later(timeout, exit=True)
+        start = time.perf_counter()
+        try:
+            result, error = script.run(xp, *args), None
+        except Exception as e:  # noqa: BLE001 - reported, as the benchmark's result
+            result, error = None, f"{type(e).__name__}: {e}"
+        seconds = time.perf_counter() - start
+        faulthandler.cancel_dump_traceback_later()
+        after = _compile_counters(xp)
+        if error:
+            return _emit({"error": error})
+        rerun_seconds += seconds if run else 0.0
+        if reference is None:
+            reference = script.run(np, *data)
+        record = {"seconds": seconds, "mismatch": mismatch(result, reference)}
+        if before is not None:
+            record.update(compiles=after[0] - before[0], disk_hits=after[1] - before[1])
+        _emit(record)
+
+
+# The parent: rounds of fresh processes, then the table.
+
+def _text(output: str | bytes | None) -> str:
+    """What a timed-out ``subprocess.run`` captured (bytes, despite ``text=True``)."""
+    return output.decode(errors="replace") if isinstance(output, bytes) else output or ""
+
+
+def run_child(library: str, script: Script, cache_dir: str, reruns: int, timeout: float) -> tuple[dict, list[dict]]:
+    """(start-up record, one record per run) of a fresh process; a process that ended early
+    adds a last record with its error."""
+    env = {**os.environ, "PLAIDARRAY_CACHE_DIR": cache_dir,
+           "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    for name in ("PLAIDARRAY_CACHE_MAX_BYTES", "PLAIDARRAY_DUMP", "PLAIDARRAY_BACKEND", "JAX_COMPILATION_CACHE_DIR"):
+        env.pop(name, None)
+    command = [sys.executable, "-m", "benchmarks.eager", "--child", library, "--only", script.name,
+               "--reruns", str(reruns), "--timeout", str(timeout)]
+    try:
+        done = subprocess.run(command, env=env, capture_output=True, text=True, cwd=REPO,
+                              timeout=timeout * (reruns + 3) + 60)
+        stdout, stderr, code = done.stdout, done.stderr, done.returncode
+    except subprocess.TimeoutExpired as e:  # a backstop: the child's own watchdog comes first
+        stdout, stderr, code = (_text(e.stdout), _text(e.stderr), "killed")
+    records = [json.loads(line[len(RECORD):]) for line in stdout.splitlines() if line.startswith(RECORD)]
+    start_up, runs = (records[0], records[1:]) if records else ({}, [])
+    if code != 0 and not (runs and runs[-1].get("error")):
+        lines = stderr.strip().splitlines() or ["no output"]
+        if "Timeout (" in stderr:  # faulthandler's dump: the innermost frames first
+            error, shown = f"timeout after {timeout:g} s", stderr[stderr.rindex("Timeout ("):].splitlines()[:14]
+        else:
+            error, shown = f"exit {code}: {lines[-1]}", lines[-12:]
+        runs.append({"error": error})
+        print(f"  {library} {script.name}: {error}:\n    " + "\n    ".join(shown), file=sys.stderr)
+    return start_up, runs
+
+
+@dataclass
+class Results:
+    """Timed runs per (script name, column), the (script name, column) pairs whose run
+    failed, and per (script name, library) the first problem (failure or wrong result)."""
+    runs: dict[tuple[str, str], list[dict]] = field(default_factory=dict)
+    failed: set[tuple[str, str]] = field(default_factory=set)
+    problems: dict[tuple[str, str], str] = field(default_factory=dict)
+    start_up: dict[str, list[dict]] = field(default_factory=dict)
+
+    def add(self, script: Script, library: str, kind: str, start_up: dict, runs: list[dict]) -> None:
+        """``runs`` of one process: the first of kind ``kind`` (cold, warm-disk), then reruns."""
+        self.start_up.setdefault(library, []).append(start_up)
+        for i, run in enumerate(runs):
+            column = f"{library} {kind if i == 0 else 'in-proc'}"
+            if "error" in run:
+                self.failed.add((script.name, column))
+            else:
+                self.runs.setdefault((script.name, column), []).append(run)
+            problem = run.get("error") or run.get("mismatch")
+            if problem:
+                self.problems.setdefault((script.name, library), f"{column}: {problem}")
+
+    def has_failed(self, script: Script, library: str) -> bool:
+        return any((script.name, f"{library} {kind}") in self.failed for kind in ("cold", "warm-disk", "in-proc"))
+
+    def seconds(self, script: Script, column: str) -> float | None:
+        runs = self.runs.get((script.name, column))
+        return statistics.median(r["seconds"] for r in runs) if runs else None
+
+    def count(self, script: Script, column: str, key: str) -> int | None:
+        runs = self.runs.get((script.name, column))
+        return int(statistics.median(r[key] for r in runs)) if runs else None
+
+
+def measure(scripts: list[Script], repeat: int, reruns: int, timeout: float) -> Results:
+    results = Results()
+    for round_ in range(repeat):
+        order = LIBRARIES[round_ % 3:] + LIBRARIES[:round_ % 3]
+        for script in scripts:
+            for library in order:
+                if results.has_failed(script, library):
+                    continue  # failures here are deterministic: not tried again
+                print(f"round {round_ + 1}/{repeat}: {script.name} on {library}", file=sys.stderr)
+                with tempfile.TemporaryDirectory() as cache_dir:
+                    start_up, runs = run_child(library, script, cache_dir, reruns, timeout)
+                    results.add(script, library, "cold", start_up, runs)
+                    if library == "plaidarray" and runs and "error" not in runs[0]:
+                        start_up, runs = run_child(library, script, cache_dir, 0, timeout)
+                        results.add(script, library, "warm-disk", start_up, runs)
+    return results
+
+
+COLUMNS = ("NumPy cold", "JAX cold", "plaidarray cold", "plaidarray warm-disk", "JAX in-proc", "plaidarray in-proc")
+
+
+def _format_time(seconds: float | None) -> str:
+    if seconds is None:
+        return "-"
+    if seconds < 1e-3:
+        return f"{seconds * 1e6:.1f} us"
+    return f"{seconds * 1e3:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+def _compiles_cell(results: Results, script: Script) -> str:
+    cold = results.count(script, "plaidarray cold", "compiles")
+    rerun = results.count(script, "plaidarray in-proc", "compiles")
+    loads = results.count(script, "plaidarray warm-disk", "disk_hits")
+    again = results.count(script, "plaidarray warm-disk", "compiles")
+    cell = " / ".join("-" if n is None else str(n) for n in (cold, rerun))
+    if loads is not None:
+        cell += f" ({loads} loads" + (f", {again} compiled" if again else "") + ")"
+    return cell
+
+
+def _status_cell(results: Results, script: Script) -> str:
+    problems = [results.problems[script.name, lib] for lib in LIBRARIES if (script.name, lib) in results.problems]
+    text = "; ".join(p if len(p) < 120 else p[:117] + "..." for p in problems) or "ok"
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _total_row(results: Results, scripts: list[Script]) -> str:
+    """Whole-script cold seconds summed per library, over the scripts it finished."""
+    cells = []
+    for column in COLUMNS[:3]:
+        done = [t for s in scripts if (t := results.seconds(s, column)) is not None]
+        cells.append(_format_time(sum(done) if done else None)
+                     + ("" if len(done) == len(scripts) else f" ({len(done)} of {len(scripts)})"))
+    both = [s for s in scripts if None not in (results.seconds(s, "JAX cold"), results.seconds(s, "plaidarray cold"))]
+    jax = sum(results.seconds(s, "JAX cold") for s in both)
+    plaid = sum(results.seconds(s, "plaidarray cold") for s in both)
+    ratio = f"plaidarray / JAX cold: {plaid / jax:.1f}x over the {len(both)} scripts both finished" if both else ""
+    return "| **total (cold)** | " + " | ".join(cells + ["", "", "", "", ratio]) + " |"
+
+
+def table(results: Results, scripts: list[Script]) -> str:
+    header = ["script", *COLUMNS, "plaidarray compiles: cold / rerun (warm-disk loads)", "result ok"]
+    lines = ["| " + " | ".join(header) + " |", "|---" + "|---:" * len(COLUMNS) + "|---:|---|"]
+    for s in scripts:
+        times = []
+        for column in COLUMNS:
+            seconds = results.seconds(s, column)
+            failed = seconds is None and (s.name, column) in results.failed
+            times.append("failed" if failed else _format_time(None if seconds is None else seconds / s.calls))
+        cells = [s.name, *times, _compiles_cell(results, s), _status_cell(results, s)]
+        lines.append("| " + " | ".join(cells) + " |")
+    lines.append(_total_row(results, scripts))
+    return "\n".join(lines)
+
+
+def start_up_line(results: Results) -> str:
+    parts = []
+    for library in LIBRARIES:
+        records = [r for r in results.start_up.get(library, []) if r]
+        if records:
+            parts.append(f"{library} import {statistics.median(r['import'] for r in records):.2f} s + start-up "
+                         f"{statistics.median(r['start_up'] for r in records):.2f} s")
+    return "not timed above (medians per process; NumPy comes with the harness): " + "; ".join(parts)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.eager", description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=3, help="rounds of fresh processes (default 3)")
+    parser.add_argument("--reruns", type=int, default=5, help="in-process reruns per cold process (default 5)")
+    parser.add_argument("--only", default="", help="run the scripts whose name contains this")
+    parser.add_argument("--timeout", type=float, default=120.0, help="seconds allowed per run (default 120)")
+    parser.add_argument("--child", choices=LIBRARIES, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    scripts = [s for s in SCRIPTS if args.only in s.name]
+    if args.child:
+        return child(args.child, next(s for s in scripts if s.name == args.only), args.reruns, args.timeout)
+    versions = ", ".join(f"{name} {importlib.metadata.version(dist)}"
+                         for name, dist in (("NumPy", "numpy"), ("JAX", "jax"), ("plaidarray", "plaidarray")))
+    print(f"{versions}; {os.cpu_count()} cores; {args.repeat} rounds, {args.reruns} in-process reruns, "
+          f"timeout {args.timeout:g} s\n")
+    results = measure(scripts, args.repeat, args.reruns, args.timeout)
+    print(table(results, scripts))
+    print(f"\n{start_up_line(results)}")
+
+
+if __name__ == "__main__":
+    main()
