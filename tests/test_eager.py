@@ -1,0 +1,172 @@
+"""Eager NumPy-style loops: what a user's loop costs in compiles, and what it computes.
+
+Reading a value keeps the pending values that live arrays refer to, so each step of a
+loop starts from buffers and repeats one graph; Python scalars are run-time arguments;
+graphs deeper than ``PLAIDARRAY_MAX_PENDING`` run on their own; window assignments
+update the array's buffer in place when nothing else can see it. Expected values come
+from the same loops run by NumPy.
+"""
+
+from __future__ import annotations
+
+import pickle
+import weakref
+
+import numpy as np
+import pytest
+
+import plaidarray as xp
+from plaidarray.trace import node as node_module
+
+
+def _compiles() -> int:
+    return xp.cache_info().compiles
+
+
+def _gradient_descent(ns, a, b, steps, lr=1e-3):
+    w = ns.zeros(a.shape[1])
+    losses = []
+    for _ in range(steps):
+        r = a @ w - b
+        losses.append(float(ns.sum(r * r)))
+        w = w - lr * (a.T @ r)
+    return losses, w
+
+
+def test_a_loop_with_a_read_each_step_compiles_a_bounded_number_of_times(backend):
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal((60, 5)), rng.standard_normal(60)
+    before = _compiles()
+    losses, w = _gradient_descent(xp, xp.asarray(a), xp.asarray(b), 40)
+    if backend == "llvm-cpu":
+        assert _compiles() - before <= 3
+    expected_losses, expected_w = _gradient_descent(np, a, b, 40)
+    np.testing.assert_allclose(losses, expected_losses, rtol=1e-12)
+    np.testing.assert_allclose(np.asarray(w), expected_w, rtol=1e-12)
+
+
+def test_reading_one_value_computes_the_live_values_of_its_graph():
+    x = xp.asarray(np.arange(5.0))
+    y = x * 3.0
+    z = xp.sum(y + 1.0)
+    assert y._node.buffer is None
+    assert float(z) == 35.0
+    assert y._node.buffer is not None and y._node.operands == ()
+    np.testing.assert_array_equal(np.asarray(y), np.arange(5.0) * 3.0)
+
+
+def test_arrays_that_are_gone_are_not_computed():
+    x = xp.asarray(np.arange(5.0))
+    t = xp.exp(x)
+    y = t + 1.0
+    node = t._node
+    del t
+    float(xp.sum(y))
+    assert node.buffer is None  # an intermediate no array refers to stays inside the kernel
+
+
+def test_new_python_scalars_reuse_the_compiled_executable():
+    x = xp.asarray(np.linspace(0.0, 1.0, 11))
+    float(xp.sum(x * 0.5 + 1.0))
+    before = _compiles()
+    values = [float(xp.sum(x * float(i) + 1.0)) for i in range(20)]
+    assert _compiles() == before
+    np.testing.assert_allclose(values, [np.sum(np.linspace(0.0, 1.0, 11) * i + 1.0) for i in range(20)])
+
+
+def test_a_python_int_that_does_not_fit_still_raises():
+    with pytest.raises(OverflowError):
+        xp.asarray(np.arange(3, dtype=np.int8)) + 1000
+
+
+def test_a_long_loop_without_reads_runs_in_bounded_graphs():
+    steps = 100_000
+    x = xp.ones(8)
+    before = _compiles()
+    deepest = 0
+    for _ in range(steps):
+        x = x * 0.999 + 0.001
+        deepest = max(deepest, x._node.depth)
+    got = np.asarray(x)
+    assert deepest <= node_module.MAX_PENDING
+    assert _compiles() - before <= 3
+    expected = np.ones(8)
+    for _ in range(steps):
+        expected = expected * 0.999 + 0.001
+    np.testing.assert_allclose(got, expected, rtol=1e-9)
+
+
+def test_the_bound_can_be_turned_off(monkeypatch):
+    monkeypatch.setattr(node_module, "MAX_PENDING", 0)
+    x = xp.ones(4)
+    for _ in range(300):
+        x = x + 1.0
+    assert x._node.depth > 300  # nothing ran: the whole chain is pending
+    np.testing.assert_array_equal(np.asarray(x), np.full(4, 301.0))
+
+
+def test_assignments_in_a_loop_compile_once_and_update_the_buffer_in_place():
+    n = 500
+    a = xp.zeros(n)
+    a[0] = 0.0  # the first assignment turns the pending zeros into a buffer
+    buffer = weakref.ref(a._node.buffer)  # a strong reference would forbid the in-place write
+    before = _compiles()
+    for i in range(n):
+        a[i] = i * 0.5
+    assert _compiles() - before <= 1
+    assert a._node.buffer is buffer()
+    np.testing.assert_array_equal(np.asarray(a), np.arange(n) * 0.5)
+
+
+def test_window_assignments_match_numpy(backend):
+    a, expected = xp.zeros((6, 5)), np.zeros((6, 5))
+    for i in range(5):
+        a[i, 1:4] = xp.asarray(np.full(3, i + 1.0))
+        expected[i, 1:4] = i + 1.0
+        a[i + 1] = float(i)
+        expected[i + 1] = i
+    np.testing.assert_array_equal(np.asarray(a), expected)
+
+
+def test_in_place_updates_never_change_what_others_see():
+    a = xp.asarray(np.arange(4.0)) + 0.0
+    a[0] = 1.0
+    view = np.asarray(a)  # a NumPy view of the buffer: the next write must not reach it
+    a[1] = 10.0
+    assert view.tolist() == [1.0, 1.0, 2.0, 3.0]
+    pending = a * 2.0  # a pending reader of the old value
+    a[2] = 20.0
+    assert np.asarray(pending).tolist() == [2.0, 20.0, 4.0, 6.0]
+    alias = a  # the same Array object: sees the update, as the standard requires
+    a[3] = 30.0
+    assert np.asarray(alias).tolist() == [1.0, 10.0, 20.0, 30.0]
+
+
+def test_a_callers_numpy_array_is_never_written():
+    data = np.arange(4.0)
+    a = xp.asarray(data)
+    for i in range(4):
+        a[i] = -1.0
+    assert data.tolist() == [0.0, 1.0, 2.0, 3.0]
+    assert np.asarray(a).tolist() == [-1.0] * 4
+
+
+def test_arrays_pickle_as_their_value_at_any_depth():
+    x = xp.asarray(np.linspace(0.0, 1.0, 7))
+    for _ in range(5000):
+        x = x * 1.0001 - 0.0001
+    back = pickle.loads(pickle.dumps(x, protocol=5))
+    expected = np.linspace(0.0, 1.0, 7)
+    for _ in range(5000):
+        expected = expected * 1.0001 - 0.0001
+    np.testing.assert_allclose(np.asarray(back), expected, rtol=1e-9)
+
+
+def test_pickling_a_traced_array_raises_the_tracing_error():
+    @xp.jit
+    def f(x):
+        pickle.dumps(x)
+        return x
+
+    with pytest.raises(xp.TracerError):
+        f(xp.ones(3))
