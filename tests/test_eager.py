@@ -9,6 +9,7 @@ from the same loops run by NumPy.
 
 from __future__ import annotations
 
+import logging
 import pickle
 import weakref
 
@@ -170,3 +171,28 @@ def test_pickling_a_traced_array_raises_the_tracing_error():
 
     with pytest.raises(xp.TracerError):
         f(xp.ones(3))
+
+
+def test_the_compile_log_says_why_each_graph_compiled(caplog):
+    caplog.set_level(logging.INFO, logger="plaidarray.compiles")
+    x = xp.asarray(np.ones(37))
+    float(xp.sum(xp.sin(x) * 3.0))
+    float(xp.sum(xp.sin(xp.asarray(np.ones(38))) * 4.0))
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 2
+    assert "new op structure" in messages[0] and "sin" in messages[0]
+    assert "new shapes/dtypes" in messages[1] and "float64[37] -> float64[38]" in messages[1]
+
+
+def test_the_compile_log_names_the_pending_bound_and_jit_signatures(caplog, monkeypatch):
+    caplog.set_level(logging.INFO, logger="plaidarray.compiles")
+    monkeypatch.setattr(node_module, "MAX_PENDING", 8)
+    y = xp.asarray(np.ones(41))
+    for _ in range(10):
+        y = y - 1.0
+    f = xp.jit(lambda a: a * 2)
+    f(xp.ones(42))
+    f(xp.ones(43))
+    messages = [r.getMessage() for r in caplog.records]
+    assert any("cut at PLAIDARRAY_MAX_PENDING" in m for m in messages)
+    assert any("jit(<lambda>): new signature: argument leaf 0" in m and "(43,)" in m for m in messages)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import inspect
 import threading
+import time
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -26,7 +27,7 @@ from ..backend import registry
 from ..backend.cache import KeyLocks
 from ..hlo import Module
 from ..hlo.shape import Shape
-from . import pytree
+from . import explain, pytree
 from .array import Array
 from .materialize import executable_for, materialize
 from .node import Node
@@ -123,7 +124,11 @@ class JitFunction:
                 if compiled is not None:
                     self._hits += 1
                     return compiled
+            why = explain.jit_reason(self._name, call.key, list(self._compiled)) if explain.enabled() else ""
+            start = time.perf_counter()
             compiled = self._lower(call).compile()
+            if why:
+                explain.log(why, time.perf_counter() - start, compiled.from_disk)
             with self._lock:
                 self._misses += 1
                 self._compiled[call.key] = compiled
@@ -304,6 +309,11 @@ class Compiled:
         self._constants = constants
         self._out_structure = out_structure
         self._out_shapes = out_shapes
+
+    @property
+    def from_disk(self) -> bool:
+        """Whether the executable was loaded from the persistent cache."""
+        return self._executable.from_disk
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         call = self._function._bind(args, kwargs)

@@ -2,19 +2,23 @@
 
 from __future__ import annotations
 
+import time
+
 from ..backend import registry
 from ..backend.cache import EXECUTABLES
 from ..backend.executable import Backend, Executable
 from ..hlo import Computation, Module
 from ..hlo.fingerprint import fingerprint, structure
+from . import explain
 from .node import GRAPH_LOCK, Node
 from .to_hlo import pending_graph, pending_key
 
 
-def materialize(nodes: list[Node], donated: Node | None = None) -> None:
+def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = False) -> None:
     """Give every node in ``nodes`` a buffer, running one compiled module for all of them.
     The buffer of the ready node ``donated`` may be overwritten by the run (the caller
-    knows that nothing else can see it).
+    knows that nothing else can see it); ``cut`` says the graph runs because it grew past
+    the pending bound (for the compile log).
 
     The cache key is read off the lazy graph; HLO is only built on a miss. Both happen
     under ``GRAPH_LOCK``, so they see the same graph even while other threads
@@ -33,7 +37,11 @@ def materialize(nodes: list[Node], donated: Node | None = None) -> None:
             comp, params = pending_graph(pending)
             assert all(a is b for a, b in zip(params, buffers)), "pending_key and pending_graph disagree on parameters"
     if executable is None:
+        why = explain.reason(key[0][0], cut) if explain.enabled() else ""
+        start = time.perf_counter()
         executable = EXECUTABLES.get(key, backend.name, lambda: _compile(backend, comp, given))
+        if why:
+            explain.log(why, time.perf_counter() - start, executable.from_disk)
     outs = executable.run(buffers)
     with GRAPH_LOCK:
         for node, out in zip(pending, outs):
