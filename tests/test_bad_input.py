@@ -444,3 +444,15 @@ def test_copy_false_refuses_layouts_that_need_a_copy():
         xp.asarray(np.arange(6.0)[::-1], copy=False)
     shared = np.arange(6.0)
     assert np.shares_memory(np.asarray(xp.asarray(shared, copy=False)), shared)
+
+
+def test_a_run_larger_than_memory_raises_memory_error_before_allocating():
+    from plaidarray.backend import memory
+
+    available = memory.available_bytes()
+    if available is None:
+        pytest.skip("this system does not say how much memory is available")
+    side = int((2 * available / 8) ** 0.5) + 1  # one float64 result of twice the available memory
+    x = xp.ones((side, side)) + 1.0
+    with pytest.raises(MemoryError, match=r"needs .* GiB .* only .* GiB of memory is available"):
+        x[0, 0] = 3.0  # reading any part computes the whole result

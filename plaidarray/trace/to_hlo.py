@@ -34,6 +34,7 @@ def pending_key(roots: Sequence[Node]) -> tuple[tuple, list[np.ndarray], list[No
     ``roots``, so walking from them as well visits the nodes in the same order)."""
     index: dict[int, int] = {}
     rows: list[object] = []
+    reads: list[bool] = []  # per row: whether its value depends on a buffer
     buffers: list[np.ndarray] = []
     outputs = list(roots)
     for node in topological_order(roots, _is_pending_leaf):
@@ -41,13 +42,15 @@ def pending_key(roots: Sequence[Node]) -> tuple[tuple, list[np.ndarray], list[No
         shape = node.shape
         if node.buffer is not None:
             rows.append((shape.dims, shape.dtype))
+            reads.append(True)
             buffers.append(node.buffer)
         elif node.is_placeholder:
             raise node.attrs["trace"].value_error()
         else:
-            rows.append((node.op, attr_key(node.attrs), tuple(index[id(o)] for o in node.operands),
-                         shape.dims, shape.dtype))
-            if node.arrays:
+            operands = tuple(index[id(o)] for o in node.operands)
+            rows.append((node.op, attr_key(node.attrs), operands, shape.dims, shape.dtype))
+            reads.append(any(reads[i] for i in operands))
+            if node.arrays and reads[-1]:  # a pure generator (xp.zeros(n)) is cheaper to recompute than to store
                 outputs.append(node)
     outputs = list(dict.fromkeys(outputs))
     return (tuple(rows), tuple(index[id(r)] for r in outputs)), buffers, outputs

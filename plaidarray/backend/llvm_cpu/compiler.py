@@ -33,7 +33,8 @@ from ...hlo import Computation, Instruction, Module
 from ...hlo.fingerprint import fingerprint, structure
 from ...hlo.passes import run_hlo_passes
 from ...hlo.shape import Shape
-from .. import dump, transfer
+from .. import dump, memory, transfer
+from ..buffer_pool import POOL
 from ..executable import Compiler, Executable
 from ..transfer import allocator
 from . import codegen_worker, jit, object_cache, parallel, vector_math
@@ -98,8 +99,12 @@ class CpuExecutable(Executable):
         self._results_are_outputs = output_slots == [("out", i) for i in range(len(output_shapes))]
         self._output_allocators = [allocator(s.dims, s.dtype) for s in output_shapes]
         self._temp_allocators = [allocator(s.dims, s.dtype) for s in temp_shapes]
+        #: Bytes a run allocates, known now so a run that cannot fit fails before it starts.
+        self._nbytes = sum(s.size * s.dtype.itemsize for s in [*output_shapes, *temp_shapes])
 
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
+        if self._nbytes >= memory.CHECK_ABOVE_BYTES:
+            memory.check_fits(self._nbytes, POOL.free_bytes, "plaidarray: this computation")
         outs = [new() for new in self._output_allocators]
         address = transfer.address
         args = [*map(address, buffers), *self._constant_addresses, *map(address, outs)]
