@@ -62,7 +62,7 @@ def _is_parameter(row: tuple) -> bool:
 
 
 def reason(rows: Sequence[tuple], cut: bool) -> str:
-    """Why the graph with these key rows (``to_hlo.pending_key``) is compiled."""
+    """Why the graph with these key rows (``to_hlo.PendingGraph.key``) is compiled."""
     rows = tuple(rows)
     ops = tuple("parameter" if _is_parameter(r) else (r[0], r[2]) for r in rows)
     shapes = tuple(r if _is_parameter(r) else (r[0], r[2], r[3], r[4]) for r in rows)

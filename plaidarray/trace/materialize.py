@@ -11,7 +11,7 @@ from ..hlo import Computation, Module
 from ..hlo.fingerprint import fingerprint, structure
 from . import explain
 from .node import GRAPH_LOCK, Node
-from .to_hlo import pending_graph, pending_key
+from .to_hlo import PendingGraph
 
 
 def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = False) -> None:
@@ -28,16 +28,16 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
         pending = [n for n in dict.fromkeys(nodes) if n.buffer is None]
         if not pending:
             return
-        key, buffers, pending = pending_key(pending)
+        graph = PendingGraph(pending)
+        buffers, pending = graph.buffers, graph.outputs
         given = frozenset(i for i, b in enumerate(buffers) if donated is not None and b is donated.buffer)
         backend = registry.current()
-        key = (key, given, backend.name, backend.compiler.target)
+        key = (graph.key, given, backend.name, backend.compiler.target)
         executable = EXECUTABLES.lookup(key)
         if executable is None:
-            comp, params = pending_graph(pending)
-            assert all(a is b for a, b in zip(params, buffers)), "pending_key and pending_graph disagree on parameters"
+            comp = graph.computation()
     if executable is None:
-        why = explain.reason(key[0][0], cut) if explain.enabled() else ""
+        why = explain.reason(graph.key[0], cut) if explain.enabled() else ""
         start = time.perf_counter()
         executable = EXECUTABLES.get(key, backend.name, lambda: _compile(backend, comp, given))
         if why:

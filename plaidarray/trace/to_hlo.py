@@ -11,53 +11,90 @@ from ..hlo.ir import attr_key, topological_order
 from .node import Node
 
 
-def pending_graph(roots: list[Node]) -> tuple[Computation, list[np.ndarray]]:
-    """The HLO computation producing ``roots`` from the buffers of ready nodes, and those
-    buffers in parameter order. Structurally equal graphs give equal computations."""
-    comp, bound = graph_to_computation(roots, (), lambda node: node.buffer is not None)
-    return comp, [node.buffer for node in bound]
+class PendingGraph:
+    """The pending graph of some roots, walked once: the structural key the executable
+    cache is looked up by, the buffers of its ready nodes (the parameters, in order), the
+    nodes it computes, and, on a cache miss, its HLO.
 
+    The nodes computed are the roots, then every other pending node of the graph that a
+    live array refers to and whose value depends on a buffer. Keeping those values is what
+    bounds a user's loop: ``x = f(x); float(loss(x))`` computes ``x`` along with the loss,
+    so the next step's graph starts from its buffer (PyTorch/XLA's LazyTensor realises
+    live tensors at each sync point alike). A pure generator (``xp.zeros(n)``) is cheaper
+    to recompute than to store, and stays pending."""
 
-def pending_key(roots: Sequence[Node]) -> tuple[tuple, list[np.ndarray], list[Node]]:
-    """A structural key of the pending graph of ``roots``, the buffers of its ready nodes,
-    and the nodes it computes: ``roots``, then every other pending node of the graph that
-    a live array refers to. Read off the nodes without building HLO (the executable
-    cache's hit path).
+    __slots__ = ("key", "buffers", "outputs", "_order", "_index")
 
-    Keeping the live values is what bounds a user's loop: ``x = f(x); float(loss(x))``
-    computes ``x`` along with the loss, so the next step's graph starts from its buffer
-    (PyTorch/XLA's LazyTensor realises live tensors at each sync point alike).
-
-    Graphs with equal keys become equal computations under :func:`pending_graph`, whose
-    parameters are the ready nodes in this same order (both walk the graph with
-    ``topological_order`` and the same leaves: the live nodes are reached from
-    ``roots``, so walking from them as well visits the nodes in the same order)."""
-    index: dict[int, int] = {}
-    rows: list[object] = []
-    reads: list[bool] = []  # per row: whether its value depends on a buffer
-    buffers: list[np.ndarray] = []
-    outputs = list(roots)
-    for node in topological_order(roots, _is_pending_leaf):
-        index[id(node)] = len(rows)
-        shape = node.shape
-        if node.buffer is not None:
-            rows.append((shape.dims, shape.dtype))
-            reads.append(True)
-            buffers.append(node.buffer)
-        elif node.is_placeholder:
-            raise node.attrs["trace"].value_error()
-        else:
-            operands = tuple(index[id(o)] for o in node.operands)
-            rows.append((node.op, attr_key(node.attrs), operands, shape.dims, shape.dtype))
-            reads.append(any(reads[i] for i in operands))
-            if node.arrays and reads[-1]:  # a pure generator (xp.zeros(n)) is cheaper to recompute than to store
+    def __init__(self, roots: Sequence[Node]) -> None:
+        order = _pending_order(roots)
+        index: dict[int, int] = {}
+        rows: list[tuple] = []
+        reads: list[bool] = []  # per row: whether its value depends on a buffer
+        buffers: list[np.ndarray] = []
+        outputs = list(roots)
+        for node in order:
+            index[id(node)] = len(rows)
+            shape = node.shape
+            if node.buffer is not None:
+                rows.append((shape.dims, shape.dtype))
+                reads.append(True)
+                buffers.append(node.buffer)
+                continue
+            operands = tuple([index[id(o)] for o in node.operands])
+            rows.append((node.op, attr_key(node.attrs) if node.attrs else (), operands, shape.dims, shape.dtype))
+            depends = any([reads[i] for i in operands])
+            reads.append(depends)
+            if node.arrays and depends:
                 outputs.append(node)
-    outputs = list(dict.fromkeys(outputs))
-    return (tuple(rows), tuple(index[id(r)] for r in outputs)), buffers, outputs
+        if len(outputs) > len(roots):
+            outputs = list(dict.fromkeys(outputs))
+        self.key = (tuple(rows), tuple([index[id(r)] for r in outputs]))
+        self.buffers = buffers
+        self.outputs = outputs
+        self._order = order
+        self._index = index
+
+    def computation(self) -> Computation:
+        """The HLO computation of this graph: ready nodes become parameters in the order
+        of ``buffers``. Structurally equal graphs give equal computations."""
+        built: list[Instruction] = []
+        params: list[Instruction] = []
+        index = self._index
+        for node in self._order:
+            if node.buffer is not None:
+                inst = Instruction("parameter", (), {"number": len(params), "shape": node.shape}, node.shape)
+                params.append(inst)
+            else:
+                inst = Instruction(node.op, [built[index[id(o)]] for o in node.operands], node.attrs, node.shape)
+            built.append(inst)
+        return Computation("main", params, [built[index[id(r)]] for r in self.outputs])
 
 
-def _is_pending_leaf(node: Node) -> bool:
-    return node.buffer is not None or node.is_placeholder
+def _pending_order(roots: Sequence[Node]) -> list[Node]:
+    """The pending nodes reachable from ``roots`` and the ready nodes they read, each
+    after its operands (depth first, operands in order, with an explicit stack: graphs
+    of any depth). Reaching a placeholder raises the TracerError of its trace."""
+    order: list[Node] = []
+    done: set[int] = set()
+    for root in roots:
+        stack = [root]
+        while stack:
+            node = stack[-1]
+            if id(node) in done:
+                stack.pop()
+                continue
+            if node.buffer is None:
+                if node.is_placeholder:
+                    raise node.attrs["trace"].value_error()
+                missing = [o for o in node.operands if id(o) not in done]
+                if missing:
+                    missing.reverse()
+                    stack += missing
+                    continue
+            stack.pop()
+            done.add(id(node))
+            order.append(node)
+    return order
 
 
 def graph_to_computation(roots: Sequence[Node], inputs: Sequence[Node],
