@@ -2,8 +2,11 @@
 
 plaidarray uses NumPy's dtype objects as its dtype objects: they compare equal to the
 names users already write (``xp.float32 == np.float32``) and carry itemsize and kind.
-Promotion, however, follows the standard, not NumPy: mixing kinds (bool/int/float)
-between arrays is an error, and ``uint64`` with a signed integer has no result type.
+Within a kind (bool, integer, floating) promotion follows the standard's table, so
+``uint64`` with a signed integer has no result type. Across kinds, where the standard
+defines nothing, plaidarray does what NumPy and JAX do, since clients rely on it (an
+integer array divided by a floating one): each kind's dtypes are promoted by the table,
+then the kinds by NumPy's ``result_type`` (int32 with float32 gives float64).
 """
 
 from __future__ import annotations
@@ -61,17 +64,39 @@ def complex_dtype(dtype: np.dtype) -> np.dtype:
 def promote(a: np.dtype, b: np.dtype, where: str = "") -> np.dtype:
     """Result dtype of a binary operation between arrays of dtypes ``a`` and ``b``.
 
-    Raises TypeError where the standard defines no promotion (mixed kinds,
-    uint64 with a signed integer), rather than silently picking a wider type; the
-    message starts with ``where``, the function asking, when given.
+    Raises TypeError where the standard's table has no result within a kind (uint64
+    with a signed integer), rather than silently picking a wider type; the message
+    starts with ``where``, the function asking, when given.
     """
     if a == b:
         return a
+    return result_type(a, b, where=where)
+
+
+def result_type(*dtypes: np.dtype, where: str = "") -> np.dtype:
+    """Promote any number of dtypes: by the standard's table within each kind, then
+    across the kinds present as NumPy does (an extension: the standard leaves mixed
+    kinds undefined). Grouping by kind first makes the result independent of order."""
+    if not dtypes:
+        raise ValueError("result_type needs at least one dtype")
+    if all(d == dtypes[0] for d in dtypes[1:]):
+        return dtypes[0]
     prefix = f"{where}: " if where else ""
-    if a not in ALL or b not in ALL:
-        raise TypeError(f"{prefix}unsupported dtype {a if a not in ALL else b}")
-    if _kind(a) != _kind(b):
-        raise TypeError(f"{prefix}no Array API type promotion between {a} and {b} (mixed kinds)")
+    by_kind: dict[str, np.dtype] = {}
+    for d in dtypes:
+        if d not in ALL:
+            raise TypeError(f"{prefix}unsupported dtype {d}")
+        kind = _kind(d)
+        by_kind[kind] = _promote_within_kind(by_kind[kind], d, prefix) if kind in by_kind else d
+    if len(by_kind) == 1:
+        return next(iter(by_kind.values()))
+    return np.result_type(*by_kind.values())
+
+
+def _promote_within_kind(a: np.dtype, b: np.dtype, prefix: str) -> np.dtype:
+    """The standard's promotion table for two dtypes of one kind."""
+    if a == b:
+        return a
     if a.kind in "fc":
         precision = max(real_dtype(a).itemsize, real_dtype(b).itemsize)
         real = float64 if precision == 8 else float32
@@ -84,16 +109,6 @@ def promote(a: np.dtype, b: np.dtype, where: str = "") -> np.dtype:
     if unsigned.itemsize == 8:
         raise TypeError(f"{prefix}no Array API type promotion between {a} and {b}")
     return np.dtype(f"int{unsigned.itemsize * 16}")
-
-
-def result_type(*dtypes: np.dtype, where: str = "") -> np.dtype:
-    """Promote any number of dtypes left to right (the lattice is associative)."""
-    if not dtypes:
-        raise ValueError("result_type needs at least one dtype")
-    out = dtypes[0]
-    for d in dtypes[1:]:
-        out = promote(out, d, where)
-    return out
 
 
 def unsupported_dtype(dtype: np.dtype, where: str) -> TypeError:

@@ -6,6 +6,8 @@ process's shutdown."""
 
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -13,9 +15,9 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import plaidarray as xp
-from helpers import assert_same
+from helpers import assert_same, numpy_binary
 from jit_helpers import start_child
-from strategies import arrays
+from strategies import ALL, FLOAT, arrays, elementwise_shape_pairs, elements
 
 
 # --- 1. a masked assignment that selects nothing ---------------------------------------
@@ -38,6 +40,141 @@ def test_masked_assignment_of_the_selected_values(backend, selects, data):
     m = xp.all(x > threshold, axis=-1) if leading else x > threshold
     x[m] = 0.5 if scalar else x[m] * 2
     assert_same(x, expected, exact=True, err_msg=f"mask {mask.tolist()}")
+
+
+# --- 2. NumPy scalars where Python scalars are accepted --------------------------------
+
+NUMPY_SCALARS = [np.float64(1.5), np.float32(2.5), np.int64(3), np.int8(-2), np.uint8(7), np.bool_(True),
+                 np.complex128(1 - 2j)]
+
+
+def _python_scalar_fits(value, dtype):
+    """Whether the spec lets the Python scalar ``value`` meet a ``dtype`` array."""
+    kinds = {bool: "b", int: "iufc", float: "fc", complex: "c"}[type(value)]
+    if dtype.kind in "iu" and type(value) is int:
+        return np.iinfo(dtype).min <= value <= np.iinfo(dtype).max
+    return dtype.kind in kinds
+
+
+@pytest.mark.parametrize("value", NUMPY_SCALARS, ids=lambda v: type(v).__name__)
+def test_numpy_scalars_as_setitem_values(backend, value):
+    """Stored as NumPy 2 stores them: cast to the array's dtype, which does not change
+    (as for a Python scalar of the same value, a float into an integer array is refused)."""
+    python_value = value.item()
+    for dtype in ALL + [np.dtype(np.complex64), np.dtype(np.complex128)]:
+        if not _python_scalar_fits(python_value, dtype):
+            with pytest.raises((TypeError, OverflowError)):  # as for the Python scalar
+                xp.zeros(3, dtype=dtype)[1] = value
+            continue
+        a = np.zeros(3, dtype)
+        a[1] = value
+        x = xp.asarray(np.zeros(3, dtype))
+        x[1] = value
+        assert_same(x, a, exact=True, signed_zeros=dtype.kind != "c", err_msg=f"{value!r} into {dtype}")
+
+
+def _numpy_scalar_calls(x, s):
+    """(name, call) pairs passing the NumPy scalar ``s`` where a Python scalar may go;
+    ``x`` is the array module (plaidarray or NumPy) and arrays are built from it."""
+    a = x.asarray([0.25, 1.5, 3.0], dtype=x.float32)
+    c = x.asarray([True, False, True])
+    return [
+        ("add", lambda: x.add(a, s)),
+        ("reflected multiply", lambda: x.multiply(s, a)),
+        ("operator", lambda: a * s),
+        ("where", lambda: x.where(c, s, a)),
+        ("where of two scalars", lambda: x.where(c, s, np.float32(0.5))),
+        ("full", lambda: x.full(2, s)),
+        ("full_like", lambda: x.full_like(a, s)),
+        ("equal", lambda: x.equal(a, s)),
+    ]
+
+
+@pytest.mark.parametrize("value", [np.float32(1.5), np.float64(2.5)], ids=lambda v: type(v).__name__)
+def test_numpy_scalars_take_part_in_promotion_with_their_dtype(backend, value):
+    """NumPy 2's rule: a NumPy scalar is a 0-d array of its dtype (float32 array with a
+    np.float64 gives float64), unlike a Python float, which takes the array's dtype."""
+    got, expected = _numpy_scalar_calls(xp, value), _numpy_scalar_calls(np, value)
+    for (name, call), (_, reference) in zip(got, expected):
+        assert_same(call(), reference(), exact=True, err_msg=name)
+    assert xp.result_type(xp.float32, value) == np.result_type(np.float32, value)
+    a = np.asarray([0.25, 1.5, 3.0], np.float32)
+    assert_same(xp.clip(xp.asarray(a), np.float64(0.5), value), np.clip(a, 0.5, float(value)), exact=True)
+    assert_same(xp.searchsorted(xp.asarray(a), value), np.searchsorted(a, value))
+    assert_same(xp.arange(value), np.arange(value), exact=True)
+
+
+# --- 7. complex Python scalars and mixed-kind promotion ---------------------------------
+
+COMPLEX_SCALAR_FUNCTIONS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,
+                            "divide": np.divide, "equal": np.equal}
+
+
+@pytest.mark.parametrize("dtype", FLOAT, ids=lambda d: d.name)
+@given(data=st.data())
+def test_complex_python_scalar_with_a_real_floating_array(backend, dtype, data):
+    """2024.12: the result is the complex dtype of the array's precision, as in NumPy 2."""
+    a = data.draw(arrays(dtype, (5,)), label="a")
+    s = complex(data.draw(elements(dtype, allow_nan=False), label="real"), data.draw(st.sampled_from([-2.0, 0.5, 1.0])))
+    name = data.draw(st.sampled_from(sorted(COMPLEX_SCALAR_FUNCTIONS)), label="function")
+    reflected = data.draw(st.booleans(), label="scalar first")
+    args = (s, a) if reflected else (a, s)
+    typed = np.asarray(s, dtype=np.result_type(dtype, 1j))  # what NumPy 2 makes of the scalar
+    expected = numpy_binary(COMPLEX_SCALAR_FUNCTIONS[name], *((typed, a) if reflected else (a, typed)))
+    got = getattr(xp, name)(*(xp.asarray(v) if isinstance(v, np.ndarray) else v for v in args))
+    tolerance = {"rtol": 1e-6 if dtype == np.float32 else 1e-14, "atol": 0, "signed_zeros": False}
+    assert_same(got, expected, **tolerance, err_msg=f"{name}{args}")
+    assert xp.result_type(dtype, 1j) == np.result_type(dtype, 1j)
+    with np.errstate(invalid="ignore"):
+        assert_same(xp.asarray(a) * 1j, a * 1j, **tolerance)
+
+
+def test_complex_python_scalar_with_integer_arrays_is_still_refused():
+    with pytest.raises(TypeError, match="a Python complex cannot combine with a int32 array"):
+        xp.ones(2, dtype=xp.int32) * 1j
+
+
+def _kind(d):
+    return {"b": "bool", "i": "int", "u": "int", "f": "inexact", "c": "inexact"}[d.kind]
+
+
+MIXED_KIND_PAIRS = [(a, b) for a, b in itertools.product(ALL, ALL) if _kind(a) != _kind(b)]
+MIXED_KIND_FUNCTIONS = {"add": np.add, "multiply": np.multiply, "divide": np.divide, "less": np.less}
+
+
+@given(data=st.data())
+def test_mixed_kind_promotion_follows_numpy(backend, data):
+    """An integer array divided by a float array (scikit-learn's metrics, Cubed's mean)
+    and every other pair of kinds: NumPy's result dtype and values."""
+    dtype1, dtype2 = data.draw(st.sampled_from(MIXED_KIND_PAIRS), label="dtypes")
+    shape1, shape2 = data.draw(elementwise_shape_pairs(), label="shapes")
+    x1 = data.draw(arrays(dtype1, shape1, **({} if dtype1.kind in "bf" else {"min_value": -1000, "max_value": 1000})))
+    x2 = data.draw(arrays(dtype2, shape2, **({} if dtype2.kind in "bf" else {"min_value": -1000, "max_value": 1000})))
+    name = data.draw(st.sampled_from(sorted(MIXED_KIND_FUNCTIONS)), label="function")
+    expected = numpy_binary(MIXED_KIND_FUNCTIONS[name], x1, x2)
+    assert xp.result_type(dtype1, dtype2) == np.result_type(dtype1, dtype2)
+    got = getattr(xp, name)(xp.asarray(x1), xp.asarray(x2))
+    assert_same(got, expected, exact=True, err_msg=f"{name}({dtype1}, {dtype2})")
+
+
+def test_mixed_kinds_in_concat_where_and_numpy_scalars(backend):
+    i, f = np.arange(3, dtype=np.int32), np.linspace(0.0, 1.0, 3, dtype=np.float32)
+    assert_same(xp.concat([xp.asarray(i), xp.asarray(f)]), np.concat([i, f]), exact=True)
+    assert_same(xp.where(xp.asarray(i > 0), xp.asarray(i), xp.asarray(f)), np.where(i > 0, i, f), exact=True)
+    assert_same(xp.asarray(f) * np.int64(3), f * np.int64(3), exact=True)
+    assert_same(xp.mean(xp.asarray(f)) / xp.asarray(3), np.mean(f) / np.asarray(3), exact=True)
+
+
+def test_same_kind_rules_are_unchanged():
+    """The spec's table within a kind: uint64 with a signed integer has no result type,
+    and a Python float does not combine with an integer array."""
+    with pytest.raises(TypeError, match="no Array API type promotion between uint64 and int64"):
+        xp.ones(2, dtype=xp.uint64) + xp.ones(2, dtype=xp.int64)
+    with pytest.raises(TypeError, match="no Array API type promotion between uint64 and int8"):
+        xp.result_type(xp.float32, xp.uint64, xp.int8)
+    with pytest.raises(TypeError, match="a Python float cannot combine with a int32 array"):
+        xp.ones(2, dtype=xp.int32) + 1.5
+    assert xp.result_type(xp.int8, xp.uint8) == xp.int16
 
 
 # --- 11. the code generator process at exit ----------------------------------------------

@@ -95,9 +95,11 @@ def _shares_memory(obj: Any, value: np.ndarray) -> bool:
 
 
 def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: Any = None, device: Any = None) -> Array:
-    """An array of ``shape`` filled with ``fill_value`` (default dtype from its type)."""
+    """An array of ``shape`` filled with ``fill_value`` (default dtype from its type; a
+    NumPy scalar's own dtype, as in NumPy 2)."""
     _check_device(device)
     target = _dtype(dtype, graph.scalar_dtype(fill_value, "full"), "full")
+    fill_value = graph.python_scalar(fill_value, "full")
     if target.kind == "b":
         fill_value = bool(fill_value)
     elif target.kind in "iu" and isinstance(fill_value, float):
@@ -145,6 +147,7 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
            dtype: Any = None, device: Any = None) -> Array:
     """Values ``start + i * step`` for ``i`` in ``[0, ceil((stop - start) / step))``."""
     _check_device(device)
+    start, stop, step = (graph.python_scalar(v, "arange") for v in (start, stop, step))
     if stop is None:
         start, stop = 0, start
     if step == 0:
@@ -170,6 +173,7 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
 def linspace(start: int | float, stop: int | float, /, num: int, *, dtype: Any = None, device: Any = None,
              endpoint: bool = True) -> Array:
     _check_device(device)
+    num = graph.python_scalar(num, "linspace")
     target = _dtype(dtype, dt.default_float, "linspace")
     dt.check_dtype(target, "floating-point", "linspace")
     if not isinstance(num, int) or num < 0:

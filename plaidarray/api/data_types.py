@@ -9,7 +9,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..trace.array import Array
-from .graph import check_array, convert
+from .graph import SCALAR_KINDS, check_array, convert, weak_result_type
 
 __all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
 
@@ -26,7 +26,10 @@ def astype(x: Array, dtype: Any, /, *, copy: bool = True, device: Any = None) ->
 
 
 def _as_dtype(x: Any, where: str) -> np.dtype:
-    return x.dtype if isinstance(x, Array) else dt.check_dtype(x, "any", where)
+    """The dtype of an array, a NumPy scalar (its own, as in NumPy 2) or a dtype."""
+    if isinstance(x, (Array, np.generic)):
+        return dt.check_dtype(x.dtype, "any", where)
+    return dt.check_dtype(x, "any", where)
 
 
 def can_cast(from_: Any, to: Any, /) -> bool:
@@ -41,14 +44,13 @@ def can_cast(from_: Any, to: Any, /) -> bool:
 
 
 def result_type(*arrays_and_dtypes: Any) -> np.dtype:
-    """The promoted dtype of arrays, dtypes and (weakly typed) Python scalars."""
-    dtypes = [_as_dtype(a, "result_type") for a in arrays_and_dtypes if not isinstance(a, (bool, int, float, complex))]
-    scalars = [a for a in arrays_and_dtypes if isinstance(a, (bool, int, float, complex))]
+    """The promoted dtype of arrays, dtypes and (weakly typed) Python scalars; NumPy
+    scalars count as arrays of their dtype, as in NumPy 2."""
+    scalars = [a for a in arrays_and_dtypes if type(a) in SCALAR_KINDS]
+    dtypes = [_as_dtype(a, "result_type") for a in arrays_and_dtypes if type(a) not in SCALAR_KINDS]
     if not dtypes:
         raise TypeError("result_type: at least one array or dtype is required")
-    out = dt.result_type(*dtypes)
-    from .graph import SCALAR_KINDS
-
+    out = weak_result_type(dt.result_type(*dtypes, where="result_type"), scalars)
     for s in scalars:
         if out.kind not in SCALAR_KINDS[type(s)]:
             raise TypeError(f"result_type: a Python {type(s).__name__} cannot combine with {out}")

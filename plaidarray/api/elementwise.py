@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..trace.array import Array
-from .graph import check_array, check_category, constant, convert, op, operands
+from .graph import check_array, check_category, constant, convert, op, operands, python_scalar
 
 __all__: list[str] = []
 
@@ -242,6 +242,7 @@ def clip(x: Array, /, min: Array | int | float | None = None, max: Array | int |
     for bound, hlo_name in ((min, "maximum"), (max, "minimum")):
         if bound is None:
             continue
+        bound = python_scalar(bound, "clip")  # x fixes the dtype: a NumPy scalar bound is a value
         if isinstance(bound, Array):
             if bound.dtype != x.dtype and dt.promote(bound.dtype, x.dtype, "clip") != x.dtype:
                 raise TypeError(f"clip: bound dtype {bound.dtype} does not promote to {x.dtype}")

@@ -65,7 +65,11 @@ def full(shape: Sequence[int], value: Scalar, dtype: np.dtype) -> Array:
     return broadcast_to(constant(value, dtype), tuple(shape))
 
 
-def scalar_dtype(value: Scalar, where: str) -> np.dtype:
+def scalar_dtype(value: Scalar | np.generic, where: str) -> np.dtype:
+    """The default dtype of a scalar: the standard's for Python scalars, its own for a
+    NumPy scalar (as NumPy 2 has it)."""
+    if isinstance(value, np.generic):
+        return _numpy_scalar_dtype(value, where)
     if isinstance(value, bool):
         return dt.bool_
     if isinstance(value, int):
@@ -94,6 +98,40 @@ def scalar_for(value: Scalar, dtype: np.dtype, where: str) -> Array:
     check_fits(value, dtype)
     with np.errstate(over="ignore"):
         return runtime_scalar(value, dtype)
+
+
+def numpy_scalar(value: Any, where: str) -> Any:
+    """A NumPy scalar (``np.float32(1)``, ``np.int64(2)``...) as a 0-d array of its dtype,
+    which is how NumPy 2 promotes it (an extension: the standard knows only Python
+    scalars); any other value as it is."""
+    if isinstance(value, np.generic):
+        return runtime_scalar(value, _numpy_scalar_dtype(value, where))
+    return value
+
+
+def python_scalar(value: Any, where: str) -> Any:
+    """A NumPy scalar as the Python scalar of its value, for arguments that do not take
+    part in promotion because an array fixes the result's dtype (``x[i] = v``, clip's
+    bounds, a fill value); any other value as it is."""
+    if isinstance(value, np.generic):
+        _numpy_scalar_dtype(value, where)
+        return value.item()
+    return value
+
+
+def _numpy_scalar_dtype(value: np.generic, where: str) -> np.dtype:
+    if value.dtype not in dt.ALL:
+        raise dt.unsupported_dtype(value.dtype, where)
+    return value.dtype
+
+
+def weak_result_type(dtype: np.dtype, scalars: Sequence[Any]) -> np.dtype:
+    """The dtype arrays of ``dtype`` take with Python ``scalars``: their own, except that
+    a complex scalar makes a real floating dtype complex of the same precision (2024.12;
+    ``float32 * 1j`` is complex64)."""
+    if dtype.kind == "f" and any(type(s) is complex for s in scalars):
+        return dt.complex_dtype(dtype)
+    return dtype
 
 
 def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
@@ -125,14 +163,16 @@ def convert(x: Array, dtype: np.dtype) -> Array:
 def operands(where: str, *args: Array | Scalar) -> list[Array]:
     """Promote and broadcast a function's arguments to one dtype and shape.
 
-    Arrays promote by the spec's lattice; Python scalars then take the result dtype.
+    Arrays (and NumPy scalars, as 0-d arrays) promote by ``dtypes.result_type``; Python
+    scalars then take the result dtype, a complex one making it complex.
     """
     if _alike(args):
         return list(args)
+    args = tuple(numpy_scalar(a, where) for a in args)
     arrays = [a for a in args if isinstance(a, Array)]
     if not arrays:
         raise TypeError(f"{where}: at least one argument must be an array")
-    dtype = dt.result_type(*(a.dtype for a in arrays), where=where)
+    dtype = weak_result_type(dt.result_type(*(a.dtype for a in arrays), where=where), args)
     shape = broadcast_shapes(*(a.shape for a in arrays))
     out = []
     for a in args:

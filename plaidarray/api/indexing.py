@@ -13,6 +13,7 @@ import math
 import operator
 from typing import Any
 
+import numpy as np
 
 from .. import dtypes as dt
 from ..trace.array import Array
@@ -36,6 +37,16 @@ def _expand_key(key: Any, ndim: int) -> list:
         i = key.index(Ellipsis)
         return [*key[:i], *[slice(None)] * (ndim - consumed), *key[i + 1:]]
     return [*key, *[slice(None)] * (ndim - consumed)]
+
+
+def _numpy_value(value: Any) -> Any:
+    """A value to store given by NumPy: an array as a plaidarray array, a scalar as the
+    Python scalar of its value (the array written to keeps its dtype)."""
+    if isinstance(value, np.ndarray):
+        from .creation import asarray
+
+        return asarray(value)
+    return graph.python_scalar(value, "__setitem__")
 
 
 def _is_int(k: Any) -> bool:
@@ -168,6 +179,7 @@ def _masked_update(x: Array, mask: Array, value: Array) -> Array:
 
 def setitem(x: Array, key: Any, value: Any) -> Array:
     """The array ``x`` with ``x[key] = value`` applied, as a new value."""
+    value = _numpy_value(value)
     if isinstance(value, Array):
         if dt.promote(value.dtype, x.dtype, "__setitem__") != x.dtype:
             raise TypeError(f"__setitem__: cannot store {value.dtype} values into a {x.dtype} array")

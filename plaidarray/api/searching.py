@@ -56,6 +56,7 @@ def where(condition: Array, x1: Array | bool | int | float, x2: Array | bool | i
     check_array(condition, "where")
     if condition.dtype != dt.bool_:
         raise TypeError(f"where: condition must be boolean, got {condition.dtype}")
+    x1, x2 = graph.numpy_scalar(x1, "where"), graph.numpy_scalar(x2, "where")
     if not isinstance(x1, Array) and not isinstance(x2, Array):
         raise TypeError("where: at least one of x1, x2 must be an array")
     a, b = operands("where", x1, x2)
@@ -80,6 +81,7 @@ def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left", s
         from .indexing import take
 
         x1 = take(x1, sorter, axis=0)
+    x2 = graph.numpy_scalar(x2, "searchsorted")
     if not isinstance(x2, Array):
         x2 = graph.scalar_for(x2, x1.dtype, "searchsorted")
     dtype = dt.promote(x1.dtype, x2.dtype, "searchsorted")

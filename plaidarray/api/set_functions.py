@@ -105,6 +105,7 @@ def unique_all(x: Array, /) -> UniqueAll:
 def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False) -> Array:
     """Whether each element of ``x1`` equals some element of ``x2`` (by ``equal``):
     a binary search of ``x1`` in the sorted ``x2``."""
+    x1, x2 = graph.numpy_scalar(x1, "isin"), graph.numpy_scalar(x2, "isin")
     if not isinstance(x1, Array) and not isinstance(x2, Array):
         raise TypeError("isin: at least one of x1, x2 must be an array")
     dtype = dt.result_type(*(a.dtype for a in (x1, x2) if isinstance(a, Array)), where="isin")
