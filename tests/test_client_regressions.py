@@ -104,6 +104,27 @@ def test_numpy_scalars_take_part_in_promotion_with_their_dtype(backend, value):
     assert_same(xp.arange(value), np.arange(value), exact=True)
 
 
+# --- 3. NumPy index arrays -------------------------------------------------------------
+
+@given(data=st.data())
+def test_numpy_index_arrays_index_like_plaidarray_arrays(backend, data):
+    a = data.draw(arrays(np.float64, (4, 3)), label="a")
+    rows = data.draw(hnp.arrays(data.draw(st.sampled_from([np.int64, np.int32, np.uint8])), (5,),
+                                elements=st.integers(0, 3)), label="rows")
+    mask = data.draw(hnp.arrays(np.bool_, (4,)), label="mask")
+    full_mask = data.draw(hnp.arrays(np.bool_, (4, 3)), label="full mask")
+    x = xp.asarray(a)
+    # Integer arrays index every axis (the standard's rule, the same for plaidarray arrays).
+    for key in ((rows, np.int64(2)), (rows, rows % 3), (np.int64(3), rows[:2] % 3), mask, full_mask,
+                np.int64(1), (np.int64(-1), 2)):
+        assert_same(x[key], a[key], exact=True, err_msg=f"x[{key!r}]")
+    for key in (mask, full_mask, np.int64(1), (np.int64(-1), np.int32(2))):
+        expected, y = a.copy(), xp.asarray(a.copy())
+        expected[key] = -7.0
+        y[key] = -7.0
+        assert_same(y, expected, exact=True, err_msg=f"x[{key!r}] = -7")
+
+
 # --- 7. complex Python scalars and mixed-kind promotion ---------------------------------
 
 COMPLEX_SCALAR_FUNCTIONS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,

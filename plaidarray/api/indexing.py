@@ -39,6 +39,19 @@ def _expand_key(key: Any, ndim: int) -> list:
     return [*key, *[slice(None)] * (ndim - consumed)]
 
 
+def _numpy_indices(key: Any) -> Any:
+    """``key`` with its NumPy integer and boolean arrays as plaidarray arrays, which
+    NumPy and JAX accept as indices (NumPy integer scalars and 0-d integer arrays index
+    as ints already)."""
+    if isinstance(key, tuple):
+        return tuple(_numpy_indices(k) for k in key)
+    if isinstance(key, np.ndarray) and (key.dtype == dt.bool_ or (key.dtype.kind in "iu" and key.ndim)):
+        from .creation import asarray
+
+        return asarray(key)
+    return key
+
+
 def _numpy_value(value: Any) -> Any:
     """A value to store given by NumPy: an array as a plaidarray array, a scalar as the
     Python scalar of its value (the array written to keeps its dtype)."""
@@ -133,6 +146,7 @@ def _integer_arrays(x: Array, key: Any) -> Array | None:
 
 
 def getitem(x: Array, key: Any) -> Array:
+    key = _numpy_indices(key)
     gathered = _integer_arrays(x, key)
     if gathered is not None:
         return gathered
@@ -179,7 +193,7 @@ def _masked_update(x: Array, mask: Array, value: Array) -> Array:
 
 def setitem(x: Array, key: Any, value: Any) -> Array:
     """The array ``x`` with ``x[key] = value`` applied, as a new value."""
-    value = _numpy_value(value)
+    key, value = _numpy_indices(key), _numpy_value(value)
     if isinstance(value, Array):
         if dt.promote(value.dtype, x.dtype, "__setitem__") != x.dtype:
             raise TypeError(f"__setitem__: cannot store {value.dtype} values into a {x.dtype} array")
