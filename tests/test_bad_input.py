@@ -79,6 +79,8 @@ CASES = [
      TypeError, r"asarray: unsupported dtype <U1"),
     ("NumPy float16 array", lambda: xp.asarray(np.ones(3, np.float16)),
      TypeError, r"asarray: unsupported dtype float16"),
+    ("list of strings", lambda: xp.asarray(["yes", "no"]),
+     TypeError, r"asarray: unsupported dtype <U3"),
     ("complex to real cast", lambda: xp.astype(xp.asarray([1j]), xp.float64),
      TypeError, r"astype: casting complex complex128 to float64 would drop the imaginary part"),
     ("non-boolean condition", lambda: xp.where(_f64(3), _f64(3), 0.0),

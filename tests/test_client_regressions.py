@@ -125,6 +125,24 @@ def test_numpy_index_arrays_index_like_plaidarray_arrays(backend, data):
         assert_same(y, expected, exact=True, err_msg=f"x[{key!r}] = -7")
 
 
+# --- 4. strings and objects given to asarray ---------------------------------------------
+
+@pytest.mark.parametrize("obj", [["yes", "no"], [["a"], ["b"]], [1, "a"], "yes", b"ab", [b"x"],
+                                 [object()], np.array([1, None], dtype=object)],
+                         ids=["strings", "nested strings", "int and string", "str", "bytes",
+                              "list of bytes", "objects", "object array"])
+def test_asarray_refuses_strings_and_objects(obj):
+    with pytest.raises(TypeError, match=r"asarray: unsupported dtype (<U|\|S|object)"):
+        xp.asarray(obj)
+
+
+@pytest.mark.parametrize("obj", [[np.int8(1), np.int8(-2)], [np.float32(1.5), np.float32(2)],
+                                 [np.float32(1.5), 2.0], [[np.uint16(3)], [np.uint16(4)]], [np.int64(5), True]],
+                         ids=["int8", "float32", "float32 and float", "nested uint16", "int64 and bool"])
+def test_asarray_of_lists_of_numpy_scalars(backend, obj):
+    assert_same(xp.asarray(obj), np.asarray(obj), exact=True)
+
+
 # --- 7. complex Python scalars and mixed-kind promotion ---------------------------------
 
 COMPLEX_SCALAR_FUNCTIONS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,

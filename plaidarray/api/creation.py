@@ -65,24 +65,30 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
     return Array(Node.ready(buffer))
 
 
-def _sequence_dtype(obj: Sequence) -> np.dtype:
-    """Default dtype of nested Python data: bool < int64 < float64 < complex128."""
-    flat: list = []
+_PYTHON_SCALAR_KINDS = {bool: "b", int: "i", float: "f", complex: "c"}
+
+
+def _sequence_dtype(obj: Sequence) -> np.dtype | None:
+    """Default dtype of nested Python scalars and arrays: bool < int64 < float64 <
+    complex128. None when anything else is nested (NumPy scalars or arrays, strings,
+    objects): NumPy then chooses, and a dtype plaidarray lacks is refused."""
+    kinds = set()
     stack = [obj]
     while stack:
         item = stack.pop()
         if isinstance(item, (list, tuple)):
             stack.extend(item)
         elif isinstance(item, Array):
-            flat.append(item.dtype)
+            kinds.add(item.dtype.kind)
+        elif type(item) in _PYTHON_SCALAR_KINDS:
+            kinds.add(_PYTHON_SCALAR_KINDS[type(item)])
         else:
-            flat.append(item)
-    kinds = {type(v) for v in flat if not isinstance(v, np.dtype)} | {d.kind for d in flat if isinstance(d, np.dtype)}
-    if complex in kinds or "c" in kinds:
+            return None
+    if "c" in kinds:
         return dt.default_complex
-    if float in kinds or "f" in kinds:
+    if "f" in kinds:
         return dt.default_float
-    if int in kinds or "i" in kinds or "u" in kinds:
+    if kinds & {"i", "u"}:
         return dt.default_int
     return dt.bool_ if kinds else dt.default_float
 
