@@ -143,6 +143,29 @@ def test_asarray_of_lists_of_numpy_scalars(backend, obj):
     assert_same(xp.asarray(obj), np.asarray(obj), exact=True)
 
 
+# --- 6. copy=True returning the same Array object --------------------------------------
+
+COPIES = {
+    "astype": lambda a: xp.astype(a, a.dtype, copy=True),
+    "asarray": lambda a: xp.asarray(a, copy=True),
+    "reshape": lambda a: xp.reshape(a, a.shape, copy=True),
+}
+
+
+@pytest.mark.parametrize("name", sorted(COPIES))
+def test_copy_true_gives_an_independent_array(backend, name):
+    for computed in (False, True):
+        a = xp.asarray([1.0, 2.0, 3.0]) * 2.0
+        if computed:
+            float(a[0])  # a holds its own buffer: the case an in-place write could reuse
+        b = COPIES[name](a)
+        assert b is not a
+        b[0] = 5.0
+        b += 1.0
+        assert_same(a, np.array([2.0, 4.0, 6.0]), exact=True, err_msg=f"the original, computed={computed}")
+        assert_same(b, np.array([6.0, 5.0, 7.0]), exact=True, err_msg=f"the copy, computed={computed}")
+
+
 # --- 7. complex Python scalars and mixed-kind promotion ---------------------------------
 
 COMPLEX_SCALAR_FUNCTIONS = {"add": np.add, "subtract": np.subtract, "multiply": np.multiply,

@@ -48,7 +48,7 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
             if copy is False:
                 raise ValueError("asarray: changing the dtype needs a copy, but copy=False")
             return convert(obj, target)
-        return Array(obj._node) if copy else obj
+        return graph.copy_of(obj) if copy else obj
     if isinstance(obj, (bool, int, float)) and target is None:
         target = graph.scalar_dtype(obj, "asarray")
     if isinstance(obj, (list, tuple)) and target is None:

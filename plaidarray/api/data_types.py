@@ -9,20 +9,25 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..trace.array import Array
-from .graph import SCALAR_KINDS, check_array, convert, weak_result_type
+from .graph import SCALAR_KINDS, check_array, convert, copy_of, weak_result_type
 
 __all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
 
 
 def astype(x: Array, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Array:
-    """Convert ``x`` to ``dtype`` (floats to ints truncate; out-of-range saturates, NaN -> 0)."""
+    """Convert ``x`` to ``dtype`` (floats to ints truncate; out-of-range saturates, NaN -> 0).
+
+    With ``copy=True`` the result is a new array even when the dtype is ``x``'s own, so
+    writing into one (``y[0] = 5``, ``y += 1``) never changes the other.
+    """
     check_array(x, "astype")
     if device not in (None, "cpu"):
         raise ValueError(f"astype: unsupported device {device!r}")
     target = dt.check_dtype(dtype, "any", "astype")
     if x.dtype.kind == "c" and target.kind != "c":
         raise TypeError(f"astype: casting complex {x.dtype} to {target} would drop the imaginary part")
-    return convert(x, target)
+    out = convert(x, target)
+    return copy_of(x) if copy and out is x else out
 
 
 def _as_dtype(x: Any, where: str) -> np.dtype:

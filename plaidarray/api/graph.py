@@ -160,6 +160,13 @@ def convert(x: Array, dtype: np.dtype) -> Array:
     return x if x.dtype == dtype else op("convert", x, dtype=np.dtype(dtype))
 
 
+def copy_of(x: Array) -> Array:
+    """A new Array object with ``x``'s value, for ``copy=True``: sharing the node is a
+    copy, since an in-place operator rebinds only the array it is applied to and writes
+    into a buffer only when no other array holds it (``Array.__setitem__``)."""
+    return Array(x._node)
+
+
 def operands(where: str, *args: Array | Scalar) -> list[Array]:
     """Promote and broadcast a function's arguments to one dtype and shape.
 

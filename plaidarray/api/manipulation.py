@@ -26,9 +26,10 @@ def reshape(x: Array, /, shape: Sequence[int], *, copy: bool | None = None) -> A
         shape = tuple(x.size // known if s == -1 else s for s in shape)
     if math.prod(shape) != x.size:
         raise ValueError(f"reshape: cannot reshape an array of size {x.size} into {shape}")
-    # Arrays are values (never written in place), so every copy= request is honoured
-    # by sharing: the result cannot observe later writes to ``x``.
-    return graph.reshape(x, shape)
+    # Every copy= request is honoured by sharing the value (see graph.copy_of); copy=True
+    # still gives a new array object, which writes into ``x`` do not reach.
+    out = graph.reshape(x, shape)
+    return graph.copy_of(x) if copy and out is x else out
 
 
 def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
