@@ -196,3 +196,37 @@ def test_the_compile_log_names_the_pending_bound_and_jit_signatures(caplog, monk
     messages = [r.getMessage() for r in caplog.records]
     assert any("cut at PLAIDARRAY_MAX_PENDING" in m for m in messages)
     assert any("jit(<lambda>): new signature: argument leaf 0" in m and "(43,)" in m for m in messages)
+
+
+def test_jit_traces_python_scalar_arguments_once_with_weak_types():
+    @xp.jit
+    def step(x, lr, n):
+        return x - lr * x + n
+
+    x = xp.asarray(np.linspace(0.0, 1.0, 5, dtype=np.float32))
+    results = [step(x, lr, n) for lr, n in ((0.5, 1), (0.25, 2), (0.125, -3))]
+    assert step.cache_info().misses == 1
+    for (lr, n), got in zip(((0.5, 1), (0.25, 2), (0.125, -3)), results):
+        assert got.dtype == xp.float32  # the scalars took x's dtype, as Python scalars do
+        expected = np.linspace(0.0, 1.0, 5, dtype=np.float32)
+        np.testing.assert_allclose(np.asarray(got), expected - np.float32(lr) * expected + np.float32(n), rtol=1e-6)
+
+
+def test_jit_scalars_combined_among_themselves_stay_weak():
+    f = xp.jit(lambda x, s: x * (s * 2.0 + 1))
+    x = xp.ones(3, dtype=xp.float32)
+    assert f(x, 1.5).dtype == xp.float32
+    np.testing.assert_array_equal(np.asarray(f(x, 1.5)), np.full(3, 4.0, np.float32))
+    np.testing.assert_array_equal(np.asarray(f(x, 0.5)), np.full(3, 2.0, np.float32))
+    assert f.cache_info().misses == 1
+
+
+def test_jit_falls_back_to_scalar_values_when_python_needs_them():
+    @xp.jit
+    def repeat(x, n):
+        for _ in range(n):  # n decides Python control flow
+            x = x + 1.0
+        return x
+
+    np.testing.assert_array_equal(np.asarray(repeat(xp.zeros(2), 3)), [3.0, 3.0])
+    np.testing.assert_array_equal(np.asarray(repeat(xp.zeros(2), 5)), [5.0, 5.0])

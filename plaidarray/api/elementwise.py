@@ -50,10 +50,20 @@ def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array]
     def fn(x1: Array | bool | int | float, x2: Array | bool | int | float, /) -> Array:
         a, b = operands(name, x1, x2)
         check_category(a, category, name)
-        return decompose(a, b)
+        out = decompose(a, b)
+        if _all_weak(x1, x2) and out.dtype == a.dtype:
+            out._node.weak = True  # traced scalars combined stay scalars: they take an array's dtype later
+        return out
 
     fn.__doc__ = f"Element-wise {name} with broadcasting and type promotion (spec: {category} inputs)."
     _export(name, fn)
+
+
+def _all_weak(x1: object, x2: object) -> bool:
+    """Whether the array arguments are all weakly typed (traced Python scalars)."""
+    weak1 = x1._node.weak if isinstance(x1, Array) else None
+    weak2 = x2._node.weak if isinstance(x2, Array) else None
+    return weak1 is not False and weak2 is not False
 
 
 def _hlo(name: str) -> Callable[..., Array]:

@@ -17,7 +17,7 @@ from ..trace.array import Array
 from ..trace import node as node_module
 from ..trace.materialize import materialize
 from ..trace.node import Node
-from ..trace.tracing import tracing
+from ..trace.tracing import is_tracing
 
 Scalar = bool | int | float | complex
 
@@ -25,10 +25,10 @@ Scalar = bool | int | float | complex
 def op(name: str, *operands: Array | Node, **attrs: Any) -> Array:
     """Record HLO ``name`` over ``operands`` and wrap the result as an Array. A result
     deeper than the pending bound (``PLAIDARRAY_MAX_PENDING``) is run at once."""
-    nodes = tuple(o._node if isinstance(o, Array) else o for o in operands)
+    nodes = tuple([o._node if type(o) is Array else o for o in operands])
     result = Array(Node.apply(name, nodes, **attrs))
     if result._node.depth > node_module.MAX_PENDING > 0:
-        materialize([result._node])
+        materialize([result._node], cut=True)
     return result
 
 
@@ -85,19 +85,26 @@ def scalar_dtype(value: Scalar | np.generic, where: str) -> np.dtype:
 SCALAR_KINDS = {bool: "b", int: "iufc", float: "fc", complex: "c"}
 
 
+def check_scalar_kind(kind: type, dtype: np.dtype, where: str) -> None:
+    """TypeError unless a Python scalar of type ``kind`` may meet an array of ``dtype``."""
+    kinds = SCALAR_KINDS.get(kind)
+    if kinds is None:
+        raise TypeError(f"{where}: expected an array or a Python scalar, got {kind.__name__}")
+    if dtype.kind not in kinds:
+        raise TypeError(f"{where}: a Python {kind.__name__} cannot combine with a {dtype} array")
+
+
 def scalar_for(value: Scalar, dtype: np.dtype, where: str) -> Array:
     """A Python scalar taking the dtype of the array it meets, as a run-time argument
     (a constant while a function is traced: there it is a literal of the function)."""
-    kinds = SCALAR_KINDS.get(type(value))
-    if kinds is None:
-        raise TypeError(f"{where}: expected an array or a Python scalar, got {type(value).__name__}")
-    if dtype.kind not in kinds:
-        raise TypeError(f"{where}: a Python {type(value).__name__} cannot combine with a {dtype} array")
-    if tracing():  # a literal of the traced function: part of its structure
+    check_scalar_kind(type(value), dtype, where)
+    if is_tracing():  # a literal of the traced function: part of its structure
         return constant(value, dtype)
     check_fits(value, dtype)
-    with np.errstate(over="ignore"):
-        return runtime_scalar(value, dtype)
+    if dtype.kind in "fc" and dtype.itemsize < 8:  # may round to inf (np.errstate costs microseconds)
+        with np.errstate(over="ignore"):
+            return runtime_scalar(value, dtype)
+    return runtime_scalar(value, dtype)
 
 
 def numpy_scalar(value: Any, where: str) -> Any:
@@ -150,7 +157,7 @@ def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
 def broadcast_to(x: Array, shape: tuple[int, ...]) -> Array:
     if x.shape == shape:
         return x
-    if broadcast_shapes(x.shape, shape) != shape:
+    if x.ndim and broadcast_shapes(x.shape, shape) != shape:  # a 0-d array broadcasts to any shape
         raise ValueError(f"cannot broadcast an array of shape {x.shape} to {shape}")
     offset = len(shape) - x.ndim
     return op("broadcast_in_dim", x, dims=shape, broadcast_dimensions=tuple(range(offset, len(shape))))
@@ -175,17 +182,41 @@ def operands(where: str, *args: Array | Scalar) -> list[Array]:
     """
     if _alike(args):
         return list(args)
+    if len(args) == 2:
+        pair = _array_and_scalar(args[0], args[1], where) or _array_and_scalar(args[1], args[0], where)
+        if pair is not None:
+            return pair if type(args[0]) is Array else pair[::-1]
     args = tuple(numpy_scalar(a, where) for a in args)
     arrays = [a for a in args if isinstance(a, Array)]
     if not arrays:
         raise TypeError(f"{where}: at least one argument must be an array")
-    dtype = weak_result_type(dt.result_type(*(a.dtype for a in arrays), where=where), args)
+    strong = [a for a in arrays if not a._node.weak]
+    weak = [_WEAK_SCALARS[a.dtype.kind](0) for a in arrays if a._node.weak] if strong else []
+    dtype = weak_result_type(dt.result_type(*(a.dtype for a in strong or arrays), where=where), [*args, *weak])
     shape = broadcast_shapes(*(a.shape for a in arrays))
     out = []
     for a in args:
-        a = convert(a, dtype) if isinstance(a, Array) else scalar_for(a, dtype, where)
+        if isinstance(a, Array):
+            if strong and a._node.weak:
+                check_scalar_kind(_WEAK_SCALARS[a.dtype.kind], dtype, where)
+            a = convert(a, dtype)
+        else:
+            a = scalar_for(a, dtype, where)
         out.append(broadcast_to(a, shape))
     return out
+
+
+#: The Python scalar type a weakly typed array stands for (a traced scalar argument of a
+#: jitted function), by its dtype's kind: it promotes as that scalar would.
+_WEAK_SCALARS = {"b": bool, "i": int, "u": int, "f": float, "c": complex}
+
+
+def _array_and_scalar(x: object, value: object, where: str) -> list[Array] | None:
+    """``[x, value]`` promoted, for the other common case, an array and a Python int or
+    float (``x * 0.5``): the scalar takes the array's dtype. None for anything else."""
+    if type(x) is not Array or type(value) not in (int, float) or x._node.weak:
+        return None
+    return [x, broadcast_to(scalar_for(value, x.dtype, where), x.shape)]
 
 
 def _alike(args: tuple) -> bool:

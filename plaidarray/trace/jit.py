@@ -6,9 +6,13 @@ The first call with a new signature traces the function (see ``tracing.py``) int
 HLO computation and compiles it through the executable cache; later calls with that
 signature only run the executable.
 
-Python scalars keep the spec's weak typing exactly: the traced function receives them
-as Python scalars, so ``x * 2.0`` stays ``float32`` for a ``float32`` ``x``. Their value
-is therefore part of the signature; pass a 0-d array to vary a value without retracing.
+Python ``int``, ``float`` and ``complex`` arguments are traced too, as weakly typed 0-d
+values (JAX's weak types): like the Python scalar they stand for, such a value takes the
+dtype of the arrays it meets (``x * s`` stays ``float32`` for a ``float32`` ``x``), and only
+its type is in the signature, so a new value runs the same executable. A function that
+needs a scalar's value in Python (``range(n)``, ``if s > 0:``) is traced again with its
+scalars' values in the signature, as before, from then on. ``bool`` arguments are always
+part of the signature: they are flags that decide Python control flow.
 """
 
 from __future__ import annotations
@@ -31,9 +35,12 @@ from . import explain, pytree
 from .array import Array
 from .materialize import executable_for, materialize
 from .node import Node
-from .tracing import Trace, Traced, function_name, is_tracing, trace
+from .tracing import Trace, Traced, TracerError, function_name, is_tracing, trace
 
 _PYTHON_SCALARS = (bool, int, float, complex)
+
+#: The dtype a traced Python scalar argument has before it meets an array.
+_WEAK_DTYPES = {int: np.dtype(np.int64), float: np.dtype(np.float64), complex: np.dtype(np.complex128)}
 
 
 @dataclass(frozen=True)
@@ -93,6 +100,9 @@ class JitFunction:
         self._lock = threading.Lock()
         self._tracing = KeyLocks()
         self._hits = self._misses = 0
+        #: Whether Python scalar arguments are signature values rather than traced (set
+        #: once tracing them failed).
+        self._static_scalars = False
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if is_tracing():  # called from a function being traced: becomes part of that trace
@@ -110,10 +120,23 @@ class JitFunction:
             if compiled is not None:
                 self._hits += 1
         if compiled is None:
-            compiled = self._compile_once(call)
+            compiled, call = self._compile_traced_or_static(call, args, kwargs)
         if plain is not None:
             self._plain[plain] = compiled
         return compiled.run(call.arrays)
+
+    def _compile_traced_or_static(self, call: _Call, args: tuple, kwargs: dict) -> tuple[Compiled, _Call]:
+        """Compile ``call``; if tracing its scalar arguments failed because the function
+        needs their values, trace again with the values in the signature (the call as
+        bound then is returned with the executable), and keep doing so for this function."""
+        try:
+            return self._compile_once(call), call
+        except TracerError:
+            if self._static_scalars or not any(a._node.weak for a in call.arrays):
+                raise
+        self._static_scalars = True
+        call = self._bind(args, kwargs)
+        return self._compile_once(call), call
 
     def _compile_once(self, call: _Call) -> Compiled:
         """Trace and compile the signature of ``call``; threads calling with a new
@@ -191,8 +214,14 @@ class JitFunction:
         return _Call(key, arrays, leaves, structure, tuple(statics))
 
     def _argument(self, leaf: Any) -> Any:
-        if isinstance(leaf, Array) or type(leaf) in _PYTHON_SCALARS:
+        if isinstance(leaf, Array):
             return leaf
+        if type(leaf) in _PYTHON_SCALARS:
+            if type(leaf) is bool or self._static_scalars:
+                return leaf
+            scalar = Array(Node.ready(np.asarray(leaf, dtype=_WEAK_DTYPES[type(leaf)])))
+            scalar._node.weak = True
+            return scalar
         if isinstance(leaf, (np.ndarray, np.generic)):
             from ..api.creation import asarray
 
@@ -203,6 +232,8 @@ class JitFunction:
 
     def _lower(self, call: _Call) -> Lowered:
         def run_traced(arrays: list[Array]) -> Any:
+            for given, placeholder in zip(call.arrays, arrays):
+                placeholder._node.weak = given._node.weak
             it = iter(arrays)
             leaves = [next(it) if isinstance(leaf, Array) else leaf for leaf in call.leaves]
             positional, keywords = pytree.unflatten(call.structure, leaves)
@@ -227,7 +258,7 @@ _FIX = ("Fix: if the value should decide the Python control flow, make the argum
 
 def _leaf_signature(leaf: Any) -> Hashable:
     if isinstance(leaf, Array):
-        return ("array", leaf.shape, leaf.dtype.str)
+        return ("weak" if leaf._node.weak else "array", leaf.shape, leaf.dtype.str)
     if isinstance(leaf, float):  # hex keeps -0.0 and nan distinct and equal to themselves
         return ("float", leaf.hex())
     if isinstance(leaf, complex):

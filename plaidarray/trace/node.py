@@ -54,7 +54,7 @@ class Node:
     starts from its buffer instead of its history (``materialize.py``). ``depth`` is the
     longest chain of pending ops below the node (0 when ready, TRACED under a trace)."""
 
-    __slots__ = ("op", "operands", "attrs", "shape", "buffer", "arrays", "depth", "owned", "__weakref__")
+    __slots__ = ("op", "operands", "attrs", "shape", "buffer", "arrays", "depth", "owned", "weak", "__weakref__")
 
     def __init__(self, op: str | None, operands: tuple[Node, ...], attrs: dict[str, Any], shape: Shape,
                  buffer: np.ndarray | None = None, depth: int = 0) -> None:
@@ -68,6 +68,9 @@ class Node:
         #: Whether ``buffer`` is memory an executable made (never a caller's NumPy array),
         #: so that it may be updated in place once nothing else can see it.
         self.owned = False
+        #: A weakly typed value: a Python scalar argument of a jitted function, traced. Like
+        #: the Python scalar it stands for, it takes the dtype of the arrays it meets.
+        self.weak = False
 
     @classmethod
     def ready(cls, buffer: np.ndarray) -> Node:

@@ -84,11 +84,6 @@ class Trace:
 
 def is_tracing() -> bool:
     """True while some function is being traced on this thread."""
-    return bool(_traces())
-
-
-def tracing() -> bool:
-    """Whether this thread is tracing a function now."""
     return bool(getattr(_stack, "traces", None))
 
 
