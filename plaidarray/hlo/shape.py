@@ -15,12 +15,24 @@ XLA_TYPE_NAMES = {
 }
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class Shape:
-    """The static type of an HLO value: its dimensions and element dtype."""
+    """The static type of an HLO value: its dimensions and element dtype. Compared on
+    every recorded op, so equality first asks whether both are the same object (ops that
+    keep their operand's shape pass that object on)."""
 
     dims: tuple[int, ...]
     dtype: np.dtype
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if type(other) is not Shape:
+            return NotImplemented
+        return self.dims == other.dims and self.dtype == other.dtype
+
+    def __hash__(self) -> int:
+        return hash((self.dims, self.dtype))
 
     @property
     def rank(self) -> int:

@@ -218,12 +218,18 @@ def _from_buffer(buffer: np.ndarray) -> Array:
     return Array(Node.ready(to_device(buffer, "pickle")))
 
 
-def _function(name: str):
-    """The namespace function an operator maps to (looked up late: the namespace
-    imports this module)."""
-    import plaidarray
+_FUNCTIONS: dict[str, Any] = {}
 
-    return getattr(plaidarray, name)
+
+def _function(name: str):
+    """The namespace function an operator maps to (looked up late, once: the namespace
+    imports this module)."""
+    fn = _FUNCTIONS.get(name)
+    if fn is None:
+        import plaidarray
+
+        fn = _FUNCTIONS[name] = getattr(plaidarray, name)
+    return fn
 
 
 def _operand(other: Any) -> Any:

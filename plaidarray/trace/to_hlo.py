@@ -26,26 +26,42 @@ class PendingGraph:
     __slots__ = ("key", "buffers", "outputs", "_order", "_index")
 
     def __init__(self, roots: Sequence[Node]) -> None:
-        order = _pending_order(roots)
         index: dict[int, int] = {}
+        order: list[Node] = []
         rows: list[tuple] = []
         reads: list[bool] = []  # per row: whether its value depends on a buffer
         buffers: list[np.ndarray] = []
         outputs = list(roots)
-        for node in order:
-            index[id(node)] = len(rows)
-            shape = node.shape
-            if node.buffer is not None:
-                rows.append((shape.dims, shape.dtype))
-                reads.append(True)
-                buffers.append(node.buffer)
-                continue
-            operands = tuple([index[id(o)] for o in node.operands])
-            rows.append((node.op, attr_key(node.attrs) if node.attrs else (), operands, shape.dims, shape.dtype))
-            depends = any([reads[i] for i in operands])
-            reads.append(depends)
-            if node.arrays and depends:
-                outputs.append(node)
+        for root in roots:  # depth first, operands in order, each node after its operands
+            stack = [root]
+            while stack:
+                node = stack[-1]
+                if id(node) in index:
+                    stack.pop()
+                    continue
+                shape = node.shape
+                if node.buffer is None:
+                    if node.is_placeholder:
+                        raise node.attrs["trace"].value_error()
+                    missing = [o for o in node.operands if id(o) not in index]
+                    if missing:
+                        missing.reverse()
+                        stack += missing
+                        continue
+                    operands = tuple([index[id(o)] for o in node.operands])
+                    rows.append((node.op, attr_key(node.attrs) if node.attrs else (), operands, shape.dims,
+                                 shape.dtype))
+                    depends = any([reads[i] for i in operands])
+                    reads.append(depends)
+                    if node.arrays and depends:
+                        outputs.append(node)
+                else:
+                    rows.append((shape.dims, shape.dtype))
+                    reads.append(True)
+                    buffers.append(node.buffer)
+                stack.pop()
+                index[id(node)] = len(order)
+                order.append(node)
         if len(outputs) > len(roots):
             outputs = list(dict.fromkeys(outputs))
         self.key = (tuple(rows), tuple([index[id(r)] for r in outputs]))
@@ -68,33 +84,6 @@ class PendingGraph:
                 inst = Instruction(node.op, [built[index[id(o)]] for o in node.operands], node.attrs, node.shape)
             built.append(inst)
         return Computation("main", params, [built[index[id(r)]] for r in self.outputs])
-
-
-def _pending_order(roots: Sequence[Node]) -> list[Node]:
-    """The pending nodes reachable from ``roots`` and the ready nodes they read, each
-    after its operands (depth first, operands in order, with an explicit stack: graphs
-    of any depth). Reaching a placeholder raises the TracerError of its trace."""
-    order: list[Node] = []
-    done: set[int] = set()
-    for root in roots:
-        stack = [root]
-        while stack:
-            node = stack[-1]
-            if id(node) in done:
-                stack.pop()
-                continue
-            if node.buffer is None:
-                if node.is_placeholder:
-                    raise node.attrs["trace"].value_error()
-                missing = [o for o in node.operands if id(o) not in done]
-                if missing:
-                    missing.reverse()
-                    stack += missing
-                    continue
-            stack.pop()
-            done.add(id(node))
-            order.append(node)
-    return order
 
 
 def graph_to_computation(roots: Sequence[Node], inputs: Sequence[Node],
