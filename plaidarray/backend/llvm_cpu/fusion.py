@@ -40,11 +40,20 @@ class FusionPlan:
         return id(inst) in self.materialized
 
 
-def _cheap(inst: Instruction, materialized: set[int]) -> bool:
-    """A generator, or re-indexings down to a generator or a buffer."""
-    while isinstance(lowering_of(inst), Indexing):
-        inst = inst.operands[0]
-    return inst.opcode in ("constant", "iota") or id(inst) in materialized
+def _indexing_sources(comp: Computation) -> dict[int, Instruction]:
+    """For each instruction, the value its chain of re-indexings reads (itself if it is
+    no re-indexing), found in one pass in topological order rather than by walking down
+    each chain."""
+    sources: dict[int, Instruction] = {}
+    for inst in comp.instructions:
+        indexing = isinstance(lowering_of(inst), Indexing)
+        sources[id(inst)] = sources[id(inst.operands[0])] if indexing else inst
+    return sources
+
+
+def _cheap(source: Instruction, materialized: set[int]) -> bool:
+    """Whether re-indexings of ``source`` are cheap: it is a generator or a buffer."""
+    return source.opcode in ("constant", "iota") or id(source) in materialized
 
 
 #: A value with two users is computed in both when its fused expression has at most
@@ -55,31 +64,35 @@ def _cheap(inst: Instruction, materialized: set[int]) -> bool:
 RECOMPUTE_LIMIT = 4
 
 
-def _recomputed(inst: Instruction, n_users: int) -> bool:
-    if n_users != 2:
-        return False
-    fused = _fused_elementwise(inst)
-    return len(fused) <= RECOMPUTE_LIMIT and not any(low.expensive for low in fused)
-
-
-def _fused_elementwise(inst: Instruction) -> list[Elementwise]:
-    """The lowerings of the elementwise ops of the expression fused into ``inst``, down
-    to values that cannot fuse (parameters, reductions, kernel ops)."""
-    seen: set[int] = set()
-    stack = [inst]
-    found = []
-    while stack:
-        i = stack.pop()
-        if id(i) not in seen and is_fusible(i):
-            seen.add(id(i))
-            if isinstance(lowering_of(i), Elementwise):
-                found.append(lowering_of(i))
-            stack.extend(i.operands)
-    return found
+def _recomputable(comp: Computation) -> set[int]:
+    """Ids of the fusible instructions whose fused expression, down to values that
+    cannot fuse (parameters, reductions, kernel ops), has at most ``RECOMPUTE_LIMIT``
+    elementwise ops and none expensive. Computed bottom-up from each operand's (at most
+    ``RECOMPUTE_LIMIT``) ops, so a long chain costs one step per instruction rather than
+    a walk down the chain from each of them."""
+    ops: dict[int, frozenset[int]] = {}  # the elementwise ops of each such expression
+    for inst in comp.instructions:
+        if not is_fusible(inst):
+            continue
+        low = lowering_of(inst)
+        if isinstance(low, Elementwise) and low.expensive:
+            continue
+        found = {id(inst)} if isinstance(low, Elementwise) else set()
+        for o in inst.operands:
+            if is_fusible(o):
+                if id(o) not in ops:  # too large or expensive already
+                    break
+                found |= ops[id(o)]
+        else:
+            if len(found) <= RECOMPUTE_LIMIT:
+                ops[id(inst)] = frozenset(found)
+    return set(ops)
 
 
 def plan_fusion(comp: Computation) -> FusionPlan:
     users = comp.users()
+    recomputable = _recomputable(comp)
+    sources = _indexing_sources(comp)
     required = {id(p) for p in comp.parameters} | {id(o) for o in comp.outputs}
     preferred: set[int] = set()
     for inst in comp.instructions:
@@ -90,11 +103,12 @@ def plan_fusion(comp: Computation) -> FusionPlan:
             required.update(id(o) for o in inst.operands)
         if inst.opcode == "broadcast_in_dim" and inst.shape.size > inst.operands[0].shape.size:
             preferred.add(id(inst.operands[0]))
-        if len(users[id(inst)]) > 1 and is_fusible(inst) and not _recomputed(inst, len(users[id(inst)])):
+        n_users = len(users[id(inst)])
+        if n_users > 1 and is_fusible(inst) and not (n_users == 2 and id(inst) in recomputable):
             preferred.add(id(inst))
     materialized = set(required)
     for inst in comp.instructions:  # operands first, so a chain sees its operands' fate
-        if id(inst) in preferred and not _cheap(inst, materialized):
+        if id(inst) in preferred and not _cheap(sources[id(inst)], materialized):
             materialized.add(id(inst))
     kernels = [i for i in comp.instructions if id(i) in materialized and i.opcode != "parameter"]
     return FusionPlan(comp, materialized, kernels)
