@@ -129,19 +129,49 @@ def _inside(op: Operation | None, loop: scf.ForOp) -> bool:
     return op is loop
 
 
-def _can_fuse(first: scf.ForOp, second: scf.ForOp, block: Block) -> bool:
-    extent = _row_loop_extent(first)
-    if extent is None or _row_loop_extent(second) != extent or not _movable(second, block):
+@dataclass
+class _Summary:
+    """What fusion needs to know of a top-level loop: the buffers it writes, and for
+    each buffer it touches, the dimensions that every access of it indexes by the
+    loop's induction variable. Kept up to date as loops are fused into it, so that each
+    loop's body is walked once however long the run of fused loops grows."""
+
+    written: set[SSAValue]
+    rows: dict[SSAValue, set[int]]
+
+    def merge(self, other: _Summary) -> None:
+        self.written |= other.written
+        for buffer, dims in other.rows.items():
+            self.rows[buffer] = self.rows[buffer] & dims if buffer in self.rows else dims
+
+
+def _summary(loop: scf.ForOp) -> _Summary | None:
+    """The summary of a row loop (see ``_row_loop_extent``); None for any other
+    operation, or if the loop uses a buffer otherwise than by loads and stores."""
+    if _row_loop_extent(loop) is None:
+        return None
+    accesses = _accesses(loop)
+    if accesses is None:
+        return None
+    summary = _Summary(set(), {})
+    induction = _induction(loop)
+    for access in accesses:
+        if access.is_store:
+            summary.written.add(access.buffer)
+        dims = _row_dims(access, induction)
+        summary.rows[access.buffer] = summary.rows.get(access.buffer, dims) & dims
+    return summary
+
+
+def _can_fuse(first: scf.ForOp, first_summary: _Summary, second: scf.ForOp, second_summary: _Summary,
+              block: Block) -> bool:
+    if _row_loop_extent(second) != _row_loop_extent(first) or not _movable(second, block):
         return False
-    accesses = {loop: _accesses(loop) for loop in (first, second)}
-    if any(a is None for a in accesses.values()):
-        return False
-    written = {loop: {a.buffer for a in found if a.is_store} for loop, found in accesses.items()}
-    touched = {loop: {a.buffer for a in found} for loop, found in accesses.items()}
-    shared = (written[first] & touched[second]) | (written[second] & touched[first])
-    for buffer in shared:
-        uses = [(a, _induction(loop)) for loop, found in accesses.items() for a in found if a.buffer is buffer]
-        if _common_row_dim(uses) is None:
+    # Every buffer one loop writes and the other touches must be accessed only at the
+    # current row along a dimension common to both loops.
+    for buffer, dims in second_summary.rows.items():
+        written = buffer in first_summary.written or buffer in second_summary.written
+        if written and buffer in first_summary.rows and not dims & first_summary.rows[buffer]:
             return False
     return True
 
@@ -180,14 +210,16 @@ class FuseParallelLoops(ModulePass):
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         block = _main(op).body.block
         _hoist_constants(block)
-        previous = None
+        previous: tuple[scf.ForOp, _Summary] | None = None
         for current in list(block.ops):
             if isinstance(current, arith.ConstantOp):
                 continue
-            if previous is not None and isinstance(current, scf.ForOp) and _can_fuse(previous, current, block):
-                _fuse(previous, current)
+            summary = _summary(current)
+            if previous is not None and summary is not None and _can_fuse(*previous, current, summary, block):
+                _fuse(previous[0], current)
+                previous[1].merge(summary)
             else:
-                previous = current if isinstance(current, scf.ForOp) else None
+                previous = None if summary is None else (current, summary)
 
 
 def _top_level_loop(op: Operation, block: Block) -> scf.ForOp | None:
