@@ -157,6 +157,7 @@ class _ModuleBuilder:
         self.scratch_shapes: list[Shape] = []
         self._declared: set[str] = set()
         self._emitted_groups: set[tuple] = set()
+        self._groups: dict[tuple, list[Instruction]] | None = None  # of self.plan, made on first use
 
     # --- KernelBuilder ------------------------------------------------------------------
     def insert(self, op: Operation) -> SSAValue | None:
@@ -250,13 +251,13 @@ class _ModuleBuilder:
         for inst in plan.kernels:
             if id(inst) not in buffers:
                 buffers[id(inst)] = self.scratch(inst.shape)
-        outer = self.plan, self.buffers
-        self.plan, self.buffers = plan, buffers
+        outer = self.plan, self.buffers, self._groups
+        self.plan, self.buffers, self._groups = plan, buffers, None
         try:
             for inst in plan.kernels:
                 self.lower(inst)
         finally:
-            self.plan, self.buffers = outer
+            self.plan, self.buffers, self._groups = outer
         for out, target in copies:
             self.copy(buffers[id(out)], target)
 
@@ -269,7 +270,11 @@ class _ModuleBuilder:
         if key in self._emitted_groups:
             return None
         self._emitted_groups.add(key)
-        return {i.attrs["index"]: self.buffers[id(i)] for i in self.plan.kernels if _group_key(i) == key}
+        if self._groups is None:  # indexed once, not scanned per op: a chain may hold thousands
+            self._groups = {}
+            for kernel in self.plan.kernels:
+                self._groups.setdefault(_group_key(kernel), []).append(kernel)
+        return {i.attrs["index"]: self.buffers[id(i)] for i in self._groups[key]}
 
     def _append_generic(self, loop_dims, in_buffers, in_maps, output, block, reduction_dims) -> None:
         n = len(loop_dims)
