@@ -7,6 +7,7 @@ by compiled code when you look at them.
 from __future__ import annotations
 
 import math as _math
+import sys as _sys
 
 from . import api_version as _api_version
 from . import hlo as _hlo  # noqa: F401  (registers the HLO op set)
@@ -67,3 +68,7 @@ __all__ = sorted(
 )
 from . import fft  # noqa: E402
 from . import linalg  # noqa: E402
+from .api.indexing import getitem as _getitem, setitem as _setitem  # noqa: E402
+from .trace.array import install_namespace as _install_namespace  # noqa: E402
+
+_install_namespace(_sys.modules[__name__], _getitem, _setitem)

@@ -68,15 +68,11 @@ class Array:
     def T(self) -> Array:
         if self.ndim != 2:
             raise ValueError(f"x.T requires a 2-D array, got {self.ndim}-D; use permute_dims or mT")
-        from ..api.manipulation import permute_dims
-
-        return permute_dims(self, (1, 0))
+        return _NAMESPACE["module"].permute_dims(self, (1, 0))
 
     @property
     def mT(self) -> Array:
-        from ..api.linear_algebra import matrix_transpose
-
-        return matrix_transpose(self)
+        return _NAMESPACE["module"].matrix_transpose(self)
 
     def to_device(self, device: Any, /, *, stream: Any = None) -> Array:
         if device != CPU_DEVICE:
@@ -84,11 +80,10 @@ class Array:
         return self
 
     def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
-        import plaidarray
-
-        if api_version not in (None, *plaidarray.SUPPORTED_VERSIONS):
+        namespace = _NAMESPACE["module"]
+        if api_version not in (None, *namespace.SUPPORTED_VERSIONS):
             raise ValueError(f"unsupported Array API version {api_version!r}")
-        return plaidarray
+        return namespace
 
     # --- materialisation --------------------------------------------------------------
     def _value(self) -> np.ndarray:
@@ -177,20 +172,16 @@ class Array:
 
     # --- indexing ---------------------------------------------------------------------
     def __getitem__(self, key: Any) -> Array:
-        from ..api.indexing import getitem
-
-        return getitem(self, key)
+        return _NAMESPACE["getitem"](self, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """``x[key] = value``. A window update (``dynamic_update_slice``) runs at once,
         so a loop of assignments runs one cached executable per step instead of growing a
         graph; when this array alone holds its buffer, the update writes into it in place
         and costs the size of ``value``, not of the array."""
-        from ..api.indexing import setitem
-
         old = self._node
         donated = old if _sole_owner(old) else None
-        self._rebind(setitem(self, key, value)._node)
+        self._rebind(_NAMESPACE["setitem"](self, key, value)._node)
         new = self._node
         if new.op == "dynamic_update_slice" and new.operands[0] is old and new.depth != TRACED:
             materialize([new], donated)
@@ -218,17 +209,24 @@ def _from_buffer(buffer: np.ndarray) -> Array:
     return Array(Node.ready(to_device(buffer, "pickle")))
 
 
+#: What the methods call in the API layer: the namespace module and the indexing
+#: functions. The API layer installs them (``install_namespace``), so this layer never
+#: imports it, and a method costs a dictionary lookup, not an import.
+_NAMESPACE: dict[str, Any] = {}
 _FUNCTIONS: dict[str, Any] = {}
 
 
+def install_namespace(module: Any, getitem: Any, setitem: Any) -> None:
+    """Called once by ``plaidarray/__init__.py``: the namespace (``xp``) the operators
+    and ``__array_namespace__`` use, and the functions behind ``x[key]``."""
+    _NAMESPACE.update(module=module, getitem=getitem, setitem=setitem)
+
+
 def _function(name: str):
-    """The namespace function an operator maps to (looked up late, once: the namespace
-    imports this module)."""
+    """The namespace function an operator maps to, looked up once."""
     fn = _FUNCTIONS.get(name)
     if fn is None:
-        import plaidarray
-
-        fn = _FUNCTIONS[name] = getattr(plaidarray, name)
+        fn = _FUNCTIONS[name] = getattr(_NAMESPACE["module"], name)
     return fn
 
 
