@@ -164,15 +164,17 @@ class CpuCompiler(Compiler):
 
         output_slots: list[tuple[str, int]] = []
         out_insts: list[Instruction] = []
+        out_index: dict[int, int] = {}  # by id: a chain whose every value is an output stays linear
         for o in comp.outputs:
             o = shared.get(id(o), o)
             if o.opcode == "parameter":
                 output_slots.append(("param", o.attrs["number"]))
             else:
-                if o not in out_insts:
+                if id(o) not in out_index:
+                    out_index[id(o)] = len(out_insts)
                     out_insts.append(o)
-                output_slots.append(("out", out_insts.index(o)))
-        temps = [k for k in plan.kernels if k not in out_insts and id(k) not in shared]
+                output_slots.append(("out", out_index[id(o)]))
+        temps = [k for k in plan.kernels if id(k) not in out_index and id(k) not in shared]
         buffer_order = [*comp.parameters, *out_insts, *temps]
 
         mlir, scratch = build_linalg(plan, buffer_order, shared)

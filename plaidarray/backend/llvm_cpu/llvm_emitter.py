@@ -32,7 +32,7 @@ from xdsl.dialects.builtin import (
     ModuleOp,
     StridedLayoutAttr,
 )
-from xdsl.ir import Attribute, Block, Operation, SSAValue
+from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr
 
 from .linalg_to_loops import PARALLEL_LOOP
@@ -668,10 +668,11 @@ def emit_llvm_module(module: ModuleOp, function_name: str) -> tuple[ir.Module, l
     constants = {op.results[0]: _constant(None, op) for op in block.ops if op.name == "arith.constant"}
     segments, functions = [], []
     for i, ops in enumerate(_segments(block)):
-        emitter = FunctionEmitter(llvm_module, f"{function_name}.segment{i}", arg_types, ranges)
+        used = _buffers_used(ops, block)
+        emitter = FunctionEmitter(llvm_module, f"{function_name}.segment{i}", [arg_types[j] for j in used], ranges)
         emitter.function.linkage = "internal"
         emitter.function.attributes.add("noinline")  # called twice by the entry: keep one copy
-        emitter.values.update(zip(block.args, emitter.function.args))
+        emitter.values.update(zip([block.args[j] for j in used], emitter.function.args))
         emitter.values.update(constants)
         chunked = ops[0].attributes.get(PARALLEL_LOOP) if len(ops) == 1 else None
         if chunked is not None:
@@ -682,7 +683,7 @@ def emit_llvm_module(module: ModuleOp, function_name: str) -> tuple[ir.Module, l
             segments.append(Segment())
         emitter.emit_ops(ops)
         emitter.builder.ret_void()
-        functions.append(emitter.function)
+        functions.append((emitter.function, used))
     _emit_entry(FunctionEmitter(llvm_module, function_name, [], [PTR, INDEX, INDEX, INDEX]), len(arg_types),
                 segments, functions)
     return llvm_module, segments
@@ -698,20 +699,26 @@ def _emit_entry(entry: FunctionEmitter, n_buffers: int, segments: list[Segment],
     run_all, one = entry.function.append_basic_block("all"), entry.function.append_basic_block("one")
     b.cbranch(b.icmp_signed("<", index, ir.Constant(INDEX, 0)), run_all, one)
     b.position_at_end(run_all)
-    for segment, fn in zip(segments, functions):
-        b.call(fn, [*buffers, ir.Constant(INDEX, 0), ir.Constant(INDEX, segment.extent)])
+    for segment, (fn, used) in zip(segments, functions):
+        b.call(fn, [*(buffers[j] for j in used), ir.Constant(INDEX, 0), ir.Constant(INDEX, segment.extent)])
     b.ret_void()
     b.position_at_end(one)
     done = entry.function.append_basic_block("done")
     switch = b.switch(index, done)
-    for i, fn in enumerate(functions):
+    for i, (fn, used) in enumerate(functions):
         case = entry.function.append_basic_block(f"segment{i}")
         switch.add_case(ir.Constant(INDEX, i), case)
         b.position_at_end(case)
-        b.call(fn, [*buffers, start, stop])
+        b.call(fn, [*(buffers[j] for j in used), start, stop])
         b.ret_void()
     b.position_at_end(done)
     b.ret_void()
+
+
+def _buffers_used(ops: list[Operation], block: Block) -> list[int]:
+    """The indices of ``main``'s buffers that ``ops`` use, in order."""
+    return sorted({v.index for op in ops for inner in op.walk() for v in inner.operands
+                   if isinstance(v, BlockArgument) and v.block is block})
 
 
 def _segments(block: Block) -> list[list[Operation]]:
