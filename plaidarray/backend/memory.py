@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 
+from ..hlo.shape import Shape
+
 #: Runs that need less than this are not checked (reading the system's figure costs
 #: microseconds, felt on small calls; such runs cannot take a machine down alone).
 CHECK_ABOVE_BYTES = 64 << 20
@@ -32,12 +34,14 @@ def available_bytes() -> int | None:
         return None
 
 
-def check_fits(nbytes: int, reusable: int, what: str) -> None:
+def check_fits(nbytes: int, reusable: int, largest: Shape) -> None:
     """MemoryError if ``nbytes`` more bytes cannot fit in available memory plus
-    ``reusable`` bytes that are already ours (the buffer pool's free blocks)."""
+    ``reusable`` bytes that are already ours (the buffer pool's free blocks); the error
+    names the ``largest`` buffer too."""
     if nbytes < CHECK_ABOVE_BYTES:
         return
     available = available_bytes()
     if available is not None and nbytes > available + reusable:
-        raise MemoryError(f"{what} needs {nbytes / 2**30:.2f} GiB for its results and temporaries, but only "
+        raise MemoryError(f"cannot allocate a {largest.dtype} buffer of shape {largest.dims}: this computation needs "
+                          f"{nbytes / 2**30:.2f} GiB for its results and temporaries, but only "
                           f"{(available + reusable) / 2**30:.2f} GiB of memory is available")

@@ -100,11 +100,13 @@ class CpuExecutable(Executable):
         self._output_allocators = [allocator(s.dims, s.dtype) for s in output_shapes]
         self._temp_allocators = [allocator(s.dims, s.dtype) for s in temp_shapes]
         #: Bytes a run allocates, known now so a run that cannot fit fails before it starts.
-        self._nbytes = sum(s.size * s.dtype.itemsize for s in [*output_shapes, *temp_shapes])
+        buffers = [*output_shapes, *temp_shapes]
+        self._nbytes = sum(s.size * s.dtype.itemsize for s in buffers)
+        self._largest = max(buffers, key=lambda s: s.size * s.dtype.itemsize, default=None)
 
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
         if self._nbytes >= memory.CHECK_ABOVE_BYTES:
-            memory.check_fits(self._nbytes, POOL.free_bytes, "plaidarray: this computation")
+            memory.check_fits(self._nbytes, POOL.free_bytes, self._largest)
         outs = [new() for new in self._output_allocators]
         address = transfer.address
         args = [*map(address, buffers), *self._constant_addresses, *map(address, outs)]
