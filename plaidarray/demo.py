@@ -18,13 +18,13 @@ def run() -> None:
     import plaidarray as xp
     from plaidarray.hlo import Module
     from plaidarray.hlo.passes import run_hlo_passes
-    from plaidarray.trace.to_hlo import pending_graph
+    from plaidarray.trace.to_hlo import PendingGraph
 
     rng = np.random.default_rng(0)
     x, w, b = (rng.standard_normal(s).astype(np.float32) for s in ((256, 64), (64, 32), (32,)))
 
     traced = _softplus_layer(xp, xp.asarray(x), xp.asarray(w), xp.asarray(b))
-    comp, _ = pending_graph([traced._node])
+    comp = PendingGraph([traced._node]).computation()
     print("Traced HLO (after the HLO passes):\n")
     print(Module("softplus_layer", run_hlo_passes(comp)).to_text())
 

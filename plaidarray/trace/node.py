@@ -9,13 +9,13 @@ arguments are placeholders: nodes that stand for any value of their shape and dt
 
 from __future__ import annotations
 
-import os
 import threading
 from typing import Any
 
 import numpy as np
 
-from ..hlo.opdef import lookup
+from ..backend import environment
+from ..hlo.opdef import OPS, lookup
 from ..hlo.shape import Shape
 
 #: Held while the graph is walked (cache keys, HLO, traces) and while materialised nodes
@@ -24,24 +24,12 @@ from ..hlo.shape import Shape
 GRAPH_LOCK = threading.RLock()
 
 
-def _max_pending() -> int:
-    """``PLAIDARRAY_MAX_PENDING``: how deep a pending graph may grow before it is run."""
-    configured = os.environ.get("PLAIDARRAY_MAX_PENDING", "").strip() or "32"
-    try:
-        bound = int(configured)
-    except ValueError:
-        bound = -1
-    if bound < 0:
-        raise ValueError(f"PLAIDARRAY_MAX_PENDING must be a non-negative integer (0: no bound), got {configured!r}")
-    return bound
-
-
 #: The depth (longest chain of pending ops) past which a recorded op is run at once, so
 #: that a loop that never reads a value still runs in bounded memory and compile time.
 #: Read at import; 0 means no bound. 32 keeps each such compile short: compile time grows
 #: faster than the graph (measured: a 64-deep chain 85 ms, 128 170 ms, 256 530 ms,
 #: 512 1.5 s), while a kernel of 32 fused ops already reads and writes memory once.
-MAX_PENDING = _max_pending()
+MAX_PENDING = environment.count("PLAIDARRAY_MAX_PENDING", 32)
 
 #: Depth of nodes that hang off a trace's placeholders: such graphs are never cut (they
 #: have no value to compute), and their depth stops counting.
@@ -80,16 +68,18 @@ class Node:
     def apply(cls, op: str, operands: tuple[Node, ...], **attrs: Any) -> Node:
         """Record ``op`` over ``operands``; its shape rule runs now, so shape and dtype
         errors surface at the call that caused them."""
-        opdef = lookup(op)
-        opdef.check_arity(len(operands))
+        opdef = OPS.get(op) or lookup(op)
+        if opdef.arity is not None and opdef.arity != len(operands):
+            opdef.check_arity(len(operands))
         depth = 0
         for o in operands:
-            if o.depth > depth or o.depth == TRACED:
-                depth = o.depth
-                if depth == TRACED:
-                    break
-        return cls(op, operands, attrs, opdef.infer([o.shape for o in operands], attrs),
-                   depth=depth + 1 if depth != TRACED else TRACED)
+            d = o.depth
+            if d == TRACED:
+                depth = TRACED - 1
+                break
+            if d > depth:
+                depth = d
+        return cls(op, operands, attrs, opdef.infer([o.shape for o in operands], attrs), depth=depth + 1)
 
     @classmethod
     def placeholder(cls, shape: Shape, trace: Any) -> Node:

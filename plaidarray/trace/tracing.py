@@ -43,6 +43,9 @@ _OPERATIONS = {
 }
 
 _stack = threading.local()
+#: Traces under way in all threads, and the lock that guards the count.
+_ACTIVE = 0
+_active_lock = threading.Lock()
 
 
 class TracerError(TypeError):
@@ -59,13 +62,19 @@ class Trace:
         self.active = False
 
     def __enter__(self) -> Trace:
+        global _ACTIVE
         self.active = True
         _traces().append(self)
+        with _active_lock:
+            _ACTIVE += 1
         return self
 
     def __exit__(self, *exc: object) -> None:
+        global _ACTIVE
         _traces().pop()
         self.active = False
+        with _active_lock:
+            _ACTIVE -= 1
 
     def value_error(self) -> TracerError:
         """The error for materialising a value that depends on this trace's placeholders."""
@@ -83,8 +92,10 @@ class Trace:
 
 
 def is_tracing() -> bool:
-    """True while some function is being traced on this thread."""
-    return bool(getattr(_stack, "traces", None))
+    """True while some function is being traced on this thread (asked on every recorded
+    scalar: the count of traces in all threads answers the common case without touching
+    the thread-local stack)."""
+    return _ACTIVE > 0 and bool(getattr(_stack, "traces", None))
 
 
 def _traces() -> list[Trace]:

@@ -19,6 +19,23 @@ def _movement(name, infer, evaluate, operand_coords, arity=1):
 
 # broadcast_in_dim: operand dimension i becomes result dimension broadcast_dimensions[i].
 def _broadcast_infer(shapes, attrs):
+    key = (shapes[0], tuple(attrs["dims"]), tuple(attrs["broadcast_dimensions"]))
+    shape = _BROADCASTS.get(key)
+    if shape is None:
+        shape = _broadcast_check(shapes, attrs)
+        if len(_BROADCASTS) >= _BROADCASTS_KEPT:
+            _BROADCASTS.clear()
+        _BROADCASTS[key] = shape
+    return shape
+
+
+#: Results of the broadcast rule already checked: broadcasting Python scalars to an
+#: array's shape is the most frequent op recorded, and the checks cost microseconds.
+_BROADCASTS: dict[tuple, Shape] = {}
+_BROADCASTS_KEPT = 1024
+
+
+def _broadcast_check(shapes, attrs):
     (x,), dims, bdims = shapes, static_dims(attrs["dims"], "broadcast_in_dim"), tuple(attrs["broadcast_dimensions"])
     if len(bdims) != x.rank or sorted(set(bdims)) != list(bdims) or any(d >= len(dims) for d in bdims):
         raise ValueError(f"broadcast_in_dim: bad broadcast_dimensions {bdims} for {x} -> {dims}")
