@@ -11,6 +11,11 @@ from ..hlo.ir import attr_key, topological_order
 from .node import Node
 
 
+#: Pure generators of at most this many bytes that live arrays refer to are stored by a
+#: read like any live value; larger ones are recomputed where they are used.
+KEPT_GENERATOR_BYTES = 1 << 20
+
+
 class PendingGraph:
     """The pending graph of some roots, walked once: the structural key the executable
     cache is looked up by, the buffers of its ready nodes (the parameters, in order), the
@@ -20,8 +25,9 @@ class PendingGraph:
     live array refers to and whose value depends on a buffer. Keeping those values is what
     bounds a user's loop: ``x = f(x); float(loss(x))`` computes ``x`` along with the loss,
     so the next step's graph starts from its buffer (PyTorch/XLA's LazyTensor realises
-    live tensors at each sync point alike). A pure generator (``xp.zeros(n)``) is cheaper
-    to recompute than to store, and stays pending."""
+    live tensors at each sync point alike). A large pure generator (``xp.zeros(n)``) is
+    cheaper to recompute than to store, and stays pending; a small one is stored, so that
+    the step after it has the structure of every later step (one compile fewer)."""
 
     __slots__ = ("key", "buffers", "outputs", "_order", "_index")
 
@@ -53,7 +59,7 @@ class PendingGraph:
                                  shape.dtype))
                     depends = any([reads[i] for i in operands])
                     reads.append(depends)
-                    if node.arrays and depends:
+                    if node.arrays and (depends or shape.size * shape.dtype.itemsize <= KEPT_GENERATOR_BYTES):
                         outputs.append(node)
                 else:
                     rows.append((shape.dims, shape.dtype))
