@@ -89,6 +89,10 @@ class CpuExecutable(Executable):
         self._code = code
         self._function = _ENTRY(code.address)
         self._table = ctypes.c_void_p * n_args
+        #: Address tables not in use: a call takes one (list.pop and append are atomic, so
+        #: threads running this executable at once never share one) and refills it, which
+        #: costs a quarter of making a new one.
+        self._tables: list[ctypes.Array] = []
         self._segments = segments if parallel.worth_splitting(segments) else None
         self._n_params = n_params
         self._constants = constants
@@ -113,11 +117,16 @@ class CpuExecutable(Executable):
         if self._temp_allocators:
             temps = [new() for new in self._temp_allocators]
             args += map(address, temps)
-        table = self._table(*args)
+        try:
+            table = self._tables.pop()
+        except IndexError:
+            table = self._table()
+        table[:] = args
         if self._segments is not None:
             parallel.run(self._function, [table], self._segments)
         elif outs or self._temp_allocators:
             self._function(table, *_RUN_ALL)
+        self._tables.append(table)
         if self._results_are_outputs:
             return outs
         return [buffers[i] if kind == "param" else outs[i] for kind, i in self._output_slots]
