@@ -230,3 +230,13 @@ def test_jit_falls_back_to_scalar_values_when_python_needs_them():
 
     np.testing.assert_array_equal(np.asarray(repeat(xp.zeros(2), 3)), [3.0, 3.0])
     np.testing.assert_array_equal(np.asarray(repeat(xp.zeros(2), 5)), [5.0, 5.0])
+
+
+def test_in_place_update_of_a_0d_array():
+    # The whole update is one store into the donated buffer: no output, no temporary
+    # (the executable used to skip calling such code, so the store never happened).
+    x = xp.full((), 0.0, dtype=xp.float32) + 0.0
+    alias = xp.asarray(x, copy=False)
+    for value in (1.0, 2.0, xp.asarray(3.0, dtype=xp.float32)):
+        x[()] = value
+        assert float(x) == float(value) and float(alias) == float(value)

@@ -94,6 +94,9 @@ class CpuExecutable(Executable):
         #: costs a quarter of making a new one.
         self._tables: list[ctypes.Array] = []
         self._segments = segments if parallel.worth_splitting(segments) else None
+        #: Whether the function does anything: one whose results are its parameters has no
+        #: code and is not called (an in-place update has code and no output buffers).
+        self._has_code = bool(segments)
         self._n_params = n_params
         self._constants = constants
         self._constant_addresses = [transfer.address(c) for c in constants]
@@ -124,7 +127,7 @@ class CpuExecutable(Executable):
         table[:] = args
         if self._segments is not None:
             parallel.run(self._function, [table], self._segments)
-        elif outs or self._temp_allocators:
+        elif self._has_code:
             self._function(table, *_RUN_ALL)
         self._tables.append(table)
         if self._results_are_outputs:
