@@ -30,7 +30,8 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
             return
         graph = PendingGraph(pending)
         buffers, pending = graph.buffers, graph.outputs
-        given = frozenset(i for i, b in enumerate(buffers) if donated is not None and b is donated.buffer)
+        given_buffer = None if donated is None else donated.buffer
+        given = frozenset(i for i, b in enumerate(buffers) if b is given_buffer)
         backend = registry.current()
         key = (graph.key, given, backend.name, backend.compiler.target)
         executable = EXECUTABLES.lookup(key)
@@ -43,10 +44,12 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
         if why:
             explain.log(why, time.perf_counter() - start, executable.from_disk)
     outs = executable.run(buffers)
+    inputs = {id(b) for b in buffers if b is not given_buffer} if buffers else ()
     with GRAPH_LOCK:
         for node, out in zip(pending, outs):
             if node.buffer is None:  # another thread may have computed it meanwhile
-                node.set_buffer(out)
+                # A result that is an input passed through is not memory the run made.
+                node.set_buffer(out, owned=id(out) not in inputs)
 
 
 def _compile(backend: Backend, comp: Computation, donated: frozenset[int] = frozenset()) -> Executable:

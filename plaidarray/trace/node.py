@@ -91,8 +91,8 @@ class Node:
     def is_placeholder(self) -> bool:
         return self.op == "parameter"
 
-    def set_buffer(self, buffer: np.ndarray) -> None:
+    def set_buffer(self, buffer: np.ndarray, owned: bool = True) -> None:
         """Make the node ready (the caller holds ``GRAPH_LOCK``)."""
         self.buffer = buffer
-        self.op, self.operands, self.attrs, self.depth, self.owned = None, (), {}, 0, True
+        self.op, self.operands, self.attrs, self.depth, self.owned = None, (), {}, 0, owned
 
