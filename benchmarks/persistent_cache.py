@@ -83,7 +83,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--runs", type=int, default=5, help="processes per measurement (default 5)")
     args = parser.parse_args()
-    print(f"| workload | compile (cold process) | load from disk (warm process) | speed-up |")
+    print("| workload | compile (cold process) | load from disk (warm process) | speed-up |")
     print("|---|---:|---:|---:|")
     for workload in WORKLOADS:
         cold, warm = measure(workload, args.runs)

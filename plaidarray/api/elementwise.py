@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..trace.array import Array
-from .graph import check_array, check_category, constant, convert, op, operands, python_scalar
+from .graph import check_array, check_category, convert, op, operands, python_scalar
 
 __all__: list[str] = []
 
