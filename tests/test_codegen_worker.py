@@ -140,3 +140,34 @@ print(json.dumps({"first": first, "child": value, "again": again, "parent_worker
     assert (result["first"], result["child"], result["again"]) == (90.0, 165.0, 264.0)
     assert result["child_worker"] != result["parent_worker"]
     assert result["stats"]["workers_started"] == 1 and result["stats"]["in_process"] == 0
+
+
+def test_workers_run_with_a_capped_address_space(all_in_worker, monkeypatch):
+    monkeypatch.setenv("PLAIDARRAY_CODEGEN_MAX_BYTES", str(6 << 30))
+    codegen_worker.generate(_IR, 3)
+    pid = codegen_worker._workers["serving"].process.pid
+    with open(f"/proc/{pid}/limits") as f:
+        limit = next(line for line in f if line.startswith("Max address space")).split()[3:5]
+    assert limit == [str(6 << 30), str(6 << 30)]
+
+
+def test_a_module_over_the_cap_fails_its_compile_and_the_next_one_works(all_in_worker, monkeypatch):
+    # A worker starts in about 180 MB of address space; 12,000 functions take LLVM past 400 MB.
+    monkeypatch.setenv("PLAIDARRAY_CODEGEN_MAX_BYTES", str(256 << 20))
+    codegen_worker.shutdown()
+    big = "".join(_IR.replace("@scale", f"@scale{i}") for i in range(12000))
+    with pytest.raises(RuntimeError, match="llvm-cpu: the code generator process"):
+        codegen_worker.generate(big, 3)
+    monkeypatch.delenv("PLAIDARRAY_CODEGEN_MAX_BYTES")
+    assert codegen_worker.generate(_IR, 3).object == jit.generate(_IR, 3).object
+
+
+def test_large_modules_are_always_compiled_in_a_worker(monkeypatch):
+    monkeypatch.setattr(codegen_worker, "IN_PROCESS_MAX_IR", len(_IR) - 1)
+    before = codegen_worker.stats()
+    try:
+        codegen_worker.generate(_IR, 3)
+        after = codegen_worker.stats()
+    finally:
+        codegen_worker.shutdown()
+    assert after["worker"] == before["worker"] + 1 and after["in_process"] == before["in_process"]

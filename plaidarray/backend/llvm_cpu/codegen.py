@@ -23,6 +23,7 @@ texts empty unless asked for), or ``error`` and LLVM's message.
 from __future__ import annotations
 
 import os
+import resource
 import signal
 import struct
 import sys
@@ -143,10 +144,18 @@ def read_frame(stream: BinaryIO) -> list[bytes] | None:
     return parts
 
 
+#: The environment variable through which the main process caps a worker's address space.
+MAX_BYTES_VARIABLE = "PLAIDARRAY_CODEGEN_MAX_BYTES"
+
+
 def serve(requests: BinaryIO, answers: BinaryIO) -> None:
     """The code generator process: answer ``generate`` frames until the stream ends
-    (the main process closed it, or died)."""
+    (the main process closed it, or died). Its address space is capped first, so that
+    LLVM running out of it ends this process, not the machine's memory."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the main process
+    cap = int(os.environ.get(MAX_BYTES_VARIABLE, "0") or 0)
+    if cap:
+        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
     initialize()
     write_frame(answers, b"ready")
     while (frame := read_frame(requests)) is not None:

@@ -31,6 +31,11 @@ from . import codegen, jit
 from .codegen import Product
 
 DEFAULT_INPROCESS_COMPILES = 64
+#: LLVM IR larger than this (characters) is always compiled in a worker, whose address
+#: space is capped (``PLAIDARRAY_CODEGEN_MAX_BYTES``): LLVM's memory grows with a module,
+#: and one huge module must fail its compile with an error, not take the process (or the
+#: machine) with it. Kernels of eager code are a few kilobytes to a few hundred.
+IN_PROCESS_MAX_IR = 4 << 20
 #: Compiles a worker serves before it is retired (its leak: about 16 MB).
 RECYCLE_AFTER = 200
 #: Seconds to wait for a worker's ``ready`` before giving up on it.
@@ -39,6 +44,16 @@ START_TIMEOUT = 30.0
 _lock = threading.Lock()
 _stats = {"in_process": 0, "worker": 0, "workers_started": 0}
 _workers: dict[str, _Worker | None] = {"serving": None, "starting": None}
+
+
+def max_bytes() -> int:
+    """The address space a worker may use (``PLAIDARRAY_CODEGEN_MAX_BYTES``; default half
+    the machine's memory; 0: no cap)."""
+    try:
+        default = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (ValueError, OSError):
+        default = 0
+    return environment.count("PLAIDARRAY_CODEGEN_MAX_BYTES", default)
 
 
 def inprocess_compiles() -> int:
@@ -56,7 +71,9 @@ class _Worker:
         # PYTHONSAFEPATH (3.11+): the script's directory, this package's, is not put on
         # the worker's import path, where a module of ours could shadow one llvmlite uses.
         self.process = subprocess.Popen([sys.executable, codegen.__file__], stdin=subprocess.PIPE,
-                                        stdout=subprocess.PIPE, env={**os.environ, "PYTHONSAFEPATH": "1"})
+                                        stdout=subprocess.PIPE,
+                                        env={**os.environ, "PYTHONSAFEPATH": "1",
+                                             codegen.MAX_BYTES_VARIABLE: str(max_bytes())})
         _stats["workers_started"] += 1
 
     def wait_ready(self, timeout: float) -> bool:
@@ -80,7 +97,8 @@ class _Worker:
             answer = None
         if answer is None:
             raise RuntimeError(f"llvm-cpu: the code generator process died while compiling (exit code "
-                               f"{self.process.wait()}; LLVM's message, if any, is on stderr)")
+                               f"{self.process.wait()}; LLVM's message, if any, is on stderr; a module "
+                               f"needing more than PLAIDARRAY_CODEGEN_MAX_BYTES={max_bytes()} also ends so)")
         if answer[0] == b"error":
             raise RuntimeError(answer[1].decode())
         return Product(answer[1], answer[2].decode(), answer[3].decode())
@@ -136,9 +154,10 @@ def _retire(role: str) -> None:
 
 def generate(text: str, level: int, listings: bool = False) -> Product:
     """Object code (and with ``listings`` optimised IR and assembly) of LLVM IR text for
-    the host at ``level``: here for the first compiles of the process, then in a worker."""
+    the host at ``level``: here for the first compiles of the process, then (and for
+    large modules always) in a worker."""
     with _lock:
-        if _stats["in_process"] >= inprocess_compiles():
+        if _stats["in_process"] >= inprocess_compiles() or len(text) > IN_PROCESS_MAX_IR:
             return _generate_in_worker(text, level, listings)
         _stats["in_process"] += 1
     return jit.generate(text, level, listings)
