@@ -1,0 +1,183 @@
+"""Run real array-API client libraries' own tests on array_api_strict and on plaidarray.
+
+Usage: python clients/run.py {sklearn,extra} [--fast] [--namespace NS] [--timeout S]
+                             [--workdir DIR] [--causes N] [-- pytest args]
+
+sklearn  scikit-learn's installed tests (``--pyargs``), the modules that hold array-API
+         cases; ``sklearn_plugin`` adds plaidarray to its namespace generators.
+extra    array-api-extra's tests, from its sdist (the wheel ships none), downloaded with
+         pip into ``--workdir`` (outside the repository by default); ``extra_plugin``
+         adds plaidarray to its backends.
+
+Each namespace runs in its own pytest process (``-k`` selects its cases); the harness
+prints passed/failed/skipped and wall time for each, then the most common failure
+messages of each run (from pytest's JUnit XML, kept in ``--workdir``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import importlib.metadata
+import importlib.util
+import os
+import re
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+NAMESPACES = ("array_api_strict", "plaidarray")
+
+# scikit-learn test modules whose tests can carry a namespace parameter: they take it
+# from these helpers (directly, or through the estimator checks).
+SKLEARN_MARKERS = ("yield_namespace", "_array_api_for_tests", "parametrize_with_checks",
+                   "check_array_api_input")
+# --fast: float64 cases of a cross-section (utilities, metrics, preprocessing, a few
+# estimators) instead of every module and both dtypes.
+SKLEARN_FAST_MODULES = (
+    "sklearn.utils.tests.test_array_api",
+    "sklearn.metrics.tests.test_common",
+    "sklearn.preprocessing.tests.test_data",
+    "sklearn.decomposition.tests.test_pca",
+    "sklearn.linear_model.tests.test_ridge",
+)
+
+
+@dataclass
+class Counts:
+    passed: int
+    failed: int
+    errors: int
+    skipped: int
+    seconds: float
+
+
+def _keyword(namespace: str, fast: bool) -> str:
+    # array-api-extra also has an "array_api_strictest" backend: not the reference.
+    expression = namespace if namespace == "plaidarray" else f"{namespace} and not strictest"
+    return f"({expression}) and float64" if fast else expression
+
+
+def _sklearn_modules(fast: bool) -> list[str]:
+    if fast:
+        return list(SKLEARN_FAST_MODULES)
+    spec = importlib.util.find_spec("sklearn")
+    if spec is None or spec.origin is None:
+        sys.exit("clients/run.py: scikit-learn is not installed (pip install '.[clients]')")
+    package = Path(spec.origin).parent
+    modules = []
+    for path in sorted(package.rglob("tests/test_*.py")):
+        if any(marker in path.read_text(encoding="utf-8") for marker in SKLEARN_MARKERS):
+            relative = path.relative_to(package.parent).with_suffix("")
+            modules.append(".".join(relative.parts))
+    return modules
+
+
+def _extra_tests(workdir: Path) -> Path:
+    """The tests/ directory of the installed array-api-extra's sdist, downloaded if absent."""
+    version = importlib.metadata.version("array-api-extra")
+    source = workdir / f"array_api_extra-{version}"
+    if not (source / "tests").is_dir():
+        archive = workdir / f"array_api_extra-{version}.tar.gz"
+        if not archive.exists():
+            subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary",
+                            "array-api-extra", f"array-api-extra=={version}", "-d", str(workdir)],
+                           check=True)
+        with tarfile.open(archive) as tar:
+            tar.extractall(workdir, filter="data")
+    return source
+
+
+def _command(suite: str, namespace: str, args: argparse.Namespace, report: Path) -> tuple[list[str], Path]:
+    """The pytest command line and its working directory."""
+    common = ["-q", "-p", "no:cacheprovider", "--tb=short", "-k", _keyword(namespace, args.fast),
+              f"--junitxml={report}"]
+    if args.timeout and importlib.util.find_spec("pytest_timeout"):
+        common.append(f"--timeout={args.timeout}")
+    if suite == "sklearn":
+        return ([sys.executable, "-m", "pytest", "-p", "sklearn_plugin", *common, *args.pytest_args,
+                 "--pyargs", *_sklearn_modules(args.fast)], args.workdir)
+    source = _extra_tests(args.workdir)
+    return ([sys.executable, "-m", "pytest", "-p", "extra_plugin", *common, *args.pytest_args,
+             "tests/main"], source)
+
+
+def _environment(namespace: str, cache_dir: str) -> dict[str, str]:
+    env = dict(os.environ, SCIPY_ARRAY_API="1")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")]))
+    if namespace == "plaidarray":
+        env["PLAIDARRAY_CACHE_DIR"] = cache_dir
+    return env
+
+
+def _counts(report: Path, seconds: float) -> Counts:
+    suites = ET.parse(report).getroot().iter("testsuite")
+    total = collections.Counter()
+    for suite in suites:
+        for key in ("tests", "failures", "errors", "skipped"):
+            total[key] += int(suite.get(key, 0))
+    passed = total["tests"] - total["failures"] - total["errors"] - total["skipped"]
+    return Counts(passed, total["failures"], total["errors"], total["skipped"], seconds)
+
+
+def _failure_messages(report: Path) -> collections.Counter[str]:
+    """First line of each failure or error message, addresses and numbers blurred."""
+    messages: collections.Counter[str] = collections.Counter()
+    for case in ET.parse(report).getroot().iter("testcase"):
+        for outcome in (*case.findall("failure"), *case.findall("error")):
+            line = (outcome.get("message") or "").strip().splitlines()[0:1] or ["(no message)"]
+            messages[re.sub(r"0x[0-9a-f]+|\d+(\.\d+)?", "#", line[0])[:200]] += 1
+    return messages
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("suite", choices=("sklearn", "extra"))
+    parser.add_argument("--fast", action="store_true", help="a representative subset, float64 only")
+    parser.add_argument("--namespace", choices=(*NAMESPACES, "both"), default="both")
+    parser.add_argument("--timeout", type=int, default=600, help="per-test limit (pytest-timeout), 0: none")
+    parser.add_argument("--workdir", type=Path, default=Path(tempfile.gettempdir()) / "plaidarray-clients",
+                        help="downloads and reports (default: %(default)s)")
+    parser.add_argument("--causes", type=int, default=15, help="failure messages shown per run")
+    parser.add_argument("pytest_args", nargs="*", help="after --: passed to pytest")
+    args = parser.parse_args()
+    args.workdir = args.workdir.resolve()
+    args.workdir.mkdir(parents=True, exist_ok=True)
+
+    results = {}
+    for namespace in NAMESPACES if args.namespace == "both" else (args.namespace,):
+        report = args.workdir / f"{args.suite}-{namespace}.xml"
+        report.unlink(missing_ok=True)
+        with tempfile.TemporaryDirectory(prefix="plaidarray-cache-") as cache_dir:
+            command, cwd = _command(args.suite, namespace, args, report)
+            print(f"== {args.suite} on {namespace}: {' '.join(command[:12])} ...", flush=True)
+            start = time.perf_counter()
+            # pytest's status is not ours: failures are the measurement.
+            subprocess.run(command, cwd=cwd, env=_environment(namespace, cache_dir), check=False)
+            seconds = time.perf_counter() - start
+        if not report.exists():
+            print(f"clients/run.py: pytest wrote no report for {namespace}", file=sys.stderr)
+            return 1
+        results[namespace] = (_counts(report, seconds), _failure_messages(report))
+
+    print(f"\n{args.suite}{' --fast' if args.fast else ''}")
+    print(f"{'namespace':<18}{'passed':>8}{'failed':>8}{'errors':>8}{'skipped':>9}{'wall':>10}")
+    for namespace, (counts, _) in results.items():
+        print(f"{namespace:<18}{counts.passed:>8}{counts.failed:>8}{counts.errors:>8}"
+              f"{counts.skipped:>9}{counts.seconds:>9.0f}s")
+    for namespace, (_, messages) in results.items():
+        if messages and args.causes:
+            print(f"\nmost common failures on {namespace} (report: {args.workdir}/{args.suite}-{namespace}.xml)")
+            for message, count in messages.most_common(args.causes):
+                print(f"{count:>6}  {message}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
