@@ -192,7 +192,7 @@ def test_complex_python_scalar_with_a_real_floating_array(backend, dtype, data):
 
 
 def test_complex_python_scalar_with_integer_arrays_is_still_refused():
-    with pytest.raises(TypeError, match="a Python complex cannot combine with a int32 array"):
+    with pytest.raises(TypeError, match="a Python complex cannot combine with an array of dtype int32"):
         xp.ones(2, dtype=xp.int32) * 1j
 
 
@@ -234,7 +234,7 @@ def test_same_kind_rules_are_unchanged():
         xp.ones(2, dtype=xp.uint64) + xp.ones(2, dtype=xp.int64)
     with pytest.raises(TypeError, match="no Array API type promotion between uint64 and int8"):
         xp.result_type(xp.float32, xp.uint64, xp.int8)
-    with pytest.raises(TypeError, match="a Python float cannot combine with a int32 array"):
+    with pytest.raises(TypeError, match="a Python float cannot combine with an array of dtype int32"):
         xp.ones(2, dtype=xp.int32) + 1.5
     assert xp.result_type(xp.int8, xp.uint8) == xp.int16
 
@@ -261,3 +261,23 @@ assert n >= 64 and codegen_worker._workers["starting"] is not None
     _, err = child.communicate(timeout=300)
     assert child.returncode == 0, err
     assert err == ""
+
+
+@pytest.mark.parametrize("key, shape", [
+    ((np.array([0, 2]), Ellipsis), (3, 2)),
+    ((slice(None), np.array([1, 0])), (3, 2)),
+    ((Ellipsis, np.array([1, 1, 0])), (2, 3, 2)),
+    ((slice(None), np.array([2, 0]), Ellipsis), (2, 3, 2)),
+])
+def test_one_integer_array_with_full_slices_takes_along_its_axis(key, shape):
+    # scikit-learn's _safe_indexing writes x[rows, ...]; NumPy, JAX and PyTorch accept it.
+    data = np.arange(float(np.prod(shape))).reshape(shape)
+    got = xp.asarray(data)[tuple(xp.asarray(k) if isinstance(k, np.ndarray) else k for k in key)]
+    np.testing.assert_array_equal(np.asarray(got), data[key])
+    np.testing.assert_array_equal(np.asarray(xp.asarray(data)[key]), data[key])  # NumPy index arrays too
+
+
+def test_integer_arrays_that_do_not_fit_the_take_form_still_raise():
+    x = xp.reshape(xp.arange(6.0), (3, 2))
+    with pytest.raises(IndexError, match="one int or integer array per dimension"):
+        x[np.array([0, 1]), 1:]

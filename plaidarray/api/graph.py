@@ -91,7 +91,7 @@ def check_scalar_kind(kind: type, dtype: np.dtype, where: str) -> None:
     if kinds is None:
         raise TypeError(f"{where}: expected an array or a Python scalar, got {kind.__name__}")
     if dtype.kind not in kinds:
-        raise TypeError(f"{where}: a Python {kind.__name__} cannot combine with a {dtype} array")
+        raise TypeError(f"{where}: a Python {kind.__name__} cannot combine with an array of dtype {dtype}")
 
 
 def scalar_for(value: Scalar, dtype: np.dtype, where: str) -> Array:

@@ -126,6 +126,9 @@ def _integer_arrays(x: Array, key: Any) -> Array | None:
     if not any(isinstance(k, Array) and k.dtype.kind in "iu" for k in parts):
         return None
     if len(parts) != x.ndim or not all(isinstance(k, Array) or _is_int(k) for k in parts):
+        taken = _take_along_one_axis(x, parts)
+        if taken is not None:
+            return taken
         raise IndexError("integer-array indexing needs one int or integer array per dimension")
     arrays = [k if isinstance(k, Array) else graph.constant(operator.index(k), dt.int64) for k in parts]
     for k in arrays:
@@ -143,6 +146,22 @@ def _integer_arrays(x: Array, key: Any) -> Array | None:
         stride = graph.full(shape, math.prod(x.shape[axis + 1:]), dt.int64)
         linear = op("add", linear, op("multiply", clamped, stride))
     return op("take", graph.reshape(x, (x.size,)), linear, axis=0)
+
+
+def _take_along_one_axis(x: Array, parts: tuple) -> Array | None:
+    """``x[idx, ...]``, ``x[:, idx]``: one 1-D integer array, every other entry a full
+    slice or the ellipsis. Beyond the standard, as NumPy, JAX and PyTorch accept it (and
+    scikit-learn's ``_safe_indexing`` writes it): ``take`` along that axis. None otherwise."""
+    at = [i for i, k in enumerate(parts) if isinstance(k, Array)]
+    if len(at) != 1 or parts[at[0]].ndim != 1 or sum(k is Ellipsis for k in parts) > 1:
+        return None
+    others = [k for k in parts if not isinstance(k, Array)]
+    if not all(k is Ellipsis or (isinstance(k, slice) and k == slice(None)) for k in others):
+        return None
+    if len(parts) - (Ellipsis in others) > x.ndim:
+        return None
+    axis = x.ndim - (len(parts) - at[0]) if Ellipsis in parts[:at[0]] else at[0]
+    return op("take", x, parts[at[0]], axis=axis)
 
 
 def getitem(x: Array, key: Any) -> Array:
