@@ -189,19 +189,31 @@ class Array:
     __hash__ = None  # arrays are mutable through in-place operators
 
 
-#: References to a node that only an Array holds, seen from ``_sole_owner``: the
-#: array's ``_node``, the caller's local, this function's argument, getrefcount's own.
-_SOLE_NODE_REFERENCES = 4
-#: References to a buffer that only its node holds: ``node.buffer`` and getrefcount's.
-_SOLE_BUFFER_REFERENCES = 2
+def _references(node: Node) -> tuple[int, int]:
+    """The reference counts of ``node`` and of its buffer, as ``__setitem__`` sees them."""
+    return sys.getrefcount(node), sys.getrefcount(node.buffer)
 
 
 def _sole_owner(node: Node) -> bool:
     """Whether nothing but one Array can see ``node``'s buffer: no other array, no
     pending op that reads it, no NumPy view or DLPack export of it, and memory that an
     executable made (not a caller's NumPy array)."""
-    return (node.owned and node.arrays == 1 and sys.getrefcount(node) == _SOLE_NODE_REFERENCES
-            and sys.getrefcount(node.buffer) == _SOLE_BUFFER_REFERENCES)
+    return node.owned and node.arrays == 1 and _references(node) == _SOLE_REFERENCES
+
+
+def _sole_references() -> tuple[int, int]:
+    """The counts ``_references`` gives for a node that only one Array holds, measured
+    once on this interpreter through the same calls ``__setitem__`` makes (how many
+    references a frame or a call holds is the interpreter's business, and has changed
+    between CPython versions), so an unexpected reference can never look like none."""
+    probe = Array(Node.ready(np.empty(1)))
+    old = probe._node
+    return _probe_references(old)
+
+
+def _probe_references(node: Node) -> tuple[int, int]:
+    """Stands where ``_sole_owner`` stands in the calls, for the measurement."""
+    return _references(node)
 
 
 def _from_buffer(buffer: np.ndarray) -> Array:
@@ -283,3 +295,6 @@ for _op, _fn in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equ
     setattr(Array, f"__{_op}__", _binary(_fn))
 for _op, _fn in {"neg": "negative", "pos": "positive", "abs": "abs", "invert": "bitwise_invert"}.items():
     setattr(Array, f"__{_op}__", _unary(_fn))
+
+#: See ``_sole_references``.
+_SOLE_REFERENCES = _sole_references()
