@@ -47,7 +47,13 @@ def _unary(name: str, category: str, decompose: Callable[[Array], Array]) -> Non
 
 def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array],
             result_category: str | None = None) -> None:
+    accepted = dt.CATEGORIES[category]
+
     def fn(x1: Array | bool | int | float, x2: Array | bool | int | float, /) -> Array:
+        if type(x1) is Array and type(x2) is Array:  # arrays of one shape and dtype: no promotion
+            n1, n2 = x1._node, x2._node
+            if n1.shape == n2.shape and n1.shape.dtype in accepted and not (n1.weak or n2.weak):
+                return decompose(x1, x2)
         a, b = operands(name, x1, x2)
         check_category(a, category, name)
         out = decompose(a, b)

@@ -97,14 +97,19 @@ def check_scalar_kind(kind: type, dtype: np.dtype, where: str) -> None:
 def scalar_for(value: Scalar, dtype: np.dtype, where: str) -> Array:
     """A Python scalar taking the dtype of the array it meets, as a run-time argument
     (a constant while a function is traced: there it is a literal of the function)."""
+    return Array(_scalar_node(value, dtype, where))
+
+
+def _scalar_node(value: Scalar, dtype: np.dtype, where: str) -> Node:
+    """The node of ``scalar_for``; recording ``x * 0.5`` makes no Array for it."""
     check_scalar_kind(type(value), dtype, where)
     if is_tracing():  # a literal of the traced function: part of its structure
-        return constant(value, dtype)
+        return constant(value, dtype)._node
     check_fits(value, dtype)
     if dtype.kind in "fc" and dtype.itemsize < 8:  # may round to inf (np.errstate costs microseconds)
         with np.errstate(over="ignore"):
-            return runtime_scalar(value, dtype)
-    return runtime_scalar(value, dtype)
+            return Node.ready(np.asarray(value, dtype=dtype))
+    return Node.ready(np.asarray(value, dtype=dtype))
 
 
 def numpy_scalar(value: Any, where: str) -> Any:
@@ -216,7 +221,11 @@ def _array_and_scalar(x: object, value: object, where: str) -> list[Array] | Non
     float (``x * 0.5``): the scalar takes the array's dtype. None for anything else."""
     if type(x) is not Array or type(value) not in (int, float) or x._node.weak:
         return None
-    return [x, broadcast_to(scalar_for(value, x.dtype, where), x.shape)]
+    shape = x._node.shape
+    scalar = _scalar_node(value, shape.dtype, where)
+    if shape.dims:  # broadcast_to without its checks: a 0-d value broadcasts to any shape
+        scalar = Node.apply("broadcast_in_dim", (scalar,), dims=shape.dims, broadcast_dimensions=())
+    return [x, Array(scalar)]
 
 
 def _alike(args: tuple) -> bool:

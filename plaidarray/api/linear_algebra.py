@@ -35,7 +35,9 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     b2 = b.shape if b.ndim > 1 else b.shape + (1,)
     if a2[-1] != b2[-2]:
         raise ValueError(f"matmul: contracted dimensions differ: {a.shape} @ {b.shape}")
-    if a.ndim > 1 and b.ndim == 2:  # the rows of all a's matrices times one matrix: one product
+    if b.ndim == 1 or (b.ndim == 2 and a.ndim > 1) or (a.ndim == 1 and b.ndim == 2):
+        # One product, no batch: all of a's rows times one matrix or vector, or a vector
+        # times a matrix; its result axes are NumPy's.
         return op("dot_general", a, b, lhs_batch=(), rhs_batch=(), lhs_contracting=(a.ndim - 1,), rhs_contracting=(0,))
     batch = graph.broadcast_shapes(a2[:-2], b2[:-2])
     a_batch, b_batch = ((1,) * (len(batch) + 2 - len(s)) + s[:-2] for s in (a2, b2))

@@ -14,6 +14,10 @@ from .node import GRAPH_LOCK, Node
 from .to_hlo import PendingGraph
 
 
+#: No parameter donated (most runs).
+_NONE: frozenset[int] = frozenset()
+
+
 def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = False) -> None:
     """Give every node in ``nodes`` a buffer, running one compiled module for all of them.
     The buffer of the ready node ``donated`` may be overwritten by the run (the caller
@@ -31,7 +35,7 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
         graph = PendingGraph(pending)
         buffers, pending = graph.buffers, graph.outputs
         given_buffer = None if donated is None else donated.buffer
-        given = frozenset(i for i, b in enumerate(buffers) if b is given_buffer)
+        given = _NONE if donated is None else frozenset(i for i, b in enumerate(buffers) if b is given_buffer)
         backend = registry.current()
         key = (graph.key, given, backend.name, backend.compiler.target)
         executable = EXECUTABLES.lookup(key)

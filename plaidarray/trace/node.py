@@ -36,6 +36,10 @@ MAX_PENDING = environment.count("PLAIDARRAY_MAX_PENDING", 32)
 TRACED = -1
 
 
+#: The 0-d shape of each dtype, made once.
+_ZERO_D: dict[np.dtype, Shape] = {}
+
+
 class Node:
     """``arrays`` counts the Array objects that point here: a pending node that a live
     array refers to is computed along with whatever graph it is part of, so the next graph
@@ -62,7 +66,12 @@ class Node:
 
     @classmethod
     def ready(cls, buffer: np.ndarray) -> Node:
-        return cls(None, (), {}, Shape(buffer.shape, buffer.dtype), buffer)
+        if buffer.ndim:
+            return cls(None, (), {}, Shape(buffer.shape, buffer.dtype), buffer)
+        shape = _ZERO_D.get(buffer.dtype)  # run-time scalars: one per recorded op with a Python scalar
+        if shape is None:
+            shape = _ZERO_D[buffer.dtype] = Shape((), buffer.dtype)
+        return cls(None, (), {}, shape, buffer)
 
     @classmethod
     def apply(cls, op: str, operands: tuple[Node, ...], **attrs: Any) -> Node:

@@ -39,35 +39,38 @@ class PendingGraph:
         buffers: list[np.ndarray] = []
         outputs = list(roots)
         for root in roots:  # depth first, operands in order, each node after its operands
-            stack = [root]
+            if id(root) in index:
+                continue
+            stack = [(root, iter(root.operands))]
             while stack:
-                node = stack[-1]
-                if id(node) in index:
+                node, operands = stack[-1]
+                for o in operands:  # resumes where it left off when the node is back on top
+                    if id(o) not in index:
+                        if o.buffer is None:
+                            stack.append((o, iter(o.operands)))
+                            break
+                        shape = o.shape  # a ready node: a parameter
+                        rows.append((shape.dims, shape.dtype))
+                        reads.append(True)
+                        buffers.append(o.buffer)
+                        index[id(o)] = len(order)
+                        order.append(o)
+                else:  # every operand numbered: number the (pending) node
                     stack.pop()
-                    continue
-                shape = node.shape
-                if node.buffer is None:
-                    if node.is_placeholder:
-                        raise node.attrs["trace"].value_error()
-                    missing = [o for o in node.operands if id(o) not in index]
-                    if missing:
-                        missing.reverse()
-                        stack += missing
+                    if id(node) in index:
                         continue
-                    operands = tuple([index[id(o)] for o in node.operands])
-                    rows.append((node.op, attr_key(node.attrs) if node.attrs else (), operands, shape.dims,
-                                 shape.dtype))
-                    depends = any([reads[i] for i in operands])
+                    if node.depth < 0 and node.is_placeholder:
+                        raise node.attrs["trace"].value_error()
+                    at = tuple([index[id(o)] for o in node.operands])
+                    depends = True in [reads[i] for i in at]
+                    shape = node.shape
+                    attrs = node.attrs
+                    rows.append((node.op, attr_key(attrs) if attrs else (), at, shape.dims, shape.dtype))
                     reads.append(depends)
                     if node.arrays and (depends or shape.size * shape.dtype.itemsize <= KEPT_GENERATOR_BYTES):
                         outputs.append(node)
-                else:
-                    rows.append((shape.dims, shape.dtype))
-                    reads.append(True)
-                    buffers.append(node.buffer)
-                stack.pop()
-                index[id(node)] = len(order)
-                order.append(node)
+                    index[id(node)] = len(order)
+                    order.append(node)
         if len(outputs) > len(roots):
             outputs = list(dict.fromkeys(outputs))
         self.key = (tuple(rows), tuple([index[id(r)] for r in outputs]))
