@@ -281,3 +281,84 @@ def test_integer_arrays_that_do_not_fit_the_take_form_still_raise():
     x = xp.reshape(xp.arange(6.0), (3, 2))
     with pytest.raises(IndexError, match="one int or integer array per dimension"):
         x[np.array([0, 1]), 1:]
+
+
+# --- 5. writes through a basic-indexing view reach the array it was taken from -------------
+
+_VIEW_KEYS = st.sampled_from([
+    0, 1, -1, (0, slice(None)), (slice(None), 1), (slice(1, None), slice(None, None, 2)),
+    (Ellipsis, 0), (slice(None, None, -1),), (None, 1), (1, Ellipsis),
+])
+_WRITE_KEYS = st.sampled_from([0, -1, (0, 0), slice(None), slice(1, None), Ellipsis, (Ellipsis, 0)])
+
+
+@given(view_key=_VIEW_KEYS, write_key=_WRITE_KEYS, inplace=st.booleans(), value=st.integers(-5, 5).map(float))
+def test_a_write_through_a_view_reaches_its_base(backend, view_key, write_key, inplace, value):
+    """``v = a[view_key]; v[write_key] = value`` (or ``+=``) changes ``a`` as NumPy's views
+    do; scikit-learn's GaussianMixture adds its regularisation to each covariance this way
+    (it used to be lost: NaN weights)."""
+    base = np.arange(24.0).reshape(3, 4, 2)
+    a = xp.asarray(base.copy())
+    expected_view, view = base[view_key], a[view_key]
+    try:
+        expected_view[write_key]
+    except IndexError:
+        return  # the key does not apply to this view's rank
+    if inplace:
+        expected_view[write_key] += value
+        view[write_key] += value
+    else:
+        expected_view[write_key] = value
+        view[write_key] = value
+    np.testing.assert_array_equal(np.asarray(view), expected_view)
+    np.testing.assert_array_equal(np.asarray(a), base)
+
+
+def test_writes_reach_every_array_up_a_chain_of_views(backend):
+    a = xp.zeros((3, 4))
+    row = a[1]
+    middle = row[1:3]
+    middle[0] = 5.0
+    middle += 1.0
+    expected = np.zeros((3, 4))
+    expected[1, 1:3] = [6.0, 1.0]
+    np.testing.assert_array_equal(np.asarray(row), expected[1])
+    np.testing.assert_array_equal(np.asarray(a), expected)
+
+
+def test_the_gaussian_mixture_covariance_pattern(backend):
+    """scikit-learn's ``_estimate_gaussian_covariances_full`` + ``_add_to_diagonal``."""
+    rng = np.random.default_rng(0)
+    blocks = rng.standard_normal((2, 3, 3))
+    covariances = xp.empty((2, 3, 3))
+    for k in range(2):
+        covariances[k, :, :] = xp.asarray(blocks[k])
+        view = covariances[k, :, :]
+        diagonal = xp.linalg.diagonal(view) + 1e-6
+        for i in range(3):
+            view[i, i] = diagonal[i]
+    np.testing.assert_array_equal(np.asarray(covariances), blocks + 1e-6 * np.eye(3))
+
+
+def test_integer_array_and_mask_indexing_give_copies(backend):
+    """As in NumPy: only basic indexing gives a view."""
+    a = xp.zeros(4)
+    taken = a[xp.asarray([1, 2])]
+    taken[0] = 3.0
+    masked = a[a == 0.0]
+    masked[0] = 4.0
+    np.testing.assert_array_equal(np.asarray(a), np.zeros(4))
+
+
+def test_a_view_does_not_keep_its_base_alive():
+    import gc
+    import weakref
+
+    a = xp.zeros(1000)
+    view = a[1:]
+    alive = weakref.ref(a)
+    del a
+    gc.collect()
+    assert alive() is None
+    view[0] = 1.0  # the base is gone: nothing can see the write but the view
+    assert float(view[0]) == 1.0

@@ -9,6 +9,7 @@ every name bound to the same Array object sees the update, as the spec requires.
 from __future__ import annotations
 
 import sys
+import weakref
 from typing import Any
 
 import numpy as np
@@ -23,11 +24,15 @@ CPU_DEVICE = "cpu"
 class Array:
     """An n-dimensional array whose value is computed lazily by compiled code."""
 
-    __slots__ = ("_node", "__weakref__")
+    __slots__ = ("_node", "_base", "__weakref__")
     __array_priority__ = 100  # NumPy defers binary operators to us
 
     def __init__(self, node: Node) -> None:
         self._node = node
+        #: For a view (``x[0]``, ``x[:, 1:]``: basic indexing): the array it was taken
+        #: from (weakly), the key, and the node last written back to it; writes to the
+        #: view are replayed on it (``_write_back``).
+        self._base: list | None = None
         node.arrays += 1
 
     def __del__(self) -> None:
@@ -172,19 +177,47 @@ class Array:
 
     # --- indexing ---------------------------------------------------------------------
     def __getitem__(self, key: Any) -> Array:
-        return _NAMESPACE["getitem"](self, key)
+        result = _NAMESPACE["getitem"](self, key)
+        if result.ndim and _is_basic(key):
+            result._base = [weakref.ref(self), key, result._node]
+        return result
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """``x[key] = value``. A window update (``dynamic_update_slice``) runs at once,
         so a loop of assignments runs one cached executable per step instead of growing a
         graph; when this array alone holds its buffer, the update writes into it in place
-        and costs the size of ``value``, not of the array."""
+        and costs the size of ``value``, not of the array. When this array is a view of
+        another, the write reaches that array too (``_write_back``)."""
+        if type(value) is Array and value._base is not None and value._base[2] is value._node \
+                and value._base[0]() is self and value._base[1] == key:
+            return  # ``x[key] += v``: the view x[key] wrote itself back already
+        self._store(key, value)
+        self._write_back()
+
+    def _store(self, key: Any, value: Any) -> None:
         old = self._node
         donated = old if _sole_owner(old) else None
         self._rebind(_NAMESPACE["setitem"](self, key, value)._node)
         new = self._node
         if new.op == "dynamic_update_slice" and new.operands[0] is old and new.depth != TRACED:
             materialize([new], donated)
+
+    def _write_back(self) -> None:
+        """After this array changed in place, store its value into the array it is a view
+        of, and so on up the chain, as a write through a NumPy view reaches its base (the
+        standard leaves views unspecified; scikit-learn's GaussianMixture relies on it).
+        This is PyTorch's functionalization in its smallest form: the write is replayed on
+        the base. A base that no longer exists cannot be seen, so a view holds it weakly;
+        other views of the base, and the view after a later write to its base, keep the
+        value they had (they are not re-derived)."""
+        view = self
+        while view._base is not None:
+            base = view._base[0]()
+            if base is None:
+                return
+            base._store(view._base[1], view)
+            view._base[2] = view._node
+            view = base
 
     __hash__ = None  # arrays are mutable through in-place operators
 
@@ -214,6 +247,16 @@ def _sole_references() -> tuple[int, int]:
 def _probe_references(node: Node) -> tuple[int, int]:
     """Stands where ``_sole_owner`` stands in the calls, for the measurement."""
     return _references(node)
+
+
+def _is_basic(key: Any) -> bool:
+    """Whether ``key`` is basic indexing (ints, slices, ``...``, ``None``), which gives a
+    view in NumPy; integer arrays and masks give copies."""
+    parts = key if type(key) is tuple else (key,)
+    return all(type(k) in _BASIC or (isinstance(k, (int, np.integer)) and not isinstance(k, bool)) for k in parts)
+
+
+_BASIC = (int, slice, type(Ellipsis), type(None))
 
 
 def _from_buffer(buffer: np.ndarray) -> Array:
@@ -271,6 +314,7 @@ def _inplace(name: str):
         if result.dtype != self.dtype:
             raise TypeError(f"in-place {name} would change the dtype {self.dtype} to {result.dtype}")
         self._rebind(result._node)
+        self._write_back()
         return self
     return method
 
