@@ -7,10 +7,11 @@ backend runs as a LAPACK routine (docs/custom-calls.md); det, slogdet, inv, pinv
 matrix_rank and the spectral norms are built on them.
 
 Like every plaidarray function these only record a graph. So where NumPy raises
-LinAlgError (cholesky of a matrix that is not positive definite, inv or solve of an
-exactly singular matrix, eigh or svd without convergence), the results for the
-matrices concerned are NaN instead: the error is only known once the value is
-computed.
+LinAlgError (inv or solve of an exactly singular matrix, eigh or svd without
+convergence), the results for the matrices concerned are NaN instead: the error is only
+known once the value is computed. ``cholesky`` is the exception: libraries use its
+LinAlgError to test positive definiteness, so it computes its factor at the call and
+raises as NumPy does (outside ``jit``).
 """
 
 from __future__ import annotations
@@ -24,11 +25,13 @@ from . import dtypes as dt
 from .api import creation, manipulation
 from .api import elementwise as ew
 from .api import statistical as stats
+from .api import utility
 from .api.graph import broadcast_shapes, broadcast_to, check_array, check_category, convert, op, reshape
 from .api.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
 from .api.searching import where
 from .hlo.ops.custom_call import result_shapes
 from .trace.array import Array
+from .trace.tracing import is_tracing
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul", "matrix_norm", "matrix_power",
            "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot",
@@ -109,8 +112,19 @@ def _cutoff(x: Array, s: Array, rtol: float | Array | None, name: str) -> Array:
 def cholesky(x: Array, /, *, upper: bool = False) -> Array:
     """Cholesky factor of Hermitian positive-definite matrices: ``x = L L^H``, or
     ``x = U^H U`` with ``upper=True``. Only the lower triangle of ``x`` is read, as in
-    NumPy; a matrix that is not positive definite gives NaN."""
-    (lower,) = _decompose("cholesky", _matrices(x, "cholesky", square=True))
+    NumPy. A matrix that is not positive definite raises ``numpy.linalg.LinAlgError`` as
+    in NumPy, so the factor is computed at the call (code such as scikit-learn's catches
+    the error there to explain it); under ``jit``, where nothing is computed while
+    tracing, its factor is NaN instead, as in JAX."""
+    matrices = _matrices(x, "cholesky", square=True)
+    (lower,) = _decompose("cholesky", matrices)
+    if lower.shape[-1] and not is_tracing():
+        # The kernel makes a failed factor all NaN; a factor of a matrix without NaN that
+        # succeeded has none at [0, 0]. A matrix with NaN gives NaN, as NumPy's does.
+        failed = ew.logical_and(ew.isnan(lower[..., 0, 0]),
+                                ew.logical_not(utility.any(ew.isnan(matrices), axis=(-2, -1))))
+        if bool(utility.any(failed)):
+            raise np.linalg.LinAlgError("cholesky: a matrix is not positive definite")
     return ew.conj(matrix_transpose(lower)) if upper else lower
 
 

@@ -255,13 +255,31 @@ def test_failures_give_nan_where_numpy_raises(backend):
     np.testing.assert_allclose(inverse[1], np.eye(3) / 2)
     assert np.isnan(np.asarray(la.solve(xp.asarray(singular), xp.asarray(np.ones(3))))[0]).all()
     not_definite = np.stack([-np.eye(2), 4 * np.eye(2)])
-    factor = np.asarray(la.cholesky(xp.asarray(not_definite)))
+    factor = np.asarray(xp.jit(la.cholesky)(xp.asarray(not_definite)))  # as in JAX
     assert np.isnan(factor[0]).all()
     np.testing.assert_allclose(factor[1], 2 * np.eye(2))
     np.testing.assert_array_equal(np.asarray(la.det(xp.asarray(singular[:1]))), [0.0])
     sign, logabsdet = la.slogdet(xp.asarray(singular[:1]))
     np.testing.assert_array_equal(np.asarray(sign), [0.0])
     np.testing.assert_array_equal(np.asarray(logabsdet), [-np.inf])
+
+
+@pytest.mark.parametrize("matrix", [[[1.0, 2.0], [2.0, 1.0]], [[-1.0]], [[0.0, 0.0], [0.0, 1.0]], [[1.0, 0.0], [0.0, -1.0]]])
+def test_cholesky_of_a_matrix_that_is_not_positive_definite_raises_as_numpy_does(backend, matrix):
+    """Outside jit, as in NumPy (scikit-learn catches it to explain a singular covariance);
+    one failing matrix of a stack is enough."""
+    with pytest.raises(np.linalg.LinAlgError):
+        np.linalg.cholesky(np.asarray(matrix))
+    with pytest.raises(np.linalg.LinAlgError, match="not positive definite"):
+        la.cholesky(xp.asarray(matrix))
+    stack = np.stack([np.eye(len(matrix)), np.asarray(matrix)])
+    with pytest.raises(np.linalg.LinAlgError):
+        la.cholesky(xp.asarray(stack), upper=True)
+
+
+def test_cholesky_of_a_matrix_with_nan_is_nan_as_in_numpy(backend):
+    a = np.array([[np.nan, 0.0], [0.0, 1.0]])
+    assert_close(la.cholesky(xp.asarray(a)), np.linalg.cholesky(a))
 
 
 @pytest.mark.parametrize("shape", [(0, 0), (2, 0, 0), (0, 3, 3), (3, 0), (0, 3)])
