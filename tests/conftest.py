@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import plaidarray as xp
+from plaidarray.backend.llvm_cpu import tiering
 from jit_helpers import isolated_cache_dir  # noqa: F401  (autouse: tests never write the user's compile cache)
 
 # ``backend`` is a function-scoped fixture used by @given tests; its effect (which
@@ -35,3 +36,11 @@ def backend(request):
         yield request.param
     finally:
         xp.set_backend(None)
+
+
+@pytest.fixture(autouse=True)
+def upgrades_finish_with_their_test():
+    """Full code is generated on a background thread (``tiering.py``); waiting for it at
+    the end of each test keeps one test's compiles out of the next one's counts."""
+    yield
+    tiering.drain()

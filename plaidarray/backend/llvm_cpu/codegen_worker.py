@@ -41,7 +41,11 @@ RECYCLE_AFTER = 200
 #: Seconds to wait for a worker's ``ready`` before giving up on it.
 START_TIMEOUT = 30.0
 
+#: Guards the count of compiles done here (the choice of where a compile goes).
 _lock = threading.Lock()
+#: Guards the workers and the conversation with them: one request at a time. Apart from
+#: ``_lock``, so a compile in this process never waits for one in a worker.
+_worker_lock = threading.Lock()
 _stats = {"in_process": 0, "worker": 0, "workers_started": 0}
 _workers: dict[str, _Worker | None] = {"serving": None, "starting": None}
 
@@ -86,12 +90,12 @@ class _Worker:
             self.ready = True
         return self.ready
 
-    def generate(self, text: str, target: codegen.Target, level: int, listings: bool) -> Product:
+    def generate(self, text: str, target: codegen.Target, level: int, listings: bool, emit_level: int) -> Product:
         self.compiles += 1
         try:
             codegen.write_frame(self.process.stdin, b"generate", text.encode(), target.triple.encode(),
                                 target.cpu.encode(), target.features.encode(), str(level).encode(),
-                                b"1" if listings else b"0")
+                                b"1" if listings else b"0", str(emit_level).encode())
             answer = codegen.read_frame(self.process.stdout)
         except (BrokenPipeError, OSError):
             answer = None
@@ -152,27 +156,35 @@ def _retire(role: str) -> None:
         worker.close()
 
 
-def generate(text: str, level: int, listings: bool = False) -> Product:
+def generate(text: str, level: int, listings: bool = False, emit_level: int | None = None) -> Product:
     """Object code (and with ``listings`` optimised IR and assembly) of LLVM IR text for
-    the host at ``level``: here for the first compiles of the process, then (and for
-    large modules always) in a worker."""
+    the host at ``level`` (machine code emitted at ``emit_level``, default ``level``):
+    here for the first compiles of the process, then (and for large modules always) in a
+    worker."""
+    emit_level = level if emit_level is None else emit_level
     with _lock:
-        if _stats["in_process"] >= inprocess_compiles() or len(text) > IN_PROCESS_MAX_IR:
-            return _generate_in_worker(text, level, listings)
-        _stats["in_process"] += 1
-    return jit.generate(text, level, listings)
+        here = _stats["in_process"] < inprocess_compiles() and len(text) <= IN_PROCESS_MAX_IR
+        if here:
+            _stats["in_process"] += 1
+    if here:
+        return jit.generate(text, level, listings, emit_level)
+    return generate_in_worker(text, level, listings, emit_level)
 
 
-def _generate_in_worker(text: str, level: int, listings: bool) -> Product:
-    worker = _serving()
-    try:
-        product = worker.generate(text, jit.host_target(), level, listings)
-    except RuntimeError:
-        if worker.process.poll() is not None:
-            _retire("serving")
-        raise
-    _stats["worker"] += 1
-    return product
+def generate_in_worker(text: str, level: int, listings: bool = False, emit_level: int | None = None) -> Product:
+    """:func:`generate` in a worker whatever the counts: for compiles that must not wait
+    for this process's LLVM lock (``tiering.py``'s background full code)."""
+    with _worker_lock:
+        worker = _serving()
+        try:
+            product = worker.generate(text, jit.host_target(), level, listings,
+                                      level if emit_level is None else emit_level)
+        except RuntimeError:
+            if worker.process.poll() is not None:
+                _retire("serving")
+            raise
+        _stats["worker"] += 1
+        return product
 
 
 def stats() -> dict[str, int]:
@@ -184,6 +196,6 @@ def stats() -> dict[str, int]:
 @atexit.register
 def shutdown() -> None:
     """End every worker (at exit, or for a test)."""
-    with _lock:
+    with _worker_lock:
         for role in list(_workers):
             _retire(role)

@@ -37,7 +37,7 @@ from .. import dump, memory, transfer
 from ..buffer_pool import POOL
 from ..executable import Compiler, Executable
 from ..transfer import allocator
-from . import codegen_worker, jit, object_cache, parallel, vector_math
+from . import codegen_worker, jit, object_cache, parallel, tiering, vector_math
 from .buffer_sharing import shared_buffers
 from .fusion import plan_fusion
 from .linalg_builder import build_linalg
@@ -88,6 +88,12 @@ class CpuExecutable(Executable):
                  n_args: int, segments: list[Segment]) -> None:
         self._code = code
         self._function = _ENTRY(code.address)
+        #: For first-tier code (``tiering.py``): how its full code is made, and runs so far.
+        self.upgrade: tiering.Upgrade | None = None
+        self._runs = 0
+        #: First-tier code replaced by full code: a run on another thread may still be in
+        #: it, so it lives as long as the executable.
+        self._retired: jit.LoadedCode | None = None
         self._table = ctypes.c_void_p * n_args
         #: Address tables not in use: a call takes one (list.pop and append are atomic, so
         #: threads running this executable at once never share one) and refills it, which
@@ -111,7 +117,17 @@ class CpuExecutable(Executable):
         self._nbytes = sum(s.size * s.dtype.itemsize for s in buffers)
         self._largest = max(buffers, key=lambda s: s.size * s.dtype.itemsize, default=None)
 
+    def install_full_code(self, code: jit.LoadedCode) -> None:
+        """Switch from first-tier code to ``code`` (the background thread of ``tiering``);
+        a run reads ``_function`` once, so it runs one code or the other."""
+        self._retired, self._code = self._code, code
+        self._function = _ENTRY(code.address)
+        self.upgrade = None
+
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
+        if self.upgrade is not None:
+            self._runs += 1
+            tiering.count_run(self, self._runs)
         if self._nbytes >= memory.CHECK_ABOVE_BYTES:
             memory.check_fits(self._nbytes, POOL.free_bytes, self._largest)
         outs = [new() for new in self._output_allocators]
@@ -205,7 +221,10 @@ class CpuCompiler(Compiler):
 
         llvm_ir, segments = emit_llvm_module(mlir, name)
         level = self.opt_level
-        product = codegen_worker.generate(str(llvm_ir), level, listings=dump.dump_dir() is not None)
+        ir = str(llvm_ir)
+        quick = tiering.first_tier(level) and dump.dump_dir() is None  # a dump shows the full code
+        product = codegen_worker.generate(ir, level, listings=dump.dump_dir() is not None,
+                                          emit_level=tiering.QUICK_EMIT_LEVEL if quick else None)
         dump.dump(name, "ll", product.ir or None)
         dump.dump(name, "s", product.assembly or None)
         code = jit.load_object(product.object, name, level)
@@ -214,9 +233,12 @@ class CpuCompiler(Compiler):
         out_shapes, temp_shapes = [o.shape for o in out_insts], [t.shape for t in temps] + scratch
         executable = CpuExecutable(code, n_params, constants, output_slots, out_shapes, temp_shapes,
                                    first_temp + len(temps) + len(scratch), segments)
+        metadata = _metadata(name, output_slots, out_shapes, temp_shapes, segments)
+        if quick:
+            executable.upgrade = tiering.Upgrade(ir, name, level, key, metadata)
         if object_cache.enabled():
-            object_cache.store(key, product.object,
-                               _metadata(name, output_slots, out_shapes, temp_shapes, segments))
+            # A first-tier entry keeps its IR, so a process loading it can make its full code.
+            object_cache.store(key, product.object, {**metadata, "ir": ir} if quick else metadata)
         return executable
 
 
@@ -254,4 +276,8 @@ def _load_cached(key: str, n_params: int, constants: list[np.ndarray], n_bound: 
     executable = CpuExecutable(loaded, n_params, constants, slots, outputs, temps,
                                n_bound + len(outputs) + len(temps), segments)
     executable.from_disk = True
+    ir = meta.get("ir")
+    if isinstance(ir, str) and tiering.first_tier(level):
+        full = {name: value for name, value in meta.items() if name != "ir"}
+        executable.upgrade = tiering.Upgrade(ir, str(meta["symbol"]), level, key, full)
     return executable

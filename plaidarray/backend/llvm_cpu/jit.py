@@ -57,10 +57,10 @@ def _new_engine(level: int) -> llvm.ExecutionEngine:
     return llvm.create_mcjit_compiler(backing, codegen.new_machine(host_target(), level))
 
 
-def generate(text: str, level: int, listings: bool = False) -> Product:
+def generate(text: str, level: int, listings: bool = False, emit_level: int | None = None) -> Product:
     """:func:`codegen.generate` in this process, for the host."""
     with _lock:
-        return codegen.generate(text, host_target(), level, listings)
+        return codegen.generate(text, host_target(), level, listings, emit_level)
 
 
 #: The engine of each live :class:`LoadedCode`, by its id. It is kept here rather than

@@ -1,0 +1,146 @@
+"""Tiered code generation: an executable's first machine code is emitted fast, and full
+code replaces it once the executable runs again.
+
+A program's first run waits for every compile, and on a small kernel a compile is
+about 15 ms of lowering in Python, 10 ms of LLVM's IR pipeline at O3 and 10 ms of code
+generation at O3, against 1.5-3.5 ms of code generation at O0 (docs/performance.md). So
+the first code of an executable is generated at O0 from the IR optimised at O3: the
+same vectorised IR, hence the same values, in kernels 10-30% slower. An executable that
+runs ``PLAIDARRAY_TIER_UP_AFTER`` times (default 2) is worth full code: one background
+thread has a code generator process (``codegen_worker.py``) generate it from the kept IR,
+so neither this process's LLVM lock nor its GIL is held meanwhile and the program's own
+compiles go on; the executable switches to it between two runs, and its disk cache
+entry is rewritten with it. JavaScript engines and the JVM tier their JITs alike, except
+that here both tiers compute identical results. ``PLAIDARRAY_TIER_UP_AFTER=0`` generates
+full code at once.
+"""
+
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import queue
+import threading
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from .. import environment
+from . import codegen_worker, jit, object_cache
+
+#: Runs of an executable after which its full code is generated; 0: no first tier.
+TIER_UP_AFTER_RUNS = environment.count("PLAIDARRAY_TIER_UP_AFTER", 2)
+
+#: The code generator's level for first-tier code.
+QUICK_EMIT_LEVEL = 0
+
+_log = logging.getLogger("plaidarray.compiles")
+
+
+def first_tier(level: int) -> bool:
+    """Whether code optimised at ``level`` starts as first-tier code: only where the full
+    code generator is the slow one (O2, O3) and tiers are on."""
+    return TIER_UP_AFTER_RUNS > 0 and level >= 2
+
+
+@dataclass
+class Upgrade:
+    """How an executable's full code is made: its IR, the symbol to find in the object,
+    the level, and the disk cache entry to rewrite (key and metadata)."""
+
+    ir: str
+    symbol: str
+    level: int
+    key: str
+    metadata: dict[str, Any]
+    submitted: bool = field(default=False)
+
+    def full_code(self) -> jit.LoadedCode:
+        product = codegen_worker.generate_in_worker(self.ir, self.level)
+        code = jit.load_object(product.object, self.symbol, self.level)
+        if code is None:
+            raise RuntimeError(f"llvm-cpu: the full code of {self.symbol} does not define it")
+        if object_cache.enabled():
+            object_cache.store(self.key, product.object, self.metadata)
+        return code
+
+
+class Upgradable(Protocol):
+    upgrade: Upgrade | None
+
+    def install_full_code(self, code: jit.LoadedCode) -> None: ...
+
+
+class _Worker:
+    """The background thread and its queue, started on first use in each process (a
+    forked child starts its own)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.queue: queue.Queue[Upgradable | None] = queue.Queue()
+        self.thread: threading.Thread | None = None
+        self.owner = 0
+
+    def submit(self, executable: Upgradable) -> None:
+        with self.lock:
+            if self.thread is None or self.owner != os.getpid():
+                self.queue = queue.Queue()
+                self.thread = threading.Thread(target=self._serve, args=(self.queue,),
+                                               name="plaidarray-tier-up", daemon=True)
+                self.owner = os.getpid()
+                self.thread.start()
+            self.queue.put(executable)
+
+    @staticmethod
+    def _serve(jobs: queue.Queue) -> None:
+        while (executable := jobs.get()) is not None:
+            try:
+                upgrade = executable.upgrade
+                if upgrade is not None:
+                    executable.install_full_code(upgrade.full_code())
+            except Exception as error:  # noqa: BLE001  whatever failed, the first-tier code stays, and is correct
+                _log.warning("plaidarray: full code generation failed, first-tier code kept: %s", error)
+            finally:
+                jobs.task_done()
+
+    def drain(self) -> None:
+        """Wait until every submitted upgrade is done."""
+        with self.lock:
+            jobs = self.queue if self.owner == os.getpid() else None
+        if jobs is not None:
+            jobs.join()
+
+    def stop(self) -> None:
+        """At exit: drop the upgrades not started and wait for the one running (LLVM must
+        not be inside a compile while the interpreter shuts down)."""
+        with self.lock:
+            thread, jobs = self.thread, self.queue
+            self.thread = None
+        if thread is None or self.owner != os.getpid():
+            return
+        try:
+            while True:
+                jobs.get_nowait()
+                jobs.task_done()
+        except queue.Empty:
+            pass
+        jobs.put(None)
+        thread.join()
+
+
+_WORKER = _Worker()
+atexit.register(_WORKER.stop)
+
+
+def count_run(executable: Upgradable, runs: int) -> None:
+    """Called by a first-tier executable on its ``runs``-th run: submits its upgrade once
+    the runs reach the threshold."""
+    upgrade = executable.upgrade
+    if upgrade is not None and runs >= TIER_UP_AFTER_RUNS and not upgrade.submitted:
+        upgrade.submitted = True
+        _WORKER.submit(executable)
+
+
+def drain() -> None:
+    """Wait for every upgrade submitted so far (tests, benchmarks that time full code)."""
+    _WORKER.drain()

@@ -1,0 +1,95 @@
+"""Tiered code generation (``backend/llvm_cpu/tiering.py``): first-tier code is replaced
+by full code once an executable runs again, both compute the same bits, the disk cache
+ends up with the full code, and a program exiting with upgrades queued ends cleanly."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from jit_helpers import run_child, start_child
+
+import plaidarray as xp
+
+pytest.importorskip("llvmlite")
+
+from plaidarray.backend.cache import EXECUTABLES
+from plaidarray.backend.llvm_cpu import tiering
+
+_CASES = {
+    "sum": lambda x, m: xp.sum(x),
+    "row sums": lambda x, m: xp.sum(m, axis=1),
+    "exp * 2 + x": lambda x, m: xp.exp(x) * 2.0 + x,
+    "max abs": lambda x, m: xp.max(xp.abs(x)),
+    "matrix product": lambda x, m: m @ m.T,
+    "cumulative sum": lambda x, m: xp.cumulative_sum(x),
+    "argmin": lambda x, m: xp.argmin(m, axis=0),
+}
+
+
+@pytest.mark.skipif(not tiering.first_tier(3), reason="tiers are off (PLAIDARRAY_TIER_UP_AFTER=0)")
+@pytest.mark.parametrize("name", _CASES)
+def test_full_code_replaces_first_tier_code_and_computes_the_same_bits(name, monkeypatch):
+    monkeypatch.setenv("PLAIDARRAY_CACHE_MAX_BYTES", "0")  # compiled here, not loaded from an earlier test
+    xp.set_backend("llvm-cpu")
+    rng = np.random.default_rng(7)
+    x = xp.asarray(rng.standard_normal(10_007))
+    m = xp.asarray(rng.standard_normal((97, 101)))
+    fn = _CASES[name]
+    xp.clear_cache()
+    first = np.asarray(fn(x, m))
+    executables = list(EXECUTABLES._lru.values())
+    assert executables and all(e.upgrade is not None for e in executables)  # first tier
+    second = np.asarray(fn(x, m))  # the second run asks for full code
+    tiering.drain()
+    assert all(e.upgrade is None and e._retired is not None for e in executables)
+    full = np.asarray(fn(x, m))
+    np.testing.assert_array_equal(second, first)
+    np.testing.assert_array_equal(full, first)
+
+
+_PROGRAM = """
+import json, numpy as np, plaidarray as xp
+from plaidarray.backend.llvm_cpu import object_cache, tiering
+from plaidarray.backend.cache import EXECUTABLES
+x = xp.asarray(np.arange(1000.0))
+values = [float(xp.sum(xp.sqrt(x) * 3.0)) for _ in range(RUNS)]
+tiering.drain()
+tiers = [e.upgrade is None for e in EXECUTABLES._lru.values()]
+irs = sorted("ir" in object_cache.load(p.stem)[1] for p, _ in object_cache.entries() if not p.stem.startswith("library-"))
+print(json.dumps({"values": values, "full": tiers, "from_disk": xp.cache_info().disk_hits, "irs": irs}))
+"""
+
+
+def test_the_disk_cache_ends_up_with_the_full_code(tmp_path):
+    once = run_child(_PROGRAM.replace("RUNS", "1"), tmp_path)
+    assert once["full"] == [False] and once["irs"] == [True]  # first tier stored, with its IR
+    twice = run_child(_PROGRAM.replace("RUNS", "2"), tmp_path)
+    assert twice["from_disk"] == 1  # loaded the first-tier entry...
+    assert twice["full"] == [True] and twice["irs"] == [False]  # ...and rewrote it with full code
+    again = run_child(_PROGRAM.replace("RUNS", "1"), tmp_path)
+    assert again["from_disk"] == 1 and again["full"] == [True]  # full code from the start
+    assert once["values"][0] == twice["values"][1] == again["values"][0]
+
+
+def test_no_first_tier_when_tiers_are_off(tmp_path):
+    result = run_child(_PROGRAM.replace("RUNS", "1"), tmp_path, PLAIDARRAY_TIER_UP_AFTER="0")
+    assert result["full"] == [True] and result["irs"] == [False]
+
+
+def test_a_program_exiting_with_upgrades_queued_ends_cleanly(tmp_path):
+    code = """
+import plaidarray as xp
+for n in range(1, 40):
+    x = xp.ones(n)
+    float(xp.sum(x * 2.0)); float(xp.sum(x * 2.0))  # each kernel asks for its full code
+"""
+    child = start_child(code, tmp_path)
+    _, err = child.communicate(timeout=300)
+    assert child.returncode == 0, err
+    assert err == ""
+
+
+def test_a_bad_setting_is_refused(tmp_path):
+    child = start_child("import plaidarray as xp; float(xp.sum(xp.ones(3)))", tmp_path, PLAIDARRAY_TIER_UP_AFTER="soon")
+    _, err = child.communicate(timeout=120)
+    assert child.returncode != 0 and "PLAIDARRAY_TIER_UP_AFTER" in err
