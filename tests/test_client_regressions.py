@@ -340,6 +340,18 @@ def test_the_gaussian_mixture_covariance_pattern(backend):
     np.testing.assert_array_equal(np.asarray(covariances), blocks + 1e-6 * np.eye(3))
 
 
+def test_a_view_stored_back_through_a_mask_or_index_array(backend):
+    """``a[mask] = a[0]``: the view's key is compared with the new key only when both are
+    basic (comparing an int with an array would record an array, not answer), and one row
+    is stored into every selected row, as NumPy broadcasts it (it used to be taken along
+    its own first axis: a ValueError)."""
+    a = xp.reshape(xp.arange(6.0), (3, 2))
+    a[xp.asarray([False, True, True])] = a[0]
+    b = np.arange(6.0).reshape(3, 2)
+    b[np.array([False, True, True])] = b[0]
+    np.testing.assert_array_equal(np.asarray(a), b)
+
+
 def test_integer_array_and_mask_indexing_give_copies(backend):
     """As in NumPy: only basic indexing gives a view."""
     a = xp.zeros(4)

@@ -202,6 +202,13 @@ def _masked_update(x: Array, mask: Array, value: Array) -> Array:
     wide = op("broadcast_in_dim", mask, dims=x.shape, broadcast_dimensions=tuple(range(mask.ndim)))
     if value.size == 1:
         return op("select", wide, graph.broadcast_to(graph.reshape(value, ()), x.shape), x)
+    trailing = x.shape[mask.ndim:]
+    if value.ndim <= len(trailing) or (value.ndim == len(trailing) + 1 and value.shape[0] == 1):
+        # One value for every selected position (``x[row_mask] = row``), as NumPy broadcasts it.
+        row = graph.broadcast_to(graph.reshape(value, value.shape[1:]) if value.ndim > len(trailing) else value,
+                                 trailing)
+        spread = op("broadcast_in_dim", row, dims=x.shape, broadcast_dimensions=tuple(range(mask.ndim, x.ndim)))
+        return op("select", wide, spread, x)
     flat_mask = graph.convert(graph.reshape(mask, (mask.size,)), dt.int64)
     rank = op("subtract", op("cumulative", flat_mask, dimension=0, kind="add"), graph.full((mask.size,), 1, dt.int64))
     rows = op("take", value, rank, axis=0)

@@ -189,7 +189,7 @@ class Array:
         and costs the size of ``value``, not of the array. When this array is a view of
         another, the write reaches that array too (``_write_back``)."""
         if type(value) is Array and value._base is not None and value._base[2] is value._node \
-                and value._base[0]() is self and value._base[1] == key:
+                and value._base[0]() is self and _is_basic(key) and value._base[1] == key:
             return  # ``x[key] += v``: the view x[key] wrote itself back already
         self._store(key, value)
         self._write_back()
