@@ -1,6 +1,6 @@
 """Run real array-API client libraries' own tests on array_api_strict and on plaidarray.
 
-Usage: python clients/run.py {sklearn,extra} [--fast] [--namespace NS] [--timeout S]
+Usage: python clients/run.py {sklearn,extra,scipy} [--fast] [--namespace NS] [--timeout S]
                              [--workdir DIR] [--causes N] [--warm] [-- pytest args]
 
 sklearn  scikit-learn's installed tests (``--pyargs``), the modules that hold array-API
@@ -8,6 +8,9 @@ sklearn  scikit-learn's installed tests (``--pyargs``), the modules that hold ar
 extra    array-api-extra's tests, from its sdist (the wheel ships none), downloaded with
          pip into ``--workdir`` (outside the repository by default); ``extra_plugin``
          adds plaidarray to its backends.
+scipy    SciPy's array-API functions (special, stats, fft, signal, cluster) against NumPy
+         (``scipy_functions.py``): SciPy's own tests pick their backends when SciPy's
+         conftest is imported, with no way in for another namespace.
 
 Each namespace runs in its own pytest process (``-k`` selects its cases); the harness
 prints passed/failed/skipped and wall time for each, then the most common failure
@@ -103,6 +106,9 @@ def _command(suite: str, namespace: str, args: argparse.Namespace, report: Path)
     if suite == "sklearn":
         return ([sys.executable, "-m", "pytest", "-p", "sklearn_plugin", *common, *args.pytest_args,
                  "--pyargs", *_sklearn_modules(args.fast)], args.workdir)
+    if suite == "scipy":
+        return ([sys.executable, "-m", "pytest", *common, *args.pytest_args, str(HERE / "scipy_functions.py")],
+                args.workdir)
     source = _extra_tests(args.workdir)
     return ([sys.executable, "-m", "pytest", "-p", "extra_plugin", *common, *args.pytest_args,
              "tests/main"], source)
@@ -138,7 +144,7 @@ def _failure_messages(report: Path) -> collections.Counter[str]:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("suite", choices=("sklearn", "extra"))
+    parser.add_argument("suite", choices=("sklearn", "extra", "scipy"))
     parser.add_argument("--fast", action="store_true", help="a representative subset, float64 only")
     parser.add_argument("--namespace", choices=(*NAMESPACES, "both"), default="both")
     parser.add_argument("--timeout", type=int, default=600, help="per-test limit (pytest-timeout), 0: none")
