@@ -1,25 +1,17 @@
 """The Array API ``fft`` extension (revision 2024.12): ``plaidarray.fft``.
 
-Every transform is a discrete Fourier transform along one axis, written as a
-``dot_general`` of the input with a twiddle matrix that the graph builds itself:
-``exp(±2πi·k·j/n)`` from two ``iota``s, ``cos``/``sin`` and ``complex``. The product
-``k·j`` is reduced modulo ``n`` in int64 before it becomes a float64 angle, so every
-angle lies in ``[0, 2π)`` whatever the length, and quarter turns are snapped to their
-exact values (``fft([1, 1])`` has an imaginary part of exactly 0, as NumPy's has). The
-matrix is then rounded to the input's precision.
+Every transform is the HLO op ``fft`` (``hlo/ops/fft.py``: a complex transform along the
+last axis, O(n log n) for every length, its twiddles computed once per compile) applied
+along one axis at a time: the axis is moved last, trimmed or zero-padded to ``n``,
+transformed, scaled for ``norm``, and moved back. N-dimensional transforms apply it
+axis by axis.
 
-This is O(n²) work (and an n×n matrix) per transformed axis, not the O(n log n) of an
-FFT: it is simple to compile and meant for correctness first, not for long signals.
-The sums run in the input's precision, so the error grows like ``n·eps`` rather than
-``log(n)·eps`` (for complex64 and n = 1000, about 1e-6 of the largest output, where
-NumPy's pocketfft is near 4e-8; complex128 stays within a few 1e-15). N-dimensional
-transforms apply the one-dimensional one axis by axis.
-
-Real-input transforms (``rfft``, ``ihfft``) contract the real input with the real and
-imaginary parts of the matrix separately; real-output transforms (``irfft``,
-``hfft``) weight the non-redundant half of the spectrum (the zero-frequency and, for
-even ``n``, the Nyquist term once, the others twice) and keep the real part only, so
-the imaginary parts of those two terms are ignored, as NumPy does.
+Real-input transforms (``rfft``, ``ihfft``) transform the signal as complex and keep the
+``n // 2 + 1`` non-redundant terms (a transform of half the length, packed, would do half
+the work: not yet). Real-output transforms (``irfft``, ``hfft``) rebuild the full
+Hermitian spectrum from its first half (the other half is the conjugate, mirrored),
+transform it and keep the real part, so the imaginary parts of the zero-frequency and
+(for even ``n``) Nyquist terms are ignored, as NumPy does.
 
 Dtypes: ``fft``/``ifft``/``fftn``/``ifftn`` return the dtype of a complex input;
 ``rfft``/``rfftn``/``ihfft`` take real floating-point input and return the complex
@@ -61,70 +53,61 @@ def _scale(norm: str, n: int, inverse: bool, where: str) -> float:
     return _SCALES[norm][inverse](n)
 
 
-# --- the one-dimensional transform as a matrix product --------------------------------
-
-def _twiddles(rows: int, cols: int, n: int, sign: int, scale: float) -> tuple[Array, Array]:
-    """Real and imaginary parts of ``scale * exp(sign * 2πi * k * j / n)`` for ``k < rows``
-    and ``j < cols``, as float64 matrices."""
-    shape = (rows, cols)
-    k = op("iota", dims=shape, iota_dimension=0, dtype=dt.int64)
-    j = op("iota", dims=shape, iota_dimension=1, dtype=dt.int64)
-    turns = op("remainder", op("multiply", k, j), graph.full(shape, n, dt.int64))
-    angle = op("multiply", convert(turns, dt.float64), graph.full(shape, 2 * math.pi / n, dt.float64))
-    quarter = op("compare", op("remainder", op("multiply", turns, graph.full(shape, 4, dt.int64)),
-                               graph.full(shape, n, dt.int64)), graph.full(shape, 0, dt.int64), direction="EQ")
-    re, im = (op("select", quarter, op("round_nearest_even", v), v) for v in (op("cos", angle), op("sin", angle)))
-    return (op("multiply", re, graph.full(shape, scale, dt.float64)),
-            op("multiply", im, graph.full(shape, sign * scale, dt.float64)))
-
-
-def _contract(x: Array, matrix: Array, axis: int) -> Array:
-    """``x`` contracted along ``axis`` with the rows of ``matrix``; its columns replace the axis."""
-    out = op("dot_general", x, convert(matrix, x.dtype), lhs_batch=(), rhs_batch=(), lhs_contracting=(axis,),
-             rhs_contracting=(0,))
-    last = x.ndim - 1
-    if axis == last:
-        return out
-    return op("transpose", out, permutation=(*range(axis), last, *range(axis, last)))
-
+# --- the one-dimensional transforms, on the HLO op ---------------------------------------
 
 def _resize(x: Array, axis: int, length: int) -> Array:
     """``x`` trimmed or zero-padded along ``axis`` to ``length``."""
     size = x.shape[axis]
     if length < size:
-        limit = tuple(length if i == axis else s for i, s in enumerate(x.shape))
-        return op("slice", x, start=(0,) * x.ndim, limit=limit, strides=(1,) * x.ndim)
+        return _part(x, axis, 0, length)
     if length > size:
         high = tuple(length - size if i == axis else 0 for i in range(x.ndim))
         return op("pad", x, graph.constant(0, x.dtype), low=(0,) * x.ndim, high=high, interior=(0,) * x.ndim)
     return x
 
 
+def _part(x: Array, axis: int, start: int, stop: int) -> Array:
+    """Entries ``start:stop`` of ``x`` along ``axis``."""
+    begin = tuple(start if i == axis else 0 for i in range(x.ndim))
+    limit = tuple(stop if i == axis else s for i, s in enumerate(x.shape))
+    return op("slice", x, start=begin, limit=limit, strides=(1,) * x.ndim)
+
+
+def _transform(x: Array, axis: int, sign: int, scale: float) -> Array:
+    """The complex transform of ``x`` along ``axis`` with ``exp(sign * 2 pi i jk / n)``,
+    times ``scale``."""
+    last = x.ndim - 1
+    order = [*range(axis), *range(axis + 1, x.ndim), axis]
+    if axis != last:
+        x = op("transpose", x, permutation=tuple(order))
+    n = x.shape[-1]
+    y = op("fft", x, fft_type="FFT" if sign < 0 else "IFFT")
+    factor = scale if sign < 0 else scale * n  # IFFT divides by n already, as XLA's does
+    if factor != 1.0:
+        y = op("multiply", y, graph.full(y.shape, factor, y.dtype))
+    if axis != last:
+        y = op("transpose", y, permutation=tuple(order.index(i) for i in range(x.ndim)))
+    return y
+
+
 def _complex_to_complex(x: Array, axis: int, n: int, sign: int, scale: float) -> Array:
-    re, im = _twiddles(n, n, n, sign, scale)
-    return _contract(_resize(x, axis, n), op("complex", re, im), axis)
+    return _transform(_resize(x, axis, n), axis, sign, scale)
 
 
 def _real_to_complex(x: Array, axis: int, n: int, sign: int, scale: float) -> Array:
     """The ``n // 2 + 1`` non-redundant terms of the transform of a real signal."""
-    re, im = _twiddles(n, n // 2 + 1, n, sign, scale)
-    x = _resize(x, axis, n)
-    return op("complex", _contract(x, re, axis), _contract(x, im, axis))
+    x = convert(_resize(x, axis, n), dt.complex_dtype(x.dtype))
+    return _part(_transform(x, axis, sign, scale), axis, 0, n // 2 + 1)
 
 
 def _complex_to_real(x: Array, axis: int, n: int, sign: int, scale: float) -> Array:
     """The real signal of length ``n`` whose Hermitian spectrum starts with ``x``."""
     half = n // 2 + 1
-    re, im = _twiddles(half, n, n, sign, scale)
-    k = op("iota", dims=(half,), iota_dimension=0, dtype=dt.int64)
-    once = op("or", op("compare", k, graph.full((half,), 0, dt.int64), direction="EQ"),
-              op("compare", op("add", k, k), graph.full((half,), n, dt.int64), direction="EQ"))
-    weight = op("broadcast_in_dim", op("select", once, graph.full((half,), 1.0, dt.float64),
-                                       graph.full((half,), 2.0, dt.float64)),
-                dims=(half, n), broadcast_dimensions=(0,))
     x = _resize(x, axis, half)
-    return op("subtract", _contract(op("real", x), op("multiply", re, weight), axis),
-              _contract(op("imag", x), op("multiply", im, weight), axis))
+    if n > half:  # X[k] = conj(X[n - k]) for k >= half
+        mirrored = op("reverse", op("conj", _part(x, axis, 1, n - half + 1)), dimensions=(axis,))
+        x = op("concatenate", x, mirrored, dimension=axis)
+    return op("real", _transform(x, axis, sign, scale))
 
 
 # --- argument checking -----------------------------------------------------------------

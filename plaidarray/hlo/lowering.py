@@ -142,5 +142,15 @@ class Kernel:
     in_place_operand: int | None = None
 
 
+@dataclass(frozen=True)
+class Expansion:
+    """An op lowered by rewriting it into other HLO ops before fusion, as XLA's expander
+    passes do (``hlo/passes/expand.py``): ``expand(inst, operand)`` returns the
+    instruction computing the same value. What it builds is target-neutral HLO, so every
+    backend that lowers those ops lowers this one."""
+
+    expand: Callable[[Instruction, Instruction], Instruction]
+
+
 class NotLowerable:
     """Marker for ops only the reference backend runs (``parameter`` is bound, not lowered)."""

@@ -1,6 +1,6 @@
 """The llvm-cpu compiler: a named pass pipeline from HLO to machine code.
 
-    hlo-passes -> bind-constants -> fuse -> to-linalg -> convert-linalg-to-loops
+    expand -> hlo-passes -> bind-constants -> fuse -> to-linalg -> convert-linalg-to-loops
       -> fuse-parallel-loops -> contract-temporaries -> to-llvm-ir -> llvm-opt -> jit
 
 Each stage can be dumped (``PLAIDARRAY_DUMP``). LLVM optimises at -O3 unless the
@@ -32,6 +32,7 @@ from xdsl.transforms.linalg_generalize_named_ops import LinalgGeneralizeNamedOps
 from ...hlo import Computation, Instruction, Module
 from ...hlo.fingerprint import fingerprint, structure
 from ...hlo.passes import run_hlo_passes
+from ...hlo.passes.expand import expand
 from ...hlo.shape import Shape
 from .. import dump, memory, transfer
 from ..buffer_pool import POOL
@@ -45,7 +46,7 @@ from .linalg_to_loops import ConvertLinalgToStaticLoops
 from .loop_fusion import ContractTemporaries, FuseParallelLoops, drop_unused_arguments
 from .llvm_emitter import Segment, emit_llvm_module
 
-PIPELINE = ("hlo-passes", "bind-constants", "fuse", "to-linalg", "linalg-generalize-named-ops",
+PIPELINE = ("expand", "hlo-passes", "bind-constants", "fuse", "to-linalg", "linalg-generalize-named-ops",
             "convert-linalg-to-loops", "fuse-parallel-loops", "contract-temporaries", "to-llvm-ir", "llvm-opt",
             "jit")
 
@@ -177,7 +178,7 @@ class CpuCompiler(Compiler):
         return f"{jit.host_target()}/O{self.opt_level}"
 
     def compile(self, module: Module) -> Executable:
-        comp = run_hlo_passes(module.entry)
+        comp = run_hlo_passes(expand(module.entry))
         with _counter_lock:
             name = f"plaid_{fingerprint(comp)}_{next(_counter)}"
         dump.dump(name, "hlo.txt", Module(name, comp).to_text() if dump.dump_dir() else None)
