@@ -24,8 +24,11 @@ used entries are evicted until it fits. Scanning only then keeps writes cheap in
 directory of thousands of entries.
 
 Environment: ``PLAIDARRAY_CACHE_DIR`` (default ``$XDG_CACHE_HOME/plaidarray``, else
-``~/.cache/plaidarray``) and ``PLAIDARRAY_CACHE_MAX_BYTES`` (default 256 MiB; 0 turns
-the disk cache off).
+``~/.cache/plaidarray``) and ``PLAIDARRAY_CACHE_MAX_BYTES`` (default 2 GiB; 0 turns
+the disk cache off). Why so large: an LRU smaller than what a program compiles misses on
+every entry when the program runs again in the same order, and one run of scikit-learn's
+array-API tests stores a few hundred MB (~19 kernels of ~10 KB per test): with a 256 MiB cap
+its second run took 431 s, with room for everything 47 s.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 SUFFIX = ".plaidobj"
-DEFAULT_MAX_BYTES = 256 * 1024 * 1024
+DEFAULT_MAX_BYTES = 2 * 1024 * 1024 * 1024
 _MAGIC = b"PLAIDOBJ"
 _FORMAT = 1
 #: magic, format, metadata length, object length, blake2b-256 of metadata + object
