@@ -323,3 +323,10 @@ def test_linspace_rejects_integer_dtypes():
 def test_eye(backend, n_rows, n_cols, k, dtype):
     expected = np.eye(n_rows, n_cols, k=k, dtype=np.float64 if dtype is None else dtype)
     assert_same(xp.eye(n_rows, n_cols, k=k, dtype=dtype), expected, exact=True)
+
+
+@pytest.mark.parametrize("k", [2**63, -2**63 - 1, 2**64, 3, -3])
+@pytest.mark.parametrize("n_rows", [0, 2])
+def test_eye_offsets_past_the_edges(backend, n_rows, k):
+    """array-api-tests drew k = 2**63 and got an OverflowError; NumPy gives zeros."""
+    assert_same(xp.eye(n_rows, 3, k=k), np.eye(n_rows, 3, k=k), exact=True)

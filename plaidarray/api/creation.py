@@ -202,6 +202,8 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     target = _dtype(dtype, dt.default_float, "eye")
     rows = op("iota", dims=shape, iota_dimension=0, dtype=dt.int64)
     cols = op("iota", dims=shape, iota_dimension=1, dtype=dt.int64)
+    # An offset past either edge selects nothing, whatever its size (k may exceed int64).
+    k = max(-shape[0], min(graph.as_int(k, "eye", "k"), shape[1]))
     diagonal = op("compare", op("add", rows, graph.full(shape, k, dt.int64)), cols, direction="EQ")
     return convert(diagonal, target)
 
