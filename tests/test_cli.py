@@ -25,7 +25,7 @@ def test_info_shows_versions_target_backends_and_cache(capsys, monkeypatch, tmp_
     assert f"target: {target.triple}, cpu {target.cpu}" in out
     assert f"features: {target.features}" in out
     assert "backend llvm-cpu: priority 100 (in use)" in out and "backend reference: priority 0" in out
-    assert f"compile cache: {tmp_path}" in out and "1 entry, 3.0 KiB of 256.0 MiB" in out
+    assert f"compile cache: {tmp_path}" in out and "1 entry, 3.0 KiB of 2.0 GiB" in out
 
 
 def test_cache_info_and_clear(capsys, monkeypatch, tmp_path):
