@@ -41,13 +41,9 @@ RECYCLE_AFTER = 200
 #: Seconds to wait for a worker's ``ready`` before giving up on it.
 START_TIMEOUT = 30.0
 
-#: Guards the count of compiles done here (the choice of where a compile goes).
+#: Guards the counts of compiles and workers (and the choice of where a compile goes).
 _lock = threading.Lock()
-#: Guards the workers and the conversation with them: one request at a time. Apart from
-#: ``_lock``, so a compile in this process never waits for one in a worker.
-_worker_lock = threading.Lock()
 _stats = {"in_process": 0, "worker": 0, "workers_started": 0}
-_workers: dict[str, _Worker | None] = {"serving": None, "starting": None}
 
 
 def max_bytes() -> int:
@@ -78,7 +74,8 @@ class _Worker:
                                         stdout=subprocess.PIPE,
                                         env={**os.environ, "PYTHONSAFEPATH": "1",
                                              codegen.MAX_BYTES_VARIABLE: str(max_bytes())})
-        _stats["workers_started"] += 1
+        with _lock:  # the two pools start workers independently
+            _stats["workers_started"] += 1
 
     def wait_ready(self, timeout: float) -> bool:
         """Whether the worker has said ``ready`` (waiting up to ``timeout`` seconds)."""
@@ -123,37 +120,70 @@ class _Worker:
             self.process.wait()
 
 
-def _serving() -> _Worker:
-    """The worker to send the next compile to, started (and waited for) if need be."""
-    for role, worker in _workers.items():
-        if worker is not None and worker.owner != os.getpid():
-            _workers[role] = None
-    starting = _workers["starting"]
-    if starting is not None:
-        try:
-            ready = starting.wait_ready(0)
-        except RuntimeError:  # the successor died starting: the serving worker goes on
-            _retire("starting")
-            ready = False
-        if ready:
-            _retire("serving")
-            _workers["serving"], _workers["starting"] = starting, None
-    serving = _workers["serving"]
-    if serving is None:
-        serving, _workers["starting"] = _workers["starting"] or _Worker(), None
-        _workers["serving"] = serving
-        if not serving.wait_ready(START_TIMEOUT):
-            _retire("serving")
-            raise RuntimeError(f"llvm-cpu: the code generator process did not start in {START_TIMEOUT:.0f} s")
-    elif serving.compiles >= RECYCLE_AFTER and _workers["starting"] is None:
-        _workers["starting"] = _Worker()
-    return serving
+class _Pool:
+    """Workers serving one stream of compiles, one request at a time: the serving worker,
+    and its successor while one starts (a worker is retired after ``RECYCLE_AFTER``)."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.workers: dict[str, _Worker | None] = {"serving": None, "starting": None}
+
+    def generate(self, text: str, level: int, listings: bool, emit_level: int) -> Product:
+        with self.lock:
+            worker = self._serving()
+            try:
+                product = worker.generate(text, jit.host_target(), level, listings, emit_level)
+            except RuntimeError:
+                if worker.process.poll() is not None:
+                    self.retire("serving")
+                raise
+            with _lock:
+                _stats["worker"] += 1
+            return product
+
+    def _serving(self) -> _Worker:
+        """The worker to send the next compile to, started (and waited for) if need be."""
+        workers = self.workers
+        for role, worker in workers.items():
+            if worker is not None and worker.owner != os.getpid():
+                workers[role] = None
+        starting = workers["starting"]
+        if starting is not None:
+            try:
+                ready = starting.wait_ready(0)
+            except RuntimeError:  # the successor died starting: the serving worker goes on
+                self.retire("starting")
+                ready = False
+            if ready:
+                self.retire("serving")
+                workers["serving"], workers["starting"] = starting, None
+        serving = workers["serving"]
+        if serving is None:
+            serving, workers["starting"] = workers["starting"] or _Worker(), None
+            workers["serving"] = serving
+            if not serving.wait_ready(START_TIMEOUT):
+                self.retire("serving")
+                raise RuntimeError(f"llvm-cpu: the code generator process did not start in {START_TIMEOUT:.0f} s")
+        elif serving.compiles >= RECYCLE_AFTER and workers["starting"] is None:
+            workers["starting"] = _Worker()
+        return serving
+
+    def retire(self, role: str) -> None:
+        worker, self.workers[role] = self.workers[role], None
+        if worker is not None:
+            worker.close()
+
+    def shutdown(self) -> None:
+        with self.lock:
+            for role in list(self.workers):
+                self.retire(role)
 
 
-def _retire(role: str) -> None:
-    worker, _workers[role] = _workers[role], None
-    if worker is not None:
-        worker.close()
+#: The program's own compiles past the first ones, and the background full code of
+#: ``tiering.py``: two pools, so that a compile the program waits for never queues behind
+#: an upgrade (one worker serving both made such compiles wait 0.1 s each, measured).
+_FOREGROUND, _BACKGROUND = _Pool(), _Pool()
+_workers = _FOREGROUND.workers
 
 
 def generate(text: str, level: int, listings: bool = False, emit_level: int | None = None) -> Product:
@@ -171,20 +201,12 @@ def generate(text: str, level: int, listings: bool = False, emit_level: int | No
     return generate_in_worker(text, level, listings, emit_level)
 
 
-def generate_in_worker(text: str, level: int, listings: bool = False, emit_level: int | None = None) -> Product:
-    """:func:`generate` in a worker whatever the counts: for compiles that must not wait
-    for this process's LLVM lock (``tiering.py``'s background full code)."""
-    with _worker_lock:
-        worker = _serving()
-        try:
-            product = worker.generate(text, jit.host_target(), level, listings,
-                                      level if emit_level is None else emit_level)
-        except RuntimeError:
-            if worker.process.poll() is not None:
-                _retire("serving")
-            raise
-        _stats["worker"] += 1
-        return product
+def generate_in_worker(text: str, level: int, listings: bool = False, emit_level: int | None = None,
+                       background: bool = False) -> Product:
+    """:func:`generate` in a worker whatever the counts; ``background`` compiles (full code
+    for ``tiering.py``) have workers of their own."""
+    pool = _BACKGROUND if background else _FOREGROUND
+    return pool.generate(text, level, listings, level if emit_level is None else emit_level)
 
 
 def stats() -> dict[str, int]:
@@ -196,6 +218,5 @@ def stats() -> dict[str, int]:
 @atexit.register
 def shutdown() -> None:
     """End every worker (at exit, or for a test)."""
-    with _worker_lock:
-        for role in list(_workers):
-            _retire(role)
+    for pool in (_FOREGROUND, _BACKGROUND):
+        pool.shutdown()

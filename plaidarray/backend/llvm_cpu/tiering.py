@@ -7,9 +7,9 @@ generation at O3, against 1.5-3.5 ms of code generation at O0 (docs/performance.
 the first code of an executable is generated at O0 from the IR optimised at O3: the
 same vectorised IR, hence the same values, in kernels 10-30% slower. An executable that
 runs ``PLAIDARRAY_TIER_UP_AFTER`` times (default 2) is worth full code: one background
-thread has a code generator process (``codegen_worker.py``) generate it from the kept IR,
-so neither this process's LLVM lock nor its GIL is held meanwhile and the program's own
-compiles go on; the executable switches to it between two runs, and its disk cache
+thread has a code generator process of its own (``codegen_worker.py``) generate it from
+the kept IR, so neither this process's LLVM lock, nor its GIL, nor the program's own code
+generator process is held meanwhile and the program's compiles go on; the executable switches to it between two runs, and its disk cache
 entry is rewritten with it. JavaScript engines and the JVM tier their JITs alike, except
 that here both tiers compute identical results. ``PLAIDARRAY_TIER_UP_AFTER=0`` generates
 full code at once.
@@ -56,7 +56,7 @@ class Upgrade:
     submitted: bool = field(default=False)
 
     def full_code(self) -> jit.LoadedCode:
-        product = codegen_worker.generate_in_worker(self.ir, self.level)
+        product = codegen_worker.generate_in_worker(self.ir, self.level, background=True)
         code = jit.load_object(product.object, self.symbol, self.level)
         if code is None:
             raise RuntimeError(f"llvm-cpu: the full code of {self.symbol} does not define it")
