@@ -258,3 +258,15 @@ def test_the_expansion_holds_no_quadratic_table(n):
     assert "fft" not in {i.opcode for i in expanded.instructions}
     assert max(constants) <= 4 * n
     assert sum(constants) <= 40 * n
+
+
+def test_fft_inside_a_jitted_loop(backend):
+    """The reference backend runs it; llvm-cpu cannot bind the twiddle tables inside a
+    nested computation yet and says so (it used to fail deep in the lowering)."""
+    a = np.random.default_rng(0).standard_normal(100) + 0j
+    loop = xp.jit(lambda x: xp.fori_loop(0, 2, lambda i, v: xfft.fft(v) / 10.0, x))
+    if backend == "reference":
+        np.testing.assert_allclose(np.asarray(loop(xp.asarray(a))), np.fft.fft(np.fft.fft(a) / 10) / 10, rtol=1e-12)
+    else:
+        with pytest.raises(NotImplementedError, match="fft.*inside a while body"):
+            loop(xp.asarray(a))

@@ -89,9 +89,8 @@ class CpuExecutable(Executable):
                  n_args: int, segments: list[Segment]) -> None:
         self._code = code
         self._function = _ENTRY(code.address)
-        #: For first-tier code (``tiering.py``): how its full code is made, and runs so far.
+        #: For first-tier code (``tiering.py``): how its full code is made.
         self.upgrade: tiering.Upgrade | None = None
-        self._runs = 0
         #: First-tier code replaced by full code: a run on another thread may still be in
         #: it, so it lives as long as the executable.
         self._retired: jit.LoadedCode | None = None
@@ -127,8 +126,7 @@ class CpuExecutable(Executable):
 
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
         if self.upgrade is not None:
-            self._runs += 1
-            tiering.count_run(self, self._runs)
+            tiering.count_run(self)
         if self._nbytes >= memory.CHECK_ABOVE_BYTES:
             memory.check_fits(self._nbytes, POOL.free_bytes, self._largest)
         outs = [new() for new in self._output_allocators]

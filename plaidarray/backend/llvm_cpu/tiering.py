@@ -9,8 +9,8 @@ same vectorised IR, hence the same values, in kernels 10-30% slower. An executab
 runs ``PLAIDARRAY_TIER_UP_AFTER`` times (default 2) is worth full code: one background
 thread has a code generator process of its own (``codegen_worker.py``) generate it from
 the kept IR, so neither this process's LLVM lock, nor its GIL, nor the program's own code
-generator process is held meanwhile and the program's compiles go on; the executable switches to it between two runs, and its disk cache
-entry is rewritten with it. JavaScript engines and the JVM tier their JITs alike, except
+generator process is held meanwhile and the program's compiles go on; the executable
+switches to it between two runs, and its disk cache entry is rewritten with it. JavaScript engines and the JVM tier their JITs alike, except
 that here both tiers compute identical results. ``PLAIDARRAY_TIER_UP_AFTER=0`` generates
 full code at once.
 """
@@ -22,7 +22,7 @@ import logging
 import os
 import queue
 import threading
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 from .. import environment
@@ -53,7 +53,8 @@ class Upgrade:
     level: int
     key: str
     metadata: dict[str, Any]
-    submitted: bool = field(default=False)
+    runs: int = 0
+    submitted: bool = False
 
     def full_code(self) -> jit.LoadedCode:
         product = codegen_worker.generate_in_worker(self.ir, self.level, background=True)
@@ -132,11 +133,14 @@ _WORKER = _Worker()
 atexit.register(_WORKER.stop)
 
 
-def count_run(executable: Upgradable, runs: int) -> None:
-    """Called by a first-tier executable on its ``runs``-th run: submits its upgrade once
-    the runs reach the threshold."""
+def count_run(executable: Upgradable) -> None:
+    """Called by a first-tier executable at each run: submits its upgrade once the runs
+    reach the threshold."""
     upgrade = executable.upgrade
-    if upgrade is not None and runs >= TIER_UP_AFTER_RUNS and not upgrade.submitted:
+    if upgrade is None:
+        return
+    upgrade.runs += 1
+    if upgrade.runs >= TIER_UP_AFTER_RUNS and not upgrade.submitted:
         upgrade.submitted = True
         _WORKER.submit(executable)
 

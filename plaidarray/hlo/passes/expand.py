@@ -7,6 +7,7 @@ from __future__ import annotations
 from ..ir import Computation, Instruction, rebuild
 from ..lowering import Expansion
 from ..opdef import lookup
+from ..ops.control_flow import Subcomputation
 
 
 def expand(comp: Computation) -> Computation:
@@ -19,13 +20,25 @@ def expand(comp: Computation) -> Computation:
 
 
 def _with_expanded_subcomputations(inst: Instruction) -> Instruction:
-    """``inst`` with every nested computation among its attributes expanded."""
-    nested = {name: value for name, value in inst.attrs.items() if hasattr(value, "computation")}
-    if not nested:
-        return inst
-    attrs = dict(inst.attrs)
-    for name, value in nested.items():
-        expanded = expand(value.computation)
-        if expanded.instructions != value.computation.instructions:
-            attrs[name] = type(value)(expanded)
-    return Instruction(inst.opcode, inst.operands, attrs, inst.shape)
+    """``inst`` with every nested computation among its attributes expanded (itself when
+    none changes)."""
+    attrs = None
+    for name, value in inst.attrs.items():
+        if isinstance(value, Subcomputation):
+            expanded = expand(value.computation)
+            if expanded.instructions != value.computation.instructions:
+                _check_no_array_constants(expanded, inst.opcode)
+                attrs = attrs or dict(inst.attrs)
+                attrs[name] = Subcomputation(expanded)
+    return inst if attrs is None else Instruction(inst.opcode, inst.operands, attrs, inst.shape)
+
+
+def _check_no_array_constants(comp: Computation, where: str) -> None:
+    """Array constants are bound to the executable as parameters of its entry
+    computation only, so an expansion that needs tables (``fft``'s twiddles) cannot run
+    inside a nested one: a clear error, not a failure deep in the lowering."""
+    for inst in comp.instructions:
+        if inst.opcode == "constant" and inst.shape.rank:
+            raise NotImplementedError(
+                f"llvm-cpu: an op expanded with constant tables (fft) inside a {where} body (jit's cond, "
+                f"while_loop, fori_loop) is not supported yet; compute it outside the loop or branch")
