@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..trace.array import Array
-from .graph import check_array, check_category, convert, op, operands, python_scalar
+from .graph import check_array, check_category, convert, op, operands, python_scalar, scalar_like
 
 __all__: list[str] = []
 
@@ -36,9 +36,12 @@ def _compare(direction: str) -> Callable[[Array, Array], Array]:
 
 
 def _unary(name: str, category: str, decompose: Callable[[Array], Array]) -> None:
+    accepted = dt.CATEGORIES[category]
+
     def fn(x: Array, /) -> Array:
-        check_array(x, name)
-        check_category(x, category, name)
+        if type(x) is not Array or x._node.shape.dtype not in accepted:
+            check_array(x, name)
+            check_category(x, category, name)
         return decompose(x)
 
     fn.__doc__ = f"Element-wise {name} (spec: {category} input)."
@@ -50,10 +53,21 @@ def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array]
     accepted = dt.CATEGORIES[category]
 
     def fn(x1: Array | bool | int | float, x2: Array | bool | int | float, /) -> Array:
-        if type(x1) is Array and type(x2) is Array:  # arrays of one shape and dtype: no promotion
-            n1, n2 = x1._node, x2._node
-            if n1.shape == n2.shape and n1.shape.dtype in accepted and not (n1.weak or n2.weak):
-                return decompose(x1, x2)
+        # The common cases first, without the general promotion rules: arrays of one
+        # shape and dtype, and an array with a Python int or float, which takes its dtype.
+        t1, t2 = type(x1), type(x2)
+        if t1 is Array:
+            n1 = x1._node
+            if t2 is Array:
+                n2 = x2._node
+                if n1.shape == n2.shape and n1.shape.dtype in accepted and not (n1.weak or n2.weak):
+                    return decompose(x1, x2)
+            elif (t2 is float or t2 is int) and not n1.weak and n1.shape.dtype in accepted:
+                return decompose(x1, Array(scalar_like(x2, n1.shape, name)))
+        elif t2 is Array and (t1 is float or t1 is int):
+            n2 = x2._node
+            if not n2.weak and n2.shape.dtype in accepted:
+                return decompose(Array(scalar_like(x1, n2.shape, name)), x2)
         a, b = operands(name, x1, x2)
         check_category(a, category, name)
         out = decompose(a, b)

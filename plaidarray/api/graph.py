@@ -12,7 +12,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..hlo.literal import Literal
-from ..hlo.shape import MAX_SIZE
+from ..hlo.shape import MAX_SIZE, Shape
 from ..trace.array import Array
 from ..trace import node as node_module
 from ..trace.materialize import materialize
@@ -25,11 +25,10 @@ Scalar = bool | int | float | complex
 def op(name: str, *operands: Array | Node, **attrs: Any) -> Array:
     """Record HLO ``name`` over ``operands`` and wrap the result as an Array. A result
     deeper than the pending bound (``PLAIDARRAY_MAX_PENDING``) is run at once."""
-    nodes = tuple([o._node if type(o) is Array else o for o in operands])
-    result = Array(Node.apply(name, nodes, **attrs))
-    if result._node.depth > node_module.MAX_PENDING > 0:
-        materialize([result._node], cut=True)
-    return result
+    node = Node.apply(name, tuple([o._node if type(o) is Array else o for o in operands]), attrs)
+    if node.depth > node_module.MAX_PENDING > 0:
+        materialize([node], cut=True)
+    return Array(node)
 
 
 def runtime_scalar(value: Scalar, dtype: np.dtype) -> Array:
@@ -102,11 +101,14 @@ def scalar_for(value: Scalar, dtype: np.dtype, where: str) -> Array:
 
 def _scalar_node(value: Scalar, dtype: np.dtype, where: str) -> Node:
     """The node of ``scalar_for``; recording ``x * 0.5`` makes no Array for it."""
-    check_scalar_kind(type(value), dtype, where)
+    kind = dtype.kind
+    if kind not in SCALAR_KINDS.get(type(value), ""):
+        check_scalar_kind(type(value), dtype, where)
     if is_tracing():  # a literal of the traced function: part of its structure
         return constant(value, dtype)._node
-    check_fits(value, dtype)
-    if dtype.kind in "fc" and dtype.itemsize < 8:  # may round to inf (np.errstate costs microseconds)
+    if kind in "iu":
+        check_fits(value, dtype)
+    elif kind in "fc" and dtype.itemsize < 8:  # may round to inf (np.errstate costs microseconds)
         with np.errstate(over="ignore"):
             return Node.ready(np.asarray(value, dtype=dtype))
     return Node.ready(np.asarray(value, dtype=dtype))
@@ -221,11 +223,17 @@ def _array_and_scalar(x: object, value: object, where: str) -> list[Array] | Non
     float (``x * 0.5``): the scalar takes the array's dtype. None for anything else."""
     if type(x) is not Array or type(value) not in (int, float) or x._node.weak:
         return None
-    shape = x._node.shape
+    return [x, Array(scalar_like(value, x._node.shape, where))]
+
+
+def scalar_like(value: int | float, shape: Shape, where: str) -> Node:
+    """A Python int or float as a value of ``shape`` (the shape and dtype of the array it
+    meets): a run-time scalar broadcast. Made without the broadcasting checks and shape
+    rules, which hold by construction, since it is recorded on most steps of a loop."""
     scalar = _scalar_node(value, shape.dtype, where)
-    if shape.dims:  # broadcast_to without its checks: a 0-d value broadcasts to any shape
-        scalar = Node.apply("broadcast_in_dim", (scalar,), dims=shape.dims, broadcast_dimensions=())
-    return [x, Array(scalar)]
+    if not shape.dims:
+        return scalar
+    return Node.derived("broadcast_in_dim", (scalar,), {"dims": shape.dims, "broadcast_dimensions": ()}, shape)
 
 
 def _alike(args: tuple) -> bool:

@@ -11,10 +11,9 @@ import os
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterator
+from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-
-from cachetools import LRUCache
 
 from .executable import Executable
 
@@ -56,10 +55,15 @@ class KeyLocks:
 
 
 class ExecutableCache:
-    """Thread-safe LRU of executables; compiles each key once even under concurrency."""
+    """Thread-safe LRU of executables; compiles each key once even under concurrency.
+
+    The LRU is an ``OrderedDict`` (a hit moves its key to the end, eviction pops the
+    front): a lookup happens on every read of a value, and the C-implemented dictionary
+    keeps it at a few hundred nanoseconds."""
 
     def __init__(self, maxsize: int) -> None:
-        self._lru: LRUCache = LRUCache(maxsize=maxsize)
+        self._lru: OrderedDict[Hashable, Executable] = OrderedDict()
+        self._maxsize = maxsize
         self._lock = threading.Lock()
         self._compiling = KeyLocks()
         self._info = CacheInfo(maxsize=maxsize)
@@ -69,6 +73,7 @@ class ExecutableCache:
         with self._lock:
             exe = self._lru.get(key)
             if exe is not None:
+                self._lru.move_to_end(key)
                 self._info.hits += 1
             return exe
 
@@ -89,9 +94,9 @@ class ExecutableCache:
             elapsed = time.perf_counter() - start
             evicted = []  # released after the lock: freeing an executable's code takes LLVM's lock
             with self._lock:
-                if self._lru.maxsize:  # PLAIDARRAY_CACHE_SIZE=0 caches nothing
-                    while len(self._lru) >= self._lru.maxsize:
-                        evicted.append(self._lru.popitem())
+                if self._maxsize:  # PLAIDARRAY_CACHE_SIZE=0 caches nothing
+                    while len(self._lru) >= self._maxsize:
+                        evicted.append(self._lru.popitem(last=False))
                     self._lru[key] = exe
                 if exe.from_disk:
                     self._info.disk_hits += 1

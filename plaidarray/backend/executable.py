@@ -17,6 +17,9 @@ class Executable(abc.ABC):
 
     #: True when the code was loaded from a persistent cache instead of being compiled.
     from_disk: bool = False
+    #: False when every result is a buffer the run made (never a parameter passed
+    #: through), which spares a read the check of which results are its inputs.
+    returns_parameters: bool = True
 
     @abc.abstractmethod
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:

@@ -288,9 +288,15 @@ def _function(name: str):
 def _operand(other: Any) -> Any:
     """The other operand of an operator: arrays and Python scalars as they are, NumPy
     arrays and scalars as arrays of their dtype (as NumPy 2 types them), else None."""
+    if type(other) in _AS_THEY_ARE:
+        return other
     if isinstance(other, (np.ndarray, np.generic)):
         return _function("asarray")(other)
     return other if isinstance(other, (Array, bool, int, float, complex)) else None
+
+
+#: Operands of operators taken as they are, asked first (most operators see these).
+_AS_THEY_ARE = frozenset({Array, float, int})
 
 
 def _binary(name: str, reflected: bool = False):

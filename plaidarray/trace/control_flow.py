@@ -130,5 +130,5 @@ def _nested(traced: Traced, name: str) -> Subcomputation:
 def _record(op: str, operands: list[Node], results: Traced, **attrs: Any) -> Any:
     """One instruction per result of the multi-result ``op``, rebuilt into the pytree."""
     n = len(results.computation.outputs)
-    arrays = [Array(Node.apply(op, tuple(operands), index=i, **attrs)) for i in range(n)]
+    arrays = [Array(Node.apply(op, tuple(operands), {**attrs, "index": i})) for i in range(n)]
     return pytree.unflatten(results.out_structure, arrays)

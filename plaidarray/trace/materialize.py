@@ -29,13 +29,19 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
     materialise parts of it; compiling and running happen outside it.
     """
     with GRAPH_LOCK:
-        pending = [n for n in dict.fromkeys(nodes) if n.buffer is None]
+        if len(nodes) == 1:  # a read of one value: most calls
+            pending = nodes if nodes[0].buffer is None else ()
+        else:
+            pending = [n for n in dict.fromkeys(nodes) if n.buffer is None]
         if not pending:
             return
         graph = PendingGraph(pending)
         buffers, pending = graph.buffers, graph.outputs
-        given_buffer = None if donated is None else donated.buffer
-        given = _NONE if donated is None else frozenset(i for i, b in enumerate(buffers) if b is given_buffer)
+        if donated is None:
+            given_buffer, given = None, _NONE
+        else:
+            given_buffer = donated.buffer
+            given = frozenset(i for i, b in enumerate(buffers) if b is given_buffer)
         backend = registry.current()
         key = (graph.key, given, backend.name, backend.compiler.target)
         executable = EXECUTABLES.lookup(key)
@@ -48,11 +54,11 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
         if why:
             explain.log(why, time.perf_counter() - start, executable.from_disk)
     outs = executable.run(buffers)
-    inputs = {id(b) for b in buffers if b is not given_buffer} if buffers else ()
+    # A result that is an input passed through is not memory the run made.
+    inputs = {id(b) for b in buffers if b is not given_buffer} if executable.returns_parameters else ()
     with GRAPH_LOCK:
         for node, out in zip(pending, outs):
             if node.buffer is None:  # another thread may have computed it meanwhile
-                # A result that is an input passed through is not memory the run made.
                 node.set_buffer(out, owned=id(out) not in inputs)
 
 

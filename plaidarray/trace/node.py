@@ -74,21 +74,26 @@ class Node:
         return cls(None, (), {}, shape, buffer)
 
     @classmethod
-    def apply(cls, op: str, operands: tuple[Node, ...], **attrs: Any) -> Node:
+    def apply(cls, op: str, operands: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
         """Record ``op`` over ``operands``; its shape rule runs now, so shape and dtype
         errors surface at the call that caused them."""
         opdef = OPS.get(op) or lookup(op)
         if opdef.arity is not None and opdef.arity != len(operands):
             opdef.check_arity(len(operands))
+        return cls.derived(op, operands, attrs, opdef.infer([o.shape for o in operands], attrs))
+
+    @classmethod
+    def derived(cls, op: str, operands: tuple[Node, ...], attrs: dict[str, Any], shape: Shape) -> Node:
+        """Record ``op`` whose result ``shape`` the caller knows already (its shape rule
+        holds by construction: a Python scalar broadcast to an array's shape)."""
         depth = 0
         for o in operands:
             d = o.depth
             if d == TRACED:
-                depth = TRACED - 1
-                break
+                return cls(op, operands, attrs, shape, depth=TRACED)
             if d > depth:
                 depth = d
-        return cls(op, operands, attrs, opdef.infer([o.shape for o in operands], attrs), depth=depth + 1)
+        return cls(op, operands, attrs, shape, depth=depth + 1)
 
     @classmethod
     def placeholder(cls, shape: Shape, trace: Any) -> Node:

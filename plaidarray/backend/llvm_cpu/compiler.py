@@ -110,6 +110,7 @@ class CpuExecutable(Executable):
         #: Whether the results are the output buffers in order (no parameter returned as
         #: it is, no output twice): then ``run`` returns them as they are.
         self._results_are_outputs = output_slots == [("out", i) for i in range(len(output_shapes))]
+        self.returns_parameters = any(kind == "param" for kind, _ in output_slots)
         self._output_allocators = [allocator(s.dims, s.dtype) for s in output_shapes]
         self._temp_allocators = [allocator(s.dims, s.dtype) for s in temp_shapes]
         #: Bytes a run allocates, known now so a run that cannot fit fails before it starts.
