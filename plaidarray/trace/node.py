@@ -9,6 +9,7 @@ arguments are placeholders: nodes that stand for any value of their shape and dt
 
 from __future__ import annotations
 
+import itertools
 import threading
 from typing import Any
 
@@ -36,6 +37,9 @@ MAX_PENDING = environment.count("PLAIDARRAY_MAX_PENDING", 32)
 TRACED = -1
 
 
+#: Numbers nodes in creation order (``Node.serial``); ``next`` on it is atomic.
+_SERIALS = itertools.count()
+
 #: The 0-d shape of each dtype, made once.
 _ZERO_D: dict[np.dtype, Shape] = {}
 
@@ -46,7 +50,7 @@ class Node:
     starts from its buffer instead of its history (``materialize.py``). ``depth`` is the
     longest chain of pending ops below the node (0 when ready, TRACED under a trace)."""
 
-    __slots__ = ("op", "operands", "attrs", "shape", "buffer", "arrays", "depth", "owned", "weak", "__weakref__")
+    __slots__ = ("op", "operands", "attrs", "shape", "buffer", "arrays", "depth", "owned", "weak", "serial", "__weakref__")
 
     def __init__(self, op: str | None, operands: tuple[Node, ...], attrs: dict[str, Any], shape: Shape,
                  buffer: np.ndarray | None = None, depth: int = 0) -> None:
@@ -63,6 +67,9 @@ class Node:
         #: A weakly typed value: a Python scalar argument of a jitted function, traced. Like
         #: the Python scalar it stands for, it takes the dtype of the arrays it meets.
         self.weak = False
+        #: Creation order. A node is made after its operands, so sorting a graph's nodes
+        #: by it orders them topologically without a post-order walk (``to_hlo.py``).
+        self.serial = next(_SERIALS)
 
     @classmethod
     def ready(cls, buffer: np.ndarray) -> Node:

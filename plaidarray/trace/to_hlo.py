@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from operator import attrgetter
 
 import numpy as np
 
@@ -10,6 +11,8 @@ from ..hlo import Computation, Instruction
 from ..hlo.ir import attr_key, topological_order
 from .node import Node
 
+
+_SERIAL = attrgetter("serial")
 
 #: Pure generators of at most this many bytes that live arrays refer to are stored by a
 #: read like any live value; larger ones are recomputed where they are used.
@@ -32,45 +35,51 @@ class PendingGraph:
     __slots__ = ("key", "buffers", "outputs", "_order", "_index")
 
     def __init__(self, roots: Sequence[Node]) -> None:
+        # The pending nodes, found without regard to order; then numbered in creation
+        # order (``Node.serial``), which is topological since a node is made after its
+        # operands, and which repeats whenever a loop records the same ops again. A ready
+        # operand is numbered (a parameter) where it is first used.
+        seen = {id(r): r for r in roots}
+        stack = list(seen.values())
+        pop, push = stack.pop, stack.append
+        while stack:
+            for o in pop().operands:
+                if o.buffer is None and id(o) not in seen:
+                    seen[id(o)] = o
+                    push(o)
+        pending = sorted(seen.values(), key=_SERIAL) if len(seen) > 1 else list(seen.values())
         index: dict[int, int] = {}
         order: list[Node] = []
         rows: list[tuple] = []
         reads: list[bool] = []  # per row: whether its value depends on a buffer
         buffers: list[np.ndarray] = []
         outputs = list(roots)
-        for root in roots:  # depth first, operands in order, each node after its operands
-            if id(root) in index:
-                continue
-            stack = [(root, iter(root.operands))]
-            while stack:
-                node, operands = stack[-1]
-                for o in operands:  # resumes where it left off when the node is back on top
-                    if id(o) not in index:
-                        if o.buffer is None:
-                            stack.append((o, iter(o.operands)))
-                            break
-                        shape = o.shape  # a ready node: a parameter
-                        rows.append((shape.dims, shape.dtype))
-                        reads.append(True)
-                        buffers.append(o.buffer)
-                        index[id(o)] = len(order)
-                        order.append(o)
-                else:  # every operand numbered: number the (pending) node
-                    stack.pop()
-                    if id(node) in index:
-                        continue
-                    if node.depth < 0 and node.is_placeholder:
-                        raise node.attrs["trace"].value_error()
-                    at = tuple([index[id(o)] for o in node.operands])
-                    depends = True in [reads[i] for i in at]
-                    shape = node.shape
-                    attrs = node.attrs
-                    rows.append((node.op, attr_key(attrs) if attrs else (), at, shape.dims, shape.dtype))
-                    reads.append(depends)
-                    if node.arrays and (depends or shape.size * shape.dtype.itemsize <= KEPT_GENERATOR_BYTES):
-                        outputs.append(node)
-                    index[id(node)] = len(order)
-                    order.append(node)
+        for node in pending:
+            at = []
+            depends = False
+            for o in node.operands:
+                i = index.get(id(o))
+                if i is None:  # a ready node, first used here: a parameter
+                    i = index[id(o)] = len(rows)
+                    shape = o.shape
+                    rows.append((shape.dims, shape.dtype))
+                    reads.append(True)
+                    buffers.append(o.buffer)
+                    order.append(o)
+                    depends = True
+                elif reads[i]:
+                    depends = True
+                at.append(i)
+            if node.depth < 0 and node.is_placeholder:
+                raise node.attrs["trace"].value_error()
+            shape = node.shape
+            attrs = node.attrs
+            index[id(node)] = len(rows)
+            rows.append((node.op, attr_key(attrs) if attrs else (), tuple(at), shape.dims, shape.dtype))
+            reads.append(depends)
+            order.append(node)
+            if node.arrays and (depends or shape.size * shape.dtype.itemsize <= KEPT_GENERATOR_BYTES):
+                outputs.append(node)
         if len(outputs) > len(roots):
             outputs = list(dict.fromkeys(outputs))
         self.key = (tuple(rows), tuple([index[id(r)] for r in outputs]))
