@@ -254,17 +254,28 @@ def setitem(x: Array, key: Any, value: Any) -> Array:
     return op("select", where, placed, x)
 
 
-def _check_indices(indices: Array, where: str) -> None:
+def _index_array(indices: Any, where: str) -> Array:
+    """``indices`` as an integer array. NumPy's indices are taken too (an extension that
+    Cubed relies on): a NumPy array, and an int or NumPy integer, which picks one
+    position and drops the axis as ``numpy.take`` does."""
+    if isinstance(indices, (np.ndarray, np.generic)):
+        from .creation import asarray
+
+        indices = asarray(indices)
+    elif _is_int(indices):
+        indices = graph.runtime_scalar(operator.index(indices), dt.default_int)
     check_array(indices, where)
     if indices.dtype.kind not in "iu":
         raise TypeError(f"{where}: indices must have an integer dtype, got {indices.dtype}")
+    return indices
 
 
-def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
+def take(x: Array, indices: Array | int, /, *, axis: int | None = None) -> Array:
     """Elements of ``x`` at ``indices`` along ``axis`` (negative indices count from the end;
-    out-of-range indices are clamped, never read out of bounds)."""
+    out-of-range indices are clamped, never read out of bounds). An int picks one
+    position and drops the axis, as in NumPy (an extension)."""
     check_array(x, "take")
-    _check_indices(indices, "take")
+    indices = _index_array(indices, "take")
     if axis is None:
         if x.ndim > 1:
             raise ValueError("take: axis is required for arrays of more than one dimension")
@@ -278,7 +289,7 @@ def take(x: Array, indices: Array, /, *, axis: int | None = None) -> Array:
 def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
     """Elements of ``x`` at per-position ``indices`` along ``axis`` (broadcast elsewhere)."""
     check_array(x, "take_along_axis")
-    _check_indices(indices, "take_along_axis")
+    indices = _index_array(indices, "take_along_axis")
     if x.ndim == 0 or indices.ndim != x.ndim:
         raise ValueError(f"take_along_axis: x and indices must have the same rank, got {x.ndim} and {indices.ndim}")
     (axis,) = normalize_axes(axis, x.ndim, "take_along_axis")

@@ -56,9 +56,15 @@ max = _extremum("maximum", "max")
 min = _extremum("minimum", "min")
 
 
-def mean(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
-    """Arithmetic mean over ``axis``; NaN for an empty reduction."""
+def mean(x: Array, /, *, axis: Axis = None, keepdims: bool = False, dtype: Any = None) -> Array:
+    """Arithmetic mean over ``axis``; NaN for an empty reduction.
+
+    ``dtype`` (an extension, as NumPy's): a floating-point dtype to convert ``x`` to and
+    compute in; ``x`` may then be of any numeric dtype, a complex one only with a complex
+    ``dtype`` (Cubed averages the chunks of float32 and integer arrays in float64 so)."""
     check_array(x, "mean")
+    if dtype is not None:
+        x = _mean_operand(x, dt.check_dtype(dtype, "floating-point", "mean"))
     check_category(x, "floating-point", "mean")
     axes = normalize_axes(axis, x.ndim, "mean")
     count = 1
@@ -67,6 +73,15 @@ def mean(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
     total = reduce_axes(x, "add", axis, keepdims, "mean")
     return op("divide", total, graph.full(total.shape, float(count) if count else np.nan, x.dtype)) \
         if count != 1 else total
+
+
+def _mean_operand(x: Array, dtype: np.dtype) -> Array:
+    """``x`` in ``dtype`` for ``mean(x, dtype=...)``; a complex ``x`` needs a complex
+    ``dtype``, since dropping the imaginary part is no mean of ``x``."""
+    if x.dtype.kind == "c" and dtype.kind != "c":
+        raise TypeError(f"mean: dtype {dtype} cannot hold the mean of a {x.dtype} array")
+    check_category(x, "numeric", "mean")
+    return convert(x, dtype)
 
 
 def var(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
