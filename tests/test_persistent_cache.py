@@ -130,7 +130,9 @@ def test_a_damaged_entry_is_ignored_and_rewritten(monkeypatch, tmp_path, damage)
     assert object_cache._decode(entry.read_bytes()) is not None
 
 
-def test_two_processes_writing_the_same_entry_at_once_both_succeed(tmp_path):
+def test_two_processes_needing_the_same_entry_at_once_compile_it_once(tmp_path):
+    """Released together on an empty cache (Dask workers starting): the entry's lock lets
+    one compile while the other waits and loads what it stored."""
     go = tmp_path / "go"
     cache = tmp_path / "cache"
     children = [start_child(WORKLOAD, cache, START_WHEN_EXISTS=str(go)) for _ in range(2)]
@@ -140,7 +142,7 @@ def test_two_processes_writing_the_same_entry_at_once_both_succeed(tmp_path):
     go.touch()
     first, second = (finish_child(c) for c in children)
     assert first["values"] == second["values"]
-    assert first["disk_hits"] + second["disk_hits"] + first["compiles"] + second["compiles"] >= 2
+    assert sorted([(first["compiles"], first["disk_hits"]), (second["compiles"], second["disk_hits"])]) == [(0, 1), (1, 0)]
     after = run_child(WORKLOAD, cache)
     assert after["compiles"] == 0 and after["values"] == first["values"]
 

@@ -185,12 +185,21 @@ class CpuCompiler(Compiler):
         comp, constants = bind_constants(comp)
         key = object_cache.entry_key(repr((structure(comp), sorted(module.donated))), self.target,
                                      jit.host_target().features)
-        if dump.dump_dir() is None:
-            cached = _load_cached(key, n_params, constants, len(comp.parameters), self.opt_level)
-            if cached is not None:
-                return cached
+        if dump.dump_dir() is not None:  # a dump shows every stage: compile, never load
+            return self._compile(comp, name, key, n_params, constants, module.donated)
+        cached = _load_cached(key, n_params, constants, len(comp.parameters), self.opt_level)
+        if cached is None:
+            with object_cache.compiling(key):  # another process may be compiling it: wait, then load
+                cached = _load_cached(key, n_params, constants, len(comp.parameters), self.opt_level)
+                if cached is None:
+                    return self._compile(comp, name, key, n_params, constants, module.donated)
+        return cached
+
+    def _compile(self, comp: Computation, name: str, key: str, n_params: int, constants: list[np.ndarray],
+                 donated: frozenset[int]) -> CpuExecutable:
+        """Compile ``comp`` (after the HLO passes and constant binding) and store it under ``key``."""
         plan = plan_fusion(comp)
-        shared = shared_buffers(comp, plan, module.donated)
+        shared = shared_buffers(comp, plan, donated)
 
         output_slots: list[tuple[str, int]] = []
         out_insts: list[Instruction] = []

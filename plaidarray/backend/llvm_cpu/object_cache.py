@@ -17,6 +17,13 @@ of the rest; an entry that fails it (truncated, corrupted, another format) is de
 and treated as a miss. The cache never raises: when the directory cannot be read or
 written, compilation simply happens as without it.
 
+Processes compiling the same entry at once (the workers of a Dask or Cubed cluster
+starting on an empty cache): ``compiling(key)`` holds an advisory file lock for the key
+(``fcntl.flock`` on one of ``LOCK_STRIPES`` lock files, so their number is bounded), and
+the compiler looks the entry up again once it holds it: one process compiles while the
+others wait and then load what it stored. Where file locks are unavailable, each compiles
+as before.
+
 Size: reading an entry refreshes its modification time. Each process keeps an estimate
 of the directory's size (scanned at its first write, then grown by its own writes);
 when a write takes it past the cap, the directory is scanned and the least recently
@@ -33,6 +40,7 @@ its second run took 431 s, with room for everything 47 s.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import json
@@ -41,8 +49,14 @@ import struct
 import tempfile
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # not POSIX: no cross-process lock, processes may compile an entry twice
+    fcntl = None  # type: ignore[assignment]
 
 SUFFIX = ".plaidobj"
 DEFAULT_MAX_BYTES = 2 * 1024 * 1024 * 1024
@@ -51,6 +65,10 @@ _FORMAT = 1
 #: magic, format, metadata length, object length, blake2b-256 of metadata + object
 _HEADER = struct.Struct("<8sIQQ32s")
 _STALE_TEMP_SECONDS = 3600
+#: Lock files that ``compiling`` spreads keys over: unrelated compiles rarely share one,
+#: and the directory never holds more than this many.
+LOCK_STRIPES = 256
+_LOCK_DIR = "locks"
 _TEMP_PREFIX = ".tmp-"
 _size_lock = threading.Lock()
 #: Directory -> this process's estimate of its size in bytes.
@@ -139,6 +157,30 @@ def load(key: str) -> tuple[bytes, dict[str, Any]] | None:
     except OSError:
         pass
     return entry
+
+
+@contextlib.contextmanager
+def compiling(key: str) -> Iterator[None]:
+    """Hold the cross-process lock of ``key`` while compiling it (see the module docstring).
+    Never raises for the lock's sake: without a usable directory it holds nothing."""
+    if not enabled() or fcntl is None:
+        yield
+        return
+    directory = cache_dir() / _LOCK_DIR
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        fd = os.open(directory / f"{int(key[-8:], 16) % LOCK_STRIPES}.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    except (OSError, ValueError):
+        yield
+        return
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        except OSError:
+            pass
+        yield
+    finally:
+        os.close(fd)  # releases the lock
 
 
 def store(key: str, code: bytes, metadata: dict[str, Any]) -> None:
