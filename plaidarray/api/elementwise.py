@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..trace.array import Array
-from .graph import check_array, check_category, convert, op, operands, python_scalar, scalar_like
+from .graph import check_array, check_category, convert, numpy_scalar, op, operands, python_scalar, scalar_like
 
 __all__: list[str] = []
 
@@ -40,6 +40,7 @@ def _unary(name: str, category: str, decompose: Callable[[Array], Array]) -> Non
 
     def fn(x: Array, /) -> Array:
         if type(x) is not Array or x._node.shape.dtype not in accepted:
+            x = numpy_scalar(x, name)
             check_array(x, name)
             check_category(x, category, name)
         return decompose(x)

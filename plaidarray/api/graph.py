@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as dt
+from ..backend.transfer import to_device
 from ..hlo.literal import Literal
 from ..hlo.shape import MAX_SIZE, Shape
 from ..trace.array import Array
@@ -116,10 +117,14 @@ def _scalar_node(value: Scalar, dtype: np.dtype, where: str) -> Node:
 
 def numpy_scalar(value: Any, where: str) -> Any:
     """A NumPy scalar (``np.float32(1)``, ``np.int64(2)``...) as a 0-d array of its dtype,
-    which is how NumPy 2 promotes it (an extension: the standard knows only Python
-    scalars); any other value as it is."""
+    which is how NumPy 2 promotes it, and a NumPy array as an array holding it, as
+    ``asarray`` makes it (extensions: the standard knows only Python scalars and its own
+    arrays; ``jax.numpy`` takes both, and Dask calls a function given to ``map_blocks``
+    on a NumPy array to learn its result's dtype); any other value as it is."""
     if isinstance(value, np.generic):
         return runtime_scalar(value, _numpy_scalar_dtype(value, where))
+    if isinstance(value, np.ndarray):
+        return Array(Node.ready(to_device(value, where)))
     return value
 
 

@@ -45,8 +45,11 @@ class Array:
         self._node = node
 
     def __reduce__(self) -> tuple:
-        """Pickle the value, computed (so any graph depth pickles), never the graph."""
-        return _from_buffer, (np.array(self._value()),)
+        """Pickle the value, computed (so any graph depth pickles), never the graph. The
+        value is the buffer itself, not a copy: with protocol 5 and a buffer callback (as
+        Dask and multiprocessing's shared memory use it) it travels out of band. A traced
+        value has none: pickling it raises the tracing error."""
+        return _from_buffer, (self._value(),)
 
     # --- attributes -------------------------------------------------------------------
     @property

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import sys
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Sequence
@@ -186,6 +187,24 @@ class JitFunction:
     def __repr__(self) -> str:
         return f"<plaidarray.jit of {function_name(self._fun)}>"
 
+    # --- sending it to other processes (Dask, Cubed, multiprocessing) ------------------
+    def __reduce__(self) -> str | tuple:
+        """Pickled by reference (its module and name) when importing that name gives this
+        very object, else by value: the function (a pickler like cloudpickle sends a
+        lambda or a closure by value) and the static arguments. Never the traces, locks or
+        executables: the receiving process traces again, and compiles or loads the code
+        from the persistent cache."""
+        if _importable(self):
+            return self.__qualname__
+        return JitFunction, (self._fun, self._static_argnums, self._static_argnames)
+
+    def __dask_tokenize__(self) -> tuple[str, str]:
+        """The same token in every process for the same function and static arguments
+        (Dask names tasks by it); called by Dask only, which is then importable."""
+        from dask.base import tokenize
+
+        return "plaidarray.jit", tokenize(self._fun, self._static_argnums, self._static_argnames)
+
     # --- signatures -----------------------------------------------------------------
     def _bind(self, args: tuple, kwargs: dict) -> _Call:
         if self._signature is not None:  # f(x, 3) and f(x, n=3) are one signature
@@ -280,6 +299,18 @@ def _plain_arities(signature: inspect.Signature | None, static_argnums: tuple[in
         return frozenset()
     required = sum(p.default is p.empty for p in positional)
     return frozenset(range(required, len(positional) + 1))
+
+
+def _importable(obj: Any) -> bool:
+    """Whether ``obj`` is what its module's attribute of its qualified name holds (not in
+    ``__main__``, which another process does not share), so pickle can send it by name."""
+    module = sys.modules.get(getattr(obj, "__module__", None) or "")
+    if module is None or module.__name__ == "__main__":
+        return False
+    found: Any = module
+    for part in getattr(obj, "__qualname__", "<locals>").split("."):
+        found = getattr(found, part, None)
+    return found is obj
 
 
 def _static_arguments(fun: Callable, argnums: int | Iterable[int],

@@ -47,14 +47,20 @@ _pool: ThreadPoolExecutor | None = None
 
 
 def num_threads() -> int:
-    """The number of threads kernels run on: ``PLAIDARRAY_NUM_THREADS``, else the number
-    of cores available to this process."""
-    configured = os.environ.get("PLAIDARRAY_NUM_THREADS")
-    if configured:
-        try:
-            return max(1, int(configured))
-        except ValueError:
-            raise ValueError(f"PLAIDARRAY_NUM_THREADS must be a positive integer, got {configured!r}") from None
+    """The number of threads kernels run on: ``PLAIDARRAY_NUM_THREADS``, else
+    ``OMP_NUM_THREADS``, else the number of cores available to this process.
+
+    ``OMP_NUM_THREADS`` is how a host that runs several tasks at once tells the libraries
+    in each how many threads they may use (BLAS and OpenMP read it): a Dask worker process
+    sets it to 1 because its own threads run one task each, so kernels of plaidarray
+    running in those tasks do not multiply the worker's threads by the number of cores."""
+    for name in ("PLAIDARRAY_NUM_THREADS", "OMP_NUM_THREADS"):
+        configured = os.environ.get(name)
+        if configured:
+            try:
+                return max(1, int(configured))
+            except ValueError:
+                raise ValueError(f"{name} must be a positive integer, got {configured!r}") from None
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
