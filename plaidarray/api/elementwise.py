@@ -13,8 +13,11 @@ from collections.abc import Callable
 import numpy as np
 
 from .. import dtypes as dt
+from ..hlo.opdef import OPS
 from ..trace.array import Array
-from .graph import check_array, check_category, convert, numpy_scalar, op, operands, python_scalar, scalar_like
+from ..trace.node import Node
+from .graph import (check_array, check_category, convert, numpy_scalar, op, operands, python_scalar, scalar_like,
+                    wrap)
 
 __all__: list[str] = []
 
@@ -52,6 +55,7 @@ def _unary(name: str, category: str, decompose: Callable[[Array], Array]) -> Non
 def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array],
             result_category: str | None = None) -> None:
     accepted = dt.CATEGORIES[category]
+    on_nodes = getattr(decompose, "on_nodes", None)  # one HLO op: an array and a scalar need no Array for it
 
     def fn(x1: Array | bool | int | float, x2: Array | bool | int | float, /) -> Array:
         # The common cases first, without the general promotion rules: arrays of one
@@ -64,10 +68,14 @@ def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array]
                 if n1.shape == n2.shape and n1.shape.dtype in accepted and not (n1.weak or n2.weak):
                     return decompose(x1, x2)
             elif (t2 is float or t2 is int) and not n1.weak and n1.shape.dtype in accepted:
+                if on_nodes is not None:
+                    return on_nodes(n1, scalar_like(x2, n1.shape, name))
                 return decompose(x1, Array(scalar_like(x2, n1.shape, name)))
         elif t2 is Array and (t1 is float or t1 is int):
             n2 = x2._node
             if not n2.weak and n2.shape.dtype in accepted:
+                if on_nodes is not None:
+                    return on_nodes(scalar_like(x1, n2.shape, name), n2)
                 return decompose(Array(scalar_like(x1, n2.shape, name)), x2)
         a, b = operands(name, x1, x2)
         check_category(a, category, name)
@@ -88,7 +96,19 @@ def _all_weak(x1: object, x2: object) -> bool:
 
 
 def _hlo(name: str) -> Callable[..., Array]:
-    return lambda *xs: op(name, *xs)
+    """The decomposition that is one HLO op, recorded with its shape rule looked up once
+    (elementwise ops are most of what a user's loop records)."""
+    infer = OPS[name].infer
+
+    def on_nodes(*nodes: Node) -> Array:
+        attrs: dict = {}
+        return wrap(Node.derived(name, nodes, attrs, infer([n.shape for n in nodes], attrs)))
+
+    def record(*xs: Array) -> Array:
+        return on_nodes(*[x._node for x in xs])
+
+    record.on_nodes = on_nodes  # type: ignore[attr-defined]
+    return record
 
 
 def _float_only_for_floats(hlo_name: str) -> Callable[[Array], Array]:

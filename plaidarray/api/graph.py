@@ -26,7 +26,12 @@ Scalar = bool | int | float | complex
 def op(name: str, *operands: Array | Node, **attrs: Any) -> Array:
     """Record HLO ``name`` over ``operands`` and wrap the result as an Array. A result
     deeper than the pending bound (``PLAIDARRAY_MAX_PENDING``) is run at once."""
-    node = Node.apply(name, tuple([o._node if type(o) is Array else o for o in operands]), attrs)
+    return wrap(Node.apply(name, tuple([o._node if type(o) is Array else o for o in operands]), attrs))
+
+
+def wrap(node: Node) -> Array:
+    """The Array of a node just recorded, which runs at once if it is deeper than the
+    pending bound (``PLAIDARRAY_MAX_PENDING``)."""
     if node.depth > node_module.MAX_PENDING > 0:
         materialize([node], cut=True)
     return Array(node)

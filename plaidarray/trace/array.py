@@ -291,8 +291,6 @@ def _function(name: str):
 def _operand(other: Any) -> Any:
     """The other operand of an operator: arrays and Python scalars as they are, NumPy
     arrays and scalars as arrays of their dtype (as NumPy 2 types them), else None."""
-    if type(other) in _AS_THEY_ARE:
-        return other
     if isinstance(other, (np.ndarray, np.generic)):
         return _function("asarray")(other)
     return other if isinstance(other, (Array, bool, int, float, complex)) else None
@@ -304,10 +302,11 @@ _AS_THEY_ARE = frozenset({Array, float, int})
 
 def _binary(name: str, reflected: bool = False):
     def method(self: Array, other: Any) -> Array:
-        other = _operand(other)
-        if other is None:
-            return NotImplemented
-        fn = _function(name)
+        if type(other) not in _AS_THEY_ARE:
+            other = _operand(other)
+            if other is None:
+                return NotImplemented
+        fn = _FUNCTIONS.get(name) or _function(name)
         return fn(other, self) if reflected else fn(self, other)
     return method
 
