@@ -280,6 +280,12 @@ def install_namespace(module: Any, getitem: Any, setitem: Any) -> None:
     _NAMESPACE.update(module=module, getitem=getitem, setitem=setitem)
 
 
+def namespace() -> Any:
+    """The array namespace the API layer installed (``xp``): how this layer calls the
+    standard's functions (``asarray``, ``astype``) without importing the layer above it."""
+    return _NAMESPACE["module"]
+
+
 def _function(name: str):
     """The namespace function an operator maps to, looked up once."""
     fn = _FUNCTIONS.get(name)

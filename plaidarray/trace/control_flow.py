@@ -18,7 +18,7 @@ from ..hlo.ops.control_flow import Subcomputation
 from ..hlo.passes import run_hlo_passes
 from ..hlo.shape import Shape
 from . import pytree
-from .array import Array
+from .array import Array, namespace
 from .node import Node
 from .tracing import Trace, Traced, function_name, trace
 
@@ -71,10 +71,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any) -> Any:
     if lower.shape or upper.shape or lower.dtype.kind not in "iu" or upper.dtype.kind not in "iu":
         raise TypeError(f"fori_loop: lower and upper must be 0-d integers, got {lower.dtype}{list(lower.shape)} "
                         f"and {upper.dtype}{list(upper.shape)}")
-    from ..api.data_types import astype
-
     index_dtype = dt.result_type(lower.dtype, upper.dtype)
-    lower, upper = astype(lower, index_dtype), astype(upper, index_dtype)
+    lower, upper = namespace().astype(lower, index_dtype), namespace().astype(upper, index_dtype)
 
     def step(state):
         i, val = state
@@ -90,10 +88,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any) -> Any:
 def _array(value: Any, where: str) -> Array:
     if isinstance(value, Array):
         return value
-    from ..api.creation import asarray
-
     try:
-        return asarray(value)
+        return namespace().asarray(value)
     except (TypeError, ValueError) as exc:
         raise TypeError(f"{where}: expected arrays or scalars, got {type(value).__name__} ({exc})") from None
 

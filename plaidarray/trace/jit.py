@@ -33,7 +33,7 @@ from ..backend.cache import KeyLocks
 from ..hlo import Module
 from ..hlo.shape import Shape
 from . import explain, pytree
-from .array import Array
+from .array import Array, namespace
 from .materialize import executable_for, materialize
 from .node import Node
 from .tracing import Trace, Traced, TracerError, function_name, is_tracing, trace
@@ -242,9 +242,7 @@ class JitFunction:
             scalar._node.weak = True
             return scalar
         if isinstance(leaf, (np.ndarray, np.generic)):
-            from ..api.creation import asarray
-
-            return asarray(leaf)
+            return namespace().asarray(leaf)
         raise TypeError(f"jit({self._name}): cannot pass a {type(leaf).__name__} as a traced argument; pass "
                         f"arrays, Python scalars, or tuples/lists/dicts of them, or mark the argument static "
                         f"(static_argnums=... or static_argnames=...)")

@@ -29,7 +29,7 @@ from ..hlo import Computation
 from ..hlo.ir import topological_order
 from ..hlo.shape import Shape
 from . import pytree
-from .array import Array
+from .array import Array, namespace
 from .node import GRAPH_LOCK, Node
 from .to_hlo import graph_to_computation
 
@@ -159,10 +159,8 @@ def trace(fun: Callable[[list[Array]], Any], shapes: Sequence[Shape], owner: Tra
 def _result_array(leaf: Any, owner: Trace) -> Array:
     if isinstance(leaf, Array):
         return leaf
-    from ..api.creation import asarray
-
     try:
-        return asarray(leaf)
+        return namespace().asarray(leaf)
     except (TypeError, ValueError):
         raise TypeError(f"{owner.what}: {function_name(owner.fun)} returned a {type(leaf).__name__}; results must "
                         f"be arrays, scalars, or tuples/lists/dicts of them") from None
