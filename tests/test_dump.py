@@ -1,10 +1,12 @@
-"""PLAIDARRAY_DUMP writes the four stages of every compiled module."""
+"""PLAIDARRAY_DUMP writes the stages of every compiled module and their timings."""
 
 from __future__ import annotations
 
 import numpy as np
 
 import plaidarray as xp
+from plaidarray.backend.llvm_cpu.compiler import STAGES
+from plaidarray.hlo.passes import HLO_PASSES
 
 
 def test_dump_writes_hlo_linalg_llvm_and_assembly(tmp_path, monkeypatch):
@@ -25,3 +27,9 @@ def test_dump_writes_hlo_linalg_llvm_and_assembly(tmp_path, monkeypatch):
         text = (tmp_path / f"{stem}.{suffix}").read_text()
         assert marker in text, suffix
     assert "reduce" in (tmp_path / f"{stem}.hlo.txt").read_text()
+    passes = [f.split(".")[2] for f in files if f.startswith(f"{stem}.hlo.") and f != f"{stem}.hlo.txt"]
+    assert passes == [f"{i}-{name}" for i, (name, _) in enumerate(HLO_PASSES)]
+    timings = dict(line.rsplit(None, 2)[:2] for line in (tmp_path / f"{stem}.timings.txt").read_text().splitlines())
+    assert [name for name in timings if "/" not in name] == [*STAGES, "total"]
+    stages = sum(float(v) for name, v in timings.items() if "/" not in name and name != "total")
+    assert abs(stages - float(timings["total"])) < 0.01 and float(timings["total"]) > 0

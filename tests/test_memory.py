@@ -46,7 +46,7 @@ print(json.dumps({"growth": growth, "compiles": xp.cache_info().compiles}))
 
 _DISTINCT_SIGNATURES = _RSS + """
 from plaidarray.backend.llvm_cpu import codegen_worker
-from plaidarray.backend.llvm_cpu.compiler import CpuExecutable
+from plaidarray.backend.llvm_cpu.executable import CpuExecutable
 
 N = 1000
 def run(n):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 
 from ..ir import Computation
@@ -20,9 +21,18 @@ HLO_PASSES: list[tuple[str, Callable[[Computation], Computation]]] = [
 ]
 
 
-def run_hlo_passes(comp: Computation) -> Computation:
+#: Called after each pass with its position, its name, the computation it made and the
+#: seconds it took (a compiler times and dumps the passes through it).
+AfterPass = Callable[[int, str, Computation, float], None]
+
+
+def run_hlo_passes(comp: Computation, after: AfterPass | None = None) -> Computation:
     verify(comp)
-    for _, run in HLO_PASSES:
+    for i, (name, run) in enumerate(HLO_PASSES):
+        start = time.perf_counter()
         comp = run(comp)
+        seconds = time.perf_counter() - start
         verify(comp)
+        if after is not None:
+            after(i, name, comp, seconds)
     return comp

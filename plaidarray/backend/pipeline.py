@@ -1,0 +1,47 @@
+"""A compiler as a declared list of named stages (XLA's pass pipeline, xDSL's
+``PassPipeline``): each stage reads and updates one state object; the runner times every
+stage and, under ``PLAIDARRAY_DUMP``, writes what a stage asks to show after it and the
+timings of the whole run (``<module>.timings.txt``)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from . import dump
+
+S = TypeVar("S")
+
+
+@dataclass(frozen=True)
+class Stage(Generic[S]):
+    """One named step. ``show`` gives the text dumped after it as ``<module>.<suffix>``."""
+
+    name: str
+    run: Callable[[S], None]
+    show: Callable[[S], str] | None = None
+    suffix: str = ""
+
+
+def run_stages(stages: Sequence[Stage[S]], state: S, module_name: str, timings: dict[str, float]) -> None:
+    """Run ``stages`` in order on ``state``, adding each one's seconds to ``timings``."""
+    dumping = dump.dump_dir() is not None
+    for stage in stages:
+        start = time.perf_counter()
+        stage.run(state)
+        timings[stage.name] = timings.get(stage.name, 0.0) + time.perf_counter() - start
+        if dumping and stage.show is not None:
+            dump.dump(module_name, stage.suffix, stage.show(state))
+
+
+def dump_timings(module_name: str, timings: dict[str, float]) -> None:
+    """``<module>.timings.txt``: one line per stage, in milliseconds, and the total. A name
+    with a ``/`` is a part of the stage before the ``/`` (an HLO pass), not in the total."""
+    if dump.dump_dir() is None:
+        return
+    rows = [f"{name:<32} {seconds * 1e3:9.3f} ms" for name, seconds in timings.items()]
+    total = sum(seconds for name, seconds in timings.items() if "/" not in name)
+    rows.append(f"{'total':<32} {total * 1e3:9.3f} ms")
+    dump.dump(module_name, "timings.txt", "\n".join(rows) + "\n")
