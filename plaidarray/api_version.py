@@ -8,16 +8,15 @@ the chosen revision decides. Choose with ``PLAIDARRAY_API_VERSION`` at import, o
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from typing import Any
 
-SUPPORTED = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
+from . import config
+
+SUPPORTED = config.API_VERSIONS
 LATEST = SUPPORTED[-1]
 
-_current = os.environ.get("PLAIDARRAY_API_VERSION", LATEST)
-if _current not in SUPPORTED:
-    raise ValueError(f"PLAIDARRAY_API_VERSION={_current!r}; supported: {', '.join(SUPPORTED)}")
+_current: str = config.get("PLAIDARRAY_API_VERSION")
 
 
 def current() -> str:

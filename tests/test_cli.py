@@ -12,6 +12,7 @@ from jit_helpers import child_env, isolated_cache_dir  # noqa: F401  (autouse: t
 import plaidarray as xp
 from plaidarray.backend.llvm_cpu import jit, object_cache
 from plaidarray.cli import main
+from plaidarray.hlo.passes import HLO_PASSES
 
 
 def test_info_shows_versions_target_backends_and_cache(capsys, monkeypatch, tmp_path):
@@ -73,8 +74,9 @@ def test_dump_writes_every_stage_of_every_compiled_module(capsys, tmp_path):
     assert "2 compiled modules dumped to" in printed
     modules = sorted(p.name.removesuffix(".hlo.txt") for p in out.glob("*.hlo.txt"))
     assert len(modules) == 2
+    passes = " ".join(sorted(f"hlo.{i}-{name}.txt" for i, (name, _) in enumerate(HLO_PASSES)))
     for module in modules:
-        assert f"{module}: hlo.txt linalg.mlir ll loops.mlir s" in printed
+        assert f"{module}: {passes} hlo.txt linalg.mlir ll loops.mlir s timings.txt" in printed
     assert any("scf.while" in p.read_text() for p in out.glob("*.linalg.mlir"))
 
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from jit_helpers import run_child
 
-from plaidarray.backend.llvm_cpu import codegen_worker, jit
+from plaidarray.backend.llvm_cpu import codegen, codegen_worker, jit
 
 #: A function that every optimisation level vectorises or unrolls differently.
 _IR = """
@@ -39,7 +39,7 @@ def all_in_worker(monkeypatch):
     codegen_worker.shutdown()
 
 
-@pytest.mark.parametrize("level", jit.OPT_LEVELS)
+@pytest.mark.parametrize("level", codegen.OPT_LEVELS)
 def test_worker_generates_the_same_object_code(all_in_worker, level):
     before = codegen_worker.stats()["worker"]
     in_worker = codegen_worker.generate(_IR, level, listings=True)

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from jit_helpers import finish_child, start_child
+from plaidarray import config
 from plaidarray.backend.llvm_cpu import codegen_worker
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
@@ -98,6 +99,6 @@ def test_evicted_executables_free_their_machine_code(tmp_path):
     assert result["reloaded"] <= RELOAD_BUDGET, f"{result['reloaded']:.0f} bytes kept per evicted executable"
     assert result["compiled"] <= COMPILE_BUDGET, f"{result['compiled']:.0f} bytes kept per compiled signature"
     codegen = result["codegen"]
-    assert codegen["in_process"] == codegen_worker.DEFAULT_INPROCESS_COMPILES
-    assert codegen["worker"] == 1000 - codegen_worker.DEFAULT_INPROCESS_COMPILES
+    assert codegen["in_process"] == config.get("PLAIDARRAY_INPROCESS_COMPILES")
+    assert codegen["worker"] == 1000 - config.get("PLAIDARRAY_INPROCESS_COMPILES")
     assert codegen["workers_started"] >= codegen["worker"] // codegen_worker.RECYCLE_AFTER, "workers are recycled"

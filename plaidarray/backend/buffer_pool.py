@@ -22,11 +22,10 @@ from collections import OrderedDict, deque
 
 import numpy as np
 
-from . import environment
+from .. import config
 
 #: Smaller buffers come from malloc, which reuses freed memory without faults.
 MIN_POOLED_BYTES = 1 << 20
-DEFAULT_MAX_BYTES = 512 << 20
 _PAGE = 4096
 #: Blocks start on a cache line, as XLA aligns its buffers: malloc's large chunks start
 #: 16 bytes past one, and then every 64-byte vector store spans two lines.
@@ -35,7 +34,7 @@ ALIGNMENT = 64
 
 def max_free_bytes() -> int:
     """The bytes of free blocks the pool may keep (``PLAIDARRAY_POOL_BYTES``)."""
-    return environment.count("PLAIDARRAY_POOL_BYTES", DEFAULT_MAX_BYTES)
+    return config.get("PLAIDARRAY_POOL_BYTES")
 
 
 class _Lease:

@@ -7,7 +7,6 @@ serves from its persistent cache counts as a disk hit, not a compile.
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable, Hashable, Iterator
@@ -15,6 +14,7 @@ from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from .. import config
 from .executable import Executable
 
 
@@ -119,4 +119,4 @@ class ExecutableCache:
             self._info = CacheInfo(maxsize=self._info.maxsize)
 
 
-EXECUTABLES = ExecutableCache(int(os.environ.get("PLAIDARRAY_CACHE_SIZE", "512")))
+EXECUTABLES = ExecutableCache(config.get("PLAIDARRAY_CACHE_SIZE"))

@@ -6,13 +6,13 @@ Files are ``<module>.<stage>.<ext>``: ``hlo.txt`` (after the HLO passes), ``lina
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from .. import config
 
 
 def dump_dir() -> Path | None:
-    value = os.environ.get("PLAIDARRAY_DUMP")
-    return Path(value) if value else None
+    return config.get("PLAIDARRAY_DUMP")
 
 
 def dump(module_name: str, stage: str, text: str | None) -> None:

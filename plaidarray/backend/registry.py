@@ -11,10 +11,10 @@ for it, so it must cost next to nothing.
 
 from __future__ import annotations
 
-import os
 import threading
 from importlib.metadata import entry_points
 
+from .. import config
 from .executable import Backend
 
 _BUILTIN = {
@@ -24,7 +24,7 @@ _BUILTIN = {
 _lock = threading.Lock()
 _backends: dict[str, Backend] = {}
 _loaders: dict[str, object] = {}
-_ENVIRONMENT_CHOICE: str | None = os.environ.get("PLAIDARRAY_BACKEND") or None
+_ENVIRONMENT_CHOICE: str | None = config.get("PLAIDARRAY_BACKEND")
 _selected: str | None = None
 #: The backend :func:`current` returns, once chosen (selecting or registering forgets it).
 _current: Backend | None = None

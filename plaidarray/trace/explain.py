@@ -17,10 +17,11 @@ Python scalars never appear: they are run-time arguments, not structure.
 from __future__ import annotations
 
 import logging
-import os
 import sys
 from collections import OrderedDict
 from collections.abc import Hashable, Sequence
+
+from .. import config
 
 LOG = logging.getLogger("plaidarray.compiles")
 
@@ -38,10 +39,7 @@ def enabled() -> bool:
 
 def _enable_from_environment() -> None:
     """``PLAIDARRAY_EXPLAIN_COMPILES=1`` sends the log to standard error."""
-    setting = os.environ.get("PLAIDARRAY_EXPLAIN_COMPILES", "").strip()
-    if setting not in ("", "0", "1"):
-        raise ValueError(f"PLAIDARRAY_EXPLAIN_COMPILES must be 0 or 1, got {setting!r}")
-    if setting == "1":
+    if config.get("PLAIDARRAY_EXPLAIN_COMPILES") == "1":
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("plaidarray: %(message)s"))
         LOG.addHandler(handler)

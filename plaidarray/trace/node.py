@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend import environment
+from .. import config
 from ..hlo.opdef import OPS, lookup
 from ..hlo.shape import Shape
 
@@ -30,7 +30,7 @@ GRAPH_LOCK = threading.RLock()
 #: Read at import; 0 means no bound. 32 keeps each such compile short: compile time grows
 #: faster than the graph (measured: a 64-deep chain 85 ms, 128 170 ms, 256 530 ms,
 #: 512 1.5 s), while a kernel of 32 fused ops already reads and writes memory once.
-MAX_PENDING = environment.count("PLAIDARRAY_MAX_PENDING", 32)
+MAX_PENDING = config.get("PLAIDARRAY_MAX_PENDING")
 
 #: Depth of nodes that hang off a trace's placeholders: such graphs are never cut (they
 #: have no value to compute), and their depth stops counting.

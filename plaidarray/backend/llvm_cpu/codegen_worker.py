@@ -26,11 +26,10 @@ import subprocess
 import sys
 import threading
 
-from .. import environment
+from ... import config
 from . import codegen, jit
 from .codegen import Product
 
-DEFAULT_INPROCESS_COMPILES = 64
 #: LLVM IR larger than this (characters) is always compiled in a worker, whose address
 #: space is capped (``PLAIDARRAY_CODEGEN_MAX_BYTES``): LLVM's memory grows with a module,
 #: and one huge module must fail its compile with an error, not take the process (or the
@@ -49,16 +48,12 @@ _stats = {"in_process": 0, "worker": 0, "workers_started": 0}
 def max_bytes() -> int:
     """The address space a worker may use (``PLAIDARRAY_CODEGEN_MAX_BYTES``; default half
     the machine's memory; 0: no cap)."""
-    try:
-        default = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
-    except (ValueError, OSError):
-        default = 0
-    return environment.count("PLAIDARRAY_CODEGEN_MAX_BYTES", default)
+    return config.get("PLAIDARRAY_CODEGEN_MAX_BYTES")
 
 
 def inprocess_compiles() -> int:
     """How many compiles ``PLAIDARRAY_INPROCESS_COMPILES`` leaves in this process."""
-    return environment.count("PLAIDARRAY_INPROCESS_COMPILES", DEFAULT_INPROCESS_COMPILES)
+    return config.get("PLAIDARRAY_INPROCESS_COMPILES")
 
 
 class _Worker:

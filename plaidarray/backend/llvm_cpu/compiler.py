@@ -44,7 +44,7 @@ from ..executable import Compiler, Executable
 from ..pipeline import Stage, dump_timings, run_stages
 from . import cache_entry, codegen_worker, jit, object_cache, tiering
 from .buffer_sharing import shared_buffers
-from .codegen import Product
+from .codegen import OPT_LEVELS, Product
 from .executable import CpuExecutable
 from .fusion import FusionPlan, plan_fusion
 from .linalg_builder import build_linalg
@@ -223,8 +223,8 @@ class CpuCompiler(Compiler):
     @functools.cached_property
     def opt_level(self) -> int:
         level = jit.opt_level() if self._opt_level is None else self._opt_level
-        if level not in jit.OPT_LEVELS:
-            raise ValueError(f"llvm-cpu: optimisation level must be one of {jit.OPT_LEVELS}, got {level!r}")
+        if level not in OPT_LEVELS:
+            raise ValueError(f"llvm-cpu: optimisation level must be one of {OPT_LEVELS}, got {level!r}")
         return level
 
     @functools.cached_property

@@ -16,16 +16,15 @@ LLVM's global context is not thread-safe, so one lock serialises all LLVM work h
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 
 import llvmlite.binding as llvm
 
+from ... import config
 from . import blas_lapack, codegen
-from .codegen import OPT_LEVELS, Product, Target
+from .codegen import Product, Target
 
-DEFAULT_OPT_LEVEL = 3
 
 _lock = threading.RLock()
 _state: dict[str, object] = {}
@@ -33,13 +32,7 @@ _state: dict[str, object] = {}
 
 def opt_level() -> int:
     """The optimisation level ``PLAIDARRAY_OPT_LEVEL`` asks for (default 3)."""
-    configured = os.environ.get("PLAIDARRAY_OPT_LEVEL", "").strip()
-    if not configured:
-        return DEFAULT_OPT_LEVEL
-    if configured not in {str(level) for level in OPT_LEVELS}:
-        raise ValueError(f"PLAIDARRAY_OPT_LEVEL must be one of {', '.join(map(str, OPT_LEVELS))}, "
-                         f"got {configured!r}")
-    return int(configured)
+    return int(config.get("PLAIDARRAY_OPT_LEVEL"))
 
 
 def host_target() -> Target:

@@ -53,13 +53,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ... import config
+
 try:
     import fcntl
 except ImportError:  # not POSIX: no cross-process lock, processes may compile an entry twice
     fcntl = None  # type: ignore[assignment]
 
 SUFFIX = ".plaidobj"
-DEFAULT_MAX_BYTES = 2 * 1024 * 1024 * 1024
 _MAGIC = b"PLAIDOBJ"
 _FORMAT = 1
 #: magic, format, metadata length, object length, blake2b-256 of metadata + object
@@ -76,18 +77,11 @@ _estimated_size: dict[Path, int] = {}
 
 
 def cache_dir() -> Path:
-    configured = os.environ.get("PLAIDARRAY_CACHE_DIR")
-    if configured:
-        return Path(configured).expanduser()
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "plaidarray"
+    return config.get("PLAIDARRAY_CACHE_DIR")
 
 
 def max_bytes() -> int:
-    try:
-        return int(os.environ.get("PLAIDARRAY_CACHE_MAX_BYTES", DEFAULT_MAX_BYTES))
-    except ValueError:
-        return DEFAULT_MAX_BYTES
+    return config.get("PLAIDARRAY_CACHE_MAX_BYTES")
 
 
 def enabled() -> bool:

@@ -28,11 +28,11 @@ the calling thread, where a thread hand-off would cost more than it saves.
 from __future__ import annotations
 
 import itertools
-import os
 import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
+from ... import config
 from .llvm_emitter import Segment
 
 #: Iterations of a loop nest below which it runs on one thread; no chunk is smaller.
@@ -54,14 +54,7 @@ def num_threads() -> int:
     in each how many threads they may use (BLAS and OpenMP read it): a Dask worker process
     sets it to 1 because its own threads run one task each, so kernels of plaidarray
     running in those tasks do not multiply the worker's threads by the number of cores."""
-    for name in ("PLAIDARRAY_NUM_THREADS", "OMP_NUM_THREADS"):
-        configured = os.environ.get(name)
-        if configured:
-            try:
-                return max(1, int(configured))
-            except ValueError:
-                raise ValueError(f"{name} must be a positive integer, got {configured!r}") from None
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return config.get("PLAIDARRAY_NUM_THREADS")
 
 
 def _workers() -> ThreadPoolExecutor:

@@ -25,11 +25,11 @@ import threading
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from .. import environment
+from ... import config
 from . import codegen_worker, jit, object_cache
 
 #: Runs of an executable after which its full code is generated; 0: no first tier.
-TIER_UP_AFTER_RUNS = environment.count("PLAIDARRAY_TIER_UP_AFTER", 2)
+TIER_UP_AFTER_RUNS = config.get("PLAIDARRAY_TIER_UP_AFTER")
 
 #: The code generator's level for first-tier code.
 QUICK_EMIT_LEVEL = 0

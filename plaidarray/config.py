@@ -1,0 +1,150 @@
+"""Every ``PLAIDARRAY_*`` setting, read and validated in one place.
+
+Each setting is a row of ``SETTINGS``: its variable, how its text is parsed (a bad value
+is a ValueError naming the variable and what it accepts, never a silent default), its
+default, when it is read, and what it does. ``get`` reads one now; the modules that use a
+setting call it (at import for the few that fix a process-wide structure, else at each
+use, so a test or a program may change them). The user guide's table of settings is
+generated from these rows (``markdown_table``; a test keeps the two equal).
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+def _count(text: str) -> int:
+    """A non-negative integer."""
+    value = int(text) if text.lstrip("+").isdigit() else -1
+    if value < 0:
+        raise ValueError("a non-negative integer")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = int(text) if text.lstrip("+").isdigit() else 0
+    if value == 0:
+        raise ValueError("a positive integer")
+    return value
+
+
+def _choice(*options: str) -> Callable[[str], str]:
+    def parse(text: str) -> str:
+        if text not in options:
+            raise ValueError(f"one of {', '.join(options)}")
+        return text
+    return parse
+
+
+def _name(text: str) -> str:
+    return text
+
+
+def _path(text: str) -> Path:
+    return Path(text).expanduser()
+
+
+def _half_the_memory() -> int:
+    try:
+        return os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE") // 2
+    except (ValueError, OSError):
+        return 0
+
+
+def _default_threads() -> int:
+    """``OMP_NUM_THREADS``, which hosts running several tasks at once set for the libraries
+    in each (a Dask worker sets 1), else the cores this process may run on."""
+    text = os.environ.get("OMP_NUM_THREADS", "").strip()
+    if text:
+        try:
+            return _positive(text)
+        except ValueError as accepted:
+            raise ValueError(f"OMP_NUM_THREADS must be {accepted}, got {text!r}") from None
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+
+
+def _default_cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
+    return Path(base) / "plaidarray"
+
+
+#: The revisions of the Array API standard plaidarray can follow (``api_version.py``).
+API_VERSIONS = ("2021.12", "2022.12", "2023.12", "2024.12", "2025.12")
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One variable: ``parse`` turns its text into a value or raises ValueError saying
+    what it accepts; ``default`` is the value (or a function giving it) when unset or
+    empty; ``read`` says when it takes effect; ``doc`` what it does."""
+
+    name: str
+    parse: Callable[[str], Any]
+    default: Any
+    read: str
+    doc: str
+    shown_default: str = ""
+
+    def value(self) -> Any:
+        text = os.environ.get(self.name, "").strip()
+        if not text:
+            return self.default() if callable(self.default) else self.default
+        try:
+            return self.parse(text)
+        except ValueError as accepted:
+            raise ValueError(f"{self.name} must be {accepted}, got {text!r}") from None
+
+
+_ROWS = (
+    Setting("PLAIDARRAY_BACKEND", _name, None, "at import",
+            "the backend arrays compute on (default: the registered backend of highest priority, llvm-cpu); "
+            "`plaidarray.set_backend` changes it", "llvm-cpu"),
+    Setting("PLAIDARRAY_API_VERSION", _choice(*API_VERSIONS), API_VERSIONS[-1],
+            "at import", "the revision of the Array API standard followed; `plaidarray.set_array_api_version` "
+            "changes it"),
+    Setting("PLAIDARRAY_MAX_PENDING", _count, 32, "at import",
+            "the depth of pending ops past which a recorded op runs at once (0: no bound)"),
+    Setting("PLAIDARRAY_EXPLAIN_COMPILES", _choice("0", "1"), "0", "at import",
+            "1 logs every compile with its reason to standard error"),
+    Setting("PLAIDARRAY_DUMP", _path, None, "at each compile",
+            "a directory where every compiled module's stages and timings are written", "off"),
+    Setting("PLAIDARRAY_CACHE_SIZE", _count, 512, "at import",
+            "executables kept in memory (an LRU; 0 keeps none)"),
+    Setting("PLAIDARRAY_CACHE_DIR", _path, _default_cache_dir, "at each use",
+            "the persistent compile cache's directory", "`$XDG_CACHE_HOME/plaidarray`, else `~/.cache/plaidarray`"),
+    Setting("PLAIDARRAY_CACHE_MAX_BYTES", _count, 2 << 30, "at each use",
+            "the persistent cache's size cap (least recently used entries go; 0 turns it off)", "2 GiB"),
+    Setting("PLAIDARRAY_OPT_LEVEL", _choice("0", "1", "2", "3"), "3", "when llvm-cpu is first used",
+            "LLVM's optimisation level"),
+    Setting("PLAIDARRAY_TIER_UP_AFTER", _count, 2, "at import",
+            "runs of an executable after which its full code replaces the first tier's (0: full code at once)"),
+    Setting("PLAIDARRAY_INPROCESS_COMPILES", _count, 64, "at each compile",
+            "compiles LLVM optimises in this process before moving to a code generator process"),
+    Setting("PLAIDARRAY_CODEGEN_MAX_BYTES", _count, _half_the_memory, "when a code generator process starts",
+            "the address space a code generator process may use (0: no cap)", "half the machine's memory"),
+    Setting("PLAIDARRAY_POOL_BYTES", _count, 512 << 20, "at each use",
+            "free memory the buffer pool keeps for reuse", "512 MiB"),
+    Setting("PLAIDARRAY_NUM_THREADS", _positive, _default_threads, "at each run",
+            "threads a kernel runs on (default: `OMP_NUM_THREADS`, else the cores this process may use)",
+            "`OMP_NUM_THREADS`, else the cores"),
+)
+
+SETTINGS: dict[str, Setting] = {row.name: row for row in _ROWS}
+
+
+def get(name: str) -> Any:
+    """The value of setting ``name`` now (ValueError naming it if its text is bad)."""
+    return SETTINGS[name].value()
+
+
+def markdown_table() -> str:
+    """The user guide's table of settings."""
+    rows = ["| variable | default | read | what it does |", "|---|---|---|---|"]
+    for s in _ROWS:
+        default = s.shown_default or f"`{s.default}`"
+        rows.append(f"| `{s.name}` | {default} | {s.read} | {s.doc} |")
+    return "\n".join(rows) + "\n"
