@@ -1,9 +1,18 @@
 """``fft``: the discrete Fourier transform along the last axis (XLA's FFT op, one dimension).
 
-``fft_type="FFT"``: ``X[k] = sum_j x[j] exp(-2 pi i j k / n)``; ``"IFFT"``: the same with
-``+`` and divided by ``n``, as XLA scales it. Complex in, the same shape and dtype out.
-``plaidarray.fft`` builds every function of the extension on it (real input or output,
-other axes, n dimensions, ``norm``).
+Four kinds, ``fft_type`` (XLA's ``FftType``), with ``X[k] = sum_j x[j] exp(-2 pi i j k / n)``:
+
+- ``"FFT"``: complex ``x`` of n points to ``X``, the same shape and dtype.
+- ``"IFFT"``: the same with ``+`` in the exponent and divided by ``n``, as XLA scales it.
+- ``"RFFT"``: real ``x`` of n points to its ``n // 2 + 1`` non-negative frequency terms
+  (the others are their conjugates): float32 gives complex64, float64 complex128.
+- ``"IRFFT"``: the inverse, attribute ``fft_length=n``: the ``n // 2 + 1`` first terms of a
+  Hermitian spectrum to the real signal of n points (complex64 gives float32, complex128
+  float64), divided by ``n``. As ``numpy.fft.irfft``, the imaginary parts of the zero
+  frequency term and (even n) of the Nyquist term ``X[n / 2]`` do not enter the result.
+
+``plaidarray.fft`` builds every function of the extension on it (other axes, n
+dimensions, ``norm``, ``hfft``/``ihfft`` as conjugated real transforms).
 
 Lowering: an expansion into other HLO ops (``Expansion``), O(n log n) for every n:
 
@@ -18,7 +27,18 @@ Lowering: an expansion into other HLO ops (``Expansion``), O(n log n) for every 
 - any other n: Bluestein's algorithm, the transform as a convolution with a chirp, done
   by transforms of the power of two m >= 2n - 1 above.
 
-The twiddles (DFT matrices, factors between stages, chirps) are computed when the graph
+Real transforms of even n do half the work of a complex one (the half-length trick): RFFT
+packs ``z[j] = x[2j] + i x[2j+1]``, transforms it with the n/2-point FFT above and splits
+the result, ``X[k] = (Z[k] + conj(Z[n/2 - k])) / 2 - i/2 w^k (Z[k] - conj(Z[n/2 - k]))``
+with ``w = exp(-2 pi i / n)``, two constant factors times ``Z[k]`` and the mirrored
+``conj(Z[n/2 - k])``; IRFFT inverts that step (``Z[k]`` from ``X[k]`` and
+``conj(X[n/2 - k])``), does one n/2-point IFFT and unpacks ``x[2j]``, ``x[2j+1]`` from the
+real and imaginary parts. Odd n (where the packing does not apply) take the complex
+transform of n points: RFFT of ``x + 0i`` cut to ``n // 2 + 1`` terms, IRFFT of the full
+spectrum rebuilt from the conjugate mirror.
+
+The twiddles (DFT matrices, factors between stages, chirps, the real transforms' split
+factors) are computed when the graph
 is compiled, in float64 from angles whose integer turns are reduced modulo n first (and
 quarter turns snapped to exact values), rounded to the operand's precision; they become
 constants bound to the executable (``bind_constants``), so a cached call plans nothing.
@@ -34,8 +54,12 @@ from ..ir import Instruction
 from ..literal import Literal
 from ..lowering import Expansion
 from ..opdef import OpDef, register
+from ..shape import Shape
 
-FFT_TYPES = {"FFT": -1, "IFFT": 1}  # the sign of the exponent
+FFT_TYPES = {"FFT": -1, "IFFT": 1, "RFFT": -1, "IRFFT": 1}  # the sign of the exponent
+#: The complex dtype of a real transform's spectrum, by the real dtype of its signal.
+_SPECTRUM_DTYPES = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
+_SIGNAL_DTYPES = {c: r for r, c in _SPECTRUM_DTYPES.items()}
 #: Lengths transformed by one dense matrix product, and the largest radix of a stage.
 DENSE_MAX = 16
 #: Prime factors up to this are radices of their own; a larger one makes the length a
@@ -45,17 +69,39 @@ LARGEST_RADIX_PRIME = 61
 
 def _infer(shapes, attrs):
     (x,) = shapes
-    if attrs.get("fft_type") not in FFT_TYPES:
-        raise ValueError(f"fft: fft_type must be one of {sorted(FFT_TYPES)}, got {attrs.get('fft_type')!r}")
-    if x.dtype.kind != "c" or not x.rank:
-        raise TypeError(f"fft: expected a complex array of rank >= 1, got {x}")
+    kind = attrs.get("fft_type")
+    if kind not in FFT_TYPES:
+        raise ValueError(f"fft: fft_type must be one of {sorted(FFT_TYPES)}, got {kind!r}")
+    if (kind == "IRFFT") != ("fft_length" in attrs):
+        raise ValueError(f"fft: fft_length is the attribute of IRFFT (and only of it), got fft_type={kind!r} "
+                         f"with {'no ' if kind == 'IRFFT' else ''}fft_length")
+    dtypes = _SPECTRUM_DTYPES if kind == "RFFT" else _SIGNAL_DTYPES if kind == "IRFFT" else None
+    if not x.rank or (x.dtype not in dtypes if dtypes else x.dtype.kind != "c"):
+        expected = "a float32 or float64" if kind == "RFFT" else "a complex"
+        raise TypeError(f"fft: {kind} expects {expected} array of rank >= 1, got {x}")
+    if kind == "RFFT":
+        if not x.dims[-1]:
+            raise ValueError(f"fft: RFFT needs at least one point along the last axis, got {x}")
+        return Shape(x.dims[:-1] + (x.dims[-1] // 2 + 1,), dtypes[x.dtype])
+    if kind == "IRFFT":
+        n = attrs["fft_length"]
+        if type(n) is not int or n < 1:
+            raise ValueError(f"fft: IRFFT's fft_length must be an int >= 1, got {n!r}")
+        if x.dims[-1] != n // 2 + 1:
+            raise ValueError(f"fft: IRFFT of fft_length={n} expects {n // 2 + 1} terms along the last axis, got {x}")
+        return Shape(x.dims[:-1] + (n,), dtypes[x.dtype])
     return x
 
 
 def _evaluate(args, attrs, shape):
     (x,) = args
-    transform = np.fft.fft if attrs["fft_type"] == "FFT" else np.fft.ifft
-    return transform(x.astype(np.complex128), axis=-1).astype(shape.dtype)  # rounded once, as compiled
+    kind = attrs["fft_type"]
+    wide = x.astype(np.float64 if kind == "RFFT" else np.complex128)
+    if kind == "IRFFT":
+        y = np.fft.irfft(wide, n=attrs["fft_length"], axis=-1)
+    else:
+        y = {"FFT": np.fft.fft, "IFFT": np.fft.ifft, "RFFT": np.fft.rfft}[kind](wide, axis=-1)
+    return y.astype(shape.dtype)  # rounded once, as compiled
 
 
 # --- twiddles, computed when the graph is compiled -----------------------------------------
@@ -165,24 +211,89 @@ def _bluestein(x: Instruction, sign: int) -> Instruction:
     return _times(head, c)
 
 
+def _columns(x: Instruction, start: int, stop: int, stride: int = 1) -> Instruction:
+    """Columns ``start:stop:stride`` of ``x`` (rows, n)."""
+    rows = x.shape.dims[0]
+    return _op("slice", x, start=(0, start), limit=(rows, stop), strides=(1, stride))
+
+
+def _zeros(shape: Shape) -> Instruction:
+    return _op("broadcast_in_dim", _constant(np.zeros(()), shape.dtype), dims=shape.dims, broadcast_dimensions=())
+
+
+def _mirror(x: Instruction) -> Instruction:
+    """``conj(x[m - 1 - k])`` for each row of ``x`` (rows, m)."""
+    return _op("conj", _op("reverse", x, dimensions=(1,)))
+
+
+def _complex(x: Instruction, n: int, sign: int) -> Instruction:
+    """FFT / IFFT of each row of ``x`` (rows, n), complex128."""
+    y = _transform(x, sign)
+    return _times(y, _constant(np.full(n, 1.0 / n), _WIDE)) if sign > 0 else y
+
+
+def _real_to_complex(x: Instruction, n: int) -> Instruction:
+    """RFFT of each row of ``x`` (rows, n), float64: (rows, n // 2 + 1) complex128."""
+    if n % 2:
+        return _columns(_transform(_op("complex", x, _zeros(x.shape)), -1), 0, n // 2 + 1)
+    half = n // 2
+    z = _transform(_op("complex", _columns(x, 0, n, 2), _columns(x, 1, n, 2)), -1)
+    z = _op("concatenate", z, _columns(z, 0, 1), dimension=1)  # Z[k mod n/2] for k = 0 ... n/2
+    w = _unit(np.arange(half + 1), n, -1)
+    return _op("add", _times(z, _constant((1 - 1j * w) / 2, _WIDE)),
+               _times(_mirror(z), _constant((1 + 1j * w) / 2, _WIDE)))
+
+
+def _complex_to_real(x: Instruction, n: int) -> Instruction:
+    """IRFFT of each row of ``x`` (rows, n // 2 + 1), complex128: (rows, n) float64."""
+    rows, terms = x.shape.dims
+    half = n // 2
+    real_parts_only = np.zeros(terms, bool)
+    real_parts_only[[0, -1] if n % 2 == 0 else [0]] = True
+    imag = _op("select", _op("broadcast_in_dim", _constant(real_parts_only, np.dtype(bool)), dims=(rows, terms),
+                             broadcast_dimensions=(1,)),
+               _zeros(Shape((rows, terms), _REAL_WIDE)), _op("imag", x))
+    x = _op("complex", _op("real", x), imag)
+    if n % 2:  # X[n - k] = conj(X[k])
+        full = _op("concatenate", x, _mirror(_columns(x, 1, terms)), dimension=1)
+        return _op("real", _complex(full, n, 1))
+    # Z[k] = (X[k] + conj(X[n/2 - k])) / 2 + i/2 w^-k (X[k] - conj(X[n/2 - k])), and the
+    # IFFT's 1 / (n/2), in the two factors.
+    w = _unit(np.arange(half), n, 1)
+    z = _op("add", _times(_columns(x, 0, half), _constant((1 + 1j * w) / n, _WIDE)),
+            _times(_columns(_mirror(x), 0, half), _constant((1 - 1j * w) / n, _WIDE)))
+    z = _transform(z, 1)
+    parts = [_reshape(_op(part, z), (rows, half, 1)) for part in ("real", "imag")]
+    return _reshape(_op("concatenate", *parts, dimension=2), (rows, n))
+
+
+#: fft_type -> the transform of each row of a (rows, m) operand in the wide dtypes, given
+#: the transform's length n.
+_LOWERINGS = {
+    "FFT": lambda x, n: _complex(x, n, -1),
+    "IFFT": lambda x, n: _complex(x, n, 1),
+    "RFFT": _real_to_complex,
+    "IRFFT": _complex_to_real,
+}
+
+
 def _expand(inst: Instruction, x: Instruction) -> Instruction:
-    dims, dtype = x.shape.dims, x.shape.dtype
-    n, rows = dims[-1], math.prod(dims[:-1])
+    kind, shape = inst.attrs["fft_type"], inst.shape
+    rows, n = math.prod(shape.dims[:-1]), (shape if kind == "IRFFT" else x.shape).dims[-1]
     if rows == 0 or n == 0:
-        return x
-    sign = FFT_TYPES[inst.attrs["fft_type"]]
+        return x if x.shape == shape else _zeros(shape)
     # complex64 is transformed in complex128 and rounded once: in single precision the
     # stages' roundings and twiddles took the error to 3-9x pocketfft's (measured).
-    y = _reshape(x, (rows, n)) if dtype == _WIDE else _op("convert", _reshape(x, (rows, n)), dtype=_WIDE)
-    y = _transform(y, sign)
-    if sign > 0:
-        y = _times(y, _constant(np.full(n, 1.0 / n), _WIDE))
-    if dtype != _WIDE:
-        y = _op("convert", y, dtype=dtype)
-    return _reshape(y, dims)
+    wide = _REAL_WIDE if kind == "RFFT" else _WIDE
+    y = _reshape(x, (rows, x.shape.dims[-1]))
+    y = _LOWERINGS[kind](y if y.shape.dtype == wide else _op("convert", y, dtype=wide), n)
+    if y.shape.dtype != shape.dtype:
+        y = _op("convert", y, dtype=shape.dtype)
+    return _reshape(y, shape.dims)
 
 
 _WIDE = np.dtype(np.complex128)
+_REAL_WIDE = np.dtype(np.float64)
 
 
 register(OpDef("fft", _infer, _evaluate, Expansion(_expand), arity=1))
