@@ -1,17 +1,16 @@
 """The Array API ``fft`` extension (revision 2024.12): ``plaidarray.fft``.
 
-Every transform is the HLO op ``fft`` (``hlo/ops/fft.py``: a complex transform along the
-last axis, O(n log n) for every length, its twiddles computed once per compile) applied
-along one axis at a time: the axis is moved last, trimmed or zero-padded to ``n``,
-transformed, scaled for ``norm``, and moved back. N-dimensional transforms apply it
-axis by axis.
+Every transform is the HLO op ``fft`` (``hlo/ops/fft.py``: a transform along the last
+axis, O(n log n) for every length, its twiddles computed once per compile) applied along
+one axis at a time: the axis is moved last, trimmed or zero-padded to ``n``, transformed,
+scaled for ``norm``, and moved back. N-dimensional transforms apply it axis by axis.
 
-Real-input transforms (``rfft``, ``ihfft``) transform the signal as complex and keep the
-``n // 2 + 1`` non-redundant terms (a transform of half the length, packed, would do half
-the work: not yet). Real-output transforms (``irfft``, ``hfft``) rebuild the full
-Hermitian spectrum from its first half (the other half is the conjugate, mirrored),
-transform it and keep the real part, so the imaginary parts of the zero-frequency and
-(for even ``n``) Nyquist terms are ignored, as NumPy does.
+Real-input transforms (``rfft``, ``ihfft``) are its kind ``RFFT`` (``ihfft`` conjugated),
+which keeps the ``n // 2 + 1`` non-redundant terms and for even ``n`` does a complex
+transform of half the length. Real-output transforms (``irfft``, ``hfft``) are its kind
+``IRFFT`` (``hfft`` of the conjugate spectrum), from the first ``n // 2 + 1`` terms of a
+Hermitian spectrum; the imaginary parts of the zero-frequency and (for even ``n``)
+Nyquist terms are ignored, as NumPy does.
 
 Dtypes: ``fft``/``ifft``/``fftn``/``ifftn`` return the dtype of a complex input;
 ``rfft``/``rfftn``/``ihfft`` take real floating-point input and return the complex
@@ -73,16 +72,13 @@ def _part(x: Array, axis: int, start: int, stop: int) -> Array:
     return op("slice", x, start=begin, limit=limit, strides=(1,) * x.ndim)
 
 
-def _transform(x: Array, axis: int, sign: int, scale: float) -> Array:
-    """The complex transform of ``x`` along ``axis`` with ``exp(sign * 2 pi i jk / n)``,
-    times ``scale``."""
+def _along(x: Array, axis: int, factor: float, fft_type: str, **attrs) -> Array:
+    """The HLO ``fft`` of kind ``fft_type`` of ``x`` along ``axis``, times ``factor``."""
     last = x.ndim - 1
     order = [*range(axis), *range(axis + 1, x.ndim), axis]
     if axis != last:
         x = op("transpose", x, permutation=tuple(order))
-    n = x.shape[-1]
-    y = op("fft", x, fft_type="FFT" if sign < 0 else "IFFT")
-    factor = scale if sign < 0 else scale * n  # IFFT divides by n already, as XLA's does
+    y = op("fft", x, fft_type=fft_type, **attrs)
     if factor != 1.0:
         y = op("multiply", y, graph.full(y.shape, factor, y.dtype))
     if axis != last:
@@ -91,23 +87,24 @@ def _transform(x: Array, axis: int, sign: int, scale: float) -> Array:
 
 
 def _complex_to_complex(x: Array, axis: int, n: int, sign: int, scale: float) -> Array:
-    return _transform(_resize(x, axis, n), axis, sign, scale)
+    """The transform of ``x`` along ``axis`` with ``exp(sign * 2 pi i jk / n)``, times ``scale``."""
+    if sign < 0:
+        return _along(_resize(x, axis, n), axis, scale, "FFT")
+    return _along(_resize(x, axis, n), axis, scale * n, "IFFT")  # IFFT divides by n already, as XLA's does
 
 
 def _real_to_complex(x: Array, axis: int, n: int, sign: int, scale: float) -> Array:
-    """The ``n // 2 + 1`` non-redundant terms of the transform of a real signal."""
-    x = convert(_resize(x, axis, n), dt.complex_dtype(x.dtype))
-    return _part(_transform(x, axis, sign, scale), axis, 0, n // 2 + 1)
+    """The ``n // 2 + 1`` non-redundant terms of the transform of a real signal; with
+    ``exp(+...)`` they are the conjugates of those with ``exp(-...)``."""
+    y = _along(_resize(x, axis, n), axis, scale, "RFFT")
+    return y if sign < 0 else op("conj", y)
 
 
 def _complex_to_real(x: Array, axis: int, n: int, sign: int, scale: float) -> Array:
-    """The real signal of length ``n`` whose Hermitian spectrum starts with ``x``."""
-    half = n // 2 + 1
-    x = _resize(x, axis, half)
-    if n > half:  # X[k] = conj(X[n - k]) for k >= half
-        mirrored = op("reverse", op("conj", _part(x, axis, 1, n - half + 1)), dimensions=(axis,))
-        x = op("concatenate", x, mirrored, dimension=axis)
-    return op("real", _transform(x, axis, sign, scale))
+    """The real signal of length ``n`` whose Hermitian spectrum starts with ``x``; with
+    ``exp(-...)`` it is that of the conjugate spectrum (IRFFT divides by n already)."""
+    x = _resize(x, axis, n // 2 + 1)
+    return _along(x if sign > 0 else op("conj", x), axis, scale * n, "IRFFT", fft_length=n)
 
 
 # --- argument checking -----------------------------------------------------------------
