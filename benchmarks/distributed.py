@@ -154,8 +154,8 @@ def main() -> None:
     if args.child:
         return child(*args.child, args.size, args.chunks, args.matrix, args.repeat)
     engines = ("dask", "cubed") if args.engine == "both" else (args.engine,)
-    print(f"| engine | workload | NumPy chunks cold | plaidarray chunks cold | NumPy chunks warm | "
-          f"plaidarray chunks warm | NumPy / plaidarray (warm) |")
+    print("| engine | workload | NumPy chunks cold | plaidarray chunks cold | NumPy chunks warm | "
+          "plaidarray chunks warm | NumPy / plaidarray (warm) |")
     print("|---|---|---:|---:|---:|---:|---:|")
     for engine in engines:
         records: dict[str, list[dict]] = {"numpy": [], "plaidarray": []}

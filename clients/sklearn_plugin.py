@@ -26,7 +26,7 @@ if "scipy" in sys.modules and os.environ.get("SCIPY_ARRAY_API") != "1":
     raise RuntimeError("sklearn_plugin: set SCIPY_ARRAY_API=1 before starting pytest")
 os.environ["SCIPY_ARRAY_API"] = "1"
 
-from sklearn.utils import _array_api  # after SCIPY_ARRAY_API is set
+from sklearn.utils import _array_api  # noqa: E402 - after SCIPY_ARRAY_API is set
 
 _original_namespaces = _array_api.yield_namespaces
 _original_combinations = _array_api.yield_namespace_device_dtype_combinations

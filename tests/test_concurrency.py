@@ -126,7 +126,7 @@ def test_a_graph_shared_by_threads_while_some_materialise_it(monkeypatch):
     for trial in range(3):
         shared = [xp.asarray(data) * float(k + 10 * trial) + 0.5 for k in range(6)]
 
-        def work(i: int) -> list[np.ndarray]:
+        def work(i: int, shared: list = shared) -> list[np.ndarray]:
             return [np.asarray(s if i % 2 else s - float(i)) for s in shared]
 
         for i, got in enumerate(run_threads(work)):

@@ -108,4 +108,4 @@ def test_a_bad_level_is_a_clear_error(monkeypatch, value):
     with pytest.raises(ValueError, match=f"PLAIDARRAY_OPT_LEVEL must be one of 0, 1, 2, 3, got '{value}'"):
         jit.opt_level()
     with pytest.raises(ValueError, match="PLAIDARRAY_OPT_LEVEL"):
-        CpuCompiler().target
+        assert CpuCompiler().target

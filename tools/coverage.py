@@ -41,7 +41,7 @@ def _signature(fn: ast.FunctionDef) -> list[str]:
 def read_stubs(stubs: Path, version: str) -> dict[str, list]:
     folder = stubs / f"_{version.replace('.', '_')}"
     chapters: dict[str, list] = {}
-    for module, title in CHAPTERS.items():
+    for module in CHAPTERS:
         path = folder / f"{module}.py"
         if not path.exists():
             continue

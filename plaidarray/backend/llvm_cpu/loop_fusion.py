@@ -290,7 +290,7 @@ def drop_unused_arguments(module: ModuleOp, candidates: Sequence[int]) -> list[i
     block = main.body.block
     args = [block.args[i] for i in candidates]
     kept = [i for i, arg in zip(candidates, args) if arg.uses]
-    for i, arg in zip(candidates, args):
+    for arg in args:
         if not arg.uses:
             block.erase_arg(arg)
     main.update_function_type()

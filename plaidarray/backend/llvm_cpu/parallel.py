@@ -27,9 +27,10 @@ the calling thread, where a thread hand-off would cost more than it saves.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from ... import config
@@ -81,6 +82,15 @@ def worth_splitting(segments: Sequence[Segment]) -> bool:
     return any(_parts(s, 2) > 1 for s in segments)
 
 
+def _take_chunks(function: Callable[..., None], args: Sequence[int], index: int, taken: Iterator[int],
+                 pieces: Sequence[tuple[int, int]]) -> None:
+    """Run chunks of segment ``index``, the next one not taken each time, until none is left."""
+    for i in taken:
+        if i >= len(pieces):
+            return
+        function(*args, index, *pieces[i])
+
+
 def run(function: Callable[..., None], args: Sequence[int], segments: Sequence[Segment]) -> None:
     """Call the entry ``function(*args, segment, start, stop)`` for all segments in
     order, splitting large ones across threads."""
@@ -93,15 +103,9 @@ def run(function: Callable[..., None], args: Sequence[int], segments: Sequence[S
         if parts < 2:
             function(*args, index, 0, segment.extent)
             continue
-        pieces = chunks(segment.extent, parts)
-        taken = itertools.count()  # next() on it is atomic under the GIL
-
-        def take_chunks(index: int = index) -> None:
-            for i in taken:
-                if i >= parts:
-                    return
-                function(*args, index, *pieces[i])
-
+        # next() on the shared counter is atomic under the GIL
+        take_chunks = functools.partial(_take_chunks, function, args, index, itertools.count(),
+                                        chunks(segment.extent, parts))
         pool = _workers()
         futures = [pool.submit(take_chunks) for _ in range(min(threads, parts) - 1)]
         try:

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from llvmlite import ir
 
 I1, I64 = ir.IntType(1), ir.IntType(64)
+_ONE = ir.Constant(I64, 1)
 PTR = ir.PointerType()
 
 #: element-type suffix -> (LLVM type, kind: f float / i signed / u unsigned)
@@ -40,7 +41,7 @@ class _Loop:
         b.cbranch(b.icmp_signed("<", self.i, stop), self.body, self.exit)
         b.position_at_end(self.body)
 
-    def close(self, step: ir.Value = ir.Constant(I64, 1)) -> None:
+    def close(self, step: ir.Value = _ONE) -> None:
         self.i.add_incoming(self.b.add(self.i, step), self.b.block)
         self.b.branch(self.head)
         self.b.position_at_end(self.exit)
