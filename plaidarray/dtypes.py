@@ -11,7 +11,12 @@ then the kinds by NumPy's ``result_type`` (int32 with float32 gives float64).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, cast
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
 
 bool_ = np.dtype(np.bool_)
 int8, int16, int32, int64 = (np.dtype(t) for t in (np.int8, np.int16, np.int32, np.int64))
@@ -27,7 +32,7 @@ COMPLEX = (complex64, complex128)
 FLOATING = REAL_FLOATING + COMPLEX
 REAL_NUMERIC = INTEGER + REAL_FLOATING
 NUMERIC = INTEGER + FLOATING
-ALL = (bool_,) + NUMERIC
+ALL: tuple[np.dtype, ...] = (bool_,) + NUMERIC
 
 default_int = int64
 default_float = float64
@@ -51,14 +56,18 @@ def _kind(dtype: np.dtype) -> str:
     return {"b": "bool", "i": "int", "u": "int", "f": "inexact", "c": "inexact"}[dtype.kind]
 
 
+_REAL_PARTS: dict[np.dtype, np.dtype] = {complex64: float32, complex128: float64}
+_COMPLEX_OF: dict[np.dtype, np.dtype] = {float32: complex64, float64: complex128}
+
+
 def real_dtype(dtype: np.dtype) -> np.dtype:
     """The real dtype of a complex dtype's parts (a real dtype maps to itself)."""
-    return {complex64: float32, complex128: float64}.get(dtype, dtype)
+    return _REAL_PARTS.get(dtype, dtype)
 
 
 def complex_dtype(dtype: np.dtype) -> np.dtype:
     """The complex dtype whose parts are ``dtype``."""
-    return {float32: complex64, float64: complex128}.get(dtype, dtype)
+    return _COMPLEX_OF.get(dtype, dtype)
 
 
 def promote(a: np.dtype, b: np.dtype, where: str = "") -> np.dtype:
@@ -118,7 +127,7 @@ def unsupported_dtype(dtype: np.dtype, where: str) -> TypeError:
 def check_dtype(dtype: object, category: str, where: str) -> np.dtype:
     """Validate that ``dtype`` is one of ``category``; name the function when it is not."""
     try:
-        d = np.dtype(dtype)
+        d = np.dtype(cast("DTypeLike", dtype))  # anything else is the TypeError below
     except TypeError:
         raise TypeError(f"{where}: {dtype!r} is not a dtype") from None
     if d not in CATEGORIES[category]:

@@ -72,7 +72,7 @@ def _sequence_dtype(obj: Sequence) -> np.dtype | None:
     """Default dtype of nested Python scalars and arrays: bool < int64 < float64 <
     complex128. None when anything else is nested (NumPy scalars or arrays, strings,
     objects): NumPy then chooses, and a dtype plaidarray lacks is refused."""
-    kinds = set()
+    kinds: set[str] = set()
     stack = [obj]
     while stack:
         item = stack.pop()

@@ -12,7 +12,7 @@ for it, so it must cost next to nothing.
 from __future__ import annotations
 
 import threading
-from importlib.metadata import entry_points
+from importlib.metadata import EntryPoint, entry_points
 
 from .. import config
 from .executable import Backend
@@ -23,7 +23,7 @@ _BUILTIN = {
 }
 _lock = threading.Lock()
 _backends: dict[str, Backend] = {}
-_loaders: dict[str, object] = {}
+_loaders: dict[str, str | EntryPoint] = {}
 _ENVIRONMENT_CHOICE: str | None = config.get("PLAIDARRAY_BACKEND")
 _selected: str | None = None
 #: The backend :func:`current` returns, once chosen (selecting or registering forgets it).

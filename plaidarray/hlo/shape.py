@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
@@ -53,7 +55,7 @@ class Shape:
 MAX_SIZE = 2**63 - 1
 
 
-def static_dims(dims: object, op: str) -> tuple[int, ...]:
+def static_dims(dims: Iterable[object], op: str) -> tuple[int, ...]:
     """The dimensions an op's attribute asks for, checked: non-negative Python ints whose
     product a 64-bit index can count (the array API layer validates user input; this
     keeps a bad attribute from reaching a backend, where it would surface as a crash,
@@ -61,6 +63,7 @@ def static_dims(dims: object, op: str) -> tuple[int, ...]:
     dims = tuple(dims)
     if not all(isinstance(d, int) and not isinstance(d, bool) and d >= 0 for d in dims):
         raise ValueError(f"{op}: dimensions must be non-negative ints, got {dims}")
-    if math.prod(dims) > MAX_SIZE:
+    ints = cast("tuple[int, ...]", dims)
+    if math.prod(ints) > MAX_SIZE:
         raise ValueError(f"{op}: {dims} has more elements than a 64-bit index can count")
-    return dims
+    return ints

@@ -10,6 +10,7 @@ over) are passed in as extra operands.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -81,7 +82,8 @@ def fori_loop(lower: Any, upper: Any, body_fun: Callable, init_val: Any) -> Any:
     def more(state):
         return state[0] < upper
 
-    step.__wrapped__ = more.__wrapped__ = body_fun  # errors name the user's function
+    for wrapper in (step, more):  # errors name the user's function (its __wrapped__)
+        functools.update_wrapper(wrapper, body_fun, assigned=(), updated=())
     return while_loop(more, step, (lower, init_val))[1]
 
 

@@ -68,6 +68,7 @@ class CpuExecutable(Executable):
         if self.upgrade is not None:
             tiering.count_run(self)
         if self._nbytes >= memory.CHECK_ABOVE_BYTES:
+            assert self._largest is not None  # a run that allocates bytes has a largest buffer
             memory.check_fits(self._nbytes, POOL.free_bytes, self._largest)
         outs = [new() for new in self._output_allocators]
         address = transfer.address

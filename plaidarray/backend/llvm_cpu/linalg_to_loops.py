@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
 from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, IntegerAttr, MemRefType, ModuleOp
 from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.dialects.linalg.ops import GenericOp
-from xdsl.ir import SSAValue
+from xdsl.ir import Attribute, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
@@ -31,8 +32,14 @@ LOOP_DIMS = "plaidarray.loop_dims"
 PARALLEL_LOOP = "plaidarray.parallel_loop"
 
 
-def loop_dims_attr(dims: Sequence[int]) -> ArrayAttr:
+def loop_dims_attr(dims: Sequence[int]) -> ArrayAttr[IntAttr]:
     return ArrayAttr([IntAttr(d) for d in dims])
+
+
+def read_loop_dims(attr: Attribute) -> list[int]:
+    """The ints of an attribute made by :func:`loop_dims_attr` (``Operation.attributes``
+    holds plain ``Attribute``s)."""
+    return [d.data for d in cast("ArrayAttr[IntAttr]", attr).data]
 
 
 class _LowerGeneric(RewritePattern):
@@ -59,7 +66,7 @@ class _LowerGeneric(RewritePattern):
             return store
 
         where = InsertPoint.before(op)
-        dims = [d.data for d in op.attributes[LOOP_DIMS].data]
+        dims = read_loop_dims(op.attributes[LOOP_DIMS])
         bounds = []
         for d in dims:
             const = arith.ConstantOp(IntegerAttr(d, IndexType()))
@@ -67,6 +74,7 @@ class _LowerGeneric(RewritePattern):
             bounds.append(const.result)
         chunked = _chunked_dimension(op)
         after, block = op.next_op, op.parent_block()
+        assert block is not None  # the walker rewrites ops inside the module
         rewrite_linalg_structured_to_loops(rewriter, op, where, bounds, maps, maps[-len(op.outputs):],
                                            op.operands, op.outputs, op.body.block, insert_load, insert_store)
         outermost = after.prev_op if after is not None else block.last_op  # the nest replaced op

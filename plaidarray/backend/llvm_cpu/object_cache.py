@@ -229,7 +229,7 @@ def _decode(data: bytes) -> tuple[bytes, dict[str, Any]] | None:
 
 def entries() -> list[tuple[Path, os.stat_result]]:
     """The cache's entries with their stat results (entries vanishing meanwhile are skipped)."""
-    out = []
+    out: list[tuple[Path, os.stat_result]] = []
     try:
         paths = list(cache_dir().glob("*" + SUFFIX))
     except OSError:

@@ -82,7 +82,7 @@ def worth_splitting(segments: Sequence[Segment]) -> bool:
     return any(_parts(s, 2) > 1 for s in segments)
 
 
-def _take_chunks(function: Callable[..., None], args: Sequence[int], index: int, taken: Iterator[int],
+def _take_chunks(function: Callable[..., None], args: Sequence[object], index: int, taken: Iterator[int],
                  pieces: Sequence[tuple[int, int]]) -> None:
     """Run chunks of segment ``index``, the next one not taken each time, until none is left."""
     for i in taken:
@@ -91,7 +91,7 @@ def _take_chunks(function: Callable[..., None], args: Sequence[int], index: int,
         function(*args, index, *pieces[i])
 
 
-def run(function: Callable[..., None], args: Sequence[int], segments: Sequence[Segment]) -> None:
+def run(function: Callable[..., None], args: Sequence[object], segments: Sequence[Segment]) -> None:
     """Call the entry ``function(*args, segment, start, stop)`` for all segments in
     order, splitting large ones across threads."""
     threads = num_threads()

@@ -162,7 +162,9 @@ def _operand(k, dims, groups, buffer, dtype) -> _Operand:
     k.generic(shape, [(buffer, [coords[order.index(d)] for d in range(len(dims))])], (scratch, coords), dtype,
               lambda b, ins, cur: ins[0])
     nb, nr = len(batch), len(rows)
-    return _Operand(scratch, tuple(range(nb)), *_layout(shape, range(nb, nb + nr), range(nb + nr, len(order))))
+    layout = _layout(shape, range(nb, nb + nr), range(nb + nr, len(order)))
+    assert layout is not None  # the scratch copy is row-major
+    return _Operand(scratch, tuple(range(nb)), *layout)
 
 
 def _emit_blas(k, inst, out, operands):

@@ -8,10 +8,12 @@ implied. The combiner reuses the elementwise op of the same name, so its semanti
 
 from __future__ import annotations
 
+from typing import cast
+
 import numpy as np
 
 from ..ir import Instruction
-from ..lowering import Reduction
+from ..lowering import Elementwise, Reduction
 from ..opdef import OpDef, lookup, register
 from ..shape import Shape
 
@@ -66,7 +68,7 @@ def combine_scalars(b, kind: str, dtype: np.dtype, x, y):
     """Emit the elementwise op ``kind`` on two scalars of ``dtype``."""
     scalar = Instruction("parameter", (), {"number": 0}, Shape((), dtype))
     pseudo = Instruction(kind, (scalar, scalar), {}, scalar.shape)
-    return lookup(kind).lowering.emit(b, (x, y), pseudo)
+    return cast(Elementwise, lookup(kind).lowering).emit(b, (x, y), pseudo)
 
 
 register(OpDef("reduce", _infer, _evaluate, Reduction(
