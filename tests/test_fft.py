@@ -243,19 +243,35 @@ def test_long_transforms(n):
     assert _relative_error(xfft.fft(xp.asarray(a)), np.fft.fft(a)) < 4e-15 * math.log2(n)
 
 
-@pytest.mark.parametrize("n", [4096, 4093, 65537, 3**5 * 5**3])
-def test_the_expansion_holds_no_quadratic_table(n):
-    """What an ``fft`` of n points compiles to keeps O(n) constants (DFT matrices of at most
-    16 x 16 or 61 x 61, twiddles, chirps), never an n x n matrix."""
-    from plaidarray.hlo import Computation, Instruction
-    from plaidarray.hlo.passes.expand import expand
+def _fft_op(shape, dtype, **attrs):
+    """The HLO ``fft`` of a parameter of ``shape`` and ``dtype``."""
+    from plaidarray.hlo import Instruction
     from plaidarray.hlo.shape import Shape
 
-    shape = Shape((2, n), np.dtype(np.complex128))
-    x = Instruction("parameter", (), {"number": 0, "shape": shape}, shape)
-    expanded = expand(Computation("f", [x], [Instruction.make("fft", (x,), fft_type="FFT")]))
-    constants = [i.shape.size for i in expanded.instructions if i.opcode == "constant"]
+    operand = Shape(shape, np.dtype(dtype))
+    x = Instruction("parameter", (), {"number": 0, "shape": operand}, operand)
+    return Instruction.make("fft", (x,), **attrs)
+
+
+def _expanded(fft):
+    """The computation of ``fft`` alone, its op expanded into the ops it stands for."""
+    from plaidarray.hlo import Computation
+    from plaidarray.hlo.passes.expand import expand
+
+    expanded = expand(Computation("f", [fft.operands[0]], [fft]))
     assert "fft" not in {i.opcode for i in expanded.instructions}
+    return expanded
+
+
+@pytest.mark.parametrize("kind", ["FFT", "RFFT", "IRFFT"])
+@pytest.mark.parametrize("n", [4096, 4093, 65537, 3**5 * 5**3])
+def test_the_expansion_holds_no_quadratic_table(kind, n):
+    """What an ``fft`` of n points compiles to keeps O(n) constants (DFT matrices of at most
+    16 x 16 or 61 x 61, twiddles, chirps, split factors), never an n x n matrix."""
+    shape, dtype = {"FFT": ((2, n), np.complex128), "RFFT": ((2, n), np.float64),
+                    "IRFFT": ((2, n // 2 + 1), np.complex128)}[kind]
+    expanded = _expanded(_fft_op(shape, dtype, fft_type=kind, **({"fft_length": n} if kind == "IRFFT" else {})))
+    constants = [i.shape.size for i in expanded.instructions if i.opcode == "constant"]
     assert max(constants) <= 4 * n
     assert sum(constants) <= 40 * n
 
@@ -316,15 +332,9 @@ def _through_the_expansion(a, **attrs):
     """The ``fft`` op on ``a`` as its lowering computes it: the expanded HLO, run by the
     reference interpreter (what llvm-cpu compiles, without a compile per length)."""
     from plaidarray.backend.reference import Evaluator
-    from plaidarray.hlo import Computation, Instruction, Module
-    from plaidarray.hlo.passes.expand import expand
-    from plaidarray.hlo.shape import Shape
+    from plaidarray.hlo import Module
 
-    shape = Shape(a.shape, a.dtype)
-    x = Instruction("parameter", (), {"number": 0, "shape": shape}, shape)
-    expanded = expand(Computation("f", [x], [Instruction.make("fft", (x,), **attrs)]))
-    assert "fft" not in {i.opcode for i in expanded.instructions}
-    return Evaluator(Module("f", expanded)).run([a])[0]
+    return Evaluator(Module("f", _expanded(_fft_op(a.shape, a.dtype, **attrs)))).run([a])[0]
 
 
 @pytest.mark.parametrize("dtype", REAL, ids=str)
@@ -370,14 +380,6 @@ def test_long_real_transforms(backend, kind, dtype, n):
     """Even (packed), prime (Bluestein of full length) and odd with small factors."""
     a, numpys, exact = _real_kind_case(kind, n, dtype, n)
     assert_as_accurate_as_numpy(_PUBLIC[kind](a, n), numpys, exact)
-
-
-def _fft_op(shape, dtype, **attrs):
-    from plaidarray.hlo import Instruction
-    from plaidarray.hlo.shape import Shape
-
-    x = Instruction("parameter", (), {"number": 0, "shape": Shape(shape, np.dtype(dtype))}, Shape(shape, np.dtype(dtype)))
-    return Instruction.make("fft", (x,), **attrs)
 
 
 @pytest.mark.parametrize(("shape", "dtype", "attrs", "error"), [
