@@ -25,7 +25,9 @@ Lowering: an expansion into other HLO ops (``Expansion``), O(n log n) for every 
   axis the same way, down to a dense stage. Each stage reads and writes the signal once
   and costs O(n a): O(n log n) in all.
 - any other n: Bluestein's algorithm, the transform as a convolution with a chirp, done
-  by transforms of the power of two m >= 2n - 1 above.
+  by transforms of the power of two m >= 2n - 1 above; the chirp's own spectrum is a
+  constant, computed when the graph is compiled (NumPy's FFT in long double), so a call
+  does two transforms of m points, not three.
 
 Real transforms of even n do half the work of a complex one (the half-length trick): RFFT
 packs ``z[j] = x[2j] + i x[2j+1]``, transforms it with the n/2-point FFT above and splits
@@ -202,12 +204,10 @@ def _bluestein(x: Instruction, sign: int) -> Instruction:
     c = _constant(chirp, dtype)
     padded = _op("pad", _times(x, c), _constant(np.zeros(()), dtype), low=(0, 0), high=(0, m - n),
                  interior=(0, 0))
-    kernel_spectrum = _transform(_constant(kernel[None, :], dtype), -1)
-    spectrum = _op("multiply", _transform(padded, -1),
-                   _op("broadcast_in_dim", _reshape(kernel_spectrum, (m,)), dims=(rows, m), broadcast_dimensions=(1,)))
-    convolution = _times(_transform(spectrum, 1), _constant(np.full(m, 1.0 / m), dtype))
-    head = _op("slice", convolution, start=(0, 0), limit=(rows, n), strides=(1, 1))
-    return _times(head, c)
+    # The kernel's spectrum, with the inverse transform's 1 / m.
+    kernel_spectrum = _constant(np.fft.fft(kernel.astype(np.clongdouble)) / m, dtype)
+    convolution = _transform(_times(_transform(padded, -1), kernel_spectrum), 1)
+    return _times(_columns(convolution, 0, n), c)
 
 
 def _columns(x: Instruction, start: int, stop: int, stride: int = 1) -> Instruction:
