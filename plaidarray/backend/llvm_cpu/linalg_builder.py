@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from types import MappingProxyType
+from typing import Any, cast
 
 import numpy as np
 from xdsl.dialects import arith, func, memref, scf
@@ -47,12 +48,20 @@ from .fusion import FusionPlan, lowering_of, plan_fusion
 from .linalg_to_loops import LOOP_DIMS, loop_dims_attr
 
 
+def _float_type(itemsize: int) -> Float32Type | Float64Type:
+    return Float32Type() if itemsize == 4 else Float64Type()
+
+
+def _integer_bits(dtype: np.dtype) -> int:
+    return 1 if dtype.kind == "b" else dtype.itemsize * 8
+
+
 def element_type(dtype: np.dtype) -> Attribute:
     if dtype.kind == "c":
-        return ComplexType(Float32Type() if dtype.itemsize == 8 else Float64Type())
+        return ComplexType(_float_type(dtype.itemsize // 2))
     if dtype.kind == "f":
-        return Float32Type() if dtype.itemsize == 4 else Float64Type()
-    return IntegerType(1 if dtype.kind == "b" else dtype.itemsize * 8)
+        return _float_type(dtype.itemsize)
+    return IntegerType(_integer_bits(dtype))
 
 
 def memref_type(inst: Instruction) -> MemRefType:
@@ -63,18 +72,25 @@ def shape_memref_type(shape: Shape) -> MemRefType:
     return MemRefType(element_type(shape.dtype), shape.dims)
 
 
-def constant_op(value: object, dtype: np.dtype) -> Operation:
-    ty = element_type(dtype)
+def constant_op(value: Any, dtype: np.dtype) -> Operation:
+    """``value`` is a Python or NumPy number that ``dtype``'s kind converts (complex,
+    float or int)."""
     if dtype.kind == "c":
+        part = _float_type(dtype.itemsize // 2)
         z = complex(value)
-        return cx.ConstantOp(ArrayAttr([FloatAttr(z.real, ty.element_type), FloatAttr(z.imag, ty.element_type)]), ty)
+        return cx.ConstantOp(ArrayAttr([FloatAttr(z.real, part), FloatAttr(z.imag, part)]), ComplexType(part))
     if dtype.kind == "f":
-        return arith.ConstantOp(FloatAttr(float(value), ty))
-    bits = 1 if dtype.kind == "b" else dtype.itemsize * 8
+        return arith.ConstantOp(FloatAttr(float(value), _float_type(dtype.itemsize)))
+    bits = _integer_bits(dtype)
     as_int = int(value) & ((1 << bits) - 1)
     if as_int >= 1 << (bits - 1):  # IntegerAttr holds signless values in signed range
         as_int -= 1 << bits
-    return arith.ConstantOp(IntegerAttr(as_int, ty))
+    return arith.ConstantOp(IntegerAttr(as_int, IntegerType(bits)))
+
+
+def _memref(buffer: SSAValue) -> MemRefType:
+    """The type of a buffer: ``main``'s arguments (scratch buffers too) are memrefs."""
+    return cast(MemRefType, buffer.type)
 
 
 def affine_map(num_dims: int, exprs: Sequence[AffineExpr | int]) -> AffineMapAttr:
@@ -96,8 +112,9 @@ class _Body:
         self._index_cache: dict[object, SSAValue] = {}
 
     def insert(self, op: Operation) -> SSAValue:
+        """Append ``op``, a scalar operation, and return its value."""
         self.block.add_op(op)
-        return op.results[0] if op.results else None
+        return op.results[0]
 
     def const(self, value: object, dtype: np.dtype) -> SSAValue:
         return self.insert(constant_op(value, dtype))
@@ -153,7 +170,7 @@ class _ModuleBuilder:
         self.module = ModuleOp([])
         self.block = Block(arg_types=[memref_type(i) for i in buffer_order])
         self.entry = self.block
-        self.buffers = {id(inst): arg for inst, arg in zip(buffer_order, self.block.args)}
+        self.buffers: dict[int, SSAValue] = {id(inst): arg for inst, arg in zip(buffer_order, self.block.args)}
         self.scratch_shapes: list[Shape] = []
         self._declared: set[str] = set()
         self._emitted_groups: set[tuple] = set()
@@ -165,7 +182,14 @@ class _ModuleBuilder:
         return op.results[0] if op.results else None
 
     def const(self, value: object, dtype: np.dtype) -> SSAValue:
-        return self.insert(constant_op(value, dtype))
+        op = constant_op(value, dtype)
+        self.insert(op)
+        return op.results[0]
+
+    def _index_const(self, value: int) -> SSAValue:
+        op = arith.ConstantOp(IntegerAttr(value, IndexType()))
+        self.insert(op)
+        return op.result
 
     def type(self, dtype: np.dtype) -> Attribute:
         return element_type(dtype)
@@ -191,18 +215,16 @@ class _ModuleBuilder:
         innermost loop (through this builder's ``insert``)."""
         outer_block = self.block
         ivs: list[SSAValue] = []
+        loop_blocks: list[Block] = []
         for d in loop_dims:
-            zero, one, bound = (self.insert(arith.ConstantOp(IntegerAttr(v, IndexType()))) for v in (0, 1, d))
+            zero, one, bound = (self._index_const(v) for v in (0, 1, d))
             inner = Block(arg_types=[IndexType()])
             self.insert(scf.ForOp(zero, bound, one, [], Region(inner)))
             self.block = inner
             ivs.append(inner.args[0])
+            loop_blocks.append(inner)
         body(ivs)
-        blocks = [self.block]
-        while blocks[-1] is not outer_block:
-            parent = blocks[-1].parent_op().parent_block()
-            blocks.append(parent)
-        for block in blocks[:-1]:
+        for block in loop_blocks:
             block.add_op(scf.YieldOp())
         self.block = outer_block
 
@@ -213,12 +235,12 @@ class _ModuleBuilder:
         self.insert(func.CallOp(symbol, list(args), []))
 
     def fill(self, buffer: SSAValue, value: object, dtype: np.dtype) -> None:
-        rank = len(buffer.type.get_shape())
-        self.generic(buffer.type.get_shape(), [], (buffer, dims(rank)), dtype,
+        shape = _memref(buffer).get_shape()
+        self.generic(shape, [], (buffer, dims(len(shape))), dtype,
                      lambda b, ins, cur: b.const(value, dtype))
 
     def copy(self, source: SSAValue, target: SSAValue) -> None:
-        shape = target.type.get_shape()
+        shape = _memref(target).get_shape()
         identity = dims(len(shape))
         self.generic(shape, [(source, identity)], (target, identity), None, lambda b, ins, cur: ins[0])
 
@@ -295,10 +317,10 @@ class _ModuleBuilder:
         # The fused tree may be a chain of any length, so it is walked iteratively.
         tree = depth_first([(root, coords)], lambda value: self._reads(value, target), key=_value_key)
         leaves = [value for value in tree if self._loads(value[0], target)]
-        block = Block(arg_types=[self.buffers[id(inst)].type.element_type for inst, _ in leaves]
+        block = Block(arg_types=[_memref(self.buffers[id(inst)]).element_type for inst, _ in leaves]
                       + [memref_type(target).element_type])
         scalar = _Body(block, self)
-        computed = {_value_key(leaf): arg for leaf, arg in zip(leaves, block.args)}
+        computed: dict[tuple, SSAValue] = {_value_key(leaf): arg for leaf, arg in zip(leaves, block.args)}
         for inst, at in tree:
             if (id(inst), at) not in computed:
                 computed[id(inst), at] = self._emit(inst, at, scalar, computed, target)
@@ -333,7 +355,7 @@ class _ModuleBuilder:
         if isinstance(low, Indexing):
             return operands[0]
         scalar._coords[id(inst)] = at
-        return low.emit(scalar, operands, inst)
+        return cast(Elementwise, low).emit(scalar, operands, inst)  # fused: elementwise, or indexing above
 
     def lower(self, inst: Instruction) -> None:
         """Emit the linalg ops that write ``inst``'s buffer."""
@@ -364,7 +386,7 @@ def _allow_reassociation(value: SSAValue, accumulator: SSAValue) -> None:
     Only the accumulation is marked: the fused elementwise code stays exact."""
     op = value.owner
     if isinstance(op, (arith.AddfOp, arith.MulfOp)) and accumulator in op.operands:
-        op.fastmath = arith.FastMathFlagsAttr(["reassoc"])
+        op.fastmath = arith.FastMathFlagsAttr([arith.FastMathFlag.REASSOC])
 
 
 def _value_key(value: tuple[Instruction, tuple]) -> tuple:

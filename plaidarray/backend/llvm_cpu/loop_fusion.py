@@ -28,14 +28,16 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import MemRefType, ModuleOp
+from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
+from xdsl.rewriter import InsertPoint, Rewriter
 
-from .linalg_to_loops import PARALLEL_LOOP, loop_dims_attr
+from .linalg_to_loops import PARALLEL_LOOP, loop_dims_attr, read_loop_dims
 from .llvm_emitter import element_bytes
 
 #: The largest slice, in bytes, a temporary is contracted to: it lives on the stack of
@@ -50,7 +52,7 @@ def _main(module: ModuleOp) -> func.FuncOp:
 
 def _constant_value(value: SSAValue) -> int | None:
     owner = value.owner
-    if isinstance(owner, arith.ConstantOp):
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
         return owner.value.value.data
     return None
 
@@ -60,7 +62,7 @@ def _row_loop_extent(op: Operation) -> int | None:
     (outermost) dimension and carrying no values; else None."""
     if not isinstance(op, scf.ForOp) or op.iter_args or PARALLEL_LOOP not in op.attributes:
         return None
-    depth, extent, _ = (a.data for a in op.attributes[PARALLEL_LOOP].data)
+    depth, extent, _ = read_loop_dims(op.attributes[PARALLEL_LOOP])
     if depth != 0 or _constant_value(op.lb) != 0 or _constant_value(op.step) != 1:
         return None
     return extent if _constant_value(op.ub) == extent else None
@@ -123,7 +125,7 @@ def _movable(loop: scf.ForOp, block: Block) -> bool:
     return True
 
 
-def _inside(op: Operation | None, loop: scf.ForOp) -> bool:
+def _inside(op: Operation | Block | None, loop: scf.ForOp) -> bool:
     while op is not None and op is not loop:
         op = op.parent_op()
     return op is loop
@@ -180,11 +182,12 @@ def _fuse(first: scf.ForOp, second: scf.ForOp) -> None:
     """Append ``second``'s body to ``first``'s, then erase ``second``."""
     _induction(second).replace_all_uses_with(_induction(first))
     body, terminator = first.body.block, first.body.block.last_op
+    assert terminator is not None  # first's scf.yield
     for op in list(second.body.block.ops)[:-1]:  # all but second's scf.yield
         op.detach()
         body.insert_op_before(op, terminator)
-    depth, extent, work = (a.data for a in first.attributes[PARALLEL_LOOP].data)
-    second_work = second.attributes[PARALLEL_LOOP].data[2].data
+    depth, extent, work = read_loop_dims(first.attributes[PARALLEL_LOOP])
+    second_work = read_loop_dims(second.attributes[PARALLEL_LOOP])[2]
     first.attributes[PARALLEL_LOOP] = loop_dims_attr([depth, extent, work + second_work])
     second.detach()
     second.erase()
@@ -194,6 +197,8 @@ def _hoist_constants(block: Block) -> None:
     """Move the top-level ``arith`` constants before every other operation, so that a
     body moved into an earlier loop still sees the constants it uses defined before it."""
     anchor = next((op for op in block.ops if not isinstance(op, arith.ConstantOp)), None)
+    if anchor is None:
+        return
     passed = False
     for op in list(block.ops):
         passed = passed or op is anchor
@@ -214,20 +219,20 @@ class FuseParallelLoops(ModulePass):
         for current in list(block.ops):
             if isinstance(current, arith.ConstantOp):
                 continue
-            summary = _summary(current)
-            if previous is not None and summary is not None and _can_fuse(*previous, current, summary, block):
+            if not isinstance(current, scf.ForOp) or (summary := _summary(current)) is None:
+                previous = None
+            elif previous is not None and _can_fuse(*previous, current, summary, block):
                 _fuse(previous[0], current)
                 previous[1].merge(summary)
             else:
-                previous = None if summary is None else (current, summary)
+                previous = (current, summary)
 
 
 def _top_level_loop(op: Operation, block: Block) -> scf.ForOp | None:
-    while op.parent_block() is not block:
-        op = op.parent_op()
-        if op is None:
-            return None
-    return op if isinstance(op, scf.ForOp) else None
+    current: Operation | None = op
+    while current is not None and current.parent_block() is not block:
+        current = current.parent_op()
+    return current if isinstance(current, scf.ForOp) else None
 
 
 def _slice_bytes(t: MemRefType, dim: int) -> int:
@@ -237,20 +242,20 @@ def _slice_bytes(t: MemRefType, dim: int) -> int:
 
 def _contract(buffer: SSAValue, loop: scf.ForOp, dim: int) -> None:
     """Replace ``buffer`` in ``loop`` by a stack slice without dimension ``dim``."""
-    t = buffer.type
+    t = cast(MemRefType, buffer.type)
     shape = [n for d, n in enumerate(t.get_shape()) if d != dim]
-    body = loop.body.block
     alloca = memref.AllocaOp.get(t.element_type, alignment=64, shape=shape)
-    body.insert_op_before(alloca, body.first_op)
+    Rewriter.insert_op(alloca, InsertPoint.at_start(loop.body.block))
     for use in list(buffer.uses):
-        access = use.operation
+        access = cast("memref.LoadOp | memref.StoreOp", use.operation)  # the only uses ContractTemporaries admits
         indices = [index for d, index in enumerate(access.indices) if d != dim]
+        new: memref.LoadOp | memref.StoreOp
         if isinstance(access, memref.LoadOp):
-            new = memref.LoadOp.get(alloca.memref, indices)
-            access.results[0].replace_all_uses_with(new.res)
+            new = load = memref.LoadOp.get(alloca.memref, indices)
+            access.results[0].replace_all_uses_with(load.res)
         else:
             new = memref.StoreOp.get(access.value, alloca.memref, indices)
-        access.parent_block().insert_op_before(new, access)
+        Rewriter.insert_op(new, InsertPoint.before(access))
         access.detach()
         access.erase()
 
@@ -274,12 +279,14 @@ class ContractTemporaries(ModulePass):
                                    for u in uses):
                 continue
             loops = {id(loop): loop for loop in (_top_level_loop(u, block) for u in uses)}
-            if len(loops) != 1 or None in loops.values():
+            if len(loops) != 1:
                 continue
             (loop,) = loops.values()
+            if loop is None:
+                continue
             induction = _induction(loop)
             dim = _common_row_dim((_Access(u.memref, tuple(u.indices), False), induction) for u in uses)
-            if dim is not None and _slice_bytes(buffer.type, dim) <= MAX_SLICE_BYTES:
+            if dim is not None and _slice_bytes(cast(MemRefType, buffer.type), dim) <= MAX_SLICE_BYTES:
                 _contract(buffer, loop, dim)
 
 
