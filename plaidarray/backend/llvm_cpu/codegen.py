@@ -28,7 +28,7 @@ import signal
 import struct
 import sys
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import IO
 
 import llvmlite.binding as llvm
 
@@ -125,12 +125,12 @@ def generate(text: str, target: Target, level: int, listings: bool = False, emit
     return product
 
 
-def write_frame(stream: BinaryIO, *parts: bytes) -> None:
+def write_frame(stream: IO[bytes], *parts: bytes) -> None:
     stream.write(_COUNT.pack(len(parts)) + b"".join(_LENGTH.pack(len(p)) + p for p in parts))
     stream.flush()
 
 
-def read_frame(stream: BinaryIO) -> list[bytes] | None:
+def read_frame(stream: IO[bytes]) -> list[bytes] | None:
     """The next frame's parts, or None at the end of the stream."""
     head = stream.read(_COUNT.size)
     if len(head) < _COUNT.size:
@@ -152,7 +152,7 @@ def read_frame(stream: BinaryIO) -> list[bytes] | None:
 MAX_BYTES_VARIABLE = "PLAIDARRAY_CODEGEN_MAX_BYTES"
 
 
-def serve(requests: BinaryIO, answers: BinaryIO) -> None:
+def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
     """The code generator process: answer ``generate`` frames until the stream ends
     (the main process closed it, or died). Its address space is capped first, so that
     LLVM running out of it ends this process, not the machine's memory."""

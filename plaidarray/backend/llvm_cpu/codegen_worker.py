@@ -25,6 +25,7 @@ import select
 import subprocess
 import sys
 import threading
+from typing import IO, cast
 
 from ... import config
 from . import codegen, jit
@@ -69,13 +70,15 @@ class _Worker:
                                         stdout=subprocess.PIPE,
                                         env={**os.environ, "PYTHONSAFEPATH": "1",
                                              codegen.MAX_BYTES_VARIABLE: str(max_bytes())})
+        # Pipes, as asked for above.
+        self.requests, self.answers = cast(IO[bytes], self.process.stdin), cast(IO[bytes], self.process.stdout)
         with _lock:  # the two pools start workers independently
             _stats["workers_started"] += 1
 
     def wait_ready(self, timeout: float) -> bool:
         """Whether the worker has said ``ready`` (waiting up to ``timeout`` seconds)."""
-        if not self.ready and select.select([self.process.stdout], [], [], timeout)[0]:
-            frame = codegen.read_frame(self.process.stdout)
+        if not self.ready and select.select([self.answers], [], [], timeout)[0]:
+            frame = codegen.read_frame(self.answers)
             if frame != [b"ready"]:
                 raise RuntimeError(f"llvm-cpu: the code generator process failed to start "
                                    f"(exit code {self.process.poll()}; its message is on stderr)")
@@ -85,10 +88,10 @@ class _Worker:
     def generate(self, text: str, target: codegen.Target, level: int, listings: bool, emit_level: int) -> Product:
         self.compiles += 1
         try:
-            codegen.write_frame(self.process.stdin, b"generate", text.encode(), target.triple.encode(),
+            codegen.write_frame(self.requests, b"generate", text.encode(), target.triple.encode(),
                                 target.cpu.encode(), target.features.encode(), str(level).encode(),
                                 b"1" if listings else b"0", str(emit_level).encode())
-            answer = codegen.read_frame(self.process.stdout)
+            answer = codegen.read_frame(self.answers)
         except (BrokenPipeError, OSError):
             answer = None
         if answer is None:
@@ -103,7 +106,7 @@ class _Worker:
         """End the worker: it exits when its input closes."""
         if self.owner != os.getpid():
             return  # the parent's worker, inherited through fork: not ours to end
-        for pipe in (self.process.stdin, self.process.stdout):
+        for pipe in (self.requests, self.answers):
             try:
                 pipe.close()
             except OSError:  # a dead worker's unsent bytes

@@ -58,7 +58,9 @@ _counter_lock = threading.Lock()
 
 @dataclass
 class Compilation:
-    """What the stages read and write, from the HLO module to the executable."""
+    """What the stages read and write, from the HLO module to the executable. The fields
+    without a default are set by the stage that makes them (``plan`` by fuse, ``mlir`` by
+    to-linalg, ``product`` by llvm-codegen, ``executable`` by load)."""
 
     name: str
     comp: Computation
@@ -68,18 +70,18 @@ class Compilation:
     n_params: int = 0
     constants: list[np.ndarray] = field(default_factory=list)
     key: str = ""
-    plan: FusionPlan | None = None
+    plan: FusionPlan = field(init=False)
     shared: dict[int, Instruction] = field(default_factory=dict)
     output_slots: list[tuple[str, int]] = field(default_factory=list)
     outputs: list[Instruction] = field(default_factory=list)
     temps: list[Instruction] = field(default_factory=list)
     n_buffers: int = 0  # parameters, outputs and temporaries in the buffer table
-    mlir: ModuleOp | None = None
+    mlir: ModuleOp = field(init=False)
     scratch: list[Shape] = field(default_factory=list)
     ir: str = ""
     segments: list[Segment] = field(default_factory=list)
-    product: Product | None = None
-    executable: CpuExecutable | None = None
+    product: Product = field(init=False)
+    executable: CpuExecutable = field(init=False)
     timings: dict[str, float] = field(default_factory=dict)
     context: Context = field(default_factory=lambda: _context())
 
@@ -228,7 +230,7 @@ class CpuCompiler(Compiler):
         return level
 
     @functools.cached_property
-    def target(self) -> str:
+    def target(self) -> str:  # type: ignore[override]  # Compiler.target, looked up on first use
         return f"{jit.host_target()}/O{self.opt_level}"
 
     def compile(self, module: Module) -> Executable:

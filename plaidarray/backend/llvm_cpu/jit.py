@@ -27,7 +27,9 @@ from .codegen import Product, Target
 
 
 _lock = threading.RLock()
-_state: dict[str, object] = {}
+#: Made once per process: the host's target, and the engine holding the library (vector_math).
+_host_target: Target | None = None
+_library_engine: llvm.ExecutionEngine | None = None
 
 
 def opt_level() -> int:
@@ -36,10 +38,11 @@ def opt_level() -> int:
 
 
 def host_target() -> Target:
+    global _host_target
     with _lock:
-        if "target" not in _state:
-            _state["target"] = codegen.host_target()
-        return _state["target"]
+        if _host_target is None:
+            _host_target = codegen.host_target()
+        return _host_target
 
 
 def _new_engine(level: int) -> llvm.ExecutionEngine:
@@ -88,10 +91,11 @@ class LoadedCode:
 def load_library(code: bytes, symbols: list[str]) -> None:
     """Load object code for good and make its functions ``symbols`` callable by every
     module and object loaded afterwards (vector_math's sin and cos)."""
+    global _library_engine
     with _lock:
-        engine = _state.get("library_engine")
+        engine = _library_engine
         if engine is None:
-            engine = _state["library_engine"] = _new_engine(opt_level())
+            engine = _library_engine = _new_engine(opt_level())
         engine.add_object_file(llvm.ObjectFileRef.from_data(code))
         engine.finalize_object()
         for symbol in symbols:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from llvmlite import ir
 from xdsl.dialects.builtin import (
@@ -35,7 +36,7 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr
 
-from .linalg_to_loops import PARALLEL_LOOP
+from .linalg_to_loops import PARALLEL_LOOP, read_loop_dims
 from .runtime import runtime_function
 from .vector_math import FUNCTIONS as VECTOR_MATH_FUNCTIONS
 from .vector_math import math_function
@@ -63,8 +64,8 @@ def llvm_type(t: Attribute) -> ir.Type:
 def strides(t: MemRefType) -> tuple[int, ...]:
     """The element strides of a buffer: row-major, or those of a strided layout (a
     ``memref.subview`` of a buffer)."""
-    if isinstance(t.layout, StridedLayoutAttr):
-        return tuple(t.layout.get_strides())
+    if isinstance(t.layout, StridedLayoutAttr):  # with static strides (None: dynamic), as every subview here
+        return cast("tuple[int, ...]", tuple(t.layout.get_strides()))
     shape = t.get_shape()
     return tuple(math.prod(shape[axis + 1:]) for axis in range(len(shape)))
 
@@ -115,7 +116,7 @@ class FunctionEmitter:
         return ir.Function(self.module, ir.FunctionType(ret, arg_types), name)
 
     def address(self, memref: SSAValue, indices: list[SSAValue]) -> tuple[ir.Value, ir.Type]:
-        return self.element_address(self.v(memref), memref.type, [self.v(i) for i in indices])
+        return self.element_address(self.v(memref), cast(MemRefType, memref.type), [self.v(i) for i in indices])
 
     def element_address(self, base: ir.Value, t: MemRefType, indices: list[ir.Value]) -> tuple[ir.Value, ir.Type]:
         """The address of the element at ``indices`` of a buffer of type ``t`` at ``base``."""
@@ -676,7 +677,7 @@ def emit_llvm_module(module: ModuleOp, function_name: str) -> tuple[ir.Module, l
         emitter.values.update(constants)
         chunked = ops[0].attributes.get(PARALLEL_LOOP) if len(ops) == 1 else None
         if chunked is not None:
-            depth, extent, work = (d.data for d in chunked.data)
+            depth, extent, work = read_loop_dims(chunked)
             emitter.chunk = (depth, *emitter.function.args[-2:])
             segments.append(Segment(extent, work, depth))
         else:
