@@ -1,12 +1,18 @@
-"""plaidarray on Dask: ``map_blocks`` with a jitted function and with plain ``xp``
-functions on a real ``distributed.LocalCluster`` (two worker processes, loopback only),
-values checked against NumPy; the workers share compiled code through the persistent
-cache, one compiling while the other waits and loads."""
+"""plaidarray on Dask and Cubed. Dask: ``map_blocks`` with a jitted function and with
+plain ``xp`` functions on a real ``distributed.LocalCluster`` (two worker processes,
+loopback only); the workers share compiled code through the persistent cache, one
+compiling while the other waits and loads. Cubed: plaidarray as its backend array API on
+its processes executor. Values are checked against NumPy."""
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
+
 import numpy as np
 import pytest
+from jit_helpers import child_env
 
 import plaidarray as xp
 
@@ -52,3 +58,41 @@ def test_map_blocks_with_a_jitted_function_and_with_xp_functions(client):
 
 def test_workers_run_kernels_on_their_task_threads(client):
     assert set(client.run(_threads).values()) == {1}  # the nanny sets OMP_NUM_THREADS=1
+
+
+#: A child process: Cubed with plaidarray as its backend array API on the processes
+#: executor (two worker processes), a reduction, an elementwise chain and a matmul over
+#: chunks, and a chunk function compiled by ``plaidarray.jit`` (Cubed's compile_function).
+CUBED = """
+import json, sys
+import numpy as np
+import cubed, cubed.array_api as cxp
+import plaidarray
+from cubed.runtime.create import create_executor
+assert cubed.backend_array_api.namespace is plaidarray
+spec = cubed.Spec(work_dir=sys.argv[1], allowed_mem="500MB")
+executor = create_executor("processes", {"max_workers": 2})
+x = np.random.default_rng(0).standard_normal((40, 30))
+a = cxp.asarray(x, chunks=(10, 10), spec=spec)
+out = {
+    "var": float(np.asarray(cxp.var(a).compute(executor=executor))),
+    "chain": np.asarray(cxp.sum(cxp.sin(a) * 2.0 + cxp.abs(a), axis=0).compute(executor=executor)).tolist(),
+    "matmul": np.asarray(cxp.matmul(a, cxp.matrix_transpose(a)).compute(executor=executor)).tolist(),
+    "jitted": np.asarray(cxp.add(a, a).compute(executor=executor, compile_function=plaidarray.jit)).tolist(),
+}
+print(json.dumps(out))
+"""
+
+
+def test_cubed_with_plaidarray_as_backend_on_the_processes_executor(tmp_path):
+    pytest.importorskip("cubed", reason="Cubed is in the distributed extra")
+    env = child_env(tmp_path / "cache", CUBED_BACKEND_ARRAY_API_MODULE="plaidarray")
+    done = subprocess.run([sys.executable, "-c", CUBED, str(tmp_path / "work")], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    got = json.loads(done.stdout.strip().splitlines()[-1])
+    x = np.random.default_rng(0).standard_normal((40, 30))
+    np.testing.assert_allclose(got["var"], np.var(x), rtol=1e-12)
+    np.testing.assert_allclose(got["chain"], np.sum(np.sin(x) * 2.0 + np.abs(x), axis=0), rtol=1e-12)
+    np.testing.assert_allclose(got["matmul"], x @ x.T, rtol=1e-12, atol=1e-12)
+    np.testing.assert_array_equal(got["jitted"], x + x)

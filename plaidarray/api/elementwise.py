@@ -16,8 +16,8 @@ from .. import dtypes as dt
 from ..hlo.opdef import OPS
 from ..trace.array import Array
 from ..trace.node import Node
-from .graph import (check_array, check_category, convert, numpy_scalar, op, operands, python_scalar, scalar_like,
-                    wrap)
+from .graph import (SCALAR_KINDS, check_array, check_category, convert, numpy_scalar, op, operands, python_scalar,
+                    scalar_like, wrap)
 
 __all__: list[str] = []
 
@@ -67,13 +67,14 @@ def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array]
                 n2 = x2._node
                 if n1.shape == n2.shape and n1.shape.dtype in accepted and not (n1.weak or n2.weak):
                     return decompose(x1, x2)
-            elif (t2 is float or t2 is int) and not n1.weak and n1.shape.dtype in accepted:
+            elif (t2 is float or t2 is int) and not n1.weak and n1.shape.dtype in accepted \
+                    and n1.shape.dtype.kind in SCALAR_KINDS[t2]:
                 if on_nodes is not None:
                     return on_nodes(n1, scalar_like(x2, n1.shape, name))
                 return decompose(x1, Array(scalar_like(x2, n1.shape, name)))
         elif t2 is Array and (t1 is float or t1 is int):
             n2 = x2._node
-            if not n2.weak and n2.shape.dtype in accepted:
+            if not n2.weak and n2.shape.dtype in accepted and n2.shape.dtype.kind in SCALAR_KINDS[t1]:
                 if on_nodes is not None:
                     return on_nodes(scalar_like(x1, n2.shape, name), n2)
                 return decompose(Array(scalar_like(x1, n2.shape, name)), x2)

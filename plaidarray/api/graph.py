@@ -150,11 +150,19 @@ def _numpy_scalar_dtype(value: np.generic, where: str) -> np.dtype:
 
 
 def weak_result_type(dtype: np.dtype, scalars: Sequence[Any]) -> np.dtype:
-    """The dtype arrays of ``dtype`` take with Python ``scalars``: their own, except that
-    a complex scalar makes a real floating dtype complex of the same precision (2024.12;
-    ``float32 * 1j`` is complex64)."""
-    if dtype.kind == "f" and any(type(s) is complex for s in scalars):
-        return dt.complex_dtype(dtype)
+    """The dtype arrays of ``dtype`` take with Python ``scalars``: their own when the
+    scalars' kinds fit it; a complex scalar makes a real floating dtype complex of the
+    same precision (2024.12; ``float32 * 1j`` is complex64). A scalar of a higher kind
+    than the arrays (``int_array * 0.5``, ``bool_array + 1``), which the standard leaves
+    to the library, gives that kind's default dtype, as NumPy 2 does (``int8 * 0.5`` is
+    float64; JAX gives its default float)."""
+    kinds = {type(s) for s in scalars}
+    if complex in kinds and dtype.kind != "c":
+        return dt.complex_dtype(dtype) if dtype.kind == "f" else dt.default_complex
+    if float in kinds and dtype.kind in "biu":
+        return dt.default_float
+    if int in kinds and dtype.kind == "b":
+        return dt.default_int
     return dtype
 
 
@@ -233,7 +241,10 @@ def _array_and_scalar(x: object, value: object, where: str) -> list[Array] | Non
     float (``x * 0.5``): the scalar takes the array's dtype. None for anything else."""
     if type(x) is not Array or type(value) not in (int, float) or x._node.weak:
         return None
-    return [x, Array(scalar_like(value, x._node.shape, where))]
+    shape = x._node.shape
+    if shape.dtype.kind not in SCALAR_KINDS[type(value)]:  # the scalar's kind is higher: promotion
+        return None
+    return [x, Array(scalar_like(value, shape, where))]
 
 
 def scalar_like(value: int | float, shape: Shape, where: str) -> Node:
