@@ -1,5 +1,6 @@
 """FFT timings: NumPy (pocketfft), SciPy (``scipy.fft``), JAX (``jnp.fft`` under ``jax.jit``,
-when importable) and plaidarray, side by side in one process.
+when importable) and plaidarray, side by side in one process. c2c rows are ``fft``, r2c rows
+``rfft`` of n real points, c2r rows ``irfft`` of n // 2 + 1 terms to n points.
 
 Each row is a cached call (plaidarray compiled, its full code in place, before timing),
 the median of ``--repeat`` batches, libraries interleaved batch by batch; plaidarray's
@@ -34,6 +35,7 @@ except ImportError:  # JAX is optional
 CASES: list[tuple[str, tuple[int, ...], bool, Callable]] = [
     *[(f"1d-c2c n=2^{k}", (1 << k,), False, lambda m, x: m.fft.fft(x)) for k in (8, 10, 12, 16, 20, 22)],
     *[(f"1d-r2c n=2^{k}", (1 << k,), True, lambda m, x: m.fft.rfft(x)) for k in (10, 16, 20)],
+    *[(f"1d-c2r n=2^{k}", ((1 << k) // 2 + 1,), False, lambda m, x: m.fft.irfft(x)) for k in (10, 16, 20)],
     ("1d-c2c n=1009 (prime)", (1009,), False, lambda m, x: m.fft.fft(x)),
     ("1d-c2c n=65537 (prime)", (65537,), False, lambda m, x: m.fft.fft(x)),
     ("1d-c2c n=3^5*5^3", (3**5 * 5**3,), False, lambda m, x: m.fft.fft(x)),
