@@ -14,11 +14,12 @@ matrices, and freed after it. Routines are called as ``<library>_<routine>`` sym
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from typing import cast
 
 import numpy as np
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import IndexType, IntegerAttr
-from xdsl.ir import SSAValue
+from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType
+from xdsl.ir import Operation, SSAValue
 
 from .lowering import KernelBuilder
 
@@ -48,7 +49,7 @@ class FortranKernel:
     def scratch(self, size: int, dtype: np.dtype | type | None = None) -> SSAValue:
         """An uninitialised heap buffer of ``size`` elements (freed after the last matrix)."""
         element = self.k.type(np.dtype(dtype or self.dtype))
-        buffer = self.k.insert(memref.AllocOp.get(element, shape=[max(size, 1)]))
+        buffer = self.value_of(memref.AllocOp.get(element, shape=[max(size, 1)]))
         self._scratch.append(buffer)
         return buffer
 
@@ -88,7 +89,7 @@ class FortranKernel:
     def succeeded(self, info: SSAValue) -> SSAValue:
         """``INFO == 0`` after a call, as an ``i1``."""
         zero = self.k.const(0, np.dtype(np.int32))
-        return self.k.insert(arith.CmpiOp(self.load(info, self.index(0)), zero, "eq"))
+        return self.value_of(arith.CmpiOp(self.load(info, self.index(0)), zero, "eq"))
 
     def per_matrix(self, body: Callable[[Sequence[SSAValue]], None]) -> None:
         """Run ``body(batch_indices)`` for every matrix of the stack, then free the scratch."""
@@ -101,38 +102,44 @@ class FortranKernel:
         dimensions whole), passed to a routine as the address of its first element."""
         if not at:
             return buffer
-        shape = buffer.type.get_shape()
+        buffer_type = cast(MemRefType, buffer.type)  # kernel buffers and scratch are memrefs
+        shape = buffer_type.get_shape()
         offsets = [at.get(d, 0) for d in range(len(shape))]
         sizes = [1 if d in at else n for d, n in enumerate(shape)]
         ones = [1] * len(shape)
-        view = memref.SubviewOp.infer_result_type(buffer.type, offsets, sizes, ones)
-        return self.k.insert(memref.SubviewOp.get(buffer, offsets, sizes, ones, view))
+        view = memref.SubviewOp.infer_result_type(buffer_type, offsets, sizes, ones)
+        return self.value_of(memref.SubviewOp.get(buffer, offsets, sizes, ones, view))
 
     # --- scalar code --------------------------------------------------------------------
+    def value_of(self, op: Operation) -> SSAValue:
+        """Insert ``op``, an operation with one result, and return that result."""
+        self.k.insert(op)
+        return op.results[0]
+
     def index(self, value: int) -> SSAValue:
-        return self.k.insert(arith.ConstantOp(IntegerAttr(value, IndexType())))
+        return self.value_of(arith.ConstantOp(IntegerAttr(value, IndexType())))
 
     def add(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
-        return self.k.insert(arith.AddiOp(a, self.index(b) if isinstance(b, int) else b))
+        return self.value_of(arith.AddiOp(a, self.index(b) if isinstance(b, int) else b))
 
     def mul(self, a: SSAValue, b: int) -> SSAValue:
-        return self.k.insert(arith.MuliOp(a, self.index(b)))
+        return self.value_of(arith.MuliOp(a, self.index(b)))
 
     def col(self, i: SSAValue, j: SSAValue, ld: int) -> SSAValue:
         """The position of element (i, j) of a column-major matrix with leading dimension ``ld``."""
         return self.add(i, self.mul(j, ld))
 
     def load(self, buffer: SSAValue, *indices: SSAValue) -> SSAValue:
-        return self.k.insert(memref.LoadOp.get(buffer, list(indices)))
+        return self.value_of(memref.LoadOp.get(buffer, list(indices)))
 
     def store(self, value: SSAValue, buffer: SSAValue, *indices: SSAValue) -> None:
         self.k.insert(memref.StoreOp.get(value, buffer, list(indices)))
 
     def compare(self, a: SSAValue, predicate: str, b: SSAValue) -> SSAValue:
-        return self.k.insert(arith.CmpiOp(a, b, predicate))
+        return self.value_of(arith.CmpiOp(a, b, predicate))
 
     def select(self, condition: SSAValue, a: SSAValue, b: SSAValue) -> SSAValue:
-        return self.k.insert(arith.SelectOp(condition, a, b))
+        return self.value_of(arith.SelectOp(condition, a, b))
 
     def const(self, value: object) -> SSAValue:
         return self.k.const(value, self.dtype)

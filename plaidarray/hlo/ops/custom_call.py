@@ -31,10 +31,12 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects import complex as cx
+from xdsl.dialects.builtin import AnyFloat, ComplexType
 from xdsl.ir import SSAValue
 
 from ..fortran_kernel import TYPE_PREFIX, FortranKernel
@@ -166,13 +168,15 @@ class _Kernel(FortranKernel):
         """A real scratch value (eigenvalue, singular value) in the output dtype."""
         if self.dtype.kind != "c":
             return value
-        return self.k.insert(cx.CreateOp(value, self.k.const(0.0, self.real_dtype), self.k.type(self.dtype)))
+        # k.type gives the dtype's element type: ComplexType here, a float type in from_int
+        complex_type = cast(ComplexType, self.k.type(self.dtype))
+        return self.value_of(cx.CreateOp(value, self.k.const(0.0, self.real_dtype), complex_type))
 
     def from_int(self, value: SSAValue) -> SSAValue:
-        return self.from_real(self.k.insert(arith.SIToFPOp(value, self.k.type(self.real_dtype))))
+        return self.from_real(self.value_of(arith.SIToFPOp(value, cast(AnyFloat, self.k.type(self.real_dtype)))))
 
     def conj(self, value: SSAValue) -> SSAValue:
-        return self.k.insert(cx.ConjOp(value)) if self.dtype.kind == "c" else value
+        return self.value_of(cx.ConjOp(value)) if self.dtype.kind == "c" else value
 
 
 def target(name: str, arity: int, results, reference):
@@ -231,7 +235,7 @@ def _lu(c: _Kernel) -> None:
         c.lapack("getrf", n_, n_, a, n_, pivots, info)
         c.store_result(batch, 0, lambda i, j: c.load(a, c.col(i, j, n)))
         one = c.k.const(1, np.dtype(np.int32))
-        c.store_result(batch, 1, lambda i: c.from_int(c.k.insert(arith.SubiOp(c.load(pivots, i), one))))
+        c.store_result(batch, 1, lambda i: c.from_int(c.value_of(arith.SubiOp(c.load(pivots, i), one))))
     c.per_matrix(factor)
 
 

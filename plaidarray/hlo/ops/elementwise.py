@@ -20,18 +20,23 @@ reference evaluation implements the same definition:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import cast
 
 import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects import complex as cx
 from xdsl.dialects import math as mm
+from xdsl.dialects.builtin import ComplexType
+from xdsl.ir import SSAValue
 
+from ..ir import Instruction
 from ..lowering import Elementwise, ScalarBuilder
 from ..opdef import OpDef, register
 from ..shape import Shape
 
 BOOL = np.dtype(bool)
-Emit = Callable[[ScalarBuilder, Sequence, object], object]
+#: Elementwise.emit: the op on scalars.
+Emit = Callable[[ScalarBuilder, Sequence[SSAValue], Instruction], SSAValue]
 
 
 def _same_shape(shapes: list[Shape], attrs: dict) -> Shape:
@@ -616,5 +621,9 @@ def _complex_evaluate(args, attrs, shape):
     return out
 
 
-register(OpDef("complex", _complex_infer, _complex_evaluate,
-               Elementwise(lambda b, args, inst: b.insert(cx.CreateOp(*args, b.type(inst.shape.dtype)))), 2))
+def _complex_emit(b: ScalarBuilder, args: Sequence[SSAValue], inst: Instruction) -> SSAValue:
+    re, im = args
+    return b.insert(cx.CreateOp(re, im, cast(ComplexType, b.type(inst.shape.dtype))))  # a complex dtype's type
+
+
+register(OpDef("complex", _complex_infer, _complex_evaluate, Elementwise(_complex_emit), 2))
