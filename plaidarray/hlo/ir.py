@@ -9,12 +9,22 @@ cache) is a tuple comparison.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from .opdef import lookup
 from .shape import Shape
 
 T = TypeVar("T")
+
+
+class HasOperands(Protocol):
+    """A vertex of a dataflow graph: an :class:`Instruction`, or a lazy graph's node."""
+
+    @property
+    def operands(self) -> Sequence[Any]: ...
+
+
+V = TypeVar("V", bound=HasOperands)
 
 
 class Instruction:
@@ -79,8 +89,7 @@ def depth_first(roots: Iterable[T], children: Callable[[T], Iterable[T]],
     return order
 
 
-def topological_order(outputs: Iterable[Instruction],
-                      is_leaf: Callable[[Instruction], bool] = lambda inst: False) -> list[Instruction]:
+def topological_order(outputs: Iterable[V], is_leaf: Callable[[V], bool] = lambda inst: False) -> list[V]:
     """Instructions reachable from ``outputs``, each after its operands; the operands of
     those for which ``is_leaf`` holds are not visited. The lazy graph's nodes are walked
     with it too."""

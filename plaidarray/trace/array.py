@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import sys
 import weakref
-from typing import Any
+from typing import Any, ClassVar, cast
 
 import numpy as np
 
@@ -99,7 +99,7 @@ class Array:
         node = self._node
         if node.buffer is None:
             materialize([node])
-        return to_host(node.buffer)
+        return to_host(cast(np.ndarray, node.buffer))
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         value = self._value()
@@ -156,14 +156,14 @@ class Array:
                    dl_device: Any = None, copy: bool | None = None) -> Any:
         if stream is not None:
             raise BufferError("plaidarray runs on the CPU; stream must be None")
-        kwargs = {} if max_version is None else {"max_version": max_version}
+        kwargs: dict[str, Any] = {} if max_version is None else {"max_version": max_version}
         if dl_device is not None:
             kwargs["dl_device"] = dl_device
         if copy is not None:
             kwargs["copy"] = copy
         materialize([self._node])
         # Export the buffer itself (zero copy), as NumPy and PyTorch share memory.
-        return self._node.buffer.__dlpack__(**kwargs)
+        return cast(np.ndarray, self._node.buffer).__dlpack__(**kwargs)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return (1, 0)  # kDLCPU, device 0
@@ -222,7 +222,8 @@ class Array:
             view._base[2] = view._node
             view = base
 
-    __hash__ = None  # arrays are mutable through in-place operators
+    # Arrays are mutable through in-place operators. (Typed as NumPy's stubs type ndarray's.)
+    __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
 
 def _references(node: Node) -> tuple[int, int]:

@@ -24,7 +24,7 @@ import threading
 import time
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -73,7 +73,7 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Iterable[int] = ()
 class _Call:
     """One call's arguments split into the signature (``key``) and its arrays."""
 
-    key: Hashable
+    key: tuple  # (structure, leaf signatures, statics, backend): see explain.jit_reason
     arrays: list[Array]
     leaves: list[Any]
     structure: Any
@@ -82,6 +82,8 @@ class _Call:
 
 class JitFunction:
     """A function compiled per signature by :func:`jit`."""
+
+    __qualname__: str  # the function's, as functools.update_wrapper sets it on the instance
 
     def __init__(self, fun: Callable, static_argnums: int | Iterable[int],
                  static_argnames: str | Iterable[str]) -> None:
@@ -93,7 +95,7 @@ class JitFunction:
             self._signature: inspect.Signature | None = inspect.signature(fun)
         except (TypeError, ValueError):
             self._signature = None
-        self._compiled: dict[Hashable, Compiled] = {}
+        self._compiled: dict[tuple, Compiled] = {}
         #: Calls with only positional array arguments, indexed by their shapes alone, so
         #: the common call skips binding and flattening (see :meth:`_plain_key`).
         self._plain: dict[Hashable, Compiled] = {}
@@ -163,7 +165,7 @@ class JitFunction:
         (no statics, no pytrees), from their shapes alone; None for any other call."""
         if len(args) not in self._plain_arities:
             return None
-        key = [registry.current().name]
+        key: list[object] = [registry.current().name]
         for a in args:
             if type(a) is not Array:
                 return None
@@ -353,7 +355,7 @@ class Lowered:
     def compile(self) -> Compiled:
         """Compile (or fetch from the executable cache) for the current backend."""
         executable = executable_for(self._traced.computation)
-        constants = [node.buffer for node in self._traced.captured]
+        constants = cast("list[np.ndarray]", [node.buffer for node in self._traced.captured])  # _lower made them
         return Compiled(self._function, self._key, executable, constants, self._traced.out_structure,
                         [o.shape for o in self._traced.computation.outputs])
 

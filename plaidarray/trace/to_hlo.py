@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from operator import attrgetter
+from typing import cast
 
 import numpy as np
 
@@ -64,7 +65,7 @@ class PendingGraph:
                     shape = o.shape
                     rows.append((shape.dims, shape.dtype))
                     reads.append(True)
-                    buffers.append(o.buffer)
+                    buffers.append(cast(np.ndarray, o.buffer))
                     order.append(o)
                     depends = True
                 elif reads[i]:
@@ -99,7 +100,8 @@ class PendingGraph:
                 inst = Instruction("parameter", (), {"number": len(params), "shape": node.shape}, node.shape)
                 params.append(inst)
             else:
-                inst = Instruction(node.op, [built[index[id(o)]] for o in node.operands], node.attrs, node.shape)
+                inst = Instruction(cast(str, node.op), [built[index[id(o)]] for o in node.operands], node.attrs,
+                                   node.shape)
             built.append(inst)
         return Computation("main", params, [built[index[id(r)]] for r in self.outputs])
 
@@ -130,5 +132,6 @@ def graph_to_computation(roots: Sequence[Node], inputs: Sequence[Node],
         elif node.is_placeholder:
             raise node.attrs["trace"].value_error()
         else:
-            built[id(node)] = Instruction(node.op, [built[id(o)] for o in node.operands], node.attrs, node.shape)
+            built[id(node)] = Instruction(cast(str, node.op), [built[id(o)] for o in node.operands], node.attrs,
+                                          node.shape)
     return Computation("main", params, [built[id(r)] for r in roots]), bound

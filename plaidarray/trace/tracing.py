@@ -23,6 +23,7 @@ import sys
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from types import FrameType
 from typing import Any
 
 from ..hlo import Computation
@@ -118,7 +119,7 @@ def function_name(fun: Callable) -> str:
 def _user_site() -> tuple[str, str]:
     """The innermost frame outside plaidarray (``file:line`` and its source) and the
     plaidarray entry point it called (which operation asked for a value)."""
-    frame = sys._getframe(1)
+    frame: FrameType | None = sys._getframe(1)
     entry = "materialising it"
     while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
         entry = frame.f_code.co_name
