@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -96,3 +97,17 @@ def test_cubed_with_plaidarray_as_backend_on_the_processes_executor(tmp_path):
     np.testing.assert_allclose(got["chain"], np.sum(np.sin(x) * 2.0 + np.abs(x), axis=0), rtol=1e-12)
     np.testing.assert_allclose(got["matmul"], x @ x.T, rtol=1e-12, atol=1e-12)
     np.testing.assert_array_equal(got["jitted"], x + x)
+
+
+def test_the_example_runs_on_dask_cubed_and_cubed_on_dask(tmp_path):
+    """examples/chunked_engines.py (docs/distributed.md): its own cluster, whose workers
+    inherit Cubed's backend choice; it checks each engine's result against NumPy itself."""
+    pytest.importorskip("cubed", reason="Cubed is in the distributed extra")
+    script = Path(__file__).resolve().parents[1] / "examples" / "chunked_engines.py"
+    done = subprocess.run([sys.executable, str(script), "--size", "100000", "--chunks", "4"], cwd=tmp_path,
+                          env=child_env(tmp_path / "cache"), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    assert set(results) == {"numpy", "dask", "cubed-processes", "cubed-on-dask"}
+    x = np.random.default_rng(0).standard_normal(100000)
+    assert results["numpy"] == pytest.approx(float(np.sum(np.tanh(x) * 2.0 + x * x)) / x.size, rel=1e-12)
