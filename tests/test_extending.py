@@ -1,0 +1,110 @@
+"""The worked examples of docs/architecture.md ("Extending plaidarray"), run: a new
+elementwise op, a new HLO pass, and a new backend that reuses the llvm-cpu code generator
+and is found through the ``plaidarray.backends`` entry point. Values against NumPy."""
+
+from __future__ import annotations
+
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+from xdsl.dialects import arith
+
+import plaidarray as xp
+from plaidarray.api.graph import op
+from plaidarray.backend import registry
+from plaidarray.hlo import passes
+from plaidarray.hlo.ir import Computation
+from plaidarray.hlo.ops import elementwise
+
+# --- 1. an op: one row defines it (shape rule, reference, lowering); the API records it ---
+
+elementwise.define(
+    "cube_example", 1,
+    reference=lambda x: x * x * x,
+    emit=elementwise._by_kind(f=lambda b, args, inst: b.insert(arith.MulfOp(b.insert(arith.MulfOp(args[0], args[0])),
+                                                                           args[0]))),
+    kinds="f",
+)
+
+
+def cube(x: xp.Array) -> xp.Array:
+    """The API row: check the argument, record the op."""
+    return op("cube_example", x)
+
+
+def test_a_new_elementwise_op_on_both_backends(backend):
+    a = np.linspace(-2.0, 2.0, 11, dtype=np.float32)
+    np.testing.assert_array_equal(np.asarray(cube(xp.asarray(a)) + 1.0), a * a * a + np.float32(1.0))
+    with pytest.raises(TypeError, match="cube_example: operands of dtype int64 are not supported"):
+        cube(xp.asarray(np.arange(3)))
+
+
+# --- 2. a pass: a named function Computation -> Computation in the pipeline's list ---------
+
+def test_a_new_hlo_pass_runs_in_every_compile(monkeypatch, tmp_path):
+    seen: list[int] = []
+
+    def count_instructions(comp: Computation) -> Computation:
+        seen.append(len(comp.instructions))
+        return comp
+
+    monkeypatch.setattr(passes.pipeline, "HLO_PASSES", [*passes.HLO_PASSES, ("count-instructions", count_instructions)])
+    monkeypatch.setenv("PLAIDARRAY_DUMP", str(tmp_path))
+    x = xp.asarray(np.arange(23.0))  # a shape no other test compiles
+    assert float(xp.sum(xp.sqrt(x))) == pytest.approx(np.sum(np.sqrt(np.arange(23.0))))
+    assert seen and seen[-1] >= 3
+    assert list(tmp_path.glob(f"*.hlo.{len(passes.HLO_PASSES)}-count-instructions.txt"))
+
+
+# --- 3. a backend: its compiler reuses the code generator's stages; an entry point finds it --
+
+TOY_BACKEND = '''
+"""A toy backend: the llvm-cpu stages at -O1, without the persistent cache, counting compiles."""
+from plaidarray.backend.executable import Backend, Compiler
+from plaidarray.backend.llvm_cpu.compiler import BACK, FRONT, Compilation
+from plaidarray.backend.pipeline import run_stages
+
+STAGES = [stage for stage in (*FRONT, *BACK) if stage.name != "store"]
+
+
+class ToyCompiler(Compiler):
+    target = "toy/O1"
+    compiles = 0
+
+    def compile(self, module):
+        ToyCompiler.compiles += 1
+        c = Compilation("toy_" + str(ToyCompiler.compiles), module.entry, module.donated, 1, self.target)
+        run_stages(STAGES, c, c.name, c.timings)
+        return c.executable
+
+
+def backend():
+    return Backend("toy", priority=-1, compiler=ToyCompiler(), description="the architecture guide's example")
+'''
+
+
+@pytest.fixture
+def toy_package(tmp_path, monkeypatch):
+    """The toy backend as an installed distribution: a module and its entry point."""
+    (tmp_path / "toy_backend.py").write_text(textwrap.dedent(TOY_BACKEND))
+    info = tmp_path / "toy_backend-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: toy-backend\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text("[plaidarray.backends]\ntoy = toy_backend:backend\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    for name in ("_loaders", "_backends"):  # discover again, with the new distribution
+        monkeypatch.setattr(registry, name, {})
+    yield
+    xp.set_backend(None)
+    sys.modules.pop("toy_backend", None)
+
+
+def test_a_new_backend_found_through_its_entry_point(toy_package):
+    assert registry.available()["toy"] == -1
+    xp.set_backend("toy")
+    toy = sys.modules["toy_backend"].ToyCompiler
+    a = np.linspace(0.0, 1.0, 29)
+    np.testing.assert_allclose(np.asarray(xp.exp(xp.asarray(a)) * 3.0), np.exp(a) * 3.0, rtol=1e-15)
+    assert toy.compiles == 1
