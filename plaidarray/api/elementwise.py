@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -16,10 +17,15 @@ from .. import dtypes as dt
 from ..hlo.opdef import OPS
 from ..trace.array import Array
 from ..trace.node import Node
-from .graph import (SCALAR_KINDS, check_array, check_category, convert, numpy_scalar, op, operands, python_scalar,
-                    scalar_like, wrap)
+from .graph import (SCALAR_KINDS, Scalar, check_array, check_category, convert, numpy_scalar, op, operands,
+                    python_scalar, scalar_like, wrap)
 
 __all__: list[str] = []
+
+if TYPE_CHECKING:
+    def __getattr__(name: str) -> Callable[..., Array]:
+        """The functions ``_export`` makes from the tables below, as a type checker sees
+        them (``elementwise.multiply(a, b)`` is an Array)."""
 
 
 def _export(name: str, fn: Callable) -> None:
@@ -28,7 +34,7 @@ def _export(name: str, fn: Callable) -> None:
     __all__.append(name)
 
 
-def _full_like(x: Array, value: object, dtype: np.dtype | None = None) -> Array:
+def _full_like(x: Array, value: Scalar, dtype: np.dtype | None = None) -> Array:
     from .graph import full
 
     return full(x.shape, value, dtype or x.dtype)
@@ -60,24 +66,28 @@ def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array]
     def fn(x1: Array | bool | int | float, x2: Array | bool | int | float, /) -> Array:
         # The common cases first, without the general promotion rules: arrays of one
         # shape and dtype, and an array with a Python int or float, which takes its dtype.
+        # They test type() identity, which mypy does not follow through t1 and t2: y1 and
+        # y2 are the arguments as the tests found them (an annotation, not a cast's call).
         t1, t2 = type(x1), type(x2)
+        y1: Any = x1
+        y2: Any = x2
         if t1 is Array:
-            n1 = x1._node
+            n1 = y1._node
             if t2 is Array:
-                n2 = x2._node
+                n2 = y2._node
                 if n1.shape == n2.shape and n1.shape.dtype in accepted and not (n1.weak or n2.weak):
-                    return decompose(x1, x2)
+                    return decompose(y1, y2)
             elif (t2 is float or t2 is int) and not n1.weak and n1.shape.dtype in accepted \
                     and n1.shape.dtype.kind in SCALAR_KINDS[t2]:
                 if on_nodes is not None:
-                    return on_nodes(n1, scalar_like(x2, n1.shape, name))
-                return decompose(x1, Array(scalar_like(x2, n1.shape, name)))
+                    return on_nodes(n1, scalar_like(y2, n1.shape, name))
+                return decompose(y1, Array(scalar_like(y2, n1.shape, name)))
         elif t2 is Array and (t1 is float or t1 is int):
-            n2 = x2._node
+            n2 = y2._node
             if not n2.weak and n2.shape.dtype in accepted and n2.shape.dtype.kind in SCALAR_KINDS[t1]:
                 if on_nodes is not None:
-                    return on_nodes(scalar_like(x1, n2.shape, name), n2)
-                return decompose(Array(scalar_like(x1, n2.shape, name)), x2)
+                    return on_nodes(scalar_like(y1, n2.shape, name), n2)
+                return decompose(Array(scalar_like(y1, n2.shape, name)), y2)
         a, b = operands(name, x1, x2)
         check_category(a, category, name)
         out = decompose(a, b)
@@ -249,7 +259,7 @@ for _name, _category, _fn in (
 ):
     _unary(_name, _category, _fn)
 
-for _name, _category, _fn in (
+for _name, _category, _binary_fn in (
     ("add", "numeric", _hlo("add")),
     ("subtract", "numeric", _hlo("subtract")),
     ("multiply", "numeric", _hlo("multiply")),
@@ -279,7 +289,7 @@ for _name, _category, _fn in (
     ("bitwise_left_shift", "integer", _hlo("shift_left")),
     ("bitwise_right_shift", "integer", _shift_right),
 ):
-    _binary(_name, _category, _fn)
+    _binary(_name, _category, _binary_fn)
 
 
 def clip(x: Array, /, min: Array | int | float | None = None, max: Array | int | float | None = None) -> Array:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, SupportsIndex, TypeGuard, cast
 
 import numpy as np
 
@@ -26,7 +26,7 @@ Scalar = bool | int | float | complex
 def op(name: str, *operands: Array | Node, **attrs: Any) -> Array:
     """Record HLO ``name`` over ``operands`` and wrap the result as an Array. A result
     deeper than the pending bound (``PLAIDARRAY_MAX_PENDING``) is run at once."""
-    return wrap(Node.apply(name, tuple([o._node if type(o) is Array else o for o in operands]), attrs))
+    return wrap(Node.apply(name, tuple([o._node if isinstance(o, Array) else o for o in operands]), attrs))
 
 
 def wrap(node: Node) -> Array:
@@ -37,7 +37,7 @@ def wrap(node: Node) -> Array:
     return Array(node)
 
 
-def runtime_scalar(value: Scalar, dtype: np.dtype) -> Array:
+def runtime_scalar(value: Scalar | np.generic, dtype: np.dtype) -> Array:
     """A 0-d array of ``value`` held in a buffer: the executable takes it as a run-time
     argument, so graphs that differ only in such values share one compiled executable
     (the value stays out of the cache key, its dtype enters it)."""
@@ -62,7 +62,7 @@ def check_fits(value: Scalar, dtype: np.dtype) -> None:
     """OverflowError when a Python int does not fit an integer ``dtype``."""
     if dtype.kind in "iu" and not isinstance(value, bool):
         lo, hi = dt.iinfo_bounds(dtype)
-        if not lo <= int(value) <= hi:
+        if not lo <= int(cast("int | float", value)) <= hi:  # a complex never has an integer dtype
             raise OverflowError(f"Python int {value} out of bounds for {dtype}")
 
 
@@ -244,7 +244,7 @@ def _array_and_scalar(x: object, value: object, where: str) -> list[Array] | Non
     shape = x._node.shape
     if shape.dtype.kind not in SCALAR_KINDS[type(value)]:  # the scalar's kind is higher: promotion
         return None
-    return [x, Array(scalar_like(value, shape, where))]
+    return [x, Array(scalar_like(cast("int | float", value), shape, where))]
 
 
 def scalar_like(value: int | float, shape: Shape, where: str) -> Node:
@@ -257,7 +257,7 @@ def scalar_like(value: int | float, shape: Shape, where: str) -> Node:
     return Node.derived("broadcast_in_dim", (scalar,), {"dims": shape.dims, "broadcast_dimensions": ()}, shape)
 
 
-def _alike(args: tuple) -> bool:
+def _alike(args: tuple[Array | Scalar, ...]) -> TypeGuard[tuple[Array, ...]]:
     """Whether ``args`` are arrays of one shape and dtype already (the common case, worth
     answering before the general rules on every recorded operation)."""
     shape = args[0]._node.shape if type(args[0]) is Array else None
@@ -268,7 +268,7 @@ def as_int(value: object, where: str, what: str) -> int:
     """``value`` as a Python int: ints and integer scalars, never bools or floats."""
     if not isinstance(value, bool):
         try:
-            return operator.index(value)
+            return operator.index(cast(SupportsIndex, value))  # anything else is the TypeError below
         except TypeError:
             pass
     raise TypeError(f"{where}: {what} must be an int, got {value!r}")

@@ -44,7 +44,8 @@ from ..lowering import Kernel
 from ..opdef import Attrs, OpDef, register
 from ..shape import Shape
 
-MatrixShapes = Sequence[tuple[int, int]]
+#: Each operand's (rows, cols): the last two dims of its shape (typed as what slicing a shape gives).
+MatrixShapes = Sequence[tuple[int, ...]]
 
 
 @dataclass(frozen=True)
