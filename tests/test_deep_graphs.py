@@ -23,7 +23,7 @@ import numpy as np
 import pytest
 
 import plaidarray as xp
-from plaidarray.backend.llvm_cpu.fusion import plan_fusion
+from plaidarray.codegen.fusion import plan_fusion
 from plaidarray.backend.reference import Evaluator
 from plaidarray.hlo import Computation, Instruction, Module, Shape
 from plaidarray.hlo.fingerprint import fingerprint, structure

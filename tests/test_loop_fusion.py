@@ -1,4 +1,4 @@
-"""Sibling loop fusion and array contraction (backend/llvm_cpu/loop_fusion.py).
+"""Sibling loop fusion and array contraction (codegen/loop_fusion.py).
 
 Structure is read from the ``loops.mlir`` dump (the loops after both passes); values are
 compared with NumPy, including graphs where fusing would be wrong: there a loop reads
@@ -102,7 +102,7 @@ def test_a_loop_reading_another_row_is_not_fused(tmp_path, monkeypatch):
 
 
 def test_a_temporary_larger_than_the_stack_limit_stays_a_buffer(tmp_path, monkeypatch):
-    from plaidarray.backend.llvm_cpu import loop_fusion
+    from plaidarray.codegen import loop_fusion
 
     monkeypatch.setattr(loop_fusion, "MAX_SLICE_BYTES", 16)
     x = np.random.default_rng(3).standard_normal((7, 300))

@@ -33,6 +33,11 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.transforms.linalg_generalize_named_ops import LinalgGeneralizeNamedOpsPass
 
+from ...codegen.buffer_sharing import shared_buffers
+from ...codegen.fusion import FusionPlan, plan_fusion
+from ...codegen.linalg_builder import build_linalg
+from ...codegen.linalg_to_loops import ConvertLinalgToStaticLoops
+from ...codegen.loop_fusion import ContractTemporaries, FuseParallelLoops, drop_unused_arguments
 from ...hlo import Computation, Instruction, Module
 from ...hlo.fingerprint import fingerprint, structure
 from ...hlo.passes import run_hlo_passes
@@ -43,14 +48,9 @@ from .. import dump
 from ..executable import Compiler, Executable
 from ..pipeline import Stage, dump_timings, run_stages
 from . import cache_entry, codegen_worker, jit, object_cache, tiering
-from .buffer_sharing import shared_buffers
 from .codegen import OPT_LEVELS, Product
 from .executable import CpuExecutable
-from .fusion import FusionPlan, plan_fusion
-from .linalg_builder import build_linalg
-from .linalg_to_loops import ConvertLinalgToStaticLoops
 from .llvm_emitter import Segment, emit_llvm_module
-from .loop_fusion import ContractTemporaries, FuseParallelLoops, drop_unused_arguments
 
 _counter = itertools.count()
 _counter_lock = threading.Lock()

@@ -36,7 +36,8 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr
 
-from .linalg_to_loops import PARALLEL_LOOP, read_loop_dims
+from ...codegen.element_types import element_bytes
+from ...codegen.linalg_to_loops import PARALLEL_LOOP, read_loop_dims
 from .runtime import runtime_function
 from .vector_math import FUNCTIONS as VECTOR_MATH_FUNCTIONS
 from .vector_math import math_function
@@ -370,19 +371,6 @@ def _store(e, op):
     if value.type != elem:
         value = e.builder.zext(value, elem)
     e.builder.store(value, ptr, align=elem.width // 8 if hasattr(elem, "width") else None)
-
-
-def _byte_size(t: ir.Type) -> int:
-    if isinstance(t, ir.LiteralStructType):
-        return sum(_byte_size(f) for f in t.elements)
-    if isinstance(t, (ir.FloatType, ir.DoubleType)):
-        return 4 if isinstance(t, ir.FloatType) else 8
-    return t.width // 8
-
-
-def element_bytes(t: Attribute) -> int:
-    """The bytes an element of type ``t`` takes in a buffer (booleans take one)."""
-    return _byte_size(_memory_type(llvm_type(t)))
 
 
 @rule("memref.subview")

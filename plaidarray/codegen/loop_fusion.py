@@ -38,7 +38,7 @@ from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
 from .linalg_to_loops import PARALLEL_LOOP, loop_dims_attr, read_loop_dims
-from .llvm_emitter import element_bytes
+from .element_types import element_bytes
 
 #: The largest slice, in bytes, a temporary is contracted to: it lives on the stack of
 #: every thread running the loop (pool threads have the platform's default stack).

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from ...hlo import Computation, Instruction
+from ..hlo import Computation, Instruction
 from .fusion import FusionPlan, lowering_of
 
 

@@ -40,10 +40,10 @@ from xdsl.dialects.builtin import (
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
 
-from ...hlo import Computation, Instruction
-from ...hlo.ir import depth_first
-from ...hlo.lowering import Elementwise, Indexing, Kernel, Reduction
-from ...hlo.shape import Shape
+from ..hlo import Computation, Instruction
+from ..hlo.ir import depth_first
+from ..hlo.lowering import Elementwise, Indexing, Kernel, Reduction
+from ..hlo.shape import Shape
 from .fusion import FusionPlan, lowering_of, plan_fusion
 from .linalg_to_loops import LOOP_DIMS, loop_dims_attr
 

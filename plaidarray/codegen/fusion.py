@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ...hlo import Computation, Instruction
-from ...hlo.lowering import Elementwise, Indexing, Kernel, Reduction
-from ...hlo.opdef import lookup
+from ..hlo import Computation, Instruction
+from ..hlo.lowering import Elementwise, Indexing, Kernel, Reduction
+from ..hlo.opdef import lookup
 
 
 def lowering_of(inst: Instruction) -> object:
