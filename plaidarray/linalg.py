@@ -329,6 +329,7 @@ def matrix_power(x: Array, n: int, /) -> Array:
             result = base if result is None else matmul(result, base)
         k >>= 1
         if not k:
+            assert result is not None  # k >= 1 had a set bit
             return result
         base = matmul(base, base)
 

@@ -150,13 +150,15 @@ def roll(x: Array, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ..
         if n == 0 or s % n == 0:
             continue
         k = s % n
-        def part(start, stop):
-            lo = [0] * x.ndim
-            hi = list(x.shape)
-            lo[a], hi[a] = start, stop
-            return op("slice", out, start=tuple(lo), limit=tuple(hi), strides=(1,) * x.ndim)
-        out = op("concatenate", part(n - k, n), part(0, n - k), dimension=a)
+        out = op("concatenate", _along(out, a, n - k, n), _along(out, a, 0, n - k), dimension=a)
     return out
+
+
+def _along(x: Array, axis: int, start: int, stop: int) -> Array:
+    """``x[..., start:stop, ...]`` with the range on ``axis``."""
+    lo, hi = [0] * x.ndim, list(x.shape)
+    lo[axis], hi[axis] = start, stop
+    return op("slice", x, start=tuple(lo), limit=tuple(hi), strides=(1,) * x.ndim)
 
 
 def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
