@@ -110,13 +110,13 @@ def _complex_to_real(x: Array, axis: int, n: int, sign: int, scale: float) -> Ar
 # --- argument checking -----------------------------------------------------------------
 
 def _as_complex(x: Array, where: str) -> Array:
-    check_array(x, where)
+    x = check_array(x, where)
     check_category(x, "floating-point", where)
     return convert(x, dt.complex_dtype(x.dtype))
 
 
 def _as_real(x: Array, where: str) -> Array:
-    check_array(x, where)
+    x = check_array(x, where)
     check_category(x, "real floating-point", where)
     return x
 
@@ -299,7 +299,7 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None
 
 
 def _shift(x: Array, axes: int | Sequence[int] | None, direction: int, where: str) -> Array:
-    check_array(x, where)
+    x = check_array(x, where)
     axes = normalize_axes(axes, x.ndim, where) if axes is None or isinstance(axes, int) else \
         tuple(normalize_axes(a, x.ndim, where)[0] for a in axes)
     if not axes:

@@ -68,7 +68,7 @@ class SVDResult(NamedTuple):
 
 def _matrices(x: Array, name: str, square: bool = False) -> Array:
     """Check that ``x`` is a floating-point (stack of) matrices."""
-    check_array(x, name)
+    x = check_array(x, name)
     check_category(x, "floating-point", name)
     if x.ndim < 2:
         raise ValueError(f"{name}: expected an array of shape (..., M, N), got {x.shape}")
@@ -155,8 +155,8 @@ def det(x: Array, /) -> Array:
 def solve(x1: Array, x2: Array, /) -> Array:
     """Solve ``x1 @ X = x2``. A 1-D ``x2`` is one right-hand side vector; otherwise the
     stacks of ``x1`` and ``x2`` broadcast. Exactly singular matrices give NaN."""
-    _matrices(x1, "solve", square=True)
-    check_array(x2, "solve")
+    x1 = _matrices(x1, "solve", square=True)
+    x2 = check_array(x2, "solve")
     check_category(x2, "floating-point", "solve")
     dtype = dt.promote(x1.dtype, x2.dtype, "solve")
     n = x1.shape[-1]
@@ -173,7 +173,7 @@ def solve(x1: Array, x2: Array, /) -> Array:
 
 def inv(x: Array, /) -> Array:
     """Inverse matrices (``solve`` with the identity, as NumPy); singular ones give NaN."""
-    _matrices(x, "inv", square=True)
+    x = _matrices(x, "inv", square=True)
     (out,) = _decompose("solve", x, _identity(x.shape[-1], x.shape, x.dtype))
     return out
 
@@ -232,7 +232,7 @@ def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
 def pinv(x: Array, /, *, rtol: float | Array | None = None) -> Array:
     """Moore-Penrose pseudo-inverse from the SVD; singular values at most
     ``rtol * max(S)`` count as zero."""
-    _matrices(x, "pinv")
+    x = _matrices(x, "pinv")
     if 0 in x.shape[-2:]:
         return creation.zeros(x.shape[:-2] + x.shape[-2:][::-1], dtype=x.dtype)
     u, s, vh = svd(x, full_matrices=False)
@@ -244,7 +244,7 @@ def pinv(x: Array, /, *, rtol: float | Array | None = None) -> Array:
 
 def matrix_rank(x: Array, /, *, rtol: float | Array | None = None) -> Array:
     """Number of singular values greater than ``rtol * max(S)`` (default int dtype)."""
-    _matrices(x, "matrix_rank")
+    x = _matrices(x, "matrix_rank")
     if 0 in x.shape[-2:]:
         return creation.zeros(x.shape[:-2], dtype=dt.default_int)
     s = svdvals(x)
@@ -256,7 +256,7 @@ def matrix_rank(x: Array, /, *, rtol: float | Array | None = None) -> Array:
 
 def diagonal(x: Array, /, *, offset: int = 0) -> Array:
     """The ``offset``-th diagonal of each matrix (above the main one for offset > 0)."""
-    check_array(x, "diagonal")
+    x = check_array(x, "diagonal")
     if x.ndim < 2:
         raise ValueError(f"diagonal: expected an array of shape (..., M, N), got {x.shape}")
     *batch, m, n = x.shape
@@ -278,7 +278,7 @@ def trace(x: Array, /, *, offset: int = 0, dtype: Any = None) -> Array:
 def outer(x1: Array, x2: Array, /) -> Array:
     """Outer product of two vectors: ``out[i, j] = x1[i] * x2[j]``."""
     for x in (x1, x2):
-        check_array(x, "outer")
+        x = check_array(x, "outer")
         check_category(x, "numeric", "outer")
         if x.ndim != 1:
             raise ValueError(f"outer: expected 1-D arrays, got shape {x.shape}")
@@ -289,7 +289,7 @@ def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     """Cross product of 3-element vectors along ``axis`` (a negative axis, counted from
     the end); the other dimensions broadcast."""
     for x in (x1, x2):
-        check_array(x, "cross")
+        x = check_array(x, "cross")
         check_category(x, "numeric", "cross")
     rank = min(x1.ndim, x2.ndim)
     if axis >= 0 and x1.ndim == x2.ndim:
@@ -315,7 +315,7 @@ def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
 def matrix_power(x: Array, n: int, /) -> Array:
     """``x`` multiplied by itself ``n`` times by repeated squaring; the identity for
     ``n = 0``, powers of the inverse for ``n < 0``."""
-    check_array(x, "matrix_power")
+    x = check_array(x, "matrix_power")
     check_category(x, "numeric", "matrix_power")
     if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
         raise TypeError(f"matrix_power: n must be an int, got {type(n).__name__}")
@@ -337,7 +337,7 @@ def matrix_power(x: Array, n: int, /) -> Array:
 def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
                 ord: int | float = 2) -> Array:
     """The ``ord``-norm of the vectors along ``axis`` (all elements when None); real."""
-    check_array(x, "vector_norm")
+    x = check_array(x, "vector_norm")
     check_category(x, "floating-point", "vector_norm")
     if isinstance(ord, bool) or not isinstance(ord, (int, float)):
         raise ValueError(f"vector_norm: ord must be a number, got {ord!r}")
@@ -359,7 +359,7 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepd
 def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: int | float | str | None = "fro") -> Array:
     """Matrix norms: 'fro', 'nuc', 1/-1 (max/min column sum), inf/-inf (max/min row
     sum), 2/-2 (largest/smallest singular value); real."""
-    _matrices(x, "matrix_norm")
+    x = _matrices(x, "matrix_norm")
     if ord in ("fro", None):
         out = vector_norm(x, axis=(-2, -1))
     elif ord == "nuc":

@@ -199,8 +199,6 @@ CASES = [
     # --- objects that are not arrays ----------------------------------------------------
     ("list to a unary function", lambda: xp.exp([1.0]), TypeError, r"exp: expected a plaidarray array, got list"),
     ("None to a reduction", lambda: xp.sum(None), TypeError, r"sum: expected a plaidarray array, got NoneType"),
-    ("NumPy array to a reduction", lambda: xp.sum(np.ones(3)),
-     TypeError, r"sum: expected a plaidarray array, got ndarray"),
     ("two lists", lambda: xp.add([1], [2]), TypeError, r"add: at least one argument must be an array"),
     ("a string operand", lambda: xp.add(_f64(3), "a"),
      TypeError, r"add: expected an array or a Python scalar, got str"),

@@ -52,9 +52,11 @@ def test_map_blocks_with_a_jitted_function_and_with_xp_functions(client):
                                np.tanh(x * 2.0) + 1.0, rtol=1e-12, atol=1e-15)
     np.testing.assert_allclose(np.asarray(blocks.map_blocks(xp.exp).compute()), np.exp(x), rtol=1e-12)
     assert blocks.map_blocks(xp.exp).dtype == np.float64  # inferred by calling xp.exp on NumPy
+    sums = blocks.map_blocks(xp.cumulative_sum).compute()  # any function takes NumPy chunks
+    np.testing.assert_allclose(np.asarray(sums), np.concatenate([np.cumsum(c) for c in np.split(x, 12)]), rtol=1e-12)
     counts = list(client.run(_compile_counts).values())
-    assert sum(c for c, _ in counts) == 2, counts  # each kernel compiled by one worker...
-    assert all(c + d == 2 for c, d in counts), counts  # ...and loaded by the other
+    assert sum(c for c, _ in counts) == 3, counts  # each kernel compiled by one worker...
+    assert all(c + d == 3 for c, d in counts), counts  # ...and loaded by the other
 
 
 def test_workers_run_kernels_on_their_task_threads(client):

@@ -130,7 +130,7 @@ def empty(shape: Shape, *, dtype: Any = None, device: Any = None) -> Array:
 
 def _like(name: str, make):
     def fn(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
-        check_array(x, name)
+        x = check_array(x, name)
         return make(x.shape, dtype=x.dtype if dtype is None else dtype, device=device)
     fn.__name__ = name
     fn.__doc__ = f"Like ``{make.__name__}`` with the shape (and by default the dtype) of ``x``."
@@ -145,7 +145,7 @@ empty_like = _like("empty_like", empty)
 def full_like(x: Array, /, fill_value: bool | int | float | complex, *, dtype: Any = None,
               device: Any = None) -> Array:
     """Like ``full`` with the shape (and by default the dtype) of ``x``."""
-    check_array(x, "full_like")
+    x = check_array(x, "full_like")
     return full(x.shape, fill_value, dtype=x.dtype if dtype is None else dtype, device=device)
 
 
@@ -213,8 +213,9 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array] | tuple[Array,
     """Coordinate grids from 1-D arrays ('xy': Cartesian, 'ij': matrix indexing)."""
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
+    arrays = tuple(check_array(a, "meshgrid") for a in arrays)
     for a in arrays:
-        if check_array(a, "meshgrid").ndim != 1:
+        if a.ndim != 1:
             raise ValueError("meshgrid: inputs must be 1-D")
     if len({a.dtype for a in arrays}) > 1:
         raise TypeError("meshgrid: inputs must share a dtype")
@@ -229,7 +230,7 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array] | tuple[Array,
 
 
 def _triangle(x: Array, k: int, keep_lower: bool, name: str) -> Array:
-    check_array(x, name)
+    x = check_array(x, name)
     if x.ndim < 2:
         raise ValueError(f"{name}: needs at least 2 dimensions")
     rows = op("iota", dims=x.shape, iota_dimension=x.ndim - 2, dtype=dt.int64)

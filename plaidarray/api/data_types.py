@@ -20,7 +20,7 @@ def astype(x: Array, dtype: Any, /, *, copy: bool = True, device: Any = None) ->
     With ``copy=True`` the result is a new array even when the dtype is ``x``'s own, so
     writing into one (``y[0] = 5``, ``y += 1``) never changes the other.
     """
-    check_array(x, "astype")
+    x = check_array(x, "astype")
     if device not in (None, "cpu"):
         raise ValueError(f"astype: unsupported device {device!r}")
     target = dt.check_dtype(dtype, "any", "astype")

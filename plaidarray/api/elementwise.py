@@ -50,7 +50,7 @@ def _unary(name: str, category: str, decompose: Callable[[Array], Array]) -> Non
     def fn(x: Array, /) -> Array:
         if type(x) is not Array or x._node.shape.dtype not in accepted:
             x = numpy_scalar(x, name)
-            check_array(x, name)
+            x = check_array(x, name)
             check_category(x, category, name)
         return decompose(x)
 
@@ -298,7 +298,7 @@ def clip(x: Array, /, min: Array | int | float | None = None, max: Array | int |
     The result has ``x``'s dtype; ``x`` and array bounds broadcast together, as in
     ``maximum(minimum(x, max), min)``.
     """
-    check_array(x, "clip")
+    x = check_array(x, "clip")
     check_category(x, "real numeric", "clip")
     out = x
     for bound, hlo_name in ((min, "maximum"), (max, "minimum")):

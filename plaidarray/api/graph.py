@@ -45,6 +45,12 @@ def runtime_scalar(value: Scalar | np.generic, dtype: np.dtype) -> Array:
 
 
 def check_array(x: object, where: str) -> Array:
+    """``x`` as an array: a NumPy array or scalar becomes one as ``numpy_scalar`` makes it
+    (jax.numpy takes them too; Dask calls functions on NumPy arrays to learn their result's
+    dtype); anything else is a TypeError naming ``where``."""
+    if type(x) is Array:
+        return x
+    x = numpy_scalar(x, where)
     if not isinstance(x, Array):
         raise TypeError(f"{where}: expected a plaidarray array, got {type(x).__name__}")
     return x

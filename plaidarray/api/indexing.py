@@ -264,7 +264,7 @@ def _index_array(indices: Any, where: str) -> Array:
         indices = asarray(indices)
     elif _is_int(indices):
         indices = graph.runtime_scalar(operator.index(indices), dt.default_int)
-    check_array(indices, where)
+    indices = check_array(indices, where)
     if indices.dtype.kind not in "iu":
         raise TypeError(f"{where}: indices must have an integer dtype, got {indices.dtype}")
     return indices
@@ -274,7 +274,7 @@ def take(x: Array, indices: Array | int, /, *, axis: int | None = None) -> Array
     """Elements of ``x`` at ``indices`` along ``axis`` (negative indices count from the end;
     out-of-range indices are clamped, never read out of bounds). An int picks one
     position and drops the axis, as in NumPy (an extension)."""
-    check_array(x, "take")
+    x = check_array(x, "take")
     indices = _index_array(indices, "take")
     if axis is None:
         if x.ndim > 1:
@@ -288,7 +288,7 @@ def take(x: Array, indices: Array | int, /, *, axis: int | None = None) -> Array
 
 def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
     """Elements of ``x`` at per-position ``indices`` along ``axis`` (broadcast elsewhere)."""
-    check_array(x, "take_along_axis")
+    x = check_array(x, "take_along_axis")
     indices = _index_array(indices, "take_along_axis")
     if x.ndim == 0 or indices.ndim != x.ndim:
         raise ValueError(f"take_along_axis: x and indices must have the same rank, got {x.ndim} and {indices.ndim}")

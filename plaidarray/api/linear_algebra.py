@@ -18,8 +18,8 @@ __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
 
 
 def _promote_pair(x1: Array, x2: Array, where: str) -> tuple[Array, Array]:
-    check_array(x1, where)
-    check_array(x2, where)
+    x1 = check_array(x1, where)
+    x2 = check_array(x2, where)
     check_category(x1, "numeric", where)
     check_category(x2, "numeric", where)
     dtype = dt.promote(x1.dtype, x2.dtype, where)
@@ -79,7 +79,7 @@ def _role(contracted: bool, sa: int, sb: int) -> str:
 
 
 def matrix_transpose(x: Array, /) -> Array:
-    check_array(x, "matrix_transpose")
+    x = check_array(x, "matrix_transpose")
     if x.ndim < 2:
         raise ValueError(f"matrix_transpose: needs at least 2 dimensions, got {x.ndim}")
     perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)

@@ -17,7 +17,7 @@ __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "ex
 
 def reshape(x: Array, /, shape: Sequence[int], *, copy: bool | None = None) -> Array:
     """Reshape ``x``; one dimension may be -1 (inferred)."""
-    check_array(x, "reshape")
+    x = check_array(x, "reshape")
     shape = shape_tuple(shape, "reshape", allow_unknown=True)
     if -1 in shape:
         known = math.prod(s for s in shape if s != -1)
@@ -33,7 +33,7 @@ def reshape(x: Array, /, shape: Sequence[int], *, copy: bool | None = None) -> A
 
 
 def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
-    check_array(x, "permute_dims")
+    x = check_array(x, "permute_dims")
     axes = int_tuple(axes, "permute_dims", "axes")
     if sorted(a % x.ndim if x.ndim else a for a in axes) != list(range(x.ndim)) or len(axes) != x.ndim:
         raise ValueError(f"permute_dims: {axes} is not a permutation of {x.ndim} axes")
@@ -42,7 +42,7 @@ def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
 
 def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
     """Insert unit dimensions at ``axis`` (positions in the result; a tuple from 2025.12)."""
-    check_array(x, "expand_dims")
+    x = check_array(x, "expand_dims")
     axes = int_tuple(axis, "expand_dims", "axis")
     rank = x.ndim + len(axes)
     if any(not -rank <= a < rank for a in axes):
@@ -55,7 +55,7 @@ def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
 
 
 def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
-    check_array(x, "squeeze")
+    x = check_array(x, "squeeze")
     axes = normalize_axes(axis, x.ndim, "squeeze")
     for a in axes:
         if x.shape[a] != 1:
@@ -64,12 +64,13 @@ def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
 
 
 def broadcast_to(x: Array, /, shape: Sequence[int]) -> Array:
-    check_array(x, "broadcast_to")
+    x = check_array(x, "broadcast_to")
     return graph.broadcast_to(x, shape_tuple(shape, "broadcast_to"))
 
 
 def broadcast_arrays(*arrays: Array) -> list[Array] | tuple[Array, ...]:
-    shape = graph.broadcast_shapes(*(check_array(a, "broadcast_arrays").shape for a in arrays))
+    arrays = tuple(check_array(a, "broadcast_arrays") for a in arrays)
+    shape = graph.broadcast_shapes(*(a.shape for a in arrays))
     return sequence(graph.broadcast_to(a, shape) for a in arrays)
 
 
@@ -112,13 +113,13 @@ def stack(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int = 0) -> A
 
 
 def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
-    check_array(x, "flip")
+    x = check_array(x, "flip")
     axes = normalize_axes(axis, x.ndim, "flip")
     return op("reverse", x, dimensions=axes) if axes else x
 
 
 def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[int, ...], /) -> Array:
-    check_array(x, "moveaxis")
+    x = check_array(x, "moveaxis")
     src, dst = int_tuple(source, "moveaxis", "source"), int_tuple(destination, "moveaxis", "destination")
     if len(src) != len(dst):
         raise ValueError("moveaxis: source and destination must have the same number of axes")
@@ -134,7 +135,7 @@ def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[i
 
 def roll(x: Array, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ...] | None = None) -> Array:
     """Rotate elements along ``axis`` (the flattened array when None) by ``shift``."""
-    check_array(x, "roll")
+    x = check_array(x, "roll")
     shifts = int_tuple(shift, "roll", "shift")
     if axis is None:
         return graph.reshape(roll(graph.reshape(x, (x.size,)), sum(shifts), axis=0), x.shape)
@@ -162,7 +163,7 @@ def _along(x: Array, axis: int, start: int, stop: int) -> Array:
 
 
 def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
-    check_array(x, "tile")
+    x = check_array(x, "tile")
     reps = int_tuple(repetitions, "tile", "repetitions")
     if any(r < 0 for r in reps):
         raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
@@ -180,7 +181,7 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
     With an array of repeats the output size depends on data: the repeats are
     materialised (compiled) to size the result, then a compiled gather builds it.
     """
-    check_array(x, "repeat")
+    x = check_array(x, "repeat")
     if axis is None:
         x, axis = graph.reshape(x, (x.size,)), 0
     (axis,) = normalize_axes(axis, x.ndim, "repeat")
@@ -193,7 +194,7 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
         dims = tuple(i if i <= axis else i + 1 for i in range(x.ndim))
         spread = op("broadcast_in_dim", x, dims=wide, broadcast_dimensions=dims)
         return graph.reshape(spread, x.shape[:axis] + (n * repeats,) + x.shape[axis + 1:])
-    check_array(repeats, "repeat")
+    repeats = check_array(repeats, "repeat")
     if repeats.dtype.kind not in "iu" or repeats.ndim > 1:
         raise TypeError("repeat: repeats must be an int or a 1-D integer array")
     from .indexing import take
@@ -211,7 +212,7 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
 
 
 def unstack(x: Array, /, *, axis: int = 0) -> tuple[Array, ...]:
-    check_array(x, "unstack")
+    x = check_array(x, "unstack")
     if x.ndim == 0:
         raise ValueError("unstack: needs at least one dimension")
     (axis,) = normalize_axes(axis, x.ndim, "unstack")

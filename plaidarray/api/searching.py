@@ -16,7 +16,7 @@ __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "wher
 def _arg_extremum(x: Array, axis: int | None, keepdims: bool, kind: str, name: str) -> Array:
     """Index of the first extremum (the first NaN, if any, as NumPy does): reduce to the
     extremum, then take the smallest index holding it."""
-    check_array(x, name)
+    x = check_array(x, name)
     check_category(x, "real numeric", name)
     if axis is None:
         flat = graph.reshape(x, (x.size,))
@@ -53,7 +53,7 @@ def argmin(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> A
 
 def where(condition: Array, x1: Array | bool | int | float, x2: Array | bool | int | float, /) -> Array:
     """Elements of ``x1`` where ``condition`` holds, else of ``x2`` (broadcast together)."""
-    check_array(condition, "where")
+    condition = check_array(condition, "where")
     if condition.dtype != dt.bool_:
         raise TypeError(f"where: condition must be boolean, got {condition.dtype}")
     x1, x2 = graph.numpy_scalar(x1, "where"), graph.numpy_scalar(x2, "where")
@@ -66,14 +66,14 @@ def where(condition: Array, x1: Array | bool | int | float, x2: Array | bool | i
 
 def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
     """Number of non-zero elements over ``axis`` (default int dtype)."""
-    check_array(x, "count_nonzero")
+    x = check_array(x, "count_nonzero")
     nonzero = x if x.dtype == dt.bool_ else op("compare", x, graph.full(x.shape, 0, x.dtype), direction="NE")
     return reduce_axes(convert(nonzero, dt.default_int), "add", axis, keepdims, "count_nonzero")
 
 
 def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left", sorter: Array | None = None) -> Array:
     """Insertion points of ``x2`` into the sorted 1-D ``x1`` (NaN sorts last)."""
-    check_array(x1, "searchsorted")
+    x1 = check_array(x1, "searchsorted")
     if x1.ndim != 1:
         raise ValueError(f"searchsorted: x1 must be 1-D, got {x1.ndim}-D")
     check_category(x1, "real numeric", "searchsorted")
@@ -104,7 +104,7 @@ def true_positions(mask: Array) -> Array:
 
 def nonzero(x: Array, /) -> tuple[Array, ...]:
     """Indices of the non-zero elements, one int64 array per dimension (data-dependent size)."""
-    check_array(x, "nonzero")
+    x = check_array(x, "nonzero")
     if x.ndim == 0:
         raise ValueError("nonzero: 0-d arrays are not supported; use at least 1-D")
     nonzero_ = x if x.dtype == dt.bool_ else op("compare", x, graph.full(x.shape, 0, x.dtype), direction="NE")

@@ -48,7 +48,7 @@ def _stable_order(flat: Array) -> Array:
 
 def _groups(x: Array, where: str):
     """(flat x, stable sort order, sorted values, group-start positions in sorted order)."""
-    check_array(x, where)
+    x = check_array(x, where)
     flat = graph.reshape(x, (x.size,))
     order = _stable_order(flat)
     ordered = op("take", flat, order, axis=0)

@@ -9,23 +9,24 @@ from .graph import check_array, check_category, normalize_axes, op
 __all__ = ["argsort", "sort"]
 
 
-def _axis(x: Array, axis: int, where: str) -> int:
-    check_array(x, where)
+def _checked(x: Array, axis: int, where: str) -> tuple[Array, int]:
+    """``x`` as an array that can be sorted, and ``axis`` normalised."""
+    x = check_array(x, where)
     check_category(x, "real numeric", where)
     if x.ndim == 0:
         raise ValueError(f"{where}: needs at least one dimension")
     (axis,) = normalize_axes(axis, x.ndim, where)
-    return axis
+    return x, axis
 
 
 def argsort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
     """Indices that sort ``x`` along ``axis`` (always stable; NaN sorts last ascending)."""
-    axis = _axis(x, axis, "argsort")
+    x, axis = _checked(x, axis, "argsort")
     return op("argsort", x, dimension=axis, descending=bool(descending))
 
 
 def sort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
     """``x`` sorted along ``axis`` (always stable; NaN sorts last ascending)."""
-    axis = _axis(x, axis, "sort")
+    x, axis = _checked(x, axis, "sort")
     order = op("argsort", x, dimension=axis, descending=bool(descending))
     return op("take_along_axis", x, order, axis=axis)

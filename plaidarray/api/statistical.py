@@ -27,7 +27,7 @@ def _accumulator(x: Array, dtype: Any, where: str) -> np.dtype:
 
 def _sum_like(kind: str, name: str):
     def fn(x: Array, /, *, axis: Axis = None, dtype: Any = None, keepdims: bool = False) -> Array:
-        check_array(x, name)
+        x = check_array(x, name)
         check_category(x, "numeric", name)
         return reduce_axes(convert(x, _accumulator(x, dtype, name)), kind, axis, keepdims, name)
     fn.__name__ = name
@@ -41,7 +41,7 @@ prod = _sum_like("multiply", "prod")
 
 def _extremum(kind: str, name: str):
     def fn(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
-        check_array(x, name)
+        x = check_array(x, name)
         check_category(x, "real numeric", name)
         axes = normalize_axes(axis, x.ndim, name)
         if builtins.any(x.shape[a] == 0 for a in axes):
@@ -62,7 +62,7 @@ def mean(x: Array, /, *, axis: Axis = None, keepdims: bool = False, dtype: Any =
     ``dtype`` (an extension, as NumPy's): a floating-point dtype to convert ``x`` to and
     compute in; ``x`` may then be of any numeric dtype, a complex one only with a complex
     ``dtype`` (Cubed averages the chunks of float32 and integer arrays in float64 so)."""
-    check_array(x, "mean")
+    x = check_array(x, "mean")
     if dtype is not None:
         x = _mean_operand(x, dt.check_dtype(dtype, "floating-point", "mean"))
     check_category(x, "floating-point", "mean")
@@ -86,7 +86,7 @@ def _mean_operand(x: Array, dtype: np.dtype) -> Array:
 
 def var(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
     """Variance: mean squared deviation, divided by ``N - correction`` (NaN when <= 0)."""
-    check_array(x, "var")
+    x = check_array(x, "var")
     check_category(x, "real floating-point", "var")
     axes = normalize_axes(axis, x.ndim, "var")
     n = 1
@@ -101,13 +101,13 @@ def var(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdi
 
 def std(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
     """Standard deviation: the square root of :func:`var`."""
-    check_array(x, "std")
+    x = check_array(x, "std")
     return op("sqrt", var(x, axis=axis, correction=correction, keepdims=keepdims))
 
 
 def _cumulative(kind: str, name: str):
     def fn(x: Array, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False) -> Array:
-        check_array(x, name)
+        x = check_array(x, name)
         check_category(x, "numeric", name)
         if axis is None:
             if x.ndim > 1:

@@ -12,7 +12,7 @@ __all__ = ["all", "any", "diff"]
 
 def _truth(kind: str, name: str):
     def fn(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
-        check_array(x, name)
+        x = check_array(x, name)
         truth = x if x.dtype == dt.bool_ else op("compare", x, graph.full(x.shape, 0, x.dtype), direction="NE")
         return reduce_axes(truth, kind, axis, keepdims, name)
     fn.__name__ = name
@@ -27,7 +27,7 @@ any = _truth("or", "any")
 def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = None,
          append: Array | None = None) -> Array:
     """The ``n``-th forward difference along ``axis`` (bools: ``!=``, as NumPy does)."""
-    check_array(x, "diff")
+    x = check_array(x, "diff")
     if not isinstance(n, int) or n < 0:
         raise ValueError(f"diff: n must be a non-negative int, got {n!r}")
     (axis,) = normalize_axes(axis, x.ndim, "diff")
