@@ -12,8 +12,10 @@ The same engine runs the same task graph; only the library computing each chunk 
   block the product of a block row and a block column (BLAS in both libraries).
 
 Dask runs a ``distributed.LocalCluster`` of two worker processes with one thread each
-(the machine's two cores); Cubed its ``processes`` executor with the backend array API
-chosen by ``CUBED_BACKEND_ARRAY_API_MODULE``. Each (engine, library) runs in a fresh
+(the machine's two cores); Cubed its ``threads`` executor (its default; ``--cubed-executor
+processes`` for the other, which starts two fresh processes for every computation, so every
+round pays their imports and loads the kernels from the disk cache), two workers, with the
+backend array API chosen by ``CUBED_BACKEND_ARRAY_API_MODULE``. Each (engine, library) runs in a fresh
 process on an empty ``PLAIDARRAY_CACHE_DIR``: its first round is cold (plaidarray
 compiles), the others warm. The two libraries' processes take turns, ``--pairs`` times;
 medians over them. float32 throughout.
@@ -85,14 +87,14 @@ def run_dask(library: str, size: int, chunks: int, matrix: int, repeat: int) -> 
 
 # --- Cubed --------------------------------------------------------------------------
 
-def run_cubed(library: str, size: int, chunks: int, matrix: int, repeat: int) -> None:
+def run_cubed(library: str, size: int, chunks: int, matrix: int, repeat: int, executor_name: str) -> None:
     import cubed
     import cubed.array_api as cxp
     import cubed.random
     from cubed.runtime.create import create_executor
 
     spec = cubed.Spec(work_dir=tempfile.mkdtemp(prefix="cubed-"), allowed_mem="2GB")
-    executor = create_executor("processes", {"max_workers": 2})
+    executor = create_executor(executor_name, {"max_workers": 2})
     x = cubed.random.random((size,), chunks=size // chunks, spec=spec)
     x = cxp.astype(x, cxp.float32)
     m = cxp.astype(cubed.random.random((matrix, matrix), chunks=matrix // 4, spec=spec), cxp.float32)
@@ -121,8 +123,11 @@ def _time_rounds(graphs: dict, repeat: int) -> None:
                   flush=True)
 
 
-def child(engine: str, library: str, size: int, chunks: int, matrix: int, repeat: int) -> None:
-    (run_dask if engine == "dask" else run_cubed)(library, size, chunks, matrix, repeat)
+def child(engine: str, library: str, size: int, chunks: int, matrix: int, repeat: int, executor: str) -> None:
+    if engine == "dask":
+        run_dask(library, size, chunks, matrix, repeat)
+    else:
+        run_cubed(library, size, chunks, matrix, repeat, executor)
 
 
 def spawn(engine: str, library: str, args: argparse.Namespace) -> list[dict]:
@@ -131,7 +136,7 @@ def spawn(engine: str, library: str, args: argparse.Namespace) -> list[dict]:
         env["CUBED_BACKEND_ARRAY_API_MODULE"] = library
     command = [sys.executable, "-m", "benchmarks.distributed", "--child", engine, library,
                "--size", str(args.size), "--chunks", str(args.chunks), "--matrix", str(args.matrix),
-               "--repeat", str(args.repeat)]
+               "--repeat", str(args.repeat), "--cubed-executor", args.cubed_executor]
     done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=args.timeout)
     if done.returncode:
         print(f"{engine}/{library} failed:\n{done.stderr[-3000:]}", file=sys.stderr)
@@ -147,12 +152,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3, help="warm rounds after the cold one")
     parser.add_argument("--pairs", type=int, default=2, help="processes per library, in turns (default 2)")
     parser.add_argument("--engine", choices=("dask", "cubed", "both"), default="both")
+    parser.add_argument("--cubed-executor", choices=("threads", "processes"), default="threads",
+                        help="Cubed's executor, two workers (default threads)")
     parser.add_argument("--timeout", type=float, default=1800)
     parser.add_argument("--child", nargs=2, metavar=("ENGINE", "LIBRARY"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     args.size = int(args.size)
     if args.child:
-        return child(*args.child, args.size, args.chunks, args.matrix, args.repeat)
+        return child(*args.child, args.size, args.chunks, args.matrix, args.repeat, args.cubed_executor)
     engines = ("dask", "cubed") if args.engine == "both" else (args.engine,)
     print("| engine | workload | NumPy chunks cold | plaidarray chunks cold | NumPy chunks warm | "
           "plaidarray chunks warm | NumPy / plaidarray (warm) |")
