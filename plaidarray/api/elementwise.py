@@ -17,8 +17,8 @@ from .. import dtypes as dt
 from ..hlo.opdef import OPS
 from ..trace.array import Array
 from ..trace.node import Node
-from .graph import (SCALAR_KINDS, Scalar, check_array, check_category, convert, numpy_scalar, op, operands,
-                    python_scalar, scalar_like, wrap)
+from .graph import (SCALAR_KINDS, Scalar, check_array, check_category, convert, op, operands, python_scalar,
+                    scalar_like, wrap)
 
 __all__: list[str] = []
 
@@ -49,8 +49,7 @@ def _unary(name: str, category: str, decompose: Callable[[Array], Array]) -> Non
 
     def fn(x: Array, /) -> Array:
         if type(x) is not Array or x._node.shape.dtype not in accepted:
-            x = numpy_scalar(x, name)
-            x = check_array(x, name)
+            x = check_array(x, name)  # a NumPy array or scalar becomes an array
             check_category(x, category, name)
         return decompose(x)
 
