@@ -45,7 +45,7 @@ from ..hlo.ir import depth_first
 from ..hlo.lowering import Elementwise, Indexing, Kernel, Reduction
 from ..hlo.shape import Shape
 from .fusion import FusionPlan, lowering_of, plan_fusion
-from .linalg_to_loops import LOOP_DIMS, loop_dims_attr
+from .linalg_to_loops import LOOP_DIMS, PARALLEL_LOOP, loop_dims_attr
 
 
 def _float_type(itemsize: int) -> Float32Type | Float64Type:
@@ -210,16 +210,21 @@ class _ModuleBuilder:
         block.add_op(linalg.YieldOp(result))
         self._append_generic(loop_dims, [b for b, _ in inputs], [m for _, m in inputs], output, block, reduction_dims)
 
-    def for_each(self, loop_dims: Sequence[int], body: Callable[[Sequence[SSAValue]], None]) -> None:
+    def for_each(self, loop_dims: Sequence[int], body: Callable[[Sequence[SSAValue]], None],
+                 independent_work: int = 0) -> None:
         """An ``scf.for`` nest over ``loop_dims``; ``body(indices)`` inserts into the
-        innermost loop (through this builder's ``insert``)."""
+        innermost loop (through this builder's ``insert``). With ``independent_work``,
+        the outermost loop is marked ``PARALLEL_LOOP`` (chunkable) with that work."""
         outer_block = self.block
         ivs: list[SSAValue] = []
         loop_blocks: list[Block] = []
         for d in loop_dims:
             zero, one, bound = (self._index_const(v) for v in (0, 1, d))
             inner = Block(arg_types=[IndexType()])
-            self.insert(scf.ForOp(zero, bound, one, [], Region(inner)))
+            loop = scf.ForOp(zero, bound, one, [], Region(inner))
+            if independent_work and not loop_blocks:
+                loop.attributes[PARALLEL_LOOP] = loop_dims_attr([0, d, independent_work])
+            self.insert(loop)
             self.block = inner
             ivs.append(inner.args[0])
             loop_blocks.append(inner)

@@ -77,8 +77,12 @@ class KernelBuilder(Protocol):
         current_output)`` returns the value stored at the output coordinate."""
         ...
 
-    def for_each(self, dims: Sequence[int], body: Callable[[Sequence[SSAValue]], None]) -> None:
-        """An ``scf.for`` nest over ``dims``; ``body(indices)`` inserts into the innermost loop."""
+    def for_each(self, dims: Sequence[int], body: Callable[[Sequence[SSAValue]], None],
+                 independent_work: int = 0) -> None:
+        """An ``scf.for`` nest over ``dims``; ``body(indices)`` inserts into the innermost loop.
+        ``independent_work`` > 0 says that the iterations of the outermost loop touch
+        disjoint parts of the buffers (calls included) and cost about that many loop
+        iterations in all: the backend may run them in chunks on several threads."""
         ...
 
     def call(self, symbol: str, args: Sequence[SSAValue]) -> None:

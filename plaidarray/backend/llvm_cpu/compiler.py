@@ -50,6 +50,7 @@ from ..pipeline import Stage, dump_timings, run_stages
 from . import cache_entry, codegen_worker, jit, object_cache, tiering
 from .codegen import OPT_LEVELS, Product
 from .executable import CpuExecutable
+from .fft import lower_fft
 from .llvm_emitter import Segment, emit_llvm_module
 
 _counter = itertools.count()
@@ -94,7 +95,7 @@ class Compilation:
 # --- the stages ---------------------------------------------------------------------------
 
 def _expand(c: Compilation) -> None:
-    c.comp = expand(c.comp)
+    c.comp = expand(lower_fft(c.comp))
 
 
 def _hlo_passes(c: Compilation) -> None:

@@ -12,8 +12,10 @@ from collections.abc import Callable
 
 from llvmlite import ir
 
+from .ir_loops import Loop
+from .stockham import stockham_fft
+
 I1, I64 = ir.IntType(1), ir.IntType(64)
-_ONE = ir.Constant(I64, 1)
 PTR = ir.PointerType()
 
 #: element-type suffix -> (LLVM type, kind: f float / i signed / u unsigned)
@@ -23,28 +25,6 @@ ELEMENT_TYPES = {
     **{f"u{w}": (ir.IntType(w), "u") for w in (8, 16, 32, 64)},
     "b1": (ir.IntType(8), "u"),
 }
-
-
-class _Loop:
-    """A counted loop ``for i in [start, stop)`` built with phis (no allocas)."""
-
-    def __init__(self, b: ir.IRBuilder, fn: ir.Function, start: ir.Value, stop: ir.Value, name: str) -> None:
-        self.b, self.fn = b, fn
-        self.pre = b.block
-        self.head = fn.append_basic_block(f"{name}.head")
-        self.body = fn.append_basic_block(f"{name}.body")
-        self.exit = fn.append_basic_block(f"{name}.exit")
-        b.branch(self.head)
-        b.position_at_end(self.head)
-        self.i = b.phi(I64)
-        self.i.add_incoming(start, self.pre)
-        b.cbranch(b.icmp_signed("<", self.i, stop), self.body, self.exit)
-        b.position_at_end(self.body)
-
-    def close(self, step: ir.Value = _ONE) -> None:
-        self.i.add_incoming(self.b.add(self.i, step), self.b.block)
-        self.b.branch(self.head)
-        self.b.position_at_end(self.exit)
 
 
 def _strictly_before(b: ir.IRBuilder, x: ir.Value, y: ir.Value, kind: str, descending: ir.Value) -> ir.Value:
@@ -88,7 +68,7 @@ def _argsort(module: ir.Module, name: str, suffix: str) -> ir.Function:
 
     # --- merge passes: src -> dst, doubling the run width --------------------------------
     b.position_at_end(merge_bb)
-    fill = _Loop(b, fn, ir.Constant(I64, 0), n, "fill")
+    fill = Loop(b, fn, ir.Constant(I64, 0), n, "fill")
     b.store(fill.i, b.gep(a_buf, [fill.i], source_etype=I64))
     fill.close()
     filled = b.block
@@ -102,7 +82,7 @@ def _argsort(module: ir.Module, name: str, suffix: str) -> ir.Function:
     b.cbranch(b.icmp_signed("<", width, n), pass_body, pass_exit)
     b.position_at_end(pass_body)
     two_w = b.add(width, width)
-    runs = _Loop(b, fn, ir.Constant(I64, 0), n, "runs")
+    runs = Loop(b, fn, ir.Constant(I64, 0), n, "runs")
     lo = runs.i
     mid = b.select(b.icmp_signed("<", b.add(lo, width), n), b.add(lo, width), n)
     hi = b.select(b.icmp_signed("<", b.add(lo, two_w), n), b.add(lo, two_w), n)
@@ -141,10 +121,10 @@ def _argsort(module: ir.Module, name: str, suffix: str) -> ir.Function:
 
     # --- fallback without scratch: stable insertion sort in place in out ----------------
     b.position_at_end(insertion_bb)
-    init = _Loop(b, fn, ir.Constant(I64, 0), n, "init")
+    init = Loop(b, fn, ir.Constant(I64, 0), n, "init")
     b.store(init.i, b.gep(out, [b.add(out_offset, b.mul(init.i, out_stride))], source_etype=I64))
     init.close()
-    outer = _Loop(b, fn, ir.Constant(I64, 1), n, "ins")
+    outer = Loop(b, fn, ir.Constant(I64, 1), n, "ins")
     slot = lambda p: b.gep(out, [b.add(out_offset, b.mul(p, out_stride))], source_etype=I64)
     moving = b.load(slot(outer.i), typ=I64)
     moving_key = b.load(b.gep(keys, [b.add(offset, b.mul(moving, stride))], source_etype=ty), typ=ty)
@@ -170,7 +150,7 @@ def _argsort(module: ir.Module, name: str, suffix: str) -> ir.Function:
 
     # --- copy the merged order out and free the scratch ---------------------------------
     b.position_at_end(copy_bb)
-    copy = _Loop(b, fn, ir.Constant(I64, 0), n, "copy")
+    copy = Loop(b, fn, ir.Constant(I64, 0), n, "copy")
     value = b.load(b.gep(sorted_, [copy.i], source_etype=I64), typ=I64)
     b.store(value, b.gep(out, [b.add(out_offset, b.mul(copy.i, out_stride))], source_etype=I64))
     copy.close()
@@ -212,7 +192,8 @@ def _ipow(module: ir.Module, name: str, suffix: str) -> ir.Function:
     return fn
 
 
-_GENERATORS: dict[str, Callable[[ir.Module, str, str], ir.Function]] = {"argsort": _argsort, "ipow": _ipow}
+_GENERATORS: dict[str, Callable[[ir.Module, str, str], ir.Function]] = {
+    "argsort": _argsort, "ipow": _ipow, "fft": stockham_fft}
 
 
 def runtime_function(module: ir.Module, name: str) -> ir.Function | None:

@@ -43,12 +43,14 @@ The twiddles (DFT matrices, factors between stages, chirps, the real kinds' spli
 factors) are computed when the graph is compiled, in float64 from angles whose integer
 turns are reduced modulo n first (and quarter turns snapped to exact values); they become
 constants bound to the executable (``bind_constants``), so a cached call plans nothing.
-Single precision is transformed in double and rounded once (``_expand``).
+Single precision is transformed in double and rounded once (``expand``).
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -107,7 +109,7 @@ def _evaluate(args, attrs, shape):
 
 # --- twiddles, computed when the graph is compiled -----------------------------------------
 
-def _unit(turns: np.ndarray, n: int, sign: int) -> np.ndarray:
+def unit(turns: np.ndarray, n: int, sign: int) -> np.ndarray:
     """``exp(sign * 2 pi i * turns / n)`` for integer ``turns`` in [0, n), in float64."""
     angle = turns * (2 * math.pi / n)
     re, im = np.cos(angle), np.sin(angle)
@@ -121,7 +123,7 @@ def _constant(values: np.ndarray, dtype: np.dtype) -> Instruction:
 
 def _dft_matrix(n: int, sign: int, dtype: np.dtype) -> Instruction:
     j = np.arange(n)
-    return _constant(_unit(np.outer(j, j) % n, n, sign), dtype)
+    return _constant(unit(np.outer(j, j) % n, n, sign), dtype)
 
 
 # --- the expansion --------------------------------------------------------------------------
@@ -166,47 +168,64 @@ def _prime_factors(n: int) -> list[int]:
     return factors + [n] if n > 1 else factors
 
 
-def _transform(x: Instruction, sign: int) -> Instruction:
+@dataclass(frozen=True)
+class RowKernel:
+    """A backend's own transform of rows, which the expansion uses where it can (the
+    hook by which llvm-cpu puts its compiled FFT, ``backend/llvm_cpu/fft.py``, under the
+    expansion's Bluestein, mixed-radix and real-kind steps): ``supports(n)`` says whether
+    it transforms rows of n points, ``transform(x, sign)`` builds the unscaled transform
+    of each row of ``x`` (rows, n), complex128, with ``exp(sign 2 pi i ...)``."""
+
+    supports: Callable[[int], bool]
+    transform: Callable[[Instruction, int], Instruction]
+
+
+def _transform(x: Instruction, sign: int, kernel: RowKernel | None) -> Instruction:
     """The unscaled transform of each row of ``x`` (rows, n)."""
     rows, n = x.shape.dims
     if n == 1:
         return x
+    if kernel is not None and kernel.supports(n):
+        return kernel.transform(x, sign)
     if n <= DENSE_MAX:
         return _dense(x, n, sign)
     if _prime_factors(n)[-1] > LARGEST_RADIX_PRIME:
-        return _bluestein(x, sign)
-    a = _radix(n)
+        return _bluestein(x, sign, kernel)
+    # With a kernel, a stage of the smallest prime it lacks, the rest for the kernel.
+    a = _radix(n) if kernel is None else next(p for p in _prime_factors(n) if not kernel.supports(p))
     if a == n:
         return _dense(x, n, sign)
     b = n // a
     # x[b * n1 + n2] at (n1, n2): transform along n1, to (rows, b, a) = (n2, k1).
     y = _op("dot_general", _reshape(x, (rows, a, b)), _dft_matrix(a, sign, x.shape.dtype), lhs_batch=(),
             rhs_batch=(), lhs_contracting=(1,), rhs_contracting=(0,))
-    y = _times(y, _constant(_unit(np.outer(np.arange(b), np.arange(a)) % n, n, sign), x.shape.dtype))
+    y = _times(y, _constant(unit(np.outer(np.arange(b), np.arange(a)) % n, n, sign), x.shape.dtype))
     # Along n2, each k1 a row of its own: X[k1 + a * k2] at (k2, k1).
-    y = _transform(_reshape(_op("transpose", y, permutation=(0, 2, 1)), (rows * a, b)), sign)
+    y = _transform(_reshape(_op("transpose", y, permutation=(0, 2, 1)), (rows * a, b)), sign, kernel)
     y = _op("transpose", _reshape(y, (rows, a, b)), permutation=(0, 2, 1))
     return _reshape(y, (rows, n))
 
 
-def _bluestein(x: Instruction, sign: int) -> Instruction:
+def _bluestein(x: Instruction, sign: int, kernel: RowKernel | None) -> Instruction:
     """``X[k] = c[k] * sum_j (x[j] c[j]) conj(c[k - j])`` with the chirp
     ``c[j] = exp(sign * pi i j^2 / n)``: a circular convolution of length m, a power of
     two >= 2n - 1, computed by transforms of length m."""
     rows, n = x.shape.dims
     dtype = x.shape.dtype
     m = 1 << (2 * n - 2).bit_length()
+    if kernel is not None:  # the smallest 5-smooth length it transforms: up to half the work
+        m = next(k for k in range(2 * n - 1, m + 1) if _prime_factors(k)[-1] <= 5 and kernel.supports(k))
     j = np.arange(n, dtype=np.int64)
-    chirp = _unit(j * j % (2 * n), 2 * n, sign)
-    kernel = np.zeros(m, np.complex128)
-    kernel[:n] = np.conj(chirp)
-    kernel[m - n + 1:] = np.conj(chirp[1:])[::-1]
+    chirp = unit(j * j % (2 * n), 2 * n, sign)
+    response = np.zeros(m, np.complex128)
+    response[:n] = np.conj(chirp)
+    response[m - n + 1:] = np.conj(chirp[1:])[::-1]
     c = _constant(chirp, dtype)
     padded = _op("pad", _times(x, c), _constant(np.zeros(()), dtype), low=(0, 0), high=(0, m - n),
                  interior=(0, 0))
-    # The kernel's spectrum, with the inverse transform's 1 / m.
-    kernel_spectrum = _constant(np.fft.fft(kernel.astype(np.clongdouble)) / m, dtype)
-    convolution = _transform(_times(_transform(padded, -1), kernel_spectrum), 1)
+    # The response's spectrum, with the inverse transform's 1 / m.
+    spectrum = _constant(np.fft.fft(response.astype(np.clongdouble)) / m, dtype)
+    convolution = _transform(_times(_transform(padded, -1, kernel), spectrum), 1, kernel)
     return _times(_columns(convolution, 0, n), c)
 
 
@@ -225,25 +244,25 @@ def _mirror(x: Instruction) -> Instruction:
     return _op("conj", _op("reverse", x, dimensions=(1,)))
 
 
-def _complex(x: Instruction, n: int, sign: int) -> Instruction:
+def _complex(x: Instruction, n: int, sign: int, kernel: RowKernel | None) -> Instruction:
     """FFT / IFFT of each row of ``x`` (rows, n), complex128."""
-    y = _transform(x, sign)
+    y = _transform(x, sign, kernel)
     return _times(y, _constant(np.full(n, 1.0 / n), _WIDE)) if sign > 0 else y
 
 
-def _real_to_complex(x: Instruction, n: int) -> Instruction:
+def _real_to_complex(x: Instruction, n: int, kernel: RowKernel | None) -> Instruction:
     """RFFT of each row of ``x`` (rows, n), float64: (rows, n // 2 + 1) complex128."""
     if n % 2:
-        return _columns(_transform(_op("complex", x, _zeros(x.shape)), -1), 0, n // 2 + 1)
+        return _columns(_transform(_op("complex", x, _zeros(x.shape)), -1, kernel), 0, n // 2 + 1)
     half = n // 2
-    z = _transform(_op("complex", _columns(x, 0, n, 2), _columns(x, 1, n, 2)), -1)
+    z = _transform(_op("complex", _columns(x, 0, n, 2), _columns(x, 1, n, 2)), -1, kernel)
     z = _op("concatenate", z, _columns(z, 0, 1), dimension=1)  # Z[k mod n/2] for k = 0 ... n/2
-    w = _unit(np.arange(half + 1), n, -1)
+    w = unit(np.arange(half + 1), n, -1)
     return _op("add", _times(z, _constant((1 - 1j * w) / 2, _WIDE)),
                _times(_mirror(z), _constant((1 + 1j * w) / 2, _WIDE)))
 
 
-def _complex_to_real(x: Instruction, n: int) -> Instruction:
+def _complex_to_real(x: Instruction, n: int, kernel: RowKernel | None) -> Instruction:
     """IRFFT of each row of ``x`` (rows, n // 2 + 1), complex128: (rows, n) float64."""
     rows, terms = x.shape.dims
     half = n // 2
@@ -255,28 +274,30 @@ def _complex_to_real(x: Instruction, n: int) -> Instruction:
     x = _op("complex", _op("real", x), imag)
     if n % 2:  # X[n - k] = conj(X[k])
         full = _op("concatenate", x, _mirror(_columns(x, 1, terms)), dimension=1)
-        return _op("real", _complex(full, n, 1))
+        return _op("real", _complex(full, n, 1, kernel))
     # Z[k] = (X[k] + conj(X[n/2 - k])) / 2 + i/2 w^-k (X[k] - conj(X[n/2 - k])), and the
     # IFFT's 1 / (n/2), in the two factors.
-    w = _unit(np.arange(half), n, 1)
+    w = unit(np.arange(half), n, 1)
     z = _op("add", _times(_columns(x, 0, half), _constant((1 + 1j * w) / n, _WIDE)),
             _times(_columns(_mirror(x), 0, half), _constant((1 - 1j * w) / n, _WIDE)))
-    z = _transform(z, 1)
+    z = _transform(z, 1, kernel)
     parts = [_reshape(_op(part, z), (rows, half, 1)) for part in ("real", "imag")]
     return _reshape(_op("concatenate", *parts, dimension=2), (rows, n))
 
 
 #: fft_type -> the transform of each row of a (rows, m) operand in the wide dtypes, given
-#: the transform's length n.
-_LOWERINGS = {
-    "FFT": lambda x, n: _complex(x, n, -1),
-    "IFFT": lambda x, n: _complex(x, n, 1),
+#: the transform's length n and the backend's row kernel.
+_LOWERINGS: dict[str, Callable[[Instruction, int, RowKernel | None], Instruction]] = {
+    "FFT": lambda x, n, kernel: _complex(x, n, -1, kernel),
+    "IFFT": lambda x, n, kernel: _complex(x, n, 1, kernel),
     "RFFT": _real_to_complex,
     "IRFFT": _complex_to_real,
 }
 
 
-def _expand(inst: Instruction, x: Instruction) -> Instruction:
+def expand(inst: Instruction, x: Instruction, kernel: RowKernel | None = None) -> Instruction:
+    """The HLO computing ``inst`` (an ``fft`` of ``x``): the expansion of the module
+    docstring, with ``kernel`` transforming the rows of the lengths it supports."""
     kind, shape = inst.attrs["fft_type"], inst.shape
     rows, n = math.prod(shape.dims[:-1]), (shape if kind == "IRFFT" else x.shape).dims[-1]
     if rows == 0 or n == 0:
@@ -285,7 +306,7 @@ def _expand(inst: Instruction, x: Instruction) -> Instruction:
     # stages' roundings and twiddles took the error to 3-9x pocketfft's (measured).
     wide = _REAL_WIDE if kind == "RFFT" else _WIDE
     y = _reshape(x, (rows, x.shape.dims[-1]))
-    y = _LOWERINGS[kind](y if y.shape.dtype == wide else _op("convert", y, dtype=wide), n)
+    y = _LOWERINGS[kind](y if y.shape.dtype == wide else _op("convert", y, dtype=wide), n, kernel)
     if y.shape.dtype != shape.dtype:
         y = _op("convert", y, dtype=shape.dtype)
     return _reshape(y, shape.dims)
@@ -295,4 +316,4 @@ _WIDE = np.dtype(np.complex128)
 _REAL_WIDE = np.dtype(np.float64)
 
 
-register(OpDef("fft", _infer, _evaluate, Expansion(_expand), arity=1))
+register(OpDef("fft", _infer, _evaluate, Expansion(expand), arity=1))
