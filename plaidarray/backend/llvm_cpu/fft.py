@@ -37,52 +37,120 @@ _COMPLEX = np.dtype(np.complex128)
 
 def _infer(shapes, attrs):
     x, table = shapes
-    if x.rank != 2 or x.dtype != _COMPLEX or stockham.radices(x.dims[1]) is None or attrs.get("sign") not in (-1, 1):
-        raise ValueError(f"stockham_fft: expects (rows, n) complex128 rows of a kernel length and sign -1 or 1, "
-                         f"got {x} with sign={attrs.get('sign')!r}")
-    if table.dims != stockham.twiddles(x.dims[1], attrs["sign"]).shape or table.dtype != _COMPLEX:
-        raise ValueError(f"stockham_fft: expects the twiddle table of n={x.dims[1]}, got {table}")
+    axis, sign = attrs.get("axis"), attrs.get("sign")
+    if x.dtype != _COMPLEX or type(axis) is not int or not 0 <= axis < x.rank or sign not in (-1, 1) or \
+            stockham.radices(x.dims[axis]) is None:
+        raise ValueError(f"stockham_fft: expects a complex128 array, an axis of a kernel length and sign -1 or 1, "
+                         f"got {x} with axis={axis!r}, sign={sign!r}")
+    if table.dims != stockham.twiddles(x.dims[axis], sign).shape or table.dtype != _COMPLEX:
+        raise ValueError(f"stockham_fft: expects the twiddle table of n={x.dims[axis]}, got {table}")
     return x
 
 
 def _evaluate(args, attrs, shape):
-    x, n = args[0], shape.dims[1]
-    return np.fft.fft(x, axis=-1) if attrs["sign"] < 0 else np.fft.ifft(x, axis=-1) * n
+    x, axis = args[0], attrs["axis"]
+    return np.fft.fft(x, axis=axis) if attrs["sign"] < 0 else np.fft.ifft(x, axis=axis) * shape.dims[axis]
+
+
+#: Adjacent lines along an inner axis transformed together, interleaved: their points
+#: are read and written in runs of this many (fewer cache lines and pages per point).
+LINES_AT_ONCE = 8
 
 
 def _emit(k, inst, out, operands):
+    """``before`` x ``after`` lines along the axis, each ``after`` elements between points;
+    one call per line, or per ``lines`` adjacent lines when ``after`` > 1."""
     x, table = operands
-    rows, n = inst.shape.dims
-    routine = stockham.symbol(n, inst.attrs["sign"])
+    dims, axis = inst.shape.dims, inst.attrs["axis"]
+    n, before, after = dims[axis], math.prod(dims[:axis]), math.prod(dims[axis + 1:])
+    lines = math.gcd(after, LINES_AT_ONCE)
+    routine = stockham.symbol(n, inst.attrs["sign"], after, lines)
+    blocks = after // lines
 
-    def row(ivs):
-        offset = k.insert(arith.MuliOp(k.insert(arith.IndexCastOp(ivs[0], i64)),
-                                       k.insert(arith.ConstantOp(IntegerAttr(n, i64)))))
+    def index(value):
+        return k.insert(arith.ConstantOp(IntegerAttr(value, i64)))
+
+    def line(ivs):
+        number = k.insert(arith.IndexCastOp(ivs[0], i64))
+        if after == 1:
+            offset = k.insert(arith.MuliOp(number, index(n)))
+        else:  # the lines (i, j * lines ...) start at i * n * after + j * lines
+            i = k.insert(arith.DivUIOp(number, index(blocks)))
+            j = k.insert(arith.RemUIOp(number, index(blocks)))
+            offset = k.insert(arith.AddiOp(k.insert(arith.MuliOp(i, index(n * after))),
+                                           k.insert(arith.MuliOp(j, index(lines)))))
         k.call(routine, [x, offset, out, offset, table])
 
-    if rows:
-        # The work of a row is about n log n loop iterations of an elementwise kernel.
-        k.for_each((rows,), row, independent_work=rows * n * max(1, math.ceil(math.log2(n))))
+    calls = before * blocks
+    if calls:
+        # A line's work is about n log n loop iterations of an elementwise kernel.
+        k.for_each((calls,), line, independent_work=calls * lines * n * max(1, math.ceil(math.log2(n))))
 
 
 register(OpDef("stockham_fft", _infer, _evaluate, Kernel(_emit), arity=2))
 
 
-def _transform(x: Instruction, sign: int) -> Instruction:
-    n = x.shape.dims[1]
-    table = Instruction.make("constant", (), value=Literal(stockham.twiddles(n, sign)))
-    return Instruction.make("stockham_fft", (x, table), sign=sign)
+def _op(opcode: str, *operands: Instruction, **attrs) -> Instruction:
+    return Instruction.make(opcode, operands, **attrs)
 
 
-KERNEL = fft.RowKernel(supports=lambda n: stockham.radices(n) is not None, transform=_transform)
+def _stockham(x: Instruction, axis: int, sign: int) -> Instruction:
+    n = x.shape.dims[axis]
+    table = _op("constant", value=Literal(stockham.twiddles(n, sign)))
+    return _op("stockham_fft", x, table, sign=sign, axis=axis)
+
+
+KERNEL = fft.RowKernel(supports=lambda n: stockham.radices(n) is not None,
+                       transform=lambda x, sign: _stockham(x, 1, sign))
+
+
+def _moved_last(x: Instruction) -> int | None:
+    """The axis that the transpose ``x`` moves last, keeping the others in order; else None."""
+    if x.opcode != "transpose":
+        return None
+    perm = list(x.attrs["permutation"])
+    axis = perm[-1]
+    return axis if perm[:-1] == [d for d in range(len(perm)) if d != axis] else None
+
+
+def _in_place_of_the_transpose(inst: Instruction) -> Instruction | None:
+    """An FFT or IFFT of ``transpose(a)`` that moves one axis last (``plaidarray.fft``
+    along any other axis) as the transpose of the transform of ``a`` along that axis:
+    the kernel reads and writes the strided lines, and the transpose back, meeting this
+    one, cancels (:func:`lower_fft`)."""
+    x, kind = inst.operands[0], inst.attrs["fft_type"]
+    axis = _moved_last(x)
+    if kind not in ("FFT", "IFFT") or axis is None or not KERNEL.supports(n := x.shape.dims[-1]):
+        return None
+    y = x.operands[0]
+    if y.shape.dtype != _COMPLEX:
+        y = _op("convert", y, dtype=_COMPLEX)
+    y = _stockham(y, axis, -1 if kind == "FFT" else 1)
+    if kind == "IFFT":
+        scale = _op("constant", value=Literal(np.asarray(1.0 / n, _COMPLEX)))
+        y = _op("multiply", y, _op("broadcast_in_dim", scale, dims=y.shape.dims, broadcast_dimensions=()))
+    if y.shape.dtype != inst.shape.dtype:
+        y = _op("convert", y, dtype=inst.shape.dtype)
+    return _op("transpose", y, permutation=x.attrs["permutation"])
 
 
 def lower_fft(comp: Computation) -> Computation:
     """``comp`` with each ``fft`` of its own (not of nested computations) expanded over
     the compiled kernel."""
+    moved: dict[int, Instruction] = {}  # id of a transpose made here -> the transpose
+
     def rewrite(inst: Instruction, operands: tuple[Instruction, ...]) -> Instruction:
         inst = rebuild(inst, operands)
-        return fft.expand(inst, inst.operands[0], kernel=KERNEL) if inst.opcode == "fft" else inst
+        if inst.opcode == "fft":
+            lowered = _in_place_of_the_transpose(inst)
+            if lowered is not None:
+                moved[id(lowered)] = lowered
+                return lowered
+            return fft.expand(inst, inst.operands[0], kernel=KERNEL)
+        if inst.opcode == "transpose" and id(inst.operands[0]) in moved:
+            inner = inst.operands[0]
+            if all(inner.attrs["permutation"][d] == i for i, d in enumerate(inst.attrs["permutation"])):
+                return inner.operands[0]
+        return inst
 
     return comp.rewrite(rewrite)
-

@@ -1,9 +1,11 @@
 """A Stockham autosort FFT generated in LLVM IR: the runtime routine behind llvm-cpu's ``fft``.
 
-``plaidarray_fft_<forward|backward><n>`` transforms one row of n complex128 points,
-``void f(ptr x, i64 x_offset, ptr out, i64 out_offset, ptr twiddles)`` (offsets in
-elements), unscaled, with ``exp(-2 pi i j k / n)`` (forward) or ``exp(+...)`` (backward).
-It is generated for one n, so every loop bound and stride is a constant.
+``plaidarray_fft_<forward|backward><n>[s<stride>]`` transforms one row of n complex128
+points, ``void f(ptr x, i64 x_offset, ptr out, i64 out_offset, ptr twiddles)`` (offsets
+in elements; the points ``stride`` elements apart, 1 by default: a column of an array is
+transformed in place of its rows, without a transpose), unscaled, with
+``exp(-2 pi i j k / n)`` (forward) or ``exp(+...)`` (backward). It is generated for one n
+and stride, so every loop bound and stride is a constant.
 
 The transform is a sequence of decimation-in-frequency stages (OTFFT's Stockham form),
 radix 4 while 4 divides what is left, then 2, then the odd primes up to
@@ -13,7 +15,8 @@ p < m and q < s the stage reads ``a[j] = src[q + s (p + j m)]`` (j < r), compute
 r-point DFT ``y[k]`` with a straight-line butterfly, multiplies ``y[k]`` by the twiddle
 ``w_l^(p k)`` and writes ``dst[q + s (r p + k)]``. The last stage leaves the transform in
 natural order, so no bit reversal is needed: stages ping-pong between ``out`` and a
-scratch row from malloc, the parity chosen so that the last one writes ``out``. Every
+scratch row from malloc (two scratch rows when the points are strided), the parity
+chosen so that the last one writes ``out``. Every
 stage reads and writes each point once, in runs contiguous in q (LLVM vectorises the
 inner loop) or, when s = 1, along p.
 
@@ -44,7 +47,7 @@ LARGEST_KERNEL_PRIME = 13
 _ODD_PRIMES = tuple(p for p in range(3, LARGEST_KERNEL_PRIME + 1, 2) if all(p % d for d in range(3, p, 2)))
 
 I64, F64, PTR = ir.IntType(64), ir.DoubleType(), ir.PointerType()
-_NAME = re.compile(r"(forward|backward)(\d+)")
+_NAME = re.compile(r"(forward|backward)(\d+)(?:s(\d+)b(\d+))?")
 #: Reassociation is not allowed (it would change the butterflies' rounding); fused
 #: multiply-adds are.
 _FLAGS = ("contract",)
@@ -97,9 +100,10 @@ def twiddles(n: int, sign: int) -> np.ndarray:
     return np.concatenate(parts[1:]) if len(parts) > 1 else parts[0]
 
 
-def symbol(n: int, sign: int) -> str:
-    """The routine transforming one row of n points with ``exp(sign 2 pi i ...)``."""
-    return f"plaidarray_fft_{'forward' if sign < 0 else 'backward'}{n}"
+def symbol(n: int, sign: int, stride: int = 1, lines: int = 1) -> str:
+    """The routine transforming ``lines`` adjacent lines of n points with
+    ``exp(sign 2 pi i ...)``, each line's points ``stride`` elements apart."""
+    return f"plaidarray_fft_{'forward' if sign < 0 else 'backward'}{n}{f's{stride}b{lines}' if stride != 1 else ''}"
 
 
 # --- complex arithmetic on (re, im) pairs of doubles ----------------------------------------
@@ -171,11 +175,14 @@ class _Arithmetic:
 # --- the routine -------------------------------------------------------------------------------
 
 def stockham_fft(module: ir.Module, name: str, suffix: str) -> ir.Function:
-    """Generate ``name`` (``suffix`` is ``forward<n>`` or ``backward<n>``) in ``module``."""
+    """Generate ``name`` in ``module``: ``suffix`` is ``forward<n>`` or ``backward<n>``, then
+    ``s<stride>b<lines>`` for ``lines`` adjacent lines whose points are ``stride``
+    elements apart in ``x`` and ``out``."""
     match = _NAME.fullmatch(suffix)
     if match is None or radices(int(match.group(2))) is None:
         raise ValueError(f"llvm-cpu: no FFT routine {name!r}")
     sign, n = (-1 if match.group(1) == "forward" else 1), int(match.group(2))
+    stride, lines = int(match.group(3) or 1), int(match.group(4) or 1)
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, I64, PTR, I64, PTR]), name)
     fn.linkage = "internal"
     x, x_offset, out, out_offset, table = fn.args
@@ -183,23 +190,24 @@ def stockham_fft(module: ir.Module, name: str, suffix: str) -> ir.Function:
         pointer.add_attribute("noalias")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     two = ir.Constant(I64, 2)
-    source = b.gep(x, [b.mul(x_offset, two)], source_etype=F64)
-    target = b.gep(out, [b.mul(out_offset, two)], source_etype=F64)
-    stages = _stages(n)
-    if not stages:  # n = 1
-        for part in range(2):
-            b.store(b.load(b.gep(source, [ir.Constant(I64, part)], source_etype=F64), typ=F64),
-                    b.gep(target, [ir.Constant(I64, part)], source_etype=F64))
-        b.ret_void()
-        return fn
-    scratch = None
-    if len(stages) > 1:
-        scratch = _malloc_or_nan(module, fn, b, n, target)
+    source = (b.gep(x, [b.mul(x_offset, two)], source_etype=F64), stride)
+    target = (b.gep(out, [b.mul(out_offset, two)], source_etype=F64), stride)
+    stages = _stages(n) or [_Stage(1, 1, 1, 0)]  # n = 1: a copy
+    # Stages between the first and the last ping-pong between two buffers: the output
+    # and a scratch row when the output is contiguous, else two scratch blocks holding
+    # the lines interleaved (point e of line l at e * lines + l).
+    blocks = 0 if len(stages) == 1 else 1 if stride == 1 else 2
+    scratch = _malloc_or_nan(module, fn, b, n * lines * blocks, n, lines, target) if blocks else None
+    if blocks == 2:
+        pair = ((b.gep(scratch, [ir.Constant(I64, 2 * n * lines)], source_etype=F64), lines), (scratch, lines))
+    else:
+        pair = (target, (scratch, 1))
     arithmetic = _Arithmetic(b, sign)
     src = source
     for number, stage in enumerate(stages):
-        dst = target if (len(stages) - 1 - number) % 2 == 0 else scratch
-        _emit_stage(fn, b, arithmetic, stage, src, dst, table)
+        left = len(stages) - 1 - number
+        dst = target if not left else pair[left % 2]
+        _emit_stage(fn, b, arithmetic, stage, lines, src, dst, table)
         src = dst
     if scratch is not None:
         free = module.globals.get("free") or ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR]), "free")
@@ -208,53 +216,68 @@ def stockham_fft(module: ir.Module, name: str, suffix: str) -> ir.Function:
     return fn
 
 
-def _malloc_or_nan(module: ir.Module, fn: ir.Function, b: ir.IRBuilder, n: int, target: ir.Value) -> ir.Value:
-    """A scratch row from malloc; if there is none, the routine writes NaN and returns
-    (a result that says so, never a crash)."""
+def _malloc_or_nan(module: ir.Module, fn: ir.Function, b: ir.IRBuilder, size: int, n: int, lines: int,
+                   target: tuple[ir.Value, int]) -> ir.Value:
+    """Scratch of ``size`` points from malloc; if there is none, the routine writes NaN to
+    its n points of ``lines`` lines and returns (a result that says so, never a crash)."""
     malloc = module.globals.get("malloc") or ir.Function(module, ir.FunctionType(PTR, [I64]), "malloc")
-    scratch = b.call(malloc, [ir.Constant(I64, 16 * n)])
+    scratch = b.call(malloc, [ir.Constant(I64, 16 * size)])
     failed, ok = fn.append_basic_block("no_scratch"), fn.append_basic_block("stages")
     b.cbranch(b.icmp_unsigned("==", scratch, ir.Constant(PTR, None)), failed, ok)
     b.position_at_end(failed)
-    fill = Loop(b, fn, ir.Constant(I64, 0), ir.Constant(I64, 2 * n), "nan")
-    b.store(ir.Constant(F64, math.nan), b.gep(target, [fill.i], source_etype=F64))
-    fill.close()
+    points = Loop(b, fn, ir.Constant(I64, 0), ir.Constant(I64, n), "nan.e")
+    line = Loop(b, fn, ir.Constant(I64, 0), ir.Constant(I64, lines), "nan.l")
+    first = b.mul(b.add(b.mul(points.i, ir.Constant(I64, target[1])), line.i), ir.Constant(I64, 2))
+    for part in (first, b.add(first, ir.Constant(I64, 1))):
+        b.store(ir.Constant(F64, math.nan), b.gep(target[0], [part], source_etype=F64))
+    line.close()
+    points.close()
     b.ret_void()
     b.position_at_end(ok)
     return scratch
 
 
-def _emit_stage(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, stage: _Stage, src: ir.Value, dst: ir.Value,
-                table: ir.Value) -> None:
-    """One stage: for p < m (a loop when m > 1), for q < s (a loop when s > 1), a butterfly."""
+def _emit_stage(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, stage: _Stage, lines: int,
+                src: tuple[ir.Value, int], dst: tuple[ir.Value, int], table: ir.Value) -> None:
+    """One stage: for p < m, for q < s, for each line, a butterfly (a loop where the trip
+    count is above 1). ``src`` and ``dst`` are (base, stride between points): point e of
+    line l is at ``e * stride + l``."""
     r, m, s = stage.radix, stage.m, stage.s
 
-    def load(base: ir.Value, element: ir.Value) -> Complex:
-        first = b.mul(element, ir.Constant(I64, 2))
-        return (b.load(b.gep(base, [first], source_etype=F64), typ=F64),
-                b.load(b.gep(base, [b.add(first, ir.Constant(I64, 1))], source_etype=F64), typ=F64))
+    def loop(trips: int, name: str) -> Loop | None:
+        return Loop(b, fn, ir.Constant(I64, 0), ir.Constant(I64, trips), name) if trips > 1 else None
 
-    def store(value: Complex, base: ir.Value, element: ir.Value) -> None:
-        first = b.mul(element, ir.Constant(I64, 2))
-        b.store(value[0], b.gep(base, [first], source_etype=F64))
-        b.store(value[1], b.gep(base, [b.add(first, ir.Constant(I64, 1))], source_etype=F64))
+    def at(base: ir.Value, element: ir.Value, stride: int) -> tuple[ir.Value, ir.Value]:
+        first = b.mul(b.add(b.mul(element, ir.Constant(I64, stride)), line), ir.Constant(I64, 2))
+        return (b.gep(base, [first], source_etype=F64),
+                b.gep(base, [b.add(first, ir.Constant(I64, 1))], source_etype=F64))
 
-    zero = ir.Constant(I64, 0)
-    p_loop = Loop(b, fn, zero, ir.Constant(I64, m), "p") if m > 1 else None
-    p = p_loop.i if p_loop is not None else zero
+    def index(i: Loop | None) -> ir.Value:
+        return i.i if i is not None else ir.Constant(I64, 0)
+
+    p_loop = loop(m, "p")
+    p = index(p_loop)
     w: list[Complex] = []
     if m > 1:
-        first = b.add(ir.Constant(I64, stage.table), b.mul(p, ir.Constant(I64, r - 1)))
-        w = [load(table, b.add(first, ir.Constant(I64, k))) for k in range(r - 1)]
-    q_loop = Loop(b, fn, zero, ir.Constant(I64, s), "q") if s > 1 else None
-    q = q_loop.i if q_loop is not None else zero
+        first = b.add(ir.Constant(I64, 2 * stage.table), b.mul(p, ir.Constant(I64, 2 * (r - 1))))
+        parts = [b.load(b.gep(table, [b.add(first, ir.Constant(I64, i))], source_etype=F64), typ=F64)
+                 for i in range(2 * (r - 1))]
+        w = list(zip(parts[::2], parts[1::2]))
+    q_loop = loop(s, "q")
+    line_loop = loop(lines, "l")
+    line = index(line_loop)
+    q = index(q_loop)
     read = b.add(q, b.mul(p, ir.Constant(I64, s)))
     written = b.add(q, b.mul(p, ir.Constant(I64, s * r)))
-    y = c.butterfly([load(src, b.add(read, ir.Constant(I64, s * j * m))) for j in range(r)])
+    a = []
+    for j in range(r):
+        re, im = at(src[0], b.add(read, ir.Constant(I64, s * j * m)), src[1])
+        a.append((b.load(re, typ=F64), b.load(im, typ=F64)))
+    y = c.butterfly(a) if r > 1 else a
     for k in range(r):
         value = c.mul(y[k], w[k - 1]) if k and m > 1 else y[k]
-        store(value, dst, b.add(written, ir.Constant(I64, s * k)))
-    if q_loop is not None:
-        q_loop.close()
-    if p_loop is not None:
-        p_loop.close()
+        for part, address in zip(value, at(dst[0], b.add(written, ir.Constant(I64, s * k)), dst[1])):
+            b.store(part, address)
+    for inner in (line_loop, q_loop, p_loop):
+        if inner is not None:
+            inner.close()

@@ -68,7 +68,7 @@ _SIGNAL_DTYPES = {c: r for r, c in _SPECTRUM_DTYPES.items()}
 DENSE_MAX = 16
 #: Prime factors up to this are radices of their own; a larger one makes the length a
 #: Bluestein transform.
-LARGEST_RADIX_PRIME = 61
+LARGEST_RADIX_PRIME = 127
 
 
 def _infer(shapes, attrs):
