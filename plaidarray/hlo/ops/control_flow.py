@@ -20,6 +20,7 @@ import numpy as np
 from xdsl.dialects import memref, scf
 from xdsl.ir import Block, Region
 
+from ..evaluator import Evaluator
 from ..fingerprint import fingerprint, structure
 from ..ir import Computation, Module
 from ..lowering import Kernel
@@ -52,9 +53,7 @@ class Subcomputation:
 
 
 def _evaluate(comp: Computation, args: list[np.ndarray]) -> list[np.ndarray]:
-    """The reference semantics of a nested computation: the reference evaluator's."""
-    from ...backend.reference import Evaluator
-
+    """The reference semantics of a nested computation."""
     return Evaluator(Module(comp.name, comp)).run(list(args))
 
 
