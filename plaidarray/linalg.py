@@ -2,7 +2,7 @@
 
 Functions without a decomposition (cross, diagonal, outer, trace, the norms that are
 sums and extrema, matrix_power) are graphs of the ordinary HLO ops. Decompositions
-record a ``custom_call`` (plaidarray/hlo/ops/custom_call.py) that the compiled
+record a ``custom_call`` (plaidarray/hlo/ops/custom_call.py) that the llvm-cpu
 backend runs as a LAPACK routine (docs/custom-calls.md); det, slogdet, inv, pinv,
 matrix_rank and the spectral norms are built on them.
 

@@ -1,6 +1,8 @@
 """The worked examples of docs/architecture.md ("Extending plaidarray"), run: a new
-elementwise op, a new HLO pass, and a new backend that reuses the llvm-cpu code generator
-and is found through the ``plaidarray.backends`` entry point. Values against NumPy."""
+elementwise op (its definition, its lowering, its API row, and nothing else), one
+lowered differently on one platform, a new HLO pass, and a new backend that reuses the
+llvm-cpu code generator and is found through the ``plaidarray.backends`` entry point.
+Values against NumPy."""
 
 from __future__ import annotations
 
@@ -14,19 +16,22 @@ from xdsl.dialects import arith
 import plaidarray as xp
 from plaidarray.api.graph import op
 from plaidarray.backend import registry
+from plaidarray.backend.llvm_cpu.lowerings import PLATFORM
+from plaidarray.codegen.fusion import plan_fusion
+from plaidarray.codegen.lowering import Elementwise, lowering_for, register_lowering
 from plaidarray.hlo import passes
-from plaidarray.hlo.ir import Computation
+from plaidarray.hlo.ir import Computation, Instruction
+from plaidarray.hlo.opdef import OPS
 from plaidarray.hlo.ops import elementwise
+from plaidarray.hlo.shape import Shape
 
-# --- 1. an op: one row defines it (shape rule, reference, lowering); the API records it ---
+# --- 1. an op: its definition (semantics), its lowering, its API row ---------------------
 
-elementwise.define(
-    "cube_example", 1,
-    reference=lambda x: x * x * x,
-    emit=elementwise._by_kind(f=lambda b, args, inst: b.insert(arith.MulfOp(b.insert(arith.MulfOp(args[0], args[0])),
-                                                                           args[0]))),
-    kinds="f",
-)
+# The definition, in hlo/ops/elementwise.py: name, arity, NumPy reference, accepted dtype kinds.
+elementwise.define("cube_example", 1, reference=lambda x: x * x * x, kinds="f")
+# The lowering, in codegen/lowerings/elementwise.py: the scalar code, for every platform.
+register_lowering("cube_example", Elementwise(
+    lambda b, args, inst: b.insert(arith.MulfOp(b.insert(arith.MulfOp(args[0], args[0])), args[0]))))
 
 
 def cube(x: xp.Array) -> xp.Array:
@@ -39,6 +44,43 @@ def test_a_new_elementwise_op_on_both_backends(backend):
     np.testing.assert_array_equal(np.asarray(cube(xp.asarray(a)) + 1.0), a * a * a + np.float32(1.0))
     with pytest.raises(TypeError, match="cube_example: operands of dtype int64 are not supported"):
         cube(xp.asarray(np.arange(3)))
+
+
+def test_a_new_elementwise_op_fuses_like_the_others():
+    """Nothing but the three rows above: fusion reads the kind of the lowering, so the
+    new op is scalar code inside its consumer's kernel."""
+    x = Instruction("parameter", (), {"number": 0, "shape": Shape((5,), np.dtype(np.float32))},
+                    Shape((5,), np.dtype(np.float32)))
+    cubed = Instruction.make("cube_example", (x,))
+    out = Instruction.make("exp", (cubed,))
+    assert [k.opcode for k in plan_fusion(Computation("f", [x], [out]), PLATFORM).kernels] == ["exp"]
+
+
+def test_every_op_lowers_on_llvm_cpu():
+    """Definitions (hlo/) and lowerings (codegen/, backend/) are registered apart: no op
+    is left without a lowering."""
+    missing = []
+    for name in OPS:
+        try:
+            lowering_for(name, PLATFORM)
+        except NotImplementedError:
+            missing.append(name)
+    assert missing == []
+
+
+# --- 1b. an op one platform lowers its own way (a C library call on llvm-cpu) ------------
+
+elementwise.define("cbrt_example", 1, reference=np.cbrt, kinds="f")
+# In backend/llvm_cpu/lowerings/: only llvm-cpu has this lowering.
+register_lowering("cbrt_example", Elementwise(lambda b, args, inst: b.libm("cbrt", args, inst.shape.dtype),
+                                              expensive=True), PLATFORM)
+
+
+def test_an_op_lowered_by_one_platform_only(backend):
+    a = np.linspace(-8.0, 8.0, 13)
+    np.testing.assert_allclose(np.asarray(op("cbrt_example", xp.asarray(a))), np.cbrt(a), rtol=1e-15)
+    with pytest.raises(NotImplementedError, match="cbrt_example has no lowering"):
+        lowering_for("cbrt_example")  # another platform would register its own
 
 
 # --- 2. a pass: a named function Computation -> Computation in the pipeline's list ---------

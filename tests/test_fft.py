@@ -256,7 +256,7 @@ def _fft_op(shape, dtype, **attrs):
 def _expanded(fft):
     """The computation of ``fft`` alone, its op expanded into the ops it stands for."""
     from plaidarray.hlo import Computation
-    from plaidarray.hlo.passes.expand import expand
+    from plaidarray.codegen.expand import expand
 
     expanded = expand(Computation("f", [fft.operands[0]], [fft]))
     assert "fft" not in {i.opcode for i in expanded.instructions}

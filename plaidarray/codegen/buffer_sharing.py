@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from ..hlo import Computation, Instruction
-from .fusion import FusionPlan, lowering_of
+from .fusion import FusionPlan
 
 
 def shared_buffers(comp: Computation, plan: FusionPlan, donated: Collection[int]) -> dict[int, Instruction]:
@@ -25,7 +25,7 @@ def shared_buffers(comp: Computation, plan: FusionPlan, donated: Collection[int]
     owner: dict[int, Instruction] = {}
     members: dict[int, list[Instruction]] = {}
     for inst in plan.kernels:
-        operand = getattr(lowering_of(inst), "in_place_operand", None)
+        operand = getattr(plan.lowering(inst), "in_place_operand", None)
         if operand is None:
             continue
         base = inst.operands[operand]

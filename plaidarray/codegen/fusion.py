@@ -18,16 +18,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..hlo import Computation, Instruction
-from ..hlo.lowering import Elementwise, Indexing, Kernel, Reduction
-from ..hlo.opdef import lookup
+from .lowering import Elementwise, Indexing, Kernel, Reduction, lowering_for
 
 
-def lowering_of(inst: Instruction) -> object:
-    return lookup(inst.opcode).lowering
-
-
-def is_fusible(inst: Instruction) -> bool:
-    return isinstance(lowering_of(inst), (Elementwise, Indexing))
+def _is_fusible(lowering: object) -> bool:
+    return isinstance(lowering, (Elementwise, Indexing))
 
 
 @dataclass
@@ -35,18 +30,23 @@ class FusionPlan:
     computation: Computation
     materialized: set[int]
     kernels: list[Instruction]  # materialized non-parameters, in execution order
+    platform: str | None = None  # whose lowerings the plan follows
 
     def is_buffer(self, inst: Instruction) -> bool:
         return id(inst) in self.materialized
 
+    def lowering(self, inst: Instruction) -> object:
+        """How ``inst`` lowers on the plan's platform."""
+        return lowering_for(inst.opcode, self.platform)
 
-def _indexing_sources(comp: Computation) -> dict[int, Instruction]:
+
+def _indexing_sources(comp: Computation, lowerings: dict[int, object]) -> dict[int, Instruction]:
     """For each instruction, the value its chain of re-indexings reads (itself if it is
     no re-indexing), found in one pass in topological order rather than by walking down
     each chain."""
     sources: dict[int, Instruction] = {}
     for inst in comp.instructions:
-        indexing = isinstance(lowering_of(inst), Indexing)
+        indexing = isinstance(lowerings[id(inst)], Indexing)
         sources[id(inst)] = sources[id(inst.operands[0])] if indexing else inst
     return sources
 
@@ -64,7 +64,7 @@ def _cheap(source: Instruction, materialized: set[int]) -> bool:
 RECOMPUTE_LIMIT = 4
 
 
-def _recomputable(comp: Computation) -> set[int]:
+def _recomputable(comp: Computation, lowerings: dict[int, object]) -> set[int]:
     """Ids of the fusible instructions whose fused expression, down to values that
     cannot fuse (parameters, reductions, kernel ops), has at most ``RECOMPUTE_LIMIT``
     elementwise ops and none expensive. Computed bottom-up from each operand's (at most
@@ -72,14 +72,14 @@ def _recomputable(comp: Computation) -> set[int]:
     a walk down the chain from each of them."""
     ops: dict[int, frozenset[int]] = {}  # the elementwise ops of each such expression
     for inst in comp.instructions:
-        if not is_fusible(inst):
+        low = lowerings[id(inst)]
+        if not _is_fusible(low):
             continue
-        low = lowering_of(inst)
         if isinstance(low, Elementwise) and low.expensive:
             continue
         found = {id(inst)} if isinstance(low, Elementwise) else set()
         for o in inst.operands:
-            if is_fusible(o):
+            if _is_fusible(lowerings[id(o)]):
                 if id(o) not in ops:  # too large or expensive already
                     break
                 found |= ops[id(o)]
@@ -89,14 +89,17 @@ def _recomputable(comp: Computation) -> set[int]:
     return set(ops)
 
 
-def plan_fusion(comp: Computation) -> FusionPlan:
+def plan_fusion(comp: Computation, platform: str | None = None) -> FusionPlan:
+    """Which values of ``comp`` get a buffer, with ``platform``'s lowerings (the
+    target-neutral ones when None)."""
+    lowerings = {id(inst): lowering_for(inst.opcode, platform) for inst in comp.instructions}
     users = comp.users()
-    recomputable = _recomputable(comp)
-    sources = _indexing_sources(comp)
+    recomputable = _recomputable(comp, lowerings)
+    sources = _indexing_sources(comp, lowerings)
     required = {id(p) for p in comp.parameters} | {id(o) for o in comp.outputs}
     preferred: set[int] = set()
     for inst in comp.instructions:
-        low = lowering_of(inst)
+        low = lowerings[id(inst)]
         if isinstance(low, (Kernel, Reduction)):
             required.add(id(inst))
         if isinstance(low, Kernel):
@@ -104,11 +107,11 @@ def plan_fusion(comp: Computation) -> FusionPlan:
         if inst.opcode == "broadcast_in_dim" and inst.shape.size > inst.operands[0].shape.size:
             preferred.add(id(inst.operands[0]))
         n_users = len(users[id(inst)])
-        if n_users > 1 and is_fusible(inst) and not (n_users == 2 and id(inst) in recomputable):
+        if n_users > 1 and _is_fusible(low) and not (n_users == 2 and id(inst) in recomputable):
             preferred.add(id(inst))
     materialized = set(required)
     for inst in comp.instructions:  # operands first, so a chain sees its operands' fate
         if id(inst) in preferred and not _cheap(sources[id(inst)], materialized):
             materialized.add(id(inst))
     kernels = [i for i in comp.instructions if id(i) in materialized and i.opcode != "parameter"]
-    return FusionPlan(comp, materialized, kernels)
+    return FusionPlan(comp, materialized, kernels, platform)

@@ -42,9 +42,9 @@ from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstan
 
 from ..hlo import Computation, Instruction
 from ..hlo.ir import depth_first
-from ..hlo.lowering import Elementwise, Indexing, Kernel, Reduction
 from ..hlo.shape import Shape
-from .fusion import FusionPlan, lowering_of, plan_fusion
+from .fusion import FusionPlan, plan_fusion
+from .lowering import Elementwise, Indexing, Kernel, Reduction
 from .linalg_to_loops import LOOP_DIMS, PARALLEL_LOOP, loop_dims_attr
 
 
@@ -135,6 +135,9 @@ class _Body:
 
     def coords(self, inst: Instruction) -> Sequence[SSAValue]:
         return [self._index(e) for e in self._coords[id(inst)]]
+
+    def elementwise(self, inst: Instruction, args: Sequence[SSAValue]) -> SSAValue:
+        return cast(Elementwise, self.module.plan.lowering(inst)).emit(self, args, inst)
 
     def loop_index(self, dim: int) -> SSAValue:
         return self._index(AffineExpr.dimension(dim))
@@ -267,7 +270,7 @@ class _ModuleBuilder:
     def inline(self, comp: Computation, args: Sequence[SSAValue], results: Sequence[SSAValue]) -> None:
         """Emit the nested computation ``comp`` here, with its own fusion plan: its
         parameters read ``args`` and its outputs are written to ``results``."""
-        plan = plan_fusion(comp)
+        plan = plan_fusion(comp, self.plan.platform)
         buffers = {id(p): a for p, a in zip(comp.parameters, args)}
         copies = []
         for out, target in zip(comp.outputs, results):
@@ -348,7 +351,7 @@ class _ModuleBuilder:
         inst, at = value
         if self._loads(inst, target):
             return ()
-        low = lowering_of(inst)
+        low = self.plan.lowering(inst)
         if isinstance(low, Indexing):
             return ((inst.operands[0], tuple(low.operand_coords(inst, list(at)))),)
         return tuple((o, at) for o in inst.operands)
@@ -356,7 +359,7 @@ class _ModuleBuilder:
     def _emit(self, inst: Instruction, at: tuple, scalar: _Body, computed: dict, target: Instruction) -> SSAValue:
         """The scalar code of ``inst`` at ``at``, from the ``computed`` values it reads."""
         operands = [computed[_value_key(read)] for read in self._reads((inst, at), target)]
-        low = lowering_of(inst)
+        low = self.plan.lowering(inst)
         if isinstance(low, Indexing):
             return operands[0]
         scalar._coords[id(inst)] = at
@@ -364,7 +367,7 @@ class _ModuleBuilder:
 
     def lower(self, inst: Instruction) -> None:
         """Emit the linalg ops that write ``inst``'s buffer."""
-        low = lowering_of(inst)
+        low = self.plan.lowering(inst)
         out = self.buffers[id(inst)]
         if isinstance(low, Kernel):
             low.emit(self, inst, out, [self.buffers[id(o)] for o in inst.operands])

@@ -1,8 +1,10 @@
-"""The one place an HLO op is defined: shape/dtype rule, reference evaluation, lowering.
+"""The one place an HLO op is defined: its shape/dtype rule and reference evaluation.
 
 Every op in ``plaidarray.hlo.ops`` registers exactly one :class:`OpDef`. The trace layer
-calls ``infer`` while recording, the reference backend calls ``evaluate``, and the
-compiled backend looks up ``lowering``; nobody switches over op names.
+calls ``infer`` while recording and the evaluator (``evaluator.py``) calls ``evaluate``;
+how an op lowers is registered apart, per platform (``plaidarray.codegen.lowering``), as
+JAX keeps a primitive's abstract evaluation and its per-platform lowerings in separate
+tables. Nobody switches over op names.
 """
 
 from __future__ import annotations
@@ -22,13 +24,12 @@ Evaluate = Callable[[list[np.ndarray], Attrs, Shape], np.ndarray]
 
 @dataclass(frozen=True)
 class OpDef:
-    """An HLO opcode: how its result type follows from its operands, what it computes
-    (NumPy, the reference semantics) and how it lowers (see ``plaidarray.hlo.lowering``)."""
+    """An HLO opcode: how its result type follows from its operands and what it
+    computes (NumPy, the reference semantics)."""
 
     name: str
     infer: InferRule
     evaluate: Evaluate
-    lowering: object
     arity: int | None = None  # None: variadic
 
     def check_arity(self, n: int) -> None:

@@ -34,6 +34,7 @@ from xdsl.passes import ModulePass
 from xdsl.transforms.linalg_generalize_named_ops import LinalgGeneralizeNamedOpsPass
 
 from ...codegen.buffer_sharing import shared_buffers
+from ...codegen.expand import expand
 from ...codegen.fusion import FusionPlan, plan_fusion
 from ...codegen.linalg_builder import build_linalg
 from ...codegen.linalg_to_loops import ConvertLinalgToStaticLoops
@@ -42,7 +43,6 @@ from ...hlo import Computation, Instruction, Module
 from ...hlo.fingerprint import fingerprint, structure
 from ...hlo.passes import run_hlo_passes
 from ...hlo.passes.bind_constants import bind_constants
-from ...hlo.passes.expand import expand
 from ...hlo.shape import Shape
 from .. import dump
 from ..executable import Compiler, Executable
@@ -52,6 +52,7 @@ from .codegen import OPT_LEVELS, Product
 from .executable import CpuExecutable
 from .fft import lower_fft
 from .llvm_emitter import Segment, emit_llvm_module
+from .lowerings import PLATFORM
 
 _counter = itertools.count()
 _counter_lock = threading.Lock()
@@ -95,7 +96,7 @@ class Compilation:
 # --- the stages ---------------------------------------------------------------------------
 
 def _expand(c: Compilation) -> None:
-    c.comp = expand(lower_fft(c.comp))
+    c.comp = expand(lower_fft(c.comp), PLATFORM)
 
 
 def _hlo_passes(c: Compilation) -> None:
@@ -117,7 +118,7 @@ def _bind_constants(c: Compilation) -> None:
 def _fuse(c: Compilation) -> None:
     """Kernels, buffers shared with donated parameters, and the buffer table's layout:
     parameters, then each distinct output, then temporaries."""
-    c.plan = plan_fusion(c.comp)
+    c.plan = plan_fusion(c.comp, PLATFORM)
     c.shared = shared_buffers(c.comp, c.plan, c.donated)
     out_index: dict[int, int] = {}  # by id: a chain whose every value is an output stays linear
     for o in c.comp.outputs:

@@ -24,13 +24,14 @@ import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerAttr, i64
 
+from ...codegen.lowering import Kernel, register_lowering
 from ...hlo import Computation, Instruction
 from ...hlo.ir import rebuild
 from ...hlo.literal import Literal
-from ...hlo.lowering import Kernel
 from ...hlo.opdef import OpDef, register
 from ...hlo.ops import fft
 from . import stockham
+from .lowerings.platform import PLATFORM
 
 _COMPLEX = np.dtype(np.complex128)
 
@@ -87,7 +88,8 @@ def _emit(k, inst, out, operands):
         k.for_each((calls,), line, independent_work=calls * lines * n * max(1, math.ceil(math.log2(n))))
 
 
-register(OpDef("stockham_fft", _infer, _evaluate, Kernel(_emit), arity=2))
+register(OpDef("stockham_fft", _infer, _evaluate, arity=2))
+register_lowering("stockham_fft", Kernel(_emit), PLATFORM)
 
 
 def _op(opcode: str, *operands: Instruction, **attrs) -> Instruction:

@@ -1,10 +1,12 @@
-"""``custom_call``: matrix decompositions computed by LAPACK (XLA's CustomCall).
+"""``custom_call``: matrix decompositions (XLA's CustomCall).
 
 A custom call names a *target*. Each target is declared once, in ``TARGETS``, with
 
 * ``results``: the shapes of the results it computes for one matrix problem,
-* ``reference``: those results computed with NumPy (the reference backend),
-* ``emit``: its kernel, which calls a LAPACK routine (docs/custom-calls.md lists them).
+* ``reference``: those results computed with NumPy (the reference semantics).
+
+Its kernel is a platform's lowering (llvm-cpu calls LAPACK: ``backend/llvm_cpu/
+lowerings/custom_call.py``; docs/custom-calls.md lists the routines).
 
 Operands are stacks of matrices with the same leading (batch) dimensions and the same
 floating-point dtype. An HLO value is one array, so a target's results are packed:
@@ -13,16 +15,10 @@ result after another, each row-major. ``plaidarray.linalg`` slices them apart. R
 results of complex problems (eigenvalues, singular values) are stored with a zero
 imaginary part, integer results (pivots) as floats.
 
-Kernels work per matrix: copy the operands into heap scratch in the layout LAPACK's
-column-major routines expect, call the routine through its Fortran ABI (every
-argument by pointer; integers are 32-bit scratch cells) and copy the results into the
-output. A buffer read as column-major is the transpose of the row-major matrix it
-holds, which several targets use instead of copying transposed.
-
-When a routine reports failure (not positive definite, exactly singular, no
-convergence) that matrix's results are NaN. NumPy raises LinAlgError instead, but a
-lazy array only learns the outcome when it is computed; the reference backend
-follows the same rule, so both backends agree.
+When a decomposition fails (not positive definite, exactly singular, no convergence)
+that matrix's results are NaN. NumPy raises LinAlgError instead, but a lazy array only
+learns the outcome when it is computed; the lowerings follow the same rule, so the
+backends agree.
 """
 
 from __future__ import annotations
@@ -31,21 +27,16 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import cast
 
 import numpy as np
-from xdsl.dialects import arith
-from xdsl.dialects import complex as cx
-from xdsl.dialects.builtin import AnyFloat, ComplexType
-from xdsl.ir import SSAValue
 
-from ..fortran_kernel import TYPE_PREFIX, FortranKernel
-from ..lowering import Kernel
 from ..opdef import Attrs, OpDef, register
 from ..shape import Shape
 
 #: Each operand's (rows, cols): the last two dims of its shape (typed as what slicing a shape gives).
 MatrixShapes = Sequence[tuple[int, ...]]
+#: The dtypes of the decompositions.
+DTYPES = frozenset(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
 
 
 @dataclass(frozen=True)
@@ -55,13 +46,9 @@ class Target:
     arity: int
     results: Callable[[MatrixShapes, Attrs], list[tuple[int, ...]]]
     reference: Callable[[list[np.ndarray], Attrs], list[np.ndarray]]
-    emit: Callable[[_Kernel], None]
 
 
 TARGETS: dict[str, Target] = {}
-
-#: Extra workspace per row/column so that blocked algorithms can use their block size.
-_BLOCK = 64
 
 
 def result_shapes(target: str, matrix_shapes: MatrixShapes, attrs: Attrs) -> list[tuple[int, ...]]:
@@ -87,7 +74,7 @@ def _infer(shapes, attrs):
             raise ValueError(f"{name}: operands must be (stacks of) matrices, got {s}")
         if s.dims[:-2] != first.dims[:-2] or s.dtype != first.dtype:
             raise ValueError(f"{name}: operands must share batch dimensions and dtype, got {', '.join(map(str, shapes))}")
-    if first.dtype.name not in TYPE_PREFIX:
+    if first.dtype not in DTYPES:
         raise TypeError(f"{name}: expected a floating-point dtype, got {first.dtype}")
     results = target.results([s.dims[-2:] for s in shapes], attrs)
     return Shape(first.dims[:-2] + (sum(math.prod(r) for r in results),), first.dtype)
@@ -107,87 +94,14 @@ def _evaluate(args, attrs, shape):
     return out
 
 
-def _emit(k, inst, out, operands):
-    if inst.shape.size:
-        _target(inst.attrs["target"]).emit(_Kernel(k, inst, out, operands))
+register(OpDef("custom_call", _infer, _evaluate))
 
 
-register(OpDef("custom_call", _infer, _evaluate, Kernel(_emit)))
-
-
-# --- kernel helpers ------------------------------------------------------------------------
-
-class _Kernel(FortranKernel):
-    """What a target's ``emit`` builds with: a :class:`FortranKernel` over the stack of
-    operand matrices, plus the operands and the packed output."""
-
-    def __init__(self, k, inst, out, operands) -> None:
-        super().__init__(k, inst.shape.dtype, inst.shape.dims[:-1])
-        self.inst, self.out, self.operands = inst, out, operands
-        self.attrs = inst.attrs
-        self.matrices = [o.shape.dims[-2:] for o in inst.operands]
-        self.results = result_shapes(inst.attrs["target"], self.matrices, inst.attrs)
-        sizes = [math.prod(r) for r in self.results]
-        self.offsets = [sum(sizes[:i]) for i in range(len(sizes))]
-
-    # --- moving data ------------------------------------------------------------------
-    def copy_in(self, batch: Sequence[SSAValue], operand: int, buffer: SSAValue, column_major: bool) -> None:
-        """Copy this matrix of ``operand`` into ``buffer``, row-major or column-major."""
-        rows, cols = self.matrices[operand]
-        source = self.operands[operand]
-
-        def element(ij):
-            i, j = ij
-            value = self.load(source, *batch, i, j)
-            self.store(value, buffer, self.col(i, j, rows) if column_major else self.col(j, i, cols))
-        self.k.for_each((rows, cols), element)
-
-    def store_result(self, batch: Sequence[SSAValue], result: int, value: Callable[..., SSAValue]) -> None:
-        """Write result number ``result`` of this matrix: ``value(*indices)`` gives each element."""
-        shape = self.results[result]
-
-        def element(indices):
-            position = self.index(self.offsets[result])
-            for i, stride in zip(indices, (math.prod(shape[d + 1:]) for d in range(len(shape)))):
-                position = self.add(position, self.mul(i, stride))
-            self.store(value(*indices), self.out, *batch, position)
-        self.k.for_each(shape, element)
-
-    # --- results ------------------------------------------------------------------------
-    def or_nan(self, ok: SSAValue, value: SSAValue) -> SSAValue:
-        """``value`` if the LAPACK call succeeded, else NaN."""
-        return self.select(ok, value, self.const(np.nan))
-
-    def lower(self, i: SSAValue, j: SSAValue, value: SSAValue) -> SSAValue:
-        """``value`` on and below the diagonal, 0 above it."""
-        return self.select(self.compare(j, "sle", i), value, self.const(0))
-
-    def upper(self, i: SSAValue, j: SSAValue, value: SSAValue) -> SSAValue:
-        return self.select(self.compare(i, "sle", j), value, self.const(0))
-
-    def from_real(self, value: SSAValue) -> SSAValue:
-        """A real scratch value (eigenvalue, singular value) in the output dtype."""
-        if self.dtype.kind != "c":
-            return value
-        # k.type gives the dtype's element type: ComplexType here, a float type in from_int
-        complex_type = cast(ComplexType, self.k.type(self.dtype))
-        return self.value_of(cx.CreateOp(value, self.k.const(0.0, self.real_dtype), complex_type))
-
-    def from_int(self, value: SSAValue) -> SSAValue:
-        return self.from_real(self.value_of(arith.SIToFPOp(value, cast(AnyFloat, self.k.type(self.real_dtype)))))
-
-    def conj(self, value: SSAValue) -> SSAValue:
-        return self.value_of(cx.ConjOp(value)) if self.dtype.kind == "c" else value
-
-
-def target(name: str, arity: int, results, reference):
-    """Declare target ``name`` with the decorated function as its kernel."""
-    def register_emit(emit: Callable[[_Kernel], None]) -> Callable[[_Kernel], None]:
-        if name in TARGETS:
-            raise ValueError(f"custom_call target {name} declared twice")
-        TARGETS[name] = Target(arity, results, reference, emit)
-        return emit
-    return register_emit
+def declare(name: str, arity: int, results, reference) -> None:
+    """Declare target ``name``: its operand count, result shapes and NumPy reference."""
+    if name in TARGETS:
+        raise ValueError(f"custom_call target {name} declared twice")
+    TARGETS[name] = Target(arity, results, reference)
 
 
 def _square(where: str, shape: tuple[int, int]) -> int:
@@ -198,21 +112,8 @@ def _square(where: str, shape: tuple[int, int]) -> int:
 
 # --- targets -------------------------------------------------------------------------------
 
-@target("cholesky", 1, lambda shapes, attrs: [(_square("cholesky", shapes[0]),) * 2],
+declare("cholesky", 1, lambda shapes, attrs: [(_square("cholesky", shapes[0]),) * 2],
         lambda args, attrs: [np.linalg.cholesky(args[0])])
-def _cholesky(c: _Kernel) -> None:
-    """potrf('U') of the buffer read column-major (x^T, i.e. conj(x), whose upper triangle is
-    x's lower triangle, as NumPy reads): x^T = U^H U, and U^T read back row-major is L."""
-    n = c.matrices[0][0]
-    a, info = c.scratch(n * n), c.scratch(1, np.int32)
-    uplo, n_ = c.char("U"), c.integer(n)
-
-    def factor(batch):
-        c.copy_in(batch, 0, a, column_major=False)
-        c.lapack("potrf", uplo, n_, a, n_, info)
-        ok = c.succeeded(info)
-        c.store_result(batch, 0, lambda i, j: c.or_nan(ok, c.lower(i, j, c.load(a, c.col(j, i, n)))))
-    c.per_matrix(factor)
 
 
 def _lu_reference(args, attrs):
@@ -222,22 +123,7 @@ def _lu_reference(args, attrs):
     return [lu, pivots]
 
 
-@target("lu", 1, lambda shapes, attrs: [(_square("lu", shapes[0]),) * 2, (shapes[0][0],)], _lu_reference)
-def _lu(c: _Kernel) -> None:
-    """getrf: P x = L U as scipy.linalg.lu_factor returns it (unit L below the diagonal of
-    the first result, U on and above it) and the 0-based row interchanges. An exactly
-    singular U is a result, not a failure."""
-    n = c.matrices[0][0]
-    a, pivots, info = c.scratch(n * n), c.scratch(n, np.int32), c.scratch(1, np.int32)
-    n_ = c.integer(n)
-
-    def factor(batch):
-        c.copy_in(batch, 0, a, column_major=True)
-        c.lapack("getrf", n_, n_, a, n_, pivots, info)
-        c.store_result(batch, 0, lambda i, j: c.load(a, c.col(i, j, n)))
-        one = c.k.const(1, np.dtype(np.int32))
-        c.store_result(batch, 1, lambda i: c.from_int(c.value_of(arith.SubiOp(c.load(pivots, i), one))))
-    c.per_matrix(factor)
+declare("lu", 1, lambda shapes, attrs: [(_square("lu", shapes[0]),) * 2, (shapes[0][0],)], _lu_reference)
 
 
 def _solve_results(shapes, attrs):
@@ -247,21 +133,7 @@ def _solve_results(shapes, attrs):
     return [shapes[1]]
 
 
-@target("solve", 2, _solve_results, lambda args, attrs: [np.linalg.solve(args[0], args[1])])
-def _solve(c: _Kernel) -> None:
-    """gesv: LU with partial pivoting, then the triangular solves."""
-    n, k = c.matrices[1]
-    a, b = c.scratch(n * n), c.scratch(n * k)
-    pivots, info = c.scratch(n, np.int32), c.scratch(1, np.int32)
-    n_, k_ = c.integer(n), c.integer(k)
-
-    def solve(batch):
-        c.copy_in(batch, 0, a, column_major=True)
-        c.copy_in(batch, 1, b, column_major=True)
-        c.lapack("gesv", n_, k_, a, n_, pivots, b, n_, info)
-        ok = c.succeeded(info)
-        c.store_result(batch, 0, lambda i, j: c.or_nan(ok, c.load(b, c.col(i, j, n))))
-    c.per_matrix(solve)
+declare("solve", 2, _solve_results, lambda args, attrs: [np.linalg.solve(args[0], args[1])])
 
 
 def _eigh_results(shapes, attrs):
@@ -275,29 +147,7 @@ def _eigh_reference(args, attrs):
     return [np.linalg.eigvalsh(args[0], UPLO="L")]
 
 
-@target("eigh", 1, _eigh_results, _eigh_reference)
-def _eigh(c: _Kernel) -> None:
-    """syevd/heevd (divide and conquer) on the buffer read column-major, conj(x), whose
-    upper triangle is x's lower triangle: its eigenvectors Z give x's as conj(Z).
-    Eigenvalues ascend; ``vectors=False`` skips the eigenvectors."""
-    n, vectors, complex_ = c.matrices[0][0], c.attrs["vectors"], c.dtype.kind == "c"
-    # LAPACK's documented minimum workspaces (for eigenvectors) plus room to block.
-    lwork = (2 * n + n * n if complex_ else 1 + 6 * n + 2 * n * n) + _BLOCK * n
-    lrwork, liwork = 1 + 5 * n + 2 * n * n, 3 + 5 * n
-    a, w, info = c.scratch(n * n), c.scratch(n, c.real_dtype), c.scratch(1, np.int32)
-    work, iwork = c.scratch(lwork), c.scratch(liwork, np.int32)
-    rwork = [c.scratch(lrwork, c.real_dtype), c.integer(lrwork)] if complex_ else []
-    args = [c.char("V" if vectors else "N"), c.char("U"), c.integer(n), a, c.integer(n), w, work, c.integer(lwork),
-            *rwork, iwork, c.integer(liwork), info]
-
-    def decompose(batch):
-        c.copy_in(batch, 0, a, column_major=False)
-        c.lapack("heevd" if complex_ else "syevd", *args)
-        ok = c.succeeded(info)
-        c.store_result(batch, 0, lambda i: c.or_nan(ok, c.from_real(c.load(w, i))))
-        if vectors:
-            c.store_result(batch, 1, lambda i, j: c.or_nan(ok, c.conj(c.load(a, c.col(i, j, n)))))
-    c.per_matrix(decompose)
+declare("eigh", 1, _eigh_results, _eigh_reference)
 
 
 def _eig_results(shapes, attrs):
@@ -311,26 +161,7 @@ def _eig_reference(args, attrs):
     return [np.linalg.eigvals(args[0])]
 
 
-@target("eig", 1, _eig_results, _eig_reference)
-def _eig(c: _Kernel) -> None:
-    """cgeev/zgeev on a complex general matrix (the API layer makes real input complex):
-    eigenvalues in LAPACK's order, right eigenvectors as columns, normalised by LAPACK."""
-    n, vectors = c.matrices[0][0], c.attrs["vectors"]
-    lwork = 2 * n + _BLOCK * n
-    a, w, info = c.scratch(n * n), c.scratch(n), c.scratch(1, np.int32)
-    vl, vr = c.scratch(1), c.scratch(n * n if vectors else 1)
-    work, rwork = c.scratch(lwork), c.scratch(2 * n, c.real_dtype)
-    args = [c.char("N"), c.char("V" if vectors else "N"), c.integer(n), a, c.integer(n), w, vl, c.integer(1), vr,
-            c.integer(n if vectors else 1), work, c.integer(lwork), rwork, info]
-
-    def decompose(batch):
-        c.copy_in(batch, 0, a, column_major=True)
-        c.lapack("geev", *args)
-        ok = c.succeeded(info)
-        c.store_result(batch, 0, lambda i: c.or_nan(ok, c.load(w, i)))
-        if vectors:
-            c.store_result(batch, 1, lambda i, j: c.or_nan(ok, c.load(vr, c.col(i, j, n))))
-    c.per_matrix(decompose)
+declare("eig", 1, _eig_results, _eig_reference)
 
 
 def _svd_results(shapes, attrs):
@@ -347,45 +178,7 @@ def _svd_reference(args, attrs):
     return [np.linalg.svd(args[0], compute_uv=False)]
 
 
-@target("svd", 1, _svd_results, _svd_reference)
-def _svd(c: _Kernel) -> None:
-    """gesdd (divide and conquer) on the buffer read column-major, x^T = U' S V'^H, so
-    x = (V'^H)^T S U'^T: U' and V'^H read back row-major are x's Vh and U. Singular
-    values descend; ``vectors=False`` computes only them."""
-    (m, n), vectors = c.matrices[0], c.attrs["vectors"]
-    full = vectors and c.attrs["full_matrices"]
-    k, mx, complex_ = min(m, n), max(m, n), c.dtype.kind == "c"
-    if k == 0:  # nothing to decompose: the full singular vectors are identities
-        c.per_matrix(lambda batch: _identities(c, batch))
-        return
-    u_cols, vt_rows = (n, m) if full else (k, k)
-    # LAPACK's documented minimum workspaces (the largest over its versions) plus room to block.
-    lwork = (k * k + 3 * k + mx if complex_ else 4 * k * k + 7 * k + mx) + _BLOCK * (m + n)
-    lrwork = max(7 * k, 5 * k * k + 5 * k, 2 * mx * k + 2 * k * k + k)
-    a, s, info = c.scratch(m * n), c.scratch(k, c.real_dtype), c.scratch(1, np.int32)
-    u, vt = (c.scratch(n * u_cols), c.scratch(vt_rows * m)) if vectors else (c.scratch(1), c.scratch(1))
-    work, iwork = c.scratch(lwork), c.scratch(8 * k, np.int32)
-    rwork = [c.scratch(lrwork, c.real_dtype)] if complex_ else []
-    jobz = c.char(("A" if full else "S") if vectors else "N")
-    args = [jobz, c.integer(n), c.integer(m), a, c.integer(n), s, u, c.integer(n if vectors else 1), vt,
-            c.integer(vt_rows if vectors else 1), work, c.integer(lwork), *rwork, iwork, info]
-
-    def decompose(batch):
-        c.copy_in(batch, 0, a, column_major=False)
-        c.lapack("gesdd", *args)
-        ok = c.succeeded(info)
-        singular_values = 1 if vectors else 0
-        c.store_result(batch, singular_values, lambda i: c.or_nan(ok, c.from_real(c.load(s, i))))
-        if vectors:
-            c.store_result(batch, 0, lambda i, j: c.or_nan(ok, c.load(vt, c.col(j, i, vt_rows))))
-            c.store_result(batch, 2, lambda i, j: c.or_nan(ok, c.load(u, c.col(j, i, n))))
-    c.per_matrix(decompose)
-
-
-def _identities(c: _Kernel, batch: Sequence[SSAValue]) -> None:
-    for result, shape in enumerate(c.results):
-        if len(shape) == 2:
-            c.store_result(batch, result, lambda i, j: c.select(c.compare(i, "eq", j), c.const(1), c.const(0)))
+declare("svd", 1, _svd_results, _svd_reference)
 
 
 def _qr_results(shapes, attrs):
@@ -394,21 +187,4 @@ def _qr_results(shapes, attrs):
     return [(m, k), (k, n)]
 
 
-@target("qr", 1, _qr_results, lambda args, attrs: list(np.linalg.qr(args[0], mode=attrs["mode"])))
-def _qr(c: _Kernel) -> None:
-    """geqrf (R and Householder reflectors), then orgqr/ungqr to form Q from them, in a
-    buffer wide enough for the complete Q."""
-    (m, n), q_cols = c.matrices[0], c.results[0][1]
-    k, width = min(m, n), max(n, q_cols)
-    lwork = max(width, 1) * _BLOCK
-    a, tau, info = c.scratch(m * width), c.scratch(k), c.scratch(1, np.int32)
-    work = c.scratch(lwork)
-    m_, n_, q_cols_, k_, lwork_ = (c.integer(v) for v in (m, n, q_cols, k, lwork))
-
-    def decompose(batch):
-        c.copy_in(batch, 0, a, column_major=True)
-        c.lapack("geqrf", m_, n_, a, m_, tau, work, lwork_, info)
-        c.store_result(batch, 1, lambda i, j: c.upper(i, j, c.load(a, c.col(i, j, m))))
-        c.lapack("ungqr" if c.dtype.kind == "c" else "orgqr", m_, q_cols_, k_, a, m_, tau, work, lwork_, info)
-        c.store_result(batch, 0, lambda i, j: c.load(a, c.col(i, j, m)))
-    c.per_matrix(decompose)
+declare("qr", 1, _qr_results, lambda args, attrs: list(np.linalg.qr(args[0], mode=attrs["mode"])))

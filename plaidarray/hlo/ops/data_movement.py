@@ -1,6 +1,6 @@
-"""Data-movement ops. Those that only re-index (broadcast, reshape, transpose, slice,
-reverse) lower to indexing maps and fuse into their consumers; concatenate and pad
-write disjoint parts of their result and lower to kernels of their own."""
+"""Data-movement ops: those that only re-index (broadcast, reshape, transpose, slice,
+reverse), and concatenate and pad, which write disjoint parts of their result
+(their lowerings: ``codegen/lowerings/data_movement.py``)."""
 
 from __future__ import annotations
 
@@ -8,13 +8,12 @@ import math
 
 import numpy as np
 
-from ..lowering import Indexing, Kernel
 from ..opdef import OpDef, register
 from ..shape import Shape, static_dims
 
 
-def _movement(name, infer, evaluate, operand_coords, arity=1):
-    register(OpDef(name, infer, evaluate, Indexing(operand_coords), arity))
+def _movement(name, infer, evaluate):
+    register(OpDef(name, infer, evaluate, 1))
 
 
 # broadcast_in_dim: operand dimension i becomes result dimension broadcast_dimensions[i].
@@ -53,13 +52,7 @@ def _broadcast_evaluate(args, attrs, shape):
     return np.broadcast_to(x.reshape(view), shape.dims)
 
 
-def _broadcast_coords(inst, coords):
-    x = inst.operands[0].shape
-    return [0 if x.dims[i] == 1 and inst.shape.dims[d] != 1 else coords[d]
-            for i, d in enumerate(inst.attrs["broadcast_dimensions"])]
-
-
-_movement("broadcast_in_dim", _broadcast_infer, _broadcast_evaluate, _broadcast_coords)
+_movement("broadcast_in_dim", _broadcast_infer, _broadcast_evaluate)
 
 
 def _reshape_infer(shapes, attrs):
@@ -69,26 +62,7 @@ def _reshape_infer(shapes, attrs):
     return Shape(dims, x.dtype)
 
 
-def _reshape_coords(inst, coords):
-    """Row-major relinearisation; when only unit dimensions differ, a direct mapping."""
-    src, dst = inst.operands[0].shape.dims, inst.shape.dims
-    if 0 in src:  # nothing is ever read from an empty array
-        return [0] * len(src)
-    if [d for d in src if d != 1] == [d for d in dst if d != 1]:
-        kept = iter([c for c, d in zip(coords, dst) if d != 1])
-        return [0 if d == 1 else next(kept) for d in src]
-    linear = 0
-    for c, d in zip(coords, dst):
-        linear = linear * d + c
-    out, stride = [], math.prod(src)
-    for i, d in enumerate(src):
-        stride //= d
-        e = linear // stride if stride > 1 else linear
-        out.append(e % d if i else e)
-    return out
-
-
-_movement("reshape", _reshape_infer, lambda a, attrs, s: a[0].reshape(s.dims), _reshape_coords)
+_movement("reshape", _reshape_infer, lambda a, attrs, s: a[0].reshape(s.dims))
 
 
 def _transpose_infer(shapes, attrs):
@@ -98,16 +72,7 @@ def _transpose_infer(shapes, attrs):
     return Shape(tuple(x.dims[p] for p in perm), x.dtype)
 
 
-def _transpose_coords(inst, coords):
-    perm = inst.attrs["permutation"]
-    out = [None] * len(perm)
-    for i, p in enumerate(perm):
-        out[p] = coords[i]
-    return out
-
-
-_movement("transpose", _transpose_infer, lambda a, attrs, s: np.transpose(a[0], attrs["permutation"]),
-          _transpose_coords)
+_movement("transpose", _transpose_infer, lambda a, attrs, s: np.transpose(a[0], attrs["permutation"]))
 
 
 def _slice_infer(shapes, attrs):
@@ -127,11 +92,7 @@ def _slice_evaluate(args, attrs, shape):
     return args[0][tuple(slice(s, l, st) for s, l, st in zip(attrs["start"], attrs["limit"], attrs["strides"]))]
 
 
-def _slice_coords(inst, coords):
-    return [s + st * c for s, st, c in zip(inst.attrs["start"], inst.attrs["strides"], coords)]
-
-
-_movement("slice", _slice_infer, _slice_evaluate, _slice_coords)
+_movement("slice", _slice_infer, _slice_evaluate)
 
 
 def _reverse_infer(shapes, attrs):
@@ -141,20 +102,10 @@ def _reverse_infer(shapes, attrs):
     return x
 
 
-def _reverse_coords(inst, coords):
-    dims, rev = inst.shape.dims, set(inst.attrs["dimensions"])
-    # Written as c * -1 + (n - 1): xDSL 0.74's int - AffineExpr (__rsub__) gets the sign wrong.
-    return [c * -1 + (dims[i] - 1) if i in rev else c for i, c in enumerate(coords)]
+_movement("reverse", _reverse_infer, lambda a, attrs, s: np.flip(a[0], attrs["dimensions"]))
 
 
-_movement("reverse", _reverse_infer, lambda a, attrs, s: np.flip(a[0], attrs["dimensions"]), _reverse_coords)
-
-
-# --- kernels ----------------------------------------------------------------------------
-
-def _identity(rank, dim_exprs):
-    return list(dim_exprs[:rank])
-
+# --- writing parts of the result -----------------------------------------------------
 
 def _concatenate_infer(shapes, attrs):
     axis, first = attrs["dimension"], shapes[0]
@@ -169,22 +120,8 @@ def _concatenate_infer(shapes, attrs):
     return Shape(tuple(dims), first.dtype)
 
 
-def _concatenate_emit(k, inst, out, operands):
-    """One copy per operand into its window of the result (an offset output map)."""
-    from xdsl.ir.affine import AffineExpr
-
-    axis, offset = inst.attrs["dimension"], 0
-    for operand, buf in zip(inst.operands, operands):
-        dims = operand.shape.dims
-        d = [AffineExpr.dimension(i) for i in range(len(dims))]
-        out_map = [e + offset if i == axis else e for i, e in enumerate(d)]
-        k.generic(dims, [(buf, d)], (out, out_map), inst.shape.dtype, lambda b, ins, cur: ins[0])
-        offset += dims[axis]
-
-
 register(OpDef("concatenate", _concatenate_infer,
-               lambda a, attrs, s: np.concatenate(a, axis=attrs["dimension"]),
-               Kernel(_concatenate_emit)))
+               lambda a, attrs, s: np.concatenate(a, axis=attrs["dimension"])))
 
 
 def _pad_infer(shapes, attrs):
@@ -206,17 +143,4 @@ def _pad_evaluate(args, attrs, shape):
     return out
 
 
-def _pad_emit(k, inst, out, operands):
-    from xdsl.ir.affine import AffineExpr
-
-    x, value = operands
-    dims = inst.shape.dims
-    d = [AffineExpr.dimension(i) for i in range(len(dims))]
-    k.generic(dims, [(value, [])], (out, d), inst.shape.dtype, lambda b, ins, cur: ins[0])
-    xd = inst.operands[0].shape.dims
-    d = [AffineExpr.dimension(i) for i in range(len(xd))]
-    out_map = [l + e * (i + 1) for l, i, e in zip(inst.attrs["low"], inst.attrs["interior"], d)]
-    k.generic(xd, [(x, d)], (out, out_map), inst.shape.dtype, lambda b, ins, cur: ins[0])
-
-
-register(OpDef("pad", _pad_infer, _pad_evaluate, Kernel(_pad_emit), 2))
+register(OpDef("pad", _pad_infer, _pad_evaluate, 2))

@@ -1,38 +1,23 @@
 """``dot_general``: XLA's general contraction (batch, free and contracting dimensions).
 
-The result's dimensions are batch, then lhs free, then rhs free, as in XLA.
-
-Lowering. For each batch index a dot_general is the matrix product of its lhs, with
-the free dimensions flattened into rows and the contracting ones into columns, and
-the transpose of its rhs, flattened likewise. A float or complex dot_general whose
-products are not mere dot products of vectors is computed by BLAS, one call per
-batch index (``?gemm``, or ``?gemv`` when one side is a vector), as XLA's CPU backend
-calls Eigen or MKL for large dots (the routines and their ABI are in
-docs/custom-calls.md). BLAS reads column-major matrices with a leading dimension; a
-row-major buffer read column-major is the transpose, so row-major ``C = A B`` is
-column-major ``C^T = B^T A^T``. An operand whose dimensions lay its matrix out
-row-major or column-major is read in place (``dot(x.mT, y)`` reads ``x`` transposed);
-any other operand is copied into a row-major scratch buffer first. Other
-dot_generals (integers, booleans, dot products of vectors, sizes beyond BLAS's 32-bit
-integers) are one loop nest.
+The result's dimensions are batch, then lhs free, then rhs free, as in XLA. For each
+batch index a dot_general is the matrix product of its lhs, with the free dimensions
+flattened into rows and the contracting ones into columns, and the transpose of its
+rhs, flattened likewise.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
-from xdsl.ir import SSAValue
 
-from ..fortran_kernel import MAX_INTEGER, TYPE_PREFIX, FortranKernel
-from ..lowering import Kernel
 from ..opdef import OpDef, register
 from ..shape import Shape
 
 
-def _free(rank, batch, contracting):
+def free_dimensions(rank: int, batch, contracting) -> list[int]:
+    """An operand's dimensions that are neither batch nor contracting, in order."""
     return [d for d in range(rank) if d not in batch and d not in contracting]
 
 
@@ -47,8 +32,8 @@ def _infer(shapes, attrs):
     for a, b in (*zip(lb, rb), *zip(lc, rc)):
         if lhs.dims[a] != rhs.dims[b]:
             raise ValueError(f"dot_general: size mismatch {lhs} dim {a} vs {rhs} dim {b}")
-    dims = ([lhs.dims[d] for d in lb] + [lhs.dims[d] for d in _free(lhs.rank, lb, lc)]
-            + [rhs.dims[d] for d in _free(rhs.rank, rb, rc)])
+    dims = ([lhs.dims[d] for d in lb] + [lhs.dims[d] for d in free_dimensions(lhs.rank, lb, lc)]
+            + [rhs.dims[d] for d in free_dimensions(rhs.rank, rb, rc)])
     return Shape(tuple(dims), lhs.dtype)
 
 
@@ -64,190 +49,10 @@ def _as_batched_matrix(x, batch, free, contracting, contracting_last):
 def _evaluate(args, attrs, shape):
     lhs, rhs = args
     lb, rb, lc, rc = attrs["lhs_batch"], attrs["rhs_batch"], attrs["lhs_contracting"], attrs["rhs_contracting"]
-    a = _as_batched_matrix(lhs, lb, _free(lhs.ndim, lb, lc), lc, True)
-    b = _as_batched_matrix(rhs, rb, _free(rhs.ndim, rb, rc), rc, False)
+    a = _as_batched_matrix(lhs, lb, free_dimensions(lhs.ndim, lb, lc), lc, True)
+    b = _as_batched_matrix(rhs, rb, free_dimensions(rhs.ndim, rb, rc), rc, False)
     with np.errstate(all="ignore"):
         return np.matmul(a, b).reshape(shape.dims)
 
 
-def _emit(k, inst, out, operands):
-    if _calls_blas(inst):
-        _emit_blas(k, inst, out, operands)
-    else:
-        _emit_loops(k, inst, out, operands)
-
-
-# --- matrix products by BLAS ---------------------------------------------------------------
-
-def _matrices(inst):
-    """Per operand: its dims and its (batch, rows, columns) dimension groups, rows being
-    its free dimensions and columns its contracting ones (in the order they pair)."""
-    lhs, rhs = (o.shape for o in inst.operands)
-    lb, rb, lc, rc = (inst.attrs[n] for n in ("lhs_batch", "rhs_batch", "lhs_contracting", "rhs_contracting"))
-    return ((lhs.dims, (tuple(lb), tuple(_free(lhs.rank, lb, lc)), tuple(lc))),
-            (rhs.dims, (tuple(rb), tuple(_free(rhs.rank, rb, rc)), tuple(rc))))
-
-
-def _extent(dims: Sequence[int], group: Sequence[int]) -> int:
-    return math.prod(dims[d] for d in group)
-
-
-def _sizes(matrices) -> tuple[int, int, int]:
-    """(M, N, K) of each product: lhs rows, rhs rows, contracted length."""
-    (ldims, (_, lrows, lcols)), (rdims, (_, rrows, _)) = matrices
-    return _extent(ldims, lrows), _extent(rdims, rrows), _extent(ldims, lcols)
-
-
-def _calls_blas(inst) -> bool:
-    """Whether ``inst`` is a stack of float or complex matrix products BLAS can take:
-    not mere dot products of vectors (the loop nest does those without a call per
-    product) and within BLAS's 32-bit sizes (larger products stay a loop nest)."""
-    if inst.shape.dtype.name not in TYPE_PREFIX:
-        return False
-    m, n, k = _sizes(_matrices(inst))
-    # A leading dimension is at most an operand's size (k for a copy).
-    largest = max(m, n, k, *(o.shape.size for o in inst.operands))
-    return m * n > 1 and largest <= MAX_INTEGER
-
-
-def _stride(dims: Sequence[int], group: Sequence[int]) -> int | None:
-    """The stride of ``group``'s dims, flattened in that order, in a row-major buffer of
-    ``dims``: the stride of its innermost dim if they step through memory as one
-    dimension, 0 if the group has one element, None if it cannot be flattened."""
-    run = [d for d in group if dims[d] != 1]
-    strides = [math.prod(dims[d + 1:]) for d in run]
-    if any(outer != inner * dims[d] for outer, inner, d in zip(strides, strides[1:], run[1:])):
-        return None
-    return strides[-1] if run else 0
-
-
-def _layout(dims: Sequence[int], rows: Sequence[int], cols: Sequence[int]) -> tuple[bool, int] | None:
-    """How a row-major buffer of ``dims`` holds the matrix ``rows x cols`` (each group
-    flattened) once its other dims are fixed: ``(row_major, ld)``, with BLAS's leading
-    dimension ``ld >= max(1, length of the unit-stride group)``; None if it does not."""
-    row_stride, col_stride = _stride(dims, rows), _stride(dims, cols)
-    if row_stride is None or col_stride is None:
-        return None
-    if col_stride in (0, 1):
-        return True, max(1, row_stride or _extent(dims, cols))
-    if row_stride in (0, 1):
-        return False, max(1, col_stride)
-    return None
-
-
-@dataclass(frozen=True)
-class _Operand:
-    """An operand as BLAS reads it: the buffer, its dims that index the stack of
-    matrices (in the result's batch order) and the matrix layout (:func:`_layout`)."""
-
-    buffer: SSAValue
-    batch: tuple[int, ...]
-    row_major: bool
-    ld: int
-
-
-def _operand(k, dims, groups, buffer, dtype) -> _Operand:
-    """The operand read in place, or copied into a scratch buffer laid out
-    (batch, rows, columns) when its dims do not hold a matrix BLAS can read."""
-    from xdsl.ir.affine import AffineExpr
-
-    batch, rows, cols = groups
-    layout = _layout(dims, rows, cols)
-    if layout is not None:
-        return _Operand(buffer, batch, *layout)
-    order = [*batch, *rows, *cols]
-    shape = tuple(dims[d] for d in order)
-    scratch = k.scratch(Shape(shape, dtype))
-    coords = [AffineExpr.dimension(i) for i in range(len(order))]
-    k.generic(shape, [(buffer, [coords[order.index(d)] for d in range(len(dims))])], (scratch, coords), dtype,
-              lambda b, ins, cur: ins[0])
-    nb, nr = len(batch), len(rows)
-    layout = _layout(shape, range(nb, nb + nr), range(nb + nr, len(order)))
-    assert layout is not None  # the scratch copy is row-major
-    return _Operand(scratch, tuple(range(nb)), *layout)
-
-
-def _emit_blas(k, inst, out, operands):
-    """One BLAS call per batch index: ``?gemv`` when one operand is a vector (a single
-    row), ``?gemm`` otherwise. Nothing to call for an empty result; zeros for an
-    empty contraction."""
-    dtype = inst.shape.dtype
-    if not inst.shape.size:
-        return
-    (ldims, lgroups), (rdims, rgroups) = matrices = _matrices(inst)
-    m, n, contracted = _sizes(matrices)
-    if contracted == 0:
-        k.fill(out, 0, dtype)
-        return
-    lhs = _operand(k, ldims, lgroups, operands[0], dtype)
-    rhs = _operand(k, rdims, rgroups, operands[1], dtype)
-    f = FortranKernel(k, dtype, inst.shape.dims[:len(lgroups[0])])
-    call = (_gemv if min(m, n) == 1 else _gemm)(f, lhs, rhs, m, n, contracted)
-
-    def multiply(batch):
-        lhs_at, rhs_at = (f.part(x.buffer, dict(zip(x.batch, batch))) for x in (lhs, rhs))
-        call(lhs_at, rhs_at, f.part(out, dict(enumerate(batch))))
-    f.per_matrix(multiply)
-
-
-def _gemm(f: FortranKernel, lhs: _Operand, rhs: _Operand, m: int, n: int, k: int):
-    """Row-major out = lhs rhs^T is column-major out^T = rhs lhs^T: gemm's A is rhs
-    (N x K) and B is lhs^T (K x M), each transposed by gemm's flag when its buffer,
-    read column-major, holds the other orientation."""
-    args = [f.char("T" if rhs.row_major else "N"), f.char("N" if lhs.row_major else "T"),
-            f.integer(n), f.integer(m), f.integer(k), f.scalar(1)]
-    lda, ldb, beta, ldc = f.integer(rhs.ld), f.integer(lhs.ld), f.scalar(0), f.integer(n)
-    return lambda lhs_at, rhs_at, out: f.blas("gemm", *args, rhs_at, lda, lhs_at, ldb, beta, out, ldc)
-
-
-def _gemv(f: FortranKernel, lhs: _Operand, rhs: _Operand, m: int, n: int, k: int):
-    """A matrix times a vector: out = lhs v when N = 1, rhs v when M = 1, v being the
-    other operand's only row. gemv's A is the matrix's buffer read column-major,
-    transposed by the flag when the buffer is row-major."""
-    matrix, vector, rows = (lhs, rhs, m) if n == 1 else (rhs, lhs, n)
-    trans, shape = ("T", (k, rows)) if matrix.row_major else ("N", (rows, k))
-    args = [f.char(trans), *map(f.integer, shape), f.scalar(1)]
-    lda, incx = f.integer(matrix.ld), f.integer(1 if vector.row_major else vector.ld)
-    beta, incy = f.scalar(0), f.integer(1)
-
-    def call(lhs_at, rhs_at, out):
-        matrix_at, vector_at = (lhs_at, rhs_at) if n == 1 else (rhs_at, lhs_at)
-        f.blas("gemv", *args, matrix_at, lda, vector_at, incx, beta, out, incy)
-    return call
-
-
-# --- other dots: a loop nest ---------------------------------------------------------------
-
-def _emit_loops(k, inst, out, operands):
-    """A zero fill, then one generic over (batch, lhs free, rhs free, contracting)."""
-    from xdsl.ir.affine import AffineExpr
-
-    from .reduce import combine_scalars
-
-    lhs, rhs = (o.shape for o in inst.operands)
-    lb, rb, lc, rc = (inst.attrs[n] for n in ("lhs_batch", "rhs_batch", "lhs_contracting", "rhs_contracting"))
-    lf, rf = _free(lhs.rank, lb, lc), _free(rhs.rank, rb, rc)
-    loops = [lhs.dims[d] for d in lb] + [lhs.dims[d] for d in lf] + [rhs.dims[d] for d in rf] \
-        + [lhs.dims[d] for d in lc]
-    d = [AffineExpr.dimension(i) for i in range(len(loops))]
-    nb, nlf, nrf = len(lb), len(lf), len(rf)
-    lhs_map, rhs_map = [None] * lhs.rank, [None] * rhs.rank
-    for i, (a, b) in enumerate(zip(lb, rb)):
-        lhs_map[a] = rhs_map[b] = d[i]
-    for i, a in enumerate(lf):
-        lhs_map[a] = d[nb + i]
-    for i, b in enumerate(rf):
-        rhs_map[b] = d[nb + nlf + i]
-    for i, (a, b) in enumerate(zip(lc, rc)):
-        lhs_map[a] = rhs_map[b] = d[nb + nlf + nrf + i]
-    dtype = inst.shape.dtype
-    k.fill(out, 0, dtype)
-
-    def body(b, ins, acc):
-        return combine_scalars(b, "add", dtype, acc, combine_scalars(b, "multiply", dtype, *ins))
-
-    k.generic(loops, [(operands[0], lhs_map), (operands[1], rhs_map)], (out, d[:nb + nlf + nrf]),
-              dtype, body, reduction_dims=range(nb + nlf + nrf, len(loops)))
-
-
-register(OpDef("dot_general", _infer, _evaluate, Kernel(_emit), 2))
+register(OpDef("dot_general", _infer, _evaluate, 2))

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects import arith
-from xdsl.dialects.builtin import i64
 
-from ..lowering import Elementwise, NotLowerable
 from ..opdef import OpDef, register
 from ..shape import Shape, static_dims
 
@@ -19,7 +16,7 @@ def _parameter_evaluate(args, attrs, shape):
     raise RuntimeError("parameters are bound by the evaluator, not evaluated")
 
 
-register(OpDef("parameter", _parameter_infer, _parameter_evaluate, NotLowerable(), 0))
+register(OpDef("parameter", _parameter_infer, _parameter_evaluate, 0))
 
 
 def _constant_infer(shapes, attrs):
@@ -27,15 +24,7 @@ def _constant_infer(shapes, attrs):
     return Shape(value.shape, value.dtype)
 
 
-def _constant_emit(b, args, inst):
-    value = inst.attrs["value"].value
-    if value.ndim:
-        raise NotImplementedError("array constants are bound as parameters before lowering")
-    return b.const(value.item(), value.dtype)
-
-
-register(OpDef("constant", _constant_infer, lambda args, attrs, shape: attrs["value"].value,
-               Elementwise(_constant_emit), 0))
+register(OpDef("constant", _constant_infer, lambda args, attrs, shape: attrs["value"].value, 0))
 
 
 def _iota_infer(shapes, attrs):
@@ -53,15 +42,4 @@ def _iota_evaluate(args, attrs, shape):
     return np.broadcast_to(ramp.reshape(view), shape.dims).copy()
 
 
-def _iota_emit(b, args, inst):
-    index = b.coords(inst)[inst.attrs["iota_dimension"]]
-    as_int = b.insert(arith.IndexCastOp(index, i64))
-    dtype = inst.shape.dtype
-    if dtype.kind == "f":
-        return b.insert(arith.SIToFPOp(as_int, b.type(dtype)))
-    if dtype.itemsize < 8:
-        return b.insert(arith.TruncIOp(as_int, b.type(dtype)))
-    return as_int
-
-
-register(OpDef("iota", _iota_infer, _iota_evaluate, Elementwise(_iota_emit), 0))
+register(OpDef("iota", _iota_infer, _iota_evaluate, 0))

@@ -8,12 +8,8 @@ implied. The combiner reuses the elementwise op of the same name, so its semanti
 
 from __future__ import annotations
 
-from typing import cast
-
 import numpy as np
 
-from ..ir import Instruction
-from ..lowering import Elementwise, Reduction
 from ..opdef import OpDef, lookup, register
 from ..shape import Shape
 
@@ -21,7 +17,8 @@ _NUMPY = {"add": np.sum, "multiply": np.prod, "maximum": np.max, "minimum": np.m
           "and": np.logical_and.reduce, "or": np.logical_or.reduce}
 
 
-def _identity(kind: str, dtype: np.dtype) -> object:
+def identity(kind: str, dtype: np.dtype) -> object:
+    """The identity of the monoid ``kind`` on ``dtype``."""
     if kind in ("add", "or"):
         return 0
     if kind in ("multiply",):
@@ -51,10 +48,10 @@ def _evaluate(args, attrs, shape):
     (x,), kind = args, attrs["kind"]
     if kind in ("and", "or"):  # np.all/np.any take no initial; the ufuncs do
         fn = np.bitwise_and if kind == "and" else np.bitwise_or
-        initial = (kind == "and") if x.dtype.kind == "b" else _identity(kind, x.dtype)
+        initial = (kind == "and") if x.dtype.kind == "b" else identity(kind, x.dtype)
         return fn.reduce(x, axis=tuple(attrs["dimensions"]), initial=initial)
     with np.errstate(all="ignore"):
-        out = _NUMPY[kind](x, axis=tuple(attrs["dimensions"]), initial=_identity(kind, x.dtype))
+        out = _NUMPY[kind](x, axis=tuple(attrs["dimensions"]), initial=identity(kind, x.dtype))
     return np.asarray(out, dtype=shape.dtype)
 
 
@@ -64,13 +61,4 @@ def check_combiner(kind: str, x: Shape) -> None:
     lookup(kind).infer([scalar, scalar], {})
 
 
-def combine_scalars(b, kind: str, dtype: np.dtype, x, y):
-    """Emit the elementwise op ``kind`` on two scalars of ``dtype``."""
-    scalar = Instruction("parameter", (), {"number": 0}, Shape((), dtype))
-    pseudo = Instruction(kind, (scalar, scalar), {}, scalar.shape)
-    return cast(Elementwise, lookup(kind).lowering).emit(b, (x, y), pseudo)
-
-
-register(OpDef("reduce", _infer, _evaluate, Reduction(
-    lambda b, acc, value, inst: combine_scalars(b, inst.attrs["kind"], inst.shape.dtype, acc, value),
-    lambda inst: _identity(inst.attrs["kind"], inst.shape.dtype)), 1))
+register(OpDef("reduce", _infer, _evaluate, 1))

@@ -1,7 +1,15 @@
-"""The kinds of lowering an HLO op can declare, and the builder interface they use.
+"""How HLO ops lower: the kinds of lowering, the builder interfaces they use, and the
+table of each op's lowering per platform.
 
-An op's lowering says *what* linalg it becomes; the compiled backend decides where
-(which fused kernel, which buffer). Four kinds cover XLA's op set:
+An op's definition (``plaidarray.hlo.opdef``) says what it computes; its lowering says
+*what* linalg it becomes, and the compiled backend decides where (which fused kernel,
+which buffer). Lowerings are registered apart from the definitions, per platform, as
+JAX registers a primitive's lowering per platform (``mlir.register_lowering``):
+:func:`register_lowering` without a platform gives the target-neutral lowering
+(``codegen/lowerings/``, linalg and the ``arith``/``math``/``complex`` dialects), with a
+platform the one that platform uses instead (llvm-cpu's calls to BLAS, LAPACK, the C
+math library and its runtime routines, ``backend/llvm_cpu/lowerings/``). Five kinds
+cover XLA's op set:
 
 * :class:`Elementwise` computes one scalar from its operands' scalars at the same
   coordinate (and may read the coordinate itself, as ``iota`` does). Fusible.
@@ -10,6 +18,7 @@ An op's lowering says *what* linalg it becomes; the compiled backend decides whe
 * :class:`Reduction` folds dimensions away with a combiner; it fuses its operand chain
   (XLA's input fusion).
 * :class:`Kernel` writes its whole result buffer with linalg ops of its own.
+* :class:`Expansion` rewrites the op into other HLO ops before fusion.
 """
 
 from __future__ import annotations
@@ -26,8 +35,8 @@ if TYPE_CHECKING:
     from xdsl.ir import Attribute, Block, Operation, SSAValue
     from xdsl.ir.affine import AffineExpr
 
-    from .ir import Computation, Instruction
-    from .shape import Shape
+    from ..hlo.ir import Computation, Instruction
+    from ..hlo.shape import Shape
 
 
 class ScalarBuilder(Protocol):
@@ -57,6 +66,11 @@ class ScalarBuilder(Protocol):
 
     def coords(self, inst: Instruction) -> Sequence[SSAValue]:
         """The ``index`` values of ``inst``'s result coordinate at this iteration."""
+        ...
+
+    def elementwise(self, inst: Instruction, args: Sequence[SSAValue]) -> SSAValue:
+        """The scalar code of ``inst``, an elementwise op, on ``args``, as this platform
+        lowers it (a reduction's combiner is the elementwise op of the same name)."""
         ...
 
 
@@ -149,7 +163,7 @@ class Kernel:
 @dataclass(frozen=True)
 class Expansion:
     """An op lowered by rewriting it into other HLO ops before fusion, as XLA's expander
-    passes do (``hlo/passes/expand.py``): ``expand(inst, operand)`` returns the
+    passes do (``codegen/expand.py``): ``expand(inst, operand)`` returns the
     instruction computing the same value. What it builds is target-neutral HLO, so every
     backend that lowers those ops lowers this one."""
 
@@ -157,4 +171,24 @@ class Expansion:
 
 
 class NotLowerable:
-    """Marker for ops only the reference backend runs (``parameter`` is bound, not lowered)."""
+    """Marker for ops no platform lowers (``parameter`` is bound, not lowered)."""
+
+
+#: (opcode, platform) -> lowering; platform None: the target-neutral lowering.
+_LOWERINGS: dict[tuple[str, str | None], object] = {}
+
+
+def register_lowering(opcode: str, lowering: object, platform: str | None = None) -> None:
+    """Lower HLO op ``opcode`` with ``lowering`` (one of the kinds above) on ``platform``,
+    or on every platform that has no lowering of its own when ``platform`` is None."""
+    if (opcode, platform) in _LOWERINGS:
+        raise ValueError(f"HLO op {opcode}: a lowering for {platform or 'every platform'} is registered twice")
+    _LOWERINGS[opcode, platform] = lowering
+
+
+def lowering_for(opcode: str, platform: str | None = None) -> object:
+    """``platform``'s lowering of ``opcode``, else the target-neutral one."""
+    lowering = _LOWERINGS.get((opcode, platform)) or _LOWERINGS.get((opcode, None))
+    if lowering is None:
+        raise NotImplementedError(f"HLO op {opcode} has no lowering for {platform or 'a target-neutral backend'}")
+    return lowering

@@ -4,28 +4,28 @@ CSE, folding and fusion see what the expansions built."""
 
 from __future__ import annotations
 
-from ..ir import Computation, Instruction, rebuild
-from ..lowering import Expansion
-from ..opdef import lookup
-from ..ops.control_flow import Subcomputation
+from ..hlo.ir import Computation, Instruction, rebuild
+from ..hlo.ops.control_flow import Subcomputation
+from .lowering import Expansion, lowering_for
 
 
-def expand(comp: Computation) -> Computation:
+def expand(comp: Computation, platform: str | None = None) -> Computation:
+    """``comp`` with every op that ``platform`` lowers by an :class:`Expansion` expanded."""
     def rewrite(inst: Instruction, operands: tuple[Instruction, ...]) -> Instruction:
-        inst = _with_expanded_subcomputations(rebuild(inst, operands))
-        lowering = lookup(inst.opcode).lowering
+        inst = _with_expanded_subcomputations(rebuild(inst, operands), platform)
+        lowering = lowering_for(inst.opcode, platform)
         return lowering.expand(inst, *inst.operands) if isinstance(lowering, Expansion) else inst
 
     return comp.rewrite(rewrite)
 
 
-def _with_expanded_subcomputations(inst: Instruction) -> Instruction:
+def _with_expanded_subcomputations(inst: Instruction, platform: str | None) -> Instruction:
     """``inst`` with every nested computation among its attributes expanded (itself when
     none changes)."""
     attrs = None
     for name, value in inst.attrs.items():
         if isinstance(value, Subcomputation):
-            expanded = expand(value.computation)
+            expanded = expand(value.computation, platform)
             if expanded.instructions != value.computation.instructions:
                 _check_no_array_constants(expanded, inst.opcode)
                 attrs = attrs or dict(inst.attrs)

@@ -21,7 +21,7 @@ from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType
 from xdsl.ir import Operation, SSAValue
 
-from .lowering import KernelBuilder
+from ....codegen.lowering import KernelBuilder
 
 #: The type letter of each dtype's BLAS and LAPACK routines (``dgemm``, ``zgesdd``).
 TYPE_PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}

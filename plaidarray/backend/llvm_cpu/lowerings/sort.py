@@ -1,0 +1,44 @@
+"""llvm-cpu's ``argsort``: the runtime's stable merge sort (compiled LLVM,
+``runtime.py``) called once per row."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IntegerAttr, i1, i64
+
+from ....codegen.lowering import Kernel, register_lowering
+from .platform import PLATFORM
+
+
+def _suffix(dtype: np.dtype) -> str:
+    return {"f": "f", "i": "i", "u": "u", "b": "b"}[dtype.kind] + str(1 if dtype.kind == "b" else dtype.itemsize * 8)
+
+
+def _emit(k, inst, out, operands):
+    (x,) = operands
+    dims, axis = inst.shape.dims, inst.attrs["dimension"]
+    strides = [math.prod(dims[i + 1:]) for i in range(len(dims))]
+    batch = [d for i, d in enumerate(dims) if i != axis]
+    batch_strides = [s for i, s in enumerate(strides) if i != axis]
+    symbol = f"plaidarray_argsort_{_suffix(inst.operands[0].shape.dtype)}"
+
+    def index(v):
+        return k.insert(arith.ConstantOp(IntegerAttr(v, i64)))
+
+    def row(ivs):
+        offset = index(0)
+        for iv, stride in zip(ivs, batch_strides):
+            as_int = k.insert(arith.IndexCastOp(iv, i64))
+            offset = k.insert(arith.AddiOp(offset, k.insert(arith.MuliOp(as_int, index(stride)))))
+        descending = k.insert(arith.ConstantOp(IntegerAttr(int(inst.attrs["descending"]), i1)))
+        k.call(symbol, [x, offset, index(strides[axis]), index(dims[axis]), out, offset, index(strides[axis]),
+                        descending])
+
+    if inst.shape.size:
+        k.for_each(batch, row)
+
+
+register_lowering("argsort", Kernel(_emit), PLATFORM)

@@ -1,0 +1,5 @@
+"""The target-neutral lowerings of the HLO op set, one module per op family (as
+``hlo/ops/`` defines them). Importing this package registers them in
+``plaidarray.codegen.lowering``; a platform registers its own beside them."""
+
+from . import control_flow, data_movement, dot, dynamic, elementwise, fft, gather, generators, reduce, scan  # noqa: F401

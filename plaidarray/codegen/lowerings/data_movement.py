@@ -1,0 +1,89 @@
+"""Lowerings of the data-movement ops. Those that only re-index (broadcast, reshape,
+transpose, slice, reverse) become indexing maps and fuse into their consumers;
+concatenate and pad write disjoint parts of their result with kernels of their own."""
+
+from __future__ import annotations
+
+import math
+
+from xdsl.ir.affine import AffineExpr
+
+from ..lowering import Indexing, Kernel, register_lowering
+
+
+def _broadcast_coords(inst, coords):
+    x = inst.operands[0].shape
+    return [0 if x.dims[i] == 1 and inst.shape.dims[d] != 1 else coords[d]
+            for i, d in enumerate(inst.attrs["broadcast_dimensions"])]
+
+
+def _reshape_coords(inst, coords):
+    """Row-major relinearisation; when only unit dimensions differ, a direct mapping."""
+    src, dst = inst.operands[0].shape.dims, inst.shape.dims
+    if 0 in src:  # nothing is ever read from an empty array
+        return [0] * len(src)
+    if [d for d in src if d != 1] == [d for d in dst if d != 1]:
+        kept = iter([c for c, d in zip(coords, dst) if d != 1])
+        return [0 if d == 1 else next(kept) for d in src]
+    linear = 0
+    for c, d in zip(coords, dst):
+        linear = linear * d + c
+    out, stride = [], math.prod(src)
+    for i, d in enumerate(src):
+        stride //= d
+        e = linear // stride if stride > 1 else linear
+        out.append(e % d if i else e)
+    return out
+
+
+def _transpose_coords(inst, coords):
+    perm = inst.attrs["permutation"]
+    out = [None] * len(perm)
+    for i, p in enumerate(perm):
+        out[p] = coords[i]
+    return out
+
+
+def _slice_coords(inst, coords):
+    return [s + st * c for s, st, c in zip(inst.attrs["start"], inst.attrs["strides"], coords)]
+
+
+def _reverse_coords(inst, coords):
+    dims, rev = inst.shape.dims, set(inst.attrs["dimensions"])
+    # Written as c * -1 + (n - 1): xDSL 0.74's int - AffineExpr (__rsub__) gets the sign wrong.
+    return [c * -1 + (dims[i] - 1) if i in rev else c for i, c in enumerate(coords)]
+
+
+for _name, _coords in (("broadcast_in_dim", _broadcast_coords), ("reshape", _reshape_coords),
+                       ("transpose", _transpose_coords), ("slice", _slice_coords), ("reverse", _reverse_coords)):
+    register_lowering(_name, Indexing(_coords))
+
+
+# --- kernels ----------------------------------------------------------------------------
+
+def _concatenate_emit(k, inst, out, operands):
+    """One copy per operand into its window of the result (an offset output map)."""
+    axis, offset = inst.attrs["dimension"], 0
+    for operand, buf in zip(inst.operands, operands):
+        dims = operand.shape.dims
+        d = [AffineExpr.dimension(i) for i in range(len(dims))]
+        out_map = [e + offset if i == axis else e for i, e in enumerate(d)]
+        k.generic(dims, [(buf, d)], (out, out_map), inst.shape.dtype, lambda b, ins, cur: ins[0])
+        offset += dims[axis]
+
+
+register_lowering("concatenate", Kernel(_concatenate_emit))
+
+
+def _pad_emit(k, inst, out, operands):
+    x, value = operands
+    dims = inst.shape.dims
+    d = [AffineExpr.dimension(i) for i in range(len(dims))]
+    k.generic(dims, [(value, [])], (out, d), inst.shape.dtype, lambda b, ins, cur: ins[0])
+    xd = inst.operands[0].shape.dims
+    d = [AffineExpr.dimension(i) for i in range(len(xd))]
+    out_map = [l + e * (i + 1) for l, i, e in zip(inst.attrs["low"], inst.attrs["interior"], d)]
+    k.generic(xd, [(x, d)], (out, out_map), inst.shape.dtype, lambda b, ins, cur: ins[0])
+
+
+register_lowering("pad", Kernel(_pad_emit))

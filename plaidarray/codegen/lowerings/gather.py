@@ -1,0 +1,124 @@
+"""Lowerings of the gathers ``take``, ``take_along_axis`` and ``searchsorted``. Indices
+are data, so the kernels compute addresses in the generic body, wrapped and clamped as
+the ops define (``hlo/ops/gather.py``): generated code never reads out of bounds."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from xdsl.dialects import arith
+from xdsl.dialects.builtin import IndexType, i64
+from xdsl.ir.affine import AffineExpr
+
+from ..lowering import Kernel, register_lowering
+
+
+def emit_index(b, value, dtype: np.dtype):
+    """An integer of ``dtype`` as an ``index``, by its value (index_cast alone would
+    sign-extend narrow unsigned integers); 64-bit values keep their bits, so unsigned
+    ones past 2**63 become negative, as ``astype(np.int64)`` makes them."""
+    if dtype.itemsize < 8:
+        value = b.insert((arith.ExtSIOp if dtype.kind == "i" else arith.ExtUIOp)(value, i64))
+    return b.insert(arith.IndexCastOp(value, IndexType()))
+
+
+def _emit_safe_index(b, value, dtype: np.dtype, n: int):
+    """``value`` (an integer of ``dtype``) wrapped once if negative and clamped into
+    ``[0, n)``, as an ``index``."""
+    idx = emit_index(b, value, dtype)
+    zero = b.insert(arith.ConstantOp.from_int_and_width(0, IndexType()))
+    size = b.insert(arith.ConstantOp.from_int_and_width(n, IndexType()))
+    last = b.insert(arith.ConstantOp.from_int_and_width(max(n - 1, 0), IndexType()))
+    negative = b.insert(arith.CmpiOp(idx, zero, "slt"))
+    idx = b.insert(arith.SelectOp(negative, b.insert(arith.AddiOp(idx, size)), idx))
+    return b.insert(arith.MinSIOp(b.insert(arith.MaxSIOp(idx, zero)), last))
+
+
+def _identity(rank):
+    return [AffineExpr.dimension(i) for i in range(rank)]
+
+
+def _take_emit(k, inst, out, operands):
+    x, indices = operands
+    axis = inst.attrs["axis"]
+    xs, ishape = inst.operands[0].shape, inst.operands[1].shape
+    dims = inst.shape.dims
+    d = _identity(len(dims))
+    index_map = d[axis:axis + ishape.rank]
+
+    def body(b, ins, cur):
+        loops = [b.loop_index(i) for i in range(len(dims))]
+        where = _emit_safe_index(b, ins[0], ishape.dtype, xs.dims[axis])
+        return b.load(x, loops[:axis] + [where] + loops[axis + ishape.rank:])
+
+    if inst.shape.size:
+        k.generic(dims, [(indices, index_map)], (out, d), inst.shape.dtype, body)
+
+
+register_lowering("take", Kernel(_take_emit))
+
+
+def _along_emit(k, inst, out, operands):
+    x, indices = operands
+    axis = inst.attrs["axis"]
+    n = inst.operands[0].shape.dims[axis]
+    dims = inst.shape.dims
+    d = _identity(len(dims))
+
+    def body(b, ins, cur):
+        loops = [b.loop_index(i) for i in range(len(dims))]
+        loops[axis] = _emit_safe_index(b, ins[0], inst.operands[1].shape.dtype, n)
+        return b.load(x, loops)
+
+    if inst.shape.size:
+        k.generic(dims, [(indices, d)], (out, d), inst.shape.dtype, body)
+
+
+register_lowering("take_along_axis", Kernel(_along_emit))
+
+
+def _before(b, a, v, dtype, side):
+    """Whether element ``a`` lies before the insertion point of ``v`` (NaN sorts last)."""
+    if dtype.kind == "f":
+        if side == "left":  # a < v, NaN greatest
+            lt = b.insert(arith.CmpfOp(a, v, "olt"))
+            a_num = b.insert(arith.CmpfOp(a, a, "ord"))
+            v_nan = b.insert(arith.CmpfOp(v, v, "uno"))
+            return b.insert(arith.OrIOp(lt, b.insert(arith.AndIOp(a_num, v_nan))))
+        # a <= v, NaN greatest: not (v < a)
+        v_lt_a = _before(b, v, a, dtype, "left")
+        return b.insert(arith.XOrIOp(v_lt_a, b.const(True, np.dtype(bool))))
+    pred = {"left": "lt", "right": "le"}[side]
+    prefix = "s" if dtype.kind == "i" else "u"
+    return b.insert(arith.CmpiOp(a, v, prefix + pred))
+
+
+def _search_emit(k, inst, out, operands):
+    sorted_, values = operands
+    n = inst.operands[0].shape.dims[0]
+    dtype, side = inst.operands[1].shape.dtype, inst.attrs["side"]
+    dims = inst.shape.dims
+    d = _identity(len(dims))
+    steps = max(1, math.ceil(math.log2(n + 1)))
+
+    def body(b, ins, cur):
+        (v,) = ins
+        def index(c):
+            return b.insert(arith.ConstantOp.from_int_and_width(c, IndexType()))
+        lo, hi, one, last = index(0), index(n), index(1), index(max(n - 1, 0))
+        for _ in range(steps):  # a fixed number of halvings: straight-line code
+            active = b.insert(arith.CmpiOp(lo, hi, "ult"))
+            mid = b.insert(arith.ShRUIOp(b.insert(arith.AddiOp(lo, hi)), one))
+            a = b.load(sorted_, [b.insert(arith.MinUIOp(mid, last))])
+            go_right = b.insert(arith.AndIOp(active, _before(b, a, v, dtype, side)))
+            go_left = b.insert(arith.AndIOp(active, b.insert(arith.XOrIOp(go_right, b.const(True, np.dtype(bool))))))
+            lo = b.insert(arith.SelectOp(go_right, b.insert(arith.AddiOp(mid, one)), lo))
+            hi = b.insert(arith.SelectOp(go_left, mid, hi))
+        return b.insert(arith.IndexCastOp(lo, i64))
+
+    if inst.shape.size:
+        k.generic(dims, [(values, d)], (out, d), inst.shape.dtype, body)
+
+
+register_lowering("searchsorted", Kernel(_search_emit))
