@@ -52,20 +52,34 @@ def _evaluate(args, attrs, shape):
     return np.fft.fft(x, axis=axis) if attrs["sign"] < 0 else np.fft.ifft(x, axis=axis) * shape.dims[axis]
 
 
-#: Adjacent lines along an inner axis transformed together, interleaved: their points
-#: are read and written in runs of this many (fewer cache lines and pages per point).
-LINES_AT_ONCE = 8
+#: Lines transformed together by one call, interleaved in its scratch (the inner loop
+#: over them vectorises; for lines along an inner axis, whose points are strided, the
+#: first and last stage also touch a run of points per cache line and page): adjacent
+#: lines along an inner axis, consecutive rows (measured best at 1024 points: 16 and 4).
+LINES_AT_ONCE = {"strided": 16, "rows": 4}
+#: The scratch of a call (two blocks of its lines) stays below 2 x this many points.
+MAX_BLOCK = 1 << 16
+
+
+def _lines_at_once(n: int, lines: int, most: int) -> int:
+    """The power of two up to ``most`` that divides ``lines``, within ``MAX_BLOCK``."""
+    return math.gcd(lines, most, 1 << max(0, (MAX_BLOCK // n).bit_length() - 1))
 
 
 def _emit(k, inst, out, operands):
     """``before`` x ``after`` lines along the axis, each ``after`` elements between points;
-    one call per line, or per ``lines`` adjacent lines when ``after`` > 1."""
+    one call per ``lines`` rows (``after`` = 1) or adjacent lines."""
     x, table = operands
     dims, axis = inst.shape.dims, inst.attrs["axis"]
     n, before, after = dims[axis], math.prod(dims[:axis]), math.prod(dims[axis + 1:])
-    lines = math.gcd(after, LINES_AT_ONCE)
+    if after == 1:
+        lines = _lines_at_once(n, before, LINES_AT_ONCE["rows"])
+        calls, blocks = before // lines, 1
+    else:
+        lines = _lines_at_once(n, after, LINES_AT_ONCE["strided"])
+        blocks = after // lines
+        calls = before * blocks
     routine = stockham.symbol(n, inst.attrs["sign"], after, lines)
-    blocks = after // lines
 
     def index(value):
         return k.insert(arith.ConstantOp(IntegerAttr(value, i64)))
@@ -73,7 +87,7 @@ def _emit(k, inst, out, operands):
     def line(ivs):
         number = k.insert(arith.IndexCastOp(ivs[0], i64))
         if after == 1:
-            offset = k.insert(arith.MuliOp(number, index(n)))
+            offset = k.insert(arith.MuliOp(number, index(n * lines)))
         else:  # the lines (i, j * lines ...) start at i * n * after + j * lines
             i = k.insert(arith.DivUIOp(number, index(blocks)))
             j = k.insert(arith.RemUIOp(number, index(blocks)))
@@ -81,7 +95,6 @@ def _emit(k, inst, out, operands):
                                            k.insert(arith.MuliOp(j, index(lines)))))
         k.call(routine, [x, offset, out, offset, table])
 
-    calls = before * blocks
     if calls:
         # A line's work is about n log n loop iterations of an elementwise kernel.
         k.for_each((calls,), line, independent_work=calls * lines * n * max(1, math.ceil(math.log2(n))))
@@ -113,25 +126,28 @@ def _moved_last(x: Instruction) -> int | None:
     return axis if perm[:-1] == [d for d in range(len(perm)) if d != axis] else None
 
 
-def _in_place_of_the_transpose(inst: Instruction) -> Instruction | None:
-    """An FFT or IFFT of ``transpose(a)`` that moves one axis last (``plaidarray.fft``
-    along any other axis) as the transpose of the transform of ``a`` along that axis:
-    the kernel reads and writes the strided lines, and the transpose back, meeting this
-    one, cancels (:func:`lower_fft`)."""
+def _complex_kinds(inst: Instruction) -> Instruction | None:
+    """An FFT or IFFT of a kernel length as one ``stockham_fft`` along the operand's last
+    axis (no reshape to rows, which would copy the operand and the result); of
+    ``transpose(a)`` moving one axis last (``plaidarray.fft`` along another axis), as the
+    transpose of ``a``'s transform along that axis: the kernel reads and writes the
+    strided lines, and the transpose back, meeting this one, cancels (:func:`lower_fft`).
+    None for the other kinds and lengths."""
     x, kind = inst.operands[0], inst.attrs["fft_type"]
-    axis = _moved_last(x)
-    if kind not in ("FFT", "IFFT") or axis is None or not KERNEL.supports(n := x.shape.dims[-1]):
+    n = x.shape.dims[-1]
+    if kind not in ("FFT", "IFFT") or not KERNEL.supports(n) or not x.shape.size:
         return None
-    y = x.operands[0]
+    axis = _moved_last(x)
+    y = x if axis is None else x.operands[0]
     if y.shape.dtype != _COMPLEX:
         y = _op("convert", y, dtype=_COMPLEX)
-    y = _stockham(y, axis, -1 if kind == "FFT" else 1)
+    y = _stockham(y, y.shape.rank - 1 if axis is None else axis, -1 if kind == "FFT" else 1)
     if kind == "IFFT":
         scale = _op("constant", value=Literal(np.asarray(1.0 / n, _COMPLEX)))
         y = _op("multiply", y, _op("broadcast_in_dim", scale, dims=y.shape.dims, broadcast_dimensions=()))
     if y.shape.dtype != inst.shape.dtype:
         y = _op("convert", y, dtype=inst.shape.dtype)
-    return _op("transpose", y, permutation=x.attrs["permutation"])
+    return y if axis is None else _op("transpose", y, permutation=x.attrs["permutation"])
 
 
 def lower_fft(comp: Computation) -> Computation:
@@ -142,11 +158,12 @@ def lower_fft(comp: Computation) -> Computation:
     def rewrite(inst: Instruction, operands: tuple[Instruction, ...]) -> Instruction:
         inst = rebuild(inst, operands)
         if inst.opcode == "fft":
-            lowered = _in_place_of_the_transpose(inst)
-            if lowered is not None:
+            lowered = _complex_kinds(inst)
+            if lowered is None:
+                return fft.expand(inst, inst.operands[0], kernel=KERNEL)
+            if lowered.opcode == "transpose":
                 moved[id(lowered)] = lowered
-                return lowered
-            return fft.expand(inst, inst.operands[0], kernel=KERNEL)
+            return lowered
         if inst.opcode == "transpose" and id(inst.operands[0]) in moved:
             inner = inst.operands[0]
             if all(inner.attrs["permutation"][d] == i for i, d in enumerate(inst.attrs["permutation"])):

@@ -7,9 +7,9 @@ transformed in place of its rows, without a transpose), unscaled, with
 ``exp(-2 pi i j k / n)`` (forward) or ``exp(+...)`` (backward). It is generated for one n
 and stride, so every loop bound and stride is a constant.
 
-The transform is a sequence of decimation-in-frequency stages (OTFFT's Stockham form),
-radix 4 while 4 divides what is left, then 2, then the odd primes up to
-``LARGEST_KERNEL_PRIME``. Before a stage of radix r the signal is s = the product of the
+The transform is a sequence of decimation-in-frequency stages (OTFFT's Stockham form):
+radix 8 for the power of two dividing n, with one or two of radix 4 (or one of 2 for n
+= 2) for what 8 leaves, then the odd primes up to ``LARGEST_KERNEL_PRIME``. Before a stage of radix r the signal is s = the product of the
 earlier radices interleaved transforms of length l = n / s; with m = l / r, for every
 p < m and q < s the stage reads ``a[j] = src[q + s (p + j m)]`` (j < r), computes their
 r-point DFT ``y[k]`` with a straight-line butterfly, multiplies ``y[k]`` by the twiddle
@@ -47,7 +47,7 @@ LARGEST_KERNEL_PRIME = 13
 _ODD_PRIMES = tuple(p for p in range(3, LARGEST_KERNEL_PRIME + 1, 2) if all(p % d for d in range(3, p, 2)))
 
 I64, F64, PTR = ir.IntType(64), ir.DoubleType(), ir.PointerType()
-_NAME = re.compile(r"(forward|backward)(\d+)(?:s(\d+)b(\d+))?")
+_NAME = re.compile(r"(forward|backward)(\d+)(?:s(\d+)b(\d+)|r(\d+))?")
 #: Reassociation is not allowed (it would change the butterflies' rounding); fused
 #: multiply-adds are.
 _FLAGS = ("contract",)
@@ -56,13 +56,12 @@ _FLAGS = ("contract",)
 def radices(n: int) -> list[int] | None:
     """The radices of the stages of an n-point transform, or None if n has a prime factor
     above ``LARGEST_KERNEL_PRIME``."""
-    found = []
-    while n % 4 == 0:
-        found.append(4)
-        n //= 4
-    if n % 2 == 0:
-        found.append(2)
-        n //= 2
+    twos = (n & -n).bit_length() - 1  # 2^twos divides n: radix 8, then 4 (or 4 and 4 for 8 * 2)
+    eights, rest = divmod(twos, 3)
+    if rest == 1 and eights:
+        eights, rest = eights - 1, 4
+    found = [8] * eights + {0: [], 1: [2], 2: [4], 4: [4, 4]}[rest]
+    n >>= twos
     for p in _ODD_PRIMES:
         while n % p == 0:
             found.append(p)
@@ -101,14 +100,17 @@ def twiddles(n: int, sign: int) -> np.ndarray:
 
 
 def symbol(n: int, sign: int, stride: int = 1, lines: int = 1) -> str:
-    """The routine transforming ``lines`` adjacent lines of n points with
-    ``exp(sign 2 pi i ...)``, each line's points ``stride`` elements apart."""
-    return f"plaidarray_fft_{'forward' if sign < 0 else 'backward'}{n}{f's{stride}b{lines}' if stride != 1 else ''}"
+    """The routine transforming ``lines`` lines of n points with ``exp(sign 2 pi i ...)``:
+    adjacent lines whose points are ``stride`` elements apart, or consecutive rows
+    (``stride`` 1)."""
+    layout = f"s{stride}b{lines}" if stride != 1 else f"r{lines}" if lines != 1 else ""
+    return f"plaidarray_fft_{'forward' if sign < 0 else 'backward'}{n}{layout}"
 
 
 # --- complex arithmetic on (re, im) pairs of doubles ----------------------------------------
 
 Complex = tuple[ir.Value, ir.Value]
+Buffer = tuple[ir.Value, int, int]
 
 
 class _Arithmetic:
@@ -137,7 +139,7 @@ class _Arithmetic:
         return (b.fneg(x[1]), x[0]) if self.sign > 0 else (x[1], b.fneg(x[0]))
 
     def butterfly(self, a: Sequence[Complex]) -> list[Complex]:
-        """The DFT of ``a`` (2, 4 or an odd prime number of points)."""
+        """The DFT of ``a`` (2, 4, 8 or an odd prime number of points)."""
         r = len(a)
         if r == 2:
             return [self.add(a[0], a[1]), self.sub(a[0], a[1])]
@@ -145,6 +147,12 @@ class _Arithmetic:
             apc, amc, bpd = self.add(a[0], a[2]), self.sub(a[0], a[2]), self.add(a[1], a[3])
             rot = self.rotate(self.sub(a[1], a[3]))
             return [self.add(apc, bpd), self.add(amc, rot), self.sub(apc, bpd), self.sub(amc, rot)]
+        if r == 8:  # two of 4 points, the odd one's terms times w_8^k = ((1 + sign i) / sqrt 2)^k
+            even, odd = self.butterfly(a[0::2]), self.butterfly(a[1::2])
+            half = math.sqrt(0.5)
+            odd = [odd[0], self.scale(self.add(odd[1], self.rotate(odd[1])), half), self.rotate(odd[2]),
+                   self.scale(self.sub(self.rotate(odd[3]), odd[3]), half)]
+            return [self.add(e, o) for e, o in zip(even, odd)] + [self.sub(e, o) for e, o in zip(even, odd)]
         return self._odd(a)
 
     def _odd(self, a: Sequence[Complex]) -> list[Complex]:
@@ -182,7 +190,7 @@ def stockham_fft(module: ir.Module, name: str, suffix: str) -> ir.Function:
     if match is None or radices(int(match.group(2))) is None:
         raise ValueError(f"llvm-cpu: no FFT routine {name!r}")
     sign, n = (-1 if match.group(1) == "forward" else 1), int(match.group(2))
-    stride, lines = int(match.group(3) or 1), int(match.group(4) or 1)
+    stride, lines = int(match.group(3) or 1), int(match.group(4) or match.group(5) or 1)
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, I64, PTR, I64, PTR]), name)
     fn.linkage = "internal"
     x, x_offset, out, out_offset, table = fn.args
@@ -190,18 +198,20 @@ def stockham_fft(module: ir.Module, name: str, suffix: str) -> ir.Function:
         pointer.add_attribute("noalias")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     two = ir.Constant(I64, 2)
-    source = (b.gep(x, [b.mul(x_offset, two)], source_etype=F64), stride)
-    target = (b.gep(out, [b.mul(out_offset, two)], source_etype=F64), stride)
+    # A buffer is (base, elements between points, elements between lines).
+    steps = (stride, 1) if stride != 1 else (1, n)
+    source = (b.gep(x, [b.mul(x_offset, two)], source_etype=F64), *steps)
+    target = (b.gep(out, [b.mul(out_offset, two)], source_etype=F64), *steps)
     stages = _stages(n) or [_Stage(1, 1, 1, 0)]  # n = 1: a copy
     # Stages between the first and the last ping-pong between two buffers: the output
     # and a scratch row when the output is contiguous, else two scratch blocks holding
     # the lines interleaved (point e of line l at e * lines + l).
-    blocks = 0 if len(stages) == 1 else 1 if stride == 1 else 2
+    blocks = 0 if len(stages) == 1 else 1 if lines == 1 else 2
     scratch = _malloc_or_nan(module, fn, b, n * lines * blocks, n, lines, target) if blocks else None
     if blocks == 2:
-        pair = ((b.gep(scratch, [ir.Constant(I64, 2 * n * lines)], source_etype=F64), lines), (scratch, lines))
+        pair = ((b.gep(scratch, [ir.Constant(I64, 2 * n * lines)], source_etype=F64), lines, 1), (scratch, lines, 1))
     else:
-        pair = (target, (scratch, 1))
+        pair = (target, (scratch, 1, 0))
     arithmetic = _Arithmetic(b, sign)
     src = source
     for number, stage in enumerate(stages):
@@ -217,7 +227,7 @@ def stockham_fft(module: ir.Module, name: str, suffix: str) -> ir.Function:
 
 
 def _malloc_or_nan(module: ir.Module, fn: ir.Function, b: ir.IRBuilder, size: int, n: int, lines: int,
-                   target: tuple[ir.Value, int]) -> ir.Value:
+                   target: Buffer) -> ir.Value:
     """Scratch of ``size`` points from malloc; if there is none, the routine writes NaN to
     its n points of ``lines`` lines and returns (a result that says so, never a crash)."""
     malloc = module.globals.get("malloc") or ir.Function(module, ir.FunctionType(PTR, [I64]), "malloc")
@@ -227,7 +237,8 @@ def _malloc_or_nan(module: ir.Module, fn: ir.Function, b: ir.IRBuilder, size: in
     b.position_at_end(failed)
     points = Loop(b, fn, ir.Constant(I64, 0), ir.Constant(I64, n), "nan.e")
     line = Loop(b, fn, ir.Constant(I64, 0), ir.Constant(I64, lines), "nan.l")
-    first = b.mul(b.add(b.mul(points.i, ir.Constant(I64, target[1])), line.i), ir.Constant(I64, 2))
+    first = b.mul(b.add(b.mul(points.i, ir.Constant(I64, target[1])), b.mul(line.i, ir.Constant(I64, target[2]))),
+                  ir.Constant(I64, 2))
     for part in (first, b.add(first, ir.Constant(I64, 1))):
         b.store(ir.Constant(F64, math.nan), b.gep(target[0], [part], source_etype=F64))
     line.close()
@@ -238,17 +249,19 @@ def _malloc_or_nan(module: ir.Module, fn: ir.Function, b: ir.IRBuilder, size: in
 
 
 def _emit_stage(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, stage: _Stage, lines: int,
-                src: tuple[ir.Value, int], dst: tuple[ir.Value, int], table: ir.Value) -> None:
+                src: Buffer, dst: Buffer, table: ir.Value) -> None:
     """One stage: for p < m, for q < s, for each line, a butterfly (a loop where the trip
-    count is above 1). ``src`` and ``dst`` are (base, stride between points): point e of
-    line l is at ``e * stride + l``."""
+    count is above 1). Point e of line l of a buffer (base, point step, line step) is at
+    ``e * point step + l * line step``."""
     r, m, s = stage.radix, stage.m, stage.s
 
     def loop(trips: int, name: str) -> Loop | None:
         return Loop(b, fn, ir.Constant(I64, 0), ir.Constant(I64, trips), name) if trips > 1 else None
 
-    def at(base: ir.Value, element: ir.Value, stride: int) -> tuple[ir.Value, ir.Value]:
-        first = b.mul(b.add(b.mul(element, ir.Constant(I64, stride)), line), ir.Constant(I64, 2))
+    def at(buffer: Buffer, element: ir.Value) -> tuple[ir.Value, ir.Value]:
+        base, point_step, line_step = buffer
+        first = b.add(b.mul(element, ir.Constant(I64, point_step)), b.mul(line, ir.Constant(I64, line_step)))
+        first = b.mul(first, ir.Constant(I64, 2))
         return (b.gep(base, [first], source_etype=F64),
                 b.gep(base, [b.add(first, ir.Constant(I64, 1))], source_etype=F64))
 
@@ -271,12 +284,12 @@ def _emit_stage(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, stage: _Stage,
     written = b.add(q, b.mul(p, ir.Constant(I64, s * r)))
     a = []
     for j in range(r):
-        re, im = at(src[0], b.add(read, ir.Constant(I64, s * j * m)), src[1])
+        re, im = at(src, b.add(read, ir.Constant(I64, s * j * m)))
         a.append((b.load(re, typ=F64), b.load(im, typ=F64)))
     y = c.butterfly(a) if r > 1 else a
     for k in range(r):
         value = c.mul(y[k], w[k - 1]) if k and m > 1 else y[k]
-        for part, address in zip(value, at(dst[0], b.add(written, ir.Constant(I64, s * k)), dst[1])):
+        for part, address in zip(value, at(dst, b.add(written, ir.Constant(I64, s * k)))):
             b.store(part, address)
     for inner in (line_loop, q_loop, p_loop):
         if inner is not None:
