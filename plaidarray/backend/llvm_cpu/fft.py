@@ -42,7 +42,7 @@ def _infer(shapes, attrs):
             stockham.radices(x.dims[axis]) is None:
         raise ValueError(f"stockham_fft: expects a complex128 array, an axis of a kernel length and sign -1 or 1, "
                          f"got {x} with axis={axis!r}, sign={sign!r}")
-    if table.dims != stockham.twiddles(x.dims[axis], sign).shape or table.dtype != _COMPLEX:
+    if table.dims != (stockham.table_size(x.dims[axis]),) or table.dtype != _COMPLEX:
         raise ValueError(f"stockham_fft: expects the twiddle table of n={x.dims[axis]}, got {table}")
     return x
 

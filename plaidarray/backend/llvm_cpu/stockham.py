@@ -87,6 +87,11 @@ def _stages(n: int) -> list[_Stage]:
     return found
 
 
+def table_size(n: int) -> int:
+    """The number of elements of the twiddle table of n points."""
+    return max(1, sum((st.radix - 1) * st.m for st in _stages(n) if st.m > 1))
+
+
 def twiddles(n: int, sign: int) -> np.ndarray:
     """The twiddle table of the n-point transform with ``exp(sign 2 pi i ...)`` (complex128;
     one unused element when no stage needs twiddles, so that it is never empty)."""
