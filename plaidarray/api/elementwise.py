@@ -18,7 +18,7 @@ from ..hlo.opdef import OPS
 from ..trace.array import Array
 from ..trace.node import Node
 from .graph import (SCALAR_KINDS, Scalar, check_array, check_category, convert, op, operands, python_scalar,
-                    scalar_like, wrap)
+                    scalar_like, scalar_operand, wrap)
 
 __all__: list[str] = []
 
@@ -79,13 +79,13 @@ def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array]
             elif (t2 is float or t2 is int) and not n1.weak and n1.shape.dtype in accepted \
                     and n1.shape.dtype.kind in SCALAR_KINDS[t2]:
                 if on_nodes is not None:
-                    return on_nodes(n1, scalar_like(y2, n1.shape, name))
+                    return on_nodes(n1, scalar_operand(y2, n1.shape, name))
                 return decompose(y1, Array(scalar_like(y2, n1.shape, name)))
         elif t2 is Array and (t1 is float or t1 is int):
             n2 = y2._node
             if not n2.weak and n2.shape.dtype in accepted and n2.shape.dtype.kind in SCALAR_KINDS[t1]:
                 if on_nodes is not None:
-                    return on_nodes(scalar_like(y1, n2.shape, name), n2)
+                    return on_nodes(scalar_operand(y1, n2.shape, name), n2)
                 return decompose(Array(scalar_like(y1, n2.shape, name)), y2)
         a, b = operands(name, x1, x2)
         check_category(a, category, name)
