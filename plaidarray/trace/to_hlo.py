@@ -40,16 +40,16 @@ class PendingGraph:
         # order (``Node.serial``), which is topological since a node is made after its
         # operands, and which repeats whenever a loop records the same ops again. A ready
         # operand is numbered (a parameter) where it is first used.
-        seen = {id(r): r for r in roots}
-        stack = list(seen.values())
-        pop, push = stack.pop, stack.append
+        seen = set(roots)
+        stack = list(seen)
+        pop, push, add = stack.pop, stack.append, seen.add
         while stack:
             for o in pop().operands:
-                if o.buffer is None and id(o) not in seen and o.shared is None:
-                    seen[id(o)] = o
+                if o.buffer is None and o not in seen and o.shared is None:
+                    add(o)
                     push(o)
-        pending = sorted(seen.values(), key=_SERIAL) if len(seen) > 1 else list(seen.values())
-        index: dict[int, int] = {}
+        pending = sorted(seen, key=_SERIAL) if len(seen) > 1 else list(seen)
+        index: dict[Node, int] = {}
         order: list[Node] = []
         rows: list[tuple] = []
         reads: list[bool] = []  # per row: whether its value depends on a buffer
@@ -60,11 +60,11 @@ class PendingGraph:
             at = []
             depends = False
             for o in node.operands:
-                i = index.get(id(o))
+                i = index.get(o)
                 if i is None:
                     head = o.shared
                     if head is None:  # a ready node, first used here: a parameter
-                        i = index[id(o)] = len(rows)
+                        i = index[o] = len(rows)
                         shape = o.shape
                         rows.append((shape.dims, shape.dtype))
                         reads.append(True)
@@ -73,13 +73,11 @@ class PendingGraph:
                     else:  # a shared scalar: its parameter and broadcast, again at each use
                         (scalar,) = o.operands
                         shape = scalar.shape
-                        rows.append((shape.dims, shape.dtype))
+                        i = len(rows) + 1
+                        rows += ((shape.dims, shape.dtype), (head[0], head[1], (i - 1,), head[2], head[3]))
                         buffers.append(cast(np.ndarray, scalar.buffer))
-                        order.append(scalar)
-                        i = len(rows)
-                        rows.append((head[0], head[1], (i - 1,), head[2], head[3]))
+                        order += (scalar, o)
                         reads += (True, True)
-                        order.append(o)
                     depends = True
                 elif reads[i]:
                     depends = True
@@ -88,7 +86,7 @@ class PendingGraph:
                 raise node.attrs["trace"].value_error()
             shape = node.shape
             attrs = node.attrs
-            index[id(node)] = len(rows)
+            index[node] = len(rows)
             rows.append((node.op, attr_key(attrs) if attrs else (), tuple(at), shape.dims, shape.dtype))
             reads.append(depends)
             order.append(node)
@@ -96,7 +94,7 @@ class PendingGraph:
                 outputs.append(node)
         if len(outputs) > len(roots):
             outputs = list(dict.fromkeys(outputs))
-        self.key = (tuple(rows), tuple([index[id(r)] for r in outputs]))
+        self.key = (tuple(rows), tuple([index[r] for r in outputs]))
         self.buffers = buffers
         self.outputs = outputs
         self._order = order
@@ -114,7 +112,7 @@ class PendingGraph:
             else:
                 inst = Instruction(cast(str, node.op), [built[i] for i in row[2]], node.attrs, node.shape)
             built.append(inst)
-        return Computation("main", params, [built[self._index[id(r)]] for r in self.outputs])
+        return Computation("main", params, [built[self._index[r]] for r in self.outputs])
 
 
 def graph_to_computation(roots: Sequence[Node], inputs: Sequence[Node],
