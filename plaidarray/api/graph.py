@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..backend.transfer import to_device
+from ..hlo.ir import attr_key
 from ..hlo.literal import Literal
 from ..hlo.shape import MAX_SIZE, Shape
 from ..trace.array import Array
@@ -261,6 +262,35 @@ def scalar_like(value: int | float, shape: Shape, where: str) -> Node:
     if not shape.dims:
         return scalar
     return Node.derived("broadcast_in_dim", (scalar,), {"dims": shape.dims, "broadcast_dimensions": ()}, shape)
+
+
+#: ``scalar_operand``'s nodes by (type, value, dims, dtype); emptied when it reaches
+#: ``_SHARED_SCALARS_MAX`` entries, so a loop over ever new scalars does not grow it.
+_SHARED_SCALARS: dict[tuple, Node] = {}
+_SHARED_SCALARS_MAX = 256
+
+
+def scalar_operand(value: int | float, shape: Shape, where: str) -> Node:
+    """``scalar_like`` for a node that is only ever an operand of the op being recorded
+    (never wrapped in an Array, so never computed, stored or updated in place): such a
+    node is shared by every op that meets the same scalar at the same shape, so a loop's
+    ``x * 0.5`` records one node per step instead of three. A graph holds a shared node
+    once per use (``Node.shared``), zeros too, which are not shared (0.0 and -0.0 are
+    equal keys): which scalars happen to be equal never changes its structure. Nothing
+    recorded while tracing is shared (there the scalar is a literal of the function)."""
+    if is_tracing():
+        return scalar_like(value, shape, where)
+    key = (type(value), value, shape.dims, shape.dtype)
+    node = _SHARED_SCALARS.get(key)
+    if node is None:
+        node = scalar_like(value, shape, where)
+        if shape.dims:
+            node.shared = (node.op, attr_key(node.attrs), shape.dims, shape.dtype)
+            if value:
+                if len(_SHARED_SCALARS) >= _SHARED_SCALARS_MAX:
+                    _SHARED_SCALARS.clear()
+                _SHARED_SCALARS[key] = node
+    return node
 
 
 def _alike(args: tuple[Array | Scalar, ...]) -> TypeGuard[tuple[Array, ...]]:
