@@ -43,7 +43,7 @@ from .ir_loops import Loop
 
 #: Prime radices with a butterfly in the kernel; a length with a larger prime factor is
 #: not a kernel length (the expansion around the kernel handles that factor).
-LARGEST_KERNEL_PRIME = 13
+LARGEST_KERNEL_PRIME = 31
 _ODD_PRIMES = tuple(p for p in range(3, LARGEST_KERNEL_PRIME + 1, 2) if all(p % d for d in range(3, p, 2)))
 
 I64, F64, PTR = ir.IntType(64), ir.DoubleType(), ir.PointerType()
@@ -172,12 +172,15 @@ class _Arithmetic:
         for tj in t:
             total = self.add(total, tj)
         y[0] = total
+        # cos and sin of 2 pi m / r as accurately as the twiddles (math.cos(2 * math.pi / 3)
+        # is -0.4999999999999998)
+        roots = unit(np.arange(r), r, 1)
         for k in range(1, half + 1):
             c, d = a[0], None
             for j in range(1, half + 1):
-                angle = 2 * math.pi * (j * k % r) / r
-                c = self.add(c, self.scale(t[j - 1], math.cos(angle)))
-                term = self.scale(u[j - 1], math.sin(angle))
+                root = roots[j * k % r]
+                c = self.add(c, self.scale(t[j - 1], float(root.real)))
+                term = self.scale(u[j - 1], float(root.imag))
                 d = term if d is None else self.add(d, term)
             assert d is not None
             rot = self.rotate(d)
