@@ -196,8 +196,8 @@ def test_type_errors(call):
 # --- the transform for every length (hlo/ops/fft.py) ------------------------------------------
 
 #: Lengths with the cases of the expansion and of llvm-cpu's kernel: dense, radix stages
-#: of 2..16 (the kernel's radices 2, 3, 4, 5, 7, 8 and the primes to 31), a prime radix
-#: (17..127; 37..127 a dense stage on llvm-cpu), Bluestein (primes above 127, and lengths with such a factor), and lengths
+#: of 2..16 (the kernel's radices 2, 3, 4, 5, 7, 8 and the primes to 127, looped above 31),
+#: a prime radix (17..127), Bluestein (primes above 127, and lengths with such a factor), and lengths
 #: mixing them.
 SPECIAL_LENGTHS = [1, 2, 3, 13, 16, 17, 31, 32, 37, 61, 64, 67, 97, 127, 128, 131, 178, 210, 243, 256, 343, 360,
                    512, 1000, 1009, 1024, 1144, 2039, 2048, 3375, 4093, 4096]
@@ -281,11 +281,12 @@ def test_the_expansion_holds_no_quadratic_table(kind, n):
 
 
 #: Kernel lengths with every radix of llvm-cpu's Stockham routine (2, 3, 4, 5, 7, 8 and the
-#: primes to 31) alone and mixed, and the radix-8 stages with one or two of radix 4 (or 2).
-KERNEL_LENGTHS = [1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13, 16, 17, 19, 24, 45, 46, 58, 64, 77, 124, 128, 169, 343, 1001,
-                  1144, 2187, 4096]
+#: primes to 127, straight-line to 31, looped above) alone and mixed, and the radix-8
+#: stages with one or two of radix 4 (or 2).
+KERNEL_LENGTHS = [1, 2, 3, 4, 5, 6, 7, 8, 11, 12, 13, 16, 17, 19, 24, 37, 45, 46, 58, 64, 77, 124, 127, 128, 169, 178,
+                  343, 1001, 1144, 1739, 2187, 4096]
 #: Those also transformed backward (the other sign in every butterfly and twiddle).
-BACKWARD = {2, 8, 12, 45, 58, 77, 169, 4096}
+BACKWARD = {2, 8, 12, 45, 58, 77, 169, 178, 4096}
 
 
 def test_the_kernel_at_every_radix():
@@ -311,7 +312,8 @@ def test_the_kernel_at_every_radix():
     ((2**16, 2), (0,)),  # long strided lines: one per call, to bound the scratch
     ((6, 12), (0, 1)),  # rows 2 per call, columns 4 per call
     ((5, 7), (0,)),  # odd: one strided line per call, radix 5
-    ((74, 3), (0,)),  # 37 is not a kernel radix: the expansion around the kernel
+    ((74, 3), (0,)),  # a looped radix (37), strided
+    ((262, 4), (0,)),  # 131 is no kernel radix: Bluestein around the kernel, along axis 0
 ])
 def test_lines_along_any_axis(backend, shape, axes):
     """Transforms along every axis read the lines in place, several at a time (llvm-cpu's
@@ -362,7 +364,7 @@ REAL_KINDS = {
 }
 #: The target is 2x NumPy's own error. complex64 and float32 meet it (transformed in double
 #: precision, rounded once). In double precision, what llvm-cpu computes (its Stockham
-#: kernel, dense stages for primes 37..127 and Bluestein above) is within 3x (see
+#: kernel for prime factors up to 127 and Bluestein above) is within 3x (see
 #: docs/performance.md); the target-neutral expansion alone (other backends: dense
 #: 16-point stages) is at 1-5x, median 2x, so 8x is its bound (GENERIC_ERROR_BOUNDS).
 ERROR_BOUNDS = {np.dtype(np.float32): 2.0, np.dtype(np.float64): 3.0}

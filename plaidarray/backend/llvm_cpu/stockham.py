@@ -25,14 +25,16 @@ executable as a constant), stage after stage: for each p of a stage with m > 1, 
 ``w^(p k)`` for k = 1 ... r - 1, each computed in float64 from an angle reduced exactly
 (``hlo/ops/fft.py``'s ``unit``), so a call computes no sine or cosine. Odd radices use
 the symmetric form of the r-point DFT (pairs ``a[j] +- a[r - j]`` times constant cosines
-and sines), r^2 / 2 multiplications instead of r^2.
+and sines), r^2 / 2 multiplications instead of r^2: straight-line code up to
+``LARGEST_UNROLLED_PRIME``, loops over j and k above it (straight-line code for 61 or
+127 points took LLVM 1-8 s and ran slower).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,7 +45,9 @@ from .ir_loops import Loop
 
 #: Prime radices with a butterfly in the kernel; a length with a larger prime factor is
 #: not a kernel length (the expansion around the kernel handles that factor).
-LARGEST_KERNEL_PRIME = 31
+LARGEST_KERNEL_PRIME = 127
+#: Odd primes up to this have straight-line butterflies; larger ones loops (compile time).
+LARGEST_UNROLLED_PRIME = 31
 _ODD_PRIMES = tuple(p for p in range(3, LARGEST_KERNEL_PRIME + 1, 2) if all(p % d for d in range(3, p, 2)))
 
 I64, F64, PTR = ir.IntType(64), ir.DoubleType(), ir.PointerType()
@@ -135,7 +139,9 @@ class _Arithmetic:
         return re, im
 
     def scale(self, x: Complex, c: float) -> Complex:
-        k = ir.Constant(F64, c)
+        return self.scale_by(x, ir.Constant(F64, c))
+
+    def scale_by(self, x: Complex, k: ir.Value) -> Complex:
         return self.b.fmul(x[0], k, flags=_FLAGS), self.b.fmul(x[1], k, flags=_FLAGS)
 
     def rotate(self, x: Complex) -> Complex:
@@ -205,12 +211,16 @@ def stockham_fft(module: ir.Module, name: str, suffix: str) -> ir.Function:
     for pointer in (x, out, table):
         pointer.add_attribute("noalias")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
+    stages = _stages(n) or [_Stage(1, 1, 1, 0)]  # n = 1: a copy
+    # Stack cells of the looped butterflies (_looped_odd), first in the entry block.
+    looped = [st.radix for st in stages if st.radix > LARGEST_UNROLLED_PRIME]
+    cells = (b.alloca(F64, size=ir.Constant(I64, 2 * max(looped) - 2)), b.alloca(F64, size=ir.Constant(I64, 4)),
+             b.alloca(I64)) if looped else None
     two = ir.Constant(I64, 2)
     # A buffer is (base, elements between points, elements between lines).
     steps = (stride, 1) if stride != 1 else (1, n)
     source = (b.gep(x, [b.mul(x_offset, two)], source_etype=F64), *steps)
     target = (b.gep(out, [b.mul(out_offset, two)], source_etype=F64), *steps)
-    stages = _stages(n) or [_Stage(1, 1, 1, 0)]  # n = 1: a copy
     # Stages between the first and the last ping-pong between two buffers: the output
     # and a scratch row when the output is contiguous, else two scratch blocks holding
     # the lines interleaved (point e of line l at e * lines + l).
@@ -225,7 +235,7 @@ def stockham_fft(module: ir.Module, name: str, suffix: str) -> ir.Function:
     for number, stage in enumerate(stages):
         left = len(stages) - 1 - number
         dst = target if not left else pair[left % 2]
-        _emit_stage(fn, b, arithmetic, stage, lines, src, dst, table)
+        _emit_stage(fn, b, arithmetic, stage, lines, src, dst, table, cells)
         src = dst
     if scratch is not None:
         free = module.globals.get("free") or ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR]), "free")
@@ -257,7 +267,7 @@ def _malloc_or_nan(module: ir.Module, fn: ir.Function, b: ir.IRBuilder, size: in
 
 
 def _emit_stage(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, stage: _Stage, lines: int,
-                src: Buffer, dst: Buffer, table: ir.Value) -> None:
+                src: Buffer, dst: Buffer, table: ir.Value, cells: tuple[ir.Value, ...] | None) -> None:
     """One stage: for p < m, for q < s, for each line, a butterfly (a loop where the trip
     count is above 1). Point e of line l of a buffer (base, point step, line step) is at
     ``e * point step + l * line step``."""
@@ -278,27 +288,106 @@ def _emit_stage(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, stage: _Stage,
 
     p_loop = loop(m, "p")
     p = index(p_loop)
-    w: list[Complex] = []
-    if m > 1:
-        first = b.add(ir.Constant(I64, 2 * stage.table), b.mul(p, ir.Constant(I64, 2 * (r - 1))))
-        parts = [b.load(b.gep(table, [b.add(first, ir.Constant(I64, i))], source_etype=F64), typ=F64)
-                 for i in range(2 * (r - 1))]
-        w = list(zip(parts[::2], parts[1::2]))
+    first = b.add(ir.Constant(I64, 2 * stage.table), b.mul(p, ir.Constant(I64, 2 * (r - 1))))
+
+    def twiddle(k: ir.Value) -> Complex:  # w^(p k), k >= 1
+        at_k = b.add(first, b.mul(b.sub(k, ir.Constant(I64, 1)), ir.Constant(I64, 2)))
+        return (b.load(b.gep(table, [at_k], source_etype=F64), typ=F64),
+                b.load(b.gep(table, [b.add(at_k, ir.Constant(I64, 1))], source_etype=F64), typ=F64))
+
+    w = [twiddle(ir.Constant(I64, k)) for k in range(1, r)] if m > 1 and r <= LARGEST_UNROLLED_PRIME else []
     q_loop = loop(s, "q")
     line_loop = loop(lines, "l")
     line = index(line_loop)
     q = index(q_loop)
     read = b.add(q, b.mul(p, ir.Constant(I64, s)))
     written = b.add(q, b.mul(p, ir.Constant(I64, s * r)))
-    a = []
-    for j in range(r):
-        re, im = at(src, b.add(read, ir.Constant(I64, s * j * m)))
-        a.append((b.load(re, typ=F64), b.load(im, typ=F64)))
-    y = c.butterfly(a) if r > 1 else a
-    for k in range(r):
-        value = c.mul(y[k], w[k - 1]) if k and m > 1 else y[k]
-        for part, address in zip(value, at(dst, b.add(written, ir.Constant(I64, s * k)))):
+
+    def load(j: ir.Value) -> Complex:
+        re, im = at(src, b.add(read, b.mul(j, ir.Constant(I64, s * m))))
+        return b.load(re, typ=F64), b.load(im, typ=F64)
+
+    def store(k: ir.Value, value: Complex) -> None:
+        for part, address in zip(value, at(dst, b.add(written, b.mul(k, ir.Constant(I64, s))))):
             b.store(part, address)
+
+    if r > LARGEST_UNROLLED_PRIME:
+        assert cells is not None  # allocated for every looped radix
+        _looped_odd(fn, b, c, r, cells, load, store, twiddle if m > 1 else None)
+    else:
+        a = [load(ir.Constant(I64, j)) for j in range(r)]
+        y = c.butterfly(a) if r > 1 else a
+        for k in range(r):
+            store(ir.Constant(I64, k), c.mul(y[k], w[k - 1]) if k and m > 1 else y[k])
     for inner in (line_loop, q_loop, p_loop):
         if inner is not None:
             inner.close()
+
+
+def _looped_odd(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, r: int, cells: tuple[ir.Value, ...],
+                load: Callable[[ir.Value], Complex], store: Callable[[ir.Value, Complex], None],
+                twiddle: Callable[[ir.Value], Complex] | None) -> None:
+    """The r-point butterfly of ``_Arithmetic._odd``, the same operations in the same order,
+    with loops over j and k instead of r^2 / 2 straight-line terms (which take LLVM
+    seconds to compile for r above ``LARGEST_UNROLLED_PRIME``): the pairs ``t_j``, ``u_j``
+    (2 r - 2 doubles), two running sums (re, im of each: registers once LLVM promotes them)
+    and the root's index j k mod r (kept by adding k) in ``cells`` on the stack, the roots
+    from a constant table."""
+    half = r // 2
+    pairs, total, turn = cells
+    roots = _roots(fn, r)
+    one, const = ir.Constant(I64, 1), lambda v: ir.Constant(I64, v)
+
+    def cell(array: ir.Value, i: ir.Value) -> ir.Value:
+        return b.gep(array, [i], source_etype=F64)
+
+    def read(array: ir.Value, i: ir.Value) -> Complex:
+        return b.load(cell(array, i), typ=F64), b.load(cell(array, b.add(i, one)), typ=F64)
+
+    def write(array: ir.Value, i: ir.Value, value: Complex) -> None:
+        b.store(value[0], cell(array, i))
+        b.store(value[1], cell(array, b.add(i, one)))
+
+    a0 = load(const(0))
+    write(total, const(0), a0)
+    pair = Loop(b, fn, one, const(half + 1), "j")
+    aj, ar = load(pair.i), load(b.sub(const(r), pair.i))
+    slot = b.mul(b.sub(pair.i, one), const(4))
+    t = c.add(aj, ar)
+    write(pairs, slot, t)
+    write(pairs, b.add(slot, const(2)), c.sub(aj, ar))
+    write(total, const(0), c.add(read(total, const(0)), t))
+    pair.close()
+    store(const(0), read(total, const(0)))
+    output = Loop(b, fn, one, const(half + 1), "k")
+    k = output.i
+    write(total, const(0), a0)
+    write(total, const(2), (ir.Constant(F64, 0.0), ir.Constant(F64, 0.0)))
+    b.store(k, turn)
+    term = Loop(b, fn, one, const(half + 1), "jk")
+    j = term.i
+    at_root = b.load(turn, typ=I64)
+    root = read(roots, b.mul(at_root, const(2)))
+    following = b.add(at_root, k)
+    b.store(b.select(b.icmp_signed(">=", following, const(r)), b.sub(following, const(r)), following), turn)
+    slot = b.mul(b.sub(j, one), const(4))
+    tj, uj = read(pairs, slot), read(pairs, b.add(slot, const(2)))
+    write(total, const(0), c.add(read(total, const(0)), c.scale_by(tj, root[0])))
+    write(total, const(2), c.add(read(total, const(2)), c.scale_by(uj, root[1])))
+    term.close()
+    cos_part, rot = read(total, const(0)), c.rotate(read(total, const(2)))
+    mirror = b.sub(const(r), k)
+    for index, value in ((k, c.add(cos_part, rot)), (mirror, c.sub(cos_part, rot))):
+        store(index, c.mul(value, twiddle(index)) if twiddle is not None else value)
+    output.close()
+
+
+def _roots(fn: ir.Function, r: int) -> ir.GlobalVariable:
+    """A constant table of ``cos, sin`` of ``2 pi m / r`` for m < r (``unit``'s accuracy)."""
+    values = unit(np.arange(r), r, 1)
+    array = ir.ArrayType(F64, 2 * r)
+    table = ir.GlobalVariable(fn.module, array, name=f"{fn.name}.roots{r}")
+    table.global_constant = True
+    table.linkage = "internal"
+    table.initializer = ir.Constant(array, [float(v) for z in values for v in (z.real, z.imag)])
+    return table

@@ -38,7 +38,8 @@ one kernel call, and this expansion does the rest). Without a kernel:
   takes a direct DFT up to about the same size.
 
 With a kernel, a stage splits off the smallest prime factor the kernel lacks (a dense
-stage of up to 127 points) and leaves the rest to the kernel.
+stage of up to 127 points; llvm-cpu's kernel lacks none of them) and leaves the rest to
+the kernel.
 
 Real transforms of even n do half the work of a complex one (the half-length trick): RFFT
 packs ``z[j] = x[2j] + i x[2j+1]``, transforms it with the n/2-point FFT above and splits
