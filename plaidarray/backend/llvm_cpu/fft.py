@@ -30,25 +30,31 @@ from ...hlo.literal import Literal
 from ...hlo.lowering import Kernel
 from ...hlo.opdef import OpDef, register
 from ...hlo.ops import fft
+from ...hlo.shape import Shape
 from . import stockham
 
-_COMPLEX = np.dtype(np.complex128)
+_COMPLEX, _REAL = np.dtype(np.complex128), np.dtype(np.float64)
 
 
 def _infer(shapes, attrs):
     x, table = shapes
     axis, sign = attrs.get("axis"), attrs.get("sign")
-    if x.dtype != _COMPLEX or type(axis) is not int or not 0 <= axis < x.rank or sign not in (-1, 1) or \
-            stockham.radices(x.dims[axis]) is None:
-        raise ValueError(f"stockham_fft: expects a complex128 array, an axis of a kernel length and sign -1 or 1, "
-                         f"got {x} with axis={axis!r}, sign={sign!r}")
-    if table.dims != (stockham.table_size(x.dims[axis]),) or table.dtype != _COMPLEX:
-        raise ValueError(f"stockham_fft: expects the twiddle table of n={x.dims[axis]}, got {table}")
-    return x
+    # A float64 operand holds the points as pairs (re, im) along its last axis.
+    pairs = x.dtype == _REAL and x.rank and axis == x.rank - 1 and x.dims[-1] % 2 == 0
+    result = Shape(x.dims[:-1] + (x.dims[-1] // 2,), _COMPLEX) if pairs else x
+    if (x.dtype != _COMPLEX and not pairs) or type(axis) is not int or not 0 <= axis < x.rank or \
+            sign not in (-1, 1) or stockham.radices(result.dims[axis]) is None:
+        raise ValueError(f"stockham_fft: expects a complex128 array (or float64 pairs along the last axis), an axis "
+                         f"of a kernel length and sign -1 or 1, got {x} with axis={axis!r}, sign={sign!r}")
+    if table.dims != (stockham.table_size(result.dims[axis]),) or table.dtype != _COMPLEX:
+        raise ValueError(f"stockham_fft: expects the twiddle table of n={result.dims[axis]}, got {table}")
+    return result
 
 
 def _evaluate(args, attrs, shape):
     x, axis = args[0], attrs["axis"]
+    if x.dtype == _REAL:
+        x = x[..., 0::2] + 1j * x[..., 1::2]
     return np.fft.fft(x, axis=axis) if attrs["sign"] < 0 else np.fft.ifft(x, axis=axis) * shape.dims[axis]
 
 
@@ -110,7 +116,29 @@ def _op(opcode: str, *operands: Instruction, **attrs) -> Instruction:
 def _stockham(x: Instruction, axis: int, sign: int) -> Instruction:
     n = x.shape.dims[axis]
     table = _op("constant", value=Literal(stockham.twiddles(n, sign)))
-    return _op("stockham_fft", x, table, sign=sign, axis=axis)
+    source = _paired(x) if axis == x.shape.rank - 1 else None
+    if source is None:
+        return _op("stockham_fft", x, table, sign=sign, axis=axis)
+    if source.opcode == "reshape" and source.operands[0].shape.dims[-1:] == source.shape.dims[-1:]:
+        source = source.operands[0]  # rows gathered by a reshape, which a kernel's operand would copy
+    y = _op("stockham_fft", source, table, sign=sign, axis=source.shape.rank - 1)
+    return y if y.shape == x.shape else _op("reshape", y, dims=x.shape.dims)
+
+
+def _paired(x: Instruction) -> Instruction | None:
+    """``a`` if ``x`` is ``complex(a[..., 0::2], a[..., 1::2])`` (the real kinds' packing of
+    a float64 signal): the kernel reads ``a`` as the pairs it is, with no packing pass."""
+    if x.opcode != "complex" or any(o.opcode != "slice" for o in x.operands):
+        return None
+    even, odd = x.operands
+    a = even.operands[0]
+    last = a.shape.rank - 1
+    whole = [(0, d, 1) for d in a.shape.dims[:-1]]
+    for part, start in ((even, 0), (odd, 1)):
+        window = list(zip(part.attrs["start"], part.attrs["limit"], part.attrs["strides"]))
+        if part.operands[0] is not a or window[:-1] != whole or window[-1][0] != start or window[-1][2] != 2:
+            return None
+    return a if a.shape.dtype == _REAL and a.shape.dims[last] == 2 * x.shape.dims[last] else None
 
 
 KERNEL = fft.RowKernel(supports=lambda n: stockham.radices(n) is not None,

@@ -309,8 +309,13 @@ def _complex_to_real(x: Instruction, n: int, kernel: RowKernel | None) -> Instru
     z = _op("add", _times(_columns(x, 0, half), _constant((1 + 1j * w) / n, _WIDE)),
             _times(_columns(_mirror(x), 0, half), _constant((1 - 1j * w) / n, _WIDE)))
     z = _transform(z, 1, kernel)
-    parts = [_reshape(_op(part, z), (rows, half, 1)) for part in ("real", "imag")]
-    return _reshape(_op("concatenate", *parts, dimension=2), (rows, n))
+    # x[2j] = re z[j], x[2j+1] = im z[j]: a select over (rows, half, 2), which fuses into
+    # the result (a concatenation would be a pass of its own).
+    pairs = Shape((rows, half, 2), np.dtype(np.int32))
+    z = _op("broadcast_in_dim", z, dims=pairs.dims, broadcast_dimensions=(0, 1))
+    even = _op("compare", _op("iota", dims=pairs.dims, iota_dimension=2, dtype=pairs.dtype), _zeros(pairs),
+               direction="EQ")
+    return _reshape(_op("select", even, _op("real", z), _op("imag", z)), (rows, n))
 
 
 #: fft_type -> the transform of each row of a (rows, m) operand in the wide dtypes, given
