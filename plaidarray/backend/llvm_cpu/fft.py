@@ -1,19 +1,27 @@
 """llvm-cpu's lowering of the HLO ``fft`` op: the target-neutral expansion
-(``hlo/ops/fft.py``) with the transforms of rows done by a compiled Stockham FFT
-(``stockham.py``) wherever the length's prime factors have butterflies there.
+(``hlo/ops/fft.py``) with the transforms of lines done by a compiled Stockham FFT
+(``stockham.py``) wherever the length's prime factors have butterflies there (all
+primes up to 127).
 
-The rows' transform is the backend's own HLO op ``stockham_fft(x, twiddles)``: ``x``
-(rows, n) complex128, ``twiddles`` the constant table of ``stockham.twiddles`` (bound to
-the executable like any array constant, so a cached call plans nothing), attribute
-``sign`` (-1 forward, +1 backward, unscaled). Its kernel calls the runtime routine once
-per row; rows are independent, so the loop over them is marked parallel and a batch
-runs in chunks on the thread pool (``parallel.py``). The expansion keeps what surrounds
-it: the real kinds' packing and splitting, Bluestein's chirps (its convolution length
-is a kernel length), a stage of each prime factor the kernel lacks, the scaling of IFFT
-and the conversions of single precision.
+The lines' transform is the backend's own HLO op ``stockham_fft(x, twiddles)``: ``x``
+complex128 (or float64 holding complex pairs along its last axis: the real kinds'
+packed signal, read in place), transformed along the attribute ``axis``; ``twiddles``
+the constant table of ``stockham.twiddles`` (bound to the executable like any array
+constant, so a cached call plans nothing); ``sign`` -1 forward, +1 backward, unscaled.
+Its kernel calls the runtime routine once per block of lines (rows, or adjacent lines
+along an inner axis, ``LINES_AT_ONCE``); blocks are independent, so the loop over them
+is marked parallel and a batch runs in chunks on the thread pool (``parallel.py``).
+
+FFT and IFFT of a kernel length are one ``stockham_fft`` along the operand's own axis;
+along another axis (``plaidarray.fft`` transposes the axis last and back) the kernel
+reads the strided lines and the two transposes cancel. Everything else goes through the
+expansion with ``KERNEL`` as its row kernel, which keeps what surrounds it: the real
+kinds' packing and splitting, Bluestein's chirps (its convolution length is a kernel
+length), the scaling of IFFT and the conversions of single precision.
 
 The compiler's ``expand`` stage rewrites ``fft`` with :func:`lower_fft` first; an
-``fft`` inside a loop or branch body is left to the generic expansion.
+``fft`` inside a loop or branch body is left to the generic expansion, whose twiddle
+constants cannot be bound there yet (``hlo/passes/expand.py`` says so).
 """
 
 from __future__ import annotations
