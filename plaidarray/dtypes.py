@@ -11,6 +11,8 @@ then the kinds by NumPy's ``result_type`` (int32 with float32 gives float64).
 
 from __future__ import annotations
 
+import functools
+
 from typing import TYPE_CHECKING, cast
 
 import numpy as np
@@ -137,6 +139,9 @@ def check_dtype(dtype: object, category: str, where: str) -> np.dtype:
     return d
 
 
+@functools.cache
 def iinfo_bounds(dtype: np.dtype) -> tuple[int, int]:
+    """The least and greatest value of an integer dtype (cached: every Python int that
+    meets an integer array is checked against them, and ``np.iinfo`` costs microseconds)."""
     info = np.iinfo(dtype)
     return int(info.min), int(info.max)

@@ -75,6 +75,20 @@ def test_new_python_scalars_reuse_the_compiled_executable():
     np.testing.assert_allclose(values, [np.sum(np.linspace(0.0, 1.0, 11) * i + 1.0) for i in range(20)])
 
 
+def test_scalars_recorded_again_are_one_node_and_equal_values_keep_the_structure():
+    x = xp.asarray(np.linspace(0.0, 1.0, 11))
+    assert (x * 0.75)._node.operands[1] is (x * 0.75)._node.operands[1]  # shared, not recorded again
+    for a, b in [(0.75, 0.25), (0.5, 0.5), (-0.0, 0.0), (2.0, 2.0)]:
+        y = x * a + b
+        float(xp.sum(y))
+        if (a, b) == (0.75, 0.25):
+            before = _compiles()
+        np.testing.assert_array_equal(np.asarray(y), np.linspace(0.0, 1.0, 11) * a + b)
+    assert _compiles() == before  # equal scalars in one graph are still two run-time values
+    np.testing.assert_array_equal(np.signbit(np.asarray(x[:1] * -0.0)), [True])
+    np.testing.assert_array_equal(np.signbit(np.asarray(x[:1] * 0.0)), [False])
+
+
 def test_a_python_int_that_does_not_fit_still_raises():
     with pytest.raises(OverflowError):
         xp.asarray(np.arange(3, dtype=np.int8)) + 1000

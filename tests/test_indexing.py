@@ -86,6 +86,17 @@ def test_getitem_out_of_range_int_raises_index_error(backend, data):
         x[key] = 1.0
 
 
+def test_whole_axes_and_new_axes_take_no_window():
+    x = xp.asarray(np.arange(6.0).reshape(3, 2))
+    y = x[:, None, :]
+    assert y._node.op == "reshape" and y._node.operands == (x._node,)  # no dynamic_slice, no start values
+    np.testing.assert_array_equal(np.asarray(y), np.arange(6.0).reshape(3, 1, 2))
+    whole = x[...]
+    assert whole is not x and whole._node is x._node
+    whole[0, 0] = 7.0  # a write to the view reaches its base, as through a NumPy view
+    np.testing.assert_array_equal(np.asarray(x)[0], [7.0, 1.0])
+
+
 def test_getitem_errors():
     x = xp.asarray(np.zeros((2, 3)))
     with pytest.raises(IndexError):

@@ -165,10 +165,7 @@ def test_matrix_vector_products_call_gemv(tmp_path, monkeypatch):
     (lambda a, b: xp.vecdot(xp.expand_dims(a, axis=2), xp.expand_dims(b, axis=1), axis=0), "blas_sgemm"),
     (lambda a, b: xp.vecdot(a, b[:, :1], axis=0), "blas_sgemv"),
     (lambda a, b: xp.stack([a, a]).mT @ xp.stack([b, b]), "blas_sgemm"),
-    # complex64 transforms run in complex128 (hlo/ops/fft.py); a prime length above the
-    # compiled kernel's radices (llvm_cpu/stockham.py) is a dense stage, which calls zgemm.
-    (lambda a, b: xp.fft.fft(xp.astype(a, xp.complex64), n=17, axis=0), "blas_zgemm"),
-], ids=["tensordot", "vecdot as a matrix product", "vecdot of columns and a vector", "batched matmul", "fft"])
+], ids=["tensordot", "vecdot as a matrix product", "vecdot of columns and a vector", "batched matmul"])
 def test_namespace_functions_reach_blas(tmp_path, monkeypatch, compute, routine):
     a, b = xp.asarray(_random((12, 10), np.float32)), xp.asarray(_random((12, 6), np.float32, seed=1))
     assert routine in _dump(tmp_path, monkeypatch, lambda: compute(a, b))["ll"]

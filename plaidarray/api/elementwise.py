@@ -18,7 +18,7 @@ from ..hlo.opdef import OPS
 from ..trace.array import Array
 from ..trace.node import Node
 from .graph import (SCALAR_KINDS, Scalar, check_array, check_category, convert, op, operands, python_scalar,
-                    scalar_like, wrap)
+                    scalar_like, scalar_operand, wrap)
 
 __all__: list[str] = []
 
@@ -46,11 +46,14 @@ def _compare(direction: str) -> Callable[[Array, Array], Array]:
 
 def _unary(name: str, category: str, decompose: Callable[[Array], Array]) -> None:
     accepted = dt.CATEGORIES[category]
+    on_nodes = getattr(decompose, "on_nodes", None)  # one HLO op: recorded on the node directly
 
     def fn(x: Array, /) -> Array:
         if type(x) is not Array or x._node.shape.dtype not in accepted:
             x = check_array(x, name)  # a NumPy array or scalar becomes an array
             check_category(x, category, name)
+        elif on_nodes is not None:
+            return on_nodes(x._node)
         return decompose(x)
 
     fn.__doc__ = f"Element-wise {name} (spec: {category} input)."
@@ -75,17 +78,17 @@ def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array]
             if t2 is Array:
                 n2 = y2._node
                 if n1.shape == n2.shape and n1.shape.dtype in accepted and not (n1.weak or n2.weak):
-                    return decompose(y1, y2)
+                    return decompose(y1, y2) if on_nodes is None else on_nodes(n1, n2)
             elif (t2 is float or t2 is int) and not n1.weak and n1.shape.dtype in accepted \
                     and n1.shape.dtype.kind in SCALAR_KINDS[t2]:
                 if on_nodes is not None:
-                    return on_nodes(n1, scalar_like(y2, n1.shape, name))
+                    return on_nodes(n1, scalar_operand(y2, n1.shape, name))
                 return decompose(y1, Array(scalar_like(y2, n1.shape, name)))
         elif t2 is Array and (t1 is float or t1 is int):
             n2 = y2._node
             if not n2.weak and n2.shape.dtype in accepted and n2.shape.dtype.kind in SCALAR_KINDS[t1]:
                 if on_nodes is not None:
-                    return on_nodes(scalar_like(y1, n2.shape, name), n2)
+                    return on_nodes(scalar_operand(y1, n2.shape, name), n2)
                 return decompose(Array(scalar_like(y1, n2.shape, name)), y2)
         a, b = operands(name, x1, x2)
         check_category(a, category, name)
@@ -105,14 +108,18 @@ def _all_weak(x1: object, x2: object) -> bool:
     return weak1 is not False and weak2 is not False
 
 
+#: The attributes of every elementwise op recorded by ``_hlo`` (none; nothing mutates a
+#: node's attributes, so one dict serves them all).
+_NO_ATTRS: dict = {}
+
+
 def _hlo(name: str) -> Callable[..., Array]:
     """The decomposition that is one HLO op, recorded with its shape rule looked up once
     (elementwise ops are most of what a user's loop records)."""
     infer = OPS[name].infer
 
     def on_nodes(*nodes: Node) -> Array:
-        attrs: dict = {}
-        return wrap(Node.derived(name, nodes, attrs, infer([n.shape for n in nodes], attrs)))
+        return wrap(Node.derived(name, nodes, _NO_ATTRS, infer([n.shape for n in nodes], _NO_ATTRS)))
 
     def record(*xs: Array) -> Array:
         return on_nodes(*[x._node for x in xs])

@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..backend.transfer import to_device
+from ..hlo.ir import attr_key
 from ..hlo.literal import Literal
 from ..hlo.shape import MAX_SIZE, Shape
 from ..trace.array import Array
@@ -60,8 +61,16 @@ def constant(value: Scalar, dtype: np.dtype) -> Array:
     """A 0-d constant of ``dtype``; raises OverflowError when ``value`` does not fit."""
     dtype = np.dtype(dtype)
     check_fits(value, dtype)
-    with np.errstate(over="ignore"):
-        return op("constant", value=Literal(np.asarray(value, dtype=dtype)))
+    if _may_round_to_inf(dtype):
+        with np.errstate(over="ignore"):
+            return op("constant", value=Literal(np.asarray(value, dtype=dtype)))
+    return op("constant", value=Literal(np.asarray(value, dtype=dtype)))
+
+
+def _may_round_to_inf(dtype: np.dtype) -> bool:
+    """Whether a Python float can overflow to inf in ``dtype`` (float32, complex64): only
+    then is NumPy's overflow warning silenced, since ``np.errstate`` costs microseconds."""
+    return dtype.kind == "f" and dtype.itemsize < 8 or dtype.kind == "c" and dtype.itemsize < 16
 
 
 def check_fits(value: Scalar, dtype: np.dtype) -> None:
@@ -120,7 +129,7 @@ def _scalar_node(value: Scalar, dtype: np.dtype, where: str) -> Node:
         return constant(value, dtype)._node
     if kind in "iu":
         check_fits(value, dtype)
-    elif kind in "fc" and dtype.itemsize < 8:  # may round to inf (np.errstate costs microseconds)
+    elif _may_round_to_inf(dtype):
         with np.errstate(over="ignore"):
             return Node.ready(np.asarray(value, dtype=dtype))
     return Node.ready(np.asarray(value, dtype=dtype))
@@ -173,15 +182,19 @@ def weak_result_type(dtype: np.dtype, scalars: Sequence[Any]) -> np.dtype:
 
 
 def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
-    """The spec's broadcasting rule; ValueError names the incompatible shapes."""
-    rank = max((len(s) for s in shapes), default=0)
+    """The spec's broadcasting rule; ValueError names the incompatible shapes. (Asked on
+    most recorded ops of differing shapes, so it pads the shapes and walks the axes once
+    rather than building a set per axis.)"""
+    rank = max(map(len, shapes), default=0)
     out = []
-    for i in range(rank):
-        sizes = {s[len(s) - rank + i] for s in shapes if len(s) - rank + i >= 0}
-        sizes.discard(1)
-        if len(sizes) > 1:
-            raise ValueError(f"shapes {', '.join(map(str, shapes))} cannot be broadcast together")
-        out.append(sizes.pop() if sizes else 1)
+    for sizes in zip(*[(1,) * (rank - len(s)) + tuple(s) for s in shapes]):
+        size = 1
+        for n in sizes:
+            if n != 1 and n != size:
+                if size != 1:
+                    raise ValueError(f"shapes {', '.join(map(str, shapes))} cannot be broadcast together")
+                size = n
+        out.append(size)
     return tuple(out)
 
 
@@ -190,8 +203,17 @@ def broadcast_to(x: Array, shape: tuple[int, ...]) -> Array:
         return x
     if x.ndim and broadcast_shapes(x.shape, shape) != shape:  # a 0-d array broadcasts to any shape
         raise ValueError(f"cannot broadcast an array of shape {x.shape} to {shape}")
-    offset = len(shape) - x.ndim
-    return op("broadcast_in_dim", x, dims=shape, broadcast_dimensions=tuple(range(offset, len(shape))))
+    return _expand(x, shape)
+
+
+def _expand(x: Array, shape: tuple[int, ...]) -> Array:
+    """``x`` broadcast to ``shape``, which the caller knows it broadcasts to (the result of
+    ``broadcast_shapes`` over its shape and others'): recorded without checking again."""
+    if x.shape == shape:
+        return x
+    node = x._node
+    attrs = {"dims": shape, "broadcast_dimensions": tuple(range(len(shape) - len(node.shape.dims), len(shape)))}
+    return wrap(Node.derived("broadcast_in_dim", (node,), attrs, Shape(shape, node.shape.dtype)))
 
 
 def convert(x: Array, dtype: np.dtype) -> Array:
@@ -217,6 +239,10 @@ def operands(where: str, *args: Array | Scalar) -> list[Array]:
         pair = _array_and_scalar(args[0], args[1], where) or _array_and_scalar(args[1], args[0], where)
         if pair is not None:
             return pair if type(args[0]) is Array else pair[::-1]
+    if _strong_arrays(args):  # arrays of several shapes or dtypes
+        dtype = dt.result_type(*[a._node.shape.dtype for a in args], where=where)
+        shape = broadcast_shapes(*[a._node.shape.dims for a in args])
+        return [_expand(convert(a, dtype), shape) for a in args]
     args = tuple(numpy_scalar(a, where) for a in args)
     arrays = [a for a in args if isinstance(a, Array)]
     if not arrays:
@@ -233,7 +259,7 @@ def operands(where: str, *args: Array | Scalar) -> list[Array]:
             a = convert(a, dtype)
         else:
             a = scalar_for(a, dtype, where)
-        out.append(broadcast_to(a, shape))
+        out.append(_expand(a, shape))
     return out
 
 
@@ -261,6 +287,41 @@ def scalar_like(value: int | float, shape: Shape, where: str) -> Node:
     if not shape.dims:
         return scalar
     return Node.derived("broadcast_in_dim", (scalar,), {"dims": shape.dims, "broadcast_dimensions": ()}, shape)
+
+
+#: ``scalar_operand``'s nodes by (type, value, dims, dtype); emptied when it reaches
+#: ``_SHARED_SCALARS_MAX`` entries, so a loop over ever new scalars does not grow it.
+_SHARED_SCALARS: dict[tuple, Node] = {}
+_SHARED_SCALARS_MAX = 256
+
+
+def scalar_operand(value: int | float, shape: Shape, where: str) -> Node:
+    """``scalar_like`` for a node that is only ever an operand of the op being recorded
+    (never wrapped in an Array, so never computed, stored or updated in place): such a
+    node is shared by every op that meets the same scalar at the same shape, so a loop's
+    ``x * 0.5`` records one node per step instead of three. A graph holds a shared node
+    once per use (``Node.shared``), zeros too, which are not shared (0.0 and -0.0 are
+    equal keys): which scalars happen to be equal never changes its structure. Nothing
+    recorded while tracing is shared (there the scalar is a literal of the function)."""
+    if is_tracing():
+        return scalar_like(value, shape, where)
+    key = (type(value), value, shape.dims, shape.dtype)
+    node = _SHARED_SCALARS.get(key)
+    if node is None:
+        node = scalar_like(value, shape, where)
+        if shape.dims:
+            node.shared = (node.op, attr_key(node.attrs), shape.dims, shape.dtype)
+            if value:
+                if len(_SHARED_SCALARS) >= _SHARED_SCALARS_MAX:
+                    _SHARED_SCALARS.clear()
+                _SHARED_SCALARS[key] = node
+    return node
+
+
+def _strong_arrays(args: tuple[Array | Scalar, ...]) -> TypeGuard[tuple[Array, ...]]:
+    """Whether ``args`` are all arrays, none of them weakly typed (no Python scalar,
+    traced or not, whose kind could change the result dtype)."""
+    return all(type(a) is Array and not a._node.weak for a in args)
 
 
 def _alike(args: tuple[Array | Scalar, ...]) -> TypeGuard[tuple[Array, ...]]:

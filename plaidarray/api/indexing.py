@@ -175,6 +175,10 @@ def getitem(x: Array, key: Any) -> Array:
 
         return op("take", _leading_flat(x, mask), true_positions(mask), axis=0)
     entries, out_shape = _plan(x, key)
+    if all(start == 0 and step == 1 and count == n and keep for (start, step, count, keep), n in zip(entries, x.shape)):
+        # Whole axes and new ones (x[:, None]): no window to take. A new array even for
+        # x[:] (the view's write-back must not find x as its own base).
+        return graph.reshape(x, out_shape) if out_shape != x.shape else Array(x._node)
     if all(step == 1 for _, step, _, _ in entries) and x.size:
         return graph.reshape(_dynamic_window(x, entries), out_shape)
     flipped = tuple(d for d, (_, step, count, _) in enumerate(entries) if step < 0 and count)

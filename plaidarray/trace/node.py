@@ -50,7 +50,7 @@ class Node:
     starts from its buffer instead of its history (``materialize.py``). ``depth`` is the
     longest chain of pending ops below the node (0 when ready, TRACED under a trace)."""
 
-    __slots__ = ("op", "operands", "attrs", "shape", "buffer", "arrays", "depth", "owned", "weak", "serial", "__weakref__")
+    __slots__ = ("op", "operands", "attrs", "shape", "buffer", "arrays", "depth", "owned", "weak", "serial", "shared", "__weakref__")
 
     def __init__(self, op: str | None, operands: tuple[Node, ...], attrs: dict[str, Any], shape: Shape,
                  buffer: np.ndarray | None = None, depth: int = 0) -> None:
@@ -70,6 +70,11 @@ class Node:
         #: Creation order. A node is made after its operands, so sorting a graph's nodes
         #: by it orders them topologically without a post-order walk (``to_hlo.py``).
         self.serial = next(_SERIALS)
+        #: For a node that many graphs share (a Python scalar's broadcast, see
+        #: ``api.graph.scalar_operand``): the head of its row in a graph's key, which a
+        #: walk adds at every use instead of once, so that a graph's structure does not
+        #: depend on which of its scalars happen to be equal.
+        self.shared: tuple | None = None
 
     @classmethod
     def ready(cls, buffer: np.ndarray) -> Node:

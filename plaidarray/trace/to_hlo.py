@@ -40,33 +40,44 @@ class PendingGraph:
         # order (``Node.serial``), which is topological since a node is made after its
         # operands, and which repeats whenever a loop records the same ops again. A ready
         # operand is numbered (a parameter) where it is first used.
-        seen = {id(r): r for r in roots}
-        stack = list(seen.values())
-        pop, push = stack.pop, stack.append
+        seen = set(roots)
+        stack = list(seen)
+        pop, push, add = stack.pop, stack.append, seen.add
         while stack:
             for o in pop().operands:
-                if o.buffer is None and id(o) not in seen:
-                    seen[id(o)] = o
+                if o.buffer is None and o not in seen and o.shared is None:
+                    add(o)
                     push(o)
-        pending = sorted(seen.values(), key=_SERIAL) if len(seen) > 1 else list(seen.values())
-        index: dict[int, int] = {}
+        pending = sorted(seen, key=_SERIAL) if len(seen) > 1 else list(seen)
+        index: dict[Node, int] = {}
         order: list[Node] = []
         rows: list[tuple] = []
         reads: list[bool] = []  # per row: whether its value depends on a buffer
         buffers: list[np.ndarray] = []
         outputs = list(roots)
+        root = roots[0] if len(roots) == 1 else None  # a read of one value, live itself: not again
         for node in pending:
             at = []
             depends = False
             for o in node.operands:
-                i = index.get(id(o))
-                if i is None:  # a ready node, first used here: a parameter
-                    i = index[id(o)] = len(rows)
-                    shape = o.shape
-                    rows.append((shape.dims, shape.dtype))
-                    reads.append(True)
-                    buffers.append(cast(np.ndarray, o.buffer))
-                    order.append(o)
+                i = index.get(o)
+                if i is None:
+                    head = o.shared
+                    if head is None:  # a ready node, first used here: a parameter
+                        i = index[o] = len(rows)
+                        shape = o.shape
+                        rows.append((shape.dims, shape.dtype))
+                        reads.append(True)
+                        buffers.append(cast(np.ndarray, o.buffer))
+                        order.append(o)
+                    else:  # a shared scalar: its parameter and broadcast, again at each use
+                        (scalar,) = o.operands
+                        shape = scalar.shape
+                        i = len(rows) + 1
+                        rows += ((shape.dims, shape.dtype), (head[0], head[1], (i - 1,), head[2], head[3]))
+                        buffers.append(cast(np.ndarray, scalar.buffer))
+                        order += (scalar, o)
+                        reads += (True, True)
                     depends = True
                 elif reads[i]:
                     depends = True
@@ -75,15 +86,15 @@ class PendingGraph:
                 raise node.attrs["trace"].value_error()
             shape = node.shape
             attrs = node.attrs
-            index[id(node)] = len(rows)
+            index[node] = len(rows)
             rows.append((node.op, attr_key(attrs) if attrs else (), tuple(at), shape.dims, shape.dtype))
             reads.append(depends)
             order.append(node)
-            if node.arrays and (depends or shape.size * shape.dtype.itemsize <= KEPT_GENERATOR_BYTES):
+            if node.arrays and node is not root and (depends or shape.size * shape.dtype.itemsize <= KEPT_GENERATOR_BYTES):
                 outputs.append(node)
         if len(outputs) > len(roots):
             outputs = list(dict.fromkeys(outputs))
-        self.key = (tuple(rows), tuple([index[id(r)] for r in outputs]))
+        self.key = (tuple(rows), tuple([index[r] for r in outputs]))
         self.buffers = buffers
         self.outputs = outputs
         self._order = order
@@ -94,16 +105,14 @@ class PendingGraph:
         of ``buffers``. Structurally equal graphs give equal computations."""
         built: list[Instruction] = []
         params: list[Instruction] = []
-        index = self._index
-        for node in self._order:
-            if node.buffer is not None:
+        for node, row in zip(self._order, self.key[0]):
+            if len(row) == 2:  # (dims, dtype): a parameter
                 inst = Instruction("parameter", (), {"number": len(params), "shape": node.shape}, node.shape)
                 params.append(inst)
             else:
-                inst = Instruction(cast(str, node.op), [built[index[id(o)]] for o in node.operands], node.attrs,
-                                   node.shape)
+                inst = Instruction(cast(str, node.op), [built[i] for i in row[2]], node.attrs, node.shape)
             built.append(inst)
-        return Computation("main", params, [built[index[id(r)]] for r in self.outputs])
+        return Computation("main", params, [built[self._index[r]] for r in self.outputs])
 
 
 def graph_to_computation(roots: Sequence[Node], inputs: Sequence[Node],

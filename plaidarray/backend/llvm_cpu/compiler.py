@@ -44,7 +44,7 @@ from ...hlo.fingerprint import fingerprint, structure
 from ...hlo.passes import run_hlo_passes
 from ...hlo.passes.bind_constants import bind_constants
 from ...hlo.shape import Shape
-from .. import dump
+from .. import dump, transfer
 from ..executable import Compiler, Executable
 from ..pipeline import Stage, dump_timings, run_stages
 from . import cache_entry, codegen_worker, jit, object_cache, tiering
@@ -152,7 +152,7 @@ def _contract_temporaries(c: Compilation) -> None:
 
 
 def _to_llvm_ir(c: Compilation) -> None:
-    llvm_ir, c.segments = emit_llvm_module(c.mlir, c.name)
+    llvm_ir, c.segments = emit_llvm_module(c.mlir, c.name, transfer.DATA_POINTER_OFFSET)
     c.ir = str(llvm_ir)
 
 

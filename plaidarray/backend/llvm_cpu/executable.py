@@ -1,6 +1,6 @@
 """The llvm-cpu executable (XLA's ``Executable``): native code for one HLO module and the
 buffers around a call. The code is one function ``void f(ptr buffers, i64 segment, i64
-start, i64 stop)`` over a table of the buffers' addresses: parameters, bound constants,
+start, i64 stop)`` over a table of the buffers' handles (``transfer.handle``): parameters, bound constants,
 outputs, temporaries (including the scratch buffers of nested computations); ``segment``
 < 0 runs everything, otherwise one loop nest over part of its range, which is how large
 nests run on several threads (``parallel.py``)."""
@@ -44,7 +44,7 @@ class CpuExecutable(Executable):
         self._has_code = bool(segments)
         self._n_params = n_params
         self._constants = constants
-        self._constant_addresses = [transfer.address(c) for c in constants]
+        self._constant_handles = [transfer.handle(c) for c in constants]
         self._output_slots = output_slots
         #: Whether the results are the output buffers in order (no parameter returned as
         #: it is, no output twice): then ``run`` returns them as they are.
@@ -71,11 +71,11 @@ class CpuExecutable(Executable):
             assert self._largest is not None  # a run that allocates bytes has a largest buffer
             memory.check_fits(self._nbytes, POOL.free_bytes, self._largest)
         outs = [new() for new in self._output_allocators]
-        address = transfer.address
-        args = [*map(address, buffers), *self._constant_addresses, *map(address, outs)]
+        handle = transfer.handle
+        args = [*map(handle, buffers), *self._constant_handles, *map(handle, outs)]
         if self._temp_allocators:
             temps = [new() for new in self._temp_allocators]
-            args += map(address, temps)
+            args += map(handle, temps)
         try:
             table = self._tables.pop()
         except IndexError:

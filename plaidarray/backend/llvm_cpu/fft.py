@@ -1,19 +1,27 @@
 """llvm-cpu's lowering of the HLO ``fft`` op: the target-neutral expansion
-(``hlo/ops/fft.py``) with the transforms of rows done by a compiled Stockham FFT
-(``stockham.py``) wherever the length's prime factors have butterflies there.
+(``hlo/ops/fft.py``) with the transforms of lines done by a compiled Stockham FFT
+(``stockham.py``) wherever the length's prime factors have butterflies there (all
+primes up to 127).
 
-The rows' transform is the backend's own HLO op ``stockham_fft(x, twiddles)``: ``x``
-(rows, n) complex128, ``twiddles`` the constant table of ``stockham.twiddles`` (bound to
-the executable like any array constant, so a cached call plans nothing), attribute
-``sign`` (-1 forward, +1 backward, unscaled). Its kernel calls the runtime routine once
-per row; rows are independent, so the loop over them is marked parallel and a batch
-runs in chunks on the thread pool (``parallel.py``). The expansion keeps what surrounds
-it: the real kinds' packing and splitting, Bluestein's chirps (its convolution length
-is a kernel length), a stage of each prime factor the kernel lacks, the scaling of IFFT
-and the conversions of single precision.
+The lines' transform is the backend's own HLO op ``stockham_fft(x, twiddles)``: ``x``
+complex128 (or float64 holding complex pairs along its last axis: the real kinds'
+packed signal, read in place), transformed along the attribute ``axis``; ``twiddles``
+the constant table of ``stockham.twiddles`` (bound to the executable like any array
+constant, so a cached call plans nothing); ``sign`` -1 forward, +1 backward, unscaled.
+Its kernel calls the runtime routine once per block of lines (rows, or adjacent lines
+along an inner axis, ``LINES_AT_ONCE``); blocks are independent, so the loop over them
+is marked parallel and a batch runs in chunks on the thread pool (``parallel.py``).
+
+FFT and IFFT of a kernel length are one ``stockham_fft`` along the operand's own axis;
+along another axis (``plaidarray.fft`` transposes the axis last and back) the kernel
+reads the strided lines and the two transposes cancel. Everything else goes through the
+expansion with ``KERNEL`` as its row kernel, which keeps what surrounds it: the real
+kinds' packing and splitting, Bluestein's chirps (its convolution length is a kernel
+length), the scaling of IFFT and the conversions of single precision.
 
 The compiler's ``expand`` stage rewrites ``fft`` with :func:`lower_fft` first; an
-``fft`` inside a loop or branch body is left to the generic expansion.
+``fft`` inside a loop or branch body is left to the generic expansion, whose twiddle
+constants cannot be bound there yet (``codegen/expand.py`` says so).
 """
 
 from __future__ import annotations
@@ -30,43 +38,63 @@ from ...hlo.ir import rebuild
 from ...hlo.literal import Literal
 from ...hlo.opdef import OpDef, register
 from ...hlo.ops import fft
+from ...hlo.shape import Shape
 from . import stockham
 from .lowerings.platform import PLATFORM
 
-_COMPLEX = np.dtype(np.complex128)
+_COMPLEX, _REAL = np.dtype(np.complex128), np.dtype(np.float64)
 
 
 def _infer(shapes, attrs):
     x, table = shapes
     axis, sign = attrs.get("axis"), attrs.get("sign")
-    if x.dtype != _COMPLEX or type(axis) is not int or not 0 <= axis < x.rank or sign not in (-1, 1) or \
-            stockham.radices(x.dims[axis]) is None:
-        raise ValueError(f"stockham_fft: expects a complex128 array, an axis of a kernel length and sign -1 or 1, "
-                         f"got {x} with axis={axis!r}, sign={sign!r}")
-    if table.dims != stockham.twiddles(x.dims[axis], sign).shape or table.dtype != _COMPLEX:
-        raise ValueError(f"stockham_fft: expects the twiddle table of n={x.dims[axis]}, got {table}")
-    return x
+    # A float64 operand holds the points as pairs (re, im) along its last axis.
+    pairs = x.dtype == _REAL and x.rank and axis == x.rank - 1 and x.dims[-1] % 2 == 0
+    result = Shape(x.dims[:-1] + (x.dims[-1] // 2,), _COMPLEX) if pairs else x
+    if (x.dtype != _COMPLEX and not pairs) or type(axis) is not int or not 0 <= axis < x.rank or \
+            sign not in (-1, 1) or stockham.radices(result.dims[axis]) is None:
+        raise ValueError(f"stockham_fft: expects a complex128 array (or float64 pairs along the last axis), an axis "
+                         f"of a kernel length and sign -1 or 1, got {x} with axis={axis!r}, sign={sign!r}")
+    if table.dims != (stockham.table_size(result.dims[axis]),) or table.dtype != _COMPLEX:
+        raise ValueError(f"stockham_fft: expects the twiddle table of n={result.dims[axis]}, got {table}")
+    return result
 
 
 def _evaluate(args, attrs, shape):
     x, axis = args[0], attrs["axis"]
+    if x.dtype == _REAL:
+        x = x[..., 0::2] + 1j * x[..., 1::2]
     return np.fft.fft(x, axis=axis) if attrs["sign"] < 0 else np.fft.ifft(x, axis=axis) * shape.dims[axis]
 
 
-#: Adjacent lines along an inner axis transformed together, interleaved: their points
-#: are read and written in runs of this many (fewer cache lines and pages per point).
-LINES_AT_ONCE = 8
+#: Lines transformed together by one call, interleaved in its scratch (the inner loop
+#: over them vectorises; for lines along an inner axis, whose points are strided, the
+#: first and last stage also touch a run of points per cache line and page): adjacent
+#: lines along an inner axis, consecutive rows (measured best at 1024 points: 16 and 4).
+LINES_AT_ONCE = {"strided": 16, "rows": 4}
+#: The scratch of a call (two blocks of its lines) stays below 2 x this many points.
+MAX_BLOCK = 1 << 16
+
+
+def _lines_at_once(n: int, lines: int, most: int) -> int:
+    """The power of two up to ``most`` that divides ``lines``, within ``MAX_BLOCK``."""
+    return math.gcd(lines, most, 1 << max(0, (MAX_BLOCK // n).bit_length() - 1))
 
 
 def _emit(k, inst, out, operands):
     """``before`` x ``after`` lines along the axis, each ``after`` elements between points;
-    one call per line, or per ``lines`` adjacent lines when ``after`` > 1."""
+    one call per ``lines`` rows (``after`` = 1) or adjacent lines."""
     x, table = operands
     dims, axis = inst.shape.dims, inst.attrs["axis"]
     n, before, after = dims[axis], math.prod(dims[:axis]), math.prod(dims[axis + 1:])
-    lines = math.gcd(after, LINES_AT_ONCE)
+    if after == 1:
+        lines = _lines_at_once(n, before, LINES_AT_ONCE["rows"])
+        calls, blocks = before // lines, 1
+    else:
+        lines = _lines_at_once(n, after, LINES_AT_ONCE["strided"])
+        blocks = after // lines
+        calls = before * blocks
     routine = stockham.symbol(n, inst.attrs["sign"], after, lines)
-    blocks = after // lines
 
     def index(value):
         return k.insert(arith.ConstantOp(IntegerAttr(value, i64)))
@@ -74,7 +102,7 @@ def _emit(k, inst, out, operands):
     def line(ivs):
         number = k.insert(arith.IndexCastOp(ivs[0], i64))
         if after == 1:
-            offset = k.insert(arith.MuliOp(number, index(n)))
+            offset = k.insert(arith.MuliOp(number, index(n * lines)))
         else:  # the lines (i, j * lines ...) start at i * n * after + j * lines
             i = k.insert(arith.DivUIOp(number, index(blocks)))
             j = k.insert(arith.RemUIOp(number, index(blocks)))
@@ -82,7 +110,6 @@ def _emit(k, inst, out, operands):
                                            k.insert(arith.MuliOp(j, index(lines)))))
         k.call(routine, [x, offset, out, offset, table])
 
-    calls = before * blocks
     if calls:
         # A line's work is about n log n loop iterations of an elementwise kernel.
         k.for_each((calls,), line, independent_work=calls * lines * n * max(1, math.ceil(math.log2(n))))
@@ -99,7 +126,29 @@ def _op(opcode: str, *operands: Instruction, **attrs) -> Instruction:
 def _stockham(x: Instruction, axis: int, sign: int) -> Instruction:
     n = x.shape.dims[axis]
     table = _op("constant", value=Literal(stockham.twiddles(n, sign)))
-    return _op("stockham_fft", x, table, sign=sign, axis=axis)
+    source = _paired(x) if axis == x.shape.rank - 1 else None
+    if source is None:
+        return _op("stockham_fft", x, table, sign=sign, axis=axis)
+    if source.opcode == "reshape" and source.operands[0].shape.dims[-1:] == source.shape.dims[-1:]:
+        source = source.operands[0]  # rows gathered by a reshape, which a kernel's operand would copy
+    y = _op("stockham_fft", source, table, sign=sign, axis=source.shape.rank - 1)
+    return y if y.shape == x.shape else _op("reshape", y, dims=x.shape.dims)
+
+
+def _paired(x: Instruction) -> Instruction | None:
+    """``a`` if ``x`` is ``complex(a[..., 0::2], a[..., 1::2])`` (the real kinds' packing of
+    a float64 signal): the kernel reads ``a`` as the pairs it is, with no packing pass."""
+    if x.opcode != "complex" or any(o.opcode != "slice" for o in x.operands):
+        return None
+    even, odd = x.operands
+    a = even.operands[0]
+    last = a.shape.rank - 1
+    whole = [(0, d, 1) for d in a.shape.dims[:-1]]
+    for part, start in ((even, 0), (odd, 1)):
+        window = list(zip(part.attrs["start"], part.attrs["limit"], part.attrs["strides"]))
+        if part.operands[0] is not a or window[:-1] != whole or window[-1][0] != start or window[-1][2] != 2:
+            return None
+    return a if a.shape.dtype == _REAL and a.shape.dims[last] == 2 * x.shape.dims[last] else None
 
 
 KERNEL = fft.RowKernel(supports=lambda n: stockham.radices(n) is not None,
@@ -115,25 +164,28 @@ def _moved_last(x: Instruction) -> int | None:
     return axis if perm[:-1] == [d for d in range(len(perm)) if d != axis] else None
 
 
-def _in_place_of_the_transpose(inst: Instruction) -> Instruction | None:
-    """An FFT or IFFT of ``transpose(a)`` that moves one axis last (``plaidarray.fft``
-    along any other axis) as the transpose of the transform of ``a`` along that axis:
-    the kernel reads and writes the strided lines, and the transpose back, meeting this
-    one, cancels (:func:`lower_fft`)."""
+def _complex_kinds(inst: Instruction) -> Instruction | None:
+    """An FFT or IFFT of a kernel length as one ``stockham_fft`` along the operand's last
+    axis (no reshape to rows, which would copy the operand and the result); of
+    ``transpose(a)`` moving one axis last (``plaidarray.fft`` along another axis), as the
+    transpose of ``a``'s transform along that axis: the kernel reads and writes the
+    strided lines, and the transpose back, meeting this one, cancels (:func:`lower_fft`).
+    None for the other kinds and lengths."""
     x, kind = inst.operands[0], inst.attrs["fft_type"]
-    axis = _moved_last(x)
-    if kind not in ("FFT", "IFFT") or axis is None or not KERNEL.supports(n := x.shape.dims[-1]):
+    n = x.shape.dims[-1]
+    if kind not in ("FFT", "IFFT") or not KERNEL.supports(n) or not x.shape.size:
         return None
-    y = x.operands[0]
+    axis = _moved_last(x)
+    y = x if axis is None else x.operands[0]
     if y.shape.dtype != _COMPLEX:
         y = _op("convert", y, dtype=_COMPLEX)
-    y = _stockham(y, axis, -1 if kind == "FFT" else 1)
+    y = _stockham(y, y.shape.rank - 1 if axis is None else axis, -1 if kind == "FFT" else 1)
     if kind == "IFFT":
         scale = _op("constant", value=Literal(np.asarray(1.0 / n, _COMPLEX)))
         y = _op("multiply", y, _op("broadcast_in_dim", scale, dims=y.shape.dims, broadcast_dimensions=()))
     if y.shape.dtype != inst.shape.dtype:
         y = _op("convert", y, dtype=inst.shape.dtype)
-    return _op("transpose", y, permutation=x.attrs["permutation"])
+    return y if axis is None else _op("transpose", y, permutation=x.attrs["permutation"])
 
 
 def lower_fft(comp: Computation) -> Computation:
@@ -144,11 +196,12 @@ def lower_fft(comp: Computation) -> Computation:
     def rewrite(inst: Instruction, operands: tuple[Instruction, ...]) -> Instruction:
         inst = rebuild(inst, operands)
         if inst.opcode == "fft":
-            lowered = _in_place_of_the_transpose(inst)
-            if lowered is not None:
+            lowered = _complex_kinds(inst)
+            if lowered is None:
+                return fft.expand(inst, inst.operands[0], kernel=KERNEL)
+            if lowered.opcode == "transpose":
                 moved[id(lowered)] = lowered
-                return lowered
-            return fft.expand(inst, inst.operands[0], kernel=KERNEL)
+            return lowered
         if inst.opcode == "transpose" and id(inst.operands[0]) in moved:
             inner = inst.operands[0]
             if all(inner.attrs["permutation"][d] == i for i, d in enumerate(inst.attrs["permutation"])):

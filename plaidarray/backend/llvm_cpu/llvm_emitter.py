@@ -640,11 +640,14 @@ class Segment:
     depth: int = 0
 
 
-def emit_llvm_module(module: ModuleOp, function_name: str) -> tuple[ir.Module, list[Segment]]:
+def emit_llvm_module(module: ModuleOp, function_name: str,
+                     pointer_offset: int | None) -> tuple[ir.Module, list[Segment]]:
     """Translate the loop-level ``main`` of ``module`` into an LLVM module with the entry
     function ``void function_name(ptr buffers, i64 segment, i64 start, i64 stop)``, where
-    ``buffers`` points to an array of the buffers' addresses (any number of them: a C
-    call passing each as an argument is capped, at 1024 by ctypes).
+    ``buffers`` points to an array of one handle per buffer (any number of them: a C
+    call passing each as an argument is capped, at 1024 by ctypes): the buffer's address,
+    or with ``pointer_offset`` the address of an object holding it at that offset (a
+    NumPy array object: ``transfer.handle``).
 
     Each segment of ``main`` becomes an internal function; the entry runs them all in
     order when ``segment < 0``, else only that segment, with its chunked loop limited to
@@ -674,17 +677,22 @@ def emit_llvm_module(module: ModuleOp, function_name: str) -> tuple[ir.Module, l
         emitter.builder.ret_void()
         functions.append((emitter.function, used))
     _emit_entry(FunctionEmitter(llvm_module, function_name, [], [PTR, INDEX, INDEX, INDEX]), len(arg_types),
-                segments, functions)
+                segments, functions, pointer_offset)
     return llvm_module, segments
 
 
-def _emit_entry(entry: FunctionEmitter, n_buffers: int, segments: list[Segment], functions: list[ir.Function]) -> None:
-    """The entry: reads the buffer addresses, then calls every segment, or the one asked
-    for over ``[start, stop)`` (segments take the buffers as ``noalias`` arguments)."""
+def _emit_entry(entry: FunctionEmitter, n_buffers: int, segments: list[Segment], functions: list[ir.Function],
+                pointer_offset: int | None) -> None:
+    """The entry: reads the buffer addresses (through the handles), then calls every
+    segment, or the one asked for over ``[start, stop)`` (segments take the buffers as
+    ``noalias`` arguments)."""
     table, index, start, stop = entry.function.args
     b = entry.builder
     buffers = [b.load(b.gep(table, [ir.Constant(INDEX, i)], inbounds=True, source_etype=PTR), typ=PTR)
                for i in range(n_buffers)]
+    if pointer_offset is not None:
+        buffers = [b.load(b.gep(h, [ir.Constant(INDEX, pointer_offset)], inbounds=True, source_etype=ir.IntType(8)),
+                          typ=PTR) for h in buffers]
     run_all, one = entry.function.append_basic_block("all"), entry.function.append_basic_block("one")
     b.cbranch(b.icmp_signed("<", index, ir.Constant(INDEX, 0)), run_all, one)
     b.position_at_end(run_all)

@@ -109,13 +109,16 @@ def entry_key(*parts: str) -> str:
 
 @functools.cache
 def _environment() -> tuple[str, ...]:
-    """Versions the object code depends on besides its HLO and target."""
+    """Versions the object code depends on besides its HLO and target, and how its entry
+    reads the buffer table (``transfer.handle``: the array object's layout)."""
     import llvmlite
     import llvmlite.binding as llvm
 
     from ... import __version__
+    from .. import transfer
 
-    return (__version__, llvmlite.__version__, ".".join(map(str, llvm.llvm_version_info)), _compiler_digest())
+    return (__version__, llvmlite.__version__, ".".join(map(str, llvm.llvm_version_info)), _compiler_digest(),
+            str(transfer.DATA_POINTER_OFFSET))
 
 
 def _compiler_digest() -> str:

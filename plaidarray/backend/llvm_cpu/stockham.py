@@ -7,9 +7,9 @@ transformed in place of its rows, without a transpose), unscaled, with
 ``exp(-2 pi i j k / n)`` (forward) or ``exp(+...)`` (backward). It is generated for one n
 and stride, so every loop bound and stride is a constant.
 
-The transform is a sequence of decimation-in-frequency stages (OTFFT's Stockham form),
-radix 4 while 4 divides what is left, then 2, then the odd primes up to
-``LARGEST_KERNEL_PRIME``. Before a stage of radix r the signal is s = the product of the
+The transform is a sequence of decimation-in-frequency stages (OTFFT's Stockham form):
+radix 8 for the power of two dividing n, with one or two of radix 4 (or one of 2 for n
+= 2) for what 8 leaves, then the odd primes up to ``LARGEST_KERNEL_PRIME``. Before a stage of radix r the signal is s = the product of the
 earlier radices interleaved transforms of length l = n / s; with m = l / r, for every
 p < m and q < s the stage reads ``a[j] = src[q + s (p + j m)]`` (j < r), computes their
 r-point DFT ``y[k]`` with a straight-line butterfly, multiplies ``y[k]`` by the twiddle
@@ -25,14 +25,16 @@ executable as a constant), stage after stage: for each p of a stage with m > 1, 
 ``w^(p k)`` for k = 1 ... r - 1, each computed in float64 from an angle reduced exactly
 (``hlo/ops/fft.py``'s ``unit``), so a call computes no sine or cosine. Odd radices use
 the symmetric form of the r-point DFT (pairs ``a[j] +- a[r - j]`` times constant cosines
-and sines), r^2 / 2 multiplications instead of r^2.
+and sines), r^2 / 2 multiplications instead of r^2: straight-line code up to
+``LARGEST_UNROLLED_PRIME``, loops over j and k above it (straight-line code for 61 or
+127 points took LLVM 1-8 s and ran slower).
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -43,11 +45,13 @@ from .ir_loops import Loop
 
 #: Prime radices with a butterfly in the kernel; a length with a larger prime factor is
 #: not a kernel length (the expansion around the kernel handles that factor).
-LARGEST_KERNEL_PRIME = 13
+LARGEST_KERNEL_PRIME = 127
+#: Odd primes up to this have straight-line butterflies; larger ones loops (compile time).
+LARGEST_UNROLLED_PRIME = 31
 _ODD_PRIMES = tuple(p for p in range(3, LARGEST_KERNEL_PRIME + 1, 2) if all(p % d for d in range(3, p, 2)))
 
 I64, F64, PTR = ir.IntType(64), ir.DoubleType(), ir.PointerType()
-_NAME = re.compile(r"(forward|backward)(\d+)(?:s(\d+)b(\d+))?")
+_NAME = re.compile(r"(forward|backward)(\d+)(?:s(\d+)b(\d+)|r(\d+))?")
 #: Reassociation is not allowed (it would change the butterflies' rounding); fused
 #: multiply-adds are.
 _FLAGS = ("contract",)
@@ -56,13 +60,12 @@ _FLAGS = ("contract",)
 def radices(n: int) -> list[int] | None:
     """The radices of the stages of an n-point transform, or None if n has a prime factor
     above ``LARGEST_KERNEL_PRIME``."""
-    found = []
-    while n % 4 == 0:
-        found.append(4)
-        n //= 4
-    if n % 2 == 0:
-        found.append(2)
-        n //= 2
+    twos = (n & -n).bit_length() - 1  # 2^twos divides n: radix 8, then 4 (or 4 and 4 for 8 * 2)
+    eights, rest = divmod(twos, 3)
+    if rest == 1 and eights:
+        eights, rest = eights - 1, 4
+    found = [8] * eights + {0: [], 1: [2], 2: [4], 4: [4, 4]}[rest]
+    n >>= twos
     for p in _ODD_PRIMES:
         while n % p == 0:
             found.append(p)
@@ -88,6 +91,11 @@ def _stages(n: int) -> list[_Stage]:
     return found
 
 
+def table_size(n: int) -> int:
+    """The number of elements of the twiddle table of n points."""
+    return max(1, sum((st.radix - 1) * st.m for st in _stages(n) if st.m > 1))
+
+
 def twiddles(n: int, sign: int) -> np.ndarray:
     """The twiddle table of the n-point transform with ``exp(sign 2 pi i ...)`` (complex128;
     one unused element when no stage needs twiddles, so that it is never empty)."""
@@ -101,14 +109,17 @@ def twiddles(n: int, sign: int) -> np.ndarray:
 
 
 def symbol(n: int, sign: int, stride: int = 1, lines: int = 1) -> str:
-    """The routine transforming ``lines`` adjacent lines of n points with
-    ``exp(sign 2 pi i ...)``, each line's points ``stride`` elements apart."""
-    return f"plaidarray_fft_{'forward' if sign < 0 else 'backward'}{n}{f's{stride}b{lines}' if stride != 1 else ''}"
+    """The routine transforming ``lines`` lines of n points with ``exp(sign 2 pi i ...)``:
+    adjacent lines whose points are ``stride`` elements apart, or consecutive rows
+    (``stride`` 1)."""
+    layout = f"s{stride}b{lines}" if stride != 1 else f"r{lines}" if lines != 1 else ""
+    return f"plaidarray_fft_{'forward' if sign < 0 else 'backward'}{n}{layout}"
 
 
 # --- complex arithmetic on (re, im) pairs of doubles ----------------------------------------
 
 Complex = tuple[ir.Value, ir.Value]
+Buffer = tuple[ir.Value, int, int]
 
 
 class _Arithmetic:
@@ -128,7 +139,9 @@ class _Arithmetic:
         return re, im
 
     def scale(self, x: Complex, c: float) -> Complex:
-        k = ir.Constant(F64, c)
+        return self.scale_by(x, ir.Constant(F64, c))
+
+    def scale_by(self, x: Complex, k: ir.Value) -> Complex:
         return self.b.fmul(x[0], k, flags=_FLAGS), self.b.fmul(x[1], k, flags=_FLAGS)
 
     def rotate(self, x: Complex) -> Complex:
@@ -137,7 +150,7 @@ class _Arithmetic:
         return (b.fneg(x[1]), x[0]) if self.sign > 0 else (x[1], b.fneg(x[0]))
 
     def butterfly(self, a: Sequence[Complex]) -> list[Complex]:
-        """The DFT of ``a`` (2, 4 or an odd prime number of points)."""
+        """The DFT of ``a`` (2, 4, 8 or an odd prime number of points)."""
         r = len(a)
         if r == 2:
             return [self.add(a[0], a[1]), self.sub(a[0], a[1])]
@@ -145,6 +158,12 @@ class _Arithmetic:
             apc, amc, bpd = self.add(a[0], a[2]), self.sub(a[0], a[2]), self.add(a[1], a[3])
             rot = self.rotate(self.sub(a[1], a[3]))
             return [self.add(apc, bpd), self.add(amc, rot), self.sub(apc, bpd), self.sub(amc, rot)]
+        if r == 8:  # two of 4 points, the odd one's terms times w_8^k = ((1 + sign i) / sqrt 2)^k
+            even, odd = self.butterfly(a[0::2]), self.butterfly(a[1::2])
+            half = math.sqrt(0.5)
+            odd = [odd[0], self.scale(self.add(odd[1], self.rotate(odd[1])), half), self.rotate(odd[2]),
+                   self.scale(self.sub(self.rotate(odd[3]), odd[3]), half)]
+            return [self.add(e, o) for e, o in zip(even, odd)] + [self.sub(e, o) for e, o in zip(even, odd)]
         return self._odd(a)
 
     def _odd(self, a: Sequence[Complex]) -> list[Complex]:
@@ -159,12 +178,15 @@ class _Arithmetic:
         for tj in t:
             total = self.add(total, tj)
         y[0] = total
+        # cos and sin of 2 pi m / r as accurately as the twiddles (math.cos(2 * math.pi / 3)
+        # is -0.4999999999999998)
+        roots = unit(np.arange(r), r, 1)
         for k in range(1, half + 1):
             c, d = a[0], None
             for j in range(1, half + 1):
-                angle = 2 * math.pi * (j * k % r) / r
-                c = self.add(c, self.scale(t[j - 1], math.cos(angle)))
-                term = self.scale(u[j - 1], math.sin(angle))
+                root = roots[j * k % r]
+                c = self.add(c, self.scale(t[j - 1], float(root.real)))
+                term = self.scale(u[j - 1], float(root.imag))
                 d = term if d is None else self.add(d, term)
             assert d is not None
             rot = self.rotate(d)
@@ -182,32 +204,38 @@ def stockham_fft(module: ir.Module, name: str, suffix: str) -> ir.Function:
     if match is None or radices(int(match.group(2))) is None:
         raise ValueError(f"llvm-cpu: no FFT routine {name!r}")
     sign, n = (-1 if match.group(1) == "forward" else 1), int(match.group(2))
-    stride, lines = int(match.group(3) or 1), int(match.group(4) or 1)
+    stride, lines = int(match.group(3) or 1), int(match.group(4) or match.group(5) or 1)
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, I64, PTR, I64, PTR]), name)
     fn.linkage = "internal"
     x, x_offset, out, out_offset, table = fn.args
     for pointer in (x, out, table):
         pointer.add_attribute("noalias")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    two = ir.Constant(I64, 2)
-    source = (b.gep(x, [b.mul(x_offset, two)], source_etype=F64), stride)
-    target = (b.gep(out, [b.mul(out_offset, two)], source_etype=F64), stride)
     stages = _stages(n) or [_Stage(1, 1, 1, 0)]  # n = 1: a copy
+    # Stack cells of the looped butterflies (_looped_odd), first in the entry block.
+    looped = [st.radix for st in stages if st.radix > LARGEST_UNROLLED_PRIME]
+    cells = (b.alloca(F64, size=ir.Constant(I64, 2 * max(looped) - 2)), b.alloca(F64, size=ir.Constant(I64, 4)),
+             b.alloca(I64)) if looped else None
+    two = ir.Constant(I64, 2)
+    # A buffer is (base, elements between points, elements between lines).
+    steps = (stride, 1) if stride != 1 else (1, n)
+    source = (b.gep(x, [b.mul(x_offset, two)], source_etype=F64), *steps)
+    target = (b.gep(out, [b.mul(out_offset, two)], source_etype=F64), *steps)
     # Stages between the first and the last ping-pong between two buffers: the output
     # and a scratch row when the output is contiguous, else two scratch blocks holding
     # the lines interleaved (point e of line l at e * lines + l).
-    blocks = 0 if len(stages) == 1 else 1 if stride == 1 else 2
+    blocks = 0 if len(stages) == 1 else 1 if lines == 1 else 2
     scratch = _malloc_or_nan(module, fn, b, n * lines * blocks, n, lines, target) if blocks else None
     if blocks == 2:
-        pair = ((b.gep(scratch, [ir.Constant(I64, 2 * n * lines)], source_etype=F64), lines), (scratch, lines))
+        pair = ((b.gep(scratch, [ir.Constant(I64, 2 * n * lines)], source_etype=F64), lines, 1), (scratch, lines, 1))
     else:
-        pair = (target, (scratch, 1))
+        pair = (target, (scratch, 1, 0))
     arithmetic = _Arithmetic(b, sign)
     src = source
     for number, stage in enumerate(stages):
         left = len(stages) - 1 - number
         dst = target if not left else pair[left % 2]
-        _emit_stage(fn, b, arithmetic, stage, lines, src, dst, table)
+        _emit_stage(fn, b, arithmetic, stage, lines, src, dst, table, cells)
         src = dst
     if scratch is not None:
         free = module.globals.get("free") or ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR]), "free")
@@ -217,7 +245,7 @@ def stockham_fft(module: ir.Module, name: str, suffix: str) -> ir.Function:
 
 
 def _malloc_or_nan(module: ir.Module, fn: ir.Function, b: ir.IRBuilder, size: int, n: int, lines: int,
-                   target: tuple[ir.Value, int]) -> ir.Value:
+                   target: Buffer) -> ir.Value:
     """Scratch of ``size`` points from malloc; if there is none, the routine writes NaN to
     its n points of ``lines`` lines and returns (a result that says so, never a crash)."""
     malloc = module.globals.get("malloc") or ir.Function(module, ir.FunctionType(PTR, [I64]), "malloc")
@@ -227,7 +255,8 @@ def _malloc_or_nan(module: ir.Module, fn: ir.Function, b: ir.IRBuilder, size: in
     b.position_at_end(failed)
     points = Loop(b, fn, ir.Constant(I64, 0), ir.Constant(I64, n), "nan.e")
     line = Loop(b, fn, ir.Constant(I64, 0), ir.Constant(I64, lines), "nan.l")
-    first = b.mul(b.add(b.mul(points.i, ir.Constant(I64, target[1])), line.i), ir.Constant(I64, 2))
+    first = b.mul(b.add(b.mul(points.i, ir.Constant(I64, target[1])), b.mul(line.i, ir.Constant(I64, target[2]))),
+                  ir.Constant(I64, 2))
     for part in (first, b.add(first, ir.Constant(I64, 1))):
         b.store(ir.Constant(F64, math.nan), b.gep(target[0], [part], source_etype=F64))
     line.close()
@@ -238,17 +267,19 @@ def _malloc_or_nan(module: ir.Module, fn: ir.Function, b: ir.IRBuilder, size: in
 
 
 def _emit_stage(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, stage: _Stage, lines: int,
-                src: tuple[ir.Value, int], dst: tuple[ir.Value, int], table: ir.Value) -> None:
+                src: Buffer, dst: Buffer, table: ir.Value, cells: tuple[ir.Value, ...] | None) -> None:
     """One stage: for p < m, for q < s, for each line, a butterfly (a loop where the trip
-    count is above 1). ``src`` and ``dst`` are (base, stride between points): point e of
-    line l is at ``e * stride + l``."""
+    count is above 1). Point e of line l of a buffer (base, point step, line step) is at
+    ``e * point step + l * line step``."""
     r, m, s = stage.radix, stage.m, stage.s
 
     def loop(trips: int, name: str) -> Loop | None:
         return Loop(b, fn, ir.Constant(I64, 0), ir.Constant(I64, trips), name) if trips > 1 else None
 
-    def at(base: ir.Value, element: ir.Value, stride: int) -> tuple[ir.Value, ir.Value]:
-        first = b.mul(b.add(b.mul(element, ir.Constant(I64, stride)), line), ir.Constant(I64, 2))
+    def at(buffer: Buffer, element: ir.Value) -> tuple[ir.Value, ir.Value]:
+        base, point_step, line_step = buffer
+        first = b.add(b.mul(element, ir.Constant(I64, point_step)), b.mul(line, ir.Constant(I64, line_step)))
+        first = b.mul(first, ir.Constant(I64, 2))
         return (b.gep(base, [first], source_etype=F64),
                 b.gep(base, [b.add(first, ir.Constant(I64, 1))], source_etype=F64))
 
@@ -257,27 +288,106 @@ def _emit_stage(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, stage: _Stage,
 
     p_loop = loop(m, "p")
     p = index(p_loop)
-    w: list[Complex] = []
-    if m > 1:
-        first = b.add(ir.Constant(I64, 2 * stage.table), b.mul(p, ir.Constant(I64, 2 * (r - 1))))
-        parts = [b.load(b.gep(table, [b.add(first, ir.Constant(I64, i))], source_etype=F64), typ=F64)
-                 for i in range(2 * (r - 1))]
-        w = list(zip(parts[::2], parts[1::2]))
+    first = b.add(ir.Constant(I64, 2 * stage.table), b.mul(p, ir.Constant(I64, 2 * (r - 1))))
+
+    def twiddle(k: ir.Value) -> Complex:  # w^(p k), k >= 1
+        at_k = b.add(first, b.mul(b.sub(k, ir.Constant(I64, 1)), ir.Constant(I64, 2)))
+        return (b.load(b.gep(table, [at_k], source_etype=F64), typ=F64),
+                b.load(b.gep(table, [b.add(at_k, ir.Constant(I64, 1))], source_etype=F64), typ=F64))
+
+    w = [twiddle(ir.Constant(I64, k)) for k in range(1, r)] if m > 1 and r <= LARGEST_UNROLLED_PRIME else []
     q_loop = loop(s, "q")
     line_loop = loop(lines, "l")
     line = index(line_loop)
     q = index(q_loop)
     read = b.add(q, b.mul(p, ir.Constant(I64, s)))
     written = b.add(q, b.mul(p, ir.Constant(I64, s * r)))
-    a = []
-    for j in range(r):
-        re, im = at(src[0], b.add(read, ir.Constant(I64, s * j * m)), src[1])
-        a.append((b.load(re, typ=F64), b.load(im, typ=F64)))
-    y = c.butterfly(a) if r > 1 else a
-    for k in range(r):
-        value = c.mul(y[k], w[k - 1]) if k and m > 1 else y[k]
-        for part, address in zip(value, at(dst[0], b.add(written, ir.Constant(I64, s * k)), dst[1])):
+
+    def load(j: ir.Value) -> Complex:
+        re, im = at(src, b.add(read, b.mul(j, ir.Constant(I64, s * m))))
+        return b.load(re, typ=F64), b.load(im, typ=F64)
+
+    def store(k: ir.Value, value: Complex) -> None:
+        for part, address in zip(value, at(dst, b.add(written, b.mul(k, ir.Constant(I64, s))))):
             b.store(part, address)
+
+    if r > LARGEST_UNROLLED_PRIME:
+        assert cells is not None  # allocated for every looped radix
+        _looped_odd(fn, b, c, r, cells, load, store, twiddle if m > 1 else None)
+    else:
+        a = [load(ir.Constant(I64, j)) for j in range(r)]
+        y = c.butterfly(a) if r > 1 else a
+        for k in range(r):
+            store(ir.Constant(I64, k), c.mul(y[k], w[k - 1]) if k and m > 1 else y[k])
     for inner in (line_loop, q_loop, p_loop):
         if inner is not None:
             inner.close()
+
+
+def _looped_odd(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, r: int, cells: tuple[ir.Value, ...],
+                load: Callable[[ir.Value], Complex], store: Callable[[ir.Value, Complex], None],
+                twiddle: Callable[[ir.Value], Complex] | None) -> None:
+    """The r-point butterfly of ``_Arithmetic._odd``, the same operations in the same order,
+    with loops over j and k instead of r^2 / 2 straight-line terms (which take LLVM
+    seconds to compile for r above ``LARGEST_UNROLLED_PRIME``): the pairs ``t_j``, ``u_j``
+    (2 r - 2 doubles), two running sums (re, im of each: registers once LLVM promotes them)
+    and the root's index j k mod r (kept by adding k) in ``cells`` on the stack, the roots
+    from a constant table."""
+    half = r // 2
+    pairs, total, turn = cells
+    roots = _roots(fn, r)
+    one, const = ir.Constant(I64, 1), lambda v: ir.Constant(I64, v)
+
+    def cell(array: ir.Value, i: ir.Value) -> ir.Value:
+        return b.gep(array, [i], source_etype=F64)
+
+    def read(array: ir.Value, i: ir.Value) -> Complex:
+        return b.load(cell(array, i), typ=F64), b.load(cell(array, b.add(i, one)), typ=F64)
+
+    def write(array: ir.Value, i: ir.Value, value: Complex) -> None:
+        b.store(value[0], cell(array, i))
+        b.store(value[1], cell(array, b.add(i, one)))
+
+    a0 = load(const(0))
+    write(total, const(0), a0)
+    pair = Loop(b, fn, one, const(half + 1), "j")
+    aj, ar = load(pair.i), load(b.sub(const(r), pair.i))
+    slot = b.mul(b.sub(pair.i, one), const(4))
+    t = c.add(aj, ar)
+    write(pairs, slot, t)
+    write(pairs, b.add(slot, const(2)), c.sub(aj, ar))
+    write(total, const(0), c.add(read(total, const(0)), t))
+    pair.close()
+    store(const(0), read(total, const(0)))
+    output = Loop(b, fn, one, const(half + 1), "k")
+    k = output.i
+    write(total, const(0), a0)
+    write(total, const(2), (ir.Constant(F64, 0.0), ir.Constant(F64, 0.0)))
+    b.store(k, turn)
+    term = Loop(b, fn, one, const(half + 1), "jk")
+    j = term.i
+    at_root = b.load(turn, typ=I64)
+    root = read(roots, b.mul(at_root, const(2)))
+    following = b.add(at_root, k)
+    b.store(b.select(b.icmp_signed(">=", following, const(r)), b.sub(following, const(r)), following), turn)
+    slot = b.mul(b.sub(j, one), const(4))
+    tj, uj = read(pairs, slot), read(pairs, b.add(slot, const(2)))
+    write(total, const(0), c.add(read(total, const(0)), c.scale_by(tj, root[0])))
+    write(total, const(2), c.add(read(total, const(2)), c.scale_by(uj, root[1])))
+    term.close()
+    cos_part, rot = read(total, const(0)), c.rotate(read(total, const(2)))
+    mirror = b.sub(const(r), k)
+    for index, value in ((k, c.add(cos_part, rot)), (mirror, c.sub(cos_part, rot))):
+        store(index, c.mul(value, twiddle(index)) if twiddle is not None else value)
+    output.close()
+
+
+def _roots(fn: ir.Function, r: int) -> ir.GlobalVariable:
+    """A constant table of ``cos, sin`` of ``2 pi m / r`` for m < r (``unit``'s accuracy)."""
+    values = unit(np.arange(r), r, 1)
+    array = ir.ArrayType(F64, 2 * r)
+    table = ir.GlobalVariable(fn.module, array, name=f"{fn.name}.roots{r}")
+    table.global_constant = True
+    table.linkage = "internal"
+    table.initializer = ir.Constant(array, [float(v) for z in values for v in (z.real, z.imag)])
+    return table

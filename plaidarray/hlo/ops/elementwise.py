@@ -31,7 +31,7 @@ BOOL = np.dtype(bool)
 def _same_shape(shapes: list[Shape], attrs: dict) -> Shape:
     first = shapes[0]
     for s in shapes[1:]:
-        if s != first:
+        if s is not first and s != first:
             raise TypeError(f"elementwise operands differ: {first} vs {s}")
     return first
 

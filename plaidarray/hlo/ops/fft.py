@@ -14,7 +14,12 @@ Four kinds, ``fft_type`` (XLA's ``FftType``), with ``X[k] = sum_j x[j] exp(-2 pi
 ``plaidarray.fft`` builds every function of the extension on it (other axes, n
 dimensions, ``norm``, ``hfft``/``ihfft`` as conjugated real transforms).
 
-Lowering: an expansion into other HLO ops (``Expansion``), O(n log n) for every n:
+Lowering: an expansion into other HLO ops (``Expansion``), O(n log n) for every n. A
+backend may give it a ``RowKernel``, its own transform of rows for the lengths it
+supports, which the expansion then uses in place of its dense and radix stages (the
+hook through which llvm-cpu puts its compiled Stockham FFT, ``backend/llvm_cpu/fft.py``
+and ``stockham.py``, under the steps below; there FFT and IFFT of a kernel length are
+one kernel call, and this expansion does the rest). Without a kernel:
 
 - n <= ``DENSE_MAX``: one ``dot_general`` with the n x n DFT matrix.
 - n whose prime factors are all <= ``LARGEST_RADIX_PRIME``: mixed-radix Cooley-Tukey. A
@@ -25,9 +30,16 @@ Lowering: an expansion into other HLO ops (``Expansion``), O(n log n) for every 
   axis the same way, down to a dense stage. Each stage reads and writes the signal once
   and costs O(n a): O(n log n) in all.
 - any other n: Bluestein's algorithm, the transform as a convolution with a chirp, done
-  by transforms of the power of two m >= 2n - 1 above; the chirp's own spectrum is a
-  constant, computed when the graph is compiled (NumPy's FFT in long double), so a call
-  does two transforms of m points, not three.
+  by transforms of the power of two m >= 2n - 1 above (with a kernel, of the smallest
+  5-smooth m >= 2n - 1 it supports); the chirp's own spectrum is a constant, computed
+  when the graph is compiled (NumPy's FFT in long double), so a call does two
+  transforms of m points, not three. Primes up to ``LARGEST_RADIX_PRIME`` = 127 take a
+  dense stage rather than this: Bluestein's error there is 2-3.5x pocketfft's, which
+  takes a direct DFT up to about the same size.
+
+With a kernel, a stage splits off the smallest prime factor the kernel lacks (a dense
+stage of up to 127 points; llvm-cpu's kernel lacks none of them) and leaves the rest to
+the kernel.
 
 Real transforms of even n do half the work of a complex one (the half-length trick): RFFT
 packs ``z[j] = x[2j] + i x[2j+1]``, transforms it with the n/2-point FFT above and splits
@@ -40,9 +52,11 @@ transform of n points: RFFT of ``x + 0i`` cut to ``n // 2 + 1`` terms, IRFFT of 
 spectrum rebuilt from the conjugate mirror.
 
 The twiddles (DFT matrices, factors between stages, chirps, the real kinds' split
-factors) are computed when the graph is compiled, in float64 from angles whose integer
-turns are reduced modulo n first (and quarter turns snapped to exact values); they become
-constants bound to the executable (``bind_constants``), so a cached call plans nothing.
+factors, the kernel's tables) are computed when the graph is compiled by ``unit``, to
+about half an ulp: integer turns reduced exactly to a small angle from a multiple of pi/2
+(quarter turns exact), its cosine and sine in long double, rounded to float64. They
+become constants bound to the executable (``bind_constants``), so a cached call plans
+nothing.
 Single precision is transformed in double and rounded once (``expand``).
 """
 
@@ -108,12 +122,26 @@ def _evaluate(args, attrs, shape):
 
 # --- twiddles, computed when the graph is compiled -----------------------------------------
 
+#: pi/2 in long double (x87 extended on x86-64; where long double is double, as precise as that).
+_QUARTER_TURN = 2 * np.arctan(np.longdouble(1))
+
+
 def unit(turns: np.ndarray, n: int, sign: int) -> np.ndarray:
-    """``exp(sign * 2 pi i * turns / n)`` for integer ``turns`` in [0, n), in float64."""
-    angle = turns * (2 * math.pi / n)
-    re, im = np.cos(angle), np.sin(angle)
-    quarter = (4 * turns) % n == 0
-    return np.where(quarter, np.round(re), re) + 1j * sign * np.where(quarter, np.round(im), im)
+    """``exp(sign * 2 pi i * turns / n)`` for integer ``turns`` in [0, n), in float64, within
+    about half an ulp: the angle is reduced exactly (in integers) to within pi/4 of a
+    multiple k of pi/2, ``2 pi turns / n = k pi/2 + d``, so only the small angle d is
+    rounded, in long double, before its cosine and sine (an angle rounded in float64 is
+    off by up to an ulp of 2 pi, which took the error of a transform to 2-3x
+    pocketfft's); quarter turns are exact."""
+    turns = np.asarray(turns, np.int64)
+    eighths, rest = np.divmod(8 * turns, n)  # 2 pi turns / n = (eighths + rest / n) pi/4
+    above = eighths % 2 == 1  # then nearer (eighths + 1) pi/4, d = -(n - rest) / n pi/4
+    k = ((eighths + above) // 2) % 4
+    d = np.where(above, n - rest, rest).astype(np.longdouble) * (_QUARTER_TURN / 2 / n)
+    c, s = np.cos(d).astype(np.float64), np.where(above, -np.sin(d), np.sin(d)).astype(np.float64)
+    re = np.choose(k, [c, -s, -c, s])  # times i^k
+    im = np.choose(k, [s, c, -s, -c])
+    return re + 1j * sign * im
 
 
 def _constant(values: np.ndarray, dtype: np.dtype) -> Instruction:
@@ -280,8 +308,13 @@ def _complex_to_real(x: Instruction, n: int, kernel: RowKernel | None) -> Instru
     z = _op("add", _times(_columns(x, 0, half), _constant((1 + 1j * w) / n, _WIDE)),
             _times(_columns(_mirror(x), 0, half), _constant((1 - 1j * w) / n, _WIDE)))
     z = _transform(z, 1, kernel)
-    parts = [_reshape(_op(part, z), (rows, half, 1)) for part in ("real", "imag")]
-    return _reshape(_op("concatenate", *parts, dimension=2), (rows, n))
+    # x[2j] = re z[j], x[2j+1] = im z[j]: a select over (rows, half, 2), which fuses into
+    # the result (a concatenation would be a pass of its own).
+    pairs = Shape((rows, half, 2), np.dtype(np.int32))
+    z = _op("broadcast_in_dim", z, dims=pairs.dims, broadcast_dimensions=(0, 1))
+    even = _op("compare", _op("iota", dims=pairs.dims, iota_dimension=2, dtype=pairs.dtype), _zeros(pairs),
+               direction="EQ")
+    return _reshape(_op("select", even, _op("real", z), _op("imag", z)), (rows, n))
 
 
 #: fft_type -> the transform of each row of a (rows, m) operand in the wide dtypes, given

@@ -8,6 +8,8 @@ implied. The combiner reuses the elementwise op of the same name, so its semanti
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..opdef import OpDef, lookup, register
@@ -57,7 +59,14 @@ def _evaluate(args, attrs, shape):
 
 def check_combiner(kind: str, x: Shape) -> None:
     """The combining elementwise op must accept ``x``'s dtype (its rule says which)."""
-    scalar = Shape((), x.dtype)
+    _check_combiner(kind, x.dtype)
+
+
+@functools.cache
+def _check_combiner(kind: str, dtype: np.dtype) -> None:
+    """``check_combiner`` once per kind and dtype that pass (a failure raises every time):
+    every recorded reduction asks it."""
+    scalar = Shape((), dtype)
     lookup(kind).infer([scalar, scalar], {})
 
 
