@@ -245,3 +245,20 @@ def test_code_for_fewer_parameters_is_never_loaded(monkeypatch, tmp_path):
     assert xp.cache_info().disk_hits == 0
     np.testing.assert_allclose(value, np.exp(a), rtol=1e-6)
     np.testing.assert_array_equal(np.asarray(y), b)
+
+
+def test_the_key_covers_every_source_of_the_package(monkeypatch):
+    """An edit anywhere in plaidarray (codegen/, once left out, included) misses old entries."""
+    from pathlib import Path
+
+    read: list[Path] = []
+    original = Path.read_bytes
+
+    def recording(path: Path) -> bytes:
+        read.append(path.resolve())
+        return original(path)
+
+    monkeypatch.setattr(Path, "read_bytes", recording)
+    object_cache._compiler_digest()
+    package = Path(xp.__file__).resolve().parent
+    assert set(read) == set(package.rglob("*.py"))

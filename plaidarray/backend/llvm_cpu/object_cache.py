@@ -122,11 +122,13 @@ def _environment() -> tuple[str, ...]:
 
 
 def _compiler_digest() -> str:
-    """A digest of the HLO and backend sources, so a changed compiler misses old entries
-    even before its version number changes."""
-    root = Path(__file__).resolve().parents[2]
+    """A digest of plaidarray's sources, so a changed compiler misses old entries even
+    before its version number changes. All of them, not only the packages that lower HLO:
+    a list of those went stale once (codegen/ was split out of backend/ and left out),
+    and reading the rest costs a few milliseconds once per process."""
+    root = Path(__file__).resolve().parents[2]  # the plaidarray package
     digest = hashlib.blake2b(digest_size=16)
-    for path in sorted([*(root / "hlo").rglob("*.py"), *(root / "backend").rglob("*.py")]):
+    for path in sorted(root.rglob("*.py")):
         digest.update(path.relative_to(root).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()
