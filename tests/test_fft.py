@@ -339,16 +339,20 @@ def test_an_inner_axis_is_transformed_without_transposes(tmp_path, monkeypatch):
     assert "transpose" not in hlo
 
 
-def test_fft_inside_a_jitted_loop(backend):
-    """The reference backend runs it; llvm-cpu cannot bind the twiddle tables inside a
-    nested computation yet and says so (it used to fail deep in the lowering)."""
-    a = np.random.default_rng(0).standard_normal(100) + 0j
+def test_fft_inside_jitted_loops_and_branches(backend):
+    """An fft in a loop body or a branch: its twiddle tables are hoisted out of the nested
+    computation and bound to the executable (codegen/expand.py), at any nesting depth."""
+    a = np.random.default_rng(0).standard_normal(100) + 1j * np.random.default_rng(1).standard_normal(100)
     loop = xp.jit(lambda x: xp.fori_loop(0, 2, lambda i, v: xfft.fft(v) / 10.0, x))
-    if backend == "reference":
-        np.testing.assert_allclose(np.asarray(loop(xp.asarray(a))), np.fft.fft(np.fft.fft(a) / 10) / 10, rtol=1e-12)
-    else:
-        with pytest.raises(NotImplementedError, match="fft.*inside a while body"):
-            loop(xp.asarray(a))
+    np.testing.assert_allclose(np.asarray(loop(xp.asarray(a))), np.fft.fft(np.fft.fft(a) / 10) / 10, rtol=1e-12)
+    nested = xp.jit(lambda x: xp.fori_loop(0, 2, lambda i, v: xp.fori_loop(0, 2, lambda j, w: xfft.ifft(w) * 2.0, v), x))
+    expected = a
+    for _ in range(4):
+        expected = np.fft.ifft(expected) * 2.0
+    np.testing.assert_allclose(np.asarray(nested(xp.asarray(a))), expected, rtol=1e-12)
+    branch = xp.jit(lambda x, p: xp.cond(p, lambda v: xfft.rfft(xp.real(v)), lambda v: xfft.fft(v[:51]), x))
+    np.testing.assert_allclose(np.asarray(branch(xp.asarray(a), True)), np.fft.rfft(a.real), rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(np.asarray(branch(xp.asarray(a), False)), np.fft.fft(a[:51]), rtol=1e-12, atol=1e-12)
 
 
 # --- the real kinds RFFT and IRFFT (hlo/ops/fft.py) -------------------------------------------

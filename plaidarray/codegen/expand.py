@@ -4,8 +4,13 @@ CSE, folding and fusion see what the expansions built."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from ..hlo.ir import Computation, Instruction, rebuild
+from ..hlo.literal import Literal
 from ..hlo.ops.control_flow import Subcomputation
+from ..hlo.passes.bind_constants import bind_constants
+from ..hlo.shape import Shape
 from .lowering import Expansion, lowering_for
 
 
@@ -21,24 +26,52 @@ def expand(comp: Computation, platform: str | None = None) -> Computation:
 
 def _with_expanded_subcomputations(inst: Instruction, platform: str | None) -> Instruction:
     """``inst`` with every nested computation among its attributes expanded (itself when
-    none changes)."""
+    none changes). Array constants an expansion leaves in a nested computation (``fft``'s
+    twiddles in a loop body) are hoisted out: the computation takes each as a new
+    parameter, and ``inst`` passes it as a new operand, so that ``bind-constants`` binds it
+    to the executable like any constant of the entry computation."""
     attrs = None
+    hoisted: dict[str, list[Instruction]] = {}
     for name, value in inst.attrs.items():
         if isinstance(value, Subcomputation):
-            expanded = expand(value.computation, platform)
-            if expanded.instructions != value.computation.instructions:
-                _check_no_array_constants(expanded, inst.opcode)
+            expanded, constants = _hoist_array_constants(expand(value.computation, platform))
+            if constants or expanded.instructions != value.computation.instructions:
                 attrs = attrs or dict(inst.attrs)
                 attrs[name] = Subcomputation(expanded)
-    return inst if attrs is None else Instruction(inst.opcode, inst.operands, attrs, inst.shape)
+            if constants:
+                hoisted[name] = constants
+    if attrs is None:
+        return inst
+    return Instruction(inst.opcode, _with_hoisted_operands(inst, hoisted), attrs, inst.shape)
 
 
-def _check_no_array_constants(comp: Computation, where: str) -> None:
-    """Array constants are bound to the executable as parameters of its entry
-    computation only, so an expansion that needs tables (``fft``'s twiddles) cannot run
-    inside a nested one: a clear error, not a failure deep in the lowering."""
-    for inst in comp.instructions:
-        if inst.opcode == "constant" and inst.shape.rank:
-            raise NotImplementedError(
-                f"llvm-cpu: an op expanded with constant tables (fft) inside a {where} body (jit's cond, "
-                f"while_loop, fori_loop) is not supported yet; compute it outside the loop or branch")
+def _hoist_array_constants(comp: Computation) -> tuple[Computation, list[Instruction]]:
+    """``comp`` with its array constants turned into parameters after its own (as
+    ``bind-constants`` turns them), and those constants for the computation around it."""
+    comp, values = bind_constants(comp)
+    return comp, [Instruction("constant", (), {"value": Literal(v)}, Shape(v.shape, v.dtype)) for v in values]
+
+
+def _with_hoisted_operands(inst: Instruction, hoisted: dict[str, list[Instruction]]) -> tuple[Instruction, ...]:
+    """``inst``'s operands with the constants hoisted out of each nested computation
+    inserted right after the operands that feed that computation's parameters."""
+    ends = _PARAMETER_OPERANDS_END.get(inst.opcode)
+    if ends is None:
+        if hoisted:
+            raise NotImplementedError(f"llvm-cpu: array constants in a nested computation of {inst.opcode}")
+        return inst.operands
+    operands = list(inst.operands)
+    for name, end in sorted(ends(inst).items(), key=lambda item: -item[1]):  # the last first: earlier ends hold
+        operands[end:end] = hoisted.get(name, [])
+    return tuple(operands)
+
+
+#: For each op with nested computations, where the operands feeding each computation's
+#: parameters end: ``conditional(pred, *true_operands, *false_operands)`` and
+#: ``while(*carried, *cond_captured, *body_captured)`` (hlo/ops/control_flow.py).
+_PARAMETER_OPERANDS_END: dict[str, Callable[[Instruction], dict[str, int]]] = {
+    "conditional": lambda inst: {"true_branch": 1 + len(inst.attrs["true_branch"].computation.parameters),
+                                 "false_branch": len(inst.operands)},
+    "while": lambda inst: {"cond": len(inst.attrs["cond"].computation.parameters),
+                           "body": len(inst.operands)},
+}
