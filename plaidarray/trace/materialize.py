@@ -8,7 +8,7 @@ from ..backend import registry
 from ..backend.cache import EXECUTABLES
 from ..backend.executable import Backend, Executable
 from ..hlo import Computation, Module
-from ..hlo.fingerprint import fingerprint, structure
+from ..hlo.fingerprint import structure
 from . import explain
 from .node import GRAPH_LOCK, Node
 from .to_hlo import PendingGraph
@@ -63,7 +63,7 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
 
 
 def _compile(backend: Backend, comp: Computation, donated: frozenset[int] = frozenset()) -> Executable:
-    return backend.compiler.compile(Module(f"m_{fingerprint(comp)}", comp, donated))
+    return backend.compiler.compile(Module("lazy_graph", comp, donated))  # a compiler names its code itself
 
 
 def executable_for(comp: Computation) -> Executable:
