@@ -198,3 +198,8 @@ def test_a_tuple_cannot_be_an_output():
     loop = _counting_loop()
     with pytest.raises(VerificationError, match="tuple shape"):
         verify(Computation("main", list(loop.operands), [loop]))
+
+
+def test_a_custom_call_has_one_tuple_element_per_result():
+    svd = Instruction.make("custom_call", [param(0, (5, 4, 3))], target="svd", vectors=True, full_matrices=False)
+    assert str(svd.shape) == "(f32[5,4,3], f32[5,3], f32[5,3,3])"
