@@ -17,7 +17,7 @@ raises as NumPy does (outside ``jit``).
 from __future__ import annotations
 
 import math
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
@@ -29,8 +29,9 @@ from .api import utility
 from .api.graph import broadcast_shapes, broadcast_to, check_array, check_category, convert, op, reshape
 from .api.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
 from .api.searching import where
-from .hlo.ops.custom_call import result_shapes
+from .hlo.shape import TupleShape
 from .trace.array import Array
+from .trace.node import Node
 from .trace.tracing import is_tracing
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul", "matrix_norm", "matrix_power",
@@ -78,17 +79,9 @@ def _matrices(x: Array, name: str, square: bool = False) -> Array:
 
 
 def _decompose(target: str, *operands: Array, **attrs: Any) -> list[Array]:
-    """Record custom call ``target`` and slice its packed output into its results."""
-    packed = op("custom_call", *operands, target=target, **attrs)
-    batch = operands[0].shape[:-2]
-    results, start = [], 0
-    for shape in result_shapes(target, [o.shape[-2:] for o in operands], attrs):
-        stop = start + math.prod(shape)
-        part = op("slice", packed, start=(0,) * len(batch) + (start,), limit=batch + (stop,),
-                  strides=(1,) * (len(batch) + 1))
-        results.append(reshape(part, batch + shape))
-        start = stop
-    return results
+    """Record custom call ``target`` (of tuple shape) and select each of its results."""
+    call = Node.apply("custom_call", tuple(o._node for o in operands), {"target": target, **attrs})
+    return [op("get_tuple_element", call, index=i) for i in range(len(cast(TupleShape, call.shape).elements))]
 
 
 def _identity(n: int, shape: tuple[int, ...], dtype: np.dtype) -> Array:

@@ -153,6 +153,32 @@ def test_only_results_in_use_are_stored_and_both_can_be_used():
     assert int(second_only(xp.asarray(x))) == 243
 
 
+def test_a_loop_with_several_results_runs_once_on_the_reference_backend(monkeypatch):
+    """The loop is one instruction of tuple shape: the reference backend evaluates its
+    body once per iteration, not once per iteration and result. (jit makes one program of
+    all three results; read one by one, eager results are three programs.)"""
+    from plaidarray.hlo.ops import control_flow
+
+    runs: dict[str, int] = {}
+    evaluate = control_flow._evaluate
+
+    def counted(comp, args):
+        runs[comp.name] = runs.get(comp.name, 0) + 1
+        return evaluate(comp, args)
+
+    monkeypatch.setattr(control_flow, "_evaluate", counted)
+    xp.set_backend("reference")
+    try:
+        loop = xp.jit(lambda x: xp.while_loop(lambda s: s[1] < 4, lambda s: (s[0] * 2.0, s[1] + 1, s[2] + xp.sum(s[0])),
+                                              (x, xp.asarray(0), xp.asarray(0.0))))
+        x, n, total = loop(xp.asarray(np.ones(3)))
+        assert_same(x, np.full(3, 16.0))
+        assert int(n) == 4 and float(total) == 45.0
+    finally:
+        xp.set_backend(None)
+    assert runs == {"body": 4, "cond": 5}
+
+
 def test_lowered_through_scf_in_the_compiled_backend(tmp_path, monkeypatch):
     monkeypatch.setenv("PLAIDARRAY_DUMP", str(tmp_path))
 

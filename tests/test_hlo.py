@@ -131,3 +131,75 @@ def test_iota_reshape_and_transpose_fuse_correctly(backend):
     out = Instruction.make("transpose", [reshaped], permutation=(1, 0))
     (got,) = run(backend, [], [out], [])
     np.testing.assert_array_equal(got, np.broadcast_to(np.arange(6, dtype=np.int32), (4, 6)).reshape(3, 8).T)
+
+
+def _counting_loop(step_op: str = "add") -> Instruction:
+    """``while n < 3: x, n = x (step_op) x, n + 1`` over parameters x: f32[2], n: s32[]."""
+    from plaidarray.hlo.ops.control_flow import Subcomputation
+
+    def carried():
+        return param(0, (2,)), param(1, (), I32)
+
+    x, n = carried()
+    cond = Computation("cond", [x, n], [Instruction.make("compare", [n, const(3, I32)], direction="LT")])
+    x, n = carried()
+    body = Computation("body", [x, n], [Instruction.make(step_op, [x, x]),
+                                        Instruction.make("add", [n, const(1, I32)])])
+    x, n = carried()
+    return Instruction.make("while", [x, n], cond=Subcomputation(cond), body=Subcomputation(body))
+
+
+def _elements(loop: Instruction) -> list[Instruction]:
+    return [Instruction.make("get_tuple_element", [loop], index=i) for i in range(2)]
+
+
+def test_tuple_shapes_print_fingerprint_and_cse():
+    from plaidarray.hlo.fingerprint import fingerprint
+    from plaidarray.hlo.shape import TupleShape
+
+    loop = _counting_loop()
+    assert isinstance(loop.shape, TupleShape) and str(loop.shape) == "(f32[2], s32[])"
+    comp = Computation("main", list(loop.operands), _elements(loop))
+    text = Module("m", comp).to_text()
+    assert "while.2 = (f32[2], s32[]) while(p0, p1)" in text
+    assert "get_tuple_element.3 = f32[2] get_tuple_element(while.2), index=0" in text
+    again = _counting_loop()
+    assert fingerprint(comp) == fingerprint(Computation("main", list(again.operands), _elements(again)))
+    other = _counting_loop("multiply")
+    assert fingerprint(comp) != fingerprint(Computation("main", list(other.operands), _elements(other)))
+    # Two identical loops over the same operands, and their elements, become one of each.
+    twin = Instruction.make("while", list(loop.operands), **loop.attrs)
+    doubled = Computation("main", list(loop.operands), _elements(loop) + _elements(twin))
+    merged = cse(doubled)
+    assert [i.opcode for i in merged.instructions].count("while") == 1
+    assert [i.opcode for i in merged.instructions].count("get_tuple_element") == 2
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_loop_of_tuple_shape_runs_on_both_backends(backend):
+    loop = _counting_loop()
+    n, x = run(backend, list(loop.operands), _elements(loop)[::-1], [np.array([1.0, -2.0], F32), np.array(0, I32)])
+    np.testing.assert_array_equal(x, np.array([8.0, -16.0], F32))
+    assert int(n) == 3
+
+
+def test_get_tuple_element_rejects_a_bad_index_or_operand():
+    loop = _counting_loop()
+    with pytest.raises(ValueError, match=r"get_tuple_element: index 2 is out of range for the 2 elements of "
+                                         r"\(f32\[2\], s32\[\]\)"):
+        Instruction.make("get_tuple_element", [loop], index=2)
+    with pytest.raises(ValueError, match="index -1 is out of range"):
+        Instruction.make("get_tuple_element", [loop], index=-1)
+    with pytest.raises(TypeError, match=r"get_tuple_element: the operand must have a tuple shape, got f32\[2\]"):
+        Instruction.make("get_tuple_element", [param(0, (2,))], index=0)
+
+
+def test_a_tuple_cannot_be_an_output():
+    loop = _counting_loop()
+    with pytest.raises(VerificationError, match="tuple shape"):
+        verify(Computation("main", list(loop.operands), [loop]))
+
+
+def test_a_custom_call_has_one_tuple_element_per_result():
+    svd = Instruction.make("custom_call", [param(0, (5, 4, 3))], target="svd", vectors=True, full_matrices=False)
+    assert str(svd.shape) == "(f32[5,4,3], f32[5,3], f32[5,3,3])"

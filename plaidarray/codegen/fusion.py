@@ -10,15 +10,20 @@ XLA's loop fusion and input fusion, decided per instruction:
   buffers), or is broadcast to more elements than it has (recomputing it per output
   element would multiply its cost);
 * cheap generators (constants, iotas, and re-indexings of buffers or of generators)
-  are duplicated into every consumer instead of being stored.
+  are duplicated into every consumer instead of being stored;
+* an instruction of tuple shape (``while``, ``conditional``, ``custom_call``) is a
+  kernel without a buffer of its own: each ``get_tuple_element`` of it owns the buffer
+  of its element, which the kernel writes (``FusionPlan.elements``), as XLA's buffer
+  assignment gives a tuple one buffer per element.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..hlo import Computation, Instruction
-from .lowering import Elementwise, Indexing, Kernel, Reduction, lowering_for
+from ..hlo.shape import TupleShape
+from .lowering import Elementwise, Indexing, Kernel, Reduction, TupleElement, lowering_for
 
 
 def _is_fusible(lowering: object) -> bool:
@@ -29,8 +34,10 @@ def _is_fusible(lowering: object) -> bool:
 class FusionPlan:
     computation: Computation
     materialized: set[int]
-    kernels: list[Instruction]  # materialized non-parameters, in execution order
+    kernels: list[Instruction]  # materialized non-parameters and tuples, in execution order
     platform: str | None = None  # whose lowerings the plan follows
+    #: id of a tuple instruction -> {element index: the get_tuple_element holding its buffer}
+    elements: dict[int, dict[int, Instruction]] = field(default_factory=dict)
 
     def is_buffer(self, inst: Instruction) -> bool:
         return id(inst) in self.materialized
@@ -100,7 +107,7 @@ def plan_fusion(comp: Computation, platform: str | None = None) -> FusionPlan:
     preferred: set[int] = set()
     for inst in comp.instructions:
         low = lowerings[id(inst)]
-        if isinstance(low, (Kernel, Reduction)):
+        if isinstance(low, (Kernel, Reduction, TupleElement)):
             required.add(id(inst))
         if isinstance(low, Kernel):
             required.update(id(o) for o in inst.operands)
@@ -114,4 +121,10 @@ def plan_fusion(comp: Computation, platform: str | None = None) -> FusionPlan:
         if id(inst) in preferred and not _cheap(sources[id(inst)], materialized):
             materialized.add(id(inst))
     kernels = [i for i in comp.instructions if id(i) in materialized and i.opcode != "parameter"]
-    return FusionPlan(comp, materialized, kernels, platform)
+    elements: dict[int, dict[int, Instruction]] = {}
+    for inst in kernels:
+        if isinstance(inst.shape, TupleShape):
+            materialized.discard(id(inst))
+        elif isinstance(lowerings[id(inst)], TupleElement):
+            elements.setdefault(id(inst.operands[0]), {}).setdefault(inst.attrs["index"], inst)
+    return FusionPlan(comp, materialized, kernels, platform, elements)

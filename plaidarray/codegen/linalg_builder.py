@@ -42,9 +42,9 @@ from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstan
 
 from ..hlo import Computation, Instruction
 from ..hlo.ir import depth_first
-from ..hlo.shape import Shape
+from ..hlo.shape import Shape, TupleShape
 from .fusion import FusionPlan, plan_fusion
-from .lowering import Elementwise, Indexing, Kernel, Reduction
+from .lowering import Elementwise, Indexing, Kernel, Reduction, TupleElement
 from .linalg_to_loops import LOOP_DIMS, PARALLEL_LOOP, loop_dims_attr
 
 
@@ -176,8 +176,7 @@ class _ModuleBuilder:
         self.buffers: dict[int, SSAValue] = {id(inst): arg for inst, arg in zip(buffer_order, self.block.args)}
         self.scratch_shapes: list[Shape] = []
         self._declared: set[str] = set()
-        self._emitted_groups: set[tuple] = set()
-        self._groups: dict[tuple, list[Instruction]] | None = None  # of self.plan, made on first use
+        self._elements: dict[int, list[SSAValue]] = {}  # of tuple instructions, by id
 
     # --- KernelBuilder ------------------------------------------------------------------
     def insert(self, op: Operation) -> SSAValue | None:
@@ -279,32 +278,29 @@ class _ModuleBuilder:
             else:
                 buffers[id(out)] = target
         for inst in plan.kernels:
-            if id(inst) not in buffers:
+            if id(inst) not in buffers and plan.is_buffer(inst):
                 buffers[id(inst)] = self.scratch(inst.shape)
-        outer = self.plan, self.buffers, self._groups
-        self.plan, self.buffers, self._groups = plan, buffers, None
+        outer = self.plan, self.buffers, self._elements
+        self.plan, self.buffers, self._elements = plan, buffers, {}
         try:
             for inst in plan.kernels:
                 self.lower(inst)
         finally:
-            self.plan, self.buffers, self._groups = outer
+            self.plan, self.buffers, self._elements = outer
         for out, target in copies:
             self.copy(buffers[id(out)], target)
 
-    def group_outputs(self, inst: Instruction) -> dict[int, SSAValue] | None:
-        """For an op with several results, recorded as one instruction per result that
-        differ only in the attribute ``index`` (``while``, ``conditional``): the buffers
-        of the group's results in this computation, by index; None once an earlier
-        instruction of the group has emitted the op."""
-        key = _group_key(inst)
-        if key in self._emitted_groups:
-            return None
-        self._emitted_groups.add(key)
-        if self._groups is None:  # indexed once, not scanned per op: a chain may hold thousands
-            self._groups = {}
-            for kernel in self.plan.kernels:
-                self._groups.setdefault(_group_key(kernel), []).append(kernel)
-        return {i.attrs["index"]: self.buffers[id(i)] for i in self._groups[key]}
+    def element_buffers(self, inst: Instruction) -> list[SSAValue]:
+        """The buffers a tuple instruction writes, one per element: its
+        ``get_tuple_element``'s (``FusionPlan.elements``), or scratch for an element no
+        one reads."""
+        found = self._elements.get(id(inst))
+        if found is None:
+            held = self.plan.elements.get(id(inst), {})
+            shapes = cast(TupleShape, inst.shape).elements
+            found = [self.buffers[id(held[i])] if i in held else self.scratch(s) for i, s in enumerate(shapes)]
+            self._elements[id(inst)] = found
+        return found
 
     def _append_generic(self, loop_dims, in_buffers, in_maps, output, block, reduction_dims) -> None:
         n = len(loop_dims)
@@ -368,8 +364,15 @@ class _ModuleBuilder:
     def lower(self, inst: Instruction) -> None:
         """Emit the linalg ops that write ``inst``'s buffer."""
         low = self.plan.lowering(inst)
+        if isinstance(inst.shape, TupleShape):
+            cast(Kernel, low).emit(self, inst, self.element_buffers(inst), [self.buffers[id(o)] for o in inst.operands])
+            return
         out = self.buffers[id(inst)]
-        if isinstance(low, Kernel):
+        if isinstance(low, TupleElement):
+            source = self.element_buffers(inst.operands[0])[inst.attrs["index"]]
+            if source is not out:  # a second get_tuple_element of the same element
+                self.copy(source, out)
+        elif isinstance(low, Kernel):
             low.emit(self, inst, out, [self.buffers[id(o)] for o in inst.operands])
         elif isinstance(low, Reduction):
             self.fill(out, low.init(inst), inst.shape.dtype)
@@ -400,11 +403,6 @@ def _allow_reassociation(value: SSAValue, accumulator: SSAValue) -> None:
 def _value_key(value: tuple[Instruction, tuple]) -> tuple:
     inst, at = value
     return id(inst), at
-
-
-def _group_key(inst: Instruction) -> tuple:
-    attrs = tuple(sorted((k, v) for k, v in inst.attrs.items() if k != "index"))
-    return inst.opcode, tuple(id(o) for o in inst.operands), attrs
 
 
 def build_linalg(plan: FusionPlan, buffer_order: Sequence[Instruction],

@@ -8,7 +8,7 @@ JAX registers a primitive's lowering per platform (``mlir.register_lowering``):
 :func:`register_lowering` without a platform gives the target-neutral lowering
 (``codegen/lowerings/``, linalg and the ``arith``/``math``/``complex`` dialects), with a
 platform the one that platform uses instead (llvm-cpu's calls to BLAS, LAPACK, the C
-math library and its runtime routines, ``backend/llvm_cpu/lowerings/``). Five kinds
+math library and its runtime routines, ``backend/llvm_cpu/lowerings/``). Six kinds
 cover XLA's op set:
 
 * :class:`Elementwise` computes one scalar from its operands' scalars at the same
@@ -17,7 +17,10 @@ cover XLA's op set:
   coordinate reads, as affine expressions. Fusible: it becomes an indexing map.
 * :class:`Reduction` folds dimensions away with a combiner; it fuses its operand chain
   (XLA's input fusion).
-* :class:`Kernel` writes its whole result buffer with linalg ops of its own.
+* :class:`Kernel` writes its whole result buffer with linalg ops of its own (an op of
+  tuple shape, one buffer per element).
+* :class:`TupleElement` (``get_tuple_element``) computes nothing: its buffer is the
+  tuple instruction's buffer for that element.
 * :class:`Expansion` rewrites the op into other HLO ops before fusion.
 """
 
@@ -25,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -119,11 +122,6 @@ class KernelBuilder(Protocol):
         """Emit a nested computation here: parameters read ``args``, outputs go to ``results``."""
         ...
 
-    def group_outputs(self, inst: Instruction) -> dict[int, SSAValue] | None:
-        """The result buffers of a multi-result op (one instruction per result, told apart
-        by the attribute ``index``), or None if another instruction of it emitted it."""
-        ...
-
 
 @dataclass(frozen=True)
 class Elementwise:
@@ -150,13 +148,14 @@ class Reduction:
 
 @dataclass(frozen=True)
 class Kernel:
-    """``emit(builder, inst, out, operand_buffers)`` writes ``out``. An op that changes
+    """``emit(builder, inst, out, operand_buffers)`` writes ``out``: the result's buffer,
+    or for an op of tuple shape the list of its elements' buffers. An op that changes
     part of an operand (``dynamic_update_slice``) names it as ``in_place_operand``: when
     nothing else reads that operand's buffer, the compiler gives the result the same
     buffer (``out is operand_buffers[i]``) and the emitter writes only what changes, as
     XLA's buffer assignment shares a dynamic-update-slice's operand with its result."""
 
-    emit: Callable[[KernelBuilder, Instruction, SSAValue, Sequence[SSAValue]], None]
+    emit: Callable[[KernelBuilder, Instruction, Any, Sequence[SSAValue]], None]
     in_place_operand: int | None = None
 
 
@@ -168,6 +167,13 @@ class Expansion:
     backend that lowers those ops lowers this one."""
 
     expand: Callable[[Instruction, Instruction], Instruction]
+
+
+@dataclass(frozen=True)
+class TupleElement:
+    """``get_tuple_element``: an element of a tuple instruction, which the fusion plan
+    gives a buffer of its own and the tuple's kernel writes (XLA's buffer assignment
+    aliases a get-tuple-element with the element of its operand)."""
 
 
 class NotLowerable:

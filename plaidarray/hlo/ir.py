@@ -1,7 +1,8 @@
 """HLO intermediate representation: instructions, computations and modules.
 
 Like XLA's HLO, a computation is a DAG of instructions in SSA form kept in a
-topological order; every instruction has a static :class:`Shape`. Attributes are plain
+topological order; every instruction has a static :class:`Shape` (a ``TupleShape`` for
+an op with several results, whose ``get_tuple_element`` users select them). Attributes are plain
 hashable Python values so that structural identity (for CSE and for the executable
 cache) is a tuple comparison.
 """

@@ -19,7 +19,10 @@ from .shape import Shape
 
 Attrs = dict[str, Any]
 InferRule = Callable[[list[Shape], Attrs], Shape]
-Evaluate = Callable[[list[np.ndarray], Attrs, Shape], np.ndarray]
+#: The value of an HLO instruction: an array, or for a tuple shape the list of its elements.
+Value = np.ndarray | list[np.ndarray]
+#: The operands' values, attributes and result shape -> the result's ``Value``.
+Evaluate = Callable[[list[Any], Attrs, Shape], Any]
 
 
 @dataclass(frozen=True)

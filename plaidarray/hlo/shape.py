@@ -1,4 +1,5 @@
-"""Array shapes of HLO values: dimensions plus element type, printed the XLA way."""
+"""Shapes of HLO values, printed the XLA way: an array's dimensions plus element type, or,
+for an instruction with several results, a tuple of array shapes (XLA's tuple shapes)."""
 
 from __future__ import annotations
 
@@ -49,6 +50,39 @@ class Shape:
 
     def __str__(self) -> str:
         return f"{XLA_TYPE_NAMES[self.dtype.name]}[{','.join(map(str, self.dims))}]"
+
+
+#: The element type of a tuple shape (XLA's ``TUPLE``): no NumPy array has it, so no buffer
+#: of a tuple shape can be made by mistake.
+TUPLE = np.dtype("V0")
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class TupleShape(Shape):
+    """The shape of an instruction with several results (``while``, ``conditional``,
+    ``custom_call``): a tuple of array shapes, whose elements ``get_tuple_element``
+    selects. Like XLA's tuple shapes it has no dimensions (rank 0) and the element type
+    ``TUPLE``, so a row of dims and dtype (the lazy graph's key, fingerprints) stays a
+    plain value; the elements follow from the op, its attributes and its operands."""
+
+    elements: tuple[Shape, ...] = ()
+
+    def __init__(self, elements: Iterable[Shape]) -> None:
+        object.__setattr__(self, "dims", ())
+        object.__setattr__(self, "dtype", TUPLE)
+        object.__setattr__(self, "elements", tuple(elements))
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, TupleShape) and self.elements == other.elements
+
+    def __hash__(self) -> int:
+        return hash(self.elements)
+
+    def with_dtype(self, dtype: np.dtype) -> Shape:
+        raise TypeError(f"a tuple shape {self} has no single dtype")
+
+    def __str__(self) -> str:
+        return "(" + ", ".join(map(str, self.elements)) + ")"
 
 
 #: The largest element count compiled code can index (loop counters are signed 64-bit).

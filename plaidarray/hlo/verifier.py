@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from .ir import Computation
 from .opdef import lookup
+from .shape import TupleShape
 
 
 class VerificationError(AssertionError):
@@ -16,6 +17,9 @@ def verify(comp: Computation) -> None:
     numbers = sorted(p.attrs["number"] for p in comp.parameters)
     if numbers != list(range(len(numbers))):
         raise VerificationError(f"parameter numbers {numbers} are not 0..n-1")
+    for o in [*comp.parameters, *comp.outputs]:
+        if isinstance(o.shape, TupleShape):  # values in buffers are arrays: tuples are taken apart
+            raise VerificationError(f"{o.name} has the tuple shape {o.shape}; parameters and outputs are arrays")
     for n, inst in enumerate(comp.instructions):
         op = lookup(inst.opcode)
         op.check_arity(len(inst.operands))

@@ -2,8 +2,8 @@
 
 Python's ``if`` and ``while`` cannot look at a traced array, whose value is unknown
 while tracing. These primitives trace each branch or body once into a nested
-computation and record one HLO ``conditional`` or ``while`` op, which the compiled
-backend lowers to ``scf.if`` / ``scf.while``. Outside ``jit`` they are lazy like every
+computation and record one HLO ``conditional`` or ``while`` op (its results selected
+by ``get_tuple_element``s), which the compiled backend lowers to ``scf.if`` / ``scf.while``. Outside ``jit`` they are lazy like every
 other operation. Values a branch or body uses without receiving them (arrays it closes
 over) are passed in as extra operands.
 """
@@ -126,7 +126,9 @@ def _nested(traced: Traced, name: str) -> Subcomputation:
 
 
 def _record(op: str, operands: list[Node], results: Traced, **attrs: Any) -> Any:
-    """One instruction per result of the multi-result ``op``, rebuilt into the pytree."""
+    """Record ``op``, whose shape is a tuple of its results' shapes, and one
+    ``get_tuple_element`` per result, rebuilt into the pytree."""
+    node = Node.apply(op, tuple(operands), attrs)
     n = len(results.computation.outputs)
-    arrays = [Array(Node.apply(op, tuple(operands), {**attrs, "index": i})) for i in range(n)]
+    arrays = [Array(Node.apply("get_tuple_element", (node,), {"index": i})) for i in range(n)]
     return pytree.unflatten(results.out_structure, arrays)

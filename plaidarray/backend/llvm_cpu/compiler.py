@@ -135,7 +135,7 @@ def _fuse(c: Compilation) -> None:
             out_index[id(o)] = len(c.outputs)
             c.outputs.append(o)
         c.output_slots.append(("out", out_index[id(o)]))
-    c.temps = [k for k in c.plan.kernels if id(k) not in out_index and id(k) not in c.shared]
+    c.temps = [k for k in c.plan.kernels if c.plan.is_buffer(k) and id(k) not in out_index and id(k) not in c.shared]
     c.n_buffers = len(c.comp.parameters) + len(c.outputs) + len(c.temps)
 
 

@@ -2,4 +2,4 @@
 ``hlo/ops/`` defines them). Importing this package registers them in
 ``plaidarray.codegen.lowering``; a platform registers its own beside them."""
 
-from . import control_flow, data_movement, dot, dynamic, elementwise, fft, gather, generators, reduce, scan  # noqa: F401
+from . import control_flow, data_movement, dot, dynamic, elementwise, fft, gather, generators, reduce, scan, tuples  # noqa: F401

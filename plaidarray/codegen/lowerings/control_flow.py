@@ -1,6 +1,6 @@
-"""Lowerings of ``conditional`` and ``while``: the op is emitted once per group of
-result instructions (``KernelBuilder.group_outputs``), as ``scf.if`` or ``scf.while``
-whose regions hold the nested computations, fused and lowered like any other.
+"""Lowerings of ``conditional`` and ``while``: kernels of tuple shape, writing one buffer
+per result, as ``scf.if`` or ``scf.while`` whose regions hold the nested computations,
+fused and lowered like any other.
 Loop-carried values live in buffers: the body writes fresh buffers, which are copied
 back before the next iteration."""
 
@@ -13,14 +13,10 @@ from ...hlo.ops.control_flow import PREDICATE, branches, loop
 from ..lowering import Kernel, register_lowering
 
 
-def _conditional_emit(k, inst, out, operands):
-    outs = k.group_outputs(inst)
-    if outs is None:
-        return
+def _conditional_emit(k, inst, results, operands):
     true, false = branches(inst.attrs)
     pred, *rest = operands
     n = len(true.parameters)
-    results = [outs[i] if i in outs else k.scratch(o.shape) for i, o in enumerate(true.outputs)]
     regions = []
     for branch, args in ((true, rest[:n]), (false, rest[n:])):
         block = Block()
@@ -34,14 +30,10 @@ def _conditional_emit(k, inst, out, operands):
 register_lowering("conditional", Kernel(_conditional_emit))
 
 
-def _while_emit(k, inst, out, operands):
-    outs = k.group_outputs(inst)
-    if outs is None:
-        return
+def _while_emit(k, inst, state, operands):
     cond, body, n = loop(inst.attrs)
     c = len(cond.parameters) - n
     init, cond_captured, body_captured = operands[:n], operands[n:n + c], operands[n + c:]
-    state = [outs[i] if i in outs else k.scratch(o.shape) for i, o in enumerate(body.outputs)]
     updated = [k.scratch(o.shape) for o in body.outputs]
     going = k.scratch(PREDICATE)
     for source, target in zip(init, state):

@@ -1,15 +1,15 @@
 """``conditional`` and ``while``: control flow over nested computations (XLA's ops).
 
-    conditional(pred, *true_operands, *false_operands) {true_branch, false_branch, index}
-    while(*init, *cond_captured, *body_captured)       {cond, body, index}
+    conditional(pred, *true_operands, *false_operands) {true_branch, false_branch}
+    while(*init, *cond_captured, *body_captured)       {cond, body}
 
 The nested computations are :class:`Subcomputation` attributes. A branch's parameters
 are its operands; ``cond`` and ``body`` take the carried values, then the values they
-capture. Both ops have several results (one per output of the branch or body), and
-an HLO value here is one array, so the op is recorded as one instruction per result,
-alike but for the attribute ``index``. The reference evaluation computes result
-``index``; the lowering (``codegen/lowerings/control_flow.py``) emits the op once per
-group.
+capture. Both ops have several results, one per output of the branch or body: their
+shape is the tuple of those outputs' shapes (a :class:`TupleShape`, as in XLA), their
+reference evaluation runs the branch or the loop once and gives the list of results,
+and ``get_tuple_element`` selects each result used. The lowering
+(``codegen/lowerings/control_flow.py``) writes one buffer per result.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from ..evaluator import Evaluator
 from ..fingerprint import fingerprint, structure
 from ..ir import Computation, Module
 from ..opdef import OpDef, register
-from ..shape import Shape
+from ..shape import Shape, TupleShape
 
 #: The shape of a predicate: a 0-d bool.
 PREDICATE = Shape((), np.dtype(bool))
@@ -57,12 +57,6 @@ def _shapes(insts) -> list[Shape]:
     return [i.shape for i in insts]
 
 
-def _result(outputs: list[Shape], attrs, op: str) -> Shape:
-    if not 0 <= attrs["index"] < len(outputs):
-        raise ValueError(f"{op}: result index {attrs['index']} out of range for {len(outputs)} results")
-    return outputs[attrs["index"]]
-
-
 def _listing(shapes: list[Shape]) -> str:
     return "(" + ", ".join(map(str, shapes)) + ")"
 
@@ -86,7 +80,7 @@ def _conditional_infer(shapes, attrs):
     if _shapes(true.outputs) != _shapes(false.outputs):
         raise TypeError(f"conditional: the branches return different shapes: {_listing(_shapes(true.outputs))} "
                         f"and {_listing(_shapes(false.outputs))}")
-    return _result(_shapes(true.outputs), attrs, "conditional")
+    return TupleShape(_shapes(true.outputs))
 
 
 def _conditional_evaluate(args, attrs, shape):
@@ -94,7 +88,7 @@ def _conditional_evaluate(args, attrs, shape):
     pred, *operands = args
     n = len(true.parameters)
     branch, inputs = (true, operands[:n]) if pred else (false, operands[n:])
-    return _evaluate(branch, inputs)[attrs["index"]]
+    return _evaluate(branch, inputs)
 
 
 register(OpDef("conditional", _conditional_infer, _conditional_evaluate))
@@ -119,7 +113,7 @@ def _while_infer(shapes, attrs):
     expected = carried + _shapes(cond.parameters[n:]) + _shapes(body.parameters[n:])
     if list(shapes) != expected:
         raise TypeError(f"while: operands {_listing(list(shapes))} do not match {_listing(expected)}")
-    return _result(carried, attrs, "while")
+    return TupleShape(carried)
 
 
 def _while_evaluate(args, attrs, shape):
@@ -128,7 +122,7 @@ def _while_evaluate(args, attrs, shape):
     state, cond_captured, body_captured = list(args[:n]), args[n:n + c], args[n + c:]
     while _evaluate(cond, [*state, *cond_captured])[0]:
         state = _evaluate(body, [*state, *body_captured])
-    return state[attrs["index"]]
+    return state
 
 
 register(OpDef("while", _while_infer, _while_evaluate))

@@ -9,11 +9,10 @@ Its kernel is a platform's lowering (llvm-cpu calls LAPACK: ``backend/llvm_cpu/
 lowerings/custom_call.py``; docs/custom-calls.md lists the routines).
 
 Operands are stacks of matrices with the same leading (batch) dimensions and the same
-floating-point dtype. An HLO value is one array, so a target's results are packed:
-the output has shape ``batch + (P,)`` and holds, per matrix, the results' elements one
-result after another, each row-major. ``plaidarray.linalg`` slices them apart. Real
-results of complex problems (eigenvalues, singular values) are stored with a zero
-imaginary part, integer results (pivots) as floats.
+floating-point dtype. A custom call has a tuple shape, as in XLA: result ``i`` has the
+shape ``batch + results[i]``, in the operands' dtype, and ``get_tuple_element``
+selects it. Real results of complex problems (eigenvalues, singular values) are stored
+with a zero imaginary part, integer results (pivots) as floats.
 
 When a decomposition fails (not positive definite, exactly singular, no convergence)
 that matrix's results are NaN. NumPy raises LinAlgError instead, but a lazy array only
@@ -23,7 +22,6 @@ backends agree.
 
 from __future__ import annotations
 
-import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -31,7 +29,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..opdef import Attrs, OpDef, register
-from ..shape import Shape
+from ..shape import Shape, TupleShape
 
 #: Each operand's (rows, cols): the last two dims of its shape (typed as what slicing a shape gives).
 MatrixShapes = Sequence[tuple[int, ...]]
@@ -52,7 +50,7 @@ TARGETS: dict[str, Target] = {}
 
 
 def result_shapes(target: str, matrix_shapes: MatrixShapes, attrs: Attrs) -> list[tuple[int, ...]]:
-    """The shapes of ``target``'s results for one problem, in packing order."""
+    """The shapes of ``target``'s results for one problem, in order."""
     return _target(target).results(matrix_shapes, attrs)
 
 
@@ -77,21 +75,24 @@ def _infer(shapes, attrs):
     if first.dtype not in DTYPES:
         raise TypeError(f"{name}: expected a floating-point dtype, got {first.dtype}")
     results = target.results([s.dims[-2:] for s in shapes], attrs)
-    return Shape(first.dims[:-2] + (sum(math.prod(r) for r in results),), first.dtype)
+    batch = first.dims[:-2]
+    return TupleShape(Shape(batch + r, first.dtype) for r in results)
 
 
 def _evaluate(args, attrs, shape):
     target = _target(attrs["target"])
-    out = np.empty(shape.dims, shape.dtype)
-    for index in np.ndindex(*shape.dims[:-1]) if shape.size else ():
+    outs = [np.empty(s.dims, s.dtype) for s in shape.elements]
+    for index in np.ndindex(*args[0].shape[:-2]):
         try:
             with warnings.catch_warnings(), np.errstate(all="ignore"):
                 warnings.simplefilter("ignore")
                 results = target.reference([a[index] for a in args], attrs)
-            out[index] = np.concatenate([np.asarray(r, shape.dtype).reshape(-1) for r in results])
+            for out, result in zip(outs, results):
+                out[index] = np.asarray(result, out.dtype)
         except np.linalg.LinAlgError:
-            out[index] = np.nan
-    return out
+            for out in outs:
+                out[index] = np.nan
+    return outs
 
 
 register(OpDef("custom_call", _infer, _evaluate))

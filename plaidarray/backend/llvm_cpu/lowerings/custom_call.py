@@ -3,14 +3,13 @@
 Kernels work per matrix: copy the operands into heap scratch in the layout LAPACK's
 column-major routines expect, call the routine through its Fortran ABI (every
 argument by pointer; integers are 32-bit scratch cells) and copy the results into the
-output. A buffer read as column-major is the transpose of the row-major matrix it
+outputs (a custom call has a tuple shape: one buffer per result). A buffer read as column-major is the transpose of the row-major matrix it
 holds, which several targets use instead of copying transposed. When a routine
 reports failure, that matrix's results are NaN (``hlo/ops/custom_call.py``).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from typing import cast
 
@@ -31,16 +30,15 @@ _BLOCK = 64
 
 class _Kernel(FortranKernel):
     """What a target's kernel builds with: a :class:`FortranKernel` over the stack of
-    operand matrices, plus the operands and the packed output."""
+    operand matrices, plus the operands and one output buffer per result."""
 
-    def __init__(self, k, inst, out, operands) -> None:
-        super().__init__(k, inst.shape.dtype, inst.shape.dims[:-1])
-        self.inst, self.out, self.operands = inst, out, operands
+    def __init__(self, k, inst, outs, operands) -> None:
+        first = inst.operands[0].shape
+        super().__init__(k, first.dtype, first.dims[:-2])
+        self.inst, self.outs, self.operands = inst, outs, operands
         self.attrs = inst.attrs
         self.matrices = [o.shape.dims[-2:] for o in inst.operands]
         self.results = result_shapes(inst.attrs["target"], self.matrices, inst.attrs)
-        sizes = [math.prod(r) for r in self.results]
-        self.offsets = [sum(sizes[:i]) for i in range(len(sizes))]
 
     # --- moving data ------------------------------------------------------------------
     def copy_in(self, batch: Sequence[SSAValue], operand: int, buffer: SSAValue, column_major: bool) -> None:
@@ -56,14 +54,8 @@ class _Kernel(FortranKernel):
 
     def store_result(self, batch: Sequence[SSAValue], result: int, value: Callable[..., SSAValue]) -> None:
         """Write result number ``result`` of this matrix: ``value(*indices)`` gives each element."""
-        shape = self.results[result]
-
-        def element(indices):
-            position = self.index(self.offsets[result])
-            for i, stride in zip(indices, (math.prod(shape[d + 1:]) for d in range(len(shape)))):
-                position = self.add(position, self.mul(i, stride))
-            self.store(value(*indices), self.out, *batch, position)
-        self.k.for_each(shape, element)
+        self.k.for_each(self.results[result], lambda indices: self.store(value(*indices), self.outs[result],
+                                                                         *batch, *indices))
 
     # --- results ------------------------------------------------------------------------
     def or_nan(self, ok: SSAValue, value: SSAValue) -> SSAValue:
@@ -106,12 +98,12 @@ def kernel(name: str):
     return register_kernel
 
 
-def _emit(k, inst, out, operands):
+def _emit(k, inst, outs, operands):
     name = inst.attrs["target"]
     if name not in KERNELS:
         raise NotImplementedError(f"custom_call: target {name!r} has no llvm-cpu kernel")
-    if inst.shape.size:
-        KERNELS[name](_Kernel(k, inst, out, operands))
+    if any(element.size for element in inst.shape.elements):
+        KERNELS[name](_Kernel(k, inst, outs, operands))
 
 
 register_lowering("custom_call", Kernel(_emit), PLATFORM)
