@@ -193,7 +193,7 @@ def test_type_errors(call):
         call()
 
 
-# --- the transform for every length (hlo/ops/fft.py) ------------------------------------------
+# --- the transform for every length (codegen/lowerings/fft.py) -------------------------------
 
 #: Lengths with the cases of the expansion and of llvm-cpu's kernel: dense, radix stages
 #: of 2..16 (the kernel's radices 2, 3, 4, 5, 7, 8 and the primes to 127, looped above 31),
@@ -355,7 +355,7 @@ def test_fft_inside_jitted_loops_and_branches(backend):
     np.testing.assert_allclose(np.asarray(branch(xp.asarray(a), False)), np.fft.fft(a[:51]), rtol=1e-12, atol=1e-12)
 
 
-# --- the real kinds RFFT and IRFFT (hlo/ops/fft.py) -------------------------------------------
+# --- the real kinds RFFT and IRFFT (codegen/lowerings/fft.py) --------------------------------
 
 #: kind -> (NumPy's transform of a (rows, n) signal or spectrum, the input of n points in
 #: the wide dtype)

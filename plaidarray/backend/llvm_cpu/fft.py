@@ -1,5 +1,5 @@
 """llvm-cpu's lowering of the HLO ``fft`` op: the target-neutral expansion
-(``hlo/ops/fft.py``) with the transforms of lines done by a compiled Stockham FFT
+(``codegen/lowerings/fft.py``) with the transforms of lines done by a compiled Stockham FFT
 (``stockham.py``) wherever the length's prime factors have butterflies there (all
 primes up to 127).
 
@@ -37,7 +37,7 @@ from ...hlo import Computation, Instruction
 from ...hlo.ir import rebuild
 from ...hlo.literal import Literal
 from ...hlo.opdef import OpDef, register
-from ...hlo.ops import fft
+from ...codegen.lowerings import fft
 from ...hlo.shape import Shape
 from . import stockham
 from .lowerings.platform import PLATFORM

@@ -23,7 +23,7 @@ inner loop) or, when s = 1, along p.
 The twiddles are a table built once per compile (:func:`twiddles`, bound to the
 executable as a constant), stage after stage: for each p of a stage with m > 1, its
 ``w^(p k)`` for k = 1 ... r - 1, each computed in float64 from an angle reduced exactly
-(``hlo/ops/fft.py``'s ``unit``), so a call computes no sine or cosine. Odd radices use
+(``codegen/lowerings/fft.py``'s ``unit``), so a call computes no sine or cosine. Odd radices use
 the symmetric form of the r-point DFT (pairs ``a[j] +- a[r - j]`` times constant cosines
 and sines), r^2 / 2 multiplications instead of r^2: straight-line code up to
 ``LARGEST_UNROLLED_PRIME``, loops over j and k above it (straight-line code for 61 or
@@ -40,7 +40,7 @@ from dataclasses import dataclass
 import numpy as np
 from llvmlite import ir
 
-from ...hlo.ops.fft import unit
+from ...codegen.lowerings.fft import unit
 from .ir_loops import Loop
 
 #: Prime radices with a butterfly in the kernel; a length with a larger prime factor is
