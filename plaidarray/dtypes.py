@@ -12,7 +12,6 @@ then the kinds by NumPy's ``result_type`` (int32 with float32 gives float64).
 from __future__ import annotations
 
 import functools
-
 from typing import TYPE_CHECKING, cast
 
 import numpy as np

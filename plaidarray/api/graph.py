@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Sequence
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any, SupportsIndex, TypeGuard, cast
 
 import numpy as np
@@ -61,16 +62,15 @@ def constant(value: Scalar, dtype: np.dtype) -> Array:
     """A 0-d constant of ``dtype``; raises OverflowError when ``value`` does not fit."""
     dtype = np.dtype(dtype)
     check_fits(value, dtype)
-    if _may_round_to_inf(dtype):
-        with np.errstate(over="ignore"):
-            return op("constant", value=Literal(np.asarray(value, dtype=dtype)))
-    return op("constant", value=Literal(np.asarray(value, dtype=dtype)))
+    with _rounding_to_inf_allowed(dtype):
+        return op("constant", value=Literal(np.asarray(value, dtype=dtype)))
 
 
-def _may_round_to_inf(dtype: np.dtype) -> bool:
-    """Whether a Python float can overflow to inf in ``dtype`` (float32, complex64): only
-    then is NumPy's overflow warning silenced, since ``np.errstate`` costs microseconds."""
-    return dtype.kind == "f" and dtype.itemsize < 8 or dtype.kind == "c" and dtype.itemsize < 16
+def _rounding_to_inf_allowed(dtype: np.dtype) -> AbstractContextManager:
+    """Silences NumPy's overflow warning where a Python float can round to inf in ``dtype``
+    (float32, complex64), and only there: ``np.errstate`` costs microseconds per scalar."""
+    narrow = dtype.kind == "f" and dtype.itemsize < 8 or dtype.kind == "c" and dtype.itemsize < 16
+    return np.errstate(over="ignore") if narrow else nullcontext()
 
 
 def check_fits(value: Scalar, dtype: np.dtype) -> None:
@@ -129,10 +129,8 @@ def _scalar_node(value: Scalar, dtype: np.dtype, where: str) -> Node:
         return constant(value, dtype)._node
     if kind in "iu":
         check_fits(value, dtype)
-    elif _may_round_to_inf(dtype):
-        with np.errstate(over="ignore"):
-            return Node.ready(np.asarray(value, dtype=dtype))
-    return Node.ready(np.asarray(value, dtype=dtype))
+    with _rounding_to_inf_allowed(dtype):
+        return Node.ready(np.asarray(value, dtype=dtype))
 
 
 def numpy_scalar(value: Any, where: str) -> Any:
@@ -211,9 +209,15 @@ def _expand(x: Array, shape: tuple[int, ...]) -> Array:
     ``broadcast_shapes`` over its shape and others'): recorded without checking again."""
     if x.shape == shape:
         return x
-    node = x._node
-    attrs = {"dims": shape, "broadcast_dimensions": tuple(range(len(shape) - len(node.shape.dims), len(shape)))}
-    return wrap(Node.derived("broadcast_in_dim", (node,), attrs, Shape(shape, node.shape.dtype)))
+    return wrap(_broadcast_node(x._node, Shape(shape, x._node.shape.dtype)))
+
+
+def _broadcast_node(node: Node, shape: Shape) -> Node:
+    """``node`` broadcast to ``shape`` along its trailing axes, recorded without the shape
+    rule (the callers know that it broadcasts)."""
+    dims = shape.dims
+    attrs = {"dims": dims, "broadcast_dimensions": tuple(range(len(dims) - len(node.shape.dims), len(dims)))}
+    return Node.derived("broadcast_in_dim", (node,), attrs, shape)
 
 
 def convert(x: Array, dtype: np.dtype) -> Array:
@@ -284,9 +288,7 @@ def scalar_like(value: int | float, shape: Shape, where: str) -> Node:
     meets): a run-time scalar broadcast. Made without the broadcasting checks and shape
     rules, which hold by construction, since it is recorded on most steps of a loop."""
     scalar = _scalar_node(value, shape.dtype, where)
-    if not shape.dims:
-        return scalar
-    return Node.derived("broadcast_in_dim", (scalar,), {"dims": shape.dims, "broadcast_dimensions": ()}, shape)
+    return _broadcast_node(scalar, shape) if shape.dims else scalar
 
 
 #: ``scalar_operand``'s nodes by (type, value, dims, dtype); emptied when it reaches

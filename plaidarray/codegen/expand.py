@@ -4,11 +4,9 @@ CSE, folding and fusion see what the expansions built."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from ..hlo.ir import Computation, Instruction, rebuild
 from ..hlo.literal import Literal
-from ..hlo.ops.control_flow import Subcomputation
+from ..hlo.ops.control_flow import Subcomputation, operands_feeding
 from ..hlo.passes.bind_constants import bind_constants
 from ..hlo.shape import Shape
 from .lowering import Expansion, lowering_for
@@ -55,23 +53,12 @@ def _hoist_array_constants(comp: Computation) -> tuple[Computation, list[Instruc
 def _with_hoisted_operands(inst: Instruction, hoisted: dict[str, list[Instruction]]) -> tuple[Instruction, ...]:
     """``inst``'s operands with the constants hoisted out of each nested computation
     inserted right after the operands that feed that computation's parameters."""
-    ends = _PARAMETER_OPERANDS_END.get(inst.opcode)
+    ends = operands_feeding(inst.opcode, len(inst.operands), inst.attrs)
     if ends is None:
         if hoisted:
             raise NotImplementedError(f"llvm-cpu: array constants in a nested computation of {inst.opcode}")
         return inst.operands
     operands = list(inst.operands)
-    for name, end in sorted(ends(inst).items(), key=lambda item: -item[1]):  # the last first: earlier ends hold
+    for name, end in sorted(ends.items(), key=lambda item: -item[1]):  # the last first: earlier ends hold
         operands[end:end] = hoisted.get(name, [])
     return tuple(operands)
-
-
-#: For each op with nested computations, where the operands feeding each computation's
-#: parameters end: ``conditional(pred, *true_operands, *false_operands)`` and
-#: ``while(*carried, *cond_captured, *body_captured)`` (hlo/ops/control_flow.py).
-_PARAMETER_OPERANDS_END: dict[str, Callable[[Instruction], dict[str, int]]] = {
-    "conditional": lambda inst: {"true_branch": 1 + len(inst.attrs["true_branch"].computation.parameters),
-                                 "false_branch": len(inst.operands)},
-    "while": lambda inst: {"cond": len(inst.attrs["cond"].computation.parameters),
-                           "body": len(inst.operands)},
-}

@@ -1,9 +1,9 @@
 """The llvm-cpu executable (XLA's ``Executable``): native code for one HLO module and the
 buffers around a call. The code is one function ``void f(ptr buffers, i64 segment, i64
-start, i64 stop)`` over a table of the buffers' handles (``transfer.handle``): parameters, bound constants,
-outputs, temporaries (including the scratch buffers of nested computations); ``segment``
-< 0 runs everything, otherwise one loop nest over part of its range, which is how large
-nests run on several threads (``parallel.py``)."""
+start, i64 stop)`` over a table of the buffers' handles (``transfer.handle``): parameters,
+bound constants, outputs, temporaries (including the scratch buffers of nested
+computations); ``segment`` < 0 runs everything, otherwise one loop nest over part of its
+range, which is how large nests run on several threads (``parallel.py``)."""
 
 from __future__ import annotations
 

@@ -126,3 +126,16 @@ def _while_evaluate(args, attrs, shape):
 
 
 register(OpDef("while", _while_infer, _while_evaluate))
+
+
+def operands_feeding(opcode: str, operands: int, attrs) -> dict[str, int] | None:
+    """Where the operands that feed each nested computation's parameters end, by the
+    attribute holding it: ``conditional(pred, *true_operands, *false_operands)`` and
+    ``while(*carried, *cond_captured, *body_captured)``. None for an op without nested
+    computations. (A pass that gives a nested computation new parameters inserts their
+    operands at these ends: ``codegen/expand.py``.)"""
+    if opcode == "conditional":
+        return {"true_branch": 1 + len(attrs["true_branch"].computation.parameters), "false_branch": operands}
+    if opcode == "while":
+        return {"cond": len(attrs["cond"].computation.parameters), "body": operands}
+    return None
