@@ -40,8 +40,12 @@ TRACED = -1
 #: Numbers nodes in creation order (``Node.serial``); ``next`` on it is atomic.
 _SERIALS = itertools.count()
 
-#: The 0-d shape of each dtype, made once.
-_ZERO_D: dict[np.dtype, Shape] = {}
+#: The Shapes of ready nodes by (dims, dtype), so that arrays of one shape share one Shape
+#: object and the shape checks of each recorded op end at an identity test (``Shape.__eq__``);
+#: emptied when it reaches ``_READY_SHAPES_MAX`` entries, so a loop over ever new shapes does
+#: not grow it.
+_READY_SHAPES: dict[tuple, Shape] = {}
+_READY_SHAPES_MAX = 256
 
 
 class Node:
@@ -78,11 +82,12 @@ class Node:
 
     @classmethod
     def ready(cls, buffer: np.ndarray) -> Node:
-        if buffer.ndim:
-            return cls(None, (), {}, Shape(buffer.shape, buffer.dtype), buffer)
-        shape = _ZERO_D.get(buffer.dtype)  # run-time scalars: one per recorded op with a Python scalar
+        key = (buffer.shape, buffer.dtype)
+        shape = _READY_SHAPES.get(key)
         if shape is None:
-            shape = _ZERO_D[buffer.dtype] = Shape((), buffer.dtype)
+            if len(_READY_SHAPES) >= _READY_SHAPES_MAX:
+                _READY_SHAPES.clear()
+            shape = _READY_SHAPES[key] = Shape(*key)
         return cls(None, (), {}, shape, buffer)
 
     @classmethod

@@ -8,8 +8,10 @@ from typing import cast
 
 import numpy as np
 
+from .. import config
 from ..hlo import Computation, Instruction
 from ..hlo.ir import attr_key, topological_order
+from ..hlo.shape import Shape
 from .node import Node
 
 
@@ -18,6 +20,22 @@ _SERIAL = attrgetter("serial")
 #: Pure generators of at most this many bytes that live arrays refer to are stored by a
 #: read like any live value; larger ones are recomputed where they are used.
 KEPT_GENERATOR_BYTES = 1 << 20
+
+
+def _c_walk() -> Callable[[list[Node], int], tuple | None] | None:
+    """``_pending.walk`` (the C walk) when it is built and not switched off by
+    ``PLAIDARRAY_PURE_PYTHON``, else None."""
+    if config.get("PLAIDARRAY_PURE_PYTHON") == "1":
+        return None
+    try:
+        from . import _pending
+    except ImportError:
+        return None
+    _pending.configure(Node, Shape, attr_key)
+    return _pending.walk
+
+
+_walk_in_c = _c_walk()
 
 
 class PendingGraph:
@@ -35,70 +53,9 @@ class PendingGraph:
 
     __slots__ = ("key", "buffers", "outputs", "_order", "_index")
 
-    def __init__(self, roots: Sequence[Node]) -> None:
-        # The pending nodes, found without regard to order; then numbered in creation
-        # order (``Node.serial``), which is topological since a node is made after its
-        # operands, and which repeats whenever a loop records the same ops again. A ready
-        # operand is numbered (a parameter) where it is first used.
-        seen = set(roots)
-        stack = list(seen)
-        pop, push, add = stack.pop, stack.append, seen.add
-        while stack:
-            for o in pop().operands:
-                if o.buffer is None and o not in seen and o.shared is None:
-                    add(o)
-                    push(o)
-        pending = sorted(seen, key=_SERIAL) if len(seen) > 1 else list(seen)
-        index: dict[Node, int] = {}
-        order: list[Node] = []
-        rows: list[tuple] = []
-        reads: list[bool] = []  # per row: whether its value depends on a buffer
-        buffers: list[np.ndarray] = []
-        outputs = list(roots)
-        root = roots[0] if len(roots) == 1 else None  # a read of one value, live itself: not again
-        for node in pending:
-            at = []
-            depends = False
-            for o in node.operands:
-                i = index.get(o)
-                if i is None:
-                    head = o.shared
-                    if head is None:  # a ready node, first used here: a parameter
-                        i = index[o] = len(rows)
-                        shape = o.shape
-                        rows.append((shape.dims, shape.dtype))
-                        reads.append(True)
-                        buffers.append(cast(np.ndarray, o.buffer))
-                        order.append(o)
-                    else:  # a shared scalar: its parameter and broadcast, again at each use
-                        (scalar,) = o.operands
-                        shape = scalar.shape
-                        i = len(rows) + 1
-                        rows += ((shape.dims, shape.dtype), (head[0], head[1], (i - 1,), head[2], head[3]))
-                        buffers.append(cast(np.ndarray, scalar.buffer))
-                        order += (scalar, o)
-                        reads += (True, True)
-                    depends = True
-                elif reads[i]:
-                    depends = True
-                at.append(i)
-            if node.depth < 0 and node.is_placeholder:
-                raise node.attrs["trace"].value_error()
-            shape = node.shape
-            attrs = node.attrs
-            index[node] = len(rows)
-            rows.append((node.op, attr_key(attrs) if attrs else (), tuple(at), shape.dims, shape.dtype))
-            reads.append(depends)
-            order.append(node)
-            if node.arrays and node is not root and (depends or shape.size * shape.dtype.itemsize <= KEPT_GENERATOR_BYTES):
-                outputs.append(node)
-        if len(outputs) > len(roots):
-            outputs = list(dict.fromkeys(outputs))
-        self.key = (tuple(rows), tuple([index[r] for r in outputs]))
-        self.buffers = buffers
-        self.outputs = outputs
-        self._order = order
-        self._index = index
+    def __init__(self, roots: list[Node]) -> None:
+        walked = _walk_in_c(roots, KEPT_GENERATOR_BYTES) if _walk_in_c is not None else None
+        self.key, self.buffers, self.outputs, self._order, self._index = walked or walk(roots)
 
     def computation(self) -> Computation:
         """The HLO computation of this graph: ready nodes become parameters in the order
@@ -113,6 +70,71 @@ class PendingGraph:
                 inst = Instruction(cast(str, node.op), [built[i] for i in row[2]], node.attrs, node.shape)
             built.append(inst)
         return Computation("main", params, [built[self._index[r]] for r in self.outputs])
+
+
+def walk(roots: list[Node]) -> tuple[tuple, list[np.ndarray], list[Node], list[Node], dict[Node, int]]:
+    """The walk of ``PendingGraph``: its key, buffers, outputs, the nodes of its rows in
+    order and the row of each node. ``_pending.c`` does the same in C; this is its
+    definition, and the walk where it is not built."""
+    # The pending nodes, found without regard to order; then numbered in creation
+    # order (``Node.serial``), which is topological since a node is made after its
+    # operands, and which repeats whenever a loop records the same ops again. A ready
+    # operand is numbered (a parameter) where it is first used.
+    seen = set(roots)
+    stack = list(seen)
+    pop, push, add = stack.pop, stack.append, seen.add
+    while stack:
+        for o in pop().operands:
+            if o.buffer is None and o not in seen and o.shared is None:
+                add(o)
+                push(o)
+    pending = sorted(seen, key=_SERIAL) if len(seen) > 1 else list(seen)
+    index: dict[Node, int] = {}
+    order: list[Node] = []
+    rows: list[tuple] = []
+    reads: list[bool] = []  # per row: whether its value depends on a buffer
+    buffers: list[np.ndarray] = []
+    outputs = list(roots)
+    root = roots[0] if len(roots) == 1 else None  # a read of one value, live itself: not again
+    for node in pending:
+        at = []
+        depends = False
+        for o in node.operands:
+            i = index.get(o)
+            if i is None:
+                head = o.shared
+                if head is None:  # a ready node, first used here: a parameter
+                    i = index[o] = len(rows)
+                    shape = o.shape
+                    rows.append((shape.dims, shape.dtype))
+                    reads.append(True)
+                    buffers.append(cast(np.ndarray, o.buffer))
+                    order.append(o)
+                else:  # a shared scalar: its parameter and broadcast, again at each use
+                    (scalar,) = o.operands
+                    shape = scalar.shape
+                    i = len(rows) + 1
+                    rows += ((shape.dims, shape.dtype), (head[0], head[1], (i - 1,), head[2], head[3]))
+                    buffers.append(cast(np.ndarray, scalar.buffer))
+                    order += (scalar, o)
+                    reads += (True, True)
+                depends = True
+            elif reads[i]:
+                depends = True
+            at.append(i)
+        if node.depth < 0 and node.is_placeholder:
+            raise node.attrs["trace"].value_error()
+        shape = node.shape
+        attrs = node.attrs
+        index[node] = len(rows)
+        rows.append((node.op, attr_key(attrs) if attrs else (), tuple(at), shape.dims, shape.dtype))
+        reads.append(depends)
+        order.append(node)
+        if node.arrays and node is not root and (depends or shape.size * shape.dtype.itemsize <= KEPT_GENERATOR_BYTES):
+            outputs.append(node)
+    if len(outputs) > len(roots):
+        outputs = list(dict.fromkeys(outputs))
+    return (tuple(rows), tuple([index[r] for r in outputs])), buffers, outputs, order, index
 
 
 def graph_to_computation(roots: Sequence[Node], inputs: Sequence[Node],

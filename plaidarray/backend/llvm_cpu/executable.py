@@ -8,9 +8,11 @@ range, which is how large nests run on several threads (``parallel.py``)."""
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Callable
 
 import numpy as np
 
+from ... import config
 from ...hlo.shape import Shape
 from .. import memory, transfer
 from ..buffer_pool import POOL
@@ -28,6 +30,7 @@ class CpuExecutable(Executable):
                  n_args: int, segments: list[Segment]) -> None:
         self._code = code
         self._function = _ENTRY(code.address)
+        self._address = code.address
         #: For first-tier code (``tiering.py``): how its full code is made.
         self.upgrade: tiering.Upgrade | None = None
         #: First-tier code replaced by full code: a run on another thread may still be in
@@ -62,6 +65,7 @@ class CpuExecutable(Executable):
         a run reads ``_function`` once, so it runs one code or the other."""
         self._retired, self._code = self._code, code
         self._function = _ENTRY(code.address)
+        self._address = code.address
         self.upgrade = None
 
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
@@ -71,21 +75,22 @@ class CpuExecutable(Executable):
             assert self._largest is not None  # a run that allocates bytes has a largest buffer
             memory.check_fits(self._nbytes, POOL.free_bytes, self._largest)
         outs = [new() for new in self._output_allocators]
-        handle = transfer.handle
-        args = [*map(handle, buffers), *self._constant_handles, *map(handle, outs)]
-        if self._temp_allocators:
-            temps = [new() for new in self._temp_allocators]
-            args += map(handle, temps)
-        try:
-            table = self._tables.pop()
-        except IndexError:
-            table = self._table()
-        table[:] = args
-        if self._segments is not None:
-            parallel.run(self._function, [table], self._segments)
-        elif self._has_code:
-            self._function(table, *_RUN_ALL)
-        self._tables.append(table)
+        temps = [new() for new in self._temp_allocators] if self._temp_allocators else []
+        if self._segments is None and _call_in_c is not None:
+            if self._has_code:
+                _call_in_c(self._address, buffers, self._constant_handles, outs, temps)
+        else:
+            handle = transfer.handle
+            try:
+                table = self._tables.pop()
+            except IndexError:
+                table = self._table()
+            table[:] = [*map(handle, buffers), *self._constant_handles, *map(handle, outs), *map(handle, temps)]
+            if self._segments is not None:
+                parallel.run(self._function, [table], self._segments)
+            elif self._has_code:
+                self._function(table, *_RUN_ALL)
+            self._tables.append(table)
         if self._results_are_outputs:
             return outs
         return [buffers[i] if kind == "param" else outs[i] for kind, i in self._output_slots]
@@ -93,6 +98,21 @@ class CpuExecutable(Executable):
 
 #: The entry's C type: the table of buffer addresses, then (segment, start, stop).
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
+
+def _c_call() -> Callable[..., None] | None:
+    """``_entry.call`` (the entry called from C) when it is built, the table holds array
+    objects' addresses (``transfer.DATA_POINTER_OFFSET`` known) and ``PLAIDARRAY_PURE_PYTHON``
+    does not switch it off; else None, and runs go through ctypes."""
+    if transfer.DATA_POINTER_OFFSET is None or config.get("PLAIDARRAY_PURE_PYTHON") == "1":
+        return None
+    try:
+        from . import _entry
+    except ImportError:
+        return None
+    return _entry.call
+
+
+_call_in_c = _c_call()
 
 #: The entry's (segment, start, stop) for running everything, converted once.
 _RUN_ALL = (ctypes.c_int64(-1), ctypes.c_int64(0), ctypes.c_int64(0))

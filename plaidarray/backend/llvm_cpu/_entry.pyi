@@ -1,0 +1,3 @@
+"""Types of the C entry call (``_entry.c``); ``CpuExecutable.run``'s ctypes call does the same."""
+
+def call(address: int, buffers: list, constant_handles: list[int], outputs: list, temporaries: list, /) -> None: ...

@@ -1,0 +1,134 @@
+"""The read path's two C modules against their Python definitions.
+
+``trace/_pending.c`` walks a read's pending graph as ``to_hlo.walk`` does, and
+``backend/llvm_cpu/_entry.c`` calls an executable's entry as its ctypes call does. Both
+are optional at build time, so the first test asserts that they were built here (a build
+that failed silently would otherwise leave CI testing the Python paths twice); the others
+compare the two paths on random graphs and on runs.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import plaidarray as xp
+from plaidarray.backend.llvm_cpu import executable as cpu_executable
+from plaidarray.trace import to_hlo
+
+
+def test_the_c_modules_are_built_and_in_use():
+    from plaidarray.backend.llvm_cpu import _entry  # noqa: F401  (ImportError: the build failed)
+    from plaidarray.trace import _pending  # noqa: F401
+
+    assert to_hlo._walk_in_c is not None
+    assert cpu_executable._call_in_c is not None
+
+
+def test_the_pure_python_switch_turns_both_off():
+    code = ("from plaidarray.trace import to_hlo; from plaidarray.backend.llvm_cpu import executable; "
+            "print(to_hlo._walk_in_c, executable._call_in_c)")
+    env = {**os.environ, "PLAIDARRAY_PURE_PYTHON": "1"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.stdout.split() == ["None", "None"], done.stderr
+
+
+UNARY = [xp.exp, xp.negative, xp.abs, xp.sqrt, lambda v: v[1:3], lambda v: xp.sum(v, keepdims=True) + v]
+BINARY = [xp.add, xp.multiply, xp.maximum]
+SCALARS = [0.5, 2.0, 0.5, 0.0, -1.0]  # repeated and zero values: shared and unshared scalar nodes
+
+step = st.one_of(
+    st.tuples(st.just("unary"), st.integers(0, len(UNARY) - 1), st.integers(0, 99)),
+    st.tuples(st.just("binary"), st.integers(0, len(BINARY) - 1), st.integers(0, 99), st.integers(0, 99)),
+    st.tuples(st.just("scalar"), st.integers(0, len(SCALARS) - 1), st.integers(0, 99)),
+    st.tuples(st.just("read"), st.integers(0, 99)),
+    st.tuples(st.just("drop"), st.integers(0, 99)),
+)
+
+
+def _build(steps):
+    """Values recorded by ``steps`` over two ready arrays: some read (ready), some dropped
+    (no live array), the rest pending; None marks a dropped value's place."""
+    rng = np.random.default_rng(0)
+    values = [xp.asarray(rng.uniform(1, 2, 4)), xp.asarray(rng.uniform(1, 2, 4))]
+    nodes = [v._node for v in values]
+    for s in steps:
+        live = [i for i, v in enumerate(values) if v is not None]
+        pick = lambda k, live=live: values[live[k % len(live)]]
+        if s[0] == "unary":
+            out = UNARY[s[1]](pick(s[2]))
+        elif s[0] == "binary":
+            a, b = pick(s[2]), pick(s[3])
+            out = BINARY[s[1]](a, b) if a.shape == b.shape else a * 3.0
+        elif s[0] == "scalar":
+            out = pick(s[2]) * SCALARS[s[1]]
+        elif s[0] == "read":
+            np.asarray(pick(s[1]))
+            continue
+        else:
+            if len(live) > 1:
+                values[live[s[1] % len(live)]] = None
+            continue
+        values.append(out)
+        nodes.append(out._node)
+    return values, nodes
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(step, min_size=1, max_size=25), st.integers(0, 99), st.integers(0, 99))
+def test_the_c_walk_equals_the_python_walk(steps, first, second):
+    values, nodes = _build(steps)
+    pending = [n for n in nodes if n.buffer is None]
+    if not pending:
+        return
+    for roots in ([pending[first % len(pending)]], [pending[first % len(pending)], pending[second % len(pending)]]):
+        expected = to_hlo.walk(roots)
+        got = to_hlo._walk_in_c(roots, to_hlo.KEPT_GENERATOR_BYTES)
+        assert got is not None
+        key, buffers, outputs, order, index = got
+        assert key == expected[0]
+        assert [id(b) for b in buffers] == [id(b) for b in expected[1]]
+        assert outputs == expected[2] and order == expected[3] and index == expected[4]
+    del values
+
+
+def test_the_c_walk_leaves_a_placeholder_to_the_python_walk():
+    def f(x):
+        node = (xp.exp(x) + 1.0)._node
+        assert to_hlo._walk_in_c([node], to_hlo.KEPT_GENERATOR_BYTES) is None
+        with pytest.raises(xp.TracerError):
+            to_hlo.PendingGraph([node])
+        return x
+
+    xp.jit(f)(xp.ones(3))
+
+
+def test_the_c_walk_keeps_small_generators_and_recomputes_large_ones():
+    small, large = xp.zeros(8), xp.zeros(1 << 18)  # 64 bytes; 2 MiB, above KEPT_GENERATOR_BYTES
+    root = (xp.sum(small) + xp.sum(large))._node
+    expected = to_hlo.walk([root])
+    got = to_hlo._walk_in_c([root], to_hlo.KEPT_GENERATOR_BYTES)
+    assert got is not None and got[2] == expected[2] == [root, small._node]
+
+
+def test_runs_through_c_and_through_ctypes_give_the_same_bits(monkeypatch):
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal((70, 30)), rng.standard_normal(30)
+
+    def compute():
+        x, y = xp.asarray(a), xp.asarray(b)
+        return [np.asarray(v) for v in (xp.exp(x) * y + 1.0, x @ y, xp.sort(x, axis=0), xp.fft.fft(x[:, 0]))]
+
+    through_c = compute()
+    monkeypatch.setattr(cpu_executable, "_call_in_c", None)
+    through_ctypes = compute()
+    for got, expected in zip(through_c, through_ctypes):
+        np.testing.assert_array_equal(got, expected)
+    np.testing.assert_allclose(through_c[0], np.exp(a) * b + 1.0, rtol=1e-13, atol=1e-14)
+    np.testing.assert_allclose(through_c[1], a @ b, rtol=1e-12)
