@@ -109,7 +109,8 @@ _ROWS = (
     Setting("PLAIDARRAY_MAX_PENDING", _count, 32, "at import",
             "the depth of pending ops past which a recorded op runs at once (0: no bound)"),
     Setting("PLAIDARRAY_PURE_PYTHON", _choice("0", "1"), "0", "at import",
-            "1 walks a read's pending graph in Python even where the C walk (`trace/_pending.c`) is built"),
+            "1 records nodes, walks pending graphs and calls executables in Python even where the C modules "
+            "(`trace/_graph.c`, `backend/llvm_cpu/_entry.c`) are built"),
     Setting("PLAIDARRAY_EXPLAIN_COMPILES", _choice("0", "1"), "0", "at import",
             "1 logs every compile with its reason to standard error"),
     Setting("PLAIDARRAY_DUMP", _path, None, "at each compile",

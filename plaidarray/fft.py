@@ -74,16 +74,15 @@ def _part(x: Array, axis: int, start: int, stop: int) -> Array:
 
 def _along(x: Array, axis: int, factor: float, fft_type: str, **attrs) -> Array:
     """The HLO ``fft`` of kind ``fft_type`` of ``x`` along ``axis``, times ``factor``."""
-    last = x.ndim - 1
+    if axis == x.ndim - 1:
+        return _scaled(op("fft", x, fft_type=fft_type, **attrs), factor)
     order = [*range(axis), *range(axis + 1, x.ndim), axis]
-    if axis != last:
-        x = op("transpose", x, permutation=tuple(order))
-    y = op("fft", x, fft_type=fft_type, **attrs)
-    if factor != 1.0:
-        y = op("multiply", y, graph.full(y.shape, factor, y.dtype))
-    if axis != last:
-        y = op("transpose", y, permutation=tuple(order.index(i) for i in range(x.ndim)))
-    return y
+    y = _scaled(op("fft", op("transpose", x, permutation=tuple(order)), fft_type=fft_type, **attrs), factor)
+    return op("transpose", y, permutation=tuple(order.index(i) for i in range(x.ndim)))
+
+
+def _scaled(y: Array, factor: float) -> Array:
+    return y if factor == 1.0 else op("multiply", y, graph.full(y.shape, factor, y.dtype))
 
 
 def _complex_to_complex(x: Array, axis: int, n: int, sign: int, scale: float) -> Array:
@@ -122,9 +121,12 @@ def _as_real(x: Array, where: str) -> Array:
 
 
 def _axis(x: Array, axis: int, where: str) -> int:
-    if x.ndim == 0:
+    ndim = x.ndim
+    if ndim == 0:
         raise ValueError(f"{where}: expected an array of at least one dimension, got a 0-d array")
-    return normalize_axes(axis, x.ndim, where)[0]
+    if type(axis) is int and -ndim <= axis < ndim:  # the common case, without normalize_axes' general rules
+        return axis % ndim
+    return normalize_axes(axis, ndim, where)[0]
 
 
 def _length(n: Any, default: int, where: str, name: str = "n") -> int:

@@ -1,10 +1,10 @@
-"""The read path's two C modules against their Python definitions.
+"""The eager path's two C modules against their Python definitions.
 
-``trace/_pending.c`` walks a read's pending graph as ``to_hlo.walk`` does, and
-``backend/llvm_cpu/_entry.c`` calls an executable's entry as its ctypes call does. Both
-are optional at build time, so the first test asserts that they were built here (a build
-that failed silently would otherwise leave CI testing the Python paths twice); the others
-compare the two paths on random graphs and on runs.
+``trace/_graph.c`` makes nodes as ``node._derive_in_python`` does and walks a read's
+pending graph as ``to_hlo.walk`` does; ``backend/llvm_cpu/_entry.c`` calls an executable's
+entry as its ctypes call does. Both are optional at build time, so the first test asserts
+that they were built here (a build that failed silently would otherwise leave CI testing
+the Python paths twice); the others compare the two paths on random graphs and on runs.
 """
 
 from __future__ import annotations
@@ -20,23 +20,50 @@ from hypothesis import strategies as st
 
 import plaidarray as xp
 from plaidarray.backend.llvm_cpu import executable as cpu_executable
+from plaidarray.trace import node as node_module
 from plaidarray.trace import to_hlo
 
 
 def test_the_c_modules_are_built_and_in_use():
     from plaidarray.backend.llvm_cpu import _entry  # noqa: F401  (ImportError: the build failed)
-    from plaidarray.trace import _pending  # noqa: F401
+    from plaidarray.trace import _graph  # noqa: F401
 
-    assert to_hlo._walk_in_c is not None
+    assert node_module.GRAPH_IN_C is not None and node_module.derive is node_module.GRAPH_IN_C.derive
     assert cpu_executable._call_in_c is not None
 
 
 def test_the_pure_python_switch_turns_both_off():
-    code = ("from plaidarray.trace import to_hlo; from plaidarray.backend.llvm_cpu import executable; "
-            "print(to_hlo._walk_in_c, executable._call_in_c)")
+    code = ("from plaidarray.trace import node; from plaidarray.backend.llvm_cpu import executable; "
+            "print(node.GRAPH_IN_C, executable._call_in_c)")
     env = {**os.environ, "PLAIDARRAY_PURE_PYTHON": "1"}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == ["None", "None"], done.stderr
+
+
+def _c_walk(roots):
+    return node_module.GRAPH_IN_C.walk(roots, to_hlo.KEPT_GENERATOR_BYTES)
+
+
+def _slots(node):
+    return {name: getattr(node, name) for name in node_module.Node.__slots__ if name != "__weakref__"}
+
+
+def test_c_nodes_equal_python_nodes():
+    x = xp.asarray(np.arange(3.0))
+    traced = node_module.Node.placeholder(x._node.shape, trace=None)
+    for operands in [(x._node,), (x._node, (x + 1.0)._node), (traced, x._node), ()]:
+        attrs = {"k": 1} if operands else {}
+        made_in_c = node_module.GRAPH_IN_C.derive("add", operands, attrs, x._node.shape)
+        made_in_python = node_module._derive_in_python("add", operands, attrs, x._node.shape)
+        assert type(made_in_c) is node_module.Node
+        expected = _slots(made_in_python)
+        got = _slots(made_in_c)
+        assert got.pop("serial") < expected.pop("serial")  # numbered by the same counter, in order
+        assert got == expected
+    with pytest.raises(TypeError, match="expected a Node"):
+        node_module.GRAPH_IN_C.derive("add", (x,), {}, x._node.shape)
+    with pytest.raises(TypeError, match="expected a Shape"):
+        node_module.GRAPH_IN_C.derive("add", (x._node,), {}, (3,))
 
 
 UNARY = [xp.exp, xp.negative, xp.abs, xp.sqrt, lambda v: v[1:3], lambda v: xp.sum(v, keepdims=True) + v]
@@ -89,19 +116,19 @@ def test_the_c_walk_equals_the_python_walk(steps, first, second):
         return
     for roots in ([pending[first % len(pending)]], [pending[first % len(pending)], pending[second % len(pending)]]):
         expected = to_hlo.walk(roots)
-        got = to_hlo._walk_in_c(roots, to_hlo.KEPT_GENERATOR_BYTES)
+        got = _c_walk(roots)
         assert got is not None
-        key, buffers, outputs, order, index = got
+        key, buffers, outputs, order = got
         assert key == expected[0]
         assert [id(b) for b in buffers] == [id(b) for b in expected[1]]
-        assert outputs == expected[2] and order == expected[3] and index == expected[4]
+        assert outputs == expected[2] and order == expected[3]
     del values
 
 
 def test_the_c_walk_leaves_a_placeholder_to_the_python_walk():
     def f(x):
         node = (xp.exp(x) + 1.0)._node
-        assert to_hlo._walk_in_c([node], to_hlo.KEPT_GENERATOR_BYTES) is None
+        assert _c_walk([node]) is None
         with pytest.raises(xp.TracerError):
             to_hlo.PendingGraph([node])
         return x
@@ -113,7 +140,7 @@ def test_the_c_walk_keeps_small_generators_and_recomputes_large_ones():
     small, large = xp.zeros(8), xp.zeros(1 << 18)  # 64 bytes; 2 MiB, above KEPT_GENERATOR_BYTES
     root = (xp.sum(small) + xp.sum(large))._node
     expected = to_hlo.walk([root])
-    got = to_hlo._walk_in_c([root], to_hlo.KEPT_GENERATOR_BYTES)
+    got = _c_walk([root])
     assert got is not None and got[2] == expected[2] == [root, small._node]
 
 

@@ -16,7 +16,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..hlo.opdef import OPS
 from ..trace.array import Array
-from ..trace.node import Node
+from ..trace.node import Node, derive
 from .graph import (SCALAR_KINDS, Scalar, check_array, check_category, convert, op, operands, python_scalar,
                     scalar_like, scalar_operand, wrap)
 
@@ -119,7 +119,7 @@ def _hlo(name: str) -> Callable[..., Array]:
     infer = OPS[name].infer
 
     def on_nodes(*nodes: Node) -> Array:
-        return wrap(Node.derived(name, nodes, _NO_ATTRS, infer([n.shape for n in nodes], _NO_ATTRS)))
+        return wrap(derive(name, nodes, _NO_ATTRS, infer([n.shape for n in nodes], _NO_ATTRS)))
 
     def record(*xs: Array) -> Array:
         return on_nodes(*[x._node for x in xs])

@@ -11,11 +11,13 @@ from __future__ import annotations
 
 import itertools
 import threading
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from .. import config
+from ..hlo.ir import attr_key
 from ..hlo.opdef import OPS, lookup
 from ..hlo.shape import Shape
 
@@ -103,14 +105,7 @@ class Node:
     def derived(cls, op: str, operands: tuple[Node, ...], attrs: dict[str, Any], shape: Shape) -> Node:
         """Record ``op`` whose result ``shape`` the caller knows already (its shape rule
         holds by construction: a Python scalar broadcast to an array's shape)."""
-        depth = 0
-        for o in operands:
-            d = o.depth
-            if d == TRACED:
-                return cls(op, operands, attrs, shape, depth=TRACED)
-            if d > depth:
-                depth = d
-        return cls(op, operands, attrs, shape, depth=depth + 1)
+        return derive(op, operands, attrs, shape)
 
     @classmethod
     def placeholder(cls, shape: Shape, trace: Any) -> Node:
@@ -127,3 +122,37 @@ class Node:
         self.buffer = buffer
         self.op, self.operands, self.attrs, self.depth, self.owned = None, (), {}, 0, owned
 
+
+def _derive_in_python(op: str, operands: tuple[Node, ...], attrs: dict[str, Any], shape: Shape) -> Node:
+    """``Node.derived``: the node of ``op`` over ``operands``, one deeper than the deepest
+    of them (``TRACED`` if any is). ``_graph.derive`` does the same in C."""
+    depth = 0
+    for o in operands:
+        d = o.depth
+        if d == TRACED:
+            return Node(op, operands, attrs, shape, depth=TRACED)
+        if d > depth:
+            depth = d
+    return Node(op, operands, attrs, shape, depth=depth + 1)
+
+
+def _graph_in_c() -> Any:
+    """The C module ``_graph`` (making nodes and walking pending graphs, ``_graph.c``),
+    configured with this module's layout, when it is built and ``PLAIDARRAY_PURE_PYTHON``
+    does not switch it off; else None."""
+    if config.get("PLAIDARRAY_PURE_PYTHON") == "1":
+        return None
+    try:
+        from . import _graph
+    except ImportError:
+        return None
+    _graph.configure(Node, Shape, attr_key, _SERIALS, TRACED)
+    return _graph
+
+
+#: The C module, or None: the Python definitions here and in ``to_hlo.py`` run instead.
+GRAPH_IN_C = _graph_in_c()
+
+#: Records a node whose shape is known (``Node.derived``; elementwise functions call it directly).
+derive: Callable[[str, tuple[Node, ...], dict[str, Any], Shape], Node] = \
+    GRAPH_IN_C.derive if GRAPH_IN_C is not None else _derive_in_python

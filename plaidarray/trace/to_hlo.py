@@ -8,11 +8,9 @@ from typing import cast
 
 import numpy as np
 
-from .. import config
 from ..hlo import Computation, Instruction
 from ..hlo.ir import attr_key, topological_order
-from ..hlo.shape import Shape
-from .node import Node
+from .node import GRAPH_IN_C, Node
 
 
 _SERIAL = attrgetter("serial")
@@ -22,20 +20,8 @@ _SERIAL = attrgetter("serial")
 KEPT_GENERATOR_BYTES = 1 << 20
 
 
-def _c_walk() -> Callable[[list[Node], int], tuple | None] | None:
-    """``_pending.walk`` (the C walk) when it is built and not switched off by
-    ``PLAIDARRAY_PURE_PYTHON``, else None."""
-    if config.get("PLAIDARRAY_PURE_PYTHON") == "1":
-        return None
-    try:
-        from . import _pending
-    except ImportError:
-        return None
-    _pending.configure(Node, Shape, attr_key)
-    return _pending.walk
-
-
-_walk_in_c = _c_walk()
+#: What a walk gives: the key, the buffers, the outputs, the nodes of the key's rows in order.
+Walked = tuple[tuple, list[np.ndarray], list[Node], list[Node]]
 
 
 class PendingGraph:
@@ -51,11 +37,11 @@ class PendingGraph:
     cheaper to recompute than to store, and stays pending; a small one is stored, so that
     the step after it has the structure of every later step (one compile fewer)."""
 
-    __slots__ = ("key", "buffers", "outputs", "_order", "_index")
+    __slots__ = ("key", "buffers", "outputs", "_order")
 
     def __init__(self, roots: list[Node]) -> None:
-        walked = _walk_in_c(roots, KEPT_GENERATOR_BYTES) if _walk_in_c is not None else None
-        self.key, self.buffers, self.outputs, self._order, self._index = walked or walk(roots)
+        walked: Walked | None = GRAPH_IN_C.walk(roots, KEPT_GENERATOR_BYTES) if GRAPH_IN_C is not None else None
+        self.key, self.buffers, self.outputs, self._order = walked or walk(roots)
 
     def computation(self) -> Computation:
         """The HLO computation of this graph: ready nodes become parameters in the order
@@ -69,13 +55,13 @@ class PendingGraph:
             else:
                 inst = Instruction(cast(str, node.op), [built[i] for i in row[2]], node.attrs, node.shape)
             built.append(inst)
-        return Computation("main", params, [built[self._index[r]] for r in self.outputs])
+        return Computation("main", params, [built[i] for i in self.key[1]])
 
 
-def walk(roots: list[Node]) -> tuple[tuple, list[np.ndarray], list[Node], list[Node], dict[Node, int]]:
-    """The walk of ``PendingGraph``: its key, buffers, outputs, the nodes of its rows in
-    order and the row of each node. ``_pending.c`` does the same in C; this is its
-    definition, and the walk where it is not built."""
+def walk(roots: list[Node]) -> Walked:
+    """The walk of ``PendingGraph``: its key, buffers, outputs and the nodes of its rows
+    in order. ``_graph.c`` does the same in C; this is its definition, and the walk where
+    that is not built."""
     # The pending nodes, found without regard to order; then numbered in creation
     # order (``Node.serial``), which is topological since a node is made after its
     # operands, and which repeats whenever a loop records the same ops again. A ready
@@ -134,7 +120,7 @@ def walk(roots: list[Node]) -> tuple[tuple, list[np.ndarray], list[Node], list[N
             outputs.append(node)
     if len(outputs) > len(roots):
         outputs = list(dict.fromkeys(outputs))
-    return (tuple(rows), tuple([index[r] for r in outputs])), buffers, outputs, order, index
+    return (tuple(rows), tuple([index[r] for r in outputs])), buffers, outputs, order
 
 
 def graph_to_computation(roots: Sequence[Node], inputs: Sequence[Node],

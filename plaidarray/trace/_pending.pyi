@@ -1,6 +1,0 @@
-"""Types of the C walk (``_pending.c``); ``to_hlo.walk`` is its Python definition."""
-
-from typing import Any
-
-def configure(node_type: type, shape_type: type, attr_key: Any, /) -> None: ...
-def walk(roots: list[Any], kept_bytes: int, /) -> tuple[tuple, list, list, list, dict] | None: ...
