@@ -99,7 +99,8 @@ class Array:
         node = self._node
         if node.buffer is None:
             materialize([node])
-        return to_host(cast(np.ndarray, node.buffer))
+        buffer: np.ndarray = node.buffer  # type: ignore[assignment]  # materialize gave it one
+        return to_host(buffer)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         value = self._value()
