@@ -64,6 +64,10 @@ def test_c_nodes_equal_python_nodes():
         node_module.GRAPH_IN_C.derive("add", (x,), {}, x._node.shape)
     with pytest.raises(TypeError, match="expected a Shape"):
         node_module.GRAPH_IN_C.derive("add", (x._node,), {}, (3,))
+    with pytest.raises(TypeError, match="expected a Node"):
+        _c_walk([x])
+    with pytest.raises(TypeError, match="a node's shape must be a Shape"):
+        _c_walk([node_module.Node("negate", (x._node,), {}, (3,), depth=1)])  # type: ignore[arg-type]
 
 
 UNARY = [xp.exp, xp.negative, xp.abs, xp.sqrt, lambda v: v[1:3], lambda v: xp.sum(v, keepdims=True) + v]

@@ -74,6 +74,15 @@ static int is_node(PyObject *obj) {
     return 0;
 }
 
+/* The shape of a node, checked to be a Shape (slots are read off it). */
+static PyObject *shape_of(PyObject *node) {
+    PyObject *shape = SLOT(node, off_shape);
+    if (shape != NULL && PyObject_TypeCheck(shape, shape_type)) return shape;
+    PyErr_Format(PyExc_TypeError, "a node's shape must be a Shape, got %.100s",
+                 shape == NULL ? "nothing" : Py_TYPE(shape)->tp_name);
+    return NULL;
+}
+
 /* A slot's value, or NULL with AttributeError where it was never set. */
 static PyObject *slot(PyObject *obj, Py_ssize_t offset, const char *name) {
     PyObject *value = SLOT(obj, offset);
@@ -306,7 +315,7 @@ static Py_ssize_t operand_row(Walk *w, PyObject *o, int *depends) {
     if (head == NULL || reserve_reads(w, n_rows + 2)) return -1;
     *depends = 1;
     if (head == Py_None) {
-        if (map_set(&w->index, o, n_rows) || append_new(w->rows, dims_dtype(slot(o, off_shape, "shape"))) ||
+        if (map_set(&w->index, o, n_rows) || append_new(w->rows, dims_dtype(shape_of(o))) ||
             PyList_Append(w->buffers, SLOT(o, off_buffer)) || PyList_Append(w->order, o))
             return -1;
         w->reads[n_rows] = 1;
@@ -319,7 +328,7 @@ static Py_ssize_t operand_row(Walk *w, PyObject *o, int *depends) {
         return -1;
     }
     PyObject *scalar = PyTuple_GET_ITEM(inner, 0);
-    if (append_new(w->rows, dims_dtype(slot(scalar, off_shape, "shape"))) ||
+    if (append_new(w->rows, dims_dtype(shape_of(scalar))) ||
         append_new(w->rows, shared_row(head, n_rows)) || PyList_Append(w->buffers, SLOT(scalar, off_buffer)) ||
         PyList_Append(w->order, scalar) || PyList_Append(w->order, o))
         return -1;
@@ -425,7 +434,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             PyTuple_SET_ITEM(at, j, number);
         }
         PyObject *op = slot(node, off_op, "op"), *depth = slot(node, off_depth, "depth");
-        PyObject *shape = slot(node, off_shape, "shape"), *attrs = slot(node, off_attrs, "attrs");
+        PyObject *shape = shape_of(node), *attrs = slot(node, off_attrs, "attrs");
         if (op == NULL || depth == NULL || shape == NULL || attrs == NULL) {
             Py_DECREF(at);
             goto done;

@@ -99,7 +99,7 @@ class Node:
         opdef = OPS.get(op) or lookup(op)
         if opdef.arity is not None and opdef.arity != len(operands):
             opdef.check_arity(len(operands))
-        return cls.derived(op, operands, attrs, opdef.infer([o.shape for o in operands], attrs))
+        return derive(op, operands, attrs, opdef.infer([o.shape for o in operands], attrs))
 
     @classmethod
     def derived(cls, op: str, operands: tuple[Node, ...], attrs: dict[str, Any], shape: Shape) -> Node:

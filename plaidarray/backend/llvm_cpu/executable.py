@@ -53,9 +53,6 @@ class CpuExecutable(Executable):
         #: it is, no output twice): then ``run`` returns them as they are.
         self._results_are_outputs = output_slots == [("out", i) for i in range(len(output_shapes))]
         self.returns_parameters = any(kind == "param" for kind, _ in output_slots)
-        #: Whether a run is one call of the whole function with no temporaries, returning
-        #: the outputs (then, from C, nothing else is done).
-        self._direct = self._segments is None and self._has_code and not temp_shapes and self._results_are_outputs
         self._output_allocators = [allocator(s.dims, s.dtype) for s in output_shapes]
         self._temp_allocators = [allocator(s.dims, s.dtype) for s in temp_shapes]
         #: Bytes a run allocates, known now so a run that cannot fit fails before it starts.
@@ -78,9 +75,6 @@ class CpuExecutable(Executable):
             assert self._largest is not None  # a run that allocates bytes has a largest buffer
             memory.check_fits(self._nbytes, POOL.free_bytes, self._largest)
         outs = [new() for new in self._output_allocators]
-        if self._direct and _call_in_c is not None:  # most small runs: one call from C, results as they are
-            _call_in_c(self._address, buffers, self._constant_handles, outs, _NO_TEMPORARIES)
-            return outs
         temps = [new() for new in self._temp_allocators] if self._temp_allocators else []
         if self._segments is None and _call_in_c is not None:
             if self._has_code:
@@ -119,9 +113,6 @@ def _c_call() -> Callable[..., None] | None:
 
 
 _call_in_c = _c_call()
-
-#: The temporaries of a run that has none.
-_NO_TEMPORARIES: list[np.ndarray] = []
 
 #: The entry's (segment, start, stop) for running everything, converted once.
 _RUN_ALL = (ctypes.c_int64(-1), ctypes.c_int64(0), ctypes.c_int64(0))
