@@ -23,6 +23,9 @@ _CASES = {
     "matrix product": lambda x, m: m @ m.T,
     "cumulative sum": lambda x, m: xp.cumulative_sum(x),
     "argmin": lambda x, m: xp.argmin(m, axis=0),
+    "sin + cos * x": lambda x, m: xp.sin(x) + xp.cos(x) * x,
+    "integer arithmetic": lambda x, m: xp.astype(x * 1e3, xp.int64) * 7 // 3 % 11,
+    "mask and divide": lambda x, m: xp.where(x > 0.5, 1.0 / x, -(x ** 3)),
 }
 
 
@@ -58,6 +61,22 @@ tiers = [e.upgrade is None for e in EXECUTABLES._lru.values()]
 irs = sorted("ir" in object_cache.load(p.stem)[1] for p, _ in object_cache.entries() if not p.stem.startswith("library-"))
 print(json.dumps({"values": values, "full": tiers, "from_disk": xp.cache_info().disk_hits, "irs": irs}))
 """
+
+
+@pytest.mark.skipif(not tiering.first_tier(3), reason="tiers are off (PLAIDARRAY_TIER_UP_AFTER=0)")
+def test_small_exact_kernels_skip_the_o3_ir_pipeline_in_the_first_tier(monkeypatch):
+    """The scalar first tier is chosen from the kernel's IR: elementwise code has no
+    fast-math flag, a float sum's accumulation is ``reassoc``; large kernels stay vectorised."""
+    monkeypatch.setenv("PLAIDARRAY_CACHE_MAX_BYTES", "0")
+    xp.set_backend("llvm-cpu")
+    x = xp.asarray(np.linspace(0.0, 1.0, 1000))
+    levels = {}
+    for name, fn in {"elementwise": lambda: xp.exp(x) * 2.0 + x, "sum": lambda: xp.sum(x * x)}.items():
+        xp.clear_cache()
+        np.asarray(fn())
+        (executable,) = EXECUTABLES._lru.values()
+        levels[name] = [tiering.ir_level(executable.upgrade.ir, 3, n) for n in (1000, tiering.SCALAR_MAX_ELEMENTS + 1)]
+    assert levels == {"elementwise": [tiering.SCALAR_IR_LEVEL, 3], "sum": [3, 3]}
 
 
 def test_the_disk_cache_ends_up_with_the_full_code(tmp_path):

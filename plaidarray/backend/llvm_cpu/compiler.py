@@ -162,8 +162,12 @@ def _to_llvm_ir(c: Compilation) -> None:
 
 
 def _llvm_codegen(c: Compilation) -> None:
-    c.product = codegen_worker.generate(c.ir, c.level, listings=dump.dump_dir() is not None,
-                                        emit_level=tiering.QUICK_EMIT_LEVEL if c.quick else None)
+    if c.quick:
+        largest = max((b.shape.size for b in (*c.comp.parameters, *c.outputs, *c.temps)), default=0)
+        level, emit_level = tiering.ir_level(c.ir, c.level, largest), tiering.QUICK_EMIT_LEVEL
+    else:
+        level, emit_level = c.level, None
+    c.product = codegen_worker.generate(c.ir, level, listings=dump.dump_dir() is not None, emit_level=emit_level)
 
 
 def _load(c: Compilation) -> None:
