@@ -43,9 +43,12 @@ QUICK_EMIT_LEVEL = 0
 #: the vectorisers, in 40-60% of O3's IR time (docs/performance.md).
 SCALAR_IR_LEVEL = 1
 
-#: The largest buffer, in elements, for which first-tier code may be scalar: two runs of
-#: scalar code on it cost less than the O3 IR pipeline they save (a few ms).
-SCALAR_MAX_ELEMENTS = 1 << 15
+#: The largest buffer, in elements, for which first-tier code may be scalar. Full code
+#: arrives ~0.1 s after an executable's second run, so a loop may run first-tier code
+#: dozens of times: scalar ``cos`` costs ~7 ns more per element than vectorised (2.5x on
+#: 10,000 elements, which made a 60-step loop's reruns 4.7 -> 11.7 ms), ~30 us per run on
+#: 4096 elements, against 4-8 ms of O3 IR pipeline saved per compile.
+SCALAR_MAX_ELEMENTS = 1 << 12
 
 #: Any LLVM fast-math flag: with one, a pipeline may choose (vectorising a ``reassoc``
 #: sum with partial sums, fusing a ``contract`` multiply-add) which values are computed.
