@@ -6,17 +6,16 @@ about 15 ms of lowering in Python, 10 ms of LLVM's IR pipeline at O3 and 10 ms o
 generation at O3, against 1.5-3.5 ms of code generation at O0 (docs/performance.md). So
 the first code of an executable is generated at O0 from the IR optimised at O3: the
 same vectorised IR, hence the same values, in kernels 10-30% slower. A small kernel whose
-IR has no fast-math flag (no float reduction) is first optimised at O1 without the
-vectorisers as well (:func:`ir_level`): its values cannot depend on the pipeline, and
-scalar code on a few thousand elements costs less than the O3 pipeline. An executable that
+IR has no fast-math flag (no float reduction) skips the IR pipeline too (:func:`ir_level`):
+its values cannot depend on the pipeline, and unoptimised scalar code on a few thousand
+elements costs less than the pipeline. An executable that
 runs ``PLAIDARRAY_TIER_UP_AFTER`` times (default 2) is worth full code: one background
 thread has a code generator process of its own (``codegen_worker.py``) generate it from
 the kept IR, so neither this process's LLVM lock, nor its GIL, nor the program's own code
 generator process is held meanwhile and the program's compiles go on; the executable
 switches to it between two runs, and its disk cache entry is rewritten with it. JavaScript
 engines and the JVM tier their JITs alike, except that here both tiers compute identical
-results. ``PLAIDARRAY_TIER_UP_AFTER=0`` generates
-full code at once.
+results. ``PLAIDARRAY_TIER_UP_AFTER=0`` generates full code at once.
 """
 
 from __future__ import annotations
@@ -39,9 +38,10 @@ TIER_UP_AFTER_RUNS = config.get("PLAIDARRAY_TIER_UP_AFTER")
 #: The code generator's level for first-tier code.
 QUICK_EMIT_LEVEL = 0
 
-#: The IR pipeline's level for small first-tier code whose values are exact: O1, without
-#: the vectorisers, in 40-60% of O3's IR time (docs/performance.md).
-SCALAR_IR_LEVEL = 1
+#: The IR pipeline's level for small first-tier code whose values are exact: O0, about a
+#: tenth of O3's IR time (O1 takes 40-60%; docs/performance.md). O0 code is scalar and
+#: unoptimised, which on a few thousand elements costs microseconds per run.
+SCALAR_IR_LEVEL = 0
 
 #: The largest buffer, in elements, for which first-tier code may be scalar. Full code
 #: arrives ~0.1 s after an executable's second run, so a loop may run first-tier code
@@ -62,7 +62,7 @@ def ir_level(ir: str, level: int, largest_buffer: int) -> int:
     IR without fast-math flags defines every value exactly (IEEE operations, integer
     arithmetic, ``llvm.maximum`` and the vector math library's functions, whose scalar and
     vector forms agree), so any correct pipeline computes the same bits and a small kernel
-    can skip O3's vectorisers and loop passes; IR with them keeps ``level``, as the full
+    can skip O3's IR pipeline; IR with them keeps ``level``, as the full
     code will, so that both tiers vectorise the same reductions the same way."""
     if largest_buffer <= SCALAR_MAX_ELEMENTS and not _FAST_MATH.search(ir):
         return min(level, SCALAR_IR_LEVEL)
