@@ -195,6 +195,25 @@ def test_cache_compiles_each_key_once_and_evicts_under_concurrency():
     assert first.info().compiles == 5
 
 
+def test_eviction_spares_the_executables_used_since_they_came_round():
+    cache = ExecutableCache(maxsize=3)
+    for key in "abc":
+        cache.get(key, "test", lambda key=key: _Built(key))
+    assert cache.lookup("a").key == "a"  # used: "b" is now the least recently used
+    cache.get("d", "test", lambda: _Built("d"))
+    assert sorted(cache._lru) == ["a", "c", "d"]
+    cache.lookup("c")
+    cache.lookup("d")
+    cache.get("e", "test", lambda: _Built("e"))  # "a" has not been used since it came round
+    assert sorted(cache._lru) == ["c", "d", "e"]
+    for key in "cde":
+        cache.lookup(key)
+    # All used: one pass unmarks them, then the first in order goes; the order is d, c, e
+    # ("c" came round at the last eviction), so "d" goes, where exact LRU would drop "c".
+    cache.get("f", "test", lambda: _Built("f"))
+    assert sorted(cache._lru) == ["c", "e", "f"] and cache.lookup("d") is None
+
+
 def test_a_failing_compile_is_reported_to_every_thread_and_leaves_no_lock():
     cache = ExecutableCache(maxsize=4)
     calls = []

@@ -1,4 +1,5 @@
-"""The executable cache: an LRU keyed by (graph fingerprint, signature, backend, target).
+"""The executable cache: least recently used out first (approximately: the CLOCK
+algorithm), keyed by (graph fingerprint, signature, backend, target).
 
 A hit returns the compiled executable without touching the compiler; the statistics
 let tests and users see that (``plaidarray.cache_info()``). A miss that a backend
@@ -55,14 +56,18 @@ class KeyLocks:
 
 
 class ExecutableCache:
-    """Thread-safe LRU of executables; compiles each key once even under concurrency.
+    """Thread-safe cache of executables; compiles each key once even under concurrency.
 
-    The LRU is an ``OrderedDict`` (a hit moves its key to the end, eviction pops the
-    front): a lookup happens on every read of a value, and the C-implemented dictionary
-    keeps it at a few hundred nanoseconds."""
+    A lookup happens on every read of a value, and hashing and comparing a graph's key
+    (nested tuples, hashed anew each time) costs ~0.3 us a time, so a hit does it once:
+    it marks the executable used instead of moving its key to the end of the order.
+    Eviction pops the oldest key and gives a used one a second chance at the end (the
+    CLOCK approximation of least-recently-used eviction, as page caches do): with the
+    working set inside the cache, the one evicted is one not used since it last came round."""
 
     def __init__(self, maxsize: int) -> None:
         self._lru: OrderedDict[Hashable, Executable] = OrderedDict()
+        self._used: set[int] = set()  # ids of executables used since they last came round
         self._maxsize = maxsize
         self._lock = threading.Lock()
         self._compiling = KeyLocks()
@@ -73,7 +78,7 @@ class ExecutableCache:
         with self._lock:
             exe = self._lru.get(key)
             if exe is not None:
-                self._lru.move_to_end(key)
+                self._used.add(id(exe))
                 self._info.hits += 1
             return exe
 
@@ -96,7 +101,7 @@ class ExecutableCache:
             with self._lock:
                 if self._maxsize:  # PLAIDARRAY_CACHE_SIZE=0 caches nothing
                     while len(self._lru) >= self._maxsize:
-                        evicted.append(self._lru.popitem(last=False))
+                        evicted.append(self._evict_one())
                     self._lru[key] = exe
                 if exe.from_disk:
                     self._info.disk_hits += 1
@@ -107,6 +112,17 @@ class ExecutableCache:
                     counts[backend] = counts.get(backend, 0) + 1
             return exe
 
+    def _evict_one(self) -> tuple[Hashable, Executable]:
+        """Remove and return the first key in order not used since it last came round,
+        giving each used one met on the way a place at the end (the caller holds the lock).
+        At most one pass: after it every key is unmarked."""
+        while True:
+            key, exe = self._lru.popitem(last=False)
+            if id(exe) not in self._used:
+                return key, exe
+            self._used.discard(id(exe))
+            self._lru[key] = exe
+
     def info(self) -> CacheInfo:
         with self._lock:
             snapshot = CacheInfo(**{**self._info.__dict__, "per_backend_compiles": dict(self._info.per_backend_compiles)})
@@ -116,6 +132,7 @@ class ExecutableCache:
     def clear(self) -> None:
         with self._lock:
             self._lru.clear()
+            self._used.clear()
             self._info = CacheInfo(maxsize=self._info.maxsize)
 
 
