@@ -305,6 +305,31 @@ def test_the_kernel_at_every_radix():
         assert_as_accurate_as_numpy(got, numpys(a), numpys(a.astype(np.clongdouble)))
 
 
+@pytest.mark.parametrize(("rows", "n"), [(1, 8), (3, 512), (5, 12)])
+def test_the_kernel_writes_float_pairs(rows, n):
+    """``stockham_fft`` with ``pairs_out`` (how llvm-cpu's IRFFT interleaves its real output:
+    in the kernel's stores): the shape rule, the reference evaluation and the compiled
+    kernel, each against NumPy."""
+    from plaidarray.backend.llvm_cpu.compiler import CpuCompiler
+    from plaidarray.backend.llvm_cpu.fft import KERNEL
+    from plaidarray.backend.reference import Evaluator
+    from plaidarray.hlo import Computation, Instruction, Module
+    from plaidarray.hlo.shape import Shape
+
+    rng = np.random.default_rng(n)
+    a = rng.standard_normal((rows, n)) + 1j * rng.standard_normal((rows, n))
+    shape = Shape((rows, n), np.dtype(np.complex128))
+    x = Instruction("parameter", (), {"number": 0, "shape": shape}, shape)
+    y = KERNEL.to_pairs(x, 1)
+    assert (y.shape.dims, y.shape.dtype) == ((rows, 2 * n), np.dtype(np.float64))
+    transform = np.fft.ifft(a, axis=1) * n
+    expected = np.stack([transform.real, transform.imag], axis=-1).reshape(rows, 2 * n)
+    module = Module("pairs", Computation("main", [x], [y]))
+    for run in (Evaluator(module).run, CpuCompiler().compile(module).run):
+        (got,) = run([a])
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12 * n)
+
+
 @pytest.mark.parametrize(("shape", "axes"), [
     ((1024, 3), (0,)),  # columns: one line per call (3 is odd)
     ((6, 40, 16), (1,)),  # 16 lines per call, between outer blocks

@@ -50,21 +50,27 @@ def _infer(shapes, attrs):
     axis, sign = attrs.get("axis"), attrs.get("sign")
     # A float64 operand holds the points as pairs (re, im) along its last axis.
     pairs = x.dtype == _REAL and x.rank and axis == x.rank - 1 and x.dims[-1] % 2 == 0
-    result = Shape(x.dims[:-1] + (x.dims[-1] // 2,), _COMPLEX) if pairs else x
+    points = Shape(x.dims[:-1] + (x.dims[-1] // 2,), _COMPLEX) if pairs else x
     if (x.dtype != _COMPLEX and not pairs) or type(axis) is not int or not 0 <= axis < x.rank or \
-            sign not in (-1, 1) or stockham.radices(result.dims[axis]) is None:
+            sign not in (-1, 1) or stockham.radices(points.dims[axis]) is None:
         raise ValueError(f"stockham_fft: expects a complex128 array (or float64 pairs along the last axis), an axis "
                          f"of a kernel length and sign -1 or 1, got {x} with axis={axis!r}, sign={sign!r}")
-    if table.dims != (stockham.table_size(result.dims[axis]),) or table.dtype != _COMPLEX:
-        raise ValueError(f"stockham_fft: expects the twiddle table of n={result.dims[axis]}, got {table}")
-    return result
+    if table.dims != (stockham.table_size(points.dims[axis]),) or table.dtype != _COMPLEX:
+        raise ValueError(f"stockham_fft: expects the twiddle table of n={points.dims[axis]}, got {table}")
+    if attrs.get("pairs_out"):  # the result as float64 pairs along the last axis
+        if axis != x.rank - 1:
+            raise ValueError(f"stockham_fft: pairs_out needs the last axis, got axis={axis}")
+        return Shape(points.dims[:-1] + (2 * points.dims[-1],), _REAL)
+    return points
 
 
 def _evaluate(args, attrs, shape):
     x, axis = args[0], attrs["axis"]
     if x.dtype == _REAL:
         x = x[..., 0::2] + 1j * x[..., 1::2]
-    return np.fft.fft(x, axis=axis) if attrs["sign"] < 0 else np.fft.ifft(x, axis=axis) * shape.dims[axis]
+    n = x.shape[axis]
+    y = np.fft.fft(x, axis=axis) if attrs["sign"] < 0 else np.fft.ifft(x, axis=axis) * n
+    return np.stack([y.real, y.imag], axis=-1).reshape(shape.dims) if attrs.get("pairs_out") else y
 
 
 #: Lines transformed together by one call, interleaved in its scratch (the inner loop
@@ -86,6 +92,8 @@ def _emit(k, inst, out, operands):
     one call per ``lines`` rows (``after`` = 1) or adjacent lines."""
     x, table = operands
     dims, axis = inst.shape.dims, inst.attrs["axis"]
+    if inst.attrs.get("pairs_out"):  # the points, as the routine sees them
+        dims = dims[:-1] + (dims[-1] // 2,)
     n, before, after = dims[axis], math.prod(dims[:axis]), math.prod(dims[axis + 1:])
     if after == 1:
         lines = _lines_at_once(n, before, LINES_AT_ONCE["rows"])
@@ -151,8 +159,14 @@ def _paired(x: Instruction) -> Instruction | None:
     return a if a.shape.dtype == _REAL and a.shape.dims[last] == 2 * x.shape.dims[last] else None
 
 
+def _to_pairs(x: Instruction, sign: int) -> Instruction:
+    """The transform of each row of ``x`` (rows, n) stored as float64 pairs (rows, 2n)."""
+    table = _op("constant", value=Literal(stockham.twiddles(x.shape.dims[1], sign)))
+    return _op("stockham_fft", x, table, sign=sign, axis=1, pairs_out=True)
+
+
 KERNEL = fft.RowKernel(supports=lambda n: stockham.radices(n) is not None,
-                       transform=lambda x, sign: _stockham(x, 1, sign))
+                       transform=lambda x, sign: _stockham(x, 1, sign), to_pairs=_to_pairs)
 
 
 def _moved_last(x: Instruction) -> int | None:

@@ -47,7 +47,7 @@ SCALAR_IR_LEVEL = 0
 #: arrives ~0.1 s after an executable's second run, so a loop may run first-tier code
 #: dozens of times: scalar ``cos`` costs ~7 ns more per element than vectorised (2.5x on
 #: 10,000 elements, which made a 60-step loop's reruns 4.7 -> 11.7 ms), ~30 us per run on
-#: 4096 elements, against 4-8 ms of O3 IR pipeline saved per compile.
+#: 4096 elements, against 5-13 ms of O3 IR pipeline saved per compile.
 SCALAR_MAX_ELEMENTS = 1 << 12
 
 #: Any LLVM fast-math flag: with one, a pipeline may choose (vectorising a ``reassoc``

@@ -147,10 +147,13 @@ class RowKernel:
     hook by which llvm-cpu puts its compiled FFT, ``backend/llvm_cpu/fft.py``, under the
     expansion's Bluestein, mixed-radix and real-kind steps): ``supports(n)`` says whether
     it transforms rows of n points, ``transform(x, sign)`` builds the unscaled transform
-    of each row of ``x`` (rows, n), complex128, with ``exp(sign 2 pi i ...)``."""
+    of each row of ``x`` (rows, n), complex128, with ``exp(sign 2 pi i ...)``, and
+    ``to_pairs(x, sign)``, if given, the same written as float64 pairs (re, im), (rows, 2n):
+    a real output's interleaving done by the kernel's stores, not by a pass of its own."""
 
     supports: Callable[[int], bool]
     transform: Callable[[Instruction, int], Instruction]
+    to_pairs: Callable[[Instruction, int], Instruction] | None = None
 
 
 def _transform(x: Instruction, sign: int, kernel: RowKernel | None) -> Instruction:
@@ -253,6 +256,8 @@ def _complex_to_real(x: Instruction, n: int, kernel: RowKernel | None) -> Instru
     w = unit(np.arange(half), n, 1)
     z = _op("add", _times(_columns(x, 0, half), _constant((1 + 1j * w) / n, _WIDE)),
             _times(_columns(_mirror(x), 0, half), _constant((1 - 1j * w) / n, _WIDE)))
+    if kernel is not None and kernel.to_pairs is not None and half > 1 and kernel.supports(half):
+        return kernel.to_pairs(z, 1)
     z = _transform(z, 1, kernel)
     # x[2j] = re z[j], x[2j+1] = im z[j]: a select over (rows, half, 2), which fuses into
     # the result (a concatenation would be a pass of its own).
