@@ -157,6 +157,17 @@ def test_in_place_updates_never_change_what_others_see():
     assert np.asarray(alias).tolist() == [1.0, 10.0, 20.0, 30.0]
 
 
+def test_the_numpy_view_of_a_value_is_read_only():
+    """``np.asarray(a)`` shares ``a``'s buffer: writing through it raises, so values stay
+    immutable, as JAX's are (a caller who wants a writable array copies it)."""
+    a = xp.asarray(np.arange(4.0)) * 2.0
+    view = np.asarray(a)
+    assert np.shares_memory(view, np.asarray(a))
+    with pytest.raises(ValueError, match="read-only"):
+        view[0] = 5.0
+    assert np.asarray(a).tolist() == [0.0, 2.0, 4.0, 6.0]
+
+
 def test_a_callers_numpy_array_is_never_written():
     data = np.arange(4.0)
     a = xp.asarray(data)
