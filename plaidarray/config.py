@@ -116,7 +116,7 @@ _ROWS = (
     Setting("PLAIDARRAY_DUMP", _path, None, "at each compile",
             "a directory where every compiled module's stages and timings are written", "off"),
     Setting("PLAIDARRAY_CACHE_SIZE", _count, 512, "at import",
-            "executables kept in memory (an LRU; 0 keeps none)"),
+            "executables kept in memory (least recently used evicted first, by CLOCK; 0 keeps none)"),
     Setting("PLAIDARRAY_CACHE_DIR", _path, _default_cache_dir, "at each use",
             "the persistent compile cache's directory", "`$XDG_CACHE_HOME/plaidarray`, else `~/.cache/plaidarray`"),
     Setting("PLAIDARRAY_CACHE_MAX_BYTES", _count, 2 << 30, "at each use",
