@@ -508,3 +508,26 @@ def test_bad_operands_of_the_op(shape, dtype, attrs, error):
 def test_shapes_and_dtypes_of_the_real_kinds(shape, dtype, attrs, dims, result):
     got = _fft_op(shape, dtype, **attrs).shape
     assert (got.dims, got.dtype) == (dims, np.dtype(result))
+
+
+@pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft"])
+@pytest.mark.parametrize("dtype", REAL + COMPLEX)
+@pytest.mark.parametrize("shape", [(1,), (2,), (9,), (16,), (3, 8)])
+def test_a_call_with_default_arguments_records_what_the_general_path_records(name, dtype, shape):
+    """``fft(x)`` on the last axis with the defaults is recorded as the HLO op alone,
+    without the general argument handling; forcing that handling with an explicit ``n``
+    (the default length) records the same graph, or raises the same error."""
+    from plaidarray.trace import to_hlo
+
+    x = xp.asarray(np.ones(shape, dtype))
+    function = getattr(xfft, name)
+    default_n = 2 * (shape[-1] - 1) if name == "irfft" else shape[-1]
+    outcomes = []
+    for kwargs in ({}, {"n": default_n}):
+        try:
+            y = function(x, **kwargs)
+        except (TypeError, ValueError) as error:
+            outcomes.append(type(error))
+        else:
+            outcomes.append(to_hlo.walk([y._node])[0])
+    assert outcomes[0] == outcomes[1]
