@@ -234,3 +234,25 @@ def test_a_failing_compile_is_reported_to_every_thread_and_leaves_no_lock():
     assert 1 <= len(calls) <= THREADS
     assert not cache._compiling._entries
     assert cache.get("key", "test", lambda: _Built("key")).key == "key"
+
+
+def test_threads_running_an_executable_with_temporaries_each_get_their_own():
+    """An rfft's executable keeps its small temporaries between runs (a run takes a set
+    and gives it back): 8 threads running it at once on different signals each get their
+    own signal's transform; a set shared by two runs would mix them."""
+    signals = [np.random.default_rng(i).standard_normal(1024) for i in range(THREADS)]
+    np.asarray(xp.fft.rfft(xp.asarray(signals[0])))  # compiled before the threads start
+
+    def work(i: int) -> bool:
+        x = xp.asarray(signals[i])
+        return all(np.allclose(np.asarray(xp.fft.rfft(x)), np.fft.rfft(signals[i]), atol=1e-9) for _ in range(200))
+
+    assert all(run_threads(work))
+
+
+def test_hits_counted_without_the_lock_are_exact_under_threads():
+    """``lookup`` counts hits per thread without taking the cache's lock."""
+    cache = ExecutableCache(maxsize=4)
+    cache.get("k", "test", lambda: _Built("k"))
+    run_threads(lambda i: [cache.lookup("k") for _ in range(5000)])
+    assert cache.info().hits == THREADS * 5000

@@ -5,6 +5,7 @@ with a name and a priority for the registry."""
 from __future__ import annotations
 
 import abc
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -44,3 +45,9 @@ class Backend:
     priority: int
     compiler: Compiler
     description: str = ""
+
+    @functools.cached_property
+    def cache_tag(self) -> tuple[str, str]:
+        """What the executable cache's keys hold of the backend, made once (a read of a
+        value looks it up): its name and its compiler's target."""
+        return (self.name, self.compiler.target)

@@ -403,6 +403,20 @@ static PyObject *unique(PyObject *outputs) {
     return result;
 }
 
+/* hlo.ir.attr_key(attrs), the items sorted into a tuple, made here for a dict (calling
+   the Python function was 0.3 us, a third of a small walk); other mappings go to it. */
+static PyObject *attrs_key(PyObject *attrs) {
+    if (!PyDict_CheckExact(attrs)) return PyObject_CallOneArg(attr_key_fn, attrs);
+    PyObject *items = PyDict_Items(attrs);
+    if (items == NULL || PyList_Sort(items)) {
+        Py_XDECREF(items);
+        return NULL;
+    }
+    PyObject *key = PyList_AsTuple(items);
+    Py_DECREF(items);
+    return key;
+}
+
 static PyObject *walk(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *roots;
@@ -445,7 +459,7 @@ static PyObject *walk(PyObject *self, PyObject *args) {
             goto done;
         }
         int has_attrs = PyObject_IsTrue(attrs);
-        PyObject *key = has_attrs > 0 ? PyObject_CallOneArg(attr_key_fn, attrs)
+        PyObject *key = has_attrs > 0 ? attrs_key(attrs)
                                       : has_attrs == 0 ? Py_NewRef(empty_tuple) : NULL;
         PyObject *dims = slot(shape, off_dims, "dims"), *dtype = slot(shape, off_dtype, "dtype");
         PyObject *row = key == NULL || dims == NULL || dtype == NULL ? NULL : PyTuple_Pack(5, op, key, at, dims, dtype);

@@ -11,7 +11,7 @@ from ..hlo import Computation, Module
 from ..hlo.fingerprint import structure
 from . import explain
 from .node import GRAPH_LOCK, Node
-from .to_hlo import PendingGraph
+from .to_hlo import computation, walk_pending
 
 
 #: No parameter donated (most runs).
@@ -35,31 +35,35 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
             pending = [n for n in dict.fromkeys(nodes) if n.buffer is None]
         if not pending:
             return
-        graph = PendingGraph(pending)
-        buffers, pending = graph.buffers, graph.outputs
+        graph_key, buffers, pending, order = walk_pending(pending)
         if donated is None:
             given_buffer, given = None, _NONE
         else:
             given_buffer = donated.buffer
             given = frozenset(i for i, b in enumerate(buffers) if b is given_buffer)
         backend = registry.current()
-        key = (graph.key, given, backend.name, backend.compiler.target)
+        key = (graph_key, given, backend.cache_tag)
         executable = EXECUTABLES.lookup(key)
         if executable is None:
-            comp = graph.computation()
+            comp = computation(graph_key, order)
     if executable is None:
-        why = explain.reason(graph.key[0], cut) if explain.enabled() else ""
+        why = explain.reason(graph_key[0], cut) if explain.enabled() else ""
         start = time.perf_counter()
         executable = EXECUTABLES.get(key, backend.name, lambda: _compile(backend, comp, given))
         if why:
             explain.log(why, time.perf_counter() - start, executable.from_disk)
     outs = executable.run(buffers)
-    # A result that is an input passed through is not memory the run made.
-    inputs = {id(b) for b in buffers if b is not given_buffer} if executable.returns_parameters else ()
+    if executable.returns_parameters:  # a result that is an input passed through is not memory the run made
+        inputs = {id(b) for b in buffers if b is not given_buffer}
+        with GRAPH_LOCK:
+            for node, out in zip(pending, outs):
+                if node.buffer is None:  # another thread may have computed it meanwhile
+                    node.set_buffer(out, owned=id(out) not in inputs)
+        return
     with GRAPH_LOCK:
         for node, out in zip(pending, outs):
-            if node.buffer is None:  # another thread may have computed it meanwhile
-                node.set_buffer(out, owned=id(out) not in inputs)
+            if node.buffer is None:
+                node.set_buffer(out)
 
 
 def _compile(backend: Backend, comp: Computation, donated: frozenset[int] = frozenset()) -> Executable:
@@ -69,5 +73,5 @@ def _compile(backend: Backend, comp: Computation, donated: frozenset[int] = froz
 def executable_for(comp: Computation) -> Executable:
     """The current backend's executable for ``comp``, compiled on a cache miss."""
     backend = registry.current()
-    key = (structure(comp), backend.name, backend.compiler.target)
+    key = (structure(comp), backend.cache_tag)
     return EXECUTABLES.get(key, backend.name, lambda: _compile(backend, comp))

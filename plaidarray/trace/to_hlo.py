@@ -40,22 +40,34 @@ class PendingGraph:
     __slots__ = ("key", "buffers", "outputs", "_order")
 
     def __init__(self, roots: list[Node]) -> None:
-        walked: Walked | None = GRAPH_IN_C.walk(roots, KEPT_GENERATOR_BYTES) if GRAPH_IN_C is not None else None
-        self.key, self.buffers, self.outputs, self._order = walked or walk(roots)
+        self.key, self.buffers, self.outputs, self._order = walk_pending(roots)
 
     def computation(self) -> Computation:
         """The HLO computation of this graph: ready nodes become parameters in the order
         of ``buffers``. Structurally equal graphs give equal computations."""
-        built: list[Instruction] = []
-        params: list[Instruction] = []
-        for node, row in zip(self._order, self.key[0]):
-            if len(row) == 2:  # (dims, dtype): a parameter
-                inst = Instruction("parameter", (), {"number": len(params), "shape": node.shape}, node.shape)
-                params.append(inst)
-            else:
-                inst = Instruction(cast(str, node.op), [built[i] for i in row[2]], node.attrs, node.shape)
-            built.append(inst)
-        return Computation("main", params, [built[i] for i in self.key[1]])
+        return computation(self.key, self._order)
+
+
+def walk_pending(roots: list[Node]) -> Walked:
+    """What ``PendingGraph`` holds, as a tuple: what a read needs when its executable is
+    cached (every read of a value walks; building the object would add a third to the
+    walk's 1 us). The walk of ``_graph.c`` when it is built, else ``walk``."""
+    walked: Walked | None = GRAPH_IN_C.walk(roots, KEPT_GENERATOR_BYTES) if GRAPH_IN_C is not None else None
+    return walked or walk(roots)
+
+
+def computation(key: tuple, order: list[Node]) -> Computation:
+    """The HLO computation of a walked graph (``PendingGraph.computation``)."""
+    built: list[Instruction] = []
+    params: list[Instruction] = []
+    for node, row in zip(order, key[0]):
+        if len(row) == 2:  # (dims, dtype): a parameter
+            inst = Instruction("parameter", (), {"number": len(params), "shape": node.shape}, node.shape)
+            params.append(inst)
+        else:
+            inst = Instruction(cast(str, node.op), [built[i] for i in row[2]], node.attrs, node.shape)
+        built.append(inst)
+    return Computation("main", params, [built[i] for i in key[1]])
 
 
 def walk(roots: list[Node]) -> Walked:
