@@ -18,7 +18,7 @@ XLA_TYPE_NAMES = {
 }
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, init=False)
 class Shape:
     """The static type of an HLO value: its dimensions and element dtype. Compared on
     every recorded op, so equality first asks whether both are the same object (ops that
@@ -26,6 +26,13 @@ class Shape:
 
     dims: tuple[int, ...]
     dtype: np.dtype
+
+    def __init__(self, dims: tuple[int, ...], dtype: np.dtype) -> None:
+        """Sets the slots through their descriptors: a frozen dataclass's own ``__init__``
+        goes through ``object.__setattr__`` and costs half again as much (0.47 against
+        0.30 us), on every op whose result shape differs from its operand's."""
+        _set_dims(self, dims)
+        _set_dtype(self, dtype)
 
     def __eq__(self, other: object) -> bool:
         if self is other:
@@ -50,6 +57,11 @@ class Shape:
 
     def __str__(self) -> str:
         return f"{XLA_TYPE_NAMES[self.dtype.name]}[{','.join(map(str, self.dims))}]"
+
+
+#: The slots' member descriptors' setters.
+_set_dims = vars(Shape)["dims"].__set__
+_set_dtype = vars(Shape)["dtype"].__set__
 
 
 #: The element type of a tuple shape (XLA's ``TUPLE``): no NumPy array has it, so no buffer
