@@ -103,7 +103,10 @@ class Array:
         return to_host(buffer)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        value = self._value()
+        node = self._node  # ``_value`` inlined: every np.asarray of a result comes here
+        if node.buffer is None:
+            materialize([node])
+        value = to_host(node.buffer)  # type: ignore[arg-type]  # materialize gave it one
         if copy:
             return np.array(value, dtype=dtype, copy=True)
         if dtype is not None and np.dtype(dtype) != value.dtype:
