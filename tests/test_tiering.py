@@ -29,6 +29,20 @@ _CASES = {
 }
 
 
+def _both_tiers(fn) -> tuple[list, list[str]]:
+    """``fn()``'s values from a new executable's first-tier code (its first and second
+    runs) and from its full code, and the LLVM IR of the executables made."""
+    xp.clear_cache()
+    first = np.asarray(fn())
+    executables = list(EXECUTABLES._lru.values())
+    assert executables and all(e.upgrade is not None for e in executables)  # first tier
+    irs = [e.upgrade.ir for e in executables]
+    second = np.asarray(fn())  # the second run asks for full code
+    tiering.drain()
+    assert all(e.upgrade is None and e._retired is not None for e in executables)
+    return [first, second, np.asarray(fn())], irs
+
+
 @pytest.mark.skipif(not tiering.first_tier(3), reason="tiers are off (PLAIDARRAY_TIER_UP_AFTER=0)")
 @pytest.mark.parametrize("name", _CASES)
 def test_full_code_replaces_first_tier_code_and_computes_the_same_bits(name, monkeypatch):
@@ -37,15 +51,36 @@ def test_full_code_replaces_first_tier_code_and_computes_the_same_bits(name, mon
     rng = np.random.default_rng(7)
     x = xp.asarray(rng.standard_normal(10_007))
     m = xp.asarray(rng.standard_normal((97, 101)))
-    fn = _CASES[name]
-    xp.clear_cache()
-    first = np.asarray(fn(x, m))
-    executables = list(EXECUTABLES._lru.values())
-    assert executables and all(e.upgrade is not None for e in executables)  # first tier
-    second = np.asarray(fn(x, m))  # the second run asks for full code
-    tiering.drain()
-    assert all(e.upgrade is None and e._retired is not None for e in executables)
-    full = np.asarray(fn(x, m))
+    (first, second, full), _ = _both_tiers(lambda: _CASES[name](x, m))
+    np.testing.assert_array_equal(second, first)
+    np.testing.assert_array_equal(full, first)
+
+
+#: Transforms through each kind of Stockham routine: radix stages, mixed radices, a prime
+#: radix's loops (89), Bluestein's chirps (1009), the real kinds' packing.
+_FFT_CASES = {
+    "fft 1024": (1024, lambda z, r: xp.fft.fft(z)),
+    "ifft 3*5*7*16": (1680, lambda z, r: xp.fft.ifft(z)),
+    "fft 1009": (1009, lambda z, r: xp.fft.fft(z)),
+    "rfft 178": (178, lambda z, r: xp.fft.rfft(r)),
+    "irfft 600": (600, lambda z, r: xp.fft.irfft(z[:301], n=600)),
+}
+
+
+@pytest.mark.skipif(not tiering.first_tier(3), reason="tiers are off (PLAIDARRAY_TIER_UP_AFTER=0)")
+@pytest.mark.parametrize("name", _FFT_CASES)
+def test_small_transforms_skip_the_ir_pipeline_and_compute_the_full_codes_bits(name, monkeypatch):
+    """The FFT routines' arithmetic has no fast-math flag (its multiply-adds are explicit
+    ``llvm.fma``), so a small transform's first tier skips the IR pipeline, which took
+    most of its first call, and still computes what the full code computes."""
+    monkeypatch.setenv("PLAIDARRAY_CACHE_MAX_BYTES", "0")
+    xp.set_backend("llvm-cpu")
+    n, fn = _FFT_CASES[name]
+    rng = np.random.default_rng(n)
+    z = xp.asarray(rng.standard_normal(n) + 1j * rng.standard_normal(n))
+    r = xp.asarray(rng.standard_normal(n))
+    (first, second, full), irs = _both_tiers(lambda: fn(z, r))
+    assert [tiering.ir_level(ir, 3, n) for ir in irs] == [tiering.SCALAR_IR_LEVEL]
     np.testing.assert_array_equal(second, first)
     np.testing.assert_array_equal(full, first)
 
