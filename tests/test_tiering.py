@@ -64,15 +64,16 @@ _FFT_CASES = {
     "fft 1009": (1009, lambda z, r: xp.fft.fft(z)),
     "rfft 178": (178, lambda z, r: xp.fft.rfft(r)),
     "irfft 600": (600, lambda z, r: xp.fft.irfft(z[:301], n=600)),
+    "fft 65537, large": (65537, lambda z, r: xp.fft.fft(z)),
 }
 
 
 @pytest.mark.skipif(not tiering.first_tier(3), reason="tiers are off (PLAIDARRAY_TIER_UP_AFTER=0)")
 @pytest.mark.parametrize("name", _FFT_CASES)
-def test_small_transforms_skip_the_ir_pipeline_and_compute_the_full_codes_bits(name, monkeypatch):
+def test_transforms_skip_the_ir_pipeline_and_compute_the_full_codes_bits(name, monkeypatch):
     """The FFT routines' arithmetic has no fast-math flag (its multiply-adds are explicit
-    ``llvm.fma``), so a small transform's first tier skips the IR pipeline, which took
-    most of its first call, and still computes what the full code computes."""
+    ``llvm.fma``), so a transform's first tier skips the IR pipeline, which took most of
+    its first call, at any size, and still computes what the full code computes."""
     monkeypatch.setenv("PLAIDARRAY_CACHE_MAX_BYTES", "0")
     xp.set_backend("llvm-cpu")
     n, fn = _FFT_CASES[name]

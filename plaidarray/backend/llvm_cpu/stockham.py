@@ -105,12 +105,16 @@ def twiddles(n: int, sign: int) -> np.ndarray:
     return np.concatenate(parts[1:]) if len(parts) > 1 else parts[0]
 
 
+#: What every routine's name starts with.
+PREFIX = "plaidarray_fft_"
+
+
 def symbol(n: int, sign: int, stride: int = 1, lines: int = 1) -> str:
     """The routine transforming ``lines`` lines of n points with ``exp(sign 2 pi i ...)``:
     adjacent lines whose points are ``stride`` elements apart, or consecutive rows
     (``stride`` 1)."""
     layout = f"s{stride}b{lines}" if stride != 1 else f"r{lines}" if lines != 1 else ""
-    return f"plaidarray_fft_{'forward' if sign < 0 else 'backward'}{n}{layout}"
+    return f"{PREFIX}{'forward' if sign < 0 else 'backward'}{n}{layout}"
 
 
 # --- complex arithmetic on (re, im) pairs of doubles ----------------------------------------
