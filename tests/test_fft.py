@@ -305,29 +305,71 @@ def test_the_kernel_at_every_radix():
         assert_as_accurate_as_numpy(got, numpys(a), numpys(a.astype(np.clongdouble)))
 
 
-@pytest.mark.parametrize(("rows", "n"), [(1, 8), (3, 512), (5, 12)])
-def test_the_kernel_writes_float_pairs(rows, n):
-    """``stockham_fft`` with ``pairs_out`` (how llvm-cpu's IRFFT interleaves its real output:
-    in the kernel's stores): the shape rule, the reference evaluation and the compiled
-    kernel, each against NumPy."""
-    from plaidarray.backend.llvm_cpu.compiler import CpuCompiler
-    from plaidarray.backend.llvm_cpu.fft import KERNEL
-    from plaidarray.backend.reference import Evaluator
-    from plaidarray.hlo import Computation, Instruction, Module
+#: (rows, n) of the real kinds' routine: one stage (n/2 = 8, 3, 17, 1), several, a looped
+#: prime radix (n/2 = 74 = 2 * 37), one row per call (3 rows) and several (4, 8).
+REAL_ROUTINE_CASES = [(1, 16), (3, 1024), (4, 1024), (8, 6), (2, 2), (5, 12), (4, 34), (2, 148), (1, 4096)]
+
+
+def _real_routine(rows, n, sign):
+    """``stockham_real_fft`` on a parameter of (rows, n) signals (sign -1) or (rows,
+    n / 2 + 1) terms (sign 1), and an input."""
+    from plaidarray.backend.llvm_cpu import stockham
+    from plaidarray.hlo import Instruction
+    from plaidarray.hlo.literal import Literal
     from plaidarray.hlo.shape import Shape
 
     rng = np.random.default_rng(n)
-    a = rng.standard_normal((rows, n)) + 1j * rng.standard_normal((rows, n))
-    shape = Shape((rows, n), np.dtype(np.complex128))
+    if sign < 0:
+        a = rng.standard_normal((rows, n))
+    else:  # arbitrary imaginary parts of the first and last terms: they are ignored
+        a = rng.standard_normal((rows, n // 2 + 1)) + 1j * rng.standard_normal((rows, n // 2 + 1))
+    shape = Shape(a.shape, a.dtype)
     x = Instruction("parameter", (), {"number": 0, "shape": shape}, shape)
-    y = KERNEL.to_pairs(x, 1)
-    assert (y.shape.dims, y.shape.dtype) == ((rows, 2 * n), np.dtype(np.float64))
-    transform = np.fft.ifft(a, axis=1) * n
-    expected = np.stack([transform.real, transform.imag], axis=-1).reshape(rows, 2 * n)
-    module = Module("pairs", Computation("main", [x], [y]))
+    table = Instruction.make("constant", (), value=Literal(stockham.real_twiddles(n, sign)))
+    return x, Instruction.make("stockham_real_fft", (x, table), sign=sign), a
+
+
+@pytest.mark.parametrize("sign", [-1, 1])
+@pytest.mark.parametrize(("rows", "n"), REAL_ROUTINE_CASES)
+def test_the_real_kinds_routine(rows, n, sign):
+    """``stockham_real_fft`` (llvm-cpu's RFFT and IRFFT of even n: the half-length
+    transform and the step around it in one routine): the shape rule, the reference
+    evaluation and the compiled routine, each against NumPy's rfft / irfft."""
+    from plaidarray.backend.llvm_cpu.compiler import CpuCompiler
+    from plaidarray.backend.reference import Evaluator
+    from plaidarray.hlo import Computation, Module
+
+    x, y, a = _real_routine(rows, n, sign)
+    expected = np.fft.rfft(a) if sign < 0 else np.fft.irfft(a, n)
+    assert (y.shape.dims, y.shape.dtype) == (expected.shape, expected.dtype)
+    module = Module("real", Computation("main", [x], [y]))
     for run in (Evaluator(module).run, CpuCompiler().compile(module).run):
         (got,) = run([a])
-        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12 * n)
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-14 * n * np.max(np.abs(expected)))
+        if sign < 0:  # the zero-frequency and Nyquist terms are real, exactly
+            assert not np.any(got[:, [0, -1]].imag)
+
+
+@pytest.mark.parametrize(("shape", "dtype", "sign", "table_of"), [
+    ((2, 7), np.float64, -1, 8),  # odd n
+    ((2, 8), np.complex128, -1, 8),  # RFFT of complex rows
+    ((2, 5), np.float64, 1, 8),  # IRFFT of real rows
+    ((2, 1), np.complex128, 1, 2),  # one term: no even n
+    ((2, 8), np.float64, -1, 16),  # the table of another n
+    ((2, 2 * 131), np.float64, -1, 2 * 131),  # n / 2 = 131: no kernel length
+    ((2, 8), np.float64, 0, 8),
+])
+def test_bad_operands_of_the_real_kinds_routine(shape, dtype, sign, table_of):
+    from plaidarray.backend.llvm_cpu import stockham
+    from plaidarray.hlo import Instruction
+    from plaidarray.hlo.literal import Literal
+    from plaidarray.hlo.shape import Shape
+
+    x = Instruction("parameter", (), {"number": 0, "shape": Shape(shape, np.dtype(dtype))}, Shape(shape, np.dtype(dtype)))
+    table = Instruction.make("constant", (), value=Literal(np.zeros(stockham.table_size(table_of // 2) + table_of // 2,
+                                                                    np.complex128)))
+    with pytest.raises(ValueError, match="stockham_real_fft: "):
+        Instruction.make("stockham_real_fft", (x, table), sign=sign)
 
 
 @pytest.mark.parametrize(("shape", "axes"), [

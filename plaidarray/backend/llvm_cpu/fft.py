@@ -4,20 +4,23 @@
 primes up to 127).
 
 The lines' transform is the backend's own HLO op ``stockham_fft(x, twiddles)``: ``x``
-complex128 (or float64 holding complex pairs along its last axis: the real kinds'
-packed signal, read in place), transformed along the attribute ``axis``; ``twiddles``
-the constant table of ``stockham.twiddles`` (bound to the executable like any array
-constant, so a cached call plans nothing); ``sign`` -1 forward, +1 backward, unscaled.
-Its kernel calls the runtime routine once per block of lines (rows, or adjacent lines
-along an inner axis, ``LINES_AT_ONCE``); blocks are independent, so the loop over them
-is marked parallel and a batch runs in chunks on the thread pool (``parallel.py``).
+complex128, transformed along the attribute ``axis``; ``twiddles`` the constant table of
+``stockham.twiddles`` (bound to the executable like any array constant, so a cached call
+plans nothing); ``sign`` -1 forward, +1 backward, unscaled. Its kernel calls the runtime
+routine once per block of lines (rows, or adjacent lines along an inner axis,
+``LINES_AT_ONCE``); blocks are independent, so the loop over them is marked parallel and
+a batch runs in chunks on the thread pool (``parallel.py``).
 
 FFT and IFFT of a kernel length are one ``stockham_fft`` along the operand's own axis;
 along another axis (``plaidarray.fft`` transposes the axis last and back) the kernel
-reads the strided lines and the two transposes cancel. Everything else goes through the
-expansion with ``KERNEL`` as its row kernel, which keeps what surrounds it: the real
-kinds' packing and splitting, Bluestein's chirps (its convolution length is a kernel
-length), the scaling of IFFT and the conversions of single precision.
+reads the strided lines and the two transposes cancel. RFFT and IRFFT of an even n whose
+half is a kernel length are one ``stockham_real_fft(x, twiddles)`` over the rows of ``x``
+(sign -1: float64 signals to their n/2 + 1 terms; +1: terms to signals, scaled by 1/n):
+its routine reads the signal as n/2 complex pairs, and the step between the half-length
+transform and the real one happens inside it. Everything else goes through the expansion
+with ``KERNEL`` as its row kernel, which keeps what surrounds it: the odd real kinds,
+Bluestein's chirps (its convolution length is a kernel length), the scaling of IFFT and
+the conversions of single precision.
 
 The compiler's ``expand`` stage rewrites ``fft`` with :func:`lower_fft` first; an
 ``fft`` inside a loop or branch body is left to the generic expansion, whose twiddle
@@ -48,29 +51,43 @@ _COMPLEX, _REAL = np.dtype(np.complex128), np.dtype(np.float64)
 def _infer(shapes, attrs):
     x, table = shapes
     axis, sign = attrs.get("axis"), attrs.get("sign")
-    # A float64 operand holds the points as pairs (re, im) along its last axis.
-    pairs = x.dtype == _REAL and x.rank and axis == x.rank - 1 and x.dims[-1] % 2 == 0
-    points = Shape(x.dims[:-1] + (x.dims[-1] // 2,), _COMPLEX) if pairs else x
-    if (x.dtype != _COMPLEX and not pairs) or type(axis) is not int or not 0 <= axis < x.rank or \
-            sign not in (-1, 1) or stockham.radices(points.dims[axis]) is None:
-        raise ValueError(f"stockham_fft: expects a complex128 array (or float64 pairs along the last axis), an axis "
-                         f"of a kernel length and sign -1 or 1, got {x} with axis={axis!r}, sign={sign!r}")
-    if table.dims != (stockham.table_size(points.dims[axis]),) or table.dtype != _COMPLEX:
-        raise ValueError(f"stockham_fft: expects the twiddle table of n={points.dims[axis]}, got {table}")
-    if attrs.get("pairs_out"):  # the result as float64 pairs along the last axis
-        if axis != x.rank - 1:
-            raise ValueError(f"stockham_fft: pairs_out needs the last axis, got axis={axis}")
-        return Shape(points.dims[:-1] + (2 * points.dims[-1],), _REAL)
-    return points
+    if x.dtype != _COMPLEX or type(axis) is not int or not 0 <= axis < x.rank or sign not in (-1, 1) or \
+            stockham.radices(x.dims[axis]) is None:
+        raise ValueError(f"stockham_fft: expects a complex128 array, an axis of a kernel length and sign -1 or 1, "
+                         f"got {x} with axis={axis!r}, sign={sign!r}")
+    if table.dims != (stockham.table_size(x.dims[axis]),) or table.dtype != _COMPLEX:
+        raise ValueError(f"stockham_fft: expects the twiddle table of n={x.dims[axis]}, got {table}")
+    return x
 
 
 def _evaluate(args, attrs, shape):
     x, axis = args[0], attrs["axis"]
-    if x.dtype == _REAL:
-        x = x[..., 0::2] + 1j * x[..., 1::2]
-    n = x.shape[axis]
-    y = np.fft.fft(x, axis=axis) if attrs["sign"] < 0 else np.fft.ifft(x, axis=axis) * n
-    return np.stack([y.real, y.imag], axis=-1).reshape(shape.dims) if attrs.get("pairs_out") else y
+    return np.fft.fft(x, axis=axis) if attrs["sign"] < 0 else np.fft.ifft(x, axis=axis) * x.shape[axis]
+
+
+def _real_length(x: Shape, sign: object) -> int:
+    """The n of ``stockham_real_fft`` on ``x``: its points (RFFT), or 2 (terms - 1) (IRFFT)."""
+    return x.dims[-1] if sign == -1 else 2 * (x.dims[-1] - 1)
+
+
+def _infer_real(shapes, attrs):
+    x, table = shapes
+    sign = attrs.get("sign")
+    n = _real_length(x, sign) if x.rank else 0
+    if sign not in (-1, 1) or x.dtype != (_REAL if sign == -1 else _COMPLEX) or n < 2 or n % 2 or \
+            stockham.radices(n // 2) is None:
+        raise ValueError(f"stockham_real_fft: expects sign -1 and float64 rows of an even n, or sign 1 and "
+                         f"complex128 rows of n / 2 + 1 terms, n / 2 a kernel length; got {x} with sign={sign!r}")
+    if table.dims != (stockham.real_table_size(n),) or table.dtype != _COMPLEX:
+        raise ValueError(f"stockham_real_fft: expects the twiddle table of the real kinds of n={n}, got {table}")
+    return Shape(x.dims[:-1] + ((n // 2 + 1,) if sign == -1 else (n,)), _COMPLEX if sign == -1 else _REAL)
+
+
+def _evaluate_real(args, attrs, shape):
+    x = args[0]
+    if attrs["sign"] < 0:
+        return np.fft.rfft(x, axis=-1)
+    return np.fft.irfft(x, shape.dims[-1], axis=-1)
 
 
 #: Lines transformed together by one call, interleaved in its scratch (the inner loop
@@ -92,8 +109,6 @@ def _emit(k, inst, out, operands):
     one call per ``lines`` rows (``after`` = 1) or adjacent lines."""
     x, table = operands
     dims, axis = inst.shape.dims, inst.attrs["axis"]
-    if inst.attrs.get("pairs_out"):  # the points, as the routine sees them
-        dims = dims[:-1] + (dims[-1] // 2,)
     n, before, after = dims[axis], math.prod(dims[:axis]), math.prod(dims[axis + 1:])
     if after == 1:
         lines = _lines_at_once(n, before, LINES_AT_ONCE["rows"])
@@ -123,8 +138,34 @@ def _emit(k, inst, out, operands):
         k.for_each((calls,), line, independent_work=calls * lines * n * max(1, math.ceil(math.log2(n))))
 
 
+def _emit_real(k, inst, out, operands):
+    """Rows of the real kinds, ``lines`` consecutive rows per call."""
+    x, table = operands
+    sign = inst.attrs["sign"]
+    signal = inst.operands[0].shape if sign < 0 else inst.shape
+    n, rows = signal.dims[-1], math.prod(signal.dims[:-1])
+    half = n // 2
+    lines = _lines_at_once(half, rows, LINES_AT_ONCE["rows"])
+    routine = stockham.symbol(n, sign, 1, lines, real=True)
+    # Offsets count complex points: a row of the signal holds n / 2, of the terms n / 2 + 1.
+    x_row, out_row = (half, half + 1) if sign < 0 else (half + 1, half)
+
+    def index(value):
+        return k.insert(arith.ConstantOp(IntegerAttr(value, i64)))
+
+    def call(ivs):
+        number = k.insert(arith.IndexCastOp(ivs[0], i64))
+        k.call(routine, [x, k.insert(arith.MuliOp(number, index(x_row * lines))), out,
+                         k.insert(arith.MuliOp(number, index(out_row * lines))), table])
+
+    if rows:
+        k.for_each((rows // lines,), call, independent_work=rows * half * max(1, math.ceil(math.log2(n))))
+
+
 register(OpDef("stockham_fft", _infer, _evaluate, arity=2))
 register_lowering("stockham_fft", Kernel(_emit), PLATFORM)
+register(OpDef("stockham_real_fft", _infer_real, _evaluate_real, arity=2))
+register_lowering("stockham_real_fft", Kernel(_emit_real), PLATFORM)
 
 
 def _op(opcode: str, *operands: Instruction, **attrs) -> Instruction:
@@ -132,41 +173,12 @@ def _op(opcode: str, *operands: Instruction, **attrs) -> Instruction:
 
 
 def _stockham(x: Instruction, axis: int, sign: int) -> Instruction:
-    n = x.shape.dims[axis]
-    table = _op("constant", value=Literal(stockham.twiddles(n, sign)))
-    source = _paired(x) if axis == x.shape.rank - 1 else None
-    if source is None:
-        return _op("stockham_fft", x, table, sign=sign, axis=axis)
-    if source.opcode == "reshape" and source.operands[0].shape.dims[-1:] == source.shape.dims[-1:]:
-        source = source.operands[0]  # rows gathered by a reshape, which a kernel's operand would copy
-    y = _op("stockham_fft", source, table, sign=sign, axis=source.shape.rank - 1)
-    return y if y.shape == x.shape else _op("reshape", y, dims=x.shape.dims)
-
-
-def _paired(x: Instruction) -> Instruction | None:
-    """``a`` if ``x`` is ``complex(a[..., 0::2], a[..., 1::2])`` (the real kinds' packing of
-    a float64 signal): the kernel reads ``a`` as the pairs it is, with no packing pass."""
-    if x.opcode != "complex" or any(o.opcode != "slice" for o in x.operands):
-        return None
-    even, odd = x.operands
-    a = even.operands[0]
-    last = a.shape.rank - 1
-    whole = [(0, d, 1) for d in a.shape.dims[:-1]]
-    for part, start in ((even, 0), (odd, 1)):
-        window = list(zip(part.attrs["start"], part.attrs["limit"], part.attrs["strides"]))
-        if part.operands[0] is not a or window[:-1] != whole or window[-1][0] != start or window[-1][2] != 2:
-            return None
-    return a if a.shape.dtype == _REAL and a.shape.dims[last] == 2 * x.shape.dims[last] else None
-
-
-def _to_pairs(x: Instruction, sign: int) -> Instruction:
-    """The transform of each row of ``x`` (rows, n) stored as float64 pairs (rows, 2n)."""
-    table = _op("constant", value=Literal(stockham.twiddles(x.shape.dims[1], sign)))
-    return _op("stockham_fft", x, table, sign=sign, axis=1, pairs_out=True)
+    table = _op("constant", value=Literal(stockham.twiddles(x.shape.dims[axis], sign)))
+    return _op("stockham_fft", x, table, sign=sign, axis=axis)
 
 
 KERNEL = fft.RowKernel(supports=lambda n: stockham.radices(n) is not None,
-                       transform=lambda x, sign: _stockham(x, 1, sign), to_pairs=_to_pairs)
+                       transform=lambda x, sign: _stockham(x, 1, sign))
 
 
 def _moved_last(x: Instruction) -> int | None:
@@ -202,6 +214,20 @@ def _complex_kinds(inst: Instruction) -> Instruction | None:
     return y if axis is None else _op("transpose", y, permutation=x.attrs["permutation"])
 
 
+def _real_kinds(inst: Instruction) -> Instruction | None:
+    """RFFT or IRFFT of an even n whose half is a kernel length as one
+    ``stockham_real_fft`` along the operand's last axis (the routine packs, transforms
+    and splits, or folds, transforms and unpacks); None for the other kinds and lengths."""
+    x, kind = inst.operands[0], inst.attrs["fft_type"]
+    n = inst.attrs["fft_length"] if kind == "IRFFT" else x.shape.dims[-1]
+    if kind not in ("RFFT", "IRFFT") or n % 2 or not KERNEL.supports(n // 2) or not inst.shape.size:
+        return None
+    wide, sign = (_REAL, -1) if kind == "RFFT" else (_COMPLEX, 1)
+    y = x if x.shape.dtype == wide else _op("convert", x, dtype=wide)
+    y = _op("stockham_real_fft", y, _op("constant", value=Literal(stockham.real_twiddles(n, sign))), sign=sign)
+    return y if y.shape.dtype == inst.shape.dtype else _op("convert", y, dtype=inst.shape.dtype)
+
+
 def lower_fft(comp: Computation) -> Computation:
     """``comp`` with each ``fft`` of its own (not of nested computations) expanded over
     the compiled kernel."""
@@ -210,7 +236,7 @@ def lower_fft(comp: Computation) -> Computation:
     def rewrite(inst: Instruction, operands: tuple[Instruction, ...]) -> Instruction:
         inst = rebuild(inst, operands)
         if inst.opcode == "fft":
-            lowered = _complex_kinds(inst)
+            lowered = _complex_kinds(inst) or _real_kinds(inst)
             if lowered is None:
                 return fft.expand(inst, inst.operands[0], kernel=KERNEL)
             if lowered.opcode == "transpose":

@@ -5,7 +5,9 @@ points, ``void f(ptr x, i64 x_offset, ptr out, i64 out_offset, ptr twiddles)`` (
 in elements; the points ``stride`` elements apart, 1 by default: a column of an array is
 transformed in place of its rows, without a transpose), unscaled, with
 ``exp(-2 pi i j k / n)`` (forward) or ``exp(+...)`` (backward). It is generated for one n
-and stride, so every loop bound and stride is a constant.
+and stride, so every loop bound and stride is a constant. ``plaidarray_fft_real<forward|
+backward><n>`` are the real kinds of even n on rows (RFFT, IRFFT), around the n/2-point
+transform (:func:`stockham_fft`).
 
 The transform is a sequence of decimation-in-frequency stages (OTFFT's Stockham form):
 radix 8 for the power of two dividing n, with one or two of radix 4 (or one of 2 for n
@@ -51,7 +53,7 @@ LARGEST_UNROLLED_PRIME = 31
 _ODD_PRIMES = tuple(p for p in range(3, LARGEST_KERNEL_PRIME + 1, 2) if all(p % d for d in range(3, p, 2)))
 
 I64, F64, PTR = ir.IntType(64), ir.DoubleType(), ir.PointerType()
-_NAME = re.compile(r"(forward|backward)(\d+)(?:s(\d+)b(\d+)|r(\d+))?")
+_NAME = re.compile(r"(real)?(forward|backward)(\d+)(?:s(\d+)b(\d+)|r(\d+))?")
 
 
 def radices(n: int) -> list[int] | None:
@@ -109,12 +111,30 @@ def twiddles(n: int, sign: int) -> np.ndarray:
 PREFIX = "plaidarray_fft_"
 
 
-def symbol(n: int, sign: int, stride: int = 1, lines: int = 1) -> str:
+def symbol(n: int, sign: int, stride: int = 1, lines: int = 1, real: bool = False) -> str:
     """The routine transforming ``lines`` lines of n points with ``exp(sign 2 pi i ...)``:
     adjacent lines whose points are ``stride`` elements apart, or consecutive rows
-    (``stride`` 1)."""
+    (``stride`` 1); with ``real``, rows of the real kinds of even n (RFFT forward, IRFFT
+    backward)."""
     layout = f"s{stride}b{lines}" if stride != 1 else f"r{lines}" if lines != 1 else ""
-    return f"{PREFIX}{'forward' if sign < 0 else 'backward'}{n}{layout}"
+    return f"{PREFIX}{'real' if real else ''}{'forward' if sign < 0 else 'backward'}{n}{layout}"
+
+
+def real_table_size(n: int) -> int:
+    """The number of elements of the twiddle table of the real kinds of n (even) points."""
+    return table_size(n // 2) + n // 2
+
+
+def real_twiddles(n: int, sign: int) -> np.ndarray:
+    """The table of the real kinds of even n: that of the n/2-point complex transform,
+    then the factors of the step between the two, ``t[k]`` for k < n/2 (:func:`_split`,
+    :func:`_fold`): ``-i/2 w^k`` forward, ``i/n w^-k`` backward, ``w = exp(-2 pi i / n)``."""
+    w = unit(np.arange(n // 2), n, sign)
+    if sign < 0:
+        factors = 0.5 * w.imag - 0.5j * w.real
+    else:  # each part divided once (a complex division would round more)
+        factors = -w.imag / n + 1j * (w.real / n)
+    return np.concatenate([twiddles(n // 2, sign), factors])
 
 
 # --- complex arithmetic on (re, im) pairs of doubles ----------------------------------------
@@ -216,12 +236,23 @@ class _Arithmetic:
 def stockham_fft(module: ir.Module, name: str, suffix: str) -> ir.Function:
     """Generate ``name`` in ``module``: ``suffix`` is ``forward<n>`` or ``backward<n>``, then
     ``s<stride>b<lines>`` for ``lines`` adjacent lines whose points are ``stride``
-    elements apart in ``x`` and ``out``."""
+    elements apart in ``x`` and ``out``, or ``r<lines>`` for consecutive rows.
+
+    ``realforward<n>`` and ``realbackward<n>`` (rows; n even) are the real kinds of the
+    HLO ``fft``: RFFT reads n float64 as n/2 complex pairs, transforms them and splits
+    the result in place in its output rows of n/2 + 1 terms (:func:`_split`); IRFFT folds
+    its n/2 + 1 terms into n/2 points (:func:`_fold`, scaled by 1/n), transforms them and
+    stores them as the n float64 of its rows. Inside the routine, the step between the two
+    transforms costs no pass over memory of its own (it was a third of a 1024-point RFFT
+    as separate elementwise ops)."""
     match = _NAME.fullmatch(suffix)
-    if match is None or radices(int(match.group(2))) is None:
+    real = match is not None and match.group(1) is not None
+    if match is None or (real and (int(match.group(3)) % 2 or match.group(4))) or \
+            radices(int(match.group(3)) // (2 if real else 1)) is None:
         raise ValueError(f"llvm-cpu: no FFT routine {name!r}")
-    sign, n = (-1 if match.group(1) == "forward" else 1), int(match.group(2))
-    stride, lines = int(match.group(3) or 1), int(match.group(4) or match.group(5) or 1)
+    sign, length = (-1 if match.group(2) == "forward" else 1), int(match.group(3))
+    n = length // 2 if real else length  # the complex transform's points
+    stride, lines = int(match.group(4) or 1), int(match.group(5) or match.group(6) or 1)
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, I64, PTR, I64, PTR]), name)
     fn.linkage = "internal"
     x, x_offset, out, out_offset, table = fn.args
@@ -234,31 +265,116 @@ def stockham_fft(module: ir.Module, name: str, suffix: str) -> ir.Function:
     cells = (b.alloca(F64, size=ir.Constant(I64, 2 * max(looped) - 2)), b.alloca(F64, size=ir.Constant(I64, 4)),
              b.alloca(I64)) if looped else None
     two = ir.Constant(I64, 2)
-    # A buffer is (base, elements between points, elements between lines).
+    # A buffer is (base, elements between points, elements between lines); the real
+    # kinds' rows of terms have n + 1 of them.
+    terms = (1, n + 1)
     steps = (stride, 1) if stride != 1 else (1, n)
-    source = (b.gep(x, [b.mul(x_offset, two)], source_etype=F64), *steps)
-    target = (b.gep(out, [b.mul(out_offset, two)], source_etype=F64), *steps)
-    # Stages between the first and the last ping-pong between two buffers: the output
-    # and a scratch row when the output is contiguous, else two scratch blocks holding
-    # the lines interleaved (point e of line l at e * lines + l).
-    blocks = 0 if len(stages) == 1 else 1 if lines == 1 else 2
-    scratch = _malloc_or_nan(module, fn, b, n * lines * blocks, n, lines, target) if blocks else None
-    if blocks == 2:
-        pair = ((b.gep(scratch, [ir.Constant(I64, 2 * n * lines)], source_etype=F64), lines, 1), (scratch, lines, 1))
-    else:
-        pair = (target, (scratch, 1, 0))
+    source = (b.gep(x, [b.mul(x_offset, two)], source_etype=F64), *(terms if real and sign > 0 else steps))
+    target = (b.gep(out, [b.mul(out_offset, two)], source_etype=F64), *(terms if real and sign < 0 else steps))
+    # The stages ping-pong between two buffers, the last writing the output (RFFT: the
+    # scratch its split reads): the output and a scratch row when lines are rows one at a
+    # time, else two scratch blocks holding the lines interleaved (point e of line l at
+    # e * lines + l). The real kinds' step reads one buffer and writes another, so that
+    # its loop vectorises: IRFFT folds into the buffer its first stage reads.
+    blocks = 0 if not real and len(stages) == 1 else 1 if lines == 1 or len(stages) == 1 else 2
+    points = n + 1 if real and sign < 0 else n
+    scratch = _malloc_or_nan(module, fn, b, n * lines * blocks, points, lines, target) if blocks else None
+    first_block: Buffer = (scratch, lines, 1)
+    other = target if lines == 1 or blocks < 2 else \
+        (b.gep(scratch, [ir.Constant(I64, 2 * n * lines)], source_etype=F64), lines, 1)
+    last = first_block if real and sign < 0 else target
+    pair = (first_block, other) if real and sign < 0 else (other, first_block) if lines > 1 else (target, first_block)
+
+    def written(number: int) -> Buffer:
+        left = len(stages) - 1 - number
+        return last if not left else pair[left % 2]
+
     arithmetic = _Arithmetic(b, sign)
     src = source
+    if real and sign > 0:
+        src = first_block if len(stages) == 1 else pair[(len(stages) - 1) % 2 == 0]
+        _fold(fn, b, arithmetic, n, lines, source, src, table, table_size(n))
     for number, stage in enumerate(stages):
-        left = len(stages) - 1 - number
-        dst = target if not left else pair[left % 2]
+        dst = written(number)
         _emit_stage(fn, b, arithmetic, stage, lines, src, dst, table, cells)
         src = dst
+    if real and sign < 0:
+        _split(fn, b, arithmetic, n, lines, src, target, table, table_size(n))
     if scratch is not None:
         free = module.globals.get("free") or ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR]), "free")
         b.call(free, [scratch])
     b.ret_void()
     return fn
+
+
+def _point(b: ir.IRBuilder, buffer: Buffer, element: ir.Value, line: ir.Value) -> tuple[ir.Value, ir.Value]:
+    """The addresses of the real and imaginary parts of point ``element`` of ``line``."""
+    base, point_step, line_step = buffer
+    first = b.add(b.mul(element, ir.Constant(I64, point_step)), b.mul(line, ir.Constant(I64, line_step)))
+    first = b.mul(first, ir.Constant(I64, 2))
+    return (b.gep(base, [first], source_etype=F64),
+            b.gep(base, [b.add(first, ir.Constant(I64, 1))], source_etype=F64))
+
+
+def _load(b: ir.IRBuilder, address: tuple[ir.Value, ir.Value]) -> Complex:
+    return b.load(address[0], typ=F64), b.load(address[1], typ=F64)
+
+
+def _store(b: ir.IRBuilder, address: tuple[ir.Value, ir.Value], value: Complex) -> None:
+    b.store(value[0], address[0])
+    b.store(value[1], address[1])
+
+
+def _mirrored(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, n: int, lines: int, src: Buffer, dst: Buffer,
+              table: ir.Value, offset: int, scale: float) -> None:
+    """For each line and 0 < k < n, with ``a = src[k]``, ``z = conj(src[n - k])`` and the
+    table's factor ``t[k]`` at ``offset + k``: ``dst[k] = scale (a + z) + t[k] (a - z)``,
+    the step between a real signal's transform and the n-point complex one, both ways.
+    ``dst`` is not ``src``: one store stream and two load streams, which LLVM vectorises
+    (computing k and n - k together in place did not, and was twice as slow)."""
+    line_loop = Loop(b, fn, ir.Constant(I64, 0), ir.Constant(I64, lines), "mirror.l") if lines > 1 else None
+    line = line_loop.i if line_loop is not None else ir.Constant(I64, 0)
+    k_loop = Loop(b, fn, ir.Constant(I64, 1), ir.Constant(I64, n), "mirror.k")
+    k = k_loop.i
+    a, z = _load(b, _point(b, src, k, line)), _load(b, _point(b, src, b.sub(ir.Constant(I64, n), k), line))
+    z = (z[0], b.fneg(z[1]))
+    at_k = b.mul(b.add(k, ir.Constant(I64, offset)), ir.Constant(I64, 2))
+    t = _load(b, (b.gep(table, [at_k], source_etype=F64),
+                  b.gep(table, [b.add(at_k, ir.Constant(I64, 1))], source_etype=F64)))
+    _store(b, _point(b, dst, k, line), c.add(c.scale(c.add(a, z), scale), c.mul(c.sub(a, z), t)))
+    k_loop.close()
+    if line_loop is not None:
+        line_loop.close()
+
+
+def _split(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, n: int, lines: int, src: Buffer, rows: Buffer,
+           table: ir.Value, offset: int) -> None:
+    """RFFT's last step, from ``src`` (Z, the n-point transform of the pairs ``z[j] = x[2j]
+    + i x[2j + 1]``) to ``rows`` (n + 1 terms each):
+    ``X[k] = (Z[k] + conj(Z[n - k])) / 2 - i/2 w^k (Z[k] - conj(Z[n - k]))`` with
+    ``w = exp(-pi i / n)``; ``X[0]`` and ``X[n]`` (real) exactly."""
+    _mirrored(fn, b, c, n, lines, src, rows, table, offset, 0.5)
+    zero = ir.Constant(F64, 0.0)
+    for line in range(lines):
+        at = ir.Constant(I64, line)
+        z0 = _load(b, _point(b, src, ir.Constant(I64, 0), at))
+        _store(b, _point(b, rows, ir.Constant(I64, 0), at), (b.fadd(z0[0], z0[1]), zero))
+        _store(b, _point(b, rows, ir.Constant(I64, n), at), (b.fsub(z0[0], z0[1]), zero))
+
+
+def _fold(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, n: int, lines: int, rows: Buffer, dst: Buffer,
+          table: ir.Value, offset: int) -> None:
+    """IRFFT's first step: the n points ``Z[k] = ((X[k] + conj(X[n - k])) + i w^-k (X[k] -
+    conj(X[n - k]))) / 2n`` of the terms ``X`` in ``rows`` (n + 1 each), so that the
+    n-point backward transform of ``Z`` is ``x[2j] + i x[2j + 1]``; the imaginary parts of
+    ``X[0]`` and ``X[n]`` are ignored, as NumPy does."""
+    scale = 1.0 / (2 * n)
+    _mirrored(fn, b, c, n, lines, rows, dst, table, offset, scale)
+    for line in range(lines):
+        at = ir.Constant(I64, line)
+        first = b.load(_point(b, rows, ir.Constant(I64, 0), at)[0], typ=F64)
+        last = b.load(_point(b, rows, ir.Constant(I64, n), at)[0], typ=F64)
+        _store(b, _point(b, dst, ir.Constant(I64, 0), at), c.scale((b.fadd(first, last), b.fsub(first, last)), scale))
 
 
 def _malloc_or_nan(module: ir.Module, fn: ir.Function, b: ir.IRBuilder, size: int, n: int, lines: int,
@@ -294,11 +410,7 @@ def _emit_stage(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, stage: _Stage,
         return Loop(b, fn, ir.Constant(I64, 0), ir.Constant(I64, trips), name) if trips > 1 else None
 
     def at(buffer: Buffer, element: ir.Value) -> tuple[ir.Value, ir.Value]:
-        base, point_step, line_step = buffer
-        first = b.add(b.mul(element, ir.Constant(I64, point_step)), b.mul(line, ir.Constant(I64, line_step)))
-        first = b.mul(first, ir.Constant(I64, 2))
-        return (b.gep(base, [first], source_etype=F64),
-                b.gep(base, [b.add(first, ir.Constant(I64, 1))], source_etype=F64))
+        return _point(b, buffer, element, line)
 
     def index(i: Loop | None) -> ir.Value:
         return i.i if i is not None else ir.Constant(I64, 0)
@@ -321,12 +433,10 @@ def _emit_stage(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, stage: _Stage,
     written = b.add(q, b.mul(p, ir.Constant(I64, s * r)))
 
     def load(j: ir.Value) -> Complex:
-        re, im = at(src, b.add(read, b.mul(j, ir.Constant(I64, s * m))))
-        return b.load(re, typ=F64), b.load(im, typ=F64)
+        return _load(b, at(src, b.add(read, b.mul(j, ir.Constant(I64, s * m)))))
 
     def store(k: ir.Value, value: Complex) -> None:
-        for part, address in zip(value, at(dst, b.add(written, b.mul(k, ir.Constant(I64, s))))):
-            b.store(part, address)
+        _store(b, at(dst, b.add(written, b.mul(k, ir.Constant(I64, s)))), value)
 
     if r > LARGEST_UNROLLED_PRIME:
         assert cells is not None  # allocated for every looped radix

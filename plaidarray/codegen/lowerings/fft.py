@@ -4,8 +4,9 @@ Lowering: an expansion into other HLO ops (``Expansion``), O(n log n) for every 
 backend may give it a ``RowKernel``, its own transform of rows for the lengths it
 supports, which the expansion then uses in place of its dense and radix stages (the
 hook through which llvm-cpu puts its compiled Stockham FFT, ``backend/llvm_cpu/fft.py``
-and ``stockham.py``, under the steps below; there FFT and IFFT of a kernel length are
-one kernel call, and this expansion does the rest). Without a kernel:
+and ``stockham.py``, under the steps below; there FFT and IFFT of a kernel length, and
+RFFT and IRFFT of an even length whose half is one, are one kernel call each, and this
+expansion does the rest). Without a kernel:
 
 - n <= ``DENSE_MAX``: one ``dot_general`` with the n x n DFT matrix.
 - n whose prime factors are all <= ``LARGEST_RADIX_PRIME``: mixed-radix Cooley-Tukey. A
@@ -145,15 +146,12 @@ def _prime_factors(n: int) -> list[int]:
 class RowKernel:
     """A backend's own transform of rows, which the expansion uses where it can (the
     hook by which llvm-cpu puts its compiled FFT, ``backend/llvm_cpu/fft.py``, under the
-    expansion's Bluestein, mixed-radix and real-kind steps): ``supports(n)`` says whether
+    expansion's Bluestein, mixed-radix and odd real-kind steps): ``supports(n)`` says whether
     it transforms rows of n points, ``transform(x, sign)`` builds the unscaled transform
-    of each row of ``x`` (rows, n), complex128, with ``exp(sign 2 pi i ...)``, and
-    ``to_pairs(x, sign)``, if given, the same written as float64 pairs (re, im), (rows, 2n):
-    a real output's interleaving done by the kernel's stores, not by a pass of its own."""
+    of each row of ``x`` (rows, n), complex128, with ``exp(sign 2 pi i ...)``."""
 
     supports: Callable[[int], bool]
     transform: Callable[[Instruction, int], Instruction]
-    to_pairs: Callable[[Instruction, int], Instruction] | None = None
 
 
 def _transform(x: Instruction, sign: int, kernel: RowKernel | None) -> Instruction:
@@ -256,8 +254,6 @@ def _complex_to_real(x: Instruction, n: int, kernel: RowKernel | None) -> Instru
     w = unit(np.arange(half), n, 1)
     z = _op("add", _times(_columns(x, 0, half), _constant((1 + 1j * w) / n, _WIDE)),
             _times(_columns(_mirror(x), 0, half), _constant((1 - 1j * w) / n, _WIDE)))
-    if kernel is not None and kernel.to_pairs is not None and half > 1 and kernel.supports(half):
-        return kernel.to_pairs(z, 1)
     z = _transform(z, 1, kernel)
     # x[2j] = re z[j], x[2j+1] = im z[j]: a select over (rows, half, 2), which fuses into
     # the result (a concatenation would be a pass of its own).
