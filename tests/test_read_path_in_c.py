@@ -178,3 +178,26 @@ def test_the_c_walk_keys_attributes_as_attr_key_does():
     for root in roots:
         assert _c_walk([root])[0] == to_hlo.walk([root])[0]
     assert _c_walk([roots[2]])[0] == _c_walk([roots[3]])[0]
+
+
+def test_c_set_buffers_equals_python_set_buffers():
+    """Both make the pending nodes ready slot by slot alike, leave a node another thread
+    made ready with its own buffer, and refuse fewer buffers than nodes."""
+    x = xp.asarray(np.arange(3.0))
+    made = {}
+    for name, set_buffers in (("c", node_module.GRAPH_IN_C.set_buffers), ("python", node_module._set_buffers_in_python)):
+        pending = [(x + 1.0)._node, (x * 2.0)._node, x._node]
+        buffers = [np.ones(3), np.zeros(3), np.full(3, 7.0)]
+        set_buffers(pending, buffers)
+        made[name] = [_slots(n) for n in pending]
+        assert pending[0].buffer is buffers[0] and pending[2].buffer is not buffers[2]
+    for c_slots, python_slots in zip(made["c"], made["python"]):
+        assert c_slots.keys() == python_slots.keys()
+        for name in c_slots:
+            if name in ("buffer", "serial"):
+                continue
+            assert c_slots[name] == python_slots[name], name
+    with pytest.raises(ValueError, match="fewer buffers"):
+        node_module.GRAPH_IN_C.set_buffers([(x + 1.0)._node], [])
+    with pytest.raises(TypeError, match="expected a Node"):
+        node_module.GRAPH_IN_C.set_buffers([x], [np.ones(3)])

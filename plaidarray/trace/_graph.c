@@ -1,4 +1,5 @@
-/* The lazy graph's two hot paths in C: recording a node, and walking a read's pending graph.
+/* The lazy graph's hot paths in C: recording a node, walking a read's pending graph, and
+   making its nodes ready with the buffers the run gave.
 
    An eager loop records a few ops and reads a value at every step, and on a small array
    both are all overhead: making a Node is a Python __init__ of eleven slots, and the walk
@@ -12,7 +13,8 @@
    configure(Node, Shape, attr_key, serials, traced) reads the offsets, once.
    derive(op, operands, attrs, shape) -> Node          (node._derive_in_python)
    walk(roots, kept_bytes) -> (key, buffers, outputs, order), or None where the Python
-   walk must decide (a traced placeholder reached: it raises the trace's error). */
+   walk must decide (a traced placeholder reached: it raises the trace's error).
+   set_buffers(nodes, buffers)                         (node._set_buffers_in_python) */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -417,11 +419,16 @@ static PyObject *attrs_key(PyObject *attrs) {
     return key;
 }
 
-static PyObject *walk(PyObject *self, PyObject *args) {
+static PyObject *walk(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    PyObject *roots;
-    long long kept;
-    if (!PyArg_ParseTuple(args, "O!L", &PyList_Type, &roots, &kept) || check_configured()) return NULL;
+    if (check_configured()) return NULL;
+    if (nargs != 2 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "walk(roots: list, kept_bytes: int)");
+        return NULL;
+    }
+    PyObject *roots = args[0];
+    long long kept = PyLong_AsLongLong(args[1]);
+    if (kept == -1 && PyErr_Occurred()) return NULL;
     Py_ssize_t n_roots = PyList_GET_SIZE(roots), n_pending = 0;
     PyObject *result = NULL, *outputs = NULL;
     Walk w = {PyList_New(0), PyList_New(0), PyList_New(0), NULL, 0, {NULL, NULL, 0, 0}};
@@ -514,10 +521,62 @@ done:
     return result;
 }
 
+/* --- set_buffers ----------------------------------------------------------------------- */
+
+/* Node.set_buffer(buffer) on each node of `nodes` whose buffer is still None (another
+   thread may have computed it meanwhile), with the buffer at its index. What the nodes
+   held is released after every node is set, so no finalizer it runs sees a node half
+   made ready. */
+static PyObject *set_buffers(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (check_configured()) return NULL;
+    if (nargs != 2 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "set_buffers(nodes: list, buffers)");
+        return NULL;
+    }
+    PyObject *nodes = args[0];
+    Py_ssize_t n = PyList_GET_SIZE(nodes);
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!is_node(PyList_GET_ITEM(nodes, i))) return NULL;
+    PyObject *buffers = PySequence_Fast(args[1], "set_buffers: buffers must be a sequence");
+    if (buffers == NULL) return NULL;
+    PyObject *released = PySequence_Fast_GET_SIZE(buffers) < n ? NULL : PyList_New(0);
+    if (released == NULL) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "set_buffers: fewer buffers than nodes");
+        Py_DECREF(buffers);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *node = PyList_GET_ITEM(nodes, i);
+        if (SLOT(node, off_buffer) != Py_None) continue;
+        PyObject *attrs = PyDict_New();
+        if (attrs == NULL) break;
+        PyObject *old[] = {SLOT(node, off_op), SLOT(node, off_operands), SLOT(node, off_attrs), SLOT(node, off_depth),
+                           SLOT(node, off_owned), SLOT(node, off_buffer)};
+        SLOT(node, off_buffer) = Py_NewRef(PySequence_Fast_GET_ITEM(buffers, i));
+        SLOT(node, off_op) = Py_NewRef(Py_None);
+        SLOT(node, off_operands) = Py_NewRef(empty_tuple);
+        SLOT(node, off_attrs) = attrs;
+        SLOT(node, off_depth) = Py_NewRef(zero);
+        SLOT(node, off_owned) = Py_NewRef(Py_True);
+        for (size_t j = 0; j < sizeof old / sizeof *old; j++) {
+            if (old[j] == NULL) continue;
+            if (PyList_Append(released, old[j])) PyErr_Clear(); /* then it goes at once, below */
+            Py_DECREF(old[j]);
+        }
+    }
+    Py_DECREF(released);
+    Py_DECREF(buffers);
+    if (PyErr_Occurred()) return NULL;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS, "configure(Node, Shape, attr_key, serials, traced): read the slots."},
     {"derive", (PyCFunction)(void (*)(void))derive, METH_FASTCALL, "derive(op, operands, attrs, shape) -> Node."},
-    {"walk", walk, METH_VARARGS, "walk(roots, kept_bytes) -> (key, buffers, outputs, order) or None."},
+    {"walk", (PyCFunction)(void (*)(void))walk, METH_FASTCALL, "walk(roots, kept_bytes) -> (key, buffers, outputs, order) or None."},
+    {"set_buffers", (PyCFunction)(void (*)(void))set_buffers, METH_FASTCALL,
+     "set_buffers(nodes, buffers): make the pending ones ready."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -10,7 +10,7 @@ from ..backend.executable import Backend, Executable
 from ..hlo import Computation, Module
 from ..hlo.fingerprint import structure
 from . import explain
-from .node import GRAPH_LOCK, Node
+from .node import GRAPH_LOCK, Node, set_buffers
 from .to_hlo import computation, walk_pending
 
 
@@ -61,9 +61,7 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
                     node.set_buffer(out, owned=id(out) not in inputs)
         return
     with GRAPH_LOCK:
-        for node, out in zip(pending, outs):
-            if node.buffer is None:
-                node.set_buffer(out)
+        set_buffers(pending, outs)
 
 
 def _compile(backend: Backend, comp: Computation, donated: frozenset[int] = frozenset()) -> Executable:

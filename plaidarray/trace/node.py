@@ -136,6 +136,15 @@ def _derive_in_python(op: str, operands: tuple[Node, ...], attrs: dict[str, Any]
     return Node(op, operands, attrs, shape, depth=depth + 1)
 
 
+def _set_buffers_in_python(nodes: list[Node], buffers: list[np.ndarray]) -> None:
+    """``Node.set_buffer`` on each node of ``nodes`` whose buffer is still None (another
+    thread may have computed it meanwhile) with the buffer at its index (the caller holds
+    ``GRAPH_LOCK``). ``_graph.set_buffers`` does the same in C."""
+    for node, buffer in zip(nodes, buffers):
+        if node.buffer is None:
+            node.set_buffer(buffer)
+
+
 def _graph_in_c() -> Any:
     """The C module ``_graph`` (making nodes and walking pending graphs, ``_graph.c``),
     configured with this module's layout, when it is built and ``PLAIDARRAY_PURE_PYTHON``
@@ -156,3 +165,7 @@ GRAPH_IN_C = _graph_in_c()
 #: Records a node whose shape is known (``Node.derived``; elementwise functions call it directly).
 derive: Callable[[str, tuple[Node, ...], dict[str, Any], Shape], Node] = \
     GRAPH_IN_C.derive if GRAPH_IN_C is not None else _derive_in_python
+
+#: Makes the nodes a run computed ready (``materialize``).
+set_buffers: Callable[[list[Node], list[np.ndarray]], None] = \
+    GRAPH_IN_C.set_buffers if GRAPH_IN_C is not None else _set_buffers_in_python

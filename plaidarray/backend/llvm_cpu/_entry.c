@@ -33,13 +33,15 @@ static int add_handles(void **table, Py_ssize_t *n, PyObject *list) {
     return 0;
 }
 
-static PyObject *call(PyObject *self, PyObject *args) {
+static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    PyObject *address, *buffers, *constants, *outputs, *temporaries;
-    if (!PyArg_ParseTuple(args, "OO!O!O!O!", &address, &PyList_Type, &buffers, &PyList_Type, &constants,
-                          &PyList_Type, &outputs, &PyList_Type, &temporaries))
+    if (nargs != 5 || !PyList_Check(args[1]) || !PyList_Check(args[2]) || !PyList_Check(args[3]) ||
+        !PyList_Check(args[4])) {
+        PyErr_SetString(PyExc_TypeError, "call(address, buffers, constant_handles, outputs, temporaries: lists)");
         return NULL;
-    entry_fn function = (entry_fn)PyLong_AsVoidPtr(address);
+    }
+    PyObject *buffers = args[1], *constants = args[2], *outputs = args[3], *temporaries = args[4];
+    entry_fn function = (entry_fn)PyLong_AsVoidPtr(args[0]);
     if (function == NULL) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "null entry address");
         return NULL;
@@ -66,7 +68,7 @@ static PyObject *call(PyObject *self, PyObject *args) {
 }
 
 static PyMethodDef methods[] = {
-    {"call", call, METH_VARARGS, "call(address, buffers, constant_handles, outputs, temporaries): run it all."},
+    {"call", (PyCFunction)(void (*)(void))call, METH_FASTCALL, "call(address, buffers, constant_handles, outputs, temporaries): run it all."},
     {NULL, NULL, 0, NULL},
 };
 
