@@ -201,3 +201,31 @@ def test_c_set_buffers_equals_python_set_buffers():
         node_module.GRAPH_IN_C.set_buffers([(x + 1.0)._node], [])
     with pytest.raises(TypeError, match="expected a Node"):
         node_module.GRAPH_IN_C.set_buffers([x], [np.ones(3)])
+
+
+@pytest.mark.parametrize("where", ["c", "python"])
+def test_array_handles_count_the_arrays_on_a_node(where):
+    """``Node.arrays`` goes up as arrays are made on a node and down as they are freed,
+    also when the garbage collector frees an array in a reference cycle, for the C handle
+    that ``Array`` is built on as for its Python definition."""
+    import gc
+
+    from plaidarray.trace import array as array_module
+
+    base = node_module.GRAPH_IN_C.ArrayHandle if where == "c" else array_module._ArrayHandleInPython
+
+    class Handle(base):  # type: ignore[misc, valid-type]
+        __slots__ = ("partner", "__weakref__")
+
+    node = node_module.Node.ready(np.ones(3))
+    first, second = Handle(node), Handle(node)
+    assert node.arrays == 2 and first._node is node and first._base is None
+    del first
+    assert node.arrays == 1
+    second.partner = second
+    del second
+    gc.collect()
+    assert node.arrays == 0
+    if where == "c":
+        with pytest.raises(TypeError, match="expected a Node"):
+            Handle(np.ones(3))

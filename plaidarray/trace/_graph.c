@@ -1,5 +1,5 @@
-/* The lazy graph's hot paths in C: recording a node, walking a read's pending graph, and
-   making its nodes ready with the buffers the run gave.
+/* The lazy graph's hot paths in C: recording a node (and the array on it), walking a read's
+   pending graph, and making its nodes ready with the buffers the run gave.
 
    An eager loop records a few ops and reads a value at every step, and on a small array
    both are all overhead: making a Node is a Python __init__ of eleven slots, and the walk
@@ -14,7 +14,8 @@
    derive(op, operands, attrs, shape) -> Node          (node._derive_in_python)
    walk(roots, kept_bytes) -> (key, buffers, outputs, order), or None where the Python
    walk must decide (a traced placeholder reached: it raises the trace's error).
-   set_buffers(nodes, buffers)                         (node._set_buffers_in_python) */
+   set_buffers(nodes, buffers)                         (node._set_buffers_in_python)
+   ArrayHandle, the base of Array                       (array._ArrayHandleInPython) */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -571,6 +572,94 @@ static PyObject *set_buffers(PyObject *self, PyObject *const *args, Py_ssize_t n
     Py_RETURN_NONE;
 }
 
+/* --- ArrayHandle ----------------------------------------------------------------------- */
+
+/* The base of trace.array.Array: its slots _node and _base, and the count of arrays on a
+   node (Node.arrays) kept as arrays are made and freed (array._ArrayHandleInPython, its
+   definition). An eager loop makes an Array for every op it records; a Python __init__ and
+   __del__ were a tenth of recording one. */
+typedef struct {
+    PyObject_HEAD
+    PyObject *node;
+    PyObject *base;
+} Handle;
+
+static int add_to_arrays(PyObject *node, long long delta) {
+    PyObject *count = slot(node, off_arrays, "arrays");
+    if (count == NULL) return -1;
+    long long value = PyLong_AsLongLong(count);
+    if (value == -1 && PyErr_Occurred()) return -1;
+    PyObject *changed = PyLong_FromLongLong(value + delta);
+    if (changed == NULL) return -1;
+    SLOT(node, off_arrays) = changed;
+    Py_DECREF(count);
+    return 0;
+}
+
+/* Drop the handle's node, counting one array fewer on it (what Array.__del__ did). */
+static void release(Handle *self) {
+    PyObject *node = self->node;
+    if (node == NULL) return;
+    self->node = NULL;
+    if (Py_IS_TYPE(node, node_type) && add_to_arrays(node, -1)) PyErr_WriteUnraisable((PyObject *)self);
+    Py_DECREF(node);
+}
+
+static int handle_init(Handle *self, PyObject *args, PyObject *kwargs) {
+    if (check_configured()) return -1;
+    if ((kwargs != NULL && PyDict_GET_SIZE(kwargs)) || PyTuple_GET_SIZE(args) != 1) {
+        PyErr_SetString(PyExc_TypeError, "Array(node) takes one Node");
+        return -1;
+    }
+    PyObject *node = PyTuple_GET_ITEM(args, 0);
+    if (!is_node(node) || add_to_arrays(node, 1)) return -1;
+    release(self);
+    self->node = Py_NewRef(node);
+    Py_XSETREF(self->base, Py_NewRef(Py_None));
+    return 0;
+}
+
+static int handle_traverse(Handle *self, visitproc visit, void *arg) {
+    Py_VISIT(self->node);
+    Py_VISIT(self->base);
+    return 0;
+}
+
+static int handle_clear(Handle *self) {
+    release(self);
+    Py_CLEAR(self->base);
+    return 0;
+}
+
+static void handle_dealloc(Handle *self) {
+    PyObject_GC_UnTrack(self);
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    handle_clear(self);
+    PyErr_Restore(type, value, traceback);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef handle_members[] = {
+    {"_node", T_OBJECT_EX, offsetof(Handle, node), 0, "The node this array is a handle on."},
+    {"_base", T_OBJECT, offsetof(Handle, base), 0, "For a view: [its base (weakly), the key, the node written back]."},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject handle_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "plaidarray.trace._graph.ArrayHandle",
+    .tp_doc = "The base of Array: a node and the count of arrays on it.",
+    .tp_basicsize = sizeof(Handle),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)handle_init,
+    .tp_dealloc = (destructor)handle_dealloc,
+    .tp_traverse = (traverseproc)handle_traverse,
+    .tp_clear = (inquiry)handle_clear,
+    .tp_members = handle_members,
+};
+
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS, "configure(Node, Shape, attr_key, serials, traced): read the slots."},
     {"derive", (PyCFunction)(void (*)(void))derive, METH_FASTCALL, "derive(op, operands, attrs, shape) -> Node."},
@@ -587,6 +676,10 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_itemsize = PyUnicode_InternFromString("itemsize");
     empty_tuple = PyTuple_New(0);
     zero = PyLong_FromLong(0);
-    if (str_parameter == NULL || str_itemsize == NULL || empty_tuple == NULL || zero == NULL) return NULL;
-    return PyModule_Create(&module);
+    if (str_parameter == NULL || str_itemsize == NULL || empty_tuple == NULL || zero == NULL ||
+        PyType_Ready(&handle_type))
+        return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m != NULL && PyModule_AddObjectRef(m, "ArrayHandle", (PyObject *)&handle_type)) Py_CLEAR(m);
+    return m;
 }

@@ -1,5 +1,5 @@
-"""Types of ``_graph.c``; ``node._derive_in_python``, ``to_hlo.walk`` and
-``node._set_buffers_in_python`` are its Python definitions."""
+"""Types of ``_graph.c``; ``node._derive_in_python``, ``to_hlo.walk``,
+``node._set_buffers_in_python`` and ``array._ArrayHandleInPython`` are its Python definitions."""
 
 from typing import Any
 
@@ -7,3 +7,8 @@ def configure(node_type: type, shape_type: type, attr_key: Any, serials: Any, tr
 def derive(op: str, operands: tuple, attrs: dict, shape: Any, /) -> Any: ...
 def walk(roots: list[Any], kept_bytes: int, /) -> tuple[tuple, list, list, list] | None: ...
 def set_buffers(nodes: list[Any], buffers: Any, /) -> None: ...
+
+class ArrayHandle:
+    _node: Any
+    _base: list | None
+    def __init__(self, node: Any, /) -> None: ...

@@ -10,22 +10,23 @@ from __future__ import annotations
 
 import sys
 import weakref
-from typing import Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 
 from ..backend.transfer import to_device, to_host
 from .materialize import materialize
-from .node import TRACED, Node
+from .node import GRAPH_IN_C, TRACED, Node
 
 CPU_DEVICE = "cpu"
 
 
-class Array:
-    """An n-dimensional array whose value is computed lazily by compiled code."""
+class _ArrayHandleInPython:
+    """The base of ``Array``: its node, and ``Node.arrays`` counting the arrays on it as
+    they are made and freed. ``_graph.ArrayHandle`` does the same in C (a Python
+    ``__init__`` and ``__del__`` were a tenth of recording an op); this is its definition."""
 
-    __slots__ = ("_node", "_base", "__weakref__")
-    __array_priority__ = 100  # NumPy defers binary operators to us
+    __slots__ = ("_node", "_base")
 
     def __init__(self, node: Node) -> None:
         self._node = node
@@ -37,6 +38,19 @@ class Array:
 
     def __del__(self) -> None:
         self._node.arrays -= 1
+
+
+if TYPE_CHECKING:
+    _ArrayHandle = _ArrayHandleInPython
+else:
+    _ArrayHandle = GRAPH_IN_C.ArrayHandle if GRAPH_IN_C is not None else _ArrayHandleInPython
+
+
+class Array(_ArrayHandle):
+    """An n-dimensional array whose value is computed lazily by compiled code."""
+
+    __slots__ = ("__weakref__",)
+    __array_priority__ = 100  # NumPy defers binary operators to us
 
     def _rebind(self, node: Node) -> None:
         """Point this array at ``node`` (in-place operators and ``__setitem__``)."""
