@@ -117,10 +117,11 @@ class Array(_ArrayHandle):
         return to_host(buffer)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        node = self._node  # ``_value`` inlined: every np.asarray of a result comes here
+        node = self._node  # ``_value`` and ``to_host`` inlined: every np.asarray of a result comes here
         if node.buffer is None:
             materialize([node])
-        value = to_host(node.buffer)  # type: ignore[arg-type]  # materialize gave it one
+        value = node.buffer.view()  # type: ignore[union-attr]  # materialize gave it one
+        value.setflags(write=False)
         if copy:
             return np.array(value, dtype=dtype, copy=True)
         if dtype is not None and np.dtype(dtype) != value.dtype:

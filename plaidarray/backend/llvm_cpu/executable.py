@@ -69,6 +69,7 @@ class CpuExecutable(Executable):
         buffers = [*output_shapes, *temp_shapes]
         self._nbytes = sum(s.size * s.dtype.itemsize for s in buffers)
         self._largest = max(buffers, key=lambda s: s.size * s.dtype.itemsize, default=None)
+        self._checks_memory = self._nbytes >= memory.CHECK_ABOVE_BYTES
 
     def install_full_code(self, code: jit.LoadedCode) -> None:
         """Switch from first-tier code to ``code`` (the background thread of ``tiering``);
@@ -81,16 +82,19 @@ class CpuExecutable(Executable):
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
         if self.upgrade is not None:
             tiering.count_run(self)
-        if self._nbytes >= memory.CHECK_ABOVE_BYTES:
+        if self._checks_memory:
             assert self._largest is not None  # a run that allocates bytes has a largest buffer
             memory.check_fits(self._nbytes, POOL.free_bytes, self._largest)
         single = self._single_output
         outs = [single()] if single is not None else [new() for new in self._output_allocators]
         spare = self._spare_temps
-        try:
-            temps = spare.pop() if spare else [new() for new in self._temp_allocators]
-        except IndexError:  # another thread took the last set between the test and the pop
-            temps = [new() for new in self._temp_allocators]
+        if spare is None:
+            temps = [new() for new in self._temp_allocators] if self._temp_allocators else _NO_TEMPS
+        else:
+            try:
+                temps = spare.pop() if spare else [new() for new in self._temp_allocators]
+            except IndexError:  # another thread took the last set between the test and the pop
+                temps = [new() for new in self._temp_allocators]
         if self._segments is None and _call_in_c is not None:
             if self._has_code:
                 _call_in_c(self._address, buffers, self._constant_handles, outs, temps)
@@ -115,6 +119,9 @@ class CpuExecutable(Executable):
 
 #: Temporaries of at most this many bytes in all are kept by their executable between runs.
 KEPT_TEMP_BYTES = 64 << 10
+
+#: The temporaries of an executable without any (never written: a run only reads the list).
+_NO_TEMPS: list[np.ndarray] = []
 
 #: The entry's C type: the table of buffer addresses, then (segment, start, stop).
 _ENTRY = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)

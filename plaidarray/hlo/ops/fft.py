@@ -30,31 +30,36 @@ FFT_TYPES = {"FFT": -1, "IFFT": 1, "RFFT": -1, "IRFFT": 1}  # the sign of the ex
 #: The complex dtype of a real transform's spectrum, by the real dtype of its signal.
 _SPECTRUM_DTYPES = {np.dtype(np.float32): np.dtype(np.complex64), np.dtype(np.float64): np.dtype(np.complex128)}
 _SIGNAL_DTYPES = {c: r for r, c in _SPECTRUM_DTYPES.items()}
+_COMPLEX_DTYPES = {c: c for c in _SIGNAL_DTYPES}
+#: fft_type -> the result's dtype by the operand's: the dtypes each kind takes, and gives.
+_RESULT_DTYPES = {"FFT": _COMPLEX_DTYPES, "IFFT": _COMPLEX_DTYPES, "RFFT": _SPECTRUM_DTYPES,
+                  "IRFFT": _SIGNAL_DTYPES}
 
 
 def _infer(shapes, attrs):
     (x,) = shapes
     kind = attrs.get("fft_type")
-    if kind not in FFT_TYPES:
+    results = _RESULT_DTYPES.get(kind)
+    if results is None:
         raise ValueError(f"fft: fft_type must be one of {sorted(FFT_TYPES)}, got {kind!r}")
     if (kind == "IRFFT") != ("fft_length" in attrs):
         raise ValueError(f"fft: fft_length is the attribute of IRFFT (and only of it), got fft_type={kind!r} "
                          f"with {'no ' if kind == 'IRFFT' else ''}fft_length")
-    dtypes = _SPECTRUM_DTYPES if kind == "RFFT" else _SIGNAL_DTYPES if kind == "IRFFT" else None
-    if not x.rank or (x.dtype not in dtypes if dtypes else x.dtype.kind != "c"):
+    dims, dtype = x.dims, results.get(x.dtype)
+    if dtype is None or not dims:
         expected = "a float32 or float64" if kind == "RFFT" else "a complex"
         raise TypeError(f"fft: {kind} expects {expected} array of rank >= 1, got {x}")
     if kind == "RFFT":
-        if not x.dims[-1]:
+        if not dims[-1]:
             raise ValueError(f"fft: RFFT needs at least one point along the last axis, got {x}")
-        return Shape(x.dims[:-1] + (x.dims[-1] // 2 + 1,), dtypes[x.dtype])
+        return Shape((*dims[:-1], dims[-1] // 2 + 1), dtype)
     if kind == "IRFFT":
         n = attrs["fft_length"]
         if type(n) is not int or n < 1:
             raise ValueError(f"fft: IRFFT's fft_length must be an int >= 1, got {n!r}")
-        if x.dims[-1] != n // 2 + 1:
+        if dims[-1] != n // 2 + 1:
             raise ValueError(f"fft: IRFFT of fft_length={n} expects {n // 2 + 1} terms along the last axis, got {x}")
-        return Shape(x.dims[:-1] + (n,), dtypes[x.dtype])
+        return Shape((*dims[:-1], n), dtype)
     return x
 
 
