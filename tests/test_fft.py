@@ -366,8 +366,7 @@ def test_bad_operands_of_the_real_kinds_routine(shape, dtype, sign, table_of):
     from plaidarray.hlo.shape import Shape
 
     x = Instruction("parameter", (), {"number": 0, "shape": Shape(shape, np.dtype(dtype))}, Shape(shape, np.dtype(dtype)))
-    table = Instruction.make("constant", (), value=Literal(np.zeros(stockham.table_size(table_of // 2) + table_of // 2,
-                                                                    np.complex128)))
+    table = Instruction.make("constant", (), value=Literal(np.zeros(stockham.real_table_size(table_of), np.complex128)))
     with pytest.raises(ValueError, match="stockham_real_fft: "):
         Instruction.make("stockham_real_fft", (x, table), sign=sign)
 

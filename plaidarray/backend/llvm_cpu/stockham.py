@@ -122,19 +122,18 @@ def symbol(n: int, sign: int, stride: int = 1, lines: int = 1, real: bool = Fals
 
 def real_table_size(n: int) -> int:
     """The number of elements of the twiddle table of the real kinds of n (even) points."""
-    return table_size(n // 2) + n // 2
+    return table_size(n // 2) + n
 
 
 def real_twiddles(n: int, sign: int) -> np.ndarray:
     """The table of the real kinds of even n: that of the n/2-point complex transform,
     then the factors of the step between the two, ``t[k]`` for k < n/2 (:func:`_split`,
-    :func:`_fold`): ``-i/2 w^k`` forward, ``i/n w^-k`` backward, ``w = exp(-2 pi i / n)``."""
+    :func:`_fold`): ``-i w^k`` forward, ``i w^-k`` backward, ``w = exp(-2 pi i / n)``;
+    then ``i t[k]``, which saves the vector step a shuffle and a negation. Both are
+    quarter turns of ``unit``'s values, exact."""
     w = unit(np.arange(n // 2), n, sign)
-    if sign < 0:
-        factors = 0.5 * w.imag - 0.5j * w.real
-    else:  # each part divided once (a complex division would round more)
-        factors = -w.imag / n + 1j * (w.real / n)
-    return np.concatenate([twiddles(n // 2, sign), factors])
+    factors = w.imag - 1j * w.real if sign < 0 else -w.imag + 1j * w.real
+    return np.concatenate([twiddles(n // 2, sign), factors, 1j * factors])
 
 
 # --- complex arithmetic on (re, im) pairs of doubles ----------------------------------------
@@ -328,30 +327,71 @@ def _store(b: ir.IRBuilder, address: tuple[ir.Value, ir.Value], value: Complex) 
 def _mirrored(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, n: int, lines: int, src: Buffer, dst: Buffer,
               table: ir.Value, offset: int, scale: float) -> None:
     """For each line and 0 < k < n, with ``a = src[k]``, ``z = conj(src[n - k])`` and the
-    table's factor ``t[k]`` at ``offset + k``: ``dst[k] = scale (a + z) + t[k] (a - z)``,
+    table's factor ``t[k]`` at ``offset + k``: ``dst[k] = scale ((a + z) + t[k] (a - z))``,
     the step between a real signal's transform and the n-point complex one, both ways.
-    ``dst`` is not ``src``: one store stream and two load streams, which LLVM vectorises
-    (computing k and n - k together in place did not, and was twice as slow)."""
+    ``dst`` is not ``src``. On one contiguous line, two points at a time in vectors of
+    four doubles (:func:`_mirrored_pairs`), then the last point if n - 1 is odd."""
+    first = ir.Constant(I64, 1)
+    if lines == 1 and src[1] == dst[1] == 1:
+        pairs = (n - 1) // 2
+        if pairs:
+            _mirrored_pairs(fn, b, c, n, pairs, src, dst, table, offset, scale)
+        first = ir.Constant(I64, 1 + 2 * pairs)
     line_loop = Loop(b, fn, ir.Constant(I64, 0), ir.Constant(I64, lines), "mirror.l") if lines > 1 else None
     line = line_loop.i if line_loop is not None else ir.Constant(I64, 0)
-    k_loop = Loop(b, fn, ir.Constant(I64, 1), ir.Constant(I64, n), "mirror.k")
+    k_loop = Loop(b, fn, first, ir.Constant(I64, n), "mirror.k")
     k = k_loop.i
     a, z = _load(b, _point(b, src, k, line)), _load(b, _point(b, src, b.sub(ir.Constant(I64, n), k), line))
     z = (z[0], b.fneg(z[1]))
     at_k = b.mul(b.add(k, ir.Constant(I64, offset)), ir.Constant(I64, 2))
     t = _load(b, (b.gep(table, [at_k], source_etype=F64),
                   b.gep(table, [b.add(at_k, ir.Constant(I64, 1))], source_etype=F64)))
-    _store(b, _point(b, dst, k, line), c.add(c.scale(c.add(a, z), scale), c.mul(c.sub(a, z), t)))
+    _store(b, _point(b, dst, k, line), c.scale(c.add(c.add(a, z), c.mul(c.sub(a, z), t)), scale))
     k_loop.close()
     if line_loop is not None:
         line_loop.close()
+
+
+V4 = ir.VectorType(F64, 4)
+
+
+def _mirrored_pairs(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, n: int, pairs: int, src: Buffer, dst: Buffer,
+                    table: ir.Value, offset: int, scale: float) -> None:
+    """:func:`_mirrored` for k = 1 ... 2 ``pairs`` of one contiguous line, the points k and
+    k + 1 as one vector (re, im, re, im): the same operations per lane as the scalar step
+    (so the same bits), written for the vector unit. Left to LLVM, the scalar step was
+    vectorised with shuffles around every load and store to split real and imaginary parts:
+    0.65 us of a 1024-point RFFT's 2.35, against 0.42 of 2.11 written so."""
+    fma = b.module.globals.get("llvm.fma.v4f64") or \
+        ir.Function(b.module, ir.FunctionType(V4, [V4, V4, V4]), "llvm.fma.v4f64")  # llvmlite names scalar ones only
+
+    def lanes(x: ir.Value, y: ir.Value, order: tuple[int, ...]) -> ir.Value:
+        return b.shuffle_vector(x, y, ir.Constant(ir.VectorType(ir.IntType(32), 4), order))
+
+    def at(base: ir.Value, point: ir.Value) -> ir.Value:
+        return b.gep(base, [b.mul(point, ir.Constant(I64, 2))], source_etype=F64)
+
+    loop = Loop(b, fn, ir.Constant(I64, 0), ir.Constant(I64, pairs), "mirror.v")
+    k = b.add(b.mul(loop.i, ir.Constant(I64, 2)), ir.Constant(I64, 1))
+    a = b.load(at(src[0], k), typ=V4, align=8)
+    mirrored = b.load(at(src[0], b.sub(ir.Constant(I64, n - 1), k)), typ=V4, align=8)  # points n-k-1, n-k
+    mirrored = lanes(mirrored, mirrored, (2, 3, 0, 1))
+    z = lanes(mirrored, b.fneg(mirrored), (0, 5, 2, 7))  # conj
+    t = b.load(at(table, b.add(k, ir.Constant(I64, offset))), typ=V4, align=8)
+    e = b.fadd(a, z)
+    d = b.fsub(a, z)
+    # t d: re = fma(d.re, t.re, -(d.im t.im)), im = fma(d.re, t.im, d.im t.re), as _Arithmetic.mul
+    quarter = b.load(at(table, b.add(k, ir.Constant(I64, offset + n))), typ=V4, align=8)  # i t: (-t.im, t.re)
+    product = b.call(fma, [lanes(d, d, (0, 0, 2, 2)), t, b.fmul(lanes(d, d, (1, 1, 3, 3)), quarter)])
+    b.store(b.fmul(b.fadd(e, product), ir.Constant(V4, [scale] * 4)), at(dst[0], k), align=8)
+    loop.close()
 
 
 def _split(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, n: int, lines: int, src: Buffer, rows: Buffer,
            table: ir.Value, offset: int) -> None:
     """RFFT's last step, from ``src`` (Z, the n-point transform of the pairs ``z[j] = x[2j]
     + i x[2j + 1]``) to ``rows`` (n + 1 terms each):
-    ``X[k] = (Z[k] + conj(Z[n - k])) / 2 - i/2 w^k (Z[k] - conj(Z[n - k]))`` with
+    ``X[k] = ((Z[k] + conj(Z[n - k])) - i w^k (Z[k] - conj(Z[n - k]))) / 2`` with
     ``w = exp(-pi i / n)``; ``X[0]`` and ``X[n]`` (real) exactly."""
     _mirrored(fn, b, c, n, lines, src, rows, table, offset, 0.5)
     zero = ir.Constant(F64, 0.0)
