@@ -32,7 +32,8 @@ from .api.creation import _check_device
 from .api.graph import check_array, check_category, convert, normalize_axes, op
 from .api.manipulation import roll
 from .trace.array import Array
-from .trace.node import Node
+from .hlo.opdef import OPS
+from .trace.node import derive
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft", "fftfreq",
            "rfftfreq", "fftshift", "ifftshift"]
@@ -73,10 +74,15 @@ def _part(x: Array, axis: int, start: int, stop: int) -> Array:
     return op("slice", x, start=begin, limit=limit, strides=(1,) * x.ndim)
 
 
+#: The HLO op's definition: its shape rule runs at every record.
+_FFT = OPS["fft"]
+
+
 def _fft_op(x: Array, **attrs: Any) -> Array:
-    """The HLO ``fft`` of ``x`` along its last axis (``op`` on one array, without its
-    handling of other operands: a tenth of a small transform's record)."""
-    return graph.wrap(Node.apply("fft", (x._node,), attrs))
+    """The HLO ``fft`` of ``x`` along its last axis (``Node.apply`` with its op and arity
+    known, as elementwise functions record: a tenth of a small transform's record)."""
+    node = x._node
+    return graph.wrap(derive("fft", (node,), attrs, _FFT.infer([node.shape], attrs)))
 
 
 def _along(x: Array, axis: int, factor: float, fft_type: str, **attrs) -> Array:
@@ -225,7 +231,7 @@ def irfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "ba
     """Inverse of ``rfft``: the real signal of ``n`` points (default ``2 * (M - 1)``)
     whose non-negative frequency terms are ``x`` (``numpy.fft.irfft``)."""
     if _plain(x, n, axis, norm, "c"):
-        return _fft_op(x, fft_type="IRFFT", fft_length=2 * (x.shape[-1] - 1))
+        return _fft_op(x, fft_type="IRFFT", fft_length=2 * (x._node.shape.dims[-1] - 1))
     x = _as_complex(x, "irfft")
     axis = _axis(x, axis, "irfft")
     n = _length(n, 2 * (x.shape[axis] - 1), "irfft")
