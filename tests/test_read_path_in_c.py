@@ -229,3 +229,21 @@ def test_array_handles_count_the_arrays_on_a_node(where):
     if where == "c":
         with pytest.raises(TypeError, match="expected a Node"):
             Handle(np.ones(3))
+
+
+def test_an_array_freed_with_its_node_in_a_cycle_raises_nothing(monkeypatch):
+    """The garbage collector may clear a node before an array on it that the same cycle
+    holds; the handle then has no count left to keep, and says nothing (it once reported an
+    AttributeError from every such array as an unraisable exception)."""
+    import gc
+
+    reported = []
+    monkeypatch.setattr(sys, "unraisablehook", reported.append)
+    for order in range(40):
+        node = node_module.Node("negate", (node_module.Node.ready(np.ones(2)),), {}, xp.asarray(np.ones(2))._node.shape)
+        arrays = [xp.asarray(np.ones(2)) for _ in range(order % 4)] + [xp.asarray(np.ones(2))]
+        arrays[-1]._rebind(node)
+        node.attrs = {"cycle": arrays[-1], "order": [arrays, node][order % 2]}
+        del node, arrays
+    gc.collect()
+    assert reported == []

@@ -600,12 +600,15 @@ static int add_to_arrays(PyObject *node, long long delta) {
     return 0;
 }
 
-/* Drop the handle's node, counting one array fewer on it (what Array.__del__ did). */
+/* Drop the handle's node, counting one array fewer on it (what Array.__del__ did). A node
+   that the garbage collector already cleared, in the same cycle as the array, has no count
+   left to keep (a Python __del__ ran before any clearing; this runs in it). */
 static void release(Handle *self) {
     PyObject *node = self->node;
     if (node == NULL) return;
     self->node = NULL;
-    if (Py_IS_TYPE(node, node_type) && add_to_arrays(node, -1)) PyErr_WriteUnraisable((PyObject *)self);
+    if (Py_IS_TYPE(node, node_type) && SLOT(node, off_arrays) != NULL && add_to_arrays(node, -1))
+        PyErr_WriteUnraisable(NULL);
     Py_DECREF(node);
 }
 
