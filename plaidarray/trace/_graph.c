@@ -424,13 +424,18 @@ static PyObject *attrs_key(PyObject *attrs) {
     return key;
 }
 
+/* The module configured and a fast call's two arguments, the first a list; else `usage`
+   as the TypeError (walk and set_buffers take theirs so). */
+static int list_and_one_more(PyObject *const *args, Py_ssize_t nargs, const char *usage) {
+    if (check_configured()) return -1;
+    if (nargs == 2 && PyList_Check(args[0])) return 0;
+    PyErr_SetString(PyExc_TypeError, usage);
+    return -1;
+}
+
 static PyObject *walk(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (check_configured()) return NULL;
-    if (nargs != 2 || !PyList_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "walk(roots: list, kept_bytes: int)");
-        return NULL;
-    }
+    if (list_and_one_more(args, nargs, "walk(roots: list, kept_bytes: int)")) return NULL;
     PyObject *roots = args[0];
     long long kept = PyLong_AsLongLong(args[1]);
     if (kept == -1 && PyErr_Occurred()) return NULL;
@@ -534,20 +539,20 @@ done:
    made ready. */
 static PyObject *set_buffers(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (check_configured()) return NULL;
-    if (nargs != 2 || !PyList_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "set_buffers(nodes: list, buffers)");
-        return NULL;
-    }
+    if (list_and_one_more(args, nargs, "set_buffers(nodes: list, buffers)")) return NULL;
     PyObject *nodes = args[0];
     Py_ssize_t n = PyList_GET_SIZE(nodes);
     for (Py_ssize_t i = 0; i < n; i++)
         if (!is_node(PyList_GET_ITEM(nodes, i))) return NULL;
     PyObject *buffers = PySequence_Fast(args[1], "set_buffers: buffers must be a sequence");
     if (buffers == NULL) return NULL;
-    PyObject *released = PySequence_Fast_GET_SIZE(buffers) < n ? NULL : PyList_New(0);
+    if (PySequence_Fast_GET_SIZE(buffers) < n) {
+        PyErr_SetString(PyExc_ValueError, "set_buffers: fewer buffers than nodes");
+        Py_DECREF(buffers);
+        return NULL;
+    }
+    PyObject *released = PyList_New(0);
     if (released == NULL) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "set_buffers: fewer buffers than nodes");
         Py_DECREF(buffers);
         return NULL;
     }

@@ -104,6 +104,11 @@ def _lines_at_once(n: int, lines: int, most: int) -> int:
     return math.gcd(lines, most, 1 << max(0, (MAX_BLOCK // n).bit_length() - 1))
 
 
+def _constant(k, value: int):
+    """An i64 constant in the kernel ``k`` builds (the routines' offsets)."""
+    return k.insert(arith.ConstantOp(IntegerAttr(value, i64)))
+
+
 def _emit(k, inst, out, operands):
     """``before`` x ``after`` lines along the axis, each ``after`` elements between points;
     one call per ``lines`` rows (``after`` = 1) or adjacent lines."""
@@ -119,18 +124,15 @@ def _emit(k, inst, out, operands):
         calls = before * blocks
     routine = stockham.symbol(n, inst.attrs["sign"], after, lines)
 
-    def index(value):
-        return k.insert(arith.ConstantOp(IntegerAttr(value, i64)))
-
     def line(ivs):
         number = k.insert(arith.IndexCastOp(ivs[0], i64))
         if after == 1:
-            offset = k.insert(arith.MuliOp(number, index(n * lines)))
+            offset = k.insert(arith.MuliOp(number, _constant(k, n * lines)))
         else:  # the lines (i, j * lines ...) start at i * n * after + j * lines
-            i = k.insert(arith.DivUIOp(number, index(blocks)))
-            j = k.insert(arith.RemUIOp(number, index(blocks)))
-            offset = k.insert(arith.AddiOp(k.insert(arith.MuliOp(i, index(n * after))),
-                                           k.insert(arith.MuliOp(j, index(lines)))))
+            i = k.insert(arith.DivUIOp(number, _constant(k, blocks)))
+            j = k.insert(arith.RemUIOp(number, _constant(k, blocks)))
+            offset = k.insert(arith.AddiOp(k.insert(arith.MuliOp(i, _constant(k, n * after))),
+                                           k.insert(arith.MuliOp(j, _constant(k, lines)))))
         k.call(routine, [x, offset, out, offset, table])
 
     if calls:
@@ -150,13 +152,10 @@ def _emit_real(k, inst, out, operands):
     # Offsets count complex points: a row of the signal holds n / 2, of the terms n / 2 + 1.
     x_row, out_row = (half, half + 1) if sign < 0 else (half + 1, half)
 
-    def index(value):
-        return k.insert(arith.ConstantOp(IntegerAttr(value, i64)))
-
     def call(ivs):
         number = k.insert(arith.IndexCastOp(ivs[0], i64))
-        k.call(routine, [x, k.insert(arith.MuliOp(number, index(x_row * lines))), out,
-                         k.insert(arith.MuliOp(number, index(out_row * lines))), table])
+        k.call(routine, [x, k.insert(arith.MuliOp(number, _constant(k, x_row * lines))), out,
+                         k.insert(arith.MuliOp(number, _constant(k, out_row * lines))), table])
 
     if rows:
         k.for_each((rows // lines,), call, independent_work=rows * half * max(1, math.ceil(math.log2(n))))

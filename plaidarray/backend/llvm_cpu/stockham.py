@@ -57,15 +57,15 @@ LARGEST_UNROLLED_PRIME = 31
 #: prime factor from 71 to 127 were 1.5-2.3x pocketfft's error.
 PARTIAL_SUMS = 4
 SPLIT_SUMS_FROM = 17
+_ODD_PRIMES = tuple(p for p in range(3, LARGEST_KERNEL_PRIME + 1, 2) if all(p % d for d in range(3, p, 2)))
+
+I64, F64, PTR = ir.IntType(64), ir.DoubleType(), ir.PointerType()
+_NAME = re.compile(r"(real)?(forward|backward)(\d+)(?:s(\d+)b(\d+)|r(\d+))?")
 
 
 def partial_sums(r: int) -> int:
     """The number of partial sums of each output of an odd r-point butterfly."""
     return PARTIAL_SUMS if r >= SPLIT_SUMS_FROM else 1
-_ODD_PRIMES = tuple(p for p in range(3, LARGEST_KERNEL_PRIME + 1, 2) if all(p % d for d in range(3, p, 2)))
-
-I64, F64, PTR = ir.IntType(64), ir.DoubleType(), ir.PointerType()
-_NAME = re.compile(r"(real)?(forward|backward)(\d+)(?:s(\d+)b(\d+)|r(\d+))?")
 
 
 def radices(n: int) -> list[int] | None:
@@ -260,8 +260,8 @@ def stockham_fft(module: ir.Module, name: str, suffix: str) -> ir.Function:
     elements apart in ``x`` and ``out``, or ``r<lines>`` for consecutive rows.
 
     ``realforward<n>`` and ``realbackward<n>`` (rows; n even) are the real kinds of the
-    HLO ``fft``: RFFT reads n float64 as n/2 complex pairs, transforms them and splits
-    the result in place in its output rows of n/2 + 1 terms (:func:`_split`); IRFFT folds
+    HLO ``fft``: RFFT reads n float64 as n/2 complex pairs, transforms them into scratch
+    and splits that into its output rows of n/2 + 1 terms (:func:`_split`); IRFFT folds
     its n/2 + 1 terms into n/2 points (:func:`_fold`, scaled by 1/n), transforms them and
     stores them as the n float64 of its rows. Inside the routine, the step between the two
     transforms costs no pass over memory of its own (it was a third of a 1024-point RFFT
@@ -304,16 +304,17 @@ def stockham_fft(module: ir.Module, name: str, suffix: str) -> ir.Function:
     other = target if lines == 1 or blocks < 2 else \
         (b.gep(scratch, [ir.Constant(I64, 2 * n * lines)], source_etype=F64), lines, 1)
     last = first_block if real and sign < 0 else target
-    pair = (first_block, other) if real and sign < 0 else (other, first_block) if lines > 1 else (target, first_block)
+    pair = (first_block, other) if real and sign < 0 else (other, first_block)
 
     def written(number: int) -> Buffer:
+        """The buffer stage ``number`` writes (-1: the one the first stage reads)."""
         left = len(stages) - 1 - number
         return last if not left else pair[left % 2]
 
     arithmetic = _Arithmetic(b, sign)
     src = source
     if real and sign > 0:
-        src = first_block if len(stages) == 1 else pair[(len(stages) - 1) % 2 == 0]
+        src = written(-1)
         _fold(fn, b, arithmetic, n, lines, source, src, table, table_size(n))
     for number, stage in enumerate(stages):
         dst = written(number)
@@ -357,7 +358,7 @@ def _mirrored(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, n: int, lines: i
     if lines == 1 and src[1] == dst[1] == 1:
         pairs = (n - 1) // 2
         if pairs:
-            _mirrored_pairs(fn, b, c, n, pairs, src, dst, table, offset, scale)
+            _mirrored_pairs(fn, b, n, pairs, src, dst, table, offset, scale)
         first = ir.Constant(I64, 1 + 2 * pairs)
     line_loop = Loop(b, fn, ir.Constant(I64, 0), ir.Constant(I64, lines), "mirror.l") if lines > 1 else None
     line = line_loop.i if line_loop is not None else ir.Constant(I64, 0)
@@ -377,7 +378,7 @@ def _mirrored(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, n: int, lines: i
 V4 = ir.VectorType(F64, 4)
 
 
-def _mirrored_pairs(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, n: int, pairs: int, src: Buffer, dst: Buffer,
+def _mirrored_pairs(fn: ir.Function, b: ir.IRBuilder, n: int, pairs: int, src: Buffer, dst: Buffer,
                     table: ir.Value, offset: int, scale: float) -> None:
     """:func:`_mirrored` for k = 1 ... 2 ``pairs`` of one contiguous line, the points k and
     k + 1 as one vector (re, im, re, im): the same operations per lane as the scalar step
@@ -523,7 +524,7 @@ def _looped_odd(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, r: int, cells:
     and the root's index j k mod r (kept by adding k) in ``cells`` on the stack, the roots
     from a constant table. The loops over j take ``PARTIAL_SUMS`` terms a trip, one into
     each sum, so every sum stays at a fixed place."""
-    half, p = r // 2, PARTIAL_SUMS
+    half, p = r // 2, partial_sums(r)
     pairs, sums, turn = cells
     roots = _roots(fn, r)
     one, const = ir.Constant(I64, 1), lambda v: ir.Constant(I64, v)
