@@ -23,7 +23,7 @@ def test_dump_writes_hlo_linalg_llvm_and_assembly(tmp_path, monkeypatch):
     assert len(stems) == 1
     stem = stems.pop()
     for suffix, marker in (("hlo.txt", "HloModule"), ("linalg.mlir", "linalg.generic"),
-                           ("ll", "define void"), ("s", "\t.globl\tplaid_")):
+                           ("ll", "define void"), ("s", "\t.globl\tplaidk_")):
         text = (tmp_path / f"{stem}.{suffix}").read_text()
         assert marker in text, suffix
     assert "reduce" in (tmp_path / f"{stem}.hlo.txt").read_text()

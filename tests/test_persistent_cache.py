@@ -42,14 +42,20 @@ values = [np.asarray(v).tolist() for v in workload(xp.asarray(x), xp.asarray(w))
 seconds = time.perf_counter() - start
 info = xp.cache_info()
 print(json.dumps({"seconds": seconds, "compiles": info.compiles, "disk_hits": info.disk_hits, "values": values,
+                  "kernels": info.kernel_compiles, "kernels_loaded": info.kernel_disk_hits,
                   "llvm_runs": sum(codegen_worker.stats()[where] for where in ("in_process", "worker"))}))
 """
 
 
 def _entries(directory):
-    """The kernels' entries (not those of vector_math's library functions)."""
+    """The executables' and kernels' entries (not those of vector_math's library functions)."""
     return sorted(p for p in directory.glob("*" + object_cache.SUFFIX)
                   if not p.name.startswith(object_cache.LIBRARY_PREFIX))
+
+
+def _executables(directory):
+    """The executables' entries: their steps name their kernels, stored apart."""
+    return [p for p in _entries(directory) if "steps" in object_cache._decode(p.read_bytes())[1]]
 
 
 @pytest.fixture(scope="module")
@@ -62,10 +68,11 @@ def cold_run(tmp_path_factory):
 def test_second_process_loads_from_disk_without_compiling_and_faster(cold_run):
     directory, cold = cold_run
     assert cold["compiles"] >= 1 and cold["disk_hits"] == 0
-    assert len(_entries(directory)) == cold["compiles"]
+    assert len(_executables(directory)) == cold["compiles"]
+    assert len(_entries(directory)) == cold["compiles"] + cold["kernels"]
     warm = run_child(WORKLOAD, directory)
-    assert warm["compiles"] == 0
-    assert warm["disk_hits"] == cold["compiles"]
+    assert warm["compiles"] == 0 and warm["kernels"] == 0
+    assert warm["disk_hits"] == cold["compiles"] and warm["kernels_loaded"] == cold["kernels"]
     assert warm["values"] == cold["values"]
     assert warm["seconds"] < cold["seconds"]
 
@@ -75,7 +82,7 @@ def test_library_functions_load_from_disk_too(cold_run):
     process runs LLVM for nothing at all."""
     directory, cold = cold_run
     libraries = list(directory.glob(object_cache.LIBRARY_PREFIX + "*" + object_cache.SUFFIX))
-    assert len(libraries) >= 2 and cold["llvm_runs"] == cold["compiles"] + len(libraries)
+    assert len(libraries) >= 2 and cold["llvm_runs"] == cold["kernels"] + len(libraries)
     warm = run_child(WORKLOAD, directory)
     assert warm["llvm_runs"] == 0 and warm["values"] == cold["values"]
 
@@ -110,8 +117,9 @@ def _garbage(data: bytes) -> bytes:
     return os.urandom(len(data))
 
 
+@pytest.mark.parametrize("which", ["executable", "kernel"])
 @pytest.mark.parametrize("damage", [_truncate, _flip_last_byte, _flip_header, _empty, _garbage])
-def test_a_damaged_entry_is_ignored_and_rewritten(monkeypatch, tmp_path, damage):
+def test_a_damaged_entry_is_ignored_and_rewritten(monkeypatch, tmp_path, damage, which):
     monkeypatch.setenv("PLAIDARRAY_CACHE_DIR", str(tmp_path))
     x = xp.asarray(np.linspace(0.0, 1.0, 31))
 
@@ -120,7 +128,9 @@ def test_a_damaged_entry_is_ignored_and_rewritten(monkeypatch, tmp_path, damage)
 
     xp.clear_cache()  # compiled here, whatever ran before
     expected = value()
-    (entry,) = _entries(tmp_path)
+    (executable,) = _executables(tmp_path)
+    (kernel,) = set(_entries(tmp_path)) - {executable}
+    entry = executable if which == "executable" else kernel
     entry.write_bytes(damage(entry.read_bytes()))
     xp.clear_cache()
     gc.collect()
@@ -130,9 +140,9 @@ def test_a_damaged_entry_is_ignored_and_rewritten(monkeypatch, tmp_path, damage)
     assert object_cache._decode(entry.read_bytes()) is not None
 
 
-def test_two_processes_needing_the_same_entry_at_once_compile_it_once(tmp_path):
-    """Released together on an empty cache (Dask workers starting): the entry's lock lets
-    one compile while the other waits and loads what it stored."""
+def test_two_processes_needing_the_same_kernels_at_once_generate_each_once(tmp_path):
+    """Released together on an empty cache (Dask workers starting): each kernel's lock lets
+    one process generate it while the other waits and loads what it stored."""
     go = tmp_path / "go"
     cache = tmp_path / "cache"
     children = [start_child(WORKLOAD, cache, START_WHEN_EXISTS=str(go)) for _ in range(2)]
@@ -142,7 +152,9 @@ def test_two_processes_needing_the_same_entry_at_once_compile_it_once(tmp_path):
     go.touch()
     first, second = (finish_child(c) for c in children)
     assert first["values"] == second["values"]
-    assert sorted([(first["compiles"], first["disk_hits"]), (second["compiles"], second["disk_hits"])]) == [(0, 1), (1, 0)]
+    kernels = len(_entries(cache)) - len(_executables(cache))
+    assert first["kernels"] + second["kernels"] == kernels
+    assert first["kernels_loaded"] + second["kernels_loaded"] == kernels
     after = run_child(WORKLOAD, cache)
     assert after["compiles"] == 0 and after["values"] == first["values"]
 

@@ -29,12 +29,12 @@ def test_the_c_modules_are_built_and_in_use():
     from plaidarray.trace import _graph  # noqa: F401
 
     assert node_module.GRAPH_IN_C is not None and node_module.derive is node_module.GRAPH_IN_C.derive
-    assert cpu_executable._call_in_c is not None
+    assert cpu_executable._run_in_c is not None
 
 
 def test_the_pure_python_switch_turns_both_off():
     code = ("from plaidarray.trace import node; from plaidarray.backend.llvm_cpu import executable; "
-            "print(node.GRAPH_IN_C, executable._call_in_c)")
+            "print(node.GRAPH_IN_C, executable._run_in_c)")
     env = {**os.environ, "PLAIDARRAY_PURE_PYTHON": "1"}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
     assert done.stdout.split() == ["None", "None"], done.stderr
@@ -157,7 +157,7 @@ def test_runs_through_c_and_through_ctypes_give_the_same_bits(monkeypatch):
         return [np.asarray(v) for v in (xp.exp(x) * y + 1.0, x @ y, xp.sort(x, axis=0), xp.fft.fft(x[:, 0]))]
 
     through_c = compute()
-    monkeypatch.setattr(cpu_executable, "_call_in_c", None)
+    monkeypatch.setattr(cpu_executable, "_run_in_c", None)
     through_ctypes = compute()
     for got, expected in zip(through_c, through_ctypes):
         np.testing.assert_array_equal(got, expected)

@@ -29,6 +29,11 @@ class CacheInfo:
     size: int = 0
     maxsize: int = 0
     per_backend_compiles: dict[str, int] = field(default_factory=dict)
+    #: Kernels generated, and kernels loaded from the persistent cache, by a backend that
+    #: compiles an executable as kernels shared with other executables (llvm-cpu): an
+    #: executable compiled from known kernels generates none.
+    kernel_compiles: int = 0
+    kernel_disk_hits: int = 0
 
 
 class KeyLocks:
@@ -73,6 +78,10 @@ class ExecutableCache:
         self._compiling = KeyLocks()
         self._info = CacheInfo(maxsize=maxsize)
         self._hits: dict[int, int] = {}  # hits by thread id
+        #: Called by ``clear``: what backends keep for executables (shared kernels) goes too.
+        self.on_clear: list[Callable[[], None]] = []
+        #: Called by ``info`` with the snapshot: backends add their own counts.
+        self.on_info: list[Callable[[CacheInfo], None]] = []
 
     def lookup(self, key: Hashable) -> Executable | None:
         """The executable cached under ``key`` (a hit), or None.
@@ -134,14 +143,20 @@ class ExecutableCache:
             snapshot = CacheInfo(**{**self._info.__dict__, "per_backend_compiles": dict(self._info.per_backend_compiles)})
             snapshot.size = len(self._lru)
             snapshot.hits = sum(list(self._hits.values()))
-            return snapshot
+        for hook in self.on_info:
+            hook(snapshot)
+        return snapshot
 
     def clear(self) -> None:
+        """Drop every executable and reset the counters; backends drop what they keep
+        besides (``on_clear``: llvm-cpu's compiled kernels)."""
         with self._lock:
             self._lru.clear()
             self._used.clear()
             self._hits.clear()
             self._info = CacheInfo(maxsize=self._info.maxsize)
+        for hook in self.on_clear:
+            hook()
 
 
 EXECUTABLES = ExecutableCache(config.get("PLAIDARRAY_CACHE_SIZE"))

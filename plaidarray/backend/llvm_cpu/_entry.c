@@ -1,74 +1,131 @@
-/* Calling an executable's entry function, in C.
+/* Calling an executable's kernels, in C.
 
-   A compiled module is one function void f(void **table, int64 segment, int64 start, int64
-   stop) over a table of buffer handles (executable.py). Through ctypes a call costs about
-   two microseconds of argument conversion and table filling, as much as the rest of a
-   small cached read; this module makes the same call from C: it fills a table on the
-   stack with each buffer object's address (the code loads the data pointer from the
-   object, transfer.DATA_POINTER_OFFSET) and the bound constants' handles, and calls the
-   function with the GIL released, as ctypes does. executable.py keeps the ctypes call for
-   where this is not built, or the interpreter's array layout is unknown.
+   An executable is a list of steps, each a call of a compiled kernel
+   void k(void **buffers, const int64_t *dims, int64 start, int64 stop) on a table of
+   its own buffers' data pointers (executable.py). Through ctypes a call costs about two
+   microseconds of argument conversion and table filling, as much as the rest of a small
+   cached read; this module makes the calls from C: it reads each buffer object's data
+   pointer (at the offset transfer.DATA_POINTER_OFFSET found in the array object), fills
+   each kernel's table on the stack and calls the kernels in order with the GIL released,
+   as ctypes does. executable.py keeps the ctypes calls for where this is not built, or
+   the interpreter's array layout is unknown.
 
-   call(address, buffers, constant_handles, outputs, temporaries) -> None */
+   configure(data_pointer_offset) -> None
+   run(plan, buffers, constant_pointers, outputs, temporaries) -> None
+
+   plan is bytes of int64 words, per step: the kernel's address, start, stop, the number
+   of its buffers and of its dims, then its buffers' indices into the run's table
+   (buffers, then constants, then outputs, then temporaries). Every index is checked
+   against the table before any kernel runs. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <string.h>
 
-typedef void (*entry_fn)(void **, int64_t, int64_t, int64_t);
+typedef void (*kernel_fn)(void **, const int64_t *, int64_t, int64_t);
 
 /* Tables up to this many entries live on the stack; larger ones are allocated. */
 #define STACK_TABLE 64
 
-static void add_objects(void **table, Py_ssize_t *n, PyObject *list) {
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) table[(*n)++] = (void *)PyList_GET_ITEM(list, i);
-}
+static Py_ssize_t data_pointer_offset = -1;
 
-static int add_handles(void **table, Py_ssize_t *n, PyObject *list) {
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
-        void *handle = PyLong_AsVoidPtr(PyList_GET_ITEM(list, i));
-        if (handle == NULL && PyErr_Occurred()) return -1;
-        table[(*n)++] = handle;
-    }
-    return 0;
-}
-
-static PyObject *call(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+static PyObject *configure(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 5 || !PyList_Check(args[1]) || !PyList_Check(args[2]) || !PyList_Check(args[3]) ||
-        !PyList_Check(args[4])) {
-        PyErr_SetString(PyExc_TypeError, "call(address, buffers, constant_handles, outputs, temporaries: lists)");
+    if (nargs != 1) {
+        PyErr_SetString(PyExc_TypeError, "configure(data_pointer_offset)");
         return NULL;
     }
-    PyObject *buffers = args[1], *constants = args[2], *outputs = args[3], *temporaries = args[4];
-    entry_fn function = (entry_fn)PyLong_AsVoidPtr(args[0]);
-    if (function == NULL) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_ValueError, "null entry address");
+    Py_ssize_t offset = PyLong_AsSsize_t(args[0]);
+    if (offset == -1 && PyErr_Occurred()) return NULL;
+    if (offset < (Py_ssize_t)sizeof(PyObject)) {
+        PyErr_SetString(PyExc_ValueError, "the data pointer lies inside the object header");
         return NULL;
     }
-    Py_ssize_t size = PyList_GET_SIZE(buffers) + PyList_GET_SIZE(constants) + PyList_GET_SIZE(outputs) +
-                      PyList_GET_SIZE(temporaries);
-    void *on_stack[STACK_TABLE];
+    data_pointer_offset = offset;
+    Py_RETURN_NONE;
+}
+
+static void add_objects(void **table, Py_ssize_t *n, PyObject *list) {
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
+        char *object = (char *)PyList_GET_ITEM(list, i);
+        table[(*n)++] = *(void **)(object + data_pointer_offset);
+    }
+}
+
+/* Whether the plan's words describe whole steps whose indices lie in a table of size n;
+   the largest step's buffer count goes to *widest. */
+static int check_plan(const int64_t *words, Py_ssize_t count, Py_ssize_t n, int64_t *widest) {
+    Py_ssize_t at = 0;
+    *widest = 0;
+    while (at < count) {
+        if (count - at < 5) return 0;
+        int64_t buffers = words[at + 3], dims = words[at + 4];
+        if (buffers < 0 || dims != 0 || buffers > count - at - 5) return 0;
+        for (int64_t i = 0; i < buffers; i++)
+            if (words[at + 5 + i] < 0 || words[at + 5 + i] >= n) return 0;
+        if (buffers > *widest) *widest = buffers;
+        at += 5 + buffers;
+    }
+    return 1;
+}
+
+static PyObject *run(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 5 || !PyBytes_Check(args[0]) || !PyList_Check(args[1]) || !PyBytes_Check(args[2]) ||
+        !PyList_Check(args[3]) || !PyList_Check(args[4])) {
+        PyErr_SetString(PyExc_TypeError, "run(plan: bytes, buffers: list, constant_pointers: bytes, outputs: list, "
+                                         "temporaries: list)");
+        return NULL;
+    }
+    if (data_pointer_offset < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "run before configure");
+        return NULL;
+    }
+    PyObject *plan = args[0], *buffers = args[1], *constants = args[2], *outputs = args[3], *temporaries = args[4];
+    Py_ssize_t n_constants = PyBytes_GET_SIZE(constants) / (Py_ssize_t)sizeof(void *);
+    Py_ssize_t size = PyList_GET_SIZE(buffers) + n_constants + PyList_GET_SIZE(outputs) + PyList_GET_SIZE(temporaries);
+    const int64_t *words = (const int64_t *)PyBytes_AS_STRING(plan);
+    Py_ssize_t count = PyBytes_GET_SIZE(plan) / (Py_ssize_t)sizeof(int64_t);
+    int64_t widest;
+    if (!check_plan(words, count, size, &widest)) {
+        PyErr_SetString(PyExc_ValueError, "a plan whose steps do not fit its buffer table");
+        return NULL;
+    }
+    void *on_stack[STACK_TABLE], *own_on_stack[STACK_TABLE];
     void **table = size <= STACK_TABLE ? on_stack : PyMem_Malloc(size * sizeof(void *));
-    if (table == NULL) return PyErr_NoMemory();
+    void **own = widest <= STACK_TABLE ? own_on_stack : PyMem_Malloc(widest * sizeof(void *));
+    if (table == NULL || own == NULL) {
+        if (table != on_stack) PyMem_Free(table);
+        if (own != own_on_stack) PyMem_Free(own);
+        return PyErr_NoMemory();
+    }
     Py_ssize_t n = 0;
     add_objects(table, &n, buffers);
-    if (add_handles(table, &n, constants)) {
-        if (table != on_stack) PyMem_Free(table);
-        return NULL;
-    }
+    memcpy(table + n, PyBytes_AS_STRING(constants), n_constants * sizeof(void *));
+    n += n_constants;
     add_objects(table, &n, outputs);
     add_objects(table, &n, temporaries);
     /* The lists, held by the caller, keep every buffer alive while the GIL is released. */
     Py_BEGIN_ALLOW_THREADS
-    function(table, -1, 0, 0);
+    for (Py_ssize_t at = 0; at < count;) {
+        kernel_fn kernel = (kernel_fn)(intptr_t)words[at];
+        int64_t start = words[at + 1], stop = words[at + 2], n_own = words[at + 3];
+        for (int64_t i = 0; i < n_own; i++) own[i] = table[words[at + 5 + i]];
+        kernel(own, NULL, start, stop);
+        at += 5 + n_own;
+    }
     Py_END_ALLOW_THREADS
     if (table != on_stack) PyMem_Free(table);
+    if (own != own_on_stack) PyMem_Free(own);
     Py_RETURN_NONE;
 }
 
 static PyMethodDef methods[] = {
-    {"call", (PyCFunction)(void (*)(void))call, METH_FASTCALL, "call(address, buffers, constant_handles, outputs, temporaries): run it all."},
+    {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL,
+     "configure(data_pointer_offset): where an array object holds its data pointer."},
+    {"run", (PyCFunction)(void (*)(void))run, METH_FASTCALL,
+     "run(plan, buffers, constant_pointers, outputs, temporaries): call the plan's kernels in order."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,52 +1,58 @@
-"""An executable as an entry of the persistent cache (``object_cache.py``): what is stored
-besides its object code (the function's name, its buffers and its segments), and how
-an executable is made again from an entry."""
+"""An executable as an entry of the persistent cache (``object_cache.py``): its steps, each
+a kernel (by key; the kernels are entries of their own, ``kernels.py``) and the buffers it
+runs on, and its outputs and temporaries; and how an executable is made again from an
+entry."""
 
 from __future__ import annotations
 
 import numpy as np
 
 from ...hlo.shape import Shape
-from . import jit, object_cache, tiering, vector_math
-from .executable import CpuExecutable
-from .llvm_emitter import Segment
+from . import jit, kernels, object_cache
+from .executable import CpuExecutable, Step
+from .llvm_emitter import KERNEL_PREFIX, KernelSource, Segment
 
 
-def metadata(symbol: str, output_slots: list[tuple[str, int]], output_shapes: list[Shape],
-             temp_shapes: list[Shape], segments: list[Segment]) -> dict:
-    """What a cache entry holds besides the object code: the function, its buffers and
-    its segments."""
-    return {"symbol": symbol, "output_slots": output_slots,
+def metadata(sources: list[KernelSource], output_slots: list[tuple[str, int]], output_shapes: list[Shape],
+             temp_shapes: list[Shape]) -> dict:
+    """What a cache entry holds: the steps, the output slots and the buffers' shapes."""
+    return {"steps": [[s.key, list(s.buffers), [s.segment.extent, s.segment.work, s.segment.depth]]
+                      for s in sources],
+            "output_slots": output_slots,
             "output_shapes": [[list(s.dims), s.dtype.str] for s in output_shapes],
-            "temp_shapes": [[list(s.dims), s.dtype.str] for s in temp_shapes],
-            "segments": [[s.extent, s.work, s.depth] for s in segments]}
+            "temp_shapes": [[list(s.dims), s.dtype.str] for s in temp_shapes]}
 
 
 def _shapes(rows: list) -> list[Shape]:
-    return [Shape(tuple(dims), np.dtype(dtype)) for dims, dtype in rows]
+    return [Shape(tuple(int(d) for d in dims), np.dtype(dtype)) for dims, dtype in rows]
 
 
-def load(key: str, n_params: int, constants: list[np.ndarray], n_bound: int, level: int) -> CpuExecutable | None:
-    """The executable stored under ``key`` by an earlier compile, or None."""
+def load(key: str, n_params: int, constants: list[np.ndarray], target: str, level: int) -> CpuExecutable | None:
+    """The executable stored under ``key`` by an earlier compile, or None (also when one
+    of its kernels is no longer stored)."""
     entry = object_cache.load(key)
     if entry is None:
         return None
-    code, meta = entry
+    _, meta = entry
+    features = jit.host_target().features
     try:
         slots = [(str(kind), int(i)) for kind, i in meta["output_slots"]]
         outputs, temps = _shapes(meta["output_shapes"]), _shapes(meta["temp_shapes"])
-        segments = [Segment(*(int(field) for field in row)) for row in meta["segments"]]
-        vector_math.load_libraries_for(code)
-        loaded = jit.load_object(code, str(meta["symbol"]), level)
-    except (KeyError, TypeError, ValueError, RuntimeError):
+        steps = []
+        found: dict[str, kernels.CompiledKernel] = {}
+        for kernel_key, buffers, segment in meta["steps"]:
+            kernel_key = str(kernel_key)
+            kernel = found.get(kernel_key) or kernels.KERNELS.get(kernel_key)
+            if kernel is None:
+                kernel = kernels.load(kernels.disk_key(kernel_key, target, features), KERNEL_PREFIX + kernel_key,
+                                      level)
+                if kernel is None:
+                    return None
+                kernels.KERNELS.put(kernel_key, kernel)
+            found[kernel_key] = kernel
+            steps.append(Step(kernel, tuple(int(b) for b in buffers), Segment(*(int(f) for f in segment))))
+    except (KeyError, TypeError, ValueError):
         return None
-    if loaded is None:
-        return None
-    executable = CpuExecutable(loaded, n_params, constants, slots, outputs, temps,
-                               n_bound + len(outputs) + len(temps), segments)
+    executable = CpuExecutable(steps, n_params, constants, slots, outputs, temps)
     executable.from_disk = True
-    ir = meta.get("ir")
-    if isinstance(ir, str) and tiering.first_tier(level):
-        full = {name: value for name, value in meta.items() if name != "ir"}
-        executable.upgrade = tiering.Upgrade(ir, str(meta["symbol"]), level, key, full)
     return executable

@@ -5,17 +5,24 @@ declared list of named stages (``STAGES``, run by ``backend/pipeline.py``).
       -> linalg-generalize-named-ops -> convert-linalg-to-loops -> fuse-parallel-loops
       -> contract-temporaries -> to-llvm-ir -> llvm-codegen -> load -> store
 
+to-llvm-ir makes each segment of the loop-level module a kernel of its own
+(``llvm_emitter.KernelSource``), keyed by its code; llvm-codegen generates only the
+kernels that neither this process nor the persistent cache has (``kernels.py``), and the
+executable calls the kernels in order (``executable.py``).
+
 Under ``PLAIDARRAY_DUMP`` each stage that has a text writes it (``hlo.txt``, every HLO
-pass's result as ``hlo.<n>-<pass>.txt``, ``linalg.mlir``, ``loops.mlir``, ``ll``, ``s``)
+pass's result as ``hlo.<n>-<pass>.txt``, ``linalg.mlir``, ``loops.mlir``, and the
+optimised IR and assembly of the kernels it generated, ``ll`` and ``s``)
 and ``timings.txt`` lists every stage's time. LLVM optimises at -O3 unless the compiler
 is given another level (``PLAIDARRAY_OPT_LEVEL``, see ``jit.py``); the level is part of
 the target, so of both cache keys.
 
 After bind-constants, the persistent cache (``object_cache.py``) is consulted: a hit
-loads object code written by an earlier compile, possibly by another process, and
-skips every later stage; a process that misses takes the entry's cross-process lock and
-looks again, so processes starting together compile an entry once. A dump always
-compiles, to show every stage.
+loads the executable's steps and their kernels, stored by an earlier compile, possibly
+by another process, and skips every later stage. A miss runs them; it generates each
+kernel under that kernel's cross-process lock, looking it up again once it holds it, so
+processes starting together generate a kernel once. A dump always generates, to show
+every stage.
 """
 
 from __future__ import annotations
@@ -44,14 +51,15 @@ from ...hlo.fingerprint import fingerprint, structure
 from ...hlo.passes import run_hlo_passes
 from ...hlo.passes.bind_constants import bind_constants
 from ...hlo.shape import Shape
-from .. import dump, transfer
+from .. import dump
 from ..executable import Compiler, Executable
 from ..pipeline import Stage, dump_timings, run_stages
-from . import cache_entry, codegen_worker, jit, object_cache, tiering
+from . import cache_entry, jit, kernels, object_cache, tiering
 from .codegen import OPT_LEVELS, Product
-from .executable import CpuExecutable
+from .executable import CpuExecutable, Step
 from .fft import lower_fft
-from .llvm_emitter import Segment, emit_llvm_module
+from .kernels import CompiledKernel
+from .llvm_emitter import KernelSource, emit_kernels
 from .lowerings import PLATFORM
 
 _counter = itertools.count()
@@ -80,9 +88,9 @@ class Compilation:
     n_buffers: int = 0  # parameters, outputs and temporaries in the buffer table
     mlir: ModuleOp = field(init=False)
     scratch: list[Shape] = field(default_factory=list)
-    ir: str = ""
-    segments: list[Segment] = field(default_factory=list)
-    product: Product = field(init=False)
+    sources: list[KernelSource] = field(default_factory=list)
+    kernels: dict[str, CompiledKernel] = field(default_factory=dict)
+    products: list[Product] = field(default_factory=list)
     executable: CpuExecutable = field(init=False)
     timings: dict[str, float] = field(default_factory=dict)
 
@@ -157,36 +165,29 @@ def _contract_temporaries(c: Compilation) -> None:
 
 
 def _to_llvm_ir(c: Compilation) -> None:
-    llvm_ir, c.segments = emit_llvm_module(c.mlir, c.name, transfer.DATA_POINTER_OFFSET)
-    c.ir = str(llvm_ir)
+    c.sources = emit_kernels(c.mlir)
 
 
 def _llvm_codegen(c: Compilation) -> None:
-    if c.quick:
-        largest = max((b.shape.size for b in (*c.comp.parameters, *c.outputs, *c.temps)), default=0)
-        level, emit_level = tiering.ir_level(c.ir, c.level, largest), tiering.QUICK_EMIT_LEVEL
-    else:
-        level, emit_level = c.level, None
-    c.product = codegen_worker.generate(c.ir, level, listings=dump.dump_dir() is not None, emit_level=emit_level)
+    generated = kernels.kernels_for(c.sources, c.level, c.target, c.quick)
+    c.kernels, c.products = generated.kernels, generated.products
 
 
 def _load(c: Compilation) -> None:
-    code = jit.load_object(c.product.object, c.name, c.level)
-    if code is None:
-        raise RuntimeError(f"llvm-cpu: the object code of {c.name} does not define it")
-    temp_shapes = [t.shape for t in c.temps] + c.scratch
-    c.executable = CpuExecutable(code, c.n_params, c.constants, c.output_slots, [o.shape for o in c.outputs],
-                                 temp_shapes, c.n_buffers + len(c.scratch), c.segments)
+    steps = [Step(c.kernels[s.key], s.buffers, s.segment) for s in c.sources]
+    c.executable = CpuExecutable(steps, c.n_params, c.constants, c.output_slots, [o.shape for o in c.outputs],
+                                 [t.shape for t in c.temps] + c.scratch)
 
 
 def _store(c: Compilation) -> None:
-    metadata = cache_entry.metadata(c.name, c.output_slots, [o.shape for o in c.outputs],
-                                    [t.shape for t in c.temps] + c.scratch, c.segments)
-    if c.quick:
-        c.executable.upgrade = tiering.Upgrade(c.ir, c.name, c.level, c.key, metadata)
     if object_cache.enabled():
-        # A first-tier entry keeps its IR, so a process loading it can make its full code.
-        object_cache.store(c.key, c.product.object, {**metadata, "ir": c.ir} if c.quick else metadata)
+        object_cache.store(c.key, b"", cache_entry.metadata(c.sources, c.output_slots, [o.shape for o in c.outputs],
+                                                            [t.shape for t in c.temps] + c.scratch))
+
+
+def _listings(c: Compilation, part: str) -> str:
+    """The optimised IR (``ir``) or assembly of the kernels this compile generated."""
+    return "\n".join(getattr(p, part) for p in c.products)
 
 
 def _hlo_text(c: Compilation) -> str:
@@ -209,8 +210,8 @@ BACK: tuple[Stage[Compilation], ...] = (
     Stage("fuse-parallel-loops", _xdsl_pass(lambda c: FuseParallelLoops())),
     Stage("contract-temporaries", _contract_temporaries, lambda c: str(c.mlir), "loops.mlir"),
     Stage("to-llvm-ir", _to_llvm_ir),
-    Stage("llvm-codegen", _llvm_codegen, lambda c: c.product.ir, "ll"),
-    Stage("load", _load, lambda c: c.product.assembly, "s"),
+    Stage("llvm-codegen", _llvm_codegen, lambda c: _listings(c, "ir"), "ll"),
+    Stage("load", _load, lambda c: _listings(c, "assembly"), "s"),
     Stage("store", _store),
 )
 
@@ -251,16 +252,11 @@ class CpuCompiler(Compiler):
         run_stages(FRONT, c, name, c.timings)
         if dump.dump_dir() is None:  # a dump shows every stage: compile, never load
             executable = self._cached(c)
-            if executable is None:
-                with object_cache.compiling(c.key):  # another process may be compiling it: wait, then load
-                    executable = self._cached(c)
-                    if executable is None:
-                        run_stages(BACK, c, name, c.timings)
-                        executable = c.executable
-            return executable
+            if executable is not None:
+                return executable
         run_stages(BACK, c, name, c.timings)
         dump_timings(name, c.timings)
         return c.executable
 
     def _cached(self, c: Compilation) -> CpuExecutable | None:
-        return cache_entry.load(c.key, c.n_params, c.constants, len(c.comp.parameters), self.opt_level)
+        return cache_entry.load(c.key, c.n_params, c.constants, self.target, self.opt_level)

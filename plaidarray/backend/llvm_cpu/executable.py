@@ -1,14 +1,22 @@
-"""The llvm-cpu executable (XLA's ``Executable``): native code for one HLO module and the
-buffers around a call. The code is one function ``void f(ptr buffers, i64 segment, i64
-start, i64 stop)`` over a table of the buffers' handles (``transfer.handle``): parameters,
-bound constants, outputs, temporaries (including the scratch buffers of nested
-computations); ``segment`` < 0 runs everything, otherwise one loop nest over part of its
-range, which is how large nests run on several threads (``parallel.py``)."""
+"""The llvm-cpu executable (XLA's ``Executable``): the kernels of one HLO module, called in
+order on a table of buffers, and the buffers around the calls.
+
+The table holds the data pointers of the parameters, the bound constants, the outputs
+and the temporaries (including the scratch buffers of nested computations), in that
+order. A step calls one kernel (``kernels.py``: ``void k(ptr buffers, ptr dims, i64
+start, i64 stop)``) with a table of its own buffers, picked from the run's table, and
+the range of its chunkable loop: the whole of it, or chunks on several threads
+(``parallel.py``). Kernels are shared between executables; an executable only says which
+to call, on what. ``_entry.run`` makes the calls from C; without it they go through ctypes.
+"""
 
 from __future__ import annotations
 
 import ctypes
-from collections.abc import Callable
+import functools
+import struct
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -18,36 +26,37 @@ from .. import memory, transfer
 from ..buffer_pool import POOL
 from ..executable import Executable
 from ..transfer import allocator
-from . import jit, parallel, tiering
+from . import parallel, tiering
+from .kernels import CompiledKernel
 from .llvm_emitter import Segment
 
 
-class CpuExecutable(Executable):
-    """Native code for one HLO module, plus the buffers it needs around the call."""
+@dataclass(frozen=True)
+class Step:
+    """A kernel call: ``buffers`` gives the run's table index of each of the kernel's
+    buffers, in the kernel's order."""
 
-    def __init__(self, code: jit.LoadedCode, n_params: int, constants: list[np.ndarray],
-                 output_slots: list[tuple[str, int]], output_shapes: list[Shape], temp_shapes: list[Shape],
-                 n_args: int, segments: list[Segment]) -> None:
-        self._code = code
-        self._function = _ENTRY(code.address)
-        self._address = code.address
-        #: For first-tier code (``tiering.py``): how its full code is made.
-        self.upgrade: tiering.Upgrade | None = None
-        #: First-tier code replaced by full code: a run on another thread may still be in
-        #: it, so it lives as long as the executable.
-        self._retired: jit.LoadedCode | None = None
-        self._table = ctypes.c_void_p * n_args
-        #: Address tables not in use: a call takes one (list.pop and append are atomic, so
-        #: threads running this executable at once never share one) and refills it, which
-        #: costs a quarter of making a new one.
-        self._tables: list[ctypes.Array] = []
-        self._segments = segments if parallel.worth_splitting(segments) else None
-        #: Whether the function does anything: one whose results are its parameters has no
-        #: code and is not called (an in-place update has code and no output buffers).
-        self._has_code = bool(segments)
+    kernel: CompiledKernel
+    buffers: tuple[int, ...]
+    segment: Segment
+
+
+class CpuExecutable(Executable):
+    """The steps of one HLO module, plus the buffers it needs around them."""
+
+    def __init__(self, steps: Sequence[Step], n_params: int, constants: list[np.ndarray],
+                 output_slots: list[tuple[str, int]], output_shapes: list[Shape], temp_shapes: list[Shape]) -> None:
+        self.steps = tuple(steps)
+        self._runs = 0
+        #: The kernels still running first-tier code (``tiering.py``), each once.
+        self._first_tier = list({id(s.kernel): s.kernel for s in steps if s.kernel.upgrade is not None}.values())
         self._n_params = n_params
         self._constants = constants
-        self._constant_handles = [transfer.handle(c) for c in constants]
+        self._constant_pointers = b"".join(struct.pack("<Q", transfer.address(c)) for c in constants)
+        self._n_buffers = n_params + len(constants) + len(output_shapes) + len(temp_shapes)
+        self._generation = -1
+        self._plan = b""
+        self._parallel = parallel.worth_splitting([s.segment for s in steps])
         self._output_slots = output_slots
         #: Whether the results are the output buffers in order (no parameter returned as
         #: it is, no output twice): then ``run`` returns them as they are.
@@ -59,9 +68,9 @@ class CpuExecutable(Executable):
         self._single_output = self._output_allocators[0] if len(output_shapes) == 1 else None
         self._temp_allocators = [allocator(s.dims, s.dtype) for s in temp_shapes]
         #: Sets of temporaries not in use, when they are small (``KEPT_TEMP_BYTES``): a run
-        #: takes one, as it takes a table, and gives it back. Temporaries are scratch,
-        #: written before they are read, so reusing them is what allocating them was;
-        #: allocating them is a tenth of a small run (an FFT's two, 0.4 us of 4).
+        #: takes one and gives it back. Temporaries are scratch, written before they are
+        #: read, so reusing them is what allocating them was; allocating them is a tenth
+        #: of a small run (an FFT's two, 0.4 us of 4).
         temp_bytes = sum(s.size * s.dtype.itemsize for s in temp_shapes)
         self._spare_temps: list[list[np.ndarray]] | None = \
             [] if temp_shapes and temp_bytes <= KEPT_TEMP_BYTES else None
@@ -71,17 +80,32 @@ class CpuExecutable(Executable):
         self._largest = max(buffers, key=lambda s: s.size * s.dtype.itemsize, default=None)
         self._checks_memory = self._nbytes >= memory.CHECK_ABOVE_BYTES
 
-    def install_full_code(self, code: jit.LoadedCode) -> None:
-        """Switch from first-tier code to ``code`` (the background thread of ``tiering``);
-        a run reads ``_function`` once, so it runs one code or the other."""
-        self._retired, self._code = self._code, code
-        self._function = _ENTRY(code.address)
-        self._address = code.address
-        self.upgrade = None
+    @property
+    def kernels(self) -> list[CompiledKernel]:
+        """The distinct kernels the steps call."""
+        return list({id(s.kernel): s.kernel for s in self.steps}.values())
+
+    def _read_addresses(self) -> None:
+        """The plan ``_entry.run`` follows, with the kernels' addresses of now (full code
+        replaces first-tier code between runs): per step the address, the range, the
+        number of buffers, of dims (none yet) and the buffers' table indices."""
+        self._generation = tiering.generation
+        words: list[int] = []
+        for step in self.steps:
+            words += (step.kernel.address, 0, step.segment.extent, len(step.buffers), 0, *step.buffers)
+        self._plan = struct.pack(f"<{len(words)}q", *words)
+
+    def _count_run(self) -> None:
+        self._runs += 1
+        if self._runs >= tiering.TIER_UP_AFTER_RUNS:
+            tiering.submit(self._first_tier)
+            self._first_tier = []
 
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
-        if self.upgrade is not None:
-            tiering.count_run(self)
+        if self._first_tier:
+            self._count_run()
+        if self._generation != tiering.generation:
+            self._read_addresses()
         if self._checks_memory:
             assert self._largest is not None  # a run that allocates bytes has a largest buffer
             memory.check_fits(self._nbytes, POOL.free_bytes, self._largest)
@@ -95,26 +119,25 @@ class CpuExecutable(Executable):
                 temps = spare.pop() if spare else [new() for new in self._temp_allocators]
             except IndexError:  # another thread took the last set between the test and the pop
                 temps = [new() for new in self._temp_allocators]
-        if self._segments is None and _call_in_c is not None:
-            if self._has_code:
-                _call_in_c(self._address, buffers, self._constant_handles, outs, temps)
+        if not self._parallel and _run_in_c is not None:
+            if self._plan:
+                _run_in_c(self._plan, buffers, self._constant_pointers, outs, temps)
         else:
-            handle = transfer.handle
-            try:
-                table = self._tables.pop()
-            except IndexError:
-                table = self._table()
-            table[:] = [*map(handle, buffers), *self._constant_handles, *map(handle, outs), *map(handle, temps)]
-            if self._segments is not None:
-                parallel.run(self._function, [table], self._segments)
-            elif self._has_code:
-                self._function(table, *_RUN_ALL)
-            self._tables.append(table)
+            self._run_steps([*buffers, *self._constants, *outs, *temps])
         if spare is not None:
             spare.append(temps)
         if self._results_are_outputs:
             return outs
         return [buffers[i] if kind == "param" else outs[i] for kind, i in self._output_slots]
+
+    def _run_steps(self, table: list[np.ndarray]) -> None:
+        """The steps through ctypes, large loops in chunks on several threads."""
+        pointers = [transfer.address(b) for b in table]
+        calls: list[tuple[Callable[[int, int], None], Segment]] = []
+        for step in self.steps:
+            own = (ctypes.c_void_p * max(len(step.buffers), 1))(*(pointers[i] for i in step.buffers))
+            calls.append((functools.partial(_KERNEL(step.kernel.address), own, None), step.segment))
+        parallel.run(calls)
 
 
 #: Temporaries of at most this many bytes in all are kept by their executable between runs.
@@ -123,12 +146,13 @@ KEPT_TEMP_BYTES = 64 << 10
 #: The temporaries of an executable without any (never written: a run only reads the list).
 _NO_TEMPS: list[np.ndarray] = []
 
-#: The entry's C type: the table of buffer addresses, then (segment, start, stop).
-_ENTRY = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.c_int64, ctypes.c_int64, ctypes.c_int64)
+#: A kernel's C type: its table of buffer addresses, its dims, and (start, stop).
+_KERNEL = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
 
-def _c_call() -> Callable[..., None] | None:
-    """``_entry.call`` (the entry called from C) when it is built, the table holds array
-    objects' addresses (``transfer.DATA_POINTER_OFFSET`` known) and ``PLAIDARRAY_PURE_PYTHON``
+
+def _c_run() -> Callable[..., None] | None:
+    """``_entry.run`` (the steps called from C) when it is built, the array objects' data
+    pointer offset is known (``transfer.DATA_POINTER_OFFSET``) and ``PLAIDARRAY_PURE_PYTHON``
     does not switch it off; else None, and runs go through ctypes."""
     if transfer.DATA_POINTER_OFFSET is None or config.get("PLAIDARRAY_PURE_PYTHON") == "1":
         return None
@@ -136,10 +160,8 @@ def _c_call() -> Callable[..., None] | None:
         from . import _entry
     except ImportError:
         return None
-    return _entry.call
+    _entry.configure(transfer.DATA_POINTER_OFFSET)
+    return _entry.run
 
 
-_call_in_c = _c_call()
-
-#: The entry's (segment, start, stop) for running everything, converted once.
-_RUN_ALL = (ctypes.c_int64(-1), ctypes.c_int64(0), ctypes.c_int64(0))
+_run_in_c = _c_run()

@@ -14,6 +14,7 @@ guarded earlier, in the HLO op lowerings.
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
@@ -630,7 +631,7 @@ for _name in ("exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "pow"):
 
 @dataclass(frozen=True)
 class Segment:
-    """A part of ``main`` compiled as its own function: a top-level loop nest, or the
+    """A part of ``main`` compiled as a kernel of its own: a top-level loop nest, or the
     code between nests. ``extent`` is the trip count of the loop that may run in
     chunks (0: none), ``work`` the iterations of the nest, ``depth`` how many loops
     enclose the chunked one (0: it is the outermost)."""
@@ -640,75 +641,79 @@ class Segment:
     depth: int = 0
 
 
-def emit_llvm_module(module: ModuleOp, function_name: str,
-                     pointer_offset: int | None) -> tuple[ir.Module, list[Segment]]:
-    """Translate the loop-level ``main`` of ``module`` into an LLVM module with the entry
-    function ``void function_name(ptr buffers, i64 segment, i64 start, i64 stop)``, where
-    ``buffers`` points to an array of one handle per buffer (any number of them: a C
-    call passing each as an argument is capped, at 1024 by ctypes): the buffer's address,
-    or with ``pointer_offset`` the address of an object holding it at that offset (a
-    NumPy array object: ``transfer.handle``).
+#: A kernel's function is named ``KERNEL_PREFIX`` + its key: kernels are shared by every
+#: module that contains them, so their names say what they compute, not where they came from.
+KERNEL_PREFIX = "plaidk_"
+#: The kernel's name while its text is being made (the key is the text's digest).
+_PLACEHOLDER = "plaidarray.kernel.unnamed"
 
-    Each segment of ``main`` becomes an internal function; the entry runs them all in
-    order when ``segment < 0``, else only that segment, with its chunked loop limited to
-    ``[start, stop)`` (the executable runs chunks of large loops on several threads)."""
-    llvm_module = ir.Module(name=function_name)
+
+@dataclass(frozen=True)
+class KernelSource:
+    """One segment of ``main`` as an LLVM module of its own, defining
+    ``void symbol(ptr buffers, ptr dims, i64 start, i64 stop)``: ``buffers`` points to the
+    data pointers of its own buffers, in its own order; ``buffers`` here says which of
+    ``main``'s arguments each one is. The module's text depends only on what the kernel
+    computes, so equal kernels of any two modules have equal keys (TorchInductor
+    keys its kernels by their code alike) and are compiled once. ``largest`` is the
+    element count of its largest buffer."""
+
+    ir: str
+    key: str
+    buffers: tuple[int, ...]
+    segment: Segment
+    largest: int
+
+    @property
+    def symbol(self) -> str:
+        return KERNEL_PREFIX + self.key
+
+
+def emit_kernels(module: ModuleOp) -> list[KernelSource]:
+    """Translate the loop-level ``main`` of ``module`` into one LLVM module per segment
+    (``KernelSource``): each top-level loop nest alone, the operations between nests
+    together. A kernel runs its chunkable loop (``PARALLEL_LOOP``) over ``[start, stop)``
+    (the executable passes the whole range, or chunks of it on several threads), every
+    other loop over its whole range; its buffers are ``noalias`` arguments of an internal
+    body function, which its entry calls with the pointers read from the table."""
     main = next(op for op in module.body.block.ops if op.name == "func.func" and op.sym_name.data == "main")
     block = main.body.block
     arg_types = [a.type for a in block.args]
-    ranges = [INDEX, INDEX]
-    constants = {op.results[0]: _constant(None, op) for op in block.ops if op.name == "arith.constant"}
-    segments, functions = [], []
-    for i, ops in enumerate(_segments(block)):
+    constant_ops = [op for op in block.ops if op.name == "arith.constant"]
+    kernels = []
+    for ops in _segments(block):
         used = _buffers_used(ops, block)
-        emitter = FunctionEmitter(llvm_module, f"{function_name}.segment{i}", [arg_types[j] for j in used], ranges)
-        emitter.function.linkage = "internal"
-        emitter.function.attributes.add("noinline")  # called twice by the entry: keep one copy
-        emitter.values.update(zip([block.args[j] for j in used], emitter.function.args))
-        emitter.values.update(constants)
+        llvm_module = ir.Module(name="kernel")
+        body = FunctionEmitter(llvm_module, _PLACEHOLDER + ".body", [arg_types[j] for j in used], [INDEX, INDEX])
+        body.function.linkage = "internal"
+        body.values.update(zip([block.args[j] for j in used], body.function.args))
+        body.values.update({op.results[0]: _constant(None, op) for op in constant_ops})
         chunked = ops[0].attributes.get(PARALLEL_LOOP) if len(ops) == 1 else None
+        segment = Segment()
         if chunked is not None:
             depth, extent, work = read_loop_dims(chunked)
-            emitter.chunk = (depth, *emitter.function.args[-2:])
-            segments.append(Segment(extent, work, depth))
-        else:
-            segments.append(Segment())
-        emitter.emit_ops(ops)
-        emitter.builder.ret_void()
-        functions.append((emitter.function, used))
-    _emit_entry(FunctionEmitter(llvm_module, function_name, [], [PTR, INDEX, INDEX, INDEX]), len(arg_types),
-                segments, functions, pointer_offset)
-    return llvm_module, segments
+            body.chunk = (depth, *body.function.args[-2:])
+            segment = Segment(extent, work, depth)
+        body.emit_ops(ops)
+        body.builder.ret_void()
+        _emit_kernel_entry(llvm_module, body.function, len(used))
+        text = str(llvm_module)
+        key = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+        largest = max((math.prod(cast(MemRefType, arg_types[j]).get_shape()) for j in used), default=0)
+        kernels.append(KernelSource(text.replace(_PLACEHOLDER, KERNEL_PREFIX + key), key, tuple(used), segment,
+                                    largest))
+    return kernels
 
 
-def _emit_entry(entry: FunctionEmitter, n_buffers: int, segments: list[Segment], functions: list[ir.Function],
-                pointer_offset: int | None) -> None:
-    """The entry: reads the buffer addresses (through the handles), then calls every
-    segment, or the one asked for over ``[start, stop)`` (segments take the buffers as
-    ``noalias`` arguments)."""
-    table, index, start, stop = entry.function.args
+def _emit_kernel_entry(module: ir.Module, body: ir.Function, n_buffers: int) -> None:
+    """``void kernel(ptr buffers, ptr dims, i64 start, i64 stop)``: reads the data
+    pointers from the table and calls the body."""
+    entry = FunctionEmitter(module, _PLACEHOLDER, [], [PTR, PTR, INDEX, INDEX])
+    table, _, start, stop = entry.function.args
     b = entry.builder
-    buffers = [b.load(b.gep(table, [ir.Constant(INDEX, i)], inbounds=True, source_etype=PTR), typ=PTR)
-               for i in range(n_buffers)]
-    if pointer_offset is not None:
-        buffers = [b.load(b.gep(h, [ir.Constant(INDEX, pointer_offset)], inbounds=True, source_etype=ir.IntType(8)),
-                          typ=PTR) for h in buffers]
-    run_all, one = entry.function.append_basic_block("all"), entry.function.append_basic_block("one")
-    b.cbranch(b.icmp_signed("<", index, ir.Constant(INDEX, 0)), run_all, one)
-    b.position_at_end(run_all)
-    for segment, (fn, used) in zip(segments, functions):
-        b.call(fn, [*(buffers[j] for j in used), ir.Constant(INDEX, 0), ir.Constant(INDEX, segment.extent)])
-    b.ret_void()
-    b.position_at_end(one)
-    done = entry.function.append_basic_block("done")
-    switch = b.switch(index, done)
-    for i, (fn, used) in enumerate(functions):
-        case = entry.function.append_basic_block(f"segment{i}")
-        switch.add_case(ir.Constant(INDEX, i), case)
-        b.position_at_end(case)
-        b.call(fn, [*(buffers[j] for j in used), start, stop])
-        b.ret_void()
-    b.position_at_end(done)
+    pointers = [b.load(b.gep(table, [ir.Constant(INDEX, i)], inbounds=True, source_etype=PTR), typ=PTR)
+                for i in range(n_buffers)]
+    b.call(body, [*pointers, start, stop])
     b.ret_void()
 
 
@@ -720,20 +725,26 @@ def _buffers_used(ops: list[Operation], block: Block) -> list[int]:
 
 def _segments(block: Block) -> list[list[Operation]]:
     """``main``'s operations (constants and the return aside) in segments: each top-level
-    loop nest alone, the operations between nests together. Segments that would pass
-    an SSA value from one to another are merged."""
+    loop nest alone, the operations between nests together, and those before a loop
+    that does not run in chunks with it (a reduction's initial store and its loop are one
+    kernel). Segments that would pass an SSA value from one to another are merged."""
     segments: list[list[Operation]] = []
+    has_loop: list[bool] = []
     owner: dict[SSAValue, int] = {}
     for op in block.ops:
         if op.name in ("arith.constant", "func.return"):
             continue
+        loop = op.name == "scf.for"
         used = {owner[v] for inner in op.walk() for v in inner.operands if v in owner}
         if used:
             first = min(used)
             segments[first:] = [[o for segment in segments[first:] for o in segment]]
+            has_loop[first:] = [any(has_loop[first:])]
             owner = {v: min(s, first) for v, s in owner.items()}
-        elif op.name == "scf.for" or not segments or segments[-1][0].name == "scf.for":
+        elif not segments or has_loop[-1] or (loop and PARALLEL_LOOP in op.attributes):
             segments.append([])
+            has_loop.append(False)
         segments[-1].append(op)
+        has_loop[-1] = has_loop[-1] or loop
         owner.update((r, len(segments) - 1) for r in op.results)
     return segments

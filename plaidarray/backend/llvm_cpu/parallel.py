@@ -1,9 +1,9 @@
 """Running compiled code on several cores.
 
-A compiled module's entry function runs its segments (loop nests) one after the other;
-it can also run a single segment with its chunkable loop (the outermost ``parallel``
-loop whose iterations are independent, see ``linalg_to_loops.PARALLEL_LOOP``) limited
-to a range. For each large segment the executable splits that loop into contiguous
+An executable calls its kernels (loop nests) one after the other; a kernel runs its
+chunkable loop (the outermost ``parallel`` loop whose iterations are independent, see
+``linalg_to_loops.PARALLEL_LOOP``) over the range it is given. For each large kernel
+the executable splits that loop into contiguous
 chunks, ``CHUNKS_PER_THREAD`` per thread, which the calling thread and pool threads take
 in turn from a shared counter until none is left (OpenMP's dynamic schedule): the cores
 of a shared machine run at different speeds from moment to moment, and a helper thread
@@ -13,8 +13,9 @@ reduction over rows into a row of results: ``sum(x, axis=0)``), a chunk is a str
 walk, a few kilobytes of each row, on which the hardware prefetcher restarts at every
 row; there each thread takes one wide chunk (sum over axis 0 of a 4096x4096 float64
 array, old and new rule interleaved in one process: 7.5-8.2 -> 6.0-7.7 ms). ctypes
-releases the GIL for the duration of a foreign call, so the chunks run in parallel. Segments run in order, each finishing before the
-next starts, because a segment reads what earlier ones wrote.
+releases the GIL for the duration of a foreign call, so the chunks run in parallel.
+Kernels run in order, each finishing before the next starts, because a kernel reads what
+earlier ones wrote.
 
 Chunks never change how an element is computed (a reduction's order along its own
 axes does not depend on the chunked loop), so results are identical for any number
@@ -82,30 +83,25 @@ def worth_splitting(segments: Sequence[Segment]) -> bool:
     return any(_parts(s, 2) > 1 for s in segments)
 
 
-def _take_chunks(function: Callable[..., None], args: Sequence[object], index: int, taken: Iterator[int],
-                 pieces: Sequence[tuple[int, int]]) -> None:
-    """Run chunks of segment ``index``, the next one not taken each time, until none is left."""
+def _take_chunks(call: Callable[[int, int], None], taken: Iterator[int], pieces: Sequence[tuple[int, int]]) -> None:
+    """Run chunks of a step, the next one not taken each time, until none is left."""
     for i in taken:
         if i >= len(pieces):
             return
-        function(*args, index, *pieces[i])
+        call(*pieces[i])
 
 
-def run(function: Callable[..., None], args: Sequence[object], segments: Sequence[Segment]) -> None:
-    """Call the entry ``function(*args, segment, start, stop)`` for all segments in
-    order, splitting large ones across threads."""
+def run(calls: Sequence[tuple[Callable[[int, int], None], Segment]]) -> None:
+    """Make each call ``call(start, stop)`` in order over its segment's chunkable range,
+    splitting large ones across threads."""
     threads = num_threads()
-    if threads == 1:
-        function(*args, -1, 0, 0)
-        return
-    for index, segment in enumerate(segments):
-        parts = _parts(segment, threads)
+    for call, segment in calls:
+        parts = _parts(segment, threads) if threads > 1 else 1
         if parts < 2:
-            function(*args, index, 0, segment.extent)
+            call(0, segment.extent)
             continue
         # next() on the shared counter is atomic under the GIL
-        take_chunks = functools.partial(_take_chunks, function, args, index, itertools.count(),
-                                        chunks(segment.extent, parts))
+        take_chunks = functools.partial(_take_chunks, call, itertools.count(), chunks(segment.extent, parts))
         pool = _workers()
         futures = [pool.submit(take_chunks) for _ in range(min(threads, parts) - 1)]
         try:

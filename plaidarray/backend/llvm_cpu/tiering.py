@@ -1,19 +1,20 @@
-"""Tiered code generation: an executable's first machine code is emitted fast, and full
-code replaces it once the executable runs again.
+"""Tiered code generation: a kernel's first machine code is emitted fast, and full code
+replaces it once an executable running it runs again.
 
 A program's first run waits for every compile, and on a small kernel a compile is
 about 15 ms of lowering in Python, 10 ms of LLVM's IR pipeline at O3 and 10 ms of code
 generation at O3, against 1.5-3.5 ms of code generation at O0 (docs/performance.md). So
-the first code of an executable is generated at O0 from the IR optimised at O3: the
+the first code of a kernel is generated at O0 from the IR optimised at O3: the
 same vectorised IR, hence the same values, in kernels 10-30% slower. A small kernel whose
 IR has no fast-math flag (no float reduction) skips the IR pipeline too (:func:`ir_level`):
 its values cannot depend on the pipeline, and unoptimised scalar code on a few thousand
-elements costs less than the pipeline; so does a kernel with an FFT routine, at any size. An executable that
-runs ``PLAIDARRAY_TIER_UP_AFTER`` times (default 2) is worth full code: one background
-thread has a code generator process of its own (``codegen_worker.py``) generate it from
-the kept IR, so neither this process's LLVM lock, nor its GIL, nor the program's own code
-generator process is held meanwhile and the program's compiles go on; the executable
-switches to it between two runs, and its disk cache entry is rewritten with it. JavaScript
+elements costs less than the pipeline; so does a kernel with an FFT routine, at any size.
+The kernels of an executable that runs ``PLAIDARRAY_TIER_UP_AFTER`` times (default 2) are
+worth full code: one background thread has a code generator process of its own
+(``codegen_worker.py``) generate it from the kept IR, so neither this process's LLVM
+lock, nor its GIL, nor the program's own code generator process is held meanwhile and
+the program's compiles go on; executables switch to it between two runs, and the
+kernel's disk cache entry is rewritten with it. JavaScript
 engines and the JVM tier their JITs alike, except that here both tiers compute identical
 results. ``PLAIDARRAY_TIER_UP_AFTER=0`` generates full code at once.
 """
@@ -26,13 +27,14 @@ import os
 import queue
 import re
 import threading
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ... import config
 from . import codegen_worker, jit, object_cache, stockham
 
-#: Runs of an executable after which its full code is generated; 0: no first tier.
+#: Runs of an executable after which its kernels' full code is generated; 0: no first tier.
 TIER_UP_AFTER_RUNS = config.get("PLAIDARRAY_TIER_UP_AFTER")
 
 #: The code generator's level for first-tier code.
@@ -84,15 +86,14 @@ def first_tier(level: int) -> bool:
 
 @dataclass
 class Upgrade:
-    """How an executable's full code is made: its IR, the symbol to find in the object,
-    the level, and the disk cache entry to rewrite (key and metadata)."""
+    """How a kernel's full code is made: its IR, the symbol to find in the object, the
+    level, and the disk cache entry to rewrite (key and metadata)."""
 
     ir: str
     symbol: str
     level: int
     key: str
     metadata: dict[str, Any]
-    runs: int = 0
     submitted: bool = False
 
     def full_code(self) -> jit.LoadedCode:
@@ -111,6 +112,16 @@ class Upgradable(Protocol):
     def install_full_code(self, code: jit.LoadedCode) -> None: ...
 
 
+#: Counts the full code installed so far: an executable whose kernels' addresses it read
+#: at another count reads them again before its next run.
+generation = 0
+
+
+def _count_installed() -> None:
+    global generation
+    generation += 1
+
+
 class _Worker:
     """The background thread and its queue, started on first use in each process (a
     forked child starts its own)."""
@@ -121,7 +132,7 @@ class _Worker:
         self.thread: threading.Thread | None = None
         self.owner = 0
 
-    def submit(self, executable: Upgradable) -> None:
+    def submit(self, kernel: Upgradable) -> None:
         with self.lock:
             if self.thread is None or self.owner != os.getpid():
                 self.queue = queue.Queue()
@@ -129,15 +140,16 @@ class _Worker:
                                                name="plaidarray-tier-up", daemon=True)
                 self.owner = os.getpid()
                 self.thread.start()
-            self.queue.put(executable)
+            self.queue.put(kernel)
 
     @staticmethod
     def _serve(jobs: queue.Queue) -> None:
-        while (executable := jobs.get()) is not None:
+        while (kernel := jobs.get()) is not None:
             try:
-                upgrade = executable.upgrade
+                upgrade = kernel.upgrade
                 if upgrade is not None:
-                    executable.install_full_code(upgrade.full_code())
+                    kernel.install_full_code(upgrade.full_code())
+                    _count_installed()
             except Exception as error:  # noqa: BLE001  whatever failed, the first-tier code stays, and is correct
                 _log.warning("plaidarray: full code generation failed, first-tier code kept: %s", error)
             finally:
@@ -172,16 +184,14 @@ _WORKER = _Worker()
 atexit.register(_WORKER.stop)
 
 
-def count_run(executable: Upgradable) -> None:
-    """Called by a first-tier executable at each run: submits its upgrade once the runs
-    reach the threshold."""
-    upgrade = executable.upgrade
-    if upgrade is None:
-        return
-    upgrade.runs += 1
-    if upgrade.runs >= TIER_UP_AFTER_RUNS and not upgrade.submitted:
-        upgrade.submitted = True
-        _WORKER.submit(executable)
+def submit(kernels: Iterable[Upgradable]) -> None:
+    """Have the full code of ``kernels`` generated in the background, each once (an
+    executable calls this when it has run ``TIER_UP_AFTER_RUNS`` times)."""
+    for kernel in kernels:
+        upgrade = kernel.upgrade
+        if upgrade is not None and not upgrade.submitted:
+            upgrade.submitted = True
+            _WORKER.submit(kernel)
 
 
 def drain() -> None:
