@@ -69,7 +69,8 @@ def test_one_signature_from_8_threads_compiles_once():
         assert got == pytest.approx(float(np.sum(np.tanh(a) * 3.0 - 0.25)), rel=1e-12)
 
 
-def test_different_signatures_from_8_threads_each_compile_once():
+def test_different_signatures_from_8_threads_each_compile_once(monkeypatch):
+    monkeypatch.setenv("PLAIDARRAY_AUTOMATIC_DYNAMIC", "0")  # each size compiled for itself
     sizes = [1301 + i for i in range(THREADS)]  # shapes no other test uses
 
     def work(i: int) -> list[np.ndarray]:
@@ -88,6 +89,22 @@ def test_different_signatures_from_8_threads_each_compile_once():
         for k, value in enumerate(got):
             n, round_ = order[k % len(sizes)], k // len(sizes)
             np.testing.assert_array_equal(value, np.cumsum(np.arange(n) * (round_ + 1)))
+
+
+def test_sizes_from_8_threads_share_one_shape_generic_compile():
+    """Eight sizes of one structure at once: its first sizes compile, the others share
+    one shape-generic executable (``trace/dynamic.py``), compiled once."""
+    sizes = [2301 + i for i in range(THREADS)]  # shapes no other test uses
+
+    def work(i: int) -> list[np.ndarray]:
+        return [np.asarray(xp.cumulative_sum(xp.arange(n, dtype=xp.int64) * 5 - 2)) for n in sizes[i:] + sizes[:i]]
+
+    before = _builds()
+    results = run_threads(work)
+    assert _builds() <= before + 2
+    for i, got in enumerate(results):
+        for n, value in zip(sizes[i:] + sizes[:i], got):
+            np.testing.assert_array_equal(value, np.cumsum(np.arange(n) * 5 - 2))
 
 
 def test_jit_from_8_threads_traces_and_compiles_each_signature_once():

@@ -31,7 +31,9 @@ _CASES = {
 
 
 def _kernels() -> list:
-    return [k for e in EXECUTABLES._lru.values() for k in e.kernels]
+    """The kernels of the cached executables, each once (a shape-generic executable and
+    its bindings share theirs)."""
+    return list({id(k): k for e in EXECUTABLES._lru.values() for k in e.kernels}.values())
 
 
 def _both_tiers(fn) -> tuple[list, list[str]]:
@@ -99,7 +101,7 @@ from plaidarray.backend.cache import EXECUTABLES
 x = xp.asarray(np.arange(1000.0))
 values = [float(xp.sum(xp.sqrt(x) * 3.0)) for _ in range(RUNS)]
 tiering.drain()
-tiers = [k.upgrade is None for e in EXECUTABLES._lru.values() for k in e.kernels]
+tiers = [k.upgrade is None for k in {id(k): k for e in EXECUTABLES._lru.values() for k in e.kernels}.values()]
 kernels = [object_cache.load(p.stem)[1] for p, _ in object_cache.entries() if not p.stem.startswith("library-")]
 irs = sorted("ir" in meta for meta in kernels if "symbol" in meta)
 print(json.dumps({"values": values, "full": tiers, "from_disk": xp.cache_info().disk_hits, "irs": irs}))

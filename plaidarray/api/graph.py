@@ -320,6 +320,14 @@ def scalar_operand(value: int | float, shape: Shape, where: str) -> Node:
     return node
 
 
+def size_operand(value: int | float, dims: tuple[int, ...], dtype: np.dtype, where: str) -> Node:
+    """A number computed from sizes (an element count for a mean, an axis length) as an
+    operand of ``dims`` and ``dtype``: a run-time scalar like a Python scalar argument,
+    not a literal, so that graphs that differ only in their sizes keep one structure and
+    share one shape-generic executable (``trace/dynamic.py``)."""
+    return scalar_operand(value, Shape(dims, np.dtype(dtype)), where)
+
+
 def _strong_arrays(args: tuple[Array | Scalar, ...]) -> TypeGuard[tuple[Array, ...]]:
     """Whether ``args`` are all arrays, none of them weakly typed (no Python scalar,
     traced or not, whose kind could change the result dtype)."""

@@ -34,7 +34,7 @@ def _arg_extremum(x: Array, axis: int | None, keepdims: bool, kind: str, name: s
         nan_m = op("compare", wide, wide, direction="NE")
         hit = op("or", hit, op("and", nan_x, nan_m))
     index = op("iota", dims=x.shape, iota_dimension=axis, dtype=dt.int64)
-    candidates = op("select", hit, index, graph.full(x.shape, x.shape[axis], dt.int64))
+    candidates = op("select", hit, index, graph.size_operand(x.shape[axis], x.shape, dt.int64, name))
     out = op("reduce", candidates, dimensions=(axis,), kind="minimum")
     if keepdims:
         out = graph.reshape(out, tuple(1 if i == axis else s for i, s in enumerate(x.shape)))

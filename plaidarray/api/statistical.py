@@ -71,7 +71,7 @@ def mean(x: Array, /, *, axis: Axis = None, keepdims: bool = False, dtype: Any =
     for a in axes:
         count *= x.shape[a]
     total = reduce_axes(x, "add", axis, keepdims, "mean")
-    return op("divide", total, graph.full(total.shape, float(count) if count else np.nan, x.dtype)) \
+    return op("divide", total, graph.size_operand(float(count) if count else np.nan, total.shape, x.dtype, "mean")) \
         if count != 1 else total
 
 
@@ -96,7 +96,8 @@ def var(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdi
     deviation = op("subtract", x, graph.broadcast_to(centre, x.shape))
     total = reduce_axes(op("multiply", deviation, deviation), "add", axes, keepdims, "var")
     divisor = n - correction
-    return op("divide", total, graph.full(total.shape, divisor if divisor > 0 else np.nan, x.dtype))
+    return op("divide", total, graph.size_operand(float(divisor) if divisor > 0 else np.nan, total.shape, x.dtype,
+                                                  "var"))
 
 
 def std(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:

@@ -127,6 +127,16 @@ class ExecutableCache:
                     counts[backend] = counts.get(backend, 0) + 1
             return exe
 
+    def insert(self, key: Hashable, exe: Executable) -> None:
+        """Cache ``exe``, made without compiling (a shape-generic executable bound to one
+        graph's sizes), under ``key``."""
+        evicted = []  # released after the lock, as in ``get``
+        with self._lock:
+            if self._maxsize:
+                while len(self._lru) >= self._maxsize:
+                    evicted.append(self._evict_one())
+                self._lru[key] = exe
+
     def _evict_one(self) -> tuple[Hashable, Executable]:
         """Remove and return the first key in order not used since it last came round,
         giving each used one met on the way a place at the end (the caller holds the lock).

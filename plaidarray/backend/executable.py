@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import abc
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from ..hlo import Module
+
+
+class NotShapeGeneric(NotImplementedError):
+    """A shape-generic computation (``hlo/symbolic.py``) has an op whose lowering cannot
+    take run-time sizes: it compiles per shape instead."""
 
 
 class Executable(abc.ABC):
@@ -26,12 +32,19 @@ class Executable(abc.ABC):
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
         """Run on one buffer per entry parameter; return one buffer per output."""
 
+    def bind(self, values: Sequence[int]) -> Executable | None:
+        """A shape-generic executable's executable for the sizes ``values`` (its symbols'
+        values, ``hlo/symbolic.py``), or None if it does not take them."""
+        raise TypeError(f"{type(self).__name__} has no run-time sizes to bind")
+
 
 class Compiler(abc.ABC):
     """Turns an HLO module into an :class:`Executable` for one target."""
 
     #: The target the executables run on; part of the executable cache key.
     target: str = ""
+    #: Whether it compiles computations with run-time sizes (``Module.n_symbols``).
+    shape_generic: bool = False
 
     @abc.abstractmethod
     def compile(self, module: Module) -> Executable: ...

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 
 from ..hlo import Computation, Instruction
 from ..hlo.shape import TupleShape
+from ..hlo.symbolic import hint
 from .lowering import Elementwise, Indexing, Kernel, Reduction, TupleElement, lowering_for
 
 
@@ -111,7 +112,7 @@ def plan_fusion(comp: Computation, platform: str | None = None) -> FusionPlan:
             required.add(id(inst))
         if isinstance(low, Kernel):
             required.update(id(o) for o in inst.operands)
-        if inst.opcode == "broadcast_in_dim" and inst.shape.size > inst.operands[0].shape.size:
+        if inst.opcode == "broadcast_in_dim" and hint(inst.shape.size) > hint(inst.operands[0].shape.size):
             preferred.add(id(inst.operands[0]))
         n_users = len(users[id(inst)])
         if n_users > 1 and _is_fusible(low) and not (n_users == 2 and id(inst) in recomputable):

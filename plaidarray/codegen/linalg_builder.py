@@ -10,12 +10,18 @@ Nested computations (the branches of ``conditional``, the body of ``while``) are
 by the same machinery inside an ``scf`` region (:meth:`_ModuleBuilder.inline`); the
 buffers they need besides their arguments and results are scratch buffers, further
 arguments of ``main`` that the executable allocates for each run.
+
+A shape-generic computation's run-time sizes are symbols (``hlo/symbolic.py``): ``main``
+then takes the dims table last, buffers of run-time sizes are dynamic memrefs whose sizes
+the builder knows (``buffer_dims``), and sizes reach code as the symbols' values
+(``dim``) and indexing maps as affine symbols (``run_time_sizes.py``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any, cast
 
@@ -32,20 +38,31 @@ from xdsl.dialects.builtin import (
     Float64Type,
     FloatAttr,
     IndexType,
+    IntAttr,
     IntegerAttr,
     IntegerType,
     MemRefType,
     ModuleOp,
 )
 from xdsl.ir import Attribute, Block, Operation, Region, SSAValue
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineExpr, AffineMap
+from xdsl.ir.affine import (
+    AffineBinaryOpExpr,
+    AffineBinaryOpKind,
+    AffineConstantExpr,
+    AffineDimExpr,
+    AffineExpr,
+    AffineMap,
+    AffineSymExpr,
+)
 
 from ..hlo import Computation, Instruction
 from ..hlo.ir import depth_first
 from ..hlo.shape import Shape, TupleShape
+from ..hlo.symbolic import Dim, Sym, SymExpr, symbols
 from .fusion import FusionPlan, plan_fusion
 from .lowering import Elementwise, Indexing, Kernel, Reduction, TupleElement
-from .linalg_to_loops import LOOP_DIMS, PARALLEL_LOOP, loop_dims_attr
+from .linalg_to_loops import LOOP_DIMS, PARALLEL_LOOP
+from .run_time_sizes import SYMBOL, SYMBOLS, affine, dims_attr, dims_table_type, memref_dims, symbols_used
 
 
 def _float_type(itemsize: int) -> Float32Type | Float64Type:
@@ -69,7 +86,7 @@ def memref_type(inst: Instruction) -> MemRefType:
 
 
 def shape_memref_type(shape: Shape) -> MemRefType:
-    return MemRefType(element_type(shape.dtype), shape.dims)
+    return MemRefType(element_type(shape.dtype), memref_dims(shape.dims))
 
 
 def constant_op(value: Any, dtype: np.dtype) -> Operation:
@@ -93,9 +110,9 @@ def _memref(buffer: SSAValue) -> MemRefType:
     return cast(MemRefType, buffer.type)
 
 
-def affine_map(num_dims: int, exprs: Sequence[AffineExpr | int]) -> AffineMapAttr:
-    results = tuple(AffineExpr.constant(e) if isinstance(e, int) else e for e in exprs)
-    return AffineMapAttr(AffineMap(num_dims, 0, results))
+def affine_map(num_dims: int, exprs: Sequence[AffineExpr | Dim]) -> AffineMapAttr:
+    results = tuple(affine(e) for e in exprs)
+    return AffineMapAttr(AffineMap(num_dims, symbols_used(results), results))
 
 
 def dims(n: int) -> list[AffineExpr]:
@@ -145,6 +162,9 @@ class _Body:
     def load(self, buffer: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
         return self.insert(memref.LoadOp.get(buffer, list(indices)))
 
+    def dim(self, value: Dim) -> SSAValue:
+        return self._index(affine(value))
+
     def _index(self, expr: AffineExpr) -> SSAValue:
         """Materialise an affine expression of the loop indices as ``index`` arithmetic."""
         if isinstance(expr, int):  # indexing rules may give plain ints for fixed positions
@@ -154,6 +174,8 @@ class _Body:
             return self._index_cache[key]
         if isinstance(expr, AffineDimExpr):
             value = self.insert(linalg.IndexOp(expr.position))
+        elif isinstance(expr, AffineSymExpr):
+            value = self.module.symbol(expr.position)
         elif isinstance(expr, AffineConstantExpr):
             value = self.insert(arith.ConstantOp(IntegerAttr(expr.value, IndexType())))
         else:
@@ -168,12 +190,19 @@ class _Body:
 class _ModuleBuilder:
     """Builds ``main`` and implements :class:`KernelBuilder` for kernel lowerings."""
 
-    def __init__(self, plan: FusionPlan, buffer_order: Sequence[Instruction]) -> None:
+    def __init__(self, plan: FusionPlan, buffer_order: Sequence[Instruction], n_symbols: int = 0) -> None:
         self.plan = plan
         self.module = ModuleOp([])
-        self.block = Block(arg_types=[memref_type(i) for i in buffer_order])
+        self.block = Block(arg_types=[memref_type(i) for i in buffer_order] + [dims_table_type()] * bool(n_symbols))
         self.entry = self.block
         self.buffers: dict[int, SSAValue] = {id(inst): arg for inst, arg in zip(buffer_order, self.block.args)}
+        #: The sizes of every buffer (their memref types say ``?`` for run-time sizes).
+        self.buffer_dims: dict[SSAValue, tuple[Dim, ...]] = {
+            arg: inst.shape.dims for inst, arg in zip(buffer_order, self.block.args)}
+        self.n_symbols = n_symbols
+        self._symbols: dict[int, SSAValue] = {}
+        #: (size, limit): the sizes the code is valid for (``KernelBuilder.require``).
+        self.limits: list[tuple[Dim, int]] = []
         self.scratch_shapes: list[Shape] = []
         self._declared: set[str] = set()
         self._elements: dict[int, list[SSAValue]] = {}  # of tuple instructions, by id
@@ -193,6 +222,39 @@ class _ModuleBuilder:
         self.insert(op)
         return op.result
 
+    def symbol(self, k: int) -> SSAValue:
+        """Run-time size ``k``: its load from the dims table, at the top of ``main``."""
+        value = self._symbols.get(k)
+        if value is None:
+            entry = arith.ConstantOp(IntegerAttr(k, IndexType()))
+            load = memref.LoadOp.get(self.entry.args[-1], [entry.result])
+            load.attributes[SYMBOL] = IntAttr(k)
+            first = self.entry.first_op
+            for op in (entry, load):
+                if first is None:
+                    self.entry.add_op(op)
+                else:
+                    self.entry.insert_op_before(op, first)
+            value = self._symbols[k] = load.res
+        return value
+
+    def require(self, value: Dim, limit: int) -> None:
+        if (value, limit) not in self.limits:
+            self.limits.append((value, limit))
+
+    def dim(self, value: Dim) -> SSAValue:
+        """A size or offset as an ``index`` value: a constant, or computed from run-time sizes."""
+        if isinstance(value, int):
+            return self._index_const(value)
+        if isinstance(value, Sym):
+            return self.symbol(value.index)
+        total: SSAValue | None = None
+        for monomial, coefficient in sorted(cast(SymExpr, value).terms.items()):
+            term = self._index_const(coefficient)
+            for k in monomial:
+                term = cast(SSAValue, self.insert(arith.MuliOp(term, self.symbol(k))))
+            total = term if total is None else cast(SSAValue, self.insert(arith.AddiOp(total, term)))
+        return total if total is not None else self._index_const(0)
     def type(self, dtype: np.dtype) -> Attribute:
         return element_type(dtype)
 
@@ -212,8 +274,8 @@ class _ModuleBuilder:
         block.add_op(linalg.YieldOp(result))
         self._append_generic(loop_dims, [b for b, _ in inputs], [m for _, m in inputs], output, block, reduction_dims)
 
-    def for_each(self, loop_dims: Sequence[int], body: Callable[[Sequence[SSAValue]], None],
-                 independent_work: int = 0) -> None:
+    def for_each(self, loop_dims: Sequence[Dim], body: Callable[[Sequence[SSAValue]], None],
+                 independent_work: Dim = 0) -> None:
         """An ``scf.for`` nest over ``loop_dims``; ``body(indices)`` inserts into the
         innermost loop (through this builder's ``insert``). With ``independent_work``,
         the outermost loop is marked ``PARALLEL_LOOP`` (chunkable) with that work."""
@@ -221,11 +283,11 @@ class _ModuleBuilder:
         ivs: list[SSAValue] = []
         loop_blocks: list[Block] = []
         for d in loop_dims:
-            zero, one, bound = (self._index_const(v) for v in (0, 1, d))
+            zero, one, bound = self._index_const(0), self._index_const(1), self.dim(d)
             inner = Block(arg_types=[IndexType()])
             loop = scf.ForOp(zero, bound, one, [], Region(inner))
             if independent_work and not loop_blocks:
-                loop.attributes[PARALLEL_LOOP] = loop_dims_attr([0, d, independent_work])
+                loop.attributes[PARALLEL_LOOP] = dims_attr([0, d, independent_work])
             self.insert(loop)
             self.block = inner
             ivs.append(inner.args[0])
@@ -242,20 +304,22 @@ class _ModuleBuilder:
         self.insert(func.CallOp(symbol, list(args), []))
 
     def fill(self, buffer: SSAValue, value: object, dtype: np.dtype) -> None:
-        shape = _memref(buffer).get_shape()
+        shape = self.buffer_dims[buffer]
         self.generic(shape, [], (buffer, dims(len(shape))), dtype,
                      lambda b, ins, cur: b.const(value, dtype))
 
     def copy(self, source: SSAValue, target: SSAValue) -> None:
-        shape = _memref(target).get_shape()
+        shape = self.buffer_dims[target]
         identity = dims(len(shape))
         self.generic(shape, [(source, identity)], (target, identity), None, lambda b, ins, cur: ins[0])
 
     def scratch(self, shape: Shape) -> SSAValue:
         """A buffer of ``shape`` that the executable allocates for each run (a further
-        argument of ``main``)."""
+        argument of ``main``, before the dims table)."""
         self.scratch_shapes.append(shape)
-        return self.entry.insert_arg(shape_memref_type(shape), len(self.entry.args))
+        arg = self.entry.insert_arg(shape_memref_type(shape), len(self.entry.args) - bool(self.n_symbols))
+        self.buffer_dims[arg] = shape.dims
+        return arg
 
     @contextmanager
     def building(self, block: Block) -> Iterator[None]:
@@ -307,8 +371,11 @@ class _ModuleBuilder:
         maps = [affine_map(n, m) for m in (*in_maps, output[1])]
         iterators = [linalg_attrs.IteratorTypeAttr.reduction() if d in set(reduction_dims)
                      else linalg_attrs.IteratorTypeAttr.parallel() for d in range(n)]
+        used = max((m.data.num_symbols for m in maps), default=0)
+        for k in sorted(symbols(loop_dims) | set(range(used))):
+            self.symbol(k)  # loaded for the loop bounds and the maps' symbol operands
         generic = linalg.GenericOp(list(in_buffers), [output[0]], Region(block), maps, iterators)
-        generic.attributes[LOOP_DIMS] = loop_dims_attr(loop_dims)
+        generic.attributes[LOOP_DIMS] = dims_attr(loop_dims)
         self.insert(generic)
 
     # --- fused generics -----------------------------------------------------------------
@@ -387,7 +454,10 @@ class _ModuleBuilder:
     def finish(self) -> ModuleOp:
         self.insert(func.ReturnOp())
         types = [a.type for a in self.block.args]
-        self.module.body.block.add_op(func.FuncOp("main", (types, []), Region(self.block)))
+        main = func.FuncOp("main", (types, []), Region(self.block))
+        if self.n_symbols:
+            main.attributes[SYMBOLS] = IntAttr(self.n_symbols)
+        self.module.body.block.add_op(main)
         return self.module
 
 
@@ -405,15 +475,25 @@ def _value_key(value: tuple[Instruction, tuple]) -> tuple:
     return id(inst), at
 
 
+@dataclass
+class LinalgModule:
+    """What ``build_linalg`` makes: the module, the shapes of the scratch buffers it needs,
+    and the limits on its run-time sizes (``KernelBuilder.require``)."""
+
+    module: ModuleOp
+    scratch: list[Shape]
+    limits: list[tuple[Dim, int]]
+
+
 def build_linalg(plan: FusionPlan, buffer_order: Sequence[Instruction],
-                 shared: Mapping[int, Instruction] = MappingProxyType({})) -> tuple[ModuleOp, list[Shape]]:
-    """The linalg module for ``plan`` and the shapes of the scratch buffers it needs;
-    ``buffer_order`` fixes ``main``'s first arguments, the scratch buffers follow.
-    ``shared`` maps the instructions that write another one's buffer to it
-    (``buffer_sharing.py``)."""
-    builder = _ModuleBuilder(plan, buffer_order)
+                 shared: Mapping[int, Instruction] = MappingProxyType({}), n_symbols: int = 0) -> LinalgModule:
+    """The linalg module for ``plan``; ``buffer_order`` fixes ``main``'s first arguments,
+    the scratch buffers follow, then the dims table if the computation has ``n_symbols``
+    run-time sizes. ``shared`` maps the instructions that write another one's buffer to
+    it (``buffer_sharing.py``)."""
+    builder = _ModuleBuilder(plan, buffer_order, n_symbols)
     for inst_id, keeper in shared.items():
         builder.buffers[inst_id] = builder.buffers[id(keeper)]
     for inst in plan.kernels:
         builder.lower(inst)
-    return builder.finish(), builder.scratch_shapes
+    return LinalgModule(builder.finish(), builder.scratch_shapes, builder.limits)

@@ -1,11 +1,13 @@
-"""``convert-linalg-to-loops`` with static loop bounds.
+"""``convert-linalg-to-loops`` with known loop bounds.
 
 xDSL's pass derives loop bounds by inverting the indexing maps, which fails for the
 maps fused reshapes produce (``floordiv``/``mod``). Every generic we build knows its
-iteration space, recorded as the ``plaidarray.loop_dims`` attribute, so this pass
-uses it and otherwise reuses xDSL's loop-nest construction unchanged. It also marks
-the loop nests that may run in chunks on several threads (``PARALLEL_LOOP``), which
-only the generic's iterator types and body can tell.
+iteration space, recorded as the ``plaidarray.loop_dims`` attribute (constants, or the
+run-time sizes of a shape-generic module: ``run_time_sizes.py``), so this pass uses it
+and otherwise reuses xDSL's loop-nest construction; indices go through ``affine.apply``
+with the symbols' values as its symbol operands. It also marks the loop nests that may
+run in chunks on several threads (``PARALLEL_LOOP``), which only the generic's iterator
+types and body can tell.
 """
 
 from __future__ import annotations
@@ -15,34 +17,50 @@ from collections.abc import Sequence
 from typing import cast
 
 from xdsl.context import Context
-from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import ArrayAttr, IndexType, IntAttr, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects import affine, arith, func, memref, scf
+from xdsl.dialects.builtin import AffineMapAttr, IndexType, IntegerAttr, MemRefType, ModuleOp
 from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.dialects.linalg.ops import GenericOp
-from xdsl.ir import Attribute, SSAValue
+from xdsl.ir import SSAValue
+from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
-from xdsl.transforms.loop_nest_lowering_utils import indices_for_map, rewrite_linalg_structured_to_loops
+from xdsl.transforms.loop_nest_lowering_utils import rewrite_linalg_structured_to_loops
+
+from ..hlo.symbolic import Sym
+from .run_time_sizes import dims_attr, read_dims, symbol_values
 
 LOOP_DIMS = "plaidarray.loop_dims"
 #: On the outermost loop of a nest whose iterations along a ``parallel`` dimension are
-#: independent: [depth of that dimension's loop, its trip count, iterations of the nest].
-#: The executable may run that loop in chunks on several threads.
+#: independent: [depth of that dimension's loop, its trip count, iterations of the nest]
+#: (``run_time_sizes.dims_attr``). The executable may run that loop in chunks on several
+#: threads.
 PARALLEL_LOOP = "plaidarray.parallel_loop"
 
 
-def loop_dims_attr(dims: Sequence[int]) -> ArrayAttr[IntAttr]:
-    return ArrayAttr([IntAttr(d) for d in dims])
-
-
-def read_loop_dims(attr: Attribute) -> list[int]:
-    """The ints of an attribute made by :func:`loop_dims_attr` (``Operation.attributes``
-    holds plain ``Attribute``s)."""
-    return [d.data for d in cast("ArrayAttr[IntAttr]", attr).data]
+def _indices(rewriter: PatternRewriter, where: InsertPoint, affine_map: AffineMap, ivs: Sequence[SSAValue],
+             symbols: dict[int, SSAValue]) -> list[SSAValue]:
+    """The indices a map gives at the loop indices ``ivs``: a loop index itself, or an
+    ``affine.apply`` over all of them and the map's symbols."""
+    out: list[SSAValue] = []
+    operands = [*ivs, *(symbols[k] for k in range(affine_map.num_symbols))]
+    for expr in affine_map.results:
+        if isinstance(expr, AffineDimExpr):
+            out.append(ivs[expr.position])
+            continue
+        apply = affine.ApplyOp(operands, AffineMapAttr(AffineMap(affine_map.num_dims, affine_map.num_symbols, (expr,))))
+        rewriter.insert(apply, where)
+        out.append(apply.result)
+    return out
 
 
 class _LowerGeneric(RewritePattern):
+    def __init__(self, symbols: dict[int, SSAValue]) -> None:
+        super().__init__()
+        #: The values of the module's run-time sizes, by symbol.
+        self.symbols = symbols
+
     @op_type_rewrite_pattern
     def match_and_rewrite(self, op: GenericOp, rewriter: PatternRewriter) -> None:
         maps = op.get_indexing_maps().data
@@ -53,7 +71,7 @@ class _LowerGeneric(RewritePattern):
             value = op.operands[index]
             if not isinstance(value.type, MemRefType):
                 return value
-            load = memref.LoadOp.get(value, indices_for_map(rewriter, where, maps[index].data, ind_vars))
+            load = memref.LoadOp.get(value, _indices(rewriter, where, maps[index].data, ind_vars, self.symbols))
             rewriter.insert(load, where)
             return load.res
 
@@ -61,15 +79,18 @@ class _LowerGeneric(RewritePattern):
                          where: InsertPoint):
             index = ins_count + output
             store = memref.StoreOp.get(value, op.operands[index],
-                                       indices_for_map(rewriter, where, maps[index].data, ind_vars))
+                                       _indices(rewriter, where, maps[index].data, ind_vars, self.symbols))
             rewriter.insert(store, where)
             return store
 
         where = InsertPoint.before(op)
-        dims = read_loop_dims(op.attributes[LOOP_DIMS])
+        dims = read_dims(op.attributes[LOOP_DIMS])
         bounds = []
         for d in dims:
-            const = arith.ConstantOp(IntegerAttr(d, IndexType()))
+            if isinstance(d, Sym):
+                bounds.append(self.symbols[d.index])
+                continue
+            const = arith.ConstantOp(IntegerAttr(cast(int, d), IndexType()))
             rewriter.insert(const, where)
             bounds.append(const.result)
         chunked = _chunked_dimension(op)
@@ -79,7 +100,7 @@ class _LowerGeneric(RewritePattern):
                                            op.operands, op.outputs, op.body.block, insert_load, insert_store)
         outermost = after.prev_op if after is not None else block.last_op  # the nest replaced op
         if chunked is not None and isinstance(outermost, scf.ForOp):
-            outermost.attributes[PARALLEL_LOOP] = loop_dims_attr([chunked, dims[chunked], math.prod(dims)])
+            outermost.attributes[PARALLEL_LOOP] = dims_attr([chunked, dims[chunked], math.prod(dims)])
 
 
 def _chunked_dimension(op: GenericOp) -> int | None:
@@ -100,4 +121,6 @@ class ConvertLinalgToStaticLoops(ModulePass):
     name = "convert-linalg-to-loops"
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
-        PatternRewriteWalker(_LowerGeneric(), apply_recursively=False).rewrite_module(op)
+        main = next(f for f in op.body.block.ops if isinstance(f, func.FuncOp) and f.sym_name.data == "main")
+        symbols = symbol_values(main.body.block)
+        PatternRewriteWalker(_LowerGeneric(symbols), apply_recursively=False).rewrite_module(op)

@@ -32,13 +32,15 @@ from typing import cast
 
 from xdsl.context import Context
 from xdsl.dialects import arith, func, memref, scf
-from xdsl.dialects.builtin import IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IntegerAttr, MemRefType, ModuleOp
 from xdsl.ir import Block, BlockArgument, Operation, SSAValue
 from xdsl.passes import ModulePass
 from xdsl.rewriter import InsertPoint, Rewriter
 
-from .linalg_to_loops import PARALLEL_LOOP, loop_dims_attr, read_loop_dims
+from ..hlo.symbolic import Dim, Sym
 from .element_types import element_bytes
+from .linalg_to_loops import PARALLEL_LOOP
+from .run_time_sizes import dims_attr, read_dims, symbol_index
 
 #: The largest slice, in bytes, a temporary is contracted to: it lives on the stack of
 #: every thread running the loop (pool threads have the platform's default stack).
@@ -57,15 +59,21 @@ def _constant_value(value: SSAValue) -> int | None:
     return None
 
 
-def _row_loop_extent(op: Operation) -> int | None:
+def _size_value(value: SSAValue) -> Dim | None:
+    """The size ``value`` holds: a constant, or a run-time size (``run_time_sizes.py``)."""
+    k = symbol_index(value)
+    return _constant_value(value) if k is None else Sym(k, 0)
+
+
+def _row_loop_extent(op: Operation) -> Dim | None:
     """The trip count of ``op`` if it is a loop from 0 by 1, parallel along its own
     (outermost) dimension and carrying no values; else None."""
     if not isinstance(op, scf.ForOp) or op.iter_args or PARALLEL_LOOP not in op.attributes:
         return None
-    depth, extent, _ = read_loop_dims(op.attributes[PARALLEL_LOOP])
+    depth, extent, _ = read_dims(op.attributes[PARALLEL_LOOP])
     if depth != 0 or _constant_value(op.lb) != 0 or _constant_value(op.step) != 1:
         return None
-    return extent if _constant_value(op.ub) == extent else None
+    return extent if _size_value(op.ub) == extent else None
 
 
 @dataclass(frozen=True)
@@ -111,15 +119,15 @@ def _induction(loop: scf.ForOp) -> SSAValue:
 
 def _movable(loop: scf.ForOp, block: Block) -> bool:
     """Whether every value ``loop`` uses is defined inside it, is an argument of
-    ``main`` or is a top-level ``arith`` constant (hoisted before every loop): then its
-    body may move into an earlier loop."""
+    ``main``, a top-level ``arith`` constant (hoisted before every loop) or a run-time
+    size (loaded at the top of ``main``): then its body may move into an earlier loop."""
     for inner in loop.body.walk():
         for value in inner.operands:
             if isinstance(value, BlockArgument):
                 if value.block is block or _inside(value.block.parent_op(), loop):
                     continue
-            elif _inside(value.owner, loop) or (isinstance(value.owner, arith.ConstantOp)
-                                                and value.owner.parent_block() is block):
+            elif _inside(value.owner, loop) or symbol_index(value) is not None or (
+                    isinstance(value.owner, arith.ConstantOp) and value.owner.parent_block() is block):
                 continue
             return False
     return True
@@ -186,9 +194,9 @@ def _fuse(first: scf.ForOp, second: scf.ForOp) -> None:
     for op in list(second.body.block.ops)[:-1]:  # all but second's scf.yield
         op.detach()
         body.insert_op_before(op, terminator)
-    depth, extent, work = read_loop_dims(first.attributes[PARALLEL_LOOP])
-    second_work = read_loop_dims(second.attributes[PARALLEL_LOOP])[2]
-    first.attributes[PARALLEL_LOOP] = loop_dims_attr([depth, extent, work + second_work])
+    depth, extent, work = read_dims(first.attributes[PARALLEL_LOOP])
+    second_work = read_dims(second.attributes[PARALLEL_LOOP])[2]
+    first.attributes[PARALLEL_LOOP] = dims_attr([depth, extent, work + second_work])
     second.detach()
     second.erase()
 
@@ -235,9 +243,13 @@ def _top_level_loop(op: Operation, block: Block) -> scf.ForOp | None:
     return current if isinstance(current, scf.ForOp) else None
 
 
-def _slice_bytes(t: MemRefType, dim: int) -> int:
-    elements = math.prod(n for d, n in enumerate(t.get_shape()) if d != dim)
-    return elements * element_bytes(t.element_type)
+def _slice_bytes(t: MemRefType, dim: int) -> int | None:
+    """The bytes of a slice of a buffer of type ``t`` without dimension ``dim``; None if
+    that depends on run-time sizes (such a slice is not put on the stack)."""
+    sizes = [n for d, n in enumerate(t.get_shape()) if d != dim]
+    if DYNAMIC_INDEX in sizes:
+        return None
+    return math.prod(sizes) * element_bytes(t.element_type)
 
 
 def _contract(buffer: SSAValue, loop: scf.ForOp, dim: int) -> None:
@@ -286,7 +298,10 @@ class ContractTemporaries(ModulePass):
                 continue
             induction = _induction(loop)
             dim = _common_row_dim((_Access(u.memref, tuple(u.indices), False), induction) for u in uses)
-            if dim is not None and _slice_bytes(cast(MemRefType, buffer.type), dim) <= MAX_SLICE_BYTES:
+            if dim is None:
+                continue
+            size = _slice_bytes(cast(MemRefType, buffer.type), dim)
+            if size is not None and size <= MAX_SLICE_BYTES:
                 _contract(buffer, loop, dim)
 
 

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
     from ..hlo.ir import Computation, Instruction
     from ..hlo.shape import Shape
+    from ..hlo.symbolic import Dim
 
 
 class ScalarBuilder(Protocol):
@@ -71,6 +72,10 @@ class ScalarBuilder(Protocol):
         """The ``index`` values of ``inst``'s result coordinate at this iteration."""
         ...
 
+    def dim(self, value: Dim) -> SSAValue:
+        """A size or offset (maybe a run-time size, ``hlo/symbolic.py``) as an ``index``."""
+        ...
+
     def elementwise(self, inst: Instruction, args: Sequence[SSAValue]) -> SSAValue:
         """The scalar code of ``inst``, an elementwise op, on ``args``, as this platform
         lowers it (a reduction's combiner is the elementwise op of the same name)."""
@@ -86,7 +91,17 @@ class KernelBuilder(Protocol):
 
     def type(self, dtype: np.dtype) -> Attribute: ...
 
-    def generic(self, dims: Sequence[int], inputs: Sequence[tuple[SSAValue, Sequence[AffineExpr]]],
+    def dim(self, value: Dim) -> SSAValue:
+        """A size or offset (maybe a run-time size, ``hlo/symbolic.py``) as an ``index``."""
+        ...
+
+    def require(self, value: Dim, limit: int) -> None:
+        """The code is valid only for sizes where ``value`` is at most ``limit`` (a size
+        passed to a library as a 32-bit integer): a shape-generic executable takes no
+        other sizes, and graphs with them compile for their own sizes (a guard)."""
+        ...
+
+    def generic(self, dims: Sequence[Dim], inputs: Sequence[tuple[SSAValue, Sequence[AffineExpr]]],
                 output: tuple[SSAValue, Sequence[AffineExpr]], out_dtype: np.dtype,
                 body: Callable[[ScalarBuilder, Sequence[SSAValue], SSAValue], SSAValue],
                 reduction_dims: Sequence[int] = ()) -> None:
@@ -94,8 +109,8 @@ class KernelBuilder(Protocol):
         current_output)`` returns the value stored at the output coordinate."""
         ...
 
-    def for_each(self, dims: Sequence[int], body: Callable[[Sequence[SSAValue]], None],
-                 independent_work: int = 0) -> None:
+    def for_each(self, dims: Sequence[Dim], body: Callable[[Sequence[SSAValue]], None],
+                 independent_work: Dim = 0) -> None:
         """An ``scf.for`` nest over ``dims``; ``body(indices)`` inserts into the innermost loop.
         ``independent_work`` > 0 says that the iterations of the outermost loop touch
         disjoint parts of the buffers (calls included) and cost about that many loop
@@ -153,10 +168,15 @@ class Kernel:
     part of an operand (``dynamic_update_slice``) names it as ``in_place_operand``: when
     nothing else reads that operand's buffer, the compiler gives the result the same
     buffer (``out is operand_buffers[i]``) and the emitter writes only what changes, as
-    XLA's buffer assignment shares a dynamic-update-slice's operand with its result."""
+    XLA's buffer assignment shares a dynamic-update-slice's operand with its result.
+    ``shape_generic`` says that ``emit`` takes run-time sizes (``hlo/symbolic.py``) where
+    its instruction's shapes and attributes have them; a computation with an op whose
+    lowering does not is compiled for its own sizes only. (The other kinds always do:
+    their code is per element, and their sizes go through the fusion machinery.)"""
 
     emit: Callable[[KernelBuilder, Instruction, Any, Sequence[SSAValue]], None]
     in_place_operand: int | None = None
+    shape_generic: bool = False
 
 
 @dataclass(frozen=True)
@@ -190,6 +210,13 @@ def register_lowering(opcode: str, lowering: object, platform: str | None = None
     if (opcode, platform) in _LOWERINGS:
         raise ValueError(f"HLO op {opcode}: a lowering for {platform or 'every platform'} is registered twice")
     _LOWERINGS[opcode, platform] = lowering
+
+
+def shape_generic(lowering: object) -> bool:
+    """Whether a lowering takes run-time sizes (``Kernel.shape_generic``)."""
+    if isinstance(lowering, Kernel):
+        return lowering.shape_generic
+    return isinstance(lowering, (Elementwise, Indexing, Reduction, TupleElement))
 
 
 def lowering_for(opcode: str, platform: str | None = None) -> object:

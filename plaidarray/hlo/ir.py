@@ -146,12 +146,16 @@ def rebuild(inst: Instruction, operands: tuple[Instruction, ...]) -> Instruction
 class Module:
     """A compilation unit: one entry computation (XLA's HloModule). ``donated`` numbers
     the parameters whose buffers the caller gives up: the executable may write its
-    results into them (XLA's input/output aliasing)."""
+    results into them (XLA's input/output aliasing). ``n_symbols`` counts the run-time
+    sizes of a shape-generic computation (``symbolic.py``), whose executable takes them
+    when bound (``Executable.bind``)."""
 
-    def __init__(self, name: str, entry: Computation, donated: frozenset[int] = frozenset()) -> None:
+    def __init__(self, name: str, entry: Computation, donated: frozenset[int] = frozenset(),
+                 n_symbols: int = 0) -> None:
         self.name = name
         self.entry = entry
         self.donated = donated
+        self.n_symbols = n_symbols
 
     def to_text(self) -> str:
         from .printer import module_to_text

@@ -34,6 +34,11 @@ class OpDef:
     infer: InferRule
     evaluate: Evaluate
     arity: int | None = None  # None: variadic
+    #: Attributes holding sizes (``reshape``'s dims) or offsets (``slice``'s start): tuples
+    #: of ints that, like the dimensions of shapes, a shape-generic executable takes at
+    #: run time (``hlo/symbolic.py``); every other attribute is part of a graph's structure.
+    size_attrs: tuple[str, ...] = ()
+    offset_attrs: tuple[str, ...] = ()
 
     def check_arity(self, n: int) -> None:
         if self.arity is not None and n != self.arity:

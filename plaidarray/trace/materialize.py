@@ -1,15 +1,20 @@
-"""Materialisation: compile (or fetch from the cache) and run a pending graph."""
+"""Materialisation: compile (or fetch from the cache) and run a pending graph.
+
+A graph whose structure was compiled before for other sizes runs a shape-generic
+executable instead, its sizes bound at run time (``dynamic.py``)."""
 
 from __future__ import annotations
 
 import time
+from collections.abc import Hashable
+from dataclasses import dataclass
 
 from ..backend import registry
 from ..backend.cache import EXECUTABLES
-from ..backend.executable import Backend, Executable
+from ..backend.executable import Backend, Executable, NotShapeGeneric
 from ..hlo import Computation, Module
 from ..hlo.fingerprint import structure
-from . import explain
+from . import dynamic, explain
 from .node import GRAPH_LOCK, Node, set_buffers
 from .to_hlo import computation, walk_pending
 
@@ -18,11 +23,27 @@ from .to_hlo import computation, walk_pending
 _NONE: frozenset[int] = frozenset()
 
 
-def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = False) -> None:
+@dataclass
+class _Generic:
+    """A miss served by a shape-generic executable: its cache key, the symbols' values,
+    and, when it is still to be compiled, its computation."""
+
+    key: Hashable
+    structure: Hashable
+    values: list[int]
+    template: Executable | None
+    comp: Computation | None
+    n_symbols: int
+    why: str
+
+
+def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = False,
+                shape_generic: bool = True) -> None:
     """Give every node in ``nodes`` a buffer, running one compiled module for all of them.
     The buffer of the ready node ``donated`` may be overwritten by the run (the caller
     knows that nothing else can see it); ``cut`` says the graph runs because it grew past
-    the pending bound (for the compile log).
+    the pending bound (for the compile log); ``shape_generic`` False compiles a miss for
+    its own sizes.
 
     The cache key is read off the lazy graph; HLO is only built on a miss. Both happen
     under ``GRAPH_LOCK``, so they see the same graph even while other threads
@@ -44,9 +65,17 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
         backend = registry.current()
         key = (graph_key, given, backend.cache_tag)
         executable = EXECUTABLES.lookup(key)
+        generic = None
         if executable is None:
-            comp = computation(graph_key, order)
-    if executable is None:
+            if shape_generic and backend.compiler.shape_generic and dynamic.automatic():
+                generic = _shape_generic(graph_key, order, given, backend, cut)
+            if generic is None:
+                comp = computation(graph_key, order)
+    if executable is None and generic is not None:
+        executable = _bind(generic, key, backend, given)
+        if executable is None:  # the computation cannot be compiled shape-generic, or not for these sizes
+            return materialize(nodes, donated, cut, shape_generic=False)
+    elif executable is None:
         why = explain.reason(graph_key[0], cut) if explain.enabled() else ""
         start = time.perf_counter()
         executable = EXECUTABLES.get(key, backend.name, lambda: _compile(backend, comp, given))
@@ -64,8 +93,54 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
         set_buffers(pending, outs)
 
 
-def _compile(backend: Backend, comp: Computation, donated: frozenset[int] = frozenset()) -> Executable:
-    return backend.compiler.compile(Module("lazy_graph", comp, donated))  # a compiler names its code itself
+def _shape_generic(graph_key: tuple, order: list[Node], given: frozenset[int], backend: Backend,
+                   cut: bool) -> _Generic | None:
+    """How a miss is served by a shape-generic executable, or None if it compiles for its
+    own sizes (the caller holds ``GRAPH_LOCK``)."""
+    shape, values, sizes = dynamic.generalize(graph_key[0])
+    structure_key = (shape, graph_key[1], given, backend.cache_tag)
+    decided = dynamic.HISTORIES.decide(structure_key, values, sizes)
+    if decided is None:
+        return None
+    pattern, symbol_values = decided
+    key = ("shape-generic", structure_key, pattern)
+    template = EXECUTABLES.lookup(key)
+    comp = None if template is not None else dynamic.symbolic_computation(graph_key, order, pattern, values)
+    why = ""
+    if template is None and explain.enabled():
+        why = f"{explain.reason(graph_key[0], cut)}; shape-generic: {pattern.describe(graph_key[0], values)}"
+    return _Generic(key, structure_key, symbol_values, template, comp, pattern.n_symbols, why)
+
+
+def _bind(generic: _Generic, key: Hashable, backend: Backend, given: frozenset[int]) -> Executable | None:
+    """The shape-generic executable of ``generic`` (compiled now if need be) bound to its
+    sizes, cached under the graph's own ``key``; None if the computation has an op that
+    cannot take run-time sizes (then its structure compiles per shape from now on), or
+    the executable does not take these sizes (a guard: a size past what a library call
+    takes)."""
+    template = generic.template
+    if template is None:
+        comp = generic.comp
+        assert comp is not None  # built when no template was cached
+        start = time.perf_counter()
+        try:
+            template = EXECUTABLES.get(generic.key, backend.name, lambda: _compile(backend, comp, given,
+                                                                                 generic.n_symbols))
+        except NotShapeGeneric:
+            with GRAPH_LOCK:
+                dynamic.HISTORIES.static_only(generic.structure)
+            return None
+        if generic.why:
+            explain.log(generic.why, time.perf_counter() - start, template.from_disk)
+    executable = template.bind(generic.values)
+    if executable is not None:
+        EXECUTABLES.insert(key, executable)
+    return executable
+
+
+def _compile(backend: Backend, comp: Computation, donated: frozenset[int] = frozenset(),
+             n_symbols: int = 0) -> Executable:
+    return backend.compiler.compile(Module("lazy_graph", comp, donated, n_symbols))  # a compiler names its code itself
 
 
 def executable_for(comp: Computation) -> Executable:

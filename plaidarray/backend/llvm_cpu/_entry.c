@@ -11,12 +11,13 @@
    the interpreter's array layout is unknown.
 
    configure(data_pointer_offset) -> None
-   run(plan, buffers, constant_pointers, outputs, temporaries) -> None
+   run(plan, buffers, constant_pointers, outputs, temporaries, dims) -> None
 
    plan is bytes of int64 words, per step: the kernel's address, start, stop, the number
    of its buffers and of its dims, then its buffers' indices into the run's table
-   (buffers, then constants, then outputs, then temporaries). Every index is checked
-   against the table before any kernel runs. */
+   (buffers, then constants, then outputs, then temporaries) and its dims' indices into
+   dims (bytes of int64: a shape-generic executable's run-time sizes). Every index is
+   checked before any kernel runs. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -53,29 +54,32 @@ static void add_objects(void **table, Py_ssize_t *n, PyObject *list) {
     }
 }
 
-/* Whether the plan's words describe whole steps whose indices lie in a table of size n;
-   the largest step's buffer count goes to *widest. */
-static int check_plan(const int64_t *words, Py_ssize_t count, Py_ssize_t n, int64_t *widest) {
+/* Whether the plan's words describe whole steps whose indices lie in a table of size n
+   and in n_dims dims; the largest step's buffer and dims counts go to *widest. */
+static int check_plan(const int64_t *words, Py_ssize_t count, Py_ssize_t n, Py_ssize_t n_dims, int64_t *widest) {
     Py_ssize_t at = 0;
     *widest = 0;
     while (at < count) {
         if (count - at < 5) return 0;
         int64_t buffers = words[at + 3], dims = words[at + 4];
-        if (buffers < 0 || dims != 0 || buffers > count - at - 5) return 0;
+        if (buffers < 0 || dims < 0 || buffers > count - at - 5 || dims > count - at - 5 - buffers) return 0;
         for (int64_t i = 0; i < buffers; i++)
             if (words[at + 5 + i] < 0 || words[at + 5 + i] >= n) return 0;
+        for (int64_t i = 0; i < dims; i++)
+            if (words[at + 5 + buffers + i] < 0 || words[at + 5 + buffers + i] >= n_dims) return 0;
         if (buffers > *widest) *widest = buffers;
-        at += 5 + buffers;
+        if (dims > *widest) *widest = dims;
+        at += 5 + buffers + dims;
     }
     return 1;
 }
 
 static PyObject *run(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
-    if (nargs != 5 || !PyBytes_Check(args[0]) || !PyList_Check(args[1]) || !PyBytes_Check(args[2]) ||
-        !PyList_Check(args[3]) || !PyList_Check(args[4])) {
+    if (nargs != 6 || !PyBytes_Check(args[0]) || !PyList_Check(args[1]) || !PyBytes_Check(args[2]) ||
+        !PyList_Check(args[3]) || !PyList_Check(args[4]) || !PyBytes_Check(args[5])) {
         PyErr_SetString(PyExc_TypeError, "run(plan: bytes, buffers: list, constant_pointers: bytes, outputs: list, "
-                                         "temporaries: list)");
+                                         "temporaries: list, dims: bytes)");
         return NULL;
     }
     if (data_pointer_offset < 0) {
@@ -87,17 +91,22 @@ static PyObject *run(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Py_ssize_t size = PyList_GET_SIZE(buffers) + n_constants + PyList_GET_SIZE(outputs) + PyList_GET_SIZE(temporaries);
     const int64_t *words = (const int64_t *)PyBytes_AS_STRING(plan);
     Py_ssize_t count = PyBytes_GET_SIZE(plan) / (Py_ssize_t)sizeof(int64_t);
+    const int64_t *dims = (const int64_t *)PyBytes_AS_STRING(args[5]);
+    Py_ssize_t n_dims = PyBytes_GET_SIZE(args[5]) / (Py_ssize_t)sizeof(int64_t);
     int64_t widest;
-    if (!check_plan(words, count, size, &widest)) {
+    if (!check_plan(words, count, size, n_dims, &widest)) {
         PyErr_SetString(PyExc_ValueError, "a plan whose steps do not fit its buffer table");
         return NULL;
     }
     void *on_stack[STACK_TABLE], *own_on_stack[STACK_TABLE];
+    int64_t own_dims_on_stack[STACK_TABLE];
     void **table = size <= STACK_TABLE ? on_stack : PyMem_Malloc(size * sizeof(void *));
     void **own = widest <= STACK_TABLE ? own_on_stack : PyMem_Malloc(widest * sizeof(void *));
-    if (table == NULL || own == NULL) {
+    int64_t *own_dims = widest <= STACK_TABLE ? own_dims_on_stack : PyMem_Malloc(widest * sizeof(int64_t));
+    if (table == NULL || own == NULL || own_dims == NULL) {
         if (table != on_stack) PyMem_Free(table);
         if (own != own_on_stack) PyMem_Free(own);
+        if (own_dims != own_dims_on_stack) PyMem_Free(own_dims);
         return PyErr_NoMemory();
     }
     Py_ssize_t n = 0;
@@ -110,14 +119,16 @@ static PyObject *run(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t at = 0; at < count;) {
         kernel_fn kernel = (kernel_fn)(intptr_t)words[at];
-        int64_t start = words[at + 1], stop = words[at + 2], n_own = words[at + 3];
+        int64_t start = words[at + 1], stop = words[at + 2], n_own = words[at + 3], n_own_dims = words[at + 4];
         for (int64_t i = 0; i < n_own; i++) own[i] = table[words[at + 5 + i]];
-        kernel(own, NULL, start, stop);
-        at += 5 + n_own;
+        for (int64_t i = 0; i < n_own_dims; i++) own_dims[i] = dims[words[at + 5 + n_own + i]];
+        kernel(own, own_dims, start, stop);
+        at += 5 + n_own + n_own_dims;
     }
     Py_END_ALLOW_THREADS
     if (table != on_stack) PyMem_Free(table);
     if (own != own_on_stack) PyMem_Free(own);
+    if (own_dims != own_dims_on_stack) PyMem_Free(own_dims);
     Py_RETURN_NONE;
 }
 
@@ -125,7 +136,7 @@ static PyMethodDef methods[] = {
     {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL,
      "configure(data_pointer_offset): where an array object holds its data pointer."},
     {"run", (PyCFunction)(void (*)(void))run, METH_FASTCALL,
-     "run(plan, buffers, constant_pointers, outputs, temporaries): call the plan's kernels in order."},
+     "run(plan, buffers, constant_pointers, outputs, temporaries, dims): call the plan's kernels in order."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -45,18 +45,20 @@ from ...codegen.expand import expand
 from ...codegen.fusion import FusionPlan, plan_fusion
 from ...codegen.linalg_builder import build_linalg
 from ...codegen.linalg_to_loops import ConvertLinalgToStaticLoops
+from ...codegen.lowering import lowering_for, shape_generic
 from ...codegen.loop_fusion import ContractTemporaries, FuseParallelLoops, drop_unused_arguments
 from ...hlo import Computation, Instruction, Module
 from ...hlo.fingerprint import fingerprint, structure
 from ...hlo.passes import run_hlo_passes
 from ...hlo.passes.bind_constants import bind_constants
 from ...hlo.shape import Shape
+from ...hlo.symbolic import Dim
 from .. import dump
-from ..executable import Compiler, Executable
+from ..executable import Compiler, Executable, NotShapeGeneric
 from ..pipeline import Stage, dump_timings, run_stages
 from . import cache_entry, jit, kernels, object_cache, tiering
 from .codegen import OPT_LEVELS, Product
-from .executable import CpuExecutable, Step
+from .executable import CpuExecutable, ShapeGenericExecutable, Step
 from .fft import lower_fft
 from .kernels import CompiledKernel
 from .llvm_emitter import KernelSource, emit_kernels
@@ -77,6 +79,7 @@ class Compilation:
     donated: frozenset[int]
     level: int
     target: str
+    n_symbols: int = 0
     n_params: int = 0
     constants: list[np.ndarray] = field(default_factory=list)
     key: str = ""
@@ -88,10 +91,11 @@ class Compilation:
     n_buffers: int = 0  # parameters, outputs and temporaries in the buffer table
     mlir: ModuleOp = field(init=False)
     scratch: list[Shape] = field(default_factory=list)
+    limits: list[tuple[Dim, int]] = field(default_factory=list)
     sources: list[KernelSource] = field(default_factory=list)
     kernels: dict[str, CompiledKernel] = field(default_factory=dict)
     products: list[Product] = field(default_factory=list)
-    executable: CpuExecutable = field(init=False)
+    executable: CpuExecutable | ShapeGenericExecutable = field(init=False)
     timings: dict[str, float] = field(default_factory=dict)
 
     @functools.cached_property
@@ -107,6 +111,16 @@ class Compilation:
 
 
 # --- the stages ---------------------------------------------------------------------------
+
+def _check_shape_generic(c: Compilation) -> None:
+    """A computation with run-time sizes compiles only if each of its ops' lowerings takes
+    them (``codegen.lowering.shape_generic``); otherwise its graph compiles per shape."""
+    if not c.n_symbols:
+        return
+    for inst in c.comp.instructions:
+        if inst.opcode != "parameter" and not shape_generic(lowering_for(inst.opcode, PLATFORM)):
+            raise NotShapeGeneric(f"llvm-cpu: {inst.opcode} has no lowering for run-time sizes")
+
 
 def _expand(c: Compilation) -> None:
     c.comp = expand(lower_fft(c.comp), PLATFORM)
@@ -148,7 +162,8 @@ def _fuse(c: Compilation) -> None:
 
 
 def _to_linalg(c: Compilation) -> None:
-    c.mlir, c.scratch = build_linalg(c.plan, [*c.comp.parameters, *c.outputs, *c.temps], c.shared)
+    built = build_linalg(c.plan, [*c.comp.parameters, *c.outputs, *c.temps], c.shared, c.n_symbols)
+    c.mlir, c.scratch, c.limits = built.module, built.scratch, built.limits
 
 
 def _xdsl_pass(make: Callable[[Compilation], ModulePass]) -> Callable[[Compilation], None]:
@@ -165,7 +180,9 @@ def _contract_temporaries(c: Compilation) -> None:
 
 
 def _to_llvm_ir(c: Compilation) -> None:
-    c.sources = emit_kernels(c.mlir)
+    buffers = [*(p.shape for p in c.comp.parameters), *(o.shape for o in c.outputs), *(t.shape for t in c.temps),
+               *c.scratch]
+    c.sources = emit_kernels(c.mlir, [b.dims for b in buffers])
 
 
 def _llvm_codegen(c: Compilation) -> None:
@@ -174,15 +191,19 @@ def _llvm_codegen(c: Compilation) -> None:
 
 
 def _load(c: Compilation) -> None:
-    steps = [Step(c.kernels[s.key], s.buffers, s.segment) for s in c.sources]
-    c.executable = CpuExecutable(steps, c.n_params, c.constants, c.output_slots, [o.shape for o in c.outputs],
-                                 [t.shape for t in c.temps] + c.scratch)
+    steps = [Step(c.kernels[s.key], s.buffers, s.segment, s.dims) for s in c.sources]
+    shapes = [o.shape for o in c.outputs], [t.shape for t in c.temps] + c.scratch
+    if c.n_symbols:
+        c.executable = ShapeGenericExecutable(steps, c.n_params, c.constants, c.output_slots, *shapes, c.limits)
+    else:
+        c.executable = CpuExecutable(steps, c.n_params, c.constants, c.output_slots, *shapes)
 
 
 def _store(c: Compilation) -> None:
     if object_cache.enabled():
         object_cache.store(c.key, b"", cache_entry.metadata(c.sources, c.output_slots, [o.shape for o in c.outputs],
-                                                            [t.shape for t in c.temps] + c.scratch))
+                                                            [t.shape for t in c.temps] + c.scratch,
+                                                            c.limits if c.n_symbols else None))
 
 
 def _listings(c: Compilation, part: str) -> str:
@@ -196,6 +217,7 @@ def _hlo_text(c: Compilation) -> str:
 
 #: Up to the persistent cache's key.
 FRONT: tuple[Stage[Compilation], ...] = (
+    Stage("check-shape-generic", _check_shape_generic),
     Stage("expand", _expand),
     Stage("hlo-passes", _hlo_passes, _hlo_text, "hlo.txt"),
     Stage("bind-constants", _bind_constants),
@@ -229,7 +251,10 @@ def _context() -> Context:
 
 class CpuCompiler(Compiler):
     """HLO module -> :class:`CpuExecutable` for the host CPU, optimised at ``opt_level``
-    (default: ``PLAIDARRAY_OPT_LEVEL``, else 3)."""
+    (default: ``PLAIDARRAY_OPT_LEVEL``, else 3); a module with run-time sizes ->
+    :class:`ShapeGenericExecutable`."""
+
+    shape_generic = True
 
     def __init__(self, opt_level: int | None = None) -> None:
         self._opt_level = opt_level
@@ -248,7 +273,7 @@ class CpuCompiler(Compiler):
     def compile(self, module: Module) -> Executable:
         with _counter_lock:
             name = f"plaid_{fingerprint(module.entry)}_{next(_counter)}"
-        c = Compilation(name, module.entry, module.donated, self.opt_level, self.target)
+        c = Compilation(name, module.entry, module.donated, self.opt_level, self.target, module.n_symbols)
         run_stages(FRONT, c, name, c.timings)
         if dump.dump_dir() is None:  # a dump shows every stage: compile, never load
             executable = self._cached(c)
@@ -258,5 +283,5 @@ class CpuCompiler(Compiler):
         dump_timings(name, c.timings)
         return c.executable
 
-    def _cached(self, c: Compilation) -> CpuExecutable | None:
+    def _cached(self, c: Compilation) -> CpuExecutable | ShapeGenericExecutable | None:
         return cache_entry.load(c.key, c.n_params, c.constants, self.target, self.opt_level)

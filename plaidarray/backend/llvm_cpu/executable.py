@@ -17,11 +17,13 @@ import functools
 import struct
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
 from ... import config
 from ...hlo.shape import Shape
+from ...hlo.symbolic import Dim, evaluate
 from .. import memory, transfer
 from ..buffer_pool import POOL
 from ..executable import Executable
@@ -34,22 +36,41 @@ from .llvm_emitter import Segment
 @dataclass(frozen=True)
 class Step:
     """A kernel call: ``buffers`` gives the run's table index of each of the kernel's
-    buffers, in the kernel's order."""
+    buffers, in the kernel's order, and ``dims`` the index of each of its run-time sizes
+    in the executable's dims table (``hlo/symbolic.py``)."""
 
     kernel: CompiledKernel
     buffers: tuple[int, ...]
     segment: Segment
+    dims: tuple[int, ...] = ()
+
+
+class _Runs:
+    """The runs of an executable (and of every binding of a shape-generic one: each runs
+    the same kernels), and its kernels still running first-tier code (``tiering.py``):
+    their full code is asked for after ``TIER_UP_AFTER_RUNS`` runs."""
+
+    def __init__(self, steps: Sequence[Step]) -> None:
+        self.count = 0
+        self.first_tier = list({id(s.kernel): s.kernel for s in steps if s.kernel.upgrade is not None}.values())
+
+    def add(self) -> None:
+        self.count += 1
+        if self.count >= tiering.TIER_UP_AFTER_RUNS:
+            tiering.submit(self.first_tier)
+            self.first_tier = []
 
 
 class CpuExecutable(Executable):
-    """The steps of one HLO module, plus the buffers it needs around them."""
+    """The steps of one HLO module, plus the buffers it needs around them. ``dims`` is
+    the dims table of a shape-generic executable bound to sizes."""
 
     def __init__(self, steps: Sequence[Step], n_params: int, constants: list[np.ndarray],
-                 output_slots: list[tuple[str, int]], output_shapes: list[Shape], temp_shapes: list[Shape]) -> None:
+                 output_slots: list[tuple[str, int]], output_shapes: list[Shape], temp_shapes: list[Shape],
+                 dims: Sequence[int] = (), runs: _Runs | None = None) -> None:
         self.steps = tuple(steps)
-        self._runs = 0
-        #: The kernels still running first-tier code (``tiering.py``), each once.
-        self._first_tier = list({id(s.kernel): s.kernel for s in steps if s.kernel.upgrade is not None}.values())
+        self._runs = runs or _Runs(steps)
+        self._dims = struct.pack(f"<{len(dims)}q", *dims)
         self._n_params = n_params
         self._constants = constants
         self._constant_pointers = b"".join(struct.pack("<Q", transfer.address(c)) for c in constants)
@@ -92,18 +113,13 @@ class CpuExecutable(Executable):
         self._generation = tiering.generation
         words: list[int] = []
         for step in self.steps:
-            words += (step.kernel.address, 0, step.segment.extent, len(step.buffers), 0, *step.buffers)
+            words += (step.kernel.address, 0, cast(int, step.segment.extent), len(step.buffers), len(step.dims),
+                      *step.buffers, *step.dims)
         self._plan = struct.pack(f"<{len(words)}q", *words)
 
-    def _count_run(self) -> None:
-        self._runs += 1
-        if self._runs >= tiering.TIER_UP_AFTER_RUNS:
-            tiering.submit(self._first_tier)
-            self._first_tier = []
-
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
-        if self._first_tier:
-            self._count_run()
+        if self._runs.first_tier:
+            self._runs.add()
         if self._generation != tiering.generation:
             self._read_addresses()
         if self._checks_memory:
@@ -121,7 +137,7 @@ class CpuExecutable(Executable):
                 temps = [new() for new in self._temp_allocators]
         if not self._parallel and _run_in_c is not None:
             if self._plan:
-                _run_in_c(self._plan, buffers, self._constant_pointers, outs, temps)
+                _run_in_c(self._plan, buffers, self._constant_pointers, outs, temps, self._dims)
         else:
             self._run_steps([*buffers, *self._constants, *outs, *temps])
         if spare is not None:
@@ -133,11 +149,47 @@ class CpuExecutable(Executable):
     def _run_steps(self, table: list[np.ndarray]) -> None:
         """The steps through ctypes, large loops in chunks on several threads."""
         pointers = [transfer.address(b) for b in table]
+        values = struct.unpack(f"<{len(self._dims) // 8}q", self._dims)
         calls: list[tuple[Callable[[int, int], None], Segment]] = []
         for step in self.steps:
             own = (ctypes.c_void_p * max(len(step.buffers), 1))(*(pointers[i] for i in step.buffers))
-            calls.append((functools.partial(_KERNEL(step.kernel.address), own, None), step.segment))
+            dims = (ctypes.c_int64 * max(len(step.dims), 1))(*(values[i] for i in step.dims))
+            calls.append((functools.partial(_KERNEL(step.kernel.address), own, dims), step.segment))
         parallel.run(calls)
+
+
+class ShapeGenericExecutable(Executable):
+    """The steps of a shape-generic module (``hlo/symbolic.py``), whose sizes and shapes
+    may be run-time sizes: ``bind`` evaluates them for a graph's sizes, making the
+    :class:`CpuExecutable` that runs it. All bindings share the kernels and their runs."""
+
+    def __init__(self, steps: Sequence[Step], n_params: int, constants: list[np.ndarray],
+                 output_slots: list[tuple[str, int]], output_shapes: list[Shape], temp_shapes: list[Shape],
+                 limits: Sequence[tuple[Dim, int]] = ()) -> None:
+        self.steps = tuple(steps)
+        self._limits = tuple(limits)
+        self._args = (n_params, constants, output_slots)
+        self._output_shapes, self._temp_shapes = output_shapes, temp_shapes
+        self._runs = _Runs(steps)
+
+    @property
+    def kernels(self) -> list[CompiledKernel]:
+        return list({id(s.kernel): s.kernel for s in self.steps}.values())
+
+    def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
+        raise TypeError("a shape-generic executable runs once bound to sizes (bind)")
+
+    def bind(self, values: Sequence[int]) -> CpuExecutable | None:
+        if any(evaluate(value, values) > limit for value, limit in self._limits):
+            return None
+        steps = [Step(s.kernel, s.buffers, Segment(evaluate(s.segment.extent, values), evaluate(s.segment.work, values),
+                                                   s.segment.depth), s.dims) for s in self.steps]
+        outputs, temps = ([Shape(tuple(evaluate(d, values) for d in s.dims), s.dtype) for s in group]
+                          for group in (self._output_shapes, self._temp_shapes))
+        n_params, constants, slots = self._args
+        executable = CpuExecutable(steps, n_params, constants, slots, outputs, temps, values, self._runs)
+        executable.from_disk = self.from_disk
+        return executable
 
 
 #: Temporaries of at most this many bytes in all are kept by their executable between runs.

@@ -35,10 +35,12 @@ from xdsl.dialects.builtin import (
     StridedLayoutAttr,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr
+from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineSymExpr
 
 from ...codegen.element_types import element_bytes
-from ...codegen.linalg_to_loops import PARALLEL_LOOP, read_loop_dims
+from ...codegen.linalg_to_loops import PARALLEL_LOOP
+from ...codegen.run_time_sizes import SYMBOL, read_dims, symbol_index, symbol_values
+from ...hlo.symbolic import Dim, Sym, SymExpr, symbols
 from .runtime import runtime_function
 from .vector_math import FUNCTIONS as VECTOR_MATH_FUNCTIONS
 from .vector_math import math_function
@@ -102,10 +104,26 @@ class FunctionEmitter:
         #: Where the terminator of an scf.if / scf.while region goes: a region block's
         #: successor for scf.yield, (body, exit) for scf.condition.
         self.successors: dict[Block, ir.Block | tuple[ir.Block, ir.Block]] = {}
+        #: The element strides of buffers of run-time sizes, computed at the function's entry.
+        self.strides: dict[SSAValue, list[ir.Value]] = {}
 
     # --- helpers used by the rules ------------------------------------------------------
     def v(self, value: SSAValue) -> ir.Value:
         return self.values[value]
+
+    def size(self, value: Dim, symbols: dict[int, ir.Value]) -> ir.Value:
+        """A size as an ``i64``: a constant, or computed from the run-time sizes ``symbols``."""
+        if isinstance(value, int):
+            return ir.Constant(INDEX, value)
+        if isinstance(value, Sym):
+            return symbols[value.index]
+        total: ir.Value = ir.Constant(INDEX, 0)
+        for monomial, coefficient in sorted(cast(SymExpr, value).terms.items()):
+            term: ir.Value = ir.Constant(INDEX, coefficient)
+            for k in monomial:
+                term = self.builder.mul(term, symbols[k])
+            total = self.builder.add(total, term)
+        return total
 
     def intrinsic(self, name: str, ret: ir.Type, args: list[ir.Value]) -> ir.Value:
         fn = self.declare(name, ret, [a.type for a in args])
@@ -118,14 +136,18 @@ class FunctionEmitter:
         return ir.Function(self.module, ir.FunctionType(ret, arg_types), name)
 
     def address(self, memref: SSAValue, indices: list[SSAValue]) -> tuple[ir.Value, ir.Type]:
-        return self.element_address(self.v(memref), cast(MemRefType, memref.type), [self.v(i) for i in indices])
+        return self.element_address(self.v(memref), cast(MemRefType, memref.type), [self.v(i) for i in indices],
+                                    self.strides.get(memref))
 
-    def element_address(self, base: ir.Value, t: MemRefType, indices: list[ir.Value]) -> tuple[ir.Value, ir.Type]:
-        """The address of the element at ``indices`` of a buffer of type ``t`` at ``base``."""
+    def element_address(self, base: ir.Value, t: MemRefType, indices: list[ir.Value],
+                        run_time_strides: list[ir.Value] | None = None) -> tuple[ir.Value, ir.Type]:
+        """The address of the element at ``indices`` of a buffer of type ``t`` at ``base``
+        (whose strides are ``run_time_strides`` if it has run-time sizes)."""
         elem = _memory_type(llvm_type(t.element_type))
         offset: ir.Value = ir.Constant(INDEX, 0)
-        for idx, stride in zip(indices, strides(t)):
-            term = self.builder.mul(idx, ir.Constant(INDEX, stride), flags=("nuw", "nsw"))
+        steps = run_time_strides or [ir.Constant(INDEX, stride) for stride in strides(t)]
+        for idx, stride in zip(indices, steps):
+            term = self.builder.mul(idx, stride, flags=("nuw", "nsw"))
             offset = self.builder.add(offset, term, flags=("nuw", "nsw"))
         return self.builder.gep(base, [offset], inbounds=True, source_etype=elem), elem
 
@@ -382,7 +404,10 @@ def _subview(e, op):
     dynamic = iter(op.offsets)
     offsets = [e.v(next(dynamic)) if o == DYNAMIC_INDEX else ir.Constant(INDEX, o)
                for o in op.static_offsets.get_values()]
-    return e.element_address(e.v(op.source), op.source.type, offsets)[0]
+    source_strides = e.strides.get(op.source)
+    if source_strides is not None:
+        e.strides[op.result] = source_strides
+    return e.element_address(e.v(op.source), op.source.type, offsets, source_strides)[0]
 
 
 @rule("memref.alloc")
@@ -413,12 +438,17 @@ def _dealloc(e, op):
 
 @rule("affine.apply")
 def _affine_apply(e, op):
+    """Dimensions and symbols (run-time sizes) are the operands, in that order; products,
+    quotients and remainders by symbols (semi-affine maps) evaluate alike."""
     operands = [e.v(o) for o in op.mapOperands]
-    (expr,) = op.map.data.results
+    affine_map = op.map.data
+    (expr,) = affine_map.results
 
     def evaluate(x):
         if isinstance(x, AffineDimExpr):
             return operands[x.position]
+        if isinstance(x, AffineSymExpr):
+            return operands[affine_map.num_dims + x.position]
         if isinstance(x, AffineConstantExpr):
             return ir.Constant(INDEX, x.value)
         assert isinstance(x, AffineBinaryOpExpr)
@@ -634,10 +664,11 @@ class Segment:
     """A part of ``main`` compiled as a kernel of its own: a top-level loop nest, or the
     code between nests. ``extent`` is the trip count of the loop that may run in
     chunks (0: none), ``work`` the iterations of the nest, ``depth`` how many loops
-    enclose the chunked one (0: it is the outermost)."""
+    enclose the chunked one (0: it is the outermost). In a shape-generic module the
+    sizes may be run-time sizes (``hlo/symbolic.py``), evaluated when sizes are bound."""
 
-    extent: int = 0
-    work: int = 0
+    extent: Dim = 0
+    work: Dim = 0
     depth: int = 0
 
 
@@ -652,30 +683,35 @@ _PLACEHOLDER = "plaidarray.kernel.unnamed"
 class KernelSource:
     """One segment of ``main`` as an LLVM module of its own, defining
     ``void symbol(ptr buffers, ptr dims, i64 start, i64 stop)``: ``buffers`` points to the
-    data pointers of its own buffers, in its own order; ``buffers`` here says which of
-    ``main``'s arguments each one is. The module's text depends only on what the kernel
-    computes, so equal kernels of any two modules have equal keys (TorchInductor
+    data pointers of its own buffers, in its own order, ``dims`` to the run-time sizes it
+    uses, in its own order; ``buffers`` and ``dims`` here say which of ``main``'s
+    arguments and run-time sizes each one is. The module's text depends only on what the
+    kernel computes, so equal kernels of any two modules have equal keys (TorchInductor
     keys its kernels by their code alike) and are compiled once. ``largest`` is the
-    element count of its largest buffer."""
+    element count of its largest buffer, None if that is a run-time size."""
 
     ir: str
     key: str
     buffers: tuple[int, ...]
     segment: Segment
-    largest: int
+    largest: int | None
+    dims: tuple[int, ...] = ()
 
     @property
     def symbol(self) -> str:
         return KERNEL_PREFIX + self.key
 
 
-def emit_kernels(module: ModuleOp) -> list[KernelSource]:
+def emit_kernels(module: ModuleOp, buffer_dims: Sequence[Sequence[Dim]]) -> list[KernelSource]:
     """Translate the loop-level ``main`` of ``module`` into one LLVM module per segment
     (``KernelSource``): each top-level loop nest alone, the operations between nests
     together. A kernel runs its chunkable loop (``PARALLEL_LOOP``) over ``[start, stop)``
     (the executable passes the whole range, or chunks of it on several threads), every
     other loop over its whole range; its buffers are ``noalias`` arguments of an internal
-    body function, which its entry calls with the pointers read from the table."""
+    body function, which its entry calls with the pointers read from the table.
+    ``buffer_dims`` are the sizes of ``main``'s buffers (all its arguments but the dims
+    table of a shape-generic module): the strides of those of run-time sizes are computed
+    when the kernel starts."""
     main = next(op for op in module.body.block.ops if op.name == "func.func" and op.sym_name.data == "main")
     block = main.body.block
     arg_types = [a.type for a in block.args]
@@ -683,37 +719,71 @@ def emit_kernels(module: ModuleOp) -> list[KernelSource]:
     kernels = []
     for ops in _segments(block):
         used = _buffers_used(ops, block)
+        dims = _symbols_used(ops, [buffer_dims[j] for j in used])
         llvm_module = ir.Module(name="kernel")
-        body = FunctionEmitter(llvm_module, _PLACEHOLDER + ".body", [arg_types[j] for j in used], [INDEX, INDEX])
+        body = FunctionEmitter(llvm_module, _PLACEHOLDER + ".body", [arg_types[j] for j in used], [PTR, INDEX, INDEX])
         body.function.linkage = "internal"
         body.values.update(zip([block.args[j] for j in used], body.function.args))
         body.values.update({op.results[0]: _constant(None, op) for op in constant_ops})
+        _load_sizes(body, block, dims, [(block.args[j], buffer_dims[j]) for j in used])
         chunked = ops[0].attributes.get(PARALLEL_LOOP) if len(ops) == 1 else None
         segment = Segment()
         if chunked is not None:
-            depth, extent, work = read_loop_dims(chunked)
-            body.chunk = (depth, *body.function.args[-2:])
-            segment = Segment(extent, work, depth)
+            depth, extent, work = read_dims(chunked)
+            body.chunk = (cast(int, depth), *body.function.args[-2:])
+            segment = Segment(extent, work, cast(int, depth))
         body.emit_ops(ops)
         body.builder.ret_void()
         _emit_kernel_entry(llvm_module, body.function, len(used))
         text = str(llvm_module)
         key = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
-        largest = max((math.prod(cast(MemRefType, arg_types[j]).get_shape()) for j in used), default=0)
+        sizes = [math.prod(buffer_dims[j]) for j in used]
+        static = [n for n in sizes if isinstance(n, int)]
+        largest = max(static, default=0) if len(static) == len(sizes) else None
         kernels.append(KernelSource(text.replace(_PLACEHOLDER, KERNEL_PREFIX + key), key, tuple(used), segment,
-                                    largest))
+                                    largest, tuple(dims)))
     return kernels
+
+
+def _symbols_used(ops: list[Operation], buffer_dims: Sequence[Sequence[Dim]]) -> list[int]:
+    """The run-time sizes a segment needs, in the order it first needs them: its
+    buffers' sizes, then the sizes its operations read."""
+    found = dict.fromkeys(k for dims in buffer_dims for d in dims for k in sorted(symbols([d])))
+    for op in ops:
+        for inner in op.walk():
+            for value in inner.operands:
+                k = symbol_index(value)
+                if k is not None:
+                    found.setdefault(k)
+    return list(found)
+
+
+def _load_sizes(body: FunctionEmitter, block: Block, dims: Sequence[int],
+                buffers: Sequence[tuple[SSAValue, Sequence[Dim]]]) -> None:
+    """At the body's entry: the run-time sizes it uses, from its dims table (its
+    third-to-last argument), and the strides of its buffers of run-time sizes."""
+    table = body.function.args[-3]
+    b = body.builder
+    values = {k: b.load(b.gep(table, [ir.Constant(INDEX, i)], inbounds=True, source_etype=INDEX), typ=INDEX)
+              for i, k in enumerate(dims)}
+    loads = symbol_values(block)
+    body.values.update((loads[k], v) for k, v in values.items() if k in loads)
+    for buffer, sizes in buffers:
+        if all(isinstance(d, int) for d in sizes):
+            continue
+        strides = [body.size(math.prod(sizes[axis + 1:]), values) for axis in range(len(sizes))]
+        body.strides[buffer] = strides
 
 
 def _emit_kernel_entry(module: ir.Module, body: ir.Function, n_buffers: int) -> None:
     """``void kernel(ptr buffers, ptr dims, i64 start, i64 stop)``: reads the data
     pointers from the table and calls the body."""
     entry = FunctionEmitter(module, _PLACEHOLDER, [], [PTR, PTR, INDEX, INDEX])
-    table, _, start, stop = entry.function.args
+    table, dims, start, stop = entry.function.args
     b = entry.builder
     pointers = [b.load(b.gep(table, [ir.Constant(INDEX, i)], inbounds=True, source_etype=PTR), typ=PTR)
                 for i in range(n_buffers)]
-    b.call(body, [*pointers, start, stop])
+    b.call(body, [*pointers, dims, start, stop])
     b.ret_void()
 
 
@@ -732,8 +802,8 @@ def _segments(block: Block) -> list[list[Operation]]:
     has_loop: list[bool] = []
     owner: dict[SSAValue, int] = {}
     for op in block.ops:
-        if op.name in ("arith.constant", "func.return"):
-            continue
+        if op.name in ("arith.constant", "func.return") or SYMBOL in op.attributes:
+            continue  # constants and run-time sizes: every kernel has its own
         loop = op.name == "scf.for"
         used = {owner[v] for inner in op.walk() for v in inner.operands if v in owner}
         if used:

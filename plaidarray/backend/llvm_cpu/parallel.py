@@ -33,6 +33,7 @@ import itertools
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from typing import cast
 
 from ... import config
 from .llvm_emitter import Segment
@@ -74,8 +75,9 @@ def chunks(extent: int, parts: int) -> list[tuple[int, int]]:
 
 
 def _parts(segment: Segment, threads: int) -> int:
+    """Chunks of a segment of an executable (whose sizes are bound: ints)."""
     per_thread = 1 if segment.depth else CHUNKS_PER_THREAD
-    return min(threads * per_thread, segment.extent, segment.work // MIN_PARALLEL_WORK)
+    return min(threads * per_thread, cast(int, segment.extent), cast(int, segment.work) // MIN_PARALLEL_WORK)
 
 
 def worth_splitting(segments: Sequence[Segment]) -> bool:
@@ -97,11 +99,12 @@ def run(calls: Sequence[tuple[Callable[[int, int], None], Segment]]) -> None:
     threads = num_threads()
     for call, segment in calls:
         parts = _parts(segment, threads) if threads > 1 else 1
+        extent = cast(int, segment.extent)
         if parts < 2:
-            call(0, segment.extent)
+            call(0, extent)
             continue
         # next() on the shared counter is atomic under the GIL
-        take_chunks = functools.partial(_take_chunks, call, itertools.count(), chunks(segment.extent, parts))
+        take_chunks = functools.partial(_take_chunks, call, itertools.count(), chunks(extent, parts))
         pool = _workers()
         futures = [pool.submit(take_chunks) for _ in range(min(threads, parts) - 1)]
         try:

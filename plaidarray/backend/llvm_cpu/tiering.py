@@ -59,8 +59,10 @@ _FAST_MATH = re.compile(r"\b(?:reassoc|contract|fast|afn|arcp|nnan|ninf|nsz)\b")
 _log = logging.getLogger("plaidarray.compiles")
 
 
-def ir_level(ir: str, level: int, largest_buffer: int) -> int:
-    """The IR pipeline's level for the first-tier code of ``ir`` (full code: ``level``).
+def ir_level(ir: str, level: int, largest_buffer: int | None) -> int:
+    """The IR pipeline's level for the first-tier code of ``ir`` (full code: ``level``);
+    ``largest_buffer`` is the element count of the kernel's largest buffer (None: it is
+    a run-time size, so no size is small).
     IR without fast-math flags defines every value exactly (IEEE operations, integer
     arithmetic, ``llvm.maximum`` and the vector math library's functions, whose scalar and
     vector forms agree), so any correct pipeline computes the same bits and a small kernel
@@ -73,7 +75,8 @@ def ir_level(ir: str, level: int, largest_buffer: int) -> int:
     against 478), and only the few runs before full code arrives pay the former."""
     if _FAST_MATH.search(ir):
         return level
-    if largest_buffer <= SCALAR_MAX_ELEMENTS or stockham.PREFIX in ir:
+    small = largest_buffer is not None and largest_buffer <= SCALAR_MAX_ELEMENTS
+    if small or stockham.PREFIX in ir:
         return min(level, SCALAR_IR_LEVEL)
     return level
 

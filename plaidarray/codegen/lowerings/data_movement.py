@@ -9,6 +9,7 @@ import math
 from xdsl.ir.affine import AffineExpr
 
 from ..lowering import Indexing, Kernel, register_lowering
+from ..run_time_sizes import affine, floor_divide, modulo, multiply
 
 
 def _broadcast_coords(inst, coords):
@@ -18,21 +19,22 @@ def _broadcast_coords(inst, coords):
 
 
 def _reshape_coords(inst, coords):
-    """Row-major relinearisation; when only unit dimensions differ, a direct mapping."""
+    """Row-major relinearisation; when only unit dimensions differ, a direct mapping.
+    Run-time sizes make it semi-affine (products, quotients and remainders by symbols)."""
     src, dst = inst.operands[0].shape.dims, inst.shape.dims
     if 0 in src:  # nothing is ever read from an empty array
         return [0] * len(src)
     if [d for d in src if d != 1] == [d for d in dst if d != 1]:
         kept = iter([c for c, d in zip(coords, dst) if d != 1])
         return [0 if d == 1 else next(kept) for d in src]
-    linear = 0
-    for c, d in zip(coords, dst):
-        linear = linear * d + c
-    out, stride = [], math.prod(src)
+    linear = coords[0] if coords else affine(0)
+    for c, d in zip(coords[1:], dst[1:]):
+        linear = multiply(linear, d) + c
+    out = []
     for i, d in enumerate(src):
-        stride //= d
-        e = linear // stride if stride > 1 else linear
-        out.append(e % d if i else e)
+        stride = math.prod(src[i + 1:])
+        e = linear if stride == 1 else floor_divide(linear, stride)
+        out.append(modulo(e, d) if i else e)
     return out
 
 
@@ -45,13 +47,13 @@ def _transpose_coords(inst, coords):
 
 
 def _slice_coords(inst, coords):
-    return [s + st * c for s, st, c in zip(inst.attrs["start"], inst.attrs["strides"], coords)]
+    return [affine(c) * st + affine(s) for s, st, c in zip(inst.attrs["start"], inst.attrs["strides"], coords)]
 
 
 def _reverse_coords(inst, coords):
     dims, rev = inst.shape.dims, set(inst.attrs["dimensions"])
     # Written as c * -1 + (n - 1): xDSL 0.74's int - AffineExpr (__rsub__) gets the sign wrong.
-    return [c * -1 + (dims[i] - 1) if i in rev else c for i, c in enumerate(coords)]
+    return [affine(c) * -1 + affine(dims[i] - 1) if i in rev else c for i, c in enumerate(coords)]
 
 
 for _name, _coords in (("broadcast_in_dim", _broadcast_coords), ("reshape", _reshape_coords),
@@ -67,12 +69,12 @@ def _concatenate_emit(k, inst, out, operands):
     for operand, buf in zip(inst.operands, operands):
         dims = operand.shape.dims
         d = [AffineExpr.dimension(i) for i in range(len(dims))]
-        out_map = [e + offset if i == axis else e for i, e in enumerate(d)]
+        out_map = [e + affine(offset) if i == axis else e for i, e in enumerate(d)]
         k.generic(dims, [(buf, d)], (out, out_map), inst.shape.dtype, lambda b, ins, cur: ins[0])
         offset += dims[axis]
 
 
-register_lowering("concatenate", Kernel(_concatenate_emit))
+register_lowering("concatenate", Kernel(_concatenate_emit, shape_generic=True))
 
 
 def _pad_emit(k, inst, out, operands):
@@ -82,8 +84,8 @@ def _pad_emit(k, inst, out, operands):
     k.generic(dims, [(value, [])], (out, d), inst.shape.dtype, lambda b, ins, cur: ins[0])
     xd = inst.operands[0].shape.dims
     d = [AffineExpr.dimension(i) for i in range(len(xd))]
-    out_map = [l + e * (i + 1) for l, i, e in zip(inst.attrs["low"], inst.attrs["interior"], d)]
+    out_map = [e * (i + 1) + affine(l) for l, i, e in zip(inst.attrs["low"], inst.attrs["interior"], d)]
     k.generic(xd, [(x, d)], (out, out_map), inst.shape.dtype, lambda b, ins, cur: ins[0])
 
 
-register_lowering("pad", Kernel(_pad_emit))
+register_lowering("pad", Kernel(_pad_emit, shape_generic=True))

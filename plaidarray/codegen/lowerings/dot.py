@@ -41,4 +41,4 @@ def emit_loops(k, inst, out, operands):
               dtype, body, reduction_dims=range(nb + nlf + nrf, len(loops)))
 
 
-register_lowering("dot_general", Kernel(emit_loops))
+register_lowering("dot_general", Kernel(emit_loops, shape_generic=True))

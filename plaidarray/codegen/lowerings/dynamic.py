@@ -18,8 +18,7 @@ def _emit_clamped_starts(b, starts, dtypes, dims, sizes):
     for s, dtype, d, n in zip(starts, dtypes, dims, sizes):
         s = emit_index(b, s, dtype)
         lo = b.insert(arith.ConstantOp.from_int_and_width(0, IndexType()))
-        hi = b.insert(arith.ConstantOp.from_int_and_width(d - n, IndexType()))
-        out.append(b.insert(arith.MinSIOp(b.insert(arith.MaxSIOp(s, lo)), hi)))
+        out.append(b.insert(arith.MinSIOp(b.insert(arith.MaxSIOp(s, lo)), b.dim(d - n))))
     return out
 
 
@@ -37,7 +36,7 @@ def _slice_emit(k, inst, out, operands):
         k.generic(dims, [(s, []) for s in starts], (out, identity), inst.shape.dtype, body)
 
 
-register_lowering("dynamic_slice", Kernel(_slice_emit))
+register_lowering("dynamic_slice", Kernel(_slice_emit, shape_generic=True))
 
 
 def _update_emit(k, inst, out, operands):
@@ -59,7 +58,7 @@ def _update_emit(k, inst, out, operands):
         for i, (s, n) in enumerate(zip(begin, udims)):
             r = b.insert(arith.SubiOp(b.loop_index(i), s))
             zero = b.insert(arith.ConstantOp.from_int_and_width(0, IndexType()))
-            size = b.insert(arith.ConstantOp.from_int_and_width(n, IndexType()))
+            size = b.dim(n)
             ok = b.insert(arith.AndIOp(b.insert(arith.CmpiOp(r, zero, "sge")), b.insert(arith.CmpiOp(r, size, "slt"))))
             inside = ok if inside is None else b.insert(arith.AndIOp(inside, ok))
             rel.append(b.insert(arith.SelectOp(ok, r, zero)))
@@ -87,4 +86,4 @@ def _update_in_place(k, inst, out, update, starts):
     k.for_each(udims, element)
 
 
-register_lowering("dynamic_update_slice", Kernel(_update_emit, in_place_operand=0))
+register_lowering("dynamic_update_slice", Kernel(_update_emit, in_place_operand=0, shape_generic=True))

@@ -11,6 +11,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IndexType, i64
 from xdsl.ir.affine import AffineExpr
 
+from ...hlo.symbolic import Dim
 from ..lowering import Kernel, register_lowering
 
 
@@ -23,13 +24,13 @@ def emit_index(b, value, dtype: np.dtype):
     return b.insert(arith.IndexCastOp(value, IndexType()))
 
 
-def _emit_safe_index(b, value, dtype: np.dtype, n: int):
+def _emit_safe_index(b, value, dtype: np.dtype, n: Dim):
     """``value`` (an integer of ``dtype``) wrapped once if negative and clamped into
-    ``[0, n)``, as an ``index``."""
+    ``[0, n)``, as an ``index`` (``n`` may be a run-time size, then at least 2)."""
     idx = emit_index(b, value, dtype)
     zero = b.insert(arith.ConstantOp.from_int_and_width(0, IndexType()))
-    size = b.insert(arith.ConstantOp.from_int_and_width(n, IndexType()))
-    last = b.insert(arith.ConstantOp.from_int_and_width(max(n - 1, 0), IndexType()))
+    size = b.dim(n)
+    last = b.dim(max(n - 1, 0) if isinstance(n, int) else n - 1)
     negative = b.insert(arith.CmpiOp(idx, zero, "slt"))
     idx = b.insert(arith.SelectOp(negative, b.insert(arith.AddiOp(idx, size)), idx))
     return b.insert(arith.MinSIOp(b.insert(arith.MaxSIOp(idx, zero)), last))
@@ -56,7 +57,7 @@ def _take_emit(k, inst, out, operands):
         k.generic(dims, [(indices, index_map)], (out, d), inst.shape.dtype, body)
 
 
-register_lowering("take", Kernel(_take_emit))
+register_lowering("take", Kernel(_take_emit, shape_generic=True))
 
 
 def _along_emit(k, inst, out, operands):
@@ -75,7 +76,7 @@ def _along_emit(k, inst, out, operands):
         k.generic(dims, [(indices, d)], (out, d), inst.shape.dtype, body)
 
 
-register_lowering("take_along_axis", Kernel(_along_emit))
+register_lowering("take_along_axis", Kernel(_along_emit, shape_generic=True))
 
 
 def _before(b, a, v, dtype, side):

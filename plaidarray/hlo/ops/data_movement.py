@@ -12,8 +12,8 @@ from ..opdef import OpDef, register
 from ..shape import Shape, static_dims
 
 
-def _movement(name, infer, evaluate):
-    register(OpDef(name, infer, evaluate, 1))
+def _movement(name, infer, evaluate, **attrs):
+    register(OpDef(name, infer, evaluate, 1, **attrs))
 
 
 # broadcast_in_dim: operand dimension i becomes result dimension broadcast_dimensions[i].
@@ -52,7 +52,7 @@ def _broadcast_evaluate(args, attrs, shape):
     return np.broadcast_to(x.reshape(view), shape.dims)
 
 
-_movement("broadcast_in_dim", _broadcast_infer, _broadcast_evaluate)
+_movement("broadcast_in_dim", _broadcast_infer, _broadcast_evaluate, size_attrs=("dims",))
 
 
 def _reshape_infer(shapes, attrs):
@@ -62,7 +62,7 @@ def _reshape_infer(shapes, attrs):
     return Shape(dims, x.dtype)
 
 
-_movement("reshape", _reshape_infer, lambda a, attrs, s: a[0].reshape(s.dims))
+_movement("reshape", _reshape_infer, lambda a, attrs, s: a[0].reshape(s.dims), size_attrs=("dims",))
 
 
 def _transpose_infer(shapes, attrs):
@@ -92,7 +92,7 @@ def _slice_evaluate(args, attrs, shape):
     return args[0][tuple(slice(s, l, st) for s, l, st in zip(attrs["start"], attrs["limit"], attrs["strides"]))]
 
 
-_movement("slice", _slice_infer, _slice_evaluate)
+_movement("slice", _slice_infer, _slice_evaluate, offset_attrs=("start", "limit"))
 
 
 def _reverse_infer(shapes, attrs):
@@ -143,4 +143,4 @@ def _pad_evaluate(args, attrs, shape):
     return out
 
 
-register(OpDef("pad", _pad_infer, _pad_evaluate, 2))
+register(OpDef("pad", _pad_infer, _pad_evaluate, 2, offset_attrs=("low", "high")))

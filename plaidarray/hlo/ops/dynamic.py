@@ -36,7 +36,7 @@ def _slice_evaluate(args, attrs, shape):
     return x[tuple(slice(b, b + n) for b, n in zip(begin, shape.dims))]
 
 
-register(OpDef("dynamic_slice", _slice_infer, _slice_evaluate))
+register(OpDef("dynamic_slice", _slice_infer, _slice_evaluate, size_attrs=("slice_sizes",)))
 
 
 def _update_infer(shapes, attrs):

@@ -42,4 +42,4 @@ def _iota_evaluate(args, attrs, shape):
     return np.broadcast_to(ramp.reshape(view), shape.dims).copy()
 
 
-register(OpDef("iota", _iota_infer, _iota_evaluate, 0))
+register(OpDef("iota", _iota_infer, _iota_evaluate, 0, size_attrs=("dims",)))

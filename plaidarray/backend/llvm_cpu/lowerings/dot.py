@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from xdsl.ir import SSAValue
 from xdsl.ir.affine import AffineExpr
@@ -25,12 +26,13 @@ from ....codegen.lowering import Kernel, register_lowering
 from ....codegen.lowerings.dot import emit_loops
 from ....hlo.ops.dot import free_dimensions
 from ....hlo.shape import Shape
+from ....hlo.symbolic import Dim
 from .fortran_kernel import MAX_INTEGER, TYPE_PREFIX, FortranKernel
 from .platform import PLATFORM
 
 
 def _emit(k, inst, out, operands):
-    if _calls_blas(inst):
+    if _calls_blas(k, inst):
         _emit_blas(k, inst, out, operands)
     else:
         emit_loops(k, inst, out, operands)
@@ -45,29 +47,38 @@ def _matrices(inst):
             (rhs.dims, (tuple(rb), tuple(free_dimensions(rhs.rank, rb, rc)), tuple(rc))))
 
 
-def _extent(dims: Sequence[int], group: Sequence[int]) -> int:
+def _extent(dims: Sequence[Dim], group: Sequence[int]) -> Dim:
     return math.prod(dims[d] for d in group)
 
 
-def _sizes(matrices) -> tuple[int, int, int]:
+def _sizes(matrices) -> tuple[Dim, Dim, Dim]:
     """(M, N, K) of each product: lhs rows, rhs rows, contracted length."""
     (ldims, (_, lrows, lcols)), (rdims, (_, rrows, _)) = matrices
     return _extent(ldims, lrows), _extent(rdims, rrows), _extent(ldims, lcols)
 
 
-def _calls_blas(inst) -> bool:
+def _calls_blas(kernel, inst) -> bool:
     """Whether ``inst`` is a stack of float or complex matrix products BLAS can take:
     not mere dot products of vectors (the loop nest does those without a call per
-    product) and within BLAS's 32-bit sizes (larger products stay a loop nest)."""
+    product) and within BLAS's 32-bit sizes (larger products stay a loop nest). Run-time
+    sizes are at least 2, and limited to what BLAS takes (``kernel.require``)."""
     if inst.shape.dtype.name not in TYPE_PREFIX:
         return False
     m, n, k = _sizes(_matrices(inst))
     # A leading dimension is at most an operand's size (k for a copy).
-    largest = max(m, n, k, *(o.shape.size for o in inst.operands))
-    return m * n > 1 and largest <= MAX_INTEGER
+    sizes = [m, n, k, *(o.shape.size for o in inst.operands)]
+    product = m * n
+    if isinstance(product, int) and product <= 1:
+        return False
+    if all(isinstance(s, int) for s in sizes):
+        return max(cast("list[int]", sizes)) <= MAX_INTEGER
+    for size in sizes:
+        if not isinstance(size, int):
+            kernel.require(size, MAX_INTEGER)
+    return all(s <= MAX_INTEGER for s in sizes if type(s) is int)
 
 
-def _stride(dims: Sequence[int], group: Sequence[int]) -> int | None:
+def _stride(dims: Sequence[Dim], group: Sequence[int]) -> Dim | None:
     """The stride of ``group``'s dims, flattened in that order, in a row-major buffer of
     ``dims``: the stride of its innermost dim if they step through memory as one
     dimension, 0 if the group has one element, None if it cannot be flattened."""
@@ -78,7 +89,7 @@ def _stride(dims: Sequence[int], group: Sequence[int]) -> int | None:
     return strides[-1] if run else 0
 
 
-def _layout(dims: Sequence[int], rows: Sequence[int], cols: Sequence[int]) -> tuple[bool, int] | None:
+def _layout(dims: Sequence[Dim], rows: Sequence[int], cols: Sequence[int]) -> tuple[bool, Dim] | None:
     """How a row-major buffer of ``dims`` holds the matrix ``rows x cols`` (each group
     flattened) once its other dims are fixed: ``(row_major, ld)``, with BLAS's leading
     dimension ``ld >= max(1, length of the unit-stride group)``; None if it does not."""
@@ -86,10 +97,15 @@ def _layout(dims: Sequence[int], rows: Sequence[int], cols: Sequence[int]) -> tu
     if row_stride is None or col_stride is None:
         return None
     if col_stride in (0, 1):
-        return True, max(1, row_stride or _extent(dims, cols))
+        return True, _at_least_one(row_stride or _extent(dims, cols))
     if row_stride in (0, 1):
-        return False, max(1, col_stride)
+        return False, _at_least_one(col_stride)
     return None
+
+
+def _at_least_one(size: Dim) -> Dim:
+    """``max(1, size)``; a run-time size is at least 2 already."""
+    return max(1, size) if isinstance(size, int) else size
 
 
 @dataclass(frozen=True)
@@ -100,7 +116,7 @@ class _Operand:
     buffer: SSAValue
     batch: tuple[int, ...]
     row_major: bool
-    ld: int
+    ld: Dim
 
 
 def _operand(k, dims, groups, buffer, dtype) -> _Operand:
@@ -137,7 +153,7 @@ def _emit_blas(k, inst, out, operands):
     lhs = _operand(k, ldims, lgroups, operands[0], dtype)
     rhs = _operand(k, rdims, rgroups, operands[1], dtype)
     f = FortranKernel(k, dtype, inst.shape.dims[:len(lgroups[0])])
-    call = (_gemv if min(m, n) == 1 else _gemm)(f, lhs, rhs, m, n, contracted)
+    call = (_gemv if 1 in (m, n) else _gemm)(f, lhs, rhs, m, n, contracted)
 
     def multiply(batch):
         lhs_at, rhs_at = (f.part(x.buffer, dict(zip(x.batch, batch))) for x in (lhs, rhs))
@@ -145,7 +161,7 @@ def _emit_blas(k, inst, out, operands):
     f.per_matrix(multiply)
 
 
-def _gemm(f: FortranKernel, lhs: _Operand, rhs: _Operand, m: int, n: int, k: int):
+def _gemm(f: FortranKernel, lhs: _Operand, rhs: _Operand, m: Dim, n: Dim, k: Dim):
     """Row-major out = lhs rhs^T is column-major out^T = rhs lhs^T: gemm's A is rhs
     (N x K) and B is lhs^T (K x M), each transposed by gemm's flag when its buffer,
     read column-major, holds the other orientation."""
@@ -155,7 +171,7 @@ def _gemm(f: FortranKernel, lhs: _Operand, rhs: _Operand, m: int, n: int, k: int
     return lambda lhs_at, rhs_at, out: f.blas("gemm", *args, rhs_at, lda, lhs_at, ldb, beta, out, ldc)
 
 
-def _gemv(f: FortranKernel, lhs: _Operand, rhs: _Operand, m: int, n: int, k: int):
+def _gemv(f: FortranKernel, lhs: _Operand, rhs: _Operand, m: Dim, n: Dim, k: Dim):
     """A matrix times a vector: out = lhs v when N = 1, rhs v when M = 1, v being the
     other operand's only row. gemv's A is the matrix's buffer read column-major,
     transposed by the flag when the buffer is row-major."""
@@ -171,4 +187,4 @@ def _gemv(f: FortranKernel, lhs: _Operand, rhs: _Operand, m: int, n: int, k: int
     return call
 
 
-register_lowering("dot_general", Kernel(_emit), PLATFORM)
+register_lowering("dot_general", Kernel(_emit, shape_generic=True), PLATFORM)

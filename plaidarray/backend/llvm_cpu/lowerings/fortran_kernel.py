@@ -18,10 +18,11 @@ from typing import cast
 
 import numpy as np
 from xdsl.dialects import arith, memref
-from xdsl.dialects.builtin import IndexType, IntegerAttr, MemRefType
+from xdsl.dialects.builtin import DYNAMIC_INDEX, IndexType, IntegerAttr, IntegerType, MemRefType
 from xdsl.ir import Operation, SSAValue
 
 from ....codegen.lowering import KernelBuilder
+from ....hlo.symbolic import Dim
 
 #: The type letter of each dtype's BLAS and LAPACK routines (``dgemm``, ``zgesdd``).
 TYPE_PREFIX = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
@@ -35,13 +36,13 @@ class FortranKernel:
 
     ``dtype`` selects the routines' type letter; ``batch`` is the shape of the stack."""
 
-    def __init__(self, k: KernelBuilder, dtype: np.dtype, batch: Sequence[int]) -> None:
+    def __init__(self, k: KernelBuilder, dtype: np.dtype, batch: Sequence[Dim]) -> None:
         self.k = k
         self.dtype = np.dtype(dtype)
         self.real_dtype = np.finfo(self.dtype).dtype
         self.batch = tuple(batch)
         self._scratch: list[SSAValue] = []
-        self._ints: dict[int, SSAValue] = {}
+        self._ints: dict[Dim, SSAValue] = {}
 
     # --- scratch and arguments ------------------------------------------------------------
     # Scratch and argument cells must be created before ``per_matrix``: they are
@@ -53,12 +54,20 @@ class FortranKernel:
         self._scratch.append(buffer)
         return buffer
 
-    def integer(self, value: int) -> SSAValue:
-        """A Fortran ``INTEGER`` argument holding ``value``."""
-        if not -MAX_INTEGER <= value <= MAX_INTEGER:
-            raise OverflowError(f"llvm-cpu: {value} does not fit a 32-bit INTEGER argument of BLAS/LAPACK")
+    def integer(self, value: Dim) -> SSAValue:
+        """A Fortran ``INTEGER`` argument holding ``value``, a size that may be a run-time
+        size: the executable then takes only sizes that fit (``KernelBuilder.require``)."""
         if value not in self._ints:
-            self._ints[value] = self._cell(value, np.int32)
+            if isinstance(value, int):
+                if not -MAX_INTEGER <= value <= MAX_INTEGER:
+                    raise OverflowError(f"llvm-cpu: {value} does not fit a 32-bit INTEGER argument of BLAS/LAPACK")
+                self._ints[value] = self._cell(value, np.int32)
+            else:
+                self.k.require(value, MAX_INTEGER)
+                cell = self.scratch(1, np.int32)
+                as_int = self.value_of(arith.IndexCastOp(self.k.dim(value), IntegerType(32)))
+                self.store(as_int, cell, self.index(0))
+                self._ints[value] = cell
         return self._ints[value]
 
     def char(self, letter: str) -> SSAValue:
@@ -105,7 +114,9 @@ class FortranKernel:
         buffer_type = cast(MemRefType, buffer.type)  # kernel buffers and scratch are memrefs
         shape = buffer_type.get_shape()
         offsets = [at.get(d, 0) for d in range(len(shape))]
-        sizes = [1 if d in at else n for d, n in enumerate(shape)]
+        # A run-time size stands as 1: a routine is given the part's first address, and
+        # its size and strides travel as the routine's own arguments.
+        sizes = [1 if d in at or n == DYNAMIC_INDEX else n for d, n in enumerate(shape)]
         ones = [1] * len(shape)
         view = memref.SubviewOp.infer_result_type(buffer_type, offsets, sizes, ones)
         return self.value_of(memref.SubviewOp.get(buffer, offsets, sizes, ones, view))

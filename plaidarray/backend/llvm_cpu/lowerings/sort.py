@@ -26,7 +26,9 @@ def _emit(k, inst, out, operands):
     symbol = f"plaidarray_argsort_{_suffix(inst.operands[0].shape.dtype)}"
 
     def index(v):
-        return k.insert(arith.ConstantOp(IntegerAttr(v, i64)))
+        if isinstance(v, int):
+            return k.insert(arith.ConstantOp(IntegerAttr(v, i64)))
+        return k.insert(arith.IndexCastOp(k.dim(v), i64))
 
     def row(ivs):
         offset = index(0)
@@ -41,4 +43,4 @@ def _emit(k, inst, out, operands):
         k.for_each(batch, row)
 
 
-register_lowering("argsort", Kernel(_emit), PLATFORM)
+register_lowering("argsort", Kernel(_emit, shape_generic=True), PLATFORM)

@@ -1,0 +1,124 @@
+"""Run-time sizes in the linalg and loop-level IR of a shape-generic module.
+
+A shape-generic computation (``hlo/symbolic.py``) has dimensions and offsets that are
+symbols. In its module, ``main`` takes one more argument, last: the dims table, a
+``memref<?xindex>`` (``SYMBOLS`` on ``main`` says how many entries it holds). Symbol
+``k`` is a ``memref.load`` of entry ``k`` at the top of ``main``, marked ``SYMBOL``; code
+uses that value as any other index (loop bounds, offsets, strides), and indexing maps
+use it as the affine symbol ``s<k>``. Attributes holding sizes (a generic's loop dims, a
+chunkable loop's extent) hold them encoded by ``symbolic.encode``. A static module has
+no dims table and every size a constant, as before.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from xdsl.dialects import memref
+from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, IndexType, IntAttr, MemRefType
+from xdsl.ir import Attribute, Block, SSAValue
+from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineExpr, AffineSymExpr
+
+from ..hlo.symbolic import Dim, Sym, decode, encode
+
+#: On ``main``: the number of entries of its dims table (its last argument).
+SYMBOLS = "plaidarray.symbols"
+#: On the ``memref.load`` of a dims table entry: the entry's index.
+SYMBOL = "plaidarray.symbol"
+
+
+def dims_table_type() -> MemRefType:
+    return MemRefType(IndexType(), [DYNAMIC_INDEX])
+
+
+def memref_dims(dims: Sequence[Dim]) -> list[int]:
+    """A memref type's shape: run-time sizes are dynamic (``?``)."""
+    return [d if isinstance(d, int) else DYNAMIC_INDEX for d in dims]
+
+
+def affine(value: AffineExpr | Dim) -> AffineExpr:
+    """A size or offset as an affine expression: symbol ``k`` is ``s<k>``; a product of
+    symbols is semi-affine, which the loop lowering and the emitter evaluate as well."""
+    if isinstance(value, AffineExpr):
+        return value
+    if isinstance(value, int):
+        return AffineExpr.constant(value)
+    if isinstance(value, Sym):
+        return AffineExpr.symbol(value.index)
+    expr: AffineExpr | None = None
+    for monomial, coefficient in sorted(value.terms.items()):
+        term: AffineExpr = AffineExpr.constant(coefficient)
+        for index in monomial:
+            term = AffineBinaryOpExpr(AffineBinaryOpKind.Mul, term, AffineExpr.symbol(index))
+        expr = term if expr is None else expr + term
+    return expr if expr is not None else AffineExpr.constant(0)
+
+
+def multiply(a: AffineExpr | Dim, b: Dim) -> AffineExpr:
+    """``a * b``, semi-affine when ``b`` is a run-time size."""
+    if isinstance(b, int):
+        return affine(a) * b
+    return AffineBinaryOpExpr(AffineBinaryOpKind.Mul, affine(a), affine(b))
+
+
+def floor_divide(a: AffineExpr | Dim, b: Dim) -> AffineExpr:
+    """``a // b`` for non-negative ``a``, semi-affine when ``b`` is a run-time size."""
+    if isinstance(b, int):
+        return affine(a) // b
+    return AffineBinaryOpExpr(AffineBinaryOpKind.FloorDiv, affine(a), affine(b))
+
+
+def modulo(a: AffineExpr | Dim, b: Dim) -> AffineExpr:
+    """``a % b`` for non-negative ``a``, semi-affine when ``b`` is a run-time size."""
+    if isinstance(b, int):
+        return affine(a) % b
+    return AffineBinaryOpExpr(AffineBinaryOpKind.Mod, affine(a), affine(b))
+
+
+def symbols_used(exprs: Sequence[AffineExpr]) -> int:
+    """How many symbols a map over ``exprs`` declares: one past the highest used."""
+    highest = -1
+    stack = list(exprs)
+    while stack:
+        e = stack.pop()
+        if isinstance(e, AffineSymExpr):
+            highest = max(highest, e.position)
+        elif isinstance(e, AffineBinaryOpExpr):
+            stack += (e.lhs, e.rhs)
+    return highest + 1
+
+
+def symbol_index(value: SSAValue) -> int | None:
+    """The dims table entry ``value`` was loaded from, if it is a symbol's load."""
+    owner = value.owner
+    if isinstance(owner, memref.LoadOp) and SYMBOL in owner.attributes:
+        return owner.attributes[SYMBOL].data  # type: ignore[attr-defined]  # an IntAttr
+    return None
+
+
+def symbol_values(block: Block) -> dict[int, SSAValue]:
+    """The symbols' loads at the top of ``main``'s block, by index."""
+    found: dict[int, SSAValue] = {}
+    for op in block.ops:
+        if isinstance(op, memref.LoadOp) and SYMBOL in op.attributes:
+            found[op.attributes[SYMBOL].data] = op.res  # type: ignore[attr-defined]
+    return found
+
+
+def dims_attr(dims: Sequence[Dim]) -> ArrayAttr[IntAttr]:
+    """Sizes as an attribute (``symbolic.encode`` of each, after their count)."""
+    ints = [len(dims)]
+    for d in dims:
+        ints += encode(d)
+    return ArrayAttr([IntAttr(i) for i in ints])
+
+
+def read_dims(attr: Attribute) -> list[Dim]:
+    """The sizes of an attribute made by :func:`dims_attr`."""
+    ints = [i.data for i in attr.data]  # type: ignore[attr-defined]  # an ArrayAttr of IntAttr
+    dims, at = [], 1
+    for _ in range(ints[0]):
+        d, at = decode(ints, at)
+        dims.append(d)
+    return dims
+

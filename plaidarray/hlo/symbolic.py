@@ -1,0 +1,225 @@
+"""Sizes known only when an executable runs.
+
+A graph recorded again with other sizes is compiled once more only to make its sizes
+run-time values (``trace/dynamic.py``; torch.compile's automatic dynamic shapes). In that
+shape-generic computation a dimension, or an offset such as a slice's start, may be a
+:class:`Sym`: entry ``index`` of the executable's dims table, read by the compiled code
+when it runs. Sizes derived from them (a buffer's element count, a stride) are
+:class:`SymExpr` polynomials with integer coefficients.
+
+A symbolic size is at least 2 (sizes 0 and 1 are specialised, as torch does: a unit
+dimension broadcasts), so comparing one with 0 or 1 has one answer; an offset may be
+any value. Nothing else about a symbol is known: ordering comparisons raise TypeError,
+and so does ``int()``, so code that would bake a compile-time value into an executable
+meant for every size fails loudly. ``hint`` is the value a symbol had when the code was
+compiled, for heuristics only (which values fusion stores, how loops are split).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Union
+
+#: A term's monomial: the sorted indices of the symbols it multiplies (repeats allowed).
+Monomial = tuple[int, ...]
+
+
+class Sym:
+    """A run-time value: entry ``index`` of the dims table. ``size`` says it is a
+    dimension (at least 2), not an offset (any non-negative value)."""
+
+    __slots__ = ("index", "hint", "size")
+
+    def __init__(self, index: int, hint: int, size: bool = True) -> None:
+        self.index = index
+        self.hint = hint
+        self.size = size
+
+    def __eq__(self, other: object) -> bool:
+        return type(other) is Sym and other.index == self.index
+
+    def __hash__(self) -> int:
+        return hash(("Sym", self.index))
+
+    def __repr__(self) -> str:
+        return f"s{self.index}"
+
+    def _expr(self) -> SymExpr:
+        return SymExpr({(self.index,): 1}, {self.index: self})
+
+    def __add__(self, other: Dim) -> Dim:
+        return self._expr() + other
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Dim) -> Dim:
+        return self._expr() - other
+
+    def __rsub__(self, other: Dim) -> Dim:
+        return as_expr(other) - self._expr()
+
+    def __mul__(self, other: Dim) -> Dim:
+        return self._expr() * other
+
+    __rmul__ = __mul__
+
+    def __neg__(self) -> Dim:
+        return -self._expr()
+
+    def __bool__(self) -> bool:
+        if self.size:
+            return True
+        raise TypeError(f"whether the offset {self} is 0 is known only at run time")
+
+
+class SymExpr:
+    """A polynomial in symbols with integer coefficients (a size or offset derived from
+    them): ``terms`` maps each monomial to its coefficient; ``()`` is the constant."""
+
+    __slots__ = ("terms", "syms")
+
+    def __init__(self, terms: Mapping[Monomial, int], syms: Mapping[int, Sym]) -> None:
+        self.terms = {m: c for m, c in terms.items() if c}
+        self.syms = dict(syms)
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, (int, Sym, SymExpr)):
+            return self.terms == as_expr(other).terms
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(sorted(self.terms.items())))
+
+    def __repr__(self) -> str:
+        parts = [f"{c}*{'*'.join(f's{i}' for i in m)}" if m and c != 1 else "*".join(f"s{i}" for i in m) or str(c)
+                 for m, c in sorted(self.terms.items())]
+        return "(" + " + ".join(parts) + ")" if len(parts) > 1 else parts[0] if parts else "0"
+
+    def __add__(self, other: Dim) -> Dim:
+        o = as_expr(other)
+        terms = dict(self.terms)
+        for m, c in o.terms.items():
+            terms[m] = terms.get(m, 0) + c
+        return _simplify(SymExpr(terms, {**self.syms, **o.syms}))
+
+    __radd__ = __add__
+
+    def __neg__(self) -> Dim:
+        return _simplify(SymExpr({m: -c for m, c in self.terms.items()}, self.syms))
+
+    def __sub__(self, other: Dim) -> Dim:
+        return self + -as_expr(other)
+
+    def __rsub__(self, other: Dim) -> Dim:
+        return as_expr(other) - self
+
+    def __mul__(self, other: Dim) -> Dim:
+        o = as_expr(other)
+        terms: dict[Monomial, int] = {}
+        for m1, c1 in self.terms.items():
+            for m2, c2 in o.terms.items():
+                m = tuple(sorted(m1 + m2))
+                terms[m] = terms.get(m, 0) + c1 * c2
+        return _simplify(SymExpr(terms, {**self.syms, **o.syms}))
+
+    __rmul__ = __mul__
+
+    def __bool__(self) -> bool:
+        """A sum of products of sizes with positive coefficients is never 0."""
+        if all(c > 0 for c in self.terms.values()) and all(s.size for s in self.syms.values()):
+            return bool(self.terms)
+        raise TypeError(f"whether {self} is 0 is known only at run time")
+
+    def evaluate(self, values: Sequence[int] | Mapping[int, int]) -> int:
+        """The value with each symbol ``k`` at ``values[k]``."""
+        return sum(c * math.prod(values[i] for i in m) for m, c in self.terms.items())
+
+
+#: A dimension or offset of a shape-generic computation.
+Dim = Union[int, Sym, SymExpr]
+
+
+def as_expr(value: Dim) -> SymExpr:
+    if isinstance(value, SymExpr):
+        return value
+    if isinstance(value, Sym):
+        return value._expr()
+    if isinstance(value, int) and not isinstance(value, bool):
+        return SymExpr({(): value}, {})
+    return NotImplemented  # type: ignore[return-value]  # int.__add__ and friends then try the other side
+
+
+def _simplify(expr: SymExpr) -> Dim:
+    """A constant polynomial as its int, a single symbol as the symbol."""
+    if not expr.terms:
+        return 0
+    if set(expr.terms) == {()}:
+        return expr.terms[()]
+    if len(expr.terms) == 1:
+        ((m, c),) = expr.terms.items()
+        if c == 1 and len(m) == 1:
+            return expr.syms[m[0]]
+    return expr
+
+
+def is_static(dims: Iterable[Dim]) -> bool:
+    """Whether every entry is a plain int."""
+    return all(type(d) is int for d in dims)
+
+
+def hint(value: Dim) -> int:
+    """The value at compile time, for heuristics only (see the module docstring)."""
+    if isinstance(value, Sym):
+        return value.hint
+    if isinstance(value, SymExpr):
+        return value.evaluate(_hints(value))
+    return value
+
+
+def _hints(expr: SymExpr) -> dict[int, int]:
+    return {i: s.hint for i, s in expr.syms.items()}
+
+
+def evaluate(value: Dim, values: Sequence[int]) -> int:
+    """The value for the dims table ``values``."""
+    if isinstance(value, Sym):
+        return values[value.index]
+    if isinstance(value, SymExpr):
+        return value.evaluate(values)
+    return value
+
+
+def symbols(values: Iterable[Dim]) -> set[int]:
+    """The indices of the symbols ``values`` depend on."""
+    found: set[int] = set()
+    for v in values:
+        if isinstance(v, Sym):
+            found.add(v.index)
+        elif isinstance(v, SymExpr):
+            found.update(v.syms)
+    return found
+
+
+def encode(value: Dim) -> list[int]:
+    """``value`` as ints (for IR attributes and cache entries): the number of terms, then
+    per term its coefficient, its number of symbols and their indices."""
+    expr = as_expr(value)
+    out = [len(expr.terms)]
+    for m, c in sorted(expr.terms.items()):
+        out += [c, len(m), *m]
+    return out
+
+
+def decode(ints: Sequence[int], at: int = 0, syms: Mapping[int, Sym] | None = None) -> tuple[Dim, int]:
+    """The value :func:`encode` wrote at ``at`` and the position after it; its symbols are
+    those of ``syms`` (new ones with hint 0 where it has none)."""
+    n, at = ints[at], at + 1
+    terms: dict[Monomial, int] = {}
+    for _ in range(n):
+        c, k = ints[at], ints[at + 1]
+        terms[tuple(ints[at + 2:at + 2 + k])] = c
+        at += 2 + k
+    known = syms or {}
+    found = {i: known.get(i) or Sym(i, 0) for m in terms for i in m}
+    return _simplify(SymExpr(terms, found)), at

@@ -1,0 +1,252 @@
+"""Automatic dynamic shapes: a graph structure compiled before, only for other sizes, is
+compiled once more with those sizes as run-time values, and that shape-generic executable
+serves every later size (torch.compile's automatic dynamic shapes, which compile a
+dimension as a symbol once it has changed).
+
+A graph's key (``to_hlo.walk``) holds its sizes: each node's dimensions and the size and
+offset attributes of its ops (``OpDef.size_attrs``, ``offset_attrs``: a reshape's
+dimensions, a slice's start). :func:`generalize` takes them out, in order ("positions"),
+leaving the structure. The first time a structure is seen it compiles as it is, for its
+sizes (the fastest code). When it comes back with other sizes, the positions that changed
+become run-time values; positions that were equal each time share one symbol (torch's
+duck sizing), every other position keeps its value (:class:`Pattern`). The executable
+compiled for the pattern serves every later graph of that structure whose sizes fit it:
+the static positions equal, each symbol's positions equal to each other, and sizes at
+least 2 (sizes 0 and 1 are specialised, as torch does: a unit dimension broadcasts).
+Sizes that do not fit widen the pattern (more positions become run-time values, symbols
+split) and one more executable is compiled, so a loop whose sizes change at every step
+compiles its body a bounded number of times, however many steps it takes.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Hashable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import cast
+
+from .. import config
+from ..hlo import Computation, Instruction
+from ..hlo.opdef import OPS
+from ..hlo.shape import Shape
+from ..hlo.symbolic import Dim, Sym
+from .node import Node
+
+#: Structures remembered; the least recently seen goes first, so a program making ever
+#: new graphs does not grow this.
+KEPT_HISTORIES = 1024
+
+
+def automatic() -> bool:
+    """Whether graphs whose sizes change compile shape-generic (``PLAIDARRAY_AUTOMATIC_DYNAMIC``)."""
+    return config.get("PLAIDARRAY_AUTOMATIC_DYNAMIC") == "1"
+
+
+def _size_attrs(op: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    opdef = OPS[op]
+    return opdef.size_attrs, opdef.offset_attrs
+
+
+def generalize(rows: tuple) -> tuple[tuple, tuple[int, ...], tuple[bool, ...]]:
+    """The structure of a walked graph's rows with their sizes erased (ranks and attribute
+    lengths kept), the sizes in order, and which of them are sizes rather than offsets."""
+    erased: list[tuple] = []
+    values: list[int] = []
+    sizes: list[bool] = []
+    for row in rows:
+        if len(row) == 2:  # a parameter: (dims, dtype)
+            dims, dtype = row
+            erased.append((len(dims), dtype))
+        else:
+            op, attrs, operands, dims, dtype = row
+            size_attrs, offset_attrs = _size_attrs(op)
+            if size_attrs or offset_attrs:
+                kept = []
+                for name, value in attrs:
+                    size = name in size_attrs
+                    if size or name in offset_attrs:
+                        values.extend(value)
+                        sizes.extend([size] * len(value))
+                        kept.append((name, len(value)))
+                    else:
+                        kept.append((name, value))
+                attrs = tuple(kept)
+            erased.append((op, attrs, operands, len(dims), dtype))
+        values.extend(dims)
+        sizes.extend([True] * len(dims))
+    return tuple(erased), tuple(values), tuple(sizes)
+
+
+@dataclass(frozen=True)
+class Pattern:
+    """Which positions are run-time values: ``symbol_of[p]`` is the symbol of position
+    ``p``, None where the position keeps the value ``first[p]``."""
+
+    first: tuple[int, ...]
+    symbol_of: tuple[int | None, ...]
+    n_symbols: int
+    _static: tuple[tuple[int, int], ...] = field(init=False, repr=False, compare=False)
+    _dynamic: tuple[tuple[int, int], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "_static", tuple((p, v) for p, (v, s) in enumerate(zip(self.first, self.symbol_of))
+                                                  if s is None))
+        object.__setattr__(self, "_dynamic", tuple((p, s) for p, s in enumerate(self.symbol_of) if s is not None))
+
+    def match(self, values: Sequence[int], sizes: Sequence[bool]) -> list[int] | None:
+        """Each symbol's value for a graph of these sizes, or None if they do not fit."""
+        for p, v in self._static:
+            if values[p] != v:
+                return None
+        found: list[int | None] = [None] * self.n_symbols
+        for p, s in self._dynamic:
+            v = values[p]
+            if sizes[p] and v < 2:
+                return None
+            known = found[s]
+            if known is None:
+                found[s] = v
+            elif known != v:
+                return None
+        return cast("list[int]", found)
+
+    def widen(self, values: Sequence[int]) -> Pattern:
+        """The pattern that also fits ``values`` (its sizes may be 0 or 1 all the same):
+        a position that changed becomes a run-time value, and a symbol splits where its
+        positions now differ. Positions share a symbol only if they were equal every
+        time: those that change now had their first value every time, those of a symbol
+        equal values."""
+        groups: dict[Hashable, int] = {}
+        symbol_of: list[int | None] = []
+        for p, v in enumerate(values):
+            s = self.symbol_of[p]
+            if s is None and v == self.first[p]:
+                symbol_of.append(None)
+                continue
+            group = ("new", self.first[p], v) if s is None else ("old", s, v)
+            symbol_of.append(groups.setdefault(group, len(groups)))
+        return Pattern(self.first, tuple(symbol_of), len(groups))
+
+    def describe(self, rows: tuple, values: Sequence[int]) -> str:
+        """Which sizes are run-time values and why (their first value and now), for the
+        compile log (``rows``: the key rows of the graph whose ``values`` these are)."""
+        names: list[str] = []
+        for p, (row_index, name, i) in enumerate(_row_positions(rows)):
+            if self.symbol_of[p] is not None and len(names) < 3:
+                row = rows[row_index]
+                what = "parameter" if len(row) == 2 else row[0]
+                where = f"dim {i}" if name is None else f"{name}[{i}]"
+                names.append(f"{what} (node {row_index}) {where}: {self.first[p]} -> {values[p]}")
+        more = ", ..." if len(self._dynamic) > len(names) else ""
+        return (f"sizes changed since the first graph of this structure ({'; '.join(names)}{more}): "
+                f"{len(self._dynamic)} of {len(self.first)} sizes as {self.n_symbols} run-time values")
+
+
+#: What ``Histories`` holds for a structure that compiles per shape: one of its ops has
+#: no lowering that takes run-time sizes.
+STATIC_ONLY = None
+
+
+class Histories:
+    """The pattern of each structure seen (callers hold ``GRAPH_LOCK``), the least recently
+    seen dropped first."""
+
+    def __init__(self, kept: int) -> None:
+        self._patterns: OrderedDict[Hashable, Pattern | None] = OrderedDict()
+        self._kept = kept
+
+    def decide(self, structure: Hashable, values: tuple[int, ...],
+               sizes: tuple[bool, ...]) -> tuple[Pattern, list[int]] | None:
+        """The pattern a graph of ``structure`` and these sizes runs with, and each of its
+        symbols' values; None when the graph compiles for its own sizes (the structure is
+        new, or compiles per shape, or a size of a symbol is 0 or 1)."""
+        if structure not in self._patterns:
+            self._patterns[structure] = Pattern(values, (None,) * len(values), 0)
+            while len(self._patterns) > self._kept:
+                self._patterns.popitem(last=False)
+            return None
+        self._patterns.move_to_end(structure)
+        pattern = self._patterns[structure]
+        if pattern is STATIC_ONLY:
+            return None
+        found = pattern.match(values, sizes)
+        if found is None:
+            pattern = self._patterns[structure] = pattern.widen(values)
+            found = pattern.match(values, sizes)
+        if found is None or not pattern.n_symbols:
+            return None
+        return pattern, found
+
+    def static_only(self, structure: Hashable) -> None:
+        """Compile ``structure`` per shape from now on."""
+        self._patterns[structure] = STATIC_ONLY
+
+    def clear(self) -> None:
+        self._patterns.clear()
+
+
+HISTORIES = Histories(KEPT_HISTORIES)
+
+
+def _positions(row: tuple) -> Iterator[tuple[str | None, int]]:
+    """The positions of a row in ``generalize``'s order, as (attribute name, index), the
+    name None for the node's dimensions."""
+    if len(row) == 5:
+        size_attrs, offset_attrs = _size_attrs(row[0])
+        for name, value in row[1]:
+            if name in size_attrs or name in offset_attrs:
+                for i in range(len(value)):
+                    yield name, i
+    for i in range(len(row[-2])):
+        yield None, i
+
+
+def _row_positions(rows: tuple) -> Iterator[tuple[int, str | None, int]]:
+    """Every position of ``rows`` in ``generalize``'s order, with its row's index."""
+    for row_index, row in enumerate(rows):
+        for name, i in _positions(row):
+            yield row_index, name, i
+
+
+def symbolic_computation(key: tuple, order: list[Node], pattern: Pattern, values: Sequence[int]) -> Computation:
+    """The HLO computation of a walked graph (``to_hlo.computation``) with the run-time
+    positions of ``pattern`` as symbols (``values``: the graph's sizes, the symbols'
+    hints)."""
+    rows = key[0]
+    symbols = [Sym(s, 0) for s in range(pattern.n_symbols)]
+    for p, s in enumerate(pattern.symbol_of):
+        if s is not None:
+            symbols[s].hint = values[p]
+    # A symbol is a size (at least 2: ``Pattern.match``) if any of its positions is one.
+    size_of = {s: False for s in range(pattern.n_symbols)}
+    built: list[Instruction] = []
+    params: list[Instruction] = []
+    position = 0
+    for node, row in zip(order, rows):
+        attrs = dict(node.attrs) if len(row) == 5 else {}
+        dims: list[Dim] = list(node.shape.dims)
+        changed = False
+        for name, i in _positions(row):
+            s = pattern.symbol_of[position]
+            position += 1
+            if s is None:
+                continue
+            changed = True
+            if name is None:
+                dims[i] = symbols[s]
+                size_of[s] = True
+            else:
+                entries = list(attrs[name])
+                entries[i] = symbols[s]
+                attrs[name] = tuple(entries)
+                size_of[s] = size_of[s] or name in OPS[row[0]].size_attrs
+        shape = Shape(cast("tuple[int, ...]", tuple(dims)), node.shape.dtype) if changed else node.shape
+        if len(row) == 2:
+            inst = Instruction("parameter", (), {"number": len(params), "shape": shape}, shape)
+            params.append(inst)
+        else:
+            inst = Instruction(cast(str, node.op), [built[i] for i in row[2]], attrs if changed else node.attrs, shape)
+        built.append(inst)
+    for s, size in size_of.items():
+        symbols[s].size = size
+    return Computation("main", params, [built[i] for i in key[1]])

@@ -1,0 +1,171 @@
+"""Shape-generic executables (``trace/dynamic.py``, ``hlo/symbolic.py``): a graph structure
+compiled again only because its sizes changed is compiled once with run-time sizes, and
+that executable serves every later size. Loops whose shapes change at every step compile
+their body a bounded number of times and compute what NumPy computes."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import plaidarray as xp
+from plaidarray.trace import dynamic
+
+pytestmark = pytest.mark.skipif("llvm-cpu" not in xp.backends(), reason="the compiled backend is not installed")
+
+#: Compiles a loop body may take whatever the number of steps: its first sizes, then the
+#: shape-generic executable (and, where a size passes through 0 or 1, those sizes).
+BODY_COMPILES = 3
+
+
+@pytest.fixture(autouse=True)
+def fresh(monkeypatch):
+    monkeypatch.setenv("PLAIDARRAY_CACHE_MAX_BYTES", "0")  # compiled here, not loaded from an earlier test
+    xp.set_backend("llvm-cpu")
+    xp.clear_cache()
+    dynamic.HISTORIES.clear()
+    yield
+    xp.set_backend(None)
+
+
+def _compiles() -> int:
+    return xp.cache_info().compiles
+
+
+def test_appending_a_row_per_step_for_1000_steps():
+    rng = np.random.default_rng(0)
+    rows = rng.standard_normal((1000, 3))
+    a, expected = xp.zeros((0, 3)), np.zeros((0, 3))
+    totals, want = [], []
+    for row in rows:
+        a = xp.concat([a, xp.asarray(row)[None, :]], axis=0)
+        expected = np.concatenate([expected, row[None, :]])
+        totals.append(float(xp.sum(a * a)))
+        want.append(float(np.sum(expected * expected)))
+    np.testing.assert_allclose(totals, want, rtol=1e-12)
+    np.testing.assert_array_equal(np.asarray(a), expected)
+    assert _compiles() <= BODY_COMPILES
+
+
+def test_statistics_over_1000_windows_of_varying_length():
+    rng = np.random.default_rng(1)
+    data = rng.standard_normal(4000)
+    x = xp.asarray(data)
+    got, want = [], []
+    for i in range(1000):
+        start, length = (i * 7) % 1500, 2 + (i * 13) % 997
+        w, v = x[start:start + length], data[start:start + length]
+        got.append(float(xp.mean(w) + xp.std(w) - xp.max(w)))
+        want.append(float(v.mean() + v.std() - v.max()))
+    np.testing.assert_allclose(got, want, rtol=1e-11, atol=1e-12)
+    assert _compiles() <= BODY_COMPILES
+
+
+def test_ragged_chunks_and_a_smaller_last_batch():
+    rng = np.random.default_rng(2)
+    data = rng.standard_normal((1003, 5))
+    weights = rng.standard_normal((5, 4))
+    x, w = xp.asarray(data), xp.asarray(weights)
+    bounds = np.cumsum([0, *rng.integers(2, 40, 60)])
+    bounds = bounds[bounds < len(data)].tolist() + [len(data)]
+    for lo, hi in zip(bounds, bounds[1:]):
+        got = np.asarray(xp.tanh(x[lo:hi] @ w) - xp.mean(x[lo:hi], axis=0)[:5, None].T[:, :4])
+        want = np.tanh(data[lo:hi] @ weights) - data[lo:hi].mean(axis=0)[:5, None].T[:, :4]
+        np.testing.assert_allclose(got, want, rtol=1e-12, atol=1e-13)
+    for batch in range(0, 1003, 64):  # the last batch is smaller
+        got = float(xp.sum(xp.exp(x[batch:batch + 64]) * 0.5))
+        np.testing.assert_allclose(got, np.sum(np.exp(data[batch:batch + 64]) * 0.5), rtol=1e-12)
+    assert _compiles() <= 2 * BODY_COMPILES
+
+
+def test_sizes_through_zero_and_one_after_the_generic_compile():
+    """Sizes 0 and 1 are compiled for themselves (a unit dimension broadcasts): before and
+    after the shape-generic executable exists, they compute what NumPy computes."""
+    data = np.arange(40.0)
+    x = xp.asarray(data)
+    for n in [5, 9, 1, 0, 17, 1, 2, 0, 33]:
+        np.testing.assert_allclose(np.asarray(xp.cumulative_sum(x[:n] * 2.0)), np.cumsum(data[:n] * 2.0))
+        np.testing.assert_allclose(float(xp.sum(x[:n] - 1.0)), np.sum(data[:n] - 1.0))
+
+
+def test_sizes_that_were_equal_by_chance_are_split():
+    """Two sizes equal in the first graphs (a slice's start and its length) share a symbol
+    until a graph where they differ; that graph widens the pattern, never reads the
+    wrong size."""
+    data = np.arange(300.0)
+    x = xp.asarray(data)
+    for start, length in [(3, 3), (5, 5), (7, 7), (4, 9), (11, 2), (6, 6)]:
+        got = np.asarray(x[start:start + length] * 3.0)
+        np.testing.assert_array_equal(got, data[start:start + length] * 3.0)
+
+
+def test_a_column_loop_compiles_its_body_once_for_all_columns():
+    rng = np.random.default_rng(3)
+    m = rng.standard_normal((50, 40)) * 3.0 + 1.0
+    x = xp.asarray(m)
+    out = xp.zeros_like(x)
+    for j in range(40):
+        col = x[:, j]
+        out[:, j] = (col - xp.mean(col)) / xp.std(col)
+    np.testing.assert_allclose(np.asarray(out), (m - m.mean(0)) / m.std(0), rtol=1e-12)
+    assert _compiles() <= 2 * BODY_COMPILES
+
+
+_UNARY = {"exp": (xp.exp, np.exp), "negative": (xp.negative, np.negative), "abs": (xp.abs, np.abs)}
+
+
+def _program(lib, x, m, spec):
+    """A small program over a vector ``x`` and a matrix ``m`` whose sizes vary."""
+    op, axis, offset, reverse = spec
+    unary = _UNARY[op][0 if lib is xp else 1]
+    y = unary(x[offset:]) * 2.0 + 1.0
+    if reverse:
+        y = lib.flip(y)
+    s = lib.sum(m, axis=axis)
+    t = lib.concat([y, s], axis=0)
+    return lib.reshape(t, (-1, 1)) + lib.max(t)
+
+
+@settings(max_examples=15, deadline=None)
+@given(spec=st.tuples(st.sampled_from(sorted(_UNARY)), st.integers(0, 1), st.integers(0, 3), st.booleans()),
+       sizes=st.lists(st.tuples(st.integers(0, 40), st.integers(1, 9), st.integers(1, 9)), min_size=2, max_size=6))
+def test_programs_over_changing_sizes_equal_numpy(spec, sizes):
+    xp.clear_cache()
+    dynamic.HISTORIES.clear()
+    rng = np.random.default_rng(4)
+    for n, r, c in sizes:
+        vector, matrix = rng.standard_normal(n + 4), rng.standard_normal((r, c))
+        got = np.asarray(_program(xp, xp.asarray(vector), xp.asarray(matrix), spec))
+        np.testing.assert_allclose(got, _program(np, vector, matrix, spec), rtol=1e-12, atol=1e-12)
+
+
+def test_a_batched_matrix_product_of_changing_sizes():
+    rng = np.random.default_rng(5)
+    for b, n, k in [(2, 3, 4), (3, 5, 2), (2, 7, 6), (4, 2, 3)]:
+        a, c = rng.standard_normal((b, n, k)), rng.standard_normal((b, k, n + 1))
+        np.testing.assert_allclose(np.asarray(xp.asarray(a) @ xp.asarray(c)), a @ c, rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(xp.asarray(a).mT @ xp.asarray(a)), a.transpose(0, 2, 1) @ a,
+                                   rtol=1e-12)
+    assert _compiles() <= 2 * BODY_COMPILES
+
+
+def test_a_structure_with_an_op_that_needs_static_sizes_compiles_per_shape():
+    """The FFT's kernels are generated per length: a graph with one keeps compiling per
+    shape, and computes what NumPy does."""
+    rng = np.random.default_rng(6)
+    for n in (8, 12, 16, 20):
+        z = rng.standard_normal(n)
+        np.testing.assert_allclose(np.asarray(xp.fft.rfft(xp.asarray(z) * 2.0)), np.fft.rfft(z * 2.0), atol=1e-12)
+    assert _compiles() == 4
+
+
+def test_a_shape_generic_executable_takes_no_sizes_past_its_limits():
+    from plaidarray.backend.llvm_cpu.executable import ShapeGenericExecutable
+    from plaidarray.hlo.symbolic import Sym
+
+    n = Sym(0, 5)
+    template = ShapeGenericExecutable([], 0, [], [], [], [], [(n * 3, 100)])
+    assert template.bind([33]) is not None
+    assert template.bind([34]) is None
