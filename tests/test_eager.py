@@ -103,7 +103,7 @@ def test_a_long_loop_without_reads_runs_in_bounded_graphs():
         x = x * 0.999 + 0.001
         deepest = max(deepest, x._node.depth)
     got = np.asarray(x)
-    assert deepest <= node_module.MAX_PENDING
+    assert deepest <= 2 * node_module.MAX_PENDING  # cut where the loop's structure recurs (trace/cuts.py)
     assert _compiles() - before <= 3
     expected = np.ones(8)
     for _ in range(steps):
@@ -213,7 +213,7 @@ def test_the_compile_log_names_the_pending_bound_and_jit_signatures(caplog, monk
     caplog.set_level(logging.INFO, logger="plaidarray.compiles")
     monkeypatch.setattr(node_module, "MAX_PENDING", 8)
     y = xp.asarray(np.ones(41))
-    for _ in range(10):
+    for _ in range(20):  # past twice the bound: cut wherever the last cut's anchor is (trace/cuts.py)
         y = y - 1.0
     f = xp.jit(lambda a: a * 2)
     f(xp.ones(42))

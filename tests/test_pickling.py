@@ -50,10 +50,10 @@ def test_static_arguments_survive_pickling():
     def power(x, n):
         return x**n
 
-    jitted = xp.jit(power, static_argnums=1)
+    jitted = xp.jit(power, static_argnums=1, dynamic=True)
     # A local function: by value, its function pickled by reference to this test module.
     reduced = jitted.__reduce__()
-    assert reduced[1][1:] == ((1,), ("n",))
+    assert reduced[1][1:] == ((1,), ("n",), True)
 
 
 def test_a_jitted_function_unpickles_in_another_process():

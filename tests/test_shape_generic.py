@@ -169,3 +169,41 @@ def test_a_shape_generic_executable_takes_no_sizes_past_its_limits():
     template = ShapeGenericExecutable([], 0, [], [], [], [], [(n * 3, 100)])
     assert template.bind([33]) is not None
     assert template.bind([34]) is None
+
+
+def test_jit_compiles_once_more_for_new_sizes_or_as_asked():
+    def body(x, y):
+        return xp.sum(xp.exp(x) * 2.0, axis=0) + y[:3]
+
+    rng = np.random.default_rng(7)
+    for mode, compiles in ((None, 2), (True, 1), (False, 4)):
+        xp.clear_cache()
+        dynamic.HISTORIES.clear()
+        f = xp.jit(body, dynamic=mode)
+        for n in (4, 5, 6, 9):
+            a, b = rng.standard_normal((n, 3)), rng.standard_normal(n + 2)
+            np.testing.assert_allclose(np.asarray(f(xp.asarray(a), xp.asarray(b))), np.exp(a).sum(0) * 2 + b[:3],
+                                       rtol=1e-13)
+        assert f.cache_info().misses == 4  # every shape is traced...
+        assert _compiles() == compiles, mode  # ...and compiled only while needed
+
+
+def test_a_loop_that_never_reads_compiles_its_body_a_bounded_number_of_times():
+    """k-means without a read in the loop: graphs are cut past the pending bound where the
+    loop's structure recurs (``trace/cuts.py``), so however many iterations run, the same
+    few graphs compile."""
+    rng = np.random.default_rng(8)
+    points = rng.standard_normal((500, 2)) + rng.integers(0, 3, (500, 1)) * 4.0
+    for iterations in (15, 40):
+        xp.clear_cache()
+        dynamic.HISTORIES.clear()
+        centers, expected = xp.asarray(points[:3].copy()), points[:3].copy()
+        p = xp.asarray(points)
+        for _ in range(iterations):
+            labels = xp.argmin(xp.sum((p[:, None, :] - centers[None, :, :]) ** 2, axis=2), axis=1)
+            centers = xp.stack([xp.sum(p * xp.astype(labels == k, xp.float64)[:, None], axis=0)
+                                / xp.sum(xp.astype(labels == k, xp.float64)) for k in range(3)])
+            near = np.argmin(((points[:, None, :] - expected[None]) ** 2).sum(2), axis=1)
+            expected = np.stack([points[near == k].mean(0) for k in range(3)])
+        np.testing.assert_allclose(np.asarray(centers), expected, rtol=1e-10)
+        assert _compiles() <= 4, iterations

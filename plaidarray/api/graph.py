@@ -17,6 +17,7 @@ from ..hlo.ir import attr_key
 from ..hlo.literal import Literal
 from ..hlo.shape import MAX_SIZE, Shape
 from ..trace.array import Array
+from ..trace.cuts import cut_here
 from ..trace import node as node_module
 from ..trace.materialize import materialize
 from ..trace.node import Node
@@ -33,8 +34,8 @@ def op(name: str, *operands: Array | Node, **attrs: Any) -> Array:
 
 def wrap(node: Node) -> Array:
     """The Array of a node just recorded, which runs at once if it is deeper than the
-    pending bound (``PLAIDARRAY_MAX_PENDING``)."""
-    if node.depth > node_module.MAX_PENDING > 0:
+    pending bound (``PLAIDARRAY_MAX_PENDING``) and a good place to cut (``trace/cuts.py``)."""
+    if node.depth > node_module.MAX_PENDING > 0 and cut_here(node):
         materialize([node], cut=True)
     return Array(node)
 

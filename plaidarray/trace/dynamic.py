@@ -110,6 +110,15 @@ class Pattern:
                 return None
         return cast("list[int]", found)
 
+    @classmethod
+    def every_size(cls, values: tuple[int, ...], sizes: tuple[bool, ...]) -> Pattern:
+        """Every position a run-time value from the start (``jit(dynamic=True)``), but
+        sizes 0 and 1; positions of equal value share a symbol."""
+        groups: dict[int, int] = {}
+        symbol_of = tuple(None if size and v < 2 else groups.setdefault(v, len(groups))
+                          for v, size in zip(values, sizes))
+        return cls(values, symbol_of, len(groups))
+
     def widen(self, values: Sequence[int]) -> Pattern:
         """The pattern that also fits ``values`` (its sizes may be 0 or 1 all the same):
         a position that changed becomes a run-time value, and a symbol splits where its
@@ -155,16 +164,19 @@ class Histories:
         self._patterns: OrderedDict[Hashable, Pattern | None] = OrderedDict()
         self._kept = kept
 
-    def decide(self, structure: Hashable, values: tuple[int, ...],
-               sizes: tuple[bool, ...]) -> tuple[Pattern, list[int]] | None:
+    def decide(self, structure: Hashable, values: tuple[int, ...], sizes: tuple[bool, ...],
+               every_size: bool = False) -> tuple[Pattern, list[int]] | None:
         """The pattern a graph of ``structure`` and these sizes runs with, and each of its
         symbols' values; None when the graph compiles for its own sizes (the structure is
-        new, or compiles per shape, or a size of a symbol is 0 or 1)."""
+        new, or compiles per shape, or a size of a symbol is 0 or 1). ``every_size``: a new
+        structure's sizes are run-time values from the start."""
         if structure not in self._patterns:
-            self._patterns[structure] = Pattern(values, (None,) * len(values), 0)
+            first = Pattern.every_size(values, sizes) if every_size else Pattern(values, (None,) * len(values), 0)
+            self._patterns[structure] = first
             while len(self._patterns) > self._kept:
                 self._patterns.popitem(last=False)
-            return None
+            if not every_size:
+                return None
         self._patterns.move_to_end(structure)
         pattern = self._patterns[structure]
         if pattern is STATIC_ONLY:
@@ -212,7 +224,43 @@ def symbolic_computation(key: tuple, order: list[Node], pattern: Pattern, values
     """The HLO computation of a walked graph (``to_hlo.computation``) with the run-time
     positions of ``pattern`` as symbols (``values``: the graph's sizes, the symbols'
     hints)."""
-    rows = key[0]
+    sources = [(cast(str, n.op), n.attrs, n.shape) for n in order]
+    built = _symbolic(key[0], sources, pattern, values)
+    params = [inst for inst, row in zip(built, key[0]) if len(row) == 2]
+    for number, param in enumerate(params):
+        param.attrs["number"] = number
+    return Computation("main", params, [built[i] for i in key[1]])
+
+
+def computation_rows(comp: Computation) -> tuple:
+    """A computation's instructions as rows of a walked graph's key (``to_hlo.walk``), for
+    :func:`generalize`: parameters are ``(dims, dtype)`` rows, in parameter order first."""
+    index = {id(p): i for i, p in enumerate(comp.parameters)}
+    rows: list[tuple] = [(p.shape.dims, p.shape.dtype) for p in comp.parameters]
+    for inst in comp.instructions:
+        if inst.opcode != "parameter":
+            index[id(inst)] = len(rows)
+            rows.append((inst.opcode, inst.attr_key(), tuple(index[id(o)] for o in inst.operands), inst.shape.dims,
+                         inst.shape.dtype))
+    return tuple(rows), tuple(index[id(o)] for o in comp.outputs)
+
+
+def symbolic_copy(comp: Computation, pattern: Pattern, values: Sequence[int]) -> Computation:
+    """``comp`` (whose rows are :func:`computation_rows`) with the run-time positions of
+    ``pattern`` as symbols."""
+    rows, outputs = computation_rows(comp)
+    order = [*comp.parameters, *(i for i in comp.instructions if i.opcode != "parameter")]
+    built = _symbolic(rows, [(i.opcode, i.attrs, i.shape) for i in order], pattern, values)
+    for param, inst in zip(comp.parameters, built):
+        inst.attrs["number"] = param.attrs["number"]
+    return Computation(comp.name, built[:len(comp.parameters)], [built[i] for i in outputs])
+
+
+def _symbolic(rows: tuple, sources: Sequence[tuple[str, dict, Shape]], pattern: Pattern,
+              values: Sequence[int]) -> list[Instruction]:
+    """The instructions of ``rows`` (each from its op, attributes and shape in
+    ``sources``), with the run-time positions of ``pattern`` as symbols; parameters'
+    numbers are the caller's to set."""
     symbols = [Sym(s, 0) for s in range(pattern.n_symbols)]
     for p, s in enumerate(pattern.symbol_of):
         if s is not None:
@@ -220,11 +268,10 @@ def symbolic_computation(key: tuple, order: list[Node], pattern: Pattern, values
     # A symbol is a size (at least 2: ``Pattern.match``) if any of its positions is one.
     size_of = {s: False for s in range(pattern.n_symbols)}
     built: list[Instruction] = []
-    params: list[Instruction] = []
     position = 0
-    for node, row in zip(order, rows):
-        attrs = dict(node.attrs) if len(row) == 5 else {}
-        dims: list[Dim] = list(node.shape.dims)
+    for (op, node_attrs, node_shape), row in zip(sources, rows):
+        attrs = dict(node_attrs) if len(row) == 5 else {}
+        dims: list[Dim] = list(node_shape.dims)
         changed = False
         for name, i in _positions(row):
             s = pattern.symbol_of[position]
@@ -240,13 +287,11 @@ def symbolic_computation(key: tuple, order: list[Node], pattern: Pattern, values
                 entries[i] = symbols[s]
                 attrs[name] = tuple(entries)
                 size_of[s] = size_of[s] or name in OPS[row[0]].size_attrs
-        shape = Shape(cast("tuple[int, ...]", tuple(dims)), node.shape.dtype) if changed else node.shape
+        shape = Shape(cast("tuple[int, ...]", tuple(dims)), node_shape.dtype) if changed else node_shape
         if len(row) == 2:
-            inst = Instruction("parameter", (), {"number": len(params), "shape": shape}, shape)
-            params.append(inst)
+            built.append(Instruction("parameter", (), {"number": -1, "shape": shape}, shape))
         else:
-            inst = Instruction(cast(str, node.op), [built[i] for i in row[2]], attrs if changed else node.attrs, shape)
-        built.append(inst)
+            built.append(Instruction(op, [built[i] for i in row[2]], attrs if changed else node_attrs, shape))
     for s, size in size_of.items():
         symbols[s].size = size
-    return Computation("main", params, [built[i] for i in key[1]])
+    return built

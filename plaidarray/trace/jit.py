@@ -54,7 +54,7 @@ class JitCacheInfo:
 
 
 def jit(fun: Callable | None = None, *, static_argnums: int | Iterable[int] = (),
-        static_argnames: str | Iterable[str] = ()) -> Any:
+        static_argnames: str | Iterable[str] = (), dynamic: bool | None = None) -> Any:
     """Compile ``fun`` once per signature; usable as ``@jit`` or ``jit(f, static_argnums=...)``.
 
     Arguments may be arrays (plaidarray or NumPy), Python scalars, and tuples, lists and
@@ -63,10 +63,17 @@ def jit(fun: Callable | None = None, *, static_argnums: int | Iterable[int] = ()
     use them for values that decide Python control flow. Branching or looping on array
     values needs :func:`plaidarray.cond`, :func:`plaidarray.while_loop` or
     :func:`plaidarray.fori_loop`.
+
+    ``dynamic`` (torch.compile's switch): each new shape is traced, but compiled only
+    while needed. None (default): once the function is called with other sizes, they
+    become run-time values of one executable that serves every later size (as lazy graphs
+    do, ``PLAIDARRAY_AUTOMATIC_DYNAMIC``); True: from the first call; False: each shape
+    compiles for itself (the fastest code for few shapes).
     """
     if fun is None:
-        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames)
-    return JitFunction(fun, static_argnums, static_argnames)
+        return functools.partial(jit, static_argnums=static_argnums, static_argnames=static_argnames,
+                                 dynamic=dynamic)
+    return JitFunction(fun, static_argnums, static_argnames, dynamic)
 
 
 @dataclass
@@ -86,9 +93,10 @@ class JitFunction:
     __qualname__: str  # the function's, as functools.update_wrapper sets it on the instance
 
     def __init__(self, fun: Callable, static_argnums: int | Iterable[int],
-                 static_argnames: str | Iterable[str]) -> None:
+                 static_argnames: str | Iterable[str], dynamic: bool | None = None) -> None:
         functools.update_wrapper(self, fun)
         self._fun = fun
+        self._dynamic = dynamic
         self._name = getattr(fun, "__name__", type(fun).__name__)
         self._static_argnums, self._static_argnames = _static_arguments(fun, static_argnums, static_argnames)
         try:
@@ -198,7 +206,7 @@ class JitFunction:
         from the persistent cache."""
         if _importable(self):
             return self.__qualname__
-        return JitFunction, (self._fun, self._static_argnums, self._static_argnames)
+        return JitFunction, (self._fun, self._static_argnums, self._static_argnames, self._dynamic)
 
     def __dask_tokenize__(self) -> tuple[str, str]:
         """The same token in every process for the same function and static arguments
@@ -354,7 +362,7 @@ class Lowered:
 
     def compile(self) -> Compiled:
         """Compile (or fetch from the executable cache) for the current backend."""
-        executable = executable_for(self._traced.computation)
+        executable = executable_for(self._traced.computation, self._function._dynamic)
         constants = cast("list[np.ndarray]", [node.buffer for node in self._traced.captured])  # _lower made them
         return Compiled(self._function, self._key, executable, constants, self._traced.out_structure,
                         [o.shape for o in self._traced.computation.outputs])

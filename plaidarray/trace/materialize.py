@@ -112,13 +112,13 @@ def _shape_generic(graph_key: tuple, order: list[Node], given: frozenset[int], b
     return _Generic(key, structure_key, symbol_values, template, comp, pattern.n_symbols, why)
 
 
-def _bind(generic: _Generic, key: Hashable, backend: Backend, given: frozenset[int]) -> Executable | None:
+def _bind(generic: _Generic, key: Hashable | None, backend: Backend, given: frozenset[int]) -> Executable | None:
     """The shape-generic executable of ``generic`` (compiled now if need be) bound to its
-    sizes, cached under the graph's own ``key``; None if the computation has an op that
+    sizes, cached under the graph's own ``key`` (if any); None if the computation has an op that
     cannot take run-time sizes (then its structure compiles per shape from now on), or
     the executable does not take these sizes (a guard: a size past what a library call
     takes)."""
-    template = generic.template
+    template = generic.template or EXECUTABLES.lookup(generic.key)
     if template is None:
         comp = generic.comp
         assert comp is not None  # built when no template was cached
@@ -133,7 +133,7 @@ def _bind(generic: _Generic, key: Hashable, backend: Backend, given: frozenset[i
         if generic.why:
             explain.log(generic.why, time.perf_counter() - start, template.from_disk)
     executable = template.bind(generic.values)
-    if executable is not None:
+    if executable is not None and key is not None:
         EXECUTABLES.insert(key, executable)
     return executable
 
@@ -143,8 +143,25 @@ def _compile(backend: Backend, comp: Computation, donated: frozenset[int] = froz
     return backend.compiler.compile(Module("lazy_graph", comp, donated, n_symbols))  # a compiler names its code itself
 
 
-def executable_for(comp: Computation) -> Executable:
-    """The current backend's executable for ``comp``, compiled on a cache miss."""
+def executable_for(comp: Computation, dynamic_sizes: bool | None = None) -> Executable:
+    """The current backend's executable for ``comp`` (a traced function), compiled on a
+    cache miss. ``dynamic_sizes`` (``jit``'s ``dynamic``): None makes sizes run-time
+    values once the structure comes back with other sizes (automatic dynamic shapes),
+    True from the first call, False never."""
     backend = registry.current()
+    if dynamic_sizes is not False and backend.compiler.shape_generic and (dynamic_sizes or dynamic.automatic()):
+        rows, outputs = dynamic.computation_rows(comp)
+        shape, values, sizes = dynamic.generalize(rows)
+        structure_key = ("traced", shape, outputs, backend.cache_tag)
+        with GRAPH_LOCK:
+            decided = dynamic.HISTORIES.decide(structure_key, values, sizes, every_size=bool(dynamic_sizes))
+        if decided is not None:
+            pattern, symbol_values = decided
+            symbolic = dynamic.symbolic_copy(comp, pattern, values)
+            generic = _Generic(("shape-generic", structure_key, pattern), structure_key, symbol_values, None,
+                               symbolic, pattern.n_symbols, "")
+            executable = _bind(generic, None, backend, frozenset())
+            if executable is not None:
+                return executable
     key = (structure(comp), backend.cache_tag)
     return EXECUTABLES.get(key, backend.name, lambda: _compile(backend, comp))

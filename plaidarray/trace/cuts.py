@@ -1,0 +1,39 @@
+"""Where a long pending graph is cut: at a point of the same structure each time.
+
+A loop that records without reading would grow its graph without bound, so a node
+deeper than ``PLAIDARRAY_MAX_PENDING`` runs (with every live value) where it is recorded.
+Cut at the first node past the bound, the graphs of a loop start and end at points that
+drift against its body, and no two share a structure: a 15-iteration k-means compiled
+9 graphs. So the node where a graph is cut is remembered by its signature (its op,
+attributes, rank and dtype, and its operands' ops); past the bound, later graphs run
+only at a node of that signature, which a loop's body records again once per
+iteration, so their graphs hold whole iterations from the same point and repeat. A graph
+that meets none runs at twice the bound, and its node becomes the anchor.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable
+
+from . import node as node_module
+from .node import Node
+
+#: The signature of the node where the last graph was cut (None before any cut).
+_anchor: Hashable | None = None
+
+
+def signature(node: Node) -> Hashable:
+    """What a cut point looks like: sizes left out, so that loops whose shapes change
+    find it too."""
+    return (node.op, tuple(sorted(node.attrs.items())) if node.attrs else (), len(node.shape.dims),
+            node.shape.dtype, tuple(o.op for o in node.operands))
+
+
+def cut_here(node: Node) -> bool:
+    """Whether ``node``, deeper than the bound, should run now (see the module docstring)."""
+    global _anchor
+    mark = signature(node)
+    if _anchor is not None and mark != _anchor and node.depth <= 2 * node_module.MAX_PENDING:
+        return False
+    _anchor = mark
+    return True
