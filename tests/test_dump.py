@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import plaidarray as xp
-from plaidarray.backend.llvm_cpu.compiler import STAGES
+from plaidarray.backend.llvm_cpu.stages import STAGES
 from plaidarray.hlo.passes import HLO_PASSES
 
 

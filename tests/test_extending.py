@@ -105,7 +105,7 @@ def test_a_new_hlo_pass_runs_in_every_compile(monkeypatch, tmp_path):
 TOY_BACKEND = '''
 """A toy backend: the llvm-cpu stages at -O1, without the persistent cache, counting compiles."""
 from plaidarray.backend.executable import Backend, Compiler
-from plaidarray.backend.llvm_cpu.compiler import BACK, FRONT, Compilation
+from plaidarray.backend.llvm_cpu.stages import BACK, FRONT, Compilation
 from plaidarray.backend.pipeline import run_stages
 
 STAGES = [stage for stage in (*FRONT, *BACK) if stage.name != "store"]

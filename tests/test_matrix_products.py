@@ -148,7 +148,7 @@ def _dump(tmp_path, monkeypatch, compute) -> dict[str, str]:
 def test_matrix_products_call_gemm_on_the_operands_in_place(tmp_path, monkeypatch, dtype):
     a, b = xp.asarray(_random((24, 16), dtype)), xp.asarray(_random((24, 8), dtype))
     stages = _dump(tmp_path, monkeypatch, lambda: xp.matrix_transpose(a) @ b)
-    assert f"blas_{LETTER[dtype.name]}gemm" in stages["ll"]
+    assert f"blas_{LETTER[dtype.name]}gemm" in stages["loops.mlir"]
     assert "transpose" not in stages["hlo.txt"]  # folded into the product
     assert "linalg.generic" not in stages["linalg.mlir"]  # no copy, no loop nest
 
@@ -156,7 +156,7 @@ def test_matrix_products_call_gemm_on_the_operands_in_place(tmp_path, monkeypatc
 def test_matrix_vector_products_call_gemv(tmp_path, monkeypatch):
     a, v = xp.asarray(_random((24, 16), np.float64)), xp.asarray(_random((24,), np.float64))
     stages = _dump(tmp_path, monkeypatch, lambda: v @ a)
-    assert "blas_dgemv" in stages["ll"] and "gemm" not in stages["ll"]
+    assert "blas_dgemv" in stages["loops.mlir"] and "gemm" not in stages["loops.mlir"]
     assert "linalg.generic" not in stages["linalg.mlir"]
 
 
@@ -168,7 +168,7 @@ def test_matrix_vector_products_call_gemv(tmp_path, monkeypatch):
 ], ids=["tensordot", "vecdot as a matrix product", "vecdot of columns and a vector", "batched matmul"])
 def test_namespace_functions_reach_blas(tmp_path, monkeypatch, compute, routine):
     a, b = xp.asarray(_random((12, 10), np.float32)), xp.asarray(_random((12, 6), np.float32, seed=1))
-    assert routine in _dump(tmp_path, monkeypatch, lambda: compute(a, b))["ll"]
+    assert routine in _dump(tmp_path, monkeypatch, lambda: compute(a, b))["loops.mlir"]
 
 
 def test_a_stack_times_a_matrix_is_one_gemm(tmp_path, monkeypatch):
@@ -199,7 +199,7 @@ def test_elementwise_work_stays_out_of_the_gemm_call(tmp_path, monkeypatch):
 def test_a_copy_is_made_only_for_an_operand_blas_cannot_read(tmp_path, monkeypatch):
     a, b = xp.asarray(_random((3, 4, 5), np.float64)), xp.asarray(_random((4, 6, 3), np.float64))
     stages = _dump(tmp_path, monkeypatch, lambda: xp.tensordot(a, b, axes=([0, 1], [2, 0])))
-    assert "blas_dgemm" in stages["ll"]
+    assert "blas_dgemm" in stages["loops.mlir"]
     assert stages["linalg.mlir"].count("linalg.generic") == 1  # b's copy; a is read in place
 
 
@@ -209,7 +209,7 @@ def test_a_copy_is_made_only_for_an_operand_blas_cannot_read(tmp_path, monkeypat
     lambda: xp.asarray(np.ones((16, 0), np.float32)) @ xp.asarray(np.ones((0, 4), np.float32)),
 ], ids=["integers", "dot products of vectors", "k = 0"])
 def test_other_products_call_no_blas(tmp_path, monkeypatch, compute):
-    assert "blas_" not in _dump(tmp_path, monkeypatch, compute)["ll"]
+    assert "blas_" not in _dump(tmp_path, monkeypatch, compute)["loops.mlir"]
 
 
 @pytest.mark.parametrize("lhs, rhs", [((2**31, 1), (1, 2)), ((2, 2**31), (2**31, 2)), ((2, 1), (1, 2**31))],

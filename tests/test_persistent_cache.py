@@ -259,18 +259,47 @@ def test_code_for_fewer_parameters_is_never_loaded(monkeypatch, tmp_path):
     np.testing.assert_array_equal(np.asarray(y), b)
 
 
-def test_the_key_covers_every_source_of_the_package(monkeypatch):
+def test_the_key_covers_every_source_of_the_package(tmp_path):
     """An edit anywhere in plaidarray (codegen/, once left out, included) misses old entries."""
+    import shutil
     from pathlib import Path
 
-    read: list[Path] = []
-    original = Path.read_bytes
-
-    def recording(path: Path) -> bytes:
-        read.append(path.resolve())
-        return original(path)
-
-    monkeypatch.setattr(Path, "read_bytes", recording)
-    object_cache._compiler_digest()
     package = Path(xp.__file__).resolve().parent
-    assert set(read) == set(package.rglob("*.py"))
+    copy = tmp_path / "plaidarray"
+    shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
+    assert object_cache.sources_digest(copy) == object_cache._compiler_digest()
+    digests = {object_cache.sources_digest(copy)}
+    for path in sorted(copy.rglob("*.py"))[::7]:  # every seventh file, from every package
+        path.write_text(path.read_text() + "\n")
+        digests.add(object_cache.sources_digest(copy))
+    assert len(digests) == 1 + len(sorted(copy.rglob("*.py"))[::7])
+    assert any("codegen" in str(p) for p in sorted(copy.rglob("*.py"))[::7])
+
+
+WARM_START = """
+import json, sys
+import numpy as np
+import plaidarray as xp
+x = xp.asarray(np.arange(1000.0))
+value = float(xp.sum(xp.exp(x[:900]) * 2.0 + x[:900]))
+info = xp.cache_info()
+print(json.dumps({"value": value, "compiles": info.compiles, "disk_hits": info.disk_hits,
+                  "imported": sorted(m for m in ("xdsl", "llvmlite.binding", "plaidarray.codegen",
+                                                 "plaidarray.backend.llvm_cpu.stages") if m in sys.modules)}))
+"""
+
+
+def test_a_process_whose_code_is_cached_loads_it_without_the_compiler(tmp_path):
+    """The executable's key is read off its module and its kernels are shared objects
+    loaded by the platform's loader: neither xDSL, nor LLVM, nor the code generator is
+    imported (they took 0.4-1 s to import)."""
+    from plaidarray.backend.llvm_cpu import shared_object
+
+    cold = run_child(WARM_START, tmp_path)
+    assert cold["compiles"] == 1 and "xdsl" in cold["imported"]
+    warm = run_child(WARM_START, tmp_path)
+    assert (warm["compiles"], warm["disk_hits"], warm["value"]) == (0, 1, cold["value"])
+    if shared_object.linker() is not None:
+        assert warm["imported"] == []
+    else:  # object code loads into MCJIT, which needs LLVM; the code generator is still not imported
+        assert "xdsl" not in warm["imported"] and "plaidarray.codegen" not in warm["imported"]

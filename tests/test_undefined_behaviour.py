@@ -16,7 +16,7 @@ import pytest
 
 import ub_programs
 from jit_helpers import REPO, finish_child, start_child
-from plaidarray.backend.llvm_cpu import jit
+from plaidarray.backend.llvm_cpu import host
 from plaidarray.backend.llvm_cpu.compiler import CpuCompiler
 
 LEVELS = (0, 3)
@@ -106,6 +106,6 @@ def test_the_level_is_part_of_both_cache_keys():
 def test_a_bad_level_is_a_clear_error(monkeypatch, value):
     monkeypatch.setenv("PLAIDARRAY_OPT_LEVEL", value)
     with pytest.raises(ValueError, match=f"PLAIDARRAY_OPT_LEVEL must be one of 0, 1, 2, 3, got '{value}'"):
-        jit.opt_level()
+        host.opt_level()
     with pytest.raises(ValueError, match="PLAIDARRAY_OPT_LEVEL"):
         assert CpuCompiler().target

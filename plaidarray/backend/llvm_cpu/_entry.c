@@ -14,9 +14,10 @@
    run(plan, buffers, constant_pointers, outputs, temporaries, dims) -> None
 
    plan is bytes of int64 words, per step: the kernel's address, start, stop, the number
-   of its buffers and of its dims, then its buffers' indices into the run's table
-   (buffers, then constants, then outputs, then temporaries) and its dims' indices into
-   dims (bytes of int64: a shape-generic executable's run-time sizes). Every index is
+   of its buffers, of its dims and of its imports, then its buffers' indices into the run's
+   table (buffers, then constants, then outputs, then temporaries), its dims' indices into
+   dims (bytes of int64: a shape-generic executable's run-time sizes) and the addresses of
+   the library routines it imports, which the kernel reads in place. Every index is
    checked before any kernel runs. */
 
 #define PY_SSIZE_T_CLEAN
@@ -24,7 +25,7 @@
 #include <stdint.h>
 #include <string.h>
 
-typedef void (*kernel_fn)(void **, const int64_t *, int64_t, int64_t);
+typedef void (*kernel_fn)(void **, const int64_t *, int64_t, int64_t, void *const *);
 
 /* Tables up to this many entries live on the stack; larger ones are allocated. */
 #define STACK_TABLE 64
@@ -60,16 +61,18 @@ static int check_plan(const int64_t *words, Py_ssize_t count, Py_ssize_t n, Py_s
     Py_ssize_t at = 0;
     *widest = 0;
     while (at < count) {
-        if (count - at < 5) return 0;
-        int64_t buffers = words[at + 3], dims = words[at + 4];
-        if (buffers < 0 || dims < 0 || buffers > count - at - 5 || dims > count - at - 5 - buffers) return 0;
+        if (count - at < 6) return 0;
+        int64_t buffers = words[at + 3], dims = words[at + 4], imports = words[at + 5];
+        if (buffers < 0 || dims < 0 || imports < 0 || buffers > count - at - 6 || dims > count - at - 6 - buffers ||
+            imports > count - at - 6 - buffers - dims)
+            return 0;
         for (int64_t i = 0; i < buffers; i++)
-            if (words[at + 5 + i] < 0 || words[at + 5 + i] >= n) return 0;
+            if (words[at + 6 + i] < 0 || words[at + 6 + i] >= n) return 0;
         for (int64_t i = 0; i < dims; i++)
-            if (words[at + 5 + buffers + i] < 0 || words[at + 5 + buffers + i] >= n_dims) return 0;
+            if (words[at + 6 + buffers + i] < 0 || words[at + 6 + buffers + i] >= n_dims) return 0;
         if (buffers > *widest) *widest = buffers;
         if (dims > *widest) *widest = dims;
-        at += 5 + buffers + dims;
+        at += 6 + buffers + dims + imports;
     }
     return 1;
 }
@@ -120,10 +123,11 @@ static PyObject *run(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     for (Py_ssize_t at = 0; at < count;) {
         kernel_fn kernel = (kernel_fn)(intptr_t)words[at];
         int64_t start = words[at + 1], stop = words[at + 2], n_own = words[at + 3], n_own_dims = words[at + 4];
-        for (int64_t i = 0; i < n_own; i++) own[i] = table[words[at + 5 + i]];
-        for (int64_t i = 0; i < n_own_dims; i++) own_dims[i] = dims[words[at + 5 + n_own + i]];
-        kernel(own, own_dims, start, stop);
-        at += 5 + n_own + n_own_dims;
+        int64_t n_imports = words[at + 5];
+        for (int64_t i = 0; i < n_own; i++) own[i] = table[words[at + 6 + i]];
+        for (int64_t i = 0; i < n_own_dims; i++) own_dims[i] = dims[words[at + 6 + n_own + i]];
+        kernel(own, own_dims, start, stop, (void *const *)(words + at + 6 + n_own + n_own_dims));
+        at += 6 + n_own + n_own_dims + n_imports;
     }
     Py_END_ALLOW_THREADS
     if (table != on_stack) PyMem_Free(table);

@@ -78,10 +78,13 @@ def host_target() -> Target:
 
 
 def new_machine(target: Target, level: int) -> llvm.TargetMachine:
+    """A TargetMachine emitting position-independent code for the small code model, as a
+    shared library's: object code goes into a shared object loaded by the platform's
+    loader (``shared_object.py``), and MCJIT takes it too (a far call goes through a stub)."""
     if level not in OPT_LEVELS:
         raise ValueError(f"optimisation level must be one of {OPT_LEVELS}, got {level!r}")
     return llvm.Target.from_triple(target.triple).create_target_machine(
-        cpu=target.cpu, features=target.features, opt=level, codemodel="jitdefault")
+        cpu=target.cpu, features=target.features, opt=level, reloc="pic", codemodel="small")
 
 
 def machine(target: Target, level: int) -> llvm.TargetMachine:

@@ -29,20 +29,23 @@ from ..buffer_pool import POOL
 from ..executable import Executable
 from ..transfer import allocator
 from . import parallel, tiering
+from .blas_lapack import routine_address
 from .kernels import CompiledKernel
-from .llvm_emitter import Segment
+from .kernel_source import Segment
 
 
 @dataclass(frozen=True)
 class Step:
     """A kernel call: ``buffers`` gives the run's table index of each of the kernel's
-    buffers, in the kernel's order, and ``dims`` the index of each of its run-time sizes
-    in the executable's dims table (``hlo/symbolic.py``)."""
+    buffers, in the kernel's order, ``dims`` the index of each of its run-time sizes in the
+    executable's dims table (``hlo/symbolic.py``), ``imports`` the library routines it
+    calls (``blas_lapack.py``)."""
 
     kernel: CompiledKernel
     buffers: tuple[int, ...]
     segment: Segment
     dims: tuple[int, ...] = ()
+    imports: tuple[str, ...] = ()
 
 
 class _Runs:
@@ -114,8 +117,8 @@ class CpuExecutable(Executable):
         words: list[int] = []
         for step in self.steps:
             words += (step.kernel.address, 0, cast(int, step.segment.extent), len(step.buffers), len(step.dims),
-                      *step.buffers, *step.dims)
-        self._plan = struct.pack(f"<{len(words)}q", *words)
+                      len(step.imports), *step.buffers, *step.dims, *map(routine_address, step.imports))
+        self._plan = struct.pack(f"<{len(words)}Q", *(w % (1 << 64) for w in words))
 
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
         if self._runs.first_tier:
@@ -154,7 +157,9 @@ class CpuExecutable(Executable):
         for step in self.steps:
             own = (ctypes.c_void_p * max(len(step.buffers), 1))(*(pointers[i] for i in step.buffers))
             dims = (ctypes.c_int64 * max(len(step.dims), 1))(*(values[i] for i in step.dims))
-            calls.append((functools.partial(_KERNEL(step.kernel.address), own, dims), step.segment))
+            imports = (ctypes.c_void_p * max(len(step.imports), 1))(*map(routine_address, step.imports))
+            call = functools.partial(_call_kernel, _KERNEL(step.kernel.address), own, dims, imports)
+            calls.append((call, step.segment))
         parallel.run(calls)
 
 
@@ -183,7 +188,7 @@ class ShapeGenericExecutable(Executable):
         if any(evaluate(value, values) > limit for value, limit in self._limits):
             return None
         steps = [Step(s.kernel, s.buffers, Segment(evaluate(s.segment.extent, values), evaluate(s.segment.work, values),
-                                                   s.segment.depth), s.dims) for s in self.steps]
+                                                   s.segment.depth), s.dims, s.imports) for s in self.steps]
         outputs, temps = ([Shape(tuple(evaluate(d, values) for d in s.dims), s.dtype) for s in group]
                           for group in (self._output_shapes, self._temp_shapes))
         n_params, constants, slots = self._args
@@ -198,8 +203,14 @@ KEPT_TEMP_BYTES = 64 << 10
 #: The temporaries of an executable without any (never written: a run only reads the list).
 _NO_TEMPS: list[np.ndarray] = []
 
-#: A kernel's C type: its table of buffer addresses, its dims, and (start, stop).
-_KERNEL = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64)
+#: A kernel's C type: its table of buffer addresses, its dims, (start, stop) and its imports.
+_KERNEL = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
+                           ctypes.c_void_p)
+
+
+def _call_kernel(kernel: Callable[..., None], buffers: ctypes.Array, dims: ctypes.Array, imports: ctypes.Array,
+                 start: int, stop: int) -> None:
+    kernel(buffers, dims, start, stop, imports)
 
 
 def _c_run() -> Callable[..., None] | None:

@@ -21,8 +21,7 @@ import threading
 
 import llvmlite.binding as llvm
 
-from ... import config
-from . import blas_lapack, codegen
+from . import codegen
 from .codegen import Product, Target
 
 
@@ -30,11 +29,6 @@ _lock = threading.RLock()
 #: Made once per process: the host's target, and the engine holding the library (vector_math).
 _host_target: Target | None = None
 _library_engine: llvm.ExecutionEngine | None = None
-
-
-def opt_level() -> int:
-    """The optimisation level ``PLAIDARRAY_OPT_LEVEL`` asks for (default 3)."""
-    return int(config.get("PLAIDARRAY_OPT_LEVEL"))
 
 
 def host_target() -> Target:
@@ -88,14 +82,14 @@ class LoadedCode:
     __del__ = close
 
 
-def load_library(code: bytes, symbols: list[str]) -> None:
+def load_library(code: bytes, symbols: list[str], level: int) -> None:
     """Load object code for good and make its functions ``symbols`` callable by every
     module and object loaded afterwards (vector_math's sin and cos)."""
     global _library_engine
     with _lock:
         engine = _library_engine
         if engine is None:
-            engine = _library_engine = _new_engine(opt_level())
+            engine = _library_engine = _new_engine(level)
         engine.add_object_file(llvm.ObjectFileRef.from_data(code))
         engine.finalize_object()
         for symbol in symbols:
@@ -109,7 +103,6 @@ def load_object(code: bytes, function: str, level: int) -> LoadedCode | None:
     """Give object code an engine of its own and find ``function`` (None if the code
     does not define it)."""
     with _lock:
-        blas_lapack.bind_object(code)
         engine = _new_engine(level)
         engine.add_object_file(llvm.ObjectFileRef.from_data(code))
         engine.finalize_object()

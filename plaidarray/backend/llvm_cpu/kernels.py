@@ -16,15 +16,19 @@ from __future__ import annotations
 
 import threading
 import weakref
+from typing import TYPE_CHECKING
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from .. import dump
 from ..cache import EXECUTABLES, CacheInfo, KeyLocks
-from . import codegen_worker, jit, object_cache, tiering, vector_math
-from .codegen import Product
-from .llvm_emitter import KernelSource
+from . import loaded_code, math_library, object_cache, tiering
+from .kernel_source import KernelSource
+from .loaded_code import Code
+
+if TYPE_CHECKING:
+    from .codegen import Product
 
 #: Kernels no live executable runs that this process keeps anyway, the most recently
 #: used: an executable evicted from the cache and made again soon after finds them, while
@@ -37,22 +41,22 @@ class CompiledKernel:
     """Machine code of one kernel: ``address`` is its entry, ``upgrade`` how its full
     code is made while it runs first-tier code (None once it has it)."""
 
-    def __init__(self, symbol: str, code: jit.LoadedCode, from_disk: bool = False) -> None:
+    def __init__(self, symbol: str, code: Code, address: int, from_disk: bool = False) -> None:
         self.symbol = symbol
         self._code = code
-        self.address = code.address
+        self.address = address
         self.from_disk = from_disk
         self.upgrade: tiering.Upgrade | None = None
         #: First-tier code replaced by full code: a run on another thread may still be in
         #: it, so it lives as long as the kernel.
-        self._retired: list[jit.LoadedCode] = []
+        self._retired: list[Code] = []
 
-    def install_full_code(self, code: jit.LoadedCode) -> None:
+    def install_full_code(self, code: Code, address: int) -> None:
         """Switch to ``code`` (the background thread of ``tiering``). Executables read
         ``address`` when they next run (``tiering.generation`` tells them it changed)."""
         self._retired.append(self._code)
         self._code = code
-        self.address = code.address
+        self.address = address
         self.upgrade = None
 
 
@@ -118,9 +122,9 @@ EXECUTABLES.on_clear.append(KERNELS.clear)
 EXECUTABLES.on_info.append(KERNELS.add_counts)
 
 
-def disk_key(key: str, target: str, features: str) -> str:
-    """The persistent cache's key of the kernel ``key`` for a target."""
-    return object_cache.entry_key("kernel", key, target, features)
+def disk_key(key: str, target: str) -> str:
+    """The persistent cache's key of the kernel ``key`` for a target (``CpuCompiler.target``)."""
+    return object_cache.entry_key("kernel", key, target)
 
 
 def kernels_for(sources: Sequence[KernelSource], level: int, target: str, quick: bool) -> Generated:
@@ -128,7 +132,6 @@ def kernels_for(sources: Sequence[KernelSource], level: int, target: str, quick:
     persistent cache, else generated (first-tier code if ``quick``) and stored there."""
     found: dict[str, CompiledKernel] = {}
     products: list[Product] = []
-    features = jit.host_target().features
     for source in sources:
         if source.key in found:
             continue
@@ -137,7 +140,7 @@ def kernels_for(sources: Sequence[KernelSource], level: int, target: str, quick:
             with KERNELS.compiling.hold(source.key):
                 kernel = KERNELS.get(source.key)
                 if kernel is None:
-                    kernel = _load_or_generate(source, level, disk_key(source.key, target, features), quick, products)
+                    kernel = _load_or_generate(source, level, disk_key(source.key, target), quick, products)
                     KERNELS.put(source.key, kernel)
         found[source.key] = kernel
     return Generated(found, products)
@@ -160,20 +163,31 @@ def _generate(source: KernelSource, level: int, key: str, quick: bool, products:
         ir_level, emit_level = tiering.ir_level(source.ir, level, source.largest), tiering.QUICK_EMIT_LEVEL
     else:
         ir_level, emit_level = level, None
+    from . import codegen_worker  # generating needs LLVM
+
     product = codegen_worker.generate(source.ir, ir_level, listings=dump.dump_dir() is not None,
                                       emit_level=emit_level)
     products.append(product)
-    code = jit.load_object(product.object, source.symbol, level)
-    if code is None:
+    code, form = loaded_code.package(product.object)
+    libraries = math_library.called_by(source.ir)
+    kernel = _load(code, form, source.symbol, level, libraries)
+    if kernel is None:
         raise RuntimeError(f"llvm-cpu: the object code of kernel {source.symbol} does not define it")
-    kernel = CompiledKernel(source.symbol, code)
-    metadata = {"symbol": source.symbol}
+    metadata = {"symbol": source.symbol, loaded_code.FORMAT: form, "libraries": libraries}
     if quick:
         kernel.upgrade = tiering.Upgrade(source.ir, source.symbol, level, key, metadata)
     if object_cache.enabled():
         # A first-tier entry keeps its IR, so a process loading it can make its full code.
-        object_cache.store(key, product.object, {**metadata, "ir": source.ir} if quick else metadata)
+        object_cache.store(key, code, {**metadata, "ir": source.ir} if quick else metadata)
     return kernel
+
+
+def _load(code: bytes, form: str, symbol: str, level: int, libraries: list[str],
+          from_disk: bool = False) -> CompiledKernel | None:
+    """A kernel of ``code``, once the library functions it calls are loaded."""
+    math_library.load(libraries)
+    loaded = loaded_code.load(code, form, symbol, level)
+    return None if loaded is None else CompiledKernel(symbol, *loaded, from_disk=from_disk)
 
 
 def load(key: str, symbol: str, level: int) -> CompiledKernel | None:
@@ -183,17 +197,18 @@ def load(key: str, symbol: str, level: int) -> CompiledKernel | None:
     if entry is None:
         return None
     code, meta = entry
-    if meta.get("symbol") != symbol:
+    libraries = meta.get("libraries")
+    if meta.get("symbol") != symbol or not isinstance(libraries, list):
         return None
     try:
-        vector_math.load_libraries_for(code)
-        loaded = jit.load_object(code, symbol, level)
-    except RuntimeError:
+        kernel = _load(code, str(meta.get(loaded_code.FORMAT)), symbol, level, [str(s) for s in libraries],
+                       from_disk=True)
+    except (OSError, RuntimeError):
         return None
-    if loaded is None:
+    if kernel is None:
         return None
-    kernel = CompiledKernel(symbol, loaded, from_disk=True)
     ir = meta.get("ir")
     if isinstance(ir, str) and tiering.first_tier(level):
-        kernel.upgrade = tiering.Upgrade(ir, symbol, level, key, {"symbol": symbol})
+        metadata = {name: value for name, value in meta.items() if name != "ir"}
+        kernel.upgrade = tiering.Upgrade(ir, symbol, level, key, metadata)
     return kernel

@@ -17,7 +17,6 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from typing import cast
 
 from llvmlite import ir
@@ -41,6 +40,8 @@ from ...codegen.element_types import element_bytes
 from ...codegen.linalg_to_loops import PARALLEL_LOOP
 from ...codegen.run_time_sizes import SYMBOL, read_dims, symbol_index, symbol_values
 from ...hlo.symbolic import Dim, Sym, SymExpr, symbols
+from .blas_lapack import is_import
+from .kernel_source import KERNEL_PREFIX, PLACEHOLDER, KernelSource, Segment
 from .runtime import runtime_function
 from .vector_math import FUNCTIONS as VECTOR_MATH_FUNCTIONS
 from .vector_math import math_function
@@ -106,6 +107,21 @@ class FunctionEmitter:
         self.successors: dict[Block, ir.Block | tuple[ir.Block, ir.Block]] = {}
         #: The element strides of buffers of run-time sizes, computed at the function's entry.
         self.strides: dict[SSAValue, list[ir.Value]] = {}
+        #: A kernel's table of imported routines (``blas_lapack.py``): its pointer, and the
+        #: routines called through it, in the order of their entries.
+        self.imports_table: ir.Value | None = None
+        self.imports: list[str] = []
+
+    def imported(self, name: str, routine_type: ir.FunctionType) -> ir.Value:
+        """The imported routine ``name``, read from the kernel's table, callable as a
+        function of ``routine_type``."""
+        assert self.imports_table is not None, f"{name} is called outside a kernel"
+        if name not in self.imports:
+            self.imports.append(name)
+        b = self.builder
+        slot = b.gep(self.imports_table, [ir.Constant(INDEX, self.imports.index(name))], inbounds=True,
+                     source_etype=PTR)
+        return b.load(slot, typ=ir.PointerType(routine_type))  # typed, so llvmlite's call knows its type
 
     # --- helpers used by the rules ------------------------------------------------------
     def v(self, value: SSAValue) -> ir.Value:
@@ -342,14 +358,15 @@ def _ipowi(e, op):
 @rule("func.call")
 def _call(e, op):
     args = [e.v(o) for o in op.operands]
-    routine = runtime_function(e.module, op.callee.string_value())
+    name = op.callee.string_value()
+    routine = runtime_function(e.module, name)
     if routine is not None:
         result = e.builder.call(routine, args)
         return result if op.results else None
-    if not op.results:  # a library routine called for its effect on buffers (LAPACK)
-        e.builder.call(e.declare(op.callee.string_value(), ir.VoidType(), [a.type for a in args]), args)
+    if is_import(name):  # BLAS or LAPACK, for its effect on buffers: through the kernel's table
+        e.builder.call(e.imported(name, ir.FunctionType(ir.VoidType(), [a.type for a in args])), args)
         return None
-    return call_c(e, op.callee.string_value(), args, llvm_type(op.results[0].type))
+    return call_c(e, name, args, llvm_type(op.results[0].type))
 
 
 def call_c(e: FunctionEmitter, name: str, args: list[ir.Value], ret: ir.Type) -> ir.Value:
@@ -659,49 +676,6 @@ for _name in ("exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "pow"):
     _RULES[f"complex.{_name}"] = _complex_libm("c" + _name)
 
 
-@dataclass(frozen=True)
-class Segment:
-    """A part of ``main`` compiled as a kernel of its own: a top-level loop nest, or the
-    code between nests. ``extent`` is the trip count of the loop that may run in
-    chunks (0: none), ``work`` the iterations of the nest, ``depth`` how many loops
-    enclose the chunked one (0: it is the outermost). In a shape-generic module the
-    sizes may be run-time sizes (``hlo/symbolic.py``), evaluated when sizes are bound."""
-
-    extent: Dim = 0
-    work: Dim = 0
-    depth: int = 0
-
-
-#: A kernel's function is named ``KERNEL_PREFIX`` + its key: kernels are shared by every
-#: module that contains them, so their names say what they compute, not where they came from.
-KERNEL_PREFIX = "plaidk_"
-#: The kernel's name while its text is being made (the key is the text's digest).
-_PLACEHOLDER = "plaidarray.kernel.unnamed"
-
-
-@dataclass(frozen=True)
-class KernelSource:
-    """One segment of ``main`` as an LLVM module of its own, defining
-    ``void symbol(ptr buffers, ptr dims, i64 start, i64 stop)``: ``buffers`` points to the
-    data pointers of its own buffers, in its own order, ``dims`` to the run-time sizes it
-    uses, in its own order; ``buffers`` and ``dims`` here say which of ``main``'s
-    arguments and run-time sizes each one is. The module's text depends only on what the
-    kernel computes, so equal kernels of any two modules have equal keys (TorchInductor
-    keys its kernels by their code alike) and are compiled once. ``largest`` is the
-    element count of its largest buffer, None if that is a run-time size."""
-
-    ir: str
-    key: str
-    buffers: tuple[int, ...]
-    segment: Segment
-    largest: int | None
-    dims: tuple[int, ...] = ()
-
-    @property
-    def symbol(self) -> str:
-        return KERNEL_PREFIX + self.key
-
-
 def emit_kernels(module: ModuleOp, buffer_dims: Sequence[Sequence[Dim]]) -> list[KernelSource]:
     """Translate the loop-level ``main`` of ``module`` into one LLVM module per segment
     (``KernelSource``): each top-level loop nest alone, the operations between nests
@@ -721,8 +695,10 @@ def emit_kernels(module: ModuleOp, buffer_dims: Sequence[Sequence[Dim]]) -> list
         used = _buffers_used(ops, block)
         dims = _symbols_used(ops, [buffer_dims[j] for j in used])
         llvm_module = ir.Module(name="kernel")
-        body = FunctionEmitter(llvm_module, _PLACEHOLDER + ".body", [arg_types[j] for j in used], [PTR, INDEX, INDEX])
+        body = FunctionEmitter(llvm_module, PLACEHOLDER + ".body", [arg_types[j] for j in used],
+                               [PTR, PTR, INDEX, INDEX])
         body.function.linkage = "internal"
+        body.imports_table = body.function.args[-3]
         body.values.update(zip([block.args[j] for j in used], body.function.args))
         body.values.update({op.results[0]: _constant(None, op) for op in constant_ops})
         _load_sizes(body, block, dims, [(block.args[j], buffer_dims[j]) for j in used])
@@ -740,8 +716,8 @@ def emit_kernels(module: ModuleOp, buffer_dims: Sequence[Sequence[Dim]]) -> list
         sizes = [math.prod(buffer_dims[j]) for j in used]
         static = [n for n in sizes if isinstance(n, int)]
         largest = max(static, default=0) if len(static) == len(sizes) else None
-        kernels.append(KernelSource(text.replace(_PLACEHOLDER, KERNEL_PREFIX + key), key, tuple(used), segment,
-                                    largest, tuple(dims)))
+        kernels.append(KernelSource(text.replace(PLACEHOLDER, KERNEL_PREFIX + key), key, tuple(used), segment,
+                                    largest, tuple(dims), tuple(body.imports)))
     return kernels
 
 
@@ -761,8 +737,8 @@ def _symbols_used(ops: list[Operation], buffer_dims: Sequence[Sequence[Dim]]) ->
 def _load_sizes(body: FunctionEmitter, block: Block, dims: Sequence[int],
                 buffers: Sequence[tuple[SSAValue, Sequence[Dim]]]) -> None:
     """At the body's entry: the run-time sizes it uses, from its dims table (its
-    third-to-last argument), and the strides of its buffers of run-time sizes."""
-    table = body.function.args[-3]
+    fourth-to-last argument), and the strides of its buffers of run-time sizes."""
+    table = body.function.args[-4]
     b = body.builder
     values = {k: b.load(b.gep(table, [ir.Constant(INDEX, i)], inbounds=True, source_etype=INDEX), typ=INDEX)
               for i, k in enumerate(dims)}
@@ -776,14 +752,14 @@ def _load_sizes(body: FunctionEmitter, block: Block, dims: Sequence[int],
 
 
 def _emit_kernel_entry(module: ir.Module, body: ir.Function, n_buffers: int) -> None:
-    """``void kernel(ptr buffers, ptr dims, i64 start, i64 stop)``: reads the data
-    pointers from the table and calls the body."""
-    entry = FunctionEmitter(module, _PLACEHOLDER, [], [PTR, PTR, INDEX, INDEX])
-    table, dims, start, stop = entry.function.args
+    """``void kernel(ptr buffers, ptr dims, i64 start, i64 stop, ptr imports)``: reads the
+    data pointers from the table and calls the body."""
+    entry = FunctionEmitter(module, PLACEHOLDER, [], [PTR, PTR, INDEX, INDEX, PTR])
+    table, dims, start, stop, imports = entry.function.args
     b = entry.builder
     pointers = [b.load(b.gep(table, [ir.Constant(INDEX, i)], inbounds=True, source_etype=PTR), typ=PTR)
                 for i in range(n_buffers)]
-    b.call(body, [*pointers, dims, start, stop])
+    b.call(body, [*pointers, dims, imports, start, stop])
     b.ret_void()
 
 

@@ -109,28 +109,42 @@ def entry_key(*parts: str) -> str:
 
 @functools.cache
 def _environment() -> tuple[str, ...]:
-    """Versions the object code depends on besides its HLO and target, and how its entry
-    reads the buffer table (``transfer.handle``: the array object's layout)."""
+    """Versions the code depends on besides its HLO and target: plaidarray's, and
+    llvmlite's, which fixes the LLVM it is built with (read without loading LLVM)."""
     import llvmlite
-    import llvmlite.binding as llvm
 
     from ... import __version__
-    from .. import transfer
 
-    return (__version__, llvmlite.__version__, ".".join(map(str, llvm.llvm_version_info)), _compiler_digest(),
-            str(transfer.DATA_POINTER_OFFSET))
+    return __version__, llvmlite.__version__, _compiler_digest()
 
 
 def _compiler_digest() -> str:
-    """A digest of plaidarray's sources, so a changed compiler misses old entries even
-    before its version number changes. All of them, not only the packages that lower HLO:
-    a list of those went stale once (codegen/ was split out of backend/ and left out),
-    and reading the rest costs a few milliseconds once per process."""
-    root = Path(__file__).resolve().parents[2]  # the plaidarray package
+    """A digest of plaidarray's sources (``sources_digest``)."""
+    return sources_digest(Path(__file__).resolve().parents[2])  # the plaidarray package
+
+
+def sources_digest(root: Path) -> str:
+    """A digest of the ``.py`` files under ``root`` (names and contents), so a changed
+    compiler misses old entries even before its version number changes. All of them,
+    not only the packages that lower HLO: a list of those went stale once (codegen/ was
+    split out of backend/ and left out), and reading the rest costs about 2 ms once per
+    process (with ``os.scandir``: a process whose code is all cached waits for it)."""
+    files: list[str] = []
+    directories = [str(root)]
+    while directories:
+        with os.scandir(directories.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name != "__pycache__":
+                        directories.append(entry.path)
+                elif entry.name.endswith(".py"):
+                    files.append(entry.path)
     digest = hashlib.blake2b(digest_size=16)
-    for path in sorted(root.rglob("*.py")):
-        digest.update(path.relative_to(root).as_posix().encode())
-        digest.update(path.read_bytes())
+    start = len(str(root)) + 1
+    for path in sorted(files):
+        digest.update(path[start:].replace(os.sep, "/").encode())
+        with open(path, "rb") as f:
+            digest.update(f.read())
     return digest.hexdigest()
 
 

@@ -36,7 +36,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import cast
 
 from ... import config
-from .llvm_emitter import Segment
+from .kernel_source import Segment
 
 #: Iterations of a loop nest below which it runs on one thread; no chunk is smaller.
 MIN_PARALLEL_WORK = 1 << 16

@@ -44,6 +44,7 @@ from llvmlite import ir
 
 from ...codegen.lowerings.fft import unit
 from .ir_loops import Loop
+from .tiering import FFT_ROUTINE_PREFIX
 
 #: Prime radices with a butterfly in the kernel; a length with a larger prime factor is
 #: not a kernel length (the expansion around the kernel handles that factor).
@@ -120,7 +121,7 @@ def twiddles(n: int, sign: int) -> np.ndarray:
 
 
 #: What every routine's name starts with.
-PREFIX = "plaidarray_fft_"
+PREFIX = FFT_ROUTINE_PREFIX
 
 
 def symbol(n: int, sign: int, stride: int = 1, lines: int = 1, real: bool = False) -> str:

@@ -32,10 +32,13 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from ... import config
-from . import codegen_worker, jit, object_cache, stockham
+from . import loaded_code, object_cache
 
 #: Runs of an executable after which its kernels' full code is generated; 0: no first tier.
 TIER_UP_AFTER_RUNS = config.get("PLAIDARRAY_TIER_UP_AFTER")
+
+#: The start of the FFT routines' names (``stockham.PREFIX``).
+FFT_ROUTINE_PREFIX = "plaidarray_fft_"
 
 #: The code generator's level for first-tier code.
 QUICK_EMIT_LEVEL = 0
@@ -76,7 +79,7 @@ def ir_level(ir: str, level: int, largest_buffer: int | None) -> int:
     if _FAST_MATH.search(ir):
         return level
     small = largest_buffer is not None and largest_buffer <= SCALAR_MAX_ELEMENTS
-    if small or stockham.PREFIX in ir:
+    if small or FFT_ROUTINE_PREFIX in ir:
         return min(level, SCALAR_IR_LEVEL)
     return level
 
@@ -99,20 +102,24 @@ class Upgrade:
     metadata: dict[str, Any]
     submitted: bool = False
 
-    def full_code(self) -> jit.LoadedCode:
+    def full_code(self) -> tuple[loaded_code.Code, int]:
+        """The full code, loaded (and its entry point), stored in place of the first tier's."""
+        from . import codegen_worker  # generating needs LLVM
+
         product = codegen_worker.generate_in_worker(self.ir, self.level, background=True)
-        code = jit.load_object(product.object, self.symbol, self.level)
-        if code is None:
+        code, form = loaded_code.package(product.object)
+        loaded = loaded_code.load(code, form, self.symbol, self.level)
+        if loaded is None:
             raise RuntimeError(f"llvm-cpu: the full code of {self.symbol} does not define it")
         if object_cache.enabled():
-            object_cache.store(self.key, product.object, self.metadata)
-        return code
+            object_cache.store(self.key, code, {**self.metadata, loaded_code.FORMAT: form})
+        return loaded
 
 
 class Upgradable(Protocol):
     upgrade: Upgrade | None
 
-    def install_full_code(self, code: jit.LoadedCode) -> None: ...
+    def install_full_code(self, code: loaded_code.Code, address: int) -> None: ...
 
 
 #: Counts the full code installed so far: an executable whose kernels' addresses it read
@@ -151,7 +158,7 @@ class _Worker:
             try:
                 upgrade = kernel.upgrade
                 if upgrade is not None:
-                    kernel.install_full_code(upgrade.full_code())
+                    kernel.install_full_code(*upgrade.full_code())
                     _count_installed()
             except Exception as error:  # noqa: BLE001  whatever failed, the first-tier code stays, and is correct
                 _log.warning("plaidarray: full code generation failed, first-tier code kept: %s", error)

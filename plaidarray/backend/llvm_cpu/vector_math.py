@@ -14,8 +14,8 @@ sin and cos reduce the argument by pi/2 in double-double arithmetic below
 ``TRIG_LIMIT``; larger finite arguments need Payne-Hanek reduction, which the C library
 does, so for those rare lanes they call it.
 
-Each function is loaded once per process into a library in the JIT (:func:`jit.
-load_library`): a scalar function and vector variants of one and half a register. A
+Each function is compiled once (:func:`library_object_code`) and loaded once per process
+(``math_library.py``): a scalar function and vector variants of one and half a register. A
 kernel module only declares them; the scalar declaration names the variants in its
 ``vector-function-abi-variant`` attribute, so the loop vectoriser calls a variant
 where it vectorises a loop, and the remainder loop calls the scalar function. This
@@ -32,14 +32,12 @@ docs/performance.md.
 from __future__ import annotations
 
 import math
-import re
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from llvmlite import ir
 
-from . import codegen_worker, jit, object_cache
+from . import codegen_worker, jit, math_library
 
 F32, F64 = ir.FloatType(), ir.DoubleType()
 
@@ -366,7 +364,8 @@ _KERNELS: dict[str, Kernel] = {
     "exp": _exp, "expm1": _expm1, "log": _log, "log1p": _log1p, "tanh": _tanh,
     "sin": lambda o, x: _sin_or_cos(o, x, 0), "cos": lambda o, x: _sin_or_cos(o, x, 1),
 }
-FUNCTIONS = tuple(_KERNELS)
+FUNCTIONS = math_library.NAMES
+assert set(FUNCTIONS) == set(_KERNELS), "math_library.NAMES lists the functions defined here"
 #: Straight-line code below TRIG_LIMIT only: the C library takes larger arguments.
 _LIMITED = frozenset({"sin", "cos"})
 #: float32 functions computed in float64 (and rounded once): float32 arithmetic would
@@ -412,11 +411,11 @@ def math_function(module: ir.Module, name: str, ty: ir.Type) -> ir.Function:
     declared in ``module`` with its vector variants, and defined in the process's
     library."""
     bits = 32 if ty == F32 else 64
-    symbol = f"plaidarray.{name}.f{bits}"
+    symbol = math_library.symbol(name, bits)
     existing = module.globals.get(symbol)
     if existing is not None:
         return existing
-    _load_library(name, ty)
+    math_library.load([symbol])
     variants = _variants(name, bits)
     mappings = ",".join(f"_ZGV_LLVM_N{n}v_{symbol}({v})" for n, v in variants.items())
     fn = _function(module, symbol, ty, _Attributes(_PURE, {"vector-function-abi-variant": mappings}), "")
@@ -439,45 +438,21 @@ def _lanes(bits: int) -> tuple[int, int]:
     return register // bits // 2, register // bits
 
 
-# --- the library, compiled once per process -------------------------------------------
+# --- the library: each function's code, compiled once (math_library.py loads it) ------
 
-_library_lock = threading.Lock()
-_loaded: set[str] = set()
-#: The library's function names: plaidarray.<name>.f32, plaidarray.<name>.v16f32...
-_LIBRARY_SYMBOL = re.compile(rb"plaidarray\.(%s)\.(?:v[0-9]+)?f(32|64)" % "|".join(FUNCTIONS).encode())
-
-
-def _load_library(name: str, ty: ir.Type) -> None:
-    """Load ``name`` for ``ty`` (the scalar function and its vector variants) into the
-    JIT, once per process: from the persistent cache, or compiled (and stored there).
-    Compiling one takes tens of milliseconds, which a program loading all its kernels
-    from the cache would otherwise pay at every start."""
-    bits = 32 if ty == F32 else 64
-    symbol = f"plaidarray.{name}.f{bits}"
-    with _library_lock:
-        if symbol in _loaded:
-            return
-        level, target = jit.opt_level(), jit.host_target()
-        key = object_cache.library_key("vector-math", symbol, f"{target}/O{level}", target.features)
-        entry = object_cache.load(key)
-        if entry is None:
-            module = ir.Module(name=symbol)
-            fn = _function(module, symbol, ty, _Attributes(_PURE), "")
-            _define_scalar(module, fn, name, ty)
-            for lanes, vector_symbol in _variants(name, bits).items():
-                _define_vector(fn, name, vector_symbol, lanes)
-            code = codegen_worker.generate(str(module), level).object
-            object_cache.store(key, code, {"library": symbol})
-        else:
-            code = entry[0]
-        jit.load_library(code, [symbol, *_variants(name, bits).values()])
-        _loaded.add(symbol)
-
-
-def load_libraries_for(code: bytes) -> None:
-    """Load the library functions that object code (from the persistent cache) calls."""
-    for name, bits in set(_LIBRARY_SYMBOL.findall(code)):
-        _load_library(name.decode(), F32 if bits == b"32" else F64)
+def library_object_code(symbol: str, level: int) -> tuple[bytes, list[str]]:
+    """Object code defining the scalar function ``symbol`` (``plaidarray.<name>.f<bits>``)
+    and its vector variants, and their symbols."""
+    _, name, width = symbol.split(".")
+    bits = int(width[1:])
+    ty = F32 if bits == 32 else F64
+    module = ir.Module(name=symbol)
+    fn = _function(module, symbol, ty, _Attributes(_PURE), "")
+    _define_scalar(module, fn, name, ty)
+    variants = _variants(name, bits)
+    for lanes, vector_symbol in variants.items():
+        _define_vector(fn, name, vector_symbol, lanes)
+    return codegen_worker.generate(str(module), level).object, [symbol, *variants.values()]
 
 
 def _c_function(module: ir.Module, name: str, ty: ir.Type) -> ir.Function:

@@ -1,0 +1,116 @@
+"""Object code as shared objects, loaded by the platform's dynamic loader.
+
+Kernels and the vector math library are position-independent object code
+(``codegen.new_machine``). Linked with the system linker into a shared object, they load
+with ``dlopen``, in the compiling process and in every later one that finds them in the
+persistent cache: loading needs neither LLVM nor llvmlite, and costs a fraction of a
+millisecond. Without a linker (``ld`` on the PATH) object code is loaded by LLVM's MCJIT
+instead (``jit.py``), as it always can be.
+
+A shared object is loaded from its bytes (checked against the cache entry's checksum
+before anything is written): written to a file in a directory made for it (mode 0700,
+under a random name), opened, and removed with its directory; the loader keeps its
+mapping. Each load has a name of its own because the loader takes a name it has loaded
+before for the same object.
+"""
+
+from __future__ import annotations
+
+import _ctypes
+import ctypes
+import functools
+import os
+import secrets
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+#: Seconds a link may take before it is abandoned (the object code is then loaded by MCJIT).
+LINK_TIMEOUT = 60.0
+
+
+
+@functools.cache
+def linker() -> str | None:
+    """The system linker, if there is one."""
+    import shutil
+
+    return shutil.which("ld")
+
+
+def _private_directory() -> Path:
+    """A new directory of this process's own (mode 0700), for a file loaded and removed
+    (``tempfile.mkdtemp``'s way, without importing it: a load from the cache waits)."""
+    base = Path(os.environ.get("TMPDIR") or "/tmp")
+    while True:
+        path = base / f"plaidarray-so-{secrets.token_hex(8)}"
+        try:
+            path.mkdir(mode=0o700)
+            return path
+        except FileExistsError:
+            continue
+
+
+def link(objects: Sequence[bytes]) -> bytes | None:
+    """A shared object of ``objects`` (ELF relocatable object code), or None if there is
+    no linker or it fails."""
+    import subprocess
+    import tempfile
+
+    tool = linker()
+    if tool is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="plaidarray-link-") as work:
+        inputs = []
+        for i, code in enumerate(objects):
+            path = Path(work) / f"{i}.o"
+            path.write_bytes(code)
+            inputs.append(str(path))
+        output = Path(work) / "out.so"
+        try:
+            done = subprocess.run([tool, "-shared", "--hash-style=gnu", "-o", str(output), *inputs],
+                                  capture_output=True, timeout=LINK_TIMEOUT)
+        except (OSError, subprocess.TimeoutExpired):
+            return None
+        if done.returncode != 0:
+            return None
+        return output.read_bytes()
+
+
+class SharedObject:
+    """A loaded shared object; ``close`` (or collection) unloads it."""
+
+    def __init__(self, data: bytes, global_symbols: bool = False) -> None:
+        directory = _private_directory()
+        path = directory / "code.so"
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+            mode = ctypes.RTLD_GLOBAL if global_symbols else ctypes.RTLD_LOCAL
+            self._library: ctypes.CDLL | None = ctypes.CDLL(str(path), mode=mode)
+        finally:
+            path.unlink(missing_ok=True)
+            directory.rmdir()
+
+    def address(self, symbol: str) -> int:
+        """The address of ``symbol`` (0 if the object does not define it)."""
+        assert self._library is not None, "the shared object was unloaded"
+        try:
+            return ctypes.cast(getattr(self._library, symbol), ctypes.c_void_p).value or 0
+        except AttributeError:
+            return 0
+
+    def close(self, _finalizing=sys.is_finalizing) -> None:
+        if _finalizing():  # at exit the process unmaps everything, and kernels may still run
+            return
+        library, self._library = self._library, None
+        if library is not None:
+            _dlclose(library._handle)
+
+    __del__ = close
+
+
+#: ``dlclose`` (POSIX, as is this module's use), bound at import: objects are collected
+#: when imports may no longer work.
+_dlclose = _ctypes.dlclose  # type: ignore[attr-defined]
