@@ -27,6 +27,7 @@ import resource
 import signal
 import struct
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import IO
 
@@ -96,11 +97,16 @@ def machine(target: Target, level: int) -> llvm.TargetMachine:
     return _machines[key]
 
 
-def compile_ir(text: str, target: Target, level: int) -> llvm.ModuleRef:
-    """Parse, verify and optimise LLVM IR text at ``level``, in an LLVM context of its
-    own: a context keeps every type and constant ever made in it, so modules sharing the
-    global one would never give that memory back."""
-    module = llvm.parse_assembly(text, llvm.create_context())
+def compile_ir(texts: Sequence[str], target: Target, level: int) -> llvm.ModuleRef:
+    """Parse, verify, link into one module and optimise LLVM IR texts at ``level``, in an
+    LLVM context of their own: a context keeps every type and constant ever made in it, so
+    modules sharing the global one would never give that memory back. (Kernels generated
+    together are one module: one run of the pipeline and of the code generator, one
+    object; internal functions they both define are renamed apart by the linker.)"""
+    context = llvm.create_context()
+    module = llvm.parse_assembly(texts[0], context)
+    for text in texts[1:]:
+        module.link_in(llvm.parse_assembly(text, context))
     module.triple = target.triple
     module.data_layout = str(machine(target, level).target_data)
     module.verify()
@@ -112,13 +118,14 @@ def compile_ir(text: str, target: Target, level: int) -> llvm.ModuleRef:
     return module
 
 
-def generate(text: str, target: Target, level: int, listings: bool = False, emit_level: int | None = None) -> Product:
-    """Object code of LLVM IR text optimised at ``level``, and with ``listings`` its
-    optimised IR and assembly. ``emit_level`` (default ``level``) is the code generator's
+def generate(texts: str | Sequence[str], target: Target, level: int, listings: bool = False,
+             emit_level: int | None = None) -> Product:
+    """Object code of LLVM IR texts (linked into one module) optimised at ``level``, and
+    with ``listings`` its optimised IR and assembly. ``emit_level`` (default ``level``) is the code generator's
     own level: 0 selects instructions and allocates registers the fast way, in a fifth
     of the time, from the same optimised (vectorised) IR, so the code computes the same
     values, somewhat slower (``tiering.py``)."""
-    module = compile_ir(text, target, level)
+    module = compile_ir([texts] if isinstance(texts, str) else texts, target, level)
     tm = machine(target, level if emit_level is None else emit_level)
     product = Product(tm.emit_object(module), str(module) if listings else "",
                       tm.emit_assembly(module) if listings else "")
@@ -167,8 +174,8 @@ def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
     write_frame(answers, b"ready")
     while (frame := read_frame(requests)) is not None:
         try:
-            _, text, triple, cpu, features, level, listings, emit_level = frame
-            product = generate(text.decode(), Target(triple.decode(), cpu.decode(), features.decode()),
+            _, triple, cpu, features, level, listings, emit_level, *texts = frame
+            product = generate([t.decode() for t in texts], Target(triple.decode(), cpu.decode(), features.decode()),
                                int(level), listings == b"1", int(emit_level))
         except (RuntimeError, ValueError) as error:
             write_frame(answers, b"error", str(error).encode())

@@ -25,6 +25,7 @@ import select
 import subprocess
 import sys
 import threading
+from collections.abc import Sequence
 from typing import IO, cast
 
 from ... import config
@@ -85,12 +86,13 @@ class _Worker:
             self.ready = True
         return self.ready
 
-    def generate(self, text: str, target: codegen.Target, level: int, listings: bool, emit_level: int) -> Product:
+    def generate(self, texts: Sequence[str], target: codegen.Target, level: int, listings: bool,
+                 emit_level: int) -> Product:
         self.compiles += 1
         try:
-            codegen.write_frame(self.requests, b"generate", text.encode(), target.triple.encode(),
-                                target.cpu.encode(), target.features.encode(), str(level).encode(),
-                                b"1" if listings else b"0", str(emit_level).encode())
+            codegen.write_frame(self.requests, b"generate", target.triple.encode(), target.cpu.encode(),
+                                target.features.encode(), str(level).encode(), b"1" if listings else b"0",
+                                str(emit_level).encode(), *(t.encode() for t in texts))
             answer = codegen.read_frame(self.answers)
         except (BrokenPipeError, OSError):
             answer = None
@@ -126,11 +128,11 @@ class _Pool:
         self.lock = threading.Lock()
         self.workers: dict[str, _Worker | None] = {"serving": None, "starting": None}
 
-    def generate(self, text: str, level: int, listings: bool, emit_level: int) -> Product:
+    def generate(self, texts: Sequence[str], level: int, listings: bool, emit_level: int) -> Product:
         with self.lock:
             worker = self._serving()
             try:
-                product = worker.generate(text, jit.host_target(), level, listings, emit_level)
+                product = worker.generate(texts, jit.host_target(), level, listings, emit_level)
             except RuntimeError:
                 if worker.process.poll() is not None:
                     self.retire("serving")
@@ -184,27 +186,29 @@ _FOREGROUND, _BACKGROUND = _Pool(), _Pool()
 _workers = _FOREGROUND.workers
 
 
-def generate(text: str, level: int, listings: bool = False, emit_level: int | None = None) -> Product:
-    """Object code (and with ``listings`` optimised IR and assembly) of LLVM IR text for
-    the host at ``level`` (machine code emitted at ``emit_level``, default ``level``):
-    here for the first compiles of the process, then (and for large modules always) in a
-    worker."""
+def generate(texts: str | Sequence[str], level: int, listings: bool = False, emit_level: int | None = None) -> Product:
+    """Object code (and with ``listings`` optimised IR and assembly) of LLVM IR texts,
+    linked into one module, for the host at ``level`` (machine code emitted at
+    ``emit_level``, default ``level``): here for the first compiles of the process, then
+    (and for large modules always) in a worker."""
+    texts = [texts] if isinstance(texts, str) else list(texts)
     emit_level = level if emit_level is None else emit_level
     with _lock:
-        here = _stats["in_process"] < inprocess_compiles() and len(text) <= IN_PROCESS_MAX_IR
+        here = _stats["in_process"] < inprocess_compiles() and sum(map(len, texts)) <= IN_PROCESS_MAX_IR
         if here:
             _stats["in_process"] += 1
     if here:
-        return jit.generate(text, level, listings, emit_level)
-    return generate_in_worker(text, level, listings, emit_level)
+        return jit.generate(texts, level, listings, emit_level)
+    return generate_in_worker(texts, level, listings, emit_level)
 
 
-def generate_in_worker(text: str, level: int, listings: bool = False, emit_level: int | None = None,
+def generate_in_worker(texts: str | Sequence[str], level: int, listings: bool = False, emit_level: int | None = None,
                        background: bool = False) -> Product:
     """:func:`generate` in a worker whatever the counts; ``background`` compiles (full code
     for ``tiering.py``) have workers of their own."""
+    texts = [texts] if isinstance(texts, str) else list(texts)
     pool = _BACKGROUND if background else _FOREGROUND
-    return pool.generate(text, level, listings, level if emit_level is None else emit_level)
+    return pool.generate(texts, level, listings, level if emit_level is None else emit_level)
 
 
 def stats() -> dict[str, int]:

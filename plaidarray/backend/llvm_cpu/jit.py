@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Sequence
 
 import llvmlite.binding as llvm
 
@@ -47,10 +48,10 @@ def _new_engine(level: int) -> llvm.ExecutionEngine:
     return llvm.create_mcjit_compiler(backing, codegen.new_machine(host_target(), level))
 
 
-def generate(text: str, level: int, listings: bool = False, emit_level: int | None = None) -> Product:
+def generate(texts: str | Sequence[str], level: int, listings: bool = False, emit_level: int | None = None) -> Product:
     """:func:`codegen.generate` in this process, for the host."""
     with _lock:
-        return codegen.generate(text, host_target(), level, listings, emit_level)
+        return codegen.generate(texts, host_target(), level, listings, emit_level)
 
 
 #: The engine of each live :class:`LoadedCode`, by its id. It is kept here rather than
@@ -62,14 +63,19 @@ _owned: dict[int, llvm.ExecutionEngine] = {}
 
 
 class LoadedCode:
-    """Machine code of one executable in its own engine, freed with it by :meth:`close`
-    or when the LoadedCode is collected: only its executable refers to it, and a run
-    holds the executable, so no code is freed while it runs."""
+    """Object code in an engine of its own, freed with it by :meth:`close` or when the
+    LoadedCode is collected: only the kernels it holds refer to it, and a run holds
+    them, so no code is freed while it runs."""
 
-    def __init__(self, engine: llvm.ExecutionEngine, function: str) -> None:
-        self.address = engine.get_function_address(function)
+    def __init__(self, engine: llvm.ExecutionEngine) -> None:
         with _lock:
             _owned[id(self)] = engine
+
+    def address(self, function: str) -> int:
+        """The address of ``function`` (0 if the code does not define it)."""
+        with _lock:
+            engine = _owned.get(id(self))
+            return engine.get_function_address(function) if engine is not None else 0
 
     def close(self, _finalizing=sys.is_finalizing) -> None:
         if _finalizing():  # at exit the process frees everything, and LLVM may be gone
@@ -99,15 +105,10 @@ def load_library(code: bytes, symbols: list[str], level: int) -> None:
             llvm.add_symbol(symbol, address)
 
 
-def load_object(code: bytes, function: str, level: int) -> LoadedCode | None:
-    """Give object code an engine of its own and find ``function`` (None if the code
-    does not define it)."""
+def load_object(code: bytes, level: int) -> LoadedCode:
+    """Give object code an engine of its own."""
     with _lock:
         engine = _new_engine(level)
         engine.add_object_file(llvm.ObjectFileRef.from_data(code))
         engine.finalize_object()
-        loaded = LoadedCode(engine, function)
-        if not loaded.address:
-            loaded.close()
-            return None
-        return loaded
+        return LoadedCode(engine)

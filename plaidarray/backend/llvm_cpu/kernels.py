@@ -1,29 +1,33 @@
 """Compiled kernels, shared by every executable that runs them.
 
-A module's segments are kernels of their own (``llvm_emitter.KernelSource``), keyed by
+A module's segments are kernels of their own (``kernel_source.KernelSource``), keyed by
 their LLVM IR text: the same fused loop nest in two graphs, or twice in one (k-means'
 per-cluster sums), is the same kernel, compiled once and found again in this process
 (``KERNELS``) or in the persistent cache (an entry per kernel). A compile therefore
 generates code only for what is new, as TorchInductor's kernel cache does; an
 executable is a list of kernel calls (``executable.py``).
 
-A kernel's first code is first-tier code (``tiering.py``) when the compiler's level asks
-for it; the kernel then keeps its IR, and its full code replaces it once executables
-running it have run often enough.
+The kernels a compile generates are generated together: their IR linked into one module
+(per tier of code: one run of LLVM's pipeline and code generator), one object linked
+into one shared object (one run of the linker), stored once as a bundle that each
+kernel's entry names, and loaded once. A kernel's first code is first-tier code
+(``tiering.py``) when the compiler's level asks for it; the kernel then keeps its IR,
+and its full code (a bundle of its own) replaces it once executables running it have
+run often enough.
 """
 
 from __future__ import annotations
 
 import threading
 import weakref
-from typing import TYPE_CHECKING
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from .. import dump
 from ..cache import EXECUTABLES, CacheInfo, KeyLocks
-from . import loaded_code, math_library, object_cache, tiering
+from . import bundles, loaded_code, math_library, object_cache, tiering
 from .kernel_source import KernelSource
 from .loaded_code import Code
 
@@ -32,8 +36,7 @@ if TYPE_CHECKING:
 
 #: Kernels no live executable runs that this process keeps anyway, the most recently
 #: used: an executable evicted from the cache and made again soon after finds them, while
-#: a program compiling ever new kernels keeps a bounded number (each holds an engine and
-#: its machine code, tens of kilobytes).
+#: a program compiling ever new kernels keeps a bounded number (each holds its code).
 KEPT_UNUSED_KERNELS = 64
 
 
@@ -62,8 +65,8 @@ class CompiledKernel:
 
 @dataclass
 class Generated:
-    """What a compile produced: its kernels by key, and the listings of those it
-    generated (optimised IR and assembly, for a dump)."""
+    """What a compile produced: its kernels by key, and the listings of what it generated
+    (optimised IR and assembly, for a dump)."""
 
     kernels: dict[str, CompiledKernel]
     products: list[Product]
@@ -121,7 +124,6 @@ KERNELS = KernelCache(KEPT_UNUSED_KERNELS)
 EXECUTABLES.on_clear.append(KERNELS.clear)
 EXECUTABLES.on_info.append(KERNELS.add_counts)
 
-
 def disk_key(key: str, target: str) -> str:
     """The persistent cache's key of the kernel ``key`` for a target (``CpuCompiler.target``)."""
     return object_cache.entry_key("kernel", key, target)
@@ -129,86 +131,117 @@ def disk_key(key: str, target: str) -> str:
 
 def kernels_for(sources: Sequence[KernelSource], level: int, target: str, quick: bool) -> Generated:
     """The compiled kernel of each distinct source: from this process, else from the
-    persistent cache, else generated (first-tier code if ``quick``) and stored there."""
+    persistent cache, else generated together (first-tier code if ``quick``) and stored
+    there. Threads and processes needing the same kernels at once generate them once:
+    each holds every missing kernel's lock (in key order) and looks again."""
     found: dict[str, CompiledKernel] = {}
     products: list[Product] = []
-    for source in sources:
-        if source.key in found:
-            continue
-        kernel = KERNELS.get(source.key)
-        if kernel is None:
-            with KERNELS.compiling.hold(source.key):
-                kernel = KERNELS.get(source.key)
-                if kernel is None:
-                    kernel = _load_or_generate(source, level, disk_key(source.key, target), quick, products)
-                    KERNELS.put(source.key, kernel)
-        found[source.key] = kernel
+    unique = {s.key: s for s in sources}
+    missing = [s for key, s in sorted(unique.items()) if not _found(key, found)]
+    if not missing:
+        return Generated(found, products)
+    locks = [KERNELS.compiling.hold(s.key) for s in missing]
+    for lock in locks:
+        lock.__enter__()
+    try:
+        missing = [s for s in missing if not _found(s.key, found)]
+        listing = dump.dump_dir() is not None
+        if not listing:
+            missing = [s for s in missing if not _found_on_disk(s, level, target, found)]
+        if missing:
+            with object_cache.compiling_all([disk_key(s.key, target) for s in missing]):
+                if not listing:  # another process may have generated them meanwhile
+                    missing = [s for s in missing if not _found_on_disk(s, level, target, found)]
+                if missing:
+                    _generate(missing, level, target, quick, products, found)
+    finally:
+        for lock in reversed(locks):
+            lock.__exit__(None, None, None)
     return Generated(found, products)
 
 
-def _load_or_generate(source: KernelSource, level: int, key: str, quick: bool,
-                      products: list[Product]) -> CompiledKernel:
-    listings = dump.dump_dir() is not None
-    if not listings:
-        kernel = load(key, source.symbol, level)
-        if kernel is not None:
-            return kernel
-    with object_cache.compiling(key):  # another process may be generating it: wait, then load
-        kernel = None if listings else load(key, source.symbol, level)
-        return kernel or _generate(source, level, key, quick, products)
+def _found(key: str, found: dict[str, CompiledKernel]) -> bool:
+    kernel = KERNELS.get(key)
+    if kernel is not None:
+        found[key] = kernel
+    return kernel is not None
 
 
-def _generate(source: KernelSource, level: int, key: str, quick: bool, products: list[Product]) -> CompiledKernel:
-    if quick:
-        ir_level, emit_level = tiering.ir_level(source.ir, level, source.largest), tiering.QUICK_EMIT_LEVEL
-    else:
-        ir_level, emit_level = level, None
+def _found_on_disk(source: KernelSource, level: int, target: str, found: dict[str, CompiledKernel]) -> bool:
+    kernel = load(disk_key(source.key, target), source.symbol, level)
+    if kernel is None:
+        return False
+    KERNELS.put(source.key, kernel)
+    found[source.key] = kernel
+    return True
+
+
+def _generate(sources: list[KernelSource], level: int, target: str, quick: bool, products: list[Product],
+              found: dict[str, CompiledKernel]) -> None:
+    """Generate ``sources`` together: one module per pair of IR and emission levels, all
+    linked into one shared object (without a linker, each module's object loaded alone)."""
     from . import codegen_worker  # generating needs LLVM
 
-    product = codegen_worker.generate(source.ir, ir_level, listings=dump.dump_dir() is not None,
-                                      emit_level=emit_level)
-    products.append(product)
-    code, form = loaded_code.package(product.object)
-    libraries = math_library.called_by(source.ir)
-    kernel = _load(code, form, source.symbol, level, libraries)
-    if kernel is None:
-        raise RuntimeError(f"llvm-cpu: the object code of kernel {source.symbol} does not define it")
-    metadata = {"symbol": source.symbol, loaded_code.FORMAT: form, "libraries": libraries}
-    if quick:
-        kernel.upgrade = tiering.Upgrade(source.ir, source.symbol, level, key, metadata)
-    if object_cache.enabled():
-        # A first-tier entry keeps its IR, so a process loading it can make its full code.
-        object_cache.store(key, code, {**metadata, "ir": source.ir} if quick else metadata)
-    return kernel
+    groups: dict[tuple[int, int | None], list[KernelSource]] = {}
+    for source in sources:
+        levels: tuple[int, int | None]
+        if quick:
+            levels = tiering.ir_level(source.ir, level, source.largest), tiering.QUICK_EMIT_LEVEL
+        else:
+            levels = level, None
+        groups.setdefault(levels, []).append(source)
+    listings = dump.dump_dir() is not None
+    generated = []
+    for (ir_level, emit_level), group in groups.items():
+        product = codegen_worker.generate([s.ir for s in group], ir_level, listings=listings, emit_level=emit_level)
+        products.append(product)
+        generated.append((product.object, group))
+    try:
+        packages = [(loaded_code.package([code for code, _ in generated]), sources)]
+    except ValueError:  # no linker: each object is loaded as it is
+        packages = [(loaded_code.package([code]), group) for code, group in generated]
+    for (code, form), group in packages:
+        _install(code, form, group, level, target, quick, found)
 
 
-def _load(code: bytes, form: str, symbol: str, level: int, libraries: list[str],
-          from_disk: bool = False) -> CompiledKernel | None:
-    """A kernel of ``code``, once the library functions it calls are loaded."""
-    math_library.load(libraries)
-    loaded = loaded_code.load(code, form, symbol, level)
-    return None if loaded is None else CompiledKernel(symbol, *loaded, from_disk=from_disk)
+def _install(code: bytes, form: str, sources: list[KernelSource], level: int, target: str, quick: bool,
+             found: dict[str, CompiledKernel]) -> None:
+    """Store and load a bundle of kernels, store their entries, and keep them."""
+    libraries = sorted({name for s in sources for name in math_library.called_by(s.ir)})
+    bundle = bundles.store(code, form, [s.symbol for s in sources], libraries)
+    holder = bundles.load(code, form, libraries, level, bundle)
+    for source in sources:
+        address = holder.address(source.symbol)
+        if not address:
+            raise RuntimeError(f"llvm-cpu: the object code of kernel {source.symbol} does not define it")
+        kernel = CompiledKernel(source.symbol, holder, address)
+        key = disk_key(source.key, target)
+        if quick:
+            kernel.upgrade = tiering.Upgrade(source.ir, source.symbol, level, key)
+        if bundle:
+            # A first-tier entry keeps its IR, so a process loading it can make its full code.
+            metadata = {"symbol": source.symbol, "bundle": bundle}
+            object_cache.store(key, b"", {**metadata, "ir": source.ir} if quick else metadata)
+        KERNELS.put(source.key, kernel)
+        found[source.key] = kernel
 
 
 def load(key: str, symbol: str, level: int) -> CompiledKernel | None:
     """The kernel stored under ``key`` by an earlier compile (maybe another process's),
-    or None."""
+    or None (also when its bundle is gone or damaged)."""
     entry = object_cache.load(key)
     if entry is None:
         return None
-    code, meta = entry
-    libraries = meta.get("libraries")
-    if meta.get("symbol") != symbol or not isinstance(libraries, list):
+    meta = entry[1]
+    bundle = meta.get("bundle")
+    if meta.get("symbol") != symbol or not isinstance(bundle, str) or not bundle:
         return None
-    try:
-        kernel = _load(code, str(meta.get(loaded_code.FORMAT)), symbol, level, [str(s) for s in libraries],
-                       from_disk=True)
-    except (OSError, RuntimeError):
+    holder = bundles.find(bundle, level)
+    address = holder.address(symbol) if holder is not None else 0
+    if holder is None or not address:
         return None
-    if kernel is None:
-        return None
+    kernel = CompiledKernel(symbol, holder, address, from_disk=True)
     ir = meta.get("ir")
     if isinstance(ir, str) and tiering.first_tier(level):
-        metadata = {name: value for name, value in meta.items() if name != "ir"}
-        kernel.upgrade = tiering.Upgrade(ir, symbol, level, key, metadata)
+        kernel.upgrade = tiering.Upgrade(ir, symbol, level, key)
     return kernel

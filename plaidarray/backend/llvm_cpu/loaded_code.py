@@ -18,39 +18,37 @@ from . import shared_object
 FORMAT = "format"
 SHARED = "shared-object"
 OBJECT = "object"
+FORMATS = (SHARED, OBJECT)
 
 
 class Code(Protocol):
     """Loaded code: unloaded when collected (or closed)."""
 
+    def address(self, symbol: str) -> int: ...
+
     def close(self) -> None: ...
 
 
-def package(object_code: bytes) -> tuple[bytes, str]:
-    """What to keep of object code, and its format: a shared object when it can be linked."""
-    linked = shared_object.link([object_code])
-    return (linked, SHARED) if linked is not None else (object_code, OBJECT)
+def package(objects: Sequence[bytes]) -> tuple[bytes, str]:
+    """What to keep of object code (several objects' only when they link into one shared
+    object), and its format."""
+    linked = shared_object.link(objects)
+    if linked is not None:
+        return linked, SHARED
+    if len(objects) != 1:
+        raise ValueError("object code of several modules needs a linker to be kept as one")
+    return objects[0], OBJECT
 
 
-def load(code: bytes, form: str, symbol: str, level: int) -> tuple[Code, int] | None:
-    """``code`` of format ``form`` loaded, and the address of ``symbol`` in it; None if it
-    does not define it."""
+def load(code: bytes, form: str, level: int) -> Code:
+    """``code`` of format ``form``, loaded."""
     if form == SHARED:
-        library = shared_object.SharedObject(code)
-        address = library.address(symbol)
-    elif form == OBJECT:
-        from . import jit  # only here: MCJIT needs LLVM
+        return shared_object.SharedObject(code)
+    if form != OBJECT:
+        raise ValueError(f"llvm-cpu: unknown code format {form!r}")
+    from . import jit  # only here: MCJIT needs LLVM
 
-        loaded = jit.load_object(code, symbol, level)
-        if loaded is None:
-            return None
-        return loaded, loaded.address
-    else:
-        return None
-    if not address:
-        library.close()
-        return None
-    return library, address
+    return jit.load_object(code, level)
 
 
 def load_library(code: bytes, form: str, symbols: Sequence[str], level: int) -> Code | None:

@@ -45,13 +45,13 @@ def load(symbols: list[str]) -> None:
             key = object_cache.library_key("vector-math", name, f"{host_id()}/O{opt_level()}")
             entry = object_cache.load(key)
             meta = entry[1] if entry is not None else {}
-            if entry is not None and meta.get(loaded_code.FORMAT) in (loaded_code.SHARED, loaded_code.OBJECT) \
+            if entry is not None and meta.get(loaded_code.FORMAT) in loaded_code.FORMATS \
                     and isinstance(meta.get("symbols"), list):
                 code, form, defined = entry[0], meta[loaded_code.FORMAT], [str(s) for s in meta["symbols"]]
             else:
                 from .vector_math import library_object_code  # generating needs LLVM
 
                 object_code, defined = library_object_code(name, opt_level())
-                code, form = loaded_code.package(object_code)
+                code, form = loaded_code.package([object_code])
                 object_cache.store(key, code, {"library": name, "symbols": defined, loaded_code.FORMAT: form})
             _loaded[name] = loaded_code.load_library(code, form, defined, opt_level())

@@ -18,7 +18,7 @@ and treated as a miss. The cache never raises: when the directory cannot be read
 written, compilation simply happens as without it.
 
 Processes compiling the same entry at once (the workers of a Dask or Cubed cluster
-starting on an empty cache): ``compiling(key)`` holds an advisory file lock for the key
+starting on an empty cache): ``compiling_all(keys)`` holds an advisory file lock for each key
 (``fcntl.flock`` on one of ``LOCK_STRIPES`` lock files, so their number is bounded), and
 the compiler looks the entry up again once it holds it: one process compiles while the
 others wait and then load what it stored. Where file locks are unavailable, each compiles
@@ -49,7 +49,7 @@ import struct
 import tempfile
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -173,27 +173,28 @@ def load(key: str) -> tuple[bytes, dict[str, Any]] | None:
 
 
 @contextlib.contextmanager
-def compiling(key: str) -> Iterator[None]:
-    """Hold the cross-process lock of ``key`` while compiling it (see the module docstring).
-    Never raises for the lock's sake: without a usable directory it holds nothing."""
+def compiling_all(keys: Sequence[str]) -> Iterator[None]:
+    """Hold the cross-process locks of ``keys`` while compiling them (see the module
+    docstring): each stripe once (a second lock of one file from this process would wait
+    for itself), in stripe order (two processes never wait for each other's). Never
+    raises for the locks' sake: without a usable directory it holds nothing."""
     if not enabled() or fcntl is None:
         yield
         return
     directory = cache_dir() / _LOCK_DIR
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        fd = os.open(directory / f"{int(key[-8:], 16) % LOCK_STRIPES}.lock", os.O_RDWR | os.O_CREAT, 0o644)
-    except (OSError, ValueError):
-        yield
-        return
+    descriptors: list[int] = []
     try:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
-        except OSError:
-            pass
+            directory.mkdir(parents=True, exist_ok=True)
+            for stripe in sorted({int(key[-8:], 16) % LOCK_STRIPES for key in keys}):
+                descriptors.append(os.open(directory / f"{stripe}.lock", os.O_RDWR | os.O_CREAT, 0o644))
+                fcntl.flock(descriptors[-1], fcntl.LOCK_EX)
+        except (OSError, ValueError):
+            pass  # compiled without (all of) the locks: at worst twice
         yield
     finally:
-        os.close(fd)  # releases the lock
+        for fd in descriptors:
+            os.close(fd)  # releases the lock
 
 
 def store(key: str, code: bytes, metadata: dict[str, Any]) -> None:

@@ -29,10 +29,11 @@ import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Protocol
 
 from ... import config
-from . import loaded_code, object_cache
+from . import bundles, loaded_code, math_library, object_cache
+from .loaded_code import Code
 
 #: Runs of an executable after which its kernels' full code is generated; 0: no first tier.
 TIER_UP_AFTER_RUNS = config.get("PLAIDARRAY_TIER_UP_AFTER")
@@ -93,33 +94,36 @@ def first_tier(level: int) -> bool:
 @dataclass
 class Upgrade:
     """How a kernel's full code is made: its IR, the symbol to find in the object, the
-    level, and the disk cache entry to rewrite (key and metadata)."""
+    level, and the kernel's disk cache entry to rewrite."""
 
     ir: str
     symbol: str
     level: int
     key: str
-    metadata: dict[str, Any]
     submitted: bool = False
 
-    def full_code(self) -> tuple[loaded_code.Code, int]:
-        """The full code, loaded (and its entry point), stored in place of the first tier's."""
+    def full_code(self) -> tuple[Code, int]:
+        """The full code, loaded (and its entry point), stored as a bundle of its own that
+        the kernel's entry now names."""
         from . import codegen_worker  # generating needs LLVM
 
         product = codegen_worker.generate_in_worker(self.ir, self.level, background=True)
-        code, form = loaded_code.package(product.object)
-        loaded = loaded_code.load(code, form, self.symbol, self.level)
-        if loaded is None:
+        code, form = loaded_code.package([product.object])
+        libraries = math_library.called_by(self.ir)
+        bundle = bundles.store(code, form, [self.symbol], libraries)
+        holder = bundles.load(code, form, libraries, self.level, bundle)
+        address = holder.address(self.symbol)
+        if not address:
             raise RuntimeError(f"llvm-cpu: the full code of {self.symbol} does not define it")
-        if object_cache.enabled():
-            object_cache.store(self.key, code, {**self.metadata, loaded_code.FORMAT: form})
-        return loaded
+        if bundle:
+            object_cache.store(self.key, b"", {"symbol": self.symbol, "bundle": bundle})
+        return holder, address
 
 
 class Upgradable(Protocol):
     upgrade: Upgrade | None
 
-    def install_full_code(self, code: loaded_code.Code, address: int) -> None: ...
+    def install_full_code(self, code: Code, address: int) -> None: ...
 
 
 #: Counts the full code installed so far: an executable whose kernels' addresses it read

@@ -1,0 +1,59 @@
+"""Bundles: the code of kernels generated together, as the persistent cache keeps it.
+
+A compile links the kernels it generates into one shared object (``kernels.py``); the
+cache stores it once, as a bundle entry (its format, its kernels' symbols and the vector
+math functions they call), and each kernel's entry names its bundle. A process loading
+kernels from the cache loads each bundle once (``_loaded``), however many of its kernels
+it finds one by one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import weakref
+from typing import Any
+
+from . import loaded_code, math_library, object_cache
+from .loaded_code import Code
+
+#: Bundles loaded in this process, by key, while a kernel holds their code.
+_loaded: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
+
+
+def store(code: bytes, form: str, symbols: list[str], libraries: list[str]) -> str:
+    """Store a bundle of ``form`` defining ``symbols``; its key ("" when the disk cache is
+    off). The key is the code's digest: equal code is one entry."""
+    if not object_cache.enabled():
+        return ""
+    key = object_cache.entry_key("bundle", hashlib.blake2b(code, digest_size=20).hexdigest())
+    object_cache.store(key, code, {loaded_code.FORMAT: form, "symbols": symbols, "libraries": libraries})
+    return key
+
+
+def load(code: bytes, form: str, libraries: list[str], level: int, key: str = "") -> Code:
+    """A bundle's code loaded, once the library functions it calls are; remembered under
+    ``key`` for kernels of it found later."""
+    math_library.load(libraries)
+    holder = loaded_code.load(code, form, level)
+    if key:
+        _loaded[key] = holder
+    return holder
+
+
+def find(key: str, level: int) -> Code | None:
+    """The bundle stored under ``key``, loaded (once per process); None if it is gone or
+    damaged."""
+    holder = _loaded.get(key)
+    if holder is not None:
+        return holder
+    entry = object_cache.load(key)
+    if entry is None:
+        return None
+    code, meta = entry
+    form, libraries = meta.get(loaded_code.FORMAT), meta.get("libraries")
+    if form not in loaded_code.FORMATS or not isinstance(libraries, list):
+        return None
+    try:
+        return load(code, str(form), [str(name) for name in libraries], level, key)
+    except (OSError, RuntimeError, ValueError):
+        return None
