@@ -107,17 +107,23 @@ def fill_loop(xp):
     return np.asarray(a)
 
 
+def _lloyd_step(xp, points, centers):
+    """New centres: the means of the points nearest each, computed with masks in a Python
+    loop over the clusters."""
+    distances = xp.sum((points[:, None, :] - centers[None, :, :]) ** 2, axis=2)
+    labels = xp.argmin(distances, axis=1)
+    means = []
+    for k in range(centers.shape[0]):
+        member = xp.astype(labels == k, xp.float64)
+        means.append(xp.sum(points * member[:, None], axis=0) / xp.sum(member))
+    return xp.stack(means)
+
+
 def kmeans(xp, points, centers):
-    """Lloyd's algorithm, the means computed with masks in a Python loop over clusters."""
+    """Lloyd's algorithm, the largest move of a centre read every step."""
     shifts = []
     for _ in range(15):
-        distances = xp.sum((points[:, None, :] - centers[None, :, :]) ** 2, axis=2)
-        labels = xp.argmin(distances, axis=1)
-        means = []
-        for k in range(centers.shape[0]):
-            member = xp.astype(labels == k, xp.float64)
-            means.append(xp.sum(points * member[:, None], axis=0) / xp.sum(member))
-        new = xp.stack(means)
+        new = _lloyd_step(xp, points, centers)
         shifts.append(float(xp.max(xp.abs(new - centers))))
         centers = new
     return shifts, np.asarray(centers)
@@ -180,6 +186,71 @@ def read_small_graph(xp, x):
     return y
 
 
+# Scripts whose shapes change as they go: every new shape is a new graph to a lazy library
+# (and a new compile for JAX's eager ops).
+
+def grow_rows(xp, rows):
+    """An array grown by one row per step (``concat``), its total read every step."""
+    a = xp.zeros((0, rows.shape[1]), dtype=xp.float64)
+    totals = []
+    for i in range(rows.shape[0]):
+        a = xp.concat([a, rows[i:i + 1, :]], axis=0)
+        totals.append(float(xp.sum(a * a)))
+    return totals, np.asarray(a)
+
+
+def windows(xp, x):
+    """Statistics over windows of varying start and length, read one window at a time."""
+    stats = []
+    for i in range(300):
+        start, length = (i * 37) % 4000, 5 + (i * 53) % 800
+        w = x[start:start + length]
+        stats.append(float(xp.mean(w) + xp.std(w) - xp.max(w)))
+    return stats
+
+
+def ragged_chunks(xp, x, bounds):
+    """A series cut into chunks of random lengths, each standardised and summarised."""
+    out = []
+    cuts = [int(b) for b in np.asarray(bounds)]
+    for lo, hi in zip(cuts, cuts[1:]):
+        chunk = x[lo:hi]
+        z = (chunk - xp.mean(chunk)) / (xp.std(chunk) + 1e-9)
+        out.append(float(xp.sum(xp.abs(z) * xp.exp(-z * z))))
+    return out
+
+
+def last_batch(xp, data, weights):
+    """Mini-batches of 64 rows through a layer, the last batch smaller, the loss read per batch."""
+    losses = []
+    for _ in range(3):
+        for start in range(0, data.shape[0], 64):
+            batch = data[start:start + 64]
+            hidden = xp.tanh(batch @ weights)
+            losses.append(float(xp.mean(hidden * hidden)))
+    return losses
+
+
+def kmeans_no_reads(xp, points, centers):
+    """k-means whose loop never reads: every graph past the pending bound is cut."""
+    for _ in range(20):
+        centers = _lloyd_step(xp, points, centers)
+    return np.asarray(centers)
+
+
+def growing_no_reads(xp, steps):
+    """A history grown by a step of computed values, never read until the end."""
+    h = xp.zeros((1, steps.shape[1]), dtype=xp.float64)
+    for i in range(steps.shape[0]):
+        h = xp.concat([h, xp.tanh(h[-1:, :] + steps[i:i + 1, :])], axis=0)
+    return np.asarray(xp.sum(h, axis=0))
+
+
+def _ragged(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    x = rng.standard_normal(20_000)
+    return x, np.concatenate([[0], np.cumsum(rng.integers(5, 400, 120))]).clip(0, len(x))
+
+
 def _blobs(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """3000 points around four centres, in random order; the first four start the means."""
     centres = np.array([[0.0, 0.0], [5.0, 5.0], [0.0, 6.0], [6.0, -1.0]])
@@ -221,6 +292,13 @@ SCRIPTS = [
            lambda rng: (rng.standard_normal(8),), calls=SMALL_CALLS),
     Script("small_ops: record+read exp(x)*2+x (8 elements), per call", read_small_graph,
            lambda rng: (rng.standard_normal(8),), calls=SMALL_CALLS),
+    Script("shapes: grow_rows", grow_rows, lambda rng: (rng.standard_normal((300, 4)),)),
+    Script("shapes: windows", windows, lambda rng: (rng.standard_normal(5000),)),
+    Script("shapes: ragged_chunks", ragged_chunks, _ragged),
+    Script("shapes: last_batch", last_batch,
+           lambda rng: (rng.standard_normal((1000, 32)), rng.standard_normal((32, 16)) * 0.2)),
+    Script("shapes: kmeans_no_reads", kmeans_no_reads, _blobs),
+    Script("shapes: growing_no_reads", growing_no_reads, lambda rng: (rng.standard_normal((150, 8)) * 0.1,)),
 ]
 
 
