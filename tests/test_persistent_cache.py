@@ -13,7 +13,7 @@ import pytest
 from jit_helpers import finish_child, isolated_cache_dir, run_child, start_child  # noqa: F401
 
 import plaidarray as xp
-from plaidarray.backend.llvm_cpu import object_cache
+from plaidarray.backend.llvm_cpu import bundles, object_cache
 
 #: A child process: a jitted function with a loop and a branch, timed from the first
 #: call to its values (LLVM's own start-up is done before the clock starts).
@@ -144,6 +144,7 @@ def test_a_damaged_entry_is_ignored_and_rewritten(monkeypatch, tmp_path, damage,
 
     xp.clear_cache()  # compiled here, whatever ran before
     expected = value()
+    bundles.drain()  # stored in the background
     entry = {"executable": _executables, "kernel": _kernel_entries, "bundle": _bundles}[which](tmp_path)[0]
     entry.write_bytes(damage(entry.read_bytes()))
     xp.clear_cache()
@@ -151,6 +152,7 @@ def test_a_damaged_entry_is_ignored_and_rewritten(monkeypatch, tmp_path, damage,
     np.testing.assert_array_equal(value(), expected)
     info = xp.cache_info()
     assert (info.compiles, info.disk_hits) == (1, 0)
+    bundles.drain()
     assert object_cache._decode(entry.read_bytes()) is not None
 
 
@@ -175,7 +177,7 @@ def test_two_processes_needing_the_same_kernels_at_once_generate_each_once(tmp_p
 
 WRITER = """
 import json, sys
-from plaidarray.backend.llvm_cpu import object_cache
+from plaidarray.backend.llvm_cpu import bundles, object_cache
 fill = int(sys.argv[1])
 for i in range(100):
     object_cache.store("contended", bytes([fill]) * 100_000, {"writer": fill})

@@ -126,9 +126,14 @@ def _bind(generic: _Generic, key: Hashable | None, backend: Backend, given: froz
         try:
             template = EXECUTABLES.get(generic.key, backend.name, lambda: _compile(backend, comp, given,
                                                                                  generic.n_symbols))
-        except NotShapeGeneric:
+        except (NotShapeGeneric, TypeError) as error:
+            # NotShapeGeneric: an op's code is generated for its sizes. TypeError: a lowering
+            # asked a run-time size what only a number can say; a compile for the graph's own
+            # sizes is always right, and the log says why.
             with GRAPH_LOCK:
                 dynamic.HISTORIES.static_only(generic.structure)
+            if explain.enabled():
+                explain.LOG.info("compiles per shape from now on: %s", error)
             return None
         if generic.why:
             explain.log(generic.why, time.perf_counter() - start, template.from_disk)

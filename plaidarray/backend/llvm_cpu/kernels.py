@@ -8,9 +8,10 @@ generates code only for what is new, as TorchInductor's kernel cache does; an
 executable is a list of kernel calls (``executable.py``).
 
 The kernels a compile generates are generated together: their IR linked into one module
-(per tier of code: one run of LLVM's pipeline and code generator), one object linked
-into one shared object (one run of the linker), stored once as a bundle that each
-kernel's entry names, and loaded once. A kernel's first code is first-tier code
+(per tier of code: one run of LLVM's pipeline and code generator), whose object code this
+process runs at once (MCJIT); in the background the objects are linked into one shared
+object (one run of the linker), stored once as a bundle that each kernel's entry names,
+which other processes load without LLVM. A kernel's first code is first-tier code
 (``tiering.py``) when the compiler's level asks for it; the kernel then keeps its IR,
 and its full code (a bundle of its own) replaces it once executables running it have
 run often enough.
@@ -18,12 +19,13 @@ run often enough.
 
 from __future__ import annotations
 
+import functools
 import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from .. import dump
 from ..cache import EXECUTABLES, CacheInfo, KeyLocks
@@ -121,6 +123,7 @@ class KernelCache:
 
 
 KERNELS = KernelCache(KEPT_UNUSED_KERNELS)
+EXECUTABLES.on_clear.append(bundles.drain)  # what was compiled is in the persistent cache then
 EXECUTABLES.on_clear.append(KERNELS.clear)
 EXECUTABLES.on_info.append(KERNELS.add_counts)
 
@@ -131,9 +134,10 @@ def disk_key(key: str, target: str) -> str:
 
 def kernels_for(sources: Sequence[KernelSource], level: int, target: str, quick: bool) -> Generated:
     """The compiled kernel of each distinct source: from this process, else from the
-    persistent cache, else generated together (first-tier code if ``quick``) and stored
-    there. Threads and processes needing the same kernels at once generate them once:
-    each holds every missing kernel's lock (in key order) and looks again."""
+    persistent cache, else generated together (first-tier code if ``quick``). Threads and
+    processes needing the same kernels at once generate them once: each holds every
+    missing kernel's lock (in key order; across processes until they are stored) and
+    looks again."""
     found: dict[str, CompiledKernel] = {}
     products: list[Product] = []
     unique = {s.key: s for s in sources}
@@ -149,11 +153,17 @@ def kernels_for(sources: Sequence[KernelSource], level: int, target: str, quick:
         if not listing:
             missing = [s for s in missing if not _found_on_disk(s, level, target, found)]
         if missing:
-            with object_cache.compiling_all([disk_key(s.key, target) for s in missing]):
+            held: object_cache.Locks | None = object_cache.Locks([disk_key(s.key, target) for s in missing])
+            try:
                 if not listing:  # another process may have generated them meanwhile
                     missing = [s for s in missing if not _found_on_disk(s, level, target, found)]
                 if missing:
-                    _generate(missing, level, target, quick, products, found)
+                    stored = _generate(missing, level, target, quick, products, found)
+                    bundles.store_later(functools.partial(_store, stored), cast(object_cache.Locks, held))
+                    held = None
+            finally:
+                if held is not None:
+                    held.release()
     finally:
         for lock in reversed(locks):
             lock.__exit__(None, None, None)
@@ -176,10 +186,20 @@ def _found_on_disk(source: KernelSource, level: int, target: str, found: dict[st
     return True
 
 
+@dataclass
+class _Stored:
+    """What a compile leaves to store: each module's object code and its kernels."""
+
+    objects: list[tuple[bytes, list[KernelSource]]]
+    target: str
+    quick: bool
+
+
 def _generate(sources: list[KernelSource], level: int, target: str, quick: bool, products: list[Product],
-              found: dict[str, CompiledKernel]) -> None:
-    """Generate ``sources`` together: one module per pair of IR and emission levels, all
-    linked into one shared object (without a linker, each module's object loaded alone)."""
+              found: dict[str, CompiledKernel]) -> _Stored:
+    """Generate ``sources`` together, one module per pair of IR and emission levels, and
+    load each module's object code into MCJIT at once: the compile waits for LLVM, not for
+    the linker, which makes the shared object the cache keeps in the background."""
     from . import codegen_worker  # generating needs LLVM
 
     groups: dict[tuple[int, int | None], list[KernelSource]] = {}
@@ -191,39 +211,45 @@ def _generate(sources: list[KernelSource], level: int, target: str, quick: bool,
             levels = level, None
         groups.setdefault(levels, []).append(source)
     listings = dump.dump_dir() is not None
-    generated = []
+    stored = _Stored([], target, quick)
     for (ir_level, emit_level), group in groups.items():
         product = codegen_worker.generate([s.ir for s in group], ir_level, listings=listings, emit_level=emit_level)
         products.append(product)
-        generated.append((product.object, group))
+        stored.objects.append((product.object, group))
+        holder = bundles.load(product.object, loaded_code.OBJECT, _libraries(group), level)
+        for source in group:
+            address = holder.address(source.symbol)
+            if not address:
+                raise RuntimeError(f"llvm-cpu: the object code of kernel {source.symbol} does not define it")
+            kernel = CompiledKernel(source.symbol, holder, address)
+            if quick:
+                kernel.upgrade = tiering.Upgrade(source.ir, source.symbol, level, disk_key(source.key, target))
+            KERNELS.put(source.key, kernel)
+            found[source.key] = kernel
+    return stored
+
+
+def _libraries(sources: Sequence[KernelSource]) -> list[str]:
+    return sorted({name for s in sources for name in math_library.called_by(s.ir)})
+
+
+def _store(stored: _Stored) -> None:
+    """Store a compile's kernels: their objects linked into one shared object (without a
+    linker, each object as it is), a bundle, and an entry per kernel naming it."""
     try:
-        packages = [(loaded_code.package([code for code, _ in generated]), sources)]
-    except ValueError:  # no linker: each object is loaded as it is
-        packages = [(loaded_code.package([code]), group) for code, group in generated]
+        packages = [(loaded_code.package([code for code, _ in stored.objects]),
+                     [s for _, group in stored.objects for s in group])]
+    except ValueError:  # no linker: each object is kept as it is
+        packages = [(loaded_code.package([code]), group) for code, group in stored.objects]
     for (code, form), group in packages:
-        _install(code, form, group, level, target, quick, found)
-
-
-def _install(code: bytes, form: str, sources: list[KernelSource], level: int, target: str, quick: bool,
-             found: dict[str, CompiledKernel]) -> None:
-    """Store and load a bundle of kernels, store their entries, and keep them."""
-    libraries = sorted({name for s in sources for name in math_library.called_by(s.ir)})
-    bundle = bundles.store(code, form, [s.symbol for s in sources], libraries)
-    holder = bundles.load(code, form, libraries, level, bundle)
-    for source in sources:
-        address = holder.address(source.symbol)
-        if not address:
-            raise RuntimeError(f"llvm-cpu: the object code of kernel {source.symbol} does not define it")
-        kernel = CompiledKernel(source.symbol, holder, address)
-        key = disk_key(source.key, target)
-        if quick:
-            kernel.upgrade = tiering.Upgrade(source.ir, source.symbol, level, key)
-        if bundle:
-            # A first-tier entry keeps its IR, so a process loading it can make its full code.
+        bundle = bundles.store(code, form, [s.symbol for s in group], _libraries(group))
+        if not bundle:
+            continue
+        for source in group:
             metadata = {"symbol": source.symbol, "bundle": bundle}
-            object_cache.store(key, b"", {**metadata, "ir": source.ir} if quick else metadata)
-        KERNELS.put(source.key, kernel)
-        found[source.key] = kernel
+            # A first-tier entry keeps its IR, so a process loading it can make its full code.
+            object_cache.store(disk_key(source.key, stored.target),
+                               b"", {**metadata, "ir": source.ir} if stored.quick else metadata)
 
 
 def load(key: str, symbol: str, level: int) -> CompiledKernel | None:

@@ -16,7 +16,9 @@ from __future__ import annotations
 
 import hashlib
 import math
-from collections.abc import Callable, Iterable, Sequence
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import cast
 
 from llvmlite import ir
@@ -688,37 +690,124 @@ def emit_kernels(module: ModuleOp, buffer_dims: Sequence[Sequence[Dim]]) -> list
     when the kernel starts."""
     main = next(op for op in module.body.block.ops if op.name == "func.func" and op.sym_name.data == "main")
     block = main.body.block
-    arg_types = [a.type for a in block.args]
-    constant_ops = [op for op in block.ops if op.name == "arith.constant"]
+    constants = {op.results[0]: _constant(None, op) for op in block.ops if op.name == "arith.constant"}
+    loads = symbol_values(block)
     kernels = []
     for ops in _segments(block):
         used = _buffers_used(ops, block)
         dims = _symbols_used(ops, [buffer_dims[j] for j in used])
-        llvm_module = ir.Module(name="kernel")
-        body = FunctionEmitter(llvm_module, PLACEHOLDER + ".body", [arg_types[j] for j in used],
-                               [PTR, PTR, INDEX, INDEX])
-        body.function.linkage = "internal"
-        body.imports_table = body.function.args[-3]
-        body.values.update(zip([block.args[j] for j in used], body.function.args))
-        body.values.update({op.results[0]: _constant(None, op) for op in constant_ops})
-        _load_sizes(body, block, dims, [(block.args[j], buffer_dims[j]) for j in used])
-        chunked = ops[0].attributes.get(PARALLEL_LOOP) if len(ops) == 1 else None
         segment = Segment()
+        chunked = ops[0].attributes.get(PARALLEL_LOOP) if len(ops) == 1 else None
         if chunked is not None:
             depth, extent, work = read_dims(chunked)
-            body.chunk = (cast(int, depth), *body.function.args[-2:])
             segment = Segment(extent, work, cast(int, depth))
-        body.emit_ops(ops)
-        body.builder.ret_void()
-        _emit_kernel_entry(llvm_module, body.function, len(used))
-        text = str(llvm_module)
-        key = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+        fingerprint = _fingerprint(ops, block, used, dims, [buffer_dims[j] for j in used])
+        emitted = _EMITTED.get(fingerprint)
+        if emitted is None:
+            emitted = _emit_kernel(ops, block, used, dims, buffer_dims, constants, loads, segment)
+            _EMITTED.put(fingerprint, emitted)
+        text, key, imports = emitted
         sizes = [math.prod(buffer_dims[j]) for j in used]
         static = [n for n in sizes if isinstance(n, int)]
         largest = max(static, default=0) if len(static) == len(sizes) else None
-        kernels.append(KernelSource(text.replace(PLACEHOLDER, KERNEL_PREFIX + key), key, tuple(used), segment,
-                                    largest, tuple(dims), tuple(body.imports)))
+        kernels.append(KernelSource(text, key, tuple(used), segment, largest, tuple(dims), imports))
     return kernels
+
+
+def _emit_kernel(ops: list[Operation], block: Block, used: list[int], dims: list[int],
+                 buffer_dims: Sequence[Sequence[Dim]], constants: dict[SSAValue, ir.Value],
+                 loads: dict[int, SSAValue], segment: Segment) -> tuple[str, str, tuple[str, ...]]:
+    """A segment's kernel module: its text (named by its key), key and imports."""
+    llvm_module = ir.Module(name="kernel")
+    body = FunctionEmitter(llvm_module, PLACEHOLDER + ".body", [block.args[j].type for j in used],
+                           [PTR, PTR, INDEX, INDEX])
+    body.function.linkage = "internal"
+    body.imports_table = body.function.args[-3]
+    body.values.update(zip([block.args[j] for j in used], body.function.args))
+    body.values.update(constants)
+    _load_sizes(body, loads, dims, [(block.args[j], buffer_dims[j]) for j in used])
+    if segment.extent != 0 or PARALLEL_LOOP in ops[0].attributes:
+        body.chunk = (segment.depth, *body.function.args[-2:])
+    body.emit_ops(ops)
+    body.builder.ret_void()
+    _emit_kernel_entry(llvm_module, body.function, len(used))
+    text = str(llvm_module)
+    key = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
+    return text.replace(PLACEHOLDER, KERNEL_PREFIX + key), key, tuple(body.imports)
+
+
+class _EmittedKernels:
+    """Kernel texts by their segment's fingerprint, the ``kept`` most recently used (a few
+    kilobytes each): a module holding a segment already emitted (in this module or a recent
+    one) is not emitted again, which was a quarter of a compile's time (building and
+    printing llvmlite IR)."""
+
+    def __init__(self, kept: int) -> None:
+        self._texts: OrderedDict[Hashable, tuple[str, str, tuple[str, ...]]] = OrderedDict()
+        self._kept = kept
+        self._lock = threading.Lock()
+
+    def get(self, fingerprint: Hashable) -> tuple[str, str, tuple[str, ...]] | None:
+        with self._lock:
+            found = self._texts.get(fingerprint)
+            if found is not None:
+                self._texts.move_to_end(fingerprint)
+            return found
+
+    def put(self, fingerprint: Hashable, emitted: tuple[str, str, tuple[str, ...]]) -> None:
+        with self._lock:
+            self._texts[fingerprint] = emitted
+            while len(self._texts) > self._kept:
+                self._texts.popitem(last=False)
+
+
+_EMITTED = _EmittedKernels(128)
+
+
+def _fingerprint(ops: list[Operation], block: Block, used: list[int], dims: list[int],
+                 buffer_dims: Sequence[Sequence[Dim]]) -> Hashable:
+    """What a segment's kernel text depends on, as a hashable value, computed without
+    emitting it: each operation's name, attributes, result types and operands (values
+    numbered in order of definition; ``main``'s buffers by their place among the
+    segment's; its constants by value; run-time sizes by their place among the
+    segment's), nested regions in order; and the buffers' types and sizes (with run-time
+    sizes numbered likewise)."""
+    local_dims = {k: i for i, k in enumerate(dims)}
+    buffer_index: dict[SSAValue, int] = {block.args[j]: i for i, j in enumerate(used)}
+    numbers: dict[SSAValue, int] = {}
+
+    def operand(value: SSAValue) -> Hashable:
+        if value in buffer_index:
+            return ("buffer", buffer_index[value])
+        k = symbol_index(value)
+        if k is not None:
+            return ("size", local_dims[k])
+        if value in numbers:
+            return numbers[value]
+        owner = value.owner
+        if isinstance(owner, Operation) and owner.name == "arith.constant":
+            return ("constant", owner.attributes.get("value") or owner.properties.get("value"))
+        raise ValueError(f"llvm-cpu: a segment uses a value defined outside it ({value})")
+
+    def walk(op: Operation) -> tuple:
+        row = (op.name, tuple(sorted(op.properties.items())), tuple(sorted(op.attributes.items())),
+               tuple(operand(v) for v in op.operands), tuple(r.type for r in op.results))
+        for r in op.results:
+            numbers[r] = len(numbers)
+        regions = []
+        for region in op.regions:
+            blocks = []
+            for inner in region.blocks:
+                for arg in inner.args:
+                    numbers[arg] = len(numbers)
+                blocks.append((tuple(a.type for a in inner.args), tuple(walk(o) for o in inner.ops)))
+            regions.append(tuple(blocks))
+        return (*row, tuple(regions))
+
+    sizes = tuple(tuple(("size", local_dims[d.index]) if isinstance(d, Sym) else
+                        tuple(sorted((m, c) for m, c in d.terms.items())) if isinstance(d, SymExpr) else d
+                        for d in dims_) for dims_ in buffer_dims)
+    return (tuple(block.args[j].type for j in used), sizes, tuple(walk(op) for op in ops))
 
 
 def _symbols_used(ops: list[Operation], buffer_dims: Sequence[Sequence[Dim]]) -> list[int]:
@@ -734,7 +823,7 @@ def _symbols_used(ops: list[Operation], buffer_dims: Sequence[Sequence[Dim]]) ->
     return list(found)
 
 
-def _load_sizes(body: FunctionEmitter, block: Block, dims: Sequence[int],
+def _load_sizes(body: FunctionEmitter, loads: dict[int, SSAValue], dims: Sequence[int],
                 buffers: Sequence[tuple[SSAValue, Sequence[Dim]]]) -> None:
     """At the body's entry: the run-time sizes it uses, from its dims table (its
     fourth-to-last argument), and the strides of its buffers of run-time sizes."""
@@ -742,7 +831,6 @@ def _load_sizes(body: FunctionEmitter, block: Block, dims: Sequence[int],
     b = body.builder
     values = {k: b.load(b.gep(table, [ir.Constant(INDEX, i)], inbounds=True, source_etype=INDEX), typ=INDEX)
               for i, k in enumerate(dims)}
-    loads = symbol_values(block)
     body.values.update((loads[k], v) for k, v in values.items() if k in loads)
     for buffer, sizes in buffers:
         if all(isinstance(d, int) for d in sizes):

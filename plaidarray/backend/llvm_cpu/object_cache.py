@@ -18,7 +18,7 @@ and treated as a miss. The cache never raises: when the directory cannot be read
 written, compilation simply happens as without it.
 
 Processes compiling the same entry at once (the workers of a Dask or Cubed cluster
-starting on an empty cache): ``compiling_all(keys)`` holds an advisory file lock for each key
+starting on an empty cache): ``Locks(keys)`` holds an advisory file lock for each key
 (``fcntl.flock`` on one of ``LOCK_STRIPES`` lock files, so their number is bounded), and
 the compiler looks the entry up again once it holds it: one process compiles while the
 others wait and then load what it stored. Where file locks are unavailable, each compiles
@@ -40,7 +40,6 @@ its second run took 431 s, with room for everything 47 s.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import json
@@ -49,7 +48,7 @@ import struct
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -172,27 +171,28 @@ def load(key: str) -> tuple[bytes, dict[str, Any]] | None:
     return entry
 
 
-@contextlib.contextmanager
-def compiling_all(keys: Sequence[str]) -> Iterator[None]:
-    """Hold the cross-process locks of ``keys`` while compiling them (see the module
-    docstring): each stripe once (a second lock of one file from this process would wait
-    for itself), in stripe order (two processes never wait for each other's). Never
-    raises for the locks' sake: without a usable directory it holds nothing."""
-    if not enabled() or fcntl is None:
-        yield
-        return
-    directory = cache_dir() / _LOCK_DIR
-    descriptors: list[int] = []
-    try:
+class Locks:
+    """The cross-process locks of some keys, held while they are compiled and stored (see
+    the module docstring) until :meth:`release`: each stripe once (a second lock of one
+    file from this process would wait for itself), in stripe order (two processes never
+    wait for each other's). Never raises for the locks' sake: without a usable directory
+    it holds nothing, and the keys may be compiled twice."""
+
+    def __init__(self, keys: Sequence[str]) -> None:
+        self._descriptors: list[int] = []
+        if not enabled() or fcntl is None:
+            return
+        directory = cache_dir() / _LOCK_DIR
         try:
             directory.mkdir(parents=True, exist_ok=True)
             for stripe in sorted({int(key[-8:], 16) % LOCK_STRIPES for key in keys}):
-                descriptors.append(os.open(directory / f"{stripe}.lock", os.O_RDWR | os.O_CREAT, 0o644))
-                fcntl.flock(descriptors[-1], fcntl.LOCK_EX)
+                self._descriptors.append(os.open(directory / f"{stripe}.lock", os.O_RDWR | os.O_CREAT, 0o644))
+                fcntl.flock(self._descriptors[-1], fcntl.LOCK_EX)
         except (OSError, ValueError):
-            pass  # compiled without (all of) the locks: at worst twice
-        yield
-    finally:
+            pass
+
+    def release(self) -> None:
+        descriptors, self._descriptors = self._descriptors, []
         for fd in descriptors:
             os.close(fd)  # releases the lock
 

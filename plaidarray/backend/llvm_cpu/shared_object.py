@@ -39,8 +39,8 @@ def linker() -> str | None:
 
 
 def _private_directory() -> Path:
-    """A new directory of this process's own (mode 0700), for a file loaded and removed
-    (``tempfile.mkdtemp``'s way, without importing it: a load from the cache waits)."""
+    """A new directory of this process's own (mode 0700), for files loaded or linked and
+    removed (``tempfile.mkdtemp``'s way, without importing it: a load from the cache waits)."""
     base = Path(os.environ.get("TMPDIR") or "/tmp")
     while True:
         path = base / f"plaidarray-so-{secrets.token_hex(8)}"
@@ -53,20 +53,23 @@ def _private_directory() -> Path:
 
 def link(objects: Sequence[bytes]) -> bytes | None:
     """A shared object of ``objects`` (ELF relocatable object code), or None if there is
-    no linker or it fails."""
+    no linker or it fails. (Its files are in a directory of its own, removed here, not by
+    ``tempfile.TemporaryDirectory``'s finalizer, which at exit removed the directory of a
+    link still running on the storing thread.)"""
+    import shutil
     import subprocess
-    import tempfile
 
     tool = linker()
     if tool is None:
         return None
-    with tempfile.TemporaryDirectory(prefix="plaidarray-link-") as work:
+    work = _private_directory()
+    try:
         inputs = []
         for i, code in enumerate(objects):
-            path = Path(work) / f"{i}.o"
+            path = work / f"{i}.o"
             path.write_bytes(code)
             inputs.append(str(path))
-        output = Path(work) / "out.so"
+        output = work / "out.so"
         try:
             done = subprocess.run([tool, "-shared", "--hash-style=gnu", "-o", str(output), *inputs],
                                   capture_output=True, timeout=LINK_TIMEOUT)
@@ -75,6 +78,8 @@ def link(objects: Sequence[bytes]) -> bytes | None:
         if done.returncode != 0:
             return None
         return output.read_bytes()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 class SharedObject:

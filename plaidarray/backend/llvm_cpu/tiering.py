@@ -108,6 +108,7 @@ class Upgrade:
         from . import codegen_worker  # generating needs LLVM
 
         product = codegen_worker.generate_in_worker(self.ir, self.level, background=True)
+        bundles.drain()  # the first tier's entry is written first, then replaced
         code, form = loaded_code.package([product.object])
         libraries = math_library.called_by(self.ir)
         bundle = bundles.store(code, form, [self.symbol], libraries)
