@@ -19,9 +19,11 @@ import math
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterable, Sequence
-from typing import cast
+from dataclasses import dataclass
+from typing import Any, cast
 
 from llvmlite import ir
+from xdsl.dialects import arith, memref
 from xdsl.dialects.builtin import (
     DYNAMIC_INDEX,
     ComplexType,
@@ -109,6 +111,8 @@ class FunctionEmitter:
         self.successors: dict[Block, ir.Block | tuple[ir.Block, ir.Block]] = {}
         #: The element strides of buffers of run-time sizes, computed at the function's entry.
         self.strides: dict[SSAValue, list[ir.Value]] = {}
+        #: The loads and stores of accumulators emitted as a partial sum's (``_accumulate``).
+        self.slots: dict[Operation, ir.Value] = {}
         #: A kernel's table of imported routines (``blas_lapack.py``): its pointer, and the
         #: routines called through it, in the order of their entries.
         self.imports_table: ir.Value | None = None
@@ -209,11 +213,12 @@ for _name, _method in {
 
 
 def _float_binary(method: str) -> Rule:
-    """Float arithmetic keeps the op's fast-math flags (``reassoc`` marks the
-    accumulation of a reduction, which may then be vectorised)."""
+    """Float arithmetic without fast-math flags: every value the IR computes is defined,
+    whatever pipeline compiles it (``tiering.py``). The accumulation of a reduction, which
+    the linalg lowering marks ``reassoc``, is given an order of its own instead
+    (``_accumulations``)."""
     def emit(e, op):
-        flags = tuple(sorted(str(f) for f in op.fastmath.data))
-        return getattr(e.builder, method)(e.v(op.operands[0]), e.v(op.operands[1]), flags=flags)
+        return getattr(e.builder, method)(e.v(op.operands[0]), e.v(op.operands[1]))
     return emit
 
 
@@ -400,6 +405,9 @@ def call_c(e: FunctionEmitter, name: str, args: list[ir.Value], ret: ir.Type) ->
 
 @rule("memref.load")
 def _load(e, op):
+    slot = e.slots.get(op)
+    if slot is not None:  # an accumulator's partial sum (``_accumulate``)
+        return e.builder.load(slot, typ=llvm_type(op.results[0].type))
     ptr, elem = e.address(op.memref, list(op.indices))
     value = e.builder.load(ptr, typ=elem, align=elem.width // 8 if hasattr(elem, "width") else None)
     want = llvm_type(op.results[0].type)
@@ -408,6 +416,10 @@ def _load(e, op):
 
 @rule("memref.store")
 def _store(e, op):
+    slot = e.slots.get(op)
+    if slot is not None:
+        e.builder.store(e.v(op.value), slot)
+        return
     ptr, elem = e.address(op.memref, list(op.indices))
     value = e.v(op.value)
     if value.type != elem:
@@ -485,6 +497,11 @@ def _for(e, op):
     lb, ub, step = e.v(op.lb), e.v(op.ub), e.v(op.step)
     if e.chunk is not None and len(e.loop_stack) == e.chunk[0]:
         lb, ub = e.chunk[1:]
+    else:
+        accumulations = _accumulations(op)
+        if accumulations:
+            _accumulate(e, op, lb, ub, accumulations)
+            return None
     pre = b.block
     header = e.function.append_basic_block("loop.header")
     body = e.function.append_basic_block("loop.body")
@@ -508,6 +525,128 @@ def _for(e, op):
     for result, phi in zip(op.results, carried):
         e.values[result] = phi
     return None
+
+
+@dataclass(frozen=True)
+class _Accumulation:
+    """A reduction's accumulation in a loop: ``load`` reads the accumulator (at an address
+    that does not depend on the loop), ``combine`` adds or multiplies the element in,
+    ``store`` writes it back."""
+
+    load: Any  # memref.load
+    combine: Any  # arith.addf or arith.mulf
+    store: Any  # memref.store
+
+
+def _accumulations(loop: Any) -> list[_Accumulation]:
+    """The accumulations of an innermost loop from 0 by 1 carrying no values, that every
+    access to their accumulator belongs to (a reduction after ``convert-linalg-to-loops``:
+    load, add or multiply marked ``reassoc``, store); none for any other loop."""
+    block = loop.body.block
+    if loop.iter_args or _constant_int(loop.step) != 1 or any(inner.regions for inner in block.ops):
+        return []
+    inside: set[SSAValue] = {r for inner in block.ops for r in inner.results} | set(block.args)
+    found = []
+    for combine in block.ops:
+        if not isinstance(combine, (arith.AddfOp, arith.MulfOp)) or not combine.fastmath.data:
+            continue
+        for operand in combine.operands:
+            load = operand.owner
+            if not (isinstance(load, memref.LoadOp) and load.parent_block() is block
+                    and not inside & set(load.indices)):
+                continue
+            users = [use.operation for use in combine.results[0].uses]
+            accesses = [use.operation for use in load.memref.uses if use.operation.parent_block() is block]
+            store = users[0] if len(users) == 1 else None
+            if (isinstance(store, memref.StoreOp) and store.memref is load.memref
+                    and list(store.indices) == list(load.indices)
+                    and sorted(map(id, accesses)) == sorted(map(id, (load, store)))):
+                found.append(_Accumulation(load, combine, store))
+                break
+    return found
+
+
+def _constant_int(value: SSAValue) -> int | None:
+    owner = value.owner
+    if isinstance(owner, arith.ConstantOp) and isinstance(owner.value, IntegerAttr):
+        return owner.value.value.data
+    return None
+
+
+#: Partial sums of an accumulation, by element type: as many as the host's vector registers
+#: make useful (four AVX-512 registers); a power of two.
+_PARTIALS = {32: 64, 64: 32}
+
+
+def _accumulate(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value,
+                accumulations: list[_Accumulation]) -> None:
+    """A reduction's loop with an order of summation of its own, as C written for speed has
+    it: element ``i`` goes into partial sum ``i mod K`` (``K`` = ``_PARTIALS``), the
+    accumulator's value starting partial 0, the others the operation's identity (-0.0 for
+    a sum, 1.0 for a product, exact for every value); then the partials are combined in a
+    tree and stored. The loop over the partials runs K elements at a time, which LLVM keeps
+    in vector registers at -O3; without ``reassoc`` flags the IR defines every bit of the
+    result, so first-tier code, compiled without the IR pipeline, computes the same values
+    as full code (``tiering.py``), on any number of threads."""
+    b = e.builder
+    n = b.sub(ub, lb)
+    n = b.select(b.icmp_signed("<", n, ir.Constant(INDEX, 0)), ir.Constant(INDEX, 0), n)
+    types = [llvm_type(a.load.results[0].type) for a in accumulations]
+    k = min(_PARTIALS[64 if isinstance(t, ir.DoubleType) else 32] for t in types)
+    full = b.and_(n, ir.Constant(INDEX, ~(k - 1)))
+    accumulators, partials = [], []
+    for a, ty in zip(accumulations, types):
+        address = e.address(a.load.memref, list(a.load.indices))[0]
+        current = b.block  # the partials live in the entry block, so LLVM keeps them in registers
+        b.position_at_start(e.function.entry_basic_block)
+        partial = b.alloca(ty, size=ir.Constant(INDEX, k))
+        partial.align = 64
+        b.position_at_end(current)
+        identity = ir.Constant(ty, 1.0 if a.combine.name == "arith.mulf" else -0.0)
+        for j in range(k):
+            b.store(identity, b.gep(partial, [ir.Constant(INDEX, j)], source_etype=ty))
+        b.store(b.load(address, typ=ty), partial)
+        accumulators.append(address)
+        partials.append(partial)
+    body = list(loop.body.block.ops)[:-1]  # its scf.yield aside
+
+    def element(first: ir.Value, j: ir.Value) -> None:
+        e.values[loop.body.block.args[0]] = b.add(b.add(lb, first), j)
+        for a, ty, partial in zip(accumulations, types, partials):
+            slot = b.gep(partial, [j], source_etype=ty)
+            e.slots[a.load] = e.slots[a.store] = slot
+        e.emit_ops(body)
+
+    _counted(e, ir.Constant(INDEX, 0), full, ir.Constant(INDEX, k),
+             lambda first: _counted(e, ir.Constant(INDEX, 0), ir.Constant(INDEX, k), ir.Constant(INDEX, 1),
+                                    lambda j: element(first, j)))
+    _counted(e, ir.Constant(INDEX, 0), b.sub(n, full), ir.Constant(INDEX, 1), lambda j: element(full, j))
+    for a, ty, partial, address in zip(accumulations, types, partials, accumulators):
+        method = "fmul" if a.combine.name == "arith.mulf" else "fadd"
+        values = [b.load(b.gep(partial, [ir.Constant(INDEX, j)], source_etype=ty), typ=ty) for j in range(k)]
+        while len(values) > 1:
+            half = len(values) // 2
+            values = [getattr(b, method)(x, y) for x, y in zip(values[:half], values[half:])]
+        b.store(values[0], address)
+        del e.slots[a.load], e.slots[a.store]
+
+
+def _counted(e: FunctionEmitter, start: ir.Value, stop: ir.Value, step: ir.Value,
+             body: Callable[[ir.Value], None]) -> None:
+    """A loop of ``i`` from ``start`` below ``stop`` by ``step``; ``body(i)`` emits into it."""
+    b = e.builder
+    pre = b.block
+    header, inner, exit_ = (e.function.append_basic_block(f"partials.{part}") for part in ("header", "body", "exit"))
+    b.branch(header)
+    b.position_at_end(header)
+    i = b.phi(INDEX)
+    i.add_incoming(start, pre)
+    b.cbranch(b.icmp_signed("<", i, stop), inner, exit_)
+    b.position_at_end(inner)
+    body(i)
+    i.add_incoming(b.add(i, step, flags=("nsw",)), b.block)
+    b.branch(header)
+    b.position_at_end(exit_)
 
 
 @rule("scf.yield")

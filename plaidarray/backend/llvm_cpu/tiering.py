@@ -5,9 +5,9 @@ A program's first run waits for every compile, and on a small kernel a compile i
 about 15 ms of lowering in Python, 10 ms of LLVM's IR pipeline at O3 and 10 ms of code
 generation at O3, against 1.5-3.5 ms of code generation at O0 (docs/performance.md). So
 the first code of a kernel is generated at O0 from the IR optimised at O3: the
-same vectorised IR, hence the same values, in kernels 10-30% slower. A small kernel whose
-IR has no fast-math flag (no float reduction) skips the IR pipeline too (:func:`ir_level`):
-its values cannot depend on the pipeline, and unoptimised scalar code on a few thousand
+same vectorised IR, hence the same values, in kernels 10-30% slower. A small kernel
+skips the IR pipeline too (:func:`ir_level`): kernel IR has no fast-math flag, so its
+values cannot depend on the pipeline, and unoptimised scalar code on a few thousand
 elements costs less than the pipeline; so does a kernel with an FFT routine, at any size.
 The kernels of an executable that runs ``PLAIDARRAY_TIER_UP_AFTER`` times (default 2) are
 worth full code: one background thread has a code generator process of its own
@@ -25,7 +25,6 @@ import atexit
 import logging
 import os
 import queue
-import re
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -56,10 +55,6 @@ SCALAR_IR_LEVEL = 0
 #: 4096 elements, against 5-13 ms of O3 IR pipeline saved per compile.
 SCALAR_MAX_ELEMENTS = 1 << 12
 
-#: Any LLVM fast-math flag: with one, a pipeline may choose (vectorising a ``reassoc``
-#: sum with partial sums, fusing a ``contract`` multiply-add) which values are computed.
-_FAST_MATH = re.compile(r"\b(?:reassoc|contract|fast|afn|arcp|nnan|ninf|nsz)\b")
-
 _log = logging.getLogger("plaidarray.compiles")
 
 
@@ -67,18 +62,16 @@ def ir_level(ir: str, level: int, largest_buffer: int | None) -> int:
     """The IR pipeline's level for the first-tier code of ``ir`` (full code: ``level``);
     ``largest_buffer`` is the element count of the kernel's largest buffer (None: it is
     a run-time size, so no size is small).
-    IR without fast-math flags defines every value exactly (IEEE operations, integer
-    arithmetic, ``llvm.maximum`` and the vector math library's functions, whose scalar and
-    vector forms agree), so any correct pipeline computes the same bits and a small kernel
-    can skip O3's IR pipeline; IR with them keeps ``level``, as the full
-    code will, so that both tiers vectorise the same reductions the same way.
+    Kernel IR carries no fast-math flag, so it defines every value exactly (IEEE
+    operations, integer arithmetic, ``llvm.maximum``, the vector math library's functions,
+    whose scalar and vector forms agree, and reductions summed in partial sums of the
+    emitter's choosing, ``llvm_emitter._accumulate``): any correct pipeline computes the
+    same bits, and a small kernel can skip O3's IR pipeline.
 
     A kernel with an FFT routine skips the pipeline at any size: the routine is generated
     as straight-line butterflies, which O0 code runs 1.6-2.8x slower while O3's pipeline
     makes its first call 3-6x slower (65537 points: 167 against 683 ms; 2^20: 299
     against 478), and only the few runs before full code arrives pay the former."""
-    if _FAST_MATH.search(ir):
-        return level
     small = largest_buffer is not None and largest_buffer <= SCALAR_MAX_ELEMENTS
     if small or FFT_ROUTINE_PREFIX in ir:
         return min(level, SCALAR_IR_LEVEL)
