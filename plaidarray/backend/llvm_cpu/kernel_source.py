@@ -42,13 +42,14 @@ class KernelSource:
     routines, each one is. The module's text depends only on what the
     kernel computes, so equal kernels of any two modules have equal keys (TorchInductor
     keys its kernels by their code alike) and are compiled once. ``largest`` is the
-    element count of its largest buffer, None if that is a run-time size."""
+    element count of its largest buffer (run-time sizes at the values of the compile that
+    made them run-time, ``symbolic.hint``): a heuristic's input, never the code's."""
 
     ir: str
     key: str
     buffers: tuple[int, ...]
     segment: Segment
-    largest: int | None
+    largest: int
     dims: tuple[int, ...] = ()
     imports: tuple[str, ...] = ()
 

@@ -43,7 +43,7 @@ from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstan
 from ...codegen.element_types import element_bytes
 from ...codegen.linalg_to_loops import PARALLEL_LOOP
 from ...codegen.run_time_sizes import SYMBOL, read_dims, symbol_index, symbol_values
-from ...hlo.symbolic import Dim, Sym, SymExpr, symbols
+from ...hlo.symbolic import Dim, Sym, SymExpr, hint, symbols
 from .blas_lapack import is_import
 from .kernel_source import KERNEL_PREFIX, PLACEHOLDER, KernelSource, Segment
 from .runtime import runtime_function
@@ -846,9 +846,7 @@ def emit_kernels(module: ModuleOp, buffer_dims: Sequence[Sequence[Dim]]) -> list
             emitted = _emit_kernel(ops, block, used, dims, buffer_dims, constants, loads, segment)
             _EMITTED.put(fingerprint, emitted)
         text, key, imports = emitted
-        sizes = [math.prod(buffer_dims[j]) for j in used]
-        static = [n for n in sizes if isinstance(n, int)]
-        largest = max(static, default=0) if len(static) == len(sizes) else None
+        largest = max((math.prod(hint(d) for d in buffer_dims[j]) for j in used), default=0)
         kernels.append(KernelSource(text, key, tuple(used), segment, largest, tuple(dims), imports))
     return kernels
 

@@ -58,10 +58,11 @@ SCALAR_MAX_ELEMENTS = 1 << 12
 _log = logging.getLogger("plaidarray.compiles")
 
 
-def ir_level(ir: str, level: int, largest_buffer: int | None) -> int:
+def ir_level(ir: str, level: int, largest_buffer: int) -> int:
     """The IR pipeline's level for the first-tier code of ``ir`` (full code: ``level``);
-    ``largest_buffer`` is the element count of the kernel's largest buffer (None: it is
-    a run-time size, so no size is small).
+    ``largest_buffer`` is the element count of the kernel's largest buffer (for run-time
+    sizes, at the sizes that made them run-time: a loop whose sizes change keeps them
+    about as small).
     Kernel IR carries no fast-math flag, so it defines every value exactly (IEEE
     operations, integer arithmetic, ``llvm.maximum``, the vector math library's functions,
     whose scalar and vector forms agree, and reductions summed in partial sums of the
@@ -72,7 +73,7 @@ def ir_level(ir: str, level: int, largest_buffer: int | None) -> int:
     as straight-line butterflies, which O0 code runs 1.6-2.8x slower while O3's pipeline
     makes its first call 3-6x slower (65537 points: 167 against 683 ms; 2^20: 299
     against 478), and only the few runs before full code arrives pay the former."""
-    small = largest_buffer is not None and largest_buffer <= SCALAR_MAX_ELEMENTS
+    small = largest_buffer <= SCALAR_MAX_ELEMENTS
     if small or FFT_ROUTINE_PREFIX in ir:
         return min(level, SCALAR_IR_LEVEL)
     return level
