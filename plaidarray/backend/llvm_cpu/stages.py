@@ -52,7 +52,7 @@ from ...hlo.symbolic import Dim
 from .. import dump
 from ..executable import Executable, NotShapeGeneric
 from ..pipeline import Stage, dump_timings, run_stages
-from . import cache_entry, kernels, object_cache, tiering
+from . import bundles, cache_entry, kernels, object_cache, tiering
 from .codegen import Product
 from .executable import CpuExecutable, ShapeGenericExecutable, Step
 from .fft import lower_fft
@@ -60,7 +60,6 @@ from .kernel_source import KernelSource
 from .kernels import CompiledKernel
 from .llvm_emitter import emit_kernels
 from .lowerings import PLATFORM
-
 
 
 @dataclass
@@ -194,10 +193,13 @@ def _load(c: Compilation) -> None:
 
 
 def _store(c: Compilation) -> None:
+    """The executable's entry, written on the background thread that stores kernels, after
+    this compile's kernels (an entry is never found before the kernels it names)."""
     if object_cache.enabled() and c.key:
-        object_cache.store(c.key, b"", cache_entry.metadata(c.sources, c.output_slots, [o.shape for o in c.outputs],
-                                                            [t.shape for t in c.temps] + c.scratch,
-                                                            c.limits if c.n_symbols else None, len(c.constants)))
+        metadata = cache_entry.metadata(c.sources, c.output_slots, [o.shape for o in c.outputs],
+                                        [t.shape for t in c.temps] + c.scratch,
+                                        c.limits if c.n_symbols else None, len(c.constants))
+        bundles.store_later(functools.partial(object_cache.store, c.key, b"", metadata), object_cache.Locks(()))
 
 
 def _listings(c: Compilation, part: str) -> str:
