@@ -46,6 +46,7 @@ from ...codegen.run_time_sizes import SYMBOL, read_dims, symbol_index, symbol_va
 from ...hlo.symbolic import Dim, Sym, SymExpr, hint, symbols
 from .blas_lapack import is_import
 from .kernel_source import KERNEL_PREFIX, PLACEHOLDER, KernelSource, Segment
+from .platforms import Platform
 from .runtime import runtime_function
 from .vector_math import FUNCTIONS as VECTOR_MATH_FUNCTIONS
 from .vector_math import math_function
@@ -94,8 +95,10 @@ def _is_complex(t: ir.Type) -> bool:
 class FunctionEmitter:
     """Translates one ``func.func`` body into an LLVM function."""
 
-    def __init__(self, module: ir.Module, name: str, arg_types: list[Attribute], extra: Sequence[ir.Type] = ()) -> None:
+    def __init__(self, module: ir.Module, name: str, arg_types: list[Attribute], platform: Platform,
+                 extra: Sequence[ir.Type] = ()) -> None:
         self.module = module
+        self.platform = platform
         fnty = ir.FunctionType(ir.VoidType(), [PTR] * len(arg_types) + list(extra))
         self.function = ir.Function(module, fnty, name)
         for arg in self.function.args[:len(arg_types)]:
@@ -329,7 +332,7 @@ def _vector_math(name: str) -> Rule:
     """exp, log, sin... as the vectorisable functions of vector_math.py."""
     def emit(e, op):
         x = e.v(op.operands[0])
-        return e.builder.call(math_function(e.module, name, x.type), [x])
+        return e.builder.call(math_function(e.module, name, x.type, e.platform.vector_bits), [x])
     return emit
 
 
@@ -377,30 +380,45 @@ def _call(e, op):
 
 
 def call_c(e: FunctionEmitter, name: str, args: list[ir.Value], ret: ir.Type) -> ir.Value:
-    """Call a C function, lowering C complex values as the x86-64 SysV ABI does:
-    ``double complex`` travels as two doubles (returned as ``{double, double}``),
-    ``float complex`` as one ``<2 x float>``."""
+    """Call a C function, passing and returning C complex values as the platform's ABI
+    does (``platforms.ComplexAbi``)."""
     b = e.builder
     lowered: list[ir.Value] = []
     for a in args:
         if not _is_complex(a.type):
             lowered.append(a)
-        elif isinstance(a.type.elements[0], ir.DoubleType):
-            lowered += [b.extract_value(a, 0), b.extract_value(a, 1)]
+            continue
+        passing = _complex_passing(e, a.type)[0]
+        re, im = _parts(e, a)
+        if passing == "pair":
+            lowered += [re, im]
         else:
-            vec = ir.Constant(ir.VectorType(ir.FloatType(), 2), None)
-            for i in range(2):
-                vec = b.insert_element(vec, b.extract_value(a, i), ir.Constant(ir.IntType(32), i))
-            lowered.append(vec)
-    single_complex = _is_complex(ret) and isinstance(ret.elements[0], ir.FloatType)
-    c_ret = ir.VectorType(ir.FloatType(), 2) if single_complex else ret
+            aggregate = ir.VectorType(re.type, 2) if passing == "vector" else ir.ArrayType(re.type, 2)
+            lowered.append(_pack(b, aggregate, re, im))
+    c_ret = ret
+    if _is_complex(ret) and _complex_passing(e, ret)[1] == "vector":
+        c_ret = ir.VectorType(ret.elements[0], 2)
     result = b.call(e.declare(name, c_ret, [a.type for a in lowered]), lowered)
-    if not single_complex:
+    if c_ret is ret:
         return result
-    out = ir.Constant(ret, None)
-    for i in range(2):
-        out = b.insert_value(out, b.extract_element(result, ir.Constant(ir.IntType(32), i)), i)
-    return out
+    index = [ir.Constant(ir.IntType(32), i) for i in range(2)]
+    return _make_complex(e, ret, *(b.extract_element(result, i) for i in index))
+
+
+def _complex_passing(e: FunctionEmitter, ty: ir.Type) -> tuple[str, str]:
+    abi = e.platform.complex
+    return abi.double if isinstance(ty.elements[0], ir.DoubleType) else abi.single
+
+
+def _pack(b: ir.IRBuilder, aggregate: ir.Type, re: ir.Value, im: ir.Value) -> ir.Value:
+    """``re`` and ``im`` in a vector or an array of two."""
+    packed = ir.Constant(aggregate, None)
+    for i, part in enumerate((re, im)):
+        if isinstance(aggregate, ir.VectorType):
+            packed = b.insert_element(packed, part, ir.Constant(ir.IntType(32), i))
+        else:
+            packed = b.insert_value(packed, part, i)
+    return packed
 
 
 @rule("memref.load")
@@ -817,8 +835,9 @@ for _name in ("exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "pow"):
     _RULES[f"complex.{_name}"] = _complex_libm("c" + _name)
 
 
-def emit_kernels(module: ModuleOp, buffer_dims: Sequence[Sequence[Dim]]) -> list[KernelSource]:
-    """Translate the loop-level ``main`` of ``module`` into one LLVM module per segment
+def emit_kernels(module: ModuleOp, buffer_dims: Sequence[Sequence[Dim]], platform: Platform) -> list[KernelSource]:
+    """Translate the loop-level ``main`` of ``module`` into one LLVM module per segment,
+    for ``platform``
     (``KernelSource``): each top-level loop nest alone, the operations between nests
     together. A kernel runs its chunkable loop (``PARALLEL_LOOP``) over ``[start, stop)``
     (the executable passes the whole range, or chunks of it on several threads), every
@@ -840,10 +859,10 @@ def emit_kernels(module: ModuleOp, buffer_dims: Sequence[Sequence[Dim]]) -> list
         if chunked is not None:
             depth, extent, work = read_dims(chunked)
             segment = Segment(extent, work, cast(int, depth))
-        fingerprint = _fingerprint(ops, block, used, dims, [buffer_dims[j] for j in used])
+        fingerprint = (platform, _fingerprint(ops, block, used, dims, [buffer_dims[j] for j in used]))
         emitted = _EMITTED.get(fingerprint)
         if emitted is None:
-            emitted = _emit_kernel(ops, block, used, dims, buffer_dims, constants, loads, segment)
+            emitted = _emit_kernel(ops, block, used, dims, buffer_dims, constants, loads, segment, platform)
             _EMITTED.put(fingerprint, emitted)
         text, key, imports = emitted
         largest = max((math.prod(hint(d) for d in buffer_dims[j]) for j in used), default=0)
@@ -853,10 +872,10 @@ def emit_kernels(module: ModuleOp, buffer_dims: Sequence[Sequence[Dim]]) -> list
 
 def _emit_kernel(ops: list[Operation], block: Block, used: list[int], dims: list[int],
                  buffer_dims: Sequence[Sequence[Dim]], constants: dict[SSAValue, ir.Value],
-                 loads: dict[int, SSAValue], segment: Segment) -> tuple[str, str, tuple[str, ...]]:
+                 loads: dict[int, SSAValue], segment: Segment, platform: Platform) -> tuple[str, str, tuple[str, ...]]:
     """A segment's kernel module: its text (named by its key), key and imports."""
     llvm_module = ir.Module(name="kernel")
-    body = FunctionEmitter(llvm_module, PLACEHOLDER + ".body", [block.args[j].type for j in used],
+    body = FunctionEmitter(llvm_module, PLACEHOLDER + ".body", [block.args[j].type for j in used], platform,
                            [PTR, PTR, INDEX, INDEX])
     body.function.linkage = "internal"
     body.imports_table = body.function.args[-3]
@@ -867,7 +886,7 @@ def _emit_kernel(ops: list[Operation], block: Block, used: list[int], dims: list
         body.chunk = (segment.depth, *body.function.args[-2:])
     body.emit_ops(ops)
     body.builder.ret_void()
-    _emit_kernel_entry(llvm_module, body.function, len(used))
+    _emit_kernel_entry(llvm_module, body.function, len(used), platform)
     text = str(llvm_module)
     key = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
     return text.replace(PLACEHOLDER, KERNEL_PREFIX + key), key, tuple(body.imports)
@@ -976,10 +995,10 @@ def _load_sizes(body: FunctionEmitter, loads: dict[int, SSAValue], dims: Sequenc
         body.strides[buffer] = strides
 
 
-def _emit_kernel_entry(module: ir.Module, body: ir.Function, n_buffers: int) -> None:
+def _emit_kernel_entry(module: ir.Module, body: ir.Function, n_buffers: int, platform: Platform) -> None:
     """``void kernel(ptr buffers, ptr dims, i64 start, i64 stop, ptr imports)``: reads the
     data pointers from the table and calls the body."""
-    entry = FunctionEmitter(module, PLACEHOLDER, [], [PTR, PTR, INDEX, INDEX, PTR])
+    entry = FunctionEmitter(module, PLACEHOLDER, [], platform, [PTR, PTR, INDEX, INDEX, PTR])
     table, dims, start, stop, imports = entry.function.args
     b = entry.builder
     pointers = [b.load(b.gep(table, [ir.Constant(INDEX, i)], inbounds=True, source_etype=PTR), typ=PTR)

@@ -59,6 +59,7 @@ from .fft import lower_fft
 from .kernel_source import KernelSource
 from .kernels import CompiledKernel
 from .llvm_emitter import emit_kernels
+from .platforms import Platform, host
 from .lowerings import PLATFORM
 
 
@@ -76,6 +77,8 @@ class Compilation:
     n_symbols: int = 0
     #: The persistent cache's key of the executable (none: it is not stored).
     key: str = ""
+    #: What the code is for: the host, or an export's target (``aot.py``).
+    platform: Platform = field(default_factory=host)
     n_params: int = 0
     constants: list[np.ndarray] = field(default_factory=list)
     plan: FusionPlan = field(init=False)
@@ -175,7 +178,7 @@ def _contract_temporaries(c: Compilation) -> None:
 def _to_llvm_ir(c: Compilation) -> None:
     buffers = [*(p.shape for p in c.comp.parameters), *(o.shape for o in c.outputs), *(t.shape for t in c.temps),
                *c.scratch]
-    c.sources = emit_kernels(c.mlir, [b.dims for b in buffers])
+    c.sources = emit_kernels(c.mlir, [b.dims for b in buffers], c.platform)
 
 
 def _llvm_codegen(c: Compilation) -> None:
@@ -219,8 +222,9 @@ FRONT: tuple[Stage[Compilation], ...] = (
     Stage("bind-constants", _bind_constants),
 )
 
-#: What a miss of the persistent cache runs.
-BACK: tuple[Stage[Compilation], ...] = (
+#: From the HLO module to each kernel's LLVM IR (``Compilation.sources``), for the
+#: compilation's platform: what a JIT compile and an export (``aot.py``) share.
+LOWER: tuple[Stage[Compilation], ...] = (
     Stage("fuse", _fuse),
     Stage("to-linalg", _to_linalg, lambda c: str(c.mlir), "linalg.mlir"),
     Stage("linalg-generalize-named-ops", _xdsl_pass(lambda c: LinalgGeneralizeNamedOpsPass())),
@@ -228,6 +232,11 @@ BACK: tuple[Stage[Compilation], ...] = (
     Stage("fuse-parallel-loops", _xdsl_pass(lambda c: FuseParallelLoops())),
     Stage("contract-temporaries", _contract_temporaries, lambda c: str(c.mlir), "loops.mlir"),
     Stage("to-llvm-ir", _to_llvm_ir),
+)
+
+#: What a miss of the persistent cache runs.
+BACK: tuple[Stage[Compilation], ...] = (
+    *LOWER,
     Stage("llvm-codegen", _llvm_codegen, lambda c: _listings(c, "ir"), "ll"),
     Stage("load", _load, lambda c: _listings(c, "assembly"), "s"),
     Stage("store", _store),

@@ -37,7 +37,7 @@ from dataclasses import dataclass, replace
 
 from llvmlite import ir
 
-from . import codegen_worker, jit, math_library
+from . import codegen_worker, math_library, platforms
 
 F32, F64 = ir.FloatType(), ir.DoubleType()
 
@@ -406,17 +406,17 @@ def _function(module: ir.Module, name: str, ty: ir.Type, attributes: _Attributes
     return fn
 
 
-def math_function(module: ir.Module, name: str, ty: ir.Type) -> ir.Function:
+def math_function(module: ir.Module, name: str, ty: ir.Type, vector_bits: int) -> ir.Function:
     """The scalar function ``name`` (one of :data:`FUNCTIONS`) for float type ``ty``,
-    declared in ``module`` with its vector variants, and defined in the process's
-    library."""
+    declared in ``module`` with its vector variants for vector registers of
+    ``vector_bits``; the library defines them (the process's, ``math_library.py``, or an
+    exported artifact's own copy, ``aot.py``)."""
     bits = 32 if ty == F32 else 64
     symbol = math_library.symbol(name, bits)
     existing = module.globals.get(symbol)
     if existing is not None:
         return existing
-    math_library.load([symbol])
-    variants = _variants(name, bits)
+    variants = _variants(name, bits, vector_bits)
     mappings = ",".join(f"_ZGV_LLVM_N{n}v_{symbol}({v})" for n, v in variants.items())
     fn = _function(module, symbol, ty, _Attributes(_PURE, {"vector-function-abi-variant": mappings}), "")
     # Declared only: the loop vectoriser needs them in the module to call them.
@@ -425,34 +425,34 @@ def math_function(module: ir.Module, name: str, ty: ir.Type) -> ir.Function:
     return fn
 
 
-def _variants(name: str, bits: int) -> dict[int, str]:
-    return {lanes: f"plaidarray.{name}.v{lanes}f{bits}" for lanes in _lanes(bits)}
-
-
-def _lanes(bits: int) -> tuple[int, int]:
-    """The vector widths given a variant: a full register of the host, and half of one
-    (the loop vectoriser picks the width by the widest type in a loop; calls at a width
-    without a variant would be split into scalar calls)."""
-    features = jit.host_target().features.split(",")
-    register = 512 if "+avx512f" in features else 256 if "+avx" in features else 128
-    return register // bits // 2, register // bits
+def _variants(name: str, bits: int, vector_bits: int) -> dict[int, str]:
+    """The vector variants' symbols by width: a full register, and half of one (the loop
+    vectoriser picks the width by the widest type in a loop; calls at a width without a
+    variant would be split into scalar calls)."""
+    return {lanes: f"plaidarray.{name}.v{lanes}f{bits}" for lanes in (vector_bits // bits // 2, vector_bits // bits)}
 
 
 # --- the library: each function's code, compiled once (math_library.py loads it) ------
 
-def library_object_code(symbol: str, level: int) -> tuple[bytes, list[str]]:
-    """Object code defining the scalar function ``symbol`` (``plaidarray.<name>.f<bits>``)
-    and its vector variants, and their symbols."""
+def library_ir(symbol: str, vector_bits: int) -> tuple[str, list[str]]:
+    """LLVM IR defining the scalar function ``symbol`` (``plaidarray.<name>.f<bits>``) and
+    its vector variants for registers of ``vector_bits``, and their symbols."""
     _, name, width = symbol.split(".")
     bits = int(width[1:])
     ty = F32 if bits == 32 else F64
     module = ir.Module(name=symbol)
     fn = _function(module, symbol, ty, _Attributes(_PURE), "")
     _define_scalar(module, fn, name, ty)
-    variants = _variants(name, bits)
+    variants = _variants(name, bits, vector_bits)
     for lanes, vector_symbol in variants.items():
         _define_vector(fn, name, vector_symbol, lanes)
-    return codegen_worker.generate(str(module), level).object, [symbol, *variants.values()]
+    return str(module), [symbol, *variants.values()]
+
+
+def library_object_code(symbol: str, level: int) -> tuple[bytes, list[str]]:
+    """Object code of :func:`library_ir` for the host, and its symbols."""
+    text, symbols = library_ir(symbol, platforms.host().vector_bits)
+    return codegen_worker.generate(text, level).object, symbols
 
 
 def _c_function(module: ir.Module, name: str, ty: ir.Type) -> ir.Function:
