@@ -6,30 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from ir_samples import SCALE_IR as _IR, scale_copies
 from jit_helpers import run_child
 
 from plaidarray.backend.llvm_cpu import codegen, codegen_worker, jit
-
-#: A function that every optimisation level vectorises or unrolls differently.
-_IR = """
-define void @scale(ptr noalias %x, ptr noalias %y, i64 %n) {
-entry:
-  br label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
-  %p = getelementptr double, ptr %x, i64 %i
-  %v = load double, ptr %p
-  %w = fmul double %v, 3.0
-  %q = getelementptr double, ptr %y, i64 %i
-  store double %w, ptr %q
-  %next = add i64 %i, 1
-  %done = icmp eq i64 %next, %n
-  br i1 %done, label %exit, label %loop
-exit:
-  ret void
-}
-"""
-
 
 @pytest.fixture
 def all_in_worker(monkeypatch):
@@ -155,7 +135,7 @@ def test_a_module_over_the_cap_fails_its_compile_and_the_next_one_works(all_in_w
     # A worker starts in about 180 MB of address space; 12,000 functions take LLVM past 400 MB.
     monkeypatch.setenv("PLAIDARRAY_CODEGEN_MAX_BYTES", str(256 << 20))
     codegen_worker.shutdown()
-    big = "".join(_IR.replace("@scale", f"@scale{i}") for i in range(12000))
+    big = scale_copies(12000)
     with pytest.raises(RuntimeError, match="llvm-cpu: the code generator process"):
         codegen_worker.generate(big, 3)
     monkeypatch.delenv("PLAIDARRAY_CODEGEN_MAX_BYTES")

@@ -1,0 +1,285 @@
+"""Interrupts, a shared compile cache and hostile files (issue 28): each fault reproduced
+as a user at a terminal or an adversary would cause it, and the promise of
+docs/reliability.md ("Interrupts", "The persistent cache's threat model") checked.
+
+Most cases run in a child process (``run_child``): a signal, a stopped or killed process,
+a hang or a crash there fails the test instead of taking pytest with it. Cases that need
+another user (a planted entry, a lock file held by someone else) run that user's part as
+uid ``NOBODY`` when the tests run as root, and are skipped otherwise; cgroup limits are
+tested where this process may create a memory cgroup.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+from jit_helpers import finish_child, run_child, start_child
+
+import plaidarray as xp
+from plaidarray.backend.llvm_cpu import jit, object_cache
+
+#: The uid other users' parts run as (``nobody``).
+NOBODY = 65534
+as_root = pytest.mark.skipif(os.geteuid() != 0, reason="acting as another user needs root")
+
+#: Child code: an expression with vector math library calls, compared with NumPy.
+_MATH = """
+x = np.linspace(-3.0, 3.0, 1001)
+value = np.asarray(xp.cos(xp.asarray(x)) * 2.0 + xp.exp(xp.asarray(x)))
+right = bool(np.allclose(value, np.cos(x) * 2.0 + np.exp(x), rtol=1e-13))
+"""
+
+
+def _value():
+    """This process's version of ``_MATH``: the value, and NumPy's."""
+    x = np.linspace(-3.0, 3.0, 1001)
+    return np.asarray(xp.cos(xp.asarray(x)) * 2.0 + xp.exp(xp.asarray(x))), np.cos(x) * 2.0 + np.exp(x)
+
+
+def _entries(directory: Path, field: str) -> list[Path]:
+    """The entries whose metadata has ``field``: "steps" (executables), "bundle" (kernels),
+    "symbols" (bundles and library functions)."""
+    found = []
+    for path in sorted(directory.glob("*" + object_cache.SUFFIX)):
+        entry = object_cache._decode(path.stem, path.read_bytes())
+        if entry is not None and field in entry[1]:
+            found.append(path)
+    return found
+
+
+def _bundles(directory: Path) -> list[Path]:
+    """The bundles: kernels' code (library functions, loaded once per process, excluded)."""
+    return [p for p in _entries(directory, "symbols") if not p.name.startswith(object_cache.LIBRARY_PREFIX)]
+
+
+def _fresh(directory: Path, monkeypatch) -> None:
+    """Use ``directory`` as the cache, with nothing of it in memory."""
+    monkeypatch.setenv("PLAIDARRAY_CACHE_DIR", str(directory))
+    xp.clear_cache()
+    gc.collect()
+
+
+def _as_nobody() -> None:
+    os.setgid(NOBODY)
+    os.setuid(NOBODY)
+
+
+# --- 2. the persistent cache runs only what this user wrote, under its own key ----------
+
+@pytest.mark.parametrize("field", ["steps", "bundle", "symbols"])
+def test_a_valid_entry_of_other_code_under_this_key_is_not_run(monkeypatch, tmp_path, field):
+    """Entries did not record their key: another kernel's (or executable's, or bundle's)
+    valid entry copied under this one's name was loaded as it was (NaN, a wrong value or
+    a segfault). The checksum is now keyed by the entry's own key."""
+    kind = _bundles if field == "symbols" else lambda directory: _entries(directory, field)
+    _fresh(tmp_path, monkeypatch)
+    value, expected = _value()
+    mine = [p.name for p in kind(tmp_path)]
+    np.asarray(xp.sin(xp.asarray(np.linspace(0.0, 1.0, 77))) * 3.0 + 1.0)  # other code of every kind
+    strangers = [p for p in kind(tmp_path) if p.name not in mine]
+    assert mine and strangers
+    for name in mine:
+        (tmp_path / name).write_bytes(strangers[0].read_bytes())
+    _fresh(tmp_path, monkeypatch)
+    value, expected = _value()
+    np.testing.assert_allclose(value, expected, rtol=1e-13)
+    info = xp.cache_info()
+    assert (info.compiles, info.disk_hits) == (1, 0)
+
+
+def _plant(tmp_path, monkeypatch, how) -> tuple[Path, list]:
+    """Fill a cache, let ``how`` tamper with one of its bundles, and compute again with
+    warnings recorded; the bundle and the warnings."""
+    _fresh(tmp_path, monkeypatch)
+    _value()
+    bundle = _bundles(tmp_path)[0]
+    how(bundle)
+    _fresh(tmp_path, monkeypatch)
+    with pytest.warns(RuntimeWarning) as warned:
+        value, expected = _value()
+    np.testing.assert_allclose(value, expected, rtol=1e-13)
+    return bundle, [str(w.message) for w in warned]
+
+
+def test_an_entry_writable_by_others_is_removed_with_a_warning(monkeypatch, tmp_path):
+    bundle, warned = _plant(tmp_path, monkeypatch, lambda path: path.chmod(0o666))
+    assert any("is writable by other users (mode 0666)" in w for w in warned)
+    assert stat.S_IMODE(bundle.stat().st_mode) == 0o600  # compiled again and stored anew
+
+
+@as_root
+def test_an_entry_owned_by_another_user_is_removed_with_a_warning(monkeypatch, tmp_path):
+    bundle, warned = _plant(tmp_path, monkeypatch, lambda path: os.chown(path, NOBODY, NOBODY))
+    assert any(f"is owned by uid {NOBODY}" in w for w in warned)
+    assert bundle.stat().st_uid == os.geteuid()
+
+
+def test_a_symbolic_link_entry_is_not_followed(monkeypatch, tmp_path):
+    """A link to /dev/zero let a MemoryError escape; a link anywhere else runs what it points at."""
+    def link(path):
+        path.unlink()
+        path.symlink_to("/dev/zero")
+
+    bundle, warned = _plant(tmp_path, monkeypatch, link)
+    assert any("is a symbolic link" in w for w in warned)
+    assert not bundle.is_symlink()
+
+
+FIFO = """
+import json, os, pathlib
+import numpy as np
+import plaidarray as xp
+from plaidarray.backend.llvm_cpu import object_cache
+{math}
+xp.clear_cache()
+for path in pathlib.Path({cache!r}).glob("*" + object_cache.SUFFIX):
+    entry = object_cache._decode(path.stem, path.read_bytes())
+    if "steps" in entry[1]:
+        path.unlink()
+        os.mkfifo(path)
+{math}
+print(json.dumps({{"right": right}}))
+"""
+
+
+def test_an_entry_that_is_a_fifo_does_not_block(tmp_path):
+    process = start_child(FIFO.format(cache=str(tmp_path), math=_MATH), tmp_path)
+    try:
+        assert finish_child(process, timeout=60) == {"right": True}
+    except subprocess.TimeoutExpired:
+        process.kill()
+        pytest.fail("a compile waited for a FIFO entry")
+
+
+def test_a_cache_directory_writable_by_others_is_not_used(monkeypatch, tmp_path):
+    tmp_path.chmod(0o777)
+    _fresh(tmp_path, monkeypatch)
+    with pytest.warns(RuntimeWarning, match=r"is writable by other users \(mode 0777\), so the persistent cache is not"):
+        value, expected = _value()
+    np.testing.assert_allclose(value, expected, rtol=1e-13)
+    assert not list(tmp_path.iterdir())
+
+
+#: The other user's part: write an entry (from standard input) over root's.
+ATTACKER = ["/bin/sh", "-c", 'cat > "$1.new" && mv "$1.new" "$1"', "attacker"]
+
+VICTIM_WARNED = f"""
+import json, warnings
+import numpy as np
+import plaidarray as xp
+with warnings.catch_warnings(record=True) as warned:
+    warnings.simplefilter("always")
+{"".join("    " + line + chr(10) for line in _MATH.strip().splitlines())}
+print(json.dumps({{"right": right, "warned": [str(w.message) for w in warned]}}))
+"""
+
+
+def _do_nothing(symbols: list[str]) -> bytes:
+    """A shared object whose functions ``symbols`` return at once: code of an attacker's
+    choosing in the shape of a bundle."""
+    from plaidarray.backend.llvm_cpu import loaded_code
+
+    ir = "".join(f'define void @"{s}"(ptr %a, ptr %b, i64 %c, i64 %d, ptr %e) {{\n  ret void\n}}\n' for s in symbols)
+    return loaded_code.package([jit.generate(ir, 1).object])[0]
+
+
+@as_root
+def test_code_planted_by_another_user_is_never_run_by_root(tmp_path):
+    """In a directory others can write, a user replaced a bundle with code of their choosing
+    (a valid entry under the right key): a root process loaded it and called it."""
+    from plaidarray.backend.llvm_cpu import shared_object
+
+    if shared_object.linker() is None:
+        pytest.skip("the attacker's shared object needs a linker")
+    cache = Path(tempfile.mkdtemp(prefix="plaidarray-shared-", dir="/tmp"))
+    try:
+        assert run_child(VICTIM_WARNED, cache)["right"]
+        victim = _bundles(cache)[0]
+        code, meta = object_cache._decode(victim.stem, victim.read_bytes())
+        planted = object_cache._encode(victim.stem, _do_nothing(meta["symbols"]), meta)
+        cache.chmod(0o777)  # another user may now write it
+        done = subprocess.run([*ATTACKER, str(victim)], input=planted, preexec_fn=_as_nobody, capture_output=True,
+                              cwd="/")
+        assert done.returncode == 0, done.stderr
+        assert victim.stat().st_uid == NOBODY
+        after = run_child(VICTIM_WARNED, cache)  # the directory is not used
+        assert after["right"] and any("is writable by other users (mode 0777)" in w for w in after["warned"])
+        cache.chmod(0o755)  # the directory is root's alone again; the planted entry is not
+        after = run_child(VICTIM_WARNED, cache)
+        assert after["right"] and any(f"is owned by uid {NOBODY}" in w for w in after["warned"])
+        assert victim.stat().st_uid == 0
+    finally:
+        shutil.rmtree(cache, ignore_errors=True)
+
+
+# --- 5. locks: a stopped holder, another user ---------------------------------------------
+
+HOLDER = """
+import fcntl, os, sys
+directory = sys.argv[1]
+os.makedirs(directory, exist_ok=True)
+for stripe in range(256):  # every stripe: whatever this process's keys
+    fd = os.open(os.path.join(directory, f"{stripe}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+os.kill(os.getpid(), __import__("signal").SIGSTOP)  # Ctrl-Z, or a debugger's breakpoint
+"""
+
+VICTIM = f"""
+import json, time, warnings
+import numpy as np
+import plaidarray as xp
+from plaidarray.backend.llvm_cpu import object_cache
+object_cache.LOCK_TIMEOUT = 1.0
+start = time.monotonic()
+with warnings.catch_warnings(record=True) as warned:
+    warnings.simplefilter("always")
+{"".join("    " + line + chr(10) for line in _MATH.strip().splitlines())}
+print(json.dumps({{"right": right, "seconds": time.monotonic() - start,
+                  "warned": [str(w.message) for w in warned]}}))
+"""
+
+
+def test_a_stopped_process_holding_the_locks_delays_a_compile_by_the_timeout_only(tmp_path):
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path / "locks")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline() == "held\n"
+        victim = start_child(VICTIM, tmp_path)
+        try:
+            result = finish_child(victim, timeout=60)
+        except subprocess.TimeoutExpired:
+            victim.kill()
+            pytest.fail("a compile waited for a stopped process's lock")
+    finally:
+        holder.kill()
+        holder.wait()
+    assert result["right"] and result["seconds"] < 30
+    assert any("waited 1 s for another process compiling the same code" in w for w in result["warned"])
+
+
+def test_lock_files_are_the_users_alone(monkeypatch, tmp_path):
+    """Lock files were 0644: another user could open one and hold its lock forever."""
+    locks = tmp_path / "locks"
+    locks.mkdir(mode=0o700)
+    for stripe in range(object_cache.LOCK_STRIPES):  # left by an older version
+        (locks / f"{stripe}.lock").touch(mode=0o644)
+    _fresh(tmp_path, monkeypatch)
+    _value()
+    modes = {stat.S_IMODE(p.stat().st_mode) for p in locks.iterdir()}
+    assert 0o600 in modes and stat.S_IMODE(locks.stat().st_mode) == 0o700
+    if os.geteuid() == 0:
+        used = next(p for p in locks.iterdir() if stat.S_IMODE(p.stat().st_mode) == 0o600)
+        tmp_path.chmod(0o755)
+        locks.chmod(0o755)
+        opened = subprocess.run(["/bin/cat", str(used)], preexec_fn=_as_nobody, capture_output=True, text=True,
+                                cwd="/")
+        assert opened.returncode != 0 and "Permission denied" in opened.stderr
