@@ -4,6 +4,8 @@ plaidarray's results unchanged when every compile goes through it."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 from ir_samples import SCALE_IR as _IR, scale_copies
@@ -35,14 +37,14 @@ def test_ir_errors_come_back_as_runtime_errors(all_in_worker):
     assert codegen_worker.generate(_IR, 3).object  # the worker is still serving
 
 
-def test_a_dead_worker_fails_one_compile_and_is_replaced(all_in_worker):
+def test_a_worker_dying_mid_compile_fails_that_compile_and_is_replaced(all_in_worker):
     codegen_worker.generate(_IR, 3)
     started = codegen_worker.stats()["workers_started"]
     worker = codegen_worker._workers["serving"]
-    worker.process.kill()
-    worker.process.wait()
+    big = scale_copies(3000)  # seconds of work
+    threading.Timer(0.3, worker.process.kill).start()
     with pytest.raises(RuntimeError, match="died while compiling"):
-        codegen_worker.generate(_IR, 3)
+        codegen_worker.generate(big, 3)
     assert codegen_worker.generate(_IR, 3).object == jit.generate(_IR, 3).object
     assert codegen_worker.stats()["workers_started"] == started + 1
 

@@ -22,10 +22,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from ir_samples import SCALE_IR
 from jit_helpers import finish_child, run_child, start_child
 
 import plaidarray as xp
-from plaidarray.backend.llvm_cpu import jit, object_cache
+from plaidarray.backend.llvm_cpu import codegen, codegen_worker, jit, object_cache
 
 #: The uid other users' parts run as (``nobody``).
 NOBODY = 65534
@@ -71,6 +72,103 @@ def _fresh(directory: Path, monkeypatch) -> None:
 def _as_nobody() -> None:
     os.setgid(NOBODY)
     os.setuid(NOBODY)
+
+
+# --- 1. an interrupted compile in the code generator process ---------------------------
+
+INTERRUPTED_COMPILE = """
+import json, os, signal, sys, threading
+import numpy as np
+import plaidarray as xp
+from plaidarray.backend.llvm_cpu import codegen_worker, jit
+sys.path.insert(0, {tests!r})
+from ir_samples import SCALE_IR as IR, scale_copies
+codegen_worker.generate(IR, 3)  # the worker has started and served once
+big = scale_copies(400)  # seconds of work
+threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
+try:
+    codegen_worker.generate(big, 3)
+    interrupted = False
+except KeyboardInterrupt:
+    interrupted = True
+same = codegen_worker.generate(IR, 3).object == jit.generate(IR, 3).object
+{math}
+print(json.dumps({{"interrupted": interrupted, "same": same, "right": right}}))
+"""
+
+
+def test_ctrl_c_while_the_code_generator_compiles_leaves_later_compiles_right(tmp_path):
+    """A Ctrl-C while the worker compiled left its answer in the pipe: every later compile
+    got the previous request's object code, and the vector math library stored in the disk
+    cache was a kernel's, so later processes aborted (``Symbol not found``, exit 134)."""
+    code = INTERRUPTED_COMPILE.format(tests=str(Path(__file__).parent), math=_MATH)
+    result = run_child(code, tmp_path, PLAIDARRAY_INPROCESS_COMPILES="0")
+    assert result == {"interrupted": True, "same": True, "right": True}
+    later = run_child(f"import json\nimport numpy as np\nimport plaidarray as xp\n{_MATH}\n"
+                      "print(json.dumps({'right': right}))", tmp_path)
+    assert later == {"right": True}
+
+
+WRONG_LIBRARY = """
+import json
+import numpy as np
+import plaidarray as xp
+from plaidarray.backend.llvm_cpu import jit, vector_math
+real = vector_math.library_object_code
+def wrong(symbol, level):  # another module's object code, as an out-of-step worker gave it
+    return jit.generate({ir!r}, level).object, real(symbol, level)[1]
+vector_math.library_object_code = wrong
+try:
+    np.asarray(xp.cos(xp.asarray(np.linspace(0.0, 1.0, 9))))
+    error = ""
+except RuntimeError as e:
+    error = str(e)
+vector_math.library_object_code = real
+stored_wrong = [p.name for p in __import__("pathlib").Path({cache!r}).glob("library-*")]
+{math}
+print(json.dumps({{"error": error, "stored_wrong": stored_wrong, "right": right}}))
+"""
+
+
+def test_library_code_is_stored_only_once_it_defines_its_symbols(tmp_path):
+    result = run_child(WRONG_LIBRARY.format(ir=SCALE_IR, cache=str(tmp_path), math=_MATH), tmp_path)
+    assert "does not define plaidarray.cos.f64" in result["error"]
+    assert result["stored_wrong"] == [] and result["right"]
+    assert len(list(tmp_path.glob("library-*"))) == 2  # cos and exp, each checked and stored
+
+
+def test_an_interrupted_request_ends_the_worker_and_the_next_compile_is_right(monkeypatch):
+    """The same fault, deterministic: the interrupt arrives while the answer is awaited."""
+    monkeypatch.setenv("PLAIDARRAY_INPROCESS_COMPILES", "0")
+    try:
+        codegen_worker.generate(SCALE_IR, 3)
+        worker = codegen_worker._workers["serving"]
+        read = codegen.read_frame
+
+        def interrupted(stream):
+            monkeypatch.setattr(codegen, "read_frame", read)
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(codegen, "read_frame", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            codegen_worker.generate(SCALE_IR.replace("3.0", "5.0"), 3)
+        assert worker.process.wait(timeout=10) is not None  # killed, not left out of step
+        assert codegen_worker.generate(SCALE_IR, 3).object == jit.generate(SCALE_IR, 3).object
+    finally:
+        codegen_worker.shutdown()
+
+
+def test_a_worker_killed_while_idle_is_replaced_before_the_next_compile(monkeypatch):
+    monkeypatch.setenv("PLAIDARRAY_INPROCESS_COMPILES", "0")
+    try:
+        codegen_worker.generate(SCALE_IR, 3)
+        worker = codegen_worker._workers["serving"]
+        worker.process.kill()
+        worker.process.wait()
+        assert codegen_worker.generate(SCALE_IR, 3).object == jit.generate(SCALE_IR, 3).object
+        assert codegen_worker._workers["serving"] is not worker
+    finally:
+        codegen_worker.shutdown()
 
 
 # --- 2. the persistent cache runs only what this user wrote, under its own key ----------

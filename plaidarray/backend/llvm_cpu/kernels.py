@@ -208,13 +208,9 @@ def _install(code: bytes, form: str, sources: list[KernelSource], level: int, ta
              found: dict[str, CompiledKernel]) -> None:
     """Store and load a bundle of kernels, store their entries, and keep them."""
     libraries = sorted({name for s in sources for name in math_library.called_by(s.ir)})
-    bundle = bundles.store(code, form, [s.symbol for s in sources], libraries)
-    holder = bundles.load(code, form, libraries, level, bundle)
+    holder, bundle = bundles.install(code, form, [s.symbol for s in sources], libraries, level)
     for source in sources:
-        address = holder.address(source.symbol)
-        if not address:
-            raise RuntimeError(f"llvm-cpu: the object code of kernel {source.symbol} does not define it")
-        kernel = CompiledKernel(source.symbol, holder, address)
+        kernel = CompiledKernel(source.symbol, holder, holder.address(source.symbol))
         key = disk_key(source.key, target)
         if quick:
             kernel.upgrade = tiering.Upgrade(source.ir, source.symbol, level, key)
