@@ -12,7 +12,9 @@ tested where this process may create a memory cgroup.
 from __future__ import annotations
 
 import gc
+import json
 import os
+import resource
 import shutil
 import stat
 import subprocess
@@ -23,7 +25,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from ir_samples import SCALE_IR
-from jit_helpers import finish_child, run_child, start_child
+from jit_helpers import child_env, finish_child, run_child, start_child
 
 import plaidarray as xp
 from plaidarray.backend.llvm_cpu import codegen, codegen_worker, jit, object_cache
@@ -317,6 +319,47 @@ def test_code_planted_by_another_user_is_never_run_by_root(tmp_path):
         assert victim.stat().st_uid == 0
     finally:
         shutil.rmtree(cache, ignore_errors=True)
+
+
+# --- 4. ulimit -v -----------------------------------------------------------------------
+
+def _limited(soft: int, hard: int):
+    return lambda: resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+
+
+ULIMIT = f"""
+import json
+import numpy as np
+import plaidarray as xp
+from plaidarray.backend.llvm_cpu import codegen_worker
+{_MATH}
+pid = codegen_worker._workers["serving"].process.pid
+with open(f"/proc/{{pid}}/limits") as f:
+    limit = next(line for line in f if line.startswith("Max address space")).split()[3:5]
+print(json.dumps({{"right": right, "limit": limit, "stats": codegen_worker.stats()}}))
+"""
+
+
+@pytest.mark.parametrize("soft", [2 << 30, 3 << 30])
+def test_the_code_generator_process_starts_under_ulimit_v(tmp_path, soft):
+    """The worker raised its own RLIMIT_AS to half the machine's memory, above a hard limit
+    of 3 GiB (``ulimit -v``): ``not allowed to raise maximum limit``, every compile failed."""
+    hard = 3 << 30
+    process = subprocess.Popen([sys.executable, "-c", ULIMIT], env=child_env(tmp_path, PLAIDARRAY_INPROCESS_COMPILES="0"),
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=_limited(soft, hard))
+    result = finish_child(process)
+    assert result["right"] and result["stats"]["worker"] >= 1
+    assert result["limit"] == [str(soft), str(soft)]
+
+
+def test_the_cap_is_lowered_to_an_inherited_limit_never_raised():
+    code = ("import resource, json\nfrom plaidarray.backend.llvm_cpu import codegen\n"
+            "codegen.cap_address_space(8 << 30)\n"
+            "print(json.dumps(resource.getrlimit(resource.RLIMIT_AS)))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          preexec_fn=_limited(4 << 30, 6 << 30), env=child_env("/nonexistent"))
+    assert json.loads(done.stdout) == [4 << 30, 4 << 30], done.stderr
 
 
 # --- 5. locks: a stopped holder, another user ---------------------------------------------
