@@ -16,10 +16,13 @@ import json
 import os
 import resource
 import shutil
+import signal
 import stat
 import subprocess
 import sys
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -28,7 +31,9 @@ from ir_samples import SCALE_IR
 from jit_helpers import child_env, finish_child, run_child, start_child
 
 import plaidarray as xp
-from plaidarray.backend.llvm_cpu import codegen, codegen_worker, jit, object_cache
+from plaidarray.backend.llvm_cpu import codegen, codegen_worker, jit, object_cache, parallel
+from plaidarray.backend.llvm_cpu.executable import CpuExecutable
+from plaidarray.backend.llvm_cpu.kernel_source import Segment
 
 #: The uid other users' parts run as (``nobody``).
 NOBODY = 65534
@@ -319,6 +324,134 @@ def test_code_planted_by_another_user_is_never_run_by_root(tmp_path):
         assert victim.stat().st_uid == 0
     finally:
         shutil.rmtree(cache, ignore_errors=True)
+
+
+# --- 3. interrupts during a multi-threaded kernel -------------------------------------
+
+def test_a_second_interrupt_waits_for_every_chunk_running_on_the_pool(monkeypatch):
+    """Ctrl-C twice: the second escaped the wait for the pool, whose threads went on
+    writing into buffers already given back to the pool (the next computation had 2.6
+    million wrong elements, then the process segfaulted)."""
+    monkeypatch.setenv("PLAIDARRAY_NUM_THREADS", "4")
+    main, lock, started = threading.get_ident(), threading.Lock(), threading.Event()
+    running, done = set(), []
+
+    def chunk(start, stop):
+        if threading.get_ident() == main:
+            started.wait(10)
+            raise KeyboardInterrupt  # the first Ctrl-C, between two chunks of this thread
+        with lock:
+            first = not running and not done
+            running.add(start)
+        started.set()
+        if first:
+            time.sleep(0.05)
+            os.kill(os.getpid(), signal.SIGINT)  # the second, while the calling thread waits for the pool
+        time.sleep(0.3)
+        with lock:
+            running.discard(start)
+            done.append(start)
+
+    with pytest.raises(KeyboardInterrupt):
+        parallel.run([(chunk, Segment(1 << 20, 1 << 22, 0))])
+    assert not running, "a chunk was still running when the interrupt propagated"
+    assert 1 <= len(done) <= 3  # the pool threads' first chunks: none started after the interrupt
+
+
+def test_a_run_writing_a_callers_buffer_runs_to_its_end_when_interrupted(monkeypatch):
+    """An in-place update must never be left half done: its chunks and steps all run,
+    then the interrupt is raised."""
+    monkeypatch.setenv("PLAIDARRAY_NUM_THREADS", "4")
+    lock, done = threading.Lock(), []
+
+    def chunk(start, stop):
+        with lock:
+            first = not done
+            done.append(start)
+        if first:
+            os.kill(os.getpid(), signal.SIGINT)
+        time.sleep(0.01)
+
+    segment = Segment(1 << 20, 1 << 22, 0)
+    with pytest.raises(KeyboardInterrupt):
+        parallel.run([(chunk, segment), (chunk, segment)], complete=True)
+    assert len(done) == 2 * len(parallel.chunks(1 << 20, parallel._parts(segment, 4)))
+
+
+TWO_INTERRUPTS = """
+import json, signal, time
+import numpy as np
+import plaidarray as xp
+rng = np.random.default_rng(0)
+a = rng.standard_normal(1 << 23).astype(np.float32)
+x, y = xp.asarray(a), xp.asarray(a[::-1].copy())
+np.asarray(xp.sin(x) * xp.exp(y))  # compiled, and timed below
+start = time.perf_counter()
+np.asarray(xp.sin(x) * xp.exp(y))
+run = time.perf_counter() - start
+expected = np.asarray(x * 2.0 + y)
+state = {"in_run": False, "signals": 0}
+
+def alarm(signum, frame):  # a timeout's alarm, as pytest-timeout raises it: twice
+    state["signals"] += 1
+    if state["signals"] % 2 == 0:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    if state["in_run"]:
+        raise KeyboardInterrupt
+
+signal.signal(signal.SIGALRM, alarm)
+interrupted, wrong = 0, 0
+for trial in range(12):
+    signal.setitimer(signal.ITIMER_REAL, run * (trial + 1) / 14, 0.002)
+    state["in_run"] = True
+    try:
+        np.asarray(xp.sin(x) * xp.exp(y))
+        state["in_run"] = False
+    except KeyboardInterrupt:
+        state["in_run"] = False
+        interrupted += 1
+    while state["signals"] < 2 * (trial + 1):
+        time.sleep(0.001)
+    wrong += int(np.count_nonzero(np.asarray(x * 2.0 + y) != expected))
+print(json.dumps({"interrupted": interrupted, "wrong": wrong}))
+"""
+
+
+def test_two_interrupts_during_a_multithreaded_kernel_leave_later_results_right(tmp_path):
+    result = run_child(TWO_INTERRUPTS, tmp_path, PLAIDARRAY_NUM_THREADS="4")
+    assert result["wrong"] == 0 and result["interrupted"] >= 1
+
+
+def _interrupt_after(monkeypatch, runs: int) -> None:
+    """The next executable run raises KeyboardInterrupt: before it starts (``runs`` 0) or
+    once it has run (1), as Ctrl-C does arriving between the run and its results' handover."""
+    real = CpuExecutable.run
+
+    def run(self, buffers):
+        monkeypatch.setattr(CpuExecutable, "run", real)
+        if runs:
+            real(self, buffers)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(CpuExecutable, "run", run)
+
+
+@pytest.mark.parametrize("runs", [0, 1])
+def test_an_interrupted_in_place_update_is_applied_whole_or_not_at_all(monkeypatch, runs):
+    """``x[1:3] = 5.0`` interrupted before its run left ``x`` bound to the pending update,
+    which then took effect anyway (or, failing, failed every later read of ``x``)."""
+    x = xp.asarray(np.arange(8.0)) * 1.0
+    np.asarray(x)
+    buffer = id(x._node.buffer)
+    x[1:3] = 4.0  # compiled, and written in place (the array alone holds its buffer)
+    assert id(x._node.buffer) == buffer
+    _interrupt_after(monkeypatch, runs)
+    with pytest.raises(KeyboardInterrupt):
+        x[1:3] = 5.0
+    expected = np.arange(8.0)
+    expected[1:3] = 5.0 if runs else 4.0
+    np.testing.assert_array_equal(np.asarray(x), expected)
+    np.testing.assert_array_equal(np.asarray(x * 2.0), expected * 2.0)
 
 
 # --- 4. ulimit -v -----------------------------------------------------------------------
