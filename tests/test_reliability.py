@@ -31,6 +31,7 @@ from ir_samples import SCALE_IR
 from jit_helpers import child_env, finish_child, run_child, start_child
 
 import plaidarray as xp
+from plaidarray.backend import transfer
 from plaidarray.backend.llvm_cpu import codegen, codegen_worker, jit, object_cache, parallel
 from plaidarray.backend.llvm_cpu.executable import CpuExecutable
 from plaidarray.backend.llvm_cpu.kernel_source import Segment
@@ -557,3 +558,39 @@ def test_lock_files_are_the_users_alone(monkeypatch, tmp_path):
         opened = subprocess.run(["/bin/cat", str(used)], preexec_fn=_as_nobody, capture_output=True, text=True,
                                 cwd="/")
         assert opened.returncode != 0 and "Permission denied" in opened.stderr
+
+
+# --- 6. a NumPy array changed after asarray -------------------------------------------------
+
+@pytest.mark.parametrize("ops", [20, 40])
+@pytest.mark.parametrize("layout", ["C", "F"])
+def test_a_numpy_array_changed_after_asarray_changes_nothing(ops, layout):
+    """The pending graph saw the new data or the old one depending on the pending bound
+    (a 20-op chain gave 1020, a 40-op chain 41); Fortran-order inputs the old data."""
+    a = np.ones((4, 4), order=layout)
+    x = xp.asarray(a)
+    y = x
+    for _ in range(ops):
+        y = y + 1.0
+    jitted = xp.jit(lambda u: u * 2.0)(a)
+    returned = xp.jit(lambda u: (u, u + 1.0))(a)[0]  # the argument itself: the jitted call used it in place
+    mixed = a + x  # a NumPy operand of an operator
+    a[...] = 1000.0
+    np.testing.assert_array_equal(np.asarray(y), np.full((4, 4), 1.0 + ops))
+    np.testing.assert_array_equal(np.asarray(x), np.ones((4, 4)))
+    np.testing.assert_array_equal(np.asarray(jitted), np.full((4, 4), 2.0))
+    np.testing.assert_array_equal(np.asarray(returned), np.ones((4, 4)))
+    np.testing.assert_array_equal(np.asarray(mixed), np.full((4, 4), 2.0))
+
+
+def test_read_only_memory_is_shared_and_copy_false_refuses_writable_memory():
+    frozen = np.arange(6.0)
+    frozen.flags.writeable = False
+    assert np.shares_memory(np.asarray(xp.asarray(frozen)), frozen)
+    assert np.shares_memory(np.asarray(xp.asarray(frozen, copy=False)), frozen)
+    with pytest.raises(ValueError, match="asarray: the input's memory can still be written"):
+        xp.asarray(np.arange(6.0), copy=False)
+    view = np.arange(6.0)[1:]
+    view.flags.writeable = False  # its base is still writable
+    assert not transfer.frozen(view)
+    assert not np.shares_memory(np.asarray(xp.asarray(view)), view)
