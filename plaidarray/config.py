@@ -45,7 +45,12 @@ def _name(text: str) -> str:
 
 
 def _path(text: str) -> Path:
-    return Path(text).expanduser()
+    """A path; ``~`` and ``~user`` are expanded, and one that cannot be (no such user, no
+    home directory) is refused."""
+    try:
+        return Path(text).expanduser()
+    except RuntimeError as error:  # Path.expanduser: "Could not determine home directory"
+        raise ValueError(f"a path whose ~ can be expanded ({error})") from None
 
 
 def _half_the_memory() -> int:
@@ -68,8 +73,18 @@ def _default_threads() -> int:
 
 
 def _default_cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "plaidarray"
+    """``$XDG_CACHE_HOME/plaidarray``, else ``~/.cache/plaidarray``; for a user without a
+    home directory (a container's arbitrary uid), ``plaidarray-<uid>`` in the temporary
+    directory, which the persistent cache uses only if that user owns it."""
+    base = os.environ.get("XDG_CACHE_HOME")
+    if base:
+        return Path(base) / "plaidarray"
+    try:
+        return Path.home() / ".cache" / "plaidarray"
+    except RuntimeError:
+        import tempfile
+
+        return Path(tempfile.gettempdir()) / f"plaidarray-{os.geteuid()}"
 
 
 #: The revisions of the Array API standard plaidarray can follow (``api_version.py``).

@@ -31,7 +31,7 @@ from ir_samples import SCALE_IR
 from jit_helpers import child_env, finish_child, run_child, start_child
 
 import plaidarray as xp
-from plaidarray.backend import transfer
+from plaidarray.backend import memory, transfer
 from plaidarray.backend.llvm_cpu import codegen, codegen_worker, jit, object_cache, parallel
 from plaidarray.backend.llvm_cpu.executable import CpuExecutable
 from plaidarray.backend.llvm_cpu.kernel_source import Segment
@@ -594,3 +594,94 @@ def test_read_only_memory_is_shared_and_copy_false_refuses_writable_memory():
     view.flags.writeable = False  # its base is still writable
     assert not transfer.frozen(view)
     assert not np.shares_memory(np.asarray(xp.asarray(view)), view)
+
+
+# --- 7. smaller faults --------------------------------------------------------------------
+
+def test_a_cache_dir_of_an_unknown_user_is_a_value_error_naming_the_setting(monkeypatch):
+    monkeypatch.setenv("PLAIDARRAY_CACHE_DIR", "~no-such-user-plaidarray/cache")
+    with pytest.raises(ValueError, match="PLAIDARRAY_CACHE_DIR must be a path whose ~ can be expanded"):
+        np.asarray(xp.asarray(np.arange(5.0)) * 7.0 - 1.0)
+
+
+def test_without_a_home_directory_the_cache_is_the_users_own_temporary_directory(monkeypatch):
+    from plaidarray import config
+
+    def no_home():
+        raise RuntimeError("Could not determine home directory.")
+
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    monkeypatch.setattr(Path, "home", no_home)
+    assert config._default_cache_dir() == Path(tempfile.gettempdir()) / f"plaidarray-{os.geteuid()}"
+
+
+def _fake_cgroups(tmp_path, version: int, limits: dict[str, int], usage: int) -> None:
+    """A /proc/self and a cgroup mount where this process's cgroup is ``a/b``."""
+    proc, mount = tmp_path / "proc", tmp_path / "mount"
+    proc.mkdir()
+    files = ("memory.max", "memory.current", "inactive_file") if version == 2 else \
+        ("memory.limit_in_bytes", "memory.usage_in_bytes", "total_inactive_file")
+    for path, limit in limits.items():
+        directory = mount / path
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / files[0]).write_text(f"{limit}\n" if limit else "max\n")
+        (directory / files[1]).write_text(f"{usage}\n")
+        (directory / "memory.stat").write_text(f"anon 5\n{files[2]} {1 << 20}\n")
+    kind = "cgroup2 cgroup2 rw" if version == 2 else "cgroup cgroup rw,memory"
+    (proc / "mountinfo").write_text(f"35 31 0:32 / {mount} rw,relatime - {kind}\n"
+                                    f"31 23 0:28 / /sys/fs/cgroup rw,relatime - tmpfs tmpfs rw,mode=755\n")
+    (proc / "cgroup").write_text("0::/a/b\n" if version == 2 else "4:memory:/a/b\n1:cpu:/\n")
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_the_memory_check_reads_the_tightest_cgroup_limit(monkeypatch, tmp_path, version):
+    _fake_cgroups(tmp_path, version, {"": 0, "a": 3 << 30, "a/b": 8 << 30}, 1 << 30)
+    monkeypatch.setattr(memory, "PROC", tmp_path / "proc")
+    assert memory.cgroup_available() == (2 << 30) + (1 << 20)  # a's limit, less the usage, plus reclaimable cache
+    assert memory.available_bytes() <= (2 << 30) + (1 << 20)
+
+
+def _memory_cgroup_of_mine() -> Path | None:
+    """A new memory cgroup below this process's, or None where that cannot be made."""
+    for directory, (limit_file, _, _) in memory._memory_cgroups():
+        if (directory / limit_file).exists() or (directory / "cgroup.subtree_control").exists():
+            child = directory / f"plaidarray-test-{os.getpid()}"
+            try:
+                child.mkdir()
+            except OSError:
+                continue
+            if (child / limit_file).exists():
+                return child
+            child.rmdir()
+    return None
+
+
+CGROUP_RUN = """
+import json
+import plaidarray as xp
+try:
+    x = xp.ones((11000, 11000)) + 1.0  # 0.9 GiB of results
+    x[0, 0] = 3.0
+    outcome = "ran"
+except MemoryError as e:
+    outcome = str(e)
+print(json.dumps({"outcome": outcome}))
+"""
+
+
+def test_a_run_larger_than_its_cgroup_allows_raises_memory_error(tmp_path):
+    """The check read /proc/meminfo only: in a container or batch job limited to 512 MiB,
+    a 0.9 GiB run started and the kernel killed the process."""
+    cgroup = _memory_cgroup_of_mine()
+    if cgroup is None:
+        pytest.skip("this process may not create a memory cgroup")
+    try:
+        limit_file = "memory.max" if (cgroup / "memory.max").exists() else "memory.limit_in_bytes"
+        (cgroup / limit_file).write_text(str(512 << 20))
+        process = subprocess.Popen([sys.executable, "-c", CGROUP_RUN], env=child_env(tmp_path),
+                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                   preexec_fn=lambda: (cgroup / "cgroup.procs").write_text("0"))
+        result = finish_child(process)
+    finally:
+        cgroup.rmdir()
+    assert "cannot allocate a float64 buffer of shape (11000, 11000)" in result["outcome"]
