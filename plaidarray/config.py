@@ -45,7 +45,12 @@ def _name(text: str) -> str:
 
 
 def _path(text: str) -> Path:
-    return Path(text).expanduser()
+    """A path; ``~`` and ``~user`` are expanded, and one that cannot be (no such user, no
+    home directory) is refused."""
+    try:
+        return Path(text).expanduser()
+    except RuntimeError as error:  # Path.expanduser: "Could not determine home directory"
+        raise ValueError(f"a path whose ~ can be expanded ({error})") from None
 
 
 def _half_the_memory() -> int:
@@ -68,8 +73,18 @@ def _default_threads() -> int:
 
 
 def _default_cache_dir() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache"
-    return Path(base) / "plaidarray"
+    """``$XDG_CACHE_HOME/plaidarray``, else ``~/.cache/plaidarray``; for a user without a
+    home directory (a container's arbitrary uid), ``plaidarray-<uid>`` in the temporary
+    directory, which the persistent cache uses only if that user owns it."""
+    base = os.environ.get("XDG_CACHE_HOME")
+    if base:
+        return Path(base) / "plaidarray"
+    try:
+        return Path.home() / ".cache" / "plaidarray"
+    except RuntimeError:
+        import tempfile
+
+        return Path(tempfile.gettempdir()) / f"plaidarray-{os.geteuid()}"
 
 
 #: The revisions of the Array API standard plaidarray can follow (``api_version.py``).
@@ -121,7 +136,8 @@ _ROWS = (
     Setting("PLAIDARRAY_CACHE_SIZE", _count, 512, "at import",
             "executables kept in memory (least recently used evicted first, by CLOCK; 0 keeps none)"),
     Setting("PLAIDARRAY_CACHE_DIR", _path, _default_cache_dir, "at each use",
-            "the persistent compile cache's directory", "`$XDG_CACHE_HOME/plaidarray`, else `~/.cache/plaidarray`"),
+            "the persistent compile cache's directory (used only if it is yours alone: see docs/reliability.md)",
+            "`$XDG_CACHE_HOME/plaidarray`, else `~/.cache/plaidarray`"),
     Setting("PLAIDARRAY_CACHE_MAX_BYTES", _count, 2 << 30, "at each use",
             "the persistent cache's size cap (least recently used entries go; 0 turns it off)", "2 GiB"),
     Setting("PLAIDARRAY_OPT_LEVEL", _choice("0", "1", "2", "3"), "3", "when llvm-cpu is first used",

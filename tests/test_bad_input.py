@@ -438,7 +438,10 @@ def test_read_only_results_cannot_be_written_through():
 def test_copy_false_refuses_layouts_that_need_a_copy():
     with pytest.raises(ValueError, match="asarray: the input's layout needs a copy, but copy=False"):
         xp.asarray(np.arange(6.0)[::-1], copy=False)
+    with pytest.raises(ValueError, match="asarray: the input's memory can still be written"):
+        xp.asarray(np.arange(6.0), copy=False)
     shared = np.arange(6.0)
+    shared.flags.writeable = False
     assert np.shares_memory(np.asarray(xp.asarray(shared, copy=False)), shared)
 
 

@@ -4,32 +4,14 @@ plaidarray's results unchanged when every compile goes through it."""
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
+from ir_samples import SCALE_IR as _IR, scale_copies
 from jit_helpers import run_child
 
 from plaidarray.backend.llvm_cpu import codegen, codegen_worker, jit
-
-#: A function that every optimisation level vectorises or unrolls differently.
-_IR = """
-define void @scale(ptr noalias %x, ptr noalias %y, i64 %n) {
-entry:
-  br label %loop
-loop:
-  %i = phi i64 [ 0, %entry ], [ %next, %loop ]
-  %p = getelementptr double, ptr %x, i64 %i
-  %v = load double, ptr %p
-  %w = fmul double %v, 3.0
-  %q = getelementptr double, ptr %y, i64 %i
-  store double %w, ptr %q
-  %next = add i64 %i, 1
-  %done = icmp eq i64 %next, %n
-  br i1 %done, label %exit, label %loop
-exit:
-  ret void
-}
-"""
-
 
 @pytest.fixture
 def all_in_worker(monkeypatch):
@@ -55,14 +37,14 @@ def test_ir_errors_come_back_as_runtime_errors(all_in_worker):
     assert codegen_worker.generate(_IR, 3).object  # the worker is still serving
 
 
-def test_a_dead_worker_fails_one_compile_and_is_replaced(all_in_worker):
+def test_a_worker_dying_mid_compile_fails_that_compile_and_is_replaced(all_in_worker):
     codegen_worker.generate(_IR, 3)
     started = codegen_worker.stats()["workers_started"]
     worker = codegen_worker._workers["serving"]
-    worker.process.kill()
-    worker.process.wait()
+    big = scale_copies(3000)  # seconds of work
+    threading.Timer(0.3, worker.process.kill).start()
     with pytest.raises(RuntimeError, match="died while compiling"):
-        codegen_worker.generate(_IR, 3)
+        codegen_worker.generate(big, 3)
     assert codegen_worker.generate(_IR, 3).object == jit.generate(_IR, 3).object
     assert codegen_worker.stats()["workers_started"] == started + 1
 
@@ -155,7 +137,7 @@ def test_a_module_over_the_cap_fails_its_compile_and_the_next_one_works(all_in_w
     # A worker starts in about 180 MB of address space; 12,000 functions take LLVM past 400 MB.
     monkeypatch.setenv("PLAIDARRAY_CODEGEN_MAX_BYTES", str(256 << 20))
     codegen_worker.shutdown()
-    big = "".join(_IR.replace("@scale", f"@scale{i}") for i in range(12000))
+    big = scale_copies(12000)
     with pytest.raises(RuntimeError, match="llvm-cpu: the code generator process"):
         codegen_worker.generate(big, 3)
     monkeypatch.delenv("PLAIDARRAY_CODEGEN_MAX_BYTES")

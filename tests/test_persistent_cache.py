@@ -54,7 +54,7 @@ def _entries(directory):
 
 
 def _with(directory, field):
-    return [p for p in _entries(directory) if field in object_cache._decode(p.read_bytes())[1]]
+    return [p for p in _entries(directory) if field in object_cache._decode(p.stem, p.read_bytes())[1]]
 
 
 def _executables(directory):
@@ -110,7 +110,7 @@ def test_a_damaged_entry_is_recompiled_by_the_next_process(cold_run, tmp_path):
     survived = run_child(WORKLOAD, tmp_path)
     assert survived["compiles"] == cold["compiles"] and survived["disk_hits"] == 0
     assert survived["values"] == cold["values"]
-    assert all(object_cache._decode(p.read_bytes()) for p in _entries(tmp_path))  # rewritten whole
+    assert all(object_cache._decode(p.stem, p.read_bytes()) for p in _entries(tmp_path))  # rewritten whole
 
 
 def _truncate(data: bytes) -> bytes:
@@ -153,7 +153,7 @@ def test_a_damaged_entry_is_ignored_and_rewritten(monkeypatch, tmp_path, damage,
     info = xp.cache_info()
     assert (info.compiles, info.disk_hits) == (1, 0)
     bundles.drain()
-    assert object_cache._decode(entry.read_bytes()) is not None
+    assert object_cache._decode(entry.stem, entry.read_bytes()) is not None
 
 
 def test_two_processes_needing_the_same_kernels_at_once_generate_each_once(tmp_path):

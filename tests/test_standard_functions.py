@@ -206,10 +206,15 @@ def test_boolean_mask_and_integer_array_indexing(backend):
 
 
 def test_dlpack_round_trips_without_copy():
-    a = np.arange(6.0).reshape(2, 3)
+    a = np.arange(6.0).reshape(2, 3).copy()  # owning its memory: a view of a writable array is copied
+    a.flags.writeable = False
     x = xp.from_dlpack(a)
     assert np.shares_memory(np.from_dlpack(x), a)  # NumPy -> plaidarray -> NumPy, same memory
     _same(x, a, exact=True)
+    writable = np.arange(6.0)
+    y = xp.from_dlpack(writable)  # memory the caller can still write is copied
+    writable[:] = -1.0
+    _same(y, np.arange(6.0), exact=True)
     y = xp.asarray(a) * 2
     _same(np.from_dlpack(y), a * 2, exact=True)
     assert y.__dlpack_device__() == (1, 0)

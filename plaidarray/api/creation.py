@@ -14,7 +14,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..api_version import sequence
-from ..backend.transfer import to_device
+from ..backend.transfer import frozen, snapshot, to_device
 from ..trace.array import CPU_DEVICE, Array
 from ..trace.node import Node
 from . import graph
@@ -38,8 +38,11 @@ def _dtype(dtype: Any, default: np.dtype, where: str) -> np.dtype:
 def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Array:
     """Convert ``obj`` (array, NumPy array, DLPack/buffer object, scalar, nested sequence).
 
-    ``copy=False`` never copies (ValueError if it would have to); ``copy=None`` shares
-    NumPy memory when its layout allows.
+    An array is a value: later writes to a NumPy array it was made from never change it,
+    nor anything computed from it, whenever that runs. So ``copy=None`` copies NumPy
+    memory that can still be written, and shares read-only memory when its layout allows
+    (``transfer.snapshot``); ``copy=False`` never copies (ValueError if it would have to,
+    for the layout or because the memory is writable).
     """
     _check_device(device)
     target = None if dtype is None else dt.check_dtype(dtype, "any", "asarray")
@@ -59,10 +62,27 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
         raise type(exc)(f"asarray: {exc}") from None
     if copy is False and not _shares_memory(obj, value):
         raise ValueError("asarray: the input cannot be used without a copy, but copy=False")
-    buffer = to_device(value, "asarray")
-    if copy is False and buffer is not value:
-        raise ValueError("asarray: the input's layout needs a copy, but copy=False")
-    return Array(Node.ready(buffer))
+    return Array(Node.ready(_buffer(value, copy, copy is True or isinstance(obj, _CONVERTED), "asarray")))
+
+
+#: Inputs that ``np.asarray`` turns into a new array of its own (shared with no one).
+_CONVERTED = (bool, int, float, complex, list, tuple)
+
+
+def _buffer(value: np.ndarray, copy: bool | None, fresh: bool, where: str) -> np.ndarray:
+    """The buffer of an array made from ``value`` (``fresh``: made by this call, shared
+    with no one): a snapshot of memory that can still be written (``transfer.snapshot``);
+    with ``copy=False`` never a copy, but a ValueError where one is needed."""
+    if copy is not False:
+        return to_device(value, where) if fresh else snapshot(value, where)
+    buffer = to_device(value, where)
+    if buffer is not value:
+        raise ValueError(f"{where}: the input's layout needs a copy, but copy=False")
+    if not frozen(value):
+        raise ValueError(f"{where}: the input's memory can still be written, so sharing it would let later writes "
+                         f"change this array and what is computed from it; copy=False shares only read-only "
+                         f"memory (a.flags.writeable = False), copy=None copies")
+    return buffer
 
 
 _PYTHON_SCALAR_KINDS = {bool: "b", int: "i", float: "f", complex: "c"}
@@ -251,8 +271,12 @@ def triu(x: Array, /, *, k: int = 0) -> Array:
 
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
-    """Import a DLPack-capable array (zero copy when its layout allows and copy is not True)."""
+    """Import a DLPack-capable array: zero copy when its layout allows and its memory is
+    known to be read-only (a read-only NumPy array), else a copy, by ``asarray``'s rule:
+    an array never changes once made."""
     _check_device(device)
+    if isinstance(x, Array):
+        return graph.copy_of(x) if copy else x
     try:
         value = np.from_dlpack(x, copy=copy)
     except AttributeError:  # NumPy looks the protocol up without checking for it
@@ -260,4 +284,6 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
                         f"got {type(x).__name__}") from None
     except (TypeError, BufferError, ValueError, RuntimeError) as exc:
         raise type(exc)(f"from_dlpack: {exc}") from None
-    return Array(Node.ready(to_device(value, "from_dlpack")))
+    if isinstance(x, np.ndarray) and copy is not True:
+        value = x  # the same memory, and NumPy's flags say whether it can still be written
+    return Array(Node.ready(_buffer(value, copy, copy is True, "from_dlpack")))

@@ -12,7 +12,7 @@ from typing import Any, SupportsIndex, TypeGuard, cast
 import numpy as np
 
 from .. import dtypes as dt
-from ..backend.transfer import to_device
+from ..backend.transfer import snapshot
 from ..hlo.ir import attr_key
 from ..hlo.literal import Literal
 from ..hlo.shape import MAX_SIZE, Shape
@@ -143,7 +143,7 @@ def numpy_scalar(value: Any, where: str) -> Any:
     if isinstance(value, np.generic):
         return runtime_scalar(value, _numpy_scalar_dtype(value, where))
     if isinstance(value, np.ndarray):
-        return Array(Node.ready(to_device(value, where)))
+        return Array(Node.ready(snapshot(value, where)))
     return value
 
 

@@ -4,6 +4,13 @@ Buffers are C-contiguous, aligned NumPy arrays that the compiled code reads thro
 pointers. A NumPy array that already has that layout is used as it is (zero copy);
 anything else (strided, negative strides, unaligned, non-native byte order) is copied
 once. Device buffers are never written after they are produced, so sharing is safe.
+
+A caller's memory is another matter: an array's value is fixed when it is made, while
+the graphs reading it run later (at a read, or when the pending bound is reached), so
+memory that the caller can still write is copied when it comes in (``snapshot``), and
+what a graph computes never depends on when it runs, as if each operation ran when it
+was recorded (NumPy's and JAX's semantics). Memory nothing can write (``frozen``) is
+shared.
 """
 
 from __future__ import annotations
@@ -28,6 +35,30 @@ def to_device(value: np.ndarray, where: str) -> np.ndarray:
     if value.flags.c_contiguous and value.flags.aligned and value.dtype.isnative:
         return value
     return np.ascontiguousarray(value, dtype=native)
+
+
+def frozen(value: np.ndarray) -> bool:
+    """Whether no NumPy array can write ``value``'s memory: it and every array it views
+    are read-only, down to an array owning its memory or an immutable ``bytes``. (The
+    owner of a read-only array could make it writable again; a read-only array given to
+    plaidarray is taken as the promise that it stays so.)"""
+    base: object = value
+    while isinstance(base, np.ndarray):
+        if base.flags.writeable:
+            return False
+        if base.base is None:
+            return True
+        base = base.base
+    return isinstance(base, bytes)
+
+
+def snapshot(value: np.ndarray, where: str) -> np.ndarray:
+    """``to_device`` for memory of a caller's: a buffer holding ``value`` as it is now,
+    which no later write to ``value`` changes (a copy, unless ``value`` is ``frozen``)."""
+    buffer = to_device(value, where)
+    if buffer is value and not frozen(value):
+        return value.copy()
+    return buffer
 
 
 def to_host(buffer: np.ndarray) -> np.ndarray:

@@ -219,10 +219,12 @@ class Array(_ArrayHandle):
     def _store(self, key: Any, value: Any) -> None:
         old = self._node
         donated = old if _sole_owner(old) else None
-        self._rebind(_NAMESPACE["setitem"](self, key, value)._node)
-        new = self._node
+        new = _NAMESPACE["setitem"](self, key, value)._node
         if new.op == "dynamic_update_slice" and new.operands[0] is old and new.depth != TRACED:
+            # Before the array takes the new value: an update interrupted (or failing) before
+            # its run leaves the old one, and a run is never left half done (parallel.py).
             materialize([new], donated)
+        self._rebind(new)
 
     def _write_back(self) -> None:
         """After this array changed in place, store its value into the array it is a view

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..backend import registry
 from ..backend.cache import KeyLocks
+from ..backend.transfer import frozen, to_device
 from ..hlo import Module
 from ..hlo.shape import Shape
 from . import explain, pytree
@@ -85,6 +86,8 @@ class _Call:
     leaves: list[Any]
     structure: Any
     statics: tuple[tuple[int | str, Any], ...]
+    #: The caller's NumPy memory that ``arrays`` use as it is (``_argument``).
+    lent: tuple[np.ndarray, ...] = ()
 
 
 class JitFunction:
@@ -134,7 +137,7 @@ class JitFunction:
             compiled, call = self._compile_traced_or_static(call, args, kwargs)
         if plain is not None:
             self._plain[plain] = compiled
-        return compiled.run(call.arrays)
+        return compiled.run(call.arrays, call.lent)
 
     def _compile_traced_or_static(self, call: _Call, args: tuple, kwargs: dict) -> tuple[Compiled, _Call]:
         """Compile ``call``; if tracing its scalar arguments failed because the function
@@ -237,12 +240,17 @@ class JitFunction:
                 raise TypeError(f"jit({self._name}): static argument {where!r} must be hashable, "
                                 f"got a {type(value).__name__}") from None
         leaves, structure = pytree.flatten((tuple(positional), keywords))
-        leaves = [self._argument(leaf) for leaf in leaves]
+        lent: list[np.ndarray] = []
+        leaves = [self._argument(leaf, lent) for leaf in leaves]
         arrays = [leaf for leaf in leaves if isinstance(leaf, Array)]
         key = (structure, tuple(_leaf_signature(leaf) for leaf in leaves), tuple(statics), registry.current().name)
-        return _Call(key, arrays, leaves, structure, tuple(statics))
+        return _Call(key, arrays, leaves, structure, tuple(statics), tuple(lent))
 
-    def _argument(self, leaf: Any) -> Any:
+    def _argument(self, leaf: Any, lent: list[np.ndarray]) -> Any:
+        """A leaf of the arguments as the executable takes it. A NumPy array's memory is
+        used as it is, without ``asarray``'s copy of writable memory: the call runs now
+        and is done with it when it returns, except for a result that is the argument
+        itself, which ``Compiled.run`` copies (``lent`` collects such memory)."""
         if isinstance(leaf, Array):
             return leaf
         if type(leaf) in _PYTHON_SCALARS:
@@ -251,6 +259,11 @@ class JitFunction:
             scalar = Array(Node.ready(np.asarray(leaf, dtype=_WEAK_DTYPES[type(leaf)])))
             scalar._node.weak = True
             return scalar
+        if isinstance(leaf, np.ndarray) and not frozen(leaf):
+            buffer = to_device(leaf, f"jit({self._name})")
+            if buffer is leaf:
+                lent.append(buffer)
+            return Array(Node.ready(buffer))
         if isinstance(leaf, (np.ndarray, np.generic)):
             return namespace().asarray(leaf)
         raise TypeError(f"jit({self._name}): cannot pass a {type(leaf).__name__} as a traced argument; pass "
@@ -390,15 +403,20 @@ class Compiled:
         if call.key != self._key:
             raise TypeError(f"jit({self._function._name}): these arguments do not match the signature this "
                             f"executable was compiled for (shapes, dtypes, structure or static values differ)")
-        return self.run(call.arrays)
+        return self.run(call.arrays, call.lent)
 
-    def run(self, arrays: Sequence[Array]) -> Any:
+    def run(self, arrays: Sequence[Array], lent: Sequence[np.ndarray] = ()) -> Any:
+        """Run on ``arrays``; a result that is memory of the caller's (``lent``) is copied,
+        so that no later write to the caller's array changes it."""
         nodes = [a._node for a in arrays]
         if any(n.buffer is None for n in nodes):
             materialize(nodes)
         buffers = [n.buffer for n in nodes]
         buffers += self._constants
-        outs = [Array(Node(None, (), {}, shape, b)) for shape, b in zip(self._out_shapes, self._executable.run(buffers))]
+        results = self._executable.run(buffers)
+        if lent:
+            results = [b.copy() if any(b is given for given in lent) else b for b in results]
+        outs = [Array(Node(None, (), {}, shape, b)) for shape, b in zip(self._out_shapes, results)]
         if self._out_structure == pytree.LEAF:
             return outs[0]
         return pytree.unflatten(self._out_structure, outs)

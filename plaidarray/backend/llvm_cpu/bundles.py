@@ -27,24 +27,28 @@ from .loaded_code import Code
 _loaded: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
 
 
-def store(code: bytes, form: str, symbols: list[str], libraries: list[str]) -> str:
-    """Store a bundle of ``form`` defining ``symbols``; its key ("" when the disk cache is
-    off). The key is the code's digest: equal code is one entry."""
+def install(code: bytes, form: str, symbols: list[str], libraries: list[str], level: int) -> tuple[Code, str]:
+    """Load a bundle, check that it defines ``symbols``, and only then store it: the cache
+    never holds code that does not define what its entries name. Returns the loaded code
+    and the bundle's key ("" when the disk cache is off). The key is the code's digest:
+    equal code is one entry."""
+    holder = load(code, form, libraries, level)
+    missing = [symbol for symbol in symbols if not holder.address(symbol)]
+    if missing:
+        holder.close()
+        raise RuntimeError(f"llvm-cpu: generated code does not define {', '.join(missing)}")
     if not object_cache.enabled():
-        return ""
+        return holder, ""
     key = object_cache.entry_key("bundle", hashlib.blake2b(code, digest_size=20).hexdigest())
     object_cache.store(key, code, {loaded_code.FORMAT: form, "symbols": symbols, "libraries": libraries})
-    return key
+    _loaded[key] = holder
+    return holder, key
 
 
-def load(code: bytes, form: str, libraries: list[str], level: int, key: str = "") -> Code:
-    """A bundle's code loaded, once the library functions it calls are; remembered under
-    ``key`` for kernels of it found later."""
+def load(code: bytes, form: str, libraries: list[str], level: int) -> Code:
+    """A bundle's code loaded, once the library functions it calls are."""
     math_library.load(libraries)
-    holder = loaded_code.load(code, form, level)
-    if key:
-        _loaded[key] = holder
-    return holder
+    return loaded_code.load(code, form, level)
 
 
 def find(key: str, level: int) -> Code | None:
@@ -61,9 +65,11 @@ def find(key: str, level: int) -> Code | None:
     if form not in loaded_code.FORMATS or not isinstance(libraries, list):
         return None
     try:
-        return load(code, str(form), [str(name) for name in libraries], level, key)
+        holder = load(code, str(form), [str(name) for name in libraries], level)
     except (OSError, RuntimeError, ValueError):
         return None
+    _loaded[key] = holder
+    return holder
 
 
 class _Storer:

@@ -162,6 +162,15 @@ def read_frame(stream: IO[bytes]) -> list[bytes] | None:
 MAX_BYTES_VARIABLE = "PLAIDARRAY_CODEGEN_MAX_BYTES"
 
 
+def cap_address_space(cap: int) -> None:
+    """Cap this process's address space at ``cap`` bytes, or at the limit it inherited if
+    that is lower (``ulimit -v`` on a batch machine): a process may lower its hard limit
+    but never raise it, and a lower soft limit was set for a reason."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    limit = min(value for value in (cap, soft, hard) if value != resource.RLIM_INFINITY)
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
 def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
     """The code generator process: answer ``generate`` frames until the stream ends
     (the main process closed it, or died). Its address space is capped first, so that
@@ -169,7 +178,7 @@ def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is for the main process
     cap = int(os.environ.get(MAX_BYTES_VARIABLE, "0") or 0)
     if cap:
-        resource.setrlimit(resource.RLIMIT_AS, (cap, cap))
+        cap_address_space(cap)
     initialize()
     write_frame(answers, b"ready")
     while (frame := read_frame(requests)) is not None:

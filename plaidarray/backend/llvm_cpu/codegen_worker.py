@@ -13,6 +13,9 @@ is ready. Workers exit when their input ends, so also when this process dies.
 
 A worker that dies mid-compile (LLVM aborting, say) fails that compile with a
 RuntimeError instead of taking this process with it; the next compile starts another.
+One found dead when a compile comes (killed while idle) is replaced first. A compile interrupted while its worker works on it
+(KeyboardInterrupt, or any exception) leaves that worker's answer unread: the worker is
+out of step with its pipes, so it is killed at once, and the next compile starts another.
 After ``os.fork`` the child starts workers of its own: it must not share pipes with its
 parent's.
 """
@@ -65,6 +68,9 @@ class _Worker:
         self.owner = os.getpid()
         self.compiles = 0
         self.ready = False
+        #: From a request's first byte sent to its answer's last byte read: a worker
+        #: still busy when the next compile comes was interrupted, and is ended.
+        self.busy = False
         # PYTHONSAFEPATH (3.11+): the script's directory, this package's, is not put on
         # the worker's import path, where a module of ours could shadow one llvmlite uses.
         self.process = subprocess.Popen([sys.executable, codegen.__file__], stdin=subprocess.PIPE,
@@ -89,6 +95,7 @@ class _Worker:
     def generate(self, texts: Sequence[str], target: codegen.Target, level: int, listings: bool,
                  emit_level: int) -> Product:
         self.compiles += 1
+        self.busy = True
         try:
             codegen.write_frame(self.requests, b"generate", target.triple.encode(), target.cpu.encode(),
                                 target.features.encode(), str(level).encode(), b"1" if listings else b"0",
@@ -100,14 +107,22 @@ class _Worker:
             raise RuntimeError(f"llvm-cpu: the code generator process died while compiling (exit code "
                                f"{self.process.wait()}; LLVM's message, if any, is on stderr; a module "
                                f"needing more than PLAIDARRAY_CODEGEN_MAX_BYTES={max_bytes()} also ends so)")
+        self.busy = False
         if answer[0] == b"error":
             raise RuntimeError(answer[1].decode())
         return Product(answer[1], answer[2].decode(), answer[3].decode())
+
+    @property
+    def usable(self) -> bool:
+        """Whether the worker can take a request: alive, and not out of step with its pipes."""
+        return not self.busy and self.process.poll() is None
 
     def close(self) -> None:
         """End the worker: it exits when its input closes."""
         if self.owner != os.getpid():
             return  # the parent's worker, inherited through fork: not ours to end
+        if self.busy:  # interrupted while it compiled: its work is nobody's
+            self.process.kill()
         for pipe in (self.requests, self.answers):
             try:
                 pipe.close()
@@ -133,8 +148,8 @@ class _Pool:
             worker = self._serving()
             try:
                 product = worker.generate(texts, jit.host_target(), level, listings, emit_level)
-            except RuntimeError:
-                if worker.process.poll() is not None:
+            except BaseException:
+                if not worker.usable:  # died compiling, or interrupted: out of step with its pipes
                     self.retire("serving")
                 raise
             with _lock:
@@ -158,14 +173,17 @@ class _Pool:
                 self.retire("serving")
                 workers["serving"], workers["starting"] = starting, None
         serving = workers["serving"]
+        if serving is not None and not serving.usable:  # killed while idle, or left out of step
+            self.retire("serving")
+            serving = None
         if serving is None:
             serving, workers["starting"] = workers["starting"] or _Worker(), None
             workers["serving"] = serving
-            if not serving.wait_ready(START_TIMEOUT):
-                self.retire("serving")
-                raise RuntimeError(f"llvm-cpu: the code generator process did not start in {START_TIMEOUT:.0f} s")
         elif serving.compiles >= RECYCLE_AFTER and workers["starting"] is None:
             workers["starting"] = _Worker()
+        if not serving.wait_ready(START_TIMEOUT):  # at once if it is ready
+            self.retire("serving")
+            raise RuntimeError(f"llvm-cpu: the code generator process did not start in {START_TIMEOUT:.0f} s")
         return serving
 
     def retire(self, role: str) -> None:

@@ -160,7 +160,7 @@ class CpuExecutable(Executable):
             imports = (ctypes.c_void_p * max(len(step.imports), 1))(*map(routine_address, step.imports))
             call = functools.partial(_call_kernel, _KERNEL(step.kernel.address), own, dims, imports)
             calls.append((call, step.segment))
-        parallel.run(calls)
+        parallel.run(calls, complete=self.returns_parameters)
 
 
 class ShapeGenericExecutable(Executable):

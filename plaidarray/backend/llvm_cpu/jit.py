@@ -9,7 +9,7 @@ the code generator process of ``codegen_worker.py``) or from the persistent cach
 its own (an engine disposes of the one it is given, so engines sharing one crashed on
 garbage collection), and closing it frees the machine code: removing a module from a
 shared engine does not (MCJIT keeps its sections), so evicted executables leaked.
-Library modules (vector_math's functions) live in one engine for the whole process;
+Library modules (vector_math's functions) live in engines kept for the whole process;
 their symbols are published to the linker, which resolves them for every engine.
 LLVM's global context is not thread-safe, so one lock serialises all LLVM work here.
 """
@@ -27,9 +27,10 @@ from .codegen import Product, Target
 
 
 _lock = threading.RLock()
-#: Made once per process: the host's target, and the engine holding the library (vector_math).
+#: Made once per process: the host's target; and the engines holding the library
+#: (vector_math's functions), kept for good.
 _host_target: Target | None = None
-_library_engine: llvm.ExecutionEngine | None = None
+_library_engines: list[llvm.ExecutionEngine] = []
 
 
 def host_target() -> Target:
@@ -90,18 +91,20 @@ class LoadedCode:
 
 def load_library(code: bytes, symbols: list[str], level: int) -> None:
     """Load object code for good and make its functions ``symbols`` callable by every
-    module and object loaded afterwards (vector_math's sin and cos)."""
-    global _library_engine
+    module and object loaded afterwards (vector_math's sin and cos). Each library object
+    has an engine of its own, so one that does not define its symbols (a RuntimeError)
+    is closed and leaves nothing behind."""
     with _lock:
-        engine = _library_engine
-        if engine is None:
-            engine = _library_engine = _new_engine(level)
+        engine = _new_engine(level)
         engine.add_object_file(llvm.ObjectFileRef.from_data(code))
         engine.finalize_object()
-        for symbol in symbols:
-            address = engine.get_function_address(symbol)
-            if not address:
-                raise RuntimeError(f"llvm-cpu: library object code does not define {symbol}")
+        addresses = {symbol: engine.get_function_address(symbol) for symbol in symbols}
+        missing = [symbol for symbol, address in addresses.items() if not address]
+        if missing:
+            engine.close()
+            raise RuntimeError(f"llvm-cpu: library object code does not define {', '.join(missing)}")
+        _library_engines.append(engine)
+        for symbol, address in addresses.items():
             llvm.add_symbol(symbol, address)
 
 

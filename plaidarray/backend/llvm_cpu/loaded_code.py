@@ -53,9 +53,17 @@ def load(code: bytes, form: str, level: int) -> Code:
 
 def load_library(code: bytes, form: str, symbols: Sequence[str], level: int) -> Code | None:
     """``code``, for good, its functions ``symbols`` resolvable by every kernel loaded
-    after it (the vector math library); what holds it, to keep (None: MCJIT holds it)."""
+    after it (the vector math library); what holds it, to keep (None: MCJIT holds it).
+    A RuntimeError if it does not define them all (then nothing of it stays loaded)."""
     if form == SHARED:
-        return shared_object.SharedObject(code, global_symbols=True)
+        library = shared_object.SharedObject(code, global_symbols=True)
+        missing = [symbol for symbol in symbols if not library.address(symbol)]
+        if missing:
+            library.close()
+            raise RuntimeError(f"llvm-cpu: library code does not define {', '.join(missing)}")
+        return library
+    if form != OBJECT:
+        raise ValueError(f"llvm-cpu: unknown code format {form!r}")
     from . import jit
 
     jit.load_library(code, list(symbols), level)

@@ -37,21 +37,32 @@ def called_by(text: str) -> list[str]:
 
 def load(symbols: list[str]) -> None:
     """Load the functions ``symbols`` (scalar symbols), once per process each: from the
-    persistent cache, or generated (and stored there)."""
+    persistent cache, or generated (and stored there once loaded and checked)."""
     for name in symbols:
         with _lock:
-            if name in _loaded:
-                continue
-            key = object_cache.library_key("vector-math", name, f"{host_id()}/O{opt_level()}")
-            entry = object_cache.load(key)
-            meta = entry[1] if entry is not None else {}
-            if entry is not None and meta.get(loaded_code.FORMAT) in loaded_code.FORMATS \
-                    and isinstance(meta.get("symbols"), list):
-                code, form, defined = entry[0], meta[loaded_code.FORMAT], [str(s) for s in meta["symbols"]]
-            else:
-                from .vector_math import library_object_code  # generating needs LLVM
+            if name not in _loaded:
+                _loaded[name] = _load_one(name)
 
-                object_code, defined = library_object_code(name, opt_level())
-                code, form = loaded_code.package([object_code])
-                object_cache.store(key, code, {"library": name, "symbols": defined, loaded_code.FORMAT: form})
-            _loaded[name] = loaded_code.load_library(code, form, defined, opt_level())
+
+def _load_one(name: str) -> loaded_code.Code | None:
+    """The function ``name`` and its vector variants, loaded for good. Code is stored
+    only after it loaded and defines every symbol (a kernel calling a symbol that the
+    library lacks cannot be loaded, and under MCJIT aborts the process); a stored entry
+    that fails the same check is made again."""
+    key = object_cache.library_key("vector-math", name, f"{host_id()}/O{opt_level()}")
+    entry = object_cache.load(key)
+    if entry is not None:
+        code, meta = entry
+        form, defined = meta.get(loaded_code.FORMAT), meta.get("symbols")
+        if form in loaded_code.FORMATS and isinstance(defined, list) and name in defined:
+            try:
+                return loaded_code.load_library(code, str(form), [str(s) for s in defined], opt_level())
+            except (OSError, RuntimeError, ValueError):
+                pass  # not this function's code: made again below, and the entry replaced
+    from .vector_math import library_object_code  # generating needs LLVM
+
+    object_code, defined = library_object_code(name, opt_level())
+    code, form = loaded_code.package([object_code])
+    holder = loaded_code.load_library(code, form, defined, opt_level())
+    object_cache.store(key, code, {"library": name, "symbols": defined, loaded_code.FORMAT: form})
+    return holder

@@ -10,19 +10,32 @@ The vector math library that kernels call (``vector_math.py``) is stored the sam
 one entry per function and dtype (keys starting ``library-``), so a process loading all
 its kernels from disk runs no LLVM optimisation at all.
 
-Safety: an entry is written to a temporary file and renamed into place, which is
-atomic, so processes writing the same entry at once all succeed and a reader never
-sees half a file. Each entry starts with a header holding the lengths and a checksum
-of the rest; an entry that fails it (truncated, corrupted, another format) is deleted
-and treated as a miss. The cache never raises: when the directory cannot be read or
-written, compilation simply happens as without it.
+Trust: entries are object code that this process runs, so only this process's user may
+have written them (the threat model is in docs/reliability.md). The directory must be
+owned by the effective user and writable by no one else, or the disk cache is not used
+(a warning says why, once; compiles happen as without it), as pip refuses a cache
+directory owned by another user. An entry is opened without following a symbolic link
+and without blocking, and read only if it is a regular file owned by the user, writable
+by no one else and no larger than the cache's cap; any other entry is removed with a
+warning. Its header's checksum is keyed by the entry's own key, so an entry copied or
+renamed under another key fails it like a damaged one.
+
+Safety: an entry is written to a temporary file (mode 0600) and renamed into place,
+which is atomic, so processes writing the same entry at once all succeed and a reader
+never sees half a file; a write interrupted by any exception removes its temporary file.
+An entry that fails its header (truncated, corrupted, another format, another key) is
+deleted and treated as a miss. The cache never raises for its files' sake: when the
+directory cannot be read or written, compilation simply happens as without it (a bad
+``PLAIDARRAY_CACHE_DIR`` is a ValueError naming it, as every bad setting is).
 
 Processes compiling the same entry at once (the workers of a Dask or Cubed cluster
 starting on an empty cache): ``Locks(keys)`` holds an advisory file lock for each key
-(``fcntl.flock`` on one of ``LOCK_STRIPES`` lock files, so their number is bounded), and
-the compiler looks the entry up again once it holds it: one process compiles while the
-others wait and then load what it stored. Where file locks are unavailable, each compiles
-as before.
+(``fcntl.flock`` on one of ``LOCK_STRIPES`` lock files of mode 0600, so their number is
+bounded and no other user can hold them), and the compiler looks the entry up again once
+it holds it: one process compiles while the others wait and then load what it stored.
+A wait lasts at most ``LOCK_TIMEOUT`` seconds: a holder that is stopped (Ctrl-Z, a
+debugger) must not stop every other process's compiles, so after it this process compiles
+too, at worst twice. Where file locks are unavailable, each compiles as before.
 
 Size: reading an entry refreshes its modification time. Each process keeps an estimate
 of the directory's size (scanned at its first write, then grown by its own writes);
@@ -40,14 +53,17 @@ its second run took 431 s, with room for everything 47 s.
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import json
 import os
+import stat
 import struct
 import tempfile
 import threading
 import time
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -61,18 +77,23 @@ except ImportError:  # not POSIX: no cross-process lock, processes may compile a
 
 SUFFIX = ".plaidobj"
 _MAGIC = b"PLAIDOBJ"
-_FORMAT = 1
-#: magic, format, metadata length, object length, blake2b-256 of metadata + object
+_FORMAT = 2
+#: magic, format, metadata length, object length, blake2b-256 of metadata + object keyed
+#: by the entry's key
 _HEADER = struct.Struct("<8sIQQ32s")
 _STALE_TEMP_SECONDS = 3600
 #: Lock files that ``compiling`` spreads keys over: unrelated compiles rarely share one,
 #: and the directory never holds more than this many.
 LOCK_STRIPES = 256
+#: Seconds a compile waits for other processes' locks before compiling without them.
+LOCK_TIMEOUT = 20.0
 _LOCK_DIR = "locks"
 _TEMP_PREFIX = ".tmp-"
 _size_lock = threading.Lock()
 #: Directory -> this process's estimate of its size in bytes.
 _estimated_size: dict[Path, int] = {}
+#: What this process has warned about (a directory, or a directory's entries), once each.
+_warned: set[tuple[str, Path]] = set()
 
 
 def cache_dir() -> Path:
@@ -147,20 +168,56 @@ def sources_digest(root: Path) -> str:
     return digest.hexdigest()
 
 
-def _path(key: str) -> Path:
-    return cache_dir() / (key + SUFFIX)
+def _untrusted(st: os.stat_result, directory: bool = False) -> str:
+    """Why a file (or a directory) with the status ``st`` may hold what someone other
+    than this process's user wrote, or "" if it cannot: it is of the kind expected,
+    owned by the effective user and writable by no one else."""
+    if not (stat.S_ISDIR(st.st_mode) if directory else stat.S_ISREG(st.st_mode)):
+        return "is not a directory" if directory else "is not a regular file"
+    if st.st_uid != os.geteuid():
+        return f"is owned by uid {st.st_uid}, not by this process's user (uid {os.geteuid()})"
+    if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        return f"is writable by other users (mode {stat.S_IMODE(st.st_mode):04o})"
+    return ""
+
+
+def _warn_once(kind: str, directory: Path, message: str) -> None:
+    if (kind, directory) not in _warned:
+        _warned.add((kind, directory))
+        warnings.warn(f"plaidarray: {message}", RuntimeWarning, stacklevel=2)
+
+
+def trusted_directory(create: bool = False) -> Path | None:
+    """The cache directory (made, mode 0700, when ``create``), or None when it cannot be
+    used: missing, unreadable, or writable by someone other than this process's user
+    (then with a warning, once: its entries would be code anyone could have written)."""
+    directory = cache_dir()
+    try:
+        if create:
+            directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+        problem = _untrusted(directory.stat(), directory=True)
+    except OSError:
+        return None
+    if problem:
+        _warn_once("directory", directory, f"the compile cache directory {directory} {problem}, so the persistent "
+                                           f"cache is not used; set PLAIDARRAY_CACHE_DIR to a directory of your own")
+        return None
+    return directory
 
 
 def load(key: str) -> tuple[bytes, dict[str, Any]] | None:
-    """The object code and metadata stored under ``key``, or None (missing or damaged)."""
+    """The object code and metadata stored under ``key``, or None (missing, damaged, or
+    possibly written by another user)."""
     if not enabled():
         return None
-    path = _path(key)
-    try:
-        data = path.read_bytes()
-    except OSError:
+    directory = trusted_directory()
+    if directory is None:
         return None
-    entry = _decode(data)
+    path = directory / (key + SUFFIX)
+    data = _read(path)
+    if data is None:
+        return None
+    entry = _decode(key, data)
     if entry is None:
         _remove(path)
         return None
@@ -171,25 +228,57 @@ def load(key: str) -> tuple[bytes, dict[str, Any]] | None:
     return entry
 
 
+def _read(path: Path) -> bytes | None:
+    """The bytes of the entry at ``path`` if this user wrote it (see the module
+    docstring), else None; an entry someone else could have written is removed."""
+    try:  # a FIFO must not block the open; a symbolic link is refused (ELOOP)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as error:
+        if error.errno == errno.ELOOP:
+            _distrust(path, "is a symbolic link")
+        return None
+    try:
+        st = os.fstat(fd)
+        problem = _untrusted(st)
+        if problem:
+            _distrust(path, problem)
+            return None
+        if st.st_size > max(max_bytes(), _HEADER.size):
+            return None  # more than the whole cache may hold: not an entry this cache wrote
+        parts = []
+        remaining = st.st_size
+        while remaining > 0 and (part := os.read(fd, remaining)):
+            parts.append(part)
+            remaining -= len(part)
+        return b"".join(parts)
+    except (OSError, MemoryError):
+        return None
+    finally:
+        os.close(fd)
+
+
+def _distrust(path: Path, problem: str) -> None:
+    _warn_once("entries", path.parent, f"the compile cache entry {path} {problem}; such entries are not run but "
+                                       f"removed (this warning is given once per directory)")
+    _remove(path)
+
+
 class Locks:
     """The cross-process locks of some keys, held while they are compiled and stored (see
     the module docstring) until :meth:`release`: each stripe once (a second lock of one
     file from this process would wait for itself), in stripe order (two processes never
-    wait for each other's). Never raises for the locks' sake: without a usable directory
-    it holds nothing, and the keys may be compiled twice."""
+    wait for each other's), all within ``LOCK_TIMEOUT``. Never raises for the locks' sake:
+    without a usable directory, or past the timeout, it holds what it has, and the keys
+    may be compiled twice."""
 
     def __init__(self, keys: Sequence[str]) -> None:
         self._descriptors: list[int] = []
-        if not enabled() or fcntl is None:
+        if not keys or not enabled() or fcntl is None:
             return
-        directory = cache_dir() / _LOCK_DIR
-        try:
-            directory.mkdir(parents=True, exist_ok=True)
-            for stripe in sorted({int(key[-8:], 16) % LOCK_STRIPES for key in keys}):
-                self._descriptors.append(os.open(directory / f"{stripe}.lock", os.O_RDWR | os.O_CREAT, 0o644))
-                fcntl.flock(self._descriptors[-1], fcntl.LOCK_EX)
-        except (OSError, ValueError):
-            pass
+        directory = trusted_directory(create=True)
+        if directory is not None:
+            _lock_stripes(directory / _LOCK_DIR, sorted({int(key[-8:], 16) % LOCK_STRIPES for key in keys}),
+                          self._descriptors)
 
     def release(self) -> None:
         descriptors, self._descriptors = self._descriptors, []
@@ -197,24 +286,67 @@ class Locks:
             os.close(fd)  # releases the lock
 
 
+def _lock_stripes(directory: Path, stripes: list[int], descriptors: list[int]) -> None:
+    """Lock ``stripes`` in order, each file's descriptor added to ``descriptors`` (to
+    close) as soon as it is open; stop at the first that cannot be locked in time."""
+    deadline = time.monotonic() + LOCK_TIMEOUT
+    try:
+        directory.mkdir(mode=0o700, exist_ok=True)
+        if _untrusted(directory.stat(), directory=True):
+            return
+        for stripe in stripes:
+            fd = os.open(directory / f"{stripe}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            descriptors.append(fd)
+            st = os.fstat(fd)
+            if _untrusted(st):
+                return
+            if stat.S_IMODE(st.st_mode) != 0o600:
+                os.fchmod(fd, 0o600)  # a lock file others can open, they can hold (older ones were 0644)
+            if not _flock_until(fd, deadline):
+                return  # compiled without (all of) the locks: at worst twice
+    except (OSError, ValueError):
+        pass
+
+
+def _flock_until(fd: int, deadline: float) -> bool:
+    """Lock ``fd`` exclusively, polling until ``deadline``; whether it is locked."""
+    pause = 0.001
+    while True:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() >= deadline:
+                _warn_once("lock", cache_dir(), f"waited {LOCK_TIMEOUT:.0f} s for another process compiling the "
+                                                f"same code (stopped?); compiling it here too")
+                return False
+            time.sleep(pause)
+            pause = min(2 * pause, 0.05)
+
+
 def store(key: str, code: bytes, metadata: dict[str, Any]) -> None:
     """Write an entry atomically, then evict least recently used entries over the cap."""
     if not enabled():
         return
-    directory = cache_dir()
+    directory = trusted_directory(create=True)
+    if directory is None:
+        return
+    data = _encode(key, code, metadata)
     try:
-        directory.mkdir(parents=True, exist_ok=True)
         fd, temp = tempfile.mkstemp(dir=directory, prefix=_TEMP_PREFIX)
     except OSError:
         return
-    data = _encode(code, metadata)
+    stored = False
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        os.replace(temp, _path(key))
+        os.replace(temp, directory / (key + SUFFIX))
+        stored = True
     except OSError:
-        _remove(Path(temp))
         return
+    finally:
+        if not stored:  # an error, or an interrupt: no temporary file is left behind
+            _remove(Path(temp))
     with _size_lock:
         estimate = _estimated_size.get(directory)
         if estimate is None or estimate + len(data) > max_bytes():
@@ -224,25 +356,32 @@ def store(key: str, code: bytes, metadata: dict[str, Any]) -> None:
         _estimated_size[directory] = estimate
 
 
-def _encode(code: bytes, metadata: dict[str, Any]) -> bytes:
+def _checksum(key: str, payload: bytes) -> bytes:
+    """A checksum of ``payload`` keyed by the entry's key: it holds only under that key."""
+    return hashlib.blake2b(payload, digest_size=32, key=key.encode()).digest()
+
+
+def _encode(key: str, code: bytes, metadata: dict[str, Any]) -> bytes:
     meta = json.dumps(metadata, sort_keys=True).encode()
     payload = meta + code
-    checksum = hashlib.blake2b(payload, digest_size=32).digest()
-    return _HEADER.pack(_MAGIC, _FORMAT, len(meta), len(code), checksum) + payload
+    return _HEADER.pack(_MAGIC, _FORMAT, len(meta), len(code), _checksum(key, payload)) + payload
 
 
-def _decode(data: bytes) -> tuple[bytes, dict[str, Any]] | None:
+def _decode(key: str, data: bytes) -> tuple[bytes, dict[str, Any]] | None:
+    """The code and metadata of an entry stored under ``key``, or None."""
     if len(data) < _HEADER.size:
         return None
     magic, version, meta_len, code_len, checksum = _HEADER.unpack_from(data)
     payload = data[_HEADER.size:]
     if magic != _MAGIC or version != _FORMAT or len(payload) != meta_len + code_len:
         return None
-    if hashlib.blake2b(payload, digest_size=32).digest() != checksum:
+    if _checksum(key, payload) != checksum:
         return None
     try:
         metadata = json.loads(payload[:meta_len])
     except ValueError:
+        return None
+    if not isinstance(metadata, dict):
         return None
     return payload[meta_len:], metadata
 
@@ -256,7 +395,7 @@ def entries() -> list[tuple[Path, os.stat_result]]:
         return out
     for path in paths:
         try:
-            out.append((path, path.stat()))
+            out.append((path, path.lstat()))
         except OSError:
             continue
     return out

@@ -21,6 +21,15 @@ Chunks never change how an element is computed (a reduction's order along its ow
 axes does not depend on the chunked loop), so results are identical for any number
 of threads.
 
+Interrupts: a signal's exception (Ctrl-C's KeyboardInterrupt, a timeout's alarm) is
+raised in the calling thread, between its chunks or while it waits for the pool's. Pool
+threads write into the run's buffers, which go back to the buffer pool (and to the next
+computation) once the exception propagates, so the exception propagates only after every
+chunk started has ended, however many more arrive meanwhile; no chunk or step starts after
+it. A run that writes into a caller's buffer (an in-place update of a donated one) must
+never be left half done: all of its steps run on a pool thread, and an interrupt is raised
+once they have all run.
+
 ``PLAIDARRAY_NUM_THREADS`` sets the number of threads (default: the cores this
 process may run on); segments with fewer than ``MIN_PARALLEL_WORK`` iterations run on
 the calling thread, where a thread hand-off would cost more than it saves.
@@ -32,7 +41,7 @@ import functools
 import itertools
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import cast
 
 from ... import config
@@ -85,30 +94,72 @@ def worth_splitting(segments: Sequence[Segment]) -> bool:
     return any(_parts(s, 2) > 1 for s in segments)
 
 
-def _take_chunks(call: Callable[[int, int], None], taken: Iterator[int], pieces: Sequence[tuple[int, int]]) -> None:
-    """Run chunks of a step, the next one not taken each time, until none is left."""
-    for i in taken:
-        if i >= len(pieces):
-            return
-        call(*pieces[i])
+class _Run:
+    """One run of steps on ``threads`` threads; ``stopped`` once the calling thread is
+    interrupted, after which no chunk or step starts."""
 
+    def __init__(self, threads: int) -> None:
+        self.threads = threads
+        self.stopped = False
 
-def run(calls: Sequence[tuple[Callable[[int, int], None], Segment]]) -> None:
-    """Make each call ``call(start, stop)`` in order over its segment's chunkable range,
-    splitting large ones across threads."""
-    threads = num_threads()
-    for call, segment in calls:
-        parts = _parts(segment, threads) if threads > 1 else 1
-        extent = cast(int, segment.extent)
-        if parts < 2:
-            call(0, extent)
-            continue
+    def steps(self, calls: Sequence[tuple[Callable[[int, int], None], Segment]]) -> None:
+        for call, segment in calls:
+            if self.stopped:
+                return
+            parts = _parts(segment, self.threads) if self.threads > 1 else 1
+            if parts < 2:
+                call(0, cast(int, segment.extent))
+            else:
+                self._split(call, chunks(cast(int, segment.extent), parts))
+
+    def _split(self, call: Callable[[int, int], None], pieces: list[tuple[int, int]]) -> None:
+        """Run ``pieces`` on this thread and pool threads; return (or raise) only once
+        every chunk that started has ended."""
         # next() on the shared counter is atomic under the GIL
-        take_chunks = functools.partial(_take_chunks, call, itertools.count(), chunks(extent, parts))
-        pool = _workers()
-        futures = [pool.submit(take_chunks) for _ in range(min(threads, parts) - 1)]
+        take = functools.partial(self._take_chunks, call, itertools.count(), pieces)
+        futures: list[Future] = []
         try:
-            take_chunks()
+            pool = _workers()
+            for _ in range(min(self.threads, len(pieces)) - 1):
+                futures.append(pool.submit(take))
+            take()
+        except BaseException:
+            self.stopped = True
+            raise
         finally:
-            for future in futures:
-                future.result()
+            _wait_through(futures)
+
+    def _take_chunks(self, call: Callable[[int, int], None], taken: Iterator[int],
+                     pieces: Sequence[tuple[int, int]]) -> None:
+        """Run chunks of a step, the next one not taken each time, until none is left."""
+        for i in taken:
+            if i >= len(pieces) or self.stopped:
+                return
+            call(*pieces[i])
+
+
+def _wait_through(futures: Sequence[Future]) -> None:
+    """Wait until ``futures`` have ended, whatever is raised in this thread meanwhile
+    (a signal's exception), then raise the first such exception, or a future's own."""
+    interrupt: BaseException | None = None
+    while True:
+        try:
+            wait(futures)
+            break
+        except BaseException as error:
+            interrupt = interrupt or error
+    for future in futures:
+        future.result()
+    if interrupt is not None:
+        raise interrupt
+
+
+def run(calls: Sequence[tuple[Callable[[int, int], None], Segment]], complete: bool = False) -> None:
+    """Make each call ``call(start, stop)`` in order over its segment's chunkable range,
+    splitting large ones across threads. ``complete``: the run writes into a caller's
+    buffer, so it runs to its end even when interrupted (see the module docstring)."""
+    steps = _Run(num_threads())
+    if complete:
+        _wait_through([_workers().submit(steps.steps, calls)])
+    else:
+        steps.steps(calls)

@@ -105,11 +105,8 @@ class Upgrade:
         bundles.drain()  # the first tier's entry is written first, then replaced
         code, form = loaded_code.package([product.object])
         libraries = math_library.called_by(self.ir)
-        bundle = bundles.store(code, form, [self.symbol], libraries)
-        holder = bundles.load(code, form, libraries, self.level, bundle)
+        holder, bundle = bundles.install(code, form, [self.symbol], libraries, self.level)
         address = holder.address(self.symbol)
-        if not address:
-            raise RuntimeError(f"llvm-cpu: the full code of {self.symbol} does not define it")
         if bundle:
             object_cache.store(self.key, b"", {"symbol": self.symbol, "bundle": bundle})
         return holder, address
