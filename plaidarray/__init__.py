@@ -11,6 +11,7 @@ import sys as _sys
 
 from . import api_version as _api_version
 from . import hlo as _hlo  # noqa: F401  (registers the HLO op set)
+from .aot import export
 from .api_version import set_array_api_version
 from .api import CHAPTERS as _CHAPTERS
 from .api.creation import *  # noqa: F401,F403
@@ -64,7 +65,7 @@ __all__ = sorted(
     {name for chapter in _CHAPTERS for name in chapter.__all__}
     | {"Array", "bool", "complex64", "complex128", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
        "uint64", "e", "pi", "inf", "nan", "newaxis", "set_array_api_version", "set_backend", "backends", "cache_info", "clear_cache",
-       "jit", "cond", "while_loop", "fori_loop", "TracerError"}
+       "jit", "export", "cond", "while_loop", "fori_loop", "TracerError"}
 )
 from . import fft  # noqa: E402
 from . import linalg  # noqa: E402

@@ -5,6 +5,8 @@
     plaidarray cache info | cache clear       the persistent compile cache
     plaidarray bench [ARGS...]                the benchmark harness (python -m benchmarks)
     plaidarray dump SCRIPT --out DIR [ARGS]   run SCRIPT, dumping every module it compiles to DIR
+    plaidarray export MODULE:FUNCTION --arg float32[3,4] ... [--target T] [--out DIR]
+                                              FUNCTION as a C library for the host or target T
 """
 
 from __future__ import annotations
@@ -96,6 +98,37 @@ def _dump(args: argparse.Namespace) -> int:
     return code
 
 
+def _export(args: argparse.Namespace) -> int:
+    """``plaidarray.export`` of a module's function, for arguments given as ``dtype[dims]``."""
+    import importlib
+
+    import numpy as np
+
+    import plaidarray
+
+    module_name, _, function_name = args.function.partition(":")
+    if not function_name:
+        print(f"plaidarray export: expected MODULE:FUNCTION, got {args.function!r}", file=sys.stderr)
+        return 2
+    function = getattr(importlib.import_module(module_name), function_name)
+    examples = []
+    for spec in args.arg:
+        dtype, _, dims = spec.partition("[")
+        if not dims.endswith("]"):
+            print(f"plaidarray export: expected an argument like float32[3,4], got {spec!r}", file=sys.stderr)
+            return 2
+        shape = tuple(int(d) for d in dims[:-1].split(",") if d.strip())
+        examples.append(np.zeros(shape, dtype=np.dtype(dtype)))
+    try:
+        out = plaidarray.export(function, *examples, target=args.target, name=args.name, out=args.out,
+                                cpu=args.cpu, features=args.features)
+    except plaidarray.aot.ExportError as error:
+        print(f"plaidarray export: {error}", file=sys.stderr)
+        return 1
+    print(f"exported {function_name} to {out}")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="plaidarray", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -109,6 +142,16 @@ def main(argv: list[str] | None = None) -> int:
                                        "the script's")
     dump.add_argument("script", help="the Python script to run")
     dump.add_argument("--out", required=True, help="directory for the dumps")
+    export = sub.add_parser("export", help="compile a function ahead of time into a C library (docs/aot.md)")
+    export.add_argument("function", help="MODULE:FUNCTION, importable from the current directory or PYTHONPATH")
+    export.add_argument("--arg", action="append", default=[], help="an example argument's dtype and shape, "
+                                                                     "e.g. float32[3,4] (repeat per argument)")
+    export.add_argument("--target", default="host", help="host (default), x86_64-linux-gnu, aarch64-linux-gnu or "
+                                                         "riscv64-linux-gnu")
+    export.add_argument("--name", help="the library's name (default: the function's)")
+    export.add_argument("--out", default=".", help="the directory to write to")
+    export.add_argument("--cpu", help="LLVM's CPU name (default: the target's)")
+    export.add_argument("--features", help="LLVM's feature string, e.g. +avx2,+fma (default: the target's)")
     args, extra = parser.parse_known_args(argv)
     if args.command in ("bench", "dump"):
         args.args = extra[1:] if extra[:1] == ["--"] else extra
@@ -119,7 +162,7 @@ def main(argv: list[str] | None = None) -> int:
 
         run()
         return 0
-    return {"info": _info, "cache": _cache, "bench": _bench, "dump": _dump}[args.command](args)
+    return {"info": _info, "cache": _cache, "bench": _bench, "dump": _dump, "export": _export}[args.command](args)
 
 
 if __name__ == "__main__":

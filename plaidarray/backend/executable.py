@@ -1,6 +1,7 @@
 """The roles of XLA's backend guide: a ``Compiler`` turns an HLO module into an
-``Executable``; an ``Executable`` runs on device buffers; a ``Backend`` bundles them
-with a name and a priority for the registry."""
+``Executable`` (JIT, for the host) or into object code for a target (ahead of time,
+``AotOptions`` -> ``AotArtifact``); an ``Executable`` runs on device buffers; a
+``Backend`` bundles them with a name and a priority for the registry."""
 
 from __future__ import annotations
 
@@ -17,6 +18,40 @@ from ..hlo import Module
 class NotShapeGeneric(NotImplementedError):
     """A shape-generic computation (``hlo/symbolic.py``) has an op whose lowering cannot
     take run-time sizes: it compiles per shape instead."""
+
+
+class ExportError(ValueError):
+    """A computation cannot be compiled ahead of time as asked (an unknown target, an op
+    without code for it, a name that is no C identifier)."""
+
+
+@dataclass(frozen=True)
+class AotOptions:
+    """What an ahead-of-time compile is for (XLA's ``AotCompilationOptions``): ``target``
+    is ``"host"`` or one of the compiler's platforms, ``cpu`` and ``features`` override
+    its defaults (LLVM's names), ``name`` prefixes the library's C symbols, and the first
+    ``inputs`` of the entry's parameters are the caller's (the others are constants)."""
+
+    name: str
+    inputs: int
+    target: str = "host"
+    cpu: str | None = None
+    features: str | None = None
+
+
+@dataclass(frozen=True)
+class AotArtifact:
+    """Object code defining ``int <name>_run(const void *const *inputs, void *const
+    *outputs)`` and ``void *<name>_routines[]``, for ``triple``/``cpu``/``features``:
+    ``needed`` are the symbols it takes from elsewhere (the C library's), ``routines``
+    the library routines (BLAS, LAPACK) the program puts in ``<name>_routines``, in order."""
+
+    object_code: bytes
+    triple: str
+    cpu: str
+    features: str
+    needed: tuple[str, ...]
+    routines: tuple[str, ...]
 
 
 class Executable(abc.ABC):
@@ -48,6 +83,12 @@ class Compiler(abc.ABC):
 
     @abc.abstractmethod
     def compile(self, module: Module) -> Executable: ...
+
+    def compile_ahead_of_time(self, module: Module, constants: Sequence[np.ndarray],
+                              options: AotOptions) -> AotArtifact:
+        """Object code of ``module`` for ``options.target``, its parameters past the
+        caller's inputs bound to ``constants``."""
+        raise ExportError(f"{type(self).__name__} does not compile ahead of time")
 
 
 @dataclass(frozen=True)

@@ -366,8 +366,19 @@ class Lowered:
         self._traced = traced
 
     @property
+    def name(self) -> str:
+        """The traced function's name."""
+        return self._function._name
+
+    @property
     def module(self) -> Module:
         return Module(f"jit_{self._function._name}", self._traced.computation)
+
+    @property
+    def constants(self) -> list[np.ndarray]:
+        """The values the function closes over: the computation's parameters after the
+        arguments' (``plaidarray.export`` builds them into the library)."""
+        return cast("list[np.ndarray]", [node.buffer for node in self._traced.captured])  # _lower made them
 
     def as_text(self) -> str:
         """The traced HLO in XLA's text format (before the compiler's HLO passes)."""
@@ -376,8 +387,7 @@ class Lowered:
     def compile(self) -> Compiled:
         """Compile (or fetch from the executable cache) for the current backend."""
         executable = executable_for(self._traced.computation, self._function._dynamic)
-        constants = cast("list[np.ndarray]", [node.buffer for node in self._traced.captured])  # _lower made them
-        return Compiled(self._function, self._key, executable, constants, self._traced.out_structure,
+        return Compiled(self._function, self._key, executable, self.constants, self._traced.out_structure,
                         [o.shape for o in self._traced.computation.outputs])
 
 

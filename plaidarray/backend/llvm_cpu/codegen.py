@@ -27,7 +27,7 @@ import resource
 import signal
 import struct
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import IO
 
@@ -97,16 +97,22 @@ def machine(target: Target, level: int) -> llvm.TargetMachine:
     return _machines[key]
 
 
-def compile_ir(texts: Sequence[str], target: Target, level: int) -> llvm.ModuleRef:
+def compile_ir(texts: Sequence[str], target: Target, level: int,
+               exported: Collection[str] | None = None) -> llvm.ModuleRef:
     """Parse, verify, link into one module and optimise LLVM IR texts at ``level``, in an
     LLVM context of their own: a context keeps every type and constant ever made in it, so
     modules sharing the global one would never give that memory back. (Kernels generated
     together are one module: one run of the pipeline and of the code generator, one
-    object; internal functions they both define are renamed apart by the linker.)"""
+    object; internal functions they both define are renamed apart by the linker.) With
+    ``exported``, every other definition becomes internal before the pipeline runs."""
     context = llvm.create_context()
     module = llvm.parse_assembly(texts[0], context)
     for text in texts[1:]:
         module.link_in(llvm.parse_assembly(text, context))
+    if exported is not None:
+        for value in (*module.functions, *module.global_variables):
+            if not value.is_declaration and value.name not in exported and not value.name.startswith("llvm."):
+                value.linkage = llvm.Linkage.internal
     module.triple = target.triple
     module.data_layout = str(machine(target, level).target_data)
     module.verify()
@@ -133,6 +139,24 @@ def generate(texts: str | Sequence[str], target: Target, level: int, listings: b
     module.close()
     context.close()
     return product
+
+
+def generate_library(texts: Sequence[str], target: Target, level: int,
+                     exported: Collection[str]) -> tuple[bytes, list[str]]:
+    """Object code of a library: LLVM IR texts linked into one module that defines only
+    ``exported`` outside it (so two libraries linked into one program cannot clash), and
+    the symbols it needs from elsewhere (the C library's, say), for ``target``, which may
+    be any architecture LLVM was built for."""
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    module = compile_ir(texts, target, level, exported)
+    needed = sorted(value.name for value in (*module.functions, *module.global_variables)
+                    if value.is_declaration and not value.name.startswith("llvm."))
+    code = machine(target, level).emit_object(module)
+    context = module._context
+    module.close()
+    context.close()
+    return code, needed
 
 
 def write_frame(stream: IO[bytes], *parts: bytes) -> None:

@@ -1,5 +1,5 @@
 """The llvm-cpu compiler (XLA's ``Compiler``): HLO modules to executables of machine code
-for the host.
+for the host, or ahead of time to object code for a platform (``aot.py``).
 
 A module whose executable the persistent cache holds (``object_cache.py``: its steps,
 ``cache_entry.py``, and their kernels, ``kernels.py``) is loaded without the code
@@ -15,11 +15,14 @@ import functools
 import hashlib
 import itertools
 import threading
+from collections.abc import Sequence
+
+import numpy as np
 
 from ...hlo import Module
 from ...hlo.fingerprint import structure
 from .. import dump
-from ..executable import Compiler, Executable
+from ..executable import AotArtifact, AotOptions, Compiler, Executable
 from . import cache_entry, object_cache
 from .host import host_id, opt_level
 
@@ -63,3 +66,10 @@ class CpuCompiler(Compiler):
         from .stages import compile_module  # the code generator, on first use
 
         return compile_module(module, name, key, self.opt_level, self.target)
+
+    def compile_ahead_of_time(self, module: Module, constants: Sequence[np.ndarray],
+                              options: AotOptions) -> AotArtifact:
+        """Object code for the host or one of ``platforms.PLATFORMS`` (``aot.py``)."""
+        from .aot import compile_ahead_of_time  # the code generator, on first use
+
+        return compile_ahead_of_time(module, constants, options)

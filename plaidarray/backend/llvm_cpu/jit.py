@@ -55,6 +55,12 @@ def generate(texts: str | Sequence[str], level: int, listings: bool = False, emi
         return codegen.generate(texts, host_target(), level, listings, emit_level)
 
 
+def generate_library(texts: Sequence[str], target: Target, level: int, exported: Sequence[str]) -> tuple[bytes, list[str]]:
+    """:func:`codegen.generate_library` in this process (ahead-of-time export, for any target)."""
+    with _lock:
+        return codegen.generate_library(texts, target, level, exported)
+
+
 #: The engine of each live :class:`LoadedCode`, by its id. It is kept here rather than
 #: on the LoadedCode: when a LoadedCode is garbage in a reference cycle (a jitted
 #: function's closure, say), whatever only it refers to is garbage too, and Python

@@ -382,6 +382,10 @@ def _evaluate(o: _Ops, name: str, x) -> ir.Value:
 
 
 _PURE = ("nounwind", "readnone", "willreturn")
+#: The library's definitions: never inlined where a module holds them with their callers
+#: (an export's): the scalar function inlined into a loop would keep the loop vectoriser
+#: from calling its vector variant (its libm fallback is a branch and a call).
+_DEFINED = (*_PURE, "noinline")
 
 
 class _Attributes(ir.values.FunctionAttributes):
@@ -417,12 +421,16 @@ def math_function(module: ir.Module, name: str, ty: ir.Type, vector_bits: int) -
     if existing is not None:
         return existing
     variants = _variants(name, bits, vector_bits)
-    mappings = ",".join(f"_ZGV_LLVM_N{n}v_{symbol}({v})" for n, v in variants.items())
-    fn = _function(module, symbol, ty, _Attributes(_PURE, {"vector-function-abi-variant": mappings}), "")
+    fn = _function(module, symbol, ty, _Attributes(_PURE, _mappings(symbol, variants)), "")
     # Declared only: the loop vectoriser needs them in the module to call them.
     _keep(module, [ir.Function(module, ir.FunctionType(ir.VectorType(ty, n), [ir.VectorType(ty, n)]), v)
                    for n, v in variants.items()])
     return fn
+
+
+def _mappings(symbol: str, variants: dict[int, str]) -> dict[str, str]:
+    """The attribute naming a scalar function's vector variants to the loop vectoriser."""
+    return {"vector-function-abi-variant": ",".join(f"_ZGV_LLVM_N{n}v_{symbol}({v})" for n, v in variants.items())}
 
 
 def _variants(name: str, bits: int, vector_bits: int) -> dict[int, str]:
@@ -441,9 +449,11 @@ def library_ir(symbol: str, vector_bits: int) -> tuple[str, list[str]]:
     bits = int(width[1:])
     ty = F32 if bits == 32 else F64
     module = ir.Module(name=symbol)
-    fn = _function(module, symbol, ty, _Attributes(_PURE), "")
-    _define_scalar(module, fn, name, ty)
     variants = _variants(name, bits, vector_bits)
+    # The definition names its variants too: linked with its callers (an export), it is
+    # the function they call, and a definition's attributes are the ones that remain.
+    fn = _function(module, symbol, ty, _Attributes(_DEFINED, _mappings(symbol, variants)), "")
+    _define_scalar(module, fn, name, ty)
     for lanes, vector_symbol in variants.items():
         _define_vector(fn, name, vector_symbol, lanes)
     return str(module), [symbol, *variants.values()]
@@ -479,7 +489,7 @@ def _define_vector(scalar: ir.Function, name: str, symbol: str, lanes: int) -> N
     """All lanes in straight-line code; for sin and cos, if any lane is out of range,
     the lanes go through memory to :func:`_fallback`."""
     element = scalar.ftype.return_type
-    fn = _function(scalar.module, symbol, ir.VectorType(element, lanes), _Attributes(_PURE), "")
+    fn = _function(scalar.module, symbol, ir.VectorType(element, lanes), _Attributes(_DEFINED), "")
     (x,) = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     o = _Ops(b, element, lanes)
