@@ -273,3 +273,16 @@ def test_hits_counted_without_the_lock_are_exact_under_threads():
     cache.get("k", "test", lambda: _Built("k"))
     run_threads(lambda i: [cache.lookup("k") for _ in range(5000)])
     assert cache.info().hits == THREADS * 5000
+
+
+def test_threads_assigning_parts_of_one_array_lose_no_write():
+    """scikit-learn's pairwise distances with n_jobs=2 fill column blocks of one result from
+    two threads; an assignment that ran before binding its result lost the other's."""
+    out = xp.zeros((16, THREADS * 4))
+
+    def fill(i: int) -> None:
+        for step in range(4):
+            out[:, i * 4 + step] = xp.full((16,), float(i * 4 + step + 1))
+
+    run_threads(fill)
+    np.testing.assert_array_equal(np.asarray(out), np.broadcast_to(np.arange(1.0, THREADS * 4 + 1), (16, THREADS * 4)))

@@ -9,6 +9,7 @@ every name bound to the same Array object sees the update, as the spec requires.
 from __future__ import annotations
 
 import sys
+import threading
 import weakref
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
@@ -44,6 +45,13 @@ if TYPE_CHECKING:
     _ArrayHandle = _ArrayHandleInPython
 else:
     _ArrayHandle = GRAPH_IN_C.ArrayHandle if GRAPH_IN_C is not None else _ArrayHandleInPython
+
+
+#: Held by each assignment from reading the array's value to binding the new one: threads
+#: writing parts of one array (scikit-learn's threaded pairwise distances fill columns of
+#: one result) would otherwise each update the value they read, and all but the last
+#: write would be lost. Reentrant: a write through a view stores into its base.
+_STORES = threading.RLock()
 
 
 class Array(_ArrayHandle):
@@ -213,8 +221,9 @@ class Array(_ArrayHandle):
         if type(value) is Array and value._base is not None and value._base[2] is value._node \
                 and value._base[0]() is self and _is_basic(key) and value._base[1] == key:
             return  # ``x[key] += v``: the view x[key] wrote itself back already
-        self._store(key, value)
-        self._write_back()
+        with _STORES:
+            self._store(key, value)
+            self._write_back()
 
     def _store(self, key: Any, value: Any) -> None:
         old = self._node
