@@ -30,19 +30,27 @@ _loaded: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
 def install(code: bytes, form: str, symbols: list[str], libraries: list[str], level: int) -> tuple[Code, str]:
     """Load a bundle, check that it defines ``symbols``, and only then store it: the cache
     never holds code that does not define what its entries name. Returns the loaded code
-    and the bundle's key ("" when the disk cache is off). The key is the code's digest:
-    equal code is one entry."""
+    and the bundle's key ("" when the disk cache is off)."""
     holder = load(code, form, libraries, level)
     missing = [symbol for symbol in symbols if not holder.address(symbol)]
     if missing:
         holder.close()
         raise RuntimeError(f"llvm-cpu: generated code does not define {', '.join(missing)}")
+    key = store(code, form, symbols, libraries)
+    if key:
+        _loaded[key] = holder
+    return holder, key
+
+
+def store(code: bytes, form: str, symbols: list[str], libraries: list[str]) -> str:
+    """Store a bundle whose code was checked to define ``symbols`` (:func:`install`, or
+    the objects it was linked from, loaded when they were generated); its key ("" when
+    the disk cache is off). The key is the code's digest: equal code is one entry."""
     if not object_cache.enabled():
-        return holder, ""
+        return ""
     key = object_cache.entry_key("bundle", hashlib.blake2b(code, digest_size=20).hexdigest())
     object_cache.store(key, code, {loaded_code.FORMAT: form, "symbols": symbols, "libraries": libraries})
-    _loaded[key] = holder
-    return holder, key
+    return key
 
 
 def load(code: bytes, form: str, libraries: list[str], level: int) -> Code:
