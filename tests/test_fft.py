@@ -314,6 +314,7 @@ def _real_routine(rows, n, sign):
     """``stockham_real_fft`` on a parameter of (rows, n) signals (sign -1) or (rows,
     n / 2 + 1) terms (sign 1), and an input."""
     from plaidarray.backend.llvm_cpu import stockham
+    from plaidarray.backend.llvm_cpu.fft import STOCKHAM_REAL_FFT
     from plaidarray.hlo import Instruction
     from plaidarray.hlo.literal import Literal
     from plaidarray.hlo.shape import Shape
@@ -326,7 +327,7 @@ def _real_routine(rows, n, sign):
     shape = Shape(a.shape, a.dtype)
     x = Instruction("parameter", (), {"number": 0, "shape": shape}, shape)
     table = Instruction.make("constant", (), value=Literal(stockham.real_twiddles(n, sign)))
-    return x, Instruction.make("stockham_real_fft", (x, table), sign=sign), a
+    return x, Instruction.make(STOCKHAM_REAL_FFT, (x, table), sign=sign), a
 
 
 @pytest.mark.parametrize("sign", [-1, 1])
@@ -361,14 +362,15 @@ def test_the_real_kinds_routine(rows, n, sign):
 ])
 def test_bad_operands_of_the_real_kinds_routine(shape, dtype, sign, table_of):
     from plaidarray.backend.llvm_cpu import stockham
+    from plaidarray.backend.llvm_cpu.fft import STOCKHAM_REAL_FFT
     from plaidarray.hlo import Instruction
     from plaidarray.hlo.literal import Literal
     from plaidarray.hlo.shape import Shape
 
     x = Instruction("parameter", (), {"number": 0, "shape": Shape(shape, np.dtype(dtype))}, Shape(shape, np.dtype(dtype)))
     table = Instruction.make("constant", (), value=Literal(np.zeros(stockham.real_table_size(table_of), np.complex128)))
-    with pytest.raises(ValueError, match="stockham_real_fft: "):
-        Instruction.make("stockham_real_fft", (x, table), sign=sign)
+    with pytest.raises(ValueError, match="llvm_cpu.stockham_real_fft: "):
+        Instruction.make(STOCKHAM_REAL_FFT, (x, table), sign=sign)
 
 
 @pytest.mark.parametrize(("shape", "axes"), [
@@ -401,7 +403,7 @@ def test_an_inner_axis_is_transformed_without_transposes(tmp_path, monkeypatch):
     np.testing.assert_allclose(np.asarray(xfft.fft(xp.asarray(a), axis=0)), np.fft.fft(a, axis=0), atol=1e-12)
     final = max(tmp_path.glob("*.hlo.*-*.txt"), key=lambda p: int(p.name.split(".hlo.")[1].split("-")[0]))
     hlo = final.read_text()
-    assert "stockham_fft" in hlo and "axis=0" in hlo
+    assert "llvm_cpu.stockham_fft" in hlo and "axis=0" in hlo
     assert "transpose" not in hlo
 
 

@@ -3,14 +3,19 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import plaidarray.backend
 from plaidarray.backend import registry
 from plaidarray.hlo import Computation, Instruction, Module, Shape
 from plaidarray.hlo.literal import Literal
+from plaidarray.hlo.opdef import NAMESPACES, OPS, lookup
 from plaidarray.hlo.passes.algebraic_simplifier import algebraic_simplifier
 from plaidarray.hlo.passes.constant_folding import constant_folding
 from plaidarray.hlo.passes.cse import cse
@@ -41,6 +46,20 @@ def test_printer_uses_xla_style():
     text = Module("m", Computation("main", [p], [neg])).to_text()
     assert "HloModule m, entry_computation_layout={(f32[2,3])->(f32[2,3])}" in text
     assert "ROOT negate.1 = f32[2,3] negate(p0)" in text
+
+
+def test_the_op_set_holds_only_the_ops_of_hlo():
+    """Every op in the global table is defined by a module of plaidarray/hlo/ (its shape
+    rule and its reference both), once every backend module has registered what it
+    defines: a backend's own ops are in its namespace, found by ``lookup`` all the same."""
+    for module in pkgutil.walk_packages(plaidarray.backend.__path__, "plaidarray.backend."):
+        importlib.import_module(module.name)
+    defined_outside = {name: (op.infer.__module__, op.evaluate.__module__) for name, op in OPS.items()
+                       if not all(f.__module__.startswith("plaidarray.hlo.") for f in (op.infer, op.evaluate))}
+    assert defined_outside == {}
+    backend_ops = [op for namespace in NAMESPACES.values() for op in namespace.ops.values()]
+    assert "llvm_cpu.stockham_fft" in [op.name for op in backend_ops]
+    assert all(lookup(op.name) is op and op.name not in OPS for op in backend_ops)
 
 
 def test_shape_rules_reject_bad_operands():
