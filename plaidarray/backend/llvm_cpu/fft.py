@@ -23,8 +23,8 @@ with ``KERNEL`` as its row kernel, which keeps what surrounds it: the odd real k
 Bluestein's chirps (its convolution length is a kernel length), the scaling of IFFT and
 the conversions of single precision.
 
-The compiler's ``expand`` stage rewrites ``fft`` with :func:`lower_fft` first; an
-``fft`` inside a loop or branch body is left to the generic expansion, whose twiddle
+:func:`lower_fft` is a stage of the compiler (``lower-fft``, before ``expand``: ``stages.py``);
+an ``fft`` inside a loop or branch body is left to the generic expansion, whose twiddle
 constants cannot be bound there yet (``codegen/expand.py`` says so).
 """
 

@@ -1,7 +1,7 @@
 """The llvm-cpu compiler's stages: HLO to machine code for the host, as a declared list of
 named stages (``STAGES``, run by ``backend/pipeline.py``; ``compiler.py`` runs them).
 
-    expand -> hlo-passes -> bind-constants -> [persistent cache] -> fuse -> to-linalg
+    lower-fft -> expand -> hlo-passes -> bind-constants -> [persistent cache] -> fuse -> to-linalg
       -> linalg-generalize-named-ops -> convert-linalg-to-loops -> fuse-parallel-loops
       -> contract-temporaries -> to-llvm-ir -> llvm-codegen -> load -> store
 
@@ -10,10 +10,10 @@ to-llvm-ir makes each segment of the loop-level module a kernel of its own
 kernels that neither this process nor the persistent cache has (``kernels.py``), and the
 executable calls the kernels in order (``executable.py``).
 
-Under ``PLAIDARRAY_DUMP`` each stage that has a text writes it (``hlo.txt``, every HLO
-pass's result as ``hlo.<n>-<pass>.txt``, ``linalg.mlir``, ``loops.mlir``, and the
-optimised IR and assembly of the kernels it generated, ``ll`` and ``s``)
-and ``timings.txt`` lists every stage's time. LLVM optimises at -O3 unless the compiler
+Under ``PLAIDARRAY_DUMP`` each stage that has a text writes it (``lower-fft.txt``,
+``hlo.txt``, every HLO pass's result as ``hlo.<n>-<pass>.txt``, ``linalg.mlir``,
+``loops.mlir``, and the optimised IR and assembly of the kernels it generated, ``ll`` and
+``s``) and ``timings.txt`` lists every stage's time. LLVM optimises at -O3 unless the compiler
 is given another level (``PLAIDARRAY_OPT_LEVEL``); the level is part of
 the target, so of both cache keys.
 
@@ -120,8 +120,14 @@ def _check_shape_generic(c: Compilation) -> None:
             raise NotShapeGeneric(f"llvm-cpu: {inst.opcode} has no lowering for run-time sizes")
 
 
+def _lower_fft(c: Compilation) -> None:
+    """llvm-cpu's FFT kernel for the transforms of lines, before the target-neutral
+    expansion of ``fft`` does the rest (``fft.py``)."""
+    c.comp = lower_fft(c.comp)
+
+
 def _expand(c: Compilation) -> None:
-    c.comp = expand(lower_fft(c.comp), PLATFORM)
+    c.comp = expand(c.comp, PLATFORM)
 
 
 def _hlo_passes(c: Compilation) -> None:
@@ -217,6 +223,7 @@ def _hlo_text(c: Compilation) -> str:
 #: Up to the persistent cache's key.
 FRONT: tuple[Stage[Compilation], ...] = (
     Stage("check-shape-generic", _check_shape_generic),
+    Stage("lower-fft", _lower_fft, _hlo_text, "lower-fft.txt"),
     Stage("expand", _expand),
     Stage("hlo-passes", _hlo_passes, _hlo_text, "hlo.txt"),
     Stage("bind-constants", _bind_constants),
