@@ -152,7 +152,9 @@ def test_printer_on_a_deep_chain(chain):
     assert len(body) == len(chain.instructions)
     assert body[0] == "  p0 = u32[4] parameter(0)"
     root = chain.outputs[0]
-    assert body[-1] == f"  ROOT {root.name} = u32[4] multiply({root.operands[0].name}, {root.operands[1].name})"
+    names = chain.names
+    assert body[-1] == f"  ROOT {names[id(root)]} = u32[4] multiply({names[id(root.operands[0])]}, " \
+                       f"{names[id(root.operands[1])]})"
 
 
 def test_fusion_plan_of_a_deep_chain(optimized):

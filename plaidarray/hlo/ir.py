@@ -9,6 +9,7 @@ cache) is a tuple comparison.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -29,17 +30,18 @@ V = TypeVar("V", bound=HasOperands)
 
 
 class Instruction:
-    """One HLO operation: ``opcode(operands) {attrs} -> shape``."""
+    """One HLO operation: ``opcode(operands) {attrs} -> shape``. Never changed once made:
+    passes share the instructions they keep between the computation they read and the one
+    they return, so an instruction has no name of its own either (``Computation.names``)."""
 
-    __slots__ = ("opcode", "operands", "attrs", "shape", "name")
+    __slots__ = ("opcode", "operands", "attrs", "shape")
 
     def __init__(self, opcode: str, operands: Sequence[Instruction], attrs: dict[str, Any],
-                 shape: Shape, name: str = "") -> None:
+                 shape: Shape) -> None:
         self.opcode = opcode
         self.operands = tuple(operands)
         self.attrs = attrs
         self.shape = shape
-        self.name = name
 
     @classmethod
     def make(cls, opcode: str, operands: Sequence[Instruction], **attrs: Any) -> Instruction:
@@ -54,7 +56,7 @@ class Instruction:
 
 
     def __repr__(self) -> str:
-        return f"<{self.name or self.opcode}: {self.shape}>"
+        return f"<{self.opcode}: {self.shape}>"
 
 
 def attr_key(attrs: dict[str, Any]) -> tuple:
@@ -106,14 +108,13 @@ class Computation:
         self.parameters = list(parameters)
         self.outputs = list(outputs)
         self.instructions = topological_order(self.outputs)
-        self._assign_names()
 
-    def _assign_names(self) -> None:
-        for i, inst in enumerate(self.instructions):
-            if inst.opcode == "parameter":
-                inst.name = f"p{inst.attrs['number']}"
-            else:
-                inst.name = f"{inst.opcode}.{i}"
+    @functools.cached_property
+    def names(self) -> dict[int, str]:
+        """Each instruction's name in this computation, by id (for the printer and the
+        verifier's messages): ``p<number>`` for a parameter, ``<opcode>.<position>``."""
+        return {id(inst): f"p{inst.attrs['number']}" if inst.opcode == "parameter" else f"{inst.opcode}.{i}"
+                for i, inst in enumerate(self.instructions)}
 
     def users(self) -> dict[int, list[Instruction]]:
         """Map from ``id(instruction)`` to the instructions that use it."""

@@ -20,18 +20,23 @@ def verify(comp: Computation) -> None:
         raise VerificationError(f"parameter numbers {numbers} are not 0..n-1")
     for o in [*comp.parameters, *comp.outputs]:
         if isinstance(o.shape, TupleShape):  # values in buffers are arrays: tuples are taken apart
-            raise VerificationError(f"{o.name} has the tuple shape {o.shape}; parameters and outputs are arrays")
+            raise VerificationError(f"{_name(comp, o)} has the tuple shape {o.shape}; parameters and outputs are arrays")
     for n, inst in enumerate(comp.instructions):
         op = lookup(inst.opcode)
         op.check_arity(len(inst.operands))
         for o in inst.operands:
             if position.get(id(o), n) >= n:
-                raise VerificationError(f"{inst.name} uses {o.name} before it is defined")
+                raise VerificationError(f"{_name(comp, inst)} uses {_name(comp, o)} before it is defined")
         if inst.opcode == "parameter" or _symbolic(inst):
             continue
         expected = op.infer([o.shape for o in inst.operands], inst.attrs)
         if expected != inst.shape:
-            raise VerificationError(f"{inst.name} has shape {inst.shape}, its rule gives {expected}")
+            raise VerificationError(f"{_name(comp, inst)} has shape {inst.shape}, its rule gives {expected}")
+
+
+def _name(comp: Computation, inst: Instruction) -> str:
+    """``inst``'s name in ``comp``; an instruction the outputs do not reach has none there."""
+    return comp.names.get(id(inst)) or repr(inst)
 
 
 def _symbolic(inst: Instruction) -> bool:
