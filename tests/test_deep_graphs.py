@@ -88,7 +88,7 @@ BUILT = Counter({"parameter": 1, "constant": 3 + NOISE, "broadcast_in_dim": 2 + 
 MERGED = BUILT - Counter({"constant": NOISE + 1, "broadcast_in_dim": NOISE})  # one 1, one broadcast(1)
 FOLDED = MERGED - Counter({"add": 1})  # 1 + 2 -> 3: constants 1 and 3
 OPTIMIZED = FOLDED - Counter({"multiply": NOISE})  # x * 1 -> x
-AFTER_EACH_PASS = [MERGED, FOLDED, OPTIMIZED, OPTIMIZED, OPTIMIZED]
+AFTER_EACH_PASS = [MERGED, FOLDED, OPTIMIZED, OPTIMIZED]
 
 
 def opcodes(comp: Computation) -> Counter:

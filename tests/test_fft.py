@@ -407,6 +407,29 @@ def test_an_inner_axis_is_transformed_without_transposes(tmp_path, monkeypatch):
     assert "transpose" not in hlo
 
 
+def test_the_fft_stages_rebuild_only_a_graph_with_an_fft_and_leave_their_input():
+    """llvm-cpu's FFT lowering and the expansion return a graph without an fft as it is
+    (the expansion also the lowering's result: the kernel op is not expanded), and the
+    lowering lowers an fft without changing an instruction of its input."""
+    from plaidarray.backend.llvm_cpu.fft import STOCKHAM_FFT, lower_fft
+    from plaidarray.backend.llvm_cpu.lowerings import PLATFORM
+    from plaidarray.codegen.expand import expand
+    from plaidarray.hlo import Computation, Instruction
+    from plaidarray.hlo.shape import Shape
+
+    shape = Shape((4, 8), np.dtype(np.complex128))
+    x = Instruction("parameter", (), {"number": 0, "shape": shape}, shape)
+    plain = Computation("main", [x], [Instruction.make("exp", [x])])
+    assert lower_fft(plain) is plain and expand(plain, PLATFORM) is plain
+    spectrum = Instruction.make("fft", [Instruction.make("exp", [x])], fft_type="FFT")
+    transformed = Computation("main", [x], [Instruction.make("multiply", [spectrum, spectrum])])
+    before = [(i.opcode, dict(i.attrs), [id(o) for o in i.operands]) for i in transformed.instructions]
+    lowered = lower_fft(transformed)
+    assert STOCKHAM_FFT in [i.opcode for i in lowered.instructions]
+    assert "fft" not in [i.opcode for i in lowered.instructions] and expand(lowered, PLATFORM) is lowered
+    assert [(i.opcode, dict(i.attrs), [id(o) for o in i.operands]) for i in transformed.instructions] == before
+
+
 def test_fft_inside_jitted_loops_and_branches(backend):
     """An fft in a loop body or a branch: its twiddle tables are hoisted out of the nested
     computation and bound to the executable (codegen/expand.py), at any nesting depth."""

@@ -100,14 +100,19 @@ def topological_order(outputs: Iterable[V], is_leaf: Callable[[V], bool] = lambd
 
 
 class Computation:
-    """A function over HLO values: numbered parameters in, one or more outputs out."""
+    """A function over HLO values: numbered parameters in, one or more outputs out. Its
+    instructions are exactly those its outputs reach, in the order of a walk from them
+    (``topological_order``, the order its kernels run in): dead code is dropped wherever a
+    computation is made, so no pass removes it."""
 
-    def __init__(self, name: str, parameters: Sequence[Instruction],
-                 outputs: Sequence[Instruction]) -> None:
+    def __init__(self, name: str, parameters: Sequence[Instruction], outputs: Sequence[Instruction],
+                 instructions: Sequence[Instruction] | None = None) -> None:
+        """``instructions``: the computation's instructions in that order, given by a caller
+        that has them so already, so as not to walk the graph again."""
         self.name = name
         self.parameters = list(parameters)
         self.outputs = list(outputs)
-        self.instructions = topological_order(self.outputs)
+        self.instructions = topological_order(self.outputs) if instructions is None else list(instructions)
 
     @functools.cached_property
     def names(self) -> dict[int, str]:
@@ -126,14 +131,20 @@ class Computation:
 
     def rewrite(self, fn: Callable[[Instruction, tuple[Instruction, ...]], Instruction]) -> Computation:
         """Rebuild the computation bottom-up: ``fn(old, new_operands)`` returns the
-        replacement of each instruction. Parameters are kept as they are."""
+        replacement of each instruction. Parameters are kept as they are. When every
+        instruction is its own replacement, the computation itself: a pass that changes
+        nothing returns its input, and a graph is rebuilt only where a pass changed it."""
         new: dict[int, Instruction] = {}
+        changed = False
         for inst in self.instructions:
             if inst.opcode == "parameter":
                 new[id(inst)] = inst
                 continue
             operands = tuple(new[id(o)] for o in inst.operands)
-            new[id(inst)] = fn(inst, operands)
+            replacement = new[id(inst)] = fn(inst, operands)
+            changed = changed or replacement is not inst
+        if not changed:
+            return self
         return Computation(self.name, self.parameters, [new[id(o)] for o in self.outputs])
 
 

@@ -10,14 +10,12 @@ from ..verifier import verify
 from .algebraic_simplifier import algebraic_simplifier
 from .constant_folding import constant_folding
 from .cse import cse
-from .dce import dce
 
 HLO_PASSES: list[tuple[str, Callable[[Computation], Computation]]] = [
     ("cse", cse),
     ("constant-folding", constant_folding),
     ("algebraic-simplifier", algebraic_simplifier),
     ("cse", cse),
-    ("dce", dce),
 ]
 
 
@@ -27,6 +25,7 @@ AfterPass = Callable[[int, str, Computation, float], None]
 
 
 def run_hlo_passes(comp: Computation, after: AfterPass | None = None) -> Computation:
+    """``comp`` after every pass of ``HLO_PASSES``, in order."""
     verify(comp)
     for i, (name, run) in enumerate(HLO_PASSES):
         start = time.perf_counter()
