@@ -76,6 +76,8 @@ def test_verifier_catches_a_wrong_shape():
     bad = Instruction("negate", (p,), {}, Shape((3,), F32))
     with pytest.raises(VerificationError, match="its rule gives"):
         verify(Computation("main", [p], [bad]))
+    with pytest.raises(VerificationError, match="its rule gives"):  # made by a pass over a verified computation
+        verify(Computation("main", [p], [bad]), Computation("main", [p], [Instruction.make("negate", [p])]))
 
 
 def test_cse_merges_identical_instructions():

@@ -13,8 +13,13 @@ class VerificationError(AssertionError):
     """The HLO broke an invariant (a bug in plaidarray, not in user code)."""
 
 
-def verify(comp: Computation) -> None:
+def verify(comp: Computation, verified: Computation | None = None) -> None:
+    """Check ``comp``'s parameters, outputs, order and arities, and each instruction's shape
+    against its op's rule. ``verified``: the computation, verified already, that a pass made
+    ``comp`` from; the instructions it kept are unchanged (instructions never change), so
+    their shapes are not inferred again, only those of the instructions it made."""
     position = {id(i): n for n, i in enumerate(comp.instructions)}
+    kept = {id(i) for i in verified.instructions} if verified is not None else set()
     numbers = sorted(p.attrs["number"] for p in comp.parameters)
     if numbers != list(range(len(numbers))):
         raise VerificationError(f"parameter numbers {numbers} are not 0..n-1")
@@ -27,7 +32,7 @@ def verify(comp: Computation) -> None:
         for o in inst.operands:
             if position.get(id(o), n) >= n:
                 raise VerificationError(f"{_name(comp, inst)} uses {_name(comp, o)} before it is defined")
-        if inst.opcode == "parameter" or _symbolic(inst):
+        if inst.opcode == "parameter" or id(inst) in kept or _symbolic(inst):
             continue
         expected = op.infer([o.shape for o in inst.operands], inst.attrs)
         if expected != inst.shape:
