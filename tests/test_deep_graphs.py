@@ -160,7 +160,7 @@ def test_printer_on_a_deep_chain(chain):
 def test_fusion_plan_of_a_deep_chain(optimized):
     plan = plan_fusion(optimized)
     assert plan.kernels == optimized.outputs  # the whole chain is one fused kernel
-    assert plan.materialized == {id(optimized.parameters[0]), id(optimized.outputs[0])}
+    assert plan.buffered == {id(optimized.parameters[0]), id(optimized.outputs[0])}
 
 
 def test_fusion_plan_of_deep_chains_with_shared_values():

@@ -19,7 +19,7 @@ half is a kernel length are one ``llvm_cpu.stockham_real_fft(x, twiddles)`` over
 (sign -1: float64 signals to their n/2 + 1 terms; +1: terms to signals, scaled by 1/n):
 its routine reads the signal as n/2 complex pairs, and the step between the half-length
 transform and the real one happens inside it. Everything else goes through the expansion
-with ``KERNEL`` as its row kernel, which keeps what surrounds it: the odd real kinds,
+with ``ROW_TRANSFORM`` as its row kernel, which keeps what surrounds it: the odd real kinds,
 Bluestein's chirps (its convolution length is a kernel length), the scaling of IFFT and
 the conversions of single precision.
 
@@ -179,8 +179,10 @@ def _stockham(x: Instruction, axis: int, sign: int) -> Instruction:
     return _op(STOCKHAM_FFT, x, table, sign=sign, axis=axis)
 
 
-KERNEL = fft.RowKernel(supports=lambda n: stockham.radices(n) is not None,
-                       transform=lambda x, sign: _stockham(x, 1, sign))
+#: The transform of rows that the expansion of ``fft`` calls (its ``RowKernel``): one
+#: ``llvm_cpu.stockham_fft`` for every length the kernel has butterflies for.
+ROW_TRANSFORM = fft.RowKernel(supports=lambda n: stockham.radices(n) is not None,
+                              transform=lambda x, sign: _stockham(x, 1, sign))
 
 
 def _moved_last(x: Instruction) -> int | None:
@@ -201,7 +203,7 @@ def _complex_kinds(inst: Instruction) -> Instruction | None:
     None for the other kinds and lengths."""
     x, kind = inst.operands[0], inst.attrs["fft_type"]
     n = x.shape.dims[-1]
-    if kind not in ("FFT", "IFFT") or not KERNEL.supports(n) or not x.shape.size:
+    if kind not in ("FFT", "IFFT") or not ROW_TRANSFORM.supports(n) or not x.shape.size:
         return None
     axis = _moved_last(x)
     y = x if axis is None else x.operands[0]
@@ -222,7 +224,7 @@ def _real_kinds(inst: Instruction) -> Instruction | None:
     and splits, or folds, transforms and unpacks); None for the other kinds and lengths."""
     x, kind = inst.operands[0], inst.attrs["fft_type"]
     n = inst.attrs["fft_length"] if kind == "IRFFT" else x.shape.dims[-1]
-    if kind not in ("RFFT", "IRFFT") or n % 2 or not KERNEL.supports(n // 2) or not inst.shape.size:
+    if kind not in ("RFFT", "IRFFT") or n % 2 or not ROW_TRANSFORM.supports(n // 2) or not inst.shape.size:
         return None
     wide, sign = (_REAL, -1) if kind == "RFFT" else (_COMPLEX, 1)
     y = x if x.shape.dtype == wide else _op("convert", x, dtype=wide)
@@ -240,7 +242,7 @@ def lower_fft(comp: Computation) -> Computation:
         if inst.opcode == "fft":
             lowered = _complex_kinds(inst) or _real_kinds(inst)
             if lowered is None:
-                return fft.expand(inst, inst.operands[0], kernel=KERNEL)
+                return fft.expand(inst, inst.operands[0], kernel=ROW_TRANSFORM)
             if lowered.opcode == "transpose":
                 moved[id(lowered)] = lowered
             return lowered

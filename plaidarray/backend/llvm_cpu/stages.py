@@ -37,7 +37,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.transforms.linalg_generalize_named_ops import LinalgGeneralizeNamedOpsPass
 
-from ...codegen.buffer_sharing import shared_buffers
+from ...codegen.buffer_sharing import buffer_owners
 from ...codegen.expand import expand
 from ...codegen.fusion import FusionPlan, plan_fusion
 from ...codegen.linalg_builder import build_linalg
@@ -82,7 +82,8 @@ class Compilation:
     n_params: int = 0
     constants: list[np.ndarray] = field(default_factory=list)
     plan: FusionPlan = field(init=False)
-    shared: dict[int, Instruction] = field(default_factory=dict)
+    #: id of an instruction that writes another one's buffer (in place) -> that one.
+    buffer_owners: dict[int, Instruction] = field(default_factory=dict)
     output_slots: list[tuple[str, int]] = field(default_factory=list)
     outputs: list[Instruction] = field(default_factory=list)
     temps: list[Instruction] = field(default_factory=list)
@@ -148,10 +149,10 @@ def _fuse(c: Compilation) -> None:
     """Kernels, buffers shared with donated parameters, and the buffer table's layout:
     parameters, then each distinct output, then temporaries."""
     c.plan = plan_fusion(c.comp, PLATFORM)
-    c.shared = shared_buffers(c.comp, c.plan, c.donated)
+    c.buffer_owners = buffer_owners(c.comp, c.plan, c.donated)
     out_index: dict[int, int] = {}  # by id: a chain whose every value is an output stays linear
     for o in c.comp.outputs:
-        o = c.shared.get(id(o), o)
+        o = c.buffer_owners.get(id(o), o)
         if o.opcode == "parameter":
             c.output_slots.append(("param", o.attrs["number"]))
             continue
@@ -159,12 +160,13 @@ def _fuse(c: Compilation) -> None:
             out_index[id(o)] = len(c.outputs)
             c.outputs.append(o)
         c.output_slots.append(("out", out_index[id(o)]))
-    c.temps = [k for k in c.plan.kernels if c.plan.is_buffer(k) and id(k) not in out_index and id(k) not in c.shared]
+    c.temps = [k for k in c.plan.kernels
+               if c.plan.is_buffer(k) and id(k) not in out_index and id(k) not in c.buffer_owners]
     c.n_buffers = len(c.comp.parameters) + len(c.outputs) + len(c.temps)
 
 
 def _to_linalg(c: Compilation) -> None:
-    built = build_linalg(c.plan, [*c.comp.parameters, *c.outputs, *c.temps], c.shared, c.n_symbols)
+    built = build_linalg(c.plan, [*c.comp.parameters, *c.outputs, *c.temps], c.buffer_owners, c.n_symbols)
     c.mlir, c.scratch, c.limits = built.module, built.scratch, built.limits
 
 
