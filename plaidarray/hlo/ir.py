@@ -160,14 +160,21 @@ class Module:
     the parameters whose buffers the caller gives up: the executable may write its
     results into them (XLA's input/output aliasing). ``n_symbols`` counts the run-time
     sizes of a shape-generic computation (``symbolic.py``), whose executable takes them
-    when bound (``Executable.bind``)."""
+    when bound (``Executable.bind``).
+
+    ``structure_key`` is the entry computation's structural key when its maker computed
+    one already (the lazy graph's key, read off the graph before its HLO was built): a
+    compiler names and caches the code by it (``fingerprint.module_description``) instead
+    of computing another, so a compile miss computes one. Such a key describes the
+    computation completely, and its ``repr`` is the same in every process."""
 
     def __init__(self, name: str, entry: Computation, donated: frozenset[int] = frozenset(),
-                 n_symbols: int = 0) -> None:
+                 n_symbols: int = 0, structure_key: Hashable | None = None) -> None:
         self.name = name
         self.entry = entry
         self.donated = donated
         self.n_symbols = n_symbols
+        self.structure_key = structure_key
 
     def to_text(self) -> str:
         from .printer import module_to_text
