@@ -67,7 +67,8 @@ def register(op: OpDef) -> OpDef:
 
 class OpNamespace:
     """The ops of one backend, named ``<name>.<op>``: ops that its own passes make and its
-    own lowerings lower (no other backend meets them), kept out of the op set."""
+    own lowerings lower (no other backend meets them), kept out of the op set. Made by
+    :func:`op_namespace`, which lets :func:`lookup` find them."""
 
     def __init__(self, name: str) -> None:
         self.name = name
