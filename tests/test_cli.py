@@ -76,7 +76,7 @@ def test_dump_writes_every_stage_of_every_compiled_module(capsys, tmp_path):
     assert len(modules) == 2
     passes = " ".join(sorted(f"hlo.{i}-{name}.txt" for i, (name, _) in enumerate(HLO_PASSES)))
     for module in modules:
-        assert f"{module}: {passes} hlo.txt linalg.mlir ll loops.mlir s timings.txt" in printed
+        assert f"{module}: {passes} hlo.txt linalg.mlir ll loops.mlir lower-fft.txt s timings.txt" in printed
     assert any("scf.while" in p.read_text() for p in out.glob("*.linalg.mlir"))
 
 

@@ -138,7 +138,7 @@ def test_a_graph_shared_by_threads_while_some_materialise_it(monkeypatch):
     # built on them is still being compiled: the executable must be the one for the
     # graph as it was when its cache key was taken.
     real = materialize_module._compile
-    monkeypatch.setattr(materialize_module, "_compile", lambda *a: time.sleep(0.05) or real(*a))
+    monkeypatch.setattr(materialize_module, "_compile", lambda *a, **k: time.sleep(0.05) or real(*a, **k))
     data = np.arange(40.0)
     for trial in range(3):
         shared = [xp.asarray(data) * float(k + 10 * trial) + 0.5 for k in range(6)]

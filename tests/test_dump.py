@@ -33,3 +33,22 @@ def test_dump_writes_hlo_linalg_llvm_and_assembly(tmp_path, monkeypatch):
     assert [name for name in timings if "/" not in name] == [*STAGES, "total"]
     stages = sum(float(v) for name, v in timings.items() if "/" not in name and name != "total")
     assert abs(stages - float(timings["total"])) < 0.01 and float(timings["total"]) > 0
+
+
+def test_the_fft_lowering_is_a_stage_that_dumps_its_hlo(tmp_path, monkeypatch):
+    """llvm-cpu's FFT lowering is a declared stage before the expansion, timed and dumped
+    like the others: its HLO has the backend's kernel op where the fft was."""
+    assert STAGES.index("lower-fft") < STAGES.index("expand")
+    monkeypatch.setenv("PLAIDARRAY_DUMP", str(tmp_path))
+    xp.set_backend("llvm-cpu")
+    xp.clear_cache()
+    try:
+        a = np.arange(3 * 40, dtype=np.complex128).reshape(3, 40)
+        np.testing.assert_allclose(np.asarray(xp.fft.fft(xp.asarray(a))), np.fft.fft(a), atol=1e-9)
+    finally:
+        xp.set_backend(None)
+    (lowered,) = tmp_path.glob("*.lower-fft.txt")
+    text = lowered.read_text()
+    assert "llvm_cpu.stockham_fft(" in text and " fft(" not in text
+    timings = lowered.with_name(lowered.name.replace("lower-fft.txt", "timings.txt")).read_text()
+    assert any(line.split()[0] == "lower-fft" for line in timings.splitlines())

@@ -314,6 +314,7 @@ def _real_routine(rows, n, sign):
     """``stockham_real_fft`` on a parameter of (rows, n) signals (sign -1) or (rows,
     n / 2 + 1) terms (sign 1), and an input."""
     from plaidarray.backend.llvm_cpu import stockham
+    from plaidarray.backend.llvm_cpu.fft import STOCKHAM_REAL_FFT
     from plaidarray.hlo import Instruction
     from plaidarray.hlo.literal import Literal
     from plaidarray.hlo.shape import Shape
@@ -326,7 +327,7 @@ def _real_routine(rows, n, sign):
     shape = Shape(a.shape, a.dtype)
     x = Instruction("parameter", (), {"number": 0, "shape": shape}, shape)
     table = Instruction.make("constant", (), value=Literal(stockham.real_twiddles(n, sign)))
-    return x, Instruction.make("stockham_real_fft", (x, table), sign=sign), a
+    return x, Instruction.make(STOCKHAM_REAL_FFT, (x, table), sign=sign), a
 
 
 @pytest.mark.parametrize("sign", [-1, 1])
@@ -361,14 +362,15 @@ def test_the_real_kinds_routine(rows, n, sign):
 ])
 def test_bad_operands_of_the_real_kinds_routine(shape, dtype, sign, table_of):
     from plaidarray.backend.llvm_cpu import stockham
+    from plaidarray.backend.llvm_cpu.fft import STOCKHAM_REAL_FFT
     from plaidarray.hlo import Instruction
     from plaidarray.hlo.literal import Literal
     from plaidarray.hlo.shape import Shape
 
     x = Instruction("parameter", (), {"number": 0, "shape": Shape(shape, np.dtype(dtype))}, Shape(shape, np.dtype(dtype)))
     table = Instruction.make("constant", (), value=Literal(np.zeros(stockham.real_table_size(table_of), np.complex128)))
-    with pytest.raises(ValueError, match="stockham_real_fft: "):
-        Instruction.make("stockham_real_fft", (x, table), sign=sign)
+    with pytest.raises(ValueError, match="llvm_cpu.stockham_real_fft: "):
+        Instruction.make(STOCKHAM_REAL_FFT, (x, table), sign=sign)
 
 
 @pytest.mark.parametrize(("shape", "axes"), [
@@ -401,8 +403,31 @@ def test_an_inner_axis_is_transformed_without_transposes(tmp_path, monkeypatch):
     np.testing.assert_allclose(np.asarray(xfft.fft(xp.asarray(a), axis=0)), np.fft.fft(a, axis=0), atol=1e-12)
     final = max(tmp_path.glob("*.hlo.*-*.txt"), key=lambda p: int(p.name.split(".hlo.")[1].split("-")[0]))
     hlo = final.read_text()
-    assert "stockham_fft" in hlo and "axis=0" in hlo
+    assert "llvm_cpu.stockham_fft" in hlo and "axis=0" in hlo
     assert "transpose" not in hlo
+
+
+def test_the_fft_stages_rebuild_only_a_graph_with_an_fft_and_leave_their_input():
+    """llvm-cpu's FFT lowering and the expansion return a graph without an fft as it is
+    (the expansion also the lowering's result: the kernel op is not expanded), and the
+    lowering lowers an fft without changing an instruction of its input."""
+    from plaidarray.backend.llvm_cpu.fft import STOCKHAM_FFT, lower_fft
+    from plaidarray.backend.llvm_cpu.lowerings import PLATFORM
+    from plaidarray.codegen.expand import expand
+    from plaidarray.hlo import Computation, Instruction
+    from plaidarray.hlo.shape import Shape
+
+    shape = Shape((4, 8), np.dtype(np.complex128))
+    x = Instruction("parameter", (), {"number": 0, "shape": shape}, shape)
+    plain = Computation("main", [x], [Instruction.make("exp", [x])])
+    assert lower_fft(plain) is plain and expand(plain, PLATFORM) is plain
+    spectrum = Instruction.make("fft", [Instruction.make("exp", [x])], fft_type="FFT")
+    transformed = Computation("main", [x], [Instruction.make("multiply", [spectrum, spectrum])])
+    before = [(i.opcode, dict(i.attrs), [id(o) for o in i.operands]) for i in transformed.instructions]
+    lowered = lower_fft(transformed)
+    assert STOCKHAM_FFT in [i.opcode for i in lowered.instructions]
+    assert "fft" not in [i.opcode for i in lowered.instructions] and expand(lowered, PLATFORM) is lowered
+    assert [(i.opcode, dict(i.attrs), [id(o) for o in i.operands]) for i in transformed.instructions] == before
 
 
 def test_fft_inside_jitted_loops_and_branches(backend):

@@ -3,15 +3,22 @@
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+
 import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import plaidarray.backend
 from plaidarray.backend import registry
 from plaidarray.hlo import Computation, Instruction, Module, Shape
 from plaidarray.hlo.literal import Literal
+from plaidarray.hlo.opdef import NAMESPACES, OPS, lookup
+from plaidarray.hlo.passes import HLO_PASSES, run_hlo_passes
 from plaidarray.hlo.passes.algebraic_simplifier import algebraic_simplifier
+from plaidarray.hlo.passes.bind_constants import bind_constants
 from plaidarray.hlo.passes.constant_folding import constant_folding
 from plaidarray.hlo.passes.cse import cse
 from plaidarray.hlo.verifier import VerificationError, verify
@@ -43,6 +50,20 @@ def test_printer_uses_xla_style():
     assert "ROOT negate.1 = f32[2,3] negate(p0)" in text
 
 
+def test_the_op_set_holds_only_the_ops_of_hlo():
+    """Every op in the global table is defined by a module of plaidarray/hlo/ (its shape
+    rule and its reference both), once every backend module has registered what it
+    defines: a backend's own ops are in its namespace, found by ``lookup`` all the same."""
+    for module in pkgutil.walk_packages(plaidarray.backend.__path__, "plaidarray.backend."):
+        importlib.import_module(module.name)
+    defined_outside = {name: (op.infer.__module__, op.evaluate.__module__) for name, op in OPS.items()
+                       if not all(f.__module__.startswith("plaidarray.hlo.") for f in (op.infer, op.evaluate))}
+    assert defined_outside == {}
+    backend_ops = [op for namespace in NAMESPACES.values() for op in namespace.ops.values()]
+    assert "llvm_cpu.stockham_fft" in [op.name for op in backend_ops]
+    assert all(lookup(op.name) is op and op.name not in OPS for op in backend_ops)
+
+
 def test_shape_rules_reject_bad_operands():
     with pytest.raises(TypeError, match="elementwise operands differ"):
         Instruction.make("add", [param(0, (2,)), param(1, (3,))])
@@ -55,6 +76,8 @@ def test_verifier_catches_a_wrong_shape():
     bad = Instruction("negate", (p,), {}, Shape((3,), F32))
     with pytest.raises(VerificationError, match="its rule gives"):
         verify(Computation("main", [p], [bad]))
+    with pytest.raises(VerificationError, match="its rule gives"):  # made by a pass over a verified computation
+        verify(Computation("main", [p], [bad]), Computation("main", [p], [Instruction.make("negate", [p])]))
 
 
 def test_cse_merges_identical_instructions():
@@ -78,6 +101,38 @@ def test_simplifier_removes_multiply_by_one_but_keeps_plus_zero_for_floats():
     assert algebraic_simplifier(Computation("main", [p], [Instruction.make("multiply", [p, one])])).outputs[0] is p
     kept = algebraic_simplifier(Computation("main", [p], [Instruction.make("add", [p, zero])])).outputs[0]
     assert kept.opcode == "add"  # -0.0 + 0.0 is +0.0, so x + 0 is not x
+
+
+def listing(comp: Computation) -> list[tuple]:
+    """Each instruction of ``comp`` as it is now: its name there, opcode, attributes,
+    operands (by identity) and shape."""
+    return [(comp.names[id(i)], i.opcode, dict(i.attrs), [id(o) for o in i.operands], i.shape)
+            for i in comp.instructions]
+
+
+@pytest.mark.parametrize(("name", "run"), [*HLO_PASSES, ("bind-constants", lambda comp: bind_constants(comp)[0])])
+def test_a_pass_that_changes_nothing_returns_its_input(name, run):
+    """No rebuild where there is nothing to do: the same Computation, not a copy."""
+    p, q = param(0, (3,)), param(1, (3,))
+    scaled = Instruction.make("multiply", [Instruction.make("exp", [p]), q])
+    comp = Computation("main", [p, q], [scaled, Instruction.make("negate", [scaled])])
+    assert run(comp) is comp
+
+
+def test_the_passes_leave_their_input_as_it_was():
+    """Every pass of the pipeline changes this graph (a duplicate, a constant expression,
+    a product by one), sharing what it keeps with its input: the input's instructions,
+    their names there, attributes and operands stay as they were."""
+    p = param(0, (3,))
+    one = Instruction.make("broadcast_in_dim", [Instruction.make("multiply", [const(0.5, F32), const(2.0, F32)])],
+                           dims=(3,), broadcast_dimensions=())
+    a, b = Instruction.make("exp", [p]), Instruction.make("exp", [p])
+    comp = Computation("main", [p], [Instruction.make("multiply", [Instruction.make("add", [a, b]), one])])
+    before = listing(comp)
+    optimized = run_hlo_passes(comp)
+    assert [i.opcode for i in optimized.instructions] == ["parameter", "exp", "add"]
+    assert listing(comp) == before
+    assert optimized.names[id(optimized.outputs[0])] == "add.2" and comp.names[id(comp.outputs[0])] == "multiply.8"
 
 
 @pytest.mark.parametrize("backend", BACKENDS)
@@ -154,8 +209,11 @@ def _elements(loop: Instruction) -> list[Instruction]:
 
 
 def test_tuple_shapes_print_fingerprint_and_cse():
-    from plaidarray.hlo.fingerprint import fingerprint
+    from plaidarray.hlo.fingerprint import module_description
     from plaidarray.hlo.shape import TupleShape
+
+    def fingerprint(comp):
+        return module_description(Module("m", comp))
 
     loop = _counting_loop()
     assert isinstance(loop.shape, TupleShape) and str(loop.shape) == "(f32[2], s32[])"

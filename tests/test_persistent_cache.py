@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gc
 import os
+import sys
 import time
 
 import numpy as np
@@ -319,3 +320,44 @@ def test_a_process_whose_code_is_cached_loads_it_without_the_compiler(tmp_path):
         assert warm["imported"] == []
     else:  # object code loads into MCJIT, which needs LLVM; the code generator is still not imported
         assert "xdsl" not in warm["imported"] and "plaidarray.codegen" not in warm["imported"]
+
+
+def _counted(monkeypatch, function) -> list:
+    """The calls to ``function`` from now on, wherever a module of plaidarray refers to it."""
+    calls: list = []
+
+    def counting(*args, **kwargs):
+        calls.append(args)
+        return function(*args, **kwargs)
+
+    for module in list(sys.modules.values()):
+        if getattr(module, "__name__", "").startswith("plaidarray") and \
+                getattr(module, function.__name__, None) is function:
+            monkeypatch.setattr(module, function.__name__, counting)
+    return calls
+
+
+def test_a_compile_miss_computes_one_structural_key(monkeypatch, tmp_path):
+    """A miss names the module's code and keys it on disk by the structural key it was
+    looked up by: a lazy graph's walk (the key of the executable cache) for a graph that
+    compiles for its sizes or shape-generic, the traced computation's structure for a
+    jitted function; no key of the HLO computed again (``fingerprint.structure``)."""
+    from plaidarray.hlo import fingerprint
+    from plaidarray.trace import to_hlo
+
+    monkeypatch.setenv("PLAIDARRAY_CACHE_DIR", str(tmp_path))
+    walks, structures = _counted(monkeypatch, to_hlo.walk_pending), _counted(monkeypatch, fingerprint.structure)
+    described = _counted(monkeypatch, fingerprint.module_description)
+    xp.clear_cache()
+    for n in (31, 37):  # compiled for its sizes, then shape-generic
+        x = xp.asarray(np.arange(n, dtype=np.float32))
+        before = xp.cache_info().compiles
+        np.testing.assert_allclose(np.asarray(xp.cos(x) * 1.5), np.cos(np.arange(n, dtype=np.float32)) * 1.5,
+                                   rtol=1e-6)
+        assert xp.cache_info().compiles == before + 1
+        assert (len(walks), len(structures), len(described)) == (1, 0, 1), n
+        assert described[0][0].structure_key is not None
+        walks.clear(), described.clear()
+    y = xp.asarray(np.ones((3, 41), dtype=np.float32))
+    np.testing.assert_allclose(np.asarray(xp.jit(lambda a: xp.tanh(a) * 2.0)(y)), np.tanh(1.0) * 2.0, rtol=1e-6)
+    assert (len(walks), len(structures), len(described)) == (0, 1, 1)

@@ -16,9 +16,9 @@ from ..hlo import Computation, Instruction
 from .fusion import FusionPlan
 
 
-def shared_buffers(comp: Computation, plan: FusionPlan, donated: Collection[int]) -> dict[int, Instruction]:
-    """Map ``id(inst)`` -> the instruction whose buffer ``inst`` uses instead of its own,
-    for every instruction that shares. Each group's owner is a donated parameter if the
+def buffer_owners(comp: Computation, plan: FusionPlan, donated: Collection[int]) -> dict[int, Instruction]:
+    """Map ``id(inst)`` -> the instruction whose buffer ``inst`` uses instead of its own
+    (the owner of its group's buffer), for every instruction that shares one. Each group's owner is a donated parameter if the
     group starts at one, else its last member (which may be an output)."""
     users = comp.users()
     outputs = {id(o) for o in comp.outputs}

@@ -1,6 +1,7 @@
 """Expansion: rewrite each op lowered by an ``Expansion`` into the ops it stands for, in
 nested computations too (XLA's expander passes). Runs before the other passes, so that
-CSE, folding and fusion see what the expansions built."""
+CSE, folding and fusion see what the expansions built; a computation with nothing to
+expand is returned as it is."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def _with_expanded_subcomputations(inst: Instruction, platform: str | None) -> I
     for name, value in inst.attrs.items():
         if isinstance(value, Subcomputation):
             expanded, constants = _hoist_array_constants(expand(value.computation, platform))
-            if constants or expanded.instructions != value.computation.instructions:
+            if expanded is not value.computation:
                 attrs = attrs or dict(inst.attrs)
                 attrs[name] = Subcomputation(expanded)
             if constants:

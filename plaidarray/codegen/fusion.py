@@ -34,14 +34,15 @@ def _is_fusible(lowering: object) -> bool:
 @dataclass
 class FusionPlan:
     computation: Computation
-    materialized: set[int]
-    kernels: list[Instruction]  # materialized non-parameters and tuples, in execution order
+    #: Ids of the instructions that own a buffer (the others are computed inside kernels).
+    buffered: set[int]
+    kernels: list[Instruction]  # non-parameters with a buffer and tuples, in execution order
     platform: str | None = None  # whose lowerings the plan follows
     #: id of a tuple instruction -> {element index: the get_tuple_element holding its buffer}
     elements: dict[int, dict[int, Instruction]] = field(default_factory=dict)
 
     def is_buffer(self, inst: Instruction) -> bool:
-        return id(inst) in self.materialized
+        return id(inst) in self.buffered
 
     def lowering(self, inst: Instruction) -> object:
         """How ``inst`` lowers on the plan's platform."""
@@ -59,9 +60,9 @@ def _indexing_sources(comp: Computation, lowerings: dict[int, object]) -> dict[i
     return sources
 
 
-def _cheap(source: Instruction, materialized: set[int]) -> bool:
+def _cheap(source: Instruction, buffered: set[int]) -> bool:
     """Whether re-indexings of ``source`` are cheap: it is a generator or a buffer."""
-    return source.opcode in ("constant", "iota") or id(source) in materialized
+    return source.opcode in ("constant", "iota") or id(source) in buffered
 
 
 #: A value with two users is computed in both when its fused expression has at most
@@ -117,15 +118,15 @@ def plan_fusion(comp: Computation, platform: str | None = None) -> FusionPlan:
         n_users = len(users[id(inst)])
         if n_users > 1 and _is_fusible(low) and not (n_users == 2 and id(inst) in recomputable):
             preferred.add(id(inst))
-    materialized = set(required)
+    buffered = set(required)
     for inst in comp.instructions:  # operands first, so a chain sees its operands' fate
-        if id(inst) in preferred and not _cheap(sources[id(inst)], materialized):
-            materialized.add(id(inst))
-    kernels = [i for i in comp.instructions if id(i) in materialized and i.opcode != "parameter"]
+        if id(inst) in preferred and not _cheap(sources[id(inst)], buffered):
+            buffered.add(id(inst))
+    kernels = [i for i in comp.instructions if id(i) in buffered and i.opcode != "parameter"]
     elements: dict[int, dict[int, Instruction]] = {}
     for inst in kernels:
         if isinstance(inst.shape, TupleShape):
-            materialized.discard(id(inst))
+            buffered.discard(id(inst))
         elif isinstance(lowerings[id(inst)], TupleElement):
             elements.setdefault(id(inst.operands[0]), {}).setdefault(inst.attrs["index"], inst)
-    return FusionPlan(comp, materialized, kernels, platform, elements)
+    return FusionPlan(comp, buffered, kernels, platform, elements)

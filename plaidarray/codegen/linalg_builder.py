@@ -2,8 +2,8 @@
 
 The module has one function, ``main``, whose arguments are the buffers: entry
 parameters, then outputs, then temporaries (allocated by the executable). Each
-materialized instruction becomes one or more ``linalg.generic`` ops writing its
-buffer; fused producers become scalar code in the generic's body, and fused
+instruction with a buffer of its own (``FusionPlan.is_buffer``) becomes one or more
+``linalg.generic`` ops writing it; fused producers become scalar code in the generic's body, and fused
 re-indexings become the generic's indexing maps.
 
 Nested computations (the branches of ``conditional``, the body of ``while``) are built
@@ -486,13 +486,13 @@ class LinalgModule:
 
 
 def build_linalg(plan: FusionPlan, buffer_order: Sequence[Instruction],
-                 shared: Mapping[int, Instruction] = MappingProxyType({}), n_symbols: int = 0) -> LinalgModule:
+                 buffer_owners: Mapping[int, Instruction] = MappingProxyType({}), n_symbols: int = 0) -> LinalgModule:
     """The linalg module for ``plan``; ``buffer_order`` fixes ``main``'s first arguments,
     the scratch buffers follow, then the dims table if the computation has ``n_symbols``
-    run-time sizes. ``shared`` maps the instructions that write another one's buffer to
-    it (``buffer_sharing.py``)."""
+    run-time sizes. ``buffer_owners`` maps the instructions that write another one's buffer
+    to it (``buffer_sharing.py``)."""
     builder = _ModuleBuilder(plan, buffer_order, n_symbols)
-    for inst_id, keeper in shared.items():
+    for inst_id, keeper in buffer_owners.items():
         builder.buffers[inst_id] = builder.buffers[id(keeper)]
     for inst in plan.kernels:
         builder.lower(inst)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 
-from .ir import Computation
+from .ir import Computation, Module
 
 
 def structure(comp: Computation) -> tuple:
@@ -23,6 +23,15 @@ def structure(comp: Computation) -> tuple:
     return rows, tuple(index[id(o)] for o in comp.outputs), params
 
 
-def fingerprint(comp: Computation) -> str:
-    """A stable hex digest of :func:`structure` (stable across processes, unlike hash())."""
-    return hashlib.blake2b(repr(structure(comp)).encode(), digest_size=12).hexdigest()
+def digest(description: str) -> str:
+    """A short hex digest of ``description`` (a structural key's ``repr``: stable across
+    processes, unlike ``hash()``)."""
+    return hashlib.blake2b(description.encode(), digest_size=12).hexdigest()
+
+
+def module_description(module: Module) -> str:
+    """What a compiler names and caches ``module``'s code by: its entry's structural key
+    (``Module.structure_key``, else :func:`structure`), its donated parameters and its
+    number of run-time sizes, as text that is the same in every process."""
+    key = structure(module.entry) if module.structure_key is None else module.structure_key
+    return repr((key, sorted(module.donated), module.n_symbols))

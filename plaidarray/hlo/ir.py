@@ -9,6 +9,7 @@ cache) is a tuple comparison.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, Protocol, TypeVar
 
@@ -29,17 +30,18 @@ V = TypeVar("V", bound=HasOperands)
 
 
 class Instruction:
-    """One HLO operation: ``opcode(operands) {attrs} -> shape``."""
+    """One HLO operation: ``opcode(operands) {attrs} -> shape``. Never changed once made:
+    passes share the instructions they keep between the computation they read and the one
+    they return, so an instruction has no name of its own either (``Computation.names``)."""
 
-    __slots__ = ("opcode", "operands", "attrs", "shape", "name")
+    __slots__ = ("opcode", "operands", "attrs", "shape")
 
     def __init__(self, opcode: str, operands: Sequence[Instruction], attrs: dict[str, Any],
-                 shape: Shape, name: str = "") -> None:
+                 shape: Shape) -> None:
         self.opcode = opcode
         self.operands = tuple(operands)
         self.attrs = attrs
         self.shape = shape
-        self.name = name
 
     @classmethod
     def make(cls, opcode: str, operands: Sequence[Instruction], **attrs: Any) -> Instruction:
@@ -54,7 +56,7 @@ class Instruction:
 
 
     def __repr__(self) -> str:
-        return f"<{self.name or self.opcode}: {self.shape}>"
+        return f"<{self.opcode}: {self.shape}>"
 
 
 def attr_key(attrs: dict[str, Any]) -> tuple:
@@ -98,22 +100,26 @@ def topological_order(outputs: Iterable[V], is_leaf: Callable[[V], bool] = lambd
 
 
 class Computation:
-    """A function over HLO values: numbered parameters in, one or more outputs out."""
+    """A function over HLO values: numbered parameters in, one or more outputs out. Its
+    instructions are exactly those its outputs reach, in the order of a walk from them
+    (``topological_order``, the order its kernels run in): dead code is dropped wherever a
+    computation is made, so no pass removes it."""
 
-    def __init__(self, name: str, parameters: Sequence[Instruction],
-                 outputs: Sequence[Instruction]) -> None:
+    def __init__(self, name: str, parameters: Sequence[Instruction], outputs: Sequence[Instruction],
+                 instructions: Sequence[Instruction] | None = None) -> None:
+        """``instructions``: the computation's instructions in that order, given by a caller
+        that has them so already, so as not to walk the graph again."""
         self.name = name
         self.parameters = list(parameters)
         self.outputs = list(outputs)
-        self.instructions = topological_order(self.outputs)
-        self._assign_names()
+        self.instructions = topological_order(self.outputs) if instructions is None else list(instructions)
 
-    def _assign_names(self) -> None:
-        for i, inst in enumerate(self.instructions):
-            if inst.opcode == "parameter":
-                inst.name = f"p{inst.attrs['number']}"
-            else:
-                inst.name = f"{inst.opcode}.{i}"
+    @functools.cached_property
+    def names(self) -> dict[int, str]:
+        """Each instruction's name in this computation, by id (for the printer and the
+        verifier's messages): ``p<number>`` for a parameter, ``<opcode>.<position>``."""
+        return {id(inst): f"p{inst.attrs['number']}" if inst.opcode == "parameter" else f"{inst.opcode}.{i}"
+                for i, inst in enumerate(self.instructions)}
 
     def users(self) -> dict[int, list[Instruction]]:
         """Map from ``id(instruction)`` to the instructions that use it."""
@@ -125,14 +131,20 @@ class Computation:
 
     def rewrite(self, fn: Callable[[Instruction, tuple[Instruction, ...]], Instruction]) -> Computation:
         """Rebuild the computation bottom-up: ``fn(old, new_operands)`` returns the
-        replacement of each instruction. Parameters are kept as they are."""
+        replacement of each instruction. Parameters are kept as they are. When every
+        instruction is its own replacement, the computation itself: a pass that changes
+        nothing returns its input, and a graph is rebuilt only where a pass changed it."""
         new: dict[int, Instruction] = {}
+        changed = False
         for inst in self.instructions:
             if inst.opcode == "parameter":
                 new[id(inst)] = inst
                 continue
             operands = tuple(new[id(o)] for o in inst.operands)
-            new[id(inst)] = fn(inst, operands)
+            replacement = new[id(inst)] = fn(inst, operands)
+            changed = changed or replacement is not inst
+        if not changed:
+            return self
         return Computation(self.name, self.parameters, [new[id(o)] for o in self.outputs])
 
 
@@ -148,14 +160,21 @@ class Module:
     the parameters whose buffers the caller gives up: the executable may write its
     results into them (XLA's input/output aliasing). ``n_symbols`` counts the run-time
     sizes of a shape-generic computation (``symbolic.py``), whose executable takes them
-    when bound (``Executable.bind``)."""
+    when bound (``Executable.bind``).
+
+    ``structure_key`` is the entry computation's structural key when its maker computed
+    one already (the lazy graph's key, read off the graph before its HLO was built): a
+    compiler names and caches the code by it (``fingerprint.module_description``) instead
+    of computing another, so a compile miss computes one. Such a key describes the
+    computation completely, and its ``repr`` is the same in every process."""
 
     def __init__(self, name: str, entry: Computation, donated: frozenset[int] = frozenset(),
-                 n_symbols: int = 0) -> None:
+                 n_symbols: int = 0, structure_key: Hashable | None = None) -> None:
         self.name = name
         self.entry = entry
         self.donated = donated
         self.n_symbols = n_symbols
+        self.structure_key = structure_key
 
     def to_text(self) -> str:
         from .printer import module_to_text

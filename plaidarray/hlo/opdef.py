@@ -1,10 +1,16 @@
 """The one place an HLO op is defined: its shape/dtype rule and reference evaluation.
 
-Every op in ``plaidarray.hlo.ops`` registers exactly one :class:`OpDef`. The trace layer
-calls ``infer`` while recording and the evaluator (``evaluator.py``) calls ``evaluate``;
-how an op lowers is registered apart, per platform (``plaidarray.codegen.lowering``), as
-JAX keeps a primitive's abstract evaluation and its per-platform lowerings in separate
-tables. Nobody switches over op names.
+Every op in ``plaidarray.hlo.ops`` registers exactly one :class:`OpDef` in ``OPS``, the op
+set every backend lowers. The trace layer calls ``infer`` while recording and the evaluator
+(``evaluator.py``) calls ``evaluate``; how an op lowers is registered apart, per platform
+(``plaidarray.codegen.lowering``), as JAX keeps a primitive's abstract evaluation and its
+per-platform lowerings in separate tables. Nobody switches over op names.
+
+A backend's own ops (llvm-cpu's compiled FFT, which only its passes make) live in an
+:class:`OpNamespace` of that backend, as MLIR keeps a target's ops in a dialect of its own:
+their opcodes are ``<namespace>.<op>``, and :func:`lookup` finds them like any other, so the
+verifier, the evaluator, the printer, fingerprints and the lowering table need nothing
+more, while ``OPS`` stays the op set of ``plaidarray.hlo``.
 """
 
 from __future__ import annotations
@@ -45,18 +51,59 @@ class OpDef:
             raise TypeError(f"HLO op {self.name} takes {self.arity} operands, got {n}")
 
 
+#: The op set, by opcode: the ops of ``plaidarray.hlo.ops``.
 OPS: dict[str, OpDef] = {}
 
 
 def register(op: OpDef) -> OpDef:
+    """Add ``op`` to the op set (``plaidarray.hlo.ops`` does, for each of its ops)."""
+    if "." in op.name:
+        raise ValueError(f"HLO op {op.name}: a dotted opcode belongs to the namespace of a backend (OpNamespace)")
     if op.name in OPS:
         raise ValueError(f"HLO op {op.name} defined twice")
     OPS[op.name] = op
     return op
 
 
+class OpNamespace:
+    """The ops of one backend, named ``<name>.<op>``: ops that its own passes make and its
+    own lowerings lower (no other backend meets them), kept out of the op set. Made by
+    :func:`op_namespace`, which lets :func:`lookup` find them."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.ops: dict[str, OpDef] = {}
+
+    def register(self, op: OpDef) -> OpDef:
+        """Add ``op``, whose name must be ``<namespace>.<op>``."""
+        if op.name.partition(".")[0] != self.name:
+            raise ValueError(f"HLO op {op.name}: an op of namespace {self.name} is named {self.name}.<op>")
+        if op.name in self.ops:
+            raise ValueError(f"HLO op {op.name} defined twice")
+        self.ops[op.name] = op
+        return op
+
+
+#: The backends' op namespaces, by name.
+NAMESPACES: dict[str, OpNamespace] = {}
+
+
+def op_namespace(name: str) -> OpNamespace:
+    """A new namespace for a backend's own ops, whose opcodes ``name`` prefixes."""
+    if "." in name:
+        raise ValueError(f"op_namespace: the name prefixes dotted opcodes, so it has no dot; got {name!r}")
+    if name in NAMESPACES:
+        raise ValueError(f"HLO op namespace {name} defined twice")
+    namespace = NAMESPACES[name] = OpNamespace(name)
+    return namespace
+
+
 def lookup(name: str) -> OpDef:
-    try:
-        return OPS[name]
-    except KeyError:
-        raise NotImplementedError(f"unknown HLO op {name!r}") from None
+    """The definition of opcode ``name``: an op of the op set, or of a backend's namespace."""
+    op = OPS.get(name)
+    if op is None:
+        namespace = NAMESPACES.get(name.partition(".")[0])
+        op = namespace.ops.get(name) if namespace is not None else None
+        if op is None:
+            raise NotImplementedError(f"unknown HLO op {name!r}")
+    return op

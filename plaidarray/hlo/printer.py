@@ -11,7 +11,8 @@ def _attr_text(key: str, value: object) -> str:
     return f"{key}={value}"
 
 
-def instruction_to_text(inst: Instruction, is_root: bool) -> str:
+def instruction_to_text(inst: Instruction, names: dict[int, str], is_root: bool) -> str:
+    """``inst``'s line, its operands and itself called by ``names`` (``Computation.names``)."""
     prefix = "ROOT " if is_root else ""
     if inst.opcode == "parameter":
         args = str(inst.attrs["number"])
@@ -20,19 +21,19 @@ def instruction_to_text(inst: Instruction, is_root: bool) -> str:
         args = repr(inst.attrs["value"])
         attrs = ""
     else:
-        args = ", ".join(o.name for o in inst.operands)
+        args = ", ".join(names[id(o)] for o in inst.operands)
         attrs = "".join(", " + _attr_text(k, v) for k, v in sorted(inst.attrs.items()))
-    return f"  {prefix}{inst.name} = {inst.shape} {inst.opcode}({args}){attrs}"
+    return f"  {prefix}{names[id(inst)]} = {inst.shape} {inst.opcode}({args}){attrs}"
 
 
 def computation_to_text(comp: Computation, title: str | None = None) -> str:
     lines = [f"{title or 'ENTRY ' + comp.name} {{"]
     roots = {id(o) for o in comp.outputs} if len(comp.outputs) == 1 else set()
-    lines += [instruction_to_text(i, id(i) in roots) for i in comp.instructions]
+    lines += [instruction_to_text(i, comp.names, id(i) in roots) for i in comp.instructions]
     if len(comp.outputs) > 1:
         shapes = ", ".join(str(o.shape) for o in comp.outputs)
-        names = ", ".join(o.name for o in comp.outputs)
-        lines.append(f"  ROOT tuple = ({shapes}) tuple({names})")
+        outputs = ", ".join(comp.names[id(o)] for o in comp.outputs)
+        lines.append(f"  ROOT tuple = ({shapes}) tuple({outputs})")
     lines.append("}")
     return "\n".join(lines)
 

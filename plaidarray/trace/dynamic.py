@@ -93,6 +93,13 @@ class Pattern:
                                                   if s is None))
         object.__setattr__(self, "_dynamic", tuple((p, s) for p, s in enumerate(self.symbol_of) if s is not None))
 
+    @property
+    def code_key(self) -> tuple:
+        """What of the pattern its executable's code depends on: the positions that keep a
+        value, with it, and each run-time position's symbol, not the value it had first
+        (processes that met other sizes first compile the same code)."""
+        return self._static, self._dynamic
+
     def match(self, values: Sequence[int], sizes: Sequence[bool]) -> list[int] | None:
         """Each symbol's value for a graph of these sizes, or None if they do not fit."""
         for p, v in self._static:

@@ -26,7 +26,8 @@ _NONE: frozenset[int] = frozenset()
 @dataclass
 class _Generic:
     """A miss served by a shape-generic executable: its cache key, the symbols' values,
-    and, when it is still to be compiled, its computation."""
+    and, when it is still to be compiled, its computation and that computation's
+    structural key (``Module.structure_key``)."""
 
     key: Hashable
     structure: Hashable
@@ -35,6 +36,7 @@ class _Generic:
     comp: Computation | None
     n_symbols: int
     why: str
+    structure_key: Hashable
 
 
 def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = False,
@@ -78,7 +80,8 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
     elif executable is None:
         why = explain.reason(graph_key[0], cut) if explain.enabled() else ""
         start = time.perf_counter()
-        executable = EXECUTABLES.get(key, backend.name, lambda: _compile(backend, comp, given))
+        executable = EXECUTABLES.get(key, backend.name, lambda: _compile(backend, comp, given,
+                                                                         structure_key=graph_key))
         if why:
             explain.log(why, time.perf_counter() - start, executable.from_disk)
     outs = executable.run(buffers)
@@ -109,7 +112,8 @@ def _shape_generic(graph_key: tuple, order: list[Node], given: frozenset[int], b
     why = ""
     if template is None and explain.enabled():
         why = f"{explain.reason(graph_key[0], cut)}; shape-generic: {pattern.describe(graph_key[0], values)}"
-    return _Generic(key, structure_key, symbol_values, template, comp, pattern.n_symbols, why)
+    return _Generic(key, structure_key, symbol_values, template, comp, pattern.n_symbols, why,
+                    ("shape-generic", shape, graph_key[1], pattern.code_key))
 
 
 def _bind(generic: _Generic, key: Hashable | None, backend: Backend, given: frozenset[int]) -> Executable | None:
@@ -124,8 +128,8 @@ def _bind(generic: _Generic, key: Hashable | None, backend: Backend, given: froz
         assert comp is not None  # built when no template was cached
         start = time.perf_counter()
         try:
-            template = EXECUTABLES.get(generic.key, backend.name, lambda: _compile(backend, comp, given,
-                                                                                 generic.n_symbols))
+            template = EXECUTABLES.get(generic.key, backend.name, lambda: _compile(
+                backend, comp, given, generic.n_symbols, structure_key=generic.structure_key))
         except (NotShapeGeneric, TypeError) as error:
             # NotShapeGeneric: an op's code is generated for its sizes. TypeError: a lowering
             # asked a run-time size what only a number can say; a compile for the graph's own
@@ -143,9 +147,11 @@ def _bind(generic: _Generic, key: Hashable | None, backend: Backend, given: froz
     return executable
 
 
-def _compile(backend: Backend, comp: Computation, donated: frozenset[int] = frozenset(),
-             n_symbols: int = 0) -> Executable:
-    return backend.compiler.compile(Module("lazy_graph", comp, donated, n_symbols))  # a compiler names its code itself
+def _compile(backend: Backend, comp: Computation, donated: frozenset[int], n_symbols: int = 0, *,
+             structure_key: Hashable) -> Executable:
+    """Compile ``comp``, whose structural key the caller computed already (a compiler names
+    its code and looks it up on disk by it: one key per miss)."""
+    return backend.compiler.compile(Module("lazy_graph", comp, donated, n_symbols, structure_key))
 
 
 def executable_for(comp: Computation, dynamic_sizes: bool | None = None) -> Executable:
@@ -164,9 +170,11 @@ def executable_for(comp: Computation, dynamic_sizes: bool | None = None) -> Exec
             pattern, symbol_values = decided
             symbolic = dynamic.symbolic_copy(comp, pattern, values)
             generic = _Generic(("shape-generic", structure_key, pattern), structure_key, symbol_values, None,
-                               symbolic, pattern.n_symbols, "")
+                               symbolic, pattern.n_symbols, "",
+                               ("shape-generic", "traced", shape, outputs, pattern.code_key))
             executable = _bind(generic, None, backend, frozenset())
             if executable is not None:
                 return executable
-    key = (structure(comp), backend.cache_tag)
-    return EXECUTABLES.get(key, backend.name, lambda: _compile(backend, comp))
+    comp_key = structure(comp)
+    return EXECUTABLES.get((comp_key, backend.cache_tag), backend.name,
+                           lambda: _compile(backend, comp, frozenset(), structure_key=comp_key))

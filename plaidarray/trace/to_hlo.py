@@ -67,6 +67,8 @@ def computation(key: tuple, order: list[Node]) -> Computation:
         else:
             inst = Instruction(cast(str, node.op), [built[i] for i in row[2]], node.attrs, node.shape)
         built.append(inst)
+    # ``built`` is in the rows' order, the nodes' creation order: the computation orders its
+    # instructions by a walk from its outputs, as every computation does (its kernels' order).
     return Computation("main", params, [built[i] for i in key[1]])
 
 
@@ -152,7 +154,8 @@ def graph_to_computation(roots: Sequence[Node], inputs: Sequence[Node],
 
     for node in inputs:
         built[id(node)] = parameter(node)
-    for node in topological_order(roots, lambda n: id(n) in built or is_bound(n) or n.is_placeholder):
+    order = topological_order(roots, lambda n: id(n) in built or is_bound(n) or n.is_placeholder)
+    for node in order:
         if id(node) in built:
             continue
         if is_bound(node):
@@ -163,4 +166,5 @@ def graph_to_computation(roots: Sequence[Node], inputs: Sequence[Node],
         else:
             built[id(node)] = Instruction(cast(str, node.op), [built[id(o)] for o in node.operands], node.attrs,
                                           node.shape)
-    return Computation("main", params, [built[id(r)] for r in roots]), bound
+    # The nodes' order is the instructions' (one each, with the same operands): not walked again.
+    return Computation("main", params, [built[id(r)] for r in roots], [built[id(n)] for n in order]), bound

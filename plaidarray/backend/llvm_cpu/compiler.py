@@ -12,7 +12,6 @@ else runs the code generator's stages (``stages.py``), imported on first use.
 from __future__ import annotations
 
 import functools
-import hashlib
 import itertools
 import threading
 from collections.abc import Sequence
@@ -20,7 +19,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from ...hlo import Module
-from ...hlo.fingerprint import structure
+from ...hlo.fingerprint import digest, module_description
 from .. import dump
 from ..executable import AotArtifact, AotOptions, Compiler, Executable
 from . import cache_entry, object_cache
@@ -55,14 +54,14 @@ class CpuCompiler(Compiler):
         return f"{host_id()}/O{self.opt_level}"
 
     def compile(self, module: Module) -> Executable:
-        description = repr((structure(module.entry), sorted(module.donated), module.n_symbols))
+        description = module_description(module)
         key = object_cache.entry_key("executable", description, self.target)
         if dump.dump_dir() is None:  # a dump shows every stage: compile, never load
             executable = cache_entry.load(key, len(module.entry.parameters), [], self.target, self.opt_level)
             if executable is not None:
                 return executable
         with _counter_lock:
-            name = f"plaid_{hashlib.blake2b(description.encode(), digest_size=12).hexdigest()}_{next(_counter)}"
+            name = f"plaid_{digest(description)}_{next(_counter)}"
         from .stages import compile_module  # the code generator, on first use
 
         return compile_module(module, name, key, self.opt_level, self.target)

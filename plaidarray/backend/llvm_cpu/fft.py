@@ -3,7 +3,8 @@
 (``stockham.py``) wherever the length's prime factors have butterflies there (all
 primes up to 127).
 
-The lines' transform is the backend's own HLO op ``stockham_fft(x, twiddles)``: ``x``
+The lines' transform is the backend's own HLO op ``llvm_cpu.stockham_fft(x, twiddles)`` (in
+its op namespace, ``lowerings/platform.py``: no other backend meets it): ``x``
 complex128, transformed along the attribute ``axis``; ``twiddles`` the constant table of
 ``stockham.twiddles`` (bound to the executable like any array constant, so a cached call
 plans nothing); ``sign`` -1 forward, +1 backward, unscaled. Its kernel calls the runtime
@@ -14,16 +15,16 @@ a batch runs in chunks on the thread pool (``parallel.py``).
 FFT and IFFT of a kernel length are one ``stockham_fft`` along the operand's own axis;
 along another axis (``plaidarray.fft`` transposes the axis last and back) the kernel
 reads the strided lines and the two transposes cancel. RFFT and IRFFT of an even n whose
-half is a kernel length are one ``stockham_real_fft(x, twiddles)`` over the rows of ``x``
+half is a kernel length are one ``llvm_cpu.stockham_real_fft(x, twiddles)`` over the rows of ``x``
 (sign -1: float64 signals to their n/2 + 1 terms; +1: terms to signals, scaled by 1/n):
 its routine reads the signal as n/2 complex pairs, and the step between the half-length
 transform and the real one happens inside it. Everything else goes through the expansion
-with ``KERNEL`` as its row kernel, which keeps what surrounds it: the odd real kinds,
+with ``ROW_TRANSFORM`` as its row kernel, which keeps what surrounds it: the odd real kinds,
 Bluestein's chirps (its convolution length is a kernel length), the scaling of IFFT and
 the conversions of single precision.
 
-The compiler's ``expand`` stage rewrites ``fft`` with :func:`lower_fft` first; an
-``fft`` inside a loop or branch body is left to the generic expansion, whose twiddle
+:func:`lower_fft` is a stage of the compiler (``lower-fft``, before ``expand``: ``stages.py``);
+an ``fft`` inside a loop or branch body is left to the generic expansion, whose twiddle
 constants cannot be bound there yet (``codegen/expand.py`` says so).
 """
 
@@ -39,13 +40,15 @@ from ...codegen.lowering import Kernel, register_lowering
 from ...hlo import Computation, Instruction
 from ...hlo.ir import rebuild
 from ...hlo.literal import Literal
-from ...hlo.opdef import OpDef, register
+from ...hlo.opdef import OpDef
 from ...codegen.lowerings import fft
 from ...hlo.shape import Shape
 from . import stockham
-from .lowerings.platform import PLATFORM
+from .lowerings.platform import OPS, PLATFORM
 
 _COMPLEX, _REAL = np.dtype(np.complex128), np.dtype(np.float64)
+#: The opcodes of llvm-cpu's transforms.
+STOCKHAM_FFT, STOCKHAM_REAL_FFT = "llvm_cpu.stockham_fft", "llvm_cpu.stockham_real_fft"
 
 
 def _infer(shapes, attrs):
@@ -53,10 +56,10 @@ def _infer(shapes, attrs):
     axis, sign = attrs.get("axis"), attrs.get("sign")
     if x.dtype != _COMPLEX or type(axis) is not int or not 0 <= axis < x.rank or sign not in (-1, 1) or \
             stockham.radices(x.dims[axis]) is None:
-        raise ValueError(f"stockham_fft: expects a complex128 array, an axis of a kernel length and sign -1 or 1, "
+        raise ValueError(f"{STOCKHAM_FFT}: expects a complex128 array, an axis of a kernel length and sign -1 or 1, "
                          f"got {x} with axis={axis!r}, sign={sign!r}")
     if table.dims != (stockham.table_size(x.dims[axis]),) or table.dtype != _COMPLEX:
-        raise ValueError(f"stockham_fft: expects the twiddle table of n={x.dims[axis]}, got {table}")
+        raise ValueError(f"{STOCKHAM_FFT}: expects the twiddle table of n={x.dims[axis]}, got {table}")
     return x
 
 
@@ -76,10 +79,10 @@ def _infer_real(shapes, attrs):
     n = _real_length(x, sign) if x.rank else 0
     if sign not in (-1, 1) or x.dtype != (_REAL if sign == -1 else _COMPLEX) or n < 2 or n % 2 or \
             stockham.radices(n // 2) is None:
-        raise ValueError(f"stockham_real_fft: expects sign -1 and float64 rows of an even n, or sign 1 and "
+        raise ValueError(f"{STOCKHAM_REAL_FFT}: expects sign -1 and float64 rows of an even n, or sign 1 and "
                          f"complex128 rows of n / 2 + 1 terms, n / 2 a kernel length; got {x} with sign={sign!r}")
     if table.dims != (stockham.real_table_size(n),) or table.dtype != _COMPLEX:
-        raise ValueError(f"stockham_real_fft: expects the twiddle table of the real kinds of n={n}, got {table}")
+        raise ValueError(f"{STOCKHAM_REAL_FFT}: expects the twiddle table of the real kinds of n={n}, got {table}")
     return Shape(x.dims[:-1] + ((n // 2 + 1,) if sign == -1 else (n,)), _COMPLEX if sign == -1 else _REAL)
 
 
@@ -161,10 +164,10 @@ def _emit_real(k, inst, out, operands):
         k.for_each((rows // lines,), call, independent_work=rows * half * max(1, math.ceil(math.log2(n))))
 
 
-register(OpDef("stockham_fft", _infer, _evaluate, arity=2))
-register_lowering("stockham_fft", Kernel(_emit), PLATFORM)
-register(OpDef("stockham_real_fft", _infer_real, _evaluate_real, arity=2))
-register_lowering("stockham_real_fft", Kernel(_emit_real), PLATFORM)
+OPS.register(OpDef(STOCKHAM_FFT, _infer, _evaluate, arity=2))
+register_lowering(STOCKHAM_FFT, Kernel(_emit), PLATFORM)
+OPS.register(OpDef(STOCKHAM_REAL_FFT, _infer_real, _evaluate_real, arity=2))
+register_lowering(STOCKHAM_REAL_FFT, Kernel(_emit_real), PLATFORM)
 
 
 def _op(opcode: str, *operands: Instruction, **attrs) -> Instruction:
@@ -173,11 +176,13 @@ def _op(opcode: str, *operands: Instruction, **attrs) -> Instruction:
 
 def _stockham(x: Instruction, axis: int, sign: int) -> Instruction:
     table = _op("constant", value=Literal(stockham.twiddles(x.shape.dims[axis], sign)))
-    return _op("stockham_fft", x, table, sign=sign, axis=axis)
+    return _op(STOCKHAM_FFT, x, table, sign=sign, axis=axis)
 
 
-KERNEL = fft.RowKernel(supports=lambda n: stockham.radices(n) is not None,
-                       transform=lambda x, sign: _stockham(x, 1, sign))
+#: The transform of rows that the expansion of ``fft`` calls (its ``RowKernel``): one
+#: ``llvm_cpu.stockham_fft`` for every length the kernel has butterflies for.
+ROW_TRANSFORM = fft.RowKernel(supports=lambda n: stockham.radices(n) is not None,
+                              transform=lambda x, sign: _stockham(x, 1, sign))
 
 
 def _moved_last(x: Instruction) -> int | None:
@@ -198,7 +203,7 @@ def _complex_kinds(inst: Instruction) -> Instruction | None:
     None for the other kinds and lengths."""
     x, kind = inst.operands[0], inst.attrs["fft_type"]
     n = x.shape.dims[-1]
-    if kind not in ("FFT", "IFFT") or not KERNEL.supports(n) or not x.shape.size:
+    if kind not in ("FFT", "IFFT") or not ROW_TRANSFORM.supports(n) or not x.shape.size:
         return None
     axis = _moved_last(x)
     y = x if axis is None else x.operands[0]
@@ -219,11 +224,11 @@ def _real_kinds(inst: Instruction) -> Instruction | None:
     and splits, or folds, transforms and unpacks); None for the other kinds and lengths."""
     x, kind = inst.operands[0], inst.attrs["fft_type"]
     n = inst.attrs["fft_length"] if kind == "IRFFT" else x.shape.dims[-1]
-    if kind not in ("RFFT", "IRFFT") or n % 2 or not KERNEL.supports(n // 2) or not inst.shape.size:
+    if kind not in ("RFFT", "IRFFT") or n % 2 or not ROW_TRANSFORM.supports(n // 2) or not inst.shape.size:
         return None
     wide, sign = (_REAL, -1) if kind == "RFFT" else (_COMPLEX, 1)
     y = x if x.shape.dtype == wide else _op("convert", x, dtype=wide)
-    y = _op("stockham_real_fft", y, _op("constant", value=Literal(stockham.real_twiddles(n, sign))), sign=sign)
+    y = _op(STOCKHAM_REAL_FFT, y, _op("constant", value=Literal(stockham.real_twiddles(n, sign))), sign=sign)
     return y if y.shape.dtype == inst.shape.dtype else _op("convert", y, dtype=inst.shape.dtype)
 
 
@@ -237,7 +242,7 @@ def lower_fft(comp: Computation) -> Computation:
         if inst.opcode == "fft":
             lowered = _complex_kinds(inst) or _real_kinds(inst)
             if lowered is None:
-                return fft.expand(inst, inst.operands[0], kernel=KERNEL)
+                return fft.expand(inst, inst.operands[0], kernel=ROW_TRANSFORM)
             if lowered.opcode == "transpose":
                 moved[id(lowered)] = lowered
             return lowered

@@ -1,7 +1,7 @@
 """The llvm-cpu compiler's stages: HLO to machine code for the host, as a declared list of
 named stages (``STAGES``, run by ``backend/pipeline.py``; ``compiler.py`` runs them).
 
-    expand -> hlo-passes -> bind-constants -> [persistent cache] -> fuse -> to-linalg
+    lower-fft -> expand -> hlo-passes -> bind-constants -> [persistent cache] -> fuse -> to-linalg
       -> linalg-generalize-named-ops -> convert-linalg-to-loops -> fuse-parallel-loops
       -> contract-temporaries -> to-llvm-ir -> llvm-codegen -> load -> store
 
@@ -10,10 +10,10 @@ to-llvm-ir makes each segment of the loop-level module a kernel of its own
 kernels that neither this process nor the persistent cache has (``kernels.py``), and the
 executable calls the kernels in order (``executable.py``).
 
-Under ``PLAIDARRAY_DUMP`` each stage that has a text writes it (``hlo.txt``, every HLO
-pass's result as ``hlo.<n>-<pass>.txt``, ``linalg.mlir``, ``loops.mlir``, and the
-optimised IR and assembly of the kernels it generated, ``ll`` and ``s``)
-and ``timings.txt`` lists every stage's time. LLVM optimises at -O3 unless the compiler
+Under ``PLAIDARRAY_DUMP`` each stage that has a text writes it (``lower-fft.txt``,
+``hlo.txt``, every HLO pass's result as ``hlo.<n>-<pass>.txt``, ``linalg.mlir``,
+``loops.mlir``, and the optimised IR and assembly of the kernels it generated, ``ll`` and
+``s``) and ``timings.txt`` lists every stage's time. LLVM optimises at -O3 unless the compiler
 is given another level (``PLAIDARRAY_OPT_LEVEL``); the level is part of
 the target, so of both cache keys.
 
@@ -37,7 +37,7 @@ from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
 from xdsl.transforms.linalg_generalize_named_ops import LinalgGeneralizeNamedOpsPass
 
-from ...codegen.buffer_sharing import shared_buffers
+from ...codegen.buffer_sharing import buffer_owners
 from ...codegen.expand import expand
 from ...codegen.fusion import FusionPlan, plan_fusion
 from ...codegen.linalg_builder import build_linalg
@@ -82,7 +82,8 @@ class Compilation:
     n_params: int = 0
     constants: list[np.ndarray] = field(default_factory=list)
     plan: FusionPlan = field(init=False)
-    shared: dict[int, Instruction] = field(default_factory=dict)
+    #: id of an instruction that writes another one's buffer (in place) -> that one.
+    buffer_owners: dict[int, Instruction] = field(default_factory=dict)
     output_slots: list[tuple[str, int]] = field(default_factory=list)
     outputs: list[Instruction] = field(default_factory=list)
     temps: list[Instruction] = field(default_factory=list)
@@ -120,8 +121,14 @@ def _check_shape_generic(c: Compilation) -> None:
             raise NotShapeGeneric(f"llvm-cpu: {inst.opcode} has no lowering for run-time sizes")
 
 
+def _lower_fft(c: Compilation) -> None:
+    """llvm-cpu's FFT kernel for the transforms of lines, before the target-neutral
+    expansion of ``fft`` does the rest (``fft.py``)."""
+    c.comp = lower_fft(c.comp)
+
+
 def _expand(c: Compilation) -> None:
-    c.comp = expand(lower_fft(c.comp), PLATFORM)
+    c.comp = expand(c.comp, PLATFORM)
 
 
 def _hlo_passes(c: Compilation) -> None:
@@ -142,10 +149,10 @@ def _fuse(c: Compilation) -> None:
     """Kernels, buffers shared with donated parameters, and the buffer table's layout:
     parameters, then each distinct output, then temporaries."""
     c.plan = plan_fusion(c.comp, PLATFORM)
-    c.shared = shared_buffers(c.comp, c.plan, c.donated)
+    c.buffer_owners = buffer_owners(c.comp, c.plan, c.donated)
     out_index: dict[int, int] = {}  # by id: a chain whose every value is an output stays linear
     for o in c.comp.outputs:
-        o = c.shared.get(id(o), o)
+        o = c.buffer_owners.get(id(o), o)
         if o.opcode == "parameter":
             c.output_slots.append(("param", o.attrs["number"]))
             continue
@@ -153,12 +160,13 @@ def _fuse(c: Compilation) -> None:
             out_index[id(o)] = len(c.outputs)
             c.outputs.append(o)
         c.output_slots.append(("out", out_index[id(o)]))
-    c.temps = [k for k in c.plan.kernels if c.plan.is_buffer(k) and id(k) not in out_index and id(k) not in c.shared]
+    c.temps = [k for k in c.plan.kernels
+               if c.plan.is_buffer(k) and id(k) not in out_index and id(k) not in c.buffer_owners]
     c.n_buffers = len(c.comp.parameters) + len(c.outputs) + len(c.temps)
 
 
 def _to_linalg(c: Compilation) -> None:
-    built = build_linalg(c.plan, [*c.comp.parameters, *c.outputs, *c.temps], c.shared, c.n_symbols)
+    built = build_linalg(c.plan, [*c.comp.parameters, *c.outputs, *c.temps], c.buffer_owners, c.n_symbols)
     c.mlir, c.scratch, c.limits = built.module, built.scratch, built.limits
 
 
@@ -217,6 +225,7 @@ def _hlo_text(c: Compilation) -> str:
 #: Up to the persistent cache's key.
 FRONT: tuple[Stage[Compilation], ...] = (
     Stage("check-shape-generic", _check_shape_generic),
+    Stage("lower-fft", _lower_fft, _hlo_text, "lower-fft.txt"),
     Stage("expand", _expand),
     Stage("hlo-passes", _hlo_passes, _hlo_text, "hlo.txt"),
     Stage("bind-constants", _bind_constants),

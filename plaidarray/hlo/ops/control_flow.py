@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..evaluator import Evaluator
-from ..fingerprint import fingerprint, structure
+from ..fingerprint import digest, structure
 from ..ir import Computation, Module
 from ..opdef import OpDef, register
 from ..shape import Shape, TupleShape
@@ -34,8 +34,8 @@ class Subcomputation:
 
     def __init__(self, computation: Computation) -> None:
         self.computation = computation
-        self.digest = fingerprint(computation)
         self._key = structure(computation)
+        self.digest = digest(repr(self._key))
         self._hash = hash(self._key)
 
     def __eq__(self, other: object) -> bool:
