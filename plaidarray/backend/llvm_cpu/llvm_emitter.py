@@ -893,15 +893,19 @@ def _emit_kernel(ops: list[Operation], block: Block, used: list[int], dims: list
 
 
 class _EmittedKernels:
-    """Kernel texts by their segment's fingerprint, the ``kept`` most recently used (a few
-    kilobytes each): a module holding a segment already emitted (in this module or a recent
-    one) is not emitted again, which was a quarter of a compile's time (building and
-    printing llvmlite IR). A test suite of a client library (scikit-learn's) emits
-    thousands of kernels, half of them seen before: 128 kept missed many of those."""
+    """Kernel texts by their segment's fingerprint, the most recently used up to ``kept``
+    kernels and ``budget`` bytes of text: a module holding a segment already emitted (in
+    this module or a recent one) is not emitted again, which was a quarter of a compile's
+    time (building and printing llvmlite IR). A test suite of a client library
+    (scikit-learn's) emits thousands of kernels, half of them seen before: 128 kept missed
+    many of those. The byte budget keeps a process that compiles many distinct large
+    kernels (a vectorised reduction is ~18 KB of text) from holding megabytes of them."""
 
-    def __init__(self, kept: int) -> None:
+    def __init__(self, kept: int, budget: int) -> None:
         self._texts: OrderedDict[Hashable, tuple[str, str, tuple[str, ...]]] = OrderedDict()
         self._kept = kept
+        self._budget = budget
+        self._bytes = 0
         self._lock = threading.Lock()
 
     def get(self, fingerprint: Hashable) -> tuple[str, str, tuple[str, ...]] | None:
@@ -913,12 +917,16 @@ class _EmittedKernels:
 
     def put(self, fingerprint: Hashable, emitted: tuple[str, str, tuple[str, ...]]) -> None:
         with self._lock:
+            previous = self._texts.pop(fingerprint, None)
+            if previous is not None:
+                self._bytes -= len(previous[0])
             self._texts[fingerprint] = emitted
-            while len(self._texts) > self._kept:
-                self._texts.popitem(last=False)
+            self._bytes += len(emitted[0])
+            while len(self._texts) > self._kept or (self._bytes > self._budget and len(self._texts) > 1):
+                self._bytes -= len(self._texts.popitem(last=False)[1][0])
 
 
-_EMITTED = _EmittedKernels(1024)
+_EMITTED = _EmittedKernels(1024, 2 << 20)
 
 
 class _Hashed:
