@@ -261,3 +261,23 @@ def test_a_tuple_cannot_be_an_output():
 def test_a_custom_call_has_one_tuple_element_per_result():
     svd = Instruction.make("custom_call", [param(0, (5, 4, 3))], target="svd", vectors=True, full_matrices=False)
     assert str(svd.shape) == "(f32[5,4,3], f32[5,3], f32[5,3,3])"
+
+
+def test_constants_differing_only_where_their_text_abbreviates_have_different_disk_keys():
+    """A module's disk key is built from its text; NumPy prints a long array's ends only,
+    so two constants differing in the middle must still be told apart (else one module
+    would run the other's code)."""
+    from plaidarray.hlo.fingerprint import digest, module_description
+
+    def description(values):
+        return digest(module_description(Module("m", Computation("main", [], [const_array(values)]))))
+
+    def const_array(values):
+        return Instruction("constant", (), {"value": Literal(values)}, Shape(values.shape, values.dtype))
+
+    base = np.arange(20.0, dtype=F32)
+    changed = base.copy()
+    changed[10] = -1.0
+    assert description(base) == description(base.copy())
+    assert description(base) != description(changed)
+    assert description(base) != description(base.reshape(4, 5))
