@@ -26,13 +26,15 @@ from .api import creation, manipulation
 from .api import elementwise as ew
 from .api import statistical as stats
 from .api import utility
-from .api.graph import broadcast_shapes, broadcast_to, check_array, check_category, convert, op, reshape
+from .api.graph import as_int, broadcast_shapes, broadcast_to, check_array, check_category, convert, op, reshape
 from .api.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
 from .api.searching import where
+from .api.views import Diagonal
 from .hlo.shape import TupleShape
 from .trace.array import Array
 from .trace.node import Node
 from .trace.tracing import is_tracing
+from .trace.views import view
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul", "matrix_norm", "matrix_power",
            "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot",
@@ -248,19 +250,12 @@ def matrix_rank(x: Array, /, *, rtol: float | Array | None = None) -> Array:
 # --- graphs of ordinary ops ----------------------------------------------------------------
 
 def diagonal(x: Array, /, *, offset: int = 0) -> Array:
-    """The ``offset``-th diagonal of each matrix (above the main one for offset > 0)."""
+    """The ``offset``-th diagonal of each matrix (above the main one for offset > 0): a
+    read-only view, as NumPy gives it."""
     x = check_array(x, "diagonal")
     if x.ndim < 2:
         raise ValueError(f"diagonal: expected an array of shape (..., M, N), got {x.shape}")
-    *batch, m, n = x.shape
-    row, col = max(-offset, 0), max(offset, 0)
-    size = max(0, min(m - row, n - col))
-    # Along the flattened matrix the diagonal is a strided slice: step n + 1.
-    flat = reshape(x, (*batch, m * n))
-    start = row * n + col if size else 0
-    stop = start + (size - 1) * (n + 1) + 1 if size else 0
-    return op("slice", flat, start=(0,) * len(batch) + (start,), limit=(*batch, stop),
-              strides=(1,) * len(batch) + (n + 1,))
+    return view(x, Diagonal(as_int(offset, "diagonal", "offset")))
 
 
 def trace(x: Array, /, *, offset: int = 0, dtype: Any = None) -> Array:

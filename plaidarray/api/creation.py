@@ -17,8 +17,10 @@ from ..api_version import sequence
 from ..backend.transfer import to_device
 from ..trace.array import CPU_DEVICE, Array
 from ..trace.node import Node
+from ..trace.views import view
 from . import graph
 from .graph import check_array, convert, op
+from .views import Index
 
 __all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like", "linspace",
            "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like"]
@@ -253,6 +255,8 @@ def triu(x: Array, /, *, k: int = 0) -> Array:
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
     """Import a DLPack-capable array (zero copy when its layout allows and copy is not True)."""
     _check_device(device)
+    if isinstance(x, Array) and not copy:
+        return view(x, Index(Ellipsis))  # the same elements, as NumPy's from_dlpack shares them
     try:
         value = np.from_dlpack(x, copy=copy)
     except AttributeError:  # NumPy looks the protocol up without checking for it

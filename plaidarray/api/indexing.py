@@ -23,7 +23,9 @@ from .graph import check_array, normalize_axes, op
 __all__ = ["take", "take_along_axis"]
 
 
-def _expand_key(key: Any, ndim: int) -> list:
+def expand_key(key: Any, ndim: int) -> list:
+    """A basic key's entries, one per axis of the result's source plus each ``None``,
+    its ``...`` expanded into full slices (IndexError for a key that does not apply)."""
     key = key if isinstance(key, tuple) else (key,)
     for k in key:
         if isinstance(k, Array) or not (k is None or k is Ellipsis or isinstance(k, slice) or _is_int(k)):
@@ -77,7 +79,7 @@ def _plan(x: Array, key: Any):
     None axes inserted."""
     entries, out_shape = [], []
     dim = 0
-    for k in _expand_key(key, x.ndim):
+    for k in expand_key(key, x.ndim):
         if k is None:
             out_shape.append(1)
             continue
@@ -165,6 +167,7 @@ def _take_along_one_axis(x: Array, parts: tuple) -> Array | None:
 
 
 def getitem(x: Array, key: Any) -> Array:
+    """``x[key]`` as a new value (``api/views.py`` makes basic indexing a view)."""
     key = _numpy_indices(key)
     gathered = _integer_arrays(x, key)
     if gathered is not None:

@@ -9,12 +9,12 @@ every name bound to the same Array object sees the update, as the spec requires.
 from __future__ import annotations
 
 import sys
-import weakref
 from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import numpy as np
 
 from ..backend.transfer import to_device, to_host
+from . import views
 from .materialize import materialize
 from .node import GRAPH_IN_C, TRACED, Node
 
@@ -30,10 +30,9 @@ class _ArrayHandleInPython:
 
     def __init__(self, node: Node) -> None:
         self._node = node
-        #: For a view (``x[0]``, ``x[:, 1:]``: basic indexing): the array it was taken
-        #: from (weakly), the key, and the node last written back to it; writes to the
-        #: view are replayed on it (``_write_back``).
-        self._base: list | None = None
+        #: For a view: its ``views.ViewOf`` (root, steps, layout); for an array that
+        #: has views: their ``views.Family``; else None.
+        self._base: Any = None
         node.arrays += 1
 
     def __del__(self) -> None:
@@ -199,22 +198,24 @@ class Array(_ArrayHandle):
 
     # --- indexing ---------------------------------------------------------------------
     def __getitem__(self, key: Any) -> Array:
-        result = _NAMESPACE["getitem"](self, key)
-        if result.ndim and _is_basic(key):
-            result._base = [weakref.ref(self), key, result._node]
-        return result
+        """``x[key]``; basic indexing gives a view, as in NumPy (``trace/views.py``)."""
+        return _NAMESPACE["getitem"](self, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """``x[key] = value``. A window update (``dynamic_update_slice``) runs at once,
         so a loop of assignments runs one cached executable per step instead of growing a
         graph; when this array alone holds its buffer, the update writes into it in place
-        and costs the size of ``value``, not of the array. When this array is a view of
-        another, the write reaches that array too (``_write_back``)."""
-        if type(value) is Array and value._base is not None and value._base[2] is value._node \
-                and value._base[0]() is self and _is_basic(key) and value._base[1] == key:
-            return  # ``x[key] += v``: the view x[key] wrote itself back already
+        and costs the size of ``value``, not of the array. When this array shares its
+        elements with others (views), the write reaches them too (``views.changed``)."""
+        if self._base is None:
+            self._store(key, value)
+            return
+        step = _NAMESPACE["index_step"](key)
+        if views.is_view_at(value, self, step):
+            return  # ``x[key] += v``: the view x[key] wrote itself through already
+        views.check_writable(self, "__setitem__")
         self._store(key, value)
-        self._write_back()
+        views.changed(self, step)
 
     def _store(self, key: Any, value: Any) -> None:
         old = self._node
@@ -223,23 +224,6 @@ class Array(_ArrayHandle):
         new = self._node
         if new.op == "dynamic_update_slice" and new.operands[0] is old and new.depth != TRACED:
             materialize([new], donated)
-
-    def _write_back(self) -> None:
-        """After this array changed in place, store its value into the array it is a view
-        of, and so on up the chain, as a write through a NumPy view reaches its base (the
-        standard leaves views unspecified; scikit-learn's GaussianMixture relies on it).
-        This is PyTorch's functionalization in its smallest form: the write is replayed on
-        the base. A base that no longer exists cannot be seen, so a view holds it weakly;
-        other views of the base, and the view after a later write to its base, keep the
-        value they had (they are not re-derived)."""
-        view = self
-        while view._base is not None:
-            base = view._base[0]()
-            if base is None:
-                return
-            base._store(view._base[1], view)
-            view._base[2] = view._node
-            view = base
 
     # Arrays are mutable through in-place operators. (Typed as NumPy's stubs type ndarray's.)
     __hash__: ClassVar[None] = None  # type: ignore[assignment]
@@ -272,16 +256,6 @@ def _probe_references(node: Node) -> tuple[int, int]:
     return _references(node)
 
 
-def _is_basic(key: Any) -> bool:
-    """Whether ``key`` is basic indexing (ints, slices, ``...``, ``None``), which gives a
-    view in NumPy; integer arrays and masks give copies."""
-    parts = key if type(key) is tuple else (key,)
-    return all(type(k) in _BASIC or (isinstance(k, (int, np.integer)) and not isinstance(k, bool)) for k in parts)
-
-
-_BASIC = (int, slice, type(Ellipsis), type(None))
-
-
 def _from_buffer(buffer: np.ndarray) -> Array:
     """An array holding ``buffer`` (how arrays are unpickled)."""
     return Array(Node.ready(to_device(buffer, "pickle")))
@@ -294,10 +268,11 @@ _NAMESPACE: dict[str, Any] = {}
 _FUNCTIONS: dict[str, Any] = {}
 
 
-def install_namespace(module: Any, getitem: Any, setitem: Any) -> None:
+def install_namespace(module: Any, getitem: Any, setitem: Any, index_step: Any) -> None:
     """Called once by ``plaidarray/__init__.py``: the namespace (``xp``) the operators
-    and ``__array_namespace__`` use, and the functions behind ``x[key]``."""
-    _NAMESPACE.update(module=module, getitem=getitem, setitem=setitem)
+    and ``__array_namespace__`` use, the functions behind ``x[key]`` and ``x[key] = v``
+    (``setitem`` gives the new value), and the view step a basic key makes."""
+    _NAMESPACE.update(module=module, getitem=getitem, setitem=setitem, index_step=index_step)
 
 
 def namespace() -> Any:
@@ -342,13 +317,16 @@ def _inplace(name: str):
         operand = _operand(other)
         if operand is None:
             return NotImplemented
+        if self._base is not None:
+            views.check_writable(self, name)
         result = _function(name)(self, operand)
         if result.shape != self.shape:
             raise ValueError(f"in-place {name} would change the shape {self.shape} to {result.shape}")
         if result.dtype != self.dtype:
             raise TypeError(f"in-place {name} would change the dtype {self.dtype} to {result.dtype}")
         self._rebind(result._node)
-        self._write_back()
+        if self._base is not None:
+            views.changed(self)
         return self
     return method
 
