@@ -170,6 +170,16 @@ class Array(_ArrayHandle):
 
     __str__ = __repr__
 
+    def __format__(self, spec: str) -> str:
+        """``f"{x:.3g}"``: a 0-d array formats as its value does, as NumPy's does (SciPy
+        formats results so); an empty spec gives ``str(x)``; other arrays take no spec."""
+        if not spec:
+            return str(self)
+        if self.ndim:
+            raise TypeError(f"unsupported format string {spec!r} passed to Array.__format__ "
+                            f"(only 0-d arrays take one, got shape {self.shape})")
+        return format(self._value().item(), spec)
+
     def __dlpack__(self, /, *, stream: Any = None, max_version: tuple[int, int] | None = None,
                    dl_device: Any = None, copy: bool | None = None) -> Any:
         if stream is not None:
