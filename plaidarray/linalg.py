@@ -28,7 +28,8 @@ from .api import statistical as stats
 from .api import utility
 from .api.graph import as_int, broadcast_shapes, broadcast_to, check_array, check_category, convert, op, reshape
 from .api.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
-from .api.searching import where
+from .api.indexing import take_along_axis
+from .api.searching import argmin, where
 from .api.views import Diagonal
 from .hlo.shape import TupleShape
 from .trace.array import Array
@@ -186,15 +187,42 @@ def _as_complex(x: Array) -> Array:
 
 def eig(x: Array, /) -> EigResult:
     """Eigenvalues and right eigenvectors (columns) of general square matrices, complex
-    whatever the input (2025.12); the order of the eigenvalues is LAPACK's."""
-    values, vectors = _decompose("eig", _as_complex(_matrices(x, "eig", square=True)), vectors=True)
-    return EigResult(values, vectors)
+    whatever the input (2025.12); the order of the eigenvalues is LAPACK's. The
+    eigenvalues of a real matrix are real or in exact conjugate pairs (``_as_real_roots``)."""
+    x = _matrices(x, "eig", square=True)
+    values, vectors = _decompose("eig", _as_complex(x), vectors=True)
+    return EigResult(_as_real_roots(values) if x.dtype.kind == "f" else values, vectors)
 
 
 def eigvals(x: Array, /) -> Array:
-    """Eigenvalues of general square matrices (complex), without the eigenvectors."""
-    (values,) = _decompose("eig", _as_complex(_matrices(x, "eigvals", square=True)), vectors=False)
-    return values
+    """Eigenvalues of general square matrices (complex), without the eigenvectors; those
+    of a real matrix are real or in exact conjugate pairs (``_as_real_roots``)."""
+    x = _matrices(x, "eigvals", square=True)
+    (values,) = _decompose("eig", _as_complex(x), vectors=False)
+    return _as_real_roots(values) if x.dtype.kind == "f" else values
+
+
+def _as_real_roots(values: Array) -> Array:
+    """The eigenvalues of a real matrix, computed by the complex ``geev``, made what the
+    real ``geev`` gives (NumPy's; SciPy's ``poly`` keeps a real dtype only then): each
+    value whose conjugate is nearest to itself is real (imaginary part 0), and values that
+    are each other's nearest conjugates become an exact pair (their real parts and their
+    imaginary parts' half difference averaged: both sums are one rounding). A real matrix's
+    non-real eigenvalues come in conjugate pairs, so only a real one meets itself first;
+    values in a cluster without a mutual partner are left as they are."""
+    n = values.shape[-1]
+    re, im = ew.real(values), ew.imag(values)
+    distance = ew.abs(ew.subtract(manipulation.expand_dims(ew.conj(values), axis=-1),
+                                  manipulation.expand_dims(values, axis=-2)))
+    partner = argmin(distance, axis=-1)
+    own = broadcast_to(creation.arange(n, dtype=partner.dtype), partner.shape)
+    mutual = ew.equal(take_along_axis(partner, partner, axis=-1), own)
+    real_root = ew.equal(partner, own)
+    pair_re = ew.multiply(ew.add(re, take_along_axis(re, partner, axis=-1)), 0.5)
+    pair_im = ew.multiply(ew.subtract(im, take_along_axis(im, partner, axis=-1)), 0.5)
+    new_re = where(ew.logical_and(mutual, ew.logical_not(real_root)), pair_re, re)
+    new_im = where(real_root, 0.0, where(mutual, pair_im, im))
+    return op("complex", new_re, new_im)
 
 
 def eigvalsh(x: Array, /) -> Array:
