@@ -429,17 +429,11 @@ def test_strided_read_only_and_foreign_layout_numpy_inputs(backend, kind):
     np.testing.assert_array_equal(a, before)  # inputs are never written
 
 
-def test_read_only_results_cannot_be_written_through():
-    value = np.asarray(xp.ones(3) * 2.0)
-    with pytest.raises(ValueError, match="read-only"):
-        value[0] = 5.0
-
-
 def test_copy_false_refuses_layouts_that_need_a_copy():
     with pytest.raises(ValueError, match="asarray: the input's layout needs a copy, but copy=False"):
         xp.asarray(np.arange(6.0)[::-1], copy=False)
     shared = np.arange(6.0)
-    assert np.shares_memory(np.asarray(xp.asarray(shared, copy=False)), shared)
+    assert np.shares_memory(xp.asarray(shared, copy=False)._value(), shared)
 
 
 def test_a_run_larger_than_memory_raises_memory_error_before_allocating():

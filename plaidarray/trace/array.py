@@ -9,7 +9,7 @@ every name bound to the same Array object sees the update, as the spec requires.
 from __future__ import annotations
 
 import sys
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -116,18 +116,9 @@ class Array(_ArrayHandle):
         return to_host(buffer)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        node = self._node  # ``_value`` and ``to_host`` inlined: every np.asarray of a result comes here
-        if node.buffer is None:
-            materialize([node])
-        value = node.buffer.view()  # type: ignore[union-attr]  # materialize gave it one
-        value.setflags(write=False)
-        if copy:
-            return np.array(value, dtype=dtype, copy=True)
-        if dtype is not None and np.dtype(dtype) != value.dtype:
-            if copy is False:
-                raise ValueError("converting the dtype requires a copy")
-            return value.astype(dtype)
-        return value
+        """``np.asarray(x)``: ``x``'s memory, writable, as a NumPy array's is; writes into
+        it are writes to ``x`` (``exports.py``). A copy for another dtype or ``copy=True``."""
+        return exports.export(self, dtype, copy)
 
     def _scalar(self, kind: type, name: str) -> Any:
         if self.size != 1 or self.ndim:
@@ -189,9 +180,8 @@ class Array(_ArrayHandle):
             kwargs["dl_device"] = dl_device
         if copy is not None:
             kwargs["copy"] = copy
-        materialize([self._node])
-        # Export the buffer itself (zero copy), as NumPy and PyTorch share memory.
-        return cast(np.ndarray, self._node.buffer).__dlpack__(**kwargs)
+        # The array's memory, as np.asarray exports it (zero copy, as NumPy and PyTorch share it).
+        return exports.export(self, None, None).__dlpack__(**kwargs)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return (1, 0)  # kDLCPU, device 0
@@ -364,3 +354,5 @@ for _op, _fn in {"neg": "negative", "pos": "positive", "abs": "abs", "invert": "
 
 #: See ``_sole_references``.
 _SOLE_REFERENCES = _sole_references()
+
+from . import exports  # noqa: E402  (it builds on Array)

@@ -96,10 +96,12 @@ class Family:
     """A root and its views: kept in the root's ``_base`` and in each view's record. The
     root's shape and dtype stay for the blank root once the root itself is gone."""
 
-    __slots__ = ("root", "views", "shape", "dtype")
+    __slots__ = ("root", "views", "shape", "dtype", "pin")
 
     def __init__(self, root: Array) -> None:
         self.root = weakref.ref(root)
+        #: While the root's memory is exported writable (``exports.py``): its ``Pin``.
+        self.pin: Any = None
         #: By ``id`` (arrays are unhashable); an entry leaves as its array dies.
         self.views: weakref.WeakValueDictionary[int, Array] = weakref.WeakValueDictionary()
         self.shape = root.shape
@@ -165,6 +167,8 @@ def view(base: Array, step: Step) -> Array:
         base._base = family
     result._base = ViewOf(family, (*steps, step), writable and step.writable, placed)
     family.views[id(result)] = result
+    if family.pin is not None:
+        family.pin.adopt(result)
     return result
 
 
