@@ -235,6 +235,14 @@ class Pinned(Array):
     def dtype(self) -> np.dtype:
         return _SLOT.__get__(self).shape.dtype
 
+    @property
+    def ndim(self) -> int:
+        return len(_SLOT.__get__(self).shape.dims)
+
+    @property
+    def size(self) -> int:
+        return _SLOT.__get__(self).shape.size
+
     def _rebind(self, node: Node) -> None:
         _set(self, node)
         store(self)

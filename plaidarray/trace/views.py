@@ -204,6 +204,8 @@ def changed(array: Array, step: Step | None = None) -> None:
     root = family.root()
     if steps and root is not None:
         steps[0].store(root, _through(root, steps, array))
+    if not family.views:
+        return
     others = [other for other in family.views.values() if other is not array]
     if not others:
         return
