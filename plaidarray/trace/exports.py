@@ -141,7 +141,7 @@ def _pin(array: Array, family: Family | None) -> Pin:
 
 def _members(family: Family) -> list[Array]:
     root = family.root()
-    return [*([root] if root is not None else []), *family.views.values()]
+    return [*([root] if root is not None else []), *family.live_views()]
 
 
 def _set(array: Array, node: Node) -> None:

@@ -102,10 +102,19 @@ class Family:
         self.root = weakref.ref(root)
         #: While the root's memory is exported writable (``exports.py``): its ``Pin``.
         self.pin: Any = None
-        #: By ``id`` (arrays are unhashable); an entry leaves as its array dies.
-        self.views: weakref.WeakValueDictionary[int, Array] = weakref.WeakValueDictionary()
+        #: By ``id`` (arrays are unhashable); an entry leaves as its array dies. Made with
+        #: the first view (a family is also made for an export, ``exports.py``).
+        self.views: weakref.WeakValueDictionary[int, Array] | None = None
         self.shape = root.shape
         self.dtype = root.dtype
+
+    def add(self, view: Array) -> None:
+        if self.views is None:
+            self.views = weakref.WeakValueDictionary()
+        self.views[id(view)] = view
+
+    def live_views(self) -> list[Array]:
+        return [] if self.views is None else list(self.views.values())
 
 
 class ViewOf:
@@ -166,7 +175,7 @@ def view(base: Array, step: Step) -> Array:
         family, steps, writable = record or Family(base), (), True
         base._base = family
     result._base = ViewOf(family, (*steps, step), writable and step.writable, placed)
-    family.views[id(result)] = result
+    family.add(result)
     if family.pin is not None:
         family.pin.adopt(result)
     return result
@@ -206,7 +215,7 @@ def changed(array: Array, step: Step | None = None) -> None:
         steps[0].store(root, _through(root, steps, array))
     if not family.views:
         return
-    others = [other for other in family.views.values() if other is not array]
+    others = [other for other in family.live_views() if other is not array]
     if not others:
         return
     layout = _layout(array)
