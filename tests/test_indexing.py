@@ -242,3 +242,29 @@ def test_a_mask_that_does_not_fit_raises(backend):
         xp.zeros((2, 3))[xp.zeros((3,), dtype=xp.bool)]
     with pytest.raises(IndexError, match="does not match"):
         xp.zeros((0, 1))[xp.zeros((1, 1), dtype=xp.bool)]
+
+
+@given(data=st.data())
+def test_setitem_advanced(backend, data):
+    """``x[key] = value`` for the keys of test_getitem_advanced: NumPy's elements change,
+    the last of repeated positions winning as in NumPy."""
+    a = data.draw(arrays(np.float64, shapes(min_dims=1, max_dims=3, max_side=4)), label="a")
+    key = data.draw(advanced_keys(a.shape), label="key")
+    try:
+        selected = a[key].shape
+    except IndexError:
+        return
+    scalar = data.draw(st.booleans(), label="scalar value")
+    value = 7.5 if scalar else data.draw(arrays(np.float64, selected), label="value")
+    expected = a.copy()
+    expected[key] = value
+    for how, x in _ready_and_lazy(a):
+        x[_as_plaid(key)] = value if scalar else xp.asarray(value)
+        assert_same(x, expected, exact=True, err_msg=f"{how} array, key {key!r}")
+
+
+def test_setitem_with_an_index_out_of_range_raises(backend):
+    x = xp.zeros((2, 3))
+    with pytest.raises(IndexError, match="outside the array"):
+        x[:, xp.asarray([0, 3])] = 1.0
+    np.testing.assert_array_equal(np.asarray(x), np.zeros((2, 3)))

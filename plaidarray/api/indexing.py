@@ -312,6 +312,9 @@ def setitem(x: Array, key: Any, value: Any) -> Array:
     mask = _boolean_mask(x, key)
     if mask is not None:
         return _masked_update(x, mask, value)
+    parts = key if isinstance(key, tuple) else (key,)
+    if any(_is_advanced(k) for k in parts):
+        return _scattered(x, parts, value)
     entries, out_shape = _plan(x, key)
     region = tuple(count for _, _, count, _ in entries)
     value = graph.reshape(graph.broadcast_to(value, out_shape), region)
@@ -335,6 +338,57 @@ def setitem(x: Array, key: Any, value: Any) -> Array:
     placed = op("pad", value, graph.constant(0, x.dtype), **pad)
     where = op("pad", mask, graph.constant(False, dt.bool_), **pad)
     return op("select", where, placed, x)
+
+
+def _scattered(x: Array, parts: tuple, value: Array) -> Array:
+    """``x[key] = value`` for any advanced key: the flat position in ``x`` of each element
+    of ``x[key]`` is ``key`` applied to the positions ``0 .. x.size - 1`` (the reading rules
+    once), and each position of ``x`` takes the value of the last element that names it,
+    as in NumPy, found by a search in the stably sorted positions (no scatter op needed).
+    An index out of range raises IndexError (reads clamp; a write would land elsewhere)."""
+    _check_in_range(x, parts)
+    positions = getitem(graph.reshape(op("iota", dims=(x.size,), iota_dimension=0, dtype=dt.int64), x.shape), parts)
+    try:
+        values = graph.broadcast_to(value, positions.shape)
+    except ValueError:
+        raise ValueError(f"__setitem__: a value of shape {value.shape} does not broadcast to the "
+                         f"{positions.shape} elements selected") from None
+    count = positions.size
+    if count == 0 or x.size == 0:
+        return x
+    flat_positions = graph.reshape(positions, (count,))
+    order = op("argsort", flat_positions, dimension=0, descending=False)
+    ordered = op("take", flat_positions, order, axis=0)
+    every = op("iota", dims=(x.size,), iota_dimension=0, dtype=dt.int64)
+    last = op("subtract", op("searchsorted", ordered, every, side="right"), graph.full((x.size,), 1, dt.int64))
+    found = op("compare", op("take", ordered, last, axis=0), every, direction="EQ")
+    hit = op("and", op("compare", last, graph.full((x.size,), 0, dt.int64), direction="GE"), found)
+    taken = op("take", graph.reshape(values, (count,)), op("take", order, last, axis=0), axis=0)
+    return graph.reshape(op("select", hit, taken, graph.reshape(x, (x.size,))), x.shape)
+
+
+def _check_in_range(x: Array, parts: tuple) -> None:
+    """IndexError if an integer index array of ``parts`` names a position outside its
+    axis (computed: a read)."""
+    checks, source = [], 0
+    for k in _with_ellipsis_expanded(parts, x.ndim):
+        if k is None or k is _SEPARATOR or isinstance(k, (bool, np.bool_)):
+            continue
+        if isinstance(k, Array) and k.dtype == dt.bool_:
+            source += k.ndim
+            continue
+        n = x.shape[source]
+        if isinstance(k, Array) and k.size:
+            wide = graph.convert(k, dt.int64)
+            checks.append(op("or", op("compare", wide, graph.full(k.shape, -n, dt.int64), direction="LT"),
+                             op("compare", wide, graph.full(k.shape, n, dt.int64), direction="GE")))
+        source += 1
+    if checks:
+        from .utility import any as any_
+
+        if bool(any_(op("concatenate", *(graph.reshape(c, (c.size,)) for c in checks), dimension=0))
+                if len(checks) > 1 else any_(checks[0])):
+            raise IndexError(f"__setitem__: an index array names a position outside the array of shape {x.shape}")
 
 
 def _index_array(indices: Any, where: str) -> Array:
