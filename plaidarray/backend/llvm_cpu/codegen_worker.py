@@ -135,6 +135,9 @@ class _Pool:
                 if worker.process.poll() is not None:
                     self.retire("serving")
                 raise
+            except BaseException:  # interrupted mid-exchange (Ctrl-C, a test's timeout): the
+                self.retire("serving")  # answer left in the pipe must not go to the next compile
+                raise
             with _lock:
                 _stats["worker"] += 1
             return product
