@@ -1,7 +1,7 @@
 """Run real array-API client libraries' own tests on array_api_strict and on plaidarray.
 
-Usage: python clients/run.py {sklearn,extra,scipy} [--fast] [--namespace NS] [--timeout S]
-                             [--workdir DIR] [--causes N] [--warm] [-- pytest args]
+Usage: python clients/run.py {sklearn,extra,scipy,scipy-suite} [--fast] [--namespace NS]
+                             [--timeout S] [--workdir DIR] [--causes N] [--warm] [-- pytest args]
 
 sklearn  scikit-learn's installed tests (``--pyargs``), the modules that hold array-API
          cases; ``sklearn_plugin`` adds plaidarray to its namespace generators.
@@ -9,8 +9,11 @@ extra    array-api-extra's tests, from its sdist (the wheel ships none), downloa
          pip into ``--workdir`` (outside the repository by default); ``extra_plugin``
          adds plaidarray to its backends.
 scipy    SciPy's array-API functions (special, stats, fft, signal, cluster) against NumPy
-         (``scipy_functions.py``): SciPy's own tests pick their backends when SciPy's
-         conftest is imported, with no way in for another namespace.
+         (``scipy_functions.py``).
+scipy-suite  SciPy's own array-API tests (``-m array_api_backends``) of twelve modules;
+         ``scipy_plugin`` adds plaidarray to the backends of SciPy's ``xp`` fixture. Also
+         prints the figures per module and lists, in ``--workdir``, the tests that pass on
+         array_api_strict and fail on plaidarray.
 
 Each namespace runs in its own pytest process (``-k`` selects its cases); the harness
 prints passed/failed/skipped and wall time for each, then the most common failure
@@ -52,6 +55,20 @@ SKLEARN_FAST_MODULES = (
 )
 
 
+# SciPy modules whose array-API tests scipy-suite runs (the issue's sample); --fast runs
+# the test files of SCIPY_FAST, a few minutes in all, that pass on plaidarray.
+SCIPY_MODULES = ("special", "stats", "fft", "signal", "cluster", "integrate", "optimize", "differentiate",
+                 "interpolate", "spatial", "ndimage", "linalg")
+SCIPY_FAST = (
+    "scipy.cluster.tests.test_vq",
+    "scipy.fft.tests.test_basic",
+    "scipy.special.tests.test_logsumexp",
+    "scipy.stats.tests.test_morestats",
+    "scipy.signal.tests.test_windows",
+    "scipy.ndimage.tests.test_filters",
+)
+
+
 @dataclass
 class Counts:
     passed: int
@@ -61,10 +78,10 @@ class Counts:
     seconds: float
 
 
-def _keyword(namespace: str, fast: bool) -> str:
+def _keyword(namespace: str, fast: bool, suite: str) -> str:
     # array-api-extra also has an "array_api_strictest" backend: not the reference.
     expression = namespace if namespace == "plaidarray" else f"{namespace} and not strictest"
-    return f"({expression}) and float64" if fast else expression
+    return f"({expression}) and float64" if fast and suite == "sklearn" else expression
 
 
 def _sklearn_modules(fast: bool) -> list[str]:
@@ -99,7 +116,7 @@ def _extra_tests(workdir: Path) -> Path:
 
 def _command(suite: str, namespace: str, args: argparse.Namespace, report: Path) -> tuple[list[str], Path]:
     """The pytest command line and its working directory."""
-    common = ["-q", "-p", "no:cacheprovider", "--tb=short", "-k", _keyword(namespace, args.fast),
+    common = ["-q", "-p", "no:cacheprovider", "--tb=short", "-k", _keyword(namespace, args.fast, suite),
               f"--junitxml={report}"]
     if args.timeout and importlib.util.find_spec("pytest_timeout"):
         common.append(f"--timeout={args.timeout}")
@@ -109,6 +126,12 @@ def _command(suite: str, namespace: str, args: argparse.Namespace, report: Path)
     if suite == "scipy":
         return ([sys.executable, "-m", "pytest", *common, *args.pytest_args, str(HERE / "scipy_functions.py")],
                 args.workdir)
+    if suite == "scipy-suite":
+        # Test ids relative to site-packages name the SciPy module (scipy.stats.tests....).
+        site = Path(importlib.util.find_spec("scipy").origin).parents[1]  # type: ignore[arg-type,union-attr]
+        targets = SCIPY_FAST if args.fast else tuple(f"scipy.{m}" for m in SCIPY_MODULES)
+        return ([sys.executable, "-m", "pytest", "-p", "scipy_plugin", *common, "-m", "array_api_backends",
+                 f"--rootdir={site}", *args.pytest_args, "--pyargs", *targets], args.workdir)
     source = _extra_tests(args.workdir)
     return ([sys.executable, "-m", "pytest", "-p", "extra_plugin", *common, *args.pytest_args,
              "tests/main"], source)
@@ -142,9 +165,61 @@ def _failure_messages(report: Path) -> collections.Counter[str]:
     return messages
 
 
+@dataclass
+class Case:
+    module: str
+    outcome: str  # passed, failed (or error), skipped
+    seconds: float
+    message: str
+
+
+def _cases(report: Path) -> dict[str, Case]:
+    """Each test of a scipy-suite report by its id with the namespace blanked (``xp``),
+    so that the two namespaces' reports pair up."""
+    cases = {}
+    for case in ET.parse(report).getroot().iter("testcase"):
+        parts = (case.get("classname") or "").split(".")
+        module = parts[1] if len(parts) > 2 and parts[0] == "scipy" else "(collection)"
+        outcome, message = "passed", ""
+        for tag in ("failure", "error", "skipped"):
+            found = case.find(tag)
+            if found is not None:
+                outcome = "skipped" if tag == "skipped" else "failed"
+                message = ((found.get("message") or "").strip().splitlines() or [""])[0][:300]
+                break
+        name = re.sub(r"\b(plaidarray|array_api_strict)\b", "xp", case.get("name") or "")
+        cases[f"{case.get('classname')}::{name}"] = Case(module, outcome, float(case.get("time") or 0), message)
+    return cases
+
+
+def _scipy_figures(reports: dict[str, Path], workdir: Path) -> None:
+    """Per module: passed, failed, skipped and test time on each namespace; then the tests
+    that pass on array_api_strict and fail on plaidarray, written to a file."""
+    cases = {namespace: _cases(report) for namespace, report in reports.items()}
+    modules = sorted({c.module for by_id in cases.values() for c in by_id.values()})
+    print(f"\n{'module':<16}" + "".join(f"{ns[:20]:>34}" for ns in cases))
+    print(f"{'':<16}" + f"{'passed':>10}{'failed':>8}{'skipped':>8}{'time':>8}" * len(cases))
+    for module in modules:
+        row = f"{module:<16}"
+        for by_id in cases.values():
+            mine = [c for c in by_id.values() if c.module == module]
+            count = collections.Counter(c.outcome for c in mine)
+            row += f"{count['passed']:>10}{count['failed']:>8}{count['skipped']:>8}{sum(c.seconds for c in mine):>7.0f}s"
+        print(row)
+    strict, plaid = cases.get("array_api_strict"), cases.get("plaidarray")
+    if strict is None or plaid is None:
+        return
+    differences = sorted((test, plaid[test]) for test, case in strict.items()
+                         if case.outcome == "passed" and test in plaid and plaid[test].outcome == "failed")
+    out = workdir / "scipy-suite-differences.txt"
+    out.write_text("".join(f"{test}\n    {case.message}\n" for test, case in differences), encoding="utf-8")
+    print(f"\n{len(differences)} tests pass on array_api_strict and fail on plaidarray "
+          f"({collections.Counter(c.module for _, c in differences).most_common()}); listed in {out}")
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("suite", choices=("sklearn", "extra", "scipy"))
+    parser.add_argument("suite", choices=("sklearn", "extra", "scipy", "scipy-suite"))
     parser.add_argument("--fast", action="store_true", help="a representative subset, float64 only")
     parser.add_argument("--namespace", choices=(*NAMESPACES, "both"), default="both")
     parser.add_argument("--timeout", type=int, default=600, help="per-test limit (pytest-timeout), 0: none")
@@ -158,7 +233,8 @@ def main() -> int:
     args.workdir = args.workdir.resolve()
     args.workdir.mkdir(parents=True, exist_ok=True)
 
-    results = {}
+    results: dict[str, tuple[Counts, collections.Counter[str]]] = {}
+    reports: dict[str, Path] = {}
     for namespace in NAMESPACES if args.namespace == "both" else (args.namespace,):
         with tempfile.TemporaryDirectory(prefix="plaidarray-cache-") as cache_dir:
             runs = ("", ", warm disk") if args.warm and namespace == "plaidarray" else ("",)
@@ -175,12 +251,15 @@ def main() -> int:
                     print(f"clients/run.py: pytest wrote no report for {namespace}{label}", file=sys.stderr)
                     return 1
                 results[namespace + label] = (_counts(report, seconds), _failure_messages(report))
+                reports.setdefault(namespace, report)
 
     print(f"\n{args.suite}{' --fast' if args.fast else ''}")
     print(f"{'namespace':<26}{'passed':>8}{'failed':>8}{'errors':>8}{'skipped':>9}{'wall':>10}")
     for namespace, (counts, _) in results.items():
         print(f"{namespace:<26}{counts.passed:>8}{counts.failed:>8}{counts.errors:>8}"
               f"{counts.skipped:>9}{counts.seconds:>9.0f}s")
+    if args.suite == "scipy-suite":
+        _scipy_figures(reports, args.workdir)
     for namespace, (_, messages) in results.items():
         if messages and args.causes:
             print(f"\nmost common failures on {namespace} (JUnit reports in {args.workdir})")

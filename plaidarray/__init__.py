@@ -69,7 +69,8 @@ __all__ = sorted(
 )
 from . import fft  # noqa: E402
 from . import linalg  # noqa: E402
-from .api.indexing import getitem as _getitem, setitem as _setitem  # noqa: E402
+from .api.indexing import setitem as _setitem  # noqa: E402
+from .api.views import getitem as _getitem, index_step as _index_step  # noqa: E402
 from .trace.array import install_namespace as _install_namespace  # noqa: E402
 
-_install_namespace(_sys.modules[__name__], _getitem, _setitem)
+_install_namespace(_sys.modules[__name__], _getitem, _setitem, _index_step)

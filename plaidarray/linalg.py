@@ -26,13 +26,16 @@ from .api import creation, manipulation
 from .api import elementwise as ew
 from .api import statistical as stats
 from .api import utility
-from .api.graph import broadcast_shapes, broadcast_to, check_array, check_category, convert, op, reshape
+from .api.graph import as_int, broadcast_shapes, broadcast_to, check_array, check_category, convert, op, reshape
 from .api.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
-from .api.searching import where
+from .api.indexing import take_along_axis
+from .api.searching import argmin, where
+from .api.views import Diagonal
 from .hlo.shape import TupleShape
 from .trace.array import Array
 from .trace.node import Node
 from .trace.tracing import is_tracing
+from .trace.views import view
 
 __all__ = ["cholesky", "cross", "det", "diagonal", "eig", "eigh", "eigvals", "eigvalsh", "inv", "matmul", "matrix_norm", "matrix_power",
            "matrix_rank", "matrix_transpose", "outer", "pinv", "qr", "slogdet", "solve", "svd", "svdvals", "tensordot",
@@ -184,15 +187,42 @@ def _as_complex(x: Array) -> Array:
 
 def eig(x: Array, /) -> EigResult:
     """Eigenvalues and right eigenvectors (columns) of general square matrices, complex
-    whatever the input (2025.12); the order of the eigenvalues is LAPACK's."""
-    values, vectors = _decompose("eig", _as_complex(_matrices(x, "eig", square=True)), vectors=True)
-    return EigResult(values, vectors)
+    whatever the input (2025.12); the order of the eigenvalues is LAPACK's. The
+    eigenvalues of a real matrix are real or in exact conjugate pairs (``_as_real_roots``)."""
+    x = _matrices(x, "eig", square=True)
+    values, vectors = _decompose("eig", _as_complex(x), vectors=True)
+    return EigResult(_as_real_roots(values) if x.dtype.kind == "f" else values, vectors)
 
 
 def eigvals(x: Array, /) -> Array:
-    """Eigenvalues of general square matrices (complex), without the eigenvectors."""
-    (values,) = _decompose("eig", _as_complex(_matrices(x, "eigvals", square=True)), vectors=False)
-    return values
+    """Eigenvalues of general square matrices (complex), without the eigenvectors; those
+    of a real matrix are real or in exact conjugate pairs (``_as_real_roots``)."""
+    x = _matrices(x, "eigvals", square=True)
+    (values,) = _decompose("eig", _as_complex(x), vectors=False)
+    return _as_real_roots(values) if x.dtype.kind == "f" else values
+
+
+def _as_real_roots(values: Array) -> Array:
+    """The eigenvalues of a real matrix, computed by the complex ``geev``, made what the
+    real ``geev`` gives (NumPy's; SciPy's ``poly`` keeps a real dtype only then): each
+    value whose conjugate is nearest to itself is real (imaginary part 0), and values that
+    are each other's nearest conjugates become an exact pair (their real parts and their
+    imaginary parts' half difference averaged: both sums are one rounding). A real matrix's
+    non-real eigenvalues come in conjugate pairs, so only a real one meets itself first;
+    values in a cluster without a mutual partner are left as they are."""
+    n = values.shape[-1]
+    re, im = ew.real(values), ew.imag(values)
+    distance = ew.abs(ew.subtract(manipulation.expand_dims(ew.conj(values), axis=-1),
+                                  manipulation.expand_dims(values, axis=-2)))
+    partner = argmin(distance, axis=-1)
+    own = broadcast_to(creation.arange(n, dtype=partner.dtype), partner.shape)
+    mutual = ew.equal(take_along_axis(partner, partner, axis=-1), own)
+    real_root = ew.equal(partner, own)
+    pair_re = ew.multiply(ew.add(re, take_along_axis(re, partner, axis=-1)), 0.5)
+    pair_im = ew.multiply(ew.subtract(im, take_along_axis(im, partner, axis=-1)), 0.5)
+    new_re = where(ew.logical_and(mutual, ew.logical_not(real_root)), pair_re, re)
+    new_im = where(real_root, 0.0, where(mutual, pair_im, im))
+    return op("complex", new_re, new_im)
 
 
 def eigvalsh(x: Array, /) -> Array:
@@ -248,19 +278,12 @@ def matrix_rank(x: Array, /, *, rtol: float | Array | None = None) -> Array:
 # --- graphs of ordinary ops ----------------------------------------------------------------
 
 def diagonal(x: Array, /, *, offset: int = 0) -> Array:
-    """The ``offset``-th diagonal of each matrix (above the main one for offset > 0)."""
+    """The ``offset``-th diagonal of each matrix (above the main one for offset > 0): a
+    read-only view, as NumPy gives it."""
     x = check_array(x, "diagonal")
     if x.ndim < 2:
         raise ValueError(f"diagonal: expected an array of shape (..., M, N), got {x.shape}")
-    *batch, m, n = x.shape
-    row, col = max(-offset, 0), max(offset, 0)
-    size = max(0, min(m - row, n - col))
-    # Along the flattened matrix the diagonal is a strided slice: step n + 1.
-    flat = reshape(x, (*batch, m * n))
-    start = row * n + col if size else 0
-    stop = start + (size - 1) * (n + 1) + 1 if size else 0
-    return op("slice", flat, start=(0,) * len(batch) + (start,), limit=(*batch, stop),
-              strides=(1,) * len(batch) + (n + 1,))
+    return view(x, Diagonal(as_int(offset, "diagonal", "offset")))
 
 
 def trace(x: Array, /, *, offset: int = 0, dtype: Any = None) -> Array:

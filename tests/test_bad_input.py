@@ -150,14 +150,14 @@ CASES = [
      IndexError, r"unsupported index 1.5: only ints, slices, None and Ellipsis"),
     ("list index", lambda: _f64(3)[[0, 1]],
      IndexError, r"unsupported index \[0, 1\]"),
-    ("bool index", lambda: _f64(3)[True],
-     IndexError, r"unsupported index True"),
+    ("string index", lambda: _f64(3)["0"],
+     IndexError, r"unsupported index '0'"),
     ("two ellipses", lambda: _f64(2, 2)[..., ...],
      IndexError, r"an index can only have a single ellipsis"),
     ("float array index", lambda: _f64(3)[xp.ones(2)],
-     IndexError, r"unsupported index Array\(\[1., 1.\], dtype=float64\)"),
+     IndexError, r"index arrays must be integers or booleans, got float64"),
     ("mask of the wrong shape", lambda: _f64(3)[xp.asarray([True, False])],
-     IndexError, r"boolean index of shape \(2,\) does not match the array's shape \(3,\)"),
+     IndexError, r"boolean index of shape \(2,\) does not match the indexed axes \(3,\)"),
     ("setitem past the end", lambda: _f64(2, 3).__setitem__((5, 0), 1.0),
      IndexError, r"index 5 is out of bounds for axis 0 with size 2"),
     ("slice with step 0", lambda: _f64(3)[::0], ValueError, r"slice step cannot be zero"),
@@ -429,12 +429,6 @@ def test_strided_read_only_and_foreign_layout_numpy_inputs(backend, kind):
     np.testing.assert_array_equal(a, before)  # inputs are never written
 
 
-def test_read_only_results_cannot_be_written_through():
-    value = np.asarray(xp.ones(3) * 2.0)
-    with pytest.raises(ValueError, match="read-only"):
-        value[0] = 5.0
-
-
 def test_copy_false_refuses_layouts_that_need_a_copy():
     with pytest.raises(ValueError, match="asarray: the input's layout needs a copy, but copy=False"):
         xp.asarray(np.arange(6.0)[::-1], copy=False)
@@ -442,7 +436,7 @@ def test_copy_false_refuses_layouts_that_need_a_copy():
         xp.asarray(np.arange(6.0), copy=False)
     shared = np.arange(6.0)
     shared.flags.writeable = False
-    assert np.shares_memory(np.asarray(xp.asarray(shared, copy=False)), shared)
+    assert np.shares_memory(xp.asarray(shared, copy=False)._value(), shared)
 
 
 def test_a_run_larger_than_memory_raises_memory_error_before_allocating():

@@ -299,10 +299,11 @@ def test_one_integer_array_with_full_slices_takes_along_its_axis(key, shape):
     np.testing.assert_array_equal(np.asarray(xp.asarray(data)[key]), data[key])  # NumPy index arrays too
 
 
-def test_integer_arrays_that_do_not_fit_the_take_form_still_raise():
-    x = xp.reshape(xp.arange(6.0), (3, 2))
-    with pytest.raises(IndexError, match="one int or integer array per dimension"):
-        x[np.array([0, 1]), 1:]
+def test_an_integer_array_with_a_partial_slice_indexes_as_in_numpy():
+    """Beyond the take form: an index array beside any slice (tests/test_indexing.py has
+    the general differential test)."""
+    data = np.arange(6.0).reshape(3, 2)
+    np.testing.assert_array_equal(np.asarray(xp.asarray(data)[np.array([0, 1]), 1:]), data[np.array([0, 1]), 1:])
 
 
 # --- 5. writes through a basic-indexing view reach the array it was taken from -------------
@@ -396,3 +397,48 @@ def test_a_view_does_not_keep_its_base_alive():
     assert alive() is None
     view[0] = 1.0  # the base is gone: nothing can see the write but the view
     assert float(view[0]) == 1.0
+
+
+# --- 12. NumPy behaviours SciPy's own suite relies on --------------------------------------
+
+@pytest.mark.parametrize("value", [2.5, -1e-300, 7, True, 1 + 2j])
+@pytest.mark.parametrize("spec", ["g", ".3f", ">10", ""])
+def test_a_0d_array_takes_a_format_spec_as_numpy(backend, value, spec):
+    """``f"{x:g}"`` (SciPy's messages format results so): a 0-d array formats as its value."""
+    if spec and spec[-1] == "f" and isinstance(value, complex):
+        spec = ".3g"
+    expected = format(np.asarray(value), spec) if spec else None
+    got = format(xp.asarray(value), spec)
+    if spec:
+        assert got == expected
+    else:
+        assert got == str(xp.asarray(value))
+
+
+def test_an_array_of_more_dimensions_takes_no_format_spec():
+    with pytest.raises(TypeError, match="only 0-d arrays"):
+        format(xp.ones(2), "g")
+
+
+@pytest.mark.parametrize(("x1", "x2"), [(1.0, 0.0), (1, 0), (True, False), (1, 0.5), (2j, 1.0), (False, 3)])
+def test_where_of_two_python_scalars(backend, x1, x2):
+    """``where(c, 1.0, 0.0)``: NumPy gives the default dtype of the scalars' higher kind."""
+    c = np.array([True, False, True])
+    assert_same(xp.where(xp.asarray(c), x1, x2), np.where(c, x1, x2), exact=True, signed_zeros=False)
+
+
+@pytest.mark.parametrize(("fill", "dtype"), [
+    (np.float64(2.5), None), (np.asarray(3), None), (np.asarray(3), np.float32), (np.asarray([1.0, 2.0]), None),
+    (np.asarray(True), np.int8),
+])
+def test_full_of_an_array(backend, fill, dtype):
+    """``full(shape, <0-d array>)``: SciPy runs 187 tests with it on backends other than
+    array-api-strict; NumPy broadcasts the array and keeps its dtype."""
+    expected = np.full((3, 2), fill, dtype=dtype)
+    got = xp.full((3, 2), xp.asarray(fill) if isinstance(fill, np.ndarray) else fill, dtype=dtype)
+    assert_same(got, expected, exact=True)
+
+
+def test_full_of_an_array_that_does_not_broadcast():
+    with pytest.raises(ValueError, match=r"fill value of shape \(3,\) does not broadcast to \(2, 2\)"):
+        xp.full((2, 2), xp.ones(3))

@@ -1,8 +1,8 @@
 """A fast slice of real clients on plaidarray, run in CI: the plaidarray cases of
 scikit-learn's array-API utilities and of GaussianMixture (which relies on writes through
-views), and SciPy's array-API functions against NumPy. The full runs, and
-array-api-extra's, are ``clients/run.py`` (docs/clients.md); scikit-learn comes with the
-``test`` extra."""
+views), SciPy's array-API functions against NumPy, and a slice of SciPy's own tests with a
+test for each cause of issue 27. The full runs, and array-api-extra's, are
+``clients/run.py`` (docs/clients.md); scikit-learn and SciPy come with the ``test`` extra."""
 
 from __future__ import annotations
 
@@ -36,6 +36,32 @@ def test_scikit_learn_slice_passes_on_plaidarray(tmp_path):
     pytest.importorskip("sklearn")
     arguments = ["-p", "sklearn_plugin", "-k", "plaidarray and not float32", "--pyargs", *SKLEARN_SLICE]
     assert _passed(arguments, tmp_path) >= 20  # the slice did run plaidarray cases
+
+
+#: SciPy test files (under site-packages/scipy) and the plaidarray cases of each that the
+#: slice runs: one or two tests per cause of issue 27 (writes through a transposed view in
+#: oaconvolve, np.asarray(output) filled by ndimage and read by sosfilt's Cython, a 2-D index
+#: array in bootstrap, masks with other indices in the Hessian, linspace of integers, format
+#: specs on 0-d arrays).
+SCIPY_SUITE_SLICE = {
+    "signal/tests/test_signaltools.py": "TestOAConvolve and test_real_manylens and 80 or TestSOSFilt and test_rank1"
+                                        " or TestCorrelateReal and test_rank1_full",
+    "ndimage/tests/test_filters.py": "test_correlate14 or test_correlate01_overlap or TestVectorizedFilter",
+    "stats/tests/test_resampling.py": "TestBootstrap and (test_bootstrap_resample or test_jackknife_resample)",
+    "differentiate/tests/test_differentiate.py": "TestHessian and test_example",
+    "integrate/tests/test_quadrature.py": "TestQMCQuad and test_sign",
+}
+
+
+def test_scipy_suite_slice_passes_on_plaidarray(tmp_path):
+    scipy = pytest.importorskip("scipy")
+    package = Path(scipy.__file__).parent
+    passed = 0
+    for path, selection in SCIPY_SUITE_SLICE.items():
+        arguments = ["-p", "scipy_plugin", "-m", "array_api_backends", f"--rootdir={package.parent}",
+                     "-k", f"plaidarray and ({selection})", str(package / path)]
+        passed += _passed(arguments, tmp_path)
+    assert passed >= 100
 
 
 def test_scipy_functions_match_numpy_on_plaidarray(tmp_path):

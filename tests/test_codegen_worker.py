@@ -153,3 +153,22 @@ def test_large_modules_are_always_compiled_in_a_worker(monkeypatch):
     finally:
         codegen_worker.shutdown()
     assert after["worker"] == before["worker"] + 1 and after["in_process"] == before["in_process"]
+
+
+def test_a_compile_interrupted_while_waiting_does_not_hand_its_answer_to_the_next(all_in_worker, monkeypatch):
+    """An exception raised while a compile waits for its answer (Ctrl-C, pytest-timeout's
+    signal) left the answer in the pipe: the next compile read it as its own (the wrong
+    object code), or, with an answer larger than the pipe, both processes waited on each
+    other for ever (SciPy's suite under clients/run.py hung so). The worker is retired."""
+    codegen_worker.generate(_IR, 3)
+    real_read = codegen.read_frame
+
+    def interrupted(stream):
+        monkeypatch.setattr(codegen, "read_frame", real_read)
+        raise KeyboardInterrupt
+    monkeypatch.setattr(codegen, "read_frame", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        codegen_worker.generate(_IR, 3)
+    other = _IR.replace("@scale", "@other").replace("3.0", "5.0")
+    product = codegen_worker.generate(other, 3, listings=True)
+    assert "@other" in product.ir and "@scale" not in product.ir

@@ -311,9 +311,77 @@ def test_linspace_small_counts(backend, num, endpoint):
                 rtol=1e-15, atol=0)
 
 
-def test_linspace_rejects_integer_dtypes():
-    with pytest.raises(TypeError):
-        xp.linspace(0, 1, 3, dtype=xp.int32)
+@pytest.mark.parametrize("dtype", INTEGER, ids=dtype_ids(INTEGER))
+@pytest.mark.parametrize("start, stop, num", [(-1, 1, 4), (0, 10, 4), (0, 100, 7), (3, -2, 6)])
+def test_linspace_with_an_integer_dtype_takes_the_floor_as_numpy(backend, dtype, start, stop, num):
+    """Beyond the standard (SciPy asks for it): NumPy 2 floors the float values."""
+    if np.dtype(dtype).kind == "u" and min(start, stop) < 0:
+        return
+    assert_same(xp.linspace(start, stop, num, dtype=dtype), np.linspace(start, stop, num, dtype=dtype), exact=True)
+
+
+def test_linspace_of_complex_bounds(backend):
+    assert_same(xp.linspace(0, 1 + 2j, 5), np.linspace(0, 1 + 2j, 5), rtol=1e-15, atol=1e-15, signed_zeros=False)
+    assert_same(xp.linspace(1j, 3, 4, dtype=xp.complex64, endpoint=False),
+                np.linspace(1j, 3, 4, dtype=np.complex64, endpoint=False), rtol=1e-6, atol=1e-6, signed_zeros=False)
+    with pytest.raises(TypeError, match="complex bounds need a complex dtype"):
+        xp.linspace(0, 1j, 3, dtype=xp.float64)
+
+
+# --- every creation and conversion function over every dtype --------------------------------
+
+EVERY_DTYPE = [*ALL, np.dtype(np.complex64), np.dtype(np.complex128)]
+
+#: name -> (NumPy, plaidarray), each given the dtype. Where NumPy refuses (arange of three
+#: bools), plaidarray must refuse too, with TypeError or ValueError.
+CREATION = {
+    "arange(3)": (lambda d: np.arange(3, dtype=d), lambda d: xp.arange(3, dtype=d)),
+    "arange(2)": (lambda d: np.arange(2, dtype=d), lambda d: xp.arange(2, dtype=d)),
+    "arange(0.5, 3)": (lambda d: np.arange(0.5, 3, dtype=d), lambda d: xp.arange(0.5, 3, dtype=d)),
+    "arange(5, 0, -2)": (lambda d: np.arange(5, 0, -2, dtype=d), lambda d: xp.arange(5, 0, -2, dtype=d)),
+    "linspace": (lambda d: np.linspace(0, 4, 5, dtype=d), lambda d: xp.linspace(0, 4, 5, dtype=d)),
+    "zeros": (lambda d: np.zeros((2, 3), d), lambda d: xp.zeros((2, 3), dtype=d)),
+    "ones": (lambda d: np.ones((2, 3), d), lambda d: xp.ones((2, 3), dtype=d)),
+    "empty": (lambda d: np.zeros(4, d), lambda d: xp.empty(4, dtype=d)),
+    "full": (lambda d: np.full(3, 1, d), lambda d: xp.full(3, 1, dtype=d)),
+    "full of a 0-d array": (lambda d: np.full(3, np.asarray(1, d)), lambda d: xp.full(3, xp.asarray(1, dtype=d))),
+    "eye": (lambda d: np.eye(3, 4, 1, dtype=d), lambda d: xp.eye(3, 4, k=1, dtype=d)),
+    "asarray of a list": (lambda d: np.asarray([1, 0, 1], d), lambda d: xp.asarray([1, 0, 1], dtype=d)),
+    "asarray of a scalar": (lambda d: np.asarray(1, d), lambda d: xp.asarray(1, dtype=d)),
+    "asarray of NumPy": (lambda d: np.ones(3, d), lambda d: xp.asarray(np.ones(3, d))),
+    "zeros_like": (lambda d: np.zeros(3, d), lambda d: xp.zeros_like(xp.ones(3), dtype=d)),
+    "ones_like": (lambda d: np.ones(3, d), lambda d: xp.ones_like(xp.ones(3, dtype=d))),
+    "full_like": (lambda d: np.full(3, 1, d), lambda d: xp.full_like(xp.ones(3, dtype=d), 1)),
+    "tril": (lambda d: np.tril(np.ones((3, 3), d)), lambda d: xp.tril(xp.ones((3, 3), dtype=d))),
+    "triu": (lambda d: np.triu(np.ones((3, 3), d), 1), lambda d: xp.triu(xp.ones((3, 3), dtype=d), k=1)),
+    "meshgrid": (lambda d: np.meshgrid(np.ones(2, d), np.zeros(3, d))[1],
+                 lambda d: xp.meshgrid(xp.ones(2, dtype=d), xp.zeros(3, dtype=d))[1]),
+    "from_dlpack": (lambda d: np.ones(2, d), lambda d: xp.from_dlpack(np.ones(2, d))),
+    "astype from int64": (lambda d: np.arange(4).astype(d), lambda d: xp.astype(xp.arange(4), d)),
+    "astype from float64": (lambda d: np.linspace(0, 3, 4).astype(d), lambda d: xp.astype(xp.linspace(0, 3, 4), d)),
+    "astype from bool": (lambda d: np.array([True, False]).astype(d), lambda d: xp.astype(xp.asarray([True, False]), d)),
+    "astype to int64": (lambda d: np.ones(3, d).astype(np.int64) if np.dtype(d).kind != "c" else None,
+                        lambda d: xp.astype(xp.ones(3, dtype=d), xp.int64)),
+    "astype to complex128": (lambda d: np.ones(3, d).astype(np.complex128), lambda d: xp.astype(xp.ones(3, dtype=d), xp.complex128)),
+}
+
+
+@pytest.mark.parametrize("dtype", EVERY_DTYPE, ids=dtype_ids(EVERY_DTYPE))
+@pytest.mark.parametrize("name", CREATION)
+def test_every_creation_and_conversion_function_on_every_dtype(backend, name, dtype):
+    """No dtype reaches the compiler in a form it cannot lower (``arange(3,
+    dtype=complex128)`` failed in LLVM): each call gives NumPy's values or, where NumPy
+    refuses (or the standard does: a complex array to an integer one), a clear error."""
+    numpy_fn, plaid_fn = CREATION[name]
+    try:
+        expected = numpy_fn(dtype)
+    except (TypeError, ValueError):
+        expected = None
+    if expected is None or (name == "linspace" and dtype.kind == "b"):
+        with pytest.raises((TypeError, ValueError)):
+            np.asarray(plaid_fn(dtype))
+        return
+    assert_same(plaid_fn(dtype), expected, exact=True, signed_zeros=np.asarray(expected).dtype.kind != "c")
 
 
 # --- eye ----------------------------------------------------------------------------------

@@ -166,3 +166,105 @@ def test_setitem_rejects_values_of_another_kind_or_wider_dtype(backend):
     with pytest.raises(TypeError):
         x[:] = xp.asarray(np.zeros(3, np.int64))
     assert_same(x, np.zeros(3, np.int32), exact=True)
+
+
+# --- advanced indexing: integer arrays of any rank, masks over any axes, bools ----------
+
+@st.composite
+def advanced_keys(draw, shape):
+    """A key mixing, per axis, an int, a slice, an in-range integer array (shapes that
+    broadcast together, up to 2-D) or a boolean mask over one or two axes; with ``None``,
+    ``True``/``False`` and ``...`` inserted, and at least one array or bool."""
+    common = draw(hnp.array_shapes(min_dims=0, max_dims=2, min_side=1, max_side=3), label="broadcast shape")
+    parts, axis = [], 0
+    while axis < len(shape):
+        n = shape[axis]
+        kinds = ["slice", "int", "array", "mask"] if n else ["slice", "mask"]
+        kind = draw(st.sampled_from(kinds))
+        if kind == "mask":
+            span = draw(st.integers(1, min(2, len(shape) - axis)))
+            dims = shape[axis:axis + span]
+            parts.append(draw(hnp.arrays(np.bool_, dims)))
+            axis += span
+            continue
+        if kind == "array":
+            own = tuple(d if draw(st.booleans()) else 1 for d in common)[draw(st.integers(0, len(common))):]
+            parts.append(draw(hnp.arrays(np.int64, own, elements=st.integers(-n, n - 1))))
+        elif kind == "int":
+            parts.append(draw(st.integers(-n, n - 1)))
+        else:
+            parts.append(draw(_index_for(n).filter(lambda k: isinstance(k, slice))))
+        axis += 1
+    for extra in draw(st.lists(st.sampled_from([None, True, False]), max_size=2)):
+        parts.insert(draw(st.integers(0, len(parts))), extra)
+    if parts and draw(st.booleans()):
+        at = draw(st.integers(0, len(parts) - 1))
+        if isinstance(parts[at], slice) and parts[at] == slice(None):
+            parts[at] = Ellipsis
+    if not any(isinstance(k, (np.ndarray, bool)) for k in parts):
+        parts.append(True)
+    return tuple(parts)
+
+
+def _as_plaid(key):
+    return tuple(xp.asarray(k) if isinstance(k, np.ndarray) else k for k in key)
+
+
+@given(data=st.data())
+def test_getitem_advanced(backend, data):
+    """NumPy's advanced indexing: the index arrays' broadcast shape replaces the axes they
+    index, in place when they are adjacent in the key, else in front."""
+    a = data.draw(arrays(np.float64, shapes(min_dims=1, max_dims=3, max_side=4)), label="a")
+    key = data.draw(advanced_keys(a.shape), label="key")
+    try:
+        expected = a[key]
+    except IndexError:
+        with pytest.raises(IndexError):
+            xp.asarray(a)[_as_plaid(key)]
+        return
+    for how, x in _ready_and_lazy(a):
+        assert_same(x[_as_plaid(key)], expected, exact=True, err_msg=f"{how} array, key {key!r}")
+        assert_same(x[key], expected, exact=True, err_msg=f"{how} array, NumPy key {key!r}")
+
+
+@pytest.mark.parametrize(("shape", "mask_shape"), [
+    ((0, 1), (0, 0)), ((2, 1), (2, 0)), ((2, 3), (0,)), ((2, 3), (0, 3)),
+])
+def test_a_zero_size_mask_fits_axes_of_any_length(backend, shape, mask_shape):
+    """NumPy (and array-api-strict) let a mask axis of length 0 index any axis: it selects
+    nothing (array-api-tests' test_getitem_masking found the case)."""
+    expected = np.zeros(shape)[np.zeros(mask_shape, dtype=bool)]
+    assert_same(xp.zeros(shape)[xp.zeros(mask_shape, dtype=xp.bool)], expected, exact=True)
+
+
+def test_a_mask_that_does_not_fit_raises(backend):
+    with pytest.raises(IndexError, match="does not match"):
+        xp.zeros((2, 3))[xp.zeros((3,), dtype=xp.bool)]
+    with pytest.raises(IndexError, match="does not match"):
+        xp.zeros((0, 1))[xp.zeros((1, 1), dtype=xp.bool)]
+
+
+@given(data=st.data())
+def test_setitem_advanced(backend, data):
+    """``x[key] = value`` for the keys of test_getitem_advanced: NumPy's elements change,
+    the last of repeated positions winning as in NumPy."""
+    a = data.draw(arrays(np.float64, shapes(min_dims=1, max_dims=3, max_side=4)), label="a")
+    key = data.draw(advanced_keys(a.shape), label="key")
+    try:
+        selected = a[key].shape
+    except IndexError:
+        return
+    scalar = data.draw(st.booleans(), label="scalar value")
+    value = 7.5 if scalar else data.draw(arrays(np.float64, selected), label="value")
+    expected = a.copy()
+    expected[key] = value
+    for how, x in _ready_and_lazy(a):
+        x[_as_plaid(key)] = value if scalar else xp.asarray(value)
+        assert_same(x, expected, exact=True, err_msg=f"{how} array, key {key!r}")
+
+
+def test_setitem_with_an_index_out_of_range_raises(backend):
+    x = xp.zeros((2, 3))
+    with pytest.raises(IndexError, match="outside the array"):
+        x[:, xp.asarray([0, 3])] = 1.0
+    np.testing.assert_array_equal(np.asarray(x), np.zeros((2, 3)))

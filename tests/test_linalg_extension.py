@@ -344,3 +344,23 @@ def test_eig_satisfies_the_eigen_equation_and_matches_numpy_eigenvalues(backend,
     for got_row, ref_row in zip(only, expected):  # same multiset, LAPACK's order may differ
         for g in got_row:
             assert np.min(np.abs(ref_row - g)) < tol * 10
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(1, 7), batch=st.sampled_from([(), (2,)]))
+def test_eigenvalues_of_a_real_matrix_are_real_or_exact_conjugate_pairs(backend, dtype, seed, n, batch):
+    """As the real geev gives them (NumPy's): SciPy's ``poly`` keeps a real dtype only when
+    the imaginary parts cancel exactly (``filtfilt`` of real input was complex). The count of
+    real roots is NumPy's for matrices whose eigenvalues are apart."""
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal((*batch, n, n)).astype(dtype)
+    expected = np.linalg.eigvals(a.astype(np.float64)).reshape(-1, n)
+    for name, got in (("eigvals", xp.linalg.eigvals(xp.asarray(a))), ("eig", xp.linalg.eig(xp.asarray(a))[0])):
+        for row, ref in zip(np.asarray(got).reshape(-1, n), expected):
+            np.testing.assert_array_equal(np.sort(row.imag), np.sort(-row.imag), err_msg=f"{name}: not exact pairs")
+            gaps = np.where(np.eye(n, dtype=bool), np.inf, np.abs(ref[:, None] - ref[None, :]))
+            if gaps.min(initial=np.inf) > 1e-2:
+                assert (row.imag == 0).sum() == (ref.imag == 0).sum(), f"{name}: {row} vs NumPy's {ref}"
+                tol = 1e-3 if dtype == np.float32 else 1e-9
+                for value in row:
+                    assert np.min(np.abs(ref - value)) < tol * max(1.0, np.abs(ref).max())

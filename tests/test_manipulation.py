@@ -206,3 +206,25 @@ def test_composed_manipulations(backend, data):
     expected = np.flip(np.transpose(np.expand_dims(x, 0), (0,) + tuple(a + 1 for a in axes)), axis=-1)
     expected = np.concatenate([expected, expected], axis=0)
     assert_same(got, expected, exact=True)
+
+
+def test_stacking_many_deep_graphs_computes_them_one_at_a_time(backend):
+    """A graph's depth is bounded, its width is not: ``stack`` of 50 values, each a graph
+    of its own, made one compile of 50 times the size (22 GB for SciPy's naive B-spline
+    test). Such operands are computed first, alike ones by one executable."""
+    base = xp.asarray(np.arange(4.0))
+    parts = []
+    for i in range(20):
+        value = base + float(i)
+        for _ in range(10):
+            value = value * 1.5 - 0.25
+        parts.append(value)
+    stacked = xp.stack(parts)
+    assert all(operand.buffer is not None for operand in stacked._node.operands)
+    expected = []
+    for i in range(20):
+        value = np.arange(4.0) + i
+        for _ in range(10):
+            value = value * 1.5 - 0.25
+        expected.append(value)
+    np.testing.assert_allclose(np.asarray(stacked), np.stack(expected), rtol=1e-15)

@@ -209,15 +209,27 @@ def test_dlpack_round_trips_without_copy():
     a = np.arange(6.0).reshape(2, 3).copy()  # owning its memory: a view of a writable array is copied
     a.flags.writeable = False
     x = xp.from_dlpack(a)
-    assert np.shares_memory(np.from_dlpack(x), a)  # NumPy -> plaidarray -> NumPy, same memory
+    assert np.shares_memory(np.asarray(x._value()), a)  # NumPy -> plaidarray: the same memory
     _same(x, a, exact=True)
     writable = np.arange(6.0)
     y = xp.from_dlpack(writable)  # memory the caller can still write is copied
     writable[:] = -1.0
     _same(y, np.arange(6.0), exact=True)
     y = xp.asarray(a) * 2
-    _same(np.from_dlpack(y), a * 2, exact=True)
+    exported = np.from_dlpack(y)
+    _same(exported, a * 2, exact=True)
+    assert np.shares_memory(exported, np.asarray(y))  # plaidarray -> NumPy: y's memory
     assert y.__dlpack_device__() == (1, 0)
+
+
+def test_exporting_an_array_made_from_a_callers_memory_copies_it():
+    """plaidarray never writes into memory it was given (``xp.asarray(a)`` without a
+    copy): the writable export of such an array is a copy, which becomes its memory."""
+    a = np.arange(3.0)
+    x = xp.asarray(a)
+    np.asarray(x)[0] = 5.0
+    np.testing.assert_array_equal(a, np.arange(3.0))
+    np.testing.assert_array_equal(np.asarray(x), [5.0, 1.0, 2.0])
 
 
 def test_torch_dlpack_round_trip():

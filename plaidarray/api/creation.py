@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -17,8 +17,10 @@ from ..api_version import sequence
 from ..backend.transfer import frozen, snapshot, to_device
 from ..trace.array import CPU_DEVICE, Array
 from ..trace.node import Node
+from ..trace.views import view
 from . import graph
 from .graph import check_array, convert, op
+from .views import Index
 
 __all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like", "linspace",
            "meshgrid", "ones", "ones_like", "tril", "triu", "zeros", "zeros_like"]
@@ -120,10 +122,23 @@ def _shares_memory(obj: Any, value: np.ndarray) -> bool:
         return False
 
 
-def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: Any = None, device: Any = None) -> Array:
+def full(shape: Shape, fill_value: bool | int | float | complex | Array, *, dtype: Any = None,
+         device: Any = None) -> Array:
     """An array of ``shape`` filled with ``fill_value`` (default dtype from its type; a
-    NumPy scalar's own dtype, as in NumPy 2)."""
+    NumPy scalar's own dtype, as in NumPy 2). An array ``fill_value`` (beyond the
+    standard, as in NumPy: SciPy passes 0-d arrays) is broadcast to ``shape`` and keeps
+    its dtype unless ``dtype`` is given."""
     _check_device(device)
+    dims = graph.shape_tuple(shape, "full")
+    if isinstance(fill_value, (Array, np.ndarray)):
+        fill = check_array(fill_value, "full")
+        target = _dtype(dtype, fill.dtype, "full")
+        if fill.dtype.kind == "c" and target.kind != "c":
+            raise TypeError(f"full: a {fill.dtype} fill value would lose its imaginary part in {target}")
+        try:
+            return graph.broadcast_to(convert(fill, target), dims)
+        except ValueError:
+            raise ValueError(f"full: a fill value of shape {fill.shape} does not broadcast to {dims}") from None
     target = _dtype(dtype, graph.scalar_dtype(fill_value, "full"), "full")
     fill_value = graph.python_scalar(fill_value, "full")
     if target.kind == "b":
@@ -132,7 +147,7 @@ def full(shape: Shape, fill_value: bool | int | float | complex, *, dtype: Any =
         if not math.isfinite(fill_value):
             raise ValueError(f"full: cannot fill a {target} array with {fill_value}")
         fill_value = int(fill_value)
-    return graph.full(graph.shape_tuple(shape, "full"), fill_value, target)
+    return graph.full(dims, cast("bool | int | float | complex", fill_value), target)
 
 
 def zeros(shape: Shape, *, dtype: Any = None, device: Any = None) -> Array:
@@ -162,7 +177,7 @@ ones_like = _like("ones_like", ones)
 empty_like = _like("empty_like", empty)
 
 
-def full_like(x: Array, /, fill_value: bool | int | float | complex, *, dtype: Any = None,
+def full_like(x: Array, /, fill_value: bool | int | float | complex | Array, *, dtype: Any = None,
               device: Any = None) -> Array:
     """Like ``full`` with the shape (and by default the dtype) of ``x``."""
     x = check_array(x, "full_like")
@@ -183,12 +198,16 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     is_float = any(isinstance(v, float) for v in (start, stop, step))
     target = _dtype(dtype, dt.default_float if is_float else dt.default_int, "arange")
     n = max(0, math.ceil((stop - start) / step))
+    if target.kind == "b" and n > 2:
+        raise ValueError(f"arange: a bool range has at most 2 values (as in NumPy), not {n}")
     if target.kind in "iu":
         lo, hi = dt.iinfo_bounds(target)
         last = start + (n - 1) * step if n else start
         if not (lo <= start <= hi and lo <= last <= hi):
             raise OverflowError(f"arange: values out of range for {target}")
-    compute = dt.default_float if target.kind == "f" else target
+    # Counted in float64 for the floating and complex dtypes (iota has no complex values),
+    # in int64 for bool (whose iota would wrap), else in the dtype itself.
+    compute = dt.default_float if target.kind in "fc" else dt.int64 if target.kind == "b" else target
     ramp = op("iota", dims=(n,), iota_dimension=0, dtype=compute)
     # start +/- i * |step|: every constant is representable even in unsigned dtypes.
     offsets = op("multiply", ramp, graph.full((n,), abs(step), compute))
@@ -196,14 +215,34 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     return convert(values, target)
 
 
-def linspace(start: int | float, stop: int | float, /, num: int, *, dtype: Any = None, device: Any = None,
-             endpoint: bool = True) -> Array:
+def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *, dtype: Any = None,
+             device: Any = None, endpoint: bool = True) -> Array:
+    """``num`` evenly spaced values from ``start`` to ``stop``, computed in float64 (each
+    part of complex bounds apart). An integer ``dtype`` (beyond the standard, as in
+    NumPy 2) takes the floor of each value."""
     _check_device(device)
     num = graph.python_scalar(num, "linspace")
-    target = _dtype(dtype, dt.default_float, "linspace")
-    dt.check_dtype(target, "floating-point", "linspace")
+    start, stop = graph.python_scalar(start, "linspace"), graph.python_scalar(stop, "linspace")
+    is_complex = isinstance(start, complex) or isinstance(stop, complex)
+    target = _dtype(dtype, dt.default_complex if is_complex else dt.default_float, "linspace")
+    dt.check_dtype(target, "numeric", "linspace")
+    if is_complex and target.kind != "c":
+        raise TypeError(f"linspace: complex bounds need a complex dtype, got {target}")
     if not isinstance(num, int) or num < 0:
         raise ValueError(f"linspace: num must be a non-negative int, got {num!r}")
+    if is_complex:
+        start, stop = complex(start), complex(stop)
+        parts = (_spaced(start.real, stop.real, num, endpoint), _spaced(start.imag, stop.imag, num, endpoint))
+        return convert(op("complex", *parts), target)
+    values = _spaced(cast(float, start), cast(float, stop), num, endpoint)
+    if target.kind in "iu":
+        values = op("floor", values)
+    return convert(values, target)
+
+
+def _spaced(start: float, stop: float, num: int, endpoint: bool) -> Array:
+    """``linspace`` in float64 of real bounds: ``start + i * step``, the last value ``stop``
+    exactly when it is an endpoint."""
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
     f64 = dt.float64
@@ -212,7 +251,7 @@ def linspace(start: int | float, stop: int | float, /, num: int, *, dtype: Any =
     if endpoint and num > 1:
         last = op("compare", ramp, graph.full((num,), num - 1, f64), direction="EQ")
         values = op("select", last, graph.full((num,), float(stop), f64), values)
-    return convert(values, target)
+    return values
 
 
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None, device: Any = None) -> Array:
@@ -271,12 +310,13 @@ def triu(x: Array, /, *, k: int = 0) -> Array:
 
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
-    """Import a DLPack-capable array: zero copy when its layout allows and its memory is
-    known to be read-only (a read-only NumPy array), else a copy, by ``asarray``'s rule:
-    an array never changes once made."""
+    """Import a DLPack-capable array: a plaidarray array unless ``copy`` shares its
+    elements (a view); other memory without a copy when its layout allows and it is known
+    to be read-only (a read-only NumPy array), else a copy, by ``asarray``'s rule: what
+    another library changes later does not change an array already made."""
     _check_device(device)
-    if isinstance(x, Array):
-        return graph.copy_of(x) if copy else x
+    if isinstance(x, Array):  # the same elements, as NumPy's from_dlpack shares them
+        return graph.copy_of(x) if copy else view(x, Index(Ellipsis))
     try:
         value = np.from_dlpack(x, copy=copy)
     except AttributeError:  # NumPy looks the protocol up without checking for it

@@ -17,8 +17,10 @@ from .. import dtypes as dt
 from ..hlo.opdef import OPS
 from ..trace.array import Array
 from ..trace.node import Node, derive
+from ..trace.views import view
 from .graph import (SCALAR_KINDS, Scalar, check_array, check_category, convert, op, operands, python_scalar,
                     scalar_like, scalar_operand, wrap)
+from .views import Part
 
 __all__: list[str] = []
 
@@ -256,8 +258,8 @@ for _name, _category, _fn in (
     ("isinf", "numeric", _isinf),
     ("isnan", "numeric", _isnan),
     ("conj", "numeric", lambda x: op("conj", x) if x.dtype.kind == "c" else x),
-    ("real", "numeric", lambda x: op("real", x) if x.dtype.kind == "c" else x),
-    ("imag", "complex floating-point", _hlo("imag")),
+    ("real", "numeric", lambda x: view(x, Part("real")) if x.dtype.kind == "c" else x),
+    ("imag", "complex floating-point", lambda x: view(x, Part("imag"))),
     ("logical_not", "bool", _hlo("not")),
     ("bitwise_invert", "integer or boolean", _hlo("not")),
     ("signbit", "real floating-point", _signbit),

@@ -23,7 +23,9 @@ from .graph import check_array, normalize_axes, op
 __all__ = ["take", "take_along_axis"]
 
 
-def _expand_key(key: Any, ndim: int) -> list:
+def expand_key(key: Any, ndim: int) -> list:
+    """A basic key's entries, one per axis of the result's source plus each ``None``,
+    its ``...`` expanded into full slices (IndexError for a key that does not apply)."""
     key = key if isinstance(key, tuple) else (key,)
     for k in key:
         if isinstance(k, Array) or not (k is None or k is Ellipsis or isinstance(k, slice) or _is_int(k)):
@@ -77,7 +79,7 @@ def _plan(x: Array, key: Any):
     None axes inserted."""
     entries, out_shape = [], []
     dim = 0
-    for k in _expand_key(key, x.ndim):
+    for k in expand_key(key, x.ndim):
         if k is None:
             out_shape.append(1)
             continue
@@ -110,70 +112,147 @@ def _boolean_mask(x: Array, key: Any) -> Array | None:
     """``key`` if it is a boolean mask over ``x``'s leading dimensions, else None."""
     if not (isinstance(key, Array) and key.dtype == dt.bool_):
         return None
-    if key.shape != x.shape[:key.ndim]:
-        raise IndexError(f"boolean index of shape {key.shape} does not match the array's shape {x.shape}")
+    _check_mask(key, x.shape[:key.ndim])
     return key
 
 
-def _leading_flat(x: Array, mask: Array) -> Array:
-    return graph.reshape(x, (mask.size,) + x.shape[mask.ndim:])
+def _check_mask(mask: Array, dims: tuple[int, ...]) -> None:
+    """IndexError unless ``mask`` fits the axes ``dims`` it indexes. As in NumPy, a
+    mask axis of length 0 fits any axis (it selects nothing either way)."""
+    if len(dims) != mask.ndim or any(m != n and m != 0 for m, n in zip(mask.shape, dims)):
+        raise IndexError(f"boolean index of shape {mask.shape} does not match the indexed axes {dims}")
 
 
-def _integer_arrays(x: Array, key: Any) -> Array | None:
-    """Integer-array indexing (every axis indexed by an int or an integer array, arrays
-    broadcast together): a gather from the flattened array at the linear positions."""
-    parts = key if isinstance(key, tuple) else (key,)
-    if not any(isinstance(k, Array) and k.dtype.kind in "iu" for k in parts):
-        return None
-    if len(parts) != x.ndim or not all(isinstance(k, Array) or _is_int(k) for k in parts):
-        taken = _take_along_one_axis(x, parts)
-        if taken is not None:
-            return taken
-        raise IndexError("integer-array indexing needs one int or integer array per dimension")
-    arrays = [k if isinstance(k, Array) else graph.constant(operator.index(k), dt.int64) for k in parts]
-    for k in arrays:
-        if k.dtype.kind not in "iu":
-            raise IndexError(f"index arrays must be integers, got {k.dtype}")
-    shape = graph.broadcast_shapes(*(k.shape for k in arrays))
+def _is_advanced(k: Any) -> bool:
+    """Integer and boolean arrays, and Python booleans (a new axis masked by the bool)."""
+    return isinstance(k, (Array, bool, np.bool_))
+
+
+def _advanced(x: Array, parts: tuple) -> Array:
+    """Indexing with integer arrays (any rank), boolean arrays (over any axes) and bools,
+    alongside ints, slices, ``None`` and ``...``, as NumPy does it: the basic parts are
+    applied first; then the index arrays broadcast together, a mask standing for the
+    positions of its True elements over its axes (their count is computed first); their
+    shape replaces the axes they index, in place if those are adjacent in the key (ints
+    count as index arrays there), else in front. Out-of-range indices are clamped on
+    their own axis, as ``take`` does."""
+    parts = _with_ellipsis_expanded(parts, x.ndim)
+    basic: list[Any] = []
+    entries: list[tuple[int, int, Array, int]] = []  # (first axis after the basic parts, axes it covers, index, key position)
+    axis = source = 0  # the next axis of the basic parts' result, and of x
+    for at, k in enumerate(parts):
+        if k is _SEPARATOR:
+            continue
+        if k is None:
+            basic.append(None)
+            axis += 1
+        elif isinstance(k, (bool, np.bool_)) or (isinstance(k, Array) and k.dtype == dt.bool_ and k.ndim == 0):
+            basic.append(None)  # a new axis of length 1, selected or not by the bool
+            mask = graph.reshape(graph.constant(bool(k), dt.bool_) if not isinstance(k, Array) else k, (1,))
+            entries.append((axis, 1, _positions(mask), at))
+            axis += 1
+        elif isinstance(k, Array) and k.dtype == dt.bool_:
+            _check_mask(k, x.shape[source:source + k.ndim])
+            basic.extend([slice(None)] * k.ndim)
+            entries.append((axis, k.ndim, _positions(k), at))
+            axis += k.ndim
+            source += k.ndim
+        elif isinstance(k, Array) or _is_int(k):
+            if isinstance(k, Array) and k.dtype.kind not in "iu":
+                raise IndexError(f"index arrays must be integers or booleans, got {k.dtype}")
+            basic.append(slice(None))
+            index = k if isinstance(k, Array) else graph.constant(operator.index(k), dt.int64)
+            entries.append((axis, 1, index, at))
+            axis += 1
+            source += 1
+        else:
+            basic.append(k)
+            axis += 1
+            source += 1
+    y = getitem(x, tuple(basic))
+    if len(entries) == 1:
+        first, count, index, _ = entries[0]
+        merged = graph.reshape(y, y.shape[:first] + (math.prod(y.shape[first:first + count]),) + y.shape[first + count:])
+        return op("take", merged, index, axis=first)
+    return _gather(y, entries, _adjacent([at for *_, at in entries]))
+
+
+def _with_ellipsis_expanded(parts: tuple, ndim: int) -> tuple:
+    """The key with ``...`` as the full slices it stands for (``...`` absent: appended)."""
+    if sum(k is Ellipsis for k in parts) > 1:
+        raise IndexError("an index can only have a single ellipsis ('...')")
+    consumed = sum(k.ndim if isinstance(k, Array) and k.dtype == dt.bool_ else
+                   0 if k is None or k is Ellipsis or isinstance(k, (bool, np.bool_)) else 1 for k in parts)
+    if consumed > ndim:
+        raise IndexError(f"too many indices: array is {ndim}-dimensional, but {consumed} were indexed")
+    fill = (slice(None),) * (ndim - consumed)
+    if not any(k is Ellipsis for k in parts):
+        return (*parts, *fill)
+    at = next(i for i, k in enumerate(parts) if k is Ellipsis)
+    # The ellipsis stays a separator between index arrays (NumPy's rule for their place).
+    return (*parts[:at], *fill, _SEPARATOR, *parts[at + 1:])
+
+
+#: Where ``...`` stood in an expanded key: no axis, but it keeps the index arrays on its
+#: two sides apart.
+_SEPARATOR = object()
+
+
+def _adjacent(positions: list[int]) -> bool:
+    return positions == list(range(positions[0], positions[0] + len(positions)))
+
+
+def _positions(mask: Array) -> Array:
+    from .searching import true_positions
+
+    return true_positions(mask)
+
+
+def _gather(y: Array, entries: list, adjacent: bool) -> Array:
+    """``y`` gathered at several index arrays broadcast together (one linear position
+    each into the block of the axes they index, moved in front)."""
+    indexed = [a for first, count, _, _ in entries for a in range(first, first + count)]
+    rest = [a for a in range(y.ndim) if a not in indexed]
+    moved = op("transpose", y, permutation=(*indexed, *rest)) if indexed + rest != list(range(y.ndim)) else y
+    sizes = [math.prod(y.shape[first:first + count]) for first, count, _, _ in entries]
+    block = graph.reshape(moved, (math.prod(sizes), *(y.shape[a] for a in rest)))
+    try:
+        shape = graph.broadcast_shapes(*(index.shape for _, _, index, _ in entries))
+    except ValueError:
+        raise IndexError(f"index arrays of shapes {[index.shape for _, _, index, _ in entries]} "
+                         "do not broadcast together") from None
     linear = graph.full(shape, 0, dt.int64)
-    for axis, (k, n) in enumerate(zip(arrays, x.shape)):
-        k = graph.broadcast_to(graph.convert(k, dt.int64), shape)
+    for (_, _, index, _), n, stride in zip(entries, sizes, _strides(sizes)):
+        k = graph.broadcast_to(graph.convert(index, dt.int64), shape)
         wrapped = op("select", op("compare", k, graph.full(shape, 0, dt.int64), direction="LT"),
                      op("add", k, graph.full(shape, n, dt.int64)), k)
         # Out of range even so: clamped on its own axis (as take does), never read out of bounds.
         clamped = op("minimum", op("maximum", wrapped, graph.full(shape, 0, dt.int64)),
                      graph.full(shape, max(n - 1, 0), dt.int64))
-        stride = graph.full(shape, math.prod(x.shape[axis + 1:]), dt.int64)
-        linear = op("add", linear, op("multiply", clamped, stride))
-    return op("take", graph.reshape(x, (x.size,)), linear, axis=0)
+        linear = op("add", linear, op("multiply", clamped, graph.full(shape, stride, dt.int64)))
+    out = op("take", block, linear, axis=0)
+    first = entries[0][0]
+    before = sum(1 for a in rest if a < first)
+    if not adjacent or before == 0:
+        return out
+    order = (*range(len(shape), len(shape) + before), *range(len(shape)), *range(len(shape) + before, out.ndim))
+    return op("transpose", out, permutation=order)
 
 
-def _take_along_one_axis(x: Array, parts: tuple) -> Array | None:
-    """``x[idx, ...]``, ``x[:, idx]``: one 1-D integer array, every other entry a full
-    slice or the ellipsis. Beyond the standard, as NumPy, JAX and PyTorch accept it (and
-    scikit-learn's ``_safe_indexing`` writes it): ``take`` along that axis. None otherwise."""
-    at = [i for i, k in enumerate(parts) if isinstance(k, Array)]
-    if len(at) != 1 or parts[at[0]].ndim != 1 or sum(k is Ellipsis for k in parts) > 1:
-        return None
-    others = [k for k in parts if not isinstance(k, Array)]
-    if not all(k is Ellipsis or (isinstance(k, slice) and k == slice(None)) for k in others):
-        return None
-    if len(parts) - (Ellipsis in others) > x.ndim:
-        return None
-    axis = x.ndim - (len(parts) - at[0]) if Ellipsis in parts[:at[0]] else at[0]
-    return op("take", x, parts[at[0]], axis=axis)
+def _strides(sizes: list[int]) -> list[int]:
+    out, step = [], 1
+    for n in reversed(sizes):
+        out.append(step)
+        step *= n
+    return out[::-1]
 
 
 def getitem(x: Array, key: Any) -> Array:
+    """``x[key]`` as a new value (``api/views.py`` makes basic indexing a view)."""
     key = _numpy_indices(key)
-    gathered = _integer_arrays(x, key)
-    if gathered is not None:
-        return gathered
-    mask = _boolean_mask(x, key)
-    if mask is not None:  # data-dependent size: the count of True values is computed first
-        from .searching import true_positions
-
-        return op("take", _leading_flat(x, mask), true_positions(mask), axis=0)
+    parts = key if isinstance(key, tuple) else (key,)
+    if any(_is_advanced(k) for k in parts):
+        return _advanced(x, parts)
     entries, out_shape = _plan(x, key)
     if all(start == 0 and step == 1 and count == n and keep for (start, step, count, keep), n in zip(entries, x.shape)):
         # Whole axes and new ones (x[:, None]): no window to take. A new array even for
@@ -233,6 +312,9 @@ def setitem(x: Array, key: Any, value: Any) -> Array:
     mask = _boolean_mask(x, key)
     if mask is not None:
         return _masked_update(x, mask, value)
+    parts = key if isinstance(key, tuple) else (key,)
+    if any(_is_advanced(k) for k in parts):
+        return _scattered(x, parts, value)
     entries, out_shape = _plan(x, key)
     region = tuple(count for _, _, count, _ in entries)
     value = graph.reshape(graph.broadcast_to(value, out_shape), region)
@@ -256,6 +338,57 @@ def setitem(x: Array, key: Any, value: Any) -> Array:
     placed = op("pad", value, graph.constant(0, x.dtype), **pad)
     where = op("pad", mask, graph.constant(False, dt.bool_), **pad)
     return op("select", where, placed, x)
+
+
+def _scattered(x: Array, parts: tuple, value: Array) -> Array:
+    """``x[key] = value`` for any advanced key: the flat position in ``x`` of each element
+    of ``x[key]`` is ``key`` applied to the positions ``0 .. x.size - 1`` (the reading rules
+    once), and each position of ``x`` takes the value of the last element that names it,
+    as in NumPy, found by a search in the stably sorted positions (no scatter op needed).
+    An index out of range raises IndexError (reads clamp; a write would land elsewhere)."""
+    _check_in_range(x, parts)
+    positions = getitem(graph.reshape(op("iota", dims=(x.size,), iota_dimension=0, dtype=dt.int64), x.shape), parts)
+    try:
+        values = graph.broadcast_to(value, positions.shape)
+    except ValueError:
+        raise ValueError(f"__setitem__: a value of shape {value.shape} does not broadcast to the "
+                         f"{positions.shape} elements selected") from None
+    count = positions.size
+    if count == 0 or x.size == 0:
+        return x
+    flat_positions = graph.reshape(positions, (count,))
+    order = op("argsort", flat_positions, dimension=0, descending=False)
+    ordered = op("take", flat_positions, order, axis=0)
+    every = op("iota", dims=(x.size,), iota_dimension=0, dtype=dt.int64)
+    last = op("subtract", op("searchsorted", ordered, every, side="right"), graph.full((x.size,), 1, dt.int64))
+    found = op("compare", op("take", ordered, last, axis=0), every, direction="EQ")
+    hit = op("and", op("compare", last, graph.full((x.size,), 0, dt.int64), direction="GE"), found)
+    taken = op("take", graph.reshape(values, (count,)), op("take", order, last, axis=0), axis=0)
+    return graph.reshape(op("select", hit, taken, graph.reshape(x, (x.size,))), x.shape)
+
+
+def _check_in_range(x: Array, parts: tuple) -> None:
+    """IndexError if an integer index array of ``parts`` names a position outside its
+    axis (computed: a read)."""
+    checks, source = [], 0
+    for k in _with_ellipsis_expanded(parts, x.ndim):
+        if k is None or k is _SEPARATOR or isinstance(k, (bool, np.bool_)):
+            continue
+        if isinstance(k, Array) and k.dtype == dt.bool_:
+            source += k.ndim
+            continue
+        n = x.shape[source]
+        if isinstance(k, Array) and k.size:
+            wide = graph.convert(k, dt.int64)
+            checks.append(op("or", op("compare", wide, graph.full(k.shape, -n, dt.int64), direction="LT"),
+                             op("compare", wide, graph.full(k.shape, n, dt.int64), direction="GE")))
+        source += 1
+    if checks:
+        from .utility import any as any_
+
+        if bool(any_(op("concatenate", *(graph.reshape(c, (c.size,)) for c in checks), dimension=0))
+                if len(checks) > 1 else any_(checks[0])):
+            raise IndexError(f"__setitem__: an index array names a position outside the array of shape {x.shape}")
 
 
 def _index_array(indices: Any, where: str) -> Array:

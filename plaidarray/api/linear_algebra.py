@@ -11,8 +11,10 @@ from collections.abc import Sequence
 
 from .. import dtypes as dt
 from ..trace.array import Array
+from ..trace.views import view
 from . import graph
 from .graph import check_array, check_category, convert, op
+from .views import Transpose
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
 
@@ -82,8 +84,7 @@ def matrix_transpose(x: Array, /) -> Array:
     x = check_array(x, "matrix_transpose")
     if x.ndim < 2:
         raise ValueError(f"matrix_transpose: needs at least 2 dimensions, got {x.ndim}")
-    perm = tuple(range(x.ndim - 2)) + (x.ndim - 1, x.ndim - 2)
-    return op("transpose", x, permutation=perm)
+    return view(x, Transpose((*range(x.ndim - 2), x.ndim - 1, x.ndim - 2), "matrix_transpose"))
 
 
 def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:

@@ -8,15 +8,20 @@ from collections.abc import Sequence
 from .. import dtypes as dt
 from ..api_version import sequence
 from ..trace.array import Array
+from ..trace.materialize import materialize
+from ..trace.views import can_view, view
 from . import graph
 from .graph import as_int, check_array, int_tuple, normalize_axes, op, shape_tuple
+from .views import Broadcast, Reshape, Reverse, Transpose
 
 __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims", "repeat",
            "reshape", "roll", "squeeze", "stack", "tile", "unstack"]
 
 
 def reshape(x: Array, /, shape: Sequence[int], *, copy: bool | None = None) -> Array:
-    """Reshape ``x``; one dimension may be -1 (inferred)."""
+    """Reshape ``x``; one dimension may be -1 (inferred). A view of ``x`` where NumPy
+    would make one (``copy=None``: ``x``'s elements in order, as a transposed array's
+    are not), else a copy; ``copy=False`` raises where a copy is needed."""
     x = check_array(x, "reshape")
     shape = shape_tuple(shape, "reshape", allow_unknown=True)
     if -1 in shape:
@@ -26,10 +31,14 @@ def reshape(x: Array, /, shape: Sequence[int], *, copy: bool | None = None) -> A
         shape = tuple(x.size // known if s == -1 else s for s in shape)
     if math.prod(shape) != x.size:
         raise ValueError(f"reshape: cannot reshape an array of size {x.size} into {shape}")
-    # Every copy= request is honoured by sharing the value (see graph.copy_of); copy=True
-    # still gives a new array object, which writes into ``x`` do not reach.
-    out = graph.reshape(x, shape)
-    return graph.copy_of(x) if copy and out is x else out
+    if copy:
+        out = graph.reshape(x, shape)
+        return graph.copy_of(x) if out is x else out
+    step = Reshape(shape)
+    if copy is False and not can_view(x, step):
+        raise ValueError(f"reshape: an array of shape {x.shape} laid out as this one is cannot be reshaped "
+                         f"to {shape} without a copy, but copy=False")
+    return view(x, step)
 
 
 def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
@@ -37,7 +46,7 @@ def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
     axes = int_tuple(axes, "permute_dims", "axes")
     if sorted(a % x.ndim if x.ndim else a for a in axes) != list(range(x.ndim)) or len(axes) != x.ndim:
         raise ValueError(f"permute_dims: {axes} is not a permutation of {x.ndim} axes")
-    return op("transpose", x, permutation=tuple(a % x.ndim for a in axes))
+    return view(x, Transpose(tuple(a % x.ndim for a in axes)))
 
 
 def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
@@ -51,7 +60,7 @@ def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
     if len(positions) != len(axes):
         raise ValueError(f"expand_dims: repeated axis in {axis}")
     dims = iter(x.shape)
-    return graph.reshape(x, tuple(1 if i in positions else next(dims) for i in range(rank)))
+    return view(x, Reshape(tuple(1 if i in positions else next(dims) for i in range(rank)), "expand_dims"))
 
 
 def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
@@ -60,18 +69,21 @@ def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
     for a in axes:
         if x.shape[a] != 1:
             raise ValueError(f"squeeze: axis {a} has size {x.shape[a]}, not 1")
-    return graph.reshape(x, tuple(s for i, s in enumerate(x.shape) if i not in axes))
+    return view(x, Reshape(tuple(s for i, s in enumerate(x.shape) if i not in axes), "squeeze"))
 
 
 def broadcast_to(x: Array, /, shape: Sequence[int]) -> Array:
+    """``x`` repeated to ``shape``: a read-only view, as NumPy gives it."""
     x = check_array(x, "broadcast_to")
-    return graph.broadcast_to(x, shape_tuple(shape, "broadcast_to"))
+    return view(x, Broadcast(shape_tuple(shape, "broadcast_to")))
 
 
 def broadcast_arrays(*arrays: Array) -> list[Array] | tuple[Array, ...]:
+    """The arrays repeated to their common shape: read-only views (NumPy's warn on a
+    write and will be read-only)."""
     arrays = tuple(check_array(a, "broadcast_arrays") for a in arrays)
     shape = graph.broadcast_shapes(*(a.shape for a in arrays))
-    return sequence(graph.broadcast_to(a, shape) for a in arrays)
+    return sequence(view(a, Broadcast(shape, "broadcast_arrays")) for a in arrays)
 
 
 def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
@@ -97,7 +109,28 @@ def concat(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int | None =
             raise ValueError(f"concat: shapes {[b.shape for b in arrays]} differ outside axis {axis}")
     if len(arrays) == 1:
         return arrays[0]
+    _compute_wide_operands(arrays)
     return op("concatenate", *arrays, dimension=axis)
+
+
+#: A concatenation of more operands than this computes each operand of at least
+#: ``_WIDE_DEPTH`` pending ops first, one at a time (see ``_compute_wide_operands``).
+_WIDE_COUNT = 8
+_WIDE_DEPTH = 8
+
+
+def _compute_wide_operands(arrays: list[Array]) -> None:
+    """The pending bound (``PLAIDARRAY_MAX_PENDING``) limits a graph's depth, not its
+    width: ``stack`` of many values, each a graph of its own, is one graph as wide as all of
+    them (SciPy's naive B-spline test stacks 50 graphs of 800 nodes: a 40,000-node compile
+    took 22 GB). Computed one at a time, such operands are small graphs, and alike ones share
+    one executable."""
+    if len(arrays) <= _WIDE_COUNT:
+        return
+    for a in arrays:
+        node = a._node
+        if node.buffer is None and node.depth >= _WIDE_DEPTH:
+            materialize([node])
 
 
 def stack(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int = 0) -> Array:
@@ -114,8 +147,7 @@ def stack(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int = 0) -> A
 
 def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
     x = check_array(x, "flip")
-    axes = normalize_axes(axis, x.ndim, "flip")
-    return op("reverse", x, dimensions=axes) if axes else x
+    return view(x, Reverse(normalize_axes(axis, x.ndim, "flip")))
 
 
 def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[int, ...], /) -> Array:

@@ -51,14 +51,18 @@ def argmin(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> A
     return _arg_extremum(x, axis, keepdims, "minimum", "argmin")
 
 
-def where(condition: Array, x1: Array | bool | int | float, x2: Array | bool | int | float, /) -> Array:
-    """Elements of ``x1`` where ``condition`` holds, else of ``x2`` (broadcast together)."""
+def where(condition: Array, x1: Array | bool | int | float | complex, x2: Array | bool | int | float | complex,
+          /) -> Array:
+    """Elements of ``x1`` where ``condition`` holds, else of ``x2`` (broadcast together).
+    Two Python scalars (beyond the standard, as in NumPy: ``where(c, 1.0, 0.0)``) take the
+    default dtype of the higher kind of the two."""
     condition = check_array(condition, "where")
     if condition.dtype != dt.bool_:
         raise TypeError(f"where: condition must be boolean, got {condition.dtype}")
     x1, x2 = graph.numpy_scalar(x1, "where"), graph.numpy_scalar(x2, "where")
     if not isinstance(x1, Array) and not isinstance(x2, Array):
-        raise TypeError("where: at least one of x1, x2 must be an array")
+        dtype = dt.result_type(graph.scalar_dtype(x1, "where"), graph.scalar_dtype(x2, "where"), where="where")
+        x1, x2 = graph.runtime_scalar(x1, dtype), graph.runtime_scalar(x2, dtype)
     a, b = operands("where", x1, x2)
     shape = graph.broadcast_shapes(condition.shape, a.shape)
     return op("select", graph.broadcast_to(condition, shape), graph.broadcast_to(a, shape), graph.broadcast_to(b, shape))

@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import sys
 import threading
-import weakref
-from typing import TYPE_CHECKING, Any, ClassVar, cast
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from ..backend.transfer import to_device, to_host
+from . import views
 from .materialize import materialize
 from .node import GRAPH_IN_C, TRACED, Node
 
@@ -31,10 +31,9 @@ class _ArrayHandleInPython:
 
     def __init__(self, node: Node) -> None:
         self._node = node
-        #: For a view (``x[0]``, ``x[:, 1:]``: basic indexing): the array it was taken
-        #: from (weakly), the key, and the node last written back to it; writes to the
-        #: view are replayed on it (``_write_back``).
-        self._base: list | None = None
+        #: For a view: its ``views.ViewOf`` (root, steps, layout); for an array that
+        #: has views: their ``views.Family``; else None.
+        self._base: Any = None
         node.arrays += 1
 
     def __del__(self) -> None:
@@ -125,18 +124,9 @@ class Array(_ArrayHandle):
         return to_host(buffer)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
-        node = self._node  # ``_value`` and ``to_host`` inlined: every np.asarray of a result comes here
-        if node.buffer is None:
-            materialize([node])
-        value = node.buffer.view()  # type: ignore[union-attr]  # materialize gave it one
-        value.setflags(write=False)
-        if copy:
-            return np.array(value, dtype=dtype, copy=True)
-        if dtype is not None and np.dtype(dtype) != value.dtype:
-            if copy is False:
-                raise ValueError("converting the dtype requires a copy")
-            return value.astype(dtype)
-        return value
+        """``np.asarray(x)``: ``x``'s memory, writable, as a NumPy array's is; writes into
+        it are writes to ``x`` (``exports.py``). A copy for another dtype or ``copy=True``."""
+        return exports.export(self, dtype, copy)
 
     def _scalar(self, kind: type, name: str) -> Any:
         if self.size != 1 or self.ndim:
@@ -179,6 +169,16 @@ class Array(_ArrayHandle):
 
     __str__ = __repr__
 
+    def __format__(self, spec: str) -> str:
+        """``f"{x:.3g}"``: a 0-d array formats as its value does, as NumPy's does (SciPy
+        formats results so); an empty spec gives ``str(x)``; other arrays take no spec."""
+        if not spec:
+            return str(self)
+        if self.ndim:
+            raise TypeError(f"unsupported format string {spec!r} passed to Array.__format__ "
+                            f"(only 0-d arrays take one, got shape {self.shape})")
+        return format(self._value().item(), spec)
+
     def __dlpack__(self, /, *, stream: Any = None, max_version: tuple[int, int] | None = None,
                    dl_device: Any = None, copy: bool | None = None) -> Any:
         if stream is not None:
@@ -188,9 +188,8 @@ class Array(_ArrayHandle):
             kwargs["dl_device"] = dl_device
         if copy is not None:
             kwargs["copy"] = copy
-        materialize([self._node])
-        # Export the buffer itself (zero copy), as NumPy and PyTorch share memory.
-        return cast(np.ndarray, self._node.buffer).__dlpack__(**kwargs)
+        # The array's memory, as np.asarray exports it (zero copy, as NumPy and PyTorch share it).
+        return exports.export(self, None, None).__dlpack__(**kwargs)
 
     def __dlpack_device__(self) -> tuple[int, int]:
         return (1, 0)  # kDLCPU, device 0
@@ -207,23 +206,25 @@ class Array(_ArrayHandle):
 
     # --- indexing ---------------------------------------------------------------------
     def __getitem__(self, key: Any) -> Array:
-        result = _NAMESPACE["getitem"](self, key)
-        if result.ndim and _is_basic(key):
-            result._base = [weakref.ref(self), key, result._node]
-        return result
+        """``x[key]``; basic indexing gives a view, as in NumPy (``trace/views.py``)."""
+        return _NAMESPACE["getitem"](self, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
         """``x[key] = value``. A window update (``dynamic_update_slice``) runs at once,
         so a loop of assignments runs one cached executable per step instead of growing a
         graph; when this array alone holds its buffer, the update writes into it in place
-        and costs the size of ``value``, not of the array. When this array is a view of
-        another, the write reaches that array too (``_write_back``)."""
-        if type(value) is Array and value._base is not None and value._base[2] is value._node \
-                and value._base[0]() is self and _is_basic(key) and value._base[1] == key:
-            return  # ``x[key] += v``: the view x[key] wrote itself back already
+        and costs the size of ``value``, not of the array. When this array shares its
+        elements with others (views), the write reaches them too (``views.changed``)."""
         with _STORES:
+            if self._base is None:
+                self._store(key, value)
+                return
+            step = _NAMESPACE["index_step"](key)
+            if views.is_view_at(value, self, step):
+                return  # ``x[key] += v``: the view x[key] wrote itself through already
+            views.check_writable(self, "__setitem__")
             self._store(key, value)
-            self._write_back()
+            views.changed(self, step)
 
     def _store(self, key: Any, value: Any) -> None:
         old = self._node
@@ -234,23 +235,6 @@ class Array(_ArrayHandle):
             # its run leaves the old one, and a run is never left half done (parallel.py).
             materialize([new], donated)
         self._rebind(new)
-
-    def _write_back(self) -> None:
-        """After this array changed in place, store its value into the array it is a view
-        of, and so on up the chain, as a write through a NumPy view reaches its base (the
-        standard leaves views unspecified; scikit-learn's GaussianMixture relies on it).
-        This is PyTorch's functionalization in its smallest form: the write is replayed on
-        the base. A base that no longer exists cannot be seen, so a view holds it weakly;
-        other views of the base, and the view after a later write to its base, keep the
-        value they had (they are not re-derived)."""
-        view = self
-        while view._base is not None:
-            base = view._base[0]()
-            if base is None:
-                return
-            base._store(view._base[1], view)
-            view._base[2] = view._node
-            view = base
 
     # Arrays are mutable through in-place operators. (Typed as NumPy's stubs type ndarray's.)
     __hash__: ClassVar[None] = None  # type: ignore[assignment]
@@ -283,16 +267,6 @@ def _probe_references(node: Node) -> tuple[int, int]:
     return _references(node)
 
 
-def _is_basic(key: Any) -> bool:
-    """Whether ``key`` is basic indexing (ints, slices, ``...``, ``None``), which gives a
-    view in NumPy; integer arrays and masks give copies."""
-    parts = key if type(key) is tuple else (key,)
-    return all(type(k) in _BASIC or (isinstance(k, (int, np.integer)) and not isinstance(k, bool)) for k in parts)
-
-
-_BASIC = (int, slice, type(Ellipsis), type(None))
-
-
 def _from_buffer(buffer: np.ndarray) -> Array:
     """An array holding ``buffer`` (how arrays are unpickled)."""
     return Array(Node.ready(to_device(buffer, "pickle")))
@@ -305,10 +279,11 @@ _NAMESPACE: dict[str, Any] = {}
 _FUNCTIONS: dict[str, Any] = {}
 
 
-def install_namespace(module: Any, getitem: Any, setitem: Any) -> None:
+def install_namespace(module: Any, getitem: Any, setitem: Any, index_step: Any) -> None:
     """Called once by ``plaidarray/__init__.py``: the namespace (``xp``) the operators
-    and ``__array_namespace__`` use, and the functions behind ``x[key]``."""
-    _NAMESPACE.update(module=module, getitem=getitem, setitem=setitem)
+    and ``__array_namespace__`` use, the functions behind ``x[key]`` and ``x[key] = v``
+    (``setitem`` gives the new value), and the view step a basic key makes."""
+    _NAMESPACE.update(module=module, getitem=getitem, setitem=setitem, index_step=index_step)
 
 
 def namespace() -> Any:
@@ -353,13 +328,16 @@ def _inplace(name: str):
         operand = _operand(other)
         if operand is None:
             return NotImplemented
+        if self._base is not None:
+            views.check_writable(self, name)
         result = _function(name)(self, operand)
         if result.shape != self.shape:
             raise ValueError(f"in-place {name} would change the shape {self.shape} to {result.shape}")
         if result.dtype != self.dtype:
             raise TypeError(f"in-place {name} would change the dtype {self.dtype} to {result.dtype}")
         self._rebind(result._node)
-        self._write_back()
+        if self._base is not None:
+            views.changed(self)
         return self
     return method
 
@@ -387,3 +365,5 @@ for _op, _fn in {"neg": "negative", "pos": "positive", "abs": "abs", "invert": "
 
 #: See ``_sole_references``.
 _SOLE_REFERENCES = _sole_references()
+
+from . import exports  # noqa: E402  (it builds on Array)

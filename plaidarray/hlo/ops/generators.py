@@ -31,7 +31,15 @@ def _iota_infer(shapes, attrs):
     dims, dim = static_dims(attrs["dims"], "iota"), attrs["iota_dimension"]
     if not 0 <= dim < len(dims):
         raise ValueError(f"iota: dimension {dim} out of range for rank {len(dims)}")
-    return Shape(dims, np.dtype(attrs["dtype"]))
+    dtype = np.dtype(attrs["dtype"])
+    if dtype.kind not in _IOTA_KINDS:
+        # A count 0, 1, 2, ... has no complex or bool value past 1: convert an integer
+        # or float iota instead (the backends' lowerings count in these kinds only).
+        raise TypeError(f"iota: counts in integer or floating dtypes, not {dtype}")
+    return Shape(dims, dtype)
+
+
+_IOTA_KINDS = "iuf"
 
 
 def _iota_evaluate(args, attrs, shape):

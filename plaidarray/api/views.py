@@ -1,0 +1,266 @@
+"""The standard's functions whose NumPy results are views, one step each.
+
+Each step is a row of what ``trace/views.py`` needs to keep a view and its root agreeing
+(PyTorch's functionalization records the same per view op): the view's value from its
+base's, how a new value of the view goes back into its base, and where NumPy would lay
+the view's elements out. Which functions give which step:
+
+| step        | functions                                                   | writable |
+|-------------|-------------------------------------------------------------|----------|
+| `Index`     | basic indexing `x[0, 1:, None, ...]`, `unstack`, iteration,  | yes      |
+|             | `from_dlpack` of a plaidarray array                          |          |
+| `Transpose` | `permute_dims`, `matrix_transpose`, `x.T`, `x.mT`, `moveaxis` | yes      |
+| `Reshape`   | `reshape` (where NumPy needs no copy), `expand_dims`, `squeeze` | yes    |
+| `Reverse`   | `flip`                                                       | yes      |
+| `Part`      | `real`, `imag` of a complex array                            | yes      |
+| `Broadcast` | `broadcast_to`, `broadcast_arrays`                           | no       |
+| `Diagonal`  | `linalg.diagonal`                                            | no       |
+
+Read-only views raise on a write, as NumPy's do. ``asarray(x)`` and ``astype(x, x.dtype,
+copy=False)`` return ``x`` itself.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ..trace.array import Array
+from ..trace.views import Layout, Step, view
+from . import graph, indexing
+from .graph import op
+
+
+def _is_basic(key: Any) -> bool:
+    """Whether ``key`` is basic indexing (ints, slices, ``...``, ``None``), which gives a
+    view in NumPy; integer arrays and masks give copies."""
+    parts = key if type(key) is tuple else (key,)
+    return all(type(k) in _BASIC or (isinstance(k, (int, np.integer)) and not isinstance(k, bool)) for k in parts)
+
+
+_BASIC = (int, slice, type(Ellipsis), type(None))
+
+
+@dataclass(slots=True)
+class Index(Step):
+    """``x[key]`` with a basic key."""
+
+    key: Any
+    name = "__getitem__"
+
+    def forward(self, base: Array) -> Array:
+        return indexing.getitem(base, self.key)
+
+    def inverse(self, base: Array, value: Array) -> Array:
+        return indexing.setitem(base, self.key, value)
+
+    def store(self, base: Array, value: Array) -> None:
+        base._store(self.key, value)  # a window update, run at once, in place when it can be
+
+    def layout(self, base: Layout) -> Layout:
+        shape, strides, offset, dim = [], [], base.offset, 0
+        for k in indexing.expand_key(self.key, len(base.shape)):
+            if k is None:
+                shape.append(1)
+                strides.append(0)
+                continue
+            n, s = base.shape[dim], base.strides[dim]
+            dim += 1
+            if isinstance(k, slice):
+                start, stop, step = k.indices(n)
+                shape.append(len(range(start, stop, step)))
+                strides.append(s * step)
+                offset += start * s
+            else:
+                offset += (operator.index(k) % n) * s
+        return Layout(tuple(shape), offset, tuple(strides))
+
+
+@dataclass(slots=True)
+class Transpose(Step):
+    permutation: tuple[int, ...]
+    name: str = "permute_dims"
+
+    def forward(self, base: Array) -> Array:
+        return op("transpose", base, permutation=self.permutation)
+
+    def inverse(self, base: Array, value: Array) -> Array:
+        back = tuple(sorted(range(len(self.permutation)), key=self.permutation.__getitem__))
+        return op("transpose", value, permutation=back)
+
+    def layout(self, base: Layout) -> Layout:
+        return Layout(tuple(base.shape[a] for a in self.permutation), base.offset,
+                      tuple(base.strides[a] for a in self.permutation))
+
+
+@dataclass(slots=True)
+class Reshape(Step):
+    shape: tuple[int, ...]
+    name: str = "reshape"
+    may_copy = True
+
+    def forward(self, base: Array) -> Array:
+        return graph.reshape(base, self.shape)
+
+    def inverse(self, base: Array, value: Array) -> Array:
+        return graph.reshape(value, base.shape)
+
+    def layout(self, base: Layout) -> Layout | None:
+        strides = reshaped_strides(base.shape, base.strides, self.shape)
+        return None if strides is None else Layout(self.shape, base.offset, strides)
+
+
+def reshaped_strides(shape: tuple[int, ...], strides: tuple[int, ...],
+                     new_shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The strides ``new_shape`` has over the elements of an array of ``shape`` and
+    ``strides``, or None if no strides can lay them out (NumPy then copies). Axes of
+    length 1 go anywhere; the other axes are matched in runs of equal element counts, and
+    a run of the old axes must be one contiguous stretch (each stride the next one's
+    times the next length) for the new axes to split it."""
+    new_strides = [0] * len(new_shape)
+    if math.prod(shape) == 0:
+        return tuple(new_strides)
+    old = [(n, s) for n, s in zip(shape, strides) if n != 1]
+    new = [j for j, n in enumerate(new_shape) if n != 1]
+    i = j = 0
+    while i < len(old):
+        i_end, j_end = i + 1, j + 1
+        old_count, new_count = old[i][0], new_shape[new[j]]
+        while old_count != new_count:
+            if old_count < new_count:
+                old_count *= old[i_end][0]
+                i_end += 1
+            else:
+                new_count *= new_shape[new[j_end]]
+                j_end += 1
+        if any(old[k][1] != old[k + 1][1] * old[k + 1][0] for k in range(i, i_end - 1)):
+            return None
+        stride = old[i_end - 1][1]
+        for axis in reversed(new[j:j_end]):
+            new_strides[axis] = stride
+            stride *= new_shape[axis]
+        i, j = i_end, j_end
+    return tuple(new_strides)
+
+
+@dataclass(slots=True)
+class Reverse(Step):
+    axes: tuple[int, ...]
+    name = "flip"
+
+    def forward(self, base: Array) -> Array:
+        return op("reverse", base, dimensions=self.axes) if self.axes else base
+
+    def inverse(self, base: Array, value: Array) -> Array:
+        return self.forward(value)
+
+    def layout(self, base: Layout) -> Layout:
+        offset, strides = base.offset, list(base.strides)
+        for a in self.axes:
+            if base.shape[a]:
+                offset += (base.shape[a] - 1) * strides[a]
+            strides[a] = -strides[a]
+        return Layout(base.shape, offset, tuple(strides))
+
+
+@dataclass(slots=True)
+class Part(Step):
+    """``real(z)`` or ``imag(z)`` of a complex ``z``."""
+
+    part: str
+
+    @property
+    def name(self) -> str:  # type: ignore[override]
+        return self.part
+
+    def forward(self, base: Array) -> Array:
+        return op(self.part, base)
+
+    def inverse(self, base: Array, value: Array) -> Array:
+        if self.part == "real":
+            return op("complex", value, op("imag", base))
+        return op("complex", op("real", base), value)
+
+    def layout(self, base: Layout) -> Layout:
+        return base
+
+
+@dataclass(slots=True)
+class Broadcast(Step):
+    shape: tuple[int, ...]
+    name: str = "broadcast_to"
+    writable = False
+
+    def forward(self, base: Array) -> Array:
+        return graph.broadcast_to(base, self.shape)
+
+    def inverse(self, base: Array, value: Array) -> Array:
+        """The first of each broadcast copy: every copy shows the same element."""
+        new = len(self.shape) - len(base.shape)
+        key = (0,) * new + tuple(slice(0, 1) if n == 1 else slice(None) for n in base.shape)
+        return indexing.getitem(value, key)
+
+    def layout(self, base: Layout) -> Layout:
+        new = len(self.shape) - len(base.shape)
+        strides = (0,) * new + tuple(0 if n == 1 else s for n, s in zip(base.shape, base.strides))
+        return Layout(self.shape, base.offset, strides)
+
+
+@dataclass(slots=True)
+class Diagonal(Step):
+    """The ``offset``-th diagonal of each matrix (the last two axes)."""
+
+    offset: int
+    name = "linalg.diagonal"
+    writable = False
+
+    def _extent(self, shape: tuple[int, ...]) -> tuple[int, int, int]:
+        """(first row, first column, length) of the diagonal."""
+        m, n = shape[-2:]
+        row, col = max(-self.offset, 0), max(self.offset, 0)
+        return row, col, max(0, min(m - row, n - col))
+
+    def forward(self, base: Array) -> Array:
+        *batch, m, n = base.shape
+        row, col, size = self._extent(base.shape)
+        # Along the flattened matrix the diagonal is a strided slice: step n + 1.
+        flat = graph.reshape(base, (*batch, m * n))
+        start = row * n + col if size else 0
+        stop = start + (size - 1) * (n + 1) + 1 if size else 0
+        return op("slice", flat, start=(0,) * len(batch) + (start,), limit=(*batch, stop),
+                  strides=(1,) * len(batch) + (n + 1,))
+
+    def inverse(self, base: Array, value: Array) -> Array:
+        *batch, m, n = base.shape
+        row, col, size = self._extent(base.shape)
+        if not size:
+            return base
+        start = row * n + col
+        flat = indexing.setitem(graph.reshape(base, (*batch, m * n)),
+                                (Ellipsis, slice(start, start + (size - 1) * (n + 1) + 1, n + 1)), value)
+        return graph.reshape(flat, base.shape)
+
+    def layout(self, base: Layout) -> Layout:
+        row, col, size = self._extent(base.shape)
+        *outer, rows, cols = base.strides
+        return Layout((*base.shape[:-2], size), base.offset + row * rows + col * cols, (*outer, rows + cols))
+
+
+def getitem(x: Array, key: Any) -> Array:
+    """``x[key]``: a view for basic indexing, as in NumPy, except where NumPy gives a
+    scalar (an int for every axis, no ``...``); a copy otherwise."""
+    if not _is_basic(key):
+        return indexing.getitem(x, key)
+    parts = key if type(key) is tuple else (key,)
+    if len(parts) == x.ndim and all(k is not None and k is not Ellipsis and type(k) is not slice for k in parts):
+        return indexing.getitem(x, key)
+    return view(x, Index(key))
+
+
+def index_step(key: Any) -> Index | None:
+    """The step ``x[key]`` makes, for a basic ``key`` (where ``x[key] = v`` writes)."""
+    return Index(key) if _is_basic(key) else None

@@ -1,0 +1,257 @@
+"""Views: arrays that share another array's elements, as NumPy's views do.
+
+NumPy code counts on views: ``v = c[k]; v[i, i] += r`` changes ``c``, and
+``out = moveaxis(out, 0, -1); out[...] = y`` fills the array the caller passed. A lazy
+array has no memory to share, so plaidarray does what PyTorch's functionalization does:
+each view records the steps that made it from its root (the array that is no view), each
+step knowing how to make the view from its base (``forward``) and how to put a new value
+of the view back into its base (``inverse``). A write through a view is replayed on the
+root, step by step; a write to any member of the family then refreshes every other live
+view whose elements it may have touched, so the base and all its views keep agreeing as
+NumPy's do.
+
+Where NumPy would copy instead (a reshape of a transposed array), there is no view: each
+view carries the layout NumPy would give it, its elements' offset and strides in units of
+the root's elements, and a step whose result NumPy could not lay out that way is a copy.
+The same layout bounds the elements a view covers, so a write refreshes only the views
+that it may have reached (``rows = [x[i] for i in ...]`` stays cheap to write through).
+
+Unlike a NumPy view, a view does not keep its root alive: a live array is computed and
+stored whenever a graph it belongs to runs, so ``f(x)[0]`` or ``reshape(a * b, s)`` would
+store the whole temporary besides the view. The family (root and views) is what the views
+share; the root and the views are in it weakly. Once the root is gone, a write through a
+view still reaches the family's other views: each is rebuilt from a blank root with its
+own elements put back, then the written view's over them (``_without_root``), so no
+element outside the two matters.
+
+The steps are defined in the API layer (``api/views.py``); this module only runs them.
+"""
+
+from __future__ import annotations
+
+import math
+import weakref
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+if TYPE_CHECKING:
+    from .array import Array
+
+
+class Layout(NamedTuple):
+    """Where an array's elements are among its root's: its shape, and the offset and
+    strides (in elements, negative for reversed axes) NumPy would give it."""
+
+    shape: tuple[int, ...]
+    offset: int
+    strides: tuple[int, ...]
+
+    def bounds(self) -> tuple[int, int]:
+        """The first and last root element covered (``low > high`` when none is)."""
+        if math.prod(self.shape) == 0:
+            return 1, 0
+        low = high = self.offset
+        for n, s in zip(self.shape, self.strides):
+            if s < 0:
+                low += (n - 1) * s
+            else:
+                high += (n - 1) * s
+        return low, high
+
+
+class Step:
+    """How one view is made from its base; subclasses are dataclasses (compared in
+    ``is_view_at``), never changed once made."""
+
+    __slots__ = ()
+
+    #: The function that makes the view, for error messages.
+    name: str = ""
+    #: False for views NumPy gives read-only (``broadcast_to``, ``linalg.diagonal``).
+    writable: bool = True
+
+    def forward(self, base: Array) -> Array:
+        """The view's value, recorded from its base's (never itself a view)."""
+        raise NotImplementedError
+
+    def inverse(self, base: Array, value: Array) -> Array:
+        """``base``'s value with the elements this view shows replaced by ``value`` (a
+        read-only view has one too: ``_without_root`` puts its elements back)."""
+        raise NotImplementedError
+
+    def store(self, base: Array, value: Array) -> None:
+        """Write ``value`` into ``base`` (the root) through this step."""
+        base._rebind(self.inverse(base, value)._node)
+
+    def layout(self, base: Layout) -> Layout | None:
+        """Where the view's elements are, given where its base's are; None where NumPy
+        could not make it without copying (only if ``may_copy``)."""
+        raise NotImplementedError
+
+    #: Whether ``layout`` can be None: only such a step needs its base's layout when it
+    #: is made; the others' layouts are worked out when a write needs them.
+    may_copy: bool = False
+
+
+class Family:
+    """A root and its views: kept in the root's ``_base`` and in each view's record. The
+    root's shape and dtype stay for the blank root once the root itself is gone."""
+
+    __slots__ = ("root", "views", "shape", "dtype", "pin")
+
+    def __init__(self, root: Array) -> None:
+        self.root = weakref.ref(root)
+        #: While the root's memory is exported writable (``exports.py``): its ``Pin``.
+        self.pin: Any = None
+        #: By ``id`` (arrays are unhashable); an entry leaves as its array dies. Made with
+        #: the first view (a family is also made for an export, ``exports.py``).
+        self.views: weakref.WeakValueDictionary[int, Array] | None = None
+        self.shape = root.shape
+        self.dtype = root.dtype
+
+    def add(self, view: Array) -> None:
+        if self.views is None:
+            self.views = weakref.WeakValueDictionary()
+        self.views[id(view)] = view
+
+    def live_views(self) -> list[Array]:
+        return [] if self.views is None else list(self.views.values())
+
+
+class ViewOf:
+    """Kept in a view's ``_base``: its family, the steps from the root, whether it may be
+    written, and its layout (worked out when first asked: most views are only read)."""
+
+    __slots__ = ("family", "steps", "writable", "_layout")
+
+    def __init__(self, family: Family, steps: tuple[Step, ...], writable: bool, layout: Layout | None) -> None:
+        self.family = family
+        self.steps = steps
+        self.writable = writable
+        self._layout = layout
+
+    def layout(self) -> Layout:
+        if self._layout is None:
+            layout = root_layout(self.family.shape)
+            for step in self.steps:
+                layout = step.layout(layout)  # type: ignore[assignment]  # a view's steps all lay out
+            self._layout = layout
+        return self._layout
+
+
+def root_layout(shape: tuple[int, ...]) -> Layout:
+    """Row-major: every root is laid out so."""
+    strides, step = [], 1
+    for n in reversed(shape):
+        strides.append(step)
+        step *= n
+    return Layout(shape, 0, tuple(reversed(strides)))
+
+
+def _layout(array: Array) -> Layout:
+    record = array._base
+    return record.layout() if type(record) is ViewOf else root_layout(array.shape)
+
+
+def can_view(base: Array, step: Step) -> bool:
+    """Whether ``step`` on ``base`` is a view (NumPy would not copy)."""
+    return step.layout(_layout(base)) is not None
+
+
+def view(base: Array, step: Step) -> Array:
+    """``step``'s result on ``base``: a view of ``base``'s root, or a new array where
+    NumPy would copy."""
+    result = step.forward(base)
+    placed = None
+    if step.may_copy:
+        placed = step.layout(_layout(base))
+        if placed is None:
+            return result
+    if result is base:
+        result = type(base)(base._node)
+    record = base._base
+    if type(record) is ViewOf:
+        family, steps, writable = record.family, record.steps, record.writable
+    else:
+        family, steps, writable = record or Family(base), (), True
+        base._base = family
+    result._base = ViewOf(family, (*steps, step), writable and step.writable, placed)
+    family.add(result)
+    if family.pin is not None:
+        family.pin.adopt(result)
+    return result
+
+
+def check_writable(array: Array, where: str) -> None:
+    """ValueError for a write into a read-only view, as NumPy raises it."""
+    record = array._base
+    if type(record) is ViewOf and not record.writable:
+        made_by = next(step.name for step in record.steps if not step.writable)
+        raise ValueError(f"{where}: assignment destination is read-only (a view made by {made_by})")
+
+
+def is_view_at(value: Any, array: Array, step: Step | None) -> bool:
+    """Whether ``value`` is the view ``array[key]`` (``step`` made from ``key``), whose
+    elements are ``array``'s already: ``x[key] += v`` stores the view back after the
+    in-place operator wrote it through."""
+    record = getattr(value, "_base", None)
+    if step is None or type(record) is not ViewOf:
+        return False
+    own = array._base
+    if type(own) is ViewOf:
+        return record.family is own.family and record.steps == (*own.steps, step)
+    return record.family is own and record.steps == (step,)
+
+
+def changed(array: Array, step: Step | None = None) -> None:
+    """After ``array`` took a new value (``array[key] = v``, with ``step`` the view
+    ``key`` makes, or an in-place operator): replay the write on its root and refresh
+    the other views that cover the elements written."""
+    record = array._base
+    if record is None:
+        return
+    family, steps = (record.family, record.steps) if type(record) is ViewOf else (record, ())
+    root = family.root()
+    if steps and root is not None:
+        steps[0].store(root, _through(root, steps, array))
+    if not family.views:
+        return
+    others = [other for other in family.live_views() if other is not array]
+    if not others:
+        return
+    layout = _layout(array)
+    low, high = ((step.layout(layout) if step is not None else None) or layout).bounds()
+    for other in others:
+        other_low, other_high = other._base.layout().bounds()
+        if other_high < low or other_low > high:
+            continue
+        value = root if root is not None else _without_root(family, other, array)
+        for each in other._base.steps:
+            value = each.forward(value)
+        other._rebind(value._node)
+
+
+def _through(root: Array, steps: tuple[Step, ...], value: Array) -> Array:
+    """What the view ``steps`` of ``root`` taking ``value`` makes of the base that
+    ``steps[0]`` views: the inverses applied from the view up to that base, each given the
+    base it views (made again from the root: those arrays may be gone)."""
+    bases = [root]
+    for step in steps[:-1]:
+        bases.append(step.forward(bases[-1]))
+    for step, base in zip(reversed(steps[1:]), reversed(bases[1:])):
+        value = step.inverse(base, value)
+    return value
+
+
+def _put(root: Array, steps: tuple[Step, ...], value: Array) -> Array:
+    """``root``'s value with the view ``steps`` of it replaced by ``value``."""
+    return steps[0].inverse(root, _through(root, steps, value)) if steps else value
+
+
+def _without_root(family: Family, other: Array, written: Array) -> Array:
+    """A root value to refresh ``other`` from after ``written`` changed, once the root
+    is gone: blank, with ``other``'s elements put back, then ``written``'s over them."""
+    from .array import namespace
+
+    blank = namespace().zeros(family.shape, dtype=family.dtype)
+    steps = written._base.steps if type(written._base) is ViewOf else ()
+    return _put(_put(blank, other._base.steps, other), steps, written)

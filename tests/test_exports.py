@@ -1,0 +1,175 @@
+"""``np.asarray(x)`` is ``x``'s memory, writable, as a NumPy array's is (``trace/exports.py``),
+against NumPy on both backends: writes into the export are writes to ``x`` and reach its
+views; plaidarray's writes to ``x`` reach the export; and, the point for a lazy array,
+every op sees ``x`` as it was when the op was recorded, whatever is written into the
+export before the op runs. The random programs interleave these with exports dropped."""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import plaidarray as xp
+from plaidarray.trace.array import Array
+from test_indexing import basic_keys
+
+SHAPE = (3, 4)
+
+
+def _value():
+    return st.integers(-9, 9).map(float)
+
+
+@given(data=st.data())
+def test_random_programs_of_exports_writes_and_ops(backend, data):
+    a = np.arange(12.0).reshape(SHAPE)
+    x = xp.asarray(a.copy())
+    exports, results, views = [], [], []
+    for step in range(data.draw(st.integers(3, 12), label="steps")):
+        action = data.draw(st.sampled_from(["export", "write export", "write export", "record", "write x",
+                                            "iadd x", "view", "drop export", "check"]), label=f"action {step}")
+        if action == "export":
+            which = data.draw(st.integers(-1, len(views) - 1), label="which") if views else -1
+            expected, plaid = (a, x) if which < 0 else views[which]
+            export = np.asarray(plaid)
+            if export.flags.writeable:
+                exports.append((expected, export))
+        elif action == "write export" and exports:
+            expected, got = exports[data.draw(st.integers(0, len(exports) - 1), label="export")]
+            key = data.draw(basic_keys(expected.shape, allow_none=False), label="key")
+            value = data.draw(_value(), label="value")
+            try:
+                expected[key] = value
+            except IndexError:
+                continue
+            got[key] = value
+        elif action == "record":
+            k = data.draw(_value(), label="k")
+            results.append((a * 2 + k, x * 2 + k))
+        elif action == "write x":
+            key = data.draw(basic_keys(SHAPE, allow_none=False), label="key")
+            value = data.draw(_value(), label="value")
+            a[key] = value
+            x[key] = value
+        elif action == "iadd x":
+            a += 1.0
+            x += 1.0
+        elif action == "view":
+            key = data.draw(basic_keys(SHAPE), label="key")
+            view = a[key]
+            if isinstance(view, np.ndarray):
+                views.append((view, x[key]))
+        elif action == "drop export" and exports:
+            exports.pop(data.draw(st.integers(0, len(exports) - 1), label="export"))
+            gc.collect()
+        elif action == "check":
+            _check(a, x, exports, results, views)
+    _check(a, x, exports, results, views)
+
+
+def _check(a, x, exports, results, views):
+    np.testing.assert_array_equal(np.asarray(x), a)
+    for expected, got in exports:
+        np.testing.assert_array_equal(got, expected, err_msg="an export")
+    for expected, got in results:
+        np.testing.assert_array_equal(np.asarray(got), expected, err_msg="an op's result")
+    for expected, got in views:
+        np.testing.assert_array_equal(np.asarray(got), expected, err_msg="a view")
+
+
+def test_each_op_sees_the_value_of_its_time(backend):
+    """Ops recorded between writes into the export: each gets the memory as it was then."""
+    x = xp.zeros(3)
+    export = np.asarray(x)
+    export[0] = 1.0
+    first = x + 0.0
+    export[0] = 2.0
+    second = x + 0.0
+    export[0] = 3.0
+    assert [float(first[0]), float(second[0]), float(x[0])] == [1.0, 2.0, 3.0]
+
+
+def test_a_routine_that_fills_its_output_argument(backend):
+    """SciPy's ``ndimage`` pattern: ``output = np.asarray(output)``, filled in place."""
+    def correlate_into(values, output):
+        out = np.asarray(output)
+        out[...] = np.asarray(values) * 2
+    x = xp.reshape(xp.arange(6.0), (2, 3))
+    expected = x * 2  # recorded before the output is filled: the old values
+    correlate_into(x, x)
+    np.testing.assert_array_equal(np.asarray(x), np.arange(6.0).reshape(2, 3) * 2)
+    np.testing.assert_array_equal(np.asarray(expected), np.arange(6.0).reshape(2, 3) * 2)
+    np.testing.assert_array_equal(np.asarray(x + 1), np.arange(6.0).reshape(2, 3) * 2 + 1)
+
+
+def test_a_writable_buffer_for_routines_that_only_read_it(backend):
+    """A Cython typed memoryview asks for a writable buffer (scikit-learn's chi2_kernel)."""
+    view = memoryview(np.asarray(xp.ones((2, 2))))
+    assert not view.readonly
+    assert view.tolist() == [[1.0, 1.0], [1.0, 1.0]]
+
+
+def test_an_array_sharing_the_node_keeps_its_value(backend):
+    x = xp.ones(3)
+    copied = xp.asarray(x, copy=True)  # a new array on the same value
+    np.asarray(x)[0] = 5.0
+    np.testing.assert_array_equal(np.asarray(copied), np.ones(3))
+    np.testing.assert_array_equal(np.asarray(x), [5.0, 1.0, 1.0])
+
+
+def test_the_export_of_a_view_writes_through_to_its_base(backend):
+    """``xp.reshape(xp.arange(6), (2, 3))`` is a view (SciPy's tests make their outputs so)."""
+    x = xp.zeros((2, 3))
+    row = x[1]
+    column = x[:, 2]
+    np.asarray(row)[2] = 1.0
+    np.testing.assert_array_equal(np.asarray(x), [[0.0, 0.0, 0.0], [0.0, 0.0, 1.0]])
+    np.testing.assert_array_equal(np.asarray(column), [0.0, 1.0])
+
+
+def test_writes_into_the_export_reach_the_views_of_a_base_that_is_gone(backend):
+    x = xp.zeros(4)
+    middle = x[1:3]
+    export = np.asarray(x)
+    del x
+    gc.collect()
+    export[1] = 5.0
+    np.testing.assert_array_equal(np.asarray(middle), [5.0, 0.0])
+
+
+def test_one_member_of_a_family_is_exported_at_a_time(backend):
+    x = xp.zeros(4)
+    head = x[:2]
+    exported = np.asarray(x)
+    with pytest.raises(ValueError, match="read-only"):
+        np.asarray(head)[0] = 1.0
+    exported[0] = 2.0
+    assert float(head[0]) == 2.0
+
+
+def test_dlpack_exports_the_same_memory(backend):
+    x = xp.zeros(3)
+    np.from_dlpack(x)[1] = 4.0
+    np.testing.assert_array_equal(np.asarray(x), [0.0, 4.0, 0.0])
+
+
+def test_an_array_takes_its_plain_class_back_once_the_exports_are_gone(backend):
+    x = xp.ones(4)
+    export = np.asarray(x)
+    export[0] = 2.0
+    derived = export[1:]  # NumPy's view of the export holds the memory, not the export
+    del export
+    gc.collect()
+    derived[0] = 3.0
+    float(x[0])
+    assert type(x) is not Array  # a NumPy view of the memory still writes into it
+    np.testing.assert_array_equal(np.asarray(x), [2.0, 3.0, 1.0, 1.0])
+    del derived
+    gc.collect()
+    float(xp.sum(x))
+    assert type(x) is Array
+    np.testing.assert_array_equal(np.asarray(x + 0.0), [2.0, 3.0, 1.0, 1.0])

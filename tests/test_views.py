@@ -1,0 +1,295 @@
+"""Writes through views, against NumPy on both backends: every function whose NumPy result
+is a view (basic indexing, ``permute_dims``, ``matrix_transpose``/``.mT``/``.T``,
+``reshape``, ``expand_dims``, ``squeeze``, ``flip``, ``moveaxis``, ``unstack``, ``real``,
+``imag``, ``broadcast_to``, ``broadcast_arrays``, ``linalg.diagonal``, ``from_dlpack``)
+shares its elements with its base as NumPy's does: a write through a view reaches the
+base and the other views, a write to the base reaches the views, NumPy's read-only views
+refuse writes, and where NumPy copies (a reshape of a transposed array) nothing is shared.
+The random programs make views of views, write through any of them and drop arrays
+(the root too), comparing every live array with NumPy's after each write."""
+
+from __future__ import annotations
+
+import gc
+import weakref
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import plaidarray as xp
+from test_indexing import basic_keys
+
+# --- the view-making functions, each as (NumPy, plaidarray) on an array of a given shape -
+
+
+def _permutation(data, ndim):
+    return tuple(data.draw(st.permutations(range(ndim)), label="axes"))
+
+
+def _reshape_target(data, shape):
+    """A shape of the same size: flattened, or one axis split or merged."""
+    size = int(np.prod(shape))
+    choices = [(size,), (1, *shape), (*shape, 1)]
+    if len(shape) >= 2:
+        choices.append((shape[0] * shape[1], *shape[2:]))
+    for i, n in enumerate(shape):
+        for d in (2, 3):
+            if n % d == 0 and n > d:
+                choices.append((*shape[:i], d, n // d, *shape[i + 1:]))
+    return data.draw(st.sampled_from(choices), label="shape")
+
+
+def _view_ops(shape, dtype):
+    """(name, applies, make) rows; ``make(data)`` gives (numpy_fn, plaidarray_fn)."""
+    ndim = len(shape)
+    return [
+        ("index", True, lambda data: (lambda key: (lambda a: a[key], lambda x: x[key]))(
+            data.draw(basic_keys(shape), label="key"))),
+        ("permute_dims", ndim >= 1, lambda data: (lambda p: (lambda a: np.transpose(a, p),
+                                                            lambda x: xp.permute_dims(x, p)))(_permutation(data, ndim))),
+        ("mT", ndim >= 2, lambda data: (lambda a: np.swapaxes(a, -1, -2), lambda x: x.mT)),
+        ("T", ndim == 2, lambda data: (lambda a: a.T, lambda x: x.T)),
+        ("matrix_transpose", ndim >= 2, lambda data: (lambda a: np.swapaxes(a, -1, -2), xp.matrix_transpose)),
+        ("reshape", True, lambda data: (lambda s: (lambda a: np.reshape(a, s), lambda x: xp.reshape(x, s)))(
+            _reshape_target(data, shape))),
+        ("expand_dims", True, lambda data: (lambda ax: (lambda a: np.expand_dims(a, ax),
+                                                       lambda x: xp.expand_dims(x, axis=ax)))(
+            data.draw(st.integers(-ndim - 1, ndim), label="axis"))),
+        ("squeeze", 1 in shape, lambda data: (lambda ax: (lambda a: np.squeeze(a, ax), lambda x: xp.squeeze(x, axis=ax)))(
+            data.draw(st.sampled_from([i for i, n in enumerate(shape) if n == 1]), label="axis"))),
+        ("flip", ndim >= 1, lambda data: (lambda ax: (lambda a: np.flip(a, ax), lambda x: xp.flip(x, axis=ax)))(
+            data.draw(st.integers(0, ndim - 1), label="axis"))),
+        ("moveaxis", ndim >= 2, lambda data: (lambda s, d: (lambda a: np.moveaxis(a, s, d),
+                                                           lambda x: xp.moveaxis(x, s, d)))(
+            data.draw(st.integers(0, ndim - 1), label="source"), data.draw(st.integers(0, ndim - 1), label="dest"))),
+        ("broadcast_to", True, lambda data: (lambda a: np.broadcast_to(a, (2, *shape)),
+                                             lambda x: xp.broadcast_to(x, (2, *shape)))),
+        ("diagonal", ndim >= 2, lambda data: (lambda k: (lambda a: np.diagonal(a, k, -2, -1),
+                                                        lambda x: xp.linalg.diagonal(x, offset=k)))(
+            data.draw(st.integers(-2, 2), label="offset"))),
+        ("real", dtype.kind == "c", lambda data: (np.real, xp.real)),
+        ("imag", dtype.kind == "c", lambda data: (np.imag, xp.imag)),
+    ]
+
+
+def _writes(shape, dtype):
+    """(name, make) rows; ``make(data)`` gives a function writing into a NumPy array and,
+    the same way, into a plaidarray array."""
+    value = st.integers(-9, 9).map(float if dtype.kind == "f" else complex)
+    rows = [
+        ("setitem", lambda data: (lambda key, v: lambda a: a.__setitem__(key, v))(
+            data.draw(basic_keys(shape, allow_none=False), label="key"), data.draw(value, label="value"))),
+        ("iadd", lambda data: (lambda v: lambda a: a.__iadd__(v))(data.draw(value, label="value"))),
+        ("key_iadd", lambda data: (lambda key, v: lambda a: _key_iadd(a, key, v))(
+            data.draw(basic_keys(shape, allow_none=False), label="key"), data.draw(value, label="value"))),
+    ]
+    if dtype.kind == "f":
+        rows.append(("mask", lambda data: (lambda v: lambda a: a.__setitem__(a > 3.0, v))(data.draw(value, label="v"))))
+    return rows
+
+
+def _key_iadd(a, key, v):
+    a[key] += v
+
+
+def _as_array(value):
+    """NumPy gives a scalar where plaidarray gives a 0-d array (a copy in both)."""
+    return value if isinstance(value, np.ndarray) else np.array(value)
+
+
+def _check_all(pool):
+    for name, (a, x) in pool.items():
+        np.testing.assert_array_equal(np.asarray(x), a, err_msg=f"array {name}")
+
+
+def _outcome(fn, *args):
+    try:
+        fn(*args)
+    except (ValueError, IndexError) as exc:
+        return type(exc)
+    return None
+
+
+@given(data=st.data(), complex_root=st.booleans())
+def test_random_programs_of_views_and_writes(backend, data, complex_root):
+    root = np.arange(24.0).reshape(2, 3, 4) if not complex_root else (np.arange(6.0) + 1j * np.arange(6.0)).reshape(2, 3)
+    pool = {"root": (root.copy(), xp.asarray(root.copy()))}
+    for step in range(data.draw(st.integers(4, 9), label="steps")):
+        name = data.draw(st.sampled_from(sorted(pool)), label=f"array {step}")
+        a, x = pool[name]
+        action = data.draw(st.sampled_from(["view", "view", "write", "write", "drop"]), label=f"action {step}")
+        if action == "view":
+            ops = [row for row in _view_ops(a.shape, a.dtype) if row[1]]
+            op_name, _, make = data.draw(st.sampled_from(ops), label=f"view {step}")
+            numpy_fn, plaid_fn = make(data)
+            try:
+                made = _as_array(numpy_fn(a))
+            except (ValueError, IndexError):
+                continue
+            pool[f"{name}.{op_name}{step}"] = (made, plaid_fn(x))
+        elif action == "write":
+            _, make = data.draw(st.sampled_from(_writes(a.shape, a.dtype)), label=f"write {step}")
+            write = make(data)
+            expected = _outcome(write, a)
+            assert _outcome(write, x) == expected, f"a write into {name}"
+            _check_all(pool)
+        elif len(pool) > 1:
+            del pool[name], a, x
+            gc.collect()
+    _check_all(pool)
+
+
+# --- each view-making function, written through both ways ------------------------------
+
+VIEWS = {
+    "index": (lambda a: a[1, :, 1:3], lambda x: x[1, :, 1:3]),
+    "index, steps and None": (lambda a: a[::-1, None, ::2], lambda x: x[::-1, None, ::2]),
+    "permute_dims": (lambda a: np.transpose(a, (2, 0, 1)), lambda x: xp.permute_dims(x, (2, 0, 1))),
+    "matrix_transpose": (lambda a: np.swapaxes(a, -1, -2), xp.matrix_transpose),
+    "mT": (lambda a: np.swapaxes(a, -1, -2), lambda x: x.mT),
+    "T of a row block": (lambda a: a[0].T, lambda x: x[0].T),
+    "reshape": (lambda a: a.reshape(6, 4), lambda x: xp.reshape(x, (6, 4))),
+    "expand_dims": (lambda a: np.expand_dims(a, 1), lambda x: xp.expand_dims(x, axis=1)),
+    "squeeze": (lambda a: np.squeeze(a[:1], 0), lambda x: xp.squeeze(x[:1], axis=0)),
+    "flip": (lambda a: np.flip(a, 1), lambda x: xp.flip(x, axis=1)),
+    "moveaxis": (lambda a: np.moveaxis(a, 0, -1), lambda x: xp.moveaxis(x, 0, -1)),
+    "unstack": (lambda a: a[1], lambda x: xp.unstack(x)[1]),
+    "iteration": (lambda a: list(a)[0], lambda x: list(x)[0]),
+    "from_dlpack": (lambda a: np.from_dlpack(a), xp.from_dlpack),
+    "asarray": (np.asarray, xp.asarray),
+    "astype, same dtype, copy=False": (lambda a: a.astype(a.dtype, copy=False),
+                                       lambda x: xp.astype(x, x.dtype, copy=False)),
+}
+
+
+def _made(name):
+    """(NumPy base, plaidarray base, NumPy view, plaidarray view) of ``VIEWS[name]``."""
+    numpy_fn, plaid_fn = VIEWS[name]
+    a = np.arange(24.0).reshape(2, 3, 4)
+    x = xp.asarray(a.copy())
+    return a, x, numpy_fn(a), plaid_fn(x)
+
+
+@pytest.mark.parametrize("name", VIEWS)
+def test_a_write_through_the_view_reaches_the_base(backend, name):
+    a, x, expected_view, view = _made(name)
+    for array in (view, expected_view):
+        array[(0,) * array.ndim] = -1.0
+        array += 100.0
+    np.testing.assert_array_equal(np.asarray(x), a)
+    np.testing.assert_array_equal(np.asarray(view), expected_view)
+
+
+@pytest.mark.parametrize("name", VIEWS)
+def test_a_write_to_the_base_reaches_the_view(backend, name):
+    a, x, expected_view, view = _made(name)
+    x[1, 1:, :] = -5.0
+    a[1, 1:, :] = -5.0
+    x *= 2.0
+    a *= 2.0
+    np.testing.assert_array_equal(np.asarray(view), expected_view)
+
+
+def test_real_and_imag_of_a_complex_array_are_views(backend):
+    z = np.array([1 + 2j, 3 + 4j, 5 + 6j])
+    w = xp.asarray(z.copy())
+    xp.real(w)[0] = 9.0
+    z.real[0] = 9.0
+    part = xp.imag(w)
+    part += 1.0
+    z.imag[:] += 1.0
+    np.testing.assert_array_equal(np.asarray(w), z)
+
+
+READ_ONLY = {
+    "broadcast_to": lambda x: xp.broadcast_to(x, (2, 3)),
+    "broadcast_arrays": lambda x: xp.broadcast_arrays(x, xp.ones((2, 3)))[0],
+    "linalg.diagonal": lambda x: xp.linalg.diagonal(xp.reshape(x, (3, 1))),
+    "a transpose of broadcast_to": lambda x: xp.broadcast_to(x, (2, 3)).mT,
+}
+
+
+@pytest.mark.parametrize("name", READ_ONLY)
+def test_views_numpy_makes_read_only_refuse_writes(backend, name):
+    x = xp.asarray([1.0, 2.0, 3.0])
+    view = READ_ONLY[name](x)
+    with pytest.raises(ValueError, match="read-only"):
+        view[0] = 5.0
+    with pytest.raises(ValueError, match="read-only"):
+        view += 1.0
+    x[0] = 7.0  # yet they show the base's writes
+    assert float(view[(0,) * view.ndim]) == 7.0
+
+
+def test_reshape_copies_where_numpy_does(backend):
+    """A transposed array's elements are not in row-major order: NumPy's reshape copies."""
+    a = np.arange(6.0).reshape(2, 3)
+    x = xp.asarray(a.copy())
+    flat = xp.reshape(x.T, (-1,))
+    flat[0] = 100.0
+    np.testing.assert_array_equal(np.asarray(x), a)
+    np.testing.assert_array_equal(np.asarray(flat), a.T.reshape(-1) + np.eye(1, 6)[0] * 100)
+    with pytest.raises(ValueError, match="without a copy"):
+        xp.reshape(x.T, (-1,), copy=False)
+    split = xp.reshape(x.T, (3, 2, 1), copy=False)  # keeps the transposed axes apart: a view
+    split[2, 1, 0] = -1.0
+    assert float(x[1, 2]) == -1.0
+
+
+def test_a_write_reaches_the_other_views_after_the_root_is_gone(backend):
+    """The family outlives its root: the siblings still share their elements."""
+    x = xp.zeros((3, 4))
+    left, right, column = x[:, :3], x[:, 1:], x.mT[2]
+    alive = weakref.ref(x)
+    del x
+    gc.collect()
+    assert alive() is None
+    left[0, 2] = 5.0
+    assert float(right[0, 1]) == 5.0 and float(column[0]) == 5.0
+    column += 1.0
+    np.testing.assert_array_equal(np.asarray(left)[:, 2], [6.0, 1.0, 1.0])
+    np.testing.assert_array_equal(np.asarray(right)[:, 1], [6.0, 1.0, 1.0])
+
+
+def test_a_view_of_a_temporary_does_not_keep_it(backend):
+    """``f(x)[0]``: the temporary is not kept, so reading the view does not also store it."""
+    x = xp.ones(1000)
+    temporary = x * 2.0
+    alive = weakref.ref(temporary)
+    first = temporary[:10]
+    del temporary
+    gc.collect()
+    assert alive() is None
+    assert float(xp.sum(first)) == 20.0
+
+
+def test_the_output_argument_pattern_of_vectorized_filter(backend):
+    """SciPy's ``vectorized_filter(output=out)``: the output is moved into place, then
+    filled through the moved view."""
+    out = xp.zeros((2, 3))
+    moved = xp.moveaxis(out, 0, -1)
+    moved[...] = xp.reshape(xp.arange(6.0), (3, 2))
+    np.testing.assert_array_equal(np.asarray(out), np.moveaxis(np.arange(6.0).reshape(3, 2), -1, 0))
+
+
+def test_overlap_add_through_a_transposed_view(backend):
+    """The issue's reproducer: ``t[1:3, ...] += 1`` on ``permute_dims(a)`` changes ``a``."""
+    a = xp.zeros((2, 3))
+    t = xp.permute_dims(a, (1, 0))
+    t[1:3, ...] += 1
+    expected = np.zeros((2, 3))
+    expected.T[1:3, ...] += 1
+    np.testing.assert_array_equal(np.asarray(a), expected)
+
+
+def test_writes_to_views_of_rows_touch_only_overlapping_views(backend):
+    """A write refreshes the views whose elements it may reach; the others keep their
+    nodes (their values are right as they are)."""
+    x = xp.zeros((4, 3))
+    rows = [x[i] for i in range(4)]
+    kept = [row._node for row in rows]
+    x[2] = 1.0
+    assert [row._node is node for row, node in zip(rows, kept)] == [True, True, False, True]
+    np.testing.assert_array_equal(np.asarray(rows[2]), np.ones(3))
