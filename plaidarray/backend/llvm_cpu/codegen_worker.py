@@ -152,9 +152,6 @@ class _Pool:
                 if not worker.usable:  # died compiling, or interrupted: out of step with its pipes
                     self.retire("serving")
                 raise
-            except BaseException:  # interrupted mid-exchange (Ctrl-C, a test's timeout): the
-                self.retire("serving")  # answer left in the pipe must not go to the next compile
-                raise
             with _lock:
                 _stats["worker"] += 1
             return product
