@@ -151,6 +151,19 @@ def test_one_member_of_a_family_is_exported_at_a_time(backend):
     assert float(head[0]) == 2.0
 
 
+def test_another_member_is_exported_writable_once_the_first_export_is_gone(backend):
+    """SciPy's assertions export a broadcast view of an output (``np.testing`` on
+    ``broadcast_to(out, shape)``); ``np.asarray(out)`` right after, with no read between,
+    was read-only, so ndimage's next ``output=out`` failed."""
+    x = xp.zeros(3)
+    exported = np.asarray(xp.broadcast_to(x, (3,)))
+    del exported
+    gc.collect()
+    again = np.asarray(x)
+    again[0] = 7.0
+    np.testing.assert_array_equal(np.asarray(x + 0.0), [7.0, 0.0, 0.0])
+
+
 def test_dlpack_exports_the_same_memory(backend):
     x = xp.zeros(3)
     np.from_dlpack(x)[1] = 4.0

@@ -104,9 +104,12 @@ def export(array: Array, dtype: Any, copy: bool | None) -> np.ndarray:
         if copy is False:
             raise ValueError("converting the dtype requires a copy")
         return np.array(array._value(), dtype=dtype, copy=True)
-    family, pin = _family(array), _pin_of(array)
+    pin = _pin_of(array)
+    if pin is not None and pin.member() is not array:
+        sync(array)  # a pin whose exports are all gone is released here, not at a later read
+        pin = _pin_of(array)
     if pin is None:
-        pin = _pin(array, family)
+        pin = _pin(array, _family(array))
     elif pin.member() is not array:
         return array._value()
     return pin.buffer.view()
