@@ -185,7 +185,7 @@ def _plain(x: object, n: object, axis: object, norm: object, kind: str) -> bool:
     ``n`` and ``norm`` at their defaults. That call is the HLO op alone (nothing to trim,
     pad, scale or move), recorded without the general path's argument handling, which
     costs as much again as the record itself (~3 us against ~1 us; a 1024-point
-    transform's kernel takes 3-4 us). ``tests/test_fft.py`` checks that both paths record
+    transform's kernel takes 3-4 us). ``tests/api/test_fft.py`` checks that both paths record
     the same graph."""
     if type(x) is not Array or n is not None or axis != -1 or norm != "backward":
         return False

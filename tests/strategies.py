@@ -112,3 +112,29 @@ def examples_in_ci(n: int) -> settings:
     tests with many parametrized cases, CI runs a thin slice and a campaign
     (``HYPOTHESIS_PROFILE=thorough``) the full count."""
     return settings(max_examples=n) if os.environ.get("HYPOTHESIS_PROFILE", "ci") == "ci" else settings()
+
+
+def index_for(n):
+    """An in-range int (negative too) or a slice whose bounds may lie outside [-n, n]."""
+    bound = st.one_of(st.none(), st.integers(-n - 3, n + 3))
+    step = st.one_of(st.none(), st.integers(-3, 3).filter(bool))
+    a_slice = st.builds(slice, bound, bound, step)
+    return st.one_of(st.integers(-n, n - 1), a_slice) if n else a_slice
+
+
+@st.composite
+def basic_keys(draw, shape, allow_none=True):
+    parts = [draw(index_for(n)) for n in shape]
+    form = draw(st.sampled_from(["full", "prefix", "ellipsis"]))
+    if form == "prefix":
+        parts = parts[:draw(st.integers(0, len(parts)))]
+    elif form == "ellipsis":
+        i = draw(st.integers(0, len(parts)))
+        j = draw(st.integers(i, len(parts)))
+        parts = parts[:i] + [Ellipsis] + parts[j:]
+    if allow_none:
+        for _ in range(draw(st.integers(0, 2))):
+            parts.insert(draw(st.integers(0, len(parts))), None)
+    if len(parts) == 1 and draw(st.booleans()):
+        return parts[0]  # a bare int / slice / None / Ellipsis, not a tuple
+    return tuple(parts)

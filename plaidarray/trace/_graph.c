@@ -8,7 +8,7 @@
    same results, reading and writing the slots at the offsets their member descriptors
    give (as Cython's extension types do), so neither goes through attribute lookups. The
    Python versions stay the definitions: node.py and to_hlo.py use them when this module is
-   not built, and tests/test_read_path_in_c.py compares the two.
+   not built, and tests/trace/test_read_path_in_c.py compares the two.
 
    configure(Node, Shape, attr_key, serials, traced) reads the offsets, once.
    derive(op, operands, attrs, shape) -> Node          (node._derive_in_python)

@@ -25,7 +25,7 @@ of milliseconds of LLVM work in every module that uses the function.
 Scalar and vector code execute the same IEEE operations (fused multiply-adds are
 explicit ``llvm.fma`` calls), so a result does not depend on whether it came from a
 vector body or a remainder loop, and therefore not on the thread count. The accuracy
-is measured by ``tests/test_vector_math_accuracy.py`` and recorded in
+is measured by ``tests/unit/backend/test_vector_math_accuracy.py`` and recorded in
 docs/performance.md.
 """
 

@@ -1,8 +1,9 @@
-"""Float reductions may be reassociated (so LLVM vectorises them); nothing else may.
+"""Float reductions may be reassociated; nothing else may.
 
-Only the accumulating add or multiply of a reduction carries ``reassoc``: the fused
-elementwise code stays exact. Sums over many elements stay within float tolerance of
-NumPy's pairwise summation.
+Only the accumulating add or multiply of a reduction carries ``reassoc`` in the linalg
+lowering, and llvm-cpu takes that permission by writing the sum out in partial sums
+(test_llvm_emitter.py): the fused elementwise code stays exact. Sums over many elements
+stay within float tolerance of NumPy's pairwise summation.
 """
 
 from __future__ import annotations

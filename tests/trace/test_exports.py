@@ -14,8 +14,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import plaidarray as xp
+from strategies import basic_keys
 from plaidarray.trace.array import Array
-from test_indexing import basic_keys
 
 SHAPE = (3, 4)
 

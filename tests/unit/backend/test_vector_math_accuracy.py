@@ -9,7 +9,7 @@ nearest to multiples of pi/2 (the hardest arguments for sin and cos), and the ed
 of the range (overflow, gradual underflow, denormals). Special values must match
 NumPy exactly, including the sign of zero.
 
-``python tests/test_vector_math_accuracy.py [samples]`` prints the table recorded in
+``python tests/unit/backend/test_vector_math_accuracy.py [samples]`` prints the table recorded in
 docs/performance.md, with NumPy's own errors on the same inputs.
 """
 

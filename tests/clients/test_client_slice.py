@@ -13,8 +13,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from jit_helpers import REPO
 
-CLIENTS = Path(__file__).resolve().parents[1] / "clients"
+pytestmark = pytest.mark.slow  # client libraries' own tests, a minute or more each
+
+CLIENTS = REPO / "clients"
 SKLEARN_SLICE = ("sklearn.utils.tests.test_array_api", "sklearn.mixture.tests.test_gaussian_mixture")
 
 

@@ -19,7 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import plaidarray as xp
-from test_indexing import basic_keys
+from strategies import basic_keys
 
 # --- the view-making functions, each as (NumPy, plaidarray) on an array of a given shape -
 

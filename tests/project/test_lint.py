@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from jit_helpers import REPO
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 
 
 @pytest.mark.parametrize("arguments", [["ruff", "check", "--no-cache", "."], ["mypy", "--cache-dir", "{tmp}"]],

@@ -13,7 +13,8 @@ from jit_helpers import finish_child, start_child
 from plaidarray import config
 from plaidarray.backend.llvm_cpu import codegen_worker
 
-pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
+pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm"),
+              pytest.mark.slow]  # thousands of compiles in child processes
 
 _RSS = """
 import gc, json, os

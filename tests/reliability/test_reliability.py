@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from ir_samples import SCALE_IR
-from jit_helpers import child_env, finish_child, run_child, start_child
+from jit_helpers import child_env, finish_child, REPO, run_child, start_child
 
 import plaidarray as xp
 from plaidarray.backend import memory, transfer
@@ -110,7 +110,7 @@ def test_ctrl_c_while_the_code_generator_compiles_leaves_later_compiles_right(tm
     """A Ctrl-C while the worker compiled left its answer in the pipe: every later compile
     got the previous request's object code, and the vector math library stored in the disk
     cache was a kernel's, so later processes aborted (``Symbol not found``, exit 134)."""
-    code = INTERRUPTED_COMPILE.format(tests=str(Path(__file__).parent), math=_MATH)
+    code = INTERRUPTED_COMPILE.format(tests=str(REPO / "tests"), math=_MATH)
     result = run_child(code, tmp_path, PLAIDARRAY_INPROCESS_COMPILES="0")
     assert result == {"interrupted": True, "same": True, "right": True}
     later = run_child(f"import json\nimport numpy as np\nimport plaidarray as xp\n{_MATH}\n"

@@ -1,4 +1,4 @@
-/* A C program around an exported library (tests/test_aot.py): reads each input from the
+/* A C program around an exported library (tests/aot/test_aot.py): reads each input from the
  * file named by its argument, runs the function, writes each output to the next file.
  * Compiled with -DHEADER='"<dir>/<name>.h"' -DFN=<name> -DUFN=<NAME>; with -DROUTINES it
  * takes the BLAS and LAPACK routines from the libraries it is linked with. */

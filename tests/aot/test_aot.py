@@ -1,7 +1,7 @@
 """Ahead-of-time export (plaidarray.export, plaidarray.aot.load; docs/aot.md).
 
 Exported code must compute what the JIT computes, bit for bit where no BLAS is involved:
-through the Python loader and through a C program (tests/aot_driver.c) on the host, and
+through the Python loader and through a C program (tests/aot/aot_driver.c) on the host, and
 through the same C program under qemu for aarch64 and riscv64, where Debian's cross
 compilers and qemu-user are installed (.ci/run installs them when it runs as root).
 """

@@ -300,7 +300,7 @@ def test_one_integer_array_with_full_slices_takes_along_its_axis(key, shape):
 
 
 def test_an_integer_array_with_a_partial_slice_indexes_as_in_numpy():
-    """Beyond the take form: an index array beside any slice (tests/test_indexing.py has
+    """Beyond the take form: an index array beside any slice (tests/api/test_indexing.py has
     the general differential test)."""
     data = np.arange(6.0).reshape(3, 2)
     np.testing.assert_array_equal(np.asarray(xp.asarray(data)[np.array([0, 1]), 1:]), data[np.array([0, 1]), 1:])

@@ -11,35 +11,9 @@ from hypothesis.extra import numpy as hnp
 
 import plaidarray as xp
 from helpers import assert_same
-from strategies import ALL, arrays, elements, shapes
+from strategies import ALL, arrays, basic_keys, elements, index_for, shapes
 
 any_dtype = st.sampled_from(ALL)
-
-
-def _index_for(n):
-    """An in-range int (negative too) or a slice whose bounds may lie outside [-n, n]."""
-    bound = st.one_of(st.none(), st.integers(-n - 3, n + 3))
-    step = st.one_of(st.none(), st.integers(-3, 3).filter(bool))
-    a_slice = st.builds(slice, bound, bound, step)
-    return st.one_of(st.integers(-n, n - 1), a_slice) if n else a_slice
-
-
-@st.composite
-def basic_keys(draw, shape, allow_none=True):
-    parts = [draw(_index_for(n)) for n in shape]
-    form = draw(st.sampled_from(["full", "prefix", "ellipsis"]))
-    if form == "prefix":
-        parts = parts[:draw(st.integers(0, len(parts)))]
-    elif form == "ellipsis":
-        i = draw(st.integers(0, len(parts)))
-        j = draw(st.integers(i, len(parts)))
-        parts = parts[:i] + [Ellipsis] + parts[j:]
-    if allow_none:
-        for _ in range(draw(st.integers(0, 2))):
-            parts.insert(draw(st.integers(0, len(parts))), None)
-    if len(parts) == 1 and draw(st.booleans()):
-        return parts[0]  # a bare int / slice / None / Ellipsis, not a tuple
-    return tuple(parts)
 
 
 def _ready_and_lazy(a):
@@ -193,7 +167,7 @@ def advanced_keys(draw, shape):
         elif kind == "int":
             parts.append(draw(st.integers(-n, n - 1)))
         else:
-            parts.append(draw(_index_for(n).filter(lambda k: isinstance(k, slice))))
+            parts.append(draw(index_for(n).filter(lambda k: isinstance(k, slice))))
         axis += 1
     for extra in draw(st.lists(st.sampled_from([None, True, False]), max_size=2)):
         parts.insert(draw(st.integers(0, len(parts))), extra)

@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
-from jit_helpers import child_env
+from jit_helpers import child_env, REPO
 
 import plaidarray as xp
+
+pytestmark = pytest.mark.slow  # local Dask and Cubed clusters
 
 pytest.importorskip("distributed", reason="Dask's distributed scheduler is in the distributed extra")
 da = pytest.importorskip("dask.array", reason="Dask is in the distributed extra")
@@ -108,7 +109,7 @@ def test_the_example_runs_on_dask_cubed_and_cubed_on_dask(tmp_path):
     """examples/chunked_engines.py (docs/distributed.md): its own cluster, whose workers
     inherit Cubed's backend choice; it checks each engine's result against NumPy itself."""
     pytest.importorskip("cubed", reason="Cubed is in the distributed extra")
-    script = Path(__file__).resolve().parents[1] / "examples" / "chunked_engines.py"
+    script = REPO / "examples" / "chunked_engines.py"
     done = subprocess.run([sys.executable, str(script), "--size", "100000", "--chunks", "4"], cwd=tmp_path,
                           env=child_env(tmp_path / "cache"), capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]

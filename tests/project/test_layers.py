@@ -6,11 +6,11 @@ dependency that points up."""
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
 import pytest
+from jit_helpers import REPO
 
-PACKAGE = Path(__file__).resolve().parents[1] / "plaidarray"
+PACKAGE = REPO / "plaidarray"
 
 #: For each layer, the layers above it, which it must not import.
 FORBIDDEN = {

@@ -207,6 +207,7 @@ def _relative_error(got, want) -> float:
     return float(np.max(np.abs(np.asarray(got) - want)) / max(np.max(np.abs(want)), 1e-300))
 
 
+@pytest.mark.slow
 @settings(max_examples=10)
 @given(n=st.one_of(st.integers(1, 4096), st.sampled_from(SPECIAL_LENGTHS)), seed=st.integers(0, 2**16),
        inverse=st.booleans())
@@ -237,6 +238,7 @@ def test_special_lengths_both_ways(n):
                                 np.fft.irfft(half.astype(np.clongdouble), n=n))
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("n", [65536, 65537, 2**20 + 7, 2**22])
 def test_long_transforms(n):
     """Long, prime (Bluestein) and with a large prime factor; 2^22 points in bounded
@@ -501,6 +503,7 @@ def _through_the_expansion(a, **attrs):
     return Evaluator(Module("f", _expanded(_fft_op(a.shape, a.dtype, **attrs)))).run([a])[0]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", REAL, ids=str)
 @pytest.mark.parametrize("kind", sorted(REAL_KINDS))
 def test_real_kinds_every_length_up_to_600(kind, dtype):
@@ -538,6 +541,7 @@ def test_real_kinds_compiled(backend, kind, dtype, sampled):
         assert_as_accurate_as_numpy(got, numpys, exact)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("dtype", REAL, ids=str)
 @pytest.mark.parametrize("kind", sorted(REAL_KINDS))
 @pytest.mark.parametrize("n", [2**16, 65537, 3**7 * 5])

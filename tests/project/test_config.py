@@ -4,13 +4,13 @@ values are errors naming the variable, and the user guide's table is generated f
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from plaidarray import config
+from jit_helpers import REPO
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO
 
 #: A value each kind of setting refuses.
 BAD = {"PLAIDARRAY_API_VERSION": "2020.01", "PLAIDARRAY_EXPLAIN_COMPILES": "yes", "PLAIDARRAY_OPT_LEVEL": "4",

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from hlo_builders import F32, I32, const, param
 
 import plaidarray.backend
 from plaidarray.backend import registry
@@ -23,18 +24,7 @@ from plaidarray.hlo.passes.constant_folding import constant_folding
 from plaidarray.hlo.passes.cse import cse
 from plaidarray.hlo.verifier import VerificationError, verify
 
-F32 = np.dtype(np.float32)
-I32 = np.dtype(np.int32)
 BACKENDS = ["llvm-cpu", "reference"]
-
-
-def param(n: int, dims: tuple[int, ...], dtype=F32) -> Instruction:
-    shape = Shape(dims, np.dtype(dtype))
-    return Instruction("parameter", (), {"number": n, "shape": shape}, shape)
-
-
-def const(value, dtype) -> Instruction:
-    return Instruction.make("constant", [], value=Literal(np.asarray(value, dtype=dtype)))
 
 
 def run(backend: str, params, outputs, buffers):

@@ -1,0 +1,44 @@
+"""Small HLO graphs for the unit tests of hlo/, codegen/ and the backends: parameters,
+constants and instructions built through the ops' own shape rules, and the llvm-cpu
+compiler's stages run on them up to a named stage."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from plaidarray.hlo import Computation, Instruction, Module, Shape
+from plaidarray.hlo.literal import Literal
+
+F32 = np.dtype(np.float32)
+F64 = np.dtype(np.float64)
+I32 = np.dtype(np.int32)
+
+
+def param(n: int, dims: tuple[int, ...], dtype=F32) -> Instruction:
+    shape = Shape(dims, np.dtype(dtype))
+    return Instruction("parameter", (), {"number": n, "shape": shape}, shape)
+
+
+def const(value, dtype) -> Instruction:
+    return Instruction.make("constant", [], value=Literal(np.asarray(value, dtype=dtype)))
+
+
+def make(opcode: str, *operands: Instruction, **attrs) -> Instruction:
+    return Instruction.make(opcode, list(operands), **attrs)
+
+
+def lowered(params: list[Instruction], outputs: list[Instruction], until: str = "to-llvm-ir",
+            platform: str | None = None):
+    """The llvm-cpu compiler's state (``stages.Compilation``) after its stages up to and
+    including ``until``, for the computation of ``params`` and ``outputs``, generating for
+    the host or for one of ``platforms.PLATFORMS``."""
+    from plaidarray.backend.llvm_cpu import platforms, stages
+    from plaidarray.backend.pipeline import run_stages
+
+    comp = Module("unit", Computation("main", params, outputs)).entry
+    target = platforms.host() if platform is None else platforms.PLATFORMS[platform]
+    c = stages.Compilation("unit", comp, frozenset(), 3, "unit-test", platform=target)
+    ordered = [*stages.FRONT, *stages.BACK]
+    last = [s.name for s in ordered].index(until)
+    run_stages(ordered[:last + 1], c, "unit", c.timings)
+    return c

@@ -1,0 +1,54 @@
+"""Rules of llvm-cpu's emitter (backend/llvm_cpu/llvm_emitter.py), read off the LLVM IR
+it writes for small graphs: calls into the C library follow each platform's complex ABI,
+reductions sum in partial sums written out in the IR (no fast-math flags anywhere), and a
+kernel's text, so its key, depends only on what it computes."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+from hlo_builders import F32, F64, lowered, make, param
+
+from plaidarray.backend.llvm_cpu.llvm_emitter import _PARTIALS
+
+
+def _ir(params, outputs, platform=None) -> str:
+    return "\n".join(s.ir for s in lowered(params, outputs, platform=platform).sources)
+
+
+@pytest.mark.parametrize(("platform", "single", "double"), [
+    ("x86_64-linux-gnu", '<2 x float> @"cexpf"(<2 x float>', '{double, double} @"cexp"(double %".1", double'),
+    ("aarch64-linux-gnu", '{float, float} @"cexpf"([2 x float]', '{double, double} @"cexp"([2 x double]'),
+    ("riscv64-linux-gnu", '{float, float} @"cexpf"(float %".1", float', '{double, double} @"cexp"(double %".1", double'),
+])
+def test_complex_library_calls_follow_the_platforms_c_abi(platform, single, double):
+    for dtype, declaration in ((np.complex64, single), (np.complex128, double)):
+        x = param(0, (4,), dtype)
+        declared = [line for line in _ir([x], [make("exp", x)], platform).splitlines() if "declare" in line]
+        assert any(declaration in line for line in declared), declared
+
+
+@pytest.mark.parametrize(("dtype", "kind", "identity"), [
+    (F64, "add", "0x8000000000000000"),  # -0.0: the sum of no elements of -0.0 stays -0.0
+    (F32, "add", "0x8000000000000000"),  # float constants print as doubles in LLVM IR
+    (F64, "multiply", "0x3ff0000000000000"),
+])
+def test_a_float_reduction_accumulates_in_partial_sums_without_fast_math(dtype, kind, identity):
+    x = param(0, (1000,), dtype)
+    text = _ir([x], [make("reduce", make("multiply", x, x), dimensions=(0,), kind=kind)])
+    element = "double" if dtype == F64 else "float"
+    partials = _PARTIALS[dtype.itemsize * 8]
+    assert f"alloca {element}, i64 {partials}" in text
+    assert len(re.findall(rf"store {element} {identity}", text)) >= partials - 1
+    assert not re.search(r"\b(fast|reassoc|nnan|ninf|nsz|arcp|contract|afn)\b", text)
+
+
+def test_a_kernels_text_and_key_do_not_depend_on_its_buffers_positions():
+    x, y = param(0, (16,)), param(1, (8,))
+    alone = lowered([x], [make("negate", x)]).sources
+    second = lowered([y, x], [make("add", y, y), make("negate", x)]).sources  # loops of unequal extents
+    assert len(alone) == 1 and len(second) == 2
+    assert [s.buffers for s in second if s.key == alone[0].key] == [(1, 3)]  # x and the second output
+    assert alone[0].buffers == (0, 1)
