@@ -293,31 +293,31 @@ def scalar_like(value: int | float, shape: Shape, where: str) -> Node:
 
 
 #: ``scalar_operand``'s nodes by (type, value, dims, dtype); emptied when it reaches
-#: ``_SHARED_SCALARS_MAX`` entries, so a loop over ever new scalars does not grow it.
-_SHARED_SCALARS: dict[tuple, Node] = {}
-_SHARED_SCALARS_MAX = 256
+#: ``_REUSED_SCALARS_MAX`` entries, so a loop over ever new scalars does not grow it.
+_REUSED_SCALARS: dict[tuple, Node] = {}
+_REUSED_SCALARS_MAX = 256
 
 
 def scalar_operand(value: int | float, shape: Shape, where: str) -> Node:
     """``scalar_like`` for a node that is only ever an operand of the op being recorded
     (never wrapped in an Array, so never computed, stored or updated in place): such a
-    node is shared by every op that meets the same scalar at the same shape, so a loop's
-    ``x * 0.5`` records one node per step instead of three. A graph holds a shared node
-    once per use (``Node.shared``), zeros too, which are not shared (0.0 and -0.0 are
+    node is reused by every op that meets the same scalar at the same shape, so a loop's
+    ``x * 0.5`` records one node per step instead of three. A graph holds a reused node
+    once per use (``Node.reused``), zeros too, which are not reused (0.0 and -0.0 are
     equal keys): which scalars happen to be equal never changes its structure. Nothing
-    recorded while tracing is shared (there the scalar is a literal of the function)."""
+    recorded while tracing is reused (there the scalar is a literal of the function)."""
     if is_tracing():
         return scalar_like(value, shape, where)
     key = (type(value), value, shape.dims, shape.dtype)
-    node = _SHARED_SCALARS.get(key)
+    node = _REUSED_SCALARS.get(key)
     if node is None:
         node = scalar_like(value, shape, where)
         if shape.dims:
-            node.shared = (node.op, attr_key(node.attrs), shape.dims, shape.dtype)
+            node.reused = (node.op, attr_key(node.attrs), shape.dims, shape.dtype)
             if value:
-                if len(_SHARED_SCALARS) >= _SHARED_SCALARS_MAX:
-                    _SHARED_SCALARS.clear()
-                _SHARED_SCALARS[key] = node
+                if len(_REUSED_SCALARS) >= _REUSED_SCALARS_MAX:
+                    _REUSED_SCALARS.clear()
+                _REUSED_SCALARS[key] = node
     return node
 
 

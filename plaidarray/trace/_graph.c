@@ -23,7 +23,7 @@
 #include <structmember.h>
 
 static Py_ssize_t off_op, off_operands, off_attrs, off_shape, off_buffer, off_arrays, off_depth, off_owned,
-    off_weak, off_serial, off_shared, off_dims, off_dtype;
+    off_weak, off_serial, off_reused, off_dims, off_dtype;
 static PyTypeObject *node_type, *shape_type;
 static PyObject *attr_key_fn; /* hlo.ir.attr_key */
 static PyObject *serials;     /* node._SERIALS, an itertools.count */
@@ -55,7 +55,7 @@ static PyObject *configure(PyObject *self, PyObject *args) {
         slot_offset(n, "buffer", &off_buffer) || slot_offset(n, "arrays", &off_arrays) ||
         slot_offset(n, "depth", &off_depth) || slot_offset(n, "owned", &off_owned) ||
         slot_offset(n, "weak", &off_weak) || slot_offset(n, "serial", &off_serial) ||
-        slot_offset(n, "shared", &off_shared) || slot_offset(s, "dims", &off_dims) || slot_offset(s, "dtype", &off_dtype))
+        slot_offset(n, "reused", &off_reused) || slot_offset(s, "dims", &off_dims) || slot_offset(s, "dtype", &off_dtype))
         return NULL;
     Py_XSETREF(node_type, (PyTypeObject *)Py_NewRef(node));
     Py_XSETREF(shape_type, (PyTypeObject *)Py_NewRef(shape));
@@ -141,7 +141,7 @@ static PyObject *derive(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     SLOT(node, off_owned) = Py_NewRef(Py_False);
     SLOT(node, off_weak) = Py_NewRef(Py_False);
     SLOT(node, off_serial) = serial;
-    SLOT(node, off_shared) = Py_NewRef(Py_None);
+    SLOT(node, off_reused) = Py_NewRef(Py_None);
     return node;
 }
 
@@ -272,11 +272,11 @@ static int append_new(PyObject *list, PyObject *item) {
     return status;
 }
 
-/* The row of a shared scalar's broadcast: the head's op and attributes, its operand (the
+/* The row of a reused scalar's broadcast: the head's op and attributes, its operand (the
    scalar's parameter at row ``source``), the head's dims and dtype. */
-static PyObject *shared_row(PyObject *head, Py_ssize_t source) {
+static PyObject *reused_row(PyObject *head, Py_ssize_t source) {
     if (!PyTuple_Check(head) || PyTuple_GET_SIZE(head) != 4) {
-        PyErr_SetString(PyExc_TypeError, "a shared node's head must be (op, attrs, dims, dtype)");
+        PyErr_SetString(PyExc_TypeError, "a reused node's head must be (op, attrs, dims, dtype)");
         return NULL;
     }
     PyObject *at = Py_BuildValue("(n)", source);
@@ -308,7 +308,7 @@ static int reserve_reads(Walk *w, Py_ssize_t needed) {
 }
 
 /* The row number of operand ``o`` of a node, adding rows for it where it has none: a
-   ready node becomes a parameter where it is first used; a shared scalar adds its
+   ready node becomes a parameter where it is first used; a reused scalar adds its
    parameter and broadcast at each use. ``depends`` is set when the operand's value
    depends on a buffer. -1 on error. */
 static Py_ssize_t operand_row(Walk *w, PyObject *o, int *depends) {
@@ -318,7 +318,7 @@ static Py_ssize_t operand_row(Walk *w, PyObject *o, int *depends) {
         return i;
     }
     Py_ssize_t n_rows = PyList_GET_SIZE(w->rows);
-    PyObject *head = slot(o, off_shared, "shared");
+    PyObject *head = slot(o, off_reused, "reused");
     if (head == NULL || reserve_reads(w, n_rows + 2)) return -1;
     *depends = 1;
     if (head == Py_None) {
@@ -331,12 +331,12 @@ static Py_ssize_t operand_row(Walk *w, PyObject *o, int *depends) {
     PyObject *inner = slot(o, off_operands, "operands");
     if (inner == NULL) return -1;
     if (PyTuple_GET_SIZE(inner) != 1 || !is_node(PyTuple_GET_ITEM(inner, 0))) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "a shared node has one operand");
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "a reused node has one operand");
         return -1;
     }
     PyObject *scalar = PyTuple_GET_ITEM(inner, 0);
     if (append_new(w->rows, dims_dtype(shape_of(scalar))) ||
-        append_new(w->rows, shared_row(head, n_rows)) || PyList_Append(w->buffers, SLOT(scalar, off_buffer)) ||
+        append_new(w->rows, reused_row(head, n_rows)) || PyList_Append(w->buffers, SLOT(scalar, off_buffer)) ||
         PyList_Append(w->order, scalar) || PyList_Append(w->order, o))
         return -1;
     w->reads[n_rows] = w->reads[n_rows + 1] = 1;
@@ -362,7 +362,7 @@ static Numbered *pending_nodes(PyObject *roots, Py_ssize_t *count) {
         for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(operands); j++) {
             PyObject *o = PyTuple_GET_ITEM(operands, j);
             if (!is_node(o)) goto done;
-            if (SLOT(o, off_buffer) != Py_None || SLOT(o, off_shared) != Py_None || map_get(&seen, o) >= 0) continue;
+            if (SLOT(o, off_buffer) != Py_None || SLOT(o, off_reused) != Py_None || map_get(&seen, o) >= 0) continue;
             if (map_set(&seen, o, 0) || push(&stack, o) || push(&found, o)) goto done;
         }
     }

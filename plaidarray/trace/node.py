@@ -56,7 +56,7 @@ class Node:
     starts from its buffer instead of its history (``materialize.py``). ``depth`` is the
     longest chain of pending ops below the node (0 when ready, TRACED under a trace)."""
 
-    __slots__ = ("op", "operands", "attrs", "shape", "buffer", "arrays", "depth", "owned", "weak", "serial", "shared", "__weakref__")
+    __slots__ = ("op", "operands", "attrs", "shape", "buffer", "arrays", "depth", "owned", "weak", "serial", "reused", "__weakref__")
 
     def __init__(self, op: str | None, operands: tuple[Node, ...], attrs: dict[str, Any], shape: Shape,
                  buffer: np.ndarray | None = None, depth: int = 0) -> None:
@@ -80,7 +80,7 @@ class Node:
         #: ``api.graph.scalar_operand``): the head of its row in a graph's key, which a
         #: walk adds at every use instead of once, so that a graph's structure does not
         #: depend on which of its scalars happen to be equal.
-        self.shared: tuple | None = None
+        self.reused: tuple | None = None
 
     @classmethod
     def ready(cls, buffer: np.ndarray) -> Node:

@@ -85,7 +85,7 @@ def walk(roots: list[Node]) -> Walked:
     pop, push, add = stack.pop, stack.append, seen.add
     while stack:
         for o in pop().operands:
-            if o.buffer is None and o not in seen and o.shared is None:
+            if o.buffer is None and o not in seen and o.reused is None:
                 add(o)
                 push(o)
     pending = sorted(seen, key=_SERIAL) if len(seen) > 1 else list(seen)
@@ -102,7 +102,7 @@ def walk(roots: list[Node]) -> Walked:
         for o in node.operands:
             i = index.get(o)
             if i is None:
-                head = o.shared
+                head = o.reused
                 if head is None:  # a ready node, first used here: a parameter
                     i = index[o] = len(rows)
                     shape = o.shape
@@ -110,7 +110,7 @@ def walk(roots: list[Node]) -> Walked:
                     reads.append(True)
                     buffers.append(cast(np.ndarray, o.buffer))
                     order.append(o)
-                else:  # a shared scalar: its parameter and broadcast, again at each use
+                else:  # a reused scalar: its parameter and broadcast, again at each use
                     (scalar,) = o.operands
                     shape = scalar.shape
                     i = len(rows) + 1
