@@ -8,6 +8,7 @@ import os
 import pickle
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +16,9 @@ from jit_helpers import child_env
 
 import plaidarray as xp
 from plaidarray.backend.llvm_cpu import parallel
+
+#: Where a child process finds this module (to unpickle its functions) and the helpers it imports.
+PATHS = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[1])]
 
 
 @xp.jit
@@ -58,7 +62,7 @@ def test_static_arguments_survive_pickling():
 
 def test_a_jitted_function_unpickles_in_another_process():
     code = ("import pickle, sys, numpy as np, plaidarray as xp\n"
-            "sys.path.insert(0, 'tests')\n"
+            f"sys.path[:0] = {PATHS!r}\n"
             "f = pickle.loads(sys.stdin.buffer.read())\n"
             "print(float(f(xp.asarray(np.arange(4.0)), 2.0)))\n")
     done = subprocess.run([sys.executable, "-c", code], input=pickle.dumps(scaled_sum), capture_output=True,
@@ -80,7 +84,7 @@ def test_dask_tokens_of_a_jitted_function_are_deterministic():
     tokenize = pytest.importorskip("dask.base", reason="Dask is in the distributed extra").tokenize
     assert tokenize(cube) == tokenize(pickle.loads(pickle.dumps(cube)))
     assert tokenize(cube) != tokenize(scaled_sum)
-    code = ("import sys; sys.path.insert(0, 'tests')\n"
+    code = (f"import sys; sys.path[:0] = {PATHS!r}\n"
             "from dask.base import tokenize; import test_pickling\n"
             "print(tokenize(test_pickling.cube))\n")
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
