@@ -462,9 +462,9 @@ class _ModuleBuilder:
 
 
 def _allow_reassociation(value: SSAValue, accumulator: SSAValue) -> None:
-    """Mark a float reduction's accumulating add or multiply ``reassoc``: permission to
-    sum in another order, which a backend takes by writing partial sums out (llvm-cpu's
-    ``llvm_emitter._accumulate``), as XLA's CPU backend vectorises reductions. Only the
+    """Mark a float reduction's accumulating add or multiply ``reassoc``: the emitter may
+    choose the order of the sum, and writes it as partial sums of its own
+    (``llvm_emitter._accumulate``); the LLVM IR carries no fast-math flag. Only the
     accumulation is marked: the fused elementwise code keeps its order."""
     op = value.owner
     if isinstance(op, (arith.AddfOp, arith.MulfOp)) and accumulator in op.operands:

@@ -51,7 +51,7 @@ class PendingGraph:
 def walk_pending(roots: list[Node]) -> Walked:
     """What ``PendingGraph`` holds, as a tuple: what a read needs when its executable is
     cached (every read of a value walks; building the object would add a third to the
-    walk's 1 us). The walk of ``_graph.c`` when it is built, else ``walk``."""
+    walk). The walk of ``_graph.c`` when it is built, else ``walk``."""
     walked: Walked | None = GRAPH_IN_C.walk(roots, KEPT_GENERATOR_BYTES) if GRAPH_IN_C is not None else None
     return walked or walk(roots)
 

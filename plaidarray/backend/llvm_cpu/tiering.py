@@ -1,9 +1,9 @@
 """Tiered code generation: a kernel's first machine code is emitted fast, and full code
 replaces it once an executable running it runs again.
 
-A program's first run waits for every compile, and on a small kernel a compile is
-about 15 ms of lowering in Python, 10 ms of LLVM's IR pipeline at O3 and 10 ms of code
-generation at O3, against 1.5-3.5 ms of code generation at O0 (docs/performance.md). So
+A program's first run waits for every compile, and on a small kernel LLVM's IR pipeline
+and code generation at O3 take several times what code generation at O0 takes
+(``benchmarks/compile_cost.py`` times each stage). So
 the first code of a kernel is generated at O0 from the IR optimised at O3: the
 same vectorised IR, hence the same values, in kernels 10-30% slower. A small kernel
 skips the IR pipeline too (:func:`ir_level`): kernel IR has no fast-math flag, so its
