@@ -44,7 +44,7 @@ FFT_ROUTINE_PREFIX = "plaidarray_fft_"
 QUICK_EMIT_LEVEL = 0
 
 #: The IR pipeline's level for small first-tier code whose values are exact: O0, about a
-#: tenth of O3's IR time (O1 takes 40-60%; docs/performance.md). O0 code is scalar and
+#: tenth of O3's IR time (O1 takes 40-60%, on the eager scripts' kernels). O0 code is scalar and
 #: unoptimised, which on a few thousand elements costs microseconds per run.
 SCALAR_IR_LEVEL = 0
 
