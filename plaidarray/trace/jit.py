@@ -427,6 +427,21 @@ class Compiled:
         if lent:
             results = [b.copy() if any(b is given for given in lent) else b for b in results]
         outs = [Array(Node(None, (), {}, shape, b)) for shape, b in zip(self._out_shapes, results)]
+        _mark_owned(outs, buffers)
         if self._out_structure == pytree.LEAF:
             return outs[0]
         return pytree.unflatten(self._out_structure, outs)
+
+
+def _mark_owned(outs: Sequence[Array], inputs: Sequence[np.ndarray]) -> None:
+    """Mark the results whose memory the run made for them alone (``Node.owned``), as a
+    read's results are: an update may then write into it in place, and ``np.asarray``
+    lends it without a copy (``exports.py``). Not a result that is an input or a constant
+    passed through, nor one buffer returned for two equal results."""
+    given = {id(b) for b in inputs}
+    counts: dict[int, int] = {}
+    for out in outs:
+        counts[id(out._node.buffer)] = counts.get(id(out._node.buffer), 0) + 1
+    for out in outs:
+        key = id(out._node.buffer)
+        out._node.owned = counts[key] == 1 and key not in given

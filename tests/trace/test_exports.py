@@ -164,6 +164,26 @@ def test_another_member_is_exported_writable_once_the_first_export_is_gone(backe
     np.testing.assert_array_equal(np.asarray(x + 0.0), [7.0, 0.0, 0.0])
 
 
+def _address(a: np.ndarray) -> int:
+    return a.__array_interface__["data"][0]
+
+
+def test_the_export_of_a_jitted_result_is_its_memory_and_equal_results_stay_apart(backend):
+    """A jitted function's results are memory its run made, as a read's are: exported
+    without a copy (a 2048x2048 result's copy doubled the cost of reading it). Two equal
+    results (one buffer) and a result that is the argument are copied at the export, so a
+    write into one reaches neither the other nor the argument."""
+    x = xp.asarray(np.zeros(16))
+    first, second, doubled, same = xp.jit(lambda u: (u + 1.0, u + 1.0, u * 2.0, u))(x)
+    made = _address(doubled._value())
+    exported = np.asarray(doubled)
+    assert _address(exported) == made
+    exported[0] = 7.0
+    np.asarray(first)[0] = 9.0
+    np.asarray(same)[0] = 3.0
+    assert [float(a[0]) for a in (doubled, first, second, same, x)] == [7.0, 9.0, 1.0, 3.0, 0.0]
+
+
 def test_dlpack_exports_the_same_memory(backend):
     x = xp.zeros(3)
     np.from_dlpack(x)[1] = 4.0
