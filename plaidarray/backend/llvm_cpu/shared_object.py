@@ -2,10 +2,11 @@
 
 Kernels and the vector math library are position-independent object code
 (``codegen.new_machine``). Linked with the system linker into a shared object, they load
-with ``dlopen``, in the compiling process and in every later one that finds them in the
-persistent cache: loading needs neither LLVM nor llvmlite, and costs a fraction of a
-millisecond. Without a linker (``ld`` on the PATH) object code is loaded by LLVM's MCJIT
-instead (``jit.py``), as it always can be.
+with ``dlopen`` in every process that finds them in the persistent cache: loading needs
+neither LLVM nor llvmlite, and costs a fraction of a millisecond. The compiling process
+runs the kernels it made from LLVM's MCJIT at once and links them on a background thread
+(``bundles.py``); the vector math library it links and opens at once. Without a linker
+(``ld`` on the PATH) object code is loaded by MCJIT (``jit.py``), as it always can be.
 
 A shared object is loaded from its bytes (checked against the cache entry's checksum
 before anything is written): written to a file in a directory made for it (mode 0700,

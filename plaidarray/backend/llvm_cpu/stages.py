@@ -1,7 +1,8 @@
 """The llvm-cpu compiler's stages: HLO to machine code for the host, as a declared list of
 named stages (``STAGES``, run by ``backend/pipeline.py``; ``compiler.py`` runs them).
 
-    lower-fft -> expand -> hlo-passes -> bind-constants -> [persistent cache] -> fuse -> to-linalg
+    check-shape-generic -> lower-fft -> expand -> hlo-passes -> bind-constants -> [persistent cache]
+      -> fuse -> to-linalg
       -> linalg-generalize-named-ops -> convert-linalg-to-loops -> fuse-parallel-loops
       -> contract-temporaries -> to-llvm-ir -> llvm-codegen -> load -> store
 
