@@ -442,3 +442,14 @@ def test_full_of_an_array(backend, fill, dtype):
 def test_full_of_an_array_that_does_not_broadcast():
     with pytest.raises(ValueError, match=r"fill value of shape \(3,\) does not broadcast to \(2, 2\)"):
         xp.full((2, 2), xp.ones(3))
+
+
+@pytest.mark.parametrize("scalars", [(), (-2, 1, 10.0), (1j,), (True, 3)])
+def test_result_type_of_python_scalars_alone_is_a_value_error(scalars):
+    """SciPy's ``_logspace`` asks ``result_type(start, stop, base)`` of Python scalars
+    and catches ValueError, the exception NumPy raises for no array or dtype (and
+    array-api-strict for scalars alone), to fall back to the default dtype."""
+    with pytest.raises(ValueError):
+        np.result_type()
+    with pytest.raises(ValueError, match="result_type: at least one array or dtype is required"):
+        xp.result_type(*scalars)
