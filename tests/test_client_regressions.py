@@ -453,3 +453,18 @@ def test_result_type_of_python_scalars_alone_is_a_value_error(scalars):
         np.result_type()
     with pytest.raises(ValueError, match="result_type: at least one array or dtype is required"):
         xp.result_type(*scalars)
+
+
+@pytest.mark.parametrize(("name", "call", "numpy_call"), [
+    ("moveaxis", lambda x: xp.moveaxis(x, 10, -1), lambda x: np.moveaxis(x, 10, -1)),
+    ("sum", lambda x: xp.sum(x, axis=-3), lambda x: np.sum(x, axis=-3)),
+])
+def test_an_axis_out_of_bounds_is_described_in_numpys_words(name, call, numpy_call):
+    """SciPy's input-validation tests match NumPy's message for an axis out of bounds
+    (``axis 10 is out of bounds for array of dimension 1``); the function is named first."""
+    x = np.arange(6.0).reshape(2, 3)
+    with pytest.raises(np.exceptions.AxisError) as numpy_error:
+        numpy_call(x)
+    words = str(numpy_error.value).split(": ")[-1]
+    with pytest.raises(ValueError, match=rf"^{name}: {words}$"):
+        call(xp.asarray(x))
