@@ -468,3 +468,22 @@ def test_an_axis_out_of_bounds_is_described_in_numpys_words(name, call, numpy_ca
     words = str(numpy_error.value).split(": ")[-1]
     with pytest.raises(ValueError, match=rf"^{name}: {words}$"):
         call(xp.asarray(x))
+
+
+@given(data=st.data())
+def test_asarray_of_a_list_of_arrays_keeps_numpys_dtype(backend, data):
+    """``asarray([res00.status, res01.status])`` of int32 arrays is int32 in NumPy (SciPy's
+    differentiate tests compare it with a result's dtype); a list of arrays and Python
+    scalars takes the dtype NumPy gives it, the scalars counting as default dtypes."""
+    dtype = data.draw(st.sampled_from(ALL), label="dtype")
+    items = []
+    for i in range(data.draw(st.integers(1, 3), label="items")):
+        if data.draw(st.booleans(), label=f"scalar {i}"):
+            items.append(data.draw(st.sampled_from([True, 2, 1.5]), label=f"value {i}"))
+        else:
+            items.append(data.draw(arrays(dtype if i == 0 else data.draw(st.sampled_from(ALL), label=f"dtype {i}"), (),
+                                          **({} if dtype.kind in "bf" else {"min_value": 0, "max_value": 100})),
+                                   label=f"array {i}"))
+    expected = np.asarray(items)
+    got = xp.asarray([xp.asarray(item) if isinstance(item, np.ndarray) else item for item in items])
+    assert_same(got, expected, exact=True)
