@@ -12,8 +12,8 @@ scipy    SciPy's array-API functions (special, stats, fft, signal, cluster) agai
          (``scipy_functions.py``).
 scipy-suite  SciPy's own array-API tests (``-m array_api_backends``) of twelve modules;
          ``scipy_plugin`` adds plaidarray to the backends of SciPy's ``xp`` fixture. Also
-         prints the figures per module and lists, in ``--workdir``, the tests that pass on
-         array_api_strict and fail on plaidarray.
+         prints the figures per module of each run (``--warm``'s too) and lists, in
+         ``--workdir``, the tests that pass on array_api_strict and fail on a plaidarray run.
 
 Each namespace runs in its own pytest process (``-k`` selects its cases); the harness
 prints passed/failed/skipped and wall time for each, then the most common failure
@@ -193,11 +193,12 @@ def _cases(report: Path) -> dict[str, Case]:
 
 
 def _scipy_figures(reports: dict[str, Path], workdir: Path) -> None:
-    """Per module: passed, failed, skipped and test time on each namespace; then the tests
-    that pass on array_api_strict and fail on plaidarray, written to a file."""
-    cases = {namespace: _cases(report) for namespace, report in reports.items()}
+    """Per module: passed, failed, skipped and test time of each run (``plaidarray, warm
+    disk`` too); then the tests that pass on array_api_strict and fail on a plaidarray
+    run, written to a file with the runs they fail in."""
+    cases = {run: _cases(report) for run, report in reports.items()}
     modules = sorted({c.module for by_id in cases.values() for c in by_id.values()})
-    print(f"\n{'module':<16}" + "".join(f"{ns[:20]:>34}" for ns in cases))
+    print(f"\n{'module':<16}" + "".join(f"{run[:32]:>34}" for run in cases))
     print(f"{'':<16}" + f"{'passed':>10}{'failed':>8}{'skipped':>8}{'time':>8}" * len(cases))
     for module in modules:
         row = f"{module:<16}"
@@ -206,15 +207,22 @@ def _scipy_figures(reports: dict[str, Path], workdir: Path) -> None:
             count = collections.Counter(c.outcome for c in mine)
             row += f"{count['passed']:>10}{count['failed']:>8}{count['skipped']:>8}{sum(c.seconds for c in mine):>7.0f}s"
         print(row)
-    strict, plaid = cases.get("array_api_strict"), cases.get("plaidarray")
-    if strict is None or plaid is None:
+    strict = cases.get("array_api_strict")
+    plaid = {run: by_id for run, by_id in cases.items() if run.startswith("plaidarray")}
+    if strict is None or not plaid:
         return
-    differences = sorted((test, plaid[test]) for test, case in strict.items()
-                         if case.outcome == "passed" and test in plaid and plaid[test].outcome == "failed")
+    differences: dict[str, list[tuple[str, Case]]] = {}
+    for test, case in sorted(strict.items()):
+        failing = [(run, by_id[test]) for run, by_id in plaid.items()
+                   if case.outcome == "passed" and test in by_id and by_id[test].outcome == "failed"]
+        if failing:
+            differences[test] = failing
     out = workdir / "scipy-suite-differences.txt"
-    out.write_text("".join(f"{test}\n    {case.message}\n" for test, case in differences), encoding="utf-8")
-    print(f"\n{len(differences)} tests pass on array_api_strict and fail on plaidarray "
-          f"({collections.Counter(c.module for _, c in differences).most_common()}); listed in {out}")
+    out.write_text("".join(f"{test}\n" + "".join(f"    [{run}] {case.message}\n" for run, case in failing)
+                           for test, failing in differences.items()), encoding="utf-8")
+    by_module = collections.Counter(failing[0][1].module for failing in differences.values())
+    print(f"\n{len(differences)} tests pass on array_api_strict and fail on a plaidarray run "
+          f"({by_module.most_common()}); listed in {out}")
 
 
 def main() -> int:
@@ -251,7 +259,7 @@ def main() -> int:
                     print(f"clients/run.py: pytest wrote no report for {namespace}{label}", file=sys.stderr)
                     return 1
                 results[namespace + label] = (_counts(report, seconds), _failure_messages(report))
-                reports.setdefault(namespace, report)
+                reports[namespace + label] = report
 
     print(f"\n{args.suite}{' --fast' if args.fast else ''}")
     print(f"{'namespace':<26}{'passed':>8}{'failed':>8}{'errors':>8}{'skipped':>9}{'wall':>10}")

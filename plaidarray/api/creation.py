@@ -87,32 +87,31 @@ def _buffer(value: np.ndarray, copy: bool | None, fresh: bool, where: str) -> np
     return buffer
 
 
-_PYTHON_SCALAR_KINDS = {bool: "b", int: "i", float: "f", complex: "c"}
+_PYTHON_SCALAR_DTYPES = {bool: dt.bool_, int: dt.default_int, float: dt.default_float, complex: dt.default_complex}
 
 
 def _sequence_dtype(obj: Sequence) -> np.dtype | None:
-    """Default dtype of nested Python scalars and arrays: bool < int64 < float64 <
-    complex128. None when anything else is nested (NumPy scalars or arrays, strings,
-    objects): NumPy then chooses, and a dtype plaidarray lacks is refused."""
-    kinds: set[str] = set()
+    """The dtype NumPy gives nested Python scalars and arrays: their dtypes promoted two
+    at a time in the order NumPy meets them (its promotion is not associative), a scalar
+    counting as its default dtype (bool, int64, float64, complex128), so a list of int32
+    or float32 arrays keeps their dtype (SciPy stacks results so and compares dtypes).
+    None when anything else is nested (NumPy scalars or arrays, strings, objects): NumPy
+    then chooses, and a dtype plaidarray lacks is refused."""
+    found: np.dtype | None = None
     stack = [obj]
     while stack:
         item = stack.pop()
         if isinstance(item, (list, tuple)):
-            stack.extend(item)
-        elif isinstance(item, Array):
-            kinds.add(item.dtype.kind)
-        elif type(item) in _PYTHON_SCALAR_KINDS:
-            kinds.add(_PYTHON_SCALAR_KINDS[type(item)])
+            stack.extend(reversed(item))
+            continue
+        if isinstance(item, Array):
+            dtype = item.dtype
+        elif type(item) in _PYTHON_SCALAR_DTYPES:
+            dtype = _PYTHON_SCALAR_DTYPES[type(item)]
         else:
             return None
-    if "c" in kinds:
-        return dt.default_complex
-    if "f" in kinds:
-        return dt.default_float
-    if kinds & {"i", "u"}:
-        return dt.default_int
-    return dt.bool_ if kinds else dt.default_float
+        found = dtype if found is None else np.promote_types(found, dtype)
+    return dt.default_float if found is None else found
 
 
 def _shares_memory(obj: Any, value: np.ndarray) -> bool:

@@ -50,11 +50,13 @@ def can_cast(from_: Any, to: Any, /) -> bool:
 
 def result_type(*arrays_and_dtypes: Any) -> np.dtype:
     """The promoted dtype of arrays, dtypes and (weakly typed) Python scalars; NumPy
-    scalars count as arrays of their dtype, as in NumPy 2."""
+    scalars count as arrays of their dtype, as in NumPy 2. Python scalars alone have
+    none: ValueError, as NumPy and array-api-strict raise (SciPy catches it to fall back
+    to the default dtype)."""
     scalars = [a for a in arrays_and_dtypes if type(a) in SCALAR_KINDS]
     dtypes = [_as_dtype(a, "result_type") for a in arrays_and_dtypes if type(a) not in SCALAR_KINDS]
     if not dtypes:
-        raise TypeError("result_type: at least one array or dtype is required")
+        raise ValueError("result_type: at least one array or dtype is required (Python scalars alone have no result type)")
     out = weak_result_type(dt.result_type(*dtypes, where="result_type"), scalars)
     for s in scalars:
         if out.kind not in SCALAR_KINDS[type(s)]:

@@ -384,14 +384,15 @@ def check_category(x: Array, category: str, where: str) -> None:
 
 
 def normalize_axes(axis: int | Sequence[int] | None, ndim: int, where: str) -> tuple[int, ...]:
-    """Axes as sorted non-negative ints; IndexError-free ValueError naming the axis."""
+    """Axes as sorted non-negative ints; IndexError-free ValueError naming the axis in
+    NumPy's words (clients' tests match them: SciPy's ``axis 10 is out of bounds for array``)."""
     if axis is None:
         return tuple(range(ndim))
     axes = int_tuple(axis, where, "axis")
     out = []
     for a in axes:
         if not -ndim <= a < max(ndim, 1) or (ndim == 0 and a not in (0, -1)):
-            raise ValueError(f"{where}: axis {a} is out of bounds for an array of rank {ndim}")
+            raise ValueError(f"{where}: axis {a} is out of bounds for array of dimension {ndim}")
         out.append(a % ndim if ndim else 0)
     if len(set(out)) != len(out):
         raise ValueError(f"{where}: repeated axis in {axes}")

@@ -177,6 +177,10 @@ class Part(Step):
     def name(self) -> str:  # type: ignore[override]
         return self.part
 
+    @property
+    def imaginary(self) -> bool:  # type: ignore[override]
+        return self.part == "imag"
+
     def forward(self, base: Array) -> Array:
         return op(self.part, base)
 

@@ -5,55 +5,58 @@ SciPy hands ``np.asarray(out)`` to compiled routines that fill it (``ndimage``'s
 a writable buffer even when they only read it (scikit-learn's ``chi2_kernel``). A lazy
 array cannot simply lend its buffer: a graph recorded before a write into the export and
 computed after it would read the written values, where NumPy computed at once. So while
-an export lives its array is *pinned* (``Pinned``, the class it takes meanwhile):
+an export lives, the array's family (its root and the root's views, ``views.py``) is
+*pinned* (``Pinned``, the class its members take meanwhile):
 
-- the export is the array's memory (``Pin.buffer``): the array's own buffer when nothing
-  else can see it (``array._sole_owner``), else a copy made at the export, the old node
-  staying with its other readers;
-- every read of the pinned array's node from Python (how every op records it) first
-  syncs: it gets an immutable snapshot of the memory as it is now, copied only when the
-  memory changed since the last snapshot, so each op sees the value it had when it was
-  recorded, as in NumPy;
-- a write through plaidarray (``x[k] = v``, ``x += v``) is copied into the memory, so
-  the export sees it;
-- the whole family (root and views) is pinned, and a change found in the memory is a
-  write to the exported member: it reaches its base and the other views
-  (``views.changed``), as a write to the base reaches the exported memory.
+- the family has one memory, its root's (``Pin.buffer``), as a NumPy array and its views
+  share one: the root's own buffer when nothing else can see it (``array._sole_owner``),
+  else a copy made at the export, the old node staying with its other readers. A view's
+  export is the window of that memory at the view's layout, as NumPy's view would be, so
+  any members are exported at once, writable (threads filling the rows of one output;
+  an input and an output of one routine, which ``np.shares_memory`` finds overlapping
+  as it would in NumPy);
+- every read of a pinned member's node from Python (how every op records it) first
+  syncs: a change found in the memory since the last snapshot is a write to the root,
+  which takes an immutable snapshot of the memory and passes it on to the views
+  (``views.changed``), so each op sees the value it had when it was recorded, as in NumPy;
+- a write through plaidarray to any member reaches the root (``views.changed``), whose
+  new value is copied into the memory, so every export sees it.
 
 When no export is left (the memory's reference count says so: NumPy's views of an export
-hold the memory, not the export), the next read unpins: the array keeps the memory as its
-buffer, immutable again. One member of a family is exported at a time; another member's
-export meanwhile is read-only.
+hold the memory, not the export), the next read unpins: the root keeps the memory as its
+buffer, immutable again. A pinned family's root lives as long as the pin, as a NumPy
+view keeps its base alive; a family whose root was gone gets one made of its views'
+elements (``views.blank_root``). Pinning, syncing and unpinning hold the lock that
+assignments hold (``array._STORES``): threads export members of one family at once.
 """
 
 from __future__ import annotations
 
+import math
 import sys
 import weakref
 from typing import Any
 
 import numpy as np
 
-from .array import Array, _sole_owner
+from .array import _STORES, Array, _sole_owner
 from .materialize import materialize
 from .node import Node
-from .views import Family, ViewOf, changed
+from .views import Family, ViewOf, blank_root, changed
 
 #: The slot behind ``Array._node``, read and written without ``Pinned``'s property.
 _SLOT = next(klass.__dict__["_node"] for klass in Array.__mro__ if "_node" in klass.__dict__)
 
 
 class Pin:
-    """A pinned family's state: the member whose memory is exported (weakly: the family
-    refers to the pin, and the member to the family) with its steps from the root, the
-    memory, the node whose buffer the memory is (``node``) and the last snapshot of it
-    (None until a read while exported)."""
+    """A pinned family's state: its root (held while pinned), the memory, the node whose
+    buffer the memory is (``node``) and the last snapshot of it (None until a read while
+    exported)."""
 
-    __slots__ = ("member", "steps", "buffer", "node", "snapshot", "owner", "quiet")
+    __slots__ = ("root", "buffer", "node", "snapshot", "owner", "quiet")
 
-    def __init__(self, member: Array, node: Node) -> None:
-        self.member = weakref.ref(member)
-        self.steps = member._base.steps if type(member._base) is ViewOf else ()
+    def __init__(self, root: Array, node: Node) -> None:
+        self.root = root
         self.node = node
         self.buffer: np.ndarray = node.buffer  # type: ignore[assignment]  # a ready node
         self.snapshot: Node | None = None
@@ -67,6 +70,22 @@ class Pin:
         """Whether anything besides plaidarray holds the memory (an export, a NumPy view
         of one, a buffer acquired from one)."""
         return sys.getrefcount(self.owner) > self.quiet
+
+    def window(self, member: Array) -> np.ndarray:
+        """``member``'s elements in the memory, laid out as NumPy lays out the view (the
+        whole memory for the root); read-only for a view NumPy gives read-only."""
+        record = member._base
+        if type(record) is not ViewOf:
+            return self.buffer.view()
+        layout, itemsize = record.layout(), self.buffer.itemsize
+        start = layout.offset * itemsize + (itemsize // 2 if any(s.imaginary for s in record.steps) else 0)
+        strides = tuple(s * itemsize for s in layout.strides)
+        if not math.prod(layout.shape):  # no element: its offset may lie outside (x[-5::-1] of 4)
+            start, strides = 0, (0,) * len(strides)
+        window = np.ndarray(layout.shape, member.dtype, buffer=self.buffer, offset=start, strides=strides)
+        if not record.writable:
+            window.flags.writeable = False
+        return window
 
     def adopt(self, array: Array) -> None:
         """Pin a view made of a pinned array."""
@@ -98,21 +117,13 @@ def _alone(memory: np.ndarray) -> bool:
 
 def export(array: Array, dtype: Any, copy: bool | None) -> np.ndarray:
     """``array.__array__(dtype, copy)``: a copy when asked for one (or for a dtype
-    conversion), else the array's memory, writable (read-only for a second member of a
-    family whose memory is exported already)."""
+    conversion), else the array's memory (``Pin.window``)."""
     if copy or (dtype is not None and np.dtype(dtype) != array.dtype):
         if copy is False:
             raise ValueError("converting the dtype requires a copy")
         return np.array(array._value(), dtype=dtype, copy=True)
-    pin = _pin_of(array)
-    if pin is not None and pin.member() is not array:
-        sync(array)  # a pin whose exports are all gone is released here, not at a later read
-        pin = _pin_of(array)
-    if pin is None:
-        pin = _pin(array, _family(array))
-    elif pin.member() is not array:
-        return array._value()
-    return pin.buffer.view()
+    with _STORES:
+        return (_pin_of(array) or _pin(array)).window(array)
 
 
 def _family(array: Array) -> Family | None:
@@ -125,18 +136,23 @@ def _pin_of(array: Array) -> Pin | None:
     return family.pin if family is not None else None
 
 
-def _pin(array: Array, family: Family | None) -> Pin:
-    """Pin ``array``'s family on ``array``'s memory."""
-    node = _SLOT.__get__(array)
+def _pin(array: Array) -> Pin:
+    """Pin ``array``'s family on its root's memory."""
+    family = _family(array)
+    if family is None:
+        family = array._base = Family(array)
+    root = family.root()
+    if root is None:
+        root = blank_root(family)
+        family.root = weakref.ref(root)
+    node = _SLOT.__get__(root)
     if node.buffer is None:
         materialize([node])
     if not (_sole_owner(node) and _alone(node.buffer)):  # type: ignore[arg-type]  # materialized above
         node = Node.ready(node.buffer.copy())  # type: ignore[union-attr]
         node.owned = True
-        _set(array, node)
-    if family is None:
-        family = array._base = Family(array)
-    pin = family.pin = Pin(array, node)
+        _set(root, node)
+    pin = family.pin = Pin(root, node)
     for member in _members(family):
         member.__class__ = Pinned
     return pin
@@ -156,46 +172,41 @@ def _set(array: Array, node: Node) -> None:
 
 
 def sync(array: Array) -> None:
-    """Bring a pinned array's family up to date with the exported memory: a snapshot of
-    it for reads while it is exported, the memory itself once it is not (unpinned)."""
-    family = _family(array)
-    pin = family.pin if family is not None else None
-    if pin is None:  # unpinned by a read of another member: only its class is left
-        array.__class__ = Array
-        return
-    if not pin.exported():
-        family.pin = None  # type: ignore[union-attr]  # a pin has a family
-        for member in _members(family):  # type: ignore[arg-type]
-            member.__class__ = Array
-        if pin.snapshot is None or not _same(pin.buffer, pin.snapshot):
-            _written(pin, family, pin.node)  # type: ignore[arg-type]
-        else:
-            _place(pin, family, pin.node)  # type: ignore[arg-type]
-        return
-    if pin.snapshot is not None and _same(pin.buffer, pin.snapshot):
-        return
-    snapshot = Node.ready(pin.buffer.copy())
-    snapshot.owned = True
-    pin.snapshot = snapshot
-    _written(pin, family, snapshot)  # type: ignore[arg-type]
+    """Bring a pinned array's family up to date with the memory: a snapshot of it for
+    reads while it is exported, the memory itself once it is not (unpinned)."""
+    with _STORES:
+        family = _family(array)
+        pin = family.pin if family is not None else None
+        if pin is None:  # unpinned by a read of another member: only its class is left
+            array.__class__ = Array
+            return
+        if not pin.exported():
+            _unpin(family, pin)  # type: ignore[arg-type]  # a pin has a family
+            return
+        if pin.snapshot is not None and _same(pin.buffer, pin.snapshot):
+            return
+        snapshot = Node.ready(pin.buffer.copy())
+        snapshot.owned = True
+        pin.snapshot = snapshot
+        _written(pin.root, snapshot)
 
 
-def _place(pin: Pin, family: Family, node: Node) -> Array:
-    """The exported member pointed at ``node``; a stand-in in its place in the family
-    when it is gone (its views may not be)."""
-    member = pin.member()
-    if member is None:
-        member = Array(node)
-        member._base = ViewOf(family, pin.steps, True, None) if pin.steps else family
+def _unpin(family: Family, pin: Pin) -> None:
+    """The family's members take their plain class back; the root keeps the memory."""
+    family.pin = None
+    for member in _members(family):
+        member.__class__ = Array
+    if pin.snapshot is None or not _same(pin.buffer, pin.snapshot):
+        _written(pin.root, pin.node)
     else:
-        _set(member, node)
-    return member
+        _set(pin.root, pin.node)
 
 
-def _written(pin: Pin, family: Family, node: Node) -> None:
-    """The exported memory was written (its value is ``node``'s): a write to the member,
-    which reaches its base and the other views."""
-    changed(_place(pin, family, node))
+def _written(root: Array, node: Node) -> None:
+    """The memory was written (its value is ``node``'s): a write to the root, which
+    reaches its views."""
+    _set(root, node)
+    changed(root)
 
 
 def _same(memory: np.ndarray, node: Node) -> bool:
@@ -204,10 +215,10 @@ def _same(memory: np.ndarray, node: Node) -> bool:
 
 
 def store(array: Array) -> None:
-    """After a write through plaidarray to the pinned member (directly, or through the
-    family: a refresh): copy its new value into the exported memory."""
+    """After a write through plaidarray to the pinned root (directly, or through a view:
+    ``views.changed`` writes the root): copy its new value into the memory."""
     pin = _pin_of(array)
-    if pin is None or pin.member() is not array:
+    if pin is None or pin.root is not array:
         return
     node = _SLOT.__get__(array)
     if node.buffer is None:

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import math
 import weakref
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 if TYPE_CHECKING:
@@ -68,6 +69,9 @@ class Step:
     name: str = ""
     #: False for views NumPy gives read-only (``broadcast_to``, ``linalg.diagonal``).
     writable: bool = True
+    #: True for a view of the imaginary parts of complex elements (``imag``): its elements
+    #: start half an element into the root's (a layout counts whole root elements).
+    imaginary: bool = False
 
     def forward(self, base: Array) -> Array:
         """The view's value, recorded from its base's (never itself a view)."""
@@ -250,8 +254,24 @@ def _put(root: Array, steps: tuple[Step, ...], value: Array) -> Array:
 def _without_root(family: Family, other: Array, written: Array) -> Array:
     """A root value to refresh ``other`` from after ``written`` changed, once the root
     is gone: blank, with ``other``'s elements put back, then ``written``'s over them."""
+    return _blank_with(family, (other, written))
+
+
+def blank_root(family: Family) -> Array:
+    """A root for a family whose root is gone, to export its views' memory
+    (``exports.py``): blank, with every live view's elements put back."""
+    from .array import Array
+
+    root = Array(_blank_with(family, family.live_views())._node)  # a new array: the value may be a view's own
+    root._base = family
+    return root
+
+
+def _blank_with(family: Family, members: Iterable[Array]) -> Array:
+    """A blank root value with ``members``' elements put back, each over the previous."""
     from .array import namespace
 
-    blank = namespace().zeros(family.shape, dtype=family.dtype)
-    steps = written._base.steps if type(written._base) is ViewOf else ()
-    return _put(_put(blank, other._base.steps, other), steps, written)
+    value = namespace().zeros(family.shape, dtype=family.dtype)
+    for member in members:
+        value = _put(value, member._base.steps if type(member._base) is ViewOf else (), member)
+    return value

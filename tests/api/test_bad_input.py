@@ -122,7 +122,7 @@ CASES = [
     ("squeeze a long axis", lambda: xp.squeeze(_f64(2, 3), axis=0),
      ValueError, r"squeeze: axis 0 has size 2, not 1"),
     ("axis out of range", lambda: xp.sum(_f64(2, 2), axis=2),
-     ValueError, r"sum: axis 2 is out of bounds for an array of rank 2"),
+     ValueError, r"sum: axis 2 is out of bounds for array of dimension 2"),
     ("float axis", lambda: xp.sum(_f64(2, 2), axis=1.0),
      TypeError, r"sum: axis must be an int or a tuple of ints, got 1.0"),
     ("repeated axis", lambda: xp.sum(_f64(2, 2), axis=(0, -2)),

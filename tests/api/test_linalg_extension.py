@@ -142,6 +142,18 @@ def test_svd(backend, dtype, batch, m, n, seed, full):
     assert_close(la.svdvals(xp.asarray(a)), want_s, scale=10)
 
 
+@given(dtype=dtypes, batch=batches, shape=st.sampled_from([(2, 5), (5, 2), (4, 4), (3, 1)]), seed=seeds)
+def test_svd_singular_vectors_are_numpys(backend, dtype, batch, shape, seed):
+    """Singular vectors are unique up to a sign (a phase for complex) per pair, which
+    LAPACK fixes; clients' results depend on NumPy's choice (SciPy's kmeans2 draws its
+    initial centroids through Vh), so the vectors of the reduced SVD are NumPy's own."""
+    a = random(seed, (*batch, *shape), dtype)
+    u, _, vh = (np.asarray(r) for r in la.svd(xp.asarray(a), full_matrices=False))
+    want_u, _, want_vh = np.linalg.svd(a, full_matrices=False)
+    assert_close(u, want_u, scale=100)
+    assert_close(vh, want_vh, scale=100)
+
+
 @given(dtype=dtypes, batch=batches, m=sizes, n=sizes, seed=seeds, mode=st.sampled_from(["reduced", "complete"]))
 def test_qr(backend, dtype, batch, m, n, seed, mode):
     a = random(seed, (*batch, m, n), dtype)

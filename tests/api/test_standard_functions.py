@@ -192,6 +192,34 @@ def test_complex_parts_and_arithmetic(backend, dtype, data):
         _same(xp.abs(xp.asarray(z)), np.abs(z))
 
 
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+@given(data=st.data(), exponent=st.integers(-101, 101))
+def test_complex_power_of_an_integer_exponent_is_numpys(backend, dtype, data, exponent):
+    """z ** n for an integer n multiplies, as NumPy's power does for |n| < 100, bit for
+    bit, special values included: exp(n log z) left (3j) ** 2 with an imaginary part of
+    1e-15 and SciPy's filter designs with odd coefficients where NumPy's are 0."""
+    part = np.float32 if dtype == np.complex64 else np.float64
+    re, im = _array(data, part), None
+    im = data.draw(hnp.arrays(part, re.shape, elements=st.floats(-100, 100, width=np.dtype(part).itemsize * 8)
+                              | st.sampled_from([0.0, -0.0, np.inf, np.nan])))
+    z = re.astype(dtype)
+    z.imag = im
+    with np.errstate(all="ignore"):
+        expected = np.power(z, np.asarray(exponent, dtype=dtype))
+    if abs(exponent) < 100:
+        _same(xp.asarray(z) ** exponent, expected, exact=True)
+        _same(xp.pow(xp.asarray(z), xp.asarray(complex(exponent), dtype=dtype)), expected, exact=True)
+    else:  # exp(n log z), NumPy's cpow: close where finite
+        finite = np.isfinite(z) & (z != 0)
+        _same(np.asarray(xp.asarray(z) ** exponent)[finite], expected[finite])
+
+
+def test_an_imaginary_number_squared_is_real(backend):
+    y = np.linspace(1.0, 3000.0, 7)
+    _same(xp.asarray(1j * y) ** 2, (1j * y) ** 2, exact=True)
+    assert np.all(np.asarray(xp.asarray(1j * y) ** 2).imag == 0)
+
+
 def test_boolean_mask_and_integer_array_indexing(backend):
     a = np.arange(24.0).reshape(2, 3, 4)
     x = xp.asarray(a)

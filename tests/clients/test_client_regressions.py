@@ -442,3 +442,48 @@ def test_full_of_an_array(backend, fill, dtype):
 def test_full_of_an_array_that_does_not_broadcast():
     with pytest.raises(ValueError, match=r"fill value of shape \(3,\) does not broadcast to \(2, 2\)"):
         xp.full((2, 2), xp.ones(3))
+
+
+@pytest.mark.parametrize("scalars", [(), (-2, 1, 10.0), (1j,), (True, 3)])
+def test_result_type_of_python_scalars_alone_is_a_value_error(scalars):
+    """SciPy's ``_logspace`` asks ``result_type(start, stop, base)`` of Python scalars
+    and catches ValueError, the exception NumPy raises for no array or dtype (and
+    array-api-strict for scalars alone), to fall back to the default dtype."""
+    with pytest.raises(ValueError):
+        np.result_type()
+    with pytest.raises(ValueError, match="result_type: at least one array or dtype is required"):
+        xp.result_type(*scalars)
+
+
+@pytest.mark.parametrize(("name", "call", "numpy_call"), [
+    ("moveaxis", lambda x: xp.moveaxis(x, 10, -1), lambda x: np.moveaxis(x, 10, -1)),
+    ("sum", lambda x: xp.sum(x, axis=-3), lambda x: np.sum(x, axis=-3)),
+])
+def test_an_axis_out_of_bounds_is_described_in_numpys_words(name, call, numpy_call):
+    """SciPy's input-validation tests match NumPy's message for an axis out of bounds
+    (``axis 10 is out of bounds for array of dimension 1``); the function is named first."""
+    x = np.arange(6.0).reshape(2, 3)
+    with pytest.raises(np.exceptions.AxisError) as numpy_error:
+        numpy_call(x)
+    words = str(numpy_error.value).split(": ")[-1]
+    with pytest.raises(ValueError, match=rf"^{name}: {words}$"):
+        call(xp.asarray(x))
+
+
+@given(data=st.data())
+def test_asarray_of_a_list_of_arrays_keeps_numpys_dtype(backend, data):
+    """``asarray([res00.status, res01.status])`` of int32 arrays is int32 in NumPy (SciPy's
+    differentiate tests compare it with a result's dtype); a list of arrays and Python
+    scalars takes the dtype NumPy gives it, the scalars counting as default dtypes."""
+    dtype = data.draw(st.sampled_from(ALL), label="dtype")
+    items = []
+    for i in range(data.draw(st.integers(1, 3), label="items")):
+        if data.draw(st.booleans(), label=f"scalar {i}"):
+            items.append(data.draw(st.sampled_from([True, 2, 1.5]), label=f"value {i}"))
+        else:
+            items.append(data.draw(arrays(dtype if i == 0 else data.draw(st.sampled_from(ALL), label=f"dtype {i}"), (),
+                                          **({} if dtype.kind in "bf" else {"min_value": 0, "max_value": 100})),
+                                   label=f"array {i}"))
+    expected = np.asarray(items)
+    got = xp.asarray([xp.asarray(item) if isinstance(item, np.ndarray) else item for item in items])
+    assert_same(got, expected, exact=True)

@@ -7,9 +7,10 @@ export before the op runs. The random programs interleave these with exports dro
 from __future__ import annotations
 
 import gc
+import itertools
+import threading
 
 import numpy as np
-import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -141,14 +142,22 @@ def test_writes_into_the_export_reach_the_views_of_a_base_that_is_gone(backend):
     np.testing.assert_array_equal(np.asarray(middle), [5.0, 0.0])
 
 
-def test_one_member_of_a_family_is_exported_at_a_time(backend):
+def test_members_of_a_family_are_exported_at_once_on_one_memory(backend):
+    """The base and its views share one memory, as NumPy's do: every export is writable
+    and ``np.shares_memory`` answers as it would in NumPy (SciPy's ``correlate`` copies
+    its output first when it overlaps the input)."""
+    a = np.zeros(4)
     x = xp.zeros(4)
-    head = x[:2]
-    exported = np.asarray(x)
-    with pytest.raises(ValueError, match="read-only"):
-        np.asarray(head)[0] = 1.0
-    exported[0] = 2.0
-    assert float(head[0]) == 2.0
+    pairs = [(a, x), (a[:2], x[:2]), (np.flip(a)[:2], xp.flip(x)[:2]), (a[1:3], x[1:3])]
+    exports = [(expected, np.asarray(got)) for expected, got in pairs]
+    for (e1, g1), (e2, g2) in zip(exports, exports[1:]):
+        assert np.shares_memory(g1, g2) == np.shares_memory(e1, e2)
+    for i, (expected, got) in enumerate(exports[1:]):
+        expected[0] += i + 1
+        got[0] += i + 1
+    np.testing.assert_array_equal(np.asarray(x), a)
+    for (expected, _), (_, got) in zip(pairs, pairs):
+        np.testing.assert_array_equal(np.asarray(got), expected)
 
 
 def test_another_member_is_exported_writable_once_the_first_export_is_gone(backend):
@@ -206,3 +215,71 @@ def test_an_array_takes_its_plain_class_back_once_the_exports_are_gone(backend):
     float(xp.sum(x))
     assert type(x) is Array
     np.testing.assert_array_equal(np.asarray(x + 0.0), [2.0, 3.0, 1.0, 1.0])
+
+
+#: (name, NumPy function, plaidarray function) of the standard's functions that give
+#: views; each applies to an array of any shape.
+VIEW_FUNCTIONS = [
+    ("permute_dims", lambda m, a: m.permute_dims(a, tuple(reversed(range(a.ndim))))),
+    ("flip", lambda m, a: m.flip(a, axis=0) if a.ndim else m.flip(a)),
+    ("reshape", lambda m, a: m.reshape(a, (-1,))),
+    ("expand_dims", lambda m, a: m.expand_dims(a, axis=0)),
+    ("broadcast_to", lambda m, a: m.broadcast_to(a, (2, *a.shape))),
+    ("real", lambda m, a: m.real(a) if a.dtype.kind == "c" else a),
+    ("imag", lambda m, a: m.imag(a) if a.dtype.kind == "c" else a),
+]
+
+
+@given(data=st.data(), complex_=st.booleans())
+def test_exports_of_any_views_at_once_are_numpys_views(backend, data, complex_):
+    """Views made by a chain of the standard's view functions and basic indexing, all
+    exported at once: each export is writable where NumPy's view is, overlaps the others
+    where NumPy's do, and writes into any of them reach the base and every view."""
+    a = np.arange(12.0).reshape(SHAPE) * (1 + 1j if complex_ else 1)
+    x = xp.asarray(a.copy())
+    pairs = [(a, x)]
+    for step in range(data.draw(st.integers(1, 4), label="views")):
+        expected, got = pairs[data.draw(st.integers(0, len(pairs) - 1), label=f"base {step}")]
+        if data.draw(st.booleans(), label=f"index {step}"):
+            key = data.draw(basic_keys(expected.shape), label=f"key {step}")
+            if not isinstance(expected[key], np.ndarray):
+                continue
+            pairs.append((expected[key], got[key]))
+        else:
+            _, fn = data.draw(st.sampled_from(VIEW_FUNCTIONS), label=f"function {step}")
+            pairs.append((fn(np, expected), fn(xp, got)))
+    exports = [(expected, np.asarray(got)) for expected, got in pairs]
+    for (e1, g1), (e2, g2) in itertools.combinations(exports, 2):
+        assert np.shares_memory(g1, g2) == np.shares_memory(e1, e2)
+    for expected, got in exports:
+        assert got.flags.writeable == expected.flags.writeable
+    for write in range(data.draw(st.integers(1, 3), label="writes")):
+        expected, got = exports[data.draw(st.integers(0, len(exports) - 1), label=f"export {write}")]
+        if not expected.flags.writeable or not expected.size:
+            continue
+        position = data.draw(st.integers(0, expected.size - 1), label=f"position {write}")
+        index = np.unravel_index(position, expected.shape)
+        expected[index] = got[index] = -1.0 - write
+    for expected, got in pairs:
+        np.testing.assert_array_equal(np.asarray(got), expected)
+
+
+def test_threads_fill_the_rows_of_one_output(backend):
+    """SciPy's ndimage threading tests: four threads each fill ``np.asarray(out[i])``
+    (an ``output=`` argument) while the others do; every row is written."""
+    values = np.arange(4 * 1000.0).reshape(4, 1000)
+    out = xp.zeros((4, 1000))
+    rows = [out[i, ...] for i in range(4)]
+    barrier = threading.Barrier(4)
+
+    def fill(i):
+        memory = np.asarray(rows[i])
+        barrier.wait()  # every export made before any row is written
+        memory[...] = values[i] * 2
+
+    threads = [threading.Thread(target=fill, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    np.testing.assert_array_equal(np.asarray(out), values * 2)

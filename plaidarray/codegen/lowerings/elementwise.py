@@ -19,6 +19,7 @@ from xdsl.dialects.builtin import ComplexType
 from xdsl.ir import SSAValue
 
 from ...hlo.ir import Instruction
+from ...hlo.ops.elementwise import POWER_BY_MULTIPLYING
 from ..lowering import Elementwise, ScalarBuilder, register_lowering
 
 #: Elementwise.emit: the op on scalars.
@@ -211,19 +212,54 @@ def _complex_log1p(b, z, dtype):
     return b.insert(arith.SelectOp(b.insert(arith.AndIOp(*finite)), accurate, special))
 
 
+#: The bits of an integer exponent that ``power`` multiplies out.
+_POWER_BITS = (POWER_BY_MULTIPLYING - 1).bit_length()
+
+
 def _complex_power(b, args, inst):
     """z ** w = exp(w log z), the standard's definition for complex special cases, with
     this package's multiplication (``_reference_complex_multiply`` in hlo/ops/
-    elementwise.py), except that any number to the power 0 is 1, as for reals (and in NumPy): exp(0 log z) would give NaN
-    for a NaN or infinite base. The C library's cpow multiplies with C99's recovery of
-    infinities, NumPy's cpow special-cases a zero base: both differ in special cases."""
+    elementwise.py); any number to the power 0 is 1, as for reals (and in NumPy): exp(0 log z)
+    would give NaN for a NaN or infinite base. An integer exponent below
+    ``POWER_BY_MULTIPLYING`` multiplies as NumPy does (``_power_by_multiplying``). The C
+    library's cpow multiplies with C99's recovery of infinities, NumPy's special-cases a
+    zero base: both differ in special cases."""
     dtype = inst.shape.dtype
     part = np.dtype(f"f{dtype.itemsize // 2}")
     z, w = args
     re, im = _parts(b, w)
     zero = [b.insert(arith.CmpfOp(v, b.const(0.0, part), "oeq")) for v in (re, im)]
     general = b.insert(cx.ExpOp(b.insert(cx.MulOp(w, b.insert(cx.LogOp(z))))))
-    return b.insert(arith.SelectOp(b.insert(arith.AndIOp(*zero)), b.const(1, dtype), general))
+    magnitude = b.insert(mm.AbsFOp(re))
+    integral = b.insert(arith.AndIOp(zero[1], b.insert(arith.AndIOp(
+        b.insert(arith.CmpfOp(b.insert(mm.TruncOp(re)), re, "oeq")),
+        b.insert(arith.CmpfOp(magnitude, b.const(float(POWER_BY_MULTIPLYING), part), "olt"))))))
+    n = b.insert(arith.FPToSIOp(b.insert(arith.SelectOp(integral, magnitude, b.const(0.0, part))),
+                                b.type(np.dtype(np.int32))))
+    power = _power_by_multiplying(b, z, n, re, dtype)
+    inverse = b.insert(cx.DivOp(b.const(1, dtype), power))
+    power = b.insert(arith.SelectOp(b.insert(arith.CmpfOp(re, b.const(0.0, part), "olt")), inverse, power))
+    out = b.insert(arith.SelectOp(integral, power, general))
+    return b.insert(arith.SelectOp(b.insert(arith.AndIOp(*zero)), b.const(1, dtype), out))
+
+
+def _power_by_multiplying(b, z, n, exponent, dtype):
+    """z ** |n| for an int32 |n| (``n``) below POWER_BY_MULTIPLYING, NumPy's way (its
+    ``nc_pow``): z, z z and z (z z) for an ``exponent`` of 1, 2, 3, else binary powering
+    from 1 (which differs for infinite parts: (inf + 0j) ** -1 is NaN in NumPy)."""
+    int32 = np.dtype(np.int32)
+    acc, square = b.const(1, dtype), z
+    for bit in range(_POWER_BITS):
+        if bit:
+            square = b.insert(cx.MulOp(square, square))
+        set_ = b.insert(arith.CmpiOp(b.insert(arith.AndIOp(n, b.const(1 << bit, int32))), b.const(0, int32), "ne"))
+        acc = b.insert(arith.SelectOp(set_, b.insert(cx.MulOp(acc, square)), acc))
+    z2 = b.insert(cx.MulOp(z, z))
+    small = {1: z, 2: z2, 3: b.insert(cx.MulOp(z, z2))}
+    part = np.dtype(f"f{dtype.itemsize // 2}")
+    for k, value in small.items():
+        acc = b.insert(arith.SelectOp(b.insert(arith.CmpfOp(exponent, b.const(float(k), part), "oeq")), value, acc))
+    return acc
 
 
 def _expm1_finite(b, x, y, part, dtype):

@@ -211,36 +211,38 @@ def _eig(c: _Kernel) -> None:
 
 @kernel("svd")
 def _svd(c: _Kernel) -> None:
-    """gesdd (divide and conquer) on the buffer read column-major, x^T = U' S V'^H, so
-    x = (V'^H)^T S U'^T: U' and V'^H read back row-major are x's Vh and U. Singular
-    values descend; ``vectors=False`` computes only them."""
+    """gesdd (divide and conquer) on x copied column-major, as NumPy calls it: LAPACK
+    fixes each singular vector's sign, and decomposing x^T instead (which needs no
+    transposed copy) gives other signs than NumPy's, on which clients' results depend
+    (SciPy's kmeans2 draws its initial centroids through Vh). Singular values descend;
+    ``vectors=False`` computes only them."""
     (m, n), vectors = c.matrices[0], c.attrs["vectors"]
     full = vectors and c.attrs["full_matrices"]
     k, mx, complex_ = min(m, n), max(m, n), c.dtype.kind == "c"
     if k == 0:  # nothing to decompose: the full singular vectors are identities
         c.per_matrix(lambda batch: _identities(c, batch))
         return
-    u_cols, vt_rows = (n, m) if full else (k, k)
+    u_cols, vt_rows = (m, n) if full else (k, k)
     # LAPACK's documented minimum workspaces (the largest over its versions) plus room to block.
     lwork = (k * k + 3 * k + mx if complex_ else 4 * k * k + 7 * k + mx) + _BLOCK * (m + n)
     lrwork = max(7 * k, 5 * k * k + 5 * k, 2 * mx * k + 2 * k * k + k)
     a, s, info = c.scratch(m * n), c.scratch(k, c.real_dtype), c.scratch(1, np.int32)
-    u, vt = (c.scratch(n * u_cols), c.scratch(vt_rows * m)) if vectors else (c.scratch(1), c.scratch(1))
+    u, vt = (c.scratch(m * u_cols), c.scratch(vt_rows * n)) if vectors else (c.scratch(1), c.scratch(1))
     work, iwork = c.scratch(lwork), c.scratch(8 * k, np.int32)
     rwork = [c.scratch(lrwork, c.real_dtype)] if complex_ else []
     jobz = c.char(("A" if full else "S") if vectors else "N")
-    args = [jobz, c.integer(n), c.integer(m), a, c.integer(n), s, u, c.integer(n if vectors else 1), vt,
+    args = [jobz, c.integer(m), c.integer(n), a, c.integer(m), s, u, c.integer(m if vectors else 1), vt,
             c.integer(vt_rows if vectors else 1), work, c.integer(lwork), *rwork, iwork, info]
 
     def decompose(batch):
-        c.copy_in(batch, 0, a, column_major=False)
+        c.copy_in(batch, 0, a, column_major=True)
         c.lapack("gesdd", *args)
         ok = c.succeeded(info)
         singular_values = 1 if vectors else 0
         c.store_result(batch, singular_values, lambda i: c.or_nan(ok, c.from_real(c.load(s, i))))
         if vectors:
-            c.store_result(batch, 0, lambda i, j: c.or_nan(ok, c.load(vt, c.col(j, i, vt_rows))))
-            c.store_result(batch, 2, lambda i, j: c.or_nan(ok, c.load(u, c.col(j, i, n))))
+            c.store_result(batch, 0, lambda i, j: c.or_nan(ok, c.load(u, c.col(i, j, m))))
+            c.store_result(batch, 2, lambda i, j: c.or_nan(ok, c.load(vt, c.col(i, j, vt_rows))))
     c.per_matrix(decompose)
 
 
