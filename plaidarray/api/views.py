@@ -203,7 +203,10 @@ class Broadcast(Step):
         return graph.broadcast_to(base, self.shape)
 
     def inverse(self, base: Array, value: Array) -> Array:
-        """The first of each broadcast copy: every copy shows the same element."""
+        """The first of each broadcast copy: every copy shows the same element. An empty
+        broadcast shows none, and leaves the base as it is."""
+        if 0 in self.shape:
+            return base
         new = len(self.shape) - len(base.shape)
         key = (0,) * new + tuple(slice(0, 1) if n == 1 else slice(None) for n in base.shape)
         return indexing.getitem(value, key)

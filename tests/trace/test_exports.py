@@ -193,6 +193,15 @@ def test_the_export_of_a_jitted_result_is_its_memory_and_equal_results_stay_apar
     assert [float(a[0]) for a in (doubled, first, second, same, x)] == [7.0, 9.0, 1.0, 3.0, 0.0]
 
 
+def test_the_export_of_an_empty_broadcast_leaves_its_base_alone(backend):
+    """Exporting a view exports its root's memory, rebuilt through the view's inverse;
+    an empty broadcast of a 0-d array has no element to give back (it raised IndexError)."""
+    base = xp.asarray(np.array(True))
+    empty = xp.broadcast_to(base, (0,))
+    assert np.asarray(empty).shape == (0,)
+    assert bool(base) is True
+
+
 def test_dlpack_exports_the_same_memory(backend):
     x = xp.zeros(3)
     np.from_dlpack(x)[1] = 4.0
