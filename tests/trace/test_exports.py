@@ -194,12 +194,15 @@ def test_the_export_of_a_jitted_result_is_its_memory_and_equal_results_stay_apar
 
 
 def test_the_export_of_an_empty_broadcast_leaves_its_base_alone(backend):
-    """Exporting a view exports its root's memory, rebuilt through the view's inverse;
-    an empty broadcast of a 0-d array has no element to give back (it raised IndexError)."""
-    base = xp.asarray(np.array(True))
-    empty = xp.broadcast_to(base, (0,))
+    """Exporting a view whose root is gone exports a root rebuilt through the view's
+    inverse; an empty broadcast of a 0-d array has no element to give back (it raised
+    IndexError)."""
+    empty = xp.broadcast_to(xp.asarray(np.array(True)), (0,))  # the root dies here
+    gc.collect()
     assert np.asarray(empty).shape == (0,)
-    assert bool(base) is True
+    kept = xp.asarray(np.array(True))
+    alongside = xp.broadcast_to(kept, (0,))
+    assert np.asarray(alongside).shape == (0,) and bool(kept) is True
 
 
 def test_dlpack_exports_the_same_memory(backend):
