@@ -433,7 +433,7 @@ class Compiled:
         return pytree.unflatten(self._out_structure, outs)
 
 
-def _mark_owned(outs: Sequence[Array], inputs: Sequence[np.ndarray]) -> None:
+def _mark_owned(outs: Sequence[Array], inputs: Sequence[np.ndarray | None]) -> None:
     """Mark the results whose memory the run made for them alone (``Node.owned``), as a
     read's results are: an update may then write into it in place, and ``np.asarray``
     lends it without a copy (``exports.py``). Not a result that is an input or a constant
