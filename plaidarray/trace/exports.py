@@ -49,14 +49,16 @@ _SLOT = next(klass.__dict__["_node"] for klass in Array.__mro__ if "_node" in kl
 
 
 class Pin:
-    """A pinned family's state: its root (held while pinned), the memory, the node whose
-    buffer the memory is (``node``) and the last snapshot of it (None until a read while
-    exported)."""
+    """A pinned family's state: its family and root (both weakly: the family refers to
+    the pin and the root to the family, and a cycle would keep the memory, a pooled block
+    perhaps, until the garbage collector ran), the memory, the node whose buffer the memory
+    is (``node``) and the last snapshot of it (None until a read while exported)."""
 
-    __slots__ = ("root", "buffer", "node", "snapshot", "owner", "quiet")
+    __slots__ = ("_family", "_root", "buffer", "node", "snapshot", "owner", "quiet")
 
-    def __init__(self, root: Array, node: Node) -> None:
-        self.root = root
+    def __init__(self, family: Family, root: Array, node: Node) -> None:
+        self._family = weakref.ref(family)
+        self._root = weakref.ref(root)
         self.node = node
         self.buffer: np.ndarray = node.buffer  # type: ignore[assignment]  # a ready node
         self.snapshot: Node | None = None
@@ -65,6 +67,20 @@ class Pin:
         #: references it has with no export.
         self.owner = _owner(self.buffer)
         self.quiet = sys.getrefcount(self.owner)
+
+    @property
+    def root(self) -> Array:
+        """The family's root; once it is gone, a root made again of the memory's node (the
+        root's value), through which a change in the memory reaches the views."""
+        root = self._root()
+        family = self._family()
+        if root is None:
+            root = Array(self.node)
+            if family is not None:
+                root._base = family
+                family.root = weakref.ref(root)
+            self._root = weakref.ref(root)
+        return root
 
     def exported(self) -> bool:
         """Whether anything besides plaidarray holds the memory (an export, a NumPy view
@@ -152,7 +168,7 @@ def _pin(array: Array) -> Pin:
         node = Node.ready(node.buffer.copy())  # type: ignore[union-attr]
         node.owned = True
         _set(root, node)
-    pin = family.pin = Pin(root, node)
+    pin = family.pin = Pin(family, root, node)
     for member in _members(family):
         member.__class__ = Pinned
     return pin

@@ -100,7 +100,7 @@ class Family:
     """A root and its views: kept in the root's ``_base`` and in each view's record. The
     root's shape and dtype stay for the blank root once the root itself is gone."""
 
-    __slots__ = ("root", "views", "shape", "dtype", "pin")
+    __slots__ = ("root", "views", "shape", "dtype", "pin", "__weakref__")
 
     def __init__(self, root: Array) -> None:
         self.root = weakref.ref(root)
