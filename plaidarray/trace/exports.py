@@ -248,6 +248,13 @@ class Pinned(Array):
 
     __slots__ = ()
 
+    if hasattr(Array, "__del__"):  # the Python array handle (the C one counts in its dealloc)
+        def __del__(self) -> None:
+            """Count the array off its node without the ``_node`` property: a read there
+            would sync, and unpin a family whose export is being made (a blank root made
+            for the export dies before the export is returned)."""
+            _SLOT.__get__(self).arrays -= 1
+
     @property  # type: ignore[override]
     def _node(self) -> Node:
         sync(self)
