@@ -25,6 +25,17 @@ def _count(text: str) -> int:
     return value
 
 
+def _milliseconds(text: str) -> float:
+    """A non-negative number of milliseconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value >= 0.0 or value == float("inf"):
+        raise ValueError("a non-negative number of milliseconds")
+    return value
+
+
 def _positive(text: str) -> int:
     value = int(text) if text.lstrip("+").isdigit() else 0
     if value == 0:
@@ -142,8 +153,9 @@ _ROWS = (
             "the persistent cache's size cap (least recently used entries go; 0 turns it off)", "2 GiB"),
     Setting("PLAIDARRAY_OPT_LEVEL", _choice("0", "1", "2", "3"), "3", "when llvm-cpu is first used",
             "LLVM's optimisation level"),
-    Setting("PLAIDARRAY_TIER_UP_AFTER", _count, 2, "at import",
-            "runs of an executable after which its full code replaces the first tier's (0: full code at once)"),
+    Setting("PLAIDARRAY_TIER_UP_MS", _milliseconds, 10.0, "at import",
+            "milliseconds an executable's runs may spend in first-tier code before its full code is generated "
+            "(0: full code at once)", "`10`"),
     Setting("PLAIDARRAY_INPROCESS_COMPILES", _count, 64, "at each compile",
             "compiles LLVM optimises in this process before moving to a code generator process"),
     Setting("PLAIDARRAY_CODEGEN_MAX_BYTES", _count, _half_the_memory, "when a code generator process starts",

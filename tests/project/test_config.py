@@ -14,8 +14,8 @@ ROOT = REPO
 
 #: A value each kind of setting refuses.
 BAD = {"PLAIDARRAY_API_VERSION": "2020.01", "PLAIDARRAY_EXPLAIN_COMPILES": "yes", "PLAIDARRAY_OPT_LEVEL": "4",
-       "PLAIDARRAY_NUM_THREADS": "0"}
-COUNTS = ["PLAIDARRAY_MAX_PENDING", "PLAIDARRAY_CACHE_SIZE", "PLAIDARRAY_CACHE_MAX_BYTES", "PLAIDARRAY_TIER_UP_AFTER",
+       "PLAIDARRAY_NUM_THREADS": "0", "PLAIDARRAY_TIER_UP_MS": "soon"}
+COUNTS = ["PLAIDARRAY_MAX_PENDING", "PLAIDARRAY_CACHE_SIZE", "PLAIDARRAY_CACHE_MAX_BYTES",
           "PLAIDARRAY_INPROCESS_COMPILES", "PLAIDARRAY_CODEGEN_MAX_BYTES", "PLAIDARRAY_POOL_BYTES"]
 
 
@@ -33,6 +33,16 @@ def test_counts_parse_and_unset_gives_the_default(monkeypatch, name):
     monkeypatch.setenv(name, "")
     default = config.SETTINGS[name].default
     assert config.get(name) == (default() if callable(default) else default)
+
+
+@pytest.mark.parametrize("text, refused", [("2.5", False), ("0", False), ("-1", True), ("nan", True), ("inf", True)])
+def test_milliseconds_take_fractions_and_refuse_what_is_no_duration(monkeypatch, text, refused):
+    monkeypatch.setenv("PLAIDARRAY_TIER_UP_MS", text)
+    if refused:
+        with pytest.raises(ValueError, match="^PLAIDARRAY_TIER_UP_MS must be a non-negative number of milliseconds"):
+            config.get("PLAIDARRAY_TIER_UP_MS")
+    else:
+        assert config.get("PLAIDARRAY_TIER_UP_MS") == float(text)
 
 
 def test_threads_follow_omp_num_threads_and_refuse_a_bad_one(monkeypatch):

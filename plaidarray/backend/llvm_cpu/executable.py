@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import struct
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import cast
@@ -49,17 +50,18 @@ class Step:
 
 
 class _Runs:
-    """The runs of an executable (and of every binding of a shape-generic one: each runs
-    the same kernels), and its kernels still running first-tier code (``tiering.py``):
-    their full code is asked for after ``TIER_UP_AFTER_RUNS`` runs."""
+    """The time the runs of an executable (and of every binding of a shape-generic one:
+    each runs the same kernels) spent in its kernels while some of them ran first-tier
+    code (``tiering.py``): their full code is asked for once it reaches
+    ``TIER_UP_AFTER_SECONDS``."""
 
     def __init__(self, steps: Sequence[Step]) -> None:
-        self.count = 0
+        self.seconds = 0.0
         self.first_tier = list({id(s.kernel): s.kernel for s in steps if s.kernel.upgrade is not None}.values())
 
-    def add(self) -> None:
-        self.count += 1
-        if self.count >= tiering.TIER_UP_AFTER_RUNS:
+    def add(self, seconds: float) -> None:
+        self.seconds += seconds
+        if self.seconds >= tiering.TIER_UP_AFTER_SECONDS:
             tiering.submit(self.first_tier)
             self.first_tier = []
 
@@ -121,8 +123,6 @@ class CpuExecutable(Executable):
         self._plan = struct.pack(f"<{len(words)}Q", *(w % (1 << 64) for w in words))
 
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
-        if self._runs.first_tier:
-            self._runs.add()
         if self._generation != tiering.generation:
             self._read_addresses()
         if self._checks_memory:
@@ -138,11 +138,16 @@ class CpuExecutable(Executable):
                 temps = spare.pop() if spare else [new() for new in self._temp_allocators]
             except IndexError:  # another thread took the last set between the test and the pop
                 temps = [new() for new in self._temp_allocators]
+        timed = self._runs.first_tier
+        if timed:
+            start = time.perf_counter()
         if not self._parallel and _run_in_c is not None:
             if self._plan:
                 _run_in_c(self._plan, buffers, self._constant_pointers, outs, temps, self._dims)
         else:
             self._run_steps([*buffers, *self._constants, *outs, *temps])
+        if timed:
+            self._runs.add(time.perf_counter() - start)
         if spare is not None:
             spare.append(temps)
         if self._results_are_outputs:

@@ -14,7 +14,7 @@ object (one run of the linker), stored once as a bundle that each kernel's entry
 which other processes load without LLVM. A kernel's first code is first-tier code
 (``tiering.py``) when the compiler's level asks for it; the kernel then keeps its IR,
 and its full code (a bundle of its own) replaces it once executables running it have
-run often enough.
+run long enough.
 """
 
 from __future__ import annotations
@@ -112,6 +112,11 @@ class KernelCache:
             while len(self._recent) > self._kept:
                 self._recent.popitem(last=False)
 
+    def live(self) -> list[CompiledKernel]:
+        """Every kernel that a live executable runs or that is kept besides."""
+        with self._lock:
+            return list(self._kernels.values())
+
     def clear(self) -> None:
         with self._lock:
             self._kernels.clear()
@@ -123,6 +128,14 @@ class KernelCache:
 
 
 KERNELS = KernelCache(KEPT_UNUSED_KERNELS)
+
+
+def finish_upgrades() -> None:
+    """Generate the full code of every live kernel still running first-tier code, and wait
+    for it: for benchmarks and tests that time or compare full code, where an executable
+    would tier up only once its runs have taken ``tiering.TIER_UP_AFTER_SECONDS``."""
+    tiering.submit(KERNELS.live())
+    tiering.drain()
 EXECUTABLES.on_clear.append(bundles.drain)  # what was compiled is in the persistent cache then
 EXECUTABLES.on_clear.append(KERNELS.clear)
 EXECUTABLES.on_info.append(KERNELS.add_counts)

@@ -9,14 +9,21 @@ same vectorised IR, hence the same values, in kernels 10-30% slower. A small ker
 skips the IR pipeline too (:func:`ir_level`): kernel IR has no fast-math flag, so its
 values cannot depend on the pipeline, and unoptimised scalar code on a few thousand
 elements costs less than the pipeline; so does a kernel with an FFT routine, at any size.
-The kernels of an executable that runs ``PLAIDARRAY_TIER_UP_AFTER`` times (default 2) are
-worth full code: one background thread has a code generator process of its own
+The kernels of an executable whose runs have spent ``PLAIDARRAY_TIER_UP_MS`` milliseconds
+in first-tier code (default 10) are worth full code: full code saves a fraction of each
+run, and what it costs (a background compile at O3, on a machine whose other cores may be
+busy) pays back only on kernels that run long, as a ski rental is bought once the rent
+paid reaches its price. Kernels that run microseconds a call, the norm in a script's loop
+or a test suite, keep their first-tier code; counting runs instead (two) had every such
+executable upgraded, which cost a cold short script 8-16 ms of its own time (the worker
+process, the linker and the storing competing for two cores). One background thread has a
+code generator process of its own
 (``codegen_worker.py``) generate it from the kept IR, so neither this process's LLVM
 lock, nor its GIL, nor the program's own code generator process is held meanwhile and
 the program's compiles go on; executables switch to it between two runs, and the
 kernel's disk cache entry is rewritten with it. JavaScript
 engines and the JVM tier their JITs alike, except that here both tiers compute identical
-results. ``PLAIDARRAY_TIER_UP_AFTER=0`` generates full code at once.
+results. ``PLAIDARRAY_TIER_UP_MS=0`` generates full code at once.
 """
 
 from __future__ import annotations
@@ -34,8 +41,9 @@ from ... import config
 from . import bundles, loaded_code, math_library, object_cache
 from .loaded_code import Code
 
-#: Runs of an executable after which its kernels' full code is generated; 0: no first tier.
-TIER_UP_AFTER_RUNS = config.get("PLAIDARRAY_TIER_UP_AFTER")
+#: Seconds of first-tier runs of an executable after which its kernels' full code is
+#: generated; 0: no first tier.
+TIER_UP_AFTER_SECONDS = config.get("PLAIDARRAY_TIER_UP_MS") / 1000.0
 
 #: The start of the FFT routines' names (``stockham.PREFIX``).
 FFT_ROUTINE_PREFIX = "plaidarray_fft_"
@@ -48,11 +56,11 @@ QUICK_EMIT_LEVEL = 0
 #: unoptimised, which on a few thousand elements costs microseconds per run.
 SCALAR_IR_LEVEL = 0
 
-#: The largest buffer, in elements, for which first-tier code may be scalar. Full code
-#: arrives ~0.1 s after an executable's second run, so a loop may run first-tier code
-#: dozens of times: scalar ``cos`` costs ~7 ns more per element than vectorised (2.5x on
-#: 10,000 elements, which made a 60-step loop's reruns 4.7 -> 11.7 ms), ~30 us per run on
-#: 4096 elements, against 5-13 ms of O3 IR pipeline saved per compile.
+#: The largest buffer, in elements, for which first-tier code may be scalar. A loop runs
+#: first-tier code until its runs have taken ``TIER_UP_AFTER_SECONDS``: scalar ``cos``
+#: costs ~7 ns more per element than vectorised (2.5x on 10,000 elements), ~30 us per run
+#: on 4096 elements, so at most a few milliseconds in all before full code, against 5-13 ms
+#: of O3 IR pipeline saved per compile.
 SCALAR_MAX_ELEMENTS = 1 << 12
 
 _log = logging.getLogger("plaidarray.compiles")
@@ -82,7 +90,7 @@ def ir_level(ir: str, level: int, largest_buffer: int) -> int:
 def first_tier(level: int) -> bool:
     """Whether code optimised at ``level`` starts as first-tier code: only where the full
     code generator is the slow one (O2, O3) and tiers are on."""
-    return TIER_UP_AFTER_RUNS > 0 and level >= 2
+    return TIER_UP_AFTER_SECONDS > 0 and level >= 2
 
 
 @dataclass
@@ -192,7 +200,7 @@ atexit.register(_WORKER.stop)
 
 def submit(kernels: Iterable[Upgradable]) -> None:
     """Have the full code of ``kernels`` generated in the background, each once (an
-    executable calls this when it has run ``TIER_UP_AFTER_RUNS`` times)."""
+    executable calls this when its runs have taken ``TIER_UP_AFTER_SECONDS``)."""
     for kernel in kernels:
         upgrade = kernel.upgrade
         if upgrade is not None and not upgrade.submitted:

@@ -1,9 +1,11 @@
 """Tiered code generation (``backend/llvm_cpu/tiering.py``): a kernel's first-tier code is
-replaced by full code once an executable running it runs again, both compute the same
-bits, the disk cache ends up with the full code, and a program exiting with upgrades
+replaced by full code once executables running it have run long enough, both compute the
+same bits, the disk cache ends up with the full code, and a program exiting with upgrades
 queued ends cleanly."""
 
 from __future__ import annotations
+
+import time
 
 import numpy as np
 import pytest
@@ -14,6 +16,7 @@ import plaidarray as xp
 pytest.importorskip("llvmlite")
 
 from plaidarray.backend.cache import EXECUTABLES
+from plaidarray.backend.llvm_cpu import kernels as kernels_module
 from plaidarray.backend.llvm_cpu import stockham, tiering
 
 _CASES = {
@@ -44,13 +47,13 @@ def _both_tiers(fn) -> tuple[list, list[str]]:
     kernels = _kernels()
     assert kernels and all(k.upgrade is not None for k in kernels)  # first tier
     irs = [k.upgrade.ir for k in kernels]
-    second = np.asarray(fn())  # the second run asks for full code
-    tiering.drain()
+    second = np.asarray(fn())
+    kernels_module.finish_upgrades()
     assert all(k.upgrade is None and k._retired for k in kernels)
     return [first, second, np.asarray(fn())], irs
 
 
-@pytest.mark.skipif(not tiering.first_tier(3), reason="tiers are off (PLAIDARRAY_TIER_UP_AFTER=0)")
+@pytest.mark.skipif(not tiering.first_tier(3), reason="tiers are off (PLAIDARRAY_TIER_UP_MS=0)")
 @pytest.mark.parametrize("name", _CASES)
 def test_full_code_replaces_first_tier_code_and_computes_the_same_bits(name, monkeypatch):
     monkeypatch.setenv("PLAIDARRAY_CACHE_MAX_BYTES", "0")  # compiled here, not loaded from an earlier test
@@ -75,7 +78,7 @@ _FFT_CASES = {
 }
 
 
-@pytest.mark.skipif(not tiering.first_tier(3), reason="tiers are off (PLAIDARRAY_TIER_UP_AFTER=0)")
+@pytest.mark.skipif(not tiering.first_tier(3), reason="tiers are off (PLAIDARRAY_TIER_UP_MS=0)")
 @pytest.mark.parametrize("name", _FFT_CASES)
 def test_transforms_skip_the_ir_pipeline_and_compute_the_full_codes_bits(name, monkeypatch):
     """The FFT routines' arithmetic has no fast-math flag (its multiply-adds are explicit
@@ -109,7 +112,7 @@ print(json.dumps({"values": values, "full": tiers, "from_disk": xp.cache_info().
 """
 
 
-@pytest.mark.skipif(not tiering.first_tier(3), reason="tiers are off (PLAIDARRAY_TIER_UP_AFTER=0)")
+@pytest.mark.skipif(not tiering.first_tier(3), reason="tiers are off (PLAIDARRAY_TIER_UP_MS=0)")
 def test_small_exact_kernels_skip_the_o3_ir_pipeline_in_the_first_tier(monkeypatch):
     """Small kernels skip the IR pipeline in the first tier, reductions too (their partial
     sums are written in the IR, which defines every bit); large kernels stay vectorised."""
@@ -125,10 +128,44 @@ def test_small_exact_kernels_skip_the_o3_ir_pipeline_in_the_first_tier(monkeypat
     assert levels == {"elementwise": [tiering.SCALAR_IR_LEVEL, 3], "sum": [tiering.SCALAR_IR_LEVEL, 3]}
 
 
+#: A first-tier time every run exceeds: full code is asked for after the first run.
+_AT_ONCE = "0.000001"
+
+
+@pytest.mark.skipif(not tiering.first_tier(3), reason="tiers are off (PLAIDARRAY_TIER_UP_MS=0)")
+def test_kernels_tier_up_once_their_runs_have_taken_the_first_tiers_time(monkeypatch):
+    """A kernel running microseconds a call keeps its first-tier code however often it
+    runs; one running long gets its full code, asked for only once its runs took the time."""
+    monkeypatch.setenv("PLAIDARRAY_CACHE_MAX_BYTES", "0")
+    monkeypatch.setattr(tiering, "TIER_UP_AFTER_SECONDS", 0.05)
+    xp.set_backend("llvm-cpu")
+    xp.clear_cache()
+    small = xp.asarray(np.ones(8))
+    for _ in range(200):
+        float(xp.sum(small * 3.0))
+    tiering.drain()
+    assert all(k.upgrade is not None and not k.upgrade.submitted for k in _kernels())
+
+    xp.clear_cache()
+    large = xp.asarray(np.linspace(0.0, 1.0, 2_000_000))
+    running, kernel = 0.0, None
+    for _ in range(10_000):
+        start = time.perf_counter()
+        np.asarray(xp.exp(large) * 2.0)
+        running += time.perf_counter() - start
+        (kernel,) = _kernels()
+        if kernel.upgrade is None or kernel.upgrade.submitted:
+            break
+    assert kernel is not None and (kernel.upgrade is None or kernel.upgrade.submitted)
+    assert running >= 0.05  # the kernels' time is part of the runs' time
+    tiering.drain()
+    assert kernel.upgrade is None
+
+
 def test_the_disk_cache_ends_up_with_the_full_code(tmp_path):
     once = run_child(_PROGRAM.replace("RUNS", "1"), tmp_path)
     assert once["full"] == [False] and once["irs"] == [True]  # first tier stored, with its IR
-    twice = run_child(_PROGRAM.replace("RUNS", "2"), tmp_path)
+    twice = run_child(_PROGRAM.replace("RUNS", "2"), tmp_path, PLAIDARRAY_TIER_UP_MS=_AT_ONCE)
     assert twice["from_disk"] == 1  # loaded the first-tier entry...
     assert twice["full"] == [True] and twice["irs"] == [False]  # ...and rewrote it with full code
     again = run_child(_PROGRAM.replace("RUNS", "1"), tmp_path)
@@ -137,7 +174,7 @@ def test_the_disk_cache_ends_up_with_the_full_code(tmp_path):
 
 
 def test_no_first_tier_when_tiers_are_off(tmp_path):
-    result = run_child(_PROGRAM.replace("RUNS", "1"), tmp_path, PLAIDARRAY_TIER_UP_AFTER="0")
+    result = run_child(_PROGRAM.replace("RUNS", "1"), tmp_path, PLAIDARRAY_TIER_UP_MS="0")
     assert result["full"] == [True] and result["irs"] == [False]
 
 
@@ -148,13 +185,13 @@ for n in range(1, 40):
     x = xp.ones(n)
     float(xp.sum(x * 2.0)); float(xp.sum(x * 2.0))  # each kernel asks for its full code
 """
-    child = start_child(code, tmp_path)
+    child = start_child(code, tmp_path, PLAIDARRAY_TIER_UP_MS=_AT_ONCE)
     _, err = child.communicate(timeout=300)
     assert child.returncode == 0, err
     assert err == ""
 
 
 def test_a_bad_setting_is_refused(tmp_path):
-    child = start_child("import plaidarray as xp; float(xp.sum(xp.ones(3)))", tmp_path, PLAIDARRAY_TIER_UP_AFTER="soon")
+    child = start_child("import plaidarray as xp; float(xp.sum(xp.ones(3)))", tmp_path, PLAIDARRAY_TIER_UP_MS="soon")
     _, err = child.communicate(timeout=120)
-    assert child.returncode != 0 and "PLAIDARRAY_TIER_UP_AFTER" in err
+    assert child.returncode != 0 and "PLAIDARRAY_TIER_UP_MS" in err
