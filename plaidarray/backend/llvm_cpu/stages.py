@@ -3,7 +3,7 @@ named stages (``STAGES``, run by ``backend/pipeline.py``; ``compiler.py`` runs t
 
     check-shape-generic -> lower-fft -> expand -> hlo-passes -> bind-constants -> [persistent cache]
       -> fuse -> to-linalg
-      -> linalg-generalize-named-ops -> convert-linalg-to-loops -> fuse-parallel-loops
+      -> convert-linalg-to-loops -> fuse-parallel-loops
       -> contract-temporaries -> to-llvm-ir -> llvm-codegen -> load -> store
 
 to-llvm-ir makes each segment of the loop-level module a kernel of its own
@@ -36,7 +36,6 @@ from xdsl.context import Context
 from xdsl.dialects import affine, arith, builtin, func, linalg, math, memref, scf
 from xdsl.dialects.builtin import ModuleOp
 from xdsl.passes import ModulePass
-from xdsl.transforms.linalg_generalize_named_ops import LinalgGeneralizeNamedOpsPass
 
 from ...codegen.buffer_sharing import buffer_owners
 from ...codegen.expand import expand
@@ -237,7 +236,6 @@ FRONT: tuple[Stage[Compilation], ...] = (
 LOWER: tuple[Stage[Compilation], ...] = (
     Stage("fuse", _fuse),
     Stage("to-linalg", _to_linalg, lambda c: str(c.mlir), "linalg.mlir"),
-    Stage("linalg-generalize-named-ops", _xdsl_pass(lambda c: LinalgGeneralizeNamedOpsPass())),
     Stage("convert-linalg-to-loops", _xdsl_pass(lambda c: ConvertLinalgToStaticLoops())),
     Stage("fuse-parallel-loops", _xdsl_pass(lambda c: FuseParallelLoops())),
     Stage("contract-temporaries", _contract_temporaries, lambda c: str(c.mlir), "loops.mlir"),
