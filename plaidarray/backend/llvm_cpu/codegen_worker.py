@@ -4,9 +4,11 @@ compiling thousands of signatures keeps a flat resident set.
 
 llvmlite 0.50 leaks about 80 KB per run of LLVM's optimisation pipeline
 (docs/reliability.md, "Memory"). Most programs compile a few dozen signatures; they
-never start a process. At the ``PLAIDARRAY_INPROCESS_COMPILES``-th compile (default
-64, so at most about 5 MB leaked here) a worker is started and waited for once (it
-imports only llvmlite: well under 0.1 s), and every later compile is sent to it. A
+never start a process. ``PRESTART_AHEAD`` compiles before the
+``PLAIDARRAY_INPROCESS_COMPILES``-th (default 64, so at most about 5 MB leaked here) a
+worker is started in the background (it imports only llvmlite: well under 0.1 s, which
+the compile that first needed it used to wait for), and every compile past that count is
+sent to it. A
 worker is retired after ``RECYCLE_AFTER`` compiles, the leak going with it: its
 successor starts then, in the background, and the old worker serves until the new one
 is ready. Workers exit when their input ends, so also when this process dies.
@@ -42,6 +44,8 @@ from .codegen import Product
 IN_PROCESS_MAX_IR = 4 << 20
 #: Compiles a worker serves before it is retired (its leak: about 16 MB).
 RECYCLE_AFTER = 200
+#: How many compiles before the first one sent to a worker that worker is started.
+PRESTART_AHEAD = 16
 #: Seconds to wait for a worker's ``ready`` before giving up on it.
 START_TIMEOUT = 30.0
 
@@ -186,6 +190,13 @@ class _Pool:
             raise RuntimeError(f"llvm-cpu: the code generator process did not start in {START_TIMEOUT:.0f} s")
         return serving
 
+    def prestart(self) -> None:
+        """Start the first worker now, so that it is ready when compiles come."""
+        with self.lock:
+            workers = self.workers
+            if all(w is None or w.owner != os.getpid() for w in workers.values()):
+                workers["serving"], workers["starting"] = None, _Worker()
+
     def retire(self, role: str) -> None:
         worker, self.workers[role] = self.workers[role], None
         if worker is not None:
@@ -211,10 +222,14 @@ def generate(texts: str | Sequence[str], level: int, listings: bool = False, emi
     (and for large modules always) in a worker."""
     texts = [texts] if isinstance(texts, str) else list(texts)
     emit_level = level if emit_level is None else emit_level
+    limit = inprocess_compiles()
     with _lock:
-        here = _stats["in_process"] < inprocess_compiles() and sum(map(len, texts)) <= IN_PROCESS_MAX_IR
+        here = _stats["in_process"] < limit and sum(map(len, texts)) <= IN_PROCESS_MAX_IR
         if here:
             _stats["in_process"] += 1
+        prestart = here and _stats["in_process"] == max(limit - PRESTART_AHEAD, 1)
+    if prestart:
+        _FOREGROUND.prestart()
     if here:
         return jit.generate(texts, level, listings, emit_level)
     return generate_in_worker(texts, level, listings, emit_level)

@@ -172,3 +172,23 @@ def test_a_compile_interrupted_while_waiting_does_not_hand_its_answer_to_the_nex
     other = _IR.replace("@scale", "@other").replace("3.0", "5.0")
     product = codegen_worker.generate(other, 3, listings=True)
     assert "@other" in product.ir and "@scale" not in product.ir
+
+
+def test_the_first_worker_starts_ahead_of_the_compiles_it_serves(monkeypatch):
+    """``PRESTART_AHEAD`` compiles before the in-process ones run out, the first worker is
+    started in the background; the first compile sent to it finds it started."""
+    monkeypatch.setattr(codegen_worker, "_stats", {"in_process": 0, "worker": 0, "workers_started": 0})
+    monkeypatch.setenv("PLAIDARRAY_INPROCESS_COMPILES", str(codegen_worker.PRESTART_AHEAD + 2))
+    try:
+        codegen_worker.generate(_IR, 0)
+        assert codegen_worker.stats()["workers_started"] == 0
+        codegen_worker.generate(_IR, 0)  # the second: PRESTART_AHEAD before the last in-process one
+        assert codegen_worker.stats()["workers_started"] == 1
+        starting = codegen_worker._workers["starting"]
+        for _ in range(codegen_worker.PRESTART_AHEAD + 1):  # the last in-process ones, then one in the worker
+            codegen_worker.generate(_IR, 0)
+        assert codegen_worker.stats() == {"in_process": codegen_worker.PRESTART_AHEAD + 2, "worker": 1,
+                                          "workers_started": 1}
+        assert codegen_worker._workers["serving"] is starting
+    finally:
+        codegen_worker.shutdown()
