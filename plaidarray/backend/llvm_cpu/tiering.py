@@ -56,12 +56,14 @@ QUICK_EMIT_LEVEL = 0
 #: unoptimised, which on a few thousand elements costs microseconds per run.
 SCALAR_IR_LEVEL = 0
 
-#: The largest buffer, in elements, for which first-tier code may be scalar. A loop runs
-#: first-tier code until its runs have taken ``TIER_UP_AFTER_SECONDS``: scalar ``cos``
-#: costs ~7 ns more per element than vectorised (2.5x on 10,000 elements), ~30 us per run
-#: on 4096 elements, so at most a few milliseconds in all before full code, against 5-13 ms
-#: of O3 IR pipeline saved per compile.
-SCALAR_MAX_ELEMENTS = 1 << 12
+#: The largest buffer, in elements, for which first-tier code may be scalar. Scalar
+#: ``cos`` costs ~7 ns more per element than vectorised (2.5x on 10,000 elements), at most
+#: ~0.23 ms a run here; a loop runs it until its runs have taken ``TIER_UP_AFTER_SECONDS``
+#: and while its full code is made (~0.1 s), a few milliseconds in all, against 10-70 ms of
+#: O3 IR pipeline that each new kernel's compile saves (k-means' cold run: 168 -> 125 ms,
+#: with 4096 elements as the bound). Larger kernels keep vectorised first-tier code: a
+#: single run of one would pay more than the pipeline costs.
+SCALAR_MAX_ELEMENTS = 1 << 15
 
 _log = logging.getLogger("plaidarray.compiles")
 
