@@ -9,20 +9,23 @@ runs the kernels it made from LLVM's MCJIT at once and links them on a backgroun
 (``ld`` on the PATH) object code is loaded by MCJIT (``jit.py``), as it always can be.
 
 A shared object is loaded from its bytes (checked against the cache entry's checksum
-before anything is written): written to a file in a directory made for it (mode 0700,
-under a random name), opened, and removed with its directory; the loader keeps its
-mapping. Each load has a name of its own because the loader takes a name it has loaded
-before for the same object.
+before anything is written): written to a new file in a directory of this process's own
+(mode 0700, under a random name, made at its first load and removed at exit), opened, and
+removed; the loader keeps its mapping. Each load has a name never used before in the
+process because the loader takes a name it has loaded before for the same object.
 """
 
 from __future__ import annotations
 
 import _ctypes
+import atexit
 import ctypes
 import functools
+import itertools
 import os
 import secrets
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -50,6 +53,33 @@ def _private_directory() -> Path:
             return path
         except FileExistsError:
             continue
+
+
+#: This process's directory for shared objects being loaded (its pid, the directory),
+#: and the numbers that name them there.
+_loading: tuple[int, Path] | None = None
+_loading_lock = threading.Lock()
+_numbers = itertools.count()
+
+
+def _loading_directory(stale: Path | None = None) -> Path:
+    """This process's directory for loads, made at its first load (a forked child makes
+    its own), or again if ``stale`` (gone: a cleaner of the temporary directory, say). A
+    directory per load cost a ``mkdir`` and a ``rmdir`` of every load from the cache."""
+    global _loading
+    with _loading_lock:
+        if _loading is None or _loading[0] != os.getpid() or _loading[1] == stale:
+            _loading = (os.getpid(), _private_directory())
+        return _loading[1]
+
+
+@atexit.register
+def _remove_loading_directory() -> None:
+    if _loading is not None and _loading[0] == os.getpid():
+        try:
+            _loading[1].rmdir()
+        except OSError:
+            pass
 
 
 def link(objects: Sequence[bytes]) -> bytes | None:
@@ -87,17 +117,20 @@ class SharedObject:
     """A loaded shared object; ``close`` (or collection) unloads it."""
 
     def __init__(self, data: bytes, global_symbols: bool = False) -> None:
-        directory = _private_directory()
-        path = directory / "code.so"
+        directory = _loading_directory()
+        path = directory / f"{next(_numbers)}.so"
         try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        except FileNotFoundError:
+            path = _loading_directory(stale=directory) / path.name
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
             mode = ctypes.RTLD_GLOBAL if global_symbols else ctypes.RTLD_LOCAL
             self._library: ctypes.CDLL | None = ctypes.CDLL(str(path), mode=mode)
         finally:
             path.unlink(missing_ok=True)
-            directory.rmdir()
 
     def address(self, symbol: str) -> int:
         """The address of ``symbol`` (0 if the object does not define it)."""
