@@ -16,8 +16,10 @@ scipy-suite  SciPy's own array-API tests (``-m array_api_backends``) of twelve m
          ``--workdir``, the tests that pass on array_api_strict and fail on a plaidarray run.
 
 Each namespace runs in its own pytest process (``-k`` selects its cases); the harness
-prints passed/failed/skipped and wall time for each, then the most common failure
-messages of each run (from pytest's JUnit XML, kept in ``--workdir``).
+prints passed/failed/skipped and wall time for each, plaidarray's compiles and disk loads
+(``cache_report``), then the most common failure messages of each run (from pytest's
+JUnit XML, kept in ``--workdir``). A ``--warm`` run whose plaidarray sources differ from
+the first run's (an edit in between changes every cache key) is flagged as not warm.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ import argparse
 import collections
 import importlib.metadata
 import importlib.util
+import json
 import os
 import re
 import subprocess
@@ -116,7 +119,7 @@ def _extra_tests(workdir: Path) -> Path:
 
 def _command(suite: str, namespace: str, args: argparse.Namespace, report: Path) -> tuple[list[str], Path]:
     """The pytest command line and its working directory."""
-    common = ["-q", "-p", "no:cacheprovider", "--tb=short", "-k", _keyword(namespace, args.fast, suite),
+    common = ["-q", "-p", "no:cacheprovider", "-p", "cache_report", "--tb=short", "-k", _keyword(namespace, args.fast, suite),
               f"--junitxml={report}"]
     if args.timeout and importlib.util.find_spec("pytest_timeout"):
         common.append(f"--timeout={args.timeout}")
@@ -137,12 +140,28 @@ def _command(suite: str, namespace: str, args: argparse.Namespace, report: Path)
              "tests/main"], source)
 
 
-def _environment(namespace: str, cache_dir: str) -> dict[str, str]:
+def _environment(namespace: str, cache_dir: str, cache_report: Path) -> dict[str, str]:
     env = dict(os.environ, SCIPY_ARRAY_API="1")
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(HERE), env.get("PYTHONPATH")]))
     if namespace == "plaidarray":
         env["PLAIDARRAY_CACHE_DIR"] = cache_dir
+        env["PLAIDARRAY_CLIENTS_CACHE_REPORT"] = str(cache_report)
     return env
+
+
+def _compile_figures(cache_reports: dict[str, Path]) -> None:
+    """plaidarray's compiles and disk loads per run; a warm run is flagged when the
+    sources that key the cache changed since the run before it."""
+    figures = {run: json.loads(path.read_text()) for run, path in cache_reports.items() if path.exists()}
+    if not figures:
+        return
+    print(f"\n{'plaidarray run':<26}{'compiles':>10}{'disk loads':>12}{'kernels compiled':>18}{'kernels loaded':>16}")
+    sources = None
+    for run, f in figures.items():
+        note = "  NOT WARM: plaidarray's sources changed since the first run" \
+            if sources is not None and f["sources"] != sources else ""
+        sources = sources or f["sources"]
+        print(f"{run:<26}{f['compiles']:>10}{f['disk_hits']:>12}{f['kernel_compiles']:>18}{f['kernel_disk_hits']:>16}{note}")
 
 
 def _counts(report: Path, seconds: float) -> Counts:
@@ -243,29 +262,34 @@ def main() -> int:
 
     results: dict[str, tuple[Counts, collections.Counter[str]]] = {}
     reports: dict[str, Path] = {}
+    cache_reports: dict[str, Path] = {}
     for namespace in NAMESPACES if args.namespace == "both" else (args.namespace,):
         with tempfile.TemporaryDirectory(prefix="plaidarray-cache-") as cache_dir:
             runs = ("", ", warm disk") if args.warm and namespace == "plaidarray" else ("",)
             for label in runs:  # a warm run finds the compiled code the first one stored
                 report = args.workdir / f"{args.suite}-{namespace}{'-warm' if label else ''}.xml"
-                report.unlink(missing_ok=True)
+                cache_report = report.with_suffix(".cache.json")
+                for stale in (report, cache_report):
+                    stale.unlink(missing_ok=True)
                 command, cwd = _command(args.suite, namespace, args, report)
                 print(f"== {args.suite} on {namespace}{label}: {' '.join(command[:12])} ...", flush=True)
                 start = time.perf_counter()
                 # pytest's status is not ours: failures are the measurement.
-                subprocess.run(command, cwd=cwd, env=_environment(namespace, cache_dir), check=False)
+                subprocess.run(command, cwd=cwd, env=_environment(namespace, cache_dir, cache_report), check=False)
                 seconds = time.perf_counter() - start
                 if not report.exists():
                     print(f"clients/run.py: pytest wrote no report for {namespace}{label}", file=sys.stderr)
                     return 1
                 results[namespace + label] = (_counts(report, seconds), _failure_messages(report))
                 reports[namespace + label] = report
+                cache_reports[namespace + label] = cache_report
 
     print(f"\n{args.suite}{' --fast' if args.fast else ''}")
     print(f"{'namespace':<26}{'passed':>8}{'failed':>8}{'errors':>8}{'skipped':>9}{'wall':>10}")
     for namespace, (counts, _) in results.items():
         print(f"{namespace:<26}{counts.passed:>8}{counts.failed:>8}{counts.errors:>8}"
               f"{counts.skipped:>9}{counts.seconds:>9.0f}s")
+    _compile_figures(cache_reports)
     if args.suite == "scipy-suite":
         _scipy_figures(reports, args.workdir)
     for namespace, (_, messages) in results.items():
