@@ -24,7 +24,7 @@ import threading
 import weakref
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from .. import dump
@@ -201,11 +201,16 @@ def _found_on_disk(source: KernelSource, level: int, target: str, found: dict[st
 
 @dataclass
 class _Stored:
-    """What a compile leaves to store: each module's object code and its kernels."""
+    """What a compile leaves to store: each module's object code and its kernels, and the
+    packed IR of those that are first-tier code (``tiering.pack_ir``), by key."""
 
     objects: list[tuple[bytes, list[KernelSource]]]
     target: str
-    quick: bool
+    packed_irs: dict[str, bytes] = field(default_factory=dict)
+
+
+#: What a kernel entry's ``ir`` says when its payload is the kernel's packed IR.
+_PACKED = "zlib"
 
 
 def _generate(sources: list[KernelSource], level: int, target: str, quick: bool, products: list[Product],
@@ -224,7 +229,7 @@ def _generate(sources: list[KernelSource], level: int, target: str, quick: bool,
             levels = level, None
         groups.setdefault(levels, []).append(source)
     listings = dump.dump_dir() is not None
-    stored = _Stored([], target, quick)
+    stored = _Stored([], target)
     for (ir_level, emit_level), group in groups.items():
         product = codegen_worker.generate([s.ir for s in group], ir_level, listings=listings, emit_level=emit_level)
         products.append(product)
@@ -236,7 +241,8 @@ def _generate(sources: list[KernelSource], level: int, target: str, quick: bool,
                 raise RuntimeError(f"llvm-cpu: the object code of kernel {source.symbol} does not define it")
             kernel = CompiledKernel(source.symbol, holder, address)
             if quick:
-                kernel.upgrade = tiering.Upgrade(source.ir, source.symbol, level, disk_key(source.key, target))
+                packed = stored.packed_irs[source.key] = tiering.pack_ir(source.ir)
+                kernel.upgrade = tiering.Upgrade(packed, source.symbol, level, disk_key(source.key, target))
             KERNELS.put(source.key, kernel)
             found[source.key] = kernel
     return stored
@@ -264,8 +270,9 @@ def _store(stored: _Stored) -> None:
         for source in group:
             metadata = {"symbol": source.symbol, "bundle": bundle}
             # A first-tier entry keeps its IR, so a process loading it can make its full code.
+            packed = stored.packed_irs.get(source.key)
             object_cache.store(disk_key(source.key, stored.target),
-                               b"", {**metadata, "ir": source.ir} if stored.quick else metadata)
+                               packed or b"", {**metadata, "ir": _PACKED} if packed else metadata)
 
 
 def load(key: str, symbol: str, level: int) -> CompiledKernel | None:
@@ -274,7 +281,7 @@ def load(key: str, symbol: str, level: int) -> CompiledKernel | None:
     entry = object_cache.load(key)
     if entry is None:
         return None
-    meta = entry[1]
+    packed, meta = entry
     bundle = meta.get("bundle")
     if meta.get("symbol") != symbol or not isinstance(bundle, str) or not bundle:
         return None
@@ -283,7 +290,6 @@ def load(key: str, symbol: str, level: int) -> CompiledKernel | None:
     if holder is None or not address:
         return None
     kernel = CompiledKernel(symbol, holder, address, from_disk=True)
-    ir = meta.get("ir")
-    if isinstance(ir, str) and tiering.first_tier(level):
-        kernel.upgrade = tiering.Upgrade(ir, symbol, level, key)
+    if meta.get("ir") == _PACKED and packed and tiering.first_tier(level):
+        kernel.upgrade = tiering.Upgrade(packed, symbol, level, key)
     return kernel
