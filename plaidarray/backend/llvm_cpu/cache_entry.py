@@ -1,8 +1,9 @@
 """An executable as an entry of the persistent cache (``object_cache.py``): its steps, each
 a kernel (by key; the kernels are entries of their own, ``kernels.py``), the buffers and
-run-time sizes it runs on, and its outputs and temporaries; and how an executable is made
-again from an entry. Sizes are stored as ``symbolic.encode`` writes them, run-time sizes
-of a shape-generic executable included."""
+run-time sizes it runs on, its outputs and temporaries, and the constants its compile
+bound as parameters (an FFT's twiddles), as the entry's payload when they are small; and
+how an executable is made again from an entry. Sizes are stored as ``symbolic.encode``
+writes them, run-time sizes of a shape-generic executable included."""
 
 from __future__ import annotations
 
@@ -19,18 +20,31 @@ from .executable import CpuExecutable, ShapeGenericExecutable, Step
 from .kernel_source import KERNEL_PREFIX, KernelSource, Segment
 
 
-def metadata(sources: list[KernelSource], output_slots: list[tuple[str, int]], output_shapes: list[Shape],
-             temp_shapes: list[Shape], limits: list[tuple[Dim, int]] | None, n_constants: int) -> dict:
-    """What a cache entry holds: the steps, the output slots, the buffers' shapes, for a
-    shape-generic executable the limits on its run-time sizes, and the number of constants
-    the compile bound as parameters (which a load is given again)."""
-    return {"steps": [[s.key, list(s.buffers), [*_sizes([s.segment.extent, s.segment.work]), s.segment.depth],
-                       list(s.dims), list(s.imports)] for s in sources],
-            "output_slots": output_slots,
-            "output_shapes": [[_sizes(s.dims), s.dtype.str] for s in output_shapes],
-            "temp_shapes": [[_sizes(s.dims), s.dtype.str] for s in temp_shapes],
-            "limits": None if limits is None else [[encode(value), limit] for value, limit in limits],
-            "constants": n_constants}
+#: Bound constants of at most this many bytes in all are stored with the executable: a
+#: load then needs none of the compiler's stages, where making them again ran the HLO
+#: stages that bind them (~4 ms a load, and the import of the code generator). Larger
+#: ones (a long transform's twiddles) cost less to make again than to read.
+STORED_CONSTANT_BYTES = 1 << 20
+
+
+def entry(sources: list[KernelSource], output_slots: list[tuple[str, int]], output_shapes: list[Shape],
+          temp_shapes: list[Shape], limits: list[tuple[Dim, int]] | None,
+          constants: list[np.ndarray]) -> tuple[bytes, dict]:
+    """What a cache entry holds: as metadata the steps, the output slots, the buffers'
+    shapes, for a shape-generic executable the limits on its run-time sizes, and the shapes
+    of the constants the compile bound as parameters; as payload the constants' bytes, if
+    they are small (``STORED_CONSTANT_BYTES``; else a load is given them again)."""
+    stored = sum(c.nbytes for c in constants) <= STORED_CONSTANT_BYTES
+    metadata = {"steps": [[s.key, list(s.buffers), [*_sizes([s.segment.extent, s.segment.work]), s.segment.depth],
+                           list(s.dims), list(s.imports)] for s in sources],
+                "output_slots": output_slots,
+                "output_shapes": [[_sizes(s.dims), s.dtype.str] for s in output_shapes],
+                "temp_shapes": [[_sizes(s.dims), s.dtype.str] for s in temp_shapes],
+                "limits": None if limits is None else [[encode(value), limit] for value, limit in limits],
+                "constants": [[list(c.shape), c.dtype.str] for c in constants],
+                "constants_stored": stored}
+    payload = b"".join(np.ascontiguousarray(c).tobytes() for c in constants) if stored else b""
+    return payload, metadata
 
 
 def _sizes(dims: Sequence[Dim]) -> list[list[int]]:
@@ -45,17 +59,36 @@ def _shapes(rows: list) -> list[Shape]:
     return [Shape(cast("tuple[int, ...]", _dims(dims)), np.dtype(dtype)) for dims, dtype in rows]
 
 
-def load(key: str, n_params: int, constants: list[np.ndarray], target: str,
+def _stored_constants(payload: bytes, rows: list) -> list[np.ndarray] | None:
+    """The constants an entry's payload holds (aligned copies), or None if it holds other bytes."""
+    constants, offset = [], 0
+    for dims, dtype in rows:
+        constant = np.empty(tuple(int(d) for d in dims), np.dtype(dtype))
+        end = offset + constant.nbytes
+        if end > len(payload):
+            return None
+        constant.reshape(-1).view(np.uint8)[:] = np.frombuffer(payload, np.uint8, constant.nbytes, offset)
+        constants.append(constant)
+        offset = end
+    return constants if offset == len(payload) else None
+
+
+def load(key: str, n_params: int, constants: list[np.ndarray] | None, target: str,
          level: int) -> CpuExecutable | ShapeGenericExecutable | None:
     """The executable stored under ``key`` by an earlier compile, or None (also when one
-    of its kernels is no longer stored, or it takes constants other than ``constants``)."""
+    of its kernels is no longer stored, or it takes constants other than ``constants``).
+    ``constants`` None: those the entry holds, if it holds them (else None: the caller
+    makes them and asks again)."""
     entry = object_cache.load(key)
     if entry is None:
         return None
-    _, meta = entry
-    if meta.get("constants") != len(constants):
-        return None
+    payload, meta = entry
     try:
+        rows = meta["constants"]
+        if constants is None:
+            constants = _stored_constants(payload, rows) if meta["constants_stored"] else None
+        if constants is None or len(constants) != len(rows):
+            return None
         slots = [(str(kind), int(i)) for kind, i in meta["output_slots"]]
         outputs, temps = _shapes(meta["output_shapes"]), _shapes(meta["temp_shapes"])
         steps = []

@@ -19,7 +19,8 @@ is given another level (``PLAIDARRAY_OPT_LEVEL``); the level is part of
 the target, so of both cache keys.
 
 A module whose executable the persistent cache holds runs none of this (``compiler.py``);
-one with bound constants (a graph with FFT twiddles) runs ``FRONT`` for them first. A
+one whose bound constants (a long transform's twiddles) were too large to store with it
+runs ``FRONT`` to make them first. A
 miss runs every stage; it generates each kernel under that kernel's cross-process lock,
 looking it up again once it holds it, so processes starting together generate a kernel
 once. A dump always generates, to show every stage.
@@ -207,10 +208,10 @@ def _store(c: Compilation) -> None:
     """The executable's entry, written on the background thread that stores kernels, after
     this compile's kernels (an entry is never found before the kernels it names)."""
     if object_cache.enabled() and c.key:
-        metadata = cache_entry.metadata(c.sources, c.output_slots, [o.shape for o in c.outputs],
-                                        [t.shape for t in c.temps] + c.scratch,
-                                        c.limits if c.n_symbols else None, len(c.constants))
-        bundles.store_later(functools.partial(object_cache.store, c.key, b"", metadata), object_cache.Locks(()))
+        payload, metadata = cache_entry.entry(c.sources, c.output_slots, [o.shape for o in c.outputs],
+                                              [t.shape for t in c.temps] + c.scratch,
+                                              c.limits if c.n_symbols else None, c.constants)
+        bundles.store_later(functools.partial(object_cache.store, c.key, payload, metadata), object_cache.Locks(()))
 
 
 def _listings(c: Compilation, part: str) -> str:

@@ -322,6 +322,23 @@ def test_a_process_whose_code_is_cached_loads_it_without_the_compiler(tmp_path):
         assert "xdsl" not in warm["imported"] and "plaidarray.codegen" not in warm["imported"]
 
 
+@pytest.mark.parametrize("n, stored", [(1000, True), (1 << 17, False)])  # 2^17 points: MBs of twiddles
+def test_a_transforms_constants_are_stored_with_it_when_small(tmp_path, n, stored):
+    """An FFT's twiddles are constants its compile binds as parameters: stored with the
+    executable when small, so a process loading it needs none of the compiler's stages
+    (which made them again, importing the code generator); larger ones are made again.
+    Either way the loaded executable computes the compiled one's bits."""
+    from plaidarray.backend.llvm_cpu import shared_object
+
+    program = WARM_START.replace("float(xp.sum(xp.exp(x[:900]) * 2.0 + x[:900]))",
+                                 f"np.asarray(xp.fft.fft(xp.asarray(np.linspace(0.0, 1.0, {n})) * 3.0)).tobytes().hex()")
+    cold = run_child(program, tmp_path)
+    warm = run_child(program, tmp_path)
+    assert (warm["compiles"], warm["disk_hits"], warm["value"]) == (0, 1, cold["value"])
+    if shared_object.linker() is not None:
+        assert ("plaidarray.backend.llvm_cpu.stages" not in warm["imported"]) == stored
+
+
 def _counted(monkeypatch, function) -> list:
     """The calls to ``function`` from now on, wherever a module of plaidarray refers to it."""
     calls: list = []
