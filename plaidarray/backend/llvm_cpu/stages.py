@@ -98,10 +98,11 @@ class Compilation:
     executable: CpuExecutable | ShapeGenericExecutable = field(init=False)
     timings: dict[str, float] = field(default_factory=dict)
 
-    @functools.cached_property
+    @property
     def context(self) -> Context:
         """xDSL's context with the dialects the lowering uses, made when a stage first
-        needs it: a load from the disk cache needs none (it took 2 ms per load)."""
+        needs it (a load from the disk cache needs none) and kept: the passes only read it,
+        and making it took 0.3 ms a compile."""
         return _context()
 
     @property
@@ -188,6 +189,11 @@ def _to_llvm_ir(c: Compilation) -> None:
     buffers = [*(p.shape for p in c.comp.parameters), *(o.shape for o in c.outputs), *(t.shape for t in c.temps),
                *c.scratch]
     c.sources = emit_kernels(c.mlir, [b.dims for b in buffers], c.platform)
+    # Dropped while the cyclic collector waits (``pipeline.collector_paused``): tens of
+    # thousands of xDSL objects in cycles are then garbage at its first collection, not
+    # promoted with the compile's live objects to older generations whose collections walk
+    # the whole heap (12% of a scikit-learn test run was the collector's).
+    del c.mlir
 
 
 def _llvm_codegen(c: Compilation) -> None:
@@ -255,6 +261,7 @@ BACK: tuple[Stage[Compilation], ...] = (
 STAGES = tuple(stage.name for stage in (*FRONT, *BACK))
 
 
+@functools.cache
 def _context() -> Context:
     ctx = Context()
     for dialect in (builtin.Builtin, func.Func, arith.Arith, math.Math, memref.MemRef, linalg.Linalg,
