@@ -27,6 +27,11 @@ def make(opcode: str, *operands: Instruction, **attrs) -> Instruction:
     return Instruction.make(opcode, list(operands), **attrs)
 
 
+def module_text(c) -> str:
+    """The xDSL modules of ``c``'s kernel groups (``lowered``'s state), as text."""
+    return "\n".join(str(g.module) for g in c.groups)
+
+
 def lowered(params: list[Instruction], outputs: list[Instruction], until: str = "to-llvm-ir",
             platform: str | None = None):
     """The llvm-cpu compiler's state (``stages.Compilation``) after its stages up to and

@@ -59,6 +59,7 @@ from ..hlo import Computation, Instruction
 from ..hlo.ir import depth_first
 from ..hlo.shape import Shape, TupleShape
 from ..hlo.symbolic import Dim, Sym, SymExpr, symbols
+from . import kernel_groups
 from .fusion import FusionPlan, plan_fusion
 from .lowering import Elementwise, Indexing, Kernel, Reduction, TupleElement
 from .linalg_to_loops import LOOP_DIMS, PARALLEL_LOOP
@@ -487,14 +488,25 @@ class LinalgModule:
 
 
 def build_linalg(plan: FusionPlan, buffer_order: Sequence[Instruction],
-                 buffer_owners: Mapping[int, Instruction] = MappingProxyType({}), n_symbols: int = 0) -> LinalgModule:
-    """The linalg module for ``plan``; ``buffer_order`` fixes ``main``'s first arguments,
-    the scratch buffers follow, then the dims table if the computation has ``n_symbols``
-    run-time sizes. ``buffer_owners`` maps the instructions that write another one's buffer
-    to it (``buffer_sharing.py``)."""
+                 buffer_owners: Mapping[int, Instruction] = MappingProxyType({}), n_symbols: int = 0,
+                 kernels: Sequence[Instruction] | None = None) -> LinalgModule:
+    """The linalg module for ``plan``'s ``kernels`` (default: all, in order; a kernel
+    group, ``kernel_groups.py``); ``buffer_order`` fixes ``main``'s first arguments (the
+    buffers those kernels touch), the scratch buffers follow, then the dims table if the
+    computation has ``n_symbols`` run-time sizes. ``buffer_owners`` maps the instructions
+    that write another one's buffer to it (``buffer_sharing.py``)."""
     builder = _ModuleBuilder(plan, buffer_order, n_symbols)
     for inst_id, keeper in buffer_owners.items():
-        builder.buffers[inst_id] = builder.buffers[id(keeper)]
-    for inst in plan.kernels:
+        if id(keeper) in builder.buffers:
+            builder.buffers[inst_id] = builder.buffers[id(keeper)]
+    for inst in plan.kernels if kernels is None else kernels:
+        before = builder.entry.last_op
         builder.lower(inst)
+        if not isinstance(plan.lowering(inst), (Elementwise, Indexing, Reduction)):
+            op = before.next_op if before is not None else builder.entry.first_op
+            made = []
+            while op is not None:
+                made.append(op)
+                op = op.next_op
+            kernel_groups.learn(inst, kernel_groups.nests_of(made))
     return LinalgModule(builder.finish(), builder.scratch_shapes, builder.limits)

@@ -93,7 +93,7 @@ class _LowerGeneric(RewritePattern):
             const = arith.ConstantOp(IntegerAttr(cast(int, d), IndexType()))
             rewriter.insert(const, where)
             bounds.append(const.result)
-        chunked = _chunked_dimension(op)
+        chunked = chunked_dimension(op)
         after, block = op.next_op, op.parent_block()
         assert block is not None  # the walker rewrites ops inside the module
         rewrite_linalg_structured_to_loops(rewriter, op, where, bounds, maps, maps[-len(op.outputs):],
@@ -103,7 +103,7 @@ class _LowerGeneric(RewritePattern):
             outermost.attributes[PARALLEL_LOOP] = dims_attr([chunked, dims[chunked], math.prod(dims)])
 
 
-def _chunked_dimension(op: GenericOp) -> int | None:
+def chunked_dimension(op: GenericOp) -> int | None:
     """The outermost ``parallel`` dimension, if the iterations along it are independent:
     the body neither stores nor calls a routine for its effect, and reads no output
     (a scan reads its earlier results)."""

@@ -57,7 +57,8 @@ def compile_ahead_of_time(module: Module, constants: Sequence[np.ndarray], optio
         raise ExportError("an exported function has the sizes of its example arguments; run-time sizes are not "
                           "exported")
     platform = platform_for(options)
-    c = Compilation(name, module.entry, frozenset(), LEVEL, f"aot/{platform.triple}", platform=platform)
+    c = Compilation(name, module.entry, frozenset(), LEVEL, f"aot/{platform.triple}", platform=platform,
+                    shares_groups=False)
     try:
         run_stages(FRONT, c, name, c.timings)
         run_stages(LOWER, c, name, c.timings)

@@ -2,14 +2,18 @@
 named stages (``STAGES``, run by ``backend/pipeline.py``; ``compiler.py`` runs them).
 
     check-shape-generic -> lower-fft -> expand -> hlo-passes -> bind-constants -> [persistent cache]
-      -> fuse -> to-linalg
+      -> fuse -> group-kernels -> to-linalg
       -> convert-linalg-to-loops -> fuse-parallel-loops
       -> contract-temporaries -> to-llvm-ir -> llvm-codegen -> load -> store
 
-to-llvm-ir makes each segment of the loop-level module a kernel of its own
-(``llvm_emitter.KernelSource``), keyed by its code; llvm-codegen generates only the
-kernels that neither this process nor the persistent cache has (``kernels.py``), and the
-executable calls the kernels in order (``executable.py``).
+group-kernels cuts the fusion plan's kernels into groups that share no code
+(``codegen/kernel_groups.py``); each group is lowered as a module of its own, from
+to-linalg to to-llvm-ir, unless a group of the same key was lowered before in this
+process (``group_cache.py``). to-llvm-ir makes each segment of a group's loop-level
+module a kernel of its own (``llvm_emitter.KernelSource``), keyed by its code;
+llvm-codegen generates only the kernels that neither this process nor the persistent
+cache has (``kernels.py``), and the executable calls the kernels in order
+(``executable.py``).
 
 Under ``PLAIDARRAY_DUMP`` each stage that has a text writes it (``lower-fft.txt``,
 ``hlo.txt``, every HLO pass's result as ``hlo.<n>-<pass>.txt``, ``linalg.mlir``,
@@ -28,9 +32,12 @@ once. A dump always generates, to show every stage.
 
 from __future__ import annotations
 
+import collections
+import dataclasses
 import functools
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
+from typing import cast
 
 import numpy as np
 from xdsl.context import Context
@@ -41,6 +48,7 @@ from xdsl.passes import ModulePass
 from ...codegen.buffer_sharing import buffer_owners
 from ...codegen.expand import expand
 from ...codegen.fusion import FusionPlan, plan_fusion
+from ...codegen.kernel_groups import buffers_touched, group_key, group_kernels
 from ...codegen.linalg_builder import build_linalg
 from ...codegen.linalg_to_loops import ConvertLinalgToStaticLoops
 from ...codegen.lowering import lowering_for, shape_generic
@@ -54,6 +62,7 @@ from .. import dump
 from ..executable import Executable, NotShapeGeneric
 from ..pipeline import Stage, dump_timings, run_stages
 from . import bundles, cache_entry, kernels, object_cache, tiering
+from .group_cache import GROUPS, LoweredGroup
 from .codegen import Product
 from .executable import CpuExecutable, ShapeGenericExecutable, Step
 from .fft import lower_fft
@@ -65,10 +74,31 @@ from .lowerings import PLATFORM
 
 
 @dataclass
+class _Group:
+    """A kernel group as it is lowered (``codegen/kernel_groups.py``): its kernels, the
+    buffer table's entries they touch (ascending), those of them that are temporaries no
+    other group touches (its loops may contract them) and its key (None: not shared);
+    while it is lowered, its module, scratch buffers, limits and contracted buffers;
+    then what lowering made (found under its key, or made here)."""
+
+    kernels: list[Instruction]
+    buffers: list[int]
+    contractible: set[int]
+    key: Hashable | None
+    module: ModuleOp | None = None
+    scratch: list[Shape] = field(default_factory=list)
+    limits: list[tuple[Dim, int]] = field(default_factory=list)
+    contracted: frozenset[int] = frozenset()
+    lowered: LoweredGroup | None = None
+
+
+@dataclass
 class Compilation:
     """What the stages read and write, from the HLO module to the executable. The fields
-    without a default are set by the stage that makes them (``plan`` by fuse, ``mlir`` by
-    to-linalg, ``product`` by llvm-codegen, ``executable`` by load)."""
+    without a default are set by the stage that makes them (``plan`` by fuse,
+    ``executable`` by load). ``shares_groups``: lowered kernel groups are looked up and
+    kept (``group_cache.py``); an export's compile, for another machine, neither reads
+    nor fills the JIT's caches."""
 
     name: str
     comp: Computation
@@ -89,7 +119,8 @@ class Compilation:
     outputs: list[Instruction] = field(default_factory=list)
     temps: list[Instruction] = field(default_factory=list)
     n_buffers: int = 0  # parameters, outputs and temporaries in the buffer table
-    mlir: ModuleOp = field(init=False)
+    groups: list[_Group] = field(default_factory=list)
+    shares_groups: bool = True
     scratch: list[Shape] = field(default_factory=list)
     limits: list[tuple[Dim, int]] = field(default_factory=list)
     sources: list[KernelSource] = field(default_factory=list)
@@ -167,33 +198,101 @@ def _fuse(c: Compilation) -> None:
     c.n_buffers = len(c.comp.parameters) + len(c.outputs) + len(c.temps)
 
 
+def _table(c: Compilation) -> list[Instruction]:
+    """The buffer table's instructions: parameters, outputs, temporaries."""
+    return [*c.comp.parameters, *c.outputs, *c.temps]
+
+
+def _group_kernels(c: Compilation) -> None:
+    """The kernel groups, each with its buffers and its key, and what lowering made of
+    those lowered before (``codegen/kernel_groups.py``, ``group_cache.py``)."""
+    table = _table(c)
+    index = {id(inst): i for i, inst in enumerate(table)}
+
+    def buffer_of(inst: Instruction) -> int:
+        return index.get(id(c.buffer_owners.get(id(inst), inst)), -1)
+
+    groups = group_kernels(c.plan)
+    touched = [sorted({buffer_of(b) for k in group for b in buffers_touched(c.plan, k)}) for group in groups]
+    first_temp = len(table) - len(c.temps)
+    users = collections.Counter(b for buffers in touched for b in buffers if b >= first_temp)
+    shapes = {i: inst.shape for i, inst in enumerate(table)}
+    share = c.shares_groups and dump.dump_dir() is None  # a dump shows every stage
+    for group, buffers in zip(groups, touched):
+        assert buffers and buffers[0] >= 0, "llvm-cpu: a kernel touches a buffer missing from the table"
+        contractible = {b for b in buffers if b >= first_temp and users[b] == 1}
+        key = group_key(c.plan, group, buffers, buffer_of, shapes, contractible, c.n_symbols,
+                        c.platform) if share else None
+        c.groups.append(_Group(group, buffers, contractible, key, lowered=None if key is None else GROUPS.get(key)))
+
+
+def _lowering(c: Compilation) -> list[_Group]:
+    """The groups that are lowered here (not found under their key)."""
+    return [g for g in c.groups if g.lowered is None]
+
+
 def _to_linalg(c: Compilation) -> None:
-    built = build_linalg(c.plan, [*c.comp.parameters, *c.outputs, *c.temps], c.buffer_owners, c.n_symbols)
-    c.mlir, c.scratch, c.limits = built.module, built.scratch, built.limits
+    table = _table(c)
+    for g in _lowering(c):
+        built = build_linalg(c.plan, [table[b] for b in g.buffers], c.buffer_owners, c.n_symbols, g.kernels)
+        g.module, g.scratch, g.limits = built.module, built.scratch, built.limits
+
+
+def _modules(c: Compilation) -> str:
+    """The modules of the groups lowered here, for a dump."""
+    return "\n".join(str(g.module) for g in _lowering(c))
 
 
 def _xdsl_pass(make: Callable[[Compilation], ModulePass]) -> Callable[[Compilation], None]:
-    """A stage that applies an xDSL module pass to the loop-level module."""
-    return lambda c: make(c).apply(c.context, c.mlir)
+    """A stage that applies an xDSL module pass to each group's loop-level module."""
+    def run(c: Compilation) -> None:
+        for g in _lowering(c):
+            make(c).apply(c.context, cast(ModuleOp, g.module))
+    return run
 
 
 def _contract_temporaries(c: Compilation) -> None:
-    first_temp = c.n_buffers - len(c.temps)
-    ContractTemporaries(range(first_temp, c.n_buffers)).apply(c.context, c.mlir)
-    kept = drop_unused_arguments(c.mlir, range(first_temp, c.n_buffers))
-    c.temps = [c.temps[i - first_temp] for i in kept]
-    c.n_buffers = first_temp + len(c.temps)
+    for g in _lowering(c):
+        module = cast(ModuleOp, g.module)
+        candidates = [i for i, b in enumerate(g.buffers) if b in g.contractible]
+        ContractTemporaries(candidates).apply(c.context, module)
+        g.contracted = frozenset(candidates) - frozenset(drop_unused_arguments(module, candidates))
 
 
 def _to_llvm_ir(c: Compilation) -> None:
-    buffers = [*(p.shape for p in c.comp.parameters), *(o.shape for o in c.outputs), *(t.shape for t in c.temps),
-               *c.scratch]
-    c.sources = emit_kernels(c.mlir, [b.dims for b in buffers], c.platform)
-    # Dropped while the cyclic collector waits (``pipeline.collector_paused``): tens of
-    # thousands of xDSL objects in cycles are then garbage at its first collection, not
-    # promoted with the compile's live objects to older generations whose collections walk
-    # the whole heap (12% of a scikit-learn test run was the collector's).
-    del c.mlir
+    table = _table(c)
+    for g in _lowering(c):
+        left = [table[b].shape.dims for i, b in enumerate(g.buffers) if i not in g.contracted]
+        sources = emit_kernels(cast(ModuleOp, g.module), [*left, *(s.dims for s in g.scratch)], c.platform)
+        # Dropped while the cyclic collector waits (``pipeline.collector_paused``): tens of
+        # thousands of xDSL objects in cycles are then garbage at its first collection, not
+        # promoted with the compile's live objects to older generations whose collections
+        # walk the whole heap (12% of a scikit-learn test run was the collector's).
+        g.module = None
+        g.lowered = LoweredGroup(tuple(sources), tuple(g.scratch), tuple(g.limits), g.contracted)
+        if g.key is not None:
+            GROUPS.put(g.key, g.lowered)
+    _assemble(c)
+
+
+def _assemble(c: Compilation) -> None:
+    """The module's kernels, scratch buffers and limits from its groups': each group's
+    buffers numbered in the module's table, less the temporaries its loops contracted."""
+    first_temp = len(c.comp.parameters) + len(c.outputs)
+    lowered = [cast(LoweredGroup, g.lowered) for g in c.groups]
+    contracted = {g.buffers[i] for g, low in zip(c.groups, lowered) for i in low.contracted}
+    place: dict[int, int] = {}
+    for b in range(first_temp + len(c.temps)):
+        if b not in contracted:
+            place[b] = len(place)
+    c.temps = [t for j, t in enumerate(c.temps) if first_temp + j not in contracted]
+    c.n_buffers = len(place)
+    for g, low in zip(c.groups, lowered):
+        local = [place[b] for i, b in enumerate(g.buffers) if i not in low.contracted]
+        local += range(c.n_buffers + len(c.scratch), c.n_buffers + len(c.scratch) + len(low.scratch))
+        c.sources += [dataclasses.replace(s, buffers=tuple(local[j] for j in s.buffers)) for s in low.sources]
+        c.scratch += low.scratch
+        c.limits += [limit for limit in low.limits if limit not in c.limits]
 
 
 def _llvm_codegen(c: Compilation) -> None:
@@ -242,10 +341,11 @@ FRONT: tuple[Stage[Compilation], ...] = (
 #: compilation's platform: what a JIT compile and an export (``aot.py``) share.
 LOWER: tuple[Stage[Compilation], ...] = (
     Stage("fuse", _fuse),
-    Stage("to-linalg", _to_linalg, lambda c: str(c.mlir), "linalg.mlir"),
+    Stage("group-kernels", _group_kernels),
+    Stage("to-linalg", _to_linalg, _modules, "linalg.mlir"),
     Stage("convert-linalg-to-loops", _xdsl_pass(lambda c: ConvertLinalgToStaticLoops())),
     Stage("fuse-parallel-loops", _xdsl_pass(lambda c: FuseParallelLoops())),
-    Stage("contract-temporaries", _contract_temporaries, lambda c: str(c.mlir), "loops.mlir"),
+    Stage("contract-temporaries", _contract_temporaries, _modules, "loops.mlir"),
     Stage("to-llvm-ir", _to_llvm_ir),
 )
 

@@ -1,0 +1,229 @@
+"""Kernel groups: runs of a fusion plan's kernels that are lowered together, and apart
+from the rest of their module.
+
+The loop passes and the emitter see a module's loop nests one after another: sibling
+loop nests over the same rows merge (``loop_fusion.py``), and the operations between
+nests join the kernel of the loop after them (``llvm_emitter._segments``). Two
+consecutive kernels can share code only so. A module's kernels are therefore cut into
+groups where that is sure not to happen, and each group is lowered as a module of its
+own, on only the buffers it touches, which yields the very kernels the whole module
+would: a group's code depends on the group alone, so a group met before (in another
+graph, or earlier in the same one: a loop's body cut into a graph several times) is not
+lowered again (``group_key``). TorchInductor shares kernels between graphs alike, keyed
+by their code; here the key is known before any lowering.
+
+A cut between kernels ``a`` and ``b`` is sure when ``a`` ends with a loop nest (so that
+``b`` starts a kernel of its own) and ``b``'s first nest cannot merge with that nest:
+``b`` starts with something else than a loop, or a row loop of another trip count, or
+``a``'s last loop is no row loop. This is known for the kinds whose nests fusion
+builds (elementwise, indexing, reduction); kernel ops (a library call, a sort, a loop
+of their own) and tuples stay in the group of their neighbours, and a tuple's kernel in
+that of its elements' (``get_tuple_element``) kernels.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping, Sequence
+from dataclasses import dataclass
+
+from xdsl.dialects import arith, scf
+from xdsl.dialects.linalg.ops import GenericOp
+from xdsl.ir import Operation
+
+from ..hlo import Instruction
+from ..hlo.ir import depth_first
+from ..hlo.shape import Shape, TupleShape
+from ..hlo.symbolic import Dim
+from .fusion import FusionPlan
+from .linalg_to_loops import LOOP_DIMS, PARALLEL_LOOP, chunked_dimension
+from .lowering import Elementwise, Indexing, Kernel, Reduction, TupleElement
+from .run_time_sizes import SYMBOL, read_dims
+
+
+@dataclass(frozen=True)
+class Nests:
+    """What a kernel's code looks like at its two ends, in ``main`` once its generics are
+    loop nests: whether it starts (ends) with a loop, and the trip count of that loop if
+    it is a row loop (one that may run in chunks along its own dimension, which is what
+    loop fusion merges), else None."""
+
+    starts_with_loop: bool
+    first_rows: Dim | None
+    ends_with_loop: bool
+    last_rows: Dim | None
+
+
+#: What kernel ops' code looked like when a group of them was lowered, by the op's
+#: structure (``_op_key``): an op lowered once can be cut from its neighbours afterwards.
+#: Bounded like every table a user's loop could grow.
+_SEEN: OrderedDict[Hashable, Nests | None] = OrderedDict()
+_SEEN_KEPT = 4096
+_seen_lock = threading.Lock()
+
+
+def _op_key(inst: Instruction) -> Hashable:
+    """A kernel op's code depends on it alone: its opcode, attributes and shapes."""
+    return inst.opcode, inst.attr_key(), inst.shape, tuple(o.shape for o in inst.operands)
+
+
+def _rows(op: Operation) -> Dim | None:
+    """The trip count of ``op``'s outer loop once it is a loop nest, if that loop is a
+    row loop (see ``Nests``)."""
+    if isinstance(op, GenericOp):
+        dims = read_dims(op.attributes[LOOP_DIMS])
+        return dims[0] if dims and chunked_dimension(op) == 0 else None
+    marked = op.attributes.get(PARALLEL_LOOP)
+    if marked is None:
+        return None
+    depth, extent, _ = read_dims(marked)
+    return extent if depth == 0 else None
+
+
+def _is_loop(op: Operation) -> bool:
+    if isinstance(op, GenericOp):
+        return bool(read_dims(op.attributes[LOOP_DIMS]))
+    return isinstance(op, scf.ForOp)
+
+
+def nests_of(ops: Sequence[Operation]) -> Nests | None:
+    """The ``Nests`` of the top-level linalg-level operations a kernel's lowering made
+    (constants and loads of run-time sizes aside, which every pass after looks through);
+    None if it made none."""
+    ops = [op for op in ops if not isinstance(op, arith.ConstantOp) and SYMBOL not in op.attributes]
+    if not ops:
+        return None
+    first, last = ops[0], ops[-1]
+    return Nests(_is_loop(first), _rows(first) if _is_loop(first) else None,
+                 _is_loop(last), _rows(last) if _is_loop(last) else None)
+
+
+def learn(inst: Instruction, nests: Nests | None) -> None:
+    """Remember what the lowering of kernel op ``inst`` made (``nests_of``)."""
+    key = _op_key(inst)
+    with _seen_lock:
+        _SEEN[key] = nests
+        _SEEN.move_to_end(key)
+        while len(_SEEN) > _SEEN_KEPT:
+            _SEEN.popitem(last=False)
+
+
+def _nests(plan: FusionPlan, inst: Instruction) -> Nests | None:
+    """The ends of ``inst``'s code: known for the kinds whose nests fusion builds, and for
+    kernel ops lowered before (``learn``); None when unknown, and for a kernel that
+    makes no code (a kernel of no elements may make none), whose neighbours then meet."""
+    low = plan.lowering(inst)
+    if isinstance(inst.shape, TupleShape) or isinstance(low, (Kernel, TupleElement)):
+        with _seen_lock:
+            return _SEEN.get(_op_key(inst))
+    if isinstance(low, Reduction):
+        source, out = inst.operands[0].shape.dims, inst.shape.dims
+        if not source:
+            return None
+        last = None if 0 in inst.attrs["dimensions"] else source[0]
+        return Nests(bool(out), out[0] if out else None, True, last)
+    if isinstance(low, (Elementwise, Indexing)):
+        dims = inst.shape.dims
+        return Nests(True, dims[0], True, dims[0]) if dims else None
+    return None
+
+
+def _sure_cut(before: Nests | None, after: Nests | None) -> bool:
+    """Whether a kernel ending like ``before`` and one starting like ``after`` never share
+    a kernel of code (module docstring)."""
+    if before is None or after is None or not before.ends_with_loop:
+        return False
+    if not after.starts_with_loop or before.last_rows is None:
+        return True
+    return after.first_rows is None or after.first_rows != before.last_rows
+
+
+def group_kernels(plan: FusionPlan) -> list[list[Instruction]]:
+    """``plan.kernels`` in groups, in order (module docstring)."""
+    kernels = plan.kernels
+    nests = [_nests(plan, k) for k in kernels]
+    cuts = [_sure_cut(nests[i - 1], nests[i]) for i in range(1, len(kernels))]
+    position = {id(k): i for i, k in enumerate(kernels)}
+    for i, k in enumerate(kernels):  # a tuple's kernel and its elements' stay together
+        for element in plan.elements.get(id(k), {}).values():
+            j = position.get(id(element))
+            if j is not None:
+                for between in range(min(i, j), max(i, j)):
+                    cuts[between] = False
+    groups: list[list[Instruction]] = [[kernels[0]]] if kernels else []
+    for k, cut in zip(kernels[1:], cuts):
+        if cut:
+            groups.append([])
+        groups[-1].append(k)
+    return groups
+
+
+def _reads(plan: FusionPlan, kernel: Instruction) -> Callable[[Instruction], Sequence[Instruction]]:
+    """What the code of ``kernel`` computes a value from, as ``linalg_builder`` lowers it:
+    nothing for a value it loads from a buffer, the operand an indexing op re-indexes,
+    else the operands (a kernel op's are buffers)."""
+    def reads(value: Instruction) -> Sequence[Instruction]:
+        if value is not kernel and plan.is_buffer(value):
+            return ()
+        if isinstance(plan.lowering(value), Indexing):
+            return value.operands[:1]
+        return value.operands
+    return reads
+
+
+def _computed(plan: FusionPlan, kernel: Instruction) -> list[Instruction]:
+    """The values the code of ``kernel`` computes or loads, each after those it reads,
+    ``kernel`` last. A reduction's code reads its operand; a tuple element's code reads
+    the buffer of its element, which the tuple's kernel writes."""
+    if isinstance(plan.lowering(kernel), TupleElement):
+        element = plan.elements.get(id(kernel.operands[0]), {}).get(kernel.attrs["index"])
+        return [kernel] if element is None or element is kernel else [element, kernel]
+    return depth_first([kernel], _reads(plan, kernel))
+
+
+def _own(plan: FusionPlan, kernel: Instruction) -> list[Instruction]:
+    """The instructions whose buffers ``kernel`` writes: its own, or a tuple's elements'."""
+    if isinstance(kernel.shape, TupleShape):
+        return [element for _, element in sorted(plan.elements.get(id(kernel), {}).items())]
+    return [kernel]
+
+
+def buffers_touched(plan: FusionPlan, kernel: Instruction) -> list[Instruction]:
+    """The instructions whose buffers the code of ``kernel`` reads or writes: those it
+    writes, and those of the values it loads."""
+    loaded = [v for v in _computed(plan, kernel) if v is not kernel and plan.is_buffer(v)]
+    return [*_own(plan, kernel), *loaded]
+
+
+def group_key(plan: FusionPlan, group: Sequence[Instruction], buffers: Sequence[int],
+              buffer_of: Callable[[Instruction], int], shapes: Mapping[int, Shape], contractible: set[int],
+              n_symbols: int, platform: Hashable) -> Hashable:
+    """What a group's lowered code depends on, as a hashable value: each value its kernels
+    compute (opcode, attributes, shape, and operands: values numbered in the group,
+    buffers by their place among the group's ``buffers``, which ``buffer_of`` gives),
+    the buffers each kernel writes, the group's buffers (shape, and whether it is a
+    temporary no other group touches, which its loops may contract: ``contractible``),
+    the number of run-time sizes and the platform."""
+    local = {b: i for i, b in enumerate(buffers)}
+    numbers: dict[int, Hashable] = {}
+
+    def operand(value: Instruction) -> Hashable:
+        if id(value) in numbers:
+            return numbers[id(value)]
+        b = buffer_of(value)
+        return ("buffer", local[b]) if b in local else ("unread", value.shape)
+
+    rows: list[tuple] = []
+    for kernel in group:
+        for value in _computed(plan, kernel):
+            if id(value) in numbers:
+                continue
+            if value is not kernel and plan.is_buffer(value):
+                numbers[id(value)] = ("buffer", local[buffer_of(value)])
+                continue
+            rows.append((value.opcode, value.attr_key(), value.shape, tuple(operand(o) for o in value.operands)))
+            numbers[id(value)] = len(rows)
+        rows.append(("writes", tuple(local[buffer_of(b)] for b in _own(plan, kernel))))
+    described = tuple((shapes[b], b in contractible) for b in buffers)
+    return tuple(rows), described, n_symbols, platform

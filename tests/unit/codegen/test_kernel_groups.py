@@ -1,0 +1,95 @@
+"""Kernel groups (codegen/kernel_groups.py): a module lowered group by group gives the
+kernels, buffer table, scratch buffers and limits that lowering it whole gives; groups are
+cut only where no code can be shared; a group met again is not lowered again; and
+groups that differ in anything the code depends on are never taken for one another."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hlo_builders import F32, lowered, make, param
+
+import plaidarray as xp
+from plaidarray.backend.llvm_cpu import group_cache, stages
+
+
+def _summary(c) -> tuple:
+    return ([(s.key, s.buffers, s.segment, s.dims, s.imports) for s in c.sources],
+            [t.shape for t in c.temps], c.scratch, c.limits, c.n_buffers)
+
+
+def _whole(monkeypatch, params, outputs):
+    """The compilation of the module lowered as one group, as before groups."""
+    with monkeypatch.context() as m:
+        m.setattr(stages, "group_kernels", lambda plan: [list(plan.kernels)])
+        return lowered(params, outputs)
+
+
+def _graphs():
+    """Modules mixing rows of several sizes, reductions along either axis, a kernel op and
+    temporaries that loops contract."""
+    x, y, v = param(0, (6, 5)), param(1, (5, 6)), param(2, (5,))
+    e = make("exp", x)
+    rows = make("reduce", e, dimensions=(1,), kind="add")
+    soft = make("divide", e, make("broadcast_in_dim", rows, dims=(6, 5), broadcast_dimensions=(0,)))
+    cols = make("reduce", make("multiply", soft, soft), dimensions=(0,), kind="maximum")
+    t = make("add", make("transpose", y, permutation=(1, 0)), x)
+    dot = make("dot_general", soft, y, lhs_batch=(), rhs_batch=(), lhs_contracting=(1,), rhs_contracting=(0,))
+    scaled = make("multiply", make("add", cols, v), v)
+    yield [x, y, v], [soft, cols, scaled]
+    yield [x, y, v], [make("tanh", t), make("negate", dot), scaled]
+    column = make("reduce", dot, dimensions=(0,), kind="add")
+    yield [x, y, v], [make("add", dot, make("broadcast_in_dim", column, dims=(6, 6), broadcast_dimensions=(1,))), rows]
+
+
+@pytest.mark.parametrize("graph", range(3))
+def test_lowering_by_groups_gives_what_lowering_whole_gives(monkeypatch, graph):
+    params, outputs = list(_graphs())[graph]
+    group_cache.GROUPS.clear()
+    by_groups = lowered(params, outputs)
+    assert len(by_groups.groups) > 1  # the graphs are made to be cut
+    assert _summary(by_groups) == _summary(_whole(monkeypatch, params, outputs))
+    again = lowered(params, outputs)  # every group found: nothing lowered
+    assert all(g.module is None for g in again.groups) and _summary(again) == _summary(by_groups)
+
+
+def test_groups_are_cut_between_rows_of_other_sizes_and_kept_for_sibling_rows():
+    x, y = param(0, (4, 3), F32), param(1, (7, 3), F32)
+    same = lowered([x], [make("exp", x), make("negate", x)], until="group-kernels")
+    other = lowered([x, y], [make("exp", x), make("negate", y)], until="group-kernels")
+    assert [len(g.kernels) for g in same.groups] == [2]  # loop fusion merges them: one group
+    assert [len(g.kernels) for g in other.groups] == [1, 1]
+
+
+def test_a_group_met_again_in_another_graph_is_not_lowered_again(monkeypatch):
+    built = []
+    real = stages.build_linalg
+
+    def counting(plan, order, owners, n_symbols, kernels):
+        built.append([k.opcode for k in kernels])
+        return real(plan, order, owners, n_symbols, kernels)
+
+    monkeypatch.setattr(stages, "build_linalg", counting)
+    group_cache.GROUPS.clear()
+    x, w = param(0, (3, 4)), param(1, (5, 7))
+    lowered([x, w], [make("tanh", x), make("reduce", w, dimensions=(0,), kind="add")])
+    assert sorted(built) == [["reduce"], ["tanh"]]
+    built.clear()
+    w, x = param(0, (5, 7)), param(1, (3, 4))  # other parameter numbers: the group's own numbering
+    lowered([w, x], [make("negate", x), make("reduce", w, dimensions=(0,), kind="add")])
+    assert built == [["negate"]]
+
+
+@pytest.mark.parametrize("variants", [
+    [lambda ns, a: a + 0.0, lambda ns, a: a + (-0.0)],  # equal as Python floats, not as constants
+    [lambda ns, a: ns.sum(a, axis=0), lambda ns, a: ns.sum(a, axis=1), lambda ns, a: ns.max(a, axis=0)],
+    [lambda ns, a: ns.cumulative_sum(a, axis=0), lambda ns, a: ns.cumulative_sum(a, axis=1)],
+])
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_groups_that_differ_are_never_taken_for_one_another(variants, dtype):
+    data = np.array([[-0.0, 1.5, -2.0], [3.0, -0.0, 0.25], [7.0, 2.0, -1.0]], dtype=dtype)
+    xp.clear_cache()
+    for fn in variants * 2:  # the second round finds every group
+        got, want = np.asarray(fn(xp, xp.asarray(data))), fn(np, data)
+        np.testing.assert_array_equal(got, want)
+        assert np.array_equal(np.signbit(got), np.signbit(want))
