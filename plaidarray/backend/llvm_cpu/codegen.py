@@ -43,11 +43,13 @@ _machines: dict[tuple[Target, int], llvm.TargetMachine] = {}
 
 @dataclass(frozen=True)
 class Target:
-    """What the code is generated for: an LLVM triple, CPU name and feature string."""
+    """What the code is generated for: an LLVM triple, CPU name and feature string, and
+    the code model (``new_machine``)."""
 
     triple: str
     cpu: str
     features: str
+    code_model: str = "small"
 
     def __str__(self) -> str:
         return f"{self.triple}/{self.cpu}"
@@ -68,24 +70,32 @@ def initialize() -> None:
 
 
 def host_target() -> Target:
-    """The CPU this process runs on, all of its features enabled."""
+    """The CPU this process runs on, all of its features enabled. On x86-64, code for the
+    large code model (``new_machine``)."""
     initialize()
     features = llvm.get_host_cpu_features().flatten()
     if "+avx512f" in features.split(","):
         # LLVM's Intel tunings cap vectors at 256 bits to avoid AVX-512 frequency drops;
         # the polynomial math of vector_math.py runs 1.5-2x faster at 512 bits.
         features += ",-prefer-256-bit"
-    return Target(llvm.get_process_triple(), llvm.get_host_cpu_name(), features)
+    triple = llvm.get_process_triple()
+    return Target(triple, llvm.get_host_cpu_name(), features, "large" if triple.startswith("x86_64") else "small")
 
 
 def new_machine(target: Target, level: int) -> llvm.TargetMachine:
-    """A TargetMachine emitting position-independent code for the small code model, as a
-    shared library's: object code goes into a shared object loaded by the platform's
-    loader (``shared_object.py``), and MCJIT takes it too (a far call goes through a stub)."""
+    """A TargetMachine emitting position-independent code, as a shared library's: object
+    code goes into a shared object loaded by the platform's loader (``shared_object.py``),
+    and into MCJIT. The host's code on x86-64 is for the large code model, whose
+    addresses are 64-bit offsets from the GOT: MCJIT maps an object's code and its
+    constants apart, and in a long process (a run of SciPy's tests) they ended more than
+    2 GB apart, past what the small model's 32-bit PC-relative addresses reach (an
+    assertion in LLVM aborted the process; without it, code would read wrong addresses).
+    On AArch64 llvmlite's MCJIT keeps an object's sections together; exports, linked by
+    the platform's linker, keep the small model, which every target has."""
     if level not in OPT_LEVELS:
         raise ValueError(f"optimisation level must be one of {OPT_LEVELS}, got {level!r}")
     return llvm.Target.from_triple(target.triple).create_target_machine(
-        cpu=target.cpu, features=target.features, opt=level, reloc="pic", codemodel="small")
+        cpu=target.cpu, features=target.features, opt=level, reloc="pic", codemodel=target.code_model)
 
 
 def machine(target: Target, level: int) -> llvm.TargetMachine:
@@ -207,8 +217,9 @@ def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
     write_frame(answers, b"ready")
     while (frame := read_frame(requests)) is not None:
         try:
-            _, triple, cpu, features, level, listings, emit_level, *texts = frame
-            product = generate([t.decode() for t in texts], Target(triple.decode(), cpu.decode(), features.decode()),
+            _, triple, cpu, features, code_model, level, listings, emit_level, *texts = frame
+            target = Target(triple.decode(), cpu.decode(), features.decode(), code_model.decode())
+            product = generate([t.decode() for t in texts], target,
                                int(level), listings == b"1", int(emit_level))
         except (RuntimeError, ValueError) as error:
             write_frame(answers, b"error", str(error).encode())

@@ -8,7 +8,8 @@ vector math library's variants, ``vector_math.py``), and how C passes complex va
 (``llvm_emitter.call_c``), which differs between the ABIs: x86-64's SysV packs a
 ``float complex`` into one vector register, AArch64's AAPCS64 passes either kind as a
 homogeneous aggregate (an array of two), RISC-V's LP64D as two scalar arguments. Code is
-position-independent for the small code model everywhere (``codegen.new_machine``).
+position-independent everywhere, for the small code model in exports and for the large
+one in the JIT on x86-64 (``codegen.new_machine``).
 """
 
 from __future__ import annotations

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ctypes
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -58,3 +59,31 @@ print(json.dumps({"directory": str(directory), "mode": stat.S_IMODE(directory.st
     result = run_child(code, tmp_path)
     assert result["mode"] == 0o700 and result["files"] == []
     assert not Path(result["directory"]).exists()
+
+
+#: Relocations an x86-64 object resolves with 32-bit PC-relative offsets: where MCJIT
+#: maps code and constants more than 2 GB apart, they cannot reach.
+_NEAR = ("R_X86_64_PC32", "R_X86_64_PLT32", "R_X86_64_GOTPCREL", "R_X86_64_GOTPCRELX", "R_X86_64_REX_GOTPCRELX")
+
+
+@pytest.mark.skipif(shutil.which("readelf") is None or not jit.host_target().triple.startswith("x86_64"),
+                    reason="reads x86-64 relocations with readelf")
+@pytest.mark.parametrize("emit_level", [0, 3])
+def test_jit_code_reaches_its_constants_and_calls_at_any_distance(tmp_path, emit_level):
+    """The host's code for MCJIT (and the cache's shared objects) is for the large code
+    model: no relocation of it may need its target within 2 GB (a long SciPy test run
+    aborted in LLVM on one)."""
+    ir = """
+declare double @exp(double)
+define double @f(double %x) {
+  %a = fmul double %x, 0x400921FB54442D18
+  %b = fadd double %a, 0x3FF8000000000000
+  %c = call double @exp(double %b)
+  ret double %c
+}
+"""
+    path = tmp_path / "f.o"
+    path.write_bytes(jit.generate(ir, 3, emit_level=emit_level).object)
+    listing = subprocess.run(["readelf", "-r", str(path)], capture_output=True, text=True, check=True).stdout
+    types = {line.split()[2] for line in listing.splitlines() if line.startswith("0")}
+    assert types and not types & set(_NEAR), types
