@@ -33,6 +33,7 @@ from xdsl.dialects.linalg.ops import GenericOp
 from xdsl.ir import Operation
 
 from ..hlo import Instruction
+from ..hlo.fingerprint import Hashed
 from ..hlo.ir import depth_first
 from ..hlo.shape import Shape, TupleShape
 from ..hlo.symbolic import Dim
@@ -63,9 +64,17 @@ _SEEN_KEPT = 4096
 _seen_lock = threading.Lock()
 
 
-def _op_key(inst: Instruction) -> Hashable:
-    """A kernel op's code depends on it alone: its opcode, attributes and shapes."""
-    return inst.opcode, inst.attr_key(), inst.shape, tuple(o.shape for o in inst.operands)
+def op_key(plan: FusionPlan, inst: Instruction, buffer: Callable[[Instruction], Hashable | None]) -> Hashable:
+    """What a kernel op's code depends on: its opcode, attributes and shapes, and which of
+    its operands' buffers are its own (``buffer`` gives an instruction's buffer, None
+    for none): an update in place writes only what changes (``dynamic_update_slice``),
+    and a tuple element whose buffer is the element's copies nothing."""
+    own = buffer(inst)
+    shared = tuple(own is not None and buffer(o) == own for o in inst.operands)
+    if isinstance(plan.lowering(inst), TupleElement):
+        element = plan.elements.get(id(inst.operands[0]), {}).get(inst.attrs["index"])
+        shared += (element is not None and buffer(element) == own,)
+    return inst.opcode, inst.attr_key(), inst.shape, tuple(o.shape for o in inst.operands), shared
 
 
 def _rows(op: Operation) -> Dim | None:
@@ -99,9 +108,8 @@ def nests_of(ops: Sequence[Operation]) -> Nests | None:
                  _is_loop(last), _rows(last) if _is_loop(last) else None)
 
 
-def learn(inst: Instruction, nests: Nests | None) -> None:
-    """Remember what the lowering of kernel op ``inst`` made (``nests_of``)."""
-    key = _op_key(inst)
+def learn(key: Hashable, nests: Nests | None) -> None:
+    """Remember what the lowering of a kernel op of ``key`` (``op_key``) made (``nests_of``)."""
     with _seen_lock:
         _SEEN[key] = nests
         _SEEN.move_to_end(key)
@@ -109,14 +117,14 @@ def learn(inst: Instruction, nests: Nests | None) -> None:
             _SEEN.popitem(last=False)
 
 
-def _nests(plan: FusionPlan, inst: Instruction) -> Nests | None:
+def _nests(plan: FusionPlan, inst: Instruction, buffer: Callable[[Instruction], Hashable | None]) -> Nests | None:
     """The ends of ``inst``'s code: known for the kinds whose nests fusion builds, and for
     kernel ops lowered before (``learn``); None when unknown, and for a kernel that
     makes no code (a kernel of no elements may make none), whose neighbours then meet."""
     low = plan.lowering(inst)
     if isinstance(inst.shape, TupleShape) or isinstance(low, (Kernel, TupleElement)):
         with _seen_lock:
-            return _SEEN.get(_op_key(inst))
+            return _SEEN.get(op_key(plan, inst, buffer))
     if isinstance(low, Reduction):
         source, out = inst.operands[0].shape.dims, inst.shape.dims
         if not source:
@@ -139,10 +147,11 @@ def _sure_cut(before: Nests | None, after: Nests | None) -> bool:
     return after.first_rows is None or after.first_rows != before.last_rows
 
 
-def group_kernels(plan: FusionPlan) -> list[list[Instruction]]:
-    """``plan.kernels`` in groups, in order (module docstring)."""
+def group_kernels(plan: FusionPlan, buffer: Callable[[Instruction], Hashable | None]) -> list[list[Instruction]]:
+    """``plan.kernels`` in groups, in order (module docstring); ``buffer`` gives an
+    instruction's buffer (None for none)."""
     kernels = plan.kernels
-    nests = [_nests(plan, k) for k in kernels]
+    nests = [_nests(plan, k, buffer) for k in kernels]
     cuts = [_sure_cut(nests[i - 1], nests[i]) for i in range(1, len(kernels))]
     position = {id(k): i for i, k in enumerate(kernels)}
     for i, k in enumerate(kernels):  # a tuple's kernel and its elements' stay together
@@ -226,4 +235,4 @@ def group_key(plan: FusionPlan, group: Sequence[Instruction], buffers: Sequence[
             numbers[id(value)] = len(rows)
         rows.append(("writes", tuple(local[buffer_of(b)] for b in _own(plan, kernel))))
     described = tuple((shapes[b], b in contractible) for b in buffers)
-    return tuple(rows), described, n_symbols, platform
+    return Hashed((tuple(rows), described, n_symbols, platform))

@@ -508,5 +508,6 @@ def build_linalg(plan: FusionPlan, buffer_order: Sequence[Instruction],
             while op is not None:
                 made.append(op)
                 op = op.next_op
-            kernel_groups.learn(inst, kernel_groups.nests_of(made))
+            key = kernel_groups.op_key(plan, inst, lambda i: builder.buffers.get(id(i)))
+            kernel_groups.learn(key, kernel_groups.nests_of(made))
     return LinalgModule(builder.finish(), builder.scratch_shapes, builder.limits)

@@ -9,6 +9,7 @@ used or not: the executable takes a buffer for each, so ``f(x, y) = exp(x)`` and
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Hashable
 
 from .ir import Computation, Module
 
@@ -35,3 +36,21 @@ def module_description(module: Module) -> str:
     number of run-time sizes, as text that is the same in every process."""
     key = structure(module.entry) if module.structure_key is None else module.structure_key
     return repr((key, sorted(module.donated), module.n_symbols))
+
+
+class Hashed:
+    """A value hashed once: structural keys are deep tuples, whose hash a cache would
+    otherwise compute again at each lookup (a tenth of emitting a kernel; most of
+    keying a kernel group)."""
+
+    __slots__ = ("value", "_hash")
+
+    def __init__(self, value: Hashable) -> None:
+        self.value = value
+        self._hash = hash(value)
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Hashed) and self._hash == other._hash and self.value == other.value

@@ -43,6 +43,7 @@ from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstan
 from ...codegen.element_types import element_bytes
 from ...codegen.linalg_to_loops import PARALLEL_LOOP
 from ...codegen.run_time_sizes import SYMBOL, read_dims, symbol_index, symbol_values
+from ...hlo.fingerprint import Hashed
 from ...hlo.symbolic import Dim, Sym, SymExpr, hint, symbols
 from .blas_lapack import is_import
 from .kernel_source import KERNEL_PREFIX, PLACEHOLDER, KernelSource, Segment
@@ -859,7 +860,7 @@ def emit_kernels(module: ModuleOp, buffer_dims: Sequence[Sequence[Dim]], platfor
         if chunked is not None:
             depth, extent, work = read_dims(chunked)
             segment = Segment(extent, work, cast(int, depth))
-        fingerprint = _Hashed((platform, _fingerprint(ops, block, used, dims, [buffer_dims[j] for j in used])))
+        fingerprint = Hashed((platform, _fingerprint(ops, block, used, dims, [buffer_dims[j] for j in used])))
         emitted = _EMITTED.get(fingerprint)
         if emitted is None:
             emitted = _emit_kernel(ops, block, used, dims, buffer_dims, constants, loads, segment, platform)
@@ -927,23 +928,6 @@ class _EmittedKernels:
 
 
 _EMITTED = _EmittedKernels(1024, 2 << 20)
-
-
-class _Hashed:
-    """A value hashed once: a fingerprint is a deep tuple of xDSL attributes, whose hash
-    the cache would otherwise compute again at each lookup (a tenth of emitting)."""
-
-    __slots__ = ("value", "_hash")
-
-    def __init__(self, value: Hashable) -> None:
-        self.value = value
-        self._hash = hash(value)
-
-    def __hash__(self) -> int:
-        return self._hash
-
-    def __eq__(self, other: object) -> bool:
-        return isinstance(other, _Hashed) and self._hash == other._hash and self.value == other.value
 
 
 def _fingerprint(ops: list[Operation], block: Block, used: list[int], dims: list[int],

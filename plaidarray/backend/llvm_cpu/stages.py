@@ -90,6 +90,8 @@ class _Group:
     limits: list[tuple[Dim, int]] = field(default_factory=list)
     contracted: frozenset[int] = frozenset()
     lowered: LoweredGroup | None = None
+    #: The first group of the module with its key (itself, if it is the first).
+    same_as: _Group | None = None
 
 
 @dataclass
@@ -212,23 +214,28 @@ def _group_kernels(c: Compilation) -> None:
     def buffer_of(inst: Instruction) -> int:
         return index.get(id(c.buffer_owners.get(id(inst), inst)), -1)
 
-    groups = group_kernels(c.plan)
+    groups = group_kernels(c.plan, lambda inst: None if (b := buffer_of(inst)) < 0 else b)
     touched = [sorted({buffer_of(b) for k in group for b in buffers_touched(c.plan, k)}) for group in groups]
     first_temp = len(table) - len(c.temps)
     users = collections.Counter(b for buffers in touched for b in buffers if b >= first_temp)
     shapes = {i: inst.shape for i, inst in enumerate(table)}
     share = c.shares_groups and dump.dump_dir() is None  # a dump shows every stage
+    first: dict[Hashable, _Group] = {}
     for group, buffers in zip(groups, touched):
         assert buffers and buffers[0] >= 0, "llvm-cpu: a kernel touches a buffer missing from the table"
         contractible = {b for b in buffers if b >= first_temp and users[b] == 1}
         key = group_key(c.plan, group, buffers, buffer_of, shapes, contractible, c.n_symbols,
                         c.platform) if share else None
-        c.groups.append(_Group(group, buffers, contractible, key, lowered=None if key is None else GROUPS.get(key)))
+        g = _Group(group, buffers, contractible, key, lowered=None if key is None else GROUPS.get(key))
+        if key is not None and g.lowered is None:
+            g.same_as = first.setdefault(key, g)  # a group met earlier in this module
+        c.groups.append(g)
 
 
 def _lowering(c: Compilation) -> list[_Group]:
-    """The groups that are lowered here (not found under their key)."""
-    return [g for g in c.groups if g.lowered is None]
+    """The groups that are lowered here: neither found under their key nor equal to an
+    earlier one of the module."""
+    return [g for g in c.groups if g.lowered is None and g.same_as in (None, g)]
 
 
 def _to_linalg(c: Compilation) -> None:
@@ -272,6 +279,9 @@ def _to_llvm_ir(c: Compilation) -> None:
         g.lowered = LoweredGroup(tuple(sources), tuple(g.scratch), tuple(g.limits), g.contracted)
         if g.key is not None:
             GROUPS.put(g.key, g.lowered)
+    for g in c.groups:
+        if g.lowered is None:
+            g.lowered = cast(_Group, g.same_as).lowered
     _assemble(c)
 
 

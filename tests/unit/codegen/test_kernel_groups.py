@@ -21,7 +21,7 @@ def _summary(c) -> tuple:
 def _whole(monkeypatch, params, outputs):
     """The compilation of the module lowered as one group, as before groups."""
     with monkeypatch.context() as m:
-        m.setattr(stages, "group_kernels", lambda plan: [list(plan.kernels)])
+        m.setattr(stages, "group_kernels", lambda plan, buffer: [list(plan.kernels)])
         return lowered(params, outputs)
 
 
@@ -53,6 +53,19 @@ def test_lowering_by_groups_gives_what_lowering_whole_gives(monkeypatch, graph):
     assert all(g.module is None for g in again.groups) and _summary(again) == _summary(by_groups)
 
 
+def test_what_a_kernel_op_made_in_place_is_not_taken_for_it_made_apart(monkeypatch):
+    """An update in place starts with loads of its offsets; the same update writing a
+    buffer of its own is a loop over rows, which fuses with the loop before it: what the
+    first lowering learned of the op must not cut the second."""
+    x, update, i, j = param(0, (3, 4)), param(1, (1, 4)), param(2, (), "int64"), param(3, (), "int64")
+    t = make("add", x, x)
+    in_place = [make("dynamic_update_slice", t, update, i, j)]
+    apart = [make("dynamic_update_slice", t, update, i, j), t]  # t is an output: the update writes a copy
+    group_cache.GROUPS.clear()
+    for outputs in (in_place, apart):
+        assert _summary(lowered([x, update, i, j], outputs)) == _summary(_whole(monkeypatch, [x, update, i, j], outputs))
+
+
 def test_groups_are_cut_between_rows_of_other_sizes_and_kept_for_sibling_rows():
     x, y = param(0, (4, 3), F32), param(1, (7, 3), F32)
     same = lowered([x], [make("exp", x), make("negate", x)], until="group-kernels")
@@ -78,6 +91,25 @@ def test_a_group_met_again_in_another_graph_is_not_lowered_again(monkeypatch):
     w, x = param(0, (5, 7)), param(1, (3, 4))  # other parameter numbers: the group's own numbering
     lowered([w, x], [make("negate", x), make("reduce", w, dimensions=(0,), kind="add")])
     assert built == [["negate"]]
+
+
+def test_a_group_repeated_in_one_graph_is_lowered_once(monkeypatch):
+    """A loop's body cut into one graph several times (k-means' per-cluster sums) gives
+    groups of one key: the first is lowered, the others take its kernels."""
+    built = []
+    real = stages.build_linalg
+
+    def counting(plan, order, owners, n_symbols, kernels):
+        built.append([k.opcode for k in kernels])
+        return real(plan, order, owners, n_symbols, kernels)
+
+    monkeypatch.setattr(stages, "build_linalg", counting)
+    group_cache.GROUPS.clear()
+    x, *ws = param(0, (3, 4)), param(1, (5, 7)), param(2, (5, 7)), param(3, (5, 7))
+    outputs = [make("tanh", x), *[make("reduce", make("multiply", w, w), dimensions=(0,), kind="add") for w in ws]]
+    c = lowered([x, *ws], outputs)
+    assert len(c.groups) == 4 and len(built) == 2
+    assert _summary(c) == _summary(_whole(monkeypatch, [x, *ws], outputs))
 
 
 @pytest.mark.parametrize("variants", [
