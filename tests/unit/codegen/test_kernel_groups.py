@@ -74,16 +74,22 @@ def test_groups_are_cut_between_rows_of_other_sizes_and_kept_for_sibling_rows():
     assert [len(g.kernels) for g in other.groups] == [1, 1]
 
 
-def test_a_group_met_again_in_another_graph_is_not_lowered_again(monkeypatch):
-    built = []
+@pytest.fixture
+def built(monkeypatch) -> list:
+    """The kernels (opcodes) of each group lowered from now on, with no group known."""
+    groups: list = []
     real = stages.build_linalg
 
     def counting(plan, order, owners, n_symbols, kernels):
-        built.append([k.opcode for k in kernels])
+        groups.append([k.opcode for k in kernels])
         return real(plan, order, owners, n_symbols, kernels)
 
     monkeypatch.setattr(stages, "build_linalg", counting)
     group_cache.GROUPS.clear()
+    return groups
+
+
+def test_a_group_met_again_in_another_graph_is_not_lowered_again(built):
     x, w = param(0, (3, 4)), param(1, (5, 7))
     lowered([x, w], [make("tanh", x), make("reduce", w, dimensions=(0,), kind="add")])
     assert sorted(built) == [["reduce"], ["tanh"]]
@@ -93,18 +99,9 @@ def test_a_group_met_again_in_another_graph_is_not_lowered_again(monkeypatch):
     assert built == [["negate"]]
 
 
-def test_a_group_repeated_in_one_graph_is_lowered_once(monkeypatch):
+def test_a_group_repeated_in_one_graph_is_lowered_once(built, monkeypatch):
     """A loop's body cut into one graph several times (k-means' per-cluster sums) gives
     groups of one key: the first is lowered, the others take its kernels."""
-    built = []
-    real = stages.build_linalg
-
-    def counting(plan, order, owners, n_symbols, kernels):
-        built.append([k.opcode for k in kernels])
-        return real(plan, order, owners, n_symbols, kernels)
-
-    monkeypatch.setattr(stages, "build_linalg", counting)
-    group_cache.GROUPS.clear()
     x, *ws = param(0, (3, 4)), param(1, (5, 7)), param(2, (5, 7)), param(3, (5, 7))
     outputs = [make("tanh", x), *[make("reduce", make("multiply", w, w), dimensions=(0,), kind="add") for w in ws]]
     c = lowered([x, *ws], outputs)
