@@ -57,14 +57,17 @@ QUICK_EMIT_LEVEL = 0
 #: unoptimised, which on a few thousand elements costs microseconds per run.
 SCALAR_IR_LEVEL = 0
 
-#: The largest buffer, in elements, for which first-tier code may be scalar. Scalar
-#: ``cos`` costs ~7 ns more per element than vectorised (2.5x on 10,000 elements), at most
-#: ~0.23 ms a run here; a loop runs it until its runs have taken ``TIER_UP_AFTER_SECONDS``
-#: and while its full code is made (~0.1 s), a few milliseconds in all, against 10-70 ms of
-#: O3 IR pipeline that each new kernel's compile saves (k-means' cold run: 168 -> 125 ms,
-#: with 4096 elements as the bound). Larger kernels keep vectorised first-tier code: a
-#: single run of one would pay more than the pipeline costs.
+#: The largest buffer, in elements, for which first-tier code may be scalar: a loop runs
+#: first-tier code until its runs have taken ``TIER_UP_AFTER_SECONDS`` and while its full
+#: code is made (~0.1 s, a code generator process starting), so what scalar code loses
+#: per element must stay small against the 10-70 ms of O3 IR pipeline that each new
+#: kernel's compile saves. Arithmetic, comparisons and reductions lose a few nanoseconds
+#: an element (k-means' cold run: 168 -> 125 ms with 32768 rather than 4096 elements as
+#: the bound); a call of the vector math library unvectorised, 15-20 (cos on 10,000
+#: elements: 12.5 ms a run of fixed_point's loop against 2.0), so kernels calling it keep
+#: the smaller bound.
 SCALAR_MAX_ELEMENTS = 1 << 15
+SCALAR_MAX_ELEMENTS_WITH_MATH = 1 << 12
 
 _log = logging.getLogger("plaidarray.compiles")
 
@@ -84,8 +87,8 @@ def ir_level(ir: str, level: int, largest_buffer: int) -> int:
     as straight-line butterflies, which O0 code runs 1.6-2.8x slower while O3's pipeline
     makes its first call 3-6x slower (65537 points: 167 against 683 ms; 2^20: 299
     against 478), and only the few runs before full code arrives pay the former."""
-    small = largest_buffer <= SCALAR_MAX_ELEMENTS
-    if small or FFT_ROUTINE_PREFIX in ir:
+    bound = SCALAR_MAX_ELEMENTS_WITH_MATH if math_library.called_by(ir) else SCALAR_MAX_ELEMENTS
+    if largest_buffer <= bound or FFT_ROUTINE_PREFIX in ir:
         return min(level, SCALAR_IR_LEVEL)
     return level
 
