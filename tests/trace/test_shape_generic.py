@@ -113,6 +113,34 @@ def test_a_column_loop_compiles_its_body_once_for_all_columns():
     assert _compiles() <= 2 * BODY_COMPILES
 
 
+def test_masks_and_nonzero_of_a_changing_count_compile_their_body_a_bounded_number_of_times():
+    """A boolean mask's selection, and ``nonzero``, have as many elements as the mask has
+    true values: a new size at nearly every step, through ``searchsorted``."""
+    rng = np.random.default_rng(9)
+    data = rng.standard_normal(3000)
+    x = xp.asarray(data)
+    for i in range(300):
+        t = -1.0 + i * 0.007
+        np.testing.assert_allclose(float(xp.sum(x[x > t] ** 2)), np.sum(data[data > t] ** 2), rtol=1e-12)
+        (found,) = xp.nonzero(x < t)
+        np.testing.assert_array_equal(np.asarray(found), np.nonzero(data < t)[0])
+    assert _compiles() <= 2 * BODY_COMPILES
+
+
+@pytest.mark.parametrize("side", ["left", "right"])
+def test_searchsorted_in_a_sorted_array_of_changing_length(side):
+    """The search's number of halvings follows the sorted array's run-time length."""
+    rng = np.random.default_rng(10)
+    data = np.sort(rng.integers(0, 50, 2000)).astype(np.float64)
+    data[-3:] = np.nan  # NaN sorts last
+    probes = np.array([-1.0, 0.0, 3.0, 17.5, 25.0, 49.0, 60.0, np.nan])
+    x, v = xp.asarray(data), xp.asarray(probes)
+    for n in (2, 3, 4, 5, 7, 8, 9, 31, 32, 33, 64, 65, 1000, 1024, 1025, 1999, 2000):
+        got = np.asarray(xp.searchsorted(x[:n], v, side=side))
+        np.testing.assert_array_equal(got, np.searchsorted(data[:n], probes, side=side), err_msg=f"n={n}")
+    assert _compiles() <= BODY_COMPILES
+
+
 _UNARY = {"exp": (xp.exp, np.exp), "negative": (xp.negative, np.negative), "abs": (xp.abs, np.abs)}
 
 

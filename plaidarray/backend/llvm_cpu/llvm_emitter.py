@@ -360,6 +360,11 @@ def _absi(e, op):
     return e.builder.select(e.builder.icmp_signed("<", x, zero), e.builder.sub(zero, x), x)
 
 
+@rule("math.ctlz")
+def _ctlz(e, op):
+    return e.builder.ctlz(e.v(op.operands[0]), ir.Constant(ir.IntType(1), 0))
+
+
 @rule("math.ipowi")
 def _ipowi(e, op):
     base, exponent = e.v(op.operands[0]), e.v(op.operands[1])

@@ -4,11 +4,10 @@ the ops define (``hlo/ops/gather.py``): generated code never reads out of bounds
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
-from xdsl.dialects import arith
+from xdsl.dialects import arith, math, scf
 from xdsl.dialects.builtin import IndexType, i64
+from xdsl.ir import Block, Region
 from xdsl.ir.affine import AffineExpr
 
 from ...hlo.symbolic import Dim
@@ -95,31 +94,64 @@ def _before(b, a, v, dtype, side):
     return b.insert(arith.CmpiOp(a, v, prefix + pred))
 
 
+def _halve(b, sorted_, v, dtype, side, lo, hi, one, last):
+    """One step of the binary search for ``v``: the new ``(lo, hi)``."""
+    active = b.insert(arith.CmpiOp(lo, hi, "ult"))
+    mid = b.insert(arith.ShRUIOp(b.insert(arith.AddiOp(lo, hi)), one))
+    a = b.load(sorted_, [b.insert(arith.MinUIOp(mid, last))])
+    go_right = b.insert(arith.AndIOp(active, _before(b, a, v, dtype, side)))
+    go_left = b.insert(arith.AndIOp(active, b.insert(arith.XOrIOp(go_right, b.const(True, np.dtype(bool))))))
+    return (b.insert(arith.SelectOp(go_right, b.insert(arith.AddiOp(mid, one)), lo)),
+            b.insert(arith.SelectOp(go_left, mid, hi)))
+
+
+def _search_loop(b, n, halve, lo, hi):
+    """The halvings for a run-time size ``n``: an ``scf.for`` carrying ``(lo, hi)``
+    through ``bit_length(n)`` steps (``64 - ctlz(n)``), the count the static form unrolls."""
+    n64 = b.insert(arith.IndexCastOp(b.dim(n), i64))
+    leading = b.insert(math.CountLeadingZerosOp(n64))
+    steps = b.insert(arith.IndexCastOp(b.insert(arith.SubiOp(b.const(64, np.dtype(np.int64)), leading)),
+                                       IndexType()))
+    zero = b.insert(arith.ConstantOp.from_int_and_width(0, IndexType()))
+    one = b.insert(arith.ConstantOp.from_int_and_width(1, IndexType()))
+    step = Block(arg_types=[IndexType(), IndexType(), IndexType()])
+    outer, b.block = b.block, step
+    try:
+        step.add_op(scf.YieldOp(*halve(step.args[1], step.args[2])))
+    finally:
+        b.block = outer
+    return b.insert(scf.ForOp(zero, steps, one, [lo, hi], Region(step)))
+
+
 def _search_emit(k, inst, out, operands):
+    """A binary search per value: as many halvings as ``n`` has bits, unrolled when ``n``
+    is known, an ``scf.for`` over that count when it is a run-time size."""
     sorted_, values = operands
     n = inst.operands[0].shape.dims[0]
     dtype, side = inst.operands[1].shape.dtype, inst.attrs["side"]
     dims = inst.shape.dims
     d = _identity(len(dims))
-    steps = max(1, math.ceil(math.log2(n + 1)))
 
     def body(b, ins, cur):
         (v,) = ins
+
         def index(c):
             return b.insert(arith.ConstantOp.from_int_and_width(c, IndexType()))
-        lo, hi, one, last = index(0), index(n), index(1), index(max(n - 1, 0))
-        for _ in range(steps):  # a fixed number of halvings: straight-line code
-            active = b.insert(arith.CmpiOp(lo, hi, "ult"))
-            mid = b.insert(arith.ShRUIOp(b.insert(arith.AddiOp(lo, hi)), one))
-            a = b.load(sorted_, [b.insert(arith.MinUIOp(mid, last))])
-            go_right = b.insert(arith.AndIOp(active, _before(b, a, v, dtype, side)))
-            go_left = b.insert(arith.AndIOp(active, b.insert(arith.XOrIOp(go_right, b.const(True, np.dtype(bool))))))
-            lo = b.insert(arith.SelectOp(go_right, b.insert(arith.AddiOp(mid, one)), lo))
-            hi = b.insert(arith.SelectOp(go_left, mid, hi))
+        one = index(1)
+        lo, hi = index(0), b.dim(n)
+        last = b.dim(max(n - 1, 0) if isinstance(n, int) else n - 1)
+
+        def halve(lo, hi):
+            return _halve(b, sorted_, v, dtype, side, lo, hi, one, last)
+        if isinstance(n, int):
+            for _ in range(n.bit_length()):  # straight-line code
+                lo, hi = halve(lo, hi)
+        else:
+            lo = _search_loop(b, n, halve, lo, hi)
         return b.insert(arith.IndexCastOp(lo, i64))
 
     if inst.shape.size:
         k.generic(dims, [(values, d)], (out, d), inst.shape.dtype, body)
 
 
-register_lowering("searchsorted", Kernel(_search_emit))
+register_lowering("searchsorted", Kernel(_search_emit, shape_generic=True))
