@@ -246,6 +246,24 @@ def growing_no_reads(xp, steps):
     return np.asarray(xp.sum(h, axis=0))
 
 
+def mask_select(xp, x):
+    """A boolean mask's selection at a new threshold each step: its length is data."""
+    out = []
+    for i in range(150):
+        picked = x[x > -1.0 + i * 0.013]
+        out.append(float(xp.sum(picked * picked)))
+    return out
+
+
+def stacked_list(xp, x):
+    """A list grown by a row per step and stacked whole at each step, its mean read."""
+    rows, means = [], []
+    for i in range(150):
+        rows.append(x[i] * float(i))
+        means.append(float(xp.mean(xp.stack(rows), axis=None)))
+    return means
+
+
 def _ragged(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     x = rng.standard_normal(20_000)
     return x, np.concatenate([[0], np.cumsum(rng.integers(5, 400, 120))]).clip(0, len(x))
@@ -299,6 +317,8 @@ SCRIPTS = [
            lambda rng: (rng.standard_normal((1000, 32)), rng.standard_normal((32, 16)) * 0.2)),
     Script("shapes: kmeans_no_reads", kmeans_no_reads, _blobs),
     Script("shapes: growing_no_reads", growing_no_reads, lambda rng: (rng.standard_normal((150, 8)) * 0.1,)),
+    Script("shapes: mask_select", mask_select, lambda rng: (rng.standard_normal(4000),)),
+    Script("shapes: stacked_list", stacked_list, lambda rng: (rng.standard_normal((150, 6)),)),
 ]
 
 

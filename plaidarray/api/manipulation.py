@@ -10,7 +10,7 @@ from ..api_version import sequence
 from ..trace.array import Array
 from ..trace.materialize import materialize
 from ..trace.views import can_view, view
-from . import graph
+from . import extended, graph
 from .graph import as_int, check_array, int_tuple, normalize_axes, op, shape_tuple
 from .views import Broadcast, Reshape, Reverse, Transpose
 
@@ -92,25 +92,36 @@ def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def concat(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int | None = 0) -> Array:
+    """One op over all ``arrays``, or, when their first ones are those of a recent
+    concatenation, that result and the rest (``extended.py``)."""
     arrays = [check_array(a, "concat") for a in arrays]
     if not arrays:
         raise ValueError("concat: need at least one array")
     dtype = dt.result_type(*(a.dtype for a in arrays), where="concat")
-    arrays = [graph.convert(a, dtype) for a in arrays]
-    if axis is None:
-        arrays = [graph.reshape(a, (a.size,)) for a in arrays]
-        axis = 0
-    ndim = arrays[0].ndim
+    ndim = 1 if axis is None else arrays[0].ndim
     if ndim == 0:
         raise ValueError("concat: zero-dimensional arrays cannot be concatenated")
-    (axis,) = normalize_axes(axis, ndim, "concat")
+    along = None if axis is None else normalize_axes(axis, ndim, "concat")[0]
     for a in arrays:
-        if a.ndim != ndim or any(s != t for i, (s, t) in enumerate(zip(a.shape, arrays[0].shape)) if i != axis):
-            raise ValueError(f"concat: shapes {[b.shape for b in arrays]} differ outside axis {axis}")
-    if len(arrays) == 1:
-        return arrays[0]
-    _compute_wide_operands(arrays)
-    return op("concatenate", *arrays, dimension=axis)
+        if along is not None and (a.ndim != ndim or any(s != t for i, (s, t) in enumerate(zip(a.shape, arrays[0].shape))
+                                                        if i != along)):
+            raise ValueError(f"concat: shapes {[b.shape for b in arrays]} differ outside axis {along}")
+
+    def build(earlier: Array | None, rest: Sequence[Array]) -> Array:
+        parts = [graph.convert(a, dtype) for a in rest]
+        if along is None:
+            parts = [graph.reshape(a, (a.size,)) for a in parts]
+        return _concatenate([] if earlier is None else [earlier], parts, along or 0)
+
+    return extended.extend(("concat", along, dtype), arrays, build)
+
+
+def _concatenate(earlier: list[Array], parts: list[Array], axis: int) -> Array:
+    """``earlier`` (a concatenation already made, or nothing) and ``parts`` as one op."""
+    if not earlier and len(parts) == 1:
+        return parts[0]
+    _compute_wide_operands(parts)
+    return op("concatenate", *earlier, *parts, dimension=axis)
 
 
 #: A concatenation of more operands than this computes each operand of at least
@@ -134,6 +145,8 @@ def _compute_wide_operands(arrays: list[Array]) -> None:
 
 
 def stack(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int = 0) -> Array:
+    """A concatenation of ``arrays`` each given an axis, which may extend a recent one
+    (``extended.py``)."""
     arrays = [check_array(a, "stack") for a in arrays]
     if not arrays:
         raise ValueError("stack: need at least one array")
@@ -142,7 +155,14 @@ def stack(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int = 0) -> A
     ndim = arrays[0].ndim + 1
     if not -ndim <= axis < ndim:
         raise IndexError(f"stack: axis {axis} out of range for rank {ndim}")
-    return concat([expand_dims(a, axis=axis % ndim) for a in arrays], axis=axis % ndim)
+    axis %= ndim
+    dtype = dt.result_type(*(a.dtype for a in arrays), where="stack")
+
+    def build(earlier: Array | None, rest: Sequence[Array]) -> Array:
+        parts = [graph.convert(expand_dims(a, axis=axis), dtype) for a in rest]
+        return _concatenate([] if earlier is None else [earlier], parts, axis)
+
+    return extended.extend(("stack", axis, dtype), arrays, build)
 
 
 def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:

@@ -228,3 +228,34 @@ def test_stacking_many_deep_graphs_computes_them_one_at_a_time(backend):
             value = value * 1.5 - 0.25
         expected.append(value)
     np.testing.assert_allclose(np.asarray(stacked), np.stack(expected), rtol=1e-15)
+
+
+def test_a_list_stacked_at_every_step_reads_what_numpy_reads(backend):
+    """A concatenation that extends a recent one reuses its result (``api/extended.py``):
+    an operand written since, a written result, a new dtype and a shorter list must each
+    still give NumPy's values."""
+    rng = np.random.default_rng(0)
+    rows, arrays = [], []
+    for i in range(12):
+        row = rng.standard_normal(3)
+        rows.append(row)
+        arrays.append(xp.asarray(row))
+        if i == 4:
+            arrays[1][0] = 99.0  # an operand written since it was last stacked
+            rows[1] = rows[1].copy()
+            rows[1][0] = 99.0
+        got = xp.stack(arrays)
+        if i == 6:
+            got[0, 0] = -5.0  # the result written: the next stack still reads the operands
+        expected = np.stack(rows)
+        if i == 6:
+            expected[0, 0] = -5.0
+        assert_same(got, expected, exact=True)
+        assert_same(xp.concat(arrays, axis=None), np.concatenate(rows, axis=None), exact=True)
+    singles = [xp.astype(a, xp.float32) for a in arrays]
+    assert_same(xp.stack(singles), np.stack(rows).astype(np.float32), exact=True)
+    last = np.array([1.0, 2.0, 3.0]) / 3.0  # a float64 operand: a float64 result
+    assert_same(xp.stack([*singles, xp.asarray(last)]), np.stack([*np.stack(rows).astype(np.float32), last]),
+                exact=True)
+    assert_same(xp.stack(arrays[:5]), np.stack(rows[:5]), exact=True)
+    assert_same(xp.stack(arrays[::-1]), np.stack(rows[::-1]), exact=True)

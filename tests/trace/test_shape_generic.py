@@ -127,6 +127,21 @@ def test_masks_and_nonzero_of_a_changing_count_compile_their_body_a_bounded_numb
     assert _compiles() <= 2 * BODY_COMPILES
 
 
+def test_a_list_stacked_at_every_step_for_1000_steps():
+    """``rows.append(v); m = xp.stack(rows)``: one operand more at each step, recorded as
+    the last result and the new row (``api/extended.py``), not a wider op each step."""
+    rng = np.random.default_rng(11)
+    data = rng.standard_normal((1000, 4))
+    x = xp.asarray(data)
+    rows, got, want = [], [], []
+    for i in range(1000):
+        rows.append(x[i] * 2.0)
+        got.append(float(xp.sum(xp.stack(rows)[:, 1:3])))
+        want.append(float(np.sum(data[:i + 1, 1:3] * 2.0)))
+    np.testing.assert_allclose(got, want, rtol=1e-10)
+    assert _compiles() <= BODY_COMPILES
+
+
 @pytest.mark.parametrize("side", ["left", "right"])
 def test_searchsorted_in_a_sorted_array_of_changing_length(side):
     """The search's number of halvings follows the sorted array's run-time length."""
