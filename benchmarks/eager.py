@@ -44,6 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import ModuleType
+from typing import cast
 
 import numpy as np
 
@@ -513,18 +514,25 @@ def _status_cell(results: Results, script: Script) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def _total_row(results: Results, scripts: list[Script]) -> str:
-    """Whole-script cold seconds summed per library, over the scripts it finished."""
+def _total_row(results: Results, scripts: list[Script], label: str) -> str:
+    """Whole-script cold seconds summed per library over the scripts it finished, and
+    plaidarray's sum against NumPy's and JAX's over the scripts both finished (the
+    shape-changing scripts' targets are such ratios)."""
     cells = []
     for column in COLUMNS[:3]:
         done = [t for s in scripts if (t := results.seconds(s, column)) is not None]
         cells.append(_format_time(sum(done) if done else None)
                      + ("" if len(done) == len(scripts) else f" ({len(done)} of {len(scripts)})"))
-    both = [s for s in scripts if None not in (results.seconds(s, "JAX cold"), results.seconds(s, "plaidarray cold"))]
-    jax = sum(results.seconds(s, "JAX cold") for s in both)
-    plaid = sum(results.seconds(s, "plaidarray cold") for s in both)
-    ratio = f"plaidarray / JAX cold: {plaid / jax:.1f}x over the {len(both)} scripts both finished" if both else ""
-    return "| **total (cold)** | " + " | ".join(cells + ["", "", "", "", ratio]) + " |"
+    ratios = []
+    for library in ("NumPy", "JAX"):
+        both = [s for s in scripts if None not in (results.seconds(s, f"{library} cold"),
+                                                    results.seconds(s, "plaidarray cold"))]
+        if both:
+            theirs = sum(cast(float, results.seconds(s, f"{library} cold")) for s in both)
+            ours = sum(cast(float, results.seconds(s, "plaidarray cold")) for s in both)
+            ratios.append(f"{ours / theirs:.3g}x {library}" + ("" if len(both) == len(scripts) else f" ({len(both)})"))
+    ratio = "plaidarray cold: " + ", ".join(ratios) if ratios else ""
+    return f"| **{label} (cold)** | " + " | ".join(cells + ["", "", "", "", ratio]) + " |"
 
 
 def table(results: Results, scripts: list[Script]) -> str:
@@ -538,7 +546,10 @@ def table(results: Results, scripts: list[Script]) -> str:
             times.append("failed" if failed else _format_time(None if seconds is None else seconds / s.calls))
         cells = [s.name, *times, _compiles_cell(results, s), _status_cell(results, s)]
         lines.append("| " + " | ".join(cells) + " |")
-    lines.append(_total_row(results, scripts))
+    lines.append(_total_row(results, scripts, "total"))
+    shapes = [s for s in scripts if s.name.startswith("shapes:")]
+    if shapes:
+        lines.append(_total_row(results, shapes, "shapes: total"))
     return "\n".join(lines)
 
 
