@@ -9,6 +9,11 @@ attributes, rank and dtype, and its operands' ops); past the bound, later graphs
 only at a node of that signature, which a loop's body records again once per
 iteration, so their graphs hold whole iterations from the same point and repeat. A graph
 that meets none runs at twice the bound, and its node becomes the anchor.
+
+When the anchor comes back with other dimensions (a history grown at each step and
+never read), the loop's sizes change from one graph to the next: its graphs compile with
+every size a run-time value at once (``sizes_changing``), not first for their own sizes
+and again shape-generic when the next graph brings others.
 """
 
 from __future__ import annotations
@@ -20,6 +25,9 @@ from .node import Node
 
 #: The signature of the node where the last graph was cut (None before any cut).
 _anchor: Hashable | None = None
+#: The dimensions of that node, and whether they differ from the cut's before at the anchor.
+_anchor_dims: tuple = ()
+_changing = False
 
 
 def signature(node: Node) -> Hashable:
@@ -31,9 +39,15 @@ def signature(node: Node) -> Hashable:
 
 def cut_here(node: Node) -> bool:
     """Whether ``node``, deeper than the bound, should run now (see the module docstring)."""
-    global _anchor
+    global _anchor, _anchor_dims, _changing
     mark = signature(node)
     if _anchor is not None and mark != _anchor and node.depth <= 2 * node_module.MAX_PENDING:
         return False
-    _anchor = mark
+    _changing = mark == _anchor and node.shape.dims != _anchor_dims
+    _anchor, _anchor_dims = mark, node.shape.dims
     return True
+
+
+def sizes_changing() -> bool:
+    """Whether the last two graphs were cut at the anchor with other dimensions there."""
+    return _changing

@@ -143,9 +143,13 @@ class Pattern:
             symbol_of.append(groups.setdefault(group, len(groups)))
         return Pattern(self.first, tuple(symbol_of), len(groups))
 
-    def describe(self, rows: tuple, values: Sequence[int]) -> str:
-        """Which sizes are run-time values and why (their first value and now), for the
-        compile log (``rows``: the key rows of the graph whose ``values`` these are)."""
+    def describe(self, rows: tuple, values: Sequence[int], every_size: bool = False) -> str:
+        """Which sizes are run-time values and why (their first value and now, or: every
+        size at once, ``every_size``), for the compile log (``rows``: the key rows of the
+        graph whose ``values`` these are)."""
+        if every_size:
+            return (f"sizes change between the graphs of a loop cut at the pending bound: every size at once, "
+                    f"{len(self._dynamic)} of {len(self.first)} as {self.n_symbols} run-time values")
         names: list[str] = []
         for p, (row_index, name, i) in enumerate(_row_positions(rows)):
             if self.symbol_of[p] is not None and len(names) < 3:

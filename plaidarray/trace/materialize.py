@@ -14,7 +14,7 @@ from ..backend.cache import EXECUTABLES
 from ..backend.executable import Backend, Executable, NotShapeGeneric
 from ..hlo import Computation, Module
 from ..hlo.fingerprint import structure
-from . import dynamic, explain
+from . import cuts, dynamic, explain
 from .node import GRAPH_LOCK, Node, set_buffers
 from .to_hlo import computation, walk_pending
 
@@ -102,7 +102,8 @@ def _shape_generic(graph_key: tuple, order: list[Node], given: frozenset[int], b
     own sizes (the caller holds ``GRAPH_LOCK``)."""
     shape, values, sizes = dynamic.generalize(graph_key[0])
     structure_key = (shape, graph_key[1], given, backend.cache_tag)
-    decided = dynamic.HISTORIES.decide(structure_key, values, sizes)
+    every_size = cut and cuts.sizes_changing()
+    decided = dynamic.HISTORIES.decide(structure_key, values, sizes, every_size=every_size)
     if decided is None:
         return None
     pattern, symbol_values = decided
@@ -111,7 +112,7 @@ def _shape_generic(graph_key: tuple, order: list[Node], given: frozenset[int], b
     comp = None if template is not None else dynamic.symbolic_computation(graph_key, order, pattern, values)
     why = ""
     if template is None and explain.enabled():
-        why = f"{explain.reason(graph_key[0], cut)}; shape-generic: {pattern.describe(graph_key[0], values)}"
+        why = f"{explain.reason(graph_key[0], cut)}; shape-generic: {pattern.describe(graph_key[0], values, every_size)}"
     return _Generic(key, structure_key, symbol_values, template, comp, pattern.n_symbols, why,
                     ("shape-generic", shape, graph_key[1], pattern.code_key))
 

@@ -250,3 +250,19 @@ def test_a_loop_that_never_reads_compiles_its_body_a_bounded_number_of_times():
             expected = np.stack([points[near == k].mean(0) for k in range(3)])
         np.testing.assert_allclose(np.asarray(centers), expected, rtol=1e-10)
         assert _compiles() <= 4, iterations
+
+
+def test_a_history_grown_without_reads_compiles_every_size_at_run_time_once_it_changes():
+    """A loop that grows an array and never reads: its graphs are cut past the pending
+    bound, and the second cut, at the same node with other dimensions, compiles with every
+    size a run-time value (``cuts.sizes_changing``) rather than for its own sizes first:
+    the first graph, that one for every later graph, and the final read."""
+    rng = np.random.default_rng(12)
+    steps = rng.standard_normal((1000, 3)) * 0.1
+    h, expected = xp.zeros((1, 3)), np.zeros((1, 3))
+    s = xp.asarray(steps)
+    for i in range(1000):
+        h = xp.concat([h, xp.tanh(h[-1:, :] + s[i:i + 1, :])], axis=0)
+        expected = np.concatenate([expected, np.tanh(expected[-1:, :] + steps[i:i + 1, :])], axis=0)
+    np.testing.assert_allclose(np.asarray(xp.sum(h, axis=0)), expected.sum(0), rtol=1e-12)
+    assert _compiles() <= 3
