@@ -33,16 +33,17 @@ def module_text(c) -> str:
 
 
 def lowered(params: list[Instruction], outputs: list[Instruction], until: str = "to-llvm-ir",
-            platform: str | None = None):
+            platform: str | None = None, n_symbols: int = 0):
     """The llvm-cpu compiler's state (``stages.Compilation``) after its stages up to and
-    including ``until``, for the computation of ``params`` and ``outputs``, generating for
-    the host or for one of ``platforms.PLATFORMS``."""
+    including ``until``, for the computation of ``params`` and ``outputs`` (with
+    ``n_symbols`` run-time sizes), generating for the host or for one of
+    ``platforms.PLATFORMS``."""
     from plaidarray.backend.llvm_cpu import platforms, stages
     from plaidarray.backend.pipeline import run_stages
 
     comp = Module("unit", Computation("main", params, outputs)).entry
     target = platforms.host() if platform is None else platforms.PLATFORMS[platform]
-    c = stages.Compilation("unit", comp, frozenset(), 3, "unit-test", platform=target)
+    c = stages.Compilation("unit", comp, frozenset(), 3, "unit-test", n_symbols, platform=target)
     ordered = [*stages.FRONT, *stages.BACK]
     last = [s.name for s in ordered].index(until)
     run_stages(ordered[:last + 1], c, "unit", c.timings)

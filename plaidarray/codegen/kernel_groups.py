@@ -16,7 +16,8 @@ A cut between kernels ``a`` and ``b`` is sure when ``a`` ends with a loop nest (
 ``b`` starts a kernel of its own) and ``b``'s first nest cannot merge with that nest:
 ``b`` starts with something else than a loop, or a row loop of another trip count, or
 ``a``'s last loop is no row loop. This is known for the kinds whose nests fusion
-builds (elementwise, indexing, reduction); kernel ops (a library call, a sort, a loop
+builds (elementwise, indexing, reduction) and for kernel ops that say (``Kernel.ends``:
+a concatenation, a dynamic slice); other kernel ops (a library call, a sort, a loop
 of their own) and tuples stay in the group of their neighbours, and a tuple's kernel in
 that of its elements' (``get_tuple_element``) kernels.
 """
@@ -27,6 +28,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from xdsl.dialects import arith, scf
 from xdsl.dialects.linalg.ops import GenericOp
@@ -36,7 +38,7 @@ from ..hlo import Instruction
 from ..hlo.fingerprint import Hashed
 from ..hlo.ir import depth_first
 from ..hlo.shape import Shape, TupleShape
-from ..hlo.symbolic import Dim
+from ..hlo.symbolic import Dim, Sym, SymExpr, rename
 from .fusion import FusionPlan
 from .linalg_to_loops import LOOP_DIMS, PARALLEL_LOOP, chunked_dimension
 from .lowering import Elementwise, Indexing, Kernel, Reduction, TupleElement
@@ -122,6 +124,9 @@ def _nests(plan: FusionPlan, inst: Instruction, buffer: Callable[[Instruction], 
     kernel ops lowered before (``learn``); None when unknown, and for a kernel that
     makes no code (a kernel of no elements may make none), whose neighbours then meet."""
     low = plan.lowering(inst)
+    if isinstance(low, Kernel) and low.ends is not None:
+        ends = low.ends(inst)
+        return None if ends is None else Nests(*ends)
     if isinstance(inst.shape, TupleShape) or isinstance(low, (Kernel, TupleElement)):
         with _seen_lock:
             return _SEEN.get(op_key(plan, inst, buffer))
@@ -205,23 +210,71 @@ def buffers_touched(plan: FusionPlan, kernel: Instruction) -> list[Instruction]:
     return [*_own(plan, kernel), *loaded]
 
 
+class _Symbols:
+    """A group's run-time sizes numbered in the order its key meets them: groups that
+    differ only in which of the module's symbols they use (a loop's iterations in a
+    shape-generic module, each with sizes of its own) have one key, and their lowering is
+    shared through ``order`` (the module's symbol of each number)."""
+
+    def __init__(self) -> None:
+        self.number: dict[int, int] = {}
+        self.sizes: list[bool] = []  # per number: a size, or an offset (``Sym.size``)
+
+    @property
+    def order(self) -> tuple[int, ...]:
+        return tuple(self.number)
+
+    def dim(self, d: Dim) -> Dim:
+        if isinstance(d, int):
+            return d
+        syms = {d.index: d} if isinstance(d, Sym) else d.syms
+        for k in sorted(syms):
+            if k not in self.number:
+                self.number[k] = len(self.number)
+                self.sizes.append(syms[k].size)
+        return rename(d, self.number)
+
+    def value(self, v: object) -> Hashable:
+        """An attribute value or a shape with its symbols numbered."""
+        if isinstance(v, TupleShape):
+            return ("tuple", tuple(self.value(e) for e in v.elements))
+        if isinstance(v, Shape):
+            return tuple(self.dim(d) for d in v.dims), v.dtype
+        if isinstance(v, (Sym, SymExpr)):
+            return self.dim(v)
+        if isinstance(v, (tuple, list)):
+            return tuple(self.value(x) for x in v)
+        return cast(Hashable, v)
+
+
 def group_key(plan: FusionPlan, group: Sequence[Instruction], buffers: Sequence[int],
               buffer_of: Callable[[Instruction], int], shapes: Mapping[int, Shape], contractible: set[int],
-              n_symbols: int, platform: Hashable) -> Hashable:
+              n_symbols: int, platform: Hashable) -> tuple[Hashable, tuple[int, ...], tuple[int, ...]]:
     """What a group's lowered code depends on, as a hashable value: each value its kernels
     compute (opcode, attributes, shape, and operands: values numbered in the group,
     buffers by their place among the group's ``buffers``, which ``buffer_of`` gives),
     the buffers each kernel writes, the group's buffers (shape, and whether it is a
     temporary no other group touches, which its loops may contract: ``contractible``),
-    the number of run-time sizes and the platform."""
-    local = {b: i for i, b in enumerate(buffers)}
+    whether the module has run-time sizes, and the platform. Buffers and run-time sizes
+    are numbered in the order the key meets them (``_Symbols``), so that a loop's
+    iterations, whose buffers and sizes are others each time, have one key. With the key
+    come the module's symbol of each number, and the group's buffers in their order."""
+    local: dict[int, int] = {}
+    touched = set(buffers)
     numbers: dict[int, Hashable] = {}
+    named = _Symbols() if n_symbols else None
+
+    def described(v: object) -> Hashable:
+        return cast(Hashable, v) if named is None else named.value(v)
+
+    def place(b: int) -> int:
+        return local.setdefault(b, len(local))
 
     def operand(value: Instruction) -> Hashable:
         if id(value) in numbers:
             return numbers[id(value)]
         b = buffer_of(value)
-        return ("buffer", local[b]) if b in local else ("unread", value.shape)
+        return ("buffer", place(b)) if b in touched else ("unread", described(value.shape))
 
     rows: list[tuple] = []
     for kernel in group:
@@ -229,10 +282,16 @@ def group_key(plan: FusionPlan, group: Sequence[Instruction], buffers: Sequence[
             if id(value) in numbers:
                 continue
             if value is not kernel and plan.is_buffer(value):
-                numbers[id(value)] = ("buffer", local[buffer_of(value)])
+                numbers[id(value)] = ("buffer", place(buffer_of(value)))
                 continue
-            rows.append((value.opcode, value.attr_key(), value.shape, tuple(operand(o) for o in value.operands)))
+            rows.append((value.opcode, described(value.attr_key()), described(value.shape),
+                         tuple(operand(o) for o in value.operands)))
             numbers[id(value)] = len(rows)
-        rows.append(("writes", tuple(local[buffer_of(b)] for b in _own(plan, kernel))))
-    described = tuple((shapes[b], b in contractible) for b in buffers)
-    return Hashed((tuple(rows), described, n_symbols, platform))
+        rows.append(("writes", tuple(place(buffer_of(b)) for b in _own(plan, kernel))))
+    for b in buffers:
+        place(b)
+    order = tuple(local)
+    table = tuple((described(shapes[b]), b in contractible) for b in order)
+    if named is None:
+        return Hashed((tuple(rows), table, False, platform)), (), order
+    return Hashed((tuple(rows), table, tuple(named.sizes), platform)), named.order, order

@@ -22,14 +22,14 @@ from xdsl.dialects.builtin import AffineMapAttr, IndexType, IntegerAttr, MemRefT
 from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.dialects.linalg.ops import GenericOp
 from xdsl.ir import SSAValue
-from xdsl.ir.affine import AffineDimExpr, AffineMap
+from xdsl.ir.affine import AffineDimExpr, AffineMap, AffineSymExpr
 from xdsl.passes import ModulePass
 from xdsl.pattern_rewriter import PatternRewriter, PatternRewriteWalker, RewritePattern, op_type_rewrite_pattern
 from xdsl.rewriter import InsertPoint
 from xdsl.transforms.loop_nest_lowering_utils import rewrite_linalg_structured_to_loops
 
 from ..hlo.symbolic import Sym
-from .run_time_sizes import dims_attr, read_dims, symbol_values
+from .run_time_sizes import dims_attr, read_dims, symbol_values, symbols_renumbered
 
 LOOP_DIMS = "plaidarray.loop_dims"
 #: On the outermost loop of a nest whose iterations along a ``parallel`` dimension are
@@ -42,14 +42,18 @@ PARALLEL_LOOP = "plaidarray.parallel_loop"
 def _indices(rewriter: PatternRewriter, where: InsertPoint, affine_map: AffineMap, ivs: Sequence[SSAValue],
              symbols: dict[int, SSAValue]) -> list[SSAValue]:
     """The indices a map gives at the loop indices ``ivs``: a loop index itself, or an
-    ``affine.apply`` over all of them and the map's symbols."""
+    ``affine.apply`` over all of them and the symbols its expression uses (only those: a
+    kernel reads the run-time sizes its code uses, so that its code and the sizes it
+    reads depend on what it computes, not on how its module numbers sizes)."""
     out: list[SSAValue] = []
-    operands = [*ivs, *(symbols[k] for k in range(affine_map.num_symbols))]
     for expr in affine_map.results:
         if isinstance(expr, AffineDimExpr):
             out.append(ivs[expr.position])
             continue
-        apply = affine.ApplyOp(operands, AffineMapAttr(AffineMap(affine_map.num_dims, affine_map.num_symbols, (expr,))))
+        used = sorted({e.position for e in expr.dfs() if isinstance(e, AffineSymExpr)})
+        compact = symbols_renumbered(expr, {k: i for i, k in enumerate(used)})
+        apply = affine.ApplyOp([*ivs, *(symbols[k] for k in used)],
+                               AffineMapAttr(AffineMap(affine_map.num_dims, len(used), (compact,))))
         rewriter.insert(apply, where)
         out.append(apply.result)
     return out

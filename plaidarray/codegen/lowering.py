@@ -172,11 +172,16 @@ class Kernel:
     ``shape_generic`` says that ``emit`` takes run-time sizes (``hlo/symbolic.py``) where
     its instruction's shapes and attributes have them; a computation with an op whose
     lowering does not is compiled for its own sizes only. (The other kinds always do:
-    their code is per element, and their sizes go through the fusion machinery.)"""
+    their code is per element, and their sizes go through the fusion machinery.)
+    ``ends``, when given, says from the instruction alone what the code starts and ends
+    with once its generics are loop nests (the fields of ``kernel_groups.Nests``, None
+    when unknown), so that kernel groups are cut around the op before any lowering of it
+    of these sizes has been seen (a loop's ``concatenate`` has new sizes at every step)."""
 
     emit: Callable[[KernelBuilder, Instruction, Any, Sequence[SSAValue]], None]
     in_place_operand: int | None = None
     shape_generic: bool = False
+    ends: Callable[[Instruction], tuple[bool, Any, bool, Any] | None] | None = None
 
 
 @dataclass(frozen=True)

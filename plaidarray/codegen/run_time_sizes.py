@@ -75,6 +75,16 @@ def modulo(a: AffineExpr | Dim, b: Dim) -> AffineExpr:
     return AffineBinaryOpExpr(AffineBinaryOpKind.Mod, affine(a), affine(b))
 
 
+def symbols_renumbered(expr: AffineExpr, new: dict[int, int]) -> AffineExpr:
+    """``expr`` with symbol ``s<k>`` made ``s<new[k]>``, products and quotients by symbols
+    (semi-affine) kept as they are (xDSL's operators refuse to build them)."""
+    if isinstance(expr, AffineSymExpr):
+        return AffineExpr.symbol(new[expr.position])
+    if isinstance(expr, AffineBinaryOpExpr):
+        return AffineBinaryOpExpr(expr.kind, symbols_renumbered(expr.lhs, new), symbols_renumbered(expr.rhs, new))
+    return expr
+
+
 def symbols_used(exprs: Sequence[AffineExpr]) -> int:
     """How many symbols a map over ``exprs`` declares: one past the highest used."""
     highest = -1

@@ -201,6 +201,16 @@ def symbols(values: Iterable[Dim]) -> set[int]:
     return found
 
 
+def rename(value: Dim, new: Mapping[int, int]) -> Dim:
+    """``value`` with symbol ``k`` made symbol ``new[k]`` (hints and kinds kept)."""
+    if isinstance(value, Sym):
+        return Sym(new[value.index], value.hint, value.size)
+    if isinstance(value, SymExpr):
+        syms = {new[i]: Sym(new[i], s.hint, s.size) for i, s in value.syms.items()}
+        return SymExpr({tuple(sorted(new[i] for i in m)): c for m, c in value.terms.items()}, syms)
+    return value
+
+
 def encode(value: Dim) -> list[int]:
     """``value`` as ints (for IR attributes and cache entries): the number of terms, then
     per term its coefficient, its number of symbols and their indices."""

@@ -6,21 +6,23 @@ been compiled before in the process."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 from collections import OrderedDict
-from collections.abc import Hashable
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import cast
 
 from ...hlo.shape import Shape
 from ..cache import EXECUTABLES
-from ...hlo.symbolic import Dim
-from .kernel_source import KernelSource
+from ...hlo.symbolic import Dim, rename, symbols
+from .kernel_source import KernelSource, Segment
 
 
 @dataclass(frozen=True)
 class LoweredGroup:
-    """A group's kernels, their buffers numbered as the group's module's arguments after
-    contraction (the group's buffers left, then its scratch buffers); its scratch
+    """A group's kernels, their buffers numbered as the group's buffers left after
+    contraction, in the order its key numbers them, then its scratch buffers; its scratch
     buffers; the limits on run-time sizes; which of the group's buffers (by place among
     them) its loops contracted away."""
 
@@ -32,6 +34,44 @@ class LoweredGroup:
     @property
     def text_bytes(self) -> int:
         return sum(len(s.ir) for s in self.sources)
+
+    def reordered(self, ascending: Sequence[int], order: Sequence[int]) -> LoweredGroup:
+        """The same code with its buffers in ``order`` (the order the group's key numbers
+        them, ``kernel_groups.group_key``) rather than in ``ascending`` order, the order
+        of the module it was lowered in: in the cache, buffers are known by the place the
+        key gives them, so that a group alike but for which buffers it uses (a loop's next
+        iteration, whose buffers are others) takes this code."""
+        if list(order) == list(ascending):
+            return self
+        place = {b: i for i, b in enumerate(order)}
+        contracted = frozenset(place[ascending[p]] for p in self.contracted)
+        left = [b for p, b in enumerate(ascending) if p not in self.contracted]
+        now = {b: i for i, b in enumerate(b for i, b in enumerate(order) if i not in contracted)}
+
+        def moved(p: int) -> int:
+            return now[left[p]] if p < len(left) else p  # scratch buffers follow, in order
+        return LoweredGroup(tuple(dataclasses.replace(s, buffers=tuple(moved(p) for p in s.buffers))
+                                  for s in self.sources), self.scratch, self.limits, contracted)
+
+    def renumbered(self, new: Mapping[int, int]) -> LoweredGroup:
+        """The same code with run-time size ``k`` numbered ``new[k]``: in the cache, a
+        group's sizes are numbered as its key meets them (``kernel_groups._Symbols``), in
+        a module as the module numbers them. Every size the code reads must be named."""
+        used = symbols([d for s in self.sources for d in (s.segment.extent, s.segment.work)])
+        used |= {k for s in self.sources for k in s.dims}
+        used |= symbols([d for shape in self.scratch for d in shape.dims]) | symbols([v for v, _ in self.limits])
+        if not used <= new.keys():
+            raise RuntimeError(f"llvm-cpu: a kernel group's code uses run-time sizes {sorted(used - new.keys())} "
+                               "that its key does not name")
+
+        def segment(s: Segment) -> Segment:
+            return Segment(rename(s.extent, new), rename(s.work, new), s.depth)
+        return LoweredGroup(
+            tuple(dataclasses.replace(s, dims=tuple(new[k] for k in s.dims), segment=segment(s.segment))
+                  for s in self.sources),
+            tuple(Shape(cast("tuple[int, ...]", tuple(rename(d, new) for d in shape.dims)), shape.dtype)
+                  for shape in self.scratch),
+            tuple((rename(v, new), limit) for v, limit in self.limits), self.contracted)
 
 
 class GroupCache:

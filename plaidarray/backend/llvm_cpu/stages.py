@@ -76,7 +76,8 @@ from .lowerings import PLATFORM
 @dataclass
 class _Group:
     """A kernel group as it is lowered (``codegen/kernel_groups.py``): its kernels, the
-    buffer table's entries they touch (ascending), those of them that are temporaries no
+    buffer table's entries they touch (ascending, as its module has them; ``order``: as
+    its key numbers them), those of them that are temporaries no
     other group touches (its loops may contract them) and its key (None: not shared);
     while it is lowered, its module, scratch buffers, limits and contracted buffers;
     then what lowering made (found under its key, or made here)."""
@@ -85,6 +86,10 @@ class _Group:
     buffers: list[int]
     contractible: set[int]
     key: Hashable | None
+    #: The module's run-time size of each number the key gives them, and its buffers in
+    #: the order the key numbers them (``group_key``).
+    symbols: tuple[int, ...] = ()
+    order: tuple[int, ...] = ()
     module: ModuleOp | None = None
     scratch: list[Shape] = field(default_factory=list)
     limits: list[tuple[Dim, int]] = field(default_factory=list)
@@ -224,9 +229,9 @@ def _group_kernels(c: Compilation) -> None:
     for group, buffers in zip(groups, touched):
         assert buffers and buffers[0] >= 0, "llvm-cpu: a kernel touches a buffer missing from the table"
         contractible = {b for b in buffers if b >= first_temp and users[b] == 1}
-        key = group_key(c.plan, group, buffers, buffer_of, shapes, contractible, c.n_symbols,
-                        c.platform) if share else None
-        g = _Group(group, buffers, contractible, key, lowered=None if key is None else GROUPS.get(key))
+        key, numbered, order = group_key(c.plan, group, buffers, buffer_of, shapes, contractible, c.n_symbols,
+                                         c.platform) if share else (None, (), tuple(buffers))
+        g = _Group(group, buffers, contractible, key, numbered, order, lowered=None if key is None else GROUPS.get(key))
         if key is not None and g.lowered is None:
             g.same_as = first.setdefault(key, g)  # a group met earlier in this module
         c.groups.append(g)
@@ -276,7 +281,10 @@ def _to_llvm_ir(c: Compilation) -> None:
         # promoted with the compile's live objects to older generations whose collections
         # walk the whole heap (12% of a scikit-learn test run was the collector's).
         g.module = None
-        g.lowered = LoweredGroup(tuple(sources), tuple(g.scratch), tuple(g.limits), g.contracted)
+        g.lowered = LoweredGroup(tuple(sources), tuple(g.scratch), tuple(g.limits),
+                                 g.contracted).reordered(g.buffers, g.order)
+        if _numbered(c, g):
+            g.lowered = g.lowered.renumbered({k: i for i, k in enumerate(g.symbols)})
         if g.key is not None:
             GROUPS.put(g.key, g.lowered)
     for g in c.groups:
@@ -285,12 +293,19 @@ def _to_llvm_ir(c: Compilation) -> None:
     _assemble(c)
 
 
+def _numbered(c: Compilation, g: _Group) -> bool:
+    """Whether ``g``'s lowering is kept with its run-time sizes numbered as its key meets
+    them (``group_key``), not as the module does: a shared group of a shape-generic module."""
+    return g.key is not None and c.n_symbols > 0
+
+
 def _assemble(c: Compilation) -> None:
     """The module's kernels, scratch buffers and limits from its groups': each group's
     buffers numbered in the module's table, less the temporaries its loops contracted."""
     first_temp = len(c.comp.parameters) + len(c.outputs)
-    lowered = [cast(LoweredGroup, g.lowered) for g in c.groups]
-    contracted = {g.buffers[i] for g, low in zip(c.groups, lowered) for i in low.contracted}
+    lowered = [cast(LoweredGroup, g.lowered).renumbered(dict(enumerate(g.symbols))) if _numbered(c, g)
+               else cast(LoweredGroup, g.lowered) for g in c.groups]
+    contracted = {g.order[i] for g, low in zip(c.groups, lowered) for i in low.contracted}
     place: dict[int, int] = {}
     for b in range(first_temp + len(c.temps)):
         if b not in contracted:
@@ -298,7 +313,7 @@ def _assemble(c: Compilation) -> None:
     c.temps = [t for j, t in enumerate(c.temps) if first_temp + j not in contracted]
     c.n_buffers = len(place)
     for g, low in zip(c.groups, lowered):
-        local = [place[b] for i, b in enumerate(g.buffers) if i not in low.contracted]
+        local = [place[b] for i, b in enumerate(g.order) if i not in low.contracted]
         local += range(c.n_buffers + len(c.scratch), c.n_buffers + len(c.scratch) + len(low.scratch))
         c.sources += [dataclasses.replace(s, buffers=tuple(local[j] for j in s.buffers)) for s in low.sources]
         c.scratch += low.scratch

@@ -74,7 +74,12 @@ def _concatenate_emit(k, inst, out, operands):
         offset += dims[axis]
 
 
-register_lowering("concatenate", Kernel(_concatenate_emit, shape_generic=True))
+def _concatenate_ends(inst):
+    """A loop over the first operand's rows first, over the last operand's rows last."""
+    return True, inst.operands[0].shape.dims[0], True, inst.operands[-1].shape.dims[0]
+
+
+register_lowering("concatenate", Kernel(_concatenate_emit, shape_generic=True, ends=_concatenate_ends))
 
 
 def _pad_emit(k, inst, out, operands):

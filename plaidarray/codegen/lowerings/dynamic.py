@@ -36,7 +36,13 @@ def _slice_emit(k, inst, out, operands):
         k.generic(dims, [(s, []) for s in starts], (out, identity), inst.shape.dtype, body)
 
 
-register_lowering("dynamic_slice", Kernel(_slice_emit, shape_generic=True))
+def _slice_ends(inst):
+    """One loop nest over the result's rows, as an elementwise op's; none when it is empty."""
+    dims = inst.shape.dims
+    return (True, dims[0], True, dims[0]) if dims and inst.shape.size else None
+
+
+register_lowering("dynamic_slice", Kernel(_slice_emit, shape_generic=True, ends=_slice_ends))
 
 
 def _update_emit(k, inst, out, operands):

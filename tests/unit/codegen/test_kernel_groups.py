@@ -18,11 +18,11 @@ def _summary(c) -> tuple:
             [t.shape for t in c.temps], c.scratch, c.limits, c.n_buffers)
 
 
-def _whole(monkeypatch, params, outputs):
+def _whole(monkeypatch, params, outputs, n_symbols=0):
     """The compilation of the module lowered as one group, as before groups."""
     with monkeypatch.context() as m:
         m.setattr(stages, "group_kernels", lambda plan, buffer: [list(plan.kernels)])
-        return lowered(params, outputs)
+        return lowered(params, outputs, n_symbols=n_symbols)
 
 
 def _graphs():
@@ -122,3 +122,25 @@ def test_groups_that_differ_are_never_taken_for_one_another(variants, dtype):
         got, want = np.asarray(fn(xp, xp.asarray(data))), fn(np, data)
         np.testing.assert_array_equal(got, want)
         assert np.array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_groups_of_other_run_time_sizes_and_buffers_share_one_lowering(built, monkeypatch):
+    """In a shape-generic module a loop's iterations are groups alike but for which of the
+    module's run-time sizes and buffers they use: numbered as the key meets them, they
+    have one key and one lowering, and the module gets the kernels, buffers, scratch and
+    limits that lowering it whole gives."""
+    from plaidarray.hlo import Instruction, Shape
+    from plaidarray.hlo.symbolic import Sym
+
+    y = param(0, (1, 3))
+    xs = [param(1 + k, (Sym(k, 4 + k), 3)) for k in range(4)]
+    joined = [Instruction("concatenate", [x, y], {"dimension": 0}, Shape((Sym(4 + k, 5 + k), 3), F32))
+              for k, x in enumerate(xs)]
+    outputs = [make("tanh", j) for j in joined[::-1]]
+    c = lowered([y, *xs], outputs, n_symbols=8)
+    assert len(c.groups) == 8 and sorted(built) == [["concatenate"], ["tanh"]]
+    assert _summary(c) == _summary(_whole(monkeypatch, [y, *xs], outputs, n_symbols=8))
+    built.clear()
+    static = [param(1 + k, (4 + k, 3)) for k in range(4)]  # sizes of their own: one lowering each
+    c = lowered([y, *static], [make("tanh", make("concatenate", x, y, dimension=0)) for x in static])
+    assert len(built) == len(c.groups) > 1
