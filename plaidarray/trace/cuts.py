@@ -11,9 +11,10 @@ iteration, so their graphs hold whole iterations from the same point and repeat.
 that meets none runs at twice the bound, and its node becomes the anchor.
 
 When the anchor comes back with other dimensions (a history grown at each step and
-never read), the loop's sizes change from one graph to the next: its graphs compile with
-every size a run-time value at once (``sizes_changing``), not first for their own sizes
-and again shape-generic when the next graph brings others.
+never read), the loop's sizes change from one graph to the next: its graphs, and the
+read that ends the loop, compile with every size a run-time value at once
+(``sizes_changing``), not first for their own sizes and again shape-generic when the
+next graph brings others.
 """
 
 from __future__ import annotations
@@ -48,6 +49,12 @@ def cut_here(node: Node) -> bool:
     return True
 
 
-def sizes_changing() -> bool:
-    """Whether the last two graphs were cut at the anchor with other dimensions there."""
-    return _changing
+def sizes_changing(cut: bool) -> bool:
+    """Whether the last two graphs were cut at the anchor with other dimensions there, for
+    a graph cut (``cut``) or the first graph run otherwise since (the read that ends such
+    a loop holds its last iterations, whose groups the loop's graphs compiled already)."""
+    global _changing
+    changing = _changing
+    if not cut:
+        _changing = False
+    return changing

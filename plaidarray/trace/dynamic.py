@@ -148,7 +148,8 @@ class Pattern:
         size at once, ``every_size``), for the compile log (``rows``: the key rows of the
         graph whose ``values`` these are)."""
         if every_size:
-            return (f"sizes change between the graphs of a loop cut at the pending bound: every size at once, "
+            return (f"sizes change between the graphs of a loop cut at the pending bound (this one, or the one "
+                    f"it ends): every size at once, "
                     f"{len(self._dynamic)} of {len(self.first)} as {self.n_symbols} run-time values")
         names: list[str] = []
         for p, (row_index, name, i) in enumerate(_row_positions(rows)):

@@ -102,7 +102,7 @@ def _shape_generic(graph_key: tuple, order: list[Node], given: frozenset[int], b
     own sizes (the caller holds ``GRAPH_LOCK``)."""
     shape, values, sizes = dynamic.generalize(graph_key[0])
     structure_key = (shape, graph_key[1], given, backend.cache_tag)
-    every_size = cut and cuts.sizes_changing()
+    every_size = cuts.sizes_changing(cut)
     decided = dynamic.HISTORIES.decide(structure_key, values, sizes, every_size=every_size)
     if decided is None:
         return None

@@ -5,6 +5,8 @@ their body a bounded number of times and compute what NumPy computes."""
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -252,11 +254,13 @@ def test_a_loop_that_never_reads_compiles_its_body_a_bounded_number_of_times():
         assert _compiles() <= 4, iterations
 
 
-def test_a_history_grown_without_reads_compiles_every_size_at_run_time_once_it_changes():
+def test_a_history_grown_without_reads_compiles_every_size_at_run_time_once_it_changes(caplog):
     """A loop that grows an array and never reads: its graphs are cut past the pending
     bound, and the second cut, at the same node with other dimensions, compiles with every
     size a run-time value (``cuts.sizes_changing``) rather than for its own sizes first:
-    the first graph, that one for every later graph, and the final read."""
+    the first graph, that one for every later graph, and the final read, shape-generic
+    too, whose iterations' kernel groups the loop's graph lowered already."""
+    caplog.set_level(logging.INFO, logger="plaidarray.compiles")
     rng = np.random.default_rng(12)
     steps = rng.standard_normal((1000, 3)) * 0.1
     h, expected = xp.zeros((1, 3)), np.zeros((1, 3))
@@ -266,3 +270,5 @@ def test_a_history_grown_without_reads_compiles_every_size_at_run_time_once_it_c
         expected = np.concatenate([expected, np.tanh(expected[-1:, :] + steps[i:i + 1, :])], axis=0)
     np.testing.assert_allclose(np.asarray(xp.sum(h, axis=0)), expected.sum(0), rtol=1e-12)
     assert _compiles() <= 3
+    assert [("cut at PLAIDARRAY_MAX_PENDING" in r.message, "every size at once" in r.message) for r in caplog.records] == [
+        (True, False), (True, True), (False, True)]
