@@ -14,8 +14,10 @@ Operands are matched by node, not by Array: an array written since (``a[i] = v``
 points to another node and no longer matches. A result is held by its node, so a write
 to the array returned leaves it as it was (a node held elsewhere is never updated in
 place: ``Array._store``), by an array of the table's own. At most ``KEPT`` results of at most ``KEPT_BYTES`` each are
-held, and operands weakly: the table holds bounded memory. Traced values are not
-remembered: a trace's placeholders stand for other values at each call.
+held, and operands weakly: the table holds bounded memory. A concatenation whose first
+operand is the latest one's result (``h = xp.concat([h, row])``: the caller extends it
+already) is not remembered, nor are traced values: a trace's placeholders stand for other
+values at each call.
 """
 
 from __future__ import annotations
@@ -45,6 +47,8 @@ class _Made:
 
 
 _recent: deque[_Made] = deque(maxlen=KEPT)
+#: The result of the latest concatenation: one that starts with it is extended already.
+_last: weakref.ref[Node] | None = None
 _lock = threading.Lock()
 
 
@@ -70,14 +74,15 @@ def extend(key: Hashable, arrays: Sequence[Array], build: Callable[[Array | None
     if any(n.depth == TRACED for n in nodes):
         return build(None, arrays)
     found = _earlier(key, nodes)
-    if found is None:
-        result = build(None, arrays)
-    else:
-        earlier, k = found
-        result = Array(earlier._node) if k == len(arrays) else build(earlier, arrays[k:])
+    if found is not None and found[1] == len(arrays):
+        return Array(found[0]._node)  # remembered already
+    result = build(None, arrays) if found is None else build(found[0], arrays[found[1]:])
+    global _last
     made = result._node
-    if made.depth != TRACED and made.shape.size * made.shape.dtype.itemsize <= KEPT_BYTES:
-        with _lock:
+    with _lock:
+        extending = _last is not None and _last() is nodes[0]
+        _last = weakref.ref(made)
+        if not extending and made.depth != TRACED and made.shape.size * made.shape.dtype.itemsize <= KEPT_BYTES:
             _recent.append(_Made(key, tuple(weakref.ref(n) for n in nodes), Array(made)))
     return result
 

@@ -58,6 +58,7 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
             pending = [n for n in dict.fromkeys(nodes) if n.buffer is None]
         if not pending:
             return
+        every_size = cuts.sizes_changing(cut)  # consumed by the first read after such a loop, hit or miss
         graph_key, buffers, pending, order = walk_pending(pending)
         if donated is None:
             given_buffer, given = None, _NONE
@@ -70,7 +71,7 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
         generic = None
         if executable is None:
             if shape_generic and backend.compiler.shape_generic and dynamic.automatic():
-                generic = _shape_generic(graph_key, order, given, backend, cut)
+                generic = _shape_generic(graph_key, order, given, backend, cut, every_size)
             if generic is None:
                 comp = computation(graph_key, order)
     if executable is None and generic is not None:
@@ -97,12 +98,12 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
 
 
 def _shape_generic(graph_key: tuple, order: list[Node], given: frozenset[int], backend: Backend,
-                   cut: bool) -> _Generic | None:
+                   cut: bool, every_size: bool) -> _Generic | None:
     """How a miss is served by a shape-generic executable, or None if it compiles for its
-    own sizes (the caller holds ``GRAPH_LOCK``)."""
+    own sizes (the caller holds ``GRAPH_LOCK``); ``every_size``: a new structure's sizes
+    are all run-time values at once (``cuts.sizes_changing``)."""
     shape, values, sizes = dynamic.generalize(graph_key[0])
     structure_key = (shape, graph_key[1], given, backend.cache_tag)
-    every_size = cuts.sizes_changing(cut)
     decided = dynamic.HISTORIES.decide(structure_key, values, sizes, every_size=every_size)
     if decided is None:
         return None

@@ -259,3 +259,18 @@ def test_a_list_stacked_at_every_step_reads_what_numpy_reads(backend):
                 exact=True)
     assert_same(xp.stack(arrays[:5]), np.stack(rows[:5]), exact=True)
     assert_same(xp.stack(arrays[::-1]), np.stack(rows[::-1]), exact=True)
+
+
+def test_a_concatenation_its_caller_extends_is_not_kept(backend):
+    """``h = xp.concat([h, row])`` extends the latest result itself: remembering each
+    result (``api/extended.py``) would keep copies of a growing history alive."""
+    import gc
+    import weakref
+
+    h, made = xp.zeros((1, 3)), []
+    for i in range(6):
+        h = xp.concat([h, xp.ones((1, 3)) * float(i)])
+        made.append(weakref.ref(h._node))
+    assert_same(h, np.concatenate([np.zeros((1, 3))] + [np.full((1, 3), float(i)) for i in range(6)]), exact=True)
+    gc.collect()
+    assert sum(r() is not None for r in made[:-1]) <= 1  # the first, whose operand was no result

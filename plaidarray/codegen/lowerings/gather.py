@@ -105,22 +105,20 @@ def _halve(b, sorted_, v, dtype, side, lo, hi, one, last):
             b.insert(arith.SelectOp(go_left, mid, hi)))
 
 
-def _search_loop(b, n, halve, lo, hi):
-    """The halvings for a run-time size ``n``: an ``scf.for`` carrying ``(lo, hi)``
-    through ``bit_length(n)`` steps (``64 - ctlz(n)``), the count the static form unrolls."""
-    n64 = b.insert(arith.IndexCastOp(b.dim(n), i64))
-    leading = b.insert(math.CountLeadingZerosOp(n64))
+def _search_loop(b, n, halve, zero, one, hi):
+    """The halvings for a run-time size ``n``: an ``scf.for`` carrying ``(lo, hi)`` from
+    ``(zero, hi)`` through ``bit_length(n)`` steps (``64 - ctlz(n)``), the count the
+    static form unrolls."""
+    leading = b.insert(math.CountLeadingZerosOp(b.insert(arith.IndexCastOp(hi, i64))))
     steps = b.insert(arith.IndexCastOp(b.insert(arith.SubiOp(b.const(64, np.dtype(np.int64)), leading)),
                                        IndexType()))
-    zero = b.insert(arith.ConstantOp.from_int_and_width(0, IndexType()))
-    one = b.insert(arith.ConstantOp.from_int_and_width(1, IndexType()))
     step = Block(arg_types=[IndexType(), IndexType(), IndexType()])
     outer, b.block = b.block, step
     try:
         step.add_op(scf.YieldOp(*halve(step.args[1], step.args[2])))
     finally:
         b.block = outer
-    return b.insert(scf.ForOp(zero, steps, one, [lo, hi], Region(step)))
+    return b.insert(scf.ForOp(zero, steps, one, [zero, hi], Region(step)))
 
 
 def _search_emit(k, inst, out, operands):
@@ -147,7 +145,7 @@ def _search_emit(k, inst, out, operands):
             for _ in range(n.bit_length()):  # straight-line code
                 lo, hi = halve(lo, hi)
         else:
-            lo = _search_loop(b, n, halve, lo, hi)
+            lo = _search_loop(b, n, halve, lo, one, hi)
         return b.insert(arith.IndexCastOp(lo, i64))
 
     if inst.shape.size:

@@ -146,29 +146,34 @@ def test_groups_of_other_run_time_sizes_and_buffers_share_one_lowering(built, mo
     assert len(built) == len(c.groups) > 1
 
 
-@pytest.mark.parametrize("case", ["rows", "columns", "one row", "empty first", "1-D", "slice", "slice of one row",
-                                  "empty slice", "1-D slice"])
+def _concatenate(x, y, dimension=0):
+    a, b = param(0, x), param(1, y)
+    return [a, b], make("concatenate", a, b, dimension=dimension)
+
+
+def _dynamic_slice(x, sizes):
+    a, starts = param(0, x), [param(1 + i, (), "int64") for i in range(len(x))]
+    return [a, *starts], make("dynamic_slice", a, *starts, slice_sizes=sizes)
+
+
+KERNEL_OPS = {
+    "rows": lambda: _concatenate((6, 5), (1, 5)), "columns": lambda: _concatenate((6, 5), (6, 2), 1),
+    "one row": lambda: _concatenate((1, 5), (1, 5)), "empty first": lambda: _concatenate((0, 5), (3, 5)),
+    "1-D": lambda: _concatenate((7,), (3,)), "slice": lambda: _dynamic_slice((6, 5), (2, 5)),
+    "slice of one row": lambda: _dynamic_slice((6, 5), (1, 5)), "empty slice": lambda: _dynamic_slice((6, 5), (0, 5)),
+    "1-D slice": lambda: _dynamic_slice((9,), (4,)),
+}
+
+
+@pytest.mark.parametrize("case", list(KERNEL_OPS))
 def test_what_a_kernel_op_says_of_its_ends_is_what_its_lowering_makes(case):
     """``Kernel.ends`` cuts groups before any lowering of the op was seen: it must say what
     the lowering then makes (which ``kernel_groups.learn`` records)."""
     from plaidarray.codegen import kernel_groups
     from plaidarray.codegen.lowering import lowering_for
 
-    i, j = param(2, (), "int64"), param(3, (), "int64")
-    x, y = {"rows": ((6, 5), (1, 5)), "columns": ((6, 5), (6, 2)), "one row": ((1, 5), (1, 5)),
-            "empty first": ((0, 5), (3, 5)), "1-D": ((7,), (3,))}.get(case, ((6, 5), (1, 5)))
-    a, b = param(0, x), param(1, y)
-    if "slice" in case:
-        sizes = {"slice": (2, 5), "slice of one row": (1, 5), "empty slice": (0, 5)}.get(case)
-        a = param(0, (9,)) if case == "1-D slice" else a
-        inst = make("dynamic_slice", a, i, slice_sizes=(4,)) if sizes is None else make(
-            "dynamic_slice", a, i, j, slice_sizes=sizes)
-        params = [a, b, i] if sizes is None else [a, b, i, j]
-    else:
-        inst = make("concatenate", a, b, dimension=1 if case == "columns" else 0)
-        params = [a, b, i, j]
+    params, inst = KERNEL_OPS[case]()
     kernel_groups._SEEN.clear()
     lowered(params, [inst])  # a kernel op's lowering records what it made
-    learned = list(kernel_groups._SEEN.values())
     declared = lowering_for(inst.opcode, None).ends(inst)
-    assert learned == [None if declared is None else kernel_groups.Nests(*declared)]
+    assert list(kernel_groups._SEEN.values()) == [None if declared is None else kernel_groups.Nests(*declared)]
