@@ -11,10 +11,12 @@ iteration, so their graphs hold whole iterations from the same point and repeat.
 that meets none runs at twice the bound, and its node becomes the anchor.
 
 When the anchor comes back with other dimensions (a history grown at each step and
-never read), the loop's sizes change from one graph to the next: its graphs, and the
-read that ends the loop, compile with every size a run-time value at once
-(``sizes_changing``), not first for their own sizes and again shape-generic when the
-next graph brings others.
+never read), or the graph cut where the anchor was chosen holds a node of the anchor's
+signature at other dimensions (an earlier iteration of such a loop), the loop's sizes change from one
+graph to the next: its graphs, and the read that ends the loop, compile with every size
+a run-time value at once (``sizes_changing``), not first for their own sizes and again
+shape-generic when the next graph brings others; the first graph's iterations, then
+kernel groups of one key, are lowered once.
 """
 
 from __future__ import annotations
@@ -29,6 +31,8 @@ _anchor: Hashable | None = None
 #: The dimensions of that node, and whether they differ from the cut's before at the anchor.
 _anchor_dims: tuple = ()
 _changing = False
+#: Whether the graph cut at the anchor when it became the anchor had sizes changing between iterations.
+_loop_changes = False
 
 
 def signature(node: Node) -> Hashable:
@@ -40,13 +44,33 @@ def signature(node: Node) -> Hashable:
 
 def cut_here(node: Node) -> bool:
     """Whether ``node``, deeper than the bound, should run now (see the module docstring)."""
-    global _anchor, _anchor_dims, _changing
+    global _anchor, _anchor_dims, _changing, _loop_changes
     mark = signature(node)
     if _anchor is not None and mark != _anchor and node.depth <= 2 * node_module.MAX_PENDING:
         return False
-    _changing = mark == _anchor and node.shape.dims != _anchor_dims
+    if mark != _anchor:
+        _loop_changes = _recurs_at_other_dims(node, mark)
+    _changing = _loop_changes or (mark == _anchor and node.shape.dims != _anchor_dims)
     _anchor, _anchor_dims = mark, node.shape.dims
     return True
+
+
+def _recurs_at_other_dims(node: Node, mark: Hashable) -> bool:
+    """Whether the pending graph of ``node`` holds a node of its signature ``mark`` with
+    other dimensions: the same step of an earlier iteration of a loop whose sizes change."""
+    seen = {id(node)}
+    frontier = list(node.operands)
+    while frontier:
+        above: list[Node] = []
+        for o in frontier:
+            if o.buffer is not None or id(o) in seen:
+                continue
+            seen.add(id(o))
+            if o.op == node.op and o.shape.dims != node.shape.dims and signature(o) == mark:
+                return True
+            above.extend(o.operands)
+        frontier = above
+    return False
 
 
 def sizes_changing(cut: bool) -> bool:

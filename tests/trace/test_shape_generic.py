@@ -28,7 +28,7 @@ def fresh(monkeypatch):
     xp.set_backend("llvm-cpu")
     xp.clear_cache()
     dynamic.HISTORIES.clear()
-    for name, value in (("_anchor", None), ("_anchor_dims", ()), ("_changing", False)):
+    for name, value in (("_anchor", None), ("_anchor_dims", ()), ("_changing", False), ("_loop_changes", False)):
         monkeypatch.setattr(cuts, name, value)  # no cut point left by an earlier test's loop
     yield
     xp.set_backend(None)
@@ -256,13 +256,15 @@ def test_a_loop_that_never_reads_compiles_its_body_a_bounded_number_of_times():
         assert _compiles() <= 4, iterations
 
 
-def test_a_history_grown_without_reads_compiles_every_size_at_run_time_once_it_changes(caplog):
+def test_a_history_grown_without_reads_compiles_every_size_at_run_time(caplog):
     """A loop that grows an array and never reads: its graphs are cut past the pending
-    bound, and the second cut, at the same node with other dimensions, compiles with every
-    size a run-time value (``cuts.sizes_changing``) rather than for its own sizes first:
-    the first graph, that one for every later graph, and the final read, shape-generic
-    too, whose iterations' kernel groups the loop's graph lowered already. Run again, the
-    loop compiles nothing, and a graph read after it compiles for its own sizes."""
+    bound, and each compiles with every size a run-time value (``cuts.sizes_changing``)
+    rather than for its own sizes first: the first because it holds the cut node's
+    signature at other dimensions (an earlier iteration), the second because it is cut at
+    the same node with other dimensions; that one serves every later graph, and the final
+    read, shape-generic too, holds iterations whose kernel groups the loop's graphs lowered
+    already. Run again, the loop compiles nothing, and a graph read after it compiles for
+    its own sizes."""
     caplog.set_level(logging.INFO, logger="plaidarray.compiles")
     rng = np.random.default_rng(12)
     steps = rng.standard_normal((1000, 3)) * 0.1
@@ -276,4 +278,23 @@ def test_a_history_grown_without_reads_compiles_every_size_at_run_time_once_it_c
         assert _compiles() <= 3
     assert float(xp.max(s[:7] * 3.0)) == np.max(steps[:7] * 3.0)
     assert [("cut at PLAIDARRAY_MAX_PENDING" in r.message, "every size at once" in r.message) for r in caplog.records] == [
-        (True, False), (True, True), (False, True), (False, False)]
+        (True, True), (True, True), (False, True), (False, False)]
+
+
+@pytest.mark.parametrize(("grows", "changing"), [(True, True), (False, False)])
+def test_the_first_cut_of_a_loop_knows_whether_its_sizes_change(monkeypatch, grows, changing):
+    """The first graph cut past the pending bound has no earlier cut to compare with; it is
+    shape-generic at once when it holds the cut node's signature at other dimensions (an
+    earlier iteration of a loop whose sizes change), and compiles for its own sizes when
+    every earlier iteration had the same."""
+    from plaidarray.trace import node as node_module
+
+    monkeypatch.setattr(node_module, "MAX_PENDING", 16)  # the first graph holds several iterations
+    h = xp.zeros((1, 2))
+    row = xp.asarray(np.array([[0.5, -0.25]]))
+    for _ in range(20):
+        h = xp.concat([h, h[-1:, :] * 0.5 + row], axis=0) if grows else h * 0.5 + row
+        if cuts._anchor is not None:
+            break
+    assert cuts._anchor is not None
+    assert cuts._changing is changing
