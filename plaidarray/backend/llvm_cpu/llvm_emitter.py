@@ -170,11 +170,20 @@ class FunctionEmitter:
         """The address of the element at ``indices`` of a buffer of type ``t`` at ``base``
         (whose strides are ``run_time_strides`` if it has run-time sizes)."""
         elem = _memory_type(llvm_type(t.element_type))
-        offset: ir.Value = ir.Constant(INDEX, 0)
-        steps = run_time_strides or [ir.Constant(INDEX, stride) for stride in strides(t)]
+        offset: ir.Value | None = None
+        steps = run_time_strides or strides(t)
         for idx, stride in zip(indices, steps):
-            term = self.builder.mul(idx, stride, flags=("nuw", "nsw"))
-            offset = self.builder.add(offset, term, flags=("nuw", "nsw"))
+            # A unit stride and the first term are not multiplied and added: first-tier code
+            # is not optimised, and every load and store paid two instructions for them.
+            if isinstance(stride, ir.Value):
+                term = self.builder.mul(idx, stride, flags=("nuw", "nsw"))
+            elif stride == 1:
+                term = idx
+            else:
+                term = self.builder.mul(idx, ir.Constant(INDEX, stride), flags=("nuw", "nsw"))
+            offset = term if offset is None else self.builder.add(offset, term, flags=("nuw", "nsw"))
+        if offset is None:
+            offset = ir.Constant(INDEX, 0)
         return self.builder.gep(base, [offset], inbounds=True, source_etype=elem), elem
 
     # --- walking ------------------------------------------------------------------------
@@ -627,8 +636,7 @@ def _accumulate(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value,
         partial.align = 64
         b.position_at_end(current)
         identity = ir.Constant(ty, 1.0 if a.combine.name == "arith.mulf" else -0.0)
-        for j in range(k):
-            b.store(identity, b.gep(partial, [ir.Constant(INDEX, j)], source_etype=ty))
+        _fill(e, partial, ty, k, identity)
         b.store(b.load(address, typ=ty), partial)
         accumulators.append(address)
         partials.append(partial)
@@ -646,13 +654,35 @@ def _accumulate(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value,
                                     lambda j: element(first, j)))
     _counted(e, ir.Constant(INDEX, 0), b.sub(n, full), ir.Constant(INDEX, 1), lambda j: element(full, j))
     for a, ty, partial, address in zip(accumulations, types, partials, accumulators):
-        method = "fmul" if a.combine.name == "arith.mulf" else "fadd"
-        values = [b.load(b.gep(partial, [ir.Constant(INDEX, j)], source_etype=ty), typ=ty) for j in range(k)]
-        while len(values) > 1:
-            half = len(values) // 2
-            values = [getattr(b, method)(x, y) for x, y in zip(values[:half], values[half:])]
-        b.store(values[0], address)
+        _combine(e, partial, ty, k, "fmul" if a.combine.name == "arith.mulf" else "fadd")
+        b.store(b.load(partial, typ=ty), address)
         del e.slots[a.load], e.slots[a.store]
+
+
+def _fill(e: FunctionEmitter, partial: ir.Value, ty: ir.Type, k: int, value: ir.Constant) -> None:
+    """Store ``value`` in the ``k`` partials, in a loop (see ``_combine``)."""
+    b = e.builder
+    _counted(e, ir.Constant(INDEX, 0), ir.Constant(INDEX, k), ir.Constant(INDEX, 1),
+             lambda j: b.store(value, b.gep(partial, [j], source_etype=ty)))
+
+
+def _combine(e: FunctionEmitter, partial: ir.Value, ty: ir.Type, k: int, method: str) -> None:
+    """Combine the ``k`` partials (a power of 2) into partial 0 as a tree: each pass halves
+    them, partial ``j`` with partial ``j + w``. As loops, not unrolled: first-tier code is
+    not optimised, and 32 partials unrolled were half of a small reduction kernel's IR;
+    the full pipeline unrolls them again."""
+    b = e.builder
+
+    def pair(j: ir.Value, width: ir.Value) -> None:
+        low = b.gep(partial, [j], source_etype=ty)
+        high = b.gep(partial, [b.add(j, width, flags=("nuw", "nsw"))], source_etype=ty)
+        b.store(getattr(b, method)(b.load(low, typ=ty), b.load(high, typ=ty)), low)
+
+    def halving(t: ir.Value) -> None:
+        width = b.lshr(ir.Constant(INDEX, k // 2), t)
+        _counted(e, ir.Constant(INDEX, 0), width, ir.Constant(INDEX, 1), lambda j: pair(j, width))
+
+    _counted(e, ir.Constant(INDEX, 0), ir.Constant(INDEX, k.bit_length() - 1), ir.Constant(INDEX, 1), halving)
 
 
 def _counted(e: FunctionEmitter, start: ir.Value, stop: ir.Value, step: ir.Value,
