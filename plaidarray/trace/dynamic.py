@@ -47,33 +47,49 @@ def _size_attrs(op: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
     return opdef.size_attrs, opdef.offset_attrs
 
 
+#: Each op's size and offset attributes seen so far, None for an op without any (most):
+#: :func:`generalize` runs at every new size of a shape-generic loop, once per node.
+_SIZED: dict[str, tuple[tuple[str, ...], tuple[str, ...]] | None] = {}
+
+
+def _sized(op: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    spec = _size_attrs(op)
+    _SIZED[op] = spec if spec[0] or spec[1] else None
+    return _SIZED[op]
+
+
 def generalize(rows: tuple) -> tuple[tuple, tuple[int, ...], tuple[bool, ...]]:
     """The structure of a walked graph's rows with their sizes erased (ranks and attribute
     lengths kept), the sizes in order, and which of them are sizes rather than offsets."""
     erased: list[tuple] = []
     values: list[int] = []
-    sizes: list[bool] = []
+    offsets: list[int] = []
     for row in rows:
         if len(row) == 2:  # a parameter: (dims, dtype)
             dims, dtype = row
             erased.append((len(dims), dtype))
         else:
             op, attrs, operands, dims, dtype = row
-            size_attrs, offset_attrs = _size_attrs(op)
-            if size_attrs or offset_attrs:
+            spec = _SIZED[op] if op in _SIZED else _sized(op)
+            if spec is not None:
+                size_attrs, offset_attrs = spec
                 kept = []
                 for name, value in attrs:
-                    size = name in size_attrs
-                    if size or name in offset_attrs:
+                    if name in size_attrs:
                         values.extend(value)
-                        sizes.extend([size] * len(value))
+                        kept.append((name, len(value)))
+                    elif name in offset_attrs:
+                        offsets.extend(range(len(values), len(values) + len(value)))
+                        values.extend(value)
                         kept.append((name, len(value)))
                     else:
                         kept.append((name, value))
                 attrs = tuple(kept)
             erased.append((op, attrs, operands, len(dims), dtype))
         values.extend(dims)
-        sizes.extend([True] * len(dims))
+    sizes = [True] * len(values)
+    for p in offsets:
+        sizes[p] = False
     return tuple(erased), tuple(values), tuple(sizes)
 
 

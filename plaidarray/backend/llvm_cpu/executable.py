@@ -24,7 +24,7 @@ import numpy as np
 
 from ... import config
 from ...hlo.shape import Shape
-from ...hlo.symbolic import Dim, evaluate
+from ...hlo.symbolic import Dim, evaluate, is_static
 from .. import memory, transfer
 from ..buffer_pool import POOL
 from ..executable import Executable
@@ -181,6 +181,12 @@ class ShapeGenericExecutable(Executable):
         self._args = (n_params, constants, output_slots)
         self._output_shapes, self._temp_shapes = output_shapes, temp_shapes
         self._runs = _Runs(steps)
+        #: What a binding evaluates (a loop binds at every step): the steps whose range, and
+        #: the buffers whose shape, have run-time sizes; the others are kept as they are.
+        self._sized_steps = tuple(i for i, s in enumerate(self.steps)
+                                  if not (type(s.segment.extent) is int and type(s.segment.work) is int))
+        self._sized_outputs, self._sized_temps = (tuple(i for i, shape in enumerate(group) if not is_static(shape.dims))
+                                                  for group in (output_shapes, temp_shapes))
 
     @property
     def kernels(self) -> list[CompiledKernel]:
@@ -192,10 +198,16 @@ class ShapeGenericExecutable(Executable):
     def bind(self, values: Sequence[int]) -> CpuExecutable | None:
         if any(evaluate(value, values) > limit for value, limit in self._limits):
             return None
-        steps = [Step(s.kernel, s.buffers, Segment(evaluate(s.segment.extent, values), evaluate(s.segment.work, values),
-                                                   s.segment.depth), s.dims, s.imports) for s in self.steps]
-        outputs, temps = ([Shape(tuple(evaluate(d, values) for d in s.dims), s.dtype) for s in group]
-                          for group in (self._output_shapes, self._temp_shapes))
+        steps = list(self.steps)
+        for i in self._sized_steps:
+            s = steps[i]
+            steps[i] = Step(s.kernel, s.buffers, Segment(evaluate(s.segment.extent, values),
+                                                         evaluate(s.segment.work, values), s.segment.depth),
+                            s.dims, s.imports)
+        outputs, temps = list(self._output_shapes), list(self._temp_shapes)
+        for group, sized in ((outputs, self._sized_outputs), (temps, self._sized_temps)):
+            for i in sized:
+                group[i] = Shape(tuple(evaluate(d, values) for d in group[i].dims), group[i].dtype)
         n_params, constants, slots = self._args
         executable = CpuExecutable(steps, n_params, constants, slots, outputs, temps, values, self._runs)
         executable.from_disk = self.from_disk
