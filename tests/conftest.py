@@ -12,7 +12,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 import plaidarray as xp
-from plaidarray.backend.llvm_cpu import bundles, tiering
+from plaidarray.backend.llvm_cpu import storing, tiering
 from jit_helpers import isolated_cache_dir  # noqa: F401  (autouse: tests never write the user's compile cache)
 
 # ``backend`` is a function-scoped fixture used by @given tests; its effect (which
@@ -41,9 +41,9 @@ def backend(request):
 @pytest.fixture(autouse=True)
 def upgrades_finish_with_their_test():
     """Full code is generated, and compiled kernels stored, on background threads
-    (``tiering.py``, ``bundles.py``); waiting for both at the end of each test keeps one
+    (``tiering.py``, ``storing.py``); waiting for both at the end of each test keeps one
     test's compiles out of the next one's counts and its stores out of the next one's cache
     directory (upgrades store what they generate, so the stores are waited for second)."""
     yield
     tiering.drain()
-    bundles.drain()
+    storing.drain()

@@ -32,7 +32,7 @@ from jit_helpers import child_env, finish_child, REPO, run_child, start_child
 
 import plaidarray as xp
 from plaidarray.backend import memory, transfer
-from plaidarray.backend.llvm_cpu import bundles, codegen, codegen_worker, jit, object_cache, parallel
+from plaidarray.backend.llvm_cpu import codegen, codegen_worker, jit, object_cache, parallel, storing
 from plaidarray.backend.llvm_cpu.executable import CpuExecutable
 from plaidarray.backend.llvm_cpu.kernel_source import Segment
 
@@ -57,7 +57,7 @@ def _value():
 def _entries(directory: Path, field: str) -> list[Path]:
     """The entries whose metadata has ``field``: "steps" (executables), "bundle" (kernels),
     "symbols" (bundles and library functions), once what was compiled is stored."""
-    bundles.drain()
+    storing.drain()
     found = []
     for path in sorted(directory.glob("*" + object_cache.SUFFIX)):
         entry = object_cache._decode(path.stem, path.read_bytes())
@@ -214,7 +214,7 @@ def _plant(tmp_path, monkeypatch, how) -> tuple[Path, list]:
     with pytest.warns(RuntimeWarning) as warned:
         value, expected = _value()
     np.testing.assert_allclose(value, expected, rtol=1e-13)
-    bundles.drain()  # what was compiled again is stored
+    storing.drain()  # what was compiled again is stored
     return bundle, [str(w.message) for w in warned]
 
 

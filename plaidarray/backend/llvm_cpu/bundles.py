@@ -4,20 +4,14 @@ The kernels a compile generates are linked into one shared object (``kernels.py`
 cache stores it once, as a bundle entry (its format, its kernels' symbols and the vector
 math functions they call), and each kernel's entry names its bundle. A process loading
 kernels from the cache loads each bundle once (``_loaded``), however many of its kernels
-it finds one by one. Linking and storing happen on a background thread (``store_later``):
+it finds one by one. Linking and storing happen on a background thread (``storing.py``):
 the compiling process already runs the kernels.
 """
 
 from __future__ import annotations
 
-import atexit
 import hashlib
-import logging
-import os
-import queue
-import threading
 import weakref
-from collections.abc import Callable
 from typing import Any
 
 from . import loaded_code, math_library, object_cache
@@ -55,7 +49,7 @@ def store(code: bytes, form: str, symbols: list[str], libraries: list[str]) -> s
 
 def load(code: bytes, form: str, libraries: list[str], level: int) -> Code:
     """A bundle's code loaded, once the library functions it calls are."""
-    math_library.load(libraries)
+    math_library.load(libraries, shared=form == loaded_code.SHARED)
     return loaded_code.load(code, form, level)
 
 
@@ -78,58 +72,3 @@ def find(key: str, level: int) -> Code | None:
         return None
     _loaded[key] = holder
     return holder
-
-
-class _Storer:
-    """Stores compiles' kernels on a background thread, in the order they were compiled,
-    then releases their cross-process locks (a process waiting for them then finds them
-    stored). At exit it finishes what is queued: linking and writing take milliseconds,
-    and a kernel not stored is compiled again by the next process."""
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._jobs: queue.Queue[tuple[Callable[[], None], object_cache.Locks] | None] = queue.Queue()
-        self._thread: threading.Thread | None = None
-        self._owner = 0
-
-    def submit(self, job: Callable[[], None], held: object_cache.Locks) -> None:
-        if not object_cache.enabled():
-            held.release()
-            return
-        with self._lock:
-            if self._thread is None or self._owner != os.getpid():  # a forked child starts its own
-                self._jobs = queue.Queue()
-                self._thread = threading.Thread(target=self._serve, args=(self._jobs,),
-                                                name="plaidarray-store", daemon=True)
-                self._owner = os.getpid()
-                self._thread.start()
-            self._jobs.put((job, held))
-
-    @staticmethod
-    def _serve(jobs: queue.Queue) -> None:
-        while (item := jobs.get()) is not None:
-            job, held = item
-            try:
-                job()
-            except Exception as error:  # noqa: BLE001  the kernels run from memory; the cache just lacks them
-                _log.warning("plaidarray: storing compiled kernels failed: %s", error)
-            finally:
-                held.release()
-                jobs.task_done()
-
-    def drain(self) -> None:
-        """Wait until every job submitted so far is done."""
-        with self._lock:
-            jobs = self._jobs if self._thread is not None and self._owner == os.getpid() else None
-        if jobs is not None:
-            jobs.join()
-
-
-_log = logging.getLogger("plaidarray.compiles")
-_STORER = _Storer()
-atexit.register(_STORER.drain)
-
-#: Run ``job`` (storing a compile's kernels) on the background thread, then release ``held``.
-store_later = _STORER.submit
-#: Wait until every store submitted so far is done (the cache then holds what was compiled).
-drain = _STORER.drain

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, cast
 
 from .. import dump
 from ..cache import EXECUTABLES, CacheInfo, KeyLocks
-from . import bundles, loaded_code, math_library, object_cache, tiering
+from . import bundles, loaded_code, math_library, object_cache, storing, tiering
 from .kernel_source import KernelSource
 from .loaded_code import Code
 
@@ -136,7 +136,7 @@ def finish_upgrades() -> None:
     would tier up only once its runs have taken ``tiering.TIER_UP_AFTER_SECONDS``."""
     tiering.submit(KERNELS.live())
     tiering.drain()
-EXECUTABLES.on_clear.append(bundles.drain)  # what was compiled is in the persistent cache then
+EXECUTABLES.on_clear.append(storing.drain)  # what was compiled is in the persistent cache then
 EXECUTABLES.on_clear.append(KERNELS.clear)
 EXECUTABLES.on_info.append(KERNELS.add_counts)
 
@@ -172,7 +172,7 @@ def kernels_for(sources: Sequence[KernelSource], level: int, target: str, quick:
                     missing = [s for s in missing if not _found_on_disk(s, level, target, found)]
                 if missing:
                     stored = _generate(missing, level, target, quick, products, found)
-                    bundles.store_later(functools.partial(_store, stored), cast(object_cache.Locks, held))
+                    storing.store_later(functools.partial(_store, stored), cast(object_cache.Locks, held))
                     held = None
             finally:
                 if held is not None:

@@ -61,7 +61,7 @@ from ...hlo.symbolic import Dim
 from .. import dump
 from ..executable import Executable, NotShapeGeneric
 from ..pipeline import Stage, dump_timings, run_stages
-from . import bundles, cache_entry, kernels, object_cache, tiering
+from . import cache_entry, kernels, object_cache, storing, tiering
 from .group_cache import GROUPS, LoweredGroup
 from .codegen import Product
 from .executable import CpuExecutable, ShapeGenericExecutable, Step
@@ -341,7 +341,7 @@ def _store(c: Compilation) -> None:
         payload, metadata = cache_entry.entry(c.sources, c.output_slots, [o.shape for o in c.outputs],
                                               [t.shape for t in c.temps] + c.scratch,
                                               c.limits if c.n_symbols else None, c.constants)
-        bundles.store_later(functools.partial(object_cache.store, c.key, payload, metadata), object_cache.Locks(()))
+        storing.store_later(functools.partial(object_cache.store, c.key, payload, metadata), object_cache.Locks(()))
 
 
 def _listings(c: Compilation, part: str) -> str:

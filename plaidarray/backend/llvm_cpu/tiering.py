@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ... import config
-from . import bundles, loaded_code, math_library, object_cache
+from . import bundles, loaded_code, math_library, object_cache, storing
 from .loaded_code import Code
 
 #: Seconds of first-tier runs of an executable after which its kernels' full code is
@@ -130,7 +130,7 @@ class Upgrade:
 
         ir = self.ir
         product = codegen_worker.generate_in_worker(ir, self.level, background=True)
-        bundles.drain()  # the first tier's entry is written first, then replaced
+        storing.drain()  # the first tier's entry is written first, then replaced
         code, form = loaded_code.package([product.object])
         libraries = math_library.called_by(ir)
         holder, bundle = bundles.install(code, form, [self.symbol], libraries, self.level)

@@ -14,7 +14,7 @@ import pytest
 from jit_helpers import finish_child, isolated_cache_dir, run_child, start_child  # noqa: F401
 
 import plaidarray as xp
-from plaidarray.backend.llvm_cpu import bundles, object_cache
+from plaidarray.backend.llvm_cpu import object_cache, storing
 
 #: A child process: a jitted function with a loop and a branch, timed from the first
 #: call to its values (LLVM's own start-up is done before the clock starts).
@@ -145,7 +145,7 @@ def test_a_damaged_entry_is_ignored_and_rewritten(monkeypatch, tmp_path, damage,
 
     xp.clear_cache()  # compiled here, whatever ran before
     expected = value()
-    bundles.drain()  # stored in the background
+    storing.drain()  # stored in the background
     entry = {"executable": _executables, "kernel": _kernel_entries, "bundle": _bundles}[which](tmp_path)[0]
     entry.write_bytes(damage(entry.read_bytes()))
     xp.clear_cache()
@@ -153,7 +153,7 @@ def test_a_damaged_entry_is_ignored_and_rewritten(monkeypatch, tmp_path, damage,
     np.testing.assert_array_equal(value(), expected)
     info = xp.cache_info()
     assert (info.compiles, info.disk_hits) == (1, 0)
-    bundles.drain()
+    storing.drain()
     assert object_cache._decode(entry.stem, entry.read_bytes()) is not None
 
 
@@ -178,7 +178,7 @@ def test_two_processes_needing_the_same_kernels_at_once_generate_each_once(tmp_p
 
 WRITER = """
 import json, sys
-from plaidarray.backend.llvm_cpu import bundles, object_cache
+from plaidarray.backend.llvm_cpu import object_cache
 fill = int(sys.argv[1])
 for i in range(100):
     object_cache.store("contended", bytes([fill]) * 100_000, {"writer": fill})

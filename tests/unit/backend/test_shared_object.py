@@ -87,3 +87,28 @@ define double @f(double %x) {
     listing = subprocess.run(["readelf", "-r", str(path)], capture_output=True, text=True, check=True).stdout
     types = {line.split()[2] for line in listing.splitlines() if line.startswith("0")}
     assert types and not types & set(_NEAR), types
+
+
+LIBRARY_LATER = """
+import json, numpy as np, plaidarray as xp
+from plaidarray.backend.llvm_cpu import kernels, math_library, object_cache, storing
+x = np.linspace(-3.0, 3.0, 5000)
+first = np.asarray(xp.exp(xp.asarray(x)) * 2.0)  # generated here: MCJIT runs exp, linked in the background
+jit_only = "plaidarray.exp.f64" in math_library._generated and "plaidarray.exp.f64" not in math_library._loaded
+storing.drain()
+stored = [p.stem for p, _ in object_cache.entries() if p.stem.startswith("library-")]
+kernels.finish_upgrades()  # full code is a shared object: its exp must be where the loader finds it
+full = np.asarray(xp.exp(xp.asarray(x)) * 2.0)
+print(json.dumps({"jit_only": jit_only, "stored": len(stored), "shared": "plaidarray.exp.f64" in math_library._loaded,
+                  "same": first.tobytes() == full.tobytes(), "right": bool(np.allclose(full, np.exp(x) * 2.0))}))
+"""
+
+
+def test_a_library_function_generated_here_is_linked_in_the_background_and_shared_when_needed(tmp_path):
+    """A vector math function a process generates runs from MCJIT at once and is linked
+    and stored on the storing thread; kernels in shared objects (full code here), which
+    the platform's loader links, get it linked and opened before they load."""
+    result = run_child(LIBRARY_LATER, tmp_path / "cache")
+    assert result == {"jit_only": True, "stored": 1, "shared": True, "same": True, "right": True}
+    again = run_child(LIBRARY_LATER, tmp_path / "cache")  # loaded from the cache, where it was stored
+    assert again == {**result, "jit_only": False}

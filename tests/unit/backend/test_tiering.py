@@ -99,12 +99,12 @@ def test_transforms_skip_the_ir_pipeline_and_compute_the_full_codes_bits(name, m
 
 _PROGRAM = """
 import json, numpy as np, plaidarray as xp
-from plaidarray.backend.llvm_cpu import bundles, object_cache, tiering
+from plaidarray.backend.llvm_cpu import object_cache, storing, tiering
 from plaidarray.backend.cache import EXECUTABLES
 x = xp.asarray(np.arange(1000.0))
 values = [float(xp.sum(xp.sqrt(x) * 3.0)) for _ in range(RUNS)]
 tiering.drain()
-bundles.drain()
+storing.drain()
 tiers = [k.upgrade is None for k in {id(k): k for e in EXECUTABLES._lru.values() for k in e.kernels}.values()]
 kernels = [object_cache.load(p.stem)[1] for p, _ in object_cache.entries() if not p.stem.startswith("library-")]
 irs = sorted("ir" in meta for meta in kernels if "symbol" in meta)
