@@ -4,8 +4,8 @@ Kernels and the vector math library are position-independent object code
 (``codegen.new_machine``). Linked with the system linker into a shared object, they load
 with ``dlopen`` in every process that finds them in the persistent cache: loading needs
 neither LLVM nor llvmlite, and costs a fraction of a millisecond. The compiling process
-runs the kernels it made from LLVM's MCJIT at once and links them on a background thread
-(``bundles.py``); the vector math library it links and opens at once. Without a linker
+runs the kernels and vector math functions it made from LLVM's MCJIT at once and links
+them on a background thread (``storing.py``). Without a linker
 (``ld`` on the PATH) object code is loaded by MCJIT (``jit.py``), as it always can be.
 
 A shared object is loaded from its bytes (checked against the cache entry's checksum
