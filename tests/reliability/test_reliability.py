@@ -124,8 +124,8 @@ import numpy as np
 import plaidarray as xp
 from plaidarray.backend.llvm_cpu import jit, vector_math
 real = vector_math.library_object_code
-def wrong(symbol, level):  # another module's object code, as an out-of-step worker gave it
-    return jit.generate({ir!r}, level).object, real(symbol, level)[1]
+def wrong(symbol, level, *vectors):  # another module's object code, as an out-of-step worker gave it
+    return jit.generate({ir!r}, level).object, real(symbol, level, *vectors)[1]
 vector_math.library_object_code = wrong
 try:
     np.asarray(xp.cos(xp.asarray(np.linspace(0.0, 1.0, 9))))

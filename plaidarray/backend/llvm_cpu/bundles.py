@@ -36,20 +36,23 @@ def install(code: bytes, form: str, symbols: list[str], libraries: list[str], le
     return holder, key
 
 
-def store(code: bytes, form: str, symbols: list[str], libraries: list[str]) -> str:
+def store(code: bytes, form: str, symbols: list[str], libraries: list[str], vectors: bool = True) -> str:
     """Store a bundle whose code was checked to define ``symbols`` (:func:`install`, or
     the objects it was linked from, loaded when they were generated); its key ("" when
-    the disk cache is off). The key is the code's digest: equal code is one entry."""
+    the disk cache is off). The key is the code's digest: equal code is one entry.
+    ``vectors``: whether the code calls the library functions' vector variants."""
     if not object_cache.enabled():
         return ""
     key = object_cache.entry_key("bundle", hashlib.blake2b(code, digest_size=20).hexdigest())
-    object_cache.store(key, code, {loaded_code.FORMAT: form, "symbols": symbols, "libraries": libraries})
+    object_cache.store(key, code, {loaded_code.FORMAT: form, "symbols": symbols, "libraries": libraries,
+                                   "vectors": vectors})
     return key
 
 
-def load(code: bytes, form: str, libraries: list[str], level: int) -> Code:
-    """A bundle's code loaded, once the library functions it calls are."""
-    math_library.load(libraries, shared=form == loaded_code.SHARED)
+def load(code: bytes, form: str, libraries: list[str], level: int, vectors: bool = True) -> Code:
+    """A bundle's code loaded, once the library functions it calls are (with their vector
+    variants if ``vectors``)."""
+    math_library.load(libraries, shared=form == loaded_code.SHARED, vectors=vectors)
     return loaded_code.load(code, form, level)
 
 
@@ -67,7 +70,7 @@ def find(key: str, level: int) -> Code | None:
     if form not in loaded_code.FORMATS or not isinstance(libraries, list):
         return None
     try:
-        holder = load(code, str(form), [str(name) for name in libraries], level)
+        holder = load(code, str(form), [str(name) for name in libraries], level, meta.get("vectors") is not False)
     except (OSError, RuntimeError, ValueError):
         return None
     _loaded[key] = holder

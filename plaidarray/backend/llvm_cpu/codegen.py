@@ -107,6 +107,12 @@ def machine(target: Target, level: int) -> llvm.TargetMachine:
     return _machines[key]
 
 
+def vectorises(level: int) -> bool:
+    """Whether the IR pipeline at ``level`` vectorises: only vectorised code calls the
+    vector math library's vector variants (``math_library.py``)."""
+    return level > 1
+
+
 def compile_ir(texts: Sequence[str], target: Target, level: int,
                exported: Collection[str] | None = None) -> llvm.ModuleRef:
     """Parse, verify, link into one module and optimise LLVM IR texts at ``level``, in an
@@ -127,8 +133,8 @@ def compile_ir(texts: Sequence[str], target: Target, level: int,
     module.data_layout = str(machine(target, level).target_data)
     module.verify()
     tuning = llvm.create_pipeline_tuning_options(speed_level=level)
-    tuning.loop_vectorization = level > 1
-    tuning.slp_vectorization = level > 1
+    tuning.loop_vectorization = vectorises(level)
+    tuning.slp_vectorization = vectorises(level)
     builder = llvm.create_pass_builder(machine(target, level), tuning)
     builder.getModulePassManager().run(module, builder)
     return module

@@ -201,10 +201,11 @@ def _found_on_disk(source: KernelSource, level: int, target: str, found: dict[st
 
 @dataclass
 class _Stored:
-    """What a compile leaves to store: each module's object code and its kernels, and the
-    packed IR of those that are first-tier code (``tiering.pack_ir``), by key."""
+    """What a compile leaves to store: each module's object code, its kernels and whether
+    it calls vector math (its IR was vectorised), and the packed IR of those that are
+    first-tier code (``tiering.pack_ir``), by key."""
 
-    objects: list[tuple[bytes, list[KernelSource]]]
+    objects: list[tuple[bytes, list[KernelSource], bool]]
     target: str
     packed_irs: dict[str, bytes] = field(default_factory=dict)
 
@@ -218,7 +219,7 @@ def _generate(sources: list[KernelSource], level: int, target: str, quick: bool,
     """Generate ``sources`` together, one module per pair of IR and emission levels, and
     load each module's object code into MCJIT at once: the compile waits for LLVM, not for
     the linker, which makes the shared object the cache keeps in the background."""
-    from . import codegen_worker  # generating needs LLVM
+    from . import codegen, codegen_worker  # generating needs LLVM
 
     groups: dict[tuple[int, int | None], list[KernelSource]] = {}
     for source in sources:
@@ -233,8 +234,9 @@ def _generate(sources: list[KernelSource], level: int, target: str, quick: bool,
     for (ir_level, emit_level), group in groups.items():
         product = codegen_worker.generate([s.ir for s in group], ir_level, listings=listings, emit_level=emit_level)
         products.append(product)
-        stored.objects.append((product.object, group))
-        holder = bundles.load(product.object, loaded_code.OBJECT, _libraries(group), level)
+        vectors = codegen.vectorises(ir_level)
+        stored.objects.append((product.object, group, vectors))
+        holder = bundles.load(product.object, loaded_code.OBJECT, _libraries(group), level, vectors)
         for source in group:
             address = holder.address(source.symbol)
             if not address:
@@ -259,12 +261,12 @@ def _store(stored: _Stored) -> None:
     (``_generate``); the linker joins them unchanged, so the bundle is not loaded again to
     check it (a load and unload cost ~4 ms of this process's time per compile)."""
     try:
-        packages = [(loaded_code.package([code for code, _ in stored.objects]),
-                     [s for _, group in stored.objects for s in group])]
+        packages = [(loaded_code.package([code for code, _, _ in stored.objects]),
+                     [s for _, group, _ in stored.objects for s in group], any(v for _, _, v in stored.objects))]
     except ValueError:  # no linker: each object is kept as it is
-        packages = [(loaded_code.package([code]), group) for code, group in stored.objects]
-    for (code, form), group in packages:
-        bundle = bundles.store(code, form, [s.symbol for s in group], _libraries(group))
+        packages = [(loaded_code.package([code]), group, vectors) for code, group, vectors in stored.objects]
+    for (code, form), group, vectors in packages:
+        bundle = bundles.store(code, form, [s.symbol for s in group], _libraries(group), vectors)
         if not bundle:
             continue
         for source in group:

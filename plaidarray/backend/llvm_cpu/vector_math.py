@@ -442,30 +442,32 @@ def _variants(name: str, bits: int, vector_bits: int) -> dict[int, str]:
 
 # --- the library: each function's code, compiled once (math_library.py loads it) ------
 
-def library_ir(symbol: str, vector_bits: int) -> tuple[str, list[str]]:
-    """LLVM IR defining the scalar function ``symbol`` (``plaidarray.<name>.f<bits>``) and
-    its vector variants for registers of ``vector_bits``, and their symbols."""
+def library_ir(symbol: str, vector_bits: int, vectors: bool = True) -> tuple[str, list[str]]:
+    """LLVM IR defining the scalar function ``symbol`` (``plaidarray.<name>.f<bits>``) and,
+    with ``vectors``, its vector variants for registers of ``vector_bits``, and their
+    symbols. Without them the library is the scalar function alone, all that unvectorised
+    code calls, at a third of the build."""
     _, name, width = symbol.split(".")
     bits = int(width[1:])
     ty = F32 if bits == 32 else F64
     module = ir.Module(name=symbol)
-    variants = _variants(name, bits, vector_bits)
+    variants = _variants(name, bits, vector_bits) if vectors else {}
     # The definition names its variants too: linked with its callers (an export), it is
     # the function they call, and a definition's attributes are the ones that remain.
-    fn = _function(module, symbol, ty, _Attributes(_DEFINED, _mappings(symbol, variants)), "")
+    fn = _function(module, symbol, ty, _Attributes(_DEFINED, _mappings(symbol, variants) if variants else {}), "")
     _define_scalar(module, fn, name, ty)
     for lanes, vector_symbol in variants.items():
         _define_vector(fn, name, vector_symbol, lanes)
     return str(module), [symbol, *variants.values()]
 
 
-def library_object_code(symbol: str, level: int) -> tuple[bytes, list[str]]:
+def library_object_code(symbol: str, level: int, vectors: bool = True) -> tuple[bytes, list[str]]:
     """Object code of :func:`library_ir` for the host, and its symbols: the IR as written,
     its machine code generated at ``level``. The functions are straight-line code with
     explicit fused multiply-adds and selects, which LLVM's IR pipeline has nothing to
     improve on: skipping it halves a function's build (exp 8.7 -> 4.7 ms, sin 22 -> 16)
     in a process's first use of it, and the code computes the same bits as fast."""
-    text, symbols = library_ir(symbol, platforms.host().vector_bits)
+    text, symbols = library_ir(symbol, platforms.host().vector_bits, vectors)
     return codegen_worker.generate(text, 0, emit_level=level).object, symbols
 
 
