@@ -36,9 +36,12 @@ paths = {
     "jit, array arguments and results": lambda: np.asarray(step(xp.asarray(x), xp.asarray(x))[1]),
 }
 growth = {}
+from plaidarray.backend.llvm_cpu import kernels
 for name, call in paths.items():
     for _ in range(2000):  # warm up: compile, fill allocator pools
         call()
+    kernels.finish_upgrades()  # full code and the library it calls, loaded once, not in the window
+    call()
     before = rss()
     for _ in range(10000):
         call()
