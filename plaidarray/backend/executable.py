@@ -80,6 +80,14 @@ class Compiler(abc.ABC):
     target: str = ""
     #: Whether it compiles computations with run-time sizes (``Module.n_symbols``).
     shape_generic: bool = False
+    #: A lazy graph of a new structure whose nodes hold at most this many elements each
+    #: compiles shape-generic at once (``trace/materialize.py``): where the code made for
+    #: such graphs is as fast whether its sizes are numbers or run-time values, the next
+    #: size then costs no compile. 0: never (graphs compile for their sizes first).
+    generic_first_elements: int = 0
+    #: The ops whose code it generates for their sizes only (a graph with one compiles
+    #: for its sizes first, without a shape-generic attempt that would need the compiler).
+    per_shape_ops: frozenset[str] = frozenset()
 
     @abc.abstractmethod
     def compile(self, module: Module) -> Executable: ...

@@ -33,6 +33,8 @@ _anchor_dims: tuple = ()
 _changing = False
 #: Whether the graph cut at the anchor when it became the anchor had sizes changing between iterations.
 _loop_changes = False
+#: Whether a graph was cut since the last graph run otherwise (a read).
+_since_read = False
 
 
 def signature(node: Node) -> Hashable:
@@ -44,7 +46,7 @@ def signature(node: Node) -> Hashable:
 
 def cut_here(node: Node) -> bool:
     """Whether ``node``, deeper than the bound, should run now (see the module docstring)."""
-    global _anchor, _anchor_dims, _changing, _loop_changes
+    global _anchor, _anchor_dims, _changing, _loop_changes, _since_read
     mark = signature(node)
     if _anchor is not None and mark != _anchor and node.depth <= 2 * node_module.MAX_PENDING:
         return False
@@ -52,6 +54,7 @@ def cut_here(node: Node) -> bool:
         _loop_changes = _recurs_at_other_dims(node, mark)
     _changing = _loop_changes or (mark == _anchor and node.shape.dims != _anchor_dims)
     _anchor, _anchor_dims = mark, node.shape.dims
+    _since_read = True
     return True
 
 
@@ -73,12 +76,13 @@ def _recurs_at_other_dims(node: Node, mark: Hashable) -> bool:
     return False
 
 
-def sizes_changing(cut: bool) -> bool:
+def sizes_changing(cut: bool) -> bool | None:
     """Whether the last two graphs were cut at the anchor with other dimensions there, for
     a graph cut (``cut``) or the first graph run otherwise since (the read that ends such
-    a loop holds its last iterations, whose groups the loop's graphs compiled already)."""
-    global _changing
-    changing = _changing
+    a loop holds its last iterations, whose groups the loop's graphs compiled already);
+    None for a graph that neither is cut nor ends a loop that was."""
+    global _changing, _since_read
+    changing = _changing if _since_read else None
     if not cut:
-        _changing = False
+        _changing = _since_read = False
     return changing

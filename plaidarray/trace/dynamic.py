@@ -7,8 +7,13 @@ A graph's key (``to_hlo.walk``) holds its sizes: each node's dimensions and the 
 offset attributes of its ops (``OpDef.size_attrs``, ``offset_attrs``: a reshape's
 dimensions, a slice's start). :func:`generalize` takes them out, in order ("positions"),
 leaving the structure. The first time a structure is seen it compiles as it is, for its
-sizes (the fastest code). When it comes back with other sizes, the positions that changed
-become run-time values; positions that were equal each time share one symbol (torch's
+sizes (the fastest code), unless it is small: a lazy graph whose nodes hold at most the
+compiler's ``generic_first_elements`` each compiles with every size a run-time value at
+once, since the code of such graphs (first-tier code) is the same loops either way, and
+a loop's next size then binds it instead of compiling (windows, chunks, a smaller last
+batch). A structure with an op whose code is made for its sizes
+(``Compiler.per_shape_ops``) always compiles for them. When a structure comes back
+with other sizes, the positions that changed become run-time values; positions that were equal each time share one symbol (torch's
 duck sizing), every other position keeps its value (:class:`Pattern`). The executable
 compiled for the pattern serves every later graph of that structure whose sizes fit it:
 the static positions equal, each symbol's positions equal to each other, and sizes at
@@ -20,6 +25,7 @@ compiles its body a bounded number of times, however many steps it takes.
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -159,13 +165,12 @@ class Pattern:
             symbol_of.append(groups.setdefault(group, len(groups)))
         return Pattern(self.first, tuple(symbol_of), len(groups))
 
-    def describe(self, rows: tuple, values: Sequence[int], every_size: bool = False) -> str:
+    def describe(self, rows: tuple, values: Sequence[int], every_size: str = "") -> str:
         """Which sizes are run-time values and why (their first value and now, or: every
-        size at once, ``every_size``), for the compile log (``rows``: the key rows of the
-        graph whose ``values`` these are)."""
+        size at once, for the reason ``every_size``), for the compile log (``rows``: the
+        key rows of the graph whose ``values`` these are)."""
         if every_size:
-            return (f"sizes change between the graphs of a loop cut at the pending bound (this one, or the one "
-                    f"it ends): every size at once, "
+            return (f"{every_size}: every size at once, "
                     f"{len(self._dynamic)} of {len(self.first)} as {self.n_symbols} run-time values")
         names: list[str] = []
         for p, (row_index, name, i) in enumerate(_row_positions(rows)):
@@ -177,6 +182,22 @@ class Pattern:
         more = ", ..." if len(self._dynamic) > len(names) else ""
         return (f"sizes changed since the first graph of this structure ({'; '.join(names)}{more}): "
                 f"{len(self._dynamic)} of {len(self.first)} sizes as {self.n_symbols} run-time values")
+
+
+#: Why a new structure's sizes are all run-time values at once (``Histories.decide``'s
+#: ``every_size``), as the compile log says it.
+CUT_LOOP = "sizes change between the graphs of a loop cut at the pending bound (this one, or the one it ends)"
+SMALL_GRAPH = "a small graph, whose code is as fast with run-time sizes"
+
+
+def small(rows: tuple, limit: int) -> bool:
+    """Whether no node of a walked graph's rows holds more than ``limit`` elements."""
+    return all(math.prod(row[0] if len(row) == 2 else row[3]) <= limit for row in rows)
+
+
+def has_op(rows: tuple, ops: frozenset[str]) -> bool:
+    """Whether a node of a walked graph's rows is an op of ``ops``."""
+    return any(len(row) == 5 and row[0] in ops for row in rows)
 
 
 #: What ``Histories`` holds for a structure that compiles per shape: one of its ops has
@@ -216,6 +237,10 @@ class Histories:
         if found is None or not pattern.n_symbols:
             return None
         return pattern, found
+
+    def new(self, structure: Hashable) -> bool:
+        """Whether ``structure`` was not seen (or was forgotten)."""
+        return structure not in self._patterns
 
     def static_only(self, structure: Hashable) -> None:
         """Compile ``structure`` per shape from now on."""

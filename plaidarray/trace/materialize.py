@@ -98,13 +98,23 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
 
 
 def _shape_generic(graph_key: tuple, order: list[Node], given: frozenset[int], backend: Backend,
-                   cut: bool, every_size: bool) -> _Generic | None:
+                   cut: bool, every_size: bool | None) -> _Generic | None:
     """How a miss is served by a shape-generic executable, or None if it compiles for its
     own sizes (the caller holds ``GRAPH_LOCK``); ``every_size``: a new structure's sizes
-    are all run-time values at once (``cuts.sizes_changing``)."""
+    are all run-time values at once (``cuts.sizes_changing``); None: the graph is neither
+    cut nor ends a loop that was, and a small one's sizes are run-time values at once too
+    (``Compiler.generic_first_elements``). A loop's graphs cut at the pending bound, and
+    the read that ends it, whose iterations they lowered, compile as ``cuts`` says."""
     shape, values, sizes = dynamic.generalize(graph_key[0])
     structure_key = (shape, graph_key[1], given, backend.cache_tag)
-    decided = dynamic.HISTORIES.decide(structure_key, values, sizes, every_size=every_size)
+    why_every = dynamic.CUT_LOOP if every_size else ""
+    if dynamic.HISTORIES.new(structure_key):
+        if dynamic.has_op(graph_key[0], backend.compiler.per_shape_ops):
+            dynamic.HISTORIES.static_only(structure_key)  # known now: no shape-generic compile to try
+            return None
+        if every_size is None and dynamic.small(graph_key[0], backend.compiler.generic_first_elements):
+            why_every = dynamic.SMALL_GRAPH
+    decided = dynamic.HISTORIES.decide(structure_key, values, sizes, every_size=bool(why_every))
     if decided is None:
         return None
     pattern, symbol_values = decided
@@ -113,7 +123,7 @@ def _shape_generic(graph_key: tuple, order: list[Node], given: frozenset[int], b
     comp = None if template is not None else dynamic.symbolic_computation(graph_key, order, pattern, values)
     why = ""
     if template is None and explain.enabled():
-        why = f"{explain.reason(graph_key[0], cut)}; shape-generic: {pattern.describe(graph_key[0], values, every_size)}"
+        why = f"{explain.reason(graph_key[0], cut)}; shape-generic: {pattern.describe(graph_key[0], values, why_every)}"
     return _Generic(key, structure_key, symbol_values, template, comp, pattern.n_symbols, why,
                     ("shape-generic", shape, graph_key[1], pattern.code_key))
 

@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 import plaidarray as xp
+from plaidarray.backend.llvm_cpu.tiering import SCALAR_MAX_ELEMENTS
 from plaidarray.trace import node as node_module
 
 
@@ -188,14 +189,21 @@ def test_pickling_a_traced_array_raises_the_tracing_error():
 
 
 def test_the_compile_log_says_why_each_graph_compiled(caplog):
+    """A large graph compiles for its sizes, then shape-generic when they change; a small
+    one is shape-generic at once (``Compiler.generic_first_elements``), and another size
+    compiles nothing."""
     caplog.set_level(logging.INFO, logger="plaidarray.compiles")
-    x = xp.asarray(np.ones(37))
-    float(xp.sum(xp.sin(x) * 3.0))
-    float(xp.sum(xp.sin(xp.asarray(np.ones(38))) * 4.0))
+    n = SCALAR_MAX_ELEMENTS + 1
+    float(xp.sum(xp.sin(xp.asarray(np.ones(n))) * 3.0))
+    float(xp.sum(xp.sin(xp.asarray(np.ones(n + 1))) * 4.0))
+    float(xp.sum(xp.cos(xp.asarray(np.ones(37))) * 3.0))
+    float(xp.sum(xp.cos(xp.asarray(np.ones(38))) * 4.0))
     messages = [r.getMessage() for r in caplog.records]
-    assert len(messages) == 2
-    assert "new op structure" in messages[0] and "sin" in messages[0]
-    assert "new shapes/dtypes" in messages[1] and "float64[37] -> float64[38]" in messages[1]
+    assert len(messages) == 3
+    assert "new op structure" in messages[0] and "sin" in messages[0] and "shape-generic" not in messages[0]
+    assert "new shapes/dtypes" in messages[1] and f"float64[{n}] -> float64[{n + 1}]" in messages[1]
+    assert "shape-generic: sizes changed since the first graph" in messages[1]
+    assert "new op structure" in messages[2] and "shape-generic: a small graph" in messages[2]
 
 
 def test_the_compile_log_names_the_pending_bound_and_jit_signatures(caplog, monkeypatch):

@@ -28,7 +28,7 @@ def fresh(monkeypatch):
     xp.set_backend("llvm-cpu")
     xp.clear_cache()
     dynamic.HISTORIES.clear()
-    for name, value in (("_anchor", None), ("_anchor_dims", ()), ("_changing", False), ("_loop_changes", False)):
+    for name, value in (("_anchor", None), ("_anchor_dims", ()), ("_changing", False), ("_loop_changes", False), ("_since_read", False)):
         monkeypatch.setattr(cuts, name, value)  # no cut point left by an earlier test's loop
     yield
     xp.set_backend(None)
@@ -263,8 +263,8 @@ def test_a_history_grown_without_reads_compiles_every_size_at_run_time(caplog):
     signature at other dimensions (an earlier iteration), the second because it is cut at
     the same node with other dimensions; that one serves every later graph, and the final
     read, shape-generic too, holds iterations whose kernel groups the loop's graphs lowered
-    already. Run again, the loop compiles nothing, and a graph read after it compiles for
-    its own sizes."""
+    already. Run again, the loop compiles nothing, and a graph read after it is no part of
+    it."""
     caplog.set_level(logging.INFO, logger="plaidarray.compiles")
     rng = np.random.default_rng(12)
     steps = rng.standard_normal((1000, 3)) * 0.1
@@ -277,7 +277,7 @@ def test_a_history_grown_without_reads_compiles_every_size_at_run_time(caplog):
         np.testing.assert_allclose(np.asarray(xp.sum(h, axis=0)), expected.sum(0), rtol=1e-12)
         assert _compiles() <= 3
     assert float(xp.max(s[:7] * 3.0)) == np.max(steps[:7] * 3.0)
-    assert [("cut at PLAIDARRAY_MAX_PENDING" in r.message, "every size at once" in r.message) for r in caplog.records] == [
+    assert [("cut at PLAIDARRAY_MAX_PENDING" in r.message, dynamic.CUT_LOOP in r.message) for r in caplog.records] == [
         (True, True), (True, True), (False, True), (False, False)]
 
 
@@ -298,3 +298,23 @@ def test_the_first_cut_of_a_loop_knows_whether_its_sizes_change(monkeypatch, gro
             break
     assert cuts._anchor is not None
     assert cuts._changing is changing
+
+
+def test_a_small_graph_is_shape_generic_from_its_first_compile(caplog):
+    """A small graph's first compile makes its sizes run-time values (its first-tier code
+    is the same unoptimised loops either way), so every later size binds it; a graph with
+    an op whose code is made for its sizes (an FFT) compiles for them, without first
+    trying, and failing, a shape-generic compile."""
+    caplog.set_level(logging.INFO, logger="plaidarray.compiles")
+    rng = np.random.default_rng(13)
+    data = rng.standard_normal(3000)
+    x = xp.asarray(data)
+    for n in range(2, 1002):
+        assert float(xp.sum(xp.abs(x[:n]) * 0.5)) == pytest.approx(float(np.sum(np.abs(data[:n]) * 0.5)), rel=1e-12)
+    assert _compiles() == 1
+    assert "shape-generic: a small graph" in caplog.records[0].message
+    caplog.clear()
+    for n in (16, 24):
+        np.testing.assert_allclose(np.asarray(xp.fft.fft(x[:n] * 2.0)), np.fft.fft(data[:n] * 2.0), rtol=1e-10, atol=1e-12)
+    assert _compiles() == 3
+    assert not any("shape-generic" in r.message or "per shape from now on" in r.message for r in caplog.records)

@@ -24,6 +24,7 @@ from .. import dump
 from ..executable import AotArtifact, AotOptions, Compiler, Executable
 from . import cache_entry, object_cache
 from .host import host_id, opt_level
+from .tiering import SCALAR_MAX_ELEMENTS
 
 #: LLVM's optimisation levels, as in ``clang -O<level>``.
 OPT_LEVELS = (0, 1, 2, 3)
@@ -38,6 +39,12 @@ class CpuCompiler(Compiler):
     :class:`ShapeGenericExecutable`."""
 
     shape_generic = True
+    #: First-tier code for kernels this small is unoptimised scalar code (``tiering.py``),
+    #: whose loops cost the same with run-time bounds.
+    generic_first_elements = SCALAR_MAX_ELEMENTS
+    #: The ops whose lowering takes no run-time size (``codegen.lowering.shape_generic``;
+    #: a test checks that the two agree).
+    per_shape_ops = frozenset({"conditional", "custom_call", "fft", "while"})
 
     def __init__(self, opt_level: int | None = None) -> None:
         self._opt_level = opt_level

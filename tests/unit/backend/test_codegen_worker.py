@@ -107,19 +107,19 @@ parent_worker = codegen_worker._workers["serving"].process.pid
 read, write = os.pipe()
 pid = os.fork()
 if pid == 0:
-    value = float(xp.sum(xp.asarray(np.arange(11.0)) * 3.0))  # a new signature: compiles
+    value = float(xp.sum(xp.asarray(np.arange(11.0)) * 3.0 + 1.0))  # a new graph: compiles
     child_worker = codegen_worker._workers["serving"].process.pid
     os.write(write, json.dumps([value, child_worker]).encode())
     os._exit(0)
 os.close(write)
 os.waitpid(pid, 0)
 value, child_worker = json.loads(os.read(read, 4096))
-again = float(xp.sum(xp.asarray(np.arange(12.0)) * 4.0))  # the parent's worker still serves
+again = float(xp.sum(xp.asarray(np.arange(12.0)) * 4.0 - 1.0))  # the parent's worker still serves
 print(json.dumps({"first": first, "child": value, "again": again, "parent_worker": parent_worker,
                   "child_worker": child_worker, "stats": codegen_worker.stats()}))
 """
     result = run_child(code, tmp_path, PLAIDARRAY_INPROCESS_COMPILES="0", PLAIDARRAY_CACHE_MAX_BYTES="0")
-    assert (result["first"], result["child"], result["again"]) == (90.0, 165.0, 264.0)
+    assert (result["first"], result["child"], result["again"]) == (90.0, 176.0, 252.0)
     assert result["child_worker"] != result["parent_worker"]
     assert result["stats"]["workers_started"] == 1 and result["stats"]["in_process"] == 0
 

@@ -15,6 +15,7 @@ from jit_helpers import finish_child, isolated_cache_dir, run_child, start_child
 
 import plaidarray as xp
 from plaidarray.backend.llvm_cpu import object_cache, storing
+from plaidarray.backend.llvm_cpu.tiering import SCALAR_MAX_ELEMENTS
 
 #: A child process: a jitted function with a loop and a branch, timed from the first
 #: call to its values (LLVM's own start-up is done before the clock starts).
@@ -366,7 +367,7 @@ def test_a_compile_miss_computes_one_structural_key(monkeypatch, tmp_path):
     walks, structures = _counted(monkeypatch, to_hlo.walk_pending), _counted(monkeypatch, fingerprint.structure)
     described = _counted(monkeypatch, fingerprint.module_description)
     xp.clear_cache()
-    for n in (31, 37):  # compiled for its sizes, then shape-generic
+    for n in (SCALAR_MAX_ELEMENTS + 1, SCALAR_MAX_ELEMENTS + 7):  # large: compiled for its sizes, then shape-generic
         x = xp.asarray(np.arange(n, dtype=np.float32))
         before = xp.cache_info().compiles
         np.testing.assert_allclose(np.asarray(xp.cos(x) * 1.5), np.cos(np.arange(n, dtype=np.float32)) * 1.5,
