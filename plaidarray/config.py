@@ -136,7 +136,7 @@ _ROWS = (
             "the depth of pending ops past which a recorded op runs at once (0: no bound)"),
     Setting("PLAIDARRAY_AUTOMATIC_DYNAMIC", _choice("0", "1"), "1", "at each compile",
             "1 compiles a graph that comes back with other sizes once more with its sizes as run-time values, "
-            "for every later size; 0 compiles each size for itself"),
+            "for every later size (a small graph from its first compile); 0 compiles each size for itself"),
     Setting("PLAIDARRAY_PURE_PYTHON", _choice("0", "1"), "0", "at import",
             "1 records nodes, walks pending graphs and calls executables in Python even where the C modules "
             "(`trace/_graph.c`, `backend/llvm_cpu/_entry.c`) are built"),
