@@ -626,6 +626,8 @@ def _accumulate(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value,
     n = b.select(b.icmp_signed("<", n, ir.Constant(INDEX, 0)), ir.Constant(INDEX, 0), n)
     types = [llvm_type(a.load.results[0].type) for a in accumulations]
     k = min(_PARTIALS[64 if isinstance(t, ir.DoubleType) else 32] for t in types)
+    if isinstance(lb, ir.Constant) and isinstance(ub, ir.Constant):
+        k = min(k, _fewer_partials(ub.constant - lb.constant))
     full = b.and_(n, ir.Constant(INDEX, ~(k - 1)))
     accumulators, partials = [], []
     for a, ty in zip(accumulations, types):
@@ -636,7 +638,8 @@ def _accumulate(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value,
         partial.align = 64
         b.position_at_end(current)
         identity = ir.Constant(ty, 1.0 if a.combine.name == "arith.mulf" else -0.0)
-        _fill(e, partial, ty, k, identity)
+        for j in range(k):
+            b.store(identity, b.gep(partial, [ir.Constant(INDEX, j)], source_etype=ty))
         b.store(b.load(address, typ=ty), partial)
         accumulators.append(address)
         partials.append(partial)
@@ -654,35 +657,22 @@ def _accumulate(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value,
                                     lambda j: element(first, j)))
     _counted(e, ir.Constant(INDEX, 0), b.sub(n, full), ir.Constant(INDEX, 1), lambda j: element(full, j))
     for a, ty, partial, address in zip(accumulations, types, partials, accumulators):
-        _combine(e, partial, ty, k, "fmul" if a.combine.name == "arith.mulf" else "fadd")
-        b.store(b.load(partial, typ=ty), address)
+        method = "fmul" if a.combine.name == "arith.mulf" else "fadd"
+        values = [b.load(b.gep(partial, [ir.Constant(INDEX, j)], source_etype=ty), typ=ty) for j in range(k)]
+        while len(values) > 1:
+            half = len(values) // 2
+            values = [getattr(b, method)(x, y) for x, y in zip(values[:half], values[half:])]
+        b.store(values[0], address)
         del e.slots[a.load], e.slots[a.store]
 
 
-def _fill(e: FunctionEmitter, partial: ir.Value, ty: ir.Type, k: int, value: ir.Constant) -> None:
-    """Store ``value`` in the ``k`` partials, in a loop (see ``_combine``)."""
-    b = e.builder
-    _counted(e, ir.Constant(INDEX, 0), ir.Constant(INDEX, k), ir.Constant(INDEX, 1),
-             lambda j: b.store(value, b.gep(partial, [j], source_etype=ty)))
-
-
-def _combine(e: FunctionEmitter, partial: ir.Value, ty: ir.Type, k: int, method: str) -> None:
-    """Combine the ``k`` partials (a power of 2) into partial 0 as a tree: each pass halves
-    them, partial ``j`` with partial ``j + w``. As loops, not unrolled: first-tier code is
-    not optimised, and 32 partials unrolled were half of a small reduction kernel's IR;
-    the full pipeline unrolls them again."""
-    b = e.builder
-
-    def pair(j: ir.Value, width: ir.Value) -> None:
-        low = b.gep(partial, [j], source_etype=ty)
-        high = b.gep(partial, [b.add(j, width, flags=("nuw", "nsw"))], source_etype=ty)
-        b.store(getattr(b, method)(b.load(low, typ=ty), b.load(high, typ=ty)), low)
-
-    def halving(t: ir.Value) -> None:
-        width = b.lshr(ir.Constant(INDEX, k // 2), t)
-        _counted(e, ir.Constant(INDEX, 0), width, ir.Constant(INDEX, 1), lambda j: pair(j, width))
-
-    _counted(e, ir.Constant(INDEX, 0), ir.Constant(INDEX, k.bit_length() - 1), ir.Constant(INDEX, 1), halving)
+def _fewer_partials(n: int) -> int:
+    """The partials a reduction of a static length ``n`` needs: the power of two at or
+    above it. The sums are the same bits as with more: the partials past ``n`` hold the
+    identity, and the tree's passes that add them (``x + -0.0``, ``x * 1.0``) change no
+    value, so a reduction of 3 elements combines 4 partials, not 32 (k-means' sums over
+    two coordinates were mostly filling and combining partials)."""
+    return 1 << max(n - 1, 0).bit_length()
 
 
 def _counted(e: FunctionEmitter, start: ir.Value, stop: ir.Value, step: ir.Value,

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 from hlo_builders import F32, F64, lowered, make, param
 
+import plaidarray as xp
 from plaidarray.backend.llvm_cpu.llvm_emitter import _PARTIALS
 
 
@@ -44,6 +45,19 @@ def test_a_float_reduction_accumulates_in_partial_sums_without_fast_math(dtype, 
     assert re.search(rf"store {element} {identity}", text)  # the identity, stored in a loop over the partials
     assert re.search(rf'icmp slt i64 %"[.0-9]+", {partials}\b', text)
     assert not re.search(r"\b(fast|reassoc|nnan|ninf|nsz|arcp|contract|afn)\b", text)
+
+
+def test_a_short_static_reduction_combines_as_many_partials_as_it_needs():
+    """A row of 3 elements goes into 4 partials, not 32: the partials past the row hold the
+    identity, whose passes of the tree change no bit, so the sums are those of the full
+    scheme, element i in partial i and the tree pairing partial j with j + 2, then j + 1."""
+    x = param(0, (500, 3), F64)
+    text = _ir([x], [make("reduce", x, dimensions=(1,), kind="add")])
+    assert "alloca double, i64 4" in text and "alloca double, i64 32" not in text
+    rows = np.random.default_rng(3).standard_normal((500, 3)) * 10.0 ** np.arange(-4, 5, 4)
+    got = np.asarray(xp.sum(xp.asarray(rows), axis=1))
+    want = [((0.0 + a) + c) + b for a, b, c in rows.tolist()]
+    assert got.tobytes() == np.array(want).tobytes()
 
 
 def test_a_kernels_text_and_key_do_not_depend_on_its_buffers_positions():
