@@ -220,10 +220,8 @@ class Histories:
         new, or compiles per shape, or a size of a symbol is 0 or 1). ``every_size``: a new
         structure's sizes are run-time values from the start."""
         if structure not in self._patterns:
-            first = Pattern.every_size(values, sizes) if every_size else Pattern(values, (None,) * len(values), 0)
-            self._patterns[structure] = first
-            while len(self._patterns) > self._kept:
-                self._patterns.popitem(last=False)
+            self._remember(structure,
+                           Pattern.every_size(values, sizes) if every_size else Pattern(values, (None,) * len(values), 0))
             if not every_size:
                 return None
         self._patterns.move_to_end(structure)
@@ -242,9 +240,20 @@ class Histories:
         """Whether ``structure`` was not seen (or was forgotten)."""
         return structure not in self._patterns
 
+    def static(self, structure: Hashable) -> bool:
+        """Whether ``structure`` compiles per shape (``static_only``)."""
+        return structure in self._patterns and self._patterns[structure] is STATIC_ONLY
+
     def static_only(self, structure: Hashable) -> None:
         """Compile ``structure`` per shape from now on."""
-        self._patterns[structure] = STATIC_ONLY
+        self._remember(structure, STATIC_ONLY)
+
+    def _remember(self, structure: Hashable, pattern: Pattern | None) -> None:
+        """Hold ``pattern`` for ``structure``, dropping the least recently seen past ``kept``."""
+        self._patterns[structure] = pattern
+        self._patterns.move_to_end(structure)
+        while len(self._patterns) > self._kept:
+            self._patterns.popitem(last=False)
 
     def clear(self) -> None:
         self._patterns.clear()

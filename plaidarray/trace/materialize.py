@@ -107,13 +107,12 @@ def _shape_generic(graph_key: tuple, order: list[Node], given: frozenset[int], b
     the read that ends it, whose iterations they lowered, compile as ``cuts`` says."""
     shape, values, sizes = dynamic.generalize(graph_key[0])
     structure_key = (shape, graph_key[1], given, backend.cache_tag)
+    if _per_shape(structure_key, graph_key[0], backend):
+        return None
     why_every = dynamic.CUT_LOOP if every_size else ""
-    if dynamic.HISTORIES.new(structure_key):
-        if dynamic.has_op(graph_key[0], backend.compiler.per_shape_ops):
-            dynamic.HISTORIES.static_only(structure_key)  # known now: no shape-generic compile to try
-            return None
-        if every_size is None and dynamic.small(graph_key[0], backend.compiler.generic_first_elements):
-            why_every = dynamic.SMALL_GRAPH
+    if every_size is None and dynamic.HISTORIES.new(structure_key) and \
+            dynamic.small(graph_key[0], backend.compiler.generic_first_elements):
+        why_every = dynamic.SMALL_GRAPH
     decided = dynamic.HISTORIES.decide(structure_key, values, sizes, every_size=bool(why_every))
     if decided is None:
         return None
@@ -126,6 +125,16 @@ def _shape_generic(graph_key: tuple, order: list[Node], given: frozenset[int], b
         why = f"{explain.reason(graph_key[0], cut)}; shape-generic: {pattern.describe(graph_key[0], values, why_every)}"
     return _Generic(key, structure_key, symbol_values, template, comp, pattern.n_symbols, why,
                     ("shape-generic", shape, graph_key[1], pattern.code_key))
+
+
+def _per_shape(structure_key: Hashable, rows: tuple, backend: Backend) -> bool:
+    """Whether a structure compiles per shape because it has an op whose code is made for
+    its sizes (``Compiler.per_shape_ops``), decided when it is first seen: then no
+    shape-generic compile is tried, which would fail after running the compiler's first
+    stages (the caller holds ``GRAPH_LOCK``)."""
+    if dynamic.HISTORIES.new(structure_key) and dynamic.has_op(rows, backend.compiler.per_shape_ops):
+        dynamic.HISTORIES.static_only(structure_key)
+    return dynamic.HISTORIES.static(structure_key)
 
 
 def _bind(generic: _Generic, key: Hashable | None, backend: Backend, given: frozenset[int]) -> Executable | None:
@@ -177,7 +186,8 @@ def executable_for(comp: Computation, dynamic_sizes: bool | None = None) -> Exec
         shape, values, sizes = dynamic.generalize(rows)
         structure_key = ("traced", shape, outputs, backend.cache_tag)
         with GRAPH_LOCK:
-            decided = dynamic.HISTORIES.decide(structure_key, values, sizes, every_size=bool(dynamic_sizes))
+            decided = None if _per_shape(structure_key, rows, backend) else \
+                dynamic.HISTORIES.decide(structure_key, values, sizes, every_size=bool(dynamic_sizes))
         if decided is not None:
             pattern, symbol_values = decided
             symbolic = dynamic.symbolic_copy(comp, pattern, values)

@@ -318,3 +318,14 @@ def test_a_small_graph_is_shape_generic_from_its_first_compile(caplog):
         np.testing.assert_allclose(np.asarray(xp.fft.fft(x[:n] * 2.0)), np.fft.fft(data[:n] * 2.0), rtol=1e-10, atol=1e-12)
     assert _compiles() == 3
     assert not any("shape-generic" in r.message or "per shape from now on" in r.message for r in caplog.records)
+
+
+def test_structures_that_compile_per_shape_are_remembered_within_the_bound():
+    """A program meeting ever new structures with an FFT in them marks each per-shape when
+    it is first seen; the histories keep the most recent ``kept`` of them, as they do
+    patterns, so such a program does not grow them."""
+    histories = dynamic.Histories(4)
+    for structure in range(10):
+        histories.static_only(structure)
+        assert histories.static(structure)
+    assert [histories.new(s) for s in range(10)] == [True] * 6 + [False] * 4

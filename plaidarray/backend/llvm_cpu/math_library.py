@@ -56,7 +56,8 @@ def load(symbols: list[str], shared: bool = False, vectors: bool = True) -> None
     (unvectorised code, most first-tier code, calls the scalar function alone)."""
     for name in symbols:
         with _lock:
-            if not any(_ready((name, kind), shared) for kind in ({True, vectors})):
+            kinds = (True,) if vectors else (True, False)  # the library with the variants serves either
+            if not any(_ready((name, kind), shared) for kind in kinds):
                 _load_one((name, vectors), shared)
 
 

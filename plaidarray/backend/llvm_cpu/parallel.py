@@ -90,10 +90,8 @@ def _parts(segment: Segment, threads: int) -> int:
 
 
 def worth_splitting(segments: Sequence[Segment]) -> bool:
-    """Whether any segment is large enough to run on several threads (``_parts(s, 2) > 1``,
-    without its calls: every binding of a shape-generic executable asks)."""
-    least = 2 * MIN_PARALLEL_WORK
-    return any(cast(int, s.extent) > 1 and cast(int, s.work) >= least for s in segments)
+    """Whether any segment is large enough to run on several threads."""
+    return any(_parts(s, 2) > 1 for s in segments)
 
 
 class _Run:
