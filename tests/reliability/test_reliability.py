@@ -504,9 +504,8 @@ HOLDER = """
 import fcntl, os, sys
 directory = sys.argv[1]
 os.makedirs(directory, exist_ok=True)
-for stripe in range(256):  # every stripe: whatever this process's keys
-    fd = os.open(os.path.join(directory, f"{stripe}.lock"), os.O_RDWR | os.O_CREAT, 0o600)
-    fcntl.flock(fd, fcntl.LOCK_EX)
+fd = os.open(os.path.join(directory, "stripes"), os.O_RDWR | os.O_CREAT, 0o600)
+fcntl.lockf(fd, fcntl.LOCK_EX, 256, 0)  # every stripe: whatever this process's keys
 print("held", flush=True)
 os.kill(os.getpid(), __import__("signal").SIGSTOP)  # Ctrl-Z, or a debugger's breakpoint
 """
@@ -547,14 +546,12 @@ def test_lock_files_are_the_users_alone(monkeypatch, tmp_path):
     """Lock files were 0644: another user could open one and hold its lock forever."""
     locks = tmp_path / "locks"
     locks.mkdir(mode=0o700)
-    for stripe in range(object_cache.LOCK_STRIPES):  # left by an older version
-        (locks / f"{stripe}.lock").touch(mode=0o644)
+    used = locks / "stripes"
+    used.touch(mode=0o644)  # made by someone else's umask
     _fresh(tmp_path, monkeypatch)
     _value()
-    modes = {stat.S_IMODE(p.stat().st_mode) for p in locks.iterdir()}
-    assert 0o600 in modes and stat.S_IMODE(locks.stat().st_mode) == 0o700
+    assert stat.S_IMODE(used.stat().st_mode) == 0o600 and stat.S_IMODE(locks.stat().st_mode) == 0o700
     if os.geteuid() == 0:
-        used = next(p for p in locks.iterdir() if stat.S_IMODE(p.stat().st_mode) == 0o600)
         tmp_path.chmod(0o755)
         locks.chmod(0o755)
         opened = subprocess.run(["/bin/cat", str(used)], preexec_fn=_as_nobody, capture_output=True, text=True,

@@ -30,8 +30,8 @@ directory cannot be read or written, compilation simply happens as without it (a
 
 Processes compiling the same entry at once (the workers of a Dask or Cubed cluster
 starting on an empty cache): ``Locks(keys)`` holds an advisory file lock for each key
-(``fcntl.flock`` on one of ``LOCK_STRIPES`` lock files of mode 0600, so their number is
-bounded and no other user can hold them), and the compiler looks the entry up again once
+(a POSIX record lock, ``fcntl.lockf``, on one of ``LOCK_STRIPES`` bytes of a lock file
+of mode 0600, which no other user can hold), and the compiler looks the entry up again once
 it holds it: one process compiles while the others wait and then load what it stored.
 A wait lasts at most ``LOCK_TIMEOUT`` seconds: a holder that is stopped (Ctrl-Z, a
 debugger) must not stop every other process's compiles, so after it this process compiles
@@ -82,12 +82,13 @@ _FORMAT = 2
 #: by the entry's key
 _HEADER = struct.Struct("<8sIQQ32s")
 _STALE_TEMP_SECONDS = 3600
-#: Lock files that ``compiling`` spreads keys over: unrelated compiles rarely share one,
-#: and the directory never holds more than this many.
+#: Locks (bytes of one lock file) that ``Locks`` spreads keys over: unrelated compiles
+#: rarely share one.
 LOCK_STRIPES = 256
 #: Seconds a compile waits for other processes' locks before compiling without them.
 LOCK_TIMEOUT = 20.0
 _LOCK_DIR = "locks"
+_LOCK_FILE = "stripes"
 _TEMP_PREFIX = ".tmp-"
 _size_lock = threading.Lock()
 #: Directory -> this process's estimate of its size in bytes.
@@ -265,57 +266,121 @@ def _distrust(path: Path, problem: str) -> None:
 
 class Locks:
     """The cross-process locks of some keys, held while they are compiled and stored (see
-    the module docstring) until :meth:`release`: each stripe once (a second lock of one
-    file from this process would wait for itself), in stripe order (two processes never
-    wait for each other's), all within ``LOCK_TIMEOUT``. Never raises for the locks' sake:
-    without a usable directory, or past the timeout, it holds what it has, and the keys
-    may be compiled twice."""
+    the module docstring) until :meth:`release`: each stripe once, in stripe order (two
+    processes never wait for each other's), all within ``LOCK_TIMEOUT``. A stripe that
+    this process holds already (its storing thread, say, for another key) is shared:
+    no other process can hold it meanwhile. Never raises for the locks' sake: without a
+    usable directory, or past the timeout, it holds what it has, and the keys may be
+    compiled twice."""
 
     def __init__(self, keys: Sequence[str]) -> None:
-        self._descriptors: list[int] = []
+        self._stripes: list[tuple[int, int]] = []
         if not keys or not enabled() or fcntl is None:
             return
         directory = trusted_directory(create=True)
         if directory is not None:
             _lock_stripes(directory / _LOCK_DIR, sorted({int(key[-8:], 16) % LOCK_STRIPES for key in keys}),
-                          self._descriptors)
+                          self._stripes)
 
     def release(self) -> None:
-        descriptors, self._descriptors = self._descriptors, []
-        for fd in descriptors:
-            os.close(fd)  # releases the lock
+        stripes, self._stripes = self._stripes, []
+        with _held_lock:
+            for held in stripes:
+                count = _held.pop(held, 0)  # 0: made before a fork, in the parent
+                if count > 1:
+                    _held[held] = count - 1
+                elif count:
+                    fcntl.lockf(held[0], fcntl.LOCK_UN, 1, held[1])
 
 
-def _lock_stripes(directory: Path, stripes: list[int], descriptors: list[int]) -> None:
-    """Lock ``stripes`` in order, each file's descriptor added to ``descriptors`` (to
-    close) as soon as it is open; stop at the first that cannot be locked in time."""
+#: Each lock file's descriptor by directory, kept open: a process's record locks on a file
+#: go when it closes any descriptor of it. Those of other directories than the last
+#: ``_KEPT_LOCK_FILES`` are closed once none of their stripes is held.
+_lock_files: dict[Path, int] = {}
+_KEPT_LOCK_FILES = 4
+#: The stripes this process holds, as (lock file descriptor, stripe): how many ``Locks``
+#: share each. Record locks belong to the process, not to a thread or a descriptor.
+_held: dict[tuple[int, int], int] = {}
+_held_lock = threading.Lock()
+
+
+def _forget_held() -> None:
+    """A child made by ``fork`` holds none of its parent's record locks."""
+    _held.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_held)
+
+
+def _lock_file(directory: Path) -> int | None:
+    """The descriptor of ``directory``'s lock file, opened (and made) at first use; None
+    if it is not the user's alone (the caller holds ``_held_lock``)."""
+    fd = _lock_files.get(directory)
+    if fd is not None:
+        return fd
+    directory.mkdir(mode=0o700, exist_ok=True)
+    if _untrusted(directory.stat(), directory=True):
+        return None
+    fd = os.open(directory / _LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    try:
+        st = os.fstat(fd)
+        if _untrusted(st):
+            os.close(fd)
+            return None
+        if stat.S_IMODE(st.st_mode) != 0o600:
+            os.fchmod(fd, 0o600)  # a lock file others can open, they can hold
+    except BaseException:
+        os.close(fd)
+        raise
+    if len(_lock_files) >= _KEPT_LOCK_FILES:  # a program moving between many cache directories (tests)
+        busy = {held_fd for held_fd, _ in _held}
+        for old, old_fd in list(_lock_files.items()):
+            if old_fd not in busy:
+                del _lock_files[old]
+                os.close(old_fd)
+    _lock_files[directory] = fd
+    return fd
+
+
+def _lock_stripes(directory: Path, stripes: list[int], acquired: list[tuple[int, int]]) -> None:
+    """Lock ``stripes`` (bytes of ``directory``'s lock file) in order, each added to
+    ``acquired`` (to release) as soon as this process holds it; stop at the first that
+    cannot be locked in time. One file for all stripes: making a file costs ~0.6 ms on a
+    journaling file system, a file per stripe a few milliseconds of a cold compile."""
     deadline = time.monotonic() + LOCK_TIMEOUT
     try:
-        directory.mkdir(mode=0o700, exist_ok=True)
-        if _untrusted(directory.stat(), directory=True):
+        with _held_lock:
+            fd = _lock_file(directory)
+        if fd is None:
             return
         for stripe in stripes:
-            fd = os.open(directory / f"{stripe}.lock", os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-            descriptors.append(fd)
-            st = os.fstat(fd)
-            if _untrusted(st):
-                return
-            if stat.S_IMODE(st.st_mode) != 0o600:
-                os.fchmod(fd, 0o600)  # a lock file others can open, they can hold (older ones were 0644)
-            if not _flock_until(fd, deadline):
+            with _held_lock:
+                if (fd, stripe) in _held:
+                    _held[fd, stripe] += 1
+                    acquired.append((fd, stripe))
+                    continue
+            locked = _lock_until(fd, stripe, deadline)
+            with _held_lock:  # another thread may have locked it meanwhile: the process holds it once
+                _held[fd, stripe] = _held.get((fd, stripe), 0) + 1
+            acquired.append((fd, stripe))
+            if not locked:
                 return  # compiled without (all of) the locks: at worst twice
     except (OSError, ValueError):
         pass
 
 
-def _flock_until(fd: int, deadline: float) -> bool:
-    """Lock ``fd`` exclusively, polling until ``deadline``; whether it is locked."""
+def _lock_until(fd: int, stripe: int, deadline: float) -> bool:
+    """Lock byte ``stripe`` of ``fd``'s file exclusively, polling until ``deadline``;
+    whether it is locked."""
     pause = 0.001
     while True:
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, stripe)
             return True
-        except BlockingIOError:
+        except OSError as error:
+            if error.errno not in (errno.EACCES, errno.EAGAIN):
+                raise
             if time.monotonic() >= deadline:
                 _warn_once("lock", cache_dir(), f"waited {LOCK_TIMEOUT:.0f} s for another process compiling the "
                                                 f"same code (stopped?); compiling it here too")
