@@ -17,7 +17,7 @@ from ..hlo.ir import attr_key
 from ..hlo.literal import Literal
 from ..hlo.shape import MAX_SIZE, Shape
 from ..trace.array import Array
-from ..trace.cuts import cut_here
+from ..trace.cuts import cut_at, recorded_again
 from ..trace import node as node_module
 from ..trace.materialize import materialize
 from ..trace.node import Node
@@ -35,8 +35,12 @@ def op(name: str, *operands: Array | Node, **attrs: Any) -> Array:
 def wrap(node: Node) -> Array:
     """The Array of a node just recorded, which runs at once if it is deeper than the
     pending bound (``PLAIDARRAY_MAX_PENDING``) and a good place to cut (``trace/cuts.py``)."""
-    if node.depth > node_module.MAX_PENDING > 0 and cut_here(node):
-        materialize([node], cut=True)
+    if node.depth > node_module.MAX_PENDING > 0:
+        run = cut_at(node)
+        if run is not None:
+            materialize([run], cut=True)
+            if run is not node:
+                recorded_again(node)
     return Array(node)
 
 

@@ -10,6 +10,13 @@ only at a node of that signature, which a loop's body records again once per
 iteration, so their graphs hold whole iterations from the same point and repeat. A graph
 that meets none runs at twice the bound, and its node becomes the anchor.
 
+The first graph of a loop also holds what the loop starts from, if that is still pending
+(a running total's ``zeros``): cut at the anchor, it would be code for that graph alone.
+When it holds several short iterations after such a prefix, it is cut at the earliest
+node of the anchor's signature instead, and the depths of what follows are counted again
+from there (``recorded_again``), so the next graph holds the iterations every later one
+does: a small first graph, then one structure.
+
 When the anchor comes back with other dimensions (a history grown at each step and
 never read), or the graph cut where the anchor was chosen holds a node of the anchor's
 signature at other dimensions (an earlier iteration of such a loop), the loop's sizes change from one
@@ -35,6 +42,9 @@ _changing = False
 _loop_changes = False
 #: Whether a graph was cut since the last graph run otherwise (a read).
 _since_read = False
+#: Earlier iterations of a loop in its first cut graph from which that graph is cut at the
+#: earliest (``_first_recurrence``).
+SHORT_ITERATIONS = 2
 
 
 def signature(node: Node) -> Hashable:
@@ -44,36 +54,71 @@ def signature(node: Node) -> Hashable:
             node.shape.dtype, tuple(o.op for o in node.operands))
 
 
-def cut_here(node: Node) -> bool:
-    """Whether ``node``, deeper than the bound, should run now (see the module docstring)."""
+def cut_at(node: Node) -> Node | None:
+    """The node to run now for ``node``, deeper than the bound (see the module docstring):
+    ``node`` itself, None to go on recording, or, at the first cut of a loop, the earliest
+    pending node of its signature (:func:`recorded_again` then follows the run)."""
     global _anchor, _anchor_dims, _changing, _loop_changes, _since_read
     mark = signature(node)
     if _anchor is not None and mark != _anchor and node.depth <= 2 * node_module.MAX_PENDING:
-        return False
-    if mark != _anchor:
-        _loop_changes = _recurs_at_other_dims(node, mark)
+        return None
+    first = node
+    if mark != _anchor or not _since_read:
+        first, _loop_changes = _first_recurrence(node, mark)
     _changing = _loop_changes or (mark == _anchor and node.shape.dims != _anchor_dims)
-    _anchor, _anchor_dims = mark, node.shape.dims
+    _anchor, _anchor_dims = mark, first.shape.dims
     _since_read = True
-    return True
+    return first
 
 
-def _recurs_at_other_dims(node: Node, mark: Hashable) -> bool:
-    """Whether the pending graph of ``node`` holds a node of its signature ``mark`` with
-    other dimensions: the same step of an earlier iteration of a loop whose sizes change."""
+def _first_recurrence(node: Node, mark: Hashable) -> tuple[Node, bool]:
+    """Where the first graph of a loop is cut, and whether the loop's sizes change (a node
+    of ``node``'s signature ``mark`` in its pending graph has other dimensions: the same
+    step of an earlier iteration). The graph is cut at ``node`` unless it holds at least
+    ``SHORT_ITERATIONS`` earlier iterations after a prefix (the pending values a loop starts
+    from): then at the earliest of them, since such short iterations fuse together, and
+    the first graph's code, prefix and all, would serve no other. Not if the sizes change:
+    the next graph would start from sizes so small that they equal others by chance, and
+    the symbols that ties (``dynamic.Pattern``) part again at a further compile."""
+    changes = False
+    recurrences: list[Node] = []
     seen = {id(node)}
-    frontier = list(node.operands)
-    while frontier:
-        above: list[Node] = []
-        for o in frontier:
-            if o.buffer is not None or id(o) in seen:
-                continue
-            seen.add(id(o))
-            if o.op == node.op and o.shape.dims != node.shape.dims and signature(o) == mark:
-                return True
-            above.extend(o.operands)
-        frontier = above
-    return False
+    stack = list(node.operands)
+    while stack:
+        o = stack.pop()
+        if o.buffer is not None or id(o) in seen:
+            continue
+        seen.add(id(o))
+        if o.op == node.op and signature(o) == mark:
+            changes = changes or o.shape.dims != node.shape.dims
+            recurrences.append(o)
+        stack.extend(o.operands)
+    if len(recurrences) < SHORT_ITERATIONS or changes:
+        return node, changes
+    first = min(recurrences, key=lambda n: n.serial)
+    # Cut at the first iteration only if it is deeper than later iterations add (their
+    # mean), by more than the one of a Python scalar's broadcast at the graph's start.
+    prefix = (first.depth - 1) * len(recurrences) > node.depth - first.depth
+    return (first if prefix else node), changes
+
+
+def recorded_again(node: Node) -> None:
+    """Count the depths of ``node``'s pending graph again after an earlier node of it ran
+    (``cut_at``): the iterations recorded after that node then reach the bound where
+    every later graph of the loop does, so the next graph holds as many and repeats."""
+    seen = {id(node)}
+    pending = [node]
+    stack = list(node.operands)
+    while stack:
+        o = stack.pop()
+        if o.buffer is not None or id(o) in seen or o.reused is not None:
+            continue
+        seen.add(id(o))
+        pending.append(o)
+        stack.extend(o.operands)
+    pending.sort(key=lambda n: n.serial)
+    for n in pending:
+        n.depth = 1 + max((o.depth for o in n.operands), default=0)
 
 
 def sizes_changing(cut: bool) -> bool | None:

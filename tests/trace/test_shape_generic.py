@@ -281,6 +281,32 @@ def test_a_history_grown_without_reads_compiles_every_size_at_run_time(caplog):
         (True, True), (True, True), (False, True), (False, False)]
 
 
+def test_a_loop_from_pending_initial_values_is_cut_after_its_first_iterations(caplog):
+    """A running total from ``zeros``, never read: cut at the first node past the bound,
+    the first graph would hold the pending zeros and a bound's worth of additions, code
+    that no later graph runs (they start from the last cut's value). It is cut at the
+    earliest recurrence of that node instead, so it is small, and every later cut graph
+    has one structure; run again, the loop compiles nothing."""
+    caplog.set_level(logging.INFO, logger="plaidarray.compiles")
+    parts = np.random.default_rng(14).standard_normal((100, 50))
+    p = [xp.asarray(part) for part in parts]
+    expected = np.zeros(50)
+    for part in parts:
+        expected = expected + part
+    for run in range(2):
+        total = xp.zeros(50)
+        for part in p:
+            total = total + part
+        np.testing.assert_array_equal(np.asarray(total), expected)
+        if run == 0:
+            cut = [int(r.message.split("graph of ")[1].split()[0]) for r in caplog.records
+                   if "cut at PLAIDARRAY_MAX_PENDING" in r.message]
+            assert cut and cut[0] <= 8  # the zeros and the first additions
+            compiles = _compiles()
+    assert compiles == 3  # the first graph, the loop's cut graphs, the final read
+    assert _compiles() == compiles
+
+
 @pytest.mark.parametrize(("grows", "changing"), [(True, True), (False, False)])
 def test_the_first_cut_of_a_loop_knows_whether_its_sizes_change(monkeypatch, grows, changing):
     """The first graph cut past the pending bound has no earlier cut to compare with; it is
