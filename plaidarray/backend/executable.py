@@ -88,6 +88,12 @@ class Compiler(abc.ABC):
     #: The ops whose code it generates for their sizes only (a graph with one compiles
     #: for its sizes first, without a shape-generic attempt that would need the compiler).
     per_shape_ops: frozenset[str] = frozenset()
+    #: Whether its shape-generic code takes run-time sizes of 0 (loops that run no
+    #: iteration), but for a graph with one of ``nonempty_ops``, whose code needs each size
+    #: at least 1: a graph without them binds its shape-generic executable to an empty
+    #: size rather than compiling for it (an empty chunk or selection in a loop).
+    empty_sizes: bool = False
+    nonempty_ops: frozenset[str] = frozenset()
 
     @abc.abstractmethod
     def compile(self, module: Module) -> Executable: ...

@@ -176,11 +176,17 @@ class Kernel:
     ``ends``, when given, says from the instruction alone what the code starts and ends
     with once its generics are loop nests (the fields of ``kernel_groups.Nests``, None
     when unknown), so that kernel groups are cut around the op before any lowering of it
-    of these sizes has been seen (a loop's ``concatenate`` has new sizes at every step)."""
+    of these sizes has been seen (a loop's ``concatenate`` has new sizes at every step).
+    ``empty_sizes`` says that the code ``emit`` makes for run-time sizes computes the op
+    when one of them is 0 (its loops run no iteration, and it reads nothing outside them);
+    a computation with an op whose code needs them at least 1 (a library's leading
+    dimension, an index clamped into a buffer) is compiled for a size of 0.  (The other
+    kinds always do.)"""
 
     emit: Callable[[KernelBuilder, Instruction, Any, Sequence[SSAValue]], None]
     in_place_operand: int | None = None
     shape_generic: bool = False
+    empty_sizes: bool = False
     ends: Callable[[Instruction], tuple[bool, Any, bool, Any] | None] | None = None
 
 
@@ -222,6 +228,13 @@ def shape_generic(lowering: object) -> bool:
     if isinstance(lowering, Kernel):
         return lowering.shape_generic
     return isinstance(lowering, (Elementwise, Indexing, Reduction, TupleElement))
+
+
+def empty_sizes(lowering: object) -> bool:
+    """Whether a lowering's code for run-time sizes takes sizes of 0 (``Kernel.empty_sizes``)."""
+    if isinstance(lowering, Kernel):
+        return lowering.shape_generic and lowering.empty_sizes
+    return shape_generic(lowering)
 
 
 def lowering_for(opcode: str, platform: str | None = None) -> object:

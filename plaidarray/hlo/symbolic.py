@@ -9,7 +9,9 @@ when it runs. Sizes derived from them (a buffer's element count, a stride) are
 
 A symbolic size is at least 2 (sizes 0 and 1 are specialised, as torch does: a unit
 dimension broadcasts), so comparing one with 0 or 1 has one answer; an offset may be
-any value. Nothing else about a symbol is known: ordering comparisons raise TypeError,
+any value. Code made so runs with a size of 0 as well where its loops then run no
+iteration and it reads nothing outside them (``codegen.lowering.empty_sizes``): the trace
+layer binds such code to 0 (``trace/dynamic.py``), never to 1. Nothing else about a symbol is known: ordering comparisons raise TypeError,
 and so does ``int()``, so code that would bake a compile-time value into an executable
 meant for every size fails loudly. ``hint`` is the value a symbol had when the code was
 compiled, for heuristics only (which values fusion stores, how loops are split).

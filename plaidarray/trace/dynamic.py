@@ -17,7 +17,9 @@ with other sizes, the positions that changed become run-time values; positions t
 duck sizing), every other position keeps its value (:class:`Pattern`). The executable
 compiled for the pattern serves every later graph of that structure whose sizes fit it:
 the static positions equal, each symbol's positions equal to each other, and sizes at
-least 2 (sizes 0 and 1 are specialised, as torch does: a unit dimension broadcasts).
+least 2 (size 1 is specialised, as torch does: a unit dimension broadcasts), or 0 where
+the compiler's code takes it (``Compiler.empty_sizes``: its loops run no iteration; not
+for a graph with one of ``Compiler.nonempty_ops``): an empty chunk or selection binds.
 Sizes that do not fit widen the pattern (more positions become run-time values, symbols
 split) and one more executable is compiled, so a loop whose sizes change at every step
 compiles its body a bounded number of times, however many steps it takes.
@@ -29,7 +31,7 @@ import math
 from collections import OrderedDict
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import cast
+from typing import TYPE_CHECKING, cast
 
 from .. import config
 from ..hlo import Computation, Instruction
@@ -37,6 +39,9 @@ from ..hlo.opdef import OPS
 from ..hlo.shape import Shape
 from ..hlo.symbolic import Dim, Sym
 from .node import Node
+
+if TYPE_CHECKING:
+    from ..backend.executable import Compiler
 
 #: Structures remembered; the least recently seen goes first, so a program making ever
 #: new graphs does not grow this.
@@ -122,15 +127,16 @@ class Pattern:
         (processes that met other sizes first compile the same code)."""
         return self._static, self._dynamic
 
-    def match(self, values: Sequence[int], sizes: Sequence[bool]) -> list[int] | None:
-        """Each symbol's value for a graph of these sizes, or None if they do not fit."""
+    def match(self, values: Sequence[int], sizes: Sequence[bool], empty: bool = False) -> list[int] | None:
+        """Each symbol's value for a graph of these sizes, or None if they do not fit
+        (a size of 0 fits if ``empty``)."""
         for p, v in self._static:
             if values[p] != v:
                 return None
         found: list[int | None] = [None] * self.n_symbols
         for p, s in self._dynamic:
             v = values[p]
-            if sizes[p] and v < 2:
+            if sizes[p] and v < 2 and (v or not empty):
                 return None
             known = found[s]
             if known is None:
@@ -195,6 +201,12 @@ def small(rows: tuple, limit: int) -> bool:
     return all(math.prod(row[0] if len(row) == 2 else row[3]) <= limit for row in rows)
 
 
+def empty_fits(rows: tuple, values: tuple[int, ...], compiler: Compiler) -> bool:
+    """Whether a graph's sizes ``values`` hold a 0 that ``compiler``'s shape-generic code
+    takes (``Compiler.empty_sizes``, ``nonempty_ops``)."""
+    return compiler.empty_sizes and 0 in values and not has_op(rows, compiler.nonempty_ops)
+
+
 def has_op(rows: tuple, ops: frozenset[str]) -> bool:
     """Whether a node of a walked graph's rows is an op of ``ops``."""
     return any(len(row) == 5 and row[0] in ops for row in rows)
@@ -214,11 +226,11 @@ class Histories:
         self._kept = kept
 
     def decide(self, structure: Hashable, values: tuple[int, ...], sizes: tuple[bool, ...],
-               every_size: bool = False) -> tuple[Pattern, list[int]] | None:
+               every_size: bool = False, empty: bool = False) -> tuple[Pattern, list[int]] | None:
         """The pattern a graph of ``structure`` and these sizes runs with, and each of its
         symbols' values; None when the graph compiles for its own sizes (the structure is
-        new, or compiles per shape, or a size of a symbol is 0 or 1). ``every_size``: a new
-        structure's sizes are run-time values from the start."""
+        new, or compiles per shape, or a size of a symbol is 1, or 0 unless ``empty``).
+        ``every_size``: a new structure's sizes are run-time values from the start."""
         if structure not in self._patterns:
             self._remember(structure,
                            Pattern.every_size(values, sizes) if every_size else Pattern(values, (None,) * len(values), 0))
@@ -228,10 +240,10 @@ class Histories:
         pattern = self._patterns[structure]
         if pattern is STATIC_ONLY:
             return None
-        found = pattern.match(values, sizes)
+        found = pattern.match(values, sizes, empty)
         if found is None:
             pattern = self._patterns[structure] = pattern.widen(values)
-            found = pattern.match(values, sizes)
+            found = pattern.match(values, sizes, empty)
         if found is None or not pattern.n_symbols:
             return None
         return pattern, found

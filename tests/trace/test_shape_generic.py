@@ -346,6 +346,45 @@ def test_a_small_graph_is_shape_generic_from_its_first_compile(caplog):
     assert not any("shape-generic" in r.message or "per shape from now on" in r.message for r in caplog.records)
 
 
+EMPTY_SIZE_CASES = {
+    # name: (a graph of x[:n] (2-d: n rows of 3) and y[:n] (1-d), its NumPy twin)
+    "elementwise, reduction": (lambda xp_, x, y: xp_.sum(xp_.exp(-y * y) * 2.0 + 1.0),
+                               lambda x, y: np.sum(np.exp(-y * y) * 2.0 + 1.0)),
+    "mean and std (NaN)": (lambda xp_, x, y: (y - xp_.mean(y)) / (xp_.std(y) + 1e-9),
+                           lambda x, y: (y - np.mean(y)) / (np.std(y) + 1e-9)),
+    "rows reduced": (lambda xp_, x, y: xp_.max(x, axis=1) + xp_.sum(x * x, axis=1),
+                     lambda x, y: np.max(x, axis=1) + np.sum(x * x, axis=1)),
+    "concat, flip, transpose": (lambda xp_, x, y: xp_.concat([xp_.flip(x, axis=0), x * 2.0], axis=0).T,
+                                lambda x, y: np.concatenate([np.flip(x, axis=0), x * 2.0], axis=0).T),
+    "reshape, broadcast, compare": (lambda xp_, x, y: xp_.where(xp_.reshape(x, (-1,)) > 0.0, 1.0, -1.0)
+                                    + xp_.sum(xp_.reshape(y, (1, -1)) * xp_.ones((3, 1)), axis=1)[0],
+                                    lambda x, y: np.where(x.reshape(-1) > 0.0, 1.0, -1.0)
+                                    + np.sum(y.reshape(1, -1) * np.ones((3, 1)), axis=1)[0]),
+    "a library call (nonempty_ops)": (lambda xp_, x, y: y @ y + 1.0, lambda x, y: y @ y + 1.0),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EMPTY_SIZE_CASES))
+def test_a_size_of_0_runs_the_shape_generic_code_where_its_ops_take_it(case):
+    """An empty chunk or selection in a loop binds the shape-generic executable its other
+    sizes compiled, where every op's code runs no iteration with a size of 0
+    (``Compiler.empty_sizes``); a graph with an op whose code needs sizes of at least 1
+    (a BLAS call's leading dimension: ``Compiler.nonempty_ops``) compiles for the empty
+    size. Either way the results are NumPy's, NaN for an empty mean."""
+    ours, numpy_ = EMPTY_SIZE_CASES[case]
+    rng = np.random.default_rng(15)
+    xs, ys = rng.standard_normal((40, 3)), rng.standard_normal(40)
+    x, y = xp.asarray(xs), xp.asarray(ys)
+    with np.errstate(all="ignore"):
+        for n in (5, 9, 0, 7, 0):
+            np.testing.assert_allclose(np.asarray(ours(xp, x[:n], y[:n])), numpy_(xs[:n], ys[:n]), rtol=1e-12,
+                                       equal_nan=True)
+            if n == 9:
+                compiles = _compiles()
+    nonempty = case == "a library call (nonempty_ops)"
+    assert _compiles() == compiles + nonempty
+
+
 def test_structures_that_compile_per_shape_are_remembered_within_the_bound():
     """A program meeting ever new structures with an FFT in them marks each per-shape when
     it is first seen; the histories keep the most recent ``kept`` of them, as they do

@@ -79,7 +79,8 @@ def _concatenate_ends(inst):
     return True, inst.operands[0].shape.dims[0], True, inst.operands[-1].shape.dims[0]
 
 
-register_lowering("concatenate", Kernel(_concatenate_emit, shape_generic=True, ends=_concatenate_ends))
+register_lowering("concatenate", Kernel(_concatenate_emit, shape_generic=True, empty_sizes=True,
+                                        ends=_concatenate_ends))
 
 
 def _pad_emit(k, inst, out, operands):
@@ -93,4 +94,4 @@ def _pad_emit(k, inst, out, operands):
     k.generic(xd, [(x, d)], (out, out_map), inst.shape.dtype, lambda b, ins, cur: ins[0])
 
 
-register_lowering("pad", Kernel(_pad_emit, shape_generic=True))
+register_lowering("pad", Kernel(_pad_emit, shape_generic=True, empty_sizes=True))

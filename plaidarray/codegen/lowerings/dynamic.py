@@ -42,7 +42,7 @@ def _slice_ends(inst):
     return (True, dims[0], True, dims[0]) if dims and inst.shape.size else None
 
 
-register_lowering("dynamic_slice", Kernel(_slice_emit, shape_generic=True, ends=_slice_ends))
+register_lowering("dynamic_slice", Kernel(_slice_emit, shape_generic=True, empty_sizes=True, ends=_slice_ends))
 
 
 def _update_emit(k, inst, out, operands):

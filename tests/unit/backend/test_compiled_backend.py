@@ -66,6 +66,19 @@ def test_the_compilers_per_shape_ops_are_the_ops_whose_lowering_takes_no_run_tim
     assert per_shape == CpuCompiler.per_shape_ops
 
 
+def test_the_compilers_nonempty_ops_are_the_ops_whose_lowering_needs_sizes_of_at_least_1():
+    """``CpuCompiler.nonempty_ops`` (what the trace layer reads) says what the lowerings
+    say (``Kernel.empty_sizes``): a new kernel op is assumed to need them until its
+    lowering says otherwise."""
+    from plaidarray.backend.llvm_cpu import stages  # registers llvm-cpu's lowerings
+    from plaidarray.codegen.lowering import empty_sizes, lowering_for, shape_generic
+    from plaidarray.hlo.opdef import OPS
+
+    lowerings = {op: lowering_for(op, stages.PLATFORM) for op in OPS if op != "parameter"}
+    nonempty = {op for op, lowering in lowerings.items() if shape_generic(lowering) and not empty_sizes(lowering)}
+    assert nonempty == CpuCompiler.nonempty_ops and CpuCompiler.empty_sizes
+
+
 def test_reference_backend_is_selectable_and_does_not_compile_native_code():
     xp.set_backend("reference")
     before_eval, before = Evaluator.evaluated, xp.cache_info()
