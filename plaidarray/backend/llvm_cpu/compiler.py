@@ -69,6 +69,7 @@ class CpuCompiler(Compiler):
         description = module_description(module)
         key = object_cache.entry_key("executable", description, self.target)
         if dump.dump_dir() is None:  # a dump shows every stage: compile, never load
+            object_cache.wait_stored(key)  # compiled here before, and still being stored
             executable = cache_entry.load(key, len(module.entry.parameters), None, self.target, self.opt_level)
             if executable is not None:
                 return executable

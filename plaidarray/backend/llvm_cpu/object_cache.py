@@ -267,24 +267,35 @@ def _distrust(path: Path, problem: str) -> None:
 class Locks:
     """The cross-process locks of some keys, held while they are compiled and stored (see
     the module docstring) until :meth:`release`: each stripe once, in stripe order (two
-    processes never wait for each other's), all within ``LOCK_TIMEOUT``. A stripe that
-    this process holds already (its storing thread, say, for another key) is shared:
+    processes never wait for each other's), all within ``LOCK_TIMEOUT``. Within the
+    process, the keys themselves are waited for (a kernel its storing thread is still
+    storing is found on disk once stored), while a stripe held for other keys is shared:
     no other process can hold it meanwhile. Never raises for the locks' sake: without a
     usable directory, or past the timeout, it holds what it has, and the keys may be
     compiled twice."""
 
     def __init__(self, keys: Sequence[str]) -> None:
         self._stripes: list[tuple[int, int]] = []
+        self._keys: set[str] = set()
         if not keys or not enabled() or fcntl is None:
             return
+        deadline = time.monotonic() + LOCK_TIMEOUT
+        wanted = set(keys)
+        with _held_lock:
+            _keys_released.wait_for(lambda: not wanted & _held_keys, timeout=LOCK_TIMEOUT)
+            self._keys = wanted - _held_keys  # past the timeout, what is free
+            _held_keys.update(self._keys)
         directory = trusted_directory(create=True)
         if directory is not None:
             _lock_stripes(directory / _LOCK_DIR, sorted({int(key[-8:], 16) % LOCK_STRIPES for key in keys}),
-                          self._stripes)
+                          self._stripes, deadline)
 
     def release(self) -> None:
         stripes, self._stripes = self._stripes, []
         with _held_lock:
+            _held_keys.difference_update(self._keys)
+            self._keys = set()
+            _keys_released.notify_all()
             for held in stripes:
                 count = _held.pop(held, 0)  # 0: made before a fork, in the parent
                 if count > 1:
@@ -301,12 +312,24 @@ _KEPT_LOCK_FILES = 4
 #: The stripes this process holds, as (lock file descriptor, stripe): how many ``Locks``
 #: share each. Record locks belong to the process, not to a thread or a descriptor.
 _held: dict[tuple[int, int], int] = {}
+#: The keys that this process's ``Locks`` hold.
+_held_keys: set[str] = set()
 _held_lock = threading.Lock()
+_keys_released = threading.Condition(_held_lock)
+
+
+def wait_stored(key: str) -> None:
+    """Wait while this process holds ``key``'s lock (its storing thread has yet to write
+    the entry: a lookup now would miss what the process compiled itself), at most
+    ``LOCK_TIMEOUT``."""
+    with _held_lock:
+        _keys_released.wait_for(lambda: key not in _held_keys, timeout=LOCK_TIMEOUT)
 
 
 def _forget_held() -> None:
     """A child made by ``fork`` holds none of its parent's record locks."""
     _held.clear()
+    _held_keys.clear()
 
 
 if hasattr(os, "register_at_fork"):
@@ -343,12 +366,11 @@ def _lock_file(directory: Path) -> int | None:
     return fd
 
 
-def _lock_stripes(directory: Path, stripes: list[int], acquired: list[tuple[int, int]]) -> None:
+def _lock_stripes(directory: Path, stripes: list[int], acquired: list[tuple[int, int]], deadline: float) -> None:
     """Lock ``stripes`` (bytes of ``directory``'s lock file) in order, each added to
     ``acquired`` (to release) as soon as this process holds it; stop at the first that
     cannot be locked in time. One file for all stripes: making a file costs ~0.6 ms on a
     journaling file system, a file per stripe a few milliseconds of a cold compile."""
-    deadline = time.monotonic() + LOCK_TIMEOUT
     try:
         with _held_lock:
             fd = _lock_file(directory)

@@ -341,7 +341,8 @@ def _store(c: Compilation) -> None:
         payload, metadata = cache_entry.entry(c.sources, c.output_slots, [o.shape for o in c.outputs],
                                               [t.shape for t in c.temps] + c.scratch,
                                               c.limits if c.n_symbols else None, c.constants)
-        storing.store_later(functools.partial(object_cache.store, c.key, payload, metadata), object_cache.Locks(()))
+        storing.store_later(functools.partial(object_cache.store, c.key, payload, metadata),
+                            object_cache.Locks([c.key]))
 
 
 def _listings(c: Compilation, part: str) -> str:

@@ -3,8 +3,10 @@
 A compiling process runs its kernels from memory at once; linking their shared object
 and writing the cache's entries, milliseconds each, happen here (``store_later``), in the
 order they were submitted, each job's cross-process locks released once it is done (a
-process waiting for them then finds the entries). At exit the queue is finished: an entry
-not stored is compiled again by the next process.
+process waiting for them then finds the entries). A process compiling faster than its
+entries are written waits once ``PENDING_JOBS`` are queued: each job holds its object
+code, so an unbounded queue grew with every compile. At exit the queue is finished: an
+entry not stored is compiled again by the next process.
 """
 
 from __future__ import annotations
@@ -18,6 +20,9 @@ from collections.abc import Callable
 
 from . import object_cache
 
+#: Stores queued at most; a compile submitting one more waits for the oldest.
+PENDING_JOBS = 16
+
 
 class _Storer:
     """The thread and its queue, started on first use in each process (a forked child
@@ -25,7 +30,7 @@ class _Storer:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
-        self._jobs: queue.Queue[tuple[Callable[[], None], object_cache.Locks] | None] = queue.Queue()
+        self._jobs: queue.Queue[tuple[Callable[[], None], object_cache.Locks] | None] = queue.Queue(PENDING_JOBS)
         self._thread: threading.Thread | None = None
         self._owner = 0
 
@@ -35,12 +40,13 @@ class _Storer:
             return
         with self._lock:
             if self._thread is None or self._owner != os.getpid():  # a forked child starts its own
-                self._jobs = queue.Queue()
+                self._jobs = queue.Queue(PENDING_JOBS)
                 self._thread = threading.Thread(target=self._serve, args=(self._jobs,),
                                                 name="plaidarray-store", daemon=True)
                 self._owner = os.getpid()
                 self._thread.start()
-            self._jobs.put((job, held))
+            jobs = self._jobs
+        jobs.put((job, held))
 
     @staticmethod
     def _serve(jobs: queue.Queue) -> None:
