@@ -76,8 +76,9 @@ def _first_recurrence(node: Node, mark: Hashable) -> tuple[Node, bool]:
     of ``node``'s signature ``mark`` in its pending graph has other dimensions: the same
     step of an earlier iteration). The graph is cut at ``node`` unless it holds at least
     ``SHORT_ITERATIONS`` earlier iterations after a prefix (the pending values a loop starts
-    from): then at the earliest of them, since such short iterations fuse together, and
-    the first graph's code, prefix and all, would serve no other. Not if the sizes change:
+    from): then at the earliest of them that leaves the rest within the bound, since such
+    short iterations fuse together, and the first graph's code, prefix and all, would
+    serve no other. Not if the sizes change:
     the next graph would start from sizes so small that they equal others by chance, and
     the symbols that ties (``dynamic.Pattern``) part again at a further compile."""
     changes = False
@@ -95,11 +96,15 @@ def _first_recurrence(node: Node, mark: Hashable) -> tuple[Node, bool]:
         stack.extend(o.operands)
     if len(recurrences) < SHORT_ITERATIONS or changes:
         return node, changes
-    first = min(recurrences, key=lambda n: n.serial)
+    recurrences.sort(key=lambda n: n.serial)
+    earliest = recurrences[0]
     # Cut at the first iteration only if it is deeper than later iterations add (their
-    # mean), by more than the one of a Python scalar's broadcast at the graph's start.
-    prefix = (first.depth - 1) * len(recurrences) > node.depth - first.depth
-    return (first if prefix else node), changes
+    # mean), by more than the one of a Python scalar's broadcast at the graph's start; and
+    # where what follows is within the bound, that broadcast's one included (a graph cut
+    # at twice the bound holds more).
+    if (earliest.depth - 1) * len(recurrences) <= node.depth - earliest.depth:
+        return node, changes
+    return next((r for r in recurrences if node.depth - r.depth < node_module.MAX_PENDING), node), changes
 
 
 def recorded_again(node: Node) -> None:

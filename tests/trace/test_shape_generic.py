@@ -307,6 +307,20 @@ def test_a_loop_from_pending_initial_values_is_cut_after_its_first_iterations(ca
     assert _compiles() == compiles
 
 
+def test_a_loop_after_another_loops_cut_point_compiles_three_graphs(monkeypatch):
+    """A loop recorded after another loop was cut elsewhere meets that cut point nowhere:
+    its first graph runs at twice the bound, and is cut where the rest of it is within
+    the bound, so the next graph is already one of the loop's later ones (cut at its
+    first iteration, it held more than they do, and compiled once more)."""
+    monkeypatch.setattr(cuts, "_anchor", ("another loop's cut point",))
+    x, expected = xp.ones(8), np.ones(8)
+    for _ in range(1000):
+        x = x * 0.999 + 0.001
+        expected = expected * 0.999 + 0.001
+    np.testing.assert_allclose(np.asarray(x), expected, rtol=1e-12)
+    assert _compiles() == 3  # the first graph, the loop's cut graphs, the final read
+
+
 @pytest.mark.parametrize(("grows", "changing"), [(True, True), (False, False)])
 def test_the_first_cut_of_a_loop_knows_whether_its_sizes_change(monkeypatch, grows, changing):
     """The first graph cut past the pending bound has no earlier cut to compare with; it is
