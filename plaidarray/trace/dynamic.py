@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, cast
 
 from .. import config
 from ..hlo import Computation, Instruction
+from ..hlo.fingerprint import Hashed
 from ..hlo.opdef import OPS
 from ..hlo.shape import Shape
 from ..hlo.symbolic import Dim, Sym
@@ -194,6 +195,24 @@ class Pattern:
 #: ``every_size``), as the compile log says it.
 CUT_LOOP = "sizes change between the graphs of a loop cut at the pending bound (this one, or the one it ends)"
 SMALL_GRAPH = "a small graph, whose code is as fast with run-time sizes"
+
+
+#: ``canonical``'s keys, each its own value; emptied when it reaches ``KEPT_HISTORIES``.
+_CANONICAL: dict[Hashed, Hashed] = {}
+
+
+def canonical(structure: Hashable) -> Hashed:
+    """``structure`` hashed once, as the one object equal to it that this process has
+    made: the histories and the executable cache then find it by identity. A miss of a
+    loop whose sizes change looks its structure (a deep tuple, made anew from the graph at
+    each step) up five times, and each found entry compared it row by row (~10 us a step)."""
+    key = Hashed(structure)
+    found = _CANONICAL.get(key)
+    if found is None:
+        if len(_CANONICAL) >= KEPT_HISTORIES:
+            _CANONICAL.clear()
+        _CANONICAL[key] = found = key
+    return found
 
 
 def small(rows: tuple, limit: int) -> bool:

@@ -106,7 +106,7 @@ def _shape_generic(graph_key: tuple, order: list[Node], given: frozenset[int], b
     (``Compiler.generic_first_elements``). A loop's graphs cut at the pending bound, and
     the read that ends it, whose iterations they lowered, compile as ``cuts`` says."""
     shape, values, sizes = dynamic.generalize(graph_key[0])
-    structure_key = (shape, graph_key[1], given, backend.cache_tag)
+    structure_key = dynamic.canonical((shape, graph_key[1], given, backend.cache_tag))
     if _per_shape(structure_key, graph_key[0], backend):
         return None
     why_every = dynamic.CUT_LOOP if every_size else ""
