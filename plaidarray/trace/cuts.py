@@ -78,25 +78,13 @@ def _first_recurrence(node: Node, mark: Hashable) -> tuple[Node, bool]:
     ``SHORT_ITERATIONS`` earlier iterations after a prefix (the pending values a loop starts
     from): then at the earliest of them that leaves the rest within the bound, since such
     short iterations fuse together, and the first graph's code, prefix and all, would
-    serve no other. Not if the sizes change:
-    the next graph would start from sizes so small that they equal others by chance, and
-    the symbols that ties (``dynamic.Pattern``) part again at a further compile."""
-    changes = False
-    recurrences: list[Node] = []
-    seen = {id(node)}
-    stack = list(node.operands)
-    while stack:
-        o = stack.pop()
-        if o.buffer is not None or id(o) in seen:
-            continue
-        seen.add(id(o))
-        if o.op == node.op and signature(o) == mark:
-            changes = changes or o.shape.dims != node.shape.dims
-            recurrences.append(o)
-        stack.extend(o.operands)
+    serve no other. Not if the sizes change: the next graph would start from sizes so
+    small that they equal others by chance, and the symbols that ties
+    (``dynamic.Pattern``) part again at a further compile."""
+    recurrences = [o for o in _pending(node)[:-1] if o.op == node.op and signature(o) == mark]
+    changes = any(o.shape.dims != node.shape.dims for o in recurrences)
     if len(recurrences) < SHORT_ITERATIONS or changes:
         return node, changes
-    recurrences.sort(key=lambda n: n.serial)
     earliest = recurrences[0]
     # Cut at the first iteration only if it is deeper than later iterations add (their
     # mean), by more than the one of a Python scalar's broadcast at the graph's start; and
@@ -111,6 +99,13 @@ def recorded_again(node: Node) -> None:
     """Count the depths of ``node``'s pending graph again after an earlier node of it ran
     (``cut_at``): the iterations recorded after that node then reach the bound where
     every later graph of the loop does, so the next graph holds as many and repeats."""
+    for n in _pending(node):
+        n.depth = 1 + max((o.depth for o in n.operands), default=0)
+
+
+def _pending(node: Node) -> list[Node]:
+    """The pending nodes of ``node``'s graph, in the order they were recorded (``node``
+    last), but Python scalars' broadcasts, which every graph shares (``Node.reused``)."""
     seen = {id(node)}
     pending = [node]
     stack = list(node.operands)
@@ -122,8 +117,7 @@ def recorded_again(node: Node) -> None:
         pending.append(o)
         stack.extend(o.operands)
     pending.sort(key=lambda n: n.serial)
-    for n in pending:
-        n.depth = 1 + max((o.depth for o in n.operands), default=0)
+    return pending
 
 
 def sizes_changing(cut: bool) -> bool | None:
