@@ -377,14 +377,7 @@ def _lock_stripes(directory: Path, stripes: list[int], acquired: list[tuple[int,
         if fd is None:
             return
         for stripe in stripes:
-            with _held_lock:
-                if (fd, stripe) in _held:
-                    _held[fd, stripe] += 1
-                    acquired.append((fd, stripe))
-                    continue
             locked = _lock_until(fd, stripe, deadline)
-            with _held_lock:  # another thread may have locked it meanwhile: the process holds it once
-                _held[fd, stripe] = _held.get((fd, stripe), 0) + 1
             acquired.append((fd, stripe))
             if not locked:
                 return  # compiled without (all of) the locks: at worst twice
@@ -393,22 +386,32 @@ def _lock_stripes(directory: Path, stripes: list[int], acquired: list[tuple[int,
 
 
 def _lock_until(fd: int, stripe: int, deadline: float) -> bool:
-    """Lock byte ``stripe`` of ``fd``'s file exclusively, polling until ``deadline``;
-    whether it is locked."""
+    """Hold byte ``stripe`` of ``fd``'s file (counted in ``_held``, as held past the
+    deadline too, so that releasing is alike), polling until ``deadline``; whether it is
+    locked. Each attempt holds ``_held_lock``: the process's lock on a byte is one, so
+    its threads take and release it only through the count."""
     pause = 0.001
     while True:
-        try:
-            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, stripe)
-            return True
-        except OSError as error:
-            if error.errno not in (errno.EACCES, errno.EAGAIN):
-                raise
-            if time.monotonic() >= deadline:
-                _warn_once("lock", cache_dir(), f"waited {LOCK_TIMEOUT:.0f} s for another process compiling the "
-                                                f"same code (stopped?); compiling it here too")
-                return False
-            time.sleep(pause)
-            pause = min(2 * pause, 0.05)
+        with _held_lock:
+            count = _held.get((fd, stripe), 0)
+            if count:  # held by this process for other keys: shared
+                _held[fd, stripe] = count + 1
+                return True
+            try:
+                fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB, 1, stripe)
+                _held[fd, stripe] = 1
+                return True
+            except OSError as error:
+                if error.errno not in (errno.EACCES, errno.EAGAIN):
+                    raise
+                if time.monotonic() >= deadline:
+                    _held[fd, stripe] = 1  # held without the lock, released alike
+                    break
+        time.sleep(pause)
+        pause = min(2 * pause, 0.05)
+    _warn_once("lock", cache_dir(), f"waited {LOCK_TIMEOUT:.0f} s for another process compiling the same code "
+                                    f"(stopped?); compiling it here too")
+    return False
 
 
 def store(key: str, code: bytes, metadata: dict[str, Any]) -> None:
