@@ -304,10 +304,11 @@ class Locks:
                     fcntl.lockf(held[0], fcntl.LOCK_UN, 1, held[1])
 
 
-#: Each lock file's descriptor by directory, kept open: a process's record locks on a file
-#: go when it closes any descriptor of it. Those of other directories than the last
+#: Each lock file's descriptor by its directory's device and inode (however the path is
+#: spelled, one descriptor), kept open: a process's record locks on a file go when it
+#: closes any descriptor of it. Those of other directories than the last
 #: ``_KEPT_LOCK_FILES`` are closed once none of their stripes is held.
-_lock_files: dict[Path, int] = {}
+_lock_files: dict[tuple[int, int], int] = {}
 _KEPT_LOCK_FILES = 4
 #: The stripes this process holds, as (lock file descriptor, stripe): how many ``Locks``
 #: share each. Record locks belong to the process, not to a thread or a descriptor.
@@ -339,19 +340,20 @@ if hasattr(os, "register_at_fork"):
 def _lock_file(directory: Path) -> int | None:
     """The descriptor of ``directory``'s lock file, opened (and made) at first use; None
     if it is not the user's alone (the caller holds ``_held_lock``)."""
-    fd = _lock_files.get(directory)
+    directory.mkdir(mode=0o700, exist_ok=True)
+    st = directory.stat()
+    fd = _lock_files.get((st.st_dev, st.st_ino))
     if fd is not None:
         return fd
-    directory.mkdir(mode=0o700, exist_ok=True)
-    if _untrusted(directory.stat(), directory=True):
+    if _untrusted(st, directory=True):
         return None
     fd = os.open(directory / _LOCK_FILE, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     try:
-        st = os.fstat(fd)
-        if _untrusted(st):
+        opened = os.fstat(fd)
+        if _untrusted(opened):
             os.close(fd)
             return None
-        if stat.S_IMODE(st.st_mode) != 0o600:
+        if stat.S_IMODE(opened.st_mode) != 0o600:
             os.fchmod(fd, 0o600)  # a lock file others can open, they can hold
     except BaseException:
         os.close(fd)
@@ -362,7 +364,7 @@ def _lock_file(directory: Path) -> int | None:
             if old_fd not in busy:
                 del _lock_files[old]
                 os.close(old_fd)
-    _lock_files[directory] = fd
+    _lock_files[st.st_dev, st.st_ino] = fd
     return fd
 
 
