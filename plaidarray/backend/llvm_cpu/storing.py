@@ -46,7 +46,11 @@ class _Storer:
                 self._owner = os.getpid()
                 self._thread.start()
             jobs = self._jobs
-        jobs.put((job, held))
+        try:
+            jobs.put((job, held))
+        except BaseException:  # interrupted while the queue was full: the job is dropped, its locks too
+            held.release()
+            raise
 
     @staticmethod
     def _serve(jobs: queue.Queue) -> None:

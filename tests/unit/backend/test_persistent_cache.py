@@ -379,3 +379,28 @@ def test_a_compile_miss_computes_one_structural_key(monkeypatch, tmp_path):
     y = xp.asarray(np.ones((3, 41), dtype=np.float32))
     np.testing.assert_allclose(np.asarray(xp.jit(lambda a: xp.tanh(a) * 2.0)(y)), np.tanh(1.0) * 2.0, rtol=1e-6)
     assert (len(walks), len(structures), len(described)) == (0, 1, 1)
+
+
+def test_a_store_interrupted_while_its_queue_is_full_releases_its_locks(tmp_path, monkeypatch):
+    """A compile submitting its store waits while ``storing.PENDING_JOBS`` are queued; a
+    Ctrl-C then drops the job, and with it its locks: kept, the process's lookups of those
+    keys would wait ``LOCK_TIMEOUT`` for a store that never comes."""
+    monkeypatch.setenv("PLAIDARRAY_CACHE_DIR", str(tmp_path))
+    monkeypatch.setattr(storing, "PENDING_JOBS", 1)
+    storer = storing._Storer()
+    gate = __import__("threading").Event()
+    storer.submit(gate.wait, object_cache.Locks([]))  # the thread is busy with it...
+    storer.submit(lambda: None, object_cache.Locks([]))  # ...and the queue full
+    key = "0" * 56 + "deadbeef"
+    held = object_cache.Locks([key])
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+    monkeypatch.setattr(storer._jobs, "put", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        storer.submit(lambda: None, held)
+    start = time.monotonic()
+    object_cache.wait_stored(key)
+    assert time.monotonic() - start < 1.0
+    gate.set()
+    storer.drain()
