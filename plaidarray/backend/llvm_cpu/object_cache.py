@@ -285,10 +285,14 @@ class Locks:
             _keys_released.wait_for(lambda: not wanted & _held_keys, timeout=LOCK_TIMEOUT)
             self._keys = wanted - _held_keys  # past the timeout, what is free
             _held_keys.update(self._keys)
-        directory = trusted_directory(create=True)
-        if directory is not None:
-            _lock_stripes(directory / _LOCK_DIR, sorted({int(key[-8:], 16) % LOCK_STRIPES for key in keys}),
-                          self._stripes, deadline)
+        try:
+            directory = trusted_directory(create=True)
+            if directory is not None:
+                _lock_stripes(directory / _LOCK_DIR, sorted({int(key[-8:], 16) % LOCK_STRIPES for key in keys}),
+                              self._stripes, deadline)
+        except BaseException:  # interrupted: the caller never gets these locks to release
+            self.release()
+            raise
 
     def release(self) -> None:
         stripes, self._stripes = self._stripes, []
