@@ -204,8 +204,9 @@ _CANONICAL: dict[Hashed, Hashed] = {}
 def canonical(structure: Hashable) -> Hashed:
     """``structure`` hashed once, as the one object equal to it that this process has
     made: the histories and the executable cache then find it by identity. A miss of a
-    loop whose sizes change looks its structure (a deep tuple, made anew from the graph at
-    each step) up five times, and each found entry compared it row by row (~10 us a step)."""
+    loop whose sizes change (or a jitted function's call with new sizes) looks its
+    structure (a deep tuple, made anew at each step) up several times, and each found
+    entry compared it row by row (~10 us a step)."""
     key = Hashed(structure)
     found = _CANONICAL.get(key)
     if found is None:

@@ -185,7 +185,7 @@ def executable_for(comp: Computation, dynamic_sizes: bool | None = None) -> Exec
     if dynamic_sizes is not False and backend.compiler.shape_generic and (dynamic_sizes or dynamic.automatic()):
         rows, outputs = dynamic.computation_rows(comp)
         shape, values, sizes = dynamic.generalize(rows)
-        structure_key = ("traced", shape, outputs, backend.cache_tag)
+        structure_key = dynamic.canonical(("traced", shape, outputs, backend.cache_tag))
         with GRAPH_LOCK:
             decided = None if _per_shape(structure_key, rows, backend) else \
                 dynamic.HISTORIES.decide(structure_key, values, sizes, every_size=bool(dynamic_sizes),
