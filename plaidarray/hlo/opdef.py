@@ -15,7 +15,7 @@ more, while ``OPS`` stays the op set of ``plaidarray.hlo``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +29,17 @@ InferRule = Callable[[list[Shape], Attrs], Shape]
 Value = np.ndarray | list[np.ndarray]
 #: The operands' values, attributes and result shape -> the result's ``Value``.
 Evaluate = Callable[[list[Any], Attrs, Shape], Any]
+#: A size the shape rule makes equal to a result dimension, as ``(result axis, source,
+#: index)``: the source is an operand's position (``index`` its axis) or a size
+#: attribute's name (``index`` its entry).
+DimTie = tuple[int, int | str, int]
+#: An op's ties, from its attributes and its operands' ranks.
+DimTies = Callable[[Attrs, Sequence[int]], Iterable[DimTie]]
+
+
+def same_dims(attrs: Attrs, ranks: Sequence[int]) -> Iterable[DimTie]:
+    """The ties of an op whose operands have its result's dimensions (elementwise ops)."""
+    return ((axis, operand, axis) for operand, rank in enumerate(ranks) for axis in range(rank))
 
 
 @dataclass(frozen=True)
@@ -45,6 +56,11 @@ class OpDef:
     #: run time (``hlo/symbolic.py``); every other attribute is part of a graph's structure.
     size_attrs: tuple[str, ...] = ()
     offset_attrs: tuple[str, ...] = ()
+    #: Which sizes the shape rule makes equal to which result dimensions
+    #: (:data:`DimTies`), so that a shape-generic executable gives them one run-time
+    #: value and sizes equal by chance keep their own (``trace/dynamic.py``). None: not
+    #: declared, and the op's sizes of equal value are taken as tied.
+    dim_ties: DimTies | None = None
 
     def check_arity(self, n: int) -> None:
         if self.arity is not None and n != self.arity:

@@ -13,8 +13,13 @@ once, since the code of such graphs (first-tier code) is the same loops either w
 a loop's next size then binds it instead of compiling (windows, chunks, a smaller last
 batch). A structure with an op whose code is made for its sizes
 (``Compiler.per_shape_ops``) always compiles for them. When a structure comes back
-with other sizes, the positions that changed become run-time values; positions that were equal each time share one symbol (torch's
-duck sizing), every other position keeps its value (:class:`Pattern`). The executable
+with other sizes, the positions that changed become run-time values, every other
+position keeps its value (:class:`Pattern`). Positions share one symbol where an op's
+shape rule makes them equal (``OpDef.dim_ties``: an elementwise op's operands and
+result, the dimensions a concatenation does not join; :func:`ties`) and they were equal
+each time: torch's duck sizing, which ties every size of equal value, tied a growing
+history's rows to its columns in the graph where they passed each other, and that
+graph's kernels then differed from every other graph's. The executable
 compiled for the pattern serves every later graph of that structure whose sizes fit it:
 the static positions equal, each symbol's positions equal to each other, and sizes at
 least 2 (size 1 is specialised, as torch does: a unit dimension broadcasts), or 0 where
@@ -147,20 +152,20 @@ class Pattern:
         return cast("list[int]", found)
 
     @classmethod
-    def every_size(cls, values: tuple[int, ...], sizes: tuple[bool, ...]) -> Pattern:
+    def every_size(cls, values: tuple[int, ...], sizes: tuple[bool, ...], tied: Sequence[int]) -> Pattern:
         """Every position a run-time value from the start (``jit(dynamic=True)``), but
-        sizes 0 and 1; positions of equal value share a symbol."""
+        sizes 0 and 1; positions tied (``tied``: :func:`ties`) share a symbol."""
         groups: dict[int, int] = {}
-        symbol_of = tuple(None if size and v < 2 else groups.setdefault(v, len(groups))
-                          for v, size in zip(values, sizes))
+        symbol_of = tuple(None if size and v < 2 else groups.setdefault(tie, len(groups))
+                          for v, size, tie in zip(values, sizes, tied))
         return cls(values, symbol_of, len(groups))
 
-    def widen(self, values: Sequence[int]) -> Pattern:
+    def widen(self, values: Sequence[int], tied: Sequence[int]) -> Pattern:
         """The pattern that also fits ``values`` (its sizes may be 0 or 1 all the same):
         a position that changed becomes a run-time value, and a symbol splits where its
-        positions now differ. Positions share a symbol only if they were equal every
-        time: those that change now had their first value every time, those of a symbol
-        equal values."""
+        positions now differ or are not tied (``tied``: :func:`ties`). Positions share a
+        symbol only if they were tied and equal every time: those that change now had
+        their first value every time, those of a symbol equal values."""
         groups: dict[Hashable, int] = {}
         symbol_of: list[int | None] = []
         for p, v in enumerate(values):
@@ -168,7 +173,7 @@ class Pattern:
             if s is None and v == self.first[p]:
                 symbol_of.append(None)
                 continue
-            group = ("new", self.first[p], v) if s is None else ("old", s, v)
+            group = ("new", tied[p], self.first[p], v) if s is None else ("old", s, tied[p], v)
             symbol_of.append(groups.setdefault(group, len(groups)))
         return Pattern(self.first, tuple(symbol_of), len(groups))
 
@@ -232,6 +237,50 @@ def has_op(rows: tuple, ops: frozenset[str]) -> bool:
     return any(len(row) == 5 and row[0] in ops for row in rows)
 
 
+def ties(rows: tuple, values: Sequence[int]) -> list[int]:
+    """Each position's class (``generalize``'s order, ``values`` its sizes): positions an
+    op's shape rule makes equal (``OpDef.dim_ties``) and equal here share one, as do an
+    undeclared op's dimensions, its operands' and its size attributes of equal value.
+    Union-find over the positions, one pass over the rows (no recursion)."""
+    parent = list(range(len(values)))
+
+    def find(p: int) -> int:
+        while parent[p] != p:
+            parent[p] = parent[parent[p]]
+            p = parent[p]
+        return p
+
+    def tie(p: int, q: int) -> None:
+        if values[p] == values[q]:
+            parent[find(p)] = find(q)
+
+    dims_at: list[int] = []  # each row's first dimension's position
+    position = 0
+    for row in rows:
+        attr_at: dict[str, int] = {}
+        for name, i in _positions(row):
+            if name is not None and i == 0:
+                attr_at[name] = position
+            position += 1
+        dims_at.append(position - len(row[-2]))
+        if len(row) == 2:
+            continue
+        op, attrs, operands, dims, _ = row
+        opdef = OPS[op]
+        own = dims_at[-1]
+        if opdef.dim_ties is None:
+            sized = [own + axis for axis in range(len(dims))]
+            sized += [dims_at[o] + axis for o in operands for axis in range(len(rows[o][-2]))]
+            sized += [attr_at[name] + i for name, value in attrs if name in opdef.size_attrs for i in range(len(value))]
+            first_of: dict[int, int] = {}
+            for p in sized:
+                tie(p, first_of.setdefault(values[p], p))
+            continue
+        for axis, source, i in opdef.dim_ties(dict(attrs), [len(rows[o][-2]) for o in operands]):
+            tie(own + axis, attr_at[source] + i if isinstance(source, str) else dims_at[operands[source]] + i)
+    return [find(p) for p in range(len(values))]
+
+
 #: What ``Histories`` holds for a structure that compiles per shape: one of its ops has
 #: no lowering that takes run-time sizes.
 STATIC_ONLY = None
@@ -245,15 +294,16 @@ class Histories:
         self._patterns: OrderedDict[Hashable, Pattern | None] = OrderedDict()
         self._kept = kept
 
-    def decide(self, structure: Hashable, values: tuple[int, ...], sizes: tuple[bool, ...],
+    def decide(self, structure: Hashable, rows: tuple, values: tuple[int, ...], sizes: tuple[bool, ...],
                every_size: bool = False, empty: bool = False) -> tuple[Pattern, list[int]] | None:
-        """The pattern a graph of ``structure`` and these sizes runs with, and each of its
-        symbols' values; None when the graph compiles for its own sizes (the structure is
-        new, or compiles per shape, or a size of a symbol is 1, or 0 unless ``empty``).
-        ``every_size``: a new structure's sizes are run-time values from the start."""
+        """The pattern a graph of ``structure`` (its walked ``rows``) and these sizes runs
+        with, and each of its symbols' values; None when the graph compiles for its own
+        sizes (the structure is new, or compiles per shape, or a size of a symbol is 1, or
+        0 unless ``empty``). ``every_size``: a new structure's sizes are run-time values
+        from the start."""
         if structure not in self._patterns:
-            self._remember(structure,
-                           Pattern.every_size(values, sizes) if every_size else Pattern(values, (None,) * len(values), 0))
+            self._remember(structure, Pattern.every_size(values, sizes, ties(rows, values)) if every_size
+                           else Pattern(values, (None,) * len(values), 0))
             if not every_size:
                 return None
         self._patterns.move_to_end(structure)
@@ -262,7 +312,7 @@ class Histories:
             return None
         found = pattern.match(values, sizes, empty)
         if found is None:
-            pattern = self._patterns[structure] = pattern.widen(values)
+            pattern = self._patterns[structure] = pattern.widen(values, ties(rows, values))
             found = pattern.match(values, sizes, empty)
         if found is None or not pattern.n_symbols:
             return None

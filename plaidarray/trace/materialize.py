@@ -113,7 +113,7 @@ def _shape_generic(graph_key: tuple, order: list[Node], given: frozenset[int], b
     if every_size is None and dynamic.HISTORIES.new(structure_key) and \
             dynamic.small(graph_key[0], backend.compiler.generic_first_elements):
         why_every = dynamic.SMALL_GRAPH
-    decided = dynamic.HISTORIES.decide(structure_key, values, sizes, every_size=bool(why_every),
+    decided = dynamic.HISTORIES.decide(structure_key, graph_key[0], values, sizes, every_size=bool(why_every),
                                        empty=dynamic.empty_fits(graph_key[0], values, backend.compiler))
     if decided is None:
         return None
@@ -188,7 +188,7 @@ def executable_for(comp: Computation, dynamic_sizes: bool | None = None) -> Exec
         structure_key = dynamic.canonical(("traced", shape, outputs, backend.cache_tag))
         with GRAPH_LOCK:
             decided = None if _per_shape(structure_key, rows, backend) else \
-                dynamic.HISTORIES.decide(structure_key, values, sizes, every_size=bool(dynamic_sizes),
+                dynamic.HISTORIES.decide(structure_key, rows, values, sizes, every_size=bool(dynamic_sizes),
                                          empty=dynamic.empty_fits(rows, values, backend.compiler))
         if decided is not None:
             pattern, symbol_values = decided

@@ -408,3 +408,43 @@ def test_structures_that_compile_per_shape_are_remembered_within_the_bound():
         histories.static_only(structure)
         assert histories.static(structure)
     assert [histories.new(s) for s in range(10)] == [True] * 6 + [False] * 4
+
+
+def _history_kernel_compiles(columns: int) -> int:
+    """Kernels compiled by a history grown for 40 steps without reads (cut graphs), from
+    a fresh cache, checked against NumPy."""
+    xp.clear_cache()
+    dynamic.HISTORIES.clear()
+    steps = np.random.default_rng(columns).standard_normal((40, columns)) * 0.1
+    s = xp.asarray(steps)
+    h, expected = xp.zeros((1, columns)), np.zeros((1, columns))
+    for i in range(40):
+        h = xp.concat([h, xp.tanh(h[-1:, :] + s[i:i + 1, :])], axis=0)
+        expected = np.concatenate([expected, np.tanh(expected[-1:, :] + steps[i:i + 1, :])], axis=0)
+    np.testing.assert_allclose(np.asarray(xp.sum(h, axis=0)), expected.sum(0), rtol=1e-12)
+    return xp.cache_info().kernel_compiles
+
+
+def test_sizes_equal_by_chance_do_not_share_a_symbol(monkeypatch):
+    """A growing history's rows pass its column count in one graph; tied by value (duck
+    sizing) they would share a symbol there, and that graph's kernels would differ from
+    every other graph's. Tied only where shape rules make them equal, the loop compiles
+    the same kernels whether or not its rows ever equal its columns."""
+    monkeypatch.setenv("PLAIDARRAY_MAX_PENDING", "60")
+    assert _history_kernel_compiles(8) == _history_kernel_compiles(50)
+
+
+def test_ties_follow_shape_rules_not_values():
+    """``dynamic.ties``: an elementwise op ties its operands' dimensions to its result's,
+    a concatenation all but the joined one; a size equal to another by chance stays apart."""
+    rows = (((4, 4), np.dtype("f8")),  # a 4x4 parameter
+            ((1, 4), np.dtype("f8")),
+            ("concatenate", (("dimension", 0),), (0, 1), (5, 4), np.dtype("f8")),
+            ("tanh", (), (2,), (5, 4), np.dtype("f8")))
+    _, values, _ = dynamic.generalize(rows)
+    assert values == (4, 4, 1, 4, 5, 4, 5, 4)
+    tied = dynamic.ties(rows, values)
+    classes = [[p for p in range(len(values)) if tied[p] == tied[q]] for q in range(len(values))]
+    assert classes[1] == [1, 3, 5, 7]  # every column
+    assert classes[0] == [0]  # the parameter's rows: 4 as the columns, by chance
+    assert classes[4] == [4, 6]  # the concatenation's rows and tanh's

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..opdef import OpDef, register
+from ..opdef import OpDef, register, same_dims
 from ..shape import Shape, static_dims
 
 
@@ -52,7 +52,14 @@ def _broadcast_evaluate(args, attrs, shape):
     return np.broadcast_to(x.reshape(view), shape.dims)
 
 
-_movement("broadcast_in_dim", _broadcast_infer, _broadcast_evaluate, size_attrs=("dims",))
+def _broadcast_ties(attrs, ranks):
+    """Operand dimension i and the result's dimension broadcast_dimensions[i] (equal where
+    the operand's is not 1), and the ``dims`` attribute's entries and the result's."""
+    yield from ((d, 0, i) for i, d in enumerate(attrs["broadcast_dimensions"]))
+    yield from ((j, "dims", j) for j in range(len(attrs["dims"])))
+
+
+_movement("broadcast_in_dim", _broadcast_infer, _broadcast_evaluate, size_attrs=("dims",), dim_ties=_broadcast_ties)
 
 
 def _reshape_infer(shapes, attrs):
@@ -72,7 +79,8 @@ def _transpose_infer(shapes, attrs):
     return Shape(tuple(x.dims[p] for p in perm), x.dtype)
 
 
-_movement("transpose", _transpose_infer, lambda a, attrs, s: np.transpose(a[0], attrs["permutation"]))
+_movement("transpose", _transpose_infer, lambda a, attrs, s: np.transpose(a[0], attrs["permutation"]),
+          dim_ties=lambda attrs, ranks: ((i, 0, p) for i, p in enumerate(attrs["permutation"])))
 
 
 def _slice_infer(shapes, attrs):
@@ -92,7 +100,7 @@ def _slice_evaluate(args, attrs, shape):
     return args[0][tuple(slice(s, l, st) for s, l, st in zip(attrs["start"], attrs["limit"], attrs["strides"]))]
 
 
-_movement("slice", _slice_infer, _slice_evaluate, offset_attrs=("start", "limit"))
+_movement("slice", _slice_infer, _slice_evaluate, offset_attrs=("start", "limit"), dim_ties=lambda attrs, ranks: ())
 
 
 def _reverse_infer(shapes, attrs):
@@ -102,7 +110,7 @@ def _reverse_infer(shapes, attrs):
     return x
 
 
-_movement("reverse", _reverse_infer, lambda a, attrs, s: np.flip(a[0], attrs["dimensions"]))
+_movement("reverse", _reverse_infer, lambda a, attrs, s: np.flip(a[0], attrs["dimensions"]), dim_ties=same_dims)
 
 
 # --- writing parts of the result -----------------------------------------------------
@@ -120,8 +128,14 @@ def _concatenate_infer(shapes, attrs):
     return Shape(tuple(dims), first.dtype)
 
 
+def _concatenate_ties(attrs, ranks):
+    """Every operand's dimensions but the one joined along, and the result's."""
+    return ((axis, operand, axis) for operand, rank in enumerate(ranks) for axis in range(rank)
+            if axis != attrs["dimension"])
+
+
 register(OpDef("concatenate", _concatenate_infer,
-               lambda a, attrs, s: np.concatenate(a, axis=attrs["dimension"])))
+               lambda a, attrs, s: np.concatenate(a, axis=attrs["dimension"]), dim_ties=_concatenate_ties))
 
 
 def _pad_infer(shapes, attrs):
@@ -143,4 +157,4 @@ def _pad_evaluate(args, attrs, shape):
     return out
 
 
-register(OpDef("pad", _pad_infer, _pad_evaluate, 2, offset_attrs=("low", "high")))
+register(OpDef("pad", _pad_infer, _pad_evaluate, 2, offset_attrs=("low", "high"), dim_ties=lambda attrs, ranks: ()))

@@ -36,7 +36,8 @@ def _slice_evaluate(args, attrs, shape):
     return x[tuple(slice(b, b + n) for b, n in zip(begin, shape.dims))]
 
 
-register(OpDef("dynamic_slice", _slice_infer, _slice_evaluate, size_attrs=("slice_sizes",)))
+register(OpDef("dynamic_slice", _slice_infer, _slice_evaluate, size_attrs=("slice_sizes",),
+               dim_ties=lambda attrs, ranks: ((i, "slice_sizes", i) for i in range(len(attrs["slice_sizes"])))))
 
 
 def _update_infer(shapes, attrs):
@@ -55,4 +56,5 @@ def _update_evaluate(args, attrs, shape):
     return out
 
 
-register(OpDef("dynamic_update_slice", _update_infer, _update_evaluate))
+register(OpDef("dynamic_update_slice", _update_infer, _update_evaluate,
+               dim_ties=lambda attrs, ranks: ((axis, 0, axis) for axis in range(ranks[0]))))

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..opdef import OpDef, register
+from ..opdef import OpDef, register, same_dims
 from ..shape import Shape
 
 BOOL = np.dtype(bool)
@@ -71,7 +71,7 @@ def define(name: str, arity: int, reference, kinds: str, infer=_same_shape) -> N
             raise TypeError(f"{name}: operands of dtype {dtype} are not supported (accepted: {accepted})")
         return infer(shapes, attrs)
 
-    register(OpDef(name, checked, _nan_ignore(reference), arity))
+    register(OpDef(name, checked, _nan_ignore(reference), arity, dim_ties=same_dims))
 
 
 def _reference_division(a, d, op):
@@ -263,7 +263,8 @@ def _compare_infer(shapes, attrs):
     return _predicate_result(shapes, attrs)
 
 
-register(OpDef("compare", _compare_infer, lambda args, attrs, shape: COMPARE[attrs["direction"]](*args), 2))
+register(OpDef("compare", _compare_infer, lambda args, attrs, shape: COMPARE[attrs["direction"]](*args), 2,
+               dim_ties=same_dims))
 
 
 def _select_infer(shapes, attrs):
@@ -273,7 +274,7 @@ def _select_infer(shapes, attrs):
     return _same_shape([on_true, on_false], attrs)
 
 
-register(OpDef("select", _select_infer, lambda args, attrs, shape: np.where(*args), 3))
+register(OpDef("select", _select_infer, lambda args, attrs, shape: np.where(*args), 3, dim_ties=same_dims))
 
 
 def _convert_infer(shapes, attrs):
@@ -298,7 +299,7 @@ def _convert_reference(args, attrs, shape):
         return x.astype(target)
 
 
-register(OpDef("convert", _convert_infer, _convert_reference, 1))
+register(OpDef("convert", _convert_infer, _convert_reference, 1, dim_ties=same_dims))
 
 
 # --- complex parts -----------------------------------------------------------------------
@@ -317,10 +318,10 @@ def _complex_infer(shapes, attrs):
     return re.with_dtype(np.dtype(f"c{re.dtype.itemsize * 2}"))
 
 
-register(OpDef("real", _part_infer, lambda a, attrs, s: np.real(a[0]), 1))
-register(OpDef("imag", _part_infer, lambda a, attrs, s: np.imag(a[0]), 1))
+register(OpDef("real", _part_infer, lambda a, attrs, s: np.real(a[0]), 1, dim_ties=same_dims))
+register(OpDef("imag", _part_infer, lambda a, attrs, s: np.imag(a[0]), 1, dim_ties=same_dims))
 register(OpDef("conj", lambda shapes, attrs: _part_infer(shapes, attrs) and shapes[0],
-               lambda a, attrs, s: np.conj(a[0]), 1))
+               lambda a, attrs, s: np.conj(a[0]), 1, dim_ties=same_dims))
 
 
 def _complex_evaluate(args, attrs, shape):
@@ -329,4 +330,4 @@ def _complex_evaluate(args, attrs, shape):
     return out
 
 
-register(OpDef("complex", _complex_infer, _complex_evaluate, 2))
+register(OpDef("complex", _complex_infer, _complex_evaluate, 2, dim_ties=same_dims))

@@ -50,4 +50,5 @@ def _iota_evaluate(args, attrs, shape):
     return np.broadcast_to(ramp.reshape(view), shape.dims).copy()
 
 
-register(OpDef("iota", _iota_infer, _iota_evaluate, 0, size_attrs=("dims",)))
+register(OpDef("iota", _iota_infer, _iota_evaluate, 0, size_attrs=("dims",),
+               dim_ties=lambda attrs, ranks: ((i, "dims", i) for i in range(len(attrs["dims"])))))

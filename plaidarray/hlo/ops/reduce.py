@@ -70,4 +70,10 @@ def _check_combiner(kind: str, dtype: np.dtype) -> None:
     lookup(kind).infer([scalar, scalar], {})
 
 
-register(OpDef("reduce", _infer, _evaluate, 1))
+def _ties(attrs, ranks):
+    """The dimensions kept, in order, and the result's."""
+    kept = (axis for axis in range(ranks[0]) if axis not in attrs["dimensions"])
+    return ((i, 0, axis) for i, axis in enumerate(kept))
+
+
+register(OpDef("reduce", _infer, _evaluate, 1, dim_ties=_ties))
