@@ -22,7 +22,8 @@ history's rows to its columns in the graph where they passed each other, and tha
 graph's kernels then differed from every other graph's. The executable
 compiled for the pattern serves every later graph of that structure whose sizes fit it:
 the static positions equal, each symbol's positions equal to each other, and sizes at
-least 2 (size 1 is specialised, as torch does: a unit dimension broadcasts), or 0 where
+least 2 (size 1 is specialised, as torch does: a unit dimension broadcasts; but a
+parameter's dimension that only concatenations join along, :func:`joined_only`), or 0 where
 the compiler's code takes it (``Compiler.empty_sizes``: its loops run no iteration; not
 for a graph with one of ``Compiler.nonempty_ops``): an empty chunk or selection binds.
 Sizes that do not fit widen the pattern (more positions become run-time values, symbols
@@ -113,11 +114,13 @@ def generalize(rows: tuple) -> tuple[tuple, tuple[int, ...], tuple[bool, ...]]:
 @dataclass(frozen=True)
 class Pattern:
     """Which positions are run-time values: ``symbol_of[p]`` is the symbol of position
-    ``p``, None where the position keeps the value ``first[p]``."""
+    ``p``, None where the position keeps the value ``first[p]``; the symbols of
+    ``units`` may be 1 (:func:`joined_only`)."""
 
     first: tuple[int, ...]
     symbol_of: tuple[int | None, ...]
     n_symbols: int
+    units: frozenset[int] = frozenset()
     _static: tuple[tuple[int, int], ...] = field(init=False, repr=False, compare=False)
     _dynamic: tuple[tuple[int, int], ...] = field(init=False, repr=False, compare=False)
 
@@ -142,7 +145,7 @@ class Pattern:
         found: list[int | None] = [None] * self.n_symbols
         for p, s in self._dynamic:
             v = values[p]
-            if sizes[p] and v < 2 and (v or not empty):
+            if sizes[p] and v < 2 and (s not in self.units if v else not empty):
                 return None
             known = found[s]
             if known is None:
@@ -152,18 +155,21 @@ class Pattern:
         return cast("list[int]", found)
 
     @classmethod
-    def every_size(cls, values: tuple[int, ...], sizes: tuple[bool, ...], tied: Sequence[int]) -> Pattern:
+    def every_size(cls, values: tuple[int, ...], sizes: tuple[bool, ...], tied: Sequence[int],
+                   units: frozenset[int]) -> Pattern:
         """Every position a run-time value from the start (``jit(dynamic=True)``), but
-        sizes 0 and 1; positions tied (``tied``: :func:`ties`) share a symbol."""
+        sizes 0 and 1 (1 only in ``units``: :func:`joined_only`); positions tied
+        (``tied``: :func:`ties`) share a symbol."""
         groups: dict[int, int] = {}
-        symbol_of = tuple(None if size and v < 2 else groups.setdefault(tie, len(groups))
-                          for v, size, tie in zip(values, sizes, tied))
-        return cls(values, symbol_of, len(groups))
+        symbol_of = tuple(None if size and v < 2 and not (v and p in units) else groups.setdefault(tie, len(groups))
+                          for p, (v, size, tie) in enumerate(zip(values, sizes, tied)))
+        return cls(values, symbol_of, len(groups), _unit_symbols(symbol_of, units))
 
-    def widen(self, values: Sequence[int], tied: Sequence[int]) -> Pattern:
+    def widen(self, values: Sequence[int], tied: Sequence[int], units: frozenset[int]) -> Pattern:
         """The pattern that also fits ``values`` (its sizes may be 0 or 1 all the same):
         a position that changed becomes a run-time value, and a symbol splits where its
-        positions now differ or are not tied (``tied``: :func:`ties`). Positions share a
+        positions now differ or are not tied (``tied``: :func:`ties`); a symbol may be 1
+        if its positions are all in ``units`` (:func:`joined_only`). Positions share a
         symbol only if they were tied and equal every time: those that change now had
         their first value every time, those of a symbol equal values."""
         groups: dict[Hashable, int] = {}
@@ -175,7 +181,7 @@ class Pattern:
                 continue
             group = ("new", tied[p], self.first[p], v) if s is None else ("old", s, tied[p], v)
             symbol_of.append(groups.setdefault(group, len(groups)))
-        return Pattern(self.first, tuple(symbol_of), len(groups))
+        return Pattern(self.first, tuple(symbol_of), len(groups), _unit_symbols(symbol_of, units))
 
     def describe(self, rows: tuple, values: Sequence[int], every_size: str = "") -> str:
         """Which sizes are run-time values and why (their first value and now, or: every
@@ -194,6 +200,15 @@ class Pattern:
         more = ", ..." if len(self._dynamic) > len(names) else ""
         return (f"sizes changed since the first graph of this structure ({'; '.join(names)}{more}): "
                 f"{len(self._dynamic)} of {len(self.first)} sizes as {self.n_symbols} run-time values")
+
+
+def _unit_symbols(symbol_of: Sequence[int | None], units: frozenset[int]) -> frozenset[int]:
+    """The symbols whose positions are all in ``units``."""
+    unit = {s for s in symbol_of if s is not None}
+    for p, s in enumerate(symbol_of):
+        if s is not None and p not in units:
+            unit.discard(s)
+    return frozenset(unit)
 
 
 #: Why a new structure's sizes are all run-time values at once (``Histories.decide``'s
@@ -281,6 +296,27 @@ def ties(rows: tuple, values: Sequence[int]) -> list[int]:
     return [find(p) for p in range(len(values))]
 
 
+def joined_only(rows: tuple) -> frozenset[int]:
+    """The positions of parameters' dimensions that only concatenations join along: an
+    array grown by ``concat`` from one row, whose code copies it whatever its length,
+    so a symbol of these may be 1 (one compile fewer as the array passes from one row
+    to two). Any other size-1 symbol might be a unit dimension that broadcasts."""
+    users: dict[int, list[tuple]] = {}
+    for row in rows:
+        if len(row) == 5:
+            for o in row[2]:
+                users.setdefault(o, []).append(row)
+    joined: set[int] = set()
+    position = 0
+    for index, row in enumerate(rows):
+        if len(row) == 2 and index in users:  # a parameter's positions are its dimensions
+            axes = {dict(user[1])["dimension"] if user[0] == "concatenate" else -1 for user in users[index]}
+            if len(axes) == 1 and -1 not in axes:
+                joined.add(position + axes.pop())
+        position += sum(1 for _ in _positions(row))
+    return frozenset(joined)
+
+
 #: What ``Histories`` holds for a structure that compiles per shape: one of its ops has
 #: no lowering that takes run-time sizes.
 STATIC_ONLY = None
@@ -302,8 +338,8 @@ class Histories:
         0 unless ``empty``). ``every_size``: a new structure's sizes are run-time values
         from the start."""
         if structure not in self._patterns:
-            self._remember(structure, Pattern.every_size(values, sizes, ties(rows, values)) if every_size
-                           else Pattern(values, (None,) * len(values), 0))
+            self._remember(structure, Pattern.every_size(values, sizes, ties(rows, values), joined_only(rows))
+                           if every_size else Pattern(values, (None,) * len(values), 0))
             if not every_size:
                 return None
         self._patterns.move_to_end(structure)
@@ -312,7 +348,7 @@ class Histories:
             return None
         found = pattern.match(values, sizes, empty)
         if found is None:
-            pattern = self._patterns[structure] = pattern.widen(values, ties(rows, values))
+            pattern = self._patterns[structure] = pattern.widen(values, ties(rows, values), joined_only(rows))
             found = pattern.match(values, sizes, empty)
         if found is None or not pattern.n_symbols:
             return None

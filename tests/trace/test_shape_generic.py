@@ -448,3 +448,31 @@ def test_ties_follow_shape_rules_not_values():
     assert classes[1] == [1, 3, 5, 7]  # every column
     assert classes[0] == [0]  # the parameter's rows: 4 as the columns, by chance
     assert classes[4] == [4, 6]  # the concatenation's rows and tanh's
+
+
+def test_an_array_grown_from_one_row_compiles_once():
+    """A parameter that only concatenations join along an axis may have one row there:
+    its code copies it whatever its length, so the array grown from one row binds the
+    code compiled for it (other sizes of 1 are specialised: they may broadcast)."""
+    rng = np.random.default_rng(15)
+    rows = rng.standard_normal((30, 3))
+    x = xp.asarray(rows)
+    a, expected = xp.asarray(rows[:1] * 0.5), rows[:1] * 0.5
+    for i in range(1, 30):
+        a = xp.concat([a, x[i:i + 1, :]], axis=0)
+        expected = np.concatenate([expected, rows[i:i + 1]])
+        assert float(xp.sum(a * a)) == pytest.approx(float(np.sum(expected * expected)), rel=1e-12)
+    np.testing.assert_array_equal(np.asarray(a), expected)
+    assert _compiles() == 1
+
+
+def test_a_one_row_array_that_also_broadcasts_keeps_its_size():
+    """A one-row parameter that is concatenated and broadcast too keeps its size 1 in the
+    code (the broadcast's), whatever the other sizes."""
+    rng = np.random.default_rng(16)
+    data = rng.standard_normal((12, 3))
+    for n in (4, 5, 7, 2):
+        m, b = xp.asarray(data[:n]), xp.asarray(data[n:n + 1])
+        got = np.asarray(xp.concat([b, m], axis=0)[1:] * (m + b))
+        want = np.concatenate([data[n:n + 1], data[:n]])[1:] * (data[:n] + data[n:n + 1])
+        np.testing.assert_allclose(got, want, rtol=1e-12)
