@@ -30,7 +30,14 @@ _CASES = {
     "sin + cos * x": lambda x, m: xp.sin(x) + xp.cos(x) * x,
     "integer arithmetic": lambda x, m: xp.astype(x * 1e3, xp.int64) * 7 // 3 % 11,
     "mask and divide": lambda x, m: xp.where(x > 0.5, 1.0 / x, -(x ** 3)),
+    # Few elements: first-tier code is scalar and calls the functions without their vector
+    # variants, emitted at O0 as it is (math_library.scalar_emit_level).
+    "scalar math functions": lambda x, m: _scalar_math(xp.asarray(np.linspace(-2.5, 2.5, 500))),
 }
+
+
+def _scalar_math(s):
+    return xp.tanh(s) + xp.log1p(xp.abs(s)) * xp.sin(s) + xp.exp(s) * xp.cos(s) - xp.expm1(s) * xp.log(xp.abs(s) + 1.0)
 
 
 def _kernels() -> list:
