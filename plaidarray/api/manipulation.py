@@ -117,9 +117,17 @@ def concat(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int | None =
 
 
 def _concatenate(earlier: list[Array], parts: list[Array], axis: int) -> Array:
-    """``earlier`` (a concatenation already made, or nothing) and ``parts`` as one op."""
-    if not earlier and len(parts) == 1:
-        return parts[0]
+    """``earlier`` (a concatenation already made, or nothing) and ``parts`` as one op.
+    Parts with nothing along ``axis`` are left out when anything else remains (XLA's
+    algebraic simplifier drops them too): an array grown from ``zeros((0, n))`` then
+    records at its first step the graph of a row alone, not a concatenation with an
+    empty constant that no later step has. A lone operand is copied, as NumPy copies:
+    a new array on its node, never the operand itself or a view of its base."""
+    filled = [p for p in parts if p.shape[axis] != 0]
+    if filled or earlier:
+        parts = filled
+    if len(earlier) + len(parts) == 1:
+        return graph.copy_of([*earlier, *parts][0])
     _compute_wide_operands(parts)
     return op("concatenate", *earlier, *parts, dimension=axis)
 

@@ -158,6 +158,22 @@ def test_concat_promotes_within_a_kind(backend, dtype1, dtype2, data):
     assert_same(xp.concat([xp.asarray(x1), xp.asarray(x2)]), np.concatenate([x1, x2]), exact=True)
 
 
+@pytest.mark.parametrize("case", ["one array", "a view", "an empty array and a view", "stack of one view"])
+def test_a_concatenation_of_one_array_is_a_copy(backend, case):
+    """As in NumPy, writing to a concatenation (of one array, or of one with empty ones)
+    leaves its operands, and the base of a view among them, as they were."""
+    data = np.arange(12.0).reshape(3, 4)
+    base = xp.asarray(data)
+    make = {"one array": lambda: xp.concat([base]),
+            "a view": lambda: xp.concat([base[1:2, :]]),
+            "an empty array and a view": lambda: xp.concat([xp.zeros((0, 4)), base[1:2, :], xp.zeros((0, 4))]),
+            "stack of one view": lambda: xp.stack([base[1]])}[case]
+    out = make()
+    out[0, 0] = -1.0
+    np.testing.assert_array_equal(np.asarray(base), data)
+    assert float(out[0, 0]) == -1.0
+
+
 def test_concat_without_a_result_type_and_mismatched_shapes_raise():
     with pytest.raises(TypeError):  # mixed kinds promote as in NumPy; these have no result type
         xp.concat([xp.asarray(np.zeros(2, np.uint64)), xp.asarray(np.zeros(2, np.int32))])
