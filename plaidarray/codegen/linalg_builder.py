@@ -27,10 +27,9 @@ from types import MappingProxyType
 from typing import Any, cast
 
 import numpy as np
-from xdsl.dialects import arith, func, memref, scf
+from xdsl.dialects import arith, func
 from xdsl.dialects import complex as cx
 from xdsl.dialects.linalg import attrs as linalg_attrs
-from xdsl.dialects.linalg import ops as linalg
 from xdsl.dialects.builtin import (
     AffineMapAttr,
     ArrayAttr,
@@ -61,6 +60,7 @@ from ..hlo.ir import depth_first
 from ..hlo.shape import Shape, TupleShape
 from ..hlo.symbolic import Dim, Sym, SymExpr, symbols
 from . import kernel_groups
+from . import xdsl_ops as ops
 from .fusion import FusionPlan, plan_fusion
 from .lowering import Elementwise, Indexing, Kernel, Reduction, TupleElement
 from .linalg_to_loops import LOOP_DIMS, PARALLEL_LOOP
@@ -102,12 +102,12 @@ def constant_op(value: Any, dtype: np.dtype) -> Operation:
         z = complex(value)
         return cx.ConstantOp(ArrayAttr([FloatAttr(z.real, part), FloatAttr(z.imag, part)]), ComplexType(part))
     if dtype.kind == "f":
-        return arith.ConstantOp(FloatAttr(float(value), _float_type(dtype.itemsize)))
+        return ops.constant(FloatAttr(float(value), _float_type(dtype.itemsize)))
     bits = _integer_bits(dtype)
     as_int = int(value) & ((1 << bits) - 1)
     if as_int >= 1 << (bits - 1):  # IntegerAttr holds signless values in signed range
         as_int -= 1 << bits
-    return arith.ConstantOp(IntegerAttr(as_int, IntegerType(bits)))
+    return ops.constant(IntegerAttr(as_int, IntegerType(bits)))
 
 
 def _memref(buffer: SSAValue) -> MemRefType:
@@ -122,6 +122,11 @@ def affine_map(num_dims: int, exprs: Sequence[AffineExpr | Dim]) -> AffineMapAtt
 
 def dims(n: int) -> list[AffineExpr]:
     return [AffineExpr.dimension(i) for i in range(n)]
+
+
+#: The ``index`` arithmetic of each affine operation.
+_INDEX_ARITHMETIC = {AffineBinaryOpKind.Add: arith.AddiOp, AffineBinaryOpKind.Mul: arith.MuliOp,
+                     AffineBinaryOpKind.FloorDiv: arith.FloorDivSIOp, AffineBinaryOpKind.Mod: arith.RemSIOp}
 
 
 class _Body:
@@ -165,7 +170,7 @@ class _Body:
         return self._index(AffineExpr.dimension(dim))
 
     def load(self, buffer: SSAValue, indices: Sequence[SSAValue]) -> SSAValue:
-        return self.insert(memref.LoadOp.get(buffer, list(indices)))
+        return self.insert(ops.load(buffer, indices))
 
     def dim(self, value: Dim) -> SSAValue:
         return self._index(affine(value))
@@ -178,16 +183,14 @@ class _Body:
         if key in self._index_cache:
             return self._index_cache[key]
         if isinstance(expr, AffineDimExpr):
-            value = self.insert(linalg.IndexOp(expr.position))
+            value = self.insert(ops.loop_index(expr.position))
         elif isinstance(expr, AffineSymExpr):
             value = self.module.symbol(expr.position)
         elif isinstance(expr, AffineConstantExpr):
-            value = self.insert(arith.ConstantOp(IntegerAttr(expr.value, IndexType())))
+            value = self.insert(ops.index_constant(expr.value))
         else:
             assert isinstance(expr, AffineBinaryOpExpr)
-            ops = {AffineBinaryOpKind.Add: arith.AddiOp, AffineBinaryOpKind.Mul: arith.MuliOp,
-                   AffineBinaryOpKind.FloorDiv: arith.FloorDivSIOp, AffineBinaryOpKind.Mod: arith.RemSIOp}
-            value = self.insert(ops[expr.kind](self._index(expr.lhs), self._index(expr.rhs)))
+            value = self.insert(_INDEX_ARITHMETIC[expr.kind](self._index(expr.lhs), self._index(expr.rhs)))
         self._index_cache[key] = value
         return value
 
@@ -223,7 +226,7 @@ class _ModuleBuilder:
         return op.results[0]
 
     def _index_const(self, value: int) -> SSAValue:
-        op = arith.ConstantOp(IntegerAttr(value, IndexType()))
+        op = ops.index_constant(value)
         self.insert(op)
         return op.result
 
@@ -231,8 +234,8 @@ class _ModuleBuilder:
         """Run-time size ``k``: its load from the dims table, at the top of ``main``."""
         value = self._symbols.get(k)
         if value is None:
-            entry = arith.ConstantOp(IntegerAttr(k, IndexType()))
-            load = memref.LoadOp.get(self.entry.args[-1], [entry.result])
+            entry = ops.index_constant(k)
+            load = ops.load(self.entry.args[-1], [entry.result])
             load.attributes[SYMBOL] = IntAttr(k)
             first = self.entry.first_op
             for op in (entry, load):
@@ -276,7 +279,7 @@ class _ModuleBuilder:
         result = body(scalar, list(block.args[:-1]), block.args[-1])
         if reduction_dims:
             _allow_reassociation(result, block.args[-1])
-        block.add_op(linalg.YieldOp(result))
+        block.add_op(ops.generic_yield(result))
         self._append_generic(loop_dims, [b for b, _ in inputs], [m for _, m in inputs], output, block, reduction_dims)
 
     def for_each(self, loop_dims: Sequence[Dim], body: Callable[[Sequence[SSAValue]], None],
@@ -290,7 +293,7 @@ class _ModuleBuilder:
         for d in loop_dims:
             zero, one, bound = self._index_const(0), self._index_const(1), self.dim(d)
             inner = Block(arg_types=[IndexType()])
-            loop = scf.ForOp(zero, bound, one, [], Region(inner))
+            loop = ops.for_loop(zero, bound, one, inner)
             if independent_work and not loop_blocks:
                 loop.attributes[PARALLEL_LOOP] = dims_attr([0, d, independent_work])
             self.insert(loop)
@@ -299,7 +302,7 @@ class _ModuleBuilder:
             loop_blocks.append(inner)
         body(ivs)
         for block in loop_blocks:
-            block.add_op(scf.YieldOp())
+            block.add_op(ops.loop_yield())
         self.block = outer_block
 
     def call(self, symbol: str, args: Sequence[SSAValue]) -> None:
@@ -379,7 +382,7 @@ class _ModuleBuilder:
         used = max((m.data.num_symbols for m in maps), default=0)
         for k in sorted(symbols(loop_dims) | set(range(used))):
             self.symbol(k)  # loaded for the loop bounds and the maps' symbol operands
-        generic = linalg.GenericOp(list(in_buffers), [output[0]], Region(block), maps, iterators)
+        generic = ops.generic(in_buffers, [output[0]], block, maps, iterators)
         generic.attributes[LOOP_DIMS] = dims_attr(loop_dims)
         self.insert(generic)
 
@@ -404,7 +407,7 @@ class _ModuleBuilder:
         if combine is not None:
             value = combine(scalar, block.args[-1], value)
             _allow_reassociation(value, block.args[-1])
-        block.add_op(linalg.YieldOp(value))
+        block.add_op(ops.generic_yield(value))
         self._append_generic(loop_dims, [self.buffers[id(inst)] for inst, _ in leaves],
                              [list(at) for _, at in leaves], (self.buffers[id(target)], out_map),
                              block, reduction_dims)

@@ -17,15 +17,16 @@ from collections.abc import Sequence
 from typing import cast
 
 from xdsl.context import Context
-from xdsl.dialects import affine, arith, func, memref, scf
-from xdsl.dialects.builtin import AffineMapAttr, IndexType, IntegerAttr, MemRefType, ModuleOp
+from xdsl.dialects import func, memref
+from xdsl.dialects.builtin import AffineMapAttr, MemRefType, ModuleOp
 from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.dialects.linalg.ops import GenericOp, IndexOp
-from xdsl.ir import Block, Region, SSAValue
+from xdsl.ir import Block, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineMap, AffineSymExpr
 from xdsl.passes import ModulePass
 
 from ..hlo.symbolic import Sym
+from . import xdsl_ops as ops
 from .run_time_sizes import dims_attr, read_dims, symbol_values, symbols_renumbered
 
 LOOP_DIMS = "plaidarray.loop_dims"
@@ -50,23 +51,11 @@ def _indices(block: Block, affine_map: AffineMap, ivs: Sequence[SSAValue],
             continue
         used = sorted({e.position for e in expr.dfs() if isinstance(e, AffineSymExpr)})
         compact = symbols_renumbered(expr, {k: i for i, k in enumerate(used)})
-        apply = affine.ApplyOp.create(
-            operands=[*ivs, *(symbols[k] for k in used)], result_types=[_INDEX],
-            properties={"map": AffineMapAttr(AffineMap(affine_map.num_dims, len(used), (compact,)))})
+        apply = ops.apply([*ivs, *(symbols[k] for k in used)],
+                          AffineMapAttr(AffineMap(affine_map.num_dims, len(used), (compact,))))
         block.add_op(apply)
         out.append(apply.results[0])
     return out
-
-
-#: Ops are made with ``create`` (operands, result types and properties as given), not
-#: their constructors, which check and convert every argument: a third of the cost, in
-#: a pass that makes a load per operand, a store per result and a loop per dimension of
-#: every generic (k-means' first graph: 13 ms of its 67 ms compile).
-_INDEX = IndexType()
-
-
-def _constant(value: int) -> arith.ConstantOp:
-    return arith.ConstantOp.create(result_types=[_INDEX], properties={"value": IntegerAttr(value, _INDEX)})
 
 
 def _lower_generic(op: GenericOp, symbols: dict[int, SSAValue]) -> None:
@@ -82,7 +71,7 @@ def _lower_generic(op: GenericOp, symbols: dict[int, SSAValue]) -> None:
         if isinstance(d, Sym):
             bounds.append(symbols[d.index])
             continue
-        const = _constant(cast(int, d))
+        const = ops.index_constant(cast(int, d))
         parent.insert_op_before(const, op)
         bounds.append(const.results[0])
     chunked = chunked_dimension(op)
@@ -90,18 +79,18 @@ def _lower_generic(op: GenericOp, symbols: dict[int, SSAValue]) -> None:
     ivs: list[SSAValue] = []
     inner, outermost = parent, None
     if bounds:
-        zero, one = _constant(0), _constant(1)
+        zero, one = ops.index_constant(0), ops.index_constant(1)
         parent.insert_op_before(zero, op)
         parent.insert_op_before(one, op)
         for ub in bounds:
-            block = Block(arg_types=[_INDEX])
-            loop = scf.ForOp.create(operands=[zero.results[0], ub, one.results[0]], regions=[Region(block)])
+            block = Block(arg_types=[ops.INDEX])
+            loop = ops.for_loop(zero.results[0], ub, one.results[0], block)
             if outermost is None:
                 parent.insert_op_before(loop, op)
                 outermost = loop
             else:
                 inner.add_op(loop)
-                inner.add_op(scf.YieldOp.create())
+                inner.add_op(ops.loop_yield())
             ivs.append(block.args[0])
             inner = block
     # The innermost block's ops are appended; without loops they go before ``op``.
@@ -110,8 +99,7 @@ def _lower_generic(op: GenericOp, symbols: dict[int, SSAValue]) -> None:
         if not arg.uses:
             continue
         if isinstance(operand.type, MemRefType):
-            load = memref.LoadOp.create(operands=[operand, *_indices(target, maps[index], ivs, symbols)],
-                                        result_types=[operand.type.element_type])
+            load = ops.load(operand, _indices(target, maps[index], ivs, symbols))
             target.add_op(load)
             arg.replace_all_uses_with(load.results[0])
         else:
@@ -130,10 +118,9 @@ def _lower_generic(op: GenericOp, symbols: dict[int, SSAValue]) -> None:
     ins_count = len(op.inputs)
     for output, value in enumerate(yielded.operands):
         where = op.operands[ins_count + output]
-        target.add_op(memref.StoreOp.create(
-            operands=[value, where, *_indices(target, maps[ins_count + output], ivs, symbols)]))
+        target.add_op(ops.store(value, where, _indices(target, maps[ins_count + output], ivs, symbols)))
     if bounds:
-        inner.add_op(scf.YieldOp.create())
+        inner.add_op(ops.loop_yield())
     else:
         for moved in list(target.ops):
             target.detach_op(moved)
