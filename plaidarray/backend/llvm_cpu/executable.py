@@ -66,13 +66,20 @@ class _Runs:
             self.first_tier = []
 
 
+#: The allocators of an executable's outputs and of its temporaries (``transfer.allocator``).
+Allocators = tuple[list[Callable[[], np.ndarray]], list[Callable[[], np.ndarray]]]
+
+
 class CpuExecutable(Executable):
     """The steps of one HLO module, plus the buffers it needs around them. ``dims`` is
-    the dims table of a shape-generic executable bound to sizes."""
+    the dims table of a shape-generic executable bound to sizes, which passes what it
+    knew before the sizes (``runs``, ``allocators``, ``splitting``: whether to run steps in
+    chunks, ``parallel.worth_splitting``)."""
 
     def __init__(self, steps: Sequence[Step], n_params: int, constants: list[np.ndarray],
                  output_slots: list[tuple[str, int]], output_shapes: list[Shape], temp_shapes: list[Shape],
-                 dims: Sequence[int] = (), runs: _Runs | None = None) -> None:
+                 dims: Sequence[int] = (), runs: _Runs | None = None, allocators: Allocators | None = None,
+                 splitting: bool | None = None) -> None:
         self.steps = tuple(steps)
         self._runs = runs or _Runs(steps)
         self._dims = struct.pack(f"<{len(dims)}q", *dims)
@@ -82,28 +89,31 @@ class CpuExecutable(Executable):
         self._n_buffers = n_params + len(constants) + len(output_shapes) + len(temp_shapes)
         self._generation = -1
         self._plan = b""
-        self._parallel = parallel.worth_splitting([s.segment for s in steps])
+        self._parallel = parallel.worth_splitting([s.segment for s in steps]) if splitting is None else splitting
         self._output_slots = output_slots
         #: Whether the results are the output buffers in order (no parameter returned as
         #: it is, no output twice): then ``run`` returns them as they are.
         self._results_are_outputs = output_slots == [("out", i) for i in range(len(output_shapes))]
         self.returns_parameters = any(kind == "param" for kind, _ in output_slots)
-        self._output_allocators = [allocator(s.dims, s.dtype) for s in output_shapes]
+        if allocators is None:
+            allocators = ([allocator(s.dims, s.dtype) for s in output_shapes],
+                          [allocator(s.dims, s.dtype) for s in temp_shapes])
+        self._output_allocators, self._temp_allocators = allocators
         #: The allocator of the one output most executables have (a list comprehension
         #: over one allocator costs 0.2 us more than a call).
         self._single_output = self._output_allocators[0] if len(output_shapes) == 1 else None
-        self._temp_allocators = [allocator(s.dims, s.dtype) for s in temp_shapes]
         #: Sets of temporaries not in use, when they are small (``KEPT_TEMP_BYTES``): a run
         #: takes one and gives it back. Temporaries are scratch, written before they are
         #: read, so reusing them is what allocating them was; allocating them is a tenth
         #: of a small run (an FFT's two, 0.4 us of 4).
-        temp_bytes = sum(s.size * s.dtype.itemsize for s in temp_shapes)
+        buffers = [*output_shapes, *temp_shapes]
+        sizes = [s.size * s.dtype.itemsize for s in buffers]
+        temp_bytes = sum(sizes[len(output_shapes):])
         self._spare_temps: list[list[np.ndarray]] | None = \
             [] if temp_shapes and temp_bytes <= KEPT_TEMP_BYTES else None
         #: Bytes a run allocates, known now so a run that cannot fit fails before it starts.
-        buffers = [*output_shapes, *temp_shapes]
-        self._nbytes = sum(s.size * s.dtype.itemsize for s in buffers)
-        self._largest = max(buffers, key=lambda s: s.size * s.dtype.itemsize, default=None)
+        self._nbytes = sum(sizes)
+        self._largest = buffers[sizes.index(max(sizes))] if buffers else None
         self._checks_memory = self._nbytes >= memory.CHECK_ABOVE_BYTES
 
     @property
@@ -187,6 +197,15 @@ class ShapeGenericExecutable(Executable):
                                   if not (type(s.segment.extent) is int and type(s.segment.work) is int))
         self._sized_outputs, self._sized_temps = (tuple(i for i, shape in enumerate(group) if not is_static(shape.dims))
                                                   for group in (output_shapes, temp_shapes))
+        #: What a binding keeps: the allocators of buffers of static shapes (None where
+        #: the shape has run-time sizes), and whether any step of static range is worth
+        #: running in chunks.
+        self._allocators = tuple([None if i in sized else allocator(shape.dims, shape.dtype)
+                                  for i, shape in enumerate(group)]
+                                 for group, sized in ((output_shapes, self._sized_outputs),
+                                                      (temp_shapes, self._sized_temps)))
+        self._static_splitting = parallel.worth_splitting(
+            [s.segment for i, s in enumerate(self.steps) if i not in self._sized_steps])
 
     @property
     def kernels(self) -> list[CompiledKernel]:
@@ -205,11 +224,16 @@ class ShapeGenericExecutable(Executable):
                                                          evaluate(s.segment.work, values), s.segment.depth),
                             s.dims, s.imports)
         outputs, temps = list(self._output_shapes), list(self._temp_shapes)
-        for group, sized in ((outputs, self._sized_outputs), (temps, self._sized_temps)):
+        allocators = list(self._allocators[0]), list(self._allocators[1])
+        for group, made, sized in ((outputs, allocators[0], self._sized_outputs),
+                                   (temps, allocators[1], self._sized_temps)):
             for i in sized:
-                group[i] = Shape(tuple(evaluate(d, values) for d in group[i].dims), group[i].dtype)
+                shape = group[i] = Shape(tuple(evaluate(d, values) for d in group[i].dims), group[i].dtype)
+                made[i] = allocator(shape.dims, shape.dtype)
+        splitting = self._static_splitting or parallel.worth_splitting([steps[i].segment for i in self._sized_steps])
         n_params, constants, slots = self._args
-        executable = CpuExecutable(steps, n_params, constants, slots, outputs, temps, values, self._runs)
+        executable = CpuExecutable(steps, n_params, constants, slots, outputs, temps, values, self._runs,
+                                   cast(Allocators, allocators), splitting)
         executable.from_disk = self.from_disk
         return executable
 
