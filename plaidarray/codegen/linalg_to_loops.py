@@ -4,10 +4,11 @@ xDSL's pass derives loop bounds by inverting the indexing maps, which fails for 
 maps fused reshapes produce (``floordiv``/``mod``). Every generic we build knows its
 iteration space, recorded as the ``plaidarray.loop_dims`` attribute (constants, or the
 run-time sizes of a shape-generic module: ``run_time_sizes.py``), so this pass uses it
-and builds the loop nest itself, as xDSL's loop-nest lowering would; indices go through
-``affine.apply`` with the symbols' values as its symbol operands. It also marks the loop nests that may
-run in chunks on several threads (``PARALLEL_LOOP``), which only the generic's iterator
-types and body can tell.
+and builds the loop nests itself, as xDSL's loop-nest lowering would (with ops made by
+``xdsl_ops``, not under a pattern walker: under half the time); indices go through
+``affine.apply`` with the symbols' values as its symbol operands. It also marks the loop
+nests that may run in chunks on several threads (``PARALLEL_LOOP``), which only the
+generic's iterator types and body can tell.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from xdsl.dialects import func, memref
 from xdsl.dialects.builtin import AffineMapAttr, MemRefType, ModuleOp
 from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.dialects.linalg.ops import GenericOp, IndexOp
-from xdsl.ir import Block, SSAValue
+from xdsl.ir import Block, Operation, SSAValue
 from xdsl.ir.affine import AffineDimExpr, AffineMap, AffineSymExpr
 from xdsl.passes import ModulePass
 
@@ -64,8 +65,8 @@ def _lower_generic(op: GenericOp, symbols: dict[int, SSAValue]) -> None:
     yields, each at the indices its indexing map gives."""
     parent = op.parent_block()
     assert parent is not None  # generics are built inside main
-    maps = [m.data for m in op.get_indexing_maps().data]
     dims = read_dims(op.attributes[LOOP_DIMS])
+    chunked = chunked_dimension(op)
     bounds = []
     for d in dims:
         if isinstance(d, Sym):
@@ -74,27 +75,52 @@ def _lower_generic(op: GenericOp, symbols: dict[int, SSAValue]) -> None:
         const = ops.index_constant(cast(int, d))
         parent.insert_op_before(const, op)
         bounds.append(const.results[0])
-    chunked = chunked_dimension(op)
-    body = op.body.block
+    outermost, innermost, ivs = _loop_nest(parent, op, bounds)
+    body = innermost if outermost is not None else Block()  # without loops, moved before ``op``
+    _move_body(op, body, ivs, symbols)
+    if outermost is None:
+        for moved in list(body.ops):
+            body.detach_op(moved)
+            parent.insert_op_before(moved, op)
+    else:
+        innermost.add_op(ops.loop_yield())
+        if chunked is not None:
+            outermost.attributes[PARALLEL_LOOP] = dims_attr([chunked, dims[chunked], math.prod(dims)])
+    parent.erase_op(op)
+
+
+def _loop_nest(parent: Block, before: Operation, bounds: Sequence[SSAValue]) -> tuple[Operation | None, Block,
+                                                                                        list[SSAValue]]:
+    """Loops over ``bounds``, one inside the other, put in ``parent`` before ``before``: the
+    outermost (None for no bounds), the innermost's body (``parent`` for none) and the
+    loop indices. Each loop but the innermost ends its body with its yield already."""
+    if not bounds:
+        return None, parent, []
+    zero, one = ops.index_constant(0), ops.index_constant(1)
+    parent.insert_op_before(zero, before)
+    parent.insert_op_before(one, before)
+    outermost: Operation | None = None
+    inner = parent
     ivs: list[SSAValue] = []
-    inner, outermost = parent, None
-    if bounds:
-        zero, one = ops.index_constant(0), ops.index_constant(1)
-        parent.insert_op_before(zero, op)
-        parent.insert_op_before(one, op)
-        for ub in bounds:
-            block = Block(arg_types=[ops.INDEX])
-            loop = ops.for_loop(zero.results[0], ub, one.results[0], block)
-            if outermost is None:
-                parent.insert_op_before(loop, op)
-                outermost = loop
-            else:
-                inner.add_op(loop)
-                inner.add_op(ops.loop_yield())
-            ivs.append(block.args[0])
-            inner = block
-    # The innermost block's ops are appended; without loops they go before ``op``.
-    target = inner if bounds else Block()
+    for ub in bounds:
+        block = Block(arg_types=[ops.INDEX])
+        loop = ops.for_loop(zero.results[0], ub, one.results[0], block)
+        if outermost is None:
+            parent.insert_op_before(loop, before)
+            outermost = loop
+        else:
+            inner.add_op(loop)
+            inner.add_op(ops.loop_yield())
+        ivs.append(block.args[0])
+        inner = block
+    return outermost, inner, ivs
+
+
+def _move_body(op: GenericOp, target: Block, ivs: Sequence[SSAValue], symbols: dict[int, SSAValue]) -> None:
+    """Append to ``target`` the loads of the operands ``op``'s body reads, its body (loop
+    indices for its ``linalg.index``) and the stores of what it yields."""
+    maps = [m.data for m in op.get_indexing_maps().data]
+    body = op.body.block
     for index, (arg, operand) in enumerate(zip(body.args, op.operands)):
         if not arg.uses:
             continue
@@ -106,28 +132,19 @@ def _lower_generic(op: GenericOp, symbols: dict[int, SSAValue]) -> None:
             arg.replace_all_uses_with(operand)
     yielded = body.last_op
     assert yielded is not None  # a generic's body ends with its yield
-    for inner_op in list(body.ops):
-        if inner_op is yielded:
+    for inner in list(body.ops):
+        if inner is yielded:
             continue
-        body.detach_op(inner_op)
-        if isinstance(inner_op, IndexOp):
-            inner_op.results[0].replace_all_uses_with(ivs[inner_op.dim.value.data])
-            inner_op.erase()
-            continue
-        target.add_op(inner_op)
-    ins_count = len(op.inputs)
+        body.detach_op(inner)
+        if isinstance(inner, IndexOp):
+            inner.results[0].replace_all_uses_with(ivs[inner.dim.value.data])
+            inner.erase()
+        else:
+            target.add_op(inner)
+    first_output = len(op.inputs)
     for output, value in enumerate(yielded.operands):
-        where = op.operands[ins_count + output]
-        target.add_op(ops.store(value, where, _indices(target, maps[ins_count + output], ivs, symbols)))
-    if bounds:
-        inner.add_op(ops.loop_yield())
-    else:
-        for moved in list(target.ops):
-            target.detach_op(moved)
-            parent.insert_op_before(moved, op)
-    parent.erase_op(op)
-    if chunked is not None and outermost is not None:
-        outermost.attributes[PARALLEL_LOOP] = dims_attr([chunked, dims[chunked], math.prod(dims)])
+        index = first_output + output
+        target.add_op(ops.store(value, op.operands[index], _indices(target, maps[index], ivs, symbols)))
 
 
 def chunked_dimension(op: GenericOp) -> int | None:
