@@ -42,6 +42,12 @@ def same_dims(attrs: Attrs, ranks: Sequence[int]) -> Iterable[DimTie]:
     return ((axis, operand, axis) for operand, rank in enumerate(ranks) for axis in range(rank))
 
 
+def no_dims(attrs: Attrs, ranks: Sequence[int]) -> Iterable[DimTie]:
+    """The ties of an op whose result's dimensions follow from offsets (a slice, a pad):
+    none, whatever the values."""
+    return ()
+
+
 @dataclass(frozen=True)
 class OpDef:
     """An HLO opcode: how its result type follows from its operands and what it

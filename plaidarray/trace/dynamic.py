@@ -269,20 +269,13 @@ def ties(rows: tuple, values: Sequence[int]) -> list[int]:
         if values[p] == values[q]:
             parent[find(p)] = find(q)
 
-    dims_at: list[int] = []  # each row's first dimension's position
-    position = 0
-    for row in rows:
-        attr_at: dict[str, int] = {}
-        for name, i in _positions(row):
-            if name is not None and i == 0:
-                attr_at[name] = position
-            position += 1
-        dims_at.append(position - len(row[-2]))
+    starts = _starts(rows)
+    dims_at = [own for _, own in starts]
+    for row, (attr_at, own) in zip(rows, starts):
         if len(row) == 2:
             continue
         op, attrs, operands, dims, _ = row
         opdef = OPS[op]
-        own = dims_at[-1]
         if opdef.dim_ties is None:
             sized = [own + axis for axis in range(len(dims))]
             sized += [dims_at[o] + axis for o in operands for axis in range(len(rows[o][-2]))]
@@ -307,13 +300,11 @@ def joined_only(rows: tuple) -> frozenset[int]:
             for o in row[2]:
                 users.setdefault(o, []).append(row)
     joined: set[int] = set()
-    position = 0
-    for index, row in enumerate(rows):
-        if len(row) == 2 and index in users:  # a parameter's positions are its dimensions
+    for index, (row, (_, dims_at)) in enumerate(zip(rows, _starts(rows))):
+        if len(row) == 2 and index in users:
             axes = {dict(user[1])["dimension"] if user[0] == "concatenate" else -1 for user in users[index]}
             if len(axes) == 1 and -1 not in axes:
-                joined.add(position + axes.pop())
-        position += sum(1 for _ in _positions(row))
+                joined.add(dims_at + axes.pop())
     return frozenset(joined)
 
 
@@ -391,6 +382,21 @@ def _positions(row: tuple) -> Iterator[tuple[str | None, int]]:
                     yield name, i
     for i in range(len(row[-2])):
         yield None, i
+
+
+def _starts(rows: tuple) -> list[tuple[dict[str, int], int]]:
+    """Where each row's positions start (``generalize``'s order): its size and offset
+    attributes' first entries, by name, and its first dimension."""
+    starts = []
+    position = 0
+    for row in rows:
+        attr_at: dict[str, int] = {}
+        for name, i in _positions(row):
+            if name is not None and i == 0:
+                attr_at[name] = position
+            position += 1
+        starts.append((attr_at, position - len(row[-2])))
+    return starts
 
 
 def _row_positions(rows: tuple) -> Iterator[tuple[int, str | None, int]]:

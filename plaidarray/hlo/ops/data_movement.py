@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..opdef import OpDef, register, same_dims
+from ..opdef import OpDef, no_dims, register, same_dims
 from ..shape import Shape, static_dims
 
 
@@ -100,7 +100,7 @@ def _slice_evaluate(args, attrs, shape):
     return args[0][tuple(slice(s, l, st) for s, l, st in zip(attrs["start"], attrs["limit"], attrs["strides"]))]
 
 
-_movement("slice", _slice_infer, _slice_evaluate, offset_attrs=("start", "limit"), dim_ties=lambda attrs, ranks: ())
+_movement("slice", _slice_infer, _slice_evaluate, offset_attrs=("start", "limit"), dim_ties=no_dims)
 
 
 def _reverse_infer(shapes, attrs):
@@ -157,4 +157,4 @@ def _pad_evaluate(args, attrs, shape):
     return out
 
 
-register(OpDef("pad", _pad_infer, _pad_evaluate, 2, offset_attrs=("low", "high"), dim_ties=lambda attrs, ranks: ()))
+register(OpDef("pad", _pad_infer, _pad_evaluate, 2, offset_attrs=("low", "high"), dim_ties=no_dims))
