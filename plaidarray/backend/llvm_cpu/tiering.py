@@ -28,17 +28,14 @@ results. ``PLAIDARRAY_TIER_UP_MS=0`` generates full code at once.
 
 from __future__ import annotations
 
-import atexit
-import logging
-import os
-import queue
-import threading
+import functools
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Protocol
 
 from ... import config
+from ..background import BackgroundQueue
 from . import bundles, loaded_code, math_library, object_cache, storing
 from .loaded_code import Code
 
@@ -68,9 +65,6 @@ SCALAR_IR_LEVEL = 0
 #: the smaller bound.
 SCALAR_MAX_ELEMENTS = 1 << 15
 SCALAR_MAX_ELEMENTS_WITH_MATH = 1 << 12
-
-_log = logging.getLogger("plaidarray.compiles")
-
 
 def ir_level(ir: str, level: int, largest_buffer: int) -> int:
     """The IR pipeline's level for the first-tier code of ``ir`` (full code: ``level``);
@@ -156,66 +150,15 @@ def _count_installed() -> None:
     generation += 1
 
 
-class _Worker:
-    """The background thread and its queue, started on first use in each process (a
-    forked child starts its own)."""
-
-    def __init__(self) -> None:
-        self.lock = threading.Lock()
-        self.queue: queue.Queue[Upgradable | None] = queue.Queue()
-        self.thread: threading.Thread | None = None
-        self.owner = 0
-
-    def submit(self, kernel: Upgradable) -> None:
-        with self.lock:
-            if self.thread is None or self.owner != os.getpid():
-                self.queue = queue.Queue()
-                self.thread = threading.Thread(target=self._serve, args=(self.queue,),
-                                               name="plaidarray-tier-up", daemon=True)
-                self.owner = os.getpid()
-                self.thread.start()
-            self.queue.put(kernel)
-
-    @staticmethod
-    def _serve(jobs: queue.Queue) -> None:
-        while (kernel := jobs.get()) is not None:
-            try:
-                upgrade = kernel.upgrade
-                if upgrade is not None:
-                    kernel.install_full_code(*upgrade.full_code())
-                    _count_installed()
-            except Exception as error:  # noqa: BLE001  whatever failed, the first-tier code stays, and is correct
-                _log.warning("plaidarray: full code generation failed, first-tier code kept: %s", error)
-            finally:
-                jobs.task_done()
-
-    def drain(self) -> None:
-        """Wait until every submitted upgrade is done."""
-        with self.lock:
-            jobs = self.queue if self.owner == os.getpid() else None
-        if jobs is not None:
-            jobs.join()
-
-    def stop(self) -> None:
-        """At exit: drop the upgrades not started and wait for the one running (LLVM must
-        not be inside a compile while the interpreter shuts down)."""
-        with self.lock:
-            thread, jobs = self.thread, self.queue
-            self.thread = None
-        if thread is None or self.owner != os.getpid():
-            return
-        try:
-            while True:
-                jobs.get_nowait()
-                jobs.task_done()
-        except queue.Empty:
-            pass
-        jobs.put(None)
-        thread.join()
+def _upgrade(kernel: Upgradable) -> None:
+    """Make and install ``kernel``'s full code (on the background thread)."""
+    upgrade = kernel.upgrade
+    if upgrade is not None:
+        kernel.install_full_code(*upgrade.full_code())
+        _count_installed()
 
 
-_WORKER = _Worker()
-atexit.register(_WORKER.stop)
+_WORKER = BackgroundQueue("plaidarray-tier-up", "full code generation failed, first-tier code kept")
 
 
 def submit(kernels: Iterable[Upgradable]) -> None:
@@ -225,7 +168,7 @@ def submit(kernels: Iterable[Upgradable]) -> None:
         upgrade = kernel.upgrade
         if upgrade is not None and not upgrade.submitted:
             upgrade.submitted = True
-            _WORKER.submit(kernel)
+            _WORKER.submit(functools.partial(_upgrade, kernel))
 
 
 def drain() -> None:
