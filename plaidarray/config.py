@@ -116,13 +116,29 @@ class Setting:
     shown_default: str = ""
 
     def value(self) -> Any:
-        text = os.environ.get(self.name, "").strip()
+        raw = os.environ.get(self.name)
+        parsed = _PARSED.get((self.name, raw), _UNPARSED)
+        if parsed is not _UNPARSED:
+            return parsed
+        text = (raw or "").strip()
         if not text:
             return self.default() if callable(self.default) else self.default
         try:
-            return self.parse(text)
+            value = self.parse(text)
         except ValueError as accepted:
             raise ValueError(f"{self.name} must be {accepted}, got {text!r}") from None
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[self.name, raw] = value
+        return value
+
+
+#: Settings' values by (name, text): some are read at every read of a value, and parsing
+#: their text again each time cost microseconds. A default is not kept (it may depend on
+#: the machine or the environment at the time, as the cache directory's does).
+_PARSED: dict[tuple[str, str | None], Any] = {}
+_PARSED_MAX = 256
+_UNPARSED = object()
 
 
 _ROWS = (
@@ -151,11 +167,17 @@ _ROWS = (
             "`$XDG_CACHE_HOME/plaidarray`, else `~/.cache/plaidarray`"),
     Setting("PLAIDARRAY_CACHE_MAX_BYTES", _count, 2 << 30, "at each use",
             "the persistent cache's size cap (least recently used entries go; 0 turns it off)", "2 GiB"),
+    Setting("PLAIDARRAY_INSTALLED_KERNELS", _choice("0", "1"), "1", "at each use",
+            "1 reads the op kernels built at installation (`plaidarray/_kernels`, after the persistent cache); "
+            "0 does not"),
     Setting("PLAIDARRAY_OPT_LEVEL", _choice("0", "1", "2", "3"), "3", "when llvm-cpu is first used",
             "LLVM's optimisation level"),
     Setting("PLAIDARRAY_TIER_UP_MS", _milliseconds, 10.0, "at import",
             "milliseconds an executable's runs may spend in first-tier code before its full code is generated "
             "(0: full code at once)", "`10`"),
+    Setting("PLAIDARRAY_FUSE_AFTER_MS", _milliseconds, 20.0, "at import",
+            "milliseconds a graph structure may run op by op on per-op kernels (the baseline tier) before it is "
+            "compiled fused, in the background (0: every graph compiled fused at its first read)", "`20`"),
     Setting("PLAIDARRAY_INPROCESS_COMPILES", _count, 64, "at each compile",
             "compiles LLVM optimises in this process before moving to a code generator process"),
     Setting("PLAIDARRAY_CODEGEN_MAX_BYTES", _count, _half_the_memory, "when a code generator process starts",

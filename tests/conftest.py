@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, settings
 
 import plaidarray as xp
 from plaidarray.backend.llvm_cpu import storing, tiering
+from plaidarray.trace import hot
 from jit_helpers import isolated_cache_dir  # noqa: F401  (autouse: tests never write the user's compile cache)
 
 # ``backend`` is a function-scoped fixture used by @given tests; its effect (which
@@ -45,5 +46,17 @@ def upgrades_finish_with_their_test():
     test's compiles out of the next one's counts and its stores out of the next one's cache
     directory (upgrades store what they generate, so the stores are waited for second)."""
     yield
+    hot.drain()
     tiering.drain()
     storing.drain()
+
+
+@pytest.fixture
+def fused(monkeypatch):
+    """Every graph compiled fused at its first read, in the reading thread, as with
+    ``PLAIDARRAY_FUSE_AFTER_MS=0`` (child processes too), without the kernels built at
+    installation: for tests of the compiler and of what it compiles (counts, dumps, cache
+    entries), which the baseline tier would run op by op."""
+    monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 0.0)
+    monkeypatch.setenv("PLAIDARRAY_FUSE_AFTER_MS", "0")
+    monkeypatch.setenv("PLAIDARRAY_INSTALLED_KERNELS", "0")  # what is compiled is what the test made

@@ -118,24 +118,32 @@ class ExecutableCache:
                     while len(self._lru) >= self._maxsize:
                         evicted.append(self._evict_one())
                     self._lru[key] = exe
-                if exe.from_disk:
-                    self._info.disk_hits += 1
-                else:
-                    self._info.compiles += 1
-                    self._info.compile_seconds += elapsed
-                    counts = self._info.per_backend_compiles
-                    counts[backend] = counts.get(backend, 0) + 1
+                self._count(exe, elapsed, backend)
             return exe
 
-    def insert(self, key: Hashable, exe: Executable) -> None:
-        """Cache ``exe``, made without compiling (a shape-generic executable bound to one
-        graph's sizes), under ``key``."""
+    def _count(self, exe: Executable, seconds: float, backend: str) -> None:
+        """Count a compile (or a load from the disk cache) of ``seconds`` (the caller holds the lock)."""
+        if exe.from_disk:
+            self._info.disk_hits += 1
+        else:
+            self._info.compiles += 1
+            self._info.compile_seconds += seconds
+            counts = self._info.per_backend_compiles
+            counts[backend] = counts.get(backend, 0) + 1
+
+    def insert(self, key: Hashable, exe: Executable, *, compiled: bool = False, seconds: float = 0.0,
+               backend: str = "") -> None:
+        """Cache ``exe`` under ``key``, replacing what is there: made without compiling (a
+        shape-generic executable bound to one graph's sizes, a baseline one), or, if
+        ``compiled``, compiled by ``backend`` in ``seconds`` (counted as ``get`` counts)."""
         evicted = []  # released after the lock, as in ``get``
         with self._lock:
             if self._maxsize:
-                while len(self._lru) >= self._maxsize:
+                while key not in self._lru and len(self._lru) >= self._maxsize:
                     evicted.append(self._evict_one())
                 self._lru[key] = exe
+            if compiled:
+                self._count(exe, seconds, backend)
 
     def _evict_one(self) -> tuple[Hashable, Executable]:
         """Remove and return the first key in order not used since it last came round,

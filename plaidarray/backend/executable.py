@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..hlo import Module
+from ..hlo.shape import Shape
 
 
 class NotShapeGeneric(NotImplementedError):
@@ -73,6 +74,52 @@ class Executable(abc.ABC):
         raise TypeError(f"{type(self).__name__} has no run-time sizes to bind")
 
 
+@dataclass(frozen=True)
+class Call:
+    """One executable run within a sequence (``Compiler.sequence``): ``inputs`` are the
+    sequence's values it runs on, one per entry parameter, seen with the dimensions
+    ``input_dims`` (the same elements in row-major order: an elementwise op's flattened,
+    a value reshaped), and ``outputs`` the values its results are, one per result."""
+
+    executable: Executable
+    inputs: tuple[int, ...]
+    input_dims: tuple[tuple[int, ...], ...]
+    outputs: tuple[int, ...]
+
+
+class SequenceExecutable(Executable):
+    """Executables run one after another over one table of values: the parameters, then
+    the constants, then each call's results (``Compiler.sequence``'s default: each call
+    runs as it does alone)."""
+
+    def __init__(self, calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
+                 shapes: Sequence[Shape], outputs: Sequence[int]) -> None:
+        self._calls = tuple(calls)
+        self._constants = list(constants)
+        self._defined = n_params + len(constants)
+        self._dims = [s.dims for s in shapes]
+        self._outputs = tuple(outputs)
+
+    def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
+        values: list = [*buffers, *self._constants]
+        values += [None] * len(self._dims)
+        for call in self._calls:
+            inputs = [values[i] if values[i].shape == dims else values[i].reshape(dims)
+                      for i, dims in zip(call.inputs, call.input_dims)]
+            for value, out in zip(call.outputs, call.executable.run(inputs)):
+                dims = self._dims[value - self._defined]
+                values[value] = out if out.shape == dims else out.reshape(dims)  # an op run flattened
+        results: list[np.ndarray] = []
+        seen: set[int] = set()
+        for o in self._outputs:
+            out = values[o]
+            if id(out) in seen or self._defined - len(self._constants) <= o < self._defined:
+                out = out.copy()  # a result of its own: a constant, or a value another result is
+            seen.add(id(out))
+            results.append(out)
+        return results
+
+
 class Compiler(abc.ABC):
     """Turns an HLO module into an :class:`Executable` for one target."""
 
@@ -97,6 +144,14 @@ class Compiler(abc.ABC):
 
     @abc.abstractmethod
     def compile(self, module: Module) -> Executable: ...
+
+    def sequence(self, calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
+                 shapes: Sequence[Shape], outputs: Sequence[int]) -> Executable:
+        """An executable that runs ``calls`` in order, made without compiling: its values
+        are its ``n_params`` parameters, then ``constants``, then the values the calls
+        define, of ``shapes`` in order, and its results are the values ``outputs``
+        (the baseline tier runs a graph so, each op on its own kernel)."""
+        return SequenceExecutable(calls, n_params, constants, shapes, outputs)
 
     def compile_ahead_of_time(self, module: Module, constants: Sequence[np.ndarray],
                               options: AotOptions) -> AotArtifact:

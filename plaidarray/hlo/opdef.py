@@ -67,6 +67,11 @@ class OpDef:
     #: value and sizes equal by chance keep their own (``trace/dynamic.py``). None: not
     #: declared, and the op's sizes of equal value are taken as tied.
     dim_ties: DimTies | None = None
+    #: Whether each element of the result is computed from the operands' elements at its
+    #: own index alone, every operand having the result's dimensions: then the op's values
+    #: do not depend on the shape, and a kernel for one length serves any shape of as many
+    #: elements (the baseline tier runs such an op on its operands flattened, ``trace/baseline.py``).
+    elementwise: bool = False
 
     def check_arity(self, n: int) -> None:
         if self.arity is not None and n != self.arity:

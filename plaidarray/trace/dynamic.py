@@ -411,7 +411,7 @@ def symbolic_computation(key: tuple, order: list[Node], pattern: Pattern, values
     positions of ``pattern`` as symbols (``values``: the graph's sizes, the symbols'
     hints)."""
     sources = [(cast(str, n.op), n.attrs, n.shape) for n in order]
-    built = _symbolic(key[0], sources, pattern, values)
+    built = symbolic_instructions(key[0], sources, pattern, values)
     params = [inst for inst, row in zip(built, key[0]) if len(row) == 2]
     for number, param in enumerate(params):
         param.attrs["number"] = number
@@ -436,13 +436,13 @@ def symbolic_copy(comp: Computation, pattern: Pattern, values: Sequence[int]) ->
     ``pattern`` as symbols."""
     rows, outputs = computation_rows(comp)
     order = [*comp.parameters, *(i for i in comp.instructions if i.opcode != "parameter")]
-    built = _symbolic(rows, [(i.opcode, i.attrs, i.shape) for i in order], pattern, values)
+    built = symbolic_instructions(rows, [(i.opcode, i.attrs, i.shape) for i in order], pattern, values)
     for param, inst in zip(comp.parameters, built):
         inst.attrs["number"] = param.attrs["number"]
     return Computation(comp.name, built[:len(comp.parameters)], [built[i] for i in outputs])
 
 
-def _symbolic(rows: tuple, sources: Sequence[tuple[str, dict, Shape]], pattern: Pattern,
+def symbolic_instructions(rows: tuple, sources: Sequence[tuple[str, dict, Shape]], pattern: Pattern,
               values: Sequence[int]) -> list[Instruction]:
     """The instructions of ``rows`` (each from its op, attributes and shape in
     ``sources``), with the run-time positions of ``pattern`` as symbols; parameters'

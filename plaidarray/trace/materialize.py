@@ -6,15 +6,17 @@ executable instead, its sizes bound at run time (``dynamic.py``)."""
 from __future__ import annotations
 
 import time
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from typing import cast
 
 from ..backend import registry
 from ..backend.cache import EXECUTABLES
 from ..backend.executable import Backend, Executable, NotShapeGeneric
 from ..hlo import Computation, Module
 from ..hlo.fingerprint import structure
-from . import cuts, dynamic, explain
+from . import baseline, cuts, dynamic, explain, hot
+from .baseline import BaselineExecutable
 from .node import GRAPH_LOCK, Node, set_buffers
 from .to_hlo import computation, walk_pending
 
@@ -26,28 +28,30 @@ _NONE: frozenset[int] = frozenset()
 @dataclass
 class _Generic:
     """A miss served by a shape-generic executable: its cache key, the symbols' values,
-    and, when it is still to be compiled, its computation and that computation's
-    structural key (``Module.structure_key``)."""
+    the executable if it is compiled already, and what compiling it takes: the pattern,
+    the graph's sizes and the computation's structural key (``Module.structure_key``)."""
 
     key: Hashable
     structure: Hashable
     values: list[int]
     template: Executable | None
-    comp: Computation | None
-    n_symbols: int
+    pattern: dynamic.Pattern
+    sizes: tuple[int, ...]
     why: str
     structure_key: Hashable
+    comp: Computation | None = None
 
 
 def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = False,
                 shape_generic: bool = True) -> None:
-    """Give every node in ``nodes`` a buffer, running one compiled module for all of them.
-    The buffer of the ready node ``donated`` may be overwritten by the run (the caller
-    knows that nothing else can see it); ``cut`` says the graph runs because it grew past
-    the pending bound (for the compile log); ``shape_generic`` False compiles a miss for
-    its own sizes.
+    """Give every node in ``nodes`` a buffer, running one executable for all of them:
+    compiled code of the graph, or, until its structure is hot (``hot.py``), the
+    sequence of its ops' kernels (``baseline.py``). The buffer of the ready node
+    ``donated`` may be overwritten by the run (the caller knows that nothing else can see
+    it); ``cut`` says the graph runs because it grew past the pending bound (for the
+    compile log); ``shape_generic`` False compiles a miss for its own sizes.
 
-    The cache key is read off the lazy graph; HLO is only built on a miss. Both happen
+    The cache key is read off the lazy graph; HLO is only built for a compile. Both happen
     under ``GRAPH_LOCK``, so they see the same graph even while other threads
     materialise parts of it; compiling and running happen outside it.
     """
@@ -68,23 +72,29 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
         backend = registry.current()
         key = (graph_key, given, backend.cache_tag)
         executable = EXECUTABLES.lookup(key)
-        generic = None
-        if executable is None:
-            if shape_generic and backend.compiler.shape_generic and dynamic.automatic():
-                generic = _shape_generic(graph_key, order, given, backend, cut, every_size)
-            if generic is None:
-                comp = computation(graph_key, order)
-    if executable is None and generic is not None:
-        executable = _bind(generic, key, backend, given)
-        if executable is None:  # the computation cannot be compiled shape-generic, or not for these sizes
-            return materialize(nodes, donated, cut, shape_generic=False)
-    elif executable is None:
-        why = explain.reason(graph_key[0], cut) if explain.enabled() else ""
-        start = time.perf_counter()
-        executable = EXECUTABLES.get(key, backend.name, lambda: _compile(backend, comp, given,
-                                                                         structure_key=graph_key))
-        if why:
-            explain.log(why, time.perf_counter() - start, executable.from_disk)
+        miss = None
+        if executable is None or type(executable) is BaselineExecutable and executable.needs_attention:
+            miss = _miss(graph_key, order, given, backend, key, cut, every_size, shape_generic, executable)
+    if miss is not None:
+        if miss.job is not None:
+            hot.submit(miss.job)
+        if miss.generic is not None:
+            executable = _bind(miss.generic, key, backend, given)
+            if executable is None:  # the computation cannot be compiled shape-generic, or not for these sizes
+                return materialize(nodes, donated, cut, shape_generic=False)
+        elif miss.comp is not None:
+            comp = miss.comp
+            why = explain.reason(graph_key[0], cut) if explain.enabled() else ""
+            start = time.perf_counter()
+            executable = EXECUTABLES.get(key, backend.name, lambda: _compile(backend, comp, given,
+                                                                             structure_key=graph_key))
+            if why:
+                explain.log(why, time.perf_counter() - start, executable.from_disk)
+        elif executable is None:
+            assert miss.heat is not None and miss.sources is not None  # a baseline run's
+            executable = baseline.assemble(graph_key[0], graph_key[1], miss.sources, backend, miss.heat)
+            EXECUTABLES.insert(key, executable)
+    assert executable is not None  # found, bound, compiled or assembled above
     outs = executable.run(buffers)
     if executable.returns_parameters:  # a result that is an input passed through is not memory the run made
         inputs = {id(b) for b in buffers if b is not given_buffer}
@@ -97,16 +107,96 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
         set_buffers(pending, outs)
 
 
-def _shape_generic(graph_key: tuple, order: list[Node], given: frozenset[int], backend: Backend,
-                   cut: bool, every_size: bool | None) -> _Generic | None:
+@dataclass
+class _Miss:
+    """How a read no executable serves (or only a baseline one made before the last
+    fused compile of its structure) is run: bound to a shape-generic executable
+    (``generic``), compiled now (``comp``), or op by op (``heat``: its structure's, and the
+    rows' ``sources``, to assemble it from, when it has no baseline executable), after
+    submitting the fused ``job`` of its structure if it is hot."""
+
+    generic: _Generic | None = None
+    comp: Computation | None = None
+    heat: hot.Heat | None = None
+    sources: list | None = None
+    job: Callable[[], None] | None = None
+
+
+def _miss(graph_key: tuple, order: list[Node], given: frozenset[int], backend: Backend, key: Hashable, cut: bool,
+          every_size: bool | None, shape_generic: bool, found: Executable | None) -> _Miss:
+    """What a read runs when no compiled executable is cached for its graph (the caller
+    holds ``GRAPH_LOCK``); ``found``: the graph's baseline executable, if it has one."""
+    shape, values, sizes = dynamic.generalize(graph_key[0])
+    structure = dynamic.canonical((shape, graph_key[1], given, backend.cache_tag))
+    fuse_after = hot.FUSE_AFTER_SECONDS
+    heat = hot.HEATS.of(structure, values) if fuse_after else None
+    due = heat is not None and heat.due
+    generic = None
+    if (heat is None or due or not dynamic.HISTORIES.new(structure)) and shape_generic and \
+            backend.compiler.shape_generic and dynamic.automatic():
+        if due and heat is not None and heat.sizes_changed:
+            every_size = True
+        generic = _shape_generic(graph_key, structure, shape, values, sizes, backend, cut, every_size)
+    if generic is not None and generic.template is not None:
+        return _Miss(generic=generic)  # compiled for other sizes: bound, no compile
+    if heat is None:  # no baseline tier: compiled now
+        if generic is not None:
+            generic.comp = dynamic.symbolic_computation(graph_key, order, generic.pattern, generic.sizes)
+            return _Miss(generic=generic)
+        return _Miss(comp=computation(graph_key, order))
+    job = _fused_job(graph_key, order, given, backend, key, heat, generic, cut) if due else None
+    if found is not None:
+        cast(BaselineExecutable, found).generation = heat.generation
+        return _Miss(heat=heat, job=job)
+    return _Miss(heat=heat, sources=[(n.attrs, n.shape) for n in order], job=job)
+
+
+def _fused_job(graph_key: tuple, order: list[Node], given: frozenset[int], backend: Backend, key: Hashable,
+               heat: hot.Heat, generic: _Generic | None, cut: bool) -> Callable[[], None]:
+    """The background compile of a hot structure's fused executable (its computation
+    built now, while the caller holds ``GRAPH_LOCK`` and the nodes are pending), which
+    caches it under the graph's ``key`` for the next read."""
+    heat.submitted = True
+    why = f"hot after {heat.seconds * 1e3:.1f} ms op by op, compiled in the background: " if explain.enabled() else ""
+    if generic is not None:
+        generic.comp = dynamic.symbolic_computation(graph_key, order, generic.pattern, generic.sizes)
+        if why:
+            generic.why = why + (generic.why or explain.reason(graph_key[0], cut))
+
+        def compile_generic() -> None:
+            try:
+                _bind(generic, key, backend, given)
+            finally:
+                with GRAPH_LOCK:
+                    heat.landed()
+        return compile_generic
+    comp = computation(graph_key, order)
+    if why:
+        why += explain.reason(graph_key[0], cut)
+
+    def compile_static() -> None:
+        try:
+            start = time.perf_counter()
+            executable = _compile(backend, comp, given, structure_key=graph_key)
+            EXECUTABLES.insert(key, executable, compiled=True, seconds=time.perf_counter() - start,
+                               backend=backend.name)
+            if why:
+                explain.log(why, time.perf_counter() - start, executable.from_disk)
+        finally:
+            with GRAPH_LOCK:
+                heat.landed()
+    return compile_static
+
+
+def _shape_generic(graph_key: tuple, structure_key: Hashable, shape: tuple, values: tuple[int, ...],
+                   sizes: tuple[bool, ...], backend: Backend, cut: bool, every_size: bool | None) -> _Generic | None:
     """How a miss is served by a shape-generic executable, or None if it compiles for its
     own sizes (the caller holds ``GRAPH_LOCK``); ``every_size``: a new structure's sizes
     are all run-time values at once (``cuts.sizes_changing``); None: the graph is neither
     cut nor ends a loop that was, and a small one's sizes are run-time values at once too
     (``Compiler.generic_first_elements``). A loop's graphs cut at the pending bound, and
-    the read that ends it, whose iterations they lowered, compile as ``cuts`` says."""
-    shape, values, sizes = dynamic.generalize(graph_key[0])
-    structure_key = dynamic.canonical((shape, graph_key[1], given, backend.cache_tag))
+    the read that ends it, whose iterations they lowered, compile as ``cuts`` says. The
+    computation, if it is to be compiled, is the caller's to build."""
     if _per_shape(structure_key, graph_key[0], backend):
         return None
     why_every = dynamic.CUT_LOOP if every_size else ""
@@ -120,11 +210,10 @@ def _shape_generic(graph_key: tuple, order: list[Node], given: frozenset[int], b
     pattern, symbol_values = decided
     key = ("shape-generic", structure_key, pattern)
     template = EXECUTABLES.lookup(key)
-    comp = None if template is not None else dynamic.symbolic_computation(graph_key, order, pattern, values)
     why = ""
     if template is None and explain.enabled():
         why = f"{explain.reason(graph_key[0], cut)}; shape-generic: {pattern.describe(graph_key[0], values, why_every)}"
-    return _Generic(key, structure_key, symbol_values, template, comp, pattern.n_symbols, why,
+    return _Generic(key, structure_key, symbol_values, template, pattern, values, why,
                     ("shape-generic", shape, graph_key[1], pattern.code_key))
 
 
@@ -151,7 +240,7 @@ def _bind(generic: _Generic, key: Hashable | None, backend: Backend, given: froz
         start = time.perf_counter()
         try:
             template = EXECUTABLES.get(generic.key, backend.name, lambda: _compile(
-                backend, comp, given, generic.n_symbols, structure_key=generic.structure_key))
+                backend, comp, given, generic.pattern.n_symbols, structure_key=generic.structure_key))
         except (NotShapeGeneric, TypeError) as error:
             # NotShapeGeneric: an op's code is generated for its sizes. TypeError: a lowering
             # asked a run-time size what only a number can say; a compile for the graph's own
@@ -194,8 +283,8 @@ def executable_for(comp: Computation, dynamic_sizes: bool | None = None) -> Exec
             pattern, symbol_values = decided
             symbolic = dynamic.symbolic_copy(comp, pattern, values)
             generic = _Generic(("shape-generic", structure_key, pattern), structure_key, symbol_values, None,
-                               symbolic, pattern.n_symbols, "",
-                               ("shape-generic", "traced", shape, outputs, pattern.code_key))
+                               pattern, values, "", ("shape-generic", "traced", shape, outputs, pattern.code_key),
+                               symbolic)
             executable = _bind(generic, None, backend, frozenset())
             if executable is not None:
                 return executable

@@ -23,6 +23,8 @@ from plaidarray.backend import registry
 from plaidarray.hlo import Computation, Instruction, Module, Shape
 from strategies import dtype_ids
 
+pytestmark = pytest.mark.usefixtures("fused")  # what compiles, and what it compiles to
+
 FLOAT_COMPLEX = [np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128)]
 LETTER = {"float32": "s", "float64": "d", "complex64": "c", "complex128": "z"}
 

@@ -279,7 +279,7 @@ for n in range(1, 300):
 assert n >= 64 and codegen_worker._workers["starting"] is not None
 """
     child = start_child(code, tmp_path, PLAIDARRAY_INPROCESS_COMPILES="64", PLAIDARRAY_CACHE_MAX_BYTES="0",
-                        PLAIDARRAY_AUTOMATIC_DYNAMIC="0")  # each size compiled for itself
+                        PLAIDARRAY_AUTOMATIC_DYNAMIC="0", PLAIDARRAY_FUSE_AFTER_MS="0")  # each size compiled for itself
     _, err = child.communicate(timeout=300)
     assert child.returncode == 0, err
     assert err == ""

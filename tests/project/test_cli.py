@@ -57,7 +57,7 @@ def test_bench_runs_the_harness_with_its_arguments(monkeypatch, tmp_path):
     assert (tmp_path / "ran.txt").read_text() == "--quick matmul"
 
 
-def test_dump_writes_every_stage_of_every_compiled_module(capsys, tmp_path):
+def test_dump_writes_every_stage_of_every_compiled_module(capsys, tmp_path, fused):
     script = tmp_path / "script.py"
     script.write_text(textwrap.dedent("""
         import sys

@@ -9,7 +9,7 @@ from plaidarray.backend.llvm_cpu.stages import STAGES
 from plaidarray.hlo.passes import HLO_PASSES
 
 
-def test_dump_writes_hlo_linalg_llvm_and_assembly(tmp_path, monkeypatch):
+def test_dump_writes_hlo_linalg_llvm_and_assembly(tmp_path, monkeypatch, fused):
     monkeypatch.setenv("PLAIDARRAY_DUMP", str(tmp_path))
     xp.set_backend("llvm-cpu")
     try:

@@ -85,7 +85,7 @@ def test_an_op_lowered_by_one_platform_only(backend):
 
 # --- 2. a pass: a named function Computation -> Computation in the pipeline's list ---------
 
-def test_a_new_hlo_pass_runs_in_every_compile(monkeypatch, tmp_path):
+def test_a_new_hlo_pass_runs_in_every_compile(monkeypatch, tmp_path, fused):
     seen: list[int] = []
 
     def count_instructions(comp: Computation) -> Computation:
@@ -143,7 +143,7 @@ def toy_package(tmp_path, monkeypatch):
     sys.modules.pop("toy_backend", None)
 
 
-def test_a_new_backend_found_through_its_entry_point(toy_package):
+def test_a_new_backend_found_through_its_entry_point(toy_package, fused):
     assert registry.available()["toy"] == -1
     xp.set_backend("toy")
     toy = sys.modules["toy_backend"].ToyCompiler

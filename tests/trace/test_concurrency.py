@@ -16,6 +16,8 @@ import plaidarray as xp
 from plaidarray.backend.cache import ExecutableCache
 from plaidarray.backend.executable import Executable
 
+pytestmark = pytest.mark.usefixtures("fused")  # what compiles, and what it compiles to
+
 THREADS = 8
 TIMEOUT = 120
 materialize_module = importlib.import_module("plaidarray.trace.materialize")

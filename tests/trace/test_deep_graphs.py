@@ -254,7 +254,7 @@ COMPILED_BUFFER_STEPS = 1_000
 
 
 def test_llvm_cpu_compiles_a_chain_deeper_than_the_recursion_limit(unbounded_pending, llvm_cpu_backend,
-                                                                   monkeypatch, tmp_path):
+                                                                   monkeypatch, tmp_path, fused):
     assert COMPILED_DEPTH > sys.getrecursionlimit()
     monkeypatch.setenv("PLAIDARRAY_DUMP", str(tmp_path))  # every stage printed, xDSL's too
     y = lazy_chain(xp.asarray(X0), COMPILED_DEPTH)

@@ -35,7 +35,7 @@ def _gradient_descent(ns, a, b, steps, lr=1e-3):
     return losses, w
 
 
-def test_a_loop_with_a_read_each_step_compiles_a_bounded_number_of_times(backend):
+def test_a_loop_with_a_read_each_step_compiles_a_bounded_number_of_times(backend, fused):
     rng = np.random.default_rng(0)
     a, b = rng.standard_normal((60, 5)), rng.standard_normal(60)
     before = _compiles()
@@ -121,7 +121,7 @@ def test_the_bound_can_be_turned_off(monkeypatch):
     np.testing.assert_array_equal(np.asarray(x), np.full(4, 301.0))
 
 
-def test_assignments_in_a_loop_compile_once_and_update_the_buffer_in_place():
+def test_assignments_in_a_loop_compile_once_and_update_the_buffer_in_place(fused):
     n = 500
     a = xp.zeros(n)
     a[0] = 0.0  # the first assignment turns the pending zeros into a buffer
@@ -188,7 +188,7 @@ def test_pickling_a_traced_array_raises_the_tracing_error():
         f(xp.ones(3))
 
 
-def test_the_compile_log_says_why_each_graph_compiled(caplog):
+def test_the_compile_log_says_why_each_graph_compiled(caplog, fused):
     """A large graph compiles for its sizes, then shape-generic when they change; a small
     one is shape-generic at once (``Compiler.generic_first_elements``), and another size
     compiles nothing."""
@@ -206,7 +206,7 @@ def test_the_compile_log_says_why_each_graph_compiled(caplog):
     assert "new op structure" in messages[2] and "shape-generic: a small graph" in messages[2]
 
 
-def test_the_compile_log_names_the_pending_bound_and_jit_signatures(caplog, monkeypatch):
+def test_the_compile_log_names_the_pending_bound_and_jit_signatures(caplog, monkeypatch, fused):
     caplog.set_level(logging.INFO, logger="plaidarray.compiles")
     monkeypatch.setattr(node_module, "MAX_PENDING", 8)
     y = xp.asarray(np.ones(41))

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 import plaidarray as xp
 from plaidarray.trace import cuts, dynamic
 
-pytestmark = pytest.mark.skipif("llvm-cpu" not in xp.backends(), reason="the compiled backend is not installed")
+pytestmark = [pytest.mark.skipif("llvm-cpu" not in xp.backends(), reason="the compiled backend is not installed"),
+              pytest.mark.usefixtures("fused")]  # what compiles, and how often
 
 #: Compiles a loop body may take whatever the number of steps: its first sizes, then the
 #: shape-generic executable (and, where a size passes through 0 or 1, those sizes).

@@ -20,10 +20,12 @@ import numpy as np
 
 from ...hlo import Module
 from ...hlo.fingerprint import digest, module_description
+from ...hlo.shape import Shape
 from .. import dump
-from ..executable import AotArtifact, AotOptions, Compiler, Executable
+from ..executable import AotArtifact, AotOptions, Call, Compiler, Executable
 from . import cache_entry, object_cache
 from .host import host_id, opt_level
+from .sequence import merge
 from .tiering import SCALAR_MAX_ELEMENTS
 
 #: LLVM's optimisation levels, as in ``clang -O<level>``.
@@ -78,6 +80,12 @@ class CpuCompiler(Compiler):
         from .stages import compile_module  # the code generator, on first use
 
         return compile_module(module, name, key, self.opt_level, self.target)
+
+    def sequence(self, calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
+                 shapes: Sequence[Shape], outputs: Sequence[int]) -> Executable:
+        """The calls' kernels as one executable's steps (``sequence.py``): one call into C a run."""
+        return merge(calls, n_params, constants, shapes, outputs) or \
+            super().sequence(calls, n_params, constants, shapes, outputs)
 
     def compile_ahead_of_time(self, module: Module, constants: Sequence[np.ndarray],
                               options: AotOptions) -> AotArtifact:

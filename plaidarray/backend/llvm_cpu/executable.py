@@ -82,15 +82,19 @@ class CpuExecutable(Executable):
                  splitting: bool | None = None) -> None:
         self.steps = tuple(steps)
         self._runs = runs or _Runs(steps)
+        #: What a sequence of executables is merged from (``sequence.py``): the buffers'
+        #: shapes and the run-time sizes.
+        self.shapes = (list(output_shapes), list(temp_shapes))
+        self.dim_values = tuple(dims)
         self._dims = struct.pack(f"<{len(dims)}q", *dims)
-        self._n_params = n_params
-        self._constants = constants
+        self.n_params = n_params
+        self.constants = constants
         self._constant_pointers = b"".join(struct.pack("<Q", transfer.address(c)) for c in constants)
         self._n_buffers = n_params + len(constants) + len(output_shapes) + len(temp_shapes)
         self._generation = -1
         self._plan = b""
         self._parallel = parallel.worth_splitting([s.segment for s in steps]) if splitting is None else splitting
-        self._output_slots = output_slots
+        self.output_slots = output_slots
         #: Whether the results are the output buffers in order (no parameter returned as
         #: it is, no output twice): then ``run`` returns them as they are.
         self._results_are_outputs = output_slots == [("out", i) for i in range(len(output_shapes))]
@@ -155,14 +159,14 @@ class CpuExecutable(Executable):
             if self._plan:
                 _run_in_c(self._plan, buffers, self._constant_pointers, outs, temps, self._dims)
         else:
-            self._run_steps([*buffers, *self._constants, *outs, *temps])
+            self._run_steps([*buffers, *self.constants, *outs, *temps])
         if timed:
             self._runs.add(time.perf_counter() - start)
         if spare is not None:
             spare.append(temps)
         if self._results_are_outputs:
             return outs
-        return [buffers[i] if kind == "param" else outs[i] for kind, i in self._output_slots]
+        return [buffers[i] if kind == "param" else outs[i] for kind, i in self.output_slots]
 
     def _run_steps(self, table: list[np.ndarray]) -> None:
         """The steps through ctypes, large loops in chunks on several threads."""

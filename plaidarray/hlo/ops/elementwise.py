@@ -71,7 +71,7 @@ def define(name: str, arity: int, reference, kinds: str, infer=_same_shape) -> N
             raise TypeError(f"{name}: operands of dtype {dtype} are not supported (accepted: {accepted})")
         return infer(shapes, attrs)
 
-    register(OpDef(name, checked, _nan_ignore(reference), arity, dim_ties=same_dims))
+    register(OpDef(name, checked, _nan_ignore(reference), arity, dim_ties=same_dims, elementwise=True))
 
 
 def _reference_division(a, d, op):
@@ -264,7 +264,7 @@ def _compare_infer(shapes, attrs):
 
 
 register(OpDef("compare", _compare_infer, lambda args, attrs, shape: COMPARE[attrs["direction"]](*args), 2,
-               dim_ties=same_dims))
+               dim_ties=same_dims, elementwise=True))
 
 
 def _select_infer(shapes, attrs):
@@ -274,7 +274,7 @@ def _select_infer(shapes, attrs):
     return _same_shape([on_true, on_false], attrs)
 
 
-register(OpDef("select", _select_infer, lambda args, attrs, shape: np.where(*args), 3, dim_ties=same_dims))
+register(OpDef("select", _select_infer, lambda args, attrs, shape: np.where(*args), 3, dim_ties=same_dims, elementwise=True))
 
 
 def _convert_infer(shapes, attrs):
@@ -299,7 +299,7 @@ def _convert_reference(args, attrs, shape):
         return x.astype(target)
 
 
-register(OpDef("convert", _convert_infer, _convert_reference, 1, dim_ties=same_dims))
+register(OpDef("convert", _convert_infer, _convert_reference, 1, dim_ties=same_dims, elementwise=True))
 
 
 # --- complex parts -----------------------------------------------------------------------
@@ -318,10 +318,10 @@ def _complex_infer(shapes, attrs):
     return re.with_dtype(np.dtype(f"c{re.dtype.itemsize * 2}"))
 
 
-register(OpDef("real", _part_infer, lambda a, attrs, s: np.real(a[0]), 1, dim_ties=same_dims))
-register(OpDef("imag", _part_infer, lambda a, attrs, s: np.imag(a[0]), 1, dim_ties=same_dims))
+register(OpDef("real", _part_infer, lambda a, attrs, s: np.real(a[0]), 1, dim_ties=same_dims, elementwise=True))
+register(OpDef("imag", _part_infer, lambda a, attrs, s: np.imag(a[0]), 1, dim_ties=same_dims, elementwise=True))
 register(OpDef("conj", lambda shapes, attrs: _part_infer(shapes, attrs) and shapes[0],
-               lambda a, attrs, s: np.conj(a[0]), 1, dim_ties=same_dims))
+               lambda a, attrs, s: np.conj(a[0]), 1, dim_ties=same_dims, elementwise=True))
 
 
 def _complex_evaluate(args, attrs, shape):
@@ -330,4 +330,4 @@ def _complex_evaluate(args, attrs, shape):
     return out
 
 
-register(OpDef("complex", _complex_infer, _complex_evaluate, 2, dim_ties=same_dims))
+register(OpDef("complex", _complex_infer, _complex_evaluate, 2, dim_ties=same_dims, elementwise=True))

@@ -1,0 +1,137 @@
+"""A sequence of executables merged into one (``Compiler.sequence``), made without compiling.
+
+The baseline tier runs a graph op by op, each op on its own kernel (``trace/baseline.py``).
+Each op's executable is a list of kernel calls on its own table of buffers; here the calls of
+all of them become one executable's steps over one table (the graph's parameters, every
+constant, its results, and the values passed between the ops as temporaries), each step's
+buffers and run-time sizes renumbered into it. A run is then one call into C however many
+ops the graph has, the kernels are those the ops' executables hold (nothing is generated),
+and small temporaries are kept between runs like any executable's. A temporary's buffer
+serves a later value of as many bytes once the last call using it has run, so a graph's
+op-by-op run holds about as much memory at once as its fused code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import cast
+
+import numpy as np
+
+from ...hlo.shape import Shape
+from ..executable import Call
+from .executable import CpuExecutable, Step
+
+
+def merge(calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray], shapes: Sequence[Shape],
+          outputs: Sequence[int]) -> CpuExecutable | None:
+    """The executable of ``Compiler.sequence``'s arguments as one :class:`CpuExecutable`,
+    or None where the default sequence runs them instead: some call's executable is not
+    one, or a result is a constant or the same value as another result (which the default
+    sequence copies; a merged executable's results are its own buffers or parameters)."""
+    parts = [cast(CpuExecutable, call.executable) for call in calls if type(call.executable) is CpuExecutable]
+    if len(parts) < len(calls):
+        return None
+    defined = n_params + len(constants)  # the first value a call defines
+    root = _roots(calls, parts)
+    results = [root.get(o, o) for o in outputs]
+    if any(n_params <= r < defined for r in results) or len(set(results)) < len(results):
+        return None
+    merged_constants = list(constants)
+    constant_starts = []
+    for part in parts:
+        constant_starts.append(len(merged_constants))
+        merged_constants += part.constants
+    table = _Table(n_params, len(merged_constants), [r for r in results if r >= defined], shapes, defined)
+    last_use = _last_uses(calls, root)
+    steps: list[Step] = []
+    dims: list[int] = []
+    for index, (call, part, constant_start) in enumerate(zip(calls, parts, constant_starts)):
+        own = [table.slot(root.get(v, v)) for v in call.inputs]
+        own += range(n_params + constant_start, n_params + constant_start + len(part.constants))
+        output_shapes, temp_shapes = part.shapes
+        out_slots: list[int | None] = [None] * len(output_shapes)
+        for value, (kind, i) in zip(call.outputs, part.output_slots):
+            if kind == "out":
+                out_slots[i] = table.define(value)
+        own += [slot if slot is not None else table.scratch(shape) for slot, shape in zip(out_slots, output_shapes)]
+        scratch = [table.scratch(shape) for shape in temp_shapes]
+        own += scratch
+        dim_start = len(dims)
+        dims += part.dim_values
+        steps += [Step(s.kernel, tuple(own[b] for b in s.buffers), s.segment,
+                       tuple(dim_start + d for d in s.dims), s.imports) for s in part.steps]
+        unused = [own[len(call.inputs) + len(part.constants) + i] for i, slot in enumerate(out_slots) if slot is None]
+        table.release(scratch + unused + [table.slot(v) for v in {root.get(v, v) for v in (*call.inputs, *call.outputs)}
+                                          if v >= defined and last_use.get(v) == index and v not in table.results])
+    slots = [("param", r) if r < n_params else ("out", table.slot(r) - table.outputs_start) for r in results]
+    return CpuExecutable(steps, n_params, merged_constants, slots, table.output_shapes, table.temp_shapes, dims)
+
+
+def _roots(calls: Sequence[Call], parts: Sequence[CpuExecutable]) -> dict[int, int]:
+    """The value each result that is an input passed through stands for (an op its
+    compile found to be the identity: a transpose of unit dimensions), followed to the
+    value first defined."""
+    root: dict[int, int] = {}
+    for call, part in zip(calls, parts):
+        for value, (kind, i) in zip(call.outputs, part.output_slots):
+            if kind == "param":
+                source = call.inputs[i]
+                root[value] = root.get(source, source)
+    return root
+
+
+def _last_uses(calls: Sequence[Call], root: dict[int, int]) -> dict[int, int]:
+    """The index of the last call using (or defining) each value (or a value standing for it)."""
+    last: dict[int, int] = {}
+    for index, call in enumerate(calls):
+        for value in (*call.inputs, *call.outputs):
+            last[root.get(value, value)] = index
+    return last
+
+
+class _Table:
+    """The merged executable's table: parameters, constants, results (the values that
+    ``outputs`` name, in order), then temporaries, a temporary's slot reused by a later
+    value of as many bytes once it is released."""
+
+    def __init__(self, n_params: int, n_constants: int, results: list[int], shapes: Sequence[Shape],
+                 defined: int) -> None:
+        self._shapes = shapes
+        self._defined = defined
+        self.results = {value: i for i, value in enumerate(results)}
+        self.outputs_start = n_params + n_constants
+        self.output_shapes = [shapes[value - defined] for value in results]
+        self.temp_shapes: list[Shape] = []
+        self._temps_start = self.outputs_start + len(results)
+        self._slots: dict[int, int] = {}
+        self._free: dict[int, list[int]] = {}
+
+    def slot(self, value: int) -> int:
+        if value < self._defined:  # a parameter, or a constant of the sequence's own
+            return value
+        return self._slots[value]
+
+    def define(self, value: int) -> int:
+        """The slot of a value a call defines: its result slot, else a temporary."""
+        if value in self.results:
+            slot = self._slots[value] = self.outputs_start + self.results[value]
+            return slot
+        slot = self._slots[value] = self.scratch(self._shapes[value - self._defined])
+        return slot
+
+    def scratch(self, shape: Shape) -> int:
+        """A temporary's slot for ``shape``: a released one of as many bytes, else a new one."""
+        nbytes = shape.size * shape.dtype.itemsize
+        free = self._free.get(nbytes)
+        if free:
+            return free.pop()
+        self.temp_shapes.append(shape)
+        return self._temps_start + len(self.temp_shapes) - 1
+
+    def release(self, slots: Sequence[int]) -> None:
+        """Slots no later call reads: temporaries among them serve later values."""
+        for slot in dict.fromkeys(slots):
+            if slot >= self._temps_start:
+                shape = self.temp_shapes[slot - self._temps_start]
+                self._free.setdefault(shape.size * shape.dtype.itemsize, []).append(slot)

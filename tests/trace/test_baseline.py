@@ -1,0 +1,199 @@
+"""The baseline tier (``trace/baseline.py``, ``trace/hot.py``): a graph no compiled
+executable serves runs op by op on per-op kernels, which any graph recording the same op
+shares; a structure whose op-by-op runs pass ``PLAIDARRAY_FUSE_AFTER_MS`` is compiled
+fused in the background. Both tiers compute the same bits: each op family is run on both
+and compared bit for bit."""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+
+import plaidarray as xp
+from plaidarray.backend.cache import EXECUTABLES
+from plaidarray.trace import hot
+from plaidarray.trace.baseline import BaselineExecutable
+from plaidarray.trace.to_hlo import walk_pending
+
+pytestmark = pytest.mark.skipif("llvm-cpu" not in xp.backends(), reason="the compiled backend is not installed")
+
+
+@pytest.fixture
+def op_by_op(monkeypatch):
+    """Graphs run op by op for as long as the test lasts (never hot)."""
+    monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 1e9)
+    xp.set_backend("llvm-cpu")
+    yield
+    xp.set_backend(None)
+
+
+def _executable_of(array: xp.Array):
+    """The cached executable that computes ``array``'s pending graph."""
+    from plaidarray.backend import registry
+
+    key, _, _, _ = walk_pending([array._node])
+    return EXECUTABLES.lookup((key, frozenset(), registry.current().cache_tag))
+
+
+def test_a_graph_runs_op_by_op_and_is_cached_as_its_ops_kernels(op_by_op):
+    x = xp.asarray(np.linspace(0.0, 1.0, 7))
+    y = xp.exp(x) * 2.0 + x
+    assert _executable_of(y) is None
+    np.testing.assert_allclose(np.asarray(y), np.exp(np.linspace(0.0, 1.0, 7)) * 2.0 + np.linspace(0.0, 1.0, 7))
+    z = xp.exp(x) * 2.0 + x
+    assert type(_executable_of(z)) is BaselineExecutable
+
+
+def test_a_new_graph_of_known_ops_compiles_nothing(op_by_op):
+    """Kernels are per op signature: another graph of the same ops at other sizes and
+    shapes (an elementwise op's kernel serves every shape) compiles nothing."""
+    a = xp.asarray(np.arange(12.0).reshape(3, 4))
+    float(xp.sum(xp.exp(a) * 2.0 - a))
+    before = xp.cache_info().compiles
+    b = xp.asarray(np.arange(30.0).reshape(5, 6))
+    c = xp.asarray(np.arange(7.0))
+    assert float(xp.sum(xp.exp(b) * 2.0 - b)) == pytest.approx(float(np.sum(np.exp(np.arange(30.0)) * 2.0
+                                                                               - np.arange(30.0))))
+    np.testing.assert_allclose(np.asarray(xp.exp(c) * 2.0 - c), np.exp(np.arange(7.0)) * 2.0 - np.arange(7.0))
+    assert xp.cache_info().compiles == before
+
+
+def test_each_result_is_memory_of_its_own(op_by_op):
+    """Results that are another value seen anew (a reshape of a result, a literal) are
+    copies: writing into one through NumPy changes no other array."""
+    x = xp.asarray(np.arange(6.0))
+    y = x * 2.0
+    shaped = xp.reshape(y * 1.0, (2, 3))
+    literal = xp.zeros(())
+    values = [np.asarray(v) for v in (y, shaped, literal)]
+    for v in values:
+        v[...] = -1.0
+    np.testing.assert_array_equal(np.asarray(x), np.arange(6.0))
+    np.testing.assert_array_equal(np.asarray(xp.zeros(())), 0.0)
+    for v in (y, shaped, literal):
+        assert (np.asarray(v) == -1.0).all()
+
+
+def test_a_hot_structure_is_compiled_fused_in_the_background(monkeypatch):
+    """Past ``FUSE_AFTER_SECONDS`` of op-by-op runs its fused code is compiled on the
+    background thread and serves the next reads, with the same values."""
+    monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 0.002)
+    xp.set_backend("llvm-cpu")
+    try:
+        x = xp.asarray(np.linspace(-1.0, 1.0, 50))
+        seen = []
+        for step in range(400):
+            total = xp.sum(xp.tanh(x * float(step % 3)) + 1.0)
+            seen.append(type(_executable_of(total)))
+            float(total)
+            if step > 2 and seen[-1] not in (type(None), BaselineExecutable):
+                break
+            hot.drain()
+        assert BaselineExecutable in seen and seen[-1] not in (type(None), BaselineExecutable)
+    finally:
+        xp.set_backend(None)
+
+
+def test_a_structure_whose_sizes_change_is_fused_shape_generic(monkeypatch):
+    """Sizes that changed while it ran op by op make its fused code shape-generic, which
+    then serves every size without a compile."""
+    monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 0.001)
+    xp.set_backend("llvm-cpu")
+    try:
+        data = np.random.default_rng(0).standard_normal(400)
+        x = xp.asarray(data)
+        for n in range(20, 120):
+            assert float(xp.sum(x[:n] * x[:n])) == pytest.approx(float(np.sum(data[:n] ** 2)), rel=1e-12)
+            hot.drain()
+        before = xp.cache_info().compiles
+        for n in range(150, 160):
+            float(xp.sum(x[:n] * x[:n]))
+        assert xp.cache_info().compiles == before
+    finally:
+        xp.set_backend(None)
+
+
+def test_a_deep_graph_runs_op_by_op(op_by_op, monkeypatch):
+    """A chain far deeper than the recursion limit assembles and runs (no walk recurses)."""
+    from plaidarray.trace import node as node_module
+
+    monkeypatch.setattr(node_module, "MAX_PENDING", 0)
+    depth = sys.getrecursionlimit() * 2
+    x = xp.asarray(np.ones(3, dtype=np.uint32))
+    for _ in range(depth):
+        x = x + x
+    np.testing.assert_array_equal(np.asarray(x), np.full(3, pow(2, depth, 2**32), dtype=np.uint32))
+
+
+def test_the_structures_kept_are_bounded(op_by_op):
+    for n in range(hot.KEPT_STRUCTURES + 50):
+        float(xp.sum(xp.reshape(xp.arange(n + 2, dtype=xp.float64), (1, n + 2)) * 1.5))
+    assert len(hot.HEATS._heats) <= hot.KEPT_STRUCTURES
+
+
+# --- the same bits in both tiers -------------------------------------------------------
+
+def _both_tiers(monkeypatch, program):
+    """``program()`` run op by op and fused, each from an empty in-memory cache."""
+    results = []
+    for fuse_after in (1e9, 0.0):
+        monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", fuse_after)
+        xp.clear_cache()
+        started = time.perf_counter()
+        out = program()
+        results.append([np.asarray(v) for v in (out if isinstance(out, (list, tuple)) else [out])])
+        assert time.perf_counter() - started < 120
+    return results
+
+
+def _same_bits(got, want):
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        assert np.ascontiguousarray(g).tobytes() == np.ascontiguousarray(w).tobytes(), (g, w)
+
+
+FAMILIES = {
+    "elementwise math": lambda x: [xp.exp(x) * xp.sin(x) + xp.log1p(xp.abs(x)), xp.tanh(x) - xp.sqrt(x * x + 1.0),
+                                   xp.pow(xp.abs(x) + 0.5, 1.7), xp.atan2(x, x + 2.0), xp.expm1(x) / 3.0],
+    "integer and logical": lambda x: [xp.astype(x * 100.0, xp.int32) // 7, xp.astype(x * 50.0, xp.int64) % 5,
+                                      (x > 0.1) & (x < 0.8), xp.astype(x * 1e3, xp.int16) >> 2],
+    "reductions": lambda x: [xp.sum(x), xp.mean(x), xp.var(x), xp.std(x), xp.max(x), xp.min(x), xp.prod(x * 0.1 + 1.0),
+                             xp.argmax(x), xp.argmin(x), xp.sum(xp.reshape(x, (-1, 1)) * x, axis=0),
+                             xp.sum(xp.reshape(x, (-1, 1)) * x, axis=1), xp.cumulative_sum(x)],
+    "matrix products": lambda x: [xp.reshape(x, (-1, 1)) @ xp.reshape(x, (1, -1)), x @ x,
+                                  (xp.reshape(x, (-1, 1)) * x) @ x],
+    "movement": lambda x: [xp.flip(x), xp.roll(x, 2), xp.concat([x, x * 2.0]), xp.stack([x, -x]), x[1:-1:2],
+                           xp.reshape(x, (1, -1)).T, xp.broadcast_to(x, (3, x.shape[0]))],
+    "sorting and searching": lambda x: [xp.sort(x), xp.argsort(x), xp.searchsorted(xp.sort(x), x * 0.5),
+                                        xp.where(x > 0.5, x, -x), xp.unique_values(xp.round(x * 4.0))],
+    "indexing": lambda x: [x[xp.argsort(x)[:3]], xp.take(x, xp.asarray(np.array([2, 0, 1]))), x[x > 0.4],
+                           xp.sum(x[2:5])],
+}
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+@given(values=st.lists(st.floats(0.0, 1.0, allow_subnormal=False), min_size=3, max_size=40),
+       dtype=st.sampled_from([np.float32, np.float64]))
+def test_both_tiers_compute_the_same_bits(monkeypatch, family, values, dtype):
+    data = np.asarray(values, dtype=dtype)
+    baseline, fused = _both_tiers(monkeypatch, lambda: FAMILIES[family](xp.asarray(data)))
+    _same_bits(baseline, fused)
+
+
+def test_both_tiers_compute_the_same_bits_for_linear_algebra_and_transforms(monkeypatch):
+    rng = np.random.default_rng(0)
+    g = rng.standard_normal((5, 5))
+    spd = g @ g.T + 5 * np.eye(5)
+    signal = rng.standard_normal(24)
+
+    def program():
+        a = xp.asarray(spd)
+        return [xp.linalg.cholesky(a), xp.linalg.solve(a, a[:, 0]), xp.linalg.inv(a), xp.linalg.eigvalsh(a),
+                xp.linalg.det(a), xp.fft.rfft(xp.asarray(signal)), xp.fft.ifft(xp.asarray(signal + 0j))]
+    baseline, fused = _both_tiers(monkeypatch, program)
+    _same_bits(baseline, fused)
