@@ -232,14 +232,28 @@ class Diagonal(Step):
         return row, col, max(0, min(m - row, n - col))
 
     def forward(self, base: Array) -> Array:
+        """Along the flattened matrix the diagonal is every (n + 1)-th element from its
+        first: the flattened matrix from there, padded to ``size`` rows of n + 1, whose
+        first column it is. A strided slice would say so in one op, but its step is part of
+        the graph's structure, and a matrix that grows would compile anew at each size
+        (the determinant, the trace); here every size is a run-time value."""
         *batch, m, n = base.shape
         row, col, size = self._extent(base.shape)
-        # Along the flattened matrix the diagonal is a strided slice: step n + 1.
+        zeros = (0,) * len(batch)
+        if not size:
+            return op("slice", graph.reshape(base, (*batch, m * n)), start=(*zeros, 0), limit=(*batch, 0),
+                      strides=(1,) * (len(batch) + 1))
+        start, length = row * n + col, size * (n + 1)
         flat = graph.reshape(base, (*batch, m * n))
-        start = row * n + col if size else 0
-        stop = start + (size - 1) * (n + 1) + 1 if size else 0
-        return op("slice", flat, start=(0,) * len(batch) + (start,), limit=(*batch, stop),
-                  strides=(1,) * len(batch) + (n + 1,))
+        stop = min(m * n, start + length)
+        if start or stop < m * n:
+            flat = op("slice", flat, start=(*zeros, start), limit=(*batch, stop), strides=(1,) * (len(batch) + 1))
+        if stop - start < length:
+            flat = op("pad", flat, graph.constant(0, base.dtype), low=(*zeros, 0), high=(*zeros, length - stop + start),
+                      interior=(*zeros, 0))
+        rows = graph.reshape(flat, (*batch, size, n + 1))
+        first = op("slice", rows, start=(*zeros, 0, 0), limit=(*batch, size, 1), strides=(1,) * (len(batch) + 2))
+        return graph.reshape(first, (*batch, size))
 
     def inverse(self, base: Array, value: Array) -> Array:
         *batch, m, n = base.shape

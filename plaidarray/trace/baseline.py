@@ -206,12 +206,12 @@ def _generic(rows: tuple, outputs: tuple[int, ...], structure: Hashable, shape: 
     generic_key = ("op-kernel", structure, pattern.code_key)  # the code, whatever sizes it met first
     template = EXECUTABLES.lookup(generic_key)
     if template is None:
-        comp = _computation(rows, outputs, sources, pattern, values)
         structure_key = ("shape-generic", shape, outputs, pattern.code_key)
         try:
+            comp = _computation(rows, outputs, sources, pattern, values)
             template = EXECUTABLES.get(generic_key, backend.name,
                                        lambda: _compile(backend, comp, pattern.n_symbols, structure_key))
-        except (NotShapeGeneric, TypeError):
+        except (NotShapeGeneric, TypeError):  # a size its shape rule or lowering needs as a number
             _PER_SHAPE.add(structure)
             return None
     return template.bind(found)

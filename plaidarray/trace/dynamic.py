@@ -43,7 +43,7 @@ from .. import config
 from ..hlo import Computation, Instruction
 from ..hlo.fingerprint import Hashed
 from ..hlo.opdef import OPS
-from ..hlo.shape import Shape
+from ..hlo.shape import Shape, TupleShape
 from ..hlo.symbolic import Dim, Sym
 from .node import Node
 
@@ -474,6 +474,8 @@ def symbolic_instructions(rows: tuple, sources: Sequence[tuple[str, dict, Shape]
                 attrs[name] = tuple(entries)
                 size_of[s] = size_of[s] or name in OPS[row[0]].size_attrs
         shape = Shape(cast("tuple[int, ...]", tuple(dims)), node_shape.dtype) if changed else node_shape
+        if isinstance(node_shape, TupleShape):  # its elements follow from its operands' shapes, maybe symbolic now
+            shape = OPS[op].infer([built[i].shape for i in row[2]], attrs)
         if len(row) == 2:
             built.append(Instruction("parameter", (), {"number": -1, "shape": shape}, shape))
         else:

@@ -140,8 +140,7 @@ def _miss(graph_key: tuple, order: list[Node], given: frozenset[int], backend: B
     if generic is not None and generic.template is not None:
         return _Miss(generic=generic)  # compiled for other sizes: bound, no compile
     if heat is None:  # no baseline tier: compiled now
-        if generic is not None:
-            generic.comp = dynamic.symbolic_computation(graph_key, order, generic.pattern, generic.sizes)
+        if generic is not None and _with_computation(generic, graph_key, order):
             return _Miss(generic=generic)
         return _Miss(comp=computation(graph_key, order))
     job = _fused_job(graph_key, order, given, backend, key, heat, generic, cut) if due else None
@@ -158,8 +157,7 @@ def _fused_job(graph_key: tuple, order: list[Node], given: frozenset[int], backe
     caches it under the graph's ``key`` for the next read."""
     heat.submitted = True
     why = f"hot after {heat.seconds * 1e3:.1f} ms op by op, compiled in the background: " if explain.enabled() else ""
-    if generic is not None:
-        generic.comp = dynamic.symbolic_computation(graph_key, order, generic.pattern, generic.sizes)
+    if generic is not None and _with_computation(generic, graph_key, order):
         if why:
             generic.why = why + (generic.why or explain.reason(graph_key[0], cut))
 
@@ -186,6 +184,19 @@ def _fused_job(graph_key: tuple, order: list[Node], given: frozenset[int], backe
             with GRAPH_LOCK:
                 heat.landed()
     return compile_static
+
+
+def _with_computation(generic: _Generic, graph_key: tuple, order: list[Node]) -> bool:
+    """Whether ``generic``'s shape-generic computation could be built (it is then kept
+    in it): an op's shape rule may need a size as a number (the smaller of a matrix's
+    dimensions), and then its structure compiles per shape from now on (the caller
+    holds ``GRAPH_LOCK``)."""
+    try:
+        generic.comp = dynamic.symbolic_computation(graph_key, order, generic.pattern, generic.sizes)
+    except (NotShapeGeneric, TypeError):
+        dynamic.HISTORIES.static_only(generic.structure)
+        return False
+    return True
 
 
 def _shape_generic(graph_key: tuple, structure_key: Hashable, shape: tuple, values: tuple[int, ...],
@@ -279,9 +290,14 @@ def executable_for(comp: Computation, dynamic_sizes: bool | None = None) -> Exec
             decided = None if _per_shape(structure_key, rows, backend) else \
                 dynamic.HISTORIES.decide(structure_key, rows, values, sizes, every_size=bool(dynamic_sizes),
                                          empty=dynamic.empty_fits(rows, values, backend.compiler))
+        try:
+            symbolic = None if decided is None else dynamic.symbolic_copy(comp, decided[0], values)
+        except (NotShapeGeneric, TypeError):  # a shape rule needs a size as a number: per shape from now on
+            with GRAPH_LOCK:
+                dynamic.HISTORIES.static_only(structure_key)
+            decided = None
         if decided is not None:
             pattern, symbol_values = decided
-            symbolic = dynamic.symbolic_copy(comp, pattern, values)
             generic = _Generic(("shape-generic", structure_key, pattern), structure_key, symbol_values, None,
                                pattern, values, "", ("shape-generic", "traced", shape, outputs, pattern.code_key),
                                symbolic)

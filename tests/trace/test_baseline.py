@@ -197,3 +197,28 @@ def test_both_tiers_compute_the_same_bits_for_linear_algebra_and_transforms(monk
                 xp.linalg.det(a), xp.fft.rfft(xp.asarray(signal)), xp.fft.ifft(xp.asarray(signal + 0j))]
     baseline, fused = _both_tiers(monkeypatch, program)
     _same_bits(baseline, fused)
+
+
+def test_lapack_calls_of_square_matrices_compile_once_for_every_size(op_by_op):
+    """Cholesky, solve, inverse, determinant and eigh take run-time sizes: a matrix that
+    grows compiles each call's kernel once (QR and SVD, whose workspaces need the smaller
+    of two sizes, compile per shape)."""
+    rng = np.random.default_rng(1)
+
+    def calls(n: int) -> None:
+        g = rng.standard_normal((n, n))
+        spd = g @ g.T + n * np.eye(n)
+        a = xp.asarray(spd)
+        np.testing.assert_allclose(np.asarray(xp.linalg.cholesky(a)), np.linalg.cholesky(spd), rtol=1e-10)
+        np.testing.assert_allclose(np.asarray(xp.linalg.solve(a, a[:, :2])), np.linalg.solve(spd, spd[:, :2]),
+                                   rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(np.asarray(xp.linalg.inv(a)), np.linalg.inv(spd), rtol=1e-9, atol=1e-12)
+        assert float(xp.linalg.det(a)) == pytest.approx(np.linalg.det(spd), rel=1e-9)
+        np.testing.assert_allclose(np.asarray(xp.linalg.eigvalsh(a)), np.linalg.eigvalsh(spd), rtol=1e-9)
+    calls(3)
+    calls(4)
+    before = xp.cache_info()
+    for n in range(5, 12):
+        calls(n)
+    after = xp.cache_info()
+    assert after.compiles + after.disk_hits == before.compiles + before.disk_hits

@@ -46,11 +46,11 @@ class CpuCompiler(Compiler):
     generic_first_elements = SCALAR_MAX_ELEMENTS
     #: The ops whose lowering takes no run-time size (``codegen.lowering.shape_generic``;
     #: a test checks that the two agree).
-    per_shape_ops = frozenset({"conditional", "custom_call", "fft", "while"})
+    per_shape_ops = frozenset({"conditional", "fft", "while"})
     #: The ops whose lowering needs run-time sizes of at least 1 (``codegen.lowering.empty_sizes``;
     #: a test checks that the two agree).
     empty_sizes = True
-    nonempty_ops = frozenset({"argsort", "cumulative", "dot_general", "dynamic_update_slice", "searchsorted",
+    nonempty_ops = frozenset({"argsort", "cumulative", "custom_call", "dot_general", "dynamic_update_slice", "searchsorted",
                               "take", "take_along_axis"})
 
     def __init__(self, opt_level: int | None = None) -> None:

@@ -476,10 +476,16 @@ def _subview(e, op):
 
 @rule("memref.alloc")
 def _alloc(e, op):
-    """Heap scratch of a static size for kernels that call library routines."""
+    """Heap scratch for kernels that call library routines: of a static size, or of one
+    run-time size (its one dynamic dimension's operand) times the static ones."""
     t = op.memref.type
-    size = math.prod(t.get_shape()) * element_bytes(t.element_type)
-    return e.builder.call(e.declare("malloc", PTR, [INDEX]), [ir.Constant(INDEX, max(size, 1))])
+    static = math.prod(n for n in t.get_shape() if n != DYNAMIC_INDEX) * element_bytes(t.element_type)
+    size: ir.Value = ir.Constant(INDEX, max(static, 1))
+    for dynamic in op.dynamic_sizes:
+        size = e.builder.mul(size, e.v(dynamic), flags=("nuw", "nsw"))
+    if op.dynamic_sizes:  # a run-time size of 0 allocates a byte all the same
+        size = e.builder.select(e.builder.icmp_unsigned("==", size, ir.Constant(INDEX, 0)), ir.Constant(INDEX, 1), size)
+    return e.builder.call(e.declare("malloc", PTR, [INDEX]), [size])
 
 
 @rule("memref.alloca")

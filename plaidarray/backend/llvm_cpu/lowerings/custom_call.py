@@ -21,6 +21,8 @@ from xdsl.ir import SSAValue
 
 from ....codegen.lowering import Kernel, register_lowering
 from ....hlo.ops.custom_call import result_shapes
+from ....hlo.symbolic import is_static
+from ...executable import NotShapeGeneric
 from .fortran_kernel import FortranKernel
 from .platform import PLATFORM
 
@@ -102,11 +104,17 @@ def _emit(k, inst, outs, operands):
     name = inst.attrs["target"]
     if name not in KERNELS:
         raise NotImplementedError(f"custom_call: target {name!r} has no llvm-cpu kernel")
+    if name in PER_SHAPE and not all(is_static(o.shape.dims) for o in inst.operands):
+        raise NotShapeGeneric(f"custom_call {name}: its workspace depends on the smaller of two sizes")
     if any(element.size for element in inst.shape.elements):
         KERNELS[name](_Kernel(k, inst, outs, operands))
 
 
-register_lowering("custom_call", Kernel(_emit), PLATFORM)
+#: Targets whose kernels are made for their sizes: their scratch sizes and results need the
+#: smaller and larger of a matrix's two dimensions, which run-time sizes do not order.
+PER_SHAPE = frozenset({"qr", "svd"})
+
+register_lowering("custom_call", Kernel(_emit, shape_generic=True), PLATFORM)
 
 
 # --- targets -------------------------------------------------------------------------------

@@ -47,10 +47,15 @@ class FortranKernel:
     # --- scratch and arguments ------------------------------------------------------------
     # Scratch and argument cells must be created before ``per_matrix``: they are
     # allocated once, outside the loop over the stack.
-    def scratch(self, size: int, dtype: np.dtype | type | None = None) -> SSAValue:
-        """An uninitialised heap buffer of ``size`` elements (freed after the last matrix)."""
+    def scratch(self, size: Dim, dtype: np.dtype | type | None = None) -> SSAValue:
+        """An uninitialised heap buffer of ``size`` elements, a number or a run-time size
+        (freed after the last matrix)."""
         element = self.k.type(np.dtype(dtype or self.dtype))
-        buffer = self.value_of(memref.AllocOp.get(element, shape=[max(size, 1)]))
+        if isinstance(size, int):
+            alloc = memref.AllocOp.get(element, shape=[max(size, 1)])
+        else:
+            alloc = memref.AllocOp.get(element, shape=[DYNAMIC_INDEX], dynamic_sizes=[self.k.dim(size)])
+        buffer = self.value_of(alloc)
         self._scratch.append(buffer)
         return buffer
 
@@ -133,11 +138,12 @@ class FortranKernel:
     def add(self, a: SSAValue, b: SSAValue | int) -> SSAValue:
         return self.value_of(arith.AddiOp(a, self.index(b) if isinstance(b, int) else b))
 
-    def mul(self, a: SSAValue, b: int) -> SSAValue:
-        return self.value_of(arith.MuliOp(a, self.index(b)))
+    def mul(self, a: SSAValue, b: Dim) -> SSAValue:
+        return self.value_of(arith.MuliOp(a, self.index(b) if isinstance(b, int) else self.k.dim(b)))
 
-    def col(self, i: SSAValue, j: SSAValue, ld: int) -> SSAValue:
-        """The position of element (i, j) of a column-major matrix with leading dimension ``ld``."""
+    def col(self, i: SSAValue, j: SSAValue, ld: Dim) -> SSAValue:
+        """The position of element (i, j) of a column-major matrix with leading dimension
+        ``ld`` (a number or a run-time size)."""
         return self.add(i, self.mul(j, ld))
 
     def load(self, buffer: SSAValue, *indices: SSAValue) -> SSAValue:
