@@ -87,7 +87,7 @@ _STALE_TEMP_SECONDS = 3600
 LOCK_STRIPES = 256
 #: Seconds a compile waits for other processes' locks before compiling without them.
 LOCK_TIMEOUT = 20.0
-_LOCK_DIR = "locks"
+LOCK_DIRECTORY = "locks"
 _LOCK_FILE = "stripes"
 _TEMP_PREFIX = ".tmp-"
 _size_lock = threading.Lock()
@@ -156,7 +156,7 @@ def sources_digest(root: Path) -> str:
         with os.scandir(directories.pop()) as entries:
             for entry in entries:
                 if entry.is_dir(follow_symlinks=False):
-                    if entry.name != "__pycache__":
+                    if entry.name not in ("__pycache__", INSTALLED.name):  # no sources: bytecode, built kernels
                         directories.append(entry.path)
                 elif entry.name.endswith(".py"):
                     files.append(entry.path)
@@ -169,13 +169,14 @@ def sources_digest(root: Path) -> str:
     return digest.hexdigest()
 
 
-def _untrusted(st: os.stat_result, directory: bool = False) -> str:
+def _untrusted(st: os.stat_result, directory: bool = False, installed: bool = False) -> str:
     """Why a file (or a directory) with the status ``st`` may hold what someone other
     than this process's user wrote, or "" if it cannot: it is of the kind expected,
-    owned by the effective user and writable by no one else."""
+    owned by the effective user (or, for what was ``installed`` with the package, by
+    root) and writable by no one else."""
     if not (stat.S_ISDIR(st.st_mode) if directory else stat.S_ISREG(st.st_mode)):
         return "is not a directory" if directory else "is not a regular file"
-    if st.st_uid != os.geteuid():
+    if st.st_uid != os.geteuid() and not (installed and st.st_uid == 0):
         return f"is owned by uid {st.st_uid}, not by this process's user (uid {os.geteuid()})"
     if st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
         return f"is writable by other users (mode {stat.S_IMODE(st.st_mode):04o})"
@@ -208,30 +209,55 @@ def trusted_directory(create: bool = False) -> Path | None:
 
 def load(key: str) -> tuple[bytes, dict[str, Any]] | None:
     """The object code and metadata stored under ``key``, or None (missing, damaged, or
-    possibly written by another user)."""
-    if not enabled():
+    possibly written by another user): the user's cache first, then the kernels built at
+    installation (``installed_directory``)."""
+    directory = trusted_directory() if enabled() else None
+    if directory is not None:
+        path = directory / (key + SUFFIX)
+        data = _read(path)
+        if data is not None:
+            entry = _decode(key, data)
+            if entry is None:
+                _remove(path)
+                return None
+            try:
+                os.utime(path)
+            except OSError:
+                pass
+            return entry
+    installed = installed_directory()
+    if installed is None:
         return None
-    directory = trusted_directory()
-    if directory is None:
-        return None
-    path = directory / (key + SUFFIX)
-    data = _read(path)
-    if data is None:
-        return None
-    entry = _decode(key, data)
-    if entry is None:
-        _remove(path)
-        return None
+    data = _read(installed / (key + SUFFIX), installed=True)
+    return _decode(key, data) if data is not None else None
+
+
+#: The directory, in the package, of the kernels built at installation (``prebuild.py``).
+INSTALLED = Path(__file__).resolve().parents[2] / "_kernels"
+
+
+@functools.cache
+def _installed_directory_trusted(directory: Path) -> bool:
     try:
-        os.utime(path)
+        return not _untrusted(directory.stat(), directory=True, installed=True)
     except OSError:
-        pass
-    return entry
+        return False
 
 
-def _read(path: Path) -> bytes | None:
+def installed_directory() -> Path | None:
+    """The kernels built at installation (``plaidarray/prebuild.py``), read after the
+    user's cache and never written: None when absent, switched off
+    (``PLAIDARRAY_INSTALLED_KERNELS=0``), or writable by anyone but its owner, who must
+    be this process's user or root (as the package's own code is installed)."""
+    if config.get("PLAIDARRAY_INSTALLED_KERNELS") != "1" or not _installed_directory_trusted(INSTALLED):
+        return None
+    return INSTALLED
+
+
+def _read(path: Path, installed: bool = False) -> bytes | None:
     """The bytes of the entry at ``path`` if this user wrote it (see the module
-    docstring), else None; an entry someone else could have written is removed."""
+    docstring; or root, for an entry ``installed`` with the package), else None; an entry
+    someone else could have written is removed (but one installed, which is left as it is)."""
     try:  # a FIFO must not block the open; a symbolic link is refused (ELOOP)
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as error:
@@ -240,11 +266,12 @@ def _read(path: Path) -> bytes | None:
         return None
     try:
         st = os.fstat(fd)
-        problem = _untrusted(st)
+        problem = _untrusted(st, installed=installed)
         if problem:
-            _distrust(path, problem)
+            if not installed:
+                _distrust(path, problem)
             return None
-        if st.st_size > max(max_bytes(), _HEADER.size):
+        if not installed and st.st_size > max(max_bytes(), _HEADER.size):
             return None  # more than the whole cache may hold: not an entry this cache wrote
         parts = []
         remaining = st.st_size
@@ -288,7 +315,7 @@ class Locks:
         try:
             directory = trusted_directory(create=True)
             if directory is not None:
-                _lock_stripes(directory / _LOCK_DIR, sorted({int(key[-8:], 16) % LOCK_STRIPES for key in keys}),
+                _lock_stripes(directory / LOCK_DIRECTORY, sorted({int(key[-8:], 16) % LOCK_STRIPES for key in keys}),
                               self._stripes, deadline)
         except BaseException:  # interrupted: the caller never gets these locks to release
             self.release()

@@ -1,0 +1,278 @@
+"""The op kernels built when plaidarray is installed, so that a fresh install's first
+script runs on kernels already built.
+
+The baseline tier (``trace/baseline.py``) runs each op of a graph on a kernel compiled
+once per op signature and kept in the persistent cache. Installation runs ``build`` (the
+build hook in ``setup.py`` calls ``python -m plaidarray.prebuild <directory>``): the
+functions of the standard on every dtype they take, at the ranks and axes NumPy-style code
+uses, run op by op with the persistent cache pointed at ``directory``, which then holds
+their kernels (full code, optimised), the vector math library and the code's bundles. The
+persistent cache reads that directory, inside the installed package, after the user's own
+(``object_cache.installed_directory``). Kernels are keyed like any compiled code (the HLO,
+the host CPU, the versions of LLVM and of plaidarray's sources): built on the machine that
+installs, they serve it; a copy of the package on another CPU, or sources edited since,
+simply miss, and the kernels missed are compiled on first use and kept in the user's cache.
+
+What the corpus does not cover (an op signature it never records: an unusual rank,
+broadcast or axis) compiles on first use, once per machine. Operations whose code is made
+for their sizes (FFTs, LAPACK calls, control flow) are not built here.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .backend.llvm_cpu import object_cache
+
+#: The environment of the build: every read runs op by op (no fused compile), kernels are
+#: built in their full code at once (no first tier), and in this process.
+BUILD_ENVIRONMENT = {"PLAIDARRAY_FUSE_AFTER_MS": "1e12", "PLAIDARRAY_TIER_UP_MS": "0",
+                     "PLAIDARRAY_INPROCESS_COMPILES": "1000000", "PLAIDARRAY_MAX_PENDING": "0"}
+
+Thunk = Callable[[], Any]
+
+
+def _arrays(xp: Any, dtype: np.dtype) -> dict[str, Any]:
+    """Arrays of ``dtype`` of the ranks the corpus uses, with values every function takes
+    (positive, below 1, so that logs, roots and inverse sines are defined)."""
+    rng = np.random.default_rng(0)
+
+    def make(shape: tuple[int, ...]) -> Any:
+        values: np.ndarray = rng.uniform(0.1, 0.9, shape)
+        if dtype.kind == "c":
+            values = values + 0.5j * rng.uniform(0.1, 0.9, shape)
+        elif dtype.kind in "iu":
+            values = rng.integers(1, 5, shape)
+        elif dtype.kind == "b":
+            values = values > 0.5
+        return xp.asarray(values.astype(dtype))
+    return {"scalar": make(()), "vector": make((5,)), "matrix": make((3, 4)), "cube": make((2, 3, 4)),
+            "column": make((3, 1)), "row": make((1, 4))}
+
+
+def _elementwise(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
+    """Every elementwise function on 0-d and on longer operands (an elementwise op's
+    kernel serves any shape of two or more elements; one element is a kernel of its own),
+    with a Python scalar, and broadcast across ranks."""
+    from .api import elementwise
+
+    for name in elementwise.__all__:
+        fn = getattr(xp, name)
+        if name == "clip":
+            continue
+        if _arity(fn) == 1:
+            yield from (partial(fn, a["scalar"]), partial(fn, a["vector"]))
+            continue
+        for kind in ("scalar", "vector"):
+            x = a[kind]
+            yield from (partial(fn, x, x), partial(fn, x, 2), partial(fn, x, 0.5), partial(fn, 2, x))
+        yield from (partial(fn, a["matrix"], a["vector"][:4]), partial(fn, a["column"], a["row"]),
+                    partial(fn, a["matrix"], a["column"]), partial(fn, a["cube"], a["matrix"]),
+                    partial(fn, a["matrix"], a["scalar"]))
+    def select(x: Any, other: Any) -> Any:
+        return xp.where(x == x, x, other)
+    for kind in ("scalar", "vector", "matrix"):
+        x = a[kind]
+        yield from (partial(xp.clip, x, 0.2, 0.7), partial(select, x, x), partial(select, x, 0))
+
+
+def _arity(fn: Callable) -> int:
+    import inspect
+
+    return sum(1 for p in inspect.signature(fn).parameters.values() if p.kind == p.POSITIONAL_ONLY)
+
+
+def _conversions(xp: Any, dtypes: tuple[np.dtype, ...], arrays: dict[np.dtype, dict[str, Any]]) -> Iterator[Thunk]:
+    for source in dtypes:
+        for target in dtypes:
+            for kind in ("scalar", "vector"):
+                yield partial(xp.astype, arrays[source][kind], target)
+
+
+def _statistics(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
+    """Reductions and scans over every axis of ranks 1 to 3, kept or not."""
+    names = ("sum", "prod", "max", "min", "mean", "var", "std", "any", "all", "argmax", "argmin", "count_nonzero")
+    for name in names:
+        fn = getattr(xp, name)
+        for kind, axes in (("vector", (None, 0)), ("matrix", (None, 0, 1)), ("cube", (None, 0, 1, 2, (1, 2)))):
+            for axis in axes:
+                yield partial(fn, a[kind], axis=axis)
+        yield from (partial(fn, a["matrix"], axis=1, keepdims=True), partial(fn, a["matrix"], axis=0, keepdims=True))
+    for name in ("cumulative_sum", "cumulative_prod"):
+        fn = getattr(xp, name)
+        yield from (partial(fn, a["vector"]), partial(fn, a["vector"], include_initial=True),
+                    partial(fn, a["matrix"], axis=0), partial(fn, a["matrix"], axis=1))
+
+
+def _manipulation(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
+    """Views, joins, reorderings and creation functions at ranks 1 to 3."""
+    v, m, c = a["vector"], a["matrix"], a["cube"]
+    thunks: list[Thunk] = [lambda: m.T, lambda: xp.permute_dims(c, (2, 0, 1)), lambda: xp.permute_dims(c, (0, 2, 1)),
+                lambda: xp.permute_dims(c, (1, 0, 2)), lambda: xp.reshape(m, (4, 3)), lambda: xp.reshape(c, (6, 4)),
+                lambda: v[1:4], lambda: v[::2], lambda: v[::-1], lambda: m[1:, :2], lambda: m[:, 1], lambda: m[1],
+                lambda: m[::-1], lambda: c[:, 1:], lambda: c[..., 0], lambda: v[None, :], lambda: v[:, None],
+                lambda: xp.flip(m, axis=0), lambda: xp.flip(m, axis=1), lambda: xp.flip(v),
+                lambda: xp.roll(v, 2), lambda: xp.roll(m, 1, axis=1), lambda: xp.concat([v, v]),
+                lambda: xp.concat([v, v, v]), lambda: xp.concat([m, m]), lambda: xp.concat([m, m], axis=1),
+                lambda: xp.concat([c, c], axis=2), lambda: xp.stack([v, v]), lambda: xp.stack([v, v, v]),
+                lambda: xp.stack([v, v], axis=1), lambda: xp.stack([m, m]), lambda: xp.broadcast_to(v, (3, 5)),
+                lambda: xp.broadcast_to(a["scalar"], (5,)), lambda: xp.broadcast_to(a["scalar"], (3, 4)),
+                lambda: xp.tile(v, (2,)), lambda: xp.tile(m, (2, 1)), lambda: xp.repeat(v, 2),
+                lambda: xp.expand_dims(v, axis=0), lambda: xp.squeeze(a["column"], axis=1),
+                lambda: xp.moveaxis(c, 0, -1), lambda: xp.tril(m), lambda: xp.triu(m), lambda: xp.diff(v),
+                lambda: xp.diff(m, axis=0), lambda: xp.zeros_like(m), lambda: xp.ones_like(v),
+                lambda: xp.full_like(v, 3)]
+    yield from thunks
+
+
+def _indexing(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
+    """Reading and writing by integers, index arrays and masks."""
+    v, m = a["vector"], a["matrix"]
+    index = xp.asarray(np.array([0, 2, 1]))
+    thunks: list[Thunk] = [lambda: xp.take(v, index), lambda: xp.take(m, index, axis=1), lambda: xp.take(m, index[:2], axis=0),
+                lambda: xp.take_along_axis(m, xp.argsort(m, axis=1), axis=1), lambda: v[index],
+                lambda: m[index[:2]], lambda: v[index[0]], lambda: m[index[0]], lambda: m[index[0], index[1]],
+                lambda: v[v > v[0]], lambda: m[m > m[0, 0]], lambda: xp.nonzero(v > v[0])[0]]
+    yield from thunks
+
+    def stored(x: Any, key: Any, value: Any) -> Any:
+        x = xp.asarray(x, copy=True)
+        x[key] = value
+        return x
+    writes: list[Thunk] = [lambda: stored(v, 1, v[0]), lambda: stored(v, 1, 2), lambda: stored(v, slice(1, 3), v[:2]),
+                           lambda: stored(v, v > v[0], v[0]), lambda: stored(v, v > v[0], 0),
+                           lambda: stored(m, 1, v[:4]), lambda: stored(m, (1, 2), m[0, 0]),
+                           lambda: stored(m, (slice(None), 1), m[:, 0]), lambda: stored(m, m > m[0, 0], 0),
+                           lambda: stored(v, index, v[:3])]
+    yield from writes
+
+
+def _sorting(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
+    v, m = a["vector"], a["matrix"]
+    thunks: list[Thunk] = [lambda: xp.sort(v), lambda: xp.argsort(v), lambda: xp.sort(m, axis=1), lambda: xp.sort(m, axis=0),
+                lambda: xp.argsort(m, axis=1), lambda: xp.sort(v, descending=True),
+                lambda: xp.argsort(v, descending=True), lambda: xp.searchsorted(xp.sort(v), v),
+                lambda: xp.searchsorted(xp.sort(v), v, side="right"), lambda: xp.unique_values(v),
+                lambda: xp.unique_counts(v), lambda: xp.unique_inverse(v), lambda: xp.unique_all(v),
+                lambda: xp.isin(v, v[:2])]
+    yield from thunks
+
+
+def _products(xp: Any, dtype: np.dtype) -> Iterator[Thunk]:
+    """Matrix products of every rank combination NumPy-style code writes, at sizes that
+    are equal and that differ (sizes of equal value a product's shape rule meets share
+    one run-time value, ``trace/dynamic.py``: square matrices have kernels of their own)."""
+    rng = np.random.default_rng(1)
+
+    def array(*shape: int) -> Any:
+        return xp.asarray(rng.uniform(0.1, 0.9, shape).astype(dtype) if dtype.kind != "b" else rng.uniform(size=shape) > 0.5)
+    for m, k, n in ((3, 4, 5), (4, 4, 4), (3, 4, 4), (4, 4, 3), (4, 3, 4), (3, 3, 4), (4, 3, 3)):
+        yield from (partial(xp.matmul, array(m, k), array(k, n)), partial(xp.matmul, array(m, k), array(k)),
+                    partial(xp.matmul, array(k), array(k, n)), partial(xp.matmul, array(2, m, k), array(2, k, n)),
+                    partial(xp.matmul, array(2, m, k), array(k, n)))
+
+
+def _linear_algebra(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
+    """Products of the corpus's arrays, and the functions built on them."""
+    v, m, c = a["vector"], a["matrix"], a["cube"]
+    square = m[:, :3]
+    thunks: list[Thunk] = [lambda: m @ m.T, lambda: m.T @ m, lambda: m @ v[:4], lambda: v[:3] @ m, lambda: v @ v,
+                lambda: square @ square, lambda: c @ m.T, lambda: m.T @ c[0], lambda: c @ xp.permute_dims(c, (0, 2, 1)),
+                lambda: xp.vecdot(m, m), lambda: xp.vecdot(m, m, axis=0), lambda: xp.tensordot(m, m, axes=([1], [1])),
+                lambda: xp.linalg.outer(v, v), lambda: xp.linalg.vector_norm(v), lambda: xp.linalg.vector_norm(m, axis=1),
+                lambda: xp.linalg.matrix_norm(m), lambda: xp.linalg.trace(square), lambda: xp.linalg.diagonal(m),
+                lambda: xp.linalg.cross(v[:3], v[1:4]), lambda: xp.eye(3), lambda: xp.eye(3, 4, k=1)]
+    yield from thunks
+
+
+def _creation(xp: Any, dtype: np.dtype) -> Iterator[Thunk]:
+    thunks: list[Thunk] = [lambda: xp.zeros(5, dtype=dtype), lambda: xp.ones((3, 4), dtype=dtype),
+                lambda: xp.full((5,), 1, dtype=dtype), lambda: xp.eye(4, dtype=dtype)]
+    yield from thunks
+    if dtype.kind in "iuf":
+        yield lambda: xp.arange(5, dtype=dtype)
+        yield lambda: xp.arange(1, 9, 2, dtype=dtype)
+    if dtype.kind in "fc":
+        yield lambda: xp.linspace(0, 1, 7, dtype=dtype)
+        yield lambda: xp.meshgrid(xp.linspace(0, 1, 3, dtype=dtype), xp.linspace(0, 1, 4, dtype=dtype))
+
+
+def corpus(xp: Any) -> Iterator[Thunk]:
+    """The calls whose op kernels are built: each a thunk whose result is read."""
+    dtypes = tuple(np.dtype(d) for d in (xp.bool, xp.int8, xp.int16, xp.int32, xp.int64, xp.uint8, xp.uint16,
+                                         xp.uint32, xp.uint64, xp.float32, xp.float64, xp.complex64, xp.complex128))
+    arrays = {dtype: _arrays(xp, dtype) for dtype in dtypes}
+    for dtype in dtypes:
+        a = arrays[dtype]
+        yield from _elementwise(xp, a)
+        yield from _statistics(xp, a)
+        yield from _manipulation(xp, a)
+        yield from _indexing(xp, a)
+        yield from _sorting(xp, a)
+        yield from _linear_algebra(xp, a)
+        yield from _products(xp, dtype)
+        yield from _creation(xp, dtype)
+    yield from _conversions(xp, dtypes, arrays)
+
+
+def _read(value: Any) -> None:
+    if isinstance(value, (list, tuple)):
+        for v in value:
+            _read(v)
+    elif hasattr(value, "__array_namespace__"):
+        np.asarray(value)
+
+
+def build(directory: Path) -> tuple[int, int, float]:
+    """Run the corpus with the persistent cache in ``directory`` (this process's
+    environment must be ``BUILD_ENVIRONMENT``: ``main`` makes it so); (calls run, calls
+    refused by the functions, seconds)."""
+    import plaidarray as xp
+    from .backend.llvm_cpu import storing
+
+    start = time.perf_counter()
+    ran = refused = 0
+    for thunk in corpus(xp):
+        try:
+            _read(thunk())
+            ran += 1
+        except (TypeError, ValueError, NotImplementedError):  # a dtype or rank the function does not take
+            refused += 1
+    storing.drain()
+    return ran, refused, time.perf_counter() - start
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m plaidarray.prebuild DIRECTORY``: build the kernels into ``DIRECTORY``
+    (made, mode 0755), in a child process with the build's environment."""
+    args = sys.argv[1:] if argv is None else argv
+    if len([a for a in args if not a.startswith("--")]) != 1:
+        print("usage: python -m plaidarray.prebuild DIRECTORY", file=sys.stderr)
+        return 2
+    directory = Path(next(a for a in args if not a.startswith("--"))).resolve()
+    if "--in-build-environment" not in args:
+        directory.mkdir(mode=0o755, parents=True, exist_ok=True)
+        for entry in directory.glob("*" + object_cache.SUFFIX):  # an earlier build's, of other sources
+            entry.unlink()
+        env = {**os.environ, **BUILD_ENVIRONMENT, "PLAIDARRAY_CACHE_DIR": str(directory)}
+        return subprocess.call([sys.executable, "-m", "plaidarray.prebuild", str(directory), "--in-build-environment"],
+                               env=env)
+    ran, refused, seconds = build(directory)
+    shutil.rmtree(directory / object_cache.LOCK_DIRECTORY, ignore_errors=True)  # the build's alone
+    print(f"plaidarray: built the kernels of {ran} calls ({refused} refused by their functions) "
+          f"in {seconds:.1f} s into {directory}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
