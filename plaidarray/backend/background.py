@@ -20,6 +20,15 @@ from collections.abc import Callable
 
 _log = logging.getLogger("plaidarray.compiles")
 
+#: Whether this thread is one of the queues' threads (``on_background_thread``).
+_here = threading.local()
+
+
+def on_background_thread() -> bool:
+    """Whether the calling thread runs a queue's jobs: nobody waits for what it compiles,
+    so compilers make full code at once there, not first-tier code (``tiering.py``)."""
+    return getattr(_here, "background", False)
+
 
 class BackgroundQueue:
     """Jobs run one at a time on a thread named ``name``; ``failed`` prefixes the warning
@@ -44,6 +53,7 @@ class BackgroundQueue:
             self._jobs.put(job)
 
     def _serve(self, jobs: queue.Queue) -> None:
+        _here.background = True
         while (job := jobs.get()) is not None:
             try:
                 job()

@@ -292,6 +292,6 @@ def load(key: str, symbol: str, level: int) -> CompiledKernel | None:
     if holder is None or not address:
         return None
     kernel = CompiledKernel(symbol, holder, address, from_disk=True)
-    if meta.get("ir") == _PACKED and packed and tiering.first_tier(level):
+    if meta.get("ir") == _PACKED and packed and tiering.tiered(level):
         kernel.upgrade = tiering.Upgrade(packed, symbol, level, key)
     return kernel

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from ... import config
-from ..background import BackgroundQueue
+from ..background import BackgroundQueue, on_background_thread
 from . import bundles, loaded_code, math_library, object_cache, storing
 from .loaded_code import Code
 
@@ -87,10 +87,18 @@ def ir_level(ir: str, level: int, largest_buffer: int) -> int:
     return level
 
 
-def first_tier(level: int) -> bool:
-    """Whether code optimised at ``level`` starts as first-tier code: only where the full
-    code generator is the slow one (O2, O3) and tiers are on."""
+def tiered(level: int) -> bool:
+    """Whether code optimised at ``level`` has a first tier: only where the full code
+    generator is the slow one (O2, O3) and tiers are on (first-tier code loaded from the
+    persistent cache is upgraded then)."""
     return TIER_UP_AFTER_SECONDS > 0 and level >= 2
+
+
+def first_tier(level: int) -> bool:
+    """Whether a compile now makes first-tier code: where code is tiered and someone waits
+    for it (a compile on a background thread, a hot graph's fused code, makes full code
+    at once)."""
+    return tiered(level) and not on_background_thread()
 
 
 def pack_ir(ir: str) -> bytes:
