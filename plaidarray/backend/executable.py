@@ -14,6 +14,7 @@ import numpy as np
 
 from ..hlo import Module
 from ..hlo.shape import Shape
+from ..hlo.symbolic import Dim
 
 
 class NotShapeGeneric(NotImplementedError):
@@ -85,6 +86,9 @@ class Call:
     inputs: tuple[int, ...]
     input_dims: tuple[tuple[int, ...], ...]
     outputs: tuple[int, ...]
+    #: For a shape-generic executable, the value of each of its run-time sizes in the
+    #: sequence's own (``Compiler.sequence``'s ``n_symbols``).
+    symbols: tuple[Dim, ...] = ()
 
 
 class SequenceExecutable(Executable):
@@ -152,6 +156,14 @@ class Compiler(abc.ABC):
         define, of ``shapes`` in order, and its results are the values ``outputs``
         (the baseline tier runs a graph so, each op on its own kernel)."""
         return SequenceExecutable(calls, n_params, constants, shapes, outputs)
+
+    def generic_sequence(self, calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
+                         shapes: Sequence[Shape], outputs: Sequence[int], n_symbols: int) -> Executable | None:
+        """``sequence`` of shape-generic executables, itself shape-generic: ``n_symbols``
+        run-time sizes, which each call's ``symbols`` and the ``shapes`` are written in,
+        bound (``Executable.bind``) for each graph's sizes. None where the compiler makes
+        none (the caller then binds each call and makes a ``sequence`` per graph)."""
+        return None
 
     def compile_ahead_of_time(self, module: Module, constants: Sequence[np.ndarray],
                               options: AotOptions) -> AotArtifact:

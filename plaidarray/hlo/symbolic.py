@@ -215,6 +215,23 @@ def rename(value: Dim, new: Mapping[int, int]) -> Dim:
     return value
 
 
+def substitute(value: Dim, new: Mapping[int, Dim] | Sequence[Dim]) -> Dim:
+    """``value`` with symbol ``k`` replaced by the size ``new[k]`` (a number or another
+    polynomial in symbols): the sizes of one executable's code in the symbols of a
+    sequence of them (``Compiler.sequence``)."""
+    if isinstance(value, Sym):
+        return new[value.index]
+    if isinstance(value, SymExpr):
+        total: Dim = 0
+        for monomial, coefficient in value.terms.items():
+            term: Dim = coefficient
+            for index in monomial:
+                term = term * new[index]
+            total = total + term
+        return total
+    return value
+
+
 def encode(value: Dim) -> list[int]:
     """``value`` as ints (for IR attributes and cache entries): the number of terms, then
     per term its coefficient, its number of symbols and their indices."""

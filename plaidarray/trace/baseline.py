@@ -32,7 +32,9 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Hashable, Sequence
+from collections import OrderedDict
+from collections.abc import Hashable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any, cast
 
 import numpy as np
@@ -42,6 +44,7 @@ from ..backend.executable import Backend, Call, Executable, NotShapeGeneric
 from ..hlo import Computation, Instruction, Module
 from ..hlo.opdef import OPS
 from ..hlo.shape import TUPLE, Shape, TupleShape
+from ..hlo.symbolic import Dim, is_static
 from . import dynamic
 from .hot import Heat
 
@@ -100,50 +103,209 @@ class BaselineExecutable(Executable):
 
 
 def assemble(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, Shape]], backend: Backend,
-             heat: Heat) -> BaselineExecutable:
+             heat: Heat, structure: Hashable | None = None, values: tuple[int, ...] = (),
+             sizes: tuple[bool, ...] = ()) -> BaselineExecutable:
     """The baseline executable of a walked graph (``to_hlo.walk``: its key rows, its output
-    rows, and each row's node's attributes and shape)."""
-    n_params = sum(1 for row in rows if len(row) == 2)
-    literals = [attrs["value"].value for row, (attrs, _) in zip(rows, sources) if row[0] == "constant"]
-    defined = n_params + len(literals)
-    value: list[Any] = [None] * len(rows)  # each row's value (a list of them for a tuple)
-    aliased = [False] * len(rows)  # whether the row's value is another row's (or a literal)
-    shapes: list[Shape] = []
-    calls: list[Call] = []
-    params = constants = 0
-    for i, row in enumerate(rows):
-        if len(row) == 2:
-            value[i], params = params, params + 1
-            continue
-        op, _, at, dims, dtype = row
+    rows, and each row's node's attributes and shape): its structure's shape-generic
+    sequence bound to its sizes (``values``, ``sizes`` and ``structure``:
+    ``dynamic.generalize``'s and the graph's structure key), made once per structure and
+    pattern of sizes, else the sequence of its ops' kernels bound one by one."""
+    if structure is not None and backend.compiler.shape_generic:
+        plan, found = _plan(rows, outputs, sources, backend, structure, values, sizes)
+        if plan.template is not None:
+            bound = plan.template.bind(found)
+            if bound is not None:
+                return BaselineExecutable(bound, plan.layout.results(rows), heat)
+    layout = _Layout(rows, outputs, sources, [s for _, s in sources])
+    for i, distinct in layout.ops():
         attrs, shape = sources[i]
-        if op == "constant":
-            value[i], constants, aliased[i] = n_params + constants, constants + 1, True
-        elif op == "reshape" or op == "get_tuple_element":
-            value[i] = value[at[0]] if op == "reshape" else value[at[0]][attrs["index"]]
-            aliased[i] = True
-        else:
-            distinct = list(dict.fromkeys(at))
-            elements = list(cast(TupleShape, shape).elements) if dtype == TUPLE else [shape]
-            value[i] = list(range(defined + len(shapes), defined + len(shapes) + len(elements)))
-            shapes += elements
-            executable, kernel_params = _kernel(rows, row, distinct, attrs, shape, backend)
-            calls.append(Call(executable, tuple(value[o] for o in distinct), tuple(p[0] for p in kernel_params),
-                              tuple(value[i])))
-            if dtype != TUPLE:
-                value[i] = value[i][0]
-    computed = [value[o] for o in outputs if value[o] >= defined]
-    sequence = backend.compiler.sequence(calls, n_params, literals, shapes, computed)
-    results: list[tuple[Any, Any, Any]] | None = None
-    if any(aliased[o] for o in outputs):
-        results = []
-        for o in outputs:
-            v, dims = value[o], rows[o][3] if aliased[o] else None
-            if v >= defined:
+        executable, params = _kernel(rows, rows[i], distinct, attrs, shape, backend)
+        layout.call(i, distinct, executable, tuple(p[0] for p in params))
+    sequence = backend.compiler.sequence(layout.calls, layout.n_params, layout.literals, layout.shapes,
+                                         layout.computed)
+    return BaselineExecutable(sequence, layout.results(rows), heat)
+
+
+class _Layout:
+    """A graph's values as a sequence numbers them (``Compiler.sequence``): parameters,
+    literals, then each op's results, its ops' calls, and which results are another value
+    seen anew (``aliased``: a reshape, a tuple's element, a literal). ``shapes`` gives each
+    row's shape, as numbers or in a pattern's symbols."""
+
+    def __init__(self, rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, Shape]],
+                 shapes: Sequence[Shape]) -> None:
+        self._rows, self._outputs, self._row_shapes = rows, outputs, shapes
+        self.n_params = sum(1 for row in rows if len(row) == 2)
+        self.literals = [attrs["value"].value for row, (attrs, _) in zip(rows, sources) if row[0] == "constant"]
+        self._defined = self.n_params + len(self.literals)
+        self.value: list[Any] = [None] * len(rows)  # each row's value (a list of them for a tuple)
+        self.aliased = [False] * len(rows)
+        self.shapes: list[Shape] = []
+        self.calls: list[Call] = []
+        self._sources = sources
+
+    def ops(self) -> Iterator[tuple[int, list[int]]]:
+        """The rows that run a kernel, each with its distinct operand rows (a parameter used
+        twice is passed once), in order; the others are numbered on the way."""
+        params = constants = 0
+        for i, row in enumerate(self._rows):
+            if len(row) == 2:
+                self.value[i], params = params, params + 1
+                continue
+            op, at = row[0], row[2]
+            if op == "constant":
+                self.value[i], constants, self.aliased[i] = self.n_params + constants, constants + 1, True
+            elif op == "reshape" or op == "get_tuple_element":
+                attrs = self._sources[i][0]
+                self.value[i] = self.value[at[0]] if op == "reshape" else self.value[at[0]][attrs["index"]]
+                self.aliased[i] = True
+            else:
+                yield i, list(dict.fromkeys(at))
+
+    def call(self, i: int, distinct: list[int], executable: Executable, input_dims: tuple,
+             symbols: tuple[Dim, ...] = ()) -> None:
+        shape = self._row_shapes[i]
+        elements = list(cast(TupleShape, shape).elements) if self._rows[i][4] == TUPLE else [shape]
+        first = self._defined + len(self.shapes)
+        self.shapes += elements
+        results = tuple(range(first, first + len(elements)))
+        self.calls.append(Call(executable, tuple(self.value[o] for o in distinct), input_dims, results, symbols))
+        self.value[i] = list(results) if self._rows[i][4] == TUPLE else first
+
+    @property
+    def computed(self) -> list[int]:
+        """The results the sequence itself gives: the outputs it computes."""
+        return [self.value[o] for o in self._outputs if self.value[o] >= self._defined]
+
+    def results(self, rows: tuple) -> list[tuple[Any, Any, Any]] | None:
+        """``BaselineExecutable``'s ``results`` for a graph of these rows (None: the
+        sequence's results are the graph's as they are)."""
+        if not any(self.aliased[o] for o in self._outputs):
+            return None
+        computed = self.computed
+        results: list[tuple[Any, Any, Any]] = []
+        for o in self._outputs:
+            v, dims = self.value[o], rows[o][3] if self.aliased[o] else None
+            if v >= self._defined:
                 results.append((computed.index(v), None, dims))
             else:
-                results.append((None, v if v < n_params else literals[v - n_params], dims))
-    return BaselineExecutable(sequence, results, heat)
+                results.append((None, v if v < self.n_params else self.literals[v - self.n_params], dims))
+        return results
+
+
+@dataclass
+class _Plan:
+    """A structure's baseline executable for a pattern of sizes: the shape-generic
+    sequence of its ops' kernels (None where one of them has code for its sizes only, or
+    the backend makes none), and its layout."""
+
+    pattern: dynamic.Pattern
+    template: Executable | None
+    layout: _Layout
+
+
+#: Plans by structure (a few patterns each); the least recently used structure goes first.
+_PLANS: OrderedDict[Hashable, list[_Plan]] = OrderedDict()
+KEPT_PLANS = 512
+#: Patterns a structure keeps plans for: sizes of 0 and 1 are specialised, so a loop meets a few.
+PATTERNS_PER_STRUCTURE = 4
+
+
+def _plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, Shape]], backend: Backend,
+          structure: Hashable, values: tuple[int, ...], sizes: tuple[bool, ...]) -> tuple[_Plan, list[int]]:
+    """The plan of a structure that fits these sizes, and its symbols' values, made if need
+    be: every size a run-time value but 0 and 1 (as an op kernel's), tied where the ops'
+    shape rules tie them."""
+    key = (structure, backend.cache_tag)
+    plans = _PLANS.get(key)
+    if plans is not None:
+        _PLANS.move_to_end(key)
+        for plan in plans:
+            found = plan.pattern.match(values, sizes, empty=True)
+            if found is not None:
+                return plan, found
+    pattern = dynamic.Pattern.every_size(values, sizes, dynamic.ties(rows, values), frozenset())
+    found = pattern.match(values, sizes, empty=True)
+    if found is None or not pattern.n_symbols:  # sizes all 0 or 1: the exact graph's kernels, bound
+        plan = _Plan(pattern, None, _Layout(rows, outputs, sources, [s for _, s in sources]))
+    else:
+        plan = _generic_plan(rows, outputs, sources, backend, pattern, values)
+    plans = _PLANS.setdefault(key, [])
+    plans.insert(0, plan)
+    del plans[PATTERNS_PER_STRUCTURE:]
+    while len(_PLANS) > KEPT_PLANS:
+        _PLANS.popitem(last=False)
+    return plan, found or []
+
+
+def _generic_plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, Shape]], backend: Backend,
+                  pattern: dynamic.Pattern, values: tuple[int, ...]) -> _Plan:
+    """The structure's sequence of op-kernel templates in ``pattern``'s symbols: each
+    kernel's run-time sizes are sizes of the graph (an elementwise op's element count,
+    the product of its dimensions)."""
+    built = dynamic.symbolic_instructions(rows, [(row[0] if len(row) == 5 else "parameter", attrs, shape)
+                                                 for row, (attrs, shape) in zip(rows, sources)], pattern, values)
+    layout = _Layout(rows, outputs, sources, [inst.shape for inst in built])
+    template: Executable | None = None
+    try:
+        for i, distinct in layout.ops():
+            attrs, shape = sources[i]
+            executable, kernel_rows, kernel_pattern = _kernel_template(rows, rows[i], distinct, attrs, shape,
+                                                                       backend)
+            symbols = _kernel_symbols(kernel_rows, kernel_pattern, built, i, distinct)
+            if symbols is None:
+                return _Plan(pattern, None, layout)
+            layout.call(i, distinct, executable, (), symbols)
+        template = backend.compiler.generic_sequence(layout.calls, layout.n_params, layout.literals, layout.shapes,
+                                                     layout.computed, pattern.n_symbols)
+    except (NotShapeGeneric, TypeError):  # a shape rule or lowering needs a size as a number
+        template = None
+    return _Plan(pattern, template, layout)
+
+
+def _kernel_symbols(kernel_rows: tuple, kernel_pattern: dynamic.Pattern | None, built: list[Instruction], i: int,
+                    distinct: list[int]) -> tuple[Dim, ...] | None:
+    """The value of each of an op kernel's run-time sizes in the graph's symbols: the
+    graph's size at the first of its positions (its operands' dimensions, its own size
+    attributes and dimensions; flattened, an element count). None where the kernel has
+    none but its sizes are run-time values of the graph (its code is for one size only)."""
+    graph_sizes: list[Dim] = []
+    op = kernel_rows[len(kernel_rows) - 1 - _tuple_rows(kernel_rows)][0]
+    flat = op in OPS and OPS[op].elementwise
+    for o in distinct:
+        dims = built[o].shape.dims
+        graph_sizes += [math.prod(dims)] if flat else list(dims)
+    op_row, inst = kernel_rows[len(kernel_rows) - 1 - _tuple_rows(kernel_rows)], built[i]
+    sized, offsets = dynamic.size_attrs(op)
+    for name, _ in op_row[1]:
+        if name in sized or name in offsets:
+            graph_sizes += list(inst.attrs[name])
+    graph_sizes += [math.prod(inst.shape.dims)] if flat else list(inst.shape.dims)
+    if isinstance(inst.shape, TupleShape):
+        for element in inst.shape.elements:
+            graph_sizes += list(element.dims)
+    if kernel_pattern is None:
+        return () if is_static(graph_sizes) else None
+    symbols: list[Dim | None] = [None] * kernel_pattern.n_symbols
+    for position, symbol in enumerate(kernel_pattern.symbol_of):
+        if symbol is not None and symbols[symbol] is None:
+            symbols[symbol] = graph_sizes[position]
+    return tuple(cast("list[Dim]", symbols))
+
+
+def _tuple_rows(kernel_rows: tuple) -> int:
+    """How many ``get_tuple_element`` rows follow a tuple-valued op's row."""
+    return sum(1 for row in kernel_rows if len(row) == 5 and row[0] == "get_tuple_element")
+
+
+def _signature(rows: tuple, row: tuple, distinct: list[int]) -> tuple:
+    """The rows of the graph of one row's op alone (its operands the rows ``distinct``, as
+    parameters): an elementwise op's flattened."""
+    op, attr_key, at, dims, dtype = row
+    flat = op in OPS and OPS[op].elementwise
+    params = tuple(((math.prod(rows[o][-2]),) if flat else rows[o][-2], rows[o][-1]) for o in distinct)
+    return params + ((op, attr_key, tuple(distinct.index(o) for o in at), (math.prod(dims),) if flat else dims,
+                      dtype),)
 
 
 def _kernel(rows: tuple, row: tuple, distinct: list[int], attrs: dict, shape: Shape,
@@ -151,70 +313,86 @@ def _kernel(rows: tuple, row: tuple, distinct: list[int], attrs: dict, shape: Sh
     """The kernel of one row's op, bound to its sizes, and its parameters' rows (dims,
     dtype): its operands are the rows ``distinct`` (each passed once, as a graph passes a
     parameter used twice)."""
-    op, attr_key, at, dims, dtype = row
-    flat = op in OPS and OPS[op].elementwise
-    params = tuple(((math.prod(rows[o][-2]),) if flat else rows[o][-2], rows[o][-1]) for o in distinct)
-    out_dims = (math.prod(dims),) if flat else dims
-    signature = params + ((op, attr_key, tuple(distinct.index(o) for o in at), out_dims, dtype),)
+    signature = _signature(rows, row, distinct)
     executable = _BOUND.get((signature, backend.cache_tag))
     if executable is None:
-        op_shape = Shape(out_dims, dtype) if dtype != TUPLE else shape
-        executable = _bound(signature, attrs, op_shape, backend)
+        template, kernel_rows, pattern = _template(signature, attrs, shape, backend)
+        if template is not None and pattern is not None:
+            shape_values, sizes = dynamic.generalize(kernel_rows)[1:]
+            found = pattern.match(shape_values, sizes, empty=True)
+            bound = template.bind(found) if found is not None else None
+        if template is None or pattern is None or bound is None:  # per shape, or a size past a library call's
+            bound = _static_kernel(kernel_rows, attrs, shape, backend)
+        executable = bound
         if len(_BOUND) >= KEPT_BOUND:
             _BOUND.clear()
         _BOUND[signature, backend.cache_tag] = executable
-    return executable, params
+    return executable, signature[:-1]
 
 
-def _bound(rows: tuple, attrs: dict, op_shape: Shape, backend: Backend) -> Executable:
-    """The kernel of an op signature (the single-op graph's rows) bound to its sizes:
-    the shape-generic executable of its structure, found in the cache or compiled, else
-    (an op that takes no run-time size, or sizes that are all 0 or 1) its executable for
-    these sizes."""
-    sources: list[tuple[str | None, dict, Shape]] = [(None, {}, Shape(r[0], r[1])) for r in rows[:-1]]
-    sources.append((rows[-1][0], attrs, op_shape))
+def _kernel_template(rows: tuple, row: tuple, distinct: list[int], attrs: dict, shape: Shape, backend: Backend
+                     ) -> tuple[Executable, tuple, dynamic.Pattern | None]:
+    """The kernel of one row's op as made for any size (its template, its single-op rows
+    and the pattern of its run-time sizes), else (an op with code for its sizes only, or
+    sizes all 0 or 1) made for these sizes, with no pattern."""
+    template, kernel_rows, pattern = _template(_signature(rows, row, distinct), attrs, shape, backend)
+    if template is None or pattern is None:
+        return _static_kernel(kernel_rows, attrs, shape, backend), kernel_rows, None
+    return template, kernel_rows, pattern
+
+
+def _single_op(signature: tuple, attrs: dict, shape: Shape) -> tuple[tuple, tuple[int, ...], list]:
+    """The single-op graph of ``signature`` (its rows, outputs and each row's op,
+    attributes and shape): a tuple-valued op's elements are its outputs."""
+    op_row = signature[-1]
+    op_shape = shape if op_row[4] == TUPLE else Shape(op_row[3], op_row[4])
+    sources: list[tuple[str | None, dict, Shape]] = [(None, {}, Shape(r[0], r[1])) for r in signature[:-1]]
+    sources.append((op_row[0], attrs, op_shape))
+    rows = signature
     if isinstance(op_shape, TupleShape):
-        elements = op_shape.elements
         tuple_row = len(rows) - 1
         rows = rows + tuple(("get_tuple_element", (("index", k),), (tuple_row,), e.dims, e.dtype)
-                            for k, e in enumerate(elements))
-        sources += [("get_tuple_element", {"index": k}, e) for k, e in enumerate(elements)]
-        outputs = tuple(range(tuple_row + 1, len(rows)))
-    else:
-        outputs = (len(rows) - 1,)
-    shape, values, sizes = dynamic.generalize(rows)
-    structure = dynamic.canonical((shape, outputs, frozenset(), backend.cache_tag))
-    executable = None
-    if structure not in _PER_SHAPE and backend.compiler.shape_generic and \
-            not dynamic.has_op(rows, backend.compiler.per_shape_ops):
-        executable = _generic(rows, outputs, structure, shape, values, sizes, sources, backend)
-    if executable is None:
-        key = (rows, outputs)
-        executable = EXECUTABLES.get((key, frozenset(), backend.cache_tag), backend.name,
-                                     lambda: _compile(backend, _computation(rows, outputs, sources), 0, key))
-    return executable
+                            for k, e in enumerate(op_shape.elements))
+        sources += [("get_tuple_element", {"index": k}, e) for k, e in enumerate(op_shape.elements)]
+        return rows, tuple(range(tuple_row + 1, len(rows))), sources
+    return rows, (len(rows) - 1,), sources
 
 
-def _generic(rows: tuple, outputs: tuple[int, ...], structure: Hashable, shape: tuple, values: tuple[int, ...],
-             sizes: tuple[bool, ...], sources: list, backend: Backend) -> Executable | None:
-    """The op's shape-generic kernel bound to ``values``; None where it has no run-time
-    size (every size 0 or 1) or its op turns out to take none (then per shape from now on)."""
+def _template(signature: tuple, attrs: dict, shape: Shape, backend: Backend
+              ) -> tuple[Executable | None, tuple, dynamic.Pattern | None]:
+    """The shape-generic kernel of an op signature, found in the cache or compiled, its
+    single-op rows and the pattern of its run-time sizes; no pattern where it has none
+    (every size 0 or 1) or its op takes none (then per shape from now on)."""
+    rows, outputs, sources = _single_op(signature, attrs, shape)
+    shape_key, values, sizes = dynamic.generalize(rows)
+    structure = dynamic.canonical((shape_key, outputs, frozenset(), backend.cache_tag))
+    if structure in _PER_SHAPE or not backend.compiler.shape_generic or \
+            dynamic.has_op(rows, backend.compiler.per_shape_ops):
+        return None, rows, None
     pattern = dynamic.Pattern.every_size(values, sizes, dynamic.ties(rows, values), frozenset())
-    found = pattern.match(values, sizes, empty=True)
-    if not pattern.n_symbols or found is None:
-        return None
+    if not pattern.n_symbols:
+        return None, rows, None
     generic_key = ("op-kernel", structure, pattern.code_key)  # the code, whatever sizes it met first
     template = EXECUTABLES.lookup(generic_key)
     if template is None:
-        structure_key = ("shape-generic", shape, outputs, pattern.code_key)
+        structure_key = ("shape-generic", shape_key, outputs, pattern.code_key)
         try:
             comp = _computation(rows, outputs, sources, pattern, values)
             template = EXECUTABLES.get(generic_key, backend.name,
                                        lambda: _compile(backend, comp, pattern.n_symbols, structure_key))
         except (NotShapeGeneric, TypeError):  # a size its shape rule or lowering needs as a number
             _PER_SHAPE.add(structure)
-            return None
-    return template.bind(found)
+            return None, rows, None
+    return template, rows, pattern
+
+
+def _static_kernel(rows: tuple, attrs: dict, shape: Shape, backend: Backend) -> Executable:
+    """The kernel of a single-op graph (``_single_op``'s rows) made for its sizes."""
+    signature = rows[:len(rows) - _tuple_rows(rows)]
+    rows, outputs, sources = _single_op(signature, attrs, shape)
+    key = (rows, outputs)
+    return EXECUTABLES.get((key, frozenset(), backend.cache_tag), backend.name,
+                           lambda: _compile(backend, _computation(rows, outputs, sources), 0, key))
 
 
 def _computation(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple], pattern: Any = None,

@@ -60,7 +60,8 @@ def automatic() -> bool:
     return config.get("PLAIDARRAY_AUTOMATIC_DYNAMIC") == "1"
 
 
-def _size_attrs(op: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+def size_attrs(op: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """An op's size attributes and offset attributes (``OpDef.size_attrs``, ``offset_attrs``)."""
     opdef = OPS[op]
     return opdef.size_attrs, opdef.offset_attrs
 
@@ -71,7 +72,7 @@ _SIZED: dict[str, tuple[tuple[str, ...], tuple[str, ...]] | None] = {}
 
 
 def _sized(op: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-    spec = _size_attrs(op)
+    spec = size_attrs(op)
     _SIZED[op] = spec if spec[0] or spec[1] else None
     return _SIZED[op]
 
@@ -90,13 +91,13 @@ def generalize(rows: tuple) -> tuple[tuple, tuple[int, ...], tuple[bool, ...]]:
             op, attrs, operands, dims, dtype = row
             spec = _SIZED[op] if op in _SIZED else _sized(op)
             if spec is not None:
-                size_attrs, offset_attrs = spec
+                sized, offsets_named = spec
                 kept = []
                 for name, value in attrs:
-                    if name in size_attrs:
+                    if name in sized:
                         values.extend(value)
                         kept.append((name, len(value)))
-                    elif name in offset_attrs:
+                    elif name in offsets_named:
                         offsets.extend(range(len(values), len(values) + len(value)))
                         values.extend(value)
                         kept.append((name, len(value)))
@@ -375,9 +376,9 @@ def _positions(row: tuple) -> Iterator[tuple[str | None, int]]:
     """The positions of a row in ``generalize``'s order, as (attribute name, index), the
     name None for the node's dimensions."""
     if len(row) == 5:
-        size_attrs, offset_attrs = _size_attrs(row[0])
+        sized, offsets = size_attrs(row[0])
         for name, value in row[1]:
-            if name in size_attrs or name in offset_attrs:
+            if name in sized or name in offsets:
                 for i in range(len(value)):
                     yield name, i
     for i in range(len(row[-2])):

@@ -92,7 +92,8 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
                 explain.log(why, time.perf_counter() - start, executable.from_disk)
         elif executable is None:
             assert miss.heat is not None and miss.sources is not None  # a baseline run's
-            executable = baseline.assemble(graph_key[0], graph_key[1], miss.sources, backend, miss.heat)
+            executable = baseline.assemble(graph_key[0], graph_key[1], miss.sources, backend, miss.heat,
+                                           miss.structure, miss.values, miss.sizes)
             EXECUTABLES.insert(key, executable)
     assert executable is not None  # found, bound, compiled or assembled above
     outs = executable.run(buffers)
@@ -120,6 +121,9 @@ class _Miss:
     heat: hot.Heat | None = None
     sources: list | None = None
     job: Callable[[], None] | None = None
+    structure: Hashable | None = None
+    values: tuple[int, ...] = ()
+    sizes: tuple[bool, ...] = ()
 
 
 def _miss(graph_key: tuple, order: list[Node], given: frozenset[int], backend: Backend, key: Hashable, cut: bool,
@@ -147,7 +151,8 @@ def _miss(graph_key: tuple, order: list[Node], given: frozenset[int], backend: B
     if found is not None:
         cast(BaselineExecutable, found).generation = heat.generation
         return _Miss(heat=heat, job=job)
-    return _Miss(heat=heat, sources=[(n.attrs, n.shape) for n in order], job=job)
+    return _Miss(heat=heat, sources=[(n.attrs, n.shape) for n in order], job=job, structure=structure, values=values,
+                 sizes=sizes)
 
 
 def _fused_job(graph_key: tuple, order: list[Node], given: frozenset[int], backend: Backend, key: Hashable,

@@ -222,3 +222,21 @@ def test_lapack_calls_of_square_matrices_compile_once_for_every_size(op_by_op):
         calls(n)
     after = xp.cache_info()
     assert after.compiles + after.disk_hits == before.compiles + before.disk_hits
+
+
+def test_a_structure_met_at_new_sizes_binds_its_sequence_once_made(op_by_op):
+    """The sequence of a structure's op kernels is made once, shape-generic, and bound for
+    each graph's sizes (no op kernel looked up again, no sequence made again)."""
+    from plaidarray.trace import baseline
+
+    data = np.random.default_rng(2).standard_normal(2000)
+    x = xp.asarray(data)
+    for n in (90, 100):  # the first read's graph holds the scalars it made: a structure of its own
+        float(xp.mean(x[:n]) + xp.std(x[:n]))
+    plans = dict(baseline._PLANS)
+    bound = dict(baseline._BOUND)
+    for n in range(101, 400, 7):
+        value = float(xp.mean(x[:n]) + xp.std(x[:n]))  # outside the assert, which keeps its operands alive
+        assert value == pytest.approx(np.mean(data[:n]) + np.std(data[:n]), rel=1e-12)
+    assert baseline._PLANS.keys() == plans.keys()
+    assert baseline._BOUND == bound

@@ -24,18 +24,18 @@ pytestmark = pytest.mark.skipif("llvm-cpu" not in xp.backends(), reason="the com
 PROGRAM = """
 import sys
 from pathlib import Path
+import numpy
 import plaidarray as xp
 from plaidarray.backend.llvm_cpu import object_cache
 if len(sys.argv) > 2:
     object_cache.INSTALLED = Path(sys.argv[2])
 n = int(sys.argv[1])
-x = xp.asarray(np.linspace(0.0, 1.0, n))
-m = xp.reshape(xp.asarray(np.arange(float(n * 3))), (n, 3))
+x = xp.asarray(numpy.linspace(0.0, 1.0, n))
+m = xp.reshape(xp.asarray(numpy.arange(float(n * 3))), (n, 3))
 values = [float(xp.sum(xp.exp(x) * 2.0 + x)), float(xp.max(m @ m.T)), float(xp.mean(m[:, 1]))]
-expected = [float(np.sum(np.exp(np.linspace(0.0, 1.0, n)) * 2.0 + np.linspace(0.0, 1.0, n))),
-            float(np.max(np.arange(float(n * 3)).reshape(n, 3) @ np.arange(float(n * 3)).reshape(n, 3).T)),
-            float(np.mean(np.arange(float(n * 3)).reshape(n, 3)[:, 1]))]
-assert np.allclose(values, expected, rtol=1e-12), (values, expected)
+line, grid = numpy.linspace(0.0, 1.0, n), numpy.arange(float(n * 3)).reshape(n, 3)
+expected = [float(numpy.sum(numpy.exp(line) * 2.0 + line)), float(numpy.max(grid @ grid.T)), float(numpy.mean(grid[:, 1]))]
+assert numpy.allclose(values, expected, rtol=1e-12), (values, expected)
 print(xp.cache_info().compiles, "xdsl" in sys.modules)
 """
 

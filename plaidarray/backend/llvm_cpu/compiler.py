@@ -87,6 +87,11 @@ class CpuCompiler(Compiler):
         return merge(calls, n_params, constants, shapes, outputs) or \
             super().sequence(calls, n_params, constants, shapes, outputs)
 
+    def generic_sequence(self, calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
+                         shapes: Sequence[Shape], outputs: Sequence[int], n_symbols: int) -> Executable | None:
+        """The calls' kernels as one shape-generic executable's steps (``sequence.py``)."""
+        return merge(calls, n_params, constants, shapes, outputs, n_symbols)
+
     def compile_ahead_of_time(self, module: Module, constants: Sequence[np.ndarray],
                               options: AotOptions) -> AotArtifact:
         """Object code for the host or one of ``platforms.PLATFORMS`` (``aot.py``)."""

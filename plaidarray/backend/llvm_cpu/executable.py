@@ -189,11 +189,17 @@ class ShapeGenericExecutable(Executable):
 
     def __init__(self, steps: Sequence[Step], n_params: int, constants: list[np.ndarray],
                  output_slots: list[tuple[str, int]], output_shapes: list[Shape], temp_shapes: list[Shape],
-                 limits: Sequence[tuple[Dim, int]] = ()) -> None:
+                 limits: Sequence[tuple[Dim, int]] = (), derived: Sequence[Dim] = ()) -> None:
         self.steps = tuple(steps)
-        self._limits = tuple(limits)
+        self.limits = tuple(limits)
+        #: Sizes the kernels take that follow from the run-time sizes (a sequence's op run
+        #: flattened takes its operand's element count): the dims table a binding passes
+        #: is the run-time sizes, then these (``sequence.py``).
+        self.derived = tuple(derived)
+        self.n_params, self.constants, self.output_slots = n_params, constants, output_slots
         self._args = (n_params, constants, output_slots)
         self._output_shapes, self._temp_shapes = output_shapes, temp_shapes
+        self.shapes = (output_shapes, temp_shapes)
         self._runs = _Runs(steps)
         #: What a binding evaluates (a loop binds at every step): the steps whose range, and
         #: the buffers whose shape, have run-time sizes; the others are kept as they are.
@@ -219,7 +225,7 @@ class ShapeGenericExecutable(Executable):
         raise TypeError("a shape-generic executable runs once bound to sizes (bind)")
 
     def bind(self, values: Sequence[int]) -> CpuExecutable | None:
-        if any(evaluate(value, values) > limit for value, limit in self._limits):
+        if any(evaluate(value, values) > limit for value, limit in self.limits):
             return None
         steps = list(self.steps)
         for i in self._sized_steps:
@@ -236,7 +242,8 @@ class ShapeGenericExecutable(Executable):
                 made[i] = allocator(shape.dims, shape.dtype)
         splitting = self._static_splitting or parallel.worth_splitting([steps[i].segment for i in self._sized_steps])
         n_params, constants, slots = self._args
-        executable = CpuExecutable(steps, n_params, constants, slots, outputs, temps, values, self._runs,
+        table = [*values, *(evaluate(d, values) for d in self.derived)] if self.derived else values
+        executable = CpuExecutable(steps, n_params, constants, slots, outputs, temps, table, self._runs,
                                    cast(Allocators, allocators), splitting)
         executable.from_disk = self.from_disk
         return executable

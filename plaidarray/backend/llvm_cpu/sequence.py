@@ -19,19 +19,31 @@ from typing import cast
 import numpy as np
 
 from ...hlo.shape import Shape
+from ...hlo.symbolic import Dim, Sym, is_static, substitute
 from ..executable import Call
-from .executable import CpuExecutable, Step
+from .executable import CpuExecutable, ShapeGenericExecutable, Step
+from .kernel_source import Segment
 
 
 def merge(calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray], shapes: Sequence[Shape],
-          outputs: Sequence[int]) -> CpuExecutable | None:
-    """The executable of ``Compiler.sequence``'s arguments as one :class:`CpuExecutable`,
-    or None where the default sequence runs them instead: some call's executable is not
-    one, or a result is a constant or the same value as another result (which the default
-    sequence copies; a merged executable's results are its own buffers or parameters)."""
-    parts = [cast(CpuExecutable, call.executable) for call in calls if type(call.executable) is CpuExecutable]
-    if len(parts) < len(calls):
-        return None
+          outputs: Sequence[int], n_symbols: int = 0) -> CpuExecutable | ShapeGenericExecutable | None:
+    """The executable of ``Compiler.sequence``'s arguments as one executable, or None
+    where the default sequence runs them instead: some call's executable is neither kind,
+    or a result is a constant or the same value as another result (which the default
+    sequence copies; a merged executable's results are its own buffers or parameters).
+
+    With ``n_symbols``, the calls' executables may be shape-generic (each call's
+    ``symbols`` are its run-time sizes in the sequence's) and so is the result: its dims
+    table is the sequence's symbols, then every size a kernel takes that follows from them
+    (``ShapeGenericExecutable.derived``), its steps' ranges and buffers' shapes in the
+    sequence's symbols; a binding to sizes then makes the whole sequence's executable at
+    once."""
+    parts: list[CpuExecutable | ShapeGenericExecutable] = []
+    for call in calls:
+        made = type(call.executable)
+        if made is not CpuExecutable and not (n_symbols and made is ShapeGenericExecutable):
+            return None
+        parts.append(cast("CpuExecutable | ShapeGenericExecutable", call.executable))
     defined = n_params + len(constants)  # the first value a call defines
     root = _roots(calls, parts)
     results = [root.get(o, o) for o in outputs]
@@ -43,13 +55,15 @@ def merge(calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
         constant_starts.append(len(merged_constants))
         merged_constants += part.constants
     table = _Table(n_params, len(merged_constants), [r for r in results if r >= defined], shapes, defined)
+    dims = _Dims(n_symbols)
     last_use = _last_uses(calls, root)
     steps: list[Step] = []
-    dims: list[int] = []
+    limits: list[tuple[Dim, int]] = []
     for index, (call, part, constant_start) in enumerate(zip(calls, parts, constant_starts)):
+        sizes = _sizes(call, part)  # each entry of the part's dims table, in the sequence's symbols
         own = [table.slot(root.get(v, v)) for v in call.inputs]
         own += range(n_params + constant_start, n_params + constant_start + len(part.constants))
-        output_shapes, temp_shapes = part.shapes
+        output_shapes, temp_shapes = ([_in(shape, sizes) for shape in group] for group in part.shapes)
         out_slots: list[int | None] = [None] * len(output_shapes)
         for value, (kind, i) in zip(call.outputs, part.output_slots):
             if kind == "out":
@@ -57,18 +71,62 @@ def merge(calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
         own += [slot if slot is not None else table.scratch(shape) for slot, shape in zip(out_slots, output_shapes)]
         scratch = [table.scratch(shape) for shape in temp_shapes]
         own += scratch
-        dim_start = len(dims)
-        dims += part.dim_values
-        steps += [Step(s.kernel, tuple(own[b] for b in s.buffers), s.segment,
-                       tuple(dim_start + d for d in s.dims), s.imports) for s in part.steps]
+        at = [dims.slot(size) for size in sizes]
+        steps += [Step(s.kernel, tuple(own[b] for b in s.buffers),
+                       Segment(substitute(s.segment.extent, sizes), substitute(s.segment.work, sizes), s.segment.depth),
+                       tuple(at[d] for d in s.dims), s.imports) for s in part.steps]
+        if isinstance(part, ShapeGenericExecutable):
+            limits += [(substitute(value, sizes), limit) for value, limit in part.limits]
         unused = [own[len(call.inputs) + len(part.constants) + i] for i, slot in enumerate(out_slots) if slot is None]
         table.release(scratch + unused + [table.slot(v) for v in {root.get(v, v) for v in (*call.inputs, *call.outputs)}
                                           if v >= defined and last_use.get(v) == index and v not in table.results])
     slots = [("param", r) if r < n_params else ("out", table.slot(r) - table.outputs_start) for r in results]
-    return CpuExecutable(steps, n_params, merged_constants, slots, table.output_shapes, table.temp_shapes, dims)
+    if n_symbols:
+        return ShapeGenericExecutable(steps, n_params, merged_constants, slots, table.output_shapes, table.temp_shapes,
+                                      limits, dims.derived)
+    return CpuExecutable(steps, n_params, merged_constants, slots, table.output_shapes, table.temp_shapes,
+                         cast("list[int]", dims.derived))
 
 
-def _roots(calls: Sequence[Call], parts: Sequence[CpuExecutable]) -> dict[int, int]:
+def _sizes(call: Call, part: CpuExecutable | ShapeGenericExecutable) -> list[Dim]:
+    """The entries of a part's dims table in the sequence's symbols: its sizes as numbers
+    (an executable bound to them), or its run-time sizes as the call gives them, then the
+    sizes derived from them."""
+    if isinstance(part, CpuExecutable):
+        return list(part.dim_values)
+    own = list(call.symbols)
+    mapping = dict(enumerate(own))
+    return own + [substitute(d, mapping) for d in part.derived]
+
+
+def _in(shape: Shape, sizes: Sequence[Dim]) -> Shape:
+    """A part's buffer shape in the sequence's symbols."""
+    if is_static(shape.dims):
+        return shape
+    mapping = dict(enumerate(sizes))
+    return Shape(cast("tuple[int, ...]", tuple(substitute(d, mapping) for d in shape.dims)), shape.dtype)
+
+
+class _Dims:
+    """The merged dims table: the sequence's symbols, then each other size a kernel takes,
+    once (``ShapeGenericExecutable.derived``; a bound sequence's table is these, numbers)."""
+
+    def __init__(self, n_symbols: int) -> None:
+        self._n_symbols = n_symbols
+        self._at: dict[Dim, int] = {}
+        self.derived: list[Dim] = []
+
+    def slot(self, size: Dim) -> int:
+        if isinstance(size, Sym) and size.index < self._n_symbols:
+            return size.index
+        found = self._at.get(size)
+        if found is None:
+            found = self._at[size] = self._n_symbols + len(self.derived)
+            self.derived.append(size)
+        return found
+
+
+def _roots(calls: Sequence[Call], parts: Sequence[CpuExecutable | ShapeGenericExecutable]) -> dict[int, int]:
     """The value each result that is an input passed through stands for (an op its
     compile found to be the identity: a transpose of unit dimensions), followed to the
     value first defined."""
