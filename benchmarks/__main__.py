@@ -17,7 +17,11 @@ bandwidth ``plaidarray.jit`` reached. Reference figures of the machine come firs
 bandwidth of a large copy and the GFLOP/s of NumPy's sgemm (its BLAS).
 
 The persistent compile cache is switched off here (``PLAIDARRAY_CACHE_MAX_BYTES=0``), so
-the first-compile row measures the compiler, not a disk load.
+the first-compile row measures the compiler, not a disk load; so are the kernels built at
+installation (``PLAIDARRAY_INSTALLED_KERNELS=0``). The rows time fused code: graphs are
+compiled fused at their first read (``PLAIDARRAY_FUSE_AFTER_MS=0``), as they are once hot
+in a program that runs them long (the baseline tier's op-by-op runs are the eager
+scripts' concern, ``benchmarks/eager.py``).
 """
 
 from __future__ import annotations
@@ -31,6 +35,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 os.environ.setdefault("PLAIDARRAY_CACHE_MAX_BYTES", "0")
+os.environ.setdefault("PLAIDARRAY_INSTALLED_KERNELS", "0")
+os.environ.setdefault("PLAIDARRAY_FUSE_AFTER_MS", "0")
 
 import numpy as np  # noqa: E402
 

@@ -7,7 +7,9 @@ the median of ``--repeat`` batches, libraries interleaved batch by batch; plaida
 first call (compile included, empty in-memory cache, the disk cache of this run) is
 shown too. plaidarray is timed twice: eager (``np.asarray(xp.fft.fft(x))``: recording the
 op, then reading it) and under ``plaidarray.jit`` (one call of a traced function, as JAX is
-timed under ``jax.jit``, and read). Ratios are plaidarray / NumPy.
+timed under ``jax.jit``, and read). Ratios are plaidarray / NumPy. The eager calls are
+compiled fused at their first read (``PLAIDARRAY_FUSE_AFTER_MS=0``), as a program running
+them long has them once hot.
 
     python -m benchmarks.fft [--repeat 5] [--only 1d-c2c]
 """
@@ -15,16 +17,19 @@ timed under ``jax.jit``, and read). Ratios are plaidarray / NumPy.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import time
 from collections.abc import Callable
 
-import numpy as np
-import scipy.fft
+os.environ.setdefault("PLAIDARRAY_FUSE_AFTER_MS", "0")
 
-import plaidarray
-import plaidarray as xp
-from plaidarray.backend.llvm_cpu import kernels
+import numpy as np  # noqa: E402
+import scipy.fft  # noqa: E402
+
+import plaidarray  # noqa: E402
+import plaidarray as xp  # noqa: E402
+from plaidarray.backend.llvm_cpu import kernels  # noqa: E402
 
 try:
     import jax

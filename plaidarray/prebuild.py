@@ -193,6 +193,22 @@ def _linear_algebra(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: xp.linalg.matrix_norm(m), lambda: xp.linalg.trace(square), lambda: xp.linalg.diagonal(m),
                 lambda: xp.linalg.cross(v[:3], v[1:4]), lambda: xp.eye(3), lambda: xp.eye(3, 4, k=1)]
     yield from thunks
+    yield from _decompositions(xp, square)
+
+
+def _decompositions(xp: Any, square: Any) -> Iterator[Thunk]:
+    """The LAPACK calls of square matrices (whose kernels take any size), with right-hand
+    sides of the matrix's size and of others."""
+    spd = square @ square.T + xp.eye(square.shape[0], dtype=square.dtype) * 3
+    rhs = xp.concat([spd, spd[:, :1]], axis=1)
+    linalg = xp.linalg
+    thunks: list[Thunk] = [lambda: linalg.cholesky(spd), lambda: linalg.solve(spd, spd[:, 0]),
+                           lambda: linalg.solve(spd, rhs), lambda: linalg.solve(spd, spd), lambda: linalg.inv(spd),
+                           lambda: linalg.det(spd), lambda: linalg.slogdet(spd), lambda: linalg.eigh(spd),
+                           lambda: linalg.eigvalsh(spd), lambda: linalg.eigvals(spd), lambda: linalg.qr(spd),
+                           lambda: linalg.svd(spd), lambda: linalg.svdvals(spd), lambda: linalg.matrix_rank(spd),
+                           lambda: linalg.pinv(spd)]
+    yield from thunks
 
 
 def _creation(xp: Any, dtype: np.dtype) -> Iterator[Thunk]:

@@ -243,8 +243,11 @@ def _generic_plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple
     """The structure's sequence of op-kernel templates in ``pattern``'s symbols: each
     kernel's run-time sizes are sizes of the graph (an elementwise op's element count,
     the product of its dimensions)."""
-    built = dynamic.symbolic_instructions(rows, [(row[0] if len(row) == 5 else "parameter", attrs, shape)
-                                                 for row, (attrs, shape) in zip(rows, sources)], pattern, values)
+    try:
+        built = dynamic.symbolic_instructions(rows, [(row[0] if len(row) == 5 else "parameter", attrs, shape)
+                                                     for row, (attrs, shape) in zip(rows, sources)], pattern, values)
+    except (NotShapeGeneric, TypeError):  # a shape rule needs a size as a number (the smaller of two)
+        return _Plan(pattern, None, _Layout(rows, outputs, sources, [s for _, s in sources]))
     layout = _Layout(rows, outputs, sources, [inst.shape for inst in built])
     template: Executable | None = None
     try:

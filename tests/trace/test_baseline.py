@@ -200,9 +200,9 @@ def test_both_tiers_compute_the_same_bits_for_linear_algebra_and_transforms(monk
 
 
 def test_lapack_calls_of_square_matrices_compile_once_for_every_size(op_by_op):
-    """Cholesky, solve, inverse, determinant and eigh take run-time sizes: a matrix that
-    grows compiles each call's kernel once (QR and SVD, whose workspaces need the smaller
-    of two sizes, compile per shape)."""
+    """Cholesky, solve, inverse, determinant, eigh, QR and SVD of square matrices take
+    run-time sizes: a matrix that grows compiles each call's kernel once (QR and SVD of
+    other matrices, whose workspaces need the smaller of two sizes, compile per shape)."""
     rng = np.random.default_rng(1)
 
     def calls(n: int) -> None:
@@ -215,6 +215,8 @@ def test_lapack_calls_of_square_matrices_compile_once_for_every_size(op_by_op):
         np.testing.assert_allclose(np.asarray(xp.linalg.inv(a)), np.linalg.inv(spd), rtol=1e-9, atol=1e-12)
         assert float(xp.linalg.det(a)) == pytest.approx(np.linalg.det(spd), rel=1e-9)
         np.testing.assert_allclose(np.asarray(xp.linalg.eigvalsh(a)), np.linalg.eigvalsh(spd), rtol=1e-9)
+        np.testing.assert_allclose(np.abs(np.asarray(xp.linalg.qr(a)[1])), np.abs(np.linalg.qr(spd)[1]), rtol=1e-9)
+        np.testing.assert_allclose(np.asarray(xp.linalg.svdvals(a)), np.linalg.svd(spd, compute_uv=False), rtol=1e-9)
     calls(3)
     calls(4)
     before = xp.cache_info()
@@ -240,3 +242,14 @@ def test_a_structure_met_at_new_sizes_binds_its_sequence_once_made(op_by_op):
         assert value == pytest.approx(np.mean(data[:n]) + np.std(data[:n]), rel=1e-12)
     assert baseline._PLANS.keys() == plans.keys()
     assert baseline._BOUND == bound
+
+
+def test_qr_of_a_tall_matrix_compiles_per_shape(op_by_op):
+    rng = np.random.default_rng(4)
+    before = xp.cache_info()
+    for rows in (5, 6, 7):
+        m = rng.standard_normal((rows, 3))
+        np.testing.assert_allclose(np.abs(np.asarray(xp.linalg.qr(xp.asarray(m))[1])), np.abs(np.linalg.qr(m)[1]),
+                                   rtol=1e-9)
+    after = xp.cache_info()
+    assert after.compiles + after.disk_hits - before.compiles - before.disk_hits >= 3

@@ -30,6 +30,7 @@ import numpy as np
 
 from ..opdef import Attrs, OpDef, register
 from ..shape import Shape, TupleShape
+from ..symbolic import smaller
 
 #: Each operand's (rows, cols): the last two dims of its shape (typed as what slicing a shape gives).
 MatrixShapes = Sequence[tuple[int, ...]]
@@ -167,7 +168,7 @@ declare("eig", 1, _eig_results, _eig_reference)
 
 def _svd_results(shapes, attrs):
     m, n = shapes[0]
-    k = min(m, n)
+    k = smaller(m, n)
     if not attrs["vectors"]:
         return [(k,)]
     return [(m, m), (k,), (n, n)] if attrs["full_matrices"] else [(m, k), (k,), (k, n)]
@@ -184,7 +185,7 @@ declare("svd", 1, _svd_results, _svd_reference)
 
 def _qr_results(shapes, attrs):
     m, n = shapes[0]
-    k = m if attrs["mode"] == "complete" else min(m, n)
+    k = m if attrs["mode"] == "complete" else smaller(m, n)
     return [(m, k), (k, n)]
 
 
