@@ -217,15 +217,16 @@ def _plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, S
     be: every size a run-time value but 0 and 1 (as an op kernel's), tied where the ops'
     shape rules tie them."""
     key = (structure, backend.cache_tag)
+    empty = dynamic.empty_fits(rows, values, backend.compiler)
     plans = _PLANS.get(key)
     if plans is not None:
         _PLANS.move_to_end(key)
         for plan in plans:
-            found = plan.pattern.match(values, sizes, empty=True)
+            found = plan.pattern.match(values, sizes, empty)
             if found is not None:
                 return plan, found
     pattern = dynamic.Pattern.every_size(values, sizes, dynamic.ties(rows, values), frozenset())
-    found = pattern.match(values, sizes, empty=True)
+    found = pattern.match(values, sizes, empty)
     if found is None or not pattern.n_symbols:  # sizes all 0 or 1: the exact graph's kernels, bound
         plan = _Plan(pattern, None, _Layout(rows, outputs, sources, [s for _, s in sources]))
     else:
@@ -322,7 +323,7 @@ def _kernel(rows: tuple, row: tuple, distinct: list[int], attrs: dict, shape: Sh
         template, kernel_rows, pattern = _template(signature, attrs, shape, backend)
         if template is not None and pattern is not None:
             shape_values, sizes = dynamic.generalize(kernel_rows)[1:]
-            found = pattern.match(shape_values, sizes, empty=True)
+            found = pattern.match(shape_values, sizes, dynamic.empty_fits(kernel_rows, shape_values, backend.compiler))
             bound = template.bind(found) if found is not None else None
         if template is None or pattern is None or bound is None:  # per shape, or a size past a library call's
             bound = _static_kernel(kernel_rows, attrs, shape, backend)
