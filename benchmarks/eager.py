@@ -12,14 +12,18 @@ on the three; only element stores go through ``set_item``, since JAX arrays are 
 Each script is timed in fresh processes, so that nothing is shared but what a measurement
 means to share:
 
-- cold: a new process with an empty ``PLAIDARRAY_CACHE_DIR``, timing its first run of the
-  script, every compile included (JAX's compile of each new op too);
+- cold: a new process with an empty ``PLAIDARRAY_CACHE_DIR`` (as after a fresh install:
+  plaidarray's installed op kernels are there to be found), timing its first run of the
+  script, everything a first use brings up and every compile included (JAX's compile of
+  each new op too);
 - warm-disk (plaidarray): another new process on the directory the cold process filled;
-- in-process: the script run again in the cold process (median of the reruns).
+- in-process: the script run again in the cold process (median of the reruns), for NumPy
+  too: the "second run" a notebook cell or a test suite sees.
 
-The imports, the creation of the inputs and each library's start-up (its compiler brought up
-by a tiny sum and matrix product, which also loads plaidarray's BLAS) are not timed; their
-medians are printed under the table. The libraries take turns within each of ``--repeat``
+The imports and the creation of the inputs (``asarray``, which brings up JAX's client) are
+not timed; the imports' medians are printed under the table. The ratio columns divide
+plaidarray's time by NumPy's, and the totals give the worst script's ratio too. The
+libraries take turns within each of ``--repeat``
 rounds (the order rotates between rounds), so a noisy moment of the shared machine falls on
 all of them alike; medians over the rounds are shown. A run that fails (an exception, a
 crash, ``--timeout`` seconds passed) is reported in the last column and not tried again in
@@ -265,6 +269,160 @@ def stacked_list(xp, x):
     return means
 
 
+# Scripts of the kinds a first run meets most (small linear algebra in a loop, transforms
+# of several lengths, sorting and set functions per batch, masked updates): each compiled
+# graph or per-shape kernel costs a lazy library its compile.
+
+def kalman(xp, zs):
+    """A 4-state Kalman filter over noisy 2-D measurements, the state's sum read per step."""
+    f = xp.asarray(np.eye(4) + 0.1 * np.eye(4, k=1))
+    h = xp.asarray(np.eye(2, 4))
+    q, r = xp.asarray(0.01 * np.eye(4)), xp.asarray(0.1 * np.eye(2))
+    x, p = xp.zeros(4, dtype=xp.float64), xp.eye(4, dtype=xp.float64)
+    out = []
+    for k in range(zs.shape[0]):
+        x = f @ x
+        p = f @ p @ f.T + q
+        y = zs[k] - h @ x
+        gain = p @ h.T @ xp.linalg.inv(h @ p @ h.T + r)
+        x = x + gain @ y
+        p = (xp.eye(4, dtype=xp.float64) - gain @ h) @ p
+        out.append(float(xp.sum(x)))
+    return out
+
+
+def fft_lowpass(xp, signal):
+    """Signals of 40 lengths low-passed through a real FFT, each one's energy read."""
+    out = []
+    for n in range(100, 140):
+        s = signal[:n]
+        spectrum = xp.fft.rfft(s)
+        keep = xp.arange(spectrum.shape[0]) < spectrum.shape[0] // 4
+        smooth = xp.fft.irfft(xp.where(keep, spectrum, xp.zeros_like(spectrum)), n=n)
+        out.append(float(xp.sum(smooth * smooth)))
+    return out
+
+
+def gaussian_process(xp, points, targets):
+    """A Gaussian process refit as its data grows: kernel matrix, Cholesky factor and a
+    solve per size, the log-likelihood's terms read."""
+    out = []
+    for n in range(10, points.shape[0] + 1, 6):
+        x, y = points[:n], targets[:n]
+        d = x[:, None, :] - x[None, :, :]
+        k = xp.exp(-0.5 * xp.sum(d * d, axis=2)) + 0.1 * xp.eye(n, dtype=xp.float64)
+        factor = xp.linalg.cholesky(k)
+        alpha = xp.linalg.solve(k, y)
+        out.append(float(xp.sum(y * alpha) + 2.0 * xp.sum(xp.log(xp.linalg.diagonal(factor)))))
+    return out
+
+
+def unique_per_batch(xp, data):
+    """unique_counts of batches of varying length, the largest count read."""
+    out = []
+    for i in range(25):
+        start = i * 37 % 500
+        values, counts = xp.unique_counts(data[start:start + 100 + i * 11])
+        out.append(int(xp.max(counts)) * 1000 + int(values.shape[0]))
+    return out
+
+
+def masked_clip(xp, x):
+    """A series scaled and clipped by boolean-mask stores, its sum read per step."""
+    out = []
+    for i in range(20):
+        x = x * 1.1 - 0.05
+        t = 1.5 - 0.02 * i
+        x = set_item(xp, x, x > t, t)
+        x = set_item(xp, x, x < -t, -t)
+        out.append(float(xp.sum(x)))
+    return out
+
+
+def newton_solves(xp, a):
+    """Newton's method on x^3 + A x = 1 from six starts, a 6x6 solve per step."""
+    out = []
+    for trial in range(6):
+        x = xp.ones(6, dtype=xp.float64) * (0.5 + 0.1 * trial)
+        for _ in range(8):
+            residual = a @ x + x ** 3 - 1.0
+            step = xp.linalg.solve(a + xp.eye(6, dtype=xp.float64) * (3.0 * x * x), residual)
+            x = x - step
+            if float(xp.linalg.vector_norm(step)) < 1e-12:
+                break
+        out.append(float(xp.sum(x)))
+    return out
+
+
+def sorted_batches(xp, data):
+    """Quartiles of batches of growing length by sort, and each one's smallest by argsort."""
+    out = []
+    for i in range(30):
+        batch = data[i * 13: i * 13 + 200 + 7 * i]
+        ordered = xp.sort(batch)
+        n = ordered.shape[0]
+        out.append(float(ordered[n // 4] + ordered[n // 2] + ordered[3 * n // 4]) + float(batch[xp.argsort(batch)[0]]))
+    return out
+
+
+def histogram_batches(xp, data):
+    """Counts per bin of batches by searchsorted and a one-hot sum, the fullest bin read."""
+    edges = xp.linspace(-3.0, 3.0, 21)
+    out = []
+    for i in range(20):
+        bins = xp.searchsorted(edges, data[i * 50: i * 50 + 300 + 10 * i])
+        counts = xp.sum(xp.astype(bins[:, None] == xp.arange(22)[None, :], xp.int64), axis=0)
+        out.append(int(xp.max(counts)))
+    return out
+
+
+def moving_averages(xp, x):
+    """Moving averages of 13 window lengths from one cumulative sum each, their range read."""
+    out = []
+    for w in range(3, 40, 3):
+        c = xp.cumulative_sum(x, include_initial=True)
+        m = (c[w:] - c[:-w]) / w
+        out.append(float(xp.max(m) - xp.min(m)))
+    return out
+
+
+def softmax_batches(xp, data, weights):
+    """Batches of varying size through a linear layer and a softmax, confidence and
+    predicted classes read."""
+    out = []
+    for start, size in ((0, 50), (50, 64), (114, 30), (144, 64), (208, 17), (225, 64)):
+        z = data[start:start + size] @ weights
+        z = z - xp.max(z, axis=1, keepdims=True)
+        p = xp.exp(z) / xp.sum(xp.exp(z), axis=1, keepdims=True)
+        out.append(float(xp.mean(xp.max(p, axis=1))) + int(xp.sum(xp.argmax(p, axis=1))))
+    return out
+
+
+def small_decompositions(xp, data):
+    """Eigenvalues, determinant and QR of symmetric matrices of sizes 3 to 11."""
+    out = []
+    for n in range(3, 12):
+        m = xp.reshape(data[:n * n], (n, n))
+        s = m @ m.T + xp.eye(n, dtype=xp.float64)
+        q, r = xp.linalg.qr(m)
+        out.append(float(xp.sum(xp.linalg.eigvalsh(s))) + float(xp.linalg.det(s))
+                   + float(xp.sum(xp.abs(xp.linalg.diagonal(r)))))
+    return out
+
+
+def image_threshold(xp, image):
+    """An image thresholded at its mean and rescaled in steps; row means, column maxima and
+    the count above the threshold read per step."""
+    out = []
+    for i in range(15):
+        t = float(xp.mean(image)) + 0.01 * i
+        mask = image > t
+        image = xp.where(mask, image * 0.9, image * 1.05)
+        out.append(float(xp.sum(xp.mean(image, axis=1))) - float(xp.min(xp.max(image, axis=0)))
+                   + int(xp.count_nonzero(mask)))
+    return out
+
+
 def _ragged(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     x = rng.standard_normal(20_000)
     return x, np.concatenate([[0], np.cumsum(rng.integers(5, 400, 120))]).clip(0, len(x))
@@ -320,6 +478,21 @@ SCRIPTS = [
     Script("shapes: growing_no_reads", growing_no_reads, lambda rng: (rng.standard_normal((150, 8)) * 0.1,)),
     Script("shapes: mask_select", mask_select, lambda rng: (rng.standard_normal(4000),)),
     Script("shapes: stacked_list", stacked_list, lambda rng: (rng.standard_normal((150, 6)),)),
+    Script("first runs: kalman", kalman, lambda rng: (rng.standard_normal((100, 2)),)),
+    Script("first runs: fft_lowpass", fft_lowpass, lambda rng: (rng.standard_normal(140),)),
+    Script("first runs: gaussian_process", gaussian_process,
+           lambda rng: (rng.standard_normal((100, 3)), rng.standard_normal(100))),
+    Script("first runs: unique_per_batch", unique_per_batch, lambda rng: (rng.integers(0, 50, 1000),)),
+    Script("first runs: masked_clip", masked_clip, lambda rng: (rng.standard_normal(5000),)),
+    Script("first runs: newton_solves", newton_solves,
+           lambda rng: (np.eye(6) * 4 + rng.standard_normal((6, 6)) * 0.1,)),
+    Script("first runs: sorted_batches", sorted_batches, lambda rng: (rng.standard_normal(1000),)),
+    Script("first runs: histogram_batches", histogram_batches, lambda rng: (rng.standard_normal(2000),)),
+    Script("first runs: moving_averages", moving_averages, lambda rng: (rng.standard_normal(3000),)),
+    Script("first runs: softmax_batches", softmax_batches,
+           lambda rng: (rng.standard_normal((300, 20)), rng.standard_normal((20, 5)))),
+    Script("first runs: small_decompositions", small_decompositions, lambda rng: (rng.standard_normal(121),)),
+    Script("first runs: image_threshold", image_threshold, lambda rng: (rng.uniform(size=(120, 160)),)),
 ]
 
 
@@ -346,13 +519,6 @@ def _namespace(library: str) -> ModuleType:
     return importlib.import_module({"NumPy": "numpy", "plaidarray": "plaidarray"}[library])
 
 
-def _start_up(xp: ModuleType) -> None:
-    """What every process pays once before its first op: LLVM, or XLA's client, and a BLAS.
-    Shapes no script uses, so no script finds this compiled."""
-    ones = xp.asarray(np.ones((2, 2)))
-    float(xp.sum(ones @ ones))
-
-
 def _compile_counters(xp: ModuleType) -> tuple[int, int] | None:
     if not hasattr(xp, "cache_info"):
         return None
@@ -369,9 +535,7 @@ def child(library: str, script: Script, reruns: int, timeout: float) -> None:
     A run past ``timeout`` ends the process, its stack dumped (faulthandler needs no GIL)."""
     start = time.perf_counter()
     xp = _namespace(library)
-    imported = time.perf_counter()
-    _start_up(xp)
-    _emit({"import": imported - start, "start_up": time.perf_counter() - imported})
+    _emit({"import": time.perf_counter() - start})
     data = script.inputs(np.random.default_rng(0))
     args = [xp.asarray(a) for a in data]
     reference, rerun_seconds = None, 0.0
@@ -486,7 +650,8 @@ def measure(scripts: list[Script], repeat: int, reruns: int, timeout: float) -> 
     return results
 
 
-COLUMNS = ("NumPy cold", "JAX cold", "plaidarray cold", "plaidarray warm-disk", "JAX in-proc", "plaidarray in-proc")
+COLUMNS = ("NumPy cold", "JAX cold", "plaidarray cold", "plaidarray warm-disk", "NumPy in-proc", "JAX in-proc",
+           "plaidarray in-proc")
 
 
 def _format_time(seconds: float | None) -> str:
@@ -519,37 +684,48 @@ def _total_row(results: Results, scripts: list[Script], label: str) -> str:
     plaidarray's sum against NumPy's and JAX's over the scripts both finished (the
     shape-changing scripts' targets are such ratios)."""
     cells = []
-    for column in COLUMNS[:3]:
+    for column in COLUMNS:
         done = [t for s in scripts if (t := results.seconds(s, column)) is not None]
         cells.append(_format_time(sum(done) if done else None)
                      + ("" if len(done) == len(scripts) else f" ({len(done)} of {len(scripts)})"))
     ratios = []
-    for library in ("NumPy", "JAX"):
-        both = [s for s in scripts if None not in (results.seconds(s, f"{library} cold"),
-                                                    results.seconds(s, "plaidarray cold"))]
+    for kind, library in (("cold", "NumPy"), ("cold", "JAX"), ("in-proc", "NumPy")):
+        both = [s for s in scripts if None not in (results.seconds(s, f"{library} {kind}"),
+                                                    results.seconds(s, f"plaidarray {kind}"))]
         if both:
-            theirs = sum(cast(float, results.seconds(s, f"{library} cold")) for s in both)
-            ours = sum(cast(float, results.seconds(s, "plaidarray cold")) for s in both)
-            ratios.append(f"{ours / theirs:.3g}x {library}" + ("" if len(both) == len(scripts) else f" ({len(both)})"))
-    ratio = "plaidarray cold: " + ", ".join(ratios) if ratios else ""
-    return f"| **{label} (cold)** | " + " | ".join(cells + ["", "", "", "", ratio]) + " |"
+            theirs = sum(cast(float, results.seconds(s, f"{library} {kind}")) for s in both)
+            ours = sum(cast(float, results.seconds(s, f"plaidarray {kind}")) for s in both)
+            worst = max(cast(float, results.seconds(s, f"plaidarray {kind}")) /
+                        cast(float, results.seconds(s, f"{library} {kind}")) for s in both)
+            ratios.append(f"{kind} {ours / theirs:.3g}x {library} (worst script {worst:.3g}x)"
+                          + ("" if len(both) == len(scripts) else f" ({len(both)})"))
+    return f"| **{label}** | " + " | ".join(cells + ["", "", "", "; ".join(ratios)]) + " |"
+
+
+def _ratio(results: Results, script: Script, kind: str) -> str:
+    """plaidarray's time over NumPy's, for the ``kind`` of run (cold, in-proc)."""
+    ours, theirs = results.seconds(script, f"plaidarray {kind}"), results.seconds(script, f"NumPy {kind}")
+    return "-" if ours is None or not theirs else f"{ours / theirs:.3g}x"
 
 
 def table(results: Results, scripts: list[Script]) -> str:
-    header = ["script", *COLUMNS, "plaidarray compiles: cold / rerun (warm-disk loads)", "result ok"]
-    lines = ["| " + " | ".join(header) + " |", "|---" + "|---:" * len(COLUMNS) + "|---:|---|"]
+    header = ["script", *COLUMNS, "cold / NumPy", "in-proc / NumPy",
+              "plaidarray compiles: cold / rerun (warm-disk loads)", "result ok"]
+    lines = ["| " + " | ".join(header) + " |", "|---" + "|---:" * (len(COLUMNS) + 2) + "|---:|---|"]
     for s in scripts:
         times = []
         for column in COLUMNS:
             seconds = results.seconds(s, column)
             failed = seconds is None and (s.name, column) in results.failed
             times.append("failed" if failed else _format_time(None if seconds is None else seconds / s.calls))
-        cells = [s.name, *times, _compiles_cell(results, s), _status_cell(results, s)]
+        cells = [s.name, *times, _ratio(results, s, "cold"), _ratio(results, s, "in-proc"), _compiles_cell(results, s),
+                 _status_cell(results, s)]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append(_total_row(results, scripts, "total"))
-    shapes = [s for s in scripts if s.name.startswith("shapes:")]
-    if shapes:
-        lines.append(_total_row(results, shapes, "shapes: total"))
+    for group in ("shapes", "first runs"):
+        members = [s for s in scripts if s.name.startswith(group + ":")]
+        if members:
+            lines.append(_total_row(results, members, f"{group}: total"))
     return "\n".join(lines)
 
 
@@ -558,8 +734,7 @@ def start_up_line(results: Results) -> str:
     for library in LIBRARIES:
         records = [r for r in results.start_up.get(library, []) if r]
         if records:
-            parts.append(f"{library} import {statistics.median(r['import'] for r in records):.2f} s + start-up "
-                         f"{statistics.median(r['start_up'] for r in records):.2f} s")
+            parts.append(f"{library} import {statistics.median(r['import'] for r in records):.2f} s")
     return "not timed above (medians per process; NumPy comes with the harness): " + "; ".join(parts)
 
 
