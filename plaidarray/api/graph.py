@@ -38,6 +38,7 @@ def wrap(node: Node) -> Array:
     if node.depth > node_module.MAX_PENDING > 0:
         run = cut_at(node)
         if run is not None:
+            node_module.value_read()
             materialize([run], cut=True)
             if run is not node:
                 recorded_again(node)

@@ -9,6 +9,7 @@ from .. import dtypes as dt
 from ..api_version import sequence
 from ..trace.array import Array
 from ..trace.materialize import materialize
+from ..trace.node import value_read
 from ..trace.views import can_view, view
 from . import extended, graph
 from .graph import as_int, check_array, int_tuple, normalize_axes, op, shape_tuple
@@ -149,6 +150,7 @@ def _compute_wide_operands(arrays: list[Array]) -> None:
     for a in arrays:
         node = a._node
         if node.buffer is None and node.depth >= _WIDE_DEPTH:
+            value_read()
             materialize([node])
 
 

@@ -123,6 +123,32 @@ class Node:
         self.op, self.operands, self.attrs, self.depth, self.owned = None, (), {}, 0, owned
 
 
+#: How many values were read (``Array._value``, exports) or computed where they were
+#: recorded (cuts): counted under ``_READS_LOCK`` so that no count is lost between threads.
+_reads = 0
+_READS_LOCK = threading.Lock()
+
+
+def value_read() -> None:
+    """Count a value read or computed while recording."""
+    global _reads
+    with _READS_LOCK:
+        _reads += 1
+
+
+def reads_mark() -> int:
+    """The count of values read so far, on any thread: a call between two equal marks
+    recorded nothing that depends on a value, only on shapes and arguments (what
+    ``api/recipes.py`` needs to know)."""
+    return _reads
+
+
+def serial_mark() -> int:
+    """A number above the serial of every node made so far and below that of every node
+    made from now on (it takes one from the counter), to tell which nodes a call made."""
+    return next(_SERIALS)
+
+
 def _derive_in_python(op: str, operands: tuple[Node, ...], attrs: dict[str, Any], shape: Shape) -> Node:
     """``Node.derived``: the node of ``op`` over ``operands``, one deeper than the deepest
     of them (``TRACED`` if any is). ``_graph.derive`` does the same in C."""
