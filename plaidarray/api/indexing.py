@@ -19,6 +19,7 @@ from .. import dtypes as dt
 from ..trace.array import Array
 from . import graph
 from .graph import check_array, normalize_axes, op
+from .recipes import recorded
 
 __all__ = ["take", "take_along_axis"]
 
@@ -407,6 +408,7 @@ def _index_array(indices: Any, where: str) -> Array:
     return indices
 
 
+@recorded
 def take(x: Array, indices: Array | int, /, *, axis: int | None = None) -> Array:
     """Elements of ``x`` at ``indices`` along ``axis`` (negative indices count from the end;
     out-of-range indices are clamped, never read out of bounds). An int picks one
@@ -423,6 +425,7 @@ def take(x: Array, indices: Array | int, /, *, axis: int | None = None) -> Array
     return op("take", x, indices, axis=axis)
 
 
+@recorded
 def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
     """Elements of ``x`` at per-position ``indices`` along ``axis`` (broadcast elsewhere)."""
     x = check_array(x, "take_along_axis")

@@ -13,12 +13,14 @@ from ..trace.node import value_read
 from ..trace.views import can_view, view
 from . import extended, graph
 from .graph import as_int, check_array, int_tuple, normalize_axes, op, shape_tuple
+from .recipes import recorded
 from .views import Broadcast, Reshape, Reverse, Transpose
 
 __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims", "repeat",
            "reshape", "roll", "squeeze", "stack", "tile", "unstack"]
 
 
+@recorded
 def reshape(x: Array, /, shape: Sequence[int], *, copy: bool | None = None) -> Array:
     """Reshape ``x``; one dimension may be -1 (inferred). A view of ``x`` where NumPy
     would make one (``copy=None``: ``x``'s elements in order, as a transposed array's
@@ -42,6 +44,7 @@ def reshape(x: Array, /, shape: Sequence[int], *, copy: bool | None = None) -> A
     return view(x, step)
 
 
+@recorded
 def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
     x = check_array(x, "permute_dims")
     axes = int_tuple(axes, "permute_dims", "axes")
@@ -50,6 +53,7 @@ def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
     return view(x, Transpose(tuple(a % x.ndim for a in axes)))
 
 
+@recorded
 def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
     """Insert unit dimensions at ``axis`` (positions in the result; a tuple from 2025.12)."""
     x = check_array(x, "expand_dims")
@@ -64,6 +68,7 @@ def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
     return view(x, Reshape(tuple(1 if i in positions else next(dims) for i in range(rank)), "expand_dims"))
 
 
+@recorded
 def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
     x = check_array(x, "squeeze")
     axes = normalize_axes(axis, x.ndim, "squeeze")
@@ -73,6 +78,7 @@ def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
     return view(x, Reshape(tuple(s for i, s in enumerate(x.shape) if i not in axes), "squeeze"))
 
 
+@recorded
 def broadcast_to(x: Array, /, shape: Sequence[int]) -> Array:
     """``x`` repeated to ``shape``: a read-only view, as NumPy gives it."""
     x = check_array(x, "broadcast_to")
@@ -175,11 +181,13 @@ def stack(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int = 0) -> A
     return extended.extend(("stack", axis, dtype), arrays, build)
 
 
+@recorded
 def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
     x = check_array(x, "flip")
     return view(x, Reverse(normalize_axes(axis, x.ndim, "flip")))
 
 
+@recorded
 def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[int, ...], /) -> Array:
     x = check_array(x, "moveaxis")
     src, dst = int_tuple(source, "moveaxis", "source"), int_tuple(destination, "moveaxis", "destination")
@@ -195,6 +203,7 @@ def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[i
     return permute_dims(x, tuple(order))
 
 
+@recorded
 def roll(x: Array, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ...] | None = None) -> Array:
     """Rotate elements along ``axis`` (the flattened array when None) by ``shift``."""
     x = check_array(x, "roll")
@@ -224,6 +233,7 @@ def _along(x: Array, axis: int, start: int, stop: int) -> Array:
     return op("slice", x, start=tuple(lo), limit=tuple(hi), strides=(1,) * x.ndim)
 
 
+@recorded
 def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
     x = check_array(x, "tile")
     reps = int_tuple(repetitions, "tile", "repetitions")

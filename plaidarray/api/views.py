@@ -33,6 +33,7 @@ from ..trace.array import Array
 from ..trace.views import Layout, Step, view
 from . import graph, indexing
 from .graph import op
+from .recipes import recorded
 
 
 def _is_basic(key: Any) -> bool:
@@ -257,6 +258,7 @@ class Diagonal(Step):
         return Layout((*base.shape[:-2], size), base.offset + row * rows + col * cols, (*outer, rows + cols))
 
 
+@recorded
 def getitem(x: Array, key: Any) -> Array:
     """``x[key]``: a view for basic indexing, as in NumPy, except where NumPy gives a
     scalar (an int for every axis, no ``...``); a copy otherwise."""
