@@ -16,9 +16,13 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as dt
+from ..hlo.opdef import OPS
+from ..hlo.shape import Shape
+from ..trace import node as node_module
 from ..trace.array import Array
+from ..trace.node import Node, derive
 from . import graph
-from .graph import check_array, normalize_axes, op
+from .graph import check_array, normalize_axes, op, wrap
 from .recipes import recorded
 
 __all__ = ["take", "take_along_axis"]
@@ -101,7 +105,69 @@ def _plan(x: Array, key: Any):
 
 def _runtime_index(i: int) -> Array:
     """A start position as a run-time argument, not a constant."""
-    return graph.runtime_scalar(i, dt.int64)
+    return Array(_index_node(i))
+
+
+#: The 0-d int64 buffers of the smallest start positions, made once and shared by the
+#: nodes that hold them (read-only: nothing writes a run-time argument's buffer).
+_INDEX_BUFFERS = tuple(np.asarray(i, dtype=dt.int64) for i in range(1024))
+for _buffer in _INDEX_BUFFERS:
+    _buffer.flags.writeable = False
+
+
+def _index_node(i: int) -> Node:
+    """A ready node holding start position ``i``."""
+    return Node.ready(_INDEX_BUFFERS[i] if 0 <= i < len(_INDEX_BUFFERS) else np.asarray(i, dtype=dt.int64))
+
+
+#: ``integer_index``'s attributes and shapes by (dims, dtype, number of ints): emptied when
+#: it reaches ``_WINDOWS_MAX`` entries, so a loop over ever new shapes does not grow it.
+_WINDOWS: dict[tuple, tuple] = {}
+_WINDOWS_MAX = 256
+
+
+def integer_index(x: Array, ints: tuple[int, ...]) -> Array | None:
+    """``x[i, j, ...]`` for Python ints over ``x``'s leading axes, recorded as ``getitem``
+    records it (a ``dynamic_slice`` at run-time starts, then a ``reshape`` that drops the
+    indexed axes) from attributes and shapes kept per shape, dtype and number of ints: a
+    loop over rows, whose every index is new, plans nothing. None where ``getitem``
+    decides otherwise (an index out of range, an empty array) or where a node would be
+    deeper than the pending bound (``getitem``'s ``wrap`` decides where to cut)."""
+    node = x._node
+    shape = node.shape
+    dims = shape.dims
+    if len(ints) > len(dims) or node.depth + 2 > node_module.MAX_PENDING > 0:
+        return None
+    starts = []
+    for i, n in zip(ints, dims):
+        if not -n <= i < n:
+            return None
+        starts.append(_index_node(i % n))
+    key = (dims, shape.dtype, len(ints))
+    plan = _WINDOWS.get(key)
+    if plan is None:
+        if not math.prod(dims):
+            return None
+        if len(_WINDOWS) >= _WINDOWS_MAX:
+            _WINDOWS.clear()
+        plan = _WINDOWS[key] = _window_plan(shape, len(ints))
+    window_attrs, window_shape, reshape_attrs, result_shape = plan
+    starts += [_index_node(0) for _ in dims[len(ints):]]
+    window = derive("dynamic_slice", (node, *starts), window_attrs, window_shape)
+    return wrap(derive("reshape", (window,), reshape_attrs, result_shape))
+
+
+def _window_plan(shape: Shape, count: int) -> tuple:
+    """What ``integer_index`` records for ``count`` ints into an array of ``shape``, found
+    by the ops' own shape rules."""
+    sizes = (1,) * count + shape.dims[count:]
+    window_attrs = {"slice_sizes": sizes}
+    window_shape = OPS["dynamic_slice"].infer([shape] + [_INDEX_SHAPE] * len(sizes), window_attrs)
+    reshape_attrs = {"dims": shape.dims[count:]}
+    return window_attrs, window_shape, reshape_attrs, OPS["reshape"].infer([window_shape], reshape_attrs)
+
+
+_INDEX_SHAPE = Shape((), dt.int64)
 
 
 def _dynamic_window(x: Array, entries: list) -> Array:

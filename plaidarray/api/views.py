@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from ..trace.array import Array
-from ..trace.views import Layout, Step, view
+from ..trace.views import Layout, Step, attach, view
 from . import graph, indexing
 from .graph import op
 from .recipes import recorded
@@ -258,10 +258,29 @@ class Diagonal(Step):
         return Layout((*base.shape[:-2], size), base.offset + row * rows + col * cols, (*outer, rows + cols))
 
 
-@recorded
 def getitem(x: Array, key: Any) -> Array:
     """``x[key]``: a view for basic indexing, as in NumPy, except where NumPy gives a
-    scalar (an int for every axis, no ``...``); a copy otherwise."""
+    scalar (an int for every axis, no ``...``); a copy otherwise. Python ints alone, the
+    key of a loop over rows or elements, are recorded without planning
+    (``indexing.integer_index``); other keys replay what their first calls recorded."""
+    ints = (key,) if type(key) is int else key if type(key) is tuple and _all_ints(key) else None
+    if ints and type(x) is Array:
+        out = indexing.integer_index(x, ints)
+        if out is not None:
+            return out if len(ints) == len(x._node.shape.dims) else attach(x, out, Index(key), None)
+    return _getitem(x, key)
+
+
+def _all_ints(key: tuple) -> bool:
+    for k in key:
+        if type(k) is not int:
+            return False
+    return True
+
+
+@recorded
+def _getitem(x: Array, key: Any) -> Array:
+    """``getitem`` by its rules."""
     if not _is_basic(key):
         return indexing.getitem(x, key)
     parts = key if type(key) is tuple else (key,)

@@ -19,7 +19,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import plaidarray as xp
-from plaidarray.api import recipes, views
+from plaidarray.api import indexing, recipes, views
 from plaidarray.trace import node as node_module
 from plaidarray.trace.to_hlo import walk_pending
 from plaidarray.trace.views import ViewOf
@@ -193,18 +193,31 @@ def test_basic_indexing(shape, dtype, data):
     """Ints (negative and out of range), slices, None and ``...``: a view or a copy."""
     x = _array(shape, dtype)
     key = data.draw(basic_keys(shape) | st.integers(-6, 6) | st.tuples(*(st.integers(-5, 5) for _ in shape)))
-    check_replays(views.getitem, x, key)
+    code = check_replays(views._getitem, x, key)
+    for _ in range(2):
+        assert _outcome(views.getitem, (x, key), {}) == code
 
 
-def test_basic_indexing_replays():
-    x = _array((4, 4), "float64")
-    for key in (1, -1, (1, 2), slice(1, 3), (slice(None), 1), (None, Ellipsis, 0), (slice(None, None, -2),)):
-        for _ in range(3):
-            got = x[key]
-        assert _described(got, (x,)) == _by_code(views.getitem, (x, key), {})
-        np.testing.assert_array_equal(np.asarray(got), np.asarray(x)[key])
-    with pytest.raises(IndexError, match="out of bounds"):
-        x[4]
+@given(shape=shapes, dtype=st.sampled_from(DTYPES), data=st.data())
+def test_integer_keys(shape, dtype, data):
+    """``x[i]``, ``x[i, j]``...: recorded without planning (``indexing.integer_index``),
+    as ``getitem``'s rules record them; negative and out-of-range ints, empty and 0-d arrays."""
+    x = _array(shape, dtype)
+    if data.draw(st.booleans(), label="pending"):
+        x = x * 2.0 if x.dtype.kind == "f" else x
+    ints = tuple(data.draw(st.lists(st.integers(-6, 6), max_size=len(shape) + 1)))
+    first = range(-shape[0] - 1, shape[0] + 1) if shape else [0]
+    for key in (ints, *ints[:1], *first, *((i, -1) for i in first)):
+        assert _outcome(views.getitem, (x, key), {}) == _by_code(views._getitem, (x, key), {})
+
+
+def test_integer_keys_past_the_pending_bound(monkeypatch):
+    monkeypatch.setattr(node_module, "MAX_PENDING", 4)
+    x = xp.asarray(np.arange(12.0).reshape(3, 4))
+    for _ in range(3):
+        x = x + 1.0
+    assert indexing.integer_index(x, (1,)) is None  # getitem's rules decide where to cut
+    np.testing.assert_array_equal(np.asarray(x[1]), np.arange(4.0, 8.0) + 3)
 
 
 @given(shape=nonempty_shapes, dtype=st.sampled_from(DTYPES), index=st.integers(-5, 4), axis=st.integers(-2, 1),
