@@ -263,19 +263,12 @@ def getitem(x: Array, key: Any) -> Array:
     scalar (an int for every axis, no ``...``); a copy otherwise. Python ints alone, the
     key of a loop over rows or elements, are recorded without planning
     (``indexing.integer_index``); other keys replay what their first calls recorded."""
-    ints = (key,) if type(key) is int else key if type(key) is tuple and _all_ints(key) else None
+    ints = (key,) if type(key) is int else key if type(key) is tuple and indexing.all_ints(key) else None
     if ints and type(x) is Array:
         out = indexing.integer_index(x, ints)
         if out is not None:
             return out if len(ints) == len(x._node.shape.dims) else attach(x, out, Index(key), None)
     return _getitem(x, key)
-
-
-def _all_ints(key: tuple) -> bool:
-    for k in key:
-        if type(k) is not int:
-            return False
-    return True
 
 
 @recorded

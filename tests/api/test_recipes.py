@@ -11,6 +11,7 @@ compares. Nothing is computed but where a test says so: the walk that a read mak
 from __future__ import annotations
 
 import math
+import weakref
 from unittest import mock
 
 import numpy as np
@@ -209,6 +210,37 @@ def test_integer_keys(shape, dtype, data):
     first = range(-shape[0] - 1, shape[0] + 1) if shape else [0]
     for key in (ints, *ints[:1], *first, *((i, -1) for i in first)):
         assert _outcome(views.getitem, (x, key), {}) == _by_code(views._getitem, (x, key), {})
+
+
+@given(shape=shapes, dtype=st.sampled_from([*DTYPES, np.dtype("int8"), np.dtype("uint8")]),
+       value=st.sampled_from([2.5, -0.0, 3, -1, 300, 2**70, True]), data=st.data())
+def test_integer_updates(shape, dtype, value, data):
+    """``x[i] = v``, ``x[i, j] = v``... with a Python scalar: recorded without planning
+    (``indexing.integer_update``), as ``setitem``'s rules record them, errors included (a
+    float into an integer array, an int that does not fit)."""
+    x = _array(shape, dtype)
+    if data.draw(st.booleans(), label="pending"):
+        x = xp.negative(x) if x.dtype.kind != "b" else xp.logical_not(x)
+    ints = tuple(data.draw(st.lists(st.integers(-6, 6), max_size=len(shape) + 1)))
+    first = range(-shape[0] - 1, shape[0] + 1) if shape else [0]
+    for key in (ints, *ints[:1], *first, *((i, -1) for i in first)):
+        assert _outcome(indexing.setitem, (x, key, value), {}) == _by_code(indexing._updated, (x, key, value), {})
+
+
+def test_integer_updates_write_in_place():
+    """The update a loop of assignments records runs at once, into the array's buffer."""
+    x = xp.zeros((5, 3))
+    x[0] = 1.0  # computed: the next writes update its buffer
+    buffer = weakref.ref(x._node.buffer)  # a strong reference would forbid the in-place write
+    compiles = xp.cache_info().compiles
+    for i in range(5):
+        x[i] = float(i)
+        x[i, 2] = -1
+    assert x._node.buffer is buffer()
+    assert xp.cache_info().compiles - compiles <= 2
+    want = np.repeat(np.arange(5.0)[:, None], 3, axis=1)
+    want[:, 2] = -1
+    np.testing.assert_array_equal(np.asarray(x), want)
 
 
 def test_integer_keys_past_the_pending_bound(monkeypatch):
