@@ -106,6 +106,28 @@ def recorded(fn: F) -> F:
     return call  # type: ignore[return-value]
 
 
+def kept(fn: F) -> F:
+    """``fn``, a function of its signature that records nothing and returns no array
+    (argument checks that decide attributes), with each result kept per signature; as
+    for recipes, errors are never kept, nor results of a call that read a value."""
+    results: dict[tuple, Any] = {}
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        key = _signature(args, kwargs, [], [])
+        if key is None:
+            return fn(*args, **kwargs)
+        if key in results:
+            return results[key]
+        reads = reads_mark()
+        result = fn(*args, **kwargs)
+        if reads_mark() == reads:
+            _keep(results, key, result)
+        return result
+
+    return call  # type: ignore[return-value]
+
+
 def _keep(table: dict, key: tuple, value: Any) -> None:
     if len(table) >= RECIPES_MAX:
         table.clear()
@@ -180,6 +202,9 @@ def _add(key: list[Any], value: Any, arrays: list[Array], nodes: list[Node]) -> 
         for item in value:
             if type(item) is int:
                 key.append(item)
+            elif type(item) is Array:
+                if not _add_array(key, item, arrays, nodes):
+                    return False
             elif not _add(key, item, arrays, nodes):
                 return False
     elif kind is slice:

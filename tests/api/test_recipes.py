@@ -104,6 +104,27 @@ def test_reductions(shape, dtype, axis, keepdims, data):
     check_replays(getattr(xp, name), x, axis=axis, keepdims=keepdims)
 
 
+@given(shape=shapes, dtypes=st.lists(st.sampled_from(DTYPES[:4]), min_size=0, max_size=4),
+       axis=st.one_of(st.none(), st.integers(-3, 2)), data=st.data())
+def test_concat_and_stack(shape, dtypes, axis, data):
+    """New arrays at each call (a concatenation of the same ones is remembered,
+    ``extended.py``), so each call joins them."""
+    name = data.draw(st.sampled_from(["concat", "stack"]))
+    sizes = [data.draw(st.integers(0, 3)) for _ in dtypes]
+
+    def arrays():
+        if name == "stack":
+            return [_array(shape, d, i) for i, d in enumerate(dtypes)]
+        return [_array((n, *shape[1:]) if axis in (0, -len(shape)) and shape else shape, d, i)
+                for i, (d, n) in enumerate(zip(dtypes, sizes))]
+
+    fn = getattr(xp, name)
+    kwargs = {"axis": 0 if axis is None and name == "stack" else axis}
+    code = _by_code(fn, (arrays(),), kwargs)
+    for _ in range(3):
+        assert _outcome(fn, (arrays(),), kwargs) == code
+
+
 @given(shape=shapes, dtype=st.sampled_from(DTYPES), axis=st.one_of(st.none(), st.integers(-4, 3)),
        keepdims=st.booleans(), name=st.sampled_from(["argmax", "argmin", "sort", "argsort"]))
 def test_searching_and_sorting(shape, dtype, axis, keepdims, name):
