@@ -124,14 +124,14 @@ def _cumulative(kind: str, name: str):
         acc = convert(x, _accumulator(x, dtype, name))
         out = op("cumulative", acc, dimension=axis, kind=kind) if acc.shape[axis] else acc
         if include_initial:
-            from .manipulation import concat
+            from .manipulation import joined
 
             initial_shape = tuple(1 if i == axis else s for i, s in enumerate(acc.shape))
-            out = concat([graph.full(initial_shape, 0 if kind == "add" else 1, acc.dtype), out], axis=axis)
+            out = joined([graph.full(initial_shape, 0 if kind == "add" else 1, acc.dtype), out], axis)
         return out
-    fn.__name__ = name
+    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Inclusive cumulative {kind} along ``axis`` (optionally with the identity first)."
-    return fn
+    return recorded(fn)
 
 
 cumulative_sum = _cumulative("add", "cumulative_sum")

@@ -104,6 +104,12 @@ def test_reductions(shape, dtype, axis, keepdims, data):
     check_replays(getattr(xp, name), x, axis=axis, keepdims=keepdims)
 
 
+@given(shape=shapes, dtype=st.sampled_from(DTYPES[:4]), axis=st.integers(-3, 2), initial=st.booleans(),
+       name=st.sampled_from(["cumulative_sum", "cumulative_prod"]))
+def test_cumulative(shape, dtype, axis, initial, name):
+    check_replays(getattr(xp, name), _array(shape, dtype), axis=axis if shape else None, include_initial=initial)
+
+
 @given(shape=shapes, dtypes=st.lists(st.sampled_from(DTYPES[:4]), min_size=0, max_size=4),
        axis=st.one_of(st.none(), st.integers(-3, 2)), data=st.data())
 def test_concat_and_stack(shape, dtypes, axis, data):
