@@ -67,10 +67,11 @@ def _unary(name: str, category: str, decompose: Callable[[Array], Array]) -> Non
 
 def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array],
             result_category: str | None = None) -> None:
-    accepted = dt.CATEGORIES[category]
     on_nodes = getattr(decompose, "on_nodes", None)  # one HLO op: an array and a scalar need no Array for it
     if on_nodes is None:
         decompose = recorded(decompose)
+    # The dtypes the common cases below take (those where the op is ``on_nodes``, if fewer).
+    accepted = dt.CATEGORIES[getattr(decompose, "one_op_category", category)]
 
     @recorded
     def promoted(x1: Array | Scalar, x2: Array | Scalar) -> Array:
@@ -182,6 +183,11 @@ def _divide(a, b):
     if a.dtype.kind not in "fc":
         a, b = convert(a, dt.default_float), convert(b, dt.default_float)
     return op("divide", a, b)
+
+
+# On floating-point operands, the commonest, it is one HLO op (``_binary``'s common cases).
+_divide.on_nodes = _hlo("divide").on_nodes  # type: ignore[attr-defined]
+_divide.one_op_category = "floating-point"  # type: ignore[attr-defined]
 
 
 def _select(cond, a, b):
