@@ -55,6 +55,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 #: How many recipes (and, apart, signatures seen once) a function keeps before it drops them all.
 RECIPES_MAX = 256
 
+#: Every function's tables, for ``forget``.
+_TABLES: list[dict] = []
+
 
 class Recipe(NamedTuple):
     """What one call made, numbered after its array arguments' nodes (``inputs`` of them)
@@ -77,6 +80,7 @@ def recorded(fn: F) -> F:
     an array, no state of its own)."""
     recipes: dict[tuple, Recipe] = {}
     seen: dict[tuple, None] = {}
+    _TABLES.extend((recipes, seen))
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -111,6 +115,7 @@ def kept(fn: F) -> F:
     (argument checks that decide attributes), with each result kept per signature; as
     for recipes, errors are never kept, nor results of a call that read a value."""
     results: dict[tuple, Any] = {}
+    _TABLES.append(results)
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
@@ -126,6 +131,12 @@ def kept(fn: F) -> F:
         return result
 
     return call  # type: ignore[return-value]
+
+
+def forget() -> None:
+    """Drop every recipe and kept result (``plaidarray.clear_cache``)."""
+    for table in _TABLES:
+        table.clear()
 
 
 def _keep(table: dict, key: tuple, value: Any) -> None:

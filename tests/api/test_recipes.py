@@ -477,3 +477,13 @@ def test_tracing_runs_the_code():
     f = xp.jit(lambda y: xp.full_like(y, 2.0) + y)
     np.testing.assert_array_equal(np.asarray(f(x)), np.full((2, 2), 3.0))
 
+
+
+def test_clear_cache_drops_the_recipes():
+    x = _array((2, 2), "float64")
+    for _ in range(3):
+        xp.sum(x)
+        xp.concat([x, x])
+    assert xp.sum.recipes
+    xp.clear_cache()
+    assert not xp.sum.recipes and not any(recipes._TABLES)
