@@ -123,24 +123,27 @@ class Node:
         self.op, self.operands, self.attrs, self.depth, self.owned = None, (), {}, 0, owned
 
 
-#: How many values were read (``Array._value``, exports) or computed where they were
-#: recorded (cuts): counted under ``_READS_LOCK`` so that no count is lost between threads.
-_reads = 0
-_READS_LOCK = threading.Lock()
+class _Reads(threading.local):
+    """How many values this thread read (``Array._value``, exports) or computed where they
+    were recorded (cuts). Per thread: only a call's own thread reads for it (a run's
+    worker threads read nothing), and a count of one thread's needs no lock."""
+
+    count = 0
+
+
+_READS = _Reads()
 
 
 def value_read() -> None:
     """Count a value read or computed while recording."""
-    global _reads
-    with _READS_LOCK:
-        _reads += 1
+    _READS.count += 1
 
 
 def reads_mark() -> int:
-    """The count of values read so far, on any thread: a call between two equal marks
+    """The count of values this thread read so far: a call between two equal marks
     recorded nothing that depends on a value, only on shapes and arguments (what
     ``api/recipes.py`` needs to know)."""
-    return _reads
+    return _READS.count
 
 
 def serial_mark() -> int:
