@@ -57,10 +57,12 @@ def cache_info() -> CacheInfo:
 def clear_cache() -> None:
     """Drop every cached executable (their machine code is freed), reset the counters and
     give the free blocks of the buffer pool back to the system, as well as the results
-    of recent concatenations (``api/extended.py``)."""
+    of recent concatenations (``api/extended.py``) and what functions recorded for their
+    signatures (``api/recipes.py``)."""
     _EXECUTABLES.clear()
     _POOL.clear()
     _extended.forget()
+    _recipes.forget()
 
 
 __all__ = sorted(
@@ -72,6 +74,7 @@ __all__ = sorted(
 from . import fft  # noqa: E402
 from . import linalg  # noqa: E402
 from .api import extended as _extended  # noqa: E402
+from .api import recipes as _recipes  # noqa: E402
 from .api.indexing import setitem as _setitem  # noqa: E402
 from .api.views import getitem as _getitem, index_step as _index_step  # noqa: E402
 from .trace.array import install_namespace as _install_namespace  # noqa: E402

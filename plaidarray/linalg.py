@@ -30,6 +30,7 @@ from .api.graph import as_int, broadcast_shapes, broadcast_to, check_array, chec
 from .api.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
 from .api.indexing import take_along_axis
 from .api.searching import argmin, where
+from .api.recipes import recorded
 from .api.views import Diagonal
 from .hlo.shape import TupleShape
 from .trace.array import Array
@@ -141,6 +142,7 @@ def slogdet(x: Array, /) -> SlogdetResult:
     return SlogdetResult(sign, stats.sum(ew.log(magnitude), axis=-1))
 
 
+@recorded
 def det(x: Array, /) -> Array:
     """Determinant, as ``sign * exp(logabsdet)`` of :func:`slogdet` (as NumPy computes
     it, which avoids overflow in the product of the pivots)."""
@@ -148,6 +150,7 @@ def det(x: Array, /) -> Array:
     return ew.multiply(sign, convert(ew.exp(logabsdet), x.dtype))
 
 
+@recorded
 def solve(x1: Array, x2: Array, /) -> Array:
     """Solve ``x1 @ X = x2``. A 1-D ``x2`` is one right-hand side vector; otherwise the
     stacks of ``x1`` and ``x2`` broadcast. Exactly singular matrices give NaN."""
@@ -167,6 +170,7 @@ def solve(x1: Array, x2: Array, /) -> Array:
     return reshape(x, batch + (n,)) if vector else x
 
 
+@recorded
 def inv(x: Array, /) -> Array:
     """Inverse matrices (``solve`` with the identity, as NumPy); singular ones give NaN."""
     x = _matrices(x, "inv", square=True)
@@ -194,6 +198,7 @@ def eig(x: Array, /) -> EigResult:
     return EigResult(_as_real_roots(values) if x.dtype.kind == "f" else values, vectors)
 
 
+@recorded
 def eigvals(x: Array, /) -> Array:
     """Eigenvalues of general square matrices (complex), without the eigenvectors; those
     of a real matrix are real or in exact conjugate pairs (``_as_real_roots``)."""
@@ -225,6 +230,7 @@ def _as_real_roots(values: Array) -> Array:
     return op("complex", new_re, new_im)
 
 
+@recorded
 def eigvalsh(x: Array, /) -> Array:
     """Eigenvalues (ascending, real) of Hermitian matrices, without the eigenvectors."""
     (values,) = _decompose("eigh", _matrices(x, "eigvalsh", square=True), vectors=False)
@@ -237,6 +243,7 @@ def svd(x: Array, /, *, full_matrices: bool = True) -> SVDResult:
     return SVDResult(u, ew.real(s), vh)
 
 
+@recorded
 def svdvals(x: Array, /) -> Array:
     """Singular values, descending (real), without the singular vectors."""
     (s,) = _decompose("svd", _matrices(x, "svdvals"), vectors=False, full_matrices=False)
@@ -252,6 +259,7 @@ def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
     return QRResult(q, r)
 
 
+@recorded
 def pinv(x: Array, /, *, rtol: float | Array | None = None) -> Array:
     """Moore-Penrose pseudo-inverse from the SVD; singular values at most
     ``rtol * max(S)`` count as zero."""
@@ -265,6 +273,7 @@ def pinv(x: Array, /, *, rtol: float | Array | None = None) -> Array:
     return matmul(v_scaled, ew.conj(matrix_transpose(u)))
 
 
+@recorded
 def matrix_rank(x: Array, /, *, rtol: float | Array | None = None) -> Array:
     """Number of singular values greater than ``rtol * max(S)`` (default int dtype)."""
     x = _matrices(x, "matrix_rank")
@@ -277,6 +286,7 @@ def matrix_rank(x: Array, /, *, rtol: float | Array | None = None) -> Array:
 
 # --- graphs of ordinary ops ----------------------------------------------------------------
 
+@recorded
 def diagonal(x: Array, /, *, offset: int = 0) -> Array:
     """The ``offset``-th diagonal of each matrix (above the main one for offset > 0): a
     read-only view, as NumPy gives it."""
@@ -286,11 +296,13 @@ def diagonal(x: Array, /, *, offset: int = 0) -> Array:
     return view(x, Diagonal(as_int(offset, "diagonal", "offset")))
 
 
+@recorded
 def trace(x: Array, /, *, offset: int = 0, dtype: Any = None) -> Array:
     """Sum of the ``offset``-th diagonal; ``dtype`` as for :func:`plaidarray.sum`."""
     return stats.sum(diagonal(x, offset=offset), axis=-1, dtype=dtype)
 
 
+@recorded
 def outer(x1: Array, x2: Array, /) -> Array:
     """Outer product of two vectors: ``out[i, j] = x1[i] * x2[j]``."""
     for x in (x1, x2):
@@ -328,6 +340,7 @@ def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     return manipulation.concat(components, axis=axis)
 
 
+@recorded
 def matrix_power(x: Array, n: int, /) -> Array:
     """``x`` multiplied by itself ``n`` times by repeated squaring; the identity for
     ``n = 0``, powers of the inverse for ``n < 0``."""
@@ -350,6 +363,7 @@ def matrix_power(x: Array, n: int, /) -> Array:
         base = matmul(base, base)
 
 
+@recorded
 def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
                 ord: int | float = 2) -> Array:
     """The ``ord``-norm of the vectors along ``axis`` (all elements when None); real."""
@@ -372,6 +386,7 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepd
     return ew.pow(total, 1.0 / ord)
 
 
+@recorded
 def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: int | float | str | None = "fro") -> Array:
     """Matrix norms: 'fro', 'nuc', 1/-1 (max/min column sum), inf/-inf (max/min row
     sum), 2/-2 (largest/smallest singular value); real."""

@@ -20,6 +20,7 @@ from ..trace.node import Node
 from ..trace.views import view
 from . import graph
 from .graph import check_array, convert, op
+from .recipes import recorded
 from .views import Index
 
 __all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "full", "full_like", "linspace",
@@ -121,6 +122,7 @@ def _shares_memory(obj: Any, value: np.ndarray) -> bool:
         return False
 
 
+@recorded
 def full(shape: Shape, fill_value: bool | int | float | complex | Array, *, dtype: Any = None,
          device: Any = None) -> Array:
     """An array of ``shape`` filled with ``fill_value`` (default dtype from its type; a
@@ -149,14 +151,17 @@ def full(shape: Shape, fill_value: bool | int | float | complex | Array, *, dtyp
     return graph.full(dims, cast("bool | int | float | complex", fill_value), target)
 
 
+@recorded
 def zeros(shape: Shape, *, dtype: Any = None, device: Any = None) -> Array:
     return full(shape, 0, dtype=_dtype(dtype, dt.default_float, "zeros"), device=device)
 
 
+@recorded
 def ones(shape: Shape, *, dtype: Any = None, device: Any = None) -> Array:
     return full(shape, 1, dtype=_dtype(dtype, dt.default_float, "ones"), device=device)
 
 
+@recorded
 def empty(shape: Shape, *, dtype: Any = None, device: Any = None) -> Array:
     """Uninitialised memory is never exposed: ``empty`` is ``zeros``."""
     return zeros(shape, dtype=dtype, device=device)
@@ -166,9 +171,9 @@ def _like(name: str, make):
     def fn(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
         x = check_array(x, name)
         return make(x.shape, dtype=x.dtype if dtype is None else dtype, device=device)
-    fn.__name__ = name
+    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Like ``{make.__name__}`` with the shape (and by default the dtype) of ``x``."
-    return fn
+    return recorded(fn)
 
 
 zeros_like = _like("zeros_like", zeros)
@@ -176,6 +181,7 @@ ones_like = _like("ones_like", ones)
 empty_like = _like("empty_like", empty)
 
 
+@recorded
 def full_like(x: Array, /, fill_value: bool | int | float | complex | Array, *, dtype: Any = None,
               device: Any = None) -> Array:
     """Like ``full`` with the shape (and by default the dtype) of ``x``."""
@@ -183,6 +189,7 @@ def full_like(x: Array, /, fill_value: bool | int | float | complex | Array, *, 
     return full(x.shape, fill_value, dtype=x.dtype if dtype is None else dtype, device=device)
 
 
+@recorded
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
            dtype: Any = None, device: Any = None) -> Array:
     """Values ``start + i * step`` for ``i`` in ``[0, ceil((stop - start) / step))``."""
@@ -214,6 +221,7 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     return convert(values, target)
 
 
+@recorded
 def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *, dtype: Any = None,
              device: Any = None, endpoint: bool = True) -> Array:
     """``num`` evenly spaced values from ``start`` to ``stop``, computed in float64 (each
@@ -253,6 +261,7 @@ def _spaced(start: float, stop: float, num: int, endpoint: bool) -> Array:
     return values
 
 
+@recorded
 def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None, device: Any = None) -> Array:
     _check_device(device)
     n_cols = n_rows if n_cols is None else n_cols
@@ -298,11 +307,13 @@ def _triangle(x: Array, k: int, keep_lower: bool, name: str) -> Array:
     return op("select", keep, x, graph.full(x.shape, 0, x.dtype))
 
 
+@recorded
 def tril(x: Array, /, *, k: int = 0) -> Array:
     """Zero the elements above the ``k``-th diagonal."""
     return _triangle(x, k, True, "tril")
 
 
+@recorded
 def triu(x: Array, /, *, k: int = 0) -> Array:
     """Zero the elements below the ``k``-th diagonal."""
     return _triangle(x, k, False, "triu")

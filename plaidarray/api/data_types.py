@@ -10,10 +10,12 @@ import numpy as np
 from .. import dtypes as dt
 from ..trace.array import Array
 from .graph import SCALAR_KINDS, check_array, convert, copy_of, weak_result_type
+from .recipes import recorded
 
 __all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
 
 
+@recorded
 def astype(x: Array, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Array:
     """Convert ``x`` to ``dtype`` (floats to ints truncate; out-of-range saturates, NaN -> 0).
 

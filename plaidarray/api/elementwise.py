@@ -20,6 +20,7 @@ from ..trace.node import Node, derive
 from ..trace.views import view
 from .graph import (SCALAR_KINDS, Scalar, check_array, check_category, convert, op, operands, python_scalar,
                     scalar_like, scalar_operand, wrap)
+from .recipes import recorded
 from .views import Part
 
 __all__: list[str] = []
@@ -49,6 +50,8 @@ def _compare(direction: str) -> Callable[[Array, Array], Array]:
 def _unary(name: str, category: str, decompose: Callable[[Array], Array]) -> None:
     accepted = dt.CATEGORIES[category]
     on_nodes = getattr(decompose, "on_nodes", None)  # one HLO op: recorded on the node directly
+    if on_nodes is None:
+        decompose = recorded(decompose)
 
     def fn(x: Array, /) -> Array:
         if type(x) is not Array or x._node.shape.dtype not in accepted:
@@ -64,8 +67,21 @@ def _unary(name: str, category: str, decompose: Callable[[Array], Array]) -> Non
 
 def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array],
             result_category: str | None = None) -> None:
-    accepted = dt.CATEGORIES[category]
     on_nodes = getattr(decompose, "on_nodes", None)  # one HLO op: an array and a scalar need no Array for it
+    if on_nodes is None:
+        decompose = recorded(decompose)
+    # The dtypes the common cases below take (those where the op is ``on_nodes``, if fewer).
+    accepted = dt.CATEGORIES[getattr(decompose, "one_op_category", category)]
+
+    @recorded
+    def promoted(x1: Array | Scalar, x2: Array | Scalar) -> Array:
+        """The general rules: promotion, broadcasting, traced scalars."""
+        a, b = operands(name, x1, x2)
+        check_category(a, category, name)
+        out = decompose(a, b)
+        if _all_weak(x1, x2) and out.dtype == a.dtype:
+            out._node.weak = True  # traced scalars combined stay scalars: they take an array's dtype later
+        return out
 
     def fn(x1: Array | bool | int | float, x2: Array | bool | int | float, /) -> Array:
         # The common cases first, without the general promotion rules: arrays of one
@@ -92,12 +108,7 @@ def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array]
                 if on_nodes is not None:
                     return on_nodes(scalar_operand(y1, n2.shape, name), n2)
                 return decompose(Array(scalar_like(y1, n2.shape, name)), y2)
-        a, b = operands(name, x1, x2)
-        check_category(a, category, name)
-        out = decompose(a, b)
-        if _all_weak(x1, x2) and out.dtype == a.dtype:
-            out._node.weak = True  # traced scalars combined stay scalars: they take an array's dtype later
-        return out
+        return promoted(x1, x2)
 
     fn.__doc__ = f"Element-wise {name} with broadcasting and type promotion (spec: {category} inputs)."
     _export(name, fn)
@@ -172,6 +183,11 @@ def _divide(a, b):
     if a.dtype.kind not in "fc":
         a, b = convert(a, dt.default_float), convert(b, dt.default_float)
     return op("divide", a, b)
+
+
+# On floating-point operands, the commonest, it is one HLO op (``_binary``'s common cases).
+_divide.on_nodes = _hlo("divide").on_nodes  # type: ignore[attr-defined]
+_divide.one_op_category = "floating-point"  # type: ignore[attr-defined]
 
 
 def _select(cond, a, b):

@@ -26,7 +26,7 @@ import threading
 import weakref
 from collections import deque
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ..trace.array import Array
 from ..trace.node import TRACED, Node
@@ -37,8 +37,10 @@ KEPT = 4
 KEPT_BYTES = 16 << 20
 
 
-@dataclass(frozen=True)
-class _Made:
+class _Made(NamedTuple):
+    """A remembered concatenation (a tuple: made at every concatenation, a frozen
+    dataclass cost a microsecond more)."""
+
     key: Hashable
     operands: tuple[weakref.ref[Node], ...]
     #: An array of the table's own: a pending result is computed with the graph that
@@ -59,8 +61,9 @@ def _earlier(key: Hashable, nodes: Sequence[Node]) -> tuple[Array, int] | None:
     with _lock:
         for made in _recent:
             k = len(made.operands)
-            if (made.key == key and k <= len(nodes) and (best is None or k > best[1])
-                    and all(ref() is n for ref, n in zip(made.operands, nodes))):
+            # The first operand, then the key, tell most entries apart at once.
+            if (made.operands[0]() is nodes[0] and made.key == key and k <= len(nodes)
+                    and (best is None or k > best[1]) and all(ref() is n for ref, n in zip(made.operands, nodes))):
                 best = (made.result, k)
     return best
 
@@ -83,7 +86,7 @@ def extend(key: Hashable, arrays: Sequence[Array], build: Callable[[Array | None
         extending = _last is not None and _last() is nodes[0]
         _last = weakref.ref(made)
         if not extending and made.depth != TRACED and made.shape.size * made.shape.dtype.itemsize <= KEPT_BYTES:
-            _recent.append(_Made(key, tuple(weakref.ref(n) for n in nodes), Array(made)))
+            _recent.append(_Made(key, tuple([weakref.ref(n) for n in nodes]), Array(made)))
     return result
 
 

@@ -38,6 +38,7 @@ def wrap(node: Node) -> Array:
     if node.depth > node_module.MAX_PENDING > 0:
         run = cut_at(node)
         if run is not None:
+            node_module.value_read()
             materialize([run], cut=True)
             if run is not node:
                 recorded_again(node)
@@ -214,10 +215,10 @@ def _expand(x: Array, shape: tuple[int, ...]) -> Array:
     ``broadcast_shapes`` over its shape and others'): recorded without checking again."""
     if x.shape == shape:
         return x
-    return wrap(_broadcast_node(x._node, Shape(shape, x._node.shape.dtype)))
+    return wrap(broadcast_node(x._node, Shape(shape, x._node.shape.dtype)))
 
 
-def _broadcast_node(node: Node, shape: Shape) -> Node:
+def broadcast_node(node: Node, shape: Shape) -> Node:
     """``node`` broadcast to ``shape`` along its trailing axes, recorded without the shape
     rule (the callers know that it broadcasts)."""
     dims = shape.dims
@@ -293,7 +294,7 @@ def scalar_like(value: int | float, shape: Shape, where: str) -> Node:
     meets): a run-time scalar broadcast. Made without the broadcasting checks and shape
     rules, which hold by construction, since it is recorded on most steps of a loop."""
     scalar = _scalar_node(value, shape.dtype, where)
-    return _broadcast_node(scalar, shape) if shape.dims else scalar
+    return broadcast_node(scalar, shape) if shape.dims else scalar
 
 
 #: ``scalar_operand``'s nodes by (type, value, dims, dtype); emptied when it reaches

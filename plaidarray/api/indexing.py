@@ -11,14 +11,19 @@ from __future__ import annotations
 
 import math
 import operator
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from .. import dtypes as dt
+from ..hlo.opdef import OPS
+from ..hlo.shape import Shape
+from ..trace import node as node_module
 from ..trace.array import Array
+from ..trace.node import Node, derive
 from . import graph
-from .graph import check_array, normalize_axes, op
+from .graph import check_array, normalize_axes, op, wrap
+from .recipes import recorded
 
 __all__ = ["take", "take_along_axis"]
 
@@ -100,7 +105,114 @@ def _plan(x: Array, key: Any):
 
 def _runtime_index(i: int) -> Array:
     """A start position as a run-time argument, not a constant."""
-    return graph.runtime_scalar(i, dt.int64)
+    return Array(_index_node(i))
+
+
+#: The 0-d int64 buffers of the smallest start positions, made once and shared by the
+#: nodes that hold them (read-only: nothing writes a run-time argument's buffer).
+_INDEX_BUFFERS = tuple(np.asarray(i, dtype=dt.int64) for i in range(1024))
+for _buffer in _INDEX_BUFFERS:
+    _buffer.flags.writeable = False
+
+
+def _index_node(i: int) -> Node:
+    """A ready node holding start position ``i``."""
+    return Node.ready(_INDEX_BUFFERS[i] if 0 <= i < len(_INDEX_BUFFERS) else np.asarray(i, dtype=dt.int64))
+
+
+class _Window(NamedTuple):
+    """What ``x[i, j, ...]`` and ``x[i, j, ...] = v`` record for some ints into an array of
+    some shape and dtype, found once by the ops' own shape rules."""
+
+    #: The ``dynamic_slice`` of the window, and its shape (a unit axis per int).
+    sizes: dict[str, Any]
+    window: Shape
+    #: The ``reshape`` that drops the unit axes, and the result's shape.
+    drop: dict[str, Any]
+    dropped: Shape
+    #: The ``reshape`` of a value of the result's shape to the window's, and the updated array's shape.
+    lift: dict[str, Any]
+    updated: Shape
+
+
+#: ``_Window``s by (dims, dtype, number of ints): emptied when it reaches ``_WINDOWS_MAX``
+#: entries, so a loop over ever new shapes does not grow it.
+_WINDOWS: dict[tuple, _Window] = {}
+_WINDOWS_MAX = 256
+
+
+def _window(x: Array, ints: tuple[int, ...], nodes: int) -> tuple[list[int], _Window] | None:
+    """The start positions and the ``_Window`` of ``x[ints]`` for Python ints over ``x``'s
+    leading axes, recording ``nodes`` nodes past ``x``'s; None where the rules decide
+    otherwise (an index out of range, an empty array) or where a node would be deeper than
+    the pending bound (the rules' ``wrap`` decides where to cut)."""
+    node = x._node
+    shape = node.shape
+    dims = shape.dims
+    if len(ints) > len(dims) or max(node.depth, 0) + nodes > node_module.MAX_PENDING > 0:
+        return None
+    starts = [0] * len(dims)
+    for axis, i in enumerate(ints):
+        n = dims[axis]
+        if not -n <= i < n:
+            return None
+        starts[axis] = i % n
+    key = (dims, shape.dtype, len(ints))
+    plan = _WINDOWS.get(key)
+    if plan is None:
+        if not math.prod(dims):
+            return None
+        if len(_WINDOWS) >= _WINDOWS_MAX:
+            _WINDOWS.clear()
+        plan = _WINDOWS[key] = _window_plan(shape, len(ints))
+    return starts, plan
+
+
+def _window_plan(shape: Shape, count: int) -> _Window:
+    sizes = {"slice_sizes": (1,) * count + shape.dims[count:]}
+    window = OPS["dynamic_slice"].infer([shape] + [_INDEX_SHAPE] * len(shape.dims), sizes)
+    drop = {"dims": shape.dims[count:]}
+    dropped = OPS["reshape"].infer([window], drop)
+    lift = {"dims": window.dims}
+    updated = OPS["dynamic_update_slice"].infer([shape, window] + [_INDEX_SHAPE] * len(shape.dims), {})
+    return _Window(sizes, window, drop, dropped, lift, updated)
+
+
+def integer_index(x: Array, ints: tuple[int, ...]) -> Array | None:
+    """``x[i, j, ...]`` for Python ints over ``x``'s leading axes, recorded as ``getitem``
+    records it (a ``dynamic_slice`` at run-time starts, then a ``reshape`` that drops the
+    indexed axes) from attributes and shapes kept per shape, dtype and number of ints: a
+    loop over rows, whose every index is new, plans nothing. None where ``getitem``'s
+    rules decide (``_window``)."""
+    found = _window(x, ints, 2)
+    if found is None:
+        return None
+    starts, plan = found
+    window = derive("dynamic_slice", (x._node, *map(_index_node, starts)), plan.sizes, plan.window)
+    return wrap(derive("reshape", (window,), plan.drop, plan.dropped))
+
+
+def integer_update(x: Array, ints: tuple[int, ...], value: bool | int | float) -> Array | None:
+    """``x[i, j, ...] = value`` for Python ints and a Python scalar, recorded as
+    ``setitem`` records it (the scalar as a run-time value of ``x``'s dtype, broadcast to
+    the window, a ``dynamic_update_slice`` at run-time starts) without planning; None
+    where ``setitem``'s rules decide (``_window``)."""
+    found = _window(x, ints, 3)
+    if found is None:
+        return None
+    starts, plan = found
+    value_node = graph.scalar_for(value, x.dtype, "__setitem__")._node
+    if plan.dropped.dims:
+        value_node = graph.broadcast_node(value_node, plan.dropped)
+    lifted = derive("reshape", (value_node,), plan.lift, plan.window)
+    return wrap(derive("dynamic_update_slice", (x._node, lifted, *map(_index_node, starts)), _NO_ATTRS, plan.updated))
+
+
+#: The attributes of ``dynamic_update_slice`` (none).
+_NO_ATTRS: dict[str, Any] = {}
+
+
+_INDEX_SHAPE = Shape((), dt.int64)
 
 
 def _dynamic_window(x: Array, entries: list) -> Array:
@@ -275,6 +387,17 @@ def getitem(x: Array, key: Any) -> Array:
     return graph.reshape(y, out_shape)
 
 
+_PYTHON_SCALARS = (bool, int, float)
+
+
+def all_ints(key: tuple) -> bool:
+    """Whether every entry of ``key`` is a Python int (the fast indexing paths' keys)."""
+    for k in key:
+        if type(k) is not int:
+            return False
+    return True
+
+
 def _masked_update(x: Array, mask: Array, value: Array) -> Array:
     """``x[mask] = value``: scalars broadcast; otherwise the k-th True position takes
     ``value[k]``, found from the running count of True values (no scatter needed). No
@@ -301,7 +424,20 @@ def _masked_update(x: Array, mask: Array, value: Array) -> Array:
 
 
 def setitem(x: Array, key: Any, value: Any) -> Array:
-    """The array ``x`` with ``x[key] = value`` applied, as a new value."""
+    """The array ``x`` with ``x[key] = value`` applied, as a new value. Python ints and a
+    Python scalar, the assignments of a loop over elements or rows, are recorded without
+    planning (``integer_update``)."""
+    if type(value) in _PYTHON_SCALARS and type(x) is Array:
+        ints = (key,) if type(key) is int else key if type(key) is tuple and all_ints(key) else None
+        if ints:
+            out = integer_update(x, ints, value)
+            if out is not None:
+                return out
+    return _updated(x, key, value)
+
+
+def _updated(x: Array, key: Any, value: Any) -> Array:
+    """``setitem`` by its rules."""
     key, value = _numpy_indices(key), _numpy_value(value)
     if isinstance(value, Array):
         if dt.promote(value.dtype, x.dtype, "__setitem__") != x.dtype:
@@ -407,6 +543,7 @@ def _index_array(indices: Any, where: str) -> Array:
     return indices
 
 
+@recorded
 def take(x: Array, indices: Array | int, /, *, axis: int | None = None) -> Array:
     """Elements of ``x`` at ``indices`` along ``axis`` (negative indices count from the end;
     out-of-range indices are clamped, never read out of bounds). An int picks one
@@ -423,6 +560,7 @@ def take(x: Array, indices: Array | int, /, *, axis: int | None = None) -> Array
     return op("take", x, indices, axis=axis)
 
 
+@recorded
 def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
     """Elements of ``x`` at per-position ``indices`` along ``axis`` (broadcast elsewhere)."""
     x = check_array(x, "take_along_axis")

@@ -14,6 +14,7 @@ from ..trace.array import Array
 from ..trace.views import view
 from . import graph
 from .graph import check_array, check_category, convert, op
+from .recipes import recorded
 from .views import Transpose
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
@@ -28,6 +29,7 @@ def _promote_pair(x1: Array, x2: Array, where: str) -> tuple[Array, Array]:
     return convert(x1, dtype), convert(x2, dtype)
 
 
+@recorded
 def matmul(x1: Array, x2: Array, /) -> Array:
     """Matrix product with NumPy's rules for 1-D operands and broadcast batch dims."""
     a, b = _promote_pair(x1, x2, "matmul")
@@ -80,6 +82,7 @@ def _role(contracted: bool, sa: int, sb: int) -> str:
     return "lhs" if sb == 1 else "rhs"
 
 
+@recorded
 def matrix_transpose(x: Array, /) -> Array:
     x = check_array(x, "matrix_transpose")
     if x.ndim < 2:
@@ -87,6 +90,7 @@ def matrix_transpose(x: Array, /) -> Array:
     return view(x, Transpose((*range(x.ndim - 2), x.ndim - 1, x.ndim - 2), "matrix_transpose"))
 
 
+@recorded
 def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:
     a, b = _promote_pair(x1, x2, "tensordot")
     if isinstance(axes, int):
@@ -103,6 +107,7 @@ def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Seque
     return op("dot_general", a, b, lhs_batch=(), rhs_batch=(), lhs_contracting=la, rhs_contracting=lb)
 
 
+@recorded
 def vecdot(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     a, b = _promote_pair(x1, x2, "vecdot")
     if not (-min(a.ndim, b.ndim) <= axis < 0 or 0 <= axis < min(a.ndim, b.ndim)) or a.ndim == 0:

@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+
+import numpy as np
 
 from .. import dtypes as dt
 from ..api_version import sequence
 from ..trace.array import Array
 from ..trace.materialize import materialize
+from ..trace.node import value_read
 from ..trace.views import can_view, view
 from . import extended, graph
 from .graph import as_int, check_array, int_tuple, normalize_axes, op, shape_tuple
+from .recipes import kept, recorded
 from .views import Broadcast, Reshape, Reverse, Transpose
 
 __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims", "repeat",
            "reshape", "roll", "squeeze", "stack", "tile", "unstack"]
 
 
+@recorded
 def reshape(x: Array, /, shape: Sequence[int], *, copy: bool | None = None) -> Array:
     """Reshape ``x``; one dimension may be -1 (inferred). A view of ``x`` where NumPy
     would make one (``copy=None``: ``x``'s elements in order, as a transposed array's
@@ -41,6 +46,7 @@ def reshape(x: Array, /, shape: Sequence[int], *, copy: bool | None = None) -> A
     return view(x, step)
 
 
+@recorded
 def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
     x = check_array(x, "permute_dims")
     axes = int_tuple(axes, "permute_dims", "axes")
@@ -49,6 +55,7 @@ def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
     return view(x, Transpose(tuple(a % x.ndim for a in axes)))
 
 
+@recorded
 def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
     """Insert unit dimensions at ``axis`` (positions in the result; a tuple from 2025.12)."""
     x = check_array(x, "expand_dims")
@@ -63,6 +70,7 @@ def expand_dims(x: Array, /, axis: int | tuple[int, ...] = 0) -> Array:
     return view(x, Reshape(tuple(1 if i in positions else next(dims) for i in range(rank)), "expand_dims"))
 
 
+@recorded
 def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
     x = check_array(x, "squeeze")
     axes = normalize_axes(axis, x.ndim, "squeeze")
@@ -72,6 +80,7 @@ def squeeze(x: Array, /, axis: int | tuple[int, ...]) -> Array:
     return view(x, Reshape(tuple(s for i, s in enumerate(x.shape) if i not in axes), "squeeze"))
 
 
+@recorded
 def broadcast_to(x: Array, /, shape: Sequence[int]) -> Array:
     """``x`` repeated to ``shape``: a read-only view, as NumPy gives it."""
     x = check_array(x, "broadcast_to")
@@ -95,6 +104,17 @@ def concat(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int | None =
     """One op over all ``arrays``, or, when their first ones are those of a recent
     concatenation, that result and the rest (``extended.py``)."""
     arrays = [check_array(a, "concat") for a in arrays]
+    along, dtype = _concat_checked(arrays, axis)
+
+    def build(earlier: Array | None, rest: Sequence[Array]) -> Array:
+        return _joined(rest)([] if earlier is None else [earlier], list(rest), along, dtype)
+
+    return extended.extend(("concat", along, dtype), arrays, build)
+
+
+@kept
+def _concat_checked(arrays: list[Array], axis: int | None) -> tuple[int | None, np.dtype]:
+    """``concat``'s checks: the axis joined (None: the arrays flattened) and the dtype."""
     if not arrays:
         raise ValueError("concat: need at least one array")
     dtype = dt.result_type(*(a.dtype for a in arrays), where="concat")
@@ -106,14 +126,37 @@ def concat(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int | None =
         if along is not None and (a.ndim != ndim or any(s != t for i, (s, t) in enumerate(zip(a.shape, arrays[0].shape))
                                                         if i != along)):
             raise ValueError(f"concat: shapes {[b.shape for b in arrays]} differ outside axis {along}")
+    return along, dtype
 
-    def build(earlier: Array | None, rest: Sequence[Array]) -> Array:
-        parts = [graph.convert(a, dtype) for a in rest]
-        if along is None:
-            parts = [graph.reshape(a, (a.size,)) for a in parts]
-        return _concatenate([] if earlier is None else [earlier], parts, along or 0)
 
-    return extended.extend(("concat", along, dtype), arrays, build)
+def _concatenated(earlier: list[Array], rest: list[Array], along: int | None, dtype: np.dtype) -> Array:
+    """``rest`` converted to ``dtype`` (flattened if ``along`` is None) after ``earlier``."""
+    parts = [graph.convert(a, dtype) for a in rest]
+    if along is None:
+        parts = [graph.reshape(a, (a.size,)) for a in parts]
+    return _concatenate(earlier, parts, along or 0)
+
+
+def _stacked(earlier: list[Array], rest: list[Array], axis: int, dtype: np.dtype) -> Array:
+    """``rest`` each given a unit axis at ``axis`` and converted to ``dtype``, after ``earlier``."""
+    return _concatenate(earlier, [graph.convert(expand_dims(a, axis=axis), dtype) for a in rest], axis)
+
+
+#: What a concatenation of at most ``_WIDE_COUNT`` operands records, replayed (a wider one
+#: computes its deep operands, ``_compute_wide_operands``: its graph depends on theirs).
+_RECORDED = {_concatenated: recorded(_concatenated), _stacked: recorded(_stacked)}
+
+
+def _joined(rest: Sequence[Array], how: Callable = _concatenated) -> Callable:
+    """``how`` to join ``rest``: replayed for a signature met before, unless wide."""
+    return _RECORDED[how] if len(rest) <= _WIDE_COUNT else how
+
+
+def joined(parts: list[Array], axis: int) -> Array:
+    """``parts``, of one dtype and alike but along ``axis``, concatenated as ``concat``
+    does but not remembered (``extended.py``): for a function's own parts, which no
+    caller can extend."""
+    return _concatenate([], parts, axis)
 
 
 def _concatenate(earlier: list[Array], parts: list[Array], axis: int) -> Array:
@@ -149,6 +192,7 @@ def _compute_wide_operands(arrays: list[Array]) -> None:
     for a in arrays:
         node = a._node
         if node.buffer is None and node.depth >= _WIDE_DEPTH:
+            value_read()
             materialize([node])
 
 
@@ -156,6 +200,17 @@ def stack(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int = 0) -> A
     """A concatenation of ``arrays`` each given an axis, which may extend a recent one
     (``extended.py``)."""
     arrays = [check_array(a, "stack") for a in arrays]
+    axis, dtype = _stack_checked(arrays, axis)
+
+    def build(earlier: Array | None, rest: Sequence[Array]) -> Array:
+        return _joined(rest, _stacked)([] if earlier is None else [earlier], list(rest), axis, dtype)
+
+    return extended.extend(("stack", axis, dtype), arrays, build)
+
+
+@kept
+def _stack_checked(arrays: list[Array], axis: int) -> tuple[int, np.dtype]:
+    """``stack``'s checks: the new axis, counted from the front, and the dtype."""
     if not arrays:
         raise ValueError("stack: need at least one array")
     if len({a.shape for a in arrays}) != 1:
@@ -163,21 +218,16 @@ def stack(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int = 0) -> A
     ndim = arrays[0].ndim + 1
     if not -ndim <= axis < ndim:
         raise IndexError(f"stack: axis {axis} out of range for rank {ndim}")
-    axis %= ndim
-    dtype = dt.result_type(*(a.dtype for a in arrays), where="stack")
-
-    def build(earlier: Array | None, rest: Sequence[Array]) -> Array:
-        parts = [graph.convert(expand_dims(a, axis=axis), dtype) for a in rest]
-        return _concatenate([] if earlier is None else [earlier], parts, axis)
-
-    return extended.extend(("stack", axis, dtype), arrays, build)
+    return axis % ndim, dt.result_type(*(a.dtype for a in arrays), where="stack")
 
 
+@recorded
 def flip(x: Array, /, *, axis: int | tuple[int, ...] | None = None) -> Array:
     x = check_array(x, "flip")
     return view(x, Reverse(normalize_axes(axis, x.ndim, "flip")))
 
 
+@recorded
 def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[int, ...], /) -> Array:
     x = check_array(x, "moveaxis")
     src, dst = int_tuple(source, "moveaxis", "source"), int_tuple(destination, "moveaxis", "destination")
@@ -193,6 +243,7 @@ def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[i
     return permute_dims(x, tuple(order))
 
 
+@recorded
 def roll(x: Array, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ...] | None = None) -> Array:
     """Rotate elements along ``axis`` (the flattened array when None) by ``shift``."""
     x = check_array(x, "roll")
@@ -222,6 +273,7 @@ def _along(x: Array, axis: int, start: int, stop: int) -> Array:
     return op("slice", x, start=tuple(lo), limit=tuple(hi), strides=(1,) * x.ndim)
 
 
+@recorded
 def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
     x = check_array(x, "tile")
     reps = int_tuple(repetitions, "tile", "repetitions")

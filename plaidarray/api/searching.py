@@ -9,6 +9,7 @@ from .. import dtypes as dt
 from ..trace.array import Array
 from . import graph
 from .graph import check_array, check_category, convert, normalize_axes, op, operands, reduce_axes
+from .recipes import recorded
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 
@@ -41,16 +42,19 @@ def _arg_extremum(x: Array, axis: int | None, keepdims: bool, kind: str, name: s
     return out
 
 
+@recorded
 def argmax(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
     """Index of the first maximum along ``axis`` (flattened when None)."""
     return _arg_extremum(x, axis, keepdims, "maximum", "argmax")
 
 
+@recorded
 def argmin(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
     """Index of the first minimum along ``axis`` (flattened when None)."""
     return _arg_extremum(x, axis, keepdims, "minimum", "argmin")
 
 
+@recorded
 def where(condition: Array, x1: Array | bool | int | float | complex, x2: Array | bool | int | float | complex,
           /) -> Array:
     """Elements of ``x1`` where ``condition`` holds, else of ``x2`` (broadcast together).
@@ -68,6 +72,7 @@ def where(condition: Array, x1: Array | bool | int | float | complex, x2: Array 
     return op("select", graph.broadcast_to(condition, shape), graph.broadcast_to(a, shape), graph.broadcast_to(b, shape))
 
 
+@recorded
 def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
     """Number of non-zero elements over ``axis`` (default int dtype)."""
     x = check_array(x, "count_nonzero")
@@ -75,6 +80,7 @@ def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None, kee
     return reduce_axes(convert(nonzero, dt.default_int), "add", axis, keepdims, "count_nonzero")
 
 
+@recorded
 def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left", sorter: Array | None = None) -> Array:
     """Insertion points of ``x2`` into the sorted 1-D ``x1`` (NaN sorts last)."""
     x1 = check_array(x1, "searchsorted")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from ..trace.array import Array
 from .graph import check_array, check_category, normalize_axes, op
+from .recipes import recorded
 
 __all__ = ["argsort", "sort"]
 
@@ -19,12 +20,14 @@ def _checked(x: Array, axis: int, where: str) -> tuple[Array, int]:
     return x, axis
 
 
+@recorded
 def argsort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
     """Indices that sort ``x`` along ``axis`` (always stable; NaN sorts last ascending)."""
     x, axis = _checked(x, axis, "argsort")
     return op("argsort", x, dimension=axis, descending=bool(descending))
 
 
+@recorded
 def sort(x: Array, /, *, axis: int = -1, descending: bool = False, stable: bool = True) -> Array:
     """``x`` sorted along ``axis`` (always stable; NaN sorts last ascending)."""
     x, axis = _checked(x, axis, "sort")

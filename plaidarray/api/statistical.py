@@ -12,6 +12,7 @@ from .. import dtypes as dt
 from ..trace.array import Array
 from . import graph
 from .graph import check_array, check_category, convert, normalize_axes, op, reduce_axes
+from .recipes import recorded
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
@@ -30,9 +31,9 @@ def _sum_like(kind: str, name: str):
         x = check_array(x, name)
         check_category(x, "numeric", name)
         return reduce_axes(convert(x, _accumulator(x, dtype, name)), kind, axis, keepdims, name)
-    fn.__name__ = name
+    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Reduce with {kind} over ``axis`` (all axes when None)."
-    return fn
+    return recorded(fn)
 
 
 sum = _sum_like("add", "sum")
@@ -47,15 +48,16 @@ def _extremum(kind: str, name: str):
         if builtins.any(x.shape[a] == 0 for a in axes):
             raise ValueError(f"{name}: zero-size reduction has no identity")
         return reduce_axes(x, kind, axis, keepdims, name)
-    fn.__name__ = name
+    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{name.capitalize()}imum over ``axis``; NaN propagates. Empty reductions raise ValueError."
-    return fn
+    return recorded(fn)
 
 
 max = _extremum("maximum", "max")
 min = _extremum("minimum", "min")
 
 
+@recorded
 def mean(x: Array, /, *, axis: Axis = None, keepdims: bool = False, dtype: Any = None) -> Array:
     """Arithmetic mean over ``axis``; NaN for an empty reduction.
 
@@ -84,6 +86,7 @@ def _mean_operand(x: Array, dtype: np.dtype) -> Array:
     return convert(x, dtype)
 
 
+@recorded
 def var(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
     """Variance: mean squared deviation, divided by ``N - correction`` (NaN when <= 0)."""
     x = check_array(x, "var")
@@ -100,6 +103,7 @@ def var(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdi
                                                   "var"))
 
 
+@recorded
 def std(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
     """Standard deviation: the square root of :func:`var`."""
     x = check_array(x, "std")
@@ -120,14 +124,14 @@ def _cumulative(kind: str, name: str):
         acc = convert(x, _accumulator(x, dtype, name))
         out = op("cumulative", acc, dimension=axis, kind=kind) if acc.shape[axis] else acc
         if include_initial:
-            from .manipulation import concat
+            from .manipulation import joined
 
             initial_shape = tuple(1 if i == axis else s for i, s in enumerate(acc.shape))
-            out = concat([graph.full(initial_shape, 0 if kind == "add" else 1, acc.dtype), out], axis=axis)
+            out = joined([graph.full(initial_shape, 0 if kind == "add" else 1, acc.dtype), out], axis)
         return out
-    fn.__name__ = name
+    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Inclusive cumulative {kind} along ``axis`` (optionally with the identity first)."
-    return fn
+    return recorded(fn)
 
 
 cumulative_sum = _cumulative("add", "cumulative_sum")

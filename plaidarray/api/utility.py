@@ -6,6 +6,7 @@ from .. import dtypes as dt
 from ..trace.array import Array
 from . import graph
 from .graph import check_array, normalize_axes, op, reduce_axes
+from .recipes import recorded
 
 __all__ = ["all", "any", "diff"]
 
@@ -15,9 +16,9 @@ def _truth(kind: str, name: str):
         x = check_array(x, name)
         truth = x if x.dtype == dt.bool_ else op("compare", x, graph.full(x.shape, 0, x.dtype), direction="NE")
         return reduce_axes(truth, kind, axis, keepdims, name)
-    fn.__name__ = name
+    fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Logical {kind.upper()} of the elements over ``axis``."
-    return fn
+    return recorded(fn)
 
 
 all = _truth("and", "all")

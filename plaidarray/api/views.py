@@ -30,9 +30,10 @@ from typing import Any
 import numpy as np
 
 from ..trace.array import Array
-from ..trace.views import Layout, Step, view
+from ..trace.views import Layout, Step, attach, view
 from . import graph, indexing
 from .graph import op
+from .recipes import recorded
 
 
 def _is_basic(key: Any) -> bool:
@@ -273,7 +274,20 @@ class Diagonal(Step):
 
 def getitem(x: Array, key: Any) -> Array:
     """``x[key]``: a view for basic indexing, as in NumPy, except where NumPy gives a
-    scalar (an int for every axis, no ``...``); a copy otherwise."""
+    scalar (an int for every axis, no ``...``); a copy otherwise. Python ints alone, the
+    key of a loop over rows or elements, are recorded without planning
+    (``indexing.integer_index``); other keys replay what their first calls recorded."""
+    ints = (key,) if type(key) is int else key if type(key) is tuple and indexing.all_ints(key) else None
+    if ints and type(x) is Array:
+        out = indexing.integer_index(x, ints)
+        if out is not None:
+            return out if len(ints) == len(x._node.shape.dims) else attach(x, out, Index(key), None)
+    return _getitem(x, key)
+
+
+@recorded
+def _getitem(x: Array, key: Any) -> Array:
+    """``getitem`` by its rules."""
     if not _is_basic(key):
         return indexing.getitem(x, key)
     parts = key if type(key) is tuple else (key,)

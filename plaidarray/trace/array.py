@@ -17,7 +17,7 @@ import numpy as np
 from ..backend.transfer import to_device, to_host
 from . import views
 from .materialize import materialize
-from .node import GRAPH_IN_C, TRACED, Node
+from .node import GRAPH_IN_C, TRACED, Node, value_read
 
 CPU_DEVICE = "cpu"
 
@@ -118,6 +118,7 @@ class Array(_ArrayHandle):
     def _value(self) -> np.ndarray:
         """The computed value as a read-only NumPy view (compiles on first use)."""
         node = self._node
+        value_read()
         if node.buffer is None:
             materialize([node])
         buffer: np.ndarray = node.buffer  # type: ignore[assignment]  # materialize gave it one

@@ -41,7 +41,7 @@ import numpy as np
 
 from .array import _STORES, Array, _sole_owner
 from .materialize import materialize
-from .node import Node
+from .node import Node, value_read
 from .views import Family, ViewOf, blank_root, changed
 
 #: The slot behind ``Array._node``, read and written without ``Pinned``'s property.
@@ -134,6 +134,7 @@ def _alone(memory: np.ndarray) -> bool:
 def export(array: Array, dtype: Any, copy: bool | None) -> np.ndarray:
     """``array.__array__(dtype, copy)``: a copy when asked for one (or for a dtype
     conversion), else the array's memory (``Pin.window``)."""
+    value_read()
     if copy or (dtype is not None and np.dtype(dtype) != array.dtype):
         if copy is False:
             raise ValueError("converting the dtype requires a copy")

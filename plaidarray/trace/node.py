@@ -123,6 +123,35 @@ class Node:
         self.op, self.operands, self.attrs, self.depth, self.owned = None, (), {}, 0, owned
 
 
+class _Reads(threading.local):
+    """How many values this thread read (``Array._value``, exports) or computed where they
+    were recorded (cuts). Per thread: only a call's own thread reads for it (a run's
+    worker threads read nothing), and a count of one thread's needs no lock."""
+
+    count = 0
+
+
+_READS = _Reads()
+
+
+def value_read() -> None:
+    """Count a value read or computed while recording."""
+    _READS.count += 1
+
+
+def reads_mark() -> int:
+    """The count of values this thread read so far: a call between two equal marks
+    recorded nothing that depends on a value, only on shapes and arguments (what
+    ``api/recipes.py`` needs to know)."""
+    return _READS.count
+
+
+def serial_mark() -> int:
+    """A number above the serial of every node made so far and below that of every node
+    made from now on (it takes one from the counter), to tell which nodes a call made."""
+    return next(_SERIALS)
+
+
 def _derive_in_python(op: str, operands: tuple[Node, ...], attrs: dict[str, Any], shape: Shape) -> Node:
     """``Node.derived``: the node of ``op`` over ``operands``, one deeper than the deepest
     of them (``TRACED`` if any is). ``_graph.derive`` does the same in C."""

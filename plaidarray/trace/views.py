@@ -106,19 +106,29 @@ class Family:
         self.root = weakref.ref(root)
         #: While the root's memory is exported writable (``exports.py``): its ``Pin``.
         self.pin: Any = None
-        #: By ``id`` (arrays are unhashable); an entry leaves as its array dies. Made with
-        #: the first view (a family is also made for an export, ``exports.py``).
-        self.views: weakref.WeakValueDictionary[int, Array] | None = None
+        #: Weak references in the order the views were made, those of dead views dropped
+        #: when the list's length reaches a power of two (a weak dictionary's entry and
+        #: callback cost more than the rest of making a view); so it holds at most about
+        #: twice the live views. Made with the first view (a family is also made for an
+        #: export, ``exports.py``).
+        self.views: list[weakref.ref[Array]] | None = None
         self.shape = root.shape
         self.dtype = root.dtype
 
     def add(self, view: Array) -> None:
-        if self.views is None:
-            self.views = weakref.WeakValueDictionary()
-        self.views[id(view)] = view
+        views = self.views
+        if views is None:
+            self.views = [weakref.ref(view)]
+            return
+        n = len(views)
+        if n >= 8 and not n & (n - 1):
+            views[:] = [ref for ref in views if ref() is not None]
+        views.append(weakref.ref(view))
 
     def live_views(self) -> list[Array]:
-        return [] if self.views is None else list(self.views.values())
+        if self.views is None:
+            return []
+        return [view for ref in self.views if (view := ref()) is not None]
 
 
 class ViewOf:
@@ -170,6 +180,12 @@ def view(base: Array, step: Step) -> Array:
         placed = step.layout(_layout(base))
         if placed is None:
             return result
+    return attach(base, result, step, placed)
+
+
+def attach(base: Array, result: Array, step: Step, placed: Layout | None) -> Array:
+    """``result``, the value of ``step`` on ``base``, made a view of ``base``'s root
+    (``placed``: its layout, when ``step.may_copy`` needed it already)."""
     if result is base:
         result = type(base)(base._node)
     record = base._base

@@ -121,6 +121,30 @@ def test_the_bound_can_be_turned_off(monkeypatch):
     np.testing.assert_array_equal(np.asarray(x), np.full(4, 301.0))
 
 
+def test_reads_and_cuts_are_counted_recording_is_not(monkeypatch):
+    """``node.reads_mark``: two equal marks mean no value was read between them."""
+    x = xp.asarray(np.ones(4))
+
+    def reads(step):
+        mark = node_module.reads_mark()
+        step()
+        return node_module.reads_mark() - mark
+
+    assert reads(lambda: xp.exp(x) + xp.sum(x) * x[1]) == 0
+    assert reads(lambda: float(xp.sum(x))) >= 1
+    assert reads(lambda: np.asarray(x)) >= 1
+    assert reads(lambda: xp.take(x, xp.asarray(2))) >= 1  # an int index taken from an array's value
+    monkeypatch.setattr(node_module, "MAX_PENDING", 4)
+    y = x
+
+    def chain():
+        nonlocal y
+        for _ in range(20):
+            y = y * 2.0 + 1.0
+
+    assert reads(chain) >= 1  # cut where it was recorded
+
+
 def test_assignments_in_a_loop_compile_once_and_update_the_buffer_in_place(fused):
     n = 500
     a = xp.zeros(n)

@@ -19,6 +19,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import plaidarray as xp
+from plaidarray.trace import views
 from strategies import basic_keys
 
 # --- the view-making functions, each as (NumPy, plaidarray) on an array of a given shape -
@@ -293,3 +294,15 @@ def test_writes_to_views_of_rows_touch_only_overlapping_views(backend):
     x[2] = 1.0
     assert [row._node is node for row, node in zip(rows, kept)] == [True, True, False, True]
     np.testing.assert_array_equal(np.asarray(rows[2]), np.ones(3))
+
+
+def test_family_views_are_bounded():
+    """A family keeps weak references to its views, the dead ones dropped as it grows."""
+    a = xp.asarray(np.ones((3, 3)))
+    for _ in range(1000):
+        a[0]
+    family = a._base
+    assert isinstance(family, views.Family)
+    assert len(family.views) <= 16
+    keep = [a[i] for i in range(3)]
+    assert [id(view) for view in family.live_views()] == [id(view) for view in keep]

@@ -1,0 +1,129 @@
+"""What recording one op costs, per op family, against NumPy's whole op on the same arrays.
+
+    python -m benchmarks.recording [--rounds 7] [--only SUBSTRING]
+
+Each row times one statement with ``timeit`` on small float64 arrays: ``a`` of 4 x 4,
+``v`` of 4, ``u`` of 1 x 4, ``x`` of 1000 x 4, a boolean mask ``m``. plaidarray records
+the op and nothing reads the result (the arrays are ready, so each statement records a
+graph of its own, which is dropped); NumPy computes it. A statement repeated with the
+same arguments replays what its first calls recorded (``api/recipes.py``); the rows with
+``x[next(rows)]`` ask for a new row each time, as a loop over rows does. Assignments and
+``linalg.cholesky`` compute at the call (an assignment runs at once; cholesky raises for
+a matrix that is not positive definite), so their rows include a run. Every row is timed
+once per round, an automatically sized loop, so a noisy moment of a shared machine falls
+on all rows alike; the best of ``--rounds`` is shown, in microseconds per statement.
+"""
+
+from __future__ import annotations
+
+import argparse
+import timeit
+
+import numpy as np
+
+import plaidarray as xp
+
+SETUP = """
+import itertools
+import numpy as np
+import plaidarray as xp
+na = np.ones((4, 4)) + np.eye(4) * 4
+nv = np.ones(4)
+nm = na > 0.5
+nx = np.ones((1000, 4))
+ni = np.array([0, 2])
+nu = np.ones((1, 4))
+a, v, m, x, i2, u = (xp.asarray(t) for t in (na, nv, nm, nx, ni, nu))
+ne = np.eye(4)
+e = xp.asarray(ne)
+rows = itertools.cycle(range(1000))
+"""
+
+#: (family, statement on plaidarray, the same on NumPy). In the NumPy statement the arrays
+#: are ``na``, ``nv``, ``nm``, ``nx``, ``ni``, ``nu`` and ``ne``, and ``xp`` is ``np``.
+ROWS: list[tuple[str, str, str]] = [
+    ("elementwise", "a + a", "na + na"),
+    ("elementwise", "xp.exp(a)", "np.exp(na)"),
+    ("elementwise", "a * 2.0", "na * 2.0"),
+    ("elementwise", "a * v", "na * nv"),
+    ("elementwise", "a / a", "na / na"),
+    ("elementwise", "xp.where(m, a, 0.0)", "np.where(nm, na, 0.0)"),
+    ("elementwise", "xp.astype(a, xp.float32)", "na.astype(np.float32)"),
+    ("matmul", "a @ a", "na @ na"),
+    ("matmul", "a @ v", "na @ nv"),
+    ("matmul", "xp.vecdot(a, a)", "np.vecdot(na, na)"),
+    ("matmul", "xp.tensordot(a, a, axes=1)", "np.tensordot(na, na, axes=1)"),
+    ("views", "a.T", "na.T"),
+    ("views", "xp.matrix_transpose(a)", "np.matrix_transpose(na)"),
+    ("views", "xp.permute_dims(a, (1, 0))", "np.permute_dims(na, (1, 0))"),
+    ("views", "xp.reshape(a, (16,))", "np.reshape(na, (16,))"),
+    ("views", "xp.expand_dims(a, axis=0)", "np.expand_dims(na, axis=0)"),
+    ("views", "xp.squeeze(u, axis=0)", "np.squeeze(nu, axis=0)"),
+    ("views", "xp.flip(a, axis=0)", "np.flip(na, axis=0)"),
+    ("views", "xp.moveaxis(a, 0, 1)", "np.moveaxis(na, 0, 1)"),
+    ("views", "xp.broadcast_to(v, (4, 4))", "np.broadcast_to(nv, (4, 4))"),
+    ("indexing", "a[1]", "na[1]"),
+    ("indexing", "a[1:3]", "na[1:3]"),
+    ("indexing", "a[:, 1]", "na[:, 1]"),
+    ("indexing", "a[1, 2]", "na[1, 2]"),
+    ("indexing", "x[next(rows)]", "nx[next(rows)]"),
+    ("indexing", "xp.take(a, i2, axis=0)", "np.take(na, ni, axis=0)"),
+    ("indexing", "a[1] = 2.0", "na[1] = 2.0"),
+    ("indexing", "x[next(rows)] = 2.0", "nx[next(rows)] = 2.0"),
+    ("creation", "xp.zeros(4)", "np.zeros(4)"),
+    ("creation", "xp.ones((4, 4))", "np.ones((4, 4))"),
+    ("creation", "xp.full((4, 4), 2.0)", "np.full((4, 4), 2.0)"),
+    ("creation", "xp.zeros_like(a)", "np.zeros_like(na)"),
+    ("creation", "xp.full_like(a, 2.0)", "np.full_like(na, 2.0)"),
+    ("creation", "xp.eye(4)", "np.eye(4)"),
+    ("creation", "xp.arange(4)", "np.arange(4)"),
+    ("creation", "xp.linspace(0, 1, 5)", "np.linspace(0, 1, 5)"),
+    ("reduction", "xp.sum(a)", "np.sum(na)"),
+    ("reduction", "xp.prod(a)", "np.prod(na)"),
+    ("reduction", "xp.mean(a)", "np.mean(na)"),
+    ("reduction", "xp.max(a, axis=1)", "np.max(na, axis=1)"),
+    ("reduction", "xp.min(a)", "np.min(na)"),
+    ("reduction", "xp.argmax(a, axis=1)", "np.argmax(na, axis=1)"),
+    ("reduction", "xp.std(a)", "np.std(na)"),
+    ("reduction", "xp.var(a, axis=0)", "np.var(na, axis=0)"),
+    ("reduction", "xp.any(m)", "np.any(nm)"),
+    ("reduction", "xp.all(m)", "np.all(nm)"),
+    ("reduction", "xp.cumulative_sum(v)", "np.cumulative_sum(nv)"),
+    ("manipulation", "xp.concat([a, a])", "np.concat([na, na])"),
+    ("manipulation", "xp.stack([v, v])", "np.stack([nv, nv])"),
+    ("linalg", "xp.linalg.inv(a)", "np.linalg.inv(na)"),
+    ("linalg", "xp.linalg.solve(a, v)", "np.linalg.solve(na, nv)"),
+    ("linalg", "xp.linalg.det(a)", "np.linalg.det(na)"),
+    ("linalg", "xp.linalg.diagonal(a)", "np.linalg.diagonal(na)"),
+    ("linalg", "xp.linalg.vector_norm(a)", "np.linalg.vector_norm(na)"),
+    ("linalg", "xp.linalg.cholesky(e)", "np.linalg.cholesky(ne)"),
+]
+
+
+def table(rounds: int, only: str | None) -> str:
+    """The rows as a markdown table."""
+    rows = [row for row in ROWS if not only or only in row[1]]
+    timers = [(timeit.Timer(ours, SETUP), timeit.Timer(theirs, SETUP)) for _, ours, theirs in rows]
+    loops = [tuple(timer.autorange()[0] for timer in pair) for pair in timers]
+    best = [[float("inf"), float("inf")] for _ in rows]
+    for _ in range(rounds):
+        for pair, counts, times in zip(timers, loops, best):
+            for i, (timer, number) in enumerate(zip(pair, counts)):
+                times[i] = min(times[i], timer.timeit(number) / number * 1e6)
+    lines = ["| family | statement | plaidarray records | NumPy computes | ratio |", "|---|---|---:|---:|---:|"]
+    for (family, ours, _), (recorded, numpy) in zip(rows, best):
+        lines.append(f"| {family} | `{ours}` | {recorded:.2f} us | {numpy:.2f} us | {recorded / numpy:.1f} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--only", help="rows whose plaidarray statement contains this")
+    args = parser.parse_args()
+    print(f"plaidarray {xp.__version__}, NumPy {np.__version__}; best of {args.rounds} rounds, microseconds a statement\n")
+    print(table(args.rounds, args.only))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,341 @@
+"""Recipes: the nodes a function recorded for one signature, made again without deciding.
+
+On a small array, recording an op costs mostly Python deciding what to record: checking
+the arguments, promoting dtypes, normalising axes and indices, building attributes,
+running shape rules. All of that is a pure function of the call's *signature*: its
+arrays' shapes and dtypes (and which of them are the same node, and which are views)
+and the values of its other arguments. So a function marked :func:`recorded` keeps, per
+signature, the nodes one call of it made (ops, attributes, result shapes, operands) as a
+*recipe*, and later calls of that signature make the same nodes over their own arrays:
+the graph the function's code would have recorded, at the cost of making its nodes.
+
+- **What a recipe holds** (``_capture``): the nodes the call made, in the order it made
+  them (an order graph walks rely on), each an op over earlier nodes or a ready 0-d
+  buffer (a run-time scalar: an index, a Python scalar argument); and the shared nodes it
+  met (``Node.reused``: a Python scalar's broadcast, which graphs may share). A call whose
+  result reaches any other node (one made before the call that is no argument, such as a
+  remembered concatenation) keeps no recipe, nor does a call that read or computed a
+  value (``node.reads_mark``: a size or an index taken from an array's value, a cut), nor
+  one whose result is a view of anything but the first array argument.
+- **Signatures** (``_signature``) hold only values whose equality means the same graph:
+  Python ints, strings, None and ``...`` as they are; bools, floats (zeros and NaN by
+  their text: -0.0 is not 0.0), complex numbers, dtypes, types, tuples, lists and slices
+  tagged with their type; arrays as shape, dtype, whether a view, and which earlier array
+  argument has the same node. Anything else (a NumPy array or scalar, an exported array)
+  has no signature, and the call runs the function's code.
+- **Errors** are never kept: a call that raised keeps nothing, and the next call of its
+  signature runs the function's code and raises again.
+- **Where it cannot hold**, the function's code runs: while a function is traced (a
+  Python scalar then becomes a literal, not a run-time value), and where a node the
+  recipe makes is deeper than the pending bound (the code's own calls of ``graph.wrap``
+  decide where to cut).
+- **Bounded**: a signature is kept at its second call (a loop over ever new values pays
+  a dictionary entry, not a capture), and each function's recipes and signatures are
+  dropped when they reach ``RECIPES_MAX``.
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+from collections.abc import Callable
+from typing import Any, NamedTuple, TypeVar
+
+import numpy as np
+
+from ..trace import node as node_module
+from ..trace.array import Array
+from ..trace.node import Node, derive, reads_mark, serial_mark
+from ..trace.tracing import is_tracing
+from ..trace.views import Layout, Step, ViewOf, attach
+from .graph import wrap
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+#: How many recipes (and, apart, signatures seen once) a function keeps before it drops them all.
+RECIPES_MAX = 256
+
+#: Every function's tables, for ``forget``.
+_TABLES: list[dict] = []
+
+
+class Recipe(NamedTuple):
+    """What one call made, numbered after its array arguments' nodes (``inputs`` of them)
+    and the ``shared`` nodes: each step an op over earlier numbers, ``(op, gather, attrs,
+    shape)`` (``_gather``), or a ready buffer, ``(None, None, buffer, None)``."""
+
+    inputs: int
+    shared: tuple[Node, ...]
+    steps: tuple[tuple[Any, ...], ...]
+    #: The result's number; ``-1 - i`` when the result is the ``i``-th array argument itself.
+    result: int
+    #: For a view of the first array argument: its step, and its layout if the step needed it.
+    view: Step | None
+    placed: Layout | None
+
+
+def recorded(fn: F) -> F:
+    """``fn``, replaying a recipe for a signature met before (see the module docstring).
+    ``fn`` must record nothing that depends on anything but its signature (no value of
+    an array, no state of its own)."""
+    recipes: dict[tuple, Recipe] = {}
+    seen: dict[tuple, None] = {}
+    _TABLES.extend((recipes, seen))
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        if is_tracing():
+            return fn(*args, **kwargs)
+        arrays: list[Array] = []
+        nodes: list[Node] = []
+        key = _signature(args, kwargs, arrays, nodes)
+        if key is None:
+            return fn(*args, **kwargs)
+        recipe = recipes.get(key)
+        if recipe is not None:
+            result = _replay(recipe, arrays, nodes)
+            return fn(*args, **kwargs) if result is None else result
+        if key not in seen:
+            _keep(seen, key, None)
+            return fn(*args, **kwargs)
+        first, reads = serial_mark(), reads_mark()
+        result = fn(*args, **kwargs)
+        if reads_mark() == reads:
+            recipe = _capture(result, arrays, nodes, first)
+            if recipe is not None:
+                _keep(recipes, key, recipe)
+        return result
+
+    call.recipes = recipes  # type: ignore[attr-defined]  # what tests and benchmarks look at
+    return call  # type: ignore[return-value]
+
+
+def kept(fn: F) -> F:
+    """``fn``, a function of its signature that records nothing and returns no array
+    (argument checks that decide attributes), with each result kept per signature; as
+    for recipes, errors are never kept, nor results of a call that read a value."""
+    results: dict[tuple, Any] = {}
+    _TABLES.append(results)
+
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        key = _signature(args, kwargs, [], [])
+        if key is None:
+            return fn(*args, **kwargs)
+        if key in results:
+            return results[key]
+        reads = reads_mark()
+        result = fn(*args, **kwargs)
+        if reads_mark() == reads:
+            _keep(results, key, result)
+        return result
+
+    return call  # type: ignore[return-value]
+
+
+def forget() -> None:
+    """Drop every recipe and kept result (``plaidarray.clear_cache``)."""
+    for table in _TABLES:
+        table.clear()
+
+
+def _keep(table: dict, key: tuple, value: Any) -> None:
+    if len(table) >= RECIPES_MAX:
+        table.clear()
+    table[key] = value
+
+
+# --- signatures -------------------------------------------------------------------------
+
+class _Tag:
+    """Marks what the values after it in a signature are (never equal to an argument)."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+    def __repr__(self) -> str:
+        return self.name
+
+
+_ARRAY, _VIEW, _TRUE, _FALSE, _FLOAT, _COMPLEX, _DTYPE, _TYPE, _SLICE, _KEYWORDS = (
+    _Tag(name) for name in ("array", "view", "True", "False", "float", "complex", "dtype", "type", "slice", "keywords"))
+_SEQUENCES: dict[type, _Tag] = {tuple: _Tag("tuple"), list: _Tag("list")}
+_EXACT = (int, str, type(None), type(Ellipsis))
+
+
+def _signature(args: tuple, kwargs: dict[str, Any], arrays: list[Array], nodes: list[Node]) -> tuple | None:
+    """The call's signature, collecting its arrays and their nodes in order; None if an
+    argument has none. (Arrays and ints, the common arguments, are asked first.)"""
+    key: list[Any] = []
+    for value in args:
+        if type(value) is Array:
+            if not _add_array(key, value, arrays, nodes):
+                return None
+        elif type(value) is int:
+            key.append(value)
+        elif not _add(key, value, arrays, nodes):
+            return None
+    if kwargs:
+        key.append(_KEYWORDS)
+        for name, value in kwargs.items():
+            key.append(name)
+            if not _add(key, value, arrays, nodes):
+                return None
+    return tuple(key)
+
+
+def _add_array(key: list[Any], array: Array, arrays: list[Array], nodes: list[Node]) -> bool:
+    node = array._node
+    if node.weak:
+        return False
+    shape = node.shape
+    key += (_VIEW if type(array._base) is ViewOf else _ARRAY, shape.dims, shape.dtype,
+            nodes.index(node) if node in nodes else -1)
+    arrays.append(array)
+    nodes.append(node)
+    return True
+
+
+def _add(key: list[Any], value: Any, arrays: list[Array], nodes: list[Node]) -> bool:
+    kind = type(value)
+    if kind in _EXACT:
+        key.append(value)
+    elif kind is Array:
+        return _add_array(key, value, arrays, nodes)
+    elif kind is bool:
+        key.append(_TRUE if value else _FALSE)
+    elif kind is float:
+        key += (_FLOAT, value if value and value == value else repr(value))
+    elif kind in _SEQUENCES:
+        key += (_SEQUENCES[kind], len(value))
+        for item in value:
+            if type(item) is int:
+                key.append(item)
+            elif type(item) is Array:
+                if not _add_array(key, item, arrays, nodes):
+                    return False
+            elif not _add(key, item, arrays, nodes):
+                return False
+    elif kind is slice:
+        key.append(_SLICE)
+        return (_add(key, value.start, arrays, nodes) and _add(key, value.stop, arrays, nodes)
+                and _add(key, value.step, arrays, nodes))
+    elif kind is complex:
+        key += (_COMPLEX, repr(value))
+    elif isinstance(value, np.dtype):
+        key += (_DTYPE, value)
+    elif kind is type:
+        key += (_TYPE, value)
+    else:
+        return False
+    return True
+
+
+# --- capture and replay -------------------------------------------------------------------
+
+def _capture(result: Any, arrays: list[Array], nodes: list[Node], first: int) -> Recipe | None:
+    """The recipe of a call whose array arguments were ``arrays`` (on ``nodes``) and
+    which made the nodes of serial ``first`` on; None where none may be kept."""
+    if type(result) is not Array:
+        return None
+    for i, array in enumerate(arrays):
+        if result is array:
+            return Recipe(len(nodes), (), (), -1 - i, None, None)
+    view = _view_of(result, arrays)
+    if view is None:
+        return None
+    numbers = {id(node): i for i, node in reversed(list(enumerate(nodes)))}
+    made, shared = _made(result._node, numbers, first)
+    if made is None:
+        return None
+    for number, node in enumerate([*shared, *made], len(nodes)):  # an argument's node may come twice in nodes
+        numbers[id(node)] = number
+    steps: list[tuple[Any, ...]] = []
+    for node in made:
+        if node.buffer is not None:
+            steps.append((None, None, node.buffer, None))
+        else:
+            steps.append((node.op, _gather([numbers[id(o)] for o in node.operands]), node.attrs, node.shape))
+    return Recipe(len(nodes), tuple(shared), tuple(steps), numbers[id(result._node)], *view)
+
+
+def _gather(numbers: list[int]) -> int | Callable[[list[Node]], tuple[Node, ...]] | None:
+    """How a step takes its operands from the nodes made so far: the number of its one
+    operand, a getter of several, or None for none (the cheapest of each in ``_replay``)."""
+    if not numbers:
+        return None
+    return numbers[0] if len(numbers) == 1 else operator.itemgetter(*numbers)
+
+
+def _view_of(result: Array, arrays: list[Array]) -> tuple[Step | None, Layout | None] | None:
+    """The step and layout of a result that is a view of the first array argument, (None,
+    None) for a result that is no view; None for any other view (or a view whose layout
+    came from its base's, which the signature does not hold): no recipe."""
+    record = result._base
+    if type(record) is not ViewOf:
+        return None, None
+    if not arrays:
+        return None
+    base = arrays[0]._base
+    family, steps = (base.family, base.steps) if type(base) is ViewOf else (base, ())
+    step = record.steps[-1]
+    if record.family is not family or record.steps[:-1] != steps or (steps and step.may_copy):
+        return None
+    return step, record._layout
+
+
+def _made(result: Node, numbers: dict[int, int], first: int) -> tuple[list[Node] | None, list[Node]]:
+    """The nodes between the arguments' nodes (``numbers``) and ``result`` that the call
+    made, by serial, and the shared nodes it met; None for the first if it met any other."""
+    made: list[Node] = []
+    shared: list[Node] = []
+    seen: set[int] = set()
+    stack = [result]
+    while stack:
+        node = stack.pop()
+        if id(node) in numbers or id(node) in seen:
+            continue
+        seen.add(id(node))
+        if node.reused is not None and node is not result:
+            shared.append(node)
+            continue
+        if node.serial < first or node.weak:
+            return None, shared
+        if node.buffer is not None and node is result:
+            return None, shared
+        made.append(node)
+        stack.extend(node.operands)
+    made.sort(key=_serial)
+    return made, shared
+
+
+def _serial(node: Node) -> int:
+    return node.serial
+
+
+def _replay(recipe: Recipe, arrays: list[Array], nodes: list[Node]) -> Array | None:
+    """The result of ``recipe`` made over ``nodes``; None where a node is deeper than the
+    pending bound (the function's code decides where to cut)."""
+    number = recipe.result
+    if number < 0:
+        return arrays[-1 - number]
+    nodes.extend(recipe.shared)
+    for op, gather, attrs, shape in recipe.steps:
+        if op is None:
+            nodes.append(Node.ready(attrs))
+        elif type(gather) is int:
+            nodes.append(derive(op, (nodes[gather],), attrs, shape))
+        else:
+            nodes.append(derive(op, gather(nodes) if gather is not None else (), attrs, shape))
+    node = nodes[number]
+    if number < recipe.inputs:
+        result = Array(node)
+    elif node.depth > node_module.MAX_PENDING > 0:
+        return None
+    else:
+        result = wrap(node)
+    if recipe.view is not None:
+        return attach(arrays[0], result, recipe.view, recipe.placed)
+    return result

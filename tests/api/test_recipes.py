@@ -1,0 +1,489 @@
+"""Recipes (``api/recipes.py``): a function marked ``@recorded`` that replays what an
+earlier call of the same signature recorded must record the graph its own code records:
+the same key (ops, attributes, shapes, operands, outputs), the same run-time values, the
+same result (shape, dtype, view of the same base with the same step), the same errors.
+
+Each case calls a function three times (the third replays) and its code once
+(``__wrapped__``), on arrays of drawn shapes and dtypes and drawn arguments, and
+compares. Nothing is computed but where a test says so: the walk that a read makes
+(``to_hlo.walk_pending``) gives what would be compiled and run."""
+
+from __future__ import annotations
+
+import math
+import weakref
+from unittest import mock
+
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+import plaidarray as xp
+from plaidarray.api import indexing, recipes, views
+from plaidarray.trace import node as node_module
+from plaidarray.trace.to_hlo import walk_pending
+from plaidarray.trace.views import ViewOf
+from strategies import basic_keys
+
+DTYPES = [np.dtype(d) for d in ("float64", "float32", "int64", "int32", "bool")]
+FLOATS = [np.dtype("float64"), np.dtype("float32")]
+
+
+def _array(shape, dtype, seed=0):
+    values = np.random.default_rng(seed).uniform(-3, 3, shape)
+    return xp.asarray(values.astype(dtype) if np.dtype(dtype).kind != "b" else values > 0)
+
+
+def _described(result, arguments):
+    """What a call recorded: the result's type, shape, dtype and view record, and the
+    walk of its graph (key and run-time values); an argument returned as it is, by place."""
+    if not isinstance(result, xp.Array):
+        return ("other", type(result))
+    for i, a in enumerate(arguments):
+        if result is a:
+            return ("argument", i)
+    record = result._base
+    view = (record.steps, record.writable, record.family is _family(arguments)) if type(record) is ViewOf else None
+    key, buffers, _, _ = walk_pending([result._node])
+    values = [(b.dtype, b.shape, b.tobytes()) for b in buffers]
+    return (result.shape, result.dtype, view, key, values)
+
+
+def _family(arguments):
+    first = next((a for a in arguments if isinstance(a, xp.Array)), None)
+    record = None if first is None else first._base
+    return record.family if type(record) is ViewOf else record
+
+
+def _outcome(fn, args, kwargs):
+    try:
+        return _described(fn(*args, **kwargs), args)
+    except Exception as exc:  # the error itself is what is compared
+        return ("raised", type(exc), str(exc))
+
+
+def _by_code(fn, args, kwargs):
+    """What ``fn``'s code (and that of every recorded function it calls) gives: with no
+    signature, no call keeps or replays a recipe."""
+    with mock.patch.object(recipes, "_signature", lambda *_: None):
+        return _outcome(fn, args, kwargs)
+
+
+def check_replays(fn, *args, cached=True, **kwargs):
+    """``fn`` gives what its code gives on its first, second (captured) and third
+    (replayed) call; with ``cached``, the third one replayed a recipe."""
+    code = _by_code(fn, args, kwargs)
+    for _ in range(3):
+        assert _outcome(fn, args, kwargs) == code
+    if cached and code[0] != "raised":
+        assert fn.recipes, f"{fn.__name__} kept no recipe"
+    return code
+
+
+def _replays_uncached(fn, *args, **kwargs):
+    return check_replays(fn, *args, cached=False, **kwargs)
+
+
+def _replays(fn, *args, **kwargs):
+    return check_replays(fn, *args, **kwargs)
+
+
+# --- every family, on drawn shapes, dtypes and arguments ----------------------------------
+
+shapes = st.lists(st.integers(0, 4), min_size=0, max_size=3).map(tuple)
+nonempty_shapes = st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple)
+axes = st.one_of(st.none(), st.integers(-4, 3), st.tuples(st.integers(-3, 2), st.integers(-3, 2)))
+
+
+@given(shape=shapes, dtype=st.sampled_from(DTYPES), axis=axes, keepdims=st.booleans(), data=st.data())
+def test_reductions(shape, dtype, axis, keepdims, data):
+    x = _array(shape, dtype)
+    name = data.draw(st.sampled_from(["sum", "prod", "max", "min", "mean", "var", "std", "all", "any",
+                                      "count_nonzero"]))
+    check_replays(getattr(xp, name), x, axis=axis, keepdims=keepdims)
+
+
+@given(shape=shapes, dtype=st.sampled_from(DTYPES[:4]), axis=st.integers(-3, 2), initial=st.booleans(),
+       name=st.sampled_from(["cumulative_sum", "cumulative_prod"]))
+def test_cumulative(shape, dtype, axis, initial, name):
+    check_replays(getattr(xp, name), _array(shape, dtype), axis=axis if shape else None, include_initial=initial)
+
+
+@given(shape=shapes, dtypes=st.lists(st.sampled_from(DTYPES[:4]), min_size=0, max_size=4),
+       axis=st.one_of(st.none(), st.integers(-3, 2)), data=st.data())
+def test_concat_and_stack(shape, dtypes, axis, data):
+    """New arrays at each call (a concatenation of the same ones is remembered,
+    ``extended.py``), so each call joins them."""
+    name = data.draw(st.sampled_from(["concat", "stack"]))
+    sizes = [data.draw(st.integers(0, 3)) for _ in dtypes]
+
+    def arrays():
+        if name == "stack":
+            return [_array(shape, d, i) for i, d in enumerate(dtypes)]
+        return [_array((n, *shape[1:]) if axis in (0, -len(shape)) and shape else shape, d, i)
+                for i, (d, n) in enumerate(zip(dtypes, sizes))]
+
+    fn = getattr(xp, name)
+    kwargs = {"axis": 0 if axis is None and name == "stack" else axis}
+    code = _by_code(fn, (arrays(),), kwargs)
+    for _ in range(3):
+        assert _outcome(fn, (arrays(),), kwargs) == code
+
+
+@given(shape=shapes, dtype=st.sampled_from(DTYPES), axis=st.one_of(st.none(), st.integers(-4, 3)),
+       keepdims=st.booleans(), name=st.sampled_from(["argmax", "argmin", "sort", "argsort"]))
+def test_searching_and_sorting(shape, dtype, axis, keepdims, name):
+    x = _array(shape, dtype)
+    if name in ("sort", "argsort"):
+        check_replays(getattr(xp, name), x, axis=-1 if axis is None else axis, descending=keepdims)
+    else:
+        check_replays(getattr(xp, name), x, axis=axis, keepdims=keepdims)
+
+
+@given(rows=st.integers(0, 4), inner=st.integers(0, 4), cols=st.integers(0, 4),
+       batch=st.sampled_from([(), (2,), (1,), (2, 1)]), form=st.sampled_from(["mm", "mv", "vm", "vv", "bm", "mb"]),
+       dtypes=st.tuples(st.sampled_from(DTYPES[:4]), st.sampled_from(DTYPES[:4])), same=st.booleans())
+def test_matmul(rows, inner, cols, batch, form, dtypes, same):
+    a_shape = {"mm": (rows, inner), "mv": (rows, inner), "vm": (inner,), "vv": (inner,), "bm": (*batch, rows, inner),
+               "mb": (rows, inner)}[form]
+    b_shape = {"mm": (inner, cols), "mv": (inner,), "vm": (inner, cols), "vv": (inner,), "bm": (inner, cols),
+               "mb": (*batch, inner, cols)}[form]
+    a = _array(a_shape, dtypes[0])
+    b = a if same and a_shape == b_shape and dtypes[0] == dtypes[1] else _array(b_shape, dtypes[1], 1)
+    check_replays(xp.matmul, a, b)
+    check_replays(xp.vecdot, a, b)
+
+
+@pytest.mark.parametrize("fn, shape", [
+    (xp.matmul, (3, 3)), (xp.matmul, (2, 3, 3)), (xp.vecdot, (3,)), (xp.linalg.solve, (3, 3)), (xp.linalg.outer, (3,)),
+    (xp.divide, (2, 3)), (xp.logaddexp, (2,)), (xp.tensordot, (2, 2)),
+], ids=lambda v: getattr(v, "__name__", str(v)))
+def test_an_argument_given_twice_is_part_of_the_signature(fn, shape):
+    """``f(a, a)`` then ``f(a, b)`` and back: one node twice, then two, of the same shapes."""
+    a, b = _array(shape, "float64"), _array(shape, "float64", 1)
+    for args in [(a, a)] * 3 + [(a, b)] * 3 + [(a, a)]:
+        assert _outcome(fn, args, {}) == _by_code(fn, args, {})
+
+
+@given(shape=nonempty_shapes, dtype=st.sampled_from(DTYPES), data=st.data())
+def test_views(shape, dtype, data):
+    """The view-making functions, on a root and on a view of one."""
+    x = _array(shape, dtype)
+    of_view = data.draw(st.booleans(), label="of a view")
+    if of_view:
+        x = xp.flip(x, axis=0)
+    # A reshape of a view is laid out from the view's layout, which no signature holds.
+    check_replays = _replays_uncached if of_view else _replays
+    ndim = len(shape)
+    name = data.draw(st.sampled_from(["permute_dims", "matrix_transpose", "reshape", "expand_dims", "squeeze",
+                                      "flip", "moveaxis", "roll", "tile", "broadcast_to", "T", "diagonal"]))
+    if name == "permute_dims":
+        check_replays(xp.permute_dims, x, tuple(data.draw(st.permutations(range(ndim)))))
+    elif name == "matrix_transpose":
+        check_replays(xp.matrix_transpose, x)
+    elif name == "reshape":
+        size = math.prod(shape)
+        check_replays(xp.reshape, x, data.draw(st.sampled_from([(size,), (-1,), (1, -1), (size, 1), shape])))
+    elif name == "expand_dims":
+        check_replays(xp.expand_dims, x, axis=data.draw(st.integers(-ndim - 2, ndim + 1)))
+    elif name == "squeeze":
+        check_replays(xp.squeeze, x, axis=data.draw(st.integers(-ndim, ndim - 1)))
+    elif name == "flip":
+        check_replays(xp.flip, x, axis=data.draw(axes))
+    elif name == "moveaxis":
+        check_replays(xp.moveaxis, x, data.draw(st.integers(-ndim, ndim - 1)), data.draw(st.integers(-ndim, ndim - 1)))
+    elif name == "roll":
+        check_replays(xp.roll, x, data.draw(st.integers(-5, 5)), axis=data.draw(st.one_of(st.none(), st.integers(0, ndim - 1))))
+    elif name == "tile":
+        check_replays(xp.tile, x, tuple(data.draw(st.lists(st.integers(0, 3), max_size=3))))
+    elif name == "broadcast_to":
+        check_replays(xp.broadcast_to, x, data.draw(st.sampled_from([(2, *shape), shape, (3,), ()])))
+    elif name == "T":
+        assume(ndim == 2)
+        for _ in range(3):
+            assert _described(x.T, (x,)) == _by_code(xp.permute_dims, (x, (1, 0)), {})
+    else:
+        check_replays(xp.linalg.diagonal, x, offset=data.draw(st.integers(-4, 4)))
+
+
+def test_a_view_of_a_view_is_another_signature():
+    """A reshape of a root is a view; of a transposed view, where NumPy copies, it is not."""
+    a = _array((3, 3), "float64")
+    t = a.T
+    for x in [a] * 3 + [t] * 3:
+        assert _outcome(xp.reshape, (x, (9,)), {}) == _by_code(xp.reshape, (x, (9,)), {})
+    assert xp.reshape(t, (9,))._base is None
+
+
+@given(shape=nonempty_shapes, dtype=st.sampled_from(DTYPES), data=st.data())
+def test_basic_indexing(shape, dtype, data):
+    """Ints (negative and out of range), slices, None and ``...``: a view or a copy."""
+    x = _array(shape, dtype)
+    key = data.draw(basic_keys(shape) | st.integers(-6, 6) | st.tuples(*(st.integers(-5, 5) for _ in shape)))
+    code = check_replays(views._getitem, x, key)
+    for _ in range(2):
+        assert _outcome(views.getitem, (x, key), {}) == code
+
+
+@given(shape=shapes, dtype=st.sampled_from(DTYPES), data=st.data())
+def test_integer_keys(shape, dtype, data):
+    """``x[i]``, ``x[i, j]``...: recorded without planning (``indexing.integer_index``),
+    as ``getitem``'s rules record them; negative and out-of-range ints, empty and 0-d arrays."""
+    x = _array(shape, dtype)
+    if data.draw(st.booleans(), label="pending"):
+        x = x * 2.0 if x.dtype.kind == "f" else x
+    ints = tuple(data.draw(st.lists(st.integers(-6, 6), max_size=len(shape) + 1)))
+    first = range(-shape[0] - 1, shape[0] + 1) if shape else [0]
+    for key in (ints, *ints[:1], *first, *((i, -1) for i in first)):
+        assert _outcome(views.getitem, (x, key), {}) == _by_code(views._getitem, (x, key), {})
+
+
+@given(shape=shapes, dtype=st.sampled_from([*DTYPES, np.dtype("int8"), np.dtype("uint8")]),
+       value=st.sampled_from([2.5, -0.0, 3, -1, 300, 2**70, True]), data=st.data())
+def test_integer_updates(shape, dtype, value, data):
+    """``x[i] = v``, ``x[i, j] = v``... with a Python scalar: recorded without planning
+    (``indexing.integer_update``), as ``setitem``'s rules record them, errors included (a
+    float into an integer array, an int that does not fit)."""
+    x = _array(shape, dtype)
+    if data.draw(st.booleans(), label="pending"):
+        x = xp.negative(x) if x.dtype.kind != "b" else xp.logical_not(x)
+    ints = tuple(data.draw(st.lists(st.integers(-6, 6), max_size=len(shape) + 1)))
+    first = range(-shape[0] - 1, shape[0] + 1) if shape else [0]
+    for key in (ints, *ints[:1], *first, *((i, -1) for i in first)):
+        assert _outcome(indexing.setitem, (x, key, value), {}) == _by_code(indexing._updated, (x, key, value), {})
+
+
+def test_integer_updates_write_in_place():
+    """The update a loop of assignments records runs at once, into the array's buffer."""
+    x = xp.zeros((5, 3))
+    x[0] = 1.0  # computed: the next writes update its buffer
+    buffer = weakref.ref(x._node.buffer)  # a strong reference would forbid the in-place write
+    compiles = xp.cache_info().compiles
+    for i in range(5):
+        x[i] = float(i)
+        x[i, 2] = -1
+    assert x._node.buffer is buffer()
+    assert xp.cache_info().compiles - compiles <= 2
+    want = np.repeat(np.arange(5.0)[:, None], 3, axis=1)
+    want[:, 2] = -1
+    np.testing.assert_array_equal(np.asarray(x), want)
+
+
+def test_integer_keys_past_the_pending_bound(monkeypatch):
+    monkeypatch.setattr(node_module, "MAX_PENDING", 4)
+    x = xp.asarray(np.arange(12.0).reshape(3, 4))
+    for _ in range(3):
+        x = x + 1.0
+    assert indexing.integer_index(x, (1,)) is None  # getitem's rules decide where to cut
+    np.testing.assert_array_equal(np.asarray(x[1]), np.arange(4.0, 8.0) + 3)
+
+
+@given(shape=nonempty_shapes, dtype=st.sampled_from(DTYPES), index=st.integers(-5, 4), axis=st.integers(-2, 1),
+       as_array=st.booleans())
+def test_take(shape, dtype, index, axis, as_array):
+    x = _array(shape, dtype)
+    indices = xp.asarray([index, 0]) if as_array else index
+    check_replays(xp.take, x, indices, axis=axis)
+
+
+def test_a_value_read_keeps_no_recipe():
+    """``take`` reads a 0-d index array's value: a recipe would keep the first one."""
+    x = xp.asarray(np.arange(5.0))
+    xp.take.recipes.clear()
+    for i in (1, 1, 1, 2, 3):
+        assert float(xp.take(x, xp.asarray(i))) == i
+    assert not xp.take.recipes
+
+
+@given(data=st.data())
+def test_creation(data):
+    name = data.draw(st.sampled_from(["zeros", "ones", "full", "eye", "arange", "linspace", "empty"]))
+    dtype = data.draw(st.sampled_from([None, *DTYPES]))
+    if name in ("zeros", "ones", "empty"):
+        check_replays(getattr(xp, name), data.draw(shapes | st.integers(-1, 4)), dtype=dtype)
+    elif name == "full":
+        value = data.draw(st.sampled_from([0, 1, -2, 0.0, -0.0, 1.5, math.nan, math.inf, True, False, 2**70]))
+        check_replays(xp.full, data.draw(shapes), value, dtype=dtype)
+    elif name == "eye":
+        check_replays(xp.eye, data.draw(st.integers(0, 4)), data.draw(st.one_of(st.none(), st.integers(0, 4))),
+                      k=data.draw(st.integers(-5, 5)), dtype=dtype)
+    elif name == "arange":
+        bounds = st.one_of(st.integers(-5, 5), st.floats(-5, 5, allow_nan=False))
+        check_replays(xp.arange, data.draw(bounds), data.draw(bounds), data.draw(st.sampled_from([1, 2, -1, 0.5, 0])),
+                      dtype=dtype)
+    else:
+        check_replays(xp.linspace, data.draw(st.floats(-5, 5)), data.draw(st.integers(-5, 5)),
+                      data.draw(st.integers(0, 5)), endpoint=data.draw(st.booleans()), dtype=dtype)
+
+
+@given(shape=shapes, dtype=st.sampled_from(DTYPES), data=st.data())
+def test_creation_like_and_triangles(shape, dtype, data):
+    x = _array(shape, dtype)
+    name = data.draw(st.sampled_from(["zeros_like", "ones_like", "full_like", "tril", "triu", "astype"]))
+    if name == "full_like":
+        check_replays(xp.full_like, x, data.draw(st.sampled_from([0, 2, -0.0, 0.5, True])))
+    elif name in ("tril", "triu"):
+        check_replays(getattr(xp, name), x, k=data.draw(st.integers(-3, 3)))
+    elif name == "astype":
+        check_replays(xp.astype, x, data.draw(st.sampled_from(DTYPES)), copy=data.draw(st.booleans()))
+    else:
+        check_replays(getattr(xp, name), x, dtype=data.draw(st.sampled_from([None, *DTYPES])))
+
+
+@given(shapes=st.tuples(shapes, shapes, shapes), dtypes=st.tuples(*(st.sampled_from(DTYPES[:4]) for _ in range(2))),
+       scalar=st.sampled_from([None, 0.0, -0.0, 2, 1.5, True]), data=st.data())
+def test_promotion_and_broadcasting(shapes, dtypes, scalar, data):
+    """The general rules behind the elementwise functions and ``where``."""
+    a = _array(shapes[0][-2:], dtypes[0])
+    b = _array(shapes[1][-2:], dtypes[1], 1) if scalar is None else scalar
+    name = data.draw(st.sampled_from(["add", "multiply", "divide", "floor_divide", "remainder", "maximum",
+                                      "equal", "logaddexp", "pow"]))
+    check_replays(getattr(xp, name), a, b, cached=False)
+    check_replays(xp.where, _array(shapes[2][-2:], "bool", 2), a, b, cached=False)
+
+
+@given(shape=shapes, dtype=st.sampled_from(DTYPES),
+       name=st.sampled_from(["square", "isnan", "isinf", "isfinite", "signbit", "reciprocal", "positive", "conj",
+                             "real", "floor"]))
+def test_unary_decompositions(shape, dtype, name):
+    check_replays(getattr(xp, name), _array(shape, dtype), cached=False)
+
+
+@given(n=st.integers(1, 3), batch=st.sampled_from([(), (2,)]), dtype=st.sampled_from(FLOATS), data=st.data())
+def test_linalg(n, batch, dtype, data):
+    a = _array((*batch, n, n), dtype)
+    name = data.draw(st.sampled_from(["inv", "solve", "det", "trace", "vector_norm", "matrix_norm", "outer",
+                                      "matrix_power", "eigvalsh", "svdvals", "pinv", "matrix_rank"]))
+    la = xp.linalg
+    if name == "solve":
+        check_replays(la.solve, a, _array(data.draw(st.sampled_from([(n,), (n, 2), (*batch, n, 1)])), dtype, 1))
+    elif name == "vector_norm":
+        check_replays(la.vector_norm, a, axis=data.draw(axes), ord=data.draw(st.sampled_from([2, 1, 0, math.inf, 3])))
+    elif name == "matrix_norm":
+        check_replays(la.matrix_norm, a, ord=data.draw(st.sampled_from(["fro", "nuc", 1, -1, 2, math.inf])))
+    elif name == "outer":
+        check_replays(la.outer, _array((n,), dtype), _array((n + 1,), dtype, 1))
+    elif name == "matrix_power":
+        check_replays(la.matrix_power, a, data.draw(st.integers(-2, 4)))
+    elif name == "trace":
+        check_replays(la.trace, a, offset=data.draw(st.integers(-2, 2)))
+    else:
+        check_replays(getattr(la, name), a)
+
+
+# --- signatures: values that compare equal but record differently --------------------------
+
+def _sum_over(axis):
+    return (_array((2, 3), "float64"),), {"axis": axis}
+
+
+def _fill(value):
+    return ((2,), value), {}
+
+
+def _zeros_of(dtype):
+    return ((2,),), {"dtype": dtype}
+
+
+@pytest.mark.parametrize("fn, arguments, first, then", [
+    (xp.sum, _sum_over, 1, True), (xp.sum, _sum_over, 0, False), (xp.sum, _sum_over, 1, 1.0),
+    (xp.sum, _sum_over, 1, np.int64(1)), (xp.sum, _sum_over, (1,), [1]),
+    (xp.full, _fill, 1, True), (xp.full, _fill, 1, 1.0), (xp.full, _fill, 0.0, -0.0), (xp.full, _fill, -0.0, 0.0),
+    (xp.full, _fill, 2, np.int64(2)), (xp.zeros, _zeros_of, "float64", np.float64),
+    (xp.zeros, _zeros_of, np.dtype("float32"), "float32"),
+], ids=lambda v: getattr(v, "__name__", repr(v)))
+def test_equal_values_of_other_kinds_are_other_signatures(fn, arguments, first, then):
+    """Each pair is equal in Python, so a signature holding them as they are would let
+    the second replay the first's recipe (or skip its error)."""
+    for _ in range(3):
+        args, kwargs = arguments(first)
+        fn(*args, **kwargs)
+    args, kwargs = arguments(then)
+    assert _outcome(fn, args, kwargs) == _by_code(fn, args, kwargs)
+
+
+def test_a_recorded_function_calling_another_keeps_its_recipe():
+    """``empty`` calls ``zeros``, which keeps its own recipe during ``empty``'s capture."""
+    xp.empty.recipes.clear()
+    xp.zeros.recipes.clear()
+    for _ in range(3):
+        xp.empty((7, 5))
+    assert xp.empty.recipes and xp.zeros.recipes
+
+
+def test_a_negative_zero_fill_keeps_its_sign():
+    for value in (0.0, 0.0, 0.0, -0.0):
+        out = np.asarray(xp.full((2,), value))
+    assert np.signbit(out).all()
+
+
+def test_keywords_are_not_positions():
+    """``f(x, 'axis', 1)`` and ``f(x, axis=1)`` have other signatures."""
+    assert recipes._signature(("a", 1), {}, [], []) != recipes._signature((), {"a": 1}, [], [])
+
+
+# --- what replays must keep -----------------------------------------------------------------
+
+def test_a_replayed_view_writes_through():
+    a = xp.asarray(np.arange(12.0).reshape(3, 4))
+    for _ in range(3):
+        row = a[1]
+    row[0] = 100.0
+    t = a.T
+    t[0, 2] = -1.0
+    want = np.arange(12.0).reshape(3, 4)
+    want[1, 0], want[2, 0] = 100.0, -1.0
+    np.testing.assert_array_equal(np.asarray(a), want)
+    np.testing.assert_array_equal(np.asarray(row), want[1])
+    with pytest.raises(ValueError, match="read-only"):
+        xp.broadcast_to(a, (2, 3, 4))[0, 0, 0] = 1.0
+
+
+def test_deep_graphs_are_cut_where_the_code_cuts(monkeypatch):
+    """Past the pending bound the code's own ``wrap`` decides where to cut: a chain of
+    replayed calls gives the graphs of the code's calls."""
+    monkeypatch.setattr(node_module, "MAX_PENDING", 6)
+
+    def chain():
+        x = xp.asarray(np.ones((2, 3)))
+        out = []
+        for _ in range(12):
+            x = xp.mean(x, axis=1, keepdims=True) * 1.0 + xp.ones((2, 3))
+            out.append((x._node.depth, x._node.buffer is None))
+        return out, np.asarray(x)
+
+    with mock.patch.object(recipes, "_signature", lambda *_: None):
+        chain()  # where the cuts fall depends on the last cut's: the second chain is the steady one
+        want, value = chain()
+    for _ in range(2):
+        got, got_value = chain()
+        assert got == want
+        np.testing.assert_array_equal(got_value, value)
+
+
+def test_recipes_are_bounded():
+    for n in range(recipes.RECIPES_MAX * 3):
+        for _ in range(2):
+            xp.zeros((n % 500 + 1,))
+    assert len(xp.zeros.recipes) <= recipes.RECIPES_MAX
+
+
+def test_tracing_runs_the_code():
+    """Under ``jit`` a Python scalar is a literal: nothing recorded outside is replayed."""
+    x = xp.asarray(np.ones((2, 2)))
+    for _ in range(3):
+        xp.full_like(x, 2.0)
+    f = xp.jit(lambda y: xp.full_like(y, 2.0) + y)
+    np.testing.assert_array_equal(np.asarray(f(x)), np.full((2, 2), 3.0))
+
+
+
+def test_clear_cache_drops_the_recipes():
+    x = _array((2, 2), "float64")
+    for _ in range(3):
+        xp.sum(x)
+        xp.concat([x, x])
+    assert xp.sum.recipes
+    xp.clear_cache()
+    assert not xp.sum.recipes and not any(recipes._TABLES)
