@@ -175,9 +175,9 @@ _ROWS = (
     Setting("PLAIDARRAY_TIER_UP_MS", _milliseconds, 10.0, "at import",
             "milliseconds an executable's runs may spend in first-tier code before its full code is generated "
             "(0: full code at once)", "`10`"),
-    Setting("PLAIDARRAY_FUSE_AFTER_MS", _milliseconds, 20.0, "at import",
+    Setting("PLAIDARRAY_FUSE_AFTER_MS", _milliseconds, 200.0, "at import",
             "milliseconds a graph structure may run op by op on per-op kernels (the baseline tier) before it is "
-            "compiled fused, in the background (0: every graph compiled fused at its first read)", "`20`"),
+            "compiled fused, in the background (0: every graph compiled fused at its first read)", "`200`"),
     Setting("PLAIDARRAY_INPROCESS_COMPILES", _count, 64, "at each compile",
             "compiles LLVM optimises in this process before moving to a code generator process"),
     Setting("PLAIDARRAY_CODEGEN_MAX_BYTES", _count, _half_the_memory, "when a code generator process starts",

@@ -104,7 +104,8 @@ def _statistics(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
     names = ("sum", "prod", "max", "min", "mean", "var", "std", "any", "all", "argmax", "argmin", "count_nonzero")
     for name in names:
         fn = getattr(xp, name)
-        for kind, axes in (("vector", (None, 0)), ("matrix", (None, 0, 1)), ("cube", (None, 0, 1, 2, (1, 2)))):
+        for kind, axes in (("vector", (None, 0)), ("matrix", (None, 0, 1)), ("row", (None, 0, 1)),
+                           ("column", (None, 0, 1)), ("cube", (None, 0, 1, 2, (1, 2)))):
             for axis in axes:
                 yield partial(fn, a[kind], axis=axis)
         yield from (partial(fn, a["matrix"], axis=1, keepdims=True), partial(fn, a["matrix"], axis=0, keepdims=True))
@@ -133,6 +134,13 @@ def _manipulation(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: xp.diff(m, axis=0), lambda: xp.zeros_like(m), lambda: xp.ones_like(v),
                 lambda: xp.full_like(v, 3)]
     yield from thunks
+    def several(x: Any, count: int) -> list:
+        """``count`` distinct arrays like ``x`` (the same array twice is one operand)."""
+        return [xp.flip(x, axis=-1) for _ in range(count)]
+    for count in range(2, 9):  # joins of as many arrays as a loop's list holds (the operands are structure)
+        yield from (lambda count=count: xp.concat(several(v, count)), lambda count=count: xp.concat(several(m, count)),
+                    lambda count=count: xp.stack(several(v, count)),
+                    lambda count=count: xp.concat(several(a["row"], count)))
 
 
 def _indexing(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
@@ -198,7 +206,9 @@ def _linear_algebra(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
 
 def _decompositions(xp: Any, square: Any) -> Iterator[Thunk]:
     """The LAPACK calls of square matrices (whose kernels take any size), with right-hand
-    sides of the matrix's size and of others."""
+    sides of the matrix's size and of others (floating-point matrices: the others have none)."""
+    if np.dtype(square.dtype).kind not in "fc":
+        return
     spd = square @ square.T + xp.eye(square.shape[0], dtype=square.dtype) * 3
     rhs = xp.concat([spd, spd[:, :1]], axis=1)
     linalg = xp.linalg
@@ -255,10 +265,12 @@ def build(directory: Path) -> tuple[int, int, float]:
     refused by the functions, seconds)."""
     import plaidarray as xp
     from .backend.llvm_cpu import storing
+    from .trace import baseline
 
     start = time.perf_counter()
     ran = refused = 0
     for thunk in corpus(xp):
+        baseline.forget()  # a graph's ops met as a new program meets them, not as an earlier call's sizes
         try:
             _read(thunk())
             ran += 1

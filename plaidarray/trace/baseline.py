@@ -59,13 +59,16 @@ _BOUND: dict[Hashable, Executable] = {}
 _PER_SHAPE: set[Hashable] = set()
 
 
-def _forget() -> None:
-    """Drop the bound kernels (``plaidarray.clear_cache``: their code goes with them)."""
+def forget() -> None:
+    """Drop the bound kernels and the structures' sequences (``plaidarray.clear_cache``:
+    their code goes with them; the installation's build, so that each call of its corpus
+    meets its ops as a new program would)."""
     _BOUND.clear()
     _PER_SHAPE.clear()
+    _PLANS.clear()
 
 
-EXECUTABLES.on_clear.append(_forget)
+EXECUTABLES.on_clear.append(forget)
 
 
 class BaselineExecutable(Executable):
