@@ -252,11 +252,16 @@ def corpus(xp: Any) -> Iterator[Thunk]:
 
 
 def _read(value: Any) -> None:
+    """Read a call's results; each also as an operand of another op (joined to itself), since
+    a view read on its own is its base's memory, while one an op reads is computed by its
+    op's kernel (a row of a matrix minus a vector)."""
     if isinstance(value, (list, tuple)):
         for v in value:
             _read(v)
     elif hasattr(value, "__array_namespace__"):
         np.asarray(value)
+        if value.ndim:
+            np.asarray(value.__array_namespace__().concat([value, value]))
 
 
 def build(directory: Path) -> tuple[int, int, float]:
