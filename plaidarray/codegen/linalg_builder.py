@@ -58,13 +58,14 @@ from xdsl.ir.affine import (
 from ..hlo import Computation, Instruction
 from ..hlo.ir import depth_first
 from ..hlo.shape import Shape, TupleShape
-from ..hlo.symbolic import Dim, Sym, SymExpr, symbols
+from ..hlo.symbolic import Dim, Sym, SymExpr, hint, symbols
 from . import kernel_groups
 from . import xdsl_ops as ops
 from .fusion import FusionPlan, plan_fusion
 from .lowering import Elementwise, Indexing, Kernel, Reduction, TupleElement
 from .linalg_to_loops import LOOP_DIMS, PARALLEL_LOOP
-from .run_time_sizes import SYMBOL, SYMBOLS, affine, dims_attr, dims_table_type, memref_dims, symbols_used
+from .run_time_sizes import (SYMBOL, SYMBOLS, affine, dims_attr, dims_table_type, memref_dims, symbol_positions,
+                             symbols_used)
 
 
 def _float_type(itemsize: int) -> Float32Type | Float64Type:
@@ -211,6 +212,9 @@ class _ModuleBuilder:
         self._symbols: dict[int, SSAValue] = {}
         #: (size, limit): the sizes the code is valid for (``KernelBuilder.require``).
         self.limits: list[tuple[Dim, int]] = []
+        #: Entry ``n_symbols + j`` of the dims table is ``derived[j]`` (``one_value``).
+        self.derived: list[Dim] = []
+        self._derived_entry: dict[SymExpr, Sym] = {}
         self.scratch_shapes: list[Shape] = []
         self._declared: set[str] = set()
         self._elements: dict[int, list[SSAValue]] = {}  # of tuple instructions, by id
@@ -245,6 +249,16 @@ class _ModuleBuilder:
                     self.entry.insert_op_before(op, first)
             value = self._symbols[k] = load.res
         return value
+
+    def one_value(self, value: Dim) -> Dim:
+        if not isinstance(value, SymExpr):
+            return value
+        entry = self._derived_entry.get(value)
+        if entry is None:
+            # An offset, not a size: a sum of sizes is 0 where they bind to 0.
+            entry = self._derived_entry[value] = Sym(self.n_symbols + len(self.derived), hint(value), size=False)
+            self.derived.append(value)
+        return entry
 
     def require(self, value: Dim, limit: int) -> None:
         if (value, limit) not in self.limits:
@@ -379,8 +393,8 @@ class _ModuleBuilder:
         maps = [affine_map(n, m) for m in (*in_maps, output[1])]
         iterators = [linalg_attrs.IteratorTypeAttr.reduction() if d in set(reduction_dims)
                      else linalg_attrs.IteratorTypeAttr.parallel() for d in range(n)]
-        used = max((m.data.num_symbols for m in maps), default=0)
-        for k in sorted(symbols(loop_dims) | set(range(used))):
+        used = symbol_positions(e for m in maps for e in m.data.results)
+        for k in sorted(symbols(loop_dims) | used):
             self.symbol(k)  # loaded for the loop bounds and the maps' symbol operands
         generic = ops.generic(in_buffers, [output[0]], block, maps, iterators)
         generic.attributes[LOOP_DIMS] = dims_attr(loop_dims)
@@ -464,7 +478,7 @@ class _ModuleBuilder:
         types = [a.type for a in self.block.args]
         main = func.FuncOp("main", (types, []), Region(self.block))
         if self.n_symbols:
-            main.attributes[SYMBOLS] = IntAttr(self.n_symbols)
+            main.attributes[SYMBOLS] = IntAttr(self.n_symbols + len(self.derived))
         self.module.body.block.add_op(main)
         return self.module
 
@@ -487,11 +501,13 @@ def _value_key(value: tuple[Instruction, tuple]) -> tuple:
 @dataclass
 class LinalgModule:
     """What ``build_linalg`` makes: the module, the shapes of the scratch buffers it needs,
-    and the limits on its run-time sizes (``KernelBuilder.require``)."""
+    the limits on its run-time sizes (``KernelBuilder.require``) and the values of the
+    dims table's entries after them (``KernelBuilder.one_value``)."""
 
     module: ModuleOp
     scratch: list[Shape]
     limits: list[tuple[Dim, int]]
+    derived: list[Dim]
 
 
 def build_linalg(plan: FusionPlan, buffer_order: Sequence[Instruction],
@@ -517,4 +533,4 @@ def build_linalg(plan: FusionPlan, buffer_order: Sequence[Instruction],
                 op = op.next_op
             key = kernel_groups.op_key(plan, inst, lambda i: builder.buffers.get(id(i)))
             kernel_groups.learn(key, kernel_groups.nests_of(made))
-    return LinalgModule(builder.finish(), builder.scratch_shapes, builder.limits)
+    return LinalgModule(builder.finish(), builder.scratch_shapes, builder.limits, builder.derived)

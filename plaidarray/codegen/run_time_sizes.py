@@ -8,11 +8,16 @@ uses that value as any other index (loop bounds, offsets, strides), and indexing
 use it as the affine symbol ``s<k>``. Attributes holding sizes (a generic's loop dims, a
 chunkable loop's extent) hold them encoded by ``symbolic.encode``. A static module has
 no dims table and every size a constant, as before.
+
+Entries past the symbols hold values computed from them when the executable is bound
+(``KernelBuilder.one_value``, ``ShapeGenericExecutable.bind``): code reads such a value as
+it reads a size, so a sum that grows with the graph (a concatenation's offsets, one per
+operand) is one value in each kernel, not an expression as long as the sum.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, IndexType, IntAttr, MemRefType
@@ -85,17 +90,22 @@ def symbols_renumbered(expr: AffineExpr, new: dict[int, int]) -> AffineExpr:
     return expr
 
 
-def symbols_used(exprs: Sequence[AffineExpr]) -> int:
-    """How many symbols a map over ``exprs`` declares: one past the highest used."""
-    highest = -1
+def symbol_positions(exprs: Iterable[AffineExpr]) -> set[int]:
+    """The symbols ``exprs`` use."""
+    found: set[int] = set()
     stack = list(exprs)
     while stack:
         e = stack.pop()
         if isinstance(e, AffineSymExpr):
-            highest = max(highest, e.position)
+            found.add(e.position)
         elif isinstance(e, AffineBinaryOpExpr):
             stack += (e.lhs, e.rhs)
-    return highest + 1
+    return found
+
+
+def symbols_used(exprs: Sequence[AffineExpr]) -> int:
+    """How many symbols a map over ``exprs`` declares: one past the highest used."""
+    return max(symbol_positions(exprs), default=-1) + 1
 
 
 def symbol_index(value: SSAValue) -> int | None:

@@ -181,13 +181,17 @@ class CpuExecutable(Executable):
 class ShapeGenericExecutable(Executable):
     """The steps of a shape-generic module (``hlo/symbolic.py``), whose sizes and shapes
     may be run-time sizes: ``bind`` evaluates them for a graph's sizes, making the
-    :class:`CpuExecutable` that runs it. All bindings share the kernels and their runs."""
+    :class:`CpuExecutable` that runs it. All bindings share the kernels and their runs.
+    ``derived`` are the values of the dims table's entries after the sizes, which code
+    reads as one value each (a concatenation's offsets, ``KernelBuilder.one_value``),
+    each naming only entries before it."""
 
     def __init__(self, steps: Sequence[Step], n_params: int, constants: list[np.ndarray],
                  output_slots: list[tuple[str, int]], output_shapes: list[Shape], temp_shapes: list[Shape],
-                 limits: Sequence[tuple[Dim, int]] = ()) -> None:
+                 limits: Sequence[tuple[Dim, int]] = (), derived: Sequence[Dim] = ()) -> None:
         self.steps = tuple(steps)
         self._limits = tuple(limits)
+        self._derived = tuple(derived)
         self._args = (n_params, constants, output_slots)
         self._output_shapes, self._temp_shapes = output_shapes, temp_shapes
         self._runs = _Runs(steps)
@@ -217,6 +221,10 @@ class ShapeGenericExecutable(Executable):
     def bind(self, values: Sequence[int]) -> CpuExecutable | None:
         if any(evaluate(value, values) > limit for value, limit in self._limits):
             return None
+        if self._derived:
+            values = list(values)
+            for value in self._derived:
+                values.append(evaluate(value, values))
         steps = list(self.steps)
         for i in self._sized_steps:
             s = steps[i]
