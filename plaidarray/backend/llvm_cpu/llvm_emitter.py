@@ -980,8 +980,14 @@ def _fingerprint(ops: list[Operation], block: Block, used: list[int], dims: list
             return ("constant", owner.attributes.get("value") or owner.properties.get("value"))
         raise ValueError(f"llvm-cpu: a segment uses a value defined outside it ({value})")
 
+    def attributes(op: Operation) -> tuple:
+        # A chunkable loop's trip count and work are its segment's, not its text's (which
+        # its depth alone shapes): loops over other run-time sizes are one kernel.
+        return tuple(sorted((name, read_dims(a)[0] if name == PARALLEL_LOOP else a)
+                            for name, a in op.attributes.items()))
+
     def walk(op: Operation) -> tuple:
-        row = (op.name, tuple(sorted(op.properties.items())), tuple(sorted(op.attributes.items())),
+        row = (op.name, tuple(sorted(op.properties.items())), attributes(op),
                tuple(operand(v) for v in op.operands), tuple(r.type for r in op.results))
         for r in op.results:
             numbers[r] = len(numbers)
