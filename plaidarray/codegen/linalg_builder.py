@@ -64,8 +64,8 @@ from . import xdsl_ops as ops
 from .fusion import FusionPlan, plan_fusion
 from .lowering import Elementwise, Indexing, Kernel, Reduction, TupleElement
 from .linalg_to_loops import LOOP_DIMS, PARALLEL_LOOP
-from .run_time_sizes import (SYMBOL, SYMBOLS, affine, dims_attr, dims_table_type, memref_dims, symbol_positions,
-                             symbols_used)
+from .run_time_sizes import (SYMBOL, SYMBOLS, affine, dims_attr, dims_table_type, fold, memref_dims,
+                             symbol_positions, symbols_used)
 
 
 def _float_type(itemsize: int) -> Float32Type | Float64Type:
@@ -177,22 +177,30 @@ class _Body:
         return self._index(affine(value))
 
     def _index(self, expr: AffineExpr) -> SSAValue:
-        """Materialise an affine expression of the loop indices as ``index`` arithmetic."""
+        """Materialise an affine expression of the loop indices as ``index`` arithmetic,
+        each distinct leaf and each operation on the same values once per body."""
         if isinstance(expr, int):  # indexing rules may give plain ints for fixed positions
             expr = AffineExpr.constant(expr)
+        return fold(expr, self._leaf, self._binary)
+
+    def _leaf(self, expr: AffineExpr) -> SSAValue:
         key = str(expr)
-        if key in self._index_cache:
-            return self._index_cache[key]
-        if isinstance(expr, AffineDimExpr):
-            value = self.insert(ops.loop_index(expr.position))
-        elif isinstance(expr, AffineSymExpr):
-            value = self.module.symbol(expr.position)
-        elif isinstance(expr, AffineConstantExpr):
-            value = self.insert(ops.index_constant(expr.value))
-        else:
-            assert isinstance(expr, AffineBinaryOpExpr)
-            value = self.insert(_INDEX_ARITHMETIC[expr.kind](self._index(expr.lhs), self._index(expr.rhs)))
-        self._index_cache[key] = value
+        value = self._index_cache.get(key)
+        if value is None:
+            if isinstance(expr, AffineDimExpr):
+                value = self.insert(ops.loop_index(expr.position))
+            elif isinstance(expr, AffineSymExpr):
+                value = self.module.symbol(expr.position)
+            else:
+                value = self.insert(ops.index_constant(cast(AffineConstantExpr, expr).value))
+            self._index_cache[key] = value
+        return value
+
+    def _binary(self, expr: AffineBinaryOpExpr, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        key = (expr.kind, lhs, rhs)
+        value = self._index_cache.get(key)
+        if value is None:
+            value = self._index_cache[key] = self.insert(_INDEX_ARITHMETIC[expr.kind](lhs, rhs))
         return value
 
 

@@ -38,11 +38,11 @@ from xdsl.dialects.builtin import (
     StridedLayoutAttr,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineSymExpr
+from xdsl.ir.affine import AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineSymExpr
 
 from ...codegen.element_types import element_bytes
 from ...codegen.linalg_to_loops import PARALLEL_LOOP
-from ...codegen.run_time_sizes import SYMBOL, read_dims, symbol_index, symbol_values
+from ...codegen.run_time_sizes import SYMBOL, fold, read_dims, symbol_index, symbol_values
 from ...hlo.fingerprint import Hashed
 from ...hlo.symbolic import Dim, Sym, SymExpr, hint, symbols
 from .blas_lapack import is_import
@@ -508,20 +508,21 @@ def _affine_apply(e, op):
     affine_map = op.map.data
     (expr,) = affine_map.results
 
-    def evaluate(x):
+    def leaf(x):
         if isinstance(x, AffineDimExpr):
             return operands[x.position]
         if isinstance(x, AffineSymExpr):
             return operands[affine_map.num_dims + x.position]
-        if isinstance(x, AffineConstantExpr):
-            return ir.Constant(INDEX, x.value)
-        assert isinstance(x, AffineBinaryOpExpr)
-        lhs, rhs = evaluate(x.lhs), evaluate(x.rhs)
-        method = {AffineBinaryOpKind.Add: "add", AffineBinaryOpKind.Mul: "mul",
-                  AffineBinaryOpKind.FloorDiv: "sdiv", AffineBinaryOpKind.Mod: "srem"}[x.kind]
-        return getattr(e.builder, method)(lhs, rhs)
+        return ir.Constant(INDEX, cast(AffineConstantExpr, x).value)
 
-    return evaluate(expr)
+    def binary(x, lhs, rhs):
+        return getattr(e.builder, _AFFINE_ARITHMETIC[x.kind])(lhs, rhs)
+
+    return fold(expr, leaf, binary)
+
+
+_AFFINE_ARITHMETIC = {AffineBinaryOpKind.Add: "add", AffineBinaryOpKind.Mul: "mul",
+                      AffineBinaryOpKind.FloorDiv: "sdiv", AffineBinaryOpKind.Mod: "srem"}
 
 
 @rule("scf.for")
