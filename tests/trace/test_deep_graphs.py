@@ -17,13 +17,15 @@ every step changes the result: a walk that lost or repeated a step would show.
 Sizes of a shape-generic module are polynomials in run-time sizes, and code reads them as
 affine expressions: a size of 100,000 terms is evaluated, stored and renamed, its affine
 expression (and one as deep as it is long) walked, and one of 20,000 terms compiled.
+Pytrees 100,000 levels deep are flattened, rebuilt and described, and pass through
+``jit``. tests/project/test_recursion.py keeps every other recursive function bounded.
 """
 
 from __future__ import annotations
 
 import math
 import sys
-from collections import Counter
+from collections import Counter, namedtuple
 
 import numpy as np
 import pytest
@@ -40,6 +42,7 @@ from plaidarray.hlo.passes import HLO_PASSES, run_hlo_passes
 from plaidarray.hlo.symbolic import Sym, SymExpr, decode, encode, hint, rename
 from plaidarray.hlo.verifier import VerificationError, verify
 from plaidarray.trace import node as node_module
+from plaidarray.trace import pytree
 from plaidarray.trace.to_hlo import PendingGraph
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineExpr, AffineSymExpr
 
@@ -369,3 +372,68 @@ def test_llvm_cpu_compiles_a_size_expression_deeper_than_the_recursion_limit(llv
     (got,) = executable.bind([*values, 4 + size_value(values)]).run([np.arange(4.0), np.array(-1.0)])
     np.testing.assert_array_equal(got, [-1.0] * 7 + [0.0, 1.0, 2.0, 3.0])
 
+
+# --- pytrees ----------------------------------------------------------------------------
+
+Pair = namedtuple("Pair", "first second")
+
+
+def deep_tree(levels: int, bottom: object, numbered: bool = True) -> object:
+    """``levels`` containers, each kind in turn (a tuple, a list, a dict, a named tuple),
+    with a None or the level's number (``numbered``, else None) beside each one's child,
+    ``bottom`` in the innermost."""
+    tree = bottom
+    for i in range(levels):
+        number = i if numbered else None
+        tree = [(tree, number), [None, tree], {"b": tree, "a": number}, Pair(tree, None)][i % 4]
+    return tree
+
+
+def same_tree(a: object, b: object) -> bool:
+    """``a == b`` with a stack (``==`` on nested containers recurses in C)."""
+    stack = [(a, b)]
+    while stack:
+        x, y = stack.pop()
+        if type(x) is not type(y):
+            return False
+        if isinstance(x, dict):
+            if x.keys() != y.keys():
+                return False
+            stack += [(x[k], y[k]) for k in x]
+        elif isinstance(x, (tuple, list)):
+            if len(x) != len(y):
+                return False
+            stack += zip(x, y)
+        elif x is not y and x != y:
+            return False
+    return True
+
+
+def test_pytrees_100000_levels_deep_flatten_rebuild_and_describe():
+    tree = deep_tree(DEPTH, "bottom")
+    leaves, structure = pytree.flatten(tree)
+    # Depth first, dict keys sorted: the outer levels' ints first (those beside a child
+    # after it come after the bottom), then the bottom leaf.
+    assert leaves[:2] == [DEPTH - 2, DEPTH - 6] and leaves[DEPTH // 4] == "bottom"
+    assert len(leaves) == DEPTH // 2 + 1
+    assert hash(structure) == hash(pytree.flatten(deep_tree(DEPTH, 0))[1])  # flat, so hashed without recursion
+    assert same_tree(pytree.unflatten(structure, leaves), tree)
+    text = pytree.describe(structure)
+    assert text.startswith("Pair({'a': *, 'b': [None, (Pair({'a': *,") and text.count("*") == len(leaves)
+
+
+def test_jit_passes_a_pytree_100000_levels_deep(reference_backend):
+    """In and out of a traced function, one array at the bottom of each."""
+    def dig(tree):
+        for i in reversed(range(DEPTH)):
+            tree = tree[[0, 1, "b", 0][i % 4]]
+        return deep_tree(DEPTH, tree * 2, numbered=False)
+
+    f = xp.jit(dig)
+    x = xp.asarray(X0)
+    out = f(deep_tree(DEPTH, x, numbered=False))
+    for i in reversed(range(DEPTH)):
+        out = out[[0, 1, "b", 0][i % 4]]
+    np.testing.assert_array_equal(np.asarray(out), X0 * 2)
+    f(deep_tree(DEPTH, x + 1, numbered=False))
+    assert f.cache_info().misses == 1
