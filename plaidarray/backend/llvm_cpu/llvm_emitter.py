@@ -988,6 +988,8 @@ def _fingerprint(ops: list[Operation], block: Block, used: list[int], dims: list
                             for name, a in op.attributes.items()))
 
     def walk(op: Operation) -> tuple:
+        # Recursive on the nesting of regions, which is bounded: a loop per dimension of a
+        # nest, and the traced program's nesting of cond/while_loop (tests/project/test_recursion.py).
         row = (op.name, tuple(sorted(op.properties.items())), attributes(op),
                tuple(operand(v) for v in op.operands), tuple(r.type for r in op.results))
         for r in op.results:
