@@ -110,8 +110,10 @@ _KINDS = {
 def isdtype(dtype: Any, kind: Any) -> bool:
     """Whether ``dtype`` is of ``kind`` (a dtype, a kind name, or a tuple of them)."""
     d = dt.check_dtype(dtype, "any", "isdtype")
-    if isinstance(kind, tuple):
-        return any(isdtype(d, k) for k in kind)
+    return any(_is_kind(d, k) for k in (kind if isinstance(kind, tuple) else (kind,)))
+
+
+def _is_kind(d: np.dtype, kind: Any) -> bool:
     if isinstance(kind, str):
         if kind not in _KINDS:
             raise ValueError(f"isdtype: unknown kind {kind!r}")

@@ -50,13 +50,17 @@ def _numpy_indices(key: Any) -> Any:
     """``key`` with its NumPy integer and boolean arrays as plaidarray arrays, which
     NumPy and JAX accept as indices (NumPy integer scalars and 0-d integer arrays index
     as ints already)."""
-    if isinstance(key, tuple):
-        return tuple(_numpy_indices(k) for k in key)
-    if isinstance(key, np.ndarray) and (key.dtype == dt.bool_ or (key.dtype.kind in "iu" and key.ndim)):
+    if isinstance(key, tuple):  # of indices; a tuple in it is no index (getitem says so)
+        return tuple(_numpy_index(k) for k in key)
+    return _numpy_index(key)
+
+
+def _numpy_index(k: Any) -> Any:
+    if isinstance(k, np.ndarray) and (k.dtype == dt.bool_ or (k.dtype.kind in "iu" and k.ndim)):
         from .creation import asarray
 
-        return asarray(key)
-    return key
+        return asarray(k)
+    return k
 
 
 def _numpy_value(value: Any) -> Any:

@@ -198,7 +198,11 @@ def _add_array(key: list[Any], array: Array, arrays: list[Array], nodes: list[No
     return True
 
 
-def _add(key: list[Any], value: Any, arrays: list[Array], nodes: list[Node]) -> bool:
+#: Sequences nested deeper than this in an argument are not keyed: the call is not recorded.
+MAX_NESTING = 8
+
+
+def _add(key: list[Any], value: Any, arrays: list[Array], nodes: list[Node], depth: int = 0) -> bool:
     kind = type(value)
     if kind in _EXACT:
         key.append(value)
@@ -209,6 +213,8 @@ def _add(key: list[Any], value: Any, arrays: list[Array], nodes: list[Node]) -> 
     elif kind is float:
         key += (_FLOAT, value if value and value == value else repr(value))
     elif kind in _SEQUENCES:
+        if depth == MAX_NESTING:
+            return False
         key += (_SEQUENCES[kind], len(value))
         for item in value:
             if type(item) is int:
@@ -216,7 +222,7 @@ def _add(key: list[Any], value: Any, arrays: list[Array], nodes: list[Node]) -> 
             elif type(item) is Array:
                 if not _add_array(key, item, arrays, nodes):
                     return False
-            elif not _add(key, item, arrays, nodes):
+            elif not _add(key, item, arrays, nodes, depth + 1):
                 return False
     elif kind is slice:
         key.append(_SLICE)

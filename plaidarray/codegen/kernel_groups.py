@@ -235,7 +235,8 @@ class _Symbols:
         return rename(d, self.number)
 
     def value(self, v: object) -> Hashable:
-        """An attribute value or a shape with its symbols numbered."""
+        """An attribute value or a shape with its symbols numbered (recursive on the
+        nesting of attribute values, which their ops' definitions fix)."""
         if isinstance(v, TupleShape):
             return ("tuple", tuple(self.value(e) for e in v.elements))
         if isinstance(v, Shape):

@@ -58,13 +58,14 @@ from xdsl.ir.affine import (
 from ..hlo import Computation, Instruction
 from ..hlo.ir import depth_first
 from ..hlo.shape import Shape, TupleShape
-from ..hlo.symbolic import Dim, Sym, SymExpr, symbols
+from ..hlo.symbolic import Dim, Sym, SymExpr, hint, symbols
 from . import kernel_groups
 from . import xdsl_ops as ops
 from .fusion import FusionPlan, plan_fusion
 from .lowering import Elementwise, Indexing, Kernel, Reduction, TupleElement
 from .linalg_to_loops import LOOP_DIMS, PARALLEL_LOOP
-from .run_time_sizes import SYMBOL, SYMBOLS, affine, dims_attr, dims_table_type, memref_dims, symbols_used
+from .run_time_sizes import (SYMBOL, SYMBOLS, affine, dims_attr, dims_table_type, fold, memref_dims,
+                             symbol_positions, symbols_used)
 
 
 def _float_type(itemsize: int) -> Float32Type | Float64Type:
@@ -176,22 +177,30 @@ class _Body:
         return self._index(affine(value))
 
     def _index(self, expr: AffineExpr) -> SSAValue:
-        """Materialise an affine expression of the loop indices as ``index`` arithmetic."""
+        """Materialise an affine expression of the loop indices as ``index`` arithmetic,
+        each distinct leaf and each operation on the same values once per body."""
         if isinstance(expr, int):  # indexing rules may give plain ints for fixed positions
             expr = AffineExpr.constant(expr)
+        return fold(expr, self._leaf, self._binary)
+
+    def _leaf(self, expr: AffineExpr) -> SSAValue:
         key = str(expr)
-        if key in self._index_cache:
-            return self._index_cache[key]
-        if isinstance(expr, AffineDimExpr):
-            value = self.insert(ops.loop_index(expr.position))
-        elif isinstance(expr, AffineSymExpr):
-            value = self.module.symbol(expr.position)
-        elif isinstance(expr, AffineConstantExpr):
-            value = self.insert(ops.index_constant(expr.value))
-        else:
-            assert isinstance(expr, AffineBinaryOpExpr)
-            value = self.insert(_INDEX_ARITHMETIC[expr.kind](self._index(expr.lhs), self._index(expr.rhs)))
-        self._index_cache[key] = value
+        value = self._index_cache.get(key)
+        if value is None:
+            if isinstance(expr, AffineDimExpr):
+                value = self.insert(ops.loop_index(expr.position))
+            elif isinstance(expr, AffineSymExpr):
+                value = self.module.symbol(expr.position)
+            else:
+                value = self.insert(ops.index_constant(cast(AffineConstantExpr, expr).value))
+            self._index_cache[key] = value
+        return value
+
+    def _binary(self, expr: AffineBinaryOpExpr, lhs: SSAValue, rhs: SSAValue) -> SSAValue:
+        key = (expr.kind, lhs, rhs)
+        value = self._index_cache.get(key)
+        if value is None:
+            value = self._index_cache[key] = self.insert(_INDEX_ARITHMETIC[expr.kind](lhs, rhs))
         return value
 
 
@@ -211,6 +220,9 @@ class _ModuleBuilder:
         self._symbols: dict[int, SSAValue] = {}
         #: (size, limit): the sizes the code is valid for (``KernelBuilder.require``).
         self.limits: list[tuple[Dim, int]] = []
+        #: Entry ``n_symbols + j`` of the dims table is ``derived[j]`` (``one_value``).
+        self.derived: list[Dim] = []
+        self._derived_entry: dict[SymExpr, Sym] = {}
         self.scratch_shapes: list[Shape] = []
         self._declared: set[str] = set()
         self._elements: dict[int, list[SSAValue]] = {}  # of tuple instructions, by id
@@ -245,6 +257,16 @@ class _ModuleBuilder:
                     self.entry.insert_op_before(op, first)
             value = self._symbols[k] = load.res
         return value
+
+    def one_value(self, value: Dim) -> Dim:
+        if not isinstance(value, SymExpr):
+            return value
+        entry = self._derived_entry.get(value)
+        if entry is None:
+            # An offset, not a size: a sum of sizes is 0 where they bind to 0.
+            entry = self._derived_entry[value] = Sym(self.n_symbols + len(self.derived), hint(value), size=False)
+            self.derived.append(value)
+        return entry
 
     def require(self, value: Dim, limit: int) -> None:
         if (value, limit) not in self.limits:
@@ -379,8 +401,8 @@ class _ModuleBuilder:
         maps = [affine_map(n, m) for m in (*in_maps, output[1])]
         iterators = [linalg_attrs.IteratorTypeAttr.reduction() if d in set(reduction_dims)
                      else linalg_attrs.IteratorTypeAttr.parallel() for d in range(n)]
-        used = max((m.data.num_symbols for m in maps), default=0)
-        for k in sorted(symbols(loop_dims) | set(range(used))):
+        used = symbol_positions(e for m in maps for e in m.data.results)
+        for k in sorted(symbols(loop_dims) | used):
             self.symbol(k)  # loaded for the loop bounds and the maps' symbol operands
         generic = ops.generic(in_buffers, [output[0]], block, maps, iterators)
         generic.attributes[LOOP_DIMS] = dims_attr(loop_dims)
@@ -464,7 +486,7 @@ class _ModuleBuilder:
         types = [a.type for a in self.block.args]
         main = func.FuncOp("main", (types, []), Region(self.block))
         if self.n_symbols:
-            main.attributes[SYMBOLS] = IntAttr(self.n_symbols)
+            main.attributes[SYMBOLS] = IntAttr(self.n_symbols + len(self.derived))
         self.module.body.block.add_op(main)
         return self.module
 
@@ -487,11 +509,13 @@ def _value_key(value: tuple[Instruction, tuple]) -> tuple:
 @dataclass
 class LinalgModule:
     """What ``build_linalg`` makes: the module, the shapes of the scratch buffers it needs,
-    and the limits on its run-time sizes (``KernelBuilder.require``)."""
+    the limits on its run-time sizes (``KernelBuilder.require``) and the values of the
+    dims table's entries after them (``KernelBuilder.one_value``)."""
 
     module: ModuleOp
     scratch: list[Shape]
     limits: list[tuple[Dim, int]]
+    derived: list[Dim]
 
 
 def build_linalg(plan: FusionPlan, buffer_order: Sequence[Instruction],
@@ -517,4 +541,4 @@ def build_linalg(plan: FusionPlan, buffer_order: Sequence[Instruction],
                 op = op.next_op
             key = kernel_groups.op_key(plan, inst, lambda i: builder.buffers.get(id(i)))
             kernel_groups.learn(key, kernel_groups.nests_of(made))
-    return LinalgModule(builder.finish(), builder.scratch_shapes, builder.limits)
+    return LinalgModule(builder.finish(), builder.scratch_shapes, builder.limits, builder.derived)

@@ -23,12 +23,12 @@ from xdsl.dialects.builtin import AffineMapAttr, MemRefType, ModuleOp
 from xdsl.dialects.linalg.attrs import IteratorType
 from xdsl.dialects.linalg.ops import GenericOp, IndexOp
 from xdsl.ir import Block, Operation, SSAValue
-from xdsl.ir.affine import AffineDimExpr, AffineMap, AffineSymExpr
+from xdsl.ir.affine import AffineDimExpr, AffineMap
 from xdsl.passes import ModulePass
 
 from ..hlo.symbolic import Sym
 from . import xdsl_ops as ops
-from .run_time_sizes import dims_attr, read_dims, symbol_values, symbols_renumbered
+from .run_time_sizes import dims_attr, read_dims, symbol_positions, symbol_values, symbols_renumbered
 
 LOOP_DIMS = "plaidarray.loop_dims"
 #: On the outermost loop of a nest whose iterations along a ``parallel`` dimension are
@@ -50,7 +50,7 @@ def _indices(block: Block, affine_map: AffineMap, ivs: Sequence[SSAValue],
         if isinstance(expr, AffineDimExpr):
             out.append(ivs[expr.position])
             continue
-        used = sorted({e.position for e in expr.dfs() if isinstance(e, AffineSymExpr)})
+        used = sorted(symbol_positions([expr]))
         compact = symbols_renumbered(expr, {k: i for i, k in enumerate(used)})
         apply = ops.apply([*ivs, *(symbols[k] for k in used)],
                           AffineMapAttr(AffineMap(affine_map.num_dims, len(used), (compact,))))

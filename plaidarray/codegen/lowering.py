@@ -95,6 +95,14 @@ class KernelBuilder(Protocol):
         """A size or offset (maybe a run-time size, ``hlo/symbolic.py``) as an ``index``."""
         ...
 
+    def one_value(self, value: Dim) -> Dim:
+        """``value`` as an int or one run-time value: a polynomial in run-time sizes
+        becomes an entry of the dims table, computed when the executable is bound
+        (``run_time_sizes.py``), which code reads as it reads a size. A running sum kept
+        so (a concatenation's offsets) is at each step one entry plus a size, never the
+        sum of every size before it."""
+        ...
+
     def require(self, value: Dim, limit: int) -> None:
         """The code is valid only for sizes where ``value`` is at most ``limit`` (a size
         passed to a library as a 32-bit integer): a shape-generic executable takes no

@@ -8,11 +8,17 @@ uses that value as any other index (loop bounds, offsets, strides), and indexing
 use it as the affine symbol ``s<k>``. Attributes holding sizes (a generic's loop dims, a
 chunkable loop's extent) hold them encoded by ``symbolic.encode``. A static module has
 no dims table and every size a constant, as before.
+
+Entries past the symbols hold values computed from them when the executable is bound
+(``KernelBuilder.one_value``, ``ShapeGenericExecutable.bind``): code reads such a value as
+it reads a size, so a sum that grows with the graph (a concatenation's offsets, one per
+operand) is one value in each kernel, not an expression as long as the sum.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import TypeVar
 
 from xdsl.dialects import memref
 from xdsl.dialects.builtin import DYNAMIC_INDEX, ArrayAttr, IndexType, IntAttr, MemRefType
@@ -20,6 +26,8 @@ from xdsl.ir import Attribute, Block, SSAValue
 from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineExpr, AffineSymExpr
 
 from ..hlo.symbolic import Dim, Sym, decode, encode
+
+T = TypeVar("T")
 
 #: On ``main``: the number of entries of its dims table (its last argument).
 SYMBOLS = "plaidarray.symbols"
@@ -38,20 +46,26 @@ def memref_dims(dims: Sequence[Dim]) -> list[int]:
 
 def affine(value: AffineExpr | Dim) -> AffineExpr:
     """A size or offset as an affine expression: symbol ``k`` is ``s<k>``; a product of
-    symbols is semi-affine, which the loop lowering and the emitter evaluate as well."""
+    symbols is semi-affine, which the loop lowering and the emitter evaluate as well.
+    The terms are summed pairwise, so the expression is as deep as the logarithm of
+    their number (xDSL's own walks over it recurse), and a coefficient of 1 is left out."""
     if isinstance(value, AffineExpr):
         return value
     if isinstance(value, int):
         return AffineExpr.constant(value)
     if isinstance(value, Sym):
         return AffineExpr.symbol(value.index)
-    expr: AffineExpr | None = None
+    terms: list[AffineExpr] = []
     for monomial, coefficient in sorted(value.terms.items()):
-        term: AffineExpr = AffineExpr.constant(coefficient)
-        for index in monomial:
-            term = AffineBinaryOpExpr(AffineBinaryOpKind.Mul, term, AffineExpr.symbol(index))
-        expr = term if expr is None else expr + term
-    return expr if expr is not None else AffineExpr.constant(0)
+        factors = [AffineExpr.symbol(index) for index in monomial]
+        term = AffineExpr.constant(coefficient) if coefficient != 1 or not factors else factors.pop(0)
+        for factor in factors:
+            term = AffineBinaryOpExpr(AffineBinaryOpKind.Mul, term, factor)
+        terms.append(term)
+    while len(terms) > 1:
+        pairs = [AffineBinaryOpExpr(AffineBinaryOpKind.Add, a, b) for a, b in zip(terms[::2], terms[1::2])]
+        terms = pairs + terms[len(pairs) * 2:]
+    return terms[0] if terms else AffineExpr.constant(0)
 
 
 def multiply(a: AffineExpr | Dim, b: Dim) -> AffineExpr:
@@ -75,27 +89,49 @@ def modulo(a: AffineExpr | Dim, b: Dim) -> AffineExpr:
     return AffineBinaryOpExpr(AffineBinaryOpKind.Mod, affine(a), affine(b))
 
 
+def fold(expr: AffineExpr, leaf: Callable[[AffineExpr], T],
+         binary: Callable[[AffineBinaryOpExpr, T, T], T]) -> T:
+    """``expr`` evaluated from its leaves up: ``leaf`` of each symbol, dimension and
+    constant, ``binary(e, lhs, rhs)`` of each binary expression after its operands (the
+    left one first), as a recursive walk would, but with a stack of its own: an
+    expression may be as deep as it is long."""
+    values: list[T] = []
+    stack: list[tuple[AffineExpr, bool]] = [(expr, False)]
+    while stack:
+        e, operands_done = stack.pop()
+        if not isinstance(e, AffineBinaryOpExpr):
+            values.append(leaf(e))
+        elif operands_done:
+            rhs = values.pop()
+            values.append(binary(e, values.pop(), rhs))
+        else:
+            stack += ((e, True), (e.rhs, False), (e.lhs, False))
+    return values[0]
+
+
 def symbols_renumbered(expr: AffineExpr, new: dict[int, int]) -> AffineExpr:
     """``expr`` with symbol ``s<k>`` made ``s<new[k]>``, products and quotients by symbols
     (semi-affine) kept as they are (xDSL's operators refuse to build them)."""
-    if isinstance(expr, AffineSymExpr):
-        return AffineExpr.symbol(new[expr.position])
-    if isinstance(expr, AffineBinaryOpExpr):
-        return AffineBinaryOpExpr(expr.kind, symbols_renumbered(expr.lhs, new), symbols_renumbered(expr.rhs, new))
-    return expr
+    return fold(expr, lambda e: AffineExpr.symbol(new[e.position]) if isinstance(e, AffineSymExpr) else e,
+                lambda e, lhs, rhs: AffineBinaryOpExpr(e.kind, lhs, rhs))
 
 
-def symbols_used(exprs: Sequence[AffineExpr]) -> int:
-    """How many symbols a map over ``exprs`` declares: one past the highest used."""
-    highest = -1
+def symbol_positions(exprs: Iterable[AffineExpr]) -> set[int]:
+    """The symbols ``exprs`` use."""
+    found: set[int] = set()
     stack = list(exprs)
     while stack:
         e = stack.pop()
         if isinstance(e, AffineSymExpr):
-            highest = max(highest, e.position)
+            found.add(e.position)
         elif isinstance(e, AffineBinaryOpExpr):
             stack += (e.lhs, e.rhs)
-    return highest + 1
+    return found
+
+
+def symbols_used(exprs: Sequence[AffineExpr]) -> int:
+    """How many symbols a map over ``exprs`` declares: one past the highest used."""
+    return max(symbol_positions(exprs), default=-1) + 1
 
 
 def symbol_index(value: SSAValue) -> int | None:

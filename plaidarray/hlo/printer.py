@@ -48,7 +48,8 @@ def module_to_text(module: Module) -> str:
 
 
 def _nested(comp: Computation) -> list:
-    """The nested computations (branches, loop bodies) used by ``comp``, innermost first."""
+    """The nested computations (branches, loop bodies) used by ``comp``, innermost first.
+    Recursive on their nesting, the traced program's (tests/project/test_recursion.py)."""
     from .ops.control_flow import Subcomputation
 
     found: dict[str, Subcomputation] = {}

@@ -3,69 +3,123 @@
 ``flatten`` gives the leaves in a fixed order plus a hashable structure; equal
 structures mean "the same nesting with the same keys", so the structure can be part of
 a cache key. Dict keys are sorted, as in JAX, so key order does not matter.
+
+A structure is flat: the tree's nodes in depth-first order, each a row (``LEAF_ROW``,
+None, ``(kind, length)`` of a sequence, ``(dict, keys)`` of a dict). A nested tuple
+would mirror the tree's depth, and hashing or comparing one recurses in C (a tree
+100,000 levels deep crashed the interpreter); the walks here use stacks for the same
+reason.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable, Iterator
+from typing import Any, TypeVar
 
+#: The row of a leaf.
+LEAF_ROW = "*"
 #: The structure of a single leaf.
-LEAF = "*"
+LEAF = (LEAF_ROW,)
+
+T = TypeVar("T")
 
 
-def flatten(tree: Any) -> tuple[list[Any], Any]:
+def flatten(tree: Any) -> tuple[list[Any], tuple]:
     """The leaves of ``tree`` (depth first) and its hashable structure."""
     leaves: list[Any] = []
-    return leaves, _flatten(tree, leaves)
+    rows: list[Any] = []
+    stack = [tree]
+    while stack:
+        node = stack.pop()
+        if node is None:
+            rows.append(None)
+        elif type(node) in (tuple, list) or (isinstance(node, tuple) and hasattr(node, "_fields")):
+            rows.append((type(node), len(node)))
+            stack.extend(reversed(node))
+        elif type(node) is dict:
+            keys = tuple(sorted(node))
+            rows.append((dict, keys))
+            stack.extend(node[k] for k in reversed(keys))
+        else:
+            rows.append(LEAF_ROW)
+            leaves.append(node)
+    return leaves, tuple(rows)
 
 
-def _flatten(tree: Any, leaves: list[Any]) -> Any:
-    if tree is None:
-        return None
-    if isinstance(tree, tuple) and hasattr(tree, "_fields"):
-        return (type(tree), tuple(_flatten(x, leaves) for x in tree))
-    if type(tree) in (tuple, list):
-        return (type(tree), tuple(_flatten(x, leaves) for x in tree))
-    if type(tree) is dict:
-        keys = sorted(tree)
-        return (dict, tuple(keys), tuple(_flatten(tree[k], leaves) for k in keys))
-    leaves.append(tree)
-    return LEAF
+def _fold(structure: tuple, leaf: Callable[[Any], T], node: Callable[[Any, list[T]], T]) -> T:
+    """``structure`` evaluated from its leaves up: ``leaf(row)`` of each leaf or None,
+    ``node(row, children)`` of each container once its children are done."""
+    open_nodes: list[tuple[Any, int, list[T]]] = []  # row, number of children, those done
+    for row in structure:
+        if row is None or row == LEAF_ROW:
+            value = leaf(row)
+        else:
+            kind, info = row
+            width = len(info) if kind is dict else info
+            if width:
+                open_nodes.append((row, width, []))
+                continue
+            value = node(row, [])
+        while open_nodes:
+            parent, width, done = open_nodes[-1]
+            done.append(value)
+            if len(done) < width:
+                break
+            open_nodes.pop()
+            value = node(parent, done)
+        else:
+            return value
+    raise ValueError("pytree: a structure ends inside a container")
 
 
-def unflatten(structure: Any, leaves: list[Any]) -> Any:
+def unflatten(structure: tuple, leaves: list[Any]) -> Any:
     """The inverse of :func:`flatten`: ``structure`` rebuilt around ``leaves``."""
-    it = iter(leaves)
-    tree = _unflatten(structure, it)
+    it: Iterator[Any] = iter(leaves)
+
+    def leaf(row: Any) -> Any:
+        if row is None:
+            return None
+        value = next(it, it)
+        if value is it:
+            raise ValueError("unflatten: fewer leaves than the structure holds")
+        return value
+
+    def node(row: Any, children: list[Any]) -> Any:
+        kind, info = row
+        if kind is dict:
+            return dict(zip(info, children))
+        return kind(*children) if hasattr(kind, "_fields") else kind(children)
+
+    tree = _fold(structure, leaf, node)
     if next(it, it) is not it:
         raise ValueError("unflatten: more leaves than the structure holds")
     return tree
 
 
-def _unflatten(structure: Any, it) -> Any:
-    if structure is None:
-        return None
-    if structure == LEAF:
-        return next(it)
-    if structure[0] is dict:
-        _, keys, children = structure
-        return {k: _unflatten(c, it) for k, c in zip(keys, children)}
-    kind, children = structure
-    items = [_unflatten(c, it) for c in children]
-    return kind(*items) if hasattr(kind, "_fields") else kind(items)
-
-
-def describe(structure: Any) -> str:
+def describe(structure: tuple) -> str:
     """A readable form of a structure for error messages: ``(*, [*, *], {'a': *})``."""
-    if structure is None or structure == LEAF:
-        return str(structure)
-    if structure[0] is dict:
-        _, keys, children = structure
-        return "{" + ", ".join(f"{k!r}: {describe(c)}" for k, c in zip(keys, children)) + "}"
-    kind, children = structure
-    inner = ", ".join(describe(c) for c in children)
-    if kind is list:
-        return f"[{inner}]"
-    if kind is tuple:
-        return f"({inner},)" if len(children) == 1 else f"({inner})"
-    return f"{kind.__name__}({inner})"
+
+    def node(row: Any, children: list[Any]) -> tuple:
+        # The text as pieces around the children's pieces, joined once at the end: joining
+        # at each level would copy the inner text once per level around it.
+        kind, info = row
+        if kind is dict:
+            pieces: list[Any] = ["{"]
+            for i, (key, child) in enumerate(zip(info, children)):
+                pieces += [", " * bool(i) + f"{key!r}: ", child]
+            return (*pieces, "}")
+        inner = [piece for i, child in enumerate(children) for piece in (", " * bool(i), child)]
+        if kind is list:
+            return ("[", *inner, "]")
+        if kind is tuple:
+            return ("(", *inner, ",)" if len(children) == 1 else ")")
+        return (f"{kind.__name__}(", *inner, ")")
+
+    text, stack = [], [_fold(structure, str, node)]
+    while stack:
+        piece = stack.pop()
+        if isinstance(piece, str):
+            text.append(piece)
+        else:
+            stack.extend(reversed(piece))
+    return "".join(text)

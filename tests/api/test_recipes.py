@@ -487,3 +487,16 @@ def test_clear_cache_drops_the_recipes():
     assert xp.sum.recipes
     xp.clear_cache()
     assert not xp.sum.recipes and not any(recipes._TABLES)
+
+
+def test_arguments_nested_past_the_bound_are_not_keyed():
+    """A key walks an argument's sequences MAX_NESTING deep at most: a call with a list
+    nested 100,000 deep is not recorded (nor a RecursionError), a shallow one is."""
+    deep: list = []
+    for _ in range(100_000):
+        deep = [deep]
+    assert recipes._signature((deep,), {}, [], []) is None
+    shallow: list = [1]
+    for _ in range(recipes.MAX_NESTING - 1):
+        shallow = [shallow]
+    assert recipes._signature((shallow,), {}, [], []) is not None

@@ -147,6 +147,25 @@ def test_a_list_stacked_at_every_step_for_1000_steps():
     assert _compiles() <= BODY_COMPILES
 
 
+def test_a_concatenation_of_a_thousand_operands_shares_its_copies_kernel():
+    """A small graph compiles with every size a run-time value, so each operand's length
+    is a symbol of its own. Each copy's offset is one value of the dims table (the last
+    offset plus a length, computed when the executable is bound): the copies are one
+    kernel, and the next lengths bind. As the sum of every length before it, the
+    offsets of n operands held n^2 / 2 terms, each copy was a kernel of its own, and
+    at a thousand operands (SciPy's ``permutation_test`` with ``batch=1``) building
+    their affine expressions recursed past Python's limit."""
+    rng = np.random.default_rng(12)
+    for step in range(2):
+        lengths = rng.integers(1, 4, 1000)
+        parts = [rng.standard_normal(int(n)) for n in lengths]
+        compiles, kernels = _compiles(), xp.cache_info().kernel_compiles
+        got = np.asarray(xp.concat([xp.asarray(p) for p in parts]) * 2.0)
+        np.testing.assert_array_equal(got, np.concatenate(parts) * 2.0)
+        assert _compiles() - compiles == (1 if step == 0 else 0)  # compiled once, then bound
+        assert xp.cache_info().kernel_compiles - kernels <= 4
+
+
 @pytest.mark.parametrize("side", ["left", "right"])
 def test_searchsorted_in_a_sorted_array_of_changing_length(side):
     """The search's number of halvings follows the sorted array's run-time length."""

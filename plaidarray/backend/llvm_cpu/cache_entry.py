@@ -29,9 +29,10 @@ STORED_CONSTANT_BYTES = 1 << 20
 
 def entry(sources: list[KernelSource], output_slots: list[tuple[str, int]], output_shapes: list[Shape],
           temp_shapes: list[Shape], limits: list[tuple[Dim, int]] | None,
-          constants: list[np.ndarray]) -> tuple[bytes, dict]:
+          constants: list[np.ndarray], derived: Sequence[Dim] = ()) -> tuple[bytes, dict]:
     """What a cache entry holds: as metadata the steps, the output slots, the buffers'
-    shapes, for a shape-generic executable the limits on its run-time sizes, and the shapes
+    shapes, for a shape-generic executable the limits on its run-time sizes and the dims
+    table entries binding computes (``ShapeGenericExecutable``), and the shapes
     of the constants the compile bound as parameters; as payload the constants' bytes, if
     they are small (``STORED_CONSTANT_BYTES``; else a load is given them again)."""
     stored = sum(c.nbytes for c in constants) <= STORED_CONSTANT_BYTES
@@ -41,6 +42,7 @@ def entry(sources: list[KernelSource], output_slots: list[tuple[str, int]], outp
                 "output_shapes": [[_sizes(s.dims), s.dtype.str] for s in output_shapes],
                 "temp_shapes": [[_sizes(s.dims), s.dtype.str] for s in temp_shapes],
                 "limits": None if limits is None else [[encode(value), limit] for value, limit in limits],
+                "derived": _sizes(derived),
                 "constants": [[list(c.shape), c.dtype.str] for c in constants],
                 "constants_stored": stored}
     payload = b"".join(np.ascontiguousarray(c).tobytes() for c in constants) if stored else b""
@@ -106,7 +108,7 @@ def load(key: str, n_params: int, constants: list[np.ndarray] | None, target: st
             segment = Segment(extent_value, work_value, int(depth))
             steps.append(Step(kernel, tuple(int(b) for b in buffers), segment, tuple(int(d) for d in dims),
                               tuple(str(name) for name in imports if is_import(str(name)))))
-        limits = meta["limits"]
+        limits, derived = meta["limits"], _dims(meta["derived"])
         if limits is not None:
             bounds = [(decode([int(i) for i in value])[0], int(limit)) for value, limit in limits]
     except (KeyError, TypeError, ValueError, IndexError):
@@ -115,6 +117,6 @@ def load(key: str, n_params: int, constants: list[np.ndarray] | None, target: st
     if limits is None:
         executable = CpuExecutable(steps, n_params, constants, slots, outputs, temps)
     else:
-        executable = ShapeGenericExecutable(steps, n_params, constants, slots, outputs, temps, bounds)
+        executable = ShapeGenericExecutable(steps, n_params, constants, slots, outputs, temps, bounds, derived)
     executable.from_disk = True
     return executable

@@ -185,7 +185,10 @@ class CpuExecutable(Executable):
 class ShapeGenericExecutable(Executable):
     """The steps of a shape-generic module (``hlo/symbolic.py``), whose sizes and shapes
     may be run-time sizes: ``bind`` evaluates them for a graph's sizes, making the
-    :class:`CpuExecutable` that runs it. All bindings share the kernels and their runs."""
+    :class:`CpuExecutable` that runs it. All bindings share the kernels and their runs.
+    ``derived`` are the values of the dims table's entries after the sizes, which code
+    reads as one value each (a concatenation's offsets, ``KernelBuilder.one_value``),
+    each naming only entries before it."""
 
     def __init__(self, steps: Sequence[Step], n_params: int, constants: list[np.ndarray],
                  output_slots: list[tuple[str, int]], output_shapes: list[Shape], temp_shapes: list[Shape],
@@ -193,8 +196,9 @@ class ShapeGenericExecutable(Executable):
         self.steps = tuple(steps)
         self.limits = tuple(limits)
         #: Sizes the kernels take that follow from the run-time sizes (a sequence's op run
-        #: flattened takes its operand's element count): the dims table a binding passes
-        #: is the run-time sizes, then these (``sequence.py``).
+        #: flattened takes its operand's element count, a concatenation each operand's
+        #: offset): the dims table a binding passes is the run-time sizes, then these, each
+        #: in the entries before it (``sequence.py``, ``KernelBuilder.one_value``).
         self.derived = tuple(derived)
         self.n_params, self.constants, self.output_slots = n_params, constants, output_slots
         self._args = (n_params, constants, output_slots)
@@ -227,6 +231,10 @@ class ShapeGenericExecutable(Executable):
     def bind(self, values: Sequence[int]) -> CpuExecutable | None:
         if any(evaluate(value, values) > limit for value, limit in self.limits):
             return None
+        if self.derived:
+            values = list(values)
+            for value in self.derived:
+                values.append(evaluate(value, values))
         steps = list(self.steps)
         for i in self._sized_steps:
             s = steps[i]
@@ -242,8 +250,7 @@ class ShapeGenericExecutable(Executable):
                 made[i] = allocator(shape.dims, shape.dtype)
         splitting = self._static_splitting or parallel.worth_splitting([steps[i].segment for i in self._sized_steps])
         n_params, constants, slots = self._args
-        table = [*values, *(evaluate(d, values) for d in self.derived)] if self.derived else values
-        executable = CpuExecutable(steps, n_params, constants, slots, outputs, temps, table, self._runs,
+        executable = CpuExecutable(steps, n_params, constants, slots, outputs, temps, values, self._runs,
                                    cast(Allocators, allocators), splitting)
         executable.from_disk = self.from_disk
         return executable

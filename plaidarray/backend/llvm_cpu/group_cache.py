@@ -30,12 +30,15 @@ class LoweredGroup:
     """A group's kernels, their buffers numbered as the group's buffers left after
     contraction, in the order its key numbers them, then its scratch buffers; its scratch
     buffers; the limits on run-time sizes; which of the group's buffers (by place among
-    them) its loops contracted away."""
+    them) its loops contracted away; the dims table entries its code reads that binding
+    computes (``KernelBuilder.one_value``), each (its number, its value), a value naming
+    only sizes and entries before it."""
 
     sources: tuple[KernelSource, ...]
     scratch: tuple[Shape, ...]
     limits: tuple[tuple[Dim, int], ...]
     contracted: frozenset[int]
+    derived: tuple[tuple[int, Dim], ...] = ()
 
     @property
     def kept_bytes(self) -> int:
@@ -58,7 +61,7 @@ class LoweredGroup:
         def moved(p: int) -> int:
             return now[left[p]] if p < len(left) else p  # scratch buffers follow, in order
         return LoweredGroup(tuple(dataclasses.replace(s, buffers=tuple(moved(p) for p in s.buffers))
-                                  for s in self.sources), self.scratch, self.limits, contracted)
+                                  for s in self.sources), self.scratch, self.limits, contracted, self.derived)
 
     def renumbered(self, new: Mapping[int, int]) -> LoweredGroup:
         """The same code with run-time size ``k`` numbered ``new[k]``: in the cache, a
@@ -67,6 +70,7 @@ class LoweredGroup:
         used = symbols([d for s in self.sources for d in (s.segment.extent, s.segment.work)])
         used |= {k for s in self.sources for k in s.dims}
         used |= symbols([d for shape in self.scratch for d in shape.dims]) | symbols([v for v, _ in self.limits])
+        used |= {k for k, _ in self.derived} | symbols([v for _, v in self.derived])
         if not used <= new.keys():
             raise RuntimeError(f"llvm-cpu: a kernel group's code uses run-time sizes {sorted(used - new.keys())} "
                                "that its key does not name")
@@ -78,7 +82,8 @@ class LoweredGroup:
                   for s in self.sources),
             tuple(Shape(cast("tuple[int, ...]", tuple(rename(d, new) for d in shape.dims)), shape.dtype)
                   for shape in self.scratch),
-            tuple((rename(v, new), limit) for v, limit in self.limits), self.contracted)
+            tuple((rename(v, new), limit) for v, limit in self.limits), self.contracted,
+            tuple((new[k], rename(v, new)) for k, v in self.derived))
 
 
 class GroupCache:

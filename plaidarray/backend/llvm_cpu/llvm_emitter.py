@@ -38,11 +38,11 @@ from xdsl.dialects.builtin import (
     StridedLayoutAttr,
 )
 from xdsl.ir import Attribute, Block, BlockArgument, Operation, SSAValue
-from xdsl.ir.affine import AffineBinaryOpExpr, AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineSymExpr
+from xdsl.ir.affine import AffineBinaryOpKind, AffineConstantExpr, AffineDimExpr, AffineSymExpr
 
 from ...codegen.element_types import element_bytes
 from ...codegen.linalg_to_loops import PARALLEL_LOOP
-from ...codegen.run_time_sizes import SYMBOL, read_dims, symbol_index, symbol_values
+from ...codegen.run_time_sizes import SYMBOL, fold, read_dims, symbol_index, symbol_values
 from ...hlo.fingerprint import Hashed
 from ...hlo.symbolic import Dim, Sym, SymExpr, hint, symbols
 from .blas_lapack import is_import
@@ -514,20 +514,21 @@ def _affine_apply(e, op):
     affine_map = op.map.data
     (expr,) = affine_map.results
 
-    def evaluate(x):
+    def leaf(x):
         if isinstance(x, AffineDimExpr):
             return operands[x.position]
         if isinstance(x, AffineSymExpr):
             return operands[affine_map.num_dims + x.position]
-        if isinstance(x, AffineConstantExpr):
-            return ir.Constant(INDEX, x.value)
-        assert isinstance(x, AffineBinaryOpExpr)
-        lhs, rhs = evaluate(x.lhs), evaluate(x.rhs)
-        method = {AffineBinaryOpKind.Add: "add", AffineBinaryOpKind.Mul: "mul",
-                  AffineBinaryOpKind.FloorDiv: "sdiv", AffineBinaryOpKind.Mod: "srem"}[x.kind]
-        return getattr(e.builder, method)(lhs, rhs)
+        return ir.Constant(INDEX, cast(AffineConstantExpr, x).value)
 
-    return evaluate(expr)
+    def binary(x, lhs, rhs):
+        return getattr(e.builder, _AFFINE_ARITHMETIC[x.kind])(lhs, rhs)
+
+    return fold(expr, leaf, binary)
+
+
+_AFFINE_ARITHMETIC = {AffineBinaryOpKind.Add: "add", AffineBinaryOpKind.Mul: "mul",
+                      AffineBinaryOpKind.FloorDiv: "sdiv", AffineBinaryOpKind.Mod: "srem"}
 
 
 @rule("scf.for")
@@ -1086,8 +1087,16 @@ def _fingerprint(ops: list[Operation], block: Block, used: list[int], dims: list
             return ("constant", owner.attributes.get("value") or owner.properties.get("value"))
         raise ValueError(f"llvm-cpu: a segment uses a value defined outside it ({value})")
 
+    def attributes(op: Operation) -> tuple:
+        # A chunkable loop's trip count and work are its segment's, not its text's (which
+        # its depth alone shapes): loops over other run-time sizes are one kernel.
+        return tuple(sorted((name, read_dims(a)[0] if name == PARALLEL_LOOP else a)
+                            for name, a in op.attributes.items()))
+
     def walk(op: Operation) -> tuple:
-        row = (op.name, tuple(sorted(op.properties.items())), tuple(sorted(op.attributes.items())),
+        # Recursive on the nesting of regions, which is bounded: a loop per dimension of a
+        # nest, and the traced program's nesting of cond/while_loop (tests/project/test_recursion.py).
+        row = (op.name, tuple(sorted(op.properties.items())), attributes(op),
                tuple(operand(v) for v in op.operands), tuple(r.type for r in op.results))
         for r in op.results:
             numbers[r] = len(numbers)

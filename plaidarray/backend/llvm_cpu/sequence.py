@@ -94,9 +94,10 @@ def _sizes(call: Call, part: CpuExecutable | ShapeGenericExecutable) -> list[Dim
     sizes derived from them."""
     if isinstance(part, CpuExecutable):
         return list(part.dim_values)
-    own = list(call.symbols)
-    mapping = dict(enumerate(own))
-    return own + [substitute(d, mapping) for d in part.derived]
+    sizes = list(call.symbols)
+    for value in part.derived:  # each in the entries before it
+        sizes.append(substitute(value, dict(enumerate(sizes))))
+    return sizes
 
 
 def _in(shape: Shape, sizes: Sequence[Dim]) -> Shape:

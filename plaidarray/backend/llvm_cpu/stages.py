@@ -57,7 +57,7 @@ from ...hlo import Computation, Instruction, Module
 from ...hlo.passes import run_hlo_passes
 from ...hlo.passes.bind_constants import bind_constants
 from ...hlo.shape import Shape
-from ...hlo.symbolic import Dim
+from ...hlo.symbolic import Dim, rename
 from .. import dump
 from ..executable import Executable, NotShapeGeneric
 from ..pipeline import Stage, dump_timings, run_stages
@@ -93,6 +93,7 @@ class _Group:
     module: ModuleOp | None = None
     scratch: list[Shape] = field(default_factory=list)
     limits: list[tuple[Dim, int]] = field(default_factory=list)
+    derived: list[Dim] = field(default_factory=list)
     contracted: frozenset[int] = frozenset()
     lowered: LoweredGroup | None = None
     #: The first group of the module with its key (itself, if it is the first).
@@ -130,6 +131,9 @@ class Compilation:
     shares_groups: bool = True
     scratch: list[Shape] = field(default_factory=list)
     limits: list[tuple[Dim, int]] = field(default_factory=list)
+    #: The dims table's entries after the run-time sizes, computed from them when the
+    #: executable is bound (``KernelBuilder.one_value``): entry ``n_symbols + j`` is ``derived[j]``.
+    derived: list[Dim] = field(default_factory=list)
     sources: list[KernelSource] = field(default_factory=list)
     kernels: dict[str, CompiledKernel] = field(default_factory=dict)
     products: list[Product] = field(default_factory=list)
@@ -247,7 +251,7 @@ def _to_linalg(c: Compilation) -> None:
     table = _table(c)
     for g in _lowering(c):
         built = build_linalg(c.plan, [table[b] for b in g.buffers], c.buffer_owners, c.n_symbols, g.kernels)
-        g.module, g.scratch, g.limits = built.module, built.scratch, built.limits
+        g.module, g.scratch, g.limits, g.derived = built.module, built.scratch, built.limits, built.derived
 
 
 def _modules(c: Compilation) -> str:
@@ -281,10 +285,12 @@ def _to_llvm_ir(c: Compilation) -> None:
         # promoted with the compile's live objects to older generations whose collections
         # walk the whole heap (12% of a scikit-learn test run was the collector's).
         g.module = None
-        g.lowered = LoweredGroup(tuple(sources), tuple(g.scratch), tuple(g.limits),
-                                 g.contracted).reordered(g.buffers, g.order)
+        g.lowered = LoweredGroup(tuple(sources), tuple(g.scratch), tuple(g.limits), g.contracted,
+                                 tuple(enumerate(g.derived, c.n_symbols))).reordered(g.buffers, g.order)
         if _numbered(c, g):
-            g.lowered = g.lowered.renumbered({k: i for i, k in enumerate(g.symbols)})
+            numbers = {k: i for i, k in enumerate(g.symbols)}
+            numbers.update((c.n_symbols + j, len(g.symbols) + j) for j in range(len(g.derived)))
+            g.lowered = g.lowered.renumbered(numbers)
         if g.key is not None:
             GROUPS.put(g.key, g.lowered)
     for g in c.groups:
@@ -300,11 +306,12 @@ def _numbered(c: Compilation, g: _Group) -> bool:
 
 
 def _assemble(c: Compilation) -> None:
-    """The module's kernels, scratch buffers and limits from its groups': each group's
-    buffers numbered in the module's table, less the temporaries its loops contracted."""
+    """The module's kernels, scratch buffers, limits and computed dims table entries from
+    its groups': each group's buffers numbered in the module's table, less the
+    temporaries its loops contracted."""
     first_temp = len(c.comp.parameters) + len(c.outputs)
-    lowered = [cast(LoweredGroup, g.lowered).renumbered(dict(enumerate(g.symbols))) if _numbered(c, g)
-               else cast(LoweredGroup, g.lowered) for g in c.groups]
+    entries: dict[Dim, int] = {}
+    lowered = [_in_module(c, g, cast(LoweredGroup, g.lowered), entries) for g in c.groups]
     contracted = {g.order[i] for g, low in zip(c.groups, lowered) for i in low.contracted}
     place: dict[int, int] = {}
     for b in range(first_temp + len(c.temps)):
@@ -320,6 +327,22 @@ def _assemble(c: Compilation) -> None:
         c.limits += [limit for limit in low.limits if limit not in c.limits]
 
 
+def _in_module(c: Compilation, g: _Group, low: LoweredGroup, entries: dict[Dim, int]) -> LoweredGroup:
+    """``low`` with its run-time sizes numbered as the module numbers them, and its
+    computed entries as the module's (``entries``: each value's number, one entry per
+    value in the module; groups lowered apart numbered theirs alike)."""
+    if not _numbered(c, g) and not low.derived:
+        return low
+    numbers = dict(enumerate(g.symbols)) if _numbered(c, g) else {k: k for k in range(c.n_symbols)}
+    for k, value in low.derived:  # in order: each value names only entries before it
+        value = rename(value, numbers)
+        if value not in entries:
+            entries[value] = c.n_symbols + len(c.derived)
+            c.derived.append(value)
+        numbers[k] = entries[value]
+    return low.renumbered(numbers)
+
+
 def _llvm_codegen(c: Compilation) -> None:
     generated = kernels.kernels_for(c.sources, c.level, c.target, c.quick)
     c.kernels, c.products = generated.kernels, generated.products
@@ -329,7 +352,8 @@ def _load(c: Compilation) -> None:
     steps = [Step(c.kernels[s.key], s.buffers, s.segment, s.dims, s.imports) for s in c.sources]
     shapes = [o.shape for o in c.outputs], [t.shape for t in c.temps] + c.scratch
     if c.n_symbols:
-        c.executable = ShapeGenericExecutable(steps, c.n_params, c.constants, c.output_slots, *shapes, c.limits)
+        c.executable = ShapeGenericExecutable(steps, c.n_params, c.constants, c.output_slots, *shapes, c.limits,
+                                              c.derived)
     else:
         c.executable = CpuExecutable(steps, c.n_params, c.constants, c.output_slots, *shapes)
 
@@ -340,7 +364,7 @@ def _store(c: Compilation) -> None:
     if object_cache.enabled() and c.key:
         payload, metadata = cache_entry.entry(c.sources, c.output_slots, [o.shape for o in c.outputs],
                                               [t.shape for t in c.temps] + c.scratch,
-                                              c.limits if c.n_symbols else None, c.constants)
+                                              c.limits if c.n_symbols else None, c.constants, c.derived)
         storing.store_later(functools.partial(object_cache.store, c.key, payload, metadata),
                             object_cache.Locks([c.key]))
 

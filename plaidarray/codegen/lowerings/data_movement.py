@@ -64,14 +64,18 @@ for _name, _coords in (("broadcast_in_dim", _broadcast_coords), ("reshape", _res
 # --- kernels ----------------------------------------------------------------------------
 
 def _concatenate_emit(k, inst, out, operands):
-    """One copy per operand into its window of the result (an offset output map)."""
+    """One copy per operand into its window of the result (an offset output map). With
+    run-time sizes each offset is one value (``one_value``), the last one plus a size:
+    as a sum of the sizes before it, the offsets of n operands would hold n^2 / 2 terms
+    and make each copy a kernel of its own."""
     axis, offset = inst.attrs["dimension"], 0
-    for operand, buf in zip(inst.operands, operands):
+    for j, (operand, buf) in enumerate(zip(inst.operands, operands)):
+        if j:
+            offset = k.one_value(offset + inst.operands[j - 1].shape.dims[axis])
         dims = operand.shape.dims
         d = [AffineExpr.dimension(i) for i in range(len(dims))]
         out_map = [e + affine(offset) if i == axis else e for i, e in enumerate(d)]
         k.generic(dims, [(buf, d)], (out, out_map), inst.shape.dtype, lambda b, ins, cur: ins[0])
-        offset += dims[axis]
 
 
 def _concatenate_ends(inst):

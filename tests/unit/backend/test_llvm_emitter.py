@@ -67,3 +67,23 @@ def test_a_kernels_text_and_key_do_not_depend_on_its_buffers_positions():
     assert len(alone) == 1 and len(second) == 2
     assert [s.buffers for s in second if s.key == alone[0].key] == [(1, 3)]  # x and the second output
     assert alone[0].buffers == (0, 1)
+
+
+def test_loops_alike_but_for_their_run_time_sizes_are_emitted_once(monkeypatch):
+    """A concatenation's copies in a shape-generic module are loops over the length of
+    each operand, a run-time size of its own, into the result at an offset read as one
+    value: beyond the first (offset 0) they are one kernel, emitted once, though each
+    loop's chunking mark names its own size."""
+    from plaidarray.backend.llvm_cpu import llvm_emitter
+    from plaidarray.hlo import Instruction, Shape
+    from plaidarray.hlo.symbolic import Sym
+
+    emitted = []
+    real = llvm_emitter._emit_kernel
+    monkeypatch.setattr(llvm_emitter, "_EMITTED", llvm_emitter._EmittedKernels(1024, 2 << 20))
+    monkeypatch.setattr(llvm_emitter, "_emit_kernel", lambda *args: emitted.append(real(*args)) or emitted[-1])
+    xs = [param(k, (Sym(k, 40 + k), 3)) for k in range(5)]
+    joined = Instruction("concatenate", xs, {"dimension": 0}, Shape((Sym(5, 300), 3), F32))
+    sources = lowered(xs, [joined], n_symbols=6).sources
+    assert len(sources) == 5 and len({s.key for s in sources}) == 2
+    assert len(emitted) == 2

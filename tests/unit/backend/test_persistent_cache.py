@@ -220,6 +220,27 @@ def test_same_process_reload_after_clearing_the_in_memory_cache(monkeypatch, tmp
     np.testing.assert_array_equal(again, expected)
 
 
+def test_a_shape_generic_entry_keeps_the_dims_table_entries_binding_computes(monkeypatch, tmp_path):
+    """A concatenation's offsets past the second are entries of the dims table computed
+    when the executable is bound (``KernelBuilder.one_value``): loaded from disk, the
+    executable computes them for other lengths too."""
+    monkeypatch.setenv("PLAIDARRAY_CACHE_DIR", str(tmp_path))
+    rng = np.random.default_rng(3)
+
+    def value(lengths):
+        parts = [rng.standard_normal(n) for n in lengths]
+        return np.asarray(xp.concat([xp.asarray(p) for p in parts]) + 1.0), np.concatenate(parts) + 1.0
+
+    xp.clear_cache()
+    np.testing.assert_array_equal(*value([2, 3, 4, 5]))
+    xp.clear_cache()
+    gc.collect()
+    got, want = value([5, 2, 7, 3])
+    info = xp.cache_info()
+    assert (info.compiles, info.disk_hits) == (0, 1)
+    np.testing.assert_array_equal(got, want)
+
+
 def test_store_and_load_round_trip_and_damage_detection(monkeypatch, tmp_path):
     monkeypatch.setenv("PLAIDARRAY_CACHE_DIR", str(tmp_path))
     object_cache.store("k1", b"\x7fELF code", {"symbol": "f", "shapes": [[2, 3], "<f4"]})

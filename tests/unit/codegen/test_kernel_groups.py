@@ -15,7 +15,7 @@ from plaidarray.backend.llvm_cpu import group_cache, stages
 
 def _summary(c) -> tuple:
     return ([(s.key, s.buffers, s.segment, s.dims, s.imports) for s in c.sources],
-            [t.shape for t in c.temps], c.scratch, c.limits, c.n_buffers)
+            [t.shape for t in c.temps], c.scratch, c.limits, c.derived, c.n_buffers)
 
 
 def _whole(monkeypatch, params, outputs, n_symbols=0):
@@ -144,6 +144,28 @@ def test_groups_of_other_run_time_sizes_and_buffers_share_one_lowering(built, mo
     static = [param(1 + k, (4 + k, 3)) for k in range(4)]  # sizes of their own: one lowering each
     c = lowered([y, *static], [make("tanh", make("concatenate", x, y, dimension=0)) for x in static])
     assert len(built) == len(c.groups) > 1
+
+
+def test_dims_table_entries_computed_at_binding_are_the_modules_in_shared_groups(built, monkeypatch):
+    """A concatenation of three operands reads its third operand's offset as an entry of
+    the dims table computed when the executable is bound (``KernelBuilder.one_value``).
+    Groups that share one lowering each name the entry of their own sizes, one entry per
+    value in the module, as lowering the module whole numbers them."""
+    from plaidarray.hlo import Instruction, Shape
+    from plaidarray.hlo.symbolic import Sym
+
+    xs = [param(k, (Sym(k, 4 + k), 3)) for k in range(3)]
+    orders = [(0, 1, 2), (1, 2, 0), (0, 1, 0)]
+    joined = [Instruction("concatenate", [xs[i] for i in order], {"dimension": 0}, Shape((Sym(3 + k, 20), 3), F32))
+              for k, order in enumerate(orders)]
+    c = lowered(xs, [make("tanh", j) for j in joined], n_symbols=6)
+    # The first two share a lowering; the last, one operand twice, has a key of its own
+    # and the first one's offsets.
+    assert sorted(built) == [["concatenate"], ["concatenate"], ["tanh"]]
+    assert c.derived == [Sym(0, 0) + Sym(1, 0), Sym(1, 0) + Sym(2, 0)]
+    read = sorted(k for s in c.sources for k in s.dims if k >= 6)  # the third copies' offsets
+    assert read == [6, 6, 7]
+    assert _summary(c) == _summary(_whole(monkeypatch, xs, [make("tanh", j) for j in joined], n_symbols=6))
 
 
 def _concatenate(x, y, dimension=0):
