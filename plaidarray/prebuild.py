@@ -35,9 +35,11 @@ import numpy as np
 from .backend.llvm_cpu import object_cache
 
 #: The environment of the build: every read runs op by op (no fused compile), kernels are
-#: built in their full code at once (no first tier), and in this process.
+#: built in their full code at once (no first tier), and in this process, none of them
+#: taken from an installation already there (a rebuild builds every kernel anew).
 BUILD_ENVIRONMENT = {"PLAIDARRAY_FUSE_AFTER_MS": "1e12", "PLAIDARRAY_TIER_UP_MS": "0",
-                     "PLAIDARRAY_INPROCESS_COMPILES": "1000000", "PLAIDARRAY_MAX_PENDING": "0"}
+                     "PLAIDARRAY_INSTALLED_KERNELS": "0", "PLAIDARRAY_INPROCESS_COMPILES": "1000000",
+                     "PLAIDARRAY_MAX_PENDING": "0"}
 
 Thunk = Callable[[], Any]
 

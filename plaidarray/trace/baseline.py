@@ -107,14 +107,17 @@ class BaselineExecutable(Executable):
 
 def assemble(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, Shape]], backend: Backend,
              heat: Heat, structure: Hashable | None = None, values: tuple[int, ...] = (),
-             sizes: tuple[bool, ...] = ()) -> BaselineExecutable:
+             sizes: tuple[bool, ...] = (), given: frozenset[int] = frozenset()) -> BaselineExecutable:
     """The baseline executable of a walked graph (``to_hlo.walk``: its key rows, its output
     rows, and each row's node's attributes and shape): its structure's shape-generic
     sequence bound to its sizes (``values``, ``sizes`` and ``structure``:
     ``dynamic.generalize``'s and the graph's structure key), made once per structure and
-    pattern of sizes, else the sequence of its ops' kernels bound one by one."""
+    pattern of sizes, else the sequence of its ops' kernels bound one by one. The
+    parameters numbered in ``given`` are donated (``materialize``): an update of one
+    writes into its buffer (``_in_place``)."""
+    in_place = _in_place(rows, outputs, given)
     if structure is not None and backend.compiler.shape_generic:
-        plan, found = _plan(rows, outputs, sources, backend, structure, values, sizes)
+        plan, found = _plan(rows, outputs, sources, backend, structure, values, sizes, in_place)
         if plan.template is not None:
             bound = plan.template.bind(found)
             if bound is not None:
@@ -122,11 +125,42 @@ def assemble(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict
     layout = _Layout(rows, outputs, sources, [s for _, s in sources])
     for i, distinct in layout.ops():
         attrs, shape = sources[i]
-        executable, params = _kernel(rows, rows[i], distinct, attrs, shape, backend)
+        executable, params = _kernel(rows, rows[i], distinct, attrs, shape, backend, i in in_place)
         layout.call(i, distinct, executable, tuple(p[0] for p in params))
     sequence = backend.compiler.sequence(layout.calls, layout.n_params, layout.literals, layout.shapes,
                                          layout.computed)
     return BaselineExecutable(sequence, layout.results(rows), heat)
+
+
+#: Ops whose kernel may write its result into its first operand's buffer, when donated.
+IN_PLACE_OPS = frozenset({"dynamic_update_slice"})
+
+
+def _in_place(rows: tuple, outputs: tuple[int, ...], given: frozenset[int]) -> frozenset[int]:
+    """The rows whose op updates a donated parameter in place (``a[i] = v`` in a loop costs
+    the size of ``v``, as fused code's does): an op of ``IN_PLACE_OPS`` whose first
+    operand is a donated parameter that nothing else reads (not another op, not the
+    graph's results), so no value the sequence still needs is overwritten."""
+    if not given:
+        return frozenset()
+    readers: dict[int, list[int]] = {}
+    number = 0
+    donated: set[int] = set()
+    for i, row in enumerate(rows):
+        if len(row) == 2:
+            if number in given:
+                donated.add(i)
+            number += 1
+            continue
+        for o in row[2]:
+            if o in donated:
+                readers.setdefault(o, []).append(i)
+    found = set()
+    for p, users in readers.items():
+        i = users[0]
+        if len(users) == 1 and rows[i][0] in IN_PLACE_OPS and rows[i][2][0] == p and p not in outputs:
+            found.add(i)
+    return frozenset(found)
 
 
 class _Layout:
@@ -215,10 +249,12 @@ PATTERNS_PER_STRUCTURE = 4
 
 
 def _plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, Shape]], backend: Backend,
-          structure: Hashable, values: tuple[int, ...], sizes: tuple[bool, ...]) -> tuple[_Plan, list[int]]:
+          structure: Hashable, values: tuple[int, ...], sizes: tuple[bool, ...],
+          in_place: frozenset[int]) -> tuple[_Plan, list[int]]:
     """The plan of a structure that fits these sizes, and its symbols' values, made if need
     be: every size a run-time value but 0 and 1 (as an op kernel's), tied where the ops'
-    shape rules tie them."""
+    shape rules tie them (the structure says which parameters are donated, so which rows
+    update in place, ``in_place``)."""
     key = (structure, backend.cache_tag)
     empty = dynamic.empty_fits(rows, values, backend.compiler)
     plans = _PLANS.get(key)
@@ -233,7 +269,7 @@ def _plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, S
     if found is None or not pattern.n_symbols:  # sizes all 0 or 1: the exact graph's kernels, bound
         plan = _Plan(pattern, None, _Layout(rows, outputs, sources, [s for _, s in sources]))
     else:
-        plan = _generic_plan(rows, outputs, sources, backend, pattern, values)
+        plan = _generic_plan(rows, outputs, sources, backend, pattern, values, in_place)
     plans = _PLANS.setdefault(key, [])
     plans.insert(0, plan)
     del plans[PATTERNS_PER_STRUCTURE:]
@@ -243,7 +279,7 @@ def _plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, S
 
 
 def _generic_plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, Shape]], backend: Backend,
-                  pattern: dynamic.Pattern, values: tuple[int, ...]) -> _Plan:
+                  pattern: dynamic.Pattern, values: tuple[int, ...], in_place: frozenset[int]) -> _Plan:
     """The structure's sequence of op-kernel templates in ``pattern``'s symbols: each
     kernel's run-time sizes are sizes of the graph (an elementwise op's element count,
     the product of its dimensions)."""
@@ -258,7 +294,7 @@ def _generic_plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple
         for i, distinct in layout.ops():
             attrs, shape = sources[i]
             executable, kernel_rows, kernel_pattern = _kernel_template(rows, rows[i], distinct, attrs, shape,
-                                                                       backend)
+                                                                       backend, i in in_place)
             symbols = _kernel_symbols(kernel_rows, kernel_pattern, built, i, distinct)
             if symbols is None:
                 return _Plan(pattern, None, layout)
@@ -316,35 +352,35 @@ def _signature(rows: tuple, row: tuple, distinct: list[int]) -> tuple:
 
 
 def _kernel(rows: tuple, row: tuple, distinct: list[int], attrs: dict, shape: Shape,
-            backend: Backend) -> tuple[Executable, tuple]:
+            backend: Backend, in_place: bool) -> tuple[Executable, tuple]:
     """The kernel of one row's op, bound to its sizes, and its parameters' rows (dims,
     dtype): its operands are the rows ``distinct`` (each passed once, as a graph passes a
-    parameter used twice)."""
+    parameter used twice); ``in_place``: its result is written into its first operand."""
     signature = _signature(rows, row, distinct)
-    executable = _BOUND.get((signature, backend.cache_tag))
+    executable = _BOUND.get((signature, in_place, backend.cache_tag))
     if executable is None:
-        template, kernel_rows, pattern = _template(signature, attrs, shape, backend)
+        template, kernel_rows, pattern = _template(signature, attrs, shape, backend, in_place)
         if template is not None and pattern is not None:
             shape_values, sizes = dynamic.generalize(kernel_rows)[1:]
             found = pattern.match(shape_values, sizes, dynamic.empty_fits(kernel_rows, shape_values, backend.compiler))
             bound = template.bind(found) if found is not None else None
         if template is None or pattern is None or bound is None:  # per shape, or a size past a library call's
-            bound = _static_kernel(kernel_rows, attrs, shape, backend)
+            bound = _static_kernel(kernel_rows, attrs, shape, backend, in_place)
         executable = bound
         if len(_BOUND) >= KEPT_BOUND:
             _BOUND.clear()
-        _BOUND[signature, backend.cache_tag] = executable
+        _BOUND[signature, in_place, backend.cache_tag] = executable
     return executable, signature[:-1]
 
 
-def _kernel_template(rows: tuple, row: tuple, distinct: list[int], attrs: dict, shape: Shape, backend: Backend
-                     ) -> tuple[Executable, tuple, dynamic.Pattern | None]:
+def _kernel_template(rows: tuple, row: tuple, distinct: list[int], attrs: dict, shape: Shape, backend: Backend,
+                     in_place: bool) -> tuple[Executable, tuple, dynamic.Pattern | None]:
     """The kernel of one row's op as made for any size (its template, its single-op rows
     and the pattern of its run-time sizes), else (an op with code for its sizes only, or
     sizes all 0 or 1) made for these sizes, with no pattern."""
-    template, kernel_rows, pattern = _template(_signature(rows, row, distinct), attrs, shape, backend)
+    template, kernel_rows, pattern = _template(_signature(rows, row, distinct), attrs, shape, backend, in_place)
     if template is None or pattern is None:
-        return _static_kernel(kernel_rows, attrs, shape, backend), kernel_rows, None
+        return _static_kernel(kernel_rows, attrs, shape, backend, in_place), kernel_rows, None
     return template, kernel_rows, pattern
 
 
@@ -365,14 +401,15 @@ def _single_op(signature: tuple, attrs: dict, shape: Shape) -> tuple[tuple, tupl
     return rows, (len(rows) - 1,), sources
 
 
-def _template(signature: tuple, attrs: dict, shape: Shape, backend: Backend
+def _template(signature: tuple, attrs: dict, shape: Shape, backend: Backend, in_place: bool
               ) -> tuple[Executable | None, tuple, dynamic.Pattern | None]:
     """The shape-generic kernel of an op signature, found in the cache or compiled, its
     single-op rows and the pattern of its run-time sizes; no pattern where it has none
     (every size 0 or 1) or its op takes none (then per shape from now on)."""
     rows, outputs, sources = _single_op(signature, attrs, shape)
     shape_key, values, sizes = dynamic.generalize(rows)
-    structure = dynamic.canonical((shape_key, outputs, frozenset(), backend.cache_tag))
+    donated = _DONATED[in_place]
+    structure = dynamic.canonical((shape_key, outputs, donated, backend.cache_tag))
     if structure in _PER_SHAPE or not backend.compiler.shape_generic or \
             dynamic.has_op(rows, backend.compiler.per_shape_ops):
         return None, rows, None
@@ -382,24 +419,24 @@ def _template(signature: tuple, attrs: dict, shape: Shape, backend: Backend
     generic_key = ("op-kernel", structure, pattern.code_key)  # the code, whatever sizes it met first
     template = EXECUTABLES.lookup(generic_key)
     if template is None:
-        structure_key = ("shape-generic", shape_key, outputs, pattern.code_key)
+        structure_key = ("shape-generic", shape_key, outputs, donated, pattern.code_key)
         try:
             comp = _computation(rows, outputs, sources, pattern, values)
             template = EXECUTABLES.get(generic_key, backend.name,
-                                       lambda: _compile(backend, comp, pattern.n_symbols, structure_key))
+                                       lambda: _compile(backend, comp, pattern.n_symbols, structure_key, donated))
         except (NotShapeGeneric, TypeError):  # a size its shape rule or lowering needs as a number
             _PER_SHAPE.add(structure)
             return None, rows, None
     return template, rows, pattern
 
 
-def _static_kernel(rows: tuple, attrs: dict, shape: Shape, backend: Backend) -> Executable:
+def _static_kernel(rows: tuple, attrs: dict, shape: Shape, backend: Backend, in_place: bool) -> Executable:
     """The kernel of a single-op graph (``_single_op``'s rows) made for its sizes."""
     signature = rows[:len(rows) - _tuple_rows(rows)]
     rows, outputs, sources = _single_op(signature, attrs, shape)
-    key = (rows, outputs)
-    return EXECUTABLES.get((key, frozenset(), backend.cache_tag), backend.name,
-                           lambda: _compile(backend, _computation(rows, outputs, sources), 0, key))
+    key, donated = (rows, outputs), _DONATED[in_place]
+    return EXECUTABLES.get((key, donated, backend.cache_tag), backend.name,
+                           lambda: _compile(backend, _computation(rows, outputs, sources), 0, key, donated))
 
 
 def _computation(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple], pattern: Any = None,
@@ -420,5 +457,10 @@ def _computation(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple]
     return Computation("main", params, [built[i] for i in outputs])
 
 
-def _compile(backend: Backend, comp: Computation, n_symbols: int, structure_key: Hashable) -> Executable:
-    return backend.compiler.compile(Module("op_kernel", comp, frozenset(), n_symbols, structure_key))
+#: An op kernel's donated parameters: its first operand's, where it updates it in place.
+_DONATED = {False: frozenset(), True: frozenset({0})}
+
+
+def _compile(backend: Backend, comp: Computation, n_symbols: int, structure_key: Hashable,
+             donated: frozenset[int]) -> Executable:
+    return backend.compiler.compile(Module("op_kernel", comp, donated, n_symbols, structure_key))

@@ -93,7 +93,7 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
         elif executable is None:
             assert miss.heat is not None and miss.sources is not None  # a baseline run's
             executable = baseline.assemble(graph_key[0], graph_key[1], miss.sources, backend, miss.heat,
-                                           miss.structure, miss.values, miss.sizes)
+                                           miss.structure, miss.values, miss.sizes, given)
             EXECUTABLES.insert(key, executable)
     assert executable is not None  # found, bound, compiled or assembled above
     outs = executable.run(buffers)

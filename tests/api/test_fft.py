@@ -395,7 +395,7 @@ def test_lines_along_any_axis(backend, shape, axes):
                                     numpys(a.astype(np.clongdouble), axes=axes))
 
 
-def test_an_inner_axis_is_transformed_without_transposes(tmp_path, monkeypatch):
+def test_an_inner_axis_is_transformed_without_transposes(tmp_path, monkeypatch, fused):
     """plaidarray.fft moves the axis last and back; llvm-cpu's lowering reads the strided
     lines instead, and the two transposes cancel."""
     xp.set_backend("llvm-cpu")

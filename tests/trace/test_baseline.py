@@ -78,6 +78,31 @@ def test_each_result_is_memory_of_its_own(op_by_op):
         assert (np.asarray(v) == -1.0).all()
 
 
+def test_an_assignment_writes_into_the_buffer_it_alone_holds(op_by_op):
+    """``a[i] = v`` op by op updates the array's buffer in place, at every size (the
+    update's kernel is made once, with its first operand donated); an update whose array
+    another op of the graph also reads (``y[1] = y[0] + 5``) is computed into new memory."""
+    import weakref
+
+    for n in (6, 40_000):
+        x = xp.zeros((n, 3))
+        x[0] = 1.0
+        buffer = weakref.ref(x._node.buffer)
+        want = np.zeros((n, 3))
+        want[0] = 1.0
+        for i in range(1, 6):
+            x[i] = float(i)
+            x[i, 2] = -1
+            want[i], want[i, 2] = i, -1
+        assert x._node.buffer is buffer()
+        np.testing.assert_array_equal(np.asarray(x), want)
+    y = xp.asarray(np.arange(6.0)) * 1.0
+    y[2] = 1.0
+    for i in range(1, 6):
+        y[i] = y[i - 1] + y[i] * 2.0
+    np.testing.assert_array_equal(np.asarray(y), [0.0, 2.0, 4.0, 10.0, 18.0, 28.0])
+
+
 def test_a_hot_structure_is_compiled_fused_in_the_background(monkeypatch):
     """Past ``FUSE_AFTER_SECONDS`` of op-by-op runs its fused code is compiled on the
     background thread and serves the next reads, with the same values."""

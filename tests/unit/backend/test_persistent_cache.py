@@ -49,6 +49,10 @@ print(json.dumps({"seconds": seconds, "compiles": info.compiles, "disk_hits": in
 """
 
 
+#: The child environment of the ``fused`` fixture, for the module's fixture (made before it).
+FUSED = {"PLAIDARRAY_FUSE_AFTER_MS": "0", "PLAIDARRAY_INSTALLED_KERNELS": "0"}
+
+
 def _entries(directory):
     """The executables' and kernels' entries (not those of vector_math's library functions)."""
     return sorted(p for p in directory.glob("*" + object_cache.SUFFIX)
@@ -78,7 +82,7 @@ def _bundles(directory):
 def cold_run(tmp_path_factory):
     """A cache directory filled by one process, and what that process reported."""
     directory = tmp_path_factory.mktemp("cold")
-    return directory, run_child(WORKLOAD, directory)
+    return directory, run_child(WORKLOAD, directory, **FUSED)
 
 
 def test_second_process_loads_from_disk_without_compiling_and_faster(cold_run):
