@@ -155,16 +155,24 @@ def _indexing(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: v[v > v[0]], lambda: m[m > m[0, 0]], lambda: xp.nonzero(v > v[0])[0]]
     yield from thunks
 
-    def stored(x: Any, key: Any, value: Any) -> Any:
+    def stored(x: Any, key: Any, value: Any, computed: bool) -> Any:
+        """``x[key] = value`` on a copy of ``x``, pending or ``computed`` (then the write
+        updates the buffer the copy alone holds in place, as a loop's writes do)."""
         x = xp.asarray(x, copy=True)
+        if computed:
+            np.asarray(x)
         x[key] = value
         return x
-    writes: list[Thunk] = [lambda: stored(v, 1, v[0]), lambda: stored(v, 1, 2), lambda: stored(v, slice(1, 3), v[:2]),
-                           lambda: stored(v, v > v[0], v[0]), lambda: stored(v, v > v[0], 0),
-                           lambda: stored(m, 1, v[:4]), lambda: stored(m, (1, 2), m[0, 0]),
-                           lambda: stored(m, (slice(None), 1), m[:, 0]), lambda: stored(m, m > m[0, 0], 0),
-                           lambda: stored(v, index, v[:3])]
-    yield from writes
+
+    def writes(computed: bool) -> list[Thunk]:
+        return [lambda: stored(v, 1, v[0], computed), lambda: stored(v, 1, 2, computed),
+                lambda: stored(v, slice(1, 3), v[:2], computed), lambda: stored(v, v > v[0], v[0], computed),
+                lambda: stored(v, v > v[0], 0, computed), lambda: stored(m, 1, v[:4], computed),
+                lambda: stored(m, 1, 2.0, computed), lambda: stored(m, (1, 2), m[0, 0], computed),
+                lambda: stored(m, (1, 2), 1, computed), lambda: stored(m, (slice(None), 1), m[:, 0], computed),
+                lambda: stored(m, m > m[0, 0], 0, computed), lambda: stored(v, index, v[:3], computed)]
+    yield from writes(False)
+    yield from writes(True)
 
 
 def _sorting(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
