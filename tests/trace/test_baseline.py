@@ -106,7 +106,7 @@ def test_an_assignment_writes_into_the_buffer_it_alone_holds(op_by_op):
 def test_a_hot_structure_is_compiled_fused_in_the_background(monkeypatch):
     """Past ``FUSE_AFTER_SECONDS`` of op-by-op runs its fused code is compiled on the
     background thread and serves the next reads, with the same values."""
-    monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 0.002)
+    monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 1e-5)  # a few op-by-op runs (~3 us each)
     xp.set_backend("llvm-cpu")
     try:
         x = xp.asarray(np.linspace(-1.0, 1.0, 50))
