@@ -32,25 +32,31 @@ def on_background_thread() -> bool:
 
 class BackgroundQueue:
     """Jobs run one at a time on a thread named ``name``; ``failed`` prefixes the warning
-    logged when one raises."""
+    logged when one raises. With a ``bound``, a submit waits while that many jobs are
+    queued; ``finish_at_exit`` runs the queued jobs at exit instead of dropping them
+    (stores, whose locks other processes wait for)."""
 
-    def __init__(self, name: str, failed: str) -> None:
+    def __init__(self, name: str, failed: str, bound: int = 0, finish_at_exit: bool = False) -> None:
         self._name = name
         self._failed = failed
+        self._bound = bound
         self._lock = threading.Lock()
-        self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue()
+        self._jobs: queue.Queue[Callable[[], None] | None] = queue.Queue(bound)
         self._thread: threading.Thread | None = None
         self._owner = 0
-        atexit.register(self.stop)
+        atexit.register(self.drain if finish_at_exit else self.stop)
 
     def submit(self, job: Callable[[], None]) -> None:
+        """Queue ``job``; waiting for room (a bounded queue) happens outside the lock, so a
+        ``drain`` meanwhile is not held up."""
         with self._lock:
-            if self._thread is None or self._owner != os.getpid():
-                self._jobs = queue.Queue()
+            if self._thread is None or self._owner != os.getpid():  # a forked child starts its own
+                self._jobs = queue.Queue(self._bound)
                 self._thread = threading.Thread(target=self._serve, args=(self._jobs,), name=self._name, daemon=True)
                 self._owner = os.getpid()
                 self._thread.start()
-            self._jobs.put(job)
+            jobs = self._jobs
+        jobs.put(job)
 
     def _serve(self, jobs: queue.Queue) -> None:
         _here.background = True

@@ -14,6 +14,7 @@ import pytest
 from jit_helpers import finish_child, isolated_cache_dir, run_child, start_child  # noqa: F401
 
 import plaidarray as xp
+from plaidarray.backend.background import BackgroundQueue
 from plaidarray.backend.llvm_cpu import object_cache, storing
 from plaidarray.backend.llvm_cpu.tiering import SCALAR_MAX_ELEMENTS
 
@@ -411,11 +412,11 @@ def test_a_store_interrupted_while_its_queue_is_full_releases_its_locks(tmp_path
     Ctrl-C then drops the job, and with it its locks: kept, the process's lookups of those
     keys would wait ``LOCK_TIMEOUT`` for a store that never comes."""
     monkeypatch.setenv("PLAIDARRAY_CACHE_DIR", str(tmp_path))
-    monkeypatch.setattr(storing, "PENDING_JOBS", 1)
-    storer = storing._Storer()
+    storer = BackgroundQueue("plaidarray-store-test", "storing failed", bound=1, finish_at_exit=True)
+    monkeypatch.setattr(storing, "_QUEUE", storer)
     gate = __import__("threading").Event()
-    storer.submit(gate.wait, object_cache.Locks([]))  # the thread is busy with it...
-    storer.submit(lambda: None, object_cache.Locks([]))  # ...and the queue full
+    storing.store_later(gate.wait, object_cache.Locks([]))  # the thread is busy with it...
+    storing.store_later(lambda: None, object_cache.Locks([]))  # ...and the queue full
     key = "0" * 56 + "deadbeef"
     held = object_cache.Locks([key])
 
@@ -423,7 +424,7 @@ def test_a_store_interrupted_while_its_queue_is_full_releases_its_locks(tmp_path
         raise KeyboardInterrupt
     monkeypatch.setattr(storer._jobs, "put", interrupted)
     with pytest.raises(KeyboardInterrupt):
-        storer.submit(lambda: None, held)
+        storing.store_later(lambda: None, held)
     start = time.monotonic()
     object_cache.wait_stored(key)
     assert time.monotonic() - start < 1.0
