@@ -15,6 +15,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..api_version import sequence
 from ..backend.transfer import frozen, snapshot, to_device
+from ..trace import exports
 from ..trace.array import CPU_DEVICE, Array
 from ..trace.node import Node
 from ..trace.views import view
@@ -41,11 +42,15 @@ def _dtype(dtype: Any, default: np.dtype, where: str) -> np.dtype:
 def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Array:
     """Convert ``obj`` (array, NumPy array, DLPack/buffer object, scalar, nested sequence).
 
-    An array is a value: later writes to a NumPy array it was made from never change it,
-    nor anything computed from it, whenever that runs. So ``copy=None`` copies NumPy
-    memory that can still be written, and shares read-only memory when its layout allows
-    (``transfer.snapshot``); ``copy=False`` never copies (ValueError if it would have to,
-    for the layout or because the memory is writable).
+    ``copy=None`` copies memory that can still be written, once, as JAX does: an array
+    sharing it is pinned on it (``exports.shared``) and pays a comparison of the memory
+    at each op recorded on it, off the eager path's C fast path (user guide, "Memory
+    shared with other libraries"). Memory nothing can write (``frozen``) is shared as
+    an ordinary buffer. ``copy=False`` shares memory that can be used as it is
+    (C-contiguous, aligned, native, of the dtype asked for), as NumPy, PyTorch and CuPy
+    share it: writes by either side are seen by the other, and each op computes with the
+    value the array had when the op was recorded; other layouts, and a read-only view of
+    memory that can still be written, raise a ValueError.
     """
     _check_device(device)
     target = None if dtype is None else dt.check_dtype(dtype, "any", "asarray")
@@ -65,27 +70,39 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
         raise type(exc)(f"asarray: {exc}") from None
     if copy is False and not _shares_memory(obj, value):
         raise ValueError("asarray: the input cannot be used without a copy, but copy=False")
-    return Array(Node.ready(_buffer(value, copy, copy is True or isinstance(obj, _CONVERTED), "asarray")))
+    fresh = copy is True or isinstance(obj, _CONVERTED) or _converted(obj, value)
+    return _array_of(value, copy, fresh, copy is False, "asarray")
 
 
 #: Inputs that ``np.asarray`` turns into a new array of its own (shared with no one).
 _CONVERTED = (bool, int, float, complex, list, tuple)
 
 
-def _buffer(value: np.ndarray, copy: bool | None, fresh: bool, where: str) -> np.ndarray:
-    """The buffer of an array made from ``value`` (``fresh``: made by this call, shared
-    with no one): a snapshot of memory that can still be written (``transfer.snapshot``);
-    with ``copy=False`` never a copy, but a ValueError where one is needed."""
-    if copy is not False:
-        return to_device(value, where) if fresh else snapshot(value, where)
+def _converted(obj: Any, value: np.ndarray) -> bool:
+    """Whether ``np.asarray`` made ``value`` anew from the NumPy array ``obj`` (another
+    dtype or layout): its own memory, which no one else holds. (Another object's
+    ``__array__`` may return memory of its own: never taken as new.)"""
+    return isinstance(obj, np.ndarray) and value is not obj and value.flags.owndata
+
+
+def _array_of(value: np.ndarray, copy: bool | None, fresh: bool, share: bool, where: str) -> Array:
+    """An array of ``value``'s elements (``fresh``: memory made by this call, shared with
+    no one): a caller's writable memory shared if ``share`` (see ``asarray``), else
+    copied once (``transfer.snapshot``); with ``copy=False`` never a copy, but a
+    ValueError where one is needed."""
     buffer = to_device(value, where)
-    if buffer is not value:
-        raise ValueError(f"{where}: the input's layout needs a copy, but copy=False")
-    if not frozen(value):
-        raise ValueError(f"{where}: the input's memory can still be written, so sharing it would let later writes "
-                         f"change this array and what is computed from it; copy=False shares only read-only "
-                         f"memory (a.flags.writeable = False), copy=None copies")
-    return buffer
+    if fresh:
+        return Array(Node.ready(buffer))
+    if buffer is value:
+        if frozen(value):
+            return Array(Node.ready(value))
+        if share and value.flags.writeable:
+            return exports.shared(value)
+    if copy is False:
+        raise ValueError(f"{where}: the input's layout needs a copy, but copy=False" if buffer is not value else
+                         f"{where}: the input is a read-only view of memory that can still be written, which "
+                         f"plaidarray cannot share (its own writes could not reach it); copy=None copies")
+    return Array(Node.ready(snapshot(value, where)))
 
 
 _PYTHON_SCALAR_DTYPES = {bool: dt.bool_, int: dt.default_int, float: dt.default_float, complex: dt.default_complex}
@@ -321,9 +338,10 @@ def triu(x: Array, /, *, k: int = 0) -> Array:
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
     """Import a DLPack-capable array: a plaidarray array unless ``copy`` shares its
-    elements (a view); other memory without a copy when its layout allows and it is known
-    to be read-only (a read-only NumPy array), else a copy, by ``asarray``'s rule: what
-    another library changes later does not change an array already made."""
+    elements (a view); another library's memory (a NumPy array, a PyTorch tensor) is
+    shared unless ``copy=True``, as ``asarray(copy=False)`` shares it (a layout that
+    cannot be shared is copied unless ``copy=False``): writes by either side are seen
+    by the other."""
     _check_device(device)
     if isinstance(x, Array):  # the same elements, as NumPy's from_dlpack shares them
         return graph.copy_of(x) if copy else view(x, Index(Ellipsis))
@@ -336,4 +354,4 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
         raise type(exc)(f"from_dlpack: {exc}") from None
     if isinstance(x, np.ndarray) and copy is not True:
         value = x  # the same memory, and NumPy's flags say whether it can still be written
-    return Array(Node.ready(_buffer(value, copy, copy is True, "from_dlpack")))
+    return _array_of(value, copy, copy is True, copy is not True, "from_dlpack")

@@ -45,6 +45,7 @@ import numpy as np
 
 from ..trace import node as node_module
 from ..trace.array import Array
+from ..trace.exports import recording
 from ..trace.node import Node, derive, reads_mark, serial_mark
 from ..trace.tracing import is_tracing
 from ..trace.views import Layout, Step, ViewOf, attach
@@ -89,8 +90,8 @@ def recorded(fn: F) -> F:
         arrays: list[Array] = []
         nodes: list[Node] = []
         key = _signature(args, kwargs, arrays, nodes)
-        if key is None:
-            return fn(*args, **kwargs)
+        if key is None:  # a pinned array among the arguments, or a value without a signature
+            return recording(fn, *args, **kwargs)
         recipe = recipes.get(key)
         if recipe is not None:
             result = _replay(recipe, arrays, nodes)

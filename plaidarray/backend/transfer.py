@@ -10,7 +10,8 @@ the graphs reading it run later (at a read, or when the pending bound is reached
 memory that the caller can still write is copied when it comes in (``snapshot``), and
 what a graph computes never depends on when it runs, as if each operation ran when it
 was recorded (NumPy's and JAX's semantics). Memory nothing can write (``frozen``) is
-shared.
+shared. (Memory the caller asks to share, ``from_dlpack`` and ``asarray(copy=False)``, is
+not a buffer: the trace layer pins an array on it, ``trace/exports.py``.)
 """
 
 from __future__ import annotations
