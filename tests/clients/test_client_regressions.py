@@ -266,7 +266,6 @@ def test_a_code_generator_process_starting_at_exit_prints_nothing(tmp_path):
     """Past ``PLAIDARRAY_INPROCESS_COMPILES`` compiles go to a worker; a successor worker
     still starting when the program exits must end quietly (it used to print a
     BrokenPipeError traceback on writing ``ready`` to a closed pipe)."""
-    pytest.importorskip("llvmlite")
     code = """
 import plaidarray as xp
 from plaidarray.backend.llvm_cpu import codegen_worker

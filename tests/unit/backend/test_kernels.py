@@ -11,8 +11,6 @@ import plaidarray as xp
 from plaidarray.backend.cache import EXECUTABLES
 from plaidarray.backend.llvm_cpu.executable import CpuExecutable
 
-pytest.importorskip("llvmlite")
-
 
 @pytest.fixture(autouse=True)
 def compiled_here(monkeypatch):

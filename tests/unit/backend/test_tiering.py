@@ -13,8 +13,6 @@ from jit_helpers import run_child, start_child
 
 import plaidarray as xp
 
-pytest.importorskip("llvmlite")
-
 from plaidarray.backend.cache import EXECUTABLES
 from plaidarray.backend.llvm_cpu import kernels as kernels_module
 from plaidarray.backend.llvm_cpu import stockham, tiering

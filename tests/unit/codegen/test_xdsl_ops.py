@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import pytest
 
-pytest.importorskip("xdsl")
-
 from xdsl.dialects import affine, arith, memref, scf
 from xdsl.dialects.builtin import AffineMapAttr, FloatAttr, IndexType, IntegerAttr, MemRefType, f64, i32
 from xdsl.dialects.linalg.attrs import IteratorTypeAttr
