@@ -176,7 +176,7 @@ def test_any_order_of_writes_records_and_reads_matches_numpy(steps):
 
 
 def test_pytorch_shares_both_ways():
-    torch = pytest.importorskip("torch", reason="PyTorch is not installed (the slow run installs it)")
+    torch = pytest.importorskip("torch", reason="PyTorch is not installed (docs/reliability.md says how this case runs)")
     t = torch.arange(5, dtype=torch.float32)
     x = xp.from_dlpack(t)
     back = torch.from_dlpack(x)
