@@ -64,6 +64,8 @@ class Sym:
         return as_expr(other) - self._expr()
 
     def __mul__(self, other: Dim) -> Dim:
+        if type(other) is int and other == 1:  # math.prod of dimensions starts with 1
+            return self
         return self._expr() * other
 
     __rmul__ = __mul__
@@ -119,6 +121,8 @@ class SymExpr:
         return as_expr(other) - self
 
     def __mul__(self, other: Dim) -> Dim:
+        if type(other) is int and other == 1:
+            return self
         o = as_expr(other)
         terms: dict[Monomial, int] = {}
         for m1, c1 in self.terms.items():
