@@ -14,6 +14,7 @@ from hypothesis import HealthCheck, settings
 import plaidarray as xp
 from plaidarray.backend.llvm_cpu import storing, tiering
 from plaidarray.trace import hot
+from backend_choice import BACKENDS
 from jit_helpers import isolated_cache_dir  # noqa: F401  (autouse: tests never write the user's compile cache)
 
 # ``backend`` is a function-scoped fixture used by @given tests; its effect (which
@@ -26,12 +27,11 @@ settings.register_profile("ci", max_examples=12, deadline=None, derandomize=True
 settings.register_profile("thorough", max_examples=200, deadline=None, suppress_health_check=_SUPPRESSED)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
-BACKENDS = ["llvm-cpu", "reference"]
-
-
 @pytest.fixture(params=BACKENDS)
 def backend(request):
-    """Run the test with the compiled backend and with the NumPy reference interpreter."""
+    """Run the test on each backend chosen (``backend_choice.py``: every registered one, the
+    compiled backend and the NumPy reference interpreter, unless ``PLAIDARRAY_TEST_BACKENDS``
+    names others)."""
     xp.set_backend(request.param)
     try:
         yield request.param

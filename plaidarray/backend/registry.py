@@ -62,6 +62,13 @@ def register(backend: Backend) -> None:
         _current = None
 
 
+def names() -> list[str]:
+    """The registered backends' names, built-in ones first, without loading any."""
+    with _lock:
+        _discover()
+        return list(_loaders)
+
+
 def available() -> dict[str, int]:
     """Backend names and their priorities."""
     with _lock:

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
+from backend_choice import BACKENDS
 from hlo_builders import F32, I32, const, param
 
 import plaidarray.backend
@@ -23,9 +24,6 @@ from plaidarray.hlo.passes.bind_constants import bind_constants
 from plaidarray.hlo.passes.constant_folding import constant_folding
 from plaidarray.hlo.passes.cse import cse
 from plaidarray.hlo.verifier import VerificationError, verify
-
-BACKENDS = ["llvm-cpu", "reference"]
-
 
 def run(backend: str, params, outputs, buffers):
     module = Module("test", Computation("main", params, outputs))
