@@ -354,4 +354,4 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
         raise type(exc)(f"from_dlpack: {exc}") from None
     if isinstance(x, np.ndarray) and copy is not True:
         value = x  # the same memory, and NumPy's flags say whether it can still be written
-    return _array_of(value, copy, copy is True, copy is not True, "from_dlpack")
+    return _array_of(value, copy, copy is True, True, "from_dlpack")

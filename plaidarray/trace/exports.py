@@ -30,7 +30,7 @@ elements (``views.blank_root``). Pinning, syncing and unpinning hold the lock th
 assignments hold (``array._STORES``): threads export members of one family at once.
 
 An array made of a caller's writable memory without a copy (``from_dlpack``,
-``asarray``: :func:`shared`) is pinned on that memory from the start, and for good: who
+``asarray(copy=False)``: :func:`shared`) is pinned on that memory from the start, and for good: who
 else holds it (a NumPy array, a PyTorch tensor through DLPack, a pointer) no reference
 count can tell, so it never unpins. Its first read for an op takes the first snapshot.
 """
@@ -38,8 +38,10 @@ count can tell, so it never unpins. Its first read for an op takes the first sna
 from __future__ import annotations
 
 import ctypes
+import itertools
 import math
 import sys
+import threading
 import weakref
 from collections.abc import Callable
 from typing import Any
@@ -78,7 +80,7 @@ class Pin:
         #: references it has with no export; None for a caller's memory (``foreign``),
         #: which counts as exported for good.
         self.owner = None if foreign else _owner(self.buffer)
-        self.quiet = sys.getrefcount(self.owner)
+        self.quiet = 0 if foreign else sys.getrefcount(self.owner)
 
     @property
     def root(self) -> Array:
@@ -236,24 +238,27 @@ def sync(array: Array) -> None:
         _written(pin.root, snapshot)
 
 
-class _Ops:
-    """Whether an op is being recorded (``depth``, nested calls counted) and which
-    (``epoch``): an op reads a pinned array's node several times (its checks, promotion,
-    broadcasting), and no write can come between them, so its memory is compared once
-    an op, not at each read (five times on ``x + 1``: 2.5 ms on a million float64)."""
+class _Ops(threading.local):
+    """Whether this thread is recording an op (``depth``, nested calls counted) and which
+    (``epoch``, unique across threads): an op reads a pinned array's node several times
+    (its checks, promotion, broadcasting), and no write of its thread can come between
+    them, so its memory is compared once an op, not at each read (five times on
+    ``x + 1``: 2.5 ms on a million float64). Per thread, so that another thread's op
+    never spares a read outside one its comparison."""
 
     depth = 0
     epoch = 0
 
 
 _OPS = _Ops()
+_EPOCHS = itertools.count(1)
 
 
 def recording(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
     """``fn(*args, **kwargs)``, a recorded op (``api/recipes.py``) over pinned arrays, with
     each pinned memory compared once (``_Ops``)."""
     if not _OPS.depth:
-        _OPS.epoch += 1
+        _OPS.epoch = next(_EPOCHS)
     _OPS.depth += 1
     try:
         return fn(*args, **kwargs)

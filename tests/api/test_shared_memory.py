@@ -9,12 +9,15 @@ NumPy is the peer here; the same paths with PyTorch run where PyTorch is install
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import plaidarray as xp
+from plaidarray.trace.exports import recording
 
 #: The zero-copy imports of a caller's writable NumPy memory.
 IMPORTS = {
@@ -79,7 +82,7 @@ def test_writes_by_plaidarray_reach_the_memory_at_once(share):
 
 
 @imports
-def test_ops_recorded_before_a_write_see_the_values_they_were_recorded_on(share):
+def test_ops_recorded_before_a_write_see_the_values_they_were_recorded_on(backend, share):
     a = np.ones(8)
     x = share(a)
     short = x * 2.0
@@ -154,7 +157,7 @@ def test_an_export_imported_again_is_one_memory():
 @given(st.lists(st.tuples(st.sampled_from(["numpy write", "plaidarray write", "record", "read"]),
                           st.integers(0, 5), st.integers(-9, 9)), max_size=25))
 @settings(deadline=None)
-def test_any_order_of_writes_records_and_reads_matches_numpy(steps):
+def test_any_order_of_writes_records_and_reads_matches_numpy(backend, steps):
     """Against a model: NumPy computes each recorded op at once on the shared memory."""
     a = np.zeros(6)
     x = xp.from_dlpack(a)
@@ -173,6 +176,30 @@ def test_any_order_of_writes_records_and_reads_matches_numpy(steps):
     np.testing.assert_array_equal(np.asarray(x), a)
     for got, expected in recorded:
         np.testing.assert_array_equal(np.asarray(got), expected)
+
+
+def test_another_threads_op_spares_no_read_its_comparison():
+    """An op compares a pinned memory once (``recording``); a read in another
+    thread meanwhile, after a write, still compares it."""
+    a = np.zeros(4)
+    x = xp.from_dlpack(a)
+    inside, written = threading.Event(), threading.Event()
+
+    def op(y):
+        out = y + 1.0  # compares the memory, inside this thread's op
+        inside.set()
+        assert written.wait(30)
+        return out
+
+    worker = threading.Thread(target=lambda: recording(op, x))
+    worker.start()
+    assert inside.wait(30)
+    a[0] = 5.0
+    try:
+        assert float(x[0]) == 5.0
+    finally:
+        written.set()
+        worker.join(30)
 
 
 def test_pytorch_shares_both_ways():
