@@ -686,3 +686,66 @@ def test_a_run_larger_than_its_cgroup_allows_raises_memory_error(tmp_path):
     finally:
         cgroup.rmdir()
     assert "cannot allocate a float64 buffer of shape (11000, 11000)" in result["outcome"]
+
+
+def test_a_storm_of_signals_during_a_wait_raises_the_interrupt_once_every_chunk_has_run(monkeypatch):
+    """The calling thread waits for the pool's chunks; a signal's exception raised inside
+    ``threading.Condition.wait``'s own ``finally`` (behind ``concurrent.futures.wait``) left
+    its lock released, and the wait raised ``RuntimeError: release unlocked lock`` instead
+    of the interrupt (a timeout's two alarms hit it in CI); one raised inside the thread
+    pool's submit left a semaphore's lock held, and the next run waited for ever."""
+    monkeypatch.setenv("PLAIDARRAY_NUM_THREADS", "4")
+    lock, done = threading.Lock(), []
+    armed = {"n": 0, "storms": False}
+
+    def chunk(start, stop):
+        with lock:
+            if not done and armed["storms"]:  # 30 alarms 0.2 ms apart while the caller waits
+                armed["n"] = 30
+                signal.setitimer(signal.ITIMER_REAL, 0.0002, 0.0002)
+            done.append(start)
+        time.sleep(0.002)
+
+    def alarm(signum, frame):
+        if armed["n"]:
+            armed["n"] -= 1
+            raise KeyboardInterrupt
+
+    segment = Segment(1 << 20, 1 << 22, 0)
+    parallel.run([(chunk, segment)], complete=True)  # the pool's threads started
+    previous = signal.signal(signal.SIGALRM, alarm)
+    armed["storms"] = True
+    try:
+        for _ in range(10):
+            done.clear()
+            with pytest.raises(KeyboardInterrupt):
+                parallel.run([(chunk, segment)] * 4, complete=True)
+            assert armed["n"] == 0
+            assert len(done) == 4 * len(parallel.chunks(1 << 20, parallel._parts(segment, 4)))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX-only")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+def test_a_forked_child_runs_split_kernels_on_threads_of_its_own(monkeypatch):
+    """A forked child has none of its parent's pool threads; a run that waits on the pool
+    (an in-place update's) must start new ones, not wait for ever on the parent's."""
+    monkeypatch.setenv("PLAIDARRAY_NUM_THREADS", "4")
+    done: list[int] = []
+    segment = Segment(1 << 20, 1 << 22, 0)
+    parallel.run([(lambda start, stop: done.append(start), segment)], complete=True)
+    assert len(done) > 1
+    child = os.fork()
+    if child == 0:
+        done.clear()
+        parallel.run([(lambda start, stop: done.append(start), segment)], complete=True)
+        os._exit(0 if len(done) == len(parallel.chunks(1 << 20, parallel._parts(segment, 4))) else 1)
+    deadline = time.monotonic() + 60
+    while (ended := os.waitpid(child, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    if ended[0] == 0:
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+    assert ended[0] == child and os.waitstatus_to_exitcode(ended[1]) == 0

@@ -26,9 +26,10 @@ raised in the calling thread, between its chunks or while it waits for the pool'
 threads write into the run's buffers, which go back to the buffer pool (and to the next
 computation) once the exception propagates, so the exception propagates only after every
 chunk started has ended, however many more arrive meanwhile; no chunk or step starts after
-it. A run that writes into a caller's buffer (an in-place update of a donated one) must
-never be left half done: all of its steps run on a pool thread, and an interrupt is raised
-once they have all run.
+it (``pool.py`` says how the wait survives any number of signals). A run that writes into
+a caller's buffer (an in-place update of a donated one) must never be left half done: all
+of its steps run on a pool thread, and an interrupt is raised once they have all run (or,
+arriving before they started, once they never will).
 
 ``PLAIDARRAY_NUM_THREADS`` sets the number of threads (default: the cores this
 process may run on); segments with fewer than ``MIN_PARALLEL_WORK`` iterations run on
@@ -39,24 +40,17 @@ from __future__ import annotations
 
 import functools
 import itertools
-import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor, wait
 from typing import cast
 
 from ... import config
+from . import pool
 from .kernel_source import Segment
 
 #: Iterations of a loop nest below which it runs on one thread; no chunk is smaller.
 MIN_PARALLEL_WORK = 1 << 16
 #: Chunks of a large loop per thread (see the module docstring).
 CHUNKS_PER_THREAD = 4
-
-#: A bound for the shared pool: it starts a thread only when a chunk finds none idle.
-_MAX_WORKERS = 256
-_pool_lock = threading.Lock()
-_pool: ThreadPoolExecutor | None = None
-
 
 def num_threads() -> int:
     """The number of threads kernels run on: ``PLAIDARRAY_NUM_THREADS``, else
@@ -67,15 +61,6 @@ def num_threads() -> int:
     sets it to 1 because its own threads run one task each, so kernels of plaidarray
     running in those tasks do not multiply the worker's threads by the number of cores."""
     return config.get("PLAIDARRAY_NUM_THREADS")
-
-
-def _workers() -> ThreadPoolExecutor:
-    """The thread pool shared by all executables, started on first use."""
-    global _pool
-    with _pool_lock:
-        if _pool is None:
-            _pool = ThreadPoolExecutor(_MAX_WORKERS, thread_name_prefix="plaidarray")
-        return _pool
 
 
 def chunks(extent: int, parts: int) -> list[tuple[int, int]]:
@@ -117,17 +102,16 @@ class _Run:
         every chunk that started has ended."""
         # next() on the shared counter is atomic under the GIL
         take = functools.partial(self._take_chunks, call, itertools.count(), pieces)
-        futures: list[Future] = []
+        tasks: list[pool.Task] = []
         try:
-            pool = _workers()
             for _ in range(min(self.threads, len(pieces)) - 1):
-                futures.append(pool.submit(take))
+                pool.submit(tasks, take)
             take()
         except BaseException:
             self.stopped = True
             raise
         finally:
-            _wait_through(futures)
+            pool.wait_through(tasks, claim=True)
 
     def _take_chunks(self, call: Callable[[int, int], None], taken: Iterator[int],
                      pieces: Sequence[tuple[int, int]]) -> None:
@@ -138,28 +122,16 @@ class _Run:
             call(*pieces[i])
 
 
-def _wait_through(futures: Sequence[Future]) -> None:
-    """Wait until ``futures`` have ended, whatever is raised in this thread meanwhile
-    (a signal's exception), then raise the first such exception, or a future's own."""
-    interrupt: BaseException | None = None
-    while True:
-        try:
-            wait(futures)
-            break
-        except BaseException as error:
-            interrupt = interrupt or error
-    for future in futures:
-        future.result()
-    if interrupt is not None:
-        raise interrupt
-
-
 def run(calls: Sequence[tuple[Callable[[int, int], None], Segment]], complete: bool = False) -> None:
     """Make each call ``call(start, stop)`` in order over its segment's chunkable range,
     splitting large ones across threads. ``complete``: the run writes into a caller's
     buffer, so it runs to its end even when interrupted (see the module docstring)."""
     steps = _Run(num_threads())
     if complete:
-        _wait_through([_workers().submit(steps.steps, calls)])
+        tasks: list[pool.Task] = []
+        try:
+            pool.submit(tasks, functools.partial(steps.steps, calls))
+        finally:
+            pool.wait_through(tasks, claim=False)
     else:
         steps.steps(calls)
