@@ -243,12 +243,14 @@ def _creation(xp: Any, dtype: np.dtype) -> Iterator[Thunk]:
         yield lambda: xp.meshgrid(xp.linspace(0, 1, 3, dtype=dtype), xp.linspace(0, 1, 4, dtype=dtype))
 
 
-def corpus(xp: Any) -> Iterator[Thunk]:
-    """The calls whose op kernels are built: each a thunk whose result is read."""
+def corpus(xp: Any, part: int = 0, parts: int = 1) -> Iterator[Thunk]:
+    """The calls whose op kernels are built: each a thunk whose result is read. ``part`` of
+    ``parts``: the calls of every ``parts``-th dtype from the ``part``-th (the conversions
+    in the last part, which has fewest dtypes), so that parts share few kernels."""
     dtypes = tuple(np.dtype(d) for d in (xp.bool, xp.int8, xp.int16, xp.int32, xp.int64, xp.uint8, xp.uint16,
                                          xp.uint32, xp.uint64, xp.float32, xp.float64, xp.complex64, xp.complex128))
     arrays = {dtype: _arrays(xp, dtype) for dtype in dtypes}
-    for dtype in dtypes:
+    for dtype in dtypes[part::parts]:
         a = arrays[dtype]
         yield from _elementwise(xp, a)
         yield from _statistics(xp, a)
@@ -258,7 +260,8 @@ def corpus(xp: Any) -> Iterator[Thunk]:
         yield from _linear_algebra(xp, a)
         yield from _products(xp, dtype)
         yield from _creation(xp, dtype)
-    yield from _conversions(xp, dtypes, arrays)
+    if part == parts - 1:
+        yield from _conversions(xp, dtypes, arrays)
 
 
 def _read(value: Any) -> None:
@@ -274,17 +277,17 @@ def _read(value: Any) -> None:
             np.asarray(value.__array_namespace__().concat([value, value]))
 
 
-def build(directory: Path) -> tuple[int, int, float]:
-    """Run the corpus with the persistent cache in ``directory`` (this process's
-    environment must be ``BUILD_ENVIRONMENT``: ``main`` makes it so); (calls run, calls
-    refused by the functions, seconds)."""
+def build(directory: Path, part: int = 0, parts: int = 1) -> tuple[int, int, float]:
+    """Run part ``part`` of ``parts`` of the corpus with the persistent cache in
+    ``directory`` (this process's environment must be ``BUILD_ENVIRONMENT``: ``main`` makes
+    it so); (calls run, calls refused by the functions, seconds)."""
     import plaidarray as xp
     from .backend.llvm_cpu import storing
     from .trace import baseline
 
     start = time.perf_counter()
     ran = refused = 0
-    for thunk in corpus(xp):
+    for thunk in corpus(xp, part, parts):
         baseline.forget()  # a graph's ops met as a new program meets them, not as an earlier call's sizes
         try:
             _read(thunk())
@@ -295,25 +298,38 @@ def build(directory: Path) -> tuple[int, int, float]:
     return ran, refused, time.perf_counter() - start
 
 
+def _parts() -> int:
+    """Build processes: one a core this process may run on (compiling is single-threaded),
+    at most one a dtype."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    return max(1, min(cores, 13))
+
+
 def main(argv: list[str] | None = None) -> int:
     """``python -m plaidarray.prebuild DIRECTORY``: build the kernels into ``DIRECTORY``
-    (made, mode 0755), in a child process with the build's environment."""
+    (made, mode 0755), in child processes with the build's environment, one a core, each
+    building its part of the corpus (the persistent cache takes concurrent writers)."""
     args = sys.argv[1:] if argv is None else argv
     if len([a for a in args if not a.startswith("--")]) != 1:
         print("usage: python -m plaidarray.prebuild DIRECTORY", file=sys.stderr)
         return 2
     directory = Path(next(a for a in args if not a.startswith("--"))).resolve()
-    if "--in-build-environment" not in args:
+    part_option = next((a for a in args if a.startswith("--part=")), None)
+    if part_option is None:
         directory.mkdir(mode=0o755, parents=True, exist_ok=True)
         for entry in directory.glob("*" + object_cache.SUFFIX):  # an earlier build's, of other sources
             entry.unlink()
         env = {**os.environ, **BUILD_ENVIRONMENT, "PLAIDARRAY_CACHE_DIR": str(directory)}
-        return subprocess.call([sys.executable, "-m", "plaidarray.prebuild", str(directory), "--in-build-environment"],
-                               env=env)
-    ran, refused, seconds = build(directory)
-    shutil.rmtree(directory / object_cache.LOCK_DIRECTORY, ignore_errors=True)  # the build's alone
+        parts = _parts()
+        builds = [subprocess.Popen([sys.executable, "-m", "plaidarray.prebuild", str(directory),
+                                    f"--part={part}/{parts}"], env=env) for part in range(parts)]
+        codes = [build.wait() for build in builds]
+        shutil.rmtree(directory / object_cache.LOCK_DIRECTORY, ignore_errors=True)  # the build's alone
+        return next((code for code in codes if code), 0)
+    part, parts = (int(n) for n in part_option.removeprefix("--part=").split("/"))
+    ran, refused, seconds = build(directory, part, parts)
     print(f"plaidarray: built the kernels of {ran} calls ({refused} refused by their functions) "
-          f"in {seconds:.1f} s into {directory}")
+          f"in {seconds:.1f} s into {directory} (part {part + 1} of {parts})")
     return 0
 
 

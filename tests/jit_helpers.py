@@ -47,7 +47,14 @@ def start_child(code: str, cache_dir: Path | str, **extra: str) -> subprocess.Po
 
 
 def finish_child(process: subprocess.Popen, timeout: float = 120) -> dict:
-    out, err = process.communicate(timeout=timeout)
+    """The child's last line of output, as JSON; a child still running after ``timeout``
+    is killed (left running, it would slow every later test down)."""
+    try:
+        out, err = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.communicate()
+        raise
     assert process.returncode == 0, f"child failed ({process.returncode}):\n{err}"
     return json.loads(out.strip().splitlines()[-1])
 

@@ -15,8 +15,6 @@ from pathlib import Path
 import pytest
 from jit_helpers import REPO
 
-pytestmark = pytest.mark.slow  # client libraries' own tests, a minute or more each
-
 CLIENTS = REPO / "clients"
 SKLEARN_SLICE = ("sklearn.utils.tests.test_array_api", "sklearn.mixture.tests.test_gaussian_mixture")
 
@@ -54,6 +52,7 @@ SCIPY_SUITE_SLICE = {
 }
 
 
+@pytest.mark.slow  # a minute: the slow run (tools/slow_tests.sh)
 def test_scipy_suite_slice_passes_on_plaidarray(tmp_path):
     import scipy
 

@@ -16,8 +16,6 @@ from jit_helpers import child_env, REPO
 
 import plaidarray as xp
 
-pytestmark = pytest.mark.slow  # local Dask and Cubed clusters
-
 pytest.importorskip("distributed", reason="Dask's distributed scheduler is in the distributed extra")
 da = pytest.importorskip("dask.array", reason="Dask is in the distributed extra")
 from distributed import Client, LocalCluster  # noqa: E402
@@ -91,6 +89,7 @@ print(json.dumps(out))
 """
 
 
+@pytest.mark.slow  # Cubed's processes executor: the slow run (tools/slow_tests.sh)
 def test_cubed_with_plaidarray_as_backend_on_the_processes_executor(tmp_path):
     pytest.importorskip("cubed", reason="Cubed is in the distributed extra")
     env = child_env(tmp_path / "cache", CUBED_BACKEND_ARRAY_API_MODULE="plaidarray")
@@ -105,6 +104,7 @@ def test_cubed_with_plaidarray_as_backend_on_the_processes_executor(tmp_path):
     np.testing.assert_array_equal(got["jitted"], x + x)
 
 
+@pytest.mark.slow  # two more clusters: the slow run (tools/slow_tests.sh)
 def test_the_example_runs_on_dask_cubed_and_cubed_on_dask(tmp_path):
     """examples/chunked_engines.py (docs/distributed.md): its own cluster, whose workers
     inherit Cubed's backend choice; it checks each engine's result against NumPy itself."""

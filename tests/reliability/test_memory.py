@@ -13,8 +13,7 @@ from jit_helpers import finish_child, start_child
 from plaidarray import config
 from plaidarray.backend.llvm_cpu import codegen_worker
 
-pytestmark = [pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm"),
-              pytest.mark.slow]  # thousands of compiles in child processes
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
 
 _RSS = """
 import gc, json, os
@@ -99,6 +98,7 @@ def test_rss_is_flat_over_10000_cached_calls(tmp_path):
         assert growth <= CACHED_CALLS_BUDGET, f"{path}: RSS grew by {growth} bytes over 10,000 cached calls"
 
 
+@pytest.mark.slow  # a thousand compiles: the slow run (tools/slow_tests.sh)
 def test_evicted_executables_free_their_machine_code(tmp_path):
     result = finish_child(start_child(_DISTINCT_SIGNATURES, tmp_path, PLAIDARRAY_CACHE_SIZE="8",
                                       PLAIDARRAY_AUTOMATIC_DYNAMIC="0"), timeout=900)  # each size compiled
