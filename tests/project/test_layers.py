@@ -73,3 +73,46 @@ def test_the_import_reader_sees_every_form_of_import():
               "def f():\n    from ..api.creation import asarray\n    import plaidarray.hlo.ir\n")
     assert _imported_layers(source, ("plaidarray", "trace", "x")) == {"trace", "backend", "api", "hlo"}
     assert ("numpy",) in _imported_modules(source, ("plaidarray", "trace", "x"))
+
+
+def _backend_packages() -> list[str]:
+    """The backends: packages under backend/ (its modules are the layer every backend shares)."""
+    return sorted(p.name for p in (PACKAGE / "backend").iterdir() if (p / "__init__.py").exists())
+
+
+def _imported_backends(source: str, module: tuple[str, ...], backends: list[str]) -> set[str]:
+    """The backend packages that ``source`` (the module ``module``) imports, ``from .. import
+    name`` included."""
+    found = set()
+    for imported in _imported_modules(source, module):
+        if imported[:2] == ("plaidarray", "backend") and len(imported) > 2 and imported[2] in backends:
+            found.add(imported[2])
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = (*module[:-node.level], *(node.module.split(".") if node.module else []))
+            if base == ("plaidarray", "backend"):
+                found.update(alias.name for alias in node.names if alias.name in backends)
+    return found
+
+
+def test_backends_are_siblings_that_never_import_each_other():
+    """A backend reaches what all backends share through backend/'s own modules, never
+    through another backend's package (a second LLVM backend must not import llvm_cpu)."""
+    backends = _backend_packages()
+    assert {"llvm_cpu", "reference"} <= set(backends)
+    wrong = {}
+    for backend in backends:
+        for path, source, module in _sources(f"backend/{backend}"):
+            others = _imported_backends(source, module, backends) - {backend}
+            if others:
+                wrong[path] = sorted(others)
+    assert wrong == {}
+
+
+def test_the_backend_import_reader_sees_a_sibling_however_imported():
+    module = ("plaidarray", "backend", "llvm_cpu", "x")
+    backends = ["llvm_cpu", "reference"]
+    for source in ("from ..reference import evaluator", "from .. import reference",
+                   "import plaidarray.backend.reference.evaluator", "def f():\n    from ...backend.reference import e\n"):
+        assert _imported_backends(source, module, backends) == {"reference"}, source
+    assert _imported_backends("from .. import registry\nfrom . import jit", module, backends) == {"llvm_cpu"}

@@ -1,0 +1,116 @@
+"""llvm-cpu's FFT: its private ops (``llvm_cpu.stockham_fft``, ``llvm_cpu.stockham_real_fft``)
+and the lowering that makes them (``backend/llvm_cpu/fft.py``). The transforms themselves,
+on every backend, are ``tests/api/test_fft.py``."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import plaidarray as xp
+import plaidarray.fft as xfft
+
+
+#: (rows, n) of the real kinds' routine: one stage (n/2 = 8, 3, 17, 1), several, a looped
+#: prime radix (n/2 = 74 = 2 * 37), one row per call (3 rows) and several (4, 8).
+REAL_ROUTINE_CASES = [(1, 16), (3, 1024), (4, 1024), (8, 6), (2, 2), (5, 12), (4, 34), (2, 148), (1, 4096)]
+
+
+def _real_routine(rows, n, sign):
+    """``stockham_real_fft`` on a parameter of (rows, n) signals (sign -1) or (rows,
+    n / 2 + 1) terms (sign 1), and an input."""
+    from plaidarray.backend.llvm_cpu import stockham
+    from plaidarray.backend.llvm_cpu.fft import STOCKHAM_REAL_FFT
+    from plaidarray.hlo import Instruction
+    from plaidarray.hlo.literal import Literal
+    from plaidarray.hlo.shape import Shape
+
+    rng = np.random.default_rng(n)
+    if sign < 0:
+        a = rng.standard_normal((rows, n))
+    else:  # arbitrary imaginary parts of the first and last terms: they are ignored
+        a = rng.standard_normal((rows, n // 2 + 1)) + 1j * rng.standard_normal((rows, n // 2 + 1))
+    shape = Shape(a.shape, a.dtype)
+    x = Instruction("parameter", (), {"number": 0, "shape": shape}, shape)
+    table = Instruction.make("constant", (), value=Literal(stockham.real_twiddles(n, sign)))
+    return x, Instruction.make(STOCKHAM_REAL_FFT, (x, table), sign=sign), a
+
+
+@pytest.mark.parametrize("sign", [-1, 1])
+@pytest.mark.parametrize(("rows", "n"), REAL_ROUTINE_CASES)
+def test_the_real_kinds_routine(rows, n, sign):
+    """``stockham_real_fft`` (llvm-cpu's RFFT and IRFFT of even n: the half-length
+    transform and the step around it in one routine): the shape rule, the reference
+    evaluation and the compiled routine, each against NumPy's rfft / irfft."""
+    from plaidarray.backend.llvm_cpu.compiler import CpuCompiler
+    from plaidarray.backend.reference import Evaluator
+    from plaidarray.hlo import Computation, Module
+
+    x, y, a = _real_routine(rows, n, sign)
+    expected = np.fft.rfft(a) if sign < 0 else np.fft.irfft(a, n)
+    assert (y.shape.dims, y.shape.dtype) == (expected.shape, expected.dtype)
+    module = Module("real", Computation("main", [x], [y]))
+    for run in (Evaluator(module).run, CpuCompiler().compile(module).run):
+        (got,) = run([a])
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-14 * n * np.max(np.abs(expected)))
+        if sign < 0:  # the zero-frequency and Nyquist terms are real, exactly
+            assert not np.any(got[:, [0, -1]].imag)
+
+
+@pytest.mark.parametrize(("shape", "dtype", "sign", "table_of"), [
+    ((2, 7), np.float64, -1, 8),  # odd n
+    ((2, 8), np.complex128, -1, 8),  # RFFT of complex rows
+    ((2, 5), np.float64, 1, 8),  # IRFFT of real rows
+    ((2, 1), np.complex128, 1, 2),  # one term: no even n
+    ((2, 8), np.float64, -1, 16),  # the table of another n
+    ((2, 2 * 131), np.float64, -1, 2 * 131),  # n / 2 = 131: no kernel length
+    ((2, 8), np.float64, 0, 8),
+])
+def test_bad_operands_of_the_real_kinds_routine(shape, dtype, sign, table_of):
+    from plaidarray.backend.llvm_cpu import stockham
+    from plaidarray.backend.llvm_cpu.fft import STOCKHAM_REAL_FFT
+    from plaidarray.hlo import Instruction
+    from plaidarray.hlo.literal import Literal
+    from plaidarray.hlo.shape import Shape
+
+    x = Instruction("parameter", (), {"number": 0, "shape": Shape(shape, np.dtype(dtype))}, Shape(shape, np.dtype(dtype)))
+    table = Instruction.make("constant", (), value=Literal(np.zeros(stockham.real_table_size(table_of), np.complex128)))
+    with pytest.raises(ValueError, match="llvm_cpu.stockham_real_fft: "):
+        Instruction.make(STOCKHAM_REAL_FFT, (x, table), sign=sign)
+
+
+def test_an_inner_axis_is_transformed_without_transposes(tmp_path, monkeypatch, fused):
+    """plaidarray.fft moves the axis last and back; llvm-cpu's lowering reads the strided
+    lines instead, and the two transposes cancel."""
+    xp.set_backend("llvm-cpu")
+    monkeypatch.setenv("PLAIDARRAY_DUMP", str(tmp_path))
+    xp.clear_cache()
+    a = np.random.default_rng(0).standard_normal((64, 32)) + 0j
+    np.testing.assert_allclose(np.asarray(xfft.fft(xp.asarray(a), axis=0)), np.fft.fft(a, axis=0), atol=1e-12)
+    final = max(tmp_path.glob("*.hlo.*-*.txt"), key=lambda p: int(p.name.split(".hlo.")[1].split("-")[0]))
+    hlo = final.read_text()
+    assert "llvm_cpu.stockham_fft" in hlo and "axis=0" in hlo
+    assert "transpose" not in hlo
+
+
+def test_the_fft_stages_rebuild_only_a_graph_with_an_fft_and_leave_their_input():
+    """llvm-cpu's FFT lowering and the expansion return a graph without an fft as it is
+    (the expansion also the lowering's result: the kernel op is not expanded), and the
+    lowering lowers an fft without changing an instruction of its input."""
+    from plaidarray.backend.llvm_cpu.fft import STOCKHAM_FFT, lower_fft
+    from plaidarray.backend.llvm_cpu.lowerings import PLATFORM
+    from plaidarray.codegen.expand import expand
+    from plaidarray.hlo import Computation, Instruction
+    from plaidarray.hlo.shape import Shape
+
+    shape = Shape((4, 8), np.dtype(np.complex128))
+    x = Instruction("parameter", (), {"number": 0, "shape": shape}, shape)
+    plain = Computation("main", [x], [Instruction.make("exp", [x])])
+    assert lower_fft(plain) is plain and expand(plain, PLATFORM) is plain
+    spectrum = Instruction.make("fft", [Instruction.make("exp", [x])], fft_type="FFT")
+    transformed = Computation("main", [x], [Instruction.make("multiply", [spectrum, spectrum])])
+    before = [(i.opcode, dict(i.attrs), [id(o) for o in i.operands]) for i in transformed.instructions]
+    lowered = lower_fft(transformed)
+    assert STOCKHAM_FFT in [i.opcode for i in lowered.instructions]
+    assert "fft" not in [i.opcode for i in lowered.instructions] and expand(lowered, PLATFORM) is lowered
+    assert [(i.opcode, dict(i.attrs), [id(o) for o in i.operands]) for i in transformed.instructions] == before
