@@ -46,9 +46,9 @@ def _info(args: argparse.Namespace) -> int:
 
     import plaidarray
     from plaidarray.backend import registry
-    from plaidarray.backend.llvm_cpu import jit
+    from plaidarray.backend.llvm_cpu import target as targets
 
-    target = jit.host_target()
+    target = targets.host()
     print(f"plaidarray {plaidarray.__version__} (Array API {plaidarray.__array_api_version__})")
     print(f"numpy {numpy.__version__}, llvmlite {llvmlite.__version__} "
           f"(LLVM {'.'.join(map(str, llvm.llvm_version_info))}), xdsl {xdsl.__version__}")

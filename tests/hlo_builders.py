@@ -37,13 +37,13 @@ def lowered(params: list[Instruction], outputs: list[Instruction], until: str = 
     """The llvm-cpu compiler's state (``stages.Compilation``) after its stages up to and
     including ``until``, for the computation of ``params`` and ``outputs`` (with
     ``n_symbols`` run-time sizes), generating for the host or for one of
-    ``platforms.PLATFORMS``."""
-    from plaidarray.backend.llvm_cpu import platforms, stages
+    ``target.PLATFORMS``."""
+    from plaidarray.backend.llvm_cpu import stages, target as targets
     from plaidarray.backend.pipeline import run_stages
 
     comp = Module("unit", Computation("main", params, outputs)).entry
-    target = platforms.host() if platform is None else platforms.PLATFORMS[platform]
-    c = stages.Compilation("unit", comp, frozenset(), 3, "unit-test", n_symbols, platform=target)
+    target = targets.host() if platform is None else targets.PLATFORMS[platform]
+    c = stages.Compilation("unit", comp, frozenset(), 3, "unit-test", n_symbols, target=target)
     ordered = [*stages.FRONT, *stages.BACK]
     last = [s.name for s in ordered].index(until)
     run_stages(ordered[:last + 1], c, "unit", c.timings)

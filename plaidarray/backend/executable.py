@@ -30,7 +30,7 @@ class ExportError(ValueError):
 @dataclass(frozen=True)
 class AotOptions:
     """What an ahead-of-time compile is for (XLA's ``AotCompilationOptions``): ``target``
-    is ``"host"`` or one of the compiler's platforms, ``cpu`` and ``features`` override
+    is ``"host"`` or the name of one of the compiler's targets, ``cpu`` and ``features`` override
     its defaults (LLVM's names), ``name`` prefixes the library's C symbols, and the first
     ``inputs`` of the entry's parameters are the caller's (the others are constants)."""
 

@@ -10,7 +10,7 @@ import pytest
 from jit_helpers import child_env, isolated_cache_dir  # noqa: F401  (autouse: tests write a temporary cache)
 
 import plaidarray as xp
-from plaidarray.backend.llvm_cpu import jit, object_cache
+from plaidarray.backend.llvm_cpu import object_cache, target as targets
 from plaidarray.cli import main
 from plaidarray.hlo.passes import HLO_PASSES
 
@@ -21,7 +21,7 @@ def test_info_shows_versions_target_backends_and_cache(capsys, monkeypatch, tmp_
     object_cache.store("some-entry", b"\0" * 3000, {})
     assert main(["info"]) == 0
     out = capsys.readouterr().out
-    target = jit.host_target()
+    target = targets.host()
     assert f"plaidarray {xp.__version__}" in out and "llvmlite" in out and "LLVM" in out and "xdsl" in out
     assert f"target: {target.triple}, cpu {target.cpu}" in out
     assert f"features: {target.features}" in out

@@ -1,17 +1,18 @@
 """Ahead-of-time compilation for an LLVM target (XLA's ``compile_ahead_of_time``, as
-tfcompile uses it): an HLO module to one object file for a platform (``platforms.py``).
+tfcompile uses it): an HLO module to one object file for a target (``target.py``).
 
 The JIT's stages run as far as each kernel's LLVM IR (``stages.FRONT`` and ``LOWER``),
-for the export's platform; then the kernels, the C entry that calls them
+for the export's target; then the kernels, the C entry that calls them
 (``aot_driver.py``) and a copy of each vector math function they call (``vector_math``)
 are linked into one module, every definition but the entry and its routine table made
 internal (two libraries linked into one program share no symbol), and generated at O3
-for the platform. Nothing here touches the JIT's caches: an export compiles what it
+for the target. Nothing here touches the JIT's caches: an export compiles what it
 exports, for a machine that may not be this one.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import keyword
 import math
 from collections.abc import Sequence
@@ -23,29 +24,29 @@ from ..executable import AotArtifact, AotOptions, ExportError
 from ..pipeline import run_stages
 from . import cpu_features, jit, math_library, vector_math
 from .aot_driver import driver_ir
-from .platforms import PLATFORMS, Platform, host
 from .stages import FRONT, LOWER, Compilation
+from .target import PLATFORMS, Target, host
 
 #: The optimisation level of exported code.
 LEVEL = 3
 
 
-def platform_for(options: AotOptions) -> Platform:
-    """The platform ``options`` ask for, with their CPU and features. The host's
-    default features are the ones a loader can check (``cpu_features.verifiable``)."""
+def target_for(options: AotOptions) -> Target:
+    """The target ``options`` ask for, with their CPU and features, for the small code
+    model (a shared library's). The host's default features are the ones a loader can
+    check (``cpu_features.verifiable``)."""
     if options.target == "host":
         base = host()
         features = options.features
         if features is None:
             machine = cpu_features.machine_features()
             features = base.features if machine is None else cpu_features.verifiable(base.features, machine)
-        return Platform("host", base.triple, options.cpu or base.cpu, features, base.vector_bits, base.complex)
+        return dataclasses.replace(base, cpu=options.cpu or base.cpu, features=features, code_model="small")
     named = PLATFORMS.get(options.target)
     if named is None:
         raise ExportError(f"no export target {options.target!r}: choose 'host' or one of {', '.join(PLATFORMS)}")
-    return Platform(named.name, named.triple, options.cpu or named.cpu,
-                    named.features if options.features is None else options.features, named.vector_bits,
-                    named.complex)
+    return dataclasses.replace(named, cpu=options.cpu or named.cpu,
+                               features=named.features if options.features is None else options.features)
 
 
 def compile_ahead_of_time(module: Module, constants: Sequence[np.ndarray], options: AotOptions) -> AotArtifact:
@@ -56,8 +57,8 @@ def compile_ahead_of_time(module: Module, constants: Sequence[np.ndarray], optio
     if module.n_symbols:
         raise ExportError("an exported function has the sizes of its example arguments; run-time sizes are not "
                           "exported")
-    platform = platform_for(options)
-    c = Compilation(name, module.entry, frozenset(), LEVEL, f"aot/{platform.triple}", platform=platform,
+    target = target_for(options)
+    c = Compilation(name, module.entry, frozenset(), LEVEL, f"aot/{target.triple}", target=target,
                     shares_groups=False)
     try:
         run_stages(FRONT, c, name, c.timings)
@@ -75,12 +76,12 @@ def compile_ahead_of_time(module: Module, constants: Sequence[np.ndarray], optio
         c.sources)
     kernels = list({s.key: s.ir for s in c.sources}.values())
     libraries = sorted({symbol for text in kernels for symbol in math_library.called_by(text)})
-    texts = [driver, *kernels, *(vector_math.library_ir(symbol, platform.vector_bits)[0] for symbol in libraries)]
+    texts = [driver, *kernels, *(vector_math.library_ir(symbol, target.vector_bits)[0] for symbol in libraries)]
     try:
-        code, needed = jit.generate_library(texts, platform.target, LEVEL, [f"{name}_run", f"{name}_routines"])
+        code, needed = jit.generate_library(texts, target, LEVEL, [f"{name}_run", f"{name}_routines"])
     except RuntimeError as error:  # LLVM cannot generate code for this CPU or these features
-        raise ExportError(f"cannot export {name} for {platform.triple} ({platform.cpu}): {error}") from error
-    return AotArtifact(code, platform.triple, platform.cpu, platform.features, tuple(needed), tuple(routines))
+        raise ExportError(f"cannot export {name} for {target.triple} ({target.cpu}): {error}") from error
+    return AotArtifact(code, target.triple, target.cpu, target.features, tuple(needed), tuple(routines))
 
 
 def _bytes(shape) -> int:

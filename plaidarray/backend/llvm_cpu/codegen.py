@@ -1,7 +1,7 @@
 """Code generation: LLVM IR text -> optimised object code for a target, and the
 code generator process that does it out of the main one.
 
-This module imports only llvmlite and the standard library: run as a script, it is the
+This module imports only llvmlite, the standard library and ``target.py`` (likewise): run as a script, it is the
 code generator process of ``codegen_worker.py`` (it starts in well under 0.1 s and
 never imports plaidarray). Why a process: llvmlite 0.50 leaks about 80 KB per run of
 LLVM's optimisation pipeline (docs/reliability.md, "Memory"), so a program compiling
@@ -33,6 +33,17 @@ from typing import IO
 
 import llvmlite.binding as llvm
 
+if __package__:
+    from .target import Target, initialize
+else:  # the code generator process, this file run as a script: target.py, found beside it
+    import importlib.util  # (not through the import path, where PYTHONSAFEPATH leaves out this directory)
+
+    _spec = importlib.util.spec_from_file_location("target", os.path.join(os.path.dirname(__file__), "target.py"))
+    assert _spec is not None and _spec.loader is not None
+    _target = sys.modules["target"] = importlib.util.module_from_spec(_spec)
+    _spec.loader.exec_module(_target)
+    Target, initialize = _target.Target, _target.initialize  # type: ignore[misc]
+
 #: The optimisation levels, as in ``clang -O<level>``.
 OPT_LEVELS = (0, 1, 2, 3)
 
@@ -42,44 +53,12 @@ _machines: dict[tuple[Target, int], llvm.TargetMachine] = {}
 
 
 @dataclass(frozen=True)
-class Target:
-    """What the code is generated for: an LLVM triple, CPU name and feature string, and
-    the code model (``new_machine``)."""
-
-    triple: str
-    cpu: str
-    features: str
-    code_model: str = "small"
-
-    def __str__(self) -> str:
-        return f"{self.triple}/{self.cpu}"
-
-
-@dataclass(frozen=True)
 class Product:
     """A module's object code, with its optimised IR and assembly when asked for."""
 
     object: bytes
     ir: str = ""
     assembly: str = ""
-
-
-def initialize() -> None:
-    llvm.initialize_native_target()
-    llvm.initialize_native_asmprinter()
-
-
-def host_target() -> Target:
-    """The CPU this process runs on, all of its features enabled. On x86-64, code for the
-    large code model (``new_machine``)."""
-    initialize()
-    features = llvm.get_host_cpu_features().flatten()
-    if "+avx512f" in features.split(","):
-        # LLVM's Intel tunings cap vectors at 256 bits to avoid AVX-512 frequency drops;
-        # the polynomial math of vector_math.py runs 1.5-2x faster at 512 bits.
-        features += ",-prefer-256-bit"
-    triple = llvm.get_process_triple()
-    return Target(triple, llvm.get_host_cpu_name(), features, "large" if triple.startswith("x86_64") else "small")
 
 
 def new_machine(target: Target, level: int) -> llvm.TargetMachine:
@@ -223,8 +202,8 @@ def serve(requests: IO[bytes], answers: IO[bytes]) -> None:
     write_frame(answers, b"ready")
     while (frame := read_frame(requests)) is not None:
         try:
-            _, triple, cpu, features, code_model, level, listings, emit_level, *texts = frame
-            target = Target(triple.decode(), cpu.decode(), features.decode(), code_model.decode())
+            _, name, triple, cpu, features, code_model, level, listings, emit_level, *texts = frame
+            target = Target.of(name.decode(), triple.decode(), cpu.decode(), features.decode(), code_model.decode())
             product = generate([t.decode() for t in texts], target,
                                int(level), listings == b"1", int(emit_level))
         except (RuntimeError, ValueError) as error:

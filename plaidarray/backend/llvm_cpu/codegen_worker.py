@@ -36,6 +36,7 @@ from typing import IO, cast
 from ... import config
 from . import codegen, jit
 from .codegen import Product
+from .target import Target, host
 
 #: LLVM IR larger than this (characters) is always compiled in a worker, whose address
 #: space is capped (``PLAIDARRAY_CODEGEN_MAX_BYTES``): LLVM's memory grows with a module,
@@ -96,12 +97,12 @@ class _Worker:
             self.ready = True
         return self.ready
 
-    def generate(self, texts: Sequence[str], target: codegen.Target, level: int, listings: bool,
+    def generate(self, texts: Sequence[str], target: Target, level: int, listings: bool,
                  emit_level: int) -> Product:
         self.compiles += 1
         self.busy = True
         try:
-            codegen.write_frame(self.requests, b"generate", target.triple.encode(), target.cpu.encode(),
+            codegen.write_frame(self.requests, b"generate", target.name.encode(), target.triple.encode(), target.cpu.encode(),
                                 target.features.encode(), target.code_model.encode(), str(level).encode(),
                                 b"1" if listings else b"0",
                                 str(emit_level).encode(), *(t.encode() for t in texts))
@@ -152,7 +153,7 @@ class _Pool:
         with self.lock:
             worker = self._serving()
             try:
-                product = worker.generate(texts, jit.host_target(), level, listings, emit_level)
+                product = worker.generate(texts, host(), level, listings, emit_level)
             except BaseException:
                 if not worker.usable:  # died compiling, or interrupted: out of step with its pipes
                     self.retire("serving")

@@ -94,7 +94,7 @@ class CpuCompiler(Compiler):
 
     def compile_ahead_of_time(self, module: Module, constants: Sequence[np.ndarray],
                               options: AotOptions) -> AotArtifact:
-        """Object code for the host or one of ``platforms.PLATFORMS`` (``aot.py``)."""
+        """Object code for the host or one of ``target.PLATFORMS`` (``aot.py``)."""
         from .aot import compile_ahead_of_time  # the code generator, on first use
 
         return compile_ahead_of_time(module, constants, options)

@@ -23,36 +23,28 @@ from collections.abc import Sequence
 import llvmlite.binding as llvm
 
 from . import codegen
-from .codegen import Product, Target
+from .codegen import Product
+from .target import Target, host
 
 
 _lock = threading.RLock()
-#: Made once per process: the host's target; and the engines holding the library
-#: (vector_math's functions), kept for good.
-_host_target: Target | None = None
+#: The engines holding the library (vector_math's functions), made once per process and
+#: kept for good.
 _library_engines: list[llvm.ExecutionEngine] = []
-
-
-def host_target() -> Target:
-    global _host_target
-    with _lock:
-        if _host_target is None:
-            _host_target = codegen.host_target()
-        return _host_target
 
 
 def _new_engine(level: int) -> llvm.ExecutionEngine:
     """An empty engine with a TargetMachine of its own (an engine disposes of the one it
     is given, so engines sharing one crashed on garbage collection)."""
     backing = llvm.parse_assembly("")
-    backing.triple = host_target().triple
-    return llvm.create_mcjit_compiler(backing, codegen.new_machine(host_target(), level))
+    backing.triple = host().triple
+    return llvm.create_mcjit_compiler(backing, codegen.new_machine(host(), level))
 
 
 def generate(texts: str | Sequence[str], level: int, listings: bool = False, emit_level: int | None = None) -> Product:
     """:func:`codegen.generate` in this process, for the host."""
     with _lock:
-        return codegen.generate(texts, host_target(), level, listings, emit_level)
+        return codegen.generate(texts, host(), level, listings, emit_level)
 
 
 def generate_library(texts: Sequence[str], target: Target, level: int, exported: Sequence[str]) -> tuple[bytes, list[str]]:

@@ -47,7 +47,7 @@ from ...hlo.fingerprint import Hashed
 from ...hlo.symbolic import Dim, Sym, SymExpr, hint, symbols
 from .blas_lapack import is_import
 from .kernel_source import KERNEL_PREFIX, PLACEHOLDER, KernelSource, Segment
-from .platforms import Platform
+from .target import Target
 from .runtime import runtime_function
 from .vector_math import FUNCTIONS as VECTOR_MATH_FUNCTIONS
 from .vector_math import math_function
@@ -96,10 +96,10 @@ def _is_complex(t: ir.Type) -> bool:
 class FunctionEmitter:
     """Translates one ``func.func`` body into an LLVM function."""
 
-    def __init__(self, module: ir.Module, name: str, arg_types: list[Attribute], platform: Platform,
+    def __init__(self, module: ir.Module, name: str, arg_types: list[Attribute], target: Target,
                  extra: Sequence[ir.Type] = ()) -> None:
         self.module = module
-        self.platform = platform
+        self.target = target
         fnty = ir.FunctionType(ir.VoidType(), [PTR] * len(arg_types) + list(extra))
         self.function = ir.Function(module, fnty, name)
         for arg in self.function.args[:len(arg_types)]:
@@ -342,7 +342,7 @@ def _vector_math(name: str) -> Rule:
     """exp, log, sin... as the vectorisable functions of vector_math.py."""
     def emit(e, op):
         x = e.v(op.operands[0])
-        return e.builder.call(math_function(e.module, name, x.type, e.platform.vector_bits), [x])
+        return e.builder.call(math_function(e.module, name, x.type, e.target.vector_bits), [x])
     return emit
 
 
@@ -395,8 +395,8 @@ def _call(e, op):
 
 
 def call_c(e: FunctionEmitter, name: str, args: list[ir.Value], ret: ir.Type) -> ir.Value:
-    """Call a C function, passing and returning C complex values as the platform's ABI
-    does (``platforms.ComplexAbi``)."""
+    """Call a C function, passing and returning C complex values as the target's ABI
+    does (``target.ComplexAbi``)."""
     b = e.builder
     lowered: list[ir.Value] = []
     for a in args:
@@ -421,7 +421,7 @@ def call_c(e: FunctionEmitter, name: str, args: list[ir.Value], ret: ir.Type) ->
 
 
 def _complex_passing(e: FunctionEmitter, ty: ir.Type) -> tuple[str, str]:
-    abi = e.platform.complex
+    abi = e.target.complex
     return abi.double if isinstance(ty.elements[0], ir.DoubleType) else abi.single
 
 
@@ -968,9 +968,9 @@ for _name in ("exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "pow"):
     _RULES[f"complex.{_name}"] = _complex_libm("c" + _name)
 
 
-def emit_kernels(module: ModuleOp, buffer_dims: Sequence[Sequence[Dim]], platform: Platform) -> list[KernelSource]:
+def emit_kernels(module: ModuleOp, buffer_dims: Sequence[Sequence[Dim]], target: Target) -> list[KernelSource]:
     """Translate the loop-level ``main`` of ``module`` into one LLVM module per segment,
-    for ``platform``
+    for ``target``
     (``KernelSource``): each top-level loop nest alone, the operations between nests
     together. A kernel runs its chunkable loop (``PARALLEL_LOOP``) over ``[start, stop)``
     (the executable passes the whole range, or chunks of it on several threads), every
@@ -992,10 +992,10 @@ def emit_kernels(module: ModuleOp, buffer_dims: Sequence[Sequence[Dim]], platfor
         if chunked is not None:
             depth, extent, work = read_dims(chunked)
             segment = Segment(extent, work, cast(int, depth))
-        fingerprint = Hashed((platform, _fingerprint(ops, block, used, dims, [buffer_dims[j] for j in used])))
+        fingerprint = Hashed((target, _fingerprint(ops, block, used, dims, [buffer_dims[j] for j in used])))
         emitted = _EMITTED.get(fingerprint)
         if emitted is None:
-            emitted = _emit_kernel(ops, block, used, dims, buffer_dims, constants, loads, segment, platform)
+            emitted = _emit_kernel(ops, block, used, dims, buffer_dims, constants, loads, segment, target)
             _EMITTED.put(fingerprint, emitted)
         text, key, imports = emitted
         largest = max((math.prod(hint(d) for d in buffer_dims[j]) for j in used), default=0)
@@ -1005,10 +1005,10 @@ def emit_kernels(module: ModuleOp, buffer_dims: Sequence[Sequence[Dim]], platfor
 
 def _emit_kernel(ops: list[Operation], block: Block, used: list[int], dims: list[int],
                  buffer_dims: Sequence[Sequence[Dim]], constants: dict[SSAValue, ir.Value],
-                 loads: dict[int, SSAValue], segment: Segment, platform: Platform) -> tuple[str, str, tuple[str, ...]]:
+                 loads: dict[int, SSAValue], segment: Segment, target: Target) -> tuple[str, str, tuple[str, ...]]:
     """A segment's kernel module: its text (named by its key), key and imports."""
     llvm_module = ir.Module(name="kernel")
-    body = FunctionEmitter(llvm_module, PLACEHOLDER + ".body", [block.args[j].type for j in used], platform,
+    body = FunctionEmitter(llvm_module, PLACEHOLDER + ".body", [block.args[j].type for j in used], target,
                            [PTR, PTR, INDEX, INDEX])
     body.function.linkage = "internal"
     body.imports_table = body.function.args[-3]
@@ -1019,7 +1019,7 @@ def _emit_kernel(ops: list[Operation], block: Block, used: list[int], dims: list
         body.chunk = (segment.depth, *body.function.args[-2:])
     body.emit_ops(ops)
     body.builder.ret_void()
-    _emit_kernel_entry(llvm_module, body.function, len(used), platform)
+    _emit_kernel_entry(llvm_module, body.function, len(used), target)
     text = str(llvm_module)
     key = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
     return text.replace(PLACEHOLDER, KERNEL_PREFIX + key), key, tuple(body.imports)
@@ -1145,10 +1145,10 @@ def _load_sizes(body: FunctionEmitter, loads: dict[int, SSAValue], dims: Sequenc
         body.strides[buffer] = strides
 
 
-def _emit_kernel_entry(module: ir.Module, body: ir.Function, n_buffers: int, platform: Platform) -> None:
+def _emit_kernel_entry(module: ir.Module, body: ir.Function, n_buffers: int, target: Target) -> None:
     """``void kernel(ptr buffers, ptr dims, i64 start, i64 stop, ptr imports)``: reads the
     data pointers from the table and calls the body."""
-    entry = FunctionEmitter(module, PLACEHOLDER, [], platform, [PTR, PTR, INDEX, INDEX, PTR])
+    entry = FunctionEmitter(module, PLACEHOLDER, [], target, [PTR, PTR, INDEX, INDEX, PTR])
     table, dims, start, stop, imports = entry.function.args
     b = entry.builder
     pointers = [b.load(b.gep(table, [ir.Constant(INDEX, i)], inbounds=True, source_etype=PTR), typ=PTR)

@@ -69,7 +69,7 @@ from .fft import lower_fft
 from .kernel_source import KernelSource
 from .kernels import CompiledKernel
 from .llvm_emitter import emit_kernels
-from .platforms import Platform, host
+from .target import Target, host
 from .lowerings import PLATFORM
 
 
@@ -112,12 +112,13 @@ class Compilation:
     comp: Computation
     donated: frozenset[int]
     level: int
-    target: str
+    #: What compiled code for this target is stored under (``Compiler.target``).
+    target_key: str
     n_symbols: int = 0
     #: The persistent cache's key of the executable (none: it is not stored).
     key: str = ""
     #: What the code is for: the host, or an export's target (``aot.py``).
-    platform: Platform = field(default_factory=host)
+    target: Target = field(default_factory=host)
     n_params: int = 0
     constants: list[np.ndarray] = field(default_factory=list)
     plan: FusionPlan = field(init=False)
@@ -234,7 +235,7 @@ def _group_kernels(c: Compilation) -> None:
         assert buffers and buffers[0] >= 0, "llvm-cpu: a kernel touches a buffer missing from the table"
         contractible = {b for b in buffers if b >= first_temp and users[b] == 1}
         key, numbered, order = group_key(c.plan, group, buffers, buffer_of, shapes, contractible, c.n_symbols,
-                                         c.platform) if share else (None, (), tuple(buffers))
+                                         c.target) if share else (None, (), tuple(buffers))
         g = _Group(group, buffers, contractible, key, numbered, order, lowered=None if key is None else GROUPS.get(key))
         if key is not None and g.lowered is None:
             g.same_as = first.setdefault(key, g)  # a group met earlier in this module
@@ -279,7 +280,7 @@ def _to_llvm_ir(c: Compilation) -> None:
     table = _table(c)
     for g in _lowering(c):
         left = [table[b].shape.dims for i, b in enumerate(g.buffers) if i not in g.contracted]
-        sources = emit_kernels(cast(ModuleOp, g.module), [*left, *(s.dims for s in g.scratch)], c.platform)
+        sources = emit_kernels(cast(ModuleOp, g.module), [*left, *(s.dims for s in g.scratch)], c.target)
         # Dropped while the cyclic collector waits (``pipeline.collector_paused``): tens of
         # thousands of xDSL objects in cycles are then garbage at its first collection, not
         # promoted with the compile's live objects to older generations whose collections
@@ -344,7 +345,7 @@ def _in_module(c: Compilation, g: _Group, low: LoweredGroup, entries: dict[Dim, 
 
 
 def _llvm_codegen(c: Compilation) -> None:
-    generated = kernels.kernels_for(c.sources, c.level, c.target, c.quick)
+    generated = kernels.kernels_for(c.sources, c.level, c.target_key, c.quick)
     c.kernels, c.products = generated.kernels, generated.products
 
 
@@ -388,7 +389,7 @@ FRONT: tuple[Stage[Compilation], ...] = (
 )
 
 #: From the HLO module to each kernel's LLVM IR (``Compilation.sources``), for the
-#: compilation's platform: what a JIT compile and an export (``aot.py``) share.
+#: compilation's target: what a JIT compile and an export (``aot.py``) share.
 LOWER: tuple[Stage[Compilation], ...] = (
     Stage("fuse", _fuse),
     Stage("group-kernels", _group_kernels),

@@ -37,7 +37,8 @@ from dataclasses import dataclass, replace
 
 from llvmlite import ir
 
-from . import codegen_worker, math_library, platforms
+from . import codegen_worker, math_library
+from .target import host
 
 F32, F64 = ir.FloatType(), ir.DoubleType()
 
@@ -467,7 +468,7 @@ def library_object_code(symbol: str, level: int, vectors: bool = True) -> tuple[
     explicit fused multiply-adds and selects, which LLVM's IR pipeline has nothing to
     improve on: skipping it halves a function's build (exp 8.7 -> 4.7 ms, sin 22 -> 16)
     in a process's first use of it, and the code computes the same bits as fast."""
-    text, symbols = library_ir(symbol, platforms.host().vector_bits, vectors)
+    text, symbols = library_ir(symbol, host().vector_bits, vectors)
     return codegen_worker.generate(text, 0, emit_level=level).object, symbols
 
 

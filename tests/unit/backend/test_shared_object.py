@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from jit_helpers import run_child
 
-from plaidarray.backend.llvm_cpu import jit, shared_object
+from plaidarray.backend.llvm_cpu import jit, shared_object, target
 
 pytestmark = pytest.mark.skipif(shared_object.linker() is None, reason="needs the system linker (ld)")
 
@@ -66,7 +66,7 @@ print(json.dumps({"directory": str(directory), "mode": stat.S_IMODE(directory.st
 _NEAR = ("R_X86_64_PC32", "R_X86_64_PLT32", "R_X86_64_GOTPCREL", "R_X86_64_GOTPCRELX", "R_X86_64_REX_GOTPCRELX")
 
 
-@pytest.mark.skipif(shutil.which("readelf") is None or not jit.host_target().triple.startswith("x86_64"),
+@pytest.mark.skipif(shutil.which("readelf") is None or not target.host().triple.startswith("x86_64"),
                     reason="reads x86-64 relocations with readelf")
 @pytest.mark.parametrize("emit_level", [0, 3])
 def test_jit_code_reaches_its_constants_and_calls_at_any_distance(tmp_path, emit_level):

@@ -1,0 +1,118 @@
+"""What code is generated for: one object carrying all that code generation knows of a
+target (XLA's ``AotCompilationOptions`` target triple, with what a triple alone does not say).
+
+The JIT generates for the host (:func:`host`); ahead-of-time export (``aot.py``) for the
+host or any target of :data:`PLATFORMS`. Everything the emitter and the object code
+generator would otherwise assume about the machine is here: the LLVM triple, CPU and
+features, the widest vector register (the vector math library's variants,
+``vector_math.py``), how C passes complex values (``llvm_emitter.call_c``), which differs
+between the ABIs: x86-64's SysV packs a ``float complex`` into one vector register,
+AArch64's AAPCS64 passes either kind as a homogeneous aggregate (an array of two),
+RISC-V's LP64D as two scalar arguments; and the code model (``codegen.new_machine``): code
+is position-independent everywhere, for the small model in exports and for the large one
+in the JIT on x86-64.
+
+Which compiled code a target may reuse is not its business: the persistent cache keys the
+host's code by ``host.host_id``, read without loading LLVM, so that a cache hit loads no
+compiler (finding the host's CPU name and features here does).
+
+This module imports only llvmlite and the standard library: the code generator process
+(``codegen.py`` run as a script) imports it as a top-level module.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass
+
+import llvmlite.binding as llvm
+
+#: How one complex argument travels: one ``<2 x T>`` ("vector"), two ``T`` ("pair") or one
+#: ``[2 x T]`` ("array"); a result: ``<2 x T>`` ("vector") or ``{T, T}`` ("struct").
+ComplexPassing = tuple[str, str]
+
+
+@dataclass(frozen=True)
+class ComplexAbi:
+    """How the C library takes and returns ``float complex`` and ``double complex``."""
+
+    single: ComplexPassing
+    double: ComplexPassing
+
+
+#: The C ABIs' conventions for complex values, by architecture (the first part of a triple).
+COMPLEX_ABIS = {
+    "x86_64": ComplexAbi(single=("vector", "vector"), double=("pair", "struct")),
+    "aarch64": ComplexAbi(single=("array", "struct"), double=("array", "struct")),
+    "riscv64": ComplexAbi(single=("pair", "struct"), double=("pair", "struct")),
+}
+
+
+@dataclass(frozen=True)
+class Target:
+    """A target for generated code: ``name`` as a user gives it ("host", or a Debian
+    multiarch tuple), LLVM's ``triple``, ``cpu`` and ``features``, the widest vector
+    register in bits, the C ABI's ``complex`` convention and LLVM's code model."""
+
+    name: str
+    triple: str
+    cpu: str
+    features: str
+    vector_bits: int
+    complex: ComplexAbi
+    code_model: str = "small"
+
+    @classmethod
+    def of(cls, name: str, triple: str, cpu: str, features: str, code_model: str = "small") -> Target:
+        """The target of ``triple`` with ``cpu`` and ``features``: its widest vector
+        register read from the features, its complex ABI from the architecture."""
+        architecture = triple.split("-", 1)[0]
+        if architecture not in COMPLEX_ABIS:
+            raise NotImplementedError(f"llvm-cpu: no C ABI for complex values is known for {triple}")
+        enabled = features.split(",")
+        bits = 512 if "+avx512f" in enabled else 256 if "+avx" in enabled else 128
+        return cls(name, triple, cpu, features, bits, COMPLEX_ABIS[architecture], code_model)
+
+    @property
+    def architecture(self) -> str:
+        return self.triple.split("-", 1)[0]
+
+    def __str__(self) -> str:
+        return f"{self.triple}/{self.cpu}"
+
+
+#: The targets code can be exported for, each with the CPU and features it assumes
+#: unless told otherwise: x86-64's baseline (SSE2), AArch64's (NEON), RV64GC.
+PLATFORMS = {
+    "x86_64-linux-gnu": Target.of("x86_64-linux-gnu", "x86_64-unknown-linux-gnu", "x86-64", ""),
+    "aarch64-linux-gnu": Target.of("aarch64-linux-gnu", "aarch64-unknown-linux-gnu", "generic", "+neon"),
+    "riscv64-linux-gnu": Target.of("riscv64-linux-gnu", "riscv64-unknown-linux-gnu", "generic-rv64",
+                                   "+m,+a,+f,+d,+c"),
+}
+
+
+def initialize() -> None:
+    llvm.initialize_native_target()
+    llvm.initialize_native_asmprinter()
+
+
+_host_lock = threading.Lock()
+_host: Target | None = None
+
+
+def host() -> Target:
+    """This machine, every feature of its CPU enabled (what the JIT generates for), found
+    once per process. On x86-64, code for the large code model (``codegen.new_machine``)."""
+    global _host
+    with _host_lock:
+        if _host is None:
+            initialize()
+            features = llvm.get_host_cpu_features().flatten()
+            if "+avx512f" in features.split(","):
+                # LLVM's Intel tunings cap vectors at 256 bits to avoid AVX-512 frequency drops;
+                # the polynomial math of vector_math.py runs 1.5-2x faster at 512 bits.
+                features += ",-prefer-256-bit"
+            triple = llvm.get_process_triple()
+            _host = Target.of("host", triple, llvm.get_host_cpu_name(), features,
+                              "large" if triple.startswith("x86_64") else "small")
+        return _host
