@@ -20,11 +20,11 @@ from typing import cast
 import numpy as np
 from llvmlite import ir
 
+from . import kernel_abi
 from .kernel_source import KernelSource
 
 I1, I32, INDEX = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()
-KERNEL_TYPE = ir.FunctionType(ir.VoidType(), [PTR, PTR, INDEX, INDEX, PTR])
 
 #: ``<name>_run``'s return codes.
 DONE, NO_MEMORY, NO_ROUTINE = 0, 1, 2
@@ -88,7 +88,7 @@ def driver_ir(name: str, n_inputs: int, fixed: Sequence[np.ndarray], output_byte
 
     kernels: dict[str, ir.Function] = {}
     for source in sources:
-        kernel = kernels.get(source.symbol) or ir.Function(module, KERNEL_TYPE, source.symbol)
+        kernel = kernels.get(source.symbol) or ir.Function(module, kernel_abi.llvm_type(), source.symbol)
         kernels[source.symbol] = kernel
         own = b.alloca(PTR, size=ir.Constant(INDEX, max(len(source.buffers), 1)))
         for j, index in enumerate(source.buffers):

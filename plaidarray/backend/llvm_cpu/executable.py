@@ -29,7 +29,7 @@ from .. import memory, transfer
 from ..buffer_pool import POOL
 from ..executable import Executable
 from ..transfer import allocator
-from . import parallel, tiering
+from . import kernel_abi, parallel, tiering
 from .blas_lapack import routine_address
 from .kernels import CompiledKernel
 from .kernel_source import Segment
@@ -177,7 +177,7 @@ class CpuExecutable(Executable):
             own = (ctypes.c_void_p * max(len(step.buffers), 1))(*(pointers[i] for i in step.buffers))
             dims = (ctypes.c_int64 * max(len(step.dims), 1))(*(values[i] for i in step.dims))
             imports = (ctypes.c_void_p * max(len(step.imports), 1))(*map(routine_address, step.imports))
-            call = functools.partial(_call_kernel, _KERNEL(step.kernel.address), own, dims, imports)
+            call = functools.partial(_call_kernel, kernel_abi.CTYPES(step.kernel.address), own, dims, imports)
             calls.append((call, step.segment))
         parallel.run(calls, complete=self.returns_parameters)
 
@@ -261,11 +261,6 @@ KEPT_TEMP_BYTES = 64 << 10
 
 #: The temporaries of an executable without any (never written: a run only reads the list).
 _NO_TEMPS: list[np.ndarray] = []
-
-#: A kernel's C type: its table of buffer addresses, its dims, (start, stop) and its imports.
-_KERNEL = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_int64, ctypes.c_int64,
-                           ctypes.c_void_p)
-
 
 def _call_kernel(kernel: Callable[..., None], buffers: ctypes.Array, dims: ctypes.Array, imports: ctypes.Array,
                  start: int, stop: int) -> None:

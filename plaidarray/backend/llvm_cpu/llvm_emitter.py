@@ -45,10 +45,11 @@ from ...codegen.linalg_to_loops import PARALLEL_LOOP
 from ...codegen.run_time_sizes import SYMBOL, fold, read_dims, symbol_index, symbol_values
 from ...hlo.fingerprint import Hashed
 from ...hlo.symbolic import Dim, Sym, SymExpr, hint, symbols
+from . import kernel_abi
 from .blas_lapack import is_import
 from .kernel_source import KERNEL_PREFIX, PLACEHOLDER, KernelSource, Segment
-from .target import Target
 from .runtime import runtime_function
+from .target import Target
 from .vector_math import FUNCTIONS as VECTOR_MATH_FUNCTIONS
 from .vector_math import math_function
 
@@ -1146,9 +1147,9 @@ def _load_sizes(body: FunctionEmitter, loads: dict[int, SSAValue], dims: Sequenc
 
 
 def _emit_kernel_entry(module: ir.Module, body: ir.Function, n_buffers: int, target: Target) -> None:
-    """``void kernel(ptr buffers, ptr dims, i64 start, i64 stop, ptr imports)``: reads the
-    data pointers from the table and calls the body."""
-    entry = FunctionEmitter(module, PLACEHOLDER, [], target, [PTR, PTR, INDEX, INDEX, PTR])
+    """The kernel (``kernel_abi.py``): reads the data pointers from the table and calls
+    the body."""
+    entry = FunctionEmitter(module, PLACEHOLDER, [], target, list(kernel_abi.llvm_type().args))
     table, dims, start, stop, imports = entry.function.args
     b = entry.builder
     pointers = [b.load(b.gep(table, [ir.Constant(INDEX, i)], inbounds=True, source_etype=PTR), typ=PTR)

@@ -56,3 +56,22 @@ def test_clear_cache_drops_the_kernels_too():
     xp.clear_cache()
     np.asarray(xp.sin(x) * 3.0)
     assert xp.cache_info().kernel_compiles == 1  # generated again, counted afresh
+
+
+def test_the_kernel_abi_is_one_definition():
+    """The emitter's kernels, the ctypes prototype and ``_entry.c``'s ``kernel_fn`` take the
+    parameters ``kernel_abi.py`` defines (an export's C entry declares them by it too)."""
+    import ctypes
+
+    from hlo_builders import lowered, make, param
+    from jit_helpers import REPO
+
+    from plaidarray.backend.llvm_cpu import kernel_abi
+
+    assert kernel_abi.C_TYPEDEF in (REPO / "plaidarray/backend/llvm_cpu/_entry.c").read_text()
+    assert kernel_abi.CTYPES._argtypes_ == (ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p, ctypes.c_int64,
+                                            ctypes.c_int64, ctypes.c_void_p)
+    x = param(0, (4,))
+    source = lowered([x], [make("exp", x)]).sources[0]
+    entry = next(line for line in source.ir.splitlines() if line.startswith("define void"))
+    assert entry.endswith('(ptr %".1", ptr %".2", i64 %".3", i64 %".4", ptr %".5")')
