@@ -80,6 +80,11 @@ def _default_threads() -> int:
             return _positive(text)
         except ValueError as accepted:
             raise ValueError(f"OMP_NUM_THREADS must be {accepted}, got {text!r}") from None
+    return available_cores()
+
+
+def available_cores() -> int:
+    """The cores this process may run on."""
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from . import config
 from .backend.llvm_cpu import object_cache
 
 #: The environment of the build: every read runs op by op (no fused compile), kernels are
@@ -42,6 +43,10 @@ BUILD_ENVIRONMENT = {"PLAIDARRAY_FUSE_AFTER_MS": "1e12", "PLAIDARRAY_TIER_UP_MS"
                      "PLAIDARRAY_MAX_PENDING": "0"}
 
 Thunk = Callable[[], Any]
+
+#: The dtypes of the corpus, by the namespace's names.
+DTYPES = ("bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+          "complex64", "complex128")
 
 
 def _arrays(xp: Any, dtype: np.dtype) -> dict[str, Any]:
@@ -247,8 +252,7 @@ def corpus(xp: Any, part: int = 0, parts: int = 1) -> Iterator[Thunk]:
     """The calls whose op kernels are built: each a thunk whose result is read. ``part`` of
     ``parts``: the calls of every ``parts``-th dtype from the ``part``-th (the conversions
     in the last part, which has fewest dtypes), so that parts share few kernels."""
-    dtypes = tuple(np.dtype(d) for d in (xp.bool, xp.int8, xp.int16, xp.int32, xp.int64, xp.uint8, xp.uint16,
-                                         xp.uint32, xp.uint64, xp.float32, xp.float64, xp.complex64, xp.complex128))
+    dtypes = tuple(np.dtype(getattr(xp, name)) for name in DTYPES)
     arrays = {dtype: _arrays(xp, dtype) for dtype in dtypes}
     for dtype in dtypes[part::parts]:
         a = arrays[dtype]
@@ -301,8 +305,7 @@ def build(directory: Path, part: int = 0, parts: int = 1) -> tuple[int, int, flo
 def _parts() -> int:
     """Build processes: one a core this process may run on (compiling is single-threaded),
     at most one a dtype."""
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-    return max(1, min(cores, 13))
+    return max(1, min(config.available_cores(), len(DTYPES)))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -763,3 +763,20 @@ def test_a_forked_child_runs_split_kernels_on_threads_of_its_own(monkeypatch):
         os.kill(child, signal.SIGKILL)
         os.waitpid(child, 0)
     assert ended[0] == child and os.waitstatus_to_exitcode(ended[1]) == 0
+
+
+def test_a_pool_thread_that_cannot_start_fails_the_run_instead_of_waiting_for_ever(monkeypatch):
+    """An in-place run waits for its steps on a pool thread; where no thread can start
+    (a process at its thread limit), the run raises the error, and its queued steps never run."""
+    from plaidarray.backend.llvm_cpu import pool
+
+    def refuse(*args):
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setenv("PLAIDARRAY_NUM_THREADS", "4")
+    monkeypatch.setattr(pool, "_pool", pool._Pool())
+    monkeypatch.setattr(pool._thread, "start_new_thread", refuse)
+    done: list[int] = []
+    with pytest.raises(RuntimeError, match="can't start new thread"):
+        parallel.run([(lambda start, stop: done.append(start), Segment(1 << 20, 1 << 22, 0))], complete=True)
+    assert done == []

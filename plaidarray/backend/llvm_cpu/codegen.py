@@ -1,9 +1,9 @@
 """Code generation: LLVM IR text -> optimised object code for a target, and the
 code generator process that does it out of the main one.
 
-This module imports only llvmlite, the standard library and ``target.py`` (likewise): run as a script, it is the
-code generator process of ``codegen_worker.py`` (it starts in well under 0.1 s and
-never imports plaidarray). Why a process: llvmlite 0.50 leaks about 80 KB per run of
+This module imports only llvmlite, the standard library and ``target.py`` (likewise): run
+as a script, it is the code generator process of ``codegen_worker.py`` (it starts in well
+under 0.1 s and never imports plaidarray). Why a process: llvmlite 0.50 leaks about 80 KB per run of
 LLVM's optimisation pipeline (docs/reliability.md, "Memory"), so a program compiling
 thousands of signatures would grow without bound; a worker is retired, leak and all,
 after a few hundred compiles. In the main process, ``jit.py`` calls :func:`generate`

@@ -102,10 +102,10 @@ class _Worker:
         self.compiles += 1
         self.busy = True
         try:
-            codegen.write_frame(self.requests, b"generate", target.name.encode(), target.triple.encode(), target.cpu.encode(),
-                                target.features.encode(), target.code_model.encode(), str(level).encode(),
-                                b"1" if listings else b"0",
-                                str(emit_level).encode(), *(t.encode() for t in texts))
+            codegen.write_frame(self.requests, b"generate", target.name.encode(), target.triple.encode(),
+                                target.cpu.encode(), target.features.encode(), target.code_model.encode(),
+                                str(level).encode(), b"1" if listings else b"0", str(emit_level).encode(),
+                                *(t.encode() for t in texts))
             answer = codegen.read_frame(self.answers)
         except (BrokenPipeError, OSError):
             answer = None

@@ -13,6 +13,7 @@ export's C entry declares them so (``aot_driver.py``), the ctypes path calls the
 from __future__ import annotations
 
 import ctypes
+import functools
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -29,6 +30,7 @@ CTYPES = ctypes.CFUNCTYPE(None, ctypes.POINTER(ctypes.c_void_p), ctypes.c_void_p
 C_TYPEDEF = "typedef void (*kernel_fn)(void **, const int64_t *, int64_t, int64_t, void *const *);"
 
 
+@functools.cache
 def llvm_type() -> ir.FunctionType:
     """The LLVM function type (imported here only by code that generates code: a run
     loads no llvmlite.ir)."""

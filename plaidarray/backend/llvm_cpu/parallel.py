@@ -131,7 +131,9 @@ def run(calls: Sequence[tuple[Callable[[int, int], None], Segment]], complete: b
         tasks: list[pool.Task] = []
         try:
             pool.submit(tasks, functools.partial(steps.steps, calls))
-        finally:
-            pool.wait_through(tasks, claim=False)
+        except BaseException:  # queued, perhaps, with no thread to take it: it never starts
+            pool.wait_through(tasks, claim=True)
+            raise
+        pool.wait_through(tasks, claim=False)
     else:
         steps.steps(calls)

@@ -69,8 +69,8 @@ class _Pool:
         # unlocked reads: a race starts one thread too many, or leaves a task queued a
         # little longer (its waiter claims it once it has nothing else to do)
         if self.idle == 0 and self.threads < MAX_THREADS:
+            _thread.start_new_thread(self._serve, ())  # a RuntimeError where none can start
             self.threads += 1
-            _thread.start_new_thread(self._serve, ())
 
     def _serve(self) -> None:
         while True:
