@@ -15,7 +15,9 @@ simply miss, and the kernels missed are compiled on first use and kept in the us
 
 What the corpus does not cover (an op signature it never records: an unusual rank,
 broadcast or axis) compiles on first use, once per machine. Operations whose code is made
-for their sizes (FFTs, LAPACK calls, control flow) are not built here.
+for their sizes (FFTs of Bluestein's lengths, LAPACK calls of other than square matrices,
+control flow) are not built here; FFTs of the other lengths run on the FFT library's
+templates, which are.
 """
 
 from __future__ import annotations
@@ -236,6 +238,25 @@ def _decompositions(xp: Any, square: Any) -> Iterator[Thunk]:
     yield from thunks
 
 
+def _transforms(xp: Any, a: dict[str, Any], dtype: np.dtype) -> Iterator[Thunk]:
+    """FFTs of even and odd lengths along rows and columns: the templates of the FFT
+    library (``backend/llvm_cpu/fft_library.py``), which serve every length but
+    Bluestein's, and the ops around them (an axis moved last and back, the norms' scales)."""
+    fft = xp.fft
+    m, v = a["matrix"], a["vector"]
+    if dtype.kind not in "fc":
+        return
+    long = xp.asarray(np.linspace(0.1, 0.9, 131).astype(dtype))  # a prime above 127: Bluestein's algorithm
+    if dtype.kind == "c":
+        yield from [lambda: fft.fft(v), lambda: fft.ifft(v), lambda: fft.fft(m), lambda: fft.ifft(m, axis=0),
+                    lambda: fft.fft(m, norm="ortho"), lambda: fft.irfft(v), lambda: fft.irfft(v, n=9),
+                    lambda: fft.irfft(m, axis=0), lambda: fft.fft(long), lambda: fft.ifft(long),
+                    lambda: fft.irfft(long[:66], n=131)]
+    else:
+        yield from [lambda: fft.rfft(v), lambda: fft.rfft(m), lambda: fft.rfft(m, axis=0), lambda: fft.rfft(v[:4]),
+                    lambda: fft.irfft(fft.rfft(v), n=5), lambda: fft.irfft(fft.rfft(m)), lambda: fft.rfft(long)]
+
+
 def _creation(xp: Any, dtype: np.dtype) -> Iterator[Thunk]:
     thunks: list[Thunk] = [lambda: xp.zeros(5, dtype=dtype), lambda: xp.ones((3, 4), dtype=dtype),
                 lambda: xp.full((5,), 1, dtype=dtype), lambda: xp.eye(4, dtype=dtype)]
@@ -263,6 +284,7 @@ def corpus(xp: Any, part: int = 0, parts: int = 1) -> Iterator[Thunk]:
         yield from _sorting(xp, a)
         yield from _linear_algebra(xp, a)
         yield from _products(xp, dtype)
+        yield from _transforms(xp, a, dtype)
         yield from _creation(xp, dtype)
     if part == parts - 1:
         yield from _conversions(xp, dtypes, arrays)

@@ -149,6 +149,13 @@ class Compiler(abc.ABC):
     @abc.abstractmethod
     def compile(self, module: Module) -> Executable: ...
 
+    def without_compiling(self, module: Module) -> Executable | None:
+        """An executable of ``module`` made without compiling it, from code built once for
+        every size (a library routine that plans for its sizes when bound: llvm-cpu's FFT
+        of any length), or None. The baseline tier asks before compiling one op for its
+        sizes."""
+        return None
+
     def sequence(self, calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
                  shapes: Sequence[Shape], outputs: Sequence[int]) -> Executable:
         """An executable that runs ``calls`` in order, made without compiling: its values

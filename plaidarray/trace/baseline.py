@@ -450,8 +450,16 @@ def _static_kernel(rows: tuple, attrs: dict, shape: Shape, backend: Backend, in_
     signature = rows[:len(rows) - _tuple_rows(rows)]
     rows, outputs, sources = _single_op(signature, attrs, shape)
     key, donated = (rows, outputs), _DONATED[in_place]
-    return EXECUTABLES.get((key, donated, backend.cache_tag), backend.name,
-                           lambda: _compile(backend, _computation(rows, outputs, sources), 0, key, donated))
+    cache_key = (key, donated, backend.cache_tag)
+    found = EXECUTABLES.lookup(cache_key)
+    if found is not None:
+        return found
+    module = Module("op_kernel", _computation(rows, outputs, sources), donated, 0, key)
+    made = backend.compiler.without_compiling(module)
+    if made is not None:  # a library routine planned for these sizes: nothing compiled
+        EXECUTABLES.insert(cache_key, made)
+        return made
+    return EXECUTABLES.get(cache_key, backend.name, lambda: backend.compiler.compile(module))
 
 
 def _computation(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple], pattern: Any = None,

@@ -224,6 +224,37 @@ def test_both_tiers_compute_the_same_bits_for_linear_algebra_and_transforms(monk
     _same_bits(baseline, fused)
 
 
+#: FFT lengths of one stage and several, of every radix kind (8, 4, 2, odd primes up to 31
+#: in straight-line code, 37 and up in loops), odd and even (the real kinds' two ways),
+#: with a prime factor above 127 (Bluestein's algorithm), and 262 = 2 * 131, whose real
+#: kinds compile per length in both tiers.
+FFT_LENGTHS = [2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 17, 27, 30, 37, 49, 64, 74, 97, 100, 101, 127, 128, 131, 243, 254,
+               262, 263, 393, 1000, 1024]
+
+
+def test_both_tiers_compute_the_same_bits_for_ffts_of_many_lengths(monkeypatch):
+    """The baseline tier runs an FFT on the library's routines of any length
+    (``fft_library.py``), the fused tier on code made for its length: the same bits, kind
+    by kind, on rows and along another axis, with signed zeros and infinities."""
+    def program():
+        rng = np.random.default_rng(3)
+        out = []
+        for n in FFT_LENGTHS:
+            x = rng.standard_normal((2, n) if n % 3 else n)
+            x.flat[0], x.flat[-1] = -0.0, (np.inf if n in (9, 131) else x.flat[-1])
+            z = x + 1j * rng.standard_normal(x.shape)
+            with np.errstate(invalid="ignore"):
+                spectrum, doubled = np.fft.rfft(x), z * 2.0
+            out += [xp.fft.fft(xp.asarray(z)), xp.fft.ifft(xp.asarray(z)), xp.fft.rfft(xp.asarray(x)),
+                    xp.fft.irfft(xp.asarray(spectrum), n=n), xp.fft.irfft(xp.asarray(spectrum), n=n - 1 + n % 2)]
+            if n < 40:
+                out += [xp.fft.rfft(xp.asarray(x.astype(np.float32))), xp.fft.fft(xp.asarray(z.astype(np.complex64))),
+                        xp.fft.fft(xp.asarray(np.stack([z, doubled], axis=-1)), axis=0)]
+        return out
+    baseline, fused = _both_tiers(monkeypatch, program)
+    _same_bits(baseline, fused)
+
+
 def test_lapack_calls_of_square_matrices_compile_once_for_every_size(op_by_op):
     """Cholesky, solve, inverse, determinant, eigh, QR and SVD of square matrices take
     run-time sizes: a matrix that grows compiles each call's kernel once (QR and SVD of

@@ -23,7 +23,7 @@ from ...hlo.fingerprint import digest, module_description
 from ...hlo.shape import Shape
 from .. import dump
 from ..executable import AotArtifact, AotOptions, Call, Compiler, Executable
-from . import cache_entry, object_cache
+from . import cache_entry, fft_library, object_cache
 from .host import host_id, opt_level
 from .sequence import merge
 from .tiering import SCALAR_MAX_ELEMENTS
@@ -80,6 +80,10 @@ class CpuCompiler(Compiler):
         from .stages import compile_module  # the code generator, on first use
 
         return compile_module(module, name, key, self.opt_level, self.target)
+
+    def without_compiling(self, module: Module) -> Executable | None:
+        """An ``fft`` alone of a length the FFT library serves (``fft_library.py``)."""
+        return fft_library.executable(module, self)
 
     def sequence(self, calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
                  shapes: Sequence[Shape], outputs: Sequence[int]) -> Executable:

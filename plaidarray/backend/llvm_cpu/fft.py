@@ -4,9 +4,9 @@
 primes up to 127).
 
 The lines' transform is the backend's own HLO op ``llvm_cpu.stockham_fft(x, twiddles)`` (in
-its op namespace, ``lowerings/platform.py``: no other backend meets it): ``x``
+its op namespace, ``platform.py``: no other backend meets it): ``x``
 complex128, transformed along the attribute ``axis``; ``twiddles`` the constant table of
-``stockham.twiddles`` (bound to the executable like any array constant, so a cached call
+``fft_plan.twiddles`` (bound to the executable like any array constant, so a cached call
 plans nothing); ``sign`` -1 forward, +1 backward, unscaled. Its kernel calls the runtime
 routine once per block of lines (rows, or adjacent lines along an inner axis,
 ``LINES_AT_ONCE``); blocks are independent, so the loop over them is marked parallel and
@@ -43,8 +43,9 @@ from ...hlo.literal import Literal
 from ...hlo.opdef import OpDef
 from ...codegen.lowerings import fft
 from ...hlo.shape import Shape
-from . import stockham
-from .lowerings.platform import OPS, PLATFORM
+from . import fft_plan, stockham
+from .fft_library import FFT_ROWS
+from .platform import OPS, PLATFORM
 
 _COMPLEX, _REAL = np.dtype(np.complex128), np.dtype(np.float64)
 #: The opcodes of llvm-cpu's transforms.
@@ -55,10 +56,10 @@ def _infer(shapes, attrs):
     x, table = shapes
     axis, sign = attrs.get("axis"), attrs.get("sign")
     if x.dtype != _COMPLEX or type(axis) is not int or not 0 <= axis < x.rank or sign not in (-1, 1) or \
-            stockham.radices(x.dims[axis]) is None:
+            fft_plan.radices(x.dims[axis]) is None:
         raise ValueError(f"{STOCKHAM_FFT}: expects a complex128 array, an axis of a kernel length and sign -1 or 1, "
                          f"got {x} with axis={axis!r}, sign={sign!r}")
-    if table.dims != (stockham.table_size(x.dims[axis]),) or table.dtype != _COMPLEX:
+    if table.dims != (fft_plan.table_size(x.dims[axis]),) or table.dtype != _COMPLEX:
         raise ValueError(f"{STOCKHAM_FFT}: expects the twiddle table of n={x.dims[axis]}, got {table}")
     return x
 
@@ -78,10 +79,10 @@ def _infer_real(shapes, attrs):
     sign = attrs.get("sign")
     n = _real_length(x, sign) if x.rank else 0
     if sign not in (-1, 1) or x.dtype != (_REAL if sign == -1 else _COMPLEX) or n < 2 or n % 2 or \
-            stockham.radices(n // 2) is None:
+            fft_plan.radices(n // 2) is None:
         raise ValueError(f"{STOCKHAM_REAL_FFT}: expects sign -1 and float64 rows of an even n, or sign 1 and "
                          f"complex128 rows of n / 2 + 1 terms, n / 2 a kernel length; got {x} with sign={sign!r}")
-    if table.dims != (stockham.real_table_size(n),) or table.dtype != _COMPLEX:
+    if table.dims != (fft_plan.real_table_size(n),) or table.dtype != _COMPLEX:
         raise ValueError(f"{STOCKHAM_REAL_FFT}: expects the twiddle table of the real kinds of n={n}, got {table}")
     return Shape(x.dims[:-1] + ((n // 2 + 1,) if sign == -1 else (n,)), _COMPLEX if sign == -1 else _REAL)
 
@@ -164,10 +165,28 @@ def _emit_real(k, inst, out, operands):
         k.for_each((rows // lines,), call, independent_work=rows * half * max(1, math.ceil(math.log2(n))))
 
 
+def _emit_rows(k, inst, out, operands):
+    """``fft_library.FFT_ROWS``: a call per row of the routine of any length
+    (``stockham.generic_fft``), its n a run-time size."""
+    x, plan = operands
+    real, sign = inst.attrs["real"], inst.attrs["sign"]
+    rows, n = inst.shape.dims[0], inst.attrs["length"] if real and sign > 0 else inst.operands[0].shape.dims[1]
+    length = k.insert(arith.IndexCastOp(k.dim(k.one_value(n)), i64))
+    routine = stockham.generic_symbol(sign, real, inst.attrs.get("odd", False), inst.attrs.get("bluestein", False))
+
+    def row(ivs):
+        k.call(routine, [x, out, plan, length, k.insert(arith.IndexCastOp(ivs[0], i64))])
+
+    # A row's work is about n log n loop iterations of an elementwise kernel (n log n
+    # needs n as a number; n + 1 keeps an odd IRFFT's 2 t - 1 a sum of positive terms).
+    k.for_each((rows,), row, independent_work=rows * (n + 1) * 8)
+
+
 OPS.register(OpDef(STOCKHAM_FFT, _infer, _evaluate, arity=2))
 register_lowering(STOCKHAM_FFT, Kernel(_emit), PLATFORM)
 OPS.register(OpDef(STOCKHAM_REAL_FFT, _infer_real, _evaluate_real, arity=2))
 register_lowering(STOCKHAM_REAL_FFT, Kernel(_emit_real), PLATFORM)
+register_lowering(FFT_ROWS, Kernel(_emit_rows, shape_generic=True), PLATFORM)
 
 
 def _op(opcode: str, *operands: Instruction, **attrs) -> Instruction:
@@ -175,13 +194,13 @@ def _op(opcode: str, *operands: Instruction, **attrs) -> Instruction:
 
 
 def _stockham(x: Instruction, axis: int, sign: int) -> Instruction:
-    table = _op("constant", value=Literal(stockham.twiddles(x.shape.dims[axis], sign)))
+    table = _op("constant", value=Literal(fft_plan.twiddles(x.shape.dims[axis], sign)))
     return _op(STOCKHAM_FFT, x, table, sign=sign, axis=axis)
 
 
 #: The transform of rows that the expansion of ``fft`` calls (its ``RowKernel``): one
 #: ``llvm_cpu.stockham_fft`` for every length the kernel has butterflies for.
-ROW_TRANSFORM = fft.RowKernel(supports=lambda n: stockham.radices(n) is not None,
+ROW_TRANSFORM = fft.RowKernel(supports=lambda n: fft_plan.radices(n) is not None,
                               transform=lambda x, sign: _stockham(x, 1, sign))
 
 
@@ -228,7 +247,7 @@ def _real_kinds(inst: Instruction) -> Instruction | None:
         return None
     wide, sign = (_REAL, -1) if kind == "RFFT" else (_COMPLEX, 1)
     y = x if x.shape.dtype == wide else _op("convert", x, dtype=wide)
-    y = _op(STOCKHAM_REAL_FFT, y, _op("constant", value=Literal(stockham.real_twiddles(n, sign))), sign=sign)
+    y = _op(STOCKHAM_REAL_FFT, y, _op("constant", value=Literal(fft_plan.real_twiddles(n, sign))), sign=sign)
     return y if y.shape.dtype == inst.shape.dtype else _op("convert", y, dtype=inst.shape.dtype)
 
 

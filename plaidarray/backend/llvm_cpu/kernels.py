@@ -227,7 +227,7 @@ def _generate(sources: list[KernelSource], level: int, target: str, quick: bool,
         if quick:
             levels = tiering.ir_level(source.ir, level, source.largest), tiering.QUICK_EMIT_LEVEL
         else:
-            levels = level, None
+            levels = tiering.full_ir_level(source.ir, level), level
         groups.setdefault(levels, []).append(source)
     listings = dump.dump_dir() is not None
     stored = _Stored([], target)

@@ -37,18 +37,17 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from typing import TypeAlias
 
 import numpy as np
 from llvmlite import ir
 
-from ...codegen.lowerings.fft import unit
+from ...hlo.ops.fft import unit
+from . import fft_plan
+from .fft_plan import Stage, radices, table_size
 from .ir_loops import Loop
-from .tiering import FFT_ROUTINE_PREFIX
+from .tiering import FFT_ROUTINE_PREFIX, GENERIC_FFT_PREFIX
 
-#: Prime radices with a butterfly in the kernel; a length with a larger prime factor is
-#: not a kernel length (the expansion around the kernel handles that factor).
-LARGEST_KERNEL_PRIME = 127
 #: Odd primes up to this have straight-line butterflies; larger ones loops (compile time).
 LARGEST_UNROLLED_PRIME = 31
 #: An odd butterfly of at least ``SPLIT_SUMS_FROM`` points sums each output's terms into
@@ -58,7 +57,6 @@ LARGEST_UNROLLED_PRIME = 31
 #: prime factor from 71 to 127 were 1.5-2.3x pocketfft's error.
 PARTIAL_SUMS = 4
 SPLIT_SUMS_FROM = 17
-_ODD_PRIMES = tuple(p for p in range(3, LARGEST_KERNEL_PRIME + 1, 2) if all(p % d for d in range(3, p, 2)))
 
 I64, F64, PTR = ir.IntType(64), ir.DoubleType(), ir.PointerType()
 _NAME = re.compile(r"(real)?(forward|backward)(\d+)(?:s(\d+)b(\d+)|r(\d+))?")
@@ -67,57 +65,6 @@ _NAME = re.compile(r"(real)?(forward|backward)(\d+)(?:s(\d+)b(\d+)|r(\d+))?")
 def partial_sums(r: int) -> int:
     """The number of partial sums of each output of an odd r-point butterfly."""
     return PARTIAL_SUMS if r >= SPLIT_SUMS_FROM else 1
-
-
-def radices(n: int) -> list[int] | None:
-    """The radices of the stages of an n-point transform, or None if n has a prime factor
-    above ``LARGEST_KERNEL_PRIME``."""
-    twos = (n & -n).bit_length() - 1  # 2^twos divides n: radix 8, then 4 (or 4 and 4 for 8 * 2)
-    eights, rest = divmod(twos, 3)
-    if rest == 1 and eights:
-        eights, rest = eights - 1, 4
-    found = [8] * eights + {0: [], 1: [2], 2: [4], 4: [4, 4]}[rest]
-    n >>= twos
-    for p in _ODD_PRIMES:
-        while n % p == 0:
-            found.append(p)
-            n //= p
-    return found if n == 1 else None
-
-
-@dataclass(frozen=True)
-class _Stage:
-    radix: int
-    m: int  # butterflies of one interleaved transform (p < m)
-    s: int  # interleaved transforms (q < s)
-    table: int  # offset of its twiddles in the table (elements); used when m > 1
-
-
-def _stages(n: int) -> list[_Stage]:
-    found, s, offset = [], 1, 0
-    for r in radices(n) or ():
-        m = n // (s * r)
-        found.append(_Stage(r, m, s, offset))
-        offset += (r - 1) * m if m > 1 else 0
-        s *= r
-    return found
-
-
-def table_size(n: int) -> int:
-    """The number of elements of the twiddle table of n points."""
-    return max(1, sum((st.radix - 1) * st.m for st in _stages(n) if st.m > 1))
-
-
-def twiddles(n: int, sign: int) -> np.ndarray:
-    """The twiddle table of the n-point transform with ``exp(sign 2 pi i ...)`` (complex128;
-    one unused element when no stage needs twiddles, so that it is never empty)."""
-    parts = [np.ones(1, np.complex128)]
-    for st in _stages(n):
-        if st.m > 1:
-            # w_l^(p k) with l = n / s is w_n^(s p k).
-            turns = st.s * np.arange(st.m)[:, None] * np.arange(1, st.radix)[None, :]
-            parts.append(unit(turns.reshape(-1) % n, n, sign))
-    return np.concatenate(parts[1:]) if len(parts) > 1 else parts[0]
 
 
 #: What every routine's name starts with.
@@ -133,26 +80,30 @@ def symbol(n: int, sign: int, stride: int = 1, lines: int = 1, real: bool = Fals
     return f"{PREFIX}{'real' if real else ''}{'forward' if sign < 0 else 'backward'}{n}{layout}"
 
 
-def real_table_size(n: int) -> int:
-    """The number of elements of the twiddle table of the real kinds of n (even) points."""
-    return table_size(n // 2) + n
-
-
-def real_twiddles(n: int, sign: int) -> np.ndarray:
-    """The table of the real kinds of even n: that of the n/2-point complex transform,
-    then the factors of the step between the two, ``t[k]`` for k < n/2 (:func:`_split`,
-    :func:`_fold`): ``-i w^k`` forward, ``i w^-k`` backward, ``w = exp(-2 pi i / n)``;
-    then ``i t[k]``, which saves the vector step a shuffle and a negation. Both are
-    quarter turns of ``unit``'s values, exact."""
-    w = unit(np.arange(n // 2), n, sign)
-    factors = w.imag - 1j * w.real if sign < 0 else -w.imag + 1j * w.real
-    return np.concatenate([twiddles(n // 2, sign), factors, 1j * factors])
-
-
 # --- complex arithmetic on (re, im) pairs of doubles ----------------------------------------
 
 Complex = tuple[ir.Value, ir.Value]
-Buffer = tuple[ir.Value, int, int]
+#: A length, step or offset: a number in code made for one length, a run-time value in
+#: the routines of any length (:func:`generic_fft`); the same IR either way.
+Size: TypeAlias = int | ir.Value
+Buffer = tuple[ir.Value, Size, Size]
+
+
+def _size(value: Size) -> ir.Value:
+    return value if isinstance(value, ir.Value) else ir.Constant(I64, value)
+
+
+def _product(b: ir.IRBuilder, x: Size, y: Size) -> Size:
+    """``x * y``: a number where both are numbers."""
+    if isinstance(x, int) and isinstance(y, int):
+        return x * y
+    return b.mul(_size(x), _size(y))
+
+
+def _sum(b: ir.IRBuilder, x: Size, y: Size) -> Size:
+    if isinstance(x, int) and isinstance(y, int):
+        return x + y
+    return b.add(_size(x), _size(y))
 
 
 class _Arithmetic:
@@ -187,8 +138,8 @@ class _Arithmetic:
         """``total + x * k`` for a real ``k``."""
         return self.fma(x[0], k, total[0]), self.fma(x[1], k, total[1])
 
-    def scale(self, x: Complex, c: float) -> Complex:
-        return self.scale_by(x, ir.Constant(F64, c))
+    def scale(self, x: Complex, c: float | ir.Value) -> Complex:
+        return self.scale_by(x, c if isinstance(c, ir.Value) else ir.Constant(F64, c))
 
     def scale_by(self, x: Complex, k: ir.Value) -> Complex:
         return self.b.fmul(x[0], k), self.b.fmul(x[1], k)
@@ -267,6 +218,8 @@ def stockham_fft(module: ir.Module, name: str, suffix: str) -> ir.Function:
     stores them as the n float64 of its rows. Inside the routine, the step between the two
     transforms costs no pass over memory of its own (it was a third of a 1024-point RFFT
     as separate elementwise ops)."""
+    if suffix.startswith("any"):
+        return generic_fft(module, name, suffix)
     match = _NAME.fullmatch(suffix)
     real = match is not None and match.group(1) is not None
     if match is None or (real and (int(match.group(3)) % 2 or match.group(4))) or \
@@ -281,7 +234,7 @@ def stockham_fft(module: ir.Module, name: str, suffix: str) -> ir.Function:
     for pointer in (x, out, table):
         pointer.add_attribute("noalias")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    stages = _stages(n) or [_Stage(1, 1, 1, 0)]  # n = 1: a copy
+    stages = fft_plan.stages(n) or [Stage(1, 1, 1, 0)]  # n = 1: a copy
     # Stack cells of the looped butterflies (_looped_odd), first in the entry block.
     looped = [st.radix for st in stages if st.radix > LARGEST_UNROLLED_PRIME]
     cells = (b.alloca(F64, size=ir.Constant(I64, 2 * max(looped) - 2)),
@@ -319,7 +272,8 @@ def stockham_fft(module: ir.Module, name: str, suffix: str) -> ir.Function:
         _fold(fn, b, arithmetic, n, lines, source, src, table, table_size(n))
     for number, stage in enumerate(stages):
         dst = written(number)
-        _emit_stage(fn, b, arithmetic, stage, lines, src, dst, table, cells)
+        _emit_stage(fn, b, arithmetic, stage.radix, stage.m, stage.s, stage.table, stage.m > 1, lines, src, dst,
+                    table, cells)
         src = dst
     if real and sign < 0:
         _split(fn, b, arithmetic, n, lines, src, target, table, table_size(n))
@@ -330,10 +284,260 @@ def stockham_fft(module: ir.Module, name: str, suffix: str) -> ir.Function:
     return fn
 
 
+_ANY = re.compile(r"any(real|oddreal)?(bluestein)?(forward|backward)?")
+
+
+def generic_symbol(sign: int, real: bool = False, odd: bool = False, bluestein: bool = False) -> str:
+    """The routine of any length: one row of the complex transform, or of the real kinds
+    of even n (RFFT forward, IRFFT backward), or (``odd``) IRFFT of odd n, with
+    ``exp(sign 2 pi i ...)``; with ``bluestein``, the complex transform by Bluestein's
+    algorithm (its sign is its plan's: the routine is one for both)."""
+    kind = "oddreal" if odd else "real" if real else ""
+    direction = "" if bluestein and not odd else "forward" if sign < 0 else "backward"
+    return f"{GENERIC_FFT_PREFIX}{kind}{'bluestein' if bluestein else ''}{direction}"
+
+
+def generic_fft(module: ir.Module, name: str, suffix: str) -> ir.Function:
+    """Generate ``name``, the routine of ``suffix`` (:func:`generic_symbol`'s after the
+    prefix): ``void f(ptr x, ptr out, ptr plan, i64 n, i64 row)`` transforms row ``row``
+    of ``x`` into that of ``out`` as its plan says (``fft_plan.plan``,
+    ``fft_plan.bluestein_plan``): :func:`_rows_routine`, :func:`_odd_irfft`,
+    :func:`_bluestein`."""
+    match = _ANY.fullmatch(suffix)
+    kind, bluestein, direction = match.groups() if match is not None else (None, None, None)
+    if match is None or (direction is None) != (bluestein is not None and kind is None) or \
+            (kind == "oddreal" and direction != "backward") or (kind == "real" and bluestein):
+        raise ValueError(f"llvm-cpu: no FFT routine {name!r}")
+    if kind == "oddreal":
+        return _odd_irfft(module, name, bluestein is not None)
+    if bluestein:
+        return _bluestein(module, name)
+    return _rows_routine(module, name, kind == "real", -1 if direction == "forward" else 1)
+
+
+def _row_function(module: ir.Module, name: str) -> tuple[ir.Function, ir.IRBuilder]:
+    """A routine of any length, ``void f(ptr x, ptr out, ptr plan, i64 n, i64 row)`` (the
+    pointers distinct), and a builder at its entry."""
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR, I64, I64]), name)
+    fn.linkage = "internal"
+    for pointer in fn.args[:3]:
+        pointer.add_attribute("noalias")
+    return fn, ir.IRBuilder(fn.append_basic_block("entry"))
+
+
+def _free(module: ir.Module, b: ir.IRBuilder, scratch: ir.Value) -> None:
+    free = module.globals.get("free") or ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR]), "free")
+    b.call(free, [scratch])
+
+
+def _defined(module: ir.Module, name: str, make: Callable[[], ir.Function]) -> ir.Function:
+    """The routine ``name`` of ``module``, made by ``make`` if it has none yet."""
+    found = module.globals.get(name)
+    return found if found is not None else make()
+
+
+def _rows_routine(module: ir.Module, name: str, real: bool, sign: int) -> ir.Function:
+    """``name``: row ``row`` of ``x`` transformed into that of ``out`` (n complex points
+    each; the real kinds: n float64 and n / 2 + 1 terms), with the stages and twiddles of
+    its plan (``fft_plan.plan``). Each stage is a call of the stage function of its radix
+    (:func:`_stage_function`), whose butterflies are those that code made for one length
+    emits (:func:`_emit_stage`, the same IR with run-time trip counts), on the same
+    twiddles: the results are the same bits. The stages ping-pong between the output and
+    scratch (the real kinds: two scratch rows, the step between the transforms reading
+    one and writing another), the parity chosen at run time so that the last stage
+    writes the output (RFFT: the scratch its split reads)."""
+    fn, b = _row_function(module, name)
+    x, out, plan, length, row = fn.args
+    one, two, zero = ir.Constant(I64, 1), ir.Constant(I64, 2), ir.Constant(I64, 0)
+
+    def word(at: ir.Value) -> ir.Value:
+        return b.load(b.gep(plan, [at], source_etype=I64), typ=I64)
+
+    header, count, factors = (word(ir.Constant(I64, i)) for i in range(3))
+    table = b.gep(plan, [b.mul(header, two)], source_etype=F64)
+    n = b.lshr(length, one) if real else length  # the complex transform's points
+    terms = b.add(n, one)
+    # Where the rows start, in doubles: n points, n + 1 terms, or n float64 (n / 2 points).
+    x_row, out_row = (length, b.mul(terms, two)) if real and sign < 0 else \
+        (b.mul(terms, two), length) if real else (b.mul(n, two), b.mul(n, two))
+    source: Buffer = (b.gep(x, [b.mul(row, x_row)], source_etype=F64), 1, 0)
+    target: Buffer = (b.gep(out, [b.mul(row, out_row)], source_etype=F64), 1, 0)
+    scratch = _malloc_or_nan(module, fn, b, b.mul(n, two), terms if real and sign < 0 else n, 1, target)
+    first: Buffer = (scratch, 1, 0)
+    second: Buffer = (b.gep(scratch, [b.mul(n, two)], source_etype=F64), 1, 0)
+    last, other = (first, second) if real and sign < 0 else (target, first)
+
+    def written(left: ir.Value) -> Buffer:
+        """The buffer a stage writes with ``left`` stages after it."""
+        even = b.icmp_unsigned("==", b.and_(left, one), zero)
+        return b.select(even, last[0], other[0]), 1, 0
+
+    arithmetic = _Arithmetic(b, sign)
+    src = source
+    if real and sign > 0:
+        src = written(count)
+        _fold(fn, b, arithmetic, n, 1, source, src, table, factors)
+    elif not real:  # n = 1: no stage, a copy
+        copy, stages_block = fn.append_basic_block("copy"), fn.append_basic_block("any.stages")
+        b.cbranch(b.icmp_unsigned("==", count, zero), copy, stages_block)
+        b.position_at_end(copy)
+        _store(b, _point(b, target, zero, zero), _load(b, _point(b, source, zero, zero)))
+        b.branch(stages_block)
+        b.position_at_end(stages_block)
+    stage = Loop(b, fn, zero, count, "stage")
+    at = b.add(ir.Constant(I64, fft_plan.HEADER_WORDS), b.mul(stage.i, ir.Constant(I64, fft_plan.STAGE_WORDS)))
+    radix, m, s, offset = (word(b.add(at, ir.Constant(I64, i))) for i in range(fft_plan.STAGE_WORDS))
+    reads = b.select(b.icmp_unsigned("==", stage.i, zero), src[0], written(b.sub(count, stage.i))[0])
+    writes = written(b.sub(b.sub(count, stage.i), one))[0]
+    done = fn.append_basic_block("stage.done")
+    switch = b.switch(radix, done)  # a plan holds no other radix
+    for r in fft_plan.RADICES:
+        case = fn.append_basic_block(f"radix{r}")
+        switch.add_case(ir.Constant(I64, r), case)
+        b.position_at_end(case)
+        twiddled, plain = fn.append_basic_block(f"radix{r}.twiddled"), fn.append_basic_block(f"radix{r}.plain")
+        b.cbranch(b.icmp_signed(">", m, one), twiddled, plain)
+        for block, with_twiddles in ((twiddled, True), (plain, False)):
+            b.position_at_end(block)
+            b.call(_stage_function(module, name, r, with_twiddles, sign), [reads, writes, table, m, s, offset])
+            b.branch(done)
+    b.position_at_end(done)
+    stage.close()
+    if real and sign < 0:  # n = 1 (no stage): the split reads the signal itself
+        transformed = b.select(b.icmp_unsigned("==", count, zero), source[0], last[0])
+        _split(fn, b, arithmetic, n, 1, (transformed, 1, 0), target, table, factors)
+    _free(module, b, scratch)
+    b.ret_void()
+    return fn
+
+
+def _odd_irfft(module: ir.Module, name: str, bluestein: bool) -> ir.Function:
+    """``name``: IRFFT of odd n from the n // 2 + 1 terms of row ``row`` of ``x``, as the
+    expansion does it (``codegen/lowerings/fft.py``): the full spectrum from its
+    conjugate mirror (the first term's imaginary part +0), the backward transform of n
+    points (``anybackward``'s, or with ``bluestein`` :func:`_bluestein`'s, into scratch),
+    and the real part of each point times ``1 / n + 0i`` in complex multiplication's own
+    operations (``re * (1 / n) - im * 0``, which keeps its NaNs and signed zeros)."""
+    fn, b = _row_function(module, name)
+    x, out, plan, n, row = fn.args
+    one, two, zero = ir.Constant(I64, 1), ir.Constant(I64, 2), ir.Constant(I64, 0)
+    terms = b.add(b.lshr(n, one), one)
+    source: Buffer = (b.gep(x, [b.mul(row, b.mul(terms, two))], source_etype=F64), 1, 0)
+    target = b.gep(out, [b.mul(row, n)], source_etype=F64)
+    malloc = module.globals.get("malloc") or ir.Function(module, ir.FunctionType(PTR, [I64]), "malloc")
+    scratch = b.call(malloc, [b.mul(n, ir.Constant(I64, 32))])  # 2 n points
+    failed, ok = fn.append_basic_block("no_scratch"), fn.append_basic_block("mirror.start")
+    b.cbranch(b.icmp_unsigned("==", scratch, ir.Constant(PTR, None)), failed, ok)
+    b.position_at_end(failed)  # NaN: a result that says so, as _malloc_or_nan's
+    nan = Loop(b, fn, zero, n, "nan")
+    b.store(ir.Constant(F64, math.nan), b.gep(target, [nan.i], source_etype=F64))
+    nan.close()
+    b.ret_void()
+    b.position_at_end(ok)
+    full: Buffer = (scratch, 1, 0)
+    transformed = b.gep(scratch, [b.mul(n, two)], source_etype=F64)
+    first = _load(b, _point(b, source, zero, zero))
+    _store(b, _point(b, full, zero, zero), (first[0], ir.Constant(F64, 0.0)))
+    mirror = Loop(b, fn, one, terms, "mirror")
+    term = _load(b, _point(b, source, mirror.i, zero))
+    _store(b, _point(b, full, mirror.i, zero), term)
+    _store(b, _point(b, full, b.sub(n, mirror.i), zero), (term[0], b.fneg(term[1])))
+    mirror.close()
+    inner = generic_symbol(1, bluestein=bluestein)
+    backward = _defined(module, inner, lambda: _bluestein(module, inner) if bluestein else
+                        _rows_routine(module, inner, False, 1))
+    b.call(backward, [scratch, transformed, plan, n, zero])
+    scale = b.fdiv(ir.Constant(F64, 1.0), b.uitofp(n, F64))
+    point = Loop(b, fn, zero, n, "real")
+    re, im = _load(b, _point(b, (transformed, 1, 0), point.i, zero))
+    b.store(b.fsub(b.fmul(re, scale), b.fmul(im, ir.Constant(F64, 0.0))), b.gep(target, [point.i], source_etype=F64))
+    point.close()
+    _free(module, b, scratch)
+    b.ret_void()
+    return fn
+
+
+def _complex_product(b: ir.IRBuilder, x: Complex, y: Complex) -> Complex:
+    """``x * y`` in the HLO ``multiply``'s operations on complex values
+    (``llvm_emitter``'s ``complex.mul``): ``(a c - b d, a d + b c)``, no fused multiply-add."""
+    return b.fsub(b.fmul(x[0], y[0]), b.fmul(x[1], y[1])), b.fadd(b.fmul(x[0], y[1]), b.fmul(x[1], y[0]))
+
+
+def _bluestein(module: ir.Module, name: str) -> ir.Function:
+    """``name``: the transform of row ``row`` of ``x`` (n complex points) by Bluestein's
+    algorithm, as the expansion computes it (``codegen/lowerings/fft.py``'s
+    ``_bluestein``): the row times the chirp, zero-padded to m points, transformed forward
+    (``anyforward``), times the response's spectrum, transformed backward
+    (``anybackward``), its first n points times the chirp; each product in the HLO
+    ``multiply``'s operations (:func:`_complex_product`). The plan
+    (``fft_plan.bluestein_plan``) holds m, the chirp, the spectrum and the plans of m
+    points both ways; the chirp's sign is the transform's."""
+    fn, b = _row_function(module, name)
+    x, out, plan, n, row = fn.args
+    zero, two = ir.Constant(I64, 0), ir.Constant(I64, 2)
+
+    def word(i: int) -> ir.Value:
+        return b.load(b.gep(plan, [ir.Constant(I64, i)], source_etype=I64), typ=I64)
+
+    def part(at: ir.Value) -> ir.Value:  # a table at complex element ``at`` of the plan
+        return b.gep(plan, [b.mul(at, two)], source_etype=F64)
+
+    m = word(1)
+    chirp, spectrum, forward_plan, backward_plan = (part(word(i)) for i in range(2, 6))
+    source: Buffer = (b.gep(x, [b.mul(row, b.mul(n, two))], source_etype=F64), 1, 0)
+    target: Buffer = (b.gep(out, [b.mul(row, b.mul(n, two))], source_etype=F64), 1, 0)
+    scratch = _malloc_or_nan(module, fn, b, b.mul(m, two), n, 1, target)
+    padded: Buffer = (scratch, 1, 0)
+    transformed: Buffer = (b.gep(scratch, [b.mul(m, two)], source_etype=F64), 1, 0)
+
+    def at(buffer: Buffer, i: ir.Value) -> tuple[ir.Value, ir.Value]:
+        return _point(b, buffer, i, zero)
+
+    chirps: Buffer = (chirp, 1, 0)
+    j = Loop(b, fn, zero, n, "chirped")
+    _store(b, at(padded, j.i), _complex_product(b, _load(b, at(source, j.i)), _load(b, at(chirps, j.i))))
+    j.close()
+    pad = Loop(b, fn, n, m, "pad")
+    _store(b, at(padded, pad.i), (ir.Constant(F64, 0.0), ir.Constant(F64, 0.0)))
+    pad.close()
+    forward = _defined(module, generic_symbol(-1), lambda: _rows_routine(module, generic_symbol(-1), False, -1))
+    backward = _defined(module, generic_symbol(1), lambda: _rows_routine(module, generic_symbol(1), False, 1))
+    b.call(forward, [scratch, transformed[0], forward_plan, m, zero])
+    k = Loop(b, fn, zero, m, "spectrum")
+    _store(b, at(padded, k.i), _complex_product(b, _load(b, at(transformed, k.i)), _load(b, at((spectrum, 1, 0), k.i))))
+    k.close()
+    b.call(backward, [scratch, transformed[0], backward_plan, m, zero])
+    j = Loop(b, fn, zero, n, "unchirped")
+    _store(b, at(target, j.i), _complex_product(b, _load(b, at(transformed, j.i)), _load(b, at(chirps, j.i))))
+    j.close()
+    _free(module, b, scratch)
+    b.ret_void()
+    return fn
+
+
+def _stage_function(module: ir.Module, routine: str, r: int, twiddled: bool, sign: int) -> ir.Function:
+    """``void f(ptr src, ptr dst, ptr table, i64 m, i64 s, i64 offset)``: one stage of
+    radix ``r`` of one row (:func:`_emit_stage`), defined in ``module`` on first use."""
+    name = f"{routine}.radix{r}{'.twiddled' if twiddled else ''}"
+    if name in module.globals:
+        return module.globals[name]
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, PTR, PTR, I64, I64, I64]), name)
+    fn.linkage = "internal"
+    src, dst, table, m, s, offset = fn.args
+    for pointer in (src, dst, table):
+        pointer.add_attribute("noalias")
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    cells = (b.alloca(F64, size=ir.Constant(I64, 2 * r - 2)), b.alloca(F64, size=ir.Constant(I64, 4 * PARTIAL_SUMS)),
+             b.alloca(I64)) if r > LARGEST_UNROLLED_PRIME else None
+    _emit_stage(fn, b, _Arithmetic(b, sign), r, m, s, offset, twiddled, 1, (src, 1, 0), (dst, 1, 0), table, cells)
+    b.ret_void()
+    return fn
+
+
 def _point(b: ir.IRBuilder, buffer: Buffer, element: ir.Value, line: ir.Value) -> tuple[ir.Value, ir.Value]:
     """The addresses of the real and imaginary parts of point ``element`` of ``line``."""
     base, point_step, line_step = buffer
-    first = b.add(b.mul(element, ir.Constant(I64, point_step)), b.mul(line, ir.Constant(I64, line_step)))
+    first = b.add(b.mul(element, _size(point_step)), b.mul(line, _size(line_step)))
     first = b.mul(first, ir.Constant(I64, 2))
     return (b.gep(base, [first], source_etype=F64),
             b.gep(base, [b.add(first, ir.Constant(I64, 1))], source_etype=F64))
@@ -348,8 +552,8 @@ def _store(b: ir.IRBuilder, address: tuple[ir.Value, ir.Value], value: Complex) 
     b.store(value[1], address[1])
 
 
-def _mirrored(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, n: int, lines: int, src: Buffer, dst: Buffer,
-              table: ir.Value, offset: int, scale: float) -> None:
+def _mirrored(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, n: Size, lines: int, src: Buffer, dst: Buffer,
+              table: ir.Value, offset: Size, scale: float | ir.Value) -> None:
     """For each line and 0 < k < n, with ``a = src[k]``, ``z = conj(src[n - k])`` and the
     table's factor ``t[k]`` at ``offset + k``: ``dst[k] = scale ((a + z) + t[k] (a - z))``,
     the step between a real signal's transform and the n-point complex one, both ways.
@@ -357,17 +561,17 @@ def _mirrored(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, n: int, lines: i
     four doubles (:func:`_mirrored_pairs`), then the last point if n - 1 is odd."""
     first = ir.Constant(I64, 1)
     if lines == 1 and src[1] == dst[1] == 1:
-        pairs = (n - 1) // 2
-        if pairs:
+        pairs = (n - 1) // 2 if isinstance(n, int) else b.lshr(b.sub(n, ir.Constant(I64, 1)), ir.Constant(I64, 1))
+        if pairs:  # a run-time value: maybe none, the loop then runs no trip
             _mirrored_pairs(fn, b, n, pairs, src, dst, table, offset, scale)
-        first = ir.Constant(I64, 1 + 2 * pairs)
+        first = _size(_sum(b, 1, _product(b, 2, pairs)))
     line_loop = Loop(b, fn, ir.Constant(I64, 0), ir.Constant(I64, lines), "mirror.l") if lines > 1 else None
     line = line_loop.i if line_loop is not None else ir.Constant(I64, 0)
-    k_loop = Loop(b, fn, first, ir.Constant(I64, n), "mirror.k")
+    k_loop = Loop(b, fn, first, _size(n), "mirror.k")
     k = k_loop.i
-    a, z = _load(b, _point(b, src, k, line)), _load(b, _point(b, src, b.sub(ir.Constant(I64, n), k), line))
+    a, z = _load(b, _point(b, src, k, line)), _load(b, _point(b, src, b.sub(_size(n), k), line))
     z = (z[0], b.fneg(z[1]))
-    at_k = b.mul(b.add(k, ir.Constant(I64, offset)), ir.Constant(I64, 2))
+    at_k = b.mul(b.add(k, _size(offset)), ir.Constant(I64, 2))
     t = _load(b, (b.gep(table, [at_k], source_etype=F64),
                   b.gep(table, [b.add(at_k, ir.Constant(I64, 1))], source_etype=F64)))
     _store(b, _point(b, dst, k, line), c.scale(c.add(c.add(a, z), c.mul(c.sub(a, z), t)), scale))
@@ -379,8 +583,8 @@ def _mirrored(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, n: int, lines: i
 V4 = ir.VectorType(F64, 4)
 
 
-def _mirrored_pairs(fn: ir.Function, b: ir.IRBuilder, n: int, pairs: int, src: Buffer, dst: Buffer,
-                    table: ir.Value, offset: int, scale: float) -> None:
+def _mirrored_pairs(fn: ir.Function, b: ir.IRBuilder, n: Size, pairs: Size, src: Buffer, dst: Buffer,
+                    table: ir.Value, offset: Size, scale: float | ir.Value) -> None:
     """:func:`_mirrored` for k = 1 ... 2 ``pairs`` of one contiguous line, the points k and
     k + 1 as one vector (re, im, re, im): the same operations per lane as the scalar step
     (so the same bits), written for the vector unit. Left to LLVM, the scalar step was
@@ -395,24 +599,34 @@ def _mirrored_pairs(fn: ir.Function, b: ir.IRBuilder, n: int, pairs: int, src: B
     def at(base: ir.Value, point: ir.Value) -> ir.Value:
         return b.gep(base, [b.mul(point, ir.Constant(I64, 2))], source_etype=F64)
 
-    loop = Loop(b, fn, ir.Constant(I64, 0), ir.Constant(I64, pairs), "mirror.v")
+    loop = Loop(b, fn, ir.Constant(I64, 0), _size(pairs), "mirror.v")
     k = b.add(b.mul(loop.i, ir.Constant(I64, 2)), ir.Constant(I64, 1))
     a = b.load(at(src[0], k), typ=V4, align=8)
-    mirrored = b.load(at(src[0], b.sub(ir.Constant(I64, n - 1), k)), typ=V4, align=8)  # points n-k-1, n-k
+    mirrored = b.load(at(src[0], b.sub(_size(_sum(b, n, -1)), k)), typ=V4, align=8)  # points n-k-1, n-k
     mirrored = lanes(mirrored, mirrored, (2, 3, 0, 1))
     z = lanes(mirrored, b.fneg(mirrored), (0, 5, 2, 7))  # conj
-    t = b.load(at(table, b.add(k, ir.Constant(I64, offset))), typ=V4, align=8)
+    t = b.load(at(table, b.add(k, _size(offset))), typ=V4, align=8)
     e = b.fadd(a, z)
     d = b.fsub(a, z)
     # t d: re = fma(d.re, t.re, -(d.im t.im)), im = fma(d.re, t.im, d.im t.re), as _Arithmetic.mul
-    quarter = b.load(at(table, b.add(k, ir.Constant(I64, offset + n))), typ=V4, align=8)  # i t: (-t.im, t.re)
+    quarter = b.load(at(table, b.add(k, _size(_sum(b, offset, n)))), typ=V4, align=8)  # i t: (-t.im, t.re)
     product = b.call(fma, [lanes(d, d, (0, 0, 2, 2)), t, b.fmul(lanes(d, d, (1, 1, 3, 3)), quarter)])
-    b.store(b.fmul(b.fadd(e, product), ir.Constant(V4, [scale] * 4)), at(dst[0], k), align=8)
+    b.store(b.fmul(b.fadd(e, product), _splat(b, scale)), at(dst[0], k), align=8)
     loop.close()
 
 
-def _split(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, n: int, lines: int, src: Buffer, rows: Buffer,
-           table: ir.Value, offset: int) -> None:
+def _splat(b: ir.IRBuilder, scale: float | ir.Value) -> ir.Value:
+    """``scale`` in each lane of a vector of four doubles."""
+    if not isinstance(scale, ir.Value):
+        return ir.Constant(V4, [scale] * 4)
+    vector = ir.Constant(V4, ir.Undefined)
+    for lane in range(4):
+        vector = b.insert_element(vector, scale, ir.Constant(ir.IntType(32), lane))
+    return vector
+
+
+def _split(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, n: Size, lines: int, src: Buffer, rows: Buffer,
+           table: ir.Value, offset: Size) -> None:
     """RFFT's last step, from ``src`` (Z, the n-point transform of the pairs ``z[j] = x[2j]
     + i x[2j + 1]``) to ``rows`` (n + 1 terms each):
     ``X[k] = ((Z[k] + conj(Z[n - k])) - i w^k (Z[k] - conj(Z[n - k]))) / 2`` with
@@ -423,36 +637,38 @@ def _split(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, n: int, lines: int,
         at = ir.Constant(I64, line)
         z0 = _load(b, _point(b, src, ir.Constant(I64, 0), at))
         _store(b, _point(b, rows, ir.Constant(I64, 0), at), (b.fadd(z0[0], z0[1]), zero))
-        _store(b, _point(b, rows, ir.Constant(I64, n), at), (b.fsub(z0[0], z0[1]), zero))
+        _store(b, _point(b, rows, _size(n), at), (b.fsub(z0[0], z0[1]), zero))
 
 
-def _fold(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, n: int, lines: int, rows: Buffer, dst: Buffer,
-          table: ir.Value, offset: int) -> None:
+def _fold(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, n: Size, lines: int, rows: Buffer, dst: Buffer,
+          table: ir.Value, offset: Size) -> None:
     """IRFFT's first step: the n points ``Z[k] = ((X[k] + conj(X[n - k])) + i w^-k (X[k] -
     conj(X[n - k]))) / 2n`` of the terms ``X`` in ``rows`` (n + 1 each), so that the
     n-point backward transform of ``Z`` is ``x[2j] + i x[2j + 1]``; the imaginary parts of
     ``X[0]`` and ``X[n]`` are ignored, as NumPy does."""
-    scale = 1.0 / (2 * n)
+    # 1 / 2n rounded once, as Python divides (2n is exact in a double)
+    scale = 1.0 / (2 * n) if isinstance(n, int) else \
+        b.fdiv(ir.Constant(F64, 1.0), b.uitofp(b.mul(n, ir.Constant(I64, 2)), F64))
     _mirrored(fn, b, c, n, lines, rows, dst, table, offset, scale)
     for line in range(lines):
         at = ir.Constant(I64, line)
         first = b.load(_point(b, rows, ir.Constant(I64, 0), at)[0], typ=F64)
-        last = b.load(_point(b, rows, ir.Constant(I64, n), at)[0], typ=F64)
+        last = b.load(_point(b, rows, _size(n), at)[0], typ=F64)
         _store(b, _point(b, dst, ir.Constant(I64, 0), at), c.scale((b.fadd(first, last), b.fsub(first, last)), scale))
 
 
-def _malloc_or_nan(module: ir.Module, fn: ir.Function, b: ir.IRBuilder, size: int, n: int, lines: int,
+def _malloc_or_nan(module: ir.Module, fn: ir.Function, b: ir.IRBuilder, size: Size, n: Size, lines: int,
                    target: Buffer) -> ir.Value:
     """Scratch of ``size`` points from malloc; if there is none, the routine writes NaN to
     its n points of ``lines`` lines and returns (a result that says so, never a crash)."""
     malloc = module.globals.get("malloc") or ir.Function(module, ir.FunctionType(PTR, [I64]), "malloc")
-    scratch = b.call(malloc, [ir.Constant(I64, 16 * size)])
+    scratch = b.call(malloc, [_size(_product(b, 16, size))])
     failed, ok = fn.append_basic_block("no_scratch"), fn.append_basic_block("stages")
     b.cbranch(b.icmp_unsigned("==", scratch, ir.Constant(PTR, None)), failed, ok)
     b.position_at_end(failed)
-    points = Loop(b, fn, ir.Constant(I64, 0), ir.Constant(I64, n), "nan.e")
+    points = Loop(b, fn, ir.Constant(I64, 0), _size(n), "nan.e")
     line = Loop(b, fn, ir.Constant(I64, 0), ir.Constant(I64, lines), "nan.l")
-    first = b.mul(b.add(b.mul(points.i, ir.Constant(I64, target[1])), b.mul(line.i, ir.Constant(I64, target[2]))),
+    first = b.mul(b.add(b.mul(points.i, _size(target[1])), b.mul(line.i, _size(target[2]))),
                   ir.Constant(I64, 2))
     for part in (first, b.add(first, ir.Constant(I64, 1))):
         b.store(ir.Constant(F64, math.nan), b.gep(target[0], [part], source_etype=F64))
@@ -463,15 +679,17 @@ def _malloc_or_nan(module: ir.Module, fn: ir.Function, b: ir.IRBuilder, size: in
     return scratch
 
 
-def _emit_stage(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, stage: _Stage, lines: int,
-                src: Buffer, dst: Buffer, table: ir.Value, cells: tuple[ir.Value, ...] | None) -> None:
-    """One stage: for p < m, for q < s, for each line, a butterfly (a loop where the trip
-    count is above 1). Point e of line l of a buffer (base, point step, line step) is at
-    ``e * point step + l * line step``."""
-    r, m, s = stage.radix, stage.m, stage.s
+def _emit_stage(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, r: int, m: Size, s: Size, offset: Size,
+                twiddled: bool, lines: int, src: Buffer, dst: Buffer, table: ir.Value,
+                cells: tuple[ir.Value, ...] | None) -> None:
+    """One stage of radix ``r`` (``fft_plan.Stage``: its twiddles at ``offset``, multiplied
+    in where ``twiddled``, that is m > 1): for p < m, for q < s, for each line, a
+    butterfly (a loop where the trip count is above 1, or a run-time value). Point e of
+    line l of a buffer (base, point step, line step) is at ``e * point step + l * line step``."""
 
-    def loop(trips: int, name: str) -> Loop | None:
-        return Loop(b, fn, ir.Constant(I64, 0), ir.Constant(I64, trips), name) if trips > 1 else None
+    def loop(trips: Size, name: str) -> Loop | None:
+        return Loop(b, fn, ir.Constant(I64, 0), _size(trips), name) \
+            if isinstance(trips, ir.Value) or trips > 1 else None
 
     def at(buffer: Buffer, element: ir.Value) -> tuple[ir.Value, ir.Value]:
         return _point(b, buffer, element, line)
@@ -481,35 +699,36 @@ def _emit_stage(fn: ir.Function, b: ir.IRBuilder, c: _Arithmetic, stage: _Stage,
 
     p_loop = loop(m, "p")
     p = index(p_loop)
-    first = b.add(ir.Constant(I64, 2 * stage.table), b.mul(p, ir.Constant(I64, 2 * (r - 1))))
+    first = b.add(_size(_product(b, 2, offset)), b.mul(p, ir.Constant(I64, 2 * (r - 1))))
 
     def twiddle(k: ir.Value) -> Complex:  # w^(p k), k >= 1
         at_k = b.add(first, b.mul(b.sub(k, ir.Constant(I64, 1)), ir.Constant(I64, 2)))
         return (b.load(b.gep(table, [at_k], source_etype=F64), typ=F64),
                 b.load(b.gep(table, [b.add(at_k, ir.Constant(I64, 1))], source_etype=F64), typ=F64))
 
-    w = [twiddle(ir.Constant(I64, k)) for k in range(1, r)] if m > 1 and r <= LARGEST_UNROLLED_PRIME else []
+    w = [twiddle(ir.Constant(I64, k)) for k in range(1, r)] if twiddled and r <= LARGEST_UNROLLED_PRIME else []
     q_loop = loop(s, "q")
     line_loop = loop(lines, "l")
     line = index(line_loop)
     q = index(q_loop)
-    read = b.add(q, b.mul(p, ir.Constant(I64, s)))
-    written = b.add(q, b.mul(p, ir.Constant(I64, s * r)))
+    read = b.add(q, b.mul(p, _size(s)))
+    written = b.add(q, b.mul(p, _size(_product(b, s, r))))
+    between = _size(_product(b, s, m))
 
     def load(j: ir.Value) -> Complex:
-        return _load(b, at(src, b.add(read, b.mul(j, ir.Constant(I64, s * m)))))
+        return _load(b, at(src, b.add(read, b.mul(j, between))))
 
     def store(k: ir.Value, value: Complex) -> None:
-        _store(b, at(dst, b.add(written, b.mul(k, ir.Constant(I64, s)))), value)
+        _store(b, at(dst, b.add(written, b.mul(k, _size(s)))), value)
 
     if r > LARGEST_UNROLLED_PRIME:
         assert cells is not None  # allocated for every looped radix
-        _looped_odd(fn, b, c, r, cells, load, store, twiddle if m > 1 else None)
+        _looped_odd(fn, b, c, r, cells, load, store, twiddle if twiddled else None)
     else:
         a = [load(ir.Constant(I64, j)) for j in range(r)]
         y = c.butterfly(a) if r > 1 else a
         for k in range(r):
-            store(ir.Constant(I64, k), c.mul(y[k], w[k - 1]) if k and m > 1 else y[k])
+            store(ir.Constant(I64, k), c.mul(y[k], w[k - 1]) if k and twiddled else y[k])
     for inner in (line_loop, q_loop, p_loop):
         if inner is not None:
             inner.close()

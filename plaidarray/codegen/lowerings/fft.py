@@ -39,7 +39,8 @@ transform of n points: RFFT of ``x + 0i`` cut to ``n // 2 + 1`` terms, IRFFT of 
 spectrum rebuilt from the conjugate mirror.
 
 The twiddles (DFT matrices, factors between stages, chirps, the real kinds' split
-factors, the kernel's tables) are computed when the graph is compiled by ``unit``, to
+factors, the kernel's tables) are computed when the graph is compiled by ``unit`` (defined with
+the op, ``hlo/ops/fft.py``, so that every lowering computes the same bits), to
 about half an ulp: integer turns reduced exactly to a small angle from a multiple of pi/2
 (quarter turns exact), its cosine and sine in long double, rounded to float64. They
 become constants bound to the executable (``bind_constants``), so a cached call plans
@@ -56,6 +57,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...hlo.ir import Instruction
+from ...hlo.ops.fft import bluestein_tables, unit
 from ...hlo.literal import Literal
 from ...hlo.shape import Shape
 from ..lowering import Expansion, register_lowering
@@ -65,30 +67,6 @@ DENSE_MAX = 16
 #: Prime factors up to this are radices of their own; a larger one makes the length a
 #: Bluestein transform.
 LARGEST_RADIX_PRIME = 127
-
-
-# --- twiddles, computed when the graph is compiled -----------------------------------------
-
-#: pi/2 in long double (x87 extended on x86-64; where long double is double, as precise as that).
-_QUARTER_TURN = 2 * np.arctan(np.longdouble(1))
-
-
-def unit(turns: np.ndarray, n: int, sign: int) -> np.ndarray:
-    """``exp(sign * 2 pi i * turns / n)`` for integer ``turns`` in [0, n), in float64, within
-    about half an ulp: the angle is reduced exactly (in integers) to within pi/4 of a
-    multiple k of pi/2, ``2 pi turns / n = k pi/2 + d``, so only the small angle d is
-    rounded, in long double, before its cosine and sine (an angle rounded in float64 is
-    off by up to an ulp of 2 pi, which took the error of a transform to 2-3x
-    pocketfft's); quarter turns are exact."""
-    turns = np.asarray(turns, np.int64)
-    eighths, rest = np.divmod(8 * turns, n)  # 2 pi turns / n = (eighths + rest / n) pi/4
-    above = eighths % 2 == 1  # then nearer (eighths + 1) pi/4, d = -(n - rest) / n pi/4
-    k = ((eighths + above) // 2) % 4
-    d = np.where(above, n - rest, rest).astype(np.longdouble) * (_QUARTER_TURN / 2 / n)
-    c, s = np.cos(d).astype(np.float64), np.where(above, -np.sin(d), np.sin(d)).astype(np.float64)
-    re = np.choose(k, [c, -s, -c, s])  # times i^k
-    im = np.choose(k, [s, c, -s, -c])
-    return re + 1j * sign * im
 
 
 def _constant(values: np.ndarray, dtype: np.dtype) -> Instruction:
@@ -191,16 +169,12 @@ def _bluestein(x: Instruction, sign: int, kernel: RowKernel | None) -> Instructi
     m = 1 << (2 * n - 2).bit_length()
     if kernel is not None:  # the smallest 5-smooth length it transforms: up to half the work
         m = next(k for k in range(2 * n - 1, m + 1) if _prime_factors(k)[-1] <= 5 and kernel.supports(k))
-    j = np.arange(n, dtype=np.int64)
-    chirp = unit(j * j % (2 * n), 2 * n, sign)
-    response = np.zeros(m, np.complex128)
-    response[:n] = np.conj(chirp)
-    response[m - n + 1:] = np.conj(chirp[1:])[::-1]
+    chirp, spectrum_values = bluestein_tables(n, m, sign)
     c = _constant(chirp, dtype)
     padded = _op("pad", _times(x, c), _constant(np.zeros(()), dtype), low=(0, 0), high=(0, m - n),
                  interior=(0, 0))
     # The response's spectrum, with the inverse transform's 1 / m.
-    spectrum = _constant(np.fft.fft(response.astype(np.clongdouble)) / m, dtype)
+    spectrum = _constant(spectrum_values, dtype)
     convolution = _transform(_times(_transform(padded, -1, kernel), spectrum), 1, kernel)
     return _times(_columns(convolution, 0, n), c)
 

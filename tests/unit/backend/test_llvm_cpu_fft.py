@@ -19,7 +19,7 @@ REAL_ROUTINE_CASES = [(1, 16), (3, 1024), (4, 1024), (8, 6), (2, 2), (5, 12), (4
 def _real_routine(rows, n, sign):
     """``stockham_real_fft`` on a parameter of (rows, n) signals (sign -1) or (rows,
     n / 2 + 1) terms (sign 1), and an input."""
-    from plaidarray.backend.llvm_cpu import stockham
+    from plaidarray.backend.llvm_cpu import fft_plan
     from plaidarray.backend.llvm_cpu.fft import STOCKHAM_REAL_FFT
     from plaidarray.hlo import Instruction
     from plaidarray.hlo.literal import Literal
@@ -32,7 +32,7 @@ def _real_routine(rows, n, sign):
         a = rng.standard_normal((rows, n // 2 + 1)) + 1j * rng.standard_normal((rows, n // 2 + 1))
     shape = Shape(a.shape, a.dtype)
     x = Instruction("parameter", (), {"number": 0, "shape": shape}, shape)
-    table = Instruction.make("constant", (), value=Literal(stockham.real_twiddles(n, sign)))
+    table = Instruction.make("constant", (), value=Literal(fft_plan.real_twiddles(n, sign)))
     return x, Instruction.make(STOCKHAM_REAL_FFT, (x, table), sign=sign), a
 
 
@@ -67,14 +67,14 @@ def test_the_real_kinds_routine(rows, n, sign):
     ((2, 8), np.float64, 0, 8),
 ])
 def test_bad_operands_of_the_real_kinds_routine(shape, dtype, sign, table_of):
-    from plaidarray.backend.llvm_cpu import stockham
+    from plaidarray.backend.llvm_cpu import fft_plan
     from plaidarray.backend.llvm_cpu.fft import STOCKHAM_REAL_FFT
     from plaidarray.hlo import Instruction
     from plaidarray.hlo.literal import Literal
     from plaidarray.hlo.shape import Shape
 
     x = Instruction("parameter", (), {"number": 0, "shape": Shape(shape, np.dtype(dtype))}, Shape(shape, np.dtype(dtype)))
-    table = Instruction.make("constant", (), value=Literal(np.zeros(stockham.real_table_size(table_of), np.complex128)))
+    table = Instruction.make("constant", (), value=Literal(np.zeros(fft_plan.real_table_size(table_of), np.complex128)))
     with pytest.raises(ValueError, match="llvm_cpu.stockham_real_fft: "):
         Instruction.make(STOCKHAM_REAL_FFT, (x, table), sign=sign)
 
@@ -114,3 +114,82 @@ def test_the_fft_stages_rebuild_only_a_graph_with_an_fft_and_leave_their_input()
     assert STOCKHAM_FFT in [i.opcode for i in lowered.instructions]
     assert "fft" not in [i.opcode for i in lowered.instructions] and expand(lowered, PLATFORM) is lowered
     assert [(i.opcode, dict(i.attrs), [id(o) for o in i.operands]) for i in transformed.instructions] == before
+
+
+# --- the FFT library: any length on routines built once (fft_library.py) ----------------
+
+def test_a_plan_holds_the_stages_and_the_table_of_code_made_for_its_length():
+    """``fft_plan.plan``: a header of int64 words (its length in complex elements, the
+    stages, where the real kinds' factors start) and the twiddle table that per-length
+    code binds, unchanged."""
+    from plaidarray.backend.llvm_cpu import fft_plan
+
+    for n, sign, real in [(12, -1, False), (1000, 1, False), (254, -1, True), (7, 1, False), (2, 1, True)]:
+        plan = fft_plan.plan(n, sign, real)
+        words = plan.view(np.int64)
+        header, count = int(words[0]), int(words[1])
+        points = n // 2 if real else n
+        stages = fft_plan.stages(points)
+        assert count == len(stages) and int(words[2]) == fft_plan.table_size(points)
+        assert [tuple(words[4 + 4 * i:8 + 4 * i]) for i in range(count)] == \
+            [(st.radix, st.m, st.s, st.table) for st in stages]
+        table = fft_plan.real_twiddles(n, sign) if real else fft_plan.twiddles(n, sign)
+        assert plan[header:].tobytes() == table.tobytes()
+
+
+@pytest.mark.parametrize(("kind", "n", "served"), [("FFT", 1000, True), ("IFFT", 127 * 2, True), ("FFT", 131, True),
+                                                   ("RFFT", 262, False), ("IRFFT", 262, False), ("RFFT", 254, True),
+                                                   ("IRFFT", 127, True), ("IRFFT", 263, True), ("RFFT", 3 * 131, True),
+                                                   ("FFT", 1, False)])
+def test_the_lengths_the_library_serves(kind, n, served):
+    from plaidarray.backend.llvm_cpu import fft_library
+
+    assert fft_library.served(kind, n) is served
+
+
+@pytest.mark.parametrize("attrs", [{"sign": 0, "real": False, "length": 8}, {"sign": -1, "real": 1, "length": 8},
+                                   {"sign": -1, "real": False, "length": 9}, {"sign": -1, "real": False},
+                                   {"sign": -1, "real": False, "odd": True, "length": 8},
+                                   {"sign": 1, "real": True, "odd": True, "length": 14}])
+def test_bad_attributes_of_the_library_op(attrs):
+    from plaidarray.backend.llvm_cpu.fft_library import FFT_ROWS
+    from plaidarray.hlo import Instruction
+    from plaidarray.hlo.shape import Shape
+
+    shape = Shape((3, 8), np.dtype(np.complex128))
+    x = Instruction("parameter", (), {"number": 0, "shape": shape}, shape)
+    plan = Instruction("parameter", (), {"number": 1, "shape": Shape((40,), shape.dtype)}, Shape((40,), shape.dtype))
+    with pytest.raises(ValueError, match="llvm_cpu.fft_rows: "):
+        Instruction.make(FFT_ROWS, (x, plan), **attrs)
+
+
+def test_ffts_of_new_lengths_compile_nothing_once_the_library_has_its_templates(monkeypatch):
+    """Op by op, an FFT of any length the library serves binds a template compiled once
+    per kind and dtype (and parity of the real kinds, and Bluestein's algorithm or not):
+    42 signals of new lengths (primes above 127 among them), each through RFFT and IRFFT
+    and transformed both ways, compile nothing."""
+    from plaidarray.trace import hot
+
+    monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 1e9)
+    xp.set_backend("llvm-cpu")
+    try:
+        rng = np.random.default_rng(5)
+
+        def transforms(n: int) -> None:
+            x = rng.standard_normal(n)
+            spectrum = xfft.rfft(xp.asarray(x))
+            np.testing.assert_allclose(np.asarray(spectrum), np.fft.rfft(x), atol=1e-12 * n)
+            np.testing.assert_allclose(np.asarray(xfft.irfft(spectrum, n=n)), x, atol=1e-12 * n)
+            z = xp.asarray(x + 1j)
+            np.testing.assert_allclose(np.asarray(xfft.ifft(xfft.fft(z))), x + 1j, atol=1e-12 * n)
+
+        for n in (20, 21, 103, 131):  # the templates, and the kernel of the scale 1 / n * n of some n
+            transforms(n)
+        before = xp.cache_info()
+        for n in [*range(100, 140), 2 * 139 + 1, 3 * 137]:  # but 2 * 131: Bluestein's in the real kinds' split
+            if n != 2 * 131:
+                transforms(n)
+        after = xp.cache_info()
+        assert (after.compiles, after.disk_hits) == (before.compiles, before.disk_hits)
+    finally:
+        xp.set_backend(None)

@@ -4,6 +4,6 @@ the C math library and the runtime's routines (``elementwise``, ``sort``). Every
 op takes its target-neutral lowering (``plaidarray.codegen.lowerings``)."""
 
 from . import custom_call, dot, elementwise, sort  # noqa: F401
-from .platform import PLATFORM
+from ..platform import PLATFORM
 
 __all__ = ["PLATFORM"]

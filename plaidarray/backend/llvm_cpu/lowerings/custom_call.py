@@ -24,7 +24,7 @@ from ....hlo.ops.custom_call import result_shapes
 from ....hlo.symbolic import is_static, larger, smaller
 from ...executable import NotShapeGeneric
 from .fortran_kernel import FortranKernel
-from .platform import PLATFORM
+from ..platform import PLATFORM
 
 #: Extra workspace per row/column so that blocked algorithms can use their block size.
 _BLOCK = 64

@@ -28,7 +28,7 @@ from ....hlo.ops.dot import free_dimensions
 from ....hlo.shape import Shape
 from ....hlo.symbolic import Dim
 from .fortran_kernel import MAX_INTEGER, TYPE_PREFIX, FortranKernel
-from .platform import PLATFORM
+from ..platform import PLATFORM
 
 
 def _emit(k, inst, out, operands):

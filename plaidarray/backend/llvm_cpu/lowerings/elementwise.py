@@ -10,7 +10,7 @@ from typing import cast
 
 from ....codegen.lowering import Elementwise, lowering_for, register_lowering
 from ....codegen.lowerings.elementwise import Emit, by_kind
-from .platform import PLATFORM
+from ..platform import PLATFORM
 
 
 def _libm(name: str) -> Emit:

@@ -10,7 +10,7 @@ from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerAttr, i1, i64
 
 from ....codegen.lowering import Kernel, register_lowering
-from .platform import PLATFORM
+from ..platform import PLATFORM
 
 
 def _suffix(dtype: np.dtype) -> str:

@@ -2,7 +2,7 @@
 (``codegen/lowering.py``: ``register_lowering(..., PLATFORM)``) and the namespace of its
 own HLO ops (``hlo/opdef.py``: ``llvm_cpu.<op>``, which its passes make)."""
 
-from ....hlo.opdef import op_namespace
+from ...hlo.opdef import op_namespace
 
 PLATFORM = "llvm-cpu"
 

@@ -1,0 +1,235 @@
+"""llvm-cpu's FFT library: the HLO ``fft`` of any length run on code built once, its plan
+made when it is bound to a length (XLA's CPU FFT thunk, which plans per shape at run
+time; FFTW's and cuFFT's plans).
+
+Code that ``lower_fft`` makes for one length (``fft.py``) bakes the length into its
+loops, so a script transforming signals of 40 lengths compiled 80 times. The baseline
+tier (``trace/baseline.py``) runs an ``fft`` alone on an executable made here instead
+(``Compiler.without_compiling``): a *template*, one shape-generic executable per kind,
+dtype and (real kinds) parity of n, built and cached like any (in the persistent cache,
+and at installation by the prebuild's corpus), bound to the rows and length, with the
+plan of that length (``fft_plan.plan``: stages and twiddles) and the inverse's scale
+1 / n as constants. A length served here costs no compile; a plan is a few microseconds
+to tens of microseconds of NumPy on the length's twiddles, kept for ``KEPT_PLANS``
+lengths.
+
+A template is the HLO that ``lower_fft`` makes for a length, with its transform of rows
+``llvm_cpu.fft_rows`` (``stockham.generic_fft``: the same butterflies on the same
+twiddles, with run-time trip counts; an odd IRFFT's mirror and scaling, and Bluestein's
+algorithm, inside the routine, in the expansion's operations) and its constants that
+depend on n (the plan, the scale) as parameters: the same operations on the same
+values, so the baseline tier's result is the fused code's, bit for bit (tests compare
+them length by length). Served: every length but RFFT's and IRFFT's even n
+whose half has a prime factor above ``fft_plan.LARGEST_KERNEL_PRIME`` (2 p for a prime p
+above 127: the expansion's own split around Bluestein's), which compile per length.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections import OrderedDict
+
+import numpy as np
+
+from ...hlo import Computation, Instruction, Module
+from ...hlo.literal import Literal
+from ...hlo.opdef import OpDef
+from ...hlo.shape import Shape
+from ...hlo.symbolic import Dim, Sym, is_static
+from ..cache import EXECUTABLES
+from ..executable import Compiler, Executable
+from . import fft_plan
+from .executable import CpuExecutable, ShapeGenericExecutable
+from .platform import OPS, PLATFORM
+
+_COMPLEX, _REAL = np.dtype(np.complex128), np.dtype(np.float64)
+#: The transform of rows of any length (``stockham.generic_fft``).
+FFT_ROWS = "llvm_cpu.fft_rows"
+#: Plans kept, by kind and length; the least recently used goes first.
+KEPT_PLANS = 256
+
+
+def _infer_rows(shapes, attrs):
+    """``fft_rows(x, plan)``: ``x`` (rows, columns) complex128 (float64 for RFFT, sign -1
+    and ``real``), transformed along its rows into (rows, ``length``): the complex
+    transform (``length`` n), RFFT (``length`` n / 2 + 1 terms of n points, n even) or
+    IRFFT (``real``, sign 1: ``length`` n points from n / 2 + 1 terms; n even, or odd
+    with ``odd``); ``plan`` the plan of n (``fft_plan.plan``: of n / 2 complex points for
+    the real kinds of even n, of n for the others)."""
+    x, plan = shapes
+    sign, real, length = attrs.get("sign"), attrs.get("real"), attrs.get("length")
+    odd, bluestein = attrs.get("odd", False), attrs.get("bluestein", False)
+    wanted = _REAL if real and sign == -1 else _COMPLEX
+    if sign not in (-1, 1) or type(real) is not bool or odd not in (False, True) or bluestein not in (False, True) or \
+            (odd and not (real and sign > 0)) or (bluestein and real and not odd) or x.rank != 2 or \
+            x.dtype != wanted or plan.rank != 1 or plan.dtype != _COMPLEX or length is None:
+        raise ValueError(f"{FFT_ROWS}: expects sign -1 or 1, real True or False (odd only for real and sign 1; "
+                         f"bluestein for the complex transform and odd IRFFT), a length and rows of {wanted}; got "
+                         f"{x} and {plan} with sign={sign!r}, real={real!r}, odd={odd!r}, bluestein={bluestein!r}")
+    if is_static((length, x.dims[1])):
+        n = x.dims[1] if not real or sign < 0 else length
+        columns, result = (n, n) if not real else (n, n // 2 + 1) if sign < 0 else (n // 2 + 1, n)
+        if (real and n % 2 != odd) or (x.dims[1], length) != (columns, result):
+            raise ValueError(f"{FFT_ROWS}: {x} does not transform into rows of {length}")
+    return Shape((x.dims[0], length), _REAL if real and sign > 0 else _COMPLEX)
+
+
+def _evaluate_rows(args, attrs, shape):
+    x, length = args[0], shape.dims[1]
+    if not attrs["real"]:
+        return np.fft.fft(x, axis=1) if attrs["sign"] < 0 else np.fft.ifft(x, axis=1) * length
+    return np.fft.rfft(x, axis=1) if attrs["sign"] < 0 else np.fft.irfft(x, length, axis=1)
+
+
+OPS.register(OpDef(FFT_ROWS, _infer_rows, _evaluate_rows, arity=2))
+
+
+def served(kind: str, n: int) -> bool:
+    """Whether an ``fft`` of ``kind`` and length n runs on this library (n at least 2:
+    every run-time size of a template is): every n but the real kinds' even n whose half
+    has a prime factor above 127 (the expansion's own split around Bluestein's)."""
+    even_real = kind in ("RFFT", "IRFFT") and n % 2 == 0
+    return n >= 2 and (not even_real or fft_plan.radices(n // 2) is not None)
+
+
+def _bluestein(kind: str, n: int) -> bool:
+    """Whether a served n is transformed by Bluestein's algorithm (a prime factor above 127)."""
+    return fft_plan.radices(n // 2 if kind in ("RFFT", "IRFFT") and n % 2 == 0 else n) is None
+
+
+#: A template's run-time sizes after its rows and before its plan's length: n, t (the
+#: real kinds' n // 2 + 1 terms) in the order its HLO takes them.
+_SIZES = {"FFT": ("n",), "IFFT": ("n",), "RFFT": ("n", "t"), "IRFFT": ("t", "n")}
+
+
+def executable(module: Module, compiler: Compiler) -> Executable | None:
+    """The executable of ``module`` if it is one ``fft`` of a parameter, of static sizes,
+    that this library serves (made from its template without compiling, the template
+    compiled or loaded on first use); else None."""
+    comp = module.entry
+    if module.n_symbols or len(comp.outputs) != 1 or len(comp.parameters) != 1:
+        return None
+    inst = comp.outputs[0]
+    if inst.opcode != "fft" or inst.operands[0] is not comp.parameters[0] or not inst.shape.size:
+        return None
+    kind, x = inst.attrs["fft_type"], comp.parameters[0].shape
+    n = inst.shape.dims[-1] if kind == "IRFFT" else x.dims[-1]
+    if not served(kind, n):
+        return None
+    real, sign = kind in ("RFFT", "IRFFT"), -1 if kind in ("FFT", "RFFT") else 1
+    odd, bluestein = real and n % 2 == 1, _bluestein(kind, n)
+    template = _template(kind, x.dtype, odd, bluestein, compiler)
+    values = {"n": n, "t": n // 2 + 1}
+    constants = _constants(n, sign, real and not odd, bluestein, kind == "IFFT")
+    bound = template.bind([math.prod(x.dims[:-1]), *(values[name] for name in _SIZES[kind]), len(constants[0])])
+    if bound is None:
+        return None
+    return CpuExecutable(bound.steps, 1, [*constants, *bound.constants], bound.output_slots, [inst.shape],
+                         bound.shapes[1], bound.dim_values)
+
+
+_PLANS: OrderedDict[tuple, list[np.ndarray]] = OrderedDict()
+_PLANS_LOCK = threading.Lock()
+
+
+def _constants(n: int, sign: int, even_real: bool, bluestein: bool, scaled: bool) -> list[np.ndarray]:
+    """The plan of n, and the scale 1 / n of the inverse kinds (as ``lower_fft`` makes it)."""
+    key = (n, sign, even_real, bluestein, scaled)
+    with _PLANS_LOCK:
+        found = _PLANS.get(key)
+        if found is not None:
+            _PLANS.move_to_end(key)
+            return found
+    found = [fft_plan.bluestein_plan(n, sign) if bluestein else fft_plan.plan(n, sign, even_real)]
+    if scaled:
+        found.append(np.asarray(1.0 / n, _COMPLEX))
+    with _PLANS_LOCK:
+        _PLANS[key] = found
+        while len(_PLANS) > KEPT_PLANS:
+            _PLANS.popitem(last=False)
+    return found
+
+
+def _template(kind: str, dtype: np.dtype, odd: bool, bluestein: bool, compiler: Compiler) -> ShapeGenericExecutable:
+    """The shape-generic executable of ``kind`` on rows of ``dtype`` (real kinds: of odd
+    or even n; by Bluestein's algorithm or not), from the executable cache, the
+    persistent cache or a compile."""
+    key = ("fft-library", kind, dtype.str, odd, bluestein, compiler.target)
+    made = EXECUTABLES.get(key, PLATFORM, lambda: compiler.compile(_template_module(kind, dtype, odd, bluestein)))
+    if not isinstance(made, ShapeGenericExecutable):
+        raise TypeError(f"llvm-cpu: the FFT template {key} compiled to {type(made).__name__}")
+    return made
+
+
+def _op(opcode: str, *operands: Instruction, **attrs) -> Instruction:
+    return Instruction.make(opcode, operands, **attrs)
+
+
+def _sized(shape: tuple[tuple[Dim, ...], np.dtype], opcode: str, *operands: Instruction, **attrs) -> Instruction:
+    """An op of run-time sizes in its attributes, with its shape (dims, dtype) as given
+    (shape rules that check such attributes take numbers; ``trace/dynamic.py`` builds so
+    too)."""
+    return Instruction(opcode, list(operands), attrs, Shape(*shape))  # type: ignore[arg-type]  # run-time sizes
+
+
+def _parameter(number: int, dims: tuple[Dim, ...], dtype: np.dtype) -> Instruction:
+    shape = Shape(dims, dtype)  # type: ignore[arg-type]  # run-time sizes
+    return Instruction("parameter", (), {"number": number, "shape": shape}, shape)
+
+
+def _zeros(dims: tuple[Dim, ...], dtype: np.dtype) -> Instruction:
+    zero = _op("constant", value=Literal(np.zeros((), dtype)))
+    return _sized((dims, dtype), "broadcast_in_dim", zero, dims=dims, broadcast_dimensions=())
+
+
+def _convert(x: Instruction, dtype: np.dtype) -> Instruction:
+    return x if x.shape.dtype == dtype else _op("convert", x, dtype=dtype)
+
+
+def _template_module(kind: str, dtype: np.dtype, odd: bool, bluestein: bool) -> Module:
+    """The template's HLO: ``lower_fft``'s for one length (``fft.py``, and the expansion's
+    odd real kinds, ``codegen/lowerings/fft.py``), in the run-time sizes rows, then
+    ``_SIZES``, then the plan's length; the plan and the scale are parameters after the
+    signal."""
+    names = _SIZES[kind]
+    hints = {"n": 64, "t": 33}
+    rows = Sym(0, 4)
+    size = {name: Sym(1 + i, hints[name]) for i, name in enumerate(names)}
+    first = size["t" if kind == "IRFFT" else "n"]  # the signal's columns
+    real, sign = kind in ("RFFT", "IRFFT"), -1 if kind in ("FFT", "RFFT") else 1
+    x = _parameter(0, (rows, first), dtype)
+    plan = _parameter(1, (Sym(1 + len(names), 48),), _COMPLEX)
+    params = [x, plan]
+    scale = None
+    if kind == "IFFT":
+        scale = _parameter(2, (), _COMPLEX)
+        params.append(scale)
+    wide = _REAL if kind == "RFFT" else _COMPLEX
+    y = _convert(x, wide)
+    if not real:
+        y = _op(FFT_ROWS, y, plan, sign=sign, real=False, bluestein=bluestein, length=first)
+    elif kind == "RFFT" and not odd:
+        y = _op(FFT_ROWS, y, plan, sign=-1, real=True, length=size["t"])
+    elif kind == "RFFT":  # the complex transform of x + 0i, its first n // 2 + 1 terms
+        y = _op(FFT_ROWS, _op("complex", y, _zeros((rows, first), _REAL)), plan, sign=-1, real=False,
+                bluestein=bluestein, length=first)
+        y = _sized(((rows, size["t"]), _COMPLEX), "slice", y, start=(0, 0), limit=(rows, size["t"]), strides=(1, 1))
+    else:  # odd n: the full spectrum from its conjugate mirror, transformed, scaled, its real part
+        y = _op(FFT_ROWS, y, plan, sign=1, real=True, odd=odd, bluestein=bluestein, length=size["n"])
+    if scale is not None:
+        y = _op("multiply", y, _sized((y.shape.dims, _COMPLEX), "broadcast_in_dim", scale, dims=y.shape.dims,
+                                      broadcast_dimensions=()))
+    y = _convert(y, dtype if kind in ("FFT", "IFFT") else _result_dtype(kind, dtype))
+    return Module(f"fft_library_{kind.lower()}", Computation("main", params, [y]), frozenset(), len(names) + 2)
+
+
+def _result_dtype(kind: str, dtype: np.dtype) -> np.dtype:
+    """The real kinds' result dtype for an operand of ``dtype``."""
+    single = dtype in (np.dtype(np.float32), np.dtype(np.complex64))
+    if kind == "RFFT":
+        return np.dtype(np.complex64) if single else _COMPLEX
+    return np.dtype(np.float32) if single else _REAL
+
+
+EXECUTABLES.on_clear.append(_PLANS.clear)

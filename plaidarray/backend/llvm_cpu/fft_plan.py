@@ -1,0 +1,150 @@
+"""The plan of a Stockham FFT of n points (``stockham.py``): its stages' radices and
+sizes, its twiddle tables, and the plan a routine of run-time length reads.
+
+Code generated for one length bakes its plan into its loops and binds its table as a
+constant; the routines of any length (``stockham.generic_fft``) read the same plan from
+a buffer made here when an executable is bound to a length (``fft_library.py``), so
+both compute the same bits. Nothing here generates code: an executable loaded from the
+cache plans without loading the code generator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ...hlo.ops.fft import bluestein_tables, unit
+
+#: Prime radices with a butterfly in the kernel; a length with a larger prime factor is
+#: not a kernel length (the expansion around the kernel handles that factor).
+LARGEST_KERNEL_PRIME = 127
+_ODD_PRIMES = tuple(p for p in range(3, LARGEST_KERNEL_PRIME + 1, 2) if all(p % d for d in range(3, p, 2)))
+#: Every radix a stage may have.
+RADICES = (2, 4, 8, *_ODD_PRIMES)
+
+
+def radices(n: int) -> list[int] | None:
+    """The radices of the stages of an n-point transform, or None if n has a prime factor
+    above ``LARGEST_KERNEL_PRIME``."""
+    twos = (n & -n).bit_length() - 1  # 2^twos divides n: radix 8, then 4 (or 4 and 4 for 8 * 2)
+    eights, rest = divmod(twos, 3)
+    if rest == 1 and eights:
+        eights, rest = eights - 1, 4
+    found = [8] * eights + {0: [], 1: [2], 2: [4], 4: [4, 4]}[rest]
+    n >>= twos
+    for p in _ODD_PRIMES:
+        while n % p == 0:
+            found.append(p)
+            n //= p
+    return found if n == 1 else None
+
+
+@dataclass(frozen=True)
+class Stage:
+    radix: int
+    m: int  # butterflies of one interleaved transform (p < m)
+    s: int  # interleaved transforms (q < s)
+    table: int  # offset of its twiddles in the table (elements); used when m > 1
+
+
+def stages(n: int) -> list[Stage]:
+    found, s, offset = [], 1, 0
+    for r in radices(n) or ():
+        m = n // (s * r)
+        found.append(Stage(r, m, s, offset))
+        offset += (r - 1) * m if m > 1 else 0
+        s *= r
+    return found
+
+
+def table_size(n: int) -> int:
+    """The number of elements of the twiddle table of n points."""
+    return max(1, sum((st.radix - 1) * st.m for st in stages(n) if st.m > 1))
+
+
+def twiddles(n: int, sign: int) -> np.ndarray:
+    """The twiddle table of the n-point transform with ``exp(sign 2 pi i ...)`` (complex128;
+    one unused element when no stage needs twiddles, so that it is never empty)."""
+    parts = [np.ones(1, np.complex128)]
+    for st in stages(n):
+        if st.m > 1:
+            # w_l^(p k) with l = n / s is w_n^(s p k).
+            turns = st.s * np.arange(st.m)[:, None] * np.arange(1, st.radix)[None, :]
+            parts.append(unit(turns.reshape(-1) % n, n, sign))
+    return np.concatenate(parts[1:]) if len(parts) > 1 else parts[0]
+
+
+def real_table_size(n: int) -> int:
+    """The number of elements of the twiddle table of the real kinds of n (even) points."""
+    return table_size(n // 2) + n
+
+
+def real_twiddles(n: int, sign: int) -> np.ndarray:
+    """The table of the real kinds of even n: that of the n/2-point complex transform,
+    then the factors of the step between the two, ``t[k]`` for k < n/2 (:func:`_split`,
+    :func:`_fold`): ``-i w^k`` forward, ``i w^-k`` backward, ``w = exp(-2 pi i / n)``;
+    then ``i t[k]``, which saves the vector step a shuffle and a negation. Both are
+    quarter turns of ``unit``'s values, exact."""
+    w = unit(np.arange(n // 2), n, sign)
+    factors = w.imag - 1j * w.real if sign < 0 else -w.imag + 1j * w.real
+    return np.concatenate([twiddles(n // 2, sign), factors, 1j * factors])
+
+
+#: int64 words of a plan's header before its stages: the header's length in complex
+#: elements (where the twiddles start), the number of stages, where the real kinds'
+#: factors start in the twiddles, and one unused word.
+HEADER_WORDS = 4
+#: int64 words of each stage in the header: radix, m, s, offset of its twiddles.
+STAGE_WORDS = 4
+
+
+def plan(n: int, sign: int, real: bool) -> np.ndarray:
+    """The plan that the routine of any length (``stockham.generic_fft``) reads for n
+    points with ``exp(sign 2 pi i ...)``, complex128: a header of int64 words (stored in
+    the complex elements' bytes; ``HEADER_WORDS``, then ``STAGE_WORDS`` a stage), then
+    the table that code made for n binds (:func:`twiddles`; :func:`real_twiddles` for
+    the real kinds of even n, whose complex transform has n / 2 points)."""
+    points = n // 2 if real else n
+    found = stages(points)
+    words = [0, len(found), table_size(points), 0]
+    for st in found:
+        words += [st.radix, st.m, st.s, st.table]
+    words += [0] * (len(words) % 2)
+    words[0] = len(words) // 2
+    table = real_twiddles(n, sign) if real else twiddles(points, sign)
+    return np.concatenate([np.asarray(words, np.int64).view(np.complex128), table])
+
+
+def bluestein_length(n: int) -> int:
+    """The m of Bluestein's transform of n points: the smallest 5-smooth length >= 2n - 1
+    (the expansion's choice with llvm-cpu's kernel, which transforms every 5-smooth
+    length: ``codegen/lowerings/fft.py``'s ``_bluestein``)."""
+    m = 2 * n - 1
+    while True:
+        rest = m
+        for p in (2, 3, 5):
+            while rest % p == 0:
+                rest //= p
+        if rest == 1:
+            return m
+        m += 1
+
+
+#: int64 words of a Bluestein plan's header: its length in complex elements, m, and where
+#: the chirp, the spectrum and the plans of m points forward and backward start.
+BLUESTEIN_WORDS = 6
+
+
+def bluestein_plan(n: int, sign: int) -> np.ndarray:
+    """The plan that Bluestein's routine (``stockham._bluestein``) reads for n points with
+    ``exp(sign 2 pi i ...)``: a header (``BLUESTEIN_WORDS``), the chirp and the spectrum
+    of ``bluestein_tables``, and the plans (:func:`plan`) of m points both ways."""
+    m = bluestein_length(n)
+    chirp, spectrum = bluestein_tables(n, m, sign)
+    forward, backward = plan(m, -1, False), plan(m, 1, False)
+    header = BLUESTEIN_WORDS // 2
+    starts = np.cumsum([header, n, m, len(forward)])
+    words = np.asarray([header, m, *starts], np.int64)
+    return np.concatenate([words.view(np.complex128), chirp, spectrum, forward, backward])
+
