@@ -273,7 +273,9 @@ def _plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, S
                 return plan, found
     pattern = dynamic.Pattern.every_size(values, sizes, dynamic.ties(rows, values), frozenset())
     found = pattern.match(values, sizes, empty)
-    if found is None or not pattern.n_symbols:  # sizes all 0 or 1: the exact graph's kernels, bound
+    if found is None or not pattern.n_symbols or dynamic.has_op(rows, backend.compiler.per_shape_ops):
+        # sizes all 0 or 1, or an op with code for its sizes only (an FFT on the library's
+        # plan for its length): the exact graph's kernels, bound
         plan = _Plan(pattern, None, _Layout(rows, outputs, sources, [s for _, s in sources]))
     else:
         plan = _generic_plan(rows, outputs, sources, backend, pattern, values, in_place)
