@@ -67,6 +67,10 @@ from .linalg_to_loops import LOOP_DIMS, PARALLEL_LOOP
 from .run_time_sizes import (SYMBOL, SYMBOLS, affine, dims_attr, dims_table_type, fold, memref_dims,
                              symbol_positions, symbols_used)
 
+#: How a target names the C math library's function ``name`` in single precision or not
+#: (llvm-cpu: ``Target.math_symbol``, C99's ``sinf``/``sin``).
+MathSymbol = Callable[[str, bool], str]
+
 
 def _float_type(itemsize: int) -> Float32Type | Float64Type:
     return Float32Type() if itemsize == 4 else Float64Type()
@@ -151,7 +155,7 @@ class _Body:
         return element_type(dtype)
 
     def libm(self, name: str, args: Sequence[SSAValue], dtype: np.dtype) -> SSAValue:
-        return self._call(name + ("f" if dtype in (np.float32, np.complex64) else ""), args, dtype)
+        return self._call(self.module.math_symbol(name, dtype in (np.float32, np.complex64)), args, dtype)
 
     def runtime(self, name: str, args: Sequence[SSAValue], dtype: np.dtype) -> SSAValue:
         return self._call(f"plaidarray_{name}", args, dtype)
@@ -207,8 +211,10 @@ class _Body:
 class _ModuleBuilder:
     """Builds ``main`` and implements :class:`KernelBuilder` for kernel lowerings."""
 
-    def __init__(self, plan: FusionPlan, buffer_order: Sequence[Instruction], n_symbols: int = 0) -> None:
+    def __init__(self, plan: FusionPlan, buffer_order: Sequence[Instruction], n_symbols: int,
+                 math_symbol: MathSymbol) -> None:
         self.plan = plan
+        self.math_symbol = math_symbol
         self.module = ModuleOp([])
         self.block = Block(arg_types=[memref_type(i) for i in buffer_order] + [dims_table_type()] * bool(n_symbols))
         self.entry = self.block
@@ -520,13 +526,14 @@ class LinalgModule:
 
 def build_linalg(plan: FusionPlan, buffer_order: Sequence[Instruction],
                  buffer_owners: Mapping[int, Instruction] = MappingProxyType({}), n_symbols: int = 0,
-                 kernels: Sequence[Instruction] | None = None) -> LinalgModule:
+                 kernels: Sequence[Instruction] | None = None, *, math_symbol: MathSymbol) -> LinalgModule:
     """The linalg module for ``plan``'s ``kernels`` (default: all, in order; a kernel
     group, ``kernel_groups.py``); ``buffer_order`` fixes ``main``'s first arguments (the
     buffers those kernels touch), the scratch buffers follow, then the dims table if the
     computation has ``n_symbols`` run-time sizes. ``buffer_owners`` maps the instructions
-    that write another one's buffer to it (``buffer_sharing.py``)."""
-    builder = _ModuleBuilder(plan, buffer_order, n_symbols)
+    that write another one's buffer to it (``buffer_sharing.py``). ``math_symbol(name,
+    single)`` names the C math library's functions on the target (``KernelBuilder.libm``)."""
+    builder = _ModuleBuilder(plan, buffer_order, n_symbols, math_symbol)
     for inst_id, keeper in buffer_owners.items():
         if id(keeper) in builder.buffers:
             builder.buffers[inst_id] = builder.buffers[id(keeper)]

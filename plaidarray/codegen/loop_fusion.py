@@ -42,11 +42,6 @@ from .element_types import element_bytes
 from .linalg_to_loops import PARALLEL_LOOP
 from .run_time_sizes import dims_attr, read_dims, symbol_index
 
-#: The largest slice, in bytes, a temporary is contracted to: it lives on the stack of
-#: every thread running the loop (pool threads have the platform's default stack).
-MAX_SLICE_BYTES = 64 * 1024
-
-
 def _main(module: ModuleOp) -> func.FuncOp:
     """``main``, whose body's operations are the top-level loop nests."""
     return next(op for op in module.body.block.ops if isinstance(op, func.FuncOp) and op.sym_name.data == "main")
@@ -275,12 +270,15 @@ def _contract(buffer: SSAValue, loop: scf.ForOp, dim: int) -> None:
 class ContractTemporaries(ModulePass):
     """Shrink temporaries used in one loop at its current iteration to one slice
     (module docstring). ``temporaries`` are the indices of ``main``'s arguments that
-    are temporaries (not parameters or outputs, whose contents are seen outside)."""
+    are temporaries (not parameters or outputs, whose contents are seen outside);
+    ``max_slice_bytes`` is the target's limit on a slice, which lives on the stack of
+    every thread running the loop (``Target.stack_slice_bytes`` on llvm-cpu)."""
 
     name = "contract-temporaries"
 
-    def __init__(self, temporaries: Sequence[int]) -> None:
+    def __init__(self, temporaries: Sequence[int], max_slice_bytes: int) -> None:
         self.temporaries = tuple(temporaries)
+        self.max_slice_bytes = max_slice_bytes
 
     def apply(self, ctx: Context, op: ModuleOp) -> None:
         block = _main(op).body.block
@@ -301,7 +299,7 @@ class ContractTemporaries(ModulePass):
             if dim is None:
                 continue
             size = _slice_bytes(cast(MemRefType, buffer.type), dim)
-            if size is not None and size <= MAX_SLICE_BYTES:
+            if size is not None and size <= self.max_slice_bytes:
                 _contract(buffer, loop, dim)
 
 

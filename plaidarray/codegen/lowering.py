@@ -53,7 +53,8 @@ class ScalarBuilder(Protocol):
     def type(self, dtype: np.dtype) -> Attribute: ...
 
     def libm(self, name: str, args: Sequence[SSAValue], dtype: np.dtype) -> SSAValue:
-        """Call the C math library's ``name`` (``namef`` for float32)."""
+        """Call the C math library's ``name`` for ``dtype``, as the target names it
+        (``build_linalg``'s ``math_symbol``: C99's ``namef`` in single precision)."""
         ...
 
     def runtime(self, name: str, args: Sequence[SSAValue], dtype: np.dtype) -> SSAValue:

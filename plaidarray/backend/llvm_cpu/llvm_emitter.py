@@ -330,7 +330,7 @@ for _name, _intr in {
 def _libm(name: str) -> Rule:
     def emit(e, op):
         args = [e.v(o) for o in op.operands]
-        symbol = name + ("f" if isinstance(args[0].type, ir.FloatType) else "")
+        symbol = e.target.math_symbol(name, isinstance(args[0].type, ir.FloatType))
         return e.builder.call(e.declare(symbol, args[0].type, [a.type for a in args]), args)
     return emit
 
@@ -953,15 +953,15 @@ def _complex_compare(e, op):
 @rule("complex.abs")
 def _complex_abs(e, op):
     re, im = _parts(e, e.v(op.operands[0]))
-    name = "hypot" + ("f" if isinstance(re.type, ir.FloatType) else "")
+    name = e.target.math_symbol("hypot", isinstance(re.type, ir.FloatType))
     return call_c(e, name, [re, im], re.type)
 
 
 def _complex_libm(name: str) -> Rule:
     def emit(e, op):
         args = [e.v(o) for o in op.operands]
-        suffix = "f" if isinstance(args[0].type.elements[0], ir.FloatType) else ""
-        return call_c(e, name + suffix, args, args[0].type)
+        return call_c(e, e.target.math_symbol(name, isinstance(args[0].type.elements[0], ir.FloatType)), args,
+                      args[0].type)
     return emit
 
 

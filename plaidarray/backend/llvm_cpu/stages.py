@@ -251,7 +251,8 @@ def _lowering(c: Compilation) -> list[_Group]:
 def _to_linalg(c: Compilation) -> None:
     table = _table(c)
     for g in _lowering(c):
-        built = build_linalg(c.plan, [table[b] for b in g.buffers], c.buffer_owners, c.n_symbols, g.kernels)
+        built = build_linalg(c.plan, [table[b] for b in g.buffers], c.buffer_owners, c.n_symbols, g.kernels,
+                             math_symbol=c.target.math_symbol)
         g.module, g.scratch, g.limits, g.derived = built.module, built.scratch, built.limits, built.derived
 
 
@@ -272,7 +273,7 @@ def _contract_temporaries(c: Compilation) -> None:
     for g in _lowering(c):
         module = cast(ModuleOp, g.module)
         candidates = [i for i, b in enumerate(g.buffers) if b in g.contractible]
-        ContractTemporaries(candidates).apply(c.context, module)
+        ContractTemporaries(candidates, c.target.stack_slice_bytes).apply(c.context, module)
         g.contracted = frozenset(candidates) - frozenset(drop_unused_arguments(module, candidates))
 
 

@@ -61,6 +61,16 @@ class Target:
     vector_bits: int
     complex: ComplexAbi
     code_model: str = "small"
+    #: The largest slice of a contracted temporary, in bytes, that code keeps on the stack
+    #: of each thread running its loop (``codegen/loop_fusion.py``): pool threads have the
+    #: platform's default stack (8 MiB on Linux), which many slices at once must fit.
+    stack_slice_bytes: int = 64 * 1024
+
+    def math_symbol(self, name: str, single: bool) -> str:
+        """The C math library's function ``name`` in single precision (float32,
+        complex64) or double: C99's names (``sinf``, ``sin``; ``csinf``, ``csin``), which
+        the C libraries of every platform here follow."""
+        return name + "f" if single else name
 
     @classmethod
     def of(cls, name: str, triple: str, cpu: str, features: str, code_model: str = "small") -> Target:

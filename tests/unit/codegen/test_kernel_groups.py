@@ -80,9 +80,9 @@ def built(monkeypatch) -> list:
     groups: list = []
     real = stages.build_linalg
 
-    def counting(plan, order, owners, n_symbols, kernels):
+    def counting(plan, order, owners, n_symbols, kernels, **options):
         groups.append([k.opcode for k in kernels])
-        return real(plan, order, owners, n_symbols, kernels)
+        return real(plan, order, owners, n_symbols, kernels, **options)
 
     monkeypatch.setattr(stages, "build_linalg", counting)
     group_cache.GROUPS.clear()

@@ -102,9 +102,12 @@ def test_a_loop_reading_another_row_is_not_fused(tmp_path, monkeypatch):
 
 
 def test_a_temporary_larger_than_the_stack_limit_stays_a_buffer(tmp_path, monkeypatch):
-    from plaidarray.codegen import loop_fusion
+    """The target's ``stack_slice_bytes`` bounds a contracted slice."""
+    import dataclasses
 
-    monkeypatch.setattr(loop_fusion, "MAX_SLICE_BYTES", 16)
+    from plaidarray.backend.llvm_cpu import target
+
+    monkeypatch.setattr(target, "_host", dataclasses.replace(target.host(), stack_slice_bytes=16))
     x = np.random.default_rng(3).standard_normal((7, 300))
     text, value = _loops(lambda v: _softmax(xp, v), x, tmp_path=tmp_path, monkeypatch=monkeypatch)
     assert _top_level_loops(text) == 1
