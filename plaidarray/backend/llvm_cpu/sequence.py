@@ -162,9 +162,12 @@ class _Table:
         self.outputs_start = n_params + n_constants
         self.output_shapes = [shapes[value - defined] for value in results]
         self.temp_shapes: list[Shape] = []
+        #: Each temporary's bytes: a symbolic size is a product of run-time sizes, which
+        #: made again at each release were a tenth of merging a Kalman filter's sequence.
+        self._temp_bytes: list[Dim] = []
         self._temps_start = self.outputs_start + len(results)
         self._slots: dict[int, int] = {}
-        self._free: dict[int, list[int]] = {}
+        self._free: dict[Dim, list[int]] = {}
 
     def slot(self, value: int) -> int:
         if value < self._defined:  # a parameter, or a constant of the sequence's own
@@ -186,11 +189,11 @@ class _Table:
         if free:
             return free.pop()
         self.temp_shapes.append(shape)
+        self._temp_bytes.append(nbytes)
         return self._temps_start + len(self.temp_shapes) - 1
 
     def release(self, slots: Sequence[int]) -> None:
         """Slots no later call reads: temporaries among them serve later values."""
         for slot in dict.fromkeys(slots):
             if slot >= self._temps_start:
-                shape = self.temp_shapes[slot - self._temps_start]
-                self._free.setdefault(shape.size * shape.dtype.itemsize, []).append(slot)
+                self._free.setdefault(self._temp_bytes[slot - self._temps_start], []).append(slot)
