@@ -106,6 +106,40 @@ def address(buffer: np.ndarray) -> int:
 handle: Callable[[np.ndarray], int] = id if _OFFSET is not None else address
 
 
+#: The Python scalar types each dtype's element takes exactly, as ``asarray(value, dtype)``
+#: converts them (an int: of at most 53 bits into a float, in range into int64).
+_EXACT_SCALARS: dict[np.dtype, tuple[type, ...]] = {
+    np.dtype(np.float64): (float, int), np.dtype(np.complex128): (complex, float, int),
+    np.dtype(np.int64): (int,), np.dtype(np.bool_): (bool,)}
+_INT_BOUNDS = {np.dtype(np.int64): (-(1 << 63), (1 << 63) - 1)}
+
+
+def store_element(buffer: np.ndarray, key: object, value: object) -> bool:
+    """Write the Python scalar ``value`` into element ``key`` (an int per dimension, in
+    range) of ``buffer`` in place, where its dtype takes the value exactly; else write
+    nothing and return False. The CPU's transfer of one value into device memory: a
+    loop's ``a[i] = v`` on an array nobody else sees (``Array.__setitem__``) costs a
+    store, not an executable's run (19 us a store)."""
+    types = _EXACT_SCALARS.get(buffer.dtype)
+    if types is None or type(value) not in types:
+        return False
+    if type(value) is int and buffer.dtype.kind != "i":
+        if not -(1 << 53) <= value <= 1 << 53:  # type: ignore[operator]
+            return False
+    elif type(value) is int:
+        low, high = _INT_BOUNDS[buffer.dtype]
+        if not low <= value <= high:  # type: ignore[operator]
+            return False
+    index = key if type(key) is tuple else (key,)
+    if len(index) != buffer.ndim:
+        return False
+    for i, n in zip(index, buffer.shape):
+        if type(i) is not int or not -n <= i < n:
+            return False
+    buffer[index] = value
+    return True
+
+
 def allocator(dims: tuple[int, ...], dtype: np.dtype) -> Callable[[], np.ndarray]:
     """How an executable makes a result or temporary buffer at every run, decided once:
     large ones come from the pool of already mapped memory (``buffer_pool.py``, which

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from ..backend.transfer import to_device, to_host
+from ..backend.transfer import store_element, to_device, to_host
 from . import views
 from .materialize import materialize
 from .node import GRAPH_IN_C, TRACED, Node, value_read
@@ -214,8 +214,10 @@ class Array(_ArrayHandle):
         """``x[key] = value``. A window update (``dynamic_update_slice``) runs at once,
         so a loop of assignments runs one cached executable per step instead of growing a
         graph; when this array alone holds its buffer, the update writes into it in place
-        and costs the size of ``value``, not of the array. When this array shares its
-        elements with others (views), the write reaches them too (``views.changed``)."""
+        and costs the size of ``value``, not of the array; a Python scalar stored into one
+        element of such an array is written by the backend's transfer (``store_element``),
+        without an executable. When this array shares its elements with others (views),
+        the write reaches them too (``views.changed``)."""
         with _STORES:
             if self._base is None:
                 self._store(key, value)
@@ -230,6 +232,9 @@ class Array(_ArrayHandle):
     def _store(self, key: Any, value: Any) -> None:
         old = self._node
         donated = old if _sole_owner(old) else None
+        if donated is not None and self._base is None and old.buffer is not None and \
+                store_element(old.buffer, key, value):
+            return  # one element of memory nothing else sees, written as the in-place update would
         new = _NAMESPACE["setitem"](self, key, value)._node
         if new.op == "dynamic_update_slice" and new.operands[0] is old and new.depth != TRACED:
             # Before the array takes the new value: an update interrupted (or failing) before

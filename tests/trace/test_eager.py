@@ -158,6 +158,35 @@ def test_assignments_in_a_loop_compile_once_and_update_the_buffer_in_place(fused
     np.testing.assert_array_equal(np.asarray(a), np.arange(n) * 0.5)
 
 
+def test_a_scalar_stored_into_an_array_nobody_else_sees_runs_no_executable():
+    """``a[i] = v`` of a Python scalar into one element of an array that alone holds its
+    buffer is a store (``transfer.store_element``): no executable runs; a value its dtype
+    takes only with a conversion, an index out of range, and a shared array take the
+    update's executable, which converts, raises or copies as before."""
+    a = xp.zeros(6)
+    a[0] = 0.5  # the first assignment turns the pending zeros into a buffer
+    ints = xp.zeros(3, dtype=xp.int64)
+    ints[0] = 1
+    hits = xp.cache_info().hits
+    for i in range(1, 6):
+        a[i] = i * 0.5 if i % 2 else i  # floats, and ints of at most 53 bits
+    a[-1] = float("nan")
+    ints[1], ints[-1] = 2**62, -7
+    assert xp.cache_info().hits == hits
+    expected = np.array([0.5, 0.5, 2.0, 1.5, 4.0, np.nan])
+    np.testing.assert_array_equal(np.asarray(a), expected)
+    np.testing.assert_array_equal(np.asarray(ints), [1, 2**62, -7])
+    pending = a * 2.0  # a pending reader of the old value: the store takes the update's path
+    a[0] = 7.0
+    assert np.asarray(pending)[0] == 1.0 and np.asarray(a)[0] == 7.0
+    with pytest.raises(IndexError):
+        a[6] = 1.0
+    with pytest.raises(OverflowError):
+        ints[0] = 2**63
+    a[1] = 2**60 + 1  # rounded by the conversion the update makes
+    assert np.asarray(a)[1] == float(2**60)
+
+
 def test_window_assignments_match_numpy(backend):
     a, expected = xp.zeros((6, 5)), np.zeros((6, 5))
     for i in range(5):
