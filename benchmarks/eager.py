@@ -423,6 +423,31 @@ def image_threshold(xp, image):
     return out
 
 
+def spectra_batches(xp, frames):
+    """Batches of complex frames of varied lengths (primes above 127 among them): the
+    power spectrum along each frame, the batch's inverse along the other axis, read."""
+    out = []
+    for n in (57, 131, 200, 263, 97, 384, 311, 150, 139, 64, 243, 389):
+        batch = frames[:, :n]
+        power = xp.abs(xp.fft.fft(batch, axis=1)) ** 2
+        back = xp.fft.ifft(batch, axis=0)
+        out.append(float(xp.sum(power)) + float(xp.sum(xp.real(back))))
+    return out
+
+
+def float32_spectra(xp, signal):
+    """Single-precision real spectra of windows of growing length, orthonormal, their
+    band energies read and the signal rebuilt."""
+    out = []
+    for n in range(60, 300, 17):
+        window = signal[:n]
+        spectrum = xp.fft.rfft(window, norm="ortho")
+        band = xp.sum(xp.abs(spectrum[: n // 8]))
+        rebuilt = xp.fft.irfft(spectrum, n=n, norm="ortho")
+        out.append(float(band) + float(xp.max(xp.abs(rebuilt - window))))
+    return out
+
+
 def _ragged(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     x = rng.standard_normal(20_000)
     return x, np.concatenate([[0], np.cumsum(rng.integers(5, 400, 120))]).clip(0, len(x))
@@ -493,6 +518,10 @@ SCRIPTS = [
            lambda rng: (rng.standard_normal((300, 20)), rng.standard_normal((20, 5)))),
     Script("first runs: small_decompositions", small_decompositions, lambda rng: (rng.standard_normal(121),)),
     Script("first runs: image_threshold", image_threshold, lambda rng: (rng.uniform(size=(120, 160)),)),
+    Script("first runs: spectra_batches", spectra_batches,
+           lambda rng: (rng.standard_normal((6, 400)) + 1j * rng.standard_normal((6, 400)),)),
+    Script("first runs: float32_spectra", float32_spectra,
+           lambda rng: (rng.standard_normal(300).astype(np.float32),)),
 ]
 
 

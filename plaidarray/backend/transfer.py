@@ -111,7 +111,7 @@ handle: Callable[[np.ndarray], int] = id if _OFFSET is not None else address
 _EXACT_SCALARS: dict[np.dtype, tuple[type, ...]] = {
     np.dtype(np.float64): (float, int), np.dtype(np.complex128): (complex, float, int),
     np.dtype(np.int64): (int,), np.dtype(np.bool_): (bool,)}
-_INT_BOUNDS = {np.dtype(np.int64): (-(1 << 63), (1 << 63) - 1)}
+_INT64 = np.iinfo(np.int64)
 
 
 def store_element(buffer: np.ndarray, key: object, value: object) -> bool:
@@ -123,11 +123,8 @@ def store_element(buffer: np.ndarray, key: object, value: object) -> bool:
     types = _EXACT_SCALARS.get(buffer.dtype)
     if types is None or type(value) not in types:
         return False
-    if type(value) is int and buffer.dtype.kind != "i":
-        if not -(1 << 53) <= value <= 1 << 53:  # type: ignore[operator]
-            return False
-    elif type(value) is int:
-        low, high = _INT_BOUNDS[buffer.dtype]
+    if type(value) is int:
+        low, high = (_INT64.min, _INT64.max) if buffer.dtype.kind == "i" else (-(1 << 53), 1 << 53)
         if not low <= value <= high:  # type: ignore[operator]
             return False
     index = key if type(key) is tuple else (key,)

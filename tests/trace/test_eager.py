@@ -15,6 +15,7 @@ import weakref
 
 import numpy as np
 import pytest
+from hypothesis import given, strategies as st
 
 import plaidarray as xp
 from plaidarray.backend.llvm_cpu.tiering import SCALAR_MAX_ELEMENTS
@@ -185,6 +186,24 @@ def test_a_scalar_stored_into_an_array_nobody_else_sees_runs_no_executable():
         ints[0] = 2**63
     a[1] = 2**60 + 1  # rounded by the conversion the update makes
     assert np.asarray(a)[1] == float(2**60)
+
+
+@given(dtype=st.sampled_from([np.float64, np.int64, np.complex128, np.bool_]),
+       stores=st.lists(st.tuples(st.integers(-8, 7), st.integers(-2**63, 2**63 - 1) | st.floats(allow_nan=False) |
+                                 st.booleans() | st.complex_numbers(allow_nan=False)), max_size=12))
+def test_scalar_stores_match_numpy(dtype, stores):
+    """A loop of ``a[i] = v`` (the element store where it applies, the update otherwise)
+    against NumPy's; a store NumPy refuses (an out-of-range integer, a kind the dtype
+    does not take) is refused too and changes nothing."""
+    a, expected = xp.zeros(8, dtype=getattr(xp, np.dtype(dtype).name)), np.zeros(8, dtype)
+    a[0] = expected[0] = dtype(1)  # computed: later stores find an array that alone holds its buffer
+    for i, v in stores:
+        try:
+            a[i] = v
+        except (TypeError, ValueError, OverflowError):
+            continue
+        expected[i] = v
+    np.testing.assert_array_equal(np.asarray(a), expected)
 
 
 def test_window_assignments_match_numpy(backend):

@@ -119,7 +119,7 @@ def executable(module: Module, compiler: Compiler) -> Executable | None:
         return None
     real, sign = kind in ("RFFT", "IRFFT"), -1 if kind in ("FFT", "RFFT") else 1
     odd, bluestein = real and n % 2 == 1, _bluestein(kind, n)
-    template = _template(kind, x.dtype, odd, bluestein, compiler)
+    template = _template(kind, x.dtype, inst.shape.dtype, odd, bluestein, compiler)
     values = {"n": n, "t": n // 2 + 1}
     constants = _constants(n, sign, real and not odd, bluestein, kind == "IFFT")
     bound = template.bind([math.prod(x.dims[:-1]), *(values[name] for name in _SIZES[kind]), len(constants[0])])
@@ -151,12 +151,15 @@ def _constants(n: int, sign: int, even_real: bool, bluestein: bool, scaled: bool
     return found
 
 
-def _template(kind: str, dtype: np.dtype, odd: bool, bluestein: bool, compiler: Compiler) -> ShapeGenericExecutable:
+def _template(kind: str, dtype: np.dtype, result: np.dtype, odd: bool, bluestein: bool,
+              compiler: Compiler) -> ShapeGenericExecutable:
     """The shape-generic executable of ``kind`` on rows of ``dtype`` (real kinds: of odd
-    or even n; by Bluestein's algorithm or not), from the executable cache, the
-    persistent cache or a compile."""
+    or even n; by Bluestein's algorithm or not) giving ``result`` (the ``fft`` op's shape
+    rule's dtype, which ``dtype`` decides), from the executable cache, the persistent
+    cache or a compile."""
     key = ("fft-library", kind, dtype.str, odd, bluestein, compiler.target)
-    made = EXECUTABLES.get(key, PLATFORM, lambda: compiler.compile(_template_module(kind, dtype, odd, bluestein)))
+    made = EXECUTABLES.get(key, PLATFORM,
+                           lambda: compiler.compile(_template_module(kind, dtype, result, odd, bluestein)))
     if not isinstance(made, ShapeGenericExecutable):
         raise TypeError(f"llvm-cpu: the FFT template {key} compiled to {type(made).__name__}")
     return made
@@ -187,7 +190,7 @@ def _convert(x: Instruction, dtype: np.dtype) -> Instruction:
     return x if x.shape.dtype == dtype else _op("convert", x, dtype=dtype)
 
 
-def _template_module(kind: str, dtype: np.dtype, odd: bool, bluestein: bool) -> Module:
+def _template_module(kind: str, dtype: np.dtype, result: np.dtype, odd: bool, bluestein: bool) -> Module:
     """The template's HLO: ``lower_fft``'s for one length (``fft.py``, and the expansion's
     odd real kinds, ``codegen/lowerings/fft.py``), in the run-time sizes rows, then
     ``_SIZES``, then the plan's length; the plan and the scale are parameters after the
@@ -220,16 +223,8 @@ def _template_module(kind: str, dtype: np.dtype, odd: bool, bluestein: bool) -> 
     if scale is not None:
         y = _op("multiply", y, _sized((y.shape.dims, _COMPLEX), "broadcast_in_dim", scale, dims=y.shape.dims,
                                       broadcast_dimensions=()))
-    y = _convert(y, dtype if kind in ("FFT", "IFFT") else _result_dtype(kind, dtype))
+    y = _convert(y, result)
     return Module(f"fft_library_{kind.lower()}", Computation("main", params, [y]), frozenset(), len(names) + 2)
-
-
-def _result_dtype(kind: str, dtype: np.dtype) -> np.dtype:
-    """The real kinds' result dtype for an operand of ``dtype``."""
-    single = dtype in (np.dtype(np.float32), np.dtype(np.complex64))
-    if kind == "RFFT":
-        return np.dtype(np.complex64) if single else _COMPLEX
-    return np.dtype(np.float32) if single else _REAL
 
 
 EXECUTABLES.on_clear.append(_PLANS.clear)

@@ -235,10 +235,7 @@ def stockham_fft(module: ir.Module, name: str, suffix: str) -> ir.Function:
         pointer.add_attribute("noalias")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
     stages = fft_plan.stages(n) or [Stage(1, 1, 1, 0)]  # n = 1: a copy
-    # Stack cells of the looped butterflies (_looped_odd), first in the entry block.
-    looped = [st.radix for st in stages if st.radix > LARGEST_UNROLLED_PRIME]
-    cells = (b.alloca(F64, size=ir.Constant(I64, 2 * max(looped) - 2)),
-             b.alloca(F64, size=ir.Constant(I64, 4 * PARTIAL_SUMS)), b.alloca(I64)) if looped else None
+    cells = _cells(b, max(st.radix for st in stages))
     two = ir.Constant(I64, 2)
     # A buffer is (base, elements between points, elements between lines); the real
     # kinds' rows of terms have n + 1 of them.
@@ -330,6 +327,11 @@ def _free(module: ir.Module, b: ir.IRBuilder, scratch: ir.Value) -> None:
     b.call(free, [scratch])
 
 
+def _word(b: ir.IRBuilder, plan: ir.Value, at: ir.Value) -> ir.Value:
+    """Word ``at`` of a plan's header (int64, ``fft_plan.plan``)."""
+    return b.load(b.gep(plan, [at], source_etype=I64), typ=I64)
+
+
 def _defined(module: ir.Module, name: str, make: Callable[[], ir.Function]) -> ir.Function:
     """The routine ``name`` of ``module``, made by ``make`` if it has none yet."""
     found = module.globals.get(name)
@@ -351,7 +353,7 @@ def _rows_routine(module: ir.Module, name: str, real: bool, sign: int) -> ir.Fun
     one, two, zero = ir.Constant(I64, 1), ir.Constant(I64, 2), ir.Constant(I64, 0)
 
     def word(at: ir.Value) -> ir.Value:
-        return b.load(b.gep(plan, [at], source_etype=I64), typ=I64)
+        return _word(b, plan, at)
 
     header, count, factors = (word(ir.Constant(I64, i)) for i in range(3))
     table = b.gep(plan, [b.mul(header, two)], source_etype=F64)
@@ -424,16 +426,13 @@ def _odd_irfft(module: ir.Module, name: str, bluestein: bool) -> ir.Function:
     terms = b.add(b.lshr(n, one), one)
     source: Buffer = (b.gep(x, [b.mul(row, b.mul(terms, two))], source_etype=F64), 1, 0)
     target = b.gep(out, [b.mul(row, n)], source_etype=F64)
-    malloc = module.globals.get("malloc") or ir.Function(module, ir.FunctionType(PTR, [I64]), "malloc")
-    scratch = b.call(malloc, [b.mul(n, ir.Constant(I64, 32))])  # 2 n points
-    failed, ok = fn.append_basic_block("no_scratch"), fn.append_basic_block("mirror.start")
-    b.cbranch(b.icmp_unsigned("==", scratch, ir.Constant(PTR, None)), failed, ok)
-    b.position_at_end(failed)  # NaN: a result that says so, as _malloc_or_nan's
-    nan = Loop(b, fn, zero, n, "nan")
-    b.store(ir.Constant(F64, math.nan), b.gep(target, [nan.i], source_etype=F64))
-    nan.close()
-    b.ret_void()
-    b.position_at_end(ok)
+
+    def nan() -> None:  # n float64, as _malloc_or_nan writes points
+        doubles = Loop(b, fn, zero, n, "nan")
+        b.store(ir.Constant(F64, math.nan), b.gep(target, [doubles.i], source_etype=F64))
+        doubles.close()
+
+    scratch = _malloc_or(module, fn, b, b.mul(n, ir.Constant(I64, 32)), nan)  # 2 n points
     full: Buffer = (scratch, 1, 0)
     transformed = b.gep(scratch, [b.mul(n, two)], source_etype=F64)
     first = _load(b, _point(b, source, zero, zero))
@@ -477,7 +476,7 @@ def _bluestein(module: ir.Module, name: str) -> ir.Function:
     zero, two = ir.Constant(I64, 0), ir.Constant(I64, 2)
 
     def word(i: int) -> ir.Value:
-        return b.load(b.gep(plan, [ir.Constant(I64, i)], source_etype=I64), typ=I64)
+        return _word(b, plan, ir.Constant(I64, i))
 
     def part(at: ir.Value) -> ir.Value:  # a table at complex element ``at`` of the plan
         return b.gep(plan, [b.mul(at, two)], source_etype=F64)
@@ -527,11 +526,19 @@ def _stage_function(module: ir.Module, routine: str, r: int, twiddled: bool, sig
     for pointer in (src, dst, table):
         pointer.add_attribute("noalias")
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    cells = (b.alloca(F64, size=ir.Constant(I64, 2 * r - 2)), b.alloca(F64, size=ir.Constant(I64, 4 * PARTIAL_SUMS)),
-             b.alloca(I64)) if r > LARGEST_UNROLLED_PRIME else None
+    cells = _cells(b, r)
     _emit_stage(fn, b, _Arithmetic(b, sign), r, m, s, offset, twiddled, 1, (src, 1, 0), (dst, 1, 0), table, cells)
     b.ret_void()
     return fn
+
+
+def _cells(b: ir.IRBuilder, largest: int) -> tuple[ir.Value, ...] | None:
+    """Stack cells of the looped butterflies (:func:`_looped_odd`) up to radix ``largest``,
+    made in the entry block; None where every radix up to it is straight-line code."""
+    if largest <= LARGEST_UNROLLED_PRIME:
+        return None
+    return (b.alloca(F64, size=ir.Constant(I64, 2 * largest - 2)),
+            b.alloca(F64, size=ir.Constant(I64, 4 * PARTIAL_SUMS)), b.alloca(I64))
 
 
 def _point(b: ir.IRBuilder, buffer: Buffer, element: ir.Value, line: ir.Value) -> tuple[ir.Value, ir.Value]:
@@ -661,19 +668,30 @@ def _malloc_or_nan(module: ir.Module, fn: ir.Function, b: ir.IRBuilder, size: Si
                    target: Buffer) -> ir.Value:
     """Scratch of ``size`` points from malloc; if there is none, the routine writes NaN to
     its n points of ``lines`` lines and returns (a result that says so, never a crash)."""
+
+    def nan() -> None:
+        points = Loop(b, fn, ir.Constant(I64, 0), _size(n), "nan.e")
+        line = Loop(b, fn, ir.Constant(I64, 0), ir.Constant(I64, lines), "nan.l")
+        first = b.mul(b.add(b.mul(points.i, _size(target[1])), b.mul(line.i, _size(target[2]))),
+                      ir.Constant(I64, 2))
+        for part in (first, b.add(first, ir.Constant(I64, 1))):
+            b.store(ir.Constant(F64, math.nan), b.gep(target[0], [part], source_etype=F64))
+        line.close()
+        points.close()
+
+    return _malloc_or(module, fn, b, _size(_product(b, 16, size)), nan)
+
+
+def _malloc_or(module: ir.Module, fn: ir.Function, b: ir.IRBuilder, nbytes: ir.Value,
+               failed: Callable[[], None]) -> ir.Value:
+    """``nbytes`` from malloc; where there are none, the code ``failed`` emits runs and the
+    routine returns."""
     malloc = module.globals.get("malloc") or ir.Function(module, ir.FunctionType(PTR, [I64]), "malloc")
-    scratch = b.call(malloc, [_size(_product(b, 16, size))])
-    failed, ok = fn.append_basic_block("no_scratch"), fn.append_basic_block("stages")
-    b.cbranch(b.icmp_unsigned("==", scratch, ir.Constant(PTR, None)), failed, ok)
-    b.position_at_end(failed)
-    points = Loop(b, fn, ir.Constant(I64, 0), _size(n), "nan.e")
-    line = Loop(b, fn, ir.Constant(I64, 0), ir.Constant(I64, lines), "nan.l")
-    first = b.mul(b.add(b.mul(points.i, _size(target[1])), b.mul(line.i, _size(target[2]))),
-                  ir.Constant(I64, 2))
-    for part in (first, b.add(first, ir.Constant(I64, 1))):
-        b.store(ir.Constant(F64, math.nan), b.gep(target[0], [part], source_etype=F64))
-    line.close()
-    points.close()
+    scratch = b.call(malloc, [nbytes])
+    missing, ok = fn.append_basic_block("no_scratch"), fn.append_basic_block("stages")
+    b.cbranch(b.icmp_unsigned("==", scratch, ir.Constant(PTR, None)), missing, ok)
+    b.position_at_end(missing)
+    failed()
     b.ret_void()
     b.position_at_end(ok)
     return scratch

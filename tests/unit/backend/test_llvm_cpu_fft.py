@@ -193,3 +193,37 @@ def test_ffts_of_new_lengths_compile_nothing_once_the_library_has_its_templates(
         assert (after.compiles, after.disk_hits) == (before.compiles, before.disk_hits)
     finally:
         xp.set_backend(None)
+
+
+@pytest.mark.parametrize(("kind", "n"), [("FFT", 12), ("IFFT", 74), ("FFT", 131), ("IFFT", 263), ("RFFT", 30),
+                                         ("IRFFT", 30), ("IRFFT", 27), ("IRFFT", 131)])
+def test_the_library_op_against_numpy(kind, n):
+    """``llvm_cpu.fft_rows`` (the FFT library's transform of rows): its reference
+    evaluation and its compiled routine, for static sizes, each against NumPy, on a plan
+    made for n (Bluestein's above 127)."""
+    from plaidarray.backend.llvm_cpu import fft_plan
+    from plaidarray.backend.llvm_cpu.compiler import CpuCompiler
+    from plaidarray.backend.llvm_cpu.fft_library import FFT_ROWS
+    from plaidarray.backend.reference import Evaluator
+    from plaidarray.hlo import Computation, Instruction, Module
+    from plaidarray.hlo.shape import Shape
+
+    rng = np.random.default_rng(n)
+    real, sign = kind in ("RFFT", "IRFFT"), -1 if kind in ("FFT", "RFFT") else 1
+    odd, bluestein = real and n % 2 == 1, fft_plan.radices(n // 2 if real and n % 2 == 0 else n) is None
+    columns = n // 2 + 1 if kind == "IRFFT" else n
+    a = rng.standard_normal((3, columns))
+    if kind != "RFFT":
+        a = a + 1j * rng.standard_normal((3, columns))
+    plan = fft_plan.bluestein_plan(n, sign) if bluestein else fft_plan.plan(n, sign, real and not odd)
+    x, p = (Instruction("parameter", (), {"number": i, "shape": Shape(v.shape, v.dtype)}, Shape(v.shape, v.dtype))
+            for i, v in enumerate((a, plan)))
+    length = n // 2 + 1 if kind == "RFFT" else n
+    y = Instruction.make(FFT_ROWS, (x, p), sign=sign, real=real, odd=odd, bluestein=bluestein, length=length)
+    expected = {"FFT": lambda: np.fft.fft(a), "IFFT": lambda: np.fft.ifft(a) * n, "RFFT": lambda: np.fft.rfft(a),
+                "IRFFT": lambda: np.fft.irfft(a, n)}[kind]()
+    module = Module("rows", Computation("main", [x, p], [y]))
+    for run in (Evaluator(module).run, CpuCompiler().compile(module).run):
+        (got,) = run([a, plan])
+        assert got.shape == expected.shape and got.dtype == expected.dtype
+        np.testing.assert_allclose(got, expected, rtol=0, atol=1e-12 * n * np.max(np.abs(expected)))
