@@ -240,8 +240,9 @@ def _decompositions(xp: Any, square: Any) -> Iterator[Thunk]:
 
 def _transforms(xp: Any, a: dict[str, Any], dtype: np.dtype) -> Iterator[Thunk]:
     """FFTs of even and odd lengths along rows and columns: the templates of the FFT
-    library (``backend/llvm_cpu/fft_library.py``), which serve every length but
-    Bluestein's, and the ops around them (an axis moved last and back, the norms' scales)."""
+    library (``backend/llvm_cpu/fft_library.py``), which serve every length (Bluestein's:
+    131 points, and the real kinds of 262, whose half is 131), and the ops around them
+    (an axis moved last and back, the norms' scales)."""
     fft = xp.fft
     m, v = a["matrix"], a["vector"]
     if dtype.kind not in "fc":
@@ -251,10 +252,12 @@ def _transforms(xp: Any, a: dict[str, Any], dtype: np.dtype) -> Iterator[Thunk]:
         yield from [lambda: fft.fft(v), lambda: fft.ifft(v), lambda: fft.fft(m), lambda: fft.ifft(m, axis=0),
                     lambda: fft.fft(m, norm="ortho"), lambda: fft.irfft(v), lambda: fft.irfft(v, n=9),
                     lambda: fft.irfft(m, axis=0), lambda: fft.fft(long), lambda: fft.ifft(long),
-                    lambda: fft.irfft(long[:66], n=131)]
+                    lambda: fft.irfft(long[:66], n=131), lambda: fft.irfft(xp.concat([long, long[:1]]), n=262)]
     else:
+        pairs = xp.concat([long, long])
         yield from [lambda: fft.rfft(v), lambda: fft.rfft(m), lambda: fft.rfft(m, axis=0), lambda: fft.rfft(v[:4]),
-                    lambda: fft.irfft(fft.rfft(v), n=5), lambda: fft.irfft(fft.rfft(m)), lambda: fft.rfft(long)]
+                    lambda: fft.irfft(fft.rfft(v), n=5), lambda: fft.irfft(fft.rfft(m)), lambda: fft.rfft(long),
+                    lambda: fft.rfft(pairs)]
 
 
 def _creation(xp: Any, dtype: np.dtype) -> Iterator[Thunk]:

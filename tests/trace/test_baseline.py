@@ -235,7 +235,7 @@ def test_both_tiers_compute_the_same_bits_for_linear_algebra_and_transforms(monk
 #: FFT lengths of one stage and several, of every radix kind (8, 4, 2, odd primes up to 31
 #: in straight-line code, 37 and up in loops), odd and even (the real kinds' two ways),
 #: with a prime factor above 127 (Bluestein's algorithm), and 262 = 2 * 131, whose real
-#: kinds compile per length in both tiers.
+#: kinds transform their half by Bluestein's.
 FFT_LENGTHS = [2, 3, 4, 5, 6, 7, 8, 9, 12, 15, 16, 17, 27, 30, 37, 49, 64, 74, 97, 100, 101, 127, 128, 131, 243, 254,
                262, 263, 393, 1000, 1024]
 

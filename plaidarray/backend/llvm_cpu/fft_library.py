@@ -19,9 +19,11 @@ twiddles, with run-time trip counts; an odd IRFFT's mirror and scaling, and Blue
 algorithm, inside the routine, in the expansion's operations) and its constants that
 depend on n (the plan, the scale) as parameters: the same operations on the same
 values, so the baseline tier's result is the fused code's, bit for bit (tests compare
-them length by length). Served: every length but RFFT's and IRFFT's even n
-whose half has a prime factor above ``fft_plan.LARGEST_KERNEL_PRIME`` (2 p for a prime p
-above 127: the expansion's own split around Bluestein's), which compile per length.
+them length by length). Served: every length. RFFT and IRFFT of an even n whose half
+has a prime factor above ``fft_plan.LARGEST_KERNEL_PRIME`` (2 p for a prime p above 127)
+are the expansion's step between n real points and n / 2 complex ones around
+Bluestein's transform of the half: that step is in the template's HLO, as the
+expansion writes it, its factors (``real_split_factors``) parameters.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ import numpy as np
 
 from ...hlo import Computation, Instruction, Module
 from ...hlo.literal import Literal
+from ...hlo.ops.fft import real_split_factors
 from ...hlo.opdef import OpDef
 from ...hlo.shape import Shape
 from ...hlo.symbolic import Dim, Sym, is_static
@@ -86,21 +89,23 @@ OPS.register(OpDef(FFT_ROWS, _infer_rows, _evaluate_rows, arity=2))
 
 
 def served(kind: str, n: int) -> bool:
-    """Whether an ``fft`` of ``kind`` and length n runs on this library (n at least 2:
-    every run-time size of a template is): every n but the real kinds' even n whose half
-    has a prime factor above 127 (the expansion's own split around Bluestein's)."""
-    even_real = kind in ("RFFT", "IRFFT") and n % 2 == 0
-    return n >= 2 and (not even_real or fft_plan.radices(n // 2) is not None)
+    """Whether an ``fft`` of ``kind`` and length n runs on this library: every n at least
+    2 (every run-time size of a template is; a transform of one point is a copy)."""
+    return n >= 2
 
 
 def _bluestein(kind: str, n: int) -> bool:
-    """Whether a served n is transformed by Bluestein's algorithm (a prime factor above 127)."""
+    """Whether a served n is transformed by Bluestein's algorithm (a prime factor above
+    127; of the real kinds' n / 2 for an even n, whose pairs are transformed)."""
     return fft_plan.radices(n // 2 if kind in ("RFFT", "IRFFT") and n % 2 == 0 else n) is None
 
 
-#: A template's run-time sizes after its rows and before its plan's length: n, t (the
-#: real kinds' n // 2 + 1 terms) in the order its HLO takes them.
-_SIZES = {"FFT": ("n",), "IFFT": ("n",), "RFFT": ("n", "t"), "IRFFT": ("t", "n")}
+def _sizes(kind: str, split: bool) -> tuple[str, ...]:
+    """A template's run-time sizes after its rows and before its plan's length, in the
+    order its HLO takes them: n, t (the real kinds' n // 2 + 1 terms), and h = n / 2
+    where the real kinds' step between n real points and n / 2 complex ones is in the
+    template's HLO (``split``: Bluestein's half)."""
+    return {"FFT": ("n",), "IFFT": ("n",), "RFFT": ("n", "t"), "IRFFT": ("t", "n")}[kind] + (("h",) if split else ())
 
 
 def executable(module: Module, compiler: Compiler) -> Executable | None:
@@ -120,9 +125,10 @@ def executable(module: Module, compiler: Compiler) -> Executable | None:
     real, sign = kind in ("RFFT", "IRFFT"), -1 if kind in ("FFT", "RFFT") else 1
     odd, bluestein = real and n % 2 == 1, _bluestein(kind, n)
     template = _template(kind, x.dtype, inst.shape.dtype, odd, bluestein, compiler)
-    values = {"n": n, "t": n // 2 + 1}
+    values = {"n": n, "t": n // 2 + 1, "h": n // 2}
     constants = _constants(n, sign, real and not odd, bluestein, kind == "IFFT")
-    bound = template.bind([math.prod(x.dims[:-1]), *(values[name] for name in _SIZES[kind]), len(constants[0])])
+    sizes = _sizes(kind, real and not odd and bluestein)
+    bound = template.bind([math.prod(x.dims[:-1]), *(values[name] for name in sizes), len(constants[0])])
     if bound is None:
         return None
     return CpuExecutable(bound.steps, 1, [*constants, *bound.constants], bound.output_slots, [inst.shape],
@@ -134,14 +140,22 @@ _PLANS_LOCK = threading.Lock()
 
 
 def _constants(n: int, sign: int, even_real: bool, bluestein: bool, scaled: bool) -> list[np.ndarray]:
-    """The plan of n, and the scale 1 / n of the inverse kinds (as ``lower_fft`` makes it)."""
+    """The template's parameters after the signal, for n: the plan, and the scale 1 / n
+    of IFFT (as ``lower_fft`` makes it); for the real kinds of an even n by Bluestein's
+    algorithm, the plan of n / 2 points, the step's factors (``real_split_factors``)
+    and IRFFT's terms whose imaginary part is left out (the first and the last)."""
     key = (n, sign, even_real, bluestein, scaled)
     with _PLANS_LOCK:
         found = _PLANS.get(key)
         if found is not None:
             _PLANS.move_to_end(key)
             return found
-    found = [fft_plan.bluestein_plan(n, sign) if bluestein else fft_plan.plan(n, sign, even_real)]
+    if even_real and bluestein:
+        found = [fft_plan.bluestein_plan(n // 2, sign), *real_split_factors(n, sign)]
+        if sign > 0:
+            found.append(np.isin(np.arange(n // 2 + 1), (0, n // 2)))
+    else:
+        found = [fft_plan.bluestein_plan(n, sign) if bluestein else fft_plan.plan(n, sign, even_real)]
     if scaled:
         found.append(np.asarray(1.0 / n, _COMPLEX))
     with _PLANS_LOCK:
@@ -192,39 +206,99 @@ def _convert(x: Instruction, dtype: np.dtype) -> Instruction:
 
 def _template_module(kind: str, dtype: np.dtype, result: np.dtype, odd: bool, bluestein: bool) -> Module:
     """The template's HLO: ``lower_fft``'s for one length (``fft.py``, and the expansion's
-    odd real kinds, ``codegen/lowerings/fft.py``), in the run-time sizes rows, then
-    ``_SIZES``, then the plan's length; the plan and the scale are parameters after the
-    signal."""
-    names = _SIZES[kind]
-    hints = {"n": 64, "t": 33}
-    rows = Sym(0, 4)
-    size = {name: Sym(1 + i, hints[name]) for i, name in enumerate(names)}
-    first = size["t" if kind == "IRFFT" else "n"]  # the signal's columns
+    odd real kinds and real kinds of Bluestein's half, ``codegen/lowerings/fft.py``), in
+    the run-time sizes rows, then ``_sizes``, then the plan's length; the plan, the scale
+    and the real kinds' factors are parameters after the signal (``_constants``)."""
     real, sign = kind in ("RFFT", "IRFFT"), -1 if kind in ("FFT", "RFFT") else 1
+    split = real and not odd and bluestein
+    names = _sizes(kind, split)
+    hints = {"n": 64, "t": 33, "h": 32}
+    rows = Sym(0, 4)
+    size: dict[str, Dim] = {name: Sym(1 + i, hints[name]) for i, name in enumerate(names)}
+    first = size["t" if kind == "IRFFT" else "n"]  # the signal's columns
     x = _parameter(0, (rows, first), dtype)
     plan = _parameter(1, (Sym(1 + len(names), 48),), _COMPLEX)
     params = [x, plan]
-    scale = None
+    extra: list[tuple[tuple[Dim, ...], np.dtype]] = []  # _constants' after the plan
     if kind == "IFFT":
-        scale = _parameter(2, (), _COMPLEX)
-        params.append(scale)
+        extra = [((), _COMPLEX)]
+    elif split:
+        factors = (size["t"] if kind == "RFFT" else size["h"],)
+        extra = [(factors, _COMPLEX)] * 2 + ([((size["t"],), np.dtype(bool))] if kind == "IRFFT" else [])
+    params += [_parameter(2 + i, dims, extra_dtype) for i, (dims, extra_dtype) in enumerate(extra)]
     wide = _REAL if kind == "RFFT" else _COMPLEX
     y = _convert(x, wide)
     if not real:
         y = _op(FFT_ROWS, y, plan, sign=sign, real=False, bluestein=bluestein, length=first)
+    elif split and kind == "RFFT":
+        y = _split(y, plan, params[2], params[3], rows, size)
+    elif split:
+        y = _fold(y, plan, params[2], params[3], params[4], rows, size)
     elif kind == "RFFT" and not odd:
         y = _op(FFT_ROWS, y, plan, sign=-1, real=True, length=size["t"])
     elif kind == "RFFT":  # the complex transform of x + 0i, its first n // 2 + 1 terms
         y = _op(FFT_ROWS, _op("complex", y, _zeros((rows, first), _REAL)), plan, sign=-1, real=False,
                 bluestein=bluestein, length=first)
-        y = _sized(((rows, size["t"]), _COMPLEX), "slice", y, start=(0, 0), limit=(rows, size["t"]), strides=(1, 1))
+        y = _columns(y, 0, size["t"], size["t"])
     else:  # odd n: the full spectrum from its conjugate mirror, transformed, scaled, its real part
         y = _op(FFT_ROWS, y, plan, sign=1, real=True, odd=odd, bluestein=bluestein, length=size["n"])
-    if scale is not None:
-        y = _op("multiply", y, _sized((y.shape.dims, _COMPLEX), "broadcast_in_dim", scale, dims=y.shape.dims,
-                                      broadcast_dimensions=()))
+    if kind == "IFFT":
+        y = _times(y, params[2])
     y = _convert(y, result)
     return Module(f"fft_library_{kind.lower()}", Computation("main", params, [y]), frozenset(), len(names) + 2)
+
+
+def _columns(x: Instruction, start: int, stop: Dim, width: Dim, stride: int = 1) -> Instruction:
+    """Columns ``start:stop:stride`` of ``x`` (rows, n), ``width`` of them: the
+    expansion's ``_columns`` in run-time sizes."""
+    rows = x.shape.dims[0]
+    return _sized(((rows, width), x.shape.dtype), "slice", x, start=(0, start), limit=(rows, stop),
+                  strides=(1, stride))
+
+
+def _mirror(x: Instruction) -> Instruction:
+    """``conj(x[m - 1 - k])`` for each row of ``x`` (rows, m)."""
+    return _op("conj", _op("reverse", x, dimensions=(1,)))
+
+
+def _split(x: Instruction, plan: Instruction, a: Instruction, b: Instruction, rows: Dim,
+           size: dict[str, Dim]) -> Instruction:
+    """RFFT of even n from the transform of h = n / 2 pairs (the expansion's
+    ``_real_to_complex``): ``z = x[0::2] + i x[1::2]`` transformed, ``Z[k mod h]`` for
+    k <= h, ``a Z + b mirror(Z)``."""
+    n, t, h = size["n"], size["t"], size["h"]
+    z = _op("complex", _columns(x, 0, n, h, 2), _columns(x, 1, n, h, 2))
+    z = _op(FFT_ROWS, z, plan, sign=-1, real=False, bluestein=True, length=h)
+    z = _sized(((rows, t), _COMPLEX), "concatenate", z, _columns(z, 0, 1, 1), dimension=1)
+    return _op("add", _times(z, a), _times(_mirror(z), b))
+
+
+def _fold(x: Instruction, plan: Instruction, a: Instruction, b: Instruction, ends: Instruction, rows: Dim,
+          size: dict[str, Dim]) -> Instruction:
+    """IRFFT of even n by the inverse transform of h = n / 2 points (the expansion's
+    ``_complex_to_real``): the imaginary parts of the terms ``ends`` left out, the terms
+    folded into ``a X + b mirror(X)`` (its first h), transformed, and the pairs unpacked
+    into ``x[2j] = re z[j]``, ``x[2j+1] = im z[j]``."""
+    t, n, h = size["t"], size["n"], size["h"]
+    terms = (rows, t)
+    imag = _op("select", _sized((terms, ends.shape.dtype), "broadcast_in_dim", ends, dims=terms,
+                                broadcast_dimensions=(1,)), _zeros(terms, _REAL), _op("imag", x))
+    x = _op("complex", _op("real", x), imag)
+    z = _op("add", _times(_columns(x, 0, h, h), a), _times(_columns(_mirror(x), 0, h, h), b))
+    z = _op(FFT_ROWS, z, plan, sign=1, real=False, bluestein=True, length=h)
+    pairs = (rows, h, 2)
+    z = _sized((pairs, _COMPLEX), "broadcast_in_dim", z, dims=pairs, broadcast_dimensions=(0, 1))
+    index = np.dtype(np.int32)
+    even = _op("compare", _sized((pairs, index), "iota", dims=pairs, iota_dimension=2, dtype=index),
+               _zeros(pairs, index), direction="EQ")
+    return _sized(((rows, n), _REAL), "reshape", _op("select", even, _op("real", z), _op("imag", z)), dims=(rows, n))
+
+
+def _times(x: Instruction, factors: Instruction) -> Instruction:
+    """``x`` (rows, ...) times ``factors``, the same for every row (the expansion's ``_times``)."""
+    dims = x.shape.dims
+    return _op("multiply", x, _sized((dims, factors.shape.dtype), "broadcast_in_dim", factors, dims=dims,
+                                     broadcast_dimensions=tuple(range(len(dims) - factors.shape.rank, len(dims)))))
 
 
 EXECUTABLES.on_clear.append(_PLANS.clear)

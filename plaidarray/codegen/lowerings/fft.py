@@ -57,7 +57,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ...hlo.ir import Instruction
-from ...hlo.ops.fft import bluestein_tables, unit
+from ...hlo.ops.fft import bluestein_tables, real_split_factors, unit
 from ...hlo.literal import Literal
 from ...hlo.shape import Shape
 from ..lowering import Expansion, register_lowering
@@ -204,12 +204,10 @@ def _real_to_complex(x: Instruction, n: int, kernel: RowKernel | None) -> Instru
     """RFFT of each row of ``x`` (rows, n), float64: (rows, n // 2 + 1) complex128."""
     if n % 2:
         return _columns(_transform(_op("complex", x, _zeros(x.shape)), -1, kernel), 0, n // 2 + 1)
-    half = n // 2
     z = _transform(_op("complex", _columns(x, 0, n, 2), _columns(x, 1, n, 2)), -1, kernel)
     z = _op("concatenate", z, _columns(z, 0, 1), dimension=1)  # Z[k mod n/2] for k = 0 ... n/2
-    w = unit(np.arange(half + 1), n, -1)
-    return _op("add", _times(z, _constant((1 - 1j * w) / 2, _WIDE)),
-               _times(_mirror(z), _constant((1 + 1j * w) / 2, _WIDE)))
+    a, b = real_split_factors(n, -1)
+    return _op("add", _times(z, _constant(a, _WIDE)), _times(_mirror(z), _constant(b, _WIDE)))
 
 
 def _complex_to_real(x: Instruction, n: int, kernel: RowKernel | None) -> Instruction:
@@ -227,9 +225,9 @@ def _complex_to_real(x: Instruction, n: int, kernel: RowKernel | None) -> Instru
         return _op("real", _complex(full, n, 1, kernel))
     # Z[k] = (X[k] + conj(X[n/2 - k])) / 2 + i/2 w^-k (X[k] - conj(X[n/2 - k])), and the
     # IFFT's 1 / (n/2), in the two factors.
-    w = unit(np.arange(half), n, 1)
-    z = _op("add", _times(_columns(x, 0, half), _constant((1 + 1j * w) / n, _WIDE)),
-            _times(_columns(_mirror(x), 0, half), _constant((1 - 1j * w) / n, _WIDE)))
+    a, b = real_split_factors(n, 1)
+    z = _op("add", _times(_columns(x, 0, half), _constant(a, _WIDE)),
+            _times(_columns(_mirror(x), 0, half), _constant(b, _WIDE)))
     z = _transform(z, 1, kernel)
     # x[2j] = re z[j], x[2j+1] = im z[j]: a select over (rows, half, 2), which fuses into
     # the result (a concatenation would be a pass of its own).

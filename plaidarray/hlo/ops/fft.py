@@ -99,6 +99,22 @@ def unit(turns: np.ndarray, n: int, sign: int) -> np.ndarray:
     return re + 1j * sign * im
 
 
+def real_split_factors(n: int, sign: int) -> tuple[np.ndarray, np.ndarray]:
+    """The factors ``a``, ``b`` (complex128) of the real kinds' step between n (even) real
+    points and the n / 2-point complex transform of their pairs, with ``w = exp(-2 pi i / n)``
+    (:func:`unit`): forward (sign -1), ``X[k] = a[k] Z[k] + b[k] conj(Z[n/2 - k])`` for
+    k <= n / 2, ``a = (1 - i w^k) / 2``, ``b = (1 + i w^k) / 2``; backward (sign 1),
+    ``Z[k] = a[k] X[k] + b[k] conj(X[n/2 - k])`` for k < n / 2, ``a = (1 + i w^-k) / n``,
+    ``b = (1 - i w^-k) / n`` (the inverse's scale 1 / (n / 2) in them). Defined with the
+    op, as :func:`unit`: every lowering that splits or folds this way (the expansion, a
+    backend's plans made at run time) multiplies by the same bits."""
+    half = n // 2
+    if sign < 0:
+        w = unit(np.arange(half + 1), n, -1)
+        return (1 - 1j * w) / 2, (1 + 1j * w) / 2
+    w = unit(np.arange(half), n, 1)
+    return (1 + 1j * w) / n, (1 - 1j * w) / n
+
 
 def bluestein_tables(n: int, m: int, sign: int) -> tuple[np.ndarray, np.ndarray]:
     """Bluestein's constants for n points convolved in m >= 2n - 1 (complex128): the chirp

@@ -138,7 +138,7 @@ def test_a_plan_holds_the_stages_and_the_table_of_code_made_for_its_length():
 
 
 @pytest.mark.parametrize(("kind", "n", "served"), [("FFT", 1000, True), ("IFFT", 127 * 2, True), ("FFT", 131, True),
-                                                   ("RFFT", 262, False), ("IRFFT", 262, False), ("RFFT", 254, True),
+                                                   ("RFFT", 262, True), ("IRFFT", 262, True), ("RFFT", 254, True),
                                                    ("IRFFT", 127, True), ("IRFFT", 263, True), ("RFFT", 3 * 131, True),
                                                    ("FFT", 1, False)])
 def test_the_lengths_the_library_serves(kind, n, served):
@@ -164,10 +164,11 @@ def test_bad_attributes_of_the_library_op(attrs):
 
 
 def test_ffts_of_new_lengths_compile_nothing_once_the_library_has_its_templates(monkeypatch):
-    """Op by op, an FFT of any length the library serves binds a template compiled once
-    per kind and dtype (and parity of the real kinds, and Bluestein's algorithm or not):
-    42 signals of new lengths (primes above 127 among them), each through RFFT and IRFFT
-    and transformed both ways, compile nothing."""
+    """Op by op, an FFT of any length binds a template compiled once per kind and dtype
+    (and parity of the real kinds, and Bluestein's algorithm or not): 43 signals of new
+    lengths (primes above 127 among them, and twice such primes, whose real kinds
+    transform their halves by Bluestein's), each through RFFT and IRFFT and transformed
+    both ways, compile nothing."""
     from plaidarray.trace import hot
 
     monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 1e9)
@@ -183,12 +184,11 @@ def test_ffts_of_new_lengths_compile_nothing_once_the_library_has_its_templates(
             z = xp.asarray(x + 1j)
             np.testing.assert_allclose(np.asarray(xfft.ifft(xfft.fft(z))), x + 1j, atol=1e-12 * n)
 
-        for n in (20, 21, 103, 131):  # the templates, and the kernel of the scale 1 / n * n of some n
+        for n in (20, 21, 103, 131, 2 * 131):  # the templates, and the kernel of the scale 1 / n * n of some n
             transforms(n)
         before = xp.cache_info()
-        for n in [*range(100, 140), 2 * 139 + 1, 3 * 137]:  # but 2 * 131: Bluestein's in the real kinds' split
-            if n != 2 * 131:
-                transforms(n)
+        for n in [*range(100, 140), 2 * 139 + 1, 3 * 137, 2 * 149]:
+            transforms(n)
         after = xp.cache_info()
         assert (after.compiles, after.disk_hits) == (before.compiles, before.disk_hits)
     finally:
