@@ -11,12 +11,17 @@ for it, so it must cost next to nothing.
 
 from __future__ import annotations
 
+import os
+import re
+import sys
 import threading
-from importlib.metadata import EntryPoint, entry_points
+from importlib.metadata import Distribution, EntryPoint, distributions
 
 from .. import config
 from .executable import Backend
 
+#: The entry-point group of backends.
+GROUP = "plaidarray.backends"
 _BUILTIN = {
     "llvm-cpu": "plaidarray.backend.llvm_cpu:backend",
     "reference": "plaidarray.backend.reference:backend",
@@ -35,8 +40,47 @@ def _discover() -> None:
         return
     for name, target in _BUILTIN.items():
         _loaders[name] = target
-    for ep in entry_points(group="plaidarray.backends"):
+    for ep in _entry_points():
         _loaders.setdefault(ep.name, ep)
+
+
+def _entry_points() -> list[EntryPoint]:
+    """The entry points of ``GROUP``, in ``sys.path`` order. Every process's first
+    materialisation waits for this: ``importlib.metadata.entry_points(group=...)`` parses
+    every installed distribution's metadata (5 ms with 70 distributions, more in larger
+    environments), where only the ``entry_points.txt`` that name the group matter, so
+    this reads those files alone and has ``importlib.metadata`` parse the distributions
+    that have one naming it (1 ms). As there, a distribution met again further along
+    the path is left out. A path entry that is not a directory (a zip archive) is left
+    to ``importlib.metadata``'s own search."""
+    found: list[EntryPoint] = []
+    seen: set[str] = set()
+    marker = f"[{GROUP}]".encode()
+    for path in sys.path:
+        try:
+            listing = os.scandir(path or ".")
+        except NotADirectoryError:
+            for distribution in distributions(path=[path]):
+                found += distribution.entry_points.select(group=GROUP)
+            continue
+        except OSError:
+            continue
+        with listing:
+            for entry in listing:
+                if not entry.name.endswith((".dist-info", ".egg-info")):
+                    continue
+                name = re.sub(r"[-_.]+", "_", entry.name.rsplit(".", 1)[0].partition("-")[0]).lower()
+                if name in seen:
+                    continue
+                seen.add(name)
+                try:
+                    with open(os.path.join(entry.path, "entry_points.txt"), "rb") as f:
+                        named = marker in f.read()
+                except OSError:
+                    continue
+                if named:
+                    found += Distribution.at(entry.path).entry_points.select(group=GROUP)
+    return found
 
 
 def _load(name: str) -> Backend:

@@ -150,3 +150,35 @@ def test_a_new_backend_found_through_its_entry_point(toy_package, fused):
     a = np.linspace(0.0, 1.0, 29)
     np.testing.assert_allclose(np.asarray(xp.exp(xp.asarray(a)) * 3.0), np.exp(a) * 3.0, rtol=1e-15)
     assert toy.compiles == 1
+
+
+def test_the_registry_finds_the_entry_points_importlib_metadata_finds(tmp_path, monkeypatch):
+    """``registry._entry_points`` reads only the ``entry_points.txt`` files naming the
+    group: the same entry points, in the same order, as ``importlib.metadata`` on a path
+    with a distribution naming the group, one naming another group, one without entry
+    points, the first again further along (left out, as importlib.metadata leaves it),
+    an egg-info directory and a zip archive."""
+    import zipfile
+    from importlib.metadata import entry_points
+
+    def distribution(directory, folder, name, text):
+        info = directory / folder
+        info.mkdir(parents=True)
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n")
+        if text is not None:
+            (info / "entry_points.txt").write_text(text)
+
+    first, second = tmp_path / "first", tmp_path / "second"
+    distribution(first, "alpha_backend-1.0.dist-info", "alpha-backend", "[plaidarray.backends]\nalpha = a:b\n")
+    distribution(first, "other-1.0.dist-info", "other", "[console_scripts]\nx = plaidarray.backends:y\n")
+    distribution(first, "plain-1.0.dist-info", "plain", None)
+    distribution(second, "Alpha.Backend-2.0.dist-info", "Alpha.Backend", "[plaidarray.backends]\nshadowed = a:c\n")
+    distribution(second, "beta.egg-info", "beta", "[plaidarray.backends]\nbeta = b:c\n")
+    archive = tmp_path / "gamma.zip"
+    with zipfile.ZipFile(archive, "w") as z:
+        z.writestr("gamma-1.0.dist-info/METADATA", "Metadata-Version: 2.1\nName: gamma\nVersion: 1.0\n")
+        z.writestr("gamma-1.0.dist-info/entry_points.txt", "[plaidarray.backends]\ngamma = g:h\n")
+    monkeypatch.setattr(sys, "path", [str(first), str(tmp_path / "missing"), str(second), str(archive)])
+    found = [(ep.name, ep.value) for ep in registry._entry_points()]
+    assert found == [(ep.name, ep.value) for ep in entry_points(group=registry.GROUP)]
+    assert found == [("alpha", "a:b"), ("beta", "b:c"), ("gamma", "g:h")]
