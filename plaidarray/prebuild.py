@@ -35,7 +35,7 @@ from typing import Any
 import numpy as np
 
 from . import config
-from .backend.llvm_cpu import object_cache
+from .backend.llvm_cpu import bundles, object_cache
 
 #: The environment of the build: every read runs op by op (no fused compile), kernels are
 #: built in their full code at once (no first tier), and in this process, none of them
@@ -345,7 +345,7 @@ def main(argv: list[str] | None = None) -> int:
     part_option = next((a for a in args if a.startswith("--part=")), None)
     if part_option is None:
         directory.mkdir(mode=0o755, parents=True, exist_ok=True)
-        for entry in directory.glob("*" + object_cache.SUFFIX):  # an earlier build's, of other sources
+        for entry in [*directory.glob("*" + object_cache.SUFFIX), *directory.glob("*.so")]:  # an earlier build's
             entry.unlink()
         env = {**os.environ, **BUILD_ENVIRONMENT, "PLAIDARRAY_CACHE_DIR": str(directory)}
         parts = _parts()
@@ -353,7 +353,10 @@ def main(argv: list[str] | None = None) -> int:
                                     f"--part={part}/{parts}"], env=env) for part in range(parts)]
         codes = [build.wait() for build in builds]
         shutil.rmtree(directory / object_cache.LOCK_DIRECTORY, ignore_errors=True)  # the build's alone
-        return next((code for code in codes if code), 0)
+        failed = next((code for code in codes if code), 0)
+        if not failed:
+            bundles.unpack(directory)
+        return failed
     part, parts = (int(n) for n in part_option.removeprefix("--part=").split("/"))
     ran, refused, seconds = build(directory, part, parts)
     print(f"plaidarray: built the kernels of {ran} calls ({refused} refused by their functions) "

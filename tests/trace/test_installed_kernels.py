@@ -16,7 +16,7 @@ from jit_helpers import child_env
 
 import plaidarray as xp
 from plaidarray import prebuild
-from plaidarray.backend.llvm_cpu import object_cache
+from plaidarray.backend.llvm_cpu import bundles, object_cache
 
 pytestmark = pytest.mark.skipif("llvm-cpu" not in xp.backends(), reason="the compiled backend is not installed")
 
@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 import numpy
 import plaidarray as xp
-from plaidarray.backend.llvm_cpu import object_cache
+from plaidarray.backend.llvm_cpu import bundles, object_cache
 if len(sys.argv) > 2:
     object_cache.INSTALLED = Path(sys.argv[2])
 n = int(sys.argv[1])
@@ -48,13 +48,22 @@ def _run(args: list[str], cache: Path, **env: str) -> str:
 
 
 def test_a_fresh_process_runs_on_installed_kernels_without_the_compiler(tmp_path):
+    """... with the bundles' shared objects in files of their own (``bundles.unpack``),
+    loaded where they are, and only while nobody else could have written them."""
     installed, empty = tmp_path / "installed", tmp_path / "empty"
     built = _run(["5"], installed, **prebuild.BUILD_ENVIRONMENT)  # the build, into what becomes the installed directory
     assert int(built.split()[0]) > 0
+    assert bundles.unpack(installed) > 0 and bundles.unpack(installed) == 0
+    shared_objects = list(installed.glob("*.so"))
+    assert shared_objects and all(path.read_bytes()[:4] == b"\x7fELF" for path in shared_objects)
     assert _run(["9", str(installed)], empty, PLAIDARRAY_FUSE_AFTER_MS="1e9") == "0 False"
     assert not list(empty.glob("*" + object_cache.SUFFIX))  # nothing was compiled, so nothing stored
     assert _run(["9", str(installed)], tmp_path / "off", PLAIDARRAY_FUSE_AFTER_MS="1e9",
                 PLAIDARRAY_INSTALLED_KERNELS="0").split()[0] != "0"
+    for path in shared_objects:
+        path.chmod(0o666)
+    assert _run(["9", str(installed)], tmp_path / "distrusted", PLAIDARRAY_FUSE_AFTER_MS="1e9").split()[0] != "0"
+    assert all(path.exists() for path in shared_objects)
 
 
 @pytest.fixture
@@ -71,7 +80,7 @@ def installed(tmp_path, monkeypatch):
     object_cache._installed_directory_trusted.cache_clear()
 
 
-def test_installed_entries_are_read_after_the_users_own(installed):
+def test_installed_entries_are_read_where_they_are(installed):
     assert object_cache.load("k" * 40) == (b"code", {"symbol": "s"})
     assert not (Path(os.environ["PLAIDARRAY_CACHE_DIR"]) / ("k" * 40 + object_cache.SUFFIX)).exists()
 

@@ -6,16 +6,24 @@ math functions they call), and each kernel's entry names its bundle. A process l
 kernels from the cache loads each bundle once (``_loaded``), however many of its kernels
 it finds one by one. Linking and storing happen on a background thread (``storing.py``):
 the compiling process already runs the kernels.
+
+The bundles built at installation keep their shared objects as files of their own, loaded
+where they are (``unpack``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import weakref
+from pathlib import Path
 from typing import Any
 
 from . import loaded_code, math_library, object_cache
 from .loaded_code import Code
+from .shared_object import SharedObject
+
+#: The metadata field of a bundle whose shared object is the installed file ``<key>.so``.
+IN_FILE = "in_file"
 
 #: Bundles loaded in this process, by key, while a kernel holds their code.
 _loaded: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
@@ -59,9 +67,9 @@ def load(code: bytes, form: str, libraries: list[str], level: int, vectors: bool
 def find(key: str, level: int) -> Code | None:
     """The bundle stored under ``key``, loaded (once per process); None if it is gone or
     damaged."""
-    holder = _loaded.get(key)
-    if holder is not None:
-        return holder
+    found = _loaded.get(key)
+    if found is not None:
+        return found
     entry = object_cache.load(key)
     if entry is None:
         return None
@@ -69,9 +77,37 @@ def find(key: str, level: int) -> Code | None:
     form, libraries = meta.get(loaded_code.FORMAT), meta.get("libraries")
     if form not in loaded_code.FORMATS or not isinstance(libraries, list):
         return None
+    libraries = [str(name) for name in libraries]
+    vectors = meta.get("vectors") is not False
     try:
-        holder = load(code, str(form), [str(name) for name in libraries], level, meta.get("vectors") is not False)
+        if meta.get(IN_FILE) is True:
+            path = object_cache.installed_file(key + _SHARED_OBJECT)
+            if path is None or form != loaded_code.SHARED:
+                return None
+            math_library.load(libraries, shared=True, vectors=vectors)
+            holder: Code = SharedObject.at(path)
+        else:
+            holder = load(code, str(form), libraries, level, vectors)
     except (OSError, RuntimeError, ValueError):
         return None
     _loaded[key] = holder
     return holder
+
+
+_SHARED_OBJECT = ".so"
+
+
+def unpack(directory: Path) -> int:
+    """At installation, after the kernels are built into ``directory`` (``prebuild.py``):
+    each bundle's shared object as the file ``<key>.so`` of its own, its entry keeping the
+    metadata alone (``IN_FILE``). A process then loads it where it is; from the entry's
+    bytes, it wrote them to a file of its own and read them back, twice the time of the
+    ``dlopen`` itself (0.23 ms a bundle, against 0.09). Returns the bundles unpacked."""
+    unpacked = 0
+    for key, code, meta in object_cache.installed_entries(directory):
+        bundle = "libraries" in meta and "library" not in meta  # not the vector math library's entry
+        if bundle and meta.get(loaded_code.FORMAT) == loaded_code.SHARED and not meta.get(IN_FILE):
+            (directory / (key + _SHARED_OBJECT)).write_bytes(code)
+            object_cache.write_installed(directory, key, b"", {**meta, IN_FILE: True})
+            unpacked += 1
+    return unpacked

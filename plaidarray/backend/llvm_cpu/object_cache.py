@@ -64,7 +64,7 @@ import tempfile
 import threading
 import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -218,8 +218,17 @@ def trusted_directory(create: bool = False) -> Path | None:
 
 def load(key: str) -> tuple[bytes, dict[str, Any]] | None:
     """The object code and metadata stored under ``key``, or None (missing, damaged, or
-    possibly written by another user): the user's cache first, then the kernels built at
-    installation (``installed_directory``)."""
+    possibly written by another user): the kernels built at installation
+    (``installed_directory``) first, then the user's cache. An entry is what its key
+    describes wherever it is, so either may serve it; the installed ones first, because
+    they are what a fresh process loads most (its user's cache looked up first cost each
+    load a directory check and a missed open, a third of reading an entry)."""
+    installed = installed_directory()
+    if installed is not None:
+        data = _read(os.path.join(installed, key + SUFFIX), installed=True)
+        entry = _decode(key, data) if data is not None else None
+        if entry is not None:
+            return entry
     directory = trusted_directory() if enabled() else None
     if directory is not None:
         path = directory / (key + SUFFIX)
@@ -234,11 +243,7 @@ def load(key: str) -> tuple[bytes, dict[str, Any]] | None:
             except OSError:
                 pass
             return entry
-    installed = installed_directory()
-    if installed is None:
-        return None
-    data = _read(installed / (key + SUFFIX), installed=True)
-    return _decode(key, data) if data is not None else None
+    return None
 
 
 #: The directory, in the package, of the kernels built at installation (``prebuild.py``).
@@ -263,22 +268,54 @@ def installed_directory() -> Path | None:
     return INSTALLED
 
 
-def _read(path: Path, installed: bool = False) -> bytes | None:
+def installed_file(name: str) -> str | None:
+    """The path of the file ``name`` among the kernels built at installation (a bundle's
+    shared object, ``bundles.unpack``) if it is there, a regular file, and trusted as an
+    installed entry is (``_untrusted``); else None."""
+    installed = installed_directory()
+    if installed is None:
+        return None
+    path = os.path.join(installed, name)
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return path if stat.S_ISREG(st.st_mode) and not _untrusted(st, installed=True) else None
+
+
+def installed_entries(directory: Path) -> Iterator[tuple[str, bytes, dict[str, Any]]]:
+    """The entries (key, code, metadata) of ``directory``, an installation's kernels being
+    built (``prebuild.py``)."""
+    for path in sorted(directory.glob("*" + SUFFIX)):
+        key = path.name[:-len(SUFFIX)]
+        data = _read(path, installed=True)
+        entry = _decode(key, data) if data is not None else None
+        if entry is not None:
+            yield key, *entry
+
+
+def write_installed(directory: Path, key: str, code: bytes, metadata: dict[str, Any]) -> None:
+    """Write an entry into ``directory``, an installation's kernels being built (by one
+    process, after the build: nothing to lock or evict)."""
+    (directory / (key + SUFFIX)).write_bytes(_encode(key, code, metadata))
+
+
+def _read(path: Path | str, installed: bool = False) -> bytes | None:
     """The bytes of the entry at ``path`` if this user wrote it (see the module
     docstring; or root, for an entry ``installed`` with the package), else None; an entry
     someone else could have written is removed (but one installed, which is left as it is)."""
     try:  # a FIFO must not block the open; a symbolic link is refused (ELOOP)
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except OSError as error:
-        if error.errno == errno.ELOOP:
-            _distrust(path, "is a symbolic link")
+        if error.errno == errno.ELOOP and not installed:
+            _distrust(Path(path), "is a symbolic link")
         return None
     try:
         st = os.fstat(fd)
         problem = _untrusted(st, installed=installed)
         if problem:
             if not installed:
-                _distrust(path, problem)
+                _distrust(Path(path), problem)
             return None
         if not installed and st.st_size > max(max_bytes(), _HEADER.size):
             return None  # more than the whole cache may hold: not an entry this cache wrote

@@ -139,6 +139,15 @@ class SharedObject:
         finally:
             path.unlink(missing_ok=True)
 
+    @classmethod
+    def at(cls, path: str) -> SharedObject:
+        """The shared object in the file ``path``, loaded where it is (a bundle built at
+        installation, ``bundles.unpack``: the package's own code, as its C extensions are;
+        loaded by that name, which stays the same object's)."""
+        loaded = cls.__new__(cls)
+        loaded._library = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL)
+        return loaded
+
     def address(self, symbol: str) -> int:
         """The address of ``symbol`` (0 if the object does not define it)."""
         assert self._library is not None, "the shared object was unloaded"
