@@ -10,6 +10,16 @@ Generated code names them ``<library>_<routine>`` (``blas_sgemm``, ``lapack_dget
 calls them through its table of imports (``llvm_emitter.KernelSource.imports``), which
 the executable fills with :func:`routine_address`: kernels have no undefined symbol of
 them, so their object code loads anywhere (the platform's loader, MCJIT) unchanged.
+
+SciPy's wheels link the routines from the OpenBLAS they bundle (``scipy-openblas32``:
+32-bit integers, every symbol prefixed ``scipy_``), and each Cython API function is a
+call of that symbol with its own arguments (the routines plaidarray calls are Fortran
+subroutines: no value returned, whose ABI a wrapper could change). Where the extension
+module's own dependencies define ``scipy_<routine>_``, that symbol is taken, loading the
+module's file with the platform's loader and nothing of Python's: importing it runs
+``scipy``'s package initialisation (13 ms of the 16 a first matrix product waited for;
+the load alone is 2.5 ms). Elsewhere (SciPy built against the system's BLAS, say), the
+capsules.
 """
 
 from __future__ import annotations
@@ -40,8 +50,14 @@ def routine_address(symbol: str) -> int:
     prefix = _prefix(symbol)
     if prefix is None:
         raise ValueError(f"llvm-cpu: {symbol!r} names no routine of {', '.join(LIBRARIES.values())}")
-    module = _library(LIBRARIES[prefix])
     routine = symbol[len(prefix):]
+    extension = _extension(LIBRARIES[prefix])
+    if extension is not None:
+        try:
+            return ctypes.cast(getattr(extension, f"scipy_{routine}_"), ctypes.c_void_p).value or 0
+        except AttributeError:  # not SciPy's bundled OpenBLAS: its capsule says what SciPy calls
+            pass
+    module = _library(LIBRARIES[prefix])
     capsule = module.__pyx_capi__.get(routine)
     if capsule is None:
         raise NotImplementedError(f"llvm-cpu: {LIBRARIES[prefix]} has no routine {routine!r}")
@@ -57,17 +73,37 @@ def _library(name: str) -> ModuleType:
     loaded once: a later ``import`` of it gives the same module (CPython keeps extension
     modules by file), and SciPy's other modules import it as ever. Where its file cannot
     be found it is imported."""
-    scipy = importlib.util.find_spec("scipy")
-    folder = Path(scipy.origin).parent.joinpath(*name.split(".")[1:-1]) if scipy and scipy.origin else None
-    files = [folder / (name.rpartition(".")[2] + suffix) for suffix in importlib.machinery.EXTENSION_SUFFIXES] \
-        if folder is not None else []
-    path = next((f for f in files if f.is_file()), None)
+    path = _extension_file(name)
     spec = importlib.util.spec_from_file_location(name, path) if path is not None else None
     if spec is None or spec.loader is None:
         return importlib.import_module(name)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+@functools.cache
+def _extension(name: str) -> ctypes.CDLL | None:
+    """The file of SciPy's extension module ``name`` loaded by the platform's loader (not
+    as a module: nothing of it runs), whose scope holds the BLAS or LAPACK it links;
+    None where it cannot be found or loaded."""
+    path = _extension_file(name)
+    if path is None:
+        return None
+    try:
+        return ctypes.CDLL(str(path), mode=ctypes.RTLD_LOCAL)
+    except OSError:
+        return None
+
+
+def _extension_file(name: str) -> Path | None:
+    """The file of SciPy's extension module ``name``, found without importing SciPy."""
+    scipy = importlib.util.find_spec("scipy")
+    if scipy is None or scipy.origin is None:
+        return None
+    folder = Path(scipy.origin).parent.joinpath(*name.split(".")[1:-1])
+    files = [folder / (name.rpartition(".")[2] + suffix) for suffix in importlib.machinery.EXTENSION_SUFFIXES]
+    return next((f for f in files if f.is_file()), None)
 
 
 def _prefix(symbol: str) -> str | None:
