@@ -22,8 +22,8 @@ compiled, for heuristics only (which values fusion stores, how loops are split).
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Union
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, Union
 
 #: A term's monomial: the sorted indices of the symbols it multiplies (repeats allowed).
 Monomial = tuple[int, ...]
@@ -196,6 +196,30 @@ def evaluate(value: Dim, values: Sequence[int]) -> int:
     if isinstance(value, SymExpr):
         return value.evaluate(values)
     return value
+
+
+def evaluator(derived: Sequence[Dim], values: Sequence[Dim]) -> Callable[[Sequence[int]], tuple[list[int], tuple]]:
+    """A function of a dims table's run-time sizes that appends the ``derived`` entries
+    (each in the entries before it) and evaluates ``values`` in the whole table: (the
+    table, the values). Python code made once and compiled: a shape-generic executable
+    binds it at every read of new sizes, where ``evaluate`` walked each polynomial's
+    terms (a third of binding). Its text holds only ints (coefficients and indices)."""
+    lines = ["def evaluate(v):", "    v = list(v)"]
+    lines += [f"    v.append({_python(d)})" for d in derived]
+    lines.append(f"    return v, ({''.join(_python(value) + ', ' for value in values)})")
+    namespace: dict[str, Any] = {}
+    exec(compile("\n".join(lines), "<plaidarray.hlo.symbolic.evaluator>", "exec"), namespace)
+    return namespace["evaluate"]
+
+
+def _python(value: Dim) -> str:
+    """``value`` as a Python expression of the dims table ``v``."""
+    if isinstance(value, Sym):
+        return f"v[{int(value.index)}]"
+    if isinstance(value, SymExpr):
+        terms = [str(int(c)) + "".join(f" * v[{int(i)}]" for i in m) for m, c in value.terms.items()]
+        return "(" + " + ".join(terms) + ")" if terms else "0"
+    return str(int(value))
 
 
 def symbols(values: Iterable[Dim]) -> set[int]:

@@ -16,7 +16,7 @@ import ctypes
 import functools
 import struct
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -24,7 +24,7 @@ import numpy as np
 
 from ... import config
 from ...hlo.shape import Shape
-from ...hlo.symbolic import Dim, evaluate, is_static
+from ...hlo.symbolic import Dim, evaluator, is_static
 from .. import memory, transfer
 from ..buffer_pool import POOL
 from ..executable import Executable
@@ -79,8 +79,12 @@ class CpuExecutable(Executable):
     def __init__(self, steps: Sequence[Step], n_params: int, constants: list[np.ndarray],
                  output_slots: list[tuple[str, int]], output_shapes: list[Shape], temp_shapes: list[Shape],
                  dims: Sequence[int] = (), runs: _Runs | None = None, allocators: Allocators | None = None,
-                 splitting: bool | None = None) -> None:
+                 splitting: bool | None = None, bound: tuple[ShapeGenericExecutable, tuple[int, ...]] | None = None
+                 ) -> None:
         self.steps = tuple(steps)
+        #: The shape-generic executable this one binds and its sized steps' extents: its
+        #: plan is that one's, with these extents (``ShapeGenericExecutable.plan_words``).
+        self._bound = bound
         self._runs = runs or _Runs(steps)
         #: What a sequence of executables is merged from (``sequence.py``): the buffers'
         #: shapes and the run-time sizes.
@@ -130,11 +134,15 @@ class CpuExecutable(Executable):
         replaces first-tier code between runs): per step the address, the range, the
         number of buffers, of dims (none yet) and the buffers' table indices."""
         self._generation = tiering.generation
-        words: list[int] = []
-        for step in self.steps:
-            words += (step.kernel.address, 0, cast(int, step.segment.extent), len(step.buffers), len(step.dims),
-                      len(step.imports), *step.buffers, *step.dims, *map(routine_address, step.imports))
-        self._plan = struct.pack(f"<{len(words)}Q", *(w % (1 << 64) for w in words))
+        if self._bound is not None:
+            template, extents = self._bound
+            words, positions = template.plan_words()
+            words = list(words)
+            for position, extent in zip(positions, extents):
+                words[position] = extent
+        else:
+            words = plan_words(self.steps)
+        self._plan = struct.pack(f"<{len(words)}Q", *words)
 
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
         if self._generation != tiering.generation:
@@ -182,6 +190,19 @@ class CpuExecutable(Executable):
         parallel.run(calls, complete=self.returns_parameters)
 
 
+def plan_words(steps: Sequence[Step], sized: Container[int] = ()) -> list[int]:
+    """The words of the plan ``_entry.run`` follows for ``steps``, with the kernels'
+    addresses of now: per step the address, the range (0 for the steps ``sized``, whose
+    range a binding fills in), the number of buffers, of dims and of imports, the
+    buffers' table indices, the dims' and the imports' addresses."""
+    words: list[int] = []
+    for i, step in enumerate(steps):
+        extent = 0 if i in sized else cast(int, step.segment.extent)
+        words += (step.kernel.address, 0, extent, len(step.buffers), len(step.dims),
+                  len(step.imports), *step.buffers, *step.dims, *map(routine_address, step.imports))
+    return [w % (1 << 64) for w in words]
+
+
 class ShapeGenericExecutable(Executable):
     """The steps of a shape-generic module (``hlo/symbolic.py``), whose sizes and shapes
     may be run-time sizes: ``bind`` evaluates them for a graph's sizes, making the
@@ -220,6 +241,8 @@ class ShapeGenericExecutable(Executable):
                                                       (temp_shapes, self._sized_temps)))
         self._static_splitting = parallel.worth_splitting(
             [s.segment for i, s in enumerate(self.steps) if i not in self._sized_steps])
+        self._evaluate: Callable[[Sequence[int]], tuple[list[int], tuple]] | None = None
+        self._words: tuple[int, list[int], list[int]] | None = None
 
     @property
     def kernels(self) -> list[CompiledKernel]:
@@ -228,32 +251,61 @@ class ShapeGenericExecutable(Executable):
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
         raise TypeError("a shape-generic executable runs once bound to sizes (bind)")
 
+    def _evaluator(self) -> Callable[[Sequence[int]], tuple[list[int], tuple]]:
+        """What a binding evaluates, in one function of the run-time sizes
+        (``symbolic.evaluator``): the limits, each sized step's range and work, then each
+        sized buffer's dims. Made at the first binding (a compile of its own; many
+        templates loaded are bound once)."""
+        sized_shapes = [group[i] for group, sized in ((self._output_shapes, self._sized_outputs),
+                                                      (self._temp_shapes, self._sized_temps)) for i in sized]
+        self._evaluate = evaluator(self.derived, [
+            *(value for value, _ in self.limits),
+            *(size for i in self._sized_steps for size in (self.steps[i].segment.extent, self.steps[i].segment.work)),
+            *(d for shape in sized_shapes for d in shape.dims)])
+        return self._evaluate
+
     def bind(self, values: Sequence[int]) -> CpuExecutable | None:
-        if any(evaluate(value, values) > limit for value, limit in self.limits):
+        table, sizes = (self._evaluate or self._evaluator())(values)
+        at = len(self.limits)
+        if any(size > limit for size, (_, limit) in zip(sizes, self.limits)):
             return None
-        if self.derived:
-            values = list(values)
-            for value in self.derived:
-                values.append(evaluate(value, values))
         steps = list(self.steps)
         for i in self._sized_steps:
             s = steps[i]
-            steps[i] = Step(s.kernel, s.buffers, Segment(evaluate(s.segment.extent, values),
-                                                         evaluate(s.segment.work, values), s.segment.depth),
-                            s.dims, s.imports)
+            steps[i] = Step(s.kernel, s.buffers, Segment(sizes[at], sizes[at + 1], s.segment.depth), s.dims, s.imports)
+            at += 2
         outputs, temps = list(self._output_shapes), list(self._temp_shapes)
         allocators = list(self._allocators[0]), list(self._allocators[1])
         for group, made, sized in ((outputs, allocators[0], self._sized_outputs),
                                    (temps, allocators[1], self._sized_temps)):
             for i in sized:
-                shape = group[i] = Shape(tuple(evaluate(d, values) for d in group[i].dims), group[i].dtype)
+                rank = group[i].rank
+                shape = group[i] = Shape(sizes[at:at + rank], group[i].dtype)
+                at += rank
                 made[i] = allocator(shape.dims, shape.dtype)
         splitting = self._static_splitting or parallel.worth_splitting([steps[i].segment for i in self._sized_steps])
         n_params, constants, slots = self._args
-        executable = CpuExecutable(steps, n_params, constants, slots, outputs, temps, values, self._runs,
-                                   cast(Allocators, allocators), splitting)
+        extents = tuple(cast(int, steps[i].segment.extent) for i in self._sized_steps)
+        executable = CpuExecutable(steps, n_params, constants, slots, outputs, temps, table, self._runs,
+                                   cast(Allocators, allocators), splitting, (self, extents))
         executable.from_disk = self.from_disk
         return executable
+
+    def plan_words(self) -> tuple[list[int], list[int]]:
+        """The plan words of its steps (:func:`plan_words`) with the kernels' addresses of
+        now, and where each sized step's range goes in them, which a binding fills in:
+        made once per generation of code (``tiering.generation``), not at each binding."""
+        words = self._words
+        if words is None or words[0] != tiering.generation:
+            sized = set(self._sized_steps)
+            made = plan_words(self.steps, sized)
+            positions, at = [], 0
+            for i, step in enumerate(self.steps):
+                if i in sized:
+                    positions.append(at + 2)
+                at += 6 + len(step.buffers) + len(step.dims) + len(step.imports)
+            words = self._words = (tiering.generation, made, positions)
+        return words[1], words[2]
 
 
 #: Temporaries of at most this many bytes in all are kept by their executable between runs.

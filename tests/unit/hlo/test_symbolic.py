@@ -1,0 +1,46 @@
+"""Run-time sizes (``hlo/symbolic.py``): the polynomials a shape-generic executable is
+bound with, evaluated term by term and by the compiled evaluator alike."""
+
+from __future__ import annotations
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from plaidarray.hlo.symbolic import Sym, evaluate, evaluator
+
+SYMBOLS = [Sym(i, 4 + i) for i in range(3)]
+
+
+@st.composite
+def polynomials(draw, symbols=SYMBOLS):
+    """Sums of products of symbols and ints, with negative coefficients too."""
+    total = draw(st.integers(-5, 5))
+    for _ in range(draw(st.integers(0, 4))):
+        term = draw(st.integers(-3, 3))
+        for _ in range(draw(st.integers(0, 3))):
+            term = term * draw(st.sampled_from(symbols))
+        total = total + term
+    return total
+
+
+@given(st.lists(st.integers(0, 1000), min_size=3, max_size=3), st.lists(polynomials(), max_size=3),
+       st.lists(polynomials(), min_size=1, max_size=6), st.data())
+def test_the_evaluator_computes_what_evaluate_does(values, derived, targets, data):
+    """Derived entries are each in the entries before them; the values in the whole table."""
+    derived_in_table = []
+    for i, d in enumerate(derived):  # the i-th derived entry may name those before it
+        extra = [Sym(3 + j, 1) for j in range(i)]
+        derived_in_table.append(d + (data.draw(st.sampled_from(extra)) if extra else 0))
+    table = list(values)
+    for d in derived_in_table:
+        table.append(evaluate(d, table))
+    every = SYMBOLS + [Sym(3 + j, 1) for j in range(len(derived))]
+    targets = [t + data.draw(st.sampled_from(every)) for t in targets]
+    got_table, got = evaluator(derived_in_table, targets)(values)
+    assert got_table == table
+    assert list(got) == [evaluate(t, table) for t in targets]
+
+
+def test_an_evaluator_of_constants_and_of_nothing():
+    assert evaluator([], [7, Sym(1, 2)])([3, 4]) == ([3, 4], (7, 4))
+    assert evaluator([], [])([3]) == ([3], ())
