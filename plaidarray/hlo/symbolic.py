@@ -83,11 +83,14 @@ class SymExpr:
     """A polynomial in symbols with integer coefficients (a size or offset derived from
     them): ``terms`` maps each monomial to its coefficient; ``()`` is the constant."""
 
-    __slots__ = ("terms", "syms")
+    __slots__ = ("terms", "syms", "_hash")
 
     def __init__(self, terms: Mapping[Monomial, int], syms: Mapping[int, Sym]) -> None:
         self.terms = {m: c for m, c in terms.items() if c}
         self.syms = dict(syms)
+        #: Its hash, made at the first ask: sizes key tables (a sequence's dims and free
+        #: temporaries by byte count), and hashing sorts the terms.
+        self._hash: int | None = None
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (int, Sym, SymExpr)):
@@ -95,7 +98,10 @@ class SymExpr:
         return NotImplemented
 
     def __hash__(self) -> int:
-        return hash(tuple(sorted(self.terms.items())))
+        found = self._hash
+        if found is None:
+            found = self._hash = hash(tuple(sorted(self.terms.items())))
+        return found
 
     def __repr__(self) -> str:
         parts = [f"{c}*{'*'.join(f's{i}' for i in m)}" if m and c != 1 else "*".join(f"s{i}" for i in m) or str(c)

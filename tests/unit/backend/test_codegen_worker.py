@@ -15,8 +15,10 @@ from plaidarray.backend.llvm_cpu import codegen, codegen_worker, jit
 
 @pytest.fixture
 def all_in_worker(monkeypatch):
-    """Every compile goes to a worker; workers end with the test."""
+    """Every compile goes to a worker; workers start and end with the test (one an earlier
+    test's compile started runs with that test's settings, its address-space cap say)."""
     monkeypatch.setenv("PLAIDARRAY_INPROCESS_COMPILES", "0")
+    codegen_worker.shutdown()
     yield
     codegen_worker.shutdown()
 
