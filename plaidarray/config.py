@@ -173,7 +173,7 @@ _ROWS = (
     Setting("PLAIDARRAY_CACHE_MAX_BYTES", _count, 2 << 30, "at each use",
             "the persistent cache's size cap (least recently used entries go; 0 turns it off)", "2 GiB"),
     Setting("PLAIDARRAY_INSTALLED_KERNELS", _choice("0", "1"), "1", "at each use",
-            "1 reads the op kernels built at installation (`plaidarray/_kernels`, after the persistent cache); "
+            "1 reads the op kernels built at installation (`plaidarray/_kernels`, before the persistent cache); "
             "0 does not"),
     Setting("PLAIDARRAY_OPT_LEVEL", _choice("0", "1", "2", "3"), "3", "when llvm-cpu is first used",
             "LLVM's optimisation level"),
