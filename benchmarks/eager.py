@@ -448,6 +448,23 @@ def float32_spectra(xp, signal):
     return out
 
 
+def detrended_windows(xp, series):
+    """Sliding windows of irregular length: a line fitted to each by the normal equations
+    (a 2x2 solve), the residual's real spectrum and its peak frequency read."""
+    out = []
+    start = 0
+    for length in (97, 262, 150, 298, 211, 128, 358, 175, 202, 314):
+        window = series[start:start + length]
+        t = xp.linspace(0.0, 1.0, length, dtype=window.dtype)
+        design = xp.stack([t, xp.ones_like(t)], axis=1)
+        coef = xp.linalg.solve(design.T @ design, design.T @ window)
+        residual = window - design @ coef
+        power = xp.abs(xp.fft.rfft(residual)) ** 2
+        out.append(int(xp.argmax(power)) + float(power[0]))
+        start += length // 3
+    return out
+
+
 def _ragged(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     x = rng.standard_normal(20_000)
     return x, np.concatenate([[0], np.cumsum(rng.integers(5, 400, 120))]).clip(0, len(x))
@@ -522,6 +539,8 @@ SCRIPTS = [
            lambda rng: (rng.standard_normal((6, 400)) + 1j * rng.standard_normal((6, 400)),)),
     Script("first runs: float32_spectra", float32_spectra,
            lambda rng: (rng.standard_normal(300).astype(np.float32),)),
+    Script("first runs: detrended_windows", detrended_windows,
+           lambda rng: (np.cumsum(rng.standard_normal(1400)) + np.linspace(0.0, 30.0, 1400),)),
 ]
 
 

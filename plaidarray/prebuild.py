@@ -7,17 +7,17 @@ build hook in ``setup.py`` calls ``python -m plaidarray.prebuild <directory>``):
 functions of the standard on every dtype they take, at the ranks and axes NumPy-style code
 uses, run op by op with the persistent cache pointed at ``directory``, which then holds
 their kernels (full code, optimised), the vector math library and the code's bundles. The
-persistent cache reads that directory, inside the installed package, after the user's own
-(``object_cache.installed_directory``). Kernels are keyed like any compiled code (the HLO,
+persistent cache reads that directory, inside the installed package, before the user's own
+(``object_cache.installed_directory``); after the build each bundle's shared object there
+becomes a file of its own, loaded where it is (``bundles.unpack``). Kernels are keyed like any compiled code (the HLO,
 the host CPU, the versions of LLVM and of plaidarray's sources): built on the machine that
 installs, they serve it; a copy of the package on another CPU, or sources edited since,
 simply miss, and the kernels missed are compiled on first use and kept in the user's cache.
 
 What the corpus does not cover (an op signature it never records: an unusual rank,
 broadcast or axis) compiles on first use, once per machine. Operations whose code is made
-for their sizes (FFTs of Bluestein's lengths, LAPACK calls of other than square matrices,
-control flow) are not built here; FFTs of the other lengths run on the FFT library's
-templates, which are.
+for their sizes (LAPACK calls of other than square matrices, control flow) are not built
+here; FFTs of every length run on the FFT library's templates, which are.
 """
 
 from __future__ import annotations

@@ -60,7 +60,15 @@ def test_a_fresh_process_runs_on_installed_kernels_without_the_compiler(tmp_path
     assert not list(empty.glob("*" + object_cache.SUFFIX))  # nothing was compiled, so nothing stored
     assert _run(["9", str(installed)], tmp_path / "off", PLAIDARRAY_FUSE_AFTER_MS="1e9",
                 PLAIDARRAY_INSTALLED_KERNELS="0").split()[0] != "0"
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    for path in shared_objects:  # each the same code, through a symbolic link: not loaded
+        path.rename(elsewhere / path.name)
+        path.symlink_to(elsewhere / path.name)
+    assert _run(["9", str(installed)], tmp_path / "linked", PLAIDARRAY_FUSE_AFTER_MS="1e9").split()[0] != "0"
     for path in shared_objects:
+        path.unlink()
+        (elsewhere / path.name).rename(path)
         path.chmod(0o666)
     assert _run(["9", str(installed)], tmp_path / "distrusted", PLAIDARRAY_FUSE_AFTER_MS="1e9").split()[0] != "0"
     assert all(path.exists() for path in shared_objects)

@@ -24,6 +24,7 @@ from .shared_object import SharedObject
 
 #: The metadata field of a bundle whose shared object is the installed file ``<key>.so``.
 IN_FILE = "in_file"
+_SHARED_OBJECT = ".so"
 
 #: Bundles loaded in this process, by key, while a kernel holds their code.
 _loaded: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
@@ -57,10 +58,14 @@ def store(code: bytes, form: str, symbols: list[str], libraries: list[str], vect
     return key
 
 
-def load(code: bytes, form: str, libraries: list[str], level: int, vectors: bool = True) -> Code:
+def load(code: bytes, form: str, libraries: list[str], level: int, vectors: bool = True,
+         path: str | None = None) -> Code:
     """A bundle's code loaded, once the library functions it calls are (with their vector
-    variants if ``vectors``)."""
+    variants if ``vectors``); from the shared object file ``path`` where it is given (an
+    installed bundle, ``unpack``)."""
     math_library.load(libraries, shared=form == loaded_code.SHARED, vectors=vectors)
+    if path is not None:
+        return SharedObject.at(path)
     return loaded_code.load(code, form, level)
 
 
@@ -77,24 +82,17 @@ def find(key: str, level: int) -> Code | None:
     form, libraries = meta.get(loaded_code.FORMAT), meta.get("libraries")
     if form not in loaded_code.FORMATS or not isinstance(libraries, list):
         return None
-    libraries = [str(name) for name in libraries]
-    vectors = meta.get("vectors") is not False
+    path = None
+    if meta.get(IN_FILE) is True:
+        path = object_cache.installed_file(key + _SHARED_OBJECT)
+        if path is None or form != loaded_code.SHARED:
+            return None
     try:
-        if meta.get(IN_FILE) is True:
-            path = object_cache.installed_file(key + _SHARED_OBJECT)
-            if path is None or form != loaded_code.SHARED:
-                return None
-            math_library.load(libraries, shared=True, vectors=vectors)
-            holder: Code = SharedObject.at(path)
-        else:
-            holder = load(code, str(form), libraries, level, vectors)
+        holder = load(code, str(form), [str(name) for name in libraries], level, meta.get("vectors") is not False, path)
     except (OSError, RuntimeError, ValueError):
         return None
     _loaded[key] = holder
     return holder
-
-
-_SHARED_OBJECT = ".so"
 
 
 def unpack(directory: Path) -> int:

@@ -79,11 +79,10 @@ class CpuExecutable(Executable):
     def __init__(self, steps: Sequence[Step], n_params: int, constants: list[np.ndarray],
                  output_slots: list[tuple[str, int]], output_shapes: list[Shape], temp_shapes: list[Shape],
                  dims: Sequence[int] = (), runs: _Runs | None = None, allocators: Allocators | None = None,
-                 splitting: bool | None = None, bound: tuple[ShapeGenericExecutable, tuple[int, ...]] | None = None
-                 ) -> None:
+                 splitting: bool | None = None, bound: ShapeGenericExecutable | None = None) -> None:
         self.steps = tuple(steps)
-        #: The shape-generic executable this one binds and its sized steps' extents: its
-        #: plan is that one's, with these extents (``ShapeGenericExecutable.plan_words``).
+        #: The shape-generic executable this one binds: its plan is that one's, with its
+        #: own steps' ranges (``ShapeGenericExecutable.plan_words``).
         self._bound = bound
         self._runs = runs or _Runs(steps)
         #: What a sequence of executables is merged from (``sequence.py``): the buffers'
@@ -132,14 +131,14 @@ class CpuExecutable(Executable):
     def _read_addresses(self) -> None:
         """The plan ``_entry.run`` follows, with the kernels' addresses of now (full code
         replaces first-tier code between runs): per step the address, the range, the
-        number of buffers, of dims (none yet) and the buffers' table indices."""
+        number of buffers, of dims (none yet) and the buffers' table indices; a binding's
+        from its shape-generic executable's, made once (:func:`plan_words`)."""
         self._generation = tiering.generation
         if self._bound is not None:
-            template, extents = self._bound
-            words, positions = template.plan_words()
+            words, sized = self._bound.plan_words()
             words = list(words)
-            for position, extent in zip(positions, extents):
-                words[position] = extent
+            for position, i in sized:
+                words[position] = cast(int, self.steps[i].segment.extent)
         else:
             words = plan_words(self.steps)
         self._plan = struct.pack(f"<{len(words)}Q", *words)
@@ -242,7 +241,7 @@ class ShapeGenericExecutable(Executable):
         self._static_splitting = parallel.worth_splitting(
             [s.segment for i, s in enumerate(self.steps) if i not in self._sized_steps])
         self._evaluate: Callable[[Sequence[int]], tuple[list[int], tuple]] | None = None
-        self._words: tuple[int, list[int], list[int]] | None = None
+        self._words: tuple[int, list[int], list[tuple[int, int]]] | None = None
 
     @property
     def kernels(self) -> list[CompiledKernel]:
@@ -285,16 +284,16 @@ class ShapeGenericExecutable(Executable):
                 made[i] = allocator(shape.dims, shape.dtype)
         splitting = self._static_splitting or parallel.worth_splitting([steps[i].segment for i in self._sized_steps])
         n_params, constants, slots = self._args
-        extents = tuple(cast(int, steps[i].segment.extent) for i in self._sized_steps)
         executable = CpuExecutable(steps, n_params, constants, slots, outputs, temps, table, self._runs,
-                                   cast(Allocators, allocators), splitting, (self, extents))
+                                   cast(Allocators, allocators), splitting, self)
         executable.from_disk = self.from_disk
         return executable
 
-    def plan_words(self) -> tuple[list[int], list[int]]:
+    def plan_words(self) -> tuple[list[int], list[tuple[int, int]]]:
         """The plan words of its steps (:func:`plan_words`) with the kernels' addresses of
-        now, and where each sized step's range goes in them, which a binding fills in:
-        made once per generation of code (``tiering.generation``), not at each binding."""
+        now, and for each sized step where its range goes in them and its index, which a
+        binding fills in: made once per generation of code (``tiering.generation``), not
+        at each binding."""
         words = self._words
         if words is None or words[0] != tiering.generation:
             sized = set(self._sized_steps)
@@ -302,7 +301,7 @@ class ShapeGenericExecutable(Executable):
             positions, at = [], 0
             for i, step in enumerate(self.steps):
                 if i in sized:
-                    positions.append(at + 2)
+                    positions.append((at + 2, i))
                 at += 6 + len(step.buffers) + len(step.dims) + len(step.imports)
             words = self._words = (tiering.generation, made, positions)
         return words[1], words[2]
