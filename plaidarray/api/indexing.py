@@ -196,6 +196,70 @@ def integer_index(x: Array, ints: tuple[int, ...]) -> Array | None:
     return wrap(derive("reshape", (window,), plan.drop, plan.dropped))
 
 
+def window_index(x: Array, key: Any) -> Array | None:
+    """``x[key]`` for a key of Python ints and unit-step slices with int or None bounds
+    (``x[i:j]``, ``x[i:i + 1, :]``: a loop's windows, whose starts are new at each step),
+    recorded as ``getitem`` records it (a ``dynamic_slice`` at run-time starts, then a
+    ``reshape`` dropping the int-indexed axes where there are any) from attributes and
+    shapes kept per shape, dtype and window (``_SLICES``); None where ``getitem``'s rules
+    decide: other keys, whole axes only, an empty array, an int out of range, a node past
+    the pending bound."""
+    parts = key if type(key) is tuple else (key,)
+    node = x._node
+    shape = node.shape
+    dims = shape.dims
+    if len(parts) > len(dims) or max(node.depth, 0) + 2 > node_module.MAX_PENDING > 0:
+        return None
+    starts = [0] * len(dims)
+    counts = list(dims)
+    kept = [True] * len(dims)
+    for axis, k in enumerate(parts):
+        n = dims[axis]
+        if type(k) is int:
+            if not -n <= k < n:
+                return None
+            starts[axis], counts[axis], kept[axis] = k % n, 1, False
+        elif (type(k) is slice and (k.step is None or (type(k.step) is int and k.step == 1))
+              and type(k.start) in _BOUNDS and type(k.stop) in _BOUNDS):
+            start, stop, _ = k.indices(n)
+            starts[axis], counts[axis] = start, max(stop - start, 0)
+        else:
+            return None
+    window = tuple(counts)
+    if window == dims and all(kept):
+        return None
+    plan_key = (dims, shape.dtype, window, tuple(kept))
+    plan = _SLICES.get(plan_key)
+    if plan is None:
+        if not math.prod(dims):
+            return None
+        if len(_SLICES) >= _WINDOWS_MAX:
+            _SLICES.clear()
+        plan = _SLICES[plan_key] = _slice_plan(shape, window, kept)
+    sizes, sliced, drop, dropped = plan
+    out = derive("dynamic_slice", (node, *map(_index_node, starts)), sizes, sliced)
+    return wrap(out if drop is None else derive("reshape", (out,), drop, dropped))
+
+
+#: A slice bound the window path takes as it is.
+_BOUNDS = (int, type(None))
+
+#: ``window_index``'s plans by (dims, dtype, window sizes, kept axes), bounded as ``_WINDOWS``.
+_SLICES: dict[tuple, tuple] = {}
+
+
+def _slice_plan(shape: Shape, window: tuple[int, ...], kept: list[bool]) -> tuple:
+    """The ``dynamic_slice`` attributes and shape of ``window`` of an array of ``shape``,
+    and the ``reshape`` that drops the axes not ``kept`` (None where there are none)."""
+    sizes = {"slice_sizes": window}
+    sliced = OPS["dynamic_slice"].infer([shape] + [_INDEX_SHAPE] * len(shape.dims), sizes)
+    dims = tuple(n for n, keep in zip(window, kept) if keep)
+    if dims == sliced.dims:
+        return sizes, sliced, None, None
+    drop = {"dims": dims}
+    return sizes, sliced, drop, OPS["reshape"].infer([sliced], drop)
+
+
 def integer_update(x: Array, ints: tuple[int, ...], value: bool | int | float) -> Array | None:
     """``x[i, j, ...] = value`` for Python ints and a Python scalar, recorded as
     ``setitem`` records it (the scalar as a run-time value of ``x``'s dtype, broadcast to

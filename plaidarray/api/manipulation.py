@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Sequence
 
@@ -104,12 +105,42 @@ def concat(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int | None =
     """One op over all ``arrays``, or, when their first ones are those of a recent
     concatenation, that result and the rest (``extended.py``)."""
     arrays = [check_array(a, "concat") for a in arrays]
+    alike = _alike_along(arrays, axis)
+    if alike is not None:
+        return extended.extend(("concat", alike, arrays[0].dtype), arrays, functools.partial(_alike_joined, alike))
     along, dtype = _concat_checked(arrays, axis)
 
     def build(earlier: Array | None, rest: Sequence[Array]) -> Array:
         return _joined(rest)([] if earlier is None else [earlier], list(rest), along, dtype)
 
     return extended.extend(("concat", along, dtype), arrays, build)
+
+
+def _alike_joined(along: int, earlier: Array | None, rest: Sequence[Array]) -> Array:
+    """``concat``'s join of arrays alike off ``along`` (``_alike_along``)."""
+    return _concatenate([] if earlier is None else [earlier], list(rest), along)
+
+
+def _alike_along(arrays: list[Array], axis: int | None) -> int | None:
+    """The axis of a concatenation that needs no check, conversion or planning, None for
+    any other: at most ``_WIDE_COUNT`` arrays of one dtype and rank whose sizes agree
+    off an int ``axis`` (a loop's ``concat([h, row])``, whose sizes change at each step,
+    records one op without keying a signature)."""
+    if type(axis) is not int or not 0 < len(arrays) <= _WIDE_COUNT:
+        return None
+    shape = arrays[0]._node.shape
+    dims, dtype = shape.dims, shape.dtype
+    ndim = len(dims)
+    if not -ndim <= axis < ndim:
+        return None
+    along = axis % ndim
+    before, after = dims[:along], dims[along + 1:]
+    for a in arrays:
+        other = a._node.shape
+        if (other.dtype != dtype or len(other.dims) != ndim or other.dims[:along] != before
+                or other.dims[along + 1:] != after):
+            return None
+    return along
 
 
 @kept

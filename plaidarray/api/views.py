@@ -275,14 +275,24 @@ class Diagonal(Step):
 def getitem(x: Array, key: Any) -> Array:
     """``x[key]``: a view for basic indexing, as in NumPy, except where NumPy gives a
     scalar (an int for every axis, no ``...``); a copy otherwise. Python ints alone, the
-    key of a loop over rows or elements, are recorded without planning
-    (``indexing.integer_index``); other keys replay what their first calls recorded."""
-    ints = (key,) if type(key) is int else key if type(key) is tuple and indexing.all_ints(key) else None
-    if ints and type(x) is Array:
-        out = indexing.integer_index(x, ints)
-        if out is not None:
-            return out if len(ints) == len(x._node.shape.dims) else attach(x, out, Index(key), None)
+    key of a loop over rows or elements, and unit-step windows, whose starts change
+    along a loop, are recorded without planning (``indexing.integer_index``,
+    ``indexing.window_index``); other keys replay what their first calls recorded."""
+    if type(x) is Array:
+        ints = (key,) if type(key) is int else key if type(key) is tuple and indexing.all_ints(key) else None
+        if ints:
+            out = indexing.integer_index(x, ints)
+            if out is not None:
+                return out if len(ints) == len(x._node.shape.dims) else attach(x, out, Index(key), None)
+        elif type(key) in _WINDOW_KEYS:
+            out = indexing.window_index(x, key)
+            if out is not None:
+                return attach(x, out, Index(key), None)
     return _getitem(x, key)
+
+
+#: Keys ``indexing.window_index`` may take (of slices, or a tuple of ints and slices).
+_WINDOW_KEYS = (slice, tuple)
 
 
 @recorded

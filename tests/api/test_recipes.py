@@ -20,7 +20,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import plaidarray as xp
-from plaidarray.api import indexing, recipes, views
+from plaidarray.api import indexing, manipulation, recipes, views
 from plaidarray.trace import node as node_module
 from plaidarray.trace.to_hlo import walk_pending
 from plaidarray.trace.views import ViewOf
@@ -129,6 +129,33 @@ def test_concat_and_stack(shape, dtypes, axis, data):
     code = _by_code(fn, (arrays(),), kwargs)
     for _ in range(3):
         assert _outcome(fn, (arrays(),), kwargs) == code
+
+
+@given(shape=st.lists(st.integers(0, 4), min_size=1, max_size=3).map(tuple), dtype=st.sampled_from(DTYPES[:4]),
+       axis=st.integers(-4, 3), count=st.integers(1, 4), data=st.data())
+def test_alike_concatenations(shape, dtype, axis, count, data):
+    """Arrays of one dtype and rank alike off the axis are joined without the checks'
+    and the recipe's tables (``manipulation._alike_along``), as the rules join them;
+    a last array of another dtype, rank or size on any axis, or an axis out of range,
+    as the rules say."""
+    sizes = [data.draw(st.integers(0, 3)) for _ in range(count)]
+
+    def arrays(last, off=None):
+        out = [_array(tuple(n if d == axis % len(shape) else s for d, s in enumerate(shape)), dtype, i)
+               for i, n in enumerate(sizes)]
+        if last == "dtype":
+            out[-1] = xp.astype(out[-1], xp.float32 if dtype != np.float32 else xp.int64)
+        elif last == "rank":
+            out[-1] = out[-1][None]
+        elif last == "size":
+            out[-1] = _array(tuple(s + (d == off) for d, s in enumerate(out[-1].shape)), dtype)
+        return out
+
+    for case in [("alike",), ("dtype",), ("rank",), *(("size", off) for off in range(len(shape)))]:
+        with mock.patch.object(manipulation, "_alike_along", lambda *_: None):
+            rules = _by_code(xp.concat, (arrays(*case),), {"axis": axis})
+        for _ in range(2):
+            assert _outcome(xp.concat, (arrays(*case),), {"axis": axis}) == rules, case
 
 
 @given(shape=shapes, dtype=st.sampled_from(DTYPES), axis=st.one_of(st.none(), st.integers(-4, 3)),
@@ -268,6 +295,32 @@ def test_integer_updates_write_in_place():
     want = np.repeat(np.arange(5.0)[:, None], 3, axis=1)
     want[:, 2] = -1
     np.testing.assert_array_equal(np.asarray(x), want)
+
+
+@given(shape=st.lists(st.integers(0, 5), min_size=1, max_size=3).map(tuple), dtype=st.sampled_from(DTYPES),
+       data=st.data())
+def test_window_keys(shape, dtype, data):
+    """``x[i:j]``, ``x[i, j:k]``...: ints and unit-step slices, recorded without planning
+    (``indexing.window_index``) as ``getitem``'s rules record them (a view of the same
+    base by the same step); bounds past either end, empty windows and arrays, ints out
+    of range."""
+    x = _array(shape, dtype)
+    if data.draw(st.booleans(), label="pending"):
+        x = x * 2.0 if x.dtype.kind == "f" else x
+    bound = st.one_of(st.none(), st.integers(-7, 7))
+    part = st.one_of(st.integers(-6, 6), st.builds(slice, bound, bound, st.sampled_from([None, 1])))
+    parts = data.draw(st.lists(part, min_size=1, max_size=len(shape) + 1))
+    for key in (tuple(parts), parts[0]):
+        assert _outcome(views.getitem, (x, key), {}) == _by_code(views._getitem, (x, key), {})
+
+
+def test_window_keys_past_the_pending_bound(monkeypatch):
+    monkeypatch.setattr(node_module, "MAX_PENDING", 4)
+    x = xp.asarray(np.arange(12.0).reshape(3, 4))
+    for _ in range(3):
+        x = x + 1.0
+    assert indexing.window_index(x, (slice(1, 3),)) is None  # getitem's rules decide where to cut
+    np.testing.assert_array_equal(np.asarray(x[1:3, 1]), np.array([5.0, 9.0]) + 3)
 
 
 def test_integer_keys_past_the_pending_bound(monkeypatch):
