@@ -71,6 +71,7 @@ def forget() -> None:
     meets its ops as a new program would)."""
     _BOUND.clear()
     _TEMPLATES.clear()
+    _GENERIC.clear()
     _PER_SHAPE.clear()
     _PLANS.clear()
 
@@ -425,14 +426,45 @@ def _template(signature: tuple, attrs: dict, shape: Shape, backend: Backend, in_
     (every size 0 or 1) or its op takes none (then per shape from now on)."""
     rows, outputs, sources = _single_op(signature, attrs, shape)
     shape_key, values, sizes = dynamic.generalize(rows)
+    alias = (shape_key, outputs, in_place, backend.cache_tag, _size_classes(values))
+    found = _GENERIC.get(alias)
+    if found is not None:
+        return found[0], rows, found[1]
+    template, pattern = _generic_template(rows, outputs, sources, shape_key, values, sizes, backend, in_place)
+    if len(_GENERIC) >= KEPT_BOUND:
+        _GENERIC.clear()
+    _GENERIC[alias] = template, pattern
+    return template, rows, pattern
+
+
+#: ``_template``'s answers by the single-op graph's structure and which of its sizes are
+#: equal, 0 or 1 (``_size_classes``), which decide its template and pattern: an op met
+#: again at new sizes (each length of a script's windows, signals, batches) is bound to
+#: the template it met before without generalising, tying and looking up again (60 us an
+#: op). Emptied at ``KEPT_BOUND``.
+_GENERIC: dict[Hashable, tuple[Executable | None, dynamic.Pattern | None]] = {}
+
+
+def _size_classes(values: tuple[int, ...]) -> tuple[int, ...]:
+    """``values`` with 0 and 1 kept and each other value numbered by its first position:
+    what a pattern (``Pattern.every_size``) and the ties it takes (``dynamic.ties``, which
+    tie equal values only) depend on."""
+    numbers: dict[int, int] = {}
+    return tuple(v if v < 2 else numbers.setdefault(v, len(numbers) + 2) for v in values)
+
+
+def _generic_template(rows: tuple, outputs: tuple[int, ...], sources: list, shape_key: tuple,
+                      values: tuple[int, ...], sizes: tuple[bool, ...], backend: Backend, in_place: bool
+                      ) -> tuple[Executable | None, dynamic.Pattern | None]:
+    """``_template``'s answer, found: the template and pattern, (None, None) for none."""
     donated = _DONATED[in_place]
     structure = dynamic.canonical((shape_key, outputs, donated, backend.cache_tag))
     if structure in _PER_SHAPE or not backend.compiler.shape_generic or \
             dynamic.has_op(rows, backend.compiler.per_shape_ops):
-        return None, rows, None
+        return None, None
     pattern = dynamic.Pattern.every_size(values, sizes, dynamic.ties(rows, values), frozenset())
     if not pattern.n_symbols:
-        return None, rows, None
+        return None, None
     generic_key = ("op-kernel", structure, pattern.code_key)  # the code, whatever sizes it met first
     template = EXECUTABLES.lookup(generic_key)
     if template is None:
@@ -443,8 +475,8 @@ def _template(signature: tuple, attrs: dict, shape: Shape, backend: Backend, in_
                                        lambda: _compile(backend, comp, pattern.n_symbols, structure_key, donated))
         except (NotShapeGeneric, TypeError):  # a size its shape rule or lowering needs as a number
             _PER_SHAPE.add(structure)
-            return None, rows, None
-    return template, rows, pattern
+            return None, None
+    return template, pattern
 
 
 def _static_kernel(rows: tuple, attrs: dict, shape: Shape, backend: Backend, in_place: bool) -> Executable:

@@ -317,3 +317,28 @@ def test_qr_of_a_tall_matrix_compiles_per_shape(op_by_op):
                                    rtol=1e-9)
     after = xp.cache_info()
     assert after.compiles + after.disk_hits - before.compiles - before.disk_hits >= 3
+
+
+def test_op_kernels_met_at_new_sizes_bind_the_templates_found_before(op_by_op, monkeypatch):
+    """A graph run on op kernels bound per size (one with a transform: its code is per
+    length) finds each op's template at a new size by the op's structure and which of its
+    sizes are equal, 0 or 1 (``baseline._size_classes``), without tying its sizes again;
+    the results as NumPy's."""
+    from plaidarray.trace import baseline, dynamic
+
+    data = np.random.default_rng(5).standard_normal(600)
+    x = xp.asarray(data)
+
+    def step(n: int) -> float:
+        return float(xp.sum(xp.abs(xp.fft.rfft(x[:n] * 2.0))))
+
+    for n in (64, 66):
+        step(n)
+    tied = []
+    original = dynamic.ties
+    monkeypatch.setattr(dynamic, "ties", lambda *args: tied.append(args) or original(*args))
+    for n in range(68, 200, 6):
+        value = step(n)
+        assert value == pytest.approx(np.sum(np.abs(np.fft.rfft(data[:n] * 2.0))), rel=1e-12)
+    assert not tied
+    assert baseline._size_classes((5, 1, 7, 5, 0, 7, 2)) == (2, 1, 3, 2, 0, 3, 4)

@@ -66,13 +66,12 @@ def table_size(n: int) -> int:
 def twiddles(n: int, sign: int) -> np.ndarray:
     """The twiddle table of the n-point transform with ``exp(sign 2 pi i ...)`` (complex128;
     one unused element when no stage needs twiddles, so that it is never empty)."""
-    parts = [np.ones(1, np.complex128)]
-    for st in stages(n):
-        if st.m > 1:
-            # w_l^(p k) with l = n / s is w_n^(s p k).
-            turns = st.s * np.arange(st.m)[:, None] * np.arange(1, st.radix)[None, :]
-            parts.append(unit(turns.reshape(-1) % n, n, sign))
-    return np.concatenate(parts[1:]) if len(parts) > 1 else parts[0]
+    # w_l^(p k) with l = n / s is w_n^(s p k); every stage's turns in one call of the
+    # elementwise ``unit`` (a call costs tens of microseconds whatever its length, and a
+    # script's transforms of many lengths each make a table).
+    turns = [(st.s * np.arange(st.m)[:, None] * np.arange(1, st.radix)[None, :]).reshape(-1)
+             for st in stages(n) if st.m > 1]
+    return unit(np.concatenate(turns) % n, n, sign) if turns else np.ones(1, np.complex128)
 
 
 def real_table_size(n: int) -> int:
