@@ -123,10 +123,10 @@ def _alike_joined(along: int, earlier: Array | None, rest: Sequence[Array]) -> A
 
 def _alike_along(arrays: list[Array], axis: int | None) -> int | None:
     """The axis of a concatenation that needs no check, conversion or planning, None for
-    any other: at most ``_WIDE_COUNT`` arrays of one dtype and rank whose sizes agree
-    off an int ``axis`` (a loop's ``concat([h, row])``, whose sizes change at each step,
-    records one op without keying a signature)."""
-    if type(axis) is not int or not 0 < len(arrays) <= _WIDE_COUNT:
+    any other: arrays of one dtype and rank whose sizes agree off an int ``axis`` (a
+    loop's ``concat([h, row])``, whose sizes change at each step, records one op
+    without keying a signature)."""
+    if type(axis) is not int or not arrays:
         return None
     shape = arrays[0]._node.shape
     dims, dtype = shape.dims, shape.dtype
@@ -231,12 +231,39 @@ def stack(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int = 0) -> A
     """A concatenation of ``arrays`` each given an axis, which may extend a recent one
     (``extended.py``)."""
     arrays = [check_array(a, "stack") for a in arrays]
+    alike = _alike_stack(arrays, axis)
+    if alike is not None:
+        return extended.extend(("stack", alike, arrays[0].dtype), arrays, functools.partial(_alike_stacked, alike))
     axis, dtype = _stack_checked(arrays, axis)
 
     def build(earlier: Array | None, rest: Sequence[Array]) -> Array:
         return _joined(rest, _stacked)([] if earlier is None else [earlier], list(rest), axis, dtype)
 
     return extended.extend(("stack", axis, dtype), arrays, build)
+
+
+def _alike_stack(arrays: list[Array], axis: int) -> int | None:
+    """The new axis of a stack that needs no check, conversion or planning (counted from
+    the front), None for any other: arrays of one shape and dtype, an int ``axis`` in
+    range (``_alike_along``'s counterpart)."""
+    if type(axis) is not int or not arrays:
+        return None
+    shape = arrays[0]._node.shape
+    rank = len(shape.dims) + 1
+    if not -rank <= axis < rank:
+        return None
+    for a in arrays:
+        other = a._node.shape
+        if other.dtype != shape.dtype or other.dims != shape.dims:
+            return None
+    return axis % rank
+
+
+def _alike_stacked(axis: int, earlier: Array | None, rest: Sequence[Array]) -> Array:
+    """``stack``'s join of arrays of one shape and dtype (``_alike_stack``): each given its
+    unit axis by a reshape, as ``expand_dims`` records it, without making it a view."""
+    parts = [graph.reshape(a, (*a.shape[:axis], 1, *a.shape[axis:])) for a in rest]
+    return _concatenate([] if earlier is None else [earlier], parts, axis)
 
 
 @kept

@@ -132,7 +132,7 @@ def test_concat_and_stack(shape, dtypes, axis, data):
 
 
 @given(shape=st.lists(st.integers(0, 4), min_size=1, max_size=3).map(tuple), dtype=st.sampled_from(DTYPES[:4]),
-       axis=st.integers(-4, 3), count=st.integers(1, 4), data=st.data())
+       axis=st.integers(-4, 3), count=st.integers(1, 11), data=st.data())
 def test_alike_concatenations(shape, dtype, axis, count, data):
     """Arrays of one dtype and rank alike off the axis are joined without the checks'
     and the recipe's tables (``manipulation._alike_along``), as the rules join them;
@@ -156,6 +156,26 @@ def test_alike_concatenations(shape, dtype, axis, count, data):
             rules = _by_code(xp.concat, (arrays(*case),), {"axis": axis})
         for _ in range(2):
             assert _outcome(xp.concat, (arrays(*case),), {"axis": axis}) == rules, case
+
+
+@given(shape=shapes, dtype=st.sampled_from(DTYPES[:4]), axis=st.integers(-5, 4), count=st.integers(1, 11))
+def test_alike_stacks(shape, dtype, axis, count):
+    """Arrays of one shape and dtype are stacked without the checks' and the recipe's
+    tables (``manipulation._alike_stack``), as the rules stack them; a last array of
+    another dtype or shape, or an axis out of range, as the rules say."""
+    def arrays(last):
+        out = [_array(shape, dtype, i) for i in range(count)]
+        if last == "dtype":
+            out[-1] = xp.astype(out[-1], xp.float32 if dtype != np.float32 else xp.int64)
+        elif last == "shape":
+            out[-1] = _array((*shape, 1), dtype)
+        return out
+
+    for last in ("alike", "dtype", "shape"):
+        with mock.patch.object(manipulation, "_alike_stack", lambda *_: None):
+            rules = _by_code(xp.stack, (arrays(last),), {"axis": axis})
+        for _ in range(2):
+            assert _outcome(xp.stack, (arrays(last),), {"axis": axis}) == rules, last
 
 
 @given(shape=shapes, dtype=st.sampled_from(DTYPES), axis=st.one_of(st.none(), st.integers(-4, 3)),
