@@ -253,8 +253,8 @@ class ShapeGenericExecutable(Executable):
     def _evaluator(self) -> Callable[[Sequence[int]], tuple[list[int], tuple]]:
         """What a binding evaluates, in one function of the run-time sizes
         (``symbolic.evaluator``): the limits, each sized step's range and work, then each
-        sized buffer's dims. Made at the first binding (a compile of its own; many
-        templates loaded are bound once)."""
+        sized buffer's dims. Made at the first binding; it compiles its code only once
+        bound often (``symbolic.COMPILE_AFTER``: many templates loaded are bound once)."""
         sized_shapes = [group[i] for group, sized in ((self._output_shapes, self._sized_outputs),
                                                       (self._temp_shapes, self._sized_temps)) for i in sized]
         self._evaluate = evaluator(self.derived, [

@@ -168,6 +168,9 @@ class _Table:
         self._temps_start = self.outputs_start + len(results)
         self._slots: dict[int, int] = {}
         self._free: dict[Dim, list[int]] = {}
+        #: Bytes by (dims, itemsize): a sequence's values share a few shapes, and a
+        #: product of run-time sizes is a polynomial made anew at each ask.
+        self._bytes: dict[tuple, Dim] = {}
 
     def slot(self, value: int) -> int:
         if value < self._defined:  # a parameter, or a constant of the sequence's own
@@ -184,7 +187,10 @@ class _Table:
 
     def scratch(self, shape: Shape) -> int:
         """A temporary's slot for ``shape``: a released one of as many bytes, else a new one."""
-        nbytes = shape.size * shape.dtype.itemsize
+        key = (shape.dims, shape.dtype.itemsize)
+        nbytes = self._bytes.get(key)
+        if nbytes is None:
+            nbytes = self._bytes[key] = shape.size * shape.dtype.itemsize
         free = self._free.get(nbytes)
         if free:
             return free.pop()

@@ -1,12 +1,13 @@
 """Run-time sizes (``hlo/symbolic.py``): the polynomials a shape-generic executable is
-bound with, evaluated term by term and by the compiled evaluator alike."""
+bound with, evaluated term by term and by the evaluator alike, walked or compiled."""
 
 from __future__ import annotations
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from plaidarray.hlo.symbolic import Sym, evaluate, evaluator
+from plaidarray.hlo import symbolic
+from plaidarray.hlo.symbolic import COMPILE_AFTER, Sym, evaluate, evaluator
 
 SYMBOLS = [Sym(i, 4 + i) for i in range(3)]
 
@@ -36,9 +37,23 @@ def test_the_evaluator_computes_what_evaluate_does(values, derived, targets, dat
         table.append(evaluate(d, table))
     every = SYMBOLS + [Sym(3 + j, 1) for j in range(len(derived))]
     targets = [t + data.draw(st.sampled_from(every)) for t in targets]
-    got_table, got = evaluator(derived_in_table, targets)(values)
-    assert got_table == table
-    assert list(got) == [evaluate(t, table) for t in targets]
+    evaluate_sizes = evaluator(derived_in_table, targets)
+    for _ in range(COMPILE_AFTER + 1):  # walked, then compiled
+        got_table, got = evaluate_sizes(values)
+        assert got_table == table
+        assert list(got) == [evaluate(t, table) for t in targets]
+
+
+def test_an_evaluator_compiles_only_once_called_often(monkeypatch):
+    """A binding that happens once or twice (most executables a script meets) walks the
+    polynomials; the ``COMPILE_AFTER``-th call compiles them, once."""
+    compiled = []
+    original = symbolic._compiled
+    monkeypatch.setattr(symbolic, "_compiled", lambda *args: compiled.append(args) or original(*args))
+    evaluate_sizes = evaluator([Sym(0, 2) * Sym(1, 3)], [Sym(2, 6) + 1])
+    for k in range(1, 3 * COMPILE_AFTER):
+        assert evaluate_sizes([k, 2]) == ([k, 2, 2 * k], (2 * k + 1,))
+        assert len(compiled) == (k >= COMPILE_AFTER)
 
 
 def test_an_evaluator_of_constants_and_of_nothing():
