@@ -16,10 +16,11 @@ import numpy as np
 from .. import dtypes as dt
 from ..hlo.opdef import OPS
 from ..trace.array import Array
+from ..trace import node as node_module
 from ..trace.node import Node, derive
 from ..trace.views import view
-from .graph import (SCALAR_KINDS, Scalar, check_array, check_category, convert, op, operands, python_scalar,
-                    scalar_like, scalar_operand, wrap)
+from .graph import (SCALAR_KINDS, Scalar, broadcast_node, check_array, check_category, convert, op, operands,
+                    python_scalar, scalar_like, scalar_operand, wrap)
 from .recipes import recorded
 from .views import Part
 
@@ -97,6 +98,10 @@ def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array]
                 n2 = y2._node
                 if n1.shape == n2.shape and n1.shape.dtype in accepted and not (n1.weak or n2.weak):
                     return decompose(y1, y2) if on_nodes is None else on_nodes(n1, n2)
+                if on_nodes is not None and n1.shape.dtype in accepted:
+                    pair = with_a_0d_operand(n1, n2)
+                    if pair is not None:
+                        return on_nodes(*pair)
             elif (t2 is float or t2 is int) and not n1.weak and n1.shape.dtype in accepted \
                     and n1.shape.dtype.kind in SCALAR_KINDS[t2]:
                 if on_nodes is not None:
@@ -112,6 +117,19 @@ def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array]
 
     fn.__doc__ = f"Element-wise {name} with broadcasting and type promotion (spec: {category} inputs)."
     _export(name, fn)
+
+
+def with_a_0d_operand(n1: Node, n2: Node) -> tuple[Node, Node] | None:
+    """The operands of an op of an array and a 0-d array of its dtype (``x - mean(x)``,
+    ``x / norm``), the 0-d one broadcast as the general rules broadcast it, without them
+    (a loop over new sizes keys no signature); None for any other pair, and where the
+    broadcast would be deeper than the pending bound (the rules decide where to cut)."""
+    s1, s2 = n1.shape, n2.shape
+    if s1.dtype != s2.dtype or n1.weak or n2.weak or bool(s1.dims) == bool(s2.dims):
+        return None
+    if s2.dims:
+        return None if n1.depth + 1 > node_module.MAX_PENDING > 0 else (broadcast_node(n1, s2), n2)
+    return None if n2.depth + 1 > node_module.MAX_PENDING > 0 else (n1, broadcast_node(n2, s1))
 
 
 def _all_weak(x1: object, x2: object) -> bool:

@@ -20,7 +20,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import plaidarray as xp
-from plaidarray.api import indexing, manipulation, recipes, views
+from plaidarray.api import elementwise, indexing, manipulation, recipes, views
 from plaidarray.trace import node as node_module
 from plaidarray.trace.to_hlo import walk_pending
 from plaidarray.trace.views import ViewOf
@@ -414,6 +414,36 @@ def test_promotion_and_broadcasting(shapes, dtypes, scalar, data):
                                       "equal", "logaddexp", "pow"]))
     check_replays(getattr(xp, name), a, b, cached=False)
     check_replays(xp.where, _array(shapes[2][-2:], "bool", 2), a, b, cached=False)
+
+
+@given(shape=shapes, dtypes=st.tuples(*(st.sampled_from(DTYPES) for _ in range(2))), pending=st.booleans())
+def test_an_array_with_a_0d_array(shape, dtypes, pending):
+    """An array with a 0-d array of its dtype (``x - mean(x)``), either first, is
+    broadcast without the general rules (``elementwise.with_a_0d_operand``) as they
+    broadcast it; other dtypes, categories an op refuses, two 0-d arrays, as the rules say."""
+    x = _array(shape, dtypes[0])
+    y = _array((), dtypes[1], 1)
+    if pending and y.dtype.kind in "iuf":
+        y = -y
+    for name in ("add", "subtract", "multiply", "divide", "maximum", "less", "bitwise_and", "atan2", "logical_or"):
+        fn = getattr(xp, name)
+        for args in ((x, y), (y, x)):
+            with mock.patch.object(elementwise, "with_a_0d_operand", lambda *_: None):
+                rules = _by_code(fn, args, {})
+            for _ in range(2):
+                assert _outcome(fn, args, {}) == rules, name
+
+
+def test_a_0d_operand_past_the_pending_bound(monkeypatch):
+    monkeypatch.setattr(node_module, "MAX_PENDING", 4)
+    x = xp.asarray(np.arange(6.0))
+    m = xp.mean(x)
+    for _ in range(2):
+        m = m + 1.0  # 4 pending ops: the broadcast would be the fifth
+    assert m._node.depth == 4
+    assert elementwise.with_a_0d_operand(x._node, m._node) is None  # the rules decide where to cut
+    assert elementwise.with_a_0d_operand(m._node, x._node) is None
+    np.testing.assert_array_equal(np.asarray(x - m), np.arange(6.0) - 4.5)
 
 
 @given(shape=shapes, dtype=st.sampled_from(DTYPES),
