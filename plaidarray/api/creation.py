@@ -232,8 +232,12 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     # in int64 for bool (whose iota would wrap), else in the dtype itself.
     compute = dt.default_float if target.kind in "fc" else dt.int64 if target.kind == "b" else target
     ramp = op("iota", dims=(n,), iota_dimension=0, dtype=compute)
-    # start +/- i * |step|: every constant is representable even in unsigned dtypes.
-    offsets = op("multiply", ramp, graph.full((n,), abs(step), compute))
+    # start +/- i * |step|: every constant is representable even in unsigned dtypes. A
+    # unit step and a zero start (``arange(n)``, the common call) leave the ramp as it is:
+    # i * 1 and 0 + i are i exactly (+0.0 at i = 0 either way).
+    offsets = ramp if abs(step) == 1 else op("multiply", ramp, graph.full((n,), abs(step), compute))
+    if start == 0 and step > 0:
+        return convert(offsets, target)
     values = op("add" if step > 0 else "subtract", graph.full((n,), start, compute), offsets)
     return convert(values, target)
 
