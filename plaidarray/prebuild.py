@@ -9,7 +9,9 @@ uses, run op by op with the persistent cache pointed at ``directory``, which the
 their kernels (full code, optimised), the vector math library and the code's bundles. The
 persistent cache reads that directory, inside the installed package, before the user's own
 (``object_cache.installed_directory``); after the build each bundle's shared object there
-becomes a file of its own, loaded where it is (``bundles.unpack``). Kernels are keyed like any compiled code (the HLO,
+becomes a file of its own, loaded where it is (``bundles.unpack``), and a stamp of the
+sources they were built from lets a process take their digest without reading them
+(``sources.py``). Kernels are keyed like any compiled code (the HLO,
 the host CPU, the versions of LLVM and of plaidarray's sources): built on the machine that
 installs, they serve it; a copy of the package on another CPU, or sources edited since,
 simply miss, and the kernels missed are compiled on first use and kept in the user's cache.
@@ -35,7 +37,7 @@ from typing import Any
 import numpy as np
 
 from . import config
-from .backend.llvm_cpu import bundles, object_cache
+from .backend.llvm_cpu import bundles, object_cache, sources
 
 #: The environment of the build: every read runs op by op (no fused compile), kernels are
 #: built in their full code at once (no first tier), and in this process, none of them
@@ -345,7 +347,8 @@ def main(argv: list[str] | None = None) -> int:
     part_option = next((a for a in args if a.startswith("--part=")), None)
     if part_option is None:
         directory.mkdir(mode=0o755, parents=True, exist_ok=True)
-        for entry in [*directory.glob("*" + object_cache.SUFFIX), *directory.glob("*.so")]:  # an earlier build's
+        for entry in [*directory.glob("*" + object_cache.SUFFIX), *directory.glob("*.so"),
+                      *directory.glob(sources.STAMP)]:  # an earlier build's
             entry.unlink()
         env = {**os.environ, **BUILD_ENVIRONMENT, "PLAIDARRAY_CACHE_DIR": str(directory)}
         parts = _parts()
@@ -356,6 +359,7 @@ def main(argv: list[str] | None = None) -> int:
         failed = next((code for code in codes if code), 0)
         if not failed:
             bundles.unpack(directory)
+            object_cache.write_sources_stamp(directory)
         return failed
     part, parts = (int(n) for n in part_option.removeprefix("--part=").split("/"))
     ran, refused, seconds = build(directory, part, parts)

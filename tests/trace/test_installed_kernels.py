@@ -5,6 +5,7 @@ and never removes or rewrites them."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -16,7 +17,7 @@ from jit_helpers import child_env
 
 import plaidarray as xp
 from plaidarray import prebuild
-from plaidarray.backend.llvm_cpu import bundles, object_cache
+from plaidarray.backend.llvm_cpu import bundles, object_cache, sources
 
 pytestmark = pytest.mark.skipif("llvm-cpu" not in xp.backends(), reason="the compiled backend is not installed")
 
@@ -141,8 +142,69 @@ def test_the_source_digest_leaves_the_built_kernels_out(tmp_path):
     package = tmp_path / "pkg"
     (package / object_cache.INSTALLED.name).mkdir(parents=True)
     (package / "a.py").write_text("x = 1\n")
-    before = object_cache.sources_digest(package)
+    before = sources.sources_digest(package, object_cache.INSTALLED.name)
     (package / object_cache.INSTALLED.name / "b.py").write_text("y = 2\n")
-    assert object_cache.sources_digest(package) == before
+    assert sources.sources_digest(package, object_cache.INSTALLED.name) == before
     shutil.rmtree(package / object_cache.INSTALLED.name)
-    assert object_cache.sources_digest(package) == before
+    assert sources.sources_digest(package, object_cache.INSTALLED.name) == before
+
+
+def _package(tmp_path: Path, age: float = 3600.0) -> Path:
+    """A package of two sources last modified ``age`` seconds ago."""
+    package = tmp_path / "pkg"
+    (package / "sub").mkdir(parents=True)
+    for path, text in ((package / "a.py", "x = 1\n"), (package / "sub" / "b.py", "y = 2\n")):
+        path.write_text(text)
+        os.utime(path, (path.stat().st_atime - age, path.stat().st_mtime - age))
+    return package
+
+
+def test_the_sources_stamp_gives_their_digest_until_one_changes(tmp_path):
+    """The stamp an installation writes gives the digest of unchanged sources without
+    reading them, and nothing once a file changes, however: its contents with its time,
+    its time alone, a file added or removed."""
+    package, kernels = _package(tmp_path), tmp_path / "kernels"
+    kernels.mkdir()
+    digest = sources.sources_digest(package, "_kernels")
+    assert sources.write_stamp(kernels, package, "_kernels")
+    stamp = str(kernels / sources.STAMP)
+    assert sources.stamped_digest(package, "_kernels", stamp) == digest
+    b = package / "sub" / "b.py"
+    b.write_text("y = 3\n")
+    assert sources.stamped_digest(package, "_kernels", stamp) is None
+    b.write_text("y = 2\n")
+    os.utime(b, (0, 10**9))
+    assert sources.stamped_digest(package, "_kernels", stamp) is None
+    os.utime(b, ns=(0, json.loads(Path(stamp).read_text())["files"][1][2]))
+    assert sources.stamped_digest(package, "_kernels", stamp) == digest
+    (package / "c.py").write_text("")
+    assert sources.stamped_digest(package, "_kernels", stamp) is None
+    (package / "c.py").unlink()
+    b.unlink()
+    assert sources.stamped_digest(package, "_kernels", stamp) is None
+    assert sources.stamped_digest(package, "_kernels", None) is None
+
+
+def test_a_stamp_of_sources_modified_just_before_it_is_not_used(tmp_path):
+    """A file modified within the file system's timestamp resolution of the stamp could
+    change again unseen (git's racy entries): its sources are read."""
+    package, kernels = _package(tmp_path, age=0.5), tmp_path / "kernels"
+    kernels.mkdir()
+    assert sources.write_stamp(kernels, package, "_kernels")
+    assert sources.stamped_digest(package, "_kernels", str(kernels / sources.STAMP)) is None
+
+
+def test_the_installed_stamp_is_trusted_as_the_kernels_are(installed, monkeypatch):
+    """The process's digest comes from the installed stamp only where the stamp is a
+    regular file nobody else can write; a damaged one is left for reading the sources."""
+    read = []
+    monkeypatch.setattr(sources, "sources_digest", lambda *args: read.append(args) or "read")
+    monkeypatch.setattr(sources, "stamped_digest", lambda root, excluded, stamp: stamp and Path(stamp).read_text())
+    assert object_cache._compiler_digest() == "read"
+    stamp = installed / sources.STAMP
+    stamp.write_text("stamped")
+    stamp.chmod(0o644)
+    assert object_cache._compiler_digest() == "stamped"
+    stamp.chmod(0o666)
+    assert object_cache._compiler_digest() == "read"
+    assert len(read) == 2

@@ -69,6 +69,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import config
+from . import sources
 
 try:
     import fcntl
@@ -140,42 +141,17 @@ def _environment() -> tuple[str, ...]:
 
 
 def _compiler_digest() -> str:
-    """A digest of plaidarray's sources (``sources_digest``)."""
-    return sources_digest(Path(__file__).resolve().parents[2])  # the plaidarray package
+    """A digest of plaidarray's sources (``sources.py``): the installed kernels' stamp's,
+    where the sources stat as it says, else read and hashed."""
+    root = Path(__file__).resolve().parents[2]  # the plaidarray package
+    return (sources.stamped_digest(root, INSTALLED.name, installed_file(sources.STAMP))
+            or sources.sources_digest(root, INSTALLED.name))
 
 
-def sources_digest(root: Path) -> str:
-    """A digest of the ``.py`` files under ``root`` (names and contents), so a changed
-    compiler misses old entries even before its version number changes. All of them,
-    not only the packages that lower HLO: a list of those went stale once (codegen/ was
-    split out of backend/ and left out). Every process whose code is all cached waits for
-    it once: read with ``os`` calls rather than file objects, and hashed by SHA-256, which
-    x86-64 and AArch64 compute in hardware (half BLAKE2's time here): about 2 ms for
-    160 files, where file objects and BLAKE2 took 4-5 ms."""
-    files: list[str] = []
-    directories = [str(root)]
-    while directories:
-        with os.scandir(directories.pop()) as entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    if entry.name not in ("__pycache__", INSTALLED.name):  # no sources: bytecode, built kernels
-                        directories.append(entry.path)
-                elif entry.name.endswith(".py"):
-                    files.append(entry.path)
-    digest = hashlib.sha256()
-    start = len(str(root)) + 1
-    for path in sorted(files):
-        digest.update(path[start:].replace(os.sep, "/").encode())
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            wanted = os.fstat(fd).st_size + 1  # one read to the end of the file
-            while part := os.read(fd, wanted):
-                digest.update(part)
-                if len(part) < wanted:
-                    break
-        finally:
-            os.close(fd)
-    return digest.hexdigest()[:32]
+def write_sources_stamp(directory: Path) -> bool:
+    """The stamp of plaidarray's sources, written beside the kernels an installation built
+    into ``directory`` from them (``prebuild.py``)."""
+    return sources.write_stamp(directory, Path(__file__).resolve().parents[2], INSTALLED.name)
 
 
 def _untrusted(st: os.stat_result, directory: bool = False, installed: bool = False) -> str:

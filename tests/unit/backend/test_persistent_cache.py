@@ -15,7 +15,7 @@ from jit_helpers import finish_child, isolated_cache_dir, run_child, start_child
 
 import plaidarray as xp
 from plaidarray.backend.background import BackgroundQueue
-from plaidarray.backend.llvm_cpu import object_cache, storing
+from plaidarray.backend.llvm_cpu import object_cache, sources, storing
 from plaidarray.backend.llvm_cpu.tiering import SCALAR_MAX_ELEMENTS
 
 #: A child process: a jitted function with a loop and a branch, timed from the first
@@ -311,11 +311,11 @@ def test_the_key_covers_every_source_of_the_package(tmp_path):
     package = Path(xp.__file__).resolve().parent
     copy = tmp_path / "plaidarray"
     shutil.copytree(package, copy, ignore=shutil.ignore_patterns("__pycache__", "*.so"))
-    assert object_cache.sources_digest(copy) == object_cache._compiler_digest()
-    digests = {object_cache.sources_digest(copy)}
+    assert sources.sources_digest(copy, object_cache.INSTALLED.name) == object_cache._compiler_digest()
+    digests = {sources.sources_digest(copy, object_cache.INSTALLED.name)}
     for path in sorted(copy.rglob("*.py"))[::7]:  # every seventh file, from every package
         path.write_text(path.read_text() + "\n")
-        digests.add(object_cache.sources_digest(copy))
+        digests.add(sources.sources_digest(copy, object_cache.INSTALLED.name))
     assert len(digests) == 1 + len(sorted(copy.rglob("*.py"))[::7])
     assert any("codegen" in str(p) for p in sorted(copy.rglob("*.py"))[::7])
 

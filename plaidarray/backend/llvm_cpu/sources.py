@@ -1,0 +1,113 @@
+"""The digest of plaidarray's sources, which every persistent cache key holds, and the
+stamp that lets a process take it without reading them.
+
+A key names the compiler that made an entry by a digest of all its ``.py`` files (names
+and contents), so a changed compiler misses old entries even before its version number
+changes. Every process whose code is all cached waits for the digest once: 2-4 ms of
+reading and hashing 160 files, a third of a script's first read when everything else
+is loaded from the kernels built at installation.
+
+So the installation (``prebuild.py``) also writes a stamp beside its kernels: each
+source file's size and modification time, and their digest. A process whose sources
+stat the same takes the stamp's digest (0.5-1.5 ms of ``stat`` calls), as Python takes
+a ``.pyc`` whose source's size and modification time it records. A file modified less
+than ``RACY_SECONDS`` before the stamp was written may change again within the
+resolution of its file system's timestamps without changing them: then the stamp is
+not used (git's "racy" index entries). Any difference, a file added or removed, an
+unreadable stamp: the sources are read and hashed as without a stamp.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+#: The stamp's file name in the kernels' directory.
+STAMP = "sources.json"
+#: Files modified this close before the stamp was written make it unusable.
+RACY_SECONDS = 2.0
+
+
+def _files(root: Path, excluded: str) -> list[str]:
+    """The ``.py`` files under ``root``, sorted, leaving out bytecode directories and the
+    directory ``excluded`` (the built kernels: thousands of entries, no sources)."""
+    files: list[str] = []
+    directories = [str(root)]
+    while directories:
+        with os.scandir(directories.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in ("__pycache__", excluded):
+                        directories.append(entry.path)
+                elif entry.name.endswith(".py"):
+                    files.append(entry.path)
+    return sorted(files)
+
+
+def sources_digest(root: Path, excluded: str) -> str:
+    """A digest of the ``.py`` files under ``root`` (names and contents): all of them,
+    not only the packages that lower HLO (a list of those went stale once: codegen/ was
+    split out of backend/ and left out). Read with ``os`` calls rather than file objects
+    and hashed by SHA-256, which x86-64 and AArch64 compute in hardware (half BLAKE2's
+    time here)."""
+    digest = hashlib.sha256()
+    start = len(str(root)) + 1
+    for path in _files(root, excluded):
+        digest.update(path[start:].replace(os.sep, "/").encode())
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        try:
+            wanted = os.fstat(fd).st_size + 1  # one read to the end of the file
+            while part := os.read(fd, wanted):
+                digest.update(part)
+                if len(part) < wanted:
+                    break
+        finally:
+            os.close(fd)
+    return digest.hexdigest()[:32]
+
+
+def source_stats(root: Path, excluded: str) -> list[list]:
+    """Each source file's path under ``root`` ('/'-separated), size and modification
+    time in nanoseconds, in ``sources_digest``'s order."""
+    start = len(str(root)) + 1
+    stats = []
+    for path in _files(root, excluded):
+        st = os.stat(path)
+        stats.append([path[start:].replace(os.sep, "/"), st.st_size, st.st_mtime_ns])
+    return stats
+
+
+def write_stamp(directory: Path, root: Path, excluded: str) -> bool:
+    """Write the stamp of the sources under ``root`` into ``directory`` (the kernels just
+    built from them); False, and no stamp, if a source changed while it was made."""
+    before = source_stats(root, excluded)
+    digest = sources_digest(root, excluded)
+    written = time.time_ns()
+    if source_stats(root, excluded) != before:
+        return False
+    (directory / STAMP).write_text(json.dumps({"digest": digest, "written_ns": written, "files": before}))
+    return True
+
+
+def stamped_digest(root: Path, excluded: str, stamp: str | None) -> str | None:
+    """The digest the stamp at ``stamp`` (a trusted file, or None) holds if the sources
+    under ``root`` stat as it says and none was modified racily close before it; else
+    None (the caller reads the sources)."""
+    if stamp is None:
+        return None
+    try:
+        with open(stamp, "rb") as f:
+            found = json.loads(f.read())
+        digest, written, files = found["digest"], int(found["written_ns"]), found["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    if not isinstance(digest, str) or not isinstance(files, list):
+        return None
+    racy = written - int(RACY_SECONDS * 1e9)
+    stats = source_stats(root, excluded)
+    if stats != files or any(mtime >= racy for _, _, mtime in stats):
+        return None
+    return digest
