@@ -95,7 +95,7 @@ def _along(x: Array, axis: int, factor: float, fft_type: str, **attrs) -> Array:
 
 
 def _scaled(y: Array, factor: float) -> Array:
-    return y if factor == 1.0 else op("multiply", y, graph.full(y.shape, factor, y.dtype))
+    return y if factor == 1.0 else op("multiply", y, graph.size_operand(factor, y.shape, y.dtype, "fft"))
 
 
 def _complex_to_complex(x: Array, axis: int, n: int, sign: int, scale: float) -> Array:
@@ -315,9 +315,9 @@ def _frequencies(count: int, n: int, wrap_from: int, d: float, dtype: Any, devic
     if d == 0:
         raise ValueError(f"{where}: the sample spacing d must not be zero")
     k = op("iota", dims=(count,), iota_dimension=0, dtype=dt.int64)
-    positive = op("compare", k, graph.full((count,), wrap_from, dt.int64), direction="LT")
-    k = op("select", positive, k, op("subtract", k, graph.full((count,), n, dt.int64)))
-    values = op("multiply", convert(k, dt.float64), graph.full((count,), 1.0 / (n * d), dt.float64))
+    positive = op("compare", k, graph.size_operand(wrap_from, (count,), dt.int64, where), direction="LT")
+    k = op("select", positive, k, op("subtract", k, graph.size_operand(n, (count,), dt.int64, where)))
+    values = op("multiply", convert(k, dt.float64), graph.size_operand(1.0 / (n * d), (count,), dt.float64, where))
     return convert(values, target)
 
 

@@ -15,6 +15,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..api_version import sequence
 from ..backend.transfer import frozen, snapshot, to_device
+from ..hlo.shape import Shape as HloShape
 from ..trace import exports
 from ..trace.array import CPU_DEVICE, Array
 from ..trace.node import Node
@@ -232,13 +233,15 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     # in int64 for bool (whose iota would wrap), else in the dtype itself.
     compute = dt.default_float if target.kind in "fc" else dt.int64 if target.kind == "b" else target
     ramp = op("iota", dims=(n,), iota_dimension=0, dtype=compute)
-    # start +/- i * |step|: every constant is representable even in unsigned dtypes. A
-    # unit step and a zero start (``arange(n)``, the common call) leave the ramp as it is:
-    # i * 1 and 0 + i are i exactly (+0.0 at i = 0 either way).
-    offsets = ramp if abs(step) == 1 else op("multiply", ramp, graph.full((n,), abs(step), compute))
+    # start +/- i * |step|: every value is representable even in unsigned dtypes, and each
+    # is a run-time value as a Python scalar operand is (a loop's ranges of new bounds
+    # share one structure). A unit step and a zero start (``arange(n)``, the common call)
+    # leave the ramp as it is: i * 1 and 0 + i are i exactly (+0.0 at i = 0 either way).
+    shape = HloShape((n,), compute)
+    offsets = ramp if abs(step) == 1 else op("multiply", ramp, _operand(abs(step), shape))
     if start == 0 and step > 0:
         return convert(offsets, target)
-    values = op("add" if step > 0 else "subtract", graph.full((n,), start, compute), offsets)
+    values = op("add" if step > 0 else "subtract", _operand(start, shape), offsets)
     return convert(values, target)
 
 
@@ -268,17 +271,28 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     return convert(values, target)
 
 
+def _operand(value: bool | int | float, shape: HloShape) -> Array | Node:
+    """``arange``'s bound or step as a run-time operand of ``shape``, as a Python scalar
+    operand is; a constant where its type does not take the dtype (a float bound of an
+    integer range, cast as NumPy casts it)."""
+    if shape.dtype.kind in graph.SCALAR_KINDS[type(value)]:
+        return graph.scalar_operand(value, shape, "arange")
+    return graph.full(shape.dims, value, shape.dtype)
+
+
 def _spaced(start: float, stop: float, num: int, endpoint: bool) -> Array:
     """``linspace`` in float64 of real bounds: ``start + i * step``, the last value ``stop``
-    exactly when it is an endpoint."""
+    exactly when it is an endpoint (the bounds, step and count run-time values, as
+    ``arange``'s)."""
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
-    f64 = dt.float64
-    ramp = op("iota", dims=(num,), iota_dimension=0, dtype=f64)
-    values = op("add", op("multiply", ramp, graph.full((num,), step, f64)), graph.full((num,), float(start), f64))
+    shape = HloShape((num,), dt.float64)
+    ramp = op("iota", dims=(num,), iota_dimension=0, dtype=dt.float64)
+    values = op("add", op("multiply", ramp, graph.scalar_operand(step, shape, "linspace")),
+                graph.scalar_operand(float(start), shape, "linspace"))
     if endpoint and num > 1:
-        last = op("compare", ramp, graph.full((num,), num - 1, f64), direction="EQ")
-        values = op("select", last, graph.full((num,), float(stop), f64), values)
+        last = op("compare", ramp, graph.scalar_operand(float(num - 1), shape, "linspace"), direction="EQ")
+        values = op("select", last, graph.scalar_operand(float(stop), shape, "linspace"), values)
     return values
 
 

@@ -405,11 +405,11 @@ def _gather(y: Array, entries: list, adjacent: bool) -> Array:
     for (_, _, index, _), n, stride in zip(entries, sizes, _strides(sizes)):
         k = graph.broadcast_to(graph.convert(index, dt.int64), shape)
         wrapped = op("select", op("compare", k, graph.full(shape, 0, dt.int64), direction="LT"),
-                     op("add", k, graph.full(shape, n, dt.int64)), k)
+                     op("add", k, graph.size_operand(n, shape, dt.int64, "__getitem__")), k)
         # Out of range even so: clamped on its own axis (as take does), never read out of bounds.
         clamped = op("minimum", op("maximum", wrapped, graph.full(shape, 0, dt.int64)),
-                     graph.full(shape, max(n - 1, 0), dt.int64))
-        linear = op("add", linear, op("multiply", clamped, graph.full(shape, stride, dt.int64)))
+                     graph.size_operand(max(n - 1, 0), shape, dt.int64, "__getitem__"))
+        linear = op("add", linear, op("multiply", clamped, graph.size_operand(stride, shape, dt.int64, "__getitem__")))
     out = op("take", block, linear, axis=0)
     first = entries[0][0]
     before = sum(1 for a in rest if a < first)
@@ -584,8 +584,10 @@ def _check_in_range(x: Array, parts: tuple) -> None:
         n = x.shape[source]
         if isinstance(k, Array) and k.size:
             wide = graph.convert(k, dt.int64)
-            checks.append(op("or", op("compare", wide, graph.full(k.shape, -n, dt.int64), direction="LT"),
-                             op("compare", wide, graph.full(k.shape, n, dt.int64), direction="GE")))
+            checks.append(op("or", op("compare", wide, graph.size_operand(-n, k.shape, dt.int64, "__setitem__"),
+                                      direction="LT"),
+                             op("compare", wide, graph.size_operand(n, k.shape, dt.int64, "__setitem__"),
+                                direction="GE")))
         source += 1
     if checks:
         from .utility import any as any_

@@ -122,6 +122,6 @@ def nonzero(x: Array, /) -> tuple[Array, ...]:
     out = []
     for axis, n in enumerate(x.shape):
         stride = math.prod(x.shape[axis + 1:])
-        coord = op("divide", flat, graph.full(flat.shape, stride, dt.int64)) if stride > 1 else flat
-        out.append(op("remainder", coord, graph.full(flat.shape, n, dt.int64)))
+        coord = op("divide", flat, graph.size_operand(stride, flat.shape, dt.int64, "nonzero")) if stride > 1 else flat
+        out.append(op("remainder", coord, graph.size_operand(n, flat.shape, dt.int64, "nonzero")))
     return tuple(out)

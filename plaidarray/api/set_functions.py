@@ -66,7 +66,7 @@ def _groups(x: Array, where: str):
 
 def _counts(starts: Array, n: int) -> Array:
     ends = op("concatenate", op("slice", starts, start=(1,), limit=starts.shape, strides=(1,)),
-              graph.full((1,), n, dt.int64), dimension=0) if starts.shape[0] else starts
+              graph.size_operand(n, (1,), dt.int64, "unique_counts"), dimension=0) if starts.shape[0] else starts
     return op("subtract", ends, starts)
 
 

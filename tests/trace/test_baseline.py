@@ -342,3 +342,39 @@ def test_op_kernels_met_at_new_sizes_bind_the_templates_found_before(op_by_op, m
         assert value == pytest.approx(np.sum(np.abs(np.fft.rfft(data[:n] * 2.0))), rel=1e-12)
     assert not tied
     assert baseline._size_classes((5, 1, 7, 5, 0, 7, 2)) == (2, 1, 3, 2, 0, 3, 4)
+
+
+def test_sizes_and_bounds_enter_graphs_as_run_time_values(op_by_op):
+    """``unique_counts``, ``nonzero`` and a gather at two index arrays compute with their
+    operands' sizes as run-time values (``graph.size_operand``), and ``arange``,
+    ``linspace`` and ``fftfreq`` take their bounds and spacing so, not as constants of
+    the graph: batches of new sizes and bounds plan no new structure after the first ones."""
+    from plaidarray.trace import baseline
+
+    rng = np.random.default_rng(6)
+    data, grid = rng.integers(0, 50, 2000), rng.standard_normal((40, 40))
+    x, m = xp.asarray(data), xp.asarray(grid)
+
+    def batch(n: int) -> None:
+        values, counts = xp.unique_counts(x[n:3 * n])
+        want_values, want_counts = np.unique(data[n:3 * n], return_counts=True)
+        np.testing.assert_array_equal(np.asarray(values), want_values)
+        np.testing.assert_array_equal(np.asarray(counts), want_counts)
+        rows, cols = xp.nonzero(m[:n, :n] > 0.5)
+        want_rows, want_cols = np.nonzero(grid[:n, :n] > 0.5)
+        np.testing.assert_array_equal(np.asarray(rows), want_rows)
+        np.testing.assert_array_equal(np.asarray(cols), want_cols)
+        i, j = rng.integers(0, n, 7), rng.integers(0, n, 7)
+        np.testing.assert_array_equal(np.asarray(m[:n, :n][xp.asarray(i), xp.asarray(j)]), grid[:n, :n][i, j])
+        np.testing.assert_array_equal(np.asarray(xp.arange(n, n + 10)), np.arange(n, n + 10))
+        np.testing.assert_array_equal(np.asarray(xp.arange(0.5 * n, n + 5.0, 0.5)), np.arange(0.5 * n, n + 5.0, 0.5))
+        np.testing.assert_allclose(np.asarray(xp.linspace(0.5 * n, n, 9)), np.linspace(0.5 * n, n, 9), rtol=1e-15)
+        np.testing.assert_allclose(np.asarray(xp.fft.fftfreq(12, d=1.0 / n)), np.fft.fftfreq(12, d=1.0 / n),
+                                   rtol=1e-15)
+
+    for n in (20, 21):
+        batch(n)
+    structures = len(baseline._PLANS)
+    for n in range(22, 40, 3):
+        batch(n)
+    assert len(baseline._PLANS) == structures
