@@ -7,7 +7,9 @@ Each row times one statement with ``timeit`` on small float64 arrays: ``a`` of 4
 the op and nothing reads the result (the arrays are ready, so each statement records a
 graph of its own, which is dropped); NumPy computes it. A statement repeated with the
 same arguments replays what its first calls recorded (``api/recipes.py``); the rows with
-``x[next(rows)]`` ask for a new row each time, as a loop over rows does. Assignments and
+``x[next(rows)]`` ask for a new row each time, as a loop over rows does, and the "new
+sizes" rows a window, block or length of a size not met just before (a cycle of 2000-4000
+sizes), as a loop over windows or a growing array does: no recipe serves them. Assignments and
 ``linalg.cholesky`` compute at the call (an assignment runs at once; cholesky raises for
 a matrix that is not positive definite), so their rows include a run. Every row is timed
 once per round, an automatically sized loop, so a noisy moment of a shared machine falls
@@ -37,6 +39,15 @@ a, v, m, x, i2, u = (xp.asarray(t) for t in (na, nv, nm, nx, ni, nu))
 ne = np.eye(4)
 e = xp.asarray(ne)
 rows = itertools.cycle(range(1000))
+nw = np.linspace(-1.0, 1.0, 6000)
+w = xp.asarray(nw)
+windows = itertools.cycle([w[:n] for n in range(16, 4016)]).__next__
+nwindows = itertools.cycle([nw[:n] for n in range(16, 4016)]).__next__
+cuts = itertools.cycle([slice(i, 2 * i + 16) for i in range(2000)]).__next__
+nh = np.ones((4000, 4))
+blocks = itertools.cycle([xp.asarray(nh)[:n] for n in range(1, 4001)]).__next__
+nblocks = itertools.cycle([nh[:n] for n in range(1, 4001)]).__next__
+lengths = itertools.cycle(range(16, 4016)).__next__
 """
 
 #: (family, statement on plaidarray, the same on NumPy). In the NumPy statement the arrays
@@ -97,6 +108,14 @@ ROWS: list[tuple[str, str, str]] = [
     ("linalg", "xp.linalg.diagonal(a)", "np.linalg.diagonal(na)"),
     ("linalg", "xp.linalg.vector_norm(a)", "np.linalg.vector_norm(na)"),
     ("linalg", "xp.linalg.cholesky(e)", "np.linalg.cholesky(ne)"),
+    ("new sizes", "w[cuts()]", "nw[cuts()]"),
+    ("new sizes", "xp.sum(windows())", "np.sum(nwindows())"),
+    ("new sizes", "xp.mean(windows())", "np.mean(nwindows())"),
+    ("new sizes", "xp.std(windows())", "np.std(nwindows())"),
+    ("new sizes", "(lambda y: y - xp.mean(y))(windows())", "(lambda y: y - np.mean(y))(nwindows())"),
+    ("new sizes", "xp.concat([blocks(), u])", "np.concat([nblocks(), nu])"),
+    ("new sizes", "(lambda y: xp.stack([y, y]))(windows())", "(lambda y: np.stack([y, y]))(nwindows())"),
+    ("new sizes", "xp.arange(lengths())", "np.arange(lengths())"),
 ]
 
 
