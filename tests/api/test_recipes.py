@@ -20,7 +20,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import plaidarray as xp
-from plaidarray.api import elementwise, indexing, manipulation, recipes, views
+from plaidarray.api import elementwise, indexing, manipulation, recipes, statistical, views
 from plaidarray.trace import node as node_module
 from plaidarray.trace.to_hlo import walk_pending
 from plaidarray.trace.views import ViewOf
@@ -102,6 +102,25 @@ def test_reductions(shape, dtype, axis, keepdims, data):
     name = data.draw(st.sampled_from(["sum", "prod", "max", "min", "mean", "var", "std", "all", "any",
                                       "count_nonzero"]))
     check_replays(getattr(xp, name), x, axis=axis, keepdims=keepdims)
+
+
+@given(shape=shapes, dtype=st.sampled_from(DTYPES), pending=st.booleans())
+def test_whole_reductions(shape, dtype, pending):
+    """``sum(x)``, ``prod``, ``max``, ``min`` and ``mean`` of a floating-point array over
+    all its axes are recorded without the rules' checks and signature
+    (``statistical.whole``), as the rules record them; empty, 0-d and other dtypes' arrays,
+    and calls with any keyword, as the rules say (an empty max raises)."""
+    for dims in (shape, (), (0,), (1,), (1, 1), (2, 0, 3), (3,)):
+        x = _array(dims, dtype)
+        if pending and x.dtype.kind == "f":
+            x = -x
+        for name in ("sum", "prod", "max", "min", "mean"):
+            fn = getattr(xp, name)
+            for kwargs in ({}, {"keepdims": False}):
+                with mock.patch.object(statistical, "whole", lambda *_: None):
+                    rules = _by_code(fn, (x,), kwargs)
+                for _ in range(2):
+                    assert _outcome(fn, (x,), kwargs) == rules, (name, dims)
 
 
 @given(shape=shapes, dtype=st.sampled_from(DTYPES[:4]), axis=st.integers(-3, 2), initial=st.booleans(),
