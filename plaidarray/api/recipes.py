@@ -75,10 +75,13 @@ class Recipe(NamedTuple):
     placed: Layout | None
 
 
-def recorded(fn: F) -> F:
+def recorded(fn: F, first: Callable[..., Any] | None = None) -> F:
     """``fn``, replaying a recipe for a signature met before (see the module docstring).
     ``fn`` must record nothing that depends on anything but its signature (no value of
-    an array, no state of its own)."""
+    an array, no state of its own). ``first``, where given, is tried wherever ``fn``'s
+    code would run for a signature without a recipe: its result (the graph ``fn``
+    records, made faster for common calls, such as a reduction of a whole array at a new
+    size) stands for ``fn``'s unless it is None; its recipe is kept alike."""
     recipes: dict[tuple, Recipe] = {}
     seen: dict[tuple, None] = {}
     _TABLES.extend((recipes, seen))
@@ -98,17 +101,26 @@ def recorded(fn: F) -> F:
             return fn(*args, **kwargs) if result is None else result
         if key not in seen:
             _keep(seen, key, None)
-            return fn(*args, **kwargs)
-        first, reads = serial_mark(), reads_mark()
-        result = fn(*args, **kwargs)
+            return _code(fn, first, args, kwargs)
+        serial, reads = serial_mark(), reads_mark()
+        result = _code(fn, first, args, kwargs)
         if reads_mark() == reads:
-            recipe = _capture(result, arrays, nodes, first)
+            recipe = _capture(result, arrays, nodes, serial)
             if recipe is not None:
                 _keep(recipes, key, recipe)
         return result
 
     call.recipes = recipes  # type: ignore[attr-defined]  # what tests and benchmarks look at
     return call  # type: ignore[return-value]
+
+
+def _code(fn: Callable[..., Any], first: Callable[..., Any] | None, args: tuple, kwargs: dict[str, Any]) -> Any:
+    """What a call without a recipe records: ``first``'s result where it gives one, else ``fn``'s."""
+    if first is not None:
+        out = first(*args, **kwargs)
+        if out is not None:
+            return out
+    return fn(*args, **kwargs)
 
 
 def kept(fn: F) -> F:

@@ -36,13 +36,13 @@ def _sum_like(kind: str, name: str):
         return reduce_axes(convert(x, _accumulator(x, dtype, name)), kind, axis, keepdims, name)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Reduce with {kind} over ``axis`` (all axes when None)."
-    return recorded(fn)
+    return recorded(fn, functools.partial(_whole_call, kind, True))
 
 
 def whole(x: Array, kind: str, empty: bool) -> Array | None:
     """The reduction ``kind`` of a floating-point array over all its axes (``sum(x)``,
-    ``max(x)``, ``mean(x)``'s total), recorded as the rules record it, without their checks
-    and the recipe's signature (a loop's windows of new lengths miss every recipe); None
+    ``max(x)``, ``mean(x)``'s total), recorded as the rules record it without their checks
+    (a loop's windows of new lengths miss every recipe and ran them at every step); None
     for any other array: another dtype kind, 0-d, weakly typed, empty unless ``empty``."""
     if type(x) is not Array:
         return None
@@ -71,22 +71,13 @@ def _scalar_shape(dtype: np.dtype) -> Shape:
 _SCALAR_SHAPES: dict[np.dtype, Shape] = {}
 
 
-def _whole_first(fn: Any, kind: str, empty: bool) -> Any:
-    """``fn`` (a recorded reduction) with its call on an array alone (no axis, dtype or
-    keepdims) taken by ``whole`` where it can."""
-    @functools.wraps(fn)
-    def call(x: Array, /, **kwargs: Any) -> Array:
-        if not kwargs:
-            out = whole(x, kind, empty)
-            if out is not None:
-                return out
-        return fn(x, **kwargs)
-
-    return call
+def _whole_call(kind: str, empty: bool, x: Array, /, **kwargs: Any) -> Array | None:
+    """A reduction's call on an array alone (no axis, dtype or keepdims) by ``whole``."""
+    return None if kwargs else whole(x, kind, empty)
 
 
-sum = _whole_first(_sum_like("add", "sum"), "add", True)
-prod = _whole_first(_sum_like("multiply", "prod"), "multiply", True)
+sum = _sum_like("add", "sum")
+prod = _sum_like("multiply", "prod")
 
 
 def _extremum(kind: str, name: str):
@@ -99,11 +90,11 @@ def _extremum(kind: str, name: str):
         return reduce_axes(x, kind, axis, keepdims, name)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{name.capitalize()}imum over ``axis``; NaN propagates. Empty reductions raise ValueError."
-    return recorded(fn)
+    return recorded(fn, functools.partial(_whole_call, kind, False))
 
 
-max = _whole_first(_extremum("maximum", "max"), "maximum", False)
-min = _whole_first(_extremum("minimum", "min"), "minimum", False)
+max = _extremum("maximum", "max")
+min = _extremum("minimum", "min")
 
 
 def mean(x: Array, /, *, axis: Axis = None, keepdims: bool = False, dtype: Any = None) -> Array:
@@ -112,17 +103,6 @@ def mean(x: Array, /, *, axis: Axis = None, keepdims: bool = False, dtype: Any =
     ``dtype`` (an extension, as NumPy's): a floating-point dtype to convert ``x`` to and
     compute in; ``x`` may then be of any numeric dtype, a complex one only with a complex
     ``dtype`` (Cubed averages the chunks of float32 and integer arrays in float64 so)."""
-    if axis is None and not keepdims and dtype is None and type(x) is Array and x._node.shape.size > 1:
-        total = whole(x, "add", False)  # the rules' graph without their checks and signature
-        if total is not None:
-            count = graph.size_operand(float(x._node.shape.size), (), x._node.shape.dtype, "mean")
-            return wrap(derive("divide", (total._node, count), {}, total._node.shape))
-    return _mean(x, axis=axis, keepdims=keepdims, dtype=dtype)
-
-
-@recorded
-def _mean(x: Array, /, *, axis: Axis = None, keepdims: bool = False, dtype: Any = None) -> Array:
-    """``mean`` by its rules."""
     x = check_array(x, "mean")
     if dtype is not None:
         x = _mean_operand(x, dt.check_dtype(dtype, "floating-point", "mean"))
@@ -136,7 +116,21 @@ def _mean(x: Array, /, *, axis: Axis = None, keepdims: bool = False, dtype: Any 
         if count != 1 else total
 
 
-mean.recipes = _mean.recipes  # type: ignore[attr-defined]  # what tests and benchmarks look at
+def _whole_mean(x: Array, /, **kwargs: Any) -> Array | None:
+    """``mean`` of an array alone (no axis, keepdims or dtype) of at least one element
+    by ``whole``, then the division by its run-time count, as the rules record them."""
+    total = None if kwargs else whole(x, "add", False)
+    if total is None or x._node.shape.size == 1:
+        return total
+    node = total._node
+    count = graph.scalar_operand(float(x._node.shape.size), node.shape, "mean")  # graph.size_operand's node
+    return wrap(derive("divide", (node, count), _NO_ATTRS, node.shape))
+
+
+#: The attributes of ``mean``'s division (none; nothing mutates a node's attributes).
+_NO_ATTRS: dict[str, Any] = {}
+
+mean = recorded(mean, _whole_mean)
 
 
 def _mean_operand(x: Array, dtype: np.dtype) -> Array:

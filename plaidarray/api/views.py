@@ -275,28 +275,19 @@ class Diagonal(Step):
 def getitem(x: Array, key: Any) -> Array:
     """``x[key]``: a view for basic indexing, as in NumPy, except where NumPy gives a
     scalar (an int for every axis, no ``...``); a copy otherwise. Python ints alone, the
-    key of a loop over rows or elements, and unit-step windows, whose starts change
-    along a loop, are recorded without planning (``indexing.integer_index``,
-    ``indexing.window_index``); other keys replay what their first calls recorded."""
-    if type(x) is Array:
-        ints = (key,) if type(key) is int else key if type(key) is tuple and indexing.all_ints(key) else None
-        if ints:
-            out = indexing.integer_index(x, ints)
-            if out is not None:
-                return out if len(ints) == len(x._node.shape.dims) else attach(x, out, Index(key), None)
-        elif type(key) in _WINDOW_KEYS:
-            out = indexing.window_index(x, key)
-            if out is not None:
-                return attach(x, out, Index(key), None)
+    key of a loop over rows or elements, are recorded without planning
+    (``indexing.integer_index``); other keys replay what their first calls recorded, and
+    unit-step windows without a recipe (a loop's, whose starts change) are recorded
+    without planning too (``indexing.window_index``)."""
+    ints = (key,) if type(key) is int else key if type(key) is tuple and indexing.all_ints(key) else None
+    if ints and type(x) is Array:
+        out = indexing.integer_index(x, ints)
+        if out is not None:
+            return out if len(ints) == len(x._node.shape.dims) else attach(x, out, Index(key), None)
     return _getitem(x, key)
 
 
-#: Keys ``indexing.window_index`` may take (of slices, or a tuple of ints and slices).
-_WINDOW_KEYS = (slice, tuple)
-
-
-@recorded
-def _getitem(x: Array, key: Any) -> Array:
+def _getitem_rules(x: Array, key: Any) -> Array:
     """``getitem`` by its rules."""
     if not _is_basic(key):
         return indexing.getitem(x, key)
@@ -304,6 +295,22 @@ def _getitem(x: Array, key: Any) -> Array:
     if len(parts) == x.ndim and all(k is not None and k is not Ellipsis and type(k) is not slice for k in parts):
         return indexing.getitem(x, key)
     return view(x, Index(key))
+
+
+def _window(x: Array, key: Any) -> Array | None:
+    """A window of unit-step slices and ints whose key has no recipe (its start moves
+    along a loop), recorded as the rules record it (``indexing.window_index``) and made
+    a view of ``x``; None for any other key."""
+    if type(x) is not Array or type(key) not in _WINDOW_KEYS or (type(key) is tuple and indexing.all_ints(key)):
+        return None  # ints alone: integer_index's, or the rules' (an element is no view)
+    out = indexing.window_index(x, key)
+    return None if out is None else attach(x, out, Index(key), None)
+
+
+#: Keys ``indexing.window_index`` may take (of slices, or a tuple of ints and slices).
+_WINDOW_KEYS = (slice, tuple)
+
+_getitem = recorded(_getitem_rules, _window)
 
 
 def index_step(key: Any) -> Index | None:
