@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -161,15 +162,23 @@ def _window(x: Array, ints: tuple[int, ...], nodes: int) -> tuple[list[int], _Wi
         if not -n <= i < n:
             return None
         starts[axis] = i % n
-    key = (dims, shape.dtype, len(ints))
-    plan = _WINDOWS.get(key)
+    plan = _planned(_WINDOWS, (dims, shape.dtype, len(ints)), dims, _window_plan, shape, len(ints))
+    return None if plan is None else (starts, plan)
+
+
+def _planned(table: dict[tuple, Any], key: tuple, dims: tuple[int, ...], make: Callable[..., Any],
+             *args: Any) -> Any:
+    """The plan of ``key`` in ``table`` (``_WINDOWS``, ``_SLICES``), ``make(*args)`` at
+    its first use, the table emptied when it reaches ``_WINDOWS_MAX`` entries; None for
+    an empty array (``dims``), whose windows the rules decide."""
+    plan = table.get(key)
     if plan is None:
         if not math.prod(dims):
             return None
-        if len(_WINDOWS) >= _WINDOWS_MAX:
-            _WINDOWS.clear()
-        plan = _WINDOWS[key] = _window_plan(shape, len(ints))
-    return starts, plan
+        if len(table) >= _WINDOWS_MAX:
+            table.clear()
+        plan = table[key] = make(*args)
+    return plan
 
 
 def _window_plan(shape: Shape, count: int) -> _Window:
@@ -228,14 +237,9 @@ def window_index(x: Array, key: Any) -> Array | None:
     window = tuple(counts)
     if window == dims and all(kept):
         return None
-    plan_key = (dims, shape.dtype, window, tuple(kept))
-    plan = _SLICES.get(plan_key)
+    plan = _planned(_SLICES, (dims, shape.dtype, window, tuple(kept)), dims, _slice_plan, shape, window, kept)
     if plan is None:
-        if not math.prod(dims):
-            return None
-        if len(_SLICES) >= _WINDOWS_MAX:
-            _SLICES.clear()
-        plan = _SLICES[plan_key] = _slice_plan(shape, window, kept)
+        return None
     sizes, sliced, drop, dropped = plan
     out = derive("dynamic_slice", (node, *map(_index_node, starts)), sizes, sliced)
     return wrap(out if drop is None else derive("reshape", (out,), drop, dropped))
