@@ -5,8 +5,15 @@ live in another package (``[project.entry-points."plaidarray.backends"]``, point
 :class:`Backend` or a zero-argument callable returning one). The built-in ones are
 also registered directly so a source checkout works without installation metadata.
 Selection: :func:`set_backend` > ``PLAIDARRAY_BACKEND`` (read once, at import, as JAX reads
-``JAX_PLATFORMS``) > highest priority. The choice is remembered: every materialisation asks
-for it, so it must cost next to nothing.
+``JAX_PLATFORMS``) > ``DEFAULT``, the built-in backend of highest priority. The choice is remembered:
+every materialisation asks for it, so it must cost next to nothing.
+
+A plugin computes only when chosen by name, as PyTorch's out-of-tree devices do: a package
+installed for one program never changes what another computes, and the default costs no
+search of the installed distributions' metadata (1-3 ms that every process's first read
+waited for, most of a script's first read once its kernels are installed). Naming a
+backend that is not built in, listing them (:func:`names`, :func:`available`) or
+registering one finds the plugins.
 """
 
 from __future__ import annotations
@@ -26,9 +33,14 @@ _BUILTIN = {
     "llvm-cpu": "plaidarray.backend.llvm_cpu:backend",
     "reference": "plaidarray.backend.reference:backend",
 }
+#: The backend arrays compute on when none is chosen: the built-in one of highest priority,
+#: named so that choosing it loads no other backend.
+DEFAULT = "llvm-cpu"
 _lock = threading.Lock()
 _backends: dict[str, Backend] = {}
 _loaders: dict[str, str | EntryPoint] = {}
+#: Whether the plugins' entry points have been read into ``_loaders``.
+_discovered = False
 _ENVIRONMENT_CHOICE: str | None = config.get("PLAIDARRAY_BACKEND")
 _selected: str | None = None
 #: The backend :func:`current` returns, once chosen (selecting or registering forgets it).
@@ -36,12 +48,15 @@ _current: Backend | None = None
 
 
 def _discover() -> None:
-    if _loaders:
+    global _discovered
+    if _discovered:
         return
-    for name, target in _BUILTIN.items():
-        _loaders[name] = target
+    found: dict[str, str | EntryPoint] = {**_BUILTIN, **_loaders}  # built-in ones first
     for ep in _entry_points():
-        _loaders.setdefault(ep.name, ep)
+        found.setdefault(ep.name, ep)
+    _loaders.clear()
+    _loaders.update(found)
+    _discovered = True
 
 
 def _entry_points() -> list[EntryPoint]:
@@ -123,8 +138,11 @@ def available() -> dict[str, int]:
 
 def get(name: str) -> Backend:
     with _lock:
-        _discover()
+        if name not in _backends and name not in _BUILTIN:
+            _discover()
         if name not in _backends:
+            if name in _BUILTIN:
+                _loaders.setdefault(name, _BUILTIN[name])
             if name not in _loaders:
                 raise ValueError(f"unknown backend {name!r}; available: {', '.join(sorted(_loaders))}")
             _backends[name] = _load(name)
@@ -149,7 +167,6 @@ def current() -> Backend:
         if name is not None:
             backend = get(name)
         else:
-            priorities = available()
-            backend = get(max(priorities, key=priorities.__getitem__))
+            backend = get(DEFAULT)
         _current = backend
     return backend

@@ -138,6 +138,7 @@ def toy_package(tmp_path, monkeypatch):
     monkeypatch.syspath_prepend(str(tmp_path))
     for name in ("_loaders", "_backends"):  # discover again, with the new distribution
         monkeypatch.setattr(registry, name, {})
+    monkeypatch.setattr(registry, "_discovered", False)
     yield
     xp.set_backend(None)
     sys.modules.pop("toy_backend", None)
@@ -150,6 +151,23 @@ def test_a_new_backend_found_through_its_entry_point(toy_package, fused):
     a = np.linspace(0.0, 1.0, 29)
     np.testing.assert_allclose(np.asarray(xp.exp(xp.asarray(a)) * 3.0), np.exp(a) * 3.0, rtol=1e-15)
     assert toy.compiles == 1
+
+
+def test_a_plugin_computes_only_when_chosen(toy_package, tmp_path, monkeypatch):
+    """An installed plugin, even of the highest priority, is found when backends are named
+    or listed, and computes only when chosen: the default reads no distribution's metadata."""
+    source = tmp_path / "toy_backend.py"
+    source.write_text(source.read_text().replace("priority=-1", "priority=1000"))
+    searches = []
+    entry_points = registry._entry_points
+    monkeypatch.setattr(registry, "_entry_points", lambda: searches.append(1) or entry_points())
+    monkeypatch.setattr(registry, "_current", None)
+    assert registry.current().name == registry.DEFAULT and not searches
+    assert registry.available()["toy"] == 1000 and searches == [1]
+    monkeypatch.setattr(registry, "_current", None)
+    assert registry.current().name == registry.DEFAULT
+    xp.set_backend("toy")
+    assert registry.current().name == "toy"
 
 
 def test_the_registry_finds_the_entry_points_importlib_metadata_finds(tmp_path, monkeypatch):

@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 import plaidarray as xp
+from plaidarray.backend import registry
 from plaidarray.backend.llvm_cpu.compiler import CpuCompiler
 from plaidarray.backend.reference import Evaluator
 from plaidarray.trace import dynamic
@@ -96,3 +97,4 @@ def test_unknown_backend_is_a_clear_error():
 def test_backend_registry_orders_by_priority():
     priorities = xp.backends()
     assert priorities["llvm-cpu"] > priorities["reference"]
+    assert registry.DEFAULT == max(registry._BUILTIN, key=priorities.__getitem__)
