@@ -17,7 +17,7 @@ from jit_helpers import child_env
 
 import plaidarray as xp
 from plaidarray import prebuild
-from plaidarray.backend.llvm_cpu import bundles, object_cache, sources
+from plaidarray.backend.llvm_cpu import bundles, loaded_code, object_cache, sources
 
 pytestmark = pytest.mark.skipif("llvm-cpu" not in xp.backends(), reason="the compiled backend is not installed")
 
@@ -55,6 +55,9 @@ def test_a_fresh_process_runs_on_installed_kernels_without_the_compiler(tmp_path
     built = _run(["5"], installed, **prebuild.BUILD_ENVIRONMENT)  # the build, into what becomes the installed directory
     assert int(built.split()[0]) > 0
     assert bundles.unpack(installed) > 0 and bundles.unpack(installed) == 0
+    unpacked = {kind for _, code, meta in object_cache.installed_entries(installed) if meta.get(loaded_code.IN_FILE)
+                for kind in ("library", "libraries") if kind in meta and not code}
+    assert unpacked == {"library", "libraries"}  # exp's vector math and the bundles
     shared_objects = list(installed.glob("*.so"))
     assert shared_objects and all(path.read_bytes()[:4] == b"\x7fELF" for path in shared_objects)
     assert _run(["9", str(installed)], empty, PLAIDARRAY_FUSE_AFTER_MS="1e9") == "0 False"

@@ -22,9 +22,6 @@ from . import loaded_code, math_library, object_cache
 from .loaded_code import Code
 from .shared_object import SharedObject
 
-#: The metadata field of a bundle whose shared object is the installed file ``<key>.so``.
-IN_FILE = "in_file"
-_SHARED_OBJECT = ".so"
 
 #: Bundles loaded in this process, by key, while a kernel holds their code.
 _loaded: weakref.WeakValueDictionary[str, Any] = weakref.WeakValueDictionary()
@@ -83,8 +80,8 @@ def find(key: str, level: int) -> Code | None:
     if form not in loaded_code.FORMATS or not isinstance(libraries, list):
         return None
     path = None
-    if meta.get(IN_FILE) is True:
-        path = object_cache.installed_file(key + _SHARED_OBJECT)
+    if meta.get(loaded_code.IN_FILE) is True:
+        path = object_cache.installed_file(key + loaded_code.SUFFIX)
         if path is None or form != loaded_code.SHARED:
             return None
     try:
@@ -97,15 +94,16 @@ def find(key: str, level: int) -> Code | None:
 
 def unpack(directory: Path) -> int:
     """At installation, after the kernels are built into ``directory`` (``prebuild.py``):
-    each bundle's shared object as the file ``<key>.so`` of its own, its entry keeping the
-    metadata alone (``IN_FILE``). A process then loads it where it is; from the entry's
-    bytes, it wrote them to a file of its own and read them back, twice the time of the
-    ``dlopen`` itself (0.23 ms a bundle, against 0.09). Returns the bundles unpacked."""
+    each bundle's and each vector math function's shared object as the file
+    ``<key>.so`` of its own, its entry keeping the metadata alone (``loaded_code.IN_FILE``).
+    A process then loads it where it is; from the entry's bytes, it wrote them to a file
+    of its own and read them back, twice the time of the ``dlopen`` itself (0.23 ms a
+    bundle, against 0.09). Returns the entries unpacked."""
     unpacked = 0
     for key, code, meta in object_cache.installed_entries(directory):
-        bundle = "libraries" in meta and "library" not in meta  # not the vector math library's entry
-        if bundle and meta.get(loaded_code.FORMAT) == loaded_code.SHARED and not meta.get(IN_FILE):
-            (directory / (key + _SHARED_OBJECT)).write_bytes(code)
-            object_cache.write_installed(directory, key, b"", {**meta, IN_FILE: True})
+        shared = ("libraries" in meta or "library" in meta) and meta.get(loaded_code.FORMAT) == loaded_code.SHARED
+        if shared and not meta.get(loaded_code.IN_FILE):
+            (directory / (key + loaded_code.SUFFIX)).write_bytes(code)
+            object_cache.write_installed(directory, key, b"", {**meta, loaded_code.IN_FILE: True})
             unpacked += 1
     return unpacked

@@ -19,6 +19,10 @@ FORMAT = "format"
 SHARED = "shared-object"
 OBJECT = "object"
 FORMATS = (SHARED, OBJECT)
+#: The metadata field of an installed entry (a bundle's, a library function's) whose shared
+#: object is the file ``<key>`` + ``SUFFIX`` beside it (``bundles.unpack``).
+IN_FILE = "in_file"
+SUFFIX = ".so"
 
 
 class Code(Protocol):
@@ -57,14 +61,24 @@ def load_library(code: bytes, form: str, symbols: Sequence[str], level: int) -> 
     A RuntimeError if it does not define them all (then nothing of it stays loaded)."""
     if form == SHARED:
         library = shared_object.SharedObject(code, global_symbols=True)
-        missing = [symbol for symbol in symbols if not library.address(symbol)]
-        if missing:
-            library.close()
-            raise RuntimeError(f"llvm-cpu: library code does not define {', '.join(missing)}")
-        return library
+        return _defining(library, symbols)
     if form != OBJECT:
         raise ValueError(f"llvm-cpu: unknown code format {form!r}")
     from . import jit
 
     jit.load_library(code, list(symbols), level)
     return None
+
+
+def load_library_at(path: str, symbols: Sequence[str]) -> Code:
+    """``load_library`` of an installed shared object, loaded where it is."""
+    return _defining(shared_object.SharedObject.at(path, global_symbols=True), symbols)
+
+
+def _defining(library: shared_object.SharedObject, symbols: Sequence[str]) -> Code:
+    """``library``, checked to define ``symbols`` (else unloaded, and a RuntimeError)."""
+    missing = [symbol for symbol in symbols if not library.address(symbol)]
+    if missing:
+        library.close()
+        raise RuntimeError(f"llvm-cpu: library code does not define {', '.join(missing)}")
+    return library

@@ -87,9 +87,13 @@ def _load_one(library: Library, shared: bool) -> None:
     if entry is not None:
         code, meta = entry
         form, defined = meta.get(loaded_code.FORMAT), meta.get("symbols")
-        if form in loaded_code.FORMATS and isinstance(defined, list) and name in defined:
+        in_file = meta.get(loaded_code.IN_FILE) is True  # unpacked at installation
+        path = object_cache.installed_file(key + loaded_code.SUFFIX) if in_file else None
+        if form in loaded_code.FORMATS and isinstance(defined, list) and name in defined and (path or not in_file):
+            symbols = [str(s) for s in defined]
             try:
-                _loaded[library] = loaded_code.load_library(code, str(form), [str(s) for s in defined], opt_level())
+                _loaded[library] = (loaded_code.load_library_at(path, symbols) if path
+                                    else loaded_code.load_library(code, str(form), symbols, opt_level()))
                 _generated.pop(library, None)
                 return
             except (OSError, RuntimeError, ValueError):

@@ -140,12 +140,12 @@ class SharedObject:
             path.unlink(missing_ok=True)
 
     @classmethod
-    def at(cls, path: str) -> SharedObject:
-        """The shared object in the file ``path``, loaded where it is (a bundle built at
+    def at(cls, path: str, global_symbols: bool = False) -> SharedObject:
+        """The shared object in the file ``path``, loaded where it is (built at
         installation, ``bundles.unpack``: the package's own code, as its C extensions are;
         loaded by that name, which stays the same object's)."""
         loaded = cls.__new__(cls)
-        loaded._library = ctypes.CDLL(path, mode=ctypes.RTLD_LOCAL)
+        loaded._library = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL if global_symbols else ctypes.RTLD_LOCAL)
         return loaded
 
     def address(self, symbol: str) -> int:
