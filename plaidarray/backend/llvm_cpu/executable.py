@@ -17,8 +17,7 @@ import functools
 import struct
 import time
 from collections.abc import Callable, Container, Sequence
-from dataclasses import dataclass
-from typing import cast
+from typing import NamedTuple, cast
 
 import numpy as np
 
@@ -35,8 +34,7 @@ from .kernels import CompiledKernel
 from .kernel_source import Segment
 
 
-@dataclass(frozen=True)
-class Step:
+class Step(NamedTuple):
     """A kernel call: ``buffers`` gives the run's table index of each of the kernel's
     buffers, in the kernel's order, ``dims`` the index of each of its run-time sizes in the
     executable's dims table (``hlo/symbolic.py``), ``imports`` the library routines it

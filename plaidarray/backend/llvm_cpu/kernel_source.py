@@ -7,17 +7,19 @@ of the code generator."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from ...hlo.symbolic import Dim
 
 
-@dataclass(frozen=True)
-class Segment:
+class Segment(NamedTuple):
     """A part of ``main`` compiled as a kernel of its own: a top-level loop nest, or the
     code between nests. ``extent`` is the trip count of the loop that may run in
     chunks (0: none), ``work`` the iterations of the nest, ``depth`` how many loops
     enclose the chunked one (0: it is the outermost). In a shape-generic module the
-    sizes may be run-time sizes (``hlo/symbolic.py``), evaluated when sizes are bound."""
+    sizes may be run-time sizes (``hlo/symbolic.py``), evaluated when sizes are bound.
+    A named tuple, as ``executable.Step`` is: a binding makes one per sized step (half
+    a frozen dataclass's time)."""
 
     extent: Dim = 0
     work: Dim = 0

@@ -75,8 +75,9 @@ def _parts(segment: Segment, threads: int) -> int:
 
 
 def worth_splitting(segments: Sequence[Segment]) -> bool:
-    """Whether any segment is large enough to run on several threads."""
-    return any(_parts(s, 2) > 1 for s in segments)
+    """Whether any segment is large enough to run on several threads: ``_parts(s, 2) > 1``,
+    as its bounds say it (a binding asks at every new size)."""
+    return any(s.extent > 1 and s.work >= 2 * MIN_PARALLEL_WORK for s in segments)  # type: ignore[operator]
 
 
 class _Run:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import example, given
+from hypothesis import strategies as st
 
 import plaidarray as xp
 from plaidarray.backend.llvm_cpu import parallel
@@ -96,3 +98,14 @@ def test_inner_loops_run_in_one_wide_chunk_per_thread():
     outermost, inner = Segment(4096, 1 << 24, depth=0), Segment(4096, 1 << 24, depth=1)
     assert parallel._parts(outermost, 4) == 4 * parallel.CHUNKS_PER_THREAD > 4
     assert parallel._parts(inner, 4) == 4
+
+
+@given(st.integers(0, 1 << 20), st.integers(0, 1 << 22), st.integers(0, 3))
+@example(2, 2 * parallel.MIN_PARALLEL_WORK, 0)
+@example(2, 2 * parallel.MIN_PARALLEL_WORK - 1, 1)
+@example(1, 1 << 22, 0)
+def test_worth_splitting_is_whether_a_segment_splits_on_two_threads(extent, work, depth):
+    """``worth_splitting`` reads a segment's bounds directly (a binding asks it at every new
+    size): it answers as ``_parts`` does on two threads, the smallest split there is."""
+    segment = Segment(extent, work, depth)
+    assert parallel.worth_splitting([Segment(1, 1, 0), segment]) == (parallel._parts(segment, 2) > 1)
