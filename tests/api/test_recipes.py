@@ -123,6 +123,25 @@ def test_whole_reductions(shape, dtype, pending):
                     assert _outcome(fn, (x,), kwargs) == rules, (name, dims)
 
 
+@given(shape=shapes, dtype=st.sampled_from(DTYPES), pending=st.booleans())
+def test_whole_variances(shape, dtype, pending):
+    """``var(x)`` and ``std(x)`` over all axes, with or without a ``correction``, are
+    recorded without the rules' checks and signatures (``statistical._whole_var``) as the
+    rules record them; one element, ``N - correction`` not positive, other keywords,
+    empty, 0-d and other dtypes' arrays as the rules say."""
+    for dims in (shape, (), (0,), (1,), (1, 1), (2, 0, 3), (3,), (2, 1), (2, 3)):
+        x = _array(dims, dtype)
+        if pending and x.dtype.kind == "f":
+            x = -x
+        for name in ("var", "std"):
+            fn = getattr(xp, name)
+            for kwargs in ({}, {"correction": 1}, {"correction": 0.5}, {"correction": 3}, {"keepdims": False},
+                           {"correction": True}):
+                rules = _by_code(fn, (x,), kwargs)
+                for _ in range(3):
+                    assert _outcome(fn, (x,), kwargs) == rules, (name, dims, kwargs)
+
+
 @given(shape=shapes, dtype=st.sampled_from(DTYPES[:4]), axis=st.integers(-3, 2), initial=st.booleans(),
        name=st.sampled_from(["cumulative_sum", "cumulative_prod"]))
 def test_cumulative(shape, dtype, axis, initial, name):
