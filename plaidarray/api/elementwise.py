@@ -45,7 +45,9 @@ def _full_like(x: Array, value: Scalar, dtype: np.dtype | None = None) -> Array:
 
 
 def _compare(direction: str) -> Callable[[Array, Array], Array]:
-    return lambda a, b: op("compare", a, b, direction=direction)
+    """A comparison, one HLO op recorded on the nodes (``_hlo``): ``x > 0`` in a loop
+    needs no promotion rules and no Array for its scalar."""
+    return _hlo("compare", direction=direction)
 
 
 def _unary(name: str, category: str, decompose: Callable[[Array], Array]) -> None:
@@ -144,13 +146,15 @@ def _all_weak(x1: object, x2: object) -> bool:
 _NO_ATTRS: dict = {}
 
 
-def _hlo(name: str) -> Callable[..., Array]:
-    """The decomposition that is one HLO op, recorded with its shape rule looked up once
-    (elementwise ops are most of what a user's loop records)."""
+def _hlo(name: str, **attrs: Any) -> Callable[..., Array]:
+    """The decomposition that is one HLO op (of ``attrs``, one dict for all its nodes,
+    read only as every node's), recorded with its shape rule looked up once (elementwise
+    ops are most of what a user's loop records)."""
     infer = OPS[name].infer
+    attributes = attrs or _NO_ATTRS
 
     def on_nodes(*nodes: Node) -> Array:
-        return wrap(derive(name, nodes, _NO_ATTRS, infer([n.shape for n in nodes], _NO_ATTRS)))
+        return wrap(derive(name, nodes, attributes, infer([n.shape for n in nodes], attributes)))
 
     def record(*xs: Array) -> Array:
         return on_nodes(*[x._node for x in xs])
@@ -340,6 +344,9 @@ def clip(x: Array, /, min: Array | int | float | None = None, max: Array | int |
     The result has ``x``'s dtype; ``x`` and array bounds broadcast together, as in
     ``maximum(minimum(x, max), min)``.
     """
+    fast = _clip_floats(x, min, max)
+    if fast is not None:
+        return fast
     x = check_array(x, "clip")
     check_category(x, "real numeric", "clip")
     out = x
@@ -357,6 +364,22 @@ def clip(x: Array, /, min: Array | int | float | None = None, max: Array | int |
                 raise TypeError("clip: a Python float bound cannot clip an integer array")
             bound = lo if bound < lo else hi if bound > hi else bound
         out = op(hlo_name, *operands("clip", out, bound))
+    return out
+
+
+def _clip_floats(x: object, low: object, high: object) -> Array | None:
+    """``clip`` of a floating-point array by Python int or float bounds (or None), as the
+    rules record it without promotion (16 us a call in a loop, most of it the rules'),
+    each bound a run-time scalar of the array's shape and dtype (``scalar_like``, as the
+    rules make it); None for anything else."""
+    if type(x) is not Array or x._node.weak or x._node.shape.dtype.kind != "f" or \
+            not all(b is None or type(b) is float or type(b) is int for b in (low, high)):
+        return None
+    node = x._node
+    out: Array = x
+    for bound, name in ((low, "maximum"), (high, "minimum")):
+        if bound is not None:
+            out = wrap(derive(name, (out._node, scalar_like(bound, node.shape, "clip")), _NO_ATTRS, node.shape))
     return out
 
 

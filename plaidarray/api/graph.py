@@ -308,21 +308,21 @@ def scalar_operand(value: int | float, shape: Shape, where: str) -> Node:
     (never wrapped in an Array, so never computed, stored or updated in place): such a
     node is reused by every op that meets the same scalar at the same shape, so a loop's
     ``x * 0.5`` records one node per step instead of three. A graph holds a reused node
-    once per use (``Node.reused``), zeros too, which are not reused (0.0 and -0.0 are
-    equal keys): which scalars happen to be equal never changes its structure. Nothing
-    recorded while tracing is reused (there the scalar is a literal of the function)."""
+    once per use (``Node.reused``): which scalars happen to be equal never changes its
+    structure. A float's key holds its sign, since 0.0 and -0.0 are equal values but
+    different scalars (``x > 0`` is the commonest comparison of a loop). Nothing recorded
+    while tracing is reused (there the scalar is a literal of the function)."""
     if is_tracing():
         return scalar_like(value, shape, where)
-    key = (type(value), value, shape.dims, shape.dtype)
+    key = (type(value), value, value.hex() if type(value) is float else None, shape.dims, shape.dtype)
     node = _REUSED_SCALARS.get(key)
     if node is None:
         node = scalar_like(value, shape, where)
         if shape.dims:
             node.reused = (node.op, attr_key(node.attrs), shape.dims, shape.dtype)
-            if value:
-                if len(_REUSED_SCALARS) >= _REUSED_SCALARS_MAX:
-                    _REUSED_SCALARS.clear()
-                _REUSED_SCALARS[key] = node
+            if len(_REUSED_SCALARS) >= _REUSED_SCALARS_MAX:
+                _REUSED_SCALARS.clear()
+            _REUSED_SCALARS[key] = node
     return node
 
 

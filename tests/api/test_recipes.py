@@ -472,6 +472,23 @@ def test_an_array_with_a_0d_array(shape, dtypes, pending):
                 assert _outcome(fn, args, {}) == rules, name
 
 
+@given(shape=shapes, dtype=st.sampled_from(DTYPES), bounds=st.tuples(*[st.sampled_from([None, 0, 2, -0.5, -0.0, 1.5, True,
+                                                                                         1 << 70])] * 2),
+       pending=st.booleans())
+def test_clip_by_python_scalars(shape, dtype, bounds, pending):
+    """``clip`` of a floating-point array by Python int or float bounds is recorded without
+    the promotion rules (``elementwise._clip_floats``) as they record it; other dtypes and
+    bounds (a bool, an int too large for an integer array) as the rules say."""
+    x = _array(shape, dtype)
+    if pending and x.dtype.kind == "f":
+        x = -x
+    kwargs = {"min": bounds[0], "max": bounds[1]}
+    with mock.patch.object(elementwise, "_clip_floats", lambda *_: None):
+        rules = _by_code(xp.clip, (x,), kwargs)
+    for _ in range(2):
+        assert _outcome(xp.clip, (x,), kwargs) == rules
+
+
 def test_a_0d_operand_past_the_pending_bound(monkeypatch):
     monkeypatch.setattr(node_module, "MAX_PENDING", 4)
     x = xp.asarray(np.arange(6.0))

@@ -80,6 +80,8 @@ def test_new_python_scalars_reuse_the_compiled_executable():
 def test_scalars_recorded_again_are_one_node_and_equal_values_keep_the_structure():
     x = xp.asarray(np.linspace(0.0, 1.0, 11))
     assert (x * 0.75)._node.operands[1] is (x * 0.75)._node.operands[1]  # shared, not recorded again
+    assert (x > 0)._node.operands[1] is (x > 0)._node.operands[1]  # zeros too, comparisons too
+    assert (x * 0.0)._node.operands[1] is not (x * -0.0)._node.operands[1]  # each zero its own sign
     for a, b in [(0.75, 0.25), (0.5, 0.5), (-0.0, 0.0), (2.0, 2.0)]:
         y = x * a + b
         float(xp.sum(y))
