@@ -101,15 +101,12 @@ def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left", s
 def true_positions(mask: Array) -> Array:
     """Flat indices (int64, ascending) of the True elements of ``mask``.
 
-    The count is data: it is computed (compiled) and read back to size the result,
-    then the positions come from a search in the running count of True values,
-    which is sorted: position j is the first i whose running count exceeds j.
+    The count is data: it is computed and read back to size the result, then the
+    positions come from one pass over the mask (the HLO ``true_positions``).
     """
-    flat = convert(graph.reshape(mask, (mask.size,)), dt.int64)
-    running = op("cumulative", flat, dimension=0, kind="add") if mask.size else flat
-    count = int(running[-1]) if mask.size else 0
-    wanted = op("iota", dims=(count,), iota_dimension=0, dtype=dt.int64)
-    return op("searchsorted", running, wanted, side="right")
+    flat = graph.reshape(mask, (mask.size,))
+    count = int(reduce_axes(convert(flat, dt.int64), "add", 0, False, "nonzero")) if mask.size else 0
+    return op("true_positions", flat, dims=(count,))
 
 
 def nonzero(x: Array, /) -> tuple[Array, ...]:

@@ -192,8 +192,35 @@ def _ipow(module: ir.Module, name: str, suffix: str) -> ir.Function:
     return fn
 
 
+def _positions(module: ir.Module, name: str, suffix: str) -> ir.Function:
+    """``void f(i8* mask, i64 n, i64* out, i64 count)``: the indices of the nonzero
+    elements of ``mask``, in order, the first ``count`` of them, then ``n`` for each
+    wanted past them (``true_positions``, ``hlo/ops/gather.py``): one pass over the mask."""
+    ty, _ = ELEMENT_TYPES[suffix]
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, I64, PTR, I64]), name)
+    fn.linkage = "internal"
+    mask, n, out, count = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    zero = ir.Constant(I64, 0)
+    taken = b.alloca(I64)
+    b.store(zero, taken)
+    scan = Loop(b, fn, zero, n, "scan")
+    j = b.load(taken, typ=I64)
+    hit = b.and_(b.icmp_unsigned("!=", b.load(b.gep(mask, [scan.i], source_etype=ty), typ=ty), ir.Constant(ty, 0)),
+                 b.icmp_signed("<", j, count))
+    with b.if_then(hit):
+        b.store(scan.i, b.gep(out, [j], source_etype=I64))
+        b.store(b.add(j, ir.Constant(I64, 1)), taken)
+    scan.close()
+    rest = Loop(b, fn, b.load(taken, typ=I64), count, "rest")
+    b.store(n, b.gep(out, [rest.i], source_etype=I64))
+    rest.close()
+    b.ret_void()
+    return fn
+
+
 _GENERATORS: dict[str, Callable[[ir.Module, str, str], ir.Function]] = {
-    "argsort": _argsort, "ipow": _ipow, "fft": stockham_fft}
+    "argsort": _argsort, "ipow": _ipow, "fft": stockham_fft, "positions": _positions}
 
 
 def runtime_function(module: ir.Module, name: str) -> ir.Function | None:

@@ -85,3 +85,28 @@ def _search_evaluate(args, attrs, shape):
 
 
 register(OpDef("searchsorted", _search_infer, _search_evaluate, 2))
+
+
+# --- true_positions: where a mask holds, in one pass ---------------------------------
+
+def _positions_infer(shapes, attrs):
+    (mask,) = shapes
+    dims = attrs["dims"]
+    if mask.rank != 1 or mask.dtype != np.dtype(np.bool_) or len(dims) != 1 or \
+            (isinstance(dims[0], int) and dims[0] < 0):
+        raise TypeError(f"true_positions: needs a 1-D boolean mask and dims (count,), got {mask} and dims={dims}")
+    return Shape(tuple(dims), np.dtype(np.int64))
+
+
+def _positions_evaluate(args, attrs, shape):
+    (mask,), count = args, shape.dims[0]
+    found = np.flatnonzero(mask)[:count]
+    return np.concatenate([found, np.full(count - found.size, mask.size)]).astype(np.int64)
+
+
+#: ``true_positions(mask, dims=(count,))``: the indices of the first ``count`` True elements
+#: of a 1-D mask in order, then its length for each wanted past its last True one
+#: (``searchsorted(cumulative_sum(mask), iota(count), side="right")``, in one pass instead
+#: of a binary search per position). The count is data: the caller reads it first.
+register(OpDef("true_positions", _positions_infer, _positions_evaluate, 1, size_attrs=("dims",),
+               dim_ties=lambda attrs, ranks: ((0, "dims", 0),)))

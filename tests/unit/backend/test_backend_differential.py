@@ -24,7 +24,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 import plaidarray as xp
@@ -303,6 +303,19 @@ def test_sorts_and_searches(dtype, data):
     side = data.draw(st.sampled_from(["left", "right"]), label="side")
     assert_backends_agree(compute(lambda: op("argsort", xp.asarray(a), dimension=dimension, descending=descending)))
     assert_backends_agree(compute(lambda: op("searchsorted", xp.asarray(sorted_), xp.asarray(needles), side=side)))
+
+
+@given(mask=st.lists(st.booleans(), max_size=70), extra=st.integers(-5, 5))
+@example(mask=[True, False, True, False], extra=2)
+def test_true_positions(mask, extra):
+    """The indices of a mask's first ``count`` True elements, then its length for each
+    wanted past them: what a binary search in its running count gives, on both backends."""
+    a = np.array(mask, dtype=bool)
+    count = max(0, int(a.sum()) + extra)
+    want = np.searchsorted(np.cumsum(a, dtype=np.int64), np.arange(count), side="right").astype(np.int64)
+    results = compute(lambda: op("true_positions", xp.asarray(a), dims=(count,)))
+    assert_backends_agree(results)
+    np.testing.assert_array_equal(results["llvm-cpu"], want, strict=True)
 
 
 @pytest.mark.parametrize("dtype", [d for d in DTYPES if d.kind != "b"], ids=dtype_ids([d for d in DTYPES if d.kind != "b"]))
