@@ -15,12 +15,13 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..hlo.opdef import OPS
+from ..hlo.shape import Shape
 from ..trace.array import Array
 from ..trace import node as node_module
 from ..trace.node import Node, derive
 from ..trace.views import view
-from .graph import (SCALAR_KINDS, Scalar, broadcast_node, check_array, check_category, convert, op, operands,
-                    python_scalar, scalar_like, scalar_operand, wrap)
+from .graph import (SCALAR_KINDS, Scalar, broadcast_node, broadcast_shapes, check_array, check_category, convert, op,
+                    operands, python_scalar, scalar_like, scalar_operand, wrap)
 from .recipes import recorded
 from .views import Part
 
@@ -76,7 +77,6 @@ def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array]
     # The dtypes the common cases below take (those where the op is ``on_nodes``, if fewer).
     accepted = dt.CATEGORIES[getattr(decompose, "one_op_category", category)]
 
-    @recorded
     def promoted(x1: Array | Scalar, x2: Array | Scalar) -> Array:
         """The general rules: promotion, broadcasting, traced scalars."""
         a, b = operands(name, x1, x2)
@@ -85,6 +85,16 @@ def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array]
         if _all_weak(x1, x2) and out.dtype == a.dtype:
             out._node.weak = True  # traced scalars combined stay scalars: they take an array's dtype later
         return out
+
+    def broadcast(x1: Array | Scalar, x2: Array | Scalar) -> Array | None:
+        """Two arrays of one dtype that broadcast, as the rules record them
+        (``broadcast_pair``): where a signature has no recipe yet (new sizes)."""
+        if type(x1) is not Array or type(x2) is not Array or x1._node.shape.dtype not in accepted:
+            return None
+        pair = broadcast_pair(x1._node, x2._node)
+        return None if pair is None else on_nodes(*pair)
+
+    promoted = recorded(promoted, broadcast if on_nodes is not None else None)
 
     def fn(x1: Array | bool | int | float, x2: Array | bool | int | float, /) -> Array:
         # The common cases first, without the general promotion rules: arrays of one
@@ -100,8 +110,8 @@ def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array]
                 n2 = y2._node
                 if n1.shape == n2.shape and n1.shape.dtype in accepted and not (n1.weak or n2.weak):
                     return decompose(y1, y2) if on_nodes is None else on_nodes(n1, n2)
-                if on_nodes is not None and n1.shape.dtype in accepted:
-                    pair = with_a_0d_operand(n1, n2)
+                if on_nodes is not None and n1.shape.dtype in accepted and not (n1.shape.dims and n2.shape.dims):
+                    pair = broadcast_pair(n1, n2)  # with a 0-d array (``x - mean(x)``): before any signature
                     if pair is not None:
                         return on_nodes(*pair)
             elif (t2 is float or t2 is int) and not n1.weak and n1.shape.dtype in accepted \
@@ -121,17 +131,30 @@ def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array]
     _export(name, fn)
 
 
-def with_a_0d_operand(n1: Node, n2: Node) -> tuple[Node, Node] | None:
-    """The operands of an op of an array and a 0-d array of its dtype (``x - mean(x)``,
-    ``x / norm``), the 0-d one broadcast as the general rules broadcast it, without them
-    (a loop over new sizes keys no signature); None for any other pair, and where the
-    broadcast would be deeper than the pending bound (the rules decide where to cut)."""
+def broadcast_pair(n1: Node, n2: Node) -> tuple[Node, Node] | None:
+    """The operands of an op of two arrays of one dtype and different shapes that
+    broadcast together (``x - mean(x)``, ``y - mean(y, axis=0)``, ``x / norm``), each
+    broadcast as the general rules broadcast it, without them (a loop over new sizes
+    misses every recipe, and the rules took 25 us there); None for any
+    other pair (other dtypes, a weak one, shapes that do not broadcast: the rules say
+    why), and where a broadcast would be deeper than the pending bound (the rules decide
+    where to cut)."""
     s1, s2 = n1.shape, n2.shape
-    if s1.dtype != s2.dtype or n1.weak or n2.weak or bool(s1.dims) == bool(s2.dims):
+    if s1.dtype != s2.dtype or n1.weak or n2.weak:
         return None
-    if s2.dims:
-        return None if n1.depth + 1 > node_module.MAX_PENDING > 0 else (broadcast_node(n1, s2), n2)
-    return None if n2.depth + 1 > node_module.MAX_PENDING > 0 else (n1, broadcast_node(n2, s1))
+    try:
+        dims = broadcast_shapes(s1.dims, s2.dims)
+    except ValueError:
+        return None
+    shape = s1 if s1.dims == dims else s2 if s2.dims == dims else Shape(dims, s1.dtype)
+    pair = []
+    for n in (n1, n2):
+        if n.shape.dims != dims:
+            if n.depth + 1 > node_module.MAX_PENDING > 0:
+                return None
+            n = broadcast_node(n, shape)
+        pair.append(n)
+    return pair[0], pair[1]
 
 
 def _all_weak(x1: object, x2: object) -> bool:

@@ -107,17 +107,20 @@ def test_reductions(shape, dtype, axis, keepdims, data):
 @given(shape=shapes, dtype=st.sampled_from(DTYPES), pending=st.booleans())
 def test_whole_reductions(shape, dtype, pending):
     """``sum(x)``, ``prod``, ``max``, ``min`` and ``mean`` of a floating-point array over
-    all its axes are recorded without the rules' checks and signature
-    (``statistical.whole``), as the rules record them; empty, 0-d and other dtypes' arrays,
-    and calls with any keyword, as the rules say (an empty max raises)."""
+    all its axes or some (``axis``, ``keepdims``) are recorded without the rules' checks
+    and signature (``statistical.along``, ``whole``), as the rules record them; empty, 0-d
+    and other dtypes' arrays, axes out of range, repeated or of NumPy's types, and other
+    keywords, as the rules say (an empty max raises)."""
     for dims in (shape, (), (0,), (1,), (1, 1), (2, 0, 3), (3,)):
         x = _array(dims, dtype)
         if pending and x.dtype.kind == "f":
             x = -x
         for name in ("sum", "prod", "max", "min", "mean"):
             fn = getattr(xp, name)
-            for kwargs in ({}, {"keepdims": False}):
-                with mock.patch.object(statistical, "whole", lambda *_: None):
+            for kwargs in ({}, {"keepdims": False}, {"axis": 0}, {"axis": -1, "keepdims": True}, {"axis": (0, -1)},
+                           {"axis": None, "keepdims": True}, {"axis": (1, 0), "keepdims": True}, {"axis": 3},
+                           {"axis": (0, 0)}, {"axis": np.int64(0)}, {"keepdims": 1}):
+                with mock.patch.object(statistical, "along", lambda *_: None):
                     rules = _by_code(fn, (x,), kwargs)
                 for _ in range(2):
                     assert _outcome(fn, (x,), kwargs) == rules, (name, dims)
@@ -454,39 +457,27 @@ def test_promotion_and_broadcasting(shapes, dtypes, scalar, data):
     check_replays(xp.where, _array(shapes[2][-2:], "bool", 2), a, b, cached=False)
 
 
-@given(shape=shapes, dtypes=st.tuples(*(st.sampled_from(DTYPES) for _ in range(2))), pending=st.booleans())
-def test_an_array_with_a_0d_array(shape, dtypes, pending):
-    """An array with a 0-d array of its dtype (``x - mean(x)``), either first, is
-    broadcast without the general rules (``elementwise.with_a_0d_operand``) as they
-    broadcast it; other dtypes, categories an op refuses, two 0-d arrays, as the rules say."""
+@given(shape=shapes, other=shapes, dtypes=st.tuples(*(st.sampled_from(DTYPES) for _ in range(2))),
+       pending=st.booleans(), data=st.data())
+def test_arrays_that_broadcast(shape, other, dtypes, pending, data):
+    """Two arrays of one dtype and shapes that broadcast (``x - mean(x)``, ``y - mean(y,
+    axis=0)``), either first, are broadcast without the general rules
+    (``elementwise.broadcast_pair``) as they broadcast them; other dtypes, shapes that do
+    not broadcast, categories an op refuses, as the rules say."""
     x = _array(shape, dtypes[0])
-    y = _array((), dtypes[1], 1)
-    if pending and y.dtype.kind in "iuf":
-        y = -y
-    for name in ("add", "subtract", "multiply", "divide", "maximum", "less", "bitwise_and", "atan2", "logical_or"):
-        fn = getattr(xp, name)
-        for args in ((x, y), (y, x)):
-            with mock.patch.object(elementwise, "with_a_0d_operand", lambda *_: None):
-                rules = _by_code(fn, args, {})
-            for _ in range(2):
-                assert _outcome(fn, args, {}) == rules, name
-
-
-@given(shape=shapes, dtype=st.sampled_from(DTYPES), bounds=st.tuples(*[st.sampled_from([None, 0, 2, -0.5, -0.0, 1.5, True,
-                                                                                         1 << 70])] * 2),
-       pending=st.booleans())
-def test_clip_by_python_scalars(shape, dtype, bounds, pending):
-    """``clip`` of a floating-point array by Python int or float bounds is recorded without
-    the promotion rules (``elementwise._clip_floats``) as they record it; other dtypes and
-    bounds (a bool, an int too large for an integer array) as the rules say."""
-    x = _array(shape, dtype)
-    if pending and x.dtype.kind == "f":
-        x = -x
-    kwargs = {"min": bounds[0], "max": bounds[1]}
-    with mock.patch.object(elementwise, "_clip_floats", lambda *_: None):
-        rules = _by_code(xp.clip, (x,), kwargs)
-    for _ in range(2):
-        assert _outcome(xp.clip, (x,), kwargs) == rules
+    kept = data.draw(st.lists(st.booleans(), min_size=len(shape), max_size=len(shape)))
+    suffix = tuple(d if keep else 1 for d, keep in zip(shape, kept))[data.draw(st.integers(0, len(shape))):]
+    for dims in (suffix, (), other):
+        y = _array(dims, dtypes[1], 1)
+        if pending and y.dtype.kind in "iuf":
+            y = -y
+        for name in ("add", "subtract", "multiply", "divide", "maximum", "less", "bitwise_and", "atan2", "logical_or"):
+            fn = getattr(xp, name)
+            for args in ((x, y), (y, x)):
+                with mock.patch.object(elementwise, "broadcast_pair", lambda *_: None):
+                    rules = _by_code(fn, args, {})
+                for _ in range(2):
+                    assert _outcome(fn, args, {}) == rules, (name, shape, dims)
 
 
 def test_a_0d_operand_past_the_pending_bound(monkeypatch):
@@ -496,8 +487,8 @@ def test_a_0d_operand_past_the_pending_bound(monkeypatch):
     for _ in range(2):
         m = m + 1.0  # 4 pending ops: the broadcast would be the fifth
     assert m._node.depth == 4
-    assert elementwise.with_a_0d_operand(x._node, m._node) is None  # the rules decide where to cut
-    assert elementwise.with_a_0d_operand(m._node, x._node) is None
+    assert elementwise.broadcast_pair(x._node, m._node) is None  # the rules decide where to cut
+    assert elementwise.broadcast_pair(m._node, x._node) is None
     np.testing.assert_array_equal(np.asarray(x - m), np.arange(6.0) - 4.5)
 
 
