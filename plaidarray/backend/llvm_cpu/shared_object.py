@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import _ctypes
 import atexit
-import ctypes
 import functools
 import itertools
 import os
@@ -121,7 +120,10 @@ def link(objects: Sequence[bytes]) -> bytes | None:
 
 
 class SharedObject:
-    """A loaded shared object; ``close`` (or collection) unloads it."""
+    """A loaded shared object; ``close`` (or collection) unloads it. Loaded and read with
+    the loader's own calls (``_ctypes.dlopen``, ``dlsym``): a ``ctypes.CDLL`` builds a
+    class of its own for each library and a function object for each symbol looked up,
+    20 us of each kernel's first load in a process."""
 
     def __init__(self, data: bytes, global_symbols: bool = False) -> None:
         directory = _loading_directory()
@@ -134,8 +136,7 @@ class SharedObject:
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
-            mode = ctypes.RTLD_GLOBAL if global_symbols else ctypes.RTLD_LOCAL
-            self._library: ctypes.CDLL | None = ctypes.CDLL(str(path), mode=mode)
+            self._handle: int | None = _dlopen(str(path), _mode(global_symbols))
         finally:
             path.unlink(missing_ok=True)
 
@@ -145,27 +146,35 @@ class SharedObject:
         installation, ``bundles.unpack``: the package's own code, as its C extensions are;
         loaded by that name, which stays the same object's)."""
         loaded = cls.__new__(cls)
-        loaded._library = ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL if global_symbols else ctypes.RTLD_LOCAL)
+        loaded._handle = _dlopen(path, _mode(global_symbols))
         return loaded
 
     def address(self, symbol: str) -> int:
         """The address of ``symbol`` (0 if the object does not define it)."""
-        assert self._library is not None, "the shared object was unloaded"
+        assert self._handle is not None, "the shared object was unloaded"
         try:
-            return ctypes.cast(getattr(self._library, symbol), ctypes.c_void_p).value or 0
-        except AttributeError:
+            return _dlsym(self._handle, symbol) or 0
+        except OSError:
             return 0
 
     def close(self, _finalizing=sys.is_finalizing) -> None:
         if _finalizing():  # at exit the process unmaps everything, and kernels may still run
             return
-        library, self._library = self._library, None
-        if library is not None:
-            _dlclose(library._handle)
+        handle, self._handle = self._handle, None
+        if handle is not None:
+            _dlclose(handle)
 
     __del__ = close
+
+
+def _mode(global_symbols: bool) -> int:
+    """``dlopen``'s flags: every symbol bound at once (as ``ctypes.CDLL`` binds them, so a
+    missing one fails the load, not a later call), visible to later loads if asked."""
+    return os.RTLD_NOW | (os.RTLD_GLOBAL if global_symbols else os.RTLD_LOCAL)
 
 
 #: ``dlclose`` (POSIX, as is this module's use), bound at import: objects are collected
 #: when imports may no longer work.
 _dlclose = _ctypes.dlclose  # type: ignore[attr-defined]
+_dlopen = _ctypes.dlopen  # type: ignore[attr-defined]
+_dlsym = _ctypes.dlsym  # type: ignore[attr-defined]
