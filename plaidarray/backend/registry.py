@@ -22,10 +22,13 @@ import os
 import re
 import sys
 import threading
-from importlib.metadata import Distribution, EntryPoint, distributions
+from typing import TYPE_CHECKING
 
 from .. import config
 from .executable import Backend
+
+if TYPE_CHECKING:
+    from importlib.metadata import EntryPoint
 
 #: The entry-point group of backends.
 GROUP = "plaidarray.backends"
@@ -68,6 +71,8 @@ def _entry_points() -> list[EntryPoint]:
     that have one naming it (1 ms). As there, a distribution met again further along
     the path is left out. A path entry that is not a directory (a zip archive) is left
     to ``importlib.metadata``'s own search."""
+    from importlib.metadata import Distribution, distributions  # 18 ms to import: only when plugins are searched
+
     found: list[EntryPoint] = []
     seen: set[str] = set()
     marker = f"[{GROUP}]".encode()
