@@ -9,9 +9,10 @@ graph of its own, which is dropped); NumPy computes it. A statement repeated wit
 same arguments replays what its first calls recorded (``api/recipes.py``); the rows with
 ``x[next(rows)]`` ask for a new row each time, as a loop over rows does, and the "new
 sizes" rows a window, block or length of a size not met just before (a cycle of 2000-4000
-sizes), as a loop over windows or a growing array does: no recipe serves them. Assignments and
-``linalg.cholesky`` compute at the call (an assignment runs at once; cholesky raises for
-a matrix that is not positive definite), so their rows include a run. Every row is timed
+sizes), as a loop over windows or a growing array does: no recipe serves them. Assignments,
+``linalg.cholesky`` and a boolean mask's selection compute at the call (an assignment runs
+at once; cholesky raises for a matrix that is not positive definite; a selection's length
+is its mask's count), so their rows include a run. Every row is timed
 once per round, an automatically sized loop, so a noisy moment of a shared machine falls
 on all rows alike; the best of ``--rounds`` is shown, in microseconds per statement.
 """
@@ -59,6 +60,8 @@ ROWS: list[tuple[str, str, str]] = [
     ("elementwise", "a * v", "na * nv"),
     ("elementwise", "a / a", "na / na"),
     ("elementwise", "xp.where(m, a, 0.0)", "np.where(nm, na, 0.0)"),
+    ("elementwise", "a > 0", "na > 0"),
+    ("elementwise", "xp.clip(a, -0.5, 0.5)", "np.clip(na, -0.5, 0.5)"),
     ("elementwise", "xp.astype(a, xp.float32)", "na.astype(np.float32)"),
     ("matmul", "a @ a", "na @ na"),
     ("matmul", "a @ v", "na @ nv"),
@@ -116,6 +119,11 @@ ROWS: list[tuple[str, str, str]] = [
     ("new sizes", "xp.concat([blocks(), u])", "np.concat([nblocks(), nu])"),
     ("new sizes", "(lambda y: xp.stack([y, y]))(windows())", "(lambda y: np.stack([y, y]))(nwindows())"),
     ("new sizes", "xp.arange(lengths())", "np.arange(lengths())"),
+    ("new sizes", "xp.var(windows(), correction=1)", "np.var(nwindows(), ddof=1)"),
+    ("new sizes", "xp.mean(blocks(), axis=0)", "np.mean(nblocks(), axis=0)"),
+    ("new sizes", "(lambda y: y - xp.mean(y, axis=0))(blocks())", "(lambda y: y - np.mean(y, axis=0))(nblocks())"),
+    ("new sizes", "xp.max(blocks(), axis=1)", "np.max(nblocks(), axis=1)"),
+    ("new sizes", "(lambda y: y[y > 0.5])(windows())", "(lambda y: y[y > 0.5])(nwindows())"),
 ]
 
 

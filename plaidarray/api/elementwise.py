@@ -92,7 +92,7 @@ def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array]
         if type(x1) is not Array or type(x2) is not Array or x1._node.shape.dtype not in accepted:
             return None
         pair = broadcast_pair(x1._node, x2._node)
-        return None if pair is None else on_nodes(*pair)
+        return None if pair is None or on_nodes is None else on_nodes(*pair)
 
     promoted = recorded(promoted, broadcast if on_nodes is not None else None)
 
@@ -400,6 +400,7 @@ def _clip_floats(x: object, low: object, high: object) -> Array | None:
         return None
     node = x._node
     out: Array = x
+    bound: Any
     for bound, name in ((low, "maximum"), (high, "minimum")):
         if bound is not None:
             out = wrap(derive(name, (out._node, scalar_like(bound, node.shape, "clip")), _NO_ATTRS, node.shape))
