@@ -41,42 +41,17 @@ def _sum_like(kind: str, name: str):
 
 def whole(x: Array, kind: str, empty: bool) -> Array | None:
     """The reduction ``kind`` of a floating-point array over all its axes (``sum(x)``,
-    ``max(x)``, ``mean(x)``'s total), recorded as the rules record it without their checks
-    (a loop's windows of new lengths miss every recipe and ran them at every step); None
-    for any other array: another dtype kind, 0-d, weakly typed, empty unless ``empty``."""
-    if type(x) is not Array:
-        return None
-    node = x._node
-    shape = node.shape
-    dims = shape.dims
-    if shape.dtype.kind != "f" or not dims or node.weak or not (empty or 0 not in dims):
-        return None
-    attrs = _WHOLE.get((len(dims), kind))
-    if attrs is None:
-        attrs = _WHOLE[len(dims), kind] = {"dimensions": tuple(range(len(dims))), "kind": kind}
-    return wrap(derive("reduce", (node,), attrs, _scalar_shape(shape.dtype)))
-
-
-#: ``whole``'s attributes by rank and kind (read only, as every node's attributes are).
-_WHOLE: dict[tuple[int, str], dict[str, Any]] = {}
-
-
-def _scalar_shape(dtype: np.dtype) -> Shape:
-    found = _SCALAR_SHAPES.get(dtype)
-    if found is None:
-        found = _SCALAR_SHAPES[dtype] = Shape((), dtype)
-    return found
-
-
-_SCALAR_SHAPES: dict[np.dtype, Shape] = {}
+    ``max(x)``, ``mean(x)``'s total): ``along`` over every axis."""
+    return along(x, kind, None, False, empty)
 
 
 def along(x: Array, kind: str, axis: Any, keepdims: bool, empty: bool) -> Array | None:
     """The reduction ``kind`` of a floating-point array over ``axis`` (a Python int or a
     tuple of them; None: all axes), its reduced axes kept as units if ``keepdims``,
-    recorded as the rules record it without their checks (``mean(y, axis=0)`` of a batch
-    of a new length missed every recipe: 24 us); None where the rules decide: an axis of
-    another type, out of range or repeated, and the arrays ``whole`` leaves to them."""
+    recorded as the rules record it without their checks (a loop's windows and batches of
+    new lengths miss every recipe: ``mean(y, axis=0)`` ran its rules in 24 us); None where
+    the rules decide: another dtype kind, 0-d, weakly typed, empty unless ``empty``, an
+    axis of another type, out of range or repeated."""
     if type(x) is not Array:
         return None
     node = x._node
@@ -85,19 +60,18 @@ def along(x: Array, kind: str, axis: Any, keepdims: bool, empty: bool) -> Array 
     rank = len(dims)
     if shape.dtype.kind != "f" or not rank or node.weak or not (empty or 0 not in dims):
         return None
-    if axis is None and not keepdims:
-        return whole(x, kind, empty)
     axes = _axes(axis, rank)
     if not axes:
         return None
-    attrs = _ALONG.get((axes, kind))
+    attrs = _REDUCE_ATTRS.get((axes, kind))
     if attrs is None:
-        attrs = _ALONG[axes, kind] = {"dimensions": axes, "kind": kind}
-    reduced = tuple(d for i, d in enumerate(dims) if i not in axes)
-    out = wrap(derive("reduce", (node,), attrs, Shape(reduced, shape.dtype)))
-    kept = tuple(1 if i in axes else d for i, d in enumerate(dims)) if keepdims else reduced
-    if kept != reduced:
-        out = wrap(derive("reshape", (out._node,), {"dims": kept}, Shape(kept, shape.dtype)))
+        attrs = _REDUCE_ATTRS[axes, kind] = {"dimensions": axes, "kind": kind}
+    reduced = tuple(d for i, d in enumerate(dims) if i not in axes) if len(axes) < rank else ()
+    out = wrap(derive("reduce", (node,), attrs, Shape(reduced, shape.dtype) if reduced else _scalar_shape(shape.dtype)))
+    if keepdims:
+        kept = tuple(1 if i in axes else d for i, d in enumerate(dims))
+        if kept != reduced:
+            out = wrap(derive("reshape", (out._node,), {"dims": kept}, Shape(kept, shape.dtype)))
     return out
 
 
@@ -113,8 +87,18 @@ def _axes(axis: Any, rank: int) -> tuple[int, ...] | None:
     return axes if len(set(axes)) == len(axes) else None
 
 
-#: ``along``'s attributes by axes and kind (read only, as every node's attributes are).
-_ALONG: dict[tuple[tuple[int, ...], str], dict[str, Any]] = {}
+#: ``along``'s reduce attributes by axes and kind (read only, as every node's attributes are).
+_REDUCE_ATTRS: dict[tuple[tuple[int, ...], str], dict[str, Any]] = {}
+
+
+def _scalar_shape(dtype: np.dtype) -> Shape:
+    found = _SCALAR_SHAPES.get(dtype)
+    if found is None:
+        found = _SCALAR_SHAPES[dtype] = Shape((), dtype)
+    return found
+
+
+_SCALAR_SHAPES: dict[np.dtype, Shape] = {}
 
 
 def _whole_call(kind: str, empty: bool, x: Array, /, **kwargs: Any) -> Array | None:
@@ -215,39 +199,25 @@ def var(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdi
 def _whole_var(x: Array, /, **kwargs: Any) -> Array | None:
     """``var`` of an array alone over all its axes (with a ``correction`` at most) as the
     rules record it, without their checks and the signatures of ``var`` and ``mean`` (a
-    loop's windows of new lengths missed every recipe, 60 us a ``std``): ``whole``'s sum
-    kept as a unit array and divided by the run-time count, the deviations from it
-    squared and summed, divided by the run-time ``N - correction``. None where the rules
-    decide otherwise: one element (the mean is the sum), ``N - correction`` not positive
-    (NaN), any other keyword, and the arrays ``whole`` leaves to them."""
+    loop's windows of new lengths missed every recipe, 60 us a ``std``): the mean kept as
+    a unit array (``_whole_mean``), the deviations from it squared and summed (``whole``),
+    divided by the run-time ``N - correction``. None where the rules decide otherwise: one
+    element (the mean is the sum), ``N - correction`` not positive (NaN), any other
+    keyword, and the arrays ``along`` leaves to them."""
     correction = kwargs.get("correction", 0.0)
-    if kwargs.keys() - {"correction"} or type(correction) not in (int, float):
+    if kwargs.keys() - {"correction"} or type(correction) not in (int, float) or type(x) is not Array:
         return None
-    total = whole(x, "add", False)
     n = x._node.shape.size
-    if total is None or n == 1 or not n - correction > 0:
+    centre = _whole_mean(x, keepdims=True) if n != 1 and n - correction > 0 else None
+    if centre is None:
         return None
-    node, shape = x._node, x._node.shape
-    units = _unit_shape(shape)
-    kept = wrap(derive("reshape", (total._node,), {"dims": units.dims}, units))
-    centre = wrap(derive("divide", (kept._node, graph.size_operand(float(n), units.dims, shape.dtype, "mean")),
-                         {}, units))
-    deviation = wrap(derive("subtract", (node, graph.broadcast_node(centre._node, shape)), {}, shape))
-    square = wrap(derive("multiply", (deviation._node, deviation._node), {}, shape))
-    summed = wrap(derive("reduce", (square._node,), _WHOLE[len(shape.dims), "add"], total._node.shape))
-    divisor = graph.size_operand(float(n - correction), (), shape.dtype, "var")
-    return wrap(derive("divide", (summed._node, divisor), {}, total._node.shape))
+    node = x._node
+    deviation = wrap(derive("subtract", (node, graph.broadcast_node(centre._node, node.shape)), _NO_ATTRS, node.shape))
+    summed = whole(wrap(derive("multiply", (deviation._node, deviation._node), _NO_ATTRS, node.shape)), "add", False)
+    assert summed is not None  # a floating-point array of the shape whole took
+    divisor = graph.size_operand(float(n - correction), (), node.shape.dtype, "var")
+    return wrap(derive("divide", (summed._node, divisor), _NO_ATTRS, summed._node.shape))
 
-
-def _unit_shape(shape: Shape) -> Shape:
-    """``shape``'s rank of unit dimensions, in its dtype (``mean(x, keepdims=True)``'s)."""
-    found = _UNIT_SHAPES.get((len(shape.dims), shape.dtype))
-    if found is None:
-        found = _UNIT_SHAPES[len(shape.dims), shape.dtype] = Shape((1,) * len(shape.dims), shape.dtype)
-    return found
-
-
-_UNIT_SHAPES: dict[tuple[int, np.dtype], Shape] = {}
 
 var = recorded(var, _whole_var)
 
@@ -263,7 +233,7 @@ def _whole_std(x: Array, /, **kwargs: Any) -> Array | None:
     variance = _whole_var(x, **kwargs)
     if variance is None:
         return None
-    return wrap(derive("sqrt", (variance._node,), {}, variance._node.shape))
+    return wrap(derive("sqrt", (variance._node,), _NO_ATTRS, variance._node.shape))
 
 
 std = recorded(std, _whole_std)
