@@ -9,7 +9,9 @@ uses, run op by op with the persistent cache pointed at ``directory``, which the
 their kernels (full code, optimised), the vector math library and the code's bundles. The
 persistent cache reads that directory, inside the installed package, before the user's own
 (``object_cache.installed_directory``); after the build each bundle's shared object there
-becomes a file of its own, loaded where it is (``bundles.unpack``), and a stamp of the
+becomes a file of its own, loaded where it is (``bundles.unpack``), each executable's
+entry holds what its kernels' and their bundles' entries say (``cache_entry.resolve``),
+so an op's first use reads one entry, and a stamp of the
 sources they were built from lets a process take their digest without reading them
 (``sources.py``). Kernels are keyed like any compiled code (the HLO,
 the host CPU, the versions of LLVM and of plaidarray's sources): built on the machine that
@@ -37,7 +39,7 @@ from typing import Any
 import numpy as np
 
 from . import config
-from .backend.llvm_cpu import bundles, object_cache, sources
+from .backend.llvm_cpu import bundles, cache_entry, object_cache, sources
 
 #: The environment of the build: every read runs op by op (no fused compile), kernels are
 #: built in their full code at once (no first tier), and in this process, none of them
@@ -359,6 +361,7 @@ def main(argv: list[str] | None = None) -> int:
         failed = next((code for code in codes if code), 0)
         if not failed:
             bundles.unpack(directory)
+            cache_entry.resolve(directory)
             object_cache.write_sources_stamp(directory)
         return failed
     part, parts = (int(n) for n in part_option.removeprefix("--part=").split("/"))

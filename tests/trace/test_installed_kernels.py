@@ -17,7 +17,7 @@ from jit_helpers import child_env
 
 import plaidarray as xp
 from plaidarray import prebuild
-from plaidarray.backend.llvm_cpu import bundles, loaded_code, object_cache, sources
+from plaidarray.backend.llvm_cpu import bundles, cache_entry, loaded_code, object_cache, sources
 
 pytestmark = pytest.mark.skipif("llvm-cpu" not in xp.backends(), reason="the compiled backend is not installed")
 
@@ -50,7 +50,9 @@ def _run(args: list[str], cache: Path, **env: str) -> str:
 
 def test_a_fresh_process_runs_on_installed_kernels_without_the_compiler(tmp_path):
     """... with the bundles' shared objects in files of their own (``bundles.unpack``),
-    loaded where they are, and only while nobody else could have written them."""
+    loaded where they are, and only while nobody else could have written them; each
+    executable's entry holds what its kernels' and bundles' entries say
+    (``cache_entry.resolve``), so those are not read."""
     installed, empty = tmp_path / "installed", tmp_path / "empty"
     built = _run(["5"], installed, **prebuild.BUILD_ENVIRONMENT)  # the build, into what becomes the installed directory
     assert int(built.split()[0]) > 0
@@ -60,6 +62,10 @@ def test_a_fresh_process_runs_on_installed_kernels_without_the_compiler(tmp_path
     assert unpacked == {"library", "libraries"}  # exp's vector math and the bundles
     shared_objects = list(installed.glob("*.so"))
     assert shared_objects and all(path.read_bytes()[:4] == b"\x7fELF" for path in shared_objects)
+    assert cache_entry.resolve(installed) > 0 and cache_entry.resolve(installed) == 0
+    for key, _, meta in list(object_cache.installed_entries(installed)):  # the kernels' and bundles' own entries
+        if "symbol" in meta or "libraries" in meta:
+            (installed / (key + object_cache.SUFFIX)).unlink()
     assert _run(["9", str(installed)], empty, PLAIDARRAY_FUSE_AFTER_MS="1e9") == "0 False"
     assert not list(empty.glob("*" + object_cache.SUFFIX))  # nothing was compiled, so nothing stored
     assert _run(["9", str(installed)], tmp_path / "off", PLAIDARRAY_FUSE_AFTER_MS="1e9",

@@ -238,6 +238,25 @@ def test_a_shape_generic_executable_takes_no_sizes_past_its_limits():
     assert template.bind([34]) is None
 
 
+def test_a_merged_sequence_checks_each_limit_once_at_its_least():
+    """Ops of a sequence (``sequence.merge``) limit the same size: the merged executable
+    evaluates it once a binding, against the least of their limits."""
+    from plaidarray.backend.executable import Call
+    from plaidarray.backend.llvm_cpu.executable import ShapeGenericExecutable
+    from plaidarray.backend.llvm_cpu.sequence import merge
+    from plaidarray.hlo.shape import Shape
+    from plaidarray.hlo.symbolic import Sym
+
+    n = Sym(0, 5)
+    x = Shape((n,), np.dtype(np.float64))  # type: ignore[arg-type]  # a run-time size
+    parts = [ShapeGenericExecutable([], 1, [], [("out", 0)], [x], [], [(n * 3, limit)]) for limit in (100, 60)]
+    calls = [Call(parts[0], (0,), ((),), (1,), (n,)), Call(parts[1], (1,), ((),), (2,), (n,))]
+    merged = merge(calls, 1, [], [x, x], [2], n_symbols=1)
+    assert isinstance(merged, ShapeGenericExecutable)
+    assert merged.limits == ((n * 3, 60),)
+    assert merged.bind([20]) is not None and merged.bind([21]) is None
+
+
 def test_jit_compiles_once_more_for_new_sizes_or_as_asked():
     def body(x, y):
         return xp.sum(xp.exp(x) * 2.0, axis=0) + y[:3]

@@ -66,16 +66,19 @@ def load(code: bytes, form: str, libraries: list[str], level: int, vectors: bool
     return loaded_code.load(code, form, level)
 
 
-def find(key: str, level: int) -> Code | None:
+def find(key: str, level: int, meta: dict[str, Any] | None = None) -> Code | None:
     """The bundle stored under ``key``, loaded (once per process); None if it is gone or
-    damaged."""
+    damaged. ``meta``: its entry's metadata where the caller holds it (an installed
+    executable's, ``cache_entry.resolve``), which spares reading the entry."""
     found = _loaded.get(key)
     if found is not None:
         return found
-    entry = object_cache.load(key)
-    if entry is None:
-        return None
-    code, meta = entry
+    code = b""
+    if meta is None:
+        entry = object_cache.load(key)
+        if entry is None:
+            return None
+        code, meta = entry
     form, libraries = meta.get(loaded_code.FORMAT), meta.get("libraries")
     if form not in loaded_code.FORMATS or not isinstance(libraries, list):
         return None
@@ -84,6 +87,8 @@ def find(key: str, level: int) -> Code | None:
         path = object_cache.installed_file(key + loaded_code.SUFFIX)
         if path is None or form != loaded_code.SHARED:
             return None
+    elif not code:
+        return None
     try:
         holder = load(code, str(form), [str(name) for name in libraries], level, meta.get("vectors") is not False, path)
     except (OSError, RuntimeError, ValueError):

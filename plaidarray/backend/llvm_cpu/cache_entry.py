@@ -8,6 +8,7 @@ writes them, run-time sizes of a shape-generic executable included."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import cast
 
 import numpy as np
@@ -54,7 +55,24 @@ def _sizes(dims: Sequence[Dim]) -> list[list[int]]:
 
 
 def _dims(rows: list) -> tuple[Dim, ...]:
-    return tuple(decode([int(i) for i in row])[0] for row in rows)
+    return tuple(_dim(row) for row in rows)
+
+
+#: Sizes decoded, by their encoding: entries repeat a few (n, the product of two sizes),
+#: and decoding one (a polynomial simplified) was a fifth of loading an op's kernel.
+#: Emptied at ``KEPT_DECODED``.
+_DECODED: dict[tuple[int, ...], Dim] = {}
+KEPT_DECODED = 1024
+
+
+def _dim(row: list) -> Dim:
+    ints = tuple(int(i) for i in row)
+    found = _DECODED.get(ints)
+    if found is None:
+        if len(_DECODED) >= KEPT_DECODED:
+            _DECODED.clear()
+        found = _DECODED[ints] = decode(ints)[0]
+    return found
 
 
 def _shapes(rows: list) -> list[Shape]:
@@ -95,11 +113,14 @@ def load(key: str, n_params: int, constants: list[np.ndarray] | None, target: st
         outputs, temps = _shapes(meta["output_shapes"]), _shapes(meta["temp_shapes"])
         steps = []
         found: dict[str, kernels.CompiledKernel] = {}
+        described = meta.get(RESOLVED) or {}
         for kernel_key, buffers, (extent, work, depth), dims, imports in meta["steps"]:
             kernel_key = str(kernel_key)
             kernel = found.get(kernel_key) or kernels.KERNELS.get(kernel_key)
             if kernel is None:
-                kernel = kernels.load(kernels.disk_key(kernel_key, target), KERNEL_PREFIX + kernel_key, level)
+                kernel_meta = described.get(kernel_key)
+                kernel = (kernels.in_bundle(KERNEL_PREFIX + kernel_key, kernel_meta, level) if kernel_meta else
+                          kernels.load(kernels.disk_key(kernel_key, target), KERNEL_PREFIX + kernel_key, level))
                 if kernel is None:
                     return None
                 kernels.KERNELS.put(kernel_key, kernel)
@@ -110,8 +131,8 @@ def load(key: str, n_params: int, constants: list[np.ndarray] | None, target: st
                               tuple(str(name) for name in imports if is_import(str(name)))))
         limits, derived = meta["limits"], _dims(meta["derived"])
         if limits is not None:
-            bounds = [(decode([int(i) for i in value])[0], int(limit)) for value, limit in limits]
-    except (KeyError, TypeError, ValueError, IndexError):
+            bounds = [(_dim(value), int(limit)) for value, limit in limits]
+    except (KeyError, TypeError, ValueError, IndexError, AttributeError):
         return None
     executable: CpuExecutable | ShapeGenericExecutable
     if limits is None:
@@ -120,3 +141,38 @@ def load(key: str, n_params: int, constants: list[np.ndarray] | None, target: st
         executable = ShapeGenericExecutable(steps, n_params, constants, slots, outputs, temps, bounds, derived)
     executable.from_disk = True
     return executable
+
+
+#: The field of an installed executable's entry holding its kernels' entries' metadata
+#: by kernel key (``resolve``).
+RESOLVED = "kernels"
+
+
+def resolve(directory: Path) -> int:
+    """At installation, after ``bundles.unpack``: each executable's entry holds its
+    kernels' metadata and their bundles' (``kernels.resolved``), so that a process loads
+    an installed executable by reading one entry, not one for it, one a kernel and one a
+    bundle (~0.1 ms of an op's first use). A kernel's entry is found by its symbol, where
+    one entry alone defines it (the installation is built for one target). Returns the
+    entries resolved."""
+    entries = {key: (code, meta) for key, code, meta in object_cache.installed_entries(directory)}
+    by_symbol: dict[str, list[dict]] = {}
+    for _, meta in entries.values():
+        if isinstance(meta.get("symbol"), str) and "bundle" in meta:
+            by_symbol.setdefault(meta["symbol"], []).append(meta)
+    count = 0
+    for key, (code, meta) in entries.items():
+        if "steps" not in meta or RESOLVED in meta:
+            continue
+        described: dict[str, dict] = {}
+        for step in meta["steps"]:
+            kernel_key = str(step[0])
+            found = by_symbol.get(KERNEL_PREFIX + kernel_key, [])
+            bundle = entries.get(str(found[0]["bundle"])) if len(found) == 1 else None
+            kernel_meta = kernels.resolved(found[0], bundle[1]) if bundle is not None else None
+            if kernel_meta is not None:
+                described[kernel_key] = kernel_meta
+        if described:
+            object_cache.write_installed(directory, key, code, {**meta, RESOLVED: described})
+            count += 1
+    return count

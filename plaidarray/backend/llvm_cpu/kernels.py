@@ -284,14 +284,37 @@ def load(key: str, symbol: str, level: int) -> CompiledKernel | None:
     if entry is None:
         return None
     packed, meta = entry
+    kernel = in_bundle(symbol, meta, level)
+    if kernel is not None and meta.get("ir") == _PACKED and packed and tiering.tiered(level):
+        kernel.upgrade = tiering.Upgrade(packed, symbol, level, key)
+    return kernel
+
+
+def in_bundle(symbol: str, meta: dict, level: int) -> CompiledKernel | None:
+    """The kernel ``symbol`` from the bundle that its entry's metadata ``meta`` names (and,
+    in an installed executable's entry, describes: ``BUNDLE``, ``cache_entry.resolve``),
+    or None."""
     bundle = meta.get("bundle")
     if meta.get("symbol") != symbol or not isinstance(bundle, str) or not bundle:
         return None
-    holder = bundles.find(bundle, level)
+    described = meta.get(BUNDLE)
+    holder = bundles.find(bundle, level, described if isinstance(described, dict) else None)
     address = holder.address(symbol) if holder is not None else 0
     if holder is None or not address:
         return None
-    kernel = CompiledKernel(symbol, holder, address, from_disk=True)
-    if meta.get("ir") == _PACKED and packed and tiering.tiered(level):
-        kernel.upgrade = tiering.Upgrade(packed, symbol, level, key)
-    return kernel
+    return CompiledKernel(symbol, holder, address, from_disk=True)
+
+
+#: The field of a kernel's metadata, as an installed executable's entry holds it, that
+#: holds its bundle's metadata (``bundles.find``'s ``meta``).
+BUNDLE = "bundle_meta"
+
+
+def resolved(meta: dict, bundle_meta: dict) -> dict | None:
+    """A kernel entry's metadata as an installed executable's entry holds it: with its
+    bundle's metadata (but the bundle's list of symbols), where the bundle is a shared
+    object file of the installation's (``bundles.unpack``) and the kernel keeps no IR to
+    make full code from; else None."""
+    if meta.get("ir") or bundle_meta.get(loaded_code.IN_FILE) is not True:
+        return None
+    return {**meta, BUNDLE: {k: v for k, v in bundle_meta.items() if k != "symbols"}}

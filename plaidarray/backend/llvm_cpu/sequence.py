@@ -58,7 +58,7 @@ def merge(calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
     dims = _Dims(n_symbols)
     last_use = _last_uses(calls, root)
     steps: list[Step] = []
-    limits: list[tuple[Dim, int]] = []
+    limits: dict[Dim, int] = {}  # each value once, at its least limit: a binding evaluates each
     for index, (call, part, constant_start) in enumerate(zip(calls, parts, constant_starts)):
         sizes = _sizes(call, part)  # each entry of the part's dims table, in the sequence's symbols
         own = [table.slot(root.get(v, v)) for v in call.inputs]
@@ -76,14 +76,16 @@ def merge(calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
                        Segment(substitute(s.segment.extent, sizes), substitute(s.segment.work, sizes), s.segment.depth),
                        tuple(at[d] for d in s.dims), s.imports) for s in part.steps]
         if isinstance(part, ShapeGenericExecutable):
-            limits += [(substitute(value, sizes), limit) for value, limit in part.limits]
+            for bounded, limit in part.limits:
+                size = substitute(bounded, sizes)
+                limits[size] = min(limit, limits.get(size, limit))
         unused = [own[len(call.inputs) + len(part.constants) + i] for i, slot in enumerate(out_slots) if slot is None]
         table.release(scratch + unused + [table.slot(v) for v in {root.get(v, v) for v in (*call.inputs, *call.outputs)}
                                           if v >= defined and last_use.get(v) == index and v not in table.results])
     slots = [("param", r) if r < n_params else ("out", table.slot(r) - table.outputs_start) for r in results]
     if n_symbols:
         return ShapeGenericExecutable(steps, n_params, merged_constants, slots, table.output_shapes, table.temp_shapes,
-                                      limits, dims.derived)
+                                      list(limits.items()), dims.derived)
     return CpuExecutable(steps, n_params, merged_constants, slots, table.output_shapes, table.temp_shapes,
                          cast("list[int]", dims.derived))
 
@@ -96,7 +98,7 @@ def _sizes(call: Call, part: CpuExecutable | ShapeGenericExecutable) -> list[Dim
         return list(part.dim_values)
     sizes = list(call.symbols)
     for value in part.derived:  # each in the entries before it
-        sizes.append(substitute(value, dict(enumerate(sizes))))
+        sizes.append(substitute(value, sizes))
     return sizes
 
 
@@ -104,8 +106,7 @@ def _in(shape: Shape, sizes: Sequence[Dim]) -> Shape:
     """A part's buffer shape in the sequence's symbols."""
     if is_static(shape.dims):
         return shape
-    mapping = dict(enumerate(sizes))
-    return Shape(cast("tuple[int, ...]", tuple(substitute(d, mapping) for d in shape.dims)), shape.dtype)
+    return Shape(cast("tuple[int, ...]", tuple(substitute(d, sizes) for d in shape.dims)), shape.dtype)
 
 
 class _Dims:

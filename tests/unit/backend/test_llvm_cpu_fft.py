@@ -168,10 +168,13 @@ def test_ffts_of_new_lengths_compile_nothing_once_the_library_has_its_templates(
     (and parity of the real kinds, and Bluestein's algorithm or not): 43 signals of new
     lengths (primes above 127 among them, and twice such primes, whose real kinds
     transform their halves by Bluestein's), each through RFFT and IRFFT and transformed
-    both ways, compile nothing."""
+    both ways, compile nothing and load nothing. The templates come from the kernels
+    built at installation where they are there (else compiled by the first signals: ~30 s
+    of this test alone), as a user's first script gets them."""
     from plaidarray.trace import hot
 
     monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 1e9)
+    monkeypatch.setenv("PLAIDARRAY_INSTALLED_KERNELS", "1")
     xp.set_backend("llvm-cpu")
     try:
         rng = np.random.default_rng(5)
