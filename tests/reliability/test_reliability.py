@@ -32,7 +32,7 @@ from jit_helpers import child_env, finish_child, REPO, run_child, start_child
 
 import plaidarray as xp
 from plaidarray.backend import memory, transfer
-from plaidarray.backend.llvm_cpu import codegen, codegen_worker, jit, object_cache, parallel, storing
+from plaidarray.backend.llvm_cpu import codegen, codegen_worker, jit, object_cache, parallel, pool, storing
 from plaidarray.backend.llvm_cpu.executable import CpuExecutable
 from plaidarray.backend.llvm_cpu.kernel_source import Segment
 
@@ -359,6 +359,65 @@ def test_a_second_interrupt_waits_for_every_chunk_running_on_the_pool(monkeypatc
         parallel.run([(chunk, Segment(1 << 20, 1 << 22, 0))])
     assert not running, "a chunk was still running when the interrupt propagated"
     assert 1 <= len(done) <= 3  # the pool threads' first chunks: none started after the interrupt
+
+
+def _interrupted_on_entry(monkeypatch) -> None:
+    """``pool.wait_through``'s first call raises KeyboardInterrupt before it waits, as a
+    signal pending when it is called does: CPython runs the handler at the function's
+    entry, before any of its own code (a second Ctrl-C or timeout alarm landing while the
+    first one's exception unwinds to the wait)."""
+    real, calls = pool.wait_through, []
+
+    def wait_through(tasks, claim):
+        calls.append(claim)
+        if len(calls) == 1:
+            raise KeyboardInterrupt
+        return real(tasks, claim)
+
+    monkeypatch.setattr(pool, "wait_through", wait_through)
+
+
+@pytest.mark.parametrize("first", [True, False])
+def test_an_interrupt_pending_as_the_wait_begins_still_waits_for_the_pool(monkeypatch, first):
+    """... after a first interrupt between the calling thread's chunks, or alone (the
+    calling thread's chunks done): no chunk is running when it propagates."""
+    monkeypatch.setenv("PLAIDARRAY_NUM_THREADS", "4")
+    main, lock, started = threading.get_ident(), threading.Lock(), threading.Event()
+    running = set()
+
+    def chunk(start, stop):
+        if threading.get_ident() == main:
+            started.wait(10)
+            if first:
+                raise KeyboardInterrupt
+            return
+        with lock:
+            running.add(start)
+        started.set()
+        time.sleep(0.2)
+        with lock:
+            running.discard(start)
+
+    _interrupted_on_entry(monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        parallel.run([(chunk, Segment(1 << 20, 1 << 22, 0))])
+    assert not running, "a chunk was still running when the interrupt propagated"
+
+
+def test_a_run_writing_a_callers_buffer_runs_to_its_end_when_interrupted_as_its_wait_begins(monkeypatch):
+    monkeypatch.setenv("PLAIDARRAY_NUM_THREADS", "4")
+    lock, done = threading.Lock(), []
+
+    def chunk(start, stop):
+        time.sleep(0.01)
+        with lock:
+            done.append(start)
+
+    segment = Segment(1 << 20, 1 << 22, 0)
+    _interrupted_on_entry(monkeypatch)
+    with pytest.raises(KeyboardInterrupt):
+        parallel.run([(chunk, segment), (chunk, segment)], complete=True)
+    assert len(done) == 2 * len(parallel.chunks(1 << 20, parallel._parts(segment, 4)))
 
 
 def test_a_run_writing_a_callers_buffer_runs_to_its_end_when_interrupted(monkeypatch):

@@ -26,7 +26,10 @@ raised in the calling thread, between its chunks or while it waits for the pool'
 threads write into the run's buffers, which go back to the buffer pool (and to the next
 computation) once the exception propagates, so the exception propagates only after every
 chunk started has ended, however many more arrive meanwhile; no chunk or step starts after
-it (``pool.py`` says how the wait survives any number of signals). A run that writes into
+it (``pool.py`` says how the wait survives any number of signals). A signal pending when
+the wait is called raises at the call, before the wait's own code runs (CPython runs
+handlers at a function's entry): each caller calls it in a loop that waits again when what
+it raised came before the tasks ended (``pool.ended``), then raises that. A run that writes into
 a caller's buffer (an in-place update of a donated one) must never be left half done: all
 of its steps run on a pool thread, and an interrupt is raised once they have all run (or,
 arriving before they started, once they never will).
@@ -112,7 +115,18 @@ class _Run:
             self.stopped = True
             raise
         finally:
-            pool.wait_through(tasks, claim=True)
+            pending: list[BaseException] = []
+            while True:
+                try:
+                    pool.wait_through(tasks, claim=True)
+                    break
+                except BaseException as error:
+                    if pool.ended(tasks):  # raised after the wait: the run's own or an interrupt's
+                        raise
+                    self.stopped = True
+                    pending.append(error)  # raised on the way into the wait: wait again
+            if pending:
+                raise pending[0]
 
     def _take_chunks(self, call: Callable[[int, int], None], taken: Iterator[int],
                      pieces: Sequence[tuple[int, int]]) -> None:
@@ -128,13 +142,23 @@ def run(calls: Sequence[tuple[Callable[[int, int], None], Segment]], complete: b
     splitting large ones across threads. ``complete``: the run writes into a caller's
     buffer, so it runs to its end even when interrupted (see the module docstring)."""
     steps = _Run(num_threads())
-    if complete:
-        tasks: list[pool.Task] = []
-        try:
-            pool.submit(tasks, functools.partial(steps.steps, calls))
-        except BaseException:  # queued, perhaps, with no thread to take it: it never starts
-            pool.wait_through(tasks, claim=True)
-            raise
-        pool.wait_through(tasks, claim=False)
-    else:
+    if not complete:
         steps.steps(calls)
+        return
+    tasks: list[pool.Task] = []
+    submitted = False
+    try:
+        pool.submit(tasks, functools.partial(steps.steps, calls))
+        submitted = True
+    finally:  # interrupted before it was queued for sure: it never starts (claimed)
+        pending: list[BaseException] = []
+        while True:
+            try:
+                pool.wait_through(tasks, claim=not submitted)
+                break
+            except BaseException as error:
+                if pool.ended(tasks):  # raised after the wait: the run's own or an interrupt's
+                    raise
+                pending.append(error)  # raised on the way into the wait: wait again
+        if pending:
+            raise pending[0]

@@ -132,3 +132,10 @@ def wait_through(tasks: Sequence[Task], claim: bool) -> None:
             raise task.error
     if interrupts:
         raise interrupts[0]
+
+
+def ended(tasks: Sequence[Task]) -> bool:
+    """Whether every one of ``tasks`` has ended (or was claimed): whether what
+    :func:`wait_through` raised came after its wait, not before it began (see
+    ``parallel.py``)."""
+    return all(task.done for task in tasks)
