@@ -88,6 +88,13 @@ def _decompose(target: str, *operands: Array, **attrs: Any) -> list[Array]:
     return [op("get_tuple_element", call, index=i) for i in range(len(cast(TupleShape, call.shape).elements))]
 
 
+def _tall(x: Array) -> bool:
+    """Whether ``x``'s matrices have at least as many rows as columns: ``qr``'s and
+    ``svd``'s ``tall`` attribute, which orders their sizes for a kernel that takes them at
+    run time (``hlo.ops.custom_call.sides``)."""
+    return x.shape[-2] >= x.shape[-1]
+
+
 def _identity(n: int, shape: tuple[int, ...], dtype: np.dtype) -> Array:
     return broadcast_to(creation.eye(n, dtype=dtype), shape)
 
@@ -239,14 +246,16 @@ def eigvalsh(x: Array, /) -> Array:
 
 def svd(x: Array, /, *, full_matrices: bool = True) -> SVDResult:
     """``x = U @ diag(S) @ Vh`` with singular values ``S`` descending (real)."""
-    u, s, vh = _decompose("svd", _matrices(x, "svd"), vectors=True, full_matrices=bool(full_matrices))
+    x = _matrices(x, "svd")
+    u, s, vh = _decompose("svd", x, vectors=True, full_matrices=bool(full_matrices), tall=_tall(x))
     return SVDResult(u, ew.real(s), vh)
 
 
 @recorded
 def svdvals(x: Array, /) -> Array:
     """Singular values, descending (real), without the singular vectors."""
-    (s,) = _decompose("svd", _matrices(x, "svdvals"), vectors=False, full_matrices=False)
+    x = _matrices(x, "svdvals")
+    (s,) = _decompose("svd", x, vectors=False, full_matrices=False, tall=_tall(x))
     return ew.real(s)
 
 
@@ -255,7 +264,8 @@ def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
     ``mode`` is 'reduced' (K = min(M, N) columns of Q) or 'complete'."""
     if mode not in ("reduced", "complete"):
         raise ValueError(f"qr: mode must be 'reduced' or 'complete', got {mode!r}")
-    q, r = _decompose("qr", _matrices(x, "qr"), mode=mode)
+    x = _matrices(x, "qr")
+    q, r = _decompose("qr", x, mode=mode, tall=_tall(x))
     return QRResult(q, r)
 
 

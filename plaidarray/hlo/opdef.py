@@ -29,10 +29,11 @@ InferRule = Callable[[list[Shape], Attrs], Shape]
 Value = np.ndarray | list[np.ndarray]
 #: The operands' values, attributes and result shape -> the result's ``Value``.
 Evaluate = Callable[[list[Any], Attrs, Shape], Any]
-#: A size the shape rule makes equal to a result dimension, as ``(result axis, source,
-#: index)``: the source is an operand's position (``index`` its axis) or a size
-#: attribute's name (``index`` its entry).
-DimTie = tuple[int, int | str, int]
+#: A size the shape rule makes equal to another, as ``(result axis, source, index)``: the
+#: source is an operand's position (``index`` its axis) or a size attribute's name
+#: (``index`` its entry). Two operands' dimensions that no result dimension holds (a
+#: product's contracted ones) are tied by ``((operand, axis), source, index)``.
+DimTie = tuple[int | tuple[int, int], int | str, int]
 #: An op's ties, from its attributes and its operands' ranks.
 DimTies = Callable[[Attrs, Sequence[int]], Iterable[DimTie]]
 

@@ -277,22 +277,6 @@ def rename(value: Dim, new: Mapping[int, int]) -> Dim:
     return value
 
 
-def smaller(a: Dim, b: Dim) -> Dim:
-    """The smaller of two sizes: a number where both are numbers, either where they are the
-    same size (a square matrix's dimensions, one run-time size); TypeError otherwise, since
-    run-time sizes are not ordered."""
-    if a == b:
-        return a
-    return min(a, b)  # type: ignore[type-var]  # numbers; symbols raise TypeError here, as meant
-
-
-def larger(a: Dim, b: Dim) -> Dim:
-    """The larger of two sizes, as :func:`smaller` gives the smaller."""
-    if a == b:
-        return a
-    return max(a, b)  # type: ignore[type-var]
-
-
 def substitute(value: Dim, new: Mapping[int, Dim] | Sequence[Dim]) -> Dim:
     """``value`` with symbol ``k`` replaced by the size ``new[k]`` (a number or another
     polynomial in symbols): the sizes of one executable's code in the symbols of a

@@ -296,7 +296,7 @@ def _generic_plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple
     try:
         built = dynamic.symbolic_instructions(rows, [(row[0] if len(row) == 5 else "parameter", attrs, shape)
                                                      for row, (attrs, shape) in zip(rows, sources)], pattern, values)
-    except (NotShapeGeneric, TypeError):  # a shape rule needs a size as a number (the smaller of two)
+    except (NotShapeGeneric, TypeError):  # a shape rule needs a size as a number (to compare two)
         return _Plan(pattern, None, _Layout(rows, outputs, sources, [s for _, s in sources]))
     layout = _Layout(rows, outputs, sources, [inst.shape for inst in built])
     template: Executable | None = None

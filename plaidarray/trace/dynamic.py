@@ -286,7 +286,8 @@ def ties(rows: tuple, values: Sequence[int]) -> list[int]:
                 tie(p, first_of.setdefault(values[p], p))
             continue
         for axis, source, i in opdef.dim_ties(dict(attrs), [len(rows[o][-2]) for o in operands]):
-            tie(own + axis, attr_at[source] + i if isinstance(source, str) else dims_at[operands[source]] + i)
+            tie(own + axis if isinstance(axis, int) else dims_at[operands[axis[0]]] + axis[1],
+                attr_at[source] + i if isinstance(source, str) else dims_at[operands[source]] + i)
     return [find(p) for p in range(len(values))]
 
 

@@ -193,9 +193,9 @@ def _fused_job(graph_key: tuple, order: list[Node], given: frozenset[int], backe
 
 def _with_computation(generic: _Generic, graph_key: tuple, order: list[Node]) -> bool:
     """Whether ``generic``'s shape-generic computation could be built (it is then kept
-    in it): an op's shape rule may need a size as a number (the smaller of a matrix's
-    dimensions), and then its structure compiles per shape from now on (the caller
-    holds ``GRAPH_LOCK``)."""
+    in it): an op's shape rule may need a size as a number (to compare it with another),
+    and then its structure compiles per shape from now on (the caller holds
+    ``GRAPH_LOCK``)."""
     try:
         generic.comp = dynamic.symbolic_computation(graph_key, order, generic.pattern, generic.sizes)
     except (NotShapeGeneric, TypeError):

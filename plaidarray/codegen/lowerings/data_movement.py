@@ -47,7 +47,7 @@ def _transpose_coords(inst, coords):
 
 
 def _slice_coords(inst, coords):
-    return [affine(c) * st + affine(s) for s, st, c in zip(inst.attrs["start"], inst.attrs["strides"], coords)]
+    return [multiply(c, st) + affine(s) for s, st, c in zip(inst.attrs["start"], inst.attrs["strides"], coords)]
 
 
 def _reverse_coords(inst, coords):
@@ -94,7 +94,7 @@ def _pad_emit(k, inst, out, operands):
     k.generic(dims, [(value, [])], (out, d), inst.shape.dtype, lambda b, ins, cur: ins[0])
     xd = inst.operands[0].shape.dims
     d = [AffineExpr.dimension(i) for i in range(len(xd))]
-    out_map = [e * (i + 1) + affine(l) for l, i, e in zip(inst.attrs["low"], inst.attrs["interior"], d)]
+    out_map = [multiply(e, i + 1) + affine(l) for l, i, e in zip(inst.attrs["low"], inst.attrs["interior"], d)]
     k.generic(xd, [(x, d)], (out, out_map), inst.shape.dtype, lambda b, ins, cur: ins[0])
 
 

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..opdef import Attrs, OpDef, register
 from ..shape import Shape, TupleShape
-from ..symbolic import smaller
+from ..symbolic import is_static
 
 #: Each operand's (rows, cols): the last two dims of its shape (typed as what slicing a shape gives).
 MatrixShapes = Sequence[tuple[int, ...]]
@@ -166,9 +166,21 @@ def _eig_reference(args, attrs):
 declare("eig", 1, _eig_results, _eig_reference)
 
 
+def sides(target: str, shape: tuple[int, ...], attrs: Attrs) -> tuple[int, int]:
+    """The smaller and the larger of a matrix's two dimensions (of ``qr`` and ``svd``), as
+    its ``tall`` attribute orders them (rows at least as many as columns). Run-time sizes
+    are not ordered, so the API layer, which records the matrix at its sizes, says which
+    is which: one shape-generic kernel then serves every matrix of that orientation."""
+    m, n = shape
+    tall = attrs["tall"]
+    if is_static(shape) and tall != (m >= n):
+        raise ValueError(f"custom_call {target}: tall={tall} for a matrix of shape {tuple(shape)}")
+    return (n, m) if tall else (m, n)
+
+
 def _svd_results(shapes, attrs):
     m, n = shapes[0]
-    k = smaller(m, n)
+    k = sides("svd", shapes[0], attrs)[0]
     if not attrs["vectors"]:
         return [(k,)]
     return [(m, m), (k,), (n, n)] if attrs["full_matrices"] else [(m, k), (k,), (k, n)]
@@ -185,7 +197,7 @@ declare("svd", 1, _svd_results, _svd_reference)
 
 def _qr_results(shapes, attrs):
     m, n = shapes[0]
-    k = m if attrs["mode"] == "complete" else smaller(m, n)
+    k = m if attrs["mode"] == "complete" else sides("qr", shapes[0], attrs)[0]
     return [(m, k), (k, n)]
 
 

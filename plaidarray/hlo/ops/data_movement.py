@@ -100,7 +100,10 @@ def _slice_evaluate(args, attrs, shape):
     return args[0][tuple(slice(s, l, st) for s, l, st in zip(attrs["start"], attrs["limit"], attrs["strides"]))]
 
 
-_movement("slice", _slice_infer, _slice_evaluate, offset_attrs=("start", "limit"), dim_ties=no_dims)
+# Strides are sizes (a stride of 1 kept in the code, others run-time values), so that one
+# kernel serves x[::2] and x[::3] alike.
+_movement("slice", _slice_infer, _slice_evaluate, size_attrs=("strides",), offset_attrs=("start", "limit"),
+          dim_ties=no_dims)
 
 
 def _reverse_infer(shapes, attrs):
@@ -157,4 +160,5 @@ def _pad_evaluate(args, attrs, shape):
     return out
 
 
-register(OpDef("pad", _pad_infer, _pad_evaluate, 2, offset_attrs=("low", "high"), dim_ties=no_dims))
+register(OpDef("pad", _pad_infer, _pad_evaluate, 2, size_attrs=("interior",), offset_attrs=("low", "high"),
+               dim_ties=no_dims))

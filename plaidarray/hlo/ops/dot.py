@@ -9,10 +9,11 @@ rhs, flattened likewise.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from ..opdef import OpDef, register
+from ..opdef import Attrs, DimTie, OpDef, register
 from ..shape import Shape
 
 
@@ -55,4 +56,19 @@ def _evaluate(args, attrs, shape):
         return np.matmul(a, b).reshape(shape.dims)
 
 
-register(OpDef("dot_general", _infer, _evaluate, 2))
+def _ties(attrs: Attrs, ranks: Sequence[int]) -> Iterator[DimTie]:
+    """The sizes the shape rule makes equal: each batch dimension the operands' and the
+    result's, the contracted ones each other's, each free one its operand's and the
+    result's. No others: a square matrix's product is the template of any matrix's."""
+    lb, rb, lc, rc = attrs["lhs_batch"], attrs["rhs_batch"], attrs["lhs_contracting"], attrs["rhs_contracting"]
+    for axis, (a, b) in enumerate(zip(lb, rb)):
+        yield axis, 0, a
+        yield axis, 1, b
+    for a, b in zip(lc, rc):
+        yield (0, a), 1, b
+    lhs_free, rhs_free = free_dimensions(ranks[0], lb, lc), free_dimensions(ranks[1], rb, rc)
+    yield from ((axis, 0, d) for axis, d in enumerate(lhs_free, len(lb)))
+    yield from ((axis, 1, d) for axis, d in enumerate(rhs_free, len(lb) + len(lhs_free)))
+
+
+register(OpDef("dot_general", _infer, _evaluate, 2, dim_ties=_ties))

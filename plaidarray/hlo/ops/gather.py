@@ -7,9 +7,11 @@ unspecified).
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+
 import numpy as np
 
-from ..opdef import OpDef, register
+from ..opdef import Attrs, DimTie, OpDef, register
 from ..shape import Shape
 
 
@@ -43,7 +45,15 @@ def _take_evaluate(args, attrs, shape):
     return np.take(x, _safe_index_reference(indices, x.shape[axis]), axis=axis)
 
 
-register(OpDef("take", _take_infer, _take_evaluate, 2))
+def _take_ties(attrs: Attrs, ranks: Sequence[int]) -> Iterator[DimTie]:
+    """The result's dimensions: ``x``'s around the axis taken along, the indices' in it."""
+    axis, (rank, index_rank) = attrs["axis"], ranks
+    yield from ((i, 0, i) for i in range(axis))
+    yield from ((axis + i, 1, i) for i in range(index_rank))
+    yield from ((index_rank + i - 1, 0, i) for i in range(axis + 1, rank))
+
+
+register(OpDef("take", _take_infer, _take_evaluate, 2, dim_ties=_take_ties))
 
 
 # --- take_along_axis: indices has x's rank; out[.., i, ..] = x[.., indices[.., i, ..], ..] ---
@@ -65,7 +75,15 @@ def _along_evaluate(args, attrs, shape):
     return np.take_along_axis(x, _safe_index_reference(indices, x.shape[axis]), axis=axis)
 
 
-register(OpDef("take_along_axis", _along_infer, _along_evaluate, 2))
+def _along_ties(attrs: Attrs, ranks: Sequence[int]) -> Iterator[DimTie]:
+    """The result's dimensions: the indices', and ``x``'s but along the axis."""
+    for i in range(ranks[1]):
+        yield i, 1, i
+        if i != attrs["axis"]:
+            yield i, 0, i
+
+
+register(OpDef("take_along_axis", _along_infer, _along_evaluate, 2, dim_ties=_along_ties))
 
 
 # --- searchsorted: insertion points of values in a sorted 1-D array -------------------
@@ -84,7 +102,8 @@ def _search_evaluate(args, attrs, shape):
     return np.searchsorted(sorted_, values, side=attrs["side"]).astype(np.int64)
 
 
-register(OpDef("searchsorted", _search_infer, _search_evaluate, 2))
+register(OpDef("searchsorted", _search_infer, _search_evaluate, 2,
+               dim_ties=lambda attrs, ranks: ((i, 1, i) for i in range(ranks[1]))))
 
 
 # --- true_positions: where a mask holds, in one pass ---------------------------------

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..opdef import OpDef, register
+from ..opdef import OpDef, register, same_dims
 from ..shape import Shape
 
 
@@ -33,4 +33,4 @@ def _evaluate(args, attrs, shape):
     return np.flip(n - 1 - order, axis=axis)
 
 
-register(OpDef("argsort", _infer, _evaluate, 1))
+register(OpDef("argsort", _infer, _evaluate, 1, dim_ties=same_dims))

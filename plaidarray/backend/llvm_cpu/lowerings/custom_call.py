@@ -20,9 +20,7 @@ from xdsl.dialects.builtin import AnyFloat, ComplexType
 from xdsl.ir import SSAValue
 
 from ....codegen.lowering import Kernel, register_lowering
-from ....hlo.ops.custom_call import result_shapes
-from ....hlo.symbolic import is_static, larger, smaller
-from ...executable import NotShapeGeneric
+from ....hlo.ops.custom_call import result_shapes, sides
 from .fortran_kernel import FortranKernel
 from ..platform import PLATFORM
 
@@ -104,20 +102,9 @@ def _emit(k, inst, outs, operands):
     name = inst.attrs["target"]
     if name not in KERNELS:
         raise NotImplementedError(f"custom_call: target {name!r} has no llvm-cpu kernel")
-    if name in PER_SHAPE and not all(is_static(o.shape.dims) or _square(o.shape.dims) for o in inst.operands):
-        raise NotShapeGeneric(f"custom_call {name}: its workspace depends on the smaller of two sizes")
     if any(element.size for element in inst.shape.elements):
         KERNELS[name](_Kernel(k, inst, outs, operands))
 
-
-#: Targets whose kernels are made for their sizes unless the matrices are square: their
-#: scratch sizes and results need the smaller and larger of a matrix's two dimensions,
-#: which run-time sizes do not order (of a square matrix's both are the one size).
-PER_SHAPE = frozenset({"qr", "svd"})
-
-
-def _square(dims) -> bool:
-    return len(dims) >= 2 and dims[-1] == dims[-2]
 
 register_lowering("custom_call", Kernel(_emit, shape_generic=True), PLATFORM)
 
@@ -231,16 +218,17 @@ def _svd(c: _Kernel) -> None:
     ``vectors=False`` computes only them."""
     (m, n), vectors = c.matrices[0], c.attrs["vectors"]
     full = vectors and c.attrs["full_matrices"]
-    k, mx, complex_ = smaller(m, n), larger(m, n), c.dtype.kind == "c"
+    (k, mx), complex_ = sides("svd", (m, n), c.attrs), c.dtype.kind == "c"
     if k == 0:  # nothing to decompose: the full singular vectors are identities
         c.per_matrix(lambda batch: _identities(c, batch))
         return
     u_cols, vt_rows = (m, n) if full else (k, k)
     # LAPACK's documented minimum workspaces (the largest over its versions) plus room to block.
     lwork = (k * k + 3 * k + mx if complex_ else 4 * k * k + 7 * k + mx) + _BLOCK * (m + n)
-    # The largest of LAPACK's minimums (7k, 5k^2 + 5k, 2 mx k + 2k^2 + k); of a square
-    # matrix's (mx = k) the second, for every k >= 1: a polynomial for a run-time size.
-    lrwork = 5 * k * k + 5 * k if mx == k else larger(larger(7 * k, 5 * k * k + 5 * k), 2 * mx * k + 2 * k * k + k)
+    # At least the largest of LAPACK's minimums (7k, 5k^2 + 5k, 2 mx k + 2k^2 + k): of a
+    # square matrix's (mx = k) the second, for every k >= 1; else the sum of the last two,
+    # a polynomial in run-time sizes, which are not ordered.
+    lrwork = 5 * k * k + 5 * k if mx == k else 5 * k * k + 5 * k + 2 * mx * k + 2 * k * k + k
     a, s, info = c.scratch(m * n), c.scratch(k, c.real_dtype), c.scratch(1, np.int32)
     u, vt = (c.scratch(m * u_cols), c.scratch(vt_rows * n)) if vectors else (c.scratch(1), c.scratch(1))
     work, iwork = c.scratch(lwork), c.scratch(8 * k, np.int32)
@@ -272,7 +260,8 @@ def _qr(c: _Kernel) -> None:
     """geqrf (R and Householder reflectors), then orgqr/ungqr to form Q from them, in a
     buffer wide enough for the complete Q."""
     (m, n), q_cols = c.matrices[0], c.results[0][1]
-    k, width = smaller(m, n), larger(n, q_cols)
+    k, mx = sides("qr", (m, n), c.attrs)
+    width = mx if c.attrs["mode"] == "complete" else n  # the more of Q's columns and R's
     lwork = (width if not isinstance(width, int) else max(width, 1)) * _BLOCK  # a run-time size is at least 1
     a, tau, info = c.scratch(m * width), c.scratch(k), c.scratch(1, np.int32)
     work = c.scratch(lwork)
