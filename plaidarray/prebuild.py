@@ -20,8 +20,8 @@ simply miss, and the kernels missed are compiled on first use and kept in the us
 
 What the corpus does not cover (an op signature it never records: an unusual rank,
 broadcast or axis) compiles on first use, once per machine. Operations whose code is made
-for their sizes (LAPACK calls of other than square matrices, control flow) are not built
-here; FFTs of every length run on the FFT library's templates, which are.
+for their sizes (control flow) are not built here; FFTs of every length run on the FFT
+library's templates, which are.
 """
 
 from __future__ import annotations
@@ -118,7 +118,7 @@ def _statistics(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
     for name in names:
         fn = getattr(xp, name)
         for kind, axes in (("vector", (None, 0)), ("matrix", (None, 0, 1)), ("row", (None, 0, 1)),
-                           ("column", (None, 0, 1)), ("cube", (None, 0, 1, 2, (1, 2)))):
+                           ("column", (None, 0, 1)), ("cube", (None, 0, 1, 2, (1, 2), (0, 2), (0, 1)))):
             for axis in axes:
                 yield partial(fn, a[kind], axis=axis)
         yield from (partial(fn, a["matrix"], axis=1, keepdims=True), partial(fn, a["matrix"], axis=0, keepdims=True))
@@ -153,7 +153,32 @@ def _manipulation(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
     for count in range(2, 9):  # joins of as many arrays as a loop's list holds (the operands are structure)
         yield from (lambda count=count: xp.concat(several(v, count)), lambda count=count: xp.concat(several(m, count)),
                     lambda count=count: xp.stack(several(v, count)),
-                    lambda count=count: xp.concat(several(a["row"], count)))
+                    lambda count=count: xp.concat(several(a["row"], count)),
+                    lambda count=count: xp.concat(several(a["column"], count), axis=1),
+                    lambda count=count: xp.stack(several(v, count), axis=1))
+    yield from (lambda: xp.concat([m, m[:, :2]], axis=1), lambda: xp.concat([m, m[:2]]))
+    yield from _computed_views(xp, a)
+
+
+def _computed_views(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
+    """Basic indexing of arrays not computed yet, which nothing else holds (a computed
+    array's view is its memory seen with other strides; a pending one's is a ``slice``, or
+    a ``dynamic_slice`` for an integer index, and its export, its base gone, writes it into
+    memory of the base's shape with a ``pad``): every pattern of unit and other steps at ranks 1 to 3 (a
+    step above 1 is a run-time value), steps of 3 (a pad's interior above 1 is one),
+    backwards, and integer indices."""
+    keys: dict[str, list[Any]] = {
+        "vector": [slice(None, None, 2), slice(1, None, 3), slice(None, None, -1), slice(None, None, -2), 2],
+        "matrix": [slice(None, None, 2), (slice(None), slice(None, None, 2)), (slice(None, None, 2),) * 2,
+                   (slice(None), slice(None, None, 3)), slice(None, None, -1), (slice(None), slice(None, None, -1)),
+                   (slice(1, None), slice(1, -1)), (slice(None), -1), 2],
+        "cube": [slice(None, None, 2), (slice(None), slice(None, None, 2)), (Ellipsis, slice(None, None, 2)),
+                 (slice(None, None, 2),) * 2, (slice(None), slice(None, None, 2), slice(None, None, 2)),
+                 (slice(None, None, 2), slice(None), slice(None, None, 2)), (slice(None, None, 2),) * 3,
+                 (slice(None), slice(1, -1), slice(None, None, 2)), (Ellipsis, slice(None, None, 3)),
+                 (slice(None), 2), (Ellipsis, 0), 1, (slice(None), slice(1, None), slice(None, 2))]}
+    for kind, indices in keys.items():
+        yield from (lambda x=a[kind], key=key: (x + x)[key] for key in indices)
 
 
 def _indexing(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
@@ -181,7 +206,9 @@ def _indexing(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: stored(v, v > v[0], 0, computed), lambda: stored(m, 1, v[:4], computed),
                 lambda: stored(m, 1, 2.0, computed), lambda: stored(m, (1, 2), m[0, 0], computed),
                 lambda: stored(m, (1, 2), 1, computed), lambda: stored(m, (slice(None), 1), m[:, 0], computed),
-                lambda: stored(m, m > m[0, 0], 0, computed), lambda: stored(v, index, v[:3], computed)]
+                lambda: stored(m, m > m[0, 0], 0, computed), lambda: stored(v, index, v[:3], computed),
+                lambda: stored(m, slice(1, 3), 0.0, computed), lambda: stored(m, slice(1, 3), m[:2], computed),
+                lambda: stored(m, (slice(None), slice(1, 3)), 0.0, computed)]
     yield from writes(False)
     yield from writes(True)
 
@@ -199,8 +226,9 @@ def _sorting(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
 
 def _products(xp: Any, dtype: np.dtype) -> Iterator[Thunk]:
     """Matrix products of every rank combination NumPy-style code writes, at sizes that
-    are equal and that differ (sizes of equal value a product's shape rule meets share
-    one run-time value, ``trace/dynamic.py``: square matrices have kernels of their own)."""
+    are equal and that differ (a product's own sizes are tied only as its shape rule ties
+    them, but the reshapes around a batch of products tie sizes of equal value,
+    ``trace/dynamic.py``)."""
     rng = np.random.default_rng(1)
 
     def array(*shape: int) -> Any:
@@ -214,15 +242,30 @@ def _products(xp: Any, dtype: np.dtype) -> Iterator[Thunk]:
 def _linear_algebra(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
     """Products of the corpus's arrays, and the functions built on them."""
     v, m, c = a["vector"], a["matrix"], a["cube"]
-    square = m[:, :3]
+    square, other = m[:, :3], xp.flip(m, axis=0)  # another array of m's shape (one twice is one operand)
     thunks: list[Thunk] = [lambda: m @ m.T, lambda: m.T @ m, lambda: m @ v[:4], lambda: v[:3] @ m, lambda: v @ v,
                 lambda: square @ square, lambda: c @ m.T, lambda: m.T @ c[0], lambda: c @ xp.permute_dims(c, (0, 2, 1)),
                 lambda: xp.vecdot(m, m), lambda: xp.vecdot(m, m, axis=0), lambda: xp.tensordot(m, m, axes=([1], [1])),
+                lambda: xp.vecdot(m, other), lambda: xp.vecdot(m, other, axis=0), lambda: xp.tensordot(m, m, axes=2),
+                lambda: xp.tensordot(m, other, axes=2), lambda: xp.tensordot(m, other, axes=([1], [1])),
                 lambda: xp.linalg.outer(v, v), lambda: xp.linalg.vector_norm(v), lambda: xp.linalg.vector_norm(m, axis=1),
                 lambda: xp.linalg.matrix_norm(m), lambda: xp.linalg.trace(square), lambda: xp.linalg.diagonal(m),
                 lambda: xp.linalg.cross(v[:3], v[1:4]), lambda: xp.eye(3), lambda: xp.eye(3, 4, k=1)]
     yield from thunks
     yield from _decompositions(xp, square)
+    yield from _rectangular_decompositions(xp, m)
+
+
+def _rectangular_decompositions(xp: Any, wide: Any) -> Iterator[Thunk]:
+    """QR and SVD of matrices with fewer rows than columns and with more: each kernel
+    takes any sizes of its orientation (``hlo.ops.custom_call.sides``)."""
+    if np.dtype(wide.dtype).kind not in "fc":
+        return
+    linalg = xp.linalg
+    for x in (wide, wide.T):
+        yield from (partial(linalg.qr, x), partial(linalg.qr, x, mode="complete"), partial(linalg.svd, x),
+                    partial(linalg.svd, x, full_matrices=False), partial(linalg.svdvals, x), partial(linalg.pinv, x),
+                    partial(linalg.matrix_rank, x))
 
 
 def _decompositions(xp: Any, square: Any) -> Iterator[Thunk]:

@@ -84,6 +84,44 @@ def test_a_fresh_process_runs_on_installed_kernels_without_the_compiler(tmp_path
     assert all(path.exists() for path in shared_objects)
 
 
+#: First uses of the kinds NumPy-style scripts make at shapes the corpus does not run
+#: (``prebuild.corpus``): QR and SVD of tall and wide matrices, square operands, steps
+#: of slices of computed arrays, contractions and joins of distinct arrays, a reduction
+#: over two of three axes, a block written.
+FIRST_USES = """
+import sys
+import numpy
+import plaidarray as xp
+rng = numpy.random.default_rng(0)
+tall, wide, square = (xp.asarray(rng.standard_normal(s)) for s in ((9, 4), (4, 7), (6, 6)))
+cube = xp.asarray(rng.standard_normal((5, 6, 7)))
+a = xp.asarray(rng.standard_normal((6, 8)))
+b = xp.zeros((5, 6))
+b[1:3] = 1.0
+calls = [xp.linalg.qr(tall), xp.linalg.qr(wide, mode="complete"), xp.linalg.svd(tall, full_matrices=False),
+         xp.linalg.svdvals(wide), xp.linalg.pinv(tall), square @ square.T, xp.cumulative_sum(square, axis=1),
+         xp.sort(square, axis=0), xp.tensordot(a, a * 2.0, axes=2), xp.vecdot(a, a * 2.0),
+         xp.concat([a, a[:, :3]], axis=1), xp.stack([a[0], a[1], a[2]], axis=1), xp.mean(cube, axis=(0, 2)),
+         (a * 2.0)[:, ::3], (cube * 2.0)[:, 1:-1, ::2], (a * 2.0)[::-1], b]
+for value in calls:
+    for part in value if isinstance(value, tuple) else (value,):
+        numpy.asarray(part)
+print(xp.cache_info().compiles)
+"""
+
+
+def test_the_installation_serves_first_uses_at_new_shapes(tmp_path):
+    """A fresh process with an empty cache runs ``FIRST_USES`` on the kernels built at
+    installation: nothing compiles (where this installation built its kernels)."""
+    if not any(object_cache.INSTALLED.glob("*" + object_cache.SUFFIX)):
+        pytest.skip("this installation built no kernels (pip install builds them)")
+    done = subprocess.run([sys.executable, "-c", FIRST_USES], capture_output=True, text=True, timeout=300,
+                          env=child_env(tmp_path / "cache", PLAIDARRAY_INSTALLED_KERNELS="1",
+                                        PLAIDARRAY_FUSE_AFTER_MS="1e9"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-1] == "0"
+
+
 @pytest.fixture
 def installed(tmp_path, monkeypatch):
     """An installed directory holding one entry, written by this process's cache."""
