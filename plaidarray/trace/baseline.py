@@ -462,7 +462,9 @@ def _generic_template(rows: tuple, outputs: tuple[int, ...], sources: list, shap
     if structure in _PER_SHAPE or not backend.compiler.shape_generic or \
             dynamic.has_op(rows, backend.compiler.per_shape_ops):
         return None, None
-    pattern = dynamic.Pattern.every_size(values, sizes, dynamic.ties(rows, values), frozenset())
+    # a joined operand's length may be 1 (``dynamic.joined_only``): a join of one row and
+    # of many is one kernel
+    pattern = dynamic.Pattern.every_size(values, sizes, dynamic.ties(rows, values), dynamic.joined_only(rows))
     if not pattern.n_symbols:
         return None, None
     generic_key = ("op-kernel", structure, pattern.code_key)  # the code, whatever sizes it met first

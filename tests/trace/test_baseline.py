@@ -387,6 +387,30 @@ def test_slices_of_every_step_share_one_kernel(op_by_op):
     assert after.compiles + after.disk_hits == before.compiles + before.disk_hits
 
 
+def test_a_join_of_one_row_and_of_many_is_one_kernel(op_by_op):
+    """An operand's length along the axis a concatenation joins may be 1 in its kernel
+    (``dynamic.joined_only``): a window that drops its first element and takes one more,
+    and a border of one row around a block, run on the kernels of longer pieces."""
+    rng = np.random.default_rng(8)
+
+    def calls(piece: int, n: int) -> None:
+        v, m = rng.standard_normal(n), rng.standard_normal((n, 4))
+        x, a = xp.asarray(v), xp.asarray(m)
+        np.testing.assert_array_equal(np.asarray(xp.concat([x[piece:], x[:piece]]) * 2.0),
+                                      np.concatenate([v[piece:], v[:piece]]) * 2.0)
+        np.testing.assert_array_equal(np.asarray(xp.concat([a[:piece], a, a[-piece:]]) * 2.0),
+                                      np.concatenate([m[:piece], m, m[-piece:]]) * 2.0)
+    calls(3, 9)
+    x, a = xp.asarray(rng.standard_normal(9)), xp.asarray(rng.standard_normal((9, 4)))
+    for one_row in (x[:1], x[-1:], a[:1], a[-1:]):  # the kernels of one-row slices
+        np.asarray(one_row * 2.0)
+    before = xp.cache_info()
+    for piece, n in ((1, 9), (1, 12), (2, 7)):
+        calls(piece, n)
+    after = xp.cache_info()
+    assert after.compiles + after.disk_hits == before.compiles + before.disk_hits
+
+
 def test_a_custom_call_ordering_its_sizes_wrongly_is_an_error():
     """``tall`` says how ``qr``'s and ``svd``'s sizes order; a wrong one is refused at the
     shape rule, not computed with the wrong workspace."""
