@@ -70,7 +70,7 @@ def _arrays(xp: Any, dtype: np.dtype) -> dict[str, Any]:
             values = values > 0.5
         return xp.asarray(values.astype(dtype))
     return {"scalar": make(()), "vector": make((5,)), "matrix": make((3, 4)), "cube": make((2, 3, 4)),
-            "column": make((3, 1)), "row": make((1, 4))}
+            "column": make((3, 1)), "row": make((1, 4)), "hyper": make((2, 3, 4, 5))}
 
 
 def _elementwise(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
@@ -121,7 +121,8 @@ def _statistics(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                            ("column", (None, 0, 1)), ("cube", (None, 0, 1, 2, (1, 2), (0, 2), (0, 1)))):
             for axis in axes:
                 yield partial(fn, a[kind], axis=axis)
-        yield from (partial(fn, a["matrix"], axis=1, keepdims=True), partial(fn, a["matrix"], axis=0, keepdims=True))
+        yield from (partial(fn, a["matrix"], axis=1, keepdims=True), partial(fn, a["matrix"], axis=0, keepdims=True),
+                    partial(fn, a["hyper"], axis=-1, keepdims=True))
     for name in ("cumulative_sum", "cumulative_prod"):
         fn = getattr(xp, name)
         yield from (partial(fn, a["vector"]), partial(fn, a["vector"], include_initial=True),
@@ -156,7 +157,8 @@ def _manipulation(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                     lambda count=count: xp.concat(several(a["row"], count)),
                     lambda count=count: xp.concat(several(a["column"], count), axis=1),
                     lambda count=count: xp.stack(several(v, count), axis=1))
-    yield from (lambda: xp.concat([m, m[:, :2]], axis=1), lambda: xp.concat([m, m[:2]]))
+    yield from (lambda: xp.concat([m, m[:, :2]], axis=1), lambda: xp.concat([m, m[:2]]),
+                lambda: xp.stack([m, xp.flip(m, axis=0)], axis=1), lambda: xp.concat([c, xp.flip(c, axis=0)], axis=1))
     yield from _computed_views(xp, a)
 
 
@@ -164,9 +166,9 @@ def _computed_views(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
     """Basic indexing of arrays not computed yet, which nothing else holds (a computed
     array's view is its memory seen with other strides; a pending one's is a ``slice``, or
     a ``dynamic_slice`` for an integer index, and its export, its base gone, writes it into
-    memory of the base's shape with a ``pad``): every pattern of unit and other steps at ranks 1 to 3 (a
-    step above 1 is a run-time value), steps of 3 (a pad's interior above 1 is one),
-    backwards, and integer indices."""
+    memory of the base's shape with a ``pad``): every pattern of unit and other steps at
+    ranks 1 to 3 (a step above 1 is a run-time value), steps of 3 (a pad's interior
+    above 1 is one), backwards, and integer indices, of arrays with a unit last axis too."""
     keys: dict[str, list[Any]] = {
         "vector": [slice(None, None, 2), slice(1, None, 3), slice(None, None, -1), slice(None, None, -2), 2],
         "matrix": [slice(None, None, 2), (slice(None), slice(None, None, 2)), (slice(None, None, 2),) * 2,
@@ -176,9 +178,11 @@ def _computed_views(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                  (slice(None, None, 2),) * 2, (slice(None), slice(None, None, 2), slice(None, None, 2)),
                  (slice(None, None, 2), slice(None), slice(None, None, 2)), (slice(None, None, 2),) * 3,
                  (slice(None), slice(1, -1), slice(None, None, 2)), (Ellipsis, slice(None, None, 3)),
-                 (slice(None), 2), (Ellipsis, 0), 1, (slice(None), slice(1, None), slice(None, 2))]}
+                 (slice(None), 2), (Ellipsis, 0), 1, (slice(None), slice(1, None), slice(None, 2))],
+        "column": [(slice(None), 0)], "thin": [(Ellipsis, 0)]}
+    arrays = {**a, "thin": a["cube"][..., :1]}  # a result of keepdims=True, or of x[..., None]
     for kind, indices in keys.items():
-        yield from (lambda x=a[kind], key=key: (x + x)[key] for key in indices)
+        yield from (lambda x=arrays[kind], key=key: (x + x)[key] for key in indices)
 
 
 def _indexing(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
@@ -187,6 +191,8 @@ def _indexing(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
     index = xp.asarray(np.array([0, 2, 1]))
     thunks: list[Thunk] = [lambda: xp.take(v, index), lambda: xp.take(m, index, axis=1), lambda: xp.take(m, index[:2], axis=0),
                 lambda: xp.take_along_axis(m, xp.argsort(m, axis=1), axis=1), lambda: v[index],
+                lambda: xp.take_along_axis(m, xp.argsort(m, axis=1)[:, :1], axis=1),
+                lambda: xp.take_along_axis(m, xp.argsort(m, axis=0)[:1], axis=0),
                 lambda: m[index[:2]], lambda: v[index[0]], lambda: m[index[0]], lambda: m[index[0], index[1]],
                 lambda: v[v > v[0]], lambda: m[m > m[0, 0]], lambda: xp.nonzero(v > v[0])[0]]
     yield from thunks
@@ -248,6 +254,9 @@ def _linear_algebra(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: xp.vecdot(m, m), lambda: xp.vecdot(m, m, axis=0), lambda: xp.tensordot(m, m, axes=([1], [1])),
                 lambda: xp.vecdot(m, other), lambda: xp.vecdot(m, other, axis=0), lambda: xp.tensordot(m, m, axes=2),
                 lambda: xp.tensordot(m, other, axes=2), lambda: xp.tensordot(m, other, axes=([1], [1])),
+                lambda: v @ xp.flip(v), lambda: xp.vecdot(v, xp.flip(v)),
+                lambda: a["hyper"] @ xp.matrix_transpose(a["hyper"]),
+                lambda: a["hyper"] - xp.max(a["hyper"], axis=-1, keepdims=True),
                 lambda: xp.linalg.outer(v, v), lambda: xp.linalg.vector_norm(v), lambda: xp.linalg.vector_norm(m, axis=1),
                 lambda: xp.linalg.matrix_norm(m), lambda: xp.linalg.trace(square), lambda: xp.linalg.diagonal(m),
                 lambda: xp.linalg.cross(v[:3], v[1:4]), lambda: xp.eye(3), lambda: xp.eye(3, 4, k=1)]
@@ -283,6 +292,10 @@ def _decompositions(xp: Any, square: Any) -> Iterator[Thunk]:
                            lambda: linalg.svd(spd), lambda: linalg.svdvals(spd), lambda: linalg.matrix_rank(spd),
                            lambda: linalg.pinv(spd)]
     yield from thunks
+    stack = xp.stack([spd, spd * 2])  # a batch of matrices, with right-hand sides as columns and as vectors
+    yield from (lambda: linalg.solve(stack, stack[..., :1]), lambda: linalg.solve(stack, stack),
+                lambda: linalg.inv(stack), lambda: linalg.det(stack), lambda: linalg.cholesky(stack),
+                lambda: linalg.eigh(stack), lambda: linalg.slogdet(stack))
 
 
 def _transforms(xp: Any, a: dict[str, Any], dtype: np.dtype) -> Iterator[Thunk]:
