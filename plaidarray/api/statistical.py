@@ -29,10 +29,26 @@ def _accumulator(x: Array, dtype: Any, where: str) -> np.dtype:
     return {"b": dt.int64, "i": dt.int64, "u": dt.uint64}.get(x.dtype.kind, x.dtype)
 
 
+def _counted(x: Array, name: str) -> None:
+    """A sum's, product's or scan's operand: numeric, or bool, whose values count in the
+    default integer dtype (``_accumulator``), as NumPy and JAX count them (the standard
+    leaves bool undefined; ``xp.sum(mask)`` is NumPy-style code's count)."""
+    if x.dtype != dt.bool_:
+        check_category(x, "numeric", name)
+
+
+def _averaged(x: Array) -> Array:
+    """A mean's or variance's operand: floating-point, or integer or bool, averaged in the
+    default floating-point dtype as NumPy averages them (left undefined by the standard)."""
+    if x.dtype.kind in "biu":
+        return convert(x, dt.default_float)
+    return x
+
+
 def _sum_like(kind: str, name: str):
     def fn(x: Array, /, *, axis: Axis = None, dtype: Any = None, keepdims: bool = False) -> Array:
         x = check_array(x, name)
-        check_category(x, "numeric", name)
+        _counted(x, name)
         return reduce_axes(convert(x, _accumulator(x, dtype, name)), kind, axis, keepdims, name)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Reduce with {kind} over ``axis`` (all axes when None)."
@@ -140,6 +156,7 @@ def mean(x: Array, /, *, axis: Axis = None, keepdims: bool = False, dtype: Any =
     x = check_array(x, "mean")
     if dtype is not None:
         x = _mean_operand(x, dt.check_dtype(dtype, "floating-point", "mean"))
+    x = _averaged(x)
     check_category(x, "floating-point", "mean")
     axes = normalize_axes(axis, x.ndim, "mean")
     count = 1
@@ -176,13 +193,14 @@ def _mean_operand(x: Array, dtype: np.dtype) -> Array:
     ``dtype``, since dropping the imaginary part is no mean of ``x``."""
     if x.dtype.kind == "c" and dtype.kind != "c":
         raise TypeError(f"mean: dtype {dtype} cannot hold the mean of a {x.dtype} array")
-    check_category(x, "numeric", "mean")
+    if x.dtype != dt.bool_:
+        check_category(x, "numeric", "mean")
     return convert(x, dtype)
 
 
 def var(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
     """Variance: mean squared deviation, divided by ``N - correction`` (NaN when <= 0)."""
-    x = check_array(x, "var")
+    x = _averaged(check_array(x, "var"))
     check_category(x, "real floating-point", "var")
     axes = normalize_axes(axis, x.ndim, "var")
     n = 1
@@ -242,7 +260,7 @@ std = recorded(std, _whole_std)
 def _cumulative(kind: str, name: str):
     def fn(x: Array, /, *, axis: int | None = None, dtype: Any = None, include_initial: bool = False) -> Array:
         x = check_array(x, name)
-        check_category(x, "numeric", name)
+        _counted(x, name)
         if axis is None:
             if x.ndim > 1:
                 raise ValueError(f"{name}: axis is required for arrays of more than one dimension")

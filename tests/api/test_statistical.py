@@ -138,9 +138,26 @@ def test_mean(backend, dtype, data):
     assert_same(got, expected, rtol=4 * float(np.finfo(dtype).eps), atol=atol, signed_zeros=False)
 
 
-def test_mean_rejects_integers():
-    with pytest.raises(TypeError):
-        xp.mean(xp.asarray(np.arange(4)))
+@pytest.mark.parametrize("dtype", [np.bool_, np.int32, np.int64, np.uint8], ids=dtype_ids([np.bool_, np.int32, np.int64, np.uint8]))
+@pytest.mark.parametrize("name", ["sum", "prod", "cumulative_sum", "cumulative_prod", "mean", "var", "std"])
+@given(data=st.data())
+def test_counts_and_averages_of_bools_and_integers_are_numpys(backend, name, dtype, data):
+    """NumPy-style code counts with ``sum(mask)`` and averages integers (the standard
+    leaves both undefined): a bool array's sums, products and scans count in the default
+    integer dtype, means and variances of bool and integer arrays are in the default
+    floating-point dtype, as NumPy's."""
+    x = data.draw(arrays(dtype, shapes(min_dims=1), elements(dtype, min_value=0, max_value=3) if dtype != np.bool_
+                         else st.booleans()), label="x")
+    axis = data.draw(st.integers(-x.ndim, x.ndim - 1), label="axis")
+    reference = {"cumulative_sum": np.cumsum, "cumulative_prod": np.cumprod}.get(name, getattr(np, name))
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = np.asarray(reference(x, axis=axis))
+    if name in ("sum", "prod", "cumulative_sum", "cumulative_prod") and dtype != np.bool_:
+        expected = expected.astype(np.int64 if np.dtype(dtype).kind == "i" else np.uint64)
+    got = getattr(xp, name)(xp.asarray(x), axis=axis)
+    assert got.dtype == expected.dtype
+    assert_same(got, expected, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("name", ["all", "any"])
