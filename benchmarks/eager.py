@@ -465,6 +465,71 @@ def detrended_windows(xp, series):
     return out
 
 
+def least_squares_qr(xp, data, targets):
+    """A linear model refit on growing prefixes of its data through the QR factors of the
+    tall design matrix, the residual norm and the condition number read per fit."""
+    out = []
+    for n in (20, 35, 50, 80, 120):
+        design, y = data[:n], targets[:n]
+        q, r = xp.linalg.qr(design)
+        coef = xp.linalg.solve(r, q.T @ y)
+        s = xp.linalg.svdvals(design)
+        out.append(float(xp.linalg.vector_norm(design @ coef - y)) + float(s[0] / s[-1]))
+    return out
+
+
+def image_pyramid(xp, images):
+    """A batch of images standardised per image, then halved along both axes three times
+    (steps of 2 on computed arrays), each level's extremes read."""
+    out = []
+    for count in (3, 5, 8):
+        level = images[:count]
+        level = (level - xp.mean(level, axis=(1, 2), keepdims=True)) / xp.std(level, axis=(1, 2), keepdims=True)
+        for _ in range(3):
+            level = (level[:, ::2, ::2] + level[:, 1::2, 1::2]) * 0.5
+            out.append(float(xp.max(level)) - float(xp.min(level[:, 1:-1, :])))
+    return out
+
+
+def stencil_border(xp, grid):
+    """A 3x3 average repeated on a grid, its border replicated by joins of one row and one
+    column each step, the mean read."""
+    out = []
+    for _ in range(6):
+        inner = (grid[:-2, :-2] + grid[:-2, 1:-1] + grid[:-2, 2:] + grid[1:-1, :-2] + grid[1:-1, 1:-1]
+                 + grid[1:-1, 2:] + grid[2:, :-2] + grid[2:, 1:-1] + grid[2:, 2:]) / 9.0
+        rows = xp.concat([inner[:1], inner, inner[-1:]], axis=0)
+        grid = xp.concat([rows[:, :1], rows, rows[:, -1:]], axis=1)
+        out.append(float(xp.mean(grid)))
+    return out
+
+
+def cross_entropy(xp, logits, labels):
+    """A classifier's loss over batches of varying size: log-sum-exp, the labels' logits by
+    take_along_axis, and the count of right answers (a sum of a boolean mask) read."""
+    out = []
+    for start, size in ((0, 40), (40, 64), (104, 23), (127, 64), (191, 9)):
+        z, y = logits[start:start + size], labels[start:start + size]
+        top = xp.max(z, axis=1, keepdims=True)
+        lse = xp.log(xp.sum(xp.exp(z - top), axis=1)) + top[:, 0]
+        picked = xp.take_along_axis(z, y[:, None], axis=1)[:, 0]
+        out.append(float(xp.mean(lse - picked)) + int(xp.sum(xp.argmax(z, axis=1) == y)))
+    return out
+
+
+def attention_heads(xp, q, k, v):
+    """Attention of 4-D arrays (batch, heads, positions, features) over growing lengths:
+    scores by a batched product, a softmax over the last axis, the output's sum read."""
+    out = []
+    for length in (6, 9, 12, 16):
+        qq, kk, vv = q[:, :, :length], k[:, :, :length], v[:, :, :length]
+        scores = qq @ xp.permute_dims(kk, (0, 1, 3, 2)) / 8.0
+        weights = xp.exp(scores - xp.max(scores, axis=-1, keepdims=True))
+        weights = weights / xp.sum(weights, axis=-1, keepdims=True)
+        out.append(float(xp.sum(weights @ vv)))
+    return out
+
+
 def _ragged(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     x = rng.standard_normal(20_000)
     return x, np.concatenate([[0], np.cumsum(rng.integers(5, 400, 120))]).clip(0, len(x))
@@ -541,6 +606,14 @@ SCRIPTS = [
            lambda rng: (rng.standard_normal(300).astype(np.float32),)),
     Script("first runs: detrended_windows", detrended_windows,
            lambda rng: (np.cumsum(rng.standard_normal(1400)) + np.linspace(0.0, 30.0, 1400),)),
+    Script("first runs: least_squares_qr", least_squares_qr,
+           lambda rng: (rng.standard_normal((120, 4)), rng.standard_normal(120))),
+    Script("first runs: image_pyramid", image_pyramid, lambda rng: (rng.uniform(size=(8, 32, 40)),)),
+    Script("first runs: stencil_border", stencil_border, lambda rng: (rng.uniform(size=(30, 36)),)),
+    Script("first runs: cross_entropy", cross_entropy,
+           lambda rng: (rng.standard_normal((200, 7)), rng.integers(0, 7, 200))),
+    Script("first runs: attention_heads", attention_heads,
+           lambda rng: tuple(rng.standard_normal((2, 4, 16, 8)) for _ in range(3))),
 ]
 
 
