@@ -55,13 +55,24 @@ def runtime_scalar(value: Scalar | np.generic, dtype: np.dtype) -> Array:
 def check_array(x: object, where: str) -> Array:
     """``x`` as an array: a NumPy array or scalar becomes one as ``numpy_scalar`` makes it
     (jax.numpy takes them too; Dask calls functions on NumPy arrays to learn their result's
-    dtype); anything else is a TypeError naming ``where``."""
+    dtype), a Python scalar a 0-d array of its default dtype (``xp.exp(1j * theta)``, as
+    NumPy and JAX take it; where it meets an array, the functions that take scalars have
+    typed it weakly before); anything else is a TypeError naming ``where``."""
     if type(x) is Array:
         return x
+    if type(x) in _PYTHON_SCALARS:
+        dtype = scalar_dtype(cast(Scalar, x), where)
+        if dtype.kind == "i":
+            check_fits(cast(int, x), dtype)
+        return runtime_scalar(cast(Scalar, x), dtype)
     x = numpy_scalar(x, where)
     if not isinstance(x, Array):
         raise TypeError(f"{where}: expected a plaidarray array, got {type(x).__name__}")
     return x
+
+
+#: The Python scalar types ``check_array`` makes 0-d arrays of.
+_PYTHON_SCALARS = frozenset({bool, int, float, complex})
 
 
 def constant(value: Scalar, dtype: np.dtype) -> Array:

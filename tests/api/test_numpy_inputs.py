@@ -65,3 +65,21 @@ def test_numpy_arrays_are_taken(name):
 def test_other_objects_are_still_refused():
     with pytest.raises(TypeError, match="sum: expected a plaidarray array, got list"):
         xp.sum([1.0, 2.0])
+
+
+@pytest.mark.parametrize(("call", "expected"), [
+    (lambda m: m.exp(1j * 0.5), np.exp(1j * 0.5)), (lambda m: m.sqrt(2.0), np.sqrt(2.0)),
+    (lambda m: m.sum(3), np.sum(3)), (lambda m: m.abs(-2), np.abs(-2)), (lambda m: m.sign(-2.5), np.sign(-2.5)),
+    (lambda m: m.logical_not(True), np.logical_not(True)), (lambda m: m.real(2 - 3j), np.real(2 - 3j)),
+])
+def test_python_scalars_where_an_array_is_expected_are_numpys_0d_arrays(call, expected):
+    """NumPy and JAX take a Python scalar wherever an array goes (``xp.exp(1j * theta)``):
+    a 0-d array of the scalar's default dtype, NumPy's value and dtype."""
+    got = call(xp)
+    assert got.shape == () and got.dtype == np.asarray(expected).dtype
+    assert np.asarray(got) == expected
+
+
+def test_a_python_int_beyond_the_default_integer_is_refused_where_an_array_is_expected():
+    with pytest.raises(OverflowError, match="out of bounds for int64"):
+        xp.abs(2 ** 70)
