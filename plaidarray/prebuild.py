@@ -138,12 +138,12 @@ def _manipulation(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: v[1:4], lambda: v[::2], lambda: v[::-1], lambda: m[1:, :2], lambda: m[:, 1], lambda: m[1],
                 lambda: m[::-1], lambda: c[:, 1:], lambda: c[..., 0], lambda: v[None, :], lambda: v[:, None],
                 lambda: xp.flip(m, axis=0), lambda: xp.flip(m, axis=1), lambda: xp.flip(v),
-                lambda: xp.roll(v, 2), lambda: xp.roll(m, 1, axis=1), lambda: xp.concat([v, v]),
+                lambda: xp.roll(v, 2), lambda: xp.roll(m, 1, axis=1), lambda: xp.roll(m, 1, axis=0), lambda: xp.concat([v, v]),
                 lambda: xp.concat([v, v, v]), lambda: xp.concat([m, m]), lambda: xp.concat([m, m], axis=1),
                 lambda: xp.concat([c, c], axis=2), lambda: xp.stack([v, v]), lambda: xp.stack([v, v, v]),
                 lambda: xp.stack([v, v], axis=1), lambda: xp.stack([m, m]), lambda: xp.broadcast_to(v, (3, 5)),
                 lambda: xp.broadcast_to(a["scalar"], (5,)), lambda: xp.broadcast_to(a["scalar"], (3, 4)),
-                lambda: xp.tile(v, (2,)), lambda: xp.tile(m, (2, 1)), lambda: xp.repeat(v, 2),
+                lambda: xp.tile(v, (2,)), lambda: xp.tile(m, (2, 1)), lambda: xp.tile(a["row"], (2, 1)), lambda: xp.repeat(v, 2),
                 lambda: xp.expand_dims(v, axis=0), lambda: xp.squeeze(a["column"], axis=1),
                 lambda: xp.moveaxis(c, 0, -1), lambda: xp.tril(m), lambda: xp.triu(m), lambda: xp.diff(v),
                 lambda: xp.diff(m, axis=0), lambda: xp.zeros_like(m), lambda: xp.ones_like(v),
@@ -192,6 +192,10 @@ def _computed_views(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
     arrays = {**a, "thin": a["cube"][..., :1]}  # a result of keepdims=True, or of x[..., None]
     for kind, indices in keys.items():
         yield from (lambda x=arrays[kind], key=key: (x + x)[key] for key in indices)
+    for kind, axes in (("vector", (0,)), ("matrix", (0,)), ("matrix", (1,)), ("matrix", (0, 1)), ("cube", (0, 1, 2))):
+        yield lambda x=arrays[kind], axes=axes: xp.flip(x + x, axis=axes)  # a computed array reversed
+    for kind, axis in (("vector", 0), ("matrix", 0), ("matrix", 1)):  # its differences: two slices
+        yield lambda x=arrays[kind], axis=axis: xp.diff(x + x, axis=axis)
 
 
 def _indexing(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:

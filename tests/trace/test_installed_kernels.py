@@ -87,7 +87,8 @@ def test_a_fresh_process_runs_on_installed_kernels_without_the_compiler(tmp_path
 #: First uses of the kinds NumPy-style scripts make at shapes the corpus does not run
 #: (``prebuild.corpus``): QR and SVD of tall and wide matrices, square operands, steps
 #: of slices of computed arrays, contractions and joins of distinct arrays, joins of one
-#: row, a reduction over two of three axes, a block written, a batch of solves.
+#: row, a reduction over two of three axes, a block written, a batch of solves, a computed
+#: matrix reversed, a row tiled, a rolled int32 matrix's differences.
 FIRST_USES = """
 import sys
 import numpy
@@ -98,13 +99,15 @@ cube = xp.asarray(rng.standard_normal((5, 6, 7)))
 a = xp.asarray(rng.standard_normal((6, 8)))
 b = xp.zeros((5, 6))
 b[1:3] = 1.0
+counts = xp.asarray(rng.integers(0, 9, (7, 5)).astype(numpy.int32))
 calls = [xp.linalg.qr(tall), xp.linalg.qr(wide, mode="complete"), xp.linalg.svd(tall, full_matrices=False),
          xp.linalg.svdvals(wide), xp.linalg.pinv(tall), square @ square.T, xp.cumulative_sum(square, axis=1),
          xp.sort(square, axis=0), xp.tensordot(a, a * 2.0, axes=2), xp.vecdot(a, a * 2.0),
          xp.concat([a, a[:, :3]], axis=1), xp.stack([a[0], a[1], a[2]], axis=1), xp.mean(cube, axis=(0, 2)),
          (a * 2.0)[:, ::3], (cube * 2.0)[:, 1:-1, ::2], (a * 2.0)[::-1], b, xp.concat([a[0, 1:], a[1, :1]]),
          xp.concat([a[:1], a, a[-1:]]), xp.vecdot(a[0], a[1]), xp.take_along_axis(a, xp.argsort(a, axis=1)[:, :1], axis=1),
-         xp.linalg.solve(xp.stack([square, square.T]) + xp.eye(6) * 9, xp.stack([square, square.T])[..., :1])]
+         xp.linalg.solve(xp.stack([square, square.T]) + xp.eye(6) * 9, xp.stack([square, square.T])[..., :1]),
+         xp.flip(a * 2.0, axis=(0, 1)), xp.tile(a[:1], (3, 1)), xp.diff(xp.roll(counts, 1, axis=0) * 2, axis=0)]
 for value in calls:
     for part in value if isinstance(value, tuple) else (value,):
         numpy.asarray(part)
