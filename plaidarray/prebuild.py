@@ -192,10 +192,16 @@ def _computed_views(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
     arrays = {**a, "thin": a["cube"][..., :1]}  # a result of keepdims=True, or of x[..., None]
     for kind, indices in keys.items():
         yield from (lambda x=arrays[kind], key=key: (x + x)[key] for key in indices)
+
+    def reversed_(x: Any, axes: tuple[int, ...]) -> Any:
+        return xp.flip(x + x, axis=axes)
+
+    def differences(x: Any, axis: int) -> Any:
+        return xp.diff(x + x, axis=axis)  # two slices of a computed array
     for kind, axes in (("vector", (0,)), ("matrix", (0,)), ("matrix", (1,)), ("matrix", (0, 1)), ("cube", (0, 1, 2))):
-        yield lambda x=arrays[kind], axes=axes: xp.flip(x + x, axis=axes)  # a computed array reversed
-    for kind, axis in (("vector", 0), ("matrix", 0), ("matrix", 1)):  # its differences: two slices
-        yield lambda x=arrays[kind], axis=axis: xp.diff(x + x, axis=axis)
+        yield partial(reversed_, arrays[kind], axes)
+    for kind, axis in (("vector", 0), ("matrix", 0), ("matrix", 1)):
+        yield partial(differences, arrays[kind], axis)
 
 
 def _indexing(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
