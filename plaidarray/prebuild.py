@@ -175,7 +175,8 @@ def _computed_views(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
     a ``dynamic_slice`` for an integer index, and its export, its base gone, writes it into
     memory of the base's shape with a ``pad``): every pattern of unit and other steps at
     ranks 1 to 3 (a step above 1 is a run-time value), steps of 3 (a pad's interior
-    above 1 is one), backwards, and integer indices, of arrays with a unit last axis too."""
+    above 1 is one), backwards, and integer indices, of arrays with a unit last axis too;
+    such arrays reversed, and their differences."""
     if np.dtype(a["vector"].dtype).name not in VIEW_DTYPES:
         return
     keys: dict[str, list[Any]] = {
@@ -190,14 +191,17 @@ def _computed_views(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                  (slice(None), 2), (Ellipsis, 0), 1, (slice(None), slice(1, None), slice(None, 2))],
         "column": [(slice(None), 0)], "thin": [(Ellipsis, 0)]}
     arrays = {**a, "thin": a["cube"][..., :1]}  # a result of keepdims=True, or of x[..., None]
-    for kind, indices in keys.items():
-        yield from (lambda x=arrays[kind], key=key: (x + x)[key] for key in indices)
+
+    def indexed(x: Any, key: Any) -> Any:
+        return (x + x)[key]
 
     def reversed_(x: Any, axes: tuple[int, ...]) -> Any:
         return xp.flip(x + x, axis=axes)
 
     def differences(x: Any, axis: int) -> Any:
         return xp.diff(x + x, axis=axis)  # two slices of a computed array
+    for kind, indices in keys.items():
+        yield from (partial(indexed, arrays[kind], key) for key in indices)
     for kind, axes in (("vector", (0,)), ("matrix", (0,)), ("matrix", (1,)), ("matrix", (0, 1)), ("cube", (0, 1, 2))):
         yield partial(reversed_, arrays[kind], axes)
     for kind, axis in (("vector", 0), ("matrix", 0), ("matrix", 1)):
@@ -311,7 +315,7 @@ def _decompositions(xp: Any, square: Any) -> Iterator[Thunk]:
                            lambda: linalg.svd(spd), lambda: linalg.svdvals(spd), lambda: linalg.matrix_rank(spd),
                            lambda: linalg.pinv(spd)]
     yield from thunks
-    stack = xp.stack([spd, spd * 2])  # a batch of matrices, with right-hand sides as columns and as vectors
+    stack = xp.stack([spd, spd * 2])  # a batch of matrices, with right-hand sides of one column and of many
     yield from (lambda: linalg.solve(stack, stack[..., :1]), lambda: linalg.solve(stack, stack),
                 lambda: linalg.inv(stack), lambda: linalg.det(stack), lambda: linalg.cholesky(stack),
                 lambda: linalg.eigh(stack), lambda: linalg.slogdet(stack))

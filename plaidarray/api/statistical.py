@@ -30,9 +30,9 @@ def _accumulator(x: Array, dtype: Any, where: str) -> np.dtype:
 
 
 def _counted(x: Array, name: str) -> None:
-    """A sum's, product's or scan's operand: numeric, or bool, whose values count in the
-    default integer dtype (``_accumulator``), as NumPy and JAX count them (the standard
-    leaves bool undefined; ``xp.sum(mask)`` is NumPy-style code's count)."""
+    """A sum's, product's, scan's or converted mean's operand: numeric, or bool, whose
+    values count in the default integer dtype (``_accumulator``), as NumPy and JAX count
+    them (the standard leaves bool undefined; ``xp.sum(mask)`` is NumPy-style code's count)."""
     if x.dtype != dt.bool_:
         check_category(x, "numeric", name)
 
@@ -193,8 +193,7 @@ def _mean_operand(x: Array, dtype: np.dtype) -> Array:
     ``dtype``, since dropping the imaginary part is no mean of ``x``."""
     if x.dtype.kind == "c" and dtype.kind != "c":
         raise TypeError(f"mean: dtype {dtype} cannot hold the mean of a {x.dtype} array")
-    if x.dtype != dt.bool_:
-        check_category(x, "numeric", "mean")
+    _counted(x, "mean")
     return convert(x, dtype)
 
 

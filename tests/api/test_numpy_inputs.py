@@ -72,7 +72,7 @@ def test_other_objects_are_still_refused():
     (lambda m: m.sum(3), np.sum(3)), (lambda m: m.abs(-2), np.abs(-2)), (lambda m: m.sign(-2.5), np.sign(-2.5)),
     (lambda m: m.logical_not(True), np.logical_not(True)), (lambda m: m.real(2 - 3j), np.real(2 - 3j)),
 ])
-def test_python_scalars_where_an_array_is_expected_are_numpys_0d_arrays(call, expected):
+def test_python_scalars_where_an_array_is_expected_are_numpys_0d_arrays(backend, call, expected):
     """NumPy and JAX take a Python scalar wherever an array goes (``xp.exp(1j * theta)``):
     a 0-d array of the scalar's default dtype, NumPy's value and dtype."""
     got = call(xp)
