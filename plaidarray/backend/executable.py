@@ -145,6 +145,12 @@ class Compiler(abc.ABC):
     #: size rather than compiling for it (an empty chunk or selection in a loop).
     empty_sizes: bool = False
     nonempty_ops: frozenset[str] = frozenset()
+    #: Whether its shape-generic code takes run-time sizes of 1 as well, but for
+    #: ``nonunit_ops``, whose code asks whether a size is 1 (a unit dimension that
+    #: broadcasts, a library's matrix-vector routine): the baseline tier's kernel of any
+    #: other op then serves its unit dimensions too (``trace/baseline.py``).
+    unit_sizes: bool = False
+    nonunit_ops: frozenset[str] = frozenset()
 
     @abc.abstractmethod
     def compile(self, module: Module) -> Executable: ...

@@ -159,7 +159,12 @@ class Elementwise:
 
 @dataclass(frozen=True)
 class Indexing:
+    """``operand_coords(inst, coords)``: the operand's element at the result's ``coords``.
+    ``unit_sizes`` says that the map is the same for a size of 1 as for any other (not
+    so for ``broadcast_in_dim``, where an operand's unit dimension broadcasts)."""
+
     operand_coords: Callable[[Instruction, Sequence[AffineExpr]], Sequence[AffineExpr]]
+    unit_sizes: bool = True
 
 
 @dataclass(frozen=True)
@@ -190,12 +195,16 @@ class Kernel:
     when one of them is 0 (its loops run no iteration, and it reads nothing outside them);
     a computation with an op whose code needs them at least 1 (a library's leading
     dimension, an index clamped into a buffer) is compiled for a size of 0.  (The other
-    kinds always do.)"""
+    kinds always do.) ``unit_sizes`` says the same of a run-time size of 1: nothing in the
+    code asks whether a size is 1 (a run-time size is otherwise at least 2,
+    ``hlo/symbolic.py``), so the baseline tier's op kernel of any size serves a unit
+    dimension too (``trace/baseline.py``)."""
 
     emit: Callable[[KernelBuilder, Instruction, Any, Sequence[SSAValue]], None]
     in_place_operand: int | None = None
     shape_generic: bool = False
     empty_sizes: bool = False
+    unit_sizes: bool = False
     ends: Callable[[Instruction], tuple[bool, Any, bool, Any] | None] | None = None
 
 
@@ -243,6 +252,14 @@ def empty_sizes(lowering: object) -> bool:
     """Whether a lowering's code for run-time sizes takes sizes of 0 (``Kernel.empty_sizes``)."""
     if isinstance(lowering, Kernel):
         return lowering.shape_generic and lowering.empty_sizes
+    return shape_generic(lowering)
+
+
+def unit_sizes(lowering: object) -> bool:
+    """Whether a lowering's code for run-time sizes takes sizes of 1 (``Kernel.unit_sizes``,
+    ``Indexing.unit_sizes``; the code of the other kinds is per element)."""
+    if isinstance(lowering, (Kernel, Indexing)):
+        return shape_generic(lowering) and lowering.unit_sizes
     return shape_generic(lowering)
 
 

@@ -11,9 +11,10 @@ A symbolic size is at least 2 (sizes 0 and 1 are specialised, as torch does: a u
 dimension broadcasts), so comparing one with 0 or 1 has one answer; an offset may be
 any value. Code made so runs with a size of 0 as well where its loops then run no
 iteration and it reads nothing outside them (``codegen.lowering.empty_sizes``): the trace
-layer binds such code to 0 (``trace/dynamic.py``), and to 1 only a parameter's dimension
-that nothing but concatenations read, joining along it (``dynamic.joined_only``: their
-copies are the same loops for any length). Nothing else about a symbol is known: ordering comparisons raise TypeError,
+layer binds such code to 0 (``trace/dynamic.py``), and to 1 only where no code asks
+whether the size is 1 (``codegen.lowering.unit_sizes``, ``dynamic.unit_positions``: an op
+kernel but a broadcast's or a matrix-vector product's; a parameter's dimension that nothing
+but concatenations read, joining along it). Nothing else about a symbol is known: ordering comparisons raise TypeError,
 and so does ``int()``, so code that would bake a compile-time value into an executable
 meant for every size fails loudly. ``hint`` is the value a symbol had when the code was
 compiled, for heuristics only (which values fusion stores, how loops are split).

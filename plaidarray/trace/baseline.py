@@ -4,8 +4,9 @@ op signature, not per graph.
 A graph that no compiled executable serves yet runs here at once (``materialize.py``),
 as PyTorch's eager mode runs each op on an ATen kernel built once: an op's kernel is the
 shape-generic executable of the graph of that op alone (its operands as parameters),
-every size a run-time value but 0 and 1 (``dynamic.Pattern.every_size``), so one kernel
-serves the op at any size. Its key is the op's signature (op, attributes, ranks,
+every size a run-time value but 0 (``dynamic.Pattern.every_size``), and 1 only where the
+op's code asks whether a size is 1 (a broadcast, a matrix-vector product:
+``dynamic.unit_positions``), so one kernel serves the op at any size. Its key is the op's signature (op, attributes, ranks,
 dtypes), which any graph recording that op shares: a kernel made for one graph or size
 is never made again, and kernels already built (in this process, in the persistent
 cache, or in the cache built at installation) serve a new graph with no compile. An op
@@ -260,7 +261,7 @@ def _plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, S
           structure: Hashable, values: tuple[int, ...], sizes: tuple[bool, ...],
           in_place: frozenset[int]) -> tuple[_Plan, list[int]]:
     """The plan of a structure that fits these sizes, and its symbols' values, made if need
-    be: every size a run-time value but 0 and 1 (as an op kernel's), tied where the ops'
+    be: every size a run-time value but 0 and 1, tied where the ops'
     shape rules tie them (the structure says which parameters are donated, so which rows
     update in place, ``in_place``)."""
     key = (structure, backend.cache_tag)
@@ -462,9 +463,10 @@ def _generic_template(rows: tuple, outputs: tuple[int, ...], sources: list, shap
     if structure in _PER_SHAPE or not backend.compiler.shape_generic or \
             dynamic.has_op(rows, backend.compiler.per_shape_ops):
         return None, None
-    # a joined operand's length may be 1 (``dynamic.joined_only``): a join of one row and
-    # of many is one kernel
-    pattern = dynamic.Pattern.every_size(values, sizes, dynamic.ties(rows, values), dynamic.joined_only(rows))
+    # a size may be 1 where the op's code takes it (``dynamic.unit_positions``): the kernel
+    # of a product's (m, n) sum serves a row's (1, n)
+    tied = dynamic.ties(rows, values)
+    pattern = dynamic.Pattern.every_size(values, sizes, tied, dynamic.unit_positions(rows, sizes, tied, backend.compiler))
     if not pattern.n_symbols:
         return None, None
     generic_key = ("op-kernel", structure, pattern.code_key)  # the code, whatever sizes it met first

@@ -159,7 +159,7 @@ class Pattern:
     def every_size(cls, values: tuple[int, ...], sizes: tuple[bool, ...], tied: Sequence[int],
                    units: frozenset[int]) -> Pattern:
         """Every position a run-time value from the start (``jit(dynamic=True)``), but
-        sizes 0 and 1 (1 only in ``units``: :func:`joined_only`); positions tied
+        sizes 0 and 1 (1 only in ``units``: :func:`unit_positions`); positions tied
         (``tied``: :func:`ties`) share a symbol."""
         groups: dict[int, int] = {}
         symbol_of = tuple(None if size and v < 2 and not (v and p in units) else groups.setdefault(tie, len(groups))
@@ -308,6 +308,27 @@ def joined_only(rows: tuple) -> frozenset[int]:
             if len(axes) == 1 and -1 not in axes:
                 joined.add(dims_at + axes.pop())
     return frozenset(joined)
+
+
+def unit_positions(rows: tuple, sizes: Sequence[bool], tied: Sequence[int], compiler: Compiler) -> frozenset[int]:
+    """The positions whose symbols may be 1 in a graph of ``rows`` (``sizes``: which of
+    its positions are sizes; ``tied``: :func:`ties`), where ``compiler``'s code takes
+    sizes of 1 (``Compiler.unit_sizes``): every size but the operands' dimensions of an op
+    whose code asks whether a size is 1 (``nonunit_ops``: a broadcast's unit dimension, a
+    matrix-vector product's) and the positions tied to them. So an op kernel of a (1, n)
+    row and of an (m, n) matrix is one, and so is a broadcast's to (1, n) and to (m, n).
+    Without ``unit_sizes``: the dimensions that only concatenations join
+    (:func:`joined_only`)."""
+    if not compiler.unit_sizes:
+        return joined_only(rows)
+    kept: set[int] = set()
+    starts = _starts(rows)
+    for row in rows:
+        if len(row) == 5 and row[0] in compiler.nonunit_ops:
+            for o in row[2]:
+                first = starts[o][1]
+                kept.update(tied[p] for p in range(first, first + len(rows[o][-2])))
+    return frozenset(p for p, size in enumerate(sizes) if size and tied[p] not in kept)
 
 
 #: What ``Histories`` holds for a structure that compiles per shape: one of its ops has

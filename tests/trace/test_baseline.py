@@ -206,6 +206,15 @@ FAMILIES = {
                                         xp.where(x > 0.5, x, -x), xp.unique_values(xp.round(x * 4.0))],
     "indexing": lambda x: [x[xp.argsort(x)[:3]], xp.take(x, xp.asarray(np.array([2, 0, 1]))), x[x > 0.4],
                            xp.sum(x[2:5])],
+    # a unit dimension is a run-time size of 1 in an op kernel (``dynamic.unit_positions``)
+    # and a number in fused code
+    "unit dimensions": lambda x: [xp.sum(xp.reshape(x, (1, -1)), axis=0), xp.sum(xp.reshape(x, (-1, 1)), axis=0),
+                                  xp.mean(xp.reshape(x, (1, -1)), axis=1, keepdims=True),
+                                  xp.cumulative_sum(xp.reshape(x, (1, -1)), axis=1),
+                                  xp.cumulative_prod(xp.reshape(x, (-1, 1)) * 0.1 + 1.0, axis=0),
+                                  xp.sort(xp.reshape(x, (1, -1)), axis=1), xp.reshape(x * 2.0, (1, -1)).T,
+                                  xp.reshape(x, (1, -1)) @ xp.reshape(x, (-1, 1)),
+                                  xp.broadcast_to(xp.reshape(x, (1, -1)) * 2.0, (3, x.shape[0]))],
 }
 
 
@@ -409,6 +418,59 @@ def test_a_join_of_one_row_and_of_many_is_one_kernel(op_by_op):
         calls(piece, n)
     after = xp.cache_info()
     assert after.compiles + after.disk_hits == before.compiles + before.disk_hits
+
+
+UNIT_OPS = {
+    "sum over rows": (lambda x: xp.sum(x, axis=0), lambda a: np.sum(a, axis=0)),
+    "sum over columns": (lambda x: xp.sum(x, axis=1), lambda a: np.sum(a, axis=1)),
+    "maximum kept": (lambda x: xp.max(x, axis=1, keepdims=True), lambda a: np.max(a, axis=1, keepdims=True)),
+    "transpose": (lambda x: (x * 2.0).T, lambda a: (a * 2.0).T),
+    "scan over rows": (lambda x: xp.cumulative_sum(x, axis=0), lambda a: np.cumsum(a, axis=0)),
+    "scan over columns": (lambda x: xp.cumulative_sum(x, axis=1), lambda a: np.cumsum(a, axis=1)),
+    "sort": (lambda x: xp.sort(x, axis=0), lambda a: np.sort(a, axis=0)),
+    "argsort": (lambda x: xp.argsort(x, axis=1), lambda a: np.argsort(a, axis=1, kind="stable")),
+    "flip": (lambda x: xp.flip(x * 2.0, axis=0), lambda a: np.flip(a * 2.0, axis=0)),
+    "columns taken": (lambda x: xp.take(x, xp.asarray(np.array([0, 0])), axis=1), lambda a: a[:, [0, 0]]),
+    "join": (lambda x: xp.concat([x, x * 2.0], axis=1), lambda a: np.concatenate([a, a * 2.0], axis=1)),
+}
+
+
+@pytest.mark.parametrize("op", sorted(UNIT_OPS))
+def test_unit_dimensions_run_on_the_kernels_of_any_size(op_by_op, op):
+    """A size of 1 is a run-time value of an op kernel whose code never asks whether a
+    size is 1 (``codegen.lowering.unit_sizes``, ``dynamic.unit_positions``): a row, a
+    column and a 1 x 1 matrix run on the kernel a (4, 5) matrix made, with NumPy's
+    values (a sum's up to its order of summation)."""
+    ours, numpy = UNIT_OPS[op]
+    rng = np.random.default_rng(9)
+    np.asarray(ours(xp.asarray(rng.standard_normal((4, 5)))))
+    before = xp.cache_info()
+    for shape in ((1, 5), (4, 1), (1, 1), (1, 7)):
+        a = rng.standard_normal(shape)
+        np.testing.assert_allclose(np.asarray(ours(xp.asarray(a))), numpy(a), rtol=1e-14, atol=0)
+    after = xp.cache_info()
+    assert after.compiles + after.disk_hits == before.compiles + before.disk_hits
+
+
+def test_a_broadcast_keeps_its_operands_unit_dimensions_in_its_code(op_by_op):
+    """An operand's unit dimension broadcasts, so a broadcast's kernel keeps it: a row
+    broadcast to a matrix is not the kernel of a matrix broadcast to itself, and a
+    product of a row keeps its matrix-vector code (``Compiler.nonunit_ops``). A new axis
+    of length 1 is a run-time size like any other."""
+    rng = np.random.default_rng(10)
+    m, row, column = rng.standard_normal((3, 4)), rng.standard_normal((1, 4)), rng.standard_normal((4, 1))
+    v = rng.standard_normal(4)
+    np.asarray(xp.broadcast_to(xp.asarray(v) * 2.0, (3, 4)))
+    before = xp.cache_info()
+    np.testing.assert_array_equal(np.asarray(xp.broadcast_to(xp.asarray(v) * 2.0, (1, 4))), (v * 2.0)[None])
+    after = xp.cache_info()
+    assert after.compiles + after.disk_hits == before.compiles + before.disk_hits
+    np.testing.assert_array_equal(np.asarray(xp.broadcast_to(xp.asarray(m) * 2.0, (3, 4))), m * 2.0)
+    np.testing.assert_array_equal(np.asarray(xp.broadcast_to(xp.asarray(row) * 2.0, (3, 4))),
+                                  np.broadcast_to(row * 2.0, (3, 4)))
+    np.testing.assert_allclose(np.asarray(xp.asarray(m) @ xp.asarray(m).T), m @ m.T, rtol=1e-13)
+    np.testing.assert_allclose(np.asarray(xp.asarray(row) @ xp.asarray(column)), row @ column, rtol=1e-13)
+    np.testing.assert_allclose(np.asarray(xp.asarray(column) @ xp.asarray(row)), column @ row, rtol=1e-13)
 
 
 def test_a_custom_call_ordering_its_sizes_wrongly_is_an_error():

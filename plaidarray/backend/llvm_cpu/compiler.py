@@ -52,6 +52,10 @@ class CpuCompiler(Compiler):
     empty_sizes = True
     nonempty_ops = frozenset({"argsort", "cumulative", "custom_call", "dot_general", "dynamic_update_slice", "searchsorted",
                               "take", "take_along_axis"})
+    #: The ops whose lowering asks whether a run-time size is 1 (``codegen.lowering.unit_sizes``;
+    #: a test checks that the two agree).
+    unit_sizes = True
+    nonunit_ops = frozenset({"broadcast_in_dim", "dot_general"})
 
     def __init__(self, opt_level: int | None = None) -> None:
         self._opt_level = opt_level

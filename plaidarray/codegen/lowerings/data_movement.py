@@ -58,7 +58,7 @@ def _reverse_coords(inst, coords):
 
 for _name, _coords in (("broadcast_in_dim", _broadcast_coords), ("reshape", _reshape_coords),
                        ("transpose", _transpose_coords), ("slice", _slice_coords), ("reverse", _reverse_coords)):
-    register_lowering(_name, Indexing(_coords))
+    register_lowering(_name, Indexing(_coords, unit_sizes=_name != "broadcast_in_dim"))
 
 
 # --- kernels ----------------------------------------------------------------------------
@@ -83,7 +83,7 @@ def _concatenate_ends(inst):
     return True, inst.operands[0].shape.dims[0], True, inst.operands[-1].shape.dims[0]
 
 
-register_lowering("concatenate", Kernel(_concatenate_emit, shape_generic=True, empty_sizes=True,
+register_lowering("concatenate", Kernel(_concatenate_emit, shape_generic=True, empty_sizes=True, unit_sizes=True,
                                         ends=_concatenate_ends))
 
 
@@ -98,4 +98,4 @@ def _pad_emit(k, inst, out, operands):
     k.generic(xd, [(x, d)], (out, out_map), inst.shape.dtype, lambda b, ins, cur: ins[0])
 
 
-register_lowering("pad", Kernel(_pad_emit, shape_generic=True, empty_sizes=True))
+register_lowering("pad", Kernel(_pad_emit, shape_generic=True, empty_sizes=True, unit_sizes=True))

@@ -42,7 +42,8 @@ def _slice_ends(inst):
     return (True, dims[0], True, dims[0]) if dims and inst.shape.size else None
 
 
-register_lowering("dynamic_slice", Kernel(_slice_emit, shape_generic=True, empty_sizes=True, ends=_slice_ends))
+register_lowering("dynamic_slice", Kernel(_slice_emit, shape_generic=True, empty_sizes=True, unit_sizes=True,
+                                           ends=_slice_ends))
 
 
 def _update_emit(k, inst, out, operands):
@@ -92,4 +93,5 @@ def _update_in_place(k, inst, out, update, starts):
     k.for_each(udims, element)
 
 
-register_lowering("dynamic_update_slice", Kernel(_update_emit, in_place_operand=0, shape_generic=True))
+register_lowering("dynamic_update_slice", Kernel(_update_emit, in_place_operand=0, shape_generic=True,
+                                                         unit_sizes=True))

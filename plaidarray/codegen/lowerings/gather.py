@@ -56,7 +56,7 @@ def _take_emit(k, inst, out, operands):
         k.generic(dims, [(indices, index_map)], (out, d), inst.shape.dtype, body)
 
 
-register_lowering("take", Kernel(_take_emit, shape_generic=True))
+register_lowering("take", Kernel(_take_emit, shape_generic=True, unit_sizes=True))
 
 
 def _along_emit(k, inst, out, operands):
@@ -75,7 +75,7 @@ def _along_emit(k, inst, out, operands):
         k.generic(dims, [(indices, d)], (out, d), inst.shape.dtype, body)
 
 
-register_lowering("take_along_axis", Kernel(_along_emit, shape_generic=True))
+register_lowering("take_along_axis", Kernel(_along_emit, shape_generic=True, unit_sizes=True))
 
 
 def _before(b, a, v, dtype, side):
@@ -152,4 +152,4 @@ def _search_emit(k, inst, out, operands):
         k.generic(dims, [(values, d)], (out, d), inst.shape.dtype, body)
 
 
-register_lowering("searchsorted", Kernel(_search_emit, shape_generic=True))
+register_lowering("searchsorted", Kernel(_search_emit, shape_generic=True, unit_sizes=True))

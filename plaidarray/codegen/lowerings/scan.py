@@ -33,4 +33,4 @@ def _emit(k, inst, out, operands):
         k.generic(dims, [(operands[0], identity)], (out, identity), dtype, body, reduction_dims=(axis,))
 
 
-register_lowering("cumulative", Kernel(_emit, shape_generic=True))
+register_lowering("cumulative", Kernel(_emit, shape_generic=True, unit_sizes=True))

@@ -80,6 +80,19 @@ def test_the_compilers_nonempty_ops_are_the_ops_whose_lowering_needs_sizes_of_at
     assert nonempty == CpuCompiler.nonempty_ops and CpuCompiler.empty_sizes
 
 
+def test_the_compilers_nonunit_ops_are_the_ops_whose_lowering_asks_whether_a_size_is_1():
+    """``CpuCompiler.nonunit_ops`` (what the trace layer reads) says what the lowerings
+    say (``Kernel.unit_sizes``, ``Indexing.unit_sizes``): a new kernel op is assumed to
+    ask until its lowering says otherwise."""
+    from plaidarray.backend.llvm_cpu import stages  # registers llvm-cpu's lowerings
+    from plaidarray.codegen.lowering import lowering_for, shape_generic, unit_sizes
+    from plaidarray.hlo.opdef import OPS
+
+    lowerings = {op: lowering_for(op, stages.PLATFORM) for op in OPS if op != "parameter"}
+    nonunit = {op for op, lowering in lowerings.items() if shape_generic(lowering) and not unit_sizes(lowering)}
+    assert nonunit == CpuCompiler.nonunit_ops and CpuCompiler.unit_sizes
+
+
 def test_reference_backend_is_selectable_and_does_not_compile_native_code():
     xp.set_backend("reference")
     before_eval, before = Evaluator.evaluated, xp.cache_info()

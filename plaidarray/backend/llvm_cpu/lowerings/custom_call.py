@@ -106,7 +106,7 @@ def _emit(k, inst, outs, operands):
         KERNELS[name](_Kernel(k, inst, outs, operands))
 
 
-register_lowering("custom_call", Kernel(_emit, shape_generic=True), PLATFORM)
+register_lowering("custom_call", Kernel(_emit, shape_generic=True, unit_sizes=True), PLATFORM)
 
 
 # --- targets -------------------------------------------------------------------------------

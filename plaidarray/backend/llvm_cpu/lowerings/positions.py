@@ -16,4 +16,4 @@ def _emit(k, inst, out, operands):
     k.call("plaidarray_positions_b1", [mask, n, out, count])
 
 
-register_lowering("true_positions", Kernel(_emit, shape_generic=True, empty_sizes=True), PLATFORM)
+register_lowering("true_positions", Kernel(_emit, shape_generic=True, empty_sizes=True, unit_sizes=True), PLATFORM)

@@ -43,4 +43,4 @@ def _emit(k, inst, out, operands):
         k.for_each(batch, row)
 
 
-register_lowering("argsort", Kernel(_emit, shape_generic=True), PLATFORM)
+register_lowering("argsort", Kernel(_emit, shape_generic=True, unit_sizes=True), PLATFORM)
