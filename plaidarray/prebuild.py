@@ -130,6 +130,19 @@ def _statistics(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                     partial(fn, a["matrix"], axis=0), partial(fn, a["matrix"], axis=1))
 
 
+def _normalisations(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
+    """Statistics over several axes of 3-d and 4-d arrays, kept and broadcast back as a
+    batch normalisation does (an image batch's channels, ``(0, 2, 3)``), for the dtypes
+    whose statistics are their own (floating point)."""
+    if np.dtype(a["vector"].dtype).kind not in "fc":
+        return
+    for kind, axes in (("cube", ((0, 2), (0, 1), (1, 2))), ("hyper", ((0, 2, 3), (1, 2, 3), (2, 3), (0, 1)))):
+        x = a[kind]
+        for axis in axes:
+            yield from (lambda x=x, axis=axis: (x - xp.mean(x, axis=axis, keepdims=True)) / xp.std(x, axis=axis, keepdims=True),
+                        partial(xp.max, x, axis=axis), partial(xp.sum, x, axis=axis))
+
+
 def _manipulation(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
     """Views, joins, reorderings and creation functions at ranks 1 to 3."""
     v, m, c = a["vector"], a["matrix"], a["cube"]
@@ -266,6 +279,10 @@ def _products(xp: Any, dtype: np.dtype) -> Iterator[Thunk]:
         yield from (partial(xp.matmul, array(m, k), array(k, n)), partial(xp.matmul, array(m, k), array(k)),
                     partial(xp.matmul, array(k), array(k, n)), partial(xp.matmul, array(2, m, k), array(2, k, n)),
                     partial(xp.matmul, array(2, m, k), array(k, n)))
+    # a product's unit dimensions stay in its code (a matrix-vector routine,
+    # ``Compiler.nonunit_ops``): a batch of one row, a column, an outer product
+    for m, k, n in ((1, 4, 5), (3, 4, 1), (1, 4, 1), (3, 1, 5), (1, 1, 5)):
+        yield partial(xp.matmul, array(m, k), array(k, n))
 
 
 def _linear_algebra(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
@@ -365,6 +382,7 @@ def corpus(xp: Any, part: int = 0, parts: int = 1) -> Iterator[Thunk]:
         a = arrays[dtype]
         yield from _elementwise(xp, a)
         yield from _statistics(xp, a)
+        yield from _normalisations(xp, a)
         yield from _manipulation(xp, a)
         yield from _indexing(xp, a)
         yield from _sorting(xp, a)
