@@ -75,8 +75,7 @@ def _arrays(xp: Any, dtype: np.dtype) -> dict[str, Any]:
 
 def _elementwise(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
     """Every elementwise function on 0-d and on longer operands (an elementwise op's
-    kernel serves any shape of two or more elements; one element is a kernel of its own),
-    with a Python scalar, and broadcast across ranks."""
+    kernel serves any shape, flattened), with a Python scalar, and broadcast across ranks."""
     from .api import elementwise
 
     for name in elementwise.__all__:

@@ -15,7 +15,8 @@ more, while ``OPS`` stays the op set of ``plaidarray.hlo``.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import math
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -36,6 +37,56 @@ Evaluate = Callable[[list[Any], Attrs, Shape], Any]
 DimTie = tuple[int | tuple[int, int], int | str, int]
 #: An op's ties, from its attributes and its operands' ranks.
 DimTies = Callable[[Attrs, Sequence[int]], Iterable[DimTie]]
+
+
+#: Runs of adjacent axes, in order, each merged into one axis (:class:`Merge`).
+Groups = tuple[tuple[int, ...], ...]
+
+
+@dataclass(frozen=True)
+class Merge:
+    """An op at shapes whose runs of adjacent axes that it treats alike are merged into
+    one (``OpDef.merge``): each operand's groups of axes and the result's, the attributes
+    that change, and the groups of each size attribute's entries. A row-major buffer holds
+    the same elements in the same places with adjacent axes merged, so the op at the
+    merged shapes reads and writes the same memory and computes the same values: the
+    baseline tier runs it so (``trace/baseline.py``), and one kernel serves every rank
+    that merges alike (an elementwise op's operands flattened; a broadcast of
+    (b, h, l, 1, d) to (b, h, l, l, d) as one of (b*h*l, 1, d) to (b*h*l, l, d))."""
+
+    operands: tuple[Groups, ...]
+    result: Groups
+    attrs: Attrs
+    sized: tuple[tuple[str, Groups], ...] = ()
+
+
+#: An op's merge from its attributes, its operands' dimensions and its result's; None where
+#: no axes merge.
+MergeRule = Callable[[Attrs, Sequence[Sequence[int]], Sequence[int]], "Merge | None"]
+
+
+def merged(dims: Sequence[Any], groups: Groups) -> tuple:
+    """``dims`` with each group's entries multiplied into one (numbers or run-time sizes)."""
+    return tuple(math.prod(dims[axis] for axis in group) for group in groups)
+
+
+def runs(keys: Sequence[Hashable]) -> Groups:
+    """The axes ``0..len(keys)`` grouped into runs of adjacent axes of equal key."""
+    groups: list[tuple[int, ...]] = []
+    for axis, key in enumerate(keys):
+        if groups and keys[groups[-1][0]] == key:
+            groups[-1] += (axis,)
+        else:
+            groups.append((axis,))
+    return tuple(groups)
+
+
+def merge_of(op: OpDef, attrs: Attrs, operands: Sequence[Sequence[int]], dims: Sequence[int]) -> Merge | None:
+    """How ``op`` at these dimensions merges its axes (:class:`Merge`): an elementwise
+    op's into one, else as its own rule says; None where none merge."""
+    if op.elementwise:
+        return Merge(tuple((tuple(range(len(d))),) for d in operands), (tuple(range(len(dims))),), {})
+    return op.merge(attrs, operands, dims) if op.merge is not None else None
 
 
 def same_dims(attrs: Attrs, ranks: Sequence[int]) -> Iterable[DimTie]:
@@ -73,6 +124,9 @@ class OpDef:
     #: do not depend on the shape, and a kernel for one length serves any shape of as many
     #: elements (the baseline tier runs such an op on its operands flattened, ``trace/baseline.py``).
     elementwise: bool = False
+    #: Which of its runs of adjacent axes it treats alike (:class:`Merge`); an elementwise
+    #: op's are all one (``merge_of``).
+    merge: MergeRule | None = None
 
     def check_arity(self, n: int) -> None:
         if self.arity is not None and n != self.arity:

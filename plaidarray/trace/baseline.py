@@ -16,8 +16,11 @@ kernel per shape.
 The graph's executable is the sequence of its ops' kernels over one table of values
 (``Compiler.sequence``: llvm-cpu merges their steps into one executable, one call into C
 a run), cached under the graph's key like a compiled one, so a loop's next read of the
-same graph assembles nothing. An elementwise op (``OpDef.elementwise``) runs on its
-operands flattened: its kernel serves every shape of as many elements. ``constant`` is a
+same graph assembles nothing. An op runs at its shapes with the runs of adjacent axes it
+treats alike merged (``hlo.opdef.Merge``: a row-major buffer holds the same elements in the
+same places): an elementwise op's operands flattened, so its kernel serves every shape of as
+many elements, a broadcast's, a transpose's and a reduction's runs, so that a rank-5
+broadcast of attention scores runs on a rank-3 one's kernel. ``constant`` is a
 constant of the sequence, ``reshape`` and ``get_tuple_element`` the value they take (a
 row-major buffer reshaped is the same memory), so none runs code; a tuple-valued op (a
 custom call, a loop) has each element of its tuple as a result. A result that is such a
@@ -31,7 +34,6 @@ two tiers bit for bit, op family by op family.
 
 from __future__ import annotations
 
-import math
 import time
 from collections import OrderedDict
 from collections.abc import Hashable, Iterator, Sequence
@@ -43,7 +45,7 @@ import numpy as np
 from ..backend.cache import EXECUTABLES
 from ..backend.executable import Backend, Call, Executable, NotShapeGeneric
 from ..hlo import Computation, Instruction, Module
-from ..hlo.opdef import OPS
+from ..hlo.opdef import OPS, Merge, merge_of, merged
 from ..hlo.shape import TUPLE, Shape, TupleShape
 from ..hlo.symbolic import Dim, is_static
 from . import dynamic
@@ -292,8 +294,8 @@ def _plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, S
 def _generic_plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, Shape]], backend: Backend,
                   pattern: dynamic.Pattern, values: tuple[int, ...], in_place: frozenset[int]) -> _Plan:
     """The structure's sequence of op-kernel templates in ``pattern``'s symbols: each
-    kernel's run-time sizes are sizes of the graph (an elementwise op's element count,
-    the product of its dimensions)."""
+    kernel's run-time sizes are sizes of the graph (of merged axes, products of them: an
+    elementwise op's element count)."""
     try:
         built = dynamic.symbolic_instructions(rows, [(row[0] if len(row) == 5 else "parameter", attrs, shape)
                                                      for row, (attrs, shape) in zip(rows, sources)], pattern, values)
@@ -304,9 +306,9 @@ def _generic_plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple
     try:
         for i, distinct in layout.ops():
             attrs, shape = sources[i]
-            executable, kernel_rows, kernel_pattern = _kernel_template(rows, rows[i], distinct, attrs, shape,
-                                                                       backend, i in in_place)
-            symbols = _kernel_symbols(kernel_rows, kernel_pattern, built, i, distinct)
+            executable, kernel_rows, kernel_pattern, merge = _kernel_template(rows, rows[i], distinct, attrs, shape,
+                                                                              backend, i in in_place)
+            symbols = _kernel_symbols(kernel_rows, kernel_pattern, built, i, rows[i][2], distinct, merge)
             if symbols is None:
                 return _Plan(pattern, None, layout)
             layout.call(i, distinct, executable, (), symbols)
@@ -318,23 +320,24 @@ def _generic_plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple
 
 
 def _kernel_symbols(kernel_rows: tuple, kernel_pattern: dynamic.Pattern | None, built: list[Instruction], i: int,
-                    distinct: list[int]) -> tuple[Dim, ...] | None:
+                    operands: tuple[int, ...], distinct: list[int], merge: Merge | None) -> tuple[Dim, ...] | None:
     """The value of each of an op kernel's run-time sizes in the graph's symbols: the
     graph's size at the first of its positions (its operands' dimensions, its own size
-    attributes and dimensions; flattened, an element count). None where the kernel has
-    none but its sizes are run-time values of the graph (its code is for one size only)."""
+    attributes and dimensions; merged as ``merge`` says, products of the graph's; the
+    row's ``operands``, of which ``distinct`` are the kernel's parameters). None
+    where the kernel has none but its sizes are run-time values of the graph (its code is
+    for one size only)."""
     graph_sizes: list[Dim] = []
-    op = kernel_rows[len(kernel_rows) - 1 - _tuple_rows(kernel_rows)][0]
-    flat = op in OPS and OPS[op].elementwise
+    op_row, inst = kernel_rows[len(kernel_rows) - 1 - _tuple_rows(kernel_rows)], built[i]
     for o in distinct:
         dims = built[o].shape.dims
-        graph_sizes += [math.prod(dims)] if flat else list(dims)
-    op_row, inst = kernel_rows[len(kernel_rows) - 1 - _tuple_rows(kernel_rows)], built[i]
-    sized, offsets = dynamic.size_attrs(op)
+        graph_sizes += merged(dims, merge.operands[operands.index(o)]) if merge is not None else dims
+    sized, offsets = dynamic.size_attrs(op_row[0])
+    groups = dict(merge.sized) if merge is not None else {}
     for name, _ in op_row[1]:
         if name in sized or name in offsets:
-            graph_sizes += list(inst.attrs[name])
-    graph_sizes += [math.prod(inst.shape.dims)] if flat else list(inst.shape.dims)
+            graph_sizes += merged(inst.attrs[name], groups[name]) if name in groups else list(inst.attrs[name])
+    graph_sizes += merged(inst.shape.dims, merge.result) if merge is not None else inst.shape.dims
     if isinstance(inst.shape, TupleShape):
         for element in inst.shape.elements:
             graph_sizes += list(element.dims)
@@ -352,14 +355,23 @@ def _tuple_rows(kernel_rows: tuple) -> int:
     return sum(1 for row in kernel_rows if len(row) == 5 and row[0] == "get_tuple_element")
 
 
-def _signature(rows: tuple, row: tuple, distinct: list[int]) -> tuple:
+def _signature(rows: tuple, row: tuple, distinct: list[int], attrs: dict) -> tuple[tuple, dict, Merge | None]:
     """The rows of the graph of one row's op alone (its operands the rows ``distinct``, as
-    parameters): an elementwise op's flattened."""
+    parameters), its attributes (``attrs``, the row's) and how it merges its axes: the op at
+    its shapes with its runs of adjacent axes that it treats alike merged
+    (``hlo.opdef.merge_of``: an elementwise op's operands flattened, a broadcast's kept and
+    repeated runs), so that one kernel serves every rank that merges alike."""
     op, attr_key, at, dims, dtype = row
-    flat = op in OPS and OPS[op].elementwise
-    params = tuple(((math.prod(rows[o][-2]),) if flat else rows[o][-2], rows[o][-1]) for o in distinct)
-    return params + ((op, attr_key, tuple(distinct.index(o) for o in at), (math.prod(dims),) if flat else dims,
-                      dtype),)
+    merge = merge_of(OPS[op], attrs, [rows[o][-2] for o in at], dims) if op in OPS else None
+    if merge is None:
+        params = tuple((rows[o][-2], rows[o][-1]) for o in distinct)
+        return params + ((op, attr_key, tuple(distinct.index(o) for o in at), dims, dtype),), attrs, None
+    params = tuple((merged(rows[o][-2], merge.operands[at.index(o)]), rows[o][-1]) for o in distinct)
+    if merge.attrs:
+        attrs = {**attrs, **merge.attrs}
+        attr_key = tuple((name, attrs[name]) for name, _ in attr_key)
+    return params + ((op, attr_key, tuple(distinct.index(o) for o in at), merged(dims, merge.result), dtype),), \
+        attrs, merge
 
 
 def _kernel(rows: tuple, row: tuple, distinct: list[int], attrs: dict, shape: Shape,
@@ -367,7 +379,7 @@ def _kernel(rows: tuple, row: tuple, distinct: list[int], attrs: dict, shape: Sh
     """The kernel of one row's op, bound to its sizes, and its parameters' rows (dims,
     dtype): its operands are the rows ``distinct`` (each passed once, as a graph passes a
     parameter used twice); ``in_place``: its result is written into its first operand."""
-    signature = _signature(rows, row, distinct)
+    signature, attrs, _ = _signature(rows, row, distinct, attrs)
     executable = _BOUND.get((signature, in_place, backend.cache_tag))
     if executable is None:
         template, kernel_rows, pattern = _template(signature, attrs, shape, backend, in_place)
@@ -385,11 +397,12 @@ def _kernel(rows: tuple, row: tuple, distinct: list[int], attrs: dict, shape: Sh
 
 
 def _kernel_template(rows: tuple, row: tuple, distinct: list[int], attrs: dict, shape: Shape, backend: Backend,
-                     in_place: bool) -> tuple[Executable, tuple, dynamic.Pattern | None]:
+                     in_place: bool) -> tuple[Executable, tuple, dynamic.Pattern | None, Merge | None]:
     """The kernel of one row's op as made for any size (its template, its single-op rows
     and the pattern of its run-time sizes), else (an op with code for its sizes only, or
-    sizes all 0 or 1) made for these sizes, with no pattern."""
-    signature = _signature(rows, row, distinct)
+    sizes all 0 or 1) made for these sizes, with no pattern; and how it merges the row's
+    axes (``_signature``)."""
+    signature, attrs, merge = _signature(rows, row, distinct, attrs)
     key = (signature, shape, in_place, backend.cache_tag)
     found = _TEMPLATES.get(key)
     if found is None:
@@ -399,8 +412,8 @@ def _kernel_template(rows: tuple, row: tuple, distinct: list[int], attrs: dict, 
         _TEMPLATES[key] = found
     template, kernel_rows, pattern = found
     if template is None or pattern is None:
-        return _static_kernel(kernel_rows, attrs, shape, backend, in_place), kernel_rows, None
-    return template, kernel_rows, pattern
+        return _static_kernel(kernel_rows, attrs, shape, backend, in_place), kernel_rows, None, merge
+    return template, kernel_rows, pattern, merge
 
 
 def _single_op(signature: tuple, attrs: dict, shape: Shape) -> tuple[tuple, tuple[int, ...], list]:

@@ -208,6 +208,13 @@ FAMILIES = {
                            xp.sum(x[2:5])],
     # a unit dimension is a run-time size of 1 in an op kernel (``dynamic.unit_positions``)
     # and a number in fused code
+    # runs of adjacent axes merged in an op kernel (``hlo.opdef.Merge``), not in fused code
+    "merged axes": lambda x: [xp.sum(xp.reshape(x[:24], (2, 3, 2, 2)), axis=3),
+                              xp.max(xp.reshape(x[:24], (2, 3, 4)), axis=(1, 2)),
+                              xp.sum(xp.reshape(x[:24], (2, 3, 4)) * 2.0, axis=0),
+                              xp.permute_dims(xp.reshape(x[:24] * 2.0, (2, 3, 2, 2)), (2, 3, 0, 1)),
+                              xp.reshape(x[:24], (2, 3, 1, 4)) * xp.reshape(x[:8], (1, 1, 2, 4)),
+                              xp.broadcast_to(xp.reshape(x[:6] * 2.0, (2, 3, 1, 1)), (2, 3, 2, 2))],
     "unit dimensions": lambda x: [xp.sum(xp.reshape(x, (1, -1)), axis=0), xp.sum(xp.reshape(x, (-1, 1)), axis=0),
                                   xp.mean(xp.reshape(x, (1, -1)), axis=1, keepdims=True),
                                   xp.cumulative_sum(xp.reshape(x, (1, -1)), axis=1),
@@ -219,7 +226,7 @@ FAMILIES = {
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
-@given(values=st.lists(st.floats(0.0, 1.0, allow_subnormal=False), min_size=3, max_size=40),
+@given(values=st.lists(st.floats(0.0, 1.0, allow_subnormal=False), min_size=24, max_size=40),
        dtype=st.sampled_from([np.float32, np.float64]))
 def test_both_tiers_compute_the_same_bits(monkeypatch, family, values, dtype):
     data = np.asarray(values, dtype=dtype)
@@ -448,6 +455,38 @@ def test_unit_dimensions_run_on_the_kernels_of_any_size(op_by_op, op):
     for shape in ((1, 5), (4, 1), (1, 1), (1, 7)):
         a = rng.standard_normal(shape)
         np.testing.assert_allclose(np.asarray(ours(xp.asarray(a))), numpy(a), rtol=1e-14, atol=0)
+    after = xp.cache_info()
+    assert after.compiles + after.disk_hits == before.compiles + before.disk_hits
+
+
+MERGED = {
+    "a rank-5 broadcast of attention scores": (
+        lambda q, k: xp.sum(q[:, :, :, None, :] * k[:, :, None, :, :], axis=-1),
+        lambda q, k: np.sum(q[:, :, :, None, :] * k[:, :, None, :, :], axis=-1)),
+    "a batch's channel means broadcast back": (
+        lambda q, k: q - xp.mean(q, axis=(2, 3), keepdims=True),
+        lambda q, k: q - np.mean(q, axis=(2, 3), keepdims=True)),
+    "a transpose of the last two axes": (
+        lambda q, k: xp.permute_dims(q * 2.0, (0, 1, 3, 2)), lambda q, k: np.transpose(q * 2.0, (0, 1, 3, 2))),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MERGED))
+def test_runs_of_axes_an_op_treats_alike_merge_into_the_kernels_of_lower_ranks(op_by_op, case):
+    """An op kernel runs at its shapes with runs of adjacent axes that it treats alike
+    merged (``hlo.opdef.Merge``): rank-4 and rank-5 broadcasts, reductions and transposes
+    run on kernels that rank-3 and rank-2 ones made, with NumPy's values."""
+    ours, numpy = MERGED[case]
+    rng = np.random.default_rng(11)
+    three = rng.standard_normal((6, 4, 3))
+    for warm in (lambda x: xp.broadcast_to(x[:, None, :, :] * 2.0, (6, 5, 4, 3)),  # (6, 1, 4, 3) to (6, 5, 4, 3)
+                 lambda x: xp.broadcast_to(x[:, :, None, :] * 2.0, (6, 4, 5, 3)),
+                 lambda x: xp.sum(x * 2.0, axis=-1), lambda x: xp.mean(x, axis=(1, 2)),
+                 lambda x: x - xp.mean(x, axis=(1, 2), keepdims=True), lambda x: xp.permute_dims(x * 2.0, (0, 2, 1))):
+        np.asarray(warm(xp.asarray(three)))
+    q, k = rng.standard_normal((2, 3, 5, 4)), rng.standard_normal((2, 3, 5, 4))
+    before = xp.cache_info()
+    np.testing.assert_allclose(np.asarray(ours(xp.asarray(q), xp.asarray(k))), numpy(q, k), rtol=1e-13)
     after = xp.cache_info()
     assert after.compiles + after.disk_hits == before.compiles + before.disk_hits
 

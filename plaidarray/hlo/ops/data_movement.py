@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..opdef import OpDef, no_dims, register, same_dims
+from ..opdef import Merge, OpDef, no_dims, register, runs, same_dims
 from ..shape import Shape, static_dims
 
 
@@ -59,7 +59,22 @@ def _broadcast_ties(attrs, ranks):
     yield from ((j, "dims", j) for j in range(len(attrs["dims"])))
 
 
-_movement("broadcast_in_dim", _broadcast_infer, _broadcast_evaluate, size_attrs=("dims",), dim_ties=_broadcast_ties)
+def _broadcast_merge(attrs, operands, dims):
+    """Runs of result axes that the operand holds as they are merge, and so do runs of
+    axes it is repeated along (new ones, and its unit dimensions)."""
+    (x,), bdims = operands, attrs["broadcast_dimensions"]
+    source = {d: i for i, d in enumerate(bdims)}
+    groups = runs(["kept" if d in source and x[source[d]] == n else "repeated" for d, n in enumerate(dims)])
+    if len(groups) == len(dims):
+        return None
+    held = [tuple(source[d] for d in group if d in source) for group in groups]
+    return Merge((tuple(axes for axes in held if axes),), groups,
+                 {"broadcast_dimensions": tuple(i for i, axes in enumerate(held) if axes),
+                  "dims": tuple(math.prod(dims[d] for d in group) for group in groups)}, (("dims", groups),))
+
+
+_movement("broadcast_in_dim", _broadcast_infer, _broadcast_evaluate, size_attrs=("dims",), dim_ties=_broadcast_ties,
+          merge=_broadcast_merge)
 
 
 def _reshape_infer(shapes, attrs):
@@ -79,8 +94,19 @@ def _transpose_infer(shapes, attrs):
     return Shape(tuple(x.dims[p] for p in perm), x.dtype)
 
 
+def _transpose_merge(attrs, operands, dims):
+    """Runs of result axes that are runs of the operand's, in the same order, merge."""
+    perm = attrs["permutation"]
+    groups = runs([p - i for i, p in enumerate(perm)])
+    if len(groups) == len(perm):
+        return None
+    order = sorted(range(len(groups)), key=lambda g: perm[groups[g][0]])
+    return Merge((tuple(tuple(perm[i] for i in groups[g]) for g in order),), groups,
+                 {"permutation": tuple(order.index(g) for g in range(len(groups)))})
+
+
 _movement("transpose", _transpose_infer, lambda a, attrs, s: np.transpose(a[0], attrs["permutation"]),
-          dim_ties=lambda attrs, ranks: ((i, 0, p) for i, p in enumerate(attrs["permutation"])))
+          dim_ties=lambda attrs, ranks: ((i, 0, p) for i, p in enumerate(attrs["permutation"])), merge=_transpose_merge)
 
 
 def _slice_infer(shapes, attrs):

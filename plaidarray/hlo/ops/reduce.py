@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from ..opdef import OpDef, lookup, register
+from ..opdef import Merge, OpDef, lookup, register, runs
 from ..shape import Shape
 
 _NUMPY = {"add": np.sum, "multiply": np.prod, "maximum": np.max, "minimum": np.min,
@@ -76,4 +76,17 @@ def _ties(attrs, ranks):
     return ((i, 0, axis) for i, axis in enumerate(kept))
 
 
-register(OpDef("reduce", _infer, _evaluate, 1, dim_ties=_ties))
+def _merge(attrs, operands, dims):
+    """Runs of kept axes merge (the result is the same elements in the same order); each
+    reduced axis stays one, as the loops that order its sum in compiled code are."""
+    reduced = set(attrs["dimensions"])
+    groups = runs([("reduced", axis) if axis in reduced else "kept" for axis in range(len(operands[0]))])
+    if len(groups) == len(operands[0]):
+        return None
+    kept = [group for group in groups if group[0] not in reduced]
+    starts = [sum(len(g) for g in kept[:i]) for i in range(len(kept))]
+    return Merge((groups,), tuple(tuple(range(start, start + len(g))) for start, g in zip(starts, kept)),
+                 {"dimensions": tuple(i for i, group in enumerate(groups) if group[0] in reduced)})
+
+
+register(OpDef("reduce", _infer, _evaluate, 1, dim_ties=_ties, merge=_merge))
