@@ -169,7 +169,8 @@ def _manipulation(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                     lambda count=count: xp.stack(several(v, count)),
                     lambda count=count: xp.concat(several(a["row"], count)),
                     lambda count=count: xp.concat(several(a["column"], count), axis=1),
-                    lambda count=count: xp.stack(several(v, count), axis=1))
+                    lambda count=count: xp.stack(several(v, count), axis=1),
+                    lambda count=count: xp.concat(several(c, count), axis=1))  # a join between two runs of axes
     yield from (lambda: xp.concat([m, m[:, :2]], axis=1), lambda: xp.concat([m, m[:2]]), lambda: a["hyper"][:, :, 1:3],
                 lambda: xp.stack([m, xp.flip(m, axis=0)], axis=1), lambda: xp.concat([c, xp.flip(c, axis=0)], axis=1))
     yield from _computed_views(xp, a)

@@ -81,6 +81,19 @@ def runs(keys: Sequence[Hashable]) -> Groups:
     return tuple(groups)
 
 
+def along_axis(name: str) -> MergeRule:
+    """The merge of an op along one axis (its attribute ``name``) whose operands and
+    result have one rank: the axes before it merge, and those after it (a sort's, a
+    scan's, a join's rows are the same lines of memory, however many axes index them)."""
+    def merge(attrs: Attrs, operands: Sequence[Sequence[int]], dims: Sequence[int]) -> Merge | None:
+        axis = attrs[name]
+        groups = runs([(a > axis) - (a < axis) for a in range(len(dims))])
+        if len(groups) == len(dims):
+            return None
+        return Merge(tuple(groups for _ in operands), groups, {name: next(i for i, g in enumerate(groups) if axis in g)})
+    return merge
+
+
 def merge_of(op: OpDef, attrs: Attrs, operands: Sequence[Sequence[int]], dims: Sequence[int]) -> Merge | None:
     """How ``op`` at these dimensions merges its axes (:class:`Merge`): an elementwise
     op's into one, else as its own rule says; None where none merge."""

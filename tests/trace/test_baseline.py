@@ -214,7 +214,11 @@ FAMILIES = {
                               xp.sum(xp.reshape(x[:24], (2, 3, 4)) * 2.0, axis=0),
                               xp.permute_dims(xp.reshape(x[:24] * 2.0, (2, 3, 2, 2)), (2, 3, 0, 1)),
                               xp.reshape(x[:24], (2, 3, 1, 4)) * xp.reshape(x[:8], (1, 1, 2, 4)),
-                              xp.broadcast_to(xp.reshape(x[:6] * 2.0, (2, 3, 1, 1)), (2, 3, 2, 2))],
+                              xp.broadcast_to(xp.reshape(x[:6] * 2.0, (2, 3, 1, 1)), (2, 3, 2, 2)),
+                              xp.cumulative_sum(xp.reshape(x[:24], (2, 3, 4)), axis=2),
+                              xp.argsort(xp.reshape(x[:24], (2, 3, 4)), axis=2),
+                              xp.concat([xp.reshape(x[:24], (2, 3, 4)), xp.reshape(x[:24], (2, 3, 4)) * 2.0], axis=1),
+                              xp.reshape(x[:24], (2, 3, 4)) @ xp.reshape(x[:8], (4, 2))],
     "unit dimensions": lambda x: [xp.sum(xp.reshape(x, (1, -1)), axis=0), xp.sum(xp.reshape(x, (-1, 1)), axis=0),
                                   xp.mean(xp.reshape(x, (1, -1)), axis=1, keepdims=True),
                                   xp.cumulative_sum(xp.reshape(x, (1, -1)), axis=1),
@@ -468,21 +472,31 @@ MERGED = {
         lambda q, k: q - np.mean(q, axis=(2, 3), keepdims=True)),
     "a transpose of the last two axes": (
         lambda q, k: xp.permute_dims(q * 2.0, (0, 1, 3, 2)), lambda q, k: np.transpose(q * 2.0, (0, 1, 3, 2))),
+    "a join along the third axis": (lambda q, k: xp.concat([q * 2.0, k * 2.0], axis=2),
+                                    lambda q, k: np.concatenate([q * 2.0, k * 2.0], axis=2)),
+    "a sort and a scan along the last axis": (
+        lambda q, k: xp.cumulative_sum(xp.take_along_axis(q, xp.argsort(q, axis=-1), axis=-1), axis=-1),
+        lambda q, k: np.cumsum(np.take_along_axis(q, np.argsort(q, axis=-1, kind="stable"), axis=-1), axis=-1)),
+    "a batch of rows times a matrix": (lambda q, k: q @ k[0, 0].T, lambda q, k: q @ k[0, 0].T),
 }
 
 
 @pytest.mark.parametrize("case", sorted(MERGED))
 def test_runs_of_axes_an_op_treats_alike_merge_into_the_kernels_of_lower_ranks(op_by_op, case):
     """An op kernel runs at its shapes with runs of adjacent axes that it treats alike
-    merged (``hlo.opdef.Merge``): rank-4 and rank-5 broadcasts, reductions and transposes
-    run on kernels that rank-3 and rank-2 ones made, with NumPy's values."""
+    merged (``hlo.opdef.Merge``): rank-4 and rank-5 broadcasts, reductions, transposes,
+    joins, sorts, scans and products run on kernels that rank-3 and rank-2 ones made, with
+    NumPy's values."""
     ours, numpy = MERGED[case]
     rng = np.random.default_rng(11)
     three = rng.standard_normal((6, 4, 3))
     for warm in (lambda x: xp.broadcast_to(x[:, None, :, :] * 2.0, (6, 5, 4, 3)),  # (6, 1, 4, 3) to (6, 5, 4, 3)
                  lambda x: xp.broadcast_to(x[:, :, None, :] * 2.0, (6, 4, 5, 3)),
                  lambda x: xp.sum(x * 2.0, axis=-1), lambda x: xp.mean(x, axis=(1, 2)),
-                 lambda x: x - xp.mean(x, axis=(1, 2), keepdims=True), lambda x: xp.permute_dims(x * 2.0, (0, 2, 1))):
+                 lambda x: x - xp.mean(x, axis=(1, 2), keepdims=True), lambda x: xp.permute_dims(x * 2.0, (0, 2, 1)),
+                 lambda x: xp.concat([x * 2.0, x * 3.0], axis=1), lambda x: xp.argsort(x[0], axis=-1),
+                 lambda x: xp.take_along_axis(x[0], xp.argsort(x[0], axis=-1), axis=-1),
+                 lambda x: xp.cumulative_sum(x[0] * 2.0, axis=-1), lambda x: (x[0] * 2.0) @ x[1].T):
         np.asarray(warm(xp.asarray(three)))
     q, k = rng.standard_normal((2, 3, 5, 4)), rng.standard_normal((2, 3, 5, 4))
     before = xp.cache_info()

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..opdef import Merge, OpDef, no_dims, register, runs, same_dims
+from ..opdef import Merge, OpDef, along_axis, no_dims, register, runs, same_dims
 from ..shape import Shape, static_dims
 
 
@@ -164,7 +164,8 @@ def _concatenate_ties(attrs, ranks):
 
 
 register(OpDef("concatenate", _concatenate_infer,
-               lambda a, attrs, s: np.concatenate(a, axis=attrs["dimension"]), dim_ties=_concatenate_ties))
+               lambda a, attrs, s: np.concatenate(a, axis=attrs["dimension"]), dim_ties=_concatenate_ties,
+               merge=along_axis("dimension")))
 
 
 def _pad_infer(shapes, attrs):

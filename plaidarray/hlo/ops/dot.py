@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from ..opdef import Attrs, DimTie, OpDef, register
+from ..opdef import Attrs, DimTie, Merge, OpDef, register, runs
 from ..shape import Shape
 
 
@@ -71,4 +71,26 @@ def _ties(attrs: Attrs, ranks: Sequence[int]) -> Iterator[DimTie]:
     yield from ((axis, 1, d) for axis, d in enumerate(rhs_free, len(lb) + len(lhs_free)))
 
 
-register(OpDef("dot_general", _infer, _evaluate, 2, dim_ties=_ties))
+def _merge(attrs, operands, dims):
+    """Each operand's runs of adjacent free dimensions merge: they are the rows (the
+    columns) of its matrices, flattened as the product's code flattens them."""
+    names = (("lhs_batch", "lhs_contracting"), ("rhs_batch", "rhs_contracting"))
+    groups = [runs([("batch", d) if d in attrs[b] else ("contracting", d) if d in attrs[c] else "free"
+                    for d in range(len(x))]) for x, (b, c) in zip(operands, names)]
+    if sum(map(len, groups)) == sum(map(len, operands)):
+        return None
+    renumbered = {}
+    for operand, (b, c) in zip(groups, names):
+        at = {group[0]: i for i, group in enumerate(operand)}
+        renumbered.update({name: tuple(at[d] for d in attrs[name]) for name in (b, c)})
+    batch = len(attrs["lhs_batch"])
+    result, start = [(axis,) for axis in range(batch)], batch
+    for operand, (b, c) in zip(groups, names):
+        for group in operand:
+            if group[0] not in attrs[b] and group[0] not in attrs[c]:
+                result.append(tuple(range(start, start + len(group))))
+                start += len(group)
+    return Merge(tuple(groups), tuple(result), renumbered)
+
+
+register(OpDef("dot_general", _infer, _evaluate, 2, dim_ties=_ties, merge=_merge))

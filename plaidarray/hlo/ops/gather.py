@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from ..opdef import Attrs, DimTie, OpDef, register
+from ..opdef import Attrs, DimTie, OpDef, along_axis, register
 from ..shape import Shape
 
 
@@ -83,7 +83,8 @@ def _along_ties(attrs: Attrs, ranks: Sequence[int]) -> Iterator[DimTie]:
             yield i, 0, i
 
 
-register(OpDef("take_along_axis", _along_infer, _along_evaluate, 2, dim_ties=_along_ties))
+register(OpDef("take_along_axis", _along_infer, _along_evaluate, 2, dim_ties=_along_ties,
+               merge=along_axis("axis")))
 
 
 # --- searchsorted: insertion points of values in a sorted 1-D array -------------------

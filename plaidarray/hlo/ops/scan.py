@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..opdef import OpDef, register, same_dims
+from ..opdef import OpDef, along_axis, register, same_dims
 from .reduce import check_combiner
 
 _NUMPY = {"add": np.cumsum, "multiply": np.cumprod}
@@ -28,4 +28,4 @@ def _evaluate(args, attrs, shape):
         return _NUMPY[attrs["kind"]](args[0], axis=attrs["dimension"], dtype=shape.dtype)
 
 
-register(OpDef("cumulative", _infer, _evaluate, 1, dim_ties=same_dims))
+register(OpDef("cumulative", _infer, _evaluate, 1, dim_ties=same_dims, merge=along_axis("dimension")))

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..opdef import OpDef, register, same_dims
+from ..opdef import OpDef, along_axis, register, same_dims
 from ..shape import Shape
 
 
@@ -33,4 +33,4 @@ def _evaluate(args, attrs, shape):
     return np.flip(n - 1 - order, axis=axis)
 
 
-register(OpDef("argsort", _infer, _evaluate, 1, dim_ties=same_dims))
+register(OpDef("argsort", _infer, _evaluate, 1, dim_ties=same_dims, merge=along_axis("dimension")))
