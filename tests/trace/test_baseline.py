@@ -526,6 +526,32 @@ def test_a_broadcast_keeps_its_operands_unit_dimensions_in_its_code(op_by_op):
     np.testing.assert_allclose(np.asarray(xp.asarray(column) @ xp.asarray(row)), column @ row, rtol=1e-13)
 
 
+def test_batched_decompositions_at_sizes_equal_by_chance_share_the_kernels_of_any_batch(op_by_op):
+    """A custom call declares its ties (its operands' batch dimensions, a square matrix's
+    rows and columns, a solve's right-hand rows) and a tuple's element none: a batch of
+    one, a batch as long as its matrices are wide and a single right-hand column run on
+    the kernels of a batch of two 4 x 4 matrices with three right-hand columns."""
+    rng = np.random.default_rng(12)
+
+    def spd(k: int, n: int) -> np.ndarray:
+        a = rng.standard_normal((k, n, n))
+        return a @ np.swapaxes(a, -1, -2) + 3 * np.eye(n)
+
+    def calls(k: int, n: int, m: int) -> None:
+        a, b = spd(k, n), rng.standard_normal((k, n, m))
+        x = xp.asarray(a)
+        np.testing.assert_allclose(np.asarray(xp.linalg.solve(x, xp.asarray(b))), np.linalg.solve(a, b), rtol=1e-10)
+        np.testing.assert_allclose(np.asarray(xp.linalg.det(x)), np.linalg.det(a), rtol=1e-10)
+        np.testing.assert_allclose(np.asarray(xp.linalg.eigvalsh(x)), np.linalg.eigvalsh(a), rtol=1e-10)
+        np.testing.assert_allclose(np.asarray(xp.linalg.cholesky(x)), np.linalg.cholesky(a), rtol=1e-10)
+    calls(2, 4, 3)
+    before = xp.cache_info()
+    for k, n, m in ((1, 3, 1), (3, 3, 3), (2, 5, 1), (4, 4, 4)):
+        calls(k, n, m)
+    after = xp.cache_info()
+    assert after.compiles + after.disk_hits == before.compiles + before.disk_hits
+
+
 def test_a_custom_call_ordering_its_sizes_wrongly_is_an_error():
     """``tall`` says how ``qr``'s and ``svd``'s sizes order; a wrong one is refused at the
     shape rule, not computed with the wrong workspace."""

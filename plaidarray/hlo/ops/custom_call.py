@@ -3,7 +3,12 @@
 A custom call names a *target*. Each target is declared once, in ``TARGETS``, with
 
 * ``results``: the shapes of the results it computes for one matrix problem,
-* ``reference``: those results computed with NumPy (the reference semantics).
+* ``reference``: those results computed with NumPy (the reference semantics),
+* ``ties``: which of its operands' matrix dimensions its rule makes equal (a square
+  matrix's rows and columns, a solve's right-hand rows), which with the batch dimensions
+  the operands share are the op's ``dim_ties``: sizes equal by chance (a batch of three
+  3 x 3 matrices, a batch of one and a single right-hand column) keep their own run-time
+  values, and the kernel of one batch serves every other.
 
 Its kernel is a platform's lowering (llvm-cpu calls LAPACK: ``backend/llvm_cpu/
 lowerings/custom_call.py``; docs/custom-calls.md lists the routines).
@@ -23,12 +28,12 @@ backends agree.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..opdef import Attrs, OpDef, register
+from ..opdef import Attrs, DimTie, OpDef, register
 from ..shape import Shape, TupleShape
 from ..symbolic import is_static
 
@@ -45,6 +50,7 @@ class Target:
     arity: int
     results: Callable[[MatrixShapes, Attrs], list[tuple[int, ...]]]
     reference: Callable[[list[np.ndarray], Attrs], list[np.ndarray]]
+    ties: Callable[[Sequence[int]], Iterable[DimTie]]
 
 
 TARGETS: dict[str, Target] = {}
@@ -96,14 +102,31 @@ def _evaluate(args, attrs, shape):
     return outs
 
 
-register(OpDef("custom_call", _infer, _evaluate))
+def _ties(attrs: Attrs, ranks: Sequence[int]) -> Iterator[DimTie]:
+    """Every operand's batch dimensions and the first operand's, and the target's own."""
+    for operand, rank in enumerate(ranks[1:], 1):
+        yield from (((operand, axis), 0, axis) for axis in range(rank - 2))
+    yield from _target(attrs["target"]).ties(ranks)
 
 
-def declare(name: str, arity: int, results, reference) -> None:
-    """Declare target ``name``: its operand count, result shapes and NumPy reference."""
+register(OpDef("custom_call", _infer, _evaluate, dim_ties=_ties))
+
+
+def _square_ties(ranks: Sequence[int]) -> Iterator[DimTie]:
+    """The first operand's rows and columns."""
+    yield (0, ranks[0] - 1), 0, ranks[0] - 2
+
+
+def _no_ties(ranks: Sequence[int]) -> Iterator[DimTie]:
+    return iter(())
+
+
+def declare(name: str, arity: int, results, reference, ties: Callable[[Sequence[int]], Iterable[DimTie]]) -> None:
+    """Declare target ``name``: its operand count, result shapes, NumPy reference and
+    the ties of its operands' matrix dimensions."""
     if name in TARGETS:
         raise ValueError(f"custom_call target {name} declared twice")
-    TARGETS[name] = Target(arity, results, reference)
+    TARGETS[name] = Target(arity, results, reference, ties)
 
 
 def _square(where: str, shape: tuple[int, int]) -> int:
@@ -115,7 +138,7 @@ def _square(where: str, shape: tuple[int, int]) -> int:
 # --- targets -------------------------------------------------------------------------------
 
 declare("cholesky", 1, lambda shapes, attrs: [(_square("cholesky", shapes[0]),) * 2],
-        lambda args, attrs: [np.linalg.cholesky(args[0])])
+        lambda args, attrs: [np.linalg.cholesky(args[0])], _square_ties)
 
 
 def _lu_reference(args, attrs):
@@ -125,7 +148,7 @@ def _lu_reference(args, attrs):
     return [lu, pivots]
 
 
-declare("lu", 1, lambda shapes, attrs: [(_square("lu", shapes[0]),) * 2, (shapes[0][0],)], _lu_reference)
+declare("lu", 1, lambda shapes, attrs: [(_square("lu", shapes[0]),) * 2, (shapes[0][0],)], _lu_reference, _square_ties)
 
 
 def _solve_results(shapes, attrs):
@@ -135,7 +158,13 @@ def _solve_results(shapes, attrs):
     return [shapes[1]]
 
 
-declare("solve", 2, _solve_results, lambda args, attrs: [np.linalg.solve(args[0], args[1])])
+def _solve_ties(ranks: Sequence[int]) -> Iterator[DimTie]:
+    """The matrices' rows and columns, and the right-hand sides' rows."""
+    yield from _square_ties(ranks)
+    yield (1, ranks[1] - 2), 0, ranks[0] - 2
+
+
+declare("solve", 2, _solve_results, lambda args, attrs: [np.linalg.solve(args[0], args[1])], _solve_ties)
 
 
 def _eigh_results(shapes, attrs):
@@ -149,7 +178,7 @@ def _eigh_reference(args, attrs):
     return [np.linalg.eigvalsh(args[0], UPLO="L")]
 
 
-declare("eigh", 1, _eigh_results, _eigh_reference)
+declare("eigh", 1, _eigh_results, _eigh_reference, _square_ties)
 
 
 def _eig_results(shapes, attrs):
@@ -163,7 +192,7 @@ def _eig_reference(args, attrs):
     return [np.linalg.eigvals(args[0])]
 
 
-declare("eig", 1, _eig_results, _eig_reference)
+declare("eig", 1, _eig_results, _eig_reference, _square_ties)
 
 
 def sides(target: str, shape: tuple[int, ...], attrs: Attrs) -> tuple[int, int]:
@@ -192,7 +221,7 @@ def _svd_reference(args, attrs):
     return [np.linalg.svd(args[0], compute_uv=False)]
 
 
-declare("svd", 1, _svd_results, _svd_reference)
+declare("svd", 1, _svd_results, _svd_reference, _no_ties)
 
 
 def _qr_results(shapes, attrs):
@@ -201,4 +230,4 @@ def _qr_results(shapes, attrs):
     return [(m, k), (k, n)]
 
 
-declare("qr", 1, _qr_results, lambda args, attrs: list(np.linalg.qr(args[0], mode=attrs["mode"])))
+declare("qr", 1, _qr_results, lambda args, attrs: list(np.linalg.qr(args[0], mode=attrs["mode"])), _no_ties)

@@ -11,7 +11,7 @@ tuple instruction one buffer per element, those of its ``get_tuple_element`` use
 
 from __future__ import annotations
 
-from ..opdef import OpDef, register
+from ..opdef import OpDef, no_dims, register
 from ..shape import TupleShape
 
 
@@ -30,4 +30,7 @@ def _evaluate(args, attrs, shape):
     return args[0][attrs["index"]]
 
 
-register(OpDef("get_tuple_element", _infer, _evaluate, arity=1))
+# Its dimensions are a tuple element's, which its operand's rule (a custom call's) ties to
+# that op's operands: none of its own, so sizes equal by chance (a batch of three 3 x 3
+# matrices) keep their own run-time values.
+register(OpDef("get_tuple_element", _infer, _evaluate, arity=1, dim_ties=no_dims))
