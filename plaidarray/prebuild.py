@@ -159,7 +159,7 @@ def _manipulation(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: xp.expand_dims(v, axis=0), lambda: xp.squeeze(a["column"], axis=1),
                 lambda: xp.moveaxis(c, 0, -1), lambda: xp.tril(m), lambda: xp.triu(m), lambda: xp.diff(v),
                 lambda: xp.diff(m, axis=0), lambda: xp.zeros_like(m), lambda: xp.ones_like(v),
-                lambda: xp.full_like(v, 3)]
+                lambda: xp.full_like(v, 3), lambda: xp.permute_dims(c, (0, 1, 2))]
     yield from thunks
     def several(x: Any, count: int) -> list:
         """``count`` distinct arrays like ``x`` (the same array twice is one operand)."""
@@ -283,6 +283,7 @@ def _products(xp: Any, dtype: np.dtype) -> Iterator[Thunk]:
     # ``Compiler.nonunit_ops``): a batch of one row, a column, an outer product
     for m, k, n in ((1, 4, 5), (3, 4, 1), (1, 4, 1), (3, 1, 5), (1, 1, 5)):
         yield partial(xp.matmul, array(m, k), array(k, n))
+    yield from (partial(xp.matmul, array(1, 4), array(4)), partial(xp.matmul, array(4), array(4, 1)))
 
 
 def _linear_algebra(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
@@ -335,7 +336,8 @@ def _decompositions(xp: Any, square: Any) -> Iterator[Thunk]:
     stack = xp.stack([spd, spd * 2])  # a batch of matrices, with right-hand sides of one column and of many
     yield from (lambda: linalg.solve(stack, stack[..., :1]), lambda: linalg.solve(stack, stack),
                 lambda: linalg.inv(stack), lambda: linalg.det(stack), lambda: linalg.cholesky(stack),
-                lambda: linalg.eigh(stack), lambda: linalg.slogdet(stack))
+                lambda: linalg.eigh(stack), lambda: linalg.slogdet(stack), lambda: linalg.eigvalsh(stack),
+                lambda: linalg.svdvals(stack), lambda: linalg.qr(stack), lambda: linalg.svd(stack))
 
 
 def _transforms(xp: Any, a: dict[str, Any], dtype: np.dtype) -> Iterator[Thunk]:
