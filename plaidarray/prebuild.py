@@ -112,7 +112,8 @@ def _conversions(xp: Any, dtypes: tuple[np.dtype, ...], arrays: dict[np.dtype, d
 
 
 def _statistics(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
-    """Reductions and scans over every axis of ranks 1 to 3, kept or not."""
+    """Reductions over every axis of ranks 1 to 3, kept or not, and scans along every
+    kind of axis (first, last, between two: any rank's merge to these)."""
     names = ("sum", "prod", "max", "min", "mean", "var", "std", "any", "all", "argmax", "argmin", "count_nonzero")
     for name in names:
         fn = getattr(xp, name)
@@ -126,7 +127,7 @@ def _statistics(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
     for name in ("cumulative_sum", "cumulative_prod"):
         fn = getattr(xp, name)
         yield from (partial(fn, a["vector"]), partial(fn, a["vector"], include_initial=True),
-                    partial(fn, a["matrix"], axis=0), partial(fn, a["matrix"], axis=1))
+                    partial(fn, a["matrix"], axis=0), partial(fn, a["matrix"], axis=1), partial(fn, a["cube"], axis=1))
 
 
 def _normalisations(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
@@ -264,6 +265,9 @@ def _sorting(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: xp.unique_counts(v), lambda: xp.unique_inverse(v), lambda: xp.unique_all(v),
                 lambda: xp.isin(v, v[:2])]
     yield from thunks
+    c = a["cube"]  # along an axis between two others (any rank's axes merge to these, ``hlo.opdef.along_axis``)
+    yield from (lambda: xp.sort(c, axis=1), lambda: xp.argsort(c, axis=1), lambda: xp.argsort(m, axis=0),
+                lambda: xp.take_along_axis(c, xp.argsort(c, axis=1), axis=1))
 
 
 def _products(xp: Any, dtype: np.dtype) -> Iterator[Thunk]:
