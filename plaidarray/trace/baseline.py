@@ -6,11 +6,11 @@ as PyTorch's eager mode runs each op on an ATen kernel built once: an op's kerne
 shape-generic executable of the graph of that op alone (its operands as parameters),
 every size a run-time value but 0 (``dynamic.Pattern.every_size``), and 1 only where the
 op's code asks whether a size is 1 (a broadcast, a matrix-vector product:
-``dynamic.unit_positions``), so one kernel serves the op at any size. Its key is the op's signature (op, attributes, ranks,
-dtypes), which any graph recording that op shares: a kernel made for one graph or size
-is never made again, and kernels already built (in this process, in the persistent
-cache, or in the cache built at installation) serve a new graph with no compile. An op
-whose lowering takes no run-time size (an FFT, a LAPACK call, control flow) has a
+``dynamic.unit_positions``), so one kernel serves the op at any size. Its key is the op's
+signature (op, attributes, ranks, dtypes), which any graph recording that op shares: a
+kernel made for one graph or size is never made again, and kernels already built (in this
+process, in the persistent cache, or in the cache built at installation) serve a new graph
+with no compile. An op whose lowering takes no run-time size (an FFT, control flow) has a
 kernel per shape.
 
 The graph's executable is the sequence of its ops' kernels over one table of values
@@ -19,12 +19,13 @@ a run), cached under the graph's key like a compiled one, so a loop's next read 
 same graph assembles nothing. An op runs at its shapes with the runs of adjacent axes it
 treats alike merged (``hlo.opdef.Merge``: a row-major buffer holds the same elements in the
 same places): an elementwise op's operands flattened, so its kernel serves every shape of as
-many elements, a broadcast's, a transpose's and a reduction's runs, so that a rank-5
-broadcast of attention scores runs on a rank-3 one's kernel. ``constant`` is a
-constant of the sequence, ``reshape`` and ``get_tuple_element`` the value they take (a
-row-major buffer reshaped is the same memory), so none runs code; a tuple-valued op (a
-custom call, a loop) has each element of its tuple as a result. A result that is such a
-value is copied, so that each result is memory of its own, as fused code's are.
+many elements; a broadcast's, a transpose's, a reduction's, a join's, a sort's and a
+product's runs, so that a rank-5 broadcast of attention scores runs on a rank-3 one's
+kernel. ``constant`` is a constant of the sequence, ``reshape`` and ``get_tuple_element``
+the value they take (a row-major buffer reshaped is the same memory), so none runs code; a
+tuple-valued op (a custom call, a loop) has each element of its tuple as a result. A result
+that is such a value is copied, so that each result is memory of its own, as fused code's
+are.
 
 The values are those of the fused code of the same graph: an op's kernel is made by the
 same lowering as the op within a fused graph, whose kernel IR carries no fast-math flag
