@@ -218,7 +218,9 @@ FAMILIES = {
                               xp.cumulative_sum(xp.reshape(x[:24], (2, 3, 4)), axis=2),
                               xp.argsort(xp.reshape(x[:24], (2, 3, 4)), axis=2),
                               xp.concat([xp.reshape(x[:24], (2, 3, 4)), xp.reshape(x[:24], (2, 3, 4)) * 2.0], axis=1),
-                              xp.reshape(x[:24], (2, 3, 4)) @ xp.reshape(x[:8], (4, 2))],
+                              xp.reshape(x[:24], (2, 3, 4)) @ xp.reshape(x[:8], (4, 2)),
+                              xp.take(xp.reshape(x[:24], (2, 3, 4)), xp.asarray(np.array([2, 0])), axis=1),
+                              xp.vecdot(xp.reshape(x[:24], (2, 3, 4)), xp.reshape(x[:24], (2, 3, 4)) * 2.0)],
     "unit dimensions": lambda x: [xp.sum(xp.reshape(x, (1, -1)), axis=0), xp.sum(xp.reshape(x, (-1, 1)), axis=0),
                                   xp.mean(xp.reshape(x, (1, -1)), axis=1, keepdims=True),
                                   xp.cumulative_sum(xp.reshape(x, (1, -1)), axis=1),
@@ -478,6 +480,9 @@ MERGED = {
         lambda q, k: xp.cumulative_sum(xp.take_along_axis(q, xp.argsort(q, axis=-1), axis=-1), axis=-1),
         lambda q, k: np.cumsum(np.take_along_axis(q, np.argsort(q, axis=-1, kind="stable"), axis=-1), axis=-1)),
     "a batch of rows times a matrix": (lambda q, k: q @ k[0, 0].T, lambda q, k: q @ k[0, 0].T),
+    "a take along the third axis": (lambda q, k: xp.take(q, xp.asarray(np.array([4, 0, 2])), axis=2),
+                                    lambda q, k: np.take(q, [4, 0, 2], axis=2)),
+    "a dot product over a 3-d batch": (lambda q, k: xp.vecdot(q, k), lambda q, k: np.sum(q * k, axis=-1)),
 }
 
 
@@ -485,8 +490,8 @@ MERGED = {
 def test_runs_of_axes_an_op_treats_alike_merge_into_the_kernels_of_lower_ranks(op_by_op, case):
     """An op kernel runs at its shapes with runs of adjacent axes that it treats alike
     merged (``hlo.opdef.Merge``): rank-4 and rank-5 broadcasts, reductions, transposes,
-    joins, sorts, scans and products run on kernels that rank-3 and rank-2 ones made, with
-    NumPy's values."""
+    joins, sorts, scans, takes and products run on kernels that rank-3 and rank-2 ones
+    made, with NumPy's values."""
     ours, numpy = MERGED[case]
     rng = np.random.default_rng(11)
     three = rng.standard_normal((6, 4, 3))
@@ -496,7 +501,8 @@ def test_runs_of_axes_an_op_treats_alike_merge_into_the_kernels_of_lower_ranks(o
                  lambda x: x - xp.mean(x, axis=(1, 2), keepdims=True), lambda x: xp.permute_dims(x * 2.0, (0, 2, 1)),
                  lambda x: xp.concat([x * 2.0, x * 3.0], axis=1), lambda x: xp.argsort(x[0], axis=-1),
                  lambda x: xp.take_along_axis(x[0], xp.argsort(x[0], axis=-1), axis=-1),
-                 lambda x: xp.cumulative_sum(x[0] * 2.0, axis=-1), lambda x: (x[0] * 2.0) @ x[1].T):
+                 lambda x: xp.cumulative_sum(x[0] * 2.0, axis=-1), lambda x: (x[0] * 2.0) @ x[1].T,
+                 lambda x: xp.take(x, xp.asarray(np.array([1, 0])), axis=1), lambda x: xp.vecdot(x, x * 2.0)):
         np.asarray(warm(xp.asarray(three)))
     q, k = rng.standard_normal((2, 3, 5, 4)), rng.standard_normal((2, 3, 5, 4))
     before = xp.cache_info()

@@ -73,18 +73,22 @@ def _ties(attrs: Attrs, ranks: Sequence[int]) -> Iterator[DimTie]:
 
 def _merge(attrs, operands, dims):
     """Each operand's runs of adjacent free dimensions merge: they are the rows (the
-    columns) of its matrices, flattened as the product's code flattens them."""
+    columns) of its matrices, flattened as the product's code flattens them; and the batch
+    dimensions, where they are the leading ones of both operands, in order (the code runs
+    one product per batch index, in row-major order either way)."""
     names = (("lhs_batch", "lhs_contracting"), ("rhs_batch", "rhs_contracting"))
-    groups = [runs([("batch", d) if d in attrs[b] else ("contracting", d) if d in attrs[c] else "free"
-                    for d in range(len(x))]) for x, (b, c) in zip(operands, names)]
+    batch = len(attrs["lhs_batch"])
+    leading = all(tuple(attrs[b]) == tuple(range(batch)) for b, _ in names)
+    groups = [runs([("batch", d if not leading else 0) if d in attrs[b] else ("contracting", d) if d in attrs[c]
+                    else "free" for d in range(len(x))]) for x, (b, c) in zip(operands, names)]
     if sum(map(len, groups)) == sum(map(len, operands)):
         return None
     renumbered = {}
     for operand, (b, c) in zip(groups, names):
-        at = {group[0]: i for i, group in enumerate(operand)}
-        renumbered.update({name: tuple(at[d] for d in attrs[name]) for name in (b, c)})
-    batch = len(attrs["lhs_batch"])
-    result, start = [(axis,) for axis in range(batch)], batch
+        group_of = {axis: i for i, group in enumerate(operand) for axis in group}
+        renumbered.update({name: tuple(dict.fromkeys(group_of[d] for d in attrs[name])) for name in (b, c)})
+    result = [tuple(range(batch))] if leading and batch else [(axis,) for axis in range(batch)]
+    start = batch
     for operand, (b, c) in zip(groups, names):
         for group in operand:
             if group[0] not in attrs[b] and group[0] not in attrs[c]:

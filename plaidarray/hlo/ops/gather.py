@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from ..opdef import Attrs, DimTie, OpDef, along_axis, register
+from ..opdef import Attrs, DimTie, Merge, OpDef, along_axis, register, runs
 from ..shape import Shape
 
 
@@ -53,7 +53,21 @@ def _take_ties(attrs: Attrs, ranks: Sequence[int]) -> Iterator[DimTie]:
     yield from ((index_rank + i - 1, 0, i) for i in range(axis + 1, rank))
 
 
-register(OpDef("take", _take_infer, _take_evaluate, 2, dim_ties=_take_ties))
+def _take_merge(attrs: Attrs, operands: Sequence[Sequence[int]], dims: Sequence[int]) -> Merge | None:
+    """``x``'s axes before the one taken along merge, and those after it; the indices'
+    axes merge into one (a flat list of positions)."""
+    axis, (x, indices) = attrs["axis"], operands
+    around = runs([(a > axis) - (a < axis) for a in range(len(x))])
+    if len(around) == len(x) and len(indices) < 2:
+        return None
+    taken = (tuple(range(len(indices))),) if indices else ()
+    before = (tuple(range(axis)),) if axis else ()
+    after = tuple(range(axis + len(indices), len(dims)))
+    return Merge((around, taken), before + (tuple(range(axis, axis + len(indices))),) * bool(indices)
+                 + ((after,) if after else ()), {"axis": len(before)})
+
+
+register(OpDef("take", _take_infer, _take_evaluate, 2, dim_ties=_take_ties, merge=_take_merge))
 
 
 # --- take_along_axis: indices has x's rank; out[.., i, ..] = x[.., indices[.., i, ..], ..] ---
