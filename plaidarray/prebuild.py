@@ -231,7 +231,8 @@ def _indexing(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: xp.take_along_axis(m, xp.argsort(m, axis=1)[:, :1], axis=1),
                 lambda: xp.take_along_axis(m, xp.argsort(m, axis=0)[:1], axis=0),
                 lambda: m[index[:2]], lambda: v[index[0]], lambda: m[index[0]], lambda: m[index[0], index[1]],
-                lambda: v[v > v[0]], lambda: m[m > m[0, 0]], lambda: xp.nonzero(v > v[0])[0]]
+                lambda: v[v > v[0]], lambda: m[m > m[0, 0]], lambda: xp.nonzero(v > v[0])[0],
+                lambda: xp.take(a["cube"], index[:2], axis=1)]  # between two runs of axes (``take``'s merge)
     yield from thunks
 
     def stored(x: Any, key: Any, value: Any, computed: bool) -> Any:
@@ -299,6 +300,8 @@ def _linear_algebra(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: xp.vecdot(m, m), lambda: xp.vecdot(m, m, axis=0), lambda: xp.tensordot(m, m, axes=([1], [1])),
                 lambda: xp.vecdot(m, other), lambda: xp.vecdot(m, other, axis=0), lambda: xp.tensordot(m, m, axes=2),
                 lambda: xp.tensordot(m, other, axes=2), lambda: xp.tensordot(m, other, axes=([1], [1])),
+                lambda: xp.tensordot(m, other, axes=([0], [0])), lambda: xp.vecdot(c, xp.flip(c, axis=0), axis=1),
+                lambda: xp.vecdot(c, xp.flip(c, axis=0), axis=0),
                 lambda: v @ xp.flip(v), lambda: xp.vecdot(v, xp.flip(v)),
                 lambda: a["hyper"] @ xp.matrix_transpose(a["hyper"]),
                 lambda: a["hyper"] - xp.max(a["hyper"], axis=-1, keepdims=True),
