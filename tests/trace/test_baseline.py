@@ -454,6 +454,7 @@ def test_unit_dimensions_run_on_the_kernels_of_any_size(op_by_op, op):
     size is 1 (``codegen.lowering.unit_sizes``, ``dynamic.unit_positions``): a row, a
     column and a 1 x 1 matrix run on the kernel a (4, 5) matrix made, with NumPy's
     values (a sum's up to its order of summation)."""
+    xp.clear_cache()  # room for every kernel met here: a full cache may evict one (a disk hit)
     ours, numpy = UNIT_OPS[op]
     rng = np.random.default_rng(9)
     np.asarray(ours(xp.asarray(rng.standard_normal((4, 5)))))
@@ -492,6 +493,7 @@ def test_runs_of_axes_an_op_treats_alike_merge_into_the_kernels_of_lower_ranks(o
     merged (``hlo.opdef.Merge``): rank-4 and rank-5 broadcasts, reductions, transposes,
     joins, sorts, scans, takes and products run on kernels that rank-3 and rank-2 ones
     made, with NumPy's values."""
+    xp.clear_cache()  # room for every kernel met here: a full cache may evict one (a disk hit)
     ours, numpy = MERGED[case]
     rng = np.random.default_rng(11)
     three = rng.standard_normal((6, 4, 3))
@@ -516,6 +518,7 @@ def test_a_broadcast_keeps_its_operands_unit_dimensions_in_its_code(op_by_op):
     broadcast to a matrix is not the kernel of a matrix broadcast to itself, and a
     product of a row keeps its matrix-vector code (``Compiler.nonunit_ops``). A new axis
     of length 1 is a run-time size like any other."""
+    xp.clear_cache()  # room for every kernel met here: a full cache may evict one (a disk hit)
     rng = np.random.default_rng(10)
     m, row, column = rng.standard_normal((3, 4)), rng.standard_normal((1, 4)), rng.standard_normal((4, 1))
     v = rng.standard_normal(4)
@@ -537,6 +540,7 @@ def test_batched_decompositions_at_sizes_equal_by_chance_share_the_kernels_of_an
     rows and columns, a solve's right-hand rows) and a tuple's element none: a batch of
     one, a batch as long as its matrices are wide and a single right-hand column run on
     the kernels of a batch of two 4 x 4 matrices with three right-hand columns."""
+    xp.clear_cache()  # room for every kernel met here: a full cache may evict one (a disk hit)
     rng = np.random.default_rng(12)
 
     def spd(k: int, n: int) -> np.ndarray:
