@@ -81,16 +81,33 @@ def runs(keys: Sequence[Hashable]) -> Groups:
     return tuple(groups)
 
 
+def laid_out(groups: Iterable[Sequence[int]]) -> Groups:
+    """Groups of as many axes as ``groups`` have, numbered one after another: a result's
+    groups, where its axes are the operands' kept ones in order."""
+    out: list[tuple[int, ...]] = []
+    start = 0
+    for group in groups:
+        out.append(tuple(range(start, start + len(group))))
+        start += len(group)
+    return tuple(out)
+
+
+def around_axis(rank: int, axis: int) -> Groups:
+    """The axes of a rank-``rank`` array in three runs: those before ``axis``, the axis,
+    those after it (each run present where it has an axis)."""
+    return runs([(a > axis) - (a < axis) for a in range(rank)])
+
+
 def along_axis(name: str) -> MergeRule:
     """The merge of an op along one axis (its attribute ``name``) whose operands and
     result have one rank: the axes before it merge, and those after it (a sort's, a
     scan's, a join's rows are the same lines of memory, however many axes index them)."""
     def merge(attrs: Attrs, operands: Sequence[Sequence[int]], dims: Sequence[int]) -> Merge | None:
         axis = attrs[name]
-        groups = runs([(a > axis) - (a < axis) for a in range(len(dims))])
+        groups = around_axis(len(dims), axis)
         if len(groups) == len(dims):
             return None
-        return Merge(tuple(groups for _ in operands), groups, {name: next(i for i, g in enumerate(groups) if axis in g)})
+        return Merge(tuple(groups for _ in operands), groups, {name: int(axis > 0)})
     return merge
 
 

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ..opdef import Merge, OpDef, along_axis, no_dims, register, runs, same_dims
+from ..opdef import Merge, OpDef, along_axis, merged, no_dims, register, runs, same_dims
 from ..shape import Shape, static_dims
 
 
@@ -70,7 +70,7 @@ def _broadcast_merge(attrs, operands, dims):
     held = [tuple(source[d] for d in group if d in source) for group in groups]
     return Merge((tuple(axes for axes in held if axes),), groups,
                  {"broadcast_dimensions": tuple(i for i, axes in enumerate(held) if axes),
-                  "dims": tuple(math.prod(dims[d] for d in group) for group in groups)}, (("dims", groups),))
+                  "dims": merged(dims, groups)}, (("dims", groups),))
 
 
 _movement("broadcast_in_dim", _broadcast_infer, _broadcast_evaluate, size_attrs=("dims",), dim_ties=_broadcast_ties,

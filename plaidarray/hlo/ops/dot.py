@@ -13,7 +13,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from ..opdef import Attrs, DimTie, Merge, OpDef, register, runs
+from ..opdef import Attrs, DimTie, Merge, OpDef, laid_out, register, runs
 from ..shape import Shape
 
 
@@ -87,14 +87,10 @@ def _merge(attrs, operands, dims):
     for operand, (b, c) in zip(groups, names):
         group_of = {axis: i for i, group in enumerate(operand) for axis in group}
         renumbered.update({name: tuple(dict.fromkeys(group_of[d] for d in attrs[name])) for name in (b, c)})
-    result = [tuple(range(batch))] if leading and batch else [(axis,) for axis in range(batch)]
-    start = batch
-    for operand, (b, c) in zip(groups, names):
-        for group in operand:
-            if group[0] not in attrs[b] and group[0] not in attrs[c]:
-                result.append(tuple(range(start, start + len(group))))
-                start += len(group)
-    return Merge(tuple(groups), tuple(result), renumbered)
+    batch_groups = [range(batch)] if leading and batch else [(axis,) for axis in range(batch)]
+    free = [group for operand, (b, c) in zip(groups, names) for group in operand
+            if group[0] not in attrs[b] and group[0] not in attrs[c]]
+    return Merge(tuple(groups), laid_out([*batch_groups, *free]), renumbered)
 
 
 register(OpDef("dot_general", _infer, _evaluate, 2, dim_ties=_ties, merge=_merge))

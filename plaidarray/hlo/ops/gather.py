@@ -11,7 +11,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from ..opdef import Attrs, DimTie, Merge, OpDef, along_axis, register, runs
+from ..opdef import Attrs, DimTie, Merge, OpDef, along_axis, around_axis, laid_out, register
 from ..shape import Shape
 
 
@@ -57,14 +57,12 @@ def _take_merge(attrs: Attrs, operands: Sequence[Sequence[int]], dims: Sequence[
     """``x``'s axes before the one taken along merge, and those after it; the indices'
     axes merge into one (a flat list of positions)."""
     axis, (x, indices) = attrs["axis"], operands
-    around = runs([(a > axis) - (a < axis) for a in range(len(x))])
+    around = around_axis(len(x), axis)
     if len(around) == len(x) and len(indices) < 2:
         return None
     taken = (tuple(range(len(indices))),) if indices else ()
-    before = (tuple(range(axis)),) if axis else ()
-    after = tuple(range(axis + len(indices), len(dims)))
-    return Merge((around, taken), before + (tuple(range(axis, axis + len(indices))),) * bool(indices)
-                 + ((after,) if after else ()), {"axis": len(before)})
+    before, after = around[:int(axis > 0)], around[int(axis > 0) + 1:]  # x's runs but the axis taken along
+    return Merge((around, taken), laid_out([*before, *taken, *after]), {"axis": len(before)})
 
 
 register(OpDef("take", _take_infer, _take_evaluate, 2, dim_ties=_take_ties, merge=_take_merge))

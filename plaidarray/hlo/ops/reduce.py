@@ -12,7 +12,7 @@ import functools
 
 import numpy as np
 
-from ..opdef import Merge, OpDef, lookup, register, runs
+from ..opdef import Merge, OpDef, laid_out, lookup, register, runs
 from ..shape import Shape
 
 _NUMPY = {"add": np.sum, "multiply": np.prod, "maximum": np.max, "minimum": np.min,
@@ -83,9 +83,7 @@ def _merge(attrs, operands, dims):
     groups = runs([("reduced", axis) if axis in reduced else "kept" for axis in range(len(operands[0]))])
     if len(groups) == len(operands[0]):
         return None
-    kept = [group for group in groups if group[0] not in reduced]
-    starts = [sum(len(g) for g in kept[:i]) for i in range(len(kept))]
-    return Merge((groups,), tuple(tuple(range(start, start + len(g))) for start, g in zip(starts, kept)),
+    return Merge((groups,), laid_out(group for group in groups if group[0] not in reduced),
                  {"dimensions": tuple(i for i, group in enumerate(groups) if group[0] in reduced)})
 
 
