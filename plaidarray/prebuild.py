@@ -112,14 +112,16 @@ def _conversions(xp: Any, dtypes: tuple[np.dtype, ...], arrays: dict[np.dtype, d
 
 
 def _statistics(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
-    """Reductions over every axis of ranks 1 to 3, kept or not, and scans along every
-    kind of axis (first, last, between two: any rank's merge to these)."""
+    """Reductions over every axis of ranks 1 to 3, kept or not, over the axes of rank 4
+    that no lower rank's merge to (no two kept axes adjacent: ``hlo.opdef.Merge`` merges
+    kept runs only), and scans along every kind of axis (first, last, between two: any
+    rank's merge to these)."""
     names = ("sum", "prod", "max", "min", "mean", "var", "std", "any", "all", "argmax", "argmin", "count_nonzero")
     for name in names:
         fn = getattr(xp, name)
         for kind, axes in (("vector", (None, 0)), ("matrix", (None, 0, 1)), ("row", (None, 0, 1)),
                            ("column", (None, 0, 1)), ("cube", (None, 0, 1, 2, (1, 2), (0, 2), (0, 1))),
-                           ("hyper", (None,))):
+                           ("hyper", (None, (1, 3), (0, 2), (1, 2), (0, 1, 3), (0, 1, 2)))):
             for axis in axes:
                 yield partial(fn, a[kind], axis=axis)
         yield from (partial(fn, a["matrix"], axis=1, keepdims=True), partial(fn, a["matrix"], axis=0, keepdims=True),
@@ -303,6 +305,7 @@ def _linear_algebra(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: xp.tensordot(m, other, axes=([0], [0])), lambda: xp.vecdot(c, xp.flip(c, axis=0), axis=1),
                 lambda: xp.vecdot(c, xp.flip(c, axis=0), axis=0),
                 lambda: v @ xp.flip(v), lambda: xp.vecdot(v, xp.flip(v)),
+                lambda: v[:3] @ c,  # a batch's middle axis contracted, free axes on both sides
                 lambda: a["hyper"] @ xp.matrix_transpose(a["hyper"]),
                 lambda: a["hyper"] - xp.max(a["hyper"], axis=-1, keepdims=True),
                 lambda: xp.linalg.outer(v, v), lambda: xp.linalg.vector_norm(v), lambda: xp.linalg.vector_norm(m, axis=1),

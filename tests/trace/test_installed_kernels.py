@@ -88,7 +88,8 @@ def test_a_fresh_process_runs_on_installed_kernels_without_the_compiler(tmp_path
 #: (``prebuild.corpus``): QR and SVD of tall and wide matrices, square operands, steps
 #: of slices of computed arrays, contractions and joins of distinct arrays, joins of one
 #: row, a reduction over two of three axes, a block written, a batch of solves, a computed
-#: matrix reversed, a row tiled, a rolled int32 matrix's differences.
+#: matrix reversed, a row tiled, a rolled int32 matrix's differences, reductions over
+#: alternate axes of rank 4, a vector times a batch of matrices.
 FIRST_USES = """
 import sys
 import numpy
@@ -96,6 +97,7 @@ import plaidarray as xp
 rng = numpy.random.default_rng(0)
 tall, wide, square = (xp.asarray(rng.standard_normal(s)) for s in ((9, 4), (4, 7), (6, 6)))
 cube = xp.asarray(rng.standard_normal((5, 6, 7)))
+hyper = xp.asarray(rng.standard_normal((3, 4, 5, 2)))
 a = xp.asarray(rng.standard_normal((6, 8)))
 b = xp.zeros((5, 6))
 b[1:3] = 1.0
@@ -107,7 +109,8 @@ calls = [xp.linalg.qr(tall), xp.linalg.qr(wide, mode="complete"), xp.linalg.svd(
          (a * 2.0)[:, ::3], (cube * 2.0)[:, 1:-1, ::2], (a * 2.0)[::-1], b, xp.concat([a[0, 1:], a[1, :1]]),
          xp.concat([a[:1], a, a[-1:]]), xp.vecdot(a[0], a[1]), xp.take_along_axis(a, xp.argsort(a, axis=1)[:, :1], axis=1),
          xp.linalg.solve(xp.stack([square, square.T]) + xp.eye(6) * 9, xp.stack([square, square.T])[..., :1]),
-         xp.flip(a * 2.0, axis=(0, 1)), xp.tile(a[:1], (3, 1)), xp.diff(xp.roll(counts, 1, axis=0) * 2, axis=0)]
+         xp.flip(a * 2.0, axis=(0, 1)), xp.tile(a[:1], (3, 1)), xp.diff(xp.roll(counts, 1, axis=0) * 2, axis=0),
+         xp.min(hyper, axis=(1, 3)), xp.sum(hyper, axis=(0, 2)), a[0, :6] @ cube]
 for value in calls:
     for part in value if isinstance(value, tuple) else (value,):
         numpy.asarray(part)
