@@ -39,6 +39,7 @@ from typing import Any
 import numpy as np
 
 from . import config
+from .api.manipulation import JOIN_OPERANDS
 from .backend.llvm_cpu import bundles, cache_entry, object_cache, sources
 
 #: The environment of the build: every read runs op by op (no fused compile), kernels are
@@ -167,7 +168,7 @@ def _manipulation(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
     def several(x: Any, count: int) -> list:
         """``count`` distinct arrays like ``x`` (the same array twice is one operand)."""
         return [xp.flip(x, axis=-1) for _ in range(count)]
-    for count in range(2, 9):  # joins of as many arrays as a loop's list holds (the operands are structure)
+    for count in range(2, JOIN_OPERANDS + 1):  # joins of as many arrays as a loop's list holds (the operands are structure)
         yield from (lambda count=count: xp.concat(several(v, count)), lambda count=count: xp.concat(several(m, count)),
                     lambda count=count: xp.stack(several(v, count)),
                     lambda count=count: xp.concat(several(a["row"], count)),

@@ -196,14 +196,27 @@ def _concatenate(earlier: list[Array], parts: list[Array], axis: int) -> Array:
     algebraic simplifier drops them too): an array grown from ``zeros((0, n))`` then
     records at its first step the graph of a row alone, not a concatenation with an
     empty constant that no later step has. A lone operand is copied, as NumPy copies:
-    a new array on its node, never the operand itself or a view of its base."""
+    a new array on its node, never the operand itself or a view of its base. More than
+    ``JOIN_OPERANDS`` operands are joined in groups of that many, then the groups."""
     filled = [p for p in parts if p.shape[axis] != 0]
     if filled or earlier:
         parts = filled
     if len(earlier) + len(parts) == 1:
         return graph.copy_of([*earlier, *parts][0])
     _compute_wide_operands(parts)
-    return op("concatenate", *earlier, *parts, dimension=axis)
+    operands = [*earlier, *parts]
+    while len(operands) > JOIN_OPERANDS:
+        operands = [group[0] if len(group) == 1 else op("concatenate", *group, dimension=axis)
+                    for group in (operands[i:i + JOIN_OPERANDS] for i in range(0, len(operands), JOIN_OPERANDS))]
+    return op("concatenate", *operands, dimension=axis)
+
+
+#: The most operands one ``concatenate`` records. The count of operands is part of an op
+#: kernel's signature, and the kernels built at installation join up to this many
+#: (``prebuild.py``): a stack of a row's ten features joins two groups of joins built
+#: already instead of compiling a ten-operand kernel (~0.4 s). A join copies, so the
+#: values are the same bits either way, and fused code reads each operand once alike.
+JOIN_OPERANDS = 8
 
 
 #: A concatenation of more operands than this computes each operand of at least

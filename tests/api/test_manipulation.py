@@ -139,6 +139,32 @@ def test_concat(backend, inputs):
     assert_same(xp.concat([xp.asarray(x) for x in xs], axis=axis), np.concatenate(xs, axis=axis), exact=True)
 
 
+@pytest.mark.parametrize("count", [9, 16, 17, 65])
+def test_joins_wider_than_one_op_takes_are_joins_of_groups(backend, count):
+    """A join of more arrays than one ``concatenate`` records (``JOIN_OPERANDS``), with
+    an extended one first, stacked and flattened, gives NumPy's values; the graph is
+    joins of at most that many."""
+    from plaidarray.api.manipulation import JOIN_OPERANDS
+
+    rng = np.random.default_rng(count)
+    parts = [rng.standard_normal((2, int(rng.integers(0, 3)))) for _ in range(count)]
+    arrays = [xp.asarray(p) for p in parts]
+    joined = xp.concat(arrays, axis=1)
+    widths, pending = [], [joined._node]
+    while pending:
+        node = pending.pop()
+        if node.op == "concatenate":
+            widths.append(len(node.operands))
+        pending.extend(node.operands)
+    assert widths and max(widths) <= JOIN_OPERANDS
+    assert_same(joined, np.concatenate(parts, axis=1), exact=True)
+    assert_same(xp.concat([joined, *arrays], axis=1), np.concatenate([np.concatenate(parts, axis=1), *parts], axis=1),
+                exact=True)
+    rows = [p[0, :1] for p in parts if p.shape[1]]
+    assert_same(xp.stack([xp.asarray(r) for r in rows], axis=1), np.stack(rows, axis=1), exact=True)
+    assert_same(xp.concat(arrays, axis=None), np.concatenate(parts, axis=None), exact=True)
+
+
 @given(data=st.data())
 def test_concat_axis_none_flattens(backend, data):
     dtype = data.draw(any_dtype, label="dtype")
@@ -236,7 +262,11 @@ def test_stacking_many_deep_graphs_computes_them_one_at_a_time(backend):
             value = value * 1.5 - 0.25
         parts.append(value)
     stacked = xp.stack(parts)
-    assert all(operand.buffer is not None for operand in stacked._node.operands)
+    joins, operands = [stacked._node], []
+    while joins:  # the operands of the join, through its groups (``JOIN_OPERANDS``)
+        for operand in joins.pop().operands:
+            (joins if operand.op == "concatenate" else operands).append(operand)
+    assert len(operands) == 20 and all(operand.buffer is not None for operand in operands)
     expected = []
     for i in range(20):
         value = np.arange(4.0) + i
