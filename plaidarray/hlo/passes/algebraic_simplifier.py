@@ -90,7 +90,21 @@ def _fold_transposes(inst: Instruction) -> Instruction | None:
     return None if operands == list(inst.operands) else Instruction(inst.opcode, operands, attrs, inst.shape)
 
 
+def _flatten_concatenates(inst: Instruction) -> Instruction | None:
+    """A join's operands that are joins along its axis are replaced by theirs (XLA's
+    simplifier does so too): the API records a wide join as joins of groups
+    (``api.manipulation.JOIN_OPERANDS``) for the op kernels built at installation, and
+    fused code copies each operand once into the result, not through each group."""
+    dimension = inst.attrs["dimension"]
+    if not any(x.opcode == "concatenate" and x.attrs["dimension"] == dimension for x in inst.operands):
+        return None
+    operands = [y for x in inst.operands
+                for y in (x.operands if x.opcode == "concatenate" and x.attrs["dimension"] == dimension else (x,))]
+    return Instruction(inst.opcode, operands, inst.attrs, inst.shape)
+
+
 RULES: dict[str, Callable[[Instruction], Instruction | None]] = {
+    "concatenate": _flatten_concatenates,
     "dot_general": _fold_transposes,
     "add": _neutral_binary,
     "multiply": _neutral_binary,

@@ -91,6 +91,17 @@ def test_simplifier_removes_multiply_by_one_but_keeps_plus_zero_for_floats():
     assert kept.opcode == "add"  # -0.0 + 0.0 is +0.0, so x + 0 is not x
 
 
+def test_simplifier_flattens_joins_of_joins_along_the_same_axis_only():
+    """Fused code copies each operand of a wide join (recorded as joins of groups) once."""
+    a, b, c = param(0, (2, 3)), param(1, (2, 3)), param(2, (2, 3))
+    rows = Instruction.make("concatenate", [a, b], dimension=0)
+    out = algebraic_simplifier(Computation("main", [a, b, c], [
+        Instruction.make("concatenate", [rows, Instruction.make("concatenate", [c, rows], dimension=0)], dimension=0),
+        Instruction.make("concatenate", [rows, rows], dimension=1)])).outputs
+    assert out[0].opcode == "concatenate" and list(out[0].operands) == [a, b, c, a, b]
+    assert [o.opcode for o in out[1].operands] == ["concatenate", "concatenate"]  # joins along another axis stay
+
+
 def listing(comp: Computation) -> list[tuple]:
     """Each instruction of ``comp`` as it is now: its name there, opcode, attributes,
     operands (by identity) and shape."""
