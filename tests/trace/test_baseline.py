@@ -24,8 +24,11 @@ pytestmark = pytest.mark.skipif("llvm-cpu" not in xp.backends(), reason="the com
 
 @pytest.fixture
 def op_by_op(monkeypatch):
-    """Graphs run op by op for as long as the test lasts (never hot)."""
+    """Graphs run op by op for as long as the test lasts (never hot), from an empty
+    in-memory cache: a full one (512 entries, second-chance eviction) may evict a kernel
+    a test met moments before, whose reload counts as a disk hit."""
     monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 1e9)
+    xp.clear_cache()
     xp.set_backend("llvm-cpu")
     yield
     xp.set_backend(None)
@@ -220,7 +223,9 @@ FAMILIES = {
                               xp.concat([xp.reshape(x[:24], (2, 3, 4)), xp.reshape(x[:24], (2, 3, 4)) * 2.0], axis=1),
                               xp.reshape(x[:24], (2, 3, 4)) @ xp.reshape(x[:8], (4, 2)),
                               xp.take(xp.reshape(x[:24], (2, 3, 4)), xp.asarray(np.array([2, 0])), axis=1),
-                              xp.vecdot(xp.reshape(x[:24], (2, 3, 4)), xp.reshape(x[:24], (2, 3, 4)) * 2.0)],
+                              xp.vecdot(xp.reshape(x[:24], (2, 3, 4)), xp.reshape(x[:24], (2, 3, 4)) * 2.0),
+                              xp.flip(xp.reshape(x[:24] * 2.0, (2, 3, 2, 2)), axis=(0, 1, 3)),
+                              xp.tile(xp.reshape(x[:4] * 2.0, (1, 4, 1)), (2, 1, 3))],
     "unit dimensions": lambda x: [xp.sum(xp.reshape(x, (1, -1)), axis=0), xp.sum(xp.reshape(x, (-1, 1)), axis=0),
                                   xp.mean(xp.reshape(x, (1, -1)), axis=1, keepdims=True),
                                   xp.cumulative_sum(xp.reshape(x, (1, -1)), axis=1),
@@ -454,7 +459,6 @@ def test_unit_dimensions_run_on_the_kernels_of_any_size(op_by_op, op):
     size is 1 (``codegen.lowering.unit_sizes``, ``dynamic.unit_positions``): a row, a
     column and a 1 x 1 matrix run on the kernel a (4, 5) matrix made, with NumPy's
     values (a sum's up to its order of summation)."""
-    xp.clear_cache()  # room for every kernel met here: a full cache may evict one (a disk hit)
     ours, numpy = UNIT_OPS[op]
     rng = np.random.default_rng(9)
     np.asarray(ours(xp.asarray(rng.standard_normal((4, 5)))))
@@ -484,6 +488,10 @@ MERGED = {
     "a take along the third axis": (lambda q, k: xp.take(q, xp.asarray(np.array([4, 0, 2])), axis=2),
                                     lambda q, k: np.take(q, [4, 0, 2], axis=2)),
     "a dot product over a 3-d batch": (lambda q, k: xp.vecdot(q, k), lambda q, k: np.sum(q * k, axis=-1)),
+    "a reversal of the first two and the last axes": (lambda q, k: xp.flip(q * 2.0, axis=(0, 1, 3)),
+                                                      lambda q, k: np.flip(q * 2.0, axis=(0, 1, 3))),
+    "a block of unit axes tiled": (lambda q, k: xp.tile((q * 2.0)[:1, :, :1, :1], (2, 1, 3, 5)),
+                                   lambda q, k: np.tile((q * 2.0)[:1, :, :1, :1], (2, 1, 3, 5))),
 }
 
 
@@ -492,8 +500,8 @@ def test_runs_of_axes_an_op_treats_alike_merge_into_the_kernels_of_lower_ranks(o
     """An op kernel runs at its shapes with runs of adjacent axes that it treats alike
     merged (``hlo.opdef.Merge``): rank-4 and rank-5 broadcasts, reductions, transposes,
     joins, sorts, scans, takes and products run on kernels that rank-3 and rank-2 ones
-    made, with NumPy's values."""
-    xp.clear_cache()  # room for every kernel met here: a full cache may evict one (a disk hit)
+    made, with NumPy's values; reversals, and broadcasts whose unit axes join the runs
+    beside them, too."""
     ours, numpy = MERGED[case]
     rng = np.random.default_rng(11)
     three = rng.standard_normal((6, 4, 3))
@@ -504,7 +512,8 @@ def test_runs_of_axes_an_op_treats_alike_merge_into_the_kernels_of_lower_ranks(o
                  lambda x: xp.concat([x * 2.0, x * 3.0], axis=1), lambda x: xp.argsort(x[0], axis=-1),
                  lambda x: xp.take_along_axis(x[0], xp.argsort(x[0], axis=-1), axis=-1),
                  lambda x: xp.cumulative_sum(x[0] * 2.0, axis=-1), lambda x: (x[0] * 2.0) @ x[1].T,
-                 lambda x: xp.take(x, xp.asarray(np.array([1, 0])), axis=1), lambda x: xp.vecdot(x, x * 2.0)):
+                 lambda x: xp.take(x, xp.asarray(np.array([1, 0])), axis=1), lambda x: xp.vecdot(x, x * 2.0),
+                 lambda x: xp.flip(x * 2.0, axis=(0, 2)), lambda x: xp.broadcast_to(x[0, :, :1] * 2.0, (5, 4, 3))):
         np.asarray(warm(xp.asarray(three)))
     q, k = rng.standard_normal((2, 3, 5, 4)), rng.standard_normal((2, 3, 5, 4))
     before = xp.cache_info()
@@ -518,7 +527,6 @@ def test_a_broadcast_keeps_its_operands_unit_dimensions_in_its_code(op_by_op):
     broadcast to a matrix is not the kernel of a matrix broadcast to itself, and a
     product of a row keeps its matrix-vector code (``Compiler.nonunit_ops``). A new axis
     of length 1 is a run-time size like any other."""
-    xp.clear_cache()  # room for every kernel met here: a full cache may evict one (a disk hit)
     rng = np.random.default_rng(10)
     m, row, column = rng.standard_normal((3, 4)), rng.standard_normal((1, 4)), rng.standard_normal((4, 1))
     v = rng.standard_normal(4)
@@ -540,7 +548,6 @@ def test_batched_decompositions_at_sizes_equal_by_chance_share_the_kernels_of_an
     rows and columns, a solve's right-hand rows) and a tuple's element none: a batch of
     one, a batch as long as its matrices are wide and a single right-hand column run on
     the kernels of a batch of two 4 x 4 matrices with three right-hand columns."""
-    xp.clear_cache()  # room for every kernel met here: a full cache may evict one (a disk hit)
     rng = np.random.default_rng(12)
 
     def spd(k: int, n: int) -> np.ndarray:

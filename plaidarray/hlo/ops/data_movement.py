@@ -61,13 +61,22 @@ def _broadcast_ties(attrs, ranks):
 
 def _broadcast_merge(attrs, operands, dims):
     """Runs of result axes that the operand holds as they are merge, and so do runs of
-    axes it is repeated along (new ones, and its unit dimensions)."""
+    axes it is repeated along (new ones, and its unit dimensions, which the merged
+    operand leaves out: its element is repeated either way). A result axis of size 1
+    adds no element, so it joins the run before it, and leading ones the repeated kind:
+    a row repeated along a new unit axis is the kernel of one repeated along any, and a
+    tile of a (1, n, 1) block repeats it along two runs, as a broadcast of n to (a, n, b)
+    does."""
     (x,), bdims = operands, attrs["broadcast_dimensions"]
     source = {d: i for i, d in enumerate(bdims)}
-    groups = runs(["kept" if d in source and x[source[d]] == n else "repeated" for d, n in enumerate(dims)])
-    if len(groups) == len(dims):
+    kinds = ["kept" if d in source and x[source[d]] == n != 1 else "repeated" for d, n in enumerate(dims)]
+    for d, n in enumerate(dims):
+        if n == 1 and d:
+            kinds[d] = kinds[d - 1]
+    groups = runs(kinds)
+    if len(groups) == len(dims) and all(n != 1 for n in x):
         return None
-    held = [tuple(source[d] for d in group if d in source) for group in groups]
+    held = [tuple(source[d] for d in group if d in source) if kinds[group[0]] == "kept" else () for group in groups]
     return Merge((tuple(axes for axes in held if axes),), groups,
                  {"broadcast_dimensions": tuple(i for i, axes in enumerate(held) if axes),
                   "dims": merged(dims, groups)}, (("dims", groups),))
@@ -139,7 +148,18 @@ def _reverse_infer(shapes, attrs):
     return x
 
 
-_movement("reverse", _reverse_infer, lambda a, attrs, s: np.flip(a[0], attrs["dimensions"]), dim_ties=same_dims)
+def _reverse_merge(attrs, operands, dims):
+    """Runs of axes all reversed, or all kept in order, merge: reversing adjacent axes of
+    a row-major buffer together reverses the run's elements as one axis."""
+    flipped = set(attrs["dimensions"])
+    groups = runs([axis in flipped for axis in range(len(dims))])
+    if len(groups) == len(dims):
+        return None
+    return Merge((groups,), groups, {"dimensions": tuple(g for g, group in enumerate(groups) if group[0] in flipped)})
+
+
+_movement("reverse", _reverse_infer, lambda a, attrs, s: np.flip(a[0], attrs["dimensions"]), dim_ties=same_dims,
+          merge=_reverse_merge)
 
 
 # --- writing parts of the result -----------------------------------------------------
