@@ -266,13 +266,16 @@ def _sorting(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
     thunks: list[Thunk] = [lambda: xp.sort(v), lambda: xp.argsort(v), lambda: xp.sort(m, axis=1), lambda: xp.sort(m, axis=0),
                 lambda: xp.argsort(m, axis=1), lambda: xp.sort(v, descending=True),
                 lambda: xp.argsort(v, descending=True), lambda: xp.searchsorted(xp.sort(v), v),
-                lambda: xp.searchsorted(xp.sort(v), v, side="right"), lambda: xp.unique_values(v),
+                lambda: xp.searchsorted(xp.sort(v), v, side="right"), lambda: xp.searchsorted(xp.sort(v), v[0]),
+                lambda: xp.searchsorted(xp.sort(v), v[0], side="right"), lambda: xp.unique_values(v),
                 lambda: xp.unique_counts(v), lambda: xp.unique_inverse(v), lambda: xp.unique_all(v),
                 lambda: xp.isin(v, v[:2])]
     yield from thunks
     c = a["cube"]  # along an axis between two others (any rank's axes merge to these, ``hlo.opdef.along_axis``)
     yield from (lambda: xp.sort(c, axis=1), lambda: xp.argsort(c, axis=1), lambda: xp.argsort(m, axis=0),
                 lambda: xp.take_along_axis(c, xp.argsort(c, axis=1), axis=1))
+    for x, axis in ((m, 1), (m, 0), (c, 1)):  # descending, alike
+        yield from (partial(xp.sort, x, axis=axis, descending=True), partial(xp.argsort, x, axis=axis, descending=True))
 
 
 def _products(xp: Any, dtype: np.dtype) -> Iterator[Thunk]:

@@ -490,6 +490,8 @@ MERGED = {
     "a dot product over a 3-d batch": (lambda q, k: xp.vecdot(q, k), lambda q, k: np.sum(q * k, axis=-1)),
     "a reversal of the first two and the last axes": (lambda q, k: xp.flip(q * 2.0, axis=(0, 1, 3)),
                                                       lambda q, k: np.flip(q * 2.0, axis=(0, 1, 3))),
+    "a search for a 4-d array of values": (lambda q, k: xp.searchsorted(xp.sort(k[0, 0, 0]), q),
+                                           lambda q, k: np.searchsorted(np.sort(k[0, 0, 0]), q)),
     "a block of unit axes tiled": (lambda q, k: xp.tile((q * 2.0)[:1, :, :1, :1], (2, 1, 3, 5)),
                                    lambda q, k: np.tile((q * 2.0)[:1, :, :1, :1], (2, 1, 3, 5))),
 }
@@ -500,8 +502,8 @@ def test_runs_of_axes_an_op_treats_alike_merge_into_the_kernels_of_lower_ranks(o
     """An op kernel runs at its shapes with runs of adjacent axes that it treats alike
     merged (``hlo.opdef.Merge``): rank-4 and rank-5 broadcasts, reductions, transposes,
     joins, sorts, scans, takes and products run on kernels that rank-3 and rank-2 ones
-    made, with NumPy's values; reversals, and broadcasts whose unit axes join the runs
-    beside them, too."""
+    made, with NumPy's values; reversals, searches, and broadcasts whose unit axes join
+    the runs beside them, too."""
     ours, numpy = MERGED[case]
     rng = np.random.default_rng(11)
     three = rng.standard_normal((6, 4, 3))
@@ -513,7 +515,8 @@ def test_runs_of_axes_an_op_treats_alike_merge_into_the_kernels_of_lower_ranks(o
                  lambda x: xp.take_along_axis(x[0], xp.argsort(x[0], axis=-1), axis=-1),
                  lambda x: xp.cumulative_sum(x[0] * 2.0, axis=-1), lambda x: (x[0] * 2.0) @ x[1].T,
                  lambda x: xp.take(x, xp.asarray(np.array([1, 0])), axis=1), lambda x: xp.vecdot(x, x * 2.0),
-                 lambda x: xp.flip(x * 2.0, axis=(0, 2)), lambda x: xp.broadcast_to(x[0, :, :1] * 2.0, (5, 4, 3))):
+                 lambda x: xp.flip(x * 2.0, axis=(0, 2)), lambda x: xp.broadcast_to(x[0, :, :1] * 2.0, (5, 4, 3)),
+                 lambda x: xp.searchsorted(xp.sort(x[0, 0]), x[1, 1])):
         np.asarray(warm(xp.asarray(three)))
     q, k = rng.standard_normal((2, 3, 5, 4)), rng.standard_normal((2, 3, 5, 4))
     before = xp.cache_info()

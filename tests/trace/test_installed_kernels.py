@@ -89,7 +89,8 @@ def test_a_fresh_process_runs_on_installed_kernels_without_the_compiler(tmp_path
 #: of slices of computed arrays, contractions and joins of distinct arrays, joins of one
 #: row, a reduction over two of three axes, a block written, a batch of solves, a computed
 #: matrix reversed, a row tiled, a rolled int32 matrix's differences, reductions over
-#: alternate axes of rank 4, a vector times a batch of matrices, a stack of ten columns.
+#: alternate axes of rank 4, a vector times a batch of matrices, a stack of ten columns,
+#: descending sorts, searches for one value and for a matrix of them.
 FIRST_USES = """
 import sys
 import numpy
@@ -111,7 +112,9 @@ calls = [xp.linalg.qr(tall), xp.linalg.qr(wide, mode="complete"), xp.linalg.svd(
          xp.linalg.solve(xp.stack([square, square.T]) + xp.eye(6) * 9, xp.stack([square, square.T])[..., :1]),
          xp.flip(a * 2.0, axis=(0, 1)), xp.tile(a[:1], (3, 1)), xp.diff(xp.roll(counts, 1, axis=0) * 2, axis=0),
          xp.min(hyper, axis=(1, 3)), xp.sum(hyper, axis=(0, 2)), a[0, :6] @ cube,
-         xp.stack([a[:, k] * 2.0 for k in range(8)] + [a[0, :6], a[1, :6]], axis=1)]
+         xp.stack([a[:, k] * 2.0 for k in range(8)] + [a[0, :6], a[1, :6]], axis=1),
+         xp.argsort(a, axis=1, descending=True), xp.sort(cube, axis=1, descending=True),
+         xp.searchsorted(xp.sort(a[0]), a[1, 2], side="right"), xp.searchsorted(xp.sort(a[0]), a)]
 for value in calls:
     for part in value if isinstance(value, tuple) else (value,):
         numpy.asarray(part)

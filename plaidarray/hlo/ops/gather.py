@@ -115,8 +115,17 @@ def _search_evaluate(args, attrs, shape):
     return np.searchsorted(sorted_, values, side=attrs["side"]).astype(np.int64)
 
 
+def _search_merge(attrs, operands, dims):
+    """The values searched for merge into one axis, as do the result's: each is searched
+    alone, so their layout is an elementwise op's."""
+    if len(dims) < 2:
+        return None
+    every = (tuple(range(len(dims))),)
+    return Merge((((0,),), every), every, {})
+
+
 register(OpDef("searchsorted", _search_infer, _search_evaluate, 2,
-               dim_ties=lambda attrs, ranks: ((i, 1, i) for i in range(ranks[1]))))
+               dim_ties=lambda attrs, ranks: ((i, 1, i) for i in range(ranks[1])), merge=_search_merge))
 
 
 # --- true_positions: where a mask holds, in one pass ---------------------------------
