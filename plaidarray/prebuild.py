@@ -150,7 +150,8 @@ def _manipulation(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
     """Views, joins, reorderings and creation functions at ranks 1 to 3."""
     v, m, c = a["vector"], a["matrix"], a["cube"]
     thunks: list[Thunk] = [lambda: m.T, lambda: xp.permute_dims(c, (2, 0, 1)), lambda: xp.permute_dims(c, (0, 2, 1)),
-                lambda: xp.permute_dims(c, (1, 0, 2)), lambda: xp.reshape(m, (4, 3)), lambda: xp.reshape(c, (6, 4)),
+                lambda: xp.permute_dims(c, (1, 0, 2)), lambda: xp.permute_dims(a["hyper"], (0, 2, 1, 3)),
+                lambda: xp.reshape(m, (4, 3)), lambda: xp.reshape(c, (6, 4)),
                 lambda: v[1:4], lambda: v[::2], lambda: v[::-1], lambda: m[1:, :2], lambda: m[:, 1], lambda: m[1],
                 lambda: m[::-1], lambda: c[:, 1:], lambda: c[..., 0], lambda: v[None, :], lambda: v[:, None],
                 lambda: xp.flip(m, axis=0), lambda: xp.flip(m, axis=1), lambda: xp.flip(v), lambda: xp.flip(c, axis=1),
@@ -290,7 +291,7 @@ def _products(xp: Any, dtype: np.dtype) -> Iterator[Thunk]:
     for m, k, n in ((3, 4, 5), (4, 4, 4), (3, 4, 4), (4, 4, 3), (4, 3, 4), (3, 3, 4), (4, 3, 3)):
         yield from (partial(xp.matmul, array(m, k), array(k, n)), partial(xp.matmul, array(m, k), array(k)),
                     partial(xp.matmul, array(k), array(k, n)), partial(xp.matmul, array(2, m, k), array(2, k, n)),
-                    partial(xp.matmul, array(2, m, k), array(k, n)))
+                    partial(xp.matmul, array(2, m, k), array(k, n)), partial(xp.matmul, array(m, k), array(2, k, n)))
     # a product's unit dimensions stay in its code (a matrix-vector routine,
     # ``Compiler.nonunit_ops``): a batch of one row, a column, an outer product
     for m, k, n in ((1, 4, 5), (3, 4, 1), (1, 4, 1), (3, 1, 5), (1, 1, 5)):

@@ -345,7 +345,7 @@ def _advanced(x: Array, parts: tuple) -> Array:
             if isinstance(k, Array) and k.dtype.kind not in "iu":
                 raise IndexError(f"index arrays must be integers or booleans, got {k.dtype}")
             basic.append(slice(None))
-            index = k if isinstance(k, Array) else graph.constant(operator.index(k), dt.int64)
+            index = _wide_index(k) if isinstance(k, Array) else graph.constant(operator.index(k), dt.int64)
             entries.append((axis, 1, index, at))
             axis += 1
             source += 1
@@ -614,7 +614,17 @@ def _index_array(indices: Any, where: str) -> Array:
     indices = check_array(indices, where)
     if indices.dtype.kind not in "iu":
         raise TypeError(f"{where}: indices must have an integer dtype, got {indices.dtype}")
-    return indices
+    return _wide_index(indices)
+
+
+def _wide_index(indices: Array) -> Array:
+    """Integer ``indices`` of a narrower dtype as int64, whose values they all are: a
+    gather's index dtype is part of its op kernel's signature, and the kernels built at
+    installation take int64 indices (what positions, argsorts and ``asarray`` of Python
+    ints give), so int32 or int16 indices need no kernels of their own. uint64 stays."""
+    if indices.dtype == dt.int64 or indices.dtype == dt.uint64:
+        return indices
+    return graph.convert(indices, dt.int64)
 
 
 @recorded

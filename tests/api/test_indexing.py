@@ -242,3 +242,20 @@ def test_setitem_with_an_index_out_of_range_raises(backend):
     with pytest.raises(IndexError, match="outside the array"):
         x[:, xp.asarray([0, 3])] = 1.0
     np.testing.assert_array_equal(np.asarray(x), np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64])
+def test_index_arrays_of_every_integer_dtype_pick_numpys_elements(backend, dtype):
+    """Narrower indices are widened to int64 before the gather (``_wide_index``): the
+    same elements as NumPy's, in reads, takes and writes."""
+    data = np.arange(20.0).reshape(4, 5)
+    index = np.array([3, 0, 2], dtype=dtype)
+    x = xp.asarray(data)
+    assert_same(x[xp.asarray(index)], data[index], exact=True)
+    assert_same(xp.take(x, xp.asarray(index), axis=1), np.take(data, index, axis=1), exact=True)
+    order = np.argsort(-data, axis=1).astype(dtype)
+    assert_same(xp.take_along_axis(x, xp.asarray(order), axis=1), np.take_along_axis(data, order, axis=1), exact=True)
+    written, expected = xp.asarray(data, copy=True), data.copy()
+    written[xp.asarray(index)] = -1.0
+    expected[index] = -1.0
+    assert_same(written, expected, exact=True)
