@@ -17,6 +17,9 @@ Dtypes: ``fft``/``ifft``/``fftn``/``ifftn`` return the dtype of a complex input;
 dtype of the same precision; ``irfft``/``irfftn``/``hfft`` return the real dtype of the
 input's precision. As in NumPy, a real floating-point input to a transform that
 expects complex data is read as complex (imaginary part 0).
+
+NumPy's ``fft2``, ``ifft2``, ``rfft2`` and ``irfft2`` are here too (an extension):
+NumPy-style code calls them, and they are ``fftn``'s kinds over the last two axes.
 """
 
 from __future__ import annotations
@@ -36,7 +39,7 @@ from .hlo.opdef import OPS
 from .trace.node import derive
 
 __all__ = ["fft", "ifft", "fftn", "ifftn", "rfft", "irfft", "rfftn", "irfftn", "hfft", "ihfft", "fftfreq",
-           "rfftfreq", "fftshift", "ifftshift"]
+           "rfftfreq", "fftshift", "ifftshift", "fft2", "ifft2", "rfft2", "irfft2"]
 
 Norm = Literal["backward", "ortho", "forward"]
 
@@ -303,6 +306,32 @@ def irfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] |
     for axis, n in rest:
         x = _complex_to_complex(x, axis, n, 1, _scale(norm, n, True, "irfftn"))
     return _complex_to_real(x, last, n_last, 1, _scale(norm, n_last, True, "irfftn"))
+
+
+# --- NumPy's two-dimensional transforms (an extension: NumPy-style code calls them) ----------
+
+def fft2(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
+         norm: Norm = "backward") -> Array:
+    """``fftn`` over the last two axes by default (``numpy.fft.fft2``; not in the standard)."""
+    return fftn(x, s=s, axes=axes, norm=norm)
+
+
+def ifft2(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
+          norm: Norm = "backward") -> Array:
+    """``ifftn`` over the last two axes by default (``numpy.fft.ifft2``; not in the standard)."""
+    return ifftn(x, s=s, axes=axes, norm=norm)
+
+
+def rfft2(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
+          norm: Norm = "backward") -> Array:
+    """``rfftn`` over the last two axes by default (``numpy.fft.rfft2``; not in the standard)."""
+    return rfftn(x, s=s, axes=axes, norm=norm)
+
+
+def irfft2(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
+           norm: Norm = "backward") -> Array:
+    """``irfftn`` over the last two axes by default (``numpy.fft.irfft2``; not in the standard)."""
+    return irfftn(x, s=s, axes=axes, norm=norm)
 
 
 # --- frequencies and shifts -----------------------------------------------------------------

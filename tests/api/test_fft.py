@@ -498,3 +498,16 @@ def test_a_call_with_default_arguments_records_what_the_general_path_records(nam
         else:
             outcomes.append(to_hlo.walk([y._node])[0])
     assert outcomes[0] == outcomes[1]
+
+
+@pytest.mark.parametrize("name", ["fft2", "ifft2", "rfft2", "irfft2"])
+@pytest.mark.parametrize("axes", [(-2, -1), (0, 2), (2, 0)])
+def test_numpys_two_dimensional_transforms(backend, name, axes):
+    """NumPy's ``fft2`` family (an extension) over its default axes and others, with ``s``."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3, 5, 4))
+    if name == "irfft2":
+        x = np.fft.rfft2(x, axes=axes)
+    for s in (None, (4, 6)):
+        got = np.asarray(getattr(xfft, name)(xp.asarray(x), s=s, axes=axes))
+        np.testing.assert_allclose(got, getattr(np.fft, name)(x, s=s, axes=axes), rtol=1e-12, atol=1e-12)
