@@ -83,9 +83,15 @@ _FFT = OPS["fft"]
 
 def _fft_op(x: Array, **attrs: Any) -> Array:
     """The HLO ``fft`` of ``x`` along its last axis (``Node.apply`` with its op and arity
-    known, as elementwise functions record: a tenth of a small transform's record)."""
+    known, as elementwise functions record: a tenth of a small transform's record). A
+    transform of one point is that point (its real part for ``IRFFT``): no op of its own
+    (an FFT's code is made per length), the same values."""
     node = x._node
-    return graph.wrap(derive("fft", (node,), attrs, _FFT.infer([node.shape], attrs)))
+    shape = _FFT.infer([node.shape], attrs)
+    if shape.dims and shape.dims[-1] == 1 and node.shape.dims[-1] == 1:
+        kind = attrs["fft_type"]
+        return op("real", x) if kind == "IRFFT" else convert(x, shape.dtype) if kind == "RFFT" else graph.copy_of(x)
+    return graph.wrap(derive("fft", (node,), attrs, shape))
 
 
 def _along(x: Array, axis: int, factor: float, fft_type: str, **attrs) -> Array:

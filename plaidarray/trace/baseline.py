@@ -471,16 +471,22 @@ def _size_classes(values: tuple[int, ...]) -> tuple[int, ...]:
 def _generic_template(rows: tuple, outputs: tuple[int, ...], sources: list, shape_key: tuple,
                       values: tuple[int, ...], sizes: tuple[bool, ...], backend: Backend, in_place: bool
                       ) -> tuple[Executable | None, dynamic.Pattern | None]:
-    """``_template``'s answer, found: the template and pattern, (None, None) for none."""
+    """``_template``'s answer, found: the template and pattern, (None, None) for none (an
+    op whose results are all empty has none: its kernel for these sizes runs no code,
+    ``Compiler.without_compiling``)."""
+    if all(0 in rows[o][-2] for o in outputs):
+        return None, None
     donated = _DONATED[in_place]
     structure = dynamic.canonical((shape_key, outputs, donated, backend.cache_tag))
     if structure in _PER_SHAPE or not backend.compiler.shape_generic or \
             dynamic.has_op(rows, backend.compiler.per_shape_ops):
         return None, None
     # a size may be 1 where the op's code takes it (``dynamic.unit_positions``): the kernel
-    # of a product's (m, n) sum serves a row's (1, n)
+    # of a product's (m, n) sum serves a row's (1, n); and 0 (``dynamic.empty_fits``): a sum
+    # of nothing selected runs the kernel of any length, which adds no term
     tied = dynamic.ties(rows, values)
-    pattern = dynamic.Pattern.every_size(values, sizes, tied, dynamic.unit_positions(rows, sizes, tied, backend.compiler))
+    pattern = dynamic.Pattern.every_size(values, sizes, tied, dynamic.unit_positions(rows, sizes, tied, backend.compiler),
+                                         dynamic.empty_fits(rows, values, backend.compiler))
     if not pattern.n_symbols:
         return None, None
     generic_key = ("op-kernel", structure, pattern.code_key)  # the code, whatever sizes it met first

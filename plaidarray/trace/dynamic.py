@@ -157,12 +157,13 @@ class Pattern:
 
     @classmethod
     def every_size(cls, values: tuple[int, ...], sizes: tuple[bool, ...], tied: Sequence[int],
-                   units: frozenset[int]) -> Pattern:
+                   units: frozenset[int], zeros: bool = False) -> Pattern:
         """Every position a run-time value from the start (``jit(dynamic=True)``), but
-        sizes 0 and 1 (1 only in ``units``: :func:`unit_positions`); positions tied
-        (``tied``: :func:`ties`) share a symbol."""
+        sizes 0 (unless ``zeros``: the code takes them, :func:`empty_fits`) and 1 (but in
+        ``units``: :func:`unit_positions`); positions tied (``tied``: :func:`ties`) share
+        a symbol."""
         groups: dict[int, int] = {}
-        symbol_of = tuple(None if size and v < 2 and not (v and p in units) else groups.setdefault(tie, len(groups))
+        symbol_of = tuple(None if size and v < 2 and not (p in units if v else zeros) else groups.setdefault(tie, len(groups))
                           for p, (v, size, tie) in enumerate(zip(values, sizes, tied)))
         return cls(values, symbol_of, len(groups), _unit_symbols(symbol_of, units))
 

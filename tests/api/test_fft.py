@@ -511,3 +511,19 @@ def test_numpys_two_dimensional_transforms(backend, name, axes):
     for s in (None, (4, 6)):
         got = np.asarray(getattr(xfft, name)(xp.asarray(x), s=s, axes=axes))
         np.testing.assert_allclose(got, getattr(np.fft, name)(x, s=s, axes=axes), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["fft", "ifft", "rfft", "irfft", "hfft", "ihfft"])
+@pytest.mark.parametrize("norm", ["backward", "ortho", "forward"])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_transform_of_one_point_is_that_point(backend, name, norm, dtype):
+    """A length-1 transform records no ``fft`` (its code is made per length): NumPy's
+    values and dtype, along the last axis and another."""
+    real = np.array([[1.5, 0.25], [-2.25, 3.0]], dtype)[:, :1]
+    data = real if name in ("rfft", "ihfft") else (real + 1j * real[::-1]).astype(np.result_type(dtype, np.complex64))
+    for axis, x in ((-1, data), (0, data.T)):
+        extra = {"n": 1} if name in ("irfft", "hfft") else {}
+        got = np.asarray(getattr(xfft, name)(xp.asarray(x), axis=axis, norm=norm, **extra))
+        want = getattr(np.fft, name)(x, axis=axis, norm=norm, **extra)
+        assert got.dtype.kind == want.dtype.kind and got.dtype.itemsize <= want.dtype.itemsize
+        np.testing.assert_array_equal(got, want.astype(got.dtype))

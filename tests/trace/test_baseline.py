@@ -525,6 +525,28 @@ def test_runs_of_axes_an_op_treats_alike_merge_into_the_kernels_of_lower_ranks(o
     assert after.compiles + after.disk_hits == before.compiles + before.disk_hits
 
 
+def test_empty_sizes_run_on_the_kernels_of_any_size_or_on_none(op_by_op):
+    """A size of 0 is a run-time value where the op's code takes it (``empty_fits``): a sum
+    of nothing selected, a join with an empty part, a slice of nothing run on the kernels
+    that other lengths made. An op whose results are all empty (a take of no indices, a
+    sort of nothing) runs no code at all (``Compiler.without_compiling``)."""
+    rng = np.random.default_rng(12)
+    data = rng.standard_normal(9)
+    x = xp.asarray(data)
+    for warm in (lambda: xp.sum(x[x > 0.0]), lambda: xp.concat([x[:2], x[3:5]]) * 2.0, lambda: xp.sort(x[:4]),
+                 lambda: xp.take(x, xp.asarray(np.array([2, 0]))), lambda: xp.argsort(x[:5]), lambda: xp.max(x[2:7])):
+        np.asarray(warm())
+    before = xp.cache_info()
+    assert float(xp.sum(x[x > 9.0])) == 0.0
+    np.testing.assert_array_equal(np.asarray(xp.concat([x[:0], x[3:3]]) * 2.0), np.zeros(0))
+    np.testing.assert_array_equal(np.asarray(xp.concat([x[:0], x[3:5]]) * 2.0), data[3:5] * 2.0)
+    assert np.asarray(xp.sort(x[:0])).shape == (0,) and np.asarray(xp.argsort(x[:0])).dtype == np.int64
+    assert np.asarray(xp.take(x, xp.asarray(np.array([], np.int64)))).shape == (0,)
+    assert float(xp.sum(x[:1])) == data[0]
+    after = xp.cache_info()
+    assert after.compiles + after.disk_hits == before.compiles + before.disk_hits
+
+
 def test_a_broadcast_keeps_its_operands_unit_dimensions_in_its_code(op_by_op):
     """An operand's unit dimension broadcasts, so a broadcast's kernel keeps it: a row
     broadcast to a matrix is not the kernel of a matrix broadcast to itself, and a

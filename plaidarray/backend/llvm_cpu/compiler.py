@@ -20,10 +20,11 @@ import numpy as np
 
 from ...hlo import Module
 from ...hlo.fingerprint import digest, module_description
-from ...hlo.shape import Shape
+from ...hlo.shape import Shape, TupleShape
 from .. import dump
 from ..executable import AotArtifact, AotOptions, Call, Compiler, Executable
 from . import cache_entry, fft_library, object_cache
+from .executable import CpuExecutable
 from .host import host_id, opt_level
 from .sequence import merge
 from .tiering import SCALAR_MAX_ELEMENTS
@@ -86,7 +87,13 @@ class CpuCompiler(Compiler):
         return compile_module(module, name, key, self.opt_level, self.target)
 
     def without_compiling(self, module: Module) -> Executable | None:
-        """An ``fft`` alone of a length the FFT library serves (``fft_library.py``)."""
+        """A module whose results are all empty (no code: its run allocates them), or an
+        ``fft`` alone of a length the FFT library serves (``fft_library.py``)."""
+        outputs = module.entry.outputs
+        if not module.n_symbols and outputs and all(not isinstance(o.shape, TupleShape) and o.shape.size == 0
+                                                    for o in outputs):
+            return CpuExecutable([], len(module.entry.parameters), [], [("out", i) for i in range(len(outputs))],
+                                 [o.shape for o in outputs], [])
         return fft_library.executable(module, self)
 
     def sequence(self, calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
