@@ -309,7 +309,8 @@ def _linear_algebra(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: xp.vecdot(m, other), lambda: xp.vecdot(m, other, axis=0), lambda: xp.tensordot(m, m, axes=2),
                 lambda: xp.tensordot(m, other, axes=2), lambda: xp.tensordot(m, other, axes=([1], [1])),
                 lambda: xp.tensordot(m, other, axes=([0], [0])), lambda: xp.vecdot(c, xp.flip(c, axis=0), axis=1),
-                lambda: xp.vecdot(c, xp.flip(c, axis=0), axis=0),
+                lambda: xp.vecdot(c, xp.flip(c, axis=0), axis=0), lambda: xp.vecdot(c, c, axis=1),
+                lambda: xp.vecdot(c, c, axis=0), lambda: xp.tensordot(v, xp.flip(v), axes=0),
                 lambda: v @ xp.flip(v), lambda: xp.vecdot(v, xp.flip(v)),
                 lambda: v[:3] @ c,  # a batch's middle axis contracted, free axes on both sides
                 lambda: a["hyper"] @ xp.matrix_transpose(a["hyper"]),

@@ -91,7 +91,8 @@ def test_a_fresh_process_runs_on_installed_kernels_without_the_compiler(tmp_path
 #: matrix reversed, a row tiled, a rolled int32 matrix's differences, reductions over
 #: alternate axes of rank 4, a vector times a batch of matrices, a stack of ten columns,
 #: descending sorts, searches for one value and for a matrix of them, int32 and int16
-#: indices, a matrix times a batch, the middle axes of rank 4 swapped.
+#: indices, a matrix times a batch, the middle axes of rank 4 swapped, an outer product by
+#: tensordot, a batch's squared norms along its middle axis.
 FIRST_USES = """
 import sys
 import numpy
@@ -117,7 +118,8 @@ calls = [xp.linalg.qr(tall), xp.linalg.qr(wide, mode="complete"), xp.linalg.svd(
          xp.argsort(a, axis=1, descending=True), xp.sort(cube, axis=1, descending=True),
          xp.searchsorted(xp.sort(a[0]), a[1, 2], side="right"), xp.searchsorted(xp.sort(a[0]), a),
          xp.take(a, xp.asarray(numpy.array([0, 2], numpy.int32)), axis=1), a[xp.asarray(numpy.array([1], numpy.int16))],
-         square @ xp.stack([square, square.T]), xp.permute_dims(hyper, (0, 2, 1, 3))]
+         square @ xp.stack([square, square.T]), xp.permute_dims(hyper, (0, 2, 1, 3)),
+         xp.tensordot(a[0], a[1], axes=0), xp.vecdot(cube, cube, axis=1)]
 for value in calls:
     for part in value if isinstance(value, tuple) else (value,):
         numpy.asarray(part)
