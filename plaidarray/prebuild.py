@@ -296,7 +296,9 @@ def _products(xp: Any, dtype: np.dtype) -> Iterator[Thunk]:
     # ``Compiler.nonunit_ops``): a batch of one row, a column, an outer product
     for m, k, n in ((1, 4, 5), (3, 4, 1), (1, 4, 1), (3, 1, 5), (1, 1, 5)):
         yield partial(xp.matmul, array(m, k), array(k, n))
-    yield from (partial(xp.matmul, array(1, 4), array(4)), partial(xp.matmul, array(4), array(4, 1)))
+    yield from (partial(xp.matmul, array(1, 4), array(4)), partial(xp.matmul, array(4), array(4, 1)),
+                partial(xp.matmul, array(3, 1), array(1)), partial(xp.matmul, array(1), array(1, 5)),
+                partial(xp.matmul, array(1), array(1)))
 
 
 def _linear_algebra(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
