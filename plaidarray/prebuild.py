@@ -11,9 +11,9 @@ persistent cache reads that directory, inside the installed package, before the 
 (``object_cache.installed_directory``); after the build each bundle's shared object there
 becomes a file of its own, loaded where it is (``bundles.unpack``), each executable's
 entry holds what its kernels' and their bundles' entries say (``cache_entry.resolve``),
-so an op's first use reads one entry, and a stamp of the
-sources they were built from lets a process take their digest without reading them
-(``sources.py``). Kernels are keyed like any compiled code (the HLO,
+so an op's first use reads one entry, and stamps of the
+sources they were built from and of llvmlite's version let a process take their digest
+without reading them and the version without importing llvmlite (``sources.py``). Kernels are keyed like any compiled code (the HLO,
 the host CPU, the versions of LLVM and of plaidarray's sources): built on the machine that
 installs, they serve it; a copy of the package on another CPU, or sources edited since,
 simply miss, and the kernels missed are compiled on first use and kept in the user's cache.
@@ -468,7 +468,7 @@ def main(argv: list[str] | None = None) -> int:
     if part_option is None:
         directory.mkdir(mode=0o755, parents=True, exist_ok=True)
         for entry in [*directory.glob("*" + object_cache.SUFFIX), *directory.glob("*.so"),
-                      *directory.glob(sources.STAMP)]:  # an earlier build's
+                      *directory.glob(sources.STAMP), *directory.glob(sources.TOOLCHAIN_STAMP)]:  # an earlier build's
             entry.unlink()
         env = {**os.environ, **BUILD_ENVIRONMENT, "PLAIDARRAY_CACHE_DIR": str(directory)}
         parts = _parts()
@@ -481,6 +481,7 @@ def main(argv: list[str] | None = None) -> int:
             bundles.unpack(directory)
             cache_entry.resolve(directory)
             object_cache.write_sources_stamp(directory)
+            object_cache.write_toolchain_stamp(directory)
         return failed
     part, parts = (int(n) for n in part_option.removeprefix("--part=").split("/"))
     ran, refused, seconds = build(directory, part, parts)

@@ -272,3 +272,35 @@ def test_the_installed_stamp_is_trusted_as_the_kernels_are(installed, monkeypatc
     stamp.chmod(0o666)
     assert object_cache._compiler_digest() == "read"
     assert len(read) == 2
+
+
+def test_the_toolchain_stamp_gives_llvmlites_version_while_its_file_stats_the_same(tmp_path):
+    """llvmlite's version from the installation's toolchain stamp (``sources.py``) where
+    the llvmlite an import would load has the stamped version file, size and time;
+    otherwise None, and the process imports llvmlite to read it."""
+    import llvmlite
+
+    sources.write_toolchain_stamp(tmp_path)
+    stamp = tmp_path / sources.TOOLCHAIN_STAMP
+    assert sources.stamped_version("llvmlite", str(stamp)) == llvmlite.__version__
+    version, path, size, mtime = json.loads(stamp.read_text())["llvmlite"]
+    for changed in ([version, path, size + 1, mtime], [version, path, size, mtime - 1],
+                    [version, str(tmp_path / "_version.py"), size, mtime]):
+        stamp.write_text(json.dumps({"llvmlite": changed}))
+        assert sources.stamped_version("llvmlite", str(stamp)) is None
+    stamp.write_text("{}")
+    assert sources.stamped_version("llvmlite", str(stamp)) is None
+    assert sources.stamped_version("llvmlite", None) is None
+
+
+def test_a_fresh_processs_first_read_imports_no_llvmlite(tmp_path):
+    """Where the installation stamped its toolchain, a fresh process keys its first read
+    without importing llvmlite (0.35-0.45 ms)."""
+    if object_cache.installed_file(sources.TOOLCHAIN_STAMP) is None:
+        pytest.skip("this installation built no kernels (pip install builds them)")
+    program = ("import sys, numpy, plaidarray as xp\n"
+               "print(float(xp.sum(xp.asarray(numpy.arange(4.0)))), 'llvmlite' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300,
+                          env=child_env(tmp_path / "cache", PLAIDARRAY_INSTALLED_KERNELS="1"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["6.0", "False"]

@@ -132,12 +132,20 @@ def entry_key(*parts: str) -> str:
 @functools.cache
 def _environment() -> tuple[str, ...]:
     """Versions the code depends on besides its HLO and target: plaidarray's, and
-    llvmlite's, which fixes the LLVM it is built with (read without loading LLVM)."""
-    import llvmlite
-
+    llvmlite's, which fixes the LLVM it is built with (read without loading LLVM: from
+    the installation's toolchain stamp where llvmlite is as stamped, ``sources.py``)."""
     from ... import __version__
 
-    return __version__, llvmlite.__version__, _compiler_digest()
+    return __version__, _llvmlite_version(), _compiler_digest()
+
+
+def _llvmlite_version() -> str:
+    found = sources.stamped_version("llvmlite", installed_file(sources.TOOLCHAIN_STAMP))
+    if found is not None:
+        return found
+    import llvmlite
+
+    return llvmlite.__version__
 
 
 def _compiler_digest() -> str:
@@ -152,6 +160,12 @@ def write_sources_stamp(directory: Path) -> bool:
     """The stamp of plaidarray's sources, written beside the kernels an installation built
     into ``directory`` from them (``prebuild.py``)."""
     return sources.write_stamp(directory, Path(__file__).resolve().parents[2], INSTALLED.name)
+
+
+def write_toolchain_stamp(directory: Path) -> None:
+    """The stamp of llvmlite's version, written beside the kernels an installation built
+    into ``directory`` (``prebuild.py``)."""
+    sources.write_toolchain_stamp(directory)
 
 
 def _untrusted(st: os.stat_result, directory: bool = False, installed: bool = False) -> str:
