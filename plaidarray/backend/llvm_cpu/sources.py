@@ -19,11 +19,10 @@ difference: plaidarray imports no module it does not name (nothing lists its
 directories), so a new file changes no code until a stamped file imports it, and walking
 the directories to find one took as long as the ``stat`` calls.
 
-The installation stamps its toolchain alike: llvmlite's version, which keys carry too,
-with the place, size and modification time of the file that defines it. A process
-whose llvmlite (found where an import would find it, not imported) has that file as
-stamped takes the stamped version: importing llvmlite to read it was 0.35-0.45 ms of
-every process's first read.
+The installation stamps its toolchain too: llvmlite's version, which keys carry, with
+a digest of the file that defines it. A process whose llvmlite (found where an import
+would find it, not imported) has a version file of that digest takes the stamped
+version: importing llvmlite to read it was 0.35-0.45 ms of every process's first read.
 """
 
 from __future__ import annotations
@@ -143,32 +142,37 @@ def _version_file(name: str) -> str | None:
     return os.path.join(list(spec.submodule_search_locations)[0], "_version.py")
 
 
+def _file_digest(path: str) -> str:
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
+
+
 def write_toolchain_stamp(directory: Path) -> None:
     """Write the toolchain's stamp into ``directory``: each package's version as its
-    import gives it, and its version file's path, size and modification time."""
+    import gives it, and a digest of its version file (not its path: an installation
+    builds its kernels in pip's build environment, whose llvmlite is another copy)."""
     found = {}
     for name in TOOLCHAIN:
         module = importlib.import_module(name)
         path = _version_file(name)
         if path is not None and os.path.isfile(path):
-            st = os.stat(path)
-            found[name] = [module.__version__, path, st.st_size, st.st_mtime_ns]
+            found[name] = [module.__version__, _file_digest(path)]
     (directory / TOOLCHAIN_STAMP).write_text(json.dumps(found))
 
 
 def stamped_version(name: str, stamp: str | None) -> str | None:
     """The version of the package ``name`` that the toolchain's stamp at ``stamp`` (a
-    trusted file, or None) records, if the package an import would load has the version
-    file stamped, of the stamped size and modification time; else None (the caller
+    trusted file, or None) records, if the package an import would load has a version
+    file of the stamped digest (the file defines the version); else None (the caller
     imports it)."""
     if stamp is None:
         return None
     try:
         with open(stamp, "rb") as f:
-            version, path, size, mtime = json.loads(f.read())[name]
-        if not isinstance(version, str) or _version_file(name) != path:
+            version, digest = json.loads(f.read())[name]
+        path = _version_file(name)
+        if not isinstance(version, str) or path is None:
             return None
-        st = os.stat(path)
+        return version if _file_digest(path) == digest else None
     except (OSError, ValueError, KeyError, TypeError, ImportError):
         return None
-    return version if st.st_size == size and st.st_mtime_ns == mtime else None
