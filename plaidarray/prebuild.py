@@ -71,7 +71,7 @@ def _arrays(xp: Any, dtype: np.dtype) -> dict[str, Any]:
             values = values > 0.5
         return xp.asarray(values.astype(dtype))
     return {"scalar": make(()), "vector": make((5,)), "matrix": make((3, 4)), "cube": make((2, 3, 4)),
-            "column": make((3, 1)), "row": make((1, 4)), "hyper": make((2, 3, 4, 5))}
+            "column": make((3, 1)), "row": make((1, 4)), "hyper": make((2, 3, 4, 5)), "penta": make((2, 3, 2, 2, 3))}
 
 
 def _elementwise(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
@@ -115,14 +115,14 @@ def _conversions(xp: Any, dtypes: tuple[np.dtype, ...], arrays: dict[np.dtype, d
 def _statistics(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
     """Reductions over every axis of ranks 1 to 3, kept or not, over the axes of rank 4
     that no lower rank's merge to (no two kept axes adjacent: ``hlo.opdef.Merge`` merges
-    kept runs only), and scans along every kind of axis (first, last, between two: any
-    rank's merge to these)."""
+    kept runs only), over all axes of rank 5 (a loss over attention scores), and scans
+    along every kind of axis (first, last, between two: any rank's merge to these)."""
     names = ("sum", "prod", "max", "min", "mean", "var", "std", "any", "all", "argmax", "argmin", "count_nonzero")
     for name in names:
         fn = getattr(xp, name)
         for kind, axes in (("vector", (None, 0)), ("matrix", (None, 0, 1)), ("row", (None, 0, 1)),
                            ("column", (None, 0, 1)), ("cube", (None, 0, 1, 2, (1, 2), (0, 2), (0, 1))),
-                           ("hyper", (None, (1, 3), (0, 2), (1, 2), (0, 1, 3), (0, 1, 2)))):
+                           ("hyper", (None, (1, 3), (0, 2), (1, 2), (0, 1, 3), (0, 1, 2))), ("penta", (None,))):
             for axis in axes:
                 yield partial(fn, a[kind], axis=axis)
         yield from (partial(fn, a["matrix"], axis=1, keepdims=True), partial(fn, a["matrix"], axis=0, keepdims=True),
