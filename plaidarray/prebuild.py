@@ -294,7 +294,7 @@ def _products(xp: Any, dtype: np.dtype) -> Iterator[Thunk]:
                     partial(xp.matmul, array(2, m, k), array(k, n)), partial(xp.matmul, array(m, k), array(2, k, n)))
     # a product's unit dimensions stay in its code (a matrix-vector routine,
     # ``Compiler.nonunit_ops``): a batch of one row, a column, an outer product
-    for m, k, n in ((1, 4, 5), (3, 4, 1), (1, 4, 1), (3, 1, 5), (1, 1, 5)):
+    for m, k, n in ((1, 4, 5), (3, 4, 1), (1, 4, 1), (3, 1, 5), (1, 1, 5), (3, 1, 1), (1, 1, 1)):
         yield partial(xp.matmul, array(m, k), array(k, n))
     yield from (partial(xp.matmul, array(1, 4), array(4)), partial(xp.matmul, array(4), array(4, 1)),
                 partial(xp.matmul, array(3, 1), array(1)), partial(xp.matmul, array(1), array(1, 5)),

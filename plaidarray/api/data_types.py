@@ -75,6 +75,11 @@ class finfo_object:
     smallest_normal: float
     dtype: np.dtype
 
+    @property
+    def tiny(self) -> float:
+        """NumPy's name for ``smallest_normal`` (an extension: NumPy-style code reads it)."""
+        return self.smallest_normal
+
 
 @dataclass(frozen=True)
 class iinfo_object:

@@ -398,3 +398,13 @@ def test_eye(backend, n_rows, n_cols, k, dtype):
 def test_eye_offsets_past_the_edges(backend, n_rows, k):
     """array-api-tests drew k = 2**63 and got an OverflowError; NumPy gives zeros."""
     assert_same(xp.eye(n_rows, 3, k=k), np.eye(n_rows, 3, k=k), exact=True)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+def test_finfo_gives_numpys_values_and_its_name_tiny(dtype):
+    """``finfo``'s fields are NumPy's, of the real dtype of a complex one, and ``tiny`` (an
+    extension: NumPy-style code reads it) is ``smallest_normal``."""
+    got, want = xp.finfo(dtype), np.finfo(dtype)
+    assert (got.bits, got.eps, got.max, got.min, got.smallest_normal) == \
+        (want.bits, float(want.eps), float(want.max), float(want.min), float(want.smallest_normal))
+    assert got.tiny == float(want.tiny) and got.dtype == np.finfo(dtype).dtype

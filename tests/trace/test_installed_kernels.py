@@ -93,7 +93,7 @@ def test_a_fresh_process_runs_on_installed_kernels_without_the_compiler(tmp_path
 #: descending sorts, searches for one value and for a matrix of them, int32 and int16
 #: indices, a matrix times a batch, the middle axes of rank 4 swapped, an outer product by
 #: tensordot, a batch's squared norms along its middle axis, a column times one number, a
-#: sum of a 5-d array.
+#: sum of a 5-d array, a column times a 1 x 1 block and two of them multiplied.
 FIRST_USES = """
 import sys
 import numpy
@@ -121,7 +121,7 @@ calls = [xp.linalg.qr(tall), xp.linalg.qr(wide, mode="complete"), xp.linalg.svd(
          xp.take(a, xp.asarray(numpy.array([0, 2], numpy.int32)), axis=1), a[xp.asarray(numpy.array([1], numpy.int16))],
          square @ xp.stack([square, square.T]), xp.permute_dims(hyper, (0, 2, 1, 3)),
          xp.tensordot(a[0], a[1], axes=0), xp.vecdot(cube, cube, axis=1), a[:, :1] @ a[0, :1],
-         xp.sum(xp.reshape(cube[:4, :, :4], (2, 2, 6, 2, 2)) * 2.0)]
+         xp.sum(xp.reshape(cube[:4, :, :4], (2, 2, 6, 2, 2)) * 2.0), a[:, :1] @ a[:1, :1], a[:1, :1] @ a[1:2, :1]]
 for value in calls:
     for part in value if isinstance(value, tuple) else (value,):
         numpy.asarray(part)
