@@ -316,28 +316,20 @@ def irfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] |
 
 # --- NumPy's two-dimensional transforms (an extension: NumPy-style code calls them) ----------
 
-def fft2(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
-         norm: Norm = "backward") -> Array:
-    """``fftn`` over the last two axes by default (``numpy.fft.fft2``; not in the standard)."""
-    return fftn(x, s=s, axes=axes, norm=norm)
-
-
-def ifft2(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
-          norm: Norm = "backward") -> Array:
-    """``ifftn`` over the last two axes by default (``numpy.fft.ifft2``; not in the standard)."""
-    return ifftn(x, s=s, axes=axes, norm=norm)
-
-
-def rfft2(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
-          norm: Norm = "backward") -> Array:
-    """``rfftn`` over the last two axes by default (``numpy.fft.rfft2``; not in the standard)."""
-    return rfftn(x, s=s, axes=axes, norm=norm)
-
-
-def irfft2(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
+def _over_last_two(transform: Any, name: str) -> Any:
+    """NumPy's ``name``: ``transform`` (an n-dimensional kind) over the last two axes by default."""
+    def fn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] = (-2, -1),
            norm: Norm = "backward") -> Array:
-    """``irfftn`` over the last two axes by default (``numpy.fft.irfft2``; not in the standard)."""
-    return irfftn(x, s=s, axes=axes, norm=norm)
+        return transform(x, s=s, axes=axes, norm=norm)
+    fn.__name__ = fn.__qualname__ = name
+    fn.__doc__ = f"``{transform.__name__}`` over the last two axes by default (``numpy.fft.{name}``; not in the standard)."
+    return fn
+
+
+fft2 = _over_last_two(fftn, "fft2")
+ifft2 = _over_last_two(ifftn, "ifft2")
+rfft2 = _over_last_two(rfftn, "rfft2")
+irfft2 = _over_last_two(irfftn, "irfft2")
 
 
 # --- frequencies and shifts -----------------------------------------------------------------

@@ -4,9 +4,10 @@ op signature, not per graph.
 A graph that no compiled executable serves yet runs here at once (``materialize.py``),
 as PyTorch's eager mode runs each op on an ATen kernel built once: an op's kernel is the
 shape-generic executable of the graph of that op alone (its operands as parameters),
-every size a run-time value but 0 (``dynamic.Pattern.every_size``), and 1 only where the
-op's code asks whether a size is 1 (a broadcast, a matrix-vector product:
-``dynamic.unit_positions``), so one kernel serves the op at any size. Its key is the op's
+every size a run-time value (``dynamic.Pattern.every_size``), 0 where the op's code takes
+an empty size (``dynamic.empty_fits``) and 1 but where it asks whether a size is 1 (a
+broadcast, a matrix-vector product: ``dynamic.unit_positions``), so one kernel serves the
+op at any size; an op whose results are all empty runs no code. Its key is the op's
 signature (op, attributes, ranks, dtypes), which any graph recording that op shares: a
 kernel made for one graph or size is never made again, and kernels already built (in this
 process, in the persistent cache, or in the cache built at installation) serve a new graph

@@ -140,6 +140,7 @@ def _environment() -> tuple[str, ...]:
 
 
 def _llvmlite_version() -> str:
+    """llvmlite's version: the toolchain stamp's (``sources.stamped_version``), else imported."""
     found = sources.stamped_version("llvmlite", installed_file(sources.TOOLCHAIN_STAMP))
     if found is not None:
         return found
