@@ -17,7 +17,7 @@ from ..hlo.ir import attr_key
 from ..hlo.literal import Literal
 from ..hlo.shape import MAX_SIZE, Shape
 from ..trace.array import Array
-from ..trace.cuts import cut_at, recorded_again
+from ..trace.cuts import cut_at, recorded_again, waiting
 from ..trace import node as node_module
 from ..trace.materialize import materialize
 from ..trace.node import Node
@@ -39,7 +39,7 @@ def wrap(node: Node) -> Array:
         run = cut_at(node)
         if run is not None:
             node_module.value_read()
-            materialize([run], cut=True)
+            materialize([run, *waiting(run, node)], cut=True)
             if run is not node:
                 recorded_again(node)
     return Array(node)

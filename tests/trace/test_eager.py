@@ -115,6 +115,38 @@ def test_a_long_loop_without_reads_runs_in_bounded_graphs():
     np.testing.assert_allclose(got, expected, rtol=1e-9)
 
 
+def test_a_loop_whose_values_are_not_all_ancestors_of_the_cut_repeats_its_graphs(monkeypatch):
+    """A simulation of positions from velocities and a count of bounces, never read: the
+    position is no ancestor of the velocity the graphs are cut at, yet runs with it
+    (``cuts.waiting``), so no graph holds its history again and the graphs repeat; each
+    node recorded is run once."""
+    from plaidarray.trace import baseline
+
+    assembled: list[int] = []
+    assemble = baseline.assemble
+    monkeypatch.setattr(baseline, "assemble", lambda rows, *args, **kwargs: (assembled.append(len(rows)),
+                                                                             assemble(rows, *args, **kwargs))[1])
+    xp.clear_cache()
+    start = np.random.default_rng(1).random(6) * 3
+    velocity, height, bounces = xp.asarray(start), xp.zeros(6) + 1.0, xp.zeros(6, dtype=xp.int32)
+    expected = [start, np.ones(6), np.zeros(6, np.int32)]
+    for _ in range(60):
+        velocity = velocity - 0.2
+        height = height + velocity * 0.02
+        hit = height < 0
+        bounces = bounces + xp.astype(hit, xp.int32)
+        velocity = xp.where(hit, -0.8 * velocity, velocity)
+        height = xp.where(hit, -height, height)
+        v, h, b = expected
+        v = v - 0.2
+        h = h + v * 0.02
+        b = b + (h < 0).astype(np.int32)
+        expected = [np.where(h < 0, -0.8 * v, v), np.where(h < 0, -h, h), b]
+    for got, want in zip((velocity, height, bounces), expected):
+        np.testing.assert_array_equal(np.asarray(got), want)
+    assert len(assembled) <= 8 and max(assembled) <= 12 * node_module.MAX_PENDING
+
+
 def test_the_bound_can_be_turned_off(monkeypatch):
     monkeypatch.setattr(node_module, "MAX_PENDING", 0)
     x = xp.ones(4)
