@@ -99,8 +99,8 @@ def _along(x: Array, axis: int, factor: float, fft_type: str, **attrs) -> Array:
     if axis == x.ndim - 1:
         return _scaled(_fft_op(x, fft_type=fft_type, **attrs), factor)
     order = [*range(axis), *range(axis + 1, x.ndim), axis]
-    y = _scaled(_fft_op(op("transpose", x, permutation=tuple(order)), fft_type=fft_type, **attrs), factor)
-    return op("transpose", y, permutation=tuple(order.index(i) for i in range(x.ndim)))
+    y = _scaled(_fft_op(graph.transpose(x, tuple(order)), fft_type=fft_type, **attrs), factor)
+    return graph.transpose(y, tuple(order.index(i) for i in range(x.ndim)))
 
 
 def _scaled(y: Array, factor: float) -> Array:

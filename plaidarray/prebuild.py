@@ -115,14 +115,17 @@ def _conversions(xp: Any, dtypes: tuple[np.dtype, ...], arrays: dict[np.dtype, d
 def _statistics(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
     """Reductions over every axis of ranks 1 to 3, kept or not, over the axes of rank 4
     that no lower rank's merge to (no two kept axes adjacent: ``hlo.opdef.Merge`` merges
-    kept runs only), over all axes of rank 5 (a loss over attention scores), and scans
-    along every kind of axis (first, last, between two: any rank's merge to these)."""
+    kept runs only), over all axes and alternate ones of rank 5 (higher ranks' runs of
+    reduced and of kept axes are merged before, ``api.graph.MERGED_RANK``, so every
+    reduction of rank 5 or more runs on these or lower ranks'), and scans along every kind
+    of axis (first, last, between two: any rank's merge to these)."""
     names = ("sum", "prod", "max", "min", "mean", "var", "std", "any", "all", "argmax", "argmin", "count_nonzero")
     for name in names:
         fn = getattr(xp, name)
         for kind, axes in (("vector", (None, 0)), ("matrix", (None, 0, 1)), ("row", (None, 0, 1)),
                            ("column", (None, 0, 1)), ("cube", (None, 0, 1, 2, (1, 2), (0, 2), (0, 1))),
-                           ("hyper", (None, (1, 3), (0, 2), (1, 2), (0, 1, 3), (0, 1, 2))), ("penta", (None,))):
+                           ("hyper", (None, (1, 3), (0, 2), (1, 2), (0, 1, 3), (0, 1, 2))),
+                           ("penta", (None, (1, 3), (0, 2, 4)))):
             for axis in axes:
                 yield partial(fn, a[kind], axis=axis)
         yield from (partial(fn, a["matrix"], axis=1, keepdims=True), partial(fn, a["matrix"], axis=0, keepdims=True),
@@ -257,7 +260,8 @@ def _indexing(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: stored(m, (1, 2), 1, computed), lambda: stored(m, (slice(None), 1), m[:, 0], computed),
                 lambda: stored(m, m > m[0, 0], 0, computed), lambda: stored(v, index, v[:3], computed),
                 lambda: stored(m, slice(1, 3), 0.0, computed), lambda: stored(m, slice(1, 3), m[:2], computed),
-                lambda: stored(m, (slice(None), slice(1, 3)), 0.0, computed)]
+                lambda: stored(m, (slice(None), slice(1, 3)), 0.0, computed),
+                lambda: stored(a["penta"], (slice(None), 1), a["penta"][:, 0], computed)]  # a 5-d window written (a view of one exported)
     yield from writes(False)
     yield from writes(True)
 
@@ -295,7 +299,8 @@ def _products(xp: Any, dtype: np.dtype) -> Iterator[Thunk]:
     # a product's unit dimensions stay in its code (a matrix-vector routine,
     # ``Compiler.nonunit_ops``): a batch of one row, a column, an outer product
     for m, k, n in ((1, 4, 5), (3, 4, 1), (1, 4, 1), (3, 1, 5), (1, 1, 5), (3, 1, 1), (1, 1, 1)):
-        yield partial(xp.matmul, array(m, k), array(k, n))
+        yield from (partial(xp.matmul, array(m, k), array(k, n)),
+                    partial(xp.matmul, array(2, m, k), array(2, k, n)))  # a batch's: R @ v[..., None]
     yield from (partial(xp.matmul, array(1, 4), array(4)), partial(xp.matmul, array(4), array(4, 1)),
                 partial(xp.matmul, array(3, 1), array(1)), partial(xp.matmul, array(1), array(1, 5)),
                 partial(xp.matmul, array(1), array(1)))
@@ -310,7 +315,8 @@ def _linear_algebra(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: xp.vecdot(m, m), lambda: xp.vecdot(m, m, axis=0), lambda: xp.tensordot(m, m, axes=([1], [1])),
                 lambda: xp.vecdot(m, other), lambda: xp.vecdot(m, other, axis=0), lambda: xp.tensordot(m, m, axes=2),
                 lambda: xp.tensordot(m, other, axes=2), lambda: xp.tensordot(m, other, axes=([1], [1])),
-                lambda: xp.tensordot(m, other, axes=([0], [0])), lambda: xp.vecdot(c, xp.flip(c, axis=0), axis=1),
+                lambda: xp.tensordot(m, other, axes=([0], [0])),
+                lambda: xp.tensordot(m, other.T, axes=([0], [1])), lambda: xp.vecdot(c, xp.flip(c, axis=0), axis=1),
                 lambda: xp.vecdot(c, xp.flip(c, axis=0), axis=0), lambda: xp.vecdot(c, c, axis=1),
                 lambda: xp.vecdot(c, c, axis=0), lambda: xp.tensordot(v, xp.flip(v), axes=0),
                 lambda: v @ xp.flip(v), lambda: xp.vecdot(v, xp.flip(v)),

@@ -15,6 +15,7 @@ from .. import dtypes as dt
 from ..backend.transfer import snapshot
 from ..hlo.ir import attr_key
 from ..hlo.literal import Literal
+from ..hlo.opdef import runs
 from ..hlo.shape import MAX_SIZE, Shape
 from ..trace.array import Array
 from ..trace.cuts import cut_at, recorded_again, waiting
@@ -22,6 +23,7 @@ from ..trace import node as node_module
 from ..trace.materialize import materialize
 from ..trace.node import Node
 from ..trace.tracing import is_tracing
+from .block_swaps import swaps
 
 Scalar = bool | int | float | complex
 
@@ -419,10 +421,36 @@ def reshape(x: Array, shape: tuple[int, ...]) -> Array:
     return x if x.shape == shape else op("reshape", x, dims=tuple(shape))
 
 
+def transpose(x: Array, permutation: tuple[int, ...]) -> Array:
+    """``x`` transposed by ``permutation``, recorded as block swaps (``block_swaps.py``):
+    the transposes the installation has kernels for."""
+    if tuple(permutation) == tuple(range(x.ndim)):
+        return x
+    for swap in swaps(tuple(permutation)):
+        x = op("transpose", x, permutation=swap)
+    return x
+
+
+#: Reductions and windows (``indexing.py``) of arrays of more axes than this are of their
+#: runs of adjacent axes merged by a reshape (the same elements in the same order; for a
+#: reduction, runs reduced or kept alike): the installation builds them at ranks up to
+#: this (reductions of rank 5 over alternate axes too, ``prebuild.py``), so those of any
+#: rank run on its kernels.
+MERGED_RANK = 4
+
+
 def reduce_axes(x: Array, kind: str, axis: int | Sequence[int] | None, keepdims: bool, where: str) -> Array:
     """Reduce ``x`` with ``kind`` over ``axis``, keeping unit dimensions if asked."""
     axes = normalize_axes(axis, x.ndim, where)
-    out = op("reduce", x, dimensions=axes, kind=kind) if axes else x
+    if not axes:
+        out = x
+    elif x.ndim > MERGED_RANK:
+        groups = runs([a in axes for a in range(x.ndim)])
+        merged = reshape(x, tuple(math.prod(x.shape[a] for a in group) for group in groups))
+        out = op("reduce", merged, dimensions=tuple(i for i, group in enumerate(groups) if group[0] in axes), kind=kind)
+        out = reshape(out, tuple(d for a, d in enumerate(x.shape) if a not in axes))
+    else:
+        out = op("reduce", x, dimensions=axes, kind=kind)
     if keepdims:
         out = reshape(out, tuple(1 if i in axes else s for i, s in enumerate(x.shape)))
     return out

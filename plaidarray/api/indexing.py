@@ -196,8 +196,8 @@ def integer_index(x: Array, ints: tuple[int, ...]) -> Array | None:
     records it (a ``dynamic_slice`` at run-time starts, then a ``reshape`` that drops the
     indexed axes) from attributes and shapes kept per shape, dtype and number of ints: a
     loop over rows, whose every index is new, plans nothing. None where ``getitem``'s
-    rules decide (``_window``)."""
-    found = _window(x, ints, 2)
+    rules decide (``_window``; an array of more than ``graph.MERGED_RANK`` axes)."""
+    found = _window(x, ints, 2) if x.ndim <= graph.MERGED_RANK else None  # else by the rules, merged
     if found is None:
         return None
     starts, plan = found
@@ -211,13 +211,13 @@ def window_index(x: Array, key: Any) -> Array | None:
     recorded as ``getitem`` records it (a ``dynamic_slice`` at run-time starts, then a
     ``reshape`` dropping the int-indexed axes where there are any) from attributes and
     shapes kept per shape, dtype and window (``_SLICES``); None where ``getitem``'s rules
-    decide: other keys, whole axes only, an empty array, an int out of range, a node past
-    the pending bound."""
+    decide: other keys, whole axes only, an empty array, an int out of range, an array of
+    more than ``graph.MERGED_RANK`` axes, a node past the pending bound."""
     parts = key if type(key) is tuple else (key,)
     node = x._node
     shape = node.shape
     dims = shape.dims
-    if len(parts) > len(dims) or max(node.depth, 0) + 2 > node_module.MAX_PENDING > 0:
+    if len(parts) > len(dims) or len(dims) > graph.MERGED_RANK or max(node.depth, 0) + 2 > node_module.MAX_PENDING > 0:
         return None
     starts = [0] * len(dims)
     counts = list(dims)
@@ -288,8 +288,26 @@ _INDEX_SHAPE = Shape((), dt.int64)
 
 
 def _dynamic_window(x: Array, entries: list) -> Array:
-    starts = [_runtime_index(start) for start, _, _, _ in entries]
-    return op("dynamic_slice", x, *starts, slice_sizes=tuple(count for _, _, count, _ in entries))
+    """The unit-step window ``entries`` of ``x``: of an array of more than
+    ``graph.MERGED_RANK`` axes, the window of ``x`` with each axis taken whole merged into
+    the axis before it (rows of whole trailing axes are one row of their elements, at
+    the start times their size), the rank the installation builds windows of."""
+    if x.ndim <= graph.MERGED_RANK:
+        return op("dynamic_slice", x, *(_runtime_index(start) for start, _, _, _ in entries),
+                  slice_sizes=tuple(count for _, _, count, _ in entries))
+    dims: list[int] = []
+    starts: list[int] = []
+    counts: list[int] = []
+    for axis, ((start, _, count, _), n) in enumerate(zip(entries, x.shape)):
+        if axis and start == 0 and count == n:
+            dims[-1], starts[-1], counts[-1] = dims[-1] * n, starts[-1] * n, counts[-1] * n
+        else:
+            dims.append(n)
+            starts.append(start)
+            counts.append(count)
+    window = op("dynamic_slice", graph.reshape(x, tuple(dims)), *map(_runtime_index, starts),
+                slice_sizes=tuple(counts))
+    return graph.reshape(window, tuple(count for _, _, count, _ in entries))
 
 
 def _boolean_mask(x: Array, key: Any) -> Array | None:
@@ -397,7 +415,7 @@ def _gather(y: Array, entries: list, adjacent: bool) -> Array:
     each into the block of the axes they index, moved in front)."""
     indexed = [a for first, count, _, _ in entries for a in range(first, first + count)]
     rest = [a for a in range(y.ndim) if a not in indexed]
-    moved = op("transpose", y, permutation=(*indexed, *rest)) if indexed + rest != list(range(y.ndim)) else y
+    moved = graph.transpose(y, (*indexed, *rest)) if indexed + rest != list(range(y.ndim)) else y
     sizes = [math.prod(y.shape[first:first + count]) for first, count, _, _ in entries]
     block = graph.reshape(moved, (math.prod(sizes), *(y.shape[a] for a in rest)))
     try:
@@ -420,7 +438,7 @@ def _gather(y: Array, entries: list, adjacent: bool) -> Array:
     if not adjacent or before == 0:
         return out
     order = (*range(len(shape), len(shape) + before), *range(len(shape)), *range(len(shape) + before, out.ndim))
-    return op("transpose", out, permutation=order)
+    return graph.transpose(out, order)
 
 
 def _strides(sizes: list[int]) -> list[int]:

@@ -1,5 +1,6 @@
 """Linear algebra functions of the main namespace (spec chapter "Linear Algebra
-Functions"): all are one ``dot_general`` with the right batch/contracting dims.
+Functions"): each is one ``dot_general`` with the right batch/contracting dims (a
+``tensordot`` over several axes, of its operands' axes flattened into a matrix's).
 
 Broadcasting never copies an operand: an axis only one operand has is a free axis of
 that operand's matrices, so ``x @ W`` with a stack ``x`` and a matrix ``W`` is one
@@ -7,6 +8,7 @@ matrix product (``llvm-cpu`` computes float and complex ones with BLAS)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from .. import dtypes as dt
@@ -69,7 +71,7 @@ def _broadcast_dot(a: Array, a_shape: tuple[int, ...], b: Array, b_shape: tuple[
              lhs_contracting=(lhs_axes.index(axis),), rhs_contracting=(rhs_axes.index(axis),))
     produced = batch + [i for i, r in enumerate(roles) if r == "lhs"] + [i for i, r in enumerate(roles) if r == "rhs"]
     if produced != sorted(produced):
-        out = op("transpose", out, permutation=tuple(map(produced.index, sorted(produced))))
+        out = graph.transpose(out, tuple(map(produced.index, sorted(produced))))
     shape = tuple(sb if sa == 1 else sa for i, (sa, sb) in enumerate(zip(a_shape, b_shape)) if i != axis)
     return graph.reshape(out, shape)
 
@@ -104,7 +106,31 @@ def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Seque
     for i, j in zip(la, lb):
         if a.shape[i] != b.shape[j]:
             raise ValueError(f"tensordot: dimension {i} of x1 and {j} of x2 differ")
-    return op("dot_general", a, b, lhs_batch=(), rhs_batch=(), lhs_contracting=la, rhs_contracting=lb)
+    if len(la) <= 1:
+        return op("dot_general", a, b, lhs_batch=(), rhs_batch=(), lhs_contracting=la, rhs_contracting=lb)
+    # several axes contracted: a product of matrices, each operand's free axes and
+    # contracted ones flattened (as NumPy computes it), so that a product kernel of rank 2
+    # serves any ranks; an operand whose contracted axes lead or trail it in order is read
+    # as it lies (as a matrix or its transpose), the other moved once
+    (lhs, lhs_side), (rhs, rhs_side) = _as_matrix(a, la, 1), _as_matrix(b, lb, 0)
+    out = op("dot_general", lhs, rhs, lhs_batch=(), rhs_batch=(), lhs_contracting=(lhs_side,),
+             rhs_contracting=(rhs_side,))
+    return graph.reshape(out, (*(d for i, d in enumerate(a.shape) if i not in la),
+                               *(d for j, d in enumerate(b.shape) if j not in lb)))
+
+
+def _as_matrix(x: Array, contracted: tuple[int, ...], side: int) -> tuple[Array, int]:
+    """``x`` as a matrix of its free axes by its ``contracted`` ones (in their order), each
+    flattened, and the matrix's contracted dimension: ``x`` reshaped where its contracted
+    axes lead or trail it in order, else transposed to put them on ``side``."""
+    free = tuple(i for i in range(x.ndim) if i not in contracted)
+    depth, width = math.prod(x.shape[i] for i in contracted), math.prod(x.shape[i] for i in free)
+    if contracted == tuple(range(len(contracted))):
+        return graph.reshape(x, (depth, width)), 0
+    if contracted == tuple(range(len(free), x.ndim)):
+        return graph.reshape(x, (width, depth)), 1
+    order = (*free, *contracted) if side else (*contracted, *free)
+    return graph.reshape(graph.transpose(x, order), (width, depth) if side else (depth, width)), side
 
 
 @recorded

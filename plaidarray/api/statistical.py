@@ -14,7 +14,7 @@ from ..hlo.shape import Shape
 from ..trace.array import Array
 from ..trace.node import derive
 from . import graph
-from .graph import check_array, check_category, convert, normalize_axes, op, reduce_axes, wrap
+from .graph import MERGED_RANK, check_array, check_category, convert, normalize_axes, op, reduce_axes, wrap
 from .recipes import recorded
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
@@ -66,15 +66,15 @@ def along(x: Array, kind: str, axis: Any, keepdims: bool, empty: bool) -> Array 
     tuple of them; None: all axes), its reduced axes kept as units if ``keepdims``,
     recorded as the rules record it without their checks (a loop's windows and batches of
     new lengths miss every recipe: ``mean(y, axis=0)`` ran its rules in 24 us); None where
-    the rules decide: another dtype kind, 0-d, weakly typed, empty unless ``empty``, an
-    axis of another type, out of range or repeated."""
+    the rules decide: another dtype kind, 0-d, of more than ``MERGED_RANK`` axes, weakly
+    typed, empty unless ``empty``, an axis of another type, out of range or repeated."""
     if type(x) is not Array:
         return None
     node = x._node
     shape = node.shape
     dims = shape.dims
     rank = len(dims)
-    if shape.dtype.kind != "f" or not rank or node.weak or not (empty or 0 not in dims):
+    if shape.dtype.kind != "f" or not rank or rank > MERGED_RANK or node.weak or not (empty or 0 not in dims):
         return None
     axes = _axes(axis, rank)
     if not axes:

@@ -32,7 +32,7 @@ import numpy as np
 from ..trace.array import Array
 from ..trace.views import Layout, Step, attach, view
 from . import graph, indexing
-from .graph import op
+from .graph import op, transpose
 from .recipes import recorded
 
 
@@ -87,11 +87,11 @@ class Transpose(Step):
     name: str = "permute_dims"
 
     def forward(self, base: Array) -> Array:
-        return op("transpose", base, permutation=self.permutation)
+        return transpose(base, self.permutation)
 
     def inverse(self, base: Array, value: Array) -> Array:
         back = tuple(sorted(range(len(self.permutation)), key=self.permutation.__getitem__))
-        return op("transpose", value, permutation=back)
+        return transpose(value, back)
 
     def layout(self, base: Layout) -> Layout:
         return Layout(tuple(base.shape[a] for a in self.permutation), base.offset,

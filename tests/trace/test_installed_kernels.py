@@ -93,7 +93,11 @@ def test_a_fresh_process_runs_on_installed_kernels_without_the_compiler(tmp_path
 #: descending sorts, searches for one value and for a matrix of them, int32 and int16
 #: indices, a matrix times a batch, the middle axes of rank 4 swapped, an outer product by
 #: tensordot, a batch's squared norms along its middle axis, a column times one number, a
-#: sum of a 5-d array, a column times a 1 x 1 block and two of them multiplied.
+#: sum of a 5-d array, a column times a 1 x 1 block and two of them multiplied, a batch of
+#: matrices times a batch of columns and a batch of rows times a batch of matrices, the
+#: axes of a 3-d array reversed, of a 4-d one swapped and a 5-d one's permuted, a tensordot
+#: over two axes, reductions of a 5-d array over alternate axes and over all but one, of a
+#: 6-d one over all, and windows of a 5-d array.
 FIRST_USES = """
 import sys
 import numpy
@@ -102,6 +106,7 @@ rng = numpy.random.default_rng(0)
 tall, wide, square = (xp.asarray(rng.standard_normal(s)) for s in ((9, 4), (4, 7), (6, 6)))
 cube = xp.asarray(rng.standard_normal((5, 6, 7)))
 hyper = xp.asarray(rng.standard_normal((3, 4, 5, 2)))
+penta = xp.asarray(rng.standard_normal((2, 3, 4, 2, 3)))
 a = xp.asarray(rng.standard_normal((6, 8)))
 b = xp.zeros((5, 6))
 b[1:3] = 1.0
@@ -121,7 +126,12 @@ calls = [xp.linalg.qr(tall), xp.linalg.qr(wide, mode="complete"), xp.linalg.svd(
          xp.take(a, xp.asarray(numpy.array([0, 2], numpy.int32)), axis=1), a[xp.asarray(numpy.array([1], numpy.int16))],
          square @ xp.stack([square, square.T]), xp.permute_dims(hyper, (0, 2, 1, 3)),
          xp.tensordot(a[0], a[1], axes=0), xp.vecdot(cube, cube, axis=1), a[:, :1] @ a[0, :1],
-         xp.sum(xp.reshape(cube[:4, :, :4], (2, 2, 6, 2, 2)) * 2.0), a[:, :1] @ a[:1, :1], a[:1, :1] @ a[1:2, :1]]
+         xp.sum(xp.reshape(cube[:4, :, :4], (2, 2, 6, 2, 2)) * 2.0), a[:, :1] @ a[:1, :1], a[:1, :1] @ a[1:2, :1],
+         cube[:, :3, :3] @ cube[:, :3, :1], cube[:, :1, :3] @ cube[:, :3, :], xp.permute_dims(cube * 2.0, (2, 1, 0)),
+         xp.permute_dims(hyper * 2.0, (0, 3, 2, 1)), xp.permute_dims(penta * 2.0, (0, 3, 1, 4, 2)),
+         xp.tensordot(hyper, hyper * 2.0, axes=((1, 2), (1, 2))), xp.mean(penta, axis=(1, 3)),
+         xp.var(penta, axis=(1, 2, 3, 4)), xp.sum(xp.reshape(penta, (2, 3, 2, 2, 2, 3)) * 2.0),
+         (penta * 2.0)[:, 2, 1], (penta * 2.0)[:, :, 0]]
 for value in calls:
     for part in value if isinstance(value, tuple) else (value,):
         numpy.asarray(part)

@@ -7,11 +7,13 @@ identities exact in IEEE arithmetic are used: ``x * 1`` and ``x + (-0.0)`` are r
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
 
 from ..ir import Computation, Instruction, rebuild
+from ..symbolic import is_static
 
 
 def _scalar_constant(inst: Instruction) -> object | None:
@@ -47,8 +49,16 @@ def _same_shape_noop(inst: Instruction) -> Instruction | None:
     return x if x.shape == inst.shape else None
 
 
-def _identity_transpose(inst: Instruction) -> Instruction | None:
-    return inst.operands[0] if list(inst.attrs["permutation"]) == sorted(inst.attrs["permutation"]) else None
+def _transpose(inst: Instruction) -> Instruction | None:
+    """A transpose of a transpose is one transpose (the API records some as block swaps,
+    ``api/block_swaps.py``, for the op kernels built at installation; fused code moves
+    the data once), and a transpose that keeps every axis in place is its operand."""
+    x, permutation = inst.operands[0], inst.attrs["permutation"]
+    if x.opcode == "transpose":
+        inner = x.attrs["permutation"]
+        return Instruction("transpose", (x.operands[0],), {"permutation": tuple(inner[a] for a in permutation)},
+                           inst.shape)
+    return x if list(permutation) == sorted(permutation) else None
 
 
 def _full_slice(inst: Instruction) -> Instruction | None:
@@ -90,6 +100,49 @@ def _fold_transposes(inst: Instruction) -> Instruction | None:
     return None if operands == list(inst.operands) else Instruction(inst.opcode, operands, attrs, inst.shape)
 
 
+def _matrix_groups(x: Instruction, contracting: int) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
+    """The axes of a reshape's operand that make up each dimension of the matrix it
+    reshapes to, (contracted, free), where the matrix's rows are a run of leading axes and
+    its columns the rest; None where there is no such run, a unit axis makes it
+    ambiguous, or the sizes are run-time values (a shape-generic module's operand runs
+    might pair with the other's at the sizes it was made at and not at others)."""
+    source, dims = x.operands[0].shape.dims, x.shape.dims
+    if len(dims) != 2 or not is_static(source) or any(d == 1 for d in source):
+        return None  # run-time sizes: the runs' sizes pair with the other operand's for some sizes only
+    for split in range(1, len(source)):
+        if math.prod(source[:split]) == dims[0] and math.prod(source[split:]) == dims[1]:
+            groups = (tuple(range(split)), tuple(range(split, len(source))))
+            return (groups[contracting], groups[1 - contracting])
+    return None
+
+
+def _fold_reshapes(inst: Instruction) -> Instruction | None:
+    """A product of matrices that are both reshapes of arrays, each of a run of its axes by
+    the rest, contracting runs of equal sizes, reads the arrays with those runs as its
+    contracted and free dimensions (the result reshaped as the product's): the API records
+    a ``tensordot`` over several axes so, for the op kernels built at installation, and
+    fused code reads the operands where they lie, or through a transpose it folds
+    (``_fold_transposes``), as it would the ``tensordot``."""
+    lhs, rhs = inst.operands
+    if inst.attrs["lhs_batch"] or lhs.opcode != "reshape" or rhs.opcode != "reshape":
+        return None
+    lhs_groups = _matrix_groups(lhs, inst.attrs["lhs_contracting"][0])
+    rhs_groups = _matrix_groups(rhs, inst.attrs["rhs_contracting"][0])
+    if lhs_groups is None or rhs_groups is None:
+        return None
+    a, b = lhs.operands[0], rhs.operands[0]
+    if [a.shape.dims[i] for i in lhs_groups[0]] != [b.shape.dims[j] for j in rhs_groups[0]]:
+        return None
+    attrs = {"lhs_batch": (), "rhs_batch": (), "lhs_contracting": lhs_groups[0], "rhs_contracting": rhs_groups[0]}
+    product = Instruction.make("dot_general", [a, b], **attrs)
+    product = _fold_transposes(product) or product
+    return Instruction("reshape", (product,), {"dims": inst.shape.dims}, inst.shape)
+
+
+def _products(inst: Instruction) -> Instruction | None:
+    return _fold_reshapes(inst) or _fold_transposes(inst)
+
+
 def _flatten_concatenates(inst: Instruction) -> Instruction | None:
     """A join's operands that are joins along its axis are replaced by theirs (XLA's
     simplifier does so too): the API records a wide join as joins of groups
@@ -105,13 +158,13 @@ def _flatten_concatenates(inst: Instruction) -> Instruction | None:
 
 RULES: dict[str, Callable[[Instruction], Instruction | None]] = {
     "concatenate": _flatten_concatenates,
-    "dot_general": _fold_transposes,
+    "dot_general": _products,
     "add": _neutral_binary,
     "multiply": _neutral_binary,
     "convert": _same_shape_noop,
     "broadcast_in_dim": _same_shape_noop,
     "reshape": _reshape_of_reshape,
-    "transpose": _identity_transpose,
+    "transpose": _transpose,
     "slice": _full_slice,
     "negate": _double_negation,
     "not": _double_negation,

@@ -102,6 +102,39 @@ def test_simplifier_flattens_joins_of_joins_along_the_same_axis_only():
     assert [o.opcode for o in out[1].operands] == ["concatenate", "concatenate"]  # joins along another axis stay
 
 
+def test_simplifier_folds_a_transpose_of_a_transpose():
+    """Fused code moves a transpose recorded as block swaps once (``api/block_swaps.py``);
+    swaps that compose to no move leave the operand."""
+    p = param(0, (2, 3, 4))
+    first = Instruction.make("transpose", [p], permutation=(1, 0, 2))
+    second = Instruction.make("transpose", [first], permutation=(2, 0, 1))
+    back = Instruction.make("transpose", [first], permutation=(1, 0, 2))
+    out = algebraic_simplifier(Computation("main", [p], [second, back])).outputs
+    assert out[0].opcode == "transpose" and out[0].operands[0] is p
+    assert out[0].attrs["permutation"] == (2, 1, 0) and out[0].shape.dims == (4, 3, 2)
+    assert out[1] is p
+
+
+def test_simplifier_folds_a_product_of_flattened_arrays_whose_runs_pair():
+    """A tensordot over two axes as the API records it (a product of matrices, each an
+    operand's axes flattened) reads the operands themselves where their contracted runs
+    pair axis by axis; runs of equal products but other sizes stay flattened."""
+    a, b = param(0, (3, 4, 5)), param(1, (4, 6, 3))
+    moved = Instruction.make("reshape", [Instruction.make("transpose", [b], permutation=(2, 0, 1))], dims=(12, 6))
+    flat = Instruction.make("reshape", [a], dims=(12, 5))
+    product = Instruction.make("dot_general", [flat, moved], lhs_batch=(), rhs_batch=(), lhs_contracting=(0,),
+                               rhs_contracting=(0,))
+    (folded,) = algebraic_simplifier(Computation("main", [a, b], [product])).outputs  # its reshape is no-op
+    assert folded.opcode == "dot_general" and list(folded.operands) == [a, b] and folded.shape.dims == (5, 6)
+    assert folded.attrs["lhs_contracting"] == (0, 1) and folded.attrs["rhs_contracting"] == (2, 0)
+    c, d = param(0, (2, 6, 5)), param(1, (3, 4, 6))
+    other = Instruction.make("dot_general", [Instruction.make("reshape", [c], dims=(12, 5)),
+                                             Instruction.make("reshape", [d], dims=(12, 6))],
+                             lhs_batch=(), rhs_batch=(), lhs_contracting=(0,), rhs_contracting=(0,))
+    (kept,) = algebraic_simplifier(Computation("main", [c, d], [other])).outputs
+    assert kept.opcode == "dot_general" and [o.opcode for o in kept.operands] == ["reshape", "reshape"]
+
+
 def listing(comp: Computation) -> list[tuple]:
     """Each instruction of ``comp`` as it is now: its name there, opcode, attributes,
     operands (by identity) and shape."""

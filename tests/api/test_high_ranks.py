@@ -1,0 +1,132 @@
+"""Ops whose kernels the installation builds at low ranks only, recorded so that those
+serve them at any rank: transposes as block swaps (``api/block_swaps.py``), reductions and
+windows of more than ``graph.MERGED_RANK`` axes with their runs of adjacent axes merged,
+tensordots over several axes as one matrix product. Each against NumPy, on both
+backends, and each graph checked for what it records."""
+
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+import plaidarray as xp
+from helpers import assert_same
+from plaidarray.api.block_swaps import ONE_SWAP, swaps
+from plaidarray.api.graph import MERGED_RANK
+
+
+def _runs_permutation(permutation: tuple[int, ...]) -> tuple[int, ...]:
+    """The permutation of ``permutation``'s runs of adjacent axes (what a transpose merges to)."""
+    starts = [i for i, axis in enumerate(permutation) if i == 0 or axis != permutation[i - 1] + 1]
+    firsts = [permutation[i] for i in starts]
+    return tuple(sorted(firsts).index(f) for f in firsts)
+
+
+def _recorded(array: xp.Array, op: str) -> list:
+    """The pending nodes of ``op`` that ``array``'s value depends on."""
+    found, pending, seen = [], [array._node], set()
+    while pending:
+        node = pending.pop()
+        if id(node) in seen or node.op is None:
+            continue
+        seen.add(id(node))
+        if node.op == op:
+            found.append(node)
+        pending.extend(node.operands)
+    return found
+
+
+@pytest.mark.parametrize("rank", range(1, 8))
+def test_block_swaps_compose_to_every_permutation(rank):
+    """Every permutation of up to 7 axes is one transpose of rank 2 or less once merged, or
+    a chain of block swaps (the four forms the installation builds) moving the same
+    elements to the same places, at most one swap per axis but the first."""
+    source = np.arange(np.prod(range(2, 2 + rank))).reshape(tuple(range(2, 2 + rank)))
+    for permutation in itertools.permutations(range(rank)):
+        chain = swaps(permutation)
+        assert 1 <= len(chain) <= max(rank - 1, 1)
+        if len(chain) > 1:
+            assert all(_runs_permutation(swap) in ONE_SWAP or len(_runs_permutation(swap)) <= 2 for swap in chain)
+        moved = source
+        for swap in chain:
+            moved = np.transpose(moved, swap)
+        assert np.array_equal(moved, np.transpose(source, permutation))
+
+
+@given(data=st.data())
+def test_transposes_of_any_rank_are_block_swaps_with_numpy_values(backend, data):
+    """A pending array of rank 3 to 6 permuted: NumPy's elements, every transpose recorded
+    one block swap (or of rank 2 or less); a write through the permuted view reaches its base."""
+    rank = data.draw(st.integers(3, 6), label="rank")
+    shape = tuple(data.draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank), label="shape"))
+    permutation = tuple(data.draw(st.permutations(range(rank)), label="permutation"))
+    values = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    permuted = xp.permute_dims(xp.asarray(values) * 2.0, permutation)
+    for node in _recorded(permuted + 0.0, "transpose"):
+        merged = _runs_permutation(node.attrs["permutation"])
+        assert len(merged) <= 2 or merged in ONE_SWAP
+    assert_same(permuted, np.transpose(values * 2.0, permutation), exact=True)
+    base = xp.asarray(values.copy())
+    view = xp.permute_dims(base, permutation)
+    view[0] = -1.0
+    expected = values.copy()
+    np.transpose(expected, permutation)[0] = -1.0
+    assert_same(base, expected, exact=True)
+
+
+@pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "mean", "var", "std", "any", "all", "count_nonzero"])
+@given(data=st.data())
+def test_reductions_of_rank_5_and_6_merge_their_runs(backend, name, data):
+    """A reduction of a 5-d or 6-d array over any axes, kept or not: NumPy's values, the
+    reduce recorded at most at rank 5 (rank 5 where its runs alternate)."""
+    rank = data.draw(st.integers(5, 6), label="rank")
+    shape = tuple(data.draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank), label="shape"))
+    axes = tuple(sorted(data.draw(st.sets(st.integers(0, rank - 1), min_size=1), label="axes")))
+    keepdims = data.draw(st.booleans(), label="keepdims")
+    values = np.random.default_rng(len(axes)).uniform(0.5, 1.5, shape)
+    if name in ("any", "all"):
+        values = values > 1.0
+    got = getattr(xp, name)(xp.asarray(values), axis=axes, keepdims=keepdims)
+    for node in _recorded(got, "reduce"):
+        assert len(node.operands[0].shape.dims) <= MERGED_RANK + 1
+    expected = getattr(np, name)(values, axis=axes, keepdims=keepdims)
+    assert_same(got, expected, dtype=got.dtype, rtol=1e-12)
+
+
+@given(data=st.data())
+def test_windows_of_rank_5_and_6_merge_whole_axes(backend, data):
+    """A 5-d or 6-d array read at ints and unit-step slices, computed or pending: NumPy's
+    elements, each window recorded below rank 5 where an axis is taken whole."""
+    rank = data.draw(st.integers(5, 6), label="rank")
+    shape = tuple(data.draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank), label="shape"))
+    key = []
+    for n in shape[:data.draw(st.integers(1, rank), label="indexed")]:
+        kind = data.draw(st.sampled_from(["int", "slice", "whole"]), label="kind")
+        start = data.draw(st.integers(0, n - 1), label="start")
+        key.append(start if kind == "int" else slice(start, data.draw(st.integers(start, n), label="stop"))
+                   if kind == "slice" else slice(None))
+    values = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    for array in (xp.asarray(values), xp.asarray(values) * 1.0):
+        got = array[tuple(key)] * 1.0
+        if any(k == slice(None) for k in key) or len(key) < rank:
+            assert all(len(node.shape.dims) <= MERGED_RANK for node in _recorded(got, "dynamic_slice"))
+        assert_same(got, values[tuple(key)], exact=True)
+
+
+@pytest.mark.parametrize(("lhs", "rhs", "axes"), [
+    ((2, 3, 4, 5), (6, 3, 4, 2), ((1, 2), (1, 2))), ((2, 3, 4, 5), (5, 3, 4, 2), ((0, 3), (3, 0))),
+    ((2, 3, 4), (3, 4, 5), 2), ((3, 4), (3, 4), 2), ((2, 3, 4, 5), (5, 3, 4), ((1, 2, 3), (1, 2, 0))),
+    ((2, 0, 4), (0, 4, 3), 2)])
+def test_tensordots_over_several_axes_are_one_matrix_product(backend, lhs, rhs, axes):
+    """Several axes contracted: NumPy's values, one product of matrices recorded."""
+    rng = np.random.default_rng(0)
+    a, b = rng.standard_normal(lhs), rng.standard_normal(rhs)
+    got = xp.tensordot(xp.asarray(a), xp.asarray(b), axes=axes)
+    products = _recorded(got, "dot_general")
+    assert len(products) == 1 and len(products[0].attrs["lhs_contracting"]) == 1
+    assert all(len(operand.shape.dims) == 2 for operand in products[0].operands)
+    assert_same(got, np.tensordot(a, b, axes=axes), rtol=1e-12, atol=1e-12)
