@@ -164,6 +164,7 @@ def _manipulation(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: xp.concat([c, c], axis=2), lambda: xp.stack([v, v]), lambda: xp.stack([v, v, v]),
                 lambda: xp.stack([v, v], axis=1), lambda: xp.stack([m, m]), lambda: xp.broadcast_to(v, (3, 5)),
                 lambda: xp.broadcast_to(a["scalar"], (5,)), lambda: xp.broadcast_to(a["scalar"], (3, 4)),
+                lambda: xp.broadcast_to(c[:, :1], c.shape), lambda: xp.broadcast_to(c[:1, :, :1], c.shape),
                 lambda: xp.tile(v, (2,)), lambda: xp.tile(m, (2, 1)), lambda: xp.tile(a["row"], (2, 1)), lambda: xp.repeat(v, 2),
                 lambda: xp.expand_dims(v, axis=0), lambda: xp.squeeze(a["column"], axis=1),
                 lambda: xp.moveaxis(c, 0, -1), lambda: xp.tril(m), lambda: xp.triu(m), lambda: xp.diff(v),
@@ -325,6 +326,7 @@ def _linear_algebra(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: a["hyper"] - xp.max(a["hyper"], axis=-1, keepdims=True),
                 lambda: xp.linalg.outer(v, v), lambda: xp.linalg.vector_norm(v), lambda: xp.linalg.vector_norm(m, axis=1),
                 lambda: xp.linalg.matrix_norm(m), lambda: xp.linalg.trace(square), lambda: xp.linalg.diagonal(m),
+                lambda: xp.linalg.diagonal(c), lambda: xp.vecdot(c[:, :, None, :], c[:, None, :, :]),  # pairwise, batched
                 lambda: xp.linalg.cross(v[:3], v[1:4]), lambda: xp.eye(3), lambda: xp.eye(3, 4, k=1)]
     yield from thunks
     yield from _decompositions(xp, square)

@@ -97,7 +97,8 @@ def test_a_fresh_process_runs_on_installed_kernels_without_the_compiler(tmp_path
 #: matrices times a batch of columns and a batch of rows times a batch of matrices, the
 #: axes of a 3-d array reversed, of a 4-d one swapped and a 5-d one's permuted, a tensordot
 #: over two axes, reductions of a 5-d array over alternate axes and over all but one, of a
-#: 6-d one over all, and windows of a 5-d array.
+#: 6-d one over all, windows of a 5-d array, a batch's pairwise dot products, a boolean
+#: mask broadcast along a middle axis and the diagonals of a batch of int8 matrices.
 FIRST_USES = """
 import sys
 import numpy
@@ -131,7 +132,9 @@ calls = [xp.linalg.qr(tall), xp.linalg.qr(wide, mode="complete"), xp.linalg.svd(
          xp.permute_dims(hyper * 2.0, (0, 3, 2, 1)), xp.permute_dims(penta * 2.0, (0, 3, 1, 4, 2)),
          xp.tensordot(hyper, hyper * 2.0, axes=((1, 2), (1, 2))), xp.mean(penta, axis=(1, 3)),
          xp.var(penta, axis=(1, 2, 3, 4)), xp.sum(xp.reshape(penta, (2, 3, 2, 2, 2, 3)) * 2.0),
-         (penta * 2.0)[:, 2, 1], (penta * 2.0)[:, :, 0]]
+         (penta * 2.0)[:, 2, 1], (penta * 2.0)[:, :, 0], xp.vecdot(cube[:, :, None, :], cube[:, None, :4, :]),
+         xp.broadcast_to(cube[:, :1] > 0, cube.shape),
+         xp.linalg.diagonal(xp.asarray(rng.integers(-1, 2, (4, 3, 3)).astype(numpy.int8)))]
 for value in calls:
     for part in value if isinstance(value, tuple) else (value,):
         numpy.asarray(part)
