@@ -12,7 +12,7 @@ from .. import dtypes as dt
 from ..api_version import sequence
 from ..trace.array import Array
 from ..trace.materialize import materialize
-from ..trace.node import value_read
+from ..trace.node import pending_graph, value_read
 from ..trace.views import can_view, view
 from . import extended, graph
 from .graph import as_int, check_array, int_tuple, normalize_axes, op, shape_tuple
@@ -230,14 +230,18 @@ def _compute_wide_operands(arrays: list[Array]) -> None:
     width: ``stack`` of many values, each a graph of its own, is one graph as wide as all of
     them (SciPy's naive B-spline test stacks 50 graphs of 800 nodes: a 40,000-node compile
     took 22 GB). Computed one at a time, such operands are small graphs, and alike ones share
-    one executable."""
+    one executable. Each is computed with the pending values the next one needs too (a
+    loop's state, of which each operand is a reading), so no graph computes them again:
+    a 25-step simulation's outputs, stacked, ran 20 graphs of a history longer each time."""
     if len(arrays) <= _WIDE_COUNT:
         return
-    for a in arrays:
-        node = a._node
-        if node.buffer is None and node.depth >= _WIDE_DEPTH:
-            value_read()
-            materialize([node])
+    deep = [a._node for a in arrays if a._node.buffer is None and a._node.depth >= _WIDE_DEPTH]
+    for node, following in zip(deep, [*deep[1:], None]):
+        if node.buffer is not None:
+            continue
+        needed = {id(n) for n in pending_graph(following)} if following is not None else set()
+        value_read()
+        materialize([node, *(n for n in pending_graph(node)[:-1] if id(n) in needed)])
 
 
 def stack(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int = 0) -> Array:

@@ -433,6 +433,41 @@ static int list_and_one_more(PyObject *const *args, Py_ssize_t nargs, const char
     return -1;
 }
 
+/* Adds to ``outputs`` the pending nodes of the walk that no array holds but something
+   outside the graph refers to (a pending node of another graph: the state a loop's later
+   readings are computed from), but tuples, as ``walk`` in to_hlo.py: each is referred to by
+   its consumers' operand tuples and the walk's order list, and anything more is outside.
+   -1 on error. */
+static int shared_outputs(Walk *w, Numbered *pending, Py_ssize_t n_pending, PyObject *outputs, PyObject *root,
+                          long long kept) {
+    Py_ssize_t n_rows = PyList_GET_SIZE(w->rows);
+    Py_ssize_t *uses = PyMem_Calloc(n_rows ? n_rows : 1, sizeof(Py_ssize_t));
+    if (uses == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    int failed = 0;
+    for (Py_ssize_t k = 0; k < n_pending; k++) {
+        PyObject *operands = SLOT(pending[k].node, off_operands);
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(operands); j++) {
+            Py_ssize_t i = map_get(&w->index, PyTuple_GET_ITEM(operands, j));
+            if (i >= 0) uses[i]++;
+        }
+    }
+    for (Py_ssize_t k = 0; k < n_pending && !failed; k++) {
+        PyObject *node = pending[k].node;
+        PyObject *arrays = SLOT(node, off_arrays);
+        Py_ssize_t i = map_get(&w->index, node);
+        if (node == root || i < 0 || arrays == NULL || PyObject_IsTrue(arrays) || Py_REFCNT(node) <= uses[i] + 1 ||
+            !Py_IS_TYPE(shape_of(node), shape_type)) /* a tuple: its elements are the values */
+            continue;
+        int keep = w->reads[i] ? 1 : small_enough(shape_of(node), kept);
+        failed = keep < 0 || (keep && PyList_Append(outputs, node));
+    }
+    PyMem_Free(uses);
+    return failed ? -1 : 0;
+}
+
 static PyObject *walk(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     if (list_and_one_more(args, nargs, "walk(roots: list, kept_bytes: int)")) return NULL;
@@ -497,6 +532,7 @@ static PyObject *walk(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
             if (keep < 0 || (keep && PyList_Append(outputs, node))) goto done;
         }
     }
+    if (shared_outputs(&w, pending, n_pending, outputs, root, kept)) goto done;
     if (PyList_GET_SIZE(outputs) > n_roots) {
         PyObject *once = unique(outputs);
         if (once == NULL) goto done;

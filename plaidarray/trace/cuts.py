@@ -32,7 +32,7 @@ import weakref
 from collections.abc import Hashable
 
 from . import node as node_module
-from .node import Node
+from .node import Node, pending_graph
 
 #: The signature of the node where the last graph was cut (None before any cut).
 _anchor: Hashable | None = None
@@ -95,7 +95,7 @@ def _first_recurrence(node: Node, mark: Hashable) -> tuple[Node, bool]:
     serve no other. Not if the sizes change: the next graph would start from sizes so
     small that they equal others by chance, and the symbols that ties
     (``dynamic.Pattern``) part again at a further compile."""
-    recurrences = [o for o in _pending(node)[:-1] if o.op == node.op and signature(o) == mark]
+    recurrences = [o for o in pending_graph(node)[:-1] if o.op == node.op and signature(o) == mark]
     changes = any(o.shape.dims != node.shape.dims for o in recurrences)
     if len(recurrences) < SHORT_ITERATIONS or changes:
         return node, changes
@@ -122,25 +122,8 @@ def recorded_again(node: Node) -> None:
     """Count the depths of ``node``'s pending graph again after an earlier node of it ran
     (``cut_at``): the iterations recorded after that node then reach the bound where
     every later graph of the loop does, so the next graph holds as many and repeats."""
-    for n in _pending(node):
+    for n in pending_graph(node):
         n.depth = 1 + max((o.depth for o in n.operands), default=0)
-
-
-def _pending(node: Node) -> list[Node]:
-    """The pending nodes of ``node``'s graph, in the order they were recorded (``node``
-    last), but Python scalars' broadcasts, which every graph shares (``Node.reused``)."""
-    seen = {id(node)}
-    pending = [node]
-    stack = list(node.operands)
-    while stack:
-        o = stack.pop()
-        if o.buffer is not None or id(o) in seen or o.reused is not None:
-            continue
-        seen.add(id(o))
-        pending.append(o)
-        stack.extend(o.operands)
-    pending.sort(key=lambda n: n.serial)
-    return pending
 
 
 def sizes_changing(cut: bool) -> bool | None:

@@ -123,6 +123,23 @@ class Node:
         self.op, self.operands, self.attrs, self.depth, self.owned = None, (), {}, 0, owned
 
 
+def pending_graph(node: Node) -> list[Node]:
+    """The pending nodes of ``node``'s graph, in the order they were recorded (``node``
+    last), but Python scalars' broadcasts, which every graph shares (``Node.reused``)."""
+    seen = {id(node)}
+    pending = [node]
+    stack = list(node.operands)
+    while stack:
+        o = stack.pop()
+        if o.buffer is not None or id(o) in seen or o.reused is not None:
+            continue
+        seen.add(id(o))
+        pending.append(o)
+        stack.extend(o.operands)
+    pending.sort(key=lambda n: n.serial)
+    return pending
+
+
 class _Reads(threading.local):
     """How many values this thread read (``Array._value``, exports) or computed where they
     were recorded (cuts). Per thread: only a call's own thread reads for it (a run's

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Sequence
 from operator import attrgetter
 from typing import cast
@@ -9,6 +10,7 @@ from typing import cast
 import numpy as np
 
 from ..hlo import Computation, Instruction
+from ..hlo.shape import Shape
 from ..hlo.ir import attr_key, topological_order
 from .node import GRAPH_IN_C, Node
 
@@ -132,9 +134,39 @@ def walk(roots: list[Node]) -> Walked:
         order.append(node)
         if node.arrays and node is not root and (depends or shape.size * shape.dtype.itemsize <= KEPT_GENERATOR_BYTES):
             outputs.append(node)
+    seen.clear()  # the references left are the graph's own and the walk's ``pending``, ``index`` and ``order``
+    o = node = _NO_NODE
+    outputs += _shared(pending, index, rows, reads, root)
     if len(outputs) > len(roots):
         outputs = list(dict.fromkeys(outputs))
     return (tuple(rows), tuple([index[r] for r in outputs])), buffers, outputs, order
+
+
+#: What ``walk``'s loop variables hold once its walk is done: no pending node of any graph.
+_NO_NODE = Node.ready(np.empty(0))
+
+
+def _shared(pending: list[Node], index: dict[Node, int], rows: list[tuple], reads: list[bool],
+            root: Node | None) -> list[Node]:
+    """The pending nodes of a walk that no array holds but something outside the graph
+    refers to (a pending node of another graph: the state a loop's later readings are
+    computed from), kept as outputs by the rule live values are kept by, so that no later
+    graph computes them again (not tuples: their elements are the values). Each is referred to by its consumers' operand tuples and
+    by the walk's ``pending``, ``index`` and ``order``; anything more is outside."""
+    uses = [0] * len(rows)
+    for row in rows:
+        if len(row) == 5:
+            for i in row[2]:
+                uses[i] += 1
+    found = []
+    for node in pending:
+        i = index[node]
+        # getrefcount's argument and this loop's variable are two references more
+        if node is not root and not node.arrays and sys.getrefcount(node) > uses[i] + 5 and \
+                type(node.shape) is Shape and \
+                (reads[i] or node.shape.size * node.shape.dtype.itemsize <= KEPT_GENERATOR_BYTES):
+            found.append(node)
+    return found
 
 
 def graph_to_computation(roots: Sequence[Node], inputs: Sequence[Node],
