@@ -58,3 +58,4 @@ def numpy_binary(fn, x1, x2):
     with np.errstate(all="ignore"):
         out = fn(np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1))
     return np.asarray(out).reshape(shape)
+

@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 
 import plaidarray as xp
 from helpers import assert_same
+from loop_helpers import assembled_sizes, state_space_readings
 from strategies import ALL, FLOAT, INTEGER, arrays, broadcastable_shapes, shapes
 
 any_dtype = st.sampled_from(ALL)
@@ -280,23 +281,9 @@ def test_stacking_readings_of_a_loops_state_computes_the_state_once(backend, mon
     """The outputs of a 25-step state-space simulation, never read, stacked: each operand
     is computed with the state the next one reads, so no graph holds the state's history
     again (20 graphs, a longer one each time, before), and the values are NumPy's."""
-    from plaidarray.trace import baseline
-
-    sizes: list[int] = []
-    assemble = baseline.assemble
-    monkeypatch.setattr(baseline, "assemble", lambda rows, *args, **kwargs: (sizes.append(len(rows)),
-                                                                             assemble(rows, *args, **kwargs))[1])
-    xp.clear_cache()
-    rng = np.random.default_rng(0)
-    a, b, c, u = rng.standard_normal((4, 4)) * 0.3, rng.standard_normal(4), rng.standard_normal(4), rng.standard_normal(25)
-    state, expected_state = xp.zeros(4), np.zeros(4)
-    readings, expected = [], []
-    for t in range(25):
-        state = xp.asarray(a) @ state + xp.asarray(b) * float(u[t])
-        expected_state = a @ expected_state + b * u[t]
-        readings.append(xp.asarray(c) @ state)
-        expected.append(c @ expected_state)
-    np.testing.assert_allclose(np.asarray(xp.stack(readings)), np.stack(expected), rtol=1e-12)
+    sizes = assembled_sizes(monkeypatch)
+    readings, expected = state_space_readings()
+    np.testing.assert_allclose(np.asarray(xp.stack(readings)), expected, rtol=1e-12)
     if backend == "llvm-cpu":
         assert len(sizes) <= 12 and len(set(sizes[2:])) <= 4
 

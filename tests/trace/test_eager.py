@@ -18,6 +18,7 @@ import pytest
 from hypothesis import given, strategies as st
 
 import plaidarray as xp
+from loop_helpers import assembled_sizes, state_space_readings
 from plaidarray.backend.llvm_cpu.tiering import SCALAR_MAX_ELEMENTS
 from plaidarray.trace import node as node_module
 
@@ -125,13 +126,7 @@ def test_a_loop_whose_values_are_not_all_ancestors_of_the_cut_repeats_its_graphs
     position is no ancestor of the velocity the graphs are cut at, yet runs with it
     (``cuts.waiting``), so no graph holds its history again and the graphs repeat; each
     node recorded is run once."""
-    from plaidarray.trace import baseline
-
-    assembled: list[int] = []
-    assemble = baseline.assemble
-    monkeypatch.setattr(baseline, "assemble", lambda rows, *args, **kwargs: (assembled.append(len(rows)),
-                                                                             assemble(rows, *args, **kwargs))[1])
-    xp.clear_cache()
+    assembled = assembled_sizes(monkeypatch)
     start = np.random.default_rng(1).random(6) * 3
     velocity, height, bounces = xp.asarray(start), xp.zeros(6) + 1.0, xp.zeros(6, dtype=xp.int32)
     expected = [start, np.ones(6), np.zeros(6, np.int32)]
@@ -158,22 +153,8 @@ def test_readings_of_a_loops_state_read_one_by_one_compute_the_state_once(monkey
     the first reading of it (``to_hlo.walk``: a node referred to from outside its graph is
     an output), so no later read computes the state's history again (25 graphs, a longer
     one each time, before); the values are NumPy's."""
-    from plaidarray.trace import baseline
-
-    sizes: list[int] = []
-    assemble = baseline.assemble
-    monkeypatch.setattr(baseline, "assemble", lambda rows, *args, **kwargs: (sizes.append(len(rows)),
-                                                                             assemble(rows, *args, **kwargs))[1])
-    xp.clear_cache()
-    rng = np.random.default_rng(0)
-    a, b, c, u = rng.standard_normal((4, 4)) * 0.3, rng.standard_normal(4), rng.standard_normal(4), rng.standard_normal(25)
-    state, expected_state = xp.zeros(4), np.zeros(4)
-    readings, expected = [], []
-    for t in range(25):
-        state = xp.asarray(a) @ state + xp.asarray(b) * float(u[t])
-        expected_state = a @ expected_state + b * u[t]
-        readings.append(xp.asarray(c) @ state)
-        expected.append(float(c @ expected_state))
+    sizes = assembled_sizes(monkeypatch)
+    readings, expected = state_space_readings()
     np.testing.assert_allclose([float(r) for r in readings], expected, rtol=1e-12)
     assert len(sizes) <= 6
 
