@@ -113,9 +113,9 @@ def _conversions(xp: Any, dtypes: tuple[np.dtype, ...], arrays: dict[np.dtype, d
 
 
 def _statistics(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
-    """Reductions over every axis of ranks 1 to 3, kept or not, over the axes of rank 4
-    that no lower rank's merge to (no two kept axes adjacent: ``hlo.opdef.Merge`` merges
-    kept runs only), over all axes and alternate ones of rank 5 (higher ranks' runs of
+    """Reductions over every axis of ranks 1 to 3, kept or not, over every set of axes of
+    rank 4 that no lower rank's merge to (no two kept axes adjacent: ``hlo.opdef.Merge``
+    merges kept runs only), over all axes and alternate ones of rank 5 (higher ranks' runs of
     reduced and of kept axes are merged before, ``api.graph.MERGED_RANK``, so every
     reduction of rank 5 or more runs on these or lower ranks'), and scans along every kind
     of axis (first, last, between two: any rank's merge to these)."""
@@ -124,7 +124,7 @@ def _statistics(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
         fn = getattr(xp, name)
         for kind, axes in (("vector", (None, 0)), ("matrix", (None, 0, 1)), ("row", (None, 0, 1)),
                            ("column", (None, 0, 1)), ("cube", (None, 0, 1, 2, (1, 2), (0, 2), (0, 1))),
-                           ("hyper", (None, (1, 3), (0, 2), (1, 2), (0, 1, 3), (0, 1, 2))),
+                           ("hyper", (None, (1, 3), (0, 2), (1, 2), (0, 1, 3), (0, 1, 2), (0, 2, 3), (1, 2, 3))),
                            ("penta", (None, (1, 3), (0, 2, 4)))):
             for axis in axes:
                 yield partial(fn, a[kind], axis=axis)

@@ -431,6 +431,37 @@ def transpose(x: Array, permutation: tuple[int, ...]) -> Array:
     return x
 
 
+def sliced(x: Array, start: tuple[int, ...], limit: tuple[int, ...], strides: tuple[int, ...]) -> Array:
+    """``x[start:limit:strides]`` per axis, with each run of adjacent axes taken whole
+    sliced as one axis (a reshape: the same elements in the same order), so that a slice
+    of any rank runs on the kernel of its runs' (a 4-d array rolled or differenced along
+    its last axis is a matrix's slice)."""
+    whole = [s == 0 and l == n and st == 1 for s, l, st, n in zip(start, limit, strides, x.shape)]
+    groups = runs([(w, a if not w else -1) for a, w in enumerate(whole)])
+    if len(groups) == x.ndim:
+        return op("slice", x, start=start, limit=limit, strides=strides)
+    dims = tuple(math.prod(x.shape[a] for a in group) for group in groups)
+    out = op("slice", reshape(x, dims), start=tuple(start[g[0]] for g in groups),
+             limit=tuple(dims[i] if whole[g[0]] else limit[g[0]] for i, g in enumerate(groups)),
+             strides=tuple(strides[g[0]] for g in groups))
+    return reshape(out, tuple(len(range(s, l, st)) for s, l, st in zip(start, limit, strides)))
+
+
+def padded(x: Array, value: Array, low: tuple[int, ...], high: tuple[int, ...], interior: tuple[int, ...]) -> Array:
+    """``x`` padded with ``value`` (a 0-d array), each run of adjacent axes it does not
+    pad as one axis (a reshape), as ``sliced`` slices: a strided write into a 5-d array
+    pads as a 3-d one does."""
+    bare = [lo == hi == inner == 0 for lo, hi, inner in zip(low, high, interior)]
+    groups = runs([(b, a if not b else -1) for a, b in enumerate(bare)])
+    if len(groups) == x.ndim:
+        return op("pad", x, value, low=low, high=high, interior=interior)
+    dims = tuple(math.prod(x.shape[a] for a in group) for group in groups)
+    out = op("pad", reshape(x, dims), value, low=tuple(low[g[0]] for g in groups),
+             high=tuple(high[g[0]] for g in groups), interior=tuple(interior[g[0]] for g in groups))
+    return reshape(out, tuple(lo + hi + n + max(n - 1, 0) * inner
+                              for lo, hi, inner, n in zip(low, high, interior, x.shape)))
+
+
 #: Reductions and windows (``indexing.py``) of arrays of more axes than this are of their
 #: runs of adjacent axes merged by a reshape (the same elements in the same order; for a
 #: reduction, runs reduced or kept alike): the installation builds them at ranks up to

@@ -289,9 +289,10 @@ _INDEX_SHAPE = Shape((), dt.int64)
 
 def _dynamic_window(x: Array, entries: list) -> Array:
     """The unit-step window ``entries`` of ``x``: of an array of more than
-    ``graph.MERGED_RANK`` axes, the window of ``x`` with each axis taken whole merged into
-    the axis before it (rows of whole trailing axes are one row of their elements, at
-    the start times their size), the rank the installation builds windows of."""
+    ``graph.MERGED_RANK`` axes, the window of ``x`` with each axis merged into the one
+    before it where the window stays one block of their row-major elements (an axis taken
+    whole, or any range after single elements: ``x[0, 0, 0, 0, 1]`` is one element of a
+    vector), the rank the installation builds windows of."""
     if x.ndim <= graph.MERGED_RANK:
         return op("dynamic_slice", x, *(_runtime_index(start) for start, _, _, _ in entries),
                   slice_sizes=tuple(count for _, _, count, _ in entries))
@@ -299,8 +300,9 @@ def _dynamic_window(x: Array, entries: list) -> Array:
     starts: list[int] = []
     counts: list[int] = []
     for axis, ((start, _, count, _), n) in enumerate(zip(entries, x.shape)):
-        if axis and start == 0 and count == n:
-            dims[-1], starts[-1], counts[-1] = dims[-1] * n, starts[-1] * n, counts[-1] * n
+        if axis and (start == 0 and count == n or counts[-1] == 1 and dims[-1] and n):
+            # a row-major block still: after single elements, any range; after any range, a whole axis
+            dims[-1], starts[-1], counts[-1] = dims[-1] * n, starts[-1] * n + start, counts[-1] * count
         else:
             dims.append(n)
             starts.append(start)
@@ -473,7 +475,7 @@ def getitem(x: Array, key: Any) -> Array:
         limits.append(start + (count - 1) * step + 1 if count else start)
         strides.append(step)
     if any(s or l != n or st != 1 for s, l, st, n in zip(starts, limits, strides, x.shape)):
-        y = op("slice", y, start=tuple(starts), limit=tuple(limits), strides=tuple(strides))
+        y = graph.sliced(y, tuple(starts), tuple(limits), tuple(strides))
     return graph.reshape(y, out_shape)
 
 
@@ -561,8 +563,8 @@ def _updated(x: Array, key: Any, value: Any) -> Array:
         return op("dynamic_update_slice", x, value, *(_runtime_index(start) for start, _, _, _ in entries))
     mask = graph.full(region, True, dt.bool_)
     pad = dict(low=tuple(low), high=tuple(high), interior=tuple(interior))
-    placed = op("pad", value, graph.constant(0, x.dtype), **pad)
-    where = op("pad", mask, graph.constant(False, dt.bool_), **pad)
+    placed = graph.padded(value, graph.constant(0, x.dtype), **pad)
+    where = graph.padded(mask, graph.constant(False, dt.bool_), **pad)
     return op("select", where, placed, x)
 
 

@@ -345,7 +345,7 @@ def _along(x: Array, axis: int, start: int, stop: int) -> Array:
     """``x[..., start:stop, ...]`` with the range on ``axis``."""
     lo, hi = [0] * x.ndim, list(x.shape)
     lo[axis], hi[axis] = start, stop
-    return op("slice", x, start=tuple(lo), limit=tuple(hi), strides=(1,) * x.ndim)
+    return graph.sliced(x, tuple(lo), tuple(hi), (1,) * x.ndim)
 
 
 @recorded
@@ -356,10 +356,20 @@ def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
         raise ValueError(f"tile: repetitions must be non-negative, got {reps}")
     rank = max(len(reps), x.ndim)
     reps = (1,) * (rank - len(reps)) + reps
-    base = graph.reshape(x, (1,) * (rank - x.ndim) + x.shape)
-    wide = tuple(v for r, s in zip(reps, base.shape) for v in (r, s))
-    spread = op("broadcast_in_dim", base, dims=wide, broadcast_dimensions=tuple(range(1, 2 * rank, 2)))
-    return graph.reshape(spread, tuple(r * s for r, s in zip(reps, base.shape)))
+    out = graph.reshape(x, (1,) * (rank - x.ndim) + x.shape)
+    if 0 in reps or 0 in out.shape:
+        return graph.full(tuple(r * s for r, s in zip(reps, out.shape)), 0, out.dtype)
+    # one axis at a time: the copies along a new axis before it, then the two merged, a
+    # broadcast of the axes before and after it whatever the rank (the kernels built at
+    # installation), not one of every other axis of twice the rank
+    for axis, r in enumerate(reps):
+        if r == 1:
+            continue
+        shape = out.shape
+        spread = op("broadcast_in_dim", out, dims=(*shape[:axis], r, *shape[axis:]),
+                    broadcast_dimensions=(*range(axis), *range(axis + 1, rank + 1)))
+        out = graph.reshape(spread, (*shape[:axis], r * shape[axis], *shape[axis + 1:]))
+    return graph.copy_of(out) if all(r == 1 for r in reps) else out
 
 
 def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Array:

@@ -26,6 +26,10 @@ def _arg_extremum(x: Array, axis: int | None, keepdims: bool, kind: str, name: s
     (axis,) = normalize_axes(axis, x.ndim, name)
     if x.shape[axis] == 0:
         raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
+    if x.ndim > 3:  # the axes before and after it merged (a reshape): the ops of a 3-d array's middle axis
+        before, after = math.prod(x.shape[:axis]), math.prod(x.shape[axis + 1:])
+        out = _arg_extremum(graph.reshape(x, (before, x.shape[axis], after)), 1, False, kind, name)
+        return graph.reshape(out, (*x.shape[:axis], *((1,) if keepdims else ()), *x.shape[axis + 1:]))
     extremum = op("reduce", x, dimensions=(axis,), kind=kind)
     kept = tuple(i for i in range(x.ndim) if i != axis)
     wide = op("broadcast_in_dim", extremum, dims=x.shape, broadcast_dimensions=kept)

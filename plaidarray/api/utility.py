@@ -41,8 +41,7 @@ def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = Non
         if m == 0:
             break
         lo, hi = [0] * x.ndim, list(x.shape)
-        head = dict(start=tuple(lo), limit=tuple(hi[:axis] + [m - 1] + hi[axis + 1:]), strides=(1,) * x.ndim)
-        tail = dict(start=tuple(lo[:axis] + [1] + lo[axis + 1:]), limit=tuple(hi), strides=(1,) * x.ndim)
-        a, b = op("slice", x, **head), op("slice", x, **tail)
+        a = graph.sliced(x, tuple(lo), tuple(hi[:axis] + [m - 1] + hi[axis + 1:]), (1,) * x.ndim)
+        b = graph.sliced(x, tuple(lo[:axis] + [1] + lo[axis + 1:]), tuple(hi), (1,) * x.ndim)
         x = op("xor" if x.dtype == dt.bool_ else "subtract", b, a)
     return x

@@ -237,7 +237,13 @@ class Diagonal(Step):
         first: the flattened matrix from there, padded to ``size`` rows of n + 1, whose
         first column it is. A strided slice would say so in one op, but its step is part of
         the graph's structure, and a matrix that grows would compile anew at each size
-        (the determinant, the trace); here every size is a run-time value."""
+        (the determinant, the trace); here every size is a run-time value. A batch of
+        several axes is one axis here (a reshape), so that a stack of any rank takes the
+        ops of a 3-d one."""
+        if base.ndim > 3:
+            *batch, m, n = base.shape
+            flat = self.forward(graph.reshape(base, (math.prod(batch), m, n)))
+            return graph.reshape(flat, (*batch, flat.shape[-1]))
         *batch, m, n = base.shape
         row, col, size = self._extent(base.shape)
         zeros = (0,) * len(batch)

@@ -1,8 +1,10 @@
 """Ops whose kernels the installation builds at low ranks only, recorded so that those
 serve them at any rank: transposes as block swaps (``api/block_swaps.py``), reductions and
 windows of more than ``graph.MERGED_RANK`` axes with their runs of adjacent axes merged,
-tensordots over several axes as one matrix product. Each against NumPy, on both
-backends, and each graph checked for what it records."""
+tensordots over several axes as one matrix product, slices with their runs of whole axes
+merged, tiles one axis at a time, arg-extrema and diagonals of arrays of any rank as of
+3-d ones. Each against NumPy, on both backends, and each graph checked for what it
+records."""
 
 from __future__ import annotations
 
@@ -130,3 +132,39 @@ def test_tensordots_over_several_axes_are_one_matrix_product(backend, lhs, rhs, 
     assert len(products) == 1 and len(products[0].attrs["lhs_contracting"]) == 1
     assert all(len(operand.shape.dims) == 2 for operand in products[0].operands)
     assert_same(got, np.tensordot(a, b, axes=axes), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("shape", [(5,), (4, 5), (2, 3, 4), (2, 1, 3, 5), (2, 3, 2, 2, 3)])
+@pytest.mark.parametrize("dtype", [np.float32, np.int64, np.bool_])
+def test_rolls_differences_tiles_and_arg_extrema_of_any_rank(backend, shape, dtype):
+    """Each along every axis, against NumPy: the slices recorded are of their runs of
+    whole axes merged (at most one more axis than they slice), the tiles' broadcasts of
+    one new axis at a time, the arg-extrema's ops of rank 3 at most."""
+    values = np.random.default_rng(len(shape)).integers(-3, 4, shape).astype(dtype)
+    x = xp.asarray(values)
+    for axis in range(len(shape)):
+        rolled = xp.roll(x, 2, axis=axis)
+        for node in _recorded(rolled, "slice"):
+            assert len(node.shape.dims) <= 3
+        assert_same(rolled, np.roll(values, 2, axis=axis), exact=True)
+        if dtype != np.bool_:
+            assert_same(xp.diff(x, axis=axis), np.diff(values, axis=axis), exact=True)
+            for name in ("argmax", "argmin"):
+                found = getattr(xp, name)(x, axis=axis, keepdims=axis % 2 == 1)
+                assert all(len(node.shape.dims) <= 3 for node in _recorded(found, "iota"))
+                assert_same(found, getattr(np, name)(values, axis=axis, keepdims=axis % 2 == 1))
+    for reps in [(2,) * len(shape), (3, 1), (1,) * len(shape), (0, 2)]:
+        tiled = xp.tile(x, reps)
+        assert 0 in reps or all(len(node.operands[0].shape.dims) + 1 == len(node.shape.dims)
+                                for node in _recorded(tiled, "broadcast_in_dim"))
+        assert_same(tiled, np.tile(values, reps), exact=True)
+
+
+@pytest.mark.parametrize("shape", [(2, 3, 3), (2, 2, 3, 4), (2, 1, 2, 4, 3)])
+def test_diagonals_of_stacks_of_any_rank(backend, shape):
+    """The diagonals of a stack of matrices, of every offset, as of a 3-d stack."""
+    values = np.random.default_rng(0).integers(-9, 9, shape).astype(np.int8)
+    for offset in (-1, 0, 2):
+        got = xp.linalg.diagonal(xp.asarray(values) * 1, offset=offset)
+        assert all(len(node.shape.dims) <= 3 for node in _recorded(got, "slice"))
+        assert_same(got, np.diagonal(values, offset=offset, axis1=-2, axis2=-1), exact=True)

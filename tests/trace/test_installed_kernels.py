@@ -98,7 +98,9 @@ def test_a_fresh_process_runs_on_installed_kernels_without_the_compiler(tmp_path
 #: axes of a 3-d array reversed, of a 4-d one swapped and a 5-d one's permuted, a tensordot
 #: over two axes, reductions of a 5-d array over alternate axes and over all but one, of a
 #: 6-d one over all, windows of a 5-d array, a batch's pairwise dot products, a boolean
-#: mask broadcast along a middle axis and the diagonals of a batch of int8 matrices.
+#: mask broadcast along a middle axis, the diagonals of a batch of int8 matrices, int64
+#: sums over three of four axes, arg-extrema along a 4-d array's middle axes, tiles and
+#: rolls and differences of 3-d and 4-d arrays, an element and every second frame of 5-d ones.
 FIRST_USES = """
 import sys
 import numpy
@@ -112,6 +114,7 @@ a = xp.asarray(rng.standard_normal((6, 8)))
 b = xp.zeros((5, 6))
 b[1:3] = 1.0
 counts = xp.asarray(rng.integers(0, 9, (7, 5)).astype(numpy.int32))
+counts4 = xp.asarray(rng.integers(0, 9, (2, 3, 4, 5)))
 calls = [xp.linalg.qr(tall), xp.linalg.qr(wide, mode="complete"), xp.linalg.svd(tall, full_matrices=False),
          xp.linalg.svdvals(wide), xp.linalg.pinv(tall), square @ square.T, xp.cumulative_sum(square, axis=1),
          xp.sort(square, axis=0), xp.tensordot(a, a * 2.0, axes=2), xp.vecdot(a, a * 2.0),
@@ -134,7 +137,10 @@ calls = [xp.linalg.qr(tall), xp.linalg.qr(wide, mode="complete"), xp.linalg.svd(
          xp.var(penta, axis=(1, 2, 3, 4)), xp.sum(xp.reshape(penta, (2, 3, 2, 2, 2, 3)) * 2.0),
          (penta * 2.0)[:, 2, 1], (penta * 2.0)[:, :, 0], xp.vecdot(cube[:, :, None, :], cube[:, None, :4, :]),
          xp.broadcast_to(cube[:, :1] > 0, cube.shape),
-         xp.linalg.diagonal(xp.asarray(rng.integers(-1, 2, (4, 3, 3)).astype(numpy.int8)))]
+         xp.linalg.diagonal(xp.asarray(rng.integers(-1, 2, (4, 3, 3)).astype(numpy.int8))),
+         xp.sum(counts4, axis=(1, 2, 3)), xp.max(counts4, axis=(0, 2, 3)), xp.argmax(hyper, axis=-2),
+         xp.argmin(hyper, axis=1), xp.tile(cube, (2, 2, 2)), xp.tile(counts, (2, 2)), xp.roll(hyper, 1, axis=-1),
+         xp.diff(counts4, axis=-1), xp.diff(hyper, axis=0), penta[0, 0, 0, 0, 1], (penta * 2.0)[:, ::2]]
 for value in calls:
     for part in value if isinstance(value, tuple) else (value,):
         numpy.asarray(part)
