@@ -240,10 +240,13 @@ class Diagonal(Step):
         (the determinant, the trace); here every size is a run-time value. A batch of
         several axes is one axis here (a reshape), so that a stack of any rank takes the
         ops of a 3-d one."""
-        if base.ndim > 3:
-            *batch, m, n = base.shape
-            flat = self.forward(graph.reshape(base, (math.prod(batch), m, n)))
-            return graph.reshape(flat, (*batch, flat.shape[-1]))
+        if base.ndim <= 3:
+            return self._forward(base)
+        *batch, m, n = base.shape
+        flat = self._forward(graph.reshape(base, (math.prod(batch), m, n)))
+        return graph.reshape(flat, (*batch, flat.shape[-1]))
+
+    def _forward(self, base: Array) -> Array:
         *batch, m, n = base.shape
         row, col, size = self._extent(base.shape)
         zeros = (0,) * len(batch)
