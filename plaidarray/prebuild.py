@@ -235,13 +235,19 @@ def _indexing(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
     """Reading and writing by integers, index arrays and masks."""
     v, m = a["vector"], a["matrix"]
     index = xp.asarray(np.array([0, 2, 1]))
+    rows, columns = xp.asarray(np.array([[0, 2, 1, 0], [1, 1, 0, 2]])), xp.asarray(np.array([[0, 3], [1, 2], [3, 0]]))
     thunks: list[Thunk] = [lambda: xp.take(v, index), lambda: xp.take(m, index, axis=1), lambda: xp.take(m, index[:2], axis=0),
                 lambda: xp.take_along_axis(m, xp.argsort(m, axis=1), axis=1), lambda: v[index],
                 lambda: xp.take_along_axis(m, xp.argsort(m, axis=1)[:, :1], axis=1),
                 lambda: xp.take_along_axis(m, xp.argsort(m, axis=0)[:1], axis=0),
                 lambda: m[index[:2]], lambda: v[index[0]], lambda: m[index[0]], lambda: m[index[0], index[1]],
                 lambda: v[v > v[0]], lambda: m[m > m[0, 0]], lambda: xp.nonzero(v > v[0])[0],
-                lambda: xp.take(a["cube"], index[:2], axis=1)]  # between two runs of axes (``take``'s merge)
+                lambda: xp.take(a["cube"], index[:2], axis=1),  # between two runs of axes (``take``'s merge)
+                # along each kind of axis by indices of any dtype's (an argsort's are of real dtypes only)
+                lambda: xp.take_along_axis(m, rows, axis=0), lambda: xp.take_along_axis(m, columns, axis=1),
+                lambda: xp.take_along_axis(v, index, axis=0),
+                lambda: xp.take_along_axis(a["cube"], xp.broadcast_to(columns[:2, None, :2], (2, 3, 2)), axis=2),
+                lambda: xp.take_along_axis(a["cube"], xp.broadcast_to(rows[:, None, :], (2, 1, 4)), axis=1)]
     yield from thunks
 
     def stored(x: Any, key: Any, value: Any, computed: bool) -> Any:
@@ -304,7 +310,8 @@ def _products(xp: Any, dtype: np.dtype) -> Iterator[Thunk]:
                     partial(xp.matmul, array(2, m, k), array(2, k, n)))  # a batch's: R @ v[..., None]
     yield from (partial(xp.matmul, array(1, 4), array(4)), partial(xp.matmul, array(4), array(4, 1)),
                 partial(xp.matmul, array(3, 1), array(1)), partial(xp.matmul, array(1), array(1, 5)),
-                partial(xp.matmul, array(1), array(1)))
+                partial(xp.matmul, array(1), array(1)), partial(xp.matmul, array(1, 1), array(1)),
+                partial(xp.matmul, array(1), array(1, 1)))
 
 
 def _linear_algebra(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:

@@ -41,6 +41,10 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     b2 = b.shape if b.ndim > 1 else b.shape + (1,)
     if a2[-1] != b2[-2]:
         raise ValueError(f"matmul: contracted dimensions differ: {a.shape} @ {b.shape}")
+    if a2[-1] == 0:  # sums of nothing, as NumPy gives them (a product's code takes no empty contraction)
+        batch = graph.broadcast_shapes(a2[:-2], b2[:-2])
+        return graph.full(batch + (a.shape[-2:-1] if a.ndim > 1 else ()) + (b.shape[-1:] if b.ndim > 1 else ()), 0,
+                          a.dtype)
     if b.ndim == 1 or (b.ndim == 2 and a.ndim > 1) or (a.ndim == 1 and b.ndim == 2):
         # One product, no batch: all of a's rows times one matrix or vector, or a vector
         # times a matrix; its result axes are NumPy's.
@@ -61,6 +65,9 @@ def _broadcast_dot(a: Array, a_shape: tuple[int, ...], b: Array, b_shape: tuple[
     of that one, an axis of size 1 in both is left out. The result's axes are in the
     broadcast order, ``axis`` removed. Broadcast operands are never materialised, and
     ``x @ W`` for a stack ``x`` and a matrix ``W`` is one matrix product."""
+    if a_shape[axis] == 0:  # sums of nothing (a product's code takes no empty contraction)
+        return graph.full(tuple(sb if sa == 1 else sa for i, (sa, sb) in enumerate(zip(a_shape, b_shape)) if i != axis),
+                          0, a.dtype)
     roles = [_role(i == axis, sa, sb) for i, (sa, sb) in enumerate(zip(a_shape, b_shape))]
     lhs_axes = [i for i, r in enumerate(roles) if r in ("batch", "lhs", "contracted")]
     rhs_axes = [i for i, r in enumerate(roles) if r in ("batch", "rhs", "contracted")]
@@ -106,6 +113,9 @@ def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Seque
     for i, j in zip(la, lb):
         if a.shape[i] != b.shape[j]:
             raise ValueError(f"tensordot: dimension {i} of x1 and {j} of x2 differ")
+    if any(a.shape[i] == 0 for i in la):  # sums of nothing
+        return graph.full((*(d for i, d in enumerate(a.shape) if i not in la),
+                           *(d for j, d in enumerate(b.shape) if j not in lb)), 0, a.dtype)
     if len(la) <= 1:
         return op("dot_general", a, b, lhs_batch=(), rhs_batch=(), lhs_contracting=la, rhs_contracting=lb)
     # several axes contracted: a product of matrices, each operand's free axes and

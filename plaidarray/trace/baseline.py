@@ -145,6 +145,10 @@ def assemble(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict
     return BaselineExecutable(sequence, layout.results(rows), heat)
 
 
+#: Ops whose kernel takes an operand used twice as two parameters (a join of [x, y, x] is
+#: the kernel of three arrays, not one of a pattern of repeats: each pattern was a compile).
+REPEATED_OPERANDS = frozenset({"concatenate"})
+
 #: Ops whose kernel may write its result into its first operand's buffer, when donated.
 IN_PLACE_OPS = frozenset({"dynamic_update_slice"})
 
@@ -196,7 +200,8 @@ class _Layout:
 
     def ops(self) -> Iterator[tuple[int, list[int]]]:
         """The rows that run a kernel, each with its distinct operand rows (a parameter used
-        twice is passed once), in order; the others are numbered on the way."""
+        twice is passed once, but to ``REPEATED_OPERANDS``), in order; the others are
+        numbered on the way."""
         params = constants = 0
         for i, row in enumerate(self._rows):
             if len(row) == 2:
@@ -210,7 +215,7 @@ class _Layout:
                 self.value[i] = self.value[at[0]] if op == "reshape" else self.value[at[0]][attrs["index"]]
                 self.aliased[i] = True
             else:
-                yield i, list(dict.fromkeys(at))
+                yield i, list(at) if op in REPEATED_OPERANDS else list(dict.fromkeys(at))
 
     def call(self, i: int, distinct: list[int], executable: Executable, input_dims: tuple,
              symbols: tuple[Dim, ...] = ()) -> None:
@@ -367,13 +372,19 @@ def _signature(rows: tuple, row: tuple, distinct: list[int], attrs: dict) -> tup
     merge = merge_of(OPS[op], attrs, [rows[o][-2] for o in at], dims) if op in OPS else None
     if merge is None:
         params = tuple((rows[o][-2], rows[o][-1]) for o in distinct)
-        return params + ((op, attr_key, tuple(distinct.index(o) for o in at), dims, dtype),), attrs, None
+        return params + ((op, attr_key, _positions(at, distinct), dims, dtype),), attrs, None
     params = tuple((merged(rows[o][-2], merge.operands[at.index(o)]), rows[o][-1]) for o in distinct)
     if merge.attrs:
         attrs = {**attrs, **merge.attrs}
         attr_key = tuple((name, attrs[name]) for name, _ in attr_key)
-    return params + ((op, attr_key, tuple(distinct.index(o) for o in at), merged(dims, merge.result), dtype),), \
+    return params + ((op, attr_key, _positions(at, distinct), merged(dims, merge.result), dtype),), \
         attrs, merge
+
+
+def _positions(at: tuple[int, ...], distinct: list[int]) -> tuple[int, ...]:
+    """Each operand's parameter of an op's kernel: its first among ``distinct``, where
+    each operand is one parameter (all but ``REPEATED_OPERANDS``), else its own."""
+    return tuple(range(len(at))) if len(distinct) == len(at) else tuple(distinct.index(o) for o in at)
 
 
 def _kernel(rows: tuple, row: tuple, distinct: list[int], attrs: dict, shape: Shape,

@@ -288,6 +288,23 @@ def test_stacking_readings_of_a_loops_state_computes_the_state_once(backend, mon
         assert len(sizes) <= 12 and len(set(sizes[2:])) <= 4
 
 
+@pytest.mark.parametrize("pattern", [(0, 1, 0), (0, 0, 0), (0, 1, 1), (1, 0, 0, 1, 2)])
+@pytest.mark.parametrize("dtype", [np.float64, np.int8, np.bool_, np.complex64])
+def test_joins_of_an_array_repeated(backend, pattern, dtype):
+    """An array joined with itself and others, in any pattern (op by op, the kernel of
+    as many arrays, each repeat a parameter of its own): NumPy's values along each axis."""
+    rng = np.random.default_rng(len(pattern))
+    values = [(rng.standard_normal((2, 3)) > 0).astype(dtype) if dtype == np.bool_
+              else rng.standard_normal((2, 3)).astype(dtype) for _ in range(3)]
+    arrays = [xp.asarray(v) for v in values]
+    for axis in (0, 1):
+        for ours, numpy in ((xp.concat, np.concatenate), (xp.stack, np.stack)):
+            got = np.asarray(ours([arrays[k] for k in pattern], axis=axis))
+            expected = numpy([values[k] for k in pattern], axis=axis)
+            assert got.dtype == expected.dtype
+            np.testing.assert_array_equal(got, expected)
+
+
 def test_a_list_stacked_at_every_step_reads_what_numpy_reads(backend):
     """A concatenation that extends a recent one reuses its result (``api/extended.py``):
     an operand written since, a written result, a new dtype and a shorter list must each

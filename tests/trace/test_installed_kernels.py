@@ -100,7 +100,9 @@ def test_a_fresh_process_runs_on_installed_kernels_without_the_compiler(tmp_path
 #: 6-d one over all, windows of a 5-d array, a batch's pairwise dot products, a boolean
 #: mask broadcast along a middle axis, the diagonals of a batch of int8 matrices, int64
 #: sums over three of four axes, arg-extrema along a 4-d array's middle axes, tiles and
-#: rolls and differences of 3-d and 4-d arrays, an element and every second frame of 5-d ones.
+#: rolls and differences of 3-d and 4-d arrays, an element and every second frame of 5-d ones,
+#: complex and boolean values taken along an axis, a join of an array repeated, a 1 x 1
+#: matrix times a vector of one and a product contracting nothing.
 FIRST_USES = """
 import sys
 import numpy
@@ -140,7 +142,10 @@ calls = [xp.linalg.qr(tall), xp.linalg.qr(wide, mode="complete"), xp.linalg.svd(
          xp.linalg.diagonal(xp.asarray(rng.integers(-1, 2, (4, 3, 3)).astype(numpy.int8))),
          xp.sum(counts4, axis=(1, 2, 3)), xp.max(counts4, axis=(0, 2, 3)), xp.argmax(hyper, axis=-2),
          xp.argmin(hyper, axis=1), xp.tile(cube, (2, 2, 2)), xp.tile(counts, (2, 2)), xp.roll(hyper, 1, axis=-1),
-         xp.diff(counts4, axis=-1), xp.diff(hyper, axis=0), penta[0, 0, 0, 0, 1], (penta * 2.0)[:, ::2]]
+         xp.diff(counts4, axis=-1), xp.diff(hyper, axis=0), penta[0, 0, 0, 0, 1], (penta * 2.0)[:, ::2],
+         xp.take_along_axis(xp.astype(a, xp.complex64), xp.argsort(a, axis=0)[:2], axis=0),
+         xp.take_along_axis(a > 0, xp.argsort(a, axis=1)[:, :3], axis=1), xp.concat([a, a * 2.0, a]),
+         xp.stack([counts, counts, counts + 1], axis=1), a[:1, :1] @ a[0, :1], a[:, :0] @ a[:0, :]]
 for value in calls:
     for part in value if isinstance(value, tuple) else (value,):
         numpy.asarray(part)
