@@ -99,6 +99,8 @@ def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left", s
     if not isinstance(x2, Array):
         x2 = graph.scalar_for(x2, x1.dtype, "searchsorted")
     dtype = dt.promote(x1.dtype, x2.dtype, "searchsorted")
+    if x1.size == 0:  # every value goes first (the search's code takes no empty sorted array)
+        return graph.full(x2.shape, 0, dt.int64)
     return op("searchsorted", convert(x1, dtype), convert(x2, dtype), side=side)
 
 

@@ -146,8 +146,9 @@ def assemble(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict
 
 
 #: Ops whose kernel takes an operand used twice as two parameters (a join of [x, y, x] is
-#: the kernel of three arrays, not one of a pattern of repeats: each pattern was a compile).
-REPEATED_OPERANDS = frozenset({"concatenate"})
+#: the kernel of three arrays, ``m @ m`` the product of two: each pattern of repeats was a
+#: kernel of its own, compiled at its first use).
+REPEATED_OPERANDS = frozenset({"concatenate", "dot_general"})
 
 #: Ops whose kernel may write its result into its first operand's buffer, when donated.
 IN_PLACE_OPS = frozenset({"dynamic_update_slice"})
@@ -336,9 +337,9 @@ def _kernel_symbols(kernel_rows: tuple, kernel_pattern: dynamic.Pattern | None, 
     for one size only)."""
     graph_sizes: list[Dim] = []
     op_row, inst = kernel_rows[len(kernel_rows) - 1 - _tuple_rows(kernel_rows)], built[i]
-    for o in distinct:
+    for k, o in enumerate(distinct):
         dims = built[o].shape.dims
-        graph_sizes += merged(dims, merge.operands[operands.index(o)]) if merge is not None else dims
+        graph_sizes += merged(dims, merge.operands[_operand_of(k, o, operands, distinct)]) if merge is not None else dims
     sized, offsets = dynamic.size_attrs(op_row[0])
     groups = dict(merge.sized) if merge is not None else {}
     for name, _ in op_row[1]:
@@ -373,12 +374,19 @@ def _signature(rows: tuple, row: tuple, distinct: list[int], attrs: dict) -> tup
     if merge is None:
         params = tuple((rows[o][-2], rows[o][-1]) for o in distinct)
         return params + ((op, attr_key, _positions(at, distinct), dims, dtype),), attrs, None
-    params = tuple((merged(rows[o][-2], merge.operands[at.index(o)]), rows[o][-1]) for o in distinct)
+    params = tuple((merged(rows[o][-2], merge.operands[_operand_of(k, o, at, distinct)]), rows[o][-1])
+                   for k, o in enumerate(distinct))
     if merge.attrs:
         attrs = {**attrs, **merge.attrs}
         attr_key = tuple((name, attrs[name]) for name, _ in attr_key)
     return params + ((op, attr_key, _positions(at, distinct), merged(dims, merge.result), dtype),), \
         attrs, merge
+
+
+def _operand_of(k: int, o: int, at: tuple[int, ...], distinct: list[int]) -> int:
+    """Which operand of an op the kernel's parameter ``k`` (the row ``o``) is: the ``k``-th
+    where each operand is one (``REPEATED_OPERANDS``), else the row's first."""
+    return k if len(distinct) == len(at) else at.index(o)
 
 
 def _positions(at: tuple[int, ...], distinct: list[int]) -> tuple[int, ...]:

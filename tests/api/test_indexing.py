@@ -244,6 +244,39 @@ def test_setitem_with_an_index_out_of_range_raises(backend):
     np.testing.assert_array_equal(np.asarray(x), np.zeros((2, 3)))
 
 
+def test_counts_by_0d_index_arrays_are_window_updates(backend):
+    """``counts[labels[i]] += 1`` and ``table[a[i], b[i]] += 1`` (0-d integer arrays
+    among ints and slices) write where NumPy writes, recorded as a window update, not a
+    scatter; a negative one counts from the end, one out of range raises IndexError."""
+    rng = np.random.default_rng(0)
+    labels, rows, cols = rng.integers(0, 5, 40), rng.integers(-3, 3, 40), rng.integers(0, 4, 40)
+    counts, table = xp.zeros(5, dtype=xp.int64), xp.zeros((3, 4), dtype=xp.int32)
+    expected_counts, expected_table = np.zeros(5, np.int64), np.zeros((3, 4), np.int32)
+    ls, rs, cs = xp.asarray(labels), xp.asarray(rows), xp.asarray(cols)
+    for i in range(40):
+        counts[ls[i]] += 1
+        table[rs[i], cs[i]] += 2
+        table[rs[i], 1:3] = table[rs[i], 1:3] + 1
+        expected_counts[labels[i]] += 1
+        expected_table[rows[i], cols[i]] += 2
+        expected_table[rows[i], 1:3] = expected_table[rows[i], 1:3] + 1
+    assert table._node.op is None or table._node.op == "dynamic_update_slice"
+    assert_same(counts, expected_counts)
+    assert_same(table, expected_table)
+    with pytest.raises(IndexError):
+        counts[xp.asarray(5)] = 1
+    with pytest.raises(IndexError):
+        table[xp.asarray(-4), 0] = 1
+    assert_same(counts, expected_counts)
+
+
+def test_searches_in_an_empty_array_insert_every_value_first(backend):
+    for values in (np.array([1.0, -2.0, 3.0]), np.float64(0.5), np.zeros((2, 0))):
+        for side in ("left", "right"):
+            assert_same(xp.searchsorted(xp.zeros(0), xp.asarray(values), side=side),
+                        np.searchsorted(np.zeros(0), values, side=side))
+
+
 @pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64])
 def test_index_arrays_of_every_integer_dtype_pick_numpys_elements(backend, dtype):
     """Narrower indices are widened to int64 before the gather (``_wide_index``): the

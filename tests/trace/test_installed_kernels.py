@@ -102,7 +102,8 @@ def test_a_fresh_process_runs_on_installed_kernels_without_the_compiler(tmp_path
 #: sums over three of four axes, arg-extrema along a 4-d array's middle axes, tiles and
 #: rolls and differences of 3-d and 4-d arrays, an element and every second frame of 5-d ones,
 #: complex and boolean values taken along an axis, a join of an array repeated, a 1 x 1
-#: matrix times a vector of one and a product contracting nothing.
+#: matrix times a vector of one and a product contracting nothing, a 1 x 1 matrix squared
+#: and a search in an empty array.
 FIRST_USES = """
 import sys
 import numpy
@@ -145,7 +146,8 @@ calls = [xp.linalg.qr(tall), xp.linalg.qr(wide, mode="complete"), xp.linalg.svd(
          xp.diff(counts4, axis=-1), xp.diff(hyper, axis=0), penta[0, 0, 0, 0, 1], (penta * 2.0)[:, ::2],
          xp.take_along_axis(xp.astype(a, xp.complex64), xp.argsort(a, axis=0)[:2], axis=0),
          xp.take_along_axis(a > 0, xp.argsort(a, axis=1)[:, :3], axis=1), xp.concat([a, a * 2.0, a]),
-         xp.stack([counts, counts, counts + 1], axis=1), a[:1, :1] @ a[0, :1], a[:, :0] @ a[:0, :]]
+         xp.stack([counts, counts, counts + 1], axis=1), a[:1, :1] @ a[0, :1], a[:, :0] @ a[:0, :],
+         (m11 := a[:1, :1] * 2.0) @ m11, xp.searchsorted(a[0, :0], a[1, :3])]
 for value in calls:
     for part in value if isinstance(value, tuple) else (value,):
         numpy.asarray(part)
