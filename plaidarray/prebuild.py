@@ -134,6 +134,14 @@ def _statistics(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
         fn = getattr(xp, name)
         yield from (partial(fn, a["vector"]), partial(fn, a["vector"], include_initial=True),
                     partial(fn, a["matrix"], axis=0), partial(fn, a["matrix"], axis=1), partial(fn, a["cube"], axis=1))
+    # sums and products accumulated in the array's own dtype (``dtype=x.dtype``: an int32
+    # row-times-column loop's), which for integers is not the default accumulator
+    own = a["vector"].dtype
+    for name in ("sum", "prod", "cumulative_sum", "cumulative_prod"):
+        fn = getattr(xp, name)
+        yield from (partial(fn, a["vector"], dtype=own), partial(fn, a["matrix"], axis=0, dtype=own),
+                    partial(fn, a["matrix"], axis=1, dtype=own), partial(fn, a["cube"], axis=1, dtype=own))
+    yield from (partial(xp.sum, a["matrix"], dtype=own), partial(xp.sum, a["cube"], axis=(0, 2), dtype=own))
 
 
 def _normalisations(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:

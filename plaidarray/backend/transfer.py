@@ -137,6 +137,19 @@ def store_element(buffer: np.ndarray, key: object, value: object) -> bool:
     return True
 
 
+def load_element(buffer: np.ndarray, key: tuple) -> np.ndarray | None:
+    """Element ``key`` (an int per dimension, in range, negative ones from the end) of
+    ``buffer`` as a 0-d buffer of its own; else None. The CPU's transfer of one value out
+    of device memory: a loop's ``float(a[i, j])`` on a computed array costs a load, not an
+    executable's run (10-13 us a read)."""
+    if len(key) != buffer.ndim:
+        return None
+    for i, n in zip(key, buffer.shape):
+        if type(i) is not int or not -n <= i < n:
+            return None
+    return np.array(buffer[key])
+
+
 def allocator(dims: tuple[int, ...], dtype: np.dtype) -> Callable[[], np.ndarray]:
     """How an executable makes a result or temporary buffer at every run, decided once:
     large ones come from the pool of already mapped memory (``buffer_pool.py``, which

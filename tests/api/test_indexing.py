@@ -270,6 +270,24 @@ def test_counts_by_0d_index_arrays_are_window_updates(backend):
     assert_same(counts, expected_counts)
 
 
+def test_an_element_of_a_computed_array_is_loaded_as_a_copy(backend):
+    """``A[i, j]`` of a computed array (an int for every axis) is its element loaded by the
+    backend's transfer, no executable run: NumPy's value and dtype, negative indices from
+    the end, a copy as NumPy's scalar is (later writes to either leave the other), an
+    index out of range an IndexError."""
+    data = np.arange(12, dtype=np.int16).reshape(3, 4)
+    a = xp.asarray(data)
+    elements = [a[1, 2], a[-1, -1], a[0, -4]]
+    assert all(e._node.buffer is not None for e in elements)  # loaded, no graph to run
+    for got, want in zip(elements, (data[1, 2], data[-1, -1], data[0, -4])):
+        assert_same(got, np.asarray(want), exact=True)
+    a[1, 2] = 99
+    elements[1] += 1
+    assert int(elements[0]) == 6 and int(a[1, 2]) == 99 and int(a[-1, -1]) == 11
+    with pytest.raises(IndexError):
+        a[3, 0]
+
+
 def test_searches_in_an_empty_array_insert_every_value_first(backend):
     for values in (np.array([1.0, -2.0, 3.0]), np.float64(0.5), np.zeros((2, 0))):
         for side in ("left", "right"):

@@ -103,7 +103,7 @@ def test_a_fresh_process_runs_on_installed_kernels_without_the_compiler(tmp_path
 #: rolls and differences of 3-d and 4-d arrays, an element and every second frame of 5-d ones,
 #: complex and boolean values taken along an axis, a join of an array repeated, a 1 x 1
 #: matrix times a vector of one and a product contracting nothing, a 1 x 1 matrix squared
-#: and a search in an empty array.
+#: and a search in an empty array, int32 sums, products and scans kept in int32.
 FIRST_USES = """
 import sys
 import numpy
@@ -147,7 +147,8 @@ calls = [xp.linalg.qr(tall), xp.linalg.qr(wide, mode="complete"), xp.linalg.svd(
          xp.take_along_axis(xp.astype(a, xp.complex64), xp.argsort(a, axis=0)[:2], axis=0),
          xp.take_along_axis(a > 0, xp.argsort(a, axis=1)[:, :3], axis=1), xp.concat([a, a * 2.0, a]),
          xp.stack([counts, counts, counts + 1], axis=1), a[:1, :1] @ a[0, :1], a[:, :0] @ a[:0, :],
-         (m11 := a[:1, :1] * 2.0) @ m11, xp.searchsorted(a[0, :0], a[1, :3])]
+         (m11 := a[:1, :1] * 2.0) @ m11, xp.searchsorted(a[0, :0], a[1, :3]), xp.sum(counts[0], dtype=xp.int32),
+         xp.prod(counts, axis=1, dtype=xp.int32), xp.cumulative_sum(counts, axis=1, dtype=xp.int32)]
 for value in calls:
     for part in value if isinstance(value, tuple) else (value,):
         numpy.asarray(part)
