@@ -29,9 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from ..backend.transfer import load_element
 from ..trace.array import Array
-from ..trace.node import Node
 from ..trace.views import Layout, Step, attach, view
 from . import graph, indexing
 from .graph import op, transpose
@@ -285,20 +283,13 @@ class Diagonal(Step):
 
 def getitem(x: Array, key: Any) -> Array:
     """``x[key]``: a view for basic indexing, as in NumPy, except where NumPy gives a
-    scalar (an int for every axis, no ``...``): a copy, loaded from a computed array's
-    buffer by the backend's transfer (``load_element``); a copy otherwise. Python ints alone, the
+    scalar (an int for every axis, no ``...``); a copy otherwise. Python ints alone, the
     key of a loop over rows or elements, are recorded without planning
     (``indexing.integer_index``); other keys replay what their first calls recorded, and
     unit-step windows without a recipe (a loop's, whose starts change) are recorded
     without planning too (``indexing.window_index``)."""
     ints = (key,) if type(key) is int else key if type(key) is tuple and indexing.all_ints(key) else None
     if ints and type(x) is Array:
-        buffer = x._node.buffer
-        element = load_element(buffer, ints) if buffer is not None else None
-        if element is not None:  # an element of a computed array: loaded, no kernel run
-            node = Node.ready(element)
-            node.owned = True
-            return Array(node)
         out = indexing.integer_index(x, ints)
         if out is not None:
             return out if len(ints) == len(x._node.shape.dims) else attach(x, out, Index(key), None)

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from ..backend.transfer import store_element, to_device, to_host
+from ..backend.transfer import load_element, store_element, to_device, to_host
 from . import views
 from .materialize import materialize
 from .node import GRAPH_IN_C, TRACED, Node, value_read
@@ -207,7 +207,17 @@ class Array(_ArrayHandle):
 
     # --- indexing ---------------------------------------------------------------------
     def __getitem__(self, key: Any) -> Array:
-        """``x[key]``; basic indexing gives a view, as in NumPy (``trace/views.py``)."""
+        """``x[key]``; basic indexing gives a view, as in NumPy (``trace/views.py``). An
+        element (an int for every axis: NumPy's scalar, a copy) of an array whose value is
+        computed is read by the backend's transfer (``load_element``), as ``__setitem__``
+        writes one: a loop's ``float(a[i, j])`` costs a load, not a recorded op and a run."""
+        buffer = self._node.buffer
+        if buffer is not None:
+            element = load_element(buffer, key if type(key) is tuple else (key,))
+            if element is not None:
+                node = Node.ready(element)
+                node.owned = True
+                return Array(node)
         return _NAMESPACE["getitem"](self, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
