@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any, SupportsIndex, TypeGuard, cast
 
@@ -15,7 +15,7 @@ from .. import dtypes as dt
 from ..backend.transfer import snapshot
 from ..hlo.ir import attr_key
 from ..hlo.literal import Literal
-from ..hlo.opdef import runs
+from ..hlo.opdef import Groups, runs
 from ..hlo.shape import MAX_SIZE, Shape
 from ..trace.array import Array
 from ..trace.cuts import cut_at, recorded_again, waiting
@@ -431,33 +431,41 @@ def transpose(x: Array, permutation: tuple[int, ...]) -> Array:
     return x
 
 
-def sliced(x: Array, start: tuple[int, ...], limit: tuple[int, ...], strides: tuple[int, ...]) -> Array:
-    """``x[start:limit:strides]`` per axis, with each run of adjacent axes taken whole
-    sliced as one axis (a reshape: the same elements in the same order), so that a slice
-    of any rank runs on the kernel of its runs' (a 4-d array rolled or differenced along
-    its last axis is a matrix's slice)."""
-    whole = [s == 0 and l == n and st == 1 for s, l, st, n in zip(start, limit, strides, x.shape)]
-    groups = runs([(w, a if not w else -1) for a, w in enumerate(whole)])
+def _runs_merged(x: Array, keys: Sequence[Hashable]) -> tuple[Array, Groups] | None:
+    """``x`` with each run of adjacent axes of equal key merged into one (a reshape: the
+    same elements in the same order), and the groups of axes; None where no run merges."""
+    groups = runs(keys)
     if len(groups) == x.ndim:
+        return None
+    return reshape(x, tuple(math.prod(x.shape[a] for a in group) for group in groups)), groups
+
+
+def sliced(x: Array, start: tuple[int, ...], limit: tuple[int, ...], strides: tuple[int, ...]) -> Array:
+    """``x[start:limit:strides]`` per axis, each run of adjacent axes taken whole sliced as
+    one axis (``_runs_merged``), so that a slice of any rank runs on the kernel of its
+    runs' (a 4-d array rolled or differenced along its last axis is a matrix's slice)."""
+    found = _runs_merged(x, [-1 if s == 0 and l == n and st == 1 else a  # each axis sliced alone
+                             for a, (s, l, st, n) in enumerate(zip(start, limit, strides, x.shape))])
+    if found is None:
         return op("slice", x, start=start, limit=limit, strides=strides)
-    dims = tuple(math.prod(x.shape[a] for a in group) for group in groups)
-    out = op("slice", reshape(x, dims), start=tuple(start[g[0]] for g in groups),
-             limit=tuple(dims[i] if whole[g[0]] else limit[g[0]] for i, g in enumerate(groups)),
+    merged, groups = found
+    out = op("slice", merged, start=tuple(start[g[0]] for g in groups),
+             limit=tuple(n if len(g) > 1 else limit[g[0]] for g, n in zip(groups, merged.shape)),
              strides=tuple(strides[g[0]] for g in groups))
     return reshape(out, tuple(len(range(s, l, st)) for s, l, st in zip(start, limit, strides)))
 
 
 def padded(x: Array, value: Array, low: tuple[int, ...], high: tuple[int, ...], interior: tuple[int, ...]) -> Array:
     """``x`` padded with ``value`` (a 0-d array), each run of adjacent axes it does not
-    pad as one axis (a reshape), as ``sliced`` slices: a strided write into a 5-d array
-    pads as a 3-d one does."""
-    bare = [lo == hi == inner == 0 for lo, hi, inner in zip(low, high, interior)]
-    groups = runs([(b, a if not b else -1) for a, b in enumerate(bare)])
-    if len(groups) == x.ndim:
+    pad as one axis (``_runs_merged``): a strided write into a 5-d array pads as a 3-d
+    one does."""
+    found = _runs_merged(x, [-1 if lo == hi == inner == 0 else a  # each axis padded alone
+                             for a, (lo, hi, inner) in enumerate(zip(low, high, interior))])
+    if found is None:
         return op("pad", x, value, low=low, high=high, interior=interior)
-    dims = tuple(math.prod(x.shape[a] for a in group) for group in groups)
-    out = op("pad", reshape(x, dims), value, low=tuple(low[g[0]] for g in groups),
-             high=tuple(high[g[0]] for g in groups), interior=tuple(interior[g[0]] for g in groups))
+    merged, groups = found
+    out = op("pad", merged, value, low=tuple(low[g[0]] for g in groups), high=tuple(high[g[0]] for g in groups),
+             interior=tuple(interior[g[0]] for g in groups))
     return reshape(out, tuple(lo + hi + n + max(n - 1, 0) * inner
                               for lo, hi, inner, n in zip(low, high, interior, x.shape)))
 
@@ -475,9 +483,8 @@ def reduce_axes(x: Array, kind: str, axis: int | Sequence[int] | None, keepdims:
     axes = normalize_axes(axis, x.ndim, where)
     if not axes:
         out = x
-    elif x.ndim > MERGED_RANK:
-        groups = runs([a in axes for a in range(x.ndim)])
-        merged = reshape(x, tuple(math.prod(x.shape[a] for a in group) for group in groups))
+    elif x.ndim > MERGED_RANK and (found := _runs_merged(x, [a in axes for a in range(x.ndim)])) is not None:
+        merged, groups = found
         out = op("reduce", merged, dimensions=tuple(i for i, group in enumerate(groups) if group[0] in axes), kind=kind)
         out = reshape(out, tuple(d for a, d in enumerate(x.shape) if a not in axes))
     else:

@@ -537,11 +537,10 @@ def _scalar_indices_read(key: Any) -> Any:
     are Python ints, slices, ``...`` or ``None`` (with index arrays of more dimensions
     they broadcast as arrays, and stay)."""
     parts = key if type(key) is tuple else (key,)
-    if not any(type(k) is Array and k.ndim == 0 and k.dtype.kind in "iu" for k in parts):
+    scalars = [type(k) is Array and k.ndim == 0 and k.dtype.kind in "iu" for k in parts]
+    if not any(scalars) or not all(s or type(k) in _BASIC_PARTS for s, k in zip(scalars, parts)):
         return key
-    if not all(type(k) in _BASIC_PARTS or type(k) is Array and k.ndim == 0 and k.dtype.kind in "iu" for k in parts):
-        return key
-    read = tuple(operator.index(k) if type(k) is Array else k for k in parts)
+    read = tuple(operator.index(k) if s else k for s, k in zip(scalars, parts))
     return read if type(key) is tuple else read[0]
 
 

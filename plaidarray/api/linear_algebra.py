@@ -12,6 +12,7 @@ import math
 from collections.abc import Sequence
 
 from .. import dtypes as dt
+from ..hlo.opdef import OPS
 from ..trace.array import Array
 from ..trace.views import view
 from . import graph
@@ -41,14 +42,10 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     b2 = b.shape if b.ndim > 1 else b.shape + (1,)
     if a2[-1] != b2[-2]:
         raise ValueError(f"matmul: contracted dimensions differ: {a.shape} @ {b.shape}")
-    if a2[-1] == 0:  # sums of nothing, as NumPy gives them (a product's code takes no empty contraction)
-        batch = graph.broadcast_shapes(a2[:-2], b2[:-2])
-        return graph.full(batch + (a.shape[-2:-1] if a.ndim > 1 else ()) + (b.shape[-1:] if b.ndim > 1 else ()), 0,
-                          a.dtype)
     if b.ndim == 1 or (b.ndim == 2 and a.ndim > 1) or (a.ndim == 1 and b.ndim == 2):
         # One product, no batch: all of a's rows times one matrix or vector, or a vector
         # times a matrix; its result axes are NumPy's.
-        return op("dot_general", a, b, lhs_batch=(), rhs_batch=(), lhs_contracting=(a.ndim - 1,), rhs_contracting=(0,))
+        return _dot(a, b, lhs_batch=(), rhs_batch=(), lhs_contracting=(a.ndim - 1,), rhs_contracting=(0,))
     batch = graph.broadcast_shapes(a2[:-2], b2[:-2])
     a_batch, b_batch = ((1,) * (len(batch) + 2 - len(s)) + s[:-2] for s in (a2, b2))
     # Axes (batch..., m, k, n), k contracted.
@@ -65,14 +62,11 @@ def _broadcast_dot(a: Array, a_shape: tuple[int, ...], b: Array, b_shape: tuple[
     of that one, an axis of size 1 in both is left out. The result's axes are in the
     broadcast order, ``axis`` removed. Broadcast operands are never materialised, and
     ``x @ W`` for a stack ``x`` and a matrix ``W`` is one matrix product."""
-    if a_shape[axis] == 0:  # sums of nothing (a product's code takes no empty contraction)
-        return graph.full(tuple(sb if sa == 1 else sa for i, (sa, sb) in enumerate(zip(a_shape, b_shape)) if i != axis),
-                          0, a.dtype)
     roles = [_role(i == axis, sa, sb) for i, (sa, sb) in enumerate(zip(a_shape, b_shape))]
     lhs_axes = [i for i, r in enumerate(roles) if r in ("batch", "lhs", "contracted")]
     rhs_axes = [i for i, r in enumerate(roles) if r in ("batch", "rhs", "contracted")]
     batch = [i for i, r in enumerate(roles) if r == "batch"]
-    out = op("dot_general", graph.reshape(a, tuple(a_shape[i] for i in lhs_axes)),
+    out = _dot(graph.reshape(a, tuple(a_shape[i] for i in lhs_axes)),
              graph.reshape(b, tuple(b_shape[i] for i in rhs_axes)),
              lhs_batch=tuple(map(lhs_axes.index, batch)), rhs_batch=tuple(map(rhs_axes.index, batch)),
              lhs_contracting=(lhs_axes.index(axis),), rhs_contracting=(rhs_axes.index(axis),))
@@ -113,20 +107,25 @@ def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Seque
     for i, j in zip(la, lb):
         if a.shape[i] != b.shape[j]:
             raise ValueError(f"tensordot: dimension {i} of x1 and {j} of x2 differ")
-    if any(a.shape[i] == 0 for i in la):  # sums of nothing
-        return graph.full((*(d for i, d in enumerate(a.shape) if i not in la),
-                           *(d for j, d in enumerate(b.shape) if j not in lb)), 0, a.dtype)
-    if len(la) <= 1:
-        return op("dot_general", a, b, lhs_batch=(), rhs_batch=(), lhs_contracting=la, rhs_contracting=lb)
+    if len(la) <= 1 or any(a.shape[i] == 0 for i in la):
+        return _dot(a, b, lhs_batch=(), rhs_batch=(), lhs_contracting=la, rhs_contracting=lb)
     # several axes contracted: a product of matrices, each operand's free axes and
     # contracted ones flattened (as NumPy computes it), so that a product kernel of rank 2
     # serves any ranks; an operand whose contracted axes lead or trail it in order is read
     # as it lies (as a matrix or its transpose), the other moved once
     (lhs, lhs_side), (rhs, rhs_side) = _as_matrix(a, la, 1), _as_matrix(b, lb, 0)
-    out = op("dot_general", lhs, rhs, lhs_batch=(), rhs_batch=(), lhs_contracting=(lhs_side,),
-             rhs_contracting=(rhs_side,))
+    out = _dot(lhs, rhs, lhs_batch=(), rhs_batch=(), lhs_contracting=(lhs_side,), rhs_contracting=(rhs_side,))
     return graph.reshape(out, (*(d for i, d in enumerate(a.shape) if i not in la),
                                *(d for j, d in enumerate(b.shape) if j not in lb)))
+
+
+def _dot(a: Array, b: Array, **dimensions: tuple[int, ...]) -> Array:
+    """The ``dot_general`` of ``a`` and ``b``; where a contracted axis is empty, the sums
+    of nothing, zeros of its shape (NumPy's values; a product's code takes no empty
+    contraction, so it compiled at its first use)."""
+    if any(a.shape[i] == 0 for i in dimensions["lhs_contracting"]):
+        return graph.full(OPS["dot_general"].infer([a._node.shape, b._node.shape], dimensions).dims, 0, a.dtype)
+    return op("dot_general", a, b, **dimensions)
 
 
 def _as_matrix(x: Array, contracted: tuple[int, ...], side: int) -> tuple[Array, int]:

@@ -390,8 +390,9 @@ def _operand_of(k: int, o: int, at: tuple[int, ...], distinct: list[int]) -> int
 
 
 def _positions(at: tuple[int, ...], distinct: list[int]) -> tuple[int, ...]:
-    """Each operand's parameter of an op's kernel: its first among ``distinct``, where
-    each operand is one parameter (all but ``REPEATED_OPERANDS``), else its own."""
+    """Each operand's parameter of an op's kernel: its own where each operand is one
+    parameter (``REPEATED_OPERANDS``, or no operand repeated), else its row's first among
+    ``distinct``."""
     return tuple(range(len(at))) if len(distinct) == len(at) else tuple(distinct.index(o) for o in at)
 
 

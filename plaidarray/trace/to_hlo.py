@@ -132,7 +132,7 @@ def walk(roots: list[Node]) -> Walked:
         rows.append((node.op, attr_key(attrs) if attrs else (), tuple(at), shape.dims, shape.dtype))
         reads.append(depends)
         order.append(node)
-        if node.arrays and node is not root and (depends or shape.size * shape.dtype.itemsize <= KEPT_GENERATOR_BYTES):
+        if node.arrays and node is not root and _kept(shape, depends):
             outputs.append(node)
     seen.clear()  # the references left are the graph's own and the walk's ``pending``, ``index`` and ``order``
     o = node = _NO_NODE
@@ -150,9 +150,10 @@ def _shared(pending: list[Node], index: dict[Node, int], rows: list[tuple], read
             root: Node | None) -> list[Node]:
     """The pending nodes of a walk that no array holds but something outside the graph
     refers to (a pending node of another graph: the state a loop's later readings are
-    computed from), kept as outputs by the rule live values are kept by, so that no later
-    graph computes them again (not tuples: their elements are the values). Each is referred to by its consumers' operand tuples and
-    by the walk's ``pending``, ``index`` and ``order``; anything more is outside."""
+    computed from), kept as outputs by the rule live values are kept by (``_kept``), so
+    that no later graph computes them again (not tuples: their elements are the values).
+    Each is referred to by its consumers' operand tuples and by the walk's ``pending``,
+    ``index`` and ``order``; anything more is outside."""
     uses = [0] * len(rows)
     for row in rows:
         if len(row) == 5:
@@ -163,10 +164,16 @@ def _shared(pending: list[Node], index: dict[Node, int], rows: list[tuple], read
         i = index[node]
         # getrefcount's argument and this loop's variable are two references more
         if node is not root and not node.arrays and sys.getrefcount(node) > uses[i] + 5 and \
-                type(node.shape) is Shape and \
-                (reads[i] or node.shape.size * node.shape.dtype.itemsize <= KEPT_GENERATOR_BYTES):
+                type(node.shape) is Shape and _kept(node.shape, reads[i]):
             found.append(node)
     return found
+
+
+def _kept(shape: Shape, depends: bool) -> bool:
+    """Whether a pending value others will read is computed as an output: where it depends
+    on a buffer, or is a generator of at most ``KEPT_GENERATOR_BYTES`` (larger ones are
+    cheaper to compute again than to keep)."""
+    return depends or shape.size * shape.dtype.itemsize <= KEPT_GENERATOR_BYTES
 
 
 def graph_to_computation(roots: Sequence[Node], inputs: Sequence[Node],

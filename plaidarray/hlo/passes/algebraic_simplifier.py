@@ -108,7 +108,7 @@ def _matrix_groups(x: Instruction, contracting: int) -> tuple[tuple[int, ...], t
     might pair with the other's at the sizes it was made at and not at others)."""
     source, dims = x.operands[0].shape.dims, x.shape.dims
     if len(dims) != 2 or not is_static(source) or any(d == 1 for d in source):
-        return None  # run-time sizes: the runs' sizes pair with the other operand's for some sizes only
+        return None
     for split in range(1, len(source)):
         if math.prod(source[:split]) == dims[0] and math.prod(source[split:]) == dims[1]:
             groups = (tuple(range(split)), tuple(range(split, len(source))))
