@@ -233,6 +233,52 @@ def test_eviction_spares_the_executables_used_since_they_came_round():
     assert sorted(cache._lru) == ["c", "e", "f"] and cache.lookup("d") is None
 
 
+def test_a_family_of_bound_executables_holds_at_most_its_share_of_the_cache():
+    from plaidarray.backend.cache import FAMILY_SHARE
+
+    cache = ExecutableCache(maxsize=8)
+    share = int(8 * FAMILY_SHARE)
+    assert 1 <= share < 7
+    cache.get("compiled", "test", lambda: _Built("compiled"))
+    for size in range(10):  # a loop over ever new sizes: a scan
+        cache.insert(("window", size), _Built(size), family="window")
+    kept = [key for key in cache._lru if key != "compiled"]
+    assert kept == [("window", size) for size in range(share)]
+    assert cache.lookup("compiled").key == "compiled"  # the scan did not flush it
+    assert cache.lookup(("window", 0)).key == 0  # the sizes cached are hit as before
+    cache.insert(("window", 0), _Built("again"), family="window")  # a key it holds is replaced
+    assert cache.lookup(("window", 0)).key == "again"
+    for name in "abcdefgh":  # other entries evict the family's: it may cache new sizes again
+        cache.insert(name, _Built(name))
+    assert ("window", 1) not in cache._lru
+    cache.insert(("window", 99), _Built(99), family="window")
+    assert cache.lookup(("window", 99)).key == 99
+    cache.clear()
+    for size in range(share):
+        cache.insert(("window", size), _Built(size), family="window")
+    assert len(cache._lru) == share
+
+
+def test_a_loop_over_ever_new_sizes_leaves_the_other_graphs_cached(monkeypatch):
+    from plaidarray.backend.cache import EXECUTABLES, FAMILY_SHARE
+
+    x = xp.asarray(np.linspace(0.0, 1.0, 5000))
+    y = xp.asarray(np.linspace(1.0, 2.0, 64))
+    limit = EXECUTABLES.info().maxsize
+    float(xp.sum(y * y))  # cached before the scan
+    held = EXECUTABLES.info().size
+    for length in range(2, limit + 40):
+        w = x[:length]
+        assert float(xp.max(w) - xp.min(w)) == pytest.approx((length - 1) / 4999)
+    misses = []
+    miss = materialize_module._miss
+    monkeypatch.setattr(materialize_module, "_miss", lambda *args: misses.append(args) or miss(*args))
+    total = float(xp.sum(y * y))  # (an assert's rewriting would keep ``y * y``: another graph)
+    assert total == pytest.approx(float(np.sum(np.linspace(1.0, 2.0, 64) ** 2)))
+    assert not misses  # a hit: the windows did not flush it
+    assert EXECUTABLES.info().size <= held + int(limit * FAMILY_SHARE) + 2  # the windows' share, their template
+
+
 def test_a_failing_compile_is_reported_to_every_thread_and_leaves_no_lock():
     cache = ExecutableCache(maxsize=4)
     calls = []

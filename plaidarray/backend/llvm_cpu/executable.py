@@ -77,12 +77,16 @@ class CpuExecutable(Executable):
     def __init__(self, steps: Sequence[Step], n_params: int, constants: list[np.ndarray],
                  output_slots: list[tuple[str, int]], output_shapes: list[Shape], temp_shapes: list[Shape],
                  dims: Sequence[int] = (), runs: _Runs | None = None, allocators: Allocators | None = None,
-                 splitting: bool | None = None, bound: ShapeGenericExecutable | None = None) -> None:
-        self.steps = tuple(steps)
+                 splitting: bool | None = None, bound: ShapeGenericExecutable | None = None,
+                 ranges: tuple[int, ...] = ()) -> None:
+        self._steps: tuple[Step, ...] | None = tuple(steps) if bound is None else None
         #: The shape-generic executable this one binds: its plan is that one's, with its
-        #: own steps' ranges (``ShapeGenericExecutable.plan_words``).
+        #: own steps' ranges (``ShapeGenericExecutable.plan_words``), the extent and work of
+        #: each of its sized steps in turn (``ranges``); its steps are made from them when
+        #: asked (most bindings run from C and never are).
         self._bound = bound
-        self._runs = runs or _Runs(steps)
+        self._ranges = ranges
+        self._runs = runs or _Runs(self.steps)
         #: What a sequence of executables is merged from (``sequence.py``): the buffers'
         #: shapes and the run-time sizes.
         self.shapes = (list(output_shapes), list(temp_shapes))
@@ -94,7 +98,7 @@ class CpuExecutable(Executable):
         self._n_buffers = n_params + len(constants) + len(output_shapes) + len(temp_shapes)
         self._generation = -1
         self._plan = b""
-        self._parallel = parallel.worth_splitting([s.segment for s in steps]) if splitting is None else splitting
+        self._parallel = parallel.worth_splitting([s.segment for s in self.steps]) if splitting is None else splitting
         self.output_slots = output_slots
         #: Whether the results are the output buffers in order (no parameter returned as
         #: it is, no output twice): then ``run`` returns them as they are.
@@ -122,6 +126,14 @@ class CpuExecutable(Executable):
         self._checks_memory = self._nbytes >= memory.CHECK_ABOVE_BYTES
 
     @property
+    def steps(self) -> tuple[Step, ...]:
+        """The steps it runs: a binding's, its shape-generic executable's with its own ranges."""
+        if self._steps is None:
+            assert self._bound is not None  # only a binding makes its steps when asked
+            self._steps = self._bound.steps_at(self._ranges)
+        return self._steps
+
+    @property
     def kernels(self) -> list[CompiledKernel]:
         """The distinct kernels the steps call."""
         return list({id(s.kernel): s.kernel for s in self.steps}.values())
@@ -135,8 +147,8 @@ class CpuExecutable(Executable):
         if self._bound is not None:
             words, sized = self._bound.plan_words()
             words = list(words)
-            for position, i in sized:
-                words[position] = cast(int, self.steps[i].segment.extent)
+            for k, (position, _) in enumerate(sized):
+                words[position] = self._ranges[2 * k]
         else:
             words = plan_words(self.steps)
         self._plan = struct.pack(f"<{len(words)}Q", *words)
@@ -266,11 +278,8 @@ class ShapeGenericExecutable(Executable):
         at = len(self.limits)
         if any(size > limit for size, (_, limit) in zip(sizes, self.limits)):
             return None
-        steps = list(self.steps)
-        for i in self._sized_steps:
-            s = steps[i]
-            steps[i] = Step(s.kernel, s.buffers, Segment(sizes[at], sizes[at + 1], s.segment.depth), s.dims, s.imports)
-            at += 2
+        ranges = sizes[at:at + 2 * len(self._sized_steps)]
+        at += len(ranges)
         outputs, temps = list(self._output_shapes), list(self._temp_shapes)
         allocators = list(self._allocators[0]), list(self._allocators[1])
         for group, made, sized in ((outputs, allocators[0], self._sized_outputs),
@@ -280,12 +289,22 @@ class ShapeGenericExecutable(Executable):
                 shape = group[i] = Shape(sizes[at:at + rank], group[i].dtype)
                 at += rank
                 made[i] = allocator(shape.dims, shape.dtype)
-        splitting = self._static_splitting or parallel.worth_splitting([steps[i].segment for i in self._sized_steps])
+        splitting = self._static_splitting or any(parallel.splits(ranges[k], ranges[k + 1])
+                                                  for k in range(0, len(ranges), 2))
         n_params, constants, slots = self._args
-        executable = CpuExecutable(steps, n_params, constants, slots, outputs, temps, table, self._runs,
-                                   cast(Allocators, allocators), splitting, self)
+        executable = CpuExecutable(self.steps, n_params, constants, slots, outputs, temps, table, self._runs,
+                                   cast(Allocators, allocators), splitting, self, ranges)
         executable.from_disk = self.from_disk
         return executable
+
+    def steps_at(self, ranges: Sequence[int]) -> tuple[Step, ...]:
+        """Its steps with each sized one's extent and work in turn from ``ranges`` (a binding's)."""
+        steps = list(self.steps)
+        for k, i in enumerate(self._sized_steps):
+            s = steps[i]
+            steps[i] = Step(s.kernel, s.buffers, Segment(ranges[2 * k], ranges[2 * k + 1], s.segment.depth), s.dims,
+                            s.imports)
+        return tuple(steps)
 
     def plan_words(self) -> tuple[list[int], list[tuple[int, int]]]:
         """The plan words of its steps (:func:`plan_words`) with the kernels' addresses of

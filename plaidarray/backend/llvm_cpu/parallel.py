@@ -78,9 +78,14 @@ def _parts(segment: Segment, threads: int) -> int:
 
 
 def worth_splitting(segments: Sequence[Segment]) -> bool:
-    """Whether any segment is large enough to run on several threads: ``_parts(s, 2) > 1``,
+    """Whether any segment is large enough to run on several threads."""
+    return any(splits(s.extent, s.work) for s in segments)  # type: ignore[arg-type]
+
+
+def splits(extent: int, work: int) -> bool:
+    """Whether a segment of this extent and work runs on several threads: ``_parts(s, 2) > 1``,
     as its bounds say it (a binding asks at every new size)."""
-    return any(s.extent > 1 and s.work >= 2 * MIN_PARALLEL_WORK for s in segments)  # type: ignore[operator]
+    return extent > 1 and work >= 2 * MIN_PARALLEL_WORK
 
 
 class _Run:
