@@ -238,6 +238,28 @@ def test_a_shape_generic_executable_takes_no_sizes_past_its_limits():
     assert template.bind([34]) is None
 
 
+def test_a_binding_makes_its_steps_from_its_own_ranges():
+    """A binding keeps its sized steps' ranges as numbers; the steps it makes of them when
+    asked (threads run steps from Python, ``_run_steps``) are the template's with those
+    ranges, and its plan for C carries the same extents."""
+    from types import SimpleNamespace
+
+    from plaidarray.backend.llvm_cpu.executable import ShapeGenericExecutable, Step
+    from plaidarray.backend.llvm_cpu.kernel_source import Segment
+    from plaidarray.hlo.symbolic import Sym
+
+    n = Sym(0, 5)
+    kernel = SimpleNamespace(upgrade=None, address=4096)
+    steps = [Step(kernel, (0,), Segment(n, n * 4, 0), (), ()), Step(kernel, (0,), Segment(3, 3, 1), (), ())]
+    template = ShapeGenericExecutable(steps, 1, [], [], [], [])
+    for size in (7, 9):
+        bound = template.bind([size])
+        assert bound.steps == (Step(kernel, (0,), Segment(size, size * 4, 0), (), ()), steps[1])
+        bound._read_addresses()
+        words = np.frombuffer(bound._plan, dtype=np.uint64)
+        assert list(words[[2, 9]]) == [size, 3]  # each step's range: after its address and a 0, 7 words a step
+
+
 def test_a_merged_sequence_checks_each_limit_once_at_its_least():
     """Ops of a sequence (``sequence.merge``) limit the same size: the merged executable
     evaluates it once a binding, against the least of their limits."""
