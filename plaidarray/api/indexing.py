@@ -548,12 +548,21 @@ def _scalar_indices_read(key: Any) -> Any:
 _BASIC_PARTS = (int, slice, type(Ellipsis), type(None))
 
 
+#: Kinds of dtypes in the order values are stored up it (``setitem``): an array of a kind no
+#: higher than the target's is cast to the target's dtype, as NumPy's setitem casts (a
+#: float64 mean into a float32 array, a count of a mask, int64, into an int32 one); one of a
+#: higher kind (floats into integers, complex into reals, numbers into booleans) is refused,
+#: since the cast would change the values silently.
+_KINDS = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
+
+
 def _updated(x: Array, key: Any, value: Any) -> Array:
     """``setitem`` by its rules."""
     key, value = _numpy_indices(key), _numpy_value(value)
     if isinstance(value, Array):
-        if dt.promote(value.dtype, x.dtype, "__setitem__") != x.dtype:
-            raise TypeError(f"__setitem__: cannot store {value.dtype} values into a {x.dtype} array")
+        if _KINDS[value.dtype.kind] > _KINDS[x.dtype.kind]:
+            raise TypeError(f"__setitem__: cannot store {value.dtype} values into a {x.dtype} array "
+                            f"(it would drop what they say: use astype to cast them)")
         value = graph.convert(value, x.dtype)
     else:
         value = graph.scalar_for(value, x.dtype, "__setitem__")

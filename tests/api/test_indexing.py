@@ -131,15 +131,43 @@ def test_setitem_then_compute(backend, data):
     assert_same(x * 2.0, expected * 2.0, exact=True)
 
 
-def test_setitem_rejects_values_of_another_kind_or_wider_dtype(backend):
+def test_setitem_rejects_values_of_a_higher_kind(backend):
     x = xp.asarray(np.zeros(3, np.int32))
     with pytest.raises(TypeError):
         x[0] = 1.5
-    with pytest.raises(TypeError):
+    with pytest.raises(TypeError, match="cannot store float32 values into a int32 array"):
         x[:] = xp.asarray(np.zeros(3, np.float32))
-    with pytest.raises(TypeError):
-        x[:] = xp.asarray(np.zeros(3, np.int64))
+    flags = xp.asarray(np.zeros(3, np.bool_))
+    with pytest.raises(TypeError, match="cannot store int64 values into a bool array"):
+        flags[1] = xp.asarray(np.int64(2))
+    with pytest.raises(TypeError, match="cannot store complex64 values into a float64 array"):
+        xp.asarray(np.zeros(3))[0] = xp.asarray(np.complex64(1))
     assert_same(x, np.zeros(3, np.int32), exact=True)
+
+
+SAME_OR_LOWER_KINDS = [(np.float32, np.float64), (np.int32, np.int64), (np.int32, np.bool_), (np.uint8, np.int64),
+                       (np.int64, np.uint64), (np.float32, np.int64), (np.float64, np.bool_),
+                       (np.complex64, np.float64), (np.complex64, np.complex128), (np.int8, np.uint8)]
+
+
+@pytest.mark.parametrize("target,source", SAME_OR_LOWER_KINDS)
+def test_setitem_casts_values_of_a_kind_no_higher_as_numpy_does(backend, target, source):
+    """NumPy-style code stores a float64 mean into a float32 array, a mask's count (int64)
+    into an int32 one: the values are cast to the array's dtype, as NumPy's setitem casts
+    them (integers wrap; floats round to nearest), by each kind of key."""
+    values = np.array([3, -7, 200, 1, 0, 1 << 20]).astype(source)
+    expected = np.zeros(6, target)
+    expected[2:5] = values[2:5]
+    expected[0] = values[0]
+    mask = np.array([False, True, False, False, False, True])
+    expected[mask] = values[mask]
+    x = xp.asarray(np.zeros(6, target))
+    x[2:5] = xp.asarray(values[2:5])
+    x[0] = xp.asarray(values)[0]
+    x[xp.asarray(mask)] = xp.asarray(values[mask])
+    got = np.asarray(x)
+    assert got.dtype == expected.dtype
+    np.testing.assert_array_equal(got, expected)
 
 
 # --- advanced indexing: integer arrays of any rank, masks over any axes, bools ----------
