@@ -214,6 +214,17 @@ def windows(xp, x):
     return stats
 
 
+def many_windows(xp, x, order):
+    """Windows of 1500 lengths, each met once (a scan: no length comes back), each one's
+    spread and peak read; what the executable cache and the garbage collector cost a
+    long loop whose sizes never repeat."""
+    stats = []
+    for length in np.asarray(order)[:1500]:
+        w = x[:int(length)]
+        stats.append(float(xp.max(w) - xp.min(w) + xp.mean(w * w)))
+    return stats
+
+
 def ragged_chunks(xp, x, bounds):
     """A series cut into chunks of random lengths, each standardised and summarised."""
     out = []
@@ -578,6 +589,8 @@ SCRIPTS = [
            lambda rng: (rng.standard_normal(8),), calls=SMALL_CALLS),
     Script("shapes: grow_rows", grow_rows, lambda rng: (rng.standard_normal((300, 4)),)),
     Script("shapes: windows", windows, lambda rng: (rng.standard_normal(5000),)),
+    Script("shapes: many_windows", many_windows,
+           lambda rng: (rng.standard_normal(6000), rng.permutation(np.arange(2, 6000)))),
     Script("shapes: ragged_chunks", ragged_chunks, _ragged),
     Script("shapes: last_batch", last_batch,
            lambda rng: (rng.standard_normal((1000, 32)), rng.standard_normal((32, 16)) * 0.2)),
