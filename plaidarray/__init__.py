@@ -29,6 +29,8 @@ from .api.utility import *  # noqa: F401,F403
 from .backend.cache import EXECUTABLES as _EXECUTABLES
 from .backend.buffer_pool import POOL as _POOL
 from .backend.cache import CacheInfo
+from .backend.devices import Device
+from .backend.devices import set_default as set_default_device
 from .backend.registry import available as backends
 from .backend.registry import set_backend
 from .dtypes import bool_ as bool
@@ -68,7 +70,8 @@ def clear_cache() -> None:
 __all__ = sorted(
     {name for chapter in _CHAPTERS for name in chapter.__all__}
     | {"Array", "bool", "complex64", "complex128", "float32", "float64", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32",
-       "uint64", "e", "pi", "inf", "nan", "newaxis", "set_array_api_version", "set_backend", "backends", "cache_info", "clear_cache",
+       "uint64", "e", "pi", "inf", "nan", "newaxis", "set_array_api_version", "set_backend", "set_default_device", "Device", "backends", "cache_info",
+       "clear_cache",
        "jit", "export", "cond", "while_loop", "fori_loop", "TracerError"}
 )
 from . import fft  # noqa: E402

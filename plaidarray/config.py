@@ -153,6 +153,12 @@ _ROWS = (
     Setting("PLAIDARRAY_API_VERSION", _choice(*API_VERSIONS), API_VERSIONS[-1],
             "at import", "the revision of the Array API standard followed; `plaidarray.set_array_api_version` "
             "changes it"),
+    Setting("PLAIDARRAY_CPU_DEVICES", _positive, 1, "at import",
+            "the host's CPU devices: `cpu`, then `cpu:1`, `cpu:2`... (the same memory and code; arrays on two of "
+            "them do not mix, `to_device` copies: device semantics tested on one machine)"),
+    Setting("PLAIDARRAY_DEVICE", _name, "cpu", "at first use",
+            "the default device (`cpu`, or `cpu:1` with `PLAIDARRAY_CPU_DEVICES=2`...); "
+            "`plaidarray.set_default_device` changes it"),
     Setting("PLAIDARRAY_MAX_PENDING", _count, 32, "at import",
             "the depth of pending ops past which a recorded op runs at once (0: no bound)"),
     Setting("PLAIDARRAY_AUTOMATIC_DYNAMIC", _choice("0", "1"), "1", "at each compile",

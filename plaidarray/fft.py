@@ -31,7 +31,8 @@ from typing import Any, Literal
 
 from . import dtypes as dt
 from .api import graph
-from .api.creation import _check_device
+from .api.creation import placed
+from .backend import devices
 from .api.graph import check_array, check_category, convert, normalize_axes, op
 from .api.manipulation import roll
 from .trace.array import Array
@@ -334,10 +335,10 @@ irfft2 = _over_last_two(irfftn, "irfft2")
 
 # --- frequencies and shifts -----------------------------------------------------------------
 
-def _frequencies(count: int, n: int, wrap_from: int, d: float, dtype: Any, device: Any, where: str) -> Array:
+@placed
+def _frequencies(count: int, n: int, wrap_from: int, d: float, dtype: Any, where: str) -> Array:
     """``count`` sample frequencies ``k / (d * n)``, where ``k`` from ``wrap_from`` on
     wraps to ``k - n`` (the negative frequencies)."""
-    _check_device(device)
     target = dt.default_float if dtype is None else dt.check_dtype(dtype, "real floating-point", where)
     if d == 0:
         raise ValueError(f"{where}: the sample spacing d must not be zero")
@@ -352,14 +353,16 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None)
     """Sample frequencies of an ``n``-point transform with sample spacing ``d``:
     ``[0, 1, ..., -2, -1] / (d * n)`` (``numpy.fft.fftfreq``)."""
     n = _length(n, n, "fftfreq")
-    return _frequencies(n, n, (n + 1) // 2, d, dtype, device, "fftfreq")
+    devices.resolve(device, "fftfreq")
+    return _frequencies(n, n, (n + 1) // 2, d, dtype, "fftfreq", device=device)
 
 
 def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Array:
     """The ``n // 2 + 1`` non-negative sample frequencies of ``rfft``:
     ``[0, 1, ..., n // 2] / (d * n)`` (``numpy.fft.rfftfreq``)."""
     n = _length(n, n, "rfftfreq")
-    return _frequencies(n // 2 + 1, n, n // 2 + 1, d, dtype, device, "rfftfreq")
+    devices.resolve(device, "rfftfreq")
+    return _frequencies(n // 2 + 1, n, n // 2 + 1, d, dtype, "rfftfreq", device=device)
 
 
 def _shift(x: Array, axes: int | Sequence[int] | None, direction: int, where: str) -> Array:

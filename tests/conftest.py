@@ -11,11 +11,16 @@ import os
 import pytest
 from hypothesis import HealthCheck, settings
 
-import plaidarray as xp
-from plaidarray.backend.llvm_cpu import storing, tiering
-from plaidarray.trace import hot
-from backend_choice import BACKENDS
-from jit_helpers import isolated_cache_dir  # noqa: F401  (autouse: tests never write the user's compile cache)
+# A second CPU device (the same memory, arrays on it kept apart: ``backend/devices.py``), so
+# tests/api/test_devices.py has one to move arrays to; ``PLAIDARRAY_DEVICE=cpu:1`` runs the
+# API tier on it (tools/slow_tests.sh).
+os.environ.setdefault("PLAIDARRAY_CPU_DEVICES", "2")
+
+import plaidarray as xp  # noqa: E402
+from plaidarray.backend.llvm_cpu import storing, tiering  # noqa: E402
+from plaidarray.trace import hot  # noqa: E402
+from backend_choice import BACKENDS  # noqa: E402
+from jit_helpers import isolated_cache_dir  # noqa: E402,F401  (autouse: tests never write the user's compile cache)
 
 # ``backend`` is a function-scoped fixture used by @given tests; its effect (which
 # backend runs the graph) is the same for every example, so the health check that

@@ -6,19 +6,23 @@ data is produced until the graph runs. ``asarray`` is the transfer layer's entry
 
 from __future__ import annotations
 
+import functools
+import inspect
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, cast
 
 import numpy as np
 
 from .. import dtypes as dt
 from ..api_version import sequence
+from ..backend import devices
+from ..backend.devices import Device
 from ..backend.transfer import frozen, snapshot, to_device
 from ..hlo.shape import Shape as HloShape
 from ..trace import exports
-from ..trace.array import CPU_DEVICE, Array
-from ..trace.node import Node
+from ..trace.array import Array
+from ..trace.node import Node, serial_mark
 from ..trace.views import view
 from . import graph
 from .graph import check_array, convert, op
@@ -31,9 +35,32 @@ __all__ = ["arange", "asarray", "empty", "empty_like", "eye", "from_dlpack", "fu
 Shape = int | Sequence[int]
 
 
-def _check_device(device: Any) -> None:
-    if device not in (None, CPU_DEVICE):
-        raise ValueError(f"unsupported device {device!r}; plaidarray runs on 'cpu'")
+def placed(fn: Callable[..., Array]) -> Callable[..., Array]:
+    """``fn`` taking a ``device`` argument (keyword-only, after ``dtype``, as the standard
+    places it) and making its array there, the default device where it is None. What
+    ``fn`` records combines values of no device (Python scalars' constants, iotas), and
+    its result is then stamped with the device (``graph.placed``), outside ``fn``: a
+    recipe replays what ``fn`` records (``recipes.py``), and the stamp records nothing."""
+    @functools.wraps(fn)
+    def made_on(*args: Any, device: Any = None, **kwargs: Any) -> Array:
+        target = devices.resolve(device, fn.__name__) or devices.default()
+        mark = serial_mark()
+        return graph.placed(fn(*args, **kwargs), target, mark)
+
+    signature = inspect.signature(fn)
+    parameters = list(signature.parameters.values())
+    after = next((k + 1 for k, p in enumerate(parameters) if p.name == "dtype" and p.kind == p.KEYWORD_ONLY),
+                 len(parameters))
+    parameters.insert(after, inspect.Parameter("device", inspect.Parameter.KEYWORD_ONLY, default=None,
+                                               annotation="Any"))
+    made_on.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]
+    return made_on
+
+
+def _unplaced(fn: Callable[..., Array]) -> Callable[..., Array]:
+    """The function ``placed`` made ``fn`` of: what it records, for another creation
+    function's own recipe (which ``placed`` stamps once)."""
+    return fn.__wrapped__  # type: ignore[attr-defined]  # functools.wraps set it
 
 
 def _dtype(dtype: Any, default: np.dtype, where: str) -> np.dtype:
@@ -53,9 +80,13 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
     value the array had when the op was recorded; other layouts, and a read-only view of
     memory that can still be written, raise a ValueError.
     """
-    _check_device(device)
+    where = devices.resolve(device, "asarray")
     target = None if dtype is None else dt.check_dtype(dtype, "any", "asarray")
     if isinstance(obj, Array):
+        if where is not None and obj.device is not where:
+            if copy is False:
+                raise ValueError(f"asarray: moving an array from {obj.device} to {where} needs a copy, but copy=False")
+            obj, copy = obj.to_device(where), None  # a copy already
         if target is not None and target != obj.dtype:
             if copy is False:
                 raise ValueError("asarray: changing the dtype needs a copy, but copy=False")
@@ -72,7 +103,7 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
     if copy is False and not _shares_memory(obj, value):
         raise ValueError("asarray: the input cannot be used without a copy, but copy=False")
     fresh = copy is True or isinstance(obj, _CONVERTED) or _converted(obj, value)
-    return _array_of(value, copy, fresh, copy is False, "asarray")
+    return _array_of(value, copy, fresh, copy is False, "asarray", where or devices.default())
 
 
 #: Inputs that ``np.asarray`` turns into a new array of its own (shared with no one).
@@ -86,24 +117,24 @@ def _converted(obj: Any, value: np.ndarray) -> bool:
     return isinstance(obj, np.ndarray) and value is not obj and value.flags.owndata
 
 
-def _array_of(value: np.ndarray, copy: bool | None, fresh: bool, share: bool, where: str) -> Array:
-    """An array of ``value``'s elements (``fresh``: memory made by this call, shared with
-    no one): a caller's writable memory shared if ``share`` (see ``asarray``), else
-    copied once (``transfer.snapshot``); with ``copy=False`` never a copy, but a
-    ValueError where one is needed."""
+def _array_of(value: np.ndarray, copy: bool | None, fresh: bool, share: bool, where: str, device: Device) -> Array:
+    """An array on ``device`` of ``value``'s elements (``fresh``: memory made by this
+    call, shared with no one): a caller's writable memory shared if ``share`` (see
+    ``asarray``), else copied once (``transfer.snapshot``); with ``copy=False`` never a
+    copy, but a ValueError where one is needed."""
     buffer = to_device(value, where)
     if fresh:
-        return Array(Node.ready(buffer))
+        return Array(Node.ready(buffer, device))
     if buffer is value:
         if frozen(value):
-            return Array(Node.ready(value))
+            return Array(Node.ready(value, device))
         if share and value.flags.writeable:
-            return exports.shared(value)
+            return exports.shared(value, device)
     if copy is False:
         raise ValueError(f"{where}: the input's layout needs a copy, but copy=False" if buffer is not value else
                          f"{where}: the input is a read-only view of memory that can still be written, which "
                          f"plaidarray cannot share (its own writes could not reach it); copy=None copies")
-    return Array(Node.ready(snapshot(value, where)))
+    return Array(Node.ready(snapshot(value, where), device))
 
 
 _PYTHON_SCALAR_DTYPES = {bool: dt.bool_, int: dt.default_int, float: dt.default_float, complex: dt.default_complex}
@@ -140,14 +171,13 @@ def _shares_memory(obj: Any, value: np.ndarray) -> bool:
         return False
 
 
+@placed
 @recorded
-def full(shape: Shape, fill_value: bool | int | float | complex | Array, *, dtype: Any = None,
-         device: Any = None) -> Array:
+def full(shape: Shape, fill_value: bool | int | float | complex | Array, *, dtype: Any = None) -> Array:
     """An array of ``shape`` filled with ``fill_value`` (default dtype from its type; a
     NumPy scalar's own dtype, as in NumPy 2). An array ``fill_value`` (beyond the
     standard, as in NumPy: SciPy passes 0-d arrays) is broadcast to ``shape`` and keeps
     its dtype unless ``dtype`` is given."""
-    _check_device(device)
     dims = graph.shape_tuple(shape, "full")
     if isinstance(fill_value, (Array, np.ndarray)):
         fill = check_array(fill_value, "full")
@@ -169,29 +199,32 @@ def full(shape: Shape, fill_value: bool | int | float | complex | Array, *, dtyp
     return graph.full(dims, cast("bool | int | float | complex", fill_value), target)
 
 
+@placed
 @recorded
-def zeros(shape: Shape, *, dtype: Any = None, device: Any = None) -> Array:
-    return full(shape, 0, dtype=_dtype(dtype, dt.default_float, "zeros"), device=device)
+def zeros(shape: Shape, *, dtype: Any = None) -> Array:
+    return _unplaced(full)(shape, 0, dtype=_dtype(dtype, dt.default_float, "zeros"))
 
 
+@placed
 @recorded
-def ones(shape: Shape, *, dtype: Any = None, device: Any = None) -> Array:
-    return full(shape, 1, dtype=_dtype(dtype, dt.default_float, "ones"), device=device)
+def ones(shape: Shape, *, dtype: Any = None) -> Array:
+    return _unplaced(full)(shape, 1, dtype=_dtype(dtype, dt.default_float, "ones"))
 
 
+@placed
 @recorded
-def empty(shape: Shape, *, dtype: Any = None, device: Any = None) -> Array:
+def empty(shape: Shape, *, dtype: Any = None) -> Array:
     """Uninitialised memory is never exposed: ``empty`` is ``zeros``."""
-    return zeros(shape, dtype=dtype, device=device)
+    return _unplaced(zeros)(shape, dtype=dtype)
 
 
 def _like(name: str, make):
     def fn(x: Array, /, *, dtype: Any = None, device: Any = None) -> Array:
         x = check_array(x, name)
-        return make(x.shape, dtype=x.dtype if dtype is None else dtype, device=device)
+        return make(x.shape, dtype=x.dtype if dtype is None else dtype, device=x.device if device is None else device)
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"Like ``{make.__name__}`` with the shape (and by default the dtype) of ``x``."
-    return recorded(fn)
+    fn.__doc__ = f"Like ``{make.__name__}`` with the shape (and by default the dtype and device) of ``x``."
+    return fn
 
 
 zeros_like = _like("zeros_like", zeros)
@@ -199,19 +232,19 @@ ones_like = _like("ones_like", ones)
 empty_like = _like("empty_like", empty)
 
 
-@recorded
 def full_like(x: Array, /, fill_value: bool | int | float | complex | Array, *, dtype: Any = None,
               device: Any = None) -> Array:
-    """Like ``full`` with the shape (and by default the dtype) of ``x``."""
+    """Like ``full`` with the shape (and by default the dtype and device) of ``x``."""
     x = check_array(x, "full_like")
-    return full(x.shape, fill_value, dtype=x.dtype if dtype is None else dtype, device=device)
+    return full(x.shape, fill_value, dtype=x.dtype if dtype is None else dtype,
+                device=x.device if device is None else device)
 
 
+@placed
 @recorded
 def arange(start: int | float, /, stop: int | float | None = None, step: int | float = 1, *,
-           dtype: Any = None, device: Any = None) -> Array:
+           dtype: Any = None) -> Array:
     """Values ``start + i * step`` for ``i`` in ``[0, ceil((stop - start) / step))``."""
-    _check_device(device)
     start, stop, step = (graph.python_scalar(v, "arange") for v in (start, stop, step))
     if stop is None:
         start, stop = 0, start
@@ -245,13 +278,13 @@ def arange(start: int | float, /, stop: int | float | None = None, step: int | f
     return convert(values, target)
 
 
+@placed
 @recorded
 def linspace(start: int | float | complex, stop: int | float | complex, /, num: int, *, dtype: Any = None,
-             device: Any = None, endpoint: bool = True) -> Array:
+             endpoint: bool = True) -> Array:
     """``num`` evenly spaced values from ``start`` to ``stop``, computed in float64 (each
     part of complex bounds apart). An integer ``dtype`` (beyond the standard, as in
     NumPy 2) takes the floor of each value."""
-    _check_device(device)
     num = graph.python_scalar(num, "linspace")
     start, stop = graph.python_scalar(start, "linspace"), graph.python_scalar(stop, "linspace")
     is_complex = isinstance(start, complex) or isinstance(stop, complex)
@@ -296,9 +329,9 @@ def _spaced(start: float, stop: float, num: int, endpoint: bool) -> Array:
     return values
 
 
+@placed
 @recorded
-def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None, device: Any = None) -> Array:
-    _check_device(device)
+def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = None) -> Array:
     n_cols = n_rows if n_cols is None else n_cols
     shape = graph.shape_tuple((n_rows, n_cols), "eye")
     target = _dtype(dtype, dt.default_float, "eye")
@@ -360,8 +393,13 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
     shared unless ``copy=True``, as ``asarray(copy=False)`` shares it (a layout that
     cannot be shared is copied unless ``copy=False``): writes by either side are seen
     by the other."""
-    _check_device(device)
+    where = devices.resolve(device, "from_dlpack")
     if isinstance(x, Array):  # the same elements, as NumPy's from_dlpack shares them
+        if where is not None and x.device is not where:
+            if copy is False:
+                raise ValueError(f"from_dlpack: moving an array from {x.device} to {where} needs a copy, "
+                                 f"but copy=False")
+            return x.to_device(where)
         return graph.copy_of(x) if copy else view(x, Index(Ellipsis))
     try:
         value = np.from_dlpack(x, copy=copy)
@@ -372,4 +410,4 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
         raise type(exc)(f"from_dlpack: {exc}") from None
     if isinstance(x, np.ndarray) and copy is not True:
         value = x  # the same memory, and NumPy's flags say whether it can still be written
-    return _array_of(value, copy, copy is True, True, "from_dlpack")
+    return _array_of(value, copy, copy is True, True, "from_dlpack", where or devices.default())

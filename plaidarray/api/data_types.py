@@ -15,16 +15,21 @@ from .recipes import recorded
 __all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
 
 
-@recorded
 def astype(x: Array, dtype: Any, /, *, copy: bool = True, device: Any = None) -> Array:
-    """Convert ``x`` to ``dtype`` (floats to ints truncate; out-of-range saturates, NaN -> 0).
+    """Convert ``x`` to ``dtype`` (floats to ints truncate; out-of-range saturates, NaN -> 0),
+    on ``device`` if one is given (``to_device``), else where ``x`` is.
 
     With ``copy=True`` the result is a new array even when the dtype is ``x``'s own, so
     writing into one (``y[0] = 5``, ``y += 1``) never changes the other.
     """
+    out = _converted(x, dtype, copy)
+    return out if device is None else out.to_device(device)
+
+
+@recorded
+def _converted(x: Array, dtype: Any, copy: bool) -> Array:
+    """``astype`` on ``x``'s device."""
     x = check_array(x, "astype")
-    if device not in (None, "cpu"):
-        raise ValueError(f"astype: unsupported device {device!r}")
     target = dt.check_dtype(dtype, "any", "astype")
     if x.dtype.kind == "c" and target.kind != "c":
         raise TypeError(f"astype: casting complex {x.dtype} to {target} would drop the imaginary part")

@@ -12,6 +12,7 @@ from typing import Any, SupportsIndex, TypeGuard, cast
 import numpy as np
 
 from .. import dtypes as dt
+from ..backend.devices import Device
 from ..backend.transfer import snapshot
 from ..hlo.ir import attr_key
 from ..hlo.literal import Literal
@@ -241,6 +242,23 @@ def broadcast_node(node: Node, shape: Shape) -> Node:
 
 def convert(x: Array, dtype: np.dtype) -> Array:
     return x if x.dtype == dtype else op("convert", x, dtype=np.dtype(dtype))
+
+
+def placed(x: Array, device: Device, mark: int) -> Array:
+    """``x``, which a creation function made, on ``device``: a node the function made
+    (numbered past ``mark``, ``node.serial_mark``) of values of no device (constants,
+    iotas) is stamped with it; a node of no device made before (a Python scalar's
+    constant that graphs share) gets a new node, its reshape to its own shape, stamped; an
+    array on another device is copied there (``to_device``)."""
+    node = x._node
+    if node.device is device:
+        return x
+    if node.device is not None:
+        return x.to_device(device)
+    if node.serial < mark or node.reused is not None:
+        node = node_module.derive("reshape", (node,), {"dims": node.shape.dims}, node.shape)
+    node.device = device
+    return x if node is x._node else wrap(node)
 
 
 def copy_of(x: Array) -> Array:

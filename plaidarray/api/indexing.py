@@ -47,30 +47,31 @@ def expand_key(key: Any, ndim: int) -> list:
     return [*key, *[slice(None)] * (ndim - consumed)]
 
 
-def _numpy_indices(key: Any) -> Any:
-    """``key`` with its NumPy integer and boolean arrays as plaidarray arrays, which
-    NumPy and JAX accept as indices (NumPy integer scalars and 0-d integer arrays index
-    as ints already)."""
+def _numpy_indices(key: Any, x: Array) -> Any:
+    """``key`` with its NumPy integer and boolean arrays as plaidarray arrays on ``x``'s
+    device, which NumPy and JAX accept as indices (NumPy integer scalars and 0-d integer
+    arrays index as ints already)."""
     if isinstance(key, tuple):  # of indices; a tuple in it is no index (getitem says so)
-        return tuple(_numpy_index(k) for k in key)
-    return _numpy_index(key)
+        return tuple(_numpy_index(k, x) for k in key)
+    return _numpy_index(key, x)
 
 
-def _numpy_index(k: Any) -> Any:
+def _numpy_index(k: Any, x: Array) -> Any:
     if isinstance(k, np.ndarray) and (k.dtype == dt.bool_ or (k.dtype.kind in "iu" and k.ndim)):
         from .creation import asarray
 
-        return asarray(k)
+        return asarray(k, device=x.device)
     return k
 
 
-def _numpy_value(value: Any) -> Any:
-    """A value to store given by NumPy: an array as a plaidarray array, a scalar as the
-    Python scalar of its value (the array written to keeps its dtype)."""
+def _numpy_value(value: Any, x: Array) -> Any:
+    """A value to store into ``x`` given by NumPy: an array as a plaidarray array on
+    ``x``'s device, a scalar as the Python scalar of its value (the array written to
+    keeps its dtype)."""
     if isinstance(value, np.ndarray):
         from .creation import asarray
 
-        return asarray(value)
+        return asarray(value, device=x.device)
     return graph.python_scalar(value, "__setitem__")
 
 
@@ -453,7 +454,7 @@ def _strides(sizes: list[int]) -> list[int]:
 
 def getitem(x: Array, key: Any) -> Array:
     """``x[key]`` as a new value (``api/views.py`` makes basic indexing a view)."""
-    key = _numpy_indices(key)
+    key = _numpy_indices(key, x)
     parts = key if isinstance(key, tuple) else (key,)
     if any(_is_advanced(k) for k in parts):
         return _advanced(x, parts)
@@ -558,7 +559,7 @@ _KINDS = {"b": 0, "u": 1, "i": 1, "f": 2, "c": 3}
 
 def _updated(x: Array, key: Any, value: Any) -> Array:
     """``setitem`` by its rules."""
-    key, value = _numpy_indices(key), _numpy_value(value)
+    key, value = _numpy_indices(key, x), _numpy_value(value, x)
     if isinstance(value, Array):
         if _KINDS[value.dtype.kind] > _KINDS[x.dtype.kind]:
             raise TypeError(f"__setitem__: cannot store {value.dtype} values into a {x.dtype} array "

@@ -8,7 +8,8 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..api_version import sequence
-from ..trace.array import CPU_DEVICE
+from ..backend import devices
+from ..backend.devices import Device
 
 __all__ = ["__array_namespace_info__"]
 
@@ -18,9 +19,10 @@ _KIND_NAMES = {
 }
 
 
-def _check_device(device: Any) -> None:
-    if device not in (None, CPU_DEVICE):
-        raise ValueError(f"unsupported device {device!r}; plaidarray runs on 'cpu'")
+def _check_device(device: Any, where: str) -> None:
+    """A ValueError unless ``device`` is None or one of ``devices()`` (all of which take
+    every dtype)."""
+    devices.resolve(device, where)
 
 
 class Info:
@@ -31,16 +33,16 @@ class Info:
 
         return dict(capabilities.CAPABILITIES)
 
-    def default_device(self) -> str:
-        return CPU_DEVICE
+    def default_device(self) -> Device:
+        return devices.default()
 
     def default_dtypes(self, *, device: Any = None) -> dict[str, np.dtype]:
-        _check_device(device)
+        _check_device(device, "default_dtypes")
         return {"real floating": dt.default_float, "complex floating": dt.default_complex,
                 "integral": dt.default_int, "indexing": dt.int64}
 
     def dtypes(self, *, device: Any = None, kind: Any = None) -> dict[str, np.dtype]:
-        _check_device(device)
+        _check_device(device, "dtypes")
         if kind is None:
             chosen = dt.ALL
         else:
@@ -56,8 +58,8 @@ class Info:
             return d in _KIND_NAMES[kind]
         return d == np.dtype(kind)
 
-    def devices(self) -> list[str] | tuple[str, ...]:
-        return sequence([CPU_DEVICE])
+    def devices(self) -> list[Device] | tuple[Device, ...]:
+        return sequence(list(devices.HOST))
 
 
 def __array_namespace_info__() -> Info:

@@ -25,6 +25,7 @@ import numpy as np
 
 from ..dtypes import ALL, unsupported_dtype
 from .buffer_pool import MIN_POOLED_BYTES, POOL
+from .devices import Device
 
 
 def to_device(value: np.ndarray, where: str) -> np.ndarray:
@@ -36,6 +37,15 @@ def to_device(value: np.ndarray, where: str) -> np.ndarray:
     if value.flags.c_contiguous and value.flags.aligned and value.dtype.isnative:
         return value
     return np.ascontiguousarray(value, dtype=native)
+
+
+def copy_to(buffer: np.ndarray, device: Device) -> np.ndarray:
+    """A buffer on ``device`` holding ``buffer``'s elements: on the host's devices, which
+    are one memory, a copy of its own (so no write through one device's array reaches
+    another's)."""
+    if device.platform != "cpu":
+        raise ValueError(f"no transfer from the host to {device}")
+    return buffer.copy()
 
 
 def frozen(value: np.ndarray) -> bool:

@@ -2,7 +2,7 @@
    pending graph, and making its nodes ready with the buffers the run gave.
 
    An eager loop records a few ops and reads a value at every step, and on a small array
-   both are all overhead: making a Node is a Python __init__ of eleven slots, and the walk
+   both are all overhead: making a Node is a Python __init__ of twelve slots, and the walk
    of a read (to_hlo.walk) is a Python loop over nodes that numbers them and builds the
    structural key the executable cache is looked up by. This module does both with the
    same results, reading and writing the slots at the offsets their member descriptors
@@ -23,7 +23,7 @@
 #include <structmember.h>
 
 static Py_ssize_t off_op, off_operands, off_attrs, off_shape, off_buffer, off_arrays, off_depth, off_owned,
-    off_weak, off_serial, off_reused, off_dims, off_dtype;
+    off_weak, off_serial, off_reused, off_device, off_dims, off_dtype;
 static PyTypeObject *node_type, *shape_type;
 static PyObject *attr_key_fn; /* hlo.ir.attr_key */
 static PyObject *serials;     /* node._SERIALS, an itertools.count */
@@ -55,7 +55,8 @@ static PyObject *configure(PyObject *self, PyObject *args) {
         slot_offset(n, "buffer", &off_buffer) || slot_offset(n, "arrays", &off_arrays) ||
         slot_offset(n, "depth", &off_depth) || slot_offset(n, "owned", &off_owned) ||
         slot_offset(n, "weak", &off_weak) || slot_offset(n, "serial", &off_serial) ||
-        slot_offset(n, "reused", &off_reused) || slot_offset(s, "dims", &off_dims) || slot_offset(s, "dtype", &off_dtype))
+        slot_offset(n, "reused", &off_reused) || slot_offset(n, "device", &off_device) ||
+        slot_offset(s, "dims", &off_dims) || slot_offset(s, "dtype", &off_dtype))
         return NULL;
     Py_XSETREF(node_type, (PyTypeObject *)Py_NewRef(node));
     Py_XSETREF(shape_type, (PyTypeObject *)Py_NewRef(shape));
@@ -108,19 +109,27 @@ static PyObject *derive(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     long long depth = 0;
+    int traced = 0;
+    PyObject *device = Py_None; /* the operands' device: each is None (any) or the same */
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(operands); i++) {
         PyObject *o = PyTuple_GET_ITEM(operands, i);
         if (!is_node(o)) return NULL;
-        PyObject *d = slot(o, off_depth, "depth");
-        if (d == NULL) return NULL;
+        PyObject *d = slot(o, off_depth, "depth"), *on = slot(o, off_device, "device");
+        if (d == NULL || on == NULL) return NULL;
+        if (on != Py_None && on != device) {
+            if (device != Py_None) {
+                PyErr_Format(PyExc_ValueError, "%S: arrays on different devices, %S and %S; move one with to_device",
+                             args[0], device, on);
+                return NULL;
+            }
+            device = on;
+        }
         long long value = PyLong_AsLongLong(d);
         if (value == -1 && PyErr_Occurred()) return NULL;
-        if (value == traced_depth) {
-            depth = traced_depth - 1; /* + 1 below */
-            break;
-        }
-        if (value > depth) depth = value;
+        if (value == traced_depth) traced = 1;
+        else if (value > depth) depth = value;
     }
+    if (traced) depth = traced_depth - 1; /* + 1 below */
     PyObject *depth_obj = PyLong_FromLongLong(depth + 1);
     PyObject *serial = depth_obj == NULL ? NULL : PyIter_Next(serials);
     PyObject *node = serial == NULL ? NULL : node_type->tp_alloc(node_type, 0);
@@ -142,6 +151,7 @@ static PyObject *derive(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     SLOT(node, off_weak) = Py_NewRef(Py_False);
     SLOT(node, off_serial) = serial;
     SLOT(node, off_reused) = Py_NewRef(Py_None);
+    SLOT(node, off_device) = Py_NewRef(device);
     return node;
 }
 

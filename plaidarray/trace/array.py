@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from ..backend.transfer import load_element, store_element, to_device, to_host
+from ..backend import devices
+from ..backend.devices import Device
+from ..backend.transfer import copy_to, load_element, store_element, to_device, to_host
 from . import views
 from .materialize import materialize
 from .node import GRAPH_IN_C, TRACED, Node, value_read
-
-CPU_DEVICE = "cpu"
 
 
 class _ArrayHandleInPython:
@@ -90,8 +90,10 @@ class Array(_ArrayHandle):
         return self._node.shape.size
 
     @property
-    def device(self) -> str:
-        return CPU_DEVICE
+    def device(self) -> Device:
+        """The device its value lives on: its operands', or the one it was made on; the
+        default device for a value of none (made of Python scalars alone)."""
+        return self._node.device or devices.default()
 
     @property
     def T(self) -> Array:
@@ -104,9 +106,17 @@ class Array(_ArrayHandle):
         return _NAMESPACE["module"].matrix_transpose(self)
 
     def to_device(self, device: Any, /, *, stream: Any = None) -> Array:
-        if device != CPU_DEVICE:
-            raise ValueError(f"unsupported device {device!r}; plaidarray runs on 'cpu'")
-        return self
+        """This array on ``device`` (a device or its name): itself where it is there,
+        else its value computed and copied by the backend's transfer (``stream`` is for
+        devices with queues; the host runs in order)."""
+        target = devices.resolve(device, "to_device")
+        if target is None:
+            raise ValueError("to_device: expected a device, got None")
+        if self.device is target:
+            return self
+        self._value()
+        buffer: np.ndarray = self._node.buffer  # type: ignore[assignment]  # computed just now
+        return Array(Node.ready(copy_to(buffer, target), target))
 
     def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
         namespace = _NAMESPACE["module"]
@@ -215,7 +225,7 @@ class Array(_ArrayHandle):
         if buffer is not None:
             element = load_element(buffer, key if type(key) is tuple else (key,))
             if element is not None:
-                node = Node.ready(element)
+                node = Node.ready(element, self._node.device)
                 node.owned = True
                 return Array(node)
         return _NAMESPACE["getitem"](self, key)
@@ -316,11 +326,12 @@ def _function(name: str):
     return fn
 
 
-def _operand(other: Any) -> Any:
+def _operand(other: Any, device: Device) -> Any:
     """The other operand of an operator: arrays and Python scalars as they are, NumPy
-    arrays and scalars as arrays of their dtype (as NumPy 2 types them), else None."""
+    arrays and scalars as arrays of their dtype (as NumPy 2 types them) on ``device``
+    (the array's: host memory joins an array wherever it lives), else None."""
     if isinstance(other, (np.ndarray, np.generic)):
-        return _function("asarray")(other)
+        return _function("asarray")(other, device=device)
     return other if isinstance(other, (Array, bool, int, float, complex)) else None
 
 
@@ -331,7 +342,7 @@ _AS_THEY_ARE = frozenset({Array, float, int})
 def _binary(name: str, reflected: bool = False):
     def method(self: Array, other: Any) -> Array:
         if type(other) not in _AS_THEY_ARE:
-            other = _operand(other)
+            other = _operand(other, self.device)
             if other is None:
                 return NotImplemented
         fn = _FUNCTIONS.get(name) or _function(name)
@@ -341,7 +352,7 @@ def _binary(name: str, reflected: bool = False):
 
 def _inplace(name: str):
     def method(self: Array, other: Any) -> Array:
-        operand = _operand(other)
+        operand = _operand(other, self.device)
         if operand is None:
             return NotImplemented
         if self._base is not None:

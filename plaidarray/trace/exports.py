@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backend.devices import Device
 from ..backend.transfer import address
 from .array import _STORES, Array, _sole_owner
 from .materialize import materialize
@@ -145,12 +146,12 @@ def _alone(memory: np.ndarray) -> bool:
     return _owner(memory) is memory or _owner_references(memory) == _ONE_VIEWER
 
 
-def shared(memory: np.ndarray) -> Array:
-    """An array whose memory is ``memory``, a caller's writable, C-contiguous, aligned and
-    native NumPy memory, without a copy: its family pinned on it (see the module), so
-    writes by either side are seen by the other and each op still sees the value it had
-    when it was recorded."""
-    root = Array(Node.ready(memory))
+def shared(memory: np.ndarray, device: Device) -> Array:
+    """An array on ``device`` whose memory is ``memory``, a caller's writable,
+    C-contiguous, aligned and native NumPy memory, without a copy: its family pinned on
+    it (see the module), so writes by either side are seen by the other and each op
+    still sees the value it had when it was recorded."""
+    root = Array(Node.ready(memory, device))
     family = root._base = Family(root)
     with _STORES:
         family.pin = Pin(family, root, _SLOT.__get__(root), foreign=True)
@@ -193,7 +194,7 @@ def _pin(array: Array) -> Pin:
     if node.buffer is None:
         materialize([node])
     if not (_sole_owner(node) and _alone(node.buffer)):  # type: ignore[arg-type]  # materialized above
-        node = Node.ready(node.buffer.copy())  # type: ignore[union-attr]
+        node = Node.ready(node.buffer.copy(), node.device)  # type: ignore[union-attr]
         node.owned = True
         _set(root, node)
     pin = family.pin = Pin(family, root, node)
@@ -231,7 +232,7 @@ def sync(array: Array) -> None:
         if pin.snapshot is not None and (epoch == pin.compared >= 0 or _same(pin.buffer, pin.snapshot)):
             pin.compared = epoch
             return
-        snapshot = Node.ready(pin.buffer.copy())
+        snapshot = Node.ready(pin.buffer.copy(), pin.node.device)
         snapshot.owned = True
         pin.snapshot = snapshot
         pin.compared = epoch

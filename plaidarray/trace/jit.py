@@ -36,7 +36,7 @@ from ..hlo.shape import Shape
 from . import explain, pytree
 from .array import Array, namespace
 from .materialize import executable_for, materialize
-from .node import Node
+from .node import Node, common_device
 from .tracing import Trace, Traced, TracerError, function_name, is_tracing, trace
 
 _PYTHON_SCALARS = (bool, int, float, complex)
@@ -419,6 +419,7 @@ class Compiled:
         """Run on ``arrays``; a result that is memory of the caller's (``lent``) is copied,
         so that no later write to the caller's array changes it."""
         nodes = [a._node for a in arrays]
+        device = common_device(f"jit({self._function._name})", nodes)  # where the results live
         if any(n.buffer is None for n in nodes):
             materialize(nodes)
         buffers = [n.buffer for n in nodes]
@@ -426,7 +427,7 @@ class Compiled:
         results = self._executable.run(buffers)
         if lent:
             results = [b.copy() if any(b is given for given in lent) else b for b in results]
-        outs = [Array(Node(None, (), {}, shape, b)) for shape, b in zip(self._out_shapes, results)]
+        outs = [Array(Node(None, (), {}, shape, b, device=device)) for shape, b in zip(self._out_shapes, results)]
         _mark_owned(outs, buffers)
         if self._out_structure == pytree.LEAF:
             return outs[0]

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -20,6 +20,9 @@ from .. import config
 from ..hlo.ir import attr_key
 from ..hlo.opdef import OPS, lookup
 from ..hlo.shape import Shape
+
+if TYPE_CHECKING:
+    from ..backend.devices import Device
 
 #: Held while the graph is walked (cache keys, HLO, traces) and while materialised nodes
 #: get their buffers: ``set_buffer`` drops a node's operands, so a walk on another thread
@@ -54,12 +57,16 @@ class Node:
     """``arrays`` counts the Array objects that point here: a pending node that a live
     array refers to is computed along with whatever graph it is part of, so the next graph
     starts from its buffer instead of its history (``materialize.py``). ``depth`` is the
-    longest chain of pending ops below the node (0 when ready, TRACED under a trace)."""
+    longest chain of pending ops below the node (0 when ready, TRACED under a trace).
+    ``device`` is the device its value lives on (``backend/devices.py``), that of its
+    operands; None for a value of no array's (a Python scalar's, an index), which
+    combines with any device."""
 
-    __slots__ = ("op", "operands", "attrs", "shape", "buffer", "arrays", "depth", "owned", "weak", "serial", "reused", "__weakref__")
+    __slots__ = ("op", "operands", "attrs", "shape", "buffer", "arrays", "depth", "owned", "weak", "serial", "reused",
+                 "device", "__weakref__")
 
     def __init__(self, op: str | None, operands: tuple[Node, ...], attrs: dict[str, Any], shape: Shape,
-                 buffer: np.ndarray | None = None, depth: int = 0) -> None:
+                 buffer: np.ndarray | None = None, depth: int = 0, device: Device | None = None) -> None:
         self.op = op
         self.operands = operands
         self.attrs = attrs
@@ -81,16 +88,18 @@ class Node:
         #: walk adds at every use instead of once, so that a graph's structure does not
         #: depend on which of its scalars happen to be equal.
         self.reused: tuple | None = None
+        self.device = device
 
     @classmethod
-    def ready(cls, buffer: np.ndarray) -> Node:
+    def ready(cls, buffer: np.ndarray, device: Device | None = None) -> Node:
+        """A node holding ``buffer``, on ``device`` (None: a value of no array's)."""
         key = (buffer.shape, buffer.dtype)
         shape = _READY_SHAPES.get(key)
         if shape is None:
             if len(_READY_SHAPES) >= _READY_SHAPES_MAX:
                 _READY_SHAPES.clear()
             shape = _READY_SHAPES[key] = Shape(*key)
-        return cls(None, (), {}, shape, buffer)
+        return cls(None, (), {}, shape, buffer, device=device)
 
     @classmethod
     def apply(cls, op: str, operands: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
@@ -171,15 +180,29 @@ def serial_mark() -> int:
 
 def _derive_in_python(op: str, operands: tuple[Node, ...], attrs: dict[str, Any], shape: Shape) -> Node:
     """``Node.derived``: the node of ``op`` over ``operands``, one deeper than the deepest
-    of them (``TRACED`` if any is). ``_graph.derive`` does the same in C."""
+    of them (``TRACED`` if any is), on their device (``common_device``). ``_graph.derive``
+    does the same in C."""
     depth = 0
     for o in operands:
         d = o.depth
         if d == TRACED:
-            return Node(op, operands, attrs, shape, depth=TRACED)
+            return Node(op, operands, attrs, shape, depth=TRACED, device=common_device(op, operands))
         if d > depth:
             depth = d
-    return Node(op, operands, attrs, shape, depth=depth + 1)
+    return Node(op, operands, attrs, shape, depth=depth + 1, device=common_device(op, operands))
+
+
+def common_device(op: str, operands: Sequence[Node]) -> Device | None:
+    """The device of the operands that have one (None if none has): a ValueError naming
+    two that differ, which ``op`` may not combine."""
+    device = None
+    for o in operands:
+        on = o.device
+        if on is not None and on is not device:
+            if device is not None:
+                raise ValueError(f"{op}: arrays on different devices, {device} and {on}; move one with to_device")
+            device = on
+    return device
 
 
 def _set_buffers_in_python(nodes: list[Node], buffers: list[np.ndarray]) -> None:

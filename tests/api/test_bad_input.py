@@ -220,7 +220,7 @@ CASES = [
     ("jit returning an object", lambda: xp.jit(lambda x: object())(_f64(2)),
      TypeError, r"returned a object; results must be arrays"),
     ("unknown device", lambda: xp.asarray([1.0], device="gpu"),
-     ValueError, r"unsupported device 'gpu'; plaidarray runs on 'cpu'"),
+     ValueError, r"asarray: unsupported device 'gpu'; the devices are 'cpu'"),
     ("unknown backend", lambda: xp.set_backend("tpu"), ValueError, r"unknown backend 'tpu'"),
 ]
 

@@ -20,7 +20,7 @@ from hypothesis import assume, given
 from hypothesis import strategies as st
 
 import plaidarray as xp
-from plaidarray.api import elementwise, indexing, manipulation, recipes, statistical, views
+from plaidarray.api import data_types, elementwise, indexing, manipulation, recipes, statistical, views
 from plaidarray.trace import node as node_module
 from plaidarray.trace.to_hlo import walk_pending
 from plaidarray.trace.views import ViewOf
@@ -70,14 +70,15 @@ def _by_code(fn, args, kwargs):
         return _outcome(fn, args, kwargs)
 
 
-def check_replays(fn, *args, cached=True, **kwargs):
+def check_replays(fn, *args, cached=True, recorder=None, **kwargs):
     """``fn`` gives what its code gives on its first, second (captured) and third
-    (replayed) call; with ``cached``, the third one replayed a recipe."""
+    (replayed) call; with ``cached``, the third one replayed a recipe (of ``fn``, or of
+    the ``recorder`` it calls: ``zeros_like`` places ``zeros``' array on ``x``'s device)."""
     code = _by_code(fn, args, kwargs)
     for _ in range(3):
         assert _outcome(fn, args, kwargs) == code
     if cached and code[0] != "raised":
-        assert fn.recipes, f"{fn.__name__} kept no recipe"
+        assert (recorder or fn).recipes, f"{fn.__name__} kept no recipe"
     return code
 
 
@@ -436,13 +437,15 @@ def test_creation_like_and_triangles(shape, dtype, data):
     x = _array(shape, dtype)
     name = data.draw(st.sampled_from(["zeros_like", "ones_like", "full_like", "tril", "triu", "astype"]))
     if name == "full_like":
-        check_replays(xp.full_like, x, data.draw(st.sampled_from([0, 2, -0.0, 0.5, True])))
+        check_replays(xp.full_like, x, data.draw(st.sampled_from([0, 2, -0.0, 0.5, True])), recorder=xp.full)
     elif name in ("tril", "triu"):
         check_replays(getattr(xp, name), x, k=data.draw(st.integers(-3, 3)))
     elif name == "astype":
-        check_replays(xp.astype, x, data.draw(st.sampled_from(DTYPES)), copy=data.draw(st.booleans()))
+        check_replays(xp.astype, x, data.draw(st.sampled_from(DTYPES)), copy=data.draw(st.booleans()),
+                      recorder=data_types._converted)
     else:
-        check_replays(getattr(xp, name), x, dtype=data.draw(st.sampled_from([None, *DTYPES])))
+        check_replays(getattr(xp, name), x, dtype=data.draw(st.sampled_from([None, *DTYPES])),
+                      recorder=getattr(xp, name.removesuffix("_like")))
 
 
 @given(shapes=st.tuples(shapes, shapes, shapes), dtypes=st.tuples(*(st.sampled_from(DTYPES[:4]) for _ in range(2))),

@@ -4,6 +4,8 @@ data-dependent indexing, DLPack and array-api-compat, on both backends."""
 
 from __future__ import annotations
 
+import os
+
 import array_api_compat
 import numpy as np
 import pytest
@@ -270,7 +272,10 @@ def test_namespace_info_reports_the_truth():
     assert info.default_dtypes()["real floating"] == xp.float64
     assert set(info.dtypes(kind="integral").values()) == {xp.int8, xp.int16, xp.int32, xp.int64, xp.uint8,
                                                            xp.uint16, xp.uint32, xp.uint64}
-    assert list(info.devices()) == ["cpu"] and info.default_device() == "cpu"
+    count = int(os.environ.get("PLAIDARRAY_CPU_DEVICES", "1"))
+    assert list(info.devices()) == ["cpu"] + [f"cpu:{i}" for i in range(1, count)]
+    assert info.default_device() == os.environ.get("PLAIDARRAY_DEVICE", "cpu")
+    assert info.default_device() in info.devices()
 
 
 NAN, INF = float("nan"), float("inf")

@@ -1,0 +1,92 @@
+"""Devices: where an array's buffer lives, and which arrays an operation may combine.
+
+The host backends (llvm-cpu and the reference) compute on the host's memory: its CPU
+devices. There is one, ``cpu``, unless ``PLAIDARRAY_CPU_DEVICES`` asks for more, as JAX's
+host-platform device count does: ``cpu:1``, ``cpu:2``... are the same memory and code, but
+an array on one is not on another. An operation on arrays of two devices is a ValueError
+naming both (``trace/node.py``'s ``derive`` checks it as it records), a result lives where
+its operands live, and ``to_device`` copies (``transfer.copy_to``). So device semantics
+are exercised in CI with real transfers, without a second kind of hardware
+(array-api-strict's ``device1`` and ``device2`` stand in alike), and the whole API tier
+runs on a device other than the default one (``PLAIDARRAY_DEVICE=cpu:1``).
+
+A device compares equal to its name, so code written for one device (``x.device ==
+"cpu"``, ``device="cpu"``) keeps working; ``resolve`` accepts a device or its name.
+Values that belong to no array (a Python scalar's buffer, an index) have no device: they
+combine with arrays of any device.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .. import config
+
+
+class Device:
+    """A device of a platform: ``index`` 0 is named after the platform (``cpu``), the
+    others ``platform:index``. One object per device (``HOST``), compared by identity,
+    or with a string by name."""
+
+    __slots__ = ("platform", "index", "name")
+
+    def __init__(self, platform: str, index: int) -> None:
+        self.platform, self.index = platform, index
+        self.name = platform if index == 0 else f"{platform}:{index}"
+
+    def __repr__(self) -> str:
+        return f"Device({self.name!r})"
+
+    def __str__(self) -> str:
+        return self.name
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if isinstance(other, str):
+            return other == self.name
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+    def __reduce__(self) -> tuple:
+        """A device pickles as its name and comes back as this process's device of it."""
+        return resolve, (self.name, "pickle")
+
+
+#: The host's CPU devices (``PLAIDARRAY_CPU_DEVICES``, read at import).
+HOST: tuple[Device, ...] = tuple(Device("cpu", i) for i in range(config.get("PLAIDARRAY_CPU_DEVICES")))
+
+_BY_NAME = {d.name: d for d in HOST} | {f"{d.platform}:{d.index}": d for d in HOST}
+
+
+def resolve(device: Any, where: str) -> Device | None:
+    """The device ``device`` is or names ("cpu", "cpu:1"); None for None (the caller's
+    default); a ValueError naming the devices there are for anything else."""
+    if device is None or type(device) is Device:
+        return device
+    found = _BY_NAME.get(device) if isinstance(device, str) else None
+    if found is None:
+        names = ", ".join(repr(d.name) for d in HOST)
+        raise ValueError(f"{where}: unsupported device {device!r}; the devices are {names}")
+    return found
+
+
+_default: list[Device] = []
+
+
+def default() -> Device:
+    """The device arrays are made on when no device is asked for (``PLAIDARRAY_DEVICE``,
+    else ``cpu``; ``set_default``)."""
+    if not _default:
+        set_default(config.get("PLAIDARRAY_DEVICE"), "PLAIDARRAY_DEVICE")
+    return _default[0]
+
+
+def set_default(device: Any, where: str = "set_default_device") -> None:
+    """Make ``device`` (a device or its name) the default device of this process."""
+    found = resolve(device, where)
+    if found is None:
+        raise ValueError(f"{where}: expected a device, got None")
+    _default[:] = [found]

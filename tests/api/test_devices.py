@@ -1,0 +1,168 @@
+"""The device model on two CPU devices (``backend/devices.py``; conftest asks for two):
+where arrays are made, that results live where their operands live, that operations do
+not mix devices, and that ``to_device`` copies."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import plaidarray as xp
+from plaidarray.trace import node as node_module
+
+pytestmark = pytest.mark.skipif(len(xp.__array_namespace_info__().devices()) < 2,
+                                reason="needs PLAIDARRAY_CPU_DEVICES=2 (tests/conftest.py sets it)")
+
+DEVICES = xp.__array_namespace_info__().devices()
+HOME = xp.__array_namespace_info__().default_device()
+OTHER = next(d for d in DEVICES if d != HOME)
+
+
+def test_devices_are_named_and_compare_with_their_names():
+    assert DEVICES[0] == "cpu" and DEVICES[1] == "cpu:1" and DEVICES[0] != DEVICES[1]
+    assert str(DEVICES[1]) == "cpu:1" and repr(DEVICES[1]) == "Device('cpu:1')"
+    assert {DEVICES[0]: 0}["cpu"] == 0  # hashed as their names
+    assert pickle.loads(pickle.dumps(DEVICES[1])) is DEVICES[1]
+
+
+CREATORS = {
+    "asarray": lambda device: xp.asarray(np.arange(4.0), device=device),
+    "asarray of a list": lambda device: xp.asarray([1, 2, 3], device=device),
+    "zeros": lambda device: xp.zeros((2, 3), device=device),
+    "ones": lambda device: xp.ones(3, dtype=xp.int32, device=device),
+    "empty": lambda device: xp.empty(2, device=device),
+    "full": lambda device: xp.full((2,), 7.0, device=device),
+    "full of a 0-d array": lambda device: xp.full((), xp.asarray(2.0, device=device), device=device),
+    "arange": lambda device: xp.arange(5, device=device),
+    "linspace": lambda device: xp.linspace(0.0, 1.0, 5, device=device),
+    "eye": lambda device: xp.eye(3, k=1, device=device),
+    "fftfreq": lambda device: xp.fft.fftfreq(6, device=device),
+    "rfftfreq": lambda device: xp.fft.rfftfreq(6, device=device),
+    "from_dlpack": lambda device: xp.from_dlpack(np.arange(3.0), device=device),
+}
+
+
+@pytest.mark.parametrize("name", list(CREATORS))
+def test_creation_functions_make_their_array_on_the_device_asked(name):
+    made_there = CREATORS[name](OTHER)
+    assert made_there.device == OTHER
+    made_here = CREATORS[name](None)
+    assert made_here.device == HOME
+    np.testing.assert_array_equal(np.asarray(made_there), np.asarray(made_here))
+    with pytest.raises(ValueError, match=f"arrays on different devices, {OTHER} and {HOME}|"
+                                         f"arrays on different devices, {HOME} and {OTHER}"):
+        made_there + made_here
+
+
+def test_like_functions_take_their_arguments_device():
+    x = xp.asarray(np.ones((2, 2)), device=OTHER)
+    for made in (xp.zeros_like(x), xp.ones_like(x), xp.empty_like(x), xp.full_like(x, 3.0)):
+        assert made.device == OTHER
+    assert xp.zeros_like(x, device=HOME).device == HOME
+
+
+def test_results_live_where_their_operands_live():
+    x = xp.asarray(np.arange(12.0).reshape(3, 4), device=OTHER)
+    results = [x + 1.0, xp.exp(x) * 2, x @ x.T, xp.sum(x, axis=0), x[1:, ::2], xp.sort(x, axis=1),
+               xp.linalg.solve(x.T @ x + xp.eye(4, device=OTHER), x[0]), xp.fft.rfft(x), xp.where(x > 3, x, 0.0),
+               xp.concat([x, x]), xp.unique_values(x), xp.nonzero(x > 5)[0], x[xp.asarray([0, 2], device=OTHER)],
+               xp.astype(x, xp.float32), xp.cumulative_sum(x, axis=1), x[0, 1], xp.tril(x)]
+    for result in results:
+        assert result.device == OTHER
+    y = xp.asarray(np.arange(12.0).reshape(3, 4))
+    np.testing.assert_array_equal(np.asarray(results[1]), np.asarray(xp.exp(y) * 2))
+
+
+def test_operations_on_two_devices_raise_naming_both():
+    a, b = xp.asarray(np.ones(3)), xp.asarray(np.ones(3), device=OTHER)
+    cases = [lambda: a + b, lambda: xp.stack([a, b]), lambda: xp.where(a > 0, a, b), lambda: a @ b,
+             lambda: xp.concat([b, a])]
+    for case in cases:
+        with pytest.raises(ValueError, match=r"arrays on different devices, cpu(:1)? and cpu(:1)?; move one"):
+            case()
+    c = xp.zeros(3, device=OTHER)
+    with pytest.raises(ValueError, match="arrays on different devices"):
+        c[0:2] = a[0:2]
+    np.testing.assert_array_equal(np.asarray(c), np.zeros(3))  # unchanged
+
+
+def test_python_scalars_and_numpy_values_join_arrays_of_any_device():
+    b = xp.asarray(np.arange(3.0), device=OTHER)
+    for result in (b * 2.5, 1 - b, xp.maximum(b, 0.5), b + np.float64(1.0), b[xp.asarray(1, device=OTHER)]):
+        assert result.device == OTHER
+    b[0] = 5.0
+    assert b.device == OTHER and float(b[0]) == 5.0
+
+
+def test_to_device_copies_and_leaves_the_original_alone():
+    x = xp.asarray(np.arange(4.0))
+    y = x.to_device(OTHER)
+    assert y.device == OTHER and x.device == HOME and x.to_device(HOME) is x
+    y[0] = -1.0
+    np.testing.assert_array_equal(np.asarray(x), np.arange(4.0))
+    np.testing.assert_array_equal(np.asarray(y), [-1.0, 1.0, 2.0, 3.0])
+    pending = xp.exp(x) + 1.0  # computed, then copied
+    np.testing.assert_array_equal(np.asarray(pending.to_device(OTHER)), np.asarray(pending))
+    with pytest.raises(ValueError, match="to_device: unsupported device 'tpu'"):
+        x.to_device("tpu")
+
+
+def test_asarray_and_astype_move_arrays_between_devices():
+    x = xp.asarray(np.arange(3.0), device=OTHER)
+    assert xp.asarray(x) is x and xp.asarray(x, device=HOME).device == HOME
+    with pytest.raises(ValueError, match="needs a copy, but copy=False"):
+        xp.asarray(x, device=HOME, copy=False)
+    moved = xp.astype(x, xp.int32, device=HOME)
+    assert moved.device == HOME and moved.dtype == xp.int32
+    assert xp.from_dlpack(x, device=HOME).device == HOME
+
+
+def test_jit_runs_where_its_arguments_live():
+    f = xp.jit(lambda u, v: u * v + 1.0)
+    a, b = xp.asarray(np.ones(3), device=OTHER), xp.asarray(np.ones(3))
+    assert f(a, a).device == OTHER
+    with pytest.raises(ValueError, match="arrays on different devices"):
+        f(a, b)
+
+
+def test_nodes_recorded_in_python_check_devices_as_in_c():
+    """``_graph.derive`` and its Python definition agree on the device rule."""
+    a = xp.asarray(np.ones(2))._node
+    b = xp.asarray(np.ones(2), device=OTHER)._node
+    scalar = xp.asarray(1.0)._node
+    scalar.device = None  # a value of no array's, as a Python scalar's
+    for derive in {node_module.derive, node_module._derive_in_python}:
+        assert derive("add", (b, scalar), {}, b.shape).device is b.device
+        assert derive("add", (scalar, scalar), {}, b.shape).device is None
+        with pytest.raises(ValueError, match=f"add: arrays on different devices, {HOME} and {OTHER}"):
+            derive("add", (a, scalar, b), {}, b.shape)
+
+
+def test_namespace_info_takes_each_device():
+    info = xp.__array_namespace_info__()
+    for device in info.devices():
+        assert info.dtypes(device=device) == info.dtypes()
+        assert info.default_dtypes(device=device) == info.default_dtypes()
+    with pytest.raises(ValueError, match="unsupported device"):
+        info.dtypes(device="gpu")
+
+
+def test_the_default_device_is_chosen_by_its_setting_and_at_run_time():
+    code = ("import numpy as np, plaidarray as xp\n"
+            "assert xp.__array_namespace_info__().default_device() == 'cpu:1'\n"
+            "assert xp.asarray([1.0]).device == 'cpu:1' and xp.zeros(2).device == 'cpu:1'\n"
+            "xp.set_default_device('cpu')\n"
+            "assert xp.ones(2).device == 'cpu'\n"
+            "print('ok')\n")
+    env = {**os.environ, "PLAIDARRAY_CPU_DEVICES": "2", "PLAIDARRAY_DEVICE": "cpu:1"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
+    assert done.stdout.strip() == "ok", done.stderr
+    env["PLAIDARRAY_DEVICE"] = "cpu:7"
+    done = subprocess.run([sys.executable, "-c", "import plaidarray as xp; xp.zeros(1)"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0 and "PLAIDARRAY_DEVICE: unsupported device 'cpu:7'" in done.stderr
