@@ -83,9 +83,17 @@ def _matrices(x: Array, name: str, square: bool = False) -> Array:
 
 
 def _decompose(target: str, *operands: Array, **attrs: Any) -> list[Array]:
-    """Record custom call ``target`` (of tuple shape) and select each of its results."""
+    """Record custom call ``target`` (of tuple shape) and select each of its results.
+    Stacks of more than one batch axis are called as one stack (their batch axes merged,
+    each result's split again), so that the kernel of a batch of matrices serves them (a
+    (2, 2, 3, 3) stack's inverse compiled at its first use)."""
+    batch = operands[0].shape[:-2]
+    merged = len(batch) > 1
+    if merged:
+        operands = tuple(reshape(o, (math.prod(batch), *o.shape[-2:])) for o in operands)
     call = Node.apply("custom_call", tuple(o._node for o in operands), {"target": target, **attrs})
-    return [op("get_tuple_element", call, index=i) for i in range(len(cast(TupleShape, call.shape).elements))]
+    results = [op("get_tuple_element", call, index=i) for i in range(len(cast(TupleShape, call.shape).elements))]
+    return [reshape(r, batch + r.shape[1:]) for r in results] if merged else results
 
 
 def _tall(x: Array) -> bool:

@@ -200,6 +200,11 @@ def _manipulation(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
 VIEW_DTYPES = ("float32", "float64", "complex64", "complex128", "int32", "int64")
 
 
+def _twice_indexed(x: Any, key: Any) -> Any:
+    """A view of an array not computed yet: ``(x + x)[key]``."""
+    return (x + x)[key]
+
+
 def _computed_views(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
     """Basic indexing of arrays not computed yet, which nothing else holds (a computed
     array's view is its memory seen with other strides; a pending one's is a ``slice``, or
@@ -208,7 +213,11 @@ def _computed_views(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
     ranks 1 to 3 (a step above 1 is a run-time value), steps of 3 (a pad's interior
     above 1 is one), backwards, and integer indices, of arrays with a unit last axis too;
     such arrays reversed, and their differences."""
+    integer_views: dict[str, list[Any]] = {  # a frame, a channel or a plane of a stack, of every dtype
+        "cube": [1, (slice(None), 1), (Ellipsis, 1), (slice(None), slice(1, 2))],
+        "hyper": [1, (slice(None), 1), (Ellipsis, 1), (slice(None), slice(1, 3)), (slice(None), slice(None), 2)]}
     if np.dtype(a["vector"].dtype).name not in VIEW_DTYPES:
+        yield from (partial(_twice_indexed, a[kind], key) for kind, indices in integer_views.items() for key in indices)
         return
     keys: dict[str, list[Any]] = {
         "vector": [slice(None, None, 2), slice(1, None, 3), slice(None, None, -1), slice(None, None, -2), 2],
@@ -220,11 +229,8 @@ def _computed_views(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                  (slice(None, None, 2), slice(None), slice(None, None, 2)), (slice(None, None, 2),) * 3,
                  (slice(None), slice(1, -1), slice(None, None, 2)), (Ellipsis, slice(None, None, 3)),
                  (slice(None), 2), (Ellipsis, 0), 1, (slice(None), slice(1, None), slice(None, 2))],
-        "column": [(slice(None), 0)], "thin": [(Ellipsis, 0)]}
+        "column": [(slice(None), 0)], "thin": [(Ellipsis, 0)], "hyper": integer_views["hyper"]}
     arrays = {**a, "thin": a["cube"][..., :1]}  # a result of keepdims=True, or of x[..., None]
-
-    def indexed(x: Any, key: Any) -> Any:
-        return (x + x)[key]
 
     def reversed_(x: Any, axes: tuple[int, ...]) -> Any:
         return xp.flip(x + x, axis=axes)
@@ -232,7 +238,7 @@ def _computed_views(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
     def differences(x: Any, axis: int) -> Any:
         return xp.diff(x + x, axis=axis)  # two slices of a computed array
     for kind, indices in keys.items():
-        yield from (partial(indexed, arrays[kind], key) for key in indices)
+        yield from (partial(_twice_indexed, arrays[kind], key) for key in indices)
     for kind, axes in (("vector", (0,)), ("matrix", (0,)), ("matrix", (1,)), ("matrix", (0, 1)), ("cube", (0, 1, 2))):
         yield partial(reversed_, arrays[kind], axes)
     for kind, axis in (("vector", 0), ("matrix", 0), ("matrix", 1)):
@@ -241,7 +247,7 @@ def _computed_views(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
 
 def _indexing(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
     """Reading and writing by integers, index arrays and masks."""
-    v, m = a["vector"], a["matrix"]
+    v, m, c, h = a["vector"], a["matrix"], a["cube"], a["hyper"]
     index = xp.asarray(np.array([0, 2, 1]))
     rows, columns = xp.asarray(np.array([[0, 2, 1, 0], [1, 1, 0, 2]])), xp.asarray(np.array([[0, 3], [1, 2], [3, 0]]))
     thunks: list[Thunk] = [lambda: xp.take(v, index), lambda: xp.take(m, index, axis=1), lambda: xp.take(m, index[:2], axis=0),
@@ -276,7 +282,13 @@ def _indexing(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: stored(m, m > m[0, 0], 0, computed), lambda: stored(v, index, v[:3], computed),
                 lambda: stored(m, slice(1, 3), 0.0, computed), lambda: stored(m, slice(1, 3), m[:2], computed),
                 lambda: stored(m, (slice(None), slice(1, 3)), 0.0, computed),
-                lambda: stored(a["penta"], (slice(None), 1), a["penta"][:, 0], computed)]  # a 5-d window written (a view of one exported)
+                lambda: stored(a["penta"], (slice(None), 1), a["penta"][:, 0], computed),  # a 5-d window written (a view of one exported)
+                # 3-d and 4-d windows written (a frame, a channel, an image's block; views of them exported)
+                lambda: stored(c, 1, c[0], computed), lambda: stored(c, (slice(None), 1), 0, computed),
+                lambda: stored(c, (slice(None), slice(1, 3), slice(1, 3)), c[:, :2, :2], computed),
+                lambda: stored(h, 1, 0, computed), lambda: stored(h, (slice(None), slice(1, 3)), h[:, :2], computed),
+                lambda: stored(h, (Ellipsis, 0), h[..., 1], computed),
+                lambda: stored(h, (0, slice(None), slice(1, 3), slice(2, 4)), h[1, :, :2, :2], computed)]
     yield from writes(False)
     yield from writes(True)
 
@@ -354,7 +366,7 @@ def _rectangular_decompositions(xp: Any, wide: Any) -> Iterator[Thunk]:
     if np.dtype(wide.dtype).kind not in "fc":
         return
     linalg = xp.linalg
-    for x in (wide, wide.T):
+    for x in (wide, wide.T, xp.stack([wide, wide * 2]), xp.stack([wide.T, wide.T * 2])):  # and batches of them
         yield from (partial(linalg.qr, x), partial(linalg.qr, x, mode="complete"), partial(linalg.svd, x),
                     partial(linalg.svd, x, full_matrices=False), partial(linalg.svdvals, x), partial(linalg.pinv, x),
                     partial(linalg.matrix_rank, x))

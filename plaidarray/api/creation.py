@@ -365,14 +365,18 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array] | tuple[Array,
 
 
 def _triangle(x: Array, k: int, keep_lower: bool, name: str) -> Array:
+    """``x`` with the elements on one side of the ``k``-th diagonal zeroed: which, decided
+    on one matrix of ``x``'s last two axes and broadcast over the stack (a stack of 4-d
+    made iotas of its rank, which compiled at their first use)."""
     x = check_array(x, name)
     if x.ndim < 2:
         raise ValueError(f"{name}: needs at least 2 dimensions")
-    rows = op("iota", dims=x.shape, iota_dimension=x.ndim - 2, dtype=dt.int64)
-    cols = op("iota", dims=x.shape, iota_dimension=x.ndim - 1, dtype=dt.int64)
-    diagonal = op("add", rows, graph.full(x.shape, k, dt.int64))
+    matrix = x.shape[-2:]
+    rows = op("iota", dims=matrix, iota_dimension=0, dtype=dt.int64)
+    cols = op("iota", dims=matrix, iota_dimension=1, dtype=dt.int64)
+    diagonal = op("add", rows, graph.full(matrix, k, dt.int64))
     keep = op("compare", cols, diagonal, direction="LE" if keep_lower else "GE")
-    return op("select", keep, x, graph.full(x.shape, 0, x.dtype))
+    return op("select", graph.broadcast_to(keep, x.shape), x, graph.full(x.shape, 0, x.dtype))
 
 
 @recorded

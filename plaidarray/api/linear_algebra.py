@@ -61,16 +61,36 @@ def _broadcast_dot(a: Array, a_shape: tuple[int, ...], b: Array, b_shape: tuple[
     both have is a batch axis, an axis only one has (the other's is 1) is a free axis
     of that one, an axis of size 1 in both is left out. The result's axes are in the
     broadcast order, ``axis`` removed. Broadcast operands are never materialised, and
-    ``x @ W`` for a stack ``x`` and a matrix ``W`` is one matrix product."""
+    ``x @ W`` for a stack ``x`` and a matrix ``W`` is one matrix product.
+
+    Adjacent axes of one role are merged (a row-major operand holds them as one), and the
+    operand with free axes goes first where only one has them (``v @ M`` is ``M``'s
+    product with ``v``, the same sums): a product of any rank then runs on the kernel of
+    a product of rank 3 at most in one orientation, which the installation has
+    (``vecdot`` of 4-d arrays along their second axis compiled at its first use)."""
     roles = [_role(i == axis, sa, sb) for i, (sa, sb) in enumerate(zip(a_shape, b_shape))]
-    lhs_axes = [i for i, r in enumerate(roles) if r in ("batch", "lhs", "contracted")]
-    rhs_axes = [i for i, r in enumerate(roles) if r in ("batch", "rhs", "contracted")]
-    batch = [i for i, r in enumerate(roles) if r == "batch"]
-    out = _dot(graph.reshape(a, tuple(a_shape[i] for i in lhs_axes)),
-             graph.reshape(b, tuple(b_shape[i] for i in rhs_axes)),
-             lhs_batch=tuple(map(lhs_axes.index, batch)), rhs_batch=tuple(map(rhs_axes.index, batch)),
-             lhs_contracting=(lhs_axes.index(axis),), rhs_contracting=(rhs_axes.index(axis),))
-    produced = batch + [i for i, r in enumerate(roles) if r == "lhs"] + [i for i, r in enumerate(roles) if r == "rhs"]
+    groups: list[list[int]] = []
+    for i, role in enumerate(roles):
+        if role == "unit":
+            continue
+        if groups and role != "contracted" and roles[groups[-1][-1]] == role:
+            groups[-1].append(i)
+        else:
+            groups.append([i])
+    kinds = [roles[g[0]] for g in groups]
+    a_sizes, b_sizes = ([math.prod(shape[i] for i in g) for g in groups] for shape in (a_shape, b_shape))
+    if "rhs" in kinds and "lhs" not in kinds:
+        a, b, a_sizes, b_sizes = b, a, b_sizes, a_sizes
+        kinds = ["lhs" if k == "rhs" else k for k in kinds]
+    lhs_axes = [k for k, r in enumerate(kinds) if r in ("batch", "lhs", "contracted")]
+    rhs_axes = [k for k, r in enumerate(kinds) if r in ("batch", "rhs", "contracted")]
+    batch = [k for k, r in enumerate(kinds) if r == "batch"]
+    contracted = kinds.index("contracted")
+    out = _dot(graph.reshape(a, tuple(a_sizes[k] for k in lhs_axes)),
+               graph.reshape(b, tuple(b_sizes[k] for k in rhs_axes)),
+               lhs_batch=tuple(map(lhs_axes.index, batch)), rhs_batch=tuple(map(rhs_axes.index, batch)),
+               lhs_contracting=(lhs_axes.index(contracted),), rhs_contracting=(rhs_axes.index(contracted),))
+    produced = batch + [k for k, r in enumerate(kinds) if r == "lhs"] + [k for k, r in enumerate(kinds) if r == "rhs"]
     if produced != sorted(produced):
         out = graph.transpose(out, tuple(map(produced.index, sorted(produced))))
     shape = tuple(sb if sa == 1 else sa for i, (sa, sb) in enumerate(zip(a_shape, b_shape)) if i != axis)
@@ -107,12 +127,13 @@ def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Seque
     for i, j in zip(la, lb):
         if a.shape[i] != b.shape[j]:
             raise ValueError(f"tensordot: dimension {i} of x1 and {j} of x2 differ")
-    if len(la) <= 1 or any(a.shape[i] == 0 for i in la):
+    if not la or (len(la) == 1 and a.ndim <= 2 and b.ndim <= 2) or any(a.shape[i] == 0 for i in la):
         return _dot(a, b, lhs_batch=(), rhs_batch=(), lhs_contracting=la, rhs_contracting=lb)
-    # several axes contracted: a product of matrices, each operand's free axes and
-    # contracted ones flattened (as NumPy computes it), so that a product kernel of rank 2
-    # serves any ranks; an operand whose contracted axes lead or trail it in order is read
-    # as it lies (as a matrix or its transpose), the other moved once
+    # several axes contracted, or operands of more than two: a product of matrices, each
+    # operand's free axes and contracted ones flattened (as NumPy computes it), so that a
+    # product kernel of rank 2 serves any ranks; an operand whose contracted axes lead or
+    # trail it in order is read as it lies (as a matrix or its transpose), the other moved
+    # once (a 3-d array contracted along its middle axis compiled at its first use)
     (lhs, lhs_side), (rhs, rhs_side) = _as_matrix(a, la, 1), _as_matrix(b, lb, 0)
     out = _dot(lhs, rhs, lhs_batch=(), rhs_batch=(), lhs_contracting=(lhs_side,), rhs_contracting=(rhs_side,))
     return graph.reshape(out, (*(d for i, d in enumerate(a.shape) if i not in la),

@@ -148,7 +148,16 @@ calls = [xp.linalg.qr(tall), xp.linalg.qr(wide, mode="complete"), xp.linalg.svd(
          xp.take_along_axis(a > 0, xp.argsort(a, axis=1)[:, :3], axis=1), xp.concat([a, a * 2.0, a]),
          xp.stack([counts, counts, counts + 1], axis=1), a[:1, :1] @ a[0, :1], a[:, :0] @ a[:0, :],
          (m11 := a[:1, :1] * 2.0) @ m11, xp.searchsorted(a[0, :0], a[1, :3]), xp.sum(counts[0], dtype=xp.int32),
-         xp.prod(counts, axis=1, dtype=xp.int32), xp.cumulative_sum(counts, axis=1, dtype=xp.int32)]
+         xp.prod(counts, axis=1, dtype=xp.int32), xp.cumulative_sum(counts, axis=1, dtype=xp.int32),
+         xp.vecdot(hyper, hyper * 2.0, axis=1), xp.vecdot(a[0], a), xp.tensordot(cube, a[:6, :3], axes=([1], [0])),
+         xp.tril(hyper), xp.triu(penta, k=1), (hyper * 2.0)[:, 1], (hyper * 2.0)[0],
+         (xp.astype(counts4 // 2, xp.uint8) * 2)[..., 1], xp.linalg.inv(xp.stack([hyper[:, :2, :2, 0]] * 2) * 0 + xp.eye(2)),
+         xp.linalg.svdvals(cube[:, :3, :]), xp.linalg.svd(cube[:2, :, :3], full_matrices=False),
+         xp.linalg.eigh(xp.stack([square @ square.T] * 2)[None])]
+hyper_written, small_written = hyper * 1.0, xp.zeros((3, 4, 5), dtype=xp.uint8)
+hyper_written[1] = 0.0
+small_written[:, 1] = 7
+calls += [hyper_written, small_written]
 for value in calls:
     for part in value if isinstance(value, tuple) else (value,):
         numpy.asarray(part)
