@@ -384,8 +384,11 @@ def matrix_power(x: Array, n: int, /) -> Array:
 @recorded
 def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False,
                 ord: int | float = 2) -> Array:
-    """The ``ord``-norm of the vectors along ``axis`` (all elements when None); real."""
+    """The ``ord``-norm of the vectors along ``axis`` (all elements when None); real. Of
+    integers and booleans (beyond the standard, as NumPy's ``norm``), in float64."""
     x = check_array(x, "vector_norm")
+    if x.dtype.kind in "biu":
+        x = convert(x, dt.default_float)
     check_category(x, "floating-point", "vector_norm")
     if isinstance(ord, bool) or not isinstance(ord, (int, float)):
         raise ValueError(f"vector_norm: ord must be a number, got {ord!r}")
@@ -407,7 +410,11 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepd
 @recorded
 def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: int | float | str | None = "fro") -> Array:
     """Matrix norms: 'fro', 'nuc', 1/-1 (max/min column sum), inf/-inf (max/min row
-    sum), 2/-2 (largest/smallest singular value); real."""
+    sum), 2/-2 (largest/smallest singular value); real. Of integers and booleans (beyond
+    the standard, as NumPy's ``norm``), in float64."""
+    x = check_array(x, "matrix_norm")
+    if x.dtype.kind in "biu":
+        x = convert(x, dt.default_float)
     x = _matrices(x, "matrix_norm")
     if ord in ("fro", None):
         out = vector_norm(x, axis=(-2, -1))

@@ -213,6 +213,19 @@ def test_vector_norm(backend, dtype, shape, seed, keepdims, ord, axis):
     assert_close(la.vector_norm(xp.asarray(a), ord=ord, axis=axis, keepdims=keepdims), want, scale=10)
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.uint16, np.int64, np.bool_])
+@pytest.mark.parametrize("ord", [2, 1, np.inf, 0])
+def test_norms_of_integers_are_in_float64_as_numpys(backend, dtype, ord):
+    """Beyond the standard (floating-point only), as NumPy's ``norm`` takes them."""
+    a = (np.arange(-6, 6).reshape(3, 4) % 5 - 2).astype(dtype)
+    got = la.vector_norm(xp.asarray(a), ord=ord, axis=1)
+    assert got.dtype == xp.float64
+    np.testing.assert_allclose(np.asarray(got), np.linalg.vector_norm(a.astype(np.float64), ord=ord, axis=1))
+    if ord != 0:
+        np.testing.assert_allclose(np.asarray(la.matrix_norm(xp.asarray(a), ord=ord if ord != 2 else "fro")),
+                                   np.linalg.matrix_norm(a.astype(np.float64), ord=ord if ord != 2 else "fro"))
+
+
 @given(dtype=st.sampled_from(REAL + [np.dtype(np.int32)]), shape=st.sampled_from([(3, 4), (2, 4, 3), (1, 5)]),
        offset=st.integers(-6, 6), seed=seeds)
 def test_diagonal_and_trace(backend, dtype, shape, offset, seed):

@@ -58,6 +58,16 @@ def test_sort_argsort_are_stable_like_numpy(backend, dtype, data):
     _same(xp.sort(xp.asarray(a), axis=axis, descending=True), expected, exact=True)
 
 
+@given(data=st.data())
+def test_booleans_sort_as_numpy_sorts_them(backend, data):
+    """Beyond the standard (real numbers only), as NumPy: False before True, stably."""
+    a = _array(data, np.dtype(np.bool_))
+    axis = data.draw(st.integers(-a.ndim, a.ndim - 1))
+    _same(xp.argsort(xp.asarray(a), axis=axis), np.argsort(a, axis=axis, kind="stable"))
+    _same(xp.sort(xp.asarray(a), axis=axis), np.sort(a, axis=axis), exact=True)
+    _same(xp.sort(xp.asarray(a), axis=axis, descending=True), np.flip(np.sort(a, axis=axis), axis=axis), exact=True)
+
+
 @pytest.mark.parametrize("dtype", REAL)
 @given(data=st.data())
 def test_argmax_argmin_count_nonzero(backend, dtype, data):
