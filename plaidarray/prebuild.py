@@ -191,7 +191,20 @@ def _manipulation(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                     lambda count=count: xp.concat(several(c, count), axis=1))  # a join between two runs of axes
     yield from (lambda: xp.concat([m, m[:, :2]], axis=1), lambda: xp.concat([m, m[:2]]), lambda: a["hyper"][:, :, 1:3],
                 lambda: xp.stack([m, xp.flip(m, axis=0)], axis=1), lambda: xp.concat([c, xp.flip(c, axis=0)], axis=1))
+    yield from _alternating(xp, a["hyper"], a["penta"])
     yield from _computed_views(xp, a)
+
+
+def _alternating(xp: Any, h: Any, p: Any) -> Iterator[Thunk]:
+    """What runs of axes cannot merge below rank 4: every other axis of a 4-d and a 5-d
+    array reversed, broadcast (a mask of (2, 1, 3, 1) against (2, 4, 3, 5)) or sliced with
+    a step (a video's frames and pixels downsampled)."""
+    for x, odd, even in ((h, (1, 3), (0, 2)), (p, (1, 3), (0, 2, 4))):
+        kept = [slice(None) if axis in even else slice(None, 1) for axis in range(x.ndim)]
+        new = [slice(None, 1) if axis in even else slice(None) for axis in range(x.ndim)]
+        yield from (partial(xp.flip, x, axis=odd), partial(xp.flip, x, axis=even),
+                    partial(xp.broadcast_to, x[tuple(kept)], x.shape), partial(xp.broadcast_to, x[tuple(new)], x.shape))
+    yield from (lambda: h[:, :2, ::2, ::2], lambda: h[1:, :, ::2, :], lambda: p[1:, :, ::2, :, 1:])
 
 
 #: The dtypes whose computed arrays' views the corpus indexes (on every dtype, 23 s of the
@@ -288,7 +301,11 @@ def _indexing(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: stored(c, (slice(None), slice(1, 3), slice(1, 3)), c[:, :2, :2], computed),
                 lambda: stored(h, 1, 0, computed), lambda: stored(h, (slice(None), slice(1, 3)), h[:, :2], computed),
                 lambda: stored(h, (Ellipsis, 0), h[..., 1], computed),
-                lambda: stored(h, (0, slice(None), slice(1, 3), slice(2, 4)), h[1, :, :2, :2], computed)]
+                lambda: stored(h, (0, slice(None), slice(1, 3), slice(2, 4)), h[1, :, :2, :2], computed),
+                # strided 4-d windows written (a zero-inserting upsample)
+                lambda: stored(h, (slice(None), slice(1, None), slice(None, None, 2)), 0, computed),
+                lambda: stored(h, (slice(None), slice(None, None, 2), slice(None, None, 2), slice(None, 3)),
+                               h[:, :2, :2, :3], computed)]
     yield from writes(False)
     yield from writes(True)
 

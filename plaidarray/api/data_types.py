@@ -31,7 +31,7 @@ def _converted(x: Array, dtype: Any, copy: bool) -> Array:
     """``astype`` on ``x``'s device."""
     x = check_array(x, "astype")
     target = dt.check_dtype(dtype, "any", "astype")
-    if x.dtype.kind == "c" and target.kind != "c":
+    if x.dtype.kind == "c" and target.kind not in "cb":  # to bool: whether it is non-zero, as the standard says
         raise TypeError(f"astype: casting complex {x.dtype} to {target} would drop the imaginary part")
     out = convert(x, target)
     return copy_of(x) if copy and out is x else out

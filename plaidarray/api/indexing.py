@@ -48,15 +48,19 @@ def expand_key(key: Any, ndim: int) -> list:
 
 
 def _numpy_indices(key: Any, x: Array) -> Any:
-    """``key`` with its NumPy integer and boolean arrays as plaidarray arrays on ``x``'s
-    device, which NumPy and JAX accept as indices (NumPy integer scalars and 0-d integer
-    arrays index as ints already)."""
+    """``key`` with its NumPy integer and boolean arrays, and its lists of ints or bools
+    (``A[[k, p]] = A[[p, k]]``), as plaidarray arrays on ``x``'s device, which NumPy and
+    JAX accept as indices (NumPy integer scalars and 0-d integer arrays index as ints
+    already)."""
     if isinstance(key, tuple):  # of indices; a tuple in it is no index (getitem says so)
         return tuple(_numpy_index(k, x) for k in key)
     return _numpy_index(key, x)
 
 
 def _numpy_index(k: Any, x: Array) -> Any:
+    if isinstance(k, list):
+        listed = np.asarray(k) if k else np.zeros(0, dt.int64)
+        k = listed if listed.dtype == dt.bool_ or listed.dtype.kind in "iu" else k
     if isinstance(k, np.ndarray) and (k.dtype == dt.bool_ or (k.dtype.kind in "iu" and k.ndim)):
         from .creation import asarray
 

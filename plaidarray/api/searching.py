@@ -16,8 +16,11 @@ __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "wher
 
 def _arg_extremum(x: Array, axis: int | None, keepdims: bool, kind: str, name: str) -> Array:
     """Index of the first extremum (the first NaN, if any, as NumPy does): reduce to the
-    extremum, then take the smallest index holding it."""
+    extremum, then take the smallest index holding it. Booleans (beyond the standard, as
+    NumPy: ``argmax(mask)`` is the first True) as their 0 and 1."""
     x = check_array(x, name)
+    if x.dtype == dt.bool_:
+        x = convert(x, dt.uint8)
     check_category(x, "real numeric", name)
     if axis is None:
         flat = graph.reshape(x, (x.size,))

@@ -408,3 +408,11 @@ def test_finfo_gives_numpys_values_and_its_name_tiny(dtype):
     assert (got.bits, got.eps, got.max, got.min, got.smallest_normal) == \
         (want.bits, float(want.eps), float(want.max), float(want.min), float(want.smallest_normal))
     assert got.tiny == float(want.tiny) and got.dtype == np.finfo(dtype).dtype
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_astype_of_complex_to_bool_is_whether_it_is_nonzero(backend, dtype):
+    """The standard's cast (NumPy's too): 0 is False, any other value, imaginary or not, True."""
+    z = np.array([0, 1j, -2, 0j, 3 + 4j, complex(0, -0.0)], dtype)
+    got = xp.astype(xp.asarray(z), xp.bool)
+    np.testing.assert_array_equal(np.asarray(got), z.astype(bool), strict=True)

@@ -131,6 +131,19 @@ def test_setitem_then_compute(backend, data):
     assert_same(x * 2.0, expected * 2.0, exact=True)
 
 
+def test_lists_of_ints_and_bools_index_as_numpy_arrays_do(backend):
+    """Beyond the standard, as NumPy: ``A[[k, p]] = A[[p, k]]`` swaps two rows."""
+    a = np.arange(12.0).reshape(4, 3)
+    x = xp.asarray(a)
+    for key in ([3, 1], [True, False, True, False], [], (slice(None), [2, 0, 2]), ([0, 1], [2, 2])):
+        np.testing.assert_array_equal(np.asarray(x[key]), a[key])
+    x[[0, 2]] = x[[2, 0]]
+    a[[0, 2]] = a[[2, 0]]
+    np.testing.assert_array_equal(np.asarray(x), a)
+    with pytest.raises(IndexError):
+        x[[0.5]]
+
+
 def test_setitem_rejects_values_of_a_higher_kind(backend):
     x = xp.asarray(np.zeros(3, np.int32))
     with pytest.raises(TypeError):

@@ -68,6 +68,16 @@ def test_booleans_sort_as_numpy_sorts_them(backend, data):
     _same(xp.sort(xp.asarray(a), axis=axis, descending=True), np.flip(np.sort(a, axis=axis), axis=axis), exact=True)
 
 
+@given(data=st.data())
+def test_argmax_argmin_of_booleans_find_the_first_true_and_false(backend, data):
+    """Beyond the standard (real numbers only), as NumPy: ``argmax(mask)`` is the first True."""
+    a = _array(data, np.dtype(np.bool_))
+    axis = data.draw(st.none() | st.integers(-a.ndim, a.ndim - 1))
+    if a.size and (axis is None or a.shape[axis]):
+        _same(xp.argmax(xp.asarray(a), axis=axis), np.argmax(a, axis=axis))
+        _same(xp.argmin(xp.asarray(a), axis=axis), np.argmin(a, axis=axis))
+
+
 @pytest.mark.parametrize("dtype", REAL)
 @given(data=st.data())
 def test_argmax_argmin_count_nonzero(backend, dtype, data):

@@ -157,7 +157,14 @@ calls = [xp.linalg.qr(tall), xp.linalg.qr(wide, mode="complete"), xp.linalg.svd(
 hyper_written, small_written = hyper * 1.0, xp.zeros((3, 4, 5), dtype=xp.uint8)
 hyper_written[1] = 0.0
 small_written[:, 1] = 7
-calls += [hyper_written, small_written]
+upsampled = xp.zeros((2, 3, 6, 5), dtype=xp.float32)
+upsampled[:, 1:, ::2, :] = 1.0
+ints4 = xp.asarray(rng.integers(0, 9, (2, 3, 4, 5)).astype(numpy.int16))
+mask4 = xp.asarray(rng.integers(0, 2, (2, 1, 3, 1)).astype(bool))
+video = xp.asarray(rng.standard_normal((2, 4, 6, 8)).astype(numpy.float32))
+calls += [hyper_written, small_written, upsampled, xp.flip(ints4, axis=(0, 2)) + 1, (hyper * 2.0)[::-1, :, ::-1, :] + 1,
+          ints4 - xp.max(ints4, axis=(1, 3), keepdims=True), xp.where(mask4, xp.ones((2, 4, 3, 5)), 0.0),
+          video[:, :3, ::2, ::2] * 2, xp.flip(penta, axis=(0, 2, 4)) * 2]
 for value in calls:
     for part in value if isinstance(value, tuple) else (value,):
         numpy.asarray(part)
