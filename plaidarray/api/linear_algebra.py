@@ -67,8 +67,16 @@ def _broadcast_dot(a: Array, a_shape: tuple[int, ...], b: Array, b_shape: tuple[
     operand with free axes goes first where only one has them (``v @ M`` is ``M``'s
     product with ``v``, the same sums): a product of any rank then runs on the kernel of
     a product of rank 3 at most in one orientation, which the installation has
-    (``vecdot`` of 4-d arrays along their second axis compiled at its first use)."""
+    (``vecdot`` of 4-d arrays along their second axis compiled at its first use). A free
+    axis before a batch axis (a (5, 4, 3) stack's ``vecdot`` with a (4, 3) one) is
+    broadcast in both operands, so that batch axes lead, as a product's kernels take them."""
     roles = [_role(i == axis, sa, sb) for i, (sa, sb) in enumerate(zip(a_shape, b_shape))]
+    last_batch = max((i for i, r in enumerate(roles) if r == "batch"), default=-1)
+    if last_batch > 0 and any(r in ("lhs", "rhs") for r in roles[:last_batch]):
+        common = tuple(sb if sa == 1 else sa for sa, sb in zip(a_shape[:last_batch], b_shape[:last_batch]))
+        a = graph.broadcast_to(graph.reshape(a, a_shape), a_shape := common + a_shape[last_batch:])
+        b = graph.broadcast_to(graph.reshape(b, b_shape), b_shape := common + b_shape[last_batch:])
+        roles = [_role(i == axis, sa, sb) for i, (sa, sb) in enumerate(zip(a_shape, b_shape))]
     groups: list[list[int]] = []
     for i, role in enumerate(roles):
         if role == "unit":

@@ -231,3 +231,23 @@ def test_sizes_beyond_blas_integers_keep_the_loop_nest(tmp_path, monkeypatch, lh
     (ll,) = tmp_path.glob("*.ll")
     text = ll.read_text()
     assert "blas_" not in text and "define void" in text
+
+
+@pytest.mark.parametrize("lhs, rhs, axis", [
+    ((2, 3, 4, 5), (3, 5, 2), None), ((5, 1, 4, 5), (3, 5, 2), None), ((3, 5, 2), (2, 3, 2, 4), None),
+    ((5, 4, 3), (4, 3), -1), ((5, 4, 3), (4, 3), -2), ((4, 3), (5, 4, 3), -1), ((2, 5, 4, 3), (5, 4, 3), -1),
+    ((3,), (4, 3), -1), ((2, 3, 4, 5), (2, 3, 4, 5), 1), ((0, 0, 2), (0, 1, 2), -3)])
+@pytest.mark.parametrize("dtype", [np.float64, np.complex64, np.int32], ids=dtype_ids([np.float64, np.complex64, np.int32]))
+def test_products_whose_free_axes_precede_batch_axes_or_stand_alone(backend, lhs, rhs, axis, dtype):
+    """Products that ``_broadcast_dot`` reorders (the operand with free axes first), merges
+    (adjacent axes of one role) or broadcasts (a free axis before a batch axis) give
+    NumPy's values."""
+    rng = np.random.default_rng(5)
+    a, b = (rng.integers(-4, 5, s) + (1j * rng.integers(-4, 5, s) if np.dtype(dtype).kind == "c" else 0)
+            for s in (lhs, rhs))
+    a, b = a.astype(dtype), b.astype(dtype)  # small integers: every dtype's sums are exact
+    if axis is None:
+        got, want = xp.asarray(a) @ xp.asarray(b), a @ b
+    else:
+        got, want = xp.vecdot(xp.asarray(a), xp.asarray(b), axis=axis), np.vecdot(a, b, axis=axis)
+    np.testing.assert_array_equal(np.asarray(got), want, strict=True)

@@ -164,7 +164,8 @@ mask4 = xp.asarray(rng.integers(0, 2, (2, 1, 3, 1)).astype(bool))
 video = xp.asarray(rng.standard_normal((2, 4, 6, 8)).astype(numpy.float32))
 calls += [hyper_written, small_written, upsampled, xp.flip(ints4, axis=(0, 2)) + 1, (hyper * 2.0)[::-1, :, ::-1, :] + 1,
           ints4 - xp.max(ints4, axis=(1, 3), keepdims=True), xp.where(mask4, xp.ones((2, 4, 3, 5)), 0.0),
-          video[:, :3, ::2, ::2] * 2, xp.flip(penta, axis=(0, 2, 4)) * 2]
+          video[:, :3, ::2, ::2] * 2, xp.flip(penta, axis=(0, 2, 4)) * 2, xp.vecdot(cube, cube[0] * 2.0),
+          xp.vecdot(cube, cube[0] * 2.0, axis=-2), xp.vecdot(cube[0] * 2.0, cube), xp.ones((2, 3, 4, 5)) @ xp.ones((3, 5, 2))]
 for value in calls:
     for part in value if isinstance(value, tuple) else (value,):
         numpy.asarray(part)
