@@ -32,7 +32,6 @@ from typing import Any, Literal
 from . import dtypes as dt
 from .api import graph
 from .api.creation import placed
-from .backend import devices
 from .api.graph import check_array, check_category, convert, normalize_axes, op
 from .api.manipulation import roll
 from .trace.array import Array
@@ -335,7 +334,6 @@ irfft2 = _over_last_two(irfftn, "irfft2")
 
 # --- frequencies and shifts -----------------------------------------------------------------
 
-@placed
 def _frequencies(count: int, n: int, wrap_from: int, d: float, dtype: Any, where: str) -> Array:
     """``count`` sample frequencies ``k / (d * n)``, where ``k`` from ``wrap_from`` on
     wraps to ``k - n`` (the negative frequencies)."""
@@ -349,20 +347,20 @@ def _frequencies(count: int, n: int, wrap_from: int, d: float, dtype: Any, where
     return convert(values, target)
 
 
-def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Array:
+@placed
+def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None) -> Array:
     """Sample frequencies of an ``n``-point transform with sample spacing ``d``:
     ``[0, 1, ..., -2, -1] / (d * n)`` (``numpy.fft.fftfreq``)."""
     n = _length(n, n, "fftfreq")
-    devices.resolve(device, "fftfreq")
-    return _frequencies(n, n, (n + 1) // 2, d, dtype, "fftfreq", device=device)
+    return _frequencies(n, n, (n + 1) // 2, d, dtype, "fftfreq")
 
 
-def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None, device: Any = None) -> Array:
+@placed
+def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None) -> Array:
     """The ``n // 2 + 1`` non-negative sample frequencies of ``rfft``:
     ``[0, 1, ..., n // 2] / (d * n)`` (``numpy.fft.rfftfreq``)."""
     n = _length(n, n, "rfftfreq")
-    devices.resolve(device, "rfftfreq")
-    return _frequencies(n // 2 + 1, n, n // 2 + 1, d, dtype, "rfftfreq", device=device)
+    return _frequencies(n // 2 + 1, n, n // 2 + 1, d, dtype, "rfftfreq")
 
 
 def _shift(x: Array, axes: int | Sequence[int] | None, direction: int, where: str) -> Array:

@@ -80,13 +80,13 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
     value the array had when the op was recorded; other layouts, and a read-only view of
     memory that can still be written, raise a ValueError.
     """
-    where = devices.resolve(device, "asarray")
+    place = devices.resolve(device, "asarray")
     target = None if dtype is None else dt.check_dtype(dtype, "any", "asarray")
     if isinstance(obj, Array):
-        if where is not None and obj.device is not where:
+        if place is not None and obj.device is not place:
             if copy is False:
-                raise ValueError(f"asarray: moving an array from {obj.device} to {where} needs a copy, but copy=False")
-            obj, copy = obj.to_device(where), None  # a copy already
+                raise ValueError(f"asarray: moving an array from {obj.device} to {place} needs a copy, but copy=False")
+            obj, copy = obj.to_device(place), None  # a copy already
         if target is not None and target != obj.dtype:
             if copy is False:
                 raise ValueError("asarray: changing the dtype needs a copy, but copy=False")
@@ -103,7 +103,7 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
     if copy is False and not _shares_memory(obj, value):
         raise ValueError("asarray: the input cannot be used without a copy, but copy=False")
     fresh = copy is True or isinstance(obj, _CONVERTED) or _converted(obj, value)
-    return _array_of(value, copy, fresh, copy is False, "asarray", where or devices.default())
+    return _array_of(value, copy, fresh, copy is False, "asarray", place or devices.default())
 
 
 #: Inputs that ``np.asarray`` turns into a new array of its own (shared with no one).
@@ -397,13 +397,13 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
     shared unless ``copy=True``, as ``asarray(copy=False)`` shares it (a layout that
     cannot be shared is copied unless ``copy=False``): writes by either side are seen
     by the other."""
-    where = devices.resolve(device, "from_dlpack")
+    place = devices.resolve(device, "from_dlpack")
     if isinstance(x, Array):  # the same elements, as NumPy's from_dlpack shares them
-        if where is not None and x.device is not where:
+        if place is not None and x.device is not place:
             if copy is False:
-                raise ValueError(f"from_dlpack: moving an array from {x.device} to {where} needs a copy, "
+                raise ValueError(f"from_dlpack: moving an array from {x.device} to {place} needs a copy, "
                                  f"but copy=False")
-            return x.to_device(where)
+            return x.to_device(place)
         return graph.copy_of(x) if copy else view(x, Index(Ellipsis))
     try:
         value = np.from_dlpack(x, copy=copy)
@@ -414,4 +414,4 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
         raise type(exc)(f"from_dlpack: {exc}") from None
     if isinstance(x, np.ndarray) and copy is not True:
         value = x  # the same memory, and NumPy's flags say whether it can still be written
-    return _array_of(value, copy, copy is True, True, "from_dlpack", where or devices.default())
+    return _array_of(value, copy, copy is True, True, "from_dlpack", place or devices.default())

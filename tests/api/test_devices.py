@@ -48,7 +48,7 @@ CREATORS = {
 
 
 @pytest.mark.parametrize("name", list(CREATORS))
-def test_creation_functions_make_their_array_on_the_device_asked(name):
+def test_creation_functions_make_their_array_on_the_device_asked(backend, name):
     made_there = CREATORS[name](OTHER)
     assert made_there.device == OTHER
     made_here = CREATORS[name](None)
@@ -59,14 +59,14 @@ def test_creation_functions_make_their_array_on_the_device_asked(name):
         made_there + made_here
 
 
-def test_like_functions_take_their_arguments_device():
+def test_like_functions_take_their_arguments_device(backend):
     x = xp.asarray(np.ones((2, 2)), device=OTHER)
     for made in (xp.zeros_like(x), xp.ones_like(x), xp.empty_like(x), xp.full_like(x, 3.0)):
         assert made.device == OTHER
     assert xp.zeros_like(x, device=HOME).device == HOME
 
 
-def test_results_live_where_their_operands_live():
+def test_results_live_where_their_operands_live(backend):
     x = xp.asarray(np.arange(12.0).reshape(3, 4), device=OTHER)
     results = [x + 1.0, xp.exp(x) * 2, x @ x.T, xp.sum(x, axis=0), x[1:, ::2], xp.sort(x, axis=1),
                xp.linalg.solve(x.T @ x + xp.eye(4, device=OTHER), x[0]), xp.fft.rfft(x), xp.where(x > 3, x, 0.0),
@@ -78,7 +78,7 @@ def test_results_live_where_their_operands_live():
     np.testing.assert_array_equal(np.asarray(results[1]), np.asarray(xp.exp(y) * 2))
 
 
-def test_operations_on_two_devices_raise_naming_both():
+def test_operations_on_two_devices_raise_naming_both(backend):
     a, b = xp.asarray(np.ones(3)), xp.asarray(np.ones(3), device=OTHER)
     cases = [lambda: a + b, lambda: xp.stack([a, b]), lambda: xp.where(a > 0, a, b), lambda: a @ b,
              lambda: xp.concat([b, a])]
@@ -91,7 +91,7 @@ def test_operations_on_two_devices_raise_naming_both():
     np.testing.assert_array_equal(np.asarray(c), np.zeros(3))  # unchanged
 
 
-def test_python_scalars_and_numpy_values_join_arrays_of_any_device():
+def test_python_scalars_and_numpy_values_join_arrays_of_any_device(backend):
     b = xp.asarray(np.arange(3.0), device=OTHER)
     for result in (b * 2.5, 1 - b, xp.maximum(b, 0.5), b + np.float64(1.0), b[xp.asarray(1, device=OTHER)]):
         assert result.device == OTHER
@@ -99,7 +99,7 @@ def test_python_scalars_and_numpy_values_join_arrays_of_any_device():
     assert b.device == OTHER and float(b[0]) == 5.0
 
 
-def test_to_device_copies_and_leaves_the_original_alone():
+def test_to_device_copies_and_leaves_the_original_alone(backend):
     x = xp.asarray(np.arange(4.0))
     y = x.to_device(OTHER)
     assert y.device == OTHER and x.device == HOME and x.to_device(HOME) is x
@@ -112,7 +112,7 @@ def test_to_device_copies_and_leaves_the_original_alone():
         x.to_device("tpu")
 
 
-def test_asarray_and_astype_move_arrays_between_devices():
+def test_asarray_and_astype_move_arrays_between_devices(backend):
     x = xp.asarray(np.arange(3.0), device=OTHER)
     assert xp.asarray(x) is x and xp.asarray(x, device=HOME).device == HOME
     with pytest.raises(ValueError, match="needs a copy, but copy=False"):

@@ -72,7 +72,8 @@ class CpuExecutable(Executable):
     """The steps of one HLO module, plus the buffers it needs around them. ``dims`` is
     the dims table of a shape-generic executable bound to sizes, which passes what it
     knew before the sizes (``runs``, ``allocators``, ``splitting``: whether to run steps in
-    chunks, ``parallel.worth_splitting``)."""
+    chunks, ``parallel.worth_splitting``). A binding (``bound``) is given no ``steps``: it
+    has its template's, with the extent and work of each sized step from ``ranges``."""
 
     def __init__(self, steps: Sequence[Step], n_params: int, constants: list[np.ndarray],
                  output_slots: list[tuple[str, int]], output_shapes: list[Shape], temp_shapes: list[Shape],
@@ -292,7 +293,7 @@ class ShapeGenericExecutable(Executable):
         splitting = self._static_splitting or any(parallel.splits(ranges[k], ranges[k + 1])
                                                   for k in range(0, len(ranges), 2))
         n_params, constants, slots = self._args
-        executable = CpuExecutable(self.steps, n_params, constants, slots, outputs, temps, table, self._runs,
+        executable = CpuExecutable((), n_params, constants, slots, outputs, temps, table, self._runs,
                                    cast(Allocators, allocators), splitting, self, ranges)
         executable.from_disk = self.from_disk
         return executable
