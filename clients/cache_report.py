@@ -16,7 +16,7 @@ def pytest_sessionfinish(session, exitstatus) -> None:  # noqa: ARG001  pytest's
     plaidarray = sys.modules.get("plaidarray")
     if not path or plaidarray is None:
         return
-    from plaidarray.backend.llvm_cpu import object_cache
+    from plaidarray.backend.llvm import object_cache
 
     info = plaidarray.cache_info()
     with open(path, "w", encoding="utf-8") as f:

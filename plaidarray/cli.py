@@ -28,7 +28,7 @@ def _size(n: float) -> str:
 
 
 def _cache_summary() -> list[str]:
-    from plaidarray.backend.llvm_cpu import object_cache
+    from plaidarray.backend.llvm import object_cache
 
     present = object_cache.entries()
     state = "" if object_cache.enabled() else " (disabled: PLAIDARRAY_CACHE_MAX_BYTES=0)"
@@ -46,7 +46,7 @@ def _info(args: argparse.Namespace) -> int:
 
     import plaidarray
     from plaidarray.backend import registry
-    from plaidarray.backend.llvm_cpu import target as targets
+    from plaidarray.backend.llvm_cpu import targets
 
     target = targets.host()
     print(f"plaidarray {plaidarray.__version__} (Array API {plaidarray.__array_api_version__})")
@@ -62,7 +62,7 @@ def _info(args: argparse.Namespace) -> int:
 
 
 def _cache(args: argparse.Namespace) -> int:
-    from plaidarray.backend.llvm_cpu import object_cache
+    from plaidarray.backend.llvm import object_cache
 
     if args.action == "clear":
         print(f"removed {object_cache.clear()} entries from {object_cache.cache_dir()}")

@@ -40,7 +40,8 @@ import numpy as np
 
 from . import config
 from .api.manipulation import JOIN_OPERANDS
-from .backend.llvm_cpu import bundles, cache_entry, object_cache, sources
+from .backend.llvm import object_cache, sources
+from .backend.llvm_cpu import bundles, cache_entry
 
 #: The environment of the build: every read runs op by op (no fused compile), kernels are
 #: built in their full code at once (no first tier), and in this process, none of them
@@ -485,7 +486,7 @@ def build(directory: Path, part: int = 0, parts: int = 1) -> tuple[int, int, flo
     ``directory`` (this process's environment must be ``BUILD_ENVIRONMENT``: ``main`` makes
     it so); (calls run, calls refused by the functions, seconds)."""
     import plaidarray as xp
-    from .backend.llvm_cpu import storing
+    from .backend.llvm import storing
     from .trace import baseline
 
     start = time.perf_counter()

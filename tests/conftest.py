@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, settings
 os.environ.setdefault("PLAIDARRAY_CPU_DEVICES", "2")
 
 import plaidarray as xp  # noqa: E402
-from plaidarray.backend.llvm_cpu import storing, tiering  # noqa: E402
+from plaidarray.backend.llvm import storing  # noqa: E402
+from plaidarray.backend.llvm_cpu import tiering
 from plaidarray.trace import hot  # noqa: E402
 from backend_choice import BACKENDS  # noqa: E402
 from jit_helpers import isolated_cache_dir  # noqa: E402,F401  (autouse: tests never write the user's compile cache)

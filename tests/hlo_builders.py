@@ -37,8 +37,9 @@ def lowered(params: list[Instruction], outputs: list[Instruction], until: str = 
     """The llvm-cpu compiler's state (``stages.Compilation``) after its stages up to and
     including ``until``, for the computation of ``params`` and ``outputs`` (with
     ``n_symbols`` run-time sizes), generating for the host or for one of
-    ``target.PLATFORMS``."""
-    from plaidarray.backend.llvm_cpu import stages, target as targets
+    ``targets.PLATFORMS``."""
+    from plaidarray.backend.llvm_cpu import targets
+    from plaidarray.backend.llvm_cpu import stages
     from plaidarray.backend.pipeline import run_stages
 
     comp = Module("unit", Computation("main", params, outputs)).entry

@@ -15,7 +15,10 @@ from typing import Generic, TypeVar
 
 from . import dump
 
-S = TypeVar("S")
+#: A stage's state: a stage written for a state type runs on its subtypes too (the stages
+#: LLVM backends share, ``llvm/lowering.py``, on each backend's own compilation).
+S = TypeVar("S", contravariant=True)
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -28,7 +31,7 @@ class Stage(Generic[S]):
     suffix: str = ""
 
 
-def run_stages(stages: Sequence[Stage[S]], state: S, module_name: str, timings: dict[str, float]) -> None:
+def run_stages(stages: Sequence[Stage[T]], state: T, module_name: str, timings: dict[str, float]) -> None:
     """Run ``stages`` in order on ``state``, adding each one's seconds to ``timings``.
     Python's cyclic garbage collector waits meanwhile (``collector_paused``)."""
     dumping = dump.dump_dir() is not None

@@ -6,8 +6,8 @@ with xDSL (``linalg_builder``), linalg to loop nests (``linalg_to_loops``), and 
 fusion and contraction of temporaries (``loop_fusion``).
 
 A backend adds what is its own: the lowerings it makes differently (library calls,
-runtime routines), an emitter from these loops to its machine (llvm-cpu's
-``llvm_emitter``) and its executable. Nothing here imports a backend. Importing this
+runtime routines), an emitter from these loops to its machine (the LLVM backends share
+``backend/llvm/emitter.py``, each with a renderer of its own) and its executable. Nothing here imports a backend. Importing this
 package registers the target-neutral lowerings.
 """
 

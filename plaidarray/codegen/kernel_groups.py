@@ -3,7 +3,7 @@ from the rest of their module.
 
 The loop passes and the emitter see a module's loop nests one after another: sibling
 loop nests over the same rows merge (``loop_fusion.py``), and the operations between
-nests join the kernel of the loop after them (``llvm_emitter._segments``). Two
+nests join the kernel of the loop after them (``backend/llvm/emitter._segments``). Two
 consecutive kernels can share code only so. A module's kernels are therefore cut into
 groups where that is sure not to happen, and each group is lowered as a module of its
 own, on only the buffers it touches, which yields the very kernels the whole module

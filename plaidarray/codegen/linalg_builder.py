@@ -500,7 +500,7 @@ class _ModuleBuilder:
 def _allow_reassociation(value: SSAValue, accumulator: SSAValue) -> None:
     """Mark a float reduction's accumulating add or multiply ``reassoc``: the emitter may
     choose the order of the sum, and writes it as partial sums of its own
-    (``llvm_emitter._accumulate``); the LLVM IR carries no fast-math flag. Only the
+    (``llvm/emitter._accumulate``); the LLVM IR carries no fast-math flag. Only the
     accumulation is marked: the fused elementwise code keeps its order."""
     op = value.owner
     if isinstance(op, (arith.AddfOp, arith.MulfOp)) and accumulator in op.operands:

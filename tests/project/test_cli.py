@@ -10,7 +10,8 @@ import pytest
 from jit_helpers import child_env, isolated_cache_dir  # noqa: F401  (autouse: tests write a temporary cache)
 
 import plaidarray as xp
-from plaidarray.backend.llvm_cpu import object_cache, target as targets
+from plaidarray.backend.llvm import object_cache
+from plaidarray.backend.llvm_cpu import targets
 from plaidarray.cli import main
 from plaidarray.hlo.passes import HLO_PASSES
 

@@ -31,9 +31,9 @@ BOUNDED = {
     "api/indexing.py:_advanced <-> getitem": "getitem passes on the key's basic parts alone, which _advanced never gets",
     "api/manipulation.py:roll": "axis=None calls it once with axis=0",
     "api/searching.py:_arg_extremum": "axis=None calls it once with axis=0",
-    "backend/llvm_cpu/llvm_emitter.py:llvm_type": "a complex type asks for its part's type, a float",
+    "backend/llvm/emitter.py:llvm_type": "a complex type asks for its part's type, a float",
     "codegen/element_types.py:element_bytes": "a complex type asks for its part's size, a float's",
-    "backend/llvm_cpu/llvm_emitter.py:_fingerprint.walk": "IR regions: one loop per dimension of a nest, and " + NESTING,
+    "backend/llvm/emitter.py:_fingerprint.walk": "IR regions: one loop per dimension of a nest, and " + NESTING,
     "backend/llvm_cpu/stockham.py:_Arithmetic.butterfly": "8 points are two butterflies of 4",
     "codegen/kernel_groups.py:_Symbols.value": "attribute values nest as their op's definition writes them "
                                                 "(tuples of tuples at most); a tuple shape holds array shapes",

@@ -32,9 +32,10 @@ from jit_helpers import child_env, finish_child, REPO, run_child, start_child
 
 import plaidarray as xp
 from plaidarray.backend import memory, transfer
-from plaidarray.backend.llvm_cpu import codegen, codegen_worker, jit, object_cache, parallel, pool, storing
+from plaidarray.backend.llvm import codegen, object_cache, storing
+from plaidarray.backend.llvm_cpu import codegen_worker, jit, parallel, pool
 from plaidarray.backend.llvm_cpu.executable import CpuExecutable
-from plaidarray.backend.llvm_cpu.kernel_source import Segment
+from plaidarray.backend.llvm.kernel_source import Segment
 
 #: The uid other users' parts run as (``nobody``).
 NOBODY = 65534
@@ -246,7 +247,7 @@ FIFO = """
 import json, os, pathlib
 import numpy as np
 import plaidarray as xp
-from plaidarray.backend.llvm_cpu import object_cache
+from plaidarray.backend.llvm import object_cache
 {math}
 xp.clear_cache()
 for path in pathlib.Path({cache!r}).glob("*" + object_cache.SUFFIX):
@@ -549,7 +550,7 @@ def test_the_code_generator_process_starts_under_ulimit_v(tmp_path, soft):
 
 
 def test_the_cap_is_lowered_to_an_inherited_limit_never_raised():
-    code = ("import resource, json\nfrom plaidarray.backend.llvm_cpu import codegen\n"
+    code = ("import resource, json\nfrom plaidarray.backend.llvm import codegen\n"
             "codegen.cap_address_space(8 << 30)\n"
             "print(json.dumps(resource.getrlimit(resource.RLIMIT_AS)))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -573,7 +574,7 @@ VICTIM = f"""
 import json, time, warnings
 import numpy as np
 import plaidarray as xp
-from plaidarray.backend.llvm_cpu import object_cache
+from plaidarray.backend.llvm import object_cache
 object_cache.LOCK_TIMEOUT = 1.0
 start = time.monotonic()
 with warnings.catch_warnings(record=True) as warned:
@@ -750,7 +751,7 @@ def test_a_run_larger_than_its_cgroup_allows_raises_memory_error(tmp_path):
 SIGNAL_STORM = """
 import json, signal, threading, time
 from plaidarray.backend.llvm_cpu import parallel
-from plaidarray.backend.llvm_cpu.kernel_source import Segment
+from plaidarray.backend.llvm.kernel_source import Segment
 lock, done, armed = threading.Lock(), [], {"n": 0, "storms": False}
 
 def chunk(start, stop):

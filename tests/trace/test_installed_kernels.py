@@ -17,7 +17,8 @@ from jit_helpers import child_env
 
 import plaidarray as xp
 from plaidarray import prebuild
-from plaidarray.backend.llvm_cpu import bundles, cache_entry, loaded_code, object_cache, sources
+from plaidarray.backend.llvm import object_cache, sources
+from plaidarray.backend.llvm_cpu import bundles, cache_entry, loaded_code
 
 pytestmark = pytest.mark.skipif("llvm-cpu" not in xp.backends(), reason="the compiled backend is not installed")
 
@@ -27,7 +28,8 @@ import sys
 from pathlib import Path
 import numpy
 import plaidarray as xp
-from plaidarray.backend.llvm_cpu import bundles, object_cache
+from plaidarray.backend.llvm import object_cache
+from plaidarray.backend.llvm_cpu import bundles
 if len(sys.argv) > 2:
     object_cache.INSTALLED = Path(sys.argv[2])
 n = int(sys.argv[1])

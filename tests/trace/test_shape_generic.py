@@ -245,7 +245,7 @@ def test_a_binding_makes_its_steps_from_its_own_ranges():
     from types import SimpleNamespace
 
     from plaidarray.backend.llvm_cpu.executable import ShapeGenericExecutable, Step
-    from plaidarray.backend.llvm_cpu.kernel_source import Segment
+    from plaidarray.backend.llvm.kernel_source import Segment
     from plaidarray.hlo.symbolic import Sym
 
     n = Sym(0, 5)

@@ -25,7 +25,8 @@ from ..pipeline import run_stages
 from . import cpu_features, jit, math_library, vector_math
 from .aot_driver import driver_ir
 from .stages import FRONT, LOWER, Compilation
-from .target import PLATFORMS, Target, host
+from ..llvm.target import Target
+from .targets import PLATFORMS, host
 
 #: The optimisation level of exported code.
 LEVEL = 3

@@ -21,7 +21,7 @@ import numpy as np
 from llvmlite import ir
 
 from . import kernel_abi
-from .kernel_source import KernelSource
+from ..llvm.kernel_source import KernelSource
 
 I1, I32, INDEX = ir.IntType(1), ir.IntType(32), ir.IntType(64)
 PTR = ir.PointerType()

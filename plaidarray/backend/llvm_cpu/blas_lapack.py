@@ -7,7 +7,7 @@ Like jaxlib, plaidarray takes the routines from SciPy's Cython APIs,
 exports a C function pointer per routine in a PyCapsule: this works with whichever
 BLAS and LAPACK SciPy was built against, without plaidarray linking anything itself.
 Generated code names them ``<library>_<routine>`` (``blas_sgemm``, ``lapack_dgetrf``) and
-calls them through its table of imports (``llvm_emitter.KernelSource.imports``), which
+calls them through its table of imports (``llvm/kernel_source.KernelSource.imports``), which
 the executable fills with :func:`routine_address`: kernels have no undefined symbol of
 them, so their object code loads anywhere (the platform's loader, MCJIT) unchanged.
 

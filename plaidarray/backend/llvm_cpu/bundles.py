@@ -18,7 +18,8 @@ import weakref
 from pathlib import Path
 from typing import Any
 
-from . import loaded_code, math_library, object_cache
+from ..llvm import object_cache
+from . import loaded_code, math_library
 from .loaded_code import Code
 from .shared_object import SharedObject
 

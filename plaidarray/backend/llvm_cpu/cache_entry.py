@@ -15,10 +15,11 @@ import numpy as np
 
 from ...hlo.shape import Shape
 from ...hlo.symbolic import Dim, decode, encode
-from . import kernels, object_cache
+from ..llvm import object_cache
+from . import kernels
 from .blas_lapack import is_import
 from .executable import CpuExecutable, ShapeGenericExecutable, Step
-from .kernel_source import KERNEL_PREFIX, KernelSource, Segment
+from ..llvm.kernel_source import KERNEL_PREFIX, KernelSource, Segment
 
 
 #: Bound constants of at most this many bytes in all are stored with the executable: a

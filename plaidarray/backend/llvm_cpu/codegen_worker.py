@@ -34,9 +34,11 @@ from collections.abc import Sequence
 from typing import IO, cast
 
 from ... import config
-from . import codegen, jit
-from .codegen import Product
-from .target import Target, host
+from ..llvm import codegen
+from . import jit
+from ..llvm.codegen import Product
+from ..llvm.target import Target
+from .targets import host
 
 #: LLVM IR larger than this (characters) is always compiled in a worker, whose address
 #: space is capped (``PLAIDARRAY_CODEGEN_MAX_BYTES``): LLVM's memory grows with a module,

@@ -23,7 +23,8 @@ from ...hlo.fingerprint import digest, module_description
 from ...hlo.shape import Shape, TupleShape
 from .. import dump
 from ..executable import AotArtifact, AotOptions, Call, Compiler, Executable
-from . import cache_entry, fft_library, object_cache
+from ..llvm import object_cache
+from . import cache_entry, fft_library
 from .executable import CpuExecutable
 from .host import host_id, opt_level
 from .sequence import merge
@@ -109,7 +110,7 @@ class CpuCompiler(Compiler):
 
     def compile_ahead_of_time(self, module: Module, constants: Sequence[np.ndarray],
                               options: AotOptions) -> AotArtifact:
-        """Object code for the host or one of ``target.PLATFORMS`` (``aot.py``)."""
+        """Object code for the host or one of ``targets.PLATFORMS`` (``aot.py``)."""
         from .aot import compile_ahead_of_time  # the code generator, on first use
 
         return compile_ahead_of_time(module, constants, options)

@@ -31,7 +31,7 @@ from ..transfer import allocator
 from . import kernel_abi, parallel, tiering
 from .blas_lapack import routine_address
 from .kernels import CompiledKernel
-from .kernel_source import Segment
+from ..llvm.kernel_source import Segment
 
 
 class Step(NamedTuple):

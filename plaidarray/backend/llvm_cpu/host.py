@@ -1,6 +1,6 @@
 """Which host code is generated for, and at which level, known without LLVM.
 
-Compiled code is for this CPU (LLVM's host CPU name and features, ``target.host``),
+Compiled code is for this CPU (LLVM's host CPU name and features, ``targets.host``),
 so caches key it by the host. Asking LLVM means loading it (llvmlite takes about 0.1 s to
 import), which a process whose code is all in the persistent cache should not pay
 before its first result. On Linux the kernel already says what LLVM would find: the
@@ -33,7 +33,7 @@ def host_id() -> str:
     """A digest naming this host's CPU for code generation."""
     described = _cpuinfo()
     if described is None:  # not Linux: the description LLVM gives
-        from .target import host
+        from .targets import host
 
         target = host()
         described = f"{target.triple}/{target.cpu}/{target.features}"

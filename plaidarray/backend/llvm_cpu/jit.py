@@ -22,9 +22,10 @@ from collections.abc import Sequence
 
 import llvmlite.binding as llvm
 
-from . import codegen
-from .codegen import Product
-from .target import Target, host
+from ..llvm import codegen
+from ..llvm.codegen import Product
+from ..llvm.target import Target
+from .targets import host
 
 
 _lock = threading.RLock()

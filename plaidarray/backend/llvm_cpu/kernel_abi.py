@@ -4,7 +4,7 @@
 ``buffers`` is the executable's table of buffer addresses, ``dims`` its run-time sizes,
 ``[start, stop)`` the range of the chunked loop this call runs (``parallel.py``), and
 ``imports`` the addresses of the routines the kernel calls (BLAS, LAPACK: ``blas_lapack.py``).
-The emitter defines kernels of :func:`llvm_type` (``llvm_emitter._emit_kernel_entry``), an
+The emitter defines kernels of :func:`llvm_type` (``renderer.CpuRenderer.emit_entry``), an
 export's C entry declares them so (``aot_driver.py``), the ctypes path calls them through
 :data:`CTYPES` (``executable.py``) and the C path through ``_entry.c``'s ``kernel_fn``, which
 ``tests/unit/backend/test_kernels.py`` compares with :data:`C_TYPEDEF`.

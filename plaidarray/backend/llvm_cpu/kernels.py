@@ -29,12 +29,13 @@ from typing import TYPE_CHECKING, cast
 
 from .. import dump
 from ..cache import EXECUTABLES, CacheInfo, KeyLocks
-from . import bundles, loaded_code, math_library, object_cache, storing, tiering
-from .kernel_source import KernelSource
+from ..llvm import object_cache, storing
+from . import bundles, loaded_code, math_library, tiering
+from ..llvm.kernel_source import KernelSource
 from .loaded_code import Code
 
 if TYPE_CHECKING:
-    from .codegen import Product
+    from ..llvm.codegen import Product
 
 #: Kernels no live executable runs that this process keeps anyway, the most recently
 #: used: an executable evicted from the cache and made again soon after finds them, while
@@ -219,7 +220,8 @@ def _generate(sources: list[KernelSource], level: int, target: str, quick: bool,
     """Generate ``sources`` together, one module per pair of IR and emission levels, and
     load each module's object code into MCJIT at once: the compile waits for LLVM, not for
     the linker, which makes the shared object the cache keeps in the background."""
-    from . import codegen, codegen_worker  # generating needs LLVM
+    from ..llvm import codegen  # generating needs LLVM
+    from . import codegen_worker
 
     groups: dict[tuple[int, int | None], list[KernelSource]] = {}
     for source in sources:

@@ -20,7 +20,8 @@ import functools
 import re
 import threading
 
-from . import loaded_code, object_cache, storing
+from ..llvm import object_cache, storing
+from . import loaded_code
 from .host import host_id, opt_level
 
 #: The functions, as named in symbols (``plaidarray.<name>.f<bits>``).

@@ -48,7 +48,7 @@ from typing import cast
 
 from ... import config
 from . import pool
-from .kernel_source import Segment
+from ..llvm.kernel_source import Segment
 
 #: Iterations of a loop nest below which it runs on one thread; no chunk is smaller.
 MIN_PARALLEL_WORK = 1 << 16

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from llvmlite import ir
 
-from .ir_loops import Loop
+from ..llvm.ir_loops import Loop
 from .stockham import stockham_fft
 
 I1, I64 = ir.IntType(1), ir.IntType(64)

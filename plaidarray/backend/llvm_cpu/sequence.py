@@ -22,7 +22,7 @@ from ...hlo.shape import Shape
 from ...hlo.symbolic import Dim, Sym, is_static, substitute
 from ..executable import Call
 from .executable import CpuExecutable, ShapeGenericExecutable, Step
-from .kernel_source import Segment
+from ..llvm.kernel_source import Segment
 
 
 def merge(calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray], shapes: Sequence[Shape],

@@ -45,7 +45,7 @@ from llvmlite import ir
 from ...hlo.ops.fft import unit
 from . import fft_plan
 from .fft_plan import Stage, radices, table_size
-from .ir_loops import Loop
+from ..llvm.ir_loops import Loop
 from .tiering import FFT_ROUTINE_PREFIX, GENERIC_FFT_PREFIX
 
 #: Odd primes up to this have straight-line butterflies; larger ones loops (compile time).
@@ -458,7 +458,7 @@ def _odd_irfft(module: ir.Module, name: str, bluestein: bool) -> ir.Function:
 
 def _complex_product(b: ir.IRBuilder, x: Complex, y: Complex) -> Complex:
     """``x * y`` in the HLO ``multiply``'s operations on complex values
-    (``llvm_emitter``'s ``complex.mul``): ``(a c - b d, a d + b c)``, no fused multiply-add."""
+    (the emitter's ``complex.mul``): ``(a c - b d, a d + b c)``, no fused multiply-add."""
     return b.fsub(b.fmul(x[0], y[0]), b.fmul(x[1], y[1])), b.fadd(b.fmul(x[0], y[1]), b.fmul(x[1], y[0]))
 
 

@@ -36,7 +36,8 @@ from typing import Protocol
 
 from ... import config
 from ..background import BackgroundQueue, on_background_thread
-from . import bundles, loaded_code, math_library, object_cache, storing
+from ..llvm import object_cache, storing
+from . import bundles, loaded_code, math_library
 from .loaded_code import Code
 
 #: Seconds of first-tier runs of an executable after which its kernels' full code is
@@ -76,7 +77,7 @@ def ir_level(ir: str, level: int, largest_buffer: int) -> int:
     Kernel IR carries no fast-math flag, so it defines every value exactly (IEEE
     operations, integer arithmetic, ``llvm.maximum``, the vector math library's functions,
     whose scalar and vector forms agree, and reductions summed in partial sums of the
-    emitter's choosing, ``llvm_emitter._accumulate``): any correct pipeline computes the
+    emitter's choosing, ``llvm/emitter._accumulate``): any correct pipeline computes the
     same bits, and a small kernel can skip O3's IR pipeline.
 
     A kernel with an FFT routine skips the pipeline at any size: the routine is generated

@@ -38,7 +38,7 @@ from dataclasses import dataclass, replace
 from llvmlite import ir
 
 from . import codegen_worker, math_library
-from .target import host
+from .targets import host
 
 F32, F64 = ir.FloatType(), ir.DoubleType()
 

@@ -11,7 +11,8 @@ import pytest
 from ir_samples import SCALE_IR as _IR, scale_copies
 from jit_helpers import run_child
 
-from plaidarray.backend.llvm_cpu import codegen, codegen_worker, jit
+from plaidarray.backend.llvm import codegen
+from plaidarray.backend.llvm_cpu import codegen_worker, jit
 
 @pytest.fixture
 def all_in_worker(monkeypatch):

@@ -1,4 +1,4 @@
-"""Rules of llvm-cpu's emitter (backend/llvm_cpu/llvm_emitter.py), read off the LLVM IR
+"""Rules of the LLVM emitter (backend/llvm/emitter.py) with llvm-cpu's renderer, read off the LLVM IR
 it writes for small graphs: calls into the C library follow each platform's complex ABI,
 reductions sum in partial sums written out in the IR (no fast-math flags anywhere), and a
 kernel's text, so its key, depends only on what it computes."""
@@ -12,7 +12,7 @@ import pytest
 from hlo_builders import F32, F64, lowered, make, param
 
 import plaidarray as xp
-from plaidarray.backend.llvm_cpu.llvm_emitter import _PARTIALS
+from plaidarray.backend.llvm_cpu.renderer import RENDERER
 
 
 def _ir(params, outputs, platform=None) -> str:
@@ -40,7 +40,7 @@ def test_a_float_reduction_accumulates_in_partial_sums_without_fast_math(dtype, 
     x = param(0, (1000,), dtype)
     text = _ir([x], [make("reduce", make("multiply", x, x), dimensions=(0,), kind=kind)])
     element = "double" if dtype == F64 else "float"
-    partials = _PARTIALS[dtype.itemsize * 8]
+    partials = RENDERER.partials[dtype.itemsize * 8]
     assert f"alloca {element}, i64 {partials}" in text
     assert re.search(rf"store {element} {identity}", text)  # the identity, stored in a loop over the partials
     assert re.search(rf'icmp slt i64 %"[.0-9]+", {partials}\b', text)
@@ -74,14 +74,14 @@ def test_loops_alike_but_for_their_run_time_sizes_are_emitted_once(monkeypatch):
     each operand, a run-time size of its own, into the result at an offset read as one
     value: beyond the first (offset 0) they are one kernel, emitted once, though each
     loop's chunking mark names its own size."""
-    from plaidarray.backend.llvm_cpu import llvm_emitter
+    from plaidarray.backend.llvm import emitter
     from plaidarray.hlo import Instruction, Shape
     from plaidarray.hlo.symbolic import Sym
 
     emitted = []
-    real = llvm_emitter._emit_kernel
-    monkeypatch.setattr(llvm_emitter, "_EMITTED", llvm_emitter._EmittedKernels(1024, 2 << 20))
-    monkeypatch.setattr(llvm_emitter, "_emit_kernel", lambda *args: emitted.append(real(*args)) or emitted[-1])
+    real = emitter._emit_kernel
+    monkeypatch.setattr(emitter, "_EMITTED", emitter._EmittedKernels(1024, 2 << 20))
+    monkeypatch.setattr(emitter, "_emit_kernel", lambda *args: emitted.append(real(*args)) or emitted[-1])
     xs = [param(k, (Sym(k, 40 + k), 3)) for k in range(5)]
     joined = Instruction("concatenate", xs, {"dimension": 0}, Shape((Sym(5, 300), 3), F32))
     sources = lowered(xs, [joined], n_symbols=6).sources

@@ -15,7 +15,7 @@ from jit_helpers import finish_child, isolated_cache_dir, run_child, start_child
 
 import plaidarray as xp
 from plaidarray.backend.background import BackgroundQueue
-from plaidarray.backend.llvm_cpu import object_cache, sources, storing
+from plaidarray.backend.llvm import object_cache, sources, storing
 from plaidarray.backend.llvm_cpu.tiering import SCALAR_MAX_ELEMENTS
 
 #: A child process: a jitted function with a loop and a branch, timed from the first
@@ -24,7 +24,8 @@ WORKLOAD = """
 import json, os, sys, time
 import numpy as np
 import plaidarray as xp
-from plaidarray.backend.llvm_cpu import codegen_worker, jit, target
+from plaidarray.backend.llvm_cpu import targets
+from plaidarray.backend.llvm_cpu import codegen_worker, jit
 
 @xp.jit
 def workload(x, w):
@@ -34,7 +35,7 @@ def workload(x, w):
 rng = np.random.default_rng(0)
 x = rng.standard_normal((8, 16)).astype(np.float32)
 w = (rng.standard_normal((16, 16)) * 0.3).astype(np.float32)
-target.host()
+targets.host()
 go = os.environ.get("START_WHEN_EXISTS")
 if go:
     open(f"{go}.{os.getpid()}.ready", "w").close()
@@ -184,7 +185,7 @@ def test_two_processes_needing_the_same_kernels_at_once_generate_each_once(tmp_p
 
 WRITER = """
 import json, sys
-from plaidarray.backend.llvm_cpu import object_cache
+from plaidarray.backend.llvm import object_cache
 fill = int(sys.argv[1])
 for i in range(100):
     object_cache.store("contended", bytes([fill]) * 100_000, {"writer": fill})

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 from jit_helpers import run_child
 
-from plaidarray.backend.llvm_cpu import jit, shared_object, target
+from plaidarray.backend.llvm_cpu import targets
+from plaidarray.backend.llvm_cpu import jit, shared_object
 
 pytestmark = pytest.mark.skipif(shared_object.linker() is None, reason="needs the system linker (ld)")
 
@@ -66,7 +67,7 @@ print(json.dumps({"directory": str(directory), "mode": stat.S_IMODE(directory.st
 _NEAR = ("R_X86_64_PC32", "R_X86_64_PLT32", "R_X86_64_GOTPCREL", "R_X86_64_GOTPCRELX", "R_X86_64_REX_GOTPCRELX")
 
 
-@pytest.mark.skipif(shutil.which("readelf") is None or not target.host().triple.startswith("x86_64"),
+@pytest.mark.skipif(shutil.which("readelf") is None or not targets.host().triple.startswith("x86_64"),
                     reason="reads x86-64 relocations with readelf")
 @pytest.mark.parametrize("emit_level", [0, 3])
 def test_jit_code_reaches_its_constants_and_calls_at_any_distance(tmp_path, emit_level):
@@ -91,7 +92,8 @@ define double @f(double %x) {
 
 LIBRARY_LATER = """
 import json, numpy as np, plaidarray as xp
-from plaidarray.backend.llvm_cpu import kernels, math_library, object_cache, storing
+from plaidarray.backend.llvm import object_cache, storing
+from plaidarray.backend.llvm_cpu import kernels, math_library
 EXP = "plaidarray.exp.f64"
 def libraries():
     storing.drain()

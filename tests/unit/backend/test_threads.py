@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import plaidarray as xp
 from plaidarray.backend.llvm_cpu import parallel
-from plaidarray.backend.llvm_cpu.llvm_emitter import Segment
+from plaidarray.backend.llvm.emitter import Segment
 
 THREADS = [2, 3, 5]
 rng = np.random.default_rng(7)

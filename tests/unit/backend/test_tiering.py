@@ -104,7 +104,8 @@ def test_transforms_skip_the_ir_pipeline_and_compute_the_full_codes_bits(name, m
 
 _PROGRAM = """
 import json, numpy as np, plaidarray as xp
-from plaidarray.backend.llvm_cpu import object_cache, storing, tiering
+from plaidarray.backend.llvm import object_cache, storing
+from plaidarray.backend.llvm_cpu import tiering
 from plaidarray.backend.cache import EXECUTABLES
 x = xp.asarray(np.arange(1000.0))
 values = [float(xp.sum(xp.sqrt(x) * 3.0)) for _ in range(RUNS)]

@@ -10,7 +10,8 @@ import pytest
 from hlo_builders import F32, lowered, make, param
 
 import plaidarray as xp
-from plaidarray.backend.llvm_cpu import group_cache, stages
+from plaidarray.backend.llvm import group_cache
+from plaidarray.backend.llvm import lowering
 
 
 def _summary(c) -> tuple:
@@ -21,7 +22,7 @@ def _summary(c) -> tuple:
 def _whole(monkeypatch, params, outputs, n_symbols=0):
     """The compilation of the module lowered as one group, as before groups."""
     with monkeypatch.context() as m:
-        m.setattr(stages, "group_kernels", lambda plan, buffer: [list(plan.kernels)])
+        m.setattr(lowering, "group_kernels", lambda plan, buffer: [list(plan.kernels)])
         return lowered(params, outputs, n_symbols=n_symbols)
 
 
@@ -78,13 +79,13 @@ def test_groups_are_cut_between_rows_of_other_sizes_and_kept_for_sibling_rows():
 def built(monkeypatch) -> list:
     """The kernels (opcodes) of each group lowered from now on, with no group known."""
     groups: list = []
-    real = stages.build_linalg
+    real = lowering.build_linalg
 
     def counting(plan, order, owners, n_symbols, kernels, **options):
         groups.append([k.opcode for k in kernels])
         return real(plan, order, owners, n_symbols, kernels, **options)
 
-    monkeypatch.setattr(stages, "build_linalg", counting)
+    monkeypatch.setattr(lowering, "build_linalg", counting)
     group_cache.GROUPS.clear()
     return groups
 

@@ -105,9 +105,9 @@ def test_a_temporary_larger_than_the_stack_limit_stays_a_buffer(tmp_path, monkey
     """The target's ``stack_slice_bytes`` bounds a contracted slice."""
     import dataclasses
 
-    from plaidarray.backend.llvm_cpu import target
+    from plaidarray.backend.llvm_cpu import targets
 
-    monkeypatch.setattr(target, "_host", dataclasses.replace(target.host(), stack_slice_bytes=16))
+    monkeypatch.setattr(targets, "_host", dataclasses.replace(targets.host(), stack_slice_bytes=16))
     x = np.random.default_rng(3).standard_normal((7, 300))
     text, value = _loops(lambda v: _softmax(xp, v), x, tmp_path=tmp_path, monkeypatch=monkeypatch)
     assert _top_level_loops(text) == 1

@@ -3,7 +3,10 @@
 xDSL 0.74 has no lowering of these dialects to its llvm dialect (upstream issue
 6073), and its route through ``ptr`` emits ptrtoint/inttoptr that blocks
 vectorisation, so this module translates the loop-level IR straight into llvmlite IR.
-Each MLIR op name maps to one small translation rule in ``_RULES``.
+Each MLIR op name maps to one small translation rule in ``_RULES``; a backend adds rules of
+its own and supplies what its kernels call and how they are entered (its :class:`Renderer`,
+as tinygrad's renderers are a device's part in writing its kernels' code): this module is
+the core every LLVM backend shares.
 
 Buffers are ``noalias`` pointers with static shapes, so an index is a linear offset
 with compile-time strides; booleans are ``i1`` in registers and bytes in memory.
@@ -45,13 +48,8 @@ from ...codegen.linalg_to_loops import PARALLEL_LOOP
 from ...codegen.run_time_sizes import SYMBOL, fold, read_dims, symbol_index, symbol_values
 from ...hlo.fingerprint import Hashed
 from ...hlo.symbolic import Dim, Sym, SymExpr, hint, symbols
-from . import kernel_abi
-from .blas_lapack import is_import
 from .kernel_source import KERNEL_PREFIX, PLACEHOLDER, KernelSource, Segment
-from .runtime import runtime_function
 from .target import Target
-from .vector_math import FUNCTIONS as VECTOR_MATH_FUNCTIONS
-from .vector_math import math_function
 
 PTR = ir.PointerType()
 I8 = ir.IntType(8)
@@ -98,9 +96,10 @@ class FunctionEmitter:
     """Translates one ``func.func`` body into an LLVM function."""
 
     def __init__(self, module: ir.Module, name: str, arg_types: list[Attribute], target: Target,
-                 extra: Sequence[ir.Type] = ()) -> None:
+                 renderer: Renderer, extra: Sequence[ir.Type] = ()) -> None:
         self.module = module
         self.target = target
+        self.renderer = renderer
         fnty = ir.FunctionType(ir.VoidType(), [PTR] * len(arg_types) + list(extra))
         self.function = ir.Function(module, fnty, name)
         for arg in self.function.args[:len(arg_types)]:
@@ -118,8 +117,8 @@ class FunctionEmitter:
         self.strides: dict[SSAValue, list[ir.Value]] = {}
         #: The loads and stores of accumulators emitted as a partial sum's (``_accumulate``).
         self.slots: dict[Operation, ir.Value] = {}
-        #: A kernel's table of imported routines (``blas_lapack.py``): its pointer, and the
-        #: routines called through it, in the order of their entries.
+        #: A kernel's table of imported routines (``Renderer.is_import``): its pointer, and
+        #: the routines called through it, in the order of their entries.
         self.imports_table: ir.Value | None = None
         self.imports: list[str] = []
 
@@ -193,9 +192,9 @@ class FunctionEmitter:
 
     def emit_ops(self, ops: Iterable[Operation]) -> None:
         for op in ops:
-            rule = _RULES.get(op.name)
+            rule = self.renderer.rules.get(op.name) or _RULES.get(op.name)
             if rule is None:
-                raise NotImplementedError(f"llvm-cpu: no LLVM translation for {op.name}")
+                raise NotImplementedError(f"{self.renderer.name}: no LLVM translation for {op.name}")
             result = rule(self, op)
             if result is not None:
                 self.values[op.results[0]] = result
@@ -203,6 +202,33 @@ class FunctionEmitter:
 
 Rule = Callable[[FunctionEmitter, Operation], "ir.Value | None"]
 _RULES: dict[str, Rule] = {}
+
+
+class Renderer:
+    """A backend's part in emitting its kernels: ``rules`` of its own (over the shared
+    ones: the math functions it provides), the routines it defines in a kernel's module
+    (:meth:`runtime_function`), the calls that go through a kernel's table of imports
+    (:meth:`is_import`), the partial sums of an accumulation by the width of its element
+    type (``_accumulate``; a power of two each), and how a kernel is entered
+    (:meth:`emit_entry`: its ABI, around the body this module emits)."""
+
+    name: str = ""
+    rules: dict[str, Rule] = {}
+    partials: dict[int, int] = {}
+
+    def runtime_function(self, module: ir.Module, name: str) -> ir.Function | None:
+        """The routine ``name`` defined in ``module`` on first use, if the backend has it."""
+        return None
+
+    def is_import(self, name: str) -> bool:
+        """Whether a call of ``name`` goes through the kernel's table of imports."""
+        return False
+
+    def emit_entry(self, module: ir.Module, body: ir.Function, n_buffers: int) -> None:
+        """Define the kernel, named ``PLACEHOLDER``, calling ``body`` with the addresses of
+        its ``n_buffers`` buffers, then the dims table, the imports table and the
+        ``[start, stop)`` range of its chunked loop."""
+        raise NotImplementedError(f"{self.name}: no kernel entry")
 
 
 def rule(*names: str):
@@ -339,18 +365,6 @@ for _name in ("tan", "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "
     _RULES[f"math.{_name}"] = _libm(_name)
 
 
-def _vector_math(name: str) -> Rule:
-    """exp, log, sin... as the vectorisable functions of vector_math.py."""
-    def emit(e, op):
-        x = e.v(op.operands[0])
-        return e.builder.call(math_function(e.module, name, x.type, e.target.vector_bits), [x])
-    return emit
-
-
-for _name in VECTOR_MATH_FUNCTIONS:
-    _RULES[f"math.{_name}"] = _vector_math(_name)
-
-
 def _int_minmax(symbol: str, signed: bool) -> Rule:
     def emit(e, op):
         a, b = e.v(op.operands[0]), e.v(op.operands[1])
@@ -378,18 +392,25 @@ def _ctlz(e, op):
 @rule("math.ipowi")
 def _ipowi(e, op):
     base, exponent = e.v(op.operands[0]), e.v(op.operands[1])
-    return e.builder.call(runtime_function(e.module, f"plaidarray_ipow_i{base.type.width}"), [base, exponent])
+    return e.builder.call(_routine(e, f"plaidarray_ipow_i{base.type.width}"), [base, exponent])
+
+
+def _routine(e: FunctionEmitter, name: str) -> ir.Function:
+    routine = e.renderer.runtime_function(e.module, name)
+    if routine is None:
+        raise NotImplementedError(f"{e.renderer.name}: no routine {name}")
+    return routine
 
 
 @rule("func.call")
 def _call(e, op):
     args = [e.v(o) for o in op.operands]
     name = op.callee.string_value()
-    routine = runtime_function(e.module, name)
+    routine = e.renderer.runtime_function(e.module, name)
     if routine is not None:
         result = e.builder.call(routine, args)
         return result if op.results else None
-    if is_import(name):  # BLAS or LAPACK, for its effect on buffers: through the kernel's table
+    if e.renderer.is_import(name):  # BLAS or LAPACK, for its effect on buffers: through the kernel's table
         e.builder.call(e.imported(name, ir.FunctionType(ir.VoidType(), [a.type for a in args])), args)
         return None
     return call_c(e, name, args, llvm_type(op.results[0].type))
@@ -614,10 +635,6 @@ def _constant_int(value: SSAValue) -> int | None:
     return None
 
 
-#: Partial sums of an accumulation, by element type: as many as the host's vector registers
-#: make useful (four AVX-512 registers); a power of two.
-_PARTIALS = {32: 64, 64: 32}
-
 #: Elements of a block of an accumulation (a power of two, a multiple of the partials):
 #: each partial adds up 4096 / K of them (64 or 128) before the block's sum joins the
 #: cascade; smaller blocks cost a sum of 10^7 float32 values a third more time.
@@ -632,7 +649,8 @@ def _accumulate(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value,
     """A reduction's loop with an order of summation of its own, as C written for speed and
     accuracy has it: the elements in blocks of ``_BLOCK``; within a block element ``i``
     goes into partial sum ``i mod K`` (``K`` = ``_PARTIALS``, the others starting at the
-    operation's identity, -0.0 for a sum, 1.0 for a product, exact for every value), and
+    operation's identity, -0.0 for a sum, 1.0 for a product, exact for every value;
+    ``Renderer.partials``), and
     the partials are combined in a tree; block sums are combined pairwise (a cascade: a
     binary counter of pending sums, each level the sum of twice the blocks of the one
     below, as a pairwise summation's tree has them); the elements after the last whole
@@ -648,7 +666,7 @@ def _accumulate(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value,
     n = b.sub(ub, lb)
     n = b.select(b.icmp_signed("<", n, ir.Constant(INDEX, 0)), ir.Constant(INDEX, 0), n)
     types = [llvm_type(a.load.results[0].type) for a in accumulations]
-    k = min(_PARTIALS[64 if isinstance(t, ir.DoubleType) else 32] for t in types)
+    k = min(e.renderer.partials[64 if isinstance(t, ir.DoubleType) else 32] for t in types)
     static = isinstance(lb, ir.Constant) and isinstance(ub, ir.Constant)
     if static:
         k = min(k, _fewer_partials(ub.constant - lb.constant))
@@ -969,9 +987,10 @@ for _name in ("exp", "log", "sqrt", "sin", "cos", "tan", "tanh", "pow"):
     _RULES[f"complex.{_name}"] = _complex_libm("c" + _name)
 
 
-def emit_kernels(module: ModuleOp, buffer_dims: Sequence[Sequence[Dim]], target: Target) -> list[KernelSource]:
+def emit_kernels(module: ModuleOp, buffer_dims: Sequence[Sequence[Dim]], target: Target,
+                 renderer: Renderer) -> list[KernelSource]:
     """Translate the loop-level ``main`` of ``module`` into one LLVM module per segment,
-    for ``target``
+    for ``target``, entered as ``renderer`` enters kernels
     (``KernelSource``): each top-level loop nest alone, the operations between nests
     together. A kernel runs its chunkable loop (``PARALLEL_LOOP``) over ``[start, stop)``
     (the executable passes the whole range, or chunks of it on several threads), every
@@ -993,10 +1012,11 @@ def emit_kernels(module: ModuleOp, buffer_dims: Sequence[Sequence[Dim]], target:
         if chunked is not None:
             depth, extent, work = read_dims(chunked)
             segment = Segment(extent, work, cast(int, depth))
-        fingerprint = Hashed((target, _fingerprint(ops, block, used, dims, [buffer_dims[j] for j in used])))
+        fingerprint = Hashed((target, renderer.name,
+                              _fingerprint(ops, block, used, dims, [buffer_dims[j] for j in used])))
         emitted = _EMITTED.get(fingerprint)
         if emitted is None:
-            emitted = _emit_kernel(ops, block, used, dims, buffer_dims, constants, loads, segment, target)
+            emitted = _emit_kernel(ops, block, used, dims, buffer_dims, constants, loads, segment, target, renderer)
             _EMITTED.put(fingerprint, emitted)
         text, key, imports = emitted
         largest = max((math.prod(hint(d) for d in buffer_dims[j]) for j in used), default=0)
@@ -1006,11 +1026,12 @@ def emit_kernels(module: ModuleOp, buffer_dims: Sequence[Sequence[Dim]], target:
 
 def _emit_kernel(ops: list[Operation], block: Block, used: list[int], dims: list[int],
                  buffer_dims: Sequence[Sequence[Dim]], constants: dict[SSAValue, ir.Value],
-                 loads: dict[int, SSAValue], segment: Segment, target: Target) -> tuple[str, str, tuple[str, ...]]:
+                 loads: dict[int, SSAValue], segment: Segment, target: Target,
+                 renderer: Renderer) -> tuple[str, str, tuple[str, ...]]:
     """A segment's kernel module: its text (named by its key), key and imports."""
     llvm_module = ir.Module(name="kernel")
     body = FunctionEmitter(llvm_module, PLACEHOLDER + ".body", [block.args[j].type for j in used], target,
-                           [PTR, PTR, INDEX, INDEX])
+                           renderer, [PTR, PTR, INDEX, INDEX])
     body.function.linkage = "internal"
     body.imports_table = body.function.args[-3]
     body.values.update(zip([block.args[j] for j in used], body.function.args))
@@ -1020,7 +1041,7 @@ def _emit_kernel(ops: list[Operation], block: Block, used: list[int], dims: list
         body.chunk = (segment.depth, *body.function.args[-2:])
     body.emit_ops(ops)
     body.builder.ret_void()
-    _emit_kernel_entry(llvm_module, body.function, len(used), target)
+    renderer.emit_entry(llvm_module, body.function, len(used))
     text = str(llvm_module)
     key = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
     return text.replace(PLACEHOLDER, KERNEL_PREFIX + key), key, tuple(body.imports)
@@ -1086,7 +1107,7 @@ def _fingerprint(ops: list[Operation], block: Block, used: list[int], dims: list
         owner = value.owner
         if isinstance(owner, Operation) and owner.name == "arith.constant":
             return ("constant", owner.attributes.get("value") or owner.properties.get("value"))
-        raise ValueError(f"llvm-cpu: a segment uses a value defined outside it ({value})")
+        raise ValueError(f"emitter: a segment uses a value defined outside it ({value})")
 
     def attributes(op: Operation) -> tuple:
         # A chunkable loop's trip count and work are its segment's, not its text's (which
@@ -1144,18 +1165,6 @@ def _load_sizes(body: FunctionEmitter, loads: dict[int, SSAValue], dims: Sequenc
             continue
         strides = [body.size(math.prod(sizes[axis + 1:]), values) for axis in range(len(sizes))]
         body.strides[buffer] = strides
-
-
-def _emit_kernel_entry(module: ir.Module, body: ir.Function, n_buffers: int, target: Target) -> None:
-    """The kernel (``kernel_abi.py``): reads the data pointers from the table and calls
-    the body."""
-    entry = FunctionEmitter(module, PLACEHOLDER, [], target, list(kernel_abi.llvm_type().args))
-    table, dims, start, stop, imports = entry.function.args
-    b = entry.builder
-    pointers = [b.load(b.gep(table, [ir.Constant(INDEX, i)], inbounds=True, source_etype=PTR), typ=PTR)
-                for i in range(n_buffers)]
-    b.call(body, [*pointers, dims, imports, start, stop])
-    b.ret_void()
 
 
 def _buffers_used(ops: list[Operation], block: Block) -> list[int]:

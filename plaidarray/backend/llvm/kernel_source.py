@@ -1,5 +1,5 @@
 """What code generation makes of a module's segments, before any code exists: each
-kernel's LLVM IR and what it runs on (``KernelSource``, made by ``llvm_emitter.py``),
+kernel's LLVM IR and what it runs on (``KernelSource``, made by ``emitter.py``),
 and the loop it may run in chunks (``Segment``). Executables and cache entries are
 described with these, so loading an executable from the persistent cache needs nothing
 of the code generator."""

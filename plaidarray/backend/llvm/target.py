@@ -1,20 +1,20 @@
 """What code is generated for: one object carrying all that code generation knows of a
 target (XLA's ``AotCompilationOptions`` target triple, with what a triple alone does not say).
 
-The JIT generates for the host (:func:`host`); ahead-of-time export (``aot.py``) for the
-host or any target of :data:`PLATFORMS`. Everything the emitter and the object code
-generator would otherwise assume about the machine is here: the LLVM triple, CPU and
-features, the widest vector register (the vector math library's variants,
-``vector_math.py``), how C passes complex values (``llvm_emitter.call_c``), which differs
-between the ABIs: x86-64's SysV packs a ``float complex`` into one vector register,
-AArch64's AAPCS64 passes either kind as a homogeneous aggregate (an array of two),
-RISC-V's LP64D as two scalar arguments; and the code model (``codegen.new_machine``): code
-is position-independent everywhere, for the small model in exports and for the large one
-in the JIT on x86-64.
+Each LLVM backend makes its targets (llvm-cpu: the host for its JIT and the platforms of
+exports, ``llvm_cpu/targets.py``). Everything the emitter (``emitter.py``) and the object
+code generator (``codegen.py``) would otherwise assume about the machine is here: the LLVM
+triple, CPU and features, the widest vector register (the vector math library's variants),
+how C passes complex values (``emitter.call_c``), which differs between the ABIs: x86-64's
+SysV packs a ``float complex`` into one vector register, AArch64's AAPCS64 passes either
+kind as a homogeneous aggregate (an array of two), RISC-V's LP64D as two scalar arguments;
+the code model (``codegen.new_machine``): code is position-independent everywhere, for the
+small model in exports and for the large one in the JIT on x86-64; the C math library's
+names; and how much of a temporary may live on a thread's stack.
 
 Which compiled code a target may reuse is not its business: the persistent cache keys the
-host's code by ``host.host_id``, read without loading LLVM, so that a cache hit loads no
-compiler (finding the host's CPU name and features here does).
+host's code by ``llvm_cpu/host.host_id``, read without loading LLVM, so that a cache hit
+loads no compiler.
 
 This module imports only llvmlite and the standard library: the code generator process
 (``codegen.py`` run as a script) imports it as a top-level module.
@@ -22,7 +22,6 @@ This module imports only llvmlite and the standard library: the code generator p
 
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass
 
 import llvmlite.binding as llvm
@@ -91,38 +90,6 @@ class Target:
         return f"{self.triple}/{self.cpu}"
 
 
-#: The targets code can be exported for, each with the CPU and features it assumes
-#: unless told otherwise: x86-64's baseline (SSE2), AArch64's (NEON), RV64GC.
-PLATFORMS = {
-    "x86_64-linux-gnu": Target.of("x86_64-linux-gnu", "x86_64-unknown-linux-gnu", "x86-64", ""),
-    "aarch64-linux-gnu": Target.of("aarch64-linux-gnu", "aarch64-unknown-linux-gnu", "generic", "+neon"),
-    "riscv64-linux-gnu": Target.of("riscv64-linux-gnu", "riscv64-unknown-linux-gnu", "generic-rv64",
-                                   "+m,+a,+f,+d,+c"),
-}
-
-
 def initialize() -> None:
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
-
-
-_host_lock = threading.Lock()
-_host: Target | None = None
-
-
-def host() -> Target:
-    """This machine, every feature of its CPU enabled (what the JIT generates for), found
-    once per process. On x86-64, code for the large code model (``codegen.new_machine``)."""
-    global _host
-    with _host_lock:
-        if _host is None:
-            initialize()
-            features = llvm.get_host_cpu_features().flatten()
-            if "+avx512f" in features.split(","):
-                # LLVM's Intel tunings cap vectors at 256 bits to avoid AVX-512 frequency drops;
-                # the polynomial math of vector_math.py runs 1.5-2x faster at 512 bits.
-                features += ",-prefer-256-bit"
-            triple = llvm.get_process_triple()
-            _host = Target.of("host", triple, llvm.get_host_cpu_name(), features,
-                              "large" if triple.startswith("x86_64") else "small")
-        return _host
