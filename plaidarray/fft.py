@@ -66,7 +66,7 @@ def _resize(x: Array, axis: int, length: int) -> Array:
         return _part(x, axis, 0, length)
     if length > size:
         high = tuple(length - size if i == axis else 0 for i in range(x.ndim))
-        return op("pad", x, graph.constant(0, x.dtype), low=(0,) * x.ndim, high=high, interior=(0,) * x.ndim)
+        return graph.padded(x, graph.constant(0, x.dtype), (0,) * x.ndim, high, (0,) * x.ndim)
     return x
 
 

@@ -144,7 +144,9 @@ def slogdet(x: Array, /) -> SlogdetResult:
     """Sign and natural log of the absolute value of the determinant, from an LU
     factorisation (sign 0 and logabsdet -inf for a singular matrix)."""
     lu, pivots = _decompose("lu", _matrices(x, "slogdet", square=True))
-    steps = convert(op("iota", dims=pivots.shape, iota_dimension=pivots.ndim - 1, dtype=dt.int64), x.dtype)
+    # The step numbers of one matrix, broadcast over the stack: an iota of the stack's rank
+    # compiled at its first use above rank 3.
+    steps = convert(op("iota", dims=pivots.shape[-1:], iota_dimension=0, dtype=dt.int64), x.dtype)
     interchange = ew.subtract(1.0, ew.multiply(2.0, convert(ew.not_equal(pivots, steps), x.dtype)))
     u = diagonal(lu)
     magnitude = ew.abs(u)

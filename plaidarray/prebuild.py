@@ -206,6 +206,17 @@ def _alternating(xp: Any, h: Any, p: Any) -> Iterator[Thunk]:
         yield from (partial(xp.flip, x, axis=odd), partial(xp.flip, x, axis=even),
                     partial(xp.broadcast_to, x[tuple(kept)], x.shape), partial(xp.broadcast_to, x[tuple(new)], x.shape))
     yield from (lambda: h[:, :2, ::2, ::2], lambda: h[1:, :, ::2, :], lambda: p[1:, :, ::2, :, 1:])
+    every_other = (slice(None, None, 2), slice(None), slice(None, None, 2), slice(None), slice(None, None, 2))
+    yield from (partial(_strided_write, xp, p, every_other, 1), partial(_strided_write, xp, p, every_other[1:], 1),
+                partial(_strided_write, xp, p, every_other, p[every_other]))
+
+
+def _strided_write(xp: Any, x: Any, key: tuple, value: Any) -> Any:
+    """``x[key] = value`` on a copy of ``x``: with steps along every other axis, a pad of
+    rank 5 (of the values and of where they go), whose runs of axes cannot merge."""
+    x = xp.asarray(x, copy=True)
+    x[key] = value
+    return x
 
 
 #: The dtypes whose computed arrays' views the corpus indexes (on every dtype, 23 s of the
@@ -269,6 +280,7 @@ def _indexing(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: xp.take_along_axis(m, xp.argsort(m, axis=1)[:, :1], axis=1),
                 lambda: xp.take_along_axis(m, xp.argsort(m, axis=0)[:1], axis=0),
                 lambda: m[index[:2]], lambda: v[index[0]], lambda: m[index[0]], lambda: m[index[0], index[1]],
+                lambda: m[:, index[0]], lambda: c[:, index[0]],  # one position along an inner axis (``_advanced``)
                 lambda: v[v > v[0]], lambda: m[m > m[0, 0]], lambda: xp.nonzero(v > v[0])[0],
                 lambda: xp.take(a["cube"], index[:2], axis=1),  # between two runs of axes (``take``'s merge)
                 # along each kind of axis by indices of any dtype's (an argsort's are of real dtypes only)
@@ -409,7 +421,8 @@ def _decompositions(xp: Any, square: Any) -> Iterator[Thunk]:
     yield from (lambda: linalg.solve(stack, stack[..., :1]), lambda: linalg.solve(stack, stack),
                 lambda: linalg.inv(stack), lambda: linalg.det(stack), lambda: linalg.cholesky(stack),
                 lambda: linalg.eigh(stack), lambda: linalg.slogdet(stack), lambda: linalg.eigvalsh(stack),
-                lambda: linalg.svdvals(stack), lambda: linalg.qr(stack), lambda: linalg.svd(stack))
+                lambda: linalg.svdvals(stack), lambda: linalg.qr(stack), lambda: linalg.svd(stack),
+                lambda: linalg.eigvals(stack), lambda: linalg.eig(spd), lambda: linalg.eig(stack))
 
 
 def _transforms(xp: Any, a: dict[str, Any], dtype: np.dtype) -> Iterator[Thunk]:

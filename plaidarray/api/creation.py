@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import inspect
 import math
+import operator
 from collections.abc import Callable, Sequence
 from typing import Any, cast
 
@@ -285,8 +286,8 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     """``num`` evenly spaced values from ``start`` to ``stop``, computed in float64 (each
     part of complex bounds apart). An integer ``dtype`` (beyond the standard, as in
     NumPy 2) takes the floor of each value."""
-    num = graph.python_scalar(num, "linspace")
-    start, stop = graph.python_scalar(start, "linspace"), graph.python_scalar(stop, "linspace")
+    num = operator.index(num) if isinstance(num, Array) and num.ndim == 0 else graph.python_scalar(num, "linspace")
+    start, stop = (_read_bound(graph.python_scalar(v, "linspace")) for v in (start, stop))
     is_complex = isinstance(start, complex) or isinstance(stop, complex)
     target = _dtype(dtype, dt.default_complex if is_complex else dt.default_float, "linspace")
     dt.check_dtype(target, "numeric", "linspace")
@@ -302,6 +303,17 @@ def linspace(start: int | float | complex, stop: int | float | complex, /, num: 
     if target.kind in "iu":
         values = op("floor", values)
     return convert(values, target)
+
+
+def _read_bound(value: Any) -> Any:
+    """A 0-d array bound as the Python scalar it holds, read as NumPy reads it: the standard
+    takes Python scalars, and NumPy-style code passes ``xp.min(x)`` (a real array's is read as
+    a float, a complex one's as a complex)."""
+    if isinstance(value, Array):
+        if value.ndim != 0:
+            raise TypeError(f"linspace: start and stop must be scalars or 0-d arrays, got an array of shape {value.shape}")
+        return complex(value) if value.dtype.kind == "c" else float(value)
+    return value
 
 
 def _operand(value: bool | int | float, shape: HloShape) -> Array | Node:

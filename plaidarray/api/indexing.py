@@ -381,7 +381,16 @@ def _advanced(x: Array, parts: tuple) -> Array:
     y = getitem(x, tuple(basic))
     if len(entries) == 1:
         first, count, index, _ = entries[0]
-        merged = graph.reshape(y, y.shape[:first] + (math.prod(y.shape[first:first + count]),) + y.shape[first + count:])
+        before, after = y.shape[:first], y.shape[first + count:]
+        taken = math.prod(y.shape[first:first + count])
+        if index.ndim == 0:
+            # One position along an inner axis (``X[:, argmax(score)]``): the axes before it
+            # and after it each as one, so a take of rank 3 at most, along axis 0 or 1, serves
+            # every rank and axis (one along axis 1 of a 3-d array compiled at its first use).
+            lead, tail = math.prod(before), math.prod(after)
+            merged = graph.reshape(y, ((lead,) if lead != 1 else ()) + (taken,) + ((tail,) if tail != 1 else ()))
+            return graph.reshape(op("take", merged, index, axis=int(lead != 1)), before + after)
+        merged = graph.reshape(y, before + (taken,) + after)
         return op("take", merged, index, axis=first)
     return _gather(y, entries, _adjacent([at for *_, at in entries]))
 

@@ -135,7 +135,8 @@ def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Seque
     for i, j in zip(la, lb):
         if a.shape[i] != b.shape[j]:
             raise ValueError(f"tensordot: dimension {i} of x1 and {j} of x2 differ")
-    if not la or (len(la) == 1 and a.ndim <= 2 and b.ndim <= 2) or any(a.shape[i] == 0 for i in la):
+    if (not la or (len(la) == 1 and a.ndim <= 2 and b.ndim <= 2 and 1 not in a.shape + b.shape)
+            or any(a.shape[i] == 0 for i in la)):
         return _dot(a, b, lhs_batch=(), rhs_batch=(), lhs_contracting=la, rhs_contracting=lb)
     # several axes contracted, or operands of more than two: a product of matrices, each
     # operand's free axes and contracted ones flattened (as NumPy computes it), so that a
@@ -160,9 +161,14 @@ def _dot(a: Array, b: Array, **dimensions: tuple[int, ...]) -> Array:
 def _as_matrix(x: Array, contracted: tuple[int, ...], side: int) -> tuple[Array, int]:
     """``x`` as a matrix of its free axes by its ``contracted`` ones (in their order), each
     flattened, and the matrix's contracted dimension: ``x`` reshaped where its contracted
-    axes lead or trail it in order, else transposed to put them on ``side``."""
+    axes lead or trail it in order, else transposed to put them on ``side``. A matrix of
+    one row or column holds its elements in the same order either way round: it is
+    reshaped to ``side``, as a matrix product's operand (a single feature's ``X X^T``
+    compiled at its first use)."""
     free = tuple(i for i in range(x.ndim) if i not in contracted)
     depth, width = math.prod(x.shape[i] for i in contracted), math.prod(x.shape[i] for i in free)
+    if depth == 1 or (width == 1 and contracted == tuple(sorted(contracted))):
+        return graph.reshape(x, (width, depth) if side else (depth, width)), side
     if contracted == tuple(range(len(contracted))):
         return graph.reshape(x, (depth, width)), 0
     if contracted == tuple(range(len(free), x.ndim)):

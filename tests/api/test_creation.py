@@ -416,3 +416,16 @@ def test_astype_of_complex_to_bool_is_whether_it_is_nonzero(backend, dtype):
     z = np.array([0, 1j, -2, 0j, 3 + 4j, complex(0, -0.0)], dtype)
     got = xp.astype(xp.asarray(z), xp.bool)
     np.testing.assert_array_equal(np.asarray(got), z.astype(bool), strict=True)
+
+
+def test_linspace_reads_0d_array_bounds_and_counts_as_numpy(backend):
+    """Beyond the standard, which takes Python scalars: NumPy-style code passes
+    ``xp.min(x)``, ``xp.max(x)`` and a mask's count (read as NumPy reads them)."""
+    values = np.array([3.0, -1.0, 7.5, 2.0])
+    x = xp.asarray(values)
+    assert_same(xp.linspace(xp.min(x), xp.max(x), 5), np.linspace(values.min(), values.max(), 5), exact=True)
+    assert_same(xp.linspace(0, 1, xp.sum(x > 0)), np.linspace(0, 1, 3), exact=True)
+    z = xp.asarray(np.array([1 + 2j]))
+    assert_same(xp.linspace(0, z[0], 3), np.linspace(0, 1 + 2j, 3), rtol=1e-15, atol=0, signed_zeros=False)
+    with pytest.raises(TypeError, match="linspace: start and stop must be scalars or 0-d arrays"):
+        xp.linspace(x, 1, 3)

@@ -172,3 +172,61 @@ def test_diagonals_of_stacks_of_any_rank(backend, shape):
         got = xp.linalg.diagonal(xp.asarray(values) * 1, offset=offset)
         assert all(len(node.shape.dims) <= 3 for node in _recorded(got, "slice"))
         assert_same(got, np.diagonal(values, offset=offset, axis1=-2, axis2=-1), exact=True)
+
+
+@pytest.mark.parametrize("shape", [(6, 5), (1, 5), (6, 1), (2, 3, 4), (2, 3, 4, 5), (1, 3, 1, 2)])
+@pytest.mark.parametrize("index", [0, 1, -1])
+def test_one_position_along_an_inner_axis_by_a_0d_index(backend, shape, index):
+    """``X[:, i]`` and ``X[..., i]`` with a 0-d integer array: NumPy's elements (negative
+    positions counted from the end), one take of rank 3 at most along its first or second
+    axis whatever the array's rank and axis."""
+    values = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    array = xp.asarray(values)
+    for axis in range(1, len(shape)):
+        position = index % shape[axis]
+        key = (slice(None),) * axis + (xp.asarray(index if -shape[axis] <= index < shape[axis] else position),)
+        got = array[key]
+        takes = _recorded(got, "take")
+        assert len(takes) == 1 and len(takes[0].operands[0].shape.dims) <= 3 and takes[0].attrs["axis"] in (0, 1)
+        assert_same(got, values[(slice(None),) * axis + (position,)], exact=True)
+    assert_same(array[..., xp.asarray(-1)], values[..., -1], exact=True)
+
+
+@pytest.mark.parametrize(("lhs", "rhs", "axes"), [
+    ((4, 1), (4, 1), ([1], [1])), ((1, 3), (1, 3), ([0], [0])), ((1, 3), (1, 3), ([1], [1])),
+    ((1, 5, 4), (1, 5, 4), ([1, 2], [1, 2])), ((1, 1), (1, 1), 2), ((3,), (3, 1), ([0], [0])),
+    ((2, 1, 3), (3, 1), ([2], [0])), ((5, 1), (1, 5), ([0, 1], [1, 0]))])
+def test_tensordots_with_groups_of_one_element_are_products_of_matrices(backend, lhs, rhs, axes):
+    """A single feature's ``X X^T``, a single sample's outer product: NumPy's values, as one
+    product of matrices in a matrix product's orientation (contracting the first operand's
+    last axis and the second's first)."""
+    rng = np.random.default_rng(1)
+    a, b = rng.standard_normal(lhs), rng.standard_normal(rhs)
+    got = xp.tensordot(xp.asarray(a), xp.asarray(b), axes=axes)
+    products = _recorded(got, "dot_general")
+    assert len(products) == 1
+    assert products[0].attrs["lhs_contracting"] == (1,) and products[0].attrs["rhs_contracting"] == (0,)
+    assert_same(got, np.tensordot(a, b, axes=axes), rtol=1e-12, atol=1e-12)
+
+
+def test_determinants_of_stacks_of_any_rank(backend):
+    """det and slogdet of a 5-d stack: NumPy's values (the sign from one matrix's steps,
+    broadcast, not an iota of the stack's rank)."""
+    rng = np.random.default_rng(2)
+    stack = rng.standard_normal((2, 1, 3, 4, 4)) + 4 * np.eye(4)
+    assert_same(xp.linalg.det(xp.asarray(stack)), np.linalg.det(stack), rtol=1e-12, atol=1e-12)
+    sign, logabsdet = xp.linalg.slogdet(xp.asarray(-stack))
+    assert_same(sign, np.linalg.slogdet(-stack).sign, exact=True)
+    assert_same(logabsdet, np.linalg.slogdet(-stack).logabsdet, rtol=1e-12, atol=1e-12)
+    assert all(len(node.shape.dims) <= 1 for node in _recorded(sign, "iota"))
+
+
+@pytest.mark.parametrize("n", [8, 13])
+def test_transforms_of_5d_arrays_padded_to_a_longer_length(backend, n):
+    """A transform longer than its axis zero-pads it: NumPy's values, the pad of the axes
+    it does not pad merged (a pad of rank 5 compiled at its first use)."""
+    rng = np.random.default_rng(3)
+    z = rng.standard_normal((2, 1, 3, 4, 5)) + 1j * rng.standard_normal((2, 1, 3, 4, 5))
+    got = xp.fft.fft(xp.asarray(z), n=n, axis=2)
+    assert all(len(node.shape.dims) <= 3 for node in _recorded(got, "pad"))
+    assert_same(got, np.fft.fft(z, n=n, axis=2), rtol=1e-12, atol=1e-12, signed_zeros=False)

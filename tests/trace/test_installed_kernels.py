@@ -105,7 +105,11 @@ def test_a_fresh_process_runs_on_installed_kernels_without_the_compiler(tmp_path
 #: rolls and differences of 3-d and 4-d arrays, an element and every second frame of 5-d ones,
 #: complex and boolean values taken along an axis, a join of an array repeated, a 1 x 1
 #: matrix times a vector of one and a product contracting nothing, a 1 x 1 matrix squared
-#: and a search in an empty array, int32 sums, products and scans kept in int32.
+#: and a search in an empty array, int32 sums, products and scans kept in int32, a column
+#: and a 3-d array's inner slice picked by a 0-d index, a single feature's X X^T and a
+#: single sample's by tensordot, a 5-d array's transforms padded to a longer length and its
+#: determinants, a strided write into every other axis of a 5-d array, a stack's
+#: eigenvalues and a matrix's eigenvectors, and the bounds of a linspace read from arrays.
 FIRST_USES = """
 import sys
 import numpy
@@ -168,6 +172,14 @@ calls += [hyper_written, small_written, upsampled, xp.flip(ints4, axis=(0, 2)) +
           ints4 - xp.max(ints4, axis=(1, 3), keepdims=True), xp.where(mask4, xp.ones((2, 4, 3, 5)), 0.0),
           video[:, :3, ::2, ::2] * 2, xp.flip(penta, axis=(0, 2, 4)) * 2, xp.vecdot(cube, cube[0] * 2.0),
           xp.vecdot(cube, cube[0] * 2.0, axis=-2), xp.vecdot(cube[0] * 2.0, cube), xp.ones((2, 3, 4, 5)) @ xp.ones((3, 5, 2))]
+strided5 = xp.zeros((4, 3, 4, 3, 4), dtype=xp.float32)
+strided5[::2, :, ::2, :, ::2] = 1.0
+best = xp.argmax(a[0])
+calls += [a[:, best], cube[:, best], hyper[..., best % 2], xp.tensordot(a[:, :1], a[:, :1] * 2.0, axes=([1], [1])),
+          xp.tensordot(a[:1], a[:1] * 2.0, axes=([0], [0])), xp.fft.fft(xp.astype(penta, xp.complex128), n=5),
+          xp.fft.rfft(penta, n=6, axis=1), xp.linalg.det(xp.reshape(xp.stack([square] * 4), (2, 1, 2, 6, 6))),
+          strided5, xp.linalg.eigvals(xp.stack([square, square.T])), xp.linalg.eig(square),
+          xp.linspace(xp.min(a), xp.max(a), 5)]
 for value in calls:
     for part in value if isinstance(value, tuple) else (value,):
         numpy.asarray(part)
