@@ -19,7 +19,7 @@ from .. import dtypes as dt
 from ..api_version import sequence
 from ..backend import devices
 from ..backend.devices import Device
-from ..backend.transfer import frozen, snapshot, to_device
+from ..backend.transfer import frozen
 from ..hlo.shape import Shape as HloShape
 from ..trace import exports
 from ..trace.array import Array
@@ -121,9 +121,9 @@ def _converted(obj: Any, value: np.ndarray) -> bool:
 def _array_of(value: np.ndarray, copy: bool | None, fresh: bool, share: bool, where: str, device: Device) -> Array:
     """An array on ``device`` of ``value``'s elements (``fresh``: memory made by this
     call, shared with no one): a caller's writable memory shared if ``share`` (see
-    ``asarray``), else copied once (``transfer.snapshot``); with ``copy=False`` never a
+    ``asarray``), else copied once (the device's ``snapshot``); with ``copy=False`` never a
     copy, but a ValueError where one is needed."""
-    buffer = to_device(value, where)
+    buffer = device.transfers.from_host(value, where)
     if fresh:
         return Array(Node.ready(buffer, device))
     if buffer is value:
@@ -135,7 +135,7 @@ def _array_of(value: np.ndarray, copy: bool | None, fresh: bool, share: bool, wh
         raise ValueError(f"{where}: the input's layout needs a copy, but copy=False" if buffer is not value else
                          f"{where}: the input is a read-only view of memory that can still be written, which "
                          f"plaidarray cannot share (its own writes could not reach it); copy=None copies")
-    return Array(Node.ready(snapshot(value, where), device))
+    return Array(Node.ready(device.transfers.snapshot(value, where), device))
 
 
 _PYTHON_SCALAR_DTYPES = {bool: dt.bool_, int: dt.default_int, float: dt.default_float, complex: dt.default_complex}

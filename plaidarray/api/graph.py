@@ -13,7 +13,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..backend.devices import Device
-from ..backend.transfer import snapshot
+from ..backend.transfer import HOST
 from ..hlo.ir import attr_key
 from ..hlo.literal import Literal
 from ..hlo.opdef import Groups, runs
@@ -162,7 +162,7 @@ def numpy_scalar(value: Any, where: str) -> Any:
     if isinstance(value, np.generic):
         return runtime_scalar(value, _numpy_scalar_dtype(value, where))
     if isinstance(value, np.ndarray):
-        return Array(Node.ready(snapshot(value, where)))
+        return Array(Node.ready(HOST.snapshot(value, where)))
     return value
 
 

@@ -5,7 +5,8 @@ devices. There is one, ``cpu``, unless ``PLAIDARRAY_CPU_DEVICES`` asks for more,
 host-platform device count does: ``cpu:1``, ``cpu:2``... are the same memory and code, but
 an array on one is not on another. An operation on arrays of two devices is a ValueError
 naming both (``trace/node.py``'s ``derive`` checks it as it records), a result lives where
-its operands live, and ``to_device`` copies (``transfer.copy_to``). So device semantics
+its operands live, and ``to_device`` copies (the platform's ``TransferManager.copy_to``,
+which each device carries: ``transfer.py``). So device semantics
 are exercised in CI with real transfers, without a second kind of hardware
 (array-api-strict's ``device1`` and ``device2`` stand in alike), and the whole API tier
 runs on a device other than the default one (``PLAIDARRAY_DEVICE=cpu:1``).
@@ -21,17 +22,20 @@ from __future__ import annotations
 from typing import Any
 
 from .. import config
+from .transfer import HOST as HOST_TRANSFERS
+from .transfer import TransferManager
 
 
 class Device:
     """A device of a platform: ``index`` 0 is named after the platform (``cpu``), the
-    others ``platform:index``. One object per device (``HOST``), compared by identity,
-    or with a string by name."""
+    others ``platform:index``, with its platform's ``transfers`` (how its buffers are
+    made, read and moved). One object per device (``HOST``), compared by identity, or
+    with a string by name."""
 
-    __slots__ = ("platform", "index", "name")
+    __slots__ = ("platform", "index", "name", "transfers")
 
-    def __init__(self, platform: str, index: int) -> None:
-        self.platform, self.index = platform, index
+    def __init__(self, platform: str, index: int, transfers: TransferManager) -> None:
+        self.platform, self.index, self.transfers = platform, index, transfers
         self.name = platform if index == 0 else f"{platform}:{index}"
 
     def __repr__(self) -> str:
@@ -56,7 +60,8 @@ class Device:
 
 
 #: The host's CPU devices (``PLAIDARRAY_CPU_DEVICES``, read at import).
-HOST: tuple[Device, ...] = tuple(Device("cpu", i) for i in range(config.get("PLAIDARRAY_CPU_DEVICES")))
+HOST: tuple[Device, ...] = tuple(Device("cpu", i, HOST_TRANSFERS)
+                                 for i in range(config.get("PLAIDARRAY_CPU_DEVICES")))
 
 _BY_NAME = {d.name: d for d in HOST} | {f"{d.platform}:{d.index}": d for d in HOST}
 

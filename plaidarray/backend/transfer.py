@@ -1,9 +1,16 @@
-"""The transfer layer (XLA's TransferManager): NumPy memory <-> plaidarray buffers.
+"""Transfers (XLA's TransferManager): each platform's buffers in and out of host memory,
+between its devices, and their allocation. A device carries its platform's
+:class:`TransferManager` (``devices.Device.transfers``); api/ and trace/ reach buffers
+through it alone, so a buffer is whatever its platform makes it (``Node.buffer`` is
+opaque above the backend), and a value of no device (a Python scalar, a NumPy operand,
+an index) is host memory (:data:`HOST`).
 
-Buffers are C-contiguous, aligned NumPy arrays that the compiled code reads through raw
-pointers. A NumPy array that already has that layout is used as it is (zero copy);
-anything else (strided, negative strides, unaligned, non-native byte order) is copied
-once. Device buffers are never written after they are produced, so sharing is safe.
+The host's platform, ``cpu`` (both host backends, llvm-cpu and the reference, compute
+on it), keeps NumPy memory as its buffers (:class:`HostTransfers`): C-contiguous,
+aligned NumPy arrays that compiled code reads through raw pointers. A NumPy array that
+already has that layout is used as it is (zero copy); anything else (strided, negative
+strides, unaligned, non-native byte order) is copied once. Buffers are never written
+after they are produced (but in place by the update that owns them), so sharing is safe.
 
 A caller's memory is another matter: an array's value is fixed when it is made, while
 the graphs reading it run later (at a read, or when the pending bound is reached), so
@@ -20,32 +27,15 @@ import ctypes
 import functools
 import math
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from ..dtypes import ALL, unsupported_dtype
 from .buffer_pool import MIN_POOLED_BYTES, POOL
-from .devices import Device
 
-
-def to_device(value: np.ndarray, where: str) -> np.ndarray:
-    """A buffer holding ``value``: the same memory when its layout allows it. ``where``
-    names the function asking, for the error on an unsupported dtype."""
-    native = value.dtype.newbyteorder("=")
-    if native not in ALL:
-        raise unsupported_dtype(value.dtype, where)
-    if value.flags.c_contiguous and value.flags.aligned and value.dtype.isnative:
-        return value
-    return np.ascontiguousarray(value, dtype=native)
-
-
-def copy_to(buffer: np.ndarray, device: Device) -> np.ndarray:
-    """A buffer on ``device`` holding ``buffer``'s elements: on the host's devices, which
-    are one memory, a copy of its own (so no write through one device's array reaches
-    another's)."""
-    if device.platform != "cpu":
-        raise ValueError(f"no transfer from the host to {device}")
-    return buffer.copy()
+if TYPE_CHECKING:
+    from .devices import Device
 
 
 def frozen(value: np.ndarray) -> bool:
@@ -63,24 +53,6 @@ def frozen(value: np.ndarray) -> bool:
     return isinstance(base, bytes)
 
 
-def snapshot(value: np.ndarray, where: str) -> np.ndarray:
-    """``to_device`` for memory of a caller's: a buffer holding ``value`` as it is now,
-    which no later write to ``value`` changes (a copy, unless ``value`` is ``frozen``)."""
-    buffer = to_device(value, where)
-    if buffer is value and not frozen(value):
-        return value.copy()
-    return buffer
-
-
-def to_host(buffer: np.ndarray) -> np.ndarray:
-    """A read-only NumPy view of a buffer (no copy): our buffers are immutable. (Every
-    read makes one: ``setflags`` is ~0.3 us cheaper than setting ``flags.writeable``,
-    which first makes a flags object.)"""
-    view = buffer.view()
-    view.setflags(write=False)
-    return view
-
-
 def _data_pointer_offset() -> int | None:
     """Where CPython + NumPy keep an array's data pointer inside the array object
     (``PyArrayObject_fields.data``, right after the object header), checked on sample
@@ -94,26 +66,10 @@ def _data_pointer_offset() -> int | None:
 
 _OFFSET = _data_pointer_offset()
 
-#: Where compiled code finds a buffer's data pointer inside the handle ``handle`` gives:
-#: inside the array object (its ``data`` field) when this interpreter's layout is known,
-#: else at the handle itself, which is then the data pointer's own address.
+#: Where compiled code finds a buffer's data pointer inside the array object (its ``data``
+#: field; the C entry gets each buffer's object, ``_entry.c``); None where this
+#: interpreter lays objects out otherwise (the data pointer is then read in Python).
 DATA_POINTER_OFFSET = _OFFSET
-
-
-def address(buffer: np.ndarray) -> int:
-    """The address of a buffer's first element, for compiled code. Reading it from the
-    array object takes a fifth of the time of ``buffer.ctypes.data``, which is felt on
-    small arrays."""
-    if _OFFSET is None:
-        return buffer.ctypes.data
-    return ctypes.c_void_p.from_address(id(buffer) + _OFFSET).value or 0
-
-
-#: What an executable's table holds for a buffer: the array object's address (``id``,
-#: which costs tens of nanoseconds where reading the data pointer in Python costs half a
-#: microsecond, on every buffer of every call), from which the code loads the data
-#: pointer at ``DATA_POINTER_OFFSET``; the data pointer itself where that is unknown.
-handle: Callable[[np.ndarray], int] = id if _OFFSET is not None else address
 
 
 #: The Python scalar types each dtype's element takes exactly, as ``asarray(value, dtype)``
@@ -124,47 +80,127 @@ _EXACT_SCALARS: dict[np.dtype, tuple[type, ...]] = {
 _INT64 = np.iinfo(np.int64)
 
 
-def store_element(buffer: np.ndarray, key: object, value: object) -> bool:
-    """Write the Python scalar ``value`` into element ``key`` (an int per dimension, in
-    range) of ``buffer`` in place, where its dtype takes the value exactly; else write
-    nothing and return False. The CPU's transfer of one value into device memory: a
-    loop's ``a[i] = v`` on an array nobody else sees (``Array.__setitem__``) costs a
-    store, not an executable's run (19 us a store)."""
-    types = _EXACT_SCALARS.get(buffer.dtype)
-    if types is None or type(value) not in types:
-        return False
-    if type(value) is int:
-        low, high = (_INT64.min, _INT64.max) if buffer.dtype.kind == "i" else (-(1 << 53), 1 << 53)
-        if not low <= value <= high:  # type: ignore[operator]
-            return False
-    index = key if type(key) is tuple else (key,)
-    if len(index) != buffer.ndim:
-        return False
-    for i, n in zip(index, buffer.shape):
-        if type(i) is not int or not -n <= i < n:
-            return False
-    buffer[index] = value
-    return True
+class TransferManager:
+    """A platform's transfers (XLA's TransferManager): what api/ and trace/ do with its
+    buffers, which they hold and never look into. ``where`` names the function asking,
+    for errors."""
 
+    def from_host(self, value: np.ndarray, where: str) -> Any:
+        """A buffer holding the host array ``value``."""
+        raise NotImplementedError
 
-def load_element(buffer: np.ndarray, key: tuple) -> np.ndarray | None:
-    """Element ``key`` (an int per dimension, in range, negative ones from the end) of
-    ``buffer`` as a 0-d buffer of its own; else None. The CPU's transfer of one value out
-    of device memory: a loop's ``float(a[i, j])`` on a computed array costs a load, not an
-    executable's run (10-13 us a read)."""
-    if len(key) != buffer.ndim:
+    def snapshot(self, value: np.ndarray, where: str) -> Any:
+        """``from_host`` for memory of a caller's: a buffer that no later write to
+        ``value`` changes."""
+        raise NotImplementedError
+
+    def to_host(self, buffer: Any) -> np.ndarray:
+        """The buffer's elements as a read-only NumPy array."""
+        raise NotImplementedError
+
+    def copy_to(self, buffer: Any, device: Device) -> Any:
+        """A buffer on ``device`` holding ``buffer``'s elements, of its own."""
+        raise NotImplementedError
+
+    def load_element(self, buffer: Any, key: tuple) -> Any | None:
+        """Element ``key`` (an int per dimension) of ``buffer`` as a 0-d buffer of its
+        own, where the platform reads one without running code; else None."""
         return None
-    for i, n in zip(key, buffer.shape):
-        if type(i) is not int or not -n <= i < n:
+
+    def store_element(self, buffer: Any, key: object, value: object) -> bool:
+        """Write the Python scalar ``value`` into element ``key`` of ``buffer`` in place,
+        where the platform does so without running code; else write nothing, False."""
+        return False
+
+
+class HostTransfers(TransferManager):
+    """The host's memory as buffers: NumPy arrays, shared where their layout allows."""
+
+    def from_host(self, value: np.ndarray, where: str) -> np.ndarray:
+        """A buffer holding ``value``: the same memory when its layout allows it. ``where``
+        names the function asking, for the error on an unsupported dtype."""
+        native = value.dtype.newbyteorder("=")
+        if native not in ALL:
+            raise unsupported_dtype(value.dtype, where)
+        if value.flags.c_contiguous and value.flags.aligned and value.dtype.isnative:
+            return value
+        return np.ascontiguousarray(value, dtype=native)
+
+    def snapshot(self, value: np.ndarray, where: str) -> np.ndarray:
+        """``from_host`` for memory of a caller's: a buffer holding ``value`` as it is now,
+        which no later write to ``value`` changes (a copy, unless ``value`` is ``frozen``)."""
+        buffer = self.from_host(value, where)
+        if buffer is value and not frozen(value):
+            return value.copy()
+        return buffer
+
+    def to_host(self, buffer: np.ndarray) -> np.ndarray:
+        """A read-only NumPy view of a buffer (no copy): our buffers are immutable. (Every
+        read makes one: ``setflags`` is ~0.3 us cheaper than setting ``flags.writeable``,
+        which first makes a flags object.)"""
+        view = buffer.view()
+        view.setflags(write=False)
+        return view
+
+    def copy_to(self, buffer: np.ndarray, device: Device) -> np.ndarray:
+        """A buffer on ``device`` holding ``buffer``'s elements: on the host's devices, which
+        are one memory, a copy of its own (so no write through one device's array reaches
+        another's)."""
+        if device.platform != "cpu":
+            raise ValueError(f"no transfer from the host to {device}")
+        return buffer.copy()
+
+    def load_element(self, buffer: np.ndarray, key: tuple) -> np.ndarray | None:
+        """Element ``key`` (an int per dimension, in range, negative ones from the end) of
+        ``buffer`` as a 0-d buffer of its own; else None. The CPU's transfer of one value out
+        of device memory: a loop's ``float(a[i, j])`` on a computed array costs a load, not an
+        executable's run (10-13 us a read)."""
+        if len(key) != buffer.ndim:
             return None
-    return np.array(buffer[key])
+        for i, n in zip(key, buffer.shape):
+            if type(i) is not int or not -n <= i < n:
+                return None
+        return np.array(buffer[key])
+
+    def store_element(self, buffer: np.ndarray, key: object, value: object) -> bool:
+        """Write the Python scalar ``value`` into element ``key`` (an int per dimension, in
+        range) of ``buffer`` in place, where its dtype takes the value exactly; else write
+        nothing and return False. The CPU's transfer of one value into device memory: a
+        loop's ``a[i] = v`` on an array nobody else sees (``Array.__setitem__``) costs a
+        store, not an executable's run (19 us a store)."""
+        types = _EXACT_SCALARS.get(buffer.dtype)
+        if types is None or type(value) not in types:
+            return False
+        if type(value) is int:
+            low, high = (_INT64.min, _INT64.max) if buffer.dtype.kind == "i" else (-(1 << 53), 1 << 53)
+            if not low <= value <= high:  # type: ignore[operator]
+                return False
+        index = key if type(key) is tuple else (key,)
+        if len(index) != buffer.ndim:
+            return False
+        for i, n in zip(index, buffer.shape):
+            if type(i) is not int or not -n <= i < n:
+                return False
+        buffer[index] = value
+        return True
+
+    def address(self, buffer: np.ndarray) -> int:
+        """The address of a buffer's first element, for compiled code. Reading it from the
+        array object takes a fifth of the time of ``buffer.ctypes.data``, which is felt on
+        small arrays."""
+        if _OFFSET is None:
+            return buffer.ctypes.data
+        return ctypes.c_void_p.from_address(id(buffer) + _OFFSET).value or 0
+
+    def allocator(self, dims: tuple[int, ...], dtype: np.dtype) -> Callable[[], np.ndarray]:
+        """How an executable makes a result or temporary buffer at every run, decided once:
+        large ones come from the pool of already mapped memory (``buffer_pool.py``, which
+        raises MemoryError, not a crash, when one cannot exist), those too small for it
+        straight from ``np.empty``, which saves a tenth of a cached call on tiny arrays."""
+        if math.prod(dims) * dtype.itemsize < MIN_POOLED_BYTES:
+            return functools.partial(np.empty, dims, dtype)
+        return functools.partial(POOL.empty, dims, dtype)
 
 
-def allocator(dims: tuple[int, ...], dtype: np.dtype) -> Callable[[], np.ndarray]:
-    """How an executable makes a result or temporary buffer at every run, decided once:
-    large ones come from the pool of already mapped memory (``buffer_pool.py``, which
-    raises MemoryError, not a crash, when one cannot exist), those too small for it
-    straight from ``np.empty``, which saves a tenth of a cached call on tiny arrays."""
-    if math.prod(dims) * dtype.itemsize < MIN_POOLED_BYTES:
-        return functools.partial(np.empty, dims, dtype)
-    return functools.partial(POOL.empty, dims, dtype)
+#: The host's transfers: those of its CPU devices, and of values of no device.
+HOST = HostTransfers()

@@ -16,7 +16,7 @@ import numpy as np
 
 from ..backend import devices
 from ..backend.devices import Device
-from ..backend.transfer import copy_to, load_element, store_element, to_device, to_host
+from ..backend.transfer import HOST, TransferManager
 from . import views
 from .materialize import materialize
 from .node import GRAPH_IN_C, TRACED, Node, value_read
@@ -115,8 +115,7 @@ class Array(_ArrayHandle):
         if self.device is target:
             return self
         self._value()
-        buffer: np.ndarray = self._node.buffer  # type: ignore[assignment]  # computed just now
-        return Array(Node.ready(copy_to(buffer, target), target))
+        return Array(Node.ready(_transfers(self._node).copy_to(self._node.buffer, target), target))
 
     def __array_namespace__(self, /, *, api_version: str | None = None) -> Any:
         namespace = _NAMESPACE["module"]
@@ -131,8 +130,7 @@ class Array(_ArrayHandle):
         value_read()
         if node.buffer is None:
             materialize([node])
-        buffer: np.ndarray = node.buffer  # type: ignore[assignment]  # materialize gave it one
-        return to_host(buffer)
+        return _transfers(node).to_host(node.buffer)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         """``np.asarray(x)``: ``x``'s memory, writable, as a NumPy array's is; writes into
@@ -223,7 +221,7 @@ class Array(_ArrayHandle):
         writes one: a loop's ``float(a[i, j])`` costs a load, not a recorded op and a run."""
         buffer = self._node.buffer
         if buffer is not None:
-            element = load_element(buffer, key if type(key) is tuple else (key,))
+            element = _transfers(self._node).load_element(buffer, key if type(key) is tuple else (key,))
             if element is not None:
                 node = Node.ready(element, self._node.device)
                 node.owned = True
@@ -253,7 +251,7 @@ class Array(_ArrayHandle):
         old = self._node
         donated = old if _sole_owner(old) else None
         if donated is not None and self._base is None and old.buffer is not None and \
-                store_element(old.buffer, key, value):
+                _transfers(old).store_element(old.buffer, key, value):
             return  # one element of memory nothing else sees, written as the in-place update would
         new = _NAMESPACE["setitem"](self, key, value)._node
         if new.op == "dynamic_update_slice" and new.operands[0] is old and new.depth != TRACED:
@@ -288,6 +286,13 @@ def _sole_references() -> tuple[int, int]:
     return _probe_references(old)
 
 
+def _transfers(node: Node) -> TransferManager:
+    """The transfers of ``node``'s buffer: its device's, the host's for a value of no
+    device (``backend/transfer.py``)."""
+    device = node.device
+    return HOST if device is None else device.transfers
+
+
 def _probe_references(node: Node) -> tuple[int, int]:
     """Stands where ``_sole_owner`` stands in the calls, for the measurement."""
     return _references(node)
@@ -295,7 +300,7 @@ def _probe_references(node: Node) -> tuple[int, int]:
 
 def _from_buffer(buffer: np.ndarray) -> Array:
     """An array holding ``buffer`` (how arrays are unpickled)."""
-    return Array(Node.ready(to_device(buffer, "pickle")))
+    return Array(Node.ready(HOST.from_host(buffer, "pickle")))
 
 
 #: What the methods call in the API layer: the namespace module and the indexing

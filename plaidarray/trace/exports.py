@@ -49,7 +49,7 @@ from typing import Any
 import numpy as np
 
 from ..backend.devices import Device
-from ..backend.transfer import address
+from ..backend.transfer import HOST
 from .array import _STORES, Array, _sole_owner
 from .materialize import materialize
 from .node import Node, value_read
@@ -161,11 +161,14 @@ def shared(memory: np.ndarray, device: Device) -> Array:
 
 def export(array: Array, dtype: Any, copy: bool | None) -> np.ndarray:
     """``array.__array__(dtype, copy)``: a copy when asked for one (or for a dtype
-    conversion), else the array's memory (``Pin.window``)."""
+    conversion) or when the array's buffers are not host memory (its device's transfers
+    are not the host's: ``backend/transfer.py``), else the array's memory (``Pin.window``)."""
     value_read()
-    if copy or (dtype is not None and np.dtype(dtype) != array.dtype):
+    device = array._node.device
+    if copy or (dtype is not None and np.dtype(dtype) != array.dtype) or \
+            (device is not None and device.transfers is not HOST):
         if copy is False:
-            raise ValueError("converting the dtype requires a copy")
+            raise ValueError("__array__: another dtype, or memory off the host, needs a copy, but copy=False")
         return np.array(array._value(), dtype=dtype, copy=True)
     with _STORES:
         return (_pin_of(array) or _pin(array)).window(array)
@@ -292,7 +295,7 @@ def _same(memory: np.ndarray, node: Node) -> bool:
     buffer: np.ndarray = node.buffer  # type: ignore[assignment]  # a snapshot is ready
     if memory.nbytes <= _BYTES_COMPARED_AS_BYTES:
         return memory.tobytes() == buffer.tobytes()
-    return _memcmp(address(memory), address(buffer), memory.nbytes) == 0
+    return _memcmp(HOST.address(memory), HOST.address(buffer), memory.nbytes) == 0
 
 
 #: Up to this size, comparing two memories as ``bytes`` objects costs less than a

@@ -30,7 +30,7 @@ import numpy as np
 
 from ..backend import registry
 from ..backend.cache import KeyLocks
-from ..backend.transfer import frozen, to_device
+from ..backend.transfer import HOST, frozen
 from ..hlo import Module
 from ..hlo.shape import Shape
 from . import explain, pytree
@@ -260,7 +260,7 @@ class JitFunction:
             scalar._node.weak = True
             return scalar
         if isinstance(leaf, np.ndarray) and not frozen(leaf):
-            buffer = to_device(leaf, f"jit({self._name})")
+            buffer = HOST.from_host(leaf, f"jit({self._name})")
             if buffer is leaf:
                 lent.append(buffer)
             return Array(Node.ready(buffer))

@@ -166,3 +166,51 @@ def test_the_default_device_is_chosen_by_its_setting_and_at_run_time():
     done = subprocess.run([sys.executable, "-c", "import plaidarray as xp; xp.zeros(1)"], env=env,
                           capture_output=True, text=True, timeout=120)
     assert done.returncode != 0 and "PLAIDARRAY_DEVICE: unsupported device 'cpu:7'" in done.stderr
+
+
+class _Recording:
+    """A device's transfers, with the calls made through them counted by name."""
+
+    def __init__(self, inner):
+        self.inner, self.calls = inner, []
+
+    def __getattr__(self, name):
+        method = getattr(self.inner, name)
+
+        def call(*args, **kwargs):
+            self.calls.append(name)
+            return method(*args, **kwargs)
+        return call
+
+
+def test_buffers_come_and_go_through_their_devices_transfers(backend, monkeypatch):
+    """Arrays are made, read, moved and written element by element through the transfers
+    their device carries (``backend/transfer.py``): none of api/ or trace/ touches a
+    device's buffer another way, so a platform with other buffers brings its own."""
+    recording = _Recording(OTHER.transfers)
+    monkeypatch.setattr(OTHER, "transfers", recording)
+    x = xp.asarray(np.arange(6.0).reshape(2, 3), device=OTHER)
+    assert "from_host" in recording.calls
+    total = x * 2.0
+    assert np.asarray(total + 0.0).tolist() == [[0.0, 2.0, 4.0], [6.0, 8.0, 10.0]]
+    assert float(total[1, 2]) == 10.0
+    assert {"to_host", "load_element"} <= set(recording.calls)
+    moved = total.to_device(HOME)
+    assert "copy_to" in recording.calls and moved.device == HOME
+    writable = xp.zeros(3, device=OTHER) + 0.0
+    np.asarray(writable[0])  # computed, held by this array alone
+    writable[1] = 5.0
+    assert "store_element" in recording.calls and np.asarray(writable).tolist() == [0.0, 5.0, 0.0]
+
+
+def test_arrays_whose_memory_is_not_the_hosts_export_copies(backend, monkeypatch):
+    """``np.asarray`` of an array on a device whose transfers are not the host's is a copy
+    (its buffer is no NumPy memory to share); ``copy=False`` then says so."""
+    x = xp.asarray(np.arange(3.0), device=OTHER) * 2.0
+    monkeypatch.setattr(OTHER, "transfers", _Recording(OTHER.transfers))
+    exported = np.asarray(x)
+    assert exported.tolist() == [0.0, 2.0, 4.0] and exported.flags.writeable
+    exported[0] = 9.0
+    assert float(x[0]) == 0.0
+    with pytest.raises(ValueError, match="needs a copy, but copy=False"):
+        x.__array__(copy=False)

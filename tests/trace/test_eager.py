@@ -207,7 +207,7 @@ def test_assignments_in_a_loop_compile_once_and_update_the_buffer_in_place(fused
 
 def test_a_scalar_stored_into_an_array_nobody_else_sees_runs_no_executable():
     """``a[i] = v`` of a Python scalar into one element of an array that alone holds its
-    buffer is a store (``transfer.store_element``): no executable runs; a value its dtype
+    buffer is a store (``HostTransfers.store_element``): no executable runs; a value its dtype
     takes only with a conversion, an index out of range, and a shared array take the
     update's executable, which converts, raises or copies as before."""
     a = xp.zeros(6)

@@ -27,7 +27,6 @@ from ...hlo.symbolic import Dim, evaluator, is_static
 from .. import memory, transfer
 from ..buffer_pool import POOL
 from ..executable import Executable
-from ..transfer import allocator
 from . import kernel_abi, parallel, tiering
 from .blas_lapack import routine_address
 from .kernels import CompiledKernel
@@ -64,7 +63,7 @@ class _Runs:
             self.first_tier = []
 
 
-#: The allocators of an executable's outputs and of its temporaries (``transfer.allocator``).
+#: The allocators of an executable's outputs and of its temporaries (``transfer.HostTransfers.allocator``).
 Allocators = tuple[list[Callable[[], np.ndarray]], list[Callable[[], np.ndarray]]]
 
 
@@ -95,7 +94,7 @@ class CpuExecutable(Executable):
         self._dims = struct.pack(f"<{len(dims)}q", *dims)
         self.n_params = n_params
         self.constants = constants
-        self._constant_pointers = b"".join(struct.pack("<Q", transfer.address(c)) for c in constants)
+        self._constant_pointers = b"".join(struct.pack("<Q", transfer.HOST.address(c)) for c in constants)
         self._n_buffers = n_params + len(constants) + len(output_shapes) + len(temp_shapes)
         self._generation = -1
         self._plan = b""
@@ -106,8 +105,8 @@ class CpuExecutable(Executable):
         self._results_are_outputs = output_slots == [("out", i) for i in range(len(output_shapes))]
         self.returns_parameters = any(kind == "param" for kind, _ in output_slots)
         if allocators is None:
-            allocators = ([allocator(s.dims, s.dtype) for s in output_shapes],
-                          [allocator(s.dims, s.dtype) for s in temp_shapes])
+            allocators = ([transfer.HOST.allocator(s.dims, s.dtype) for s in output_shapes],
+                          [transfer.HOST.allocator(s.dims, s.dtype) for s in temp_shapes])
         self._output_allocators, self._temp_allocators = allocators
         #: The allocator of the one output most executables have (a list comprehension
         #: over one allocator costs 0.2 us more than a call).
@@ -188,7 +187,7 @@ class CpuExecutable(Executable):
 
     def _run_steps(self, table: list[np.ndarray]) -> None:
         """The steps through ctypes, large loops in chunks on several threads."""
-        pointers = [transfer.address(b) for b in table]
+        pointers = [transfer.HOST.address(b) for b in table]
         values = struct.unpack(f"<{len(self._dims) // 8}q", self._dims)
         calls: list[tuple[Callable[[int, int], None], Segment]] = []
         for step in self.steps:
@@ -245,7 +244,7 @@ class ShapeGenericExecutable(Executable):
         #: What a binding keeps: the allocators of buffers of static shapes (None where
         #: the shape has run-time sizes), and whether any step of static range is worth
         #: running in chunks.
-        self._allocators = tuple([None if i in sized else allocator(shape.dims, shape.dtype)
+        self._allocators = tuple([None if i in sized else transfer.HOST.allocator(shape.dims, shape.dtype)
                                   for i, shape in enumerate(group)]
                                  for group, sized in ((output_shapes, self._sized_outputs),
                                                       (temp_shapes, self._sized_temps)))
@@ -289,7 +288,7 @@ class ShapeGenericExecutable(Executable):
                 rank = group[i].rank
                 shape = group[i] = Shape(sizes[at:at + rank], group[i].dtype)
                 at += rank
-                made[i] = allocator(shape.dims, shape.dtype)
+                made[i] = transfer.HOST.allocator(shape.dims, shape.dtype)
         splitting = self._static_splitting or any(parallel.splits(ranges[k], ranges[k + 1])
                                                   for k in range(0, len(ranges), 2))
         n_params, constants, slots = self._args
