@@ -136,19 +136,14 @@ def assemble(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict
             if bound is not None:
                 return BaselineExecutable(bound, plan.layout.results(rows), heat)
     layout = _Layout(rows, outputs, sources, [s for _, s in sources])
-    for i, distinct in layout.ops():
+    for i, operands in layout.ops():
         attrs, shape = sources[i]
-        executable, params = _kernel(rows, rows[i], distinct, attrs, shape, backend, i in in_place)
-        layout.call(i, distinct, executable, tuple(p[0] for p in params))
+        executable, params = _kernel(rows, rows[i], attrs, shape, backend, i in in_place)
+        layout.call(i, operands, executable, tuple(p[0] for p in params))
     sequence = backend.compiler.sequence(layout.calls, layout.n_params, layout.literals, layout.shapes,
                                          layout.computed)
     return BaselineExecutable(sequence, layout.results(rows), heat)
 
-
-#: Ops whose kernel takes an operand used twice as two parameters (a join of [x, y, x] is
-#: the kernel of three arrays, ``m @ m`` the product of two: each pattern of repeats was a
-#: kernel of its own, compiled at its first use).
-REPEATED_OPERANDS = frozenset({"concatenate", "dot_general"})
 
 #: Ops whose kernel may write its result into its first operand's buffer, when donated.
 IN_PLACE_OPS = frozenset({"dynamic_update_slice"})
@@ -200,9 +195,11 @@ class _Layout:
         self._sources = sources
 
     def ops(self) -> Iterator[tuple[int, list[int]]]:
-        """The rows that run a kernel, each with its distinct operand rows (a parameter used
-        twice is passed once, but to ``REPEATED_OPERANDS``), in order; the others are
-        numbered on the way."""
+        """The rows that run a kernel, each with its operand rows, in order; the others are
+        numbered on the way. An op's kernel takes each operand as a parameter of its own,
+        the same value twice as two (``x * x``, ``where(m, m, n)``, ``take(p, p)``, a join
+        of [x, y, x] and ``m @ m`` run on the kernels of distinct operands: each pattern of
+        repeats was a kernel of its own, compiled at its first use)."""
         params = constants = 0
         for i, row in enumerate(self._rows):
             if len(row) == 2:
@@ -216,16 +213,16 @@ class _Layout:
                 self.value[i] = self.value[at[0]] if op == "reshape" else self.value[at[0]][attrs["index"]]
                 self.aliased[i] = True
             else:
-                yield i, list(at) if op in REPEATED_OPERANDS else list(dict.fromkeys(at))
+                yield i, list(at)
 
-    def call(self, i: int, distinct: list[int], executable: Executable, input_dims: tuple,
+    def call(self, i: int, operands: list[int], executable: Executable, input_dims: tuple,
              symbols: tuple[Dim, ...] = ()) -> None:
         shape = self._row_shapes[i]
         elements = list(cast(TupleShape, shape).elements) if self._rows[i][4] == TUPLE else [shape]
         first = self._defined + len(self.shapes)
         self.shapes += elements
         results = tuple(range(first, first + len(elements)))
-        self.calls.append(Call(executable, tuple(self.value[o] for o in distinct), input_dims, results, symbols))
+        self.calls.append(Call(executable, tuple(self.value[o] for o in operands), input_dims, results, symbols))
         self.value[i] = list(results) if self._rows[i][4] == TUPLE else first
 
     @property
@@ -312,14 +309,14 @@ def _generic_plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple
     layout = _Layout(rows, outputs, sources, [inst.shape for inst in built])
     template: Executable | None = None
     try:
-        for i, distinct in layout.ops():
+        for i, operands in layout.ops():
             attrs, shape = sources[i]
-            executable, kernel_rows, kernel_pattern, merge = _kernel_template(rows, rows[i], distinct, attrs, shape,
+            executable, kernel_rows, kernel_pattern, merge = _kernel_template(rows, rows[i], attrs, shape,
                                                                               backend, i in in_place)
-            symbols = _kernel_symbols(kernel_rows, kernel_pattern, built, i, rows[i][2], distinct, merge)
+            symbols = _kernel_symbols(kernel_rows, kernel_pattern, built, i, operands, merge)
             if symbols is None:
                 return _Plan(pattern, None, layout)
-            layout.call(i, distinct, executable, (), symbols)
+            layout.call(i, operands, executable, (), symbols)
         template = backend.compiler.generic_sequence(layout.calls, layout.n_params, layout.literals, layout.shapes,
                                                      layout.computed, pattern.n_symbols)
     except (NotShapeGeneric, TypeError):  # a shape rule or lowering needs a size as a number
@@ -328,18 +325,17 @@ def _generic_plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple
 
 
 def _kernel_symbols(kernel_rows: tuple, kernel_pattern: dynamic.Pattern | None, built: list[Instruction], i: int,
-                    operands: tuple[int, ...], distinct: list[int], merge: Merge | None) -> tuple[Dim, ...] | None:
+                    operands: list[int], merge: Merge | None) -> tuple[Dim, ...] | None:
     """The value of each of an op kernel's run-time sizes in the graph's symbols: the
-    graph's size at the first of its positions (its operands' dimensions, its own size
-    attributes and dimensions; merged as ``merge`` says, products of the graph's; the
-    row's ``operands``, of which ``distinct`` are the kernel's parameters). None
+    graph's size at the first of its positions (its ``operands``' dimensions, its own size
+    attributes and dimensions; merged as ``merge`` says, products of the graph's). None
     where the kernel has none but its sizes are run-time values of the graph (its code is
     for one size only)."""
     graph_sizes: list[Dim] = []
     op_row, inst = kernel_rows[len(kernel_rows) - 1 - _tuple_rows(kernel_rows)], built[i]
-    for k, o in enumerate(distinct):
+    for k, o in enumerate(operands):
         dims = built[o].shape.dims
-        graph_sizes += merged(dims, merge.operands[_operand_of(k, o, operands, distinct)]) if merge is not None else dims
+        graph_sizes += merged(dims, merge.operands[k]) if merge is not None else dims
     sized, offsets = dynamic.size_attrs(op_row[0])
     groups = dict(merge.sized) if merge is not None else {}
     for name, _ in op_row[1]:
@@ -363,45 +359,29 @@ def _tuple_rows(kernel_rows: tuple) -> int:
     return sum(1 for row in kernel_rows if len(row) == 5 and row[0] == "get_tuple_element")
 
 
-def _signature(rows: tuple, row: tuple, distinct: list[int], attrs: dict) -> tuple[tuple, dict, Merge | None]:
-    """The rows of the graph of one row's op alone (its operands the rows ``distinct``, as
-    parameters), its attributes (``attrs``, the row's) and how it merges its axes: the op at
+def _signature(rows: tuple, row: tuple, attrs: dict) -> tuple[tuple, dict, Merge | None]:
+    """The rows of the graph of one row's op alone (each operand a parameter), its attributes (``attrs``, the row's) and how it merges its axes: the op at
     its shapes with its runs of adjacent axes that it treats alike merged
     (``hlo.opdef.merge_of``: an elementwise op's operands flattened, a broadcast's kept and
     repeated runs), so that one kernel serves every rank that merges alike."""
     op, attr_key, at, dims, dtype = row
     merge = merge_of(OPS[op], attrs, [rows[o][-2] for o in at], dims) if op in OPS else None
+    positions = tuple(range(len(at)))
     if merge is None:
-        params = tuple((rows[o][-2], rows[o][-1]) for o in distinct)
-        return params + ((op, attr_key, _positions(at, distinct), dims, dtype),), attrs, None
-    params = tuple((merged(rows[o][-2], merge.operands[_operand_of(k, o, at, distinct)]), rows[o][-1])
-                   for k, o in enumerate(distinct))
+        params = tuple((rows[o][-2], rows[o][-1]) for o in at)
+        return params + ((op, attr_key, positions, dims, dtype),), attrs, None
+    params = tuple((merged(rows[o][-2], merge.operands[k]), rows[o][-1]) for k, o in enumerate(at))
     if merge.attrs:
         attrs = {**attrs, **merge.attrs}
         attr_key = tuple((name, attrs[name]) for name, _ in attr_key)
-    return params + ((op, attr_key, _positions(at, distinct), merged(dims, merge.result), dtype),), \
-        attrs, merge
+    return params + ((op, attr_key, positions, merged(dims, merge.result), dtype),), attrs, merge
 
 
-def _operand_of(k: int, o: int, at: tuple[int, ...], distinct: list[int]) -> int:
-    """Which operand of an op the kernel's parameter ``k`` (the row ``o``) is: the ``k``-th
-    where each operand is one (``REPEATED_OPERANDS``), else the row's first."""
-    return k if len(distinct) == len(at) else at.index(o)
-
-
-def _positions(at: tuple[int, ...], distinct: list[int]) -> tuple[int, ...]:
-    """Each operand's parameter of an op's kernel: its own where each operand is one
-    parameter (``REPEATED_OPERANDS``, or no operand repeated), else its row's first among
-    ``distinct``."""
-    return tuple(range(len(at))) if len(distinct) == len(at) else tuple(distinct.index(o) for o in at)
-
-
-def _kernel(rows: tuple, row: tuple, distinct: list[int], attrs: dict, shape: Shape,
+def _kernel(rows: tuple, row: tuple, attrs: dict, shape: Shape,
             backend: Backend, in_place: bool) -> tuple[Executable, tuple]:
     """The kernel of one row's op, bound to its sizes, and its parameters' rows (dims,
-    dtype): its operands are the rows ``distinct`` (each passed once, as a graph passes a
-    parameter used twice); ``in_place``: its result is written into its first operand."""
-    signature, attrs, _ = _signature(rows, row, distinct, attrs)
+    dtype), one per operand; ``in_place``: its result is written into its first operand."""
+    signature, attrs, _ = _signature(rows, row, attrs)
     executable = _BOUND.get((signature, in_place, backend.cache_tag))
     if executable is None:
         template, kernel_rows, pattern = _template(signature, attrs, shape, backend, in_place)
@@ -418,13 +398,13 @@ def _kernel(rows: tuple, row: tuple, distinct: list[int], attrs: dict, shape: Sh
     return executable, signature[:-1]
 
 
-def _kernel_template(rows: tuple, row: tuple, distinct: list[int], attrs: dict, shape: Shape, backend: Backend,
+def _kernel_template(rows: tuple, row: tuple, attrs: dict, shape: Shape, backend: Backend,
                      in_place: bool) -> tuple[Executable, tuple, dynamic.Pattern | None, Merge | None]:
     """The kernel of one row's op as made for any size (its template, its single-op rows
     and the pattern of its run-time sizes), else (an op with code for its sizes only, or
     sizes all 0 or 1) made for these sizes, with no pattern; and how it merges the row's
     axes (``_signature``)."""
-    signature, attrs, merge = _signature(rows, row, distinct, attrs)
+    signature, attrs, merge = _signature(rows, row, attrs)
     key = (signature, shape, in_place, backend.cache_tag)
     found = _TEMPLATES.get(key)
     if found is None:

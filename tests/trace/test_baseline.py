@@ -395,6 +395,34 @@ def test_square_operands_share_the_kernels_of_any_shape(op_by_op):
     assert after.compiles + after.disk_hits == before.compiles + before.disk_hits
 
 
+def test_an_operand_passed_twice_runs_on_the_kernel_of_two(op_by_op):
+    """The same array as two operands of one op (``where(m, m, n)``, ``searchsorted(s, s)``,
+    ``take(p, p)``, ``p[p]`` of a matrix of indices): NumPy's values, on the kernels that
+    distinct operands made (each pattern of repeats compiled a kernel of its own, and a
+    matrix indexing itself raised while its kernel was planned)."""
+    rng = np.random.default_rng(8)
+    mask, other = rng.random(6) > 0.5, rng.random(6) > 0.5
+    values = np.sort(rng.integers(0, 5, 7)).astype(np.float64)
+    order = rng.permutation(6)
+    table = np.array([[1, 0, 2], [2, 1, 0], [0, 0, 1]], np.int64)
+    m, o, s, p, t = (xp.asarray(a) for a in (mask, other, values, order, table))
+    for distinct in (xp.where(m, o, False), xp.searchsorted(s, s * 1.0), xp.searchsorted(s, s * 1.0, side="right"),
+                     xp.take(p, p + 0), xp.take_along_axis(t, t + 0, axis=0), t[t + 0]):
+        np.asarray(distinct)  # the kernels of distinct operands
+    before = xp.cache_info()
+    np.testing.assert_array_equal(np.asarray(xp.where(m, m, False)), np.where(mask, mask, False))
+    np.testing.assert_array_equal(np.asarray(xp.where(m, o, m)), np.where(mask, other, mask))
+    np.testing.assert_array_equal(np.asarray(xp.searchsorted(s, s)), np.searchsorted(values, values))
+    np.testing.assert_array_equal(np.asarray(xp.searchsorted(s, s, side="right")),
+                                  np.searchsorted(values, values, side="right"))
+    np.testing.assert_array_equal(np.asarray(xp.take(p, p)), order[order])
+    np.testing.assert_array_equal(np.asarray(p[p]), order[order])
+    np.testing.assert_array_equal(np.asarray(xp.take_along_axis(t, t, axis=0)), np.take_along_axis(table, table, 0))
+    np.testing.assert_array_equal(np.asarray(t[t]), table[table])
+    after = xp.cache_info()
+    assert after.compiles + after.disk_hits == before.compiles + before.disk_hits
+
+
 def test_slices_of_every_step_share_one_kernel(op_by_op):
     """A step above 1 is a run-time value of a slice's kernel (and the interior above 1 of
     the pad that writes an exported view back): slices of computed arrays with steps 4, 5

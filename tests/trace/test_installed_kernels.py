@@ -109,7 +109,9 @@ def test_a_fresh_process_runs_on_installed_kernels_without_the_compiler(tmp_path
 #: and a 3-d array's inner slice picked by a 0-d index, a single feature's X X^T and a
 #: single sample's by tensordot, a 5-d array's transforms padded to a longer length and its
 #: determinants, a strided write into every other axis of a 5-d array, a stack's
-#: eigenvalues and a matrix's eigenvectors, and the bounds of a linspace read from arrays.
+#: eigenvalues and a matrix's eigenvectors, the bounds of a linspace read from arrays, a
+#: mask as its own branch, a sorted array's ranks in itself and a permutation composed with
+#: itself.
 FIRST_USES = """
 import sys
 import numpy
@@ -180,6 +182,11 @@ calls += [a[:, best], cube[:, best], hyper[..., best % 2], xp.tensordot(a[:, :1]
           xp.fft.rfft(penta, n=6, axis=1), xp.linalg.det(xp.reshape(xp.stack([square] * 4), (2, 1, 2, 6, 6))),
           strided5, xp.linalg.eigvals(xp.stack([square, square.T])), xp.linalg.eig(square),
           xp.linspace(xp.min(a), xp.max(a), 5)]
+mask = a[0] > 0
+ranks = xp.sort(a[1])
+permutation = xp.argsort(a[2])
+calls += [xp.where(mask, mask, False), xp.searchsorted(ranks, ranks), xp.take(permutation, permutation),
+          permutation[permutation]]
 for value in calls:
     for part in value if isinstance(value, tuple) else (value,):
         numpy.asarray(part)
