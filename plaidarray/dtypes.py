@@ -53,6 +53,20 @@ CATEGORIES: dict[str, tuple[np.dtype, ...]] = {
 }
 
 
+#: The floating-point dtype NumPy computes a floating-point function of an integer or
+#: boolean array in (``sqrt``, ``exp``, ``atan2`` of counts): the narrowest that holds the
+#: integers exactly, float32 where NumPy's is float16 (plaidarray has none). The standard
+#: leaves such inputs to the library (they "should" be floating-point); NumPy-style code
+#: and SciPy pass them.
+FLOAT_OF: dict[np.dtype, np.dtype] = {
+    bool_: float32, int8: float32, uint8: float32, int16: float32, uint16: float32,
+    int32: float64, uint32: float64, int64: float64, uint64: float64}
+
+#: The categories of functions that compute in floating point, which integer and boolean
+#: arrays enter as ``FLOAT_OF`` says.
+FLOAT_CATEGORIES = frozenset({"floating-point", "real floating-point"})
+
+
 def _kind(dtype: np.dtype) -> str:
     return {"b": "bool", "i": "int", "u": "int", "f": "inexact", "c": "inexact"}[dtype.kind]
 

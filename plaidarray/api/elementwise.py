@@ -59,14 +59,24 @@ def _unary(name: str, category: str, decompose: Callable[[Array], Array]) -> Non
 
     def fn(x: Array, /) -> Array:
         if type(x) is not Array or x._node.shape.dtype not in accepted:
-            x = check_array(x, name)  # a NumPy array or scalar becomes an array
+            x = floating(check_array(x, name), category)  # a NumPy array or scalar becomes an array
             check_category(x, category, name)
+            if on_nodes is not None:
+                return on_nodes(x._node)
         elif on_nodes is not None:
             return on_nodes(x._node)
         return decompose(x)
 
     fn.__doc__ = f"Element-wise {name} (spec: {category} input)."
     _export(name, fn)
+
+
+def floating(x: Array, category: str) -> Array:
+    """``x`` as a function of ``category`` takes it: an integer or boolean array in the
+    floating-point dtype NumPy computes it in (``dtypes.FLOAT_OF``), where the function
+    computes in floating point; else as it is (the category's check names the problem)."""
+    target = dt.FLOAT_OF.get(x.dtype) if category in dt.FLOAT_CATEGORIES else None
+    return x if target is None else convert(x, target)
 
 
 def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array],
@@ -80,6 +90,8 @@ def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array]
     def promoted(x1: Array | Scalar, x2: Array | Scalar) -> Array:
         """The general rules: promotion, broadcasting, traced scalars."""
         a, b = operands(name, x1, x2)
+        if a.dtype in dt.FLOAT_OF and category in dt.FLOAT_CATEGORIES:
+            a, b = floating(a, category), floating(b, category)
         check_category(a, category, name)
         out = decompose(a, b)
         if _all_weak(x1, x2) and out.dtype == a.dtype:

@@ -25,6 +25,10 @@ def _f64(*shape):
     return xp.asarray(np.arange(float(np.prod(shape) if shape else 1)).reshape(shape))
 
 
+def _c128(n=3):
+    return xp.asarray(np.arange(n) + 1j)
+
+
 class Bystanders:
     """Arrays that exist before a bad call: a NumPy-backed one (zero copy), a computed
     one, and a pending one (still a graph when the error happens)."""
@@ -63,8 +67,8 @@ CASES = [
      TypeError, r"in-place add would change the dtype int32 to float64"),
     ("Python int beyond the dtype", lambda: xp.ones(3, dtype=xp.int8) + 1000,
      OverflowError, r"1000 out of bounds for int8"),
-    ("float function on integers", lambda: xp.exp(_i32()),
-     TypeError, r"exp: expected an array of floating-point dtype, got int32"),
+    ("real function on complex values", lambda: xp.atan2(_c128(), _c128()),
+     TypeError, r"atan2: expected an array of real floating-point dtype, got complex128"),
     ("bitwise on floats", lambda: xp.bitwise_and(_f64(2), _f64(2)),
      TypeError, r"bitwise_and: expected an array of integer or boolean dtype, got float64"),
     ("variance of complex numbers", lambda: xp.var(_f64(3) * 1j),
