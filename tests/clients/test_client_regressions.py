@@ -268,7 +268,8 @@ def test_a_code_generator_process_starting_at_exit_prints_nothing(tmp_path):
     BrokenPipeError traceback on writing ``ready`` to a closed pipe)."""
     code = """
 import plaidarray as xp
-from plaidarray.backend.llvm_cpu import codegen_worker
+from plaidarray.backend.llvm import codegen_worker
+from plaidarray.backend.llvm_cpu.targets import host
 codegen_worker.RECYCLE_AFTER = 3
 xp.set_backend("llvm-cpu")
 for n in range(1, 300):

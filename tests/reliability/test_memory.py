@@ -11,7 +11,7 @@ import pytest
 
 from jit_helpers import finish_child, start_child
 from plaidarray import config
-from plaidarray.backend.llvm_cpu import codegen_worker
+from plaidarray.backend.llvm import codegen_worker
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/statm")
 
@@ -49,7 +49,8 @@ print(json.dumps({"growth": growth, "compiles": xp.cache_info().compiles}))
 """
 
 _DISTINCT_SIGNATURES = _RSS + """
-from plaidarray.backend.llvm_cpu import codegen_worker
+from plaidarray.backend.llvm import codegen_worker
+from plaidarray.backend.llvm_cpu.targets import host
 from plaidarray.backend.llvm_cpu.executable import CpuExecutable
 
 N = 1000

@@ -33,7 +33,9 @@ from jit_helpers import child_env, finish_child, REPO, run_child, start_child
 import plaidarray as xp
 from plaidarray.backend import memory, transfer
 from plaidarray.backend.llvm import codegen, object_cache, storing
-from plaidarray.backend.llvm_cpu import codegen_worker, jit, parallel, pool
+from plaidarray.backend.llvm import codegen_worker
+from plaidarray.backend.llvm_cpu import parallel, pool
+from plaidarray.backend.llvm_cpu.targets import host
 from plaidarray.backend.llvm_cpu.executable import CpuExecutable
 from plaidarray.backend.llvm.kernel_source import Segment
 
@@ -90,18 +92,19 @@ INTERRUPTED_COMPILE = """
 import json, os, signal, sys, threading
 import numpy as np
 import plaidarray as xp
-from plaidarray.backend.llvm_cpu import codegen_worker, jit
+from plaidarray.backend.llvm import codegen_worker
+from plaidarray.backend.llvm_cpu.targets import host
 sys.path.insert(0, {tests!r})
 from ir_samples import SCALE_IR as IR, scale_copies
-codegen_worker.generate(IR, 3)  # the worker has started and served once
+codegen_worker.generate(IR, host(), 3)  # the worker has started and served once
 big = scale_copies(400)  # seconds of work
 threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT)).start()
 try:
-    codegen_worker.generate(big, 3)
+    codegen_worker.generate(big, host(), 3)
     interrupted = False
 except KeyboardInterrupt:
     interrupted = True
-same = codegen_worker.generate(IR, 3).object == jit.generate(IR, 3).object
+same = codegen_worker.generate(IR, host(), 3).object == codegen_worker.generate_here(IR, host(), 3).object
 {math}
 print(json.dumps({{"interrupted": interrupted, "same": same, "right": right}}))
 """
@@ -123,10 +126,12 @@ WRONG_LIBRARY = """
 import json
 import numpy as np
 import plaidarray as xp
-from plaidarray.backend.llvm_cpu import jit, vector_math
+from plaidarray.backend.llvm import codegen_worker
+from plaidarray.backend.llvm_cpu import vector_math
+from plaidarray.backend.llvm_cpu.targets import host
 real = vector_math.library_object_code
 def wrong(symbol, level, *vectors):  # another module's object code, as an out-of-step worker gave it
-    return jit.generate({ir!r}, level).object, real(symbol, level, *vectors)[1]
+    return codegen_worker.generate_here({ir!r}, host(), level).object, real(symbol, level, *vectors)[1]
 vector_math.library_object_code = wrong
 try:
     np.asarray(xp.cos(xp.asarray(np.linspace(0.0, 1.0, 9))))
@@ -151,7 +156,7 @@ def test_an_interrupted_request_ends_the_worker_and_the_next_compile_is_right(mo
     """The same fault, deterministic: the interrupt arrives while the answer is awaited."""
     monkeypatch.setenv("PLAIDARRAY_INPROCESS_COMPILES", "0")
     try:
-        codegen_worker.generate(SCALE_IR, 3)
+        codegen_worker.generate(SCALE_IR, host(), 3)
         worker = codegen_worker._workers["serving"]
         read = codegen.read_frame
 
@@ -161,9 +166,9 @@ def test_an_interrupted_request_ends_the_worker_and_the_next_compile_is_right(mo
 
         monkeypatch.setattr(codegen, "read_frame", interrupted)
         with pytest.raises(KeyboardInterrupt):
-            codegen_worker.generate(SCALE_IR.replace("3.0", "5.0"), 3)
+            codegen_worker.generate(SCALE_IR.replace("3.0", "5.0"), host(), 3)
         assert worker.process.wait(timeout=10) is not None  # killed, not left out of step
-        assert codegen_worker.generate(SCALE_IR, 3).object == jit.generate(SCALE_IR, 3).object
+        assert codegen_worker.generate(SCALE_IR, host(), 3).object == codegen_worker.generate_here(SCALE_IR, host(), 3).object
     finally:
         codegen_worker.shutdown()
 
@@ -171,11 +176,11 @@ def test_an_interrupted_request_ends_the_worker_and_the_next_compile_is_right(mo
 def test_a_worker_killed_while_idle_is_replaced_before_the_next_compile(monkeypatch):
     monkeypatch.setenv("PLAIDARRAY_INPROCESS_COMPILES", "0")
     try:
-        codegen_worker.generate(SCALE_IR, 3)
+        codegen_worker.generate(SCALE_IR, host(), 3)
         worker = codegen_worker._workers["serving"]
         worker.process.kill()
         worker.process.wait()
-        assert codegen_worker.generate(SCALE_IR, 3).object == jit.generate(SCALE_IR, 3).object
+        assert codegen_worker.generate(SCALE_IR, host(), 3).object == codegen_worker.generate_here(SCALE_IR, host(), 3).object
         assert codegen_worker._workers["serving"] is not worker
     finally:
         codegen_worker.shutdown()
@@ -298,7 +303,7 @@ def _do_nothing(symbols: list[str]) -> bytes:
     from plaidarray.backend.llvm_cpu import loaded_code
 
     ir = "".join(f'define void @"{s}"(ptr %a, ptr %b, i64 %c, i64 %d, ptr %e) {{\n  ret void\n}}\n' for s in symbols)
-    return loaded_code.package([jit.generate(ir, 1).object])[0]
+    return loaded_code.package([codegen_worker.generate_here(ir, host(), 1).object])[0]
 
 
 @as_root
@@ -527,7 +532,8 @@ ULIMIT = f"""
 import json
 import numpy as np
 import plaidarray as xp
-from plaidarray.backend.llvm_cpu import codegen_worker
+from plaidarray.backend.llvm import codegen_worker
+from plaidarray.backend.llvm_cpu.targets import host
 {_MATH}
 pid = codegen_worker._workers["serving"].process.pid
 with open(f"/proc/{{pid}}/limits") as f:

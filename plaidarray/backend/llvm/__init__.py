@@ -9,8 +9,8 @@ backend itself, and it imports none.
 - ``kernel_source.py``, ``group_cache.py``: a kernel's IR as code generation makes it, and
   the kernel groups lowered in this process;
 - ``ir_loops.py``: loops for routines written directly in LLVM IR;
-- ``codegen.py``: LLVM IR to optimised object code for a target, in this process or in a
-  code generator process;
+- ``codegen.py``, ``codegen_worker.py``: LLVM IR to optimised object code for a target, in
+  this process (under the one LLVM lock) or in code generator processes;
 - ``object_cache.py``, ``sources.py``, ``storing.py``: the persistent cache of compiled
   code, keyed with the digest of plaidarray's sources, and the thread that writes to it.
 """

@@ -6,9 +6,9 @@ as a script, it is the code generator process of ``codegen_worker.py`` (it start
 under 0.1 s and never imports plaidarray). Why a process: llvmlite 0.50 leaks about 80 KB per run of
 LLVM's optimisation pipeline (docs/reliability.md, "Memory"), so a program compiling
 thousands of signatures would grow without bound; a worker is retired, leak and all,
-after a few hundred compiles. In the main process, ``jit.py`` calls :func:`generate`
-under its LLVM lock; here nothing is locked (LLVM's global state is not thread-safe,
-so callers serialise).
+after a few hundred compiles. In the main process, ``codegen_worker.generate_here``
+calls :func:`generate` holding :data:`LLVM_LOCK`; here nothing is locked (LLVM's global
+state is not thread-safe, so callers serialise).
 
 Object code is the one product: the compiler loads it into an engine of its own, the
 persistent cache stores the same bytes, and both ways of generating it (here or in a
@@ -27,6 +27,7 @@ import resource
 import signal
 import struct
 import sys
+import threading
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import IO
@@ -43,6 +44,10 @@ else:  # the code generator process, this file run as a script: target.py, found
     _target = sys.modules["target"] = importlib.util.module_from_spec(_spec)
     _spec.loader.exec_module(_target)
     Target, initialize = _target.Target, _target.initialize  # type: ignore[misc]
+
+#: Serialises all LLVM work in a process (LLVM's global context is not thread-safe): every
+#: LLVM backend's code generation here and loading (llvm-cpu's JIT) hold it.
+LLVM_LOCK = threading.RLock()
 
 #: The optimisation levels, as in ``clang -O<level>``.
 OPT_LEVELS = (0, 1, 2, 3)

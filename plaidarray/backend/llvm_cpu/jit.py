@@ -3,32 +3,29 @@
 Code is optimised for the host CPU (name and features) at an optimisation level, 3
 unless ``PLAIDARRAY_OPT_LEVEL`` (0-3) says otherwise; -O0 and -O3 must compute the
 same results, which is how the tests check that generated code has no undefined
-behaviour. Object code comes from ``codegen.py`` (run here by :func:`generate`, or in
-the code generator process of ``codegen_worker.py``) or from the persistent cache
+behaviour. Object code comes from ``codegen.py`` (run in this process or in a code
+generator process: ``llvm/codegen_worker.py``) or from the persistent cache
 (``object_cache.py``). Each executable owns an engine, created with a TargetMachine of
 its own (an engine disposes of the one it is given, so engines sharing one crashed on
 garbage collection), and closing it frees the machine code: removing a module from a
 shared engine does not (MCJIT keeps its sections), so evicted executables leaked.
 Library modules (vector_math's functions) live in engines kept for the whole process;
 their symbols are published to the linker, which resolves them for every engine.
-LLVM's global context is not thread-safe, so one lock serialises all LLVM work here.
+LLVM's global context is not thread-safe: all LLVM work holds ``codegen.LLVM_LOCK``.
 """
 
 from __future__ import annotations
 
 import sys
-import threading
 from collections.abc import Sequence
 
 import llvmlite.binding as llvm
 
 from ..llvm import codegen
-from ..llvm.codegen import Product
 from ..llvm.target import Target
 from .targets import host
 
-
-_lock = threading.RLock()
+_lock = codegen.LLVM_LOCK
 #: The engines holding the library (vector_math's functions), made once per process and
 #: kept for good.
 _library_engines: list[llvm.ExecutionEngine] = []
@@ -40,12 +37,6 @@ def _new_engine(level: int) -> llvm.ExecutionEngine:
     backing = llvm.parse_assembly("")
     backing.triple = host().triple
     return llvm.create_mcjit_compiler(backing, codegen.new_machine(host(), level))
-
-
-def generate(texts: str | Sequence[str], level: int, listings: bool = False, emit_level: int | None = None) -> Product:
-    """:func:`codegen.generate` in this process, for the host."""
-    with _lock:
-        return codegen.generate(texts, host(), level, listings, emit_level)
 
 
 def generate_library(texts: Sequence[str], target: Target, level: int, exported: Sequence[str]) -> tuple[bytes, list[str]]:

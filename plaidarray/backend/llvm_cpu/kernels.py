@@ -221,7 +221,8 @@ def _generate(sources: list[KernelSource], level: int, target: str, quick: bool,
     load each module's object code into MCJIT at once: the compile waits for LLVM, not for
     the linker, which makes the shared object the cache keeps in the background."""
     from ..llvm import codegen  # generating needs LLVM
-    from . import codegen_worker
+    from ..llvm import codegen_worker
+    from .targets import host
 
     groups: dict[tuple[int, int | None], list[KernelSource]] = {}
     for source in sources:
@@ -234,7 +235,8 @@ def _generate(sources: list[KernelSource], level: int, target: str, quick: bool,
     listings = dump.dump_dir() is not None
     stored = _Stored([], target)
     for (ir_level, emit_level), group in groups.items():
-        product = codegen_worker.generate([s.ir for s in group], ir_level, listings=listings, emit_level=emit_level)
+        product = codegen_worker.generate([s.ir for s in group], host(), ir_level, listings=listings,
+                                          emit_level=emit_level)
         products.append(product)
         vectors = codegen.vectorises(ir_level)
         stored.objects.append((product.object, group, vectors))

@@ -142,10 +142,11 @@ class Upgrade:
     def full_code(self) -> tuple[Code, int]:
         """The full code, loaded (and its entry point), stored as a bundle of its own that
         the kernel's entry now names."""
-        from . import codegen_worker  # generating needs LLVM
+        from ..llvm import codegen_worker  # generating needs LLVM
+        from .targets import host
 
         ir = self.ir
-        product = codegen_worker.generate_in_worker(ir, full_ir_level(ir, self.level), background=True,
+        product = codegen_worker.generate_in_worker(ir, host(), full_ir_level(ir, self.level), background=True,
                                                     emit_level=self.level)
         storing.drain()  # the first tier's entry is written first, then replaced
         code, form = loaded_code.package([product.object])

@@ -37,7 +37,8 @@ from dataclasses import dataclass, replace
 
 from llvmlite import ir
 
-from . import codegen_worker, math_library
+from ..llvm import codegen_worker
+from . import math_library
 from .targets import host
 
 F32, F64 = ir.FloatType(), ir.DoubleType()
@@ -469,7 +470,7 @@ def library_object_code(symbol: str, level: int, vectors: bool = True) -> tuple[
     improve on: skipping it halves a function's build (exp 8.7 -> 4.7 ms, sin 22 -> 16)
     in a process's first use of it, and the code computes the same bits as fast."""
     text, symbols = library_ir(symbol, host().vector_bits, vectors)
-    return codegen_worker.generate(text, 0, emit_level=level).object, symbols
+    return codegen_worker.generate(text, host(), 0, emit_level=level).object, symbols
 
 
 def _c_function(module: ir.Module, name: str, ty: ir.Type) -> ir.Function:

@@ -25,7 +25,8 @@ import json, os, sys, time
 import numpy as np
 import plaidarray as xp
 from plaidarray.backend.llvm_cpu import targets
-from plaidarray.backend.llvm_cpu import codegen_worker, jit
+from plaidarray.backend.llvm import codegen_worker
+from plaidarray.backend.llvm_cpu.targets import host
 
 @xp.jit
 def workload(x, w):

@@ -13,7 +13,9 @@ import pytest
 from jit_helpers import run_child
 
 from plaidarray.backend.llvm_cpu import targets
-from plaidarray.backend.llvm_cpu import jit, shared_object
+from plaidarray.backend.llvm import codegen_worker
+from plaidarray.backend.llvm_cpu import shared_object
+from plaidarray.backend.llvm_cpu.targets import host
 
 pytestmark = pytest.mark.skipif(shared_object.linker() is None, reason="needs the system linker (ld)")
 
@@ -21,7 +23,7 @@ pytestmark = pytest.mark.skipif(shared_object.linker() is None, reason="needs th
 def _library(value: int) -> bytes:
     """A shared object whose ``answer`` returns ``value``."""
     ir = f"define i64 @answer() {{\n  ret i64 {value}\n}}\n"
-    linked = shared_object.link([jit.generate(ir, 0).object])
+    linked = shared_object.link([codegen_worker.generate_here(ir, host(), 0).object])
     assert linked is not None
     return linked
 
@@ -84,7 +86,7 @@ define double @f(double %x) {
 }
 """
     path = tmp_path / "f.o"
-    path.write_bytes(jit.generate(ir, 3, emit_level=emit_level).object)
+    path.write_bytes(codegen_worker.generate_here(ir, host(), 3, emit_level=emit_level).object)
     listing = subprocess.run(["readelf", "-r", str(path)], capture_output=True, text=True, check=True).stdout
     types = {line.split()[2] for line in listing.splitlines() if line.startswith("0")}
     assert types and not types & set(_NEAR), types

@@ -1,6 +1,6 @@
-"""Where code is generated: in this process for its first compiles, then in a code
-generator process (``codegen.py`` run as a script), so that a long-running program
-compiling thousands of signatures keeps a flat resident set.
+"""Where code is generated, for any LLVM backend's target: in this process for its first
+compiles, then in a code generator process (``codegen.py`` run as a script), so that a
+long-running program compiling thousands of signatures keeps a flat resident set.
 
 llvmlite 0.50 leaks about 80 KB per run of LLVM's optimisation pipeline
 (docs/reliability.md, "Memory"). Most programs compile a few dozen signatures; they
@@ -34,11 +34,9 @@ from collections.abc import Sequence
 from typing import IO, cast
 
 from ... import config
-from ..llvm import codegen
-from . import jit
-from ..llvm.codegen import Product
-from ..llvm.target import Target
-from .targets import host
+from . import codegen
+from .codegen import Product
+from .target import Target
 
 #: LLVM IR larger than this (characters) is always compiled in a worker, whose address
 #: space is capped (``PLAIDARRAY_CODEGEN_MAX_BYTES``): LLVM's memory grows with a module,
@@ -94,7 +92,7 @@ class _Worker:
         if not self.ready and select.select([self.answers], [], [], timeout)[0]:
             frame = codegen.read_frame(self.answers)
             if frame != [b"ready"]:
-                raise RuntimeError(f"llvm-cpu: the code generator process failed to start "
+                raise RuntimeError(f"the code generator process failed to start "
                                    f"(exit code {self.process.poll()}; its message is on stderr)")
             self.ready = True
         return self.ready
@@ -112,7 +110,7 @@ class _Worker:
         except (BrokenPipeError, OSError):
             answer = None
         if answer is None:
-            raise RuntimeError(f"llvm-cpu: the code generator process died while compiling (exit code "
+            raise RuntimeError(f"the code generator process died while compiling (exit code "
                                f"{self.process.wait()}; LLVM's message, if any, is on stderr; a module "
                                f"needing more than PLAIDARRAY_CODEGEN_MAX_BYTES={max_bytes()} also ends so)")
         self.busy = False
@@ -151,11 +149,11 @@ class _Pool:
         self.lock = threading.Lock()
         self.workers: dict[str, _Worker | None] = {"serving": None, "starting": None}
 
-    def generate(self, texts: Sequence[str], level: int, listings: bool, emit_level: int) -> Product:
+    def generate(self, texts: Sequence[str], target: Target, level: int, listings: bool, emit_level: int) -> Product:
         with self.lock:
             worker = self._serving()
             try:
-                product = worker.generate(texts, host(), level, listings, emit_level)
+                product = worker.generate(texts, target, level, listings, emit_level)
             except BaseException:
                 if not worker.usable:  # died compiling, or interrupted: out of step with its pipes
                     self.retire("serving")
@@ -191,7 +189,7 @@ class _Pool:
             workers["starting"] = _Worker()
         if not serving.wait_ready(START_TIMEOUT):  # at once if it is ready
             self.retire("serving")
-            raise RuntimeError(f"llvm-cpu: the code generator process did not start in {START_TIMEOUT:.0f} s")
+            raise RuntimeError(f"the code generator process did not start in {START_TIMEOUT:.0f} s")
         return serving
 
     def prestart(self) -> None:
@@ -212,16 +210,17 @@ class _Pool:
                 self.retire(role)
 
 
-#: The program's own compiles past the first ones, and the background full code of
-#: ``tiering.py``: two pools, so that a compile the program waits for never queues behind
+#: The program's own compiles past the first ones, and background compiles (llvm-cpu's full
+#: code, ``tiering.py``): two pools, so that a compile the program waits for never queues behind
 #: an upgrade (one worker serving both made such compiles wait 0.1 s each, measured).
 _FOREGROUND, _BACKGROUND = _Pool(), _Pool()
 _workers = _FOREGROUND.workers
 
 
-def generate(texts: str | Sequence[str], level: int, listings: bool = False, emit_level: int | None = None) -> Product:
+def generate(texts: str | Sequence[str], target: Target, level: int, listings: bool = False,
+             emit_level: int | None = None) -> Product:
     """Object code (and with ``listings`` optimised IR and assembly) of LLVM IR texts,
-    linked into one module, for the host at ``level`` (machine code emitted at
+    linked into one module, for ``target`` at ``level`` (machine code emitted at
     ``emit_level``, default ``level``): here for the first compiles of the process, then
     (and for large modules always) in a worker."""
     texts = [texts] if isinstance(texts, str) else list(texts)
@@ -235,17 +234,24 @@ def generate(texts: str | Sequence[str], level: int, listings: bool = False, emi
     if prestart:
         _FOREGROUND.prestart()
     if here:
-        return jit.generate(texts, level, listings, emit_level)
-    return generate_in_worker(texts, level, listings, emit_level)
+        return generate_here(texts, target, level, listings, emit_level)
+    return generate_in_worker(texts, target, level, listings, emit_level)
 
 
-def generate_in_worker(texts: str | Sequence[str], level: int, listings: bool = False, emit_level: int | None = None,
-                       background: bool = False) -> Product:
-    """:func:`generate` in a worker whatever the counts; ``background`` compiles (full code
-    for ``tiering.py``) have workers of their own."""
+def generate_here(texts: str | Sequence[str], target: Target, level: int, listings: bool = False,
+                  emit_level: int | None = None) -> Product:
+    """:func:`codegen.generate` in this process, holding the LLVM lock."""
+    with codegen.LLVM_LOCK:
+        return codegen.generate(texts, target, level, listings, emit_level)
+
+
+def generate_in_worker(texts: str | Sequence[str], target: Target, level: int, listings: bool = False,
+                       emit_level: int | None = None, background: bool = False) -> Product:
+    """:func:`generate` in a worker whatever the counts; ``background`` compiles (llvm-cpu's
+    full code, ``tiering.py``) have workers of their own."""
     texts = [texts] if isinstance(texts, str) else list(texts)
     pool = _BACKGROUND if background else _FOREGROUND
-    return pool.generate(texts, level, listings, level if emit_level is None else emit_level)
+    return pool.generate(texts, target, level, listings, level if emit_level is None else emit_level)
 
 
 def stats() -> dict[str, int]:
