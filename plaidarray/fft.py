@@ -32,7 +32,7 @@ from typing import Any, Literal
 from . import dtypes as dt
 from .api import graph
 from .api.creation import placed
-from .api.graph import check_array, check_category, convert, normalize_axes, op
+from .api.graph import check_array, check_category, convert, in_float64, normalize_axes, op
 from .api.manipulation import roll
 from .trace.array import Array
 from .hlo.opdef import OPS
@@ -131,15 +131,16 @@ def _complex_to_real(x: Array, axis: int, n: int, sign: int, scale: float) -> Ar
 # --- argument checking -----------------------------------------------------------------
 
 def _as_complex(x: Array, where: str) -> Array:
-    x = check_array(x, where)
+    x = in_float64(check_array(x, where))
     check_category(x, "floating-point", where)
     return convert(x, dt.complex_dtype(x.dtype))
 
 
 def _as_real(x: Array, where: str) -> Array:
-    x = check_array(x, where)
+    x = in_float64(check_array(x, where))
     check_category(x, "real floating-point", where)
     return x
+
 
 
 def _axis(x: Array, axis: int, where: str) -> int:

@@ -26,7 +26,8 @@ from .api import creation, manipulation
 from .api import elementwise as ew
 from .api import statistical as stats
 from .api import utility
-from .api.graph import as_int, broadcast_shapes, broadcast_to, check_array, check_category, convert, op, reshape
+from .api.graph import (as_int, broadcast_shapes, broadcast_to, check_array, check_category, convert, in_float64, op,
+                        reshape)
 from .api.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
 from .api.indexing import take_along_axis
 from .api.searching import argmin, where
@@ -72,8 +73,9 @@ class SVDResult(NamedTuple):
 # --- helpers ---------------------------------------------------------------------------
 
 def _matrices(x: Array, name: str, square: bool = False) -> Array:
-    """Check that ``x`` is a floating-point (stack of) matrices."""
-    x = check_array(x, name)
+    """Check that ``x`` is a floating-point (stack of) matrices (integers and bools taken
+    in float64: ``graph.in_float64``)."""
+    x = in_float64(check_array(x, name))
     check_category(x, "floating-point", name)
     if x.ndim < 2:
         raise ValueError(f"{name}: expected an array of shape (..., M, N), got {x.shape}")
@@ -172,7 +174,7 @@ def solve(x1: Array, x2: Array, /) -> Array:
     """Solve ``x1 @ X = x2``. A 1-D ``x2`` is one right-hand side vector; otherwise the
     stacks of ``x1`` and ``x2`` broadcast. Exactly singular matrices give NaN."""
     x1 = _matrices(x1, "solve", square=True)
-    x2 = check_array(x2, "solve")
+    x2 = in_float64(check_array(x2, "solve"))
     check_category(x2, "floating-point", "solve")
     dtype = dt.promote(x1.dtype, x2.dtype, "solve")
     n = x1.shape[-1]

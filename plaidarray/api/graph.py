@@ -414,6 +414,13 @@ def shape_tuple(shape: object, where: str, *, allow_unknown: bool = False) -> tu
     return dims
 
 
+def in_float64(x: Array) -> Array:
+    """``x`` in float64 if it is an integer or bool array, as NumPy's ``linalg`` and
+    ``fft`` compute one (the standard's inputs "should" be floating-point; user guide,
+    "Beyond the standard"); else as it is."""
+    return convert(x, dt.float64) if x.dtype.kind in "biu" else x
+
+
 def check_category(x: Array, category: str, where: str) -> None:
     if x.dtype not in dt.CATEGORIES[category]:
         raise TypeError(f"{where}: expected an array of {category} dtype, got {x.dtype}")

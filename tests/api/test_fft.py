@@ -172,9 +172,8 @@ VALUE_ERRORS = {
 }
 
 TYPE_ERRORS = {
-    "fft-int": lambda: xfft.fft(_real(dtype=np.int64)),
     "rfft-complex": lambda: xfft.rfft(_complex()),
-    "ihfft-int": lambda: xfft.ihfft(_real(dtype=np.int32)),
+    "ihfft-complex": lambda: xfft.ihfft(_complex()),
     "n-float": lambda: xfft.fft(_complex(), n=2.0),
     "fftfreq-int-dtype": lambda: xfft.fftfreq(4, dtype=xp.int64),
     "list-input": lambda: xfft.fft([1.0, 2.0, 3.0]),
