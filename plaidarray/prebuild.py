@@ -207,14 +207,16 @@ def _alternating(xp: Any, h: Any, p: Any) -> Iterator[Thunk]:
                     partial(xp.broadcast_to, x[tuple(kept)], x.shape), partial(xp.broadcast_to, x[tuple(new)], x.shape))
     yield from (lambda: h[:, :2, ::2, ::2], lambda: h[1:, :, ::2, :], lambda: p[1:, :, ::2, :, 1:])
     every_other = (slice(None, None, 2), slice(None), slice(None, None, 2), slice(None), slice(None, None, 2))
-    yield from (partial(_strided_write, xp, p, every_other, 1), partial(_strided_write, xp, p, every_other[1:], 1),
-                partial(_strided_write, xp, p, every_other, p[every_other]))
+    yield from (partial(_stored, xp, p, every_other, 1), partial(_stored, xp, p, every_other[1:], 1),
+                partial(_stored, xp, p, every_other, p[every_other]))
 
 
-def _strided_write(xp: Any, x: Any, key: tuple, value: Any) -> Any:
-    """``x[key] = value`` on a copy of ``x``: with steps along every other axis, a pad of
-    rank 5 (of the values and of where they go), whose runs of axes cannot merge."""
+def _stored(xp: Any, x: Any, key: Any, value: Any, computed: bool = False) -> Any:
+    """``x[key] = value`` on a copy of ``x``, pending or ``computed`` (then the write
+    updates the buffer the copy alone holds in place, as a loop's writes do)."""
     x = xp.asarray(x, copy=True)
+    if computed:
+        np.asarray(x)
     x[key] = value
     return x
 
@@ -290,34 +292,25 @@ def _indexing(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: xp.take_along_axis(a["cube"], xp.broadcast_to(rows[:, None, :], (2, 1, 4)), axis=1)]
     yield from thunks
 
-    def stored(x: Any, key: Any, value: Any, computed: bool) -> Any:
-        """``x[key] = value`` on a copy of ``x``, pending or ``computed`` (then the write
-        updates the buffer the copy alone holds in place, as a loop's writes do)."""
-        x = xp.asarray(x, copy=True)
-        if computed:
-            np.asarray(x)
-        x[key] = value
-        return x
-
     def writes(computed: bool) -> list[Thunk]:
-        return [lambda: stored(v, 1, v[0], computed), lambda: stored(v, 1, 2, computed),
-                lambda: stored(v, slice(1, 3), v[:2], computed), lambda: stored(v, v > v[0], v[0], computed),
-                lambda: stored(v, v > v[0], 0, computed), lambda: stored(m, 1, v[:4], computed),
-                lambda: stored(m, 1, 2.0, computed), lambda: stored(m, (1, 2), m[0, 0], computed),
-                lambda: stored(m, (1, 2), 1, computed), lambda: stored(m, (slice(None), 1), m[:, 0], computed),
-                lambda: stored(m, m > m[0, 0], 0, computed), lambda: stored(v, index, v[:3], computed),
-                lambda: stored(m, slice(1, 3), 0.0, computed), lambda: stored(m, slice(1, 3), m[:2], computed),
-                lambda: stored(m, (slice(None), slice(1, 3)), 0.0, computed),
-                lambda: stored(a["penta"], (slice(None), 1), a["penta"][:, 0], computed),  # a 5-d window written (a view of one exported)
+        return [lambda: _stored(xp, v, 1, v[0], computed), lambda: _stored(xp, v, 1, 2, computed),
+                lambda: _stored(xp, v, slice(1, 3), v[:2], computed), lambda: _stored(xp, v, v > v[0], v[0], computed),
+                lambda: _stored(xp, v, v > v[0], 0, computed), lambda: _stored(xp, m, 1, v[:4], computed),
+                lambda: _stored(xp, m, 1, 2.0, computed), lambda: _stored(xp, m, (1, 2), m[0, 0], computed),
+                lambda: _stored(xp, m, (1, 2), 1, computed), lambda: _stored(xp, m, (slice(None), 1), m[:, 0], computed),
+                lambda: _stored(xp, m, m > m[0, 0], 0, computed), lambda: _stored(xp, v, index, v[:3], computed),
+                lambda: _stored(xp, m, slice(1, 3), 0.0, computed), lambda: _stored(xp, m, slice(1, 3), m[:2], computed),
+                lambda: _stored(xp, m, (slice(None), slice(1, 3)), 0.0, computed),
+                lambda: _stored(xp, a["penta"], (slice(None), 1), a["penta"][:, 0], computed),  # a 5-d window written (a view of one exported)
                 # 3-d and 4-d windows written (a frame, a channel, an image's block; views of them exported)
-                lambda: stored(c, 1, c[0], computed), lambda: stored(c, (slice(None), 1), 0, computed),
-                lambda: stored(c, (slice(None), slice(1, 3), slice(1, 3)), c[:, :2, :2], computed),
-                lambda: stored(h, 1, 0, computed), lambda: stored(h, (slice(None), slice(1, 3)), h[:, :2], computed),
-                lambda: stored(h, (Ellipsis, 0), h[..., 1], computed),
-                lambda: stored(h, (0, slice(None), slice(1, 3), slice(2, 4)), h[1, :, :2, :2], computed),
+                lambda: _stored(xp, c, 1, c[0], computed), lambda: _stored(xp, c, (slice(None), 1), 0, computed),
+                lambda: _stored(xp, c, (slice(None), slice(1, 3), slice(1, 3)), c[:, :2, :2], computed),
+                lambda: _stored(xp, h, 1, 0, computed), lambda: _stored(xp, h, (slice(None), slice(1, 3)), h[:, :2], computed),
+                lambda: _stored(xp, h, (Ellipsis, 0), h[..., 1], computed),
+                lambda: _stored(xp, h, (0, slice(None), slice(1, 3), slice(2, 4)), h[1, :, :2, :2], computed),
                 # strided 4-d windows written (a zero-inserting upsample)
-                lambda: stored(h, (slice(None), slice(1, None), slice(None, None, 2)), 0, computed),
-                lambda: stored(h, (slice(None), slice(None, None, 2), slice(None, None, 2), slice(None, 3)),
+                lambda: _stored(xp, h, (slice(None), slice(1, None), slice(None, None, 2)), 0, computed),
+                lambda: _stored(xp, h, (slice(None), slice(None, None, 2), slice(None, None, 2), slice(None, 3)),
                                h[:, :2, :2, :3], computed)]
     yield from writes(False)
     yield from writes(True)

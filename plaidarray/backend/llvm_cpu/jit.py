@@ -25,7 +25,6 @@ from ..llvm import codegen
 from ..llvm.target import Target
 from .targets import host
 
-_lock = codegen.LLVM_LOCK
 #: The engines holding the library (vector_math's functions), made once per process and
 #: kept for good.
 _library_engines: list[llvm.ExecutionEngine] = []
@@ -41,7 +40,7 @@ def _new_engine(level: int) -> llvm.ExecutionEngine:
 
 def generate_library(texts: Sequence[str], target: Target, level: int, exported: Sequence[str]) -> tuple[bytes, list[str]]:
     """:func:`codegen.generate_library` in this process (ahead-of-time export, for any target)."""
-    with _lock:
+    with codegen.LLVM_LOCK:
         return codegen.generate_library(texts, target, level, exported)
 
 
@@ -59,19 +58,19 @@ class LoadedCode:
     them, so no code is freed while it runs."""
 
     def __init__(self, engine: llvm.ExecutionEngine) -> None:
-        with _lock:
+        with codegen.LLVM_LOCK:
             _owned[id(self)] = engine
 
     def address(self, function: str) -> int:
         """The address of ``function`` (0 if the code does not define it)."""
-        with _lock:
+        with codegen.LLVM_LOCK:
             engine = _owned.get(id(self))
             return engine.get_function_address(function) if engine is not None else 0
 
     def close(self, _finalizing=sys.is_finalizing) -> None:
         if _finalizing():  # at exit the process frees everything, and LLVM may be gone
             return
-        with _lock:
+        with codegen.LLVM_LOCK:
             engine = _owned.pop(id(self), None)
             if engine is not None:
                 engine.close()
@@ -84,7 +83,7 @@ def load_library(code: bytes, symbols: list[str], level: int) -> None:
     module and object loaded afterwards (vector_math's sin and cos). Each library object
     has an engine of its own, so one that does not define its symbols (a RuntimeError)
     is closed and leaves nothing behind."""
-    with _lock:
+    with codegen.LLVM_LOCK:
         engine = _new_engine(level)
         engine.add_object_file(llvm.ObjectFileRef.from_data(code))
         engine.finalize_object()
@@ -100,7 +99,7 @@ def load_library(code: bytes, symbols: list[str], level: int) -> None:
 
 def load_object(code: bytes, level: int) -> LoadedCode:
     """Give object code an engine of its own."""
-    with _lock:
+    with codegen.LLVM_LOCK:
         engine = _new_engine(level)
         engine.add_object_file(llvm.ObjectFileRef.from_data(code))
         engine.finalize_object()
