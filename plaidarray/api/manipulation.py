@@ -10,6 +10,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..api_version import sequence
+from ..hlo.shape import Shape
 from ..trace.array import Array
 from ..trace.materialize import materialize
 from ..trace.node import pending_graph, value_read
@@ -232,7 +233,9 @@ def _compute_wide_operands(arrays: list[Array]) -> None:
     took 22 GB). Computed one at a time, such operands are small graphs, and alike ones share
     one executable. Each is computed with the pending values the next one needs too (a
     loop's state, of which each operand is a reading), so no graph computes them again:
-    a 25-step simulation's outputs, stacked, ran 20 graphs of a history longer each time."""
+    a 25-step simulation's outputs, stacked, ran 20 graphs of a history longer each time
+    (its values only: a tuple-valued node, a decomposition's, is computed through its
+    elements, never as a result of its own)."""
     if len(arrays) <= _WIDE_COUNT:
         return
     deep = [a._node for a in arrays if a._node.buffer is None and a._node.depth >= _WIDE_DEPTH]
@@ -241,7 +244,7 @@ def _compute_wide_operands(arrays: list[Array]) -> None:
             continue
         needed = {id(n) for n in pending_graph(following)} if following is not None else set()
         value_read()
-        materialize([node, *(n for n in pending_graph(node)[:-1] if id(n) in needed)])
+        materialize([node, *(n for n in pending_graph(node)[:-1] if id(n) in needed and type(n.shape) is Shape)])
 
 
 def stack(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int = 0) -> Array:

@@ -349,3 +349,20 @@ def test_a_concatenation_its_caller_extends_is_not_kept(backend):
     assert_same(h, np.concatenate([np.zeros((1, 3))] + [np.full((1, 3), float(i)) for i in range(6)]), exact=True)
     gc.collect()
     assert sum(r() is not None for r in made[:-1]) <= 1  # the first, whose operand was no result
+
+
+@pytest.mark.parametrize("decomposition", ["det", "inv", "solve"])
+def test_a_wide_stack_of_pending_decompositions_gives_numpys_values(backend, decomposition):
+    """A stack of more values than its graph joins at once computes its deep operands one
+    by one with what the next needs (``_compute_wide_operands``): a decomposition's tuple
+    of results is among what they share, and is computed through its elements (it raised
+    TypeError: a tuple taken for a result)."""
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((3, 3)), rng.standard_normal(3)
+    fns = {"det": (lambda m: xp.linalg.det(m), np.linalg.det),
+           "inv": (lambda m: xp.linalg.inv(m), np.linalg.inv),
+           "solve": (lambda m: xp.linalg.solve(m.T @ m, xp.asarray(b)), lambda m: np.linalg.solve(m.T @ m, b))}
+    ours, numpys = fns[decomposition]
+    value = ours(xp.asarray(a))
+    got = xp.stack([value + float(g) for g in range(9)])
+    assert_same(got, np.stack([numpys(a) + float(g) for g in range(9)]), rtol=1e-12)
