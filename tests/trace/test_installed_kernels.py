@@ -316,6 +316,31 @@ def test_the_sources_stamp_gives_their_digest_until_one_changes(tmp_path):
     assert sources.stamped_digest(package, "_kernels", None) is None
 
 
+def test_sources_installed_anew_are_read_once_then_stamped_again(tmp_path):
+    """A wheel's installer gives each file the time it installs it, so the build's stamp
+    never matches an installation: the first process reads the sources and, finding the
+    stamp's digest, stamps them anew for the later ones; sources that changed are never
+    stamped with the old digest."""
+    package, kernels = _package(tmp_path), tmp_path / "kernels"
+    kernels.mkdir()
+    assert sources.write_stamp(kernels, package, "_kernels")
+    stamp = str(kernels / sources.STAMP)
+    digest = sources.stamped_digest(package, "_kernels", stamp)
+    for path in (package / "a.py", package / "sub" / "b.py"):  # installed anew: same bytes, new times
+        os.utime(path, (path.stat().st_atime - 5, path.stat().st_mtime - 5))
+    assert sources.stamped_digest(package, "_kernels", stamp) is None
+    assert sources.restamped_digest(package, "_kernels", stamp) == digest
+    assert sources.stamped_digest(package, "_kernels", stamp) == digest
+    assert Path(stamp).stat().st_mode & 0o777 == 0o644
+    (package / "a.py").write_text("x = 2\n")  # an edit: read, never stamped with the old digest
+    os.utime(package / "a.py", (0, 10**9))
+    changed = sources.restamped_digest(package, "_kernels", stamp)
+    assert changed != digest
+    assert json.loads(Path(stamp).read_text())["digest"] == digest
+    assert sources.stamped_digest(package, "_kernels", stamp) is None
+    assert sources.restamped_digest(package, "_kernels", None) == changed
+
+
 def test_a_stamp_of_sources_modified_just_before_it_is_not_used(tmp_path):
     """A file modified within the file system's timestamp resolution of the stamp could
     change again unseen (git's racy entries): its sources are read."""

@@ -153,8 +153,8 @@ def _compiler_digest() -> str:
     """A digest of plaidarray's sources (``sources.py``): the installed kernels' stamp's,
     where the sources stat as it says, else read and hashed."""
     root = Path(__file__).resolve().parents[2]  # the plaidarray package
-    return (sources.stamped_digest(root, INSTALLED.name, installed_file(sources.STAMP))
-            or sources.sources_digest(root, INSTALLED.name))
+    stamp = installed_file(sources.STAMP)
+    return sources.stamped_digest(root, INSTALLED.name, stamp) or sources.restamped_digest(root, INSTALLED.name, stamp)
 
 
 def write_sources_stamp(directory: Path) -> bool:
@@ -251,7 +251,8 @@ def _installed_directory_trusted(directory: Path) -> bool:
 
 def installed_directory() -> Path | None:
     """The kernels built at installation (``plaidarray/prebuild.py``), read after the
-    user's cache and never written: None when absent, switched off
+    user's cache and never written (but for the stamp of the sources, written anew once
+    they are read and found the same, ``sources.restamped_digest``): None when absent, switched off
     (``PLAIDARRAY_INSTALLED_KERNELS=0``), or writable by anyone but its owner, who must
     be this process's user or root (as the package's own code is installed)."""
     if config.get("PLAIDARRAY_INSTALLED_KERNELS") != "1" or not _installed_directory_trusted(INSTALLED):

@@ -14,7 +14,12 @@ stat the same takes the stamp's digest (0.5 ms of ``stat`` calls), as Python tak
 than ``RACY_SECONDS`` before the stamp was written may change again within the
 resolution of its file system's timestamps without changing them: then the stamp is
 not used (git's "racy" index entries). Any difference, a file removed, an unreadable
-stamp: the sources are read and hashed as without a stamp. A file added is no
+stamp: the sources are read and hashed as without a stamp; where they hash to the stamp's
+digest, the stamp is written anew with their stats of now (git refreshes its index so),
+if this process's user owns it. A wheel's installer gives every file the time it
+installs it, so the stamp written at the build never matched an installation's sources:
+each process read them all. Now the first process after an installation does, and
+writes the stamp the later ones take. A file added is no
 difference: plaidarray imports no module it does not name (nothing lists its
 directories), so a new file changes no code until a stamped file imports it, and walking
 the directories to find one took as long as the ``stat`` calls.
@@ -92,13 +97,61 @@ def source_stats(root: Path, excluded: str) -> list[list]:
 def write_stamp(directory: Path, root: Path, excluded: str) -> bool:
     """Write the stamp of the sources under ``root`` into ``directory`` (the kernels just
     built from them); False, and no stamp, if a source changed while it was made."""
+    return _stamped_now(directory, root, excluded, None)[1]
+
+
+def restamped_digest(root: Path, excluded: str, stamp: str | None) -> str:
+    """The digest of the sources under ``root``, read and hashed; the stamp at ``stamp``
+    (a trusted file, or None) written anew with the sources' stats of now if it holds that
+    digest, this process's user owns its directory, and no source changed meanwhile."""
+    if stamp is None:
+        return sources_digest(root, excluded)
+    directory = Path(stamp).parent
+    try:
+        ours = directory.stat().st_uid == os.geteuid()
+    except OSError:
+        ours = False
+    if not ours:
+        return sources_digest(root, excluded)
+    return _stamped_now(directory, root, excluded, _read_stamp(stamp)[0])[0]
+
+
+def _stamped_now(directory: Path, root: Path, excluded: str, expected: str | None) -> tuple[str, bool]:
+    """The digest of the sources under ``root``, and whether it was stamped into
+    ``directory`` (replacing a stamp atomically, mode 0644): if they stat the same before
+    and after and hash to ``expected`` (None: whatever they hash to)."""
     before = source_stats(root, excluded)
     digest = sources_digest(root, excluded)
     written = time.time_ns()
-    if source_stats(root, excluded) != before:
-        return False
-    (directory / STAMP).write_text(json.dumps({"digest": digest, "written_ns": written, "files": before}))
-    return True
+    if source_stats(root, excluded) != before or expected not in (None, digest):
+        return digest, False
+    text = json.dumps({"digest": digest, "written_ns": written, "files": before}).encode()
+    temporary = directory / f".{STAMP}.{os.getpid()}"
+    try:
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+        try:
+            os.fchmod(fd, 0o644)
+            os.write(fd, text)
+        finally:
+            os.close(fd)
+        os.replace(temporary, directory / STAMP)
+    except OSError:
+        temporary.unlink(missing_ok=True)
+        return digest, False
+    return digest, True
+
+
+def _read_stamp(stamp: str) -> tuple[str | None, int, list]:
+    """A stamp's digest (None if it cannot be read), time written and files."""
+    try:
+        with open(stamp, "rb") as f:
+            found = json.loads(f.read())
+        digest, written, files = found["digest"], int(found["written_ns"]), found["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None, 0, []
+    if not isinstance(digest, str) or not isinstance(files, list):
+        return None, 0, []
+    return digest, written, files
 
 
 def stamped_digest(root: Path, excluded: str, stamp: str | None) -> str | None:
@@ -107,13 +160,8 @@ def stamped_digest(root: Path, excluded: str, stamp: str | None) -> str | None:
     None (the caller reads the sources)."""
     if stamp is None:
         return None
-    try:
-        with open(stamp, "rb") as f:
-            found = json.loads(f.read())
-        digest, written, files = found["digest"], int(found["written_ns"]), found["files"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if not isinstance(digest, str) or not isinstance(files, list):
+    digest, written, files = _read_stamp(stamp)
+    if digest is None:
         return None
     racy = written - int(RACY_SECONDS * 1e9)
     base = os.path.join(str(root), "")
