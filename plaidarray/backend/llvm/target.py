@@ -64,12 +64,15 @@ class Target:
     #: of each thread running its loop (``codegen/loop_fusion.py``): pool threads have the
     #: platform's default stack (8 MiB on Linux), which many slices at once must fit.
     stack_slice_bytes: int = 64 * 1024
+    #: What the math library's names start with: "" for the C library's, ``__nv_`` for
+    #: libdevice's (a GPU's: ``__nv_atan2f``).
+    math_prefix: str = ""
 
     def math_symbol(self, name: str, single: bool) -> str:
-        """The C math library's function ``name`` in single precision (float32,
+        """The math library's function ``name`` in single precision (float32,
         complex64) or double: C99's names (``sinf``, ``sin``; ``csinf``, ``csin``), which
-        the C libraries of every platform here follow."""
-        return name + "f" if single else name
+        the C libraries of every platform here and libdevice (after its prefix) follow."""
+        return self.math_prefix + (name + "f" if single else name)
 
     @classmethod
     def of(cls, name: str, triple: str, cpu: str, features: str, code_model: str = "small") -> Target:
