@@ -77,8 +77,8 @@ def test_the_import_reader_sees_every_form_of_import():
 
 #: The packages under backend/ that are not backends but shared by several, and the
 #: modules each holds: a second LLVM backend imports these, never llvm_cpu.
-SHARED = {"llvm": {"codegen", "codegen_worker", "emitter", "group_cache", "ir_loops", "kernel_source", "lowering", "object_cache",
-                   "sources", "storing", "target"}}
+SHARED = {"llvm": {"codegen", "codegen_worker", "emitter", "group_cache", "ir_loops", "kernel_source", "lowering",
+                   "math_functions", "object_cache", "sources", "storing", "target"}}
 
 
 def _packages() -> list[str]:
@@ -111,7 +111,7 @@ def test_backends_are_siblings_that_never_import_each_other():
     shared packages, never through another backend's package (a second LLVM backend must
     not import llvm_cpu); a shared package imports no backend."""
     backends = _backend_packages()
-    assert {"llvm_cpu", "reference"} <= set(backends)
+    assert {"llvm_cpu", "llvm_nvptx", "reference"} <= set(backends)
     wrong = {}
     for package in _packages():
         for path, source, module in _sources(f"backend/{package}"):
@@ -129,14 +129,18 @@ def test_the_shared_packages_hold_what_they_say():
         assert found == modules, package
 
 
-def test_the_llvm_backend_uses_the_shared_core():
-    """llvm-cpu's compiler runs the shared stages and emitter, with a renderer of its own."""
+def test_the_llvm_backends_use_the_shared_core():
+    """llvm-cpu's and llvm-nvptx's compilers run the shared stages and emitter, each with a
+    renderer of its own."""
     from plaidarray.backend.llvm import emitter, lowering
-    from plaidarray.backend.llvm_cpu import stages
+    from plaidarray.backend.llvm_cpu import stages as cpu
+    from plaidarray.backend.llvm_nvptx import stages as nvptx
 
-    assert issubclass(stages.Compilation, lowering.Lowering)
-    assert isinstance(stages.Compilation.renderer, emitter.Renderer)
-    assert set(lowering.LOWER) <= set(stages.BACK) and lowering.CHECK in stages.FRONT
+    for stages, own in ((cpu, (*cpu.FRONT, *cpu.BACK)), (nvptx, nvptx.STAGES)):
+        assert issubclass(stages.Compilation, lowering.Lowering)
+        assert isinstance(stages.Compilation.renderer, emitter.Renderer)
+        assert {lowering.CHECK, *lowering.HLO, *lowering.LOWER} <= set(own)
+    assert cpu.Compilation.renderer is not nvptx.Compilation.renderer
 
 
 def test_the_backend_import_reader_sees_a_sibling_however_imported():

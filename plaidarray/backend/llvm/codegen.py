@@ -98,17 +98,22 @@ def vectorises(level: int) -> bool:
 
 
 def compile_ir(texts: Sequence[str], target: Target, level: int,
-               exported: Collection[str] | None = None) -> llvm.ModuleRef:
+               exported: Collection[str] | None = None, bitcode: Sequence[bytes] = ()) -> llvm.ModuleRef:
     """Parse, verify, link into one module and optimise LLVM IR texts at ``level``, in an
     LLVM context of their own: a context keeps every type and constant ever made in it, so
     modules sharing the global one would never give that memory back. (Kernels generated
     together are one module: one run of the pipeline and of the code generator, one
-    object; internal functions they both define are renamed apart by the linker.) With
-    ``exported``, every other definition becomes internal before the pipeline runs."""
+    object; internal functions they both define are renamed apart by the linker.) Modules
+    of ``bitcode`` (a GPU's libdevice) are linked in after them. With ``exported``, every
+    other definition becomes internal before the pipeline runs (and is dropped if unused)."""
     context = llvm.create_context()
     module = llvm.parse_assembly(texts[0], context)
     for text in texts[1:]:
         module.link_in(llvm.parse_assembly(text, context))
+    for code in bitcode:
+        library = llvm.parse_bitcode(code, context)
+        library.triple = target.triple
+        module.link_in(library)
     if exported is not None:
         for value in (*module.functions, *module.global_variables):
             if not value.is_declaration and value.name not in exported and not value.name.startswith("llvm."):
@@ -139,6 +144,22 @@ def generate(texts: str | Sequence[str], target: Target, level: int, listings: b
     module.close()
     context.close()
     return product
+
+
+def generate_assembly(texts: Sequence[str], target: Target, level: int, exported: Collection[str],
+                      bitcode: Sequence[bytes] = ()) -> tuple[str, str]:
+    """The assembly of LLVM IR texts linked into one module with ``bitcode`` and
+    optimised at ``level``, defining only ``exported`` outside it, and its optimised IR:
+    a GPU's code (PTX: LLVM's NVPTX back end writes no object code; NVIDIA's assembler
+    or driver makes it)."""
+    llvm.initialize_all_targets()
+    llvm.initialize_all_asmprinters()
+    module = compile_ir(texts, target, level, exported, bitcode)
+    assembly, optimised = machine(target, level).emit_assembly(module), str(module)
+    context = module._context
+    module.close()
+    context.close()
+    return assembly, optimised
 
 
 def generate_library(texts: Sequence[str], target: Target, level: int,

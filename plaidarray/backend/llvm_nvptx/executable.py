@@ -1,0 +1,89 @@
+"""llvm-nvptx's executable (XLA's ``Executable``): one module's PTX and the kernel calls
+that run it on a GPU's buffer table, as llvm-cpu's executable runs its kernels on the
+host's.
+
+The table holds the parameters, the bound constants, the outputs and the temporaries, in
+that order. A step launches one kernel with a table of its own buffers' addresses in
+device memory and the range of its chunkable loop, a thread an iteration
+(``renderer.py``); a kernel with no chunkable loop runs on one thread. Launches on one
+runtime run in order, so a step sees what the steps before it wrote."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, NamedTuple, cast
+
+import numpy as np
+
+from ...hlo.shape import Shape
+from ..executable import Executable
+from ..llvm.kernel_source import Segment
+from .runtime import DeviceArray, GpuRuntime
+
+
+class Step(NamedTuple):
+    """A kernel launch: its symbol, each of its buffers' index in the run's table (in the
+    kernel's order) and its segment (the chunkable loop's extent, or 0)."""
+
+    symbol: str
+    buffers: tuple[int, ...]
+    segment: Segment
+
+
+class GpuExecutable(Executable):
+    """The steps of one HLO module on ``runtime``, its PTX loaded at the first run."""
+
+    def __init__(self, ptx: str, steps: Sequence[Step], n_params: int, constants: list[np.ndarray],
+                 output_slots: list[tuple[str, int]], output_shapes: list[Shape], temp_shapes: list[Shape],
+                 runtime: GpuRuntime) -> None:
+        self.ptx = ptx
+        self.steps = tuple(steps)
+        self.n_params, self.constants, self.output_slots = n_params, constants, output_slots
+        self.output_shapes, self.temp_shapes = output_shapes, temp_shapes
+        self.runtime = runtime
+        self._module: Any = None
+        self._constants: list[DeviceArray] | None = None
+
+    def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
+        """A run on host arrays: copied to the device, and the results back."""
+        runtime = self.runtime
+        params = [runtime.from_host(b) for b in buffers]
+        try:
+            results = self.run_on_device(params)
+            try:
+                return [runtime.to_host(r) for r in results]
+            finally:
+                for r in results:
+                    if not any(r is p for p in params):
+                        runtime.free(r.address)
+        finally:
+            for p in params:
+                runtime.free(p.address)
+
+    def run_on_device(self, params: list[DeviceArray]) -> list[DeviceArray]:
+        """Run on device arrays; the results are new device arrays (or parameters the
+        module returns as they are), the caller's to free."""
+        runtime = self.runtime
+        if self._module is None:
+            self._module = runtime.load(self.ptx)
+            self._constants = [runtime.from_host(c) for c in self.constants]
+        outputs = [runtime.empty(s.dims, s.dtype) for s in self.output_shapes]
+        temps = [runtime.empty(s.dims, s.dtype) for s in self.temp_shapes]
+        table = [*params, *cast("list[DeviceArray]", self._constants), *outputs, *temps]
+        try:
+            for step in self.steps:
+                self._launch(step, table)
+        finally:
+            for t in temps:
+                runtime.free(t.address)
+        return [params[i] if kind == "param" else outputs[i] for kind, i in self.output_slots]
+
+    def _launch(self, step: Step, table: list[DeviceArray]) -> None:
+        runtime = self.runtime
+        addresses = runtime.from_host(np.array([table[i].address for i in step.buffers] or [0], np.uint64))
+        try:
+            extent = cast(int, step.segment.extent)
+            grid, block = runtime.launch_shape(extent) if extent else (1, 1)
+            runtime.launch(self._module, step.symbol, grid, block, [addresses.address, 0, 0, extent or 1, 0])
+        finally:
+            runtime.free(addresses.address)

@@ -1,0 +1,88 @@
+"""A GPU's runtime as llvm-nvptx's executables use it: device memory, loading a module's
+code and launching its kernels. Two implement it: the CUDA driver's on an NVIDIA GPU, and
+the simulated device (``simulated.py``) that runs the same PTX on the host, lanes in
+lockstep, so that CI without a GPU runs every kernel the GPU tier generates.
+
+Addresses are device addresses (integers); what a host array becomes on the device is a
+:class:`DeviceArray`, opaque above the backend."""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class DeviceArray:
+    """``shape`` elements of ``dtype`` in row-major order at ``address`` of ``runtime``'s
+    memory, owned by whoever made it (``GpuRuntime.from_host``, an executable's run)."""
+
+    runtime: GpuRuntime
+    address: int
+    shape: tuple[int, ...]
+    dtype: np.dtype
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+
+class GpuRuntime(abc.ABC):
+    """Device memory, modules and launches of one GPU (or of the simulated one)."""
+
+    #: What the runtime is, in messages ("cuda:0", "simulated").
+    name: str = ""
+    #: The architecture its code is generated for (``targets.ARCHITECTURES``).
+    architecture: str = "sm_80"
+    #: Threads per block of a launch, and the most blocks one launch asks for (a kernel's
+    #: grid-stride loop covers any range with them).
+    block_threads: int = 256
+    max_blocks: int = 65535
+
+    @abc.abstractmethod
+    def allocate(self, nbytes: int) -> int:
+        """The address of ``nbytes`` of new device memory (a MemoryError naming the
+        request if there is not so much)."""
+
+    @abc.abstractmethod
+    def free(self, address: int) -> None: ...
+
+    @abc.abstractmethod
+    def write(self, address: int, data: np.ndarray) -> None:
+        """Copy ``data``'s bytes (C order) to ``address``."""
+
+    @abc.abstractmethod
+    def read(self, address: int, nbytes: int) -> bytes: ...
+
+    @abc.abstractmethod
+    def load(self, ptx: str) -> Any:
+        """A module of ``ptx``'s code, ready to launch its kernels."""
+
+    @abc.abstractmethod
+    def launch(self, module: Any, kernel: str, grid: int, block: int, args: list[int]) -> None:
+        """Run ``kernel`` of ``module`` on ``grid`` blocks of ``block`` threads, its
+        arguments 64-bit words (addresses and sizes)."""
+
+    def launch_shape(self, extent: int) -> tuple[int, int]:
+        """Blocks and threads for a loop of ``extent`` iterations, a thread each (or, past
+        ``max_blocks`` blocks, several)."""
+        block = min(self.block_threads, max(extent, 1))
+        return min(-(-max(extent, 1) // block), self.max_blocks), block
+
+    def from_host(self, array: np.ndarray) -> DeviceArray:
+        data = np.ascontiguousarray(array)
+        found = DeviceArray(self, self.allocate(max(data.nbytes, 1)), data.shape, data.dtype)
+        if data.nbytes:
+            self.write(found.address, data)
+        return found
+
+    def to_host(self, array: DeviceArray) -> np.ndarray:
+        data = self.read(array.address, array.nbytes) if array.nbytes else b""
+        return np.frombuffer(bytearray(data), array.dtype).reshape(array.shape)
+
+    def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> DeviceArray:
+        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        return DeviceArray(self, self.allocate(max(nbytes, 1)), tuple(shape), dtype)

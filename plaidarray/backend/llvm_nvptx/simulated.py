@@ -1,0 +1,42 @@
+"""The simulated GPU (``simulator/``) as a :class:`~.runtime.GpuRuntime`: the same PTX the
+GPU would run, executed on the host with a warp's lanes in lockstep, its memory checked
+for out-of-bounds accesses and races. Small blocks and grids keep it quick: a kernel's
+grid-stride loop covers any range with them, and two blocks of two warps still exercise
+what crosses warps and blocks."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from . import simulator
+from .runtime import GpuRuntime
+
+
+class SimulatedRuntime(GpuRuntime):
+    name = "simulated"
+    block_threads = 64
+    max_blocks = 2
+
+    def __init__(self, architecture: str = "sm_80") -> None:
+        self.architecture = architecture
+        self.memory = simulator.SimulatedMemory()
+
+    def allocate(self, nbytes: int) -> int:
+        return self.memory.allocate(nbytes)
+
+    def free(self, address: int) -> None:
+        self.memory.free(address)
+
+    def write(self, address: int, data: np.ndarray) -> None:
+        self.memory.write(address, np.ascontiguousarray(data))
+
+    def read(self, address: int, nbytes: int) -> bytes:
+        return bytes(self.memory.read(address, nbytes))
+
+    def load(self, ptx: str) -> Any:
+        return simulator.load_module(ptx)
+
+    def launch(self, module: Any, kernel: str, grid: int, block: int, args: list[int]) -> None:
+        simulator.launch(module, kernel, grid=(grid, 1, 1), block=(block, 1, 1), args=args, memory=self.memory)
