@@ -530,6 +530,7 @@ def main(argv: list[str] | None = None) -> int:
                       *directory.glob(sources.STAMP), *directory.glob(sources.TOOLCHAIN_STAMP)]:  # an earlier build's
             entry.unlink()
         env = {**os.environ, **BUILD_ENVIRONMENT, "PLAIDARRAY_CACHE_DIR": str(directory)}
+        built_from = object_cache.sources_digest_now()
         parts = _parts()
         builds = [subprocess.Popen([sys.executable, "-m", "plaidarray.prebuild", str(directory),
                                     f"--part={part}/{parts}"], env=env) for part in range(parts)]
@@ -539,7 +540,9 @@ def main(argv: list[str] | None = None) -> int:
         if not failed:
             bundles.unpack(directory)
             cache_entry.resolve(directory)
-            object_cache.write_sources_stamp(directory)
+            if not object_cache.write_sources_stamp(directory, built_from):
+                print("plaidarray: the sources changed while the kernels were built; they are not stamped, so each "
+                      "process reads the sources, and kernels are compiled on first use", file=sys.stderr)
             object_cache.write_toolchain_stamp(directory)
         return failed
     part, parts = (int(n) for n in part_option.removeprefix("--part=").split("/"))

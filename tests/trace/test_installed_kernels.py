@@ -323,7 +323,9 @@ def test_sources_installed_anew_are_read_once_then_stamped_again(tmp_path):
     stamped with the old digest."""
     package, kernels = _package(tmp_path), tmp_path / "kernels"
     kernels.mkdir()
-    assert sources.write_stamp(kernels, package, "_kernels")
+    assert not sources.write_stamp(kernels, package, "_kernels", "the digest a build started from")
+    assert not (kernels / sources.STAMP).exists()  # kernels of other sources: never stamped as these
+    assert sources.write_stamp(kernels, package, "_kernels", sources.sources_digest(package, "_kernels"))
     stamp = str(kernels / sources.STAMP)
     digest = sources.stamped_digest(package, "_kernels", stamp)
     for path in (package / "a.py", package / "sub" / "b.py"):  # installed anew: same bytes, new times

@@ -157,10 +157,18 @@ def _compiler_digest() -> str:
     return sources.stamped_digest(root, INSTALLED.name, stamp) or sources.restamped_digest(root, INSTALLED.name, stamp)
 
 
-def write_sources_stamp(directory: Path) -> bool:
+def sources_digest_now() -> str:
+    """The digest of plaidarray's sources as they are now, read and hashed."""
+    return sources.sources_digest(Path(__file__).resolve().parents[2], INSTALLED.name)
+
+
+def write_sources_stamp(directory: Path, built_from: str) -> bool:
     """The stamp of plaidarray's sources, written beside the kernels an installation built
-    into ``directory`` from them (``prebuild.py``)."""
-    return sources.write_stamp(directory, Path(__file__).resolve().parents[2], INSTALLED.name)
+    into ``directory`` from them (``prebuild.py``), if they still hash to ``built_from``
+    (their digest when the build started): kernels built while a source changed are keyed
+    by another digest than the sources have at the end, and a stamp of these would send
+    every process to keys no kernel has."""
+    return sources.write_stamp(directory, Path(__file__).resolve().parents[2], INSTALLED.name, built_from)
 
 
 def write_toolchain_stamp(directory: Path) -> None:

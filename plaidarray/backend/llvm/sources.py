@@ -94,10 +94,11 @@ def source_stats(root: Path, excluded: str) -> list[list]:
     return stats
 
 
-def write_stamp(directory: Path, root: Path, excluded: str) -> bool:
+def write_stamp(directory: Path, root: Path, excluded: str, expected: str | None = None) -> bool:
     """Write the stamp of the sources under ``root`` into ``directory`` (the kernels just
-    built from them); False, and no stamp, if a source changed while it was made."""
-    return _stamped_now(directory, root, excluded, None)[1]
+    built from them); False, and no stamp, if a source changed while it was made, or they
+    do not hash to ``expected`` (if given)."""
+    return _stamped_now(directory, root, excluded, expected)[1]
 
 
 def restamped_digest(root: Path, excluded: str, stamp: str | None) -> str:
