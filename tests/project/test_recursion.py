@@ -32,6 +32,10 @@ BOUNDED = {
     "api/manipulation.py:roll": "axis=None calls it once with axis=0",
     "api/searching.py:_arg_extremum": "axis=None calls it once with axis=0",
     "backend/llvm/emitter.py:llvm_type": "a complex type asks for its part's type, a float",
+    "backend/llvm_nvptx/simulator/operands.py:OperandCompiler.reader": "a negated operand reads its register, never "
+                                                                         "another negated operand",
+    "backend/llvm_nvptx/simulator/ptx.py:_Body.items <-> _Body.operand": "a vector's or group's items are never lists "
+                                                                        "(``listed``): one level",
     "codegen/element_types.py:element_bytes": "a complex type asks for its part's size, a float's",
     "backend/llvm/emitter.py:_fingerprint.walk": "IR regions: one loop per dimension of a nest, and " + NESTING,
     "backend/llvm_cpu/stockham.py:_Arithmetic.butterfly": "8 points are two butterflies of 4",

@@ -63,8 +63,9 @@ def reachable(module: Module, kernel: str) -> list[Function]:
     if kernel not in module.functions or not module.functions[kernel].is_kernel:
         raise SimulatorError(f"no kernel named {kernel!r} in the module")
     order: list[Function] = []
-
-    def visit(name: str, path: tuple[str, ...]) -> None:
+    pending: list[tuple[str, tuple[str, ...]]] = [(kernel, ())]  # depth first, each name with its callers
+    while pending:
+        name, path = pending.pop()
         if name in path:
             raise SimulatorError(f"recursive call chain {' -> '.join((*path, name))} is not supported")
         function = module.functions.get(name)
@@ -72,12 +73,9 @@ def reachable(module: Module, kernel: str) -> list[Function]:
             raise SimulatorError(f"{path[-1]} calls {name}, which the module does not define")
         if function not in order:
             order.append(function)
-        for ins in function.instructions:
-            if ins.opcode[0] == "call":
-                callee = next((op for op in ins.operands if isinstance(op, Symbol)), None)
-                if callee is not None:
-                    visit(callee.name, (*path, name))
-    visit(kernel, ())
+        callees = [next((op for op in ins.operands if isinstance(op, Symbol)), None)
+                   for ins in function.instructions if ins.opcode[0] == "call"]
+        pending += [(callee.name, (*path, name)) for callee in reversed(callees) if callee is not None]
     return order
 
 

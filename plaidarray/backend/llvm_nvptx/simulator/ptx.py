@@ -447,10 +447,13 @@ class _Body:
         text = self.p.lines[line - 1].strip() if line <= len(self.p.lines) else first
         self.f.instructions.append(Instruction(tuple(first.split(".")), tuple(operands), guard, negated, line, text))
 
-    def operand(self, line: int) -> Operand:
+    def operand(self, line: int, listed: bool = False) -> Operand:
+        """The next operand; ``listed``: an item of a vector or group, which PTX never nests."""
         token = self.p.next()
         if token == "[":
             return self.address(line)
+        if token in ("{", "(") and listed:
+            raise self.p.error(line, f"a {token!r} list inside a list")
         if token == "{":
             return Vector(self.items("}", line))
         if token == "(":
@@ -468,7 +471,7 @@ class _Body:
     def items(self, close: str, line: int) -> tuple[Operand, ...]:
         items: list[Operand] = []
         while not self.p.accept(close):
-            items.append(self.operand(line))
+            items.append(self.operand(line, listed=True))
             self.p.accept(",")
         return tuple(items)
 

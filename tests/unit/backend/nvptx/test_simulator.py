@@ -850,6 +850,7 @@ def test_integer_to_float_conversions_round_in_every_mode(mode):
     ("cp.async.ca.shared.global [%rd1], [%rd2], 16;", "unsupported instruction cp.async"),
     ("tex.1d.v4.f32.s32 {%f1, %f2, %f3, %f4}, [tex0, {%r1}];", "expected ']'"),
     ("add.sat.u32 %r1, %r1, 1;", "unsupported modifier"),
+    ("mov.b32 {{{%r1}}}, 1;", "a '{' list inside a list"),  # never nested: parsed in one level, whatever the text
 ])
 def test_unsupported_ptx_names_the_line(statement, message):
     ptx = ptx_kernel(f"""
