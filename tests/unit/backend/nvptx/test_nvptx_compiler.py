@@ -126,3 +126,24 @@ def test_a_library_call_without_gpu_code_is_named():
     module, _ = xp.jit(lambda a: xp.linalg.inv(a)).lower(xp.asarray(_f(3, 3))).module, None
     with pytest.raises(NotImplementedError, match="llvm-nvptx"):
         NvptxCompiler(SimulatedRuntime()).compile(module)
+
+
+def test_the_ops_without_gpu_code_are_those_docs_gpu_md_lists():
+    """docs/gpu.md names the HLO ops that have no lowering for llvm-nvptx (those the host
+    lowers to a library alone); a lowering added or lost changes this list."""
+    import re
+
+    import plaidarray.backend.llvm_cpu.lowerings  # noqa: F401  (registers the host's, which the GPU must not take)
+    from jit_helpers import REPO
+    from plaidarray.codegen.lowering import lowering_for
+    from plaidarray.hlo.opdef import OPS
+
+    missing = set()
+    for op in OPS:
+        try:
+            lowering_for(op, "llvm-nvptx")
+        except NotImplementedError:
+            missing.add(op)
+    line = re.search(r"HLO ops without GPU code: ([^(]*)\(", (REPO / "docs" / "gpu.md").read_text().replace("\n  ", " "))
+    assert line is not None
+    assert set(re.findall(r"`([a-z_]+)`", line.group(1))) == missing
