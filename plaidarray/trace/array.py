@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -394,6 +395,69 @@ for _op, _fn in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equ
     setattr(Array, f"__{_op}__", _binary(_fn))
 for _op, _fn in {"neg": "negative", "pos": "positive", "abs": "abs", "invert": "bitwise_invert"}.items():
     setattr(Array, f"__{_op}__", _unary(_fn))
+
+
+
+def _numpy_method(name: str, fn: Callable[..., Any]):
+    def method(self: Array, *args: Any, **kwargs: Any) -> Any:
+        return fn(_NAMESPACE["module"], self, *args, **kwargs)
+    method.__name__ = name
+    method.__doc__ = f"NumPy's ``ndarray.{name}``, beyond the standard (the user guide's \"Beyond the standard\")."
+    return method
+
+
+def _reduction(name: str) -> Callable[..., Any]:
+    return lambda ns, x, axis=None, keepdims=False: getattr(ns, name)(x, axis=axis, keepdims=keepdims)
+
+
+def _deviation(name: str) -> Callable[..., Any]:
+    return lambda ns, x, axis=None, ddof=0, keepdims=False: getattr(ns, name)(x, axis=axis, correction=ddof,
+                                                                               keepdims=keepdims)
+
+
+def _shape_arguments(shape: tuple) -> Any:
+    """NumPy's ``reshape(2, 3)`` and ``reshape((2, 3))`` alike."""
+    return shape[0] if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else shape
+
+
+#: NumPy's array methods that NumPy-style code calls, beyond the standard's operators and
+#: attributes: each the namespace's function of the same meaning, with NumPy's arguments
+#: (``ddof`` for ``correction``, ``reshape(2, 3)``, ``transpose()`` reversing the axes,
+#: ``cumsum``/``ravel``/``flatten`` of the flattened array without an axis, ``item`` of a
+#: one-element array as a Python scalar). NumPy's ``out`` and ``dtype`` are not taken.
+_NUMPY_METHODS: dict[str, Callable[..., Any]] = {
+    **{name: _reduction(name) for name in ("sum", "prod", "mean", "max", "min", "any", "all", "argmax", "argmin")},
+    **{name: _deviation(name) for name in ("std", "var")},
+    "cumsum": lambda ns, x, axis=None: ns.cumulative_sum(ns.reshape(x, (-1,)) if axis is None else x,
+                                                         axis=0 if axis is None else axis),
+    "reshape": lambda ns, x, *shape: ns.reshape(x, _shape_arguments(shape)),
+    "transpose": lambda ns, x, *axes: ns.permute_dims(x, _shape_arguments(axes) if axes
+                                                      else tuple(range(x.ndim - 1, -1, -1))),
+    "ravel": lambda ns, x: ns.reshape(x, (-1,)),
+    "flatten": lambda ns, x: ns.reshape(x, (-1,), copy=True),
+    "squeeze": lambda ns, x, axis=None: ns.squeeze(x, axis=tuple(i for i, n in enumerate(x.shape) if n == 1)
+                                                   if axis is None else axis),
+    "copy": lambda ns, x: ns.asarray(x, copy=True),
+    "astype": lambda ns, x, dtype, copy=True: ns.astype(x, dtype, copy=copy),
+    "clip": lambda ns, x, min=None, max=None: ns.clip(x, min, max),
+    "round": lambda ns, x, decimals=0: ns.round(x) if decimals == 0 else ns.round(x * 10.0 ** decimals) / 10.0 ** decimals,
+    "dot": lambda ns, x, other: ns.matmul(x, other) if x.ndim and other.ndim else x * other,
+    "item": lambda ns, x: _item(x),
+    "tolist": lambda ns, x: np.asarray(x).tolist(),
+}
+
+
+def _item(x: Array) -> bool | int | float | complex:
+    """The one element of ``x`` as a Python scalar of its kind (NumPy's ``item()``)."""
+    if x.size != 1:
+        raise ValueError(f"item: can only convert an array of size 1 to a Python scalar, got shape {x.shape}")
+    element = x[(0,) * x.ndim]
+    convert = {"b": bool, "i": int, "u": int, "f": float, "c": complex}[x.dtype.kind]
+    return convert(element)
+
+
+for _method, _definition in _NUMPY_METHODS.items():
+    setattr(Array, _method, _numpy_method(_method, _definition))
 
 #: See ``_sole_references``.
 _SOLE_REFERENCES = _sole_references()
