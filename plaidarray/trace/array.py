@@ -444,7 +444,17 @@ _NUMPY_METHODS: dict[str, Callable[..., Any]] = {
     "dot": lambda ns, x, other: ns.matmul(x, other) if x.ndim and other.ndim else x * other,
     "item": lambda ns, x: _item(x),
     "tolist": lambda ns, x: np.asarray(x).tolist(),
+    "view": lambda ns, x, dtype=None: _same_view(ns, x, dtype),
 }
+
+
+def _same_view(ns: Any, x: Array, dtype: Any) -> Array:
+    """``x.view()`` or ``x.view(its dtype)``: ``x`` itself (a write through either is a
+    write to both, as NumPy's views share memory). Reinterpreting its bytes as another
+    dtype is refused."""
+    if dtype is not None and np.dtype(dtype) != x.dtype:
+        raise TypeError(f"view: reinterpreting {x.dtype} as {np.dtype(dtype)} is not supported; use astype to convert")
+    return x
 
 
 def _item(x: Array) -> bool | int | float | complex:

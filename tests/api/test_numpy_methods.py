@@ -64,3 +64,8 @@ def test_reshape_transpose_item_tolist_and_astype_take_numpys_arguments():
         assert got == value.item() and type(got) is type(value.item())
     with pytest.raises(ValueError, match="size 1"):
         x.item()
+    view = x.view(float)
+    view[0, 0] = 5.0  # a write through a view of its own dtype reaches the array, as in NumPy
+    assert float(x[0, 0]) == 5.0 and x.view() is x
+    with pytest.raises(TypeError, match="reinterpreting float64 as int64"):
+        x.view(np.int64)
