@@ -69,17 +69,10 @@ def _plaidarray(fn, host: np.ndarray, runtime: CudaRuntime, rounds: int, calls: 
     module = xp.jit(lambda x: fn(xp, x)).lower(xp.asarray(host)).module
     executable = NvptxCompiler(runtime).compile(module)
     device = runtime.from_host(host)
-    outs = executable.run_on_device([device])
+    executable.run([device])
     runtime.synchronize()
     first = (time.perf_counter() - start) * 1e3
-    for o in outs:
-        runtime.free(o.address)
-
-    def run() -> None:
-        for o in executable.run_on_device([device]):
-            runtime.free(o.address)
-
-    return first, _median_ms(run, runtime.synchronize, rounds, calls)
+    return first, _median_ms(lambda: executable.run([device]), runtime.synchronize, rounds, calls)
 
 
 def _others(fn: Callable, host: np.ndarray, rounds: int, calls: int) -> dict[str, float]:

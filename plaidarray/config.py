@@ -156,6 +156,9 @@ _ROWS = (
     Setting("PLAIDARRAY_CPU_DEVICES", _positive, 1, "at import",
             "the host's CPU devices: `cpu`, then `cpu:1`, `cpu:2`... (the same memory and code; arrays on two of "
             "them do not mix, `to_device` copies: device semantics tested on one machine)"),
+    Setting("PLAIDARRAY_SIMULATED_GPUS", _count, 0, "at first use",
+            "simulated NVIDIA GPUs in place of the real ones: `cuda`, `cuda:1`... run the GPU tier's PTX on the host, "
+            "lanes in lockstep (docs/gpu.md); for tests without a GPU"),
     Setting("PLAIDARRAY_DEVICE", _name, "cpu", "at first use",
             "the default device (`cpu`, or `cpu:1` with `PLAIDARRAY_CPU_DEVICES=2`...); "
             "`plaidarray.set_default_device` changes it"),

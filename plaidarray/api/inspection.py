@@ -59,7 +59,7 @@ class Info:
         return d == np.dtype(kind)
 
     def devices(self) -> list[Device] | tuple[Device, ...]:
-        return sequence(list(devices.HOST))
+        return sequence(list(devices.every_device()))
 
 
 def __array_namespace_info__() -> Info:

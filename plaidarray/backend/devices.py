@@ -19,23 +19,28 @@ combine with arrays of any device.
 
 from __future__ import annotations
 
-from typing import Any
+import importlib
+from typing import TYPE_CHECKING, Any
 
 from .. import config
 from .transfer import HOST as HOST_TRANSFERS
 from .transfer import TransferManager
 
+if TYPE_CHECKING:
+    from .executable import Backend
+
 
 class Device:
     """A device of a platform: ``index`` 0 is named after the platform (``cpu``), the
     others ``platform:index``, with its platform's ``transfers`` (how its buffers are
-    made, read and moved). One object per device (``HOST``), compared by identity, or
-    with a string by name."""
+    made, read and moved) and the ``backend`` that computes its arrays (None: the chosen
+    one, ``registry.current``, as for the host's devices). One object per device
+    (``HOST``), compared by identity, or with a string by name."""
 
-    __slots__ = ("platform", "index", "name", "transfers")
+    __slots__ = ("platform", "index", "name", "transfers", "backend")
 
-    def __init__(self, platform: str, index: int, transfers: TransferManager) -> None:
-        self.platform, self.index, self.transfers = platform, index, transfers
+    def __init__(self, platform: str, index: int, transfers: TransferManager, backend: Backend | None = None) -> None:
+        self.platform, self.index, self.transfers, self.backend = platform, index, transfers, backend
         self.name = platform if index == 0 else f"{platform}:{index}"
 
     def __repr__(self) -> str:
@@ -65,15 +70,41 @@ HOST: tuple[Device, ...] = tuple(Device("cpu", i, HOST_TRANSFERS)
 
 _BY_NAME = {d.name: d for d in HOST} | {f"{d.platform}:{d.index}": d for d in HOST}
 
+#: The platforms of other backends, by name: the function that makes their devices,
+#: called when a device of the platform is first named (finding a GPU loads its driver,
+#: which no program of the host's devices waits for).
+PROVIDERS = {"cuda": "plaidarray.backend.llvm_nvptx.devices:cuda_devices"}
+_provided: dict[str, tuple[Device, ...]] = {}
+
+
+def platform_devices(platform: str) -> tuple[Device, ...]:
+    """The devices of ``platform`` (made once; none where it has none here)."""
+    if platform == "cpu":
+        return HOST
+    if platform not in _provided:
+        module, _, function = PROVIDERS[platform].partition(":")
+        made = tuple(getattr(importlib.import_module(module), function)())
+        _provided[platform] = made
+        _BY_NAME.update({d.name: d for d in made} | {f"{d.platform}:{d.index}": d for d in made})
+    return _provided[platform]
+
+
+def every_device() -> tuple[Device, ...]:
+    """The host's devices, then every other platform's (their drivers asked once)."""
+    return HOST + tuple(d for platform in PROVIDERS for d in platform_devices(platform))
+
 
 def resolve(device: Any, where: str) -> Device | None:
-    """The device ``device`` is or names ("cpu", "cpu:1"); None for None (the caller's
-    default); a ValueError naming the devices there are for anything else."""
+    """The device ``device`` is or names ("cpu", "cpu:1", "cuda"); None for None (the
+    caller's default); a ValueError naming the devices there are for anything else."""
     if device is None or type(device) is Device:
         return device
     found = _BY_NAME.get(device) if isinstance(device, str) else None
+    if found is None and isinstance(device, str) and device.partition(":")[0] in PROVIDERS:
+        platform_devices(device.partition(":")[0])
+        found = _BY_NAME.get(device)
     if found is None:
-        names = ", ".join(repr(d.name) for d in HOST)
+        names = ", ".join(repr(d.name) for d in (*HOST, *(d for made in _provided.values() for d in made)))
         raise ValueError(f"{where}: unsupported device {device!r}; the devices are {names}")
     return found
 

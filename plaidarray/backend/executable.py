@@ -193,6 +193,10 @@ class Backend:
     priority: int
     compiler: Compiler
     description: str = ""
+    #: Whether a graph no compiled code serves runs op by op on op kernels first (the
+    #: baseline tier, ``trace/baseline.py``), or is compiled at once (a GPU's: its op
+    #: kernels are neither built at installation nor shape-generic yet).
+    baseline: bool = True
 
     @functools.cached_property
     def cache_tag(self) -> tuple[str, str]:

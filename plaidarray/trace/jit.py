@@ -30,12 +30,13 @@ import numpy as np
 
 from ..backend import registry
 from ..backend.cache import KeyLocks
+from ..backend.devices import Device
 from ..backend.transfer import HOST, frozen
 from ..hlo import Module
 from ..hlo.shape import Shape
 from . import explain, pytree
 from .array import Array, namespace
-from .materialize import executable_for, materialize
+from .materialize import backend_for, executable_for, materialize
 from .node import Node, common_device
 from .tracing import Trace, Traced, TracerError, function_name, is_tracing, trace
 
@@ -88,6 +89,8 @@ class _Call:
     statics: tuple[tuple[int | str, Any], ...]
     #: The caller's NumPy memory that ``arrays`` use as it is (``_argument``).
     lent: tuple[np.ndarray, ...] = ()
+    #: The device of the arrays (None: of none), whose backend compiles the call.
+    device: Device | None = None
 
 
 class JitFunction:
@@ -181,6 +184,7 @@ class JitFunction:
             if type(a) is not Array:
                 return None
             key.append(a._node.shape)
+            key.append(a._node.device)
         return tuple(key)
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
@@ -243,8 +247,11 @@ class JitFunction:
         lent: list[np.ndarray] = []
         leaves = [self._argument(leaf, lent) for leaf in leaves]
         arrays = [leaf for leaf in leaves if isinstance(leaf, Array)]
-        key = (structure, tuple(_leaf_signature(leaf) for leaf in leaves), tuple(statics), registry.current().name)
-        return _Call(key, arrays, leaves, structure, tuple(statics), tuple(lent))
+        device = common_device(f"jit({self._name})", [a._node for a in arrays])
+        backend = backend_for(device)
+        on = backend.name if backend is registry.current() else f"{backend.name} on {device}"
+        key = (structure, tuple(_leaf_signature(leaf) for leaf in leaves), tuple(statics), on)
+        return _Call(key, arrays, leaves, structure, tuple(statics), tuple(lent), device)
 
     def _argument(self, leaf: Any, lent: list[np.ndarray]) -> Any:
         """A leaf of the arguments as the executable takes it. A NumPy array's memory is
@@ -288,7 +295,7 @@ class JitFunction:
         owner = Trace(f"jit({self._name})", self._fun, _FIX.format(name=self._name))
         traced = trace(run_traced, [a._node.shape for a in call.arrays], owner)
         materialize(traced.captured)  # values the function closes over are computed once, now
-        return Lowered(self, call.key, traced)
+        return Lowered(self, call.key, traced, call.device)
 
 
 _FIX = ("Fix: if the value should decide the Python control flow, make the argument static "
@@ -360,10 +367,11 @@ def _static_arguments(fun: Callable, argnums: int | Iterable[int],
 class Lowered:
     """A traced call, not compiled yet (``jit(f).lower(*args)``)."""
 
-    def __init__(self, function: JitFunction, key: Hashable, traced: Traced) -> None:
+    def __init__(self, function: JitFunction, key: Hashable, traced: Traced, device: Device | None = None) -> None:
         self._function = function
         self._key = key
         self._traced = traced
+        self._device = device
 
     @property
     def name(self) -> str:
@@ -385,8 +393,8 @@ class Lowered:
         return self.module.to_text()
 
     def compile(self) -> Compiled:
-        """Compile (or fetch from the executable cache) for the current backend."""
-        executable = executable_for(self._traced.computation, self._function._dynamic)
+        """Compile (or fetch from the executable cache) for the backend of its arrays' device."""
+        executable = executable_for(self._traced.computation, self._function._dynamic, self._device)
         return Compiled(self._function, self._key, executable, self.constants, self._traced.out_structure,
                         [o.shape for o in self._traced.computation.outputs])
 

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import cast
 
 from ..backend import registry
+from ..backend.devices import Device
 from ..backend.cache import EXECUTABLES
 from ..backend.executable import Backend, Executable, NotShapeGeneric
 from ..hlo import Computation, Module
@@ -69,7 +70,7 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
         else:
             given_buffer = donated.buffer
             given = frozenset(i for i, b in enumerate(buffers) if b is given_buffer)
-        backend = registry.current()
+        backend = backend_for(next((n.device for n in pending if n.device is not None), None))
         key = (graph_key, given, backend.cache_tag)
         executable = EXECUTABLES.lookup(key)
         miss = None
@@ -132,7 +133,7 @@ def _miss(graph_key: tuple, order: list[Node], given: frozenset[int], backend: B
     holds ``GRAPH_LOCK``); ``found``: the graph's baseline executable, if it has one."""
     shape, values, sizes = dynamic.generalize(graph_key[0])
     structure = dynamic.canonical((shape, graph_key[1], given, backend.cache_tag))
-    fuse_after = hot.FUSE_AFTER_SECONDS
+    fuse_after = hot.FUSE_AFTER_SECONDS if backend.baseline else 0
     heat = hot.HEATS.of(structure, values) if fuse_after else None
     due = heat is not None and heat.due
     generic = None
@@ -281,12 +282,18 @@ def _compile(backend: Backend, comp: Computation, donated: frozenset[int], n_sym
     return backend.compiler.compile(Module("lazy_graph", comp, donated, n_symbols, structure_key))
 
 
-def executable_for(comp: Computation, dynamic_sizes: bool | None = None) -> Executable:
-    """The current backend's executable for ``comp`` (a traced function), compiled on a
-    cache miss. ``dynamic_sizes`` (``jit``'s ``dynamic``): None makes sizes run-time
-    values once the structure comes back with other sizes (automatic dynamic shapes),
-    True from the first call, False never."""
-    backend = registry.current()
+def backend_for(device: Device | None) -> Backend:
+    """The backend that computes a graph on ``device`` (a graph's nodes are on one device,
+    or of none): the device's own (a GPU's), else the chosen one (``registry.current``)."""
+    return device.backend if device is not None and device.backend is not None else registry.current()
+
+
+def executable_for(comp: Computation, dynamic_sizes: bool | None = None, device: Device | None = None) -> Executable:
+    """The executable of ``device``'s backend (``backend_for``) for ``comp`` (a traced
+    function), compiled on a cache miss. ``dynamic_sizes`` (``jit``'s ``dynamic``): None
+    makes sizes run-time values once the structure comes back with other sizes
+    (automatic dynamic shapes), True from the first call, False never."""
+    backend = backend_for(device)
     if dynamic_sizes is not False and backend.compiler.shape_generic and (dynamic_sizes or dynamic.automatic()):
         rows, outputs = dynamic.computation_rows(comp)
         shape, values, sizes = dynamic.generalize(rows)

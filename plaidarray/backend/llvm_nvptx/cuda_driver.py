@@ -109,7 +109,7 @@ class CudaRuntime(GpuRuntime):
         _check(self._lib, "cuMemFree_v2", ctypes.c_uint64(address))
 
     def write(self, address: int, data: np.ndarray) -> None:
-        data = np.ascontiguousarray(data)
+        data = np.asarray(data, order="C")
         self._current()
         _check(self._lib, "cuMemcpyHtoDAsync_v2", ctypes.c_uint64(address), data.ctypes.data_as(ctypes.c_void_p),
                ctypes.c_size_t(data.nbytes), self._stream)

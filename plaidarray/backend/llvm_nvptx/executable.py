@@ -43,47 +43,30 @@ class GpuExecutable(Executable):
         self.runtime = runtime
         self._module: Any = None
         self._constants: list[DeviceArray] | None = None
+        self.returns_parameters = any(kind == "param" for kind, _ in output_slots)
 
-    def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
-        """A run on host arrays: copied to the device, and the results back."""
-        runtime = self.runtime
-        params = [runtime.from_host(b) for b in buffers]
-        try:
-            results = self.run_on_device(params)
-            try:
-                return [runtime.to_host(r) for r in results]
-            finally:
-                for r in results:
-                    if not any(r is p for p in params):
-                        runtime.free(r.address)
-        finally:
-            for p in params:
-                runtime.free(p.address)
-
-    def run_on_device(self, params: list[DeviceArray]) -> list[DeviceArray]:
-        """Run on device arrays; the results are new device arrays (or parameters the
-        module returns as they are), the caller's to free."""
+    def run(self, buffers: list[Any]) -> list[Any]:
+        """Run on the device's arrays (a host array among them, a value of no device's:
+        copied to the device); the results are device arrays."""
         runtime = self.runtime
         if self._module is None:
             self._module = runtime.load(self.ptx)
             self._constants = [runtime.from_host(c) for c in self.constants]
+        params = [b if type(b) is DeviceArray else runtime.from_host(np.asarray(b)) for b in buffers]
         outputs = [runtime.empty(s.dims, s.dtype) for s in self.output_shapes]
         temps = [runtime.empty(s.dims, s.dtype) for s in self.temp_shapes]
         table = [*params, *cast("list[DeviceArray]", self._constants), *outputs, *temps]
-        try:
-            for step in self.steps:
-                self._launch(step, table)
-        finally:
-            for t in temps:
-                runtime.free(t.address)
+        for step in self.steps:
+            self._launch(step, table)
         return [params[i] if kind == "param" else outputs[i] for kind, i in self.output_slots]
+
+    def run_on_host(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
+        """A run on host arrays: copied to the device, and the results back."""
+        return [self.runtime.to_host(r) for r in self.run(buffers)]
 
     def _launch(self, step: Step, table: list[DeviceArray]) -> None:
         runtime = self.runtime
         addresses = runtime.from_host(np.array([table[i].address for i in step.buffers] or [0], np.uint64))
-        try:
-            extent = cast(int, step.segment.extent)
-            grid, block = runtime.launch_shape(extent) if extent else (1, 1)
-            runtime.launch(self._module, step.symbol, grid, block, [addresses.address, 0, 0, extent or 1, 0])
-        finally:
-            runtime.free(addresses.address)
+        extent = cast(int, step.segment.extent)
+        grid, block = runtime.launch_shape(extent) if extent else (1, 1)
+        runtime.launch(self._module, step.symbol, grid, block, [addresses.address, 0, 0, extent or 1, 0])

@@ -9,25 +9,33 @@ Addresses are device addresses (integers); what a host array becomes on the devi
 from __future__ import annotations
 
 import abc
-from dataclasses import dataclass
+import weakref
 from typing import Any
 
 import numpy as np
 
 
-@dataclass(frozen=True)
 class DeviceArray:
     """``shape`` elements of ``dtype`` in row-major order at ``address`` of ``runtime``'s
-    memory, owned by whoever made it (``GpuRuntime.from_host``, an executable's run)."""
+    memory, which it owns: freed when it is collected (a buffer of a node, of an
+    executable's run)."""
 
-    runtime: GpuRuntime
-    address: int
-    shape: tuple[int, ...]
-    dtype: np.dtype
+    __slots__ = ("runtime", "address", "shape", "dtype", "__weakref__")
+
+    def __init__(self, runtime: GpuRuntime, address: int, shape: tuple[int, ...], dtype: np.dtype) -> None:
+        self.runtime, self.address, self.shape, self.dtype = runtime, address, tuple(shape), np.dtype(dtype)
+        weakref.finalize(self, runtime.free, address)
 
     @property
     def nbytes(self) -> int:
         return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    @property
+    def ndim(self) -> int:
+        return len(self.shape)
+
+    def __repr__(self) -> str:
+        return f"DeviceArray({self.runtime.name}, {self.shape}, {self.dtype})"
 
 
 class GpuRuntime(abc.ABC):
@@ -73,7 +81,7 @@ class GpuRuntime(abc.ABC):
         return min(-(-max(extent, 1) // block), self.max_blocks), block
 
     def from_host(self, array: np.ndarray) -> DeviceArray:
-        data = np.ascontiguousarray(array)
+        data = np.asarray(array, order="C")
         found = DeviceArray(self, self.allocate(max(data.nbytes, 1)), data.shape, data.dtype)
         if data.nbytes:
             self.write(found.address, data)

@@ -19,8 +19,8 @@ class SimulatedRuntime(GpuRuntime):
     block_threads = 64
     max_blocks = 2
 
-    def __init__(self, architecture: str = "sm_80") -> None:
-        self.architecture = architecture
+    def __init__(self, architecture: str = "sm_80", name: str = "simulated") -> None:
+        self.architecture, self.name = architecture, name
         self.memory = simulator.SimulatedMemory()
 
     def allocate(self, nbytes: int) -> int:
@@ -30,7 +30,7 @@ class SimulatedRuntime(GpuRuntime):
         self.memory.free(address)
 
     def write(self, address: int, data: np.ndarray) -> None:
-        self.memory.write(address, np.ascontiguousarray(data))
+        self.memory.write(address, np.asarray(data, order="C"))
 
     def read(self, address: int, nbytes: int) -> bytes:
         return bytes(self.memory.read(address, nbytes))

@@ -1,0 +1,96 @@
+"""Arrays on a GPU device, end to end, on the simulated device (``PLAIDARRAY_SIMULATED_GPUS``
+puts it in the GPUs' place): made on ``cuda``, computed by llvm-nvptx's compiler (each
+graph compiled fused, no baseline tier), read back by copies, moved with ``to_device``,
+never mixed with another device's, and the same bits as the host's where the standard
+fixes them."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import plaidarray as xp
+from plaidarray.backend import devices
+from plaidarray.backend.llvm_nvptx import devices as gpu_devices
+
+RNG = np.random.default_rng(11)
+
+
+@pytest.fixture
+def cuda(monkeypatch):
+    """The ``cuda`` platform as two simulated GPUs, for this test alone."""
+    monkeypatch.setattr(gpu_devices.config, "get",
+                        lambda name, _get=gpu_devices.config.get: 2 if name == "PLAIDARRAY_SIMULATED_GPUS" else _get(name))
+    made = tuple(gpu_devices.cuda_devices())
+    monkeypatch.setitem(devices._provided, "cuda", made)
+    for d in made:
+        monkeypatch.setitem(devices._BY_NAME, d.name, d)
+        monkeypatch.setitem(devices._BY_NAME, f"{d.platform}:{d.index}", d)
+    return made
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    return a.view(f"u{a.dtype.itemsize}") if a.dtype.kind == "f" else a
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_a_fused_chain_on_the_gpu_is_the_hosts_bits(cuda, dtype):
+    a = RNG.standard_normal((5, 33)).astype(dtype)
+    on_gpu = xp.asarray(a, device="cuda")
+    assert on_gpu.device == "cuda" and on_gpu.device is cuda[0]
+    got = xp.tanh(on_gpu) * 0.5 + xp.exp(-on_gpu * on_gpu) * 0.25 - xp.abs(on_gpu) * 0.1
+    want = xp.tanh(xp.asarray(a)) * 0.5 + xp.exp(-xp.asarray(a) * xp.asarray(a)) * 0.25 - xp.abs(xp.asarray(a)) * 0.1
+    assert got.device == "cuda"
+    np.testing.assert_array_equal(_bits(np.asarray(got)), _bits(np.asarray(want)))
+    np.testing.assert_allclose(np.asarray(got), np.tanh(a) * 0.5 + np.exp(-a * a) * 0.25 - np.abs(a) * 0.1,
+                               rtol=2e-6 if dtype == np.float32 else 1e-14)
+
+
+def test_reductions_reads_and_indexing_on_the_gpu(cuda):
+    a = RNG.standard_normal((6, 7))
+    x = xp.asarray(a, device="cuda")
+    np.testing.assert_allclose(np.asarray(xp.sum(x, axis=1)), a.sum(axis=1), rtol=1e-14)
+    np.testing.assert_allclose(np.asarray(xp.mean(x, axis=0)), a.mean(axis=0), rtol=1e-14)
+    assert float(xp.max(x)) == a.max()
+    assert int(xp.argmax(x[2])) == int(np.argmax(a[2]))
+    assert bool(xp.any(x > 2.0)) == bool(np.any(a > 2.0))
+    np.testing.assert_array_equal(np.asarray(x[1:5:2, ::-3]), a[1:5:2, ::-3])
+    np.testing.assert_array_equal(np.asarray(xp.concat([x, x[:2]])), np.concatenate([a, a[:2]]))
+    y = xp.asarray(a, device="cuda")
+    y[1, 2] = 100.0
+    y[y < 0] = 0.0
+    b = a.copy()
+    b[1, 2] = 100.0
+    b[b < 0] = 0.0
+    np.testing.assert_array_equal(np.asarray(y), b)
+
+
+def test_devices_do_not_mix_and_to_device_moves(cuda):
+    a = RNG.standard_normal(9)
+    on_gpu, on_host = xp.asarray(a, device="cuda"), xp.asarray(a)
+    with pytest.raises(ValueError, match="different devices"):
+        on_gpu + on_host
+    with pytest.raises(ValueError, match="different devices"):
+        on_gpu + xp.asarray(a, device="cuda:1")
+    back = (on_gpu * 2.0).to_device("cpu")
+    assert back.device == "cpu"
+    np.testing.assert_array_equal(np.asarray(back + on_host), a * 2.0 + a)
+    assert "cuda" in [d.name for d in xp.__array_namespace_info__().devices()]
+    assert xp.zeros(3, device="cuda:1").device is cuda[1]
+
+
+def test_a_jitted_function_runs_where_its_arrays_are(cuda):
+    a = RNG.standard_normal((4, 4))
+    f = xp.jit(lambda v, w: xp.sin(v) @ w + 1.0)
+    on_gpu = f(xp.asarray(a, device="cuda"), xp.asarray(a, device="cuda"))
+    on_host = f(xp.asarray(a), xp.asarray(a))
+    assert on_gpu.device == "cuda" and on_host.device == "cpu"
+    np.testing.assert_allclose(np.asarray(on_gpu), np.asarray(on_host), rtol=1e-13)
+    with pytest.raises(ValueError, match="different devices"):
+        f(xp.asarray(a, device="cuda"), xp.asarray(a))
+
+
+def test_an_op_without_gpu_code_is_an_error_naming_it(cuda):
+    x = xp.asarray(RNG.standard_normal(5), device="cuda")
+    with pytest.raises(NotImplementedError, match="argsort.*llvm-nvptx"):
+        np.asarray(xp.sort(x))
