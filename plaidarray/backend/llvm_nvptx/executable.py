@@ -69,4 +69,4 @@ class GpuExecutable(Executable):
         addresses = runtime.from_host(np.array([table[i].address for i in step.buffers] or [0], np.uint64))
         extent = cast(int, step.segment.extent)
         grid, block = runtime.launch_shape(extent) if extent else (1, 1)
-        runtime.launch(self._module, step.symbol, grid, block, [addresses.address, 0, 0, extent or 1, 0])
+        runtime.launch(self._module, step.symbol, grid, block, [addresses.address, 0, 0, extent, 0])

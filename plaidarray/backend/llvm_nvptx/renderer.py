@@ -7,7 +7,9 @@ emitted body runs each iteration of its chunkable loop in ``[start, stop)`` on a
 of its own (a grid-stride loop: thread ``t`` of ``T`` runs ``start + t``, ``start + t +
 T``...), as the host runs chunks of it on its threads. An iteration computes each element
 as the host's does (the same loop IR, the same partial sums), so results are the host's
-bits wherever the operations are. A kernel with no chunkable loop runs on one thread.
+bits wherever the operations are. An empty range (a kernel with no chunkable loop, whose
+body ignores it, or a loop of no iterations: an empty array's) calls the body once, on
+thread 0, with that range, as the host calls it once with ``[0, extent)``.
 
 **Math.** exp, expm1, log, log1p, tanh, sin and cos are the shared polynomials
 (``llvm/math_functions.py``), defined in each module that calls them: the host's bits.
@@ -73,14 +75,21 @@ class NvptxRenderer(Renderer):
         entry.calling_convention = "ptx_kernel"
         table, dims, start, stop, imports = entry.args
         first = entry.append_basic_block("entry")
-        head, call, done = (entry.append_basic_block(name) for name in ("head", "call", "done"))
+        head, call, once, called_once, done = (entry.append_basic_block(name)
+                                              for name in ("head", "call", "once", "called_once", "done"))
         b = ir.IRBuilder(first)
         pointers = [b.load(b.gep(table, [ir.Constant(INDEX, i)], inbounds=True, source_etype=PTR), typ=PTR)
                     for i in range(n_buffers)]
         tid, ntid, ctaid, nctaid = (b.zext(b.call(_special_register(module, r), []), INDEX) for r in SPECIAL_REGISTERS)
-        first_index = b.add(start, b.add(b.mul(ctaid, ntid), tid))
+        thread = b.add(b.mul(ctaid, ntid), tid)
+        first_index = b.add(start, thread)
         stride = b.mul(nctaid, ntid)
-        b.branch(head)
+        b.cbranch(b.icmp_signed("==", start, stop), once, head)
+        b.position_at_end(once)
+        b.cbranch(b.icmp_signed("==", thread, ir.Constant(INDEX, 0)), called_once, done)
+        b.position_at_end(called_once)
+        b.call(body, [*pointers, dims, imports, start, stop])
+        b.branch(done)
         b.position_at_end(head)
         i = b.phi(INDEX)
         b.cbranch(b.icmp_signed("<", i, stop), call, done)

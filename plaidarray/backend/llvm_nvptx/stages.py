@@ -22,7 +22,7 @@ from ..llvm.codegen import generate_assembly
 from ..llvm.lowering import CHECK, HLO, LOWER, Lowering
 from ..llvm.target import Target
 from ..pipeline import Stage, dump_timings, run_stages
-from . import toolkit
+from . import lowerings, toolkit  # noqa: F401  (lowerings: registers the platform's own)
 from .executable import GpuExecutable, Step
 from .platform import PLATFORM
 from .renderer import RENDERER

@@ -94,3 +94,18 @@ def test_an_op_without_gpu_code_is_an_error_naming_it(cuda):
     x = xp.asarray(RNG.standard_normal(5), device="cuda")
     with pytest.raises(NotImplementedError, match="argsort.*llvm-nvptx"):
         np.asarray(xp.sort(x))
+
+
+def test_empty_arrays_and_libdevice_functions_on_the_gpu(cuda):
+    """An empty array's loop runs no iteration (the simulator caught kernels reading
+    element -1 when an empty range ran one), and the functions the host takes from its C
+    library are libdevice's on the GPU, NumPy's values."""
+    empty = xp.asarray(np.array([], dtype=np.float64), device="cuda")
+    assert np.asarray(xp.acos(empty) + 1.0).shape == (0,)
+    assert float(xp.sum(empty)) == 0.0
+    a = np.array([3.0, -7.5, 0.0, 1e300, 2.5])
+    b = np.array([4.0, 2.0, -1.0, 1e300, -1.5])
+    x, y = xp.asarray(a, device="cuda"), xp.asarray(b, device="cuda")
+    np.testing.assert_allclose(np.asarray(xp.hypot(x, y)), np.hypot(a, b), rtol=1e-15)
+    np.testing.assert_array_equal(np.asarray(xp.remainder(x, y)), np.remainder(a, b))
+    np.testing.assert_array_equal(np.asarray(xp.nextafter(x, y)), np.nextafter(a, b))

@@ -138,7 +138,8 @@ def test_the_ops_without_gpu_code_are_those_docs_gpu_md_lists():
 
     from jit_helpers import REPO
 
-    program = ("import plaidarray, plaidarray.codegen.lowerings, plaidarray.backend.llvm_cpu.lowerings\n"
+    program = ("import plaidarray, plaidarray.codegen.lowerings, plaidarray.backend.llvm_cpu.lowerings, "
+               "plaidarray.backend.llvm_nvptx.lowerings\n"
                "from plaidarray.codegen.lowering import lowering_for\nfrom plaidarray.hlo.opdef import OPS\n"
                "for op in sorted(OPS):\n    try:\n        lowering_for(op, 'llvm-nvptx')\n"
                "    except NotImplementedError:\n        print(op)\n")
