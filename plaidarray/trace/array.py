@@ -443,7 +443,6 @@ _NUMPY_METHODS: dict[str, Callable[..., Any]] = {
     "round": lambda ns, x, decimals=0: ns.round(x) if decimals == 0 else ns.round(x * 10.0 ** decimals) / 10.0 ** decimals,
     "dot": lambda ns, x, other: ns.matmul(x, other) if x.ndim and other.ndim else x * other,
     "item": lambda ns, x: _item(x),
-    "tolist": lambda ns, x: np.asarray(x).tolist(),
     "view": lambda ns, x, dtype=None: _same_view(ns, x, dtype),
 }
 
