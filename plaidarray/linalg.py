@@ -105,8 +105,9 @@ def _tall(x: Array) -> bool:
     return x.shape[-2] >= x.shape[-1]
 
 
-def _identity(n: int, shape: tuple[int, ...], dtype: np.dtype) -> Array:
-    return broadcast_to(creation.eye(n, dtype=dtype), shape)
+def _identity(n: int, shape: tuple[int, ...], dtype: np.dtype, device: Any) -> Array:
+    """Identity matrices of ``shape`` on ``device`` (the operand's: it joins it)."""
+    return broadcast_to(creation.eye(n, dtype=dtype, device=device), shape)
 
 
 def _cutoff(x: Array, s: Array, rtol: float | Array | None, name: str) -> Array:
@@ -193,7 +194,7 @@ def solve(x1: Array, x2: Array, /) -> Array:
 def inv(x: Array, /) -> Array:
     """Inverse matrices (``solve`` with the identity, as NumPy); singular ones give NaN."""
     x = _matrices(x, "inv", square=True)
-    (out,) = _decompose("solve", x, _identity(x.shape[-1], x.shape, x.dtype))
+    (out,) = _decompose("solve", x, _identity(x.shape[-1], x.shape, x.dtype, x.device))
     return out
 
 
@@ -239,7 +240,7 @@ def _as_real_roots(values: Array) -> Array:
     distance = ew.abs(ew.subtract(manipulation.expand_dims(ew.conj(values), axis=-1),
                                   manipulation.expand_dims(values, axis=-2)))
     partner = argmin(distance, axis=-1)
-    own = broadcast_to(creation.arange(n, dtype=partner.dtype), partner.shape)
+    own = broadcast_to(creation.arange(n, dtype=partner.dtype, device=partner.device), partner.shape)
     mutual = ew.equal(take_along_axis(partner, partner, axis=-1), own)
     real_root = ew.equal(partner, own)
     pair_re = ew.multiply(ew.add(re, take_along_axis(re, partner, axis=-1)), 0.5)
@@ -287,7 +288,7 @@ def pinv(x: Array, /, *, rtol: float | Array | None = None) -> Array:
     ``rtol * max(S)`` count as zero."""
     x = _matrices(x, "pinv")
     if 0 in x.shape[-2:]:
-        return creation.zeros(x.shape[:-2] + x.shape[-2:][::-1], dtype=x.dtype)
+        return creation.zeros(x.shape[:-2] + x.shape[-2:][::-1], dtype=x.dtype, device=x.device)
     u, s, vh = svd(x, full_matrices=False)
     kept = ew.greater(s, _cutoff(x, s, rtol, "pinv"))
     inverse = convert(where(kept, ew.divide(1.0, where(kept, s, 1.0)), 0.0), x.dtype)
@@ -300,7 +301,7 @@ def matrix_rank(x: Array, /, *, rtol: float | Array | None = None) -> Array:
     """Number of singular values greater than ``rtol * max(S)`` (default int dtype)."""
     x = _matrices(x, "matrix_rank")
     if 0 in x.shape[-2:]:
-        return creation.zeros(x.shape[:-2], dtype=dt.default_int)
+        return creation.zeros(x.shape[:-2], dtype=dt.default_int, device=x.device)
     s = svdvals(x)
     return stats.sum(convert(ew.greater(s, _cutoff(x, s, rtol, "matrix_rank")), dt.default_int),
                      axis=-1)
@@ -373,7 +374,7 @@ def matrix_power(x: Array, n: int, /) -> Array:
     if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
         raise ValueError(f"matrix_power: expected square matrices, got shape {x.shape}")
     if n == 0:
-        return _identity(x.shape[-1], x.shape, x.dtype)
+        return _identity(x.shape[-1], x.shape, x.dtype, x.device)
     base, result, k = (inv(x) if n < 0 else x), None, abs(int(n))
     while True:
         if k & 1:

@@ -214,3 +214,19 @@ def test_arrays_whose_memory_is_not_the_hosts_export_copies(backend, monkeypatch
     assert float(x[0]) == 0.0
     with pytest.raises(ValueError, match="needs a copy, but copy=False"):
         x.__array__(copy=False)
+
+
+@pytest.mark.parametrize("call", ["inv", "matrix_power -2", "matrix_power 0", "eigvals", "pinv of nothing",
+                                  "matrix_rank of nothing"])
+def test_linalg_keeps_a_non_default_device(backend, call):
+    """A linalg function's own arrays (an identity, the indices of eigenvalue pairs, an
+    empty result) are made on its operand's device: on another device they raised
+    ValueError, two devices mixed."""
+    x = xp.asarray(np.array([[2.0, 1.0], [0.5, 3.0]]), device=DEVICES[1])
+    empty = xp.zeros((2, 0, 3), device=DEVICES[1])
+    made = {"inv": lambda: xp.linalg.inv(x), "matrix_power -2": lambda: xp.linalg.matrix_power(x, -2),
+            "matrix_power 0": lambda: xp.linalg.matrix_power(x, 0), "eigvals": lambda: xp.linalg.eigvals(x),
+            "pinv of nothing": lambda: xp.linalg.pinv(empty), "matrix_rank of nothing": lambda: xp.linalg.matrix_rank(empty)}
+    result = made[call]()
+    assert result.device == DEVICES[1]
+    np.asarray(result)
