@@ -25,6 +25,7 @@ from llvmlite import ir
 from ..llvm.emitter import INDEX, PTR, FunctionEmitter, Renderer, Rule
 from ..llvm.kernel_source import PLACEHOLDER
 from ..llvm.math_functions import KERNELS, define_scalar
+from ..llvm.runtime_routines import runtime_function
 
 I32 = ir.IntType(32)
 
@@ -69,6 +70,11 @@ class NvptxRenderer(Renderer):
     #: The host's partial sums (``llvm_cpu/renderer.py``): an accumulation in a thread
     #: adds its terms in the host's order, so a row's sum is the host's bits.
     partials = {32: 64, 64: 32}
+
+    def runtime_function(self, module: ir.Module, name: str) -> ir.Function | None:
+        """The shared runtime routines (sorting, a mask's positions, integer powers), each
+        run by the one thread of its kernel's call."""
+        return runtime_function(module, name)
 
     def emit_entry(self, module: ir.Module, body: ir.Function, n_buffers: int) -> None:
         entry = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, PTR, INDEX, INDEX, PTR]), PLACEHOLDER)

@@ -317,7 +317,13 @@ lower("subtract", by_kind(f=op(arith.SubfOp), iu=op(arith.SubiOp), c=op(cx.SubOp
 lower("multiply", by_kind(f=op(arith.MulfOp), iu=op(arith.MuliOp), b=op(arith.AndIOp), c=op(cx.MulOp)))
 lower("divide", by_kind(f=op(arith.DivfOp), iu=_divide_int, c=op(cx.DivOp)))
 lower("remainder", by_kind(iu=_remainder_int), expensive=True)
-lower("power", by_kind(f=op(mm.PowFOp), i=op(mm.IPowIOp), c=_complex_power), expensive=True)
+def _unsigned_power(b, args, inst):
+    """An unsigned ``power`` by the runtime's routine (``backend/llvm/runtime_routines.py``):
+    MLIR's ``math.ipowi`` is signed."""
+    return b.runtime(f"ipow_u{inst.shape.dtype.itemsize * 8}", args, inst.shape.dtype)
+
+
+lower("power", by_kind(f=op(mm.PowFOp), i=op(mm.IPowIOp), u=_unsigned_power, c=_complex_power), expensive=True)
 lower("maximum", by_kind(f=op(arith.MaximumfOp), i=op(arith.MaxSIOp), ub=op(arith.MaxUIOp)))
 lower("minimum", by_kind(f=op(arith.MinimumfOp), i=op(arith.MinSIOp), ub=op(arith.MinUIOp)))
 lower("and", op(arith.AndIOp))

@@ -1,13 +1,12 @@
-"""llvm-cpu's ``true_positions``: the runtime's one pass over the mask (compiled LLVM,
-``runtime.py``)."""
+"""``true_positions``: the runtime's one pass over the mask (LLVM IR,
+``backend/llvm/runtime_routines.py``), for every LLVM backend."""
 
 from __future__ import annotations
 
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import i64
 
-from ....codegen.lowering import Kernel, register_lowering
-from ..platform import PLATFORM
+from ..lowering import Kernel, register_lowering
 
 
 def _emit(k, inst, out, operands):
@@ -16,4 +15,4 @@ def _emit(k, inst, out, operands):
     k.call("plaidarray_positions_b1", [mask, n, out, count])
 
 
-register_lowering("true_positions", Kernel(_emit, shape_generic=True, empty_sizes=True, unit_sizes=True), PLATFORM)
+register_lowering("true_positions", Kernel(_emit, shape_generic=True, empty_sizes=True, unit_sizes=True))

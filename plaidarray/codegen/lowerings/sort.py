@@ -1,5 +1,5 @@
-"""llvm-cpu's ``argsort``: the runtime's stable merge sort (compiled LLVM,
-``runtime.py``) called once per row."""
+"""``argsort``: the runtime's stable merge sort (LLVM IR, ``backend/llvm/runtime_routines.py``)
+called once per row, by every LLVM backend."""
 
 from __future__ import annotations
 
@@ -9,8 +9,7 @@ import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerAttr, i1, i64
 
-from ....codegen.lowering import Kernel, register_lowering
-from ..platform import PLATFORM
+from ..lowering import Kernel, register_lowering
 
 
 def _suffix(dtype: np.dtype) -> str:
@@ -43,4 +42,4 @@ def _emit(k, inst, out, operands):
         k.for_each(batch, row)
 
 
-register_lowering("argsort", Kernel(_emit, shape_generic=True, unit_sizes=True), PLATFORM)
+register_lowering("argsort", Kernel(_emit, shape_generic=True, unit_sizes=True))

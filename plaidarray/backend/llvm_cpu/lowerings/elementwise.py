@@ -1,7 +1,6 @@
 """llvm-cpu's elementwise lowerings that call the C math library (``b.libm``: complex
-inverse and hyperbolic functions, ``hypot``, ``nextafter``, ``fmod``) or a runtime routine
-(``b.runtime``: unsigned ``power``, ``runtime.py``). Ops lowered here only for some dtype
-kinds keep the target-neutral lowering for the others."""
+inverse and hyperbolic functions, ``hypot``, ``nextafter``, ``fmod``). Ops lowered here
+only for some dtype kinds keep the target-neutral lowering for the others."""
 
 from __future__ import annotations
 
@@ -33,5 +32,3 @@ for _name in ("asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")
 _lower("hypot", _libm("hypot"), expensive=True)
 _lower("nextafter", _libm("nextafter"))
 _lower_kinds("remainder", f=_libm("fmod"))
-_lower_kinds("power", u=lambda b, args, inst: b.runtime(f"ipow_u{inst.shape.dtype.itemsize * 8}", args,
-                                                        inst.shape.dtype))
