@@ -397,7 +397,6 @@ for _op, _fn in {"neg": "negative", "pos": "positive", "abs": "abs", "invert": "
     setattr(Array, f"__{_op}__", _unary(_fn))
 
 
-
 def _numpy_method(name: str, fn: Callable[..., Any]):
     def method(self: Array, *args: Any, **kwargs: Any) -> Any:
         return fn(_NAMESPACE["module"], self, *args, **kwargs)
@@ -440,14 +439,15 @@ _NUMPY_METHODS: dict[str, Callable[..., Any]] = {
     "copy": lambda ns, x: ns.asarray(x, copy=True),
     "astype": lambda ns, x, dtype, copy=True: ns.astype(x, dtype, copy=copy),
     "clip": lambda ns, x, min=None, max=None: ns.clip(x, min, max),
-    "round": lambda ns, x, decimals=0: ns.round(x) if decimals == 0 else ns.round(x * 10.0 ** decimals) / 10.0 ** decimals,
+    "round": lambda ns, x, decimals=0: (ns.round(x) if decimals == 0
+                                        else ns.round(x * 10.0 ** decimals) / 10.0 ** decimals),
     "dot": lambda ns, x, other: ns.matmul(x, other) if x.ndim and other.ndim else x * other,
     "item": lambda ns, x: _item(x),
-    "view": lambda ns, x, dtype=None: _same_view(ns, x, dtype),
+    "view": lambda ns, x, dtype=None: _same_view(x, dtype),
 }
 
 
-def _same_view(ns: Any, x: Array, dtype: Any) -> Array:
+def _same_view(x: Array, dtype: Any) -> Array:
     """``x.view()`` or ``x.view(its dtype)``: ``x`` itself (a write through either is a
     write to both, as NumPy's views share memory). Reinterpreting its bytes as another
     dtype is refused."""

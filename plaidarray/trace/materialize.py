@@ -70,7 +70,10 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
         else:
             given_buffer = donated.buffer
             given = frozenset(i for i, b in enumerate(buffers) if b is given_buffer)
-        backend = backend_for(next((n.device for n in pending if n.device is not None), None))
+        device = pending[0].device  # a graph's nodes are on one device, or of none
+        if device is None and len(pending) > 1:
+            device = next((n.device for n in pending if n.device is not None), None)
+        backend = backend_for(device)
         key = (graph_key, given, backend.cache_tag)
         executable = EXECUTABLES.lookup(key)
         miss = None

@@ -343,6 +343,26 @@ def test_sources_installed_anew_are_read_once_then_stamped_again(tmp_path):
     assert sources.restamped_digest(package, "_kernels", None) == changed
 
 
+def test_an_interrupted_restamp_leaves_the_stamp_and_no_temporary_file(tmp_path, monkeypatch):
+    """Ctrl-C while the stamp is written anew: the old stamp stays whole, and the
+    temporary file it was being written to is gone."""
+    package, kernels = _package(tmp_path), tmp_path / "kernels"
+    kernels.mkdir()
+    assert sources.write_stamp(kernels, package, "_kernels")
+    before = (kernels / sources.STAMP).read_bytes()
+    for path in (package / "a.py", package / "sub" / "b.py"):
+        os.utime(path, (path.stat().st_atime - 5, path.stat().st_mtime - 5))
+
+    def interrupted(*args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(sources.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        sources.restamped_digest(package, "_kernels", str(kernels / sources.STAMP))
+    assert (kernels / sources.STAMP).read_bytes() == before
+    assert sorted(p.name for p in kernels.iterdir()) == [sources.STAMP]
+
+
 def test_a_stamp_of_sources_modified_just_before_it_is_not_used(tmp_path):
     """A file modified within the file system's timestamp resolution of the stamp could
     change again unseen (git's racy entries): its sources are read."""

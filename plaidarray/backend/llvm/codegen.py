@@ -140,9 +140,7 @@ def generate(texts: str | Sequence[str], target: Target, level: int, listings: b
     tm = machine(target, level if emit_level is None else emit_level)
     product = Product(tm.emit_object(module), str(module) if listings else "",
                       tm.emit_assembly(module) if listings else "")
-    context = module._context
-    module.close()
-    context.close()
+    _dispose(module)
     return product
 
 
@@ -156,9 +154,7 @@ def generate_assembly(texts: Sequence[str], target: Target, level: int, exported
     llvm.initialize_all_asmprinters()
     module = compile_ir(texts, target, level, exported, bitcode)
     assembly, optimised = machine(target, level).emit_assembly(module), str(module)
-    context = module._context
-    module.close()
-    context.close()
+    _dispose(module)
     return assembly, optimised
 
 
@@ -174,10 +170,15 @@ def generate_library(texts: Sequence[str], target: Target, level: int,
     needed = sorted(value.name for value in (*module.functions, *module.global_variables)
                     if value.is_declaration and not value.name.startswith("llvm."))
     code = machine(target, level).emit_object(module)
+    _dispose(module)
+    return code, needed
+
+
+def _dispose(module: llvm.ModuleRef) -> None:
+    """Free a module of ``compile_ir`` and the LLVM context of its own."""
     context = module._context
     module.close()
     context.close()
-    return code, needed
 
 
 def write_frame(stream: IO[bytes], *parts: bytes) -> None:

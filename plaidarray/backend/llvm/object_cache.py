@@ -152,14 +152,14 @@ def _llvmlite_version() -> str:
 def _compiler_digest() -> str:
     """A digest of plaidarray's sources (``sources.py``): the installed kernels' stamp's,
     where the sources stat as it says, else read and hashed."""
-    root = Path(__file__).resolve().parents[2]  # the plaidarray package
     stamp = installed_file(sources.STAMP)
-    return sources.stamped_digest(root, INSTALLED.name, stamp) or sources.restamped_digest(root, INSTALLED.name, stamp)
+    return (sources.stamped_digest(INSTALLED.parent, INSTALLED.name, stamp)
+            or sources.restamped_digest(INSTALLED.parent, INSTALLED.name, stamp))
 
 
 def sources_digest_now() -> str:
     """The digest of plaidarray's sources as they are now, read and hashed."""
-    return sources.sources_digest(Path(__file__).resolve().parents[2], INSTALLED.name)
+    return sources.sources_digest(INSTALLED.parent, INSTALLED.name)
 
 
 def write_sources_stamp(directory: Path, built_from: str) -> bool:
@@ -168,7 +168,7 @@ def write_sources_stamp(directory: Path, built_from: str) -> bool:
     (their digest when the build started): kernels built while a source changed are keyed
     by another digest than the sources have at the end, and a stamp of these would send
     every process to keys no kernel has."""
-    return sources.write_stamp(directory, Path(__file__).resolve().parents[2], INSTALLED.name, built_from)
+    return sources.write_stamp(directory, INSTALLED.parent, INSTALLED.name, built_from)
 
 
 def write_toolchain_stamp(directory: Path) -> None:

@@ -137,8 +137,9 @@ def _stamped_now(directory: Path, root: Path, excluded: str, expected: str | Non
             os.close(fd)
         os.replace(temporary, directory / STAMP)
     except OSError:
-        temporary.unlink(missing_ok=True)
         return digest, False
+    finally:  # gone once replaced; an error or an interrupt (Ctrl-C) before leaves none either
+        temporary.unlink(missing_ok=True)
     return digest, True
 
 
