@@ -153,13 +153,13 @@ def _compiler_digest() -> str:
     """A digest of plaidarray's sources (``sources.py``): the installed kernels' stamp's,
     where the sources stat as it says, else read and hashed."""
     stamp = installed_file(sources.STAMP)
-    return (sources.stamped_digest(INSTALLED.parent, INSTALLED.name, stamp)
-            or sources.restamped_digest(INSTALLED.parent, INSTALLED.name, stamp))
+    return (sources.stamped_digest(PACKAGE, INSTALLED.name, stamp)
+            or sources.restamped_digest(PACKAGE, INSTALLED.name, stamp))
 
 
 def sources_digest_now() -> str:
     """The digest of plaidarray's sources as they are now, read and hashed."""
-    return sources.sources_digest(INSTALLED.parent, INSTALLED.name)
+    return sources.sources_digest(PACKAGE, INSTALLED.name)
 
 
 def write_sources_stamp(directory: Path, built_from: str) -> bool:
@@ -168,7 +168,7 @@ def write_sources_stamp(directory: Path, built_from: str) -> bool:
     (their digest when the build started): kernels built while a source changed are keyed
     by another digest than the sources have at the end, and a stamp of these would send
     every process to keys no kernel has."""
-    return sources.write_stamp(directory, INSTALLED.parent, INSTALLED.name, built_from)
+    return sources.write_stamp(directory, PACKAGE, INSTALLED.name, built_from)
 
 
 def write_toolchain_stamp(directory: Path) -> None:
@@ -246,7 +246,9 @@ def load(key: str) -> tuple[bytes, dict[str, Any]] | None:
 
 
 #: The directory, in the package, of the kernels built at installation (``prebuild.py``).
-INSTALLED = Path(__file__).resolve().parents[2] / "_kernels"
+#: The plaidarray package, whose sources the keys' digest covers.
+PACKAGE = Path(__file__).resolve().parents[2]
+INSTALLED = PACKAGE / "_kernels"
 
 
 @functools.cache
