@@ -9,6 +9,8 @@ from __future__ import annotations
 import math as _math
 import sys as _sys
 
+from .backend.llvm import object_cache as _object_cache  # noqa: F401  (first: its import starts checking
+# the installation's stamps, which the rest of the import overlaps)
 from . import api_version as _api_version
 from . import hlo as _hlo  # noqa: F401  (registers the HLO op set)
 from .aot import export

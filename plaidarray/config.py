@@ -168,8 +168,9 @@ _ROWS = (
             "1 compiles a graph that comes back with other sizes once more with its sizes as run-time values, "
             "for every later size (a small graph from its first compile); 0 compiles each size for itself"),
     Setting("PLAIDARRAY_PURE_PYTHON", _choice("0", "1"), "0", "at import",
-            "1 records nodes, walks pending graphs and calls executables in Python even where the C modules "
-            "(`trace/_graph.c`, `backend/llvm_cpu/_entry.c`) are built"),
+            "1 records nodes, walks pending graphs, calls executables and checks the sources' stamp in Python "
+            "even where the C modules (`trace/_graph.c`, `backend/llvm_cpu/_entry.c`, `backend/llvm/_stats.c`) "
+            "are built"),
     Setting("PLAIDARRAY_EXPLAIN_COMPILES", _choice("0", "1"), "0", "at import",
             "1 logs every compile with its reason to standard error"),
     Setting("PLAIDARRAY_DUMP", _path, None, "at each compile",

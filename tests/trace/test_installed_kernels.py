@@ -290,11 +290,19 @@ def _package(tmp_path: Path, age: float = 3600.0) -> Path:
     return package
 
 
-def test_the_sources_stamp_gives_their_digest_until_one_changes(tmp_path):
+#: The two definitions of the sources' stats: C's (where built) and Python's.
+STATS = [pytest.param(sources.stats_in_python, id="python"),
+         pytest.param(sources.STATS_IN_C, id="c",
+                      marks=pytest.mark.skipif(sources.STATS_IN_C is None, reason="_stats.c is not built"))]
+
+
+@pytest.mark.parametrize("stats", STATS)
+def test_the_sources_stamp_gives_their_digest_until_one_changes(tmp_path, monkeypatch, stats):
     """The stamp an installation writes gives the digest of unchanged sources without
     reading them, and nothing once a file changes, however: its contents with its time,
     its time alone, a file removed; a file added changes no code until a stamped one
     imports it."""
+    monkeypatch.setattr(sources, "stats", stats)
     package, kernels = _package(tmp_path), tmp_path / "kernels"
     kernels.mkdir()
     digest = sources.sources_digest(package, "_kernels")
@@ -314,6 +322,48 @@ def test_the_sources_stamp_gives_their_digest_until_one_changes(tmp_path):
     b.unlink()
     assert sources.stamped_digest(package, "_kernels", stamp) is None
     assert sources.stamped_digest(package, "_kernels", None) is None
+
+
+@pytest.mark.skipif(sources.STATS_IN_C is None, reason="_stats.c is not built")
+def test_the_stats_in_c_are_pythons(tmp_path):
+    """``_stats.stats`` gives ``os.stat``'s sizes and nanosecond times, None where a file
+    is missing, and refuses what ``os.stat`` refuses (a NUL in a path, a path not a str)."""
+    files = []
+    for i, (size, mtime_ns) in enumerate(((0, 10**9 + 7), (5, 1_700_000_000_123_456_789))):
+        path = tmp_path / f"f{i}.py"
+        path.write_bytes(b"x" * size)
+        os.utime(path, ns=(mtime_ns, mtime_ns))
+        files.append(str(path))
+    expected = [(0, 10**9 + 7), (5, 1_700_000_000_123_456_789)]
+    assert sources.STATS_IN_C(files) == sources.stats_in_python(files) == expected
+    assert sources.STATS_IN_C(tuple(files)) == expected
+    assert sources.STATS_IN_C([]) == sources.stats_in_python([]) == []
+    missing = [*files, str(tmp_path / "gone.py")]
+    assert sources.STATS_IN_C(missing) is None and sources.stats_in_python(missing) is None
+    with pytest.raises(ValueError):
+        sources.STATS_IN_C([files[0] + "\0x"])
+    with pytest.raises(TypeError):
+        sources.STATS_IN_C([files[0], 3])
+
+
+def test_a_process_keys_with_the_stamps_its_import_checked_in_the_background(tmp_path):
+    """The import starts checking the stamps on a thread (where the stats run in C), and
+    the first key waits for it: the environment is the sources' digest of now, also in a
+    child forked while the thread may still run (which checks again for itself)."""
+    program = ("import os, sys, plaidarray\n"
+               "from plaidarray.backend.llvm import object_cache as oc, sources\n"
+               "started = oc._checking is not None\n"
+               "pid = os.fork()\n"
+               "env = oc._environment()\n"
+               "ok = env[0] == plaidarray.__version__ and env[2] == oc.sources_digest_now()\n"
+               "if pid == 0:\n"
+               "    os._exit(0 if ok else 3)\n"
+               "_, status = os.waitpid(pid, 0)\n"
+               "print(started == (sources.STATS_IN_C is not None), ok, os.waitstatus_to_exitcode(status))")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300,
+                          env=child_env(tmp_path / "cache"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["True", "True", "0"]
 
 
 def test_sources_installed_anew_are_read_once_then_stamped_again(tmp_path):

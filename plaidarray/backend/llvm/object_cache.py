@@ -133,10 +133,39 @@ def entry_key(*parts: str) -> str:
 def _environment() -> tuple[str, ...]:
     """Versions the code depends on besides its HLO and target: plaidarray's, and
     llvmlite's, which fixes the LLVM it is built with (read without loading LLVM: from
-    the installation's toolchain stamp where llvmlite is as stamped, ``sources.py``)."""
+    the installation's toolchain stamp where llvmlite is as stamped, ``sources.py``),
+    and the sources' digest."""
     from ... import __version__
 
-    return __version__, _llvmlite_version(), _compiler_digest()
+    checking = _checking
+    if checking is not None and checking is not threading.current_thread():
+        checking.join()  # returns at once in a child forked while it ran: the child checks
+    return (__version__, *_stamps())
+
+
+@functools.cache
+def _stamps() -> tuple[str, str]:
+    return _llvmlite_version(), _compiler_digest()
+
+
+#: The thread checking the stamps, started at import (``check_stamps_in_background``).
+_checking: threading.Thread | None = None
+
+
+def check_stamps_in_background() -> None:
+    """Start checking the installation's stamps (``_stamps``) on a thread, as this module
+    is imported (the package imports it first): reading the two stamps, a ``stat`` of each source and finding llvmlite
+    were 1.4 ms of a process's first read, whose keys need them, and are mostly system
+    calls, which overlap the rest of the import where the sources' are made in C without
+    the GIL (``sources.STATS_IN_C``; made from Python, each call would hand the GIL to
+    the other thread and back, which slowed the import by more than the check takes: then
+    the first key checks). The thread imports nothing of plaidarray's (a module being
+    imported makes another thread wait for its import's end); the first key waits for it
+    (``_environment``)."""
+    global _checking
+    if _checking is None and sources.STATS_IN_C is not None:
+        _checking = threading.Thread(target=_stamps, name="plaidarray-stamps", daemon=True)
+        _checking.start()
 
 
 def _llvmlite_version() -> str:
@@ -608,3 +637,6 @@ def _remove(path: Path) -> bool:
         return True
     except OSError:
         return False
+
+
+check_stamps_in_background()
