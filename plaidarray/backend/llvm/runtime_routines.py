@@ -41,33 +41,27 @@ def _strictly_before(b: ir.IRBuilder, x: ir.Value, y: ir.Value, kind: str, desce
 
 def _argsort(module: ir.Module, name: str, suffix: str) -> ir.Function:
     """``void f(T* keys, i64 offset, i64 stride, i64 n, i64* out, i64 out_offset,
-    i64 out_stride, i1 descending)``: a stable bottom-up merge sort of indices 0..n-1
-    by key, written to ``out``. Scratch comes from malloc; if that fails, a stable
-    insertion sort in place is used instead (slow but correct, never a crash)."""
+    i64 out_stride, i1 descending, i64* scratch, i64 scratch_offset)``: a stable bottom-up
+    merge sort of indices 0..n-1 by key, written to ``out``. Its 2n indices of scratch are
+    the caller's (a buffer the executable allocates, ``codegen/lowerings/sort.py``), not
+    malloc's: a GPU kernel has no host heap, and its device heap is 8 MB unless raised."""
     ty, kind = ELEMENT_TYPES[suffix]
-    fnty = ir.FunctionType(ir.VoidType(), [PTR, I64, I64, I64, PTR, I64, I64, I1])
+    fnty = ir.FunctionType(ir.VoidType(), [PTR, I64, I64, I64, PTR, I64, I64, I1, PTR, I64])
     fn = ir.Function(module, fnty, name)
     fn.linkage = "internal"
-    keys, offset, stride, n, out, out_offset, out_stride, descending = fn.args
+    keys, offset, stride, n, out, out_offset, out_stride, descending, scratch, scratch_offset = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
-    malloc = module.globals.get("malloc") or ir.Function(module, ir.FunctionType(PTR, [I64]), "malloc")
-    free = module.globals.get("free") or ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR]), "free")
 
     def key_at(index_ptr_base, i):
         idx = b.load(b.gep(index_ptr_base, [i], source_etype=I64), typ=I64)
         pos = b.add(offset, b.mul(idx, stride))
         return b.load(b.gep(keys, [pos], source_etype=ty), typ=ty)
 
-    bytes_ = b.mul(b.select(b.icmp_signed(">", n, ir.Constant(I64, 0)), n, ir.Constant(I64, 1)), ir.Constant(I64, 16))
-    scratch = b.call(malloc, [bytes_])
-    a_buf = scratch
-    t_buf = b.gep(scratch, [n], source_etype=I64)
-    ok = b.icmp_unsigned("!=", scratch, ir.Constant(PTR, None))
-    merge_bb, insertion_bb, copy_bb = (fn.append_basic_block(x) for x in ("merge", "insertion", "copy"))
-    b.cbranch(ok, merge_bb, insertion_bb)
+    a_buf = b.gep(scratch, [scratch_offset], source_etype=I64)
+    t_buf = b.gep(a_buf, [n], source_etype=I64)
+    copy_bb = fn.append_basic_block("copy")
 
     # --- merge passes: src -> dst, doubling the run width --------------------------------
-    b.position_at_end(merge_bb)
     fill = Loop(b, fn, ir.Constant(I64, 0), n, "fill")
     b.store(fill.i, b.gep(a_buf, [fill.i], source_etype=I64))
     fill.close()
@@ -119,42 +113,12 @@ def _argsort(module: ir.Module, name: str, suffix: str) -> ir.Function:
     sorted_ = src
     b.branch(copy_bb)
 
-    # --- fallback without scratch: stable insertion sort in place in out ----------------
-    b.position_at_end(insertion_bb)
-    init = Loop(b, fn, ir.Constant(I64, 0), n, "init")
-    b.store(init.i, b.gep(out, [b.add(out_offset, b.mul(init.i, out_stride))], source_etype=I64))
-    init.close()
-    outer = Loop(b, fn, ir.Constant(I64, 1), n, "ins")
-    slot = lambda p: b.gep(out, [b.add(out_offset, b.mul(p, out_stride))], source_etype=I64)
-    moving = b.load(slot(outer.i), typ=I64)
-    moving_key = b.load(b.gep(keys, [b.add(offset, b.mul(moving, stride))], source_etype=ty), typ=ty)
-    shift_head, shift_body, shift_exit = (fn.append_basic_block(x) for x in ("s.head", "s.body", "s.exit"))
-    pre = b.block
-    b.branch(shift_head)
-    b.position_at_end(shift_head)
-    p = b.phi(I64)
-    p.add_incoming(outer.i, pre)
-    can = b.icmp_signed(">", p, ir.Constant(I64, 0))
-    prev = b.select(can, b.sub(p, one), ir.Constant(I64, 0))
-    prev_idx = b.load(slot(prev), typ=I64)
-    prev_key = b.load(b.gep(keys, [b.add(offset, b.mul(prev_idx, stride))], source_etype=ty), typ=ty)
-    b.cbranch(b.and_(can, _strictly_before(b, moving_key, prev_key, kind, descending)), shift_body, shift_exit)
-    b.position_at_end(shift_body)
-    b.store(prev_idx, slot(p))
-    p.add_incoming(prev, b.block)
-    b.branch(shift_head)
-    b.position_at_end(shift_exit)
-    b.store(moving, slot(p))
-    outer.close()
-    b.ret_void()
-
-    # --- copy the merged order out and free the scratch ---------------------------------
+    # --- copy the merged order out ---------------------------------------------------------
     b.position_at_end(copy_bb)
     copy = Loop(b, fn, ir.Constant(I64, 0), n, "copy")
     value = b.load(b.gep(sorted_, [copy.i], source_etype=I64), typ=I64)
     b.store(value, b.gep(out, [b.add(out_offset, b.mul(copy.i, out_stride))], source_etype=I64))
     copy.close()
-    b.call(free, [scratch])
     b.ret_void()
     return fn
 

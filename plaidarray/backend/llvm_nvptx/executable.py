@@ -31,7 +31,8 @@ class Step(NamedTuple):
 
 
 class GpuExecutable(Executable):
-    """The steps of one HLO module on ``runtime``, its PTX loaded at the first run."""
+    """The steps of one HLO module on ``runtime``, its PTX loaded at the first run (none
+    and no steps where the module computes nothing: its results are empty)."""
 
     def __init__(self, ptx: str, steps: Sequence[Step], n_params: int, constants: list[np.ndarray],
                  output_slots: list[tuple[str, int]], output_shapes: list[Shape], temp_shapes: list[Shape],
@@ -49,8 +50,8 @@ class GpuExecutable(Executable):
         """Run on the device's arrays (a host array among them, a value of no device's:
         copied to the device); the results are device arrays."""
         runtime = self.runtime
-        if self._module is None:
-            self._module = runtime.load(self.ptx)
+        if self._constants is None:
+            self._module = runtime.load(self.ptx) if self.steps else None
             self._constants = [runtime.from_host(c) for c in self.constants]
         params = [b if type(b) is DeviceArray else runtime.from_host(np.asarray(b)) for b in buffers]
         outputs = [runtime.empty(s.dims, s.dtype) for s in self.output_shapes]

@@ -50,6 +50,8 @@ _DECLARED = re.compile(r'^declare [^@]*@"?([^"(]+)"?\(', re.MULTILINE)
 
 
 def _ptx_codegen(c: Compilation) -> None:
+    if not c.sources:  # nothing to compute (empty results): the run allocates them
+        return
     texts = list({s.key: s.ir for s in c.sources}.values())
     symbols = {s.symbol for s in c.sources}
     bitcode = []

@@ -1,5 +1,6 @@
 """``argsort``: the runtime's stable merge sort (LLVM IR, ``backend/llvm/runtime_routines.py``)
-called once per row, by every LLVM backend."""
+called once per row, by every LLVM backend, each row with 2n indices of a scratch buffer
+the executable allocates (rows may run on different threads, each with its own)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import math
 import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import IntegerAttr, i1, i64
+
+from ...hlo.shape import Shape
 
 from ..lowering import Kernel, register_lowering
 
@@ -29,16 +32,21 @@ def _emit(k, inst, out, operands):
             return k.insert(arith.ConstantOp(IntegerAttr(v, i64)))
         return k.insert(arith.IndexCastOp(k.dim(v), i64))
 
+    row_strides = [math.prod(batch[i + 1:]) for i in range(len(batch))]
+
     def row(ivs):
-        offset = index(0)
-        for iv, stride in zip(ivs, batch_strides):
+        offset, number = index(0), index(0)
+        for iv, stride, row_stride in zip(ivs, batch_strides, row_strides):
             as_int = k.insert(arith.IndexCastOp(iv, i64))
             offset = k.insert(arith.AddiOp(offset, k.insert(arith.MuliOp(as_int, index(stride)))))
+            number = k.insert(arith.AddiOp(number, k.insert(arith.MuliOp(as_int, index(row_stride)))))
+        at = k.insert(arith.MuliOp(number, index(2 * dims[axis])))
         descending = k.insert(arith.ConstantOp(IntegerAttr(int(inst.attrs["descending"]), i1)))
         k.call(symbol, [x, offset, index(strides[axis]), index(dims[axis]), out, offset, index(strides[axis]),
-                        descending])
+                        descending, scratch, at])
 
     if inst.shape.size:
+        scratch = k.scratch(Shape((*batch, 2, dims[axis]), np.dtype(np.int64)))
         k.for_each(batch, row)
 
 

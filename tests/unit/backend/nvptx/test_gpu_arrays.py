@@ -123,3 +123,28 @@ def test_the_runtime_routines_run_on_the_gpu_and_sorting_names_what_it_lacks(cud
     np.testing.assert_array_equal(np.asarray(xp.asarray(np.array([2, -3]), device="cuda") ** 3), np.array([8, -27]))
     with pytest.raises(NotImplementedError, match="llvm-nvptx: no GPU code for free, malloc"):
         np.asarray(xp.sort(x))
+
+
+def test_empty_results_on_the_gpu_need_no_kernel(cuda):
+    """A graph whose results are all empty has no kernel to compile (llvm-cpu's
+    ``without_compiling``): its run allocates them."""
+    x = xp.asarray(np.zeros((1, 0), np.int64), device="cuda")
+    got = xp.cumulative_sum(x, axis=0)
+    assert got.device == "cuda" and np.asarray(got).shape == (1, 0)
+    assert np.asarray(xp.exp(xp.zeros((0, 3), device="cuda"))).shape == (0, 3)
+
+
+def test_sorts_and_set_functions_on_the_gpu(cuda):
+    """The runtime's merge sort runs on the GPU, a row a thread, on scratch the executable
+    allocates: NumPy's stable order, NaN last, descending as the standard's mirror image."""
+    a = np.round(RNG.standard_normal((4, 19)), 1)
+    a[1, 3] = np.nan
+    x = xp.asarray(a, device="cuda")
+    np.testing.assert_array_equal(np.asarray(xp.argsort(x, axis=1)), np.argsort(a, axis=1, kind="stable"))
+    np.testing.assert_array_equal(np.asarray(xp.sort(x, axis=0)), np.sort(a, axis=0))
+    np.testing.assert_array_equal(np.asarray(xp.argsort(x[0], descending=True)),
+                                  18 - np.argsort(a[0][::-1], kind="stable")[::-1])
+    ints = xp.asarray(np.array([3, 1, 2, 3, 1, 7]), device="cuda")
+    values, counts = xp.unique_counts(ints)
+    np.testing.assert_array_equal(np.asarray(values), [1, 2, 3, 7])
+    np.testing.assert_array_equal(np.asarray(counts), [2, 1, 2, 1])

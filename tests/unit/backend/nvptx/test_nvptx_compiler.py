@@ -58,6 +58,9 @@ CASES = {
     "iota and astype": (lambda x: xp.astype(xp.arange(60) % 7, xp.float64) * x, [_f(60)]),
     "cumulative sum": (lambda x: xp.cumulative_sum(x, axis=1), [_f(5, 30)]),
     "small matmul": (lambda a, b: a @ b, [_f(6, 5), _f(5, 4)]),
+    "sort and argsort": (lambda x: (xp.sort(x, axis=1), xp.argsort(x, axis=0, descending=True)),
+                         [np.round(_f(6, 23), 1)]),
+    "integer power": (lambda a, b: a ** b, [RNG.integers(-9, 9, 30), RNG.integers(0, 12, 30)]),
 }
 
 
