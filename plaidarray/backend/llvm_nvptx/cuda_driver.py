@@ -128,7 +128,7 @@ class CudaRuntime(GpuRuntime):
     def load(self, ptx: str) -> Any:
         image: bytes = ptx.encode() + b"\0"
         if toolkit.ptxas() is not None:
-            image = ptxas.assemble(ptx, self.architecture)[0]
+            image = ptxas.cubin(ptx, self.architecture)
         self._current()
         module = ctypes.c_void_p()
         _check(self._lib, "cuModuleLoadData", ctypes.byref(module), ctypes.c_char_p(image))

@@ -13,7 +13,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import toolkit
+from . import cache_entry, toolkit
 
 
 class PtxasError(RuntimeError):
@@ -50,6 +50,20 @@ def assemble(ptx: str, architecture: str) -> tuple[bytes, list[KernelReport]]:
         if done.returncode != 0:
             raise PtxasError(f"llvm-nvptx: ptxas refused the PTX for {architecture}: {done.stderr.strip()}")
         return cubin.read_bytes(), _reports(done.stderr)
+
+
+def cubin(ptx: str, architecture: str) -> bytes:
+    """The cubin of ``ptx`` for ``architecture``: the persistent cache's, where this ptxas
+    assembled the same PTX before (``cache_entry.cubin_key``), else assembled and stored."""
+    tool = toolkit.ptxas()
+    key = cache_entry.cubin_key(ptx, architecture, str(tool)) if tool is not None else ""
+    found = cache_entry.load_cubin(key) if key else None
+    if found is not None:
+        return found
+    made = assemble(ptx, architecture)[0]
+    if key:
+        cache_entry.store_cubin(key, made)
+    return made
 
 
 def _reports(text: str) -> list[KernelReport]:

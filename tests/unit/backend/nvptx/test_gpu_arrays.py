@@ -111,9 +111,9 @@ def test_empty_arrays_and_libdevice_functions_on_the_gpu(cuda):
     np.testing.assert_array_equal(np.asarray(xp.nextafter(x, y)), np.nextafter(a, b))
 
 
-def test_the_runtime_routines_run_on_the_gpu_and_sorting_names_what_it_lacks(cuda):
+def test_the_runtime_routines_run_on_the_gpu(cuda):
     """A mask's positions and integer powers are the shared runtime routines, run by one
-    thread on the GPU; the sort's scratch memory (``malloc``) is not provided yet."""
+    thread on the GPU (sorting: ``test_sorts_and_set_functions_on_the_gpu``)."""
     a = np.array([3.0, -1.0, 2.5, np.nan, 0.0, 2.5])
     x = xp.asarray(a, device="cuda")
     np.testing.assert_array_equal(np.asarray(x[x > 0.5]), a[a > 0.5])
@@ -121,8 +121,6 @@ def test_the_runtime_routines_run_on_the_gpu_and_sorting_names_what_it_lacks(cud
     u = np.array([2, 3, 5, 7], np.uint32)
     np.testing.assert_array_equal(np.asarray(xp.asarray(u, device="cuda") ** xp.asarray(u, device="cuda")), u ** u)
     np.testing.assert_array_equal(np.asarray(xp.asarray(np.array([2, -3]), device="cuda") ** 3), np.array([8, -27]))
-    with pytest.raises(NotImplementedError, match="llvm-nvptx: no GPU code for free, malloc"):
-        np.asarray(xp.sort(x))
 
 
 def test_empty_results_on_the_gpu_need_no_kernel(cuda):
