@@ -132,6 +132,8 @@ def _array_of(value: np.ndarray, copy: bool | None, fresh: bool, share: bool, wh
         if share and value.flags.writeable:
             return exports.shared(value, device)
     if copy is False:
+        if device.platform != "cpu":
+            raise ValueError(f"{where}: host memory is copied to {device}, but copy=False")
         raise ValueError(f"{where}: the input's layout needs a copy, but copy=False" if buffer is not value else
                          f"{where}: the input is a read-only view of memory that can still be written, which "
                          f"plaidarray cannot share (its own writes could not reach it); copy=None copies")

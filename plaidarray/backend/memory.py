@@ -122,13 +122,15 @@ def _stat_field(path: Path, name: str) -> int:
     return 0
 
 
-def check_fits(nbytes: int, reusable: int, largest: Shape) -> None:
+def check_fits(nbytes: int, reusable: int, largest: Shape, available: int | None = None) -> None:
     """MemoryError if ``nbytes`` more bytes cannot fit in available memory plus
     ``reusable`` bytes that are already ours (the buffer pool's free blocks); the error
-    names the ``largest`` buffer too."""
+    names the ``largest`` buffer too. ``available``: a device's free memory, where it is
+    not the host's (``available_bytes``)."""
     if nbytes < CHECK_ABOVE_BYTES:
         return
-    available = available_bytes()
+    if available is None:
+        available = available_bytes()
     if available is not None and nbytes > available + reusable:
         raise MemoryError(f"cannot allocate a {largest.dtype} buffer of shape {largest.dims}: this computation needs "
                           f"{nbytes / 2**30:.2f} GiB for its results and temporaries, but only "

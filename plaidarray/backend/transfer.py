@@ -124,7 +124,7 @@ class HostTransfers(TransferManager):
             raise unsupported_dtype(value.dtype, where)
         if value.flags.c_contiguous and value.flags.aligned and value.dtype.isnative:
             return value
-        return np.ascontiguousarray(value, dtype=native)
+        return np.asarray(value, dtype=native, order="C")  # ascontiguousarray makes 0-d 1-d
 
     def snapshot(self, value: np.ndarray, where: str) -> np.ndarray:
         """``from_host`` for memory of a caller's: a buffer holding ``value`` as it is now,

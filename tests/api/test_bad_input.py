@@ -421,6 +421,14 @@ def _numpy_inputs() -> dict[str, np.ndarray]:
     }
 
 
+@pytest.mark.parametrize("dtype", [">f8", ">i4", ">f4"])
+def test_a_big_endian_scalar_array_stays_0_d(backend, dtype):
+    """A 0-d array of foreign byte order is converted as a 0-d one (``ascontiguousarray``
+    made it 1-d)."""
+    a = np.array(2, dtype)
+    assert_same(xp.asarray(a), np.asarray(a, dtype=np.dtype(dtype).newbyteorder("=")), exact=True)
+
+
 @pytest.mark.parametrize("kind", list(_numpy_inputs()))
 def test_strided_read_only_and_foreign_layout_numpy_inputs(backend, kind):
     a = _numpy_inputs()[kind]
@@ -433,6 +441,8 @@ def test_strided_read_only_and_foreign_layout_numpy_inputs(backend, kind):
     np.testing.assert_array_equal(a, before)  # inputs are never written
 
 
+@pytest.mark.skipif(xp.__array_namespace_info__().default_device().platform != "cpu",
+                    reason="copy=False shares host memory; a GPU copies it (test_gpu_arrays.py)")
 def test_copy_false_refuses_layouts_that_need_a_copy():
     with pytest.raises(ValueError, match="asarray: the input's layout needs a copy, but copy=False"):
         xp.asarray(np.arange(6.0)[::-1], copy=False)

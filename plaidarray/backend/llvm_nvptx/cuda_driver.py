@@ -104,6 +104,17 @@ class CudaRuntime(GpuRuntime):
             raise MemoryError(f"llvm-nvptx: {self.name} has no {nbytes} bytes free for a buffer") from None
         return address.value
 
+    def available_bytes(self) -> int | None:
+        self._current()
+        free, total = ctypes.c_size_t(), ctypes.c_size_t()
+        _check(self._lib, "cuMemGetInfo_v2", ctypes.byref(free), ctypes.byref(total))
+        return free.value
+
+    def copy(self, target: int, source: int, nbytes: int) -> None:
+        self._current()
+        _check(self._lib, "cuMemcpyDtoDAsync_v2", ctypes.c_uint64(target), ctypes.c_uint64(source),
+               ctypes.c_size_t(nbytes), self._stream)
+
     def free(self, address: int) -> None:
         self.synchronize()  # a launch may still read it
         _check(self._lib, "cuMemFree_v2", ctypes.c_uint64(address))

@@ -10,12 +10,14 @@ runtime run in order, so a step sees what the steps before it wrote."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any, NamedTuple, cast
 
 import numpy as np
 
 from ...hlo.shape import Shape
+from .. import memory
 from ..executable import Executable
 from ..llvm.kernel_source import Segment
 from .runtime import DeviceArray, GpuRuntime
@@ -54,6 +56,10 @@ class GpuExecutable(Executable):
             self._module = runtime.load(self.ptx) if self.steps else None
             self._constants = [runtime.from_host(c) for c in self.constants]
         params = [b if type(b) is DeviceArray else runtime.from_host(np.asarray(b)) for b in buffers]
+        made = [*self.output_shapes, *self.temp_shapes]
+        if made:  # a run that cannot fit fails before allocating any of it
+            sizes = [math.prod(s.dims) * s.dtype.itemsize for s in made]
+            memory.check_fits(sum(sizes), 0, made[sizes.index(max(sizes))], runtime.available_bytes())
         outputs = [runtime.empty(s.dims, s.dtype) for s in self.output_shapes]
         temps = [runtime.empty(s.dims, s.dtype) for s in self.temp_shapes]
         table = [*params, *cast("list[DeviceArray]", self._constants), *outputs, *temps]

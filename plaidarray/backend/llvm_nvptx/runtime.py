@@ -80,9 +80,18 @@ class GpuRuntime(abc.ABC):
         block = min(self.block_threads, max(extent, 1))
         return min(-(-max(extent, 1) // block), self.max_blocks), block
 
+    def available_bytes(self) -> int | None:
+        """Device memory free for new buffers now; None where it is not known."""
+        return None
+
+    def copy(self, target: int, source: int, nbytes: int) -> None:
+        """Copy ``nbytes`` from ``source`` to ``target`` on the device, after the launches
+        before it (through the host unless the runtime copies on the device)."""
+        self.write(target, np.frombuffer(self.read(source, nbytes), np.uint8))
+
     def from_host(self, array: np.ndarray) -> DeviceArray:
         data = np.asarray(array, order="C")
-        found = DeviceArray(self, self.allocate(max(data.nbytes, 1)), data.shape, data.dtype)
+        found = self.empty(data.shape, data.dtype)
         if data.nbytes:
             self.write(found.address, data)
         return found
@@ -92,5 +101,11 @@ class GpuRuntime(abc.ABC):
         return np.frombuffer(bytearray(data), array.dtype).reshape(array.shape)
 
     def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> DeviceArray:
+        """New device memory for ``shape`` elements of ``dtype``: a MemoryError naming the
+        buffer where there is not so much."""
         nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-        return DeviceArray(self, self.allocate(max(nbytes, 1)), tuple(shape), dtype)
+        try:
+            address = self.allocate(max(nbytes, 1))
+        except MemoryError as exc:
+            raise MemoryError(f"cannot allocate a {dtype} buffer of shape {tuple(shape)} on {self.name}: {exc}") from None
+        return DeviceArray(self, address, tuple(shape), dtype)

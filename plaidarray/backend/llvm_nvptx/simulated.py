@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 
+from .. import memory
 from . import simulator
 from .runtime import GpuRuntime
 
@@ -24,7 +25,13 @@ class SimulatedRuntime(GpuRuntime):
         self.memory = simulator.SimulatedMemory()
 
     def allocate(self, nbytes: int) -> int:
-        return self.memory.allocate(nbytes)
+        try:
+            return self.memory.allocate(nbytes)
+        except MemoryError:
+            raise MemoryError(f"the simulated device has no {nbytes} bytes free (its memory is the host's)") from None
+
+    def available_bytes(self) -> int | None:
+        return memory.available_bytes()
 
     def free(self, address: int) -> None:
         self.memory.free(address)

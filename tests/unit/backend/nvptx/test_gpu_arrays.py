@@ -146,3 +146,29 @@ def test_sorts_and_set_functions_on_the_gpu(cuda):
     values, counts = xp.unique_counts(ints)
     np.testing.assert_array_equal(np.asarray(values), [1, 2, 3, 7])
     np.testing.assert_array_equal(np.asarray(counts), [2, 1, 2, 1])
+
+
+def test_host_memory_reaches_the_gpu_by_a_copy_in_its_byte_order(cuda):
+    """NumPy memory is copied to a GPU (``copy=False`` refuses, naming the device), a
+    big-endian array as its value; an element of a computed array is read by a copy on
+    the device, a later write to the array leaving it as it was."""
+    with pytest.raises(ValueError, match="asarray: host memory is copied to cuda, but copy=False"):
+        xp.asarray(np.arange(3.0), device="cuda", copy=False)
+    big = np.arange(6.0).astype(">f8")
+    np.testing.assert_array_equal(np.asarray(xp.asarray(big, device="cuda") * 2.0), np.arange(6.0) * 2.0)
+    a = xp.asarray(np.arange(12, dtype=np.int16).reshape(3, 4), device="cuda") + 1
+    np.asarray(a)
+    element = a[-1, 2]
+    assert element._node.buffer is not None  # copied at once, no graph
+    a[2, 2] = 99
+    assert int(element) == 11 and int(a[2, 2]) == 99
+    with pytest.raises(IndexError):
+        a[3, 0]
+
+
+def test_a_gpu_run_larger_than_its_memory_raises_before_allocating(cuda, monkeypatch):
+    monkeypatch.setattr(type(cuda[0].transfers.runtime), "available_bytes", lambda self: 1 << 30)
+    x = xp.ones((20000, 20000), device="cuda") + 1.0  # 3 GiB
+    with pytest.raises(MemoryError, match=r"float64 buffer of shape \(20000, 20000\): .* needs 2.98 GiB .* only "
+                                          r"1.00 GiB of memory is available"):
+        np.asarray(x)
