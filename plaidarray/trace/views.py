@@ -284,10 +284,13 @@ def blank_root(family: Family) -> Array:
 
 
 def _blank_with(family: Family, members: Iterable[Array]) -> Array:
-    """A blank root value with ``members``' elements put back, each over the previous."""
+    """A blank root value with ``members``' elements put back, each over the previous, on
+    the members' device (the host for values of no device, whatever the default device)."""
     from .array import namespace
 
-    value = namespace().zeros(family.shape, dtype=family.dtype)
+    members = list(members)
+    device = next((m._node.device for m in members if m._node.device is not None), None)
+    value = namespace().zeros(family.shape, dtype=family.dtype, device=device or "cpu")
     for member in members:
         value = _put(value, member._base.steps if type(member._base) is ViewOf else (), member)
     return value

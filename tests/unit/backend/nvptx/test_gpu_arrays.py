@@ -172,3 +172,12 @@ def test_a_gpu_run_larger_than_its_memory_raises_before_allocating(cuda, monkeyp
     with pytest.raises(MemoryError, match=r"float64 buffer of shape \(20000, 20000\): .* needs 2.98 GiB .* only "
                                           r"1.00 GiB of memory is available"):
         np.asarray(x)
+
+
+def test_a_view_of_a_value_of_no_device_exports_host_memory_with_a_gpu_default(cuda, monkeypatch):
+    """``xp.real(2 - 3j)`` is a view of a temporary value of no device (the host's) whose
+    root is gone: exporting it makes a root on the host, not on the default device."""
+    monkeypatch.setattr(devices, "_default", [cuda[0]])
+    assert xp.zeros(1).device == "cuda"
+    got = xp.real(2 - 3j)
+    assert np.asarray(got) == 2.0 and np.asarray(got).shape == ()
