@@ -12,6 +12,7 @@ from typing import cast
 
 from ..backend import registry
 from ..backend.devices import Device
+from ..backend.transfer import HOST
 from ..backend.cache import EXECUTABLES
 from ..backend.executable import Backend, Executable, NotShapeGeneric
 from ..hlo import Computation, Module
@@ -101,6 +102,8 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
             EXECUTABLES.insert(key, executable, family=miss.structure)
     assert executable is not None  # found, bound, compiled or assembled above
     outs = executable.run(buffers)
+    if device is not None and device.transfers is not HOST:
+        outs = _host_values(pending, outs, device)
     if executable.returns_parameters:  # a result that is an input passed through is not memory the run made
         inputs = {id(b) for b in buffers if b is not given_buffer}
         with GRAPH_LOCK:
@@ -110,6 +113,14 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
         return
     with GRAPH_LOCK:
         set_buffers(pending, outs)
+
+
+def _host_values(pending: list[Node], outs: list, device: Device) -> list:
+    """The run's results, those of nodes of no device (a value made of constants alone,
+    ``unique_counts``' group starts of one element) copied to the host: a value of no
+    device is a host value (``array._transfers``), which a host graph reading it later
+    takes as it is, where it would have read ``device``'s buffer as host memory."""
+    return [device.transfers.to_host(out) if node.device is None else out for node, out in zip(pending, outs)]
 
 
 @dataclass

@@ -181,3 +181,14 @@ def test_a_view_of_a_value_of_no_device_exports_host_memory_with_a_gpu_default(c
     assert xp.zeros(1).device == "cuda"
     got = xp.real(2 - 3j)
     assert np.asarray(got) == 2.0 and np.asarray(got).shape == ()
+
+
+def test_a_value_of_no_device_a_gpu_graph_computes_is_a_host_value(cuda):
+    """``unique_counts`` of one element: its group starts are made of constants alone (no
+    device); read with the values, they are computed on the GPU and copied to the host,
+    so the counts' host graph reads them as host memory (it read the device's buffer)."""
+    for a in ([5.0], [2.0, 2.0], [3.0, 1.0, 3.0]):
+        values, counts = xp.unique_counts(xp.asarray(np.array(a), device="cuda"))
+        want_values, want_counts = np.unique(a, return_counts=True)
+        np.testing.assert_array_equal(np.asarray(values), want_values)
+        np.testing.assert_array_equal(np.asarray(counts), want_counts)
