@@ -9,7 +9,6 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 

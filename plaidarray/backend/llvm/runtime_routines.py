@@ -59,7 +59,6 @@ def _argsort(module: ir.Module, name: str, suffix: str) -> ir.Function:
 
     a_buf = b.gep(scratch, [scratch_offset], source_etype=I64)
     t_buf = b.gep(a_buf, [n], source_etype=I64)
-    copy_bb = fn.append_basic_block("copy")
 
     # --- merge passes: src -> dst, doubling the run width --------------------------------
     fill = Loop(b, fn, ir.Constant(I64, 0), n, "fill")
@@ -109,14 +108,11 @@ def _argsort(module: ir.Module, name: str, suffix: str) -> ir.Function:
     src.add_incoming(dst, b.block)
     dst.add_incoming(src, b.block)
     b.branch(pass_head)
-    b.position_at_end(pass_exit)
-    sorted_ = src
-    b.branch(copy_bb)
 
     # --- copy the merged order out ---------------------------------------------------------
-    b.position_at_end(copy_bb)
+    b.position_at_end(pass_exit)
     copy = Loop(b, fn, ir.Constant(I64, 0), n, "copy")
-    value = b.load(b.gep(sorted_, [copy.i], source_etype=I64), typ=I64)
+    value = b.load(b.gep(src, [copy.i], source_etype=I64), typ=I64)
     b.store(value, b.gep(out, [b.add(out_offset, b.mul(copy.i, out_stride))], source_etype=I64))
     copy.close()
     b.ret_void()

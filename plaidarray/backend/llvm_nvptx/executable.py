@@ -47,6 +47,10 @@ class GpuExecutable(Executable):
         self._module: Any = None
         self._constants: list[DeviceArray] | None = None
         self.returns_parameters = any(kind == "param" for kind, _ in output_slots)
+        made = [(math.prod(s.dims) * s.dtype.itemsize, s) for s in (*output_shapes, *temp_shapes)]
+        #: The bytes a run allocates, and its largest buffer (``memory.check_fits``).
+        self._needed = sum(size for size, _ in made)
+        self._largest = max(made, key=lambda m: m[0])[1] if made else None
 
     def run(self, buffers: list[Any]) -> list[Any]:
         """Run on the device's arrays (a host array among them, a value of no device's:
@@ -56,10 +60,8 @@ class GpuExecutable(Executable):
             self._module = runtime.load(self.ptx) if self.steps else None
             self._constants = [runtime.from_host(c) for c in self.constants]
         params = [b if type(b) is DeviceArray else runtime.from_host(np.asarray(b)) for b in buffers]
-        made = [*self.output_shapes, *self.temp_shapes]
-        if made:  # a run that cannot fit fails before allocating any of it
-            sizes = [math.prod(s.dims) * s.dtype.itemsize for s in made]
-            memory.check_fits(sum(sizes), 0, made[sizes.index(max(sizes))], runtime.available_bytes())
+        if self._largest is not None and self._needed >= memory.CHECK_ABOVE_BYTES:  # fails before allocating
+            memory.check_fits(self._needed, 0, self._largest, runtime.available_bytes())
         outputs = [runtime.empty(s.dims, s.dtype) for s in self.output_shapes]
         temps = [runtime.empty(s.dims, s.dtype) for s in self.temp_shapes]
         table = [*params, *cast("list[DeviceArray]", self._constants), *outputs, *temps]

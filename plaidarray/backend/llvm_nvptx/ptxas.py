@@ -56,14 +56,14 @@ def cubin(ptx: str, architecture: str) -> bytes:
     """The cubin of ``ptx`` for ``architecture``: the persistent cache's, where this ptxas
     assembled the same PTX before (``cache_entry.cubin_key``), else assembled and stored."""
     tool = toolkit.ptxas()
-    key = cache_entry.cubin_key(ptx, architecture, str(tool)) if tool is not None else ""
-    found = cache_entry.load_cubin(key) if key else None
-    if found is not None:
-        return found
-    made = assemble(ptx, architecture)[0]
-    if key:
-        cache_entry.store_cubin(key, made)
-    return made
+    if tool is None:
+        return assemble(ptx, architecture)[0]  # its error: ptxas is not installed
+    key = cache_entry.cubin_key(ptx, architecture, str(tool))
+    found = cache_entry.load_cubin(key)
+    if found is None:
+        found = assemble(ptx, architecture)[0]
+        cache_entry.store_cubin(key, found)
+    return found
 
 
 def _reports(text: str) -> list[KernelReport]:
