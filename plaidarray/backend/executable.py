@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import abc
 import functools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from types import MappingProxyType
 
 import numpy as np
 
@@ -20,6 +21,19 @@ from ..hlo.symbolic import Dim
 class NotShapeGeneric(NotImplementedError):
     """A shape-generic computation (``hlo/symbolic.py``) has an op whose lowering cannot
     take run-time sizes: it compiles per shape instead."""
+
+
+class HostOpsError(NotImplementedError):
+    """A module holds ops its compiler has no code for and runs only on the host, by a
+    round trip at an eager call (``Compiler.host_ops``): a traced function's (``jit``
+    then runs that function eagerly)."""
+
+
+def runs_on_host(host_ops: Mapping[str, str], op: str | None, shape: Shape) -> bool:
+    """Whether an op of result ``shape`` is one of a compiler's ``host_ops``: listed for its
+    result's dtype kind, or for every kind (``""``; a tuple-shaped ``custom_call``'s)."""
+    kinds = host_ops.get(op) if op is not None else None
+    return kinds is not None and (not kinds or shape.dtype.kind in kinds)
 
 
 class ExportError(ValueError):
@@ -151,6 +165,10 @@ class Compiler(abc.ABC):
     #: other op then serves its unit dimensions too (``trace/baseline.py``).
     unit_sizes: bool = False
     nonunit_ops: frozenset[str] = frozenset()
+    #: The ops it has no code for, each with the dtype kinds of its result it lacks code
+    #: for ("" for every dtype): a graph of a device of its computes them on the host, by a
+    #: logged round trip (``trace/host_round_trip.py``).
+    host_ops: Mapping[str, str] = MappingProxyType({})
 
     @abc.abstractmethod
     def compile(self, module: Module) -> Executable: ...

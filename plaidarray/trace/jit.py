@@ -31,10 +31,11 @@ import numpy as np
 from ..backend import registry
 from ..backend.cache import KeyLocks
 from ..backend.devices import Device
+from ..backend.executable import HostOpsError
 from ..backend.transfer import HOST, frozen
 from ..hlo import Module
 from ..hlo.shape import Shape
-from . import explain, pytree
+from . import explain, host_round_trip, pytree
 from .array import Array, namespace
 from .materialize import backend_for, executable_for, materialize
 from .node import Node, common_device
@@ -120,6 +121,9 @@ class JitFunction:
         #: Whether Python scalar arguments are signature values rather than traced (set
         #: once tracing them failed).
         self._static_scalars = False
+        #: Signatures whose trace holds an op their device computes on the host alone
+        #: (``HostOpsError``): those calls run the function eagerly, its host ops by round trips.
+        self._eager: set[Hashable] = set()
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if is_tracing():  # called from a function being traced: becomes part of that trace
@@ -137,7 +141,15 @@ class JitFunction:
             if compiled is not None:
                 self._hits += 1
         if compiled is None:
-            compiled, call = self._compile_traced_or_static(call, args, kwargs)
+            if call.key in self._eager:
+                return self._fun(*args, **kwargs)
+            try:
+                compiled, call = self._compile_traced_or_static(call, args, kwargs)
+            except HostOpsError as error:
+                host_round_trip.LOG.info("jit(%s): %s; it runs eagerly for this signature", self._name, error)
+                with self._lock:
+                    self._eager.add(call.key)
+                return self._fun(*args, **kwargs)
         if plain is not None:
             self._plain[plain] = compiled
         return compiled.run(call.arrays, call.lent)

@@ -17,7 +17,7 @@ from ..backend.cache import EXECUTABLES
 from ..backend.executable import Backend, Executable, NotShapeGeneric
 from ..hlo import Computation, Module
 from ..hlo.fingerprint import structure
-from . import baseline, cuts, dynamic, explain, hot
+from . import baseline, cuts, dynamic, explain, host_round_trip, hot
 from .baseline import BaselineExecutable
 from .node import GRAPH_LOCK, Node, set_buffers
 from .to_hlo import computation, walk_pending
@@ -48,7 +48,8 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
                 shape_generic: bool = True) -> None:
     """Give every node in ``nodes`` a buffer, running one executable for all of them:
     compiled code of the graph, or, until its structure is hot (``hot.py``), the
-    sequence of its ops' kernels (``baseline.py``). The buffer of the ready node
+    sequence of its ops' kernels (``baseline.py``). On a device whose compiler has no
+    code for some of its ops, those run on the host first (``host_round_trip.py``). The buffer of the ready node
     ``donated`` may be overwritten by the run (the caller knows that nothing else can see
     it); ``cut`` says the graph runs because it grew past the pending bound (for the
     compile log); ``shape_generic`` False compiles a miss for its own sizes.
@@ -75,11 +76,18 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
         if device is None and len(pending) > 1:
             device = next((n.device for n in pending if n.device is not None), None)
         backend = backend_for(device)
-        key = (graph_key, given, backend.cache_tag)
-        executable = EXECUTABLES.lookup(key)
-        miss = None
-        if executable is None or type(executable) is BaselineExecutable and executable.needs_attention:
-            miss = _miss(graph_key, order, given, backend, key, cut, every_size, shape_generic, executable)
+        host_ops = backend.compiler.host_ops
+        held = host_round_trip.held(order, host_ops) if host_ops else None
+        if not held:
+            key = (graph_key, given, backend.cache_tag)
+            executable = EXECUTABLES.lookup(key)
+            miss = None
+            if executable is None or type(executable) is BaselineExecutable and executable.needs_attention:
+                miss = _miss(graph_key, order, given, backend, key, cut, every_size, shape_generic, executable)
+    if held:  # ops the device has no code for: computed on the host first, then the rest
+        assert device is not None  # a backend with host ops is a device's own
+        host_round_trip.run(held, device)
+        return materialize(nodes, donated, cut, shape_generic)
     if miss is not None:
         if miss.job is not None:
             hot.submit(miss.job)

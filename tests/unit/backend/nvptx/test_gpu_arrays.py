@@ -90,10 +90,87 @@ def test_a_jitted_function_runs_where_its_arrays_are(cuda):
         f(xp.asarray(a, device="cuda"), xp.asarray(a))
 
 
-def test_an_op_without_gpu_code_is_an_error_naming_it(cuda):
-    x = xp.asarray(RNG.standard_normal((3, 3)), device="cuda")
-    with pytest.raises(NotImplementedError, match="custom_call.*llvm-nvptx"):
-        np.asarray(xp.linalg.inv(x))
+@pytest.mark.parametrize("name, call", [
+    ("inv", lambda la, m: la.inv(m)),
+    ("solve", lambda la, m: la.solve(m, m[..., :1] + 1.0)),
+    ("det", lambda la, m: la.det(m)),
+    ("slogdet", lambda la, m: la.slogdet(m).logabsdet),
+    ("eigh", lambda la, m: la.eigh(m + la.matrix_transpose(m)).eigenvectors),
+    ("eigvalsh", lambda la, m: la.eigvalsh(m + la.matrix_transpose(m))),
+    ("eigvals", lambda la, m: la.eigvals(m)),
+    ("svd", lambda la, m: la.svd(m[..., :3]).Vh),
+    ("svdvals", lambda la, m: la.svdvals(m)),
+    ("qr", lambda la, m: la.qr(m[..., :2]).R),
+    ("cholesky", lambda la, m: la.cholesky(m + la.matrix_transpose(m) + 8.0 * xp.eye(4, device=m.device))),
+    ("pinv", lambda la, m: la.pinv(m[..., :3])),
+    ("matrix_rank", lambda la, m: la.matrix_rank(m[..., :3] @ la.matrix_transpose(m[..., :3]))),
+])
+def test_a_decomposition_on_the_gpu_runs_on_the_host_and_comes_back(cuda, caplog, name, call):
+    """llvm-nvptx has no code for ``custom_call`` (``host_ops``): LAPACK's decompositions
+    run on the host by a logged round trip, their results on the GPU, the host's bits
+    (``pinv``'s within rounding: its products run on the GPU's loops, the host's on BLAS)."""
+    a = RNG.standard_normal((2, 4, 4))
+    with caplog.at_level("INFO", logger="plaidarray.compiles.host_round_trips"):
+        got = call(xp.linalg, xp.asarray(a, device="cuda"))
+        assert got.device is cuda[0]
+        on_gpu = np.asarray(got)
+    assert any(r.getMessage().startswith("cuda: llvm-nvptx has no code for custom_call") for r in caplog.records)
+    on_host = np.asarray(call(xp.linalg, xp.asarray(a)))
+    if name == "pinv":
+        np.testing.assert_allclose(on_gpu, on_host, rtol=1e-12, atol=1e-15)
+    else:
+        np.testing.assert_array_equal(on_gpu, on_host)
+
+
+def test_a_jitted_function_with_a_host_op_runs_eagerly_on_the_gpu(cuda, caplog):
+    """A traced function cannot hold a round trip: ``jit`` runs it eagerly for that
+    signature (said once on the log), its decompositions by round trips."""
+    a = RNG.standard_normal((3, 3))
+    f = xp.jit(lambda m: xp.linalg.inv(m) * 2.0)
+    with caplog.at_level("INFO", logger="plaidarray.compiles.host_round_trips"):
+        first, again = (f(xp.asarray(a, device="cuda")) for _ in range(2))
+    assert first.device is cuda[0] and again.device is cuda[0]
+    said = [r.getMessage() for r in caplog.records if "runs eagerly" in r.getMessage()]
+    assert len(said) == 1 and "llvm-nvptx has no code for custom_call" in said[0]
+    want = np.asarray(f(xp.asarray(a)))  # compiled on the host
+    np.testing.assert_array_equal(np.asarray(first), want)
+    np.testing.assert_array_equal(np.asarray(again), want)
+
+
+#: The complex functions the host takes from its C library, which a GPU runs on the host.
+FROM_THE_C_LIBRARY = ["exp", "expm1", "log", "log1p", "log2", "log10", "sqrt", "sin", "cos", "tan", "asin", "acos",
+                      "atan", "sinh", "cosh", "tanh", "asinh", "acosh", "atanh"]
+
+
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
+def test_complex_functions_of_the_c_library_run_on_the_host_inside_a_gpu_graph(cuda, caplog, dtype):
+    """Each is computed on the host between the GPU's ops before and after it (the
+    graph split at it), with the host's bits and special values."""
+    z = np.array([1 + 2j, 0.5 - 0.25j, -3 + 0.1j, 0j, complex(np.inf, 1), complex(np.nan, 0), -0.0 + 1e-30j], dtype)
+    for name in FROM_THE_C_LIBRARY:
+        fn = getattr(xp, name)
+        with caplog.at_level("INFO", logger="plaidarray.compiles.host_round_trips"):
+            caplog.clear()
+            got = fn(xp.asarray(z, device="cuda") * 2.0) - 1.0
+            assert got.device is cuda[0]
+            on_gpu = np.asarray(got)
+        assert any(f"no code for {name} ({np.dtype(dtype)})" in r.getMessage() for r in caplog.records), name
+        np.testing.assert_array_equal(on_gpu, np.asarray(fn(xp.asarray(z) * 2.0) - 1.0), err_msg=name)
+    w, v = xp.asarray(z[:4], device="cuda"), xp.asarray(z[:4])
+    np.testing.assert_array_equal(np.asarray(w ** (w + 1.0)), np.asarray(v ** (v + 1.0)))
+    np.testing.assert_array_equal(np.asarray(w ** 2.5), np.asarray(v ** 2.5))  # a Python scalar's shared node
+
+
+def test_the_other_complex_functions_run_on_the_gpu(cuda, caplog):
+    z = np.array([1 + 2j, 0.5 - 0.25j, -3 + 0.1j, 0j])
+    with caplog.at_level("INFO", logger="plaidarray.compiles.host_round_trips"):
+        for name in ("abs", "sign", "conj", "real", "imag", "negative", "square", "reciprocal", "round"):
+            fn = getattr(xp, name)  # abs is libdevice's hypot on the GPU: within an ulp of the host's
+            np.testing.assert_allclose(np.asarray(fn(xp.asarray(z, device="cuda"))), np.asarray(fn(xp.asarray(z))),
+                                       rtol=1e-15, err_msg=name)
+        quotient = xp.asarray(z, device="cuda") / xp.asarray(z[::-1] + 1.0, device="cuda")
+        np.testing.assert_allclose(np.asarray(quotient), z / (z[::-1] + 1.0), rtol=1e-15)
+    assert not caplog.records
 
 
 def test_empty_arrays_and_libdevice_functions_on_the_gpu(cuda):

@@ -1,0 +1,92 @@
+"""Host round trips: the ops a device's compiler has no code for run on the host.
+
+A backend lists them in its compiler's ``host_ops``, by the dtype kinds of their results
+it lacks code for (llvm-nvptx: ``custom_call``, the LAPACK decompositions, until
+cuSOLVER is called; the complex functions the host takes from its C library). When a
+read of that device's graph finds such nodes (:func:`held`), :func:`run` computes each in
+turn, in the order they were recorded: the pending values it takes are computed on the
+device and copied to the host, the op runs on the host's backend, and its result is
+copied back to the device as the node's value. The read then runs what is left of the
+graph on the device. The caller's arrays stay on their device, with the host's bits for
+those ops. PyTorch's CPU fallback and XLA's host offloading are the precedents; unlike
+them nothing here is silent: every round trip is logged on
+``plaidarray.compiles.host_round_trips`` (INFO, so ``PLAIDARRAY_EXPLAIN_COMPILES=1`` shows
+it with the compile log), and docs/gpu.md lists the ops.
+
+A traced function cannot hold a round trip: the device's compiler refuses a module with
+one of its ``host_ops`` (``HostOpsError``), and ``jit`` then runs that function eagerly for
+the signature, its reads splitting the graphs as above.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+
+import numpy as np
+
+from ..backend import devices
+from ..backend.devices import Device
+from ..backend.executable import runs_on_host
+from .node import GRAPH_LOCK, Node
+
+LOG = logging.getLogger("plaidarray.compiles.host_round_trips")
+
+
+def held(order: list[Node], host_ops: Mapping[str, str]) -> list[Node]:
+    """The nodes of a walked graph (``order``: in the order they were recorded) that run on
+    the host: those ``host_ops`` lists, and each selection of a listed op of tuple shape
+    (a ``custom_call``'s results: the call itself has no value of its own)."""
+    found = []
+    for n in order:
+        if n.buffer is not None:
+            continue
+        if n.op == "get_tuple_element":
+            if runs_on_host(host_ops, n.operands[0].op, n.operands[0].shape):
+                found.append(n)
+        elif n.op != "custom_call" and runs_on_host(host_ops, n.op, n.shape):
+            found.append(n)
+    return found
+
+
+def run(nodes: list[Node], device: Device) -> None:
+    """Give each of ``nodes`` (:func:`held`, in their order) its value, computed on the
+    host and copied to ``device``; the selections of one call run it once."""
+    from .materialize import backend_for, materialize  # materialize calls this module
+
+    host = devices.HOST[0]
+    calls: dict[int, list[Node]] = {}
+    for n in nodes:
+        calls.setdefault(id(n.operands[0]) if n.op == "get_tuple_element" else id(n), []).append(n)
+    for group in calls.values():
+        with GRAPH_LOCK:
+            group = [n for n in group if n.buffer is None]  # another thread may have computed them
+            if not group:
+                continue
+            first = group[0]
+            call = first.operands[0] if first.op == "get_tuple_element" else first
+            op, operands, attrs = call.op, call.operands, call.attrs
+            indices = [n.attrs["index"] for n in group] if call is not first else []
+        assert op is not None  # a pending node's
+        # The device's operands computed there (no earlier node is held) and copied; those of
+        # no device (a Python scalar's broadcast, which graphs share) join the host's graph.
+        materialize([o for o in operands if o.buffer is None and o.device is device])
+        inputs = tuple(Node.ready(_host_value(o, device), host) if o.device is device else o for o in operands)
+        on_the_host = Node.apply(op, inputs, attrs)
+        results = [Node.apply("get_tuple_element", (on_the_host,), {"index": i}) for i in indices] or [on_the_host]
+        materialize(results)
+        copies = [device.transfers.from_host(_host_value(r, host), f"{op} on the host") for r in results]
+        with GRAPH_LOCK:
+            for n, copy in zip(group, copies):
+                if n.buffer is None:
+                    n.set_buffer(copy)
+        LOG.info("%s: %s has no code for %s (%s): %d operand(s) copied to the host, computed by %s, %d result(s) "
+                 "copied back", device, backend_for(device).name, op, attrs["target"] if indices else first.shape.dtype,
+                 len(operands), backend_for(host).name, len(results))
+
+
+def _host_value(node: Node, device: Device) -> np.ndarray:
+    """The value of a computed node of ``device`` (or of none) as a host array."""
+    buffer = node.buffer
+    assert buffer is not None  # computed by the caller
+    return device.transfers.to_host(buffer) if node.device is device else buffer
