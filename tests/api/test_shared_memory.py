@@ -17,7 +17,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import plaidarray as xp
+from device_choice import host_only
 from plaidarray.trace.exports import recording
+
+pytestmark = host_only("sharing a caller's memory without a copy (a GPU's arrays are copies of it)")
 
 #: The zero-copy imports of a caller's writable NumPy memory.
 IMPORTS = {
