@@ -124,7 +124,8 @@ def _fold_reshapes(inst: Instruction) -> Instruction | None:
     fused code reads the operands where they lie, or through a transpose it folds
     (``_fold_transposes``), as it would the ``tensordot``."""
     lhs, rhs = inst.operands
-    if inst.attrs["lhs_batch"] or lhs.opcode != "reshape" or rhs.opcode != "reshape":
+    if inst.attrs["lhs_batch"] or len(inst.attrs["lhs_contracting"]) != 1 or lhs.opcode != "reshape" \
+            or rhs.opcode != "reshape":  # an outer product (tensordot with axes=0) contracts nothing
         return None
     lhs_groups = _matrix_groups(lhs, inst.attrs["lhs_contracting"][0])
     rhs_groups = _matrix_groups(rhs, inst.attrs["rhs_contracting"][0])

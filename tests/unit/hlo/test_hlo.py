@@ -133,6 +133,12 @@ def test_simplifier_folds_a_product_of_flattened_arrays_whose_runs_pair():
                              lhs_batch=(), rhs_batch=(), lhs_contracting=(0,), rhs_contracting=(0,))
     (kept,) = algebraic_simplifier(Computation("main", [c, d], [other])).outputs
     assert kept.opcode == "dot_general" and [o.opcode for o in kept.operands] == ["reshape", "reshape"]
+    e, f = param(0, (2, 3)), param(1, (4,))
+    outer = Instruction.make("dot_general", [Instruction.make("reshape", [e], dims=(6,)),
+                                             Instruction.make("reshape", [f], dims=(2, 2))],
+                             lhs_batch=(), rhs_batch=(), lhs_contracting=(), rhs_contracting=())
+    (kept,) = algebraic_simplifier(Computation("main", [e, f], [outer])).outputs  # contracts nothing: kept
+    assert kept.opcode == "dot_general" and kept.shape.dims == (6, 2, 2)
 
 
 def listing(comp: Computation) -> list[tuple]:
