@@ -51,7 +51,8 @@ def held(order: list[Node], host_ops: Mapping[str, str]) -> list[Node]:
 
 def run(nodes: list[Node], device: Device) -> None:
     """Give each of ``nodes`` (:func:`held`, in their order) its value, computed on the
-    host and copied to ``device``; the selections of one call run it once."""
+    host and copied to ``device`` (kept on the host for a node of no device); the
+    selections of one call run it once."""
     from .materialize import backend_for, materialize  # materialize calls this module
 
     host = devices.HOST[0]
@@ -75,7 +76,11 @@ def run(nodes: list[Node], device: Device) -> None:
         on_the_host = Node.apply(op, inputs, attrs)
         results = [Node.apply("get_tuple_element", (on_the_host,), {"index": i}) for i in indices] or [on_the_host]
         materialize(results)
-        copies = [device.transfers.from_host(_host_value(r, host), f"{op} on the host") for r in results]
+        # A node of no device keeps the host's value: a host graph reading it later takes it as
+        # host memory, and the device's run copies it in (``materialize._host_values``).
+        values = [_host_value(r, host) for r in results]
+        copies = [device.transfers.from_host(v, f"{op} on the host") if n.device is device else v
+                  for n, v in zip(group, values)]
         with GRAPH_LOCK:
             for n, copy in zip(group, copies):
                 if n.buffer is None:

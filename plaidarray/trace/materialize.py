@@ -49,10 +49,11 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
     """Give every node in ``nodes`` a buffer, running one executable for all of them:
     compiled code of the graph, or, until its structure is hot (``hot.py``), the
     sequence of its ops' kernels (``baseline.py``). On a device whose compiler has no
-    code for some of its ops, those run on the host first (``host_round_trip.py``). The buffer of the ready node
-    ``donated`` may be overwritten by the run (the caller knows that nothing else can see
-    it); ``cut`` says the graph runs because it grew past the pending bound (for the
-    compile log); ``shape_generic`` False compiles a miss for its own sizes.
+    code for some of its ops, those run on the host first (``host_round_trip.py``). The
+    buffer of the ready node ``donated`` may be overwritten by the run (the caller knows
+    that nothing else can see it); ``cut`` says the graph runs because it grew past the
+    pending bound (for the compile log); ``shape_generic`` False compiles a miss for its
+    own sizes.
 
     The cache key is read off the lazy graph; HLO is only built for a compile. Both happen
     under ``GRAPH_LOCK``, so they see the same graph even while other threads

@@ -161,6 +161,18 @@ def test_complex_functions_of_the_c_library_run_on_the_host_inside_a_gpu_graph(c
     np.testing.assert_array_equal(np.asarray(w ** 2.5), np.asarray(v ** 2.5))  # a Python scalar's shared node
 
 
+def test_a_value_of_no_device_computed_on_the_host_stays_a_host_value(cuda):
+    """A complex function of constants alone (no device) in a GPU graph runs on the host and
+    keeps the host's value: a host graph reading it later took the device's buffer."""
+    from plaidarray.api import graph
+
+    constant = xp.exp(graph.full((3,), 1 + 1j, np.dtype(np.complex128)))
+    on_gpu = xp.asarray(np.ones(3, complex), device="cuda") + constant
+    np.testing.assert_allclose(np.asarray(on_gpu), np.ones(3) + np.exp(1 + 1j), rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(constant + xp.asarray(np.ones(3, complex))), np.ones(3) + np.exp(1 + 1j),
+                               rtol=1e-15)
+
+
 def test_the_other_complex_functions_run_on_the_gpu(cuda, caplog):
     z = np.array([1 + 2j, 0.5 - 0.25j, -3 + 0.1j, 0j])
     with caplog.at_level("INFO", logger="plaidarray.compiles.host_round_trips"):
