@@ -164,10 +164,11 @@ class HostTransfers(TransferManager):
 
     def store_element(self, buffer: np.ndarray, key: object, value: object) -> bool:
         """Write the Python scalar ``value`` into element ``key`` (an int per dimension, in
-        range) of ``buffer`` in place, where its dtype takes the value exactly; else write
-        nothing and return False. The CPU's transfer of one value into device memory: a
-        loop's ``a[i] = v`` on an array nobody else sees (``Array.__setitem__``) costs a
-        store, not an executable's run (19 us a store)."""
+        range) of ``buffer`` in place, or into every element of the block it leads to (ints
+        for the leading dimensions only: a row, a plane), where its dtype takes the value
+        exactly; else write nothing and return False. The CPU's transfer of one value into
+        device memory: a loop's ``a[i] = v`` or ``m[i] = 0.0`` on an array nobody else sees
+        (``Array.__setitem__``) costs a store, not an executable's run (14-19 us a store)."""
         types = _EXACT_SCALARS.get(buffer.dtype)
         if types is None or type(value) not in types:
             return False
@@ -176,7 +177,7 @@ class HostTransfers(TransferManager):
             if not low <= value <= high:  # type: ignore[operator]
                 return False
         index = key if type(key) is tuple else (key,)
-        if len(index) != buffer.ndim:
+        if len(index) > buffer.ndim:
             return False
         for i, n in zip(index, buffer.shape):
             if type(i) is not int or not -n <= i < n:

@@ -234,8 +234,8 @@ class Array(_ArrayHandle):
         so a loop of assignments runs one cached executable per step instead of growing a
         graph; when this array alone holds its buffer, the update writes into it in place
         and costs the size of ``value``, not of the array; a Python scalar stored into one
-        element of such an array is written by the backend's transfer (``store_element``),
-        without an executable. When this array shares its elements with others (views),
+        element (or the row, the plane, that leading ints pick) of such an array is written
+        by the backend's transfer (``store_element``), without an executable. When this array shares its elements with others (views),
         the write reaches them too (``views.changed``)."""
         with _STORES:
             if self._base is None:

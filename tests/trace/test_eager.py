@@ -252,6 +252,55 @@ def test_scalar_stores_match_numpy(dtype, stores):
     np.testing.assert_array_equal(np.asarray(a), expected)
 
 
+@given(dtype=st.sampled_from([np.float64, np.int32, np.complex64, np.bool_]),
+       stores=st.lists(st.tuples(st.lists(st.integers(-5, 4), min_size=1, max_size=2),
+                                 st.integers(-2**40, 2**40) | st.floats(allow_nan=False) | st.booleans()),
+                       max_size=10))
+def test_scalar_stores_into_rows_match_numpy(dtype, stores):
+    """``a[i] = v`` and ``a[i, j] = v`` on a 2-d array (a row, or an element) against
+    NumPy's, stores NumPy refuses refused too."""
+    a, expected = xp.zeros((4, 3), dtype=getattr(xp, np.dtype(dtype).name)), np.zeros((4, 3), dtype)
+    a[0] = expected[0] = dtype(1)
+    for index, v in stores:
+        try:
+            a[tuple(index)] = v
+        except (TypeError, ValueError, OverflowError, IndexError):
+            continue
+        with np.errstate(over="ignore"):  # a float beyond complex64's range is inf, in both
+            expected[tuple(index)] = v
+    np.testing.assert_array_equal(np.asarray(a), expected)
+
+
+def test_a_scalar_stored_into_rows_and_planes_nobody_else_sees_runs_no_executable():
+    """``m[i] = v`` and ``t[i, j] = v`` of a Python scalar, leading ints only, fill the row
+    or plane in place (``store_element``), as NumPy does; a pending reader keeps the old
+    value, an index out of range raises, and a value the dtype takes only by a conversion
+    takes the update's path."""
+    m, t, n = xp.zeros((5, 4)), xp.zeros((3, 2, 4), dtype=xp.int64), np.zeros((5, 4))
+    m[0], t[0, 0] = 1.0, 1  # the first assignments turn the pending zeros into buffers
+    n[0] = 1.0
+    hits = xp.cache_info().hits
+    for i in range(1, 5):
+        m[i] = n[i] = i * 0.25
+    m[-2] = n[-2] = -3.0
+    t[2, -1] = 7
+    t[1] = -2
+    assert xp.cache_info().hits == hits  # no executable ran
+    np.testing.assert_array_equal(np.asarray(m), n)
+    want = np.zeros((3, 2, 4), np.int64)
+    want[0, 0], want[2, -1], want[1] = 1, 7, -2
+    np.testing.assert_array_equal(np.asarray(t), want)
+    pending = m * 2.0
+    m[1] = 9.0
+    np.testing.assert_array_equal(np.asarray(pending)[1], [0.5] * 4)
+    np.testing.assert_array_equal(np.asarray(m)[1], [9.0] * 4)
+    with pytest.raises(IndexError):
+        m[5] = 1.0
+    with pytest.raises(TypeError):
+        t[1] = 2.5  # a float into int64: refused as the update refuses it
+    np.testing.assert_array_equal(np.asarray(t)[1], [[-2] * 4] * 2)
+
+
 def test_window_assignments_match_numpy(backend):
     a, expected = xp.zeros((6, 5)), np.zeros((6, 5))
     for i in range(5):
