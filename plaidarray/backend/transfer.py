@@ -53,6 +53,12 @@ def frozen(value: np.ndarray) -> bool:
     return isinstance(base, bytes)
 
 
+def in_range(index: tuple, shape: tuple[int, ...]) -> bool:
+    """Whether ``index`` is Python ints in range of ``shape``'s leading dimensions (negative
+    ones from the end): what an element transfer (``load_element``, ``store_element``) takes."""
+    return len(index) <= len(shape) and all(type(i) is int and -n <= i < n for i, n in zip(index, shape))
+
+
 def _data_pointer_offset() -> int | None:
     """Where CPython + NumPy keep an array's data pointer inside the array object
     (``PyArrayObject_fields.data``, right after the object header), checked on sample
@@ -155,11 +161,8 @@ class HostTransfers(TransferManager):
         ``buffer`` as a 0-d buffer of its own; else None. The CPU's transfer of one value out
         of device memory: a loop's ``float(a[i, j])`` on a computed array costs a load, not an
         executable's run (10-13 us a read)."""
-        if len(key) != buffer.ndim:
+        if len(key) != buffer.ndim or not in_range(key, buffer.shape):
             return None
-        for i, n in zip(key, buffer.shape):
-            if type(i) is not int or not -n <= i < n:
-                return None
         return np.array(buffer[key])
 
     def store_element(self, buffer: np.ndarray, key: object, value: object) -> bool:
@@ -177,11 +180,8 @@ class HostTransfers(TransferManager):
             if not low <= value <= high:  # type: ignore[operator]
                 return False
         index = key if type(key) is tuple else (key,)
-        if len(index) > buffer.ndim:
+        if not in_range(index, buffer.shape):
             return False
-        for i, n in zip(index, buffer.shape):
-            if type(i) is not int or not -n <= i < n:
-                return False
         buffer[index] = value
         return True
 

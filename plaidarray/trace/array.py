@@ -235,8 +235,9 @@ class Array(_ArrayHandle):
         graph; when this array alone holds its buffer, the update writes into it in place
         and costs the size of ``value``, not of the array; a Python scalar stored into one
         element (or the row, the plane, that leading ints pick) of such an array is written
-        by the backend's transfer (``store_element``), without an executable. When this array shares its elements with others (views),
-        the write reaches them too (``views.changed``)."""
+        by the backend's transfer (``store_element``), without an executable. When this
+        array shares its elements with others (views), the write reaches them too
+        (``views.changed``)."""
         with _STORES:
             if self._base is None:
                 self._store(key, value)

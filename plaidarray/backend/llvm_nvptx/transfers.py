@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ...dtypes import ALL, unsupported_dtype
-from ..transfer import TransferManager
+from ..transfer import TransferManager, in_range
 from .runtime import DeviceArray, GpuRuntime
 
 if TYPE_CHECKING:
@@ -45,12 +45,10 @@ class GpuTransfers(TransferManager):
         """Element ``key`` (an int per dimension, in range, negative ones from the end) of
         ``buffer``, copied on the device into a 0-d buffer of its own (a copy ordered after
         the launches that write ``buffer``, no kernel); else None."""
-        if len(key) != len(buffer.shape):
+        if len(key) != len(buffer.shape) or not in_range(key, buffer.shape):
             return None
         offset = 0
         for i, n in zip(key, buffer.shape):
-            if type(i) is not int or not -n <= i < n:
-                return None
             offset = offset * n + (i + n if i < 0 else i)
         element = self.runtime.empty((), buffer.dtype)
         self.runtime.copy(element.address, buffer.address + offset * buffer.dtype.itemsize, buffer.dtype.itemsize)
