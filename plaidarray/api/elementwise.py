@@ -8,7 +8,7 @@ shape, and records HLO ops on them.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -16,12 +16,14 @@ import numpy as np
 from .. import dtypes as dt
 from ..hlo.opdef import OPS
 from ..hlo.shape import Shape
+from ..trace import array as array_module
 from ..trace.array import Array
 from ..trace import node as node_module
+from ..trace import tracing
 from ..trace.node import Node, derive
 from ..trace.views import view
-from .graph import (SCALAR_KINDS, Scalar, broadcast_node, broadcast_shapes, check_array, check_category, convert, op,
-                    operands, python_scalar, scalar_like, scalar_operand, wrap)
+from .graph import (REUSED_SCALARS, SCALAR_KINDS, Scalar, broadcast_node, broadcast_shapes, check_array,
+                    check_category, convert, op, operands, python_scalar, scalar_like, scalar_operand, wrap)
 from .recipes import recorded
 from .views import Part
 
@@ -37,6 +39,60 @@ def _export(name: str, fn: Callable) -> None:
     fn.__name__ = fn.__qualname__ = name
     globals()[name] = fn
     __all__.append(name)
+
+
+#: The C module's fast paths (``_graph.Elementwise``), None where it is not in use: then
+#: the Python functions below are called as they are.
+_IN_C = node_module.GRAPH_IN_C
+if _IN_C is not None:
+    _IN_C.configure_elementwise(Array, REUSED_SCALARS, scalar_operand, wrap, vars(node_module), vars(tracing))
+
+#: The tables of each function with a C path (``_in_c``), by name, for its operators.
+_C_TABLES: dict[str, tuple] = {}
+
+
+def _in_c(name: str, fn: Callable, on_nodes: Callable | None, arity: int, accepted: Collection[np.dtype]
+          ) -> Callable:
+    """``fn`` with its common cases in C where the C module is in use and ``fn`` is one
+    HLO op (``on_nodes`` from ``_hlo``): arrays alone of one shape and dtype, an array
+    with a Python int or float of a kind its dtype takes. The tables give each dtype of
+    ``accepted`` the op's shape rule takes its result dtype, found by running the rule
+    once; ``fn`` is called for everything else, as it is (its docstring, name and
+    signature are the C path's, through ``__wrapped__``)."""
+    one_op = getattr(on_nodes, "one_op", None)
+    if _IN_C is None or one_op is None:
+        return fn
+    op_name, attrs = one_op
+    same = {}
+    for dtype in accepted:
+        try:
+            result = OPS[op_name].infer([Shape((2,), dtype)] * arity, attrs)
+        except TypeError:
+            continue
+        if result.dims == (2,):
+            same[dtype] = result.dtype
+    scalars = [{d: r for d, r in same.items() if d.kind in SCALAR_KINDS[kind]} if arity == 2 else {}
+               for kind in (int, float)]
+    _C_TABLES[name] = (op_name, name, attrs, arity, same, *scalars)
+    fast = _IN_C.Elementwise(*_C_TABLES[name], fn, False)
+    fast.__name__ = fast.__qualname__ = name
+    fast.__doc__, fast.__module__, fast.__wrapped__ = fn.__doc__, __name__, fn
+    return fast
+
+
+def _operators_in_c() -> None:
+    """Array's operators whose functions have C paths (``_in_c``) get them too, their
+    Python methods (``trace/array.py``) their fallback."""
+    if _IN_C is None:
+        return
+    for method, (function, reflected) in array_module.OPERATOR_FUNCTIONS.items():
+        tables = _C_TABLES.get(function)
+        if tables is not None:
+            fallback = vars(Array)[method]
+            fast = _IN_C.Elementwise(*tables, getattr(fallback, "fallback", fallback), reflected)
+            fast.__name__, fast.__qualname__, fast.__module__ = method, f"Array.{method}", Array.__module__
+            fast.__doc__ = fallback.__doc__
+            setattr(Array, method, fast)
 
 
 def _full_like(x: Array, value: Scalar, dtype: np.dtype | None = None) -> Array:
@@ -68,7 +124,7 @@ def _unary(name: str, category: str, decompose: Callable[[Array], Array]) -> Non
         return decompose(x)
 
     fn.__doc__ = f"Element-wise {name} (spec: {category} input)."
-    _export(name, fn)
+    _export(name, _in_c(name, fn, on_nodes, 1, accepted))
 
 
 def floating(x: Array, category: str) -> Array:
@@ -140,7 +196,7 @@ def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array]
         return promoted(x1, x2)
 
     fn.__doc__ = f"Element-wise {name} with broadcasting and type promotion (spec: {category} inputs)."
-    _export(name, fn)
+    _export(name, _in_c(name, fn, on_nodes, 2, accepted))
 
 
 def broadcast_pair(n1: Node, n2: Node) -> tuple[Node, Node] | None:
@@ -194,6 +250,7 @@ def _hlo(name: str, **attrs: Any) -> Callable[..., Array]:
     def record(*xs: Array) -> Array:
         return on_nodes(*[x._node for x in xs])
 
+    on_nodes.one_op = (name, attributes)  # type: ignore[attr-defined]  # for the C paths (``_in_c``)
     record.on_nodes = on_nodes  # type: ignore[attr-defined]
     return record
 
@@ -371,6 +428,8 @@ for _name, _category, _binary_fn in (
     ("bitwise_right_shift", "integer", _shift_right),
 ):
     _binary(_name, _category, _binary_fn)
+
+_operators_in_c()
 
 
 def clip(x: Array, /, min: Array | int | float | None = None, max: Array | int | float | None = None) -> Array:

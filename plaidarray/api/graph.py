@@ -328,10 +328,11 @@ def scalar_like(value: int | float, shape: Shape, where: str) -> Node:
     return broadcast_node(scalar, shape) if shape.dims else scalar
 
 
-#: ``scalar_operand``'s nodes by (type, value, dims, dtype); emptied when it reaches
-#: ``_REUSED_SCALARS_MAX`` entries, so a loop over ever new scalars does not grow it.
-_REUSED_SCALARS: dict[tuple, Node] = {}
-_REUSED_SCALARS_MAX = 256
+#: ``scalar_operand``'s nodes by (type, value, a float's ``hex``, dims, dtype), which the
+#: elementwise functions' C paths look up too (``_graph.Elementwise``); emptied when it
+#: reaches ``REUSED_SCALARS_MAX`` entries, so a loop over ever new scalars does not grow it.
+REUSED_SCALARS: dict[tuple, Node] = {}
+REUSED_SCALARS_MAX = 256
 
 
 def scalar_operand(value: int | float, shape: Shape, where: str) -> Node:
@@ -346,14 +347,14 @@ def scalar_operand(value: int | float, shape: Shape, where: str) -> Node:
     if is_tracing():
         return scalar_like(value, shape, where)
     key = (type(value), value, value.hex() if type(value) is float else None, shape.dims, shape.dtype)
-    node = _REUSED_SCALARS.get(key)
+    node = REUSED_SCALARS.get(key)
     if node is None:
         node = scalar_like(value, shape, where)
         if shape.dims:
             node.reused = (node.op, attr_key(node.attrs), shape.dims, shape.dtype)
-            if len(_REUSED_SCALARS) >= _REUSED_SCALARS_MAX:
-                _REUSED_SCALARS.clear()
-            _REUSED_SCALARS[key] = node
+            if len(REUSED_SCALARS) >= REUSED_SCALARS_MAX:
+                REUSED_SCALARS.clear()
+            REUSED_SCALARS[key] = node
     return node
 
 

@@ -15,7 +15,9 @@
    walk(roots, kept_bytes) -> (key, buffers, outputs, order), or None where the Python
    walk must decide (a traced placeholder reached: it raises the trace's error).
    set_buffers(nodes, buffers)                         (node._set_buffers_in_python)
-   ArrayHandle, the base of Array                       (array._ArrayHandleInPython) */
+   ArrayHandle, the base of Array                       (array._ArrayHandleInPython)
+   Elementwise, an elementwise function's common cases  (api.elementwise: the function it
+   wraps is the definition, and runs wherever a call is not one of them) */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -718,12 +720,332 @@ static PyTypeObject handle_type = {
     .tp_members = handle_members,
 };
 
+
+/* --- Elementwise ----------------------------------------------------------------------- */
+
+/* An elementwise function (or operator) of one HLO op, recording its common cases as
+   api.elementwise's Python function does: an array and an array of the same shape and
+   dtype, an array and a Python int or float that takes the array's dtype, an array alone.
+   Each is derive() of the op over the operands' nodes (the scalar's node the one
+   api.graph.scalar_operand reuses), and the result's Array, as graph.wrap makes it. Any
+   other call, and any of these where a table has no entry for the dtype, is the Python
+   function's: ``fallback``, called with the arguments as given. Recording ``x * 0.5`` in
+   Python took 2.3 us, most of it four calls deciding the same things every time. */
+
+static PyTypeObject *array_type;    /* trace.array.Array */
+static PyObject *reused_scalars;    /* api.graph._REUSED_SCALARS */
+static PyObject *scalar_operand_fn; /* api.graph.scalar_operand */
+static PyObject *wrap_fn;           /* api.graph.wrap: cuts a graph deeper than the bound */
+static PyObject *node_globals;      /* trace.node's namespace: MAX_PENDING, read per call */
+static PyObject *tracing_globals;   /* trace.tracing's namespace: _ACTIVE */
+static PyObject *str_max_pending, *str_active, *str_hex, *str_with_dtype;
+
+static PyObject *configure_elementwise(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *array, *reused, *operand, *wrap, *node_ns, *tracing_ns;
+    if (!PyArg_ParseTuple(args, "O!O!OOO!O!", &PyType_Type, &array, &PyDict_Type, &reused, &operand, &wrap,
+                          &PyDict_Type, &node_ns, &PyDict_Type, &tracing_ns))
+        return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)array, &handle_type)) {
+        PyErr_SetString(PyExc_TypeError, "configure_elementwise: the array type must derive from ArrayHandle");
+        return NULL;
+    }
+    Py_XSETREF(array_type, (PyTypeObject *)Py_NewRef(array));
+    Py_XSETREF(reused_scalars, Py_NewRef(reused));
+    Py_XSETREF(scalar_operand_fn, Py_NewRef(operand));
+    Py_XSETREF(wrap_fn, Py_NewRef(wrap));
+    Py_XSETREF(node_globals, Py_NewRef(node_ns));
+    Py_XSETREF(tracing_globals, Py_NewRef(tracing_ns));
+    Py_RETURN_NONE;
+}
+
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *op, *where, *attrs; /* the HLO op and its attributes; the function's name, for messages */
+    PyObject *same;               /* operands' dtype -> result dtype, for arrays alone */
+    PyObject *with_int, *with_float; /* the same, for an array with a Python int, a float */
+    PyObject *fallback;
+    PyObject *dict;
+    int arity, reflected;
+} Elementwise;
+
+static PyObject *NOT_HANDLED_MARK; /* a sentinel: the call is the fallback's */
+
+/* The Array of a node just recorded: graph.wrap's where the node is deeper than the
+   pending bound (it may cut there), else made as ArrayHandle's __init__ makes it. */
+static PyObject *wrapped(PyObject *node) {
+    PyObject *bound = PyDict_GetItemWithError(node_globals, str_max_pending);
+    if (bound == NULL) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "trace.node.MAX_PENDING is missing");
+        Py_DECREF(node);
+        return NULL;
+    }
+    long long limit = PyLong_AsLongLong(bound), depth = PyLong_AsLongLong(SLOT(node, off_depth));
+    if (PyErr_Occurred()) {
+        Py_DECREF(node);
+        return NULL;
+    }
+    if (limit > 0 && depth > limit) {
+        PyObject *array = PyObject_CallOneArg(wrap_fn, node);
+        Py_DECREF(node);
+        return array;
+    }
+    if (add_to_arrays(node, 1)) {
+        Py_DECREF(node);
+        return NULL;
+    }
+    Handle *array = (Handle *)array_type->tp_alloc(array_type, 0);
+    if (array == NULL) {
+        add_to_arrays(node, -1);
+        Py_DECREF(node);
+        return NULL;
+    }
+    array->node = node; /* the reference derive gave */
+    array->base = Py_NewRef(Py_None);
+    return (PyObject *)array;
+}
+
+/* The reused node of a Python int or float at ``shape`` (api.graph.scalar_operand's,
+   looked up as it looks it up; made by it where it has none, and while a trace is on). */
+static PyObject *scalar_node(Elementwise *self, PyObject *value, PyObject *shape) {
+    PyObject *active = PyDict_GetItemWithError(tracing_globals, str_active);
+    if (active == NULL && PyErr_Occurred()) return NULL;
+    int tracing = active == NULL || !PyLong_CheckExact(active) || PyLong_AsLong(active) != 0;
+    PyObject *dims = SLOT(shape, off_dims), *dtype = SLOT(shape, off_dtype);
+    if (!tracing && dims != NULL && dtype != NULL && PyTuple_Check(dims) && PyTuple_GET_SIZE(dims)) {
+        PyObject *hex = Py_IS_TYPE(value, &PyFloat_Type) ? PyObject_CallMethodNoArgs(value, str_hex) : Py_NewRef(Py_None);
+        if (hex == NULL) return NULL;
+        PyObject *key = PyTuple_Pack(5, (PyObject *)Py_TYPE(value), value, hex, dims, dtype);
+        Py_DECREF(hex);
+        if (key == NULL) return NULL;
+        PyObject *found = PyDict_GetItemWithError(reused_scalars, key);
+        Py_DECREF(key);
+        if (found != NULL) return Py_NewRef(found);
+        if (PyErr_Occurred()) return NULL;
+    }
+    PyObject *call[] = {value, shape, self->where};
+    return PyObject_Vectorcall(scalar_operand_fn, call, 3, NULL);
+}
+
+/* Record the op over ``operands`` (``n`` of them, the first of shape ``shape``) with the
+   result dtype ``result``, and wrap its node. */
+static PyObject *record(Elementwise *self, PyObject **operands, Py_ssize_t n, PyObject *shape, PyObject *result) {
+    PyObject *tuple = PyTuple_New(n);
+    if (tuple == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) PyTuple_SET_ITEM(tuple, i, Py_NewRef(operands[i]));
+    PyObject *out_shape = result == SLOT(shape, off_dtype) ? Py_NewRef(shape)
+                                                          : PyObject_CallMethodOneArg(shape, str_with_dtype, result);
+    if (out_shape == NULL) {
+        Py_DECREF(tuple);
+        return NULL;
+    }
+    PyObject *args[] = {self->op, tuple, self->attrs, out_shape};
+    PyObject *node = derive(NULL, args, 4);
+    Py_DECREF(tuple);
+    Py_DECREF(out_shape);
+    return node == NULL ? NULL : wrapped(node);
+}
+
+/* A node of an Array argument that is not weakly typed, and its shape; 0 if the argument
+   is no such array. */
+static int strong_array(PyObject *obj, PyObject **node, PyObject **shape) {
+    if (Py_TYPE(obj) != array_type) return 0;
+    PyObject *n = ((Handle *)obj)->node;
+    if (n == NULL || !Py_IS_TYPE(n, node_type) || SLOT(n, off_weak) != Py_False) return 0;
+    PyObject *s = SLOT(n, off_shape);
+    if (s == NULL || !Py_IS_TYPE(s, shape_type) || SLOT(s, off_dtype) == NULL || SLOT(s, off_dims) == NULL) return 0;
+    *node = n;
+    *shape = s;
+    return 1;
+}
+
+/* The result dtype ``table`` gives the dtype of ``shape`` (borrowed), NULL if none. */
+static PyObject *result_of(PyObject *table, PyObject *shape) {
+    return PyDict_GetItemWithError(table, SLOT(shape, off_dtype));
+}
+
+static PyObject *fast_binary(Elementwise *self, PyObject *a, PyObject *b) {
+    PyObject *n1, *s1, *n2, *s2, *result;
+    if (strong_array(a, &n1, &s1)) {
+        if (strong_array(b, &n2, &s2)) {
+            if (s1 != s2) {
+                if (SLOT(s1, off_dtype) != SLOT(s2, off_dtype)) return NOT_HANDLED_MARK;
+                int equal = PyObject_RichCompareBool(SLOT(s1, off_dims), SLOT(s2, off_dims), Py_EQ);
+                if (equal <= 0) return equal < 0 ? NULL : NOT_HANDLED_MARK;
+            }
+            if ((result = result_of(self->same, s1)) == NULL) return PyErr_Occurred() ? NULL : NOT_HANDLED_MARK;
+            PyObject *operands[] = {n1, n2};
+            return record(self, operands, 2, s1, result);
+        }
+        PyObject *table = Py_IS_TYPE(b, &PyFloat_Type) ? self->with_float
+                          : Py_IS_TYPE(b, &PyLong_Type) ? self->with_int : NULL;
+        if (table == NULL || (result = result_of(table, s1)) == NULL)
+            return PyErr_Occurred() ? NULL : NOT_HANDLED_MARK;
+        PyObject *scalar = scalar_node(self, b, s1);
+        if (scalar == NULL) return NULL;
+        PyObject *operands[] = {n1, scalar};
+        PyObject *out = record(self, operands, 2, s1, result);
+        Py_DECREF(scalar);
+        return out;
+    }
+    if (strong_array(b, &n2, &s2)) {
+        PyObject *table = Py_IS_TYPE(a, &PyFloat_Type) ? self->with_float
+                          : Py_IS_TYPE(a, &PyLong_Type) ? self->with_int : NULL;
+        if (table == NULL || (result = result_of(table, s2)) == NULL)
+            return PyErr_Occurred() ? NULL : NOT_HANDLED_MARK;
+        PyObject *scalar = scalar_node(self, a, s2);
+        if (scalar == NULL) return NULL;
+        PyObject *operands[] = {scalar, n2};
+        PyObject *out = record(self, operands, 2, s2, result);
+        Py_DECREF(scalar);
+        return out;
+    }
+    return NOT_HANDLED_MARK;
+}
+
+static PyObject *fast_unary(Elementwise *self, PyObject *x) {
+    if (Py_TYPE(x) != array_type) return NOT_HANDLED_MARK;
+    PyObject *n = ((Handle *)x)->node, *s, *result;
+    if (n == NULL || !Py_IS_TYPE(n, node_type) || (s = SLOT(n, off_shape)) == NULL || !Py_IS_TYPE(s, shape_type) ||
+        SLOT(s, off_dtype) == NULL)
+        return NOT_HANDLED_MARK;
+    if ((result = result_of(self->same, s)) == NULL) return PyErr_Occurred() ? NULL : NOT_HANDLED_MARK;
+    return record(self, &n, 1, s, result);
+}
+
+static PyObject *elementwise_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Elementwise *self = (Elementwise *)callable;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (kwnames == NULL && nargs == self->arity && array_type != NULL && node_type != NULL) {
+        PyObject *out = self->arity == 1 ? fast_unary(self, args[0])
+                        : self->reflected ? fast_binary(self, args[1], args[0]) : fast_binary(self, args[0], args[1]);
+        if (out != NOT_HANDLED_MARK) return out;
+    }
+    return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+}
+
+static PyObject *elementwise_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    PyObject *op, *where, *attrs, *same, *with_int, *with_float, *fallback;
+    int arity, reflected;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
+        PyErr_SetString(PyExc_TypeError, "Elementwise takes positional arguments only");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "UUO!iO!O!O!Op:Elementwise", &op, &where, &PyDict_Type, &attrs, &arity, &PyDict_Type,
+                          &same, &PyDict_Type, &with_int, &PyDict_Type, &with_float, &fallback, &reflected))
+        return NULL;
+    if (arity != 1 && arity != 2) {
+        PyErr_SetString(PyExc_ValueError, "Elementwise: arity must be 1 or 2");
+        return NULL;
+    }
+    if (!PyCallable_Check(fallback)) {
+        PyErr_SetString(PyExc_TypeError, "Elementwise: the fallback must be callable");
+        return NULL;
+    }
+    Elementwise *self = (Elementwise *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->vectorcall = elementwise_vectorcall;
+    self->op = Py_NewRef(op);
+    self->where = Py_NewRef(where);
+    self->attrs = Py_NewRef(attrs);
+    self->same = Py_NewRef(same);
+    self->with_int = Py_NewRef(with_int);
+    self->with_float = Py_NewRef(with_float);
+    self->fallback = Py_NewRef(fallback);
+    self->arity = arity;
+    self->reflected = reflected;
+    return (PyObject *)self;
+}
+
+static int elementwise_traverse(Elementwise *self, visitproc visit, void *arg) {
+    Py_VISIT(self->op);
+    Py_VISIT(self->where);
+    Py_VISIT(self->attrs);
+    Py_VISIT(self->same);
+    Py_VISIT(self->with_int);
+    Py_VISIT(self->with_float);
+    Py_VISIT(self->fallback);
+    Py_VISIT(self->dict);
+    return 0;
+}
+
+static int elementwise_clear(Elementwise *self) {
+    Py_CLEAR(self->op);
+    Py_CLEAR(self->where);
+    Py_CLEAR(self->attrs);
+    Py_CLEAR(self->same);
+    Py_CLEAR(self->with_int);
+    Py_CLEAR(self->with_float);
+    Py_CLEAR(self->fallback);
+    Py_CLEAR(self->dict);
+    return 0;
+}
+
+static void elementwise_dealloc(Elementwise *self) {
+    PyObject_GC_UnTrack(self);
+    elementwise_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* As a class attribute (an operator of Array) it binds as a function does. */
+static PyObject *elementwise_get(PyObject *self, PyObject *obj, PyObject *type) {
+    (void)type;
+    if (obj == NULL || obj == Py_None) return Py_NewRef(self);
+    return PyMethod_New(self, obj);
+}
+
+/* Pickled by reference, as a function is: its module's attribute of its qualified name. */
+static PyObject *elementwise_reduce(PyObject *self, PyObject *unused) {
+    (void)unused;
+    return PyObject_GetAttrString(self, "__qualname__");
+}
+
+static PyObject *elementwise_repr(Elementwise *self) {
+    return PyUnicode_FromFormat("<plaidarray elementwise function %U>", self->where);
+}
+
+static PyMemberDef elementwise_members[] = {
+    {"fallback", T_OBJECT_EX, offsetof(Elementwise, fallback), READONLY, "The Python definition, for other calls."},
+    {"op", T_OBJECT_EX, offsetof(Elementwise, op), READONLY, "The HLO op it records."},
+    {"__dictoffset__", T_PYSSIZET, offsetof(Elementwise, dict), READONLY, NULL},
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(Elementwise, vectorcall), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyMethodDef elementwise_methods[] = {
+    {"__reduce__", elementwise_reduce, METH_NOARGS, "Pickled by its qualified name."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject elementwise_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "plaidarray.trace._graph.Elementwise",
+    .tp_doc = "Elementwise(op, where, attrs, arity, same, with_int, with_float, fallback, reflected): an "
+              "elementwise function's common cases in C, the rest the fallback's.",
+    .tp_basicsize = sizeof(Elementwise),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_new = elementwise_new,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Elementwise, vectorcall),
+    .tp_dictoffset = offsetof(Elementwise, dict),
+    .tp_descr_get = elementwise_get,
+    .tp_repr = (reprfunc)elementwise_repr,
+    .tp_dealloc = (destructor)elementwise_dealloc,
+    .tp_traverse = (traverseproc)elementwise_traverse,
+    .tp_clear = (inquiry)elementwise_clear,
+    .tp_members = elementwise_members,
+    .tp_methods = elementwise_methods,
+};
+
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS, "configure(Node, Shape, attr_key, serials, traced): read the slots."},
     {"derive", (PyCFunction)(void (*)(void))derive, METH_FASTCALL, "derive(op, operands, attrs, shape) -> Node."},
     {"walk", (PyCFunction)(void (*)(void))walk, METH_FASTCALL, "walk(roots, kept_bytes) -> (key, buffers, outputs, order) or None."},
     {"set_buffers", (PyCFunction)(void (*)(void))set_buffers, METH_FASTCALL,
      "set_buffers(nodes, buffers): make the pending ones ready."},
+    {"configure_elementwise", configure_elementwise, METH_VARARGS,
+     "configure_elementwise(Array, reused_scalars, scalar_operand, wrap, node_globals, tracing_globals)."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -734,10 +1056,18 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_itemsize = PyUnicode_InternFromString("itemsize");
     empty_tuple = PyTuple_New(0);
     zero = PyLong_FromLong(0);
+    str_max_pending = PyUnicode_InternFromString("MAX_PENDING");
+    str_active = PyUnicode_InternFromString("_ACTIVE");
+    str_hex = PyUnicode_InternFromString("hex");
+    str_with_dtype = PyUnicode_InternFromString("with_dtype");
+    NOT_HANDLED_MARK = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type); /* an object() of its own */
     if (str_parameter == NULL || str_itemsize == NULL || empty_tuple == NULL || zero == NULL ||
-        PyType_Ready(&handle_type))
+        str_max_pending == NULL || str_active == NULL || str_hex == NULL || str_with_dtype == NULL ||
+        NOT_HANDLED_MARK == NULL || PyType_Ready(&handle_type) || PyType_Ready(&elementwise_type))
         return NULL;
     PyObject *m = PyModule_Create(&module);
-    if (m != NULL && PyModule_AddObjectRef(m, "ArrayHandle", (PyObject *)&handle_type)) Py_CLEAR(m);
+    if (m != NULL && (PyModule_AddObjectRef(m, "ArrayHandle", (PyObject *)&handle_type) ||
+                      PyModule_AddObjectRef(m, "Elementwise", (PyObject *)&elementwise_type)))
+        Py_CLEAR(m);
     return m;
 }

@@ -1,5 +1,6 @@
 """Types of ``_graph.c``; ``node._derive_in_python``, ``to_hlo.walk``,
-``node._set_buffers_in_python`` and ``array._ArrayHandleInPython`` are its Python definitions."""
+``node._set_buffers_in_python``, ``array._ArrayHandleInPython`` and each ``Elementwise``'s
+``fallback`` (``api.elementwise``) are its Python definitions."""
 
 from typing import Any
 
@@ -7,6 +8,15 @@ def configure(node_type: type, shape_type: type, attr_key: Any, serials: Any, tr
 def derive(op: str, operands: tuple, attrs: dict, shape: Any, /) -> Any: ...
 def walk(roots: list[Any], kept_bytes: int, /) -> tuple[tuple, list, list, list] | None: ...
 def set_buffers(nodes: list[Any], buffers: Any, /) -> None: ...
+def configure_elementwise(array_type: type, reused_scalars: dict, scalar_operand: Any, wrap: Any,
+                          node_globals: dict, tracing_globals: dict, /) -> None: ...
+
+class Elementwise:
+    fallback: Any
+    op: str
+    def __init__(self, op: str, where: str, attrs: dict, arity: int, same: dict, with_int: dict,
+                 with_float: dict, fallback: Any, reflected: bool, /) -> None: ...
+    def __call__(self, *args: Any) -> Any: ...
 
 class ArrayHandle:
     _node: Any

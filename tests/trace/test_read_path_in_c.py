@@ -1,7 +1,8 @@
 """The eager path's two C modules against their Python definitions.
 
-``trace/_graph.c`` makes nodes as ``node._derive_in_python`` does and walks a read's
-pending graph as ``to_hlo.walk`` does; ``backend/llvm_cpu/_entry.c`` calls an executable's
+``trace/_graph.c`` makes nodes as ``node._derive_in_python`` does, walks a read's
+pending graph as ``to_hlo.walk`` does and records elementwise functions' and operators'
+common cases as their Python definitions do; ``backend/llvm_cpu/_entry.c`` calls an executable's
 entry as its ctypes call does. Both are optional at build time: where they were not built
 (no C compiler at install) these tests skip, saying so, and the rest of the suite runs on
 the Python twins. CI sets ``PLAIDARRAY_TEST_REQUIRE_C=1`` (``.ci/run``), so there a build
@@ -269,3 +270,138 @@ def test_an_array_freed_with_its_node_in_a_cycle_raises_nothing(monkeypatch):
         del node, arrays
     gc.collect()
     assert reported == []
+
+
+# --- elementwise functions' common cases in C (``_graph.Elementwise``) ------------------
+
+def _elementwise_in_c():
+    from plaidarray.api import elementwise
+    return {name: fn for name in elementwise.__all__
+            if type(fn := getattr(elementwise, name)) is node_module.GRAPH_IN_C.Elementwise}
+
+
+DTYPES = ["bool", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "float32", "float64",
+          "complex64", "complex128"]
+#: An operand: an array of a dtype and shape (the first argument's own, ``"same"``), or a scalar.
+operand = st.one_of(
+    st.tuples(st.just("array"), st.sampled_from(DTYPES), st.sampled_from([(3,), (2, 3), (), (1, 3)])),
+    st.tuples(st.just("same"), st.booleans()),  # the first argument again (True) or an equal array
+    st.tuples(st.just("scalar"), st.sampled_from([0, 1, -3, 2 ** 70, 0.5, -0.0, float("nan"), 1e300, True, 1j])),
+)
+
+
+def _make(spec, first=None):
+    rng = np.random.default_rng(1)
+    if spec[0] == "array":
+        values = rng.uniform(-3, 3, spec[2]) + (1j * rng.uniform(-3, 3, spec[2]) if "complex" in spec[1] else 0)
+        return xp.asarray(np.asarray(values).astype(spec[1]) if spec[1] != "bool" else np.asarray(values) > 0)
+    if spec[0] == "same":
+        return first if spec[1] or first is None else xp.asarray(np.asarray(first))
+    return spec[1]
+
+
+def _outcome(fn, *args):
+    """What a call recorded (its graph's structure, buffers and value), or what it raised."""
+    import warnings
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            out = fn(*args)
+            key, buffers, _, _ = to_hlo.walk([out._node]) if out._node.buffer is None else ((), [out._node.buffer], 0, 0)
+            value = np.asarray(out)
+    except Exception as e:  # noqa: BLE001 - the outcome compared
+        return ("raised", type(e), str(e))
+    return (type(out), key, [(b.dtype, b.shape, b.tobytes()) for b in buffers], out._node.weak, out._node.device,
+            value.dtype, value.shape, value.tobytes())
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data(), operand, operand)
+def test_elementwise_functions_in_c_record_what_their_python_definitions_record(data, spec1, spec2):
+    functions = _elementwise_in_c()
+    assert {"add", "multiply", "less", "exp", "negative", "divide"} <= set(functions)
+    name = data.draw(st.sampled_from(sorted(functions)))
+    fn = functions[name]
+    x = _make(spec1 if spec1[0] == "array" else ("array", "float64", (3,)))
+    if fn.fallback.__code__.co_argcount == 1:
+        assert _outcome(fn, x) == _outcome(fn.fallback, x)
+        return
+    y = _make(spec2, x)
+    for a, b in ((x, y), (y, x)):
+        assert _outcome(fn, a, b) == _outcome(fn.fallback, a, b)
+
+
+OPERATORS = ["__add__", "__radd__", "__sub__", "__rsub__", "__mul__", "__rmul__", "__truediv__", "__rtruediv__",
+             "__pow__", "__rpow__", "__lt__", "__ge__", "__eq__", "__ne__", "__and__", "__ror__", "__lshift__"]
+
+
+@pytest.mark.parametrize("method", OPERATORS)
+@settings(max_examples=25, deadline=None)
+@given(operand, operand)
+def test_operators_in_c_record_what_their_python_methods_record(method, spec1, spec2):
+    fast = vars(xp.Array)[method]
+    assert type(fast) is node_module.GRAPH_IN_C.Elementwise
+    from plaidarray.trace.array import OPERATOR_FUNCTIONS
+    x = _make(spec1 if spec1[0] == "array" else ("array", "float64", (2, 3)))
+    y = _make(spec2, x)
+    function, reflected = OPERATOR_FUNCTIONS[method]
+    python = getattr(xp, function).fallback  # the Python definitions all the way
+    expected = _outcome(python, y, x) if reflected else _outcome(python, x, y)
+    assert _outcome(getattr(x, method), y) == expected
+    assert _outcome(fast, x, y) == expected
+    for unary in ("__neg__", "__abs__", "__invert__"):
+        assert _outcome(getattr(x, unary)) == _outcome(getattr(xp, OPERATOR_FUNCTIONS[unary][0]).fallback, x)
+
+
+def _never(*args):
+    raise AssertionError(f"the Python definition was called with {args}")
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int32", "uint8", "complex128"])
+def test_the_common_cases_never_call_the_python_definition(dtype):
+    """Arrays of one shape and dtype, and an array with a Python scalar its dtype takes,
+    are recorded in C (the differential tests above would pass with the fallback alone)."""
+    from plaidarray.api import elementwise
+    x = xp.asarray(np.arange(1, 7).reshape(2, 3).astype(dtype))
+    y = xp.asarray(np.arange(2, 8).reshape(2, 3).astype(dtype))
+    Elementwise = node_module.GRAPH_IN_C.Elementwise
+    add = Elementwise(*elementwise._C_TABLES["add"], _never, False)
+    radd = Elementwise(*elementwise._C_TABLES["add"], _never, True)
+    less = Elementwise(*elementwise._C_TABLES["less"], _never, False) if dtype != "complex128" else None
+    exp = Elementwise(*elementwise._C_TABLES["exp"], _never, False)
+    expected = np.arange(1, 7).reshape(2, 3).astype(dtype)
+    np.testing.assert_array_equal(np.asarray(add(x, y)), expected + expected + 1)
+    np.testing.assert_array_equal(np.asarray(add(x, 2)), expected + 2)
+    np.testing.assert_array_equal(np.asarray(radd(x, 2)), 2 + expected)
+    if less is not None:
+        np.testing.assert_array_equal(np.asarray(less(x, y)), expected < expected + 1)
+    if dtype[0] in "fc":
+        np.testing.assert_array_equal(np.asarray(add(x, 0.5)), expected + 0.5)
+        np.testing.assert_allclose(np.asarray(exp(x)), np.exp(expected), rtol=1e-6)
+    with pytest.raises(AssertionError, match="Python definition was called"):
+        add(x, xp.asarray(np.ones(3, dtype)))  # broadcasting: the Python rules
+
+
+def test_elementwise_in_c_cuts_a_graph_deeper_than_the_pending_bound(monkeypatch):
+    monkeypatch.setattr(node_module, "MAX_PENDING", 4)
+    x = xp.asarray(np.linspace(0.0, 1.0, 5))
+    y, expected = x, np.linspace(0.0, 1.0, 5)
+    for _ in range(20):
+        y, expected = y * 1.5 + x, expected * 1.5 + np.linspace(0.0, 1.0, 5)
+        assert y._node.depth <= 5
+    np.testing.assert_allclose(np.asarray(y), expected)
+
+
+def test_elementwise_functions_in_c_look_like_their_definitions():
+    import inspect
+    import pickle
+    assert inspect.signature(xp.add) == inspect.signature(xp.add.fallback)
+    assert str(inspect.signature(xp.exp)) == "(x: 'Array', /) -> 'Array'"
+    assert xp.add.__name__ == "add" and xp.add.__doc__ == xp.add.fallback.__doc__
+    assert pickle.loads(pickle.dumps(xp.multiply)) is xp.multiply
+    assert pickle.loads(pickle.dumps(xp.Array.__radd__)) is xp.Array.__radd__
+    x = xp.asarray(np.ones(2))
+    assert x.__mul__(2.0).shape == (2,) and xp.Array.__mul__(x, x).shape == (2,)
+    with pytest.raises(TypeError):
+        xp.add(x)
+    assert x.__add__(object()) is NotImplemented
