@@ -37,7 +37,6 @@ the graph the function's code would have recorded, at the cost of making its nod
 from __future__ import annotations
 
 import functools
-import operator
 from collections.abc import Callable
 from typing import Any, NamedTuple, TypeVar
 
@@ -63,7 +62,7 @@ _TABLES: list[dict] = []
 class Recipe(NamedTuple):
     """What one call made, numbered after its array arguments' nodes (``inputs`` of them)
     and the ``shared`` nodes: each step an op over earlier numbers, ``(op, gather, attrs,
-    shape)`` (``_gather``), or a ready buffer, ``(None, None, buffer, None)``."""
+    shape)`` (``_gather``), or a ready buffer, ``(None, None, buffer, shape)``."""
 
     inputs: int
     shared: tuple[Node, ...]
@@ -274,18 +273,18 @@ def _capture(result: Any, arrays: list[Array], nodes: list[Node], first: int) ->
     steps: list[tuple[Any, ...]] = []
     for node in made:
         if node.buffer is not None:
-            steps.append((None, None, node.buffer, None))
+            steps.append((None, None, node.buffer, node.shape))
         else:
             steps.append((node.op, _gather([numbers[id(o)] for o in node.operands]), node.attrs, node.shape))
     return Recipe(len(nodes), tuple(shared), tuple(steps), numbers[id(result._node)], *view)
 
 
-def _gather(numbers: list[int]) -> int | Callable[[list[Node]], tuple[Node, ...]] | None:
+def _gather(numbers: list[int]) -> int | tuple[int, ...] | None:
     """How a step takes its operands from the nodes made so far: the number of its one
-    operand, a getter of several, or None for none (the cheapest of each in ``_replay``)."""
+    operand, the numbers of several, or None for none (``replay_steps``)."""
     if not numbers:
         return None
-    return numbers[0] if len(numbers) == 1 else operator.itemgetter(*numbers)
+    return numbers[0] if len(numbers) == 1 else tuple(numbers)
 
 
 def _view_of(result: Array, arrays: list[Array]) -> tuple[Step | None, Layout | None] | None:
@@ -341,13 +340,7 @@ def _replay(recipe: Recipe, arrays: list[Array], nodes: list[Node]) -> Array | N
     if number < 0:
         return arrays[-1 - number]
     nodes.extend(recipe.shared)
-    for op, gather, attrs, shape in recipe.steps:
-        if op is None:
-            nodes.append(Node.ready(attrs))
-        elif type(gather) is int:
-            nodes.append(derive(op, (nodes[gather],), attrs, shape))
-        else:
-            nodes.append(derive(op, gather(nodes) if gather is not None else (), attrs, shape))
+    replay_steps(recipe.steps, nodes)
     node = nodes[number]
     if number < recipe.inputs:
         result = Array(node)
@@ -358,3 +351,21 @@ def _replay(recipe: Recipe, arrays: list[Array], nodes: list[Node]) -> Array | N
     if recipe.view is not None:
         return attach(arrays[0], result, recipe.view, recipe.placed)
     return result
+
+
+def _replay_in_python(steps: tuple[tuple[Any, ...], ...], nodes: list[Node]) -> None:
+    """Append the nodes of a recipe's ``steps`` to ``nodes`` (those its steps number):
+    each op's node over the nodes its step gathers, each ready buffer's node as
+    ``Node.ready`` makes one. ``_graph.replay`` does the same in C."""
+    for op, gather, attrs, shape in steps:
+        if op is None:
+            nodes.append(Node(None, (), {}, shape, attrs))
+        elif type(gather) is int:
+            nodes.append(derive(op, (nodes[gather],), attrs, shape))
+        else:
+            nodes.append(derive(op, tuple([nodes[i] for i in gather]) if gather is not None else (), attrs, shape))
+
+
+#: Makes a recipe's nodes (``_replay``): in C where the C module is in use.
+replay_steps: Callable[[tuple[tuple[Any, ...], ...], list[Node]], None] = \
+    node_module.GRAPH_IN_C.replay if node_module.GRAPH_IN_C is not None else _replay_in_python

@@ -17,7 +17,9 @@
    set_buffers(nodes, buffers)                         (node._set_buffers_in_python)
    ArrayHandle, the base of Array                       (array._ArrayHandleInPython)
    Elementwise, an elementwise function's common cases  (api.elementwise: the function it
-   wraps is the definition, and runs wherever a call is not one of them) */
+   wraps is the definition, and runs wherever a call is not one of them)
+   ready(buffer, shape, device) -> Node                  (node._ready_in_python)
+   replay(steps, nodes): a recipe's nodes made again      (recipes._replay_in_python) */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -98,6 +100,34 @@ static PyObject *slot(PyObject *obj, Py_ssize_t offset, const char *name) {
 
 /* --- derive ---------------------------------------------------------------------------- */
 
+/* A new Node of these slots, numbered by the node counter: it takes a reference to each
+   but ``depth``, whose reference it steals (as Node.__init__ sets them; ``arrays`` 0, not
+   owned, not weak, not reused). */
+static PyObject *new_node(PyObject *op, PyObject *operands, PyObject *attrs, PyObject *shape, PyObject *buffer,
+                          PyObject *depth, PyObject *device) {
+    PyObject *serial = PyIter_Next(serials);
+    PyObject *node = serial == NULL ? NULL : node_type->tp_alloc(node_type, 0);
+    if (node == NULL) {
+        if (serial == NULL && !PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "the node counter is exhausted");
+        Py_XDECREF(serial);
+        Py_DECREF(depth);
+        return NULL;
+    }
+    SLOT(node, off_op) = Py_NewRef(op);
+    SLOT(node, off_operands) = Py_NewRef(operands);
+    SLOT(node, off_attrs) = Py_NewRef(attrs);
+    SLOT(node, off_shape) = Py_NewRef(shape);
+    SLOT(node, off_buffer) = Py_NewRef(buffer);
+    SLOT(node, off_arrays) = Py_NewRef(zero);
+    SLOT(node, off_depth) = depth;
+    SLOT(node, off_owned) = Py_NewRef(Py_False);
+    SLOT(node, off_weak) = Py_NewRef(Py_False);
+    SLOT(node, off_serial) = serial;
+    SLOT(node, off_reused) = Py_NewRef(Py_None);
+    SLOT(node, off_device) = Py_NewRef(device);
+    return node;
+}
+
 static PyObject *derive(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     if (check_configured()) return NULL;
@@ -133,28 +163,8 @@ static PyObject *derive(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     if (traced) depth = traced_depth - 1; /* + 1 below */
     PyObject *depth_obj = PyLong_FromLongLong(depth + 1);
-    PyObject *serial = depth_obj == NULL ? NULL : PyIter_Next(serials);
-    PyObject *node = serial == NULL ? NULL : node_type->tp_alloc(node_type, 0);
-    if (node == NULL) {
-        if (serial == NULL && depth_obj != NULL && !PyErr_Occurred())
-            PyErr_SetString(PyExc_RuntimeError, "the node counter is exhausted");
-        Py_XDECREF(depth_obj);
-        Py_XDECREF(serial);
-        return NULL;
-    }
-    SLOT(node, off_op) = Py_NewRef(args[0]);
-    SLOT(node, off_operands) = Py_NewRef(operands);
-    SLOT(node, off_attrs) = Py_NewRef(args[2]);
-    SLOT(node, off_shape) = Py_NewRef(shape);
-    SLOT(node, off_buffer) = Py_NewRef(Py_None);
-    SLOT(node, off_arrays) = Py_NewRef(zero);
-    SLOT(node, off_depth) = depth_obj;
-    SLOT(node, off_owned) = Py_NewRef(Py_False);
-    SLOT(node, off_weak) = Py_NewRef(Py_False);
-    SLOT(node, off_serial) = serial;
-    SLOT(node, off_reused) = Py_NewRef(Py_None);
-    SLOT(node, off_device) = Py_NewRef(device);
-    return node;
+    if (depth_obj == NULL) return NULL;
+    return new_node(args[0], operands, args[2], shape, Py_None, depth_obj, device);
 }
 
 /* --- walk ------------------------------------------------------------------------------ */
@@ -721,6 +731,92 @@ static PyTypeObject handle_type = {
 };
 
 
+/* --- replay ---------------------------------------------------------------------------- */
+
+/* A ready node of ``buffer``, ``shape`` and ``device``, as Node.ready makes one. */
+static PyObject *ready_node(PyObject *buffer, PyObject *shape, PyObject *device) {
+    PyObject *attrs = PyDict_New();
+    if (attrs == NULL) return NULL;
+    PyObject *node = new_node(Py_None, empty_tuple, attrs, shape, buffer, Py_NewRef(zero), device);
+    Py_DECREF(attrs);
+    return node;
+}
+
+static PyObject *ready(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (check_configured()) return NULL;
+    if (nargs != 3 || !PyObject_TypeCheck(args[1], shape_type)) {
+        PyErr_SetString(PyExc_TypeError, "ready(buffer, shape: Shape, device)");
+        return NULL;
+    }
+    return ready_node(args[0], args[1], args[2]);
+}
+
+/* The node at ``index`` of ``nodes`` (borrowed), or NULL with IndexError. */
+static PyObject *numbered(PyObject *nodes, PyObject *index) {
+    Py_ssize_t i = PyLong_AsSsize_t(index);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    if (i < 0 || i >= PyList_GET_SIZE(nodes)) {
+        PyErr_SetString(PyExc_IndexError, "replay: a step takes a node not made yet");
+        return NULL;
+    }
+    return PyList_GET_ITEM(nodes, i);
+}
+
+static PyObject *replay(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (check_configured()) return NULL;
+    if (nargs != 2 || !PyTuple_Check(args[0]) || !PyList_Check(args[1])) {
+        PyErr_SetString(PyExc_TypeError, "replay(steps: tuple, nodes: list)");
+        return NULL;
+    }
+    PyObject *steps = args[0], *nodes = args[1];
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(steps); k++) {
+        PyObject *step = PyTuple_GET_ITEM(steps, k);
+        if (!PyTuple_Check(step) || PyTuple_GET_SIZE(step) != 4) {
+            PyErr_SetString(PyExc_TypeError, "replay: a step is (op, gather, attrs, shape)");
+            return NULL;
+        }
+        PyObject *op = PyTuple_GET_ITEM(step, 0), *gather = PyTuple_GET_ITEM(step, 1),
+                 *attrs = PyTuple_GET_ITEM(step, 2), *shape = PyTuple_GET_ITEM(step, 3), *node;
+        if (op == Py_None) {
+            if (!PyObject_TypeCheck(shape, shape_type)) {
+                PyErr_SetString(PyExc_TypeError, "replay: a ready step's shape must be a Shape");
+                return NULL;
+            }
+            node = ready_node(attrs, shape, Py_None);
+        } else {
+            PyObject *operands;
+            if (gather == Py_None) {
+                operands = Py_NewRef(empty_tuple);
+            } else if (PyLong_CheckExact(gather)) {
+                PyObject *one = numbered(nodes, gather);
+                operands = one == NULL ? NULL : PyTuple_Pack(1, one);
+            } else if (PyTuple_Check(gather)) {
+                Py_ssize_t n = PyTuple_GET_SIZE(gather);
+                operands = PyTuple_New(n);
+                for (Py_ssize_t i = 0; operands != NULL && i < n; i++) {
+                    PyObject *o = numbered(nodes, PyTuple_GET_ITEM(gather, i));
+                    if (o == NULL) Py_CLEAR(operands);
+                    else PyTuple_SET_ITEM(operands, i, Py_NewRef(o));
+                }
+            } else {
+                PyErr_SetString(PyExc_TypeError, "replay: a step gathers None, an int or a tuple of ints");
+                operands = NULL;
+            }
+            if (operands == NULL) return NULL;
+            PyObject *call[] = {op, operands, attrs, shape};
+            node = derive(NULL, call, 4);
+            Py_DECREF(operands);
+        }
+        if (node == NULL) return NULL;
+        int failed = PyList_Append(nodes, node);
+        Py_DECREF(node);
+        if (failed) return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 /* --- Elementwise ----------------------------------------------------------------------- */
 
 /* An elementwise function (or operator) of one HLO op, recording its common cases as
@@ -1044,6 +1140,8 @@ static PyMethodDef methods[] = {
     {"walk", (PyCFunction)(void (*)(void))walk, METH_FASTCALL, "walk(roots, kept_bytes) -> (key, buffers, outputs, order) or None."},
     {"set_buffers", (PyCFunction)(void (*)(void))set_buffers, METH_FASTCALL,
      "set_buffers(nodes, buffers): make the pending ones ready."},
+    {"ready", (PyCFunction)(void (*)(void))ready, METH_FASTCALL, "ready(buffer, shape, device) -> a ready Node."},
+    {"replay", (PyCFunction)(void (*)(void))replay, METH_FASTCALL, "replay(steps, nodes): append a recipe's nodes."},
     {"configure_elementwise", configure_elementwise, METH_VARARGS,
      "configure_elementwise(Array, reused_scalars, scalar_operand, wrap, node_globals, tracing_globals)."},
     {NULL, NULL, 0, NULL},

@@ -99,7 +99,7 @@ class Node:
             if len(_READY_SHAPES) >= _READY_SHAPES_MAX:
                 _READY_SHAPES.clear()
             shape = _READY_SHAPES[key] = Shape(*key)
-        return cls(None, (), {}, shape, buffer, device=device)
+        return make_ready(buffer, shape, device)
 
     @classmethod
     def apply(cls, op: str, operands: tuple[Node, ...], attrs: dict[str, Any]) -> Node:
@@ -234,6 +234,16 @@ GRAPH_IN_C = _graph_in_c()
 #: Records a node whose shape is known (``Node.derived``; elementwise functions call it directly).
 derive: Callable[[str, tuple[Node, ...], dict[str, Any], Shape], Node] = \
     GRAPH_IN_C.derive if GRAPH_IN_C is not None else _derive_in_python
+
+def _ready_in_python(buffer: np.ndarray, shape: Shape, device: Device | None) -> Node:
+    """A ready node of ``buffer``, of ``shape``, on ``device`` (``Node.ready``, which finds
+    the shape). ``_graph.ready`` does the same in C."""
+    return Node(None, (), {}, shape, buffer, device=device)
+
+
+#: Makes a ready node (``Node.ready``).
+make_ready: Callable[[np.ndarray, Shape, Device | None], Node] = \
+    GRAPH_IN_C.ready if GRAPH_IN_C is not None else _ready_in_python
 
 #: Makes the nodes a run computed ready (``materialize``).
 set_buffers: Callable[[list[Node], list[np.ndarray]], None] = \

@@ -388,7 +388,7 @@ def test_elementwise_in_c_cuts_a_graph_deeper_than_the_pending_bound(monkeypatch
     y, expected = x, np.linspace(0.0, 1.0, 5)
     for _ in range(20):
         y, expected = y * 1.5 + x, expected * 1.5 + np.linspace(0.0, 1.0, 5)
-        assert y._node.depth <= 5
+        assert y._node.depth <= 2 * 4 + 1  # past the bound, the next cut may wait for its anchor (trace/cuts.py)
     np.testing.assert_allclose(np.asarray(y), expected)
 
 
@@ -405,3 +405,47 @@ def test_elementwise_functions_in_c_look_like_their_definitions():
     with pytest.raises(TypeError):
         xp.add(x)
     assert x.__add__(object()) is NotImplemented
+
+
+def _described(node, inputs):
+    """A node's slots, with its operands as their places in ``inputs`` and its serial left out."""
+    slots = _slots(node)
+    slots.pop("serial")
+    slots["operands"] = tuple(inputs.index(o) for o in node.operands)
+    return slots
+
+
+def test_c_ready_nodes_equal_python_ready_nodes():
+    buffer = np.arange(3.0)
+    shape = node_module.Node.ready(buffer).shape
+    made_in_c = node_module.GRAPH_IN_C.ready(buffer, shape, None)
+    made_in_python = node_module._ready_in_python(buffer, shape, None)
+    assert type(made_in_c) is node_module.Node
+    assert _described(made_in_c, []) == _described(made_in_python, [])
+    assert made_in_c.buffer is buffer and made_in_c.attrs is not made_in_python.attrs
+    with pytest.raises(TypeError, match="ready"):
+        node_module.GRAPH_IN_C.ready(buffer, (3,), None)
+
+
+def test_c_replay_makes_the_nodes_python_replay_makes():
+    from plaidarray.api import recipes
+    x = xp.asarray(np.arange(24.0).reshape(4, 6))
+    calls = [lambda: x[1:3], lambda: x[:, 2:5], lambda: xp.mean(x, axis=0), lambda: xp.std(x),
+             lambda: xp.concat([x, x]), lambda: x @ xp.matrix_transpose(x), lambda: xp.flip(x, axis=1)]
+    for call in calls:
+        for _ in range(3):  # a recipe is kept at a signature's second call, and replayed at its third
+            call()
+    found = [r for table in recipes._TABLES for r in table.values() if isinstance(r, recipes.Recipe) and r.steps]
+    assert any(step[0] is None for r in found for step in r.steps)  # ready buffers among the steps
+    assert any(type(step[1]) is tuple for r in found for step in r.steps)  # ops of several operands
+    for recipe in found:
+        inputs = [x._node] * recipe.inputs + list(recipe.shared)
+        in_c, in_python = list(inputs), list(inputs)
+        node_module.GRAPH_IN_C.replay(recipe.steps, in_c)
+        recipes._replay_in_python(recipe.steps, in_python)
+        assert [_described(n, in_c) for n in in_c[len(inputs):]] == \
+               [_described(n, in_python) for n in in_python[len(inputs):]]
+    with pytest.raises(IndexError, match="not made yet"):
+        node_module.GRAPH_IN_C.replay((("negate", 5, {}, x._node.shape),), [x._node])
+    with pytest.raises(TypeError, match="a step is"):
+        node_module.GRAPH_IN_C.replay((("negate", 0),), [x._node])
