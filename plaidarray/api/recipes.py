@@ -91,7 +91,7 @@ def recorded(fn: F, first: Callable[..., Any] | None = None) -> F:
             return fn(*args, **kwargs)
         arrays: list[Array] = []
         nodes: list[Node] = []
-        key = _signature(args, kwargs, arrays, nodes)
+        key = signature(args, kwargs, arrays, nodes)
         if key is None:  # a pinned array among the arguments, or a value without a signature
             return recording(fn, *args, **kwargs)
         recipe = recipes.get(key)
@@ -131,7 +131,7 @@ def kept(fn: F) -> F:
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
-        key = _signature(args, kwargs, [], [])
+        key = signature(args, kwargs, [], [])
         if key is None:
             return fn(*args, **kwargs)
         if key in results:
@@ -179,7 +179,8 @@ _EXACT = (int, str, type(None), type(Ellipsis))
 
 def _signature(args: tuple, kwargs: dict[str, Any], arrays: list[Array], nodes: list[Node]) -> tuple | None:
     """The call's signature, collecting its arrays and their nodes in order; None if an
-    argument has none. (Arrays and ints, the common arguments, are asked first.)"""
+    argument has none. (Arrays and ints, the common arguments, are asked first.)
+    ``_graph.signature`` does the same in C."""
     key: list[Any] = []
     for value in args:
         if type(value) is Array:
@@ -249,6 +250,21 @@ def _add(key: list[Any], value: Any, arrays: list[Array], nodes: list[Node], dep
     else:
         return False
     return True
+
+
+def _signature_in_c() -> Callable[[tuple, dict[str, Any], list[Array], list[Node]], tuple | None]:
+    """``_signature`` in C (``_graph.signature``), configured with the tags above, where
+    the C module is in use; else ``_signature``."""
+    graph = node_module.GRAPH_IN_C
+    if graph is None:
+        return _signature
+    graph.configure_signature((_ARRAY, _VIEW, _TRUE, _FALSE, _FLOAT, _COMPLEX, _DTYPE, _TYPE, _SLICE, _KEYWORDS,
+                               _SEQUENCES[tuple], _SEQUENCES[list]), Array, ViewOf, np.dtype, MAX_NESTING)
+    return graph.signature
+
+
+#: A call's signature (``_signature``).
+signature = _signature_in_c()
 
 
 # --- capture and replay -------------------------------------------------------------------

@@ -19,7 +19,8 @@
    Elementwise, an elementwise function's common cases  (api.elementwise: the function it
    wraps is the definition, and runs wherever a call is not one of them)
    ready(buffer, shape, device) -> Node                  (node._ready_in_python)
-   replay(steps, nodes): a recipe's nodes made again      (recipes._replay_in_python) */
+   replay(steps, nodes): a recipe's nodes made again      (recipes._replay_in_python)
+   signature(args, kwargs, arrays, nodes) -> tuple | None (recipes._signature) */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -1134,6 +1135,158 @@ static PyTypeObject elementwise_type = {
     .tp_methods = elementwise_methods,
 };
 
+/* --- signature ------------------------------------------------------------------------- */
+
+/* A recorded function's call as its recipes are keyed (api/recipes.py: _signature, _add,
+   _add_array, which define it): configure_signature gives the tags and types it needs. */
+enum { TAG_ARRAY, TAG_VIEW, TAG_TRUE, TAG_FALSE, TAG_FLOAT, TAG_COMPLEX, TAG_DTYPE, TAG_TYPE, TAG_SLICE,
+       TAG_KEYWORDS, TAG_TUPLE, TAG_LIST, TAG_COUNT };
+static PyObject *tags[TAG_COUNT];
+static PyTypeObject *view_of_type, *dtype_type; /* trace.views.ViewOf, numpy.dtype */
+static Py_ssize_t max_nesting = -1;
+
+static PyObject *configure_signature(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *tag_tuple, *array, *view_of, *dtype;
+    Py_ssize_t nesting;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!n", &PyTuple_Type, &tag_tuple, &PyType_Type, &array, &PyType_Type, &view_of,
+                          &PyType_Type, &dtype, &nesting))
+        return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)array, &handle_type)) {
+        PyErr_SetString(PyExc_TypeError, "configure_signature: the array type must derive from ArrayHandle");
+        return NULL;
+    }
+    if (PyTuple_GET_SIZE(tag_tuple) != TAG_COUNT) {
+        PyErr_Format(PyExc_ValueError, "configure_signature: expected %d tags", TAG_COUNT);
+        return NULL;
+    }
+    for (int i = 0; i < TAG_COUNT; i++) Py_XSETREF(tags[i], Py_NewRef(PyTuple_GET_ITEM(tag_tuple, i)));
+    Py_XSETREF(array_type, (PyTypeObject *)Py_NewRef(array)); /* the one configure_elementwise takes */
+    Py_XSETREF(view_of_type, (PyTypeObject *)Py_NewRef(view_of));
+    Py_XSETREF(dtype_type, (PyTypeObject *)Py_NewRef(dtype));
+    max_nesting = nesting;
+    Py_RETURN_NONE;
+}
+
+/* Append an Array argument (``_add_array``); 0 where it has no signature (weakly typed). */
+static int add_array(PyObject *key, PyObject *array, PyObject *arrays, PyObject *nodes) {
+    PyObject *node = ((Handle *)array)->node, *shape;
+    if (node == NULL || !is_node(node)) return -1;
+    if (SLOT(node, off_weak) != Py_False) return SLOT(node, off_weak) == NULL ? -1 : 0;
+    if ((shape = shape_of(node)) == NULL) return -1;
+    PyObject *dims = slot(shape, off_dims, "dims"), *dtype = slot(shape, off_dtype, "dtype");
+    if (dims == NULL || dtype == NULL) return -1;
+    PyObject *base = ((Handle *)array)->base;
+    Py_ssize_t seen = -1;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(nodes); i++)
+        if (PyList_GET_ITEM(nodes, i) == node) {
+            seen = i;
+            break;
+        }
+    PyObject *index = PyLong_FromSsize_t(seen);
+    if (index == NULL) return -1;
+    PyObject *tag = base != NULL && Py_TYPE(base) == view_of_type ? tags[TAG_VIEW] : tags[TAG_ARRAY];
+    int failed = PyList_Append(key, tag) || PyList_Append(key, dims) || PyList_Append(key, dtype) ||
+                 PyList_Append(key, index) || PyList_Append(arrays, array) || PyList_Append(nodes, node);
+    Py_DECREF(index);
+    return failed ? -1 : 1;
+}
+
+static int append_two(PyObject *key, PyObject *tag, PyObject *value) {
+    return PyList_Append(key, tag) || PyList_Append(key, value) ? -1 : 1;
+}
+
+/* Append any argument (``_add``): 1, 0 where it has no signature, -1 on error. */
+static int add_value(PyObject *key, PyObject *value, PyObject *arrays, PyObject *nodes, Py_ssize_t depth) {
+    PyTypeObject *kind = Py_TYPE(value);
+    if (kind == &PyLong_Type || kind == &PyUnicode_Type || value == Py_None || value == Py_Ellipsis)
+        return PyList_Append(key, value) ? -1 : 1;
+    if (kind == array_type) return add_array(key, value, arrays, nodes);
+    if (kind == &PyBool_Type) return PyList_Append(key, tags[value == Py_True ? TAG_TRUE : TAG_FALSE]) ? -1 : 1;
+    if (kind == &PyFloat_Type) {
+        double v = PyFloat_AS_DOUBLE(value);
+        if (v != 0.0 && v == v) return append_two(key, tags[TAG_FLOAT], value);
+        PyObject *text = PyObject_Repr(value);
+        if (text == NULL) return -1;
+        int done = append_two(key, tags[TAG_FLOAT], text);
+        Py_DECREF(text);
+        return done;
+    }
+    if (kind == &PyTuple_Type || kind == &PyList_Type) {
+        if (depth == max_nesting) return 0;
+        PyObject *length = PyLong_FromSsize_t(PySequence_Fast_GET_SIZE(value));
+        if (length == NULL) return -1;
+        int done = append_two(key, tags[kind == &PyTuple_Type ? TAG_TUPLE : TAG_LIST], length);
+        Py_DECREF(length);
+        if (done < 0) return -1;
+        for (Py_ssize_t i = 0; i < PySequence_Fast_GET_SIZE(value); i++) {
+            PyObject *item = PySequence_Fast_GET_ITEM(value, i);
+            Py_INCREF(item); /* a list may change under a callback */
+            if (Py_IS_TYPE(item, &PyLong_Type)) done = PyList_Append(key, item) ? -1 : 1;
+            else if (Py_TYPE(item) == array_type) done = add_array(key, item, arrays, nodes);
+            else done = add_value(key, item, arrays, nodes, depth + 1);
+            Py_DECREF(item);
+            if (done <= 0) return done;
+        }
+        return 1;
+    }
+    if (kind == &PySlice_Type) {
+        PySliceObject *slice = (PySliceObject *)value;
+        int done = PyList_Append(key, tags[TAG_SLICE]) ? -1 : 1;
+        if (done > 0) done = add_value(key, slice->start, arrays, nodes, 0);
+        if (done > 0) done = add_value(key, slice->stop, arrays, nodes, 0);
+        if (done > 0) done = add_value(key, slice->step, arrays, nodes, 0);
+        return done;
+    }
+    if (kind == &PyComplex_Type) {
+        PyObject *text = PyObject_Repr(value);
+        if (text == NULL) return -1;
+        int done = append_two(key, tags[TAG_COMPLEX], text);
+        Py_DECREF(text);
+        return done;
+    }
+    if (PyObject_TypeCheck(value, dtype_type)) return append_two(key, tags[TAG_DTYPE], value);
+    if (kind == &PyType_Type) return append_two(key, tags[TAG_TYPE], value);
+    return 0;
+}
+
+static PyObject *signature(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (check_configured()) return NULL;
+    if (array_type == NULL || max_nesting < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "plaidarray.trace._graph: signature was not configured");
+        return NULL;
+    }
+    if (nargs != 4 || !PyTuple_Check(args[0]) || (args[1] != Py_None && !PyDict_Check(args[1])) ||
+        !PyList_Check(args[2]) || !PyList_Check(args[3])) {
+        PyErr_SetString(PyExc_TypeError, "signature(args: tuple, kwargs: dict | None, arrays: list, nodes: list)");
+        return NULL;
+    }
+    PyObject *call = args[0], *kwargs = args[1], *arrays = args[2], *nodes = args[3];
+    PyObject *key = PyList_New(0);
+    if (key == NULL) return NULL;
+    int done = 1;
+    for (Py_ssize_t i = 0; done > 0 && i < PyTuple_GET_SIZE(call); i++) {
+        PyObject *value = PyTuple_GET_ITEM(call, i);
+        if (Py_TYPE(value) == array_type) done = add_array(key, value, arrays, nodes);
+        else if (Py_IS_TYPE(value, &PyLong_Type)) done = PyList_Append(key, value) ? -1 : 1;
+        else done = add_value(key, value, arrays, nodes, 0);
+    }
+    if (done > 0 && kwargs != Py_None && PyDict_GET_SIZE(kwargs)) {
+        done = PyList_Append(key, tags[TAG_KEYWORDS]) ? -1 : 1;
+        Py_ssize_t position = 0;
+        PyObject *name, *value;
+        while (done > 0 && PyDict_Next(kwargs, &position, &name, &value)) {
+            Py_INCREF(value);
+            done = PyList_Append(key, name) ? -1 : add_value(key, value, arrays, nodes, 0);
+            Py_DECREF(value);
+        }
+    }
+    PyObject *out = done > 0 ? PyList_AsTuple(key) : done == 0 ? Py_NewRef(Py_None) : NULL;
+    Py_DECREF(key);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS, "configure(Node, Shape, attr_key, serials, traced): read the slots."},
     {"derive", (PyCFunction)(void (*)(void))derive, METH_FASTCALL, "derive(op, operands, attrs, shape) -> Node."},
@@ -1142,6 +1295,9 @@ static PyMethodDef methods[] = {
      "set_buffers(nodes, buffers): make the pending ones ready."},
     {"ready", (PyCFunction)(void (*)(void))ready, METH_FASTCALL, "ready(buffer, shape, device) -> a ready Node."},
     {"replay", (PyCFunction)(void (*)(void))replay, METH_FASTCALL, "replay(steps, nodes): append a recipe's nodes."},
+    {"signature", (PyCFunction)(void (*)(void))signature, METH_FASTCALL,
+     "signature(args, kwargs, arrays, nodes) -> a recipe's key, or None."},
+    {"configure_signature", configure_signature, METH_VARARGS, "configure_signature(tags, Array, ViewOf, dtype, max_nesting)."},
     {"configure_elementwise", configure_elementwise, METH_VARARGS,
      "configure_elementwise(Array, reused_scalars, scalar_operand, wrap, node_globals, tracing_globals)."},
     {NULL, NULL, 0, NULL},

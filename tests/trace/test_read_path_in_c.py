@@ -449,3 +449,63 @@ def test_c_replay_makes_the_nodes_python_replay_makes():
         node_module.GRAPH_IN_C.replay((("negate", 5, {}, x._node.shape),), [x._node])
     with pytest.raises(TypeError, match="a step is"):
         node_module.GRAPH_IN_C.replay((("negate", 0),), [x._node])
+
+
+def _pool():
+    """Arrays a call may take: plain ones, one twice, a view, and a weakly typed one."""
+    x = xp.asarray(np.arange(6.0).reshape(2, 3))
+    weak = xp.asarray(np.float64(2.0))
+    weak._node.weak = True
+    return [x, xp.asarray(np.arange(3, dtype=np.int32)), x[0], weak]
+
+
+leaf = st.one_of(
+    st.integers(-5, 2 ** 70), st.booleans(), st.sampled_from([0.0, -0.0, 1.5, float("nan"), float("inf"), 1e-300]),
+    st.sampled_from([1j, complex(0.0, -0.0), complex(float("nan"), 1.0), 2.5 + 1j]), st.text(max_size=3), st.none(), st.just(...),
+    st.sampled_from([np.dtype("float32"), np.dtype("int64"), int, float, np.float64(1.0), np.ones(2)]),
+    st.integers(0, 3).map(lambda i: ("pool", i)),
+    st.tuples(st.none() | st.integers(-3, 3), st.none() | st.integers(-3, 3), st.none() | st.integers(1, 2)).map(
+        lambda t: slice(*t)),
+)
+argument = st.recursive(leaf, lambda inner: st.lists(inner, max_size=3) | st.lists(inner, max_size=3).map(tuple),
+                        max_leaves=12)
+
+
+def _resolved(value, pool):
+    if type(value) is tuple and len(value) == 2 and value[0] == "pool":
+        return pool[value[1]]
+    if type(value) in (list, tuple):
+        return type(value)(_resolved(v, pool) for v in value)
+    return value
+
+
+def _nested(depth):
+    value = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(argument, max_size=4), st.dictionaries(st.sampled_from(["axis", "keepdims", "dtype"]), argument,
+                                                       max_size=2))
+def test_c_signatures_equal_python_signatures(args, kwargs):
+    from plaidarray.api import recipes
+    pool = _pool()
+    args, kwargs = _resolved(tuple(args), pool), {k: _resolved(v, pool) for k, v in kwargs.items()}
+    arrays_c, nodes_c, arrays_py, nodes_py = [], [], [], []
+    got = node_module.GRAPH_IN_C.signature(args, kwargs, arrays_c, nodes_c)
+    expected = recipes._signature(args, kwargs, arrays_py, nodes_py)
+    assert got == expected and (got is None or [type(k) for k in got] == [type(k) for k in expected])
+    assert [id(a) for a in arrays_c] == [id(a) for a in arrays_py]
+    assert [id(n) for n in nodes_c] == [id(n) for n in nodes_py]
+
+
+def test_c_signatures_of_deep_nesting_and_bad_calls():
+    from plaidarray.api import recipes
+    for depth in (7, 8, 9, 10):
+        for args in ((_nested(depth),), (slice(None, _nested(depth)),)):
+            assert node_module.GRAPH_IN_C.signature(args, {}, [], []) == recipes._signature(args, {}, [], [])
+    assert recipes._signature((_nested(recipes.MAX_NESTING + 1),), {}, [], []) is None
+    with pytest.raises(TypeError, match="signature"):
+        node_module.GRAPH_IN_C.signature([1], {}, [], [])
