@@ -25,6 +25,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <string.h>
 #include <structmember.h>
 
 static Py_ssize_t off_op, off_operands, off_attrs, off_shape, off_buffer, off_arrays, off_depth, off_owned,
@@ -903,26 +904,71 @@ static PyObject *wrapped(PyObject *node) {
     return (PyObject *)array;
 }
 
+/* The reused nodes last met, by the scalar's type and bits and the Shape object (held, so
+   its address is not another's): a loop's ``x * 0.5`` finds its node without making the
+   dictionary's key (a tuple, the float's hex(), the dims' hash), which was half of
+   recording it. An entry holds a node that scalar_operand made and marked reused, which
+   nothing computes, stores into or updates; an entry is replaced by the next scalar that
+   maps to its place, so at most SCALAR_CACHE are held. */
+#define SCALAR_CACHE 64
+typedef struct {
+    PyTypeObject *type;
+    long long bits;
+    PyObject *shape, *node;
+} ScalarEntry;
+static ScalarEntry scalar_cache[SCALAR_CACHE];
+
 /* The reused node of a Python int or float at ``shape`` (api.graph.scalar_operand's,
-   looked up as it looks it up; made by it where it has none, and while a trace is on). */
+   found in ``scalar_cache`` or looked up as it looks it up; made by it where it has none,
+   and while a trace is on). */
 static PyObject *scalar_node(Elementwise *self, PyObject *value, PyObject *shape) {
     PyObject *active = PyDict_GetItemWithError(tracing_globals, str_active);
     if (active == NULL && PyErr_Occurred()) return NULL;
     int tracing = active == NULL || !PyLong_CheckExact(active) || PyLong_AsLong(active) != 0;
-    PyObject *dims = SLOT(shape, off_dims), *dtype = SLOT(shape, off_dtype);
+    PyObject *dims = SLOT(shape, off_dims), *dtype = SLOT(shape, off_dtype), *node = NULL;
+    ScalarEntry *entry = NULL;
+    long long bits = 0;
     if (!tracing && dims != NULL && dtype != NULL && PyTuple_Check(dims) && PyTuple_GET_SIZE(dims)) {
+        int overflow = 0;
+        if (Py_IS_TYPE(value, &PyFloat_Type)) {
+            double v = PyFloat_AS_DOUBLE(value);
+            memcpy(&bits, &v, sizeof bits);
+        } else {
+            bits = PyLong_AsLongLongAndOverflow(value, &overflow);
+            if (bits == -1 && PyErr_Occurred()) return NULL;
+        }
+        if (!overflow) {
+            uint64_t h = ((uint64_t)bits ^ ((uintptr_t)shape >> 4) ^ (uintptr_t)Py_TYPE(value)) * 0x9E3779B97F4A7C15ull;
+            entry = &scalar_cache[h >> 58]; /* the top 6 bits: SCALAR_CACHE places */
+            if (entry->node != NULL && entry->type == Py_TYPE(value) && entry->bits == bits && entry->shape == shape)
+                return Py_NewRef(entry->node);
+        }
         PyObject *hex = Py_IS_TYPE(value, &PyFloat_Type) ? PyObject_CallMethodNoArgs(value, str_hex) : Py_NewRef(Py_None);
         if (hex == NULL) return NULL;
         PyObject *key = PyTuple_Pack(5, (PyObject *)Py_TYPE(value), value, hex, dims, dtype);
         Py_DECREF(hex);
         if (key == NULL) return NULL;
-        PyObject *found = PyDict_GetItemWithError(reused_scalars, key);
+        node = PyDict_GetItemWithError(reused_scalars, key);
         Py_DECREF(key);
-        if (found != NULL) return Py_NewRef(found);
-        if (PyErr_Occurred()) return NULL;
+        if (node == NULL && PyErr_Occurred()) return NULL;
+        Py_XINCREF(node);
     }
-    PyObject *call[] = {value, shape, self->where};
-    return PyObject_Vectorcall(scalar_operand_fn, call, 3, NULL);
+    if (node == NULL) {
+        PyObject *call[] = {value, shape, self->where};
+        node = PyObject_Vectorcall(scalar_operand_fn, call, 3, NULL);
+        if (node == NULL) return NULL;
+    }
+    if (entry != NULL && Py_IS_TYPE(node, node_type) && SLOT(node, off_reused) != NULL &&
+        SLOT(node, off_reused) != Py_None) { /* one scalar_operand marked reused: kept */
+        PyObject *old_shape = entry->shape, *old_node = entry->node;
+        entry->type = Py_TYPE(value);
+        entry->bits = bits;
+        entry->shape = Py_NewRef(shape);
+        entry->node = Py_NewRef(node);
+        Py_XDECREF(old_shape);
+        Py_XDECREF(old_node);
+    }
+    return node;
 }
 
 /* Record the op over ``operands`` (``n`` of them, the first of shape ``shape``) with the

@@ -509,3 +509,25 @@ def test_c_signatures_of_deep_nesting_and_bad_calls():
     assert recipes._signature((_nested(recipes.MAX_NESTING + 1),), {}, [], []) is None
     with pytest.raises(TypeError, match="signature"):
         node_module.GRAPH_IN_C.signature([1], {}, [], [])
+
+
+def test_scalar_operands_are_found_again_in_c():
+    """``x * 0.5`` finds the reused node of 0.5 at x's shape in C's own table, also after
+    the dictionary scalar_operand keeps them in was emptied; other values, signs and types
+    are other nodes, and many scalars in turn all give their own values."""
+    from plaidarray.api import graph
+    x = xp.asarray(np.arange(4.0))
+    first = (x * 0.5)._node.operands[1]
+    assert first.reused is not None
+    graph.REUSED_SCALARS.clear()
+    assert (x * 0.5)._node.operands[1] is first
+    assert (x * -0.0)._node.operands[1] is not (x * 0.0)._node.operands[1]
+    assert np.asarray(x * -0.0).tobytes() == (np.arange(4.0) * -0.0).tobytes()
+    ints = xp.asarray(np.arange(4))
+    assert (ints + 1)._node.operands[1] is not (x + 1)._node.operands[1]
+    for i in range(300):
+        value = float(i % 150) * (1 if i < 150 else -1)
+        np.testing.assert_array_equal(np.asarray(x * value), np.arange(4.0) * value)
+        np.testing.assert_array_equal(np.asarray(ints + i), np.arange(4) + i)
+    with pytest.raises(OverflowError):
+        ints + 2 ** 70
