@@ -831,7 +831,7 @@ static PyObject *replay(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
    Python took 2.3 us, most of it four calls deciding the same things every time. */
 
 static PyTypeObject *array_type;    /* trace.array.Array */
-static PyObject *reused_scalars;    /* api.graph._REUSED_SCALARS */
+static PyObject *reused_scalars;    /* api.graph.REUSED_SCALARS */
 static PyObject *scalar_operand_fn; /* api.graph.scalar_operand */
 static PyObject *wrap_fn;           /* api.graph.wrap: cuts a graph deeper than the bound */
 static PyObject *node_globals;      /* trace.node's namespace: MAX_PENDING, read per call */
@@ -990,17 +990,21 @@ static PyObject *record(Elementwise *self, PyObject **operands, Py_ssize_t n, Py
     return node == NULL ? NULL : wrapped(node);
 }
 
-/* A node of an Array argument that is not weakly typed, and its shape; 0 if the argument
-   is no such array. */
-static int strong_array(PyObject *obj, PyObject **node, PyObject **shape) {
+/* The node of an Array argument and its shape; 0 if the argument is no Array. */
+static int array_node(PyObject *obj, PyObject **node, PyObject **shape) {
     if (Py_TYPE(obj) != array_type) return 0;
-    PyObject *n = ((Handle *)obj)->node;
-    if (n == NULL || !Py_IS_TYPE(n, node_type) || SLOT(n, off_weak) != Py_False) return 0;
-    PyObject *s = SLOT(n, off_shape);
-    if (s == NULL || !Py_IS_TYPE(s, shape_type) || SLOT(s, off_dtype) == NULL || SLOT(s, off_dims) == NULL) return 0;
+    PyObject *n = ((Handle *)obj)->node, *s;
+    if (n == NULL || !Py_IS_TYPE(n, node_type) || (s = SLOT(n, off_shape)) == NULL || !Py_IS_TYPE(s, shape_type) ||
+        SLOT(s, off_dtype) == NULL || SLOT(s, off_dims) == NULL)
+        return 0;
     *node = n;
     *shape = s;
     return 1;
+}
+
+/* ``array_node`` of an Array that is not weakly typed (a traced Python scalar). */
+static int strong_array(PyObject *obj, PyObject **node, PyObject **shape) {
+    return array_node(obj, node, shape) && SLOT(*node, off_weak) == Py_False;
 }
 
 /* The result dtype ``table`` gives the dtype of ``shape`` (borrowed), NULL if none. */
@@ -1008,51 +1012,40 @@ static PyObject *result_of(PyObject *table, PyObject *shape) {
     return PyDict_GetItemWithError(table, SLOT(shape, off_dtype));
 }
 
+/* The op of the array ``node`` (of ``shape``) and the Python scalar ``value``, the scalar
+   the first operand if ``scalar_first``; NOT_HANDLED_MARK where the scalar is no int or
+   float of a kind the array's dtype takes. */
+static PyObject *with_scalar(Elementwise *self, PyObject *node, PyObject *shape, PyObject *value, int scalar_first) {
+    PyObject *table = Py_IS_TYPE(value, &PyFloat_Type) ? self->with_float
+                      : Py_IS_TYPE(value, &PyLong_Type) ? self->with_int : NULL, *result;
+    if (table == NULL || (result = result_of(table, shape)) == NULL) return PyErr_Occurred() ? NULL : NOT_HANDLED_MARK;
+    PyObject *scalar = scalar_node(self, value, shape);
+    if (scalar == NULL) return NULL;
+    PyObject *operands[] = {scalar_first ? scalar : node, scalar_first ? node : scalar};
+    PyObject *out = record(self, operands, 2, shape, result);
+    Py_DECREF(scalar);
+    return out;
+}
+
 static PyObject *fast_binary(Elementwise *self, PyObject *a, PyObject *b) {
     PyObject *n1, *s1, *n2, *s2, *result;
     if (strong_array(a, &n1, &s1)) {
-        if (strong_array(b, &n2, &s2)) {
-            if (s1 != s2) {
-                if (SLOT(s1, off_dtype) != SLOT(s2, off_dtype)) return NOT_HANDLED_MARK;
-                int equal = PyObject_RichCompareBool(SLOT(s1, off_dims), SLOT(s2, off_dims), Py_EQ);
-                if (equal <= 0) return equal < 0 ? NULL : NOT_HANDLED_MARK;
-            }
-            if ((result = result_of(self->same, s1)) == NULL) return PyErr_Occurred() ? NULL : NOT_HANDLED_MARK;
-            PyObject *operands[] = {n1, n2};
-            return record(self, operands, 2, s1, result);
+        if (!strong_array(b, &n2, &s2)) return with_scalar(self, n1, s1, b, 0);
+        if (s1 != s2) {
+            if (SLOT(s1, off_dtype) != SLOT(s2, off_dtype)) return NOT_HANDLED_MARK;
+            int equal = PyObject_RichCompareBool(SLOT(s1, off_dims), SLOT(s2, off_dims), Py_EQ);
+            if (equal <= 0) return equal < 0 ? NULL : NOT_HANDLED_MARK;
         }
-        PyObject *table = Py_IS_TYPE(b, &PyFloat_Type) ? self->with_float
-                          : Py_IS_TYPE(b, &PyLong_Type) ? self->with_int : NULL;
-        if (table == NULL || (result = result_of(table, s1)) == NULL)
-            return PyErr_Occurred() ? NULL : NOT_HANDLED_MARK;
-        PyObject *scalar = scalar_node(self, b, s1);
-        if (scalar == NULL) return NULL;
-        PyObject *operands[] = {n1, scalar};
-        PyObject *out = record(self, operands, 2, s1, result);
-        Py_DECREF(scalar);
-        return out;
+        if ((result = result_of(self->same, s1)) == NULL) return PyErr_Occurred() ? NULL : NOT_HANDLED_MARK;
+        PyObject *operands[] = {n1, n2};
+        return record(self, operands, 2, s1, result);
     }
-    if (strong_array(b, &n2, &s2)) {
-        PyObject *table = Py_IS_TYPE(a, &PyFloat_Type) ? self->with_float
-                          : Py_IS_TYPE(a, &PyLong_Type) ? self->with_int : NULL;
-        if (table == NULL || (result = result_of(table, s2)) == NULL)
-            return PyErr_Occurred() ? NULL : NOT_HANDLED_MARK;
-        PyObject *scalar = scalar_node(self, a, s2);
-        if (scalar == NULL) return NULL;
-        PyObject *operands[] = {scalar, n2};
-        PyObject *out = record(self, operands, 2, s2, result);
-        Py_DECREF(scalar);
-        return out;
-    }
-    return NOT_HANDLED_MARK;
+    return strong_array(b, &n2, &s2) ? with_scalar(self, n2, s2, a, 1) : NOT_HANDLED_MARK;
 }
 
 static PyObject *fast_unary(Elementwise *self, PyObject *x) {
-    if (Py_TYPE(x) != array_type) return NOT_HANDLED_MARK;
-    PyObject *n = ((Handle *)x)->node, *s, *result;
-    if (n == NULL || !Py_IS_TYPE(n, node_type) || (s = SLOT(n, off_shape)) == NULL || !Py_IS_TYPE(s, shape_type) ||
-        SLOT(s, off_dtype) == NULL)
-        return NOT_HANDLED_MARK;
+    PyObject *n, *s, *result;
+    if (!array_node(x, &n, &s)) return NOT_HANDLED_MARK;
     if ((result = result_of(self->same, s)) == NULL) return PyErr_Occurred() ? NULL : NOT_HANDLED_MARK;
     return record(self, &n, 1, s, result);
 }
