@@ -108,6 +108,8 @@ WORKLOADS = [
     Workload("where leaky-relu (2048,2048) f32", _leaky_relu, ((2048, 2048),), traffic=2 * 4 * 2048 * 2048),
     Workload("outer add (2048,)+(2048,) f32", _outer_add, ((2048,), (2048,)), traffic=4 * 2048 * 2050),
     Workload("30-op chain (1000,) f32, cached call", _chain30, ((1000,), (1000,))),
+    Workload("stable argsort 1e+06 f64", lambda m, x: m.argsort(x, stable=True), ((1_000_000,),), np.float64),
+    Workload("stable sort of rows (1024,1024) f32", lambda m, x: m.sort(x, axis=1, stable=True), ((1024, 1024),)),
 ]
 
 

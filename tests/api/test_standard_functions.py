@@ -59,6 +59,45 @@ def test_sort_argsort_are_stable_like_numpy(backend, dtype, data):
     _same(xp.sort(xp.asarray(a), axis=axis, descending=True), expected, exact=True)
 
 
+def _stable_descending_order(a: np.ndarray, axis: int) -> np.ndarray:
+    """The stable descending argsort of ``a`` along ``axis``, by Python's sort: NaN first,
+    then larger values, equal values (0.0 and -0.0 too) in their order."""
+    def key(row, i):
+        v = row[i].item()
+        return (0, 0, i) if v != v else (1, -v, i)
+
+    moved = np.moveaxis(a, axis, -1)
+    rows = moved.reshape(-1, moved.shape[-1]) if moved.size else np.zeros((0, 0), a.dtype)
+    order = np.array([sorted(range(len(row)), key=lambda i, row=row: key(row, i)) for row in rows], dtype=np.int64)
+    return np.moveaxis(order.reshape(moved.shape), -1, axis)
+
+
+@pytest.mark.parametrize("dtype", [*REAL, np.uint64, np.bool_])
+@given(data=st.data())
+def test_long_rows_sort_stably_like_numpy(backend, dtype, data):
+    """Rows longer than the sort's insertion runs (``runtime_routines.RUN``), so that merge
+    passes run: few distinct values (ties, whose order stability fixes), the extremes of
+    integer types, NaN, infinities and both zeros (equal keys: they keep their order);
+    descending is stable too, NaN first."""
+    dtype = np.dtype(dtype)
+    if dtype.kind == "f":
+        elements = st.sampled_from([0.0, -0.0, 1.5, -1.5, np.inf, -np.inf, np.nan, 3.0, -2.0]) | \
+            st.floats(-1e6, 1e6, width=dtype.itemsize * 8)
+    elif dtype.kind == "b":
+        elements = st.booleans()
+    else:
+        info = np.iinfo(dtype)
+        elements = st.sampled_from([int(info.min), int(info.max), 0, 1, 2]) | st.integers(int(info.min), int(info.max))
+    rows = data.draw(st.integers(1, 3), label="rows")
+    length = data.draw(st.integers(0, 80) | st.sampled_from([16, 17, 31, 32, 33, 48, 64, 65]), label="length")
+    a = data.draw(hnp.arrays(dtype, (rows, length), elements=elements))
+    axis = data.draw(st.sampled_from([1, -1, 0]), label="axis")
+    a = a if axis != 0 else a.T
+    _same(xp.argsort(xp.asarray(a), axis=axis), np.argsort(a, axis=axis, kind="stable"))
+    _same(xp.argsort(xp.asarray(a), axis=axis, descending=True), _stable_descending_order(a, axis))
+    _same(xp.sort(xp.asarray(a), axis=axis), np.sort(a, axis=axis), exact=True)
+
+
 @given(data=st.data())
 def test_booleans_sort_as_numpy_sorts_them(backend, data):
     """Beyond the standard (real numbers only), as NumPy: False before True, stably."""

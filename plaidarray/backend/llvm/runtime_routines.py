@@ -27,93 +27,163 @@ ELEMENT_TYPES = {
 }
 
 
-def _strictly_before(b: ir.IRBuilder, x: ir.Value, y: ir.Value, kind: str, descending: ir.Value) -> ir.Value:
-    """``x`` goes strictly before ``y``: ascending with NaN last, or descending with NaN
-    first (the mirror image), so equal keys keep their order (stability)."""
+def _sortable(b: ir.IRBuilder, value: ir.Value, ty: ir.Type, kind: str, descending: ir.Value) -> ir.Value:
+    """``value`` as an i64 whose signed order is the sort's: ascending with NaN last, or
+    descending with NaN first (the mirror image, ``~key``). A float's bits, its negative
+    numbers' magnitude bits flipped, order as signed integers do; -0.0 is made 0.0 and
+    every NaN one NaN, so that equal keys (which a stable sort keeps in their order) are
+    equal integers. Unsigned 64-bit keys have their top bit flipped."""
     if kind == "f":
-        asc = b.or_(b.fcmp_ordered("<", x, y), b.and_(b.fcmp_unordered("uno", y, y), b.fcmp_ordered("ord", x, x)))
-        desc = b.or_(b.fcmp_ordered(">", x, y), b.and_(b.fcmp_unordered("uno", x, x), b.fcmp_ordered("ord", y, y)))
+        width = 64 if isinstance(ty, ir.DoubleType) else 32
+        bits_type = ir.IntType(width)
+        canonical = b.select(b.fcmp_ordered("==", value, ir.Constant(ty, 0.0)), ir.Constant(ty, 0.0), value)
+        canonical = b.select(b.fcmp_unordered("uno", value, value), ir.Constant(ty, float("nan")), canonical)
+        bits = b.bitcast(canonical, bits_type)
+        magnitude = b.lshr(b.ashr(bits, ir.Constant(bits_type, width - 1)), ir.Constant(bits_type, 1))
+        key = b.xor(bits, magnitude)
+        key = b.sext(key, I64) if width < 64 else key
+    elif ty.width == 64:
+        key = value if kind == "i" else b.xor(value, ir.Constant(I64, -(1 << 63)))
     else:
-        cmp = b.icmp_signed if kind == "i" else b.icmp_unsigned
-        asc, desc = cmp("<", x, y), cmp(">", x, y)
-    return b.select(descending, desc, asc)
+        key = b.sext(value, I64) if kind == "i" else b.zext(value, I64)
+    return b.select(descending, b.not_(key), key)
+
+
+#: Rows are cut into runs of this many keys, each sorted by insertion before the merge
+#: passes: a row of n keys then takes log2(n / RUN) passes instead of log2(n), and short
+#: rows (most batches' rows) none.
+RUN = 16
 
 
 def _argsort(module: ir.Module, name: str, suffix: str) -> ir.Function:
     """``void f(T* keys, i64 offset, i64 stride, i64 n, i64* out, i64 out_offset,
-    i64 out_stride, i1 descending, i64* scratch, i64 scratch_offset)``: a stable bottom-up
-    merge sort of indices 0..n-1 by key, written to ``out``. Its 2n indices of scratch are
-    the caller's (a buffer the executable allocates, ``codegen/lowerings/sort.py``), not
-    malloc's: a GPU kernel has no host heap, and its device heap is 8 MB unless raised."""
+    i64 out_stride, i1 descending, i64* scratch, i64 scratch_offset)``: a stable sort of
+    indices 0..n-1 by key, written to ``out``: each key copied in as an integer of the
+    same order (``_sortable``), runs of ``RUN`` keys sorted by insertion, then bottom-up
+    merge passes, each index moving with its key. A comparison is then one integer
+    compare of two keys held in registers (the next key of each run is loaded before it
+    is known which run goes on), where comparing floats through their indices made each
+    step of a merge wait on two dependent loads and a NaN test. Its 4n slots of scratch
+    (2n indices, 2n keys) are the caller's (a buffer the executable allocates,
+    ``codegen/lowerings/sort.py``), not malloc's: a GPU kernel has no host heap, and its
+    device heap is 8 MB unless raised."""
     ty, kind = ELEMENT_TYPES[suffix]
     fnty = ir.FunctionType(ir.VoidType(), [PTR, I64, I64, I64, PTR, I64, I64, I1, PTR, I64])
     fn = ir.Function(module, fnty, name)
     fn.linkage = "internal"
     keys, offset, stride, n, out, out_offset, out_stride, descending, scratch, scratch_offset = fn.args
     b = ir.IRBuilder(fn.append_basic_block("entry"))
+    zero, one, run = ir.Constant(I64, 0), ir.Constant(I64, 1), ir.Constant(I64, RUN)
 
-    def key_at(index_ptr_base, i):
-        idx = b.load(b.gep(index_ptr_base, [i], source_etype=I64), typ=I64)
-        pos = b.add(offset, b.mul(idx, stride))
-        return b.load(b.gep(keys, [pos], source_etype=ty), typ=ty)
+    def at(base: ir.Value, i: ir.Value) -> ir.Value:
+        return b.gep(base, [i], source_etype=I64)
 
-    a_buf = b.gep(scratch, [scratch_offset], source_etype=I64)
-    t_buf = b.gep(a_buf, [n], source_etype=I64)
+    def smaller(x: ir.Value, y: ir.Value) -> ir.Value:
+        return b.select(b.icmp_signed("<", x, y), x, y)
 
-    # --- merge passes: src -> dst, doubling the run width --------------------------------
-    fill = Loop(b, fn, ir.Constant(I64, 0), n, "fill")
-    b.store(fill.i, b.gep(a_buf, [fill.i], source_etype=I64))
+    a_index = at(scratch, scratch_offset)
+    t_index = at(a_index, n)
+    a_key = at(t_index, n)
+    t_key = at(a_key, n)
+
+    # --- indices and their keys, copied in ------------------------------------------------
+    fill = Loop(b, fn, zero, n, "fill")
+    b.store(fill.i, at(a_index, fill.i))
+    value = b.load(b.gep(keys, [b.add(offset, b.mul(fill.i, stride))], source_etype=ty), typ=ty)
+    b.store(_sortable(b, value, ty, kind, descending), at(a_key, fill.i))
     fill.close()
-    filled = b.block
+
+    # --- each run sorted by insertion: a key moves left past the keys it goes before ------
+    runs = Loop(b, fn, zero, n, "run")
+    lo = runs.i
+    insert = Loop(b, fn, b.add(lo, one), smaller(b.add(lo, run), n), "insert")
+    key, index = b.load(at(a_key, insert.i), typ=I64), b.load(at(a_index, insert.i), typ=I64)
+    shift_head, compare, shift_body, shift_exit = (fn.append_basic_block(x) for x in
+                                                   ("shift.head", "shift.compare", "shift.body", "shift.exit"))
+    entered = b.block
+    b.branch(shift_head)
+    b.position_at_end(shift_head)
+    j = b.phi(I64)
+    j.add_incoming(insert.i, entered)
+    b.cbranch(b.icmp_signed(">", j, lo), compare, shift_exit)
+    b.position_at_end(compare)
+    previous = b.sub(j, one)
+    previous_key = b.load(at(a_key, previous), typ=I64)
+    b.cbranch(b.icmp_signed("<", key, previous_key), shift_body, shift_exit)
+    b.position_at_end(shift_body)
+    b.store(previous_key, at(a_key, j))
+    b.store(b.load(at(a_index, previous), typ=I64), at(a_index, j))
+    j.add_incoming(previous, shift_body)
+    b.branch(shift_head)
+    b.position_at_end(shift_exit)
+    place = b.phi(I64)
+    place.add_incoming(j, shift_head)
+    place.add_incoming(j, compare)
+    b.store(key, at(a_key, place))
+    b.store(index, at(a_index, place))
+    insert.close()
+    runs.close(run)
+    sorted_runs = b.block
+
+    # --- merge passes: src -> dst, doubling the run width ---------------------------------
     pass_head, pass_body, pass_exit = (fn.append_basic_block(x) for x in ("pass.head", "pass.body", "pass.exit"))
     b.branch(pass_head)
     b.position_at_end(pass_head)
-    width, src, dst = b.phi(I64), b.phi(PTR), b.phi(PTR)
-    width.add_incoming(ir.Constant(I64, 1), filled)
-    src.add_incoming(a_buf, filled)
-    dst.add_incoming(t_buf, filled)
+    width = b.phi(I64)
+    src_index, dst_index, src_key, dst_key = (b.phi(PTR) for _ in range(4))
+    width.add_incoming(run, sorted_runs)
+    for phi, start in ((src_index, a_index), (dst_index, t_index), (src_key, a_key), (dst_key, t_key)):
+        phi.add_incoming(start, sorted_runs)
     b.cbranch(b.icmp_signed("<", width, n), pass_body, pass_exit)
     b.position_at_end(pass_body)
     two_w = b.add(width, width)
-    runs = Loop(b, fn, ir.Constant(I64, 0), n, "runs")
-    lo = runs.i
-    mid = b.select(b.icmp_signed("<", b.add(lo, width), n), b.add(lo, width), n)
-    hi = b.select(b.icmp_signed("<", b.add(lo, two_w), n), b.add(lo, two_w), n)
+    pairs = Loop(b, fn, zero, n, "pairs")
+    lo = pairs.i
+    mid, hi = smaller(b.add(lo, width), n), smaller(b.add(lo, two_w), n)
+    # both runs non-empty: the smaller head goes on (the left one if equal)
     merge_head, merge_body, merge_exit = (fn.append_basic_block(x) for x in ("m.head", "m.body", "m.exit"))
     pre = b.block
+    first_left = b.load(at(src_key, lo), typ=I64)
+    first_right = b.load(at(src_key, b.select(b.icmp_signed("<", mid, hi), mid, lo)), typ=I64)
     b.branch(merge_head)
     b.position_at_end(merge_head)
-    i, j, k = b.phi(I64), b.phi(I64), b.phi(I64)
-    for phi, start in ((i, lo), (j, mid), (k, lo)):
+    i, j, k, left, right = (b.phi(I64) for _ in range(5))
+    for phi, start in ((i, lo), (j, mid), (k, lo), (left, first_left), (right, first_right)):
         phi.add_incoming(start, pre)
-    b.cbranch(b.icmp_signed("<", k, hi), merge_body, merge_exit)
+    b.cbranch(b.and_(b.icmp_signed("<", i, mid), b.icmp_signed("<", j, hi)), merge_body, merge_exit)
     b.position_at_end(merge_body)
-    left_done = b.icmp_signed(">=", i, mid)
-    right_left = b.icmp_signed("<", j, hi)
-    safe_i = b.select(left_done, lo, i)
-    safe_j = b.select(right_left, j, lo)
-    right_first = _strictly_before(b, key_at(src, safe_j), key_at(src, safe_i), kind, descending)
-    take_right = b.and_(right_left, b.or_(left_done, right_first))
-    chosen = b.select(take_right, safe_j, safe_i)
-    value = b.load(b.gep(src, [chosen], source_etype=I64), typ=I64)
-    b.store(value, b.gep(dst, [k], source_etype=I64))
-    one = ir.Constant(I64, 1)
+    next_left = b.load(at(src_key, b.add(i, one)), typ=I64)  # at most src_key[mid]: in the table
+    next_right = b.load(at(src_key, smaller(b.add(j, one), b.sub(hi, one))), typ=I64)
+    take_right = b.icmp_signed("<", right, left)
+    b.store(b.select(take_right, right, left), at(dst_key, k))
+    b.store(b.load(at(src_index, b.select(take_right, j, i)), typ=I64), at(dst_index, k))
     i.add_incoming(b.select(take_right, i, b.add(i, one)), b.block)
     j.add_incoming(b.select(take_right, b.add(j, one), j), b.block)
     k.add_incoming(b.add(k, one), b.block)
+    left.add_incoming(b.select(take_right, left, next_left), b.block)
+    right.add_incoming(b.select(take_right, next_right, right), b.block)
     b.branch(merge_head)
+    # then what is left of either run, in order
     b.position_at_end(merge_exit)
-    runs.close(two_w)
+    rest_left = Loop(b, fn, i, mid, "rest.left")
+    to = b.add(k, b.sub(rest_left.i, i))
+    b.store(b.load(at(src_key, rest_left.i), typ=I64), at(dst_key, to))
+    b.store(b.load(at(src_index, rest_left.i), typ=I64), at(dst_index, to))
+    rest_left.close()
+    rest_right = Loop(b, fn, j, hi, "rest.right")
+    b.store(b.load(at(src_key, rest_right.i), typ=I64), at(dst_key, rest_right.i))
+    b.store(b.load(at(src_index, rest_right.i), typ=I64), at(dst_index, rest_right.i))
+    rest_right.close()
+    pairs.close(two_w)
     width.add_incoming(two_w, b.block)
-    src.add_incoming(dst, b.block)
-    dst.add_incoming(src, b.block)
+    for phi, swapped in ((src_index, dst_index), (dst_index, src_index), (src_key, dst_key), (dst_key, src_key)):
+        phi.add_incoming(swapped, b.block)
     b.branch(pass_head)
 
-    # --- copy the merged order out ---------------------------------------------------------
+    # --- the merged order, copied out -----------------------------------------------------
     b.position_at_end(pass_exit)
-    copy = Loop(b, fn, ir.Constant(I64, 0), n, "copy")
-    value = b.load(b.gep(src, [copy.i], source_etype=I64), typ=I64)
-    b.store(value, b.gep(out, [b.add(out_offset, b.mul(copy.i, out_stride))], source_etype=I64))
+    copy = Loop(b, fn, zero, n, "copy")
+    b.store(b.load(at(src_index, copy.i), typ=I64), at(out, b.add(out_offset, b.mul(copy.i, out_stride))))
     copy.close()
     b.ret_void()
     return fn

@@ -1,5 +1,5 @@
 """``argsort``: the runtime's stable merge sort (LLVM IR, ``backend/llvm/runtime_routines.py``)
-called once per row, by every LLVM backend, each row with 2n indices of a scratch buffer
+called once per row, by every LLVM backend, each row with 4n slots of a scratch buffer
 the executable allocates (rows may run on different threads, each with its own)."""
 
 from __future__ import annotations
@@ -40,13 +40,13 @@ def _emit(k, inst, out, operands):
             as_int = k.insert(arith.IndexCastOp(iv, i64))
             offset = k.insert(arith.AddiOp(offset, k.insert(arith.MuliOp(as_int, index(stride)))))
             number = k.insert(arith.AddiOp(number, k.insert(arith.MuliOp(as_int, index(row_stride)))))
-        at = k.insert(arith.MuliOp(number, index(2 * dims[axis])))
+        at = k.insert(arith.MuliOp(number, index(4 * dims[axis])))
         descending = k.insert(arith.ConstantOp(IntegerAttr(int(inst.attrs["descending"]), i1)))
         k.call(symbol, [x, offset, index(strides[axis]), index(dims[axis]), out, offset, index(strides[axis]),
                         descending, scratch, at])
 
     if inst.shape.size:
-        scratch = k.scratch(Shape((*batch, 2, dims[axis]), np.dtype(np.int64)))
+        scratch = k.scratch(Shape((*batch, 4, dims[axis]), np.dtype(np.int64)))
         k.for_each(batch, row)
 
 
