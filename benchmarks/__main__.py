@@ -110,6 +110,9 @@ WORKLOADS = [
     Workload("30-op chain (1000,) f32, cached call", _chain30, ((1000,), (1000,))),
     Workload("stable argsort 1e+06 f64", lambda m, x: m.argsort(x, stable=True), ((1_000_000,),), np.float64),
     Workload("stable sort of rows (1024,1024) f32", lambda m, x: m.sort(x, axis=1, stable=True), ((1024, 1024),)),
+    Workload("argmax 1e+06 f64", lambda m, x: m.argmax(x), ((1_000_000,),), np.float64, traffic=8 * 1_000_000),
+    Workload("argmin axis 0 (1024,1024) f32", lambda m, x: m.argmin(x, axis=0), ((1024, 1024),),
+             traffic=4 * 1024 * 1024),
 ]
 
 

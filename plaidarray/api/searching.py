@@ -15,9 +15,9 @@ __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "wher
 
 
 def _arg_extremum(x: Array, axis: int | None, keepdims: bool, kind: str, name: str) -> Array:
-    """Index of the first extremum (the first NaN, if any, as NumPy does): reduce to the
-    extremum, then take the smallest index holding it. Booleans (beyond the standard, as
-    NumPy: ``argmax(mask)`` is the first True) as their 0 and 1."""
+    """Index of the first extremum (the first NaN, if any, as NumPy does): the HLO op
+    ``arg_reduce``. Booleans (beyond the standard, as NumPy: ``argmax(mask)`` is the
+    first True) as their 0 and 1."""
     x = check_array(x, name)
     if x.dtype == dt.bool_:
         x = convert(x, dt.uint8)
@@ -29,21 +29,7 @@ def _arg_extremum(x: Array, axis: int | None, keepdims: bool, kind: str, name: s
     (axis,) = normalize_axes(axis, x.ndim, name)
     if x.shape[axis] == 0:
         raise ValueError(f"{name}: attempt to get {name} of an empty sequence")
-    if x.ndim > 3:  # the axes before and after it merged (a reshape): the ops of a 3-d array's middle axis
-        before, after = math.prod(x.shape[:axis]), math.prod(x.shape[axis + 1:])
-        out = _arg_extremum(graph.reshape(x, (before, x.shape[axis], after)), 1, False, kind, name)
-        return graph.reshape(out, (*x.shape[:axis], *((1,) if keepdims else ()), *x.shape[axis + 1:]))
-    extremum = op("reduce", x, dimensions=(axis,), kind=kind)
-    kept = tuple(i for i in range(x.ndim) if i != axis)
-    wide = op("broadcast_in_dim", extremum, dims=x.shape, broadcast_dimensions=kept)
-    hit = op("compare", x, wide, direction="EQ")
-    if x.dtype.kind == "f":
-        nan_x = op("compare", x, x, direction="NE")
-        nan_m = op("compare", wide, wide, direction="NE")
-        hit = op("or", hit, op("and", nan_x, nan_m))
-    index = op("iota", dims=x.shape, iota_dimension=axis, dtype=dt.int64)
-    candidates = op("select", hit, index, graph.size_operand(x.shape[axis], x.shape, dt.int64, name))
-    out = op("reduce", candidates, dimensions=(axis,), kind="minimum")
+    out = op("arg_reduce", x, dimension=axis, kind=kind)
     if keepdims:
         out = graph.reshape(out, tuple(1 if i == axis else s for i, s in enumerate(x.shape)))
     return out

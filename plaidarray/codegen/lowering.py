@@ -213,9 +213,12 @@ class Expansion:
     """An op lowered by rewriting it into other HLO ops before fusion, as XLA's expander
     passes do (``codegen/expand.py``): ``expand(inst, operand)`` returns the
     instruction computing the same value. What it builds is target-neutral HLO, so every
-    backend that lowers those ops lowers this one."""
+    backend that lowers those ops lowers this one. ``shape_generic`` says that ``expand``
+    takes run-time sizes (it reads none as a number) and builds ops that do, sizes of 0
+    and 1 included; an expansion that plans by the size (an FFT's) does not."""
 
     expand: Callable[[Instruction, Instruction], Instruction]
+    shape_generic: bool = False
 
 
 @dataclass(frozen=True)
@@ -243,7 +246,7 @@ def register_lowering(opcode: str, lowering: object, platform: str | None = None
 
 def shape_generic(lowering: object) -> bool:
     """Whether a lowering takes run-time sizes (``Kernel.shape_generic``)."""
-    if isinstance(lowering, Kernel):
+    if isinstance(lowering, (Kernel, Expansion)):
         return lowering.shape_generic
     return isinstance(lowering, (Elementwise, Indexing, Reduction, TupleElement))
 

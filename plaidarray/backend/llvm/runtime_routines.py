@@ -1,5 +1,5 @@
 """plaidarray's runtime routines: loops with data-dependent control flow that have no
-natural ``linalg.generic`` form (sorting, a mask's positions, integer powers), written
+natural ``linalg.generic`` form (sorting, an extremum's index, a mask's positions, integer powers), written
 directly in LLVM IR for any LLVM target. Each is generated once per LLVM module that calls
 it, with internal linkage, so it is optimised together with its caller; a kernel calls it
 with ``func.call @plaidarray_<name>_<type>`` (``Renderer.runtime_function``). llvm-cpu adds
@@ -189,6 +189,169 @@ def _argsort(module: ir.Module, name: str, suffix: str) -> ir.Function:
     return fn
 
 
+#: Lanes of ``_extremum``'s vector loop: a 512-bit register of 8-byte elements, two of
+#: 4-byte ones (their indices are 8 bytes).
+_EXTREMUM_LANES = {8: 8}
+_EXTREMUM_LANES_DEFAULT = 16
+
+
+def _extremum(module: ir.Module, name: str, suffix: str) -> ir.Function:
+    """``void f(T* x, i64 offset, i64 n, i64* out, i64 at, i1 maximum)``: the index of
+    the first largest (``maximum``) or smallest of the ``n`` contiguous elements from
+    ``x[offset]``, the first NaN if there is one (NumPy's ``argmax`` and ``argmin``),
+    written to ``out[at]``; 0 for ``n`` 0. One scalar pass would wait on each compare:
+    here each of L lanes keeps the first extremum of its elements and its index (a
+    vector loop), noting whether any element is NaN; then the lanes' best, the smallest
+    index among equal ones (the first: 0.0 and -0.0 are equal, as in NumPy), and the
+    last n % L elements one by one. A NaN seen sends the routine back to find the first."""
+    ty, kind = ELEMENT_TYPES[suffix]
+    element_bytes = ty.width // 8 if isinstance(ty, ir.IntType) else 8 if isinstance(ty, ir.DoubleType) else 4
+    lanes = _EXTREMUM_LANES.get(element_bytes, _EXTREMUM_LANES_DEFAULT)
+    vector, indices = ir.VectorType(ty, lanes), ir.VectorType(I64, lanes)
+    fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, I64, I64, PTR, I64, I1]), name)
+    fn.linkage = "internal"
+    x, offset, n, out, at, maximum = fn.args
+    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    zero, one, width = ir.Constant(I64, 0), ir.Constant(I64, 1), ir.Constant(I64, lanes)
+    done = fn.append_basic_block("done")
+    answers: list[tuple[ir.Value, ir.Block]] = []
+
+    def answer(value: ir.Value) -> None:
+        answers.append((value, b.block))
+        b.branch(done)
+
+    def element(i: ir.Value) -> ir.Value:
+        return b.load(b.gep(x, [b.add(offset, i)], source_etype=ty), typ=ty)
+
+    def nan(value: ir.Value) -> ir.Value:
+        return b.fcmp_unordered("uno", value, value)
+
+    def better(value: ir.Value, best: ir.Value, largest: ir.Value = maximum) -> ir.Value:
+        """``value`` strictly beyond ``best`` (neither NaN), element by element
+        (``largest``: ``maximum``, in each lane for vectors)."""
+        if kind == "f":
+            larger, smaller = b.fcmp_ordered(">", value, best), b.fcmp_ordered("<", value, best)
+        else:
+            compare = b.icmp_signed if kind == "i" else b.icmp_unsigned
+            larger, smaller = compare(">", value, best), compare("<", value, best)
+        return b.select(largest, larger, smaller)
+
+    def block(i: ir.Value) -> ir.Value:
+        """The L elements from ``i`` as a vector."""
+        return b.load(b.gep(x, [b.add(offset, i)], source_etype=ty), typ=vector, align=element_bytes)
+
+    def scan(first: ir.Value, best: ir.Value, best_at: ir.Value, label: str) -> None:
+        """Elements ``first..n`` one by one against ``best`` (at ``best_at``): the answer."""
+        head, body, step = (fn.append_basic_block(f"{label}.{part}") for part in ("head", "body", "step"))
+        entered = b.block
+        b.branch(head)
+        b.position_at_end(head)
+        i, kept, kept_at = b.phi(I64), b.phi(ty), b.phi(I64)
+        for phi, start in ((i, first), (kept, best), (kept_at, best_at)):
+            phi.add_incoming(start, entered)
+        exit_ = fn.append_basic_block(f"{label}.exit")
+        b.cbranch(b.icmp_signed("<", i, n), body, exit_)
+        b.position_at_end(body)
+        value = element(i)
+        if kind == "f":
+            found = fn.append_basic_block(f"{label}.nan")
+            b.cbranch(nan(value), found, step)
+            b.position_at_end(found)
+            answer(i)
+        else:
+            b.branch(step)
+        b.position_at_end(step)
+        beyond = better(value, kept)
+        i.add_incoming(b.add(i, one), step)
+        kept.add_incoming(b.select(beyond, value, kept), step)
+        kept_at.add_incoming(b.select(beyond, i, kept_at), step)
+        b.branch(head)
+        b.position_at_end(exit_)
+        answer(kept_at)
+
+    empty, some = fn.append_basic_block("empty"), fn.append_basic_block("some")
+    b.cbranch(b.icmp_signed(">", n, zero), some, empty)
+    b.position_at_end(empty)
+    answer(zero)
+    b.position_at_end(some)
+    short, vectors = fn.append_basic_block("short"), fn.append_basic_block("vectors")
+    b.cbranch(b.icmp_signed("<", n, width), short, vectors)
+
+    # --- fewer than L elements: one by one from the first -------------------------------
+    b.position_at_end(short)
+    first = element(zero)
+    if kind == "f":
+        first_nan, rest = fn.append_basic_block("short.nan"), fn.append_basic_block("short.rest")
+        b.cbranch(nan(first), first_nan, rest)
+        b.position_at_end(first_nan)
+        answer(zero)
+        b.position_at_end(rest)
+    scan(one, first, zero, "short.scan")
+
+    # --- L lanes, each keeping its first extremum and its index ---------------------------
+    b.position_at_end(vectors)
+    whole = b.mul(b.sdiv(n, width), width)
+    lane_numbers = ir.Constant(indices, list(range(lanes)))
+    first_block = block(zero)
+    first_nan = nan(first_block) if kind == "f" else None
+    largest = _splat(b, maximum, lanes)
+    head, body, reduce_lanes = (fn.append_basic_block(part) for part in ("lanes.head", "lanes.body", "lanes"))
+    b.branch(head)
+    b.position_at_end(head)
+    i, best, best_at = b.phi(I64), b.phi(vector), b.phi(indices)
+    any_nan = b.phi(ir.VectorType(I1, lanes)) if kind == "f" else None
+    i.add_incoming(width, vectors)
+    best.add_incoming(first_block, vectors)
+    best_at.add_incoming(lane_numbers, vectors)
+    if any_nan is not None:
+        any_nan.add_incoming(first_nan, vectors)
+    b.cbranch(b.icmp_signed("<", i, whole), body, reduce_lanes)
+    b.position_at_end(body)
+    values = block(i)
+    beyond = better(values, best, largest)
+    i.add_incoming(b.add(i, width), body)
+    best.add_incoming(b.select(beyond, values, best), body)
+    best_at.add_incoming(b.select(beyond, b.add(_splat(b, i, lanes), lane_numbers), best_at), body)
+    if any_nan is not None:
+        any_nan.add_incoming(b.or_(any_nan, nan(values)), body)
+    b.branch(head)
+
+    b.position_at_end(reduce_lanes)
+    if any_nan is not None:
+        seen = b.extract_element(any_nan, zero)
+        for lane in range(1, lanes):
+            seen = b.or_(seen, b.extract_element(any_nan, ir.Constant(I64, lane)))
+        search, lanes_done = fn.append_basic_block("nan.search"), fn.append_basic_block("lanes.best")
+        b.cbranch(seen, search, lanes_done)
+        b.position_at_end(search)  # some element is NaN: the first one is the answer
+        scan(zero, ir.Constant(ty, 0.0), zero, "nan.scan")
+        b.position_at_end(lanes_done)
+    kept, kept_at = b.extract_element(best, zero), b.extract_element(best_at, zero)
+    for lane in range(1, lanes):
+        lane_number = ir.Constant(I64, lane)
+        value, value_at = b.extract_element(best, lane_number), b.extract_element(best_at, lane_number)
+        equal = b.fcmp_ordered("==", value, kept) if kind == "f" else b.icmp_signed("==", value, kept)
+        take = b.or_(better(value, kept), b.and_(equal, b.icmp_signed("<", value_at, kept_at)))
+        kept, kept_at = b.select(take, value, kept), b.select(take, value_at, kept_at)
+    scan(whole, kept, kept_at, "tail")
+
+    b.position_at_end(done)
+    found = b.phi(I64)
+    for value, source in answers:
+        found.add_incoming(value, source)
+    b.store(found, b.gep(out, [at], source_etype=I64))
+    b.ret_void()
+    return fn
+
+
+def _splat(b: ir.IRBuilder, value: ir.Value, lanes: int) -> ir.Value:
+    """``value`` in each of ``lanes`` lanes."""
+    vector = ir.Constant(ir.VectorType(value.type, lanes), None)
+    for lane in range(lanes):
+        vector = b.insert_element(vector, value, ir.Constant(I64, lane))
+    return vector
+
+
 def _ipow(module: ir.Module, name: str, suffix: str) -> ir.Function:
     """``base ** exponent`` by squaring, wrapping like NumPy. For signed types a negative
     exponent gives trunc(1 / base**-e): 1 for base 1, +-1 for base -1, else 0."""
@@ -252,7 +415,7 @@ def _positions(module: ir.Module, name: str, suffix: str) -> ir.Function:
 Routine = Callable[[ir.Module, str, str], ir.Function]
 
 #: The routines, by name: ``plaidarray_<name>_<type>``.
-ROUTINES: dict[str, Routine] = {"argsort": _argsort, "ipow": _ipow, "positions": _positions}
+ROUTINES: dict[str, Routine] = {"argsort": _argsort, "extremum": _extremum, "ipow": _ipow, "positions": _positions}
 
 
 def runtime_function(module: ir.Module, name: str, routines: dict[str, Routine] = ROUTINES) -> ir.Function | None:

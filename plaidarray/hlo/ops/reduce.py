@@ -4,6 +4,8 @@ XLA's reduce carries a combiner computation and an init operand; every reduction
 Array API needs is one of a few monoids, so the combiner is named and its identity is
 implied. The combiner reuses the elementwise op of the same name, so its semantics
 (NaN propagation of ``maximum``, wrapping integer ``add``) are defined once.
+
+``arg_reduce``: the index of the first maximum or minimum along one dimension.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import functools
 
 import numpy as np
 
-from ..opdef import Merge, OpDef, laid_out, lookup, register, runs
+from ..opdef import Merge, OpDef, around_axis, laid_out, lookup, register, runs
 from ..shape import Shape
 
 _NUMPY = {"add": np.sum, "multiply": np.prod, "maximum": np.max, "minimum": np.min,
@@ -88,3 +90,51 @@ def _merge(attrs, operands, dims):
 
 
 register(OpDef("reduce", _infer, _evaluate, 1, dim_ties=_ties, merge=_merge))
+
+
+# --- arg_reduce: the index of an extremum ----------------------------------------------------
+
+_ARG_NUMPY = {"maximum": np.argmax, "minimum": np.argmin}
+
+
+def _arg_infer(shapes, attrs):
+    (x,), axis, kind = shapes, attrs["dimension"], attrs["kind"]
+    if kind not in _ARG_NUMPY:
+        raise ValueError(f"arg_reduce: kind must be maximum or minimum, got {kind!r}")
+    if x.dtype.kind == "c":
+        raise TypeError("arg_reduce: complex numbers are unordered")
+    if not 0 <= axis < x.rank:
+        raise ValueError(f"arg_reduce: dimension {axis} out of range for {x}")
+    if type(x.dims[axis]) is int and x.dims[axis] == 0:
+        raise ValueError(f"arg_reduce: an empty dimension has no {kind}")
+    return Shape(tuple(n for i, n in enumerate(x.dims) if i != axis), np.dtype(np.int64))
+
+
+def _arg_evaluate(args, attrs, shape):
+    (x,) = args
+    return np.asarray(_ARG_NUMPY[attrs["kind"]](x, axis=attrs["dimension"]), dtype=np.int64)
+
+
+def _arg_ties(attrs, ranks):
+    """The dimensions kept, in order, and the result's."""
+    kept = (axis for axis in range(ranks[0]) if axis != attrs["dimension"])
+    return ((i, 0, axis) for i, axis in enumerate(kept))
+
+
+def _arg_merge(attrs, operands, dims):
+    """The axes before the dimension merge, and those after it (each row's elements are
+    the same lines of memory)."""
+    axis = attrs["dimension"]
+    groups = around_axis(len(operands[0]), axis)
+    if len(groups) == len(operands[0]):
+        return None
+    return Merge((groups,), laid_out(group for group in groups if axis not in group),
+                 {"dimension": next(i for i, group in enumerate(groups) if axis in group)})
+
+
+#: The index of the first ``kind`` (``maximum`` or ``minimum``) along ``dimension``, the
+#: first NaN if there is one (NumPy's ``argmax`` and ``argmin``); an empty dimension has
+#: none. What ``reduce`` with an index would compute, as XLA writes it (a variadic reduce
+#: of values and iotas); a backend without a kernel of its own expands it into the
+#: reduction, a comparison and a reduction of the indices that hold the extremum.
+register(OpDef("arg_reduce", _arg_infer, _arg_evaluate, 1, dim_ties=_arg_ties, merge=_arg_merge))

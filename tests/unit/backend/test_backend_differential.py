@@ -305,6 +305,38 @@ def test_sorts_and_searches(dtype, data):
     assert_backends_agree(compute(lambda: op("searchsorted", xp.asarray(sorted_), xp.asarray(needles), side=side)))
 
 
+@pytest.mark.parametrize("dtype", [*REAL, np.dtype(np.bool_)], ids=dtype_ids([*REAL, np.dtype(np.bool_)]))
+@examples_in_ci(10)
+@given(data=st.data())
+def test_arg_reduce(dtype, data):
+    """The index of each row's first extremum (first NaN), on both backends, and as the
+    target-neutral expansion that backends without a kernel of their own compute (run by
+    the reference interpreter); rows (and columns: strided) past the kernel's vector lanes (8 or 16), whose first
+    elements and last n % lanes go one by one, with ties and NaNs anywhere."""
+    from plaidarray.backend.reference import Evaluator
+    from plaidarray.codegen.expand import expand
+    from plaidarray.hlo import Computation, Instruction, Module
+
+    dims = data.draw(st.tuples(st.integers(1, 40), st.integers(1, 40)), label="dims")
+    a = data.draw(arrays(dtype, dims) | _few_values(dtype, dims), label="x")
+    dimension = data.draw(st.integers(0, 1), label="dimension")
+    kind = data.draw(st.sampled_from(["maximum", "minimum"]), label="kind")
+    results = compute(lambda: op("arg_reduce", xp.asarray(a), dimension=dimension, kind=kind))
+    assert_backends_agree(results)
+    operand = Shape(a.shape, a.dtype)
+    x = Instruction("parameter", (), {"number": 0, "shape": operand}, operand)
+    expanded = expand(Computation("f", [x], [Instruction.make("arg_reduce", (x,), dimension=dimension, kind=kind)]))
+    assert "arg_reduce" not in {i.opcode for i in expanded.instructions}
+    np.testing.assert_array_equal(Evaluator(Module("f", expanded)).run([a])[0], results["reference"], strict=True)
+
+
+def _few_values(dtype: np.dtype, dims: tuple[int, ...]) -> st.SearchStrategy[np.ndarray]:
+    """Arrays of a few distinct values (ties everywhere; NaN and both zeros for floats)."""
+    few = [0, 1, 2] + ([float("nan"), -0.0] if dtype.kind == "f" else [])
+    return st.lists(st.sampled_from(few), min_size=math.prod(dims), max_size=math.prod(dims)).map(
+        lambda values: np.array(values).astype(dtype).reshape(dims))
+
+
 @given(mask=st.lists(st.booleans(), max_size=70), extra=st.integers(-5, 5))
 @example(mask=[True, False, True, False], extra=2)
 def test_true_positions(mask, extra):
