@@ -83,3 +83,25 @@ def test_a_bad_pool_size_is_a_clear_error(monkeypatch):
 def test_pooled_buffers_start_on_a_cache_line():
     for scale in (2.0, 3.0):
         assert _address(_result(scale)) % 64 == 0
+
+
+def test_blocks_are_found_by_size_and_trimmed_oldest_first(monkeypatch):
+    """Free blocks of two sizes: a buffer gets the block of its own size returned last,
+    whatever came back in between; trimming drops the blocks returned longest ago, and
+    forgets them by size too."""
+    from plaidarray.backend.buffer_pool import BufferPool
+
+    pool, f64 = BufferPool(), np.dtype(np.float64)
+    small, large = (MIN_POOLED_BYTES // 8,), (3 * MIN_POOLED_BYTES // 8,)
+    lent = [pool.empty(small, f64), pool.empty(large, f64), pool.empty(small, f64), pool.empty(large, f64)]
+    addresses = [_address(a) for a in lent]
+    for i in range(len(lent)):  # returned in this order
+        lent[i] = None
+    again = [pool.empty(small, f64), pool.empty(large, f64)]
+    assert [_address(a) for a in again] == [addresses[2], addresses[3]]
+    assert pool.free_bytes == 4 * MIN_POOLED_BYTES  # the first two blocks
+    monkeypatch.setenv("PLAIDARRAY_POOL_BYTES", str(2 * MIN_POOLED_BYTES))
+    pool.empty(large, f64)  # both free blocks go (the oldest first) before a large one is sought
+    assert pool.free_bytes == 0
+    pool.empty(small, f64)  # none is found by its size any more (a stale one would be lent twice)
+    assert pool.free_bytes == 0
