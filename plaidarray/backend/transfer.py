@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ..dtypes import ALL, unsupported_dtype
-from .buffer_pool import MIN_POOLED_BYTES, POOL
+from .buffer_pool import MIN_POOLED_BYTES, MIN_POOLED_TEMP_BYTES, POOL
 
 if TYPE_CHECKING:
     from .devices import Device
@@ -193,14 +193,16 @@ class HostTransfers(TransferManager):
             return buffer.ctypes.data
         return ctypes.c_void_p.from_address(id(buffer) + _OFFSET).value or 0
 
-    def allocator(self, dims: tuple[int, ...], dtype: np.dtype) -> Callable[[], np.ndarray]:
-        """How an executable makes a result or temporary buffer at every run, decided once:
-        large ones come from the pool of already mapped memory (``buffer_pool.py``, which
-        raises MemoryError, not a crash, when one cannot exist), those too small for it
-        straight from ``np.empty``, which saves a tenth of a cached call on tiny arrays."""
-        if math.prod(dims) * dtype.itemsize < MIN_POOLED_BYTES:
+    def allocator(self, dims: tuple[int, ...], dtype: np.dtype, temporary: bool = False) -> Callable[[], np.ndarray]:
+        """How an executable makes a result or (``temporary``) temporary buffer at every
+        run, decided once: large ones come from the pool of already mapped memory
+        (``buffer_pool.py``, which raises MemoryError, not a crash, when one cannot
+        exist), those too small for it straight from ``np.empty``, which saves a tenth of a
+        cached call on tiny arrays."""
+        least = MIN_POOLED_TEMP_BYTES if temporary else MIN_POOLED_BYTES
+        if math.prod(dims) * dtype.itemsize < least:
             return functools.partial(np.empty, dims, dtype)
-        return functools.partial(POOL.empty, dims, dtype)
+        return functools.partial(POOL.empty, dims, dtype, least)
 
 
 #: The host's transfers: those of its CPU devices, and of values of no device.

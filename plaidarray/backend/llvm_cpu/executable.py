@@ -106,7 +106,7 @@ class CpuExecutable(Executable):
         self.returns_parameters = any(kind == "param" for kind, _ in output_slots)
         if allocators is None:
             allocators = ([transfer.HOST.allocator(s.dims, s.dtype) for s in output_shapes],
-                          [transfer.HOST.allocator(s.dims, s.dtype) for s in temp_shapes])
+                          [transfer.HOST.allocator(s.dims, s.dtype, temporary=True) for s in temp_shapes])
         self._output_allocators, self._temp_allocators = allocators
         #: The allocator of the one output most executables have (a list comprehension
         #: over one allocator costs 0.2 us more than a call).
@@ -244,10 +244,10 @@ class ShapeGenericExecutable(Executable):
         #: What a binding keeps: the allocators of buffers of static shapes (None where
         #: the shape has run-time sizes), and whether any step of static range is worth
         #: running in chunks.
-        self._allocators = tuple([None if i in sized else transfer.HOST.allocator(shape.dims, shape.dtype)
+        self._allocators = tuple([None if i in sized else transfer.HOST.allocator(shape.dims, shape.dtype, temporary)
                                   for i, shape in enumerate(group)]
-                                 for group, sized in ((output_shapes, self._sized_outputs),
-                                                      (temp_shapes, self._sized_temps)))
+                                 for group, sized, temporary in ((output_shapes, self._sized_outputs, False),
+                                                                 (temp_shapes, self._sized_temps, True)))
         self._static_splitting = parallel.worth_splitting(
             [s.segment for i, s in enumerate(self.steps) if i not in self._sized_steps])
         self._evaluate: Callable[[Sequence[int]], tuple[list[int], tuple]] | None = None
@@ -282,13 +282,13 @@ class ShapeGenericExecutable(Executable):
         at += len(ranges)
         outputs, temps = list(self._output_shapes), list(self._temp_shapes)
         allocators = list(self._allocators[0]), list(self._allocators[1])
-        for group, made, sized in ((outputs, allocators[0], self._sized_outputs),
-                                   (temps, allocators[1], self._sized_temps)):
+        for group, made, sized, temporary in ((outputs, allocators[0], self._sized_outputs, False),
+                                              (temps, allocators[1], self._sized_temps, True)):
             for i in sized:
                 rank = group[i].rank
                 shape = group[i] = Shape(sizes[at:at + rank], group[i].dtype)
                 at += rank
-                made[i] = transfer.HOST.allocator(shape.dims, shape.dtype)
+                made[i] = transfer.HOST.allocator(shape.dims, shape.dtype, temporary)
         splitting = self._static_splitting or any(parallel.splits(ranges[k], ranges[k + 1])
                                                   for k in range(0, len(ranges), 2))
         n_params, constants, slots = self._args
