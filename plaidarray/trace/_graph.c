@@ -1326,6 +1326,141 @@ static PyObject *signature(PyObject *self, PyObject *const *args, Py_ssize_t nar
     return out;
 }
 
+/* dynamic.generalize in C (its Python twin, ``dynamic._generalize_in_python``, says what
+   it computes): ``sized`` is that module's table of each op's size and offset attribute
+   names (None for an op with neither), and ``describe(op)`` fills an entry of it. Each
+   size goes to ``values`` with True in ``sizes``, each offset with False. */
+
+/* Appends the entries of ``seq`` to ``values`` and ``flag`` as many times to ``sizes``;
+   -1 with an exception set on failure. */
+static int extend_values(PyObject *values, PyObject *sizes, PyObject *seq, PyObject *flag) {
+    PyObject *fast = PySequence_Fast(seq, "generalize: sizes must be a sequence");
+    if (fast == NULL) return -1;
+    for (Py_ssize_t k = 0; k < PySequence_Fast_GET_SIZE(fast); k++) {
+        if (PyList_Append(values, PySequence_Fast_GET_ITEM(fast, k)) || PyList_Append(sizes, flag)) {
+            Py_DECREF(fast);
+            return -1;
+        }
+    }
+    Py_DECREF(fast);
+    return 0;
+}
+
+/* The tuple (first, second), taking both references (either may be NULL: then NULL). */
+static PyObject *pair_of(PyObject *first, PyObject *second) {
+    PyObject *pair = first != NULL && second != NULL ? PyTuple_New(2) : NULL;
+    if (pair == NULL) {
+        Py_XDECREF(first);
+        Py_XDECREF(second);
+        return NULL;
+    }
+    PyTuple_SET_ITEM(pair, 0, first);
+    PyTuple_SET_ITEM(pair, 1, second);
+    return pair;
+}
+
+/* ``attrs`` (a tuple of (name, value) pairs) with each size or offset attribute's value
+   replaced by its length, its entries appended to ``values``; NULL on failure. */
+static PyObject *erase_attrs(PyObject *attrs, PyObject *spec, PyObject *values, PyObject *sizes) {
+    if (!PyTuple_Check(spec) || PyTuple_GET_SIZE(spec) != 2 || !PyTuple_Check(attrs)) {
+        PyErr_SetString(PyExc_TypeError, "generalize: attributes are a tuple, an op's spec (sizes, offsets)");
+        return NULL;
+    }
+    PyObject *size_names = PyTuple_GET_ITEM(spec, 0), *offset_names = PyTuple_GET_ITEM(spec, 1);
+    Py_ssize_t n = PyTuple_GET_SIZE(attrs);
+    PyObject *kept = PyTuple_New(n);
+    if (kept == NULL) return NULL;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *pair = PyTuple_GET_ITEM(attrs, k);
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_SetString(PyExc_TypeError, "generalize: an attribute is a (name, value) pair");
+            Py_DECREF(kept);
+            return NULL;
+        }
+        PyObject *name = PyTuple_GET_ITEM(pair, 0), *value = PyTuple_GET_ITEM(pair, 1), *flag = NULL;
+        int is_size = PySequence_Contains(size_names, name);
+        int is_offset = is_size ? 0 : PySequence_Contains(offset_names, name);
+        if (is_size < 0 || is_offset < 0) {
+            Py_DECREF(kept);
+            return NULL;
+        }
+        flag = is_size ? Py_True : is_offset ? Py_False : NULL;
+        if (flag == NULL) {
+            PyTuple_SET_ITEM(kept, k, Py_NewRef(pair));
+            continue;
+        }
+        Py_ssize_t length = PyObject_Length(value);
+        PyObject *erased = length < 0 ? NULL : pair_of(Py_NewRef(name), PyLong_FromSsize_t(length));
+        if (erased == NULL || extend_values(values, sizes, value, flag)) {
+            Py_XDECREF(erased);
+            Py_DECREF(kept);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(kept, k, erased);
+    }
+    return kept;
+}
+
+static PyObject *generalize(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 3 || !PyDict_Check(args[0]) || !PyTuple_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "generalize(sized: dict, describe, rows: tuple)");
+        return NULL;
+    }
+    PyObject *sized = args[0], *describe = args[1], *rows = args[2];
+    Py_ssize_t n = PyTuple_GET_SIZE(rows);
+    PyObject *erased = PyTuple_New(n), *values = PyList_New(0), *sizes = PyList_New(0), *out = NULL;
+    if (erased == NULL || values == NULL || sizes == NULL) goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *row = PyTuple_GET_ITEM(rows, i), *item;
+        if (!PyTuple_Check(row) || (PyTuple_GET_SIZE(row) != 2 && PyTuple_GET_SIZE(row) != 5)) {
+            PyErr_SetString(PyExc_TypeError, "generalize: a row is (dims, dtype) or (op, attrs, operands, dims, dtype)");
+            goto done;
+        }
+        Py_ssize_t width = PyTuple_GET_SIZE(row);
+        PyObject *dims = PyTuple_GET_ITEM(row, width - 2), *dtype = PyTuple_GET_ITEM(row, width - 1);
+        Py_ssize_t rank = PyObject_Length(dims);
+        if (rank < 0) goto done;
+        if (width == 2) {
+            item = pair_of(PyLong_FromSsize_t(rank), Py_NewRef(dtype));
+        } else {
+            PyObject *op = PyTuple_GET_ITEM(row, 0), *attrs = PyTuple_GET_ITEM(row, 1), *spec;
+            spec = PyDict_GetItemWithError(sized, op);
+            if (spec != NULL) Py_INCREF(spec);
+            else if (PyErr_Occurred() || (spec = PyObject_CallOneArg(describe, op)) == NULL) goto done;
+            PyObject *kept = spec == Py_None ? Py_NewRef(attrs) : erase_attrs(attrs, spec, values, sizes);
+            Py_DECREF(spec);
+            if (kept == NULL) goto done;
+            PyObject *rank_object = PyLong_FromSsize_t(rank);
+            item = rank_object == NULL ? NULL : PyTuple_New(5);
+            if (item == NULL) {
+                Py_XDECREF(rank_object);
+                Py_DECREF(kept);
+                goto done;
+            }
+            PyTuple_SET_ITEM(item, 0, Py_NewRef(op));
+            PyTuple_SET_ITEM(item, 1, kept);
+            PyTuple_SET_ITEM(item, 2, Py_NewRef(PyTuple_GET_ITEM(row, 2)));
+            PyTuple_SET_ITEM(item, 3, rank_object);
+            PyTuple_SET_ITEM(item, 4, Py_NewRef(dtype));
+        }
+        if (item == NULL || extend_values(values, sizes, dims, Py_True)) {
+            Py_XDECREF(item);
+            goto done;
+        }
+        PyTuple_SET_ITEM(erased, i, item);
+    }
+    PyObject *value_tuple = PyList_AsTuple(values), *size_tuple = PyList_AsTuple(sizes);
+    if (value_tuple != NULL && size_tuple != NULL) out = PyTuple_Pack(3, erased, value_tuple, size_tuple);
+    Py_XDECREF(value_tuple);
+    Py_XDECREF(size_tuple);
+done:
+    Py_XDECREF(erased);
+    Py_XDECREF(values);
+    Py_XDECREF(sizes);
+    return out;
+}
+
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS, "configure(Node, Shape, attr_key, serials, traced): read the slots."},
     {"derive", (PyCFunction)(void (*)(void))derive, METH_FASTCALL, "derive(op, operands, attrs, shape) -> Node."},
@@ -1337,6 +1472,8 @@ static PyMethodDef methods[] = {
     {"signature", (PyCFunction)(void (*)(void))signature, METH_FASTCALL,
      "signature(args, kwargs, arrays, nodes) -> a recipe's key, or None."},
     {"configure_signature", configure_signature, METH_VARARGS, "configure_signature(tags, Array, ViewOf, dtype, max_nesting)."},
+    {"generalize", (PyCFunction)(void (*)(void))generalize, METH_FASTCALL,
+     "generalize(sized, describe, rows) -> (structure, values, sizes)."},
     {"configure_elementwise", configure_elementwise, METH_VARARGS,
      "configure_elementwise(Array, reused_scalars, scalar_operand, wrap, node_globals, tracing_globals)."},
     {NULL, NULL, 0, NULL},

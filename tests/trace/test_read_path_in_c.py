@@ -531,3 +531,42 @@ def test_scalar_operands_are_found_again_in_c():
         np.testing.assert_array_equal(np.asarray(ints + i), np.arange(4) + i)
     with pytest.raises(OverflowError):
         ints + 2 ** 70
+
+
+_SIZED_OPS = {"broadcast_in_dim": (("dims",), ()), "reshape": (("dims",), ()), "slice": (("strides",), ("start", "limit")),
+              "pad": (("interior",), ("low", "high")), "dynamic_slice": (("slice_sizes",), ()), "iota": (("dims",), ())}
+_small = st.integers(0, 9)
+_dims = st.lists(_small, max_size=3).map(tuple)
+_param_rows = st.tuples(_dims, st.sampled_from([np.dtype(np.float64), np.dtype(np.int32)]))
+
+
+@st.composite
+def _op_rows(draw):
+    op = draw(st.sampled_from([*_SIZED_OPS, "add", "reduce", "exp"]))
+    names = [name for group in _SIZED_OPS.get(op, ((), ())) for name in group]
+    attrs = [(name, draw(_dims)) for name in names] + draw(st.lists(st.tuples(st.sampled_from(["kind", "axis"]),
+                                                                              st.sampled_from(["add", 1, (2, 3)])),
+                                                                    max_size=1))
+    return op, tuple(attrs), draw(st.lists(st.integers(0, 5), max_size=2).map(tuple)), draw(_dims), np.dtype(np.float32)
+
+
+@settings(max_examples=200)
+@given(rows=st.lists(st.one_of(_param_rows, _op_rows()), max_size=8).map(tuple))
+def test_c_generalize_equals_python_generalize(rows):
+    """``dynamic.generalize`` in C erases the sizes of a walked graph's rows (parameters,
+    ops with size and offset attributes, ops without) as its Python definition does:
+    the same structure, sizes and flags, in the same order."""
+    from plaidarray.trace import dynamic
+
+    assert dynamic.generalize is not dynamic._generalize_in_python
+    assert dynamic.generalize(rows) == dynamic._generalize_in_python(rows)
+
+
+def test_c_generalize_raises_on_rows_it_cannot_read():
+    """A row of neither width, and a size attribute that is no sequence, are TypeErrors
+    (as in Python), not a crash."""
+    from plaidarray.trace import dynamic
+
+    for rows in [((1, 2, 3),), ("row",), (("reshape", (("dims", 3),), (), (2,), np.dtype(np.float32)),)]:
+        with pytest.raises(TypeError):
+            dynamic.generalize(rows)
