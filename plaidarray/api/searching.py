@@ -115,5 +115,6 @@ def nonzero(x: Array, /) -> tuple[Array, ...]:
     for axis, n in enumerate(x.shape):
         stride = math.prod(x.shape[axis + 1:])
         coord = op("divide", flat, graph.size_operand(stride, flat.shape, dt.int64, "nonzero")) if stride > 1 else flat
-        out.append(op("remainder", coord, graph.size_operand(n, flat.shape, dt.int64, "nonzero")))
+        # the first axis's coordinates are below its length already (a 1-D array's are the positions)
+        out.append(op("remainder", coord, graph.size_operand(n, flat.shape, dt.int64, "nonzero")) if axis else coord)
     return tuple(out)

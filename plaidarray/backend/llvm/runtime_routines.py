@@ -388,26 +388,34 @@ def _ipow(module: ir.Module, name: str, suffix: str) -> ir.Function:
 def _positions(module: ir.Module, name: str, suffix: str) -> ir.Function:
     """``void f(i8* mask, i64 n, i64* out, i64 count)``: the indices of the nonzero
     elements of ``mask``, in order, the first ``count`` of them, then ``n`` for each
-    wanted past them (``true_positions``, ``hlo/ops/gather.py``): one pass over the mask."""
+    wanted past them (``true_positions``, ``hlo/ops/gather.py``): one pass over the mask
+    without a branch on its values. Each index is written where the next one found goes,
+    which only a nonzero element moves on (a branch on each element mispredicted on
+    every other one of a random mask: 5.5 ns an element, NumPy's ``nonzero`` 0.9)."""
     ty, _ = ELEMENT_TYPES[suffix]
     fn = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, I64, PTR, I64]), name)
     fn.linkage = "internal"
     mask, n, out, count = fn.args
-    b = ir.IRBuilder(fn.append_basic_block("entry"))
+    entry = fn.append_basic_block("entry")
+    head, body, rest = (fn.append_basic_block(part) for part in ("scan.head", "scan.body", "rest"))
+    b = ir.IRBuilder(entry)
     zero = ir.Constant(I64, 0)
-    taken = b.alloca(I64)
-    b.store(zero, taken)
-    scan = Loop(b, fn, zero, n, "scan")
-    j = b.load(taken, typ=I64)
-    hit = b.and_(b.icmp_unsigned("!=", b.load(b.gep(mask, [scan.i], source_etype=ty), typ=ty), ir.Constant(ty, 0)),
-                 b.icmp_signed("<", j, count))
-    with b.if_then(hit):
-        b.store(scan.i, b.gep(out, [j], source_etype=I64))
-        b.store(b.add(j, ir.Constant(I64, 1)), taken)
-    scan.close()
-    rest = Loop(b, fn, b.load(taken, typ=I64), count, "rest")
-    b.store(n, b.gep(out, [rest.i], source_etype=I64))
-    rest.close()
+    b.branch(head)
+    b.position_at_end(head)
+    i, taken = b.phi(I64), b.phi(I64)
+    i.add_incoming(zero, entry)
+    taken.add_incoming(zero, entry)
+    b.cbranch(b.and_(b.icmp_signed("<", i, n), b.icmp_signed("<", taken, count)), body, rest)
+    b.position_at_end(body)
+    b.store(i, b.gep(out, [taken], source_etype=I64))
+    hit = b.icmp_unsigned("!=", b.load(b.gep(mask, [i], source_etype=ty), typ=ty), ir.Constant(ty, 0))
+    i.add_incoming(b.add(i, ir.Constant(I64, 1)), body)
+    taken.add_incoming(b.add(taken, b.zext(hit, I64)), body)
+    b.branch(head)
+    b.position_at_end(rest)
+    fill = Loop(b, fn, taken, count, "fill")
+    b.store(n, b.gep(out, [fill.i], source_etype=I64))
+    fill.close()
     b.ret_void()
     return fn
 
