@@ -173,6 +173,11 @@ class Compiler(abc.ABC):
     @abc.abstractmethod
     def compile(self, module: Module) -> Executable: ...
 
+    def cached(self, module: Module) -> Executable | None:
+        """``module``'s executable where a cache (the persistent one, the installation's)
+        holds its code, else None: nothing compiled. A backend without such a cache has none."""
+        return None
+
     def without_compiling(self, module: Module) -> Executable | None:
         """An executable of ``module`` made without compiling it, from code built once for
         every size (a library routine that plans for its sizes when bound: llvm-cpu's FFT

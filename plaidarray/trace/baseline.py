@@ -135,10 +135,12 @@ def assemble(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict
             bound = plan.template.bind(found)
             if bound is not None:
                 return BaselineExecutable(bound, plan.layout.results(rows), heat)
-    layout = _Layout(rows, outputs, sources, [s for _, s in sources])
+    layout = _Layout(rows, outputs, sources, [s for _, s in sources], fold=True)
+    if layout.folded:
+        _fold_where_built(layout, rows, sources, backend, in_place, exact=True)
     for i, operands in layout.ops():
         attrs, shape = sources[i]
-        executable, params = _kernel(rows, rows[i], attrs, shape, backend, i in in_place)
+        executable, params = _kernel(rows, rows[i], attrs, shape, backend, i in in_place, layout.folded)
         layout.call(i, operands, executable, tuple(p[0] for p in params))
     sequence = backend.compiler.sequence(layout.calls, layout.n_params, layout.literals, layout.shapes,
                                          layout.computed)
@@ -180,10 +182,16 @@ class _Layout:
     """A graph's values as a sequence numbers them (``Compiler.sequence``): parameters,
     literals, then each op's results, its ops' calls, and which results are another value
     seen anew (``aliased``: a reshape, a tuple's element, a literal). ``shapes`` gives each
-    row's shape, as numbers or in a pattern's symbols."""
+    row's shape, as numbers or in a pattern's symbols. ``folded`` (with ``fold``):
+    broadcasts of a 0-d value that one elementwise op reads (``x * 2.0``'s scalar,
+    ``x - mean(x)``'s mean), which run no kernel: the reader's kernel takes the 0-d value
+    and broadcasts it itself (``_signature``), where writing it out at every element cost a
+    pass over memory and a temporary as large as the result (``x * 2.0`` of 1e5 float64
+    values: 100 us, ``x * x`` 35). A reader whose kernel of folded operands is not built
+    (``_fold_where_built``) keeps its broadcasts."""
 
     def __init__(self, rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, Shape]],
-                 shapes: Sequence[Shape]) -> None:
+                 shapes: Sequence[Shape], fold: bool = False) -> None:
         self._rows, self._outputs, self._row_shapes = rows, outputs, shapes
         self.n_params = sum(1 for row in rows if len(row) == 2)
         self.literals = [attrs["value"].value for row, (attrs, _) in zip(rows, sources) if row[0] == "constant"]
@@ -193,6 +201,7 @@ class _Layout:
         self.shapes: list[Shape] = []
         self.calls: list[Call] = []
         self._sources = sources
+        self.folded = _folded(rows, outputs) if fold else frozenset()
 
     def ops(self) -> Iterator[tuple[int, list[int]]]:
         """The rows that run a kernel, each with its operand rows, in order; the others are
@@ -212,8 +221,8 @@ class _Layout:
                 attrs = self._sources[i][0]
                 self.value[i] = self.value[at[0]] if op == "reshape" else self.value[at[0]][attrs["index"]]
                 self.aliased[i] = True
-            else:
-                yield i, list(at)
+            elif i not in self.folded:
+                yield i, [self._rows[o][2][0] if o in self.folded else o for o in at]
 
     def call(self, i: int, operands: list[int], executable: Executable, input_dims: tuple,
              symbols: tuple[Dim, ...] = ()) -> None:
@@ -244,6 +253,49 @@ class _Layout:
             else:
                 results.append((None, v if v < self.n_params else self.literals[v - self.n_params], dims))
         return results
+
+
+def _folded(rows: tuple, outputs: tuple[int, ...]) -> frozenset[int]:
+    """The rows of broadcasts of a 0-d value that one elementwise op reads (``_Layout``)."""
+    readers: dict[int, list[int]] = {}
+    for i, row in enumerate(rows):
+        if len(row) == 5:
+            for o in row[2]:
+                readers.setdefault(o, []).append(i)
+    return frozenset(i for i, row in enumerate(rows)
+                     if len(row) == 5 and row[0] == "broadcast_in_dim" and not rows[row[2][0]][-2]
+                     and len(readers.get(i, ())) == 1 and i not in outputs
+                     and rows[readers[i][0]][0] in OPS and OPS[rows[readers[i][0]][0]].elementwise)
+
+
+#: Whether kernels of folded operands (``_Layout.folded``) are compiled where no cache
+#: holds them: at the installation's build (``prebuild.py``), which builds those of its
+#: corpus. A program only loads them (from the installation or its cache), and runs an op
+#: whose kernel of folded operands is not built on the kernels of its operands as arrays,
+#: which the installation holds: folding never makes a first use wait for a compile.
+COMPILE_FOLDED = False
+
+
+def _fold_where_built(layout: _Layout, rows: tuple, sources: Sequence[tuple[dict, Shape]], backend: Backend,
+                      in_place: frozenset[int], exact: bool = False) -> None:
+    """Keeps in ``layout.folded`` only the broadcasts whose reader's kernel of folded
+    operands is built (or, with ``COMPILE_FOLDED``, compiled) for any size, and, if
+    ``exact`` (the rows' sizes are numbers), fits these sizes."""
+    kept = set(layout.folded)
+    for i, row in enumerate(rows):
+        if len(row) == 5 and any(o in kept for o in row[2]):
+            signature, attrs, _ = _signature(rows, row, sources[i][0], layout.folded)
+            template, kernel_rows, pattern = _template(signature, attrs, sources[i][1], backend, i in in_place,
+                                                       compile_missing=COMPILE_FOLDED)
+            if template is None or pattern is None or exact and not _fits(kernel_rows, pattern, backend):
+                kept.difference_update(row[2])
+    layout.folded = frozenset(kept)
+
+
+def _fits(kernel_rows: tuple, pattern: dynamic.Pattern, backend: Backend) -> bool:
+    """Whether a kernel's single-op rows, of sizes that are numbers, fit its ``pattern``."""
+    values, sizes = dynamic.generalize(kernel_rows)[1:]
+    return pattern.match(values, sizes, dynamic.empty_fits(kernel_rows, values, backend.compiler)) is not None
 
 
 @dataclass
@@ -306,13 +358,15 @@ def _generic_plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple
                                                      for row, (attrs, shape) in zip(rows, sources)], pattern, values)
     except (NotShapeGeneric, TypeError):  # a shape rule needs a size as a number (to compare two)
         return _Plan(pattern, None, _Layout(rows, outputs, sources, [s for _, s in sources]))
-    layout = _Layout(rows, outputs, sources, [inst.shape for inst in built])
+    layout = _Layout(rows, outputs, sources, [inst.shape for inst in built], fold=True)
     template: Executable | None = None
     try:
+        if layout.folded:
+            _fold_where_built(layout, rows, sources, backend, in_place)
         for i, operands in layout.ops():
             attrs, shape = sources[i]
             executable, kernel_rows, kernel_pattern, merge = _kernel_template(rows, rows[i], attrs, shape,
-                                                                              backend, i in in_place)
+                                                                              backend, i in in_place, layout.folded)
             symbols = _kernel_symbols(kernel_rows, kernel_pattern, built, i, operands, merge)
             if symbols is None:
                 return _Plan(pattern, None, layout)
@@ -332,10 +386,15 @@ def _kernel_symbols(kernel_rows: tuple, kernel_pattern: dynamic.Pattern | None, 
     where the kernel has none but its sizes are run-time values of the graph (its code is
     for one size only)."""
     graph_sizes: list[Dim] = []
-    op_row, inst = kernel_rows[len(kernel_rows) - 1 - _tuple_rows(kernel_rows)], built[i]
+    op_at = len(kernel_rows) - 1 - _tuple_rows(kernel_rows)
+    op_row, inst = kernel_rows[op_at], built[i]
     for k, o in enumerate(operands):
-        dims = built[o].shape.dims
-        graph_sizes += merged(dims, merge.operands[k]) if merge is not None else dims
+        if kernel_rows[k][0]:  # not a folded operand's 0-d value
+            dims = built[o].shape.dims
+            graph_sizes += merged(dims, merge.operands[k]) if merge is not None else dims
+    result_sizes = merged(inst.shape.dims, merge.result) if merge is not None else inst.shape.dims
+    for _ in kernel_rows[len(operands):op_at]:  # each folded operand's broadcast: its dims, then its shape's
+        graph_sizes += [*result_sizes, *result_sizes]
     sized, offsets = dynamic.size_attrs(op_row[0])
     groups = dict(merge.sized) if merge is not None else {}
     for name, _ in op_row[1]:
@@ -359,29 +418,40 @@ def _tuple_rows(kernel_rows: tuple) -> int:
     return sum(1 for row in kernel_rows if len(row) == 5 and row[0] == "get_tuple_element")
 
 
-def _signature(rows: tuple, row: tuple, attrs: dict) -> tuple[tuple, dict, Merge | None]:
-    """The rows of the graph of one row's op alone (each operand a parameter), its attributes (``attrs``, the row's) and how it merges its axes: the op at
-    its shapes with its runs of adjacent axes that it treats alike merged
-    (``hlo.opdef.merge_of``: an elementwise op's operands flattened, a broadcast's kept and
-    repeated runs), so that one kernel serves every rank that merges alike."""
+def _signature(rows: tuple, row: tuple, attrs: dict, folded: frozenset[int] = frozenset()
+               ) -> tuple[tuple, dict, Merge | None]:
+    """The rows of the graph of one row's op alone (each operand a parameter), its
+    attributes (``attrs``, the row's) and how it merges its axes: the op at its shapes with
+    its runs of adjacent axes that it treats alike merged (``hlo.opdef.merge_of``: an
+    elementwise op's operands flattened, a broadcast's kept and repeated runs), so that one
+    kernel serves every rank that merges alike. An operand of ``folded`` (``_Layout``) is
+    its 0-d value, broadcast by a row of the kernel's own graph."""
     op, attr_key, at, dims, dtype = row
     merge = merge_of(OPS[op], attrs, [rows[o][-2] for o in at], dims) if op in OPS else None
     positions = tuple(range(len(at)))
     if merge is None:
         params = tuple((rows[o][-2], rows[o][-1]) for o in at)
         return params + ((op, attr_key, positions, dims, dtype),), attrs, None
-    params = tuple((merged(rows[o][-2], merge.operands[k]), rows[o][-1]) for k, o in enumerate(at))
+    result = merged(dims, merge.result)
+    params = tuple(((), rows[o][-1]) if o in folded else (merged(rows[o][-2], merge.operands[k]), rows[o][-1])
+                   for k, o in enumerate(at))
+    spread = tuple(("broadcast_in_dim", (("broadcast_dimensions", ()), ("dims", result)), (k,), result, rows[o][-1])
+                   for k, o in enumerate(at) if o in folded)
+    if spread:
+        numbers = iter(range(len(at), len(at) + len(spread)))
+        positions = tuple(next(numbers) if o in folded else k for k, o in enumerate(at))
     if merge.attrs:
         attrs = {**attrs, **merge.attrs}
         attr_key = tuple((name, attrs[name]) for name, _ in attr_key)
-    return params + ((op, attr_key, positions, merged(dims, merge.result), dtype),), attrs, merge
+    return params + spread + ((op, attr_key, positions, result, dtype),), attrs, merge
 
 
-def _kernel(rows: tuple, row: tuple, attrs: dict, shape: Shape,
-            backend: Backend, in_place: bool) -> tuple[Executable, tuple]:
+def _kernel(rows: tuple, row: tuple, attrs: dict, shape: Shape, backend: Backend, in_place: bool,
+            folded: frozenset[int] = frozenset()) -> tuple[Executable, tuple]:
     """The kernel of one row's op, bound to its sizes, and its parameters' rows (dims,
-    dtype), one per operand; ``in_place``: its result is written into its first operand."""
-    signature, attrs, _ = _signature(rows, row, attrs)
+    dtype), one per operand; ``in_place``: its result is written into its first operand;
+    ``folded``: ``_signature``'s."""
+    signature, attrs, _ = _signature(rows, row, attrs, folded)
     executable = _BOUND.get((signature, in_place, backend.cache_tag))
     if executable is None:
         template, kernel_rows, pattern = _template(signature, attrs, shape, backend, in_place)
@@ -395,16 +465,17 @@ def _kernel(rows: tuple, row: tuple, attrs: dict, shape: Shape,
         if len(_BOUND) >= KEPT_BOUND:
             _BOUND.clear()
         _BOUND[signature, in_place, backend.cache_tag] = executable
-    return executable, signature[:-1]
+    return executable, signature[:len(row[2])]
 
 
-def _kernel_template(rows: tuple, row: tuple, attrs: dict, shape: Shape, backend: Backend,
-                     in_place: bool) -> tuple[Executable, tuple, dynamic.Pattern | None, Merge | None]:
+def _kernel_template(rows: tuple, row: tuple, attrs: dict, shape: Shape, backend: Backend, in_place: bool,
+                     folded: frozenset[int] = frozenset()
+                     ) -> tuple[Executable, tuple, dynamic.Pattern | None, Merge | None]:
     """The kernel of one row's op as made for any size (its template, its single-op rows
     and the pattern of its run-time sizes), else (an op with code for its sizes only, or
     sizes all 0 or 1) made for these sizes, with no pattern; and how it merges the row's
-    axes (``_signature``)."""
-    signature, attrs, merge = _signature(rows, row, attrs)
+    axes (``_signature``, with ``folded``)."""
+    signature, attrs, merge = _signature(rows, row, attrs, folded)
     key = (signature, shape, in_place, backend.cache_tag)
     found = _TEMPLATES.get(key)
     if found is None:
@@ -423,7 +494,8 @@ def _single_op(signature: tuple, attrs: dict, shape: Shape) -> tuple[tuple, tupl
     attributes and shape): a tuple-valued op's elements are its outputs."""
     op_row = signature[-1]
     op_shape = shape if op_row[4] == TUPLE else Shape(op_row[3], op_row[4])
-    sources: list[tuple[str | None, dict, Shape]] = [(None, {}, Shape(r[0], r[1])) for r in signature[:-1]]
+    sources: list[tuple[str | None, dict, Shape]] = [(None, {}, Shape(r[0], r[1])) if len(r) == 2 else
+                                                     (r[0], dict(r[1]), Shape(r[3], r[4])) for r in signature[:-1]]
     sources.append((op_row[0], attrs, op_shape))
     rows = signature
     if isinstance(op_shape, TupleShape):
@@ -435,18 +507,20 @@ def _single_op(signature: tuple, attrs: dict, shape: Shape) -> tuple[tuple, tupl
     return rows, (len(rows) - 1,), sources
 
 
-def _template(signature: tuple, attrs: dict, shape: Shape, backend: Backend, in_place: bool
-              ) -> tuple[Executable | None, tuple, dynamic.Pattern | None]:
-    """The shape-generic kernel of an op signature, found in the cache or compiled, its
-    single-op rows and the pattern of its run-time sizes; no pattern where it has none
-    (every size 0 or 1) or its op takes none (then per shape from now on)."""
+def _template(signature: tuple, attrs: dict, shape: Shape, backend: Backend, in_place: bool,
+              compile_missing: bool = True) -> tuple[Executable | None, tuple, dynamic.Pattern | None]:
+    """The shape-generic kernel of an op signature, found in the cache or compiled (only
+    found, unless ``compile_missing``), its single-op rows and the pattern of its run-time
+    sizes; no pattern where it has none (every size 0 or 1) or its op takes none (then per
+    shape from now on)."""
     rows, outputs, sources = _single_op(signature, attrs, shape)
     shape_key, values, sizes = dynamic.generalize(rows)
     alias = (shape_key, outputs, in_place, backend.cache_tag, _size_classes(values))
     found = _GENERIC.get(alias)
     if found is not None:
         return found[0], rows, found[1]
-    template, pattern = _generic_template(rows, outputs, sources, shape_key, values, sizes, backend, in_place)
+    template, pattern = _generic_template(rows, outputs, sources, shape_key, values, sizes, backend, in_place,
+                                          compile_missing)
     if len(_GENERIC) >= KEPT_BOUND:
         _GENERIC.clear()
     _GENERIC[alias] = template, pattern
@@ -470,11 +544,11 @@ def _size_classes(values: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def _generic_template(rows: tuple, outputs: tuple[int, ...], sources: list, shape_key: tuple,
-                      values: tuple[int, ...], sizes: tuple[bool, ...], backend: Backend, in_place: bool
-                      ) -> tuple[Executable | None, dynamic.Pattern | None]:
+                      values: tuple[int, ...], sizes: tuple[bool, ...], backend: Backend, in_place: bool,
+                      compile_missing: bool = True) -> tuple[Executable | None, dynamic.Pattern | None]:
     """``_template``'s answer, found: the template and pattern, (None, None) for none (an
     op whose results are all empty has none: its kernel for these sizes runs no code,
-    ``Compiler.without_compiling``)."""
+    ``Compiler.without_compiling``; and one that no cache holds, unless ``compile_missing``)."""
     if all(0 in rows[o][-2] for o in outputs):
         return None, None
     donated = _DONATED[in_place]
@@ -496,6 +570,12 @@ def _generic_template(rows: tuple, outputs: tuple[int, ...], sources: list, shap
         structure_key = ("shape-generic", shape_key, outputs, donated, pattern.code_key)
         try:
             comp = _computation(rows, outputs, sources, pattern, values)
+            if not compile_missing:
+                template = backend.compiler.cached(Module("op_kernel", comp, donated, pattern.n_symbols, structure_key))
+                if template is None:
+                    return None, None
+                EXECUTABLES.insert(generic_key, template)
+                return template, pattern
             template = EXECUTABLES.get(generic_key, backend.name,
                                        lambda: _compile(backend, comp, pattern.n_symbols, structure_key, donated))
         except (NotShapeGeneric, TypeError):  # a size its shape rule or lowering needs as a number

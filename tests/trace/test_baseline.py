@@ -15,7 +15,7 @@ from hypothesis import given, strategies as st
 
 import plaidarray as xp
 from plaidarray.backend.cache import EXECUTABLES
-from plaidarray.trace import hot
+from plaidarray.trace import baseline, hot
 from plaidarray.trace.baseline import BaselineExecutable
 from plaidarray.trace.to_hlo import walk_pending
 
@@ -49,6 +49,24 @@ def test_a_graph_runs_op_by_op_and_is_cached_as_its_ops_kernels(op_by_op):
     np.testing.assert_allclose(np.asarray(y), np.exp(np.linspace(0.0, 1.0, 7)) * 2.0 + np.linspace(0.0, 1.0, 7))
     z = xp.exp(x) * 2.0 + x
     assert type(_executable_of(z)) is BaselineExecutable
+
+
+@pytest.mark.parametrize("built", [True, False])
+def test_a_scalars_broadcast_runs_in_the_kernels_that_read_it(op_by_op, monkeypatch, tmp_path, built):
+    """``x * 2.0 + 1.0`` and ``x - mean(x)``: each scalar's broadcast (a Python scalar's,
+    a reduction's 0-d result) runs inside the elementwise kernel that reads it, not as a
+    kernel of its own writing an array of the result's size, where that kernel is built
+    (here compiled, as the installation's build compiles those of its corpus); where it is
+    not, on the kernels of the operands as arrays (four kernels each). NumPy's values
+    either way (the tiers' bits are compared with the op families below)."""
+    monkeypatch.setattr(baseline, "COMPILE_FOLDED", built)
+    monkeypatch.setenv("PLAIDARRAY_INSTALLED_KERNELS", "0")
+    monkeypatch.setenv("PLAIDARRAY_CACHE_DIR", str(tmp_path))  # holding no kernel of folded operands
+    a = np.arange(1000.0)
+    for program, numpy, kernels in ((lambda x: x * 2.0 + 1.0, a * 2.0 + 1.0, (2, 4)),  # multiply, add
+                                    (lambda x: x - xp.mean(x), a - np.mean(a), (3, 4))):  # sum, divide, subtract
+        np.testing.assert_allclose(np.asarray(program(xp.asarray(a))), numpy, rtol=1e-15)
+        assert len(_executable_of(program(xp.asarray(a)))._sequence.steps) == kernels[not built]
 
 
 def test_a_new_graph_of_known_ops_compiles_nothing(op_by_op):
@@ -406,7 +424,8 @@ def test_an_operand_passed_twice_runs_on_the_kernel_of_two(op_by_op):
     order = rng.permutation(6)
     table = np.array([[1, 0, 2], [2, 1, 0], [0, 0, 1]], np.int64)
     m, o, s, p, t = (xp.asarray(a) for a in (mask, other, values, order, table))
-    for distinct in (xp.where(m, o, False), xp.searchsorted(s, s * 1.0), xp.searchsorted(s, s * 1.0, side="right"),
+    for distinct in (xp.where(m, o, False), xp.where(m, o, ~o), xp.searchsorted(s, s * 1.0),
+                     xp.searchsorted(s, s * 1.0, side="right"),
                      xp.take(p, p + 0), xp.take_along_axis(t, t + 0, axis=0), t[t + 0]):
         np.asarray(distinct)  # the kernels of distinct operands
     before = xp.cache_info()
@@ -537,7 +556,7 @@ def test_runs_of_axes_an_op_treats_alike_merge_into_the_kernels_of_lower_ranks(o
     three = rng.standard_normal((6, 4, 3))
     for warm in (lambda x: xp.broadcast_to(x[:, None, :, :] * 2.0, (6, 5, 4, 3)),  # (6, 1, 4, 3) to (6, 5, 4, 3)
                  lambda x: xp.broadcast_to(x[:, :, None, :] * 2.0, (6, 4, 5, 3)),
-                 lambda x: xp.sum(x * 2.0, axis=-1), lambda x: xp.mean(x, axis=(1, 2)),
+                 lambda x: xp.sum(x * x, axis=-1), lambda x: xp.mean(x, axis=(1, 2)),
                  lambda x: x - xp.mean(x, axis=(1, 2), keepdims=True), lambda x: xp.permute_dims(x * 2.0, (0, 2, 1)),
                  lambda x: xp.concat([x * 2.0, x * 3.0], axis=1), lambda x: xp.argsort(x[0], axis=-1),
                  lambda x: xp.take_along_axis(x[0], xp.argsort(x[0], axis=-1), axis=-1),

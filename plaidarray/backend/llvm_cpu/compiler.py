@@ -77,8 +77,7 @@ class CpuCompiler(Compiler):
         description = module_description(module)
         key = object_cache.entry_key("executable", description, self.target)
         if dump.dump_dir() is None:  # a dump shows every stage: compile, never load
-            object_cache.wait_stored(key)  # compiled here before, and still being stored
-            executable = cache_entry.load(key, len(module.entry.parameters), None, self.target, self.opt_level)
+            executable = self._load(key, module)
             if executable is not None:
                 return executable
         with _counter_lock:
@@ -86,6 +85,14 @@ class CpuCompiler(Compiler):
         from .stages import compile_module  # the code generator, on first use
 
         return compile_module(module, name, key, self.opt_level, self.target)
+
+    def cached(self, module: Module) -> Executable | None:
+        key = object_cache.entry_key("executable", module_description(module), self.target)
+        return self._load(key, module)
+
+    def _load(self, key: str, module: Module) -> Executable | None:
+        object_cache.wait_stored(key)  # compiled here before, and still being stored
+        return cache_entry.load(key, len(module.entry.parameters), None, self.target, self.opt_level)
 
     def without_compiling(self, module: Module) -> Executable | None:
         """A module whose results are all empty (no code: its run allocates them), or an
