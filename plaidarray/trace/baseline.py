@@ -571,11 +571,10 @@ def _generic_template(rows: tuple, outputs: tuple[int, ...], sources: list, shap
         try:
             comp = _computation(rows, outputs, sources, pattern, values)
             if not compile_missing:
-                template = backend.compiler.cached(Module("op_kernel", comp, donated, pattern.n_symbols, structure_key))
-                if template is None:
+                found = backend.compiler.cached(Module("op_kernel", comp, donated, pattern.n_symbols, structure_key))
+                if found is None:
                     return None, None
-                EXECUTABLES.insert(generic_key, template)
-                return template, pattern
+                return EXECUTABLES.get(generic_key, backend.name, lambda: found), pattern  # a disk hit, counted
             template = EXECUTABLES.get(generic_key, backend.name,
                                        lambda: _compile(backend, comp, pattern.n_symbols, structure_key, donated))
         except (NotShapeGeneric, TypeError):  # a size its shape rule or lowering needs as a number
