@@ -225,6 +225,20 @@ def many_windows(xp, x, order):
     return stats
 
 
+def records_then_batches(xp, x, lengths):
+    """Records of 600 lengths, each met once, then 400 windows of one length, each with its
+    mean square read: a structure that met more sizes than the executable cache keeps of
+    one (``cache.FAMILY_SHARE``) before the loop whose size repeats."""
+    out = []
+    for k, length in enumerate(np.asarray(lengths).tolist()):
+        w = x[k:k + length]
+        out.append(float(xp.sum(w * w) / length))
+    for k in range(400):
+        w = x[k:k + 256]
+        out.append(float(xp.sum(w * w) / 256))
+    return out
+
+
 def ragged_chunks(xp, x, bounds):
     """A series cut into chunks of random lengths, each standardised and summarised."""
     out = []
@@ -592,6 +606,8 @@ SCRIPTS = [
     Script("shapes: many_windows", many_windows,
            lambda rng: (rng.standard_normal(6000), rng.permutation(np.arange(2, 6000)))),
     Script("shapes: ragged_chunks", ragged_chunks, _ragged),
+    Script("shapes: records_then_batches", records_then_batches,
+           lambda rng: (rng.standard_normal(1600), rng.permutation(np.arange(300, 900)))),
     Script("shapes: last_batch", last_batch,
            lambda rng: (rng.standard_normal((1000, 32)), rng.standard_normal((32, 16)) * 0.2)),
     Script("shapes: kmeans_no_reads", kmeans_no_reads, _blobs),

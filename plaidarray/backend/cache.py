@@ -8,8 +8,12 @@ a batch's) is a scan, and a least-recently-used cache that admits every key of a
 keeps nothing it will see again while each insert evicts another entry. A loop over
 8000 window lengths took 1.1-1.2 s so, and 0.9 s with the share: most of the difference
 was the garbage collector walking executables that came and went. A family at its share
-runs its new sizes uncached (binding again costs tens of microseconds); the sizes it has
-cached are hit as before, and a script's rerun in the same process finds them.
+admits a size only in place of one of its own, and only one met more often (TinyLFU's
+admission, ``_admitted``): a scan's sizes, each met once, run uncached (binding again costs
+tens of microseconds) and the sizes cached are hit as before, while a size that comes back
+after a scan (a window length that repeats, a script's rerun) is cached at its second miss
+instead of binding again at every read for good, as it did when a full family admitted
+nothing: 45 us a read of a window's statistics against 20 us hit.
 
 A hit returns the compiled executable without touching the compiler; the statistics
 let tests and users see that (``plaidarray.cache_info()``). A miss that a backend
@@ -72,6 +76,9 @@ class KeyLocks:
 
 #: The part of the cache one family of bound executables may hold (``ExecutableCache.insert``).
 FAMILY_SHARE = 0.75
+#: The admission counts are halved once the keys missed outnumber the cache's entries this
+#: many times (``ExecutableCache._admitted``).
+AGED_AFTER = 4
 
 
 class ExecutableCache:
@@ -88,10 +95,18 @@ class ExecutableCache:
         self._lru: OrderedDict[Hashable, Executable] = OrderedDict()
         self._used: set[int] = set()  # ids of executables used since they last came round
         self._maxsize = maxsize
-        #: The family of each key inserted with one, and how many keys each family holds.
+        #: The family of each key inserted with one, and each family's keys (with their
+        #: executables) in the order they came in or came round (``_admitted``).
         self._family_of: dict[Hashable, Hashable] = {}
-        self._family_size: dict[Hashable, int] = {}
+        self._families: dict[Hashable, OrderedDict[Hashable, Executable]] = {}
         self._family_limit = max(1, int(maxsize * FAMILY_SHARE))
+        #: What a family at its share admits by (``_admitted``): the misses of keys it did
+        #: not admit, by the key's hash, and the hits of cached executables, by id; both
+        #: halved once the misses name ``AGED_AFTER`` times as many keys as the cache holds,
+        #: so neither grows without bound and old counts fade. Lookups add to the hits
+        #: without the lock: a count lost to a race only makes admission a guess less good.
+        self._misses: dict[int, int] = {}
+        self._hit_counts: dict[int, int] = {}
         self._lock = threading.Lock()
         self._compiling = KeyLocks()
         self._info = CacheInfo(maxsize=maxsize)
@@ -110,7 +125,10 @@ class ExecutableCache:
         its own id, so no two threads ever add to one count."""
         exe = self._lru.get(key)
         if exe is not None:
-            self._used.add(id(exe))
+            number = id(exe)
+            self._used.add(number)
+            counts = self._hit_counts
+            counts[number] = counts.get(number, 0) + 1
             hits, thread = self._hits, threading.get_ident()
             hits[thread] = hits.get(thread, 0) + 1
         return exe
@@ -149,28 +167,68 @@ class ExecutableCache:
             counts = self._info.per_backend_compiles
             counts[backend] = counts.get(backend, 0) + 1
 
-    def insert(self, key: Hashable, exe: Executable, *, family: Hashable = None, compiled: bool = False,
-               seconds: float = 0.0, backend: str = "") -> None:
+    def insert(self, key: Hashable, exe: Executable, *, family: Hashable = None, sizes: Hashable = None,
+               compiled: bool = False, seconds: float = 0.0, backend: str = "") -> None:
         """Cache ``exe`` under ``key``, replacing what is there: made without compiling (a
         shape-generic executable bound to one graph's sizes, a baseline one; ``family``,
         its graph's structure, unless None, is admitted while it holds less than its
-        share, ``FAMILY_SHARE``), or, if ``compiled``, compiled by ``backend`` in
-        ``seconds`` (counted as ``get`` counts)."""
+        share, ``FAMILY_SHARE``, and then only in place of one of its keys, ``_admitted``,
+        which counts ``key`` by ``sizes`` where given: what tells it from the family's
+        other keys, cheaper to hash than the whole graph's key),
+        or, if ``compiled``, compiled by ``backend`` in ``seconds`` (counted as ``get``
+        counts)."""
         evicted = []  # released after the lock, as in ``get``
         with self._lock:
             if self._maxsize:
                 new = key not in self._lru
-                if new and family is not None:
-                    held = self._family_size.get(family, 0)
-                    if held >= self._family_limit:
-                        return
-                    self._family_size[family] = held + 1
+                if not new:
+                    self._hit_counts.pop(id(self._lru[key]), None)
+                    held_by = self._family_of.get(key)
+                    if held_by is not None:
+                        self._families[held_by][key] = exe
+                elif family is not None:
+                    members = self._families.get(family)
+                    if members is None:
+                        members = self._families[family] = OrderedDict()
+                    if len(members) >= self._family_limit:
+                        replaced = self._admitted(key if sizes is None else (family, sizes), members)
+                        if replaced is None:
+                            return
+                        evicted.append(replaced)
+                    members[key] = exe
                     self._family_of[key] = family
                 while new and len(self._lru) >= self._maxsize:
                     evicted.append(self._evict_one())
                 self._lru[key] = exe
             if compiled:
                 self._count(exe, seconds, backend)
+
+    def _admitted(self, key: Hashable, members: OrderedDict[Hashable, Executable]
+                  ) -> tuple[Hashable, Executable] | None:
+        """Whether a family at its share (its keys ``members``) admits ``key`` (or what
+        stands for it, ``insert``'s ``sizes``), and in place of which key: the first of its
+        keys in order not used since it last came round (the CLOCK of ``_evict_one`` within
+        the family), if ``key`` has missed more often than that one was met (its admission
+        and its hits), as TinyLFU admits. That key is removed and returned; None: not
+        admitted (the caller holds the lock). A scan, each size met once, admits nothing; a
+        cyclic scan longer than the share keeps the sizes it holds, each met as often as
+        the others; a size met again after a scan takes the place of one met once."""
+        number = hash(key)
+        misses = self._misses[number] = self._misses.get(number, 0) + 1
+        if len(self._misses) > AGED_AFTER * self._maxsize:
+            self._misses = {h: n >> 1 for h, n in self._misses.items() if n > 1}
+            self._hit_counts = {i: n >> 1 for i, n in self._hit_counts.items() if n > 1}
+        for _ in range(len(members) + 1):  # one pass unmarks every key
+            victim, exe = next(iter(members.items()))
+            if id(exe) not in self._used:
+                break
+            self._used.discard(id(exe))
+            members.move_to_end(victim)
+        if misses <= 1 + self._hit_counts.get(id(exe), 0):
+            return None
+        del self._lru[victim]
+        self._forget(victim, exe)
+        return victim, exe
 
     def _evict_one(self) -> tuple[Hashable, Executable]:
         """Remove and return the first key in order not used since it last came round,
@@ -179,16 +237,20 @@ class ExecutableCache:
         while True:
             key, exe = self._lru.popitem(last=False)
             if id(exe) not in self._used:
-                family = self._family_of.pop(key, None)
-                if family is not None:
-                    held = self._family_size[family] - 1
-                    if held:
-                        self._family_size[family] = held
-                    else:
-                        del self._family_size[family]
+                self._forget(key, exe)
                 return key, exe
             self._used.discard(id(exe))
             self._lru[key] = exe
+
+    def _forget(self, key: Hashable, exe: Executable) -> None:
+        """Drop what is kept about ``key``, just removed with ``exe`` (the caller holds the lock)."""
+        self._hit_counts.pop(id(exe), None)
+        family = self._family_of.pop(key, None)
+        if family is not None:
+            members = self._families[family]
+            del members[key]
+            if not members:
+                del self._families[family]
 
     def info(self) -> CacheInfo:
         with self._lock:
@@ -206,7 +268,9 @@ class ExecutableCache:
             self._lru.clear()
             self._used.clear()
             self._family_of.clear()
-            self._family_size.clear()
+            self._families.clear()
+            self._misses.clear()
+            self._hit_counts.clear()
             self._hits.clear()
             self._info = CacheInfo(maxsize=self._info.maxsize)
         for hook in self.on_clear:

@@ -108,7 +108,7 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
             assert miss.heat is not None and miss.sources is not None  # a baseline run's
             executable = baseline.assemble(graph_key[0], graph_key[1], miss.sources, backend, miss.heat,
                                            miss.structure, miss.values, miss.sizes, given)
-            EXECUTABLES.insert(key, executable, family=miss.structure)
+            EXECUTABLES.insert(key, executable, family=miss.structure, sizes=miss.values)
     assert executable is not None  # found, bound, compiled or assembled above
     outs = executable.run(buffers)
     if device is not None and device.transfers is not HOST:
@@ -294,7 +294,7 @@ def _bind(generic: _Generic, key: Hashable | None, backend: Backend, given: froz
             explain.log(generic.why, time.perf_counter() - start, template.from_disk)
     executable = template.bind(generic.values)
     if executable is not None and key is not None:
-        EXECUTABLES.insert(key, executable, family=generic.structure)
+        EXECUTABLES.insert(key, executable, family=generic.structure, sizes=tuple(generic.values))
     return executable
 
 

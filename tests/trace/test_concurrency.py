@@ -259,6 +259,68 @@ def test_a_family_of_bound_executables_holds_at_most_its_share_of_the_cache():
     assert len(cache._lru) == share
 
 
+def test_a_full_family_admits_a_size_met_again_in_place_of_one_met_once():
+    from plaidarray.backend.cache import FAMILY_SHARE
+
+    cache = ExecutableCache(maxsize=8)
+    share = int(8 * FAMILY_SHARE)
+    for size in range(20):  # a scan: the share filled, the later sizes run uncached
+        cache.insert(("window", size), _Built(size), family="window")
+    assert [key[1] for key in cache._lru] == list(range(share))
+    assert cache.lookup(("window", 0)).key == 0  # used since it came in: spared
+    cache.insert(("window", 15), _Built(15), family="window")  # its second miss
+    assert cache.lookup(("window", 15)).key == 15
+    assert [key[1] for key in cache._lru] == [0, *range(2, share), 15]  # in place of 1, met once and unused
+    assert len(cache._families["window"]) == share
+
+
+def test_a_cyclic_scan_longer_than_the_share_keeps_the_sizes_it_holds():
+    """Each size met once a cycle: no size is met more often than those cached, so none
+    is admitted in their place (a least-recently-used cache would hit none)."""
+    from plaidarray.backend.cache import FAMILY_SHARE
+
+    cache = ExecutableCache(maxsize=8)
+    share = int(8 * FAMILY_SHARE)
+    for cycle in range(6):
+        hits = []
+        for size in range(12):
+            if cache.lookup(("window", size)) is not None:
+                hits.append(size)
+            else:
+                cache.insert(("window", size), _Built(size), family="window")
+        assert hits == ([] if cycle == 0 else list(range(share)))
+
+
+def test_the_admission_counts_stay_bounded_over_ever_new_sizes():
+    from plaidarray.backend.cache import AGED_AFTER
+
+    cache = ExecutableCache(maxsize=8)
+    for size in range(2000):
+        cache.insert(("window", size), _Built(size), family="window")
+        if size % 3 == 0:
+            cache.lookup(("window", 0))
+    assert len(cache._misses) <= AGED_AFTER * 8 + 1
+    assert set(cache._hit_counts) <= {id(exe) for exe in cache._lru.values()}
+
+
+def test_a_size_read_again_after_a_scan_is_cached(monkeypatch):
+    from plaidarray.backend.cache import EXECUTABLES
+
+    x = xp.asarray(np.linspace(0.0, 1.0, 5000))
+    for length in range(2, EXECUTABLES.info().maxsize + 40):  # more sizes than the family's share
+        w = x[:length]
+        float(xp.max(w) - xp.min(w))
+    misses = []
+    miss = materialize_module._miss
+    monkeypatch.setattr(materialize_module, "_miss", lambda *args: misses.append(args) or miss(*args))
+    spreads = []
+    for _ in range(3):
+        w = x[:4321]
+        spreads.append(float(xp.max(w) - xp.min(w)))
+    assert spreads == [pytest.approx(4320 / 4999)] * 3
+    assert len(misses) == 2  # cached at its second miss, hit at the third read
+
+
 def test_a_loop_over_ever_new_sizes_leaves_the_other_graphs_cached(monkeypatch):
     from plaidarray.backend.cache import EXECUTABLES, FAMILY_SHARE
 
