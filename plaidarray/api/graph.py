@@ -329,8 +329,12 @@ def scalar_like(value: int | float, shape: Shape, where: str) -> Node:
 
 
 #: ``scalar_operand``'s nodes by (type, value, a float's ``hex``, dims, dtype), which the
-#: elementwise functions' C paths look up too (``_graph.Elementwise``); emptied when it
-#: reaches ``REUSED_SCALARS_MAX`` entries, so a loop over ever new scalars does not grow it.
+#: elementwise functions' C paths look up too (``_graph.Elementwise``), and the 0-d values
+#: they broadcast, by the same key without dims: an array of a new size (a window, a batch)
+#: meets a scalar it met before (``w - 1.0``) at the cost of the broadcast alone, where
+#: making the value again (its checks, the buffer) was a third of recording the op there.
+#: Emptied when it reaches ``REUSED_SCALARS_MAX`` entries, so a loop over ever new scalars
+#: does not grow it.
 REUSED_SCALARS: dict[tuple, Node] = {}
 REUSED_SCALARS_MAX = 256
 
@@ -346,15 +350,21 @@ def scalar_operand(value: int | float, shape: Shape, where: str) -> Node:
     while tracing is reused (there the scalar is a literal of the function)."""
     if is_tracing():
         return scalar_like(value, shape, where)
-    key = (type(value), value, value.hex() if type(value) is float else None, shape.dims, shape.dtype)
+    hexed = value.hex() if type(value) is float else None
+    key = (type(value), value, hexed, shape.dims, shape.dtype)
     node = REUSED_SCALARS.get(key)
     if node is None:
-        node = scalar_like(value, shape, where)
-        if shape.dims:
-            node.reused = (node.op, attr_key(node.attrs), shape.dims, shape.dtype)
-            if len(REUSED_SCALARS) >= REUSED_SCALARS_MAX:
-                REUSED_SCALARS.clear()
-            REUSED_SCALARS[key] = node
+        if not shape.dims:
+            return scalar_like(value, shape, where)
+        value_key = (type(value), value, hexed, shape.dtype)
+        scalar = REUSED_SCALARS.get(value_key)
+        if scalar is None:
+            scalar = REUSED_SCALARS[value_key] = _scalar_node(value, shape.dtype, where)
+        node = broadcast_node(scalar, shape)
+        node.reused = (node.op, attr_key(node.attrs), shape.dims, shape.dtype)
+        if len(REUSED_SCALARS) >= REUSED_SCALARS_MAX:
+            REUSED_SCALARS.clear()
+        REUSED_SCALARS[key] = node
     return node
 
 

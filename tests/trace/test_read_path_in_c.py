@@ -533,6 +533,23 @@ def test_scalar_operands_are_found_again_in_c():
         ints + 2 ** 70
 
 
+def test_a_scalar_met_at_a_new_size_broadcasts_the_value_it_made_before():
+    """``w - 1.0`` on windows of new lengths: each length's broadcast of 1.0 is a node of
+    its own, of the one 0-d value of 1.0 (but -0.0 and 0.0, and an int and a float, are
+    values of their own), and each window computes its own difference."""
+    values = np.linspace(-1.0, 1.0, 40)
+    x = xp.asarray(values)
+    broadcasts = [(x[:n] - 1.0)._node.operands[1] for n in (5, 6, 7)]
+    assert len({id(b) for b in broadcasts}) == 3
+    assert len({id(b.operands[0]) for b in broadcasts}) == 1
+    assert (x[:8] * 0.0)._node.operands[1].operands[0] is not (x[:8] * -0.0)._node.operands[1].operands[0]
+    ints = xp.asarray(np.arange(9))
+    assert (ints[:3] + 1)._node.operands[1].operands[0] is not (x[:3] + 1)._node.operands[1].operands[0]
+    for n in range(2, 40, 3):
+        np.testing.assert_array_equal(np.asarray(x[:n] - 1.0), values[:n] - 1.0)
+        np.testing.assert_array_equal(np.asarray(x[:n] * -0.0), values[:n] * -0.0)
+
+
 _SIZED_OPS = {"broadcast_in_dim": (("dims",), ()), "reshape": (("dims",), ()), "slice": (("strides",), ("start", "limit")),
               "pad": (("interior",), ("low", "high")), "dynamic_slice": (("slice_sizes",), ()), "iota": (("dims",), ())}
 _small = st.integers(0, 9)
