@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import math
 import struct
 import time
 from collections.abc import Callable, Container, Sequence
@@ -78,7 +79,8 @@ class CpuExecutable(Executable):
                  output_slots: list[tuple[str, int]], output_shapes: list[Shape], temp_shapes: list[Shape],
                  dims: Sequence[int] = (), runs: _Runs | None = None, allocators: Allocators | None = None,
                  splitting: bool | None = None, bound: ShapeGenericExecutable | None = None,
-                 ranges: tuple[int, ...] = ()) -> None:
+                 ranges: tuple[int, ...] = (), slots: _Slots | None = None,
+                 buffer_bytes: list[int] | None = None) -> None:
         self._steps: tuple[Step, ...] | None = tuple(steps) if bound is None else None
         #: The shape-generic executable this one binds: its plan is that one's, with its
         #: own steps' ranges (``ShapeGenericExecutable.plan_words``), the extent and work of
@@ -94,16 +96,13 @@ class CpuExecutable(Executable):
         self._dims = struct.pack(f"<{len(dims)}q", *dims)
         self.n_params = n_params
         self.constants = constants
-        self._constant_pointers = b"".join(struct.pack("<Q", transfer.HOST.address(c)) for c in constants)
         self._n_buffers = n_params + len(constants) + len(output_shapes) + len(temp_shapes)
         self._generation = -1
         self._plan = b""
         self._parallel = parallel.worth_splitting([s.segment for s in self.steps]) if splitting is None else splitting
         self.output_slots = output_slots
-        #: Whether the results are the output buffers in order (no parameter returned as
-        #: it is, no output twice): then ``run`` returns them as they are.
-        self._results_are_outputs = output_slots == [("out", i) for i in range(len(output_shapes))]
-        self.returns_parameters = any(kind == "param" for kind, _ in output_slots)
+        self._constant_pointers, self._results_are_outputs, self.returns_parameters = \
+            slots or _Slots.of(constants, output_slots, len(output_shapes))
         if allocators is None:
             allocators = ([transfer.HOST.allocator(s.dims, s.dtype) for s in output_shapes],
                           [transfer.HOST.allocator(s.dims, s.dtype, temporary=True) for s in temp_shapes])
@@ -116,7 +115,7 @@ class CpuExecutable(Executable):
         #: read, so reusing them is what allocating them was; allocating them is a tenth
         #: of a small run (an FFT's two, 0.4 us of 4).
         buffers = [*output_shapes, *temp_shapes]
-        sizes = [s.size * s.dtype.itemsize for s in buffers]
+        sizes = buffer_bytes if buffer_bytes is not None else _bytes(buffers)
         temp_bytes = sum(sizes[len(output_shapes):])
         self._spare_temps: list[list[np.ndarray]] | None = \
             [] if temp_shapes and temp_bytes <= KEPT_TEMP_BYTES else None
@@ -145,13 +144,14 @@ class CpuExecutable(Executable):
         from its shape-generic executable's, made once (:func:`plan_words`)."""
         self._generation = tiering.generation
         if self._bound is not None:
-            words, sized = self._bound.plan_words()
-            words = list(words)
+            packed, sized = self._bound.plan_words()
+            plan = bytearray(packed)
             for k, (position, _) in enumerate(sized):
-                words[position] = self._ranges[2 * k]
+                struct.pack_into("<Q", plan, 8 * position, self._ranges[2 * k])
+            self._plan = bytes(plan)
         else:
             words = plan_words(self.steps)
-        self._plan = struct.pack(f"<{len(words)}Q", *words)
+            self._plan = struct.pack(f"<{len(words)}Q", *words)
 
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
         if self._generation != tiering.generation:
@@ -197,6 +197,29 @@ class CpuExecutable(Executable):
             call = functools.partial(_call_kernel, kernel_abi.CTYPES(step.kernel.address), own, dims, imports)
             calls.append((call, step.segment))
         parallel.run(calls, complete=self.returns_parameters)
+
+
+def _bytes(shapes: Sequence[Shape]) -> list[int]:
+    """The bytes of a buffer of each shape."""
+    return [math.prod(s.dims) * s.dtype.itemsize for s in shapes]
+
+
+class _Slots(NamedTuple):
+    """What an executable's constants and output slots tell each run, the same for every
+    binding of a shape-generic executable (worked out once there, not at each binding):
+    the constants' addresses, whether the results are the output buffers in order (no
+    parameter returned as it is, no output twice: ``run`` returns them as they are), and
+    whether a parameter is returned."""
+
+    constant_pointers: bytes
+    results_are_outputs: bool
+    returns_parameters: bool
+
+    @staticmethod
+    def of(constants: list[np.ndarray], output_slots: list[tuple[str, int]], n_outputs: int) -> _Slots:
+        return _Slots(b"".join(struct.pack("<Q", transfer.HOST.address(c)) for c in constants),
+                      output_slots == [("out", i) for i in range(n_outputs)],
+                      any(kind == "param" for kind, _ in output_slots))
 
 
 def plan_words(steps: Sequence[Step], sized: Container[int] = ()) -> list[int]:
@@ -251,7 +274,11 @@ class ShapeGenericExecutable(Executable):
         self._static_splitting = parallel.worth_splitting(
             [s.segment for i, s in enumerate(self.steps) if i not in self._sized_steps])
         self._evaluate: Callable[[Sequence[int]], tuple[list[int], tuple]] | None = None
-        self._words: tuple[int, list[int], list[tuple[int, int]]] | None = None
+        self._words: tuple[int, bytes, list[tuple[int, int]]] | None = None
+        self._slots = _Slots.of(constants, output_slots, len(output_shapes))
+        #: Each buffer's bytes, outputs then temporaries, those of run-time sizes a binding's own.
+        self._buffer_bytes = _bytes([*output_shapes, *temp_shapes])
+        self._limits = tuple(limit for _, limit in self.limits)
 
     @property
     def kernels(self) -> list[CompiledKernel]:
@@ -275,25 +302,29 @@ class ShapeGenericExecutable(Executable):
 
     def bind(self, values: Sequence[int]) -> CpuExecutable | None:
         table, sizes = (self._evaluate or self._evaluator())(values)
-        at = len(self.limits)
-        if any(size > limit for size, (_, limit) in zip(sizes, self.limits)):
+        limits = self._limits
+        at = len(limits)
+        if at and any(size > limit for size, limit in zip(sizes, limits)):
             return None
         ranges = sizes[at:at + 2 * len(self._sized_steps)]
         at += len(ranges)
         outputs, temps = list(self._output_shapes), list(self._temp_shapes)
         allocators = list(self._allocators[0]), list(self._allocators[1])
-        for group, made, sized, temporary in ((outputs, allocators[0], self._sized_outputs, False),
-                                              (temps, allocators[1], self._sized_temps, True)):
+        nbytes = list(self._buffer_bytes)
+        for group, made, sized, temporary, first in ((outputs, allocators[0], self._sized_outputs, False, 0),
+                                                     (temps, allocators[1], self._sized_temps, True, len(outputs))):
             for i in sized:
-                rank = group[i].rank
-                shape = group[i] = Shape(sizes[at:at + rank], group[i].dtype)
-                at += rank
-                made[i] = transfer.HOST.allocator(shape.dims, shape.dtype, temporary)
+                dtype = group[i].dtype
+                dims = sizes[at:at + len(group[i].dims)]
+                at += len(dims)
+                group[i] = Shape(dims, dtype)
+                made[i] = transfer.HOST.allocator(dims, dtype, temporary)
+                nbytes[first + i] = math.prod(dims) * dtype.itemsize
         splitting = self._static_splitting or any(parallel.splits(ranges[k], ranges[k + 1])
                                                   for k in range(0, len(ranges), 2))
         n_params, constants, slots = self._args
         executable = CpuExecutable((), n_params, constants, slots, outputs, temps, table, self._runs,
-                                   cast(Allocators, allocators), splitting, self, ranges)
+                                   cast(Allocators, allocators), splitting, self, ranges, self._slots, nbytes)
         executable.from_disk = self.from_disk
         return executable
 
@@ -306,9 +337,9 @@ class ShapeGenericExecutable(Executable):
                             s.imports)
         return tuple(steps)
 
-    def plan_words(self) -> tuple[list[int], list[tuple[int, int]]]:
-        """The plan words of its steps (:func:`plan_words`) with the kernels' addresses of
-        now, and for each sized step where its range goes in them and its index, which a
+    def plan_words(self) -> tuple[bytes, list[tuple[int, int]]]:
+        """The plan of its steps (:func:`plan_words`, packed) with the kernels' addresses of
+        now, and for each sized step the word its range goes in and its index, which a
         binding fills in: made once per generation of code (``tiering.generation``), not
         at each binding."""
         words = self._words
@@ -320,7 +351,7 @@ class ShapeGenericExecutable(Executable):
                 if i in sized:
                     positions.append((at + 2, i))
                 at += 6 + len(step.buffers) + len(step.dims) + len(step.imports)
-            words = self._words = (tiering.generation, made, positions)
+            words = self._words = (tiering.generation, struct.pack(f"<{len(made)}Q", *made), positions)
         return words[1], words[2]
 
 
