@@ -18,7 +18,10 @@ an export lives, the array's family (its root and the root's views, ``views.py``
 - every read of a pinned member's node from Python (how every op records it) first
   syncs: a change found in the memory since the last snapshot is a write to the root,
   which takes an immutable snapshot of the memory and passes it on to the views
-  (``views.changed``), so each op sees the value it had when it was recorded, as in NumPy;
+  (``views.changed``), so each op sees the value it had when it was recorded, as in NumPy.
+  A comparison costs the memory's size, so it is made once an op (``recording``; each
+  method of ``Pinned`` is one op), and an element read (``x[i]``) makes none: it reads the
+  memory as it is, which is the value NumPy's ``x[i]`` gives;
 - a write through plaidarray to any member reaches the root (``views.changed``), whose
   new value is copied into the memory, so every export sees it.
 
@@ -48,6 +51,7 @@ from typing import Any
 
 import numpy as np
 
+from ..backend import devices
 from ..backend.devices import Device
 from ..backend.transfer import HOST
 from .array import _STORES, Array, _sole_owner
@@ -357,6 +361,53 @@ class Pinned(Array):
     def size(self) -> int:
         return _SLOT.__get__(self).shape.size
 
+    @property
+    def device(self) -> Device:
+        return _SLOT.__get__(self).device or devices.default()
+
     def _rebind(self, node: Node) -> None:
         _set(self, node)
         store(self)
+
+    def __getitem__(self, key: Any) -> Array:
+        """An element is read out of the memory as it is now, which is what NumPy's
+        ``x[i]`` gives, without comparing the memory with its snapshot: a loop of
+        ``float(x[i])`` over an exported array of a million elements cost 1.7 ms a read so,
+        and costs a load now. Any other key is an op (``_in_one_op``)."""
+        pin = _pin_of(self)
+        if pin is not None and pin.exported():
+            element = HOST.load_element(pin.window(self), key if type(key) is tuple else (key,))
+            if element is not None:
+                node = Node.ready(element, _SLOT.__get__(self).device)
+                node.owned = True
+                return Array(node)
+        return recording(Array.__getitem__, self, key)
+
+
+def _in_one_op(name: str) -> Any:
+    """``Array``'s method or property ``name`` on a pinned array, as one op
+    (``recording``): the memory is compared with its snapshot once a call, not at every
+    read of the array's node (``x[2:5]`` read it three times, ``x[k] = v`` four)."""
+    member = vars(Array)[name]
+    if type(member) is property:
+        read: Callable[[Array], Any] = member.fget  # type: ignore[assignment]  # Array's properties all read
+        return property(lambda self: recording(read, self), doc=member.__doc__)
+    method = getattr(Array, name)
+
+    def call(self: Array, *args: Any, **kwargs: Any) -> Any:
+        return recording(method, self, *args, **kwargs)
+
+    call.__name__ = call.__qualname__ = name
+    call.__doc__ = method.__doc__
+    return call
+
+
+#: ``Array``'s methods that read the array's node more than once, or record an op on it,
+#: each called as one op on a pinned array (its element reads, ``Pinned.__getitem__``,
+#: and the properties that need no value, ``shape``, ``dtype``, ``device``, are its own).
+for _name, _member in vars(Array).items():
+    if _name not in vars(Pinned) and _name not in {"__init__", "__reduce__", "__len__", "__iter__", "_store"} \
+            and (callable(_member) and _name.startswith("__") or type(_member) is property or
+                 callable(_member) and not _name.startswith("_")):
+        setattr(Pinned, _name, _in_one_op(_name))
+del _name, _member

@@ -295,3 +295,46 @@ def test_threads_fill_the_rows_of_one_output(backend):
     for thread in threads:
         thread.join()
     np.testing.assert_array_equal(np.asarray(out), values * 2)
+
+
+def test_an_element_is_read_out_of_the_exported_memory_as_it_is_now(backend, monkeypatch):
+    """``float(x[i])`` on an exported array (or a view of it) reads the memory, written or
+    not since, without comparing the whole memory with its snapshot (which made each read
+    of an element cost the array's size)."""
+    from plaidarray.trace import exports
+    x = xp.asarray(np.arange(12.0).reshape(3, 4))
+    column = x[:, 1]
+    export = np.asarray(x)
+    compared = []
+    same = exports._same
+    monkeypatch.setattr(exports, "_same", lambda *args: compared.append(args) or same(*args))
+    before = x[2, 3]  # a copy of the element, as NumPy's scalar is
+    export[2, 3] = -7.0
+    export[1, 1] = -5.0
+    assert [float(before), float(x[2, 3]), float(x[-1, -1]), float(column[1]), float(column[-2])] == \
+        [11.0, -7.0, -7.0, -5.0, -5.0]
+    assert [float(v) for v in x[1]] == [4.0, -5.0, 6.0, 7.0]
+    assert not compared
+    np.testing.assert_array_equal(np.asarray(x[1:, 3]), [7.0, -7.0])  # an op: compared
+    assert compared
+
+
+def test_an_op_on_an_exported_array_compares_its_memory_once(backend, monkeypatch):
+    from plaidarray.trace import exports
+    x = xp.asarray(np.arange(10.0))
+    export = np.asarray(x)
+    float(xp.sum(x))  # the first snapshot
+    compared = []
+    same = exports._same
+    monkeypatch.setattr(exports, "_same", lambda *args: compared.append(args) or same(*args))
+    export[3] = 30.0
+    window = x[2:5]
+    total = x + x
+    x[7] = 70.0
+    assert len(compared) == 3  # one comparison each, however often each read the node
+    expected = np.arange(10.0)
+    expected[3] = 30.0
+    np.testing.assert_array_equal(np.asarray(window), expected[2:5])
+    np.testing.assert_array_equal(np.asarray(total), expected * 2)
+    expected[7] = 70.0
+    np.testing.assert_array_equal(export, expected)
