@@ -11,6 +11,7 @@ import itertools
 import threading
 
 import numpy as np
+import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -330,11 +331,43 @@ def test_an_op_on_an_exported_array_compares_its_memory_once(backend, monkeypatc
     export[3] = 30.0
     window = x[2:5]
     total = x + x
-    x[7] = 70.0
+    x[7:9] = 70.0
     assert len(compared) == 3  # one comparison each, however often each read the node
     expected = np.arange(10.0)
     expected[3] = 30.0
     np.testing.assert_array_equal(np.asarray(window), expected[2:5])
     np.testing.assert_array_equal(np.asarray(total), expected * 2)
-    expected[7] = 70.0
+    expected[7:9] = 70.0
     np.testing.assert_array_equal(export, expected)
+
+
+def test_a_scalar_stored_into_an_exported_array_is_written_into_its_memory(backend, monkeypatch):
+    """``x[i] = v`` on an exported array writes the memory, as a write into the export
+    does: ops recorded before keep the values they read, views and the export see it, and
+    no store compares or copies the whole memory; a read-only view still refuses it."""
+    from plaidarray.trace import exports
+    expected = np.arange(12.0).reshape(3, 4)
+    x = xp.asarray(expected.copy())
+    row, column = x[1], x[:, 2]
+    export = np.asarray(x)
+    before = x * 1.0
+    compared = []
+    same = exports._same
+    monkeypatch.setattr(exports, "_same", lambda *args: compared.append(args) or same(*args))
+    for k in range(4):
+        x[1, k] = -1.0 - k
+        row[k] = float(row[k]) - 0.5 if k else 10.0
+    x[2] = 7.0
+    column[0] = 3
+    assert not compared
+    expected[1] = [10.0, -2.5, -3.5, -4.5]
+    expected[2] = 7.0
+    expected[0, 2] = 3.0
+    np.testing.assert_array_equal(export, expected)
+    np.testing.assert_array_equal(np.asarray(row), expected[1])
+    np.testing.assert_array_equal(np.asarray(column), expected[:, 2])
+    np.testing.assert_array_equal(np.asarray(x + 0.0), expected)
+    np.testing.assert_array_equal(np.asarray(before), np.arange(12.0).reshape(3, 4))
+    read_only = xp.broadcast_to(x, (2, 3, 4))
+    with pytest.raises(ValueError, match="read-only"):
+        read_only[0, 0, 0] = 1.0
