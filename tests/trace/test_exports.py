@@ -260,6 +260,8 @@ def test_exports_of_any_views_at_once_are_numpys_views(backend, data, complex_):
             pairs.append((expected[key], got[key]))
         else:
             _, fn = data.draw(st.sampled_from(VIEW_FUNCTIONS), label=f"function {step}")
+            if not isinstance(fn(np, expected), np.ndarray):  # NumPy's flip of a 0-d array: a scalar
+                continue
             pairs.append((fn(np, expected), fn(xp, got)))
     exports = [(expected, np.asarray(got)) for expected, got in pairs]
     for (e1, g1), (e2, g2) in itertools.combinations(exports, 2):
