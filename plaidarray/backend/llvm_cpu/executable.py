@@ -276,8 +276,9 @@ class ShapeGenericExecutable(Executable):
         self._evaluate: Callable[[Sequence[int]], tuple[list[int], tuple]] | None = None
         self._words: tuple[int, bytes, list[tuple[int, int]]] | None = None
         self._slots = _Slots.of(constants, output_slots, len(output_shapes))
-        #: Each buffer's bytes, outputs then temporaries, those of run-time sizes a binding's own.
-        self._buffer_bytes = _bytes([*output_shapes, *temp_shapes])
+        #: Each buffer's bytes, outputs then temporaries; those of run-time sizes (0 here) a binding's own.
+        self._buffer_bytes = [math.prod(s.dims) * s.dtype.itemsize if is_static(s.dims) else 0
+                              for s in (*output_shapes, *temp_shapes)]
         self._limits = tuple(limit for _, limit in self.limits)
 
     @property
