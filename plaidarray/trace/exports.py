@@ -375,13 +375,11 @@ class Pinned(Array):
         ``x[i]`` gives, without comparing the memory with its snapshot: a loop of
         ``float(x[i])`` over an exported array of a million elements cost 1.7 ms a read so,
         and costs a load now. Any other key is an op (``_in_one_op``)."""
-        pin = _pin_of(self)
-        if pin is not None and pin.exported():
-            element = HOST.load_element(pin.window(self), key if type(key) is tuple else (key,))
-            if element is not None:
-                node = Node.ready(element, _SLOT.__get__(self).device)
-                node.owned = True
-                return Array(node)
+        element = _element_in_memory(self, key)
+        if element is not None:
+            node = Node.ready(element, _SLOT.__get__(self).device)
+            node.owned = True
+            return Array(node)
         return recording(Array.__getitem__, self, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
@@ -390,13 +388,34 @@ class Pinned(Array):
         export is, which the next op's comparison finds (``sync``): a loop's ``x[i] = v``
         costs a store, where it compared and copied the whole memory (2 ms a store on a
         million float64). Any other write is an op."""
-        pin = _pin_of(self)
-        record = self._base
-        if pin is not None and pin.exported() and (type(record) is not ViewOf or record.writable):
-            with _STORES:
-                if HOST.store_element(pin.window(self), key, value):
-                    return
-        recording(Array.__setitem__, self, key, value)
+        if not _stored_in_memory(self, key, value):
+            recording(Array.__setitem__, self, key, value)
+
+
+# The fast paths of ``Pinned``'s indexing, functions of their own so that the pin they
+# read is no longer referred to when the op runs: a reference to the pin is one to the
+# memory, and an update that unpins the array would not see the memory as its alone
+# (``array._sole_owner``) and copy it instead of writing it in place.
+
+def _element_in_memory(array: Array, key: Any) -> np.ndarray | None:
+    """Element ``key`` of an exported array, read out of its memory (``Pinned.__getitem__``);
+    None where the key is no element's or the array is no longer exported."""
+    pin = _pin_of(array)
+    if pin is None or not pin.exported():
+        return None
+    return HOST.load_element(pin.window(array), key if type(key) is tuple else (key,))
+
+
+def _stored_in_memory(array: Array, key: Any, value: Any) -> bool:
+    """Whether ``array[key] = value`` was written into an exported array's memory
+    (``Pinned.__setitem__``): a Python scalar into elements its dtype takes exactly, of a
+    writable member."""
+    pin = _pin_of(array)
+    record = array._base
+    if pin is None or not pin.exported() or type(record) is ViewOf and not record.writable:
+        return False
+    with _STORES:
+        return HOST.store_element(pin.window(array), key, value)
 
 
 def _in_one_op(name: str) -> Any:

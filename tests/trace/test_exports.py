@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import itertools
 import threading
+import weakref
 
 import numpy as np
 import pytest
@@ -373,3 +374,18 @@ def test_a_scalar_stored_into_an_exported_array_is_written_into_its_memory(backe
     read_only = xp.broadcast_to(x, (2, 3, 4))
     with pytest.raises(ValueError, match="read-only"):
         read_only[0, 0, 0] = 1.0
+
+
+def test_an_update_after_the_export_is_gone_is_written_in_place():
+    """Once no export is left, ``x[k] = v`` unpins ``x`` and updates its buffer in place,
+    as for an array never exported: nothing of the pin still refers to the memory (the
+    compiled backend's updates; the reference interpreter's copy)."""
+    x = xp.asarray(np.arange(6.0), copy=True)
+    x[0] = 0.5  # computed
+    buffer = weakref.ref(x._node.buffer)
+    np.asarray(x)  # an export, gone at once: the next write unpins
+    for k in range(6):
+        x[k] = xp.asarray(float(k) * 2.0)  # an array: the update's executable, donated
+    assert type(x) is Array
+    assert x._node.buffer is buffer()
+    np.testing.assert_array_equal(np.asarray(x), np.arange(6.0) * 2.0)
