@@ -151,8 +151,9 @@ def pending_graph(node: Node) -> list[Node]:
 
 class _Reads(threading.local):
     """How many values this thread read (``Array._value``, exports) or computed where they
-    were recorded (cuts). Per thread: only a call's own thread reads for it (a run's
-    worker threads read nothing), and a count of one thread's needs no lock."""
+    were recorded (cuts), and views' layouts it decided by (``layout_read``). Per thread:
+    only a call's own thread reads for it (a run's worker threads read nothing), and a
+    count of one thread's needs no lock."""
 
     count = 0
 
@@ -165,10 +166,17 @@ def value_read() -> None:
     _READS.count += 1
 
 
+def layout_read() -> None:
+    """Count a decision taken on a view's layout while recording (``views.view``: whether
+    a step views its base or copies it), which no call's signature holds: a reshape of a
+    transposed view copies, of a view transposed back it views."""
+    _READS.count += 1
+
+
 def reads_mark() -> int:
-    """The count of values this thread read so far: a call between two equal marks
-    recorded nothing that depends on a value, only on shapes and arguments (what
-    ``api/recipes.py`` needs to know)."""
+    """The count of values this thread read so far (and of layouts it decided by): a
+    call between two equal marks recorded nothing that depends on a value or a view's
+    layout, only on shapes and arguments (what ``api/recipes.py`` needs to know)."""
     return _READS.count
 
 

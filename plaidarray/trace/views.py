@@ -34,6 +34,8 @@ import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from .node import layout_read
+
 if TYPE_CHECKING:
     from .array import Array
 
@@ -177,6 +179,8 @@ def view(base: Array, step: Step) -> Array:
     result = step.forward(base)
     placed = None
     if step.may_copy:
+        if type(base._base) is ViewOf:
+            layout_read()  # whether it views or copies follows from a layout no signature holds
         placed = step.layout(_layout(base))
         if placed is None:
             return result

@@ -652,3 +652,22 @@ def test_arguments_nested_past_the_bound_are_not_keyed():
     for _ in range(recipes.MAX_NESTING - 1):
         shallow = [shallow]
     assert recipes._signature((shallow,), {}, [], []) is not None
+
+
+def test_a_view_or_copy_decided_by_a_views_layout_is_no_recipe(backend):
+    """``reshape`` of a view copies or views as the view's layout allows, which the
+    signature (shape, dtype, a view) does not hold: after a reshape of a view that must
+    copy, one of a view of the same signature that can view is a view, and a write
+    through it reaches its base (and the other way round)."""
+    a = np.arange(12.0).reshape(3, 4)
+    for _ in range(3):  # a signature is kept at its second call
+        flipped = xp.flip(xp.asarray(a.copy()), axis=1)  # (3, 4), not contiguous: copies
+        copied = xp.reshape(flipped, (-1,))
+        copied[0] = -1.0
+        assert float(flipped[0, 0]) == 3.0
+        base = xp.asarray(a.copy())
+        back = xp.permute_dims(xp.permute_dims(base, (1, 0)), (1, 0))  # (3, 4), contiguous: views
+        viewed = xp.reshape(back, (-1,))
+        viewed[0] = -1.0
+        assert float(base[0, 0]) == -1.0
+    np.testing.assert_array_equal(np.asarray(copied), np.r_[-1.0, a[:, ::-1].reshape(-1)[1:]])
