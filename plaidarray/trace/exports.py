@@ -21,8 +21,9 @@ an export lives, the array's family (its root and the root's views, ``views.py``
   (``views.changed``), so each op sees the value it had when it was recorded, as in NumPy.
   A comparison costs the memory's size, so it is made once an op (``recording``; each
   method of ``Pinned`` is one op), and an element read (``x[i]``) makes none: it reads the
-  memory as it is, which is the value NumPy's ``x[i]`` gives. A Python scalar stored into
-  an element (``x[i] = v``) is written into the memory, as through the export;
+  memory as it is, which is the value NumPy's ``x[i]`` gives, nor does basic indexing,
+  whose view syncs when it is read. A Python scalar stored into an element (``x[i] = v``)
+  is written into the memory, as through the export;
 - a write through plaidarray to any member reaches the root (``views.changed``), whose
   new value is copied into the memory, so every export sees it.
 
