@@ -379,7 +379,8 @@ class Pinned(Array):
         """An element is read out of the memory as it is now, which is what NumPy's
         ``x[i]`` gives, without comparing the memory with its snapshot: a loop of
         ``float(x[i])`` over an exported array of a million elements cost 1.7 ms a read so,
-        and costs a load now. Any other key is an op (``_in_one_op``)."""
+        and costs a load now. Basic indexing makes its view without comparing (``_basic``);
+        any other key is an op, which compares once (``recording``)."""
         element = _element_in_memory(self, key)
         if element is not None:
             node = Node.ready(element, _SLOT.__get__(self).device)
