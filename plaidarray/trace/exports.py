@@ -470,8 +470,8 @@ def _in_one_op(name: str) -> Any:
 #: each called as one op on a pinned array (its element reads, ``Pinned.__getitem__``,
 #: and the properties that need no value, ``shape``, ``dtype``, ``device``, are its own).
 for _name, _member in vars(Array).items():
-    if _name not in vars(Pinned) and _name not in {"__init__", "__reduce__", "__len__", "__iter__", "_store"} \
-            and (callable(_member) and _name.startswith("__") or type(_member) is property or
-                 callable(_member) and not _name.startswith("_")):
+    public = _name.startswith("__") or not _name.startswith("_")
+    if _name not in vars(Pinned) and _name not in {"__init__", "__reduce__", "__len__", "__iter__"} and \
+            (type(_member) is property or callable(_member) and public):
         setattr(Pinned, _name, _in_one_op(_name))
-del _name, _member
+del _name, _member, public

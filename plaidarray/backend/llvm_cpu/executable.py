@@ -79,7 +79,7 @@ class CpuExecutable(Executable):
                  output_slots: list[tuple[str, int]], output_shapes: list[Shape], temp_shapes: list[Shape],
                  dims: Sequence[int] = (), runs: _Runs | None = None, allocators: Allocators | None = None,
                  splitting: bool | None = None, bound: ShapeGenericExecutable | None = None,
-                 ranges: tuple[int, ...] = (), slots: _Slots | None = None,
+                 ranges: tuple[int, ...] = (), facts: _RunFacts | None = None,
                  buffer_bytes: list[int] | None = None) -> None:
         self._steps: tuple[Step, ...] | None = tuple(steps) if bound is None else None
         #: The shape-generic executable this one binds: its plan is that one's, with its
@@ -102,7 +102,7 @@ class CpuExecutable(Executable):
         self._parallel = parallel.worth_splitting([s.segment for s in self.steps]) if splitting is None else splitting
         self.output_slots = output_slots
         self._constant_pointers, self._results_are_outputs, self.returns_parameters = \
-            slots or _Slots.of(constants, output_slots, len(output_shapes))
+            facts or _RunFacts.of(constants, output_slots, len(output_shapes))
         if allocators is None:
             allocators = ([transfer.HOST.allocator(s.dims, s.dtype) for s in output_shapes],
                           [transfer.HOST.allocator(s.dims, s.dtype, temporary=True) for s in temp_shapes])
@@ -201,10 +201,14 @@ class CpuExecutable(Executable):
 
 def _bytes(shapes: Sequence[Shape]) -> list[int]:
     """The bytes of a buffer of each shape."""
-    return [math.prod(s.dims) * s.dtype.itemsize for s in shapes]
+    return [_nbytes(s.dims, s.dtype) for s in shapes]
 
 
-class _Slots(NamedTuple):
+def _nbytes(dims: Sequence[int], dtype: np.dtype) -> int:
+    return math.prod(dims) * dtype.itemsize
+
+
+class _RunFacts(NamedTuple):
     """What an executable's constants and output slots tell each run, the same for every
     binding of a shape-generic executable (worked out once there, not at each binding):
     the constants' addresses, whether the results are the output buffers in order (no
@@ -216,8 +220,8 @@ class _Slots(NamedTuple):
     returns_parameters: bool
 
     @staticmethod
-    def of(constants: list[np.ndarray], output_slots: list[tuple[str, int]], n_outputs: int) -> _Slots:
-        return _Slots(b"".join(struct.pack("<Q", transfer.HOST.address(c)) for c in constants),
+    def of(constants: list[np.ndarray], output_slots: list[tuple[str, int]], n_outputs: int) -> _RunFacts:
+        return _RunFacts(b"".join(struct.pack("<Q", transfer.HOST.address(c)) for c in constants),
                       output_slots == [("out", i) for i in range(n_outputs)],
                       any(kind == "param" for kind, _ in output_slots))
 
@@ -275,10 +279,9 @@ class ShapeGenericExecutable(Executable):
             [s.segment for i, s in enumerate(self.steps) if i not in self._sized_steps])
         self._evaluate: Callable[[Sequence[int]], tuple[list[int], tuple]] | None = None
         self._words: tuple[int, bytes, list[tuple[int, int]]] | None = None
-        self._slots = _Slots.of(constants, output_slots, len(output_shapes))
+        self._facts = _RunFacts.of(constants, output_slots, len(output_shapes))
         #: Each buffer's bytes, outputs then temporaries; those of run-time sizes (0 here) a binding's own.
-        self._buffer_bytes = [math.prod(s.dims) * s.dtype.itemsize if is_static(s.dims) else 0
-                              for s in (*output_shapes, *temp_shapes)]
+        self._buffer_bytes = [_nbytes(s.dims, s.dtype) if is_static(s.dims) else 0 for s in (*output_shapes, *temp_shapes)]
         self._limits = tuple(limit for _, limit in self.limits)
 
     @property
@@ -320,12 +323,12 @@ class ShapeGenericExecutable(Executable):
                 at += len(dims)
                 group[i] = Shape(dims, dtype)
                 made[i] = transfer.HOST.allocator(dims, dtype, temporary)
-                nbytes[first + i] = math.prod(dims) * dtype.itemsize
+                nbytes[first + i] = _nbytes(dims, dtype)
         splitting = self._static_splitting or any(parallel.splits(ranges[k], ranges[k + 1])
                                                   for k in range(0, len(ranges), 2))
         n_params, constants, slots = self._args
         executable = CpuExecutable((), n_params, constants, slots, outputs, temps, table, self._runs,
-                                   cast(Allocators, allocators), splitting, self, ranges, self._slots, nbytes)
+                                   cast(Allocators, allocators), splitting, self, ranges, self._facts, nbytes)
         executable.from_disk = self.from_disk
         return executable
 
