@@ -131,12 +131,7 @@ class SymExpr:
         if type(other) is int and other == 1:
             return self
         o = as_expr(other)
-        terms: dict[Monomial, int] = {}
-        for m1, c1 in self.terms.items():
-            for m2, c2 in o.terms.items():
-                m = tuple(sorted(m1 + m2))
-                terms[m] = terms.get(m, 0) + c1 * c2
-        return _simplify(SymExpr(terms, {**self.syms, **o.syms}))
+        return _simplify(SymExpr(_times(self.terms, o.terms), {**self.syms, **o.syms}))
 
     __rmul__ = __mul__
 
@@ -281,18 +276,41 @@ def rename(value: Dim, new: Mapping[int, int]) -> Dim:
 def substitute(value: Dim, new: Mapping[int, Dim] | Sequence[Dim]) -> Dim:
     """``value`` with symbol ``k`` replaced by the size ``new[k]`` (a number or another
     polynomial in symbols): the sizes of one executable's code in the symbols of a
-    sequence of them (``Compiler.sequence``)."""
+    sequence of them (``Compiler.sequence``). The terms are expanded in one dict, not
+    through the operators (a polynomial made and simplified per product and per sum):
+    merging a sequence substitutes every size of every step, a fifth of planning a new
+    graph's op-by-op run."""
     if isinstance(value, Sym):
         return new[value.index]
     if isinstance(value, SymExpr):
-        total: Dim = 0
+        terms: dict[Monomial, int] = {}
+        syms: dict[int, Sym] = {}
         for monomial, coefficient in value.terms.items():
-            term: Dim = coefficient
+            product: dict[Monomial, int] = {(): coefficient}
             for index in monomial:
-                term = term * new[index]
-            total = total + term
-        return total
+                size = new[index]
+                if isinstance(size, int):
+                    product = {m: c * size for m, c in product.items()}
+                elif isinstance(size, Sym):
+                    syms[size.index] = size
+                    product = {tuple(sorted((*m, size.index))): c for m, c in product.items()}
+                else:
+                    syms.update(size.syms)
+                    product = _times(product, size.terms)
+            for m, c in product.items():
+                terms[m] = terms.get(m, 0) + c
+        return _simplify(SymExpr(terms, syms))
     return value
+
+
+def _times(left: Mapping[Monomial, int], right: Mapping[Monomial, int]) -> dict[Monomial, int]:
+    """The terms of the product of two polynomials' terms."""
+    out: dict[Monomial, int] = {}
+    for m1, c1 in left.items():
+        for m2, c2 in right.items():
+            m = tuple(sorted(m1 + m2))
+            out[m] = out.get(m, 0) + c1 * c2
+    return out
 
 
 def encode(value: Dim) -> list[int]:

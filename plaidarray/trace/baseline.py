@@ -129,7 +129,8 @@ def assemble(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict
     parameters numbered in ``given`` are donated (``materialize``): an update of one
     writes into its buffer (``_in_place``)."""
     in_place = _in_place(rows, outputs, given)
-    if structure is not None and backend.compiler.shape_generic:
+    if structure is not None and backend.compiler.shape_generic and \
+            not dynamic.has_op(rows, backend.compiler.per_shape_ops):  # an op with code per size: bound one by one
         plan, found = _plan(rows, outputs, sources, backend, structure, values, sizes, in_place)
         if plan.template is not None:
             bound = plan.template.bind(found)
@@ -334,9 +335,7 @@ def _plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, S
                 return plan, found
     pattern = dynamic.Pattern.every_size(values, sizes, dynamic.ties(rows, values), frozenset())
     found = pattern.match(values, sizes, empty)
-    if found is None or not pattern.n_symbols or dynamic.has_op(rows, backend.compiler.per_shape_ops):
-        # sizes all 0 or 1, or an op with code for its sizes only (an FFT on the library's
-        # plan for its length): the exact graph's kernels, bound
+    if found is None or not pattern.n_symbols:  # sizes all 0 or 1: the exact graph's kernels, bound
         plan = _Plan(pattern, None, _Layout(rows, outputs, sources, [s for _, s in sources]))
     else:
         plan = _generic_plan(rows, outputs, sources, backend, pattern, values, in_place)

@@ -304,7 +304,13 @@ class ShapeGenericExecutable(Executable):
             *(d for shape in sized_shapes for d in shape.dims)])
         return self._evaluate
 
-    def bind(self, values: Sequence[int]) -> CpuExecutable | None:
+    def bind(self, values: Sequence[int], leading: Sequence[np.ndarray] = (),
+             seen_as: Sequence[Shape] | None = None) -> CpuExecutable | None:
+        """Its executable for the sizes ``values``. For an FFT template bound to a length
+        (``fft_library.py``): ``leading``, arrays bound as its last parameters, which the
+        binding takes as constants (the table holds parameters, then constants), and
+        ``seen_as``, its outputs' shapes as the caller sees them (the same elements in
+        row-major order: a batch of any rank, which the template takes as rows)."""
         table, sizes = (self._evaluate or self._evaluator())(values)
         limits = self._limits
         at = len(limits)
@@ -324,11 +330,18 @@ class ShapeGenericExecutable(Executable):
                 group[i] = Shape(dims, dtype)
                 made[i] = transfer.HOST.allocator(dims, dtype, temporary)
                 nbytes[first + i] = _nbytes(dims, dtype)
+        if seen_as is not None:
+            outputs = list(seen_as)
+            allocators[0][:] = [transfer.HOST.allocator(shape.dims, shape.dtype) for shape in seen_as]
         splitting = self._static_splitting or any(parallel.splits(ranges[k], ranges[k + 1])
                                                   for k in range(0, len(ranges), 2))
         n_params, constants, slots = self._args
+        facts = self._facts
+        if leading:
+            n_params, constants = n_params - len(leading), [*leading, *constants]
+            facts = _RunFacts.of(constants, slots, len(outputs))
         executable = CpuExecutable((), n_params, constants, slots, outputs, temps, table, self._runs,
-                                   cast(Allocators, allocators), splitting, self, ranges, self._facts, nbytes)
+                                   cast(Allocators, allocators), splitting, self, ranges, facts, nbytes)
         executable.from_disk = self.from_disk
         return executable
 

@@ -43,7 +43,7 @@ from ...hlo.symbolic import Dim, Sym, is_static
 from ..cache import EXECUTABLES
 from ..executable import Compiler, Executable
 from . import fft_plan
-from .executable import CpuExecutable, ShapeGenericExecutable
+from .executable import ShapeGenericExecutable
 from .platform import OPS, PLATFORM
 
 _COMPLEX, _REAL = np.dtype(np.complex128), np.dtype(np.float64)
@@ -128,11 +128,8 @@ def executable(module: Module, compiler: Compiler) -> Executable | None:
     values = {"n": n, "t": n // 2 + 1, "h": n // 2}
     constants = _constants(n, sign, real and not odd, bluestein, kind == "IFFT")
     sizes = _sizes(kind, real and not odd and bluestein)
-    bound = template.bind([math.prod(x.dims[:-1]), *(values[name] for name in sizes), len(constants[0])])
-    if bound is None:
-        return None
-    return CpuExecutable(bound.steps, 1, [*constants, *bound.constants], bound.output_slots, [inst.shape],
-                         bound.shapes[1], bound.dim_values)
+    return template.bind([math.prod(x.dims[:-1]), *(values[name] for name in sizes), len(constants[0])], constants,
+                         [inst.shape])
 
 
 _PLANS: OrderedDict[tuple, list[np.ndarray]] = OrderedDict()

@@ -60,18 +60,33 @@ def stages(n: int) -> list[Stage]:
 
 def table_size(n: int) -> int:
     """The number of elements of the twiddle table of n points."""
-    return max(1, sum((st.radix - 1) * st.m for st in stages(n) if st.m > 1))
+    return _table_size(stages(n))
+
+
+def _table_size(found: list[Stage]) -> int:
+    return max(1, sum((st.radix - 1) * st.m for st in found if st.m > 1))
 
 
 def twiddles(n: int, sign: int) -> np.ndarray:
     """The twiddle table of the n-point transform with ``exp(sign 2 pi i ...)`` (complex128;
     one unused element when no stage needs twiddles, so that it is never empty)."""
-    # w_l^(p k) with l = n / s is w_n^(s p k); every stage's turns in one call of the
-    # elementwise ``unit`` (a call costs tens of microseconds whatever its length, and a
-    # script's transforms of many lengths each make a table).
+    return _twiddles(n, sign, stages(n))
+
+
+def _twiddles(n: int, sign: int, found: list[Stage]) -> np.ndarray:
+    turns = _turns(found)
+    return unit(turns % n, n, sign) if turns is not None else np.ones(1, np.complex128)
+
+
+def _turns(found: list[Stage]) -> np.ndarray | None:
+    """The turns of the twiddles of the stages ``found`` in table order, None where no
+    stage needs any: w_l^(p k) with l = n / s is w_n^(s p k); every stage's in one array,
+    so that one call of the elementwise ``unit`` makes the table (a call costs tens of
+    microseconds whatever its length, and a script's transforms of many lengths each
+    make one)."""
     turns = [(st.s * np.arange(st.m)[:, None] * np.arange(1, st.radix)[None, :]).reshape(-1)
-             for st in stages(n) if st.m > 1]
-    return unit(np.concatenate(turns) % n, n, sign) if turns else np.ones(1, np.complex128)
+             for st in found if st.m > 1]
+    return np.concatenate(turns) if turns else None
 
 
 def real_table_size(n: int) -> int:
@@ -85,9 +100,21 @@ def real_twiddles(n: int, sign: int) -> np.ndarray:
     :func:`_fold`): ``-i w^k`` forward, ``i w^-k`` backward, ``w = exp(-2 pi i / n)``;
     then ``i t[k]``, which saves the vector step a shuffle and a negation. Both are
     quarter turns of ``unit``'s values, exact."""
-    w = unit(np.arange(n // 2), n, sign)
+    return _real_twiddles(n, sign, stages(n // 2))
+
+
+def _real_twiddles(n: int, sign: int, found: list[Stage]) -> np.ndarray:
+    """:func:`real_twiddles` of the n/2-point transform's stages ``found``: ``w`` and the
+    n/2-point table in one call of ``unit``, each element with its own n."""
+    half = n // 2
+    turns = _turns(found)
+    if turns is None:
+        w, table = unit(np.arange(half), n, sign), np.ones(1, np.complex128)
+    else:
+        both = unit(np.concatenate([np.arange(half), turns % half]), np.repeat([n, half], [half, len(turns)]), sign)
+        w, table = both[:half], both[half:]
     factors = w.imag - 1j * w.real if sign < 0 else -w.imag + 1j * w.real
-    return np.concatenate([twiddles(n // 2, sign), factors, 1j * factors])
+    return np.concatenate([table, factors, 1j * factors])
 
 
 #: int64 words of a plan's header before its stages: the header's length in complex
@@ -106,12 +133,12 @@ def plan(n: int, sign: int, real: bool) -> np.ndarray:
     the real kinds of even n, whose complex transform has n / 2 points)."""
     points = n // 2 if real else n
     found = stages(points)
-    words = [0, len(found), table_size(points), 0]
+    words = [0, len(found), _table_size(found), 0]
     for st in found:
         words += [st.radix, st.m, st.s, st.table]
     words += [0] * (len(words) % 2)
     words[0] = len(words) // 2
-    table = real_twiddles(n, sign) if real else twiddles(points, sign)
+    table = _real_twiddles(n, sign, found) if real else _twiddles(points, sign, found)
     return np.concatenate([np.asarray(words, np.int64).view(np.complex128), table])
 
 

@@ -77,13 +77,15 @@ def _evaluate(args, attrs, shape):
 _QUARTER_TURN = 2 * np.arctan(np.longdouble(1))
 
 
-def unit(turns: np.ndarray, n: int, sign: int) -> np.ndarray:
+def unit(turns: np.ndarray, n: int | np.ndarray, sign: int) -> np.ndarray:
     """``exp(sign * 2 pi i * turns / n)`` for integer ``turns`` in [0, n), in float64, within
     about half an ulp: the angle is reduced exactly (in integers) to within pi/4 of a
     multiple k of pi/2, ``2 pi turns / n = k pi/2 + d``, so only the small angle d is
     rounded, in long double, before its cosine and sine (an angle rounded in float64 is
     off by up to an ulp of 2 pi, which took the error of a transform to 2-3x
-    pocketfft's); quarter turns are exact.
+    pocketfft's); quarter turns are exact. ``n`` may be an array of each element's own n,
+    which computes the same bits as a call per n (every step is elementwise, the scale
+    pi/4 / n too): tables of two lengths in one call.
 
     Every lowering of ``fft`` takes its twiddles from here (the expansion's constants, a
     backend's tables and run-time plans), so that each computes the same bits: they are

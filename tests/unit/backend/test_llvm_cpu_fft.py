@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import plaidarray as xp
 import plaidarray.fft as xfft
@@ -132,9 +134,38 @@ def test_a_plan_holds_the_stages_and_the_table_of_code_made_for_its_length():
         stages = fft_plan.stages(points)
         assert count == len(stages) and int(words[2]) == fft_plan.table_size(points)
         assert [tuple(words[4 + 4 * i:8 + 4 * i]) for i in range(count)] == \
-            [(st.radix, st.m, st.s, st.table) for st in stages]
+            [(stage.radix, stage.m, stage.s, stage.table) for stage in stages]
         table = fft_plan.real_twiddles(n, sign) if real else fft_plan.twiddles(n, sign)
         assert plan[header:].tobytes() == table.tobytes()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 5000), min_size=1, max_size=4), st.sampled_from([-1, 1]), st.integers(0, 2**32 - 1))
+def test_unit_of_an_array_of_lengths_is_bit_for_bit_a_call_per_length(lengths, sign, seed):
+    """``unit`` with each element's own n (a real plan's two tables in one call) computes
+    the bits of one call per n, which every lowering's twiddles come from."""
+    from plaidarray.hlo.ops.fft import unit
+
+    rng = np.random.default_rng(seed)
+    turns = [rng.integers(0, n, 1 + int(rng.integers(0, 40))) for n in lengths]
+    together = unit(np.concatenate(turns), np.repeat(lengths, [len(t) for t in turns]), sign)
+    apart = np.concatenate([unit(t, n, sign) for t, n in zip(turns, lengths)])
+    assert together.tobytes() == apart.tobytes()
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(1, 3000), st.sampled_from([-1, 1]))
+def test_a_real_table_is_the_half_length_table_then_the_split_factors(half, sign):
+    """``real_twiddles``: the n/2-point table, then ``t[k]`` (``-i w^k`` forward, ``i w^-k``
+    backward, ``w = unit(k, n)``) and ``i t[k]``, bit for bit as each made alone."""
+    from plaidarray.backend.llvm_cpu import fft_plan
+    from plaidarray.hlo.ops.fft import unit
+
+    n = 2 * half
+    w = unit(np.arange(half), n, sign)
+    factors = w.imag - 1j * w.real if sign < 0 else -w.imag + 1j * w.real
+    expected = np.concatenate([fft_plan.twiddles(half, sign), factors, 1j * factors])
+    assert fft_plan.real_twiddles(n, sign).tobytes() == expected.tobytes()
 
 
 @pytest.mark.parametrize(("kind", "n", "served"), [("FFT", 1000, True), ("IFFT", 127 * 2, True), ("FFT", 131, True),

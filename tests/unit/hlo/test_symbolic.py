@@ -59,3 +59,21 @@ def test_an_evaluator_compiles_only_once_called_often(monkeypatch):
 def test_an_evaluator_of_constants_and_of_nothing():
     assert evaluator([], [7, Sym(1, 2)])([3, 4]) == ([3, 4], (7, 4))
     assert evaluator([], [])([3]) == ([3], ())
+
+
+@given(polynomials(), st.lists(st.one_of(st.integers(-4, 9), polynomials(), st.sampled_from(SYMBOLS)),
+                               min_size=3, max_size=3),
+       st.lists(st.integers(0, 50), min_size=3, max_size=3))
+def test_substitute_is_the_polynomial_of_the_substituted_sizes(value, new, at):
+    """``substitute`` expands the terms itself: equal to the same polynomial made by the
+    operators (each term a product of the new sizes, summed), and evaluating to the value
+    at the new sizes' values."""
+    by_operators = 0
+    for monomial, coefficient in symbolic.as_expr(value).terms.items():
+        term = coefficient
+        for index in monomial:
+            term = term * new[index]
+        by_operators = by_operators + term
+    substituted = symbolic.substitute(value, new)
+    assert substituted == by_operators and type(substituted) is type(by_operators)
+    assert evaluate(substituted, at) == evaluate(value, [evaluate(n, at) for n in new])
