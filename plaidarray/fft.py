@@ -125,7 +125,7 @@ def _complex_to_real(x: Array, axis: int, n: int, sign: int, scale: float) -> Ar
     """The real signal of length ``n`` whose Hermitian spectrum starts with ``x``; with
     ``exp(-...)`` it is that of the conjugate spectrum (IRFFT divides by n already)."""
     x = _resize(x, axis, n // 2 + 1)
-    return _along(x if sign > 0 else op("conj", x), axis, scale * n, "IRFFT", fft_length=n)
+    return _along(x if sign > 0 else op("conj", x), axis, scale * n, "IRFFT", fft_length=(n,))
 
 
 # --- argument checking -----------------------------------------------------------------
@@ -241,7 +241,7 @@ def irfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "ba
     """Inverse of ``rfft``: the real signal of ``n`` points (default ``2 * (M - 1)``)
     whose non-negative frequency terms are ``x`` (``numpy.fft.irfft``)."""
     if _plain(x, n, axis, norm, "c"):
-        return _fft_op(x, fft_type="IRFFT", fft_length=2 * (x._node.shape.dims[-1] - 1))
+        return _fft_op(x, fft_type="IRFFT", fft_length=(2 * (x._node.shape.dims[-1] - 1),))
     x = _as_complex(x, "irfft")
     axis = _axis(x, axis, "irfft")
     n = _length(n, 2 * (x.shape[axis] - 1), "irfft")

@@ -13,7 +13,7 @@ from types import MappingProxyType
 
 import numpy as np
 
-from ..hlo import Module
+from ..hlo import Instruction, Module
 from ..hlo.shape import Shape
 from ..hlo.symbolic import Dim
 
@@ -88,6 +88,13 @@ class Executable(abc.ABC):
         values, ``hlo/symbolic.py``), or None if it does not take them."""
         raise TypeError(f"{type(self).__name__} has no run-time sizes to bind")
 
+    def serves(self, values: Sequence[int]) -> bool:
+        """Whether a shape-generic executable serves the sizes ``values`` as a class: an
+        op of ``Compiler.sized_ops`` within it may serve some of the sizes its pattern
+        matches only (an FFT template, lengths of one parity). Its ``bind`` may still
+        refuse sizes past its limits."""
+        return True
+
 
 @dataclass(frozen=True)
 class Call:
@@ -153,6 +160,10 @@ class Compiler(abc.ABC):
     #: The ops whose code it generates for their sizes only (a graph with one compiles
     #: for its sizes first, without a shape-generic attempt that would need the compiler).
     per_shape_ops: frozenset[str] = frozenset()
+    #: Ops of ``per_shape_ops`` that a shape-generic sequence of op kernels may still run
+    #: at any size, on code built once whose binding makes what it needs per size
+    #: (``sized_kernel``: llvm-cpu's FFT library, which plans per length).
+    sized_ops: frozenset[str] = frozenset()
     #: Whether its shape-generic code takes run-time sizes of 0 (loops that run no
     #: iteration), but for a graph with one of ``nonempty_ops``, whose code needs each size
     #: at least 1: a graph without them binds its shape-generic executable to an empty
@@ -183,6 +194,17 @@ class Compiler(abc.ABC):
         every size (a library routine that plans for its sizes when bound: llvm-cpu's FFT
         of any length), or None. The baseline tier asks before compiling one op for its
         sizes."""
+        return None
+
+    def sized_kernel(self, inst: Instruction, operand: Shape,
+                     result: Shape) -> tuple[Executable, tuple[Dim, ...]] | None:
+        """For ``inst``, an op of ``sized_ops`` alone on its one operand (in the run-time
+        sizes of a shape-generic sequence; ``operand`` and ``result`` its shapes at the
+        sizes met now), the shape-generic executable that runs it as a call of
+        ``generic_sequence`` and its run-time sizes in the sequence's symbols (the
+        ``symbols`` of its ``Call``); the executable makes what it needs per size when
+        bound, and serves (``Executable.serves``) sizes of the class met now. None where
+        there is none."""
         return None
 
     def sequence(self, calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],

@@ -66,8 +66,10 @@ MergeRule = Callable[[Attrs, Sequence[Sequence[int]], Sequence[int]], "Merge | N
 
 
 def merged(dims: Sequence[Any], groups: Groups) -> tuple:
-    """``dims`` with each group's entries multiplied into one (numbers or run-time sizes)."""
-    return tuple(math.prod(dims[axis] for axis in group) for group in groups)
+    """``dims`` with each group's entries multiplied into one (numbers or run-time sizes);
+    a group of one axis is that entry as it is (a product of run-time sizes is a
+    polynomial made anew, and most groups are single axes)."""
+    return tuple(dims[group[0]] if len(group) == 1 else math.prod(dims[axis] for axis in group) for group in groups)
 
 
 def runs(keys: Sequence[Hashable]) -> Groups:

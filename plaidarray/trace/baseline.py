@@ -11,8 +11,10 @@ op at any size; an op whose results are all empty runs no code. Its key is the o
 signature (op, attributes, ranks, dtypes), which any graph recording that op shares: a
 kernel made for one graph or size is never made again, and kernels already built (in this
 process, in the persistent cache, or in the cache built at installation) serve a new graph
-with no compile. An op whose lowering takes no run-time size (an FFT, control flow) has a
-kernel per shape.
+with no compile. An op whose lowering takes no run-time size (control flow) has a kernel
+per shape; an FFT runs on its library's template of any length, which plans for the
+length when bound (``Compiler.sized_kernel``), so a graph's transforms of new lengths
+bind its structure's sequence as other sizes do.
 
 The graph's executable is the sequence of its ops' kernels over one table of values
 (``Compiler.sequence``: llvm-cpu merges their steps into one executable, one call into C
@@ -129,8 +131,9 @@ def assemble(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict
     parameters numbered in ``given`` are donated (``materialize``): an update of one
     writes into its buffer (``_in_place``)."""
     in_place = _in_place(rows, outputs, given)
-    if structure is not None and backend.compiler.shape_generic and \
-            not dynamic.has_op(rows, backend.compiler.per_shape_ops):  # an op with code per size: bound one by one
+    compiler = backend.compiler
+    if structure is not None and compiler.shape_generic and \
+            not dynamic.has_op(rows, compiler.per_shape_ops - compiler.sized_ops):  # else bound one by one
         plan, found = _plan(rows, outputs, sources, backend, structure, values, sizes, in_place)
         if plan.template is not None:
             bound = plan.template.bind(found)
@@ -323,7 +326,8 @@ def _plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, S
     """The plan of a structure that fits these sizes, and its symbols' values, made if need
     be: every size a run-time value but 0 and 1, tied where the ops'
     shape rules tie them (the structure says which parameters are donated, so which rows
-    update in place, ``in_place``)."""
+    update in place, ``in_place``). A plan fits sizes its pattern matches and its
+    sequence serves (``Executable.serves``: an FFT template, lengths of one parity)."""
     key = (structure, backend.cache_tag)
     empty = dynamic.empty_fits(rows, values, backend.compiler)
     plans = _PLANS.get(key)
@@ -331,7 +335,7 @@ def _plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, S
         _PLANS.move_to_end(key)
         for plan in plans:
             found = plan.pattern.match(values, sizes, empty)
-            if found is not None:
+            if found is not None and (plan.template is None or plan.template.serves(found)):
                 return plan, found
     pattern = dynamic.Pattern.every_size(values, sizes, dynamic.ties(rows, values), frozenset())
     found = pattern.match(values, sizes, empty)
@@ -364,6 +368,12 @@ def _generic_plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple
             _fold_where_built(layout, rows, sources, backend, in_place)
         for i, operands in layout.ops():
             attrs, shape = sources[i]
+            if rows[i][0] in backend.compiler.sized_ops:  # code built once that plans per size when bound
+                sized = backend.compiler.sized_kernel(built[i], sources[rows[i][2][0]][1], shape)
+                if sized is None:
+                    return _Plan(pattern, None, layout)
+                layout.call(i, operands, sized[0], (), sized[1])
+                continue
             executable, kernel_rows, kernel_pattern, merge = _kernel_template(rows, rows[i], attrs, shape,
                                                                               backend, i in in_place, layout.folded)
             symbols = _kernel_symbols(kernel_rows, kernel_pattern, built, i, operands, merge)
@@ -399,7 +409,7 @@ def _kernel_symbols(kernel_rows: tuple, kernel_pattern: dynamic.Pattern | None, 
     for name, _ in op_row[1]:
         if name in sized or name in offsets:
             graph_sizes += merged(inst.attrs[name], groups[name]) if name in groups else list(inst.attrs[name])
-    graph_sizes += merged(inst.shape.dims, merge.result) if merge is not None else inst.shape.dims
+    graph_sizes += result_sizes
     if isinstance(inst.shape, TupleShape):
         for element in inst.shape.elements:
             graph_sizes += list(element.dims)

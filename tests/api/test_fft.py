@@ -275,7 +275,7 @@ def test_the_expansion_holds_no_quadratic_table(kind, n):
     16 x 16 or 61 x 61, twiddles, chirps, split factors), never an n x n matrix."""
     shape, dtype = {"FFT": ((2, n), np.complex128), "RFFT": ((2, n), np.float64),
                     "IRFFT": ((2, n // 2 + 1), np.complex128)}[kind]
-    expanded = _expanded(_fft_op(shape, dtype, fft_type=kind, **({"fft_length": n} if kind == "IRFFT" else {})))
+    expanded = _expanded(_fft_op(shape, dtype, fft_type=kind, **({"fft_length": (n,)} if kind == "IRFFT" else {})))
     constants = [i.shape.size for i in expanded.instructions if i.opcode == "constant"]
     assert max(constants) <= 4 * n
     assert sum(constants) <= 40 * n
@@ -406,7 +406,7 @@ def test_real_kinds_every_length_up_to_600(kind, dtype):
     Bluestein), the full-length transform for odd n."""
     for n in range(1, 601):
         a, numpys, exact = _real_kind_case(kind, n, dtype, n)
-        attrs = {"fft_length": n} if kind == "IRFFT" else {}
+        attrs = {"fft_length": (n,)} if kind == "IRFFT" else {}
         assert_as_accurate_as_numpy(_through_the_expansion(a, fft_type=kind, **attrs), numpys, exact,
                                     GENERIC_ERROR_BOUNDS)
 
@@ -450,13 +450,14 @@ def test_long_real_transforms(backend, kind, dtype, n):
     ((4,), np.int32, {"fft_type": "RFFT"}, TypeError),
     ((), np.float64, {"fft_type": "RFFT"}, TypeError),  # no axis to transform
     ((2, 0), np.float64, {"fft_type": "RFFT"}, ValueError),  # no points
-    ((3,), np.float32, {"fft_type": "IRFFT", "fft_length": 4}, TypeError),  # IRFFT of a real spectrum
+    ((3,), np.float32, {"fft_type": "IRFFT", "fft_length": (4,)}, TypeError),  # IRFFT of a real spectrum
     ((3,), np.complex128, {"fft_type": "IRFFT"}, ValueError),  # no fft_length
-    ((3,), np.complex128, {"fft_type": "IRFFT", "fft_length": 6}, ValueError),  # 4 terms expected
-    ((3,), np.complex128, {"fft_type": "IRFFT", "fft_length": 0}, ValueError),
-    ((3,), np.complex128, {"fft_type": "IRFFT", "fft_length": 4.0}, ValueError),
-    ((4,), np.float64, {"fft_type": "RFFT", "fft_length": 4}, ValueError),  # fft_length is IRFFT's
-    ((4,), np.complex128, {"fft_type": "FFT", "fft_length": 4}, ValueError),
+    ((3,), np.complex128, {"fft_type": "IRFFT", "fft_length": (6,)}, ValueError),  # 4 terms expected
+    ((3,), np.complex128, {"fft_type": "IRFFT", "fft_length": (0,)}, ValueError),
+    ((3,), np.complex128, {"fft_type": "IRFFT", "fft_length": (4.0,)}, ValueError),
+    ((3,), np.complex128, {"fft_type": "IRFFT", "fft_length": 4}, ValueError),
+    ((4,), np.float64, {"fft_type": "RFFT", "fft_length": (4,)}, ValueError),  # fft_length is IRFFT's
+    ((4,), np.complex128, {"fft_type": "FFT", "fft_length": (4,)}, ValueError),
     ((4,), np.complex128, {"fft_type": "DCT"}, ValueError),
     ((4,), np.float64, {"fft_type": "FFT"}, TypeError),
 ])
@@ -468,8 +469,8 @@ def test_bad_operands_of_the_op(shape, dtype, attrs, error):
 @pytest.mark.parametrize(("shape", "dtype", "attrs", "dims", "result"), [
     ((3, 8), np.float64, {"fft_type": "RFFT"}, (3, 5), np.complex128),
     ((7,), np.float32, {"fft_type": "RFFT"}, (4,), np.complex64),
-    ((2, 5), np.complex128, {"fft_type": "IRFFT", "fft_length": 8}, (2, 8), np.float64),
-    ((2, 5), np.complex64, {"fft_type": "IRFFT", "fft_length": 9}, (2, 9), np.float32),
+    ((2, 5), np.complex128, {"fft_type": "IRFFT", "fft_length": (8,)}, (2, 8), np.float64),
+    ((2, 5), np.complex64, {"fft_type": "IRFFT", "fft_length": (9,)}, (2, 9), np.float32),
 ])
 def test_shapes_and_dtypes_of_the_real_kinds(shape, dtype, attrs, dims, result):
     got = _fft_op(shape, dtype, **attrs).shape

@@ -308,6 +308,45 @@ def test_both_tiers_compute_the_same_bits_for_ffts_of_many_lengths(monkeypatch):
     _same_bits(baseline, fused)
 
 
+#: Lengths of a low-pass's signal: even and odd, of large prime factors (Bluestein's
+#: algorithm: 131, 262 = 2 * 131 whose real kinds transform their half so), each class
+#: met again at other lengths.
+LOWPASS_LENGTHS = [96, 97, 98, 99, 100, 131, 262, 101, 102, 263, 524, 103]
+
+
+def _lowpass(signal: xp.Array, n: int) -> xp.Array:
+    """A real spectrum cut to its lowest quarter and transformed back: two transforms
+    of a length (RFFT, IRFFT with ``fft_length``), literals and elementwise ops around them."""
+    spectrum = xp.fft.rfft(signal[:n] * 0.5)
+    keep = xp.arange(spectrum.shape[0]) < spectrum.shape[0] // 4
+    back = xp.fft.irfft(xp.where(keep, spectrum, xp.zeros_like(spectrum)), n=n)
+    return back * back + 1.0
+
+
+def test_a_graph_with_transforms_binds_its_sequence_at_each_new_length_of_a_class(monkeypatch):
+    """A graph whose FFTs run on the library's templates (``Compiler.sized_kernel``) is
+    planned once per class of lengths (parity, Bluestein's algorithm or not) and bound at
+    every other length of that class, each binding making its transforms' plans; the
+    bits of the fused tier's code made for each length."""
+    from plaidarray.trace import baseline
+
+    data = np.random.default_rng(11).standard_normal(600)
+    plans = []
+    original = baseline._generic_plan
+    monkeypatch.setattr(baseline, "_generic_plan", lambda *args: plans.append(args[5]) or original(*args))
+    baseline_results, fused = _both_tiers(monkeypatch, lambda: [_lowpass(xp.asarray(data), n) for n in LOWPASS_LENGTHS])
+    _same_bits(baseline_results, fused)
+    for got, n in zip(baseline_results, LOWPASS_LENGTHS):
+        spectrum = np.fft.rfft(data[:n] * 0.5)
+        want = np.fft.irfft(np.where(np.arange(spectrum.size) < spectrum.size // 4, spectrum, 0), n=n)
+        np.testing.assert_allclose(got, want * want + 1.0, rtol=1e-12)
+    # planned at the first length of each class (and of each structure: the quarter's
+    # scalar is recorded anew where its value is new), bound at the others: 99 to 102 are
+    # odd and even again, 263 odd by Bluestein's as 131, 524 even by Bluestein's half as 262
+    planned = {values[1] for values in plans}
+    assert planned and not planned & {99, 100, 101, 102, 263, 524}
+
+
 def test_lapack_calls_of_square_matrices_compile_once_for_every_size(op_by_op):
     """Cholesky, solve, inverse, determinant, eigh, QR and SVD of square matrices take
     run-time sizes: a matrix that grows compiles each call's kernel once."""
@@ -653,10 +692,10 @@ def test_a_custom_call_ordering_its_sizes_wrongly_is_an_error():
 
 
 def test_op_kernels_met_at_new_sizes_bind_the_templates_found_before(op_by_op, monkeypatch):
-    """A graph run on op kernels bound per size (one with a transform: its code is per
-    length) finds each op's template at a new size by the op's structure and which of its
-    sizes are equal, 0 or 1 (``baseline._size_classes``), without tying its sizes again;
-    the results as NumPy's."""
+    """A graph met again at new sizes (one with a transform, whose plan its binding makes
+    per length) ties nothing anew: its structure's sequence is bound, and an op's
+    template is found by the op's structure and which of its sizes are equal, 0 or 1
+    (``baseline._size_classes``); the results as NumPy's."""
     from plaidarray.trace import baseline, dynamic
 
     data = np.random.default_rng(5).standard_normal(600)

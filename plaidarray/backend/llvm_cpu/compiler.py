@@ -18,9 +18,10 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ...hlo import Module
+from ...hlo import Instruction, Module
 from ...hlo.fingerprint import digest, module_description
 from ...hlo.shape import Shape, TupleShape
+from ...hlo.symbolic import Dim
 from .. import dump
 from ..executable import AotArtifact, AotOptions, Call, Compiler, Executable
 from ..llvm import object_cache
@@ -49,6 +50,7 @@ class CpuCompiler(Compiler):
     #: The ops whose lowering takes no run-time size (``codegen.lowering.shape_generic``;
     #: a test checks that the two agree).
     per_shape_ops = frozenset({"conditional", "fft", "while"})
+    sized_ops = frozenset({"fft"})
     #: The ops whose lowering needs run-time sizes of at least 1 (``codegen.lowering.empty_sizes``;
     #: a test checks that the two agree).
     empty_sizes = True
@@ -109,6 +111,12 @@ class CpuCompiler(Compiler):
         """The calls' kernels as one executable's steps (``sequence.py``): one call into C a run."""
         return merge(calls, n_params, constants, shapes, outputs) or \
             super().sequence(calls, n_params, constants, shapes, outputs)
+
+    def sized_kernel(self, inst: Instruction, operand: Shape,
+                     result: Shape) -> tuple[Executable, tuple[Dim, ...]] | None:
+        """An ``fft`` as a call of a shape-generic sequence: its FFT library template,
+        which plans per length when bound (``fft_library.py``)."""
+        return fft_library.sized_kernel(inst, operand, result, self)
 
     def generic_sequence(self, calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
                          shapes: Sequence[Shape], outputs: Sequence[int], n_symbols: int) -> Executable | None:

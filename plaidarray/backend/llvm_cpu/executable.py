@@ -24,7 +24,7 @@ import numpy as np
 
 from ... import config
 from ...hlo.shape import Shape
-from ...hlo.symbolic import Dim, evaluator, is_static
+from ...hlo.symbolic import Dim, evaluate, evaluator, is_static
 from .. import memory, transfer
 from ..buffer_pool import POOL
 from ..executable import Executable
@@ -45,6 +45,21 @@ class Step(NamedTuple):
     segment: Segment
     dims: tuple[int, ...] = ()
     imports: tuple[str, ...] = ()
+
+
+class PerSize(NamedTuple):
+    """Run-time sizes and constants that a shape-generic executable's binding makes itself
+    from sizes it is given (an FFT's plan for its length, ``fft_library.py``): ``made``
+    takes the values of ``given`` (sizes in the executable's symbols) and gives the values
+    of its symbols ``symbols`` (the last ones, in order) and its constants at
+    ``constants``; ``fits`` says whether it serves those values (an FFT template serves
+    lengths of one parity, with or without a large prime factor)."""
+
+    given: tuple[Dim, ...]
+    symbols: tuple[int, ...]
+    constants: tuple[int, ...]
+    fits: Callable[[Sequence[int]], bool]
+    made: Callable[[Sequence[int]], tuple[list[int], list[np.ndarray]]]
 
 
 class _Runs:
@@ -249,8 +264,11 @@ class ShapeGenericExecutable(Executable):
 
     def __init__(self, steps: Sequence[Step], n_params: int, constants: list[np.ndarray],
                  output_slots: list[tuple[str, int]], output_shapes: list[Shape], temp_shapes: list[Shape],
-                 limits: Sequence[tuple[Dim, int]] = (), derived: Sequence[Dim] = ()) -> None:
+                 limits: Sequence[tuple[Dim, int]] = (), derived: Sequence[Dim] = (),
+                 per_size: Sequence[PerSize] = ()) -> None:
         self.steps = tuple(steps)
+        #: What a binding makes itself before it binds, in order (``PerSize``).
+        self.per_size = tuple(per_size)
         self.limits = tuple(limits)
         #: Sizes the kernels take that follow from the run-time sizes (a sequence's op run
         #: flattened takes its operand's element count, a concatenation each operand's
@@ -304,13 +322,27 @@ class ShapeGenericExecutable(Executable):
             *(d for shape in sized_shapes for d in shape.dims)])
         return self._evaluate
 
-    def bind(self, values: Sequence[int], leading: Sequence[np.ndarray] = (),
-             seen_as: Sequence[Shape] | None = None) -> CpuExecutable | None:
-        """Its executable for the sizes ``values``. For an FFT template bound to a length
-        (``fft_library.py``): ``leading``, arrays bound as its last parameters, which the
-        binding takes as constants (the table holds parameters, then constants), and
-        ``seen_as``, its outputs' shapes as the caller sees them (the same elements in
-        row-major order: a batch of any rank, which the template takes as rows)."""
+    def serves(self, values: Sequence[int]) -> bool:
+        """Whether what its bindings make per size (``per_size``) serves these sizes."""
+        return all(hook.fits([evaluate(d, values) for d in hook.given]) for hook in self.per_size)
+
+    def bind(self, values: Sequence[int], seen_as: Sequence[Shape] | None = None) -> CpuExecutable | None:
+        """Its executable for the sizes ``values`` (with ``per_size``, the symbols before
+        those it makes), or None where they are past its limits or it does not serve them.
+        ``seen_as``: its outputs' shapes as the caller sees them (the same elements in
+        row-major order: an FFT of a batch of any rank, which its template takes as rows)."""
+        constants: list[np.ndarray] | None = None
+        if self.per_size:
+            values = list(values)
+            constants = list(self.constants)
+            for hook in self.per_size:
+                given = [evaluate(d, values) for d in hook.given]
+                if not hook.fits(given):
+                    return None
+                made_sizes, made_constants = hook.made(given)
+                values += made_sizes
+                for at, array in zip(hook.constants, made_constants):
+                    constants[at] = array
         table, sizes = (self._evaluate or self._evaluator())(values)
         limits = self._limits
         at = len(limits)
@@ -335,13 +367,11 @@ class ShapeGenericExecutable(Executable):
             allocators[0][:] = [transfer.HOST.allocator(shape.dims, shape.dtype) for shape in seen_as]
         splitting = self._static_splitting or any(parallel.splits(ranges[k], ranges[k + 1])
                                                   for k in range(0, len(ranges), 2))
-        n_params, constants, slots = self._args
-        facts = self._facts
-        if leading:
-            n_params, constants = n_params - len(leading), [*leading, *constants]
-            facts = _RunFacts.of(constants, slots, len(outputs))
-        executable = CpuExecutable((), n_params, constants, slots, outputs, temps, table, self._runs,
-                                   cast(Allocators, allocators), splitting, self, ranges, facts, nbytes)
+        n_params, own, slots = self._args
+        facts = self._facts if constants is None else _RunFacts.of(constants, slots, len(outputs))
+        executable = CpuExecutable((), n_params, own if constants is None else constants, slots, outputs, temps,
+                                   table, self._runs, cast(Allocators, allocators), splitting, self, ranges, facts,
+                                   nbytes)
         executable.from_disk = self.from_disk
         return executable
 

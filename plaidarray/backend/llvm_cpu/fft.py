@@ -242,7 +242,7 @@ def _real_kinds(inst: Instruction) -> Instruction | None:
     ``stockham_real_fft`` along the operand's last axis (the routine packs, transforms
     and splits, or folds, transforms and unpacks); None for the other kinds and lengths."""
     x, kind = inst.operands[0], inst.attrs["fft_type"]
-    n = inst.attrs["fft_length"] if kind == "IRFFT" else x.shape.dims[-1]
+    n = inst.attrs["fft_length"][0] if kind == "IRFFT" else x.shape.dims[-1]
     if kind not in ("RFFT", "IRFFT") or n % 2 or not ROW_TRANSFORM.supports(n // 2) or not inst.shape.size:
         return None
     wide, sign = (_REAL, -1) if kind == "RFFT" else (_COMPLEX, 1)

@@ -31,6 +31,8 @@ from __future__ import annotations
 import math
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
+from typing import cast
 
 import numpy as np
 
@@ -43,7 +45,7 @@ from ...hlo.symbolic import Dim, Sym, is_static
 from ..cache import EXECUTABLES
 from ..executable import Compiler, Executable
 from . import fft_plan
-from .executable import ShapeGenericExecutable
+from .executable import PerSize, ShapeGenericExecutable
 from .platform import OPS, PLATFORM
 
 _COMPLEX, _REAL = np.dtype(np.complex128), np.dtype(np.float64)
@@ -110,26 +112,90 @@ def _sizes(kind: str, split: bool) -> tuple[str, ...]:
 
 def executable(module: Module, compiler: Compiler) -> Executable | None:
     """The executable of ``module`` if it is one ``fft`` of a parameter, of static sizes,
-    that this library serves (made from its template without compiling, the template
+    that this library serves (its template bound without compiling, the template
     compiled or loaded on first use); else None."""
     comp = module.entry
     if module.n_symbols or len(comp.outputs) != 1 or len(comp.parameters) != 1:
         return None
     inst = comp.outputs[0]
-    if inst.opcode != "fft" or inst.operands[0] is not comp.parameters[0] or not inst.shape.size:
+    if inst.opcode != "fft" or inst.operands[0] is not comp.parameters[0]:
         return None
-    kind, x = inst.attrs["fft_type"], comp.parameters[0].shape
-    n = inst.shape.dims[-1] if kind == "IRFFT" else x.dims[-1]
-    if not served(kind, n):
+    found = sized_kernel(inst, comp.parameters[0].shape, inst.shape, compiler)
+    if found is None:
         return None
+    part, sizes = found
+    return part.bind(cast("list[int]", list(sizes)), seen_as=[inst.shape])
+
+
+def sized_kernel(inst: Instruction, operand: Shape, result: Shape,
+                 compiler: Compiler) -> tuple[ShapeGenericExecutable, tuple[Dim, ...]] | None:
+    """``Compiler.sized_kernel`` for an ``fft`` (in run-time sizes, or of static sizes;
+    ``operand`` and ``result`` its shapes at the sizes met now): its template that serves
+    the length met now (``_part``) and the template's rows, n and t in ``inst``'s sizes;
+    None for a length this library does not serve, or an empty result."""
+    kind = inst.attrs["fft_type"]
+    n = result.dims[-1] if kind == "IRFFT" else operand.dims[-1]
+    if not served(kind, n) or not result.size:
+        return None
+    real = kind in ("RFFT", "IRFFT")
+    part = _part(kind, operand.dtype, result.dtype, real and n % 2 == 1, _bluestein(kind, n), compiler)
+    x, y = inst.operands[0].shape.dims, inst.shape.dims
+    sizes: dict[str, Dim] = {"n": (y if kind == "IRFFT" else x)[-1], "t": (x if kind == "IRFFT" else y)[-1]}
+    return part, (math.prod(x[:-1]), *(sizes[name] for name in _given(kind)))
+
+
+def _given(kind: str) -> tuple[str, ...]:
+    """The sizes after the rows that a template's binding is given (``_sizes`` but h,
+    which it makes, as the plan's length)."""
+    return _sizes(kind, False)
+
+
+#: Templates as parts of sequences (``_part``), by kind, dtypes, class and target;
+#: emptied with the executable cache (their code goes with it).
+_PARTS: dict[tuple, ShapeGenericExecutable] = {}
+
+
+def _part(kind: str, dtype: np.dtype, result: np.dtype, odd: bool, bluestein: bool,
+          compiler: Compiler) -> ShapeGenericExecutable:
+    """The template of ``kind`` as an executable of one parameter, the signal, whose
+    binding to the rows and the sizes of ``_given`` makes the rest itself (``PerSize``): h
+    where the template takes it, the plan's length, and the parameters after the signal
+    (the plan, the scale, the factors, ``_constants``) as its first constants (the table
+    holds the parameters, then the constants: the same slots). It serves lengths whose
+    template this is (parity, Bluestein's or not): a shape-generic sequence of op kernels
+    (``trace/baseline.py``) runs a transform of any such length on it, no longer once
+    per length."""
+    key = (kind, dtype.str, result.str, odd, bluestein, compiler.target)
+    found = _PARTS.get(key)
+    if found is not None:
+        return found
+    template = _template(kind, dtype, result, odd, bluestein, compiler)
     real, sign = kind in ("RFFT", "IRFFT"), -1 if kind in ("FFT", "RFFT") else 1
-    odd, bluestein = real and n % 2 == 1, _bluestein(kind, n)
-    template = _template(kind, x.dtype, inst.shape.dtype, odd, bluestein, compiler)
-    values = {"n": n, "t": n // 2 + 1, "h": n // 2}
-    constants = _constants(n, sign, real and not odd, bluestein, kind == "IFFT")
-    sizes = _sizes(kind, real and not odd and bluestein)
-    return template.bind([math.prod(x.dims[:-1]), *(values[name] for name in sizes), len(constants[0])], constants,
-                         [inst.shape])
+    split = real and not odd and bluestein
+    given = 1 + len(_given(kind))
+    at_n = 1 + _given(kind).index("n")
+    made_count = len(_sizes(kind, split)) + 2 - given  # h where taken, and the plan's length
+    per_length = template.n_params - 1
+
+    def fits(sizes: Sequence[int]) -> bool:
+        n = sizes[at_n]
+        return served(kind, n) and (real and n % 2 == 1) == odd and _bluestein(kind, n) == bluestein
+
+    def made(sizes: Sequence[int]) -> tuple[list[int], list[np.ndarray]]:
+        n = sizes[at_n]
+        constants = _constants(n, sign, real and not odd, bluestein, kind == "IFFT")
+        return [*([n // 2] if split else []), len(constants[0])], constants
+
+    hook = PerSize(tuple(Sym(i, 0) for i in range(given)), tuple(range(given, given + made_count)),
+                   tuple(range(per_length)), fits, made)
+    placeholders = [np.zeros(1, _COMPLEX) for _ in range(per_length)]
+    part = ShapeGenericExecutable(template.steps, 1, [*placeholders, *template.constants], template.output_slots,
+                                  *template.shapes, template.limits, template.derived, [hook])
+    part.from_disk = template.from_disk
+    if len(_PARTS) >= KEPT_PLANS:
+        _PARTS.clear()
+    _PARTS[key] = part
+    return part
 
 
 _PLANS: OrderedDict[tuple, list[np.ndarray]] = OrderedDict()
@@ -299,3 +365,4 @@ def _times(x: Instruction, factors: Instruction) -> Instruction:
 
 
 EXECUTABLES.on_clear.append(_PLANS.clear)
+EXECUTABLES.on_clear.append(_PARTS.clear)

@@ -21,7 +21,7 @@ import numpy as np
 from ...hlo.shape import Shape
 from ...hlo.symbolic import Dim, Sym, is_static, substitute
 from ..executable import Call
-from .executable import CpuExecutable, ShapeGenericExecutable, Step
+from .executable import CpuExecutable, PerSize, ShapeGenericExecutable, Step
 from ..llvm.kernel_source import Segment
 
 
@@ -37,7 +37,10 @@ def merge(calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
     table is the sequence's symbols, then every size a kernel takes that follows from them
     (``ShapeGenericExecutable.derived``), its steps' ranges and buffers' shapes in the
     sequence's symbols; a binding to sizes then makes the whole sequence's executable at
-    once."""
+    once. A part whose binding makes sizes and constants itself (``PerSize``: an FFT
+    template's plan for its length) has the sequence's binding make them: its made sizes
+    are symbols of the sequence after its own, its constants at their place in the
+    sequence's."""
     parts: list[CpuExecutable | ShapeGenericExecutable] = []
     for call in calls:
         made = type(call.executable)
@@ -55,12 +58,18 @@ def merge(calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
         constant_starts.append(len(merged_constants))
         merged_constants += part.constants
     table = _Table(n_params, len(merged_constants), [r for r in results if r >= defined], shapes, defined)
-    dims = _Dims(n_symbols)
+    next_made = n_symbols  # the next symbol a part's binding makes (``PerSize``): the sequence's, after its own
+    dims = _Dims(n_symbols + sum(len(hook.symbols) for part in parts if isinstance(part, ShapeGenericExecutable)
+                                 for hook in part.per_size))
+    per_size: list[PerSize] = []
     last_use = _last_uses(calls, root)
     steps: list[Step] = []
     limits: dict[Dim, int] = {}  # each value once, at its least limit: a binding evaluates each
     for index, (call, part, constant_start) in enumerate(zip(calls, parts, constant_starts)):
-        sizes = _sizes(call, part)  # each entry of the part's dims table, in the sequence's symbols
+        hooks = part.per_size if isinstance(part, ShapeGenericExecutable) else ()
+        own_made = [Sym(next_made + k, 0) for k in range(sum(len(hook.symbols) for hook in hooks))]
+        next_made += len(own_made)
+        sizes = _sizes(call, part, own_made)  # each entry of the part's dims table, in the sequence's symbols
         own = [table.slot(root.get(v, v)) for v in call.inputs]
         own += range(n_params + constant_start, n_params + constant_start + len(part.constants))
         output_shapes, temp_shapes = ([_in(shape, sizes) for shape in group] for group in part.shapes)
@@ -76,6 +85,10 @@ def merge(calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
                        Segment(substitute(s.segment.extent, sizes), substitute(s.segment.work, sizes), s.segment.depth),
                        tuple(at[d] for d in s.dims), s.imports) for s in part.steps]
         if isinstance(part, ShapeGenericExecutable):
+            per_size += [PerSize(tuple(substitute(d, sizes) for d in hook.given),
+                                 tuple(cast(Sym, sizes[k]).index for k in hook.symbols),
+                                 tuple(constant_start + c for c in hook.constants), hook.fits, hook.made)
+                         for hook in part.per_size]
             for bounded, limit in part.limits:
                 size = substitute(bounded, sizes)
                 limits[size] = min(limit, limits.get(size, limit))
@@ -85,18 +98,19 @@ def merge(calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
     slots = [("param", r) if r < n_params else ("out", table.slot(r) - table.outputs_start) for r in results]
     if n_symbols:
         return ShapeGenericExecutable(steps, n_params, merged_constants, slots, table.output_shapes, table.temp_shapes,
-                                      list(limits.items()), dims.derived)
+                                      list(limits.items()), dims.derived, per_size)
     return CpuExecutable(steps, n_params, merged_constants, slots, table.output_shapes, table.temp_shapes,
                          cast("list[int]", dims.derived))
 
 
-def _sizes(call: Call, part: CpuExecutable | ShapeGenericExecutable) -> list[Dim]:
+def _sizes(call: Call, part: CpuExecutable | ShapeGenericExecutable, made: Sequence[Sym] = ()) -> list[Dim]:
     """The entries of a part's dims table in the sequence's symbols: its sizes as numbers
-    (an executable bound to them), or its run-time sizes as the call gives them, then the
-    sizes derived from them."""
+    (an executable bound to them), or its run-time sizes as the call gives them and those
+    its binding makes (``made``: symbols of the sequence's own, made by its binding in
+    turn), then the sizes derived from them."""
     if isinstance(part, CpuExecutable):
         return list(part.dim_values)
-    sizes = list(call.symbols)
+    sizes: list[Dim] = [*call.symbols, *made]
     for value in part.derived:  # each in the entries before it
         sizes.append(substitute(value, sizes))
     return sizes

@@ -6,10 +6,12 @@ Four kinds, ``fft_type`` (XLA's ``FftType``), with ``X[k] = sum_j x[j] exp(-2 pi
 - ``"IFFT"``: the same with ``+`` in the exponent and divided by ``n``, as XLA scales it.
 - ``"RFFT"``: real ``x`` of n points to its ``n // 2 + 1`` non-negative frequency terms
   (the others are their conjugates): float32 gives complex64, float64 complex128.
-- ``"IRFFT"``: the inverse, attribute ``fft_length=n``: the ``n // 2 + 1`` first terms of a
+- ``"IRFFT"``: the inverse, attribute ``fft_length=(n,)``: the ``n // 2 + 1`` first terms of a
   Hermitian spectrum to the real signal of n points (complex64 gives float32, complex128
   float64), divided by ``n``. As ``numpy.fft.irfft``, the imaginary parts of the zero
   frequency term and (even n) of the Nyquist term ``X[n / 2]`` do not enter the result.
+  ``fft_length`` is a size attribute (a tuple of one entry, as ``reshape``'s ``dims``), so
+  that a graph's transforms of other lengths are its structure at other sizes.
 
 ``plaidarray.fft`` builds every function of the extension on it (other axes, n
 dimensions, ``norm``, ``hfft``/``ihfft`` as conjugated real transforms).
@@ -54,9 +56,10 @@ def _infer(shapes, attrs):
             raise ValueError(f"fft: RFFT needs at least one point along the last axis, got {x}")
         return Shape((*dims[:-1], dims[-1] // 2 + 1), dtype)
     if kind == "IRFFT":
-        n = attrs["fft_length"]
+        length = attrs["fft_length"]
+        n = length[0] if type(length) is tuple and len(length) == 1 else None
         if type(n) is not int or n < 1:
-            raise ValueError(f"fft: IRFFT's fft_length must be an int >= 1, got {n!r}")
+            raise ValueError(f"fft: IRFFT's fft_length must be (n,) for an int n >= 1, got {length!r}")
         if dims[-1] != n // 2 + 1:
             raise ValueError(f"fft: IRFFT of fft_length={n} expects {n // 2 + 1} terms along the last axis, got {x}")
         return Shape((*dims[:-1], n), dtype)
@@ -69,7 +72,7 @@ _REFERENCES = {"FFT": np.fft.fft, "IFFT": np.fft.ifft, "RFFT": np.fft.rfft, "IRF
 def _evaluate(args, attrs, shape):
     (x,) = args
     wide = x.astype(np.float64 if x.dtype.kind == "f" else np.complex128)
-    y = _REFERENCES[attrs["fft_type"]](wide, n=attrs.get("fft_length"), axis=-1)
+    y = _REFERENCES[attrs["fft_type"]](wide, n=attrs["fft_length"][0] if "fft_length" in attrs else None, axis=-1)
     return y.astype(shape.dtype)  # rounded once, as compiled
 
 
@@ -132,4 +135,4 @@ def bluestein_tables(n: int, m: int, sign: int) -> tuple[np.ndarray, np.ndarray]
     return chirp, (np.fft.fft(response.astype(np.clongdouble)) / m).astype(np.complex128)
 
 
-register(OpDef("fft", _infer, _evaluate, arity=1))
+register(OpDef("fft", _infer, _evaluate, arity=1, size_attrs=("fft_length",)))
