@@ -240,8 +240,12 @@ class _Layout:
 
     @property
     def computed(self) -> list[int]:
-        """The results the sequence itself gives: the outputs it computes."""
-        return [self.value[o] for o in self._outputs if self.value[o] >= self._defined]
+        """The results the sequence itself gives: the outputs it computes, each value once.
+        Outputs that are one value (a value and its reshape, both read: a graph cut at the
+        pending bound keeps both) are copies made by ``BaselineExecutable`` (``results``);
+        asked twice of the sequence, they kept it from being merged, so every new size of
+        such a structure bound and merged its ops one by one."""
+        return list(dict.fromkeys(self.value[o] for o in self._outputs if self.value[o] >= self._defined))
 
     def results(self, rows: tuple) -> list[tuple[Any, Any, Any]] | None:
         """``BaselineExecutable``'s ``results`` for a graph of these rows (None: the

@@ -308,6 +308,28 @@ def test_both_tiers_compute_the_same_bits_for_ffts_of_many_lengths(monkeypatch):
     _same_bits(baseline, fused)
 
 
+def test_a_graph_reading_a_value_and_its_reshape_binds_one_sequence_at_new_sizes(op_by_op, monkeypatch):
+    """Outputs that are one value (a value and its reshape read together, as a graph cut
+    at the pending bound reads them) are one result of the structure's sequence, copied
+    for the other: the structure is planned once and bound at each new size, where the
+    sequence asked for the value twice could not be merged and each size bound its ops
+    one by one; the results as NumPy's, in buffers of their own."""
+    from plaidarray.trace.materialize import materialize
+
+    bound_one_by_one = []
+    original = baseline._kernel
+    monkeypatch.setattr(baseline, "_kernel", lambda *args: bound_one_by_one.append(args) or original(*args))
+    for n in (6, 9, 12, 15):
+        data = np.linspace(-1.0, 1.0, 2 * n).reshape(n, 2)
+        y = xp.asarray(data) * 2.0 + 1.0
+        z = xp.reshape(y, (2 * n,))
+        materialize([y._node, z._node])
+        np.testing.assert_array_equal(np.asarray(y), data * 2.0 + 1.0)
+        np.testing.assert_array_equal(np.asarray(z), (data * 2.0 + 1.0).reshape(-1))
+        assert y._node.buffer is not z._node.buffer
+    assert not bound_one_by_one
+
+
 #: Lengths of a low-pass's signal: even and odd, of large prime factors (Bluestein's
 #: algorithm: 131, 262 = 2 * 131 whose real kinds transform their half so), each class
 #: met again at other lengths.
