@@ -221,7 +221,7 @@ class Array(_ArrayHandle):
         computed is read by the backend's transfer (``load_element``), as ``__setitem__``
         writes one: a loop's ``float(a[i, j])`` costs a load, not a recorded op and a run."""
         buffer = self._node.buffer
-        if buffer is not None:
+        if buffer is not None and (type(key) is int or type(key) is tuple):  # a slice, a mask: never an element
             element = _transfers(self._node).load_element(buffer, key if type(key) is tuple else (key,))
             if element is not None:
                 node = Node.ready(element, self._node.device)
