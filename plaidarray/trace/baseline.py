@@ -131,9 +131,7 @@ def assemble(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict
     parameters numbered in ``given`` are donated (``materialize``): an update of one
     writes into its buffer (``_in_place``)."""
     in_place = _in_place(rows, outputs, given)
-    compiler = backend.compiler
-    if structure is not None and compiler.shape_generic and \
-            not dynamic.has_op(rows, compiler.per_shape_ops - compiler.sized_ops):  # else bound one by one
+    if structure is not None and backend.compiler.shape_generic:
         plan, found = _plan(rows, outputs, sources, backend, structure, values, sizes, in_place)
         if plan.template is not None:
             bound = plan.template.bind(found)
@@ -343,7 +341,10 @@ def _plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, S
                 return plan, found
     pattern = dynamic.Pattern.every_size(values, sizes, dynamic.ties(rows, values), frozenset())
     found = pattern.match(values, sizes, empty)
-    if found is None or not pattern.n_symbols:  # sizes all 0 or 1: the exact graph's kernels, bound
+    compiler = backend.compiler
+    if found is None or not pattern.n_symbols or dynamic.has_op(rows, compiler.per_shape_ops - compiler.sized_ops):
+        # sizes all 0 or 1, or an op with code for its sizes only (control flow): the
+        # exact graph's kernels, bound
         plan = _Plan(pattern, None, _Layout(rows, outputs, sources, [s for _, s in sources]))
     else:
         plan = _generic_plan(rows, outputs, sources, backend, pattern, values, in_place)
