@@ -324,7 +324,7 @@ class ShapeGenericExecutable(Executable):
 
     def serves(self, values: Sequence[int]) -> bool:
         """Whether what its bindings make per size (``per_size``) serves these sizes."""
-        return all(hook.fits([evaluate(d, values) for d in hook.given]) for hook in self.per_size)
+        return not self.per_size or all(hook.fits([evaluate(d, values) for d in hook.given]) for hook in self.per_size)
 
     def bind(self, values: Sequence[int], seen_as: Sequence[Shape] | None = None) -> CpuExecutable | None:
         """Its executable for the sizes ``values`` (with ``per_size``, the symbols before
