@@ -278,8 +278,7 @@ def substitute(value: Dim, new: Mapping[int, Dim] | Sequence[Dim]) -> Dim:
     polynomial in symbols): the sizes of one executable's code in the symbols of a
     sequence of them (``Compiler.sequence``). The terms are expanded in one dict, not
     through the operators (a polynomial made and simplified per product and per sum):
-    merging a sequence substitutes every size of every step, a fifth of planning a new
-    graph's op-by-op run."""
+    merging a sequence substitutes every size of every step."""
     if isinstance(value, Sym):
         return new[value.index]
     if isinstance(value, SymExpr):

@@ -4,8 +4,9 @@ time; FFTW's and cuFFT's plans).
 
 Code that ``lower_fft`` makes for one length (``fft.py``) bakes the length into its
 loops, so a script transforming signals of 40 lengths compiled 80 times. The baseline
-tier (``trace/baseline.py``) runs an ``fft`` alone on an executable made here instead
-(``Compiler.without_compiling``): a *template*, one shape-generic executable per kind,
+tier (``trace/baseline.py``) runs an ``fft`` on an executable made here instead, alone
+(``Compiler.without_compiling``) or as a call of its graph's shape-generic sequence
+(``Compiler.sized_kernel``, ``_part``): a *template*, one shape-generic executable per kind,
 dtype and (real kinds) parity of n, built and cached like any (in the persistent cache,
 and at installation by the prebuild's corpus), bound to the rows and length, with the
 plan of that length (``fft_plan.plan``: stages and twiddles) and the inverse's scale
