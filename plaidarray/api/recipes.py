@@ -16,7 +16,7 @@ the graph the function's code would have recorded, at the cost of making its nod
   result reaches any other node (one made before the call that is no argument, such as a
   remembered concatenation) keeps no recipe, nor does a call that read or computed a
   value (``node.reads_mark``: a size or an index taken from an array's value, a cut) or
-  decided between a view and a copy by a view argument's layout (``node.layout_read``), nor
+  decided between a view and a copy by a view argument's layout (counted as a read), nor
   one whose result is a view of anything but the first array argument.
 - **Signatures** (``_signature``) hold only values whose equality means the same graph:
   Python ints, strings, None and ``...`` as they are; bools, floats (zeros and NaN by
@@ -308,7 +308,7 @@ def _view_of(result: Array, arrays: list[Array]) -> tuple[Step | None, Layout | 
     """The step and layout of a result that is a view of the first array argument, (None,
     None) for a result that is no view; None for any other view: no recipe. (A view or a
     copy decided by a view's layout, which the signature does not hold, keeps none either:
-    ``node.layout_read`` counts it as a read.)"""
+    ``node.value_read`` counts it as a read.)"""
     record = result._base
     if type(record) is not ViewOf:
         return None, None

@@ -414,7 +414,9 @@ def _basic(key: Any) -> bool:
     None), whose result is a view: a member of the family, whose every read syncs, so it
     may be made from the snapshot as it is, without comparing the memory with it (``x[i:j]``
     on an exported array of a million float64 cost 0.6 ms so). Advanced indexing copies,
-    and reads the memory as it is now."""
+    and reads the memory as it is now. Stricter than the namespace's rule
+    (``api.views._is_basic``), which the trace layer does not import: a slice bound that
+    is an array would be read while nothing compares."""
     for part in key if type(key) is tuple else (key,):
         if type(part) is slice:
             if not all(type(b) in _BOUNDS for b in (part.start, part.stop, part.step)):

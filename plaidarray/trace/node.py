@@ -151,7 +151,7 @@ def pending_graph(node: Node) -> list[Node]:
 
 class _Reads(threading.local):
     """How many values this thread read (``Array._value``, exports) or computed where they
-    were recorded (cuts), and views' layouts it decided by (``layout_read``). Per thread:
+    were recorded (cuts), or decided a view by (``views.view``). Per thread:
     only a call's own thread reads for it (a run's worker threads read nothing), and a
     count of one thread's needs no lock."""
 
@@ -162,14 +162,10 @@ _READS = _Reads()
 
 
 def value_read() -> None:
-    """Count a value read or computed while recording."""
-    _READS.count += 1
-
-
-def layout_read() -> None:
-    """Count a decision taken on a view's layout while recording (``views.view``: whether
-    a step views its base or copies it), which no call's signature holds: a reshape of a
-    transposed view copies, of a view transposed back it views."""
+    """Count a value read or computed while recording, or a view's layout decided by
+    (``views.view``: whether a step views its base or copies it, which no call's
+    signature holds: a reshape of a transposed view copies, of a view transposed back it
+    views)."""
     _READS.count += 1
 
 

@@ -34,7 +34,7 @@ import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from .node import layout_read
+from .node import value_read
 
 if TYPE_CHECKING:
     from .array import Array
@@ -180,7 +180,7 @@ def view(base: Array, step: Step) -> Array:
     placed = None
     if step.may_copy:
         if type(base._base) is ViewOf:
-            layout_read()  # whether it views or copies follows from a layout no signature holds
+            value_read()  # whether it views or copies follows from a layout no signature holds
         placed = step.layout(_layout(base))
         if placed is None:
             return result
