@@ -11,6 +11,7 @@ import numpy as np
 
 from .. import dtypes as dt
 from ..hlo.shape import Shape
+from ..trace import node as node_module
 from ..trace.array import Array
 from ..trace.node import derive
 from . import graph
@@ -52,7 +53,7 @@ def _sum_like(kind: str, name: str):
         return reduce_axes(convert(x, _accumulator(x, dtype, name)), kind, axis, keepdims, name)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Reduce with {kind} over ``axis`` (all axes when None)."
-    return recorded(fn, functools.partial(_whole_call, kind, True))
+    return _in_c(recorded(fn, functools.partial(_whole_call, kind, True)), kind, True)
 
 
 def whole(x: Array, kind: str, empty: bool) -> Array | None:
@@ -116,6 +117,9 @@ def _scalar_shape(dtype: np.dtype) -> Shape:
 
 _SCALAR_SHAPES: dict[np.dtype, Shape] = {}
 
+#: The attributes of ``mean``'s division (none; nothing mutates a node's attributes).
+_NO_ATTRS: dict[str, Any] = {}
+
 
 def _whole_call(kind: str, empty: bool, x: Array, /, **kwargs: Any) -> Array | None:
     """A reduction's call on an array alone, or with an ``axis`` and ``keepdims`` at most,
@@ -124,6 +128,33 @@ def _whole_call(kind: str, empty: bool, x: Array, /, **kwargs: Any) -> Array | N
     if kwargs.keys() - {"axis", "keepdims"} or type(keepdims) is not bool:
         return None
     return along(x, kind, kwargs.get("axis"), keepdims, empty)
+
+
+def _count_buffer(count: float, dtype: np.dtype) -> np.ndarray:
+    """The buffer of a mean's count over a whole array, as ``graph.scalar_operand`` makes
+    a 0-d operand's (``_graph.Reduction`` makes its node)."""
+    return np.asarray(count, dtype=dtype)
+
+
+#: The C module (``_graph.Reduction``), None where it is not in use.
+_IN_C = node_module.GRAPH_IN_C
+
+
+def _in_c(fn: Any, kind: str, empty: bool, mean: bool = False) -> Any:
+    """``fn`` (a recorded reduction) with ``along``'s cases recorded in C where the C
+    module is in use (``_graph.Reduction``), and for ``mean`` the division by the count
+    as ``_whole_mean`` records it: the same nodes, without a recipe's signature and
+    lookup or the Python path (a window of a new length took 2-9 us a reduction there).
+    ``fn`` is called for everything else, as it is (its docstring, name and signature
+    are the C path's, through ``__wrapped__``)."""
+    if _IN_C is None:
+        return fn
+    shapes = {dtype: _scalar_shape(dtype) for dtype in (dt.float32, dt.float64)}
+    fast = _IN_C.Reduction(kind, fn.__name__, _REDUCE_ATTRS, shapes, _NO_ATTRS, _count_buffer, empty, mean,
+                           MERGED_RANK, fn)
+    fast.__name__ = fast.__qualname__ = fn.__name__
+    fast.__doc__, fast.__module__, fast.__wrapped__, fast.recipes = fn.__doc__, __name__, fn, fn.recipes
+    return fast
 
 
 sum = _sum_like("add", "sum")
@@ -140,7 +171,7 @@ def _extremum(kind: str, name: str):
         return reduce_axes(x, kind, axis, keepdims, name)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"{name.capitalize()}imum over ``axis``; NaN propagates. Empty reductions raise ValueError."
-    return recorded(fn, functools.partial(_whole_call, kind, False))
+    return _in_c(recorded(fn, functools.partial(_whole_call, kind, False)), kind, False)
 
 
 max = _extremum("maximum", "max")
@@ -182,10 +213,7 @@ def _whole_mean(x: Array, /, **kwargs: Any) -> Array | None:
     return wrap(derive("divide", (node, divisor), _NO_ATTRS, node.shape))
 
 
-#: The attributes of ``mean``'s division (none; nothing mutates a node's attributes).
-_NO_ATTRS: dict[str, Any] = {}
-
-mean = recorded(mean, _whole_mean)
+mean = _in_c(recorded(mean, _whole_mean), "add", False, mean=True)
 
 
 def _mean_operand(x: Array, dtype: np.dtype) -> Array:

@@ -921,10 +921,16 @@ static ScalarEntry scalar_cache[SCALAR_CACHE];
 /* The reused node of a Python int or float at ``shape`` (api.graph.scalar_operand's,
    found in ``scalar_cache`` or looked up as it looks it up; made by it where it has none,
    and while a trace is on). */
-static PyObject *scalar_node(Elementwise *self, PyObject *value, PyObject *shape) {
+/* Whether a trace is on (trace.tracing._ACTIVE): 1, 0, -1 on error. */
+static int tracing_now(void) {
     PyObject *active = PyDict_GetItemWithError(tracing_globals, str_active);
-    if (active == NULL && PyErr_Occurred()) return NULL;
-    int tracing = active == NULL || !PyLong_CheckExact(active) || PyLong_AsLong(active) != 0;
+    if (active == NULL && PyErr_Occurred()) return -1;
+    return active == NULL || !PyLong_CheckExact(active) || PyLong_AsLong(active) != 0;
+}
+
+static PyObject *scalar_node(PyObject *where, PyObject *value, PyObject *shape) {
+    int tracing = tracing_now();
+    if (tracing < 0) return NULL;
     PyObject *dims = SLOT(shape, off_dims), *dtype = SLOT(shape, off_dtype), *node = NULL;
     ScalarEntry *entry = NULL;
     long long bits = 0;
@@ -954,7 +960,7 @@ static PyObject *scalar_node(Elementwise *self, PyObject *value, PyObject *shape
         Py_XINCREF(node);
     }
     if (node == NULL) {
-        PyObject *call[] = {value, shape, self->where};
+        PyObject *call[] = {value, shape, where};
         node = PyObject_Vectorcall(scalar_operand_fn, call, 3, NULL);
         if (node == NULL) return NULL;
     }
@@ -1019,7 +1025,7 @@ static PyObject *with_scalar(Elementwise *self, PyObject *node, PyObject *shape,
     PyObject *table = Py_IS_TYPE(value, &PyFloat_Type) ? self->with_float
                       : Py_IS_TYPE(value, &PyLong_Type) ? self->with_int : NULL, *result;
     if (table == NULL || (result = result_of(table, shape)) == NULL) return PyErr_Occurred() ? NULL : NOT_HANDLED_MARK;
-    PyObject *scalar = scalar_node(self, value, shape);
+    PyObject *scalar = scalar_node(self->where, value, shape);
     if (scalar == NULL) return NULL;
     PyObject *operands[] = {scalar_first ? scalar : node, scalar_first ? node : scalar};
     PyObject *out = record(self, operands, 2, shape, result);
@@ -1172,6 +1178,302 @@ static PyTypeObject elementwise_type = {
     .tp_clear = (inquiry)elementwise_clear,
     .tp_members = elementwise_members,
     .tp_methods = elementwise_methods,
+};
+
+/* --- reductions' common cases ---------------------------------------------------------- */
+
+/* A reduction of a floating-point array over all its axes or some (``sum(w)``,
+   ``max(x, axis=0)``, ``mean(w)``), recorded as api.statistical.along records it (and,
+   for a mean, the division by its count as _whole_mean records it), from C: a loop's
+   windows and batches of new lengths miss every recipe, and there the Python path was
+   2-9 us a reduction. Anything else is the fallback's (the recorded Python function). */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *kind, *where;  /* the reduce's kind; the function's name, for messages and a mean's count */
+    PyObject *attrs_table;   /* (axes, kind) -> the reduce's attributes, shared with the Python path */
+    PyObject *scalar_shapes; /* dtype -> its 0-d Shape, for the dtypes taken (floating-point) */
+    PyObject *no_attrs;      /* a mean's division's attributes (none) */
+    PyObject *make_count;    /* (count, dtype) -> a 0-d buffer of a mean's count, as the Python path makes it */
+    PyObject *fallback;
+    PyObject *dict;
+    int empty, mean, max_rank;
+} Reduction;
+
+static PyObject *str_axis, *str_keepdims, *str_reduce, *str_reshape, *str_divide, *str_dimensions, *str_kind,
+    *str_dims;
+
+/* The Array of ``node`` recorded over ``operands`` (borrowed) as ``op`` with ``attrs`` and ``shape``. */
+static PyObject *record_op(PyObject *op, PyObject *operands, PyObject *attrs, PyObject *shape) {
+    PyObject *args[] = {op, operands, attrs, shape};
+    PyObject *node = derive(NULL, args, 4);
+    return node == NULL ? NULL : wrapped(node);
+}
+
+/* The axes ``axis`` names of an array of ``rank`` axes, as _axes gives them (sorted, each
+   in range once), in ``axes`` with their count; 0 where the rules decide (another type, out
+   of range, repeated, none), -1 on error. */
+static int reduced_axes(PyObject *axis, Py_ssize_t rank, int *axes, Py_ssize_t *count) {
+    if (axis == NULL || axis == Py_None) {
+        for (Py_ssize_t i = 0; i < rank; i++) axes[i] = 1;
+        *count = rank;
+        return 1;
+    }
+    PyObject *single[1] = {axis};
+    PyObject *const *items = single;
+    Py_ssize_t n = 1;
+    if (PyTuple_CheckExact(axis)) {
+        items = &PyTuple_GET_ITEM(axis, 0);
+        n = PyTuple_GET_SIZE(axis);
+    }
+    if (n == 0) return 0;
+    for (Py_ssize_t i = 0; i < rank; i++) axes[i] = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyLong_CheckExact(items[i])) return 0;
+        int overflow = 0;
+        long long a = PyLong_AsLongLongAndOverflow(items[i], &overflow);
+        if (a == -1 && PyErr_Occurred()) return -1;
+        if (overflow || a < -rank || a >= rank) return 0;
+        if (a < 0) a += rank;
+        if (axes[a]) return 0;
+        axes[a] = 1;
+    }
+    *count = n;
+    return 1;
+}
+
+/* The reduce's attributes for ``axes`` (a tuple), from the shared table or made into it. */
+static PyObject *reduce_attrs(Reduction *self, PyObject *axes) {
+    PyObject *key = PyTuple_Pack(2, axes, self->kind);
+    if (key == NULL) return NULL;
+    PyObject *attrs = PyDict_GetItemWithError(self->attrs_table, key);
+    if (attrs != NULL) {
+        Py_DECREF(key);
+        return Py_NewRef(attrs);
+    }
+    if (PyErr_Occurred() || (attrs = PyDict_New()) == NULL) {
+        Py_DECREF(key);
+        return NULL;
+    }
+    if (PyDict_SetItem(attrs, str_dimensions, axes) || PyDict_SetItem(attrs, str_kind, self->kind) ||
+        PyDict_SetItem(self->attrs_table, key, attrs))
+        Py_CLEAR(attrs);
+    Py_DECREF(key);
+    return attrs;
+}
+
+static PyObject *reduction_in_c(Reduction *self, PyObject *x, PyObject *axis, PyObject *keepdims) {
+    PyObject *node, *shape;
+    if (!strong_array(x, &node, &shape)) return NOT_HANDLED_MARK;
+    PyObject *dtype = SLOT(shape, off_dtype), *dims = SLOT(shape, off_dims);
+    PyObject *scalar_shape = PyDict_GetItemWithError(self->scalar_shapes, dtype);
+    if (scalar_shape == NULL) return PyErr_Occurred() ? NULL : NOT_HANDLED_MARK;
+    if (!PyTuple_CheckExact(dims)) return NOT_HANDLED_MARK;
+    Py_ssize_t rank = PyTuple_GET_SIZE(dims), count = 0;
+    if (rank == 0 || rank > self->max_rank) return NOT_HANDLED_MARK;
+    long long sizes[8], elements = 1;
+    for (Py_ssize_t i = 0; i < rank; i++) {
+        sizes[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(dims, i));
+        if (sizes[i] == -1 && PyErr_Occurred()) return NULL;
+        if (sizes[i] == 0 && !self->empty) return NOT_HANDLED_MARK;
+        elements *= sizes[i];
+    }
+    int axes[8];
+    int found = reduced_axes(axis, rank, axes, &count);
+    if (found <= 0) return found < 0 ? NULL : NOT_HANDLED_MARK;
+    PyObject *axes_tuple = PyTuple_New(count), *reduced = PyTuple_New(rank - count), *kept = PyTuple_New(rank);
+    PyObject *attrs = NULL, *out_shape = NULL, *operands = NULL, *out = NULL;
+    if (axes_tuple == NULL || reduced == NULL || kept == NULL) goto done;
+    long long remaining = 1;
+    for (Py_ssize_t i = 0, a = 0, r = 0; i < rank; i++) {
+        PyObject *d = PyTuple_GET_ITEM(dims, i);
+        if (axes[i]) {
+            PyObject *number = PyLong_FromSsize_t(i), *one = PyLong_FromLong(1);
+            if (number == NULL || one == NULL) {
+                Py_XDECREF(number);
+                Py_XDECREF(one);
+                goto done;
+            }
+            PyTuple_SET_ITEM(axes_tuple, a++, number);
+            PyTuple_SET_ITEM(kept, i, one);
+        } else {
+            PyTuple_SET_ITEM(reduced, r++, Py_NewRef(d));
+            PyTuple_SET_ITEM(kept, i, Py_NewRef(d));
+            remaining *= sizes[i];
+        }
+    }
+    if ((attrs = reduce_attrs(self, axes_tuple)) == NULL) goto done;
+    out_shape = count < rank ? PyObject_CallFunctionObjArgs((PyObject *)shape_type, reduced, dtype, NULL)
+                             : Py_NewRef(scalar_shape);
+    if (out_shape == NULL || (operands = PyTuple_Pack(1, node)) == NULL) goto done;
+    if ((out = record_op(str_reduce, operands, attrs, out_shape)) == NULL) goto done;
+    if (keepdims == Py_True) { /* the reduced axes kept as units: a reshape, as along records it */
+        PyObject *reshape_attrs = PyDict_New(), *kept_shape = NULL, *on = NULL, *reshaped = NULL;
+        if (reshape_attrs != NULL && PyDict_SetItem(reshape_attrs, str_dims, kept) == 0 &&
+            (kept_shape = PyObject_CallFunctionObjArgs((PyObject *)shape_type, kept, dtype, NULL)) != NULL &&
+            (on = PyTuple_Pack(1, ((Handle *)out)->node)) != NULL)
+            reshaped = record_op(str_reshape, on, reshape_attrs, kept_shape);
+        Py_XDECREF(reshape_attrs);
+        Py_XDECREF(on);
+        Py_XSETREF(out, reshaped);
+        Py_XSETREF(out_shape, kept_shape);
+        if (out == NULL) goto done;
+    }
+    long long divisor = remaining ? elements / remaining : 0;
+    if (self->mean && divisor != 1) { /* a mean: the total divided by its run-time count, as _whole_mean records it */
+        PyObject *value = PyFloat_FromDouble((double)divisor), *scalar = NULL, *pair = NULL, *mean = NULL;
+        PyObject *total = ((Handle *)out)->node, *buffer = NULL;
+        if (value != NULL && PyTuple_GET_SIZE(SLOT(out_shape, off_dims)) == 0) {
+            /* a 0-d total: a ready node of its own (graph.scalar_operand reuses no 0-d node) */
+            PyObject *call[] = {value, dtype};
+            buffer = PyObject_Vectorcall(self->make_count, call, 2, NULL);
+            scalar = buffer == NULL ? NULL : ready_node(buffer, out_shape, Py_None);
+        } else if (value != NULL) {
+            scalar = scalar_node(self->where, value, out_shape);
+        }
+        if (scalar != NULL && (pair = PyTuple_Pack(2, total, scalar)) != NULL)
+            mean = record_op(str_divide, pair, self->no_attrs, out_shape);
+        Py_XDECREF(buffer);
+        Py_XDECREF(value);
+        Py_XDECREF(scalar);
+        Py_XDECREF(pair);
+        Py_XSETREF(out, mean);
+    }
+done:
+    Py_XDECREF(axes_tuple);
+    Py_XDECREF(reduced);
+    Py_XDECREF(kept);
+    Py_XDECREF(attrs);
+    Py_XDECREF(out_shape);
+    Py_XDECREF(operands);
+    return out;
+}
+
+static PyObject *reduction_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Reduction *self = (Reduction *)callable;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
+    if (nargs == 1 && array_type != NULL && node_type != NULL && wrap_fn != NULL) {
+        PyObject *axis = NULL, *keepdims = Py_False;
+        int ours = 1;
+        Py_ssize_t n_kw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+        for (Py_ssize_t i = 0; i < n_kw && ours; i++) {
+            PyObject *name = PyTuple_GET_ITEM(kwnames, i), *value = args[nargs + i];
+            if (PyUnicode_Compare(name, str_axis) == 0) axis = value;
+            else if (PyUnicode_Compare(name, str_keepdims) == 0 && (value == Py_True || value == Py_False))
+                keepdims = value;
+            else ours = 0;
+        }
+        if (PyErr_Occurred()) return NULL;
+        int tracing = ours ? tracing_now() : 1;
+        if (tracing < 0) return NULL;
+        if (!tracing) {
+            PyObject *out = reduction_in_c(self, args[0], axis, keepdims);
+            if (out != NOT_HANDLED_MARK) return out;
+        }
+    }
+    return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+}
+
+static PyObject *reduction_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    PyObject *kind, *where, *attrs_table, *scalar_shapes, *no_attrs, *make_count, *fallback;
+    int empty, mean, max_rank;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
+        PyErr_SetString(PyExc_TypeError, "Reduction takes positional arguments only");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "UUO!O!O!OppiO:Reduction", &kind, &where, &PyDict_Type, &attrs_table, &PyDict_Type,
+                          &scalar_shapes, &PyDict_Type, &no_attrs, &make_count, &empty, &mean, &max_rank, &fallback))
+        return NULL;
+    if (max_rank < 1 || max_rank > 8) {
+        PyErr_SetString(PyExc_ValueError, "Reduction: the largest rank taken must be 1 to 8");
+        return NULL;
+    }
+    if (!PyCallable_Check(fallback) || !PyCallable_Check(make_count)) {
+        PyErr_SetString(PyExc_TypeError, "Reduction: the fallback and make_count must be callable");
+        return NULL;
+    }
+    Reduction *self = (Reduction *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->vectorcall = reduction_vectorcall;
+    self->kind = Py_NewRef(kind);
+    self->where = Py_NewRef(where);
+    self->attrs_table = Py_NewRef(attrs_table);
+    self->scalar_shapes = Py_NewRef(scalar_shapes);
+    self->no_attrs = Py_NewRef(no_attrs);
+    self->make_count = Py_NewRef(make_count);
+    self->fallback = Py_NewRef(fallback);
+    self->empty = empty;
+    self->mean = mean;
+    self->max_rank = max_rank;
+    return (PyObject *)self;
+}
+
+static int reduction_traverse(Reduction *self, visitproc visit, void *arg) {
+    Py_VISIT(self->kind);
+    Py_VISIT(self->where);
+    Py_VISIT(self->attrs_table);
+    Py_VISIT(self->scalar_shapes);
+    Py_VISIT(self->no_attrs);
+    Py_VISIT(self->make_count);
+    Py_VISIT(self->fallback);
+    Py_VISIT(self->dict);
+    return 0;
+}
+
+static int reduction_clear(Reduction *self) {
+    Py_CLEAR(self->kind);
+    Py_CLEAR(self->where);
+    Py_CLEAR(self->attrs_table);
+    Py_CLEAR(self->scalar_shapes);
+    Py_CLEAR(self->no_attrs);
+    Py_CLEAR(self->make_count);
+    Py_CLEAR(self->fallback);
+    Py_CLEAR(self->dict);
+    return 0;
+}
+
+static void reduction_dealloc(Reduction *self) {
+    PyObject_GC_UnTrack(self);
+    reduction_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *reduction_repr(Reduction *self) {
+    return PyUnicode_FromFormat("<plaidarray reduction %U>", self->where);
+}
+
+static PyMemberDef reduction_members[] = {
+    {"fallback", T_OBJECT_EX, offsetof(Reduction, fallback), READONLY, "The Python definition, for other calls."},
+    {"kind", T_OBJECT_EX, offsetof(Reduction, kind), READONLY, "The reduce's kind."},
+    {"__dictoffset__", T_PYSSIZET, offsetof(Reduction, dict), READONLY, NULL},
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(Reduction, vectorcall), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyMethodDef reduction_methods[] = {
+    {"__reduce__", elementwise_reduce, METH_NOARGS, "Pickled by its qualified name."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject reduction_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "plaidarray.trace._graph.Reduction",
+    .tp_doc = "Reduction(kind, where, attrs_table, scalar_shapes, no_attrs, make_count, empty, mean, max_rank, "
+              "fallback): a "
+              "reduction's common cases in C, the rest the fallback's.",
+    .tp_basicsize = sizeof(Reduction),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_new = reduction_new,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Reduction, vectorcall),
+    .tp_dictoffset = offsetof(Reduction, dict),
+    .tp_descr_get = elementwise_get,
+    .tp_repr = (reprfunc)reduction_repr,
+    .tp_dealloc = (destructor)reduction_dealloc,
+    .tp_traverse = (traverseproc)reduction_traverse,
+    .tp_clear = (inquiry)reduction_clear,
+    .tp_members = reduction_members,
+    .tp_methods = reduction_methods,
 };
 
 /* --- signature ------------------------------------------------------------------------- */
@@ -1490,14 +1792,26 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_active = PyUnicode_InternFromString("_ACTIVE");
     str_hex = PyUnicode_InternFromString("hex");
     str_with_dtype = PyUnicode_InternFromString("with_dtype");
+    str_axis = PyUnicode_InternFromString("axis");
+    str_keepdims = PyUnicode_InternFromString("keepdims");
+    str_reduce = PyUnicode_InternFromString("reduce");
+    str_reshape = PyUnicode_InternFromString("reshape");
+    str_divide = PyUnicode_InternFromString("divide");
+    str_dimensions = PyUnicode_InternFromString("dimensions");
+    str_kind = PyUnicode_InternFromString("kind");
+    str_dims = PyUnicode_InternFromString("dims");
     NOT_HANDLED_MARK = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type); /* an object() of its own */
     if (str_parameter == NULL || str_itemsize == NULL || empty_tuple == NULL || zero == NULL ||
         str_max_pending == NULL || str_active == NULL || str_hex == NULL || str_with_dtype == NULL ||
-        NOT_HANDLED_MARK == NULL || PyType_Ready(&handle_type) || PyType_Ready(&elementwise_type))
+        str_axis == NULL || str_keepdims == NULL || str_reduce == NULL || str_reshape == NULL ||
+        str_divide == NULL || str_dimensions == NULL || str_kind == NULL || str_dims == NULL ||
+        NOT_HANDLED_MARK == NULL || PyType_Ready(&handle_type) || PyType_Ready(&elementwise_type) ||
+        PyType_Ready(&reduction_type))
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && (PyModule_AddObjectRef(m, "ArrayHandle", (PyObject *)&handle_type) ||
-                      PyModule_AddObjectRef(m, "Elementwise", (PyObject *)&elementwise_type)))
+                      PyModule_AddObjectRef(m, "Elementwise", (PyObject *)&elementwise_type) ||
+                      PyModule_AddObjectRef(m, "Reduction", (PyObject *)&reduction_type)))
         Py_CLEAR(m);
     return m;
 }

@@ -1,7 +1,8 @@
 """Types of ``_graph.c``; ``node._derive_in_python``, ``to_hlo.walk``,
 ``node._set_buffers_in_python``, ``node._ready_in_python``, ``recipes._replay_in_python``,
-``recipes._signature``, ``array._ArrayHandleInPython`` and each ``Elementwise``'s
-``fallback`` (``api.elementwise``) are its Python definitions."""
+``recipes._signature``, ``array._ArrayHandleInPython`` and each ``Elementwise``'s and
+``Reduction``'s ``fallback`` (``api.elementwise``, ``api.statistical``) are its Python
+definitions."""
 
 from typing import Any
 
@@ -22,6 +23,13 @@ class Elementwise:
     def __init__(self, op: str, where: str, attrs: dict, arity: int, same: dict, with_int: dict,
                  with_float: dict, fallback: Any, reflected: bool, /) -> None: ...
     def __call__(self, *args: Any) -> Any: ...
+
+class Reduction:
+    fallback: Any
+    kind: str
+    def __init__(self, kind: str, where: str, attrs_table: dict, scalar_shapes: dict, no_attrs: dict, make_count: Any,
+                 empty: bool, mean: bool, max_rank: int, fallback: Any, /) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
 
 class ArrayHandle:
     _node: Any

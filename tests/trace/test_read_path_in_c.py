@@ -407,6 +407,92 @@ def test_elementwise_functions_in_c_look_like_their_definitions():
     assert x.__add__(object()) is NotImplemented
 
 
+
+# --- reductions' common cases in C (``_graph.Reduction``) -------------------------------
+
+REDUCTIONS = ["sum", "prod", "max", "min", "mean"]
+#: A reduction's keyword arguments: each drawn or left out (``_ABSENT``).
+_ABSENT = object()
+reduction_axis = st.sampled_from([_ABSENT, None, 0, 1, -1, 3, (0,), (1, 0), (0, 1), (0, 0), (), (-1,), True, [0], 1.0])
+reduction_shape = st.sampled_from([(3,), (2, 3), (1, 4), (2, 0), (0,), (2, 3, 4), (1, 2, 1, 2, 3), ()])
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(REDUCTIONS), st.sampled_from(["float64", "float32", "int64", "bool", "complex128"]),
+       reduction_shape, reduction_axis, st.sampled_from([_ABSENT, False, True, 1]), st.booleans())
+def test_reductions_in_c_record_what_their_python_definitions_record(name, dtype, shape, axis, keepdims, view):
+    fn = getattr(xp, name)
+    assert type(fn) is node_module.GRAPH_IN_C.Reduction
+    kwargs = {k: v for k, v in (("axis", axis), ("keepdims", keepdims)) if v is not _ABSENT}
+
+    def operand():  # made anew for each call: a read computes a pending view
+        x = _make(("array", dtype, shape))
+        return x[1:] if view and shape and shape[0] > 1 else x  # a view: the same nodes as any array's
+
+    assert _outcome(lambda: fn(operand(), **kwargs)) == _outcome(lambda: fn.fallback(operand(), **kwargs))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_reductions_common_cases_never_call_the_python_definition(dtype):
+    """Floating-point arrays over all axes or some, with ``keepdims``, are recorded in C,
+    a mean's division by its count too (the differential test above would pass with the
+    fallback alone)."""
+    from plaidarray.api import statistical
+    values = np.arange(1, 25).reshape(2, 3, 4).astype(dtype)
+    x = xp.asarray(values)
+    shapes = {np.dtype(d): statistical._scalar_shape(np.dtype(d)) for d in ("float32", "float64")}
+
+    def made(kind, mean=False, empty=True):
+        return node_module.GRAPH_IN_C.Reduction(kind, "mean" if mean else kind, statistical._REDUCE_ATTRS, shapes,
+                                                statistical._NO_ATTRS, statistical._count_buffer, empty, mean,
+                                                statistical.MERGED_RANK, _never)
+
+    total, mean, largest = made("add"), made("add", mean=True, empty=False), made("maximum", empty=False)
+    np.testing.assert_array_equal(np.asarray(total(x)), values.sum())
+    np.testing.assert_array_equal(np.asarray(total(x, axis=(0, 2))), values.sum(axis=(0, 2)))
+    np.testing.assert_array_equal(np.asarray(largest(x, axis=-1, keepdims=True)), values.max(axis=-1, keepdims=True))
+    np.testing.assert_allclose(np.asarray(mean(x)), values.mean(), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(mean(x, axis=1, keepdims=True)), values.mean(axis=1, keepdims=True), rtol=1e-6)
+    np.testing.assert_array_equal(np.asarray(total(x[:, :0])), 0.0)  # a sum of nothing: its identity
+    for other in (xp.asarray(np.arange(3)), x[:, :0]):  # an integer array; an empty mean: the Python rules
+        with pytest.raises(AssertionError, match="Python definition was called"):
+            mean(other)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'dtype'"):
+        total(x, dtype=xp.float64)  # any other keyword: the Python definition's
+
+
+def test_reductions_in_c_cut_a_graph_deeper_than_the_pending_bound(monkeypatch):
+    monkeypatch.setattr(node_module, "MAX_PENDING", 4)
+    values = np.linspace(0.0, 1.0, 6).reshape(2, 3)
+    y, expected = xp.asarray(values), values
+    for _ in range(20):
+        y, expected = y - xp.mean(y, axis=0) * 0.5, expected - expected.mean(axis=0) * 0.5
+        assert y._node.depth <= 2 * 4 + 2  # past the bound, the next cut may wait for its anchor (trace/cuts.py)
+    np.testing.assert_allclose(np.asarray(y), expected)
+
+
+def test_reductions_in_c_are_not_used_while_tracing():
+    """A traced function's reduction is recorded by the rules (the trace's own path)."""
+    values = np.arange(1.0, 7.0).reshape(2, 3)
+    fn = xp.jit(lambda a: xp.mean(a, axis=1) + xp.sum(a) + xp.max(a))
+    np.testing.assert_allclose(np.asarray(fn(xp.asarray(values))), values.mean(axis=1) + values.sum() + values.max())
+
+
+def test_reductions_in_c_look_like_their_definitions():
+    import inspect
+    import pickle
+    for name in REDUCTIONS:
+        fn = getattr(xp, name)
+        assert inspect.signature(fn) == inspect.signature(fn.fallback)
+        assert fn.__name__ == name and fn.__doc__ == fn.fallback.__doc__ and fn.recipes is fn.fallback.recipes
+        assert pickle.loads(pickle.dumps(fn)) is fn
+    x = xp.asarray(np.arange(6.0).reshape(2, 3))
+    assert float(x.sum()) == 15.0 and x.mean(axis=0).shape == (3,)
+    with pytest.raises(TypeError):
+        xp.sum()
+    with pytest.raises(TypeError):
+        xp.sum(x, 0)  # axis is keyword-only
+
 def _described(node, inputs):
     """A node's slots, with its operands as their places in ``inputs`` and its serial left out."""
     slots = _slots(node)
