@@ -242,7 +242,7 @@ def window_index(x: Array, key: Any) -> Array | None:
     window = tuple(counts)
     if window == dims and all(kept):
         return None
-    plan = _planned(_SLICES, (dims, shape.dtype, window, tuple(kept)), dims, _slice_plan, shape, window, kept)
+    plan = slice_plan(shape, window, kept)
     if plan is None:
         return None
     sizes, sliced, drop, dropped = plan
@@ -255,6 +255,13 @@ _BOUNDS = (int, type(None))
 
 #: ``window_index``'s plans by (dims, dtype, window sizes, kept axes), bounded as ``_WINDOWS``.
 _SLICES: dict[tuple, tuple] = {}
+
+
+def slice_plan(shape: Shape, window: tuple[int, ...], kept: list[bool]) -> tuple | None:
+    """``window_index``'s plan of ``window`` of an array of ``shape`` (``_slice_plan``),
+    kept in ``_SLICES``; None for an empty array, whose windows the rules decide."""
+    return _planned(_SLICES, (shape.dims, shape.dtype, window, tuple(kept)), shape.dims, _slice_plan, shape, window,
+                    kept)
 
 
 def _slice_plan(shape: Shape, window: tuple[int, ...], kept: list[bool]) -> tuple:

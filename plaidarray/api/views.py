@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from ..trace import node as node_module
 from ..trace.array import Array
 from ..trace.views import Layout, Step, attach, view
 from . import graph, indexing
@@ -293,6 +294,10 @@ def getitem(x: Array, key: Any) -> Array:
         out = indexing.integer_index(x, ints)
         if out is not None:
             return out if len(ints) == len(x._node.shape.dims) else attach(x, out, Index(key), None)
+    elif _WINDOW_IN_C is not None:
+        out = _WINDOW_IN_C(x, key)
+        if out is not None:
+            return out
     return _getitem(x, key)
 
 
@@ -320,6 +325,21 @@ def _window(x: Array, key: Any) -> Array | None:
 _WINDOW_KEYS = (slice, tuple)
 
 _getitem = recorded(_getitem_rules, _window)
+
+
+def _attach_window(x: Array, out: Array, key: Any) -> Array:
+    """``out``, the window ``x[key]``, made a view of ``x`` as ``_window`` makes it."""
+    return attach(x, out, Index(key), None)
+
+
+#: ``_window``'s windows recorded in C (``_graph.Window``: the same nodes and view, without
+#: a recipe's signature and lookup or the Python path, which took ~11 us a window of a new
+#: length), None where the C module is not in use. ``getitem`` asks it first; it answers
+#: None where ``_window`` would not record the window (and while tracing, for weakly typed
+#: arrays: there the recipes' rules run).
+_WINDOW_IN_C = None if node_module.GRAPH_IN_C is None else node_module.GRAPH_IN_C.Window(
+    indexing._SLICES, indexing.slice_plan, indexing._INDEX_BUFFERS, indexing._index_node(0).shape,
+    indexing._index_node, _attach_window, graph.MERGED_RANK)
 
 
 def index_step(key: Any) -> Index | None:

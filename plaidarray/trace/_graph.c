@@ -1476,6 +1476,258 @@ static PyTypeObject reduction_type = {
     .tp_methods = reduction_methods,
 };
 
+/* --- windows' common cases ------------------------------------------------------------- */
+
+/* ``x[key]`` for a key of Python ints and unit-step slices with int or None bounds (a
+   loop's windows, whose starts and often lengths are new at each step), recorded as
+   api.indexing.window_index records it and made a view of ``x`` as api.views._window
+   makes it, from C: a window of a new length ran its Python path in ~11 us. The plan of a
+   window's sizes is window_index's own (found in its table, made by it on a miss). None
+   where the Python path decides (``window_index``'s cases, a weakly typed array, a trace). */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *slices;        /* window_index's plans by (dims, dtype, window, kept): _SLICES */
+    PyObject *plan;          /* (shape, window, kept) -> the plan, made and kept as window_index makes it, or None */
+    PyObject *index_buffers; /* the 0-d int64 buffers of the first start positions (indexing._INDEX_BUFFERS) */
+    PyObject *index_shape;   /* their Shape */
+    PyObject *index_node;    /* i -> a ready node of a start position past them (indexing._index_node) */
+    PyObject *attach;        /* (x, window, key) -> the window made a view of x (views._window's attach) */
+    int max_rank;
+} Window;
+
+static PyObject *str_dynamic_slice;
+
+/* A ready node of start position ``i``, as indexing._index_node makes it. */
+static PyObject *start_node(Window *self, Py_ssize_t i) {
+    if (i < PyTuple_GET_SIZE(self->index_buffers))
+        return ready_node(PyTuple_GET_ITEM(self->index_buffers, i), self->index_shape, Py_None);
+    PyObject *number = PyLong_FromSsize_t(i);
+    if (number == NULL) return NULL;
+    PyObject *node = PyObject_CallOneArg(self->index_node, number);
+    Py_DECREF(number);
+    return node;
+}
+
+/* The window's node (not yet wrapped) of ``node`` of ``shape``, or NOT_HANDLED_MARK. */
+static PyObject *window_in_c(Window *self, PyObject *node, PyObject *shape, PyObject *key) {
+    PyObject *dims = SLOT(shape, off_dims), *dtype = SLOT(shape, off_dtype);
+    PyObject *single[1] = {key};
+    PyObject *const *parts = single;
+    Py_ssize_t n_parts = 1;
+    if (PyTuple_CheckExact(key)) {
+        parts = &PyTuple_GET_ITEM(key, 0);
+        n_parts = PyTuple_GET_SIZE(key);
+    }
+    if (!PyTuple_CheckExact(dims)) return NOT_HANDLED_MARK;
+    Py_ssize_t rank = PyTuple_GET_SIZE(dims);
+    if (n_parts > rank || rank > self->max_rank) return NOT_HANDLED_MARK;
+    PyObject *bound = PyDict_GetItemWithError(node_globals, str_max_pending);
+    if (bound == NULL) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "trace.node.MAX_PENDING is missing");
+        return NULL;
+    }
+    long long limit = PyLong_AsLongLong(bound), depth = PyLong_AsLongLong(SLOT(node, off_depth));
+    if (PyErr_Occurred()) return NULL;
+    if (limit > 0 && (depth > 0 ? depth : 0) + 2 > limit) return NOT_HANDLED_MARK;
+    Py_ssize_t starts[8], counts[8], sizes[8];
+    int kept[8], whole = 1, any_slice = 0;
+    for (Py_ssize_t i = 0; i < rank; i++) {
+        sizes[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(dims, i));
+        if (sizes[i] == -1 && PyErr_Occurred()) return NULL;
+        starts[i] = 0;
+        counts[i] = sizes[i];
+        kept[i] = 1;
+    }
+    for (Py_ssize_t axis = 0; axis < n_parts; axis++) {
+        PyObject *k = parts[axis];
+        Py_ssize_t n = sizes[axis];
+        if (PyLong_CheckExact(k)) {
+            int overflow = 0;
+            long long i = PyLong_AsLongLongAndOverflow(k, &overflow);
+            if (i == -1 && PyErr_Occurred()) return NULL;
+            if (overflow || i < -n || i >= n) return NOT_HANDLED_MARK;
+            starts[axis] = (Py_ssize_t)(i < 0 ? i + n : i);
+            counts[axis] = 1;
+            kept[axis] = 0;
+            whole = 0;
+        } else if (PySlice_Check(k)) {
+            PySliceObject *s = (PySliceObject *)k;
+            if (!((s->start == Py_None || PyLong_CheckExact(s->start)) && (s->stop == Py_None || PyLong_CheckExact(s->stop))))
+                return NOT_HANDLED_MARK;
+            if (s->step != Py_None) {
+                if (!PyLong_CheckExact(s->step)) return NOT_HANDLED_MARK;
+                int overflow = 0;
+                long long step = PyLong_AsLongLongAndOverflow(s->step, &overflow);
+                if (step == -1 && PyErr_Occurred()) return NULL;
+                if (overflow || step != 1) return NOT_HANDLED_MARK;
+            }
+            Py_ssize_t start, stop, step;
+            if (PySlice_Unpack(k, &start, &stop, &step) < 0) return NULL;
+            PySlice_AdjustIndices(n, &start, &stop, step);
+            starts[axis] = start;
+            counts[axis] = stop > start ? stop - start : 0;
+            if (counts[axis] != n) whole = 0;
+            any_slice = 1;
+        } else {
+            return NOT_HANDLED_MARK;
+        }
+    }
+    if (whole || !any_slice) return NOT_HANDLED_MARK; /* the whole array, or ints alone: the rules' */
+    PyObject *window = PyTuple_New(rank), *kept_tuple = PyTuple_New(rank), *plan_key = NULL, *plan = NULL;
+    PyObject *operands = NULL, *out = NULL;
+    if (window == NULL || kept_tuple == NULL) goto done;
+    for (Py_ssize_t i = 0; i < rank; i++) {
+        PyObject *count = PyLong_FromSsize_t(counts[i]);
+        if (count == NULL) goto done;
+        PyTuple_SET_ITEM(window, i, count);
+        PyTuple_SET_ITEM(kept_tuple, i, Py_NewRef(kept[i] ? Py_True : Py_False));
+    }
+    if ((plan_key = PyTuple_Pack(4, dims, dtype, window, kept_tuple)) == NULL) goto done;
+    plan = PyDict_GetItemWithError(self->slices, plan_key);
+    if (plan != NULL) {
+        Py_INCREF(plan);
+    } else {
+        if (PyErr_Occurred()) goto done;
+        PyObject *kept_list = PySequence_List(kept_tuple);
+        if (kept_list == NULL) goto done;
+        PyObject *call[] = {shape, window, kept_list};
+        plan = PyObject_Vectorcall(self->plan, call, 3, NULL);
+        Py_DECREF(kept_list);
+        if (plan == NULL) goto done;
+    }
+    if (plan == Py_None) { /* an empty array: the rules decide */
+        out = NOT_HANDLED_MARK;
+        goto done;
+    }
+    if (!PyTuple_CheckExact(plan) || PyTuple_GET_SIZE(plan) != 4) {
+        PyErr_SetString(PyExc_TypeError, "window: a plan is (sizes, sliced, drop, dropped)");
+        goto done;
+    }
+    if ((operands = PyTuple_New(rank + 1)) == NULL) goto done;
+    PyTuple_SET_ITEM(operands, 0, Py_NewRef(node));
+    for (Py_ssize_t i = 0; i < rank; i++) {
+        PyObject *start = start_node(self, starts[i]);
+        if (start == NULL) goto done;
+        PyTuple_SET_ITEM(operands, i + 1, start);
+    }
+    PyObject *args[] = {str_dynamic_slice, operands, PyTuple_GET_ITEM(plan, 0), PyTuple_GET_ITEM(plan, 1)};
+    out = derive(NULL, args, 4);
+    if (out != NULL && PyTuple_GET_ITEM(plan, 2) != Py_None) {
+        PyObject *on = PyTuple_Pack(1, out);
+        PyObject *reshape_args[] = {str_reshape, on, PyTuple_GET_ITEM(plan, 2), PyTuple_GET_ITEM(plan, 3)};
+        PyObject *reshaped = on == NULL ? NULL : derive(NULL, reshape_args, 4);
+        Py_XDECREF(on);
+        Py_SETREF(out, reshaped);
+    }
+done:
+    Py_XDECREF(window);
+    Py_XDECREF(kept_tuple);
+    Py_XDECREF(plan_key);
+    Py_XDECREF(plan);
+    Py_XDECREF(operands);
+    return out;
+}
+
+static PyObject *window_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Window *self = (Window *)callable;
+    if (kwnames != NULL || PyVectorcall_NARGS(nargsf) != 2) {
+        PyErr_SetString(PyExc_TypeError, "Window(x, key) takes two positional arguments");
+        return NULL;
+    }
+    PyObject *x = args[0], *key = args[1], *node, *shape;
+    if (array_type == NULL || node_type == NULL || wrap_fn == NULL || !strong_array(x, &node, &shape) ||
+        !(PySlice_Check(key) || PyTuple_CheckExact(key)))
+        Py_RETURN_NONE;
+    int tracing = tracing_now();
+    if (tracing) return tracing < 0 ? NULL : Py_NewRef(Py_None);
+    PyObject *out = window_in_c(self, node, shape, key);
+    if (out == NOT_HANDLED_MARK) Py_RETURN_NONE;
+    if (out == NULL) return NULL;
+    PyObject *array = wrapped(out);
+    if (array == NULL) return NULL;
+    PyObject *call[] = {x, array, key};
+    PyObject *view = PyObject_Vectorcall(self->attach, call, 3, NULL);
+    Py_DECREF(array);
+    return view;
+}
+
+static PyObject *window_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    PyObject *slices, *plan, *index_buffers, *index_shape, *index_node, *attach;
+    int max_rank;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
+        PyErr_SetString(PyExc_TypeError, "Window takes positional arguments only");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "O!OO!OOOi:Window", &PyDict_Type, &slices, &plan, &PyTuple_Type, &index_buffers,
+                          &index_shape, &index_node, &attach, &max_rank))
+        return NULL;
+    if (max_rank < 1 || max_rank > 8) {
+        PyErr_SetString(PyExc_ValueError, "Window: the largest rank taken must be 1 to 8");
+        return NULL;
+    }
+    if (!PyCallable_Check(plan) || !PyCallable_Check(index_node) || !PyCallable_Check(attach)) {
+        PyErr_SetString(PyExc_TypeError, "Window: plan, index_node and attach must be callable");
+        return NULL;
+    }
+    if (shape_type == NULL || !PyObject_TypeCheck(index_shape, shape_type)) {
+        PyErr_SetString(PyExc_TypeError, "Window: index_shape must be a Shape (after configure)");
+        return NULL;
+    }
+    Window *self = (Window *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->vectorcall = window_vectorcall;
+    self->slices = Py_NewRef(slices);
+    self->plan = Py_NewRef(plan);
+    self->index_buffers = Py_NewRef(index_buffers);
+    self->index_shape = Py_NewRef(index_shape);
+    self->index_node = Py_NewRef(index_node);
+    self->attach = Py_NewRef(attach);
+    self->max_rank = max_rank;
+    return (PyObject *)self;
+}
+
+static int window_traverse(Window *self, visitproc visit, void *arg) {
+    Py_VISIT(self->slices);
+    Py_VISIT(self->plan);
+    Py_VISIT(self->index_buffers);
+    Py_VISIT(self->index_shape);
+    Py_VISIT(self->index_node);
+    Py_VISIT(self->attach);
+    return 0;
+}
+
+static int window_clear(Window *self) {
+    Py_CLEAR(self->slices);
+    Py_CLEAR(self->plan);
+    Py_CLEAR(self->index_buffers);
+    Py_CLEAR(self->index_shape);
+    Py_CLEAR(self->index_node);
+    Py_CLEAR(self->attach);
+    return 0;
+}
+
+static void window_dealloc(Window *self) {
+    PyObject_GC_UnTrack(self);
+    window_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject window_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "plaidarray.trace._graph.Window",
+    .tp_doc = "Window(slices, plan, index_buffers, index_shape, index_node, attach, max_rank): x[key] for a "
+              "window's common keys in C, called with (x, key); None for the rest.",
+    .tp_basicsize = sizeof(Window),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_new = window_new,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Window, vectorcall),
+    .tp_dealloc = (destructor)window_dealloc,
+    .tp_traverse = (traverseproc)window_traverse,
+    .tp_clear = (inquiry)window_clear,
+};
+
 /* --- signature ------------------------------------------------------------------------- */
 
 /* A recorded function's call as its recipes are keyed (api/recipes.py: _signature, _add,
@@ -1800,18 +2052,21 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_dimensions = PyUnicode_InternFromString("dimensions");
     str_kind = PyUnicode_InternFromString("kind");
     str_dims = PyUnicode_InternFromString("dims");
+    str_dynamic_slice = PyUnicode_InternFromString("dynamic_slice");
     NOT_HANDLED_MARK = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type); /* an object() of its own */
     if (str_parameter == NULL || str_itemsize == NULL || empty_tuple == NULL || zero == NULL ||
         str_max_pending == NULL || str_active == NULL || str_hex == NULL || str_with_dtype == NULL ||
         str_axis == NULL || str_keepdims == NULL || str_reduce == NULL || str_reshape == NULL ||
         str_divide == NULL || str_dimensions == NULL || str_kind == NULL || str_dims == NULL ||
+        str_dynamic_slice == NULL ||
         NOT_HANDLED_MARK == NULL || PyType_Ready(&handle_type) || PyType_Ready(&elementwise_type) ||
-        PyType_Ready(&reduction_type))
+        PyType_Ready(&reduction_type) || PyType_Ready(&window_type))
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && (PyModule_AddObjectRef(m, "ArrayHandle", (PyObject *)&handle_type) ||
                       PyModule_AddObjectRef(m, "Elementwise", (PyObject *)&elementwise_type) ||
-                      PyModule_AddObjectRef(m, "Reduction", (PyObject *)&reduction_type)))
+                      PyModule_AddObjectRef(m, "Reduction", (PyObject *)&reduction_type) ||
+                      PyModule_AddObjectRef(m, "Window", (PyObject *)&window_type)))
         Py_CLEAR(m);
     return m;
 }

@@ -1,8 +1,8 @@
 """Types of ``_graph.c``; ``node._derive_in_python``, ``to_hlo.walk``,
 ``node._set_buffers_in_python``, ``node._ready_in_python``, ``recipes._replay_in_python``,
 ``recipes._signature``, ``array._ArrayHandleInPython`` and each ``Elementwise``'s and
-``Reduction``'s ``fallback`` (``api.elementwise``, ``api.statistical``) are its Python
-definitions."""
+``Reduction``'s ``fallback`` (``api.elementwise``, ``api.statistical``) and
+``api.views._window`` (for ``Window``) are its Python definitions."""
 
 from typing import Any
 
@@ -30,6 +30,11 @@ class Reduction:
     def __init__(self, kind: str, where: str, attrs_table: dict, scalar_shapes: dict, no_attrs: dict, make_count: Any,
                  empty: bool, mean: bool, max_rank: int, fallback: Any, /) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+class Window:
+    def __init__(self, slices: dict, plan: Any, index_buffers: tuple, index_shape: Any, index_node: Any, attach: Any,
+                 max_rank: int, /) -> None: ...
+    def __call__(self, x: Any, key: Any, /) -> Any: ...
 
 class ArrayHandle:
     _node: Any

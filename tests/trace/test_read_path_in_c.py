@@ -13,6 +13,7 @@ twice.
 from __future__ import annotations
 
 import importlib.util
+import math
 import os
 import subprocess
 import sys
@@ -492,6 +493,74 @@ def test_reductions_in_c_look_like_their_definitions():
         xp.sum()
     with pytest.raises(TypeError):
         xp.sum(x, 0)  # axis is keyword-only
+
+
+# --- windows' common cases in C (``_graph.Window``) -------------------------------------
+
+_bound = st.one_of(st.none(), st.integers(-7, 7), st.just(True), st.just(2 ** 70))
+window_part = st.one_of(st.integers(-6, 6), st.builds(slice, _bound, _bound, st.sampled_from([None, 1, 2, -1, True])),
+                        st.sampled_from([None, Ellipsis, 1.0, np.int64(1)]))
+window_key = st.one_of(window_part, st.lists(window_part, max_size=6).map(tuple))
+
+
+def _getitem_outcome(make, key, in_c):
+    """What ``x[key]`` records and shows (``_outcome``), and the view it makes: its steps,
+    and the base's value after a write through it; ``in_c`` False asks the Python path."""
+    from plaidarray.api import views
+    saved = views._WINDOW_IN_C
+    if not in_c:
+        views._WINDOW_IN_C = None
+    try:
+        made = []
+        outcome = _outcome(lambda: made.append(make()) or made[0][key])
+        x = make()
+        out = x[key]
+    except Exception as e:  # noqa: BLE001 - the outcome compared
+        return ("raised", type(e), str(e))
+    finally:
+        views._WINDOW_IN_C = saved
+    record = out._base
+    steps = getattr(record, "steps", None)
+    if steps and getattr(record, "writable", False) and out.ndim:
+        out[...] = -1.0
+    return outcome, steps, np.asarray(x).tobytes()
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.sampled_from([(6,), (3, 4), (2, 3, 4), (1, 2, 2, 3), (2, 1, 2, 2, 3), (0, 3), ()]), window_key,
+       st.booleans())
+def test_windows_in_c_record_what_their_python_definitions_record(shape, key, of_view):
+    """``x[key]`` of unit-step slices and ints is recorded in C as ``views._window``
+    records it (nodes, value, view steps, writes through it); other keys are the Python
+    path's in both."""
+    values = np.arange(math.prod(shape), dtype=np.float64).reshape(shape)
+
+    def make():
+        x = xp.asarray(values)
+        return x[1:] if of_view and shape and shape[0] > 1 else x
+
+    assert _getitem_outcome(make, key, True) == _getitem_outcome(make, key, False)
+
+
+def test_windows_in_c_record_common_keys_without_the_python_path(monkeypatch):
+    """A loop's windows (``x[i:j]``, ``x[i:j, k]``, ``x[k, i:]``) are recorded in C: the
+    test above would pass with the Python path alone."""
+    from plaidarray.api import views
+    monkeypatch.setattr(views, "_window", _never)
+    monkeypatch.setattr(views, "_getitem_rules", _never)
+    values = np.arange(24.0).reshape(4, 6)
+    x = xp.asarray(values)
+    for key in (slice(1, 3), (slice(None, 2), 3), (2, slice(1, None)), (slice(-3, None), slice(2, 5))):
+        np.testing.assert_array_equal(np.asarray(x[key]), values[key])
+    window = x[1:3]
+    window[0, 0] = 100.0  # a view: the write reaches its base
+    assert float(x[1, 0]) == 100.0
+
+
+def test_windows_in_c_are_not_used_while_tracing():
+    values = np.arange(12.0).reshape(3, 4)
+    fn = xp.jit(lambda a: a[1:3] * 2.0 + a[0, :])
+    np.testing.assert_array_equal(np.asarray(fn(xp.asarray(values))), values[1:3] * 2.0 + values[0, :])
 
 def _described(node, inputs):
     """A node's slots, with its operands as their places in ``inputs`` and its serial left out."""
