@@ -131,8 +131,9 @@ def _whole_call(kind: str, empty: bool, x: Array, /, **kwargs: Any) -> Array | N
 
 
 def _count_buffer(count: float, dtype: np.dtype) -> np.ndarray:
-    """The buffer of a mean's count over a whole array, as ``graph.scalar_operand`` makes
-    a 0-d operand's (``_graph.Reduction`` makes its node)."""
+    """The buffer of a mean's count, or a variance's ``N - correction``, as a 0-d operand
+    of ``graph.scalar_operand``'s (``_graph.Reduction`` makes its node; the count is never
+    past what ``dtype`` holds, so no rounding to inf needs silencing)."""
     return np.asarray(count, dtype=dtype)
 
 
@@ -140,18 +141,19 @@ def _count_buffer(count: float, dtype: np.dtype) -> np.ndarray:
 _IN_C = node_module.GRAPH_IN_C
 
 
-def _in_c(fn: Any, kind: str, empty: bool, mean: bool = False) -> Any:
+def _in_c(fn: Any, kind: str, empty: bool, mean: bool = False, variance: int = 0) -> Any:
     """``fn`` (a recorded reduction) with ``along``'s cases recorded in C where the C
-    module is in use (``_graph.Reduction``), and for ``mean`` the division by the count
-    as ``_whole_mean`` records it: the same nodes, without a recipe's signature and
-    lookup or the Python path (a window of a new length took 2-9 us a reduction there).
-    ``fn`` is called for everything else, as it is (its docstring, name and signature
-    are the C path's, through ``__wrapped__``)."""
+    module is in use (``_graph.Reduction``): for ``mean`` with the division by the count
+    as ``_whole_mean`` records it, and for ``var`` (``variance`` 1) and ``std`` (2) as
+    ``_whole_var`` and ``_whole_std`` do. The same nodes, without a recipe's signature and
+    lookup or the Python path (a window of a new length took 2-9 us a reduction there,
+    17 us a ``std``). ``fn`` is called for everything else, as it is (its docstring, name
+    and signature are the C path's, through ``__wrapped__``)."""
     if _IN_C is None:
         return fn
     shapes = {dtype: _scalar_shape(dtype) for dtype in (dt.float32, dt.float64)}
     fast = _IN_C.Reduction(kind, fn.__name__, _REDUCE_ATTRS, shapes, _NO_ATTRS, _count_buffer, empty, mean,
-                           MERGED_RANK, fn)
+                           MERGED_RANK, variance, fn)
     fast.__name__ = fast.__qualname__ = fn.__name__
     fast.__doc__, fast.__module__, fast.__wrapped__, fast.recipes = fn.__doc__, __name__, fn, fn.recipes
     return fast
@@ -264,7 +266,7 @@ def _whole_var(x: Array, /, **kwargs: Any) -> Array | None:
     return wrap(derive("divide", (summed._node, divisor), _NO_ATTRS, summed._node.shape))
 
 
-var = recorded(var, _whole_var)
+var = _in_c(recorded(var, _whole_var), "add", False, variance=1)
 
 
 def std(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
@@ -281,7 +283,7 @@ def _whole_std(x: Array, /, **kwargs: Any) -> Array | None:
     return wrap(derive("sqrt", (variance._node,), _NO_ATTRS, variance._node.shape))
 
 
-std = recorded(std, _whole_std)
+std = _in_c(recorded(std, _whole_std), "add", False, variance=2)
 
 
 def _cumulative(kind: str, name: str):

@@ -1198,10 +1198,20 @@ typedef struct {
     PyObject *fallback;
     PyObject *dict;
     int empty, mean, max_rank;
+    int variance; /* 1: var, 2: std, as _whole_var and _whole_std record them; 0: a reduction */
 } Reduction;
 
+/* What one reduction records: the reduce's kind, whether an empty operand is taken, whether
+   it is a mean (the total divided by its count) and the name scalar_operand is given. */
+typedef struct {
+    PyObject *kind;
+    int empty, mean;
+    PyObject *where;
+} Reducing;
+
 static PyObject *str_axis, *str_keepdims, *str_reduce, *str_reshape, *str_divide, *str_dimensions, *str_kind,
-    *str_dims;
+    *str_dims, *str_correction, *str_add, *str_mean, *str_subtract, *str_multiply, *str_sqrt,
+    *str_broadcast_in_dim, *str_broadcast_dimensions;
 
 /* The Array of ``node`` recorded over ``operands`` (borrowed) as ``op`` with ``attrs`` and ``shape``. */
 static PyObject *record_op(PyObject *op, PyObject *operands, PyObject *attrs, PyObject *shape) {
@@ -1243,8 +1253,8 @@ static int reduced_axes(PyObject *axis, Py_ssize_t rank, int *axes, Py_ssize_t *
 }
 
 /* The reduce's attributes for ``axes`` (a tuple), from the shared table or made into it. */
-static PyObject *reduce_attrs(Reduction *self, PyObject *axes) {
-    PyObject *key = PyTuple_Pack(2, axes, self->kind);
+static PyObject *reduce_attrs(Reduction *self, PyObject *axes, PyObject *kind) {
+    PyObject *key = PyTuple_Pack(2, axes, kind);
     if (key == NULL) return NULL;
     PyObject *attrs = PyDict_GetItemWithError(self->attrs_table, key);
     if (attrs != NULL) {
@@ -1255,14 +1265,14 @@ static PyObject *reduce_attrs(Reduction *self, PyObject *axes) {
         Py_DECREF(key);
         return NULL;
     }
-    if (PyDict_SetItem(attrs, str_dimensions, axes) || PyDict_SetItem(attrs, str_kind, self->kind) ||
+    if (PyDict_SetItem(attrs, str_dimensions, axes) || PyDict_SetItem(attrs, str_kind, kind) ||
         PyDict_SetItem(self->attrs_table, key, attrs))
         Py_CLEAR(attrs);
     Py_DECREF(key);
     return attrs;
 }
 
-static PyObject *reduction_in_c(Reduction *self, PyObject *x, PyObject *axis, PyObject *keepdims) {
+static PyObject *reduction_in_c(Reduction *self, const Reducing *how, PyObject *x, PyObject *axis, PyObject *keepdims) {
     PyObject *node, *shape;
     if (!strong_array(x, &node, &shape)) return NOT_HANDLED_MARK;
     PyObject *dtype = SLOT(shape, off_dtype), *dims = SLOT(shape, off_dims);
@@ -1275,7 +1285,7 @@ static PyObject *reduction_in_c(Reduction *self, PyObject *x, PyObject *axis, Py
     for (Py_ssize_t i = 0; i < rank; i++) {
         sizes[i] = PyLong_AsLongLong(PyTuple_GET_ITEM(dims, i));
         if (sizes[i] == -1 && PyErr_Occurred()) return NULL;
-        if (sizes[i] == 0 && !self->empty) return NOT_HANDLED_MARK;
+        if (sizes[i] == 0 && !how->empty) return NOT_HANDLED_MARK;
         elements *= sizes[i];
     }
     int axes[8];
@@ -1302,7 +1312,7 @@ static PyObject *reduction_in_c(Reduction *self, PyObject *x, PyObject *axis, Py
             remaining *= sizes[i];
         }
     }
-    if ((attrs = reduce_attrs(self, axes_tuple)) == NULL) goto done;
+    if ((attrs = reduce_attrs(self, axes_tuple, how->kind)) == NULL) goto done;
     out_shape = count < rank ? PyObject_CallFunctionObjArgs((PyObject *)shape_type, reduced, dtype, NULL)
                              : Py_NewRef(scalar_shape);
     if (out_shape == NULL || (operands = PyTuple_Pack(1, node)) == NULL) goto done;
@@ -1320,7 +1330,7 @@ static PyObject *reduction_in_c(Reduction *self, PyObject *x, PyObject *axis, Py
         if (out == NULL) goto done;
     }
     long long divisor = remaining ? elements / remaining : 0;
-    if (self->mean && divisor != 1) { /* a mean: the total divided by its run-time count, as _whole_mean records it */
+    if (how->mean && divisor != 1) { /* a mean: the total divided by its run-time count, as _whole_mean records it */
         PyObject *value = PyFloat_FromDouble((double)divisor), *scalar = NULL, *pair = NULL, *mean = NULL;
         PyObject *total = ((Handle *)out)->node, *buffer = NULL;
         if (value != NULL && PyTuple_GET_SIZE(SLOT(out_shape, off_dims)) == 0) {
@@ -1329,7 +1339,7 @@ static PyObject *reduction_in_c(Reduction *self, PyObject *x, PyObject *axis, Py
             buffer = PyObject_Vectorcall(self->make_count, call, 2, NULL);
             scalar = buffer == NULL ? NULL : ready_node(buffer, out_shape, Py_None);
         } else if (value != NULL) {
-            scalar = scalar_node(self->where, value, out_shape);
+            scalar = scalar_node(how->where, value, out_shape);
         }
         if (scalar != NULL && (pair = PyTuple_Pack(2, total, scalar)) != NULL)
             mean = record_op(str_divide, pair, self->no_attrs, out_shape);
@@ -1349,25 +1359,125 @@ done:
     return out;
 }
 
+/* The Array of ``op`` over ``a`` (and ``b`` where not NULL), both nodes, of ``shape``, with no attributes. */
+static PyObject *record_plain(Reduction *self, PyObject *op, PyObject *a, PyObject *b, PyObject *shape) {
+    PyObject *operands = b == NULL ? PyTuple_Pack(1, a) : PyTuple_Pack(2, a, b);
+    if (operands == NULL) return NULL;
+    PyObject *out = record_op(op, operands, self->no_attrs, shape);
+    Py_DECREF(operands);
+    return out;
+}
+
+/* ``var(x, correction=...)`` (``std`` where ``self->variance`` is 2) of a floating-point
+   array over all its axes, as _whole_var (_whole_std) records it: the mean kept as a unit
+   array, the deviations from it squared and summed, divided by the run-time
+   ``N - correction``; NOT_HANDLED_MARK where that records nothing (one element, ``N -
+   correction`` not positive, a correction past what a count can be). */
+static PyObject *variance_in_c(Reduction *self, PyObject *x, PyObject *correction) {
+    PyObject *node, *shape;
+    if (!strong_array(x, &node, &shape)) return NOT_HANDLED_MARK;
+    PyObject *dims = SLOT(shape, off_dims), *dtype = SLOT(shape, off_dtype);
+    PyObject *scalar_shape = PyDict_GetItemWithError(self->scalar_shapes, dtype);
+    if (scalar_shape == NULL) return PyErr_Occurred() ? NULL : NOT_HANDLED_MARK;
+    if (!PyTuple_CheckExact(dims)) return NOT_HANDLED_MARK;
+    long long n = 1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(dims); i++) {
+        long long d = PyLong_AsLongLong(PyTuple_GET_ITEM(dims, i));
+        if (d == -1 && PyErr_Occurred()) return NULL;
+        n *= d;
+    }
+    double divisor; /* float(n - correction), as Python computes it */
+    if (correction == NULL) {
+        divisor = (double)n;
+    } else if (PyLong_CheckExact(correction)) {
+        int overflow = 0;
+        long long c = PyLong_AsLongLongAndOverflow(correction, &overflow);
+        if (c == -1 && PyErr_Occurred()) return NULL;
+        if (overflow || c < -(1LL << 52) || c > (1LL << 52)) return NOT_HANDLED_MARK;
+        divisor = (double)(n - c);
+    } else if (PyFloat_CheckExact(correction)) {
+        divisor = (double)n - PyFloat_AS_DOUBLE(correction);
+    } else {
+        return NOT_HANDLED_MARK;
+    }
+    if (n == 1 || !(divisor > 0) || divisor > 4.0e18) return NOT_HANDLED_MARK;
+    static const Reducing centre_how = {NULL, 0, 1, NULL}, total_how = {NULL, 0, 0, NULL};
+    Reducing centring = centre_how, totalling = total_how;
+    centring.kind = totalling.kind = str_add;
+    centring.where = totalling.where = str_mean;
+    PyObject *centre = reduction_in_c(self, &centring, x, NULL, Py_True);
+    if (centre == NULL || centre == NOT_HANDLED_MARK) return centre;
+    PyObject *attrs = PyDict_New(), *axes = PyTuple_New(PyTuple_GET_SIZE(dims)), *spread = NULL;
+    PyObject *deviation = NULL, *squared = NULL, *total = NULL, *value = NULL, *buffer = NULL, *count = NULL;
+    PyObject *out = NULL;
+    if (attrs == NULL || axes == NULL) goto done;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(dims); i++) {
+        PyObject *number = PyLong_FromSsize_t(i);
+        if (number == NULL) goto done;
+        PyTuple_SET_ITEM(axes, i, number);
+    }
+    if (PyDict_SetItem(attrs, str_dims, dims) || PyDict_SetItem(attrs, str_broadcast_dimensions, axes)) goto done;
+    PyObject *spread_args[4] = {str_broadcast_in_dim, NULL, attrs, shape};
+    if ((spread_args[1] = PyTuple_Pack(1, ((Handle *)centre)->node)) == NULL) goto done;
+    spread = derive(NULL, spread_args, 4); /* graph.broadcast_node's: no Array of its own */
+    Py_DECREF(spread_args[1]);
+    if (spread == NULL) goto done;
+    if ((deviation = record_plain(self, str_subtract, node, spread, shape)) == NULL) goto done;
+    PyObject *d = ((Handle *)deviation)->node;
+    if ((squared = record_plain(self, str_multiply, d, d, shape)) == NULL) goto done;
+    total = reduction_in_c(self, &totalling, squared, NULL, Py_False);
+    if (total == NOT_HANDLED_MARK) {
+        PyErr_SetString(PyExc_RuntimeError, "var: the squared deviations' sum was not recorded");
+        total = NULL;
+    }
+    if (total == NULL || (value = PyFloat_FromDouble(divisor)) == NULL) goto done;
+    PyObject *call[] = {value, dtype};
+    if ((buffer = PyObject_Vectorcall(self->make_count, call, 2, NULL)) == NULL) goto done;
+    if ((count = ready_node(buffer, scalar_shape, Py_None)) == NULL) goto done;
+    out = record_plain(self, str_divide, ((Handle *)total)->node, count, scalar_shape);
+    if (out != NULL && self->variance == 2)
+        Py_SETREF(out, record_plain(self, str_sqrt, ((Handle *)out)->node, NULL, scalar_shape));
+done:
+    Py_DECREF(centre);
+    Py_XDECREF(attrs);
+    Py_XDECREF(axes);
+    Py_XDECREF(spread);
+    Py_XDECREF(deviation);
+    Py_XDECREF(squared);
+    Py_XDECREF(total);
+    Py_XDECREF(value);
+    Py_XDECREF(buffer);
+    Py_XDECREF(count);
+    return out;
+}
+
 static PyObject *reduction_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     Reduction *self = (Reduction *)callable;
     Py_ssize_t nargs = PyVectorcall_NARGS(nargsf);
     if (nargs == 1 && array_type != NULL && node_type != NULL && wrap_fn != NULL) {
-        PyObject *axis = NULL, *keepdims = Py_False;
+        PyObject *axis = NULL, *keepdims = Py_False, *correction = NULL;
         int ours = 1;
         Py_ssize_t n_kw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
         for (Py_ssize_t i = 0; i < n_kw && ours; i++) {
             PyObject *name = PyTuple_GET_ITEM(kwnames, i), *value = args[nargs + i];
-            if (PyUnicode_Compare(name, str_axis) == 0) axis = value;
-            else if (PyUnicode_Compare(name, str_keepdims) == 0 && (value == Py_True || value == Py_False))
+            if (self->variance) {
+                if (PyUnicode_Compare(name, str_correction) == 0) correction = value;
+                else ours = 0;
+            } else if (PyUnicode_Compare(name, str_axis) == 0) {
+                axis = value;
+            } else if (PyUnicode_Compare(name, str_keepdims) == 0 && (value == Py_True || value == Py_False)) {
                 keepdims = value;
-            else ours = 0;
+            } else {
+                ours = 0;
+            }
         }
         if (PyErr_Occurred()) return NULL;
         int tracing = ours ? tracing_now() : 1;
         if (tracing < 0) return NULL;
         if (!tracing) {
-            PyObject *out = reduction_in_c(self, args[0], axis, keepdims);
+            Reducing how = {self->kind, self->empty, self->mean, self->where};
+            PyObject *out = self->variance ? variance_in_c(self, args[0], correction)
+                                           : reduction_in_c(self, &how, args[0], axis, keepdims);
             if (out != NOT_HANDLED_MARK) return out;
         }
     }
@@ -1376,16 +1486,17 @@ static PyObject *reduction_vectorcall(PyObject *callable, PyObject *const *args,
 
 static PyObject *reduction_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     PyObject *kind, *where, *attrs_table, *scalar_shapes, *no_attrs, *make_count, *fallback;
-    int empty, mean, max_rank;
+    int empty, mean, max_rank, variance;
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
         PyErr_SetString(PyExc_TypeError, "Reduction takes positional arguments only");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "UUO!O!O!OppiO:Reduction", &kind, &where, &PyDict_Type, &attrs_table, &PyDict_Type,
-                          &scalar_shapes, &PyDict_Type, &no_attrs, &make_count, &empty, &mean, &max_rank, &fallback))
+    if (!PyArg_ParseTuple(args, "UUO!O!O!OppiiO:Reduction", &kind, &where, &PyDict_Type, &attrs_table,
+                          &PyDict_Type, &scalar_shapes, &PyDict_Type, &no_attrs, &make_count, &empty, &mean, &max_rank,
+                          &variance, &fallback))
         return NULL;
-    if (max_rank < 1 || max_rank > 8) {
-        PyErr_SetString(PyExc_ValueError, "Reduction: the largest rank taken must be 1 to 8");
+    if (max_rank < 1 || max_rank > 8 || variance < 0 || variance > 2) {
+        PyErr_SetString(PyExc_ValueError, "Reduction: the largest rank taken must be 1 to 8, variance 0, 1 or 2");
         return NULL;
     }
     if (!PyCallable_Check(fallback) || !PyCallable_Check(make_count)) {
@@ -1405,6 +1516,7 @@ static PyObject *reduction_new(PyTypeObject *type, PyObject *args, PyObject *kwa
     self->empty = empty;
     self->mean = mean;
     self->max_rank = max_rank;
+    self->variance = variance;
     return (PyObject *)self;
 }
 
@@ -1459,7 +1571,7 @@ static PyTypeObject reduction_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "plaidarray.trace._graph.Reduction",
     .tp_doc = "Reduction(kind, where, attrs_table, scalar_shapes, no_attrs, make_count, empty, mean, max_rank, "
-              "fallback): a "
+              "variance, fallback): a "
               "reduction's common cases in C, the rest the fallback's.",
     .tp_basicsize = sizeof(Reduction),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
@@ -2053,12 +2165,22 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_kind = PyUnicode_InternFromString("kind");
     str_dims = PyUnicode_InternFromString("dims");
     str_dynamic_slice = PyUnicode_InternFromString("dynamic_slice");
+    str_correction = PyUnicode_InternFromString("correction");
+    str_add = PyUnicode_InternFromString("add");
+    str_mean = PyUnicode_InternFromString("mean");
+    str_subtract = PyUnicode_InternFromString("subtract");
+    str_multiply = PyUnicode_InternFromString("multiply");
+    str_sqrt = PyUnicode_InternFromString("sqrt");
+    str_broadcast_in_dim = PyUnicode_InternFromString("broadcast_in_dim");
+    str_broadcast_dimensions = PyUnicode_InternFromString("broadcast_dimensions");
     NOT_HANDLED_MARK = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type); /* an object() of its own */
     if (str_parameter == NULL || str_itemsize == NULL || empty_tuple == NULL || zero == NULL ||
         str_max_pending == NULL || str_active == NULL || str_hex == NULL || str_with_dtype == NULL ||
         str_axis == NULL || str_keepdims == NULL || str_reduce == NULL || str_reshape == NULL ||
         str_divide == NULL || str_dimensions == NULL || str_kind == NULL || str_dims == NULL ||
-        str_dynamic_slice == NULL ||
+        str_dynamic_slice == NULL || str_correction == NULL || str_add == NULL || str_mean == NULL ||
+        str_subtract == NULL || str_multiply == NULL || str_sqrt == NULL || str_broadcast_in_dim == NULL ||
+        str_broadcast_dimensions == NULL ||
         NOT_HANDLED_MARK == NULL || PyType_Ready(&handle_type) || PyType_Ready(&elementwise_type) ||
         PyType_Ready(&reduction_type) || PyType_Ready(&window_type))
         return NULL;

@@ -411,20 +411,28 @@ def test_elementwise_functions_in_c_look_like_their_definitions():
 
 # --- reductions' common cases in C (``_graph.Reduction``) -------------------------------
 
-REDUCTIONS = ["sum", "prod", "max", "min", "mean"]
+REDUCTIONS = ["sum", "prod", "max", "min", "mean", "var", "std"]
 #: A reduction's keyword arguments: each drawn or left out (``_ABSENT``).
 _ABSENT = object()
 reduction_axis = st.sampled_from([_ABSENT, None, 0, 1, -1, 3, (0,), (1, 0), (0, 1), (0, 0), (), (-1,), True, [0], 1.0])
 reduction_shape = st.sampled_from([(3,), (2, 3), (1, 4), (2, 0), (0,), (2, 3, 4), (1, 2, 1, 2, 3), ()])
 
 
-@settings(max_examples=300, deadline=None)
+reduction_correction = st.sampled_from([_ABSENT, 0, 1, 1.5, -1, 23, 2 ** 70, True, float("nan"), -1e300])
+
+
+@settings(max_examples=400, deadline=None)
 @given(st.sampled_from(REDUCTIONS), st.sampled_from(["float64", "float32", "int64", "bool", "complex128"]),
-       reduction_shape, reduction_axis, st.sampled_from([_ABSENT, False, True, 1]), st.booleans())
-def test_reductions_in_c_record_what_their_python_definitions_record(name, dtype, shape, axis, keepdims, view):
+       reduction_shape, reduction_axis, st.sampled_from([_ABSENT, False, True, 1]), st.booleans(),
+       reduction_correction)
+def test_reductions_in_c_record_what_their_python_definitions_record(name, dtype, shape, axis, keepdims, view,
+                                                                     correction):
     fn = getattr(xp, name)
     assert type(fn) is node_module.GRAPH_IN_C.Reduction
-    kwargs = {k: v for k, v in (("axis", axis), ("keepdims", keepdims)) if v is not _ABSENT}
+    if name in ("var", "std"):  # their C path takes a correction alone
+        axis = keepdims = _ABSENT
+    kwargs = {k: v for k, v in (("axis", axis), ("keepdims", keepdims), ("correction", correction))
+              if v is not _ABSENT}
 
     def operand():  # made anew for each call: a read computes a pending view
         x = _make(("array", dtype, shape))
@@ -443,12 +451,19 @@ def test_reductions_common_cases_never_call_the_python_definition(dtype):
     x = xp.asarray(values)
     shapes = {np.dtype(d): statistical._scalar_shape(np.dtype(d)) for d in ("float32", "float64")}
 
-    def made(kind, mean=False, empty=True):
+    def made(kind, mean=False, empty=True, variance=0):
         return node_module.GRAPH_IN_C.Reduction(kind, "mean" if mean else kind, statistical._REDUCE_ATTRS, shapes,
                                                 statistical._NO_ATTRS, statistical._count_buffer, empty, mean,
-                                                statistical.MERGED_RANK, _never)
+                                                statistical.MERGED_RANK, variance, _never)
 
     total, mean, largest = made("add"), made("add", mean=True, empty=False), made("maximum", empty=False)
+    var, std = made("add", empty=False, variance=1), made("add", empty=False, variance=2)
+    np.testing.assert_allclose(np.asarray(var(x)), values.var(), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(std(x, correction=1)), values.std(ddof=1), rtol=1e-6)
+    np.testing.assert_allclose(np.asarray(var(x, correction=0.5)), values.var(ddof=0.5), rtol=1e-6)
+    for other in (x[:1, :1, :1], x[:, :0]):  # one element: the mean is the sum; an empty one: NaN
+        with pytest.raises(AssertionError, match="Python definition was called"):
+            var(other)
     np.testing.assert_array_equal(np.asarray(total(x)), values.sum())
     np.testing.assert_array_equal(np.asarray(total(x, axis=(0, 2))), values.sum(axis=(0, 2)))
     np.testing.assert_array_equal(np.asarray(largest(x, axis=-1, keepdims=True)), values.max(axis=-1, keepdims=True))
