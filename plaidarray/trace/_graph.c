@@ -1033,6 +1033,92 @@ static PyObject *with_scalar(Elementwise *self, PyObject *node, PyObject *shape,
     return out;
 }
 
+static PyObject *str_broadcast_in_dim, *str_broadcast_dimensions, *str_dims;
+
+/* The largest rank broadcast_binary takes (the rules take the rest). */
+#define BROADCAST_RANK 16
+
+/* The op of two arrays of one dtype whose shapes differ but broadcast together, each
+   broadcast as api.elementwise.broadcast_pair broadcasts it (``x - mean(x, axis=0)``: a
+   loop over new sizes misses every recipe); NOT_HANDLED_MARK for shapes that do not
+   broadcast (the rules say why), a broadcast deeper than the pending bound (the rules
+   decide where to cut) and while tracing (the rules' own path). */
+static PyObject *broadcast_binary(Elementwise *self, PyObject *n1, PyObject *s1, PyObject *n2, PyObject *s2) {
+    PyObject *result = result_of(self->same, s1);
+    if (result == NULL) return PyErr_Occurred() ? NULL : NOT_HANDLED_MARK;
+    PyObject *d1 = SLOT(s1, off_dims), *d2 = SLOT(s2, off_dims);
+    if (!PyTuple_CheckExact(d1) || !PyTuple_CheckExact(d2)) return NOT_HANDLED_MARK;
+    Py_ssize_t r1 = PyTuple_GET_SIZE(d1), r2 = PyTuple_GET_SIZE(d2), rank = r1 > r2 ? r1 : r2;
+    if (rank > BROADCAST_RANK) return NOT_HANDLED_MARK;
+    int tracing = tracing_now();
+    if (tracing) return tracing < 0 ? NULL : NOT_HANDLED_MARK;
+    PyObject *out[BROADCAST_RANK];
+    int same1 = r1 == rank, same2 = r2 == rank;
+    for (Py_ssize_t i = 0; i < rank; i++) {
+        PyObject *a = i >= rank - r1 ? PyTuple_GET_ITEM(d1, i - (rank - r1)) : NULL;
+        PyObject *b = i >= rank - r2 ? PyTuple_GET_ITEM(d2, i - (rank - r2)) : NULL;
+        long long x = a == NULL ? 1 : PyLong_AsLongLong(a), y = b == NULL ? 1 : PyLong_AsLongLong(b);
+        if (PyErr_Occurred()) return NULL;
+        if (x != y && x != 1 && y != 1) return NOT_HANDLED_MARK;
+        out[i] = x == 1 ? (b == NULL ? a : b) : a;
+        same1 &= x == (y == 1 ? x : y);
+        same2 &= y == (x == 1 ? y : x);
+    }
+    PyObject *limit_obj = PyDict_GetItemWithError(node_globals, str_max_pending);
+    if (limit_obj == NULL) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "trace.node.MAX_PENDING is missing");
+        return NULL;
+    }
+    long long limit = PyLong_AsLongLong(limit_obj);
+    if (limit == -1 && PyErr_Occurred()) return NULL;
+    PyObject *nodes[2] = {n1, n2};
+    int broadcast[2] = {!same1, !same2};
+    for (int k = 0; k < 2; k++) {
+        if (!broadcast[k]) continue;
+        long long depth = PyLong_AsLongLong(SLOT(nodes[k], off_depth));
+        if (depth == -1 && PyErr_Occurred()) return NULL;
+        if (limit > 0 && depth + 1 > limit) return NOT_HANDLED_MARK;
+    }
+    PyObject *dims = PyTuple_New(rank), *shape = NULL, *operands[2] = {NULL, NULL}, *recorded = NULL;
+    if (dims == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < rank; i++) PyTuple_SET_ITEM(dims, i, Py_NewRef(out[i]));
+    shape = same1 ? Py_NewRef(s1) : same2 ? Py_NewRef(s2)
+                  : PyObject_CallFunctionObjArgs((PyObject *)shape_type, dims, SLOT(s1, off_dtype), NULL);
+    if (shape == NULL) goto done;
+    for (int k = 0; k < 2; k++) {
+        if (!broadcast[k]) {
+            operands[k] = Py_NewRef(nodes[k]);
+            continue;
+        }
+        Py_ssize_t own = k == 0 ? r1 : r2;
+        PyObject *attrs = PyDict_New(), *axes = PyTuple_New(own), *on = NULL;
+        int failed = attrs == NULL || axes == NULL;
+        for (Py_ssize_t i = 0; !failed && i < own; i++) {
+            PyObject *axis = PyLong_FromSsize_t(rank - own + i);
+            if (axis == NULL) failed = 1;
+            else PyTuple_SET_ITEM(axes, i, axis);
+        }
+        if (!failed && (PyDict_SetItem(attrs, str_dims, dims) || PyDict_SetItem(attrs, str_broadcast_dimensions, axes) ||
+                        (on = PyTuple_Pack(1, nodes[k])) == NULL))
+            failed = 1;
+        if (!failed) {
+            PyObject *args[] = {str_broadcast_in_dim, on, attrs, shape};
+            operands[k] = derive(NULL, args, 4);
+        }
+        Py_XDECREF(attrs);
+        Py_XDECREF(axes);
+        Py_XDECREF(on);
+        if (operands[k] == NULL) goto done;
+    }
+    recorded = record(self, operands, 2, shape, result);
+done:
+    Py_DECREF(dims);
+    Py_XDECREF(shape);
+    Py_XDECREF(operands[0]);
+    Py_XDECREF(operands[1]);
+    return recorded;
+}
+
 static PyObject *fast_binary(Elementwise *self, PyObject *a, PyObject *b) {
     PyObject *n1, *s1, *n2, *s2, *result;
     if (strong_array(a, &n1, &s1)) {
@@ -1040,7 +1126,8 @@ static PyObject *fast_binary(Elementwise *self, PyObject *a, PyObject *b) {
         if (s1 != s2) {
             if (SLOT(s1, off_dtype) != SLOT(s2, off_dtype)) return NOT_HANDLED_MARK;
             int equal = PyObject_RichCompareBool(SLOT(s1, off_dims), SLOT(s2, off_dims), Py_EQ);
-            if (equal <= 0) return equal < 0 ? NULL : NOT_HANDLED_MARK;
+            if (equal < 0) return NULL;
+            if (!equal) return broadcast_binary(self, n1, s1, n2, s2);
         }
         if ((result = result_of(self->same, s1)) == NULL) return PyErr_Occurred() ? NULL : NOT_HANDLED_MARK;
         PyObject *operands[] = {n1, n2};
@@ -1210,8 +1297,7 @@ typedef struct {
 } Reducing;
 
 static PyObject *str_axis, *str_keepdims, *str_reduce, *str_reshape, *str_divide, *str_dimensions, *str_kind,
-    *str_dims, *str_correction, *str_add, *str_mean, *str_subtract, *str_multiply, *str_sqrt,
-    *str_broadcast_in_dim, *str_broadcast_dimensions;
+    *str_correction, *str_add, *str_mean, *str_subtract, *str_multiply, *str_sqrt;
 
 /* The Array of ``node`` recorded over ``operands`` (borrowed) as ``op`` with ``attrs`` and ``shape``. */
 static PyObject *record_op(PyObject *op, PyObject *operands, PyObject *attrs, PyObject *shape) {

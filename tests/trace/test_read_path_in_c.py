@@ -360,8 +360,9 @@ def _never(*args):
 
 @pytest.mark.parametrize("dtype", ["float64", "float32", "int64", "int32", "uint8", "complex128"])
 def test_the_common_cases_never_call_the_python_definition(dtype):
-    """Arrays of one shape and dtype, and an array with a Python scalar its dtype takes,
-    are recorded in C (the differential tests above would pass with the fallback alone)."""
+    """Arrays of one dtype whose shapes are the same or broadcast, and an array with a
+    Python scalar its dtype takes, are recorded in C (the differential tests above would
+    pass with the fallback alone)."""
     from plaidarray.api import elementwise
     x = xp.asarray(np.arange(1, 7).reshape(2, 3).astype(dtype))
     y = xp.asarray(np.arange(2, 8).reshape(2, 3).astype(dtype))
@@ -379,8 +380,11 @@ def test_the_common_cases_never_call_the_python_definition(dtype):
     if dtype[0] in "fc":
         np.testing.assert_array_equal(np.asarray(add(x, 0.5)), expected + 0.5)
         np.testing.assert_allclose(np.asarray(exp(x)), np.exp(expected), rtol=1e-6)
-    with pytest.raises(AssertionError, match="Python definition was called"):
-        add(x, xp.asarray(np.ones(3, dtype)))  # broadcasting: the Python rules
+    np.testing.assert_array_equal(np.asarray(add(x, xp.asarray(np.ones(3, dtype)))), expected + 1)  # broadcast
+    np.testing.assert_array_equal(np.asarray(radd(xp.asarray(np.ones((2, 1), dtype)), x)), expected + 1)
+    for other in (xp.asarray(np.ones(2, dtype)), xp.asarray(np.ones(3, "int8" if dtype != "int8" else "int16"))):
+        with pytest.raises(AssertionError, match="Python definition was called"):
+            add(x, other)  # shapes that do not broadcast, or another dtype: the Python rules
 
 
 def test_elementwise_in_c_cuts_a_graph_deeper_than_the_pending_bound(monkeypatch):
@@ -392,6 +396,18 @@ def test_elementwise_in_c_cuts_a_graph_deeper_than_the_pending_bound(monkeypatch
         assert y._node.depth <= 2 * 4 + 1  # past the bound, the next cut may wait for its anchor (trace/cuts.py)
     np.testing.assert_allclose(np.asarray(y), expected)
 
+
+
+def test_broadcasts_in_c_cut_a_graph_deeper_than_the_pending_bound_and_leave_traces_to_the_rules(monkeypatch):
+    monkeypatch.setattr(node_module, "MAX_PENDING", 4)
+    row, column = np.linspace(0.0, 1.0, 5), np.linspace(1.0, 2.0, 3).reshape(3, 1)
+    y, expected = xp.asarray(row), row
+    for _ in range(20):  # (5,) with (3, 1), then (3, 5) with (5,): each broadcast in turn
+        y, expected = (y - xp.asarray(column)) * 0.5 + xp.asarray(row), (expected - column) * 0.5 + row
+        y, expected = y[0], expected[0]
+    np.testing.assert_allclose(np.asarray(y), expected)
+    fn = xp.jit(lambda a, b: a * b + a)
+    np.testing.assert_allclose(np.asarray(fn(xp.asarray(column), xp.asarray(row))), column * row + column)
 
 def test_elementwise_functions_in_c_look_like_their_definitions():
     import inspect
