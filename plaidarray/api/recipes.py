@@ -28,8 +28,9 @@ the graph the function's code would have recorded, at the cost of making its nod
   signature runs the function's code and raises again.
 - **Where it cannot hold**, the function's code runs: while a function is traced (a
   Python scalar then becomes a literal, not a run-time value), and where a node the
-  recipe makes is deeper than the pending bound (the code's own calls of ``graph.wrap``
-  decide where to cut).
+  recipe makes before its result is deeper than the pending bound (the code's own calls
+  of ``graph.wrap`` decide where to cut). A result alone past the bound is wrapped as the
+  code's last ``wrap`` wraps it, which cuts there.
 - **Bounded**: a signature is kept at its second call (a loop over ever new values pays
   a dictionary entry, not a capture), and each function's recipes and signatures are
   dropped when they reach ``RECIPES_MAX``.
@@ -362,13 +363,22 @@ def _replay(recipe: Recipe, arrays: list[Array], nodes: list[Node]) -> Array | N
     node = nodes[number]
     if number < recipe.inputs:
         result = Array(node)
-    elif node.depth > node_module.MAX_PENDING > 0:
+    elif node.depth > node_module.MAX_PENDING > 0 and not _cut_at_result(recipe, nodes, node):
         return None
     else:
         result = wrap(node)
     if recipe.view is not None:
         return attach(arrays[0], result, recipe.view, recipe.placed)
     return result
+
+
+def _cut_at_result(recipe: Recipe, nodes: list[Node], result: Node) -> bool:
+    """Whether the code would cut the graph where ``wrap`` of the replayed ``result``
+    cuts it: every other node the recipe made is within the pending bound, so no call of
+    ``wrap`` the code made on them cut, and the result, past it, is what its last one
+    wraps. (A chain of products past the bound, a Kalman filter's covariance, replays so.)"""
+    bound = node_module.MAX_PENDING
+    return all(n.depth <= bound for n in nodes[recipe.inputs + len(recipe.shared):] if n is not result)
 
 
 def _replay_in_python(steps: tuple[tuple[Any, ...], ...], nodes: list[Node]) -> None:

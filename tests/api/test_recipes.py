@@ -614,6 +614,40 @@ def test_deep_graphs_are_cut_where_the_code_cuts(monkeypatch):
         np.testing.assert_array_equal(got_value, value)
 
 
+
+def test_a_result_alone_past_the_bound_replays_and_cuts_where_the_code_cuts(monkeypatch):
+    """A recipe whose result alone is past the pending bound (a chain of products, a
+    Kalman filter's covariance) is replayed and its result wrapped: the graphs and cuts
+    are those of the code's calls, which ran there before."""
+    monkeypatch.setattr(node_module, "MAX_PENDING", 5)
+    f = np.eye(3) + 0.1 * np.eye(3, k=1)
+    replayed = []
+
+    def chain():
+        a, m = xp.asarray(np.eye(3)), xp.asarray(f)
+        out = []
+        for _ in range(15):
+            a = xp.matmul(xp.matmul(m, a), m)
+            out.append((a._node.depth, a._node.buffer is None))
+        return out, np.asarray(a)
+
+    real_replay = recipes._replay
+
+    def counting(recipe, arrays, nodes):
+        result = real_replay(recipe, arrays, nodes)
+        replayed.append(result is not None and result._node.depth > 5)
+        return result
+
+    with mock.patch.object(recipes, "signature", lambda *_: None):  # every call by the code
+        chain()
+        want, value = chain()
+    with mock.patch.object(recipes, "_replay", counting):
+        for _ in range(2):
+            got, got_value = chain()
+            assert got == want
+            np.testing.assert_array_equal(got_value, value)
+    assert any(replayed)  # results past the bound were replayed, not left to the code
+
 def test_recipes_are_bounded():
     for n in range(recipes.RECIPES_MAX * 3):
         for _ in range(2):
