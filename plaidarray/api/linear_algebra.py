@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from .. import dtypes as dt
 from ..hlo.opdef import OPS
+from ..trace import node as node_module
 from ..trace.array import Array
 from ..trace.views import view
 from . import graph
@@ -52,6 +54,32 @@ def matmul(x1: Array, x2: Array, /) -> Array:
     out = _broadcast_dot(a, a_batch + a2[-2:] + (1,), b, b_batch + (1,) + b2[-2:], len(batch) + 1)
     shape = batch + (a.shape[-2:-1] if a.ndim > 1 else ()) + (b.shape[-1:] if b.ndim > 1 else ())
     return graph.reshape(out, shape)
+
+
+#: What ``_graph.Product`` records by: the dtypes it takes (``matmul``'s, numeric), and the
+#: ``dot_general`` attributes of a product contracting an operand of each rank's last axis
+#: with the other's first (shared by its nodes, read only as every node's attributes).
+_PRODUCT_TABLES = (dict.fromkeys(dt.NUMERIC, True),
+                   {rank: {"lhs_batch": (), "rhs_batch": (), "lhs_contracting": (rank - 1,), "rhs_contracting": (0,)}
+                    for rank in range(1, 9)})
+
+
+def _in_c(fn: Any) -> Any:
+    """``matmul`` (``fn``) with its single products of one numeric dtype recorded in C
+    where the C module is in use (``_graph.Product``: a matrix or vector times a matrix or
+    vector, a stack times a matrix, as ``fn`` records them, without a recipe's signature
+    and lookup or the Python path: 13.5 us a product of new sizes there). ``fn`` is
+    called for everything else, as it is (its docstring, name and signature are the C
+    path's, through ``__wrapped__``)."""
+    if node_module.GRAPH_IN_C is None:
+        return fn
+    fast = node_module.GRAPH_IN_C.Product(*_PRODUCT_TABLES, fn)
+    fast.__name__ = fast.__qualname__ = fn.__name__
+    fast.__doc__, fast.__module__, fast.__wrapped__, fast.recipes = fn.__doc__, __name__, fn, fn.recipes
+    return fast
+
+
+matmul = _in_c(matmul)
 
 
 def _broadcast_dot(a: Array, a_shape: tuple[int, ...], b: Array, b_shape: tuple[int, ...], axis: int) -> Array:

@@ -1674,6 +1674,141 @@ static PyTypeObject reduction_type = {
     .tp_methods = reduction_methods,
 };
 
+/* --- matrix products' common cases ---------------------------------------------------- */
+
+/* ``matmul(a, b)`` of two arrays of one numeric dtype that is one product without batch
+   axes (a matrix or vector times a matrix or vector, a stack of rows times a matrix), as
+   api.linear_algebra.matmul records it: one dot_general contracting a's last axis with b's
+   first, its result a's other axes then b's, the shape the dot_general rule gives there. A
+   loop of small products at new sizes missed every recipe (13.5 us a product). The rest,
+   and every call while tracing, is the fallback's. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *accepted; /* the dtypes taken (numeric), as keys */
+    PyObject *attrs;    /* a's rank -> the dot_general's attributes (read only, shared) */
+    PyObject *fallback;
+    PyObject *dict;
+} Product;
+
+static PyObject *str_dot_general;
+
+static PyObject *product_in_c(Product *self, PyObject *a, PyObject *b) {
+    PyObject *na, *sa, *nb, *sb;
+    if (!strong_array(a, &na, &sa) || !strong_array(b, &nb, &sb)) return NOT_HANDLED_MARK;
+    PyObject *dtype = SLOT(sa, off_dtype), *da = SLOT(sa, off_dims), *db = SLOT(sb, off_dims);
+    if (dtype != SLOT(sb, off_dtype) || !PyTuple_CheckExact(da) || !PyTuple_CheckExact(db)) return NOT_HANDLED_MARK;
+    int taken = PyDict_Contains(self->accepted, dtype);
+    if (taken <= 0) return taken < 0 ? NULL : NOT_HANDLED_MARK;
+    Py_ssize_t ra = PyTuple_GET_SIZE(da), rb = PyTuple_GET_SIZE(db);
+    if (ra == 0 || rb == 0 || !(rb == 1 || (rb == 2 && ra > 1) || (ra == 1 && rb == 2))) return NOT_HANDLED_MARK;
+    PyObject *rank = PyLong_FromSsize_t(ra);
+    if (rank == NULL) return NULL;
+    PyObject *attrs = PyDict_GetItemWithError(self->attrs, rank);
+    Py_DECREF(rank);
+    if (attrs == NULL) return PyErr_Occurred() ? NULL : NOT_HANDLED_MARK;
+    long long k = PyLong_AsLongLong(PyTuple_GET_ITEM(da, ra - 1)), kb = PyLong_AsLongLong(PyTuple_GET_ITEM(db, 0));
+    if (PyErr_Occurred()) return NULL;
+    if (k != kb || k == 0) return NOT_HANDLED_MARK; /* sizes that differ: the rules' error; an empty sum: zeros */
+    int tracing = tracing_now();
+    if (tracing) return tracing < 0 ? NULL : NOT_HANDLED_MARK;
+    PyObject *dims = PyTuple_New(ra - 1 + rb - 1);
+    if (dims == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < ra - 1; i++) PyTuple_SET_ITEM(dims, i, Py_NewRef(PyTuple_GET_ITEM(da, i)));
+    for (Py_ssize_t i = 1; i < rb; i++) PyTuple_SET_ITEM(dims, ra - 2 + i, Py_NewRef(PyTuple_GET_ITEM(db, i)));
+    PyObject *shape = PyObject_CallFunctionObjArgs((PyObject *)shape_type, dims, dtype, NULL), *out = NULL;
+    Py_DECREF(dims);
+    if (shape == NULL) return NULL;
+    PyObject *operands = PyTuple_Pack(2, na, nb);
+    if (operands != NULL) out = record_op(str_dot_general, operands, attrs, shape);
+    Py_XDECREF(operands);
+    Py_DECREF(shape);
+    return out;
+}
+
+static PyObject *product_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Product *self = (Product *)callable;
+    if (kwnames == NULL && PyVectorcall_NARGS(nargsf) == 2 && array_type != NULL && node_type != NULL &&
+        wrap_fn != NULL) {
+        PyObject *out = product_in_c(self, args[0], args[1]);
+        if (out != NOT_HANDLED_MARK) return out;
+    }
+    return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+}
+
+static PyObject *product_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    PyObject *accepted, *attrs, *fallback;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
+        PyErr_SetString(PyExc_TypeError, "Product takes positional arguments only");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "O!O!O:Product", &PyDict_Type, &accepted, &PyDict_Type, &attrs, &fallback))
+        return NULL;
+    if (!PyCallable_Check(fallback)) {
+        PyErr_SetString(PyExc_TypeError, "Product: the fallback must be callable");
+        return NULL;
+    }
+    Product *self = (Product *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->vectorcall = product_vectorcall;
+    self->accepted = Py_NewRef(accepted);
+    self->attrs = Py_NewRef(attrs);
+    self->fallback = Py_NewRef(fallback);
+    return (PyObject *)self;
+}
+
+static int product_traverse(Product *self, visitproc visit, void *arg) {
+    Py_VISIT(self->accepted);
+    Py_VISIT(self->attrs);
+    Py_VISIT(self->fallback);
+    Py_VISIT(self->dict);
+    return 0;
+}
+
+static int product_clear(Product *self) {
+    Py_CLEAR(self->accepted);
+    Py_CLEAR(self->attrs);
+    Py_CLEAR(self->fallback);
+    Py_CLEAR(self->dict);
+    return 0;
+}
+
+static void product_dealloc(Product *self) {
+    PyObject_GC_UnTrack(self);
+    product_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef product_members[] = {
+    {"fallback", T_OBJECT_EX, offsetof(Product, fallback), READONLY, "The Python definition, for other calls."},
+    {"__dictoffset__", T_PYSSIZET, offsetof(Product, dict), READONLY, NULL},
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(Product, vectorcall), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyMethodDef product_methods[] = {
+    {"__reduce__", elementwise_reduce, METH_NOARGS, "Pickled by its qualified name."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject product_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "plaidarray.trace._graph.Product",
+    .tp_doc = "Product(accepted, attrs, fallback): matmul's common cases in C, the rest the fallback's.",
+    .tp_basicsize = sizeof(Product),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_new = product_new,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Product, vectorcall),
+    .tp_dictoffset = offsetof(Product, dict),
+    .tp_descr_get = elementwise_get,
+    .tp_dealloc = (destructor)product_dealloc,
+    .tp_traverse = (traverseproc)product_traverse,
+    .tp_clear = (inquiry)product_clear,
+    .tp_members = product_members,
+    .tp_methods = product_methods,
+};
+
 /* --- windows' common cases ------------------------------------------------------------- */
 
 /* ``x[key]`` for a key of Python ints and unit-step slices with int or None bounds (a
@@ -2252,6 +2387,7 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_dims = PyUnicode_InternFromString("dims");
     str_dynamic_slice = PyUnicode_InternFromString("dynamic_slice");
     str_correction = PyUnicode_InternFromString("correction");
+    str_dot_general = PyUnicode_InternFromString("dot_general");
     str_add = PyUnicode_InternFromString("add");
     str_mean = PyUnicode_InternFromString("mean");
     str_subtract = PyUnicode_InternFromString("subtract");
@@ -2264,17 +2400,19 @@ PyMODINIT_FUNC PyInit__graph(void) {
         str_max_pending == NULL || str_active == NULL || str_hex == NULL || str_with_dtype == NULL ||
         str_axis == NULL || str_keepdims == NULL || str_reduce == NULL || str_reshape == NULL ||
         str_divide == NULL || str_dimensions == NULL || str_kind == NULL || str_dims == NULL ||
-        str_dynamic_slice == NULL || str_correction == NULL || str_add == NULL || str_mean == NULL ||
+        str_dynamic_slice == NULL || str_correction == NULL || str_dot_general == NULL || str_add == NULL || str_mean == NULL ||
         str_subtract == NULL || str_multiply == NULL || str_sqrt == NULL || str_broadcast_in_dim == NULL ||
         str_broadcast_dimensions == NULL ||
         NOT_HANDLED_MARK == NULL || PyType_Ready(&handle_type) || PyType_Ready(&elementwise_type) ||
-        PyType_Ready(&reduction_type) || PyType_Ready(&window_type))
+        PyType_Ready(&reduction_type) || PyType_Ready(&window_type) ||
+        PyType_Ready(&product_type))
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && (PyModule_AddObjectRef(m, "ArrayHandle", (PyObject *)&handle_type) ||
                       PyModule_AddObjectRef(m, "Elementwise", (PyObject *)&elementwise_type) ||
                       PyModule_AddObjectRef(m, "Reduction", (PyObject *)&reduction_type) ||
-                      PyModule_AddObjectRef(m, "Window", (PyObject *)&window_type)))
+                      PyModule_AddObjectRef(m, "Window", (PyObject *)&window_type) ||
+                      PyModule_AddObjectRef(m, "Product", (PyObject *)&product_type)))
         Py_CLEAR(m);
     return m;
 }

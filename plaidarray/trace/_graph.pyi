@@ -1,8 +1,9 @@
-"""Types of ``_graph.c``; ``node._derive_in_python``, ``to_hlo.walk``,
-``node._set_buffers_in_python``, ``node._ready_in_python``, ``recipes._replay_in_python``,
-``recipes._signature``, ``array._ArrayHandleInPython`` and each ``Elementwise``'s and
-``Reduction``'s ``fallback`` (``api.elementwise``, ``api.statistical``) and
-``api.views._window`` (for ``Window``) are its Python definitions."""
+"""Types of ``_graph.c``. Its Python definitions: ``node._derive_in_python``,
+``to_hlo.walk``, ``node._set_buffers_in_python``, ``node._ready_in_python``,
+``recipes._replay_in_python``, ``recipes._signature``, ``array._ArrayHandleInPython``; the
+``fallback`` of each ``Elementwise`` (``api.elementwise``), ``Reduction``
+(``api.statistical``) and ``Product`` (``api.linear_algebra``); ``api.views._window`` for
+``Window``."""
 
 from typing import Any
 
@@ -30,6 +31,11 @@ class Reduction:
     def __init__(self, kind: str, where: str, attrs_table: dict, scalar_shapes: dict, no_attrs: dict, make_count: Any,
                  empty: bool, mean: bool, max_rank: int, variance: int, fallback: Any, /) -> None: ...
     def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
+
+class Product:
+    fallback: Any
+    def __init__(self, accepted: dict, attrs: dict, fallback: Any, /) -> None: ...
+    def __call__(self, *args: Any) -> Any: ...
 
 class Window:
     def __init__(self, slices: dict, plan: Any, index_buffers: tuple, index_shape: Any, index_node: Any, attach: Any,

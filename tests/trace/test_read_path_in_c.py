@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import operator
 import os
 import subprocess
 import sys
@@ -525,6 +526,41 @@ def test_reductions_in_c_look_like_their_definitions():
     with pytest.raises(TypeError):
         xp.sum(x, 0)  # axis is keyword-only
 
+
+
+# --- matrix products' common cases in C (``_graph.Product``) ----------------------------
+
+product_shape = st.sampled_from([(), (3,), (4,), (2, 3), (3, 4), (4, 2), (2, 2, 3), (0, 3), (3, 0), (1, 3), (3, 1)])
+
+
+@settings(max_examples=300, deadline=None)
+@given(product_shape, product_shape, st.sampled_from(["float64", "float32", "int64", "uint8", "complex128", "bool"]),
+       st.sampled_from(["same", "float64", "int32"]), st.booleans())
+def test_products_in_c_record_what_their_python_definition_records(shape1, shape2, dtype1, dtype2, reflected):
+    fn = xp.matmul
+    assert type(fn) is node_module.GRAPH_IN_C.Product
+    dtype2 = dtype1 if dtype2 == "same" else dtype2
+
+    def operands():
+        return _make(("array", dtype1, shape1)), _make(("array", dtype2, shape2))
+
+    assert _outcome(lambda: fn(*operands())) == _outcome(lambda: fn.fallback(*operands()))
+    if reflected:
+        assert _outcome(lambda: operator.matmul(*operands())) == _outcome(lambda: fn.fallback(*operands()))
+
+
+def test_products_common_cases_never_call_the_python_definition():
+    from plaidarray.api import linear_algebra
+    fast = node_module.GRAPH_IN_C.Product(*linear_algebra._PRODUCT_TABLES, _never)
+    a, b, v = np.arange(12.0).reshape(3, 4), np.arange(8.0).reshape(4, 2), np.arange(4.0)
+    stack = np.arange(24.0).reshape(2, 3, 4)
+    for x, y in ((a, b), (a, v), (v, b), (v, v), (stack, b), (stack, v), (a.astype(np.int64), b.astype(np.int64))):
+        np.testing.assert_array_equal(np.asarray(fast(xp.asarray(x), xp.asarray(y))), x @ y)
+    for x, y in ((b, a), (a, b.astype(np.float32)), (a[:, :0], b[:0]), (stack, stack.transpose(0, 2, 1))):
+        with pytest.raises(AssertionError, match="Python definition was called"):
+            fast(xp.asarray(x), xp.asarray(y))  # sizes that differ, dtypes, an empty sum, a batch: the rules
+    fn = xp.jit(lambda p, q: p @ q)  # while tracing: the rules
+    np.testing.assert_array_equal(np.asarray(fn(xp.asarray(a), xp.asarray(b))), a @ b)
 
 # --- windows' common cases in C (``_graph.Window``) -------------------------------------
 
