@@ -1299,6 +1299,28 @@ typedef struct {
 static PyObject *str_axis, *str_keepdims, *str_reduce, *str_reshape, *str_divide, *str_dimensions, *str_kind,
     *str_correction, *str_add, *str_mean, *str_subtract, *str_multiply, *str_sqrt;
 
+/* The Shapes of reductions' kept dims, by (dims, dtype): the same Shape object for a shape
+   met again, so that a mean's count broadcast to it is found in scalar_cache (a table
+   keyed by the Shape object) without making its dictionary key. Emptied past KEPT_SHAPES. */
+#define KEPT_SHAPES 256
+static PyObject *kept_shapes;
+
+static PyObject *kept_shape_of(PyObject *dims, PyObject *dtype) {
+    if (kept_shapes == NULL && (kept_shapes = PyDict_New()) == NULL) return NULL;
+    PyObject *key = PyTuple_Pack(2, dims, dtype);
+    if (key == NULL) return NULL;
+    PyObject *shape = PyDict_GetItemWithError(kept_shapes, key);
+    if (shape != NULL || PyErr_Occurred()) {
+        Py_DECREF(key);
+        return shape == NULL ? NULL : Py_NewRef(shape);
+    }
+    if (PyDict_GET_SIZE(kept_shapes) >= KEPT_SHAPES) PyDict_Clear(kept_shapes);
+    shape = PyObject_CallFunctionObjArgs((PyObject *)shape_type, dims, dtype, NULL);
+    if (shape != NULL && PyDict_SetItem(kept_shapes, key, shape)) Py_CLEAR(shape);
+    Py_DECREF(key);
+    return shape;
+}
+
 /* The Array of ``node`` recorded over ``operands`` (borrowed) as ``op`` with ``attrs`` and ``shape``. */
 static PyObject *record_op(PyObject *op, PyObject *operands, PyObject *attrs, PyObject *shape) {
     PyObject *args[] = {op, operands, attrs, shape};
@@ -1406,7 +1428,7 @@ static PyObject *reduction_in_c(Reduction *self, const Reducing *how, PyObject *
     if (keepdims == Py_True) { /* the reduced axes kept as units: a reshape, as along records it */
         PyObject *reshape_attrs = PyDict_New(), *kept_shape = NULL, *on = NULL, *reshaped = NULL;
         if (reshape_attrs != NULL && PyDict_SetItem(reshape_attrs, str_dims, kept) == 0 &&
-            (kept_shape = PyObject_CallFunctionObjArgs((PyObject *)shape_type, kept, dtype, NULL)) != NULL &&
+            (kept_shape = kept_shape_of(kept, dtype)) != NULL &&
             (on = PyTuple_Pack(1, ((Handle *)out)->node)) != NULL)
             reshaped = record_op(str_reshape, on, reshape_attrs, kept_shape);
         Py_XDECREF(reshape_attrs);

@@ -435,6 +435,18 @@ reduction_axis = st.sampled_from([_ABSENT, None, 0, 1, -1, 3, (0,), (1, 0), (0, 
 reduction_shape = st.sampled_from([(3,), (2, 3), (1, 4), (2, 0), (0,), (2, 3, 4), (1, 2, 1, 2, 3), ()])
 
 
+def _reduction_pair(name):
+    """A reduction's C path and its Python definition: the namespace's function and its
+    fallback, or for ``var`` and ``std`` their first paths (a recipe replays a seen
+    signature of theirs faster than C records it: only their first path is in C)."""
+    from plaidarray.api import statistical
+    if name in ("var", "std"):
+        fast = {"var": statistical._VAR_FIRST, "std": statistical._STD_FIRST}[name]
+        return fast, fast.fallback
+    fn = getattr(xp, name)
+    return fn, fn.fallback
+
+
 reduction_correction = st.sampled_from([_ABSENT, 0, 1, 1.5, -1, 23, 2 ** 70, True, float("nan"), -1e300])
 
 
@@ -444,10 +456,12 @@ reduction_correction = st.sampled_from([_ABSENT, 0, 1, 1.5, -1, 23, 2 ** 70, Tru
        reduction_correction)
 def test_reductions_in_c_record_what_their_python_definitions_record(name, dtype, shape, axis, keepdims, view,
                                                                      correction):
-    fn = getattr(xp, name)
+    from plaidarray.api import statistical
+    fn, python = _reduction_pair(name)
     assert type(fn) is node_module.GRAPH_IN_C.Reduction
     if name in ("var", "std"):  # their C path takes a correction alone
         axis = keepdims = _ABSENT
+        python = {"var": statistical._whole_var, "std": statistical._whole_std}[name]
     kwargs = {k: v for k, v in (("axis", axis), ("keepdims", keepdims), ("correction", correction))
               if v is not _ABSENT}
 
@@ -455,7 +469,7 @@ def test_reductions_in_c_record_what_their_python_definitions_record(name, dtype
         x = _make(("array", dtype, shape))
         return x[1:] if view and shape and shape[0] > 1 else x  # a view: the same nodes as any array's
 
-    assert _outcome(lambda: fn(operand(), **kwargs)) == _outcome(lambda: fn.fallback(operand(), **kwargs))
+    assert _outcome(lambda: fn(operand(), **kwargs)) == _outcome(lambda: python(operand(), **kwargs))
 
 
 @pytest.mark.parametrize("dtype", ["float64", "float32"])
@@ -514,7 +528,7 @@ def test_reductions_in_c_are_not_used_while_tracing():
 def test_reductions_in_c_look_like_their_definitions():
     import inspect
     import pickle
-    for name in REDUCTIONS:
+    for name in ("sum", "prod", "max", "min", "mean"):
         fn = getattr(xp, name)
         assert inspect.signature(fn) == inspect.signature(fn.fallback)
         assert fn.__name__ == name and fn.__doc__ == fn.fallback.__doc__ and fn.recipes is fn.fallback.recipes
