@@ -239,6 +239,17 @@ def records_then_batches(xp, x, lengths):
     return out
 
 
+
+def rolling_zscores(xp, x, lengths):
+    """The z-score of each point against the window of a varying length before it (a
+    series' anomaly check), read per point: windows, their mean and spread at new sizes."""
+    out = []
+    for i, length in enumerate(np.asarray(lengths).tolist()):
+        end = 300 + i
+        window = x[end - length:end]
+        out.append(float((x[end] - xp.mean(window)) / xp.std(window)))
+    return out
+
 def ragged_chunks(xp, x, bounds):
     """A series cut into chunks of random lengths, each standardised and summarised."""
     out = []
@@ -503,6 +514,18 @@ def least_squares_qr(xp, data, targets):
     return out
 
 
+
+def ridge_refits(xp, data, targets):
+    """Ridge regression refit on growing prefixes of its rows (normal equations with a
+    penalty, a 5x5 solve), the training error read per fit."""
+    out = []
+    for n in (30, 47, 64, 90, 131, 177, 240):
+        design, y = data[:n], targets[:n]
+        gram = design.T @ design + 0.5 * xp.eye(design.shape[1], dtype=design.dtype)
+        coef = xp.linalg.solve(gram, design.T @ y)
+        out.append(float(xp.mean((design @ coef - y) ** 2)))
+    return out
+
 def image_pyramid(xp, images):
     """A batch of images standardised per image, then halved along both axes three times
     (steps of 2 on computed arrays), each level's extremes read."""
@@ -606,6 +629,8 @@ SCRIPTS = [
     Script("shapes: many_windows", many_windows,
            lambda rng: (rng.standard_normal(6000), rng.permutation(np.arange(2, 6000)))),
     Script("shapes: ragged_chunks", ragged_chunks, _ragged),
+    Script("shapes: rolling_zscores", rolling_zscores,
+           lambda rng: (rng.standard_normal(800), rng.integers(20, 300, 400))),
     Script("shapes: records_then_batches", records_then_batches,
            lambda rng: (rng.standard_normal(1600), rng.permutation(np.arange(300, 900)))),
     Script("shapes: last_batch", last_batch,
@@ -637,6 +662,8 @@ SCRIPTS = [
            lambda rng: (np.cumsum(rng.standard_normal(1400)) + np.linspace(0.0, 30.0, 1400),)),
     Script("first runs: least_squares_qr", least_squares_qr,
            lambda rng: (rng.standard_normal((120, 4)), rng.standard_normal(120))),
+    Script("first runs: ridge_refits", ridge_refits,
+           lambda rng: (rng.standard_normal((240, 5)), rng.standard_normal(240))),
     Script("first runs: image_pyramid", image_pyramid, lambda rng: (rng.uniform(size=(8, 32, 40)),)),
     Script("first runs: stencil_border", stencil_border, lambda rng: (rng.uniform(size=(30, 36)),)),
     Script("first runs: cross_entropy", cross_entropy,
