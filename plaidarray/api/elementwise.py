@@ -24,7 +24,7 @@ from ..trace.node import Node, derive
 from ..trace.views import view
 from .graph import (REUSED_SCALARS, SCALAR_KINDS, Scalar, broadcast_node, broadcast_shapes, check_array,
                     check_category, convert, op, operands, python_scalar, scalar_like, scalar_operand, wrap)
-from .recipes import recorded
+from .recipes import recorded, stands_for
 from .views import Part
 
 __all__: list[str] = []
@@ -74,10 +74,7 @@ def _in_c(name: str, fn: Callable, on_nodes: Callable | None, arity: int, accept
     scalars = [{d: r for d, r in same.items() if d.kind in SCALAR_KINDS[kind]} if arity == 2 else {}
                for kind in (int, float)]
     _C_TABLES[name] = (op_name, name, attrs, arity, same, *scalars)
-    fast = _IN_C.Elementwise(*_C_TABLES[name], fn, False)
-    fast.__name__ = fast.__qualname__ = name
-    fast.__doc__, fast.__module__, fast.__wrapped__ = fn.__doc__, __name__, fn
-    return fast
+    return stands_for(_IN_C.Elementwise(*_C_TABLES[name], fn, False), fn, name)
 
 
 def _operators_in_c() -> None:

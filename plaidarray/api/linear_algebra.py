@@ -19,7 +19,7 @@ from ..trace.array import Array
 from ..trace.views import view
 from . import graph
 from .graph import check_array, check_category, convert, op
-from .recipes import recorded
+from .recipes import recorded, stands_for
 from .views import Transpose
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
@@ -73,10 +73,7 @@ def _in_c(fn: Any) -> Any:
     path's, through ``__wrapped__``)."""
     if node_module.GRAPH_IN_C is None:
         return fn
-    fast = node_module.GRAPH_IN_C.Product(*_PRODUCT_TABLES, fn)
-    fast.__name__ = fast.__qualname__ = fn.__name__
-    fast.__doc__, fast.__module__, fast.__wrapped__, fast.recipes = fn.__doc__, __name__, fn, fn.recipes
-    return fast
+    return stands_for(node_module.GRAPH_IN_C.Product(*_PRODUCT_TABLES, fn), fn)
 
 
 matmul = _in_c(matmul)

@@ -124,6 +124,18 @@ def _code(fn: Callable[..., Any], first: Callable[..., Any] | None, args: tuple,
     return fn(*args, **kwargs)
 
 
+def stands_for(fast: Any, fn: Callable[..., Any], name: str | None = None) -> Any:
+    """``fast``, a C path of ``fn`` (``_graph.Elementwise``, ``Reduction``, ``Product``:
+    its common cases in C, ``fn`` called for the rest), made to look like ``fn``: its name
+    (``name`` where ``fn``'s is not the namespace's), docstring, module and signature
+    (``inspect`` follows ``__wrapped__``), and the recipes ``fn`` keeps, if it is recorded."""
+    fast.__name__ = fast.__qualname__ = name or fn.__name__
+    fast.__doc__, fast.__module__, fast.__wrapped__ = fn.__doc__, fn.__module__, fn
+    if hasattr(fn, "recipes"):
+        fast.recipes = fn.recipes
+    return fast
+
+
 def kept(fn: F) -> F:
     """``fn``, a function of its signature that records nothing and returns no array
     (argument checks that decide attributes), with each result kept per signature; as

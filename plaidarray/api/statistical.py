@@ -16,7 +16,7 @@ from ..trace.array import Array
 from ..trace.node import derive
 from . import graph
 from .graph import MERGED_RANK, check_array, check_category, convert, normalize_axes, op, reduce_axes, wrap
-from .recipes import recorded
+from .recipes import recorded, stands_for
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
@@ -139,6 +139,8 @@ def _count_buffer(count: float, dtype: np.dtype) -> np.ndarray:
 
 #: The C module (``_graph.Reduction``), None where it is not in use.
 _IN_C = node_module.GRAPH_IN_C
+#: The dtypes ``_graph.Reduction`` takes (``along``'s: floating-point), with their 0-d shapes.
+_C_SCALAR_SHAPES = {dtype: _scalar_shape(dtype) for dtype in (dt.float32, dt.float64)}
 
 
 def _reduction_in_c(fn: Any, kind: str, empty: bool, mean: bool = False, variance: int = 0) -> Any:
@@ -148,8 +150,7 @@ def _reduction_in_c(fn: Any, kind: str, empty: bool, mean: bool = False, varianc
     None where the C module is not in use."""
     if _IN_C is None:
         return None
-    shapes = {dtype: _scalar_shape(dtype) for dtype in (dt.float32, dt.float64)}
-    return _IN_C.Reduction(kind, fn.__name__, _REDUCE_ATTRS, shapes, _NO_ATTRS, _count_buffer, empty, mean,
+    return _IN_C.Reduction(kind, fn.__name__, _REDUCE_ATTRS, _C_SCALAR_SHAPES, _NO_ATTRS, _count_buffer, empty, mean,
                            MERGED_RANK, variance, fn)
 
 
@@ -160,11 +161,7 @@ def _in_c(fn: Any, kind: str, empty: bool, mean: bool = False) -> Any:
     ~1 us). ``fn`` is called for everything else, as it is (its docstring, name and
     signature are the C path's, through ``__wrapped__``)."""
     fast = _reduction_in_c(fn, kind, empty, mean)
-    if fast is None:
-        return fn
-    fast.__name__ = fast.__qualname__ = fn.__name__
-    fast.__doc__, fast.__module__, fast.__wrapped__, fast.recipes = fn.__doc__, __name__, fn, fn.recipes
-    return fast
+    return fn if fast is None else stands_for(fast, fn)
 
 
 def _first_in_c(first: Any, variance: int) -> Any:

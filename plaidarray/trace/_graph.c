@@ -872,14 +872,25 @@ static PyObject *NOT_HANDLED_MARK; /* a sentinel: the call is the fallback's */
 
 /* The Array of a node just recorded: graph.wrap's where the node is deeper than the
    pending bound (it may cut there), else made as ArrayHandle's __init__ makes it. */
-static PyObject *wrapped(PyObject *node) {
+/* The pending bound (trace.node.MAX_PENDING, read per call: tests and settings change it)
+   in ``limit``; -1 on error. */
+static int pending_limit(long long *limit) {
     PyObject *bound = PyDict_GetItemWithError(node_globals, str_max_pending);
     if (bound == NULL) {
         if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "trace.node.MAX_PENDING is missing");
+        return -1;
+    }
+    *limit = PyLong_AsLongLong(bound);
+    return *limit == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+static PyObject *wrapped(PyObject *node) {
+    long long limit, depth;
+    if (pending_limit(&limit) < 0) {
         Py_DECREF(node);
         return NULL;
     }
-    long long limit = PyLong_AsLongLong(bound), depth = PyLong_AsLongLong(SLOT(node, off_depth));
+    depth = PyLong_AsLongLong(SLOT(node, off_depth));
     if (PyErr_Occurred()) {
         Py_DECREF(node);
         return NULL;
@@ -1064,13 +1075,8 @@ static PyObject *broadcast_binary(Elementwise *self, PyObject *n1, PyObject *s1,
         same1 &= x == (y == 1 ? x : y);
         same2 &= y == (x == 1 ? y : x);
     }
-    PyObject *limit_obj = PyDict_GetItemWithError(node_globals, str_max_pending);
-    if (limit_obj == NULL) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "trace.node.MAX_PENDING is missing");
-        return NULL;
-    }
-    long long limit = PyLong_AsLongLong(limit_obj);
-    if (limit == -1 && PyErr_Occurred()) return NULL;
+    long long limit;
+    if (pending_limit(&limit) < 0) return NULL;
     PyObject *nodes[2] = {n1, n2};
     int broadcast[2] = {!same1, !same2};
     for (int k = 0; k < 2; k++) {
@@ -1399,24 +1405,25 @@ static PyObject *reduction_in_c(Reduction *self, const Reducing *how, PyObject *
     int axes[8];
     int found = reduced_axes(axis, rank, axes, &count);
     if (found <= 0) return found < 0 ? NULL : NOT_HANDLED_MARK;
-    PyObject *axes_tuple = PyTuple_New(count), *reduced = PyTuple_New(rank - count), *kept = PyTuple_New(rank);
+    PyObject *axes_tuple = PyTuple_New(count), *reduced = PyTuple_New(rank - count);
+    PyObject *kept = keepdims == Py_True ? PyTuple_New(rank) : NULL; /* the reshape's dims, where one is made */
     PyObject *attrs = NULL, *out_shape = NULL, *operands = NULL, *out = NULL;
-    if (axes_tuple == NULL || reduced == NULL || kept == NULL) goto done;
+    if (axes_tuple == NULL || reduced == NULL || (keepdims == Py_True && kept == NULL)) goto done;
     long long remaining = 1;
     for (Py_ssize_t i = 0, a = 0, r = 0; i < rank; i++) {
         PyObject *d = PyTuple_GET_ITEM(dims, i);
         if (axes[i]) {
-            PyObject *number = PyLong_FromSsize_t(i), *one = PyLong_FromLong(1);
-            if (number == NULL || one == NULL) {
-                Py_XDECREF(number);
-                Py_XDECREF(one);
-                goto done;
-            }
+            PyObject *number = PyLong_FromSsize_t(i);
+            if (number == NULL) goto done;
             PyTuple_SET_ITEM(axes_tuple, a++, number);
-            PyTuple_SET_ITEM(kept, i, one);
+            if (kept != NULL) {
+                PyObject *one = PyLong_FromLong(1);
+                if (one == NULL) goto done;
+                PyTuple_SET_ITEM(kept, i, one);
+            }
         } else {
             PyTuple_SET_ITEM(reduced, r++, Py_NewRef(d));
-            PyTuple_SET_ITEM(kept, i, Py_NewRef(d));
+            if (kept != NULL) PyTuple_SET_ITEM(kept, i, Py_NewRef(d));
             remaining *= sizes[i];
         }
     }
@@ -1877,13 +1884,10 @@ static PyObject *window_in_c(Window *self, PyObject *node, PyObject *shape, PyOb
     if (!PyTuple_CheckExact(dims)) return NOT_HANDLED_MARK;
     Py_ssize_t rank = PyTuple_GET_SIZE(dims);
     if (n_parts > rank || rank > self->max_rank) return NOT_HANDLED_MARK;
-    PyObject *bound = PyDict_GetItemWithError(node_globals, str_max_pending);
-    if (bound == NULL) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "trace.node.MAX_PENDING is missing");
-        return NULL;
-    }
-    long long limit = PyLong_AsLongLong(bound), depth = PyLong_AsLongLong(SLOT(node, off_depth));
-    if (PyErr_Occurred()) return NULL;
+    long long limit, depth;
+    if (pending_limit(&limit) < 0) return NULL;
+    depth = PyLong_AsLongLong(SLOT(node, off_depth));
+    if (depth == -1 && PyErr_Occurred()) return NULL;
     if (limit > 0 && (depth > 0 ? depth : 0) + 2 > limit) return NOT_HANDLED_MARK;
     Py_ssize_t starts[8], counts[8], sizes[8];
     int kept[8], whole = 1, any_slice = 0;
