@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -128,6 +129,17 @@ def _generalize_in_c() -> Callable[[tuple], tuple[tuple, tuple[int, ...], tuple[
 generalize = _generalize_in_c()
 
 
+def _picker(positions: Sequence[int]) -> Callable[[Sequence[int]], tuple[int, ...]]:
+    """What picks ``positions`` out of a sequence, as a tuple (``itemgetter`` gives one
+    position's item alone)."""
+    if len(positions) > 1:
+        return operator.itemgetter(*positions)
+    if positions:
+        position = positions[0]
+        return lambda values: (values[position],)
+    return lambda values: ()
+
+
 @dataclass(frozen=True)
 class Pattern:
     """Which positions are run-time values: ``symbol_of[p]`` is the symbol of position
@@ -140,11 +152,20 @@ class Pattern:
     units: frozenset[int] = frozenset()
     _static: tuple[tuple[int, int], ...] = field(init=False, repr=False, compare=False)
     _dynamic: tuple[tuple[int, int], ...] = field(init=False, repr=False, compare=False)
+    _quick: tuple | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_static", tuple((p, v) for p, (v, s) in enumerate(zip(self.first, self.symbol_of))
                                                   if s is None))
         object.__setattr__(self, "_dynamic", tuple((p, s) for p, s in enumerate(self.symbol_of) if s is not None))
+        firsts: dict[int, int] = {}
+        for p, s in self._dynamic:
+            firsts.setdefault(s, p)
+        tied = [(p, s) for p, s in self._dynamic if firsts[s] != p]
+        object.__setattr__(self, "_quick", None if len(firsts) < self.n_symbols else (
+            _picker([p for p, _ in self._static]), tuple(v for _, v in self._static),
+            _picker([firsts[s] for s in range(self.n_symbols)]), _picker([p for p, _ in tied]),
+            _picker([s for _, s in tied])))
 
     @property
     def code_key(self) -> tuple:
@@ -155,7 +176,18 @@ class Pattern:
 
     def match(self, values: Sequence[int], sizes: Sequence[bool], empty: bool = False) -> list[int] | None:
         """Each symbol's value for a graph of these sizes, or None if they do not fit
-        (a size of 0 fits if ``empty``)."""
+        (a size of 0 fits if ``empty``). A loop at a new size matches at every read: where
+        every symbol has a position and its values are past 1, the positions are picked by
+        ``itemgetter``s (``_quick``: the static ones' values, each symbol's first position's,
+        the tied positions' against their symbols'), a third of the loop below."""
+        quick = self._quick
+        if quick is not None:
+            static, static_values, firsts, tied, tied_symbols = quick
+            if static(values) != static_values:
+                return None
+            found = firsts(values)
+            if not found or min(found) > 1:
+                return list(found) if tied(values) == tied_symbols(found) else None
         for p, v in self._static:
             if values[p] != v:
                 return None

@@ -537,3 +537,53 @@ def test_a_one_row_array_that_also_broadcasts_keeps_its_size():
         got = np.asarray(xp.concat([b, m], axis=0)[1:] * (m + b))
         want = np.concatenate([data[n:n + 1], data[:n]])[1:] * (data[:n] + data[n:n + 1])
         np.testing.assert_allclose(got, want, rtol=1e-12)
+
+
+def test_a_binding_sizes_each_sized_output_and_temporary_from_its_own_dims():
+    """A binding reads each sized buffer's dims in turn (outputs, then temporaries) after
+    the limits and the sized steps' ranges: each buffer gets its own shape and bytes, and
+    the buffers of static shape keep theirs."""
+    from plaidarray.backend.llvm_cpu.executable import ShapeGenericExecutable, Step
+    from plaidarray.backend.llvm.kernel_source import Segment
+    from plaidarray.hlo.shape import Shape
+    from plaidarray.hlo.symbolic import Sym
+    from types import SimpleNamespace
+
+    n, m = Sym(0, 5), Sym(1, 5)
+    f64, i32 = np.dtype(np.float64), np.dtype(np.int32)
+    kernel = SimpleNamespace(upgrade=None, address=4096)
+    steps = [Step(kernel, (0,), Segment(n, n * m, 0), (), ())]
+    outputs = [Shape((3,), f64), Shape((n, m), i32), Shape((m,), f64)]  # type: ignore[arg-type]
+    temps = [Shape((n * 2,), f64), Shape((4, 4), i32)]  # type: ignore[arg-type]
+    template = ShapeGenericExecutable(steps, 1, [], [("out", i) for i in range(3)], outputs, temps, [(n, 50)])
+    for a, b in ((7, 3), (11, 2)):
+        bound = template.bind([a, b])
+        assert bound.shapes == ([Shape((3,), f64), Shape((a, b), i32), Shape((b,), f64)],
+                                [Shape((2 * a,), f64), Shape((4, 4), i32)])
+        assert bound._nbytes == 24 + 4 * a * b + 8 * b + 16 * a + 64
+        assert bound.dim_values[:2] == (a, b) and bound._ranges == (a, a * b)
+        assert [x.shape for x in (*[new() for new in bound._output_allocators],
+                                  *[new() for new in bound._temp_allocators])] == [(3,), (a, b), (b,), (2 * a,), (4, 4)]
+    assert template.bind([51, 2]) is None  # past its limit
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.data())
+def test_a_patterns_quick_match_is_its_loops(data):
+    """``Pattern.match`` picks positions by ``itemgetter`` where every symbol has a position
+    and its values are past 1: it answers what its loop over the positions answers, for
+    any values (tied positions that differ, sizes 0 and 1, static positions changed)."""
+    n = data.draw(st.integers(1, 8), label="positions")
+    first = tuple(data.draw(st.lists(st.integers(0, 4), min_size=n, max_size=n), label="first"))
+    sizes = tuple(data.draw(st.lists(st.booleans(), min_size=n, max_size=n), label="sizes"))
+    tied = data.draw(st.lists(st.integers(0, 3), min_size=n, max_size=n), label="ties")
+    units = frozenset(data.draw(st.sets(st.integers(0, n)), label="units"))
+    zeros = data.draw(st.booleans(), label="zeros")
+    pattern = dynamic.Pattern.every_size(first, sizes, tied, units & frozenset(range(n)), zeros)
+    slow = dynamic.Pattern(pattern.first, pattern.symbol_of, pattern.n_symbols, pattern.units)
+    object.__setattr__(slow, "_quick", None)  # the loop alone
+    for _ in range(5):
+        values = data.draw(st.lists(st.integers(0, 4), min_size=n, max_size=n), label="values")
+        empty = data.draw(st.booleans(), label="empty")
+        assert pattern.match(values, sizes, empty) == slow.match(values, sizes, empty)
+        assert pattern.match(tuple(values), sizes, empty) == slow.match(values, sizes, empty)

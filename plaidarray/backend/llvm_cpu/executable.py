@@ -15,6 +15,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import math
+import operator
 import struct
 import time
 from collections.abc import Callable, Container, Sequence
@@ -131,13 +132,13 @@ class CpuExecutable(Executable):
         #: of a small run (an FFT's two, 0.4 us of 4).
         buffers = [*output_shapes, *temp_shapes]
         sizes = buffer_bytes if buffer_bytes is not None else _bytes(buffers)
-        temp_bytes = sum(sizes[len(output_shapes):])
         self._spare_temps: list[list[np.ndarray]] | None = \
-            [] if temp_shapes and temp_bytes <= KEPT_TEMP_BYTES else None
-        #: Bytes a run allocates, known now so a run that cannot fit fails before it starts.
+            [] if temp_shapes and sum(sizes[len(output_shapes):]) <= KEPT_TEMP_BYTES else None
+        #: Bytes a run allocates, known now so a run that cannot fit fails before it starts
+        #: (naming its largest buffer).
         self._nbytes = sum(sizes)
-        self._largest = buffers[sizes.index(max(sizes))] if buffers else None
         self._checks_memory = self._nbytes >= memory.CHECK_ABOVE_BYTES
+        self._largest = buffers[sizes.index(max(sizes))] if self._checks_memory else None
 
     @property
     def steps(self) -> tuple[Step, ...]:
@@ -301,6 +302,16 @@ class ShapeGenericExecutable(Executable):
         #: Each buffer's bytes, outputs then temporaries; those of run-time sizes (0 here) a binding's own.
         self._buffer_bytes = [_nbytes(s.dims, s.dtype) if is_static(s.dims) else 0 for s in (*output_shapes, *temp_shapes)]
         self._limits = tuple(limit for _, limit in self.limits)
+        #: Where a binding's sizes go, after the limits: each sized step's range and work
+        #: (``_n_ranges`` sizes), then each sized buffer's dims, which it reads as (its
+        #: group: 0 outputs, 1 temporaries; its index there; its rank; its dtype; whether
+        #: temporary; its index among all buffers).
+        self._n_ranges = 2 * len(self._sized_steps)
+        self._sized_buffers = tuple((group, i, len(shapes[i].dims), shapes[i].dtype, group == 1,
+                                     i + group * len(output_shapes))
+                                    for group, (shapes, sized) in enumerate(((output_shapes, self._sized_outputs),
+                                                                             (temp_shapes, self._sized_temps)))
+                                    for i in sized)
 
     @property
     def kernels(self) -> list[CompiledKernel]:
@@ -345,28 +356,25 @@ class ShapeGenericExecutable(Executable):
                     constants[at] = array
         table, sizes = (self._evaluate or self._evaluator())(values)
         limits = self._limits
-        at = len(limits)
-        if at and any(size > limit for size, limit in zip(sizes, limits)):
+        if limits and any(map(operator.gt, sizes, limits)):
             return None
-        ranges = sizes[at:at + 2 * len(self._sized_steps)]
-        at += len(ranges)
-        outputs, temps = list(self._output_shapes), list(self._temp_shapes)
+        at = len(limits) + self._n_ranges
+        ranges = sizes[len(limits):at]
+        shapes = list(self._output_shapes), list(self._temp_shapes)
         allocators = list(self._allocators[0]), list(self._allocators[1])
         nbytes = list(self._buffer_bytes)
-        for group, made, sized, temporary, first in ((outputs, allocators[0], self._sized_outputs, False, 0),
-                                                     (temps, allocators[1], self._sized_temps, True, len(outputs))):
-            for i in sized:
-                dtype = group[i].dtype
-                dims = sizes[at:at + len(group[i].dims)]
-                at += len(dims)
-                group[i] = Shape(dims, dtype)
-                made[i] = transfer.HOST.allocator(dims, dtype, temporary)
-                nbytes[first + i] = _nbytes(dims, dtype)
+        allocator = transfer.HOST.allocator
+        for group, i, rank, dtype, temporary, slot in self._sized_buffers:
+            dims = sizes[at:at + rank]
+            at += rank
+            shapes[group][i] = Shape(dims, dtype)
+            allocators[group][i] = allocator(dims, dtype, temporary)
+            nbytes[slot] = math.prod(dims) * dtype.itemsize
+        outputs, temps = shapes
         if seen_as is not None:
             outputs = list(seen_as)
-            allocators[0][:] = [transfer.HOST.allocator(shape.dims, shape.dtype) for shape in seen_as]
-        splitting = self._static_splitting or any(parallel.splits(ranges[k], ranges[k + 1])
-                                                  for k in range(0, len(ranges), 2))
+            allocators[0][:] = [allocator(shape.dims, shape.dtype) for shape in seen_as]
+        splitting = self._static_splitting or any(map(parallel.splits, ranges[::2], ranges[1::2]))
         n_params, own, slots = self._args
         facts = self._facts if constants is None else _RunFacts.of(constants, slots, len(outputs))
         executable = CpuExecutable((), n_params, own if constants is None else constants, slots, outputs, temps,
