@@ -104,6 +104,10 @@ class TransferManager:
         """The buffer's elements as a read-only NumPy array."""
         raise NotImplementedError
 
+    def item(self, buffer: Any) -> Any:
+        """The one element of a 0-d buffer as a Python scalar (``float(x)``, ``bool(x)``)."""
+        return self.to_host(buffer).item()
+
     def copy_to(self, buffer: Any, device: Device) -> Any:
         """A buffer on ``device`` holding ``buffer``'s elements, of its own."""
         raise NotImplementedError
@@ -147,6 +151,11 @@ class HostTransfers(TransferManager):
         view = buffer.view()
         view.setflags(write=False)
         return view
+
+    def item(self, buffer: np.ndarray) -> Any:
+        """Read from the buffer itself: a loop's ``float(loss)`` makes no read-only view
+        (0.5 us of a cached read's 8)."""
+        return buffer.item()
 
     def copy_to(self, buffer: np.ndarray, device: Device) -> np.ndarray:
         """A buffer on ``device`` holding ``buffer``'s elements: on the host's devices, which

@@ -139,9 +139,15 @@ class Array(_ArrayHandle):
         return exports.export(self, dtype, copy)
 
     def _scalar(self, kind: type, name: str) -> Any:
-        if self.size != 1 or self.ndim:
+        """The value of a 0-d array as ``kind``: ``_value``'s read, its element taken from
+        the buffer by the transfers (most loops read a value this way at every step)."""
+        node = self._node
+        if node.shape.dims:
             raise TypeError(f"{name}() needs a 0-d array, got shape {self.shape}")
-        return kind(self._value().item())
+        value_read()
+        if node.buffer is None:
+            materialize([node])
+        return kind(_transfers(node).item(node.buffer))
 
     def __bool__(self) -> bool:
         return self._scalar(bool, "bool")
