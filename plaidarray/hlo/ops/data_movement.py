@@ -165,16 +165,20 @@ _movement("reverse", _reverse_infer, lambda a, attrs, s: np.flip(a[0], attrs["di
 # --- writing parts of the result -----------------------------------------------------
 
 def _concatenate_infer(shapes, attrs):
+    """The operands' shapes agree off ``dimension``, compared as slices (a loop growing
+    an array records a concatenation at every step)."""
     axis, first = attrs["dimension"], shapes[0]
-    if not 0 <= axis < first.rank:
+    dims = first.dims
+    if not 0 <= axis < len(dims):
         raise ValueError(f"concatenate: dimension {axis} out of range for rank {first.rank}")
-    for s in shapes[1:]:
-        if s.dtype != first.dtype or s.rank != first.rank or any(
-                a != b for i, (a, b) in enumerate(zip(s.dims, first.dims)) if i != axis):
+    before, after = dims[:axis], dims[axis + 1:]
+    total = 0
+    for s in shapes:
+        other = s.dims
+        if s.dtype != first.dtype or len(other) != len(dims) or other[:axis] != before or other[axis + 1:] != after:
             raise ValueError(f"concatenate: {s} does not match {first} outside dimension {axis}")
-    dims = list(first.dims)
-    dims[axis] = sum(s.dims[axis] for s in shapes)
-    return Shape(tuple(dims), first.dtype)
+        total += other[axis]
+    return Shape((*before, total, *after), first.dtype)
 
 
 def _concatenate_ties(attrs, ranks):

@@ -13,8 +13,13 @@ from ..shape import Shape
 
 
 def _check_starts(x: Shape, starts: list[Shape], where: str) -> None:
-    if len(starts) != x.rank or any(s.rank or s.dtype.kind not in "iu" for s in starts):
+    """TypeError unless ``starts`` are one 0-d integer per dimension of ``x``. (The shape
+    rules here run at each new window size a loop records: loops, not generators.)"""
+    if len(starts) != x.rank:
         raise TypeError(f"{where}: needs {x.rank} 0-d integer start indices")
+    for s in starts:
+        if s.dims or s.dtype.kind not in "iu":
+            raise TypeError(f"{where}: needs {x.rank} 0-d integer start indices")
 
 
 def _clamped_starts(starts, dims, sizes):
@@ -25,9 +30,13 @@ def _slice_infer(shapes, attrs):
     x, *starts = shapes
     sizes = tuple(attrs["slice_sizes"])
     _check_starts(x, starts, "dynamic_slice")
-    if len(sizes) != x.rank or any(not 0 <= n <= d for n, d in zip(sizes, x.dims)):
+    if len(sizes) != x.rank or not all(map(_fits, sizes, x.dims)):
         raise ValueError(f"dynamic_slice: slice_sizes {sizes} do not fit in {x}")
     return Shape(sizes, x.dtype)
+
+
+def _fits(size: int, dim: int) -> bool:
+    return 0 <= size <= dim
 
 
 def _slice_evaluate(args, attrs, shape):
