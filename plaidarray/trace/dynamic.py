@@ -185,9 +185,9 @@ class Pattern:
             static, static_values, firsts, tied, tied_symbols = quick
             if static(values) != static_values:
                 return None
-            found = firsts(values)
-            if not found or min(found) > 1:
-                return list(found) if tied(values) == tied_symbols(found) else None
+            picked = firsts(values)
+            if not picked or min(picked) > 1:
+                return list(picked) if tied(values) == tied_symbols(picked) else None
         for p, v in self._static:
             if values[p] != v:
                 return None
