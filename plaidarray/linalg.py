@@ -146,7 +146,8 @@ def cholesky(x: Array, /, *, upper: bool = False) -> Array:
 def slogdet(x: Array, /) -> SlogdetResult:
     """Sign and natural log of the absolute value of the determinant, from an LU
     factorisation (sign 0 and logabsdet -inf for a singular matrix)."""
-    lu, pivots = _decompose("lu", _matrices(x, "slogdet", square=True))
+    x = _matrices(x, "slogdet", square=True)  # integers and bools in float64, as below
+    lu, pivots = _decompose("lu", x)
     # The step numbers of one matrix, broadcast over the stack: an iota of the stack's rank
     # compiled at its first use above rank 3.
     steps = convert(op("iota", dims=pivots.shape[-1:], iota_dimension=0, dtype=dt.int64), x.dtype)
@@ -166,8 +167,9 @@ def slogdet(x: Array, /) -> SlogdetResult:
 def det(x: Array, /) -> Array:
     """Determinant, as ``sign * exp(logabsdet)`` of :func:`slogdet` (as NumPy computes
     it, which avoids overflow in the product of the pivots)."""
-    sign, logabsdet = slogdet(_matrices(x, "det", square=True))
-    return ew.multiply(sign, convert(ew.exp(logabsdet), x.dtype))
+    matrices = _matrices(x, "det", square=True)  # integers and bools in float64
+    sign, logabsdet = slogdet(matrices)
+    return ew.multiply(sign, convert(ew.exp(logabsdet), matrices.dtype))
 
 
 @recorded

@@ -227,6 +227,27 @@ def test_norms_of_integers_are_in_float64_as_numpys(backend, dtype, ord):
                                    np.linalg.matrix_norm(a.astype(np.float64), ord=ord if ord != 2 else "fro"))
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint8, np.bool_])
+@pytest.mark.parametrize("name", ["det", "slogdet", "inv", "cholesky", "eigvalsh", "matrix_rank", "pinv", "svdvals"])
+def test_integer_matrices_are_taken_in_float64_as_numpys(backend, dtype, name):
+    """Beyond the standard (floating-point only), as NumPy takes them: the result is the
+    float64 matrices' (a determinant of -3 is -3.0000000000000004, not truncated to -2)."""
+    base = np.array([[[-3, 0, 0], [0, 1, 0], [0, 0, 1]], [[2, 1, 0], [1, 3, 1], [0, 1, 4]],
+                     [[4, 1, 1], [1, 5, 2], [1, 2, 6]]])
+    if dtype == np.bool_:  # identities, one with its upper triangle set (determinant 1)
+        a = np.stack([np.eye(3, dtype=bool), np.triu(np.ones((3, 3), bool)), np.eye(3, dtype=bool)])
+    else:
+        a = (np.abs(base) if np.dtype(dtype).kind == "u" else base).astype(dtype)
+    if name == "cholesky" and dtype == np.bool_:
+        a = a[::2]  # the identities are the positive definite ones
+    elif name == "cholesky":
+        a = a[1:]  # positive definite
+    got, want = getattr(la, name)(xp.asarray(a)), getattr(np.linalg, name)(a.astype(np.float64))
+    for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+        assert np.asarray(g).dtype == w.dtype
+        np.testing.assert_allclose(np.asarray(g), w, rtol=1e-12, atol=1e-12)
+
+
 @given(dtype=st.sampled_from(REAL + [np.dtype(np.int32)]), shape=st.sampled_from([(3, 4), (2, 4, 3), (1, 5)]),
        offset=st.integers(-6, 6), seed=seeds)
 def test_diagonal_and_trace(backend, dtype, shape, offset, seed):
