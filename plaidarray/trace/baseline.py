@@ -52,7 +52,7 @@ from ..hlo import Computation, Instruction, Module
 from ..hlo.opdef import OPS, Merge, merge_of, merged
 from ..hlo.shape import TUPLE, Shape, TupleShape
 from ..hlo.symbolic import Dim, is_static
-from . import dynamic
+from . import dynamic, explain
 from .hot import Heat
 
 #: Op kernels bound to sizes, by the exact single-op graph (sizes included); emptied at
@@ -611,7 +611,7 @@ def _static_kernel(rows: tuple, attrs: dict, shape: Shape, backend: Backend, in_
     if made is not None:  # a library routine planned for these sizes: nothing compiled
         EXECUTABLES.insert(cache_key, made)
         return made
-    return EXECUTABLES.get(cache_key, backend.name, lambda: backend.compiler.compile(module))
+    return EXECUTABLES.get(cache_key, backend.name, lambda: _logged(backend, module, "for these sizes"))
 
 
 def _computation(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple], pattern: Any = None,
@@ -638,4 +638,17 @@ _DONATED = {False: frozenset(), True: frozenset({0})}
 
 def _compile(backend: Backend, comp: Computation, n_symbols: int, structure_key: Hashable,
              donated: frozenset[int]) -> Executable:
-    return backend.compiler.compile(Module("op_kernel", comp, donated, n_symbols, structure_key))
+    return _logged(backend, Module("op_kernel", comp, donated, n_symbols, structure_key),
+                   f"shape-generic, {n_symbols} run-time size{'s' if n_symbols != 1 else ''}")
+
+
+def _logged(backend: Backend, module: Module, how: str) -> Executable:
+    """``module`` (an op kernel's) compiled, or loaded from a cache; a compile logged to the
+    compile log (``explain.py``), which a script meets where the installation has no
+    kernel for an op's signature (loads of installed kernels, a script's normal path, are
+    not logged)."""
+    start = time.perf_counter()
+    executable = backend.compiler.compile(module)
+    if not executable.from_disk and explain.enabled():
+        explain.log(explain.op_kernel(module.entry, how), time.perf_counter() - start, False)
+    return executable

@@ -9,7 +9,9 @@ graph with the graphs compiled before it:
   (the first parameters that differ are named);
 * ``new attributes``: same ops and shapes, some op's attributes differ (a static slice
   bound, an axis...): the attribute is named;
-* a graph run because it grew past ``PLAIDARRAY_MAX_PENDING`` says so.
+* a graph run because it grew past ``PLAIDARRAY_MAX_PENDING`` says so;
+* an op kernel that the op-by-op tier compiles (no kernel of its signature installed or
+  cached: ``op_kernel``) is named with its operands.
 
 Python scalars never appear: they are run-time arguments, not structure.
 """
@@ -22,6 +24,7 @@ from collections import OrderedDict
 from collections.abc import Hashable, Sequence
 
 from .. import config
+from ..hlo import Computation
 
 LOG = logging.getLogger("plaidarray.compiles")
 
@@ -109,6 +112,17 @@ def jit_reason(name: str, key: tuple, earlier: Sequence[tuple]) -> str:
                 changed.append(f"static arguments: {other[2]} -> {statics}")
             return f"jit({name}): new signature: {'; '.join(changed[:3]) or 'backend ' + backend}"
     return f"jit({name}): first trace for this argument structure"
+
+
+def op_kernel(comp: Computation, how: str) -> str:
+    """Why the op-by-op tier compiles an op's kernel: no kernel of its signature (op,
+    attributes, ranks, dtypes) was installed or cached; the op and its operands as the
+    computation of it alone has them (``how``: for which sizes)."""
+    op = comp.outputs[0]
+    while op.opcode == "get_tuple_element":  # an element of a tuple-valued op's result
+        op = op.operands[0]
+    operands = ", ".join(f"{o.shape.dtype}{list(o.shape.dims)}" for o in op.operands)
+    return f"op kernel {op.opcode}({operands}), {how}: no kernel of its signature installed or cached"
 
 
 def log(why: str, seconds: float, from_disk: bool) -> None:
