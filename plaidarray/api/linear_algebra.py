@@ -95,6 +95,9 @@ def _broadcast_dot(a: Array, a_shape: tuple[int, ...], b: Array, b_shape: tuple[
     (``vecdot`` of 4-d arrays along their second axis compiled at its first use). A free
     axis before a batch axis (a (5, 4, 3) stack's ``vecdot`` with a (4, 3) one) is
     broadcast in both operands, so that batch axes lead, as a product's kernels take them."""
+    shape = tuple(sb if sa == 1 else sa for i, (sa, sb) in enumerate(zip(a_shape, b_shape)) if i != axis)
+    if a_shape[axis] == 1:
+        return _one_term(a, a_shape, b, b_shape, axis)
     roles = [_role(i == axis, sa, sb) for i, (sa, sb) in enumerate(zip(a_shape, b_shape))]
     last_batch = max((i for i, r in enumerate(roles) if r == "batch"), default=-1)
     if last_batch > 0 and any(r in ("lhs", "rhs") for r in roles[:last_batch]):
@@ -115,6 +118,10 @@ def _broadcast_dot(a: Array, a_shape: tuple[int, ...], b: Array, b_shape: tuple[
     if "rhs" in kinds and "lhs" not in kinds:
         a, b, a_sizes, b_sizes = b, a, b_sizes, a_sizes
         kinds = ["lhs" if k == "rhs" else k for k in kinds]
+    if kinds == ["contracted", "lhs"]:  # a matrix's columns each dotted with a vector: the vector times the matrix
+        out = _dot(graph.reshape(b, (b_sizes[0],)), graph.reshape(a, tuple(a_sizes)), lhs_batch=(), rhs_batch=(),
+                   lhs_contracting=(0,), rhs_contracting=(0,))
+        return graph.reshape(out, shape)
     lhs_axes = [k for k, r in enumerate(kinds) if r in ("batch", "lhs", "contracted")]
     rhs_axes = [k for k, r in enumerate(kinds) if r in ("batch", "rhs", "contracted")]
     batch = [k for k, r in enumerate(kinds) if r == "batch"]
@@ -126,8 +133,20 @@ def _broadcast_dot(a: Array, a_shape: tuple[int, ...], b: Array, b_shape: tuple[
     produced = batch + [k for k, r in enumerate(kinds) if r == "lhs"] + [k for k, r in enumerate(kinds) if r == "rhs"]
     if produced != sorted(produced):
         out = graph.transpose(out, tuple(map(produced.index, sorted(produced))))
-    shape = tuple(sb if sa == 1 else sa for i, (sa, sb) in enumerate(zip(a_shape, b_shape)) if i != axis)
     return graph.reshape(out, shape)
+
+
+def _one_term(a: Array, a_shape: tuple[int, ...], b: Array, b_shape: tuple[int, ...], axis: int | None) -> Array:
+    """``_broadcast_dot`` along an ``axis`` of length 1: each sum has one term, the
+    product, added to 0 as a product's sum starts (so -0.0 comes out 0.0, as NumPy's and
+    the product kernel's do), in elementwise kernels, which the installation has at any
+    shape (a product's kernel of a unit contraction compiled at its first use). Also a
+    ``tensordot`` contracting nothing (``axis`` None: an outer product, as NumPy's is)."""
+    shape = tuple(sb if sa == 1 else sa for sa, sb in zip(a_shape, b_shape))
+    terms = op("multiply", graph.broadcast_to(graph.reshape(a, a_shape), shape),
+               graph.broadcast_to(graph.reshape(b, b_shape), shape))
+    sums = op("add", terms, graph.full(shape, 0, terms.dtype))
+    return sums if axis is None else graph.reshape(sums, shape[:axis] + shape[axis + 1:])
 
 
 def _role(contracted: bool, sa: int, sb: int) -> str:
@@ -160,10 +179,22 @@ def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Seque
     for i, j in zip(la, lb):
         if a.shape[i] != b.shape[j]:
             raise ValueError(f"tensordot: dimension {i} of x1 and {j} of x2 differ")
-    if (not la or (len(la) == 1 and a.ndim <= 2 and b.ndim <= 2 and 1 not in a.shape + b.shape)
-            or any(a.shape[i] == 0 for i in la)):
+    if not la:  # nothing contracted: each element of one times the other
+        return _one_term(a, a.shape + (1,) * b.ndim, b, (1,) * a.ndim + b.shape, None)
+    if any(a.shape[i] == 0 for i in la):
         return _dot(a, b, lhs_batch=(), rhs_batch=(), lhs_contracting=la, rhs_contracting=lb)
-    # several axes contracted, or operands of more than two: a product of matrices, each
+    if len(la) == 1 and a.ndim <= 2 and b.ndim <= 2 and 1 not in a.shape + b.shape:
+        # one product, oriented as matmul records it (each operand's contracted axis its
+        # last, the other's its first: the orientation the installation has), else the
+        # operands swapped and the result transposed back
+        if la[0] == a.ndim - 1 and lb[0] == 0:
+            return _dot(a, b, lhs_batch=(), rhs_batch=(), lhs_contracting=la, rhs_contracting=lb)
+        if lb[0] == b.ndim - 1 and la[0] == 0:
+            out = _dot(b, a, lhs_batch=(), rhs_batch=(), lhs_contracting=lb, rhs_contracting=la)
+            return graph.transpose(out, (1, 0)) if a.ndim == b.ndim == 2 else out
+    # several axes contracted, operands of more than two axes, or a product of neither
+    # orientation (both operands contracted along their first axes, or both their last):
+    # a product of matrices, each
     # operand's free axes and contracted ones flattened (as NumPy computes it), so that a
     # product kernel of rank 2 serves any ranks; an operand whose contracted axes lead or
     # trail it in order is read as it lies (as a matrix or its transpose), the other moved

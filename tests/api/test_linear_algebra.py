@@ -172,6 +172,25 @@ def test_vecdot(backend, dtype, data):
     _assert_product(got, expected, x1, x2, k, dtype, lambda a, b: np.vecdot(a, b, axis=axis))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32, np.complex128, np.int32])
+def test_one_term_sums_are_numpys_bits(backend, dtype):
+    """A contraction of length 1 and a tensordot contracting nothing are products added to
+    0, as a product's sum starts: -0.0 comes out 0.0, as NumPy's does (and as the product
+    kernel did before they ran elementwise; NumPy's complex products keep -0.0, its real
+    ones do not, so the sign of a complex zero is not compared)."""
+    a = np.array([[-1.0, 2.0, -0.0]]).astype(dtype)
+    b = np.array([[0.0, -3.0, -5.0]]).astype(dtype)
+    cases = [(xp.vecdot(xp.asarray(a), xp.asarray(b), axis=0), np.vecdot(a, b, axis=0)),
+             (xp.tensordot(xp.asarray(a[0]), xp.asarray(b[0]), axes=0), np.tensordot(a[0], b[0], axes=0)),
+             (xp.tensordot(xp.asarray(a), xp.asarray(b), axes=([0], [0])), np.tensordot(a, b, axes=([0], [0])))]
+    for got, want in cases:
+        got = np.asarray(got)
+        assert got.dtype == want.dtype and got.shape == want.shape
+        np.testing.assert_array_equal(got, want)
+        if np.dtype(dtype).kind == "f":
+            np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
 def test_vecdot_mismatched_sizes_raise():
     with pytest.raises(ValueError):
         xp.vecdot(xp.asarray(np.zeros((2, 3))), xp.asarray(np.zeros((2, 4))))
