@@ -90,9 +90,12 @@ def _broadcast_dot(a: Array, a_shape: tuple[int, ...], b: Array, b_shape: tuple[
 
     Adjacent axes of one role are merged (a row-major operand holds them as one), and the
     operand with free axes goes first where only one has them (``v @ M`` is ``M``'s
-    product with ``v``, the same sums): a product of any rank then runs on the kernel of
-    a product of rank 3 at most in one orientation, which the installation has
-    (``vecdot`` of 4-d arrays along their second axis compiled at its first use). A free
+    product with ``v``, the same sums), but for a matrix whose free axes all follow the
+    contracted one, which goes second, as ``matmul`` records ``v @ M``: a product of any
+    rank then runs on the kernel of a product of rank 3 at most in one orientation, which
+    the installation has (``vecdot`` of 4-d arrays along their second axis, and of a
+    matrix's rows with a column, compiled at their first use). A contraction of length 1
+    is its one term (``_one_term``). A free
     axis before a batch axis (a (5, 4, 3) stack's ``vecdot`` with a (4, 3) one) is
     broadcast in both operands, so that batch axes lead, as a product's kernels take them."""
     shape = tuple(sb if sa == 1 else sa for i, (sa, sb) in enumerate(zip(a_shape, b_shape)) if i != axis)
@@ -118,7 +121,7 @@ def _broadcast_dot(a: Array, a_shape: tuple[int, ...], b: Array, b_shape: tuple[
     if "rhs" in kinds and "lhs" not in kinds:
         a, b, a_sizes, b_sizes = b, a, b_sizes, a_sizes
         kinds = ["lhs" if k == "rhs" else k for k in kinds]
-    if kinds == ["contracted", "lhs"]:  # a matrix's columns each dotted with a vector: the vector times the matrix
+    if kinds == ["contracted", "lhs"]:  # the vector times the matrix
         out = _dot(graph.reshape(b, (b_sizes[0],)), graph.reshape(a, tuple(a_sizes)), lhs_batch=(), rhs_batch=(),
                    lhs_contracting=(0,), rhs_contracting=(0,))
         return graph.reshape(out, shape)

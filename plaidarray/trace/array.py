@@ -125,12 +125,17 @@ class Array(_ArrayHandle):
         return namespace
 
     # --- materialisation --------------------------------------------------------------
-    def _value(self) -> np.ndarray:
-        """The computed value as a read-only NumPy view (compiles on first use)."""
+    def _computed(self) -> Node:
+        """Its node, with a buffer: a value read, which runs its pending graph."""
         node = self._node
         value_read()
         if node.buffer is None:
             materialize([node])
+        return node
+
+    def _value(self) -> np.ndarray:
+        """The computed value as a read-only NumPy view (compiles on first use)."""
+        node = self._computed()
         return _transfers(node).to_host(node.buffer)
 
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
@@ -139,14 +144,11 @@ class Array(_ArrayHandle):
         return exports.export(self, dtype, copy)
 
     def _scalar(self, kind: type, name: str) -> Any:
-        """The value of a 0-d array as ``kind``: ``_value``'s read, its element taken from
-        the buffer by the transfers (most loops read a value this way at every step)."""
-        node = self._node
-        if node.shape.dims:
+        """The value of a 0-d array as ``kind``: its element taken from the buffer by the
+        transfers, with no read-only view (most loops read a value this way at every step)."""
+        if self._node.shape.dims:
             raise TypeError(f"{name}() needs a 0-d array, got shape {self.shape}")
-        value_read()
-        if node.buffer is None:
-            materialize([node])
+        node = self._computed()
         return kind(_transfers(node).item(node.buffer))
 
     def __bool__(self) -> bool:

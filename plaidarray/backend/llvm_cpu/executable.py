@@ -304,11 +304,10 @@ class ShapeGenericExecutable(Executable):
         self._limits = tuple(limit for _, limit in self.limits)
         #: Where a binding's sizes go, after the limits: each sized step's range and work
         #: (``_n_ranges`` sizes), then each sized buffer's dims, which it reads as (its
-        #: group: 0 outputs, 1 temporaries; its index there; its rank; its dtype; whether
-        #: temporary; its index among all buffers).
+        #: group: 0 outputs, 1 temporaries; its index there; its rank; its dtype; its index
+        #: among all buffers).
         self._n_ranges = 2 * len(self._sized_steps)
-        self._sized_buffers = tuple((group, i, len(shapes[i].dims), shapes[i].dtype, group == 1,
-                                     i + group * len(output_shapes))
+        self._sized_buffers = tuple((group, i, len(shapes[i].dims), shapes[i].dtype, i + group * len(output_shapes))
                                     for group, (shapes, sized) in enumerate(((output_shapes, self._sized_outputs),
                                                                              (temp_shapes, self._sized_temps)))
                                     for i in sized)
@@ -364,11 +363,11 @@ class ShapeGenericExecutable(Executable):
         allocators = list(self._allocators[0]), list(self._allocators[1])
         nbytes = list(self._buffer_bytes)
         allocator = transfer.HOST.allocator
-        for group, i, rank, dtype, temporary, slot in self._sized_buffers:
+        for group, i, rank, dtype, slot in self._sized_buffers:
             dims = sizes[at:at + rank]
             at += rank
             shapes[group][i] = Shape(dims, dtype)
-            allocators[group][i] = allocator(dims, dtype, temporary)
+            allocators[group][i] = allocator(dims, dtype, group == 1)  # a temporary's
             nbytes[slot] = math.prod(dims) * dtype.itemsize
         outputs, temps = shapes
         if seen_as is not None:
