@@ -23,7 +23,7 @@ from ..trace import tracing
 from ..trace.node import Node, derive
 from ..trace.views import view
 from .graph import (REUSED_SCALARS, SCALAR_KINDS, Scalar, broadcast_node, broadcast_shapes, check_array,
-                    check_category, convert, op, operands, python_scalar, scalar_like, scalar_operand, wrap)
+                    check_category, convert, copy_of, op, operands, python_scalar, scalar_like, scalar_operand, wrap)
 from .recipes import recorded, stands_for
 from .views import Part
 
@@ -105,7 +105,7 @@ def _compare(direction: str) -> Callable[[Array, Array], Array]:
 
 
 def _unary(name: str, category: str, decompose: Callable[[Array], Array]) -> None:
-    accepted = dt.CATEGORIES[category]
+    accepted = dt.CATEGORIES[getattr(decompose, "one_op_category", category)]
     on_nodes = getattr(decompose, "on_nodes", None)  # one HLO op: recorded on the node directly
     if on_nodes is None:
         decompose = recorded(decompose)
@@ -114,7 +114,7 @@ def _unary(name: str, category: str, decompose: Callable[[Array], Array]) -> Non
         if type(x) is not Array or x._node.shape.dtype not in accepted:
             x = floating(check_array(x, name), category)  # a NumPy array or scalar becomes an array
             check_category(x, category, name)
-            if on_nodes is not None:
+            if on_nodes is not None and x._node.shape.dtype in accepted:
                 return on_nodes(x._node)
         elif on_nodes is not None:
             return on_nodes(x._node)
@@ -252,9 +252,25 @@ def _hlo(name: str, **attrs: Any) -> Callable[..., Array]:
     return record
 
 
+def _on_bools(bool_name: str, numeric: Callable[..., Array]) -> Callable[..., Array]:
+    """``numeric`` (one HLO op, ``_hlo``) and, on booleans, NumPy's meaning of it
+    (beyond the standard, which leaves booleans out of arithmetic): ``+`` is or, ``*``
+    is and, ``abs`` is the identity. The common cases stay ``numeric``'s
+    (``one_op_category``); booleans take the general path, here."""
+    def record(*xs: Array) -> Array:
+        if xs[0].dtype != dt.bool_:
+            return numeric(*xs)
+        return copy_of(xs[0]) if bool_name == "identity" else op(bool_name, *xs)
+
+    record.on_nodes = numeric.on_nodes  # type: ignore[attr-defined]
+    record.one_op_category = "numeric"  # type: ignore[attr-defined]
+    return record
+
+
 def _float_only_for_floats(hlo_name: str) -> Callable[[Array], Array]:
-    """Rounding functions are the identity on integers and booleans."""
-    return lambda x: op(hlo_name, x) if x.dtype.kind in "fc" else x
+    """Rounding functions are the identity on integers and booleans (a new array, as
+    NumPy's: writes to it do not reach ``x``)."""
+    return lambda x: op(hlo_name, x) if x.dtype.kind in "fc" else copy_of(x)
 
 
 # --- decompositions ------------------------------------------------------------------
@@ -375,16 +391,16 @@ for _name, _hlo_name in {"ceil": "ceil", "floor": "floor", "trunc": "trunc"}.ite
     _unary(_name, "real numeric", _float_only_for_floats(_hlo_name))
 
 for _name, _category, _fn in (
-    ("abs", "numeric", _hlo("abs")),
+    ("abs", "any", _on_bools("identity", _hlo("abs"))),
     ("negative", "numeric", _hlo("negate")),
-    ("positive", "numeric", lambda x: x),
+    ("positive", "numeric", copy_of),
     ("sign", "numeric", _hlo("sign")),
     ("square", "numeric", _square),
     ("round", "numeric", _float_only_for_floats("round_nearest_even")),
     ("isfinite", "numeric", _isfinite),
     ("isinf", "numeric", _isinf),
     ("isnan", "numeric", _isnan),
-    ("conj", "numeric", lambda x: op("conj", x) if x.dtype.kind == "c" else x),
+    ("conj", "numeric", lambda x: op("conj", x) if x.dtype.kind == "c" else copy_of(x)),
     ("real", "numeric", lambda x: view(x, Part("real")) if x.dtype.kind == "c" else x),
     ("imag", "complex floating-point", lambda x: view(x, Part("imag"))),
     ("logical_not", "bool", _hlo("not")),
@@ -395,9 +411,9 @@ for _name, _category, _fn in (
     _unary(_name, _category, _fn)
 
 for _name, _category, _binary_fn in (
-    ("add", "numeric", _hlo("add")),
+    ("add", "any", _on_bools("or", _hlo("add"))),
     ("subtract", "numeric", _hlo("subtract")),
-    ("multiply", "numeric", _hlo("multiply")),
+    ("multiply", "any", _on_bools("and", _hlo("multiply"))),
     ("divide", "numeric", _divide),
     ("floor_divide", "real numeric", _floor_divide),
     ("remainder", "real numeric", _remainder),
@@ -433,14 +449,17 @@ def clip(x: Array, /, min: Array | int | float | None = None, max: Array | int |
     """Clamp ``x`` to ``[min, max]`` (either bound may be None); NaN bounds propagate.
 
     The result has ``x``'s dtype; ``x`` and array bounds broadcast together, as in
-    ``maximum(minimum(x, max), min)``.
+    ``maximum(minimum(x, max), min)``. Beyond the standard, as NumPy: an integer array
+    clipped by a Python float is clipped in float64 (the standard leaves mixed kinds open).
     """
     fast = _clip_floats(x, min, max)
     if fast is not None:
         return fast
     x = check_array(x, "clip")
     check_category(x, "real numeric", "clip")
-    out = x
+    if x.dtype.kind in "iu" and any(isinstance(b, (float, np.floating)) for b in (min, max)):
+        return clip(convert(x, dt.float64), min, max)
+    out = copy_of(x) if min is None and max is None else x
     for bound, hlo_name in ((min, "maximum"), (max, "minimum")):
         if bound is None:
             continue
@@ -449,10 +468,8 @@ def clip(x: Array, /, min: Array | int | float | None = None, max: Array | int |
             if bound.dtype != x.dtype and dt.promote(bound.dtype, x.dtype, "clip") != x.dtype:
                 raise TypeError(f"clip: bound dtype {bound.dtype} does not promote to {x.dtype}")
             bound = convert(bound, x.dtype)
-        elif isinstance(bound, (int, float)) and x.dtype.kind in "iu" and not isinstance(bound, bool):
+        elif isinstance(bound, int) and x.dtype.kind in "iu" and not isinstance(bound, bool):
             lo, hi = dt.iinfo_bounds(x.dtype)
-            if isinstance(bound, float):
-                raise TypeError("clip: a Python float bound cannot clip an integer array")
             bound = lo if bound < lo else hi if bound > hi else bound
         out = op(hlo_name, *operands("clip", out, bound))
     return out
@@ -467,7 +484,7 @@ def _clip_floats(x: object, low: object, high: object) -> Array | None:
             not all(b is None or type(b) is float or type(b) is int for b in (low, high)):
         return None
     node = x._node
-    out: Array = x
+    out: Array = copy_of(x)
     bound: Any
     for bound, name in ((low, "maximum"), (high, "minimum")):
         if bound is not None:

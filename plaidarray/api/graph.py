@@ -518,7 +518,7 @@ def reduce_axes(x: Array, kind: str, axis: int | Sequence[int] | None, keepdims:
     """Reduce ``x`` with ``kind`` over ``axis``, keeping unit dimensions if asked."""
     axes = normalize_axes(axis, x.ndim, where)
     if not axes:
-        out = x
+        out = copy_of(x)  # a new array, as NumPy's reduction over no axes
     elif x.ndim > MERGED_RANK and (found := _runs_merged(x, [a in axes for a in range(x.ndim)])) is not None:
         merged, groups = found
         out = op("reduce", merged, dimensions=tuple(i for i, group in enumerate(groups) if group[0] in axes), kind=kind)

@@ -333,7 +333,7 @@ def roll(x: Array, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ..
         shifts *= len(axes)
     if len(shifts) != len(axes):
         raise ValueError("roll: shift and axis must have the same length")
-    out = x
+    out = graph.copy_of(x)  # a new array even where nothing moves, as NumPy's
     for a, s in zip(axes, shifts):
         (a,) = normalize_axes(a, x.ndim, "roll")
         n = x.shape[a]

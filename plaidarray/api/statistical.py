@@ -177,16 +177,23 @@ sum = _sum_like("add", "sum")
 prod = _sum_like("multiply", "prod")
 
 
+#: The extremum of booleans, NumPy's: True is the larger (the standard's ``max`` and
+#: ``min`` take real numbers; NumPy-style code takes the max of a mask for ``any``).
+_ON_BOOLS = {"maximum": "or", "minimum": "and"}
+
+
 def _extremum(kind: str, name: str):
     def fn(x: Array, /, *, axis: Axis = None, keepdims: bool = False) -> Array:
         x = check_array(x, name)
-        check_category(x, "real numeric", name)
+        if x.dtype != dt.bool_:
+            check_category(x, "real numeric", name)
         axes = normalize_axes(axis, x.ndim, name)
         if builtins.any(x.shape[a] == 0 for a in axes):
             raise ValueError(f"{name}: zero-size reduction has no identity")
-        return reduce_axes(x, kind, axis, keepdims, name)
+        return reduce_axes(x, _ON_BOOLS[kind] if x.dtype == dt.bool_ else kind, axis, keepdims, name)
     fn.__name__ = fn.__qualname__ = name
-    fn.__doc__ = f"{name.capitalize()}imum over ``axis``; NaN propagates. Empty reductions raise ValueError."
+    fn.__doc__ = (f"{name.capitalize()}imum over ``axis``; NaN propagates. Empty reductions raise ValueError. "
+                  "Of booleans (beyond the standard, as NumPy): ``any`` for max, ``all`` for min.")
     return _in_c(recorded(fn, functools.partial(_whole_call, kind, False)), kind, False)
 
 

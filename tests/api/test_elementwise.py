@@ -115,10 +115,65 @@ def test_floating_point_functions_compute_integers_and_bools_in_floating_point_a
         assert_same(got, want, rtol=1e-6, atol=0)
 
 
-@pytest.mark.parametrize("name", ["abs", "negative", "sign", "floor", "round", "isnan"])
+@pytest.mark.parametrize("name", ["negative", "sign", "floor", "round", "isnan"])
 def test_numeric_functions_reject_bool_input(name):
+    """Those NumPy refuses too (``-mask``, ``sign``) or would give float16 (``floor``)."""
     with pytest.raises(TypeError):
         getattr(xp, name)(xp.asarray(np.array([True, False])))
+
+
+def test_subtracting_booleans_is_refused_as_in_numpy():
+    with pytest.raises(TypeError):
+        xp.asarray(np.array([True, False])) - xp.asarray(np.array([True, True]))
+
+
+@given(data=st.data())
+def test_arithmetic_on_booleans_is_numpys(backend, data):
+    """Beyond the standard: ``+`` is or, ``*`` is and, ``abs`` the identity, ``max`` any
+    and ``min`` all, with NumPy's result dtypes (a Python int makes ``int64``)."""
+    x1, x2 = _binary_operands(data, BOOL[0])
+    a1, a2 = xp.asarray(x1), xp.asarray(x2)
+    assert_same(a1 + a2, x1 + x2)
+    assert_same(a1 * a2, x1 * x2)
+    assert_same(xp.add(a1, True), np.add(x1, True))
+    assert_same(xp.multiply(a1, 2), np.multiply(x1, 2))
+    assert_same(xp.abs(a1), np.abs(x1))
+    axis = data.draw(st.sampled_from([None] + list(range(x1.ndim))), label="axis")
+    keepdims = data.draw(st.booleans(), label="keepdims")
+    if x1.size and (axis is None or x1.shape[axis]):
+        assert_same(xp.max(a1, axis=axis, keepdims=keepdims), np.max(x1, axis=axis, keepdims=keepdims))
+        assert_same(xp.min(a1, axis=axis, keepdims=keepdims), np.min(x1, axis=axis, keepdims=keepdims))
+
+
+@pytest.mark.parametrize("dtype", INTEGER, ids=dtype_ids(INTEGER))
+@pytest.mark.parametrize("bounds", [(0.5, 3.5), (None, 2.25), (-1.5, None), (np.float64(0.5), 2)])
+def test_clip_of_integers_by_float_bounds_is_numpys(backend, dtype, bounds):
+    """Beyond the standard (mixed kinds): clipped in float64, as NumPy 2 clips them."""
+    x = np.array([0, 1, 2, 3, 4, 100], dtype=dtype)
+    assert_same(xp.clip(xp.asarray(x), *bounds), np.clip(x, *bounds))
+
+
+#: Functions whose NumPy result is a new array even where its values are the input's.
+NEW_ARRAYS = {
+    "positive": xp.positive, "round": xp.round, "floor": xp.floor, "ceil": xp.ceil, "trunc": xp.trunc,
+    "conj": xp.conj, "clip": xp.clip, "abs of bools": xp.abs,
+    "roll by 0": lambda x: xp.roll(x, 0), "roll by 0 along 0": lambda x: xp.roll(x, 0, axis=0),
+    "sum over no axes": lambda x: xp.sum(x, axis=()), "max over no axes": lambda x: xp.max(x, axis=()),
+    "mean over no axes": lambda x: xp.mean(xp.astype(x, xp.float64), axis=()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NEW_ARRAYS))
+def test_results_equal_to_their_input_are_new_arrays(backend, name):
+    """A write into the result does not reach the input, as with NumPy's results
+    (returning the input itself aliased them: ``y = xp.round(counts); y[0] = 0``
+    changed ``counts``)."""
+    x = xp.asarray(np.array([True, False, True]) if name == "abs of bools" else np.array([4, 5, 6]))
+    before = np.asarray(x).copy()
+    y = NEW_ARRAYS[name](x)
+    y[0] = False if y.dtype == xp.bool else 0
+    np.testing.assert_array_equal(np.asarray(x), before)
+    assert np.asarray(y)[0] == 0
 
 
 # --- binary -----------------------------------------------------------------------------
