@@ -359,15 +359,14 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
 
 
 def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array] | tuple[Array, ...]:
-    """Coordinate grids from 1-D arrays ('xy': Cartesian, 'ij': matrix indexing)."""
+    """Coordinate grids from 1-D arrays ('xy': Cartesian, 'ij': matrix indexing); each
+    keeps its array's dtype where they differ (the standard asks for one, NumPy does not)."""
     if indexing not in ("xy", "ij"):
         raise ValueError(f"meshgrid: indexing must be 'xy' or 'ij', got {indexing!r}")
     arrays = tuple(check_array(a, "meshgrid") for a in arrays)
     for a in arrays:
         if a.ndim != 1:
             raise ValueError("meshgrid: inputs must be 1-D")
-    if len({a.dtype for a in arrays}) > 1:
-        raise TypeError("meshgrid: inputs must share a dtype")
     sizes = [a.shape[0] for a in arrays]
     if indexing == "xy" and len(arrays) > 1:
         sizes[0], sizes[1] = sizes[1], sizes[0]

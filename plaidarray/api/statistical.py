@@ -249,19 +249,26 @@ def _mean_operand(x: Array, dtype: np.dtype) -> Array:
 
 
 def var(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdims: bool = False) -> Array:
-    """Variance: mean squared deviation, divided by ``N - correction`` (NaN when <= 0)."""
+    """Variance: mean squared deviation, divided by ``N - correction`` (NaN when <= 0).
+    Of a complex array (beyond the standard, as NumPy): the mean squared modulus of the
+    deviation, real."""
     x = _averaged(check_array(x, "var"))
-    check_category(x, "real floating-point", "var")
+    check_category(x, "floating-point", "var")
     axes = normalize_axes(axis, x.ndim, "var")
     n = 1
     for a in axes:
         n *= x.shape[a]
     centre = mean(x, axis=axes, keepdims=True)
     deviation = op("subtract", x, graph.broadcast_to(centre, x.shape))
-    total = reduce_axes(op("multiply", deviation, deviation), "add", axes, keepdims, "var")
+    if x.dtype.kind == "c":  # NumPy's order: the real parts squared plus the imaginary parts squared
+        re, im = op("real", deviation), op("imag", deviation)
+        squares = op("add", op("multiply", re, re), op("multiply", im, im))
+    else:
+        squares = op("multiply", deviation, deviation)
+    total = reduce_axes(squares, "add", axes, keepdims, "var")
     divisor = n - correction
-    return op("divide", total, graph.size_operand(float(divisor) if divisor > 0 else np.nan, total.shape, x.dtype,
-                                                  "var"))
+    return op("divide", total, graph.size_operand(float(divisor) if divisor > 0 else np.nan, total.shape,
+                                                  total.dtype, "var"))
 
 
 def _whole_var(x: Array, /, **kwargs: Any) -> Array | None:

@@ -236,6 +236,15 @@ def test_triangles_and_meshgrid(backend, data):
             _same(got, expected, exact=True)
 
 
+def test_meshgrid_of_mixed_dtypes_keeps_each_as_numpy(backend):
+    """Beyond the standard (one dtype there): each grid keeps its input's dtype."""
+    x, y = np.arange(3, dtype=np.int32), np.linspace(0.0, 1.0, 4, dtype=np.float32)
+    for indexing in ("xy", "ij"):
+        for got, expected in zip(xp.meshgrid(xp.asarray(x), xp.asarray(y), indexing=indexing),
+                                 np.meshgrid(x, y, indexing=indexing)):
+            _same(got, expected, exact=True)
+
+
 @pytest.mark.parametrize("dtype", [np.complex64, np.complex128])
 @given(data=st.data())
 def test_complex_parts_and_arithmetic(backend, dtype, data):

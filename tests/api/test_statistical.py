@@ -160,6 +160,24 @@ def test_counts_and_averages_of_bools_and_integers_are_numpys(backend, name, dty
     assert_same(got, expected, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", [np.complex64, np.complex128], ids=dtype_ids([np.complex64, np.complex128]))
+@pytest.mark.parametrize("name", ["var", "std"])
+@given(data=st.data())
+def test_variance_of_complex_arrays_is_numpys(backend, name, dtype, data):
+    """Beyond the standard (real floating-point there): the mean squared modulus of the
+    deviations, in the real dtype of ``x``'s precision, as NumPy's."""
+    real = np.float32 if dtype == np.complex64 else np.float64
+    parts = data.draw(arrays(real, shapes(min_dims=1), elements(real, min_value=-100, max_value=100)), label="parts")
+    x = (parts + 1j * parts[::-1]).astype(dtype)
+    axis = data.draw(axes(x.ndim), label="axis")
+    correction = data.draw(st.sampled_from([0, 1]), label="correction")
+    with np.errstate(all="ignore"), warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)
+        expected = np.asarray(getattr(np, name)(x, axis=axis, ddof=correction))
+    got = getattr(xp, name)(xp.asarray(x), axis=axis, correction=correction)
+    assert_same(got, expected, rtol=1e-4 if dtype == np.complex64 else 1e-10, atol=1e-3 if dtype == np.complex64 else 1e-9)
+
+
 @pytest.mark.parametrize("name", ["all", "any"])
 @pytest.mark.parametrize("dtype", ALL, ids=dtype_ids(ALL))
 @given(data=st.data())
