@@ -414,6 +414,27 @@ done:
     return numbered;
 }
 
+/* ``pending(node)``: node.pending_graph in C, the pending nodes of ``node``'s graph in
+   creation order (``node`` last), Python scalars' shared broadcasts left out. A loop cut
+   at the pending bound walks its graph at every cut (``cuts.py``): ~40 us for 80 nodes
+   in Python. */
+static PyObject *pending(PyObject *self, PyObject *node) {
+    (void)self;
+    if (!is_node(node)) return NULL;
+    PyObject *roots = PyList_New(1);
+    if (roots == NULL) return NULL;
+    PyList_SET_ITEM(roots, 0, Py_NewRef(node));
+    Py_ssize_t count = 0;
+    Numbered *found = pending_nodes(roots, &count);
+    Py_DECREF(roots);
+    if (found == NULL) return NULL;
+    PyObject *result = PyList_New(count);
+    if (result != NULL)
+        for (Py_ssize_t i = 0; i < count; i++) PyList_SET_ITEM(result, i, Py_NewRef(found[i].node));
+    PyMem_Free(found);
+    return result;
+}
+
 /* ``outputs`` with each node once, first occurrences first (a new reference). */
 static PyObject *unique(PyObject *outputs) {
     Map once;
@@ -2381,6 +2402,7 @@ static PyMethodDef methods[] = {
     {"set_buffers", (PyCFunction)(void (*)(void))set_buffers, METH_FASTCALL,
      "set_buffers(nodes, buffers): make the pending ones ready."},
     {"ready", (PyCFunction)(void (*)(void))ready, METH_FASTCALL, "ready(buffer, shape, device) -> a ready Node."},
+    {"pending", pending, METH_O, "pending(node) -> the pending nodes of its graph, in creation order."},
     {"replay", (PyCFunction)(void (*)(void))replay, METH_FASTCALL, "replay(steps, nodes): append a recipe's nodes."},
     {"signature", (PyCFunction)(void (*)(void))signature, METH_FASTCALL,
      "signature(args, kwargs, arrays, nodes) -> a recipe's key, or None."},

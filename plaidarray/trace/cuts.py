@@ -78,16 +78,16 @@ def cut_at(node: Node) -> Node | None:
         return None
     first = node
     if mark != _anchor or not _since_read:
-        first, _loop_changes = _first_recurrence(node, mark)
+        first, _loop_changes = _first_recurrence(node)
     _changing = _loop_changes or (mark == _anchor and node.shape.dims != _anchor_dims)
     _anchor, _anchor_dims = mark, first.shape.dims
     _since_read = True
     return first
 
 
-def _first_recurrence(node: Node, mark: Hashable) -> tuple[Node, bool]:
+def _first_recurrence(node: Node) -> tuple[Node, bool]:
     """Where the first graph of a loop is cut, and whether the loop's sizes change (a node
-    of ``node``'s signature ``mark`` in its pending graph has other dimensions: the same
+    of ``node``'s signature in its pending graph has other dimensions: the same
     step of an earlier iteration). The graph is cut at ``node`` unless it holds at least
     ``SHORT_ITERATIONS`` earlier iterations after a prefix (the pending values a loop starts
     from): then at the earliest of them that leaves the rest within the bound, since such
@@ -95,7 +95,7 @@ def _first_recurrence(node: Node, mark: Hashable) -> tuple[Node, bool]:
     serve no other. Not if the sizes change: the next graph would start from sizes so
     small that they equal others by chance, and the symbols that ties
     (``dynamic.Pattern``) part again at a further compile."""
-    recurrences = [o for o in pending_graph(node)[:-1] if o.op == node.op and signature(o) == mark]
+    recurrences = [o for o in pending_graph(node)[:-1] if o.op == node.op and _alike(o, node)]
     changes = any(o.shape.dims != node.shape.dims for o in recurrences)
     if len(recurrences) < SHORT_ITERATIONS or changes:
         return node, changes
@@ -107,6 +107,14 @@ def _first_recurrence(node: Node, mark: Hashable) -> tuple[Node, bool]:
     if (earliest.depth - 1) * len(recurrences) <= node.depth - earliest.depth:
         return node, changes
     return next((r for r in recurrences if node.depth - r.depth < node_module.MAX_PENDING), node), changes
+
+
+def _alike(a: Node, b: Node) -> bool:
+    """Whether ``a`` and ``b`` have one ``signature``, compared without making either (a
+    loop cut at every step compares its graph's nodes of the cut's op at each cut)."""
+    sa, sb = a.shape, b.shape
+    return (a.attrs == b.attrs and len(sa.dims) == len(sb.dims) and sa.dtype == sb.dtype
+            and len(a.operands) == len(b.operands) and all(x.op == y.op for x, y in zip(a.operands, b.operands)))
 
 
 def waiting(run: Node, node: Node) -> list[Node]:

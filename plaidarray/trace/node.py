@@ -132,9 +132,10 @@ class Node:
         self.op, self.operands, self.attrs, self.depth, self.owned = None, (), {}, 0, owned
 
 
-def pending_graph(node: Node) -> list[Node]:
+def _pending_graph_in_python(node: Node) -> list[Node]:
     """The pending nodes of ``node``'s graph, in the order they were recorded (``node``
-    last), but Python scalars' broadcasts, which every graph shares (``Node.reused``)."""
+    last), but Python scalars' broadcasts, which every graph shares (``Node.reused``).
+    ``_graph.pending`` does the same in C."""
     seen = {id(node)}
     pending = [node]
     stack = list(node.operands)
@@ -248,6 +249,10 @@ def _ready_in_python(buffer: np.ndarray, shape: Shape, device: Device | None) ->
 #: Makes a ready node (``Node.ready``).
 make_ready: Callable[[np.ndarray, Shape, Device | None], Node] = \
     GRAPH_IN_C.ready if GRAPH_IN_C is not None else _ready_in_python
+
+#: The pending nodes of a node's graph in the order they were recorded (``node`` last).
+pending_graph: Callable[[Node], list[Node]] = \
+    GRAPH_IN_C.pending if GRAPH_IN_C is not None else _pending_graph_in_python
 
 #: Makes the nodes a run computed ready (``materialize``).
 set_buffers: Callable[[list[Node], list[np.ndarray]], None] = \

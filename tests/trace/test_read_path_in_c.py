@@ -146,6 +146,19 @@ def test_the_c_walk_equals_the_python_walk(steps, first, second):
     del values
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(step, min_size=1, max_size=25), st.integers(0, 99))
+def test_c_pending_graphs_equal_python_pending_graphs(steps, which):
+    """``_graph.pending`` (a loop's cuts walk the graph at each) lists the nodes the Python
+    walk lists, in its order: reused scalars' broadcasts and ready nodes left out."""
+    values, nodes = _build(steps)
+    node = nodes[which % len(nodes)]
+    expected = [id(n) for n in node_module._pending_graph_in_python(node)]
+    assert [id(n) for n in node_module.GRAPH_IN_C.pending(node)] == expected
+    assert node_module.pending_graph is node_module.GRAPH_IN_C.pending
+    del values
+
+
 def _ids(walked: tuple) -> tuple:
     """A walk's key and its buffers', outputs' and nodes' identities, so that holding it
     holds no node: a walk counts a node's references from outside its graph, and another
