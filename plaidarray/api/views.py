@@ -290,14 +290,15 @@ def getitem(x: Array, key: Any) -> Array:
     unit-step windows without a recipe (a loop's, whose starts change) are recorded
     without planning too (``indexing.window_index``)."""
     ints = (key,) if type(key) is int else key if type(key) is tuple and indexing.all_ints(key) else None
-    if ints and type(x) is Array:
-        out = indexing.integer_index(x, ints)
-        if out is not None:
-            return out if len(ints) == len(x._node.shape.dims) else attach(x, out, Index(key), None)
-    elif _WINDOW_IN_C is not None:
+    element = ints and type(x) is Array and len(ints) == len(x._node.shape.dims)
+    if _WINDOW_IN_C is not None and not element:
         out = _WINDOW_IN_C(x, key)
         if out is not None:
             return out
+    if ints and type(x) is Array:
+        out = indexing.integer_index(x, ints)
+        if out is not None:
+            return out if element else attach(x, out, Index(key), None)
     return _getitem(x, key)
 
 

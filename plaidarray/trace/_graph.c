@@ -1862,9 +1862,10 @@ static PyTypeObject product_type = {
 /* --- windows' common cases ------------------------------------------------------------- */
 
 /* ``x[key]`` for a key of Python ints and unit-step slices with int or None bounds (a
-   loop's windows, whose starts and often lengths are new at each step), recorded as
-   api.indexing.window_index records it and made a view of ``x`` as api.views._window
-   makes it, from C: a window of a new length ran its Python path in ~11 us. The plan of a
+   loop's windows, whose starts and often lengths are new at each step; a row ``x[i]``),
+   recorded as api.indexing.window_index records it and made a view of ``x`` as
+   api.views._window makes it, from C: a window of a new length ran its Python path in
+   ~11 us, a row 4 us. Not an element (an int for every axis: no view, the rules'). The plan of a
    window's sizes is window_index's own (found in its table, made by it on a miss). None
    where the Python path decides (``window_index``'s cases, a weakly typed array, a trace). */
 typedef struct {
@@ -1953,7 +1954,7 @@ static PyObject *window_in_c(Window *self, PyObject *node, PyObject *shape, PyOb
             return NOT_HANDLED_MARK;
         }
     }
-    if (whole || !any_slice) return NOT_HANDLED_MARK; /* the whole array, or ints alone: the rules' */
+    if (whole || (!any_slice && n_parts == rank)) return NOT_HANDLED_MARK; /* the whole array, or an element */
     PyObject *window = PyTuple_New(rank), *kept_tuple = PyTuple_New(rank), *plan_key = NULL, *plan = NULL;
     PyObject *operands = NULL, *out = NULL;
     if (window == NULL || kept_tuple == NULL) goto done;
@@ -2017,7 +2018,7 @@ static PyObject *window_vectorcall(PyObject *callable, PyObject *const *args, si
     }
     PyObject *x = args[0], *key = args[1], *node, *shape;
     if (array_type == NULL || node_type == NULL || wrap_fn == NULL || !strong_array(x, &node, &shape) ||
-        !(PySlice_Check(key) || PyTuple_CheckExact(key)))
+        !(PySlice_Check(key) || PyTuple_CheckExact(key) || PyLong_CheckExact(key)))
         Py_RETURN_NONE;
     int tracing = tracing_now();
     if (tracing) return tracing < 0 ? NULL : Py_NewRef(Py_None);

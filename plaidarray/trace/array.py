@@ -228,13 +228,17 @@ class Array(_ArrayHandle):
         element (an int for every axis: NumPy's scalar, a copy) of an array whose value is
         computed is read by the backend's transfer (``load_element``), as ``__setitem__``
         writes one: a loop's ``float(a[i, j])`` costs a load, not a recorded op and a run."""
-        buffer = self._node.buffer
-        if buffer is not None and (type(key) is int or type(key) is tuple):  # a slice, a mask: never an element
-            element = _transfers(self._node).load_element(buffer, key if type(key) is tuple else (key,))
-            if element is not None:
-                node = Node.ready(element, self._node.device)
-                node.owned = True
-                return Array(node)
+        node = self._node
+        buffer = node.buffer
+        if buffer is not None:  # an element has a key of one int per axis (a slice, a mask: never)
+            rank = len(node.shape.dims)
+            if (type(key) is int and rank == 1) or \
+                    (type(key) is tuple and len(key) == rank and (not rank or type(key[0]) is int)):
+                element = _transfers(node).load_element(buffer, key if type(key) is tuple else (key,))
+                if element is not None:
+                    found = Node.ready(element, node.device)
+                    found.owned = True
+                    return Array(found)
         return _NAMESPACE["getitem"](self, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
