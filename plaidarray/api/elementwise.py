@@ -458,7 +458,7 @@ def clip(x: Array, /, min: Array | int | float | None = None, max: Array | int |
     x = check_array(x, "clip")
     check_category(x, "real numeric", "clip")
     if x.dtype.kind in "iu" and any(isinstance(b, (float, np.floating)) for b in (min, max)):
-        return clip(convert(x, dt.float64), min, max)
+        x = convert(x, dt.float64)
     out = copy_of(x) if min is None and max is None else x
     for bound, hlo_name in ((min, "maximum"), (max, "minimum")):
         if bound is None:
