@@ -738,7 +738,7 @@ argument = st.recursive(leaf, lambda inner: st.lists(inner, max_size=3) | st.lis
 
 
 def _resolved(value, pool):
-    if type(value) is tuple and len(value) == 2 and value[0] == "pool":
+    if type(value) is tuple and len(value) == 2 and type(value[0]) is str and value[0] == "pool":
         return pool[value[1]]
     if type(value) in (list, tuple):
         return type(value)(_resolved(v, pool) for v in value)
