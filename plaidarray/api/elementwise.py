@@ -484,12 +484,12 @@ def _clip_floats(x: object, low: object, high: object) -> Array | None:
             not all(b is None or type(b) is float or type(b) is int for b in (low, high)):
         return None
     node = x._node
-    out: Array = copy_of(x)
+    out: Array = x
     bound: Any
     for bound, name in ((low, "maximum"), (high, "minimum")):
         if bound is not None:
             out = wrap(derive(name, (out._node, scalar_like(bound, node.shape, "clip")), _NO_ATTRS, node.shape))
-    return out
+    return copy_of(x) if out is x else out
 
 
 __all__.append("clip")
