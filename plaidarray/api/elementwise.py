@@ -252,15 +252,13 @@ def _hlo(name: str, **attrs: Any) -> Callable[..., Array]:
     return record
 
 
-def _on_bools(bool_name: str, numeric: Callable[..., Array]) -> Callable[..., Array]:
-    """``numeric`` (one HLO op, ``_hlo``) and, on booleans, NumPy's meaning of it
-    (beyond the standard, which leaves booleans out of arithmetic): ``+`` is or, ``*``
-    is and, ``abs`` is the identity. The common cases stay ``numeric``'s
+def _on_bools(on_bools: Callable[..., Array], numeric: Callable[..., Array]) -> Callable[..., Array]:
+    """``numeric`` (one HLO op, ``_hlo``) and, on booleans, NumPy's meaning of it,
+    ``on_bools`` (beyond the standard, which leaves booleans out of arithmetic): ``+`` is
+    or, ``*`` is and, ``abs`` is the identity. The common cases stay ``numeric``'s
     (``one_op_category``); booleans take the general path, here."""
     def record(*xs: Array) -> Array:
-        if xs[0].dtype != dt.bool_:
-            return numeric(*xs)
-        return copy_of(xs[0]) if bool_name == "identity" else op(bool_name, *xs)
+        return numeric(*xs) if xs[0].dtype != dt.bool_ else on_bools(*xs)
 
     record.on_nodes = numeric.on_nodes  # type: ignore[attr-defined]
     record.one_op_category = "numeric"  # type: ignore[attr-defined]
@@ -391,7 +389,7 @@ for _name, _hlo_name in {"ceil": "ceil", "floor": "floor", "trunc": "trunc"}.ite
     _unary(_name, "real numeric", _float_only_for_floats(_hlo_name))
 
 for _name, _category, _fn in (
-    ("abs", "any", _on_bools("identity", _hlo("abs"))),
+    ("abs", "any", _on_bools(copy_of, _hlo("abs"))),
     ("negative", "numeric", _hlo("negate")),
     ("positive", "numeric", copy_of),
     ("sign", "numeric", _hlo("sign")),
@@ -411,9 +409,9 @@ for _name, _category, _fn in (
     _unary(_name, _category, _fn)
 
 for _name, _category, _binary_fn in (
-    ("add", "any", _on_bools("or", _hlo("add"))),
+    ("add", "any", _on_bools(_hlo("or"), _hlo("add"))),
     ("subtract", "numeric", _hlo("subtract")),
-    ("multiply", "any", _on_bools("and", _hlo("multiply"))),
+    ("multiply", "any", _on_bools(_hlo("and"), _hlo("multiply"))),
     ("divide", "numeric", _divide),
     ("floor_divide", "real numeric", _floor_divide),
     ("remainder", "real numeric", _remainder),
