@@ -249,6 +249,23 @@ def test_integer_pow_wraps_like_numpy(backend, dtype, data):
     assert_same(xp.pow(xp.asarray(x1), xp.asarray(x2)), _numpy(np.power, x1, x2))
 
 
+SIGNED = [d for d in INTEGER if d.kind == "i"]
+
+
+@pytest.mark.parametrize("dtype", SIGNED, ids=dtype_ids(SIGNED))
+@given(data=st.data())
+def test_integer_negative_pow_is_truncated_reciprocal(backend, dtype, data):
+    """A negative exponent (NumPy raises; the standard leaves it unspecified) gives the
+    reciprocal of the power truncated toward zero, as docs/user-guide.md says: 1 for a
+    base of 1, +-1 for -1 by the exponent's parity, 0 for any other base (0 too), from
+    an array exponent and from a Python int alike."""
+    base = data.draw(arrays(dtype, st.integers(1, 8).map(lambda n: (n,)), st.integers(-3, 3)), label="base")
+    exponent = data.draw(st.integers(-7, -1), label="exponent")
+    expected = np.where(base == 1, 1, np.where(base == -1, (-1) ** (-exponent), 0)).astype(dtype)
+    assert_same(xp.asarray(base) ** exponent, expected)
+    assert_same(xp.pow(xp.asarray(base), xp.full(base.shape, exponent, dtype=dtype)), expected)
+
+
 @pytest.mark.parametrize("dtype", ALL, ids=dtype_ids(ALL))
 @pytest.mark.parametrize("name", ["equal", "not_equal"])
 @given(data=st.data())
