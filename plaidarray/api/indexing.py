@@ -17,6 +17,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .. import dtypes as dt
+from ..backend.transfer import HOST
 from ..hlo.opdef import OPS
 from ..hlo.shape import Shape
 from ..trace import node as node_module
@@ -609,6 +610,9 @@ def _updated(x: Array, key: Any, value: Any) -> Array:
         high.append(x.shape[d] - 1 - last if count else x.shape[d])
     if 0 in region:
         return x
+    whole = _whole(x, entries, value)
+    if whole is not None:
+        return whole
     if all(step == 1 for _, step, _, _ in entries):
         return op("dynamic_update_slice", x, value, *(_runtime_index(start) for start, _, _, _ in entries))
     mask = graph.full(region, True, dt.bool_)
@@ -616,6 +620,25 @@ def _updated(x: Array, key: Any, value: Any) -> Array:
     placed = graph.padded(value, graph.constant(0, x.dtype), **pad)
     where = graph.padded(mask, graph.constant(False, dt.bool_), **pad)
     return op("select", where, placed, x)
+
+
+def _whole(x: Array, entries: list, value: Array) -> Array | None:
+    """``x``'s new value where a basic key's ``entries`` (``_plan``'s) select every element
+    of ``x`` in order (``x[...] = v``, ``x[:] = v``, ``x[()] = v`` of a 0-d array): ``value``
+    itself, of ``x``'s shape and dtype by then, as the node it is (sharing a node is a copy,
+    ``graph.copy_of``), or a Python scalar's buffer as a value of ``x``'s host device;
+    where an update of the whole array ran a kernel, one no installation held for a 0-d
+    array (a compile at a script's first such write). None otherwise: not for a weakly
+    typed value (a traced scalar), which would make ``x`` weak, nor across devices."""
+    node, device = value._node, x._node.device
+    if node.weak or node.shape != x._node.shape or \
+            not all(start == 0 and step == 1 and count == n for (start, step, count, _), n in zip(entries, x.shape)):
+        return None
+    if node.device is device:
+        return value
+    if node.device is None and node.buffer is not None and device.transfers is HOST:
+        return Array(Node.ready(node.buffer, device))
+    return None
 
 
 def _scattered(x: Array, parts: tuple, value: Array) -> Array:

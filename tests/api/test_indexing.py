@@ -131,6 +131,32 @@ def test_setitem_then_compute(backend, data):
     assert_same(x * 2.0, expected * 2.0, exact=True)
 
 
+def test_a_whole_array_write_runs_no_update(backend):
+    """``x[...] = v``, ``x[:] = v``, ``x[()] = v`` of a 0-d array, with an array of its
+    shape or (0-d) a Python scalar: the value becomes the array's value as it is, no update runs (a 0-d array's update had no installed kernel:
+    a compile at a script's first such write), and later writes to either array, or to a
+    view of it, do not reach the other."""
+    for dims, key, value in (((), ..., 4.0), ((), (), 4.0), ((), ..., xp.asarray(4.0)),
+                             ((3,), slice(None), xp.full((3,), 4.0)), ((2, 3), ..., xp.full((2, 3), 4.0))):
+        x = xp.asarray(np.zeros(dims))
+        before = xp.cache_info()
+        x[key] = value
+        after = xp.cache_info()
+        assert after.hits + after.misses == before.hits + before.misses, (dims, key)
+        assert_same(x, np.full(dims, 4.0), exact=True)
+    y, z = xp.asarray(np.arange(3.0)), xp.asarray(np.zeros(3))
+    z[:] = y
+    z[0] = 7.0
+    y[1] = -1.0
+    assert_same(y, np.array([0.0, -1.0, 2.0]), exact=True)
+    assert_same(z, np.array([7.0, 1.0, 2.0]), exact=True)
+    base = xp.asarray(np.arange(6.0).reshape(2, 3))
+    row = base[1]
+    row[...] = xp.asarray(np.full(3, 9.0))
+    row[:] = row[::-1] * 2.0
+    assert_same(base, np.array([[0.0, 1.0, 2.0], [18.0, 18.0, 18.0]]), exact=True)
+
+
 def test_lists_of_ints_and_bools_index_as_numpy_arrays_do(backend):
     """Beyond the standard, as NumPy: ``A[[k, p]] = A[[p, k]]`` swaps two rows."""
     a = np.arange(12.0).reshape(4, 3)
