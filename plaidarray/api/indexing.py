@@ -636,7 +636,7 @@ def _whole(x: Array, entries: list, value: Array) -> Array | None:
         return None
     if node.device is device:
         return value
-    if node.device is None and node.buffer is not None and device.transfers is HOST:
+    if node.device is None and node.buffer is not None and device is not None and device.transfers is HOST:
         return Array(Node.ready(node.buffer, device))
     return None
 
