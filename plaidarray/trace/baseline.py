@@ -42,7 +42,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Hashable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, cast
+from typing import Any, cast
 
 import numpy as np
 
@@ -54,9 +54,6 @@ from ..hlo.shape import TUPLE, Shape, TupleShape
 from ..hlo.symbolic import Dim, is_static
 from . import dynamic, explain
 from .hot import Heat
-
-if TYPE_CHECKING:
-    from .node import Node
 
 #: Op kernels bound to sizes, by the exact single-op graph (sizes included); emptied at
 #: this many, so a loop over ever new sizes does not grow it.
@@ -123,11 +120,11 @@ class BaselineExecutable(Executable):
         return outs
 
 
-def assemble(rows: tuple, outputs: tuple[int, ...], nodes: Sequence[Node], backend: Backend,
+def assemble(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, Shape]], backend: Backend,
              heat: Heat, structure: Hashable | None = None, values: tuple[int, ...] = (),
              sizes: tuple[bool, ...] = (), given: frozenset[int] = frozenset()) -> BaselineExecutable:
     """The baseline executable of a walked graph (``to_hlo.walk``: its key rows, its output
-    rows, and each row's node, whose attributes and shape a plan is made from): its structure's shape-generic
+    rows, and each row's node's attributes and shape): its structure's shape-generic
     sequence bound to its sizes (``values``, ``sizes`` and ``structure``:
     ``dynamic.generalize``'s and the graph's structure key), made once per structure and
     pattern of sizes, else the sequence of its ops' kernels bound one by one. The
@@ -135,12 +132,11 @@ def assemble(rows: tuple, outputs: tuple[int, ...], nodes: Sequence[Node], backe
     writes into its buffer (``_in_place``)."""
     in_place = _in_place(rows, outputs, given)
     if structure is not None and backend.compiler.shape_generic:
-        plan, found = _plan(rows, outputs, nodes, backend, structure, values, sizes, in_place)
+        plan, found = _plan(rows, outputs, sources, backend, structure, values, sizes, in_place)
         if plan.template is not None:
             bound = plan.template.bind(found)
             if bound is not None:
                 return BaselineExecutable(bound, plan.layout.results(rows), heat)
-    sources = _sources(nodes)
     layout = _Layout(rows, outputs, sources, [s for _, s in sources], fold=True)
     if layout.folded:
         _fold_where_built(layout, rows, sources, backend, in_place, exact=True)
@@ -326,14 +322,7 @@ KEPT_PLANS = 512
 PATTERNS_PER_STRUCTURE = 4
 
 
-def _sources(nodes: Sequence[Node]) -> list[tuple[dict, Shape]]:
-    """Each node's attributes and shape: what plans and layouts read of a walked graph's
-    nodes (made only where a plan is made: a known structure at new sizes, most misses of
-    a loop, binds its plan without them)."""
-    return [(n.attrs, n.shape) for n in nodes]
-
-
-def _plan(rows: tuple, outputs: tuple[int, ...], nodes: Sequence[Node], backend: Backend,
+def _plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, Shape]], backend: Backend,
           structure: Hashable, values: tuple[int, ...], sizes: tuple[bool, ...],
           in_place: frozenset[int]) -> tuple[_Plan, list[int]]:
     """The plan of a structure that fits these sizes, and its symbols' values, made if need
@@ -353,7 +342,6 @@ def _plan(rows: tuple, outputs: tuple[int, ...], nodes: Sequence[Node], backend:
     pattern = dynamic.Pattern.every_size(values, sizes, dynamic.ties(rows, values), frozenset())
     found = pattern.match(values, sizes, empty)
     compiler = backend.compiler
-    sources = _sources(nodes)
     if found is None or not pattern.n_symbols or dynamic.has_op(rows, compiler.per_shape_ops - compiler.sized_ops):
         # sizes all 0 or 1, or an op with code for its sizes only (control flow): the
         # exact graph's kernels, bound
