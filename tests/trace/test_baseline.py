@@ -250,7 +250,14 @@ FAMILIES = {
                                   xp.cumulative_prod(xp.reshape(x, (-1, 1)) * 0.1 + 1.0, axis=0),
                                   xp.sort(xp.reshape(x, (1, -1)), axis=1), xp.reshape(x * 2.0, (1, -1)).T,
                                   xp.reshape(x, (1, -1)) @ xp.reshape(x, (-1, 1)),
-                                  xp.broadcast_to(xp.reshape(x, (1, -1)) * 2.0, (3, x.shape[0]))],
+                                  xp.broadcast_to(xp.reshape(x, (1, -1)) * 2.0, (3, x.shape[0])),
+                                  xp.sum(xp.reshape(x[:12], (2, 1, 3, 1, 2, 1)), axis=(0, 2, 4)),
+                                  xp.max(xp.reshape(x[:12], (1, 2, 1, 6)), axis=(1, 3), keepdims=True),
+                                  xp.sum(xp.reshape(x[:12], (2, 1, 6)), axis=2),
+                                  xp.sum(xp.reshape(x[:24], (2, 1, 3, 1, 4)), axis=(0, 2, 4)),
+                                  xp.sum(xp.reshape(x[:24], (1, 6, 1, 4, 1)), axis=(1, 3)),
+                                  xp.sum(xp.reshape(x[:24], (2, 1, 3, 4)), axis=(1, 2)),
+                                  xp.max(xp.reshape(x[:24], (2, 1, 3, 1, 4)), axis=(1, 3, 4))],
 }
 
 

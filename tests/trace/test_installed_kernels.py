@@ -185,6 +185,9 @@ calls += [a[:, best], cube[:, best], hyper[..., best % 2], xp.tensordot(a[:, :1]
           xp.fft.rfft(penta, n=6, axis=1), xp.linalg.det(xp.reshape(xp.stack([square] * 4), (2, 1, 2, 6, 6))),
           strided5, xp.linalg.eigvals(xp.stack([square, square.T])), xp.linalg.eig(square),
           xp.linspace(xp.min(a), xp.max(a), 5)]
+unit_kept = xp.asarray(rng.standard_normal((2, 1, 3, 1, 2, 1)))
+calls += [xp.sum(unit_kept, axis=(0, 2, 4)), xp.var(unit_kept, axis=(0, 2, 4), keepdims=True),
+          xp.max(unit_kept, axis=(1, 2, 4, 5))]
 mask = a[0] > 0
 ranks = xp.sort(a[1])
 permutation = xp.argsort(a[2])

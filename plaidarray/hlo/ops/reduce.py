@@ -79,13 +79,31 @@ def _ties(attrs, ranks):
 
 
 def _merge(attrs, operands, dims):
-    """Runs of kept axes merge (the result is the same elements in the same order); each
-    reduced axis stays one, as the loops that order its sum in compiled code are."""
-    reduced = set(attrs["dimensions"])
-    groups = runs([("reduced", axis) if axis in reduced else "kept" for axis in range(len(operands[0]))])
-    if len(groups) == len(operands[0]):
+    """Runs of kept axes merge (the result is the same elements in the same order), and
+    axes of size 1 that order nothing are left out: a run of kept ones between two
+    reduced axes, and a reduced one before the last axis where a reduced axis of more
+    elements remains (its one element is added to the same sum in the same place). A sum
+    of (b, 1, n, 1, m) over axes 0, 2 and 4 is so the kernel of a (b, n, m) sum over all
+    three, where such axes kept as axes of their own made ranks no installed kernel has.
+    Each other reduced axis stays one, as the loops that order its sum in compiled code
+    are; other axes of size 1 stay too: a (1, n) row's maximum runs on the kernel of a
+    (m, n) matrix's, and the last axis decides the order (compiled code sums along the
+    axes before a kept last axis for each of its elements, a column sum's order, and along
+    a reduced one by blocks)."""
+    reduced, (x,) = set(attrs["dimensions"]), operands
+    unit = {axis for axis, n in enumerate(x) if type(n) is int and n == 1}
+    kinds = runs([("reduced", axis) if axis in reduced else "kept" for axis in range(len(x))])
+    left_out = {axis for k, run in enumerate(kinds) if 0 < k < len(kinds) - 1 and run[0] not in reduced
+                and unit.issuperset(run) for axis in run}
+    if reduced - unit:
+        left_out |= (reduced & unit) - {len(x) - 1}
+    axes = [axis for axis in range(len(x)) if axis not in left_out]
+    groups = tuple(tuple(axes[i] for i in run)
+                   for run in runs([("reduced", axis) if axis in reduced else "kept" for axis in axes]))
+    if len(groups) == len(x):
         return None
-    return Merge((groups,), laid_out(group for group in groups if group[0] not in reduced),
+    result_axis = {axis: i for i, axis in enumerate(a for a in range(len(x)) if a not in reduced)}
+    return Merge((groups,), tuple(tuple(result_axis[a] for a in group) for group in groups if group[0] not in reduced),
                  {"dimensions": tuple(i for i, group in enumerate(groups) if group[0] in reduced)})
 
 
