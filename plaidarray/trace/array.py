@@ -8,6 +8,7 @@ every name bound to the same Array object sees the update, as the spec requires.
 
 from __future__ import annotations
 
+import operator
 import sys
 import threading
 from collections.abc import Callable
@@ -460,12 +461,41 @@ _NUMPY_METHODS: dict[str, Callable[..., Any]] = {
     "copy": lambda ns, x: ns.asarray(x, copy=True),
     "astype": lambda ns, x, dtype, copy=True: ns.astype(x, dtype, copy=copy),
     "clip": lambda ns, x, min=None, max=None: ns.clip(x, min, max),
-    "round": lambda ns, x, decimals=0: (ns.round(x) if decimals == 0
-                                        else ns.round(x * 10.0 ** decimals) / 10.0 ** decimals),
+    "round": lambda ns, x, decimals=0: _round(ns, x, operator.index(decimals)),
+    "__contains__": lambda ns, x, value: bool(ns.any(x == value)),
     "dot": lambda ns, x, other: ns.matmul(x, other) if x.ndim and other.ndim else x * other,
     "item": lambda ns, x: _item(x),
     "view": lambda ns, x, dtype=None: _same_view(x, dtype),
 }
+
+
+def _round(ns: Any, x: Any, decimals: int) -> Array:
+    """NumPy's ``round(decimals)``: half to even at ``decimals`` decimal places, as NumPy
+    computes it (``_round_real``), a complex array's parts each rounded (a complex scale
+    would make an infinite part's product with the scale's zero a NaN)."""
+    if not ns.isdtype(x.dtype, "complex floating"):
+        return _round_real(ns, x, decimals)
+    rounded = ns.asarray(x, copy=True)
+    ns.real(rounded)[...] = _round_real(ns, ns.real(x), decimals)
+    ns.imag(rounded)[...] = _round_real(ns, ns.imag(x), decimals)
+    return rounded
+
+
+def _round_real(ns: Any, x: Any, decimals: int) -> Array:
+    """``_round`` of a real array: scaled by ``10.0 ** decimals``, or divided by
+    ``10.0 ** -decimals`` where ``decimals`` < 0, rounded and scaled back, so that the bits
+    are NumPy's; an integer array's values kept in its dtype (rounded so in float64 where
+    ``decimals`` < 0)."""
+    if decimals >= 0 and ns.isdtype(x.dtype, "integral"):
+        return ns.asarray(x, copy=True)
+    if decimals == 0:
+        return ns.round(x)
+    if decimals > 0:
+        return ns.round(x * 10.0 ** decimals) / 10.0 ** decimals
+    scale = 10.0 ** -decimals
+    if ns.isdtype(x.dtype, "integral"):
+        return ns.astype(ns.round(ns.astype(x, ns.float64) / scale) * scale, x.dtype)
+    return ns.round(x / scale) * scale
 
 
 def _same_view(x: Array, dtype: Any) -> Array:

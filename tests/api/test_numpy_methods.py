@@ -71,3 +71,33 @@ def test_reshape_transpose_item_tolist_and_astype_take_numpys_arguments(backend)
     assert float(x[0, 0]) == 5.0 and x.view() is x
     with pytest.raises(TypeError, match="reinterpreting float64 as int64"):
         x.view(np.int64)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.int32, np.uint8, np.float64, np.float32, np.complex128])
+@pytest.mark.parametrize("decimals", [-2, -1, 0, 1, 3])
+def test_round_takes_numpys_decimals_bit_for_bit(backend, dtype, decimals):
+    """An integer array keeps its dtype (rounded to tens where ``decimals`` < 0), a float's
+    halves go to even at the decimal place NumPy's bits put them, a complex array's parts
+    round each alone (an infinite part stays infinite, signed zeros keep their sign)."""
+    if np.dtype(dtype).kind in "iu":
+        a = np.array([15, 25, 14, 99, 0, 250], dtype=dtype)
+        if np.dtype(dtype).kind == "i":
+            a = np.concatenate([a, -a])
+    else:
+        values = np.array([1.25, 2.675, -0.5, 1234.5678, 0.125, -0.0, np.inf, np.nan, 1e300, -35.0])
+        a = (values + 1j * values[::-1] if np.dtype(dtype).kind == "c" else values).astype(dtype)
+    with np.errstate(all="ignore"):
+        expected = a.round(decimals)
+    got = xp.asarray(a).round(decimals)
+    if expected.dtype.kind == "c":  # each part with the sign of its zeros
+        assert got.dtype == expected.dtype
+        assert_same(xp.real(got), expected.real, exact=True)
+        assert_same(xp.imag(got), expected.imag, exact=True)
+    else:
+        assert_same(got, expected, exact=True)
+
+
+def test_in_asks_whether_any_element_equals_the_value(backend):
+    x = xp.asarray(np.arange(6.0).reshape(2, 3))
+    assert 4.0 in x and 4 in x and 6.0 not in x
+    assert 2 in xp.asarray(np.arange(3)) and 1 in xp.asarray(np.array(1))
