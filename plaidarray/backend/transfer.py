@@ -59,6 +59,22 @@ def in_range(index: tuple, shape: tuple[int, ...]) -> bool:
     return len(index) <= len(shape) and all(type(i) is int and -n <= i < n for i, n in zip(index, shape))
 
 
+def _storable(buffer: np.ndarray, index: tuple, value: object) -> bool:
+    """Whether ``HostTransfers.store_element`` stores ``value`` at ``index`` of ``buffer``
+    (its rules)."""
+    if not in_range(index, buffer.shape):
+        return False
+    if type(value) is np.ndarray:
+        return value.dtype == buffer.dtype and (not value.shape or value.shape == buffer.shape[len(index):])
+    types = _EXACT_SCALARS.get(buffer.dtype)
+    if types is None or type(value) not in types:
+        return False
+    if type(value) is int:
+        low, high = (_INT64.min, _INT64.max) if buffer.dtype.kind == "i" else (-(1 << 53), 1 << 53)
+        return low <= value <= high
+    return True
+
+
 def _data_pointer_offset() -> int | None:
     """Where CPython + NumPy keep an array's data pointer inside the array object
     (``PyArrayObject_fields.data``, right after the object header), checked on sample
@@ -122,6 +138,11 @@ class TransferManager:
         where the platform does so without running code; else write nothing, False."""
         return False
 
+    def stored_copy(self, buffer: Any, key: object, value: object) -> Any | None:
+        """A copy of ``buffer`` with ``store_element``'s store made into it, where the
+        platform makes one without running code; else None."""
+        return None
+
 
 class HostTransfers(TransferManager):
     """The host's memory as buffers: NumPy arrays, shared where their layout allows."""
@@ -175,24 +196,31 @@ class HostTransfers(TransferManager):
         return np.array(buffer[key])
 
     def store_element(self, buffer: np.ndarray, key: object, value: object) -> bool:
-        """Write the Python scalar ``value`` into element ``key`` (an int per dimension, in
-        range) of ``buffer`` in place, or into every element of the block it leads to (ints
-        for the leading dimensions only: a row, a plane), where its dtype takes the value
-        exactly; else write nothing and return False. The CPU's transfer of one value into
-        device memory: a loop's ``a[i] = v`` or ``m[i] = 0.0`` on an array nobody else sees
-        (``Array.__setitem__``) costs a store, not an executable's run (14-19 us a store)."""
-        types = _EXACT_SCALARS.get(buffer.dtype)
-        if types is None or type(value) not in types:
-            return False
-        if type(value) is int:
-            low, high = (_INT64.min, _INT64.max) if buffer.dtype.kind == "i" else (-(1 << 53), 1 << 53)
-            if not low <= value <= high:  # type: ignore[operator]
-                return False
+        """Write the Python scalar ``value`` into element ``key`` (an int per dimension,
+        in range) of ``buffer`` in place, or into every element of the block it leads to
+        (ints for the leading dimensions only: a row, a plane), where its dtype takes the
+        value exactly; or a buffer ``value`` of ``buffer``'s dtype, 0-d or of the block's
+        shape; else write nothing and return False. The CPU's transfer of values into
+        device memory: a loop's ``a[i] = v`` or ``m[i] = 0.0`` on an array nobody else
+        sees (``Array.__setitem__``) costs a store, not an executable's run (14-19 us a
+        store)."""
         index = key if type(key) is tuple else (key,)
-        if not in_range(index, buffer.shape):
+        if not _storable(buffer, index, value):
             return False
         buffer[index] = value
         return True
+
+    def stored_copy(self, buffer: np.ndarray, key: object, value: object) -> np.ndarray | None:
+        """A copy of ``buffer`` with ``value`` stored into it as ``store_element`` stores
+        it, or None where that would store nothing: a store into an array whose memory
+        others see (a pending reader, another array of its value) costs a copy, as the
+        update's run would, not the update's recording and run (~40 us)."""
+        index = key if type(key) is tuple else (key,)
+        if not _storable(buffer, index, value):
+            return None
+        copy = buffer.copy()
+        copy[index] = value
+        return copy
 
     def address(self, buffer: np.ndarray) -> int:
         """The address of a buffer's first element, for compiled code. Reading it from the

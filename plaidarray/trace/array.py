@@ -246,11 +246,13 @@ class Array(_ArrayHandle):
         """``x[key] = value``. A window update (``dynamic_update_slice``) runs at once,
         so a loop of assignments runs one cached executable per step instead of growing a
         graph; when this array alone holds its buffer, the update writes into it in place
-        and costs the size of ``value``, not of the array; a Python scalar stored into one
-        element (or the row, the plane, that leading ints pick) of such an array is written
-        by the backend's transfer (``store_element``), without an executable. When this
-        array shares its elements with others (views), the write reaches them too
-        (``views.changed``)."""
+        and costs the size of ``value``, not of the array; a Python scalar, or an array of
+        this one's dtype (0-d or of the block's shape, its own graph run first), stored into
+        one element (or the row, the plane, that leading ints pick) of an array that is no
+        view is written by the backend's transfer (``store_element``) without an update's
+        executable, into a copy (``stored_copy``) where others see its memory (a pending
+        reader). When this array shares its elements with others (views), the write reaches
+        them too (``views.changed``)."""
         with _STORES:
             if self._base is None:
                 self._store(key, value)
@@ -264,10 +266,20 @@ class Array(_ArrayHandle):
 
     def _store(self, key: Any, value: Any) -> None:
         old = self._node
+        if type(self._base) is not views.ViewOf and old.buffer is not None and (ints := _leading_ints(key)) is not None:
+            # the value first: its graph may read this array (``m[b] = copy of m[a]``), and
+            # once computed it no longer does
+            block = _block_value(value, old, ints)
+            transfers = _transfers(old)
+            if _sole_owner(old):
+                if transfers.store_element(old.buffer, ints, block):
+                    return  # a block of memory nothing else sees, written as the in-place update would
+            elif (copy := transfers.stored_copy(old.buffer, ints, block)) is not None:
+                stored = Node.ready(copy, old.device)  # the update's new value, as its run would make it
+                stored.owned = True
+                self._rebind(stored)
+                return
         donated = old if _sole_owner(old) else None
-        if donated is not None and self._base is None and old.buffer is not None and \
-                _transfers(old).store_element(old.buffer, key, value):
-            return  # one element of memory nothing else sees, written as the in-place update would
         new = _NAMESPACE["setitem"](self, key, value)._node
         if new.op == "dynamic_update_slice" and new.operands[0] is old and new.depth != TRACED:
             # Before the array takes the new value: an update interrupted (or failing) before
@@ -277,6 +289,40 @@ class Array(_ArrayHandle):
 
     # Arrays are mutable through in-place operators. (Typed as NumPy's stubs type ndarray's.)
     __hash__: ClassVar[None] = None  # type: ignore[assignment]
+
+
+def _leading_ints(key: Any) -> tuple | None:
+    """``key`` as the Python ints that pick an element or a block (a row, a plane) of an
+    array, its trailing full slices dropped (``m[i, :]`` is ``m[i]``), or None for a key
+    of other entries."""
+    if type(key) is int:
+        return (key,)
+    if type(key) is not tuple:
+        return None
+    end = len(key)
+    while end and key[end - 1] == _FULL:
+        end -= 1
+    ints = key[:end]
+    return ints if all(type(k) is int for k in ints) else None
+
+
+_FULL = slice(None)
+
+
+def _block_value(value: Any, node: Node, ints: tuple) -> Any:
+    """What the transfers' ``store_element`` takes for a store into the block of
+    ``node``'s buffer that ``ints`` pick: a Python scalar as it is; an array of the node's
+    dtype and device, 0-d or of the block's shape, as its buffer, its pending graph run
+    first (a loop's ``h[k] += 1``, the element read plus 1, or ``m[i, :] = r * v[i]``:
+    its product runs, then is stored, where recording and running an update of the array
+    cost 40-50 us a step); else None (nothing stored so)."""
+    if type(value) is not Array:
+        return value
+    given, dims = value._node, value._node.shape.dims
+    if given.shape.dtype != node.shape.dtype or given.device is not node.device or \
+            dims and dims != node.shape.dims[len(ints):]:
+        return None
+    return value._computed().buffer
 
 
 def _references(node: Node) -> tuple[int, int]:

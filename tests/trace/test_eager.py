@@ -20,7 +20,7 @@ from hypothesis import given, strategies as st
 import plaidarray as xp
 from loop_helpers import assembled_sizes, state_space_readings
 from plaidarray.backend.llvm_cpu.tiering import SCALAR_MAX_ELEMENTS
-from plaidarray.trace import node as node_module
+from plaidarray.trace import array as array_module, node as node_module
 
 
 def _compiles() -> int:
@@ -207,9 +207,10 @@ def test_assignments_in_a_loop_compile_once_and_update_the_buffer_in_place(fused
 
 def test_a_scalar_stored_into_an_array_nobody_else_sees_runs_no_executable():
     """``a[i] = v`` of a Python scalar into one element of an array that alone holds its
-    buffer is a store (``HostTransfers.store_element``): no executable runs; a value its dtype
-    takes only with a conversion, an index out of range, and a shared array take the
-    update's executable, which converts, raises or copies as before."""
+    buffer is a store (``HostTransfers.store_element``): no executable runs; into an array
+    a pending reader shares, a store into a copy (``stored_copy``); a value its dtype takes
+    only with a conversion and an index out of range take the update's executable, which
+    converts or raises as before."""
     a = xp.zeros(6)
     a[0] = 0.5  # the first assignment turns the pending zeros into a buffer
     ints = xp.zeros(3, dtype=xp.int64)
@@ -223,7 +224,7 @@ def test_a_scalar_stored_into_an_array_nobody_else_sees_runs_no_executable():
     expected = np.array([0.5, 0.5, 2.0, 1.5, 4.0, np.nan])
     np.testing.assert_array_equal(np.asarray(a), expected)
     np.testing.assert_array_equal(np.asarray(ints), [1, 2**62, -7])
-    pending = a * 2.0  # a pending reader of the old value: the store takes the update's path
+    pending = a * 2.0  # a pending reader of the old value: the store is made into a copy
     a[0] = 7.0
     assert np.asarray(pending)[0] == 1.0 and np.asarray(a)[0] == 7.0
     with pytest.raises(IndexError):
@@ -232,6 +233,79 @@ def test_a_scalar_stored_into_an_array_nobody_else_sees_runs_no_executable():
         ints[0] = 2**63
     a[1] = 2**60 + 1  # rounded by the conversion the update makes
     assert np.asarray(a)[1] == float(2**60)
+
+
+def test_a_0d_array_stored_into_an_array_nobody_else_sees_runs_only_its_own_graph(monkeypatch):
+    """``h[k] += 1`` (an element read, 1 added, stored back), ``m[i] = r`` and
+    ``a[i, j] = b[k] * 2.0`` of an array of the target's dtype, 0-d or of the block's
+    shape, into an array that alone holds its buffer: the value's graph runs, the block
+    is stored (``store_element``), no update of the array records or runs; with a pending
+    reader of the old value the store is made into a copy (``stored_copy``), which the
+    reader does not see; another dtype and a view take the update's path, which converts
+    or writes through as before."""
+    h, counts = xp.zeros(5, dtype=xp.int64), np.zeros(5, np.int64)
+    m, expected = xp.zeros((3, 4)), np.zeros((3, 4))
+    h[0], m[0, 0] = 0, 0.0  # the first stores turn the pending zeros into buffers
+    updates = []
+    setitem = array_module._NAMESPACE["setitem"]
+    monkeypatch.setitem(array_module._NAMESPACE, "setitem", lambda *args: updates.append(args) or setitem(*args))
+    for k in (1, 3, 1, 4, 1):
+        h[k] += 1
+        counts[k] += 1
+    m[1] = xp.asarray(2.5)
+    m[0, :] = xp.asarray(np.arange(4.0)) * 0.5
+    expected[0] = np.arange(4.0) * 0.5
+    m[2, 3] = m[1, 0] * 3.0
+    expected[1], expected[2, 3] = 2.5, 7.5
+    assert not updates  # stored: no update recorded
+    np.testing.assert_array_equal(np.asarray(h), counts)
+    np.testing.assert_array_equal(np.asarray(m), expected)
+    pending = m * 2.0  # a pending reader of the old value: the store is made into a copy
+    m[0, 1] = xp.asarray(4.0)
+    assert not updates and np.asarray(pending)[0, 1] == 1.0 and np.asarray(m)[0, 1] == 4.0
+    m[0, 2] = xp.asarray(np.float32(1.5))  # float32 into float64: converted by the update
+    assert len(updates) == 1
+    base = xp.zeros(4)
+    base[0] = 1.0
+    view = base[1:]
+    view[0] = xp.asarray(7.0)  # through a view: reaches the base
+    assert np.asarray(m)[0, 2] == 1.5 and np.asarray(base).tolist() == [1.0, 7.0, 0.0, 0.0]
+
+
+@given(steps=st.lists(st.tuples(st.sampled_from(["element", "row", "0-d", "product row", "swap", "reader"]),
+                                 st.integers(-4, 3), st.integers(-3, 2), st.floats(-8, 8)), max_size=14),
+       dtype=st.sampled_from([np.float64, np.float32]))
+def test_block_stores_of_arrays_match_numpy(steps, dtype):
+    """Element, row and 0-d stores of arrays and scalars, rows swapped through a copy, and
+    readers of the values between them (which the stores into copies must not change)
+    against NumPy's."""
+    m, expected = xp.asarray(np.zeros((4, 3), dtype)), np.zeros((4, 3), dtype)
+    readers, values = [], []
+    for kind, i, j, v in steps:
+        v = float(dtype(v))
+        if kind == "element":
+            m[i, j] = xp.asarray(np.asarray(v, dtype))
+            expected[i, j] = v
+        elif kind == "row":
+            m[i, :] = xp.asarray(np.full(3, v, dtype))
+            expected[i, :] = v
+        elif kind == "0-d":
+            m[i] = m[j, 0] * 2.0
+            expected[i] = expected[j, 0] * dtype(2.0)
+        elif kind == "product row":
+            m[i] = m[j] * v
+            expected[i] = expected[j] * dtype(v)
+        elif kind == "swap":
+            kept = xp.asarray(m[i], copy=True)
+            m[i] = m[j]
+            m[j] = kept
+            expected[[i, j]] = expected[[j, i]]
+        else:
+            readers.append(m * 1.0)
+            values.append(expected.copy())
+    np.testing.assert_array_equal(np.asarray(m), expected)
+    for reader, value in zip(readers, values):
+        np.testing.assert_array_equal(np.asarray(reader), value)
 
 
 @given(dtype=st.sampled_from([np.float64, np.int64, np.complex128, np.bool_]),
