@@ -346,20 +346,25 @@ def scalar_operand(value: int | float, shape: Shape, where: str) -> Node:
     ``x * 0.5`` records one node per step instead of three. A graph holds a reused node
     once per use (``Node.reused``): which scalars happen to be equal never changes its
     structure. A float's key holds its sign, since 0.0 and -0.0 are equal values but
-    different scalars (``x > 0`` is the commonest comparison of a loop). Nothing recorded
-    while tracing is reused (there the scalar is a literal of the function)."""
+    different scalars (``x > 0`` is the commonest comparison of a loop). At a 0-d shape
+    (``x[i] > 0.5``) the operand is a ready node of its own at each use, a parameter of
+    its graph as the broadcast's scalar is, holding the buffer of the value's reused 0-d
+    node (made anew each time, it was three quarters of recording the op). Nothing
+    recorded while tracing is reused (there the scalar is a literal of the function)."""
     if is_tracing():
         return scalar_like(value, shape, where)
     hexed = value.hex() if type(value) is float else None
     key = (type(value), value, hexed, shape.dims, shape.dtype)
     node = REUSED_SCALARS.get(key)
     if node is None:
-        if not shape.dims:
-            return scalar_like(value, shape, where)
         value_key = (type(value), value, hexed, shape.dtype)
         scalar = REUSED_SCALARS.get(value_key)
         if scalar is None:
+            if len(REUSED_SCALARS) >= REUSED_SCALARS_MAX:
+                REUSED_SCALARS.clear()
             scalar = REUSED_SCALARS[value_key] = _scalar_node(value, shape.dtype, where)
+        if not shape.dims:  # a node of its own, a parameter at each use, holding the value's buffer
+            return Node.ready(scalar.buffer)
         node = broadcast_node(scalar, shape)
         node.reused = (node.op, attr_key(node.attrs), shape.dims, shape.dtype)
         if len(REUSED_SCALARS) >= REUSED_SCALARS_MAX:

@@ -939,9 +939,10 @@ static PyObject *wrapped(PyObject *node) {
 /* The reused nodes last met, by the scalar's type and bits and the Shape object (held, so
    its address is not another's): a loop's ``x * 0.5`` finds its node without making the
    dictionary's key (a tuple, the float's hex(), the dims' hash), which was half of
-   recording it. An entry holds a node that scalar_operand made and marked reused, which
-   nothing computes, stores into or updates; an entry is replaced by the next scalar that
-   maps to its place, so at most SCALAR_CACHE are held. */
+   recording it. An entry holds a node that scalar_operand made and marked reused, or for
+   a 0-d Shape the value's reused 0-d node, whose buffer each 0-d operand's node shares;
+   nothing computes, stores into or updates either. An entry is replaced by the next
+   scalar that maps to its place, so at most SCALAR_CACHE are held. */
 #define SCALAR_CACHE 64
 typedef struct {
     PyTypeObject *type;
@@ -952,7 +953,9 @@ static ScalarEntry scalar_cache[SCALAR_CACHE];
 
 /* The reused node of a Python int or float at ``shape`` (api.graph.scalar_operand's,
    found in ``scalar_cache`` or looked up as it looks it up; made by it where it has none,
-   and while a trace is on). */
+   and while a trace is on); at a 0-d ``shape``, a ready node of its own holding the
+   buffer of the value's reused 0-d node (each use a parameter of its graph, so which
+   scalars are equal never changes a graph's structure). */
 /* Whether a trace is on (trace.tracing._ACTIVE): 1, 0, -1 on error. */
 static int tracing_now(void) {
     PyObject *active = PyDict_GetItemWithError(tracing_globals, str_active);
@@ -966,7 +969,9 @@ static PyObject *scalar_node(PyObject *where, PyObject *value, PyObject *shape) 
     PyObject *dims = SLOT(shape, off_dims), *dtype = SLOT(shape, off_dtype), *node = NULL;
     ScalarEntry *entry = NULL;
     long long bits = 0;
-    if (!tracing && dims != NULL && dtype != NULL && PyTuple_Check(dims) && PyTuple_GET_SIZE(dims)) {
+    int zero_d = 0; /* a 0-d operand: a ready node of its own, holding the buffer of the value's reused 0-d node */
+    if (!tracing && dims != NULL && dtype != NULL && PyTuple_Check(dims)) {
+        zero_d = !PyTuple_GET_SIZE(dims);
         int overflow = 0;
         if (Py_IS_TYPE(value, &PyFloat_Type)) {
             double v = PyFloat_AS_DOUBLE(value);
@@ -979,25 +984,31 @@ static PyObject *scalar_node(PyObject *where, PyObject *value, PyObject *shape) 
             uint64_t h = ((uint64_t)bits ^ ((uintptr_t)shape >> 4) ^ (uintptr_t)Py_TYPE(value)) * 0x9E3779B97F4A7C15ull;
             entry = &scalar_cache[h >> 58]; /* the top 6 bits: SCALAR_CACHE places */
             if (entry->node != NULL && entry->type == Py_TYPE(value) && entry->bits == bits && entry->shape == shape)
-                return Py_NewRef(entry->node);
+                return zero_d ? ready_node(SLOT(entry->node, off_buffer), shape, Py_None) : Py_NewRef(entry->node);
         }
         PyObject *hex = Py_IS_TYPE(value, &PyFloat_Type) ? PyObject_CallMethodNoArgs(value, str_hex) : Py_NewRef(Py_None);
         if (hex == NULL) return NULL;
-        PyObject *key = PyTuple_Pack(5, (PyObject *)Py_TYPE(value), value, hex, dims, dtype);
+        PyObject *key = zero_d ? PyTuple_Pack(4, (PyObject *)Py_TYPE(value), value, hex, dtype)
+                               : PyTuple_Pack(5, (PyObject *)Py_TYPE(value), value, hex, dims, dtype);
         Py_DECREF(hex);
         if (key == NULL) return NULL;
         node = PyDict_GetItemWithError(reused_scalars, key);
         Py_DECREF(key);
         if (node == NULL && PyErr_Occurred()) return NULL;
+        if (zero_d && (node == NULL || !Py_IS_TYPE(node, node_type) || SLOT(node, off_buffer) == Py_None))
+            node = NULL; /* scalar_operand makes it */
         Py_XINCREF(node);
     }
     if (node == NULL) {
         PyObject *call[] = {value, shape, where};
         node = PyObject_Vectorcall(scalar_operand_fn, call, 3, NULL);
         if (node == NULL) return NULL;
+        if (zero_d)
+            return node; /* its value's reused node is made now: the next use finds it */
     }
-    if (entry != NULL && Py_IS_TYPE(node, node_type) && SLOT(node, off_reused) != NULL &&
-        SLOT(node, off_reused) != Py_None) { /* one scalar_operand marked reused: kept */
+    if (entry != NULL && Py_IS_TYPE(node, node_type) &&
+        (zero_d || (SLOT(node, off_reused) != NULL && SLOT(node, off_reused) != Py_None))) {
+        /* one scalar_operand marked reused, or a 0-d value's reused node: kept */
         PyObject *old_shape = entry->shape, *old_node = entry->node;
         entry->type = Py_TYPE(value);
         entry->bits = bits;
@@ -1005,6 +1016,11 @@ static PyObject *scalar_node(PyObject *where, PyObject *value, PyObject *shape) 
         entry->node = Py_NewRef(node);
         Py_XDECREF(old_shape);
         Py_XDECREF(old_node);
+    }
+    if (zero_d) {
+        PyObject *own = ready_node(SLOT(node, off_buffer), shape, Py_None);
+        Py_DECREF(node);
+        return own;
     }
     return node;
 }

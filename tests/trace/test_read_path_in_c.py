@@ -799,10 +799,38 @@ def test_scalar_operands_are_found_again_in_c():
         ints + 2 ** 70
 
 
+def test_a_scalar_operand_of_a_0d_array_is_a_node_of_its_own_sharing_the_values_buffer():
+    """``a + 0.5`` of a 0-d array (an element read in a loop): the scalar is a ready node of
+    its own at each use (so ``a + 0.5 > 0.5`` and ``a + 0.5 > 0.8`` have one structure,
+    two parameters), holding the buffer of the value's reused 0-d node, found again in C;
+    -0.0 and 0.0, an int and a float, are values of their own, and many scalars in turn
+    all give their own values."""
+    from plaidarray.api import graph
+    from plaidarray.trace.to_hlo import walk_pending
+    a, ints = xp.asarray(np.array(0.25)), xp.asarray(np.array(3))
+    first, second = (a + 0.5)._node.operands[1], (a + 0.5)._node.operands[1]
+    assert first is not second and first.buffer is second.buffer and first.reused is None
+    assert (a * -0.0)._node.operands[1].buffer is not (a * 0.0)._node.operands[1].buffer
+    assert (ints + 1)._node.operands[1].buffer.dtype == np.int64
+    same, other = a + 0.5 > 0.5, a + 0.5 > 0.8
+    assert walk_pending([same._node])[0] == walk_pending([other._node])[0]
+    assert bool(same) and not bool(other)
+    graph.REUSED_SCALARS.clear()
+    for i in range(300):
+        value = float(i % 150) * (1 if i < 150 else -1)
+        assert np.asarray(a * value).tobytes() == (np.float64(0.25) * value).tobytes()
+        assert int(ints + i) == 3 + i
+    assert len(graph.REUSED_SCALARS) <= graph.REUSED_SCALARS_MAX
+    with pytest.raises(OverflowError):
+        ints + 2 ** 70
+
+
 def test_a_scalar_met_at_a_new_size_broadcasts_the_value_it_made_before():
     """``w - 1.0`` on windows of new lengths: each length's broadcast of 1.0 is a node of
     its own, of the one 0-d value of 1.0 (but -0.0 and 0.0, and an int and a float, are
     values of their own), and each window computes its own difference."""
+    from plaidarray.api import graph
+    graph.REUSED_SCALARS.clear()  # not emptied at its bound between the three
     values = np.linspace(-1.0, 1.0, 40)
     x = xp.asarray(values)
     broadcasts = [(x[:n] - 1.0)._node.operands[1] for n in (5, 6, 7)]
