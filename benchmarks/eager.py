@@ -578,6 +578,43 @@ def attention_heads(xp, q, k, v):
     return out
 
 
+def element_histogram(xp, labels):
+    """A histogram counted one label at a time: ``counts[int(labels[i])] += 1``."""
+    counts = xp.zeros(20, dtype=xp.int64)
+    for i in range(labels.shape[0]):
+        counts[int(labels[i])] += 1
+    return np.asarray(counts)
+
+
+def shuffled_rows(xp, m, picks):
+    """A matrix's rows shuffled in place by swaps (Fisher-Yates), each swap a row copied out
+    and two rows written."""
+    m = xp.asarray(m, copy=True)
+    for i in range(m.shape[0] - 1, 0, -1):
+        j = int(picks[i])
+        kept = xp.asarray(m[i], copy=True)
+        m[i] = m[j]
+        m[j] = kept
+    return np.asarray(m)
+
+
+def rows_from_products(xp, weights, x):
+    """A design matrix filled row by row: ``out[i, :] = weights * x[i]``."""
+    out = xp.zeros((x.shape[0], weights.shape[0]))
+    for i in range(x.shape[0]):
+        out[i, :] = weights * x[i]
+    return np.asarray(out)
+
+
+def element_branches(xp, x):
+    """A Python ``if`` on each element's comparison: ``if x[i] > 0.5``."""
+    above = 0
+    for i in range(x.shape[0]):
+        if x[i] > 0.5:
+            above += 1
+    return above
+
+
 def _ragged(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     x = rng.standard_normal(20_000)
     return x, np.concatenate([[0], np.cumsum(rng.integers(5, 400, 120))]).clip(0, len(x))
@@ -624,6 +661,12 @@ SCRIPTS = [
            lambda rng: (rng.standard_normal(8),), calls=SMALL_CALLS),
     Script("small_ops: record+read exp(x)*2+x (8 elements), per call", read_small_graph,
            lambda rng: (rng.standard_normal(8),), calls=SMALL_CALLS),
+    Script("loops: element_histogram", element_histogram, lambda rng: (rng.integers(0, 20, 2000),)),
+    Script("loops: shuffled_rows", shuffled_rows,
+           lambda rng: (rng.standard_normal((200, 6)), np.array([rng.integers(0, i + 1) for i in range(200)]))),
+    Script("loops: rows_from_products", rows_from_products,
+           lambda rng: (rng.standard_normal(5), rng.standard_normal(400))),
+    Script("loops: element_branches", element_branches, lambda rng: (rng.uniform(size=1500),)),
     Script("shapes: grow_rows", grow_rows, lambda rng: (rng.standard_normal((300, 4)),)),
     Script("shapes: windows", windows, lambda rng: (rng.standard_normal(5000),)),
     Script("shapes: many_windows", many_windows,
@@ -899,7 +942,7 @@ def table(results: Results, scripts: list[Script]) -> str:
                  _status_cell(results, s)]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append(_total_row(results, scripts, "total"))
-    for group in ("shapes", "first runs"):
+    for group in ("loops", "shapes", "first runs"):
         members = [s for s in scripts if s.name.startswith(group + ":")]
         if members:
             lines.append(_total_row(results, members, f"{group}: total"))
