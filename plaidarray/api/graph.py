@@ -364,7 +364,7 @@ def scalar_operand(value: int | float, shape: Shape, where: str) -> Node:
                 REUSED_SCALARS.clear()
             scalar = REUSED_SCALARS[value_key] = _scalar_node(value, shape.dtype, where)
         if not shape.dims:  # a node of its own, a parameter at each use, holding the value's buffer
-            return Node.ready(scalar.buffer)
+            return Node.ready(cast(np.ndarray, scalar.buffer))
         node = broadcast_node(scalar, shape)
         node.reused = (node.op, attr_key(node.attrs), shape.dims, shape.dtype)
         if len(REUSED_SCALARS) >= REUSED_SCALARS_MAX:
