@@ -59,13 +59,35 @@ def in_range(index: tuple, shape: tuple[int, ...]) -> bool:
     return len(index) <= len(shape) and all(type(i) is int and -n <= i < n for i, n in zip(index, shape))
 
 
+def block_shape(index: tuple, shape: tuple[int, ...]) -> tuple[int, ...] | None:
+    """The shape of the block of an array of ``shape`` that ``index`` picks: Python ints in
+    range for its leading dimensions, the last entry possibly a slice of step 1 with int
+    or None bounds (``x[1:]``, ``m[i, 2:5]``); None for an index of other entries."""
+    if len(index) > len(shape):
+        return None
+    for k, (i, n) in enumerate(zip(index, shape)):
+        if type(i) is int:
+            if not -n <= i < n:
+                return None
+        elif type(i) is slice and k == len(index) - 1 and i.step in (None, 1) and \
+                type(i.start) in _BOUNDS and type(i.stop) in _BOUNDS:
+            return (len(range(*i.indices(n))), *shape[k + 1:])
+        else:
+            return None
+    return shape[len(index):]
+
+
+_BOUNDS = (int, type(None))
+
+
 def _storable(buffer: np.ndarray, index: tuple, value: object) -> bool:
     """Whether ``HostTransfers.store_element`` stores ``value`` at ``index`` of ``buffer``
     (its rules)."""
-    if not in_range(index, buffer.shape):
+    block = block_shape(index, buffer.shape)
+    if block is None:
         return False
     if type(value) is np.ndarray:
-        return value.dtype == buffer.dtype and (not value.shape or value.shape == buffer.shape[len(index):])
+        return value.dtype == buffer.dtype and (not value.shape or value.shape == block)
     types = _EXACT_SCALARS.get(buffer.dtype)
     if types is None or type(value) not in types:
         return False
@@ -198,9 +220,10 @@ class HostTransfers(TransferManager):
     def store_element(self, buffer: np.ndarray, key: object, value: object) -> bool:
         """Write the Python scalar ``value`` into element ``key`` (an int per dimension,
         in range) of ``buffer`` in place, or into every element of the block it leads to
-        (ints for the leading dimensions only: a row, a plane), where its dtype takes the
-        value exactly; or a buffer ``value`` of ``buffer``'s dtype, 0-d or of the block's
-        shape; else write nothing and return False. The CPU's transfer of values into
+        (ints for the leading dimensions only, the last entry possibly a slice of step 1:
+        a row, a plane, ``x[1:]``, ``m[i, 2:5]``, ``block_shape``), where its dtype takes
+        the value exactly; or a buffer ``value`` of ``buffer``'s dtype, 0-d or of the
+        block's shape; else write nothing and return False. The CPU's transfer of values into
         device memory: a loop's ``a[i] = v`` or ``m[i] = 0.0`` on an array nobody else
         sees (``Array.__setitem__``) costs a store, not an executable's run (14-19 us a
         store)."""

@@ -118,7 +118,7 @@ def test_numpy_index_arrays_index_like_plaidarray_arrays(backend, data):
     for key in ((rows, np.int64(2)), (rows, rows % 3), (np.int64(3), rows[:2] % 3), mask, full_mask,
                 np.int64(1), (np.int64(-1), 2)):
         assert_same(x[key], a[key], exact=True, err_msg=f"x[{key!r}]")
-    for key in (mask, full_mask, np.int64(1), (np.int64(-1), np.int32(2))):
+    for key in (mask, full_mask, np.int64(1), (np.int64(-1), np.int32(2)), (1, rows[:2] % 3), (rows[:3], slice(None))):
         expected, y = a.copy(), xp.asarray(a.copy())
         expected[key] = -7.0
         y[key] = -7.0

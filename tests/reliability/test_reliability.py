@@ -506,16 +506,17 @@ def _interrupt_after(monkeypatch, runs: int) -> None:
 
 @pytest.mark.parametrize("runs", [0, 1])
 def test_an_interrupted_in_place_update_is_applied_whole_or_not_at_all(monkeypatch, runs):
-    """``x[1:3] = 5.0`` interrupted before its run left ``x`` bound to the pending update,
-    which then took effect anyway (or, failing, failed every later read of ``x``)."""
+    """``x[1:3] = v`` interrupted before its run left ``x`` bound to the pending update,
+    which then took effect anyway (or, failing, failed every later read of ``x``). (A value
+    of another dtype, which the update converts: one of ``x``'s own the transfer stores.)"""
     x = xp.asarray(np.arange(8.0)) * 1.0
     np.asarray(x)
     buffer = id(x._node.buffer)
-    x[1:3] = 4.0  # compiled, and written in place (the array alone holds its buffer)
+    x[1:3] = xp.asarray(np.full(2, 4.0, np.float32))  # compiled, and written in place (the array alone holds its buffer)
     assert id(x._node.buffer) == buffer
     _interrupt_after(monkeypatch, runs)
     with pytest.raises(KeyboardInterrupt):
-        x[1:3] = 5.0
+        x[1:3] = xp.asarray(np.full(2, 5.0, np.float32))
     expected = np.arange(8.0)
     expected[1:3] = 5.0 if runs else 4.0
     np.testing.assert_array_equal(np.asarray(x), expected)

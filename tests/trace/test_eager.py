@@ -272,13 +272,14 @@ def test_a_0d_array_stored_into_an_array_nobody_else_sees_runs_only_its_own_grap
     assert np.asarray(m)[0, 2] == 1.5 and np.asarray(base).tolist() == [1.0, 7.0, 0.0, 0.0]
 
 
-@given(steps=st.lists(st.tuples(st.sampled_from(["element", "row", "0-d", "product row", "swap", "reader"]),
+@given(steps=st.lists(st.tuples(st.sampled_from(["element", "row", "0-d", "product row", "swap", "reader", "segment",
+                                                  "shift", "rows"]),
                                  st.integers(-4, 3), st.integers(-3, 2), st.floats(-8, 8)), max_size=14),
        dtype=st.sampled_from([np.float64, np.float32]))
 def test_block_stores_of_arrays_match_numpy(steps, dtype):
-    """Element, row and 0-d stores of arrays and scalars, rows swapped through a copy, and
-    readers of the values between them (which the stores into copies must not change)
-    against NumPy's."""
+    """Element, row, 0-d and slice stores of arrays and scalars (a row's segment, an
+    overlapping shift of the rows), rows swapped through a copy, and readers of the values
+    between them (which the stores into copies must not change) against NumPy's."""
     m, expected = xp.asarray(np.zeros((4, 3), dtype)), np.zeros((4, 3), dtype)
     readers, values = [], []
     for kind, i, j, v in steps:
@@ -295,6 +296,15 @@ def test_block_stores_of_arrays_match_numpy(steps, dtype):
         elif kind == "product row":
             m[i] = m[j] * v
             expected[i] = expected[j] * dtype(v)
+        elif kind == "segment":  # the rest of a row from column j
+            m[i, j:] = m[i, j:] * v
+            expected[i, j:] = expected[i, j:] * dtype(v)
+        elif kind == "shift":  # overlapping: each row takes the one before it
+            m[1:] = m[:-1]
+            expected[1:] = expected[:-1].copy()
+        elif kind == "rows":  # a block of rows, a Python scalar
+            m[i % 4:] = v
+            expected[i % 4:] = v
         elif kind == "swap":
             kept = xp.asarray(m[i], copy=True)
             m[i] = m[j]

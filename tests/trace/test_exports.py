@@ -338,7 +338,7 @@ def test_an_op_on_an_exported_array_compares_its_memory_once_and_a_view_none(bac
     strided = x[::3][1:]
     assert not compared
     total = x + x
-    x[7:9] = 70.0
+    x[7:9] = xp.full(2, 70.0, dtype=xp.float64)  # an update of an array's value: an op
     assert len(compared) == 2  # one comparison each
     export[4] = 40.0
     expected = np.arange(10.0)
@@ -352,8 +352,8 @@ def test_an_op_on_an_exported_array_compares_its_memory_once_and_a_view_none(bac
 
 
 def test_a_scalar_stored_into_an_exported_array_is_written_into_its_memory(backend, monkeypatch):
-    """``x[i] = v`` on an exported array writes the memory, as a write into the export
-    does: ops recorded before keep the values they read, views and the export see it, and
+    """``x[i] = v`` (and ``x[i, a:b] = v``) on an exported array writes the memory, as a
+    write into the export does: ops recorded before keep the values they read, views and the export see it, and
     no store compares or copies the whole memory; a read-only view still refuses it."""
     from plaidarray.trace import exports
     expected = np.arange(12.0).reshape(3, 4)
@@ -368,10 +368,12 @@ def test_a_scalar_stored_into_an_exported_array_is_written_into_its_memory(backe
         x[1, k] = -1.0 - k
         row[k] = float(row[k]) - 0.5 if k else 10.0
     x[2] = 7.0
+    x[0, 1:3] = 5.0
     column[0] = 3
     assert not compared
     expected[1] = [10.0, -2.5, -3.5, -4.5]
     expected[2] = 7.0
+    expected[0, 1] = 5.0
     expected[0, 2] = 3.0
     np.testing.assert_array_equal(export, expected)
     np.testing.assert_array_equal(np.asarray(row), expected[1])
