@@ -299,6 +299,11 @@ def _indexing(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: _stored(xp, m, 1, 2.0, computed), lambda: _stored(xp, m, (1, 2), m[0, 0], computed),
                 lambda: _stored(xp, m, (1, 2), 1, computed), lambda: _stored(xp, m, (slice(None), 1), m[:, 0], computed),
                 lambda: _stored(xp, m, m > m[0, 0], 0, computed), lambda: _stored(xp, v, index, v[:3], computed),
+                # scatters: a vector's positions, a matrix's rows, columns and elements
+                lambda: _stored(xp, v, index, 1, computed), lambda: _stored(xp, v, index, v[index] + v[0], computed),
+                lambda: _stored(xp, m, index[:2], 0, computed), lambda: _stored(xp, m, index[:2], m[:2], computed),
+                lambda: _stored(xp, m, (slice(None), index), 1, computed),
+                lambda: _stored(xp, m, (index, index), v[:3], computed),
                 lambda: _stored(xp, m, slice(1, 3), 0.0, computed), lambda: _stored(xp, m, slice(1, 3), m[:2], computed),
                 lambda: _stored(xp, m, (slice(None), slice(1, 3)), 0.0, computed),
                 lambda: _stored(xp, a["penta"], (slice(None), 1), a["penta"][:, 0], computed),  # a 5-d window written (a view of one exported)

@@ -644,11 +644,15 @@ def _whole(x: Array, entries: list, value: Array) -> Array | None:
 def _scattered(x: Array, parts: tuple, value: Array) -> Array:
     """``x[key] = value`` for any advanced key: the flat position in ``x`` of each element
     of ``x[key]`` is ``key`` applied to the positions ``0 .. x.size - 1`` (the reading rules
-    once), and each position of ``x`` takes the value of the last element that names it,
-    as in NumPy, found by a search in the stably sorted positions (no scatter op needed).
-    An index out of range raises IndexError (reads clamp; a write would land elsewhere)."""
+    once), and ``scatter`` writes each value at its position in order, so the last value
+    naming a position stays, as in NumPy. An index out of range raises IndexError (reads
+    clamp; a write would land elsewhere)."""
     _check_in_range(x, parts)
-    positions = getitem(graph.reshape(op("iota", dims=(x.size,), iota_dimension=0, dtype=dt.int64), x.shape), parts)
+    if x.ndim == 1 and len(parts) == 1 and isinstance(parts[0], Array) and parts[0].dtype.kind in "iu":
+        positions = _wide_index(parts[0])  # a vector's positions are the indices: scatter wraps them as take does
+    else:
+        positions = getitem(graph.reshape(op("iota", dims=(x.size,), iota_dimension=0, dtype=dt.int64), x.shape),
+                            parts)
     try:
         values = graph.broadcast_to(value, positions.shape)
     except ValueError:
@@ -657,15 +661,9 @@ def _scattered(x: Array, parts: tuple, value: Array) -> Array:
     count = positions.size
     if count == 0 or x.size == 0:
         return x
-    flat_positions = graph.reshape(positions, (count,))
-    order = op("argsort", flat_positions, dimension=0, descending=False)
-    ordered = op("take", flat_positions, order, axis=0)
-    every = op("iota", dims=(x.size,), iota_dimension=0, dtype=dt.int64)
-    last = op("subtract", op("searchsorted", ordered, every, side="right"), graph.full((x.size,), 1, dt.int64))
-    found = op("compare", op("take", ordered, last, axis=0), every, direction="EQ")
-    hit = op("and", op("compare", last, graph.full((x.size,), 0, dt.int64), direction="GE"), found)
-    taken = op("take", graph.reshape(values, (count,)), op("take", order, last, axis=0), axis=0)
-    return graph.reshape(op("select", hit, taken, graph.reshape(x, (x.size,))), x.shape)
+    written = op("scatter", graph.reshape(x, (x.size,)), graph.reshape(positions, (count,)),
+                 graph.reshape(values, (count,)))
+    return graph.reshape(written, x.shape)
 
 
 def _check_in_range(x: Array, parts: tuple) -> None:

@@ -150,7 +150,7 @@ def assemble(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict
 
 
 #: Ops whose kernel may write its result into its first operand's buffer, when donated.
-IN_PLACE_OPS = frozenset({"dynamic_update_slice"})
+IN_PLACE_OPS = frozenset({"dynamic_update_slice", "scatter"})
 
 
 def _in_place(rows: tuple, outputs: tuple[int, ...], given: frozenset[int]) -> frozenset[int]:

@@ -124,6 +124,38 @@ def test_an_assignment_writes_into_the_buffer_it_alone_holds(op_by_op):
     np.testing.assert_array_equal(np.asarray(y), [0.0, 2.0, 4.0, 10.0, 18.0, 28.0])
 
 
+def test_a_scatter_writes_into_the_buffer_it_alone_holds(op_by_op):
+    """``v[index] = values`` of a vector op by op writes the values into the buffer the
+    vector alone holds (the scatter's kernel made with its first operand donated), the
+    last of repeated positions winning as in NumPy; one whose vector another array
+    sees writes into new memory and leaves the other's value as it was."""
+    import weakref
+
+    rng = np.random.default_rng(7)
+    for n in (5, 30_000):
+        x = xp.asarray(np.arange(n, dtype=np.float64)) * 1.0
+        float(x[0])
+        buffer = weakref.ref(x._node.buffer)
+        want = np.arange(n, dtype=np.float64)
+        for _ in range(4):
+            index, values = rng.integers(-n, n, 9), rng.standard_normal(9)
+            x[xp.asarray(index)] = xp.asarray(values)
+            want[index] = values
+        assert x._node.buffer is buffer()
+        x[xp.asarray(index[:3])] += 1.0  # the values read the vector: new memory
+        want[index[:3]] += 1.0
+        np.testing.assert_array_equal(np.asarray(x), want)
+    y = xp.asarray(np.zeros(4)) * 1.0
+    seen = y
+    y[xp.asarray([1, 3, 1])] = xp.asarray([5.0, 6.0, 7.0])
+    np.testing.assert_array_equal(np.asarray(y), [0.0, 7.0, 0.0, 6.0])
+    np.testing.assert_array_equal(np.asarray(seen), [0.0, 7.0, 0.0, 6.0])  # the same array
+    kept = xp.asarray(np.zeros(4)) * 1.0
+    other = kept[:]
+    other[xp.asarray([0])] = 1.0
+    np.testing.assert_array_equal(np.asarray(other), [1.0, 0.0, 0.0, 0.0])
+
+
 def test_a_hot_structure_is_compiled_fused_in_the_background(monkeypatch):
     """Past ``FUSE_AFTER_SECONDS`` of op-by-op runs its fused code is compiled on the
     background thread and serves the next reads, with the same values."""

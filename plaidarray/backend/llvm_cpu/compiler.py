@@ -54,8 +54,8 @@ class CpuCompiler(Compiler):
     #: The ops whose lowering needs run-time sizes of at least 1 (``codegen.lowering.empty_sizes``;
     #: a test checks that the two agree).
     empty_sizes = True
-    nonempty_ops = frozenset({"argsort", "cumulative", "custom_call", "dot_general", "dynamic_update_slice", "searchsorted",
-                              "take", "take_along_axis"})
+    nonempty_ops = frozenset({"argsort", "cumulative", "custom_call", "dot_general", "dynamic_update_slice", "scatter",
+                              "searchsorted", "take", "take_along_axis"})
     #: The ops whose lowering asks whether a run-time size is 1 (``codegen.lowering.unit_sizes``;
     #: a test checks that the two agree).
     unit_sizes = True

@@ -1,11 +1,12 @@
-"""Lowerings of the gathers ``take``, ``take_along_axis`` and ``searchsorted``. Indices
+"""Lowerings of the gathers ``take``, ``take_along_axis`` and ``searchsorted``, and of
+``scatter``. Indices
 are data, so the kernels compute addresses in the generic body, wrapped and clamped as
 the ops define (``hlo/ops/gather.py``): generated code never reads out of bounds."""
 
 from __future__ import annotations
 
 import numpy as np
-from xdsl.dialects import arith, math, scf
+from xdsl.dialects import arith, math, memref, scf
 from xdsl.dialects.builtin import IndexType, i64
 from xdsl.ir import Block, Region
 from xdsl.ir.affine import AffineExpr
@@ -76,6 +77,28 @@ def _along_emit(k, inst, out, operands):
 
 
 register_lowering("take_along_axis", Kernel(_along_emit, shape_generic=True, unit_sizes=True))
+
+
+def _scatter_emit(k, inst, out, operands):
+    """A copy of ``x`` (none where the result has its buffer: an update in place, which
+    then costs the values' count, not the array's size), then one store per value, in
+    order, at its position wrapped and clamped as a gather's: the last value naming a
+    position stays. The stores are one loop, never chunked across threads, so no two
+    writes of one position race."""
+    x, positions, values = operands
+    n, index_dtype = inst.operands[0].shape.dims[0], inst.operands[1].shape.dtype
+    d = _identity(1)
+    if out is not x:
+        k.generic((n,), [(x, d)], (out, d), inst.shape.dtype, lambda b, ins, cur: ins[0])
+
+    def store(indices):
+        at = _emit_safe_index(k, k.insert(memref.LoadOp.get(positions, list(indices))), index_dtype, n)
+        k.insert(memref.StoreOp.get(k.insert(memref.LoadOp.get(values, list(indices))), out, [at]))
+
+    k.for_each(inst.operands[1].shape.dims, store)
+
+
+register_lowering("scatter", Kernel(_scatter_emit, in_place_operand=0, shape_generic=True, unit_sizes=True))
 
 
 def _before(b, a, v, dtype, side):

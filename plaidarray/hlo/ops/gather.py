@@ -1,4 +1,4 @@
-"""Gathers: ``take``, ``take_along_axis`` and ``searchsorted``.
+"""Gathers: ``take``, ``take_along_axis`` and ``searchsorted``; and ``scatter``, their inverse.
 
 An index is first wrapped once if negative (``i + n``) and then clamped to
 ``[0, n - 1]``: no index reads out of bounds (the spec leaves out-of-range indices
@@ -97,6 +97,41 @@ def _along_ties(attrs: Attrs, ranks: Sequence[int]) -> Iterator[DimTie]:
 
 register(OpDef("take_along_axis", _along_infer, _along_evaluate, 2, dim_ties=_along_ties,
                merge=along_axis("axis")))
+
+
+# --- scatter: out = x; out[positions[k]] = values[k] for each k in order ---------------
+
+def _scatter_infer(shapes, attrs):
+    x, positions, values = shapes
+    _check_indices(positions, "scatter")
+    if x.rank != 1 or positions.rank != 1 or values.rank != 1 or values.dtype != x.dtype or \
+            positions.dims != values.dims:
+        raise TypeError(f"scatter: needs a 1-D array, 1-D positions and as many values of its dtype, "
+                        f"got {x}, {positions} and {values}")
+    if x.dims[0] == 0 and positions.size:
+        raise IndexError("scatter: cannot write into an empty array")
+    return x
+
+
+def _scatter_evaluate(args, attrs, shape):
+    x, positions, values = args
+    out = x.copy()
+    if positions.size:
+        at = _safe_index_reference(positions, x.shape[0])
+        # each position's last write: the first of the reversed positions
+        _, first = np.unique(at[::-1], return_index=True)
+        last = at.size - 1 - first
+        out[at[last]] = values[last]
+    return out
+
+
+#: ``scatter(x, positions, values)``: ``x`` with ``values[k]`` written at ``positions[k]``
+#: (wrapped and clamped as a gather's indices), one after another, so the last value
+#: naming a position is the one it holds, as in NumPy's ``x[index] = values``. Data
+#: movement alone: every tier writes the same bits. The caller flattens ``x`` and the
+#: key (``api/indexing.py``), so one 1-D kernel per dtype serves every rank and key.
+register(OpDef("scatter", _scatter_infer, _scatter_evaluate, 3,
+               dim_ties=lambda attrs, ranks: ((0, 0, 0), ((2, 0), 1, 0))))
 
 
 # --- searchsorted: insertion points of values in a sorted 1-D array -------------------

@@ -350,6 +350,27 @@ def test_true_positions(mask, extra):
     np.testing.assert_array_equal(results["llvm-cpu"], want, strict=True)
 
 
+@pytest.mark.parametrize("dtype", DTYPES, ids=dtype_ids(DTYPES))
+@examples_in_ci(2)
+@given(data=st.data())
+def test_scatter(dtype, data):
+    """Values written at positions one after another (a negative one wrapped once): each
+    position keeps the last value naming it, on both backends, as a Python loop of
+    element writes leaves it."""
+    n = data.draw(st.integers(1, 12), label="n")
+    count = data.draw(st.integers(1, 20), label="count")
+    x = data.draw(values(dtype, (n,)), label="x")
+    written = data.draw(values(dtype, (count,)), label="written")
+    positions = np.array(data.draw(st.lists(st.integers(-n, n - 1), min_size=count, max_size=count),
+                                   label="positions"), dtype=np.int64)
+    want = x.copy()
+    for p, v in zip(positions.tolist(), written):
+        want[p] = v
+    results = compute(lambda: op("scatter", xp.asarray(x), xp.asarray(positions), xp.asarray(written)))
+    assert_backends_agree(results)
+    np.testing.assert_array_equal(results["llvm-cpu"], want, strict=True)
+
+
 @pytest.mark.parametrize("dtype", [d for d in DTYPES if d.kind != "b"], ids=dtype_ids([d for d in DTYPES if d.kind != "b"]))
 @examples_in_ci(2)
 @given(data=st.data())
