@@ -240,10 +240,15 @@ class Array(_ArrayHandle):
                     found = Node.ready(element, node.device)
                     found.owned = True
                     return Array(found)
+            if type(key) is Array or type(key) is tuple:  # 0-d integer arrays: a loop's ``m[r[k], c[k]]``
+                ints = _read_ints(key if type(key) is tuple else (key,))
+                if ints is not None and len(ints) == rank and ints != key:
+                    return self[ints]
         return _NAMESPACE["getitem"](self, key)
 
     def __setitem__(self, key: Any, value: Any) -> None:
-        """``x[key] = value``. A window update (``dynamic_update_slice``) runs at once,
+        """``x[key] = value``. A window update (``dynamic_update_slice``) or a scatter of
+        positions (an index array's key, ``scatter``) of a 1-D array runs at once,
         so a loop of assignments runs one cached executable per step instead of growing a
         graph; when this array alone holds its buffer, the update writes into it in place
         and costs the size of ``value``, not of the array; a Python scalar, or an array of
@@ -281,7 +286,7 @@ class Array(_ArrayHandle):
                 return
         donated = old if _sole_owner(old) else None
         new = _NAMESPACE["setitem"](self, key, value)._node
-        if new.op == "dynamic_update_slice" and new.operands[0] is old and new.depth != TRACED:
+        if new.op in _UPDATES and new.operands[0] is old and new.depth != TRACED:
             # Before the array takes the new value: an update interrupted (or failing) before
             # its run leaves the old one, and a run is never left half done (parallel.py).
             materialize([new], donated)
@@ -291,9 +296,13 @@ class Array(_ArrayHandle):
     __hash__: ClassVar[None] = None  # type: ignore[assignment]
 
 
+#: The ops of a store that writes part of the array it updates (a window, positions).
+_UPDATES = frozenset({"dynamic_update_slice", "scatter"})
+
+
 def _block_key(key: Any) -> tuple | None:
     """``key`` as the Python ints that pick an element or a block (a row, a plane) of an
-    array, its trailing full slices dropped (``m[i, :]`` is ``m[i]``); None for a key of
+    array (0-d integer arrays read, ``_read_ints``), its trailing full slices dropped (``m[i, :]`` is ``m[i]``); None for a key of
     other entries (a slice's block, ``x[a:b] = v``, stays an update: where the store was
     made by the transfer, SciPy's suite met update kernels no installation held), or of
     none (a write of the whole array takes its value's node instead, ``api.indexing``)."""
@@ -301,9 +310,28 @@ def _block_key(key: Any) -> tuple | None:
     end = len(parts)
     while end and type(parts[end - 1]) is slice and parts[end - 1] == _FULL:
         end -= 1
-    if not end or not all(type(k) is int for k in parts[:end]):
+    if not end:
         return None
-    return parts[:end]
+    if all(type(k) is int for k in parts[:end]):
+        return parts[:end]
+    return _read_ints(parts[:end])
+
+
+def _read_ints(parts: tuple) -> tuple | None:
+    """``parts`` with its computed 0-d integer arrays read as the ints they hold, as NumPy
+    reads them (``counts[labels[i]] += 1``, ``m[r[k], c[k]]``: an element, not an index
+    array's gather or scatter), where every entry is one or an int; else None (a pending
+    index, such as a traced one, stays an array: ``api.indexing`` takes it)."""
+    ints = []
+    for k in parts:
+        if type(k) is int:
+            ints.append(k)
+        elif type(k) is Array and k._node.buffer is not None and not k._node.shape.dims and \
+                k._node.shape.dtype.kind in "iu":
+            ints.append(operator.index(k))
+        else:
+            return None
+    return tuple(ints)
 
 
 _FULL = slice(None)
