@@ -240,9 +240,10 @@ class Array(_ArrayHandle):
                     found = Node.ready(element, node.device)
                     found.owned = True
                     return Array(found)
-            if type(key) is Array or type(key) is tuple:  # 0-d integer arrays: a loop's ``m[r[k], c[k]]``
-                ints = _read_ints(key if type(key) is tuple else (key,))
-                if ints is not None and len(ints) == rank and ints != key:
+            parts = (key,) if type(key) is Array else key if type(key) is tuple else ()
+            if len(parts) == rank and not all(type(k) is int for k in parts):  # a loop's ``m[r[k], c[k]]``
+                ints = _read_ints(parts)
+                if ints is not None:
                     return self[ints]
         return _NAMESPACE["getitem"](self, key)
 
