@@ -281,7 +281,8 @@ def _indexing(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: xp.take_along_axis(m, xp.argsort(m, axis=1), axis=1), lambda: v[index],
                 lambda: xp.take_along_axis(m, xp.argsort(m, axis=1)[:, :1], axis=1),
                 lambda: xp.take_along_axis(m, xp.argsort(m, axis=0)[:1], axis=0),
-                lambda: m[index[:2]], lambda: v[index[0]], lambda: m[index[0]], lambda: m[index[0], index[1]],
+                # by 0-d indices not computed yet (computed ones are read as ints: an element's load)
+                lambda: m[index[:2]], lambda: v[index[0] * 1], lambda: m[index[0]], lambda: m[index[0] * 1, index[1] * 1],
                 lambda: m[:, index[0]], lambda: c[:, index[0]],  # one position along an inner axis (``_advanced``)
                 lambda: v[v > v[0]], lambda: m[m > m[0, 0]], lambda: xp.nonzero(v > v[0])[0],
                 lambda: xp.take(a["cube"], index[:2], axis=1),  # between two runs of axes (``take``'s merge)
