@@ -235,6 +235,39 @@ def test_a_scalar_stored_into_an_array_nobody_else_sees_runs_no_executable():
     assert np.asarray(a)[1] == float(2**60)
 
 
+_STORED_DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
+                  np.float32, np.float64, np.complex64, np.complex128]
+
+
+def _stored_or_error(a, value):
+    """``a`` after ``a[1] = value``, or the type of the error the store raised."""
+    try:
+        a[1] = value
+    except (TypeError, OverflowError, ValueError) as error:
+        return type(error)
+    return np.asarray(a)
+
+
+@given(dtype=st.sampled_from(_STORED_DTYPES),
+       value=st.one_of(st.booleans(), st.integers(-2**65, 2**65), st.sampled_from([2**24, 2**24 + 1, 2**53 + 1, -2**31]),
+                       st.floats(allow_nan=True, width=32).map(float), st.floats(allow_nan=True),
+                       st.complex_numbers(allow_nan=True, width=64)))
+def test_a_scalar_stored_by_the_transfer_is_what_the_update_stores(dtype, value):
+    """A Python scalar stored into an element of an array that alone holds its buffer (the
+    transfer's store where the dtype takes it exactly) leaves the bits, or raises the
+    error, that the update of a pending array leaves or raises: every dtype, ints at and
+    past each range, floats single precision holds and others, NaN."""
+    stored = xp.zeros(3, dtype=dtype)
+    stored[0] = False if dtype is np.bool_ else 0  # the first store computes it: a buffer of its own
+    assert array_module._sole_owner(stored._node)
+    pending = xp.zeros(3, dtype=dtype)
+    got, want = _stored_or_error(stored, value), _stored_or_error(pending, value)
+    if isinstance(want, type):
+        assert got is want
+    else:
+        np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8), strict=True)
+
+
 def test_a_0d_array_stored_into_an_array_nobody_else_sees_runs_only_its_own_graph(monkeypatch):
     """``h[k] += 1`` (an element read, 1 added, stored back), ``m[i] = r`` and
     ``a[i, j] = b[k] * 2.0`` of an array of the target's dtype, 0-d or of the block's
