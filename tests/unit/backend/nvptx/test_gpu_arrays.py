@@ -65,6 +65,28 @@ def test_reductions_reads_and_indexing_on_the_gpu(cuda):
     np.testing.assert_array_equal(np.asarray(y), b)
 
 
+def test_a_scatter_of_index_arrays_on_the_gpu(cuda):
+    """``x[idx] = v`` (a vector's, in place once it alone holds its buffer) and
+    ``m[rows, cols] += 1`` on the GPU: one thread's loop writes the values in order, so the
+    last of repeated positions wins, as in NumPy."""
+    a, index, values = RNG.standard_normal(40), np.array([3, -1, 3, 17, 0, 17]), RNG.standard_normal(6)
+    x = xp.asarray(a, device="cuda") * 1.0
+    float(x[0])
+    x[xp.asarray(index, device="cuda")] = xp.asarray(values, device="cuda")
+    x[xp.asarray(index[:2], device="cuda")] = 5.0
+    want = a.copy()
+    want[index] = values
+    want[index[:2]] = 5.0
+    assert x.device == "cuda"
+    np.testing.assert_array_equal(np.asarray(x), want)
+    m, rows, cols = RNG.standard_normal((4, 5)), np.array([0, 3, 0]), np.array([1, 4, 1])
+    y = xp.asarray(m, device="cuda")
+    y[xp.asarray(rows, device="cuda"), xp.asarray(cols, device="cuda")] += 1.0
+    expected = m.copy()
+    expected[rows, cols] += 1.0
+    np.testing.assert_array_equal(np.asarray(y), expected)
+
+
 def test_devices_do_not_mix_and_to_device_moves(cuda):
     a = RNG.standard_normal(9)
     on_gpu, on_host = xp.asarray(a, device="cuda"), xp.asarray(a)
