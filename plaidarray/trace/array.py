@@ -241,7 +241,7 @@ class Array(_ArrayHandle):
                     found.owned = True
                     return Array(found)
             parts = (key,) if type(key) is Array else key if type(key) is tuple else ()
-            if len(parts) == rank and not all(type(k) is int for k in parts):  # a loop's ``m[r[k], c[k]]``
+            if len(parts) == rank and Array in map(type, parts):  # a loop's ``m[r[k], c[k]]``
                 ints = _read_ints(parts)
                 if ints is not None:
                     return self[ints]
@@ -315,7 +315,7 @@ def _block_key(key: Any) -> tuple | None:
         return None
     if all(type(k) is int for k in parts[:end]):
         return parts[:end]
-    return _read_ints(parts[:end])
+    return _read_ints(parts[:end]) if Array in map(type, parts[:end]) else None
 
 
 def _read_ints(parts: tuple) -> tuple | None:
