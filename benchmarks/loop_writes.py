@@ -53,9 +53,21 @@ def _idioms(xp: ModuleType) -> dict[str, Callable[[int], None]]:
             i, j = 1 + k % 49, 1 + k % 39
             table[i, j] = min(int(table[i - 1, j]) + 1, int(table[i, j - 1]) + 1)
 
+    out = xp.zeros(STEPS * 4)
+    chunk = xp.asarray(rng.random(4))
+
+    def chunks(n: int) -> None:
+        for k in range(n):
+            out[4 * k:4 * k + 4] = chunk * float(k)
+
+    def segments(n: int) -> None:
+        for k in range(n):
+            dense[k % 50, 10:] = 0.5
+
     return {"x[idx] = v; float(x[0])": scatter, "x[idx] += 1.0; float(x[0])": scatter_add,
             "counts[t[i]] += 1 (int64)": count, "dense[r[k], c[k]] += w[k]": accumulate,
-            "table[i, j] = min(int(...), int(...)) (int32)": dynamic_programming}
+            "table[i, j] = min(int(...), int(...)) (int32)": dynamic_programming,
+            "out[4k:4k + 4] = chunk * float(k)": chunks, "m[k, 10:] = 0.5": segments}
 
 
 def per_step(loop: Callable[[int], None]) -> float:

@@ -211,13 +211,15 @@ def _alternating(xp: Any, h: Any, p: Any) -> Iterator[Thunk]:
                 partial(_stored, xp, p, every_other, p[every_other]))
 
 
-def _stored(xp: Any, x: Any, key: Any, value: Any, computed: bool = False) -> Any:
+def _stored(xp: Any, x: Any, key: Any, value: Any, computed: bool | None = False) -> Any:
     """``x[key] = value`` on a copy of ``x``, pending or ``computed`` (then the write
-    updates the buffer the copy alone holds in place, as a loop's writes do)."""
+    updates the buffer the copy alone holds in place, as a loop's writes do); ``None``:
+    into a view of the whole of a computed copy, which writes through to it."""
     x = xp.asarray(x, copy=True)
-    if computed:
+    if computed is not False:
         np.asarray(x)
-    x[key] = value
+    target = x[...] if computed is None else x
+    target[key] = value
     return x
 
 
@@ -293,9 +295,12 @@ def _indexing(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: xp.take_along_axis(a["cube"], xp.broadcast_to(rows[:, None, :], (2, 1, 4)), axis=1)]
     yield from thunks
 
-    def writes(computed: bool) -> list[Thunk]:
+    def writes(computed: bool | None) -> list[Thunk]:
         return [lambda: _stored(xp, v, 1, v[0], computed), lambda: _stored(xp, v, 1, 2, computed),
                 lambda: _stored(xp, v, slice(1, 3), v[:2], computed), lambda: _stored(xp, v, v > v[0], v[0], computed),
+                # a slice's block of a value broadcast: an update (in place where the array
+                # alone holds its buffer), where one of the block's shape is the transfer's store
+                lambda: _stored(xp, v, slice(1, 3), v[:1], computed), lambda: _stored(xp, m, slice(1, 3), m[:1], computed),
                 lambda: _stored(xp, v, v > v[0], 0, computed), lambda: _stored(xp, m, 1, v[:4], computed),
                 lambda: _stored(xp, m, 1, 2.0, computed), lambda: _stored(xp, m, (1, 2), m[0, 0], computed),
                 lambda: _stored(xp, m, (1, 2), 1, computed), lambda: _stored(xp, m, (slice(None), 1), m[:, 0], computed),
@@ -320,6 +325,7 @@ def _indexing(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                                h[:, :2, :2, :3], computed)]
     yield from writes(False)
     yield from writes(True)
+    yield from writes(None)
 
 
 def _sorting(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:

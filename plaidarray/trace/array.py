@@ -272,9 +272,13 @@ class Array(_ArrayHandle):
 
     def _store(self, key: Any, value: Any) -> None:
         old = self._node
-        if type(self._base) is not views.ViewOf and old.buffer is not None and (index := _block_key(key)):
+        if type(self._base) is not views.ViewOf and old.buffer is not None and (index := _block_key(key)) and \
+                (type(index[-1]) is int or _sole_owner(old)):
             # the value first: its graph may read this array (``m[b] = copy of m[a]``), and
-            # once computed it no longer does
+            # once computed it no longer does. Not for a slice of an array others see, as
+            # where the value's graph reads it (``x[1:] = x[:-1]``, a stencil's
+            # ``u[1:-1] = u[1:-1] + ...``): the update fused with that graph runs faster than
+            # the graph alone and a copy
             block = _block_value(value, old)
             transfers = _transfers(old)
             if _sole_owner(old):
@@ -303,17 +307,18 @@ _UPDATES = frozenset({"dynamic_update_slice", "scatter"})
 
 def _block_key(key: Any) -> tuple | None:
     """``key`` as the Python ints that pick an element or a block (a row, a plane) of an
-    array (0-d integer arrays read, ``_read_ints``), its trailing full slices dropped (``m[i, :]`` is ``m[i]``); None for a key of
-    other entries (a slice's block, ``x[a:b] = v``, stays an update: where the store was
-    made by the transfer, SciPy's suite met update kernels no installation held), or of
-    none (a write of the whole array takes its value's node instead, ``api.indexing``)."""
+    array (0-d integer arrays read, ``_read_ints``), the last entry possibly a slice
+    (``x[1:]``, ``m[i, 2:5]``; ``block_shape`` takes those of step 1), its trailing full
+    slices and ``...`` dropped (``m[i, :]`` and ``y[a:b, ...]`` are ``m[i]`` and ``y[a:b]``);
+    None for a key of other entries, or of none (a write of the whole array takes its
+    value's node instead, ``api.indexing``)."""
     parts = key if type(key) is tuple else (key,)
     end = len(parts)
-    while end and type(parts[end - 1]) is slice and parts[end - 1] == _FULL:
+    while end and (parts[end - 1] is Ellipsis or type(parts[end - 1]) is slice and parts[end - 1] == _FULL):
         end -= 1
     if not end:
         return None
-    if all(type(k) is int for k in parts[:end]):
+    if all(type(k) is int for k in parts[:end - 1]) and type(parts[end - 1]) in (int, slice):
         return parts[:end]
     return _read_ints(parts[:end]) if Array in map(type, parts[:end]) else None
 

@@ -235,6 +235,26 @@ def test_a_scalar_stored_into_an_array_nobody_else_sees_runs_no_executable():
     assert np.asarray(a)[1] == float(2**60)
 
 
+def test_a_slice_stored_into_an_array_nobody_else_sees_runs_no_executable():
+    """``x[a:b] = v``, ``y[a:b, ...] = v`` and ``m[i, a:] = v`` of an array of the block's
+    shape or a Python scalar, into an array that alone holds its buffer, are stores by the
+    transfer (no executable's hit or compile); a value to broadcast takes the update."""
+    x, m = xp.zeros(8), xp.zeros((3, 5))
+    x[0], m[0, 0] = 1.0, 1.0  # computed: buffers of their own
+    values = xp.asarray(np.arange(3.0))
+    float(values[0])
+    hits, compiles = xp.cache_info().hits, xp.cache_info().compiles
+    x[2:5] = values
+    x[5:, ...] = 7.0
+    m[1, 2:] = values
+    m[2:] = 4.0
+    assert (xp.cache_info().hits, xp.cache_info().compiles) == (hits, compiles)
+    np.testing.assert_array_equal(np.asarray(x), [1.0, 0.0, 0.0, 1.0, 2.0, 7.0, 7.0, 7.0])
+    np.testing.assert_array_equal(np.asarray(m), [[1, 0, 0, 0, 0], [0, 0, 0, 1, 2], [4, 4, 4, 4, 4]])
+    x[0:2] = values[:1]  # broadcast: the update
+    np.testing.assert_array_equal(np.asarray(x)[:2], [0.0, 0.0])
+
+
 _STORED_DTYPES = [np.bool_, np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64,
                   np.float32, np.float64, np.complex64, np.complex128]
 
