@@ -126,8 +126,14 @@ def _always(value: object) -> bool:
 
 
 def _single(value: float) -> bool:
-    """Whether single precision holds the float ``value`` exactly (NaN: left to the update)."""
+    """Whether single precision holds the float ``value`` exactly (NaN: left to the update).
+    A finite value past its range is not held, and is not cast here (NumPy would warn)."""
+    if not abs(value) <= _SINGLE_MAX:
+        return abs(value) == math.inf
     return float(np.float32(value)) == value
+
+
+_SINGLE_MAX = float(np.finfo(np.float32).max)
 
 
 #: The Python scalars each dtype's element takes exactly, by type, with the test of a
