@@ -70,9 +70,12 @@ def _numpy_index(k: Any, x: Array) -> Any:
 
 
 def _numpy_value(value: Any, x: Array) -> Any:
-    """A value to store into ``x`` given by NumPy: an array as a plaidarray array on
-    ``x``'s device, a scalar as the Python scalar of its value (the array written to
-    keeps its dtype)."""
+    """A value to store into ``x`` given by NumPy, or as a list or tuple (``m[0, 1:3] =
+    [1.0, 2.0]``, as NumPy takes it): an array as a plaidarray array on ``x``'s device
+    (a list as NumPy's ``asarray`` types it, then cast as an array value is), a scalar as
+    the Python scalar of its value (the array written to keeps its dtype)."""
+    if isinstance(value, (list, tuple)):
+        value = np.asarray(value)
     if isinstance(value, np.ndarray):
         from .creation import asarray
 
@@ -677,7 +680,9 @@ def _check_in_range(x: Array, parts: tuple) -> None:
             source += k.ndim
             continue
         n = x.shape[source]
-        if isinstance(k, Array) and k.size:
+        if isinstance(k, Array) and k.size and k.dtype == dt.uint64:  # past 2**63 as itself, not wrapped to int64
+            checks.append(op("compare", k, graph.size_operand(n, k.shape, dt.uint64, "__setitem__"), direction="GE"))
+        elif isinstance(k, Array) and k.size:
             wide = graph.convert(k, dt.int64)
             checks.append(op("or", op("compare", wide, graph.size_operand(-n, k.shape, dt.int64, "__setitem__"),
                                       direction="LT"),
@@ -709,11 +714,13 @@ def _index_array(indices: Any, where: str) -> Array:
 
 
 def _wide_index(indices: Array) -> Array:
-    """Integer ``indices`` of a narrower dtype as int64, whose values they all are: a
-    gather's index dtype is part of its op kernel's signature, and the kernels built at
-    installation take int64 indices (what positions, argsorts and ``asarray`` of Python
-    ints give), so int32 or int16 indices need no kernels of their own. uint64 stays."""
-    if indices.dtype == dt.int64 or indices.dtype == dt.uint64:
+    """Integer ``indices`` of any other dtype as int64: a gather's index dtype is part of
+    its op kernel's signature, and the kernels built at installation take int64 indices
+    (what positions, argsorts and ``asarray`` of Python ints give), so int32, int16 or
+    uint64 indices (a sum of uint8 flags is uint64) need no kernels of their own. A uint64
+    index past 2**63 names no position of any array; converted, it reads as the negative
+    index of its bits would (a write checks it as itself first, ``_check_in_range``)."""
+    if indices.dtype == dt.int64:
         return indices
     return graph.convert(indices, dt.int64)
 

@@ -311,6 +311,39 @@ def test_setitem_with_an_index_out_of_range_raises(backend):
     np.testing.assert_array_equal(np.asarray(x), np.zeros((2, 3)))
 
 
+def test_a_list_or_tuple_value_is_stored_as_numpy_stores_it(backend):
+    """``m[0, 1:3] = [1.0, 2.0]`` and ``v[idx] = (1, 2)``: a list or tuple value is taken
+    as NumPy's ``asarray`` types it, then stored as an array value (floats into an int
+    array are refused, as they are from an array)."""
+    m, v = xp.zeros((2, 4)), xp.zeros(5, dtype=xp.int32)
+    m[0, 1:3] = [1.0, 2.0]
+    m[1] = (4, 5, 6, 7)
+    v[xp.asarray([0, 3])] = [7, 8]
+    assert_same(m, np.array([[0.0, 1.0, 2.0, 0.0], [4.0, 5.0, 6.0, 7.0]]), exact=True)
+    assert_same(v, np.array([7, 0, 0, 8, 0], np.int32), exact=True)
+    with pytest.raises(TypeError, match="cannot store float64"):
+        v[1:3] = [1.5, 2.5]
+
+
+def test_uint64_index_arrays_read_and_write_numpys_elements(backend):
+    """uint64 indices (a sum of uint8 flags is uint64) pick and write NumPy's elements, the
+    last of repeated positions winning; one past 2**63, which names no position, raises
+    IndexError on a write rather than wrapping to a negative index."""
+    a = np.arange(12.0).reshape(3, 4)
+    picks = np.array([2, 0, 2], np.uint64)
+    x = xp.asarray(a) * 1.0
+    x[xp.asarray(picks)] = xp.asarray(np.array([[1.0], [2.0], [3.0]]))
+    x[xp.asarray(picks[:1]), xp.asarray(picks[1:2])] += 5.0
+    expected = a.copy()
+    expected[picks] = np.array([[1.0], [2.0], [3.0]])
+    expected[picks[:1], picks[1:2]] += 5.0
+    assert_same(x, expected, exact=True)
+    assert_same(xp.take(xp.asarray(a[0]), xp.asarray(picks)), np.take(a[0], picks), exact=True)
+    with pytest.raises(IndexError, match="outside the array"):
+        x[xp.asarray(np.array([2**64 - 1], np.uint64))] = 0.0
+    assert_same(x, expected, exact=True)
+
+
 def test_counts_by_0d_index_arrays_are_window_updates(backend):
     """``counts[labels[i]] += 1`` and ``table[a[i], b[i]] += 1`` (0-d integer arrays
     among ints and slices) write where NumPy writes, recorded as a window update, not a

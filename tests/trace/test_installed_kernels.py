@@ -193,6 +193,16 @@ ranks = xp.sort(a[1])
 permutation = xp.argsort(a[2])
 calls += [xp.where(mask, mask, False), xp.searchsorted(ranks, ranks), xp.take(permutation, permutation),
           permutation[permutation]]
+scattered, table = a * 1.0, xp.zeros((5, 6), dtype=xp.int32)
+float(scattered[0, 0])
+picks = xp.asarray(numpy.array([3, 0, 3], numpy.uint64))
+scattered[picks] = 1.0
+scattered[picks, picks] += 2.0
+row = scattered[0] * 1.0
+row[xp.asarray(numpy.array([1, 1, -2], numpy.int32))] = xp.asarray(numpy.array([1.0, 2.0, 3.0]))
+table[xp.sum(xp.asarray(numpy.array([1, 0, 1], numpy.uint8)))] += 1
+table[1:3, ...] = table[0]
+calls += [scattered, row, table, xp.take(a[0], picks)]
 for value in calls:
     for part in value if isinstance(value, tuple) else (value,):
         numpy.asarray(part)
