@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 import plaidarray as xp
+from plaidarray.api.graph import op
 from plaidarray.backend.llvm_cpu.compiler import CpuCompiler
 from plaidarray.backend.llvm_nvptx import cuda_driver, ptxas, toolkit
 from plaidarray.backend.llvm_nvptx.compiler import NvptxCompiler
@@ -61,6 +62,8 @@ CASES = {
     "sort and argsort": (lambda x: (xp.sort(x, axis=1), xp.argsort(x, axis=0, descending=True)),
                          [np.round(_f(6, 23), 1)]),
     "integer power": (lambda a, b: a ** b, [RNG.integers(-9, 9, 30), RNG.integers(0, 12, 30)]),
+    # repeated and negative positions: one thread's loop, the last value of a position stays
+    "scatter": (lambda x, i, v: op("scatter", x * 2.0, i, v), [_f(40), RNG.integers(-40, 40, 25), _f(25)]),
 }
 
 
