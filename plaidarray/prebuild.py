@@ -8,11 +8,13 @@ functions of the standard on every dtype they take, at the ranks and axes NumPy-
 uses, run op by op with the persistent cache pointed at ``directory``, which then holds
 their kernels (full code, optimised), the vector math library and the code's bundles. The
 persistent cache reads that directory, inside the installed package, before the user's own
-(``object_cache.installed_directory``); after the build each bundle's shared object there
-becomes a file of its own, loaded where it is (``bundles.unpack``), each executable's
-entry holds what its kernels' and their bundles' entries say (``cache_entry.resolve``),
-so an op's first use reads one entry, and stamps of the
-sources they were built from and of llvmlite's version let a process take their digest
+(``object_cache.installed_directory``); after the build the bundles' object code, which the
+build kept, is linked into one shared object, the installation's library, loaded once
+(``installed_library.py``), each vector math function's shared object (and that of a
+bundle left out of the library) becomes a file of its own, loaded where it is
+(``bundles.unpack``), each executable's entry holds what its kernels' and their bundles'
+entries say (``cache_entry.resolve``), so an op's first use reads one entry, and stamps of
+the sources they were built from and of llvmlite's version let a process take their digest
 without reading them and the version without importing llvmlite (``sources.py``). Kernels are keyed like any compiled code (the HLO,
 the host CPU, the versions of LLVM and of plaidarray's sources): built on the machine that
 installs, they serve it; a copy of the package on another CPU, or sources edited since,
@@ -41,7 +43,7 @@ import numpy as np
 from . import config
 from .api.manipulation import JOIN_OPERANDS
 from .backend.llvm import object_cache, sources
-from .backend.llvm_cpu import bundles, cache_entry
+from .backend.llvm_cpu import bundles, cache_entry, installed_library
 
 #: The environment of the build: every read runs op by op (no fused compile), kernels are
 #: built in their full code at once (no first tier), and in this process, none of them
@@ -510,6 +512,7 @@ def build(directory: Path, part: int = 0, parts: int = 1) -> tuple[int, int, flo
     start = time.perf_counter()
     ran = refused = 0
     baseline.COMPILE_FOLDED = True  # the installation holds the kernels of its corpus's folded scalars
+    installed_library.OBJECTS_KEPT_IN = directory / installed_library.OBJECTS  # for the library (``main``)
     for thunk in corpus(xp, part, parts):
         baseline.forget()  # a graph's ops met as a new program meets them, not as an earlier call's sizes
         try:
@@ -542,6 +545,7 @@ def main(argv: list[str] | None = None) -> int:
         for entry in [*directory.glob("*" + object_cache.SUFFIX), *directory.glob("*.so"),
                       *directory.glob(sources.STAMP), *directory.glob(sources.TOOLCHAIN_STAMP)]:  # an earlier build's
             entry.unlink()
+        shutil.rmtree(directory / installed_library.OBJECTS, ignore_errors=True)
         env = {**os.environ, **BUILD_ENVIRONMENT, "PLAIDARRAY_CACHE_DIR": str(directory)}
         built_from = object_cache.sources_digest_now()
         parts = _parts()
@@ -551,6 +555,7 @@ def main(argv: list[str] | None = None) -> int:
         shutil.rmtree(directory / object_cache.LOCK_DIRECTORY, ignore_errors=True)  # the build's alone
         failed = next((code for code in codes if code), 0)
         if not failed:
+            installed_library.link(directory)
             bundles.unpack(directory)
             cache_entry.resolve(directory)
             if not object_cache.write_sources_stamp(directory, built_from):

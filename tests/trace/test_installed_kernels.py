@@ -18,7 +18,7 @@ from jit_helpers import child_env
 import plaidarray as xp
 from plaidarray import prebuild
 from plaidarray.backend.llvm import object_cache, sources
-from plaidarray.backend.llvm_cpu import bundles, cache_entry, loaded_code
+from plaidarray.backend.llvm_cpu import bundles, cache_entry, installed_library, loaded_code
 
 pytestmark = pytest.mark.skipif("llvm-cpu" not in xp.backends(), reason="the compiled backend is not installed")
 
@@ -29,9 +29,11 @@ from pathlib import Path
 import numpy
 import plaidarray as xp
 from plaidarray.backend.llvm import object_cache
-from plaidarray.backend.llvm_cpu import bundles
+from plaidarray.backend.llvm_cpu import bundles, installed_library
 if len(sys.argv) > 2:
     object_cache.INSTALLED = Path(sys.argv[2])
+if len(sys.argv) > 3:
+    installed_library.OBJECTS_KEPT_IN = Path(sys.argv[3])
 n = int(sys.argv[1])
 x = xp.asarray(numpy.linspace(0.0, 1.0, n))
 m = xp.reshape(xp.asarray(numpy.arange(float(n * 3))), (n, 3))
@@ -50,18 +52,28 @@ def _run(args: list[str], cache: Path, **env: str) -> str:
     return done.stdout.strip()
 
 
-def test_a_fresh_process_runs_on_installed_kernels_without_the_compiler(tmp_path):
-    """... with the bundles' shared objects in files of their own (``bundles.unpack``),
+@pytest.mark.parametrize("library", [True, False], ids=["library", "files"])
+def test_a_fresh_process_runs_on_installed_kernels_without_the_compiler(tmp_path, library):
+    """... with the bundles' code linked into the installation's library
+    (``installed_library.link``) or, where the build kept no object code, their shared
+    objects in files of their own (``bundles.unpack``), as are the vector math functions';
     loaded where they are, and only while nobody else could have written them; each
     executable's entry holds what its kernels' and bundles' entries say
     (``cache_entry.resolve``), so those are not read."""
-    installed, empty = tmp_path / "installed", tmp_path / "empty"
-    built = _run(["5"], installed, **prebuild.BUILD_ENVIRONMENT)  # the build, into what becomes the installed directory
+    installed, empty, kept = tmp_path / "installed", tmp_path / "empty", tmp_path / "installed" / "objects"
+    # the build, into what becomes the installed directory
+    built = _run(["5", str(tmp_path / "nothing installed"), *([str(kept)] if library else [])], installed,
+                 **prebuild.BUILD_ENVIRONMENT)
     assert int(built.split()[0]) > 0
+    assert kept.is_dir() == library
+    in_library = installed_library.link(installed)
+    assert (in_library > 0) == library and not kept.exists()
+    assert (installed / installed_library.LIBRARY).exists() == library
     assert bundles.unpack(installed) > 0 and bundles.unpack(installed) == 0
     unpacked = {kind for _, code, meta in object_cache.installed_entries(installed) if meta.get(loaded_code.IN_FILE)
                 for kind in ("library", "libraries") if kind in meta and not code}
-    assert unpacked == {"library", "libraries"}  # exp's vector math and the bundles
+    # exp's vector math, and the bundles where no library holds them
+    assert unpacked == ({"library"} if library else {"library", "libraries"})
     shared_objects = list(installed.glob("*.so"))
     assert shared_objects and all(path.read_bytes()[:4] == b"\x7fELF" for path in shared_objects)
     assert cache_entry.resolve(installed) > 0 and cache_entry.resolve(installed) == 0

@@ -7,19 +7,21 @@ kernels from the cache loads each bundle once (``_loaded``), however many of its
 it finds one by one. Linking and storing happen on a background thread (``storing.py``):
 the compiling process already runs the kernels.
 
-The bundles built at installation keep their shared objects as files of their own, loaded
-where they are (``unpack``).
+The bundles built at installation are linked into one shared object, the installation's
+library (``installed_library.py``); one the build kept no objects of keeps its shared
+object as a file of its own, loaded where it is (``unpack``).
 """
 
 from __future__ import annotations
 
 import hashlib
 import weakref
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from ..llvm import object_cache
-from . import loaded_code, math_library
+from . import installed_library, loaded_code, math_library
 from .loaded_code import Code
 from .shared_object import SharedObject
 
@@ -43,16 +45,20 @@ def install(code: bytes, form: str, symbols: list[str], libraries: list[str], le
     return holder, key
 
 
-def store(code: bytes, form: str, symbols: list[str], libraries: list[str], vectors: bool = True) -> str:
+def store(code: bytes, form: str, symbols: list[str], libraries: list[str], vectors: bool = True,
+          objects: Sequence[bytes] = ()) -> str:
     """Store a bundle whose code was checked to define ``symbols`` (:func:`install`, or
     the objects it was linked from, loaded when they were generated); its key ("" when
     the disk cache is off). The key is the code's digest: equal code is one entry.
-    ``vectors``: whether the code calls the library functions' vector variants."""
+    ``vectors``: whether the code calls the library functions' vector variants;
+    ``objects``: the object code it was linked from, kept for the installation's library
+    while one is built (``installed_library.keep_objects``)."""
     if not object_cache.enabled():
         return ""
     key = object_cache.entry_key("bundle", hashlib.blake2b(code, digest_size=20).hexdigest())
     object_cache.store(key, code, {loaded_code.FORMAT: form, "symbols": symbols, "libraries": libraries,
                                    "vectors": vectors})
+    installed_library.keep_objects(key, objects)
     return key
 
 
@@ -83,6 +89,11 @@ def find(key: str, level: int, meta: dict[str, Any] | None = None) -> Code | Non
     form, libraries = meta.get(loaded_code.FORMAT), meta.get("libraries")
     if form not in loaded_code.FORMATS or not isinstance(libraries, list):
         return None
+    if meta.get(installed_library.IN_LIBRARY) is True:
+        library = installed_library.load()
+        if library is not None:
+            _loaded[key] = library
+        return library
     path = None
     if meta.get(loaded_code.IN_FILE) is True:
         path = object_cache.installed_file(key + loaded_code.SUFFIX)
@@ -108,7 +119,7 @@ def unpack(directory: Path) -> int:
     unpacked = 0
     for key, code, meta in object_cache.installed_entries(directory):
         shared = ("libraries" in meta or "library" in meta) and meta.get(loaded_code.FORMAT) == loaded_code.SHARED
-        if shared and not meta.get(loaded_code.IN_FILE):
+        if shared and not meta.get(loaded_code.IN_FILE) and not meta.get(installed_library.IN_LIBRARY):
             (directory / (key + loaded_code.SUFFIX)).write_bytes(code)
             object_cache.write_installed(directory, key, b"", {**meta, loaded_code.IN_FILE: True})
             unpacked += 1

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, cast
 from .. import dump
 from ..cache import EXECUTABLES, CacheInfo, KeyLocks
 from ..llvm import object_cache, storing
-from . import bundles, loaded_code, math_library, tiering
+from . import bundles, installed_library, loaded_code, math_library, tiering
 from ..llvm.kernel_source import KernelSource
 from .loaded_code import Code
 
@@ -270,7 +270,8 @@ def _store(stored: _Stored) -> None:
     except ValueError:  # no linker: each object is kept as it is
         packages = [(loaded_code.package([code]), group, vectors) for code, group, vectors in stored.objects]
     for (code, form), group, vectors in packages:
-        bundle = bundles.store(code, form, [s.symbol for s in group], _libraries(group), vectors)
+        bundle = bundles.store(code, form, [s.symbol for s in group], _libraries(group), vectors,
+                               [object_code for object_code, _, _ in stored.objects] if form == loaded_code.SHARED else ())
         if not bundle:
             continue
         for source in group:
@@ -316,9 +317,10 @@ BUNDLE = "bundle_meta"
 
 def resolved(meta: dict, bundle_meta: dict) -> dict | None:
     """A kernel entry's metadata as an installed executable's entry holds it: with its
-    bundle's metadata (but the bundle's list of symbols), where the bundle is a shared
-    object file of the installation's (``bundles.unpack``) and the kernel keeps no IR to
-    make full code from; else None."""
-    if meta.get("ir") or bundle_meta.get(loaded_code.IN_FILE) is not True:
+    bundle's metadata (but the bundle's list of symbols), where the bundle's code is the
+    installation's library or a shared object file of its own (``installed_library.py``,
+    ``bundles.unpack``) and the kernel keeps no IR to make full code from; else None."""
+    installed = bundle_meta.get(loaded_code.IN_FILE) is True or bundle_meta.get(installed_library.IN_LIBRARY) is True
+    if meta.get("ir") or not installed:
         return None
     return {**meta, BUNDLE: {k: v for k, v in bundle_meta.items() if k != "symbols"}}

@@ -21,7 +21,7 @@ import re
 import threading
 
 from ..llvm import object_cache, storing
-from . import loaded_code
+from . import installed_library, loaded_code
 from .host import host_id, opt_level
 
 #: The functions, as named in symbols (``plaidarray.<name>.f<bits>``).
@@ -111,13 +111,17 @@ def _load_one(library: Library, shared: bool) -> None:
             return
     code, form = loaded_code.package([generated[0]])
     _loaded[library] = loaded_code.load_library(code, form, generated[1], opt_level())
-    _write(key, name, code, form, generated[1])
+    _write(key, name, code, form, generated[1], generated[0])
 
 
 def _store(key: str, name: str, object_code: bytes, defined: list[str]) -> None:
     """Link and write a function MCJIT runs already (on the storing thread)."""
-    _write(key, name, *loaded_code.package([object_code]), defined)
+    _write(key, name, *loaded_code.package([object_code]), defined, object_code)
 
 
-def _write(key: str, name: str, code: bytes, form: str, defined: list[str]) -> None:
+def _write(key: str, name: str, code: bytes, form: str, defined: list[str], object_code: bytes) -> None:
+    """Store a function's code, and keep its object code for the installation's library
+    while one is built (``installed_library.keep_objects``)."""
     object_cache.store(key, code, {"library": name, "symbols": defined, loaded_code.FORMAT: form})
+    if form == loaded_code.SHARED:
+        installed_library.keep_objects(key, [object_code])

@@ -119,6 +119,32 @@ def link(objects: Sequence[bytes]) -> bytes | None:
         shutil.rmtree(work, ignore_errors=True)
 
 
+#: Seconds the installation's library may take to link (``link_files``): thousands of objects.
+LIBRARY_LINK_TIMEOUT = 600.0
+
+
+def link_files(paths: Sequence[Path], output: Path) -> bool:
+    """Link the object files ``paths`` into the shared object ``output`` (the
+    installation's library, ``bundles.link_installed``): its calls of its own functions
+    bound within it (``-Bsymbolic``), and a symbol that two objects define (a kernel two
+    build processes made alike) taken from the first. False if there is no linker or it
+    fails (``output`` is then not there)."""
+    import subprocess
+
+    tool = linker()
+    if tool is None:
+        return False
+    arguments = [tool, "-shared", "--hash-style=gnu", *_COMPACT, "-Bsymbolic", "-z", "muldefs", "-o", str(output)]
+    try:
+        done = subprocess.run([*arguments, *map(str, paths)], capture_output=True, timeout=LIBRARY_LINK_TIMEOUT)
+    except (OSError, subprocess.TimeoutExpired):
+        done = None
+    if done is None or done.returncode != 0:
+        output.unlink(missing_ok=True)
+        return False
+    return True
+
+
 class SharedObject:
     """A loaded shared object; ``close`` (or collection) unloads it. Loaded and read with
     the loader's own calls (``_ctypes.dlopen``, ``dlsym``): a ``ctypes.CDLL`` builds a
