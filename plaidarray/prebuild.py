@@ -13,8 +13,9 @@ build kept, is linked into one shared object, the installation's library, loaded
 (``installed_library.py``), each vector math function's shared object (and that of a
 bundle left out of the library) becomes a file of its own, loaded where it is
 (``bundles.unpack``), each executable's entry holds what its kernels' and their bundles'
-entries say (``cache_entry.resolve``), so an op's first use reads one entry, and stamps of
-the sources they were built from and of llvmlite's version let a process take their digest
+entries say (``cache_entry.resolve``), so an op's first use reads one entry, the op kernels
+met are catalogued by their signature, so an op's first use finds its kernel without making
+its HLO (``op_catalogue.py``), and stamps of the sources they were built from and of llvmlite's version let a process take their digest
 without reading them and the version without importing llvmlite (``sources.py``). Kernels are keyed like any compiled code (the HLO,
 the host CPU, the versions of LLVM and of plaidarray's sources): built on the machine that
 installs, they serve it; a copy of the package on another CPU, or sources edited since,
@@ -43,7 +44,7 @@ import numpy as np
 from . import config
 from .api.manipulation import JOIN_OPERANDS
 from .backend.llvm import object_cache, sources
-from .backend.llvm_cpu import bundles, cache_entry, installed_library
+from .backend.llvm_cpu import bundles, cache_entry, installed_library, op_catalogue
 
 #: The environment of the build: every read runs op by op (no fused compile), kernels are
 #: built in their full code at once (no first tier), and in this process, none of them
@@ -513,6 +514,8 @@ def build(directory: Path, part: int = 0, parts: int = 1) -> tuple[int, int, flo
     ran = refused = 0
     baseline.COMPILE_FOLDED = True  # the installation holds the kernels of its corpus's folded scalars
     installed_library.OBJECTS_KEPT_IN = directory / installed_library.OBJECTS  # for the library (``main``)
+    baseline.LIST_OP_KERNELS = True  # and the catalogue of op kernels
+    op_catalogue.RECORDS_KEPT_IN = directory / op_catalogue.RECORDS
     for thunk in corpus(xp, part, parts):
         baseline.forget()  # a graph's ops met as a new program meets them, not as an earlier call's sizes
         try:
@@ -546,6 +549,8 @@ def main(argv: list[str] | None = None) -> int:
                       *directory.glob(sources.STAMP), *directory.glob(sources.TOOLCHAIN_STAMP)]:  # an earlier build's
             entry.unlink()
         shutil.rmtree(directory / installed_library.OBJECTS, ignore_errors=True)
+        shutil.rmtree(directory / op_catalogue.RECORDS, ignore_errors=True)
+        (directory / op_catalogue.CATALOGUE).unlink(missing_ok=True)
         env = {**os.environ, **BUILD_ENVIRONMENT, "PLAIDARRAY_CACHE_DIR": str(directory)}
         built_from = object_cache.sources_digest_now()
         parts = _parts()
@@ -558,6 +563,7 @@ def main(argv: list[str] | None = None) -> int:
             installed_library.link(directory)
             bundles.unpack(directory)
             cache_entry.resolve(directory)
+            op_catalogue.write(directory)
             if not object_cache.write_sources_stamp(directory, built_from):
                 print("plaidarray: the sources changed while the kernels were built; they are not stamped, so each "
                       "process reads the sources, and kernels are compiled on first use", file=sys.stderr)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import abc
 import functools
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
 
@@ -145,6 +145,18 @@ class SequenceExecutable(Executable):
         return results
 
 
+@dataclass(frozen=True)
+class ListedKernel:
+    """An op kernel the installation lists (``Compiler.listed``): the pattern of its
+    run-time sizes (``trace.dynamic.Pattern``'s ``symbol_of``, ``n_symbols``, ``units``),
+    and its executable, loaded by ``load`` (None where it is gone)."""
+
+    symbol_of: tuple[int | None, ...]
+    n_symbols: int
+    units: frozenset[int]
+    load: Callable[[], Executable | None]
+
+
 class Compiler(abc.ABC):
     """Turns an HLO module into an :class:`Executable` for one target."""
 
@@ -187,6 +199,21 @@ class Compiler(abc.ABC):
     def cached(self, module: Module) -> Executable | None:
         """``module``'s executable where a cache (the persistent one, the installation's)
         holds its code, else None: nothing compiled. A backend without such a cache has none."""
+        return None
+
+    def listed(self, signature: Hashable) -> ListedKernel | None:
+        """The op kernel of ``signature`` (the baseline tier's: an op's single-op graph
+        with its sizes erased, its outputs, whether it updates in place, and which of its
+        sizes are equal, 0 or 1) as the installation lists it, found without its HLO
+        (llvm-cpu's ``op_catalogue.py``), or None. A backend without such a list has none."""
+        return None
+
+    def list_op_kernel(self, signature: Hashable, module: Module, pattern: tuple[Sequence[int | None], int,
+                                                                                   frozenset[int]]) -> None:
+        """At the installation's build: note that the op kernel of ``signature`` is
+        ``module``'s executable, with the pattern of run-time sizes (``symbol_of``,
+        ``n_symbols``, ``units`` of ``trace.dynamic.Pattern``), for ``listed``. A backend
+        without such a list notes nothing."""
         return None
 
     def without_compiling(self, module: Module) -> Executable | None:

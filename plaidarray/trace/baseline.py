@@ -10,8 +10,9 @@ broadcast, a matrix-vector product: ``dynamic.unit_positions``), so one kernel s
 op at any size; an op whose results are all empty runs no code. Its key is the op's
 signature (op, attributes, ranks, dtypes), which any graph recording that op shares: a
 kernel made for one graph or size is never made again, and kernels already built (in this
-process, in the persistent cache, or in the cache built at installation) serve a new graph
-with no compile. An op whose lowering takes no run-time size (control flow) has a kernel
+process, in the persistent cache, or in the cache built at installation, whose catalogue
+finds an op's kernel by its signature alone: ``Compiler.listed``) serve a new graph with
+no compile. An op whose lowering takes no run-time size (control flow) has a kernel
 per shape; an FFT runs on its library's template of any length, which plans for the
 length when bound (``Compiler.sized_kernel``), so a graph's transforms of new lengths
 bind its structure's sequence as other sizes do.
@@ -570,6 +571,18 @@ def _generic_template(rows: tuple, outputs: tuple[int, ...], sources: list, shap
     if structure in _PER_SHAPE or not backend.compiler.shape_generic or \
             dynamic.has_op(rows, backend.compiler.per_shape_ops):
         return None, None
+    signature = (shape_key, outputs, in_place, _size_classes(values))
+    listed = backend.compiler.listed(signature)
+    if listed is not None:  # built at installation: its pattern and executable as listed there
+        pattern = dynamic.Pattern(values, listed.symbol_of, listed.n_symbols, listed.units)
+        generic_key = ("op-kernel", structure, pattern.code_key)
+        template = EXECUTABLES.lookup(generic_key)
+        if template is None:
+            loaded = listed.load()
+            if loaded is not None:
+                template = EXECUTABLES.get(generic_key, backend.name, lambda: loaded)  # a disk hit, counted
+        if template is not None:
+            return template, pattern
     # a size may be 1 where the op's code takes it (``dynamic.unit_positions``): the kernel
     # of a product's (m, n) sum serves a row's (1, n); and 0 (``dynamic.empty_fits``): a sum
     # of nothing selected runs the kernel of any length, which adds no term
@@ -594,7 +607,18 @@ def _generic_template(rows: tuple, outputs: tuple[int, ...], sources: list, shap
         except (NotShapeGeneric, TypeError):  # a size its shape rule or lowering needs as a number
             _PER_SHAPE.add(structure)
             return None, None
+    if LIST_OP_KERNELS:
+        module = Module("op_kernel", _computation(rows, outputs, sources, pattern, values), donated, pattern.n_symbols,
+                        ("shape-generic", shape_key, outputs, donated, pattern.code_key))
+        backend.compiler.list_op_kernel(signature, module, (pattern.symbol_of, pattern.n_symbols, pattern.units))
     return template, pattern
+
+
+#: Whether the op kernels found or compiled are listed for the installation's catalogue
+#: (``Compiler.list_op_kernel``): at the installation's build (``prebuild.py``), whose
+#: kernels a process then finds by their signature alone (``Compiler.listed``), without
+#: tying sizes or making and describing HLO (~0.13 ms of an op's first use).
+LIST_OP_KERNELS = False
 
 
 def _static_kernel(rows: tuple, attrs: dict, shape: Shape, backend: Backend, in_place: bool) -> Executable:

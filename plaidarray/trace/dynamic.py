@@ -152,20 +152,25 @@ class Pattern:
     units: frozenset[int] = frozenset()
     _static: tuple[tuple[int, int], ...] = field(init=False, repr=False, compare=False)
     _dynamic: tuple[tuple[int, int], ...] = field(init=False, repr=False, compare=False)
-    _quick: tuple | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "_static", tuple((p, v) for p, (v, s) in enumerate(zip(self.first, self.symbol_of))
                                                   if s is None))
         object.__setattr__(self, "_dynamic", tuple((p, s) for p, s in enumerate(self.symbol_of) if s is not None))
+
+    @functools.cached_property
+    def _quick(self) -> tuple | None:
+        """``match``'s pickers (see there), made at the first match: most patterns of op
+        kernels are never matched (a sequence ties their sizes to its own)."""
         firsts: dict[int, int] = {}
         for p, s in self._dynamic:
             firsts.setdefault(s, p)
         tied = [(p, s) for p, s in self._dynamic if firsts[s] != p]
-        object.__setattr__(self, "_quick", None if len(firsts) < self.n_symbols else (
-            _picker([p for p, _ in self._static]), tuple(v for _, v in self._static),
-            _picker([firsts[s] for s in range(self.n_symbols)]), _picker([p for p, _ in tied]),
-            _picker([s for _, s in tied])))
+        if len(firsts) < self.n_symbols:
+            return None
+        return (_picker([p for p, _ in self._static]), tuple(v for _, v in self._static),
+                _picker([firsts[s] for s in range(self.n_symbols)]), _picker([p for p, _ in tied]),
+                _picker([s for _, s in tied]))
 
     @property
     def code_key(self) -> tuple:

@@ -6,19 +6,21 @@ and never removes or rewrites them."""
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 from jit_helpers import child_env
 
 import plaidarray as xp
 from plaidarray import prebuild
 from plaidarray.backend.llvm import object_cache, sources
-from plaidarray.backend.llvm_cpu import bundles, cache_entry, installed_library, loaded_code
+from plaidarray.backend.llvm_cpu import bundles, cache_entry, installed_library, loaded_code, op_catalogue
 
 pytestmark = pytest.mark.skipif("llvm-cpu" not in xp.backends(), reason="the compiled backend is not installed")
 
@@ -34,6 +36,10 @@ if len(sys.argv) > 2:
     object_cache.INSTALLED = Path(sys.argv[2])
 if len(sys.argv) > 3:
     installed_library.OBJECTS_KEPT_IN = Path(sys.argv[3])
+if len(sys.argv) > 4:
+    from plaidarray.backend.llvm_cpu import op_catalogue
+    from plaidarray.trace import baseline
+    baseline.LIST_OP_KERNELS, op_catalogue.RECORDS_KEPT_IN = True, Path(sys.argv[4])
 n = int(sys.argv[1])
 x = xp.asarray(numpy.linspace(0.0, 1.0, n))
 m = xp.reshape(xp.asarray(numpy.arange(float(n * 3))), (n, 3))
@@ -96,6 +102,56 @@ def test_a_fresh_process_runs_on_installed_kernels_without_the_compiler(tmp_path
         path.chmod(0o666)
     assert _run(["9", str(installed)], tmp_path / "distrusted", PLAIDARRAY_FUSE_AFTER_MS="1e9").split()[0] != "0"
     assert all(path.exists() for path in shared_objects)
+
+
+def test_the_catalogue_serves_op_kernels_by_their_signature(tmp_path):
+    """The installation's catalogue (``op_catalogue.py``) lists each op kernel the build
+    met by its signature: a fresh process finds its op kernels there with no executable's
+    entry of its own left, computes what NumPy does, and compiles nothing; a damaged
+    record, a catalogue of another environment and one nobody else may not write are not
+    read (the kernels are then compiled)."""
+    installed = tmp_path / "installed"
+    records = installed / op_catalogue.RECORDS
+    _run(["5", str(tmp_path / "nothing installed"), str(installed / installed_library.OBJECTS), str(records)],
+         installed, **prebuild.BUILD_ENVIRONMENT)
+    assert records.is_dir()
+    installed_library.link(installed)
+    bundles.unpack(installed)
+    cache_entry.resolve(installed)
+    listed = op_catalogue.write(installed)
+    assert listed > 0 and not records.exists()
+    catalogue = installed / op_catalogue.CATALOGUE
+    magic, _, n_slots, _ = op_catalogue._HEADER.unpack_from(catalogue.read_bytes())
+    slots = [op_catalogue._SLOT.unpack_from(catalogue.read_bytes(), op_catalogue._HEADER.size + k * op_catalogue._SLOT.size)
+             for k in range(n_slots)]
+    keys = {marshal.loads(catalogue.read_bytes()[offset:offset + length])[0]
+            for digest, offset, length, _ in slots if digest != bytes(16)}
+    assert magic == b"PLAIDCAT" and len(keys) == listed
+    for key in keys:  # the catalogued executables' own entries: the catalogue holds what they said
+        (installed / (key + object_cache.SUFFIX)).unlink()
+    assert _run(["9", str(installed)], tmp_path / "empty", PLAIDARRAY_FUSE_AFTER_MS="1e9") == "0 False"
+    good = catalogue.read_bytes()
+    damaged = bytearray(good)
+    damaged[-3] ^= 0xFF  # the last record's
+    for data in (bytes(damaged), good[:16] + b"0" * 40 + good[56:]):  # a record; the environment's key
+        catalogue.write_bytes(data)
+        assert _run(["9", str(installed)], tmp_path / "compiled", PLAIDARRAY_FUSE_AFTER_MS="1e9").split()[0] != "0"
+    catalogue.write_bytes(good)
+    catalogue.chmod(0o666)
+    assert _run(["9", str(installed)], tmp_path / "distrusted", PLAIDARRAY_FUSE_AFTER_MS="1e9").split()[0] != "0"
+
+
+def test_a_signature_keys_its_value_alone():
+    """Equal signatures share a key whatever objects they share; values of other types
+    (1, 1.0, True; dtypes) do not; a signature that does not pickle has none."""
+    shared = (2, np.dtype("float64"))
+    first = ((shared, shared), (1,), False)
+    second = (((2, np.dtype("float64")), (2, np.dtype("float64"))), (1,), False)
+    assert op_catalogue.signature_key(first) == op_catalogue.signature_key(second) is not None
+    keys = {op_catalogue.signature_key(((value, np.dtype("float64")),)) for value in (1, 1.0, True)}
+    keys |= {op_catalogue.signature_key(((1, np.dtype("float32")),))}
+    assert len(keys) == 4
+    assert op_catalogue.signature_key((lambda: 0,)) is None
 
 
 #: First uses of the kinds NumPy-style scripts make at shapes the corpus does not run

@@ -103,7 +103,13 @@ def load(key: str, n_params: int, constants: list[np.ndarray] | None, target: st
     entry = object_cache.load(key)
     if entry is None:
         return None
-    payload, meta = entry
+    return from_entry(*entry, n_params, constants, target, level)
+
+
+def from_entry(payload: bytes, meta: dict, n_params: int, constants: list[np.ndarray] | None, target: str,
+               level: int) -> CpuExecutable | ShapeGenericExecutable | None:
+    """``load``'s executable, of an entry's payload and metadata (read from its file, or
+    from the installation's catalogue of op kernels, ``op_catalogue.py``)."""
     try:
         rows = meta["constants"]
         if constants is None:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import functools
 import itertools
 import threading
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 
 import numpy as np
 
@@ -23,9 +23,9 @@ from ...hlo.fingerprint import digest, module_description
 from ...hlo.shape import Shape, TupleShape
 from ...hlo.symbolic import Dim
 from .. import dump
-from ..executable import AotArtifact, AotOptions, Call, Compiler, Executable
+from ..executable import AotArtifact, AotOptions, Call, Compiler, Executable, ListedKernel
 from ..llvm import object_cache
-from . import cache_entry, fft_library
+from . import cache_entry, fft_library, op_catalogue
 from .executable import CpuExecutable
 from .host import host_id, opt_level
 from .sequence import merge
@@ -91,6 +91,23 @@ class CpuCompiler(Compiler):
     def cached(self, module: Module) -> Executable | None:
         key = object_cache.entry_key("executable", module_description(module), self.target)
         return self._load(key, module)
+
+    def listed(self, signature: Hashable) -> ListedKernel | None:
+        """The op kernel of ``signature`` in the installation's catalogue (``op_catalogue.py``)."""
+        if dump.dump_dir() is not None:  # a dump shows every stage: compile, never load
+            return None
+        found = op_catalogue.find(signature, self.target)
+        if found is None:
+            return None
+        target, level = self.target, self.opt_level
+        return ListedKernel(found.symbol_of, found.n_symbols, found.units,
+                            lambda: cache_entry.from_entry(b"", found.meta, found.n_params, None, target, level))
+
+    def list_op_kernel(self, signature: Hashable, module: Module, pattern: tuple[Sequence[int | None], int,
+                                                                                   frozenset[int]]) -> None:
+        """Record ``module``'s entry for the installation's catalogue (``op_catalogue.record``)."""
+        key = object_cache.entry_key("executable", module_description(module), self.target)
+        op_catalogue.record(signature, key, pattern, len(module.entry.parameters), self.target)
 
     def _load(self, key: str, module: Module) -> Executable | None:
         object_cache.wait_stored(key)  # compiled here before, and still being stored

@@ -281,36 +281,71 @@ class ShapeGenericExecutable(Executable):
         self._output_shapes, self._temp_shapes = output_shapes, temp_shapes
         self.shapes = (output_shapes, temp_shapes)
         self._runs = _Runs(steps)
-        #: What a binding evaluates (a loop binds at every step): the steps whose range, and
-        #: the buffers whose shape, have run-time sizes; the others are kept as they are.
-        self._sized_steps = tuple(i for i, s in enumerate(self.steps)
-                                  if not (type(s.segment.extent) is int and type(s.segment.work) is int))
-        self._sized_outputs, self._sized_temps = (tuple(i for i, shape in enumerate(group) if not is_static(shape.dims))
-                                                  for group in (output_shapes, temp_shapes))
-        #: What a binding keeps: the allocators of buffers of static shapes (None where
-        #: the shape has run-time sizes), and whether any step of static range is worth
-        #: running in chunks.
-        self._allocators = tuple([None if i in sized else transfer.HOST.allocator(shape.dims, shape.dtype, temporary)
-                                  for i, shape in enumerate(group)]
-                                 for group, sized, temporary in ((output_shapes, self._sized_outputs, False),
-                                                                 (temp_shapes, self._sized_temps, True)))
-        self._static_splitting = parallel.worth_splitting(
-            [s.segment for i, s in enumerate(self.steps) if i not in self._sized_steps])
         self._evaluate: Callable[[Sequence[int]], tuple[list[int], tuple]] | None = None
         self._words: tuple[int, bytes, list[tuple[int, int]]] | None = None
-        self._facts = _RunFacts.of(constants, output_slots, len(output_shapes))
-        #: Each buffer's bytes, outputs then temporaries; those of run-time sizes (0 here) a binding's own.
-        self._buffer_bytes = [_nbytes(s.dims, s.dtype) if is_static(s.dims) else 0 for s in (*output_shapes, *temp_shapes)]
-        self._limits = tuple(limit for _, limit in self.limits)
-        #: Where a binding's sizes go, after the limits: each sized step's range and work
-        #: (``_n_ranges`` sizes), then each sized buffer's dims, which it reads as (its
-        #: group: 0 outputs, 1 temporaries; its index there; its rank; its dtype; its index
-        #: among all buffers).
-        self._n_ranges = 2 * len(self._sized_steps)
-        self._sized_buffers = tuple((group, i, len(shapes[i].dims), shapes[i].dtype, i + group * len(output_shapes))
-                                    for group, (shapes, sized) in enumerate(((output_shapes, self._sized_outputs),
-                                                                             (temp_shapes, self._sized_temps)))
-                                    for i in sized)
+
+    # What a binding evaluates and keeps, made at the first binding: most templates loaded
+    # (an op's kernel on its first use) are merged into sequences (``sequence.py``) and
+    # never bound themselves, and making these was a third of loading one.
+
+    @functools.cached_property
+    def _sized_steps(self) -> tuple[int, ...]:
+        """The steps whose range has run-time sizes (a binding evaluates them: a loop binds at every step)."""
+        return tuple(i for i, s in enumerate(self.steps)
+                     if not (type(s.segment.extent) is int and type(s.segment.work) is int))
+
+    @functools.cached_property
+    def _sized_outputs(self) -> tuple[int, ...]:
+        """The outputs whose shape has run-time sizes."""
+        return tuple(i for i, shape in enumerate(self._output_shapes) if not is_static(shape.dims))
+
+    @functools.cached_property
+    def _sized_temps(self) -> tuple[int, ...]:
+        """The temporaries whose shape has run-time sizes."""
+        return tuple(i for i, shape in enumerate(self._temp_shapes) if not is_static(shape.dims))
+
+    @functools.cached_property
+    def _allocators(self) -> tuple[list, list]:
+        """The allocators of the outputs' and temporaries' buffers of static shapes (None
+        where the shape has run-time sizes)."""
+        allocator = transfer.HOST.allocator
+        outputs, temps = self._sized_outputs, self._sized_temps
+        return ([None if i in outputs else allocator(shape.dims, shape.dtype) for i, shape in enumerate(self._output_shapes)],
+                [None if i in temps else allocator(shape.dims, shape.dtype, True) for i, shape in enumerate(self._temp_shapes)])
+
+    @functools.cached_property
+    def _static_splitting(self) -> bool:
+        """Whether any step of static range is worth running in chunks."""
+        return parallel.worth_splitting([s.segment for i, s in enumerate(self.steps) if i not in self._sized_steps])
+
+    @functools.cached_property
+    def _facts(self) -> _RunFacts:
+        return _RunFacts.of(self.constants, self.output_slots, len(self._output_shapes))
+
+    @functools.cached_property
+    def _buffer_bytes(self) -> list[int]:
+        """Each buffer's bytes, outputs then temporaries; those of run-time sizes (0 here) a binding's own."""
+        return [_nbytes(s.dims, s.dtype) if is_static(s.dims) else 0 for s in (*self._output_shapes, *self._temp_shapes)]
+
+    @functools.cached_property
+    def _limits(self) -> tuple[int, ...]:
+        return tuple(limit for _, limit in self.limits)
+
+    @functools.cached_property
+    def _n_ranges(self) -> int:
+        """How many of a binding's sizes, after the limits, are its sized steps' ranges and work."""
+        return 2 * len(self._sized_steps)
+
+    @functools.cached_property
+    def _sized_buffers(self) -> tuple[tuple, ...]:
+        """Where a binding's sizes go after the ranges: each sized buffer's dims, which it
+        reads as (its group: 0 outputs, 1 temporaries; its index there; its rank; its
+        dtype; its index among all buffers)."""
+        output_shapes, temp_shapes = self._output_shapes, self._temp_shapes
+        return tuple((group, i, len(shapes[i].dims), shapes[i].dtype, i + group * len(output_shapes))
+                     for group, (shapes, sized) in enumerate(((output_shapes, self._sized_outputs),
+                                                              (temp_shapes, self._sized_temps)))
+                     for i in sized)
 
     @property
     def kernels(self) -> list[CompiledKernel]:

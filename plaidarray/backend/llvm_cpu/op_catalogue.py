@@ -1,0 +1,236 @@
+"""The installation's catalogue of op kernels: an op signature's shape-generic kernel,
+found without making its HLO.
+
+The baseline tier finds an op's kernel by its signature (``trace/baseline.py``): it ties
+the signature's sizes into a pattern of run-time sizes, makes the op's shape-generic HLO,
+describes and hashes it into the cache's key and reads that entry. For a kernel the
+installation built, that was ~0.13 ms of an op's first use in a process, and a new script
+makes ~20 first uses. So the installation's build records, for each signature it met, the
+entry it found and the pattern (``record``), and after the build the records, with their
+entries' metadata, become one file (``write``): a hash table that a process maps once and
+reads one record of per signature (``find``: the signature pickled and hashed, a slot
+read, the record's checksum checked and ``marshal``-loaded, ~10 us).
+
+A signature's key is its pickle, made without a memo (equal values pickle alike, whatever
+objects they share), which names each value's type: two signatures share a key only if
+they are equal. A signature that does not pickle is not found; nor is one the build never
+met, which the baseline tier then finds as before. The catalogue is read only where the
+installation is trusted (``object_cache.installed_file``) and its header names this
+environment (plaidarray's sources and version, llvmlite's, the target: an
+``object_cache.entry_key``), and a record only if its checksum, keyed by its signature's
+key, holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import marshal
+import mmap
+import os
+import pickle
+import shutil
+import struct
+import threading
+from collections.abc import Hashable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ..llvm import object_cache
+
+#: The catalogue among the installation's kernels.
+CATALOGUE = "op-kernels.catalogue"
+#: Where the installation's build keeps its records (``prebuild.py`` sets it); None elsewhere.
+RECORDS_KEPT_IN: Path | None = None
+#: The directory of records within an installation being built, removed once written.
+RECORDS = "catalogue-records"
+_MAGIC = b"PLAIDCAT"
+_FORMAT = 1
+#: magic, format, number of slots (a power of two), the environment's key (40 hex digits)
+_HEADER = struct.Struct("<8sII40s")
+#: a signature's key, its record's offset and length, the record's checksum keyed by the key
+_SLOT = struct.Struct("<16sII16s")
+_EMPTY = bytes(16)
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A catalogued op kernel: its executable's entry key and metadata, its number of
+    parameters, and the pattern of its run-time sizes (``dynamic.Pattern``'s
+    ``symbol_of``, ``n_symbols`` and ``units``)."""
+
+    key: str
+    meta: dict[str, Any]
+    n_params: int
+    symbol_of: tuple[int | None, ...]
+    n_symbols: int
+    units: frozenset[int]
+
+
+def signature_key(signature: Hashable) -> bytes | None:
+    """The key of an op signature (see the module), or None if it does not pickle."""
+    buffer = io.BytesIO()
+    pickler = pickle.Pickler(buffer, 5)
+    pickler.fast = True  # no memo: equal values pickle alike
+    try:
+        pickler.dump(signature)
+    except Exception:  # noqa: BLE001  # any value pickling refuses: the signature is simply not catalogued
+        return None
+    return hashlib.blake2b(buffer.getvalue(), digest_size=16).digest()
+
+
+def environment(target: str) -> str:
+    """The key a catalogue's header holds: the environment its kernels were built in, for ``target``."""
+    return object_cache.entry_key("op-catalogue", target)
+
+
+def record(signature: Hashable, key: str, pattern: tuple[Sequence[int | None], int, frozenset[int]],
+           n_params: int, target: str) -> None:
+    """At the installation's build (``RECORDS_KEPT_IN``): note that the op kernel of
+    ``signature`` is the executable entry ``key`` of ``n_params`` parameters, with the
+    pattern (``symbol_of``, ``n_symbols``, ``units``), for ``write``."""
+    directory = RECORDS_KEPT_IN
+    found = signature_key(signature)
+    if directory is None or found is None:
+        return
+    symbol_of, n_symbols, units = pattern
+    directory.mkdir(exist_ok=True)
+    line = json.dumps([found.hex(), key, list(symbol_of), n_symbols, sorted(units), n_params, environment(target)])
+    with open(directory / f"records-{os.getpid()}.jsonl", "a") as out:
+        out.write(line + "\n")
+
+
+def write(directory: Path) -> int:
+    """After the installation's build, once its executables' entries hold their kernels'
+    metadata (``cache_entry.resolve``): the catalogue of the records the build kept, each
+    with its entry's metadata (an entry that is gone, holds a payload, or that two records
+    of one signature disagree on is left out). Returns the records written (0: no
+    catalogue, where the build's processes recorded in different environments)."""
+    kept = directory / RECORDS
+    records: dict[str, tuple] = {}
+    disagreed: set[str] = set()
+    environments: set[str] = set()
+    for path in sorted(kept.glob("records-*.jsonl")) if kept.is_dir() else ():
+        for line in path.read_text().splitlines():
+            digest, key, symbol_of, n_symbols, units, n_params, built_in = json.loads(line)
+            environments.add(built_in)
+            row = (key, tuple(symbol_of), n_symbols, tuple(units), n_params)
+            if records.setdefault(digest, row) != row:
+                disagreed.add(digest)
+    shutil.rmtree(kept, ignore_errors=True)
+    (directory / CATALOGUE).unlink(missing_ok=True)
+    if len(environments) != 1:
+        return 0
+    entries = {key: (code, meta) for key, code, meta in object_cache.installed_entries(directory)}
+    rows = []
+    for digest, (key, symbol_of, n_symbols, units, n_params) in sorted(records.items()):
+        code, meta = entries.get(key, (b"", None))
+        if digest not in disagreed and meta is not None and not code:
+            rows.append((bytes.fromhex(digest), marshal.dumps((key, meta, n_params, symbol_of, n_symbols, units))))
+    n_slots = 8
+    while n_slots < 2 * len(rows):
+        n_slots *= 2
+    table = bytearray(n_slots * _SLOT.size)
+    body = bytearray()
+    start = _HEADER.size + len(table)
+    for digest, data in rows:
+        slot = _first_slot(digest, n_slots)
+        while table[slot * _SLOT.size:slot * _SLOT.size + 16] != _EMPTY:
+            slot = (slot + 1) % n_slots
+        _SLOT.pack_into(table, slot * _SLOT.size, digest, start + len(body), len(data), _checksum(digest, data))
+        body += data
+    temporary = directory / (CATALOGUE + ".tmp")
+    temporary.write_bytes(_HEADER.pack(_MAGIC, _FORMAT, n_slots, next(iter(environments)).encode()) + table + body)
+    os.replace(temporary, directory / CATALOGUE)
+    return len(rows)
+
+
+def find(signature: Hashable, target: str) -> Listed | None:
+    """The catalogued op kernel of ``signature`` for ``target``, or None (no catalogue, or
+    not in it)."""
+    catalogue = _catalogue(target)
+    if catalogue is None:
+        return None
+    found = signature_key(signature)
+    return catalogue.find(found) if found is not None else None
+
+
+def _first_slot(digest: bytes, n_slots: int) -> int:
+    return int.from_bytes(digest[:8], "little") % n_slots
+
+
+def _checksum(digest: bytes, data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=16, key=digest).digest()
+
+
+class _Catalogue:
+    """A catalogue file, mapped."""
+
+    def __init__(self, memory: mmap.mmap, n_slots: int) -> None:
+        self._memory = memory
+        self._n_slots = n_slots
+
+    def find(self, digest: bytes) -> Listed | None:
+        memory, n_slots = self._memory, self._n_slots
+        slot = _first_slot(digest, n_slots)
+        for _ in range(n_slots):
+            found, offset, length, checksum = _SLOT.unpack_from(memory, _HEADER.size + slot * _SLOT.size)
+            if found == digest:
+                data = memory[offset:offset + length]
+                return _listed(data) if len(data) == length and _checksum(digest, data) == checksum else None
+            if found == _EMPTY:
+                return None
+            slot = (slot + 1) % n_slots
+        return None
+
+
+def _listed(data: bytes) -> Listed | None:
+    """A record's ``Listed``, or None where it is not one."""
+    try:
+        key, meta, n_params, symbol_of, n_symbols, units = marshal.loads(data)
+    except (ValueError, EOFError, TypeError):
+        return None
+    if not (type(key) is str and type(meta) is dict and type(n_params) is int and type(n_symbols) is int
+            and type(symbol_of) is tuple and type(units) is tuple):
+        return None
+    return Listed(key, meta, n_params, symbol_of, n_symbols, frozenset(units))
+
+
+_lock = threading.Lock()
+#: Catalogues by (path, target), once opened; None where the file is not one of this environment.
+_opened: dict[tuple[str, str], _Catalogue | None] = {}
+
+
+def _catalogue(target: str) -> _Catalogue | None:
+    """The installation's catalogue for ``target``, mapped at its first use."""
+    path = object_cache.installed_file(CATALOGUE)
+    if path is None:
+        return None
+    where = (path, target)
+    if where not in _opened:
+        with _lock:
+            if where not in _opened:
+                _opened[where] = _open(path, target)
+    return _opened[where]
+
+
+def _open(path: str, target: str) -> _Catalogue | None:
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        memory = mmap.mmap(fd, 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):  # empty, or not mappable
+        return None
+    finally:
+        os.close(fd)
+    if len(memory) < _HEADER.size:
+        return None
+    magic, version, n_slots, built_in = _HEADER.unpack_from(memory)
+    if magic != _MAGIC or version != _FORMAT or built_in != environment(target).encode() or n_slots < 1 or \
+            len(memory) < _HEADER.size + n_slots * _SLOT.size:
+        return None
+    return _Catalogue(memory, n_slots)
