@@ -142,13 +142,38 @@ def assemble(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict
     layout = _Layout(rows, outputs, sources, [s for _, s in sources], fold=True)
     if layout.folded:
         _fold_where_built(layout, rows, sources, backend, in_place, exact=True)
+    sequence = _templates_at_sizes(layout, rows, sources, backend, in_place)
+    if sequence is None:
+        layout.calls.clear()
+        layout.shapes.clear()
+        for i, operands in layout.ops():
+            attrs, shape = sources[i]
+            executable, params = _kernel(rows, rows[i], attrs, shape, backend, i in in_place, layout.folded)
+            layout.call(i, operands, executable, tuple(p[0] for p in params))
+        sequence = backend.compiler.sequence(layout.calls, layout.n_params, layout.literals, layout.shapes,
+                                             layout.computed)
+    return BaselineExecutable(sequence, layout.results(rows), heat)
+
+
+def _templates_at_sizes(layout: _Layout, rows: tuple, sources: Sequence[tuple[dict, Shape]], backend: Backend,
+                        in_place: frozenset[int]) -> Executable | None:
+    """The sequence of a graph's ops' shape-generic kernels at its sizes, made in one merge
+    (``Compiler.generic_sequence`` with no symbol of its own: each call's run-time sizes are
+    numbers), where binding each kernel to its sizes first made an executable per op, a
+    third of a new graph's assembly. None where the compiler makes none (a call's binding
+    makes what it needs per size, a size past a library call's limit): the caller binds
+    each op's kernel then."""
     for i, operands in layout.ops():
         attrs, shape = sources[i]
-        executable, params = _kernel(rows, rows[i], attrs, shape, backend, i in in_place, layout.folded)
-        layout.call(i, operands, executable, tuple(p[0] for p in params))
-    sequence = backend.compiler.sequence(layout.calls, layout.n_params, layout.literals, layout.shapes,
-                                         layout.computed)
-    return BaselineExecutable(sequence, layout.results(rows), heat)
+        executable, kernel_rows, kernel_pattern, merge = _kernel_template(rows, rows[i], attrs, shape, backend,
+                                                                          i in in_place, layout.folded)
+        symbols = _kernel_symbols(kernel_rows, kernel_pattern, [sources[o][1].dims for o in operands], attrs, shape,
+                                  merge)
+        if symbols is None:
+            return None
+        layout.call(i, operands, executable, (), symbols)
+    return backend.compiler.generic_sequence(layout.calls, layout.n_params, layout.literals, layout.shapes,
+                                             layout.computed, 0)
 
 
 #: Structures met once (by their ``_PLANS`` key), whose graph ran on its ops' kernels
@@ -406,7 +431,8 @@ def _generic_plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple
                 continue
             executable, kernel_rows, kernel_pattern, merge = _kernel_template(rows, rows[i], attrs, shape,
                                                                               backend, i in in_place, layout.folded)
-            symbols = _kernel_symbols(kernel_rows, kernel_pattern, built, i, operands, merge)
+            symbols = _kernel_symbols(kernel_rows, kernel_pattern, [built[o].shape.dims for o in operands],
+                                      built[i].attrs, built[i].shape, merge)
             if symbols is None:
                 return _Plan(pattern, None, layout)
             layout.call(i, operands, executable, (), symbols)
@@ -417,31 +443,30 @@ def _generic_plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple
     return _Plan(pattern, template, layout)
 
 
-def _kernel_symbols(kernel_rows: tuple, kernel_pattern: dynamic.Pattern | None, built: list[Instruction], i: int,
-                    operands: list[int], merge: Merge | None) -> tuple[Dim, ...] | None:
-    """The value of each of an op kernel's run-time sizes in the graph's symbols: the
-    graph's size at the first of its positions (its ``operands``' dimensions, its own size
-    attributes and dimensions; merged as ``merge`` says, products of the graph's). None
-    where the kernel has none but its sizes are run-time values of the graph (its code is
-    for one size only)."""
+def _kernel_symbols(kernel_rows: tuple, kernel_pattern: dynamic.Pattern | None, operands: list[tuple],
+                    attrs: dict, shape: Shape, merge: Merge | None) -> tuple[Dim, ...] | None:
+    """The value of each of an op kernel's run-time sizes in the graph's symbols (or its
+    numbers): the graph's size at the first of its positions (its ``operands``' dimensions,
+    its own size attributes (of ``attrs``) and dimensions (of ``shape``); merged as
+    ``merge`` says, products of the graph's). None where the kernel has none but its sizes
+    are run-time values of the graph (its code is for one size only)."""
     graph_sizes: list[Dim] = []
     op_at = len(kernel_rows) - 1 - _tuple_rows(kernel_rows)
-    op_row, inst = kernel_rows[op_at], built[i]
-    for k, o in enumerate(operands):
+    op_row = kernel_rows[op_at]
+    for k, dims in enumerate(operands):
         if kernel_rows[k][0]:  # not a folded operand's 0-d value
-            dims = built[o].shape.dims
             graph_sizes += merged(dims, merge.operands[k]) if merge is not None else dims
-    result_sizes = merged(inst.shape.dims, merge.result) if merge is not None else inst.shape.dims
+    result_sizes = merged(shape.dims, merge.result) if merge is not None else shape.dims
     for _ in kernel_rows[len(operands):op_at]:  # each folded operand's broadcast: its dims, then its shape's
         graph_sizes += [*result_sizes, *result_sizes]
     sized, offsets = dynamic.size_attrs(op_row[0])
     groups = dict(merge.sized) if merge is not None else {}
     for name, _ in op_row[1]:
         if name in sized or name in offsets:
-            graph_sizes += merged(inst.attrs[name], groups[name]) if name in groups else list(inst.attrs[name])
+            graph_sizes += merged(attrs[name], groups[name]) if name in groups else list(attrs[name])
     graph_sizes += result_sizes
-    if isinstance(inst.shape, TupleShape):
-        for element in inst.shape.elements:
+    if isinstance(shape, TupleShape):
+        for element in shape.elements:
             graph_sizes += list(element.dims)
     if kernel_pattern is None:
         return () if is_static(graph_sizes) else None

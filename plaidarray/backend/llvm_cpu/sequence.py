@@ -32,6 +32,8 @@ def merge(calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
     or a result is a constant or the same value as another result (which the default
     sequence copies; a merged executable's results are its own buffers or parameters).
 
+    Without, a call's executable may be shape-generic too, its ``symbols`` numbers (a
+    graph's op kernels at its sizes, made in one merge rather than each bound first).
     With ``n_symbols``, the calls' executables may be shape-generic (each call's
     ``symbols`` are its run-time sizes in the sequence's) and so is the result: its dims
     table is the sequence's symbols, then every size a kernel takes that follows from them
@@ -44,7 +46,11 @@ def merge(calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
     parts: list[CpuExecutable | ShapeGenericExecutable] = []
     for call in calls:
         made = type(call.executable)
-        if made is not CpuExecutable and not (n_symbols and made is ShapeGenericExecutable):
+        if made is ShapeGenericExecutable and not n_symbols:  # its run-time sizes are numbers here
+            template = cast(ShapeGenericExecutable, call.executable)
+            if template.per_size or not all(type(size) is int for size in call.symbols):
+                return None
+        elif made is not CpuExecutable and not (n_symbols and made is ShapeGenericExecutable):
             return None
         parts.append(cast("CpuExecutable | ShapeGenericExecutable", call.executable))
     defined = n_params + len(constants)  # the first value a call defines
@@ -91,6 +97,8 @@ def merge(calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
                          for hook in part.per_size]
             for bounded, limit in part.limits:
                 size = substitute(bounded, sizes)
+                if type(size) is int and size > limit:  # past a library call's: the caller binds each call
+                    return None
                 limits[size] = min(limit, limits.get(size, limit))
         unused = [own[len(call.inputs) + len(part.constants) + i] for i, slot in enumerate(out_slots) if slot is None]
         table.release(scratch + unused + [table.slot(v) for v in {root.get(v, v) for v in (*call.inputs, *call.outputs)}
