@@ -234,9 +234,22 @@ def _expand(x: Array, shape: tuple[int, ...]) -> Array:
 
 def broadcast_node(node: Node, shape: Shape) -> Node:
     """``node`` broadcast to ``shape`` along its trailing axes, recorded without the shape
-    rule (the callers know that it broadcasts)."""
-    dims = shape.dims
-    attrs = {"dims": dims, "broadcast_dimensions": tuple(range(len(dims) - len(node.shape.dims), len(dims)))}
+    rule (the callers know that it broadcasts). Of more runs of adjacent axes than the
+    installation's broadcasts have (``BUILT_RUNS``: each of an array of rank 6 and more
+    spread along alternate axes, ``(2, 1, 3, 1, 2, 1)`` to ``(2, 2, 3, 3, 2, 2)``), it is
+    spread one run at a time, each a broadcast of at most three runs."""
+    dims, own = shape.dims, node.shape.dims
+    lead = len(dims) - len(own)
+    spread = runs([n == d for n, d in zip(own, dims[lead:])])
+    if len(spread) + (lead > 0) > BUILT_RUNS:
+        for group in reversed(spread):
+            if own[group[0]] != dims[lead + group[0]]:
+                wide = tuple(dims[lead + a] if group[0] <= a <= group[-1] else n for a, n in enumerate(node.shape.dims))
+                node = Node.derived("broadcast_in_dim", (node,), {"dims": wide, "broadcast_dimensions": tuple(range(len(own)))},
+                                    Shape(wide, shape.dtype))
+        if not lead:
+            return node
+    attrs = {"dims": dims, "broadcast_dimensions": tuple(range(lead, len(dims)))}
     return Node.derived("broadcast_in_dim", (node,), attrs, shape)
 
 
@@ -517,6 +530,12 @@ def padded(x: Array, value: Array, low: tuple[int, ...], high: tuple[int, ...], 
 #: this (reductions of rank 5 over alternate axes too, ``prebuild.py``), so those of any
 #: rank run on its kernels.
 MERGED_RANK = 4
+#: The most runs of adjacent axes (reduced or kept; spread or kept) that the installation
+#: builds reductions and broadcasts for (alternate axes of rank 5, ``prebuild.py``). Past
+#: it (alternate axes of rank 6 and more: a Kronecker product's, a Tucker core's), they
+#: are recorded a run at a time, each on a kernel of at most three runs, where one op of
+#: their own compiled a kernel for their rank at its first use (~0.25 s).
+BUILT_RUNS = 5
 
 
 def reduce_axes(x: Array, kind: str, axis: int | Sequence[int] | None, keepdims: bool, where: str) -> Array:
@@ -524,9 +543,16 @@ def reduce_axes(x: Array, kind: str, axis: int | Sequence[int] | None, keepdims:
     axes = normalize_axes(axis, x.ndim, where)
     if not axes:
         out = copy_of(x)  # a new array, as NumPy's reduction over no axes
-    elif x.ndim > MERGED_RANK and (found := _runs_merged(x, [a in axes for a in range(x.ndim)])) is not None:
-        merged, groups = found
-        out = op("reduce", merged, dimensions=tuple(i for i, group in enumerate(groups) if group[0] in axes), kind=kind)
+    elif x.ndim > MERGED_RANK:
+        groups = runs([a in axes for a in range(x.ndim)])
+        merged = x if len(groups) == x.ndim else reshape(x, tuple(math.prod(x.shape[a] for a in g) for g in groups))
+        reduced = tuple(i for i, group in enumerate(groups) if group[0] in axes)
+        if len(groups) > BUILT_RUNS:  # a monoid's runs reduced one at a time, the last first
+            out = merged
+            for i in reversed(reduced):
+                out = reduce_axes(out, kind, i, False, where)
+        else:
+            out = op("reduce", merged, dimensions=reduced, kind=kind)
         out = reshape(out, tuple(d for a, d in enumerate(x.shape) if a not in axes))
     else:
         out = op("reduce", x, dimensions=axes, kind=kind)

@@ -1083,8 +1083,9 @@ static PyObject *with_scalar(Elementwise *self, PyObject *node, PyObject *shape,
 
 static PyObject *str_broadcast_in_dim, *str_broadcast_dimensions, *str_dims;
 
-/* The largest rank broadcast_binary takes (the rules take the rest). */
-#define BROADCAST_RANK 16
+/* The largest rank broadcast_binary takes (the rules take the rest: a broadcast of more
+   runs of axes than the installation builds is recorded a run at a time, api.graph.BUILT_RUNS). */
+#define BROADCAST_RANK 5
 
 /* The op of two arrays of one dtype whose shapes differ but broadcast together, each
    broadcast as api.elementwise.broadcast_pair broadcasts it (``x - mean(x, axis=0)``: a

@@ -1,6 +1,7 @@
 """Ops whose kernels the installation builds at low ranks only, recorded so that those
 serve them at any rank: transposes as block swaps (``api/block_swaps.py``), reductions and
-windows of more than ``graph.MERGED_RANK`` axes with their runs of adjacent axes merged,
+windows of more than ``graph.MERGED_RANK`` axes with their runs of adjacent axes merged
+(reductions and broadcasts of more runs than ``graph.BUILT_RUNS`` a run at a time),
 tensordots over several axes as one matrix product, slices with their runs of whole axes
 merged, tiles one axis at a time, arg-extrema and diagonals of arrays of any rank as of
 3-d ones. Each against NumPy, on both backends, and each graph checked for what it
@@ -19,6 +20,12 @@ import plaidarray as xp
 from helpers import assert_same
 from plaidarray.api.block_swaps import ONE_SWAP, swaps
 from plaidarray.api.graph import MERGED_RANK
+from plaidarray.hlo.opdef import runs
+
+
+#: The most runs of axes of the reductions and broadcasts the installation builds
+#: (``prebuild.py``: alternate axes of rank 5), which ``graph.BUILT_RUNS`` must not pass.
+INSTALLED_RUNS = 5
 
 
 def _runs_permutation(permutation: tuple[int, ...]) -> tuple[int, ...]:
@@ -82,10 +89,11 @@ def test_transposes_of_any_rank_are_block_swaps_with_numpy_values(backend, data)
 
 @pytest.mark.parametrize("name", ["sum", "prod", "max", "min", "mean", "var", "std", "any", "all", "count_nonzero"])
 @given(data=st.data())
-def test_reductions_of_rank_5_and_6_merge_their_runs(backend, name, data):
-    """A reduction of a 5-d or 6-d array over any axes, kept or not: NumPy's values, the
-    reduce recorded at most at rank 5 (rank 5 where its runs alternate)."""
-    rank = data.draw(st.integers(5, 6), label="rank")
+def test_reductions_of_rank_5_to_8_merge_their_runs(backend, name, data):
+    """A reduction of a 5-d to 8-d array over any axes, kept or not: NumPy's values, the
+    reduce recorded at most at rank 5, and of at most the installation's runs (alternate axes
+    of rank 6 and more reduced a run at a time, ``graph.BUILT_RUNS``)."""
+    rank = data.draw(st.integers(5, 8), label="rank")
     shape = tuple(data.draw(st.lists(st.integers(1, 3), min_size=rank, max_size=rank), label="shape"))
     axes = tuple(sorted(data.draw(st.sets(st.integers(0, rank - 1), min_size=1), label="axes")))
     keepdims = data.draw(st.booleans(), label="keepdims")
@@ -95,8 +103,32 @@ def test_reductions_of_rank_5_and_6_merge_their_runs(backend, name, data):
     got = getattr(xp, name)(xp.asarray(values), axis=axes, keepdims=keepdims)
     for node in _recorded(got, "reduce"):
         assert len(node.operands[0].shape.dims) <= MERGED_RANK + 1
+        reduced = node.attrs["dimensions"]
+        assert len(runs([a in reduced for a in range(len(node.operands[0].shape.dims))])) <= INSTALLED_RUNS
     expected = getattr(np, name)(values, axis=axes, keepdims=keepdims)
     assert_same(got, expected, dtype=got.dtype, rtol=1e-12)
+
+
+@given(data=st.data())
+def test_broadcasts_of_rank_5_to_8_spread_at_most_the_runs_built(backend, data):
+    """Two arrays of rank 5 to 8 with unit axes anywhere (a Kronecker product by
+    broadcasting) combined: NumPy's values, and each broadcast recorded of at most the
+    installation's runs of spread and kept axes (alternate axes spread a run at a time,
+    ``graph.BUILT_RUNS``)."""
+    rank = data.draw(st.integers(5, 8), label="rank")
+    shape = tuple(data.draw(st.lists(st.integers(2, 3), min_size=rank, max_size=rank), label="shape"))
+    alternate = [[(axis + k) % 2 == 0 for axis in range(rank)] for k in range(2)]  # the most runs
+    units = [data.draw(st.sampled_from([alternate[k]]) | st.lists(st.booleans(), min_size=rank, max_size=rank),
+                       label=f"units {k}") for k in range(2)]
+    lead = data.draw(st.integers(0, 2), label="leading axes the second lacks")
+    left = np.random.default_rng(1).uniform(0.5, 1.5, tuple(1 if u else n for u, n in zip(units[0], shape)))
+    right = np.random.default_rng(2).integers(-3, 4, tuple(1 if u else n for u, n in zip(units[1], shape)))[(0,) * lead]
+    got = xp.asarray(left) * xp.asarray(right)
+    for node in _recorded(got, "broadcast_in_dim"):
+        own, dims = node.operands[0].shape.dims, node.shape.dims
+        new = len(dims) - len(own)
+        assert len(runs([n == d for n, d in zip(own, dims[new:])])) + (new > 0) <= INSTALLED_RUNS
+    assert_same(got, left * right, exact=True)
 
 
 @given(data=st.data())
