@@ -87,9 +87,12 @@ def merge(calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
         scratch = [table.scratch(shape) for shape in temp_shapes]
         own += scratch
         at = [dims.slot(size) for size in sizes]
-        steps += [Step(s.kernel, tuple(own[b] for b in s.buffers),
-                       Segment(substitute(s.segment.extent, sizes), substitute(s.segment.work, sizes), s.segment.depth),
-                       tuple(at[d] for d in s.dims), s.imports) for s in part.steps]
+        for s in part.steps:
+            extent, work = s.segment.extent, s.segment.work
+            segment = s.segment if type(extent) is int and type(work) is int else \
+                Segment(substitute(extent, sizes), substitute(work, sizes), s.segment.depth)
+            steps.append(Step(s.kernel, tuple([own[b] for b in s.buffers]), segment, tuple([at[d] for d in s.dims]),
+                              s.imports))
         if isinstance(part, ShapeGenericExecutable):
             per_size += [PerSize(tuple(substitute(d, sizes) for d in hook.given),
                                  tuple(cast(Sym, sizes[k]).index for k in hook.symbols),
@@ -128,7 +131,8 @@ def _in(shape: Shape, sizes: Sequence[Dim]) -> Shape:
     """A part's buffer shape in the sequence's symbols."""
     if is_static(shape.dims):
         return shape
-    return Shape(cast("tuple[int, ...]", tuple(substitute(d, sizes) for d in shape.dims)), shape.dtype)
+    return Shape(cast("tuple[int, ...]", tuple([d if type(d) is int else substitute(d, sizes) for d in shape.dims])),
+                 shape.dtype)
 
 
 class _Dims:
