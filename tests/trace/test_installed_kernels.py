@@ -106,7 +106,8 @@ def test_a_fresh_process_runs_on_installed_kernels_without_the_compiler(tmp_path
 
 def test_the_catalogue_serves_op_kernels_by_their_signature(tmp_path):
     """The installation's catalogue (``op_catalogue.py``) lists each op kernel the build
-    met by its signature: a fresh process finds its op kernels there with no executable's
+    met by its signature (a record half written by a killed build process left out): a
+    fresh process finds its op kernels there with no executable's
     entry of its own left, computes what NumPy does, and compiles nothing; a damaged
     record, a catalogue of another environment and one nobody else may not write are not
     read (the kernels are then compiled)."""
@@ -115,6 +116,8 @@ def test_the_catalogue_serves_op_kernels_by_their_signature(tmp_path):
     _run(["5", str(tmp_path / "nothing installed"), str(installed / installed_library.OBJECTS), str(records)],
          installed, **prebuild.BUILD_ENVIRONMENT)
     assert records.is_dir()
+    with open(next(records.glob("*")), "a") as half_written:  # as a killed build process leaves a line
+        half_written.write('["0123')
     installed_library.link(installed)
     bundles.unpack(installed)
     cache_entry.resolve(installed)

@@ -114,7 +114,10 @@ def write(directory: Path) -> int:
     environments: set[str] = set()
     for path in sorted(kept.glob("records-*.jsonl")) if kept.is_dir() else ():
         for line in path.read_text().splitlines():
-            digest, key, symbol_of, n_symbols, units, n_params, built_in = json.loads(line)
+            try:
+                digest, key, symbol_of, n_symbols, units, n_params, built_in = json.loads(line)
+            except ValueError:  # a line a killed build process left half written
+                continue
             environments.add(built_in)
             row = (key, tuple(symbol_of), n_symbols, tuple(units), n_params)
             if records.setdefault(digest, row) != row:
