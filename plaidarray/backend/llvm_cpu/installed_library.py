@@ -50,26 +50,28 @@ def keep_objects(key: str, objects: Sequence[bytes]) -> None:
 
 
 _library_lock = threading.Lock()
-#: The installation's library by its path, once loaded (never unloaded: its kernels serve
-#: the process to its end), or None where it did not load.
+#: The installation's library by its directory, once loaded (never unloaded: its kernels
+#: serve the process to its end), or None where it is not there or did not load.
 _libraries: dict[str, SharedObject | None] = {}
 
 
 def load() -> SharedObject | None:
-    """The installation's library (``link``), loaded at its first use; None where the
-    installation has none, or it is untrusted (``object_cache.installed_file``) or does
-    not load."""
-    path = object_cache.installed_file(LIBRARY)
-    if path is None:
+    """The installation's library (``link``), loaded at its first use (the file checked
+    then, ``object_cache.installed_file``, not at each bundle's); None where the
+    installation has none, or it is untrusted or does not load."""
+    directory = object_cache.installed_directory()
+    if directory is None:
         return None
-    if path not in _libraries:
+    where = str(directory)
+    if where not in _libraries:
         with _library_lock:
-            if path not in _libraries:
+            if where not in _libraries:
+                path = object_cache.installed_file(LIBRARY)
                 try:
-                    _libraries[path] = SharedObject.at(path)
+                    _libraries[where] = SharedObject.at(path) if path is not None else None
                 except OSError:
-                    _libraries[path] = None
-    return _libraries[path]
+                    _libraries[where] = None
+    return _libraries[where]
 
 
 def link(directory: Path) -> int:

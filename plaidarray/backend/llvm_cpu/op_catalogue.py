@@ -202,20 +202,22 @@ def _listed(data: bytes) -> Listed | None:
 
 
 _lock = threading.Lock()
-#: Catalogues by (path, target), once opened; None where the file is not one of this environment.
+#: Catalogues by (installed directory, target), once opened; None where there is none of this environment.
 _opened: dict[tuple[str, str], _Catalogue | None] = {}
 
 
 def _catalogue(target: str) -> _Catalogue | None:
-    """The installation's catalogue for ``target``, mapped at its first use."""
-    path = object_cache.installed_file(CATALOGUE)
-    if path is None:
+    """The installation's catalogue for ``target``, mapped at its first use (the file
+    checked then, ``object_cache.installed_file``, not at each lookup)."""
+    directory = object_cache.installed_directory()
+    if directory is None:
         return None
-    where = (path, target)
+    where = (str(directory), target)
     if where not in _opened:
         with _lock:
             if where not in _opened:
-                _opened[where] = _open(path, target)
+                path = object_cache.installed_file(CATALOGUE)
+                _opened[where] = _open(path, target) if path is not None else None
     return _opened[where]
 
 
