@@ -129,9 +129,10 @@ def assemble(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict
     rows, and each row's node's attributes and shape): its structure's shape-generic
     sequence bound to its sizes (``values``, ``sizes`` and ``structure``:
     ``dynamic.generalize``'s and the graph's structure key), made once per structure and
-    pattern of sizes, else the sequence of its ops' kernels bound one by one. The
-    parameters numbered in ``given`` are donated (``materialize``): an update of one
-    writes into its buffer (``_in_place``)."""
+    pattern of sizes (from its second graph, ``_met_before``), else its ops' kernels merged
+    at its sizes (``_templates_at_sizes``), or, where they cannot be, bound one by one
+    first. The parameters numbered in ``given`` are donated (``materialize``): an update
+    of one writes into its buffer (``_in_place``)."""
     in_place = _in_place(rows, outputs, given)
     if structure is not None and backend.compiler.shape_generic and _met_before(structure, backend):
         plan, found = _plan(rows, outputs, sources, backend, structure, values, sizes, in_place)
@@ -177,7 +178,7 @@ def _templates_at_sizes(layout: _Layout, rows: tuple, sources: Sequence[tuple[di
 
 
 #: Structures met once (by their ``_PLANS`` key), whose graph ran on its ops' kernels
-#: bound one by one; emptied at ``KEPT_MET``.
+#: merged at its sizes; emptied at ``KEPT_MET``.
 _MET: dict[Hashable, None] = {}
 KEPT_MET = 4096
 
@@ -185,11 +186,10 @@ KEPT_MET = 4096
 def _met_before(structure: Hashable, backend: Backend) -> bool:
     """Whether a graph of ``structure`` was met before, so that it is worth its structure's
     shape-generic sequence (``_plan``), which serves it at any sizes. Met for the first time
-    (most graphs of a script that runs once), its ops' kernels are bound to its sizes one by
-    one instead (each op's binding kept by its exact signature, ``_BOUND``): 0.25 against
-    0.4 ms for a new 7-op structure of 1-d arrays, 0.3 against 0.7 for a 6-op one of
-    matrices. A graph met again at its sizes is the executable cache's; at other sizes
-    it plans its structure then, once."""
+    (most graphs of a script that runs once), its ops' kernels are merged at its sizes
+    instead (``_templates_at_sizes``): ~0.25 against 0.4 ms for a new 7-op structure of
+    1-d arrays, ~0.3 against 0.7 for a 6-op one of matrices. A graph met again at its
+    sizes is the executable cache's; at other sizes it plans its structure then, once."""
     key = (structure, backend.cache_tag)
     if key in _PLANS or key in _MET:
         return True
