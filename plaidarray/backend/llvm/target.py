@@ -24,8 +24,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import llvmlite.binding as llvm
-
 #: How one complex argument travels: one ``<2 x T>`` ("vector"), two ``T`` ("pair") or one
 #: ``[2 x T]`` ("array"); a result: ``<2 x T>`` ("vector") or ``{T, T}`` ("struct").
 ComplexPassing = tuple[str, str]
@@ -94,5 +92,10 @@ class Target:
 
 
 def initialize() -> None:
+    """LLVM's native target, initialised (llvmlite imported here, not with this module:
+    asking which devices there are reads the GPU targets' names, and importing llvmlite's
+    binding took 25 ms of a process that compiles nothing)."""
+    import llvmlite.binding as llvm
+
     llvm.initialize_native_target()
     llvm.initialize_native_asmprinter()
