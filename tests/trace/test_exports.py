@@ -33,8 +33,9 @@ def test_random_programs_of_exports_writes_and_ops(backend, data):
     x = xp.asarray(a.copy())
     exports, results, views = [], [], []
     for step in range(data.draw(st.integers(3, 12), label="steps")):
-        action = data.draw(st.sampled_from(["export", "write export", "write export", "record", "write x",
-                                            "iadd x", "view", "drop export", "check"]), label=f"action {step}")
+        action = data.draw(st.sampled_from(["export", "write export", "write export", "record", "record view",
+                                            "record view and x", "write x", "iadd x", "view", "drop export",
+                                            "check"]), label=f"action {step}")
         if action == "export":
             which = data.draw(st.integers(-1, len(views) - 1), label="which") if views else -1
             expected, plaid = (a, x) if which < 0 else views[which]
@@ -53,6 +54,20 @@ def test_random_programs_of_exports_writes_and_ops(backend, data):
         elif action == "record":
             k = data.draw(_value(), label="k")
             results.append((a * 2 + k, x * 2 + k))
+        elif action == "record view" and views:
+            # a view's read compares only its own bytes of the memory (``exports._span``)
+            expected, got = views[data.draw(st.integers(0, len(views) - 1), label="view")]
+            k = data.draw(_value(), label="k")
+            results.append((expected * 2 + k, got * 2 + k))
+        elif action == "record view and x" and views:
+            # one op reading a view, then the whole memory (a comparison of the view's bytes
+            # alone spares nothing of the root's)
+            expected, got = views[data.draw(st.integers(0, len(views) - 1), label="view")]
+            try:
+                product = expected * a
+            except ValueError:
+                continue
+            results.append((product, got * x))
         elif action == "write x":
             key = data.draw(basic_keys(SHAPE, allow_none=False), label="key")
             value = data.draw(_value(), label="value")
