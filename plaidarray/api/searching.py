@@ -93,15 +93,25 @@ def searchsorted(x1: Array, x2: Array | int | float, /, *, side: str = "left", s
     return op("searchsorted", convert(x1, dtype), convert(x2, dtype), side=side)
 
 
-def true_positions(mask: Array) -> Array:
+def true_positions(mask: Array, count: int | None = None) -> Array:
     """Flat indices (int64, ascending) of the True elements of ``mask``.
 
-    The count is data: it is computed and read back to size the result, then the
-    positions come from one pass over the mask (the HLO ``true_positions``).
+    The count is data: it is computed and read back to size the result (``true_count``,
+    unless the caller read it already), then the positions come from one pass over the
+    mask (the HLO ``true_positions``).
     """
     flat = graph.reshape(mask, (mask.size,))
-    count = int(reduce_axes(convert(flat, dt.int64), "add", 0, False, "nonzero")) if mask.size else 0
-    return op("true_positions", flat, dims=(count,))
+    return op("true_positions", flat, dims=(_count(flat, "nonzero") if count is None else count,))
+
+
+def true_count(mask: Array, where: str) -> int:
+    """How many elements of ``mask`` are True: computed and read back (in a traced
+    function, the TracerError of a value that depends on its arguments, naming ``where``)."""
+    return _count(graph.reshape(mask, (mask.size,)), where)
+
+
+def _count(flat: Array, where: str) -> int:
+    return int(reduce_axes(convert(flat, dt.int64), "add", 0, False, where)) if flat.size else 0
 
 
 def nonzero(x: Array, /) -> tuple[Array, ...]:

@@ -304,6 +304,36 @@ def test_setitem_advanced(backend, data):
         assert_same(x, expected, exact=True, err_msg=f"{how} array, key {key!r}")
 
 
+@given(data=st.data())
+def test_setitem_of_a_mask_takes_one_value_per_true_position_or_raises(backend, data):
+    """``x[mask] = values`` with ``mask`` over the leading axes: one row of ``values`` per
+    True position, or one to broadcast; another number raises ValueError, as NumPy does
+    (it gave a wrong answer, clamping the running count); ``x[m] *= c`` as a loop step."""
+    a = data.draw(arrays(np.float64, hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=4)), label="a")
+    span = data.draw(st.integers(1, a.ndim), label="mask axes")
+    mask = data.draw(hnp.arrays(np.bool_, a.shape[:span]), label="mask")
+    count = int(mask.sum())
+    rows = data.draw(st.sampled_from(sorted({count, max(count - 1, 0), count + 1, 1})), label="rows")
+    value = data.draw(arrays(np.float64, (rows, *a.shape[span:])), label="value")
+    try:
+        (a.copy())[mask] = value
+    except ValueError:
+        for how, x in _ready_and_lazy(a):
+            with pytest.raises(ValueError):
+                x[xp.asarray(mask)] = xp.asarray(value)
+            assert_same(x, a, exact=True, err_msg=f"{how} array: unchanged after the error")
+        return
+    for how, x in _ready_and_lazy(a):
+        expected = a.copy()
+        expected[mask] = value
+        x[xp.asarray(mask)] = xp.asarray(value)
+        assert_same(x, expected, exact=True, err_msg=f"{how} array")
+        selected = x > 0.5
+        x[selected] *= 0.25
+        expected[expected > 0.5] *= 0.25
+        assert_same(x, expected, exact=True, err_msg=f"{how} array, x[m] *= c")
+
+
 def test_setitem_with_an_index_out_of_range_raises(backend):
     x = xp.zeros((2, 3))
     with pytest.raises(IndexError, match="outside the array"):
