@@ -64,6 +64,8 @@ class Index(Step):
         base._store(self.key, value)  # a window update, run at once, in place when it can be
 
     def layout(self, base: Layout) -> Layout:
+        if type(self.key) is int:  # a row of its base (or a plane): a loop's view, laid out at each write
+            return Layout(base.shape[1:], base.offset + self.key % base.shape[0] * base.strides[0], base.strides[1:])
         shape, strides, offset, dim = [], [], base.offset, 0
         for k in indexing.expand_key(self.key, len(base.shape)):
             if k is None:
