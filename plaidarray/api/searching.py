@@ -4,9 +4,11 @@ data-dependent size: its count is materialised first (see ``true_positions``).""
 from __future__ import annotations
 
 import math
+import weakref
 
 from .. import dtypes as dt
 from ..trace.array import Array
+from ..trace.node import Node
 from . import graph
 from .graph import check_array, check_category, convert, normalize_axes, op, operands, reduce_axes
 from .recipes import recorded
@@ -101,17 +103,31 @@ def true_positions(mask: Array, count: int | None = None) -> Array:
     mask (the HLO ``true_positions``).
     """
     flat = graph.reshape(mask, (mask.size,))
-    return op("true_positions", flat, dims=(_count(flat, "nonzero") if count is None else count,))
+    return op("true_positions", flat, dims=(true_count(mask, "nonzero", flat) if count is None else count,))
 
 
-def true_count(mask: Array, where: str) -> int:
-    """How many elements of ``mask`` are True: computed and read back (in a traced
-    function, the TracerError of a value that depends on its arguments, naming ``where``)."""
-    return _count(graph.reshape(mask, (mask.size,)), where)
+def true_count(mask: Array, where: str, flat: Array | None = None) -> int:
+    """How many elements of ``mask`` (of its flattening ``flat``, if the caller made it)
+    are True: computed and read back (in a traced function, the TracerError of a value
+    that depends on its arguments, naming ``where``), once a value: a mask that selects
+    from several arrays (``X[m]``, ``y[m]``) or is read and then written through
+    (``v[m] *= c``) is counted at its first selection (``_COUNTS``)."""
+    node = mask._node
+    found = _COUNTS.get(node)
+    if found is not None:
+        return found
+    if not mask.size:
+        return 0
+    flat = graph.reshape(mask, (mask.size,)) if flat is None else flat
+    count = int(reduce_axes(convert(flat, dt.int64), "add", 0, False, where))
+    if node.buffer is not None:  # a value now (the read computed the mask, a live array, with its count)
+        _COUNTS[node] = count
+    return count
 
 
-def _count(flat: Array, where: str) -> int:
-    return int(reduce_axes(convert(flat, dt.int64), "add", 0, False, where)) if flat.size else 0
+#: The counts ``true_count`` read, by the node of the mask's value (a value never changes:
+#: a write to the mask gives it a new node); an entry goes with its node.
+_COUNTS: weakref.WeakKeyDictionary[Node, int] = weakref.WeakKeyDictionary()
 
 
 def nonzero(x: Array, /) -> tuple[Array, ...]:
