@@ -115,19 +115,21 @@ def true_count(mask: Array, where: str, flat: Array | None = None) -> int:
     node = mask._node
     found = _COUNTS.get(node)
     if found is not None:
-        return found
+        return found[0]
     if not mask.size:
         return 0
     flat = graph.reshape(mask, (mask.size,)) if flat is None else flat
     count = int(reduce_axes(convert(flat, dt.int64), "add", 0, False, where))
     if node.buffer is not None:  # a value now (the read computed the mask, a live array, with its count)
-        _COUNTS[node] = count
+        _COUNTS[node] = (count, node.buffer)
     return count
 
 
-#: The counts ``true_count`` read, by the node of the mask's value (a value never changes:
-#: a write to the mask gives it a new node); an entry goes with its node.
-_COUNTS: weakref.WeakKeyDictionary[Node, int] = weakref.WeakKeyDictionary()
+#: The counts ``true_count`` read, by the node of the mask's value; an entry goes with its
+#: node. It holds the node's buffer too: a store into an array that alone sees its buffer
+#: writes it in place, keeping the node (``Array._store``), and the entry's reference is
+#: one more, so the mask's next store copies and the mask takes a new node.
+_COUNTS: weakref.WeakKeyDictionary[Node, tuple[int, object]] = weakref.WeakKeyDictionary()
 
 
 def nonzero(x: Array, /) -> tuple[Array, ...]:

@@ -334,6 +334,19 @@ def test_setitem_of_a_mask_takes_one_value_per_true_position_or_raises(backend, 
         assert_same(x, expected, exact=True, err_msg=f"{how} array, x[m] *= c")
 
 
+def test_a_mask_written_after_a_selection_selects_anew(backend):
+    """A mask's count is kept once read (``searching.true_count``): a store into the mask
+    afterwards, in place where nothing else sees it, must not leave the old count."""
+    values = xp.asarray(np.arange(5.0))
+    mask = xp.asarray(np.array([True, False, False, True, False]))
+    assert_same(values[mask], np.array([0.0, 3.0]), exact=True)
+    mask[1] = True
+    assert_same(values[mask], np.array([0.0, 1.0, 3.0]), exact=True)
+    mask[3] = False
+    values[mask] = xp.asarray([7.0, 8.0])
+    assert_same(values, np.array([7.0, 8.0, 2.0, 3.0, 4.0]), exact=True)
+
+
 def test_setitem_with_an_index_out_of_range_raises(backend):
     x = xp.zeros((2, 3))
     with pytest.raises(IndexError, match="outside the array"):
