@@ -30,9 +30,10 @@ an export lives, the array's family (its root and the root's views, ``views.py``
 
 When no export is left (the memory's reference count says so: NumPy's views of an export
 hold the memory, not the export), the next read unpins: the root keeps the memory as its
-buffer, immutable again. A pinned family's root lives as long as the pin, as a NumPy
-view keeps its base alive; a family whose root was gone gets one made of its views'
-elements (``views.blank_root``). Pinning, syncing and unpinning hold the lock that
+buffer, immutable again. While pinned, each view holds its family's root
+(``ViewOf.held``), as a NumPy view keeps its base alive, and writes through it reach the
+memory by the root; a family whose root was gone gets one made of its views' elements
+(``views.blank_root``). Pinning, syncing and unpinning hold the lock that
 assignments hold (``array._STORES``): threads export members of one family at once.
 
 An array made of a caller's writable memory without a copy (``from_dlpack``,
@@ -103,6 +104,8 @@ class Pin:
             if family is not None:
                 root._base = family
                 family.root = weakref.ref(root)
+                if family.pin is self:  # a member while pinned: its writes reach the memory
+                    root.__class__ = Pinned
             self._root = weakref.ref(root)
         return root
 
@@ -130,6 +133,7 @@ class Pin:
     def adopt(self, array: Array) -> None:
         """Pin a view made of a pinned array."""
         array.__class__ = Pinned
+        _hold(array, self.root)
 
 
 def _owner(memory: np.ndarray) -> object:
@@ -212,7 +216,19 @@ def _pin(array: Array) -> Pin:
     pin = family.pin = Pin(family, root, node)
     for member in _members(family):
         member.__class__ = Pinned
+        _hold(member, root)
     return pin
+
+
+def _hold(member: Array, root: Array | None) -> None:
+    """While the family is pinned, a view holds its root (``ViewOf.held``), as a NumPy view
+    holds its base: a write through the view reaches the memory by the root, and a root
+    made for the export (``views.blank_root``: the family's was gone) or dropped after it
+    would be gone by then, the write kept by the view alone (lost from the memory, which
+    its element reads and the export show)."""
+    record = member._base
+    if type(record) is ViewOf:
+        record.held = root
 
 
 def _members(family: Family) -> list[Array]:
@@ -309,12 +325,15 @@ def recording(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
 def _unpin(family: Family, pin: Pin) -> None:
     """The family's members take their plain class back; the root keeps the memory."""
     family.pin = None
-    for member in _members(family):
+    members = _members(family)
+    for member in members:
         member.__class__ = Array
     if pin.snapshot is None or not _same(pin.buffer, pin.snapshot):
         _written(pin.root, pin.node)
     else:
         _set(pin.root, pin.node)
+    for member in members:
+        _hold(member, None)
 
 
 def _written(root: Array, node: Node) -> None:

@@ -137,13 +137,17 @@ class ViewOf:
     """Kept in a view's ``_base``: its family, the steps from the root, whether it may be
     written, and its layout (worked out when first asked: most views are only read)."""
 
-    __slots__ = ("family", "steps", "writable", "_layout")
+    __slots__ = ("family", "steps", "writable", "_layout", "held")
 
     def __init__(self, family: Family, steps: tuple[Step, ...], writable: bool, layout: Layout | None) -> None:
         self.family = family
         self.steps = steps
         self.writable = writable
         self._layout = layout
+        #: The root, held while the family's memory is exported (``exports.py``): a write
+        #: through the view reaches the memory by the root, which a NumPy view keeps alive
+        #: as its base. None otherwise (a view does not keep its root alive).
+        self.held: Any = None
 
     def layout(self) -> Layout:
         if self._layout is None:

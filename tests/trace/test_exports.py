@@ -99,6 +99,51 @@ def _check(a, x, exports, results, views):
         np.testing.assert_array_equal(np.asarray(got), expected, err_msg="a view")
 
 
+def _plus_one(x):
+    x += 1.0
+
+
+#: Writes through a view, on plaidarray and on NumPy.
+_WRITES = {
+    "+=": (_plus_one, _plus_one),
+    "slice": (lambda x: x.__setitem__(slice(0, 2), xp.asarray([5.0, 6.0])),
+              lambda e: e.__setitem__(slice(0, 2), [5.0, 6.0])),
+    "mask": (lambda x: x.__setitem__(x > 1.5, 9.0), lambda e: e.__setitem__(e > 1.5, 9.0)),
+    "index array": (lambda x: x.__setitem__(xp.asarray([3, 0]), xp.asarray([7.0, 8.0])),
+                    lambda e: e.__setitem__([3, 0], [7.0, 8.0])),
+    "ellipsis": (lambda x: x.__setitem__(..., xp.asarray([4.0, 3.0, 2.0, 1.0])),
+                 lambda e: e.__setitem__(..., [4.0, 3.0, 2.0, 1.0])),
+}
+
+
+@pytest.mark.parametrize("write", sorted(_WRITES))
+@pytest.mark.parametrize("base_gone", ["before the export", "after the export"])
+def test_a_write_through_an_exported_view_of_a_gone_base_reaches_the_memory(backend, write, base_gone):
+    """A view of a temporary (its base gone before the export), or whose base is dropped
+    after the export: its writes reach the memory, as a NumPy view's reach the base it
+    keeps alive (they were kept by the view alone: its element reads and the export
+    showed the old values, and a write into the export then overwrote them)."""
+    if base_gone == "before the export":
+        x = xp.arange(5.0)[1:]
+        export = np.asarray(x)
+    else:
+        base = xp.reshape(xp.arange(8.0), (2, 4))
+        x = base[1]
+        export = np.asarray(x)
+        del base
+    gc.collect()
+    expected = export.copy()
+    ours, numpy_write = _WRITES[write]
+    ours(x)
+    numpy_write(expected)
+    np.testing.assert_array_equal(export, expected, err_msg="the export")
+    assert [float(x[i]) for i in range(4)] == expected.tolist()
+    assert float(xp.sum(x)) == expected.sum()
+    export[1] = -1.0
+    expected[1] = -1.0
+    np.testing.assert_array_equal(np.asarray(x), expected, err_msg="after a write into the export")
+
+
 def test_each_op_sees_the_value_of_its_time(backend):
     """Ops recorded between writes into the export: each gets the memory as it was then."""
     x = xp.zeros(3)
