@@ -26,8 +26,8 @@ from .api import creation, manipulation
 from .api import elementwise as ew
 from .api import statistical as stats
 from .api import utility
-from .api.graph import (as_int, broadcast_shapes, broadcast_to, check_array, check_category, convert, in_float64, op,
-                        reshape)
+from .api.graph import (as_int, broadcast_shapes, broadcast_to, check_array, check_category, convert, in_float64,
+                        normalize_axes, op, reshape)
 from .api.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
 from .api.indexing import take_along_axis
 from .api.searching import argmin, where
@@ -401,7 +401,7 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepd
         raise ValueError(f"vector_norm: ord must be a number, got {ord!r}")
     magnitude = ew.abs(x)
     if ord == math.inf:
-        return stats.max(magnitude, axis=axis, keepdims=keepdims)
+        return _largest(magnitude, axis, keepdims, "vector_norm")
     if ord == -math.inf:
         return stats.min(magnitude, axis=axis, keepdims=keepdims)
     if ord == 0:
@@ -413,6 +413,14 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepd
         return ew.sqrt(stats.sum(square, axis=axis, keepdims=keepdims))
     total = stats.sum(ew.pow(magnitude, float(ord)), axis=axis, keepdims=keepdims)
     return ew.pow(total, 1.0 / ord)
+
+
+def _largest(values: Array, axis: int | tuple[int, ...] | None, keepdims: bool, where: str) -> Array:
+    """The largest of the non-negative ``values`` along ``axis``: 0 where there are none
+    (the sum of none), as NumPy's norms give, where ``max`` has no identity to give."""
+    if any(values.shape[a] == 0 for a in normalize_axes(axis, values.ndim, where)):
+        return stats.sum(values, axis=axis, keepdims=keepdims)
+    return stats.max(values, axis=axis, keepdims=keepdims)
 
 
 @recorded
@@ -430,7 +438,7 @@ def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: int | float | str |
         out = stats.sum(svdvals(x), axis=-1)
     elif ord in (1, -1, math.inf, -math.inf):
         sums = stats.sum(ew.abs(x), axis=-2 if abs(ord) == 1 else -1)
-        out = (stats.max if ord > 0 else stats.min)(sums, axis=-1)
+        out = _largest(sums, -1, False, "matrix_norm") if ord > 0 else stats.min(sums, axis=-1)
     elif ord in (2, -2):
         s = svdvals(x)
         out = (stats.max if ord > 0 else stats.min)(s, axis=-1)

@@ -118,6 +118,17 @@ def test_argmax_argmin_of_booleans_find_the_first_true_and_false(backend, data):
         _same(xp.argmin(xp.asarray(a), axis=axis), np.argmin(a, axis=axis))
 
 
+@pytest.mark.parametrize("name", ["argmax", "argmin"])
+def test_argmax_argmin_of_a_0d_array_along_its_axis_as_numpys(backend, name):
+    """NumPy takes axis 0 of a 0-d array, as the reductions here do: the index 0 (an
+    internal unpacking error before); another axis is out of bounds."""
+    for keepdims in (False, True):
+        got = getattr(xp, name)(xp.asarray(3.0), axis=0, keepdims=keepdims)
+        assert got.shape == () and int(got) == getattr(np, name)(np.asarray(3.0), axis=0) == 0
+    with pytest.raises(ValueError, match="out of bounds"):
+        getattr(xp, name)(xp.asarray(3.0), axis=1)
+
+
 @pytest.mark.parametrize("dtype", REAL)
 @given(data=st.data())
 def test_argmax_argmin_count_nonzero(backend, dtype, data):
