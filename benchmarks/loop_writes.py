@@ -1,7 +1,8 @@
 """Writes in a Python loop, per step, warm: what a NumPy-style loop pays for each store.
 
-Each idiom is a loop of 300 steps over a 1000-element vector (or a 50x40 matrix) whose
-every step writes and, where a script would, reads an element, timed after a warm-up
+Each idiom is a loop of 300 steps over a 1000-element vector (a 200-element signal for the
+masks, a 50x40 matrix) whose every step writes and, where a script would, reads an element
+(or selects by a mask and reads the sum), timed after a warm-up
 loop in the same process (kernels loaded, structures planned): the best of 5 loops, per
 step, on NumPy and plaidarray side by side. JAX's arrays take no item assignment.
 
@@ -64,10 +65,35 @@ def _idioms(xp: ModuleType) -> dict[str, Callable[[int], None]]:
         for k in range(n):
             dense[k % 50, 10:] = 0.5
 
+    signal = xp.asarray(rng.standard_normal(200)) * 1.0
+
+    def masked_clip(n: int) -> None:
+        for k in range(n):
+            signal[signal > 2.0 - k % 3 * 0.1] = 0.0
+            float(signal[0])
+
+    def masked_scale(n: int) -> None:
+        for _ in range(n):
+            low = signal < -1.0
+            signal[low] *= 0.999
+            float(signal[1])
+
+    def selection_sum(n: int) -> None:
+        for k in range(n):
+            float(xp.sum(signal[signal > k % 5 * 0.1]))
+
+    swapped = xp.asarray(rng.random((50, 40))) * 1.0
+
+    def row_copies(n: int) -> None:
+        for k in range(n):
+            swapped[k % 50] = swapped[(7 * k) % 50]
+
     return {"x[idx] = v; float(x[0])": scatter, "x[idx] += 1.0; float(x[0])": scatter_add,
             "counts[t[i]] += 1 (int64)": count, "dense[r[k], c[k]] += w[k]": accumulate,
             "table[i, j] = min(int(...), int(...)) (int32)": dynamic_programming,
-            "out[4k:4k + 4] = chunk * float(k)": chunks, "m[k, 10:] = 0.5": segments}
+            "out[4k:4k + 4] = chunk * float(k)": chunks, "m[k, 10:] = 0.5": segments,
+            "x[x > t] = 0.0; float(x[0])": masked_clip, "x[x < t] *= c; float(x[1])": masked_scale,
+            "float(xp.sum(x[x > t]))": selection_sum, "m[i] = m[j] (rows)": row_copies}
 
 
 def per_step(loop: Callable[[int], None]) -> float:
