@@ -21,7 +21,6 @@ import numpy as np
 
 from ..backend.executable import AotOptions, ExportError
 from .header import header
-from .toolchain import shared_library, static_library, tools_for
 
 #: The manifest's format: a loader refuses any other.
 FORMAT = 1
@@ -38,6 +37,7 @@ def export(fn: Callable | Any, *example_args: Any, target: str = "host", name: s
     target cannot be exported."""
     from ..backend import registry
     from ..trace.jit import Lowered, jit
+    from .toolchain import shared_library, static_library, tools_for  # subprocess and shutil: an export's alone
 
     lowered = fn if isinstance(fn, Lowered) else jit(fn).lower(*example_args)
     module = lowered.module

@@ -60,7 +60,6 @@ import json
 import os
 import stat
 import struct
-import tempfile
 import threading
 import time
 import warnings
@@ -532,6 +531,8 @@ def store(key: str, code: bytes, metadata: dict[str, Any]) -> None:
     if directory is None:
         return
     data = _encode(key, code, metadata)
+    import tempfile  # a compile's alone (with shutil and random): not a process's import
+
     try:
         fd, temp = tempfile.mkstemp(dir=directory, prefix=_TEMP_PREFIX)
     except OSError:

@@ -14,7 +14,6 @@ the installation is trusted (``object_cache.installed_file``).
 from __future__ import annotations
 
 import os
-import shutil
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -95,6 +94,8 @@ def link(directory: Path) -> int:
     # the functions first: a symbol defined twice (a kernel two builds made) is the first's
     paths = [path for key in functions + bundles for path in objects[key]]
     linked = shared_object.link_files(paths, directory / LIBRARY) if paths else False
+    import shutil  # the build's alone: not a process's import
+
     shutil.rmtree(kept, ignore_errors=True)
     if not linked:
         return 0

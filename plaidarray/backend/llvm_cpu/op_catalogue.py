@@ -30,7 +30,6 @@ import marshal
 import mmap
 import os
 import pickle
-import shutil
 import struct
 import threading
 from collections.abc import Hashable, Sequence
@@ -122,6 +121,8 @@ def write(directory: Path) -> int:
             row = (key, tuple(symbol_of), n_symbols, tuple(units), n_params)
             if records.setdefault(digest, row) != row:
                 disagreed.add(digest)
+    import shutil  # the build's alone: not a process's import
+
     shutil.rmtree(kept, ignore_errors=True)
     (directory / CATALOGUE).unlink(missing_ok=True)
     if len(environments) != 1:

@@ -22,7 +22,6 @@ import atexit
 import functools
 import itertools
 import os
-import secrets
 import sys
 import threading
 from collections.abc import Sequence
@@ -46,7 +45,7 @@ def _private_directory() -> Path:
     removed (``tempfile.mkdtemp``'s way, without importing it: a load from the cache waits)."""
     base = Path(os.environ.get("TMPDIR") or "/tmp")
     while True:
-        path = base / f"plaidarray-so-{secrets.token_hex(8)}"
+        path = base / f"plaidarray-so-{os.urandom(8).hex()}"  # secrets.token_hex, without its import of random
         try:
             path.mkdir(mode=0o700)
             return path
