@@ -25,7 +25,7 @@ def _arg_extremum(x: Array, axis: int | None, keepdims: bool, kind: str, name: s
         x = convert(x, dt.uint8)
     check_category(x, "real numeric", name)
     if axis is not None and x.ndim == 0:
-        normalize_axes(axis, 0, name)  # 0 or -1, as NumPy takes them: the one element's index
+        normalize_axes(axis, 0, name)  # axis 0, as NumPy takes it: the one element's index
         axis = None
     if axis is None:
         flat = graph.reshape(x, (x.size,))
