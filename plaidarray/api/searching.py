@@ -8,7 +8,7 @@ import weakref
 
 from .. import dtypes as dt
 from ..trace.array import Array
-from ..trace.node import Node
+from ..trace.node import Node, value_read
 from . import graph
 from .graph import check_array, check_category, convert, normalize_axes, op, operands, reduce_axes
 from .recipes import recorded
@@ -118,6 +118,7 @@ def true_count(mask: Array, where: str, flat: Array | None = None) -> int:
     node = mask._node
     found = _COUNTS.get(node)
     if found is not None:
+        value_read()  # the count is still the mask's value: a recorded call must not replay it
         return found[0]
     if not mask.size:
         return 0

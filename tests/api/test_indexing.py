@@ -347,6 +347,19 @@ def test_a_mask_written_after_a_selection_selects_anew(backend):
     assert_same(values, np.array([7.0, 8.0, 2.0, 3.0, 4.0]), exact=True)
 
 
+def test_a_kept_mask_count_is_still_a_read_of_a_value(backend):
+    """A selection by a mask whose count is kept (``searching.true_count``) still depends
+    on a value: recorded calls must not replay its count for another mask of its shape
+    (``api/recipes.py``; SciPy's ``vectorized_filter`` tests summed every window's three
+    elements so, where the footprint picked two)."""
+    x = xp.asarray(np.arange(6.0))
+    every, ends = xp.asarray([True, True, True]), xp.asarray([True, False, True])
+    for _ in range(3):
+        assert_same(x[1:4][every], np.array([1.0, 2.0, 3.0]), exact=True)
+    assert_same(x[1:4][ends], np.array([1.0, 3.0]), exact=True)
+    assert_same(x[2:5][ends], np.array([2.0, 4.0]), exact=True)
+
+
 def test_setitem_with_an_index_out_of_range_raises(backend):
     x = xp.zeros((2, 3))
     with pytest.raises(IndexError, match="outside the array"):
