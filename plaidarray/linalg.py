@@ -441,7 +441,7 @@ def matrix_norm(x: Array, /, *, keepdims: bool = False, ord: int | float | str |
         out = _largest(sums, -1, False, "matrix_norm") if ord > 0 else stats.min(sums, axis=-1)
     elif ord in (2, -2):
         s = svdvals(x)
-        out = (stats.max if ord > 0 else stats.min)(s, axis=-1)
+        out = _largest(s, -1, False, "matrix_norm") if ord > 0 else stats.min(s, axis=-1)
     else:
         raise ValueError(f"matrix_norm: unsupported ord {ord!r}")
     return reshape(out, x.shape[:-2] + (1, 1)) if keepdims else out

@@ -441,6 +441,11 @@ _AS_THEY_ARE = frozenset({Array, float, int})
 def _binary(name: str, reflected: bool = False):
     def method(self: Array, other: Any) -> Array:
         if type(other) not in _AS_THEY_ARE:
+            if isinstance(other, (list, tuple)):
+                # NumPy would compare a list element by element; Python's fallback for ==
+                # and != (identity) would give one bool, silently: an error instead.
+                raise TypeError(f"{name}: an array and a {type(other).__name__} (arrays and Python scalars "
+                                "only, as the standard says): convert it with asarray first")
             other = _operand(other, self.device)
             if other is None:
                 return NotImplemented

@@ -227,14 +227,14 @@ def test_norms_of_integers_are_in_float64_as_numpys(backend, dtype, ord):
                                    np.linalg.matrix_norm(a.astype(np.float64), ord=ord if ord != 2 else "fro"))
 
 
-@pytest.mark.parametrize(("shape", "axis"), [((0,), None), ((3, 0), 1), ((0, 4), 0), ((2, 0, 3), (1, 2))])
+@pytest.mark.parametrize(("shape", "axis"), [((0,), None), ((3, 0), 1), ((0, 4), 0), ((0, 0), None), ((2, 0, 3), (1, 2))])
 def test_the_infinity_norm_of_no_values_is_zero_as_numpys(backend, shape, axis):
     """The largest magnitude of none is 0, as NumPy's norms give it (``max`` alone has no
     identity: it raised, naming ``max``); the matrix norm's largest row sum of no rows too."""
     a = np.zeros(shape)
     pairs = [(la.vector_norm(xp.asarray(a), ord=np.inf, axis=axis), np.linalg.vector_norm(a, ord=np.inf, axis=axis))]
     if len(shape) == 2:
-        pairs += [(la.matrix_norm(xp.asarray(a), ord=ord), np.linalg.matrix_norm(a, ord=ord)) for ord in (np.inf, 1)]
+        pairs += [(la.matrix_norm(xp.asarray(a), ord=ord), np.linalg.matrix_norm(a, ord=ord)) for ord in (np.inf, 1, 2)]
     for got, expected in pairs:
         np.testing.assert_array_equal(np.asarray(got), expected, strict=True)
 
