@@ -92,6 +92,8 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
             if copy is False:
                 raise ValueError("asarray: changing the dtype needs a copy, but copy=False")
             return convert(obj, target)
+        if obj._node.weak:  # a traced Python scalar (jit): an array of its own dtype, as asarray(3) is eagerly
+            return op("reshape", obj, dims=obj.shape)
         return graph.copy_of(obj) if copy else obj
     if isinstance(obj, (bool, int, float)) and target is None:
         target = graph.scalar_dtype(obj, "asarray")

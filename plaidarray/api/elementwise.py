@@ -455,14 +455,21 @@ def clip(x: Array, /, min: Array | int | float | None = None, max: Array | int |
         return fast
     x = check_array(x, "clip")
     check_category(x, "real numeric", "clip")
-    if x.dtype.kind in "iu" and any(isinstance(b, (float, np.floating)) for b in (min, max)):
+    if x.dtype.kind in "iu" and any(isinstance(b, (float, np.floating)) or _weak(b) and b.dtype.kind == "f"
+                                    for b in (min, max)):
         x = convert(x, dt.float64)
     out = copy_of(x) if min is None and max is None else x
     for bound, hlo_name in ((min, "maximum"), (max, "minimum")):
         if bound is None:
             continue
         bound = python_scalar(bound, "clip")  # x fixes the dtype: a NumPy scalar bound is a value
-        if isinstance(bound, Array):
+        if _weak(bound):  # a traced Python scalar (jit): taken as the scalar is, below
+            if x.dtype.kind in "iu" and bound.dtype.kind in "iu":  # past x's range: its end, not wrapped
+                lo, hi = dt.iinfo_bounds(x.dtype)
+                hi = hi if hi < 2**63 else 2**63 - 1  # the scalar is an int64
+                bound = op("minimum", *operands("clip", op("maximum", *operands("clip", bound, lo)), hi))
+            bound = convert(bound, x.dtype)
+        elif isinstance(bound, Array):
             if bound.dtype != x.dtype and dt.promote(bound.dtype, x.dtype, "clip") != x.dtype:
                 raise TypeError(f"clip: bound dtype {bound.dtype} does not promote to {x.dtype}")
             bound = convert(bound, x.dtype)
@@ -471,6 +478,12 @@ def clip(x: Array, /, min: Array | int | float | None = None, max: Array | int |
             bound = lo if bound < lo else hi if bound > hi else bound
         out = op(hlo_name, *operands("clip", out, bound))
     return out
+
+
+def _weak(value: object) -> bool:
+    """Whether ``value`` is a traced Python scalar (a jitted function's argument), which
+    takes the dtype of the array it meets."""
+    return isinstance(value, Array) and value._node.weak
 
 
 def _clip_floats(x: object, low: object, high: object) -> Array | None:

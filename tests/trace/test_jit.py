@@ -123,6 +123,24 @@ def test_python_scalars_are_weakly_typed_and_never_baked_in():
     assert_same(ints, np.arange(4, dtype=np.int16) * 3 + 2)
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int32, np.uint64, np.float32, np.float64])
+@pytest.mark.parametrize(("low", "high"), [(0, 5), (-300, 300), (0.5, 5.5), (2.0, 100)])
+def test_a_traced_scalar_is_taken_as_its_python_scalar_by_asarray_and_clip(dtype, low, high):
+    """``asarray(s)`` of a traced Python scalar is an array of the scalar's own dtype, as
+    eagerly (it stayed weak, taking int8 from its neighbour: 127 + [1, 2] wrapped), and
+    ``clip``'s traced bounds take ``x``'s dtype as Python bounds do (a float32 or int32
+    ``x`` raised TypeError; an int bound past ``x``'s range is its end, not wrapped)."""
+    x = xp.asarray(np.array([1, 2, 100, 120], dtype=dtype))
+    for f in (lambda x, s, t: xp.asarray(s) + x, lambda x, s, t: xp.clip(x, s, t)):
+        try:
+            eager = np.asarray(f(x, low, high))
+        except TypeError:  # int64 with uint64: no promotion, traced or not
+            with pytest.raises(TypeError):
+                xp.jit(f)(x, low, high)
+            continue
+        assert_same(xp.jit(f)(x, low, high), eager, exact=True)
+
+
 Pair = namedtuple("Pair", "left right")
 
 
