@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 
@@ -480,7 +480,7 @@ def clip(x: Array, /, min: Array | int | float | None = None, max: Array | int |
     return out
 
 
-def _weak(value: object) -> bool:
+def _weak(value: object) -> TypeGuard[Array]:
     """Whether ``value`` is a traced Python scalar (a jitted function's argument), which
     takes the dtype of the array it meets."""
     return isinstance(value, Array) and value._node.weak
