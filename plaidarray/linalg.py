@@ -371,8 +371,7 @@ def matrix_power(x: Array, n: int, /) -> Array:
     ``n = 0``, powers of the inverse for ``n < 0``."""
     x = check_array(x, "matrix_power")
     check_category(x, "numeric", "matrix_power")
-    if not isinstance(n, (int, np.integer)) or isinstance(n, bool):
-        raise TypeError(f"matrix_power: n must be an int, got {type(n).__name__}")
+    n = as_int(n, "matrix_power", "n")  # a traced one is traced again static (jit), as for range(n)
     if x.ndim < 2 or x.shape[-1] != x.shape[-2]:
         raise ValueError(f"matrix_power: expected square matrices, got shape {x.shape}")
     if n == 0:

@@ -23,7 +23,7 @@ from ..trace.cuts import cut_at, recorded_again, waiting
 from ..trace import node as node_module
 from ..trace.materialize import materialize
 from ..trace.node import Node
-from ..trace.tracing import is_tracing
+from ..trace.tracing import TracerError, is_tracing
 from .block_swaps import swaps
 
 Scalar = bool | int | float | complex
@@ -408,10 +408,14 @@ def _alike(args: tuple[Array | Scalar, ...]) -> TypeGuard[tuple[Array, ...]]:
 
 
 def as_int(value: object, where: str, what: str) -> int:
-    """``value`` as a Python int: ints and integer scalars, never bools or floats."""
+    """``value`` as a Python int: ints and integer scalars, never bools or floats. A traced
+    value's TracerError passes through: a jitted function whose Python scalar argument
+    is a size, an axis or a count is traced again with it static, as for ``range(n)``."""
     if not isinstance(value, bool):
         try:
             return operator.index(cast(SupportsIndex, value))  # anything else is the TypeError below
+        except TracerError:
+            raise
         except TypeError:
             pass
     raise TypeError(f"{where}: {what} must be an int, got {value!r}")
@@ -427,6 +431,8 @@ def int_tuple(value: object, where: str, what: str) -> tuple[int, ...]:
         return tuple(as_int(v, where, f"each entry of {what}") for v in value)
     try:
         return (as_int(value, where, what),)
+    except TracerError:
+        raise
     except TypeError:
         raise TypeError(f"{where}: {what} must be an int or a tuple of ints, got {value!r}") from None
 

@@ -141,6 +141,24 @@ def test_a_traced_scalar_is_taken_as_its_python_scalar_by_asarray_and_clip(dtype
         assert_same(xp.jit(f)(x, low, high), eager, exact=True)
 
 
+@pytest.mark.parametrize("name", ["reshape", "sum axis", "zeros", "matrix_power", "roll", "eye"])
+def test_a_python_scalar_that_is_a_size_an_axis_or_a_count_is_traced_again_static(name):
+    """As for ``range(n)``: a jitted function's Python scalar that a shape, an axis or a
+    count takes needs its value, so the function is traced again with it static (these
+    raised TypeError, the traced scalar refused where an int was asked)."""
+    f, x, s = {
+        "reshape": (lambda x, s: xp.reshape(x, (s, -1)), xp.ones(4), 2),
+        "sum axis": (lambda x, s: xp.sum(x, axis=s), xp.ones((2, 3)), 1),
+        "zeros": (lambda x, s: xp.zeros(s) + x[0], xp.ones(2), 3),
+        "matrix_power": (lambda x, n: xp.linalg.matrix_power(x, n), xp.eye(2) * 2.0, 3),
+        "roll": (lambda x, s: xp.roll(x, s), xp.arange(4.0), 1),
+        "eye": (lambda x, s: xp.eye(s) + x, xp.asarray(1.0), 2),
+    }[name]
+    jitted = xp.jit(f)
+    assert_same(jitted(x, s), np.asarray(f(x, s)), exact=True)
+    assert_same(jitted(x, s), np.asarray(f(x, s)), exact=True)
+
+
 Pair = namedtuple("Pair", "left right")
 
 
