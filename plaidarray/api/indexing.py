@@ -312,6 +312,9 @@ def _dynamic_window(x: Array, entries: list) -> Array:
     if x.ndim <= graph.MERGED_RANK:
         return op("dynamic_slice", x, *(_runtime_index(start) for start, _, _, _ in entries),
                   slice_sizes=tuple(count for _, _, count, _ in entries))
+    if any(count == 0 for _, _, count, _ in entries):  # no element: none of the vector's (empty ranges merge with nothing)
+        window = op("dynamic_slice", graph.reshape(x, (x.size,)), _runtime_index(0), slice_sizes=(0,))
+        return graph.reshape(window, tuple(count for _, _, count, _ in entries))
     dims: list[int] = []
     starts: list[int] = []
     counts: list[int] = []
