@@ -273,8 +273,8 @@ class JitFunction:
         if isinstance(leaf, Array):
             return leaf
         if type(leaf) in _PYTHON_SCALARS:
-            if type(leaf) is bool or self._static_scalars:
-                return leaf
+            if type(leaf) is bool or self._static_scalars or type(leaf) is int and not _INT64[0] <= leaf <= _INT64[1]:
+                return leaf  # a value of the signature: an int past int64's has no traced dtype to take
             scalar = Array(Node.ready(np.asarray(leaf, dtype=_WEAK_DTYPES[type(leaf)])))
             scalar._node.weak = True
             return scalar
@@ -313,6 +313,10 @@ class JitFunction:
 _FIX = ("Fix: if the value should decide the Python control flow, make the argument static "
         "(plaidarray.jit({name}, static_argnums=...) or static_argnames=...); to branch or loop on array "
         "values, use plaidarray.cond, plaidarray.while_loop or plaidarray.fori_loop.")
+
+
+#: The range of a traced Python int (int64, the dtype it is traced in).
+_INT64 = (-2**63, 2**63 - 1)
 
 
 def _leaf_signature(leaf: Any) -> Hashable:

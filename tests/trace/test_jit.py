@@ -159,6 +159,21 @@ def test_a_python_scalar_that_is_a_size_an_axis_or_a_count_is_traced_again_stati
     assert_same(jitted(x, s), np.asarray(f(x, s)), exact=True)
 
 
+def test_a_python_int_past_int64s_range_is_a_signature_value():
+    """A traced Python int is an int64; one past its range is passed as it is, a value of
+    the signature, and computes as eagerly (float64 + 2**70, uint64 + 2**63; an int64
+    array + 2**70 raises eager's OverflowError), where the argument's conversion raised
+    "Python int too large to convert to C long"; ints in range stay traced."""
+    add = xp.jit(lambda x, s: x + s)
+    for x, s in ((xp.ones(2), 2**70), (xp.ones(2, dtype=xp.uint64), 2**63)):
+        assert_same(add(x, s), np.asarray(x + s), exact=True)
+    with pytest.raises(OverflowError, match="out of bounds for int64"):
+        add(xp.ones(2, dtype=xp.int64), 2**70)
+    add(xp.ones(2), 3)
+    add(xp.ones(2), 4)
+    assert add.cache_info().hits == 1  # 3 and 4: one traced signature
+
+
 Pair = namedtuple("Pair", "left right")
 
 
