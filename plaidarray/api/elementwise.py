@@ -467,7 +467,8 @@ def clip(x: Array, /, min: Array | int | float | None = None, max: Array | int |
             if x.dtype.kind in "iu" and bound.dtype.kind in "iu":  # past x's range: its end, not wrapped
                 lo, hi = dt.iinfo_bounds(x.dtype)
                 hi = hi if hi < 2**63 else 2**63 - 1  # the scalar is an int64
-                bound = op("minimum", *operands("clip", op("maximum", *operands("clip", bound, lo)), hi))
+                bound = op("maximum", *operands("clip", bound, lo))
+                bound = op("minimum", *operands("clip", bound, hi))
             bound = convert(bound, x.dtype)
         elif isinstance(bound, Array):
             if bound.dtype != x.dtype and dt.promote(bound.dtype, x.dtype, "clip") != x.dtype:

@@ -265,9 +265,7 @@ def sync(array: Array) -> None:
             if same_op and pin.span[0] <= start and stop <= pin.span[1]:
                 return
             if _same(pin.buffer, pin.snapshot, start, stop):
-                if not (same_op and start <= pin.span[0] and pin.span[1] <= stop):
-                    pin.span = (start, stop)
-                pin.compared = epoch
+                pin.compared, pin.span = epoch, (start, stop)
                 return
         snapshot = Node.ready(pin.buffer.copy(), pin.node.device)
         snapshot.owned = True
