@@ -23,7 +23,7 @@ from ..trace.cuts import cut_at, recorded_again, waiting
 from ..trace import node as node_module
 from ..trace.materialize import materialize
 from ..trace.node import Node
-from ..trace.tracing import TracerError, is_tracing
+from ..trace.tracing import Guard, TracerError, guard, is_tracing
 from .block_swaps import swaps
 
 Scalar = bool | int | float | complex
@@ -254,7 +254,20 @@ def broadcast_node(node: Node, shape: Shape) -> Node:
 
 
 def convert(x: Array, dtype: np.dtype) -> Array:
-    return x if x.dtype == dtype else op("convert", x, dtype=np.dtype(dtype))
+    if x.dtype == dtype:
+        return x
+    if x._node.weak and x.dtype.kind == "i" and np.dtype(dtype).kind in "iu":
+        _guard_range(x._node, np.dtype(dtype))
+    return op("convert", x, dtype=np.dtype(dtype))
+
+
+def _guard_range(node: Node, dtype: np.dtype) -> None:
+    """A traced Python int (jit) taking an integer dtype must fit it, as the int does
+    eagerly (OverflowError for ``int8_array + 300``); checked after each call."""
+    info = np.iinfo(dtype)
+    low, high = max(int(info.min), -2**63), min(int(info.max), 2**63 - 1)
+    if (low, high) != (-2**63, 2**63 - 1):
+        guard(node, Guard(low, high, OverflowError, f"Python int {{value}} out of bounds for {dtype}"))
 
 
 def placed(x: Array, device: Device, mark: int) -> Array:

@@ -23,6 +23,7 @@ from ..hlo.shape import Shape
 from ..trace import node as node_module
 from ..trace.array import Array
 from ..trace.node import Node, derive
+from ..trace.tracing import Guard, guard
 from . import graph
 from .graph import check_array, normalize_axes, op, wrap
 from .recipes import recorded
@@ -398,6 +399,8 @@ def _advanced(x: Array, parts: tuple) -> Array:
         before, after = y.shape[:first], y.shape[first + count:]
         taken = math.prod(y.shape[first:first + count])
         if index.ndim == 0:
+            guard(index._node, Guard(-taken, taken - 1, IndexError,
+                                     f"index {{value}} is out of bounds for axis {first} with size {taken}"))
             # One position along an inner axis (``X[:, argmax(score)]``): the axes before it
             # and after it each as one, so a take of rank 3 at most, along axis 0 or 1, serves
             # every rank and axis (one along axis 1 of a 3-d array compiled at its first use).

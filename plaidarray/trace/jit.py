@@ -12,7 +12,9 @@ dtype of the arrays it meets (``x * s`` stays ``float32`` for a ``float32`` ``x`
 its type is in the signature, so a new value runs the same executable. A function that
 needs a scalar's value in Python (``range(n)``, ``if s > 0:``) is traced again with its
 scalars' values in the signature, as before, from then on. ``bool`` arguments are always
-part of the signature: they are flags that decide Python control flow.
+part of the signature: they are flags that decide Python control flow. What eager code
+checks of such a scalar's value (that it fits the int8 it meets, that an index names a
+position) the trace keeps as guards, checked after each run (``tracing.Guard``).
 """
 
 from __future__ import annotations
@@ -33,13 +35,13 @@ from ..backend.cache import KeyLocks
 from ..backend.devices import Device
 from ..backend.executable import HostOpsError
 from ..backend.transfer import HOST, frozen
-from ..hlo import Module
+from ..hlo import Computation, Module
 from ..hlo.shape import Shape
 from . import explain, host_round_trip, pytree
 from .array import Array, namespace
 from .materialize import backend_for, executable_for, materialize
 from .node import Node, common_device
-from .tracing import Trace, Traced, TracerError, function_name, is_tracing, trace
+from .tracing import Guard, Trace, Traced, TracerError, function_name, is_tracing, trace
 
 _PYTHON_SCALARS = (bool, int, float, complex)
 
@@ -304,7 +306,7 @@ class JitFunction:
                     keywords[where] = value
             return self._fun(*positional, **keywords)
 
-        owner = Trace(f"jit({self._name})", self._fun, _FIX.format(name=self._name))
+        owner = Trace(f"jit({self._name})", self._fun, _FIX.format(name=self._name), guarded=True)
         traced = trace(run_traced, [a._node.shape for a in call.arrays], owner)
         materialize(traced.captured)  # values the function closes over are computed once, now
         return Lowered(self, call.key, traced, call.device)
@@ -396,7 +398,12 @@ class Lowered:
 
     @property
     def module(self) -> Module:
-        return Module(f"jit_{self._function._name}", self._traced.computation)
+        """The function's computation, its results alone: without the values its guards
+        check (an exported library has no Python to raise their errors)."""
+        comp = self._traced.computation
+        if self._traced.guards:
+            comp = Computation(comp.name, comp.parameters, comp.outputs[:-len(self._traced.guards)])
+        return Module(f"jit_{self._function._name}", comp)
 
     @property
     def constants(self) -> list[np.ndarray]:
@@ -412,20 +419,21 @@ class Lowered:
         """Compile (or fetch from the executable cache) for the backend of its arrays' device."""
         executable = executable_for(self._traced.computation, self._function._dynamic, self._device)
         return Compiled(self._function, self._key, executable, self.constants, self._traced.out_structure,
-                        [o.shape for o in self._traced.computation.outputs])
+                        [o.shape for o in self._traced.computation.outputs], self._traced.guards)
 
 
 class Compiled:
     """A compiled call signature; calling it with matching arguments runs the executable."""
 
     def __init__(self, function: JitFunction, key: Hashable, executable, constants: list[np.ndarray],
-                 out_structure: Any, out_shapes: list[Shape]) -> None:
+                 out_structure: Any, out_shapes: list[Shape], guards: Sequence[Guard] = ()) -> None:
         self._function = function
         self._key = key
         self._executable = executable
         self._constants = constants
         self._out_structure = out_structure
         self._out_shapes = out_shapes
+        self._guards = tuple(guards)
 
     @property
     def from_disk(self) -> bool:
@@ -452,6 +460,11 @@ class Compiled:
         if lent:
             results = [b.copy() if any(b is given for given in lent) else b for b in results]
         outs = [Array(Node(None, (), {}, shape, b, device=device)) for shape, b in zip(self._out_shapes, results)]
+        if self._guards:
+            checked = outs[len(outs) - len(self._guards):]
+            outs = outs[:len(outs) - len(self._guards)]
+            for check, value in zip(self._guards, checked):
+                check.check(int(value))
         _mark_owned(outs, buffers)
         if self._out_structure == pytree.LEAF:
             return outs[0]

@@ -54,13 +54,17 @@ class TracerError(TypeError):
 
 
 class Trace:
-    """One tracing of a user function: owns its placeholders and explains their misuse."""
+    """One tracing of a user function: owns its placeholders and explains their misuse.
+    ``guarded``: whether the checks eager code makes on values the trace computes are
+    kept (``guard``), for a caller that runs them after each call (jit's); a body of
+    ``cond`` or ``while_loop`` has no results to return them by."""
 
-    def __init__(self, what: str, fun: Callable, fix: str) -> None:
+    def __init__(self, what: str, fun: Callable, fix: str, guarded: bool = False) -> None:
         self.what = what
         self.fun = fun
         self.fix = fix
         self.active = False
+        self.guards: list[tuple[Node, Guard]] | None = [] if guarded else None
 
     def __enter__(self) -> Trace:
         global _ACTIVE
@@ -90,6 +94,33 @@ class Trace:
             f"{self.what}: {operation} needs the value of an array that depends on the arguments of {name}, "
             f"at {where}\nWhile a function is traced its arrays stand for every value of their shape and "
             f"dtype, so Python cannot branch, loop or convert on them. {self.fix}")
+
+
+@dataclass(frozen=True)
+class Guard:
+    """A check eager code makes in Python on a value a traced function computes (a
+    Python int argument meeting an int8 array, a Python int used as an index): the value
+    must lie in ``[low, high]``, else ``error`` with ``message`` formatted with it. jit
+    returns the value as a further result and checks it after each run (``Compiled.run``),
+    so a call raises what the same call raises eagerly instead of wrapping or clamping."""
+
+    low: int
+    high: int
+    error: type[Exception]
+    message: str
+
+    def check(self, value: int) -> None:
+        if not self.low <= value <= self.high:
+            raise self.error(self.message.format(value=value))
+
+
+def guard(node: Node, check: Guard) -> None:
+    """Keep ``check`` on the value of ``node`` for the innermost trace, if it keeps
+    guards (``Trace.guarded``); nothing outside a trace."""
+    if is_tracing():
+        guards = _traces()[-1].guards
+        if guards is not None and not any(n is node and g == check for n, g in guards):
+            guards.append((node, check))
 
 
 def is_tracing() -> bool:
@@ -141,6 +172,9 @@ class Traced:
     computation: Computation
     captured: list[Node]
     out_structure: Any
+    #: The checks on the computation's last results, one each (``Guard``); the function's
+    #: own results come before them.
+    guards: list[Guard]
 
 
 def trace(fun: Callable[[list[Array]], Any], shapes: Sequence[Shape], owner: Trace) -> Traced:
@@ -151,10 +185,12 @@ def trace(fun: Callable[[list[Array]], Any], shapes: Sequence[Shape], owner: Tra
         out = fun([Array(p) for p in placeholders])
     leaves, structure = pytree.flatten(out)
     roots = [_result_array(leaf, owner)._node for leaf in leaves]
+    guards = owner.guards or []
+    roots += [node for node, _ in guards]
     with GRAPH_LOCK:  # captured values may be materialised by other threads meanwhile
         captured = _captured(roots, placeholders)
         comp, bound = graph_to_computation(roots, placeholders, lambda node: id(node) in captured)
-    return Traced(comp, bound, structure)
+    return Traced(comp, bound, structure, [check for _, check in guards])
 
 
 def _result_array(leaf: Any, owner: Trace) -> Array:

@@ -174,6 +174,46 @@ def test_a_python_int_past_int64s_range_is_a_signature_value():
     assert add.cache_info().hits == 1  # 3 and 4: one traced signature
 
 
+_GUARDED = {
+    "add": lambda x, s: x + s,
+    "compare": lambda x, s: x < s * 2,
+    "where": lambda x, s: xp.where(x > 1, x, s),
+    "setitem": lambda x, s: _stored(x, s),
+    "asarray": lambda x, s: xp.asarray(s, dtype=x.dtype) + x,
+    "index": lambda x, s: x[s] * 1,
+    "index inner axis": lambda x, s: xp.stack([x, x])[:, s],
+}
+
+
+def _stored(x, s):
+    x = xp.asarray(x, copy=True)
+    x[0] = s
+    return x * 1
+
+
+@pytest.mark.parametrize("name", sorted(_GUARDED))
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint32, np.int64])
+def test_a_traced_python_int_out_of_range_raises_as_eagerly(name, dtype):
+    """A traced Python int that eager code checks (it must fit the integer dtype it
+    meets; as an index it must name a position) raises what eager code raises, at every
+    call of the one executable, where it wrapped (``int8 + 300`` gave 44) or clamped
+    (``x[5]`` of three values gave the last). Values in range give eager's results."""
+    f = _GUARDED[name]
+    jitted = xp.jit(f)
+    x = xp.asarray(np.array([1, 2, 3], dtype=dtype))
+    for s in (2, -1, 3, -4, 100, 127, 128, 255, 256, -129, 40000, 2**31, -2**40):
+        try:
+            eager = np.asarray(f(x, s))
+        except (OverflowError, IndexError) as error:
+            value = re.search(r"-?\d+", str(error)).group()  # what was out of range
+            with pytest.raises(type(error), match=rf" {value} (is )?out of bounds"):
+                jitted(x, s)
+            continue
+        assert_same(jitted(x, s), eager, exact=True)
+    assert jitted.cache_info().misses == 1
+    assert len(jitted.lower(x, 2).module.entry.outputs) == 1  # what an export returns: the function's result
+
+
 Pair = namedtuple("Pair", "left right")
 
 
