@@ -125,7 +125,7 @@ class JitFunction:
         self._static_scalars = False
         #: Signatures whose trace holds an op their device computes on the host alone
         #: (``HostOpsError``): those calls run the function eagerly, its host ops by round trips.
-        self._eager: set[Hashable] = set()
+        self._eager: dict[Hashable, None] = {}
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if is_tracing():  # called from a function being traced: becomes part of that trace
@@ -150,10 +150,10 @@ class JitFunction:
             except HostOpsError as error:
                 host_round_trip.LOG.info("jit(%s): %s; it runs eagerly for this signature", self._name, error)
                 with self._lock:
-                    self._eager.add(call.key)
+                    _kept(self._eager, call.key, None)
                 return self._fun(*args, **kwargs)
         if plain is not None:
-            self._plain[plain] = compiled
+            _kept(self._plain, plain, compiled)
         return compiled.run(call.arrays, call.lent)
 
     def _compile_traced_or_static(self, call: _Call, args: tuple, kwargs: dict) -> tuple[Compiled, _Call]:
@@ -185,7 +185,7 @@ class JitFunction:
                 explain.log(why, time.perf_counter() - start, compiled.from_disk)
             with self._lock:
                 self._misses += 1
-                self._compiled[call.key] = compiled
+                _kept(self._compiled, call.key, compiled)
             return compiled
 
     def _plain_key(self, args: tuple) -> Hashable | None:
@@ -310,6 +310,23 @@ class JitFunction:
         traced = trace(run_traced, [a._node.shape for a in call.arrays], owner)
         materialize(traced.captured)  # values the function closes over are computed once, now
         return Lowered(self, call.key, traced, call.device)
+
+
+#: The signatures a jitted function keeps (each table): a loop calling it with a new
+#: static value or shape at every step (``x[i:i + 3]`` with ``i`` static) would otherwise
+#: grow it without bound. The oldest kept goes first; met again, it is traced again (its
+#: executable is most often still the executable cache's).
+KEPT_SIGNATURES = 1024
+
+
+def _kept(table: dict, key: Hashable, value: Any) -> None:
+    """``table[key] = value``, dropping the oldest entry past ``KEPT_SIGNATURES``."""
+    if len(table) >= KEPT_SIGNATURES and key not in table:
+        try:
+            del table[next(iter(table))]
+        except (StopIteration, KeyError, RuntimeError):  # another thread emptied or changed it meanwhile
+            pass
+    table[key] = value
 
 
 _FIX = ("Fix: if the value should decide the Python control flow, make the argument static "

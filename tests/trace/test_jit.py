@@ -214,6 +214,21 @@ def test_a_traced_python_int_out_of_range_raises_as_eagerly(name, dtype):
     assert len(jitted.lower(x, 2).module.entry.outputs) == 1  # what an export returns: the function's result
 
 
+def test_the_signatures_kept_are_bounded(monkeypatch):
+    """A loop calling a jitted function with a new static value at every step keeps at
+    most ``KEPT_SIGNATURES`` of them (it kept every one), dropping the oldest, and
+    computes the same after: a dropped signature is traced again when met."""
+    from plaidarray.trace import jit as jit_module
+
+    monkeypatch.setattr(jit_module, "KEPT_SIGNATURES", 8)
+    window = xp.jit(lambda x, i: x[i:i + 3] * 2.0)
+    x = xp.arange(40.0)
+    for i in (*range(30), 0, 1):
+        assert_same(window(x, i), np.arange(40.0)[i:i + 3] * 2.0, exact=True)
+        assert len(window._compiled) <= 8 and len(window._plain) <= 8
+    assert window.cache_info().misses == 32  # 0 and 1 were dropped, and traced again
+
+
 Pair = namedtuple("Pair", "left right")
 
 
