@@ -14,7 +14,7 @@ op-by-op run holds about as much memory at once as its fused code.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import cast
+from typing import NamedTuple, cast
 
 import numpy as np
 
@@ -71,38 +71,39 @@ def merge(calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
     last_use = _last_uses(calls, root)
     steps: list[Step] = []
     limits: dict[Dim, int] = {}  # each value once, at its least limit: a binding evaluates each
+    shaped: dict[tuple, _Shaped | None] = {}  # by part and its call's symbols: most graphs repeat a few ops
     for index, (call, part, constant_start) in enumerate(zip(calls, parts, constant_starts)):
         hooks = part.per_size if isinstance(part, ShapeGenericExecutable) else ()
-        own_made = [Sym(next_made + k, 0) for k in range(sum(len(hook.symbols) for hook in hooks))]
-        next_made += len(own_made)
-        sizes = _sizes(call, part, own_made)  # each entry of the part's dims table, in the sequence's symbols
+        if hooks:
+            own_made = [Sym(next_made + k, 0) for k in range(sum(len(hook.symbols) for hook in hooks))]
+            next_made += len(own_made)
+            form = _shaped(call, part, own_made, dims, limits)
+        else:
+            key = (id(part), call.symbols)
+            if key in shaped:
+                form = shaped[key]
+            else:
+                form = shaped[key] = _shaped(call, part, (), dims, limits)
+        if form is None:  # a size past a library call's: the caller binds each call
+            return None
         own = [table.slot(root.get(v, v)) for v in call.inputs]
         own += range(n_params + constant_start, n_params + constant_start + len(part.constants))
-        output_shapes, temp_shapes = ([_in(shape, sizes) for shape in group] for group in part.shapes)
-        out_slots: list[int | None] = [None] * len(output_shapes)
+        out_slots: list[int | None] = [None] * len(form.output_shapes)
         for value, (kind, i) in zip(call.outputs, part.output_slots):
             if kind == "out":
                 out_slots[i] = table.define(value)
-        own += [slot if slot is not None else table.scratch(shape) for slot, shape in zip(out_slots, output_shapes)]
-        scratch = [table.scratch(shape) for shape in temp_shapes]
+        own += [slot if slot is not None else table.scratch(shape)
+                for slot, shape in zip(out_slots, form.output_shapes)]
+        scratch = [table.scratch(shape) for shape in form.temp_shapes]
         own += scratch
-        at = [dims.slot(size) for size in sizes]
-        for s in part.steps:
-            extent, work = s.segment.extent, s.segment.work
-            segment = s.segment if type(extent) is int and type(work) is int else \
-                Segment(substitute(extent, sizes), substitute(work, sizes), s.segment.depth)
-            steps.append(Step(s.kernel, tuple([own[b] for b in s.buffers]), segment, tuple([at[d] for d in s.dims]),
-                              s.imports))
-        if isinstance(part, ShapeGenericExecutable):
+        for s, segment, at in zip(part.steps, form.segments, form.step_dims):
+            steps.append(Step(s.kernel, tuple([own[b] for b in s.buffers]), segment, at, s.imports))
+        if hooks:
+            sizes = form.sizes
             per_size += [PerSize(tuple(substitute(d, sizes) for d in hook.given),
                                  tuple(cast(Sym, sizes[k]).index for k in hook.symbols),
                                  tuple(constant_start + c for c in hook.constants), hook.fits, hook.made)
-                         for hook in part.per_size]
-            for bounded, limit in part.limits:
-                size = substitute(bounded, sizes)
-                if type(size) is int and size > limit:  # past a library call's: the caller binds each call
-                    return None
-                limits[size] = min(limit, limits.get(size, limit))
+                         for hook in hooks]
         unused = [own[len(call.inputs) + len(part.constants) + i] for i, slot in enumerate(out_slots) if slot is None]
         table.release(scratch + unused + [table.slot(v) for v in {root.get(v, v) for v in (*call.inputs, *call.outputs)}
                                           if v >= defined and last_use.get(v) == index and v not in table.results])
@@ -112,6 +113,38 @@ def merge(calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
                                       list(limits.items()), dims.derived, per_size)
     return CpuExecutable(steps, n_params, merged_constants, slots, table.output_shapes, table.temp_shapes,
                          cast("list[int]", dims.derived))
+
+
+class _Shaped(NamedTuple):
+    """What a call's steps and buffers are in the sequence's sizes, which follows from its
+    part and its run-time sizes alone (``_shaped``)."""
+
+    sizes: list[Dim]
+    output_shapes: list[Shape]
+    temp_shapes: list[Shape]
+    segments: list[Segment]
+    step_dims: list[tuple[int, ...]]
+
+
+def _shaped(call: Call, part: CpuExecutable | ShapeGenericExecutable, made: Sequence[Sym], dims: _Dims,
+            limits: dict[Dim, int]) -> _Shaped | None:
+    """A call's ``_Shaped``, its sizes' slots in the dims table and its library calls'
+    limits entered; None where a size is past a limit."""
+    sizes = _sizes(call, part, made)  # each entry of the part's dims table, in the sequence's symbols
+    if isinstance(part, ShapeGenericExecutable):
+        for bounded, limit in part.limits:
+            size = substitute(bounded, sizes)
+            if type(size) is int and size > limit:
+                return None
+            limits[size] = min(limit, limits.get(size, limit))
+    output_shapes, temp_shapes = ([_in(shape, sizes) for shape in group] for group in part.shapes)
+    at = [dims.slot(size) for size in sizes]
+    segments = []
+    for s in part.steps:
+        extent, work = s.segment.extent, s.segment.work
+        segments.append(s.segment if type(extent) is int and type(work) is int else
+                        Segment(substitute(extent, sizes), substitute(work, sizes), s.segment.depth))
+    return _Shaped(sizes, output_shapes, temp_shapes, segments, [tuple([at[d] for d in s.dims]) for s in part.steps])
 
 
 def _sizes(call: Call, part: CpuExecutable | ShapeGenericExecutable, made: Sequence[Sym] = ()) -> list[Dim]:
