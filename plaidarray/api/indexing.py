@@ -361,6 +361,10 @@ def _advanced(x: Array, parts: tuple) -> Array:
     count as index arrays there), else in front. Out-of-range indices are clamped on
     their own axis, as ``take`` does."""
     parts = _with_ellipsis_expanded(parts, x.ndim)
+    # Whether every index of the key is one position (ints, 0-d integer arrays): eager code
+    # reads such 0-d arrays as ints, and checks them (``_scalar_indices_read``).
+    scalars_only = all(_is_int(k) or isinstance(k, Array) and k.ndim == 0 and k.dtype.kind in "iu"
+                       for k in parts if _is_advanced(k) or _is_int(k))
     basic: list[Any] = []
     entries: list[tuple[int, int, Array, int]] = []  # (first axis after the basic parts, axes it covers, index, key position)
     axis = source = 0  # the next axis of the basic parts' result, and of x
@@ -385,7 +389,10 @@ def _advanced(x: Array, parts: tuple) -> Array:
             if isinstance(k, Array) and k.dtype.kind not in "iu":
                 raise IndexError(f"index arrays must be integers or booleans, got {k.dtype}")
             basic.append(slice(None))
-            index = _wide_index(k) if isinstance(k, Array) else graph.constant(operator.index(k), dt.int64)
+            index = _wide_index(k) if isinstance(k, Array) else graph.constant(_int_in(k, x.shape[source], source),
+                                                                                 dt.int64)
+            if isinstance(k, Array) and (k._node.weak or scalars_only):
+                _guard_position(index, x.shape[source], source)
             entries.append((axis, 1, index, at))
             axis += 1
             source += 1
@@ -399,8 +406,6 @@ def _advanced(x: Array, parts: tuple) -> Array:
         before, after = y.shape[:first], y.shape[first + count:]
         taken = math.prod(y.shape[first:first + count])
         if index.ndim == 0:
-            guard(index._node, Guard(-taken, taken - 1, IndexError,
-                                     f"index {{value}} is out of bounds for axis {first} with size {taken}"))
             # One position along an inner axis (``X[:, argmax(score)]``): the axes before it
             # and after it each as one, so a take of rank 3 at most, along axis 0 or 1, serves
             # every rank and axis (one along axis 1 of a 3-d array compiled at its first use).
@@ -410,6 +415,21 @@ def _advanced(x: Array, parts: tuple) -> Array:
         merged = graph.reshape(y, before + (taken,) + after)
         return op("take", merged, index, axis=first)
     return _gather(y, entries, _adjacent([at for *_, at in entries]))
+
+
+def _int_in(k: Any, n: int, axis: int) -> int:
+    """The int index ``k`` of an axis of ``n`` positions, IndexError if it names none (an
+    index array's entries are clamped instead, not read)."""
+    i = operator.index(k)
+    if not -n <= i < n:
+        raise IndexError(f"index {i} is out of bounds for axis {axis} with size {n}")
+    return i
+
+
+def _guard_position(index: Array, n: int, axis: int) -> None:
+    """Under jit, a 0-d index that eager code checks (a traced Python int; an index of a
+    key of single positions) must name a position of its axis: checked after each call."""
+    guard(index._node, Guard(-n, n - 1, IndexError, f"index {{value}} is out of bounds for axis {axis} with size {n}"))
 
 
 def _selected(x: Array, mask: Array) -> Array:

@@ -58,6 +58,8 @@ def test_getitem_out_of_range_int_raises_index_error(backend, data):
         x[key]
     with pytest.raises(IndexError):
         x[key] = 1.0
+    with pytest.raises(IndexError):  # beside an index array, which is clamped, an int is still checked
+        x[key + (xp.asarray([0]),) if len(shape) > dim + 1 else (xp.asarray([0]),) * dim + (bad,)]
 
 
 def test_whole_axes_and_new_axes_take_no_window():
