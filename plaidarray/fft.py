@@ -366,6 +366,7 @@ def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None) -> Array:
 
 def _shift(x: Array, axes: int | Sequence[int] | None, direction: int, where: str) -> Array:
     x = check_array(x, where)
+    axes = graph.traced_value(axes)
     axes = normalize_axes(axes, x.ndim, where) if axes is None or isinstance(axes, int) else \
         tuple(normalize_axes(a, x.ndim, where)[0] for a in axes)
     if not axes:

@@ -27,7 +27,7 @@ from .api import elementwise as ew
 from .api import statistical as stats
 from .api import utility
 from .api.graph import (as_int, broadcast_shapes, broadcast_to, check_array, check_category, convert, in_float64,
-                        normalize_axes, op, reshape)
+                        normalize_axes, op, reshape, traced_value)
 from .api.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
 from .api.indexing import take_along_axis
 from .api.searching import argmin, where
@@ -396,6 +396,7 @@ def vector_norm(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepd
     if x.dtype.kind in "biu":
         x = convert(x, dt.default_float)
     check_category(x, "floating-point", "vector_norm")
+    ord = traced_value(ord)
     if isinstance(ord, bool) or not isinstance(ord, (int, float)):
         raise ValueError(f"vector_norm: ord must be a number, got {ord!r}")
     magnitude = ew.abs(x)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Collection
-from typing import TYPE_CHECKING, Any, TypeGuard
+from typing import TYPE_CHECKING, Any, TypeGuard, cast
 
 import numpy as np
 
@@ -23,7 +23,8 @@ from ..trace import tracing
 from ..trace.node import Node, derive
 from ..trace.views import view
 from .graph import (REUSED_SCALARS, SCALAR_KINDS, Scalar, broadcast_node, broadcast_shapes, check_array,
-                    check_category, convert, copy_of, op, operands, python_scalar, scalar_like, scalar_operand, wrap)
+                    check_category, convert, copy_of, op, operands, python_scalar, scalar_like, scalar_operand,
+                    traced_value, wrap)
 from .recipes import recorded, stands_for
 from .views import Part
 
@@ -142,13 +143,15 @@ def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array]
 
     def promoted(x1: Array | Scalar, x2: Array | Scalar) -> Array:
         """The general rules: promotion, broadcasting, traced scalars."""
+        if name == "pow":
+            x1 = _python_power_base(x1, x2)
         a, b = operands(name, x1, x2)
         if a.dtype in dt.FLOAT_OF and category in dt.FLOAT_CATEGORIES:
             a, b = floating(a, category), floating(b, category)
         check_category(a, category, name)
         out = decompose(a, b)
-        if _all_weak(x1, x2) and out.dtype == a.dtype:
-            out._node.weak = True  # traced scalars combined stay scalars: they take an array's dtype later
+        if _all_weak(x1, x2):
+            out._node.weak = True  # traced scalars combined stay scalars (s / 2, s > 0): they take an array's dtype later
         return out
 
     def broadcast(x1: Array | Scalar, x2: Array | Scalar) -> Array | None:
@@ -479,6 +482,23 @@ def clip(x: Array, /, min: Array | int | float | None = None, max: Array | int |
             bound = lo if bound < lo else hi if bound > hi else bound
         out = op(hlo_name, *operands("clip", out, bound))
     return out
+
+
+def _python_power_base(x1: Array | Scalar, x2: Array | Scalar) -> Array | Scalar:
+    """The base of ``x1 ** x2`` where both are Python ints, one of them traced (jit), as
+    Python computes it: a negative exponent makes the power a float, so a traced exponent's
+    value is needed (read: the function is traced again with its scalars static), and a
+    traced base with a negative literal exponent is a float (``s ** -1``)."""
+    base_int = _weak(x1) and x1.dtype.kind == "i" or type(x1) is int
+    if not base_int or not (_weak(x1) or _weak(x2)):
+        return x1
+    if _weak(x2) and x2.dtype.kind == "i":
+        traced_value(x2)
+    elif type(x2) is int and x2 < 0:
+        base = convert(cast(Array, x1), dt.float64)
+        base._node.weak = True
+        return base
+    return x1
 
 
 def _weak(value: object) -> TypeGuard[Array]:

@@ -176,6 +176,17 @@ def python_scalar(value: Any, where: str) -> Any:
     return value
 
 
+def traced_value(value: Any) -> Any:
+    """A traced Python scalar (a jitted function's argument, weakly typed) as the Python
+    scalar it stands for, where a function's structure depends on it (``diff``'s ``n``, a
+    norm's ``ord``, ``tensordot``'s ``axes``, the type of a power of ints): reading it
+    under the trace raises TracerError, and jit traces the function again with its
+    scalars static. Any other value as it is."""
+    if isinstance(value, Array) and value._node.weak:
+        return _WEAK_SCALARS[value.dtype.kind](value)
+    return value
+
+
 def _numpy_scalar_dtype(value: np.generic, where: str) -> np.dtype:
     if value.dtype not in dt.ALL:
         raise dt.unsupported_dtype(value.dtype, where)
@@ -256,18 +267,26 @@ def broadcast_node(node: Node, shape: Shape) -> Node:
 def convert(x: Array, dtype: np.dtype) -> Array:
     if x.dtype == dtype:
         return x
-    if x._node.weak and x.dtype.kind == "i" and np.dtype(dtype).kind in "iu":
-        _guard_range(x._node, np.dtype(dtype))
+    if x._node.weak and x.dtype.kind in "if" and np.dtype(dtype).kind in "iu":
+        _guard_range(x._node, x.dtype.kind, np.dtype(dtype))
     return op("convert", x, dtype=np.dtype(dtype))
 
 
-def _guard_range(node: Node, dtype: np.dtype) -> None:
-    """A traced Python int (jit) taking an integer dtype must fit it, as the int does
-    eagerly (OverflowError for ``int8_array + 300``); checked after each call."""
+def _guard_range(node: Node, kind: str, dtype: np.dtype) -> None:
+    """A traced Python int or float (jit) taking an integer dtype must fit it, as it does
+    eagerly (OverflowError for ``int8_array + 300`` or ``full(3, 1e39, dtype=int32)``,
+    ValueError for a NaN or an infinity); checked after each call."""
     info = np.iinfo(dtype)
-    low, high = max(int(info.min), -2**63), min(int(info.max), 2**63 - 1)
-    if (low, high) != (-2**63, 2**63 - 1):
-        guard(node, Guard(low, high, OverflowError, f"Python int {{value}} out of bounds for {dtype}"))
+    if kind == "i":
+        first, last = max(int(info.min), -2**63), min(int(info.max), 2**63 - 1)
+        if (first, last) != (-2**63, 2**63 - 1):
+            guard(node, Guard(first, last, OverflowError, f"Python int {{value}} out of bounds for {dtype}"))
+        return
+    # A float converts by truncation: anything above min - 1 and below max + 1 fits.
+    below, above = float(info.min) - 1.0, float(info.max) + 1.0
+    low = float(info.min) if below == float(info.min) else math.nextafter(below, math.inf)
+    guard(node, Guard(low, math.nextafter(above, -math.inf), OverflowError,
+                      f"Python float {{value}} out of bounds for {dtype}"))
 
 
 def placed(x: Array, device: Device, mark: int) -> Array:
@@ -315,6 +334,8 @@ def operands(where: str, *args: Array | Scalar) -> list[Array]:
     if not arrays:
         raise TypeError(f"{where}: at least one argument must be an array")
     strong = [a for a in arrays if not a._node.weak]
+    if not strong and any(type(a) is bool for a in args):  # traced Python scalars alone: a bool counts as an int
+        args = tuple(int(a) if type(a) is bool else a for a in args)
     weak = [_WEAK_SCALARS[a.dtype.kind](0) for a in arrays if a._node.weak] if strong else []
     dtype = weak_result_type(dt.result_type(*(a.dtype for a in strong or arrays), where=where), [*args, *weak])
     shape = broadcast_shapes(*(a.shape for a in arrays))

@@ -171,6 +171,7 @@ def matrix_transpose(x: Array, /) -> Array:
 @recorded
 def tensordot(x1: Array, x2: Array, /, *, axes: int | tuple[Sequence[int], Sequence[int]] = 2) -> Array:
     a, b = _promote_pair(x1, x2, "tensordot")
+    axes = graph.traced_value(axes)
     if isinstance(axes, int):
         if axes < 0 or axes > min(a.ndim, b.ndim):
             raise ValueError(f"tensordot: axes={axes} out of range")

@@ -29,6 +29,7 @@ def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = Non
          append: Array | None = None) -> Array:
     """The ``n``-th forward difference along ``axis`` (bools: ``!=``, as NumPy does)."""
     x = check_array(x, "diff")
+    n = graph.traced_value(n)
     if not isinstance(n, int) or n < 0:
         raise ValueError(f"diff: n must be a non-negative int, got {n!r}")
     (axis,) = normalize_axes(axis, x.ndim, "diff")

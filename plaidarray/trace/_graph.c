@@ -1182,7 +1182,7 @@ static PyObject *fast_binary(Elementwise *self, PyObject *a, PyObject *b) {
 
 static PyObject *fast_unary(Elementwise *self, PyObject *x) {
     PyObject *n, *s, *result;
-    if (!array_node(x, &n, &s)) return NOT_HANDLED_MARK;
+    if (!strong_array(x, &n, &s)) return NOT_HANDLED_MARK; /* a traced scalar's operator stays weak (Python's) */
     if ((result = result_of(self->same, s)) == NULL) return PyErr_Occurred() ? NULL : NOT_HANDLED_MARK;
     return record(self, &n, 1, s, result);
 }

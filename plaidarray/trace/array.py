@@ -475,7 +475,10 @@ def _inplace(name: str):
 
 def _unary(name: str):
     def method(self: Array) -> Array:
-        return _function(name)(self)
+        out = _function(name)(self)
+        if self._node.weak:  # -s, abs(s), ~s of a traced Python scalar: a Python scalar still
+            out._node.weak = True
+        return out
     return method
 
 

@@ -481,7 +481,7 @@ class Compiled:
             checked = outs[len(outs) - len(self._guards):]
             outs = outs[:len(outs) - len(self._guards)]
             for check, value in zip(self._guards, checked):
-                check.check(int(value))
+                check.check(float(value) if value.dtype.kind == "f" else int(value))
         _mark_owned(outs, buffers)
         if self._out_structure == pytree.LEAF:
             return outs[0]

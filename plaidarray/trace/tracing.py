@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import inspect
 import linecache
+import math
 import os
 import sys
 import threading
@@ -104,14 +105,15 @@ class Guard:
     returns the value as a further result and checks it after each run (``Compiled.run``),
     so a call raises what the same call raises eagerly instead of wrapping or clamping."""
 
-    low: int
-    high: int
+    low: int | float
+    high: int | float
     error: type[Exception]
     message: str
 
-    def check(self, value: int) -> None:
-        if not self.low <= value <= self.high:
-            raise self.error(self.message.format(value=value))
+    def check(self, value: int | float) -> None:
+        if not self.low <= value <= self.high:  # NaN too: a ValueError, as a NaN's int() is
+            error = ValueError if value != value or value in (math.inf, -math.inf) else self.error
+            raise error(self.message.format(value=value))
 
 
 def guard(node: Node, check: Guard) -> None:

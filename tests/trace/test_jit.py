@@ -214,6 +214,52 @@ def test_a_traced_python_int_out_of_range_raises_as_eagerly(name, dtype):
     assert len(jitted.lower(x, 2).module.entry.outputs) == 1  # what an export returns: the function's result
 
 
+_AS_EAGERLY = {
+    "negative": lambda x, s: x * (-s),
+    "abs": lambda x, s: x * abs(s),
+    "invert": lambda x, s: x * (~s) if x.dtype.kind in "iu" else x * s,
+    "true divide": lambda x, s: x + s / 2,
+    "compared": lambda x, s: x * (s > 0),
+    "times a bool": lambda x, s: x * (s * True),
+    "power of ints": lambda x, s: x * 2 ** s,
+    "negative literal power": lambda x, s: x * s ** -1 if s else x,
+    "squared": lambda x, s: x * s ** 2,
+    "full_like": lambda x, s: xp.full_like(x, s),
+    "diff n": lambda x, s: xp.diff(x, n=abs(s) % 3),
+    "norm ord": lambda x, s: xp.linalg.vector_norm(xp.astype(x, xp.float64), ord=s),
+    "tensordot axes": lambda x, s: xp.tensordot(x, x, axes=abs(s) % 2),
+    "fftshift axes": lambda x, s: xp.fft.fftshift(xp.astype(x, xp.float64), axes=s % 1),
+    "two indices": lambda x, s: xp.stack([x, x])[1, s],
+    "index and slice": lambda x, s: xp.stack([x, x])[s, 1:],
+}
+
+
+@pytest.mark.parametrize("name", sorted(_AS_EAGERLY))
+@pytest.mark.parametrize("dtype", [np.int8, np.int64, np.float32, np.float64])
+def test_a_traced_python_scalar_computes_as_the_scalar_does_eagerly(name, dtype):
+    """A jitted function's Python scalar is what it stands for: after an operator (``-s``,
+    ``abs``, ``~``, ``s / 2``, ``s > 0``) it still takes the array's dtype (it promoted
+    float32 to float64, and int8 to int64); a power of ints has Python's type (``2 ** s``
+    with ``s = -1`` was 0); a value a parameter needs (``diff``'s ``n``, a norm's ``ord``,
+    ``tensordot``'s ``axes``, ``fftshift``'s ``axes``) traces the function again static (it
+    raised); an index among others is checked (it was clamped); a float filling an integer
+    array must fit. The same dtype and bits as eagerly, or the same exception."""
+    f = _AS_EAGERLY[name]
+    jitted = xp.jit(f)
+    x = xp.asarray(np.array([3, 1, 2], dtype=dtype))
+    scalars = (2, -1, 3, 7, -5, 100) if name != "full_like" else (2.5, -1.0, float("nan"), float("inf"), 1e39, 300.0)
+    for s in scalars:
+        try:
+            eager = f(x, s)
+        except (TypeError, ValueError, OverflowError, IndexError) as error:
+            with pytest.raises(type(error)):
+                jitted(x, s)
+            continue
+        got = jitted(x, s)
+        assert got.dtype == eager.dtype, (s, got.dtype, eager.dtype)
+        assert_same(got, np.asarray(eager), exact=True)
+
+
 def test_the_signatures_kept_are_bounded(monkeypatch):
     """A loop calling a jitted function with a new static value at every step keeps at
     most ``KEPT_SIGNATURES`` of them (it kept every one), dropping the oldest, and
