@@ -19,7 +19,7 @@ import numpy as np
 from ..backend import devices
 from ..backend.devices import Device
 from ..backend.transfer import HOST, TransferManager
-from . import views
+from . import scalars, views
 from .materialize import materialize
 from .node import GRAPH_IN_C, TRACED, Node, value_read
 
@@ -146,9 +146,16 @@ class Array(_ArrayHandle):
 
     def _scalar(self, kind: type, name: str) -> Any:
         """The value of a 0-d array as ``kind``: its element taken from the buffer by the
-        transfers, with no read-only view (most loops read a value this way at every step)."""
-        if self._node.shape.dims:
+        transfers, with no read-only view (most loops read a value this way at every step),
+        or the scalar tier's (``scalars.py``: ``if x[i] > 0.5``)."""
+        node = self._node
+        if node.shape.dims:
             raise TypeError(f"{name}() needs a 0-d array, got shape {self.shape}")
+        if node.buffer is None:
+            found = scalars.value(node)
+            if found is not None:
+                value_read()
+                return kind(found)
         node = self._computed()
         return kind(_transfers(node).item(node.buffer))
 

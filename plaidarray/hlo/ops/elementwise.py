@@ -60,10 +60,10 @@ _KIND_NAMES = {"b": "bool", "i": "signed integer", "u": "unsigned integer", "f":
                "c": "complex floating-point"}
 
 
-def define(name: str, arity: int, reference, kinds: str, infer=_same_shape) -> None:
+def define(name: str, arity: int, reference, kinds: str, infer=_same_shape, exact_kinds: str = "") -> None:
     """Register an elementwise op accepting operands whose dtype kind is in ``kinds``,
     computing ``reference`` (NumPy, on arrays) and typed by ``infer`` (by default: the
-    operands' shape and dtype)."""
+    operands' shape and dtype); ``exact_kinds``: ``OpDef.exact_kinds``."""
     def checked(shapes: list[Shape], attrs: dict) -> Shape:
         dtype = shapes[0].dtype
         if dtype.kind not in kinds:
@@ -71,7 +71,8 @@ def define(name: str, arity: int, reference, kinds: str, infer=_same_shape) -> N
             raise TypeError(f"{name}: operands of dtype {dtype} are not supported (accepted: {accepted})")
         return infer(shapes, attrs)
 
-    register(OpDef(name, checked, _nan_ignore(reference), arity, dim_ties=same_dims, elementwise=True))
+    register(OpDef(name, checked, _nan_ignore(reference), arity, dim_ties=same_dims, elementwise=True,
+                   exact_kinds=exact_kinds))
 
 
 def _reference_division(a, d, op):
@@ -227,22 +228,22 @@ def _real_result(shapes: list[Shape], attrs: dict) -> Shape:
 
 
 define("abs", 1, np.abs, "biufc", infer=_real_result)
-define("negate", 1, np.negative, "iufc")
+define("negate", 1, np.negative, "iufc", exact_kinds="iuf")
 define("sign", 1, _reference_sign, "iufc")
-define("not", 1, lambda x: np.logical_not(x) if x.dtype == BOOL else np.invert(x), "biu")
+define("not", 1, lambda x: np.logical_not(x) if x.dtype == BOOL else np.invert(x), "biu", exact_kinds="biu")
 define("is_finite", 1, np.isfinite, "fc", infer=_predicate_result)
 
-define("add", 2, np.add, "biufc")
-define("subtract", 2, np.subtract, "iufc")
-define("multiply", 2, _reference_complex_multiply, "biufc")
-define("divide", 2, lambda a, d: _reference_division(a, d, "divide"), "iufc")
+define("add", 2, np.add, "biufc", exact_kinds="iuf")
+define("subtract", 2, np.subtract, "iufc", exact_kinds="iuf")
+define("multiply", 2, _reference_complex_multiply, "biufc", exact_kinds="iuf")
+define("divide", 2, lambda a, d: _reference_division(a, d, "divide"), "iufc", exact_kinds="f")
 define("remainder", 2, lambda a, d: _reference_division(a, d, "remainder"), "iuf")
 define("power", 2, _reference_power, "iufc")
 define("maximum", 2, np.maximum, "biuf")
 define("minimum", 2, np.minimum, "biuf")
-define("and", 2, np.bitwise_and, "biu")
-define("or", 2, np.bitwise_or, "biu")
-define("xor", 2, np.bitwise_xor, "biu")
+define("and", 2, np.bitwise_and, "biu", exact_kinds="biu")
+define("or", 2, np.bitwise_or, "biu", exact_kinds="biu")
+define("xor", 2, np.bitwise_xor, "biu", exact_kinds="biu")
 define("shift_left", 2, lambda x, s: _reference_shift(x, s, "left"), "iu")
 define("shift_right_arithmetic", 2, lambda x, s: _reference_shift(x, s, "right_arithmetic"), "i")
 define("shift_right_logical", 2, lambda x, s: _reference_shift(x, s, "right_logical"), "iu")
@@ -264,7 +265,7 @@ def _compare_infer(shapes, attrs):
 
 
 register(OpDef("compare", _compare_infer, lambda args, attrs, shape: COMPARE[attrs["direction"]](*args), 2,
-               dim_ties=same_dims, elementwise=True))
+               dim_ties=same_dims, elementwise=True, exact_kinds="biufc"))
 
 
 def _select_infer(shapes, attrs):
@@ -274,7 +275,8 @@ def _select_infer(shapes, attrs):
     return _same_shape([on_true, on_false], attrs)
 
 
-register(OpDef("select", _select_infer, lambda args, attrs, shape: np.where(*args), 3, dim_ties=same_dims, elementwise=True))
+register(OpDef("select", _select_infer, lambda args, attrs, shape: np.where(*args), 3, dim_ties=same_dims, elementwise=True,
+               exact_kinds="b"))
 
 
 def _convert_infer(shapes, attrs):
