@@ -10,7 +10,6 @@ arguments; the backend's compiler generates its object code ahead of time
 
 from __future__ import annotations
 
-import inspect
 import json
 import re
 from collections.abc import Callable
@@ -57,7 +56,7 @@ def export(fn: Callable | Any, *example_args: Any, target: str = "host", name: s
     made_static = static_library(tools, obj, static)
     shared.unlink(missing_ok=True)
     why_not_shared = shared_library(tools, obj, shared)
-    names = _argument_names(None if isinstance(fn, Lowered) else fn, n_inputs)
+    names = lowered.input_names
     manifest = {
         "format": FORMAT,
         "name": name,
@@ -88,17 +87,6 @@ def _identifier(text: str) -> str:
     if not name or name[0].isdigit():
         raise ExportError(f"cannot name a library after {text!r}: pass name=")
     return name
-
-
-def _argument_names(fn: Callable | None, n_inputs: int) -> list[str]:
-    """The inputs' names for messages: the function's positional parameters when they
-    match the inputs one for one, else ``input<i>``."""
-    try:
-        params = [p.name for p in inspect.signature(fn).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)] if fn is not None else []
-    except (TypeError, ValueError):
-        params = []
-    return params if len(params) == n_inputs else [f"input{i}" for i in range(n_inputs)]
 
 
 def _versions() -> dict[str, str]:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import re
 import sys
 import threading
 import time
@@ -309,7 +310,22 @@ class JitFunction:
         owner = Trace(f"jit({self._name})", self._fun, _FIX.format(name=self._name), guarded=True)
         traced = trace(run_traced, [a._node.shape for a in call.arrays], owner)
         materialize(traced.captured)  # values the function closes over are computed once, now
-        return Lowered(self, call.key, traced, call.device)
+        return Lowered(self, call.key, traced, call.device, self._input_names(call))
+
+    def _input_names(self, call: _Call) -> list[str]:
+        """A name for each array the call passes (an export's inputs): its parameter's,
+        followed by where it lies in a tuple or dict the parameter holds (``pair_1``,
+        ``params_w``); ``input<i>`` for all where two would share one."""
+        parameters = list(self._signature.parameters) if self._signature is not None else []
+        names = []
+        for leaf, path in zip(call.leaves, pytree.paths(pytree.unflatten(call.structure, call.leaves))):
+            if isinstance(leaf, Array):
+                where, first, *rest = path
+                base = str(first) if where == 1 else parameters[first] if first < len(parameters) else f"arg{first}"
+                names.append(re.sub(r"\W", "_", "_".join([base, *map(str, rest)])))
+        if len(set(names)) < len(names) or any(not n.isidentifier() for n in names):
+            return [f"input{i}" for i in range(len(names))]
+        return names
 
 
 #: The signatures a jitted function keeps (each table): a loop calling it with a new
@@ -402,11 +418,14 @@ def _static_arguments(fun: Callable, argnums: int | Iterable[int],
 class Lowered:
     """A traced call, not compiled yet (``jit(f).lower(*args)``)."""
 
-    def __init__(self, function: JitFunction, key: Hashable, traced: Traced, device: Device | None = None) -> None:
+    def __init__(self, function: JitFunction, key: Hashable, traced: Traced, device: Device | None = None,
+                 input_names: Sequence[str] = ()) -> None:
         self._function = function
         self._key = key
         self._traced = traced
         self._device = device
+        #: Each argument array's name (``JitFunction._input_names``), for an export's inputs.
+        self.input_names = list(input_names)
 
     @property
     def name(self) -> str:

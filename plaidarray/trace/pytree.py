@@ -46,6 +46,24 @@ def flatten(tree: Any) -> tuple[list[Any], tuple]:
     return leaves, tuple(rows)
 
 
+def paths(tree: Any) -> list[tuple]:
+    """Where each leaf of ``tree`` lies (the indices and keys from the root to it), in
+    :func:`flatten`'s order."""
+    found: list[tuple] = []
+    stack: list[tuple[Any, tuple]] = [(tree, ())]
+    while stack:
+        node, path = stack.pop()
+        if node is None:
+            continue
+        if type(node) in (tuple, list) or (isinstance(node, tuple) and hasattr(node, "_fields")):
+            stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(node))))
+        elif type(node) is dict:
+            stack.extend((node[k], (*path, k)) for k in reversed(sorted(node)))
+        else:
+            found.append(path)
+    return found
+
+
 def _fold(structure: tuple, leaf: Callable[[Any], T], node: Callable[[Any, list[T]], T]) -> T:
     """``structure`` evaluated from its leaves up: ``leaf(row)`` of each leaf or None,
     ``node(row, children)`` of each container once its children are done."""

@@ -103,6 +103,21 @@ def test_the_manifest_names_the_c_library_symbols_the_code_needs(exported_exact)
     assert manifest["outputs"][2] == {"dtype": "float64", "shape": [], "bytes": 8}
 
 
+def test_the_inputs_are_named_by_where_they_lie_in_the_arguments(tmp_path):
+    """A pytree parameter's arrays are named by their place in it, and a flag that is no
+    input names none (the names were the parameters' whenever the counts matched: input
+    1 was called ``flag`` and the loader's error named it)."""
+    def f(pair, flag, params):
+        return pair[0] * 2 - pair[1] + params["w"] if flag else pair[0]
+
+    a = np.arange(12.0).reshape(3, 4)
+    out = xp.export(f, (a, a[0]), True, {"w": a[1]}, out=tmp_path, name="named")
+    manifest = json.loads((out / "named.json").read_text())
+    assert [i["name"] for i in manifest["inputs"]] == ["pair_0", "pair_1", "params_w"]
+    with pytest.raises(ValueError, match="'pair_1'"):
+        aot.load(out)(a, a, a[1])
+
+
 def test_a_lowered_jit_function_exports_alike(tmp_path):
     x = np.linspace(0.0, 1.0, 33)
     lowered = xp.jit(lambda v: xp.cos(v) * 2.0).lower(x)
