@@ -22,7 +22,7 @@ from ..hlo.opdef import OPS
 from ..hlo.shape import Shape
 from ..trace import node as node_module
 from ..trace.array import Array
-from ..trace.node import Node, derive
+from ..trace.node import TRACED, Node, derive
 from ..trace.tracing import Guard, guard
 from . import graph
 from .graph import check_array, normalize_axes, op, wrap
@@ -610,7 +610,8 @@ def _scalar_indices_read(key: Any) -> Any:
     are Python ints, slices, ``...`` or ``None`` (with index arrays of more dimensions
     they broadcast as arrays, and stay)."""
     parts = key if type(key) is tuple else (key,)
-    scalars = [type(k) is Array and k.ndim == 0 and k.dtype.kind in "iu" for k in parts]
+    # Not a traced one (jit, a loop's body), which has no value to read: an index array then.
+    scalars = [type(k) is Array and k.ndim == 0 and k.dtype.kind in "iu" and k._node.depth != TRACED for k in parts]
     if not any(scalars) or not all(s or type(k) in _BASIC_PARTS for s, k in zip(scalars, parts)):
         return key
     read = tuple(operator.index(k) if s else k for s, k in zip(scalars, parts))
@@ -719,7 +720,8 @@ def _scattered(x: Array, parts: tuple, value: Array) -> Array:
 
 def _check_in_range(x: Array, parts: tuple) -> None:
     """IndexError if an integer index array of ``parts`` names a position outside its
-    axis (computed: a read)."""
+    axis (computed: a read). Traced ones (jit) cannot be read: their least and greatest
+    values are guards, checked after each call (``tracing.guard``)."""
     checks, source = [], 0
     for k in _with_ellipsis_expanded(parts, x.ndim):
         if k is None or k is _SEPARATOR or isinstance(k, (bool, np.bool_)):
@@ -728,7 +730,12 @@ def _check_in_range(x: Array, parts: tuple) -> None:
             source += k.ndim
             continue
         n = x.shape[source]
-        if isinstance(k, Array) and k.size and k.dtype == dt.uint64:  # past 2**63 as itself, not wrapped to int64
+        if isinstance(k, Array) and k.size and k._node.depth == TRACED:
+            wide = _wide_index(k)  # a uint64 past 2**63 wraps to a negative value, out of range too
+            for extreme in ("minimum", "maximum"):
+                _guard_position(graph.reshape(op("reduce", wide, dimensions=tuple(range(k.ndim)), kind=extreme), ())
+                                if k.ndim else wide, n, source)
+        elif isinstance(k, Array) and k.size and k.dtype == dt.uint64:  # past 2**63 as itself, not wrapped to int64
             checks.append(op("compare", k, graph.size_operand(n, k.shape, dt.uint64, "__setitem__"), direction="GE"))
         elif isinstance(k, Array) and k.size:
             wide = graph.convert(k, dt.int64)

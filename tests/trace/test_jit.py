@@ -260,6 +260,42 @@ def test_a_traced_python_scalar_computes_as_the_scalar_does_eagerly(name, dtype)
         assert_same(got, np.asarray(eager), exact=True)
 
 
+def _written(x, key, value):
+    y = xp.asarray(x, copy=True)
+    y[key] = value
+    return y
+
+
+def _added(x, key, value):
+    y = xp.asarray(x, copy=True)
+    y[key] += value
+    return y
+
+
+@pytest.mark.parametrize("write", [_written, _added])
+def test_writes_at_traced_indices_trace_once_and_check_as_eagerly(write):
+    """``y[i] = v`` with a traced int and ``y[idx] += v`` with a traced index array are
+    scatters of the traced positions (they raised TracerError: the int was read, the
+    indices' range check read them; a jitted int index then traced once per value), their
+    range checked after each call as eagerly (IndexError); a loop's body writes row i."""
+    jitted = xp.jit(write)
+    x = xp.asarray(np.arange(12.0).reshape(6, 2))
+    for key in (2, -1, 5, 6, -7, [1, 3, 3], [-6, 5], [7, 0], [-7]):
+        traced = xp.asarray(np.array(key)) if isinstance(key, list) else key
+        try:
+            eager = np.asarray(write(x, traced, 9.0))
+        except IndexError:
+            with pytest.raises(IndexError, match="out of bounds"):
+                jitted(x, traced, 9.0)
+            continue
+        assert_same(jitted(x, traced, 9.0), eager, exact=True)
+    assert jitted.cache_info().misses == 4  # an int, and index arrays of three lengths
+    rows = xp.fori_loop(0, 4, lambda i, v: _written(v, i, xp.astype(i, v.dtype) * 10.0), xp.zeros((5, 2)))
+    expected = np.zeros((5, 2))
+    expected[:4] = np.arange(4.0)[:, None] * 10.0
+    assert_same(rows, expected, exact=True)
+
+
 def test_the_signatures_kept_are_bounded(monkeypatch):
     """A loop calling a jitted function with a new static value at every step keeps at
     most ``KEPT_SIGNATURES`` of them (it kept every one), dropping the oldest, and
