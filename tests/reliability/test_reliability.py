@@ -248,6 +248,24 @@ def test_a_symbolic_link_entry_is_not_followed(monkeypatch, tmp_path):
     assert not bundle.is_symlink()
 
 
+def test_entries_that_are_directories_are_replaced(monkeypatch, tmp_path):
+    """A directory in an entry's place is removed and the entry stored: it stayed, so every
+    later process compiled its code again (the executable's too, which no read removes)."""
+    _fresh(tmp_path, monkeypatch)
+    _value()
+    entries = _entries(tmp_path, "steps") + _bundles(tmp_path)
+    for path in entries:
+        path.unlink()
+        path.mkdir()
+        (path / "junk").write_bytes(b"not code")
+    _fresh(tmp_path, monkeypatch)
+    with pytest.warns(RuntimeWarning):
+        value, expected = _value()
+    np.testing.assert_allclose(value, expected, rtol=1e-13)
+    storing.drain()
+    assert all(path.is_file() for path in entries)
+
+
 FIFO = """
 import json, os, pathlib
 import numpy as np

@@ -541,7 +541,12 @@ def store(key: str, code: bytes, metadata: dict[str, Any]) -> None:
     try:
         with os.fdopen(fd, "wb") as f:
             f.write(data)
-        os.replace(temp, directory / (key + SUFFIX))
+        target = directory / (key + SUFFIX)
+        try:
+            os.replace(temp, target)
+        except IsADirectoryError:  # a directory in the entry's place (no entry is one): removed first
+            _remove(target)
+            os.replace(temp, target)
         stored = True
     except OSError:
         return
@@ -633,9 +638,16 @@ def _evict(directory: Path, cap: int) -> int:
 
 
 def _remove(path: Path) -> bool:
+    """Remove the entry at ``path``; a directory too (no entry is one, and one in an
+    entry's place kept its key from being stored again, so every process compiled it)."""
     try:
         path.unlink()
         return True
+    except IsADirectoryError:
+        import shutil  # an entry's removal alone needs it: not at import
+
+        shutil.rmtree(path, ignore_errors=True)
+        return not path.exists()
     except OSError:
         return False
 
