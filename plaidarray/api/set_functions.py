@@ -47,7 +47,7 @@ def _stable_order(flat: Array) -> Array:
 
 
 def _groups(x: Array, where: str):
-    """(flat x, stable sort order, sorted values, group-start positions in sorted order)."""
+    """(x as an array, stable sort order, sorted values, group-start positions in sorted order)."""
     x = check_array(x, where)
     flat = graph.reshape(x, (x.size,))
     order = _stable_order(flat)
@@ -55,13 +55,13 @@ def _groups(x: Array, where: str):
     n = x.size
     if n == 0:
         empty = op("iota", dims=(0,), iota_dimension=0, dtype=dt.int64)
-        return flat, order, ordered, empty
+        return x, order, ordered, empty
     head = op("slice", ordered, start=(1,), limit=(n,), strides=(1,))
     tail = op("slice", ordered, start=(0,), limit=(n - 1,), strides=(1,))
     differs = op("compare", head, tail, direction="NE")
     starts_mask = op("concatenate", graph.full((1,), True, dt.bool_), differs, dimension=0) if n > 1 else \
         graph.full((1,), True, dt.bool_)
-    return flat, order, ordered, true_positions(starts_mask)
+    return x, order, ordered, true_positions(starts_mask)
 
 
 def _counts(starts: Array, n: int) -> Array:
@@ -87,17 +87,17 @@ def unique_values(x: Array, /) -> Array:
 
 
 def unique_counts(x: Array, /) -> UniqueCounts:
-    _, _, ordered, starts = _groups(x, "unique_counts")
+    x, _, ordered, starts = _groups(x, "unique_counts")
     return UniqueCounts(op("take", ordered, starts, axis=0), _counts(starts, x.size))
 
 
 def unique_inverse(x: Array, /) -> UniqueInverse:
-    _, order, ordered, starts = _groups(x, "unique_inverse")
+    x, order, ordered, starts = _groups(x, "unique_inverse")
     return UniqueInverse(op("take", ordered, starts, axis=0), _inverse(x, order, starts, x.size))
 
 
 def unique_all(x: Array, /) -> UniqueAll:
-    _, order, ordered, starts = _groups(x, "unique_all")
+    x, order, ordered, starts = _groups(x, "unique_all")
     return UniqueAll(op("take", ordered, starts, axis=0), op("take", order, starts, axis=0),
                      _inverse(x, order, starts, x.size), _counts(starts, x.size))
 

@@ -409,6 +409,21 @@ def test_zero_dimensional_arrays_like_numpy(backend, name):
     assert_same(fn(xp.asarray(np.float64(-2.5))), numpy_fn(np.asarray(-2.5)))
 
 
+@pytest.mark.parametrize("name", ["unique_values", "unique_counts", "unique_inverse", "unique_all"])
+def test_unique_of_a_python_scalar_is_its_0_d_arrays(backend, name):
+    """As ``sum(255)`` and ``unique_values(255)``: the other unique functions took the size
+    of their argument, not of its array (AttributeError: 'int' object has no attribute 'size')."""
+    found = getattr(xp, name)(255)
+    expected = np.unique(np.asarray(255), return_index=True, return_inverse=True, return_counts=True)
+    parts = {"unique_values": ["values"], "unique_counts": ["values", "counts"],
+             "unique_inverse": ["values", "inverse_indices"],
+             "unique_all": ["values", "indices", "inverse_indices", "counts"]}[name]
+    numpy_parts = dict(zip(["values", "indices", "inverse_indices", "counts"], expected))
+    for part in parts:
+        got = found if name == "unique_values" else getattr(found, part)
+        np.testing.assert_array_equal(np.asarray(got), np.reshape(numpy_parts[part], np.shape(np.asarray(got))))
+
+
 def _numpy_inputs() -> dict[str, np.ndarray]:
     base = np.arange(24.0).reshape(4, 6)
     readonly = base.copy()
