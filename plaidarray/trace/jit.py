@@ -310,7 +310,7 @@ class JitFunction:
         owner = Trace(f"jit({self._name})", self._fun, _FIX.format(name=self._name), guarded=True)
         traced = trace(run_traced, [a._node.shape for a in call.arrays], owner)
         materialize(traced.captured)  # values the function closes over are computed once, now
-        return Lowered(self, call.key, traced, call.device, self._input_names(call))
+        return Lowered(self, call.key, traced, call.device, call)
 
     def _input_names(self, call: _Call) -> list[str]:
         """A name for each array the call passes (an export's inputs): its parameter's,
@@ -419,13 +419,17 @@ class Lowered:
     """A traced call, not compiled yet (``jit(f).lower(*args)``)."""
 
     def __init__(self, function: JitFunction, key: Hashable, traced: Traced, device: Device | None = None,
-                 input_names: Sequence[str] = ()) -> None:
+                 call: _Call | None = None) -> None:
         self._function = function
         self._key = key
         self._traced = traced
         self._device = device
-        #: Each argument array's name (``JitFunction._input_names``), for an export's inputs.
-        self.input_names = list(input_names)
+        self._call = call
+
+    @property
+    def input_names(self) -> list[str]:
+        """Each argument array's name (``JitFunction._input_names``), for an export's inputs."""
+        return self._function._input_names(self._call) if self._call is not None else []
 
     @property
     def name(self) -> str:

@@ -49,19 +49,29 @@ def flatten(tree: Any) -> tuple[list[Any], tuple]:
 def paths(tree: Any) -> list[tuple]:
     """Where each leaf of ``tree`` lies (the indices and keys from the root to it), in
     :func:`flatten`'s order."""
-    found: list[tuple] = []
-    stack: list[tuple[Any, tuple]] = [(tree, ())]
+    found: list[Any] = []
+    stack: list[tuple[Any, Any]] = [(tree, None)]  # each node with its path as (key, its parent's path)
     while stack:
-        node, path = stack.pop()
+        node, link = stack.pop()
         if node is None:
             continue
         if type(node) in (tuple, list) or (isinstance(node, tuple) and hasattr(node, "_fields")):
-            stack.extend((child, (*path, i)) for i, child in reversed(list(enumerate(node))))
+            stack.extend((child, (i, link)) for i, child in reversed(list(enumerate(node))))
         elif type(node) is dict:
-            stack.extend((node[k], (*path, k)) for k in reversed(sorted(node)))
+            stack.extend((node[k], (k, link)) for k in reversed(sorted(node)))
         else:
-            found.append(path)
-    return found
+            found.append(link)
+    return [_unlinked(link) for link in found]
+
+
+def _unlinked(link: Any) -> tuple:
+    """A path kept as (key, parent's path) links, as a tuple from the root (linked, a path
+    costs a pair per level where copying it at each level cost its depth)."""
+    keys = []
+    while link is not None:
+        keys.append(link[0])
+        link = link[1]
+    return tuple(reversed(keys))
 
 
 def _fold(structure: tuple, leaf: Callable[[Any], T], node: Callable[[Any, list[T]], T]) -> T:
