@@ -378,13 +378,6 @@ def _linear_algebra(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
     square, other = m[:, :3], xp.flip(m, axis=0)  # another array of m's shape (one twice is one operand)
     thunks: list[Thunk] = [lambda: m @ m.T, lambda: m.T @ m, lambda: m @ v[:4], lambda: v[:3] @ m, lambda: v @ v,
                 lambda: square @ square, lambda: c @ m.T, lambda: m.T @ c[0], lambda: c @ xp.permute_dims(c, (0, 2, 1)),
-                # transposes a product reads through (``linear_algebra._through_transpose``):
-                # a vector's, a row's and a column's products with a transposed matrix
-                lambda: m.T @ v[:3], lambda: v[:4] @ m.T, lambda: a["row"] @ m.T, lambda: m.T @ a["column"],
-                lambda: a["row"].T @ a["row"], lambda: a["column"] @ a["column"].T, lambda: m.T @ square.T,
-                lambda: a["column"].T @ square.T, lambda: m @ a["row"].T, lambda: a["row"].T @ a["column"].T,
-                lambda: a["column"].T @ a["column"], lambda: a["row"] @ a["row"].T, lambda: a["column"].T @ square,
-                lambda: a["column"].T @ v[:3], lambda: v[:4] @ a["row"].T,
                 lambda: xp.vecdot(m, m), lambda: xp.vecdot(m, m, axis=0), lambda: xp.tensordot(m, m, axes=([1], [1])),
                 lambda: xp.vecdot(m, other), lambda: xp.vecdot(m, other, axis=0), lambda: xp.tensordot(m, m, axes=2),
                 lambda: xp.tensordot(m, other, axes=2), lambda: xp.tensordot(m, other, axes=([1], [1])),

@@ -14,12 +14,11 @@ from typing import Any
 
 from .. import dtypes as dt
 from ..hlo.opdef import OPS
-from ..hlo.ops.dot import through_transpose
 from ..trace import node as node_module
 from ..trace.array import Array
 from ..trace.views import view
 from . import graph
-from .graph import check_array, check_category, convert, op, wrap
+from .graph import check_array, check_category, convert, op
 from .recipes import recorded, stands_for
 from .views import Transpose
 
@@ -59,14 +58,10 @@ def matmul(x1: Array, x2: Array, /) -> Array:
 
 #: What ``_graph.Product`` records by: the dtypes it takes (``matmul``'s, numeric), and the
 #: ``dot_general`` attributes of a product contracting an operand of each rank's last axis
-#: with the other's first, by ``4 * rank + folded``, ``folded``'s bits saying which operand is
-#: a matrix's pending transpose read through its source (1 the first, 2 the second, as
-#: ``_through_transpose`` reads it; shared by its nodes, read only as every node's attributes).
+#: with the other's first (shared by its nodes, read only as every node's attributes).
 _PRODUCT_TABLES = (dict.fromkeys(dt.NUMERIC, True),
-                   {4 * rank + folded: {"lhs_batch": (), "rhs_batch": (),
-                                        "lhs_contracting": (0,) if folded & 1 else (rank - 1,),
-                                        "rhs_contracting": (1,) if folded & 2 else (0,)}
-                    for rank in range(1, 9) for folded in range(4) if rank == 2 or not folded & 1})
+                   {rank: {"lhs_batch": (), "rhs_batch": (), "lhs_contracting": (rank - 1,), "rhs_contracting": (0,)}
+                    for rank in range(1, 9)})
 
 
 def _in_c(fn: Any) -> Any:
@@ -220,24 +215,7 @@ def _dot(a: Array, b: Array, **dimensions: tuple[int, ...]) -> Array:
     contraction, so it compiled at its first use)."""
     if any(a.shape[i] == 0 for i in dimensions["lhs_contracting"]):
         return graph.full(OPS["dot_general"].infer([a._node.shape, b._node.shape], dimensions).dims, 0, a.dtype)
-    a, b = _through_transpose(a, "lhs", dimensions), _through_transpose(b, "rhs", dimensions)
     return op("dot_general", a, b, **dimensions)
-
-
-def _through_transpose(x: Array, side: str, dimensions: dict[str, tuple[int, ...]]) -> Array:
-    """A pending transpose's source where the product can read it transposed (``x.mT @ y``,
-    ``a @ b.T``), its dimensions in ``dimensions`` renumbered, as the compiler's
-    simplifier folds it in fused code (``through_transpose``): op by op, the product then
-    makes the same BLAS call and so the same bits, and the transpose is never copied."""
-    node = x._node
-    if node.op != "transpose" or node.buffer is not None:
-        return x
-    folded = through_transpose(node.attrs["permutation"], dimensions[f"{side}_batch"],
-                               dimensions[f"{side}_contracting"])
-    if folded is None:
-        return x
-    dimensions[f"{side}_batch"], dimensions[f"{side}_contracting"] = folded
-    return wrap(node.operands[0])
 
 
 def _as_matrix(x: Array, contracted: tuple[int, ...], side: int) -> tuple[Array, int]:

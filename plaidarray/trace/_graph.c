@@ -1800,27 +1800,7 @@ typedef struct {
     PyObject *dict;
 } Product;
 
-static PyObject *str_dot_general, *str_permutation, *swapped; /* "permutation", (1, 0) */
-
-/* Whether ``node`` is a pending transpose (0 if not, 1 if so, -1 on error), its source (borrowed)
-   in ``*source`` where it transposes a matrix. */
-static int pending_transpose(PyObject *node, PyObject **source) {
-    *source = NULL;
-    PyObject *op = SLOT(node, off_op);
-    if (op == NULL || !PyUnicode_Check(op) || PyUnicode_CompareWithASCIIString(op, "transpose") != 0 ||
-        SLOT(node, off_buffer) != Py_None)
-        return 0;
-    PyObject *attrs = SLOT(node, off_attrs), *operands = SLOT(node, off_operands);
-    if (attrs == NULL || !PyDict_CheckExact(attrs) || operands == NULL || !PyTuple_CheckExact(operands) ||
-        PyTuple_GET_SIZE(operands) != 1 || !is_node(PyTuple_GET_ITEM(operands, 0)))
-        return 1;
-    PyObject *permutation = PyDict_GetItemWithError(attrs, str_permutation);
-    if (permutation == NULL) return PyErr_Occurred() ? -1 : 1;
-    int equal = PyObject_RichCompareBool(permutation, swapped, Py_EQ);
-    if (equal < 0) return -1;
-    if (equal) *source = PyTuple_GET_ITEM(operands, 0);
-    return 1;
-}
+static PyObject *str_dot_general;
 
 static PyObject *product_in_c(Product *self, PyObject *a, PyObject *b) {
     PyObject *na, *sa, *nb, *sb;
@@ -1831,14 +1811,7 @@ static PyObject *product_in_c(Product *self, PyObject *a, PyObject *b) {
     if (taken <= 0) return taken < 0 ? NULL : NOT_HANDLED_MARK;
     Py_ssize_t ra = PyTuple_GET_SIZE(da), rb = PyTuple_GET_SIZE(db);
     if (ra == 0 || rb == 0 || !(rb == 1 || (rb == 2 && ra > 1) || (ra == 1 && rb == 2))) return NOT_HANDLED_MARK;
-    /* A matrix's pending transpose is read through its source, as ``_through_transpose``
-       reads it (the product's BLAS call and bits are fused code's); any other transpose is
-       the fallback's. */
-    PyObject *source_a, *source_b;
-    int ta = pending_transpose(na, &source_a), tb = pending_transpose(nb, &source_b);
-    if (ta < 0 || tb < 0) return NULL;
-    if ((ta && (ra != 2 || source_a == NULL)) || (tb && (rb != 2 || source_b == NULL))) return NOT_HANDLED_MARK;
-    PyObject *rank = PyLong_FromSsize_t(4 * ra + (ta ? 1 : 0) + (tb ? 2 : 0));
+    PyObject *rank = PyLong_FromSsize_t(ra);
     if (rank == NULL) return NULL;
     PyObject *attrs = PyDict_GetItemWithError(self->attrs, rank);
     Py_DECREF(rank);
@@ -1855,7 +1828,7 @@ static PyObject *product_in_c(Product *self, PyObject *a, PyObject *b) {
     PyObject *shape = PyObject_CallFunctionObjArgs((PyObject *)shape_type, dims, dtype, NULL), *out = NULL;
     Py_DECREF(dims);
     if (shape == NULL) return NULL;
-    PyObject *operands = PyTuple_Pack(2, ta ? source_a : na, tb ? source_b : nb);
+    PyObject *operands = PyTuple_Pack(2, na, nb);
     if (operands != NULL) out = record_op(str_dot_general, operands, attrs, shape);
     Py_XDECREF(operands);
     Py_DECREF(shape);
@@ -2525,8 +2498,6 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_dynamic_slice = PyUnicode_InternFromString("dynamic_slice");
     str_correction = PyUnicode_InternFromString("correction");
     str_dot_general = PyUnicode_InternFromString("dot_general");
-    str_permutation = PyUnicode_InternFromString("permutation");
-    swapped = Py_BuildValue("(ii)", 1, 0);
     str_add = PyUnicode_InternFromString("add");
     str_mean = PyUnicode_InternFromString("mean");
     str_subtract = PyUnicode_InternFromString("subtract");
@@ -2539,8 +2510,7 @@ PyMODINIT_FUNC PyInit__graph(void) {
         str_max_pending == NULL || str_active == NULL || str_hex == NULL || str_with_dtype == NULL ||
         str_axis == NULL || str_keepdims == NULL || str_reduce == NULL || str_reshape == NULL ||
         str_divide == NULL || str_dimensions == NULL || str_kind == NULL || str_dims == NULL ||
-        str_dynamic_slice == NULL || str_correction == NULL || str_dot_general == NULL || str_permutation == NULL ||
-        swapped == NULL || str_add == NULL || str_mean == NULL ||
+        str_dynamic_slice == NULL || str_correction == NULL || str_dot_general == NULL || str_add == NULL || str_mean == NULL ||
         str_subtract == NULL || str_multiply == NULL || str_sqrt == NULL || str_broadcast_in_dim == NULL ||
         str_broadcast_dimensions == NULL ||
         NOT_HANDLED_MARK == NULL || PyType_Ready(&handle_type) || PyType_Ready(&elementwise_type) ||

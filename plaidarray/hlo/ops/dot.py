@@ -22,20 +22,6 @@ def free_dimensions(rank: int, batch, contracting) -> list[int]:
     return [d for d in range(rank) if d not in batch and d not in contracting]
 
 
-def through_transpose(permutation: Sequence[int], batch: Sequence[int], contracting: Sequence[int]
-                      ) -> tuple[tuple[int, ...], tuple[int, ...]] | None:
-    """The batch and contracting dimensions of a product's operand that is a transpose
-    (of ``permutation``), read through the transpose's source instead (XLA's transpose
-    folding: BLAS reads the source transposed, in place); None where the free dimensions
-    would not keep their order, which fixes the result's, or the batch dimensions would
-    move (the op kernels built at installation have products whose batch leads: the first
-    tier folds what fused code folds, so that both make the same BLAS call)."""
-    free = [permutation[d] for d in free_dimensions(len(permutation), batch, contracting)]
-    if free != sorted(free) or any(permutation[d] != d for d in batch):
-        return None
-    return tuple(permutation[d] for d in batch), tuple(permutation[d] for d in contracting)
-
-
 def _infer(shapes, attrs):
     lhs, rhs = shapes
     lb, rb = attrs["lhs_batch"], attrs["rhs_batch"]

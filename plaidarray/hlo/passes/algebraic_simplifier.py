@@ -13,7 +13,6 @@ from collections.abc import Callable
 import numpy as np
 
 from ..ir import Computation, Instruction, rebuild
-from ..ops.dot import through_transpose
 from ..symbolic import is_static
 
 
@@ -91,10 +90,13 @@ def _fold_transposes(inst: Instruction) -> Instruction | None:
         x = operands[side]
         if x.opcode != "transpose":
             continue
-        folded = through_transpose(x.attrs["permutation"], attrs[f"{prefix}_batch"], attrs[f"{prefix}_contracting"])
-        if folded is not None:
+        batch, contracting = attrs[f"{prefix}_batch"], attrs[f"{prefix}_contracting"]
+        permutation = x.attrs["permutation"]
+        free = [permutation[d] for d in range(x.shape.rank) if d not in batch and d not in contracting]
+        if free == sorted(free):
             operands[side] = x.operands[0]
-            attrs[f"{prefix}_batch"], attrs[f"{prefix}_contracting"] = folded
+            attrs[f"{prefix}_batch"] = tuple(permutation[d] for d in batch)
+            attrs[f"{prefix}_contracting"] = tuple(permutation[d] for d in contracting)
     return None if operands == list(inst.operands) else Instruction(inst.opcode, operands, attrs, inst.shape)
 
 
