@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import math
 import operator
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -32,7 +31,6 @@ import numpy as np
 
 from ..trace import node as node_module
 from ..trace.array import Array
-from ..trace.node import Node
 from ..trace.views import Layout, Step, attach, view
 from . import graph, indexing
 from .graph import op, transpose
@@ -62,8 +60,8 @@ class Index(Step):
     def inverse(self, base: Array, value: Array) -> Array:
         return indexing.setitem(base, self.key, value)
 
-    def stored(self, base: Array, value: Array) -> tuple[Node, Callable[[], object] | None]:
-        return base._stored(self.key, value, donating=False)  # in place when it can be
+    def store(self, base: Array, value: Array) -> None:
+        base._store(self.key, value)  # a window update, run at once, in place when it can be
 
     def layout(self, base: Layout) -> Layout:
         if type(self.key) is int:  # a row of its base (or a plane): a loop's view, laid out at each write

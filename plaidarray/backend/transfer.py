@@ -26,7 +26,6 @@ from __future__ import annotations
 import ctypes
 import functools
 import math
-import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -195,12 +194,6 @@ class TransferManager:
         platform makes one without running code; else None."""
         return None
 
-    def store_call(self, buffer: Any, key: object, value: object) -> Callable[[], object] | None:
-        """``store_element``'s store, not made yet: a call of C functions alone that makes
-        it, for a caller that makes it with others at once (``Array.rebind_all``); None
-        where ``store_element`` would not store."""
-        return None
-
 
 class HostTransfers(TransferManager):
     """The host's memory as buffers: NumPy arrays, shared where their layout allows."""
@@ -268,10 +261,6 @@ class HostTransfers(TransferManager):
             return False
         buffer[index] = value
         return True
-
-    def store_call(self, buffer: np.ndarray, key: object, value: object) -> Callable[[], object] | None:
-        index = key if type(key) is tuple else (key,)
-        return functools.partial(operator.setitem, buffer, index, value) if _storable(buffer, index, value) else None
 
     def stored_copy(self, buffer: np.ndarray, key: object, value: object) -> np.ndarray | None:
         """A copy of ``buffer`` with ``value`` stored into it as ``store_element`` stores

@@ -753,48 +753,6 @@ static PyTypeObject handle_type = {
     .tp_members = handle_members,
 };
 
-/* rebind(arrays, nodes, writes): call each of ``writes`` (stores into memory, C callables),
-   then point each of ``arrays`` at its node of ``nodes``, counting the arrays on each node,
-   as ``array._rebind_all_in_python`` does: in C alone, so no Python code (a signal's
-   handler: Ctrl-C's KeyboardInterrupt) runs between two of the steps. The old nodes are
-   released at the end (a node freed may run Python code). */
-static PyObject *rebind(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 3 || !PyList_CheckExact(args[0]) || !PyList_CheckExact(args[1]) || !PyList_CheckExact(args[2]) ||
-        PyList_GET_SIZE(args[0]) != PyList_GET_SIZE(args[1])) {
-        PyErr_SetString(PyExc_TypeError, "rebind(arrays, nodes, writes) takes three lists, arrays and nodes alike long");
-        return NULL;
-    }
-    PyObject *arrays = args[0], *nodes = args[1], *writes = args[2];
-    Py_ssize_t n = PyList_GET_SIZE(arrays);
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *array = PyList_GET_ITEM(arrays, i);
-        if (!PyObject_TypeCheck(array, &handle_type) || ((Handle *)array)->node == NULL ||
-            !is_node(((Handle *)array)->node) || !is_node(PyList_GET_ITEM(nodes, i))) {
-            PyErr_SetString(PyExc_TypeError, "rebind: an array without a node, or a node that is none");
-            return NULL;
-        }
-    }
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(writes); i++) {
-        PyObject *done = PyObject_CallNoArgs(PyList_GET_ITEM(writes, i));
-        if (done == NULL) return NULL;
-        Py_DECREF(done);
-    }
-    PyObject *old_nodes = PyList_New(n);
-    if (old_nodes == NULL) return NULL;
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Handle *array = (Handle *)PyList_GET_ITEM(arrays, i);
-        PyObject *node = PyList_GET_ITEM(nodes, i), *old = array->node;
-        if (add_to_arrays(node, 1) || add_to_arrays(old, -1)) {
-            Py_DECREF(old_nodes);
-            return NULL;
-        }
-        array->node = Py_NewRef(node);
-        PyList_SET_ITEM(old_nodes, i, old); /* the array's reference, released below */
-    }
-    Py_DECREF(old_nodes);
-    Py_RETURN_NONE;
-}
-
 
 /* --- replay ---------------------------------------------------------------------------- */
 
@@ -2462,8 +2420,6 @@ static PyMethodDef methods[] = {
     {"set_buffers", (PyCFunction)(void (*)(void))set_buffers, METH_FASTCALL,
      "set_buffers(nodes, buffers): make the pending ones ready."},
     {"ready", (PyCFunction)(void (*)(void))ready, METH_FASTCALL, "ready(buffer, shape, device) -> a ready Node."},
-    {"rebind", (PyCFunction)(void (*)(void))rebind, METH_FASTCALL,
-     "rebind(arrays, nodes, writes): make the writes, then point the arrays at the nodes, at once."},
     {"pending", pending, METH_O, "pending(node) -> the pending nodes of its graph, in creation order."},
     {"replay", (PyCFunction)(void (*)(void))replay, METH_FASTCALL, "replay(steps, nodes): append a recipe's nodes."},
     {"signature", (PyCFunction)(void (*)(void))signature, METH_FASTCALL,

@@ -267,26 +267,17 @@ class Array(_ArrayHandle):
         reader). When this array shares its elements with others (views), the write reaches
         them too (``views.changed``)."""
         with _STORES:
-            if not views.shares(self):
-                new, write = self._stored(key, value)
-                if write is None:
-                    self._rebind(new)
+            if self._base is None:
+                self._store(key, value)
                 return
             step = _NAMESPACE["index_step"](key)
             if views.is_view_at(value, self, step):
                 return  # ``x[key] += v``: the view x[key] wrote itself through already
             views.check_writable(self, "__setitem__")
-            new, write = self._stored(key, value, donating=False)
-            views.changed(self, step, new, write)
+            self._store(key, value)
+            views.changed(self, step)
 
-    def _stored(self, key: Any, value: Any, donating: bool = True) -> tuple[Node, Callable[[], object] | None]:
-        """This array's value with ``self[key] = value``: a new node (ready where the
-        update ran at once), or, where a block of memory that nothing else sees can take
-        the value as the in-place update would write it, this array's node and that
-        block's write (the transfers' ``store_call``), made here (``donating``: then
-        ``_made``) or by the caller with its family's other members at once (a write
-        through a view, ``views.changed``). Without ``donating``, nothing is written into
-        this array's memory here."""
+    def _store(self, key: Any, value: Any) -> None:
         old = self._node
         if type(self._base) is not views.ViewOf and old.buffer is not None and (index := _block_key(key)) and \
                 (type(index[-1]) is int or _sole_owner(old)):
@@ -298,22 +289,20 @@ class Array(_ArrayHandle):
             block = _block_value(value, old)
             transfers = _transfers(old)
             if _sole_owner(old):
-                if not donating:
-                    if (write := transfers.store_call(old.buffer, index, block)) is not None:
-                        return old, write
-                elif transfers.store_element(old.buffer, index, block):
-                    return old, _made  # a block of memory nothing else sees, written as the in-place update would
+                if transfers.store_element(old.buffer, index, block):
+                    return  # a block of memory nothing else sees, written as the in-place update would
             elif (copy := transfers.stored_copy(old.buffer, index, block)) is not None:
                 stored = Node.ready(copy, old.device)  # the update's new value, as its run would make it
                 stored.owned = True
-                return stored, None
-        donated = old if donating and _sole_owner(old) else None
+                self._rebind(stored)
+                return
+        donated = old if _sole_owner(old) else None
         new = _NAMESPACE["setitem"](self, key, value)._node
         if new.op in _UPDATES and new.operands[0] is old and new.depth != TRACED:
             # Before the array takes the new value: an update interrupted (or failing) before
             # its run leaves the old one, and a run is never left half done (parallel.py).
             materialize([new], donated)
-        return new, None
+        self._rebind(new)
 
     # Arrays are mutable through in-place operators. (Typed as NumPy's stubs type ndarray's.)
     __hash__: ClassVar[None] = None  # type: ignore[assignment]
@@ -321,35 +310,6 @@ class Array(_ArrayHandle):
 
 #: The ops of a store that writes part of the array it updates (a window, positions).
 _UPDATES = frozenset({"dynamic_update_slice", "scatter"})
-
-
-#: The slot of an array's node (``_ArrayHandle``'s), set past a pinned array's property.
-NODE_SLOT = next(klass.__dict__["_node"] for klass in Array.__mro__ if "_node" in klass.__dict__)
-
-
-def _made() -> None:
-    """``Array._stored``'s write where it made it itself: nothing left to make."""
-
-
-def _rebind_all_in_python(arrays: list[Array], nodes: list[Node], writes: list[Callable[[], object]]) -> None:
-    """``rebind_all`` without the C module: step by step (an interrupt may land between two)."""
-    for write in writes:
-        write()
-    for array, node in zip(arrays, nodes):
-        old = NODE_SLOT.__get__(array)
-        node.arrays += 1
-        old.arrays -= 1
-        NODE_SLOT.__set__(array, node)
-
-
-#: Make each of ``writes`` (stores into memory, the transfers' ``store_call``), then point
-#: each of ``arrays`` at its node of ``nodes`` (``Array._rebind`` on the slot, past a
-#: pinned array's ``_node`` property): in C (``_graph.rebind``), no Python code runs between
-#: two of the steps, so a signal's handler (Ctrl-C's KeyboardInterrupt), which runs only
-#: between Python bytecodes, lands before all or after all. A write through a view changes
-#: its family's members so (``views.changed``): they never disagree.
-rebind_all: Callable[[list[Array], list[Node], list[Callable[[], object]]], None] = \
-    GRAPH_IN_C.rebind if GRAPH_IN_C is not None else _rebind_all_in_python
 
 
 def _block_key(key: Any) -> tuple | None:
@@ -513,10 +473,9 @@ def _inplace(name: str):
             raise ValueError(f"in-place {name} would change the shape {self.shape} to {result.shape}")
         if result.dtype != self.dtype:
             raise TypeError(f"in-place {name} would change the dtype {self.dtype} to {result.dtype}")
-        if views.shares(self):
-            views.changed(self, None, result._node)
-        else:
-            self._rebind(result._node)
+        self._rebind(result._node)
+        if self._base is not None:
+            views.changed(self)
         return self
     return method
 

@@ -58,10 +58,13 @@ import numpy as np
 from ..backend import devices
 from ..backend.devices import Device
 from ..backend.transfer import HOST
-from .array import _STORES, NODE_SLOT, Array, _sole_owner
+from .array import _STORES, Array, _sole_owner
 from .materialize import materialize
 from .node import Node, value_read
 from .views import Family, ViewOf, blank_root, changed
+
+#: The slot behind ``Array._node``, read and written without ``Pinned``'s property.
+_SLOT = next(klass.__dict__["_node"] for klass in Array.__mro__ if "_node" in klass.__dict__)
 
 
 class Pin:
@@ -164,7 +167,7 @@ def shared(memory: np.ndarray, device: Device) -> Array:
     root = Array(Node.ready(memory, device))
     family = root._base = Family(root)
     with _STORES:
-        family.pin = Pin(family, root, NODE_SLOT.__get__(root), foreign=True)
+        family.pin = Pin(family, root, _SLOT.__get__(root), foreign=True)
         root.__class__ = Pinned
     return root
 
@@ -203,7 +206,7 @@ def _pin(array: Array) -> Pin:
     if root is None:
         root = blank_root(family)
         family.root = weakref.ref(root)
-    node = NODE_SLOT.__get__(root)
+    node = _SLOT.__get__(root)
     if node.buffer is None:
         materialize([node])
     if not (_sole_owner(node) and _alone(node.buffer)):  # type: ignore[arg-type]  # materialized above
@@ -235,10 +238,10 @@ def _members(family: Family) -> list[Array]:
 
 def _set(array: Array, node: Node) -> None:
     """Point ``array`` at ``node`` (``Array._rebind`` on the slot)."""
-    old = NODE_SLOT.__get__(array)
+    old = _SLOT.__get__(array)
     node.arrays += 1
     old.arrays -= 1
-    NODE_SLOT.__set__(array, node)
+    _SLOT.__set__(array, node)
 
 
 def sync(array: Array) -> None:
@@ -334,7 +337,8 @@ def _unpin(family: Family, pin: Pin) -> None:
 def _written(root: Array, node: Node) -> None:
     """The memory was written (its value is ``node``'s): a write to the root, which
     reaches its views."""
-    changed(root, None, node, to_memory=False)
+    _set(root, node)
+    changed(root)
 
 
 def _same(memory: np.ndarray, node: Node, start: int = 0, stop: int | None = None) -> bool:
@@ -359,7 +363,7 @@ def store(array: Array) -> None:
     pin = _pin_of(array)
     if pin is None or pin.root is not array:
         return
-    node = NODE_SLOT.__get__(array)
+    node = _SLOT.__get__(array)
     if node.buffer is None:
         materialize([node])
     np.copyto(pin.buffer, node.buffer)
@@ -376,36 +380,36 @@ class Pinned(Array):
             """Count the array off its node without the ``_node`` property: a read there
             would sync, and unpin a family whose export is being made (a blank root made
             for the export dies before the export is returned)."""
-            NODE_SLOT.__get__(self).arrays -= 1
+            _SLOT.__get__(self).arrays -= 1
 
     @property  # type: ignore[override]
     def _node(self) -> Node:
         sync(self)
-        return NODE_SLOT.__get__(self)
+        return _SLOT.__get__(self)
 
     @_node.setter
     def _node(self, node: Node) -> None:
-        NODE_SLOT.__set__(self, node)
+        _SLOT.__set__(self, node)
 
     @property
     def shape(self) -> tuple[int, ...]:
-        return NODE_SLOT.__get__(self).shape.dims
+        return _SLOT.__get__(self).shape.dims
 
     @property
     def dtype(self) -> np.dtype:
-        return NODE_SLOT.__get__(self).shape.dtype
+        return _SLOT.__get__(self).shape.dtype
 
     @property
     def ndim(self) -> int:
-        return len(NODE_SLOT.__get__(self).shape.dims)
+        return len(_SLOT.__get__(self).shape.dims)
 
     @property
     def size(self) -> int:
-        return NODE_SLOT.__get__(self).shape.size
+        return _SLOT.__get__(self).shape.size
 
     @property
     def device(self) -> Device:
-        return NODE_SLOT.__get__(self).device or devices.default()
+        return _SLOT.__get__(self).device or devices.default()
 
     def _rebind(self, node: Node) -> None:
         _set(self, node)
@@ -419,7 +423,7 @@ class Pinned(Array):
         any other key is an op, which compares once (``recording``)."""
         element = _element_in_memory(self, key)
         if element is not None:
-            node = Node.ready(element, NODE_SLOT.__get__(self).device)
+            node = Node.ready(element, _SLOT.__get__(self).device)
             node.owned = True
             return Array(node)
         if not _basic(key) or _OPS.viewing:

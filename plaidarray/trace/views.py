@@ -31,11 +31,10 @@ from __future__ import annotations
 
 import math
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from . import array as array_module
-from .node import Node, value_read
+from .node import value_read
 
 if TYPE_CHECKING:
     from .array import Array
@@ -80,16 +79,14 @@ class Step:
         """The view's value, recorded from its base's (never itself a view)."""
         raise NotImplementedError
 
-    def stored(self, base: Array, value: Array) -> tuple[Node, Callable[[], object] | None]:
-        """``base`` (the root) with ``value`` written through this step: its new node, and
-        a store into its memory to make with the family's other changes, where the new
-        value is written there (``Array._stored``); nothing is changed yet."""
-        return self.inverse(base, value)._node, None
-
     def inverse(self, base: Array, value: Array) -> Array:
         """``base``'s value with the elements this view shows replaced by ``value`` (a
         read-only view has one too: ``_without_root`` puts its elements back)."""
         raise NotImplementedError
+
+    def store(self, base: Array, value: Array) -> None:
+        """Write ``value`` into ``base`` (the root) through this step."""
+        base._rebind(self.inverse(base, value)._node)
 
     def layout(self, base: Layout) -> Layout | None:
         """Where the view's elements are, given where its base's are; None where NumPy
@@ -220,13 +217,6 @@ def check_writable(array: Array, where: str) -> None:
         raise ValueError(f"{where}: assignment destination is read-only (a view made by {made_by})")
 
 
-def shares(array: Array) -> bool:
-    """Whether a write to ``array`` changes other arrays' values too: it is a view, or a
-    root with live views (``changed`` makes them all take theirs at once)."""
-    record = array._base
-    return record is not None and (type(record) is ViewOf or bool(record.views) and bool(record.live_views()))
-
-
 def is_view_at(value: Any, array: Array, step: Step | None) -> bool:
     """Whether ``value`` is the view ``array[key]`` (``step`` made from ``key``), whose
     elements are ``array``'s already: ``x[key] += v`` stores the view back after the
@@ -240,55 +230,32 @@ def is_view_at(value: Any, array: Array, step: Step | None) -> bool:
     return record.family is own and record.steps == (step,)
 
 
-def changed(array: Array, step: Step | None = None, new: Node | None = None,
-            write: Callable[[], object] | None = None, to_memory: bool = True) -> None:
-    """``array``, a member of a family, takes the value ``new`` (``array[key] = v``, with
-    ``step`` the view ``key`` makes, or an in-place operator; None: it holds it already),
-    ``write`` made into its memory first where it is stored there (``Array._stored``):
-    the write is replayed on its root and the other views that cover the elements
-    written are refreshed. Their new values are made first, then the memory written and
-    all the arrays pointed at theirs at once (``rebind_all``), so an interrupt (Ctrl-C)
-    lands before the write or after it, never where the array and its root or views
-    disagree. A pinned root's exported memory then takes its new value (``to_memory``;
-    not where that memory is what was written, ``exports``)."""
+def changed(array: Array, step: Step | None = None) -> None:
+    """After ``array`` took a new value (``array[key] = v``, with ``step`` the view
+    ``key`` makes, or an in-place operator): replay the write on its root and refresh
+    the other views that cover the elements written."""
     record = array._base
-    written = array
-    if new is not None and new is not array._node:
-        written = array_module.Array(new)  # the array's new value, where the family's values are made from
-        written._base = record
-    arrays, nodes = ([array], [new]) if new is not None and new is not array._node else ([], [])
-    writes = [write] if write is not None else []
+    if record is None:
+        return
     family, steps = (record.family, record.steps) if type(record) is ViewOf else (record, ())
     root = family.root()
-    root_value = root
     if steps and root is not None:
-        root_node, root_write = steps[0].stored(root, _through(root, steps, written))
-        if root_write is not None:
-            writes.append(root_write)  # in place: the root keeps its node
-        if root_node is not root._node:
-            arrays.append(root)
-            nodes.append(root_node)
-            root_value = array_module.Array(root_node)
-    elif root is array:
-        root_value = written
-    others = [other for other in family.live_views() if other is not array] if family.views else []
-    if others:
-        layout = _layout(array)
-        low, high = ((step.layout(layout) if step is not None else None) or layout).bounds()
+        steps[0].store(root, _through(root, steps, array))
+    if not family.views:
+        return
+    others = [other for other in family.live_views() if other is not array]
+    if not others:
+        return
+    layout = _layout(array)
+    low, high = ((step.layout(layout) if step is not None else None) or layout).bounds()
     for other in others:
         other_low, other_high = other._base.layout().bounds()
         if other_high < low or other_low > high:
             continue
-        value = root_value if root_value is not None else _without_root(family, other, written)
+        value = root if root is not None else _without_root(family, other, array)
         for each in other._base.steps:
             value = each.forward(value)
-        arrays.append(other)
-        nodes.append(value._node)
-    array_module.rebind_all(arrays, nodes, writes)
-    if to_memory and root is not None and type(root) is not array_module.Array:
-        from .exports import store
-
-        store(root)
+        other._rebind(value._node)
 
 
 def _through(root: Array, steps: tuple[Step, ...], value: Array) -> Array:
