@@ -134,7 +134,9 @@ def floating(x: Array, category: str) -> Array:
 
 
 def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array],
-            result_category: str | None = None) -> None:
+            python_base: Callable[[Array | Scalar, Array | Scalar], Array | Scalar] | None = None) -> None:
+    """Define the elementwise function ``name``; ``python_base``: the first operand as
+    Python combines traced scalars where that differs from the arrays' rules (``pow``)."""
     on_nodes = getattr(decompose, "on_nodes", None)  # one HLO op: an array and a scalar need no Array for it
     if on_nodes is None:
         decompose = recorded(decompose)
@@ -143,8 +145,8 @@ def _binary(name: str, category: str, decompose: Callable[[Array, Array], Array]
 
     def promoted(x1: Array | Scalar, x2: Array | Scalar) -> Array:
         """The general rules: promotion, broadcasting, traced scalars."""
-        if name == "pow":
-            x1 = _python_power_base(x1, x2)
+        if python_base is not None:
+            x1 = python_base(x1, x2)
         a, b = operands(name, x1, x2)
         if a.dtype in dt.FLOAT_OF and category in dt.FLOAT_CATEGORIES:
             a, b = floating(a, category), floating(b, category)
@@ -411,6 +413,29 @@ for _name, _category, _fn in (
 ):
     _unary(_name, _category, _fn)
 
+def _python_power_base(x1: Array | Scalar, x2: Array | Scalar) -> Array | Scalar:
+    """The base of ``x1 ** x2`` where both are Python ints, one of them traced (jit), as
+    Python computes it: a negative exponent makes the power a float, so a traced exponent's
+    value is needed (read: the function is traced again with its scalars static), and a
+    traced base with a negative literal exponent is a float (``s ** -1``)."""
+    base_int = _weak(x1) and x1.dtype.kind == "i" or type(x1) is int
+    if not base_int or not (_weak(x1) or _weak(x2)):
+        return x1
+    if _weak(x2) and x2.dtype.kind == "i":
+        traced_value(x2)
+    elif type(x2) is int and x2 < 0:
+        base = convert(cast(Array, x1), dt.float64)
+        base._node.weak = True
+        return base
+    return x1
+
+
+def _weak(value: object) -> TypeGuard[Array]:
+    """Whether ``value`` is a traced Python scalar (a jitted function's argument), which
+    takes the dtype of the array it meets."""
+    return isinstance(value, Array) and value._node.weak
+
+
 for _name, _category, _binary_fn in (
     ("add", "any", _on_bools(_hlo("or"), _hlo("add"))),
     ("subtract", "numeric", _hlo("subtract")),
@@ -418,7 +443,6 @@ for _name, _category, _binary_fn in (
     ("divide", "numeric", _divide),
     ("floor_divide", "real numeric", _floor_divide),
     ("remainder", "real numeric", _remainder),
-    ("pow", "numeric", _hlo("power")),
     ("maximum", "real numeric", _hlo("maximum")),
     ("minimum", "real numeric", _hlo("minimum")),
     ("atan2", "real floating-point", _hlo("atan2")),
@@ -442,6 +466,7 @@ for _name, _category, _binary_fn in (
     ("bitwise_right_shift", "integer", _shift_right),
 ):
     _binary(_name, _category, _binary_fn)
+_binary("pow", "numeric", _hlo("power"), python_base=_python_power_base)
 
 _operators_in_c()
 
@@ -482,29 +507,6 @@ def clip(x: Array, /, min: Array | int | float | None = None, max: Array | int |
             bound = lo if bound < lo else hi if bound > hi else bound
         out = op(hlo_name, *operands("clip", out, bound))
     return out
-
-
-def _python_power_base(x1: Array | Scalar, x2: Array | Scalar) -> Array | Scalar:
-    """The base of ``x1 ** x2`` where both are Python ints, one of them traced (jit), as
-    Python computes it: a negative exponent makes the power a float, so a traced exponent's
-    value is needed (read: the function is traced again with its scalars static), and a
-    traced base with a negative literal exponent is a float (``s ** -1``)."""
-    base_int = _weak(x1) and x1.dtype.kind == "i" or type(x1) is int
-    if not base_int or not (_weak(x1) or _weak(x2)):
-        return x1
-    if _weak(x2) and x2.dtype.kind == "i":
-        traced_value(x2)
-    elif type(x2) is int and x2 < 0:
-        base = convert(cast(Array, x1), dt.float64)
-        base._node.weak = True
-        return base
-    return x1
-
-
-def _weak(value: object) -> TypeGuard[Array]:
-    """Whether ``value`` is a traced Python scalar (a jitted function's argument), which
-    takes the dtype of the array it meets."""
-    return isinstance(value, Array) and value._node.weak
 
 
 def _clip_floats(x: object, low: object, high: object) -> Array | None:

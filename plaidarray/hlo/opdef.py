@@ -156,11 +156,12 @@ class OpDef:
     #: do not depend on the shape, and a kernel for one length serves any shape of as many
     #: elements (the baseline tier runs such an op on its operands flattened, ``trace/baseline.py``).
     elementwise: bool = False
-    #: The dtype kinds of operands for which ``evaluate`` computes the bits the compiled
-    #: code computes, whatever the values (IEEE's basic operations, integers wrapping,
-    #: comparisons): a read of one value made of such ops on values already computed is
-    #: computed by ``evaluate`` itself (``trace/scalars.py``). Empty for the others: functions
-    #: whose code is the project's own polynomials, reductions whose order is a kernel's.
+    #: The dtype kinds of its first operand for which ``evaluate`` computes the bits the
+    #: compiled code computes, whatever the values (IEEE's basic operations, integers
+    #: wrapping, comparisons; ``select``'s predicate, bool, whatever it selects): a read of
+    #: one value of such an op on values already computed is computed by ``evaluate``
+    #: itself (``trace/scalars.py``). Empty for the others: functions whose code is the
+    #: project's own polynomials, reductions whose order is a kernel's.
     exact_kinds: str = ""
     #: Which of its runs of adjacent axes it treats alike (:class:`Merge`); an elementwise
     #: op's are all one (``merge_of``).
