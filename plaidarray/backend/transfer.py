@@ -27,7 +27,7 @@ import ctypes
 import functools
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -94,8 +94,11 @@ def _storable(buffer: np.ndarray, index: tuple, value: object) -> bool:
         return False
     if type(value) is np.ndarray:
         return value.dtype == buffer.dtype and (not value.shape or value.shape == block)
-    exact = _EXACT_SCALARS.get(buffer.dtype)
-    return exact is not None and type(value) in exact and exact[type(value)](value)
+    rule = EXACT_SCALARS.get(buffer.dtype, _NONE).get(type(value))
+    return rule is not None and _exact(rule, value)
+
+
+_NONE: dict = {}
 
 
 def _data_pointer_offset() -> int | None:
@@ -117,14 +120,6 @@ _OFFSET = _data_pointer_offset()
 DATA_POINTER_OFFSET = _OFFSET
 
 
-def _within(low: int, high: int) -> Callable[[int], bool]:
-    return lambda value: low <= value <= high
-
-
-def _always(value: object) -> bool:
-    return True
-
-
 def _single(value: float) -> bool:
     """Whether single precision holds the float ``value`` exactly (NaN: left to the update).
     A finite value past its range is not held, and is not cast here (NumPy would warn)."""
@@ -135,22 +130,40 @@ def _single(value: float) -> bool:
 
 _SINGLE_MAX = float(np.finfo(np.float32).max)
 
+#: A rule of ``EXACT_SCALARS``: a float single precision must hold (both parts of a complex).
+SINGLE = "single"
 
-#: The Python scalars each dtype's element takes exactly, by type, with the test of a
-#: value: an int in the integer dtype's range, or of at most 53 (24) bits into a double
-#: (single) float; a float single precision holds, into a single one. Any other value is
-#: stored by the update (``api.indexing``), whose rules then apply: its rounding, its
-#: errors (an int out of an integer dtype's range, a float into one). A loop's
-#: ``D[i, j] = min(...)`` into an int32 table was an update's recording and run, ~30 us.
-_EXACT_SCALARS: dict[np.dtype, dict[type, Callable[[Any], bool]]] = {
-    np.dtype(np.bool_): {bool: _always},
-    **{np.dtype(t): {int: _within(int(np.iinfo(t).min), int(np.iinfo(t).max))} for t in (
+
+def _int_range(t: type) -> tuple[int, int]:
+    info = np.iinfo(t)
+    return int(info.min), int(info.max)
+
+
+#: The Python scalars each dtype's element takes exactly, by type, with the rule a value
+#: meets: True (any), an int's (least, greatest) (the integer dtype's range, or 53 (24)
+#: bits into a double (single) float), or ``SINGLE``. Any other value is stored by the
+#: update (``api.indexing``), whose rules then apply: its rounding, its errors (an int out
+#: of an integer dtype's range, a float into one). A loop's ``D[i, j] = min(...)`` into an
+#: int32 table was an update's recording and run, ~30 us. Data, not code: the C module's
+#: element stores read the same table (``_graph.configure_elements``).
+EXACT_SCALARS: dict[np.dtype, dict[type, bool | tuple[int, int] | str]] = {
+    np.dtype(np.bool_): {bool: True},
+    **{np.dtype(t): {int: _int_range(t)} for t in (
         np.int8, np.int16, np.int32, np.int64, np.uint8, np.uint16, np.uint32, np.uint64)},
-    np.dtype(np.float64): {float: _always, int: _within(-(1 << 53), 1 << 53)},
-    np.dtype(np.complex128): {complex: _always, float: _always, int: _within(-(1 << 53), 1 << 53)},
-    np.dtype(np.float32): {float: _single, int: _within(-(1 << 24), 1 << 24)},
-    np.dtype(np.complex64): {complex: lambda value: _single(value.real) and _single(value.imag), float: _single,
-                             int: _within(-(1 << 24), 1 << 24)}}
+    np.dtype(np.float64): {float: True, int: (-(1 << 53), 1 << 53)},
+    np.dtype(np.complex128): {complex: True, float: True, int: (-(1 << 53), 1 << 53)},
+    np.dtype(np.float32): {float: SINGLE, int: (-(1 << 24), 1 << 24)},
+    np.dtype(np.complex64): {complex: SINGLE, float: SINGLE, int: (-(1 << 24), 1 << 24)}}
+
+
+def _exact(rule: bool | tuple[int, int] | str, value: Any) -> bool:
+    """Whether ``value`` meets an ``EXACT_SCALARS`` rule."""
+    if rule is True:
+        return True
+    if rule == SINGLE:
+        return _single(value.real) and _single(value.imag) if type(value) is complex else _single(value)
+    low, high = cast("tuple[int, int]", rule)
+    return low <= value <= high
 
 
 class TransferManager:

@@ -733,6 +733,232 @@ static void handle_dealloc(Handle *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* --- element reads ------------------------------------------------------------------------ */
+
+/* What ``x[i]``, ``m[i, j]`` takes to read an element of a computed array in C
+   (``configure_elements``): a loop's element read was ~1.2 us of Python (the method, the
+   key's checks, the transfer's load, a ready node and its Array), against NumPy's 0.1. */
+static PyObject *getitem_in_python; /* Array._getitem: every other key, and the definition */
+static PyObject *setitem_in_python; /* Array._setitem: every other store, and the definition */
+static PyObject *exact_scalars;     /* backend.transfer.EXACT_SCALARS */
+static PyObject *scalar_value_fn;   /* trace.scalars.value */
+static PyObject *value_read_fn;     /* trace.node.value_read */
+static PyTypeObject *element_array_type, *ndarray_type;
+static PyObject *host_transfers, *to_array; /* backend.transfer.HOST, numpy.array */
+static PyObject *element_shapes;           /* dtype -> Shape((), dtype) */
+static PyObject *str_transfers;
+
+static PyObject *ready_node(PyObject *buffer, PyObject *shape, PyObject *device);
+static PyTypeObject handle_type;
+
+static PyObject *configure_elements(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *array, *fallback, *store, *host, *make, *ndarray, *exact, *scalar, *read;
+    if (!PyArg_ParseTuple(args, "O!OOOOO!O!OO", &PyType_Type, &array, &fallback, &store, &host, &make, &PyType_Type,
+                          &ndarray, &PyDict_Type, &exact, &scalar, &read))
+        return NULL;
+    if (!PyType_IsSubtype((PyTypeObject *)array, &handle_type)) {
+        PyErr_SetString(PyExc_TypeError, "configure_elements: the array type must derive from ArrayHandle");
+        return NULL;
+    }
+    if (element_shapes == NULL && (element_shapes = PyDict_New()) == NULL) return NULL;
+    Py_XSETREF(element_array_type, (PyTypeObject *)Py_NewRef(array));
+    Py_XSETREF(getitem_in_python, Py_NewRef(fallback));
+    Py_XSETREF(setitem_in_python, Py_NewRef(store));
+    Py_XSETREF(exact_scalars, Py_NewRef(exact));
+    Py_XSETREF(scalar_value_fn, Py_NewRef(scalar));
+    Py_XSETREF(value_read_fn, Py_NewRef(read));
+    Py_XSETREF(host_transfers, Py_NewRef(host));
+    Py_XSETREF(to_array, Py_NewRef(make));
+    Py_XSETREF(ndarray_type, (PyTypeObject *)Py_NewRef(ndarray));
+    Py_RETURN_NONE;
+}
+
+/* Whether ``index`` (a Python int, exactly) is in range of a dimension of ``n``
+   (negative ones from the end); -1 on error. */
+static int index_in_range(PyObject *index, PyObject *n) {
+    if (!PyLong_CheckExact(index) || !PyLong_CheckExact(n)) return 0;
+    int overflow;
+    long long i = PyLong_AsLongLongAndOverflow(index, &overflow), size = PyLong_AsLongLong(n);
+    if ((i == -1 || size == -1) && PyErr_Occurred()) return -1;
+    return !overflow && -size <= i && i < size;
+}
+
+/* Whether ``key`` is an int per dimension of ``dims``, each in range (0: not; -1: error). */
+static int element_key(PyObject *key, PyObject *dims) {
+    Py_ssize_t rank = PyTuple_GET_SIZE(dims);
+    if (PyLong_CheckExact(key)) return rank == 1 ? index_in_range(key, PyTuple_GET_ITEM(dims, 0)) : 0;
+    if (!PyTuple_CheckExact(key) || PyTuple_GET_SIZE(key) != rank) return 0;
+    for (Py_ssize_t k = 0; k < rank; k++) {
+        int in = index_in_range(PyTuple_GET_ITEM(key, k), PyTuple_GET_ITEM(dims, k));
+        if (in <= 0) return in;
+    }
+    return 1;
+}
+
+/* Whether ``device`` (a node's) keeps its buffers in host memory (-1: error). */
+static int on_host(PyObject *device) {
+    if (device == Py_None) return 1;
+    PyObject *transfers = PyObject_GetAttr(device, str_transfers);
+    if (transfers == NULL) return -1;
+    int host = transfers == host_transfers;
+    Py_DECREF(transfers);
+    return host;
+}
+
+/* The element of a computed host array that ``key`` (an int per dimension, in range)
+   picks, as a new Array of its own 0-d buffer (``HostTransfers.load_element``'s copy, on
+   the node's device); NULL without an error where the key or the array is of another kind. */
+static PyObject *element(Handle *self, PyObject *key) {
+    PyObject *node = self->node;
+    if (node == NULL || !Py_IS_TYPE(node, node_type)) return NULL;
+    PyObject *buffer = SLOT(node, off_buffer), *shape = SLOT(node, off_shape), *device = SLOT(node, off_device);
+    if (buffer == NULL || !Py_IS_TYPE(buffer, ndarray_type) || shape == NULL || device == NULL ||
+        !Py_IS_TYPE(shape, shape_type))
+        return NULL;
+    PyObject *dims = SLOT(shape, off_dims), *dtype = SLOT(shape, off_dtype);
+    if (dims == NULL || dtype == NULL || !PyTuple_CheckExact(dims) || element_key(key, dims) <= 0 ||
+        on_host(device) <= 0)
+        return NULL;
+    PyObject *element_shape = PyDict_GetItemWithError(element_shapes, dtype);
+    if (element_shape == NULL) {
+        if (PyErr_Occurred()) return NULL;
+        element_shape = PyObject_CallFunctionObjArgs((PyObject *)shape_type, empty_tuple, dtype, NULL);
+        if (element_shape == NULL || PyDict_SetItem(element_shapes, dtype, element_shape)) {
+            Py_XDECREF(element_shape);
+            return NULL;
+        }
+        Py_DECREF(element_shape); /* the dict holds it */
+    }
+    PyObject *item = PyObject_GetItem(buffer, key);
+    PyObject *value = item == NULL ? NULL : PyObject_CallOneArg(to_array, item);
+    Py_XDECREF(item);
+    if (value == NULL) return NULL;
+    PyObject *found = ready_node(value, element_shape, device);
+    Py_DECREF(value);
+    if (found == NULL) return NULL;
+    Py_SETREF(SLOT(found, off_owned), Py_NewRef(Py_True));
+    PyObject *result = PyObject_CallOneArg((PyObject *)element_array_type, found);
+    Py_DECREF(found);
+    return result;
+}
+
+/* ``x[key]``: an element of a computed host array in C, any other key as Array._getitem. */
+static PyObject *handle_subscript(PyObject *self, PyObject *key) {
+    if (getitem_in_python == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "plaidarray.trace._graph.configure_elements was not called");
+        return NULL;
+    }
+    PyObject *found = element((Handle *)self, key);
+    if (found != NULL || PyErr_Occurred()) return found;
+    return PyObject_CallFunctionObjArgs(getitem_in_python, self, key, NULL);
+}
+
+/* What ``Array._store`` stores into one element of ``node``'s buffer for ``value``, as a
+   new reference: a Python scalar that the dtype takes exactly (``EXACT_SCALARS``'s rules:
+   any, or an int's range; a single-precision test is Python's), or the 0-d buffer of an
+   Array of the node's dtype and device, computed or given by the scalar tier
+   (``scalars.value``: the element read plus 1); NULL without an error for anything else.
+   It may run Python code (the scalar tier), so it comes before the store's checks. */
+static PyObject *stored_value(PyObject *node, PyObject *value) {
+    PyObject *shape = SLOT(node, off_shape);
+    PyObject *dtype = SLOT(shape, off_dtype);
+    if (PyFloat_CheckExact(value) || PyLong_CheckExact(value) || PyBool_Check(value) || PyComplex_CheckExact(value)) {
+        PyObject *rules = PyDict_GetItemWithError(exact_scalars, dtype);
+        PyObject *rule = rules == NULL || !PyDict_Check(rules) ? NULL :
+                         PyDict_GetItemWithError(rules, (PyObject *)Py_TYPE(value));
+        if (rule == NULL) return NULL;
+        if (rule == Py_True) return Py_NewRef(value);
+        if (!PyTuple_CheckExact(rule) || PyTuple_GET_SIZE(rule) != 2) return NULL; /* a float's test: Python's */
+        int low = PyObject_RichCompareBool(PyTuple_GET_ITEM(rule, 0), value, Py_LE);
+        int high = low == 1 ? PyObject_RichCompareBool(value, PyTuple_GET_ITEM(rule, 1), Py_LE) : low;
+        return high == 1 ? Py_NewRef(value) : NULL;
+    }
+    if (!Py_IS_TYPE(value, element_array_type)) return NULL;
+    PyObject *given = ((Handle *)value)->node;
+    if (given == NULL || !Py_IS_TYPE(given, node_type) || SLOT(given, off_device) != SLOT(node, off_device)) return NULL;
+    PyObject *given_shape = SLOT(given, off_shape);
+    if (given_shape == NULL || !Py_IS_TYPE(given_shape, shape_type)) return NULL;
+    PyObject *given_dims = SLOT(given_shape, off_dims);
+    if (given_dims == NULL || !PyTuple_CheckExact(given_dims) || PyTuple_GET_SIZE(given_dims)) return NULL;
+    int same = PyObject_RichCompareBool(SLOT(given_shape, off_dtype), dtype, Py_EQ);
+    if (same != 1) return NULL;
+    PyObject *buffer = SLOT(given, off_buffer), *found;
+    if (buffer != Py_None) {
+        if (!Py_IS_TYPE(buffer, ndarray_type)) return NULL;
+        found = Py_NewRef(buffer);
+    } else {
+        found = PyObject_CallOneArg(scalar_value_fn, given);
+        if (found == NULL || !Py_IS_TYPE(found, ndarray_type)) {
+            Py_XDECREF(found);
+            return NULL;
+        }
+        PyObject *kind = PyObject_GetAttrString(found, "dtype");
+        same = kind == NULL ? -1 : PyObject_RichCompareBool(kind, dtype, Py_EQ);
+        Py_XDECREF(kind);
+        if (same != 1) {
+            Py_DECREF(found);
+            return NULL;
+        }
+    }
+    PyObject *counted = PyObject_CallNoArgs(value_read_fn); /* a value read, as ``_computed`` counts one */
+    if (counted == NULL) {
+        Py_DECREF(found);
+        return NULL;
+    }
+    Py_DECREF(counted);
+    return found;
+}
+
+/* ``x[key] = value`` for one element of an array that alone holds its buffer (``Array._store``'s
+   in-place store, ``HostTransfers.store_element``): 1 stored, 0 another kind of store, -1 error.
+   No Python code runs between the ownership's checks and the store: another thread's
+   store of the same array holds its node (a reference more), so none is lost. */
+static int store_element(Handle *self, PyObject *key, PyObject *value) {
+    PyObject *node = self->node;
+    if (node == NULL || !Py_IS_TYPE(node, node_type) || self->base != Py_None) return 0;
+    PyObject *buffer = SLOT(node, off_buffer), *shape = SLOT(node, off_shape);
+    if (buffer == NULL || !Py_IS_TYPE(buffer, ndarray_type) || shape == NULL || !Py_IS_TYPE(shape, shape_type)) return 0;
+    PyObject *dims = SLOT(shape, off_dims);
+    if (dims == NULL || !PyTuple_CheckExact(dims)) return 0;
+    int fits = element_key(key, dims);
+    if (fits <= 0) return fits;
+    fits = on_host(SLOT(node, off_device));
+    if (fits <= 0) return fits;
+    PyObject *stored = stored_value(node, value);
+    if (stored == NULL) return PyErr_Occurred() ? -1 : 0;
+    /* the node may have changed while the scalar tier ran Python code */
+    int sole = node == self->node && self->base == Py_None && SLOT(node, off_buffer) == buffer &&
+               SLOT(node, off_owned) == Py_True && Py_REFCNT(node) == 1 && Py_REFCNT(buffer) == 1;
+    if (sole) {
+        PyObject *arrays = SLOT(node, off_arrays);
+        sole = arrays != NULL && PyLong_CheckExact(arrays) && PyLong_AsLong(arrays) == 1;
+    }
+    int status = sole ? (PyObject_SetItem(buffer, key, stored) ? -1 : 1) : 0;
+    Py_DECREF(stored);
+    return status;
+}
+
+/* ``x[key] = value``: one element of an array nobody else sees, in C; any other store as
+   Array._setitem. */
+static int handle_ass_subscript(PyObject *self, PyObject *key, PyObject *value) {
+    if (setitem_in_python == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "plaidarray.trace._graph.configure_elements was not called");
+        return -1;
+    }
+    if (value == NULL) {
+        PyErr_SetString(PyExc_ValueError, "cannot delete array elements"); /* NumPy's error */
+        return -1;
+    }
+    int stored = store_element((Handle *)self, key, value);
+    if (stored) return stored < 0 ? -1 : 0;
+    PyObject *done = PyObject_CallFunctionObjArgs(setitem_in_python, self, key, value, NULL);
+    Py_XDECREF(done);
+    return done == NULL ? -1 : 0;
+}
+
+static PyMappingMethods handle_mapping = {.mp_subscript = handle_subscript, .mp_ass_subscript = handle_ass_subscript};
+
 static PyMemberDef handle_members[] = {
     {"_node", T_OBJECT_EX, offsetof(Handle, node), 0, "The node this array is a handle on."},
     {"_base", T_OBJECT, offsetof(Handle, base), 0, "For a view: [its base (weakly), the key, the node written back]."},
@@ -751,6 +977,7 @@ static PyTypeObject handle_type = {
     .tp_traverse = (traverseproc)handle_traverse,
     .tp_clear = (inquiry)handle_clear,
     .tp_members = handle_members,
+    .tp_as_mapping = &handle_mapping,
 };
 
 
@@ -2427,6 +2654,9 @@ static PyMethodDef methods[] = {
     {"configure_signature", configure_signature, METH_VARARGS, "configure_signature(tags, Array, ViewOf, dtype, max_nesting)."},
     {"generalize", (PyCFunction)(void (*)(void))generalize, METH_FASTCALL,
      "generalize(sized, describe, rows) -> (structure, values, sizes)."},
+    {"configure_elements", configure_elements, METH_VARARGS,
+     "configure_elements(Array, _getitem, _setitem, HOST, numpy.array, numpy.ndarray, EXACT_SCALARS, "
+     "scalars.value, value_read): element reads and stores in C."},
     {"configure_elementwise", configure_elementwise, METH_VARARGS,
      "configure_elementwise(Array, reused_scalars, scalar_operand, wrap, node_globals, tracing_globals)."},
     {NULL, NULL, 0, NULL},
@@ -2437,6 +2667,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_graph", NULL, -1, m
 PyMODINIT_FUNC PyInit__graph(void) {
     str_parameter = PyUnicode_InternFromString("parameter");
     str_itemsize = PyUnicode_InternFromString("itemsize");
+    str_transfers = PyUnicode_InternFromString("transfers");
     empty_tuple = PyTuple_New(0);
     zero = PyLong_FromLong(0);
     str_max_pending = PyUnicode_InternFromString("MAX_PENDING");
@@ -2462,7 +2693,7 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_broadcast_in_dim = PyUnicode_InternFromString("broadcast_in_dim");
     str_broadcast_dimensions = PyUnicode_InternFromString("broadcast_dimensions");
     NOT_HANDLED_MARK = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type); /* an object() of its own */
-    if (str_parameter == NULL || str_itemsize == NULL || empty_tuple == NULL || zero == NULL ||
+    if (str_parameter == NULL || str_itemsize == NULL || str_transfers == NULL || empty_tuple == NULL || zero == NULL ||
         str_max_pending == NULL || str_active == NULL || str_hex == NULL || str_with_dtype == NULL ||
         str_axis == NULL || str_keepdims == NULL || str_reduce == NULL || str_reshape == NULL ||
         str_divide == NULL || str_dimensions == NULL || str_kind == NULL || str_dims == NULL ||

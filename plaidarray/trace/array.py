@@ -18,7 +18,7 @@ import numpy as np
 
 from ..backend import devices
 from ..backend.devices import Device
-from ..backend.transfer import HOST, TransferManager
+from ..backend.transfer import EXACT_SCALARS, HOST, TransferManager
 from . import scalars, views
 from .materialize import materialize
 from .node import GRAPH_IN_C, TRACED, Node, value_read
@@ -40,6 +40,17 @@ class _ArrayHandleInPython:
 
     def __del__(self) -> None:
         self._node.arrays -= 1
+
+    def __getitem__(self, key: Any) -> Any:
+        """``x[key]``: ``Array._getitem`` (``_graph.ArrayHandle`` reads elements in C first)."""
+        return self._getitem(key)  # type: ignore[attr-defined]  # Array's
+
+    def __setitem__(self, key: Any, value: Any) -> None:
+        """``x[key] = value``: ``Array._setitem`` (``_graph.ArrayHandle`` stores elements in C first)."""
+        self._setitem(key, value)  # type: ignore[attr-defined]  # Array's
+
+    def __delitem__(self, key: Any) -> None:
+        raise ValueError("cannot delete array elements")  # NumPy's error
 
 
 if TYPE_CHECKING:
@@ -231,11 +242,16 @@ class Array(_ArrayHandle):
         return (self[i] for i in range(self.shape[0]))
 
     # --- indexing ---------------------------------------------------------------------
-    def __getitem__(self, key: Any) -> Array:
+    if TYPE_CHECKING:
+        def __getitem__(self, key: Any) -> Array: ...
+
+    def _getitem(self, key: Any) -> Array:
         """``x[key]``; basic indexing gives a view, as in NumPy (``trace/views.py``). An
         element (an int for every axis: NumPy's scalar, a copy) of an array whose value is
         computed is read by the backend's transfer (``load_element``), as ``__setitem__``
-        writes one: a loop's ``float(a[i, j])`` costs a load, not a recorded op and a run."""
+        writes one: a loop's ``float(a[i, j])`` costs a load, not a recorded op and a run.
+        With the C module, ``x[key]`` is ``_graph.ArrayHandle``'s, which reads an element of
+        a computed host array itself and calls this for every other key."""
         node = self._node
         buffer = node.buffer
         if buffer is not None:  # an element has a key of one int per axis (a slice, a mask: never)
@@ -254,7 +270,10 @@ class Array(_ArrayHandle):
                     return self[ints]
         return _NAMESPACE["getitem"](self, key)
 
-    def __setitem__(self, key: Any, value: Any) -> None:
+    if TYPE_CHECKING:
+        def __setitem__(self, key: Any, value: Any) -> None: ...
+
+    def _setitem(self, key: Any, value: Any) -> None:
         """``x[key] = value``. A window update (``dynamic_update_slice``) or a scatter of
         positions (an index array's key, ``scatter``) of a 1-D array runs at once,
         so a loop of assignments runs one cached executable per step instead of growing a
@@ -265,7 +284,10 @@ class Array(_ArrayHandle):
         view is written by the backend's transfer (``store_element``) without an update's
         executable, into a copy (``stored_copy``) where others see its memory (a pending
         reader). When this array shares its elements with others (views), the write reaches
-        them too (``views.changed``)."""
+        them too (``views.changed``). With the C module, ``x[key] = value`` is
+        ``_graph.ArrayHandle``'s, which makes the in-place store into one element itself (a
+        scalar the dtype takes exactly, a computed 0-d value, the scalar tier's) and calls
+        this for every other store."""
         with _STORES:
             if self._base is None:
                 self._store(key, value)
@@ -356,12 +378,20 @@ def _block_value(value: Any, node: Node) -> Any:
     buffer, its pending graph run first (a loop's ``h[k] += 1``, the element read plus 1,
     or ``m[i, :] = r * v[i]``: its product runs, then is stored, where recording and
     running an update of the array cost 40-50 us a step); else None (nothing stored so).
-    Whether its shape is the block's the transfer decides."""
+    A pending 0-d value the scalar tier computes (``scalars.py``: the element read plus 1
+    is one exact op on computed values) is its reference evaluation's, the kernels' bits,
+    without the graph's run (~4.5 us of the step). Whether its shape is the block's the
+    transfer decides."""
     if type(value) is not Array:
         return value
     given = value._node
     if given.shape.dtype != node.shape.dtype or given.device is not node.device:
         return None
+    if given.buffer is None and not given.shape.dims:
+        found = scalars.value(given)
+        if type(found) is np.ndarray and found.dtype == given.shape.dtype:
+            value_read()
+            return found
     return value._computed().buffer
 
 
@@ -615,5 +645,9 @@ for _method, _definition in _NUMPY_METHODS.items():
 
 #: See ``_sole_references``.
 _SOLE_REFERENCES = _sole_references()
+
+if GRAPH_IN_C is not None:
+    GRAPH_IN_C.configure_elements(Array, Array._getitem, Array._setitem, HOST, np.array, np.ndarray, EXACT_SCALARS,
+                                  scalars.value, value_read)
 
 from . import exports  # noqa: E402  (it builds on Array)

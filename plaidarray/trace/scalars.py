@@ -8,8 +8,11 @@ evaluation computes the compiled code's bits (``OpDef.exact_kinds``: comparisons
 basic operations, integers wrapping), ``bool()``, ``float()``, ``int()`` and
 ``operator.index`` take the value from that evaluation instead, on the host: the same
 bits, so no value depends on which tier computed it (tested against the kernels op by op).
-The node stays pending (a later graph that reads it computes it again, one op); anything
-else (another op or dtype, an operand pending or on a device) is a read as any other.
+A short chain of such ops is taken so too (``float(a[i] * w + b)``, ``counts[k] += 1``'s
+element read plus 1 stored, ``if x[i] - y[i] > tol``: at most ``MOST_OPS``): each op's
+evaluation is its kernel's bits, so their composition is the graph's. The node stays
+pending (a later graph that reads it computes it again); anything else (another op or
+dtype, an operand on a device or not 0-d, a longer chain) is a read as any other.
 """
 
 from __future__ import annotations
@@ -23,10 +26,17 @@ from ..hlo.opdef import OPS
 from .node import Node
 
 
-def value(node: Node) -> Any:
-    """The value of the pending 0-d ``node`` computed by its op's reference evaluation,
-    where that is exact for its operands and they are computed 0-d values on the host;
-    else None."""
+#: The most ops a scalar read evaluates on the host: a loop's expression of an element or
+#: two; past it, the graph's run is cheaper than evaluating its ops one by one in NumPy.
+MOST_OPS = 6
+
+
+def value(node: Node, _evaluated: dict | None = None) -> Any:
+    """The value of the pending 0-d ``node`` computed by its ops' reference evaluations,
+    where that is exact for their operands and the chain's leaves are computed 0-d values
+    on the host; else None. Each pending operand is evaluated once (``where(c > o, c, o)``
+    reads ``c`` twice), ``MOST_OPS`` in all with the node's own: entered before it is
+    evaluated, so the count bounds the recursion, not the graph's depth."""
     opdef = OPS.get(node.op)  # type: ignore[arg-type]  # None for a placeholder: no op
     operands = node.operands
     if opdef is None or not operands or operands[0].shape.dtype.kind not in opdef.exact_kinds:
@@ -34,7 +44,19 @@ def value(node: Node) -> Any:
     args = []
     for o in operands:
         buffer = o.buffer
-        if type(buffer) is not np.ndarray or o.device is not None and o.device.transfers is not HOST:
+        if buffer is None:
+            if _evaluated is None:
+                _evaluated = {}
+            if o in _evaluated:
+                buffer = _evaluated[o]
+            else:
+                if o.shape.dims or len(_evaluated) >= MOST_OPS - 1:
+                    return None
+                _evaluated[o] = None  # entered: a DAG never reaches it again from below
+                buffer = _evaluated[o] = value(o, _evaluated)
+            if buffer is None:
+                return None
+        elif type(buffer) is not np.ndarray or o.device is not None and o.device.transfers is not HOST:
             return None
         args.append(buffer)
     return opdef.evaluate(args, node.attrs, node.shape)

@@ -48,6 +48,7 @@ BOUNDED = {
     "hlo/printer.py:_nested": NESTING,
     "prebuild.py:_read": "the corpus's calls return arrays, or lists and tuples of arrays",
     "trace/materialize.py:materialize": "retried once with shape_generic=False, which never retries",
+    "trace/scalars.py:value": "each pending operand is entered before it is evaluated, MOST_OPS in all",
 }
 
 

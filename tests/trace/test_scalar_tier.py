@@ -1,7 +1,8 @@
-"""The scalar tier (``trace/scalars.py``): ``bool()``, ``float()``, ``int()`` of one exact op
-on computed 0-d values take its reference evaluation's value, which must be the bits the
-compiled kernels compute, op by op, for every dtype of its ``exact_kinds`` and the values
-where implementations differ (NaN, infinities, signed zeros, subnormals, integer limits)."""
+"""The scalar tier (``trace/scalars.py``): ``bool()``, ``float()``, ``int()`` of a short chain
+of exact ops on computed 0-d values take their reference evaluations' value, which must be
+the bits the compiled kernels compute, op by op, for every dtype of their ``exact_kinds`` and
+the values where implementations differ (NaN, infinities, signed zeros, subnormals, integer
+limits), and chained; an element store of such a chain (``h[k] += 1``) stores those bits."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import itertools
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import plaidarray as xp
 from plaidarray.hlo.opdef import OPS
@@ -75,7 +78,69 @@ def test_reads_take_the_tiers_value_and_leave_the_rest_to_a_run():
     assert [bool(x[i] > 0.5) for i in range(3)] == [False, True, False]
     assert float(x[1] * 2.0) == 1.5
     assert int(xp.asarray(np.array([3, 4]))[1] + 2) == 6
-    pending = x[0] * 2.0 + 1.0  # an operand pending: a run
-    assert scalars.value(pending._node) is None and float(pending) == 1.5
+    chain = x[0] * 2.0 + 1.0  # a short chain of exact ops: evaluated op by op
+    assert scalars.value(chain._node) is not None and float(chain) == 1.5
+    longer = x[0]
+    for _ in range(scalars.MOST_OPS + 1):  # past the chain's bound: a run
+        longer = longer + 1.0
+    assert scalars.value(longer._node) is None and float(longer) == 0.25 + scalars.MOST_OPS + 1
     assert scalars.value(xp.exp(x[0])._node) is None  # the project's own polynomials: not exact
     assert scalars.value((x[0] > 0.0)._node) is not None
+
+
+#: Ops of a chain, each on the chain so far and one special value (of the chain's dtype).
+_CHAIN_STEPS = ["add", "subtract", "multiply", "divide", "negate", "select"]
+
+
+@given(kind=st.sampled_from("fiu"), data=st.data())
+def test_chains_and_their_stores_compute_the_kernels_bits(kind, data):
+    """A chain of up to ``MOST_OPS`` exact ops on elements and special values: the tier's
+    value is the graph's run's bits, and an element store of the pending chain (the C
+    store's path, ``_graph.ArrayHandle``) stores those bits."""
+    dtype = data.draw(st.sampled_from(_DTYPES[kind]))
+    values = _values(kind, dtype)
+    source = xp.asarray(np.stack(values))
+    chain = source[data.draw(st.integers(0, len(values) - 1))]
+    left = data.draw(st.integers(1, scalars.MOST_OPS))  # ops (a select is two: its comparison)
+    while left:
+        step = data.draw(st.sampled_from([s for s in _CHAIN_STEPS if (s != "divide" or kind == "f") and
+                                          (s != "select" or left > 1)]))
+        other = source[data.draw(st.integers(0, len(values) - 1))]
+        chain = xp.where(chain > other, chain, other) if step == "select" else _RECORD[step](chain, other)
+        left -= 2 if step == "select" else 1
+    found = scalars.value(chain._node)
+    assert found is not None
+    stored = xp.asarray(np.zeros(2, dtype))
+    stored[1] = chain  # stored while pending: the tier's value
+    kernel = np.asarray(chain)  # the graph's run
+    assert np.asarray(found).tobytes() == kernel.tobytes(), (dtype, found, kernel)
+    assert np.asarray(stored)[1:].tobytes() == kernel.reshape(1).tobytes()
+
+
+@pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint64, np.float32, np.float64, np.complex64])
+def test_element_reads_and_stores_in_c_are_the_python_definitions(dtype):
+    """``x[k]`` and ``x[k] = v`` of one element (``_graph.ArrayHandle``'s, in C) give what
+    ``Array._getitem`` and ``Array._setitem`` (their definitions) give, errors included."""
+    from plaidarray.trace.array import Array
+
+    data = np.arange(12).reshape(3, 4).astype(dtype)
+    fast, slow = xp.asarray(data), xp.asarray(data)
+    for key in [(0, 0), (2, -1), (-3, 3), (1, 2)]:
+        got, want = fast[key], Array._getitem(slow, key)
+        assert (got.dtype, got.shape, np.asarray(got).tobytes()) == (want.dtype, want.shape, np.asarray(want).tobytes())
+    for key, value in [((0, 1), 1), ((2, -1), True), ((1, 1), 2.5), ((0, 0), fast[2, 3]), ((1, 0), fast[0, 1] + 1)]:
+        outcomes = []
+        for array, store in ((fast, type(fast).__setitem__), (slow, Array._setitem)):
+            try:
+                store(array, key, value)
+                outcomes.append(np.asarray(array).tobytes())
+            except (TypeError, OverflowError, ValueError) as error:
+                outcomes.append(type(error))
+        assert outcomes[0] == outcomes[1], (key, value)
+    for key in [(3, 0), (0, 4), (-4, 0)]:
+        with pytest.raises(IndexError):
+            fast[key]
+        with pytest.raises(IndexError):
+            fast[key] = data.flat[0].item()  # a Python scalar of its kind
+    with pytest.raises(ValueError, match="cannot delete"):
+        del fast[0, 0]
