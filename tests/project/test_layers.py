@@ -77,7 +77,7 @@ def test_the_import_reader_sees_every_form_of_import():
 
 #: The packages under backend/ that are not backends but shared by several, and the
 #: modules each holds: a second LLVM backend imports these, never llvm_cpu.
-SHARED = {"llvm": {"codegen", "codegen_worker", "emitter", "group_cache", "ir_loops", "kernel_source", "lowering",
+SHARED = {"llvm": {"codegen", "codegen_worker", "emitter", "group_cache", "ir_loops", "kernel_source", "lazy_import", "lowering",
                    "math_functions", "object_cache", "runtime_routines", "sources", "storing", "target"}}
 
 

@@ -122,6 +122,48 @@ def test_ctrl_c_while_the_code_generator_compiles_leaves_later_compiles_right(tm
     assert later == {"right": True}
 
 
+INTERRUPTED_IMPORT = """
+import dataclasses, json, sys
+import numpy as np
+import plaidarray as xp
+first_import = "xdsl.ir.core" not in sys.modules
+target = dataclasses.Field.__set_name__.__code__
+fired = []
+
+
+def interrupt(frame, event, arg):  # as a signal's handler would, inside a class body of xDSL's
+    if frame.f_code is target and not fired:
+        fired.append(1)
+        raise KeyboardInterrupt
+    return None
+
+
+f = xp.jit(lambda x: xp.sin(x) * 3 + 1)
+sys.settrace(interrupt)
+try:
+    np.asarray(f(xp.asarray(np.arange(10.0))))
+    raised = "nothing"
+except KeyboardInterrupt:
+    raised = "KeyboardInterrupt"
+except BaseException as error:
+    raised = type(error).__name__
+finally:
+    sys.settrace(None)
+right = bool(np.allclose(np.asarray(f(xp.asarray(np.arange(10.0)))), np.sin(np.arange(10.0)) * 3 + 1))
+print(json.dumps({"first_import": first_import, "fired": bool(fired), "raised": raised, "right": right}))
+"""
+
+
+def test_ctrl_c_during_the_code_generators_import_is_a_keyboard_interrupt(tmp_path):
+    """A Ctrl-C that landed while a process's first compile imported the code generator
+    (inside xDSL's dataclasses' ``__set_name__``) reached the caller as a RuntimeError
+    (Python 3.11 wraps it), which ``except KeyboardInterrupt:`` missed; a later compile
+    imports again and computes right."""
+    result = run_child(INTERRUPTED_IMPORT, tmp_path, PLAIDARRAY_FUSE_AFTER_MS="0")
+    assert result["first_import"] and result["fired"]
+    assert result == {"first_import": True, "fired": True, "raised": "KeyboardInterrupt", "right": True}
+
+
 WRONG_LIBRARY = """
 import json
 import numpy as np

@@ -11,6 +11,8 @@ backend itself, and it imports none.
 - ``ir_loops.py``: loops for routines written directly in LLVM IR;
 - ``codegen.py``, ``codegen_worker.py``: LLVM IR to optimised object code for a target, in
   this process (under the one LLVM lock) or in code generator processes;
+- ``lazy_import.py``: the code generator's import at a process's first compile, a Ctrl-C
+  during it raised as itself;
 - ``object_cache.py``, ``sources.py``, ``storing.py``: the persistent cache of compiled
   code, keyed with the digest of plaidarray's sources, and the thread that writes to it.
 """

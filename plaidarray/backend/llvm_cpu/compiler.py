@@ -15,6 +15,7 @@ import functools
 import itertools
 import threading
 from collections.abc import Hashable, Sequence
+from types import ModuleType
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from ...hlo.shape import Shape, TupleShape
 from ...hlo.symbolic import Dim
 from .. import dump
 from ..executable import AotArtifact, AotOptions, Call, Compiler, Executable, ListedKernel
-from ..llvm import object_cache
+from ..llvm import lazy_import, object_cache
 from . import cache_entry, fft_library, op_catalogue
 from .executable import CpuExecutable
 from .host import host_id, opt_level
@@ -84,7 +85,7 @@ class CpuCompiler(Compiler):
                 return executable
         with _counter_lock:
             name = f"plaid_{digest(description)}_{next(_counter)}"
-        from .stages import compile_module  # the code generator, on first use
+        compile_module = lazy_import.imported(_stages).compile_module  # the code generator, on first use
 
         return compile_module(module, name, key, self.opt_level, self.target)
 
@@ -146,3 +147,10 @@ class CpuCompiler(Compiler):
         from .aot import compile_ahead_of_time  # the code generator, on first use
 
         return compile_ahead_of_time(module, constants, options)
+
+
+def _stages() -> ModuleType:
+    """The code generator's module (``lazy_import``: imported at the first compile)."""
+    from . import stages
+
+    return stages

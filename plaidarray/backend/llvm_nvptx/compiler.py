@@ -12,12 +12,13 @@ from __future__ import annotations
 
 import itertools
 import threading
-from types import MappingProxyType
+from types import MappingProxyType, ModuleType
 
 from ...hlo import Module
 from ...hlo.fingerprint import digest, module_description
 from .. import dump
 from ..executable import Compiler, HostOpsError, runs_on_host
+from ..llvm import lazy_import
 from . import cache_entry
 from .executable import GpuExecutable
 from .runtime import GpuRuntime
@@ -64,8 +65,15 @@ class NvptxCompiler(Compiler):
                 return found
         with _counter_lock:
             name = f"plaid_{digest(description)}_{next(_counter)}"
-        from .stages import compile_module  # the code generator, on first use
+        compile_module = lazy_import.imported(_stages).compile_module  # the code generator, on first use
 
         executable = compile_module(module, name, self.level, self.target_object, self.runtime)
         cache_entry.store_executable(key, executable)
         return executable
+
+
+def _stages() -> ModuleType:
+    """The code generator's module (``lazy_import``: imported at the first compile)."""
+    from . import stages
+
+    return stages
