@@ -746,7 +746,7 @@ static PyObject *value_read_fn;     /* trace.node.value_read */
 static PyTypeObject *element_array_type, *ndarray_type;
 static PyObject *host_transfers, *to_array; /* backend.transfer.HOST, numpy.array */
 static PyObject *element_shapes;           /* dtype -> Shape((), dtype) */
-static PyObject *str_transfers;
+static PyObject *str_transfers, *str_computed;
 
 static PyObject *ready_node(PyObject *buffer, PyObject *shape, PyObject *device);
 static PyTypeObject handle_type;
@@ -806,12 +806,8 @@ static int on_host(PyObject *device) {
     return host;
 }
 
-/* The element of a computed host array that ``key`` (an int per dimension, in range)
-   picks, as a new Array of its own 0-d buffer (``HostTransfers.load_element``'s copy, on
-   the node's device); NULL without an error where the key or the array is of another kind. */
-static PyObject *element(Handle *self, PyObject *key) {
-    PyObject *node = self->node;
-    if (node == NULL || !Py_IS_TYPE(node, node_type)) return NULL;
+/* ``element``'s read of ``node``'s element, the caller holding the node. */
+static PyObject *element_of(PyObject *node, PyObject *key) {
     PyObject *buffer = SLOT(node, off_buffer), *shape = SLOT(node, off_shape), *device = SLOT(node, off_device);
     if (buffer == NULL || !Py_IS_TYPE(buffer, ndarray_type) || shape == NULL || device == NULL ||
         !Py_IS_TYPE(shape, shape_type))
@@ -843,6 +839,18 @@ static PyObject *element(Handle *self, PyObject *key) {
     return result;
 }
 
+
+/* The element of a computed host array that ``key`` (an int per dimension, in range)
+   picks, as a new Array of its own 0-d buffer (``HostTransfers.load_element``'s copy, on
+   the node's device); NULL without an error where the key or the array is of another kind. */
+static PyObject *element(Handle *self, PyObject *key) {
+    PyObject *node = self->node;
+    if (node == NULL || !Py_IS_TYPE(node, node_type)) return NULL;
+    Py_INCREF(node); /* its slots stay while a device's ``transfers`` runs Python code */
+    PyObject *found = element_of(node, key);
+    Py_DECREF(node);
+    return found;
+}
 /* ``x[key]``: an element of a computed host array in C, any other key as Array._getitem. */
 static PyObject *handle_subscript(PyObject *self, PyObject *key) {
     if (getitem_in_python == NULL) {
@@ -854,13 +862,36 @@ static PyObject *handle_subscript(PyObject *self, PyObject *key) {
     return PyObject_CallFunctionObjArgs(getitem_in_python, self, key, NULL);
 }
 
-/* What ``Array._store`` stores into one element of ``node``'s buffer for ``value``, as a
-   new reference: a Python scalar that the dtype takes exactly (``EXACT_SCALARS``'s rules:
-   any, or an int's range; a single-precision test is Python's), or the 0-d buffer of an
-   Array of the node's dtype and device, computed or given by the scalar tier
-   (``scalars.value``: the element read plus 1); NULL without an error for anything else.
-   It may run Python code (the scalar tier), so it comes before the store's checks. */
-static PyObject *stored_value(PyObject *node, PyObject *value) {
+/* How many leading entries of ``key`` are ints in range of ``dims`` when ``key`` picks a
+   block of them, an element, a row, a plane: an int, or a tuple of ints, the last entry
+   possibly the slice of every index (``m[i, :]``); 0 for any other key, -1 on error. */
+static Py_ssize_t block_key(PyObject *key, PyObject *dims) {
+    Py_ssize_t rank = PyTuple_GET_SIZE(dims);
+    if (PyLong_CheckExact(key)) return rank >= 1 ? index_in_range(key, PyTuple_GET_ITEM(dims, 0)) : 0;
+    if (!PyTuple_CheckExact(key)) return 0;
+    Py_ssize_t n = PyTuple_GET_SIZE(key);
+    if (n && PySlice_Check(PyTuple_GET_ITEM(key, n - 1))) {
+        PySliceObject *all = (PySliceObject *)PyTuple_GET_ITEM(key, n - 1);
+        if (all->start != Py_None || all->stop != Py_None || all->step != Py_None) return 0;
+        n--;
+    }
+    if (n == 0 || n > rank || (n == rank && n < PyTuple_GET_SIZE(key))) return 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        int in = index_in_range(PyTuple_GET_ITEM(key, k), PyTuple_GET_ITEM(dims, k));
+        if (in <= 0) return in;
+    }
+    return n;
+}
+
+/* What ``Array._store`` stores into the block of ``node``'s buffer of dims ``block`` for
+   ``value``, as a new reference (``_block_value``, ``HostTransfers.store_element``'s
+   rules): a Python scalar that the dtype takes exactly (``EXACT_SCALARS``'s rules: any, or
+   an int's range; a single-precision test is Python's), or the buffer of an Array of the
+   node's dtype and device, 0-d or of the block's dims: computed, the scalar tier's
+   (``scalars.value``: the element read plus 1), or computed now (``Array._computed``);
+   NULL without an error for anything else. It may run Python code, so it comes before the
+   store's checks. */
+static PyObject *stored_value(PyObject *node, PyObject *value, PyObject *block) {
     PyObject *shape = SLOT(node, off_shape);
     PyObject *dtype = SLOT(shape, off_dtype);
     if (PyFloat_CheckExact(value) || PyLong_CheckExact(value) || PyBool_Check(value) || PyComplex_CheckExact(value)) {
@@ -880,40 +911,50 @@ static PyObject *stored_value(PyObject *node, PyObject *value) {
     PyObject *given_shape = SLOT(given, off_shape);
     if (given_shape == NULL || !Py_IS_TYPE(given_shape, shape_type)) return NULL;
     PyObject *given_dims = SLOT(given_shape, off_dims);
-    if (given_dims == NULL || !PyTuple_CheckExact(given_dims) || PyTuple_GET_SIZE(given_dims)) return NULL;
+    if (given_dims == NULL || !PyTuple_CheckExact(given_dims)) return NULL;
+    int fits = PyTuple_GET_SIZE(given_dims) ? PyObject_RichCompareBool(given_dims, block, Py_EQ) : 1;
+    if (fits != 1) return NULL;
     int same = PyObject_RichCompareBool(SLOT(given_shape, off_dtype), dtype, Py_EQ);
     if (same != 1) return NULL;
-    PyObject *buffer = SLOT(given, off_buffer), *found;
-    if (buffer != Py_None) {
-        if (!Py_IS_TYPE(buffer, ndarray_type)) return NULL;
-        found = Py_NewRef(buffer);
-    } else {
-        found = PyObject_CallOneArg(scalar_value_fn, given);
-        if (found == NULL || !Py_IS_TYPE(found, ndarray_type)) {
-            Py_XDECREF(found);
-            return NULL;
-        }
-        PyObject *kind = PyObject_GetAttrString(found, "dtype");
-        same = kind == NULL ? -1 : PyObject_RichCompareBool(kind, dtype, Py_EQ);
+    PyObject *buffer = SLOT(given, off_buffer);
+    if (buffer == Py_None && !PyTuple_GET_SIZE(given_dims)) {
+        PyObject *found = PyObject_CallOneArg(scalar_value_fn, given);
+        if (found == NULL) return NULL;
+        PyObject *kind = Py_IS_TYPE(found, ndarray_type) ? PyObject_GetAttrString(found, "dtype") : NULL;
+        same = kind == NULL ? (PyErr_Occurred() ? -1 : 0) : PyObject_RichCompareBool(kind, dtype, Py_EQ);
         Py_XDECREF(kind);
-        if (same != 1) {
-            Py_DECREF(found);
+        if (same == 1) {
+            PyObject *counted = PyObject_CallNoArgs(value_read_fn); /* a value read, as ``_computed`` counts one */
+            Py_XDECREF(counted);
+            if (counted != NULL) return found;
+        }
+        Py_DECREF(found);
+        if (same < 0 || PyErr_Occurred()) return NULL;
+    }
+    if (buffer == Py_None) { /* its graph runs: a value read (``_computed``) */
+        PyObject *computed = PyObject_CallMethodNoArgs(value, str_computed);
+        if (computed == NULL) return NULL;
+        if (!Py_IS_TYPE(computed, node_type)) {
+            Py_DECREF(computed);
             return NULL;
         }
+        buffer = SLOT(computed, off_buffer);
+        PyObject *found = buffer != NULL && Py_IS_TYPE(buffer, ndarray_type) ? Py_NewRef(buffer) : NULL;
+        Py_DECREF(computed);
+        return found;
     }
-    PyObject *counted = PyObject_CallNoArgs(value_read_fn); /* a value read, as ``_computed`` counts one */
-    if (counted == NULL) {
-        Py_DECREF(found);
-        return NULL;
-    }
+    if (!Py_IS_TYPE(buffer, ndarray_type)) return NULL;
+    PyObject *counted = PyObject_CallNoArgs(value_read_fn);
+    if (counted == NULL) return NULL;
     Py_DECREF(counted);
-    return found;
+    return Py_NewRef(buffer);
 }
 
-/* ``x[key] = value`` for one element of an array that alone holds its buffer (``Array._store``'s
-   in-place store, ``HostTransfers.store_element``): 1 stored, 0 another kind of store, -1 error.
-   No Python code runs between the ownership's checks and the store: another thread's
-   store of the same array holds its node (a reference more), so none is lost. */
+/* ``x[key] = value`` for an element or a block that leading ints pick, of an array that
+   alone holds its buffer (``Array._store``'s in-place store, ``HostTransfers.store_element``):
+   1 stored, 0 another kind of store, -1 error. No Python code runs between the
+   ownership's checks and the store: another thread's store of the same array holds its
+   node (a reference more), so none is lost. */
 static int store_element(Handle *self, PyObject *key, PyObject *value) {
     PyObject *node = self->node;
     if (node == NULL || !Py_IS_TYPE(node, node_type) || self->base != Py_None) return 0;
@@ -921,15 +962,23 @@ static int store_element(Handle *self, PyObject *key, PyObject *value) {
     if (buffer == NULL || !Py_IS_TYPE(buffer, ndarray_type) || shape == NULL || !Py_IS_TYPE(shape, shape_type)) return 0;
     PyObject *dims = SLOT(shape, off_dims);
     if (dims == NULL || !PyTuple_CheckExact(dims)) return 0;
-    int fits = element_key(key, dims);
-    if (fits <= 0) return fits;
-    fits = on_host(SLOT(node, off_device));
-    if (fits <= 0) return fits;
-    PyObject *stored = stored_value(node, value);
+    Py_ssize_t leading = block_key(key, dims);
+    if (leading <= 0) return (int)leading;
+    PyObject *block = PyTuple_GetSlice(dims, leading, PyTuple_GET_SIZE(dims));
+    if (block == NULL) return -1;
+    Py_INCREF(node); /* held while Python code runs (another thread's too), let go after */
+    Py_INCREF(buffer);
+    int host = on_host(SLOT(node, off_device));
+    PyObject *stored = host == 1 ? stored_value(node, value, block) : NULL;
+    Py_DECREF(block);
+    /* the array may have taken another node meanwhile: then nothing is stored here (and
+       letting go of the old one may run code); else letting go frees nothing */
+    int same = self->node == node && SLOT(node, off_buffer) == buffer;
+    Py_DECREF(buffer);
+    Py_DECREF(node);
     if (stored == NULL) return PyErr_Occurred() ? -1 : 0;
-    /* the node may have changed while the scalar tier ran Python code */
-    int sole = node == self->node && self->base == Py_None && SLOT(node, off_buffer) == buffer &&
-               SLOT(node, off_owned) == Py_True && Py_REFCNT(node) == 1 && Py_REFCNT(buffer) == 1;
+    int sole = same && self->base == Py_None && SLOT(node, off_owned) == Py_True && Py_REFCNT(node) == 1 &&
+               Py_REFCNT(buffer) == 1;
     if (sole) {
         PyObject *arrays = SLOT(node, off_arrays);
         sole = arrays != NULL && PyLong_CheckExact(arrays) && PyLong_AsLong(arrays) == 1;
@@ -939,8 +988,8 @@ static int store_element(Handle *self, PyObject *key, PyObject *value) {
     return status;
 }
 
-/* ``x[key] = value``: one element of an array nobody else sees, in C; any other store as
-   Array._setitem. */
+/* ``x[key] = value``: an element or a block of an array nobody else sees, in C; any other
+   store as Array._setitem. */
 static int handle_ass_subscript(PyObject *self, PyObject *key, PyObject *value) {
     if (setitem_in_python == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "plaidarray.trace._graph.configure_elements was not called");
@@ -2668,6 +2717,7 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_parameter = PyUnicode_InternFromString("parameter");
     str_itemsize = PyUnicode_InternFromString("itemsize");
     str_transfers = PyUnicode_InternFromString("transfers");
+    str_computed = PyUnicode_InternFromString("_computed");
     empty_tuple = PyTuple_New(0);
     zero = PyLong_FromLong(0);
     str_max_pending = PyUnicode_InternFromString("MAX_PENDING");
@@ -2693,7 +2743,7 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_broadcast_in_dim = PyUnicode_InternFromString("broadcast_in_dim");
     str_broadcast_dimensions = PyUnicode_InternFromString("broadcast_dimensions");
     NOT_HANDLED_MARK = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type); /* an object() of its own */
-    if (str_parameter == NULL || str_itemsize == NULL || str_transfers == NULL || empty_tuple == NULL || zero == NULL ||
+    if (str_parameter == NULL || str_itemsize == NULL || str_transfers == NULL || str_computed == NULL || empty_tuple == NULL || zero == NULL ||
         str_max_pending == NULL || str_active == NULL || str_hex == NULL || str_with_dtype == NULL ||
         str_axis == NULL || str_keepdims == NULL || str_reduce == NULL || str_reshape == NULL ||
         str_divide == NULL || str_dimensions == NULL || str_kind == NULL || str_dims == NULL ||
