@@ -240,7 +240,18 @@ def changed(array: Array, step: Step | None = None) -> None:
     family, steps = (record.family, record.steps) if type(record) is ViewOf else (record, ())
     root = family.root()
     if steps and root is not None:
-        steps[0].store(root, _through(root, steps, array))
+        from .array import Array
+
+        written = array._node
+        # the value as written, held apart: storing it may sync a pinned root with its
+        # memory first (``exports.sync``: a write through the export outside this view's
+        # elements), which refreshes every view of the root, this one too, from the memory
+        steps[0].store(root, _through(root, steps, Array(written)))
+        if array._node is not written:  # refreshed so: its value is the root's, which holds the write now
+            value = root
+            for each in steps:
+                value = each.forward(value)
+            array._rebind(value._node)
     if not family.views:
         return
     others = [other for other in family.live_views() if other is not array]
