@@ -862,25 +862,76 @@ static PyObject *handle_subscript(PyObject *self, PyObject *key) {
     return PyObject_CallFunctionObjArgs(getitem_in_python, self, key, NULL);
 }
 
-/* How many leading entries of ``key`` are ints in range of ``dims`` when ``key`` picks a
-   block of them, an element, a row, a plane: an int, or a tuple of ints, the last entry
-   possibly the slice of every index (``m[i, :]``); 0 for any other key, -1 on error. */
-static Py_ssize_t block_key(PyObject *key, PyObject *dims) {
-    Py_ssize_t rank = PyTuple_GET_SIZE(dims);
-    if (PyLong_CheckExact(key)) return rank >= 1 ? index_in_range(key, PyTuple_GET_ITEM(dims, 0)) : 0;
-    if (!PyTuple_CheckExact(key)) return 0;
-    Py_ssize_t n = PyTuple_GET_SIZE(key);
-    if (n && PySlice_Check(PyTuple_GET_ITEM(key, n - 1))) {
-        PySliceObject *all = (PySliceObject *)PyTuple_GET_ITEM(key, n - 1);
-        if (all->start != Py_None || all->stop != Py_None || all->step != Py_None) return 0;
-        n--;
+/* The dims of the block of an array of ``dims`` that ``key`` picks (``transfer.block_shape``'s
+   rule): ints in range for its leading dimensions, the last entry possibly a slice of step
+   1 with int or None bounds (``m[i, :]``, ``x[1:]``, ``m[i, 2:5]``); *sliced* says whether
+   it is. A new tuple, or NULL without an error for any other key (-1 in *sliced* on error). */
+static PyObject *block_dims(PyObject *key, PyObject *dims, int *sliced) {
+    *sliced = 0;
+    Py_ssize_t rank = PyTuple_GET_SIZE(dims), n;
+    PyObject *const *parts;
+    if (PyLong_CheckExact(key)) {
+        parts = &key;
+        n = 1;
+    } else if (PyTuple_CheckExact(key)) {
+        parts = &PyTuple_GET_ITEM(key, 0);
+        n = PyTuple_GET_SIZE(key);
+    } else if (PySlice_Check(key)) {
+        parts = &key;
+        n = 1;
+    } else {
+        return NULL;
     }
-    if (n == 0 || n > rank || (n == rank && n < PyTuple_GET_SIZE(key))) return 0;
+    if (n == 0 || n > rank) return NULL;
     for (Py_ssize_t k = 0; k < n; k++) {
-        int in = index_in_range(PyTuple_GET_ITEM(key, k), PyTuple_GET_ITEM(dims, k));
-        if (in <= 0) return in;
+        PyObject *part = parts[k];
+        if (PySlice_Check(part)) {
+            PySliceObject *slice = (PySliceObject *)part;
+            if (k != n - 1) return NULL;
+            PyObject *bounds[] = {slice->start, slice->stop};
+            for (int b = 0; b < 2; b++)
+                if (bounds[b] != Py_None && !PyLong_CheckExact(bounds[b])) return NULL;
+            if (slice->step != Py_None && !(PyLong_CheckExact(slice->step) && PyLong_AsLong(slice->step) == 1)) {
+                if (PyErr_Occurred()) *sliced = -1;
+                return NULL;
+            }
+            Py_ssize_t start, stop, step, size = PyLong_AsSsize_t(PyTuple_GET_ITEM(dims, k));
+            if (size == -1 && PyErr_Occurred()) {
+                *sliced = -1;
+                return NULL;
+            }
+            if (PySlice_Unpack(part, &start, &stop, &step) < 0) {
+                *sliced = -1;
+                return NULL;
+            }
+            Py_ssize_t length = PySlice_AdjustIndices(size, &start, &stop, step);
+            PyObject *rest = PyTuple_GetSlice(dims, k + 1, rank), *first = PyLong_FromSsize_t(length);
+            PyObject *head = first == NULL ? NULL : PyTuple_Pack(1, first);
+            PyObject *block = head == NULL || rest == NULL ? NULL : PySequence_Concat(head, rest);
+            Py_XDECREF(rest);
+            Py_XDECREF(first);
+            Py_XDECREF(head);
+            *sliced = block == NULL ? -1 : 1;
+            return block;
+        }
+        int in = index_in_range(part, PyTuple_GET_ITEM(dims, k));
+        if (in <= 0) {
+            if (in < 0) *sliced = -1;
+            return NULL;
+        }
     }
-    return n;
+    PyObject *block = PyTuple_GetSlice(dims, n, rank);
+    if (block == NULL) *sliced = -1;
+    return block;
+}
+
+/* Whether nothing but the one array on ``node`` sees ``buffer``: an executable made it
+   (``owned``), the array alone holds the node and the node alone the buffer
+   (``array._sole_owner``, by the reference counts themselves in C). */
+static int sole_owner(PyObject *node, PyObject *buffer) {
+    if (SLOT(node, off_owned) != Py_True || Py_REFCNT(node) != 1 || Py_REFCNT(buffer) != 1) return 0;
+    PyObject *arrays = SLOT(node, off_arrays);
+    return arrays != NULL && PyLong_CheckExact(arrays) && PyLong_AsLong(arrays) == 1;
 }
 
 /* What ``Array._store`` stores into the block of ``node``'s buffer of dims ``block`` for
@@ -962,10 +1013,15 @@ static int store_element(Handle *self, PyObject *key, PyObject *value) {
     if (buffer == NULL || !Py_IS_TYPE(buffer, ndarray_type) || shape == NULL || !Py_IS_TYPE(shape, shape_type)) return 0;
     PyObject *dims = SLOT(shape, off_dims);
     if (dims == NULL || !PyTuple_CheckExact(dims)) return 0;
-    Py_ssize_t leading = block_key(key, dims);
-    if (leading <= 0) return (int)leading;
-    PyObject *block = PyTuple_GetSlice(dims, leading, PyTuple_GET_SIZE(dims));
-    if (block == NULL) return -1;
+    int sliced;
+    PyObject *block = block_dims(key, dims, &sliced);
+    if (block == NULL) return sliced < 0 ? -1 : 0;
+    if (sliced && !sole_owner(node, buffer)) {
+        /* a slice of an array others see (a pending reader: the value's own graph,
+           ``x[:5] = sin(x)[:5]``) is an update fused with the value's graph (``Array._store``) */
+        Py_DECREF(block);
+        return 0;
+    }
     Py_INCREF(node); /* held while Python code runs (another thread's too), let go after */
     Py_INCREF(buffer);
     int host = on_host(SLOT(node, off_device));
@@ -977,13 +1033,8 @@ static int store_element(Handle *self, PyObject *key, PyObject *value) {
     Py_DECREF(buffer);
     Py_DECREF(node);
     if (stored == NULL) return PyErr_Occurred() ? -1 : 0;
-    int sole = same && self->base == Py_None && SLOT(node, off_owned) == Py_True && Py_REFCNT(node) == 1 &&
-               Py_REFCNT(buffer) == 1;
-    if (sole) {
-        PyObject *arrays = SLOT(node, off_arrays);
-        sole = arrays != NULL && PyLong_CheckExact(arrays) && PyLong_AsLong(arrays) == 1;
-    }
-    int status = sole ? (PyObject_SetItem(buffer, key, stored) ? -1 : 1) : 0;
+    int status = same && self->base == Py_None && sole_owner(node, buffer) ?
+                 (PyObject_SetItem(buffer, key, stored) ? -1 : 1) : 0;
     Py_DECREF(stored);
     return status;
 }

@@ -119,8 +119,10 @@ def test_chains_and_their_stores_compute_the_kernels_bits(kind, data):
 
 @pytest.mark.parametrize("dtype", [np.bool_, np.int8, np.uint64, np.float32, np.float64, np.complex64])
 def test_element_reads_and_stores_in_c_are_the_python_definitions(dtype):
-    """``x[k]`` and ``x[k] = v`` of one element (``_graph.ArrayHandle``'s, in C) give what
-    ``Array._getitem`` and ``Array._setitem`` (their definitions) give, errors included."""
+    """``x[k]`` and ``x[k] = v`` of one element, and stores into blocks (a row, a row's
+    slice, rows; ``_graph.ArrayHandle``'s, in C) give what ``Array._getitem`` and
+    ``Array._setitem`` (their definitions) give, errors included: values the dtype holds
+    and others, arrays of the block's shape and others, empty and strided slices."""
     from plaidarray.trace.array import Array
 
     data = np.arange(12).reshape(3, 4).astype(dtype)
@@ -128,7 +130,11 @@ def test_element_reads_and_stores_in_c_are_the_python_definitions(dtype):
     for key in [(0, 0), (2, -1), (-3, 3), (1, 2)]:
         got, want = fast[key], Array._getitem(slow, key)
         assert (got.dtype, got.shape, np.asarray(got).tobytes()) == (want.dtype, want.shape, np.asarray(want).tobytes())
-    for key, value in [((0, 1), 1), ((2, -1), True), ((1, 1), 2.5), ((0, 0), fast[2, 3]), ((1, 0), fast[0, 1] + 1)]:
+    row = np.arange(4).astype(dtype)
+    for key, value in [((0, 1), 1), ((2, -1), True), ((1, 1), 2.5), ((0, 0), fast[2, 3]), ((1, 0), fast[0, 1] + 1),
+                       (1, 3), ((2, slice(None)), xp.asarray(row)), ((0, slice(1, 3)), xp.asarray(row[:2])),
+                       ((2, slice(-2, None)), 0), (slice(0, 2), xp.asarray(row)), ((1, slice(2, 2)), 1),
+                       ((1, slice(0, 4, 2)), 1), ((0, slice(0, 3)), xp.asarray(row))]:
         outcomes = []
         for array, store in ((fast, type(fast).__setitem__), (slow, Array._setitem)):
             try:
