@@ -733,7 +733,7 @@ static void handle_dealloc(Handle *self) {
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* --- element reads ------------------------------------------------------------------------ */
+/* --- element reads and stores ------------------------------------------------------------- */
 
 /* What ``x[i]``, ``m[i, j]`` takes to read an element of a computed array in C
    (``configure_elements``): a loop's element read was ~1.2 us of Python (the method, the
@@ -839,7 +839,6 @@ static PyObject *element_of(PyObject *node, PyObject *key) {
     return result;
 }
 
-
 /* The element of a computed host array that ``key`` (an int per dimension, in range)
    picks, as a new Array of its own 0-d buffer (``HostTransfers.load_element``'s copy, on
    the node's device); NULL without an error where the key or the array is of another kind. */
@@ -851,6 +850,7 @@ static PyObject *element(Handle *self, PyObject *key) {
     Py_DECREF(node);
     return found;
 }
+
 /* ``x[key]``: an element of a computed host array in C, any other key as Array._getitem. */
 static PyObject *handle_subscript(PyObject *self, PyObject *key) {
     if (getitem_in_python == NULL) {
@@ -2794,7 +2794,8 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_broadcast_in_dim = PyUnicode_InternFromString("broadcast_in_dim");
     str_broadcast_dimensions = PyUnicode_InternFromString("broadcast_dimensions");
     NOT_HANDLED_MARK = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type); /* an object() of its own */
-    if (str_parameter == NULL || str_itemsize == NULL || str_transfers == NULL || str_computed == NULL || empty_tuple == NULL || zero == NULL ||
+    if (str_parameter == NULL || str_itemsize == NULL || str_transfers == NULL || str_computed == NULL ||
+        empty_tuple == NULL || zero == NULL ||
         str_max_pending == NULL || str_active == NULL || str_hex == NULL || str_with_dtype == NULL ||
         str_axis == NULL || str_keepdims == NULL || str_reduce == NULL || str_reshape == NULL ||
         str_divide == NULL || str_dimensions == NULL || str_kind == NULL || str_dims == NULL ||
