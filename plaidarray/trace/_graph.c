@@ -746,16 +746,17 @@ static PyObject *value_read_fn;     /* trace.node.value_read */
 static PyTypeObject *element_array_type, *ndarray_type;
 static PyObject *host_transfers, *to_array; /* backend.transfer.HOST, numpy.array */
 static PyObject *element_shapes;           /* dtype -> Shape((), dtype) */
-static PyObject *str_transfers, *str_computed;
+static PyObject *str_transfers, *str_computed, *str_acquire, *str_release;
+static PyObject *stores_lock; /* trace.array._STORES */
 
 static PyObject *ready_node(PyObject *buffer, PyObject *shape, PyObject *device);
 static PyTypeObject handle_type;
 
 static PyObject *configure_elements(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *array, *fallback, *store, *host, *make, *ndarray, *exact, *scalar, *read;
-    if (!PyArg_ParseTuple(args, "O!OOOOO!O!OO", &PyType_Type, &array, &fallback, &store, &host, &make, &PyType_Type,
-                          &ndarray, &PyDict_Type, &exact, &scalar, &read))
+    PyObject *array, *fallback, *store, *host, *make, *ndarray, *exact, *scalar, *read, *lock;
+    if (!PyArg_ParseTuple(args, "O!OOOOO!O!OOO", &PyType_Type, &array, &fallback, &store, &host, &make, &PyType_Type,
+                          &ndarray, &PyDict_Type, &exact, &scalar, &read, &lock))
         return NULL;
     if (!PyType_IsSubtype((PyTypeObject *)array, &handle_type)) {
         PyErr_SetString(PyExc_TypeError, "configure_elements: the array type must derive from ArrayHandle");
@@ -768,6 +769,7 @@ static PyObject *configure_elements(PyObject *self, PyObject *args) {
     Py_XSETREF(exact_scalars, Py_NewRef(exact));
     Py_XSETREF(scalar_value_fn, Py_NewRef(scalar));
     Py_XSETREF(value_read_fn, Py_NewRef(read));
+    Py_XSETREF(stores_lock, Py_NewRef(lock));
     Py_XSETREF(host_transfers, Py_NewRef(host));
     Py_XSETREF(to_array, Py_NewRef(make));
     Py_XSETREF(ndarray_type, (PyTypeObject *)Py_NewRef(ndarray));
@@ -844,7 +846,8 @@ static PyObject *element_of(PyObject *node, PyObject *key) {
    the node's device); NULL without an error where the key or the array is of another kind. */
 static PyObject *element(Handle *self, PyObject *key) {
     PyObject *node = self->node;
-    if (node == NULL || !Py_IS_TYPE(node, node_type)) return NULL;
+    /* a subclass (an exported array's ``Pinned``) reads its node through its own property */
+    if (!Py_IS_TYPE(self, element_array_type) || node == NULL || !Py_IS_TYPE(node, node_type)) return NULL;
     Py_INCREF(node); /* its slots stay while a device's ``transfers`` runs Python code */
     PyObject *found = element_of(node, key);
     Py_DECREF(node);
@@ -1008,7 +1011,9 @@ static PyObject *stored_value(PyObject *node, PyObject *value, PyObject *block) 
    node (a reference more), so none is lost. */
 static int store_element(Handle *self, PyObject *key, PyObject *value) {
     PyObject *node = self->node;
-    if (node == NULL || !Py_IS_TYPE(node, node_type) || self->base != Py_None) return 0;
+    if (!Py_IS_TYPE(self, element_array_type) || node == NULL || !Py_IS_TYPE(node, node_type) ||
+        self->base != Py_None)
+        return 0;
     PyObject *buffer = SLOT(node, off_buffer), *shape = SLOT(node, off_shape);
     if (buffer == NULL || !Py_IS_TYPE(buffer, ndarray_type) || shape == NULL || !Py_IS_TYPE(shape, shape_type)) return 0;
     PyObject *dims = SLOT(shape, off_dims);
@@ -1027,15 +1032,35 @@ static int store_element(Handle *self, PyObject *key, PyObject *value) {
     int host = on_host(SLOT(node, off_device));
     PyObject *stored = host == 1 ? stored_value(node, value, block) : NULL;
     Py_DECREF(block);
+    /* the lock is held from the checks to the end of the store, as ``Array._setitem`` holds
+       it: NumPy copies a large block with the GIL released, and another thread's store
+       meanwhile (into a copy, where a pending reader sees the buffer) would copy a
+       half-written block */
+    PyObject *held = stored == NULL ? NULL : PyObject_CallMethodNoArgs(stores_lock, str_acquire);
+    int locked = held != NULL;
+    Py_XDECREF(held);
     /* the array may have taken another node meanwhile: then nothing is stored here (and
        letting go of the old one may run code); else letting go frees nothing */
-    int same = self->node == node && SLOT(node, off_buffer) == buffer;
+    int same = locked && self->node == node && SLOT(node, off_buffer) == buffer && self->base == Py_None;
     Py_DECREF(buffer);
     Py_DECREF(node);
-    if (stored == NULL) return PyErr_Occurred() ? -1 : 0;
-    int status = same && self->base == Py_None && sole_owner(node, buffer) ?
-                 (PyObject_SetItem(buffer, key, stored) ? -1 : 1) : 0;
+    if (!locked) {
+        Py_XDECREF(stored);
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    int status = same && sole_owner(node, buffer) ? (PyObject_SetItem(buffer, key, stored) ? -1 : 1) : 0;
     Py_DECREF(stored);
+    PyObject *error_type, *error_value, *error_traceback;
+    PyErr_Fetch(&error_type, &error_value, &error_traceback);
+    PyObject *released = PyObject_CallMethodNoArgs(stores_lock, str_release);
+    if (released == NULL) {
+        Py_XDECREF(error_type);
+        Py_XDECREF(error_value);
+        Py_XDECREF(error_traceback);
+        return -1;
+    }
+    Py_DECREF(released);
+    PyErr_Restore(error_type, error_value, error_traceback);
     return status;
 }
 
@@ -2756,7 +2781,7 @@ static PyMethodDef methods[] = {
      "generalize(sized, describe, rows) -> (structure, values, sizes)."},
     {"configure_elements", configure_elements, METH_VARARGS,
      "configure_elements(Array, _getitem, _setitem, HOST, numpy.array, numpy.ndarray, EXACT_SCALARS, "
-     "scalars.value, value_read): element reads and stores in C."},
+     "scalars.value, value_read, _STORES): element reads and stores in C."},
     {"configure_elementwise", configure_elementwise, METH_VARARGS,
      "configure_elementwise(Array, reused_scalars, scalar_operand, wrap, node_globals, tracing_globals)."},
     {NULL, NULL, 0, NULL},
@@ -2769,6 +2794,8 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_itemsize = PyUnicode_InternFromString("itemsize");
     str_transfers = PyUnicode_InternFromString("transfers");
     str_computed = PyUnicode_InternFromString("_computed");
+    str_acquire = PyUnicode_InternFromString("acquire");
+    str_release = PyUnicode_InternFromString("release");
     empty_tuple = PyTuple_New(0);
     zero = PyLong_FromLong(0);
     str_max_pending = PyUnicode_InternFromString("MAX_PENDING");
@@ -2795,6 +2822,7 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_broadcast_dimensions = PyUnicode_InternFromString("broadcast_dimensions");
     NOT_HANDLED_MARK = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type); /* an object() of its own */
     if (str_parameter == NULL || str_itemsize == NULL || str_transfers == NULL || str_computed == NULL ||
+        str_acquire == NULL || str_release == NULL ||
         empty_tuple == NULL || zero == NULL ||
         str_max_pending == NULL || str_active == NULL || str_hex == NULL || str_with_dtype == NULL ||
         str_axis == NULL || str_keepdims == NULL || str_reduce == NULL || str_reshape == NULL ||

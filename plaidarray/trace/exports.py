@@ -427,10 +427,10 @@ class Pinned(Array):
             node.owned = True
             return Array(node)
         if not _basic(key) or _OPS.viewing:
-            return recording(Array.__getitem__, self, key)
+            return recording(Array._getitem, self, key)
         _OPS.viewing = True
         try:
-            return recording(Array.__getitem__, self, key)
+            return recording(Array._getitem, self, key)
         finally:
             _OPS.viewing = False
 
@@ -441,7 +441,7 @@ class Pinned(Array):
         costs a store, where it compared and copied the whole memory (2 ms a store on a
         million float64). Any other write is an op."""
         if not _stored_in_memory(self, key, value):
-            recording(Array.__setitem__, self, key, value)
+            recording(Array._setitem, self, key, value)
 
 
 # The fast paths of ``Pinned``'s indexing, functions of their own so that the pin they

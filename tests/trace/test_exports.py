@@ -417,6 +417,26 @@ def test_threads_fill_the_rows_of_one_output(backend):
     np.testing.assert_array_equal(np.asarray(out), values * 2)
 
 
+def test_an_element_read_after_the_last_export_died_is_the_memorys():
+    """Once its last export is gone, an exported array's element read (``Pinned``'s, which
+    falls back to ``Array._getitem``, reading the node through the syncing property) sees
+    what was written through the export after the last op: the C element read of the
+    node slot returned the op's snapshot (a helper's hunt: 0.0 for 2.0)."""
+    a = xp.zeros(5)
+    a[0] = 0.0
+    export = np.asarray(a)
+    float(xp.sum(a))  # an op: the memory's snapshot
+    export[2] = 2.0
+    b = xp.zeros(6)
+    b[0] = 0.0
+    view = b[2:5]
+    b_export = np.asarray(b)
+    float(xp.sum(b)), float(xp.sum(view))
+    b_export[4] = 4.0
+    del export, b_export
+    assert (float(a[2]), float(view[2]), float(b[4])) == (2.0, 4.0, 4.0)
+
+
 def test_an_element_is_read_out_of_the_exported_memory_as_it_is_now(backend, monkeypatch):
     """``float(x[i])`` on an exported array (or a view of it) reads the memory, written or
     not since, without comparing the whole memory with its snapshot (which made each read
