@@ -290,7 +290,10 @@ def getitem(x: Array, key: Any) -> Array:
     key of a loop over rows or elements, are recorded without planning
     (``indexing.integer_index``); other keys replay what their first calls recorded, and
     unit-step windows without a recipe (a loop's, whose starts change) are recorded
-    without planning too (``indexing.window_index``)."""
+    without planning too (``indexing.window_index``). 0-d integer arrays among basic
+    entries are read as ints first (``indexing.scalar_indices_read``), as NumPy takes them."""
+    if type(key) is Array or type(key) is tuple and Array in map(type, key):
+        key = indexing.scalar_indices_read(key)
     ints = (key,) if type(key) is int else key if type(key) is tuple and indexing.all_ints(key) else None
     element = ints and type(x) is Array and len(ints) == len(x._node.shape.dims)
     if _WINDOW_IN_C is not None and not element:

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given
@@ -60,6 +62,32 @@ def test_getitem_out_of_range_int_raises_index_error(backend, data):
         x[key] = 1.0
     with pytest.raises(IndexError):  # beside an index array, which is clamped, an int is still checked
         x[key + (xp.asarray([0]),) if len(shape) > dim + 1 else (xp.asarray([0]),) * dim + (bad,)]
+
+
+@given(data=st.data())
+def test_a_0d_integer_array_indexes_as_the_int_it_holds(backend, data):
+    """NumPy takes a 0-d integer array in a key as the int it holds: out of range an
+    IndexError, not a clamped position (a helper's hunt: eager ``x[a]`` and ``x[a, 0]``
+    clamped, where jit and NumPy raise), and basic indexing by it a view of its base."""
+    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=5), label="shape")
+    dim = data.draw(st.integers(0, len(shape) - 1), label="dim")
+    n = shape[dim]
+    index = data.draw(st.integers(-n - 2, n + 1), label="index")
+    computed = data.draw(st.booleans(), label="computed")  # a ready buffer, or pending
+    position = xp.asarray(np.int64(index)) if computed else xp.asarray(np.int64(index)) * 1
+    key = (slice(None),) * dim + (position,)
+    a = np.arange(math.prod(shape), dtype=np.float64).reshape(shape)
+    x = xp.asarray(a.copy())
+    if not -n <= index < n:
+        with pytest.raises(IndexError):
+            x[key]
+        return
+    got, expected = x[key], a[(slice(None),) * dim + (index,)]
+    assert_same(got, expected)
+    if isinstance(expected, np.ndarray):  # a view (an element is a scalar, a copy, in NumPy)
+        got += 100.0  # the write reaches its base, as NumPy's
+        expected += 100.0
+        np.testing.assert_array_equal(np.asarray(x), a)
 
 
 def test_whole_axes_and_new_axes_take_no_window():
