@@ -39,20 +39,39 @@ from .recipes import recorded
 
 def _is_basic(key: Any) -> bool:
     """Whether ``key`` is basic indexing (ints, slices, ``...``, ``None``), which gives a
-    view in NumPy; integer arrays and masks give copies."""
+    view in NumPy; integer arrays and masks give copies. Under jit, a traced int (a 0-d
+    integer array being traced: ``out[i]`` of a traced Python int) is the int it will be:
+    its view is one, at a position known when the function runs (``_traced_position``)."""
     parts = key if type(key) is tuple else (key,)
-    return all(type(k) in _BASIC or (isinstance(k, (int, np.integer)) and not isinstance(k, bool)) for k in parts)
+    return all(type(k) in _BASIC or (isinstance(k, (int, np.integer)) and not isinstance(k, bool)) or
+               _traced_position(k) for k in parts)
+
+
+def _traced_position(k: Any) -> bool:
+    """Whether ``k`` is a traced int of a key (a 0-d integer array without a value yet)."""
+    return type(k) is Array and k._node.depth == node_module.TRACED and k.ndim == 0 and k.dtype.kind in "iu"
 
 
 _BASIC = (int, slice, type(Ellipsis), type(None))
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Index(Step):
-    """``x[key]`` with a basic key."""
+    """``x[key]`` with a basic key. Two are the same view where their keys are, a traced
+    int by identity (``==`` of arrays is elementwise, and of traced ones has no value)."""
 
     key: Any
     name = "__getitem__"
+
+    def __eq__(self, other: object) -> bool:
+        if type(other) is not Index:
+            return NotImplemented
+        mine, theirs = (k if type(k) is tuple else (k,) for k in (self.key, other.key))
+        return len(mine) == len(theirs) and all(
+            a is b or type(a) is not Array and type(b) is not Array and type(a) is type(b) and a == b
+            for a, b in zip(mine, theirs))
+
+    __hash__ = None  # type: ignore[assignment]  # as the generated equality left it
 
     def forward(self, base: Array) -> Array:
         return indexing.getitem(base, self.key)
@@ -66,6 +85,10 @@ class Index(Step):
     def layout(self, base: Layout) -> Layout:
         if type(self.key) is int:  # a row of its base (or a plane): a loop's view, laid out at each write
             return Layout(base.shape[1:], base.offset + self.key % base.shape[0] * base.strides[0], base.strides[1:])
+        parts = self.key if type(self.key) is tuple else (self.key,)
+        if any(_traced_position(k) for k in parts):  # its shape and strides, at a position known when run
+            placed = Index(tuple(0 if _traced_position(k) else k for k in parts)).layout(base)
+            return placed._replace(offset=math.nan)
         shape, strides, offset, dim = [], [], base.offset, 0
         for k in indexing.expand_key(self.key, len(base.shape)):
             if k is None:

@@ -121,7 +121,8 @@ class Pin:
         if type(record) is not ViewOf:
             return self.buffer.view()
         layout, itemsize = record.layout(), self.buffer.itemsize
-        start = layout.offset * itemsize + (itemsize // 2 if any(s.imaginary for s in record.steps) else 0)
+        # an exported member is computed: its offset is a number (never a traced position's NaN)
+        start = int(layout.offset) * itemsize + (itemsize // 2 if any(s.imaginary for s in record.steps) else 0)
         strides = tuple(s * itemsize for s in layout.strides)
         if not math.prod(layout.shape):  # no element: its offset may lie outside (x[-5::-1] of 4)
             start, strides = 0, (0,) * len(strides)
@@ -287,7 +288,7 @@ def _span(array: Array, memory: np.ndarray) -> tuple[int, int]:
     low, high = record.layout().bounds()
     if low > high:
         return 0, 0
-    return low * memory.itemsize, (high + 1) * memory.itemsize
+    return int(low) * memory.itemsize, (int(high) + 1) * memory.itemsize  # numbers: a pinned member is computed
 
 
 class _Ops(threading.local):

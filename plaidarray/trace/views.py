@@ -42,16 +42,21 @@ if TYPE_CHECKING:
 
 class Layout(NamedTuple):
     """Where an array's elements are among its root's: its shape, and the offset and
-    strides (in elements, negative for reversed axes) NumPy would give it."""
+    strides (in elements, negative for reversed axes) NumPy would give it. Under jit, a
+    view at a traced position (``out[i]`` of a traced int) has its shape and strides, and
+    a NaN offset, which every offset made from it keeps: it may cover any element."""
 
     shape: tuple[int, ...]
-    offset: int
+    offset: int | float
     strides: tuple[int, ...]
 
-    def bounds(self) -> tuple[int, int]:
-        """The first and last root element covered (``low > high`` when none is)."""
+    def bounds(self) -> tuple[int | float, int | float]:
+        """The first and last root element covered (``low > high`` when none is; every
+        element, from minus to plus infinity, at a traced position)."""
         if math.prod(self.shape) == 0:
             return 1, 0
+        if self.offset != self.offset:
+            return -math.inf, math.inf
         low = high = self.offset
         for n, s in zip(self.shape, self.strides):
             if s < 0:

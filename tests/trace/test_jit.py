@@ -296,6 +296,45 @@ def test_writes_at_traced_indices_trace_once_and_check_as_eagerly(write):
     assert_same(rows, expected, exact=True)
 
 
+#: Writes through views at a traced position, and a write to the base that such a view sees.
+_VIEW_WRITES = {
+    "row[:] = x": lambda o, i: o[i].__setitem__(slice(None), o[0] + 3.0),
+    "out[i][j] = v": lambda o, i: o[i].__setitem__(2, -1.0),
+    "out[i, :] += 1": lambda o, i: o[i, :].__iadd__(1.0),
+    "out[:, i][1] = v": lambda o, i: o[:, i].__setitem__(1, 7.0),
+    "out[..., i] *= 2": lambda o, i: o[..., i].__imul__(2.0),
+    "out.T[i][0] = v": lambda o, i: o.T[i].__setitem__(0, 9.0),
+}
+
+
+def _through_views(o, i, write):
+    o = o * 1.0 + 1.0
+    if write == "base seen":
+        row = o[i]
+        o[i, 0] = 5.0
+        row += 1.0
+        return o, row
+    _VIEW_WRITES[write](o, i)
+    return o, o[0]
+
+
+@pytest.mark.parametrize("write", [*_VIEW_WRITES, "base seen"])
+def test_views_at_traced_positions_are_views(write):
+    """``out[i]`` of a traced int is a view, as eagerly and in NumPy: writes through it
+    reach its base and writes to the base reach it (they were lost: the view was a copy,
+    a take of the traced position; a helper's hunt). One trace serves every position,
+    and a position out of range raises IndexError, as eagerly."""
+    jitted = xp.jit(lambda o, i: _through_views(o, i, write))
+    base = np.arange(12.0).reshape(3, 4)
+    for i in (0, 2, -1, 1):
+        expected = _through_views(base.copy(), i, write)
+        for got, want in zip(jitted(xp.asarray(base), i), expected):
+            assert_same(got, want, exact=True)
+    with pytest.raises(IndexError):
+        jitted(xp.asarray(base), 4)
+    assert jitted.cache_info().misses == 1
+
+
 def test_the_signatures_kept_are_bounded(monkeypatch):
     """A loop calling a jitted function with a new static value at every step keeps at
     most ``KEPT_SIGNATURES`` of them (it kept every one), dropping the oldest, and
