@@ -362,7 +362,7 @@ def _advanced(x: Array, parts: tuple) -> Array:
     their own axis, as ``take`` does."""
     parts = _with_ellipsis_expanded(parts, x.ndim)
     # Whether every index of the key is one position (ints, 0-d integer arrays): eager code
-    # reads such 0-d arrays as ints, and checks them (``scalar_indices_read``).
+    # reads such 0-d arrays as ints, and checks them (``_scalar_indices_read``).
     scalars_only = all(_is_int(k) or isinstance(k, Array) and k.ndim == 0 and k.dtype.kind in "iu"
                        for k in parts if _is_advanced(k) or _is_int(k))
     basic: list[Any] = []
@@ -391,7 +391,9 @@ def _advanced(x: Array, parts: tuple) -> Array:
             basic.append(slice(None))
             index = _wide_index(k) if isinstance(k, Array) else graph.constant(_int_in(k, x.shape[source], source),
                                                                                  dt.int64)
-            if isinstance(k, Array) and (k._node.weak or scalars_only):
+            if isinstance(k, Array) and k.ndim == 0 and k._node.depth != TRACED:
+                _int_in(k, x.shape[source], source)  # read: IndexError out of range, as NumPy raises
+            elif isinstance(k, Array) and (k._node.weak or scalars_only):
                 _guard_position(index, x.shape[source], source)
             entries.append((axis, 1, index, at))
             axis += 1
@@ -595,7 +597,7 @@ def setitem(x: Array, key: Any, value: Any) -> Array:
     read and taken as the ints they hold (a write is where NumPy writes then: a count
     ``counts[labels[i]] += 1`` is a window update, not a scatter of a range-checked key,
     20 ops and a read, 0.3-1.5 ms a step)."""
-    key = scalar_indices_read(key)
+    key = _scalar_indices_read(key)
     if type(value) in _PYTHON_SCALARS and type(x) is Array:
         ints = (key,) if type(key) is int else key if type(key) is tuple and all_ints(key) else None
         if ints:
@@ -605,12 +607,11 @@ def setitem(x: Array, key: Any, value: Any) -> Array:
     return _updated(x, key, value)
 
 
-def scalar_indices_read(key: Any) -> Any:
+def _scalar_indices_read(key: Any) -> Any:
     """``key`` with its 0-d integer arrays read as Python ints, where its other entries
     are Python ints, slices, ``...`` or ``None`` (with index arrays of more dimensions
-    they broadcast as arrays, and stay): NumPy takes a 0-d integer array as the int it
-    holds (``x[a]`` is a view, IndexError out of range), for reads (``views.getitem``) and
-    writes (``setitem``) alike."""
+    they broadcast as arrays, and stay): a write at a 0-d integer array is where NumPy
+    writes then (a read by one is a copy in NumPy, ``_advanced``, its position checked)."""
     parts = key if type(key) is tuple else (key,)
     # Not a traced one (jit, a loop's body), which has no value to read: an index array then.
     scalars = [type(k) is Array and k.ndim == 0 and k.dtype.kind in "iu" and k._node.depth != TRACED for k in parts]

@@ -41,15 +41,18 @@ def _is_basic(key: Any) -> bool:
     """Whether ``key`` is basic indexing (ints, slices, ``...``, ``None``), which gives a
     view in NumPy; integer arrays and masks give copies. Under jit, a traced int (a 0-d
     integer array being traced: ``out[i]`` of a traced Python int) is the int it will be:
-    its view is one, at a position known when the function runs (``_traced_position``)."""
+    its view is one, at a position known when the function runs (``_traced_position``); a
+    0-d integer array, traced or not, is a copy's index, as NumPy takes it."""
     parts = key if type(key) is tuple else (key,)
     return all(type(k) in _BASIC or (isinstance(k, (int, np.integer)) and not isinstance(k, bool)) or
                _traced_position(k) for k in parts)
 
 
 def _traced_position(k: Any) -> bool:
-    """Whether ``k`` is a traced int of a key (a 0-d integer array without a value yet)."""
-    return type(k) is Array and k._node.depth == node_module.TRACED and k.ndim == 0 and k.dtype.kind in "iu"
+    """Whether ``k`` is a traced Python int of a key (weak: a 0-d integer array argument
+    indexes as NumPy's 0-d arrays do, a copy)."""
+    return type(k) is Array and k._node.weak and k._node.depth == node_module.TRACED and k.ndim == 0 and \
+        k.dtype.kind in "iu"
 
 
 _BASIC = (int, slice, type(Ellipsis), type(None))
@@ -313,10 +316,7 @@ def getitem(x: Array, key: Any) -> Array:
     key of a loop over rows or elements, are recorded without planning
     (``indexing.integer_index``); other keys replay what their first calls recorded, and
     unit-step windows without a recipe (a loop's, whose starts change) are recorded
-    without planning too (``indexing.window_index``). 0-d integer arrays among basic
-    entries are read as ints first (``indexing.scalar_indices_read``), as NumPy takes them."""
-    if type(key) is Array or type(key) is tuple and Array in map(type, key):
-        key = indexing.scalar_indices_read(key)
+    without planning too (``indexing.window_index``)."""
     ints = (key,) if type(key) is int else key if type(key) is tuple and indexing.all_ints(key) else None
     element = ints and type(x) is Array and len(ints) == len(x._node.shape.dims)
     if _WINDOW_IN_C is not None and not element:
