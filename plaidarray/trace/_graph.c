@@ -751,6 +751,8 @@ static PyObject *stores_lock; /* trace.array._STORES */
 
 static PyObject *ready_node(PyObject *buffer, PyObject *shape, PyObject *device);
 static PyTypeObject handle_type;
+static PyObject *tracing_globals; /* trace.tracing's namespace: _ACTIVE */
+static int tracing_now(void);
 
 static PyObject *configure_elements(PyObject *self, PyObject *args) {
     (void)self;
@@ -1014,6 +1016,10 @@ static int store_element(Handle *self, PyObject *key, PyObject *value) {
     if (!Py_IS_TYPE(self, element_array_type) || node == NULL || !Py_IS_TYPE(node, node_type) ||
         self->base != Py_None)
         return 0;
+    if (tracing_globals != NULL) { /* while a trace is on: Python's store, which checks what it writes */
+        int tracing = tracing_now();
+        if (tracing) return tracing < 0 ? -1 : 0;
+    }
     PyObject *buffer = SLOT(node, off_buffer), *shape = SLOT(node, off_shape);
     if (buffer == NULL || !Py_IS_TYPE(buffer, ndarray_type) || shape == NULL || !Py_IS_TYPE(shape, shape_type)) return 0;
     PyObject *dims = SLOT(shape, off_dims);
@@ -1208,7 +1214,6 @@ static PyObject *reused_scalars;    /* api.graph.REUSED_SCALARS */
 static PyObject *scalar_operand_fn; /* api.graph.scalar_operand */
 static PyObject *wrap_fn;           /* api.graph.wrap: cuts a graph deeper than the bound */
 static PyObject *node_globals;      /* trace.node's namespace: MAX_PENDING, read per call */
-static PyObject *tracing_globals;   /* trace.tracing's namespace: _ACTIVE */
 static PyObject *str_max_pending, *str_active, *str_hex, *str_with_dtype;
 
 static PyObject *configure_elementwise(PyObject *self, PyObject *args) {

@@ -59,6 +59,14 @@ else:
     _ArrayHandle = GRAPH_IN_C.ArrayHandle if GRAPH_IN_C is not None else _ArrayHandleInPython
 
 
+def _no_check(node: Node) -> None:
+    """``CHECK_WRITE``'s until the tracing module installs its own."""
+
+
+#: What a write to an array whose value is ``node`` checks while a function is traced
+#: (``tracing.check_write``, installed by that module, which builds on this one).
+CHECK_WRITE: list[Callable[[Node], None]] = [_no_check]
+
 #: Held by each assignment from reading the array's value to binding the new one: threads
 #: writing parts of one array (scikit-learn's threaded pairwise distances fill columns of
 #: one result) would otherwise each update the value they read, and all but the last
@@ -74,6 +82,7 @@ class Array(_ArrayHandle):
 
     def _rebind(self, node: Node) -> None:
         """Point this array at ``node`` (in-place operators and ``__setitem__``)."""
+        CHECK_WRITE[0](self._node)
         node.arrays += 1
         self._node.arrays -= 1
         self._node = node
@@ -301,6 +310,7 @@ class Array(_ArrayHandle):
 
     def _store(self, key: Any, value: Any) -> None:
         old = self._node
+        CHECK_WRITE[0](old)
         if type(self._base) is not views.ViewOf and old.buffer is not None and (index := _block_key(key)) and \
                 (type(index[-1]) is int or _sole_owner(old)):
             # the value first: its graph may read this array (``m[b] = copy of m[a]``), and

@@ -130,7 +130,8 @@ class JitFunction:
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         if is_tracing():  # called from a function being traced: becomes part of that trace
-            return self._fun(*args, **kwargs)
+            positional, keywords = _own_handles((args, kwargs))
+            return self._fun(*positional, **keywords)
         plain = None if kwargs else self._plain_key(args)
         if plain is not None:
             compiled = self._plain.get(plain)
@@ -523,3 +524,11 @@ def _mark_owned(outs: Sequence[Array], inputs: Sequence[np.ndarray | None]) -> N
     for out in outs:
         key = id(out._node.buffer)
         out._node.owned = counts[key] == 1 and key not in given
+
+
+def _own_handles(tree: Any) -> Any:
+    """``tree`` with each of its arrays a new array of the same value: a jitted function
+    traced into its caller's trace writes its arguments' handles, never its caller's
+    arrays (a write to an argument stays inside the function, as when it is called)."""
+    leaves, structure = pytree.flatten(tree)
+    return pytree.unflatten(structure, [Array(leaf._node) if isinstance(leaf, Array) else leaf for leaf in leaves])

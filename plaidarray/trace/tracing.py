@@ -31,8 +31,9 @@ from ..hlo import Computation
 from ..hlo.ir import topological_order
 from ..hlo.shape import Shape
 from . import pytree
+from . import array as array_module
 from .array import Array, namespace
-from .node import GRAPH_LOCK, Node
+from .node import GRAPH_LOCK, TRACED, Node, serial_mark
 from .to_hlo import graph_to_computation
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
@@ -69,6 +70,8 @@ class Trace:
 
     def __enter__(self) -> Trace:
         global _ACTIVE
+        #: Nodes numbered below this one were made before the trace (``check_write``).
+        self.first_serial = serial_mark()
         self.active = True
         _traces().append(self)
         with _active_lock:
@@ -123,6 +126,24 @@ def guard(node: Node, check: Guard) -> None:
         guards = _traces()[-1].guards
         if guards is not None and not any(n is node and g == check for n, g in guards):
             guards.append((node, check))
+
+
+def check_write(node: Node) -> None:
+    """TracerError for a write, while a function is traced, to an array it did not make
+    nor receive (``node`` its value, made before the trace and not traced): the traced
+    function would make it once, while tracing, where the function means it at each call
+    (jit) or iteration (a ``fori_loop``, ``while_loop`` or ``cond`` body, which it reached
+    in the branch not taken too). Installed in ``array.py``, which calls it at each write
+    (``Array._store``, ``Array._rebind``) and so cannot import this module."""
+    if _ACTIVE and is_tracing():
+        trace = _traces()[-1]
+        if node.depth != TRACED and node.serial < trace.first_serial:
+            where, _ = _user_site()
+            raise TracerError(
+                f"{trace.what}: {function_name(trace.fun)} writes an array it neither made nor received (captured "
+                f"from outside it), at {where}\nThe write would be made once, while the function is traced, not at "
+                f"each call or iteration. Pass the array in (an argument, a loop's carried value) and return its new "
+                f"value.")
 
 
 def is_tracing() -> bool:
@@ -223,3 +244,6 @@ def _captured(roots: Sequence[Node], inputs: Sequence[Node]) -> set[int]:
             kinds = {kind[id(o)] for o in node.operands}
             kind[id(node)] = _INNER if _INNER in kinds else _CAPTURED if _CAPTURED in kinds else _GENERATED
     return {k for k, v in kind.items() if v == _CAPTURED}
+
+
+array_module.CHECK_WRITE[0] = check_write

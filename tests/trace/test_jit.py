@@ -14,6 +14,7 @@ from jit_helpers import isolated_cache_dir  # noqa: F401  (autouse: tests write 
 
 import plaidarray as xp
 from plaidarray.trace.jit import JitCacheInfo
+from plaidarray.trace.tracing import TracerError
 
 
 def _data(*shape, dtype=np.float32, seed=0):
@@ -392,6 +393,50 @@ def test_numpy_arguments_closures_and_nested_jit():
     assert inner.cache_info().misses == 0
     assert_same(outer(a, xp.asarray(b)), a * (_data(3, seed=3) * np.float32(2.0)) + b)
     assert outer.cache_info().hits == 1
+
+
+def test_a_jitted_function_traced_into_another_writes_its_own_arguments():
+    """A write to an argument stays inside the jitted function when its caller traces it
+    in too, as when it is called: its arguments are handles of their own (``o[i] += 1``
+    in an inner function reached the outer function's array; a helper's hunt)."""
+    @xp.jit
+    def inner(o, i):
+        o[i] += 1.0
+        return o * 2.0
+
+    def outer(x):
+        o = x * 1.0
+        twice = inner(o, 1)
+        return o, twice
+
+    x = np.arange(8.0).reshape(2, 4)
+    eager_o, eager_twice = outer(xp.asarray(x))
+    jit_o, jit_twice = xp.jit(outer)(xp.asarray(x))
+    assert_same(eager_o, x, exact=True)
+    assert_same(jit_o, x, exact=True)
+    assert_same(jit_twice, np.asarray(eager_twice), exact=True)
+
+
+#: Writes to an array the traced function captured (made outside it), in each kind of trace.
+_CAPTURED_WRITES = {
+    "jit, an element": lambda d: xp.jit(lambda x: (d.__setitem__(0, 1.0), x)[1])(xp.zeros(2)),
+    "jit, in place": lambda d: xp.jit(lambda x: (d.__iadd__(1.0), x)[1])(xp.zeros(2)),
+    "fori_loop body": lambda d: xp.fori_loop(0, 3, lambda i, v: (d.__setitem__(0, d[0] + 1.0), v)[1], xp.zeros(2)),
+    "cond branch": lambda d: xp.cond(False, lambda v: (d.__setitem__(0, 5.0), v)[1], lambda v: v, xp.zeros(2)),
+    "through a view": lambda d: xp.jit(lambda x: (d[1:].__setitem__(0, 7.0), x)[1])(xp.zeros(2)),
+}
+
+
+@pytest.mark.parametrize("write", sorted(_CAPTURED_WRITES))
+def test_a_write_to_a_captured_array_while_tracing_raises(write):
+    """A traced function that writes an array it neither made nor received would write it
+    once, while traced, not at each call or iteration (``out[0] += 1`` in a 3-step
+    ``fori_loop`` gave 1; a ``cond`` wrote in the branch not taken; a helper's hunt): a
+    TracerError naming the fix, the array left as it was."""
+    d = xp.asarray(np.zeros(3))
+    with pytest.raises(TracerError, match="neither made nor received"):
+        _CAPTURED_WRITES[write](d)
+    assert_same(d, np.zeros(3), exact=True)
 
 
 def test_lower_gives_hlo_text_and_compile_gives_the_executable():
