@@ -80,9 +80,14 @@ class Array(_ArrayHandle):
     __slots__ = ("__weakref__",)
     __array_priority__ = 100  # NumPy defers binary operators to us
 
+    @staticmethod
+    def _checked(node: Node) -> None:
+        """Check a write to an array whose value is ``node`` (``CHECK_WRITE``: while a
+        function is traced, not an array it captured); views' steps write so."""
+        CHECK_WRITE[0](node)
+
     def _rebind(self, node: Node) -> None:
         """Point this array at ``node`` (in-place operators and ``__setitem__``)."""
-        CHECK_WRITE[0](self._node)
         node.arrays += 1
         self._node.arrays -= 1
         self._node = node
@@ -310,7 +315,7 @@ class Array(_ArrayHandle):
 
     def _store(self, key: Any, value: Any) -> None:
         old = self._node
-        CHECK_WRITE[0](old)
+        self._checked(old)
         if type(self._base) is not views.ViewOf and old.buffer is not None and (index := _block_key(key)) and \
                 (type(index[-1]) is int or _sole_owner(old)):
             # the value first: its graph may read this array (``m[b] = copy of m[a]``), and
@@ -513,6 +518,7 @@ def _inplace(name: str):
             raise ValueError(f"in-place {name} would change the shape {self.shape} to {result.shape}")
         if result.dtype != self.dtype:
             raise TypeError(f"in-place {name} would change the dtype {self.dtype} to {result.dtype}")
+        self._checked(self._node)
         self._rebind(result._node)
         if self._base is not None:
             views.changed(self)

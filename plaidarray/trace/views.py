@@ -90,7 +90,9 @@ class Step:
         raise NotImplementedError
 
     def store(self, base: Array, value: Array) -> None:
-        """Write ``value`` into ``base`` (the root) through this step."""
+        """Write ``value`` into ``base`` (the root) through this step; the write is checked
+        as ``Array._store`` checks its own (``array.CHECK_WRITE``)."""
+        base._checked(base._node)
         base._rebind(self.inverse(base, value)._node)
 
     def layout(self, base: Layout) -> Layout | None:
