@@ -251,7 +251,7 @@ calls += [hyper_written, small_written, upsampled, xp.flip(ints4, axis=(0, 2)) +
 strided5 = xp.zeros((4, 3, 4, 3, 4), dtype=xp.float32)
 strided5[::2, :, ::2, :, ::2] = 1.0
 best = xp.argmax(a[0])
-calls += [a[:, best], cube[:, best], hyper[..., best % 2], xp.tensordot(a[:, :1], a[:, :1] * 2.0, axes=([1], [1])),
+calls += [a[:, best], cube[:, best % 6], hyper[..., best % 2], xp.tensordot(a[:, :1], a[:, :1] * 2.0, axes=([1], [1])),
           xp.tensordot(a[:1], a[:1] * 2.0, axes=([0], [0])), xp.fft.fft(xp.astype(penta, xp.complex128), n=5),
           xp.fft.rfft(penta, n=6, axis=1), xp.linalg.det(xp.reshape(xp.stack([square] * 4), (2, 1, 2, 6, 6))),
           strided5, xp.linalg.eigvals(xp.stack([square, square.T])), xp.linalg.eig(square),
