@@ -748,6 +748,8 @@ static PyObject *host_transfers, *to_array; /* backend.transfer.HOST, numpy.arra
 static PyObject *element_shapes;           /* dtype -> Shape((), dtype) */
 static PyObject *str_transfers, *str_computed, *str_acquire, *str_release;
 static PyObject *stores_lock; /* trace.array._STORES */
+static PyTypeObject *family_type; /* trace.views.Family */
+static PyObject *str_pin, *str_views;
 
 static PyObject *ready_node(PyObject *buffer, PyObject *shape, PyObject *device);
 static PyTypeObject handle_type;
@@ -756,9 +758,9 @@ static int tracing_now(void);
 
 static PyObject *configure_elements(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *array, *fallback, *store, *host, *make, *ndarray, *exact, *scalar, *read, *lock;
-    if (!PyArg_ParseTuple(args, "O!OOOOO!O!OOO", &PyType_Type, &array, &fallback, &store, &host, &make, &PyType_Type,
-                          &ndarray, &PyDict_Type, &exact, &scalar, &read, &lock))
+    PyObject *array, *fallback, *store, *host, *make, *ndarray, *exact, *scalar, *read, *lock, *family;
+    if (!PyArg_ParseTuple(args, "O!OOOOO!O!OOOO!", &PyType_Type, &array, &fallback, &store, &host, &make, &PyType_Type,
+                          &ndarray, &PyDict_Type, &exact, &scalar, &read, &lock, &PyType_Type, &family))
         return NULL;
     if (!PyType_IsSubtype((PyTypeObject *)array, &handle_type)) {
         PyErr_SetString(PyExc_TypeError, "configure_elements: the array type must derive from ArrayHandle");
@@ -772,6 +774,7 @@ static PyObject *configure_elements(PyObject *self, PyObject *args) {
     Py_XSETREF(scalar_value_fn, Py_NewRef(scalar));
     Py_XSETREF(value_read_fn, Py_NewRef(read));
     Py_XSETREF(stores_lock, Py_NewRef(lock));
+    Py_XSETREF(family_type, (PyTypeObject *)Py_NewRef(family));
     Py_XSETREF(host_transfers, Py_NewRef(host));
     Py_XSETREF(to_array, Py_NewRef(make));
     Py_XSETREF(ndarray_type, (PyTypeObject *)Py_NewRef(ndarray));
@@ -930,6 +933,31 @@ static PyObject *block_dims(PyObject *key, PyObject *dims, int *sliced) {
     return block;
 }
 
+/* Whether a store into an array whose ``_base`` is ``base`` reaches nothing else: no
+   family, or a family (``views.Family``) of views all gone and not pinned by an export
+   (a loop's ``row = m[i]`` leaves ``m`` a family once the row is gone); 0 else, -1 error. */
+static int alone_in_family(PyObject *base) {
+    if (base == Py_None) return 1;
+    if (!Py_IS_TYPE(base, family_type)) return 0;
+    PyObject *pin = PyObject_GetAttr(base, str_pin);
+    if (pin == NULL) return -1;
+    int pinned = pin != Py_None;
+    Py_DECREF(pin);
+    if (pinned) return 0;
+    PyObject *views = PyObject_GetAttr(base, str_views);
+    if (views == NULL) return -1;
+    int alone = 1;
+    if (views != Py_None) {
+        if (!PyList_CheckExact(views)) alone = 0;
+        for (Py_ssize_t k = 0; alone && k < PyList_GET_SIZE(views); k++) {
+            PyObject *ref = PyList_GET_ITEM(views, k);
+            alone = PyWeakref_CheckRef(ref) && PyWeakref_GetObject(ref) == Py_None;
+        }
+    }
+    Py_DECREF(views);
+    return alone;
+}
+
 /* Whether nothing but the one array on ``node`` sees ``buffer``: an executable made it
    (``owned``), the array alone holds the node and the node alone the buffer
    (``array._sole_owner``, by the reference counts themselves in C). */
@@ -1013,9 +1041,11 @@ static PyObject *stored_value(PyObject *node, PyObject *value, PyObject *block) 
    node (a reference more), so none is lost. */
 static int store_element(Handle *self, PyObject *key, PyObject *value) {
     PyObject *node = self->node;
-    if (!Py_IS_TYPE(self, element_array_type) || node == NULL || !Py_IS_TYPE(node, node_type) ||
-        self->base != Py_None)
-        return 0;
+    if (!Py_IS_TYPE(self, element_array_type) || node == NULL || !Py_IS_TYPE(node, node_type)) return 0;
+    if (self->base != Py_None) { /* a view, or a root others see: Python's, which reaches them */
+        int alone = alone_in_family(self->base);
+        if (alone <= 0) return alone;
+    }
     if (tracing_globals != NULL) { /* while a trace is on: Python's store, which checks what it writes */
         int tracing = tracing_now();
         if (tracing) return tracing < 0 ? -1 : 0;
@@ -1047,9 +1077,18 @@ static int store_element(Handle *self, PyObject *key, PyObject *value) {
     Py_XDECREF(held);
     /* the array may have taken another node meanwhile: then nothing is stored here (and
        letting go of the old one may run code); else letting go frees nothing */
-    int same = locked && self->node == node && SLOT(node, off_buffer) == buffer && self->base == Py_None;
+    int same = locked && self->node == node && SLOT(node, off_buffer) == buffer;
     Py_DECREF(buffer);
     Py_DECREF(node);
+    if (same) { /* checked under the lock, after the value was made (which may have made views) */
+        same = alone_in_family(self->base);
+        if (same < 0) {
+            Py_DECREF(stored);
+            PyObject *released = PyObject_CallMethodNoArgs(stores_lock, str_release);
+            Py_XDECREF(released);
+            return -1;
+        }
+    }
     if (!locked) {
         Py_XDECREF(stored);
         return PyErr_Occurred() ? -1 : 0;
@@ -2786,7 +2825,7 @@ static PyMethodDef methods[] = {
      "generalize(sized, describe, rows) -> (structure, values, sizes)."},
     {"configure_elements", configure_elements, METH_VARARGS,
      "configure_elements(Array, _getitem, _setitem, HOST, numpy.array, numpy.ndarray, EXACT_SCALARS, "
-     "scalars.value, value_read, _STORES): element reads and stores in C."},
+     "scalars.value, value_read, _STORES, views.Family): element reads and stores in C."},
     {"configure_elementwise", configure_elementwise, METH_VARARGS,
      "configure_elementwise(Array, reused_scalars, scalar_operand, wrap, node_globals, tracing_globals)."},
     {NULL, NULL, 0, NULL},
@@ -2800,6 +2839,8 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_transfers = PyUnicode_InternFromString("transfers");
     str_computed = PyUnicode_InternFromString("_computed");
     str_acquire = PyUnicode_InternFromString("acquire");
+    str_pin = PyUnicode_InternFromString("pin");
+    str_views = PyUnicode_InternFromString("views");
     str_release = PyUnicode_InternFromString("release");
     empty_tuple = PyTuple_New(0);
     zero = PyLong_FromLong(0);
@@ -2827,7 +2868,7 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_broadcast_dimensions = PyUnicode_InternFromString("broadcast_dimensions");
     NOT_HANDLED_MARK = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type); /* an object() of its own */
     if (str_parameter == NULL || str_itemsize == NULL || str_transfers == NULL || str_computed == NULL ||
-        str_acquire == NULL || str_release == NULL ||
+        str_acquire == NULL || str_release == NULL || str_pin == NULL || str_views == NULL ||
         empty_tuple == NULL || zero == NULL ||
         str_max_pending == NULL || str_active == NULL || str_hex == NULL || str_with_dtype == NULL ||
         str_axis == NULL || str_keepdims == NULL || str_reduce == NULL || str_reshape == NULL ||

@@ -664,6 +664,6 @@ _SOLE_REFERENCES = _sole_references()
 
 if GRAPH_IN_C is not None:
     GRAPH_IN_C.configure_elements(Array, Array._getitem, Array._setitem, HOST, np.array, np.ndarray, EXACT_SCALARS,
-                                  scalars.value, value_read, _STORES)
+                                  scalars.value, value_read, _STORES, views.Family)
 
 from . import exports  # noqa: E402  (it builds on Array)

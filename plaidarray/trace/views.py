@@ -247,18 +247,10 @@ def changed(array: Array, step: Step | None = None) -> None:
     family, steps = (record.family, record.steps) if type(record) is ViewOf else (record, ())
     root = family.root()
     if steps and root is not None:
-        from .array import Array
-
-        written = array._node
-        # the value as written, held apart: storing it may sync a pinned root with its
-        # memory first (``exports.sync``: a write through the export outside this view's
-        # elements), which refreshes every view of the root, this one too, from the memory
-        steps[0].store(root, _through(root, steps, Array(written)))
-        if array._node is not written:  # refreshed so: its value is the root's, which holds the write now
-            value = root
-            for each in steps:
-                value = each.forward(value)
-            array._rebind(value._node)
+        if family.pin is None:
+            steps[0].store(root, _through(root, steps, array))
+        else:
+            _store_pinned(root, steps, array)
     if not family.views:
         return
     others = [other for other in family.live_views() if other is not array]
@@ -274,6 +266,23 @@ def changed(array: Array, step: Step | None = None) -> None:
         for each in other._base.steps:
             value = each.forward(value)
         other._rebind(value._node)
+
+
+def _store_pinned(root: Array, steps: tuple[Step, ...], array: Array) -> None:
+    """``changed``'s store of a view's new value into its root, where the family is pinned
+    (exported): the value as written, held apart, since storing it may sync the root with
+    its memory first (``exports.sync``: a write through the export outside this view's
+    elements), which refreshes every view of the root from the memory, this one too; a view
+    refreshed so takes its value from the root, which holds the write now."""
+    from .array import Array
+
+    written = array._node
+    steps[0].store(root, _through(root, steps, Array(written)))
+    if array._node is not written:
+        value = root
+        for each in steps:
+            value = each.forward(value)
+        array._rebind(value._node)
 
 
 def _through(root: Array, steps: tuple[Step, ...], value: Array) -> Array:
