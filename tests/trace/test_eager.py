@@ -9,6 +9,7 @@ from the same loops run by NumPy.
 
 from __future__ import annotations
 
+import gc
 import logging
 import pickle
 import warnings
@@ -442,6 +443,29 @@ def test_a_scalar_stored_into_rows_and_planes_nobody_else_sees_runs_no_executabl
     with pytest.raises(TypeError):
         t[1] = 2.5  # a float into int64: refused as the update refuses it
     np.testing.assert_array_equal(np.asarray(t)[1], [[-2] * 4] * 2)
+
+
+def test_stores_into_an_array_whose_views_are_gone_are_in_place_and_live_views_see_them():
+    """An array keeps its family once a view of it was made; with every view gone a store
+    into it is made in place as into any array that alone holds its buffer, and with a
+    view alive the view sees the store (the family's refresh), as in NumPy."""
+    m, expected = xp.zeros((3, 4)), np.zeros((3, 4))
+    m[0, 0] = 1.0  # computed: a buffer of its own
+    expected[0, 0] = 1.0
+    row = m[1]
+    float(xp.sum(row))
+    del row
+    gc.collect()
+    buffer = weakref.ref(m._node.buffer)
+    m[2, 3] = 5.0
+    m[1] = 2.0
+    expected[2, 3], expected[1] = 5.0, 2.0
+    assert m._node.buffer is buffer()  # written in place
+    live, live_expected = m[2], expected[2]
+    m[2, 1] = 7.0
+    expected[2, 1] = 7.0
+    np.testing.assert_array_equal(np.asarray(live), live_expected)
+    np.testing.assert_array_equal(np.asarray(m), expected)
 
 
 def test_threads_storing_rows_while_another_stores_into_a_copy_lose_nothing():
