@@ -170,6 +170,11 @@ def _sequence_dtype(obj: Sequence) -> np.dtype | None:
 
 
 def _shares_memory(obj: Any, value: np.ndarray) -> bool:
+    """Whether ``value`` is ``obj``'s memory: ``obj`` itself or a view of it (an empty
+    array shares no element, so NumPy's test of shared memory says no), else as NumPy
+    finds it."""
+    if value is obj or value.base is obj:
+        return True
     try:
         return np.shares_memory(np.asarray(obj), value)
     except (TypeError, ValueError):

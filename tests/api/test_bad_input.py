@@ -473,6 +473,8 @@ def test_copy_false_refuses_layouts_that_need_a_copy():
     shared = np.arange(6.0)
     shared.flags.writeable = False
     assert np.shares_memory(xp.asarray(shared, copy=False)._value(), shared)
+    for empty in (np.zeros(0), np.zeros((2, 0, 3), np.float32)):  # no element to share, and no copy needed
+        assert xp.asarray(empty, copy=False).shape == empty.shape
 
 
 def test_a_run_larger_than_memory_raises_memory_error_before_allocating():
