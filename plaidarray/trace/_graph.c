@@ -1080,20 +1080,13 @@ static int store_element(Handle *self, PyObject *key, PyObject *value) {
     int same = locked && self->node == node && SLOT(node, off_buffer) == buffer;
     Py_DECREF(buffer);
     Py_DECREF(node);
-    if (same) { /* checked under the lock, after the value was made (which may have made views) */
-        same = alone_in_family(self->base);
-        if (same < 0) {
-            Py_DECREF(stored);
-            PyObject *released = PyObject_CallMethodNoArgs(stores_lock, str_release);
-            Py_XDECREF(released);
-            return -1;
-        }
-    }
     if (!locked) {
         Py_XDECREF(stored);
         return PyErr_Occurred() ? -1 : 0;
     }
-    int status = same && sole_owner(node, buffer) ? (PyObject_SetItem(buffer, key, stored) ? -1 : 1) : 0;
+    /* checked under the lock, after the value was made (which may have made views) */
+    int status = same ? alone_in_family(self->base) : 0;
+    if (status > 0) status = sole_owner(node, buffer) ? (PyObject_SetItem(buffer, key, stored) ? -1 : 1) : 0;
     Py_DECREF(stored);
     PyObject *error_type, *error_value, *error_traceback;
     PyErr_Fetch(&error_type, &error_value, &error_traceback);

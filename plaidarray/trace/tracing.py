@@ -134,7 +134,8 @@ def check_write(node: Node) -> None:
     function would make it once, while tracing, where the function means it at each call
     (jit) or iteration (a ``fori_loop``, ``while_loop`` or ``cond`` body, which it reached
     in the branch not taken too). Installed in ``array.py``, which calls it at each write
-    (``Array._store``, ``Array._rebind``) and so cannot import this module."""
+    (``Array._checked``: its stores, in-place operators and views' steps) and so cannot
+    import this module."""
     if _ACTIVE and is_tracing():
         trace = _traces()[-1]
         if node.depth != TRACED and node.serial < trace.first_serial:
