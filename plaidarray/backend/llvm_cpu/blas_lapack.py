@@ -20,6 +20,12 @@ module's file with the platform's loader and nothing of Python's: importing it r
 ``scipy``'s package initialisation (13 ms of the 16 a first matrix product waited for;
 the load alone is 2.5 ms). Elsewhere (SciPy built against the system's BLAS, say), the
 capsules.
+
+Those 2.5 ms were a tenth of a short script's first run that multiplies a matrix: the
+load starts on a thread when the backend is imported (:func:`load_in_background`), so it
+overlaps the rest of the user's imports and setup, and a first product waits only for
+what is left of it. The platform's loader runs without Python's lock held, so the thread
+costs the main thread nothing.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ import functools
 import importlib
 import importlib.machinery
 import importlib.util
+import threading
 from pathlib import Path
 from types import ModuleType
 
@@ -82,11 +89,31 @@ def _library(name: str) -> ModuleType:
     return module
 
 
-@functools.cache
+def load_in_background() -> None:
+    """Load the extension modules' files (:func:`_extension`) on a daemon thread."""
+    threading.Thread(target=_load_extensions, name="plaidarray-blas-lapack-load", daemon=True).start()
+
+
+def _load_extensions() -> None:
+    for name in LIBRARIES.values():
+        _extension(name)
+
+
+#: Held while an extension module's file is loaded: a read that needs it while the
+#: background thread loads it waits for that load rather than starting its own.
+_LOADING = threading.Lock()
+
+
 def _extension(name: str) -> ctypes.CDLL | None:
     """The file of SciPy's extension module ``name`` loaded by the platform's loader (not
     as a module: nothing of it runs), whose scope holds the BLAS or LAPACK it links;
     None where it cannot be found or loaded."""
+    with _LOADING:
+        return _loaded_extension(name)
+
+
+@functools.cache
+def _loaded_extension(name: str) -> ctypes.CDLL | None:
     path = _extension_file(name)
     if path is None:
         return None

@@ -49,3 +49,23 @@ def test_the_bundled_openblas_symbols_compute_the_capsules_bits_without_importin
 def test_a_routine_scipy_does_not_have_is_an_error():
     with pytest.raises(NotImplementedError, match="no routine 'dnosuch'"):
         blas_lapack.routine_address("lapack_dnosuch")
+
+
+#: Whether a child's import loads both extension modules' files before any product needs
+#: them, on the loader thread (``load_in_background``), and nothing else of SciPy.
+LOADED_AT_IMPORT = """
+import json, sys, threading
+import plaidarray
+from plaidarray.backend.llvm_cpu import blas_lapack
+loaders = [t for t in threading.enumerate() if t.name == "plaidarray-blas-lapack-load"]
+for t in loaders:
+    t.join(60)
+print(json.dumps({"loaders": len(loaders), "loaded": blas_lapack._loaded_extension.cache_info().currsize,
+                  "scipy": "scipy" in sys.modules}))
+"""
+
+
+def test_the_import_loads_blas_and_lapack_in_the_background(tmp_path):
+    found = run_child(LOADED_AT_IMPORT, tmp_path)
+    assert found["loaded"] == len(blas_lapack.LIBRARIES)
+    assert found["loaders"] <= 1 and not found["scipy"]
