@@ -4,7 +4,9 @@
 from __future__ import annotations
 
 import importlib
+import itertools
 import pkgutil
+import warnings
 
 import numpy as np
 import pytest
@@ -320,3 +322,31 @@ def test_constants_differing_only_where_their_text_abbreviates_have_different_di
     assert description(base) == description(base.copy())
     assert description(base) != description(changed)
     assert description(base) != description(base.reshape(4, 5))
+
+
+#: Values where NumPy warns if any op does (integer limits, zeros to divide by, NaN,
+#: infinities, overflow), per dtype kind.
+_WARNING_VALUES = {"b": [False, True], "i": [0, 1, -1, -128, 127], "u": [0, 1, 255],
+                   "f": [0.0, -0.0, 1.0, 1e38, -3e38, float("inf"), float("nan")],
+                   "c": [0j, 1e38 + 1e38j, complex(float("inf"), 0.0), complex(float("nan"), 1.0)]}
+
+
+@pytest.mark.parametrize("name", sorted(name for name, opdef in OPS.items() if opdef.elementwise))
+def test_an_elementwise_reference_never_warns(name):
+    """The compiled code computes IEEE's values and wraps integers silently, so reference
+    evaluations (the scalar tier's values among them) must not warn either: those that
+    skip ``np.errstate`` for some kinds (``quiet_kinds``) must be right that they cannot."""
+    opdef = OPS[name]
+    attrs = {"compare": {"direction": "LT"}, "convert": {"dtype": np.dtype(np.int8)}}.get(name, {})
+    for dtype in (np.bool_, np.int8, np.uint8, np.float32, np.complex64):
+        values = [np.asarray(v).astype(dtype) for v in _WARNING_VALUES[np.dtype(dtype).kind]]
+        for combo in itertools.product(*[values] * (opdef.arity or 2)):
+            args = [np.asarray(c != 0) if name == "select" and k == 0 else c for k, c in enumerate(combo)]
+            shapes = [Shape((), a.dtype) for a in args]
+            try:
+                shape = opdef.infer(shapes, attrs)
+            except (TypeError, ValueError):  # not an operand dtype of the op
+                break
+            with warnings.catch_warnings():
+                warnings.simplefilter("error")
+                opdef.evaluate(args, attrs, shape)
