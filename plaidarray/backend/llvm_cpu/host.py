@@ -43,10 +43,13 @@ def host_id() -> str:
 
 def _cpuinfo() -> str | None:
     """The first processor's entry of /proc/cpuinfo, reduced to ``_FIELDS``; None where
-    there is none."""
+    there is none. Read up to that entry's end only: the kernel writes the file one
+    processor at a time, and a machine of a hundred cores has a hundred entries."""
+    text = ""
     try:
         with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
-            text = f.read()
+            while "\n\n" not in text and (part := f.read(4096)):
+                text += part
     except OSError:
         return None
     first = text.split("\n\n", 1)[0]
