@@ -25,7 +25,7 @@ from ..trace.views import view
 from .graph import (REUSED_SCALARS, SCALAR_KINDS, Scalar, broadcast_node, broadcast_shapes, check_array,
                     check_category, convert, copy_of, op, operands, python_scalar, scalar_like, scalar_operand,
                     traced_value, wrap)
-from .recipes import recorded, stands_for
+from .recipes import reading_pins_once, recorded, stands_for
 from .views import Part
 
 __all__: list[str] = []
@@ -75,7 +75,8 @@ def _in_c(name: str, fn: Callable, on_nodes: Callable | None, arity: int, accept
     scalars = [{d: r for d, r in same.items() if d.kind in SCALAR_KINDS[kind]} if arity == 2 else {}
                for kind in (int, float)]
     _C_TABLES[name] = (op_name, name, attrs, arity, same, *scalars)
-    return stands_for(_IN_C.Elementwise(*_C_TABLES[name], fn, False), fn, name)
+    tables = _C_TABLES[name]
+    return stands_for(reading_pins_once(lambda fallback: _IN_C.Elementwise(*tables, fallback, False), fn), fn, name)
 
 
 def _operators_in_c() -> None:

@@ -19,7 +19,7 @@ from ..trace.array import Array
 from ..trace.views import view
 from . import graph
 from .graph import check_array, check_category, convert, op
-from .recipes import recorded, stands_for
+from .recipes import reading_pins_once, recorded, stands_for
 from .views import Transpose
 
 __all__ = ["matmul", "matrix_transpose", "tensordot", "vecdot"]
@@ -73,7 +73,8 @@ def _in_c(fn: Any) -> Any:
     path's, through ``__wrapped__``)."""
     if node_module.GRAPH_IN_C is None:
         return fn
-    return stands_for(node_module.GRAPH_IN_C.Product(*_PRODUCT_TABLES, fn), fn)
+    product = node_module.GRAPH_IN_C.Product
+    return stands_for(reading_pins_once(lambda fallback: product(*_PRODUCT_TABLES, fallback), fn), fn)
 
 
 matmul = _in_c(matmul)

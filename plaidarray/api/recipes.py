@@ -46,7 +46,7 @@ import numpy as np
 
 from ..trace import node as node_module
 from ..trace.array import Array
-from ..trace.exports import recording
+from ..trace.exports import read_once, recording
 from ..trace.node import Node, derive, reads_mark, serial_mark
 from ..trace.tracing import is_tracing
 from ..trace.views import Layout, Step, ViewOf, attach
@@ -133,6 +133,29 @@ def stands_for(fast: Any, fn: Callable[..., Any], name: str | None = None) -> An
     fast.__doc__, fast.__module__, fast.__wrapped__ = fn.__doc__, fn.__module__, fn
     if hasattr(fn, "recipes"):
         fast.recipes = fn.recipes
+    return fast
+
+
+def reading_pins_once(make: Callable[[Callable[..., Any]], Any], fn: Callable[..., Any]) -> Any:
+    """The C path ``make(fallback)`` of ``fn``, a function whose result is never a view of
+    its arguments (an elementwise function, a reduction, a product), whose fallback for a
+    call with exported arrays among its arguments (``Pinned``) reads each of them once
+    (``exports.read_once``) and calls the C path again on plain arrays of their values.
+    ``fn`` would sync each at every read of its node (five on ``y + 1.0``: 30 us, 0.2 us on
+    an array not exported), and its recipes pass over pinned arguments. A result that is
+    an argument itself (``real`` of a real array) is the caller's array, not the plain one.
+    The fallback looks like ``fn`` (its name, signature and recipes)."""
+    fast: Any = None
+
+    @functools.wraps(fn)
+    def fallback(*args: Any, **kwargs: Any) -> Any:
+        plain = None if is_tracing() else read_once(args)
+        if plain is None:
+            return fn(*args, **kwargs)
+        result = fast(*plain, **kwargs)
+        return next((arg for arg, alias in zip(args, plain) if result is alias), result)
+
+    fast = make(fallback)
     return fast
 
 

@@ -16,7 +16,7 @@ from ..trace.array import Array
 from ..trace.node import derive
 from . import graph
 from .graph import MERGED_RANK, check_array, check_category, convert, normalize_axes, op, reduce_axes, wrap
-from .recipes import recorded, stands_for
+from .recipes import reading_pins_once, recorded, stands_for
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
 
@@ -150,8 +150,9 @@ def _reduction_in_c(fn: Any, kind: str, empty: bool, mean: bool = False, varianc
     None where the C module is not in use."""
     if _IN_C is None:
         return None
-    return _IN_C.Reduction(kind, fn.__name__, _REDUCE_ATTRS, _C_SCALAR_SHAPES, _NO_ATTRS, _count_buffer, empty, mean,
-                           MERGED_RANK, variance, fn)
+    return reading_pins_once(lambda fallback: _IN_C.Reduction(kind, fn.__name__, _REDUCE_ATTRS, _C_SCALAR_SHAPES,
+                                                              _NO_ATTRS, _count_buffer, empty, mean, MERGED_RANK,
+                                                              variance, fallback), fn)
 
 
 def _in_c(fn: Any, kind: str, empty: bool, mean: bool = False) -> Any:

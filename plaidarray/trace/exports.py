@@ -321,6 +321,21 @@ def recording(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         _OPS.depth -= 1
 
 
+def read_once(args: tuple) -> tuple | None:
+    """``args`` with each pinned array among them read once (its ``_node``, which syncs)
+    and given as a plain Array of that node, its value for the op being recorded; None
+    where none is pinned. Only for an op whose result is no view of its arguments
+    (``api/recipes.reading_pins_once``): a view of a plain array would not be a member of
+    the pinned family, and writes through it would not reach the memory."""
+    if not any(type(a) is Pinned for a in args):
+        return None
+    return recording(_plain, args)  # one comparison per memory, however many of its members
+
+
+def _plain(args: tuple) -> tuple:
+    return tuple(Array(a._node) if type(a) is Pinned else a for a in args)
+
+
 def _unpin(family: Family, pin: Pin) -> None:
     """The family's members take their plain class back; the root keeps the memory."""
     family.pin = None

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import plaidarray as xp
 from strategies import basic_keys
 from plaidarray.trace.array import Array
+from plaidarray.trace import node as node_module
 
 SHAPE = (3, 4)
 
@@ -534,3 +535,31 @@ def test_an_update_after_the_export_is_gone_is_written_in_place():
     assert type(x) is Array
     assert x._node.buffer is buffer()
     np.testing.assert_array_equal(np.asarray(x), np.arange(6.0) * 2.0)
+
+
+@pytest.mark.skipif(node_module.GRAPH_IN_C is None, reason="the C paths are what take the plain arrays")
+@pytest.mark.parametrize("op, reads", [("x + 1.0", 1), ("2.0 * x", 1), ("x + x", 2), ("xp.exp(x)", 1),
+                                       ("xp.add(x, x)", 2), ("xp.sum(x)", 1), ("xp.mean(x, axis=0)", 1),
+                                       ("x @ m", 1), ("xp.matmul(m.T, x)", 1)])
+def test_an_exported_array_is_read_once_by_an_elementwise_op_a_reduction_or_a_product(backend, monkeypatch, op,
+                                                                                      reads):
+    """Those ops never make a view of their arguments, so an exported (pinned) argument is
+    read once, synced, and the op recorded by its C path on a plain array of that value:
+    the Python path read the node at each of its steps, each read a sync (30 us for
+    ``x + 1.0`` on 8 elements, against 0.2 us on an array not exported). The ops still see
+    what was written into the export before them, and not what is written after."""
+    from plaidarray.trace import exports
+    a = np.arange(1.0, 9.0)
+    x = xp.asarray(a.copy())
+    m = xp.asarray(np.arange(16.0).reshape(8, 2))
+    export = np.asarray(x)
+    export[2] = 30.0
+    syncs = []
+    sync = exports.sync
+    monkeypatch.setattr(exports, "sync", lambda array: syncs.append(array) or sync(array))
+    result = eval(op, {"xp": xp, "x": x, "m": m})
+    assert len(syncs) == reads  # once per operand
+    expected = eval(op.replace("xp.", "np."), {"np": np, "x": export.copy(), "m": np.asarray(m)})
+    export[3] = -1.0
+    np.testing.assert_allclose(np.asarray(result), expected, rtol=1e-15)
+    assert float(x[3]) == -1.0
