@@ -66,21 +66,23 @@ def in_range(index: tuple, shape: tuple[int, ...]) -> bool:
 
 
 def block_shape(index: tuple, shape: tuple[int, ...]) -> tuple[int, ...] | None:
-    """The shape of the block of an array of ``shape`` that ``index`` picks: Python ints in
-    range for its leading dimensions, the last entry possibly a slice of step 1 with int
-    or None bounds (``x[1:]``, ``m[i, 2:5]``); None for an index of other entries."""
+    """The shape of the block of an array of ``shape`` that ``index`` picks by basic
+    indexing, an entry per leading dimension: Python ints in range, slices of int or None
+    bounds and step (not 0): ``x[1:]``, ``m[i, 2:5]``, ``m[:, j]``, ``x[::2]``; None for an
+    index of other entries."""
     if len(index) > len(shape):
         return None
-    for k, (i, n) in enumerate(zip(index, shape)):
+    dims = []
+    for i, n in zip(index, shape):
         if type(i) is int:
             if not -n <= i < n:
                 return None
-        elif type(i) is slice and k == len(index) - 1 and i.step in (None, 1) and \
-                type(i.start) in _BOUNDS and type(i.stop) in _BOUNDS:
-            return (len(range(*i.indices(n))), *shape[k + 1:])
+        elif type(i) is slice and type(i.start) in _BOUNDS and type(i.stop) in _BOUNDS and type(i.step) in _BOUNDS \
+                and i.step != 0:
+            dims.append(len(range(*i.indices(n))))
         else:
             return None
-    return shape[len(index):]
+    return (*dims, *shape[len(index):])
 
 
 _BOUNDS = (int, type(None))
@@ -261,9 +263,9 @@ class HostTransfers(TransferManager):
 
     def store_element(self, buffer: np.ndarray, key: object, value: object) -> bool:
         """Write the Python scalar ``value`` into element ``key`` (an int per dimension,
-        in range) of ``buffer`` in place, or into every element of the block it leads to
-        (ints for the leading dimensions only, the last entry possibly a slice of step 1:
-        a row, a plane, ``x[1:]``, ``m[i, 2:5]``, ``block_shape``), where its dtype takes
+        in range) of ``buffer`` in place, or into every element of the block it picks
+        (ints and slices for the leading dimensions: a row, a plane, a column,
+        ``x[1:]``, ``m[i, 2:5]``, ``block_shape``), where its dtype takes
         the value exactly; or a buffer ``value`` of ``buffer``'s dtype, 0-d or of the
         block's shape; else write nothing and return False. The CPU's transfer of values into
         device memory: a loop's ``a[i] = v`` or ``m[i] = 0.0`` on an array nobody else

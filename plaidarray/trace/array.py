@@ -294,8 +294,8 @@ class Array(_ArrayHandle):
         graph; when this array alone holds its buffer, the update writes into it in place
         and costs the size of ``value``, not of the array; a Python scalar, or an array of
         this one's dtype (0-d or of the block's shape, its own graph run first), stored into
-        one element (or the row, the plane, that leading ints pick) of an array that is no
-        view is written by the backend's transfer (``store_element``) without an update's
+        one element or a block that ints and slices pick (a row, a column, ``x[1:]``) of an
+        array that is no view is written by the backend's transfer (``store_element``) without an update's
         executable, into a copy (``stored_copy``) where others see its memory (a pending
         reader). When this array shares its elements with others (views), the write reaches
         them too (``views.changed``). With the C module, ``x[key] = value`` is
@@ -316,8 +316,8 @@ class Array(_ArrayHandle):
     def _store(self, key: Any, value: Any) -> None:
         old = self._node
         self._checked(old)
-        if type(self._base) is not views.ViewOf and old.buffer is not None and (index := _block_key(key)) and \
-                (type(index[-1]) is int or _sole_owner(old)):
+        if type(self._base) is not views.ViewOf and old.buffer is not None and (index := _block_key(key, len(old.shape.dims))) and \
+                (slice not in map(type, index) or _sole_owner(old)):
             # the value first: its graph may read this array (``m[b] = copy of m[a]``), and
             # once computed it no longer does. Not for a slice of an array others see, as
             # where the value's graph reads it (``x[1:] = x[:-1]``, a stencil's
@@ -349,22 +349,27 @@ class Array(_ArrayHandle):
 _UPDATES = frozenset({"dynamic_update_slice", "scatter"})
 
 
-def _block_key(key: Any) -> tuple | None:
-    """``key`` as the Python ints that pick an element or a block (a row, a plane) of an
-    array (0-d integer arrays read, ``_read_ints``), the last entry possibly a slice
-    (``x[1:]``, ``m[i, 2:5]``; ``block_shape`` takes those of step 1), its trailing full
-    slices and ``...`` dropped (``m[i, :]`` and ``y[a:b, ...]`` are ``m[i]`` and ``y[a:b]``);
-    None for a key of other entries, or of none (a write of the whole array takes its
-    value's node instead, ``api.indexing``)."""
+def _block_key(key: Any, ndim: int) -> tuple | None:
+    """``key`` as the Python ints and slices that pick an element or a block (a row, a
+    plane, a column, ``x[1:]``, ``m[i, 2:5]``, ``x[::2]``: ``transfer.block_shape``) of an
+    array, or as ints alone with its computed 0-d integer arrays read (``_read_ints``), its
+    trailing full slices dropped and its ``...`` the full slices it stands for in an array
+    of ``ndim`` dimensions (``m[i, :]`` and ``y[a:b, ...]`` are ``m[i]`` and ``y[a:b]``,
+    ``t[..., 0]`` is ``t[:, :, 0]``); None for a key of other entries, or of none (a write
+    of the whole array takes its value's node instead, ``api.indexing``)."""
     parts = key if type(key) is tuple else (key,)
+    at = next((k for k, part in enumerate(parts) if part is Ellipsis), None)
+    if at is not None:
+        parts = (*parts[:at], *(_FULL,) * (ndim - len(parts) + 1), *parts[at + 1:])
     end = len(parts)
-    while end and (parts[end - 1] is Ellipsis or type(parts[end - 1]) is slice and parts[end - 1] == _FULL):
+    while end and type(parts[end - 1]) is slice and parts[end - 1] == _FULL:
         end -= 1
     if not end:
         return None
-    if all(type(k) is int for k in parts[:end - 1]) and type(parts[end - 1]) in (int, slice):
+    kinds = [type(k) for k in parts[:end]]
+    if all(kind is int or kind is slice for kind in kinds):
         return parts[:end]
-    return _read_ints(parts[:end]) if Array in map(type, parts[:end]) else None
+    return _read_ints(parts[:end]) if Array in kinds else None
 
 
 def _read_ints(parts: tuple) -> tuple | None:
