@@ -1,9 +1,9 @@
 """Writes in a Python loop, per step, warm: what a NumPy-style loop pays for each store.
 
 Each idiom is a loop of 300 steps over a 1000-element vector (a 200-element signal for the
-masks, a 50x40 matrix) whose every step writes and, where a script would, reads an element
-(or selects by a mask and reads the sum), timed after a warm-up
-loop in the same process (kernels loaded, structures planned): the best of 5 loops, per
+masks, a 50x40 matrix, a 300x40 one for columns) whose every step writes and, where a
+script would, reads an element (or selects by a mask and reads the sum), timed after a
+warm-up loop in the same process (kernels loaded, structures planned): the best of 5 loops, per
 step, on NumPy and plaidarray side by side. JAX's arrays take no item assignment.
 
     python -m benchmarks.loop_writes
@@ -88,12 +88,20 @@ def _idioms(xp: ModuleType) -> dict[str, Callable[[int], None]]:
         for k in range(n):
             swapped[k % 50] = swapped[(7 * k) % 50]
 
+    design = xp.zeros((300, 40))
+    column = xp.asarray(rng.random(300))
+
+    def column_writes(n: int) -> None:
+        for k in range(n):
+            design[:, k % 40] = column * float(k)
+
     return {"x[idx] = v; float(x[0])": scatter, "x[idx] += 1.0; float(x[0])": scatter_add,
             "counts[t[i]] += 1 (int64)": count, "dense[r[k], c[k]] += w[k]": accumulate,
             "table[i, j] = min(int(...), int(...)) (int32)": dynamic_programming,
             "out[4k:4k + 4] = chunk * float(k)": chunks, "m[k, 10:] = 0.5": segments,
             "x[x > t] = 0.0; float(x[0])": masked_clip, "x[x < t] *= c; float(x[1])": masked_scale,
-            "float(xp.sum(x[x > t]))": selection_sum, "m[i] = m[j] (rows)": row_copies}
+            "float(xp.sum(x[x > t]))": selection_sum, "m[i] = m[j] (rows)": row_copies,
+            "m[:, j] = col * float(k) (columns)": column_writes}
 
 
 def per_step(loop: Callable[[int], None]) -> float:
