@@ -294,9 +294,9 @@ class Array(_ArrayHandle):
         graph; when this array alone holds its buffer, the update writes into it in place
         and costs the size of ``value``, not of the array; a Python scalar, or an array of
         this one's dtype (0-d or of the block's shape, its own graph run first), stored into
-        one element or a block that ints and slices pick (a row, a column, ``x[1:]``) of an
-        array that is no view is written by the backend's transfer (``store_element``) without an update's
-        executable, into a copy (``stored_copy``) where others see its memory (a pending
+        one element or a block that ints and slices pick (a row, a column, ``x[1:]``) of
+        an array that is no view is written by the backend's transfer (``store_element``)
+        without an update's executable, into a copy (``stored_copy``) where others see its memory (a pending
         reader). When this array shares its elements with others (views), the write reaches
         them too (``views.changed``). With the C module, ``x[key] = value`` is
         ``_graph.ArrayHandle``'s, which makes the in-place store into one element itself (a
@@ -316,8 +316,10 @@ class Array(_ArrayHandle):
     def _store(self, key: Any, value: Any) -> None:
         old = self._node
         self._checked(old)
-        if type(self._base) is not views.ViewOf and old.buffer is not None and (index := _block_key(key, len(old.shape.dims))) and \
-                (slice not in map(type, index) or _sole_owner(old)):
+        index = None
+        if type(self._base) is not views.ViewOf and old.buffer is not None:
+            index = _block_key(key, len(old.shape.dims))
+        if index and (slice not in map(type, index) or _sole_owner(old)):
             # the value first: its graph may read this array (``m[b] = copy of m[a]``), and
             # once computed it no longer does. Not for a slice of an array others see, as
             # where the value's graph reads it (``x[1:] = x[:-1]``, a stencil's
