@@ -35,6 +35,7 @@ import functools
 import importlib
 import importlib.machinery
 import importlib.util
+import os
 import threading
 from pathlib import Path
 from types import ModuleType
@@ -90,8 +91,17 @@ def _library(name: str) -> ModuleType:
 
 
 def load_in_background() -> None:
-    """Load the extension modules' files (:func:`_extension`) on a daemon thread."""
-    threading.Thread(target=_load_extensions, name="plaidarray-blas-lapack-load", daemon=True).start()
+    """Load the extension modules' files (:func:`_extension`) on a daemon thread. A fork
+    waits for it first (``os.register_at_fork``): a child forked while the platform's
+    loader held its lock would find it held for good, and hang at its first load."""
+    loader = threading.Thread(target=_load_extensions, name="plaidarray-blas-lapack-load", daemon=True)
+    loader.start()
+    if hasattr(os, "register_at_fork"):
+        os.register_at_fork(before=lambda: loader.join(_FORK_WAITS_SECONDS))
+
+
+#: The longest a fork waits for the load (a load of two local files takes milliseconds).
+_FORK_WAITS_SECONDS = 10.0
 
 
 def _load_extensions() -> None:

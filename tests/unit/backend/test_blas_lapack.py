@@ -4,6 +4,8 @@ else the Cython API's capsules; both the same routines, so the same bits."""
 
 from __future__ import annotations
 
+import os
+
 import pytest
 from jit_helpers import run_child
 
@@ -69,3 +71,25 @@ def test_the_import_loads_blas_and_lapack_in_the_background(tmp_path):
     found = run_child(LOADED_AT_IMPORT, tmp_path)
     assert found["loaded"] == len(blas_lapack.LIBRARIES)
     assert found["loaders"] <= 1 and not found["scipy"]
+
+
+#: A child process whose load is slow (0.3 s) and which forks at once: the fork waits for
+#: it, so the forked child finds it done (the platform's loader's lock not held).
+FORK_WAITS = """
+import json, os, time
+import plaidarray
+from plaidarray.backend.llvm_cpu import blas_lapack
+done = []
+blas_lapack._load_extensions = lambda: (time.sleep(0.3), done.append(True))
+blas_lapack.load_in_background()
+pid = os.fork()
+if pid == 0:
+    os._exit(0 if done else 1)
+_, status = os.waitpid(pid, 0)
+print(json.dumps({"loaded_before_the_fork": os.waitstatus_to_exitcode(status) == 0}))
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
+def test_a_fork_waits_for_the_background_load(tmp_path):
+    assert run_child(FORK_WAITS, tmp_path)["loaded_before_the_fork"]
