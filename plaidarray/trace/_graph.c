@@ -870,10 +870,12 @@ static PyObject *handle_subscript(PyObject *self, PyObject *key) {
     return PyObject_CallFunctionObjArgs(getitem_in_python, self, key, NULL);
 }
 
-/* The dims of the block of an array of ``dims`` that ``key`` picks (``transfer.block_shape``'s
-   rule): ints in range for its leading dimensions, the last entry possibly a slice of step
-   1 with int or None bounds (``m[i, :]``, ``x[1:]``, ``m[i, 2:5]``); *sliced* says whether
-   it is. A new tuple, or NULL without an error for any other key (-1 in *sliced* on error). */
+/* The dims of the block of an array of ``dims`` that ``key`` picks, for the keys a loop
+   meets most (a part of ``transfer.block_shape``'s rule, which ``Array._store`` applies to
+   the rest: columns, steps, ``...``): ints in range for its leading dimensions, the last
+   entry possibly a slice of step 1 with int or None bounds (``m[i, :]``, ``x[1:]``,
+   ``m[i, 2:5]``); *sliced* says whether it is. A new tuple, or NULL without an error for
+   any other key (-1 in *sliced* on error). */
 static PyObject *block_dims(PyObject *key, PyObject *dims, int *sliced) {
     *sliced = 0;
     Py_ssize_t rank = PyTuple_GET_SIZE(dims), n;

@@ -296,12 +296,12 @@ class Array(_ArrayHandle):
         this one's dtype (0-d or of the block's shape, its own graph run first), stored into
         one element or a block that ints and slices pick (a row, a column, ``x[1:]``) of
         an array that is no view is written by the backend's transfer (``store_element``)
-        without an update's executable, into a copy (``stored_copy``) where others see its memory (a pending
-        reader). When this array shares its elements with others (views), the write reaches
-        them too (``views.changed``). With the C module, ``x[key] = value`` is
-        ``_graph.ArrayHandle``'s, which makes the in-place store into one element itself (a
-        scalar the dtype takes exactly, a computed 0-d value, the scalar tier's) and calls
-        this for every other store."""
+        without an update's executable, into a copy (``stored_copy``) where others see its
+        memory (a pending reader). When this array shares its elements with others (views),
+        the write reaches them too (``views.changed``). With the C module, ``x[key] = value``
+        is ``_graph.ArrayHandle``'s, which makes the in-place stores into an element or a
+        block of leading ints itself (a scalar the dtype takes exactly, a computed value, the
+        scalar tier's) and calls this for every other store."""
         with _STORES:
             if self._base is None:
                 self._store(key, value)
