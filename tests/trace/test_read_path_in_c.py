@@ -203,6 +203,50 @@ def test_runs_through_c_and_through_ctypes_give_the_same_bits(monkeypatch):
     np.testing.assert_allclose(through_c[1], a @ b, rtol=1e-12)
 
 
+def test_bindings_of_a_shape_generic_sequence_share_its_plan_and_read_their_ranges_from_their_dims(monkeypatch):
+    """A shape-generic sequence's bindings at new sizes run one plan, each step's range
+    read from the binding's own dims table (``_entry.run``'s negative stops), where each
+    binding had a copy of the plan with its ranges written in: their values are NumPy's
+    and the ctypes path's at every size, and the plan is one object for all of them."""
+    from plaidarray.trace import baseline
+
+    data = np.random.default_rng(2).standard_normal(4000)
+    x = xp.asarray(data)
+
+    def read(n):
+        w = x[:n]
+        return float(xp.max(w) - xp.min(w) + xp.mean(w * w))
+
+    for n in (5, 6):  # the structure met twice: planned shape-generic
+        read(n)
+    bound = []
+    run = cpu_executable.CpuExecutable.run
+    monkeypatch.setattr(cpu_executable.CpuExecutable, "run", lambda self, buffers: (bound.append(self),
+                                                                                   run(self, buffers))[1])
+    sizes = (7, 100, 999, 3000)
+    through_c = [read(n) for n in sizes]
+    plans = {id(e._plan) for e in bound if e._bound is not None}
+    assert len(bound) == len(sizes) and len(plans) == 1, "each binding ran a plan of its own"
+    monkeypatch.setattr(cpu_executable, "_run_in_c", None)
+    baseline.forget()
+    xp.clear_cache()
+    through_ctypes = [read(n) for n in (5, 6, *sizes)][2:]
+    assert through_c == through_ctypes
+    for n, got in zip(sizes, through_c):
+        w = data[:n]
+        assert got == pytest.approx(w.max() - w.min() + np.mean(w * w), rel=1e-13)
+
+
+def test_a_plan_whose_stop_reads_past_its_dims_is_refused():
+    """``_entry.run`` checks a negative stop's dims entry before any kernel runs."""
+    from plaidarray.backend.llvm_cpu import _entry
+
+    import struct
+    step = struct.pack("<6q", 0, 0, -3, 0, 0, 0)  # no kernel is called: the check comes first
+    with pytest.raises(ValueError, match="do not fit"):
+        _entry.run(step, [], b"", [], [], struct.pack("<2q", 4, 5))
+
+
 def test_the_c_walk_keys_attributes_as_attr_key_does():
     """The C walk sorts a node's attributes into its key itself (``attr_key`` is not
     called): ops with several attributes, inserted in different orders, key alike."""

@@ -241,7 +241,8 @@ def test_a_shape_generic_executable_takes_no_sizes_past_its_limits():
 def test_a_binding_makes_its_steps_from_its_own_ranges():
     """A binding keeps its sized steps' ranges as numbers; the steps it makes of them when
     asked (threads run steps from Python, ``_run_steps``) are the template's with those
-    ranges, and its plan for C carries the same extents."""
+    ranges, and its plan for C, the template's for every binding, reads the same extents
+    from the binding's dims table (a negative stop -1 - k: entry k)."""
     from types import SimpleNamespace
 
     from plaidarray.backend.llvm_cpu.executable import ShapeGenericExecutable, Step
@@ -256,8 +257,13 @@ def test_a_binding_makes_its_steps_from_its_own_ranges():
         bound = template.bind([size])
         assert bound.steps == (Step(kernel, (0,), Segment(size, size * 4, 0), (), ()), steps[1])
         bound._read_addresses()
-        words = np.frombuffer(bound._plan, dtype=np.uint64)
-        assert list(words[[2, 9]]) == [size, 3]  # each step's range: after its address and a 0, 7 words a step
+        words = np.frombuffer(bound._plan, dtype=np.int64)
+        dims = np.frombuffer(bound._dims, dtype=np.int64)
+        stop, static_stop = words[[2, 9]]  # each step's range: after its address and a 0, 7 words a step
+        assert stop < 0 and dims[-1 - stop] == size and static_stop == 3
+        other = template.bind([size + 1])
+        other._read_addresses()
+        assert other._plan is bound._plan
 
 
 def test_a_merged_sequence_checks_each_limit_once_at_its_least():

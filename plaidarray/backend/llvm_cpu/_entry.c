@@ -17,8 +17,11 @@
    of its buffers, of its dims and of its imports, then its buffers' indices into the run's
    table (buffers, then constants, then outputs, then temporaries), its dims' indices into
    dims (bytes of int64: a shape-generic executable's run-time sizes) and the addresses of
-   the library routines it imports, which the kernel reads in place. Every index is
-   checked before any kernel runs. */
+   the library routines it imports, which the kernel reads in place. A negative stop -1 - k
+   is the value dims[k]: the steps of a shape-generic executable's bindings range over
+   run-time sizes, and one plan serves them all, each binding's ranges in its own dims
+   (a copy of the plan per binding, its ranges written in, was a twentieth of a read at a
+   new size). Every index is checked before any kernel runs. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -63,6 +66,7 @@ static int check_plan(const int64_t *words, Py_ssize_t count, Py_ssize_t n, Py_s
     while (at < count) {
         if (count - at < 6) return 0;
         int64_t buffers = words[at + 3], dims = words[at + 4], imports = words[at + 5];
+        if (words[at + 2] < 0 && -(words[at + 2] + 1) >= n_dims) return 0;
         if (buffers < 0 || dims < 0 || imports < 0 || buffers > count - at - 6 || dims > count - at - 6 - buffers ||
             imports > count - at - 6 - buffers - dims)
             return 0;
@@ -124,6 +128,7 @@ static PyObject *run(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
         kernel_fn kernel = (kernel_fn)(intptr_t)words[at];
         int64_t start = words[at + 1], stop = words[at + 2], n_own = words[at + 3], n_own_dims = words[at + 4];
         int64_t n_imports = words[at + 5];
+        if (stop < 0) stop = dims[-(stop + 1)];
         for (int64_t i = 0; i < n_own; i++) own[i] = table[words[at + 6 + i]];
         for (int64_t i = 0; i < n_own_dims; i++) own_dims[i] = dims[words[at + 6 + n_own + i]];
         kernel(own, own_dims, start, stop, (void *const *)(words + at + 6 + n_own + n_own_dims));

@@ -18,7 +18,7 @@ import math
 import operator
 import struct
 import time
-from collections.abc import Callable, Container, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple, cast
 
 import numpy as np
@@ -109,7 +109,9 @@ class CpuExecutable(Executable):
         #: shapes and the run-time sizes.
         self.shapes = (list(output_shapes), list(temp_shapes))
         self.dim_values = tuple(dims)
-        self._dims = struct.pack(f"<{len(dims)}q", *dims)
+        #: The dims table ``_entry.run`` reads: a binding's sizes, then its sized steps'
+        #: extents, which its plan's steps read there (``ShapeGenericExecutable.plan_words``).
+        self._dims = struct.pack(f"<{len(dims) + len(ranges) // 2}q", *dims, *ranges[::2])
         self.n_params = n_params
         self.constants = constants
         self._n_buffers = n_params + len(constants) + len(output_shapes) + len(temp_shapes)
@@ -157,14 +159,10 @@ class CpuExecutable(Executable):
         """The plan ``_entry.run`` follows, with the kernels' addresses of now (full code
         replaces first-tier code between runs): per step the address, the range, the
         number of buffers, of dims (none yet) and the buffers' table indices; a binding's
-        from its shape-generic executable's, made once (:func:`plan_words`)."""
+        its shape-generic executable's, which every binding shares (:func:`plan_words`)."""
         self._generation = tiering.generation
         if self._bound is not None:
-            packed, sized = self._bound.plan_words()
-            plan = bytearray(packed)
-            for k, (position, _) in enumerate(sized):
-                struct.pack_into("<Q", plan, 8 * position, self._ranges[2 * k])
-            self._plan = bytes(plan)
+            self._plan = self._bound.plan_words(len(self.dim_values))
         else:
             words = plan_words(self.steps)
             self._plan = struct.pack(f"<{len(words)}Q", *words)
@@ -242,14 +240,16 @@ class _RunFacts(NamedTuple):
                       any(kind == "param" for kind, _ in output_slots))
 
 
-def plan_words(steps: Sequence[Step], sized: Container[int] = ()) -> list[int]:
+def plan_words(steps: Sequence[Step], sized: Mapping[int, int] | None = None) -> list[int]:
     """The words of the plan ``_entry.run`` follows for ``steps``, with the kernels'
-    addresses of now: per step the address, the range (0 for the steps ``sized``, whose
-    range a binding fills in), the number of buffers, of dims and of imports, the
-    buffers' table indices, the dims' and the imports' addresses."""
+    addresses of now: per step the address, the range (its stop ``sized[i]`` for the
+    steps in ``sized``: -1 - k, read from entry k of the dims table), the number of
+    buffers, of dims and of imports, the buffers' table indices, the dims' and the
+    imports' addresses."""
     words: list[int] = []
+    sized = sized or {}
     for i, step in enumerate(steps):
-        extent = 0 if i in sized else cast(int, step.segment.extent)
+        extent = sized[i] if i in sized else cast(int, step.segment.extent)
         words += (step.kernel.address, 0, extent, len(step.buffers), len(step.dims),
                   len(step.imports), *step.buffers, *step.dims, *map(routine_address, step.imports))
     return [w % (1 << 64) for w in words]
@@ -282,7 +282,7 @@ class ShapeGenericExecutable(Executable):
         self.shapes = (output_shapes, temp_shapes)
         self._runs = _Runs(steps)
         self._evaluate: Callable[[Sequence[int]], tuple[list[int], tuple]] | None = None
-        self._words: tuple[int, bytes, list[tuple[int, int]]] | None = None
+        self._words: tuple[int, int, bytes] | None = None
 
     # What a binding evaluates and keeps, made at the first binding: most templates loaded
     # (an op's kernel on its first use) are merged into sequences (``sequence.py``) and
@@ -426,22 +426,18 @@ class ShapeGenericExecutable(Executable):
                             s.imports)
         return tuple(steps)
 
-    def plan_words(self) -> tuple[bytes, list[tuple[int, int]]]:
+    def plan_words(self, n_table: int) -> bytes:
         """The plan of its steps (:func:`plan_words`, packed) with the kernels' addresses of
-        now, and for each sized step the word its range goes in and its index, which a
-        binding fills in: made once per generation of code (``tiering.generation``), not
-        at each binding."""
+        now, for bindings whose dims table has ``n_table`` sizes: each sized step's stop
+        is read from the table's entries after them, where a binding puts its steps'
+        extents in turn (``CpuExecutable._dims``). Made once per generation of code
+        (``tiering.generation``) and shared by every binding, not made at each."""
         words = self._words
-        if words is None or words[0] != tiering.generation:
-            sized = set(self._sized_steps)
-            made = plan_words(self.steps, sized)
-            positions, at = [], 0
-            for i, step in enumerate(self.steps):
-                if i in sized:
-                    positions.append((at + 2, i))
-                at += 6 + len(step.buffers) + len(step.dims) + len(step.imports)
-            words = self._words = (tiering.generation, struct.pack(f"<{len(made)}Q", *made), positions)
-        return words[1], words[2]
+        if words is None or words[0] != tiering.generation or words[1] != n_table:
+            stops = {i: -1 - (n_table + k) for k, i in enumerate(self._sized_steps)}
+            made = plan_words(self.steps, stops)
+            words = self._words = (tiering.generation, n_table, struct.pack(f"<{len(made)}Q", *made))
+        return words[2]
 
 
 #: Temporaries of at most this many bytes in all are kept by their executable between runs.
