@@ -259,7 +259,9 @@ def var(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdi
     n = 1
     for a in axes:
         n *= x.shape[a]
-    centre = mean(x, axis=axes, keepdims=True)
+    # Over every axis the mean is 0-d (its count a value of its own, the subtraction's
+    # broadcast of it folded: ``baseline._Layout``); along some, kept as units to spread back.
+    centre = mean(x, axis=axes, keepdims=len(axes) < x.ndim)
     deviation = op("subtract", x, graph.broadcast_to(centre, x.shape))
     if x.dtype.kind == "c":  # NumPy's order: the real parts squared plus the imaginary parts squared
         re, im = op("real", deviation), op("imag", deviation)
@@ -275,16 +277,20 @@ def var(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdi
 def _whole_var(x: Array, /, **kwargs: Any) -> Array | None:
     """``var`` of an array alone over all its axes (with a ``correction`` at most) as the
     rules record it, without their checks and the signatures of ``var`` and ``mean`` (a
-    loop's windows of new lengths missed every recipe, 60 us a ``std``): the mean kept as
-    a unit array (``_whole_mean``), the deviations from it squared and summed (``whole``),
-    divided by the run-time ``N - correction``. None where the rules decide otherwise: one
+    loop's windows of new lengths missed every recipe, 60 us a ``std``): the 0-d mean
+    (``_whole_mean``), the deviations from it squared and summed (``whole``), divided by
+    the run-time ``N - correction``. The mean is 0-d, as ``var`` has it over every axis:
+    its count is a value of its own, where a unit array's count was a reused scalar
+    (``graph.scalar_operand``) that each new length made anew in Python (half of a
+    ``std`` at a new length), and the subtraction reads the 0-d mean broadcast
+    (``baseline._Layout.folded``). None where the rules decide otherwise: one
     element (the mean is the sum), ``N - correction`` not positive (NaN), any other
     keyword, and the arrays ``along`` leaves to them."""
     correction = kwargs.get("correction", 0.0)
     if kwargs.keys() - {"correction"} or type(correction) not in (int, float) or type(x) is not Array:
         return None
     n = x._node.shape.size
-    centre = _whole_mean(x, keepdims=True) if n != 1 and n - correction > 0 else None
+    centre = _whole_mean(x) if n != 1 and n - correction > 0 else None
     if centre is None:
         return None
     node = x._node

@@ -1913,8 +1913,8 @@ static PyObject *record_plain(Reduction *self, PyObject *op, PyObject *a, PyObje
 }
 
 /* ``var(x, correction=...)`` (``std`` where ``self->variance`` is 2) of a floating-point
-   array over all its axes, as _whole_var (_whole_std) records it: the mean kept as a unit
-   array, the deviations from it squared and summed, divided by the run-time
+   array over all its axes, as _whole_var (_whole_std) records it: the 0-d mean, the
+   deviations from it squared and summed, divided by the run-time
    ``N - correction``; NOT_HANDLED_MARK where that records nothing (one element, ``N -
    correction`` not positive, a correction past what a count can be). */
 static PyObject *variance_in_c(Reduction *self, PyObject *x, PyObject *correction) {
@@ -1949,17 +1949,12 @@ static PyObject *variance_in_c(Reduction *self, PyObject *x, PyObject *correctio
     Reducing centring = centre_how, totalling = total_how;
     centring.kind = totalling.kind = str_add;
     centring.where = totalling.where = str_mean;
-    PyObject *centre = reduction_in_c(self, &centring, x, NULL, Py_True);
+    PyObject *centre = reduction_in_c(self, &centring, x, NULL, Py_False);
     if (centre == NULL || centre == NOT_HANDLED_MARK) return centre;
-    PyObject *attrs = PyDict_New(), *axes = PyTuple_New(PyTuple_GET_SIZE(dims)), *spread = NULL;
+    PyObject *attrs = PyDict_New(), *axes = PyTuple_New(0), *spread = NULL; /* the 0-d mean spread along every axis */
     PyObject *deviation = NULL, *squared = NULL, *total = NULL, *value = NULL, *buffer = NULL, *count = NULL;
     PyObject *out = NULL;
     if (attrs == NULL || axes == NULL) goto done;
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(dims); i++) {
-        PyObject *number = PyLong_FromSsize_t(i);
-        if (number == NULL) goto done;
-        PyTuple_SET_ITEM(axes, i, number);
-    }
     if (PyDict_SetItem(attrs, str_dims, dims) || PyDict_SetItem(attrs, str_broadcast_dimensions, axes)) goto done;
     PyObject *spread_args[4] = {str_broadcast_in_dim, NULL, attrs, shape};
     if ((spread_args[1] = PyTuple_Pack(1, ((Handle *)centre)->node)) == NULL) goto done;

@@ -151,6 +151,23 @@ def test_whole_variances(shape, dtype, pending):
                     assert _outcome(fn, (x,), kwargs) == rules, (name, dims, kwargs)
 
 
+@pytest.mark.parametrize("name", ["var", "std"])
+def test_variances_of_windows_of_new_lengths_make_no_reused_scalars(name):
+    """Over every axis the mean a variance centres on is 0-d, its count a value of its
+    own: windows of ever new lengths add nothing to the reused scalars (a unit array's
+    count was one there per length, each made in Python, and filled the table), and the
+    values are NumPy's."""
+    from plaidarray.api import graph
+
+    data = np.random.default_rng(3).standard_normal(400)
+    x = xp.asarray(data)
+    graph.REUSED_SCALARS.clear()
+    got = [float(getattr(xp, name)(x[:n], correction=1)) for n in range(40, 400, 3)]
+    assert len(graph.REUSED_SCALARS) <= 2
+    expected = [float(getattr(np, name)(data[:n], ddof=1)) for n in range(40, 400, 3)]
+    np.testing.assert_allclose(got, expected, rtol=1e-13)
+
+
 @given(shape=shapes, dtype=st.sampled_from(DTYPES[:4]), axis=st.integers(-3, 2), initial=st.booleans(),
        name=st.sampled_from(["cumulative_sum", "cumulative_prod"]))
 def test_cumulative(shape, dtype, axis, initial, name):
