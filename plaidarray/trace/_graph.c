@@ -1327,6 +1327,33 @@ static PyObject *wrapped(PyObject *node) {
     return (PyObject *)array;
 }
 
+static PyObject *str_broadcast_in_dim, *str_broadcast_dimensions, *str_dims;
+
+/* The broadcast of ``scalar``, a value's reused 0-d node, to ``shape`` (of ``dims`` and
+   ``dtype``), marked reused as api.graph.scalar_operand marks its broadcasts: a window of
+   a new length meets a scalar it met at other lengths (``w * 2.0``), and scalar_operand
+   made it in Python, 3 us, ten times the op's recording. It is not added to
+   api.graph.REUSED_SCALARS (scalar_cache holds it for this Shape): a loop over new
+   lengths would fill that table, and each length is met once. */
+static PyObject *spread_scalar(PyObject *scalar, PyObject *shape, PyObject *dims, PyObject *dtype) {
+    PyObject *attrs = PyDict_New(), *none = PyTuple_New(0), *on = NULL, *node = NULL;
+    if (attrs != NULL && none != NULL && PyDict_SetItem(attrs, str_dims, dims) == 0 &&
+        PyDict_SetItem(attrs, str_broadcast_dimensions, none) == 0 && (on = PyTuple_Pack(1, scalar)) != NULL) {
+        PyObject *args[] = {str_broadcast_in_dim, on, attrs, shape};
+        node = derive(NULL, args, 4);
+    }
+    if (node != NULL) { /* (op, attr_key(attrs), dims, dtype), as scalar_operand marks it */
+        PyObject *reused = Py_BuildValue("(O((OO)(OO))OO)", str_broadcast_in_dim, str_broadcast_dimensions, none,
+                                         str_dims, dims, dims, dtype);
+        if (reused == NULL) Py_CLEAR(node);
+        else Py_SETREF(SLOT(node, off_reused), reused);
+    }
+    Py_XDECREF(attrs);
+    Py_XDECREF(none);
+    Py_XDECREF(on);
+    return node;
+}
+
 /* The reused nodes last met, by the scalar's type and bits and the Shape object (held, so
    its address is not another's): a loop's ``x * 0.5`` finds its node without making the
    dictionary's key (a tuple, the float's hex(), the dims' hash), which was half of
@@ -1381,14 +1408,34 @@ static PyObject *scalar_node(PyObject *where, PyObject *value, PyObject *shape) 
         if (hex == NULL) return NULL;
         PyObject *key = zero_d ? PyTuple_Pack(4, (PyObject *)Py_TYPE(value), value, hex, dtype)
                                : PyTuple_Pack(5, (PyObject *)Py_TYPE(value), value, hex, dims, dtype);
-        Py_DECREF(hex);
-        if (key == NULL) return NULL;
+        if (key == NULL) {
+            Py_DECREF(hex);
+            return NULL;
+        }
         node = PyDict_GetItemWithError(reused_scalars, key);
         Py_DECREF(key);
-        if (node == NULL && PyErr_Occurred()) return NULL;
+        if (node == NULL && PyErr_Occurred()) {
+            Py_DECREF(hex);
+            return NULL;
+        }
         if (zero_d && (node == NULL || !Py_IS_TYPE(node, node_type) || SLOT(node, off_buffer) == Py_None))
             node = NULL; /* scalar_operand makes it */
         Py_XINCREF(node);
+        if (node == NULL && !zero_d) { /* new dims: the value's 0-d node, if made already, spread here */
+            PyObject *value_key = PyTuple_Pack(4, (PyObject *)Py_TYPE(value), value, hex, dtype);
+            PyObject *scalar = value_key == NULL ? NULL : PyDict_GetItemWithError(reused_scalars, value_key);
+            Py_XDECREF(value_key);
+            if (scalar == NULL && PyErr_Occurred()) {
+                Py_DECREF(hex);
+                return NULL;
+            }
+            if (scalar != NULL && Py_IS_TYPE(scalar, node_type) && SLOT(scalar, off_buffer) != Py_None &&
+                (node = spread_scalar(scalar, shape, dims, dtype)) == NULL) {
+                Py_DECREF(hex);
+                return NULL;
+            }
+        }
+        Py_DECREF(hex);
     }
     if (node == NULL) {
         PyObject *call[] = {value, shape, where};
@@ -1471,8 +1518,6 @@ static PyObject *with_scalar(Elementwise *self, PyObject *node, PyObject *shape,
     Py_DECREF(scalar);
     return out;
 }
-
-static PyObject *str_broadcast_in_dim, *str_broadcast_dimensions, *str_dims;
 
 /* The largest rank broadcast_binary takes (the rules take the rest: a broadcast of more
    runs of axes than the installation builds is recorded a run at a time, api.graph.BUILT_RUNS). */

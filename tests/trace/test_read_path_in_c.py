@@ -869,6 +869,27 @@ def test_a_scalar_operand_of_a_0d_array_is_a_node_of_its_own_sharing_the_values_
         ints + 2 ** 70
 
 
+def test_a_scalar_met_at_a_new_size_is_spread_in_c_as_scalar_operand_spreads_it():
+    """At a new shape, C spreads the value's 0-d node itself: the same op, attributes,
+    shape and ``reused`` mark as ``graph.scalar_operand``'s broadcast, and the table of
+    reused scalars does not grow with each new length (it took scalar_operand's Python
+    path, 3 us, and added an entry a length)."""
+    from plaidarray.api import graph
+    from plaidarray.hlo.shape import Shape
+
+    x = xp.asarray(np.arange(60.0))
+    assert (x[:3] * 2.5)._node.operands[1].operands[0].buffer is not None  # the value's 0-d node, made once
+    before = len(graph.REUSED_SCALARS)
+    spread = [(x[:n] * 2.5)._node.operands[1] for n in range(10, 50)]
+    assert len(graph.REUSED_SCALARS) == before
+    python = graph.scalar_operand(2.5, Shape((49,), np.dtype(np.float64)), "test")
+    made = spread[-1]
+    assert made is not python and made.operands[0] is python.operands[0]
+    assert (made.op, made.attrs, made.shape, made.reused) == (python.op, python.attrs, python.shape, python.reused)
+    for n in (10, 33, 49):
+        np.testing.assert_array_equal(np.asarray(x[:n] * 2.5), np.arange(60.0)[:n] * 2.5)
+
+
 def test_a_scalar_met_at_a_new_size_broadcasts_the_value_it_made_before():
     """``w - 1.0`` on windows of new lengths: each length's broadcast of 1.0 is a node of
     its own, of the one 0-d value of 1.0 (but -0.0 and 0.0, and an int and a float, are
