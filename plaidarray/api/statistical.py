@@ -46,6 +46,17 @@ def _averaged(x: Array) -> Array:
     return x
 
 
+#: The dtypes ``along`` reduces as the rules do: a mean's, a variance's and the floats'
+#: own. A sum or product of an integer array smaller than 64 bits is taken in the default
+#: integer dtype (``_accumulator``: a conversion first), of a 64-bit one in its own, and an
+#: extremum of any integer array in its own; those are recorded by ``along`` too
+#: (``SUMMED``, ``COMPARED``): a loop's counts and histograms of new lengths took the
+#: rules' path, 8 us a ``sum`` or ``max``, where a float array's took 0.8.
+FLOATS = (dt.float32, dt.float64)
+SUMMED = (*FLOATS, dt.int64, dt.uint64)
+COMPARED = (*FLOATS, dt.int8, dt.int16, dt.int32, dt.int64, dt.uint8, dt.uint16, dt.uint32, dt.uint64)
+
+
 def _sum_like(kind: str, name: str):
     def fn(x: Array, /, *, axis: Axis = None, dtype: Any = None, keepdims: bool = False) -> Array:
         x = check_array(x, name)
@@ -53,7 +64,7 @@ def _sum_like(kind: str, name: str):
         return reduce_axes(convert(x, _accumulator(x, dtype, name)), kind, axis, keepdims, name)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Reduce with {kind} over ``axis`` (all axes when None)."
-    return _in_c(recorded(fn, functools.partial(_whole_call, kind, True)), kind, True)
+    return _in_c(recorded(fn, functools.partial(_whole_call, kind, True, SUMMED)), kind, True, SUMMED)
 
 
 def whole(x: Array, kind: str, empty: bool) -> Array | None:
@@ -62,12 +73,14 @@ def whole(x: Array, kind: str, empty: bool) -> Array | None:
     return along(x, kind, None, False, empty)
 
 
-def along(x: Array, kind: str, axis: Any, keepdims: bool, empty: bool) -> Array | None:
-    """The reduction ``kind`` of a floating-point array over ``axis`` (a Python int or a
-    tuple of them; None: all axes), its reduced axes kept as units if ``keepdims``,
+def along(x: Array, kind: str, axis: Any, keepdims: bool, empty: bool,
+          dtypes: tuple[np.dtype, ...] = FLOATS) -> Array | None:
+    """The reduction ``kind`` of an array of one of ``dtypes`` (those the rules reduce
+    as they are: floating-point ones unless the caller says) over ``axis`` (a Python int
+    or a tuple of them; None: all axes), its reduced axes kept as units if ``keepdims``,
     recorded as the rules record it without their checks (a loop's windows and batches of
     new lengths miss every recipe: ``mean(y, axis=0)`` ran its rules in 24 us); None where
-    the rules decide: another dtype kind, 0-d, of more than ``MERGED_RANK`` axes, weakly
+    the rules decide: another dtype, 0-d, of more than ``MERGED_RANK`` axes, weakly
     typed, empty unless ``empty``, an axis of another type, out of range or repeated."""
     if type(x) is not Array:
         return None
@@ -75,7 +88,7 @@ def along(x: Array, kind: str, axis: Any, keepdims: bool, empty: bool) -> Array 
     shape = node.shape
     dims = shape.dims
     rank = len(dims)
-    if shape.dtype.kind != "f" or not rank or rank > MERGED_RANK or node.weak or not (empty or 0 not in dims):
+    if shape.dtype not in dtypes or not rank or rank > MERGED_RANK or node.weak or not (empty or 0 not in dims):
         return None
     axes = _axes(axis, rank)
     if not axes:
@@ -121,13 +134,13 @@ _SCALAR_SHAPES: dict[np.dtype, Shape] = {}
 _NO_ATTRS: dict[str, Any] = {}
 
 
-def _whole_call(kind: str, empty: bool, x: Array, /, **kwargs: Any) -> Array | None:
-    """A reduction's call on an array alone, or with an ``axis`` and ``keepdims`` at most,
-    by ``along``."""
+def _whole_call(kind: str, empty: bool, dtypes: tuple[np.dtype, ...], x: Array, /, **kwargs: Any) -> Array | None:
+    """A reduction's call on an array of one of ``dtypes`` alone, or with an ``axis`` and
+    ``keepdims`` at most, by ``along``."""
     keepdims = kwargs.get("keepdims", False)
     if kwargs.keys() - {"axis", "keepdims"} or type(keepdims) is not bool:
         return None
-    return along(x, kind, kwargs.get("axis"), keepdims, empty)
+    return along(x, kind, kwargs.get("axis"), keepdims, empty, dtypes)
 
 
 def _count_buffer(count: float, dtype: np.dtype) -> np.ndarray:
@@ -139,29 +152,28 @@ def _count_buffer(count: float, dtype: np.dtype) -> np.ndarray:
 
 #: The C module (``_graph.Reduction``), None where it is not in use.
 _IN_C = node_module.GRAPH_IN_C
-#: The dtypes ``_graph.Reduction`` takes (``along``'s: floating-point), with their 0-d shapes.
-_C_SCALAR_SHAPES = {dtype: _scalar_shape(dtype) for dtype in (dt.float32, dt.float64)}
-
-
-def _reduction_in_c(fn: Any, kind: str, empty: bool, mean: bool = False, variance: int = 0) -> Any:
-    """``_graph.Reduction`` of ``fn``: ``along``'s cases recorded in C, for ``mean`` with
-    the division by the count as ``_whole_mean`` records it, for ``var`` (``variance`` 1)
-    and ``std`` (2) as ``_whole_var`` and ``_whole_std`` do; ``fn`` called for the rest.
-    None where the C module is not in use."""
+def _reduction_in_c(fn: Any, kind: str, empty: bool, mean: bool = False, variance: int = 0,
+                    dtypes: tuple[np.dtype, ...] = FLOATS) -> Any:
+    """``_graph.Reduction`` of ``fn``: ``along``'s cases of ``dtypes`` recorded in C (it
+    takes the dtypes it is given 0-d shapes of), for ``mean`` with the division by the
+    count as ``_whole_mean`` records it, for ``var`` (``variance`` 1) and ``std`` (2) as
+    ``_whole_var`` and ``_whole_std`` do; ``fn`` called for the rest. None where the C
+    module is not in use."""
     if _IN_C is None:
         return None
-    return reading_pins_once(lambda fallback: _IN_C.Reduction(kind, fn.__name__, _REDUCE_ATTRS, _C_SCALAR_SHAPES,
+    shapes = {dtype: _scalar_shape(dtype) for dtype in dtypes}
+    return reading_pins_once(lambda fallback: _IN_C.Reduction(kind, fn.__name__, _REDUCE_ATTRS, shapes,
                                                               _NO_ATTRS, _count_buffer, empty, mean, MERGED_RANK,
                                                               variance, fallback), fn)
 
 
-def _in_c(fn: Any, kind: str, empty: bool, mean: bool = False) -> Any:
+def _in_c(fn: Any, kind: str, empty: bool, dtypes: tuple[np.dtype, ...] = FLOATS, mean: bool = False) -> Any:
     """``fn`` (a recorded reduction) with its common cases recorded in C
     (``_reduction_in_c``): the same nodes, without a recipe's signature and lookup or the
     Python path (a window of a new length took 2-9 us a reduction there; a recipe's replay
     ~1 us). ``fn`` is called for everything else, as it is (its docstring, name and
     signature are the C path's, through ``__wrapped__``)."""
-    fast = _reduction_in_c(fn, kind, empty, mean)
+    fast = _reduction_in_c(fn, kind, empty, mean, dtypes=dtypes)
     return fn if fast is None else stands_for(fast, fn)
 
 
@@ -195,7 +207,7 @@ def _extremum(kind: str, name: str):
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"{name.capitalize()}imum over ``axis``; NaN propagates. Empty reductions raise ValueError. "
                   "Of booleans (beyond the standard, as NumPy): ``any`` for max, ``all`` for min.")
-    return _in_c(recorded(fn, functools.partial(_whole_call, kind, False)), kind, False)
+    return _in_c(recorded(fn, functools.partial(_whole_call, kind, False, COMPARED)), kind, False, COMPARED)
 
 
 max = _extremum("maximum", "max")
@@ -226,7 +238,7 @@ def _whole_mean(x: Array, /, **kwargs: Any) -> Array | None:
     """``mean`` of an array of at least one element alone, or with an ``axis`` and
     ``keepdims`` at most, by ``along``, then the division by its run-time count, as the
     rules record them."""
-    total = _whole_call("add", False, x, **kwargs)
+    total = _whole_call("add", False, FLOATS, x, **kwargs)
     if total is None:
         return None
     node = total._node

@@ -132,6 +132,29 @@ def test_whole_reductions(shape, dtype, pending):
                     assert _outcome(fn, (x,), kwargs) == rules, (name, dims)
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint16", "int32", "int64", "uint64"])
+def test_integer_reductions_of_new_lengths_are_recorded_as_the_rules_record_them(dtype):
+    """Sums and products of 64-bit integer arrays and extrema of any integer array are
+    recorded without the rules (``statistical.along``: a loop's counts of new lengths,
+    8 us a call by the rules), keep no recipe, record what the rules record (a smaller
+    integer array's sum converts first: the rules' path) and give NumPy's values."""
+    data = np.random.default_rng(4).integers(0, 100, 300).astype(dtype)
+    x = xp.asarray(data)
+    accumulated = {"dtype": {"i": np.int64, "u": np.uint64}[data.dtype.kind]}  # the default integer's kind
+    for name in ("sum", "prod", "max", "min"):
+        fn = getattr(xp, name)
+        before = len(fn.recipes)
+        for n in (17, 18, 19):
+            for kwargs in ({}, {"axis": 0}, {"keepdims": True}):
+                with mock.patch.object(statistical, "along", lambda *_: None):
+                    rules = _by_code(fn, (x[:n],), kwargs)
+                assert _outcome(fn, (x[:n],), kwargs) == rules, (name, n, kwargs)
+            expected = getattr(np, name)(data[:n], **(accumulated if name in ("sum", "prod") else {}))
+            assert int(fn(x[:n])) == int(expected)
+        fast = np.dtype(dtype) in (statistical.SUMMED if name in ("sum", "prod") else statistical.COMPARED)
+        assert (len(fn.recipes) == before) == fast, name
+
+
 @given(shape=shapes, dtype=st.sampled_from(DTYPES), pending=st.booleans())
 def test_whole_variances(shape, dtype, pending):
     """``var(x)`` and ``std(x)`` over all axes, with or without a ``correction``, are
@@ -692,7 +715,7 @@ def test_tracing_runs_the_code():
 
 
 def test_clear_cache_drops_the_recipes():
-    x = _array((2, 2), "int64")  # a float sum is recorded in C, without a recipe
+    x = _array((2, 2), "int32")  # a float or 64-bit integer sum is recorded in C, without a recipe
     for _ in range(3):
         xp.sum(x)
         xp.concat([x, x])
