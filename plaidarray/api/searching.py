@@ -12,6 +12,7 @@ from ..trace.node import Node, value_read
 from . import graph
 from .graph import check_array, check_category, convert, normalize_axes, op, operands, reduce_axes
 from .recipes import recorded
+from .statistical import fast_reduction
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 
@@ -70,12 +71,16 @@ def where(condition: Array, x1: Array | bool | int | float | complex, x2: Array 
     return op("select", graph.broadcast_to(condition, shape), graph.broadcast_to(a, shape), graph.broadcast_to(b, shape))
 
 
-@recorded
 def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:
     """Number of non-zero elements over ``axis`` (default int dtype)."""
     x = check_array(x, "count_nonzero")
     nonzero = x if x.dtype == dt.bool_ else op("compare", x, graph.full(x.shape, 0, x.dtype), direction="NE")
     return reduce_axes(convert(nonzero, dt.default_int), "add", axis, keepdims, "count_nonzero")
+
+
+#: A mask's count recorded as its sum is (converted to the default integer first); another
+#: dtype's, compared with 0 first, by the rules.
+count_nonzero = fast_reduction(count_nonzero, "add", True, (), {dt.bool_: dt.default_int})
 
 
 @recorded

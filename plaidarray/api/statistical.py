@@ -55,6 +55,24 @@ def _averaged(x: Array) -> Array:
 FLOATS = (dt.float32, dt.float64)
 SUMMED = (*FLOATS, dt.int64, dt.uint64)
 COMPARED = (*FLOATS, dt.int8, dt.int16, dt.int32, dt.int64, dt.uint8, dt.uint16, dt.uint32, dt.uint64)
+#: What ``along`` converts an operand to first, as the rules convert it: a sum's or
+#: product's of booleans and narrower integers (``_accumulator``: ``xp.sum(mask)``, the
+#: commonest count, took 10 us by the rules at a new length), a mean's of booleans and
+#: integers (``_averaged``: ``xp.mean(mask)``, a fraction).
+ACCUMULATED = {dt.bool_: dt.int64, dt.int8: dt.int64, dt.int16: dt.int64, dt.int32: dt.int64,
+               dt.uint8: dt.uint64, dt.uint16: dt.uint64, dt.uint32: dt.uint64}
+AVERAGED = {d: dt.default_float for d in (dt.bool_, *COMPARED[2:])}
+#: ``along``'s conversion of none.
+_NO_CONVERSION: dict[np.dtype, np.dtype] = {}
+
+
+def fast_reduction(fn: Any, kind: str, empty: bool, dtypes: tuple[np.dtype, ...],
+                   converts: dict[np.dtype, np.dtype] = _NO_CONVERSION) -> Any:
+    """``fn``, a reduction's rules (of ``kind``; ``empty``: an empty operand reduces to
+    its identity), recorded as ``along`` records it for arrays of ``dtypes`` and of
+    ``converts``, in C where it can be, from a recipe or by the rules otherwise."""
+    first = functools.partial(_whole_call, kind, empty, dtypes, converts)
+    return _in_c(recorded(fn, first), kind, empty, dtypes, converts)
 
 
 def _sum_like(kind: str, name: str):
@@ -64,7 +82,7 @@ def _sum_like(kind: str, name: str):
         return reduce_axes(convert(x, _accumulator(x, dtype, name)), kind, axis, keepdims, name)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Reduce with {kind} over ``axis`` (all axes when None)."
-    return _in_c(recorded(fn, functools.partial(_whole_call, kind, True, SUMMED)), kind, True, SUMMED)
+    return fast_reduction(fn, kind, True, SUMMED, ACCUMULATED)
 
 
 def whole(x: Array, kind: str, empty: bool) -> Array | None:
@@ -73,10 +91,11 @@ def whole(x: Array, kind: str, empty: bool) -> Array | None:
     return along(x, kind, None, False, empty)
 
 
-def along(x: Array, kind: str, axis: Any, keepdims: bool, empty: bool,
-          dtypes: tuple[np.dtype, ...] = FLOATS) -> Array | None:
+def along(x: Array, kind: str, axis: Any, keepdims: bool, empty: bool, dtypes: tuple[np.dtype, ...] = FLOATS,
+          converts: dict[np.dtype, np.dtype] = _NO_CONVERSION) -> Array | None:
     """The reduction ``kind`` of an array of one of ``dtypes`` (those the rules reduce
-    as they are: floating-point ones unless the caller says) over ``axis`` (a Python int
+    as they are: floating-point ones unless the caller says), or of one of ``converts``,
+    converted first to the dtype it gives as the rules convert it, over ``axis`` (a Python int
     or a tuple of them; None: all axes), its reduced axes kept as units if ``keepdims``,
     recorded as the rules record it without their checks (a loop's windows and batches of
     new lengths miss every recipe: ``mean(y, axis=0)`` ran its rules in 24 us); None where
@@ -88,11 +107,16 @@ def along(x: Array, kind: str, axis: Any, keepdims: bool, empty: bool,
     shape = node.shape
     dims = shape.dims
     rank = len(dims)
-    if shape.dtype not in dtypes or not rank or rank > MERGED_RANK or node.weak or not (empty or 0 not in dims):
+    converted = converts.get(shape.dtype)
+    if converted is None and shape.dtype not in dtypes or not rank or rank > MERGED_RANK or node.weak or \
+            not (empty or 0 not in dims):
         return None
     axes = _axes(axis, rank)
     if not axes:
         return None
+    if converted is not None:
+        node = derive("convert", (node,), _CONVERT_ATTRS[converted], Shape(dims, converted))
+        shape = node.shape
     attrs = _REDUCE_ATTRS.get((axes, kind))
     if attrs is None:
         attrs = _REDUCE_ATTRS[axes, kind] = {"dimensions": axes, "kind": kind}
@@ -134,13 +158,18 @@ _SCALAR_SHAPES: dict[np.dtype, Shape] = {}
 _NO_ATTRS: dict[str, Any] = {}
 
 
-def _whole_call(kind: str, empty: bool, dtypes: tuple[np.dtype, ...], x: Array, /, **kwargs: Any) -> Array | None:
-    """A reduction's call on an array of one of ``dtypes`` alone, or with an ``axis`` and
-    ``keepdims`` at most, by ``along``."""
+def _whole_call(kind: str, empty: bool, dtypes: tuple[np.dtype, ...], converts: dict[np.dtype, np.dtype], x: Array,
+                /, **kwargs: Any) -> Array | None:
+    """A reduction's call on an array of one of ``dtypes`` (or that ``converts`` converts
+    to one) alone, or with an ``axis`` and ``keepdims`` at most, by ``along``."""
     keepdims = kwargs.get("keepdims", False)
     if kwargs.keys() - {"axis", "keepdims"} or type(keepdims) is not bool:
         return None
-    return along(x, kind, kwargs.get("axis"), keepdims, empty, dtypes)
+    return along(x, kind, kwargs.get("axis"), keepdims, empty, dtypes, converts)
+
+
+#: The attributes of ``along``'s conversions, by dtype (read only, as every node's are).
+_CONVERT_ATTRS = {d: {"dtype": d} for d in (dt.int64, dt.uint64, dt.default_float)}
 
 
 def _count_buffer(count: float, dtype: np.dtype) -> np.ndarray:
@@ -152,28 +181,33 @@ def _count_buffer(count: float, dtype: np.dtype) -> np.ndarray:
 
 #: The C module (``_graph.Reduction``), None where it is not in use.
 _IN_C = node_module.GRAPH_IN_C
+
+
 def _reduction_in_c(fn: Any, kind: str, empty: bool, mean: bool = False, variance: int = 0,
-                    dtypes: tuple[np.dtype, ...] = FLOATS) -> Any:
-    """``_graph.Reduction`` of ``fn``: ``along``'s cases of ``dtypes`` recorded in C (it
-    takes the dtypes it is given 0-d shapes of), for ``mean`` with the division by the
-    count as ``_whole_mean`` records it, for ``var`` (``variance`` 1) and ``std`` (2) as
+                    dtypes: tuple[np.dtype, ...] = FLOATS, converts: dict[np.dtype, np.dtype] = _NO_CONVERSION) -> Any:
+    """``_graph.Reduction`` of ``fn``: ``along``'s cases of ``dtypes`` and ``converts``
+    recorded in C (it takes the dtypes it is given 0-d shapes of, and those it is given
+    conversions of, converted first), for ``mean`` with the division by the count as
+    ``_whole_mean`` records it, for ``var`` (``variance`` 1) and ``std`` (2) as
     ``_whole_var`` and ``_whole_std`` do; ``fn`` called for the rest. None where the C
     module is not in use."""
     if _IN_C is None:
         return None
     shapes = {dtype: _scalar_shape(dtype) for dtype in dtypes}
-    return reading_pins_once(lambda fallback: _IN_C.Reduction(kind, fn.__name__, _REDUCE_ATTRS, shapes,
+    conversions = {dtype: (_CONVERT_ATTRS[to], to, _scalar_shape(to)) for dtype, to in converts.items()}
+    return reading_pins_once(lambda fallback: _IN_C.Reduction(kind, fn.__name__, _REDUCE_ATTRS, shapes, conversions,
                                                               _NO_ATTRS, _count_buffer, empty, mean, MERGED_RANK,
                                                               variance, fallback), fn)
 
 
-def _in_c(fn: Any, kind: str, empty: bool, dtypes: tuple[np.dtype, ...] = FLOATS, mean: bool = False) -> Any:
+def _in_c(fn: Any, kind: str, empty: bool, dtypes: tuple[np.dtype, ...] = FLOATS,
+          converts: dict[np.dtype, np.dtype] = _NO_CONVERSION, mean: bool = False) -> Any:
     """``fn`` (a recorded reduction) with its common cases recorded in C
     (``_reduction_in_c``): the same nodes, without a recipe's signature and lookup or the
     Python path (a window of a new length took 2-9 us a reduction there; a recipe's replay
     ~1 us). ``fn`` is called for everything else, as it is (its docstring, name and
     signature are the C path's, through ``__wrapped__``)."""
-    fast = _reduction_in_c(fn, kind, empty, mean, dtypes=dtypes)
+    fast = _reduction_in_c(fn, kind, empty, mean, dtypes=dtypes, converts=converts)
     return fn if fast is None else stands_for(fast, fn)
 
 
@@ -207,7 +241,7 @@ def _extremum(kind: str, name: str):
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = (f"{name.capitalize()}imum over ``axis``; NaN propagates. Empty reductions raise ValueError. "
                   "Of booleans (beyond the standard, as NumPy): ``any`` for max, ``all`` for min.")
-    return _in_c(recorded(fn, functools.partial(_whole_call, kind, False, COMPARED)), kind, False, COMPARED)
+    return fast_reduction(fn, kind, False, COMPARED)
 
 
 max = _extremum("maximum", "max")
@@ -238,7 +272,7 @@ def _whole_mean(x: Array, /, **kwargs: Any) -> Array | None:
     """``mean`` of an array of at least one element alone, or with an ``axis`` and
     ``keepdims`` at most, by ``along``, then the division by its run-time count, as the
     rules record them."""
-    total = _whole_call("add", False, FLOATS, x, **kwargs)
+    total = _whole_call("add", False, FLOATS, AVERAGED, x, **kwargs)
     if total is None:
         return None
     node = total._node
@@ -249,7 +283,7 @@ def _whole_mean(x: Array, /, **kwargs: Any) -> Array | None:
     return wrap(derive("divide", (node, divisor), _NO_ATTRS, node.shape))
 
 
-mean = _in_c(recorded(mean, _whole_mean), "add", False, mean=True)
+mean = _in_c(recorded(mean, _whole_mean), "add", False, FLOATS, AVERAGED, mean=True)
 
 
 def _mean_operand(x: Array, dtype: np.dtype) -> Array:
@@ -299,7 +333,8 @@ def _whole_var(x: Array, /, **kwargs: Any) -> Array | None:
     element (the mean is the sum), ``N - correction`` not positive (NaN), any other
     keyword, and the arrays ``along`` leaves to them."""
     correction = kwargs.get("correction", 0.0)
-    if kwargs.keys() - {"correction"} or type(correction) not in (int, float) or type(x) is not Array:
+    if kwargs.keys() - {"correction"} or type(correction) not in (int, float) or type(x) is not Array or \
+            x._node.shape.dtype not in FLOATS:  # the mean's conversion (``AVERAGED``) is the rules' alone here
         return None
     n = x._node.shape.size
     centre = _whole_mean(x) if n != 1 and n - correction > 0 else None

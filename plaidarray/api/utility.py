@@ -6,7 +6,7 @@ from .. import dtypes as dt
 from ..trace.array import Array
 from . import graph
 from .graph import check_array, normalize_axes, op, reduce_axes
-from .recipes import recorded
+from .statistical import fast_reduction
 
 __all__ = ["all", "any", "diff"]
 
@@ -18,7 +18,7 @@ def _truth(kind: str, name: str):
         return reduce_axes(truth, kind, axis, keepdims, name)
     fn.__name__ = fn.__qualname__ = name
     fn.__doc__ = f"Logical {kind.upper()} of the elements over ``axis``."
-    return recorded(fn)
+    return fast_reduction(fn, kind, True, (dt.bool_,))  # a mask's, as it is
 
 
 all = _truth("and", "all")

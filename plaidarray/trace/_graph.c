@@ -1760,6 +1760,7 @@ typedef struct {
     PyObject *kind, *where;  /* the reduce's kind; the function's name, for messages and a mean's count */
     PyObject *attrs_table;   /* (axes, kind) -> the reduce's attributes, shared with the Python path */
     PyObject *scalar_shapes; /* dtype -> its 0-d Shape, for the dtypes taken (floating-point) */
+    PyObject *converts;      /* dtype -> (attrs, dtype, its 0-d Shape): converted first, as the rules convert it */
     PyObject *no_attrs;      /* a mean's division's attributes (none) */
     PyObject *make_count;    /* (count, dtype) -> a 0-d buffer of a mean's count, as the Python path makes it */
     PyObject *fallback;
@@ -1776,6 +1777,7 @@ typedef struct {
     PyObject *where;
 } Reducing;
 
+static PyObject *str_convert;
 static PyObject *str_axis, *str_keepdims, *str_reduce, *str_reshape, *str_divide, *str_dimensions, *str_kind,
     *str_correction, *str_add, *str_mean, *str_subtract, *str_multiply, *str_sqrt;
 
@@ -1864,8 +1866,20 @@ static PyObject *reduction_in_c(Reduction *self, const Reducing *how, PyObject *
     PyObject *node, *shape;
     if (!strong_array(x, &node, &shape)) return NOT_HANDLED_MARK;
     PyObject *dtype = SLOT(shape, off_dtype), *dims = SLOT(shape, off_dims);
-    PyObject *scalar_shape = PyDict_GetItemWithError(self->scalar_shapes, dtype);
-    if (scalar_shape == NULL) return PyErr_Occurred() ? NULL : NOT_HANDLED_MARK;
+    /* (attrs, dtype, 0-d Shape): converted first, a count of booleans into the default integer */
+    PyObject *conversion = PyDict_GetItemWithError(self->converts, dtype), *scalar_shape;
+    if (conversion == NULL && PyErr_Occurred()) return NULL;
+    if (conversion != NULL) {
+        if (!PyTuple_CheckExact(conversion) || PyTuple_GET_SIZE(conversion) != 3) {
+            PyErr_SetString(PyExc_TypeError, "Reduction: a conversion is (attrs, dtype, 0-d shape)");
+            return NULL;
+        }
+        dtype = PyTuple_GET_ITEM(conversion, 1);
+        scalar_shape = PyTuple_GET_ITEM(conversion, 2);
+    } else {
+        scalar_shape = PyDict_GetItemWithError(self->scalar_shapes, dtype);
+        if (scalar_shape == NULL) return PyErr_Occurred() ? NULL : NOT_HANDLED_MARK;
+    }
     if (!PyTuple_CheckExact(dims)) return NOT_HANDLED_MARK;
     Py_ssize_t rank = PyTuple_GET_SIZE(dims), count = 0;
     if (rank == 0 || rank > self->max_rank) return NOT_HANDLED_MARK;
@@ -1904,7 +1918,22 @@ static PyObject *reduction_in_c(Reduction *self, const Reducing *how, PyObject *
     if ((attrs = reduce_attrs(self, axes_tuple, how->kind)) == NULL) goto done;
     out_shape = count < rank ? PyObject_CallFunctionObjArgs((PyObject *)shape_type, reduced, dtype, NULL)
                              : Py_NewRef(scalar_shape);
-    if (out_shape == NULL || (operands = PyTuple_Pack(1, node)) == NULL) goto done;
+    if (out_shape == NULL) goto done;
+    if (conversion != NULL) { /* the operand converted, as graph.convert records it */
+        PyObject *converted_shape = PyObject_CallFunctionObjArgs((PyObject *)shape_type, dims, dtype, NULL);
+        PyObject *on = converted_shape == NULL ? NULL : PyTuple_Pack(1, node);
+        if (on != NULL) {
+            PyObject *args[] = {str_convert, on, PyTuple_GET_ITEM(conversion, 0), converted_shape};
+            operands = derive(NULL, args, 4);
+        }
+        Py_XDECREF(converted_shape);
+        Py_XDECREF(on);
+        if (operands == NULL) goto done;
+        Py_SETREF(operands, PyTuple_Pack(1, operands));
+    } else {
+        operands = PyTuple_Pack(1, node);
+    }
+    if (operands == NULL) goto done;
     if ((out = record_op(str_reduce, operands, attrs, out_shape)) == NULL) goto done;
     if (keepdims == Py_True) { /* the reduced axes kept as units: a reshape, as along records it */
         PyObject *reshape_attrs = PyDict_New(), *kept_shape = NULL, *on = NULL, *reshaped = NULL;
@@ -2069,15 +2098,15 @@ static PyObject *reduction_vectorcall(PyObject *callable, PyObject *const *args,
 }
 
 static PyObject *reduction_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-    PyObject *kind, *where, *attrs_table, *scalar_shapes, *no_attrs, *make_count, *fallback;
+    PyObject *kind, *where, *attrs_table, *scalar_shapes, *converts, *no_attrs, *make_count, *fallback;
     int empty, mean, max_rank, variance;
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
         PyErr_SetString(PyExc_TypeError, "Reduction takes positional arguments only");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "UUO!O!O!OppiiO:Reduction", &kind, &where, &PyDict_Type, &attrs_table,
-                          &PyDict_Type, &scalar_shapes, &PyDict_Type, &no_attrs, &make_count, &empty, &mean, &max_rank,
-                          &variance, &fallback))
+    if (!PyArg_ParseTuple(args, "UUO!O!O!O!OppiiO:Reduction", &kind, &where, &PyDict_Type, &attrs_table,
+                          &PyDict_Type, &scalar_shapes, &PyDict_Type, &converts, &PyDict_Type, &no_attrs, &make_count,
+                          &empty, &mean, &max_rank, &variance, &fallback))
         return NULL;
     if (max_rank < 1 || max_rank > 8 || variance < 0 || variance > 2) {
         PyErr_SetString(PyExc_ValueError, "Reduction: the largest rank taken must be 1 to 8, variance 0, 1 or 2");
@@ -2094,6 +2123,7 @@ static PyObject *reduction_new(PyTypeObject *type, PyObject *args, PyObject *kwa
     self->where = Py_NewRef(where);
     self->attrs_table = Py_NewRef(attrs_table);
     self->scalar_shapes = Py_NewRef(scalar_shapes);
+    self->converts = Py_NewRef(converts);
     self->no_attrs = Py_NewRef(no_attrs);
     self->make_count = Py_NewRef(make_count);
     self->fallback = Py_NewRef(fallback);
@@ -2109,6 +2139,7 @@ static int reduction_traverse(Reduction *self, visitproc visit, void *arg) {
     Py_VISIT(self->where);
     Py_VISIT(self->attrs_table);
     Py_VISIT(self->scalar_shapes);
+    Py_VISIT(self->converts);
     Py_VISIT(self->no_attrs);
     Py_VISIT(self->make_count);
     Py_VISIT(self->fallback);
@@ -2121,6 +2152,7 @@ static int reduction_clear(Reduction *self) {
     Py_CLEAR(self->where);
     Py_CLEAR(self->attrs_table);
     Py_CLEAR(self->scalar_shapes);
+    Py_CLEAR(self->converts);
     Py_CLEAR(self->no_attrs);
     Py_CLEAR(self->make_count);
     Py_CLEAR(self->fallback);
@@ -2154,8 +2186,8 @@ static PyMethodDef reduction_methods[] = {
 static PyTypeObject reduction_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "plaidarray.trace._graph.Reduction",
-    .tp_doc = "Reduction(kind, where, attrs_table, scalar_shapes, no_attrs, make_count, empty, mean, max_rank, "
-              "variance, fallback): a "
+    .tp_doc = "Reduction(kind, where, attrs_table, scalar_shapes, converts, no_attrs, make_count, empty, mean, "
+              "max_rank, variance, fallback): a "
               "reduction's common cases in C, the rest the fallback's.",
     .tp_basicsize = sizeof(Reduction),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
@@ -2886,6 +2918,7 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_axis = PyUnicode_InternFromString("axis");
     str_keepdims = PyUnicode_InternFromString("keepdims");
     str_reduce = PyUnicode_InternFromString("reduce");
+    str_convert = PyUnicode_InternFromString("convert");
     str_reshape = PyUnicode_InternFromString("reshape");
     str_divide = PyUnicode_InternFromString("divide");
     str_dimensions = PyUnicode_InternFromString("dimensions");
@@ -2906,7 +2939,7 @@ PyMODINIT_FUNC PyInit__graph(void) {
         str_acquire == NULL || str_release == NULL || str_pin == NULL || str_views == NULL ||
         empty_tuple == NULL || zero == NULL ||
         str_max_pending == NULL || str_active == NULL || str_hex == NULL || str_with_dtype == NULL ||
-        str_axis == NULL || str_keepdims == NULL || str_reduce == NULL || str_reshape == NULL ||
+        str_axis == NULL || str_keepdims == NULL || str_reduce == NULL || str_convert == NULL || str_reshape == NULL ||
         str_divide == NULL || str_dimensions == NULL || str_kind == NULL || str_dims == NULL ||
         str_dynamic_slice == NULL || str_correction == NULL || str_dot_general == NULL || str_add == NULL || str_mean == NULL ||
         str_subtract == NULL || str_multiply == NULL || str_sqrt == NULL || str_broadcast_in_dim == NULL ||

@@ -132,16 +132,19 @@ def test_whole_reductions(shape, dtype, pending):
                     assert _outcome(fn, (x,), kwargs) == rules, (name, dims)
 
 
-@pytest.mark.parametrize("dtype", ["int8", "uint16", "int32", "int64", "uint64"])
+@pytest.mark.parametrize("dtype", ["bool", "int8", "uint16", "int32", "int64", "uint64"])
 def test_integer_reductions_of_new_lengths_are_recorded_as_the_rules_record_them(dtype):
-    """Sums and products of 64-bit integer arrays and extrema of any integer array are
-    recorded without the rules (``statistical.along``: a loop's counts of new lengths,
-    8 us a call by the rules), keep no recipe, record what the rules record (a smaller
-    integer array's sum converts first: the rules' path) and give NumPy's values."""
+    """Sums, products and means of integer and boolean arrays (converted first where the
+    rules convert them: ``statistical.ACCUMULATED``, ``AVERAGED``) and extrema of integer
+    arrays are recorded without the rules (``statistical.along``: a loop's counts of new
+    lengths, 8-10 us a call by the rules), keep no recipe, record what the rules record
+    and give NumPy's values."""
     data = np.random.default_rng(4).integers(0, 100, 300).astype(dtype)
     x = xp.asarray(data)
-    accumulated = {"dtype": {"i": np.int64, "u": np.uint64}[data.dtype.kind]}  # the default integer's kind
-    for name in ("sum", "prod", "max", "min"):
+    accumulated = {"dtype": {"b": np.int64, "i": np.int64, "u": np.uint64}[data.dtype.kind]}
+    fast = {"sum": (*statistical.SUMMED, *statistical.ACCUMULATED), "prod": (*statistical.SUMMED, *statistical.ACCUMULATED),
+            "max": statistical.COMPARED, "min": statistical.COMPARED, "mean": statistical.AVERAGED}
+    for name in ("sum", "prod", "max", "min", "mean"):
         fn = getattr(xp, name)
         before = len(fn.recipes)
         for n in (17, 18, 19):
@@ -150,9 +153,29 @@ def test_integer_reductions_of_new_lengths_are_recorded_as_the_rules_record_them
                     rules = _by_code(fn, (x[:n],), kwargs)
                 assert _outcome(fn, (x[:n],), kwargs) == rules, (name, n, kwargs)
             expected = getattr(np, name)(data[:n], **(accumulated if name in ("sum", "prod") else {}))
-            assert int(fn(x[:n])) == int(expected)
-        fast = np.dtype(dtype) in (statistical.SUMMED if name in ("sum", "prod") else statistical.COMPARED)
-        assert (len(fn.recipes) == before) == fast, name
+            assert float(fn(x[:n])) == pytest.approx(float(expected), rel=1e-15)
+        assert (len(fn.recipes) == before) == (np.dtype(dtype) in fast[name]), name
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int32", "float64"])
+def test_truth_and_counts_of_new_lengths_are_recorded_as_the_rules_record_them(dtype):
+    """``any``, ``all`` and ``count_nonzero`` of a mask are recorded without the rules (a
+    loop's masks of new lengths, 5-10 us a call by the rules), keep no recipe, record what
+    the rules record (a mask's count converted to the default integer first) and give
+    NumPy's values; of other dtypes (a comparison with 0 first) they are the rules'."""
+    data = np.random.default_rng(5).integers(0, 3, 300).astype(dtype)
+    x = xp.asarray(data)
+    for name in ("any", "all", "count_nonzero"):
+        fn = getattr(xp, name)
+        before = len(fn.recipes)
+        for n in (17, 18, 19, 0):
+            for kwargs in ({}, {"axis": 0}, {"keepdims": True}):
+                with mock.patch.object(statistical, "along", lambda *_: None):
+                    rules = _by_code(fn, (x[:n],), kwargs)
+                assert _outcome(fn, (x[:n],), kwargs) == rules, (name, n, kwargs)
+            expected = getattr(np, name)(data[:n])
+            assert int(fn(x[:n])) == int(expected), (name, n)
+        assert (len(fn.recipes) == before) == (dtype == "bool"), name
 
 
 @given(shape=shapes, dtype=st.sampled_from(DTYPES), pending=st.booleans())
@@ -715,9 +738,9 @@ def test_tracing_runs_the_code():
 
 
 def test_clear_cache_drops_the_recipes():
-    x = _array((2, 2), "int32")  # a float or 64-bit integer sum is recorded in C, without a recipe
+    x = _array((2, 2), "int32")
     for _ in range(3):
-        xp.sum(x)
+        xp.sum(x, dtype=xp.int64)  # a sum with a dtype is recorded by its rules (the others in C, without a recipe)
         xp.concat([x, x])
     assert xp.sum.recipes
     xp.clear_cache()

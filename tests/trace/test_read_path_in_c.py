@@ -540,7 +540,7 @@ def test_reductions_common_cases_never_call_the_python_definition(dtype):
     shapes = {np.dtype(d): statistical._scalar_shape(np.dtype(d)) for d in ("float32", "float64")}
 
     def made(kind, mean=False, empty=True, variance=0):
-        return node_module.GRAPH_IN_C.Reduction(kind, "mean" if mean else kind, statistical._REDUCE_ATTRS, shapes,
+        return node_module.GRAPH_IN_C.Reduction(kind, "mean" if mean else kind, statistical._REDUCE_ATTRS, shapes, {},
                                                 statistical._NO_ATTRS, statistical._count_buffer, empty, mean,
                                                 statistical.MERGED_RANK, variance, _never)
 
