@@ -3,16 +3,19 @@ data-dependent size: its count is materialised first (see ``true_positions``).""
 
 from __future__ import annotations
 
+import functools
 import math
 import weakref
+from typing import Any
 
 from .. import dtypes as dt
+from ..hlo.shape import Shape
 from ..trace.array import Array
-from ..trace.node import Node, value_read
+from ..trace.node import Node, derive, value_read
 from . import graph
-from .graph import check_array, check_category, convert, normalize_axes, op, operands, reduce_axes
+from .graph import check_array, check_category, convert, normalize_axes, op, operands, reduce_axes, wrap
 from .recipes import recorded
-from .statistical import fast_reduction
+from .statistical import COMPARED, fast_reduction
 
 __all__ = ["argmax", "argmin", "count_nonzero", "nonzero", "searchsorted", "where"]
 
@@ -41,16 +44,44 @@ def _arg_extremum(x: Array, axis: int | None, keepdims: bool, kind: str, name: s
     return out
 
 
-@recorded
+def _plain_arg(kind: str, x: Array, /, **kwargs: Any) -> Array | None:
+    """``argmax`` or ``argmin`` (``kind``) of an integer or floating-point array along one
+    axis, or of a vector alone, with ``keepdims`` at most, recorded as ``_arg_extremum``
+    records it without its checks (a loop's windows of new lengths miss every recipe: 8 us
+    a call by the rules); None where the rules decide: booleans (converted first), an array
+    flattened first, an empty axis, weakly typed, other arguments."""
+    axis, keepdims = kwargs.get("axis"), kwargs.get("keepdims", False)
+    if type(x) is not Array or kwargs.keys() - {"axis", "keepdims"} or type(keepdims) is not bool:
+        return None
+    node = x._node
+    dims, dtype = node.shape.dims, node.shape.dtype
+    rank = len(dims)
+    if node.weak or dtype not in COMPARED or (rank != 1 if axis is None else type(axis) is not int or
+                                                not -rank <= axis < rank):
+        return None
+    along = 0 if axis is None else axis % rank
+    if not dims[along]:
+        return None
+    kept = dims[:along] + dims[along + 1:]
+    out = derive("arg_reduce", (node,), {"dimension": along, "kind": kind}, Shape(kept, dt.int64))
+    if keepdims:
+        units = (1,) * rank if axis is None else dims[:along] + (1,) + dims[along + 1:]
+        out = derive("reshape", (out,), {"dims": units}, Shape(units, dt.int64))
+    return wrap(out)
+
+
 def argmax(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
     """Index of the first maximum along ``axis`` (flattened when None)."""
     return _arg_extremum(x, axis, keepdims, "maximum", "argmax")
 
 
-@recorded
 def argmin(x: Array, /, *, axis: int | None = None, keepdims: bool = False) -> Array:
     """Index of the first minimum along ``axis`` (flattened when None)."""
     return _arg_extremum(x, axis, keepdims, "minimum", "argmin")
+
+
+argmax = recorded(argmax, functools.partial(_plain_arg, "maximum"))
+argmin = recorded(argmin, functools.partial(_plain_arg, "minimum"))
 
 
 @recorded

@@ -178,6 +178,40 @@ def test_truth_and_counts_of_new_lengths_are_recorded_as_the_rules_record_them(d
         assert (len(fn.recipes) == before) == (dtype == "bool"), name
 
 
+@pytest.mark.parametrize("dtype", ["int16", "float32", "float64"])
+def test_arg_extrema_and_conversions_of_new_lengths_are_recorded_as_the_rules_record_them(dtype):
+    """``argmax``/``argmin`` of vectors and along an axis, and ``astype`` to a dtype object,
+    at lengths never met before: recorded without the rules (``searching._plain_arg``,
+    ``data_types._plain_conversion``; 8 and 4 us a call by the rules), as the rules record
+    them, with NumPy's values."""
+    from plaidarray.api import searching
+
+    data = np.random.default_rng(6).standard_normal((300, 3)).astype(dtype)
+    x = xp.asarray(data)
+    calls = [(xp.argmax, {}), (xp.argmin, {"axis": 0}), (xp.argmax, {"axis": -1, "keepdims": True}),
+             (xp.argmin, {"keepdims": True})]
+    for n in (21, 22, 23):
+        for fn, kwargs in calls:
+            window = x[:n, 0] if "axis" not in kwargs else x[:n]
+            with mock.patch.object(searching, "_plain_arg", lambda *_, **__: None):
+                rules = _outcome(fn, (window,), kwargs)
+            assert _outcome(fn, (window,), kwargs) == rules, (fn.__name__, n, kwargs)
+            expected = getattr(np, fn.__name__)(data[:n, 0] if "axis" not in kwargs else data[:n], **kwargs)
+            np.testing.assert_array_equal(np.asarray(fn(window, **kwargs)), expected)
+        for target in (xp.float64, xp.int32, xp.bool):
+            with mock.patch.object(data_types, "_plain_conversion", lambda *_: None):
+                rules = _by_code(xp.astype, (x[:n], target), {})
+            assert _outcome(xp.astype, (x[:n], target), {}) == rules
+            np.testing.assert_array_equal(np.asarray(xp.astype(x[:n], target)), data[:n].astype(target))
+    rules_called = mock.Mock(side_effect=AssertionError("the rules were called"))
+    with mock.patch.object(searching, "_arg_extremum", rules_called), \
+            mock.patch.object(data_types, "check_array", rules_called):
+        for n in (31, 32):
+            assert int(xp.argmax(x[:n, 0])) == int(np.argmax(data[:n, 0]))
+            np.testing.assert_array_equal(np.asarray(xp.argmin(x[:n], axis=0)), np.argmin(data[:n], axis=0))
+            np.testing.assert_array_equal(np.asarray(xp.astype(x[:n], xp.int64)), data[:n].astype(np.int64))
+
+
 @given(shape=shapes, dtype=st.sampled_from(DTYPES), pending=st.booleans())
 def test_whole_variances(shape, dtype, pending):
     """``var(x)`` and ``std(x)`` over all axes, with or without a ``correction``, are
