@@ -3,7 +3,8 @@
     python -m benchmarks.recording [--rounds 7] [--only SUBSTRING]
 
 Each row times one statement with ``timeit`` on small float64 arrays: ``a`` of 4 x 4,
-``v`` of 4, ``u`` of 1 x 4, ``x`` of 1000 x 4, a boolean mask ``m``. plaidarray records
+``v`` of 4, ``u`` of 1 x 4, ``x`` of 1000 x 4, a boolean mask ``m``; windows of float64,
+int64 and boolean arrays for the "new sizes" rows. plaidarray records
 the op and nothing reads the result (the arrays are ready, so each statement records a
 graph of its own, which is dropped); NumPy computes it. A statement repeated with the
 same arguments replays what its first calls recorded (``api/recipes.py``); the rows with
@@ -49,6 +50,12 @@ nh = np.ones((4000, 4))
 blocks = itertools.cycle([xp.asarray(nh)[:n] for n in range(1, 4001)]).__next__
 nblocks = itertools.cycle([nh[:n] for n in range(1, 4001)]).__next__
 lengths = itertools.cycle(range(16, 4016)).__next__
+nk = np.arange(6000) % 7
+k = xp.asarray(nk)
+ints = itertools.cycle([k[:n] for n in range(16, 4016)]).__next__
+nints = itertools.cycle([nk[:n] for n in range(16, 4016)]).__next__
+masks = itertools.cycle([w[:n] > 0 for n in range(16, 4016)]).__next__
+nmasks = itertools.cycle([nw[:n] > 0 for n in range(16, 4016)]).__next__
 """
 
 #: (family, statement on plaidarray, the same on NumPy). In the NumPy statement the arrays
@@ -124,6 +131,12 @@ ROWS: list[tuple[str, str, str]] = [
     ("new sizes", "(lambda y: y - xp.mean(y, axis=0))(blocks())", "(lambda y: y - np.mean(y, axis=0))(nblocks())"),
     ("new sizes", "xp.max(blocks(), axis=1)", "np.max(nblocks(), axis=1)"),
     ("new sizes", "(lambda y: y[y > 0.5])(windows())", "(lambda y: y[y > 0.5])(nwindows())"),
+    ("new sizes", "windows() - 1.0", "nwindows() - 1.0"),
+    ("new sizes", "xp.sum(masks())", "np.sum(nmasks())"),
+    ("new sizes", "xp.count_nonzero(masks())", "np.count_nonzero(nmasks())"),
+    ("new sizes", "xp.any(masks())", "np.any(nmasks())"),
+    ("new sizes", "xp.max(ints())", "np.max(nints())"),
+    ("new sizes", "xp.sum(ints())", "np.sum(nints())"),
 ]
 
 
