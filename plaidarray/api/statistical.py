@@ -13,7 +13,7 @@ from .. import dtypes as dt
 from ..hlo.shape import Shape
 from ..trace import node as node_module
 from ..trace.array import Array
-from ..trace.node import derive
+from ..trace.node import Node, derive
 from . import graph
 from .graph import MERGED_RANK, check_array, check_category, convert, normalize_axes, op, reduce_axes, wrap
 from .recipes import reading_pins_once, recorded, stands_for
@@ -179,6 +179,17 @@ def _count_buffer(count: float, dtype: np.dtype) -> np.ndarray:
     return np.asarray(count, dtype=dtype)
 
 
+def _count_node(count: float, shape: Shape) -> Node:
+    """A mean's or variance's count as the operand of ``shape`` that the rules make
+    (``graph.size_operand``'s node), as ``_graph.Reduction`` makes it: at 0-d a ready node
+    of its own, where ``scalar_operand`` kept each count in its table of reused scalars (a
+    loop's windows of new lengths, each count met once, filled it); else its reused
+    broadcast."""
+    if not shape.dims:
+        return Node.ready(_count_buffer(count, shape.dtype))
+    return graph.scalar_operand(count, shape, "mean")
+
+
 #: The C module (``_graph.Reduction``), None where it is not in use.
 _IN_C = node_module.GRAPH_IN_C
 
@@ -279,7 +290,7 @@ def _whole_mean(x: Array, /, **kwargs: Any) -> Array | None:
     count = x._node.shape.size // node.shape.size
     if count == 1:
         return total
-    divisor = graph.scalar_operand(float(count), node.shape, "mean")  # graph.size_operand's node
+    divisor = _count_node(float(count), node.shape)
     return wrap(derive("divide", (node, divisor), _NO_ATTRS, node.shape))
 
 
@@ -344,7 +355,7 @@ def _whole_var(x: Array, /, **kwargs: Any) -> Array | None:
     deviation = wrap(derive("subtract", (node, graph.broadcast_node(centre._node, node.shape)), _NO_ATTRS, node.shape))
     summed = whole(wrap(derive("multiply", (deviation._node, deviation._node), _NO_ATTRS, node.shape)), "add", False)
     assert summed is not None  # a floating-point array of the shape whole took
-    divisor = graph.size_operand(float(n - correction), (), node.shape.dtype, "var")
+    divisor = _count_node(float(n - correction), _scalar_shape(node.shape.dtype))
     return wrap(derive("divide", (summed._node, divisor), _NO_ATTRS, summed._node.shape))
 
 
