@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import math
 import weakref
-from typing import Any
+from typing import Any, cast
 
 from .. import dtypes as dt
 from ..hlo.shape import Shape
@@ -84,7 +84,6 @@ argmax = recorded(argmax, functools.partial(_plain_arg, "maximum"))
 argmin = recorded(argmin, functools.partial(_plain_arg, "minimum"))
 
 
-@recorded
 def where(condition: Array, x1: Array | bool | int | float | complex, x2: Array | bool | int | float | complex,
           /) -> Array:
     """Elements of ``x1`` where ``condition`` holds, else of ``x2`` (broadcast together).
@@ -100,6 +99,40 @@ def where(condition: Array, x1: Array | bool | int | float | complex, x2: Array 
     a, b = operands("where", x1, x2)
     shape = graph.broadcast_shapes(condition.shape, a.shape)
     return op("select", graph.broadcast_to(condition, shape), graph.broadcast_to(a, shape), graph.broadcast_to(b, shape))
+
+
+def _plain_where(condition: Any, x1: Any, x2: Any, /) -> Array | None:
+    """``where`` of a mask and arrays of its shape and one dtype, or one such array and a
+    Python int or float of a kind its dtype takes, recorded as the rules record it without
+    them (a loop's masks of new lengths missed every recipe: 15 us a call by the rules);
+    None where they decide: broadcasting, promotion, weak or NumPy values, other types."""
+    if type(condition) is not Array:
+        return None
+    mask = condition._node
+    dims = mask.shape.dims
+    if mask.shape.dtype != dt.bool_ or mask.weak:
+        return None
+    nodes = [x._node if type(x) is Array else None for x in (x1, x2)]
+    arrays = [n for n in nodes if n is not None]
+    if not arrays or any(n.weak or n.shape.dims != dims for n in arrays):
+        return None
+    shape = arrays[0].shape
+    if len(arrays) == 2:
+        if arrays[1].shape.dtype != shape.dtype:
+            return None
+    else:
+        at = nodes.index(None)
+        value = (x1, x2)[at]
+        if type(value) not in (int, float) or shape.dtype.kind not in graph.SCALAR_KINDS[type(value)]:
+            return None
+        nodes[at] = graph.scalar_like(value, shape, "where")
+    return wrap(derive("select", (mask, *cast("list[Node]", nodes)), _NO_ATTRS, shape))
+
+
+#: ``select``'s attributes (none; nothing mutates a node's attributes).
+_NO_ATTRS: dict[str, Any] = {}
+
+where = recorded(where, _plain_where)
 
 
 def count_nonzero(x: Array, /, *, axis: int | tuple[int, ...] | None = None, keepdims: bool = False) -> Array:

@@ -226,6 +226,29 @@ def test_arg_extrema_and_conversions_of_new_lengths_are_recorded_as_the_rules_re
             np.testing.assert_array_equal(np.asarray(xp.astype(x[:n], xp.int64)), data[:n].astype(np.int64))
 
 
+def test_where_of_new_lengths_is_recorded_as_the_rules_record_it():
+    """``where`` of a mask and arrays of its shape, or an array and a Python scalar, at
+    lengths never met before: recorded without the rules (``searching._plain_where``; 15 us
+    a call by them) as they record it, with NumPy's values; broadcasting takes the rules."""
+    from plaidarray.api import searching
+
+    data = np.random.default_rng(7).standard_normal(300)
+    x = xp.asarray(data)
+    for n in (21, 22):
+        for args in ((x[:n] > 0, x[:n], 0.0), (x[:n] > 0, 2, x[:n]), (x[:n] > 0, x[:n], -x[:n])):
+            with mock.patch.object(searching, "_plain_where", lambda *_: None):
+                rules = _outcome(xp.where, args, {})
+            assert _outcome(xp.where, args, {}) == rules
+    rules_called = mock.Mock(side_effect=_RulesCalled)
+    with mock.patch.object(searching, "operands", rules_called):
+        for n in (31, 32):
+            np.testing.assert_array_equal(np.asarray(xp.where(x[:n] > 0, x[:n], 0.0)),
+                                          np.where(data[:n] > 0, data[:n], 0.0))
+            np.testing.assert_array_equal(np.asarray(xp.where(x[:n] > 0, 1, x[:n])), np.where(data[:n] > 0, 1, data[:n]))
+        with pytest.raises(_RulesCalled):
+            xp.where(x[:33] > 0, x[:33], x[:1])  # a broadcast: the rules'
+
+
 @given(shape=shapes, dtype=st.sampled_from(DTYPES), pending=st.booleans())
 def test_whole_variances(shape, dtype, pending):
     """``var(x)`` and ``std(x)`` over all axes, with or without a ``correction``, are
