@@ -55,7 +55,6 @@ from ..hlo.shape import TUPLE, Shape, TupleShape
 from ..hlo.symbolic import Dim, is_static
 from . import dynamic, explain
 from .hot import Heat
-from .node import Node
 
 #: Op kernels bound to sizes, by the exact single-op graph (sizes included); emptied at
 #: this many, so a loop over ever new sizes does not grow it.
@@ -123,12 +122,11 @@ class BaselineExecutable(Executable):
         return outs
 
 
-def assemble(rows: tuple, outputs: tuple[int, ...], order: Sequence[Node], backend: Backend,
+def assemble(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, Shape]], backend: Backend,
              heat: Heat, structure: Hashable | None = None, values: tuple[int, ...] = (),
              sizes: tuple[bool, ...] = (), given: frozenset[int] = frozenset()) -> BaselineExecutable:
     """The baseline executable of a walked graph (``to_hlo.walk``: its key rows, its output
-    rows, and each row's node, whose attributes and shape a plan is made from where its
-    structure has none that fits, a tenth of a read at new sizes where it has): its structure's shape-generic
+    rows, and each row's node's attributes and shape): its structure's shape-generic
     sequence bound to its sizes (``values``, ``sizes`` and ``structure``:
     ``dynamic.generalize``'s and the graph's structure key), made once per structure and
     pattern of sizes (from its second graph, ``_met_before``), else its ops' kernels merged
@@ -137,12 +135,11 @@ def assemble(rows: tuple, outputs: tuple[int, ...], order: Sequence[Node], backe
     of one writes into its buffer (``_in_place``)."""
     in_place = _in_place(rows, outputs, given)
     if structure is not None and backend.compiler.shape_generic and _met_before(structure, backend):
-        plan, found = _plan(rows, outputs, order, backend, structure, values, sizes, in_place)
+        plan, found = _plan(rows, outputs, sources, backend, structure, values, sizes, in_place)
         if plan.template is not None:
             bound = plan.template.bind(found)
             if bound is not None:
                 return BaselineExecutable(bound, plan.layout.results(rows), heat)
-    sources = _sources(order)
     layout = _Layout(rows, outputs, sources, [s for _, s in sources], fold=True)
     if layout.folded:
         _fold_where_built(layout, rows, sources, backend, in_place, exact=True)
@@ -375,7 +372,7 @@ KEPT_PLANS = 512
 PATTERNS_PER_STRUCTURE = 4
 
 
-def _plan(rows: tuple, outputs: tuple[int, ...], order: Sequence[Node], backend: Backend,
+def _plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, Shape]], backend: Backend,
           structure: Hashable, values: tuple[int, ...], sizes: tuple[bool, ...],
           in_place: frozenset[int]) -> tuple[_Plan, list[int]]:
     """The plan of a structure that fits these sizes, and its symbols' values, made if need
@@ -395,7 +392,6 @@ def _plan(rows: tuple, outputs: tuple[int, ...], order: Sequence[Node], backend:
     pattern = dynamic.Pattern.every_size(values, sizes, dynamic.ties(rows, values), frozenset())
     found = pattern.match(values, sizes, empty)
     compiler = backend.compiler
-    sources = _sources(order)
     if found is None or not pattern.n_symbols or dynamic.has_op(rows, compiler.per_shape_ops - compiler.sized_ops):
         # sizes all 0 or 1, or an op with code for its sizes only (control flow): the
         # exact graph's kernels, bound
@@ -408,11 +404,6 @@ def _plan(rows: tuple, outputs: tuple[int, ...], order: Sequence[Node], backend:
     while len(_PLANS) > KEPT_PLANS:
         _PLANS.popitem(last=False)
     return plan, found or []
-
-
-def _sources(order: Sequence[Node]) -> list[tuple[dict, Shape]]:
-    """Each walked node's attributes and shape, what a plan or a sequence is made from."""
-    return [(n.attrs, n.shape) for n in order]
 
 
 def _generic_plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, Shape]], backend: Backend,

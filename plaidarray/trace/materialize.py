@@ -105,8 +105,8 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
             if why:
                 explain.log(why, time.perf_counter() - start, executable.from_disk)
         elif executable is None:
-            assert miss.heat is not None and miss.order is not None  # a baseline run's
-            executable = baseline.assemble(graph_key[0], graph_key[1], miss.order, backend, miss.heat,
+            assert miss.heat is not None and miss.sources is not None  # a baseline run's
+            executable = baseline.assemble(graph_key[0], graph_key[1], miss.sources, backend, miss.heat,
                                            miss.structure, miss.values, miss.sizes, given)
             EXECUTABLES.insert(key, executable, family=miss.structure, sizes=miss.values)
     assert executable is not None  # found, bound, compiled or assembled above
@@ -137,13 +137,13 @@ class _Miss:
     """How a read no executable serves (or only a baseline one made before the last
     fused compile of its structure) is run: bound to a shape-generic executable
     (``generic``), compiled now (``comp``), or op by op (``heat``: its structure's, and the
-    walked nodes, ``order``, to assemble it from, when it has no baseline executable), after
+    rows' ``sources``, to assemble it from, when it has no baseline executable), after
     submitting the fused ``job`` of its structure if it is hot."""
 
     generic: _Generic | None = None
     comp: Computation | None = None
     heat: hot.Heat | None = None
-    order: list[Node] | None = None
+    sources: list | None = None
     job: Callable[[], None] | None = None
     structure: Hashable | None = None
     values: tuple[int, ...] = ()
@@ -175,7 +175,8 @@ def _miss(graph_key: tuple, order: list[Node], given: frozenset[int], backend: B
     if found is not None:
         cast(BaselineExecutable, found).generation = heat.generation
         return _Miss(heat=heat, job=job)
-    return _Miss(heat=heat, order=order, job=job, structure=structure, values=values, sizes=sizes)
+    return _Miss(heat=heat, sources=[(n.attrs, n.shape) for n in order], job=job, structure=structure, values=values,
+                 sizes=sizes)
 
 
 def _fused_job(graph_key: tuple, order: list[Node], given: frozenset[int], backend: Backend, key: Hashable,

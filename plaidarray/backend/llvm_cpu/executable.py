@@ -158,8 +158,8 @@ class CpuExecutable(Executable):
     def _read_addresses(self) -> None:
         """The plan ``_entry.run`` follows, with the kernels' addresses of now (full code
         replaces first-tier code between runs): per step the address, the range, the
-        number of buffers, of dims (none yet) and the buffers' table indices; a binding's
-        its shape-generic executable's, which every binding shares (:func:`plan_words`)."""
+        number of buffers, of dims (none yet) and the buffers' table indices; a binding
+        follows its shape-generic executable's, which every binding shares (:func:`plan_words`)."""
         self._generation = tiering.generation
         if self._bound is not None:
             self._plan = self._bound.plan_words(len(self.dim_values))
