@@ -8,10 +8,8 @@ from typing import Any
 import numpy as np
 
 from .. import dtypes as dt
-from ..hlo.shape import Shape
 from ..trace.array import Array
-from ..trace.node import derive
-from .graph import SCALAR_KINDS, check_array, convert, copy_of, weak_result_type, wrap
+from .graph import SCALAR_KINDS, check_array, convert, convert_node, copy_of, weak_result_type, wrap
 from .recipes import recorded
 
 __all__ = ["astype", "can_cast", "finfo", "iinfo", "isdtype", "result_type"]
@@ -44,17 +42,12 @@ def _plain_conversion(x: Array, dtype: Any, copy: bool) -> Array | None:
     of new lengths taken as numbers, ``astype(w > 0, xp.float64)``, missed every recipe:
     4 us by the rules); None where they decide: a dtype spelled otherwise, the array's own
     (a copy), a complex array, a weakly typed one."""
-    if type(x) is not Array or not isinstance(dtype, np.dtype) or dtype not in _CONVERT_ATTRS:
+    if type(x) is not Array or not isinstance(dtype, np.dtype) or dtype not in dt.ALL:
         return None
     node = x._node
-    shape = node.shape
-    if node.weak or shape.dtype == dtype or shape.dtype.kind == "c":
+    if node.weak or node.shape.dtype == dtype or node.shape.dtype.kind == "c":
         return None
-    return wrap(derive("convert", (node,), _CONVERT_ATTRS[dtype], Shape(shape.dims, dtype)))
-
-
-#: ``_plain_conversion``'s attributes by dtype (read only, as every node's are).
-_CONVERT_ATTRS = {d: {"dtype": d} for d in dt.ALL}
+    return wrap(convert_node(node, dtype))
 
 _converted = recorded(_converted, _plain_conversion)
 

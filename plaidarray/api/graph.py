@@ -319,12 +319,9 @@ def operands(where: str, *args: Array | Scalar) -> list[Array]:
     Arrays (and NumPy scalars, as 0-d arrays) promote by ``dtypes.result_type``; Python
     scalars then take the result dtype, a complex one making it complex.
     """
-    if _alike(args):
-        return list(args)
-    if len(args) == 2:
-        pair = _array_and_scalar(args[0], args[1], where) or _array_and_scalar(args[1], args[0], where)
-        if pair is not None:
-            return pair if type(args[0]) is Array else pair[::-1]
+    common = common_operands(where, *args)
+    if common is not None:
+        return common
     if _strong_arrays(args):  # arrays of several shapes or dtypes
         dtype = dt.result_type(*[a._node.shape.dtype for a in args], where=where)
         shape = broadcast_shapes(*[a._node.shape.dims for a in args])
@@ -426,6 +423,33 @@ def size_operand(value: int | float, dims: tuple[int, ...], dtype: np.dtype, whe
     not a literal, so that graphs that differ only in their sizes keep one structure and
     share one shape-generic executable (``trace/dynamic.py``)."""
     return scalar_operand(value, Shape(dims, np.dtype(dtype)), where)
+
+
+def common_operands(where: str, *args: Array | Scalar) -> list[Array] | None:
+    """``operands`` of the common cases, answered before its general rules: arrays of one
+    shape and dtype already, or an array and a Python int or float of a kind its dtype
+    takes; None for any other arguments."""
+    if _alike(args):
+        return list(args)
+    if len(args) == 2:
+        pair = _array_and_scalar(args[0], args[1], where) or _array_and_scalar(args[1], args[0], where)
+        if pair is not None:
+            return pair if type(args[0]) is Array else pair[::-1]
+    return None
+
+
+def convert_node(node: Node, dtype: np.dtype) -> Node:
+    """``node`` converted to ``dtype`` as ``convert`` records it, without its rules (the
+    caller knows the conversion is one the rules make: a count of a mask in the default
+    integer, an astype of a real array)."""
+    attrs = _CONVERT_ATTRS.get(dtype)
+    if attrs is None:
+        attrs = _CONVERT_ATTRS[dtype] = {"dtype": dtype}
+    return Node.derived("convert", (node,), attrs, node.shape.with_dtype(dtype))
+
+
+#: ``convert_node``'s attributes by dtype (read only, as every node's are).
+_CONVERT_ATTRS: dict[np.dtype, dict[str, np.dtype]] = {}
 
 
 def _strong_arrays(args: tuple[Array | Scalar, ...]) -> TypeGuard[tuple[Array, ...]]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import functools
 import math
 import weakref
-from typing import Any, cast
+from typing import Any
 
 from .. import dtypes as dt
 from ..hlo.shape import Shape
@@ -106,27 +106,13 @@ def _plain_where(condition: Any, x1: Any, x2: Any, /) -> Array | None:
     Python int or float of a kind its dtype takes, recorded as the rules record it without
     them (a loop's masks of new lengths missed every recipe: 15 us a call by the rules);
     None where they decide: broadcasting, promotion, weak or NumPy values, other types."""
-    if type(condition) is not Array:
+    if type(condition) is not Array or condition._node.shape.dtype != dt.bool_:
         return None
-    mask = condition._node
-    dims = mask.shape.dims
-    if mask.shape.dtype != dt.bool_ or mask.weak:
+    pair = graph.common_operands("where", x1, x2)  # the rules' operands, where they are common
+    if pair is None or pair[0]._node.shape.dims != condition._node.shape.dims:
         return None
-    nodes = [x._node if type(x) is Array else None for x in (x1, x2)]
-    arrays = [n for n in nodes if n is not None]
-    if not arrays or any(n.weak or n.shape.dims != dims for n in arrays):
-        return None
-    shape = arrays[0].shape
-    if len(arrays) == 2:
-        if arrays[1].shape.dtype != shape.dtype:
-            return None
-    else:
-        at = nodes.index(None)
-        value = (x1, x2)[at]
-        if type(value) not in (int, float) or shape.dtype.kind not in graph.SCALAR_KINDS[type(value)]:
-            return None
-        nodes[at] = graph.scalar_like(value, shape, "where")
-    return wrap(derive("select", (mask, *cast("list[Node]", nodes)), _NO_ATTRS, shape))
+    a, b = pair
+    return wrap(derive("select", (condition._node, a._node, b._node), _NO_ATTRS, a._node.shape))
 
 
 #: ``select``'s attributes (none; nothing mutates a node's attributes).

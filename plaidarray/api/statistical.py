@@ -115,7 +115,7 @@ def along(x: Array, kind: str, axis: Any, keepdims: bool, empty: bool, dtypes: t
     if not axes:
         return None
     if converted is not None:
-        node = derive("convert", (node,), _CONVERT_ATTRS[converted], Shape(dims, converted))
+        node = graph.convert_node(node, converted)
         shape = node.shape
     attrs = _REDUCE_ATTRS.get((axes, kind))
     if attrs is None:
@@ -168,10 +168,6 @@ def _whole_call(kind: str, empty: bool, dtypes: tuple[np.dtype, ...], converts: 
     return along(x, kind, kwargs.get("axis"), keepdims, empty, dtypes, converts)
 
 
-#: The attributes of ``along``'s conversions, by dtype (read only, as every node's are).
-_CONVERT_ATTRS = {d: {"dtype": d} for d in (dt.int64, dt.uint64, dt.default_float)}
-
-
 def _count_buffer(count: float, dtype: np.dtype) -> np.ndarray:
     """The buffer of a mean's count, or a variance's ``N - correction``, as a 0-d operand
     of ``graph.scalar_operand``'s (``_graph.Reduction`` makes its node; the count is never
@@ -205,7 +201,7 @@ def _reduction_in_c(fn: Any, kind: str, empty: bool, mean: bool = False, varianc
     if _IN_C is None:
         return None
     shapes = {dtype: _scalar_shape(dtype) for dtype in dtypes}
-    conversions = {dtype: (_CONVERT_ATTRS[to], to, _scalar_shape(to)) for dtype, to in converts.items()}
+    conversions = {dtype: ({"dtype": to}, to, _scalar_shape(to)) for dtype, to in converts.items()}
     return reading_pins_once(lambda fallback: _IN_C.Reduction(kind, fn.__name__, _REDUCE_ATTRS, shapes, conversions,
                                                               _NO_ATTRS, _count_buffer, empty, mean, MERGED_RANK,
                                                               variance, fallback), fn)
