@@ -23,6 +23,7 @@ from ..trace.cuts import cut_at, recorded_again, waiting
 from ..trace import node as node_module
 from ..trace.materialize import materialize
 from ..trace.node import Node
+from ..trace import views
 from ..trace.tracing import Guard, TracerError, guard, is_tracing
 from .block_swaps import swaps
 
@@ -309,8 +310,16 @@ def placed(x: Array, device: Device, mark: int) -> Array:
 def copy_of(x: Array) -> Array:
     """A new Array object with ``x``'s value, for ``copy=True``: sharing the node is a
     copy, since an in-place operator rebinds only the array it is applied to and writes
-    into a buffer only when no other array holds it (``Array.__setitem__``)."""
-    return Array(x._node)
+    into a buffer only when no other array holds it (``Array.__setitem__``). A view of a
+    computed array's elements is copied out of it now (``views.window_copy``): shared, its
+    pending node would read the array, and a store into the array would copy all of it
+    (a row swap's ``kept = asarray(m[i], copy=True); m[i] = m[j]; m[j] = kept``)."""
+    copy = views.window_copy(x) if type(x._base) is views.ViewOf else None
+    if copy is None:
+        return Array(x._node)
+    node = Node.ready(copy, x._node.device)
+    node.owned = True
+    return Array(node)
 
 
 def operands(where: str, *args: Array | Scalar) -> list[Array]:

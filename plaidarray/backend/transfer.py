@@ -209,6 +209,13 @@ class TransferManager:
         platform makes one without running code; else None."""
         return None
 
+    def window_copy(self, buffer: Any, offset: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> Any | None:
+        """A buffer of its own holding the elements of ``buffer`` that a view of ``shape``
+        picks from ``offset`` by ``strides`` (in elements, negative for reversed axes, of
+        ``buffer`` read in row-major order), where the platform copies them without running
+        code; else None."""
+        return None
+
 
 class HostTransfers(TransferManager):
     """The host's memory as buffers: NumPy arrays, shared where their layout allows."""
@@ -288,6 +295,17 @@ class HostTransfers(TransferManager):
         copy = buffer.copy()
         copy[index] = value
         return copy
+
+    def window_copy(self, buffer: np.ndarray, offset: int, shape: tuple[int, ...],
+                    strides: tuple[int, ...]) -> np.ndarray:
+        """The picked elements, copied in row-major order: a row or a window of a computed
+        array read alone (``m[i] = m[j]``) costs a copy, not a slice's graph run (~10 us)."""
+        if not math.prod(shape):
+            return np.empty(shape, buffer.dtype)
+        size = buffer.itemsize
+        flat = buffer.reshape(-1)  # a view: buffers are contiguous
+        picked = np.ndarray(shape, buffer.dtype, flat, offset * size, tuple(s * size for s in strides))
+        return picked.copy()
 
     def address(self, buffer: np.ndarray) -> int:
         """The address of a buffer's first element, for compiled code. Reading it from the

@@ -21,7 +21,7 @@ from ..backend.devices import Device
 from ..backend.transfer import EXACT_SCALARS, HOST, TransferManager
 from . import scalars, views
 from .materialize import materialize
-from .node import GRAPH_IN_C, TRACED, Node, value_read
+from .node import GRAPH_IN_C, GRAPH_LOCK, TRACED, Node, set_buffers, value_read
 
 
 class _ArrayHandleInPython:
@@ -152,11 +152,17 @@ class Array(_ArrayHandle):
 
     # --- materialisation --------------------------------------------------------------
     def _computed(self) -> Node:
-        """Its node, with a buffer: a value read, which runs its pending graph."""
+        """Its node, with a buffer: a value read, which runs its pending graph (a view of
+        a computed root's elements copies them out of it, ``views.window_copy``)."""
         node = self._node
         value_read()
         if node.buffer is None:
-            materialize([node])
+            copy = views.window_copy(self) if type(self._base) is views.ViewOf else None
+            if copy is None:
+                materialize([node])
+            else:
+                with GRAPH_LOCK:
+                    set_buffers([node], [copy])
         return node
 
     def _value(self) -> np.ndarray:

@@ -29,6 +29,7 @@ The steps are defined in the API layer (``api/views.py``); this module only runs
 
 from __future__ import annotations
 
+import functools
 import math
 import weakref
 from collections.abc import Iterable
@@ -165,8 +166,10 @@ class ViewOf:
         return self._layout
 
 
+@functools.lru_cache(maxsize=256)
 def root_layout(shape: tuple[int, ...]) -> Layout:
-    """Row-major: every root is laid out so."""
+    """Row-major: every root is laid out so. (Kept by shape: a write and a view's copy
+    ask for their root's at every store, ``changed`` and ``window_copy``.)"""
     strides, step = [], 1
     for n in reversed(shape):
         strides.append(step)
@@ -214,6 +217,46 @@ def attach(base: Array, result: Array, step: Step, placed: Layout | None) -> Arr
     if family.pin is not None:
         family.pin.adopt(result)
     return result
+
+
+#: The ops a view's steps record (``api/views.py``), each reading its base as its first operand.
+_SELECTIONS = frozenset({"slice", "dynamic_slice", "reshape", "transpose", "reverse", "broadcast_in_dim", "pad"})
+
+
+def window_copy(array: Array) -> Any | None:
+    """A buffer of its own holding the elements of ``array``, a pending view, copied out of
+    its root's computed buffer by the transfers (``window_copy``), where its node is its
+    steps' ops on the root's node of now (so its elements are the root's at its layout);
+    else None (also for a family pinned by an export, whose memory a write may change).
+    A view read or stored alone (``m[i] = m[j]``, ``asarray(m[i], copy=True)``) costs a copy
+    of its elements, not its graph's run, and the copy reads no root: a pending reader of
+    the root would make the next store into it copy all of it (``stored_copy``)."""
+    record = array._base
+    if type(record) is not ViewOf or record.family.pin is not None:
+        return None
+    root = record.family.root()
+    node = array._node
+    if root is None or node.buffer is not None:
+        return None
+    base = root._node
+    buffer = base.buffer
+    if buffer is None or node.shape.dtype != base.shape.dtype or node.device is not base.device:
+        return None
+    reached = node
+    for _ in range(8 * len(record.steps)):
+        if reached is base:
+            break
+        if reached.buffer is not None or reached.op not in _SELECTIONS or not reached.operands:
+            return None
+        reached = reached.operands[0]
+    if reached is not base:
+        return None
+    layout = record.layout()
+    if type(layout.offset) is not int or layout.shape != node.shape.dims:
+        return None
+    from .array import _transfers
+
+    return _transfers(base).window_copy(buffer, layout.offset, layout.shape, layout.strides)
 
 
 def check_writable(array: Array, where: str) -> None:
