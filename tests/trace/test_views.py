@@ -113,6 +113,19 @@ def _outcome(fn, *args):
     return None
 
 
+def _draw_view(data, a, x, step):
+    """A view-making function drawn for NumPy's ``a`` and plaidarray's ``x``: (its name,
+    NumPy's view, plaidarray's), or None where NumPy refuses it."""
+    ops = [row for row in _view_ops(a.shape, a.dtype) if row[1]]
+    op_name, _, make = data.draw(st.sampled_from(ops), label=f"view {step}")
+    numpy_fn, plaid_fn = make(data)
+    try:
+        made = _as_array(numpy_fn(a))
+    except (ValueError, IndexError):
+        return None
+    return op_name, made, plaid_fn(x)
+
+
 @given(data=st.data(), complex_root=st.booleans())
 def test_random_programs_of_views_and_writes(backend, data, complex_root):
     root = np.arange(24.0).reshape(2, 3, 4) if not complex_root else (np.arange(6.0) + 1j * np.arange(6.0)).reshape(2, 3)
@@ -122,14 +135,10 @@ def test_random_programs_of_views_and_writes(backend, data, complex_root):
         a, x = pool[name]
         action = data.draw(st.sampled_from(["view", "view", "write", "write", "drop"]), label=f"action {step}")
         if action == "view":
-            ops = [row for row in _view_ops(a.shape, a.dtype) if row[1]]
-            op_name, _, make = data.draw(st.sampled_from(ops), label=f"view {step}")
-            numpy_fn, plaid_fn = make(data)
-            try:
-                made = _as_array(numpy_fn(a))
-            except (ValueError, IndexError):
-                continue
-            pool[f"{name}.{op_name}{step}"] = (made, plaid_fn(x))
+            drawn = _draw_view(data, a, x, step)
+            if drawn is not None:
+                op_name, made, view = drawn
+                pool[f"{name}.{op_name}{step}"] = (made, view)
         elif action == "write":
             _, make = data.draw(st.sampled_from(_writes(a.shape, a.dtype)), label=f"write {step}")
             write = make(data)
@@ -154,14 +163,10 @@ def test_a_view_of_a_computed_array_is_copied_out_of_it(backend, data, dtype):
     np.asarray(x)
     b, v = a, x
     for step in range(data.draw(st.integers(1, 3), label="views")):
-        ops = [row for row in _view_ops(b.shape, b.dtype) if row[1]]
-        _, _, make = data.draw(st.sampled_from(ops), label=f"view {step}")
-        numpy_fn, plaid_fn = make(data)
-        try:
-            b = _as_array(numpy_fn(b))
-        except (ValueError, IndexError):
+        drawn = _draw_view(data, b, v, step)
+        if drawn is None:
             return
-        v = plaid_fn(v)
+        _, b, v = drawn
     copied = xp.asarray(v, copy=True)
     if type(v._base) is views.ViewOf and v.dtype == x.dtype:
         assert copied._node.buffer is not None and v._node.buffer is None
