@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from ..executable import Backend
-from .blas_lapack import load_in_background
+from . import preload
 from .compiler import CpuCompiler
 
 backend = Backend("llvm-cpu", priority=100, compiler=CpuCompiler(),
                   description="compiled code for the host CPU via xDSL linalg and LLVM (llvmlite)")
 
-load_in_background()
+preload.start(backend.compiler)

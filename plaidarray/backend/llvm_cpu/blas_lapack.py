@@ -22,7 +22,7 @@ the load alone is 2.5 ms). Elsewhere (SciPy built against the system's BLAS, say
 capsules.
 
 Those 2.5 ms were a tenth of a short script's first run that multiplies a matrix: the
-load starts on a thread when the backend is imported (:func:`load_in_background`), so it
+load starts on a thread when the backend is imported (``preload.py``), so it
 overlaps the rest of the user's imports and setup, and a first product waits only for
 what is left of it. The platform's loader runs without Python's lock held, so the thread
 costs the main thread nothing.
@@ -35,7 +35,6 @@ import functools
 import importlib
 import importlib.machinery
 import importlib.util
-import os
 import threading
 from pathlib import Path
 from types import ModuleType
@@ -90,21 +89,9 @@ def _library(name: str) -> ModuleType:
     return module
 
 
-def load_in_background() -> None:
-    """Load the extension modules' files (:func:`_extension`) on a daemon thread. A fork
-    waits for it first (``os.register_at_fork``): a child forked while the platform's
-    loader held its lock would find it held for good, and hang at its first load."""
-    loader = threading.Thread(target=_load_extensions, name="plaidarray-blas-lapack-load", daemon=True)
-    loader.start()
-    if hasattr(os, "register_at_fork"):
-        os.register_at_fork(before=lambda: loader.join(_FORK_WAITS_SECONDS))
-
-
-#: The longest a fork waits for the load (a load of two local files takes milliseconds).
-_FORK_WAITS_SECONDS = 10.0
-
-
-def _load_extensions() -> None:
+def load_extensions() -> None:
+    """Load every extension module's file (:func:`_extension`): at import, on the
+    backend's loading thread (``preload.py``)."""
     for name in LIBRARIES.values():
         _extension(name)
 

@@ -37,6 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+
 from ..llvm import object_cache
 
 #: The catalogue among the installation's kernels.
@@ -68,11 +70,25 @@ class Listed:
     units: frozenset[int]
 
 
+class _Reductions(dict):
+    """How the signature's pickle names a dtype: by its type and its ``str`` (``'<f8'``),
+    found by the dtype itself (a C call, where NumPy's own ``__reduce__`` of each dtype of
+    a signature was half of its pickle's time); any other dtype as NumPy reduces it."""
+
+    def __missing__(self, dtype: np.dtype) -> Any:
+        return dtype.__reduce__()
+
+
+_REDUCED = _Reductions({d: (np.dtype, (d.str,)) for d in map(np.dtype, "?bhilqBHILQefdgFDG")})
+_DISPATCH = {type(d): _REDUCED.__getitem__ for d in _REDUCED}
+
+
 def signature_key(signature: Hashable) -> bytes | None:
     """The key of an op signature (see the module), or None if it does not pickle."""
     buffer = io.BytesIO()
     pickler = pickle.Pickler(buffer, 5)
     pickler.fast = True  # no memo: equal values pickle alike
+    pickler.dispatch_table = _DISPATCH
     try:
         pickler.dump(signature)
     except Exception:  # noqa: BLE001  # any value pickling refuses: the signature is simply not catalogued
@@ -154,7 +170,7 @@ def write(directory: Path) -> int:
 def find(signature: Hashable, target: str) -> Listed | None:
     """The catalogued op kernel of ``signature`` for ``target``, or None (no catalogue, or
     not in it)."""
-    catalogue = _catalogue(target)
+    catalogue = opened(target)
     if catalogue is None:
         return None
     found = signature_key(signature)
@@ -207,9 +223,10 @@ _lock = threading.Lock()
 _opened: dict[tuple[str, str], _Catalogue | None] = {}
 
 
-def _catalogue(target: str) -> _Catalogue | None:
+def opened(target: str) -> _Catalogue | None:
     """The installation's catalogue for ``target``, mapped at its first use (the file
-    checked then, ``object_cache.installed_file``, not at each lookup)."""
+    checked then, ``object_cache.installed_file``, not at each lookup; the backend's
+    import starts it, ``preload.py``)."""
     directory = object_cache.installed_directory()
     if directory is None:
         return None

@@ -54,12 +54,12 @@ def test_a_routine_scipy_does_not_have_is_an_error():
 
 
 #: Whether a child's import loads both extension modules' files before any product needs
-#: them, on the loader thread (``load_in_background``), and nothing else of SciPy.
+#: them, on the loading thread (``preload.py``), and nothing else of SciPy.
 LOADED_AT_IMPORT = """
 import json, sys, threading
 import plaidarray
 from plaidarray.backend.llvm_cpu import blas_lapack
-loaders = [t for t in threading.enumerate() if t.name == "plaidarray-blas-lapack-load"]
+loaders = [t for t in threading.enumerate() if t.name == "plaidarray-preload"]
 for t in loaders:
     t.join(60)
 print(json.dumps({"loaders": len(loaders), "loaded": blas_lapack._loaded_extension.cache_info().currsize,
@@ -78,10 +78,10 @@ def test_the_import_loads_blas_and_lapack_in_the_background(tmp_path):
 FORK_WAITS = """
 import json, os, time
 import plaidarray
-from plaidarray.backend.llvm_cpu import blas_lapack
+from plaidarray.backend.llvm_cpu import backend, blas_lapack, preload
 done = []
-blas_lapack._load_extensions = lambda: (time.sleep(0.3), done.append(True))
-blas_lapack.load_in_background()
+blas_lapack.load_extensions = lambda: (time.sleep(0.3), done.append(True))
+preload.start(backend.compiler)
 pid = os.fork()
 if pid == 0:
     os._exit(0 if done else 1)
