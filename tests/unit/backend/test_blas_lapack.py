@@ -4,7 +4,6 @@ else the Cython API's capsules; both the same routines, so the same bits."""
 
 from __future__ import annotations
 
-import os
 
 import pytest
 from jit_helpers import run_child
@@ -51,45 +50,3 @@ def test_the_bundled_openblas_symbols_compute_the_capsules_bits_without_importin
 def test_a_routine_scipy_does_not_have_is_an_error():
     with pytest.raises(NotImplementedError, match="no routine 'dnosuch'"):
         blas_lapack.routine_address("lapack_dnosuch")
-
-
-#: Whether a child's import loads both extension modules' files before any product needs
-#: them, on the loading thread (``preload.py``), and nothing else of SciPy.
-LOADED_AT_IMPORT = """
-import json, sys, threading
-import plaidarray
-from plaidarray.backend.llvm_cpu import blas_lapack
-loaders = [t for t in threading.enumerate() if t.name == "plaidarray-preload"]
-for t in loaders:
-    t.join(60)
-print(json.dumps({"loaders": len(loaders), "loaded": blas_lapack._loaded_extension.cache_info().currsize,
-                  "scipy": "scipy" in sys.modules}))
-"""
-
-
-def test_the_import_loads_blas_and_lapack_in_the_background(tmp_path):
-    found = run_child(LOADED_AT_IMPORT, tmp_path)
-    assert found["loaded"] == len(blas_lapack.LIBRARIES)
-    assert found["loaders"] <= 1 and not found["scipy"]
-
-
-#: A child process whose load is slow (0.3 s) and which forks at once: the fork waits for
-#: it, so the forked child finds it done (the platform's loader's lock not held).
-FORK_WAITS = """
-import json, os, time
-import plaidarray
-from plaidarray.backend.llvm_cpu import backend, blas_lapack, preload
-done = []
-blas_lapack.load_extensions = lambda: (time.sleep(0.3), done.append(True))
-preload.start(backend.compiler)
-pid = os.fork()
-if pid == 0:
-    os._exit(0 if done else 1)
-_, status = os.waitpid(pid, 0)
-print(json.dumps({"loaded_before_the_fork": os.waitstatus_to_exitcode(status) == 0}))
-"""
-
-
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="no fork on this platform")
-def test_a_fork_waits_for_the_background_load(tmp_path):
-    assert run_child(FORK_WAITS, tmp_path)["loaded_before_the_fork"]
