@@ -94,7 +94,7 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
             return convert(obj, target)
         if obj._node.weak:  # a traced Python scalar (jit): an array of its own dtype, as asarray(3) is eagerly
             return op("reshape", obj, dims=obj.shape)
-        return graph.copy_of(obj) if copy else obj
+        return graph.copy_asked(obj) if copy else obj
     if isinstance(obj, (bool, int, float)) and target is None:
         target = graph.scalar_dtype(obj, "asarray")
     if isinstance(obj, (list, tuple)) and target is None:
@@ -424,7 +424,7 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
                 raise ValueError(f"from_dlpack: moving an array from {x.device} to {place} needs a copy, "
                                  f"but copy=False")
             return x.to_device(place)
-        return graph.copy_of(x) if copy else view(x, Index(Ellipsis))
+        return graph.copy_asked(x) if copy else view(x, Index(Ellipsis))
     try:
         value = np.from_dlpack(x, copy=copy)
     except AttributeError:  # NumPy looks the protocol up without checking for it

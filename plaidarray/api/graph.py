@@ -308,15 +308,20 @@ def placed(x: Array, device: Device, mark: int) -> Array:
 
 
 def copy_of(x: Array) -> Array:
-    """A new Array object with ``x``'s value, for ``copy=True``: sharing the node is a
-    copy, since an in-place operator rebinds only the array it is applied to and writes
-    into a buffer only when no other array holds it (``Array.__setitem__``). A view of a
-    computed array's elements is copied out of it now (``views.window_copy``): shared, its
-    pending node would read the array, and a store into the array would copy all of it
-    (a row swap's ``kept = asarray(m[i], copy=True); m[i] = m[j]; m[j] = kept``)."""
+    """A new Array object with ``x``'s value: sharing the node is a copy, since an
+    in-place operator rebinds only the array it is applied to and writes into a buffer
+    only when no other array holds it (``Array.__setitem__``)."""
+    return Array(x._node)
+
+
+def copy_asked(x: Array) -> Array:
+    """``copy_of`` for ``copy=True`` (``asarray``, ``from_dlpack``): a view of a computed
+    array's elements is copied out of it now (``views.window_copy``). Shared, its pending
+    node would read the array, and a store into the array would copy all of it (a row
+    swap's ``kept = asarray(m[i], copy=True); m[i] = m[j]; m[j] = kept``)."""
     copy = views.window_copy(x) if type(x._base) is views.ViewOf else None
     if copy is None:
-        return Array(x._node)
+        return copy_of(x)
     node = Node.ready(copy, x._node.device)
     node.owned = True
     return Array(node)
