@@ -255,6 +255,65 @@ def window_index(x: Array, key: Any) -> Array | None:
     return wrap(out if drop is None else derive("reshape", (out,), drop, dropped))
 
 
+def newaxis_window(x: Array, key: Any) -> Array | None:
+    """``x[key]`` for a key with new axes (``None``: ``x[:, None]``, ``x[None]``,
+    ``m[i:j, None]``, ``t[..., None]``) whose other entries ``window_index`` takes, with at
+    most one ``...``, recorded as ``getitem`` records it (the window where it is not the
+    whole array or an int picks, then one ``reshape`` to the result's dims where they differ) without
+    planning: an outer product's operands at new lengths took ~12 us each by the rules;
+    None where ``getitem``'s rules decide (as ``window_index``)."""
+    if key is None:
+        key = (None,)
+    elif type(key) is not tuple or not any(k is None for k in key):
+        return None
+    node = x._node
+    shape = node.shape
+    dims = shape.dims
+    ellipses = sum(1 for k in key if k is Ellipsis)
+    indexing = len(key) - ellipses - sum(1 for k in key if k is None)
+    if ellipses > 1 or indexing > len(dims) or len(dims) > graph.MERGED_RANK or not math.prod(dims) or \
+            max(node.depth, 0) + 2 > node_module.MAX_PENDING > 0:
+        return None
+    starts = [0] * len(dims)
+    counts = list(dims)
+    result: list[int] = []
+    axis = 0
+    for k in key:
+        if k is None:
+            result.append(1)
+        elif k is Ellipsis:
+            result += dims[axis:axis + len(dims) - indexing]
+            axis += len(dims) - indexing
+        else:
+            n = dims[axis]
+            if type(k) is int:
+                if not -n <= k < n:
+                    return None
+                starts[axis], counts[axis] = k % n, 1
+            elif (type(k) is slice and (k.step is None or (type(k.step) is int and k.step == 1))
+                  and type(k.start) in _BOUNDS and type(k.stop) in _BOUNDS):
+                start, stop, _ = k.indices(n)
+                starts[axis] = start
+                counts[axis] = max(stop - start, 0)
+                result.append(counts[axis])
+            else:
+                return None
+            axis += 1
+    result += dims[axis:]
+    window = tuple(counts)
+    out = node
+    if window != dims or any(type(k) is int for k in key):  # an int picks by a slice, as the rules record it
+        plan = slice_plan(shape, window, [True] * len(dims))
+        if plan is None:
+            return None
+        sizes, sliced, _, _ = plan
+        out = derive("dynamic_slice", (node, *map(_index_node, starts)), sizes, sliced)
+    new_dims = tuple(result)
+    if new_dims != out.shape.dims:
+        out = derive("reshape", (out,), {"dims": new_dims}, Shape(new_dims, shape.dtype))
+    return wrap(out)
+
+
 #: A slice bound the window path takes as it is.
 _BOUNDS = (int, type(None))
 

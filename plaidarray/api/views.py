@@ -341,17 +341,21 @@ def _getitem_rules(x: Array, key: Any) -> Array:
 
 
 def _window(x: Array, key: Any) -> Array | None:
-    """A window of unit-step slices and ints whose key has no recipe (its start moves
-    along a loop), recorded as the rules record it (``indexing.window_index``) and made
-    a view of ``x``; None for any other key."""
+    """A window of unit-step slices and ints, maybe with new axes, whose key has no recipe
+    (its start moves along a loop, its length changes), recorded as the rules record it
+    (``indexing.window_index``, ``newaxis_window``) and made a view of ``x``; None for
+    any other key."""
     if type(x) is not Array or type(key) not in _WINDOW_KEYS or (type(key) is tuple and indexing.all_ints(key)):
         return None  # ints alone: integer_index's, or the rules' (an element is no view)
-    out = indexing.window_index(x, key)
+    out = indexing.window_index(x, key) if key is not None else None
+    if out is None:
+        out = indexing.newaxis_window(x, key)
     return None if out is None else attach(x, out, Index(key), None)
 
 
-#: Keys ``indexing.window_index`` may take (of slices, or a tuple of ints and slices).
-_WINDOW_KEYS = (slice, tuple)
+#: Keys ``indexing.window_index`` and ``newaxis_window`` may take (of slices, or a tuple
+#: of ints, slices, new axes and ``...``; a new axis alone).
+_WINDOW_KEYS = (slice, tuple, type(None))
 
 _getitem = recorded(_getitem_rules, _window)
 

@@ -515,6 +515,39 @@ def test_window_keys(shape, dtype, data):
         assert _outcome(views.getitem, (x, key), {}) == _by_code(views._getitem, (x, key), {})
 
 
+@given(shape=st.lists(st.integers(0, 5), min_size=1, max_size=3).map(tuple), dtype=st.sampled_from(DTYPES),
+       data=st.data())
+def test_new_axis_window_keys(shape, dtype, data):
+    """``x[:, None]``, ``x[None]``, ``m[i:j, None]``, ``t[..., None]``: new axes among
+    ints and unit-step slices, recorded without planning (``indexing.newaxis_window``) as
+    ``getitem``'s rules record them (the same nodes, a view of the same base by the same
+    step), with NumPy's values; more than one ``...``, steps and ints out of range go to
+    the rules."""
+    x = _array(shape, dtype)
+    if data.draw(st.booleans(), label="pending"):
+        x = x * 2.0 if x.dtype.kind == "f" else x
+    bound = st.one_of(st.none(), st.integers(-7, 7))
+    part = st.one_of(st.integers(-6, 6), st.builds(slice, bound, bound, st.sampled_from([None, 1, 2])),
+                     st.just(None), st.just(None), st.just(Ellipsis))
+    key = tuple(data.draw(st.lists(part, min_size=1, max_size=len(shape) + 2), label="key"))
+    described = _outcome(views.getitem, (x, key), {})
+    assert described == _by_code(views._getitem, (x, key), {})
+    if described[0] != "raised":
+        np.testing.assert_array_equal(np.asarray(x[key]), np.asarray(x)[key])
+
+
+def test_new_axes_of_new_lengths_are_recorded_without_the_rules():
+    """A new length's ``w[:, None]`` and ``w[None, 1:]`` (an outer product's operands,
+    ``w[:, None] - w[None, :]``) take no plan of ``getitem``'s rules."""
+    x = xp.asarray(np.arange(40.0))
+    rules = mock.Mock(side_effect=AssertionError("getitem's rules ran"))
+    with mock.patch.object(views, "view", rules), mock.patch.object(indexing, "getitem", rules):
+        for n in (7, 9, 12):
+            w = x[:n]
+            np.testing.assert_array_equal(np.asarray(w[:, None] - w[None, 1:]),
+                                          np.arange(n)[:, None] - np.arange(1, n)[None, :])
+
+
 def test_window_keys_past_the_pending_bound(monkeypatch):
     monkeypatch.setattr(node_module, "MAX_PENDING", 4)
     x = xp.asarray(np.arange(12.0).reshape(3, 4))
