@@ -620,6 +620,30 @@ def test_creation_like_and_triangles(shape, dtype, data):
                       recorder=getattr(xp, name.removesuffix("_like")))
 
 
+def test_fills_of_new_shapes_are_recorded_without_the_rules():
+    """``zeros``, ``ones``, ``empty`` and ``full`` of a Python scalar at shapes met for the
+    first time (a batch's, a window's) take no step of ``full``'s rules
+    (``creation._plain_fill``), with NumPy's values, dtypes and the device."""
+    from plaidarray.api import creation
+
+    rules = mock.Mock(side_effect=AssertionError("full's rules ran"))
+    cases = [(xp.zeros, (), np.zeros), (xp.ones, (), np.ones), (xp.empty, (), np.zeros),
+             (xp.full, (2.5,), lambda s, dtype=None: np.full(s, 2.5, dtype)),
+             (xp.full, (-3,), lambda s, dtype=None: np.full(s, -3, dtype)),
+             (xp.full, (True,), lambda s, dtype=None: np.full(s, True, dtype))]
+    with mock.patch.object(creation.graph, "shape_tuple", rules):
+        for n in (13, 17, 19):
+            for fn, args, numpy_fn in cases:
+                for shape in (n, (n, 2), (1, n, 3)):
+                    made = fn(shape, *args)
+                    assert made.device == xp.__array_namespace_info__().default_device()
+                    want = numpy_fn(shape)
+                    assert made.dtype == want.dtype
+                    np.testing.assert_array_equal(np.asarray(made), want)
+            np.testing.assert_array_equal(np.asarray(xp.zeros(n, dtype=xp.float32)), np.zeros(n, np.float32))
+            np.testing.assert_array_equal(np.asarray(xp.full(n, 7, dtype=xp.int8)), np.full(n, 7, np.int8))
+
+
 @given(shapes=st.tuples(shapes, shapes, shapes), dtypes=st.tuples(*(st.sampled_from(DTYPES[:4]) for _ in range(2))),
        scalar=st.sampled_from([None, 0.0, -0.0, 2, 1.5, True]), data=st.data())
 def test_promotion_and_broadcasting(shapes, dtypes, scalar, data):
@@ -728,11 +752,12 @@ def test_equal_values_of_other_kinds_are_other_signatures(fn, arguments, first, 
 
 
 def test_a_recorded_function_calling_another_keeps_its_recipe():
-    """``empty`` calls ``zeros``, which keeps its own recipe during ``empty``'s capture."""
+    """``empty`` calls ``zeros``, which keeps its own recipe during ``empty``'s capture (of
+    a complex dtype, which their first paths leave to the rules)."""
     xp.empty.recipes.clear()
     xp.zeros.recipes.clear()
     for _ in range(3):
-        xp.empty((7, 5))
+        xp.empty((7, 5), dtype=xp.complex128)
     assert xp.empty.recipes and xp.zeros.recipes
 
 
