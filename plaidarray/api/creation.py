@@ -429,9 +429,11 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array] | tuple[Array,
     sizes = [a.shape[0] for a in arrays]
     if indexing == "xy" and len(arrays) > 1:
         sizes[0], sizes[1] = sizes[1], sizes[0]
+    if len(arrays) == 1:  # its one grid is the array (a copy, as NumPy's), not a broadcast to its own shape
+        return sequence([graph.copy_of(arrays[0])])
     out = []
     for i, a in enumerate(arrays):
-        dim = (1 - i if i < 2 else i) if indexing == "xy" and len(arrays) > 1 else i
+        dim = (1 - i if i < 2 else i) if indexing == "xy" else i
         out.append(op("broadcast_in_dim", a, dims=tuple(sizes), broadcast_dimensions=(dim,)))
     return sequence(out)
 

@@ -247,6 +247,20 @@ def test_triangles_and_meshgrid(backend, data):
             _same(got, expected, exact=True)
 
 
+def test_meshgrid_of_one_array_is_a_copy_of_it(backend):
+    """Generic N-d code's ``meshgrid(*axes)`` with one axis: the grid is the array's value
+    in a new array (NumPy's copy), no broadcast to its own shape (whose kernel no
+    installation builds: it compiled); writing it leaves the axis as it is."""
+    for x in (np.linspace(0.0, 1.0, 5), np.arange(4, dtype=np.int32)):
+        axis = xp.asarray(x)
+        for indexing in ("xy", "ij"):
+            (grid,) = xp.meshgrid(axis, indexing=indexing)
+            assert grid is not axis and grid._node is axis._node
+            _same(grid, np.meshgrid(x, indexing=indexing)[0], exact=True)
+            grid[0] = 7
+            _same(axis, x, exact=True)
+
+
 def test_meshgrid_of_mixed_dtypes_keeps_each_as_numpy(backend):
     """Beyond the standard (one dtype there): each grid keeps its input's dtype."""
     x, y = np.arange(3, dtype=np.int32), np.linspace(0.0, 1.0, 4, dtype=np.float32)
