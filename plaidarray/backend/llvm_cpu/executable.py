@@ -111,7 +111,7 @@ class CpuExecutable(Executable):
         self.dim_values = tuple(dims)
         #: The dims table ``_entry.run`` reads: a binding's sizes, then its sized steps'
         #: extents, which its plan's steps read there (``ShapeGenericExecutable.plan_words``).
-        self._dims = struct.pack(f"<{len(dims) + len(ranges) // 2}q", *dims, *ranges[::2])
+        self._dims = _words_packer(len(dims) + len(ranges) // 2)(*dims, *ranges[::2])
         self.n_params = n_params
         self.constants = constants
         self._n_buffers = n_params + len(constants) + len(output_shapes) + len(temp_shapes)
@@ -220,6 +220,14 @@ def _bytes(shapes: Sequence[Shape]) -> list[int]:
 
 def _nbytes(dims: Sequence[int], dtype: np.dtype) -> int:
     return math.prod(dims) * dtype.itemsize
+
+
+@functools.cache
+def _words_packer(n: int) -> Callable[..., bytes]:
+    """The packer of ``n`` signed 64-bit words (a binding's dims table): made once per
+    length, where formatting and parsing its format at each binding was a third of making
+    the binding's executable."""
+    return struct.Struct(f"<{n}q").pack
 
 
 class _RunFacts(NamedTuple):
