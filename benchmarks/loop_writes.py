@@ -1,7 +1,8 @@
 """Writes in a Python loop, per step, warm: what a NumPy-style loop pays for each store.
 
 Each idiom is a loop of 300 steps over a 1000-element vector (a 200-element signal for the
-masks, a 50x40 matrix, a 300x40 one for columns) whose every step writes and, where a
+masks, a 50x40 matrix, a 300x40 one for columns, a 1000x1000 one for partial pivoting's row
+swaps) whose every step writes and, where a
 script would, reads an element (or selects by a mask and reads the sum), timed after a
 warm-up loop in the same process (kernels loaded, structures planned): the best of 5 loops, per
 step, on NumPy and plaidarray side by side. JAX's arrays take no item assignment.
@@ -88,6 +89,15 @@ def _idioms(xp: ModuleType) -> dict[str, Callable[[int], None]]:
         for k in range(n):
             swapped[k % 50] = swapped[(7 * k) % 50]
 
+    pivoted = xp.asarray(rng.random((1000, 1000))) * 1.0
+
+    def row_swaps(n: int) -> None:
+        for k in range(n):
+            i, j = k % 1000, (k * 7 + 3) % 1000
+            kept = xp.asarray(pivoted[i], copy=True)
+            pivoted[i] = pivoted[j]
+            pivoted[j] = kept
+
     design = xp.zeros((300, 40))
     column = xp.asarray(rng.random(300))
 
@@ -101,6 +111,7 @@ def _idioms(xp: ModuleType) -> dict[str, Callable[[int], None]]:
             "out[4k:4k + 4] = chunk * float(k)": chunks, "m[k, 10:] = 0.5": segments,
             "x[x > t] = 0.0; float(x[0])": masked_clip, "x[x < t] *= c; float(x[1])": masked_scale,
             "float(xp.sum(x[x > t]))": selection_sum, "m[i] = m[j] (rows)": row_copies,
+            "kept = asarray(m[i], copy=True); m[i] = m[j]; m[j] = kept (1000 x 1000)": row_swaps,
             "m[:, j] = col * float(k) (columns)": column_writes}
 
 

@@ -137,6 +137,9 @@ ROWS: list[tuple[str, str, str]] = [
     ("new sizes", "xp.any(masks())", "np.any(nmasks())"),
     ("new sizes", "xp.max(ints())", "np.max(nints())"),
     ("new sizes", "xp.sum(ints())", "np.sum(nints())"),
+    ("new sizes", "xp.zeros(lengths())", "np.zeros(lengths())"),
+    ("new sizes", "xp.full((lengths(), 3), 2.0)", "np.full((lengths(), 3), 2.0)"),
+    ("new sizes", "(lambda y: y[:, None])(windows())", "(lambda y: y[:, None])(nwindows())"),
 ]
 
 
