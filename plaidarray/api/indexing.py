@@ -617,8 +617,10 @@ def _masked_update(x: Array, mask: Array, value: Array) -> Array:
     """``x[mask] = value``: scalars and rows broadcast; otherwise ``value`` has one row
     per True position (their count is read: ValueError where it has another number, as
     NumPy raises), written at the positions by ``scatter`` in a vector (run at once, in
-    place where nothing else sees its memory: ``x[m] *= c``), else the k-th True position
-    takes ``value[k]``, found from the running count of True values. No values where
+    place where nothing else sees its memory: ``x[m] *= c``) or in an array of a mask over
+    every axis flattened (``img[img > t] *= 0.5``), else (a mask over leading axes, a row
+    per True position) the k-th True position takes ``value[k]``, found from the running
+    count of True values. No values where
     the mask selects nothing (``x[m] = x[m] * 2``) leave ``x`` as it is, as in NumPy."""
     wide = mask if mask.shape == x.shape else \
         op("broadcast_in_dim", mask, dims=x.shape, broadcast_dimensions=tuple(range(mask.ndim)))
@@ -641,6 +643,9 @@ def _masked_update(x: Array, mask: Array, value: Array) -> Array:
         return x
     if x.ndim == value.ndim == 1:
         return op("scatter", x, true_positions(mask, count), value)
+    if value.ndim == 1 and mask.ndim == x.ndim:  # one value an element: the flattened array's scatter
+        flat = op("scatter", graph.reshape(x, (x.size,)), true_positions(mask, count), value)
+        return graph.reshape(flat, x.shape)
     flat_mask = graph.convert(graph.reshape(mask, (mask.size,)), dt.int64)
     rank = op("subtract", op("cumulative", flat_mask, dimension=0, kind="add"), graph.full((mask.size,), 1, dt.int64))
     rows = op("take", value, rank, axis=0)

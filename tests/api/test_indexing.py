@@ -362,6 +362,18 @@ def test_setitem_of_a_mask_takes_one_value_per_true_position_or_raises(backend, 
         assert_same(x, expected, exact=True, err_msg=f"{how} array, x[m] *= c")
 
 
+def test_values_at_a_mask_over_every_axis_are_scattered_into_the_flattened_array():
+    """``img[mask] = values`` with ``mask`` of ``img``'s shape: one scatter into ``img``
+    flattened (as into a vector), not the running count of True values and a select."""
+    a = np.arange(12.0).reshape(3, 4)
+    mask = a % 3 == 1
+    x = xp.asarray(a.copy())
+    x[xp.asarray(mask)] = -x[xp.asarray(mask)]
+    assert x._node.op == "reshape" and x._node.operands[0].op == "scatter"
+    a[mask] = -a[mask]
+    np.testing.assert_array_equal(np.asarray(x), a)
+
+
 def test_a_mask_written_after_a_selection_selects_anew(backend):
     """A mask's count is kept once read (``searching.true_count``): a store into the mask
     afterwards, in place where nothing else sees it, must not leave the old count."""
