@@ -2221,11 +2221,19 @@ typedef struct {
     PyObject *dict;
 } Product;
 
-static PyObject *str_dot_general;
+static PyObject *str_dot_general, *str_transpose;
+
+/* Whether `node` is a transpose's: a product of one (`a.T @ r`) is the fallback's, which
+   reads the matrix under it in place (api.linear_algebra._transpose_folded). */
+static int is_transpose(PyObject *node) {
+    PyObject *op = SLOT(node, off_op);
+    return op == str_transpose || (op != NULL && PyUnicode_CheckExact(op) && PyUnicode_Compare(op, str_transpose) == 0);
+}
 
 static PyObject *product_in_c(Product *self, PyObject *a, PyObject *b) {
     PyObject *na, *sa, *nb, *sb;
     if (!strong_array(a, &na, &sa) || !strong_array(b, &nb, &sb)) return NOT_HANDLED_MARK;
+    if (is_transpose(na) || is_transpose(nb)) return NOT_HANDLED_MARK;
     PyObject *dtype = SLOT(sa, off_dtype), *da = SLOT(sa, off_dims), *db = SLOT(sb, off_dims);
     if (dtype != SLOT(sb, off_dtype) || !PyTuple_CheckExact(da) || !PyTuple_CheckExact(db)) return NOT_HANDLED_MARK;
     int taken = PyDict_Contains(self->accepted, dtype);
@@ -2927,6 +2935,7 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_dynamic_slice = PyUnicode_InternFromString("dynamic_slice");
     str_correction = PyUnicode_InternFromString("correction");
     str_dot_general = PyUnicode_InternFromString("dot_general");
+    str_transpose = PyUnicode_InternFromString("transpose");
     str_add = PyUnicode_InternFromString("add");
     str_mean = PyUnicode_InternFromString("mean");
     str_subtract = PyUnicode_InternFromString("subtract");
@@ -2941,7 +2950,8 @@ PyMODINIT_FUNC PyInit__graph(void) {
         str_max_pending == NULL || str_active == NULL || str_hex == NULL || str_with_dtype == NULL ||
         str_axis == NULL || str_keepdims == NULL || str_reduce == NULL || str_convert == NULL || str_reshape == NULL ||
         str_divide == NULL || str_dimensions == NULL || str_kind == NULL || str_dims == NULL ||
-        str_dynamic_slice == NULL || str_correction == NULL || str_dot_general == NULL || str_add == NULL || str_mean == NULL ||
+        str_dynamic_slice == NULL || str_correction == NULL || str_dot_general == NULL || str_transpose == NULL ||
+        str_add == NULL || str_mean == NULL ||
         str_subtract == NULL || str_multiply == NULL || str_sqrt == NULL || str_broadcast_in_dim == NULL ||
         str_broadcast_dimensions == NULL ||
         NOT_HANDLED_MARK == NULL || PyType_Ready(&handle_type) || PyType_Ready(&elementwise_type) ||

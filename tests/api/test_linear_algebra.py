@@ -206,3 +206,25 @@ def test_matmul_chain_in_one_graph(backend, dtype):
     got = (xp.asarray(a) @ xp.asarray(b) * 2 + 1) @ xp.asarray(v)
     expected = (a @ b * 2 + 1) @ v
     assert_same(got, expected, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5 if dtype == np.float32 else 1e-12)
+
+
+@given(sizes=st.tuples(*(st.integers(0, 5) for _ in range(3))), pattern=st.sampled_from(["X.T @ v", "X.T @ B",
+                                                                                        "A @ Y.T", "v @ Y.T"]),
+       dtype=st.sampled_from([np.float64, np.float32, np.int64, np.complex128]))
+def test_a_product_of_a_transpose_reads_the_matrix_under_it(backend, sizes, pattern, dtype):
+    """``X.T @ v``, ``X.T @ B``, ``A @ Y.T`` and ``v @ Y.T`` are one ``dot_general`` of the
+    matrix under the transpose, contracted along its other axis
+    (``linear_algebra._transpose_folded``: op by op the transpose was a copy of the matrix
+    before each product), with NumPy's values; unit and empty sizes as the rules record
+    them."""
+    m, k, n = sizes
+    rng = np.random.default_rng(m * 36 + k * 6 + n)
+    left, right = {"X.T @ v": ((k, m), (k,)), "X.T @ B": ((k, m), (k, n)), "A @ Y.T": ((m, k), (n, k)),
+                   "v @ Y.T": ((k,), (n, k))}[pattern]
+    a, b = (rng.standard_normal(s).astype(dtype) for s in (left, right))
+    x, y = xp.asarray(a), xp.asarray(b)
+    got = (x.T @ y) if pattern.startswith("X.T") else (x @ y.T)
+    if 0 not in sizes and 1 not in sizes:
+        assert got._node.op == "dot_general" and "transpose" not in [o.op for o in got._node.operands]
+    want = (a.T @ b) if pattern.startswith("X.T") else (a @ b.T)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)

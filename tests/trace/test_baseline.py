@@ -663,7 +663,7 @@ def test_runs_of_axes_an_op_treats_alike_merge_into_the_kernels_of_lower_ranks(o
                  lambda x: x - xp.mean(x, axis=(1, 2), keepdims=True), lambda x: xp.permute_dims(x * 2.0, (0, 2, 1)),
                  lambda x: xp.concat([x * 2.0, x * 3.0], axis=1), lambda x: xp.argsort(x[0], axis=-1),
                  lambda x: xp.take_along_axis(x[0], xp.argsort(x[0], axis=-1), axis=-1),
-                 lambda x: xp.cumulative_sum(x[0] * 2.0, axis=-1), lambda x: (x[0] * 2.0) @ x[1].T,
+                 lambda x: xp.cumulative_sum(x[0] * 2.0, axis=-1), lambda x: (x[0] * 2.0) @ (x[1].T * 1.0),
                  lambda x: xp.take(x, xp.asarray(np.array([1, 0])), axis=1), lambda x: xp.vecdot(x, x * 2.0),
                  lambda x: xp.flip(x * 2.0, axis=(0, 2)), lambda x: xp.broadcast_to(x[0, :, :1] * 2.0, (5, 4, 3)),
                  lambda x: xp.searchsorted(xp.sort(x[0, 0]), x[1, 1]),
