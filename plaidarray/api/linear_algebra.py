@@ -76,15 +76,17 @@ def _transpose_folded(x1: Any, x2: Any) -> Array | None:
     if type(x1) is not Array or type(x2) is not Array:
         return None
     n1, n2 = x1._node, x2._node
-    first, second = n1.op == "transpose" and x1.ndim == 2, n2.op == "transpose" and x2.ndim == 2
-    if first == second or n1.weak or n2.weak or n1.shape.dtype != n2.shape.dtype or \
-            x1.ndim + x2.ndim < 3 or x1.ndim > 2 or x2.ndim > 2 or 0 in x1.shape + x2.shape or 1 in x1.shape + x2.shape:
+    s1, s2 = n1.shape, n2.shape
+    d1, d2 = s1.dims, s2.dims
+    first, second = len(d1) == 2 and n1.op == "transpose", len(d2) == 2 and n2.op == "transpose"
+    if first == second or n1.weak or n2.weak or s1.dtype != s2.dtype or len(d1) + len(d2) < 3 or len(d1) > 2 or \
+            len(d2) > 2 or min(d1) < 2 or min(d2) < 2:
         return None
     if first:
         under = Array(n1.operands[0])
-        return matmul(x2, under) if x2.ndim == 1 else tensordot(under, x2, axes=([0], [0]))
+        return matmul(x2, under) if len(d2) == 1 else tensordot(under, x2, axes=([0], [0]))
     under = Array(n2.operands[0])
-    return matmul(under, x1) if x1.ndim == 1 else tensordot(x1, under, axes=([1], [1]))
+    return matmul(under, x1) if len(d1) == 1 else tensordot(x1, under, axes=([1], [1]))
 
 
 def _folding(fn: Any) -> Any:
