@@ -265,6 +265,23 @@ def broadcast_node(node: Node, shape: Shape) -> Node:
     return Node.derived("broadcast_in_dim", (node,), attrs, shape)
 
 
+def reverse(x: Array, axes: tuple[int, ...]) -> Array:
+    """``x`` reversed along ``axes`` (in order): one ``reverse``; of more runs of adjacent
+    axes reversed or kept than the installation builds (``BUILT_RUNS``: alternate axes of
+    rank 6 and more, ``flip(t, axis=(0, 2, 4))``), one ``reverse`` a run of reversed axes,
+    each of at most three runs, where one of their own compiled a kernel for its rank at
+    its first use (~0.4 s)."""
+    if not axes:
+        return x
+    groups = runs([a in axes for a in range(x.ndim)])
+    if len(groups) <= BUILT_RUNS:
+        return op("reverse", x, dimensions=axes)
+    for group in groups:
+        if group[0] in axes:
+            x = op("reverse", x, dimensions=group)
+    return x
+
+
 def convert(x: Array, dtype: np.dtype) -> Array:
     if x.dtype == dtype:
         return x

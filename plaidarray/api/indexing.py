@@ -588,7 +588,7 @@ def getitem(x: Array, key: Any) -> Array:
     if all(step == 1 for _, step, _, _ in entries) and x.size:
         return graph.reshape(_dynamic_window(x, entries), out_shape)
     flipped = tuple(d for d, (_, step, count, _) in enumerate(entries) if step < 0 and count)
-    y = op("reverse", x, dimensions=flipped) if flipped else x
+    y = graph.reverse(x, flipped)
     starts, limits, strides = [], [], []
     for d, (start, step, count, _) in enumerate(entries):
         if step < 0:
@@ -718,7 +718,7 @@ def _updated(x: Array, key: Any, value: Any) -> Array:
     value = graph.reshape(graph.broadcast_to(value, out_shape), region)
     if any(step < 0 for _, step, count, _ in entries):
         flips = tuple(d for d, (_, step, _, _) in enumerate(entries) if step < 0)
-        value = op("reverse", value, dimensions=flips)
+        value = graph.reverse(value, flips)
     low, high, interior = [], [], []
     for d, (start, step, count, _) in enumerate(entries):
         first = start if step > 0 else start + (count - 1) * step

@@ -183,7 +183,7 @@ class Reverse(Step):
     name = "flip"
 
     def forward(self, base: Array) -> Array:
-        return op("reverse", base, dimensions=self.axes) if self.axes else base
+        return graph.reverse(base, self.axes)
 
     def inverse(self, base: Array, value: Array) -> Array:
         return self.forward(value)

@@ -132,6 +132,33 @@ def test_broadcasts_of_rank_5_to_8_spread_at_most_the_runs_built(backend, data):
 
 
 @given(data=st.data())
+def test_flips_of_rank_5_to_8_reverse_at_most_the_runs_built(backend, data):
+    """A computed array of rank 5 to 8 flipped along any axes (alternate ones make the most
+    runs), through ``flip``, negative steps and a write through a flipped view: NumPy's
+    values, and each ``reverse`` recorded of at most the installation's runs of reversed
+    and kept axes (one a run of reversed axes past ``graph.BUILT_RUNS``: one of rank 6
+    along alternate axes compiled)."""
+    rank = data.draw(st.integers(5, 8), label="rank")
+    shape = tuple(data.draw(st.lists(st.integers(2, 3), min_size=rank, max_size=rank), label="shape"))
+    alternate = tuple(a for a in range(rank) if a % 2 == data.draw(st.integers(0, 1), label="parity"))
+    axes = data.draw(st.sampled_from([alternate]) | st.lists(st.integers(0, rank - 1), unique=True).map(
+        lambda found: tuple(sorted(found))), label="axes")
+    a = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    x = xp.asarray(a) * 2.0
+    flipped = xp.flip(x, axis=axes)
+    stepped = x[tuple(slice(None, None, -1) if axis in axes else slice(None) for axis in range(rank))]
+    for got in (flipped, stepped):
+        for node in _recorded(got, "reverse"):
+            dimensions = node.attrs["dimensions"]
+            assert len(runs([axis in dimensions for axis in range(rank)])) <= INSTALLED_RUNS
+        assert_same(got, np.flip(a * 2.0, axis=axes), exact=True)
+    flipped[(0,) * rank] = -1.0
+    expected = a * 2.0
+    np.flip(expected, axis=axes)[(0,) * rank] = -1.0
+    assert_same(x, expected, exact=True)
+
+
+@given(data=st.data())
 def test_windows_of_rank_5_and_6_merge_whole_axes(backend, data):
     """A 5-d or 6-d array read at ints and unit-step slices, computed or pending: NumPy's
     elements, each window recorded below rank 5 where an axis is taken whole."""
