@@ -592,9 +592,24 @@ def _runs_merged(x: Array, keys: Sequence[Hashable]) -> tuple[Array, Groups] | N
 def sliced(x: Array, start: tuple[int, ...], limit: tuple[int, ...], strides: tuple[int, ...]) -> Array:
     """``x[start:limit:strides]`` per axis, each run of adjacent axes taken whole sliced as
     one axis (``_runs_merged``), so that a slice of any rank runs on the kernel of its
-    runs' (a 4-d array rolled or differenced along its last axis is a matrix's slice)."""
-    found = _runs_merged(x, [-1 if s == 0 and l == n and st == 1 else a  # each axis sliced alone
-                             for a, (s, l, st, n) in enumerate(zip(start, limit, strides, x.shape))])
+    runs' (a 4-d array rolled or differenced along its last axis is a matrix's slice).
+    Of more runs of axes sliced and taken whole than the installation builds
+    (``BUILT_RUNS``: every other axis of rank 6 and more, ``t[:, ::2, :, ::2, :, ::2]``),
+    one axis is sliced at a time, each a slice of at most three runs, where one of their
+    own compiled a kernel for its rank at its first use (~0.3 s)."""
+    cut = [a for a, (s, l, st, n) in enumerate(zip(start, limit, strides, x.shape)) if s or l != n or st != 1]
+    alone = len(runs([a if a in cut else -1 for a in range(x.ndim)])) > BUILT_RUNS
+    for axes in ([(a,) for a in cut] if alone else [tuple(cut)]):
+        x = _slice_runs(x, {a: (start[a], limit[a], strides[a]) for a in axes})
+    return x
+
+
+def _slice_runs(x: Array, picked: dict[int, tuple[int, int, int]]) -> Array:
+    """``x`` sliced along the axes of ``picked`` (each its start, limit and stride), each
+    run of the others, taken whole, one axis (``sliced``)."""
+    per_axis = [picked.get(a, (0, n, 1)) for a, n in enumerate(x.shape)]
+    start, limit, strides = (tuple(p[k] for p in per_axis) for k in range(3))
+    found = _runs_merged(x, [a if a in picked else -1 for a in range(x.ndim)])  # each axis sliced alone
     if found is None:
         return op("slice", x, start=start, limit=limit, strides=strides)
     merged, groups = found
@@ -607,9 +622,22 @@ def sliced(x: Array, start: tuple[int, ...], limit: tuple[int, ...], strides: tu
 def padded(x: Array, value: Array, low: tuple[int, ...], high: tuple[int, ...], interior: tuple[int, ...]) -> Array:
     """``x`` padded with ``value`` (a 0-d array), each run of adjacent axes it does not
     pad as one axis (``_runs_merged``): a strided write into a 5-d array pads as a 3-d
-    one does."""
-    found = _runs_merged(x, [-1 if lo == hi == inner == 0 else a  # each axis padded alone
-                             for a, (lo, hi, inner) in enumerate(zip(low, high, interior))])
+    one does. Of more runs of axes padded and not than the installation builds
+    (``BUILT_RUNS``: every other axis of rank 6 and more), one axis is padded at a time
+    (padding is separable), each a pad of at most three runs."""
+    grown = [a for a, (lo, hi, inner) in enumerate(zip(low, high, interior)) if lo or hi or inner]
+    alone = len(runs([a if a in grown else -1 for a in range(x.ndim)])) > BUILT_RUNS
+    for axes in ([(a,) for a in grown] if alone else [tuple(grown)]):
+        x = _pad_runs(x, value, {a: (low[a], high[a], interior[a]) for a in axes})
+    return x
+
+
+def _pad_runs(x: Array, value: Array, grown: dict[int, tuple[int, int, int]]) -> Array:
+    """``x`` padded along the axes of ``grown`` (each its low, high and interior padding),
+    each run of the others one axis (``padded``)."""
+    per_axis = [grown.get(a, (0, 0, 0)) for a in range(x.ndim)]
+    low, high, interior = (tuple(p[k] for p in per_axis) for k in range(3))
+    found = _runs_merged(x, [a if a in grown else -1 for a in range(x.ndim)])  # each axis padded alone
     if found is None:
         return op("pad", x, value, low=low, high=high, interior=interior)
     merged, groups = found

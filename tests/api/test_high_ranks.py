@@ -159,6 +159,27 @@ def test_flips_of_rank_5_to_8_reverse_at_most_the_runs_built(backend, data):
 
 
 @given(data=st.data())
+def test_strided_slices_of_rank_5_to_8_take_at_most_the_runs_built(backend, data):
+    """A computed array of rank 5 to 8 sliced with steps along every other axis (the most
+    runs): NumPy's values (read through an export of the view, whose array is gone: a
+    blank root with its elements put back by a strided write, pads), and each ``slice``
+    recorded of at most the installation's runs of axes cut and whole (one axis at a
+    time past ``graph.BUILT_RUNS``: one of rank 6 along every other axis compiled; the
+    pads alike, ``FIRST_USES`` of ``test_installed_kernels.py``)."""
+    rank = data.draw(st.integers(5, 8), label="rank")
+    shape = tuple(data.draw(st.lists(st.integers(2, 4), min_size=rank, max_size=rank), label="shape"))
+    parity = data.draw(st.integers(0, 1), label="parity")
+    key = tuple(slice(None, None, data.draw(st.sampled_from([2, -2, 3]), label=f"step {axis}"))
+                if axis % 2 == parity else slice(None) for axis in range(rank))
+    a = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    got = (xp.asarray(a) * 2.0)[key]
+    for node in _recorded(got, "slice"):
+        operand, result = node.operands[0].shape.dims, node.shape.dims
+        assert len(runs([n == m for n, m in zip(operand, result)])) <= INSTALLED_RUNS
+    assert_same(got, (a * 2.0)[key], exact=True)
+
+
+@given(data=st.data())
 def test_windows_of_rank_5_and_6_merge_whole_axes(backend, data):
     """A 5-d or 6-d array read at ints and unit-step slices, computed or pending: NumPy's
     elements, each window recorded below rank 5 where an axis is taken whole."""

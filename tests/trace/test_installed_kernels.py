@@ -182,7 +182,8 @@ def test_a_signature_keys_its_value_alone():
 #: determinants, a strided write into every other axis of a 5-d array, a stack's
 #: eigenvalues and a matrix's eigenvectors, the bounds of a linspace read from arrays, a
 #: mask as its own branch, a sorted array's ranks in itself and a permutation composed with
-#: itself, and reductions, broadcasts and flips of rank 6 and 7 along alternate axes.
+#: itself, and reductions, broadcasts, flips and strided slices of rank 6 and 7 along
+#: alternate axes.
 FIRST_USES = """
 import sys
 import numpy
@@ -278,7 +279,8 @@ kron = xp.asarray(rng.standard_normal((2, 1, 3, 1, 2, 1))) * xp.asarray(rng.stan
 seven = xp.asarray(rng.integers(0, 9, (2, 3, 2, 2, 3, 2, 2)).astype(numpy.int32))
 calls += [xp.sum(kron, axis=(0, 2, 4)), xp.max(kron, axis=(1, 3, 5)), xp.sum(seven, axis=(0, 2, 4, 6)),
           xp.any(seven > 4, axis=(1, 3, 5)), xp.where(kron > 0, kron, xp.zeros((1, 1, 1, 1, 1, 2))),
-          xp.flip(kron * 2.0, axis=(0, 2, 4)), xp.flip(seven + 1, axis=(1, 3, 5))]
+          xp.flip(kron * 2.0, axis=(0, 2, 4)), xp.flip(seven + 1, axis=(1, 3, 5)), (kron * 2.0)[:, ::2, :, ::2, :, ::2],
+          (seven + 1)[::2, :, ::-2, :, ::2, :, ::2]]
 for value in calls:
     for part in value if isinstance(value, tuple) else (value,):
         numpy.asarray(part)
