@@ -181,34 +181,6 @@ def _shares_memory(obj: Any, value: np.ndarray) -> bool:
         return False
 
 
-@placed
-@functools.partial(recorded, first=lambda shape, fill_value, *, dtype=None: _plain_full(shape, fill_value, dtype))
-def full(shape: Shape, fill_value: bool | int | float | complex | Array, *, dtype: Any = None) -> Array:
-    """An array of ``shape`` filled with ``fill_value`` (default dtype from its type; a
-    NumPy scalar's own dtype, as in NumPy 2). An array ``fill_value`` (beyond the
-    standard, as in NumPy: SciPy passes 0-d arrays) is broadcast to ``shape`` and keeps
-    its dtype unless ``dtype`` is given."""
-    dims = graph.shape_tuple(shape, "full")
-    if isinstance(fill_value, (Array, np.ndarray)):
-        fill = check_array(fill_value, "full")
-        target = _dtype(dtype, fill.dtype, "full")
-        if fill.dtype.kind == "c" and target.kind != "c":
-            raise TypeError(f"full: a {fill.dtype} fill value would lose its imaginary part in {target}")
-        try:
-            return graph.broadcast_to(convert(fill, target), dims)
-        except ValueError:
-            raise ValueError(f"full: a fill value of shape {fill.shape} does not broadcast to {dims}") from None
-    target = _dtype(dtype, graph.scalar_dtype(fill_value, "full"), "full")
-    fill_value = graph.python_scalar(fill_value, "full")
-    if target.kind == "b":
-        fill_value = bool(fill_value)
-    elif target.kind in "iu" and isinstance(fill_value, float):
-        if not math.isfinite(fill_value):
-            raise ValueError(f"full: cannot fill a {target} array with {fill_value}")
-        fill_value = int(fill_value)
-    return graph.full(dims, cast("bool | int | float | complex", fill_value), target)
-
-
 def _plain_fill(shape: Any, value: Any, dtype: Any, default: np.dtype) -> Array | None:
     """``full``'s record of ``value``, a Python bool, int or float that ``dtype`` (one of
     the standard's real dtypes; ``default`` where None) holds as it is, over ``shape``, an
@@ -252,13 +224,42 @@ _FILLS: dict[tuple, Any] = {}
 KEPT_FILLS = 1024
 
 
-def _plain_full(shape: Shape, fill_value: Any, dtype: Any) -> Array | None:
+def _plain_full(shape: Shape, fill_value: Any, *, dtype: Any = None) -> Array | None:
+    """``full``'s first path: ``_plain_fill`` of a Python scalar, in its default dtype."""
     if type(fill_value) not in _FILL_TYPES:
         return None
     return _plain_fill(shape, fill_value, dtype, graph.scalar_dtype(fill_value, "full"))
 
 
 _FILL_TYPES = (bool, int, float)
+
+
+@placed
+@functools.partial(recorded, first=_plain_full)
+def full(shape: Shape, fill_value: bool | int | float | complex | Array, *, dtype: Any = None) -> Array:
+    """An array of ``shape`` filled with ``fill_value`` (default dtype from its type; a
+    NumPy scalar's own dtype, as in NumPy 2). An array ``fill_value`` (beyond the
+    standard, as in NumPy: SciPy passes 0-d arrays) is broadcast to ``shape`` and keeps
+    its dtype unless ``dtype`` is given."""
+    dims = graph.shape_tuple(shape, "full")
+    if isinstance(fill_value, (Array, np.ndarray)):
+        fill = check_array(fill_value, "full")
+        target = _dtype(dtype, fill.dtype, "full")
+        if fill.dtype.kind == "c" and target.kind != "c":
+            raise TypeError(f"full: a {fill.dtype} fill value would lose its imaginary part in {target}")
+        try:
+            return graph.broadcast_to(convert(fill, target), dims)
+        except ValueError:
+            raise ValueError(f"full: a fill value of shape {fill.shape} does not broadcast to {dims}") from None
+    target = _dtype(dtype, graph.scalar_dtype(fill_value, "full"), "full")
+    fill_value = graph.python_scalar(fill_value, "full")
+    if target.kind == "b":
+        fill_value = bool(fill_value)
+    elif target.kind in "iu" and isinstance(fill_value, float):
+        if not math.isfinite(fill_value):
+            raise ValueError(f"full: cannot fill a {target} array with {fill_value}")
+        fill_value = int(fill_value)
+    return graph.full(dims, cast("bool | int | float | complex", fill_value), target)
 
 
 @placed

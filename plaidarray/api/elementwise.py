@@ -22,7 +22,7 @@ from ..trace import node as node_module
 from ..trace import tracing
 from ..trace.node import Node, derive
 from ..trace.views import view
-from .graph import (REUSED_SCALARS, SCALAR_KINDS, Scalar, broadcast_node, broadcast_shapes, check_array,
+from .graph import (NO_ATTRS, REUSED_SCALARS, SCALAR_KINDS, Scalar, broadcast_node, broadcast_shapes, check_array,
                     check_category, convert, copy_of, op, operands, python_scalar, scalar_like, scalar_operand,
                     traced_value, wrap)
 from .recipes import reading_pins_once, recorded, stands_for
@@ -235,9 +235,6 @@ def _all_weak(x1: object, x2: object) -> bool:
     return weak1 is not False and weak2 is not False
 
 
-#: The attributes of every elementwise op recorded by ``_hlo`` (none; nothing mutates a
-#: node's attributes, so one dict serves them all).
-_NO_ATTRS: dict = {}
 
 
 def _hlo(name: str, **attrs: Any) -> Callable[..., Array]:
@@ -245,7 +242,7 @@ def _hlo(name: str, **attrs: Any) -> Callable[..., Array]:
     read only as every node's), recorded with its shape rule looked up once (elementwise
     ops are most of what a user's loop records)."""
     infer = OPS[name].infer
-    attributes = attrs or _NO_ATTRS
+    attributes = attrs or NO_ATTRS
 
     def on_nodes(*nodes: Node) -> Array:
         return wrap(derive(name, nodes, attributes, infer([n.shape for n in nodes], attributes)))
@@ -523,7 +520,7 @@ def _clip_floats(x: object, low: object, high: object) -> Array | None:
     bound: Any
     for bound, name in ((low, "maximum"), (high, "minimum")):
         if bound is not None:
-            out = wrap(derive(name, (out._node, scalar_like(bound, node.shape, "clip")), _NO_ATTRS, node.shape))
+            out = wrap(derive(name, (out._node, scalar_like(bound, node.shape, "clip")), NO_ATTRS, node.shape))
     return copy_of(x) if out is x else out
 
 

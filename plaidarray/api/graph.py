@@ -456,6 +456,11 @@ def size_operand(value: int | float, dims: tuple[int, ...], dtype: np.dtype, whe
     return scalar_operand(value, Shape(dims, np.dtype(dtype)), where)
 
 
+#: The attributes of an op that has none (elementwise ops, ``select``, a window update):
+#: one dict serves every such node, since nothing mutates a node's attributes.
+NO_ATTRS: dict[str, Any] = {}
+
+
 def common_operands(where: str, *args: Array | Scalar) -> list[Array] | None:
     """``operands`` of the common cases, answered before its general rules: arrays of one
     shape and dtype already, or an array and a Python int or float of a kind its dtype
@@ -598,10 +603,18 @@ def sliced(x: Array, start: tuple[int, ...], limit: tuple[int, ...], strides: tu
     one axis is sliced at a time, each a slice of at most three runs, where one of their
     own compiled a kernel for its rank at its first use (~0.3 s)."""
     cut = [a for a, (s, l, st, n) in enumerate(zip(start, limit, strides, x.shape)) if s or l != n or st != 1]
-    alone = len(runs([a if a in cut else -1 for a in range(x.ndim)])) > BUILT_RUNS
-    for axes in ([(a,) for a in cut] if alone else [tuple(cut)]):
+    for axes in _in_turn(cut, x.ndim):
         x = _slice_runs(x, {a: (start[a], limit[a], strides[a]) for a in axes})
     return x
+
+
+def _in_turn(axes: list[int], ndim: int) -> list[tuple[int, ...]]:
+    """The axes of an array of ``ndim`` that a separable op (a slice, a pad) changes, as
+    the groups it takes one op each: all at once, or one axis at a time where they and the
+    others make more runs of adjacent axes than the installation builds (``BUILT_RUNS``)."""
+    if len(runs([a if a in axes else -1 for a in range(ndim)])) > BUILT_RUNS:
+        return [(a,) for a in axes]
+    return [tuple(axes)]
 
 
 def _slice_runs(x: Array, picked: dict[int, tuple[int, int, int]]) -> Array:
@@ -626,8 +639,7 @@ def padded(x: Array, value: Array, low: tuple[int, ...], high: tuple[int, ...], 
     (``BUILT_RUNS``: every other axis of rank 6 and more), one axis is padded at a time
     (padding is separable), each a pad of at most three runs."""
     grown = [a for a, (lo, hi, inner) in enumerate(zip(low, high, interior)) if lo or hi or inner]
-    alone = len(runs([a if a in grown else -1 for a in range(x.ndim)])) > BUILT_RUNS
-    for axes in ([(a,) for a in grown] if alone else [tuple(grown)]):
+    for axes in _in_turn(grown, x.ndim):
         x = _pad_runs(x, value, {a: (low[a], high[a], interior[a]) for a in axes})
     return x
 

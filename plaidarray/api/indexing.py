@@ -25,7 +25,7 @@ from ..trace.array import Array
 from ..trace.node import TRACED, Node, derive
 from ..trace.tracing import Guard, guard
 from . import graph
-from .graph import check_array, normalize_axes, op, wrap
+from .graph import NO_ATTRS, check_array, normalize_axes, op, wrap
 from .recipes import recorded
 
 __all__ = ["take", "take_along_axis"]
@@ -233,17 +233,11 @@ def window_index(x: Array, key: Any) -> Array | None:
     counts = list(dims)
     kept = [True] * len(dims)
     for axis, k in enumerate(parts):
-        n = dims[axis]
-        if type(k) is int:
-            if not -n <= k < n:
-                return None
-            starts[axis], counts[axis], kept[axis] = k % n, 1, False
-        elif (type(k) is slice and (k.step is None or (type(k.step) is int and k.step == 1))
-              and type(k.start) in _BOUNDS and type(k.stop) in _BOUNDS):
-            start, stop, _ = k.indices(n)
-            starts[axis], counts[axis] = start, max(stop - start, 0)
-        else:
+        found = _window_entry(k, dims[axis])
+        if found is None:
             return None
+        starts[axis], counts[axis] = found
+        kept[axis] = type(k) is not int
     window = tuple(counts)
     if window == dims and all(kept):
         return None
@@ -285,19 +279,12 @@ def newaxis_window(x: Array, key: Any) -> Array | None:
             result += dims[axis:axis + len(dims) - indexing]
             axis += len(dims) - indexing
         else:
-            n = dims[axis]
-            if type(k) is int:
-                if not -n <= k < n:
-                    return None
-                starts[axis], counts[axis] = k % n, 1
-            elif (type(k) is slice and (k.step is None or (type(k.step) is int and k.step == 1))
-                  and type(k.start) in _BOUNDS and type(k.stop) in _BOUNDS):
-                start, stop, _ = k.indices(n)
-                starts[axis] = start
-                counts[axis] = max(stop - start, 0)
-                result.append(counts[axis])
-            else:
+            found = _window_entry(k, dims[axis])
+            if found is None:
                 return None
+            starts[axis], counts[axis] = found
+            if type(k) is not int:
+                result.append(counts[axis])
             axis += 1
     result += dims[axis:]
     window = tuple(counts)
@@ -312,6 +299,19 @@ def newaxis_window(x: Array, key: Any) -> Array | None:
     if new_dims != out.shape.dims:
         out = derive("reshape", (out,), {"dims": new_dims}, Shape(new_dims, shape.dtype))
     return wrap(out)
+
+
+def _window_entry(k: Any, n: int) -> tuple[int, int] | None:
+    """The start and count along an axis of length ``n`` of a window key's entry ``k``: a
+    Python int in range (count 1) or a unit-step slice of int or None bounds; None for
+    any other entry (``window_index``, ``newaxis_window``)."""
+    if type(k) is int:
+        return (k % n, 1) if -n <= k < n else None
+    if type(k) is slice and (k.step is None or (type(k.step) is int and k.step == 1)) and \
+            type(k.start) in _BOUNDS and type(k.stop) in _BOUNDS:
+        start, stop, _ = k.indices(n)
+        return start, max(stop - start, 0)
+    return None
 
 
 #: A slice bound the window path takes as it is.
@@ -353,11 +353,9 @@ def integer_update(x: Array, ints: tuple[int, ...], value: bool | int | float) -
     if plan.dropped.dims:
         value_node = graph.broadcast_node(value_node, plan.dropped)
     lifted = derive("reshape", (value_node,), plan.lift, plan.window)
-    return wrap(derive("dynamic_update_slice", (x._node, lifted, *map(_index_node, starts)), _NO_ATTRS, plan.updated))
+    return wrap(derive("dynamic_update_slice", (x._node, lifted, *map(_index_node, starts)), NO_ATTRS, plan.updated))
 
 
-#: The attributes of ``dynamic_update_slice`` (none).
-_NO_ATTRS: dict[str, Any] = {}
 
 
 _INDEX_SHAPE = Shape((), dt.int64)

@@ -13,7 +13,7 @@ from ..hlo.shape import Shape
 from ..trace.array import Array
 from ..trace.node import Node, derive, value_read
 from . import graph
-from .graph import check_array, check_category, convert, normalize_axes, op, operands, reduce_axes, wrap
+from .graph import NO_ATTRS, check_array, check_category, convert, normalize_axes, op, operands, reduce_axes, wrap
 from .recipes import recorded
 from .statistical import COMPARED, fast_reduction
 
@@ -112,11 +112,9 @@ def _plain_where(condition: Any, x1: Any, x2: Any, /) -> Array | None:
     if pair is None or pair[0]._node.shape.dims != condition._node.shape.dims:
         return None
     a, b = pair
-    return wrap(derive("select", (condition._node, a._node, b._node), _NO_ATTRS, a._node.shape))
+    return wrap(derive("select", (condition._node, a._node, b._node), NO_ATTRS, a._node.shape))
 
 
-#: ``select``'s attributes (none; nothing mutates a node's attributes).
-_NO_ATTRS: dict[str, Any] = {}
 
 where = recorded(where, _plain_where)
 

@@ -15,7 +15,7 @@ from ..trace import node as node_module
 from ..trace.array import Array
 from ..trace.node import Node, derive
 from . import graph
-from .graph import MERGED_RANK, check_array, check_category, convert, normalize_axes, op, reduce_axes, wrap
+from .graph import MERGED_RANK, NO_ATTRS, check_array, check_category, convert, normalize_axes, op, reduce_axes, wrap
 from .recipes import reading_pins_once, recorded, stands_for
 
 __all__ = ["cumulative_prod", "cumulative_sum", "max", "mean", "min", "prod", "std", "sum", "var"]
@@ -154,8 +154,6 @@ def _scalar_shape(dtype: np.dtype) -> Shape:
 
 _SCALAR_SHAPES: dict[np.dtype, Shape] = {}
 
-#: The attributes of ``mean``'s division (none; nothing mutates a node's attributes).
-_NO_ATTRS: dict[str, Any] = {}
 
 
 def _whole_call(kind: str, empty: bool, dtypes: tuple[np.dtype, ...], converts: dict[np.dtype, np.dtype], x: Array,
@@ -203,7 +201,7 @@ def _reduction_in_c(fn: Any, kind: str, empty: bool, mean: bool = False, varianc
     shapes = {dtype: _scalar_shape(dtype) for dtype in dtypes}
     conversions = {dtype: ({"dtype": to}, to, _scalar_shape(to)) for dtype, to in converts.items()}
     return reading_pins_once(lambda fallback: _IN_C.Reduction(kind, fn.__name__, _REDUCE_ATTRS, shapes, conversions,
-                                                              _NO_ATTRS, _count_buffer, empty, mean, MERGED_RANK,
+                                                              NO_ATTRS, _count_buffer, empty, mean, MERGED_RANK,
                                                               variance, fallback), fn)
 
 
@@ -287,7 +285,7 @@ def _whole_mean(x: Array, /, **kwargs: Any) -> Array | None:
     if count == 1:
         return total
     divisor = _count_node(float(count), node.shape)
-    return wrap(derive("divide", (node, divisor), _NO_ATTRS, node.shape))
+    return wrap(derive("divide", (node, divisor), NO_ATTRS, node.shape))
 
 
 mean = _in_c(recorded(mean, _whole_mean), "add", False, FLOATS, AVERAGED, mean=True)
@@ -348,11 +346,11 @@ def _whole_var(x: Array, /, **kwargs: Any) -> Array | None:
     if centre is None:
         return None
     node = x._node
-    deviation = wrap(derive("subtract", (node, graph.broadcast_node(centre._node, node.shape)), _NO_ATTRS, node.shape))
-    summed = whole(wrap(derive("multiply", (deviation._node, deviation._node), _NO_ATTRS, node.shape)), "add", False)
+    deviation = wrap(derive("subtract", (node, graph.broadcast_node(centre._node, node.shape)), NO_ATTRS, node.shape))
+    summed = whole(wrap(derive("multiply", (deviation._node, deviation._node), NO_ATTRS, node.shape)), "add", False)
     assert summed is not None  # a floating-point array of the shape whole took
     divisor = _count_node(float(n - correction), _scalar_shape(node.shape.dtype))
-    return wrap(derive("divide", (summed._node, divisor), _NO_ATTRS, summed._node.shape))
+    return wrap(derive("divide", (summed._node, divisor), NO_ATTRS, summed._node.shape))
 
 
 #: ``var``'s first path, in C where it can be (``_first_in_c``).
@@ -371,7 +369,7 @@ def _whole_std(x: Array, /, **kwargs: Any) -> Array | None:
     variance = _whole_var(x, **kwargs)
     if variance is None:
         return None
-    return wrap(derive("sqrt", (variance._node,), _NO_ATTRS, variance._node.shape))
+    return wrap(derive("sqrt", (variance._node,), NO_ATTRS, variance._node.shape))
 
 
 #: ``std``'s first path, in C where it can be (``_first_in_c``).

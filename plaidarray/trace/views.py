@@ -243,14 +243,10 @@ def window_copy(array: Array) -> Any | None:
     if buffer is None or node.shape.dtype != base.shape.dtype or node.device is not base.device:
         return None
     reached = node
-    for _ in range(8 * len(record.steps)):
-        if reached is base:
-            break
+    while reached is not base:  # the steps' ops, each pending (a ready node ends the walk: the pending bound)
         if reached.buffer is not None or reached.op not in _SELECTIONS or not reached.operands:
             return None
         reached = reached.operands[0]
-    if reached is not base:
-        return None
     layout = record.layout()
     if type(layout.offset) is not int or layout.shape != node.shape.dims:
         return None

@@ -541,7 +541,7 @@ def test_reductions_common_cases_never_call_the_python_definition(dtype):
 
     def made(kind, mean=False, empty=True, variance=0):
         return node_module.GRAPH_IN_C.Reduction(kind, "mean" if mean else kind, statistical._REDUCE_ATTRS, shapes, {},
-                                                statistical._NO_ATTRS, statistical._count_buffer, empty, mean,
+                                                statistical.NO_ATTRS, statistical._count_buffer, empty, mean,
                                                 statistical.MERGED_RANK, variance, _never)
 
     total, mean, largest = made("add"), made("add", mean=True, empty=False), made("maximum", empty=False)
