@@ -143,6 +143,7 @@ def cholesky(x: Array, /, *, upper: bool = False) -> Array:
     return ew.conj(matrix_transpose(lower)) if upper else lower
 
 
+@recorded
 def slogdet(x: Array, /) -> SlogdetResult:
     """Sign and natural log of the absolute value of the determinant, from an LU
     factorisation (sign 0 and logabsdet -inf for a singular matrix)."""
@@ -200,6 +201,7 @@ def inv(x: Array, /) -> Array:
     return out
 
 
+@recorded
 def eigh(x: Array, /) -> EighResult:
     """Eigenvalues (ascending, real) and eigenvectors (columns) of Hermitian matrices;
     only the lower triangle is read, as in NumPy."""
@@ -211,6 +213,7 @@ def _as_complex(x: Array) -> Array:
     return convert(x, dt.complex_dtype(x.dtype)) if x.dtype.kind == "f" else x
 
 
+@recorded
 def eig(x: Array, /) -> EigResult:
     """Eigenvalues and right eigenvectors (columns) of general square matrices, complex
     whatever the input (2025.12); the order of the eigenvalues is LAPACK's. The
@@ -259,6 +262,7 @@ def eigvalsh(x: Array, /) -> Array:
     return ew.real(values)
 
 
+@recorded
 def svd(x: Array, /, *, full_matrices: bool = True) -> SVDResult:
     """``x = U @ diag(S) @ Vh`` with singular values ``S`` descending (real)."""
     x = _matrices(x, "svd")
@@ -274,6 +278,7 @@ def svdvals(x: Array, /) -> Array:
     return ew.real(s)
 
 
+@recorded
 def qr(x: Array, /, *, mode: str = "reduced") -> QRResult:
     """``x = Q @ R`` with orthonormal columns in ``Q`` and upper-triangular ``R``;
     ``mode`` is 'reduced' (K = min(M, N) columns of Q) or 'complete'."""
@@ -338,6 +343,7 @@ def outer(x1: Array, x2: Array, /) -> Array:
     return ew.multiply(reshape(x1, (x1.shape[0], 1)), reshape(x2, (1, x2.shape[0])))
 
 
+@recorded
 def cross(x1: Array, x2: Array, /, *, axis: int = -1) -> Array:
     """Cross product of 3-element vectors along ``axis`` (a negative axis, counted from
     the end); the other dimensions broadcast."""

@@ -17,7 +17,9 @@ the graph the function's code would have recorded, at the cost of making its nod
   remembered concatenation) keeps no recipe, nor does a call that read or computed a
   value (``node.reads_mark``: a size or an index taken from an array's value, a cut) or
   decided between a view and a copy by a view argument's layout (counted as a read), nor
-  one whose result is a view of anything but the first array argument.
+  one whose result is a view of anything but the first array argument. A result may be
+  a tuple or list of arrays, none of them a view (``eigh``'s, ``qr``'s and ``svd``'s named
+  tuples, ``meshgrid``'s list): the recipe makes each element again.
 - **Signatures** (``_signature``) hold only values whose equality means the same graph:
   Python ints, strings, None and ``...`` as they are; bools, floats (zeros and NaN by
   their text: -0.0 is not 0.0), complex numbers, dtypes, types, tuples, lists and slices
@@ -40,7 +42,7 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Callable
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, NamedTuple, TypeVar, cast
 
 import numpy as np
 
@@ -74,6 +76,9 @@ class Recipe(NamedTuple):
     #: For a view of the first array argument: its step, and its layout if the step needed it.
     view: Step | None
     placed: Layout | None
+    #: For a result of several arrays: the type that holds them (a tuple, a list, a named
+    #: tuple) and each one's number, as ``result``'s.
+    group: tuple[type, tuple[int, ...]] | None = None
 
 
 def recorded(fn: F, first: Callable[..., Any] | None = None) -> F:
@@ -310,7 +315,7 @@ def _capture(result: Any, arrays: list[Array], nodes: list[Node], first: int) ->
     """The recipe of a call whose array arguments were ``arrays`` (on ``nodes``) and
     which made the nodes of serial ``first`` on; None where none may be kept."""
     if type(result) is not Array:
-        return None
+        return _capture_group(result, arrays, nodes, first)
     for i, array in enumerate(arrays):
         if result is array:
             return Recipe(len(nodes), (), (), -1 - i, None, None)
@@ -318,10 +323,46 @@ def _capture(result: Any, arrays: list[Array], nodes: list[Node], first: int) ->
     if view is None:
         return None
     numbers = {id(node): i for i, node in reversed(list(enumerate(nodes)))}
-    made, shared = _made(result._node, numbers, first)
+    made, shared = _made([result._node], numbers, first)
     if made is None:
         return None
-    for number, node in enumerate([*shared, *made], len(nodes)):  # an argument's node may come twice in nodes
+    steps = _steps(made, shared, numbers, len(nodes))
+    return Recipe(len(nodes), tuple(shared), steps, numbers[id(result._node)], *view)
+
+
+def _capture_group(result: Any, arrays: list[Array], nodes: list[Node], first: int) -> Recipe | None:
+    """The recipe of a call whose result holds several arrays (``_capture``): a tuple, a
+    list or a named tuple of arrays that are no views, each made by the call or an array
+    argument itself; None for any other result."""
+    kind = type(result)
+    if not (kind is tuple or kind is list or (issubclass(kind, tuple) and hasattr(kind, "_fields"))) or not result:
+        return None
+    if any(type(element) is not Array or type(element._base) is ViewOf for element in result):
+        return None
+    numbers = {id(node): i for i, node in reversed(list(enumerate(nodes)))}
+    made, shared = _made([element._node for element in result if all(element is not a for a in arrays)],
+                         numbers, first)
+    if made is None:
+        return None
+    steps = _steps(made, shared, numbers, len(nodes))
+    return Recipe(len(nodes), tuple(shared), steps, 0, None, None,
+                  (kind, tuple(_number(element, arrays, numbers) for element in result)))
+
+
+def _number(element: Array, arrays: list[Array], numbers: dict[int, int]) -> int:
+    """An element of a result's number (``Recipe.result``'s): ``-1 - i`` for the ``i``-th
+    array argument itself."""
+    for i, array in enumerate(arrays):
+        if element is array:
+            return -1 - i
+    return numbers[id(element._node)]
+
+
+def _steps(made: list[Node], shared: list[Node], numbers: dict[int, int], first_number: int
+           ) -> tuple[tuple[Any, ...], ...]:
+    """The steps that make ``made`` again, each node numbered after the arguments' and the
+    ``shared`` nodes (entered in ``numbers``)."""
+    for number, node in enumerate([*shared, *made], first_number):  # an argument's node may come twice in nodes
         numbers[id(node)] = number
     steps: list[tuple[Any, ...]] = []
     for node in made:
@@ -329,7 +370,7 @@ def _capture(result: Any, arrays: list[Array], nodes: list[Node], first: int) ->
             steps.append((None, None, node.buffer, node.shape))
         else:
             steps.append((node.op, _gather([numbers[id(o)] for o in node.operands]), node.attrs, node.shape))
-    return Recipe(len(nodes), tuple(shared), tuple(steps), numbers[id(result._node)], *view)
+    return tuple(steps)
 
 
 def _gather(numbers: list[int]) -> int | tuple[int, ...] | None:
@@ -358,24 +399,26 @@ def _view_of(result: Array, arrays: list[Array]) -> tuple[Step | None, Layout | 
     return step, record._layout
 
 
-def _made(result: Node, numbers: dict[int, int], first: int) -> tuple[list[Node] | None, list[Node]]:
-    """The nodes between the arguments' nodes (``numbers``) and ``result`` that the call
-    made, by serial, and the shared nodes it met; None for the first if it met any other."""
+def _made(results: list[Node], numbers: dict[int, int], first: int) -> tuple[list[Node] | None, list[Node]]:
+    """The nodes between the arguments' nodes (``numbers``) and ``results`` that the call
+    made, by serial, and the shared nodes it met; None for the first if it met any other,
+    or if a result is a value computed at the call."""
     made: list[Node] = []
     shared: list[Node] = []
     seen: set[int] = set()
-    stack = [result]
+    stack = list(results)
     while stack:
         node = stack.pop()
         if id(node) in numbers or id(node) in seen:
             continue
         seen.add(id(node))
-        if node.reused is not None and node is not result:
+        is_result = any(node is result for result in results)
+        if node.reused is not None and not is_result:
             shared.append(node)
             continue
         if node.serial < first or node.weak:
             return None, shared
-        if node.buffer is not None and node is result:
+        if node.buffer is not None and is_result:
             return None, shared
         made.append(node)
         stack.extend(node.operands)
@@ -390,6 +433,8 @@ def _serial(node: Node) -> int:
 def _replay(recipe: Recipe, arrays: list[Array], nodes: list[Node]) -> Array | None:
     """The result of ``recipe`` made over ``nodes``; None where a node is deeper than the
     pending bound (the function's code decides where to cut)."""
+    if recipe.group is not None:
+        return _replay_group(recipe, arrays, nodes)
     number = recipe.result
     if number < 0:
         return arrays[-1 - number]
@@ -405,6 +450,20 @@ def _replay(recipe: Recipe, arrays: list[Array], nodes: list[Node]) -> Array | N
     if recipe.view is not None:
         return attach(arrays[0], result, recipe.view, recipe.placed)
     return result
+
+
+def _replay_group(recipe: Recipe, arrays: list[Array], nodes: list[Node]) -> Any:
+    """The result of a recipe of several arrays (``Recipe.group``); None where a node it
+    makes is deeper than the pending bound (the function's code decides where to cut)."""
+    kind, numbers = cast("tuple[type, tuple[int, ...]]", recipe.group)
+    nodes.extend(recipe.shared)
+    replay_steps(recipe.steps, nodes)
+    bound = node_module.MAX_PENDING
+    if bound > 0 and any(n.depth > bound for n in nodes[recipe.inputs + len(recipe.shared):]):
+        return None
+    elements = [arrays[-1 - number] if number < 0 else Array(nodes[number]) if number < recipe.inputs
+                else wrap(nodes[number]) for number in numbers]
+    return kind(elements) if kind is tuple or kind is list else kind(*elements)
 
 
 def _cut_at_result(recipe: Recipe, nodes: list[Node], result: Node) -> bool:

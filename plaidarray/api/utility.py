@@ -6,6 +6,7 @@ from .. import dtypes as dt
 from ..trace.array import Array
 from . import graph
 from .graph import check_array, normalize_axes, op, reduce_axes
+from .recipes import recorded
 from .statistical import fast_reduction
 
 __all__ = ["all", "any", "diff"]
@@ -25,6 +26,7 @@ all = _truth("and", "all")
 any = _truth("or", "any")
 
 
+@recorded
 def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = None,
          append: Array | None = None) -> Array:
     """The ``n``-th forward difference along ``axis`` (bools: ``!=``, as NumPy does)."""

@@ -38,6 +38,8 @@ def _array(shape, dtype, seed=0):
 def _described(result, arguments):
     """What a call recorded: the result's type, shape, dtype and view record, and the
     walk of its graph (key and run-time values); an argument returned as it is, by place."""
+    if isinstance(result, (tuple, list)) and result and all(isinstance(e, xp.Array) for e in result):
+        return ("group", type(result), tuple(_described(e, arguments) for e in result))
     if not isinstance(result, xp.Array):
         return ("other", type(result))
     for i, a in enumerate(arguments):
@@ -718,6 +720,96 @@ def test_linalg(n, batch, dtype, data):
         check_replays(la.trace, a, offset=data.draw(st.integers(-2, 2)))
     else:
         check_replays(getattr(la, name), a)
+
+
+@given(rows=st.integers(1, 4), cols=st.integers(1, 4), batch=st.sampled_from([(), (2,), (2, 1)]),
+       dtype=st.sampled_from(FLOATS), data=st.data())
+def test_decompositions_of_several_results(rows, cols, batch, dtype, data):
+    """Functions whose result is a named tuple of arrays keep a recipe that makes each
+    array again (``Recipe.group``), as their code records them."""
+    a = _array((*batch, rows, cols), dtype)
+    square = _array((*batch, rows, rows), dtype)
+    la = xp.linalg
+    name = data.draw(st.sampled_from(["eigh", "eig", "slogdet", "qr", "svd"]))
+    if name == "qr":
+        code = check_replays(la.qr, a, mode=data.draw(st.sampled_from(["reduced", "complete"])))
+    elif name == "svd":
+        code = check_replays(la.svd, a, full_matrices=data.draw(st.booleans()))
+    else:
+        code = check_replays(getattr(la, name), square)
+    assert code[0] == "group"
+
+
+def test_a_replayed_decomposition_computes_numpys_values():
+    rng = np.random.default_rng(3)
+    for _ in range(4):  # the last two replay
+        m = rng.standard_normal((4, 4))
+        a = m @ m.T + 4 * np.eye(4)
+        w, v = xp.linalg.eigh(xp.asarray(a))
+        np.testing.assert_allclose(np.asarray(w), np.linalg.eigvalsh(a), rtol=1e-12)
+        np.testing.assert_allclose(np.asarray(v) * np.asarray(w) @ np.asarray(v).T, a, rtol=1e-12, atol=1e-12)
+        sign, logdet = xp.linalg.slogdet(xp.asarray(m))
+        assert (float(sign), float(logdet)) == pytest.approx(tuple(np.linalg.slogdet(m)), rel=1e-12)
+    assert xp.linalg.eigh.recipes and xp.linalg.slogdet.recipes
+
+
+def _pair(x, y):
+    return x, xp.add(x, y)
+
+
+def _with_a_view(x, y):
+    return x[1:], xp.add(x, y)
+
+
+def test_a_group_may_hold_an_argument_itself():
+    pair = recipes.recorded(_pair)
+    x, y = _array((3,), "float64"), _array((3,), "float64", 1)
+    code = check_replays(pair, x, y)
+    assert code[2][0] == ("argument", 0)
+    first, total = pair(x, y)
+    assert first is x
+    np.testing.assert_array_equal(np.asarray(total), np.asarray(x) + np.asarray(y))
+
+
+def test_a_group_holding_a_view_keeps_no_recipe():
+    with_a_view = recipes.recorded(_with_a_view)
+    x, y = _array((3,), "float64"), _array((3,), "float64", 1)
+    check_replays(with_a_view, x, y, cached=False)
+    assert not with_a_view.recipes
+
+
+def test_a_group_past_the_pending_bound_is_recorded_by_the_code(monkeypatch):
+    """A replay whose nodes would pass the pending bound gives way to the function's code,
+    which decides where to cut, so the graph recorded is the code's."""
+    monkeypatch.setattr(node_module, "MAX_PENDING", 3)
+    deep = (_array((3, 3), "float64") + 3.0) * 1.0  # pending, two ops deep: qr's nodes pass the bound
+    answers = []
+    replay_group = recipes._replay_group
+
+    def answered(*args):
+        answers.append(replay_group(*args))
+        return answers[-1]
+
+    monkeypatch.setattr(recipes, "_replay_group", answered)
+    check_replays(xp.linalg.qr, deep)
+    assert answers and all(answer is None for answer in answers)
+
+
+@given(shape=st.lists(st.integers(1, 4), min_size=1, max_size=3).map(tuple), dtype=st.sampled_from(DTYPES[:4]),
+       data=st.data())
+def test_diff(shape, dtype, data):
+    x = _array(shape, dtype)
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    ends = {}
+    if data.draw(st.booleans()):
+        ends["prepend"] = _array(shape[:axis % len(shape)] + (1,) + shape[axis % len(shape) + 1:], dtype, 1)
+    check_replays(xp.diff, x, axis=axis, n=data.draw(st.integers(0, 3)), **ends)
+
+
+@given(batch=st.sampled_from([(), (2,), (2, 1)]), dtype=st.sampled_from(DTYPES[:4]), axis=st.sampled_from([-1, 0]))
+def test_cross(batch, dtype, axis):
+    shape = (*batch, 3) if axis == -1 else (3, *batch)
+    check_replays(xp.linalg.cross, _array(shape, dtype), _array(shape, dtype, 1), axis=axis)
 
 
 # --- signatures: values that compare equal but record differently --------------------------
