@@ -34,6 +34,7 @@ from .api import graph
 from .api.creation import placed
 from .api.graph import check_array, check_category, convert, in_float64, normalize_axes, op
 from .api.manipulation import roll
+from .api.recipes import recorded
 from .trace.array import Array
 from .hlo.opdef import OPS
 from .trace.node import derive
@@ -205,6 +206,7 @@ def _plain(x: object, n: object, axis: object, norm: object, kind: str) -> bool:
 
 # --- one-dimensional transforms -----------------------------------------------------------
 
+@recorded
 def fft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
     """One-dimensional discrete Fourier transform of ``x`` along ``axis``, trimmed or
     zero-padded to ``n`` points (``numpy.fft.fft``)."""
@@ -216,6 +218,7 @@ def fft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "back
     return _complex_to_complex(x, axis, n, -1, _scale(norm, n, False, "fft"))
 
 
+@recorded
 def ifft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
     """One-dimensional inverse discrete Fourier transform (``numpy.fft.ifft``)."""
     if _plain(x, n, axis, norm, "c"):
@@ -226,6 +229,7 @@ def ifft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "bac
     return _complex_to_complex(x, axis, n, 1, _scale(norm, n, True, "ifft"))
 
 
+@recorded
 def rfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
     """Transform of a real signal: its ``n // 2 + 1`` non-negative frequency terms
     (``numpy.fft.rfft``); float32 gives complex64, float64 gives complex128."""
@@ -237,6 +241,7 @@ def rfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "bac
     return _real_to_complex(x, axis, n, -1, _scale(norm, n, False, "rfft"))
 
 
+@recorded
 def irfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
     """Inverse of ``rfft``: the real signal of ``n`` points (default ``2 * (M - 1)``)
     whose non-negative frequency terms are ``x`` (``numpy.fft.irfft``)."""
@@ -248,6 +253,7 @@ def irfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "ba
     return _complex_to_real(x, axis, n, 1, _scale(norm, n, True, "irfft"))
 
 
+@recorded
 def hfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
     """Transform of a Hermitian-symmetric signal given by its first half: a real result
     of ``n`` points, default ``2 * (M - 1)`` (``numpy.fft.hfft``)."""
@@ -257,6 +263,7 @@ def hfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "bac
     return _complex_to_real(x, axis, n, -1, _scale(norm, n, False, "hfft"))
 
 
+@recorded
 def ihfft(x: Array, /, *, n: int | None = None, axis: int = -1, norm: Norm = "backward") -> Array:
     """Inverse of ``hfft``: the ``n // 2 + 1`` first terms of the inverse transform of a
     real signal (``numpy.fft.ihfft``)."""
@@ -275,6 +282,7 @@ def _complex_nd(x: Array, s, axes, norm: str, inverse: bool, where: str) -> Arra
     return x
 
 
+@recorded
 def fftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
          norm: Norm = "backward") -> Array:
     """N-dimensional discrete Fourier transform over ``axes`` (all by default), each
@@ -282,12 +290,14 @@ def fftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | N
     return _complex_nd(x, s, axes, norm, False, "fftn")
 
 
+@recorded
 def ifftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
           norm: Norm = "backward") -> Array:
     """N-dimensional inverse discrete Fourier transform (``numpy.fft.ifftn``)."""
     return _complex_nd(x, s, axes, norm, True, "ifftn")
 
 
+@recorded
 def rfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
           norm: Norm = "backward") -> Array:
     """N-dimensional transform of a real array: ``rfft`` over the last of ``axes``, then
@@ -302,6 +312,7 @@ def rfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | 
     return x
 
 
+@recorded
 def irfftn(x: Array, /, *, s: Sequence[int] | None = None, axes: Sequence[int] | None = None,
            norm: Norm = "backward") -> Array:
     """Inverse of ``rfftn``: ``ifft`` over all but the last of ``axes``, then ``irfft``
@@ -349,6 +360,7 @@ def _frequencies(count: int, n: int, wrap_from: int, d: float, dtype: Any, where
 
 
 @placed
+@recorded
 def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None) -> Array:
     """Sample frequencies of an ``n``-point transform with sample spacing ``d``:
     ``[0, 1, ..., -2, -1] / (d * n)`` (``numpy.fft.fftfreq``)."""
@@ -357,6 +369,7 @@ def fftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None) -> Array:
 
 
 @placed
+@recorded
 def rfftfreq(n: int, /, *, d: float = 1.0, dtype: Any = None) -> Array:
     """The ``n // 2 + 1`` non-negative sample frequencies of ``rfft``:
     ``[0, 1, ..., n // 2] / (d * n)`` (``numpy.fft.rfftfreq``)."""
@@ -374,11 +387,13 @@ def _shift(x: Array, axes: int | Sequence[int] | None, direction: int, where: st
     return roll(x, tuple(direction * (x.shape[a] // 2) for a in axes), axis=axes)
 
 
+@recorded
 def fftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
     """Move the zero-frequency term to the centre of ``axes`` (all by default)."""
     return _shift(x, axes, 1, "fftshift")
 
 
+@recorded
 def ifftshift(x: Array, /, *, axes: int | Sequence[int] | None = None) -> Array:
     """Inverse of ``fftshift`` (they differ by one sample along odd-length axes)."""
     return _shift(x, axes, -1, "ifftshift")

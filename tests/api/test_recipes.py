@@ -812,6 +812,32 @@ def test_cross(batch, dtype, axis):
     check_replays(xp.linalg.cross, _array(shape, dtype), _array(shape, dtype, 1), axis=axis)
 
 
+@given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=3).map(tuple), dtype=st.sampled_from(FLOATS),
+       data=st.data())
+def test_transforms(shape, dtype, data):
+    """The FFT module's transforms, shifts and frequencies keep recipes as recorded
+    functions do: plain one-dimensional calls, lengths, axes and norms drawn."""
+    x = _array(shape, dtype)
+    z = xp.astype(x, xp.complex128 if dtype == np.float64 else xp.complex64)
+    axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+    norm = data.draw(st.sampled_from(["backward", "ortho", "forward"]))
+    n = data.draw(st.one_of(st.none(), st.integers(2, 6)))
+    name = data.draw(st.sampled_from(["fft", "ifft", "rfft", "irfft", "hfft", "ihfft", "fftn", "ifftn", "rfftn",
+                                      "irfftn", "fftshift", "ifftshift", "fftfreq", "rfftfreq"]))
+    fn = getattr(xp.fft, name)
+    if name in ("fftfreq", "rfftfreq"):
+        check_replays(fn, data.draw(st.integers(1, 9)), d=data.draw(st.sampled_from([1.0, 0.25])),
+                      recorder=fn.__wrapped__)
+    elif name in ("fftshift", "ifftshift"):
+        check_replays(fn, x, axes=data.draw(st.one_of(st.none(), st.just(axis))))
+    elif name.endswith("n"):
+        check_replays(fn, x if name == "rfftn" else z, axes=(axis,), norm=norm)
+    else:
+        check_replays(fn, x if name in ("rfft", "ihfft") else z, n=n, axis=axis, norm=norm)
+    if n is None and axis == -1 and norm == "backward" and name in ("fft", "rfft"):
+        check_replays(fn, x if name == "rfft" else z)  # the plain one-dimensional path
+
+
 # --- signatures: values that compare equal but record differently --------------------------
 
 def _sum_over(axis):
