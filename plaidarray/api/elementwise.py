@@ -469,6 +469,7 @@ _binary("pow", "numeric", _hlo("power"), python_base=_python_power_base)
 _operators_in_c()
 
 
+@recorded
 def clip(x: Array, /, min: Array | int | float | None = None, max: Array | int | float | None = None) -> Array:
     """Clamp ``x`` to ``[min, max]`` (either bound may be None); NaN bounds propagate.
 

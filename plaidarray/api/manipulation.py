@@ -375,6 +375,7 @@ def tile(x: Array, repetitions: tuple[int, ...], /) -> Array:
     return graph.copy_of(out) if all(r == 1 for r in reps) else out
 
 
+@recorded
 def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Array:
     """Repeat each element ``repeats`` times along ``axis`` (flattened when None).
 

@@ -14,6 +14,7 @@ from .. import dtypes as dt
 from ..trace.array import Array
 from . import graph
 from .graph import check_array, op
+from .recipes import recorded
 from .searching import true_positions
 
 __all__ = ["isin", "unique_all", "unique_counts", "unique_inverse", "unique_values"]
@@ -102,6 +103,7 @@ def unique_all(x: Array, /) -> UniqueAll:
                      _inverse(x, order, starts, x.size), _counts(starts, x.size))
 
 
+@recorded
 def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False) -> Array:
     """Whether each element of ``x1`` equals some element of ``x2`` (by ``equal``):
     a binary search of ``x1`` in the sorted ``x2``."""

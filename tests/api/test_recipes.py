@@ -838,6 +838,16 @@ def test_transforms(shape, dtype, data):
         check_replays(fn, x if name == "rfft" else z)  # the plain one-dimensional path
 
 
+@given(shape=shapes, dtype=st.sampled_from(DTYPES[:4]), data=st.data())
+def test_clip_repeat_and_isin(shape, dtype, data):
+    x = _array(shape, dtype)
+    bounds = st.one_of(st.none(), st.floats(-2, 2), st.integers(-2, 2), st.just(_array((), dtype, 1)))
+    check_replays(xp.clip, x, data.draw(bounds), data.draw(bounds))
+    axis = data.draw(st.one_of(st.none(), st.integers(-len(shape), len(shape) - 1))) if shape else None
+    check_replays(xp.repeat, x, data.draw(st.integers(0, 3)), axis=axis)
+    check_replays(xp.isin, x, _array(data.draw(shapes), dtype, 2), invert=data.draw(st.booleans()))
+
+
 # --- signatures: values that compare equal but record differently --------------------------
 
 def _sum_over(axis):
