@@ -322,6 +322,10 @@ def _indexing(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: _stored(xp, h, 1, 0, computed), lambda: _stored(xp, h, (slice(None), slice(1, 3)), h[:, :2], computed),
                 lambda: _stored(xp, h, (Ellipsis, 0), h[..., 1], computed),
                 lambda: _stored(xp, h, (0, slice(None), slice(1, 3), slice(2, 4)), h[1, :, :2, :2], computed),
+                # strided 3-d windows written (an image's pixels marked, a signal decimated: any
+                # rank whose axes merge to three runs)
+                lambda: _stored(xp, c, (slice(None), slice(None, None, 2), slice(None, None, 2)), 0, computed),
+                lambda: _stored(xp, c, (slice(None), slice(None, None, 2), 1), c[:, ::2, 0], computed),
                 # strided 4-d windows written (a zero-inserting upsample)
                 lambda: _stored(xp, h, (slice(None), slice(1, None), slice(None, None, 2)), 0, computed),
                 lambda: _stored(xp, h, (slice(None), slice(None, None, 2), slice(None, None, 2), slice(None, 3)),

@@ -366,7 +366,10 @@ def _dynamic_window(x: Array, entries: list) -> Array:
     ``graph.MERGED_RANK`` axes, the window of ``x`` with each axis merged into the one
     before it where the window stays one block of their row-major elements (an axis taken
     whole, or any range after single elements: ``x[0, 0, 0, 0, 1]`` is one element of a
-    vector), the rank the installation builds windows of."""
+    vector), the rank the installation builds windows of. Where the merged axes are still
+    more (ranges along four axes of a 5-d array, ``v[:, :-1, :-1, :-1, :-1]``), the
+    window of the first half of its cut axes, then of the others (a window is separable:
+    each step's whole axes merge into its cut ones)."""
     if x.ndim <= graph.MERGED_RANK:
         return op("dynamic_slice", x, *(_runtime_index(start) for start, _, _, _ in entries),
                   slice_sizes=tuple(count for _, _, count, _ in entries))
@@ -384,6 +387,13 @@ def _dynamic_window(x: Array, entries: list) -> Array:
             dims.append(n)
             starts.append(start)
             counts.append(count)
+    if len(dims) > graph.MERGED_RANK:
+        cut = [axis for axis, ((_, _, count, _), n) in enumerate(zip(entries, x.shape)) if count != n]
+        middle = cut[len(cut) // 2]
+        first = _dynamic_window(x, [entry if axis < middle else (0, 1, n, True)
+                                    for axis, (entry, n) in enumerate(zip(entries, x.shape))])
+        return _dynamic_window(first, [(0, 1, entry[2], True) if axis < middle else entry
+                                       for axis, entry in enumerate(entries)])
     window = op("dynamic_slice", graph.reshape(x, tuple(dims)), *map(_runtime_index, starts),
                 slice_sizes=tuple(counts))
     return graph.reshape(window, tuple(count for _, _, count, _ in entries))

@@ -180,10 +180,11 @@ def test_strided_slices_of_rank_5_to_8_take_at_most_the_runs_built(backend, data
 
 
 @given(data=st.data())
-def test_windows_of_rank_5_and_6_merge_whole_axes(backend, data):
-    """A 5-d or 6-d array read at ints and unit-step slices, computed or pending: NumPy's
-    elements, each window recorded below rank 5 where an axis is taken whole."""
-    rank = data.draw(st.integers(5, 6), label="rank")
+def test_windows_of_rank_5_to_7_are_windows_the_installation_builds(backend, data):
+    """A 5-d to 7-d array read at ints and unit-step slices, computed or pending: NumPy's
+    elements, each window recorded at rank 4 or less (whole axes merged into cut ones, and
+    windows with more cut axes than that taken in two steps)."""
+    rank = data.draw(st.integers(5, 7), label="rank")
     shape = tuple(data.draw(st.lists(st.integers(1, 4), min_size=rank, max_size=rank), label="shape"))
     key = []
     for n in shape[:data.draw(st.integers(1, rank), label="indexed")]:
@@ -194,9 +195,25 @@ def test_windows_of_rank_5_and_6_merge_whole_axes(backend, data):
     values = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
     for array in (xp.asarray(values), xp.asarray(values) * 1.0):
         got = array[tuple(key)] * 1.0
-        if any(k == slice(None) for k in key) or len(key) < rank:
-            assert all(len(node.shape.dims) <= MERGED_RANK for node in _recorded(got, "dynamic_slice"))
+        assert all(len(node.shape.dims) <= MERGED_RANK for node in _recorded(got, "dynamic_slice"))
         assert_same(got, values[tuple(key)], exact=True)
+
+
+@pytest.mark.parametrize("shape", [(3, 3, 4, 5, 6), (3, 3, 4, 3, 3, 4), (3, 3, 3, 3, 3, 3, 3)])
+def test_windows_cut_along_every_axis_of_rank_5_to_7(backend, shape):
+    """Ranges along every axis (``v[:, 1:, 1:, 1:, 1:] = v[:, :-1, :-1, :-1, :-1]``, a
+    volume shifted by one voxel) are windows of rank 4 or less taken in turn."""
+    values = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    keys = [tuple(slice(None, -1) for _ in shape), (slice(None),) + tuple(slice(1, None) for _ in shape[1:]),
+            tuple(slice(0, 1) if axis % 2 else slice(1, None) for axis in range(len(shape)))]
+    for key in keys:
+        got = (xp.asarray(values) * 1.0)[key] * 1.0
+        assert all(len(node.shape.dims) <= MERGED_RANK for node in _recorded(got, "dynamic_slice"))
+        assert_same(got, values[key], exact=True)
+    shifted, expected = xp.asarray(values), values.copy()
+    shifted[keys[1]] = shifted[tuple(slice(None) if i == 0 else slice(None, -1) for i in range(len(shape)))]
+    expected[keys[1]] = values[tuple(slice(None) if i == 0 else slice(None, -1) for i in range(len(shape)))]
+    assert_same(shifted, expected, exact=True)
 
 
 @pytest.mark.parametrize(("lhs", "rhs", "axes"), [

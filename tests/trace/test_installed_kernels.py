@@ -281,6 +281,13 @@ calls += [xp.sum(kron, axis=(0, 2, 4)), xp.max(kron, axis=(1, 3, 5)), xp.sum(sev
           xp.any(seven > 4, axis=(1, 3, 5)), xp.where(kron > 0, kron, xp.zeros((1, 1, 1, 1, 1, 2))),
           xp.flip(kron * 2.0, axis=(0, 2, 4)), xp.flip(seven + 1, axis=(1, 3, 5)), (kron * 2.0)[:, ::2, :, ::2, :, ::2],
           (seven + 1)[::2, :, ::-2, :, ::2, :, ::2]]
+image = xp.asarray(rng.integers(0, 255, (6, 8, 3)).astype(numpy.uint8))
+image[::2, ::2, :] = 0
+pcm = xp.asarray(rng.integers(-99, 99, (4, 3, 6, 4)).astype(numpy.int16))
+pcm[:, :, ::2, :] = 1
+volume = xp.asarray(rng.standard_normal((2, 3, 4, 5, 6)))
+volume[:, 1:, 1:, 1:, 1:] = volume[:, :-1, :-1, :-1, :-1]
+calls += [image, pcm, volume]
 for value in calls:
     for part in value if isinstance(value, tuple) else (value,):
         numpy.asarray(part)
