@@ -111,6 +111,9 @@ def isin(x1: Array | int, x2: Array | int, /, *, invert: bool = False) -> Array:
     if not isinstance(x1, Array) and not isinstance(x2, Array):
         raise TypeError("isin: at least one of x1, x2 must be an array")
     dtype = dt.result_type(*(a.dtype for a in (x1, x2) if isinstance(a, Array)), where="isin")
+    if dtype.kind == "c":  # searched in sorted order, which complex numbers have none of
+        raise TypeError(f"isin: complex arrays ({dtype}) are not supported (the standard asks for integers); "
+                        "compare their real and imaginary parts instead")
     a = graph.convert(x1, dtype) if isinstance(x1, Array) else graph.scalar_for(x1, dtype, "isin")
     b = graph.convert(x2, dtype) if isinstance(x2, Array) else graph.scalar_for(x2, dtype, "isin")
     flat = graph.reshape(b, (b.size,))

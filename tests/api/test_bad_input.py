@@ -231,6 +231,8 @@ CASES = [
     ("unknown device", lambda: xp.asarray([1.0], device="gpu"),
      ValueError, r"asarray: unsupported device 'gpu'; the devices are 'cpu'"),
     ("unknown backend", lambda: xp.set_backend("tpu"), ValueError, r"unknown backend 'tpu'"),
+    ("complex isin", lambda: xp.isin(xp.asarray([1 + 1j, 2]), xp.asarray([1 + 1j])),
+     TypeError, r"isin: complex arrays \(complex128\) are not supported"),
 ]
 
 
