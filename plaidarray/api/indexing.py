@@ -364,22 +364,57 @@ _INDEX_SHAPE = Shape((), dt.int64)
 def _dynamic_window(x: Array, entries: list) -> Array:
     """The unit-step window ``entries`` of ``x``: of an array of more than
     ``graph.MERGED_RANK`` axes, the window of ``x`` with each axis merged into the one
-    before it where the window stays one block of their row-major elements (an axis taken
-    whole, or any range after single elements: ``x[0, 0, 0, 0, 1]`` is one element of a
-    vector), the rank the installation builds windows of. Where the merged axes are still
-    more (ranges along four axes of a 5-d array, ``v[:, :-1, :-1, :-1, :-1]``), the
-    window of the first half of its cut axes, then of the others (a window is separable:
-    each step's whole axes merge into its cut ones)."""
+    before it where the window stays one block of their row-major elements
+    (``_merged_window``), the rank the installation builds windows of. Where the merged
+    axes are still more (ranges along four axes of a 5-d array, ``v[:, :-1, :-1, :-1,
+    :-1]``), the window of the first half of its cut axes, then of the others (a window is
+    separable: each step's whole axes merge into its cut ones)."""
     if x.ndim <= graph.MERGED_RANK:
         return op("dynamic_slice", x, *(_runtime_index(start) for start, _, _, _ in entries),
                   slice_sizes=tuple(count for _, _, count, _ in entries))
     if any(count == 0 for _, _, count, _ in entries):  # no element: none of the vector's (empty ranges merge with nothing)
         window = op("dynamic_slice", graph.reshape(x, (x.size,)), _runtime_index(0), slice_sizes=(0,))
         return graph.reshape(window, tuple(count for _, _, count, _ in entries))
+    dims, starts, counts = _merged_window(x.shape, entries)
+    if len(dims) > graph.MERGED_RANK:
+        outer, inner = _halves(x.shape, entries)
+        return _dynamic_window(_dynamic_window(x, outer), inner)
+    window = op("dynamic_slice", graph.reshape(x, tuple(dims)), *map(_runtime_index, starts),
+                slice_sizes=tuple(counts))
+    return graph.reshape(window, tuple(count for _, _, count, _ in entries))
+
+
+#: The highest rank of window stores the installation builds (``prebuild``: a 5-d window
+#: written); a store into an array of more axes is merged and split as a window is.
+WRITTEN_RANK = 5
+
+
+def _window_update(x: Array, entries: list, value: Array) -> Array:
+    """``x`` with its unit-step window ``entries`` (none empty) written with ``value`` (of
+    the window's shape): one ``dynamic_update_slice``, of an array of more than
+    ``WRITTEN_RANK`` axes with its axes merged as ``_dynamic_window`` merges them, and
+    where they are still too many, the window of the first half of its cut axes read,
+    written with ``value`` at the others, and written back."""
+    if x.ndim <= WRITTEN_RANK:
+        return op("dynamic_update_slice", x, value, *(_runtime_index(start) for start, _, _, _ in entries))
+    dims, starts, counts = _merged_window(x.shape, entries)
+    if len(dims) > graph.MERGED_RANK:
+        outer, inner = _halves(x.shape, entries)
+        return _window_update(x, outer, _window_update(_dynamic_window(x, outer), inner, value))
+    updated = op("dynamic_update_slice", graph.reshape(x, tuple(dims)), graph.reshape(value, tuple(counts)),
+                 *map(_runtime_index, starts))
+    return graph.reshape(updated, x.shape)
+
+
+def _merged_window(shape: tuple[int, ...], entries: list) -> tuple[list[int], list[int], list[int]]:
+    """The dims, starts and counts of the window ``entries`` of an array of ``shape`` with
+    each axis merged into the one before it where the window stays one block of their
+    row-major elements (an axis taken whole, or any range after single elements:
+    ``x[0, 0, 0, 0, 1]`` is one element of a vector)."""
     dims: list[int] = []
     starts: list[int] = []
     counts: list[int] = []
-    for axis, ((start, _, count, _), n) in enumerate(zip(entries, x.shape)):
+    for axis, ((start, _, count, _), n) in enumerate(zip(entries, shape)):
         if axis and (start == 0 and count == n or counts[-1] == 1 and dims[-1] and n):
             # a row-major block still: after single elements, any range; after any range, a whole axis
             dims[-1], starts[-1], counts[-1] = dims[-1] * n, starts[-1] * n + start, counts[-1] * count
@@ -387,16 +422,17 @@ def _dynamic_window(x: Array, entries: list) -> Array:
             dims.append(n)
             starts.append(start)
             counts.append(count)
-    if len(dims) > graph.MERGED_RANK:
-        cut = [axis for axis, ((_, _, count, _), n) in enumerate(zip(entries, x.shape)) if count != n]
-        middle = cut[len(cut) // 2]
-        first = _dynamic_window(x, [entry if axis < middle else (0, 1, n, True)
-                                    for axis, (entry, n) in enumerate(zip(entries, x.shape))])
-        return _dynamic_window(first, [(0, 1, entry[2], True) if axis < middle else entry
-                                       for axis, entry in enumerate(entries)])
-    window = op("dynamic_slice", graph.reshape(x, tuple(dims)), *map(_runtime_index, starts),
-                slice_sizes=tuple(counts))
-    return graph.reshape(window, tuple(count for _, _, count, _ in entries))
+    return dims, starts, counts
+
+
+def _halves(shape: tuple[int, ...], entries: list) -> tuple[list, list]:
+    """A window's entries split in two windows taken in turn: the first half of its cut
+    axes (the others whole), then the others (within the first's window)."""
+    cut = [axis for axis, ((_, _, count, _), n) in enumerate(zip(entries, shape)) if count != n]
+    middle = cut[len(cut) // 2]
+    outer = [entry if axis < middle else (0, 1, n, True) for axis, (entry, n) in enumerate(zip(entries, shape))]
+    inner = [(0, 1, entry[2], True) if axis < middle else entry for axis, entry in enumerate(entries)]
+    return outer, inner
 
 
 def _boolean_mask(x: Array, key: Any) -> Array | None:
@@ -741,7 +777,7 @@ def _updated(x: Array, key: Any, value: Any) -> Array:
     if whole is not None:
         return whole
     if all(step == 1 for _, step, _, _ in entries):
-        return op("dynamic_update_slice", x, value, *(_runtime_index(start) for start, _, _, _ in entries))
+        return _window_update(x, entries, value)
     mask = graph.full(region, True, dt.bool_)
     pad = dict(low=tuple(low), high=tuple(high), interior=tuple(interior))
     placed = graph.padded(value, graph.constant(0, x.dtype), **pad)

@@ -10,14 +10,16 @@ records."""
 from __future__ import annotations
 
 import itertools
+from unittest import mock
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import plaidarray as xp
 from helpers import assert_same
+from plaidarray.api import indexing
 from plaidarray.api.block_swaps import ONE_SWAP, swaps
 from plaidarray.api.graph import MERGED_RANK
 from plaidarray.hlo.opdef import runs
@@ -214,6 +216,29 @@ def test_windows_cut_along_every_axis_of_rank_5_to_7(backend, shape):
     shifted[keys[1]] = shifted[tuple(slice(None) if i == 0 else slice(None, -1) for i in range(len(shape)))]
     expected[keys[1]] = values[tuple(slice(None) if i == 0 else slice(None, -1) for i in range(len(shape)))]
     assert_same(shifted, expected, exact=True)
+
+
+@settings(max_examples=25)
+@given(data=st.data())
+def test_window_stores_of_rank_6_and_7_are_stores_the_installation_builds(backend, data):
+    """``x[key] = value`` of unit-step ranges along any axes of a 6-d or 7-d array: NumPy's
+    elements, each store recorded at rank 4 or less (axes merged as a window's, and a
+    window with more cut axes read, written and written back)."""
+    rank = data.draw(st.integers(6, 7), label="rank")
+    shape = tuple(data.draw(st.lists(st.integers(2, 3), min_size=rank, max_size=rank), label="shape"))
+    key = [data.draw(st.sampled_from([slice(None), slice(1, None), slice(0, n - 1)]), label="range") for n in shape]
+    values = np.arange(np.prod(shape), dtype=np.float64).reshape(shape)
+    scalar = data.draw(st.booleans(), label="scalar")
+    value = -1.0 if scalar else -np.arange(values[tuple(key)].size, dtype=np.float64).reshape(values[tuple(key)].shape)
+    for computed in (True, False):
+        target = xp.asarray(values) if computed else xp.asarray(values) * 1.0
+        with mock.patch.object(indexing, "op", wraps=indexing.op) as recording:
+            target[tuple(key)] = value if scalar else xp.asarray(value)
+        arrays = [c.args[1] for c in recording.call_args_list if c.args[0] in ("dynamic_update_slice", "dynamic_slice")]
+        assert all(array.ndim <= MERGED_RANK for array in arrays)
+        expected = values.copy()
+        expected[tuple(key)] = value
+        assert_same(target, expected, exact=True)
 
 
 @pytest.mark.parametrize(("lhs", "rhs", "axes"), [

@@ -287,7 +287,9 @@ pcm = xp.asarray(rng.integers(-99, 99, (4, 3, 6, 4)).astype(numpy.int16))
 pcm[:, :, ::2, :] = 1
 volume = xp.asarray(rng.standard_normal((2, 3, 4, 5, 6)))
 volume[:, 1:, 1:, 1:, 1:] = volume[:, :-1, :-1, :-1, :-1]
-calls += [image, pcm, volume]
+six = xp.asarray(rng.standard_normal((2, 3, 4, 5, 6, 7)))
+six[:, 1:, :, 2:4, :, 3:] = 1.0
+calls += [image, pcm, volume, six]
 for value in calls:
     for part in value if isinstance(value, tuple) else (value,):
         numpy.asarray(part)
