@@ -30,6 +30,8 @@ BOUNDED = {
     "api/recipes.py:_add": "an argument's sequences are keyed MAX_NESTING deep at most; a deeper one is not recorded",
     "api/indexing.py:_advanced <-> getitem": "getitem passes on the key's basic parts alone, which _advanced never gets",
     "api/manipulation.py:roll": "axis=None calls it once with axis=0",
+    "api/indexing.py:_dynamic_window": "each split halves the window's cut axes: log2 of the rank deep",
+    "api/indexing.py:_window_update": "each split halves the window's cut axes: log2 of the rank deep",
     "api/graph.py:reduce_axes": "past BUILT_RUNS it reduces one run at a time, each call of at most three runs: one level",
     "api/searching.py:_arg_extremum": "axis=None calls it once with axis=0",
     "backend/llvm/emitter.py:llvm_type": "a complex type asks for its part's type, a float",
