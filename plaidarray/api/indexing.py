@@ -469,7 +469,9 @@ def _advanced(x: Array, parts: tuple) -> Array:
     scalars_only = all(_is_int(k) or isinstance(k, Array) and k.ndim == 0 and k.dtype.kind in "iu"
                        for k in parts if _is_advanced(k) or _is_int(k))
     basic: list[Any] = []
-    entries: list[tuple[int, int, Array, int]] = []  # (first axis after the basic parts, axes it covers, index, key position)
+    # (first axis after the basic parts, axes it covers, index, key position); an int's index
+    # is its position (a Python int, checked), which ``_gather`` adds without an op
+    entries: list[tuple[int, int, Array | int, int]] = []
     axis = source = 0  # the next axis of the basic parts' result, and of x
     for at, k in enumerate(parts):
         if k is _SEPARATOR:
@@ -492,8 +494,7 @@ def _advanced(x: Array, parts: tuple) -> Array:
             if isinstance(k, Array) and k.dtype.kind not in "iu":
                 raise IndexError(f"index arrays must be integers or booleans, got {k.dtype}")
             basic.append(slice(None))
-            index = _wide_index(k) if isinstance(k, Array) else graph.constant(_int_in(k, x.shape[source], source),
-                                                                                 dt.int64)
+            index = _wide_index(k) if isinstance(k, Array) else _int_in(k, x.shape[source], source) % x.shape[source]
             if isinstance(k, Array) and k.ndim == 0 and k._node.depth != TRACED:
                 _int_in(k, x.shape[source], source)  # read: IndexError out of range, as NumPy raises
             elif isinstance(k, Array) and (k._node.weak or scalars_only):
@@ -508,6 +509,8 @@ def _advanced(x: Array, parts: tuple) -> Array:
     y = getitem(x, tuple(basic))
     if len(entries) == 1:
         first, count, index, _ = entries[0]
+        if type(index) is int:  # alone, an int is basic indexing: never here
+            index = graph.constant(index, dt.int64)
         before, after = y.shape[:first], y.shape[first + count:]
         taken = math.prod(y.shape[first:first + count])
         if index.ndim == 0:
@@ -585,20 +588,29 @@ def _gather(y: Array, entries: list, adjacent: bool) -> Array:
     moved = graph.transpose(y, (*indexed, *rest)) if indexed + rest != list(range(y.ndim)) else y
     sizes = [math.prod(y.shape[first:first + count]) for first, count, _, _ in entries]
     block = graph.reshape(moved, (math.prod(sizes), *(y.shape[a] for a in rest)))
+    shapes = [index.shape for _, _, index, _ in entries if type(index) is not int]
     try:
-        shape = graph.broadcast_shapes(*(index.shape for _, _, index, _ in entries))
+        shape = graph.broadcast_shapes(*shapes)
     except ValueError:
-        raise IndexError(f"index arrays of shapes {[index.shape for _, _, index, _ in entries]} "
-                         "do not broadcast together") from None
-    linear = graph.full(shape, 0, dt.int64)
+        raise IndexError(f"index arrays of shapes {shapes} do not broadcast together") from None
+    offset = sum(index * stride for (_, _, index, _), stride in zip(entries, _strides(sizes)) if type(index) is int)
+    linear: Array | None = None
     for (_, _, index, _), n, stride in zip(entries, sizes, _strides(sizes)):
+        if type(index) is int:
+            continue
         k = graph.broadcast_to(graph.convert(index, dt.int64), shape)
         wrapped = op("select", op("compare", k, graph.full(shape, 0, dt.int64), direction="LT"),
                      op("add", k, graph.size_operand(n, shape, dt.int64, "__getitem__")), k)
         # Out of range even so: clamped on its own axis (as take does), never read out of bounds.
         clamped = op("minimum", op("maximum", wrapped, graph.full(shape, 0, dt.int64)),
                      graph.size_operand(max(n - 1, 0), shape, dt.int64, "__getitem__"))
-        linear = op("add", linear, op("multiply", clamped, graph.size_operand(stride, shape, dt.int64, "__getitem__")))
+        term = op("multiply", clamped, graph.size_operand(stride, shape, dt.int64, "__getitem__")) if stride != 1 \
+            else clamped
+        linear = term if linear is None else op("add", linear, term)
+    if linear is None:
+        linear = graph.full(shape, offset, dt.int64)
+    elif offset:
+        linear = op("add", linear, graph.size_operand(offset, shape, dt.int64, "__getitem__"))
     out = op("take", block, linear, axis=0)
     first = entries[0][0]
     before = sum(1 for a in rest if a < first)

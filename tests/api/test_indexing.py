@@ -296,6 +296,24 @@ def test_getitem_advanced(backend, data):
         assert_same(x[key], expected, exact=True, err_msg=f"{how} array, NumPy key {key!r}")
 
 
+def test_ints_beside_index_arrays_are_offsets_of_the_gather():
+    """``m[rows, 1]``: the int's position is added to the index arrays' linear positions as
+    a number, normalised and checked in Python, not an index array of its own (a 0-d
+    constant wrapped and clamped by six ops); NumPy's elements, negative ints included."""
+    values = np.arange(60.0).reshape(3, 4, 5)
+    rows = np.array([0, 2, -1, 1])
+    for key in [(rows, 1), (-1, rows), (rows, slice(None), -2), (rows, 2, 3), (1, rows % 4, rows)]:
+        got = xp.asarray(values)[tuple(xp.asarray(k) if isinstance(k, np.ndarray) else k for k in key)]
+        arrays = sum(isinstance(k, np.ndarray) for k in key)
+        selects, pending = 0, [got._node]
+        while pending:
+            node = pending.pop()
+            selects += node.op == "select"
+            pending.extend(node.operands)
+        assert selects == arrays  # one negative index's wrap per index array
+        np.testing.assert_array_equal(np.asarray(got), values[key])
+
+
 @pytest.mark.parametrize(("shape", "mask_shape"), [
     ((0, 1), (0, 0)), ((2, 1), (2, 0)), ((2, 3), (0,)), ((2, 3), (0, 3)),
 ])
