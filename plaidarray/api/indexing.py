@@ -494,12 +494,15 @@ def _advanced(x: Array, parts: tuple) -> Array:
             if isinstance(k, Array) and k.dtype.kind not in "iu":
                 raise IndexError(f"index arrays must be integers or booleans, got {k.dtype}")
             basic.append(slice(None))
-            index = _wide_index(k) if isinstance(k, Array) else _int_in(k, x.shape[source], source) % x.shape[source]
-            if isinstance(k, Array) and k.ndim == 0 and k._node.depth != TRACED:
-                _int_in(k, x.shape[source], source)  # read: IndexError out of range, as NumPy raises
-            elif isinstance(k, Array) and (k._node.weak or scalars_only):
-                _guard_position(index, x.shape[source], source)
-            entries.append((axis, 1, index, at))
+            if isinstance(k, Array):
+                index = _wide_index(k)
+                if k.ndim == 0 and k._node.depth != TRACED:
+                    _int_in(k, x.shape[source], source)  # read: IndexError out of range, as NumPy raises
+                elif k._node.weak or scalars_only:
+                    _guard_position(index, x.shape[source], source)
+                entries.append((axis, 1, index, at))
+            else:
+                entries.append((axis, 1, _int_in(k, x.shape[source], source) % x.shape[source], at))
             axis += 1
             source += 1
         else:
@@ -508,9 +511,8 @@ def _advanced(x: Array, parts: tuple) -> Array:
             source += 1
     y = getitem(x, tuple(basic))
     if len(entries) == 1:
-        first, count, index, _ = entries[0]
-        if type(index) is int:  # alone, an int is basic indexing: never here
-            index = graph.constant(index, dt.int64)
+        first, count, only, _ = entries[0]
+        index = only if isinstance(only, Array) else graph.constant(only, dt.int64)
         before, after = y.shape[:first], y.shape[first + count:]
         taken = math.prod(y.shape[first:first + count])
         if index.ndim == 0:
