@@ -121,6 +121,8 @@ class FunctionEmitter:
         #: the routines called through it, in the order of their entries.
         self.imports_table: ir.Value | None = None
         self.imports: list[str] = []
+        #: The threads that run each iteration together (``Renderer.lanes``).
+        self.lanes = 1
 
     def imported(self, name: str, routine_type: ir.FunctionType) -> ir.Value:
         """The imported routine ``name``, read from the kernel's table, callable as a
@@ -210,7 +212,10 @@ class Renderer:
     (:meth:`runtime_function`), the calls that go through a kernel's table of imports
     (:meth:`is_import`), the partial sums of an accumulation by the width of its element
     type (``_accumulate``; a power of two each), and how a kernel is entered
-    (:meth:`emit_entry`: its ABI, around the body this module emits)."""
+    (:meth:`emit_entry`: its ABI, around the body this module emits). A backend whose
+    threads come in groups that can share a reduction (a GPU's warps) may run each
+    iteration of a kernel on a group of :meth:`lanes` threads: then it emits that kernel's
+    reductions (:meth:`emit_group_reduction`) and its entry (:meth:`emit_group_entry`)."""
 
     name: str = ""
     rules: dict[str, Rule] = {}
@@ -229,6 +234,20 @@ class Renderer:
         its ``n_buffers`` buffers, then the dims table, the imports table and the
         ``[start, stop)`` range of its chunked loop."""
         raise NotImplementedError(f"{self.name}: no kernel entry")
+
+    def lanes(self, ops: list[Operation], segment: Segment) -> int:
+        """The threads that run each iteration of the chunkable loop of the kernel of
+        ``ops`` together (the kernel, without one): 1, a thread an iteration, here."""
+        return 1
+
+    def emit_group_reduction(self, e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value) -> bool:
+        """Emit ``loop`` shared by the kernel's ``e.lanes`` threads, if it is a reduction
+        they can share (False: it is emitted as any loop is, by each of them)."""
+        return False
+
+    def emit_group_entry(self, module: ir.Module, body: ir.Function, n_buffers: int, lanes: int) -> None:
+        """:meth:`emit_entry` for a kernel whose iterations run on ``lanes`` threads each."""
+        raise NotImplementedError(f"{self.name}: no kernel entry for groups of threads")
 
 
 def rule(*names: str):
@@ -559,6 +578,8 @@ def _for(e, op):
     lb, ub, step = e.v(op.lb), e.v(op.ub), e.v(op.step)
     if e.chunk is not None and len(e.loop_stack) == e.chunk[0]:
         lb, ub = e.chunk[1:]
+    elif e.lanes > 1 and e.renderer.emit_group_reduction(e, op, lb, ub):
+        return None
     else:
         accumulations = _accumulations(op)
         if accumulations:
@@ -600,17 +621,23 @@ class _Accumulation:
     store: Any  # memref.store
 
 
-def _accumulations(loop: Any) -> list[_Accumulation]:
+def _accumulating(combine: Operation) -> bool:
+    """Whether ``combine`` is an accumulation's: an add or multiply marked ``reassoc``."""
+    return isinstance(combine, (arith.AddfOp, arith.MulfOp)) and bool(combine.fastmath.data)
+
+
+def _accumulations(loop: Any, combines: Callable[[Operation], bool] = _accumulating) -> list[_Accumulation]:
     """The accumulations of an innermost loop from 0 by 1 carrying no values, that every
     access to their accumulator belongs to (a reduction after ``convert-linalg-to-loops``:
-    load, add or multiply marked ``reassoc``, store); none for any other loop."""
+    load, add or multiply marked ``reassoc``, store; or the operations ``combines``
+    accepts); none for any other loop."""
     block = loop.body.block
     if loop.iter_args or _constant_int(loop.step) != 1 or any(inner.regions for inner in block.ops):
         return []
     inside: set[SSAValue] = {r for inner in block.ops for r in inner.results} | set(block.args)
     found = []
     for combine in block.ops:
-        if not isinstance(combine, (arith.AddfOp, arith.MulfOp)) or not combine.fastmath.data:
+        if not combines(combine):
             continue
         for operand in combine.operands:
             load = operand.owner
@@ -1018,17 +1045,18 @@ def emit_kernels(module: ModuleOp, buffer_dims: Sequence[Sequence[Dim]], target:
         if emitted is None:
             emitted = _emit_kernel(ops, block, used, dims, buffer_dims, constants, loads, segment, target, renderer)
             _EMITTED.put(fingerprint, emitted)
-        text, key, imports = emitted
+        text, key, imports, lanes = emitted
         largest = max((math.prod(hint(d) for d in buffer_dims[j]) for j in used), default=0)
-        kernels.append(KernelSource(text, key, tuple(used), segment, largest, tuple(dims), imports))
+        kernels.append(KernelSource(text, key, tuple(used), segment, largest, tuple(dims), imports, lanes))
     return kernels
 
 
 def _emit_kernel(ops: list[Operation], block: Block, used: list[int], dims: list[int],
                  buffer_dims: Sequence[Sequence[Dim]], constants: dict[SSAValue, ir.Value],
                  loads: dict[int, SSAValue], segment: Segment, target: Target,
-                 renderer: Renderer) -> tuple[str, str, tuple[str, ...]]:
-    """A segment's kernel module: its text (named by its key), key and imports."""
+                 renderer: Renderer) -> tuple[str, str, tuple[str, ...], int]:
+    """A segment's kernel module: its text (named by its key), key, imports and the
+    threads that run each of its iterations (``Renderer.lanes``)."""
     llvm_module = ir.Module(name="kernel")
     body = FunctionEmitter(llvm_module, PLACEHOLDER + ".body", [block.args[j].type for j in used], target,
                            renderer, [PTR, PTR, INDEX, INDEX])
@@ -1039,12 +1067,16 @@ def _emit_kernel(ops: list[Operation], block: Block, used: list[int], dims: list
     _load_sizes(body, loads, dims, [(block.args[j], buffer_dims[j]) for j in used])
     if segment.extent != 0 or PARALLEL_LOOP in ops[0].attributes:
         body.chunk = (segment.depth, *body.function.args[-2:])
+    body.lanes = renderer.lanes(ops, segment)
     body.emit_ops(ops)
     body.builder.ret_void()
-    renderer.emit_entry(llvm_module, body.function, len(used))
+    if body.lanes == 1:
+        renderer.emit_entry(llvm_module, body.function, len(used))
+    else:
+        renderer.emit_group_entry(llvm_module, body.function, len(used), body.lanes)
     text = str(llvm_module)
     key = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
-    return text.replace(PLACEHOLDER, KERNEL_PREFIX + key), key, tuple(body.imports)
+    return text.replace(PLACEHOLDER, KERNEL_PREFIX + key), key, tuple(body.imports), body.lanes
 
 
 class _EmittedKernels:
@@ -1057,20 +1089,20 @@ class _EmittedKernels:
     kernels (a vectorised reduction is ~18 KB of text) from holding megabytes of them."""
 
     def __init__(self, kept: int, budget: int) -> None:
-        self._texts: OrderedDict[Hashable, tuple[str, str, tuple[str, ...]]] = OrderedDict()
+        self._texts: OrderedDict[Hashable, tuple[str, str, tuple[str, ...], int]] = OrderedDict()
         self._kept = kept
         self._budget = budget
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def get(self, fingerprint: Hashable) -> tuple[str, str, tuple[str, ...]] | None:
+    def get(self, fingerprint: Hashable) -> tuple[str, str, tuple[str, ...], int] | None:
         with self._lock:
             found = self._texts.get(fingerprint)
             if found is not None:
                 self._texts.move_to_end(fingerprint)
             return found
 
-    def put(self, fingerprint: Hashable, emitted: tuple[str, str, tuple[str, ...]]) -> None:
+    def put(self, fingerprint: Hashable, emitted: tuple[str, str, tuple[str, ...], int]) -> None:
         with self._lock:
             previous = self._texts.pop(fingerprint, None)
             if previous is not None:

@@ -45,7 +45,9 @@ class KernelSource:
     kernel computes, so equal kernels of any two modules have equal keys (TorchInductor
     keys its kernels by their code alike) and are compiled once. ``largest`` is the
     element count of its largest buffer (run-time sizes at the values of the compile that
-    made them run-time, ``symbolic.hint``): a heuristic's input, never the code's."""
+    made them run-time, ``symbolic.hint``): a heuristic's input, never the code's.
+    ``lanes`` are the threads that run each iteration of its chunkable loop together (the
+    kernel, without one; ``emitter.Renderer.lanes``): 1 but on a GPU's warps."""
 
     ir: str
     key: str
@@ -54,6 +56,7 @@ class KernelSource:
     largest: int
     dims: tuple[int, ...] = ()
     imports: tuple[str, ...] = ()
+    lanes: int = 1
 
     @property
     def symbol(self) -> str:

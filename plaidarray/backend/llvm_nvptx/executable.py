@@ -4,8 +4,9 @@ host's.
 
 The table holds the parameters, the bound constants, the outputs and the temporaries, in
 that order. A step launches one kernel with a table of its own buffers' addresses in
-device memory and the range of its chunkable loop, a thread an iteration
-(``renderer.py``); a kernel with no chunkable loop runs on one thread. Launches on one
+device memory and the range of its chunkable loop, a thread an iteration, or a warp
+where its iterations are reductions (``renderer.py``); a kernel with no chunkable loop
+runs on one thread (a warp). Launches on one
 runtime run in order, so a step sees what the steps before it wrote."""
 
 from __future__ import annotations
@@ -25,11 +26,13 @@ from .runtime import DeviceArray, GpuRuntime
 
 class Step(NamedTuple):
     """A kernel launch: its symbol, each of its buffers' index in the run's table (in the
-    kernel's order) and its segment (the chunkable loop's extent, or 0)."""
+    kernel's order), its segment (the chunkable loop's extent, or 0) and the threads
+    that run each iteration (``KernelSource.lanes``)."""
 
     symbol: str
     buffers: tuple[int, ...]
     segment: Segment
+    lanes: int = 1
 
 
 class GpuExecutable(Executable):
@@ -77,5 +80,5 @@ class GpuExecutable(Executable):
         runtime = self.runtime
         addresses = runtime.from_host(np.array([table[i].address for i in step.buffers] or [0], np.uint64))
         extent = cast(int, step.segment.extent)
-        grid, block = runtime.launch_shape(extent) if extent else (1, 1)
+        grid, block = runtime.launch_shape(extent * step.lanes) if extent else (1, step.lanes)
         runtime.launch(self._module, step.symbol, grid, block, [addresses.address, 0, 0, extent, 0])

@@ -11,6 +11,11 @@ bits wherever the operations are. An empty range (a kernel with no chunkable loo
 body ignores it, or a loop of no iterations: an empty array's) calls the body once, on
 thread 0, with that range, as the host calls it once with ``[0, extent)``.
 
+**Warps.** A kernel whose iterations are reductions runs each iteration on a warp
+(``warp_reductions.py``): warp ``w`` of ``W`` runs ``start + w``, ``start + w + W``...,
+its lanes sharing the iteration's reductions in the host's order; an empty range runs on
+warp 0.
+
 **Math.** exp, expm1, log, log1p, tanh, sin and cos are the shared polynomials
 (``llvm/math_functions.py``), defined in each module that calls them: the host's bits.
 The functions LLVM lowers to library calls (``exp2``, ``log2``, ``log10``, ``pow`` and the
@@ -20,12 +25,16 @@ C library's, by the target's ``__nv_`` names) are libdevice's, linked into the m
 
 from __future__ import annotations
 
-from llvmlite import ir
+from typing import Any
 
-from ..llvm.emitter import INDEX, PTR, FunctionEmitter, Renderer, Rule
-from ..llvm.kernel_source import PLACEHOLDER
+from llvmlite import ir
+from xdsl.ir import Operation
+
+from ..llvm.emitter import INDEX, PTR, FunctionEmitter, Renderer, Rule, _store
+from ..llvm.kernel_source import PLACEHOLDER, Segment
 from ..llvm.math_functions import KERNELS, define_scalar
 from ..llvm.runtime_routines import runtime_function
+from . import warp_reductions
 
 I32 = ir.IntType(32)
 
@@ -62,11 +71,19 @@ def _libdevice(name: str) -> Rule:
     return emit
 
 
+def _store_once(e: FunctionEmitter, op) -> None:
+    """A store of a warp's iteration outside its reductions: made once, by lane 0."""
+    if e.lanes == 1 or op in e.slots:
+        _store(e, op)
+    else:
+        warp_reductions.by_lane_zero(e, op.memref, lambda: _store(e, op))
+
+
 class NvptxRenderer(Renderer):
     name = "llvm-nvptx"
     rules = {**{f"math.{name}": _shared_math(name) for name in KERNELS},
              **{f"math.{name}": _libdevice(name) for name in ("exp2", "log2", "log10")},
-             "math.powf": _libdevice("pow")}
+             "math.powf": _libdevice("pow"), "memref.store": _store_once}
     #: The host's partial sums (``llvm_cpu/renderer.py``): an accumulation in a thread
     #: adds its terms in the host's order, so a row's sum is the host's bits.
     partials = {32: 64, 64: 32}
@@ -76,38 +93,54 @@ class NvptxRenderer(Renderer):
         run by the one thread of its kernel's call."""
         return runtime_function(module, name)
 
+    def lanes(self, ops: list[Operation], segment: Segment) -> int:
+        return warp_reductions.lanes(ops, segment)
+
+    def emit_group_reduction(self, e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value) -> bool:
+        return warp_reductions.emit_reduction(e, loop, lb, ub)
+
     def emit_entry(self, module: ir.Module, body: ir.Function, n_buffers: int) -> None:
-        entry = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, PTR, INDEX, INDEX, PTR]), PLACEHOLDER)
-        entry.calling_convention = "ptx_kernel"
-        table, dims, start, stop, imports = entry.args
-        first = entry.append_basic_block("entry")
-        head, call, once, called_once, done = (entry.append_basic_block(name)
-                                              for name in ("head", "call", "once", "called_once", "done"))
-        b = ir.IRBuilder(first)
-        pointers = [b.load(b.gep(table, [ir.Constant(INDEX, i)], inbounds=True, source_etype=PTR), typ=PTR)
-                    for i in range(n_buffers)]
-        tid, ntid, ctaid, nctaid = (b.zext(b.call(_special_register(module, r), []), INDEX) for r in SPECIAL_REGISTERS)
-        thread = b.add(b.mul(ctaid, ntid), tid)
-        first_index = b.add(start, thread)
-        stride = b.mul(nctaid, ntid)
-        b.cbranch(b.icmp_signed("==", start, stop), once, head)
-        b.position_at_end(once)
-        b.cbranch(b.icmp_signed("==", thread, ir.Constant(INDEX, 0)), called_once, done)
-        b.position_at_end(called_once)
-        b.call(body, [*pointers, dims, imports, start, stop])
-        b.branch(done)
-        b.position_at_end(head)
-        i = b.phi(INDEX)
-        b.cbranch(b.icmp_signed("<", i, stop), call, done)
-        b.position_at_end(call)
-        following = b.add(i, ir.Constant(INDEX, 1))
-        b.call(body, [*pointers, dims, imports, i, following])
-        after = b.add(i, stride)
-        b.branch(head)
-        i.add_incoming(first_index, first)
-        i.add_incoming(after, call)
-        b.position_at_end(done)
-        b.ret_void()
+        _emit_entry(module, body, n_buffers, 1)
+
+    def emit_group_entry(self, module: ir.Module, body: ir.Function, n_buffers: int, lanes: int) -> None:
+        _emit_entry(module, body, n_buffers, lanes)
+
+
+def _emit_entry(module: ir.Module, body: ir.Function, n_buffers: int, lanes: int) -> None:
+    """The grid-stride loop over the chunkable loop, ``lanes`` threads an iteration."""
+    entry = ir.Function(module, ir.FunctionType(ir.VoidType(), [PTR, PTR, INDEX, INDEX, PTR]), PLACEHOLDER)
+    entry.calling_convention = "ptx_kernel"
+    table, dims, start, stop, imports = entry.args
+    first = entry.append_basic_block("entry")
+    head, call, once, called_once, done = (entry.append_basic_block(name)
+                                          for name in ("head", "call", "once", "called_once", "done"))
+    b = ir.IRBuilder(first)
+    pointers = [b.load(b.gep(table, [ir.Constant(INDEX, i)], inbounds=True, source_etype=PTR), typ=PTR)
+                for i in range(n_buffers)]
+    tid, ntid, ctaid, nctaid = (b.zext(b.call(_special_register(module, r), []), INDEX) for r in SPECIAL_REGISTERS)
+    thread = b.add(b.mul(ctaid, ntid), tid)
+    stride = b.mul(nctaid, ntid)
+    if lanes > 1:
+        thread, stride = (b.udiv(x, ir.Constant(INDEX, lanes)) for x in (thread, stride))
+    first_index = b.add(start, thread)
+    b.cbranch(b.icmp_signed("==", start, stop), once, head)
+    b.position_at_end(once)
+    b.cbranch(b.icmp_signed("==", thread, ir.Constant(INDEX, 0)), called_once, done)
+    b.position_at_end(called_once)
+    b.call(body, [*pointers, dims, imports, start, stop])
+    b.branch(done)
+    b.position_at_end(head)
+    i = b.phi(INDEX)
+    b.cbranch(b.icmp_signed("<", i, stop), call, done)
+    b.position_at_end(call)
+    following = b.add(i, ir.Constant(INDEX, 1))
+    b.call(body, [*pointers, dims, imports, i, following])
+    after = b.add(i, stride)
+    b.branch(head)
+    i.add_incoming(first_index, first)
+    i.add_incoming(after, call)
+    b.position_at_end(done)
+    b.ret_void()
 
 
 def _special_register(module: ir.Module, register: str) -> ir.Function:

@@ -1,0 +1,324 @@
+"""Reductions shared by the 32 lanes of a warp, to the host's bits.
+
+A kernel whose iterations are reductions (:func:`lanes`: every innermost loop of an
+iteration is a reduction of one kind below, no other control flow, no calls) runs each
+iteration of its chunkable loop on a warp instead of a thread (``renderer.py``'s group
+entry): a row of a row reduction, or the whole array of a whole-array one. The lanes run
+the iteration's code together on the same values, but for three things:
+
+- **Accumulations** (a float sum or product, ``reassoc``: ``emitter._accumulate``, whose
+  order of summation defines the bits) keep the host's order: within each block of
+  ``_BLOCK`` elements partial ``p`` of ``K`` adds elements ``p, p + K, p + 2K...`` as the
+  host's does, on lane ``p mod 32`` (a lane holds two partials where K is 64), so a warp's
+  loads are 32 consecutive elements; the partials combine in the host's tree, its first
+  level in the lane where K is 64, the others by ``shfl.sync.down`` pairing partial ``p``
+  with ``p + half`` as the host's tree does; the block's sum, sent to every lane
+  (``shfl.sync.idx``), joins the host's cascade of block sums, which each lane keeps alike.
+- **Exact reductions** (integer sums, products and bitwise ones, integer and float max and
+  min: their value does not depend on the order) take elements ``lane, lane + 32...``
+  and combine the lanes' values by ``shfl.sync.bfly``.
+- **Stores** to memory that is not the lane's own (not an ``alloca``) are made by lane 0,
+  between warp syncs (``bar.warp.sync``: a store of one lane seen by the warp's later
+  loads, the warp's earlier loads made before it).
+
+So a row reduction's loads are coalesced and its row is 32 threads' work, and a
+whole-array reduction runs on a warp, not a thread. The blocks of a long reduction still
+run one after another on their warp (``docs/gpu.md``)."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from llvmlite import ir
+from xdsl.dialects import memref, scf
+from xdsl.ir import Operation, SSAValue
+
+from ...codegen.linalg_to_loops import PARALLEL_LOOP
+from ..llvm.emitter import (_BLOCK, _LEVELS, _RULES, INDEX, FunctionEmitter, _Accumulation, _accumulating,
+                            _accumulations, _carry, _cascade_total, _counted, _fewer_partials, llvm_type)
+from ..llvm.kernel_source import Segment
+
+WARP = 32
+I32 = ir.IntType(32)
+_EVERY_LANE = ir.Constant(I32, 0xFFFFFFFF)
+#: The lane range a shuffle reads within (``c`` of ``shfl.sync``: the whole warp).
+_CLAMP = ir.Constant(I32, 0x1F)
+
+
+_FLOAT_BITS = {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}
+
+
+def _all_ones(ty: ir.Type) -> ir.Constant:
+    return ir.Constant(ty, -1)
+
+
+def _smallest(ty: ir.Type) -> ir.Constant:
+    return ir.Constant(ty, -(1 << (ty.width - 1)))
+
+
+def _largest(ty: ir.Type) -> ir.Constant:
+    return ir.Constant(ty, (1 << (ty.width - 1)) - 1)
+
+
+#: The reductions whose value does not depend on the order of their terms, by combining
+#: operation: the identity a lane without terms starts from.
+EXACT: dict[str, Callable[[ir.Type], ir.Constant]] = {
+    "arith.addi": lambda ty: ir.Constant(ty, 0), "arith.muli": lambda ty: ir.Constant(ty, 1),
+    "arith.andi": _all_ones, "arith.ori": lambda ty: ir.Constant(ty, 0), "arith.xori": lambda ty: ir.Constant(ty, 0),
+    "arith.maxsi": _smallest, "arith.minsi": _largest,
+    "arith.maxui": lambda ty: ir.Constant(ty, 0), "arith.minui": _all_ones,
+    "arith.maximumf": lambda ty: ir.Constant(ty, float("-inf")),
+    "arith.minimumf": lambda ty: ir.Constant(ty, float("inf")),
+}
+
+#: Operations a warp cannot run as one thread would: calls (the runtime's routines keep
+#: state of their own) and heap allocations.
+_PER_THREAD = frozenset({"func.call", "memref.alloc"})
+
+
+def _exact(combine: Operation) -> bool:
+    return combine.name in EXACT
+
+
+def _reductions(loop: Any) -> tuple[list[_Accumulation], bool] | None:
+    """The reductions of ``loop`` and whether they are accumulations (the host's order),
+    if a warp can share it: all of one kind, and every store of its body theirs."""
+    stores = {id(op) for op in loop.body.block.ops if isinstance(op, memref.StoreOp)}
+    for combines in (_accumulating, _exact):
+        found = _accumulations(loop, combines)
+        if found and {id(a.store) for a in found} == stores:
+            return found, combines is _accumulating
+    return None
+
+
+def _shared_reductions(ops: Sequence[Operation]) -> bool | None:
+    """Whether ``ops`` hold a reduction a warp can share; None where a warp cannot run them
+    together (a loop nest whose innermost loops are not all such reductions, a branch, a
+    call)."""
+    found = False
+    for op in ops:
+        if op.name in _PER_THREAD:
+            return None
+        if not op.regions:
+            continue
+        if not isinstance(op, scf.ForOp):
+            return None
+        inner = list(op.body.block.ops)
+        if any(o.regions for o in inner):
+            nested = _shared_reductions(inner)
+            if nested is None:
+                return None
+            found |= nested
+        elif _reductions(op) is None:
+            return None
+        else:
+            found = True
+    return found
+
+
+def lanes(ops: list[Operation], segment: Segment) -> int:
+    """A warp for each iteration of a kernel whose iterations are reductions it can share
+    (the chunkable loop outermost), a thread for any other."""
+    if len(ops) == 1 and isinstance(ops[0], scf.ForOp) and PARALLEL_LOOP in ops[0].attributes:
+        if segment.depth:
+            return 1  # a column reduction: its threads' loads are coalesced already
+        iteration = list(ops[0].body.block.ops)
+    elif any(PARALLEL_LOOP in op.attributes for op in ops):
+        return 1
+    else:
+        iteration = ops
+    return WARP if _shared_reductions(iteration) else 1
+
+
+def _special(e: FunctionEmitter, register: str) -> ir.Value:
+    return e.builder.zext(e.intrinsic(f"llvm.nvvm.read.ptx.sreg.{register}", I32, []), INDEX)
+
+
+def warp_sync(e: FunctionEmitter) -> None:
+    e.intrinsic("llvm.nvvm.bar.warp.sync", ir.VoidType(), [_EVERY_LANE])
+
+
+def lane_zero(e: FunctionEmitter) -> ir.Value:
+    return e.builder.icmp_unsigned("==", _special(e, "laneid"), ir.Constant(INDEX, 0))
+
+
+def _shuffle(e: FunctionEmitter, kind: str, value: ir.Value, lane: int) -> ir.Value:
+    """``shfl.sync.<kind>`` of ``value`` of any width, 32 bits at a time."""
+    b = e.builder
+    ty = value.type
+    bits = ty.width if isinstance(ty, ir.IntType) else _FLOAT_BITS[type(ty)]
+    word = ir.IntType(max(bits, 32))
+    whole = b.bitcast(value, ir.IntType(bits)) if not isinstance(ty, ir.IntType) else value
+    whole = b.zext(whole, word) if bits < 32 else whole
+    parts = []
+    for shift in range(0, word.width, 32):
+        part = b.trunc(b.lshr(whole, ir.Constant(word, shift)) if shift else whole, I32) if word.width > 32 else whole
+        parts.append(e.intrinsic(f"llvm.nvvm.shfl.sync.{kind}.i32", I32,
+                                 [_EVERY_LANE, part, ir.Constant(I32, lane), _CLAMP]))
+    result: ir.Value = parts[0]
+    if word.width > 32:
+        result = b.zext(parts[0], word)
+        for k, part in enumerate(parts[1:], 1):
+            result = b.or_(result, b.shl(b.zext(part, word), ir.Constant(word, 32 * k)))
+    result = b.trunc(result, ir.IntType(bits)) if bits < 32 else result
+    return b.bitcast(result, ty) if not isinstance(ty, ir.IntType) else result
+
+
+def emit_reduction(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value) -> bool:
+    """Emit ``loop`` shared by the warp, if it is a reduction it can share."""
+    found = _reductions(loop)
+    if found is None:
+        return False
+    reductions, accumulating = found
+    b = e.builder
+    n = b.sub(ub, lb)
+    n = b.select(b.icmp_signed("<", n, ir.Constant(INDEX, 0)), ir.Constant(INDEX, 0), n)
+    (_accumulate if accumulating else _reduce_exactly)(e, loop, lb, ub, n, reductions)
+    return True
+
+
+def _private(e: FunctionEmitter, ty: ir.Type, count: int) -> ir.Value:
+    """``count`` values of ``ty`` of the lane's own, in the entry block (kept in registers)."""
+    b = e.builder
+    current = b.block
+    b.position_at_start(e.function.entry_basic_block)
+    slots = b.alloca(ty, size=ir.Constant(INDEX, count))
+    b.position_at_end(current)
+    return slots
+
+
+def _element(e: FunctionEmitter, loop: Any, lb: ir.Value, index: ir.Value, slots: dict[Any, ir.Value]) -> None:
+    """The loop's body for element ``index`` (from ``lb``), each reduction's accumulator
+    the lane's slot ``slots[reduction]``."""
+    e.values[loop.body.block.args[0]] = e.builder.add(lb, index)
+    for a, slot in slots.items():
+        e.slots[a.load] = e.slots[a.store] = slot
+    e.emit_ops(list(loop.body.block.ops)[:-1])  # its scf.yield aside
+
+
+def _store_total(e: FunctionEmitter, a: _Accumulation, combine: Callable[[ir.Value, ir.Value], ir.Value],
+                 total: ir.Value) -> None:
+    """The accumulator combined with the warp's ``total`` (every lane holds it)."""
+    b = e.builder
+    del e.slots[a.load], e.slots[a.store]
+
+    def store() -> None:
+        address, elem = e.address(a.load.memref, list(a.load.indices))
+        value = b.load(address, typ=elem)
+        value = combine(b.trunc(value, total.type) if elem != total.type else value, total)
+        b.store(b.zext(value, elem) if elem != total.type else value, address)
+    by_lane_zero(e, a.load.memref, store)
+
+
+def by_lane_zero(e: FunctionEmitter, buffer: SSAValue, store: Callable[[], None]) -> None:
+    """``store`` into ``buffer`` made once for the warp: by lane 0 between warp syncs,
+    unless the buffer is the lane's own (an ``alloca``)."""
+    if isinstance(buffer.owner, memref.AllocaOp):
+        store()
+        return
+    warp_sync(e)
+    with e.builder.if_then(lane_zero(e)):
+        store()
+    warp_sync(e)
+
+
+def _accumulate(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value, n: ir.Value,
+                accumulations: list[_Accumulation]) -> None:
+    """``emitter._accumulate``'s order on the warp's lanes (the module's docstring)."""
+    b = e.builder
+    types = [llvm_type(a.load.results[0].type) for a in accumulations]
+    k = min(e.renderer.partials[64 if isinstance(t, ir.DoubleType) else 32] for t in types)
+    static = isinstance(lb, ir.Constant) and isinstance(ub, ir.Constant)
+    if static:
+        k = min(k, _fewer_partials(ub.constant - lb.constant))
+    owned = max(k // WARP, 1)  # the partials of each lane: lane, lane + 32...
+    methods = ["fmul" if a.combine.name == "arith.mulf" else "fadd" for a in accumulations]
+    identities = [ir.Constant(ty, 1.0 if m == "fmul" else -0.0) for ty, m in zip(types, methods)]
+    partials = [_private(e, ty, owned) for ty in types]
+    levels = [_private(e, ty, _LEVELS) for ty in types]
+    lane = _special(e, "laneid")
+    holds = b.icmp_unsigned("<", lane, ir.Constant(INDEX, k))  # every lane but where K < 32
+
+    def block_sums(start: ir.Value, stop: ir.Value) -> list[ir.Value]:
+        """The sum of elements ``start`` (a multiple of K) to ``stop``, in the host's
+        order, in every lane."""
+        for ty, partial, identity in zip(types, partials, identities):
+            for q in range(owned):
+                b.store(identity, b.gep(partial, [ir.Constant(INDEX, q)], source_etype=ty))
+        for q in range(owned):
+            first = b.add(start, b.add(lane, ir.Constant(INDEX, WARP * q)))
+            last = b.select(holds, stop, start)
+            slots = {a: b.gep(p, [ir.Constant(INDEX, q)], source_etype=ty)
+                     for a, p, ty in zip(accumulations, partials, types)}
+            _counted(e, first, last, ir.Constant(INDEX, k), functools.partial(_element, e, loop, lb, slots=slots))
+        sums = []
+        for ty, partial, method in zip(types, partials, methods):
+            values = [b.load(b.gep(partial, [ir.Constant(INDEX, q)], source_etype=ty), typ=ty) for q in range(owned)]
+            while len(values) > 1:  # the tree's levels that pair partials of one lane
+                half = len(values) // 2
+                values = [getattr(b, method)(x, y) for x, y in zip(values[:half], values[half:])]
+            value = values[0]
+            half = min(k, WARP) // 2
+            while half:  # lane p (below half) adds partial p + half, as the host's tree does
+                value = getattr(b, method)(value, _shuffle(e, "down", value, half))
+                half //= 2
+            sums.append(_shuffle(e, "idx", value, 0))
+        return sums
+
+    blocks = b.udiv(n, ir.Constant(INDEX, _BLOCK))
+    if not static or ub.constant - lb.constant >= _BLOCK:
+        def block(index: ir.Value) -> None:
+            start = b.mul(index, ir.Constant(INDEX, _BLOCK))
+            sums = block_sums(start, b.add(start, ir.Constant(INDEX, _BLOCK)))
+            for ty, level, method, value in zip(types, levels, methods, sums):
+                _carry(e, level, ty, method, value, index)
+        _counted(e, ir.Constant(INDEX, 0), blocks, ir.Constant(INDEX, 1), block)
+    tails = block_sums(b.mul(blocks, ir.Constant(INDEX, _BLOCK)), n)
+    for a, ty, level, method, tail in zip(accumulations, types, levels, methods, tails):
+        total = _cascade_total(e, level, ty, method, tail, blocks)
+        _store_total(e, a, getattr(b, method), total)
+
+
+def _combine(e: FunctionEmitter, a: _Accumulation) -> Callable[[ir.Value, ir.Value], ir.Value]:
+    """The reduction's own operation (its rule) on two values: the accumulator's, the term."""
+    combine = a.combine
+    term = next(o for o in combine.operands if o is not a.load.results[0])
+    rule = e.renderer.rules.get(combine.name) or _RULES[combine.name]
+
+    def apply(accumulated: ir.Value, value: ir.Value) -> ir.Value:
+        bound = {a.load.results[0]: accumulated, term: value}
+        before = {v: e.values[v] for v in bound if v in e.values}
+        e.values.update(bound)
+        result = rule(e, combine)
+        for v in bound:
+            if v in before:
+                e.values[v] = before[v]
+            else:
+                del e.values[v]
+        return result
+    return apply
+
+
+def _reduce_exactly(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value, n: ir.Value,
+                    reductions: list[_Accumulation]) -> None:
+    """A reduction of any order: elements ``lane, lane + 32...`` on each lane, then the
+    lanes' values combined by butterflies (every lane holds the total)."""
+    b = e.builder
+    types = [llvm_type(a.load.results[0].type) for a in reductions]
+    slots = {a: _private(e, ty, 1) for a, ty in zip(reductions, types)}
+    for a, ty in zip(reductions, types):
+        b.store(EXACT[a.combine.name](ty), slots[a])
+    _counted(e, _special(e, "laneid"), n, ir.Constant(INDEX, WARP), lambda i: _element(e, loop, lb, i, slots))
+    totals = []
+    for a, ty in zip(reductions, types):
+        combine = _combine(e, a)
+        value = b.load(slots[a], typ=ty)
+        distance = WARP // 2
+        while distance:
+            value = combine(value, _shuffle(e, "bfly", value, distance))
+            distance //= 2
+        totals.append(value)
+    for a, total in zip(reductions, totals):
+        _store_total(e, a, _combine(e, a), total)
