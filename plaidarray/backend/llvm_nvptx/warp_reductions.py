@@ -93,10 +93,16 @@ def _reductions(loop: Any) -> tuple[list[_Accumulation], bool] | None:
     return None
 
 
+def _own(buffer: SSAValue) -> bool:
+    """Whether ``buffer`` is each lane's own (an ``alloca``)."""
+    return isinstance(buffer.owner, memref.AllocaOp)
+
+
 def _shared_reductions(ops: Sequence[Operation]) -> bool | None:
     """Whether ``ops`` hold a reduction a warp can share; None where a warp cannot run them
-    together (a loop nest whose innermost loops are not all such reductions, a branch, a
-    call)."""
+    together: a branch, a call, or an innermost loop that is neither such a reduction nor
+    one writing only the lane's own memory (which every lane runs alike, as a variance's
+    loop that keeps its mean)."""
     found = False
     for op in ops:
         if op.name in _PER_THREAD:
@@ -111,10 +117,10 @@ def _shared_reductions(ops: Sequence[Operation]) -> bool | None:
             if nested is None:
                 return None
             found |= nested
-        elif _reductions(op) is None:
-            return None
-        else:
+        elif _reductions(op) is not None:
             found = True
+        elif not all(_own(o.memref) for o in inner if isinstance(o, memref.StoreOp)):
+            return None
     return found
 
 
@@ -214,8 +220,8 @@ def _store_total(e: FunctionEmitter, a: _Accumulation, combine: Callable[[ir.Val
 
 def by_lane_zero(e: FunctionEmitter, buffer: SSAValue, store: Callable[[], None]) -> None:
     """``store`` into ``buffer`` made once for the warp: by lane 0 between warp syncs,
-    unless the buffer is the lane's own (an ``alloca``)."""
-    if isinstance(buffer.owner, memref.AllocaOp):
+    unless the buffer is the lane's own."""
+    if _own(buffer):
         store()
         return
     warp_sync(e)

@@ -1,0 +1,135 @@
+"""Reductions shared by a warp's lanes (``llvm_nvptx/warp_reductions.py``) compute the
+host's bits: llvm-cpu's compiled code is the reference, on the simulated device (which
+reports races and shuffles not all lanes reach). The lengths cross the host's blocks of
+4096 elements and its cascade of block sums (two blocks and a tail, three and a tail),
+and are odd, empty or of one element; the values hold what order would change: sums of
+many magnitudes, -0.0 alone, NaN, infinities and zeros of both signs for max and min."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import plaidarray as xp
+from plaidarray.backend.llvm_cpu.compiler import CpuCompiler
+from plaidarray.backend.llvm_nvptx import ptxas, toolkit
+from plaidarray.backend.llvm_nvptx.compiler import NvptxCompiler
+from plaidarray.backend.llvm_nvptx.simulated import SimulatedRuntime
+
+RNG = np.random.default_rng(40)
+WARP = 32
+
+
+def _mixed(n, dtype=np.float32):
+    """Values of many magnitudes, so that a sum in another order has other bits."""
+    return (RNG.standard_normal(n) * 10.0 ** RNG.integers(-3, 4, n)).astype(dtype)
+
+
+def _special(n, dtype=np.float32):
+    """Zeros of both signs and infinities among values, with a NaN."""
+    x = RNG.choice(np.array([0.0, -0.0, 1.5, -2.0, np.inf, -np.inf], dtype), n)
+    x[n // 3] = np.nan
+    return x
+
+
+def _integers(*shape, dtype=np.int32):
+    return RNG.integers(-(2 ** 30), 2 ** 30, shape).astype(dtype)
+
+
+#: name -> (function, argument): each a whole-array or a row reduction on warps.
+CASES = {
+    "f32 sum of none": (xp.sum, _mixed(0)),
+    "f32 row sums of none": (lambda x: xp.sum(x, axis=1), _mixed(0).reshape(3, 0)),
+    "f32 sum of one": (xp.sum, _mixed(1)),
+    "f32 sum of 3 (fewer partials than lanes)": (xp.sum, _mixed(3)),
+    "f32 sum of 1000": (xp.sum, _mixed(1000)),
+    "f32 sum of one block": (xp.sum, _mixed(4096)),
+    "f32 sum of a block and one": (xp.sum, _mixed(4097)),
+    "f32 sum of two blocks and a tail": (xp.sum, _mixed(2 * 4096 + 803)),
+    "f32 sum of three blocks and a tail": (xp.sum, _mixed(3 * 4096 + 77)),
+    "f64 sum of two blocks and a tail": (xp.sum, _mixed(2 * 4096 + 515, np.float64)),
+    "f32 sum of -0.0": (xp.sum, np.full(70, -0.0, np.float32)),
+    "f32 product": (xp.prod, (1 + _mixed(3000) / 1e4).astype(np.float32)),
+    "f64 product with inf and zeros": (xp.prod, _special(301, np.float64)[np.r_[0:100, 101:301]]),
+    "f32 sum of a fused expression": (lambda x: xp.sum(x * 2.0 + 1.0), _mixed(5001)),
+    "f32 sum of a matrix": (xp.sum, _mixed(3 * 1500).reshape(3, 1500)),
+    "f32 row sums": (lambda x: xp.sum(x, axis=1), _mixed(9 * 301).reshape(9, 301)),
+    "f64 row sums past a block": (lambda x: xp.sum(x, axis=1), _mixed(3 * 4201, np.float64).reshape(3, 4201)),
+    "f32 row sums of one column": (lambda x: xp.sum(x, axis=1), _mixed(40).reshape(40, 1)),
+    "f32 row products": (lambda x: xp.prod(x, axis=-1), (1 + _mixed(5 * 77) / 1e4).reshape(5, 77)),
+    "f32 row means and variances": (lambda x: (xp.mean(x, axis=1), xp.var(x, axis=1)), _mixed(6 * 333).reshape(6, 333)),
+    "f32 max with NaN": (xp.max, _special(5000)),
+    "f32 min of zeros and infinities": (xp.min, _special(999)[np.r_[0:333, 334:999]]),
+    "f64 row maxima of zeros": (lambda x: xp.max(x, axis=1), RNG.choice(np.array([0.0, -0.0]), (7, 65))),
+    "f64 row minima": (lambda x: xp.min(x, axis=1), _special(8 * 130, np.float64).reshape(8, 130)),
+    "i32 sum": (xp.sum, _integers(9000)),
+    "i64 row sums that wrap": (lambda x: xp.sum(x, axis=1), _integers(4, 300, dtype=np.int64) << 33),
+    "i32 row products": (lambda x: xp.prod(x, axis=1), RNG.integers(-3, 4, (5, 40)).astype(np.int32)),
+    "i16 max and min": (lambda x: (xp.max(x), xp.min(x, axis=1)), _integers(20, 51).astype(np.int16)),
+    "u8 row maxima": (lambda x: xp.max(x, axis=1), RNG.integers(0, 256, (6, 90)).astype(np.uint8)),
+    "any and all": (lambda x: (xp.any(x, axis=1), xp.all(x)), RNG.random((5, 97)) < 0.99),
+}
+
+#: A column reduction runs a thread a column: its loads are coalesced already, and the
+#: host adds a column's elements one after another.
+THREAD_CASES = {
+    "column sums": (lambda x: xp.sum(x, axis=0), _mixed(65 * 19).reshape(65, 19)),
+}
+
+
+def _bits(a: np.ndarray) -> np.ndarray:
+    """The bits of ``a``, every NaN as one: a NaN of PTX's ``max.NaN`` and ``min.NaN`` is
+    the canonical one, 0x7fffffff, where the host's keeps its operand's (on a thread an
+    iteration as on a warp)."""
+    a = np.ascontiguousarray(a)
+    if a.dtype.kind not in "fc":
+        return a
+    return np.where(np.isnan(a), a.dtype.type(np.nan), a).view(f"u{a.dtype.itemsize}")
+
+
+def _run(fn, x):
+    lowered = xp.jit(fn).lower(xp.asarray(x))
+    args = [x, *lowered.constants]
+    want = CpuCompiler().compile(lowered.module).run([np.ascontiguousarray(a) for a in args])
+    executable = NvptxCompiler(SimulatedRuntime()).compile(lowered.module)
+    got = executable.run_on_host([np.ascontiguousarray(a) for a in args])
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.dtype == w.dtype and g.shape == w.shape
+        np.testing.assert_array_equal(_bits(g), _bits(w))
+    return executable
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_a_reduction_on_a_warp_computes_the_hosts_bits(name):
+    executable = _run(*CASES[name])
+    assert [s.lanes for s in executable.steps if s.lanes > 1], "the reduction ran on warps"
+    assert {s.lanes for s in executable.steps} <= {1, WARP}
+
+
+@pytest.mark.parametrize("name", sorted(THREAD_CASES))
+def test_column_reductions_run_a_thread_an_iteration(name):
+    executable = _run(*THREAD_CASES[name])
+    assert all(s.lanes == 1 for s in executable.steps)
+
+
+def test_kernels_that_are_not_only_reductions_keep_a_thread_an_iteration():
+    """A softmax's row kernel writes its row in a loop of its own, which a warp's lanes
+    could only run alike: it stays a thread a row (docs/gpu.md)."""
+    def softmax(x):
+        e = xp.exp(x - xp.max(x, axis=1, keepdims=True))
+        return e / xp.sum(e, axis=1, keepdims=True)
+
+    executable = _run(softmax, _mixed(4 * 70).reshape(4, 70))
+    assert all(s.lanes == 1 for s in executable.steps)
+
+
+@pytest.mark.skipif(toolkit.ptxas() is None, reason=f"ptxas is not installed ({toolkit.INSTALL_HINT})")
+@pytest.mark.parametrize("architecture", ["sm_80", "sm_90"])
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_warp_kernels_pass_ptxas_without_spills(name, architecture):
+    fn, x = CASES[name]
+    executable = NvptxCompiler(SimulatedRuntime(architecture)).compile(xp.jit(fn).lower(xp.asarray(x)).module)
+    _, reports = ptxas.assemble(executable.ptx, architecture)
+    for report in reports:
+        assert report.spill_stores == 0 and report.spill_loads == 0, report
