@@ -72,11 +72,11 @@ def _libdevice(name: str) -> Rule:
 
 
 def _store_once(e: FunctionEmitter, op) -> None:
-    """A store of a warp's iteration outside its reductions: made once, by lane 0."""
+    """A store of a warp's iteration outside its reductions: made once, by its thread 0."""
     if e.lanes == 1 or op in e.slots:
         _store(e, op)
     else:
-        warp_reductions.by_lane_zero(e, op.memref, lambda: _store(e, op))
+        warp_reductions.once(e, op.memref, lambda: _store(e, op))
 
 
 class NvptxRenderer(Renderer):

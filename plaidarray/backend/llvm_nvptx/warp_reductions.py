@@ -1,29 +1,35 @@
-"""Reductions shared by the 32 lanes of a warp, to the host's bits.
+"""Reductions shared by the threads of a warp, or of a CUDA block's warps, to the host's
+bits.
 
 A kernel whose iterations are reductions (:func:`lanes`: every innermost loop of an
-iteration is a reduction of one kind below, no other control flow, no calls) runs each
-iteration of its chunkable loop on a warp instead of a thread (``renderer.py``'s group
-entry): a row of a row reduction, or the whole array of a whole-array one. The lanes run
-the iteration's code together on the same values, but for three things:
+iteration a reduction of one kind below, or writing only each thread's own memory; no
+branch, no call) runs each iteration of its chunkable loop on a warp instead of a thread
+(a row of a row reduction), and, without a chunkable loop (a whole-array reduction), on a
+CUDA block of ``BLOCK_WARPS`` warps (``renderer.py``'s group entry). The group's threads
+run the iteration's code together on the same values, but for three things:
 
 - **Accumulations** (a float sum or product, ``reassoc``: ``emitter._accumulate``, whose
   order of summation defines the bits) keep the host's order: within each block of
   ``_BLOCK`` elements partial ``p`` of ``K`` adds elements ``p, p + K, p + 2K...`` as the
-  host's does, on lane ``p mod 32`` (a lane holds two partials where K is 64), so a warp's
-  loads are 32 consecutive elements; the partials combine in the host's tree, its first
-  level in the lane where K is 64, the others by ``shfl.sync.down`` pairing partial ``p``
-  with ``p + half`` as the host's tree does; the block's sum, sent to every lane
-  (``shfl.sync.idx``), joins the host's cascade of block sums, which each lane keeps alike.
+  host's does, on lane ``p mod 32`` of a warp (a lane holds two partials where K is 64),
+  so a warp's loads are 32 consecutive elements; the partials combine in the host's tree,
+  its first level in the lane where K is 64, the others by ``shfl.sync.down`` pairing
+  partial ``p`` with ``p + half`` as the host's tree does; the block's sum, sent to every
+  lane (``shfl.sync.idx``), joins the host's cascade of block sums, which each thread
+  keeps alike. A block of warps takes the host's blocks in rounds, warp ``w`` block
+  ``r * W + w``, and every thread carries a round's sums (through shared memory) into its
+  cascade in the blocks' order; the tail after the last whole block is each warp's.
 - **Exact reductions** (integer sums, products and bitwise ones, integer and float max and
-  min: their value does not depend on the order) take elements ``lane, lane + 32...``
-  and combine the lanes' values by ``shfl.sync.bfly``.
-- **Stores** to memory that is not the lane's own (not an ``alloca``) are made by lane 0,
-  between warp syncs (``bar.warp.sync``: a store of one lane seen by the warp's later
-  loads, the warp's earlier loads made before it).
+  min: their value does not depend on the order) take elements ``t, t + T...`` on thread
+  ``t`` of ``T`` and combine the lanes' values by ``shfl.sync.bfly``, then the warps'
+  through shared memory.
+- **Stores** to memory that is not the thread's own (not an ``alloca``) are made by the
+  group's thread 0, between the group's barriers (``bar.warp.sync``, or ``bar.sync`` for
+  a block: a store seen by the group's later loads, its earlier loads made before it).
 
 So a row reduction's loads are coalesced and its row is 32 threads' work, and a
-whole-array reduction runs on a warp, not a thread. The blocks of a long reduction still
-run one after another on their warp (``docs/gpu.md``)."""
+whole-array reduction is a CUDA block's. One block, not the grid: the host's cascade
+orders the blocks' sums, which another kernel would combine (``docs/gpu.md``)."""
 
 from __future__ import annotations
 
@@ -41,6 +47,9 @@ from ..llvm.emitter import (_BLOCK, _LEVELS, _RULES, INDEX, FunctionEmitter, _Ac
 from ..llvm.kernel_source import Segment
 
 WARP = 32
+#: The warps of the CUDA block that runs a kernel without a chunkable loop (a whole-array
+#: reduction): they take the host's blocks of elements in turn.
+BLOCK_WARPS = 8
 I32 = ir.IntType(32)
 _EVERY_LANE = ir.Constant(I32, 0xFFFFFFFF)
 #: The lane range a shuffle reads within (``c`` of ``shfl.sync``: the whole warp).
@@ -126,7 +135,8 @@ def _shared_reductions(ops: Sequence[Operation]) -> bool | None:
 
 def lanes(ops: list[Operation], segment: Segment) -> int:
     """A warp for each iteration of a kernel whose iterations are reductions it can share
-    (the chunkable loop outermost), a thread for any other."""
+    (the chunkable loop outermost), ``BLOCK_WARPS`` warps for such a kernel without a
+    chunkable loop (a whole-array reduction), a thread for any other."""
     if len(ops) == 1 and isinstance(ops[0], scf.ForOp) and PARALLEL_LOOP in ops[0].attributes:
         if segment.depth:
             return 1  # a column reduction: its threads' loads are coalesced already
@@ -134,7 +144,7 @@ def lanes(ops: list[Operation], segment: Segment) -> int:
     elif any(PARALLEL_LOOP in op.attributes for op in ops):
         return 1
     else:
-        iteration = ops
+        return WARP * BLOCK_WARPS if _shared_reductions(ops) else 1
     return WARP if _shared_reductions(iteration) else 1
 
 
@@ -142,12 +152,36 @@ def _special(e: FunctionEmitter, register: str) -> ir.Value:
     return e.builder.zext(e.intrinsic(f"llvm.nvvm.read.ptx.sreg.{register}", I32, []), INDEX)
 
 
-def warp_sync(e: FunctionEmitter) -> None:
-    e.intrinsic("llvm.nvvm.bar.warp.sync", ir.VoidType(), [_EVERY_LANE])
+def _thread(e: FunctionEmitter) -> ir.Value:
+    """The thread's index in its group (a warp, or the CUDA block)."""
+    if e.lanes == WARP:
+        return _special(e, "laneid")
+    return e.builder.urem(_special(e, "tid.x"), ir.Constant(INDEX, e.lanes))
 
 
-def lane_zero(e: FunctionEmitter) -> ir.Value:
-    return e.builder.icmp_unsigned("==", _special(e, "laneid"), ir.Constant(INDEX, 0))
+def _sync(e: FunctionEmitter) -> None:
+    """The group's barrier: a warp sync, or the CUDA block's."""
+    if e.lanes == WARP:
+        e.intrinsic("llvm.nvvm.bar.warp.sync", ir.VoidType(), [_EVERY_LANE])
+    else:
+        e.intrinsic("llvm.nvvm.barrier0", ir.VoidType(), [])
+
+
+def _is_zero(e: FunctionEmitter, value: ir.Value) -> ir.Value:
+    return e.builder.icmp_unsigned("==", value, ir.Constant(INDEX, 0))
+
+
+def _shared(e: FunctionEmitter, ty: ir.Type, count: int) -> ir.GlobalVariable:
+    """``count`` values of ``ty`` in the CUDA block's shared memory."""
+    name = f"plaidarray.shared.{sum(1 for g in e.module.global_values if g.name.startswith('plaidarray.shared.'))}"
+    memory = ir.GlobalVariable(e.module, ir.ArrayType(ty, count), name, addrspace=3)
+    memory.linkage = "internal"
+    memory.initializer = ir.Constant(ir.ArrayType(ty, count), ir.Undefined)
+    return memory
+
+
+def _at(e: FunctionEmitter, memory: ir.GlobalVariable, index: ir.Value) -> ir.Value:
+    return e.builder.gep(memory, [ir.Constant(INDEX, 0), index], inbounds=True)
 
 
 def _shuffle(e: FunctionEmitter, kind: str, value: ir.Value, lane: int) -> ir.Value:
@@ -215,19 +249,19 @@ def _store_total(e: FunctionEmitter, a: _Accumulation, combine: Callable[[ir.Val
         value = b.load(address, typ=elem)
         value = combine(b.trunc(value, total.type) if elem != total.type else value, total)
         b.store(b.zext(value, elem) if elem != total.type else value, address)
-    by_lane_zero(e, a.load.memref, store)
+    once(e, a.load.memref, store)
 
 
-def by_lane_zero(e: FunctionEmitter, buffer: SSAValue, store: Callable[[], None]) -> None:
-    """``store`` into ``buffer`` made once for the warp: by lane 0 between warp syncs,
-    unless the buffer is the lane's own."""
+def once(e: FunctionEmitter, buffer: SSAValue, store: Callable[[], None]) -> None:
+    """``store`` into ``buffer`` made once for the group: by its thread 0 between the
+    group's barriers, unless the buffer is the thread's own."""
     if _own(buffer):
         store()
         return
-    warp_sync(e)
-    with e.builder.if_then(lane_zero(e)):
+    _sync(e)
+    with e.builder.if_then(_is_zero(e, _thread(e))):
         store()
-    warp_sync(e)
+    _sync(e)
 
 
 def _accumulate(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value, n: ir.Value,
@@ -273,18 +307,53 @@ def _accumulate(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value, n: ir
             sums.append(_shuffle(e, "idx", value, 0))
         return sums
 
+    def block(index: ir.Value) -> list[ir.Value]:
+        start = b.mul(index, ir.Constant(INDEX, _BLOCK))
+        return block_sums(start, b.add(start, ir.Constant(INDEX, _BLOCK)))
+
+    def carry(index: ir.Value, sums: list[ir.Value]) -> None:
+        for ty, level, method, value in zip(types, levels, methods, sums):
+            _carry(e, level, ty, method, value, index)
+
     blocks = b.udiv(n, ir.Constant(INDEX, _BLOCK))
     if not static or ub.constant - lb.constant >= _BLOCK:
-        def block(index: ir.Value) -> None:
-            start = b.mul(index, ir.Constant(INDEX, _BLOCK))
-            sums = block_sums(start, b.add(start, ir.Constant(INDEX, _BLOCK)))
-            for ty, level, method, value in zip(types, levels, methods, sums):
-                _carry(e, level, ty, method, value, index)
-        _counted(e, ir.Constant(INDEX, 0), blocks, ir.Constant(INDEX, 1), block)
+        if e.lanes == WARP:
+            _counted(e, ir.Constant(INDEX, 0), blocks, ir.Constant(INDEX, 1), lambda index: carry(index, block(index)))
+        else:
+            _blocks_by_warps(e, types, blocks, block, carry)
     tails = block_sums(b.mul(blocks, ir.Constant(INDEX, _BLOCK)), n)
     for a, ty, level, method, tail in zip(accumulations, types, levels, methods, tails):
         total = _cascade_total(e, level, ty, method, tail, blocks)
         _store_total(e, a, getattr(b, method), total)
+
+
+def _blocks_by_warps(e: FunctionEmitter, types: list[ir.Type], blocks: ir.Value,
+                     block: Callable[[ir.Value], list[ir.Value]],
+                     carry: Callable[[ir.Value, list[ir.Value]], None]) -> None:
+    """The ``blocks`` whole blocks' sums computed by the group's warps in rounds, warp
+    ``w`` taking block ``r * W + w`` of round ``r``; every thread carries a round's sums
+    into its cascade in the blocks' order, as the host does, from shared memory."""
+    b = e.builder
+    warps = e.lanes // WARP
+    memory = [_shared(e, ty, warps) for ty in types]
+    warp = b.udiv(_thread(e), ir.Constant(INDEX, WARP))
+    rounds = b.udiv(b.add(blocks, ir.Constant(INDEX, warps - 1)), ir.Constant(INDEX, warps))
+
+    def round_(r: ir.Value) -> None:
+        first = b.mul(r, ir.Constant(INDEX, warps))
+        index = b.add(first, warp)
+        with b.if_then(b.icmp_unsigned("<", index, blocks)):
+            sums = block(index)
+            with b.if_then(_is_zero(e, _special(e, "laneid"))):
+                for m, value in zip(memory, sums):
+                    b.store(value, _at(e, m, warp))
+        _sync(e)
+        for w in range(warps):
+            index = b.add(first, ir.Constant(INDEX, w))
+            with b.if_then(b.icmp_unsigned("<", index, blocks)):
+                carry(index, [b.load(_at(e, m, ir.Constant(INDEX, w)), typ=ty) for m, ty in zip(memory, types)])
+        _sync(e)
+    _counted(e, ir.Constant(INDEX, 0), rounds, ir.Constant(INDEX, 1), round_)
 
 
 def _combine(e: FunctionEmitter, a: _Accumulation) -> Callable[[ir.Value, ir.Value], ir.Value]:
@@ -316,7 +385,7 @@ def _reduce_exactly(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value, n
     slots = {a: _private(e, ty, 1) for a, ty in zip(reductions, types)}
     for a, ty in zip(reductions, types):
         b.store(EXACT[a.combine.name](ty), slots[a])
-    _counted(e, _special(e, "laneid"), n, ir.Constant(INDEX, WARP), lambda i: _element(e, loop, lb, i, slots))
+    _counted(e, _thread(e), n, ir.Constant(INDEX, e.lanes), lambda i: _element(e, loop, lb, i, slots))
     totals = []
     for a, ty in zip(reductions, types):
         combine = _combine(e, a)
@@ -326,5 +395,17 @@ def _reduce_exactly(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value, n
             value = combine(value, _shuffle(e, "bfly", value, distance))
             distance //= 2
         totals.append(value)
+    warps = e.lanes // WARP
+    if warps > 1:  # each warp's total through shared memory to every thread
+        memory = [_shared(e, ty, warps) for ty in types]
+        warp = b.udiv(_thread(e), ir.Constant(INDEX, WARP))
+        with b.if_then(_is_zero(e, _special(e, "laneid"))):
+            for m, value in zip(memory, totals):
+                b.store(value, _at(e, m, warp))
+        _sync(e)
+        totals = [functools.reduce(_combine(e, a), [b.load(_at(e, m, ir.Constant(INDEX, w)), typ=ty)
+                                                    for w in range(warps)])
+                  for a, m, ty in zip(reductions, memory, types)]
+        _sync(e)
     for a, total in zip(reductions, totals):
         _store_total(e, a, _combine(e, a), total)

@@ -15,6 +15,7 @@ from plaidarray.backend.llvm_cpu.compiler import CpuCompiler
 from plaidarray.backend.llvm_nvptx import ptxas, toolkit
 from plaidarray.backend.llvm_nvptx.compiler import NvptxCompiler
 from plaidarray.backend.llvm_nvptx.simulated import SimulatedRuntime
+from plaidarray.backend.llvm_nvptx.warp_reductions import BLOCK_WARPS
 
 RNG = np.random.default_rng(40)
 WARP = 32
@@ -48,6 +49,8 @@ CASES = {
     "f32 sum of two blocks and a tail": (xp.sum, _mixed(2 * 4096 + 803)),
     "f32 sum of three blocks and a tail": (xp.sum, _mixed(3 * 4096 + 77)),
     "f64 sum of two blocks and a tail": (xp.sum, _mixed(2 * 4096 + 515, np.float64)),
+    "f32 sum of nine blocks and a tail (two rounds of the warps)": (xp.sum, _mixed(9 * 4096 + 123)),
+    "f64 sum of seventeen blocks": (xp.sum, _mixed(17 * 4096, np.float64)),
     "f32 sum of -0.0": (xp.sum, np.full(70, -0.0, np.float32)),
     "f32 product": (xp.prod, (1 + _mixed(3000) / 1e4).astype(np.float32)),
     "f64 product with inf and zeros": (xp.prod, _special(301, np.float64)[np.r_[0:100, 101:301]]),
@@ -63,12 +66,19 @@ CASES = {
     "f64 row maxima of zeros": (lambda x: xp.max(x, axis=1), RNG.choice(np.array([0.0, -0.0]), (7, 65))),
     "f64 row minima": (lambda x: xp.min(x, axis=1), _special(8 * 130, np.float64).reshape(8, 130)),
     "i32 sum": (xp.sum, _integers(9000)),
+    "i64 sum of few": (xp.sum, _integers(5, dtype=np.int64)),
     "i64 row sums that wrap": (lambda x: xp.sum(x, axis=1), _integers(4, 300, dtype=np.int64) << 33),
     "i32 row products": (lambda x: xp.prod(x, axis=1), RNG.integers(-3, 4, (5, 40)).astype(np.int32)),
     "i16 max and min": (lambda x: (xp.max(x), xp.min(x, axis=1)), _integers(20, 51).astype(np.int16)),
     "u8 row maxima": (lambda x: xp.max(x, axis=1), RNG.integers(0, 256, (6, 90)).astype(np.uint8)),
     "any and all": (lambda x: (xp.any(x, axis=1), xp.all(x)), RNG.random((5, 97)) < 0.99),
 }
+
+def test_a_row_takes_a_warp_and_a_whole_array_a_block_of_warps():
+    x = _mixed(4 * 50).reshape(4, 50)
+    assert [s.lanes for s in _run(lambda x: xp.sum(x, axis=1), x).steps] == [WARP]
+    assert [s.lanes for s in _run(xp.sum, x).steps] == [WARP * BLOCK_WARPS]
+
 
 #: A column reduction runs a thread a column: its loads are coalesced already, and the
 #: host adds a column's elements one after another.
@@ -104,7 +114,7 @@ def _run(fn, x):
 def test_a_reduction_on_a_warp_computes_the_hosts_bits(name):
     executable = _run(*CASES[name])
     assert [s.lanes for s in executable.steps if s.lanes > 1], "the reduction ran on warps"
-    assert {s.lanes for s in executable.steps} <= {1, WARP}
+    assert {s.lanes for s in executable.steps} <= {1, WARP, WARP * BLOCK_WARPS}
 
 
 @pytest.mark.parametrize("name", sorted(THREAD_CASES))
