@@ -18,7 +18,10 @@ run the iteration's code together on the same values, but for three things:
   lane (``shfl.sync.idx``), joins the host's cascade of block sums, which each thread
   keeps alike. A block of warps takes the host's blocks in rounds, warp ``w`` block
   ``r * W + w``, and every thread carries a round's sums (through shared memory) into its
-  cascade in the blocks' order; the tail after the last whole block is each warp's.
+  cascade in the blocks' order; the tail after the last whole block is each warp's. A
+  whole-array reduction of a matrix is the host's rows one after another, each row's
+  total added to the accumulator in turn: the block's warps take the rows in rounds, a
+  row each, and every thread adds a round's totals in the rows' order.
 - **Exact reductions** (integer sums, products and bitwise ones, integer and float max and
   min: their value does not depend on the order) take elements ``t, t + T...`` on thread
   ``t`` of ``T`` and combine the lanes' values by ``shfl.sync.bfly``, then the warps'
@@ -207,15 +210,103 @@ def _shuffle(e: FunctionEmitter, kind: str, value: ir.Value, lane: int) -> ir.Va
 
 
 def emit_reduction(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value) -> bool:
-    """Emit ``loop`` shared by the warp, if it is a reduction it can share."""
+    """Emit ``loop`` shared by the group, if it is a reduction it can share, or a block
+    of warps' loop over reductions into the same accumulators (:func:`_rows_by_warps`)."""
     found = _reductions(loop)
     if found is None:
-        return False
+        return e.lanes > WARP and _rows_by_warps(e, loop, lb, ub)
     reductions, accumulating = found
+    totals = _totals(e, loop, lb, ub, found)
+    for a, combine, total in zip(reductions, _combines(e, found), totals):
+        _store_total(e, a, combine, total)
+    return True
+
+
+def _count(e: FunctionEmitter, lb: ir.Value, ub: ir.Value) -> ir.Value:
     b = e.builder
     n = b.sub(ub, lb)
-    n = b.select(b.icmp_signed("<", n, ir.Constant(INDEX, 0)), ir.Constant(INDEX, 0), n)
-    (_accumulate if accumulating else _reduce_exactly)(e, loop, lb, ub, n, reductions)
+    return b.select(b.icmp_signed("<", n, ir.Constant(INDEX, 0)), ir.Constant(INDEX, 0), n)
+
+
+def _totals(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value,
+            found: tuple[list[_Accumulation], bool]) -> list[ir.Value]:
+    """The totals of the reductions ``found`` in ``loop`` (every thread of the group holds
+    them), their accumulators' slots released."""
+    reductions, accumulating = found
+    totals = (_accumulate if accumulating else _reduce_exactly)(e, loop, lb, ub, _count(e, lb, ub), reductions)
+    for a in reductions:
+        del e.slots[a.load], e.slots[a.store]
+    return totals
+
+
+def _combines(e: FunctionEmitter, found: tuple[list[_Accumulation], bool]
+              ) -> list[Callable[[ir.Value, ir.Value], ir.Value]]:
+    """How each reduction adds a total to its accumulator: as the host's ``_accumulate``
+    does (``fadd``, ``fmul``), or by its own operation."""
+    reductions, accumulating = found
+    if accumulating:
+        return [getattr(e.builder, "fmul" if a.combine.name == "arith.mulf" else "fadd") for a in reductions]
+    return [_combine(e, a) for a in reductions]
+
+
+def _rows_by_warps(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value) -> bool:
+    """A loop whose body is one reduction loop into accumulators it does not move (a
+    whole-array reduction of a matrix: the host's rows one after another), its iterations
+    taken by the block's warps in rounds, warp ``w`` iteration ``r * W + w`` of round
+    ``r``, a warp's reduction each; every thread adds the round's totals (through shared
+    memory) to the accumulators' values in the iterations' order, as the host adds each
+    row's total, and thread 0 stores them at the end."""
+    body = list(loop.body.block.ops)[:-1]
+    if len(body) != 1 or not isinstance(body[0], scf.ForOp):
+        return False
+    inner = body[0]
+    found = _reductions(inner)
+    if found is None:
+        return False
+    reductions, _ = found
+    inside = {r for op in loop.walk() for r in op.results} | {*loop.body.block.args, *inner.body.block.args}
+    if any(v in inside for a in reductions for v in (a.load.memref, *a.load.indices)):
+        return False
+    b = e.builder
+    types = [llvm_type(a.load.results[0].type) for a in reductions]
+    warps = e.lanes // WARP
+    memory = [_shared(e, ty, warps) for ty in types]
+    running = [_private(e, ty, 1) for ty in types]
+    for a, ty, slot in zip(reductions, types, running):
+        _sync(e)  # the accumulator's first value, as thread 0 stored it
+        address, elem = e.address(a.load.memref, list(a.load.indices))
+        value = b.load(address, typ=elem)
+        b.store(b.trunc(value, ty) if elem != ty else value, slot)
+    rows = _count(e, lb, ub)
+    warp = b.udiv(_thread(e), ir.Constant(INDEX, WARP))
+    rounds = b.udiv(b.add(rows, ir.Constant(INDEX, warps - 1)), ir.Constant(INDEX, warps))
+    combines = _combines(e, found)
+
+    def round_(r: ir.Value) -> None:
+        first = b.mul(r, ir.Constant(INDEX, warps))
+        row = b.add(first, warp)
+        with b.if_then(b.icmp_unsigned("<", row, rows)):
+            e.values[loop.body.block.args[0]] = b.add(lb, row)
+            lanes, e.lanes = e.lanes, WARP
+            totals = _totals(e, inner, e.v(inner.lb), e.v(inner.ub), found)
+            e.lanes = lanes
+            with b.if_then(_is_zero(e, _special(e, "laneid"))):
+                for m, total in zip(memory, totals):
+                    b.store(total, _at(e, m, warp))
+        _sync(e)
+        for w in range(warps):
+            with b.if_then(b.icmp_unsigned("<", b.add(first, ir.Constant(INDEX, w)), rows)):
+                for m, ty, slot, combine in zip(memory, types, running, combines):
+                    total = b.load(_at(e, m, ir.Constant(INDEX, w)), typ=ty)
+                    b.store(combine(b.load(slot, typ=ty), total), slot)
+        _sync(e)
+    _counted(e, ir.Constant(INDEX, 0), rounds, ir.Constant(INDEX, 1), round_)
+    for a, ty, slot in zip(reductions, types, running):
+        def store(a: _Accumulation = a, ty: ir.Type = ty, slot: ir.Value = slot) -> None:
+            address, elem = e.address(a.load.memref, list(a.load.indices))
+            value = b.load(slot, typ=ty)
+            b.store(b.zext(value, elem) if elem != ty else value, address)
+        once(e, a.load.memref, store)
     return True
 
 
@@ -240,9 +331,8 @@ def _element(e: FunctionEmitter, loop: Any, lb: ir.Value, index: ir.Value, slots
 
 def _store_total(e: FunctionEmitter, a: _Accumulation, combine: Callable[[ir.Value, ir.Value], ir.Value],
                  total: ir.Value) -> None:
-    """The accumulator combined with the warp's ``total`` (every lane holds it)."""
+    """The accumulator combined with the group's ``total`` (every thread holds it)."""
     b = e.builder
-    del e.slots[a.load], e.slots[a.store]
 
     def store() -> None:
         address, elem = e.address(a.load.memref, list(a.load.indices))
@@ -265,7 +355,7 @@ def once(e: FunctionEmitter, buffer: SSAValue, store: Callable[[], None]) -> Non
 
 
 def _accumulate(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value, n: ir.Value,
-                accumulations: list[_Accumulation]) -> None:
+                accumulations: list[_Accumulation]) -> list[ir.Value]:
     """``emitter._accumulate``'s order on the warp's lanes (the module's docstring)."""
     b = e.builder
     types = [llvm_type(a.load.results[0].type) for a in accumulations]
@@ -322,9 +412,8 @@ def _accumulate(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value, n: ir
         else:
             _blocks_by_warps(e, types, blocks, block, carry)
     tails = block_sums(b.mul(blocks, ir.Constant(INDEX, _BLOCK)), n)
-    for a, ty, level, method, tail in zip(accumulations, types, levels, methods, tails):
-        total = _cascade_total(e, level, ty, method, tail, blocks)
-        _store_total(e, a, getattr(b, method), total)
+    return [_cascade_total(e, level, ty, method, tail, blocks)
+            for ty, level, method, tail in zip(types, levels, methods, tails)]
 
 
 def _blocks_by_warps(e: FunctionEmitter, types: list[ir.Type], blocks: ir.Value,
@@ -377,7 +466,7 @@ def _combine(e: FunctionEmitter, a: _Accumulation) -> Callable[[ir.Value, ir.Val
 
 
 def _reduce_exactly(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value, n: ir.Value,
-                    reductions: list[_Accumulation]) -> None:
+                    reductions: list[_Accumulation]) -> list[ir.Value]:
     """A reduction of any order: elements ``lane, lane + 32...`` on each lane, then the
     lanes' values combined by butterflies (every lane holds the total)."""
     b = e.builder
@@ -407,5 +496,4 @@ def _reduce_exactly(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value, n
                                                     for w in range(warps)])
                   for a, m, ty in zip(reductions, memory, types)]
         _sync(e)
-    for a, total in zip(reductions, totals):
-        _store_total(e, a, _combine(e, a), total)
+    return totals

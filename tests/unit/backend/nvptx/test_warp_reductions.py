@@ -56,6 +56,13 @@ CASES = {
     "f64 product with inf and zeros": (xp.prod, _special(301, np.float64)[np.r_[0:100, 101:301]]),
     "f32 sum of a fused expression": (lambda x: xp.sum(x * 2.0 + 1.0), _mixed(5001)),
     "f32 sum of a matrix": (xp.sum, _mixed(3 * 1500).reshape(3, 1500)),
+    "f32 sum of a matrix of long rows (rows in rounds of the warps)":
+        (xp.sum, _mixed(19 * 4100).reshape(19, 4100) * np.float32(10.0) ** RNG.integers(-4, 5, (19, 1))),
+    "f64 sum of a 3-d array": (xp.sum, _mixed(3 * 5 * 70, np.float64).reshape(3, 5, 70)),
+    "f32 mean of a matrix": (xp.mean, _mixed(17 * 9).reshape(17, 9)),
+    "f32 max of a matrix": (xp.max, _special(20 * 33).reshape(20, 33)),
+    "i64 sum of a matrix": (xp.sum, _integers(21, 40, dtype=np.int64)),
+    "f32 sum of matrices of no rows and no columns": (lambda x: (xp.sum(x), xp.sum(x.T)), _mixed(0).reshape(0, 5)),
     "f32 row sums": (lambda x: xp.sum(x, axis=1), _mixed(9 * 301).reshape(9, 301)),
     "f64 row sums past a block": (lambda x: xp.sum(x, axis=1), _mixed(3 * 4201, np.float64).reshape(3, 4201)),
     "f32 row sums of one column": (lambda x: xp.sum(x, axis=1), _mixed(40).reshape(40, 1)),
