@@ -41,13 +41,14 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from llvmlite import ir
-from xdsl.dialects import memref, scf
+from xdsl.dialects import func, memref, scf
 from xdsl.ir import Operation, SSAValue
 
 from ...codegen.linalg_to_loops import PARALLEL_LOOP
 from ..llvm.emitter import (_BLOCK, _LEVELS, _RULES, INDEX, FunctionEmitter, _Accumulation, _accumulating,
                             _accumulations, _carry, _cascade_total, _counted, _fewer_partials, llvm_type)
 from ..llvm.kernel_source import Segment
+from .lane_loops import split_loops
 
 WARP = 32
 #: The warps of the CUDA block that runs a kernel without a chunkable loop (a whole-array
@@ -110,11 +111,16 @@ def _own(buffer: SSAValue) -> bool:
     return isinstance(buffer.owner, memref.AllocaOp)
 
 
-def _shared_reductions(ops: Sequence[Operation]) -> bool | None:
+def _is_reduction(loop: scf.ForOp) -> bool:
+    return _reductions(loop) is not None
+
+
+def _shared_reductions(ops: Sequence[Operation], split: frozenset[scf.ForOp]) -> bool | None:
     """Whether ``ops`` hold a reduction a warp can share; None where a warp cannot run them
-    together: a branch, a call, or an innermost loop that is neither such a reduction nor
-    one writing only the lane's own memory (which every lane runs alike, as a variance's
-    loop that keeps its mean)."""
+    together: a branch, a call, or an innermost loop that is neither such a reduction, nor
+    one of the loops ``split`` among the lanes (``lane_loops.py``), nor one writing only
+    the lane's own memory (which every lane runs alike, as a variance's loop that keeps
+    its mean)."""
     found = False
     for op in ops:
         if op.name in _PER_THREAD:
@@ -125,13 +131,13 @@ def _shared_reductions(ops: Sequence[Operation]) -> bool | None:
             return None
         inner = list(op.body.block.ops)
         if any(o.regions for o in inner):
-            nested = _shared_reductions(inner)
+            nested = _shared_reductions(inner, split)
             if nested is None:
                 return None
             found |= nested
         elif _reductions(op) is not None:
             found = True
-        elif not all(_own(o.memref) for o in inner if isinstance(o, memref.StoreOp)):
+        elif op not in split and not all(_own(o.memref) for o in inner if isinstance(o, memref.StoreOp)):
             return None
     return found
 
@@ -147,8 +153,8 @@ def lanes(ops: list[Operation], segment: Segment) -> int:
     elif any(PARALLEL_LOOP in op.attributes for op in ops):
         return 1
     else:
-        return WARP * BLOCK_WARPS if _shared_reductions(ops) else 1
-    return WARP if _shared_reductions(iteration) else 1
+        return WARP * BLOCK_WARPS if _shared_reductions(ops, frozenset()) else 1
+    return WARP if _shared_reductions(iteration, split_loops(ops[0], _is_reduction)) else 1
 
 
 def _special(e: FunctionEmitter, register: str) -> ir.Value:
@@ -213,12 +219,33 @@ def emit_reduction(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value) ->
     """Emit ``loop`` shared by the group, if it is a reduction it can share, or a block
     of warps' loop over reductions into the same accumulators (:func:`_rows_by_warps`)."""
     found = _reductions(loop)
+    if found is None and e.lanes == WARP:
+        return _by_lanes_in_turn(e, loop, lb, ub)
     if found is None:
-        return e.lanes > WARP and _rows_by_warps(e, loop, lb, ub)
+        return _rows_by_warps(e, loop, lb, ub)
     reductions, accumulating = found
     totals = _totals(e, loop, lb, ub, found)
     for a, combine, total in zip(reductions, _combines(e, found), totals):
         _store_total(e, a, combine, total)
+    return True
+
+
+def _by_lanes_in_turn(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value) -> bool:
+    """A loop of the warp's iteration that its lanes take in turn, lane ``l`` iterations
+    ``l, l + 32...``, if it is one (``lane_loops.py``); its stores are each lane's own."""
+    root = loop
+    while not isinstance(root.parent_op(), func.FuncOp):
+        root = root.parent_op()
+    if loop not in split_loops(root, _is_reduction):
+        return False
+    b = e.builder
+    lanes, e.lanes = e.lanes, 1
+
+    def iteration(i: ir.Value) -> None:
+        e.values[loop.body.block.args[0]] = i
+        e.emit_ops(list(loop.body.block.ops)[:-1])
+    _counted(e, b.add(lb, _special(e, "laneid")), ub, ir.Constant(INDEX, WARP), iteration)
+    e.lanes = lanes
     return True
 
 

@@ -33,6 +33,15 @@ def _special(n, dtype=np.float32):
     return x
 
 
+def _softmax(x):
+    e = xp.exp(x - xp.max(x, axis=1, keepdims=True))
+    return e / xp.sum(e, axis=1, keepdims=True)
+
+
+def _normalized(x):
+    return (x - xp.mean(x, axis=1, keepdims=True)) / xp.sqrt(xp.var(x, axis=1, keepdims=True) + 1e-5)
+
+
 def _integers(*shape, dtype=np.int32):
     return RNG.integers(-(2 ** 30), 2 ** 30, shape).astype(dtype)
 
@@ -79,6 +88,18 @@ CASES = {
     "i16 max and min": (lambda x: (xp.max(x), xp.min(x, axis=1)), _integers(20, 51).astype(np.int16)),
     "u8 row maxima": (lambda x: xp.max(x, axis=1), RNG.integers(0, 256, (6, 90)).astype(np.uint8)),
     "any and all": (lambda x: (xp.any(x, axis=1), xp.all(x)), RNG.random((5, 97)) < 0.99),
+    # rows that also write their elements, in loops the lanes take in turn (lane_loops.py)
+    "f32 softmax": (_softmax, _mixed(4 * 70).reshape(4, 70) / 100),
+    "f32 softmax of rows past a block (through a temporary)": (_softmax, _mixed(3 * 4100).reshape(3, 4100) / 100),
+    "f32 softmax of rows of 7 (fewer partials than lanes)": (_softmax, _mixed(5 * 7).reshape(5, 7) / 100),
+    "f64 softmax": (_softmax, _mixed(6 * 33, np.float64).reshape(6, 33) / 100),
+    "f32 rows normalized": (_normalized, _mixed(5 * 200).reshape(5, 200)),
+    "f64 rows over their sums, reversed": (lambda x: xp.flip(x, axis=1) / xp.sum(x, axis=1, keepdims=True),
+                                          _mixed(4 * 50, np.float64).reshape(4, 50)),
+    # the exponentials are read back in reverse: every lane computes them all
+    "f32 exponentials reversed over their sum": (
+        lambda x: (lambda e: xp.flip(e, axis=1) / xp.sum(e, axis=1, keepdims=True))(xp.exp(x)),
+        _mixed(5 * 30).reshape(5, 30) / 100),
 }
 
 def test_a_row_takes_a_warp_and_a_whole_array_a_block_of_warps():
@@ -130,15 +151,13 @@ def test_column_reductions_run_a_thread_an_iteration(name):
     assert all(s.lanes == 1 for s in executable.steps)
 
 
-def test_kernels_that_are_not_only_reductions_keep_a_thread_an_iteration():
-    """A softmax's row kernel writes its row in a loop of its own, which a warp's lanes
-    could only run alike: it stays a thread a row (docs/gpu.md)."""
-    def softmax(x):
-        e = xp.exp(x - xp.max(x, axis=1, keepdims=True))
-        return e / xp.sum(e, axis=1, keepdims=True)
-
-    executable = _run(softmax, _mixed(4 * 70).reshape(4, 70))
-    assert all(s.lanes == 1 for s in executable.steps)
+def test_a_loop_that_reads_back_another_element_keeps_a_thread():
+    """A cumulative sum reads the element before the one it writes: no lanes can take its
+    loop in turn, and its kernel stays a thread's; the division by the rows' sums after it
+    is a warp's (docs/gpu.md)."""
+    executable = _run(lambda x: xp.cumulative_sum(x, axis=1) / xp.sum(x, axis=1, keepdims=True),
+                      _mixed(5 * 30).reshape(5, 30))
+    assert [s.lanes for s in executable.steps] == [1, WARP]
 
 
 @pytest.mark.skipif(toolkit.ptxas() is None, reason=f"ptxas is not installed ({toolkit.INSTALL_HINT})")
