@@ -123,6 +123,9 @@ class FunctionEmitter:
         self.imports: list[str] = []
         #: The threads that run each iteration together (``Renderer.lanes``).
         self.lanes = 1
+        #: Runs of a reduction's blocks that launches of the kernel over the grid compute
+        #: before its own launch (llvm-nvptx's whole-array reductions); 0: none.
+        self.runs = 0
 
     def imported(self, name: str, routine_type: ir.FunctionType) -> ir.Value:
         """The imported routine ``name``, read from the kernel's table, callable as a
@@ -1045,18 +1048,19 @@ def emit_kernels(module: ModuleOp, buffer_dims: Sequence[Sequence[Dim]], target:
         if emitted is None:
             emitted = _emit_kernel(ops, block, used, dims, buffer_dims, constants, loads, segment, target, renderer)
             _EMITTED.put(fingerprint, emitted)
-        text, key, imports, lanes = emitted
+        text, key, imports, lanes, runs = emitted
         largest = max((math.prod(hint(d) for d in buffer_dims[j]) for j in used), default=0)
-        kernels.append(KernelSource(text, key, tuple(used), segment, largest, tuple(dims), imports, lanes))
+        kernels.append(KernelSource(text, key, tuple(used), segment, largest, tuple(dims), imports, lanes, runs))
     return kernels
 
 
 def _emit_kernel(ops: list[Operation], block: Block, used: list[int], dims: list[int],
                  buffer_dims: Sequence[Sequence[Dim]], constants: dict[SSAValue, ir.Value],
                  loads: dict[int, SSAValue], segment: Segment, target: Target,
-                 renderer: Renderer) -> tuple[str, str, tuple[str, ...], int]:
-    """A segment's kernel module: its text (named by its key), key, imports and the
-    threads that run each of its iterations (``Renderer.lanes``)."""
+                 renderer: Renderer) -> tuple[str, str, tuple[str, ...], int, int]:
+    """A segment's kernel module: its text (named by its key), key, imports, the threads
+    that run each of its iterations (``Renderer.lanes``) and its runs
+    (``FunctionEmitter.runs``)."""
     llvm_module = ir.Module(name="kernel")
     body = FunctionEmitter(llvm_module, PLACEHOLDER + ".body", [block.args[j].type for j in used], target,
                            renderer, [PTR, PTR, INDEX, INDEX])
@@ -1076,7 +1080,7 @@ def _emit_kernel(ops: list[Operation], block: Block, used: list[int], dims: list
         renderer.emit_group_entry(llvm_module, body.function, len(used), body.lanes)
     text = str(llvm_module)
     key = hashlib.blake2b(text.encode(), digest_size=16).hexdigest()
-    return text.replace(PLACEHOLDER, KERNEL_PREFIX + key), key, tuple(body.imports), body.lanes
+    return text.replace(PLACEHOLDER, KERNEL_PREFIX + key), key, tuple(body.imports), body.lanes, body.runs
 
 
 class _EmittedKernels:
@@ -1089,20 +1093,20 @@ class _EmittedKernels:
     kernels (a vectorised reduction is ~18 KB of text) from holding megabytes of them."""
 
     def __init__(self, kept: int, budget: int) -> None:
-        self._texts: OrderedDict[Hashable, tuple[str, str, tuple[str, ...], int]] = OrderedDict()
+        self._texts: OrderedDict[Hashable, tuple[str, str, tuple[str, ...], int, int]] = OrderedDict()
         self._kept = kept
         self._budget = budget
         self._bytes = 0
         self._lock = threading.Lock()
 
-    def get(self, fingerprint: Hashable) -> tuple[str, str, tuple[str, ...], int] | None:
+    def get(self, fingerprint: Hashable) -> tuple[str, str, tuple[str, ...], int, int] | None:
         with self._lock:
             found = self._texts.get(fingerprint)
             if found is not None:
                 self._texts.move_to_end(fingerprint)
             return found
 
-    def put(self, fingerprint: Hashable, emitted: tuple[str, str, tuple[str, ...], int]) -> None:
+    def put(self, fingerprint: Hashable, emitted: tuple[str, str, tuple[str, ...], int, int]) -> None:
         with self._lock:
             previous = self._texts.pop(fingerprint, None)
             if previous is not None:

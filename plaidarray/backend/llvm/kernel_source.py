@@ -47,7 +47,9 @@ class KernelSource:
     element count of its largest buffer (run-time sizes at the values of the compile that
     made them run-time, ``symbolic.hint``): a heuristic's input, never the code's.
     ``lanes`` are the threads that run each iteration of its chunkable loop together (the
-    kernel, without one; ``emitter.Renderer.lanes``): 1 but on a GPU's warps."""
+    kernel, without one; ``emitter.Renderer.lanes``): 1 but on a GPU's warps; ``runs``
+    the runs of a whole-array reduction's blocks that launches over a GPU's grid compute
+    before the kernel's own (``emitter.FunctionEmitter.runs``)."""
 
     ir: str
     key: str
@@ -57,6 +59,7 @@ class KernelSource:
     dims: tuple[int, ...] = ()
     imports: tuple[str, ...] = ()
     lanes: int = 1
+    runs: int = 0
 
     @property
     def symbol(self) -> str:

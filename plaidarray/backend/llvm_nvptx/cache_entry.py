@@ -11,7 +11,7 @@ driver loads in a fraction of a millisecond.
 - An executable's entry (``executable_key``: the module's description and the target:
   architecture, PTX version, level) holds its PTX, then its bound constants' bytes, as
   payload; as metadata its steps (kernel symbol, buffer indices, the loop's extent, work
-  and depth, the threads an iteration), its outputs and temporaries. A module whose constants pass
+  and depth, the threads an iteration, the runs over the grid), its outputs and temporaries. A module whose constants pass
   ``STORED_CONSTANT_BYTES`` is not stored (they cost less to bind again than to read).
 - A cubin's entry (``cubin_key``: the PTX's digest, the architecture, and the ptxas
   binary's path, size and modification time, which stand for its version) holds it.
@@ -46,7 +46,8 @@ def store_executable(key: str, executable: GpuExecutable) -> None:
         return
     ptx = executable.ptx.encode()
     metadata = {"ptx_bytes": len(ptx), "n_params": executable.n_params,
-                "steps": [[s.symbol, list(s.buffers), [s.segment.extent, s.segment.work, s.segment.depth], s.lanes]
+                "steps": [[s.symbol, list(s.buffers), [s.segment.extent, s.segment.work, s.segment.depth], s.lanes,
+                           s.runs]
                           for s in executable.steps],  # sizes of a module compiled for its shapes: ints
                 "output_slots": [list(slot) for slot in executable.output_slots],
                 "output_shapes": _rows(executable.output_shapes), "temp_shapes": _rows(executable.temp_shapes),
@@ -74,8 +75,8 @@ def load_executable(key: str, runtime: GpuRuntime) -> GpuExecutable | None:
         if end != len(payload):
             return None
         steps = [Step(str(symbol), tuple(int(b) for b in buffers), Segment(int(extent), int(work), int(depth)),
-                      int(lanes))
-                 for symbol, buffers, (extent, work, depth), lanes in meta["steps"]]
+                      int(lanes), int(runs))
+                 for symbol, buffers, (extent, work, depth), lanes, runs in meta["steps"]]
         slots = [(str(kind), int(i)) for kind, i in meta["output_slots"]]
         executable = GpuExecutable(ptx, steps, int(meta["n_params"]), constants, slots,
                                    _shapes(meta["output_shapes"]), _shapes(meta["temp_shapes"]), runtime)

@@ -26,13 +26,15 @@ from .runtime import DeviceArray, GpuRuntime
 
 class Step(NamedTuple):
     """A kernel launch: its symbol, each of its buffers' index in the run's table (in the
-    kernel's order), its segment (the chunkable loop's extent, or 0) and the threads
-    that run each iteration (``KernelSource.lanes``)."""
+    kernel's order), its segment (the chunkable loop's extent, or 0), the threads
+    that run each iteration (``KernelSource.lanes``) and the runs of a whole-array
+    reduction that a launch over the grid computes first (``KernelSource.runs``)."""
 
     symbol: str
     buffers: tuple[int, ...]
     segment: Segment
     lanes: int = 1
+    runs: int = 0
 
 
 class GpuExecutable(Executable):
@@ -80,5 +82,11 @@ class GpuExecutable(Executable):
         runtime = self.runtime
         addresses = runtime.from_host(np.array([table[i].address for i in step.buffers] or [0], np.uint64))
         extent = cast(int, step.segment.extent)
+        if step.runs:  # the runs' sums over the grid (start 1), then the kernel on them (warp_reductions.py)
+            scratch = runtime.empty((step.runs,), np.dtype(np.float64))
+            runtime.launch(self._module, step.symbol, min(step.runs, runtime.max_blocks), step.lanes,
+                           [addresses.address, 0, 1, 1, scratch.address])
+            runtime.launch(self._module, step.symbol, 1, step.lanes, [addresses.address, 0, 0, 0, scratch.address])
+            return
         grid, block = runtime.launch_shape(extent * step.lanes) if extent else (1, step.lanes)
         runtime.launch(self._module, step.symbol, grid, block, [addresses.address, 0, 0, extent, 0])

@@ -14,7 +14,8 @@ thread 0, with that range, as the host calls it once with ``[0, extent)``.
 **Warps.** A kernel whose iterations are reductions runs each iteration on a warp
 (``warp_reductions.py``): warp ``w`` of ``W`` runs ``start + w``, ``start + w + W``...,
 its lanes sharing the iteration's reductions in the host's order; an empty range runs on
-warp 0.
+warp 0, or on each block of warps a launch has (a whole-array reduction's runs over the
+grid).
 
 **Math.** exp, expm1, log, log1p, tanh, sin and cos are the shared polynomials
 (``llvm/math_functions.py``), defined in each module that calls them: the host's bits.
@@ -125,7 +126,10 @@ def _emit_entry(module: ir.Module, body: ir.Function, n_buffers: int, lanes: int
     first_index = b.add(start, thread)
     b.cbranch(b.icmp_signed("==", start, stop), once, head)
     b.position_at_end(once)
-    b.cbranch(b.icmp_signed("==", thread, ir.Constant(INDEX, 0)), called_once, done)
+    if lanes > warp_reductions.WARP:  # a block of warps: every block's (the grid's runs, warp_reductions.py)
+        b.branch(called_once)
+    else:
+        b.cbranch(b.icmp_signed("==", thread, ir.Constant(INDEX, 0)), called_once, done)
     b.position_at_end(called_once)
     b.call(body, [*pointers, dims, imports, start, stop])
     b.branch(done)

@@ -69,7 +69,7 @@ def _ptx_codegen(c: Compilation) -> None:
 
 def _load(c: Compilation) -> None:
     assert c.runtime is not None, "llvm-nvptx: a compile for a runtime"
-    steps = [Step(s.symbol, s.buffers, s.segment, s.lanes) for s in c.sources]
+    steps = [Step(s.symbol, s.buffers, s.segment, s.lanes, s.runs) for s in c.sources]
     c.executable = GpuExecutable(c.ptx, steps, c.n_params, c.constants, c.output_slots,
                                  [o.shape for o in c.outputs], [t.shape for t in c.temps] + c.scratch, c.runtime)
 

@@ -31,8 +31,10 @@ run the iteration's code together on the same values, but for three things:
   a block: a store seen by the group's later loads, its earlier loads made before it).
 
 So a row reduction's loads are coalesced and its row is 32 threads' work, and a
-whole-array reduction is a CUDA block's. One block, not the grid: the host's cascade
-orders the blocks' sums, which another kernel would combine (``docs/gpu.md``)."""
+whole-array reduction is a CUDA block's, and where it is long (a kernel's one loop, of
+two runs of blocks at least) the grid's first: a launch over the grid computes the sums
+of aligned runs of 2^p blocks, which are subtrees of the host's cascade, and the
+kernel's own launch carries them onto its level p in order (:func:`_runs_over_the_grid`)."""
 
 from __future__ import annotations
 
@@ -371,12 +373,17 @@ def _store_total(e: FunctionEmitter, a: _Accumulation, combine: Callable[[ir.Val
 
 def once(e: FunctionEmitter, buffer: SSAValue, store: Callable[[], None]) -> None:
     """``store`` into ``buffer`` made once for the group: by its thread 0 between the
-    group's barriers, unless the buffer is the thread's own."""
+    group's barriers, unless the buffer is the thread's own; by none in the launches
+    that compute a reduction's runs (:func:`_runs_over_the_grid`)."""
     if _own(buffer):
         store()
         return
     _sync(e)
-    with e.builder.if_then(_is_zero(e, _thread(e))):
+    b = e.builder
+    first = _is_zero(e, _thread(e))
+    if e.lanes > WARP:
+        first = b.and_(first, _is_zero(e, e.function.args[-2]))
+    with b.if_then(first):
         store()
     _sync(e)
 
@@ -437,26 +444,84 @@ def _accumulate(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value, n: ir
         if e.lanes == WARP:
             _counted(e, ir.Constant(INDEX, 0), blocks, ir.Constant(INDEX, 1), lambda index: carry(index, block(index)))
         else:
-            _blocks_by_warps(e, types, blocks, block, carry)
+            runs, size = _runs(loop, accumulations, ub.constant - lb.constant if static else None)
+            done = ir.Constant(INDEX, 0)
+            if runs:
+                done = _runs_over_the_grid(e, types[0], methods[0], levels[0], runs, size, block, carry)
+            _blocks_by_warps(e, types, done, blocks, block, carry)
     tails = block_sums(b.mul(blocks, ir.Constant(INDEX, _BLOCK)), n)
     return [_cascade_total(e, level, ty, method, tail, blocks)
             for ty, level, method, tail in zip(types, levels, methods, tails)]
 
 
-def _blocks_by_warps(e: FunctionEmitter, types: list[ir.Type], blocks: ir.Value,
+#: The most runs of blocks a whole-array reduction is cut into, each a block of warps'
+#: work in a launch over the grid.
+MOST_RUNS = 1024
+
+
+def _runs(loop: Any, accumulations: list[_Accumulation], n: int | None) -> tuple[int, int]:
+    """How many runs of how many blocks (a power of two, a round of the warps at least)
+    the grid computes first for ``loop``, if it is a kernel's one loop and one
+    accumulation, of a static length of two runs at least: (0, 0) otherwise."""
+    if n is None or len(accumulations) != 1 or not isinstance(loop.parent_op(), func.FuncOp):
+        return 0, 0
+    if any(op.regions and op is not loop for op in loop.parent_block().ops):
+        return 0, 0
+    blocks = n // _BLOCK
+    size = max(BLOCK_WARPS, 1 << max(-(-blocks // MOST_RUNS) - 1, 0).bit_length())
+    return (blocks // size, size) if blocks // size >= 2 else (0, 0)
+
+
+def _runs_over_the_grid(e: FunctionEmitter, ty: ir.Type, method: str, level: ir.Value, runs: int, size: int,
+                        block: Callable[[ir.Value], list[ir.Value]],
+                        carry: Callable[[ir.Value, list[ir.Value]], None]) -> ir.Value:
+    """The first ``runs * size`` blocks of a whole-array reduction, over the grid. The
+    host's cascade is a pairwise tree: an aligned run of ``size`` (2^p) blocks is one of
+    its subtrees, pushed onto level p. So launches with ``start`` 1 compute runs: block
+    ``g`` of ``G`` of the grid runs ``g, g + G...``, each by its warps in rounds into a
+    cascade of its own, whose level p is then the run's sum, which thread 0 writes to the
+    scratch buffer the executable passes as the kernel's table of imports, and return.
+    The kernel's own launch (``start`` 0, one block) carries the runs' sums onto level p
+    in order, as the host's counter would, and goes on with the blocks after them; the
+    number of those blocks is returned."""
+    b = e.builder
+    scratch = e.imports_table
+    assert scratch is not None, "a kernel's body has its table of imports"
+    e.runs = runs
+    p = size.bit_length() - 1
+    level_p = b.gep(level, [ir.Constant(INDEX, p)], source_etype=ty)
+    with b.if_then(b.icmp_unsigned("!=", e.function.args[-2], ir.Constant(INDEX, 0))):
+        def run(index: ir.Value) -> None:
+            first = b.mul(index, ir.Constant(INDEX, size))
+            _blocks_by_warps(e, [ty], first, b.add(first, ir.Constant(INDEX, size)), block,
+                             lambda i, sums: carry(b.sub(i, first), sums))
+            with b.if_then(_is_zero(e, _thread(e))):
+                b.store(b.load(level_p, typ=ty), b.gep(scratch, [index], source_etype=ty))
+        _counted(e, _special(e, "ctaid.x"), ir.Constant(INDEX, runs), _special(e, "nctaid.x"), run)
+        b.ret_void()
+    _counted(e, ir.Constant(INDEX, 0), ir.Constant(INDEX, runs), ir.Constant(INDEX, 1),
+             lambda index: _carry(e, level_p, ty, method, b.load(b.gep(scratch, [index], source_etype=ty), typ=ty),
+                                  index))
+    return ir.Constant(INDEX, runs * size)
+
+
+def _blocks_by_warps(e: FunctionEmitter, types: list[ir.Type], start: ir.Value, blocks: ir.Value,
                      block: Callable[[ir.Value], list[ir.Value]],
                      carry: Callable[[ir.Value, list[ir.Value]], None]) -> None:
-    """The ``blocks`` whole blocks' sums computed by the group's warps in rounds, warp
-    ``w`` taking block ``r * W + w`` of round ``r``; every thread carries a round's sums
-    into its cascade in the blocks' order, as the host does, from shared memory."""
+    """Whole blocks ``start`` to ``blocks``, their sums computed by the group's warps in
+    rounds, warp ``w`` taking block ``start + r * W + w`` of round ``r``; every thread
+    carries a round's sums into its cascade in the blocks' order, as the host does, from
+    shared memory."""
     b = e.builder
     warps = e.lanes // WARP
     memory = [_shared(e, ty, warps) for ty in types]
     warp = b.udiv(_thread(e), ir.Constant(INDEX, WARP))
-    rounds = b.udiv(b.add(blocks, ir.Constant(INDEX, warps - 1)), ir.Constant(INDEX, warps))
+    count = b.sub(blocks, start)
+    count = b.select(b.icmp_signed("<", count, ir.Constant(INDEX, 0)), ir.Constant(INDEX, 0), count)
+    rounds = b.udiv(b.add(count, ir.Constant(INDEX, warps - 1)), ir.Constant(INDEX, warps))
 
     def round_(r: ir.Value) -> None:
-        first = b.mul(r, ir.Constant(INDEX, warps))
+        first = b.add(start, b.mul(r, ir.Constant(INDEX, warps)))
         index = b.add(first, warp)
         with b.if_then(b.icmp_unsigned("<", index, blocks)):
             sums = block(index)

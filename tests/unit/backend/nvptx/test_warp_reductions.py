@@ -19,11 +19,19 @@ from plaidarray.backend.llvm_nvptx.warp_reductions import BLOCK_WARPS
 
 RNG = np.random.default_rng(40)
 WARP = 32
+RUN = 8 * 4096  # the elements of a run over the grid, where runs are few
 
 
 def _mixed(n, dtype=np.float32):
     """Values of many magnitudes, so that a sum in another order has other bits."""
     return (RNG.standard_normal(n) * 10.0 ** RNG.integers(-3, 4, n)).astype(dtype)
+
+
+def _runs_of_magnitudes(n, dtype=np.float32):
+    """Values whose runs of eight blocks (a run of the grid) differ in magnitude, so that
+    the runs' sums added in another order have other bits."""
+    scale = np.repeat(10.0 ** RNG.integers(-4, 5, -(-n // RUN)), RUN)[:n]
+    return (_mixed(n, np.float64) * scale).astype(dtype)
 
 
 def _special(n, dtype=np.float32):
@@ -60,6 +68,11 @@ CASES = {
     "f64 sum of two blocks and a tail": (xp.sum, _mixed(2 * 4096 + 515, np.float64)),
     "f32 sum of nine blocks and a tail (two rounds of the warps)": (xp.sum, _mixed(9 * 4096 + 123)),
     "f64 sum of seventeen blocks": (xp.sum, _mixed(17 * 4096, np.float64)),
+    # runs of eight blocks over the grid first (five, four, two), then blocks and a tail
+    "f32 sum of five runs, three blocks and a tail": (xp.sum, _runs_of_magnitudes(5 * RUN + 3 * 4096 + 77)),
+    "f64 sum of five runs and a tail": (xp.sum, _runs_of_magnitudes(5 * RUN + 5, np.float64)),
+    "f32 mean of four runs and one": (xp.mean, _runs_of_magnitudes(4 * RUN + 1)),
+    "f32 product of two runs": (xp.prod, (1 + _mixed(2 * RUN) / 1e5).astype(np.float32)),
     "f32 sum of -0.0": (xp.sum, np.full(70, -0.0, np.float32)),
     "f32 product": (xp.prod, (1 + _mixed(3000) / 1e4).astype(np.float32)),
     "f64 product with inf and zeros": (xp.prod, _special(301, np.float64)[np.r_[0:100, 101:301]]),
@@ -106,6 +119,12 @@ def test_a_row_takes_a_warp_and_a_whole_array_a_block_of_warps():
     x = _mixed(4 * 50).reshape(4, 50)
     assert [s.lanes for s in _run(lambda x: xp.sum(x, axis=1), x).steps] == [WARP]
     assert [s.lanes for s in _run(xp.sum, x).steps] == [WARP * BLOCK_WARPS]
+
+
+@pytest.mark.parametrize(("n", "runs"), [(2 * RUN - 1, 0), (2 * RUN, 2), (5 * RUN + 3 * 4096 + 77, 5)])
+def test_a_long_whole_array_sum_computes_runs_over_the_grid_first(n, runs):
+    executable = _run(xp.sum, _runs_of_magnitudes(n))
+    assert [(s.lanes, s.runs) for s in executable.steps] == [(WARP * BLOCK_WARPS, runs)]
 
 
 #: A column reduction runs a thread a column: its loads are coalesced already, and the
