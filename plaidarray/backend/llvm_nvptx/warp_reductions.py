@@ -132,6 +132,8 @@ def _shared_reductions(ops: Sequence[Operation], split: frozenset[scf.ForOp]) ->
         if not isinstance(op, scf.ForOp):
             return None
         inner = list(op.body.block.ops)
+        if any(o.name in _PER_THREAD for o in inner):
+            return None
         if any(o.regions for o in inner):
             nested = _shared_reductions(inner, split)
             if nested is None:
@@ -225,9 +227,8 @@ def emit_reduction(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value) ->
         return _by_lanes_in_turn(e, loop, lb, ub)
     if found is None:
         return _rows_by_warps(e, loop, lb, ub)
-    reductions, accumulating = found
     totals = _totals(e, loop, lb, ub, found)
-    for a, combine, total in zip(reductions, _combines(e, found), totals):
+    for a, combine, total in zip(found[0], _combines(e, found), totals):
         _store_total(e, a, combine, total)
     return True
 
