@@ -24,6 +24,10 @@ from ..llvm.kernel_source import Segment
 from .runtime import DeviceArray, GpuRuntime
 
 
+#: The range a launch computing a whole-array reduction's runs passes (no iteration's).
+RUNS = (1 << 64) - 1
+
+
 class Step(NamedTuple):
     """A kernel launch: its symbol, each of its buffers' index in the run's table (in the
     kernel's order), its segment (the chunkable loop's extent, or 0), the threads
@@ -82,11 +86,14 @@ class GpuExecutable(Executable):
         runtime = self.runtime
         addresses = runtime.from_host(np.array([table[i].address for i in step.buffers] or [0], np.uint64))
         extent = cast(int, step.segment.extent)
-        if step.runs:  # the runs' sums over the grid (start 1), then the kernel on them (warp_reductions.py)
+        if step.runs:  # the runs' sums over the grid (range [-1, -1)), then the kernel on them (warp_reductions.py)
             scratch = runtime.empty((step.runs,), np.dtype(np.float64))
             runtime.launch(self._module, step.symbol, min(step.runs, runtime.max_blocks), step.lanes,
-                           [addresses.address, 0, 1, 1, scratch.address])
+                           [addresses.address, 0, RUNS, RUNS, scratch.address])
             runtime.launch(self._module, step.symbol, 1, step.lanes, [addresses.address, 0, 0, 0, scratch.address])
             return
-        grid, block = runtime.launch_shape(extent * step.lanes) if extent else (1, step.lanes)
+        if step.lanes > runtime.block_threads:  # a block of warps an iteration: a CUDA block each
+            grid, block = min(max(extent, 1), runtime.max_blocks), step.lanes
+        else:
+            grid, block = runtime.launch_shape(extent * step.lanes) if extent else (1, step.lanes)
         runtime.launch(self._module, step.symbol, grid, block, [addresses.address, 0, 0, extent, 0])

@@ -4,8 +4,10 @@ bits.
 A kernel whose iterations are reductions (:func:`lanes`: every innermost loop of an
 iteration a reduction of one kind below, or writing only each thread's own memory; no
 branch, no call) runs each iteration of its chunkable loop on a warp instead of a thread
-(a row of a row reduction), and, without a chunkable loop (a whole-array reduction), on a
-CUDA block of ``BLOCK_WARPS`` warps (``renderer.py``'s group entry). The group's threads
+(a row of a row reduction; loops that write elements too are the lanes' in turn:
+``lane_loops.py``), and, without a chunkable loop (a whole-array reduction) or where its
+rows are few and long, on a CUDA block of ``BLOCK_WARPS`` warps (``renderer.py``'s group
+entry). The group's threads
 run the iteration's code together on the same values, but for three things:
 
 - **Accumulations** (a float sum or product, ``reassoc``: ``emitter._accumulate``, whose
@@ -48,7 +50,8 @@ from xdsl.ir import Operation, SSAValue
 
 from ...codegen.linalg_to_loops import PARALLEL_LOOP
 from ..llvm.emitter import (_BLOCK, _LEVELS, _RULES, INDEX, FunctionEmitter, _Accumulation, _accumulating,
-                            _accumulations, _carry, _cascade_total, _counted, _fewer_partials, llvm_type)
+                            _accumulations, _carry, _cascade_total, _constant_int, _counted, _fewer_partials,
+                            llvm_type)
 from ..llvm.kernel_source import Segment
 from .lane_loops import split_loops
 
@@ -146,10 +149,15 @@ def _shared_reductions(ops: Sequence[Operation], split: frozenset[scf.ForOp]) ->
     return found
 
 
+#: Rows few enough to take a block of warps each, if they are long (``FEW_ROWS`` warps
+#: would leave a GPU's SMs idle).
+FEW_ROWS = 64
+
+
 def lanes(ops: list[Operation], segment: Segment) -> int:
     """A warp for each iteration of a kernel whose iterations are reductions it can share
     (the chunkable loop outermost), ``BLOCK_WARPS`` warps for such a kernel without a
-    chunkable loop (a whole-array reduction), a thread for any other."""
+    chunkable loop (a whole-array reduction) or of few long rows, a thread for any other."""
     if len(ops) == 1 and isinstance(ops[0], scf.ForOp) and PARALLEL_LOOP in ops[0].attributes:
         if segment.depth:
             return 1  # a column reduction: its threads' loads are coalesced already
@@ -158,7 +166,14 @@ def lanes(ops: list[Operation], segment: Segment) -> int:
         return 1
     else:
         return WARP * BLOCK_WARPS if _shared_reductions(ops, frozenset()) else 1
-    return WARP if _shared_reductions(iteration, split_loops(ops[0], _is_reduction)) else 1
+    if not _shared_reductions(iteration, split_loops(ops[0], _is_reduction)):
+        return 1
+    longest = max((_constant_int(loop.ub) or 0 for loop in ops[0].walk()
+                   if isinstance(loop, scf.ForOp) and _is_reduction(loop)), default=0)
+    if (isinstance(segment.extent, int) and segment.extent <= FEW_ROWS and longest >= BLOCK_WARPS * _BLOCK
+            and _shared_reductions(iteration, frozenset())):
+        return WARP * BLOCK_WARPS
+    return WARP
 
 
 def _special(e: FunctionEmitter, register: str) -> ir.Value:
@@ -375,7 +390,7 @@ def _store_total(e: FunctionEmitter, a: _Accumulation, combine: Callable[[ir.Val
 def once(e: FunctionEmitter, buffer: SSAValue, store: Callable[[], None]) -> None:
     """``store`` into ``buffer`` made once for the group: by its thread 0 between the
     group's barriers, unless the buffer is the thread's own; by none in the launches
-    that compute a reduction's runs (:func:`_runs_over_the_grid`)."""
+    that compute a reduction's runs (:func:`_runs_over_the_grid`: a range from -1)."""
     if _own(buffer):
         store()
         return
@@ -383,7 +398,7 @@ def once(e: FunctionEmitter, buffer: SSAValue, store: Callable[[], None]) -> Non
     b = e.builder
     first = _is_zero(e, _thread(e))
     if e.lanes > WARP:
-        first = b.and_(first, _is_zero(e, e.function.args[-2]))
+        first = b.and_(first, b.icmp_signed(">=", e.function.args[-2], ir.Constant(INDEX, 0)))
     with b.if_then(first):
         store()
     _sync(e)
@@ -478,11 +493,11 @@ def _runs_over_the_grid(e: FunctionEmitter, ty: ir.Type, method: str, level: ir.
                         carry: Callable[[ir.Value, list[ir.Value]], None]) -> ir.Value:
     """The first ``runs * size`` blocks of a whole-array reduction, over the grid. The
     host's cascade is a pairwise tree: an aligned run of ``size`` (2^p) blocks is one of
-    its subtrees, pushed onto level p. So launches with ``start`` 1 compute runs: block
+    its subtrees, pushed onto level p. So launches with ``start`` -1 compute runs: block
     ``g`` of ``G`` of the grid runs ``g, g + G...``, each by its warps in rounds into a
     cascade of its own, whose level p is then the run's sum, which thread 0 writes to the
     scratch buffer the executable passes as the kernel's table of imports, and return.
-    The kernel's own launch (``start`` 0, one block) carries the runs' sums onto level p
+    The kernel's own launch (one block) carries the runs' sums onto level p
     in order, as the host's counter would, and goes on with the blocks after them; the
     number of those blocks is returned."""
     b = e.builder
@@ -491,7 +506,7 @@ def _runs_over_the_grid(e: FunctionEmitter, ty: ir.Type, method: str, level: ir.
     e.runs = runs
     p = size.bit_length() - 1
     level_p = b.gep(level, [ir.Constant(INDEX, p)], source_etype=ty)
-    with b.if_then(b.icmp_unsigned("!=", e.function.args[-2], ir.Constant(INDEX, 0))):
+    with b.if_then(b.icmp_signed("<", e.function.args[-2], ir.Constant(INDEX, 0))):
         def run(index: ir.Value) -> None:
             first = b.mul(index, ir.Constant(INDEX, size))
             _blocks_by_warps(e, [ty], first, b.add(first, ir.Constant(INDEX, size)), block,

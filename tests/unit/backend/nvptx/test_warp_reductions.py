@@ -87,6 +87,12 @@ CASES = {
     "f32 sum of matrices of no rows and no columns": (lambda x: (xp.sum(x), xp.sum(x.T)), _mixed(0).reshape(0, 5)),
     "f32 row sums": (lambda x: xp.sum(x, axis=1), _mixed(9 * 301).reshape(9, 301)),
     "f64 row sums past a block": (lambda x: xp.sum(x, axis=1), _mixed(3 * 4201, np.float64).reshape(3, 4201)),
+    # few rows of a round of blocks or more: a block of warps a row
+    "f32 sums of few long rows": (lambda x: xp.sum(x, axis=1), _runs_of_magnitudes(3 * (9 * 4096 + 77)).reshape(3, -1)),
+    "f64 sums of few long rows": (lambda x: xp.sum(x, axis=1), _runs_of_magnitudes(2 * 17 * 4096, np.float64).reshape(2, -1)),
+    "f32 means and variances of few long rows": (lambda x: (xp.mean(x, axis=1), xp.var(x, axis=1)),
+                                                 _mixed(2 * 8 * 4096).reshape(2, -1)),
+    "f32 argmax of few long rows": (lambda x: xp.argmax(x, axis=1), _mixed(3 * 8 * 4096).reshape(3, -1)),
     "f32 row sums of one column": (lambda x: xp.sum(x, axis=1), _mixed(40).reshape(40, 1)),
     "f32 row products": (lambda x: xp.prod(x, axis=-1), (1 + _mixed(5 * 77) / 1e4).reshape(5, 77)),
     "f32 row means and variances": (lambda x: (xp.mean(x, axis=1), xp.var(x, axis=1)), _mixed(6 * 333).reshape(6, 333)),
@@ -119,6 +125,14 @@ def test_a_row_takes_a_warp_and_a_whole_array_a_block_of_warps():
     x = _mixed(4 * 50).reshape(4, 50)
     assert [s.lanes for s in _run(lambda x: xp.sum(x, axis=1), x).steps] == [WARP]
     assert [s.lanes for s in _run(xp.sum, x).steps] == [WARP * BLOCK_WARPS]
+
+
+def test_few_long_rows_take_a_block_of_warps_each():
+    def lanes(shape):
+        module = xp.jit(lambda x: xp.sum(x, axis=1)).lower(xp.asarray(np.zeros(shape, np.float32))).module
+        return [s.lanes for s in NvptxCompiler(SimulatedRuntime()).compile(module).steps]
+    assert lanes((3, 8 * 4096)) == [WARP * BLOCK_WARPS]
+    assert lanes((3, 8 * 4096 - 1)) == lanes((65, 8 * 4096)) == [WARP]
 
 
 @pytest.mark.parametrize(("n", "runs"), [(2 * RUN - 1, 0), (2 * RUN, 2), (5 * RUN + 3 * 4096 + 77, 5)])
