@@ -4,10 +4,12 @@ host's.
 
 The table holds the parameters, the bound constants, the outputs and the temporaries, in
 that order. A step launches one kernel with a table of its own buffers' addresses in
-device memory and the range of its chunkable loop, a thread an iteration, or a warp
-where its iterations are reductions (``renderer.py``); a kernel with no chunkable loop
-runs on one thread (a warp). Launches on one
-runtime run in order, so a step sees what the steps before it wrote."""
+device memory and the range of its chunkable loop, a thread an iteration, or a warp or a
+CUDA block of warps where its iterations are reductions (``renderer.py``,
+``warp_reductions.py``); a kernel with no chunkable loop runs on one thread, or on a
+block of warps where it is a reduction, after launches over the grid that compute the
+runs of a long one into a scratch buffer. Launches on one runtime run in order, so a step
+sees what the steps before it wrote."""
 
 from __future__ import annotations
 
