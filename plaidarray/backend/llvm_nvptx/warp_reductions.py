@@ -22,8 +22,8 @@ run the iteration's code together on the same values, but for three things:
   ``r * W + w``, and every thread carries a round's sums (through shared memory) into its
   cascade in the blocks' order; the tail after the last whole block is each warp's. A
   whole-array reduction of a matrix is the host's rows one after another, each row's
-  total added to the accumulator in turn: the block's warps take the rows in rounds, a
-  row each, and every thread adds a round's totals in the rows' order.
+  total added to the accumulator in turn: the grid's warps take the rows first (or the
+  block's warps in rounds), a row each, and the totals are added in the rows' order.
 - **Exact reductions** (integer sums, products and bitwise ones, integer and float max and
   min: their value does not depend on the order) take elements ``t, t + T...`` on thread
   ``t`` of ``T`` and combine the lanes' values by ``shfl.sync.bfly``, then the warps'
@@ -300,7 +300,8 @@ def _rows_by_warps(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value) ->
     taken by the block's warps in rounds, warp ``w`` iteration ``r * W + w`` of round
     ``r``, a warp's reduction each; every thread adds the round's totals (through shared
     memory) to the accumulators' values in the iterations' order, as the host adds each
-    row's total, and thread 0 stores them at the end."""
+    row's total, and thread 0 stores them at the end. The rows of a kernel's one loop
+    nest are the grid's first (:func:`_row_totals_over_the_grid`)."""
     body = list(loop.body.block.ops)[:-1]
     if len(body) != 1 or not isinstance(body[0], scf.ForOp):
         return False
@@ -314,27 +315,94 @@ def _rows_by_warps(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value) ->
         return False
     b = e.builder
     types = [llvm_type(a.load.results[0].type) for a in reductions]
-    warps = e.lanes // WARP
-    memory = [_shared(e, ty, warps) for ty in types]
+    rows = _count(e, lb, ub)
+    combines = _combines(e, found)
+
+    def row_totals(row: ir.Value) -> list[ir.Value]:
+        e.values[loop.body.block.args[0]] = b.add(lb, row)
+        lanes, e.lanes = e.lanes, WARP
+        totals = _totals(e, inner, e.v(inner.lb), e.v(inner.ub), found)
+        e.lanes = lanes
+        return totals
+
+    grid = isinstance(lb, ir.Constant) and isinstance(ub, ir.Constant) and _one_loop_nest(loop)
+    if grid:
+        _row_totals_over_the_grid(e, max(ub.constant - lb.constant, 0), len(reductions), row_totals)
     running = [_private(e, ty, 1) for ty in types]
     for a, ty, slot in zip(reductions, types, running):
         _sync(e)  # the accumulator's first value, as thread 0 stored it
         address, elem = e.address(a.load.memref, list(a.load.indices))
         value = b.load(address, typ=elem)
         b.store(b.trunc(value, ty) if elem != ty else value, slot)
-    rows = _count(e, lb, ub)
+    if grid:
+        def add(row: ir.Value) -> None:
+            for k, (ty, slot, combine) in enumerate(zip(types, running, combines)):
+                total = b.load(_scratch_slot(e, b.add(b.mul(row, ir.Constant(INDEX, len(types))),
+                                                      ir.Constant(INDEX, k))), typ=ty)
+                b.store(combine(b.load(slot, typ=ty), total), slot)
+        _counted(e, ir.Constant(INDEX, 0), rows, ir.Constant(INDEX, 1), add)
+    else:
+        _rows_in_rounds(e, types, rows, running, combines, row_totals)
+    for a, ty, slot in zip(reductions, types, running):
+        def store(a: _Accumulation = a, ty: ir.Type = ty, slot: ir.Value = slot) -> None:
+            address, elem = e.address(a.load.memref, list(a.load.indices))
+            value = b.load(slot, typ=ty)
+            b.store(b.zext(value, elem) if elem != ty else value, address)
+        once(e, a.load.memref, store)
+    return True
+
+
+def _one_loop_nest(loop: Any) -> bool:
+    """Whether ``loop`` is its kernel's one loop nest (its body's others run once)."""
+    return isinstance(loop.parent_op(), func.FuncOp) and not any(
+        op.regions and op is not loop for op in loop.parent_block().ops)
+
+
+def _scratch_slot(e: FunctionEmitter, index: ir.Value) -> ir.Value:
+    """Slot ``index`` of the scratch buffer of a reduction over the grid (8 bytes each),
+    which the executable passes as the kernel's table of imports."""
+    assert e.imports_table is not None, "a kernel's body has its table of imports"
+    return e.builder.gep(e.imports_table, [index], source_etype=ir.IntType(64))
+
+
+def _row_totals_over_the_grid(e: FunctionEmitter, rows: int, count: int,
+                              row_totals: Callable[[ir.Value], list[ir.Value]]) -> None:
+    """In the launches over the grid (a range from -1): warp ``v`` of the grid's ``V``
+    computes the totals of rows ``v, v + V...`` into the scratch buffer, ``count`` a row,
+    and the launch returns. The kernel's own launch then adds them in the rows' order."""
+    b = e.builder
+    e.runs = rows * count
+    with b.if_then(b.icmp_signed("<", e.function.args[-2], ir.Constant(INDEX, 0))):
+        warps = e.lanes // WARP
+        warp = b.add(b.mul(_special(e, "ctaid.x"), ir.Constant(INDEX, warps)),
+                     b.udiv(_thread(e), ir.Constant(INDEX, WARP)))
+
+        def row(index: ir.Value) -> None:
+            totals = row_totals(index)
+            with b.if_then(_is_zero(e, _special(e, "laneid"))):
+                for k, total in enumerate(totals):
+                    b.store(total, _scratch_slot(e, b.add(b.mul(index, ir.Constant(INDEX, count)),
+                                                          ir.Constant(INDEX, k))))
+        _counted(e, warp, ir.Constant(INDEX, rows), b.mul(_special(e, "nctaid.x"), ir.Constant(INDEX, warps)), row)
+        b.ret_void()
+
+
+def _rows_in_rounds(e: FunctionEmitter, types: list[ir.Type], rows: ir.Value, running: list[ir.Value],
+                    combines: list[Callable[[ir.Value, ir.Value], ir.Value]],
+                    row_totals: Callable[[ir.Value], list[ir.Value]]) -> None:
+    """The rows on the block's warps in rounds, each round's totals added to ``running``
+    in the rows' order through shared memory."""
+    b = e.builder
+    warps = e.lanes // WARP
+    memory = [_shared(e, ty, warps) for ty in types]
     warp = b.udiv(_thread(e), ir.Constant(INDEX, WARP))
     rounds = b.udiv(b.add(rows, ir.Constant(INDEX, warps - 1)), ir.Constant(INDEX, warps))
-    combines = _combines(e, found)
 
     def round_(r: ir.Value) -> None:
         first = b.mul(r, ir.Constant(INDEX, warps))
         row = b.add(first, warp)
         with b.if_then(b.icmp_unsigned("<", row, rows)):
-            e.values[loop.body.block.args[0]] = b.add(lb, row)
-            lanes, e.lanes = e.lanes, WARP
-            totals = _totals(e, inner, e.v(inner.lb), e.v(inner.ub), found)
-            e.lanes = lanes
+            totals = row_totals(row)
             with b.if_then(_is_zero(e, _special(e, "laneid"))):
                 for m, total in zip(memory, totals):
                     b.store(total, _at(e, m, warp))
@@ -346,13 +414,6 @@ def _rows_by_warps(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value) ->
                     b.store(combine(b.load(slot, typ=ty), total), slot)
         _sync(e)
     _counted(e, ir.Constant(INDEX, 0), rounds, ir.Constant(INDEX, 1), round_)
-    for a, ty, slot in zip(reductions, types, running):
-        def store(a: _Accumulation = a, ty: ir.Type = ty, slot: ir.Value = slot) -> None:
-            address, elem = e.address(a.load.memref, list(a.load.indices))
-            value = b.load(slot, typ=ty)
-            b.store(b.zext(value, elem) if elem != ty else value, address)
-        once(e, a.load.memref, store)
-    return True
 
 
 def _private(e: FunctionEmitter, ty: ir.Type, count: int) -> ir.Value:

@@ -34,6 +34,11 @@ def _runs_of_magnitudes(n, dtype=np.float32):
     return (_mixed(n, np.float64) * scale).astype(dtype)
 
 
+def _scales(rows):
+    """A column of powers of ten, one a row."""
+    return np.float32(10.0) ** RNG.integers(-6, 7, (rows, 1)).astype(np.float32)
+
+
 def _special(n, dtype=np.float32):
     """Zeros of both signs and infinities among values, with a NaN."""
     x = RNG.choice(np.array([0.0, -0.0, 1.5, -2.0, np.inf, -np.inf], dtype), n)
@@ -78,9 +83,11 @@ CASES = {
     "f64 product with inf and zeros": (xp.prod, _special(301, np.float64)[np.r_[0:100, 101:301]]),
     "f32 sum of a fused expression": (lambda x: xp.sum(x * 2.0 + 1.0), _mixed(5001)),
     "f32 sum of a matrix": (xp.sum, _mixed(3 * 1500).reshape(3, 1500)),
-    "f32 sum of a matrix of long rows (rows in rounds of the warps)":
+    "f32 sum of a matrix of long rows (rows over the grid)":
         (xp.sum, _mixed(19 * 4100).reshape(19, 4100) * np.float32(10.0) ** RNG.integers(-4, 5, (19, 1))),
-    "f64 sum of a 3-d array": (xp.sum, _mixed(3 * 5 * 70, np.float64).reshape(3, 5, 70)),
+    "f64 sum of a 3-d array (rows in rounds of the warps)": (xp.sum, _mixed(3 * 5 * 70, np.float64).reshape(3, 5, 70)),
+    "f32 sum of rows of many magnitudes": (xp.sum, _mixed(40 * 100).reshape(40, 100) * _scales(40)),
+    "f64 sum of rows of many magnitudes": (xp.sum, _mixed(33 * 65, np.float64).reshape(33, 65) * _scales(33)),
     "f32 mean of a matrix": (xp.mean, _mixed(17 * 9).reshape(17, 9)),
     "f32 max of a matrix": (xp.max, _special(20 * 33).reshape(20, 33)),
     "i64 sum of a matrix": (xp.sum, _integers(21, 40, dtype=np.int64)),
@@ -133,6 +140,11 @@ def test_few_long_rows_take_a_block_of_warps_each():
         return [s.lanes for s in NvptxCompiler(SimulatedRuntime()).compile(module).steps]
     assert lanes((3, 8 * 4096)) == [WARP * BLOCK_WARPS]
     assert lanes((3, 8 * 4096 - 1)) == lanes((65, 8 * 4096)) == [WARP]
+
+
+def test_a_matrix_sums_its_rows_over_the_grid_first():
+    assert [(s.lanes, s.runs) for s in _run(xp.sum, _mixed(5 * 7).reshape(5, 7)).steps] == [(WARP * BLOCK_WARPS, 5)]
+    assert [(s.lanes, s.runs) for s in _run(xp.sum, _mixed(60).reshape(3, 4, 5)).steps] == [(WARP * BLOCK_WARPS, 0)]
 
 
 @pytest.mark.parametrize(("n", "runs"), [(2 * RUN - 1, 0), (2 * RUN, 2), (5 * RUN + 3 * 4096 + 77, 5)])
