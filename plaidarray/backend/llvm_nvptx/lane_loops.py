@@ -10,9 +10,9 @@ temporary) or of the lane's own memory (an ``alloca``), which the iteration read
 writes elsewhere only at ``[..., j]`` in loops from 0 whose element ``j`` is this lane's
 too: split loops, and the warp's reductions (element ``j`` on lane ``j mod 32``:
 ``warp_reductions.py``). So lane ``l`` reads back only what it wrote (a kernel's
-iterations, its rows, never read each other's elements: each ran on a thread of its own). The loops found so
-are the largest set that meets these rules together (a loop that reads a split loop's
-memory must be split itself)."""
+iterations, its rows, never read each other's elements: each ran on a thread of its
+own). The loops found so are the largest set that meets these rules together (a loop
+that reads a split loop's memory must be split itself)."""
 
 from __future__ import annotations
 

@@ -36,6 +36,7 @@ from ..llvm.kernel_source import PLACEHOLDER, Segment
 from ..llvm.math_functions import KERNELS, define_scalar
 from ..llvm.runtime_routines import runtime_function
 from . import warp_reductions
+from .warp_ops import WARP
 
 I32 = ir.IntType(32)
 
@@ -126,7 +127,7 @@ def _emit_entry(module: ir.Module, body: ir.Function, n_buffers: int, lanes: int
     first_index = b.add(start, thread)
     b.cbranch(b.icmp_signed("==", start, stop), once, head)
     b.position_at_end(once)
-    if lanes > warp_reductions.WARP:  # a block of warps: every block's (the grid's runs, warp_reductions.py)
+    if lanes > WARP:  # a block of warps: every block's (the grid's runs, warp_reductions.py)
         b.branch(called_once)
     else:
         b.cbranch(b.icmp_signed("==", thread, ir.Constant(INDEX, 0)), called_once, done)

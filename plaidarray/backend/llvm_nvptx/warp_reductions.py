@@ -54,18 +54,11 @@ from ..llvm.emitter import (_BLOCK, _LEVELS, _RULES, INDEX, FunctionEmitter, _Ac
                             llvm_type)
 from ..llvm.kernel_source import Segment
 from .lane_loops import split_loops
+from .warp_ops import WARP, is_zero, private, shared_array, shared_at, shuffle, special, sync, thread_index
 
-WARP = 32
 #: The warps of the CUDA block that runs a kernel without a chunkable loop (a whole-array
 #: reduction): they take the host's blocks of elements in turn.
 BLOCK_WARPS = 8
-I32 = ir.IntType(32)
-_EVERY_LANE = ir.Constant(I32, 0xFFFFFFFF)
-#: The lane range a shuffle reads within (``c`` of ``shfl.sync``: the whole warp).
-_CLAMP = ir.Constant(I32, 0x1F)
-
-
-_FLOAT_BITS = {ir.HalfType: 16, ir.FloatType: 32, ir.DoubleType: 64}
 
 
 def _all_ones(ty: ir.Type) -> ir.Constant:
@@ -176,64 +169,6 @@ def lanes(ops: list[Operation], segment: Segment) -> int:
     return WARP
 
 
-def _special(e: FunctionEmitter, register: str) -> ir.Value:
-    return e.builder.zext(e.intrinsic(f"llvm.nvvm.read.ptx.sreg.{register}", I32, []), INDEX)
-
-
-def _thread(e: FunctionEmitter) -> ir.Value:
-    """The thread's index in its group (a warp, or the CUDA block)."""
-    if e.lanes == WARP:
-        return _special(e, "laneid")
-    return e.builder.urem(_special(e, "tid.x"), ir.Constant(INDEX, e.lanes))
-
-
-def _sync(e: FunctionEmitter) -> None:
-    """The group's barrier: a warp sync, or the CUDA block's."""
-    if e.lanes == WARP:
-        e.intrinsic("llvm.nvvm.bar.warp.sync", ir.VoidType(), [_EVERY_LANE])
-    else:
-        e.intrinsic("llvm.nvvm.barrier0", ir.VoidType(), [])
-
-
-def _is_zero(e: FunctionEmitter, value: ir.Value) -> ir.Value:
-    return e.builder.icmp_unsigned("==", value, ir.Constant(INDEX, 0))
-
-
-def _shared(e: FunctionEmitter, ty: ir.Type, count: int) -> ir.GlobalVariable:
-    """``count`` values of ``ty`` in the CUDA block's shared memory."""
-    name = f"plaidarray.shared.{sum(1 for g in e.module.global_values if g.name.startswith('plaidarray.shared.'))}"
-    memory = ir.GlobalVariable(e.module, ir.ArrayType(ty, count), name, addrspace=3)
-    memory.linkage = "internal"
-    memory.initializer = ir.Constant(ir.ArrayType(ty, count), ir.Undefined)
-    return memory
-
-
-def _at(e: FunctionEmitter, memory: ir.GlobalVariable, index: ir.Value) -> ir.Value:
-    return e.builder.gep(memory, [ir.Constant(INDEX, 0), index], inbounds=True)
-
-
-def _shuffle(e: FunctionEmitter, kind: str, value: ir.Value, lane: int) -> ir.Value:
-    """``shfl.sync.<kind>`` of ``value`` of any width, 32 bits at a time."""
-    b = e.builder
-    ty = value.type
-    bits = ty.width if isinstance(ty, ir.IntType) else _FLOAT_BITS[type(ty)]
-    word = ir.IntType(max(bits, 32))
-    whole = b.bitcast(value, ir.IntType(bits)) if not isinstance(ty, ir.IntType) else value
-    whole = b.zext(whole, word) if bits < 32 else whole
-    parts = []
-    for shift in range(0, word.width, 32):
-        part = b.trunc(b.lshr(whole, ir.Constant(word, shift)) if shift else whole, I32) if word.width > 32 else whole
-        parts.append(e.intrinsic(f"llvm.nvvm.shfl.sync.{kind}.i32", I32,
-                                 [_EVERY_LANE, part, ir.Constant(I32, lane), _CLAMP]))
-    result: ir.Value = parts[0]
-    if word.width > 32:
-        result = b.zext(parts[0], word)
-        for k, part in enumerate(parts[1:], 1):
-            result = b.or_(result, b.shl(b.zext(part, word), ir.Constant(word, 32 * k)))
-    result = b.trunc(result, ir.IntType(bits)) if bits < 32 else result
-    return b.bitcast(result, ty) if not isinstance(ty, ir.IntType) else result
-
-
 def emit_reduction(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value) -> bool:
     """Emit ``loop`` shared by the group, if it is a reduction it can share, or a block
     of warps' loop over reductions into the same accumulators (:func:`_rows_by_warps`)."""
@@ -262,7 +197,7 @@ def _by_lanes_in_turn(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value)
     def iteration(i: ir.Value) -> None:
         e.values[loop.body.block.args[0]] = i
         e.emit_ops(list(loop.body.block.ops)[:-1])
-    _counted(e, b.add(lb, _special(e, "laneid")), ub, ir.Constant(INDEX, WARP), iteration)
+    _counted(e, b.add(lb, special(e, "laneid")), ub, ir.Constant(INDEX, WARP), iteration)
     e.lanes = lanes
     return True
 
@@ -328,9 +263,9 @@ def _rows_by_warps(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value) ->
     grid = isinstance(lb, ir.Constant) and isinstance(ub, ir.Constant) and _one_loop_nest(loop)
     if grid:
         _row_totals_over_the_grid(e, max(ub.constant - lb.constant, 0), len(reductions), row_totals)
-    running = [_private(e, ty, 1) for ty in types]
+    running = [private(e, ty, 1) for ty in types]
     for a, ty, slot in zip(reductions, types, running):
-        _sync(e)  # the accumulator's first value, as thread 0 stored it
+        sync(e)  # the accumulator's first value, as thread 0 stored it
         address, elem = e.address(a.load.memref, list(a.load.indices))
         value = b.load(address, typ=elem)
         b.store(b.trunc(value, ty) if elem != ty else value, slot)
@@ -374,16 +309,16 @@ def _row_totals_over_the_grid(e: FunctionEmitter, rows: int, count: int,
     e.runs = rows * count
     with b.if_then(b.icmp_signed("<", e.function.args[-2], ir.Constant(INDEX, 0))):
         warps = e.lanes // WARP
-        warp = b.add(b.mul(_special(e, "ctaid.x"), ir.Constant(INDEX, warps)),
-                     b.udiv(_thread(e), ir.Constant(INDEX, WARP)))
+        warp = b.add(b.mul(special(e, "ctaid.x"), ir.Constant(INDEX, warps)),
+                     b.udiv(thread_index(e), ir.Constant(INDEX, WARP)))
 
         def row(index: ir.Value) -> None:
             totals = row_totals(index)
-            with b.if_then(_is_zero(e, _special(e, "laneid"))):
+            with b.if_then(is_zero(e, special(e, "laneid"))):
                 for k, total in enumerate(totals):
                     b.store(total, _scratch_slot(e, b.add(b.mul(index, ir.Constant(INDEX, count)),
                                                           ir.Constant(INDEX, k))))
-        _counted(e, warp, ir.Constant(INDEX, rows), b.mul(_special(e, "nctaid.x"), ir.Constant(INDEX, warps)), row)
+        _counted(e, warp, ir.Constant(INDEX, rows), b.mul(special(e, "nctaid.x"), ir.Constant(INDEX, warps)), row)
         b.ret_void()
 
 
@@ -394,8 +329,8 @@ def _rows_in_rounds(e: FunctionEmitter, types: list[ir.Type], rows: ir.Value, ru
     in the rows' order through shared memory."""
     b = e.builder
     warps = e.lanes // WARP
-    memory = [_shared(e, ty, warps) for ty in types]
-    warp = b.udiv(_thread(e), ir.Constant(INDEX, WARP))
+    memory = [shared_array(e, ty, warps) for ty in types]
+    warp = b.udiv(thread_index(e), ir.Constant(INDEX, WARP))
     rounds = b.udiv(b.add(rows, ir.Constant(INDEX, warps - 1)), ir.Constant(INDEX, warps))
 
     def round_(r: ir.Value) -> None:
@@ -403,27 +338,17 @@ def _rows_in_rounds(e: FunctionEmitter, types: list[ir.Type], rows: ir.Value, ru
         row = b.add(first, warp)
         with b.if_then(b.icmp_unsigned("<", row, rows)):
             totals = row_totals(row)
-            with b.if_then(_is_zero(e, _special(e, "laneid"))):
+            with b.if_then(is_zero(e, special(e, "laneid"))):
                 for m, total in zip(memory, totals):
-                    b.store(total, _at(e, m, warp))
-        _sync(e)
+                    b.store(total, shared_at(e, m, warp))
+        sync(e)
         for w in range(warps):
             with b.if_then(b.icmp_unsigned("<", b.add(first, ir.Constant(INDEX, w)), rows)):
                 for m, ty, slot, combine in zip(memory, types, running, combines):
-                    total = b.load(_at(e, m, ir.Constant(INDEX, w)), typ=ty)
+                    total = b.load(shared_at(e, m, ir.Constant(INDEX, w)), typ=ty)
                     b.store(combine(b.load(slot, typ=ty), total), slot)
-        _sync(e)
+        sync(e)
     _counted(e, ir.Constant(INDEX, 0), rounds, ir.Constant(INDEX, 1), round_)
-
-
-def _private(e: FunctionEmitter, ty: ir.Type, count: int) -> ir.Value:
-    """``count`` values of ``ty`` of the lane's own, in the entry block (kept in registers)."""
-    b = e.builder
-    current = b.block
-    b.position_at_start(e.function.entry_basic_block)
-    slots = b.alloca(ty, size=ir.Constant(INDEX, count))
-    b.position_at_end(current)
-    return slots
 
 
 def _element(e: FunctionEmitter, loop: Any, lb: ir.Value, index: ir.Value, slots: dict[Any, ir.Value]) -> None:
@@ -455,14 +380,14 @@ def once(e: FunctionEmitter, buffer: SSAValue, store: Callable[[], None]) -> Non
     if _own(buffer):
         store()
         return
-    _sync(e)
+    sync(e)
     b = e.builder
-    first = _is_zero(e, _thread(e))
+    first = is_zero(e, thread_index(e))
     if e.lanes > WARP:
         first = b.and_(first, b.icmp_signed(">=", e.function.args[-2], ir.Constant(INDEX, 0)))
     with b.if_then(first):
         store()
-    _sync(e)
+    sync(e)
 
 
 def _accumulate(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value, n: ir.Value,
@@ -477,9 +402,9 @@ def _accumulate(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value, n: ir
     owned = max(k // WARP, 1)  # the partials of each lane: lane, lane + 32...
     methods = ["fmul" if a.combine.name == "arith.mulf" else "fadd" for a in accumulations]
     identities = [ir.Constant(ty, 1.0 if m == "fmul" else -0.0) for ty, m in zip(types, methods)]
-    partials = [_private(e, ty, owned) for ty in types]
-    levels = [_private(e, ty, _LEVELS) for ty in types]
-    lane = _special(e, "laneid")
+    partials = [private(e, ty, owned) for ty in types]
+    levels = [private(e, ty, _LEVELS) for ty in types]
+    lane = special(e, "laneid")
     holds = b.icmp_unsigned("<", lane, ir.Constant(INDEX, k))  # every lane but where K < 32
 
     def block_sums(start: ir.Value, stop: ir.Value) -> list[ir.Value]:
@@ -503,9 +428,9 @@ def _accumulate(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value, n: ir
             value = values[0]
             half = min(k, WARP) // 2
             while half:  # lane p (below half) adds partial p + half, as the host's tree does
-                value = getattr(b, method)(value, _shuffle(e, "down", value, half))
+                value = getattr(b, method)(value, shuffle(e, "down", value, half))
                 half //= 2
-            sums.append(_shuffle(e, "idx", value, 0))
+            sums.append(shuffle(e, "idx", value, 0))
         return sums
 
     def block(index: ir.Value) -> list[ir.Value]:
@@ -572,9 +497,9 @@ def _runs_over_the_grid(e: FunctionEmitter, ty: ir.Type, method: str, level: ir.
             first = b.mul(index, ir.Constant(INDEX, size))
             _blocks_by_warps(e, [ty], first, b.add(first, ir.Constant(INDEX, size)), block,
                              lambda i, sums: carry(b.sub(i, first), sums))
-            with b.if_then(_is_zero(e, _thread(e))):
+            with b.if_then(is_zero(e, thread_index(e))):
                 b.store(b.load(level_p, typ=ty), b.gep(scratch, [index], source_etype=ty))
-        _counted(e, _special(e, "ctaid.x"), ir.Constant(INDEX, runs), _special(e, "nctaid.x"), run)
+        _counted(e, special(e, "ctaid.x"), ir.Constant(INDEX, runs), special(e, "nctaid.x"), run)
         b.ret_void()
     _counted(e, ir.Constant(INDEX, 0), ir.Constant(INDEX, runs), ir.Constant(INDEX, 1),
              lambda index: _carry(e, level_p, ty, method, b.load(b.gep(scratch, [index], source_etype=ty), typ=ty),
@@ -591,8 +516,8 @@ def _blocks_by_warps(e: FunctionEmitter, types: list[ir.Type], start: ir.Value, 
     shared memory."""
     b = e.builder
     warps = e.lanes // WARP
-    memory = [_shared(e, ty, warps) for ty in types]
-    warp = b.udiv(_thread(e), ir.Constant(INDEX, WARP))
+    memory = [shared_array(e, ty, warps) for ty in types]
+    warp = b.udiv(thread_index(e), ir.Constant(INDEX, WARP))
     count = b.sub(blocks, start)
     count = b.select(b.icmp_signed("<", count, ir.Constant(INDEX, 0)), ir.Constant(INDEX, 0), count)
     rounds = b.udiv(b.add(count, ir.Constant(INDEX, warps - 1)), ir.Constant(INDEX, warps))
@@ -602,15 +527,15 @@ def _blocks_by_warps(e: FunctionEmitter, types: list[ir.Type], start: ir.Value, 
         index = b.add(first, warp)
         with b.if_then(b.icmp_unsigned("<", index, blocks)):
             sums = block(index)
-            with b.if_then(_is_zero(e, _special(e, "laneid"))):
+            with b.if_then(is_zero(e, special(e, "laneid"))):
                 for m, value in zip(memory, sums):
-                    b.store(value, _at(e, m, warp))
-        _sync(e)
+                    b.store(value, shared_at(e, m, warp))
+        sync(e)
         for w in range(warps):
             index = b.add(first, ir.Constant(INDEX, w))
             with b.if_then(b.icmp_unsigned("<", index, blocks)):
-                carry(index, [b.load(_at(e, m, ir.Constant(INDEX, w)), typ=ty) for m, ty in zip(memory, types)])
-        _sync(e)
+                carry(index, [b.load(shared_at(e, m, ir.Constant(INDEX, w)), typ=ty) for m, ty in zip(memory, types)])
+        sync(e)
     _counted(e, ir.Constant(INDEX, 0), rounds, ir.Constant(INDEX, 1), round_)
 
 
@@ -640,29 +565,29 @@ def _reduce_exactly(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value, n
     lanes' values combined by butterflies (every lane holds the total)."""
     b = e.builder
     types = [llvm_type(a.load.results[0].type) for a in reductions]
-    slots = {a: _private(e, ty, 1) for a, ty in zip(reductions, types)}
+    slots = {a: private(e, ty, 1) for a, ty in zip(reductions, types)}
     for a, ty in zip(reductions, types):
         b.store(EXACT[a.combine.name](ty), slots[a])
-    _counted(e, _thread(e), n, ir.Constant(INDEX, e.lanes), lambda i: _element(e, loop, lb, i, slots))
+    _counted(e, thread_index(e), n, ir.Constant(INDEX, e.lanes), lambda i: _element(e, loop, lb, i, slots))
     totals = []
     for a, ty in zip(reductions, types):
         combine = _combine(e, a)
         value = b.load(slots[a], typ=ty)
         distance = WARP // 2
         while distance:
-            value = combine(value, _shuffle(e, "bfly", value, distance))
+            value = combine(value, shuffle(e, "bfly", value, distance))
             distance //= 2
         totals.append(value)
     warps = e.lanes // WARP
     if warps > 1:  # each warp's total through shared memory to every thread
-        memory = [_shared(e, ty, warps) for ty in types]
-        warp = b.udiv(_thread(e), ir.Constant(INDEX, WARP))
-        with b.if_then(_is_zero(e, _special(e, "laneid"))):
+        memory = [shared_array(e, ty, warps) for ty in types]
+        warp = b.udiv(thread_index(e), ir.Constant(INDEX, WARP))
+        with b.if_then(is_zero(e, special(e, "laneid"))):
             for m, value in zip(memory, totals):
-                b.store(value, _at(e, m, warp))
-        _sync(e)
-        totals = [functools.reduce(_combine(e, a), [b.load(_at(e, m, ir.Constant(INDEX, w)), typ=ty)
+                b.store(value, shared_at(e, m, warp))
+        sync(e)
+        totals = [functools.reduce(_combine(e, a), [b.load(shared_at(e, m, ir.Constant(INDEX, w)), typ=ty)
                                                     for w in range(warps)])
                   for a, m, ty in zip(reductions, memory, types)]
-        _sync(e)
+        sync(e)
     return totals
