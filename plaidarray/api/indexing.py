@@ -843,11 +843,23 @@ def _scattered(x: Array, parts: tuple, value: Array) -> Array:
     return graph.reshape(written, x.shape)
 
 
+#: Computed index arrays found in range, by their node's id and an axis length, with the
+#: node (held, so that its id names it alone): a computed array's values never change, so
+#: a loop writing at the same index array each step (``u[edge] = 0``) checks it once per
+#: length, not with a read at each write (about half of such a write). Arrays of at most
+#: ``CHECKED_ELEMENTS`` elements; emptied at ``CHECKED_MAX`` entries.
+_CHECKED: dict[tuple[int, int], Node] = {}
+CHECKED_MAX = 64
+CHECKED_ELEMENTS = 4096
+
+
 def _check_in_range(x: Array, parts: tuple) -> None:
     """IndexError if an integer index array of ``parts`` names a position outside its
-    axis (computed: a read). Traced ones (jit) cannot be read: their least and greatest
-    values are guards, checked after each call (``tracing.guard``)."""
+    axis (computed: a read, or found in range before, ``_CHECKED``). Traced ones (jit)
+    cannot be read: their least and greatest values are guards, checked after each call
+    (``tracing.guard``)."""
     checks, source = [], 0
+    computed: list[tuple[Node, int]] = []
     for k in _with_ellipsis_expanded(parts, x.ndim):
         if k is None or k is _SEPARATOR or isinstance(k, (bool, np.bool_)):
             continue
@@ -855,6 +867,12 @@ def _check_in_range(x: Array, parts: tuple) -> None:
             source += k.ndim
             continue
         n = x.shape[source]
+        if isinstance(k, Array) and 0 < k.size <= CHECKED_ELEMENTS and k._node.buffer is not None:
+            node = k._node
+            if _CHECKED.get((id(node), n)) is node:
+                source += 1
+                continue
+            computed.append((node, n))
         if isinstance(k, Array) and k.size and k._node.depth == TRACED:
             wide = _wide_index(k)  # a uint64 past 2**63 wraps to a negative value, out of range too
             for extreme in ("minimum", "maximum"):
@@ -875,6 +893,10 @@ def _check_in_range(x: Array, parts: tuple) -> None:
         if bool(any_(op("concatenate", *(graph.reshape(c, (c.size,)) for c in checks), dimension=0))
                 if len(checks) > 1 else any_(checks[0])):
             raise IndexError(f"__setitem__: an index array names a position outside the array of shape {x.shape}")
+    for node, n in computed:
+        if len(_CHECKED) >= CHECKED_MAX:
+            _CHECKED.clear()
+        _CHECKED[id(node), n] = node
 
 
 def _index_array(indices: Any, where: str) -> Array:

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
 import plaidarray as xp
+from plaidarray.api import utility
 from helpers import assert_same
 from strategies import ALL, arrays, basic_keys, elements, index_for, shapes
 
@@ -416,6 +417,27 @@ def test_a_kept_mask_count_is_still_a_read_of_a_value(backend):
         assert_same(x[1:4][every], np.array([1.0, 2.0, 3.0]), exact=True)
     assert_same(x[1:4][ends], np.array([1.0, 3.0]), exact=True)
     assert_same(x[2:5][ends], np.array([2.0, 4.0]), exact=True)
+
+
+def test_a_computed_index_array_is_checked_once_per_axis_length(backend, monkeypatch):
+    """A loop's ``x[idx] = v`` at one computed index array reads its range once (values of
+    a computed array never change): the next writes with it run no check, one of another
+    axis length is checked, and an index array written in between is checked anew."""
+    checks = []
+    real_any = utility.any
+    monkeypatch.setattr(utility, "any", lambda *a, **k: checks.append(1) or real_any(*a, **k))
+    x, y = xp.zeros(6), xp.zeros(3)
+    idx = xp.asarray([1, 4])
+    for value in (1.0, 2.0, 3.0):
+        x[idx] = value
+    assert len(checks) == 1
+    with pytest.raises(IndexError):
+        y[idx] = 1.0  # 4 is past a length of 3
+    assert len(checks) == 2
+    idx[1] = 9
+    with pytest.raises(IndexError):
+        x[idx] = 4.0
+    np.testing.assert_array_equal(np.asarray(x), [0.0, 3.0, 0.0, 0.0, 3.0, 0.0])
 
 
 def test_setitem_with_an_index_out_of_range_raises(backend):
