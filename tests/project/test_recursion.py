@@ -41,6 +41,8 @@ BOUNDED = {
                                                                         "(``listed``): one level",
     "codegen/element_types.py:element_bytes": "a complex type asks for its part's size, a float's",
     "backend/llvm/emitter.py:_fingerprint.walk": "IR regions: one loop per dimension of a nest, and " + NESTING,
+    "backend/llvm_nvptx/warp_reductions.py:_shared_reductions": "a kernel's loop nest: one loop per dimension of "
+                                                               "its arrays (a branch or call ends it)",
     "backend/llvm_cpu/stockham.py:_Arithmetic.butterfly": "8 points are two butterflies of 4",
     "codegen/kernel_groups.py:_Symbols.value": "attribute values nest as their op's definition writes them "
                                                 "(tuples of tuples at most); a tuple shape holds array shapes",
