@@ -409,12 +409,19 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     n_cols = n_rows if n_cols is None else n_cols
     shape = graph.shape_tuple((n_rows, n_cols), "eye")
     target = _dtype(dtype, dt.default_float, "eye")
-    rows = op("iota", dims=shape, iota_dimension=0, dtype=dt.int64)
     cols = op("iota", dims=shape, iota_dimension=1, dtype=dt.int64)
     # An offset past either edge selects nothing, whatever its size (k may exceed int64).
     k = max(-shape[0], min(graph.as_int(k, "eye", "k"), shape[1]))
-    diagonal = op("compare", op("add", rows, graph.full(shape, k, dt.int64)), cols, direction="EQ")
+    diagonal = op("compare", _diagonal_columns(shape, k), cols, direction="EQ")
     return convert(diagonal, target)
+
+
+def _diagonal_columns(shape: tuple[int, int], k: int) -> Array:
+    """The column of the ``k``-th diagonal in each row of a matrix of ``shape``, at every
+    element: its row number plus ``k`` (no addition for the main diagonal, the common
+    call: one op and one op kernel's first use fewer)."""
+    rows = op("iota", dims=shape, iota_dimension=0, dtype=dt.int64)
+    return rows if k == 0 else op("add", rows, graph.full(shape, k, dt.int64))
 
 
 
@@ -447,10 +454,8 @@ def _triangle(x: Array, k: int, keep_lower: bool, name: str) -> Array:
     if x.ndim < 2:
         raise ValueError(f"{name}: needs at least 2 dimensions")
     matrix = x.shape[-2:]
-    rows = op("iota", dims=matrix, iota_dimension=0, dtype=dt.int64)
     cols = op("iota", dims=matrix, iota_dimension=1, dtype=dt.int64)
-    diagonal = op("add", rows, graph.full(matrix, k, dt.int64))
-    keep = op("compare", cols, diagonal, direction="LE" if keep_lower else "GE")
+    keep = op("compare", cols, _diagonal_columns(matrix, k), direction="LE" if keep_lower else "GE")
     return op("select", graph.broadcast_to(keep, x.shape), x, graph.full(x.shape, 0, x.dtype))
 
 

@@ -400,6 +400,25 @@ def test_eye_offsets_past_the_edges(backend, n_rows, k):
     assert_same(xp.eye(n_rows, 3, k=k), np.eye(n_rows, 3, k=k), exact=True)
 
 
+def _ops(array):
+    found, pending = [], [array._node]
+    while pending:
+        node = pending.pop()
+        if node.op is not None:
+            found.append(node.op)
+            pending.extend(node.operands)
+    return found
+
+
+@pytest.mark.parametrize("make", [lambda k: xp.eye(4, 5, k=k), lambda k: xp.tril(xp.ones((3, 4)) * 2.0, k=k),
+                                  lambda k: xp.triu(xp.ones((2, 3, 4)) * 2.0, k=k)], ids=["eye", "tril", "triu"])
+def test_the_main_diagonal_adds_no_offset(make):
+    """The main diagonal's columns are the rows' numbers as they are: one op, and one op
+    kernel's first use, fewer than for another diagonal."""
+    assert "add" not in _ops(make(0))
+    assert "add" in _ops(make(1))
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
 def test_finfo_gives_numpys_values_and_its_name_tiny(dtype):
     """``finfo``'s fields are NumPy's, of the real dtype of a complex one, and ``tiny`` (an
