@@ -416,7 +416,7 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     return convert(diagonal, target)
 
 
-def _diagonal_columns(shape: tuple[int, int], k: int) -> Array:
+def _diagonal_columns(shape: tuple[int, ...], k: int) -> Array:
     """The column of the ``k``-th diagonal in each row of a matrix of ``shape``, at every
     element: its row number plus ``k`` (no addition for the main diagonal, the common
     call: one op and one op kernel's first use fewer)."""
