@@ -867,8 +867,8 @@ def _check_in_range(x: Array, parts: tuple) -> None:
             source += k.ndim
             continue
         n = x.shape[source]
-        if isinstance(k, Array) and 0 < k.size <= CHECKED_ELEMENTS and k._node.buffer is not None:
-            node = k._node
+        node = k._node if isinstance(k, Array) and 0 < k.size <= CHECKED_ELEMENTS else None  # a pinned one syncs once
+        if node is not None and node.buffer is not None:
             if _CHECKED.get((id(node), n)) is node:
                 source += 1
                 continue

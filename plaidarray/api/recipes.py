@@ -19,7 +19,7 @@ the graph the function's code would have recorded, at the cost of making its nod
   decided between a view and a copy by a view argument's layout (counted as a read), nor
   one whose result is a view of anything but the first array argument. A result may be
   a tuple or list of arrays, none of them a view (``eigh``'s, ``qr``'s and ``svd``'s named
-  tuples, ``meshgrid``'s list): the recipe makes each element again.
+  tuples): the recipe makes each element again.
 - **Signatures** (``_signature``) hold only values whose equality means the same graph:
   Python ints, strings, None and ``...`` as they are; bools, floats (zeros and NaN by
   their text: -0.0 is not 0.0), complex numbers, dtypes, types, tuples, lists and slices

@@ -269,15 +269,17 @@ def _rows_by_warps(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value) ->
         address, elem = e.address(a.load.memref, list(a.load.indices))
         value = b.load(address, typ=elem)
         b.store(b.trunc(value, ty) if elem != ty else value, slot)
+    def added(row: ir.Value, totals: list[ir.Value]) -> None:
+        for ty, slot, combine, total in zip(types, running, combines, totals):
+            b.store(combine(b.load(slot, typ=ty), total), slot)
+
     if grid:
         def add(row: ir.Value) -> None:
-            for k, (ty, slot, combine) in enumerate(zip(types, running, combines)):
-                total = b.load(_scratch_slot(e, b.add(b.mul(row, ir.Constant(INDEX, len(types))),
-                                                      ir.Constant(INDEX, k))), typ=ty)
-                b.store(combine(b.load(slot, typ=ty), total), slot)
+            added(row, [b.load(_scratch_slot(e, b.add(b.mul(row, ir.Constant(INDEX, len(types))),
+                                                      ir.Constant(INDEX, k))), typ=ty) for k, ty in enumerate(types)])
         _counted(e, ir.Constant(INDEX, 0), rows, ir.Constant(INDEX, 1), add)
     else:
-        _rows_in_rounds(e, types, rows, running, combines, row_totals)
+        _by_warps_in_rounds(e, types, ir.Constant(INDEX, 0), rows, row_totals, added)
     for a, ty, slot in zip(reductions, types, running):
         def store(a: _Accumulation = a, ty: ir.Type = ty, slot: ir.Value = slot) -> None:
             address, elem = e.address(a.load.memref, list(a.load.indices))
@@ -320,35 +322,6 @@ def _row_totals_over_the_grid(e: FunctionEmitter, rows: int, count: int,
                                                           ir.Constant(INDEX, k))))
         _counted(e, warp, ir.Constant(INDEX, rows), b.mul(special(e, "nctaid.x"), ir.Constant(INDEX, warps)), row)
         b.ret_void()
-
-
-def _rows_in_rounds(e: FunctionEmitter, types: list[ir.Type], rows: ir.Value, running: list[ir.Value],
-                    combines: list[Callable[[ir.Value, ir.Value], ir.Value]],
-                    row_totals: Callable[[ir.Value], list[ir.Value]]) -> None:
-    """The rows on the block's warps in rounds, each round's totals added to ``running``
-    in the rows' order through shared memory."""
-    b = e.builder
-    warps = e.lanes // WARP
-    memory = [shared_array(e, ty, warps) for ty in types]
-    warp = b.udiv(thread_index(e), ir.Constant(INDEX, WARP))
-    rounds = b.udiv(b.add(rows, ir.Constant(INDEX, warps - 1)), ir.Constant(INDEX, warps))
-
-    def round_(r: ir.Value) -> None:
-        first = b.mul(r, ir.Constant(INDEX, warps))
-        row = b.add(first, warp)
-        with b.if_then(b.icmp_unsigned("<", row, rows)):
-            totals = row_totals(row)
-            with b.if_then(is_zero(e, special(e, "laneid"))):
-                for m, total in zip(memory, totals):
-                    b.store(total, shared_at(e, m, warp))
-        sync(e)
-        for w in range(warps):
-            with b.if_then(b.icmp_unsigned("<", b.add(first, ir.Constant(INDEX, w)), rows)):
-                for m, ty, slot, combine in zip(memory, types, running, combines):
-                    total = b.load(shared_at(e, m, ir.Constant(INDEX, w)), typ=ty)
-                    b.store(combine(b.load(slot, typ=ty), total), slot)
-        sync(e)
-    _counted(e, ir.Constant(INDEX, 0), rounds, ir.Constant(INDEX, 1), round_)
 
 
 def _element(e: FunctionEmitter, loop: Any, lb: ir.Value, index: ir.Value, slots: dict[Any, ir.Value]) -> None:
@@ -450,7 +423,7 @@ def _accumulate(e: FunctionEmitter, loop: Any, lb: ir.Value, ub: ir.Value, n: ir
             done = ir.Constant(INDEX, 0)
             if runs:
                 done = _runs_over_the_grid(e, types[0], methods[0], levels[0], runs, size, block, carry)
-            _blocks_by_warps(e, types, done, blocks, block, carry)
+            _by_warps_in_rounds(e, types, done, blocks, block, carry)
     tails = block_sums(b.mul(blocks, ir.Constant(INDEX, _BLOCK)), n)
     return [_cascade_total(e, level, ty, method, tail, blocks)
             for ty, level, method, tail in zip(types, levels, methods, tails)]
@@ -495,8 +468,8 @@ def _runs_over_the_grid(e: FunctionEmitter, ty: ir.Type, method: str, level: ir.
     with b.if_then(b.icmp_signed("<", e.function.args[-2], ir.Constant(INDEX, 0))):
         def run(index: ir.Value) -> None:
             first = b.mul(index, ir.Constant(INDEX, size))
-            _blocks_by_warps(e, [ty], first, b.add(first, ir.Constant(INDEX, size)), block,
-                             lambda i, sums: carry(b.sub(i, first), sums))
+            _by_warps_in_rounds(e, [ty], first, b.add(first, ir.Constant(INDEX, size)), block,
+                                lambda i, sums: carry(b.sub(i, first), sums))
             with b.if_then(is_zero(e, thread_index(e))):
                 b.store(b.load(level_p, typ=ty), b.gep(scratch, [index], source_etype=ty))
         _counted(e, special(e, "ctaid.x"), ir.Constant(INDEX, runs), special(e, "nctaid.x"), run)
@@ -507,13 +480,14 @@ def _runs_over_the_grid(e: FunctionEmitter, ty: ir.Type, method: str, level: ir.
     return ir.Constant(INDEX, runs * size)
 
 
-def _blocks_by_warps(e: FunctionEmitter, types: list[ir.Type], start: ir.Value, blocks: ir.Value,
-                     block: Callable[[ir.Value], list[ir.Value]],
-                     carry: Callable[[ir.Value, list[ir.Value]], None]) -> None:
-    """Whole blocks ``start`` to ``blocks``, their sums computed by the group's warps in
-    rounds, warp ``w`` taking block ``start + r * W + w`` of round ``r``; every thread
-    carries a round's sums into its cascade in the blocks' order, as the host does, from
-    shared memory."""
+def _by_warps_in_rounds(e: FunctionEmitter, types: list[ir.Type], start: ir.Value, blocks: ir.Value,
+                        block: Callable[[ir.Value], list[ir.Value]],
+                        carry: Callable[[ir.Value, list[ir.Value]], None]) -> None:
+    """Items ``start`` to ``blocks`` (the host's blocks of elements, or a matrix's rows),
+    their values (``block``: sums, row totals) computed by the group's warps in rounds,
+    warp ``w`` taking item ``start + r * W + w`` of round ``r``; every thread then
+    ``carry``s a round's values, from shared memory, in the items' order, as the host
+    takes them (into its cascade, onto a running total)."""
     b = e.builder
     warps = e.lanes // WARP
     memory = [shared_array(e, ty, warps) for ty in types]
