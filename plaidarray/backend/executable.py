@@ -88,6 +88,11 @@ class Executable(abc.ABC):
         values, ``hlo/symbolic.py``), or None if it does not take them."""
         raise TypeError(f"{type(self).__name__} has no run-time sizes to bind")
 
+    def runner(self, values: Sequence[int]) -> Executable | None:
+        """``bind``'s executable, for a caller that only runs it (never merges it into a
+        sequence): a backend may make it lighter."""
+        return self.bind(values)
+
     def serves(self, values: Sequence[int]) -> bool:
         """Whether a shape-generic executable serves the sizes ``values`` as a class: an
         op of ``Compiler.sized_ops`` within it may serve some of the sizes its pattern

@@ -326,6 +326,14 @@ class HostTransfers(TransferManager):
             return functools.partial(np.empty, dims, dtype)
         return functools.partial(POOL.empty, dims, dtype, least)
 
+    def empty(self, dims: tuple[int, ...], dtype: np.dtype, temporary: bool = False) -> np.ndarray:
+        """A result or (``temporary``) temporary buffer, made as ``allocator``'s are: for
+        an executable that makes its buffers' allocators at no run (``_Runner``)."""
+        least = MIN_POOLED_TEMP_BYTES if temporary else MIN_POOLED_BYTES
+        if math.prod(dims) * dtype.itemsize < least:
+            return np.empty(dims, dtype)
+        return POOL.empty(dims, dtype, least)
+
 
 #: The host's transfers: those of its CPU devices, and of values of no device.
 HOST = HostTransfers()

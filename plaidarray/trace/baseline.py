@@ -137,7 +137,7 @@ def assemble(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict
     if structure is not None and backend.compiler.shape_generic and _met_before(structure, backend):
         plan, found = _plan(rows, outputs, sources, backend, structure, values, sizes, in_place)
         if plan.template is not None:
-            bound = plan.template.bind(found)
+            bound = plan.template.runner(found)
             if bound is not None:
                 return BaselineExecutable(bound, plan.layout.results(rows), heat)
     layout = _Layout(rows, outputs, sources, [s for _, s in sources], fold=True)

@@ -292,7 +292,7 @@ def _bind(generic: _Generic, key: Hashable | None, backend: Backend, given: froz
             return None
         if generic.why:
             explain.log(generic.why, time.perf_counter() - start, template.from_disk)
-    executable = template.bind(generic.values)
+    executable = template.runner(generic.values)
     if executable is not None and key is not None:
         EXECUTABLES.insert(key, executable, family=generic.structure, sizes=tuple(generic.values))
     return executable

@@ -573,6 +573,49 @@ def test_a_binding_sizes_each_sized_output_and_temporary_from_its_own_dims():
     assert template.bind([51, 2]) is None  # past its limit
 
 
+def test_a_runner_makes_the_buffers_and_dims_table_a_binding_has():
+    """``runner``, the binding a read only runs, sizes each sized buffer from its own dims
+    and passes the binding's dims table and ranges; it keeps its temporaries from its
+    second run on (one run of a size met once keeps none), and takes ``bind``'s limits."""
+    from plaidarray.backend.llvm_cpu import executable as cpu_executable
+    from plaidarray.backend.llvm_cpu.executable import ShapeGenericExecutable, Step
+    from plaidarray.backend.llvm.kernel_source import Segment
+    from plaidarray.hlo.shape import Shape
+    from plaidarray.hlo.symbolic import Sym
+    from types import SimpleNamespace
+
+    if cpu_executable._run_in_c is None:
+        pytest.skip("runners are made where runs go through C (_entry)")
+    n, m = Sym(0, 5), Sym(1, 5)
+    f64, i32 = np.dtype(np.float64), np.dtype(np.int32)
+    kernel = SimpleNamespace(upgrade=None, address=4096)
+    steps = [Step(kernel, (0,), Segment(n, n * m, 0), (), ())]
+    outputs = [Shape((3,), f64), Shape((n, m), i32), Shape((m,), f64)]  # type: ignore[arg-type]
+    temps = [Shape((n * 2,), f64), Shape((4, 4), i32)]  # type: ignore[arg-type]
+    template = ShapeGenericExecutable(steps, 1, [], [("out", i) for i in range(3)], outputs, temps, [(n, 50)])
+    for a, b in ((7, 3), (11, 2)):
+        runner, bound = template.runner([a, b]), template.bind([a, b])
+        assert type(runner) is cpu_executable._Runner
+        assert runner._dims == bound._dims and runner._ranges == bound._ranges == (a, a * b)
+        assert runner._nbytes == bound._nbytes == 24 + 4 * a * b + 8 * b + 16 * a + 64
+        outs, scratch = template.buffers_at(runner._sized, runner._nbytes)
+        assert [(x.shape, x.dtype) for x in (*outs, *scratch)] == \
+            [((3,), f64), ((a, b), i32), ((b,), f64), ((2 * a,), f64), ((4, 4), i32)]
+    assert template.runner([51, 2]) is None  # past its limit
+
+    ran: list = []
+    calls = iter(range(3))
+    runner = template.runner([7, 3])
+    original = cpu_executable._run_in_c
+    try:
+        cpu_executable._run_in_c = lambda plan, buffers, constants, outs, temps, dims: ran.append(temps)
+        for _ in calls:
+            runner.run([np.zeros(1)])
+    finally:
+        cpu_executable._run_in_c = original
+    assert ran[0] is not ran[1] and ran[2] is ran[1], "temporaries kept from the second run on"
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.data())
 def test_a_patterns_quick_match_is_its_loops(data):

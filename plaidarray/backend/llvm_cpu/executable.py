@@ -131,11 +131,15 @@ class CpuExecutable(Executable):
         #: Sets of temporaries not in use, when they are small (``KEPT_TEMP_BYTES``): a run
         #: takes one and gives it back. Temporaries are scratch, written before they are
         #: read, so reusing them is what allocating them was; allocating them is a tenth
-        #: of a small run (an FFT's two, 0.4 us of 4).
+        #: of a small run (an FFT's two, 0.4 us of 4). Kept from its second run on
+        #: (``_keeps_temps``): most bindings to a size run once (a loop over windows of
+        #: new lengths), and the executable cache held each one's, hundreds of temporaries
+        #: no run reused, while each new binding's came from memory not in the caches:
+        #: 82 against 70 us a read of a window's mean and spread.
         buffers = [*output_shapes, *temp_shapes]
         sizes = buffer_bytes if buffer_bytes is not None else _bytes(buffers)
-        self._spare_temps: list[list[np.ndarray]] | None = \
-            [] if temp_shapes and sum(sizes[len(output_shapes):]) <= KEPT_TEMP_BYTES else None
+        self._keeps_temps = bool(temp_shapes) and sum(sizes[len(output_shapes):]) <= KEPT_TEMP_BYTES
+        self._spare_temps: list[list[np.ndarray]] | None = None
         #: Bytes a run allocates, known now so a run that cannot fit fails before it starts
         #: (naming its largest buffer).
         self._nbytes = sum(sizes)
@@ -195,6 +199,8 @@ class CpuExecutable(Executable):
             self._runs.add(time.perf_counter() - start)
         if spare is not None:
             spare.append(temps)
+        elif self._keeps_temps:
+            self._spare_temps = []
         if self._results_are_outputs:
             return outs
         return [buffers[i] if kind == "param" else outs[i] for kind, i in self.output_slots]
@@ -425,6 +431,65 @@ class ShapeGenericExecutable(Executable):
         executable.from_disk = self.from_disk
         return executable
 
+    @functools.cached_property
+    def _static_bytes(self) -> tuple[int, int]:
+        """The bytes of its buffers of static shapes: all, and its temporaries'."""
+        nbytes = self._buffer_bytes
+        return sum(nbytes), sum(nbytes[len(self._output_shapes):])
+
+    def runner(self, values: Sequence[int]) -> Executable | None:
+        """Its executable for the sizes ``values`` that only runs (a read's): ``bind``'s
+        but for what merging it into a sequence needs (its buffers' shapes and
+        allocators), a few objects where a binding made ~25. The executable cache holds
+        hundreds of these, made and evicted as a loop meets new sizes, and the garbage
+        collector walked each binding's objects: 80 against 67 us a read of a window's
+        mean and spread. Runs in chunks on several threads, and sizes that make their own
+        constants (``per_size``), take ``bind``'s."""
+        if self.per_size or _run_in_c is None:
+            return self.bind(values)
+        table, sizes = (self._evaluate or self._evaluator())(values)
+        limits = self._limits
+        if limits and any(map(operator.gt, sizes, limits)):
+            return None
+        at = len(limits) + self._n_ranges
+        ranges = sizes[len(limits):at]
+        if self._static_splitting or any(map(parallel.splits, ranges[::2], ranges[1::2])):
+            return self.bind(values)
+        nbytes, temp_bytes = self._static_bytes
+        sized = []
+        for group, _, rank, dtype, _ in self._sized_buffers:
+            dims = tuple(sizes[at:at + rank])
+            at += rank
+            sized.append(dims)
+            size = math.prod(dims) * dtype.itemsize
+            nbytes += size
+            if group:
+                temp_bytes += size
+        runner = _Runner(self, _words_packer(len(table) + len(ranges) // 2)(*table, *ranges[::2]), len(table),
+                         tuple(ranges), tuple(sized), nbytes,
+                         bool(self._temp_shapes) and temp_bytes <= KEPT_TEMP_BYTES)
+        runner.from_disk = self.from_disk
+        return runner
+
+    def buffers_at(self, sized: tuple[tuple[int, ...], ...], nbytes: int, temporaries: bool = True
+                   ) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """New output and (if ``temporaries``) temporary buffers of a ``runner`` whose
+        sized buffers' dims are ``sized`` (in ``_sized_buffers``' order), ``nbytes`` in
+        all: a MemoryError naming the largest if they cannot fit."""
+        buffers = self._sized_buffers
+        if nbytes >= memory.CHECK_ABOVE_BYTES:
+            shapes = [Shape(dims, buffer[3]) for buffer, dims in zip(buffers, sized)]
+            shapes += [s for s in (*self._output_shapes, *self._temp_shapes) if is_static(s.dims)]
+            memory.check_fits(nbytes, POOL.free_bytes, max(shapes, key=lambda s: _nbytes(s.dims, s.dtype)))
+        outputs, temps = self._allocators
+        made = [new() if new is not None else None for new in outputs], \
+            [new() if new is not None else None for new in temps] if temps and temporaries else _NO_TEMPS
+        empty = transfer.HOST.empty
+        for (group, i, _, dtype, _), dims in zip(buffers, sized):
+            if temporaries or not group:
+                made[group][i] = empty(dims, dtype, group == 1)
+        return cast("tuple[list[np.ndarray], list[np.ndarray]]", made)  # every None replaced
+
     def steps_at(self, ranges: Sequence[int]) -> tuple[Step, ...]:
         """Its steps with each sized one's extent and work in turn from ``ranges`` (a binding's)."""
         steps = list(self.steps)
@@ -446,6 +511,60 @@ class ShapeGenericExecutable(Executable):
             made = plan_words(self.steps, stops)
             words = self._words = (tiering.generation, n_table, struct.pack(f"<{len(made)}Q", *made))
         return words[2]
+
+
+class _Runner(Executable):
+    """A shape-generic executable's binding that only runs (``ShapeGenericExecutable.runner``):
+    its dims table, its steps' ranges, its sized buffers' dims and the bytes its buffers
+    take; its template makes the buffers and the plan, which it keeps per generation of
+    code as ``CpuExecutable`` does, and the temporaries from its second run on."""
+
+    def __init__(self, template: ShapeGenericExecutable, dims: bytes, n_table: int, ranges: tuple[int, ...],
+                 sized: tuple[tuple[int, ...], ...], nbytes: int, keeps_temps: bool) -> None:
+        self._template, self._dims, self._n_table, self._ranges = template, dims, n_table, ranges
+        self._sized, self._nbytes, self._keeps_temps = sized, nbytes, keeps_temps
+        self._spare_temps: list[list[np.ndarray]] | None = None
+        self._generation, self._plan = -1, b""
+        self._facts = template._facts
+        self.returns_parameters = self._facts.returns_parameters
+
+    @property
+    def steps(self) -> tuple[Step, ...]:
+        return self._template.steps_at(self._ranges)
+
+    @property
+    def kernels(self) -> list[CompiledKernel]:
+        return self._template.kernels
+
+    def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
+        template = self._template
+        if self._generation != tiering.generation:
+            self._generation, self._plan = tiering.generation, template.plan_words(self._n_table)
+        spare = self._spare_temps
+        kept = None
+        if spare:
+            try:
+                kept = spare.pop()
+            except IndexError:  # another thread took the last set between the test and the pop
+                pass
+        outs, temps = template.buffers_at(self._sized, self._nbytes, kept is None)
+        if kept is not None:
+            temps = kept
+        first_tier = template._runs.first_tier
+        if first_tier:
+            start = time.perf_counter()
+        if self._plan:
+            assert _run_in_c is not None  # a runner is made only where runs go through C
+            _run_in_c(self._plan, buffers, self._facts.constant_pointers, outs, temps, self._dims)
+        if first_tier:
+            template._runs.add(time.perf_counter() - start)
+        if spare is not None:
+            spare.append(temps)
+        elif self._keeps_temps:
+            self._spare_temps = []
+        if self._facts.results_are_outputs:
+            return outs
+        return [buffers[i] if kind == "param" else outs[i] for kind, i in template.output_slots]
 
 
 #: Temporaries of at most this many bytes in all are kept by their executable between runs.
