@@ -55,6 +55,7 @@ from ..hlo.shape import TUPLE, Shape, TupleShape
 from ..hlo.symbolic import Dim, is_static
 from . import dynamic, explain
 from .hot import Heat
+from .node import Node
 
 #: Op kernels bound to sizes, by the exact single-op graph (sizes included); emptied at
 #: this many, so a loop over ever new sizes does not grow it.
@@ -122,11 +123,10 @@ class BaselineExecutable(Executable):
         return outs
 
 
-def assemble(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, Shape]], backend: Backend,
-             heat: Heat, structure: Hashable | None = None, values: tuple[int, ...] = (),
+def assemble(rows: tuple, outputs: tuple[int, ...], nodes: Sequence[Node], backend: Backend, heat: Heat, structure: Hashable | None = None, values: tuple[int, ...] = (),
              sizes: tuple[bool, ...] = (), given: frozenset[int] = frozenset()) -> BaselineExecutable:
     """The baseline executable of a walked graph (``to_hlo.walk``: its key rows, its output
-    rows, and each row's node's attributes and shape): its structure's shape-generic
+    rows, and each row's node): its structure's shape-generic
     sequence bound to its sizes (``values``, ``sizes`` and ``structure``:
     ``dynamic.generalize``'s and the graph's structure key), made once per structure and
     pattern of sizes (from its second graph, ``_met_before``), else its ops' kernels merged
@@ -135,11 +135,12 @@ def assemble(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict
     of one writes into its buffer (``_in_place``)."""
     in_place = _in_place(rows, outputs, given)
     if structure is not None and backend.compiler.shape_generic and _met_before(structure, backend):
-        plan, found = _plan(rows, outputs, sources, backend, structure, values, sizes, in_place)
+        plan, found = _plan(rows, outputs, nodes, backend, structure, values, sizes, in_place)
         if plan.template is not None:
             bound = plan.template.runner(found)
             if bound is not None:
                 return BaselineExecutable(bound, plan.layout.results(rows), heat)
+    sources = _sources(nodes)
     layout = _Layout(rows, outputs, sources, [s for _, s in sources], fold=True)
     if layout.folded:
         _fold_where_built(layout, rows, sources, backend, in_place, exact=True)
@@ -154,6 +155,12 @@ def assemble(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict
         sequence = backend.compiler.sequence(layout.calls, layout.n_params, layout.literals, layout.shapes,
                                              layout.computed)
     return BaselineExecutable(sequence, layout.results(rows), heat)
+
+
+def _sources(nodes: Sequence[Node]) -> list[tuple[dict, Shape]]:
+    """Each node's attributes and shape: what planning a graph reads of its nodes, taken
+    only where a plan is made (a read at new sizes of a structure planned before takes none)."""
+    return [(n.attrs, n.shape) for n in nodes]
 
 
 def _templates_at_sizes(layout: _Layout, rows: tuple, sources: Sequence[tuple[dict, Shape]], backend: Backend,
@@ -372,8 +379,7 @@ KEPT_PLANS = 512
 PATTERNS_PER_STRUCTURE = 4
 
 
-def _plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, Shape]], backend: Backend,
-          structure: Hashable, values: tuple[int, ...], sizes: tuple[bool, ...],
+def _plan(rows: tuple, outputs: tuple[int, ...], nodes: Sequence[Node], backend: Backend, structure: Hashable, values: tuple[int, ...], sizes: tuple[bool, ...],
           in_place: frozenset[int]) -> tuple[_Plan, list[int]]:
     """The plan of a structure that fits these sizes, and its symbols' values, made if need
     be: every size a run-time value but 0 and 1, tied where the ops'
@@ -392,6 +398,7 @@ def _plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, S
     pattern = dynamic.Pattern.every_size(values, sizes, dynamic.ties(rows, values), frozenset())
     found = pattern.match(values, sizes, empty)
     compiler = backend.compiler
+    sources = _sources(nodes)
     if found is None or not pattern.n_symbols or dynamic.has_op(rows, compiler.per_shape_ops - compiler.sized_ops):
         # sizes all 0 or 1, or an op with code for its sizes only (control flow): the
         # exact graph's kernels, bound

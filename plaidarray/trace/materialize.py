@@ -105,8 +105,8 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
             if why:
                 explain.log(why, time.perf_counter() - start, executable.from_disk)
         elif executable is None:
-            assert miss.heat is not None and miss.sources is not None  # a baseline run's
-            executable = baseline.assemble(graph_key[0], graph_key[1], miss.sources, backend, miss.heat,
+            assert miss.heat is not None and miss.nodes is not None  # a baseline run's
+            executable = baseline.assemble(graph_key[0], graph_key[1], miss.nodes, backend, miss.heat,
                                            miss.structure, miss.values, miss.sizes, given)
             EXECUTABLES.insert(key, executable, family=miss.structure, sizes=miss.values)
     assert executable is not None  # found, bound, compiled or assembled above
@@ -137,13 +137,13 @@ class _Miss:
     """How a read no executable serves (or only a baseline one made before the last
     fused compile of its structure) is run: bound to a shape-generic executable
     (``generic``), compiled now (``comp``), or op by op (``heat``: its structure's, and the
-    rows' ``sources``, to assemble it from, when it has no baseline executable), after
+    rows' ``nodes``, to assemble it from, when it has no baseline executable), after
     submitting the fused ``job`` of its structure if it is hot."""
 
     generic: _Generic | None = None
     comp: Computation | None = None
     heat: hot.Heat | None = None
-    sources: list | None = None
+    nodes: list[Node] | None = None
     job: Callable[[], None] | None = None
     structure: Hashable | None = None
     values: tuple[int, ...] = ()
@@ -175,7 +175,7 @@ def _miss(graph_key: tuple, order: list[Node], given: frozenset[int], backend: B
     if found is not None:
         cast(BaselineExecutable, found).generation = heat.generation
         return _Miss(heat=heat, job=job)
-    return _Miss(heat=heat, sources=[(n.attrs, n.shape) for n in order], job=job, structure=structure, values=values,
+    return _Miss(heat=heat, nodes=order, job=job, structure=structure, values=values,
                  sizes=sizes)
 
 

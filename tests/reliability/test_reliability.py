@@ -36,7 +36,7 @@ from plaidarray.backend.llvm import codegen, object_cache, storing
 from plaidarray.backend.llvm import codegen_worker
 from plaidarray.backend.llvm_cpu import parallel, pool
 from plaidarray.backend.llvm_cpu.targets import host
-from plaidarray.backend.llvm_cpu.executable import CpuExecutable
+from plaidarray.backend.llvm_cpu.executable import CpuExecutable, _Runner
 from plaidarray.backend.llvm.kernel_source import Segment
 
 #: The uid other users' parts run as (``nobody``).
@@ -552,16 +552,20 @@ def test_two_interrupts_during_a_multithreaded_kernel_leave_later_results_right(
 
 def _interrupt_after(monkeypatch, runs: int) -> None:
     """The next executable run raises KeyboardInterrupt: before it starts (``runs`` 0) or
-    once it has run (1), as Ctrl-C does arriving between the run and its results' handover."""
-    real = CpuExecutable.run
+    once it has run (1), as Ctrl-C does arriving between the run and its results' handover.
+    (A read's binding at new sizes runs as a ``_Runner``.)"""
+    kinds = (CpuExecutable, _Runner)
+    real = {kind: kind.run for kind in kinds}
 
     def run(self, buffers):
-        monkeypatch.setattr(CpuExecutable, "run", real)
+        for kind in kinds:
+            monkeypatch.setattr(kind, "run", real[kind])
         if runs:
-            real(self, buffers)
+            real[type(self)](self, buffers)
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(CpuExecutable, "run", run)
+    for kind in kinds:
+        monkeypatch.setattr(kind, "run", run)
 
 
 @pytest.mark.parametrize("runs", [0, 1])
