@@ -575,8 +575,10 @@ def test_a_binding_sizes_each_sized_output_and_temporary_from_its_own_dims():
 
 def test_a_runner_makes_the_buffers_and_dims_table_a_binding_has():
     """``runner``, the binding a read only runs, sizes each sized buffer from its own dims
-    and passes the binding's dims table and ranges; it keeps its temporaries from its
-    second run on (one run of a size met once keeps none), and takes ``bind``'s limits."""
+    and passes the binding's dims table and ranges, and takes ``bind``'s limits; run
+    more than ``RUNS_BEFORE_BINDING`` times, it runs the full binding, made then. A
+    binding keeps its temporaries from its second run on (one run of a size met once
+    keeps none)."""
     from plaidarray.backend.llvm_cpu import executable as cpu_executable
     from plaidarray.backend.llvm_cpu.executable import ShapeGenericExecutable, Step
     from plaidarray.backend.llvm.kernel_source import Segment
@@ -604,16 +606,20 @@ def test_a_runner_makes_the_buffers_and_dims_table_a_binding_has():
     assert template.runner([51, 2]) is None  # past its limit
 
     ran: list = []
-    calls = iter(range(3))
-    runner = template.runner([7, 3])
     original = cpu_executable._run_in_c
     try:
-        cpu_executable._run_in_c = lambda plan, buffers, constants, outs, temps, dims: ran.append(temps)
-        for _ in calls:
+        cpu_executable._run_in_c = lambda plan, buffers, constants, outs, temps, dims: ran.append((outs, temps, dims))
+        runner = template.runner([7, 3])
+        light = cpu_executable.RUNS_BEFORE_BINDING
+        for _ in range(light + 3):
             runner.run([np.zeros(1)])
     finally:
         cpu_executable._run_in_c = original
-    assert ran[0] is not ran[1] and ran[2] is ran[1], "temporaries kept from the second run on"
+    assert runner._full is not None and all(dims == runner._dims for _, _, dims in ran)
+    assert all([o.shape for o in outs] == [(3,), (7, 3), (3,)] for outs, _, _ in ran)
+    temporaries = [id(temps) for _, temps, _ in ran[light:]]
+    assert len(set(temporaries[:2])) == 2 and temporaries[2] == temporaries[1], \
+        "the binding keeps its temporaries from its second run on"
 
 
 @settings(max_examples=200, deadline=None)

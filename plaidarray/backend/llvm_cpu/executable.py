@@ -432,19 +432,18 @@ class ShapeGenericExecutable(Executable):
         return executable
 
     @functools.cached_property
-    def _static_bytes(self) -> tuple[int, int]:
-        """The bytes of its buffers of static shapes: all, and its temporaries'."""
-        nbytes = self._buffer_bytes
-        return sum(nbytes), sum(nbytes[len(self._output_shapes):])
+    def _static_bytes(self) -> int:
+        """The bytes of its buffers of static shapes."""
+        return sum(self._buffer_bytes)
 
     def runner(self, values: Sequence[int]) -> Executable | None:
-        """Its executable for the sizes ``values`` that only runs (a read's): ``bind``'s
-        but for what merging it into a sequence needs (its buffers' shapes and
-        allocators), a few objects where a binding made ~25. The executable cache holds
-        hundreds of these, made and evicted as a loop meets new sizes, and the garbage
-        collector walked each binding's objects: 80 against 67 us a read of a window's
-        mean and spread. Runs in chunks on several threads, and sizes that make their own
-        constants (``per_size``), take ``bind``'s."""
+        """Its executable for the sizes ``values`` that only runs (a read's, never merged
+        into a sequence), most often once: a few objects where a binding made ~25 (its
+        buffers' shapes and allocators), which makes the binding if run again
+        (``_Runner``). The executable cache holds hundreds of these, made and evicted as a
+        loop meets new sizes, and the garbage collector walked each binding's objects: 87
+        against 70 us a read of a window's mean and spread. Runs in chunks on several
+        threads, and sizes that make their own constants (``per_size``), take ``bind``'s."""
         if self.per_size or _run_in_c is None:
             return self.bind(values)
         table, sizes = (self._evaluate or self._evaluator())(values)
@@ -455,27 +454,23 @@ class ShapeGenericExecutable(Executable):
         ranges = sizes[len(limits):at]
         if self._static_splitting or any(map(parallel.splits, ranges[::2], ranges[1::2])):
             return self.bind(values)
-        nbytes, temp_bytes = self._static_bytes
+        nbytes = self._static_bytes
         sized = []
-        for group, _, rank, dtype, _ in self._sized_buffers:
+        for _, _, rank, dtype, _ in self._sized_buffers:
             dims = tuple(sizes[at:at + rank])
             at += rank
             sized.append(dims)
-            size = math.prod(dims) * dtype.itemsize
-            nbytes += size
-            if group:
-                temp_bytes += size
-        runner = _Runner(self, _words_packer(len(table) + len(ranges) // 2)(*table, *ranges[::2]), len(table),
-                         tuple(ranges), tuple(sized), nbytes,
-                         bool(self._temp_shapes) and temp_bytes <= KEPT_TEMP_BYTES)
+            nbytes += math.prod(dims) * dtype.itemsize
+        runner = _Runner(self, values, _words_packer(len(table) + len(ranges) // 2)(*table, *ranges[::2]), len(table),
+                         tuple(ranges), tuple(sized), nbytes)
         runner.from_disk = self.from_disk
         return runner
 
-    def buffers_at(self, sized: tuple[tuple[int, ...], ...], nbytes: int, temporaries: bool = True
+    def buffers_at(self, sized: tuple[tuple[int, ...], ...], nbytes: int
                    ) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        """New output and (if ``temporaries``) temporary buffers of a ``runner`` whose
-        sized buffers' dims are ``sized`` (in ``_sized_buffers``' order), ``nbytes`` in
-        all: a MemoryError naming the largest if they cannot fit."""
+        """New output and temporary buffers of a ``runner`` whose sized buffers' dims are
+        ``sized`` (in ``_sized_buffers``' order), ``nbytes`` in all: a MemoryError naming
+        the largest if they cannot fit."""
         buffers = self._sized_buffers
         if nbytes >= memory.CHECK_ABOVE_BYTES:
             shapes = [Shape(dims, buffer[3]) for buffer, dims in zip(buffers, sized)]
@@ -483,11 +478,10 @@ class ShapeGenericExecutable(Executable):
             memory.check_fits(nbytes, POOL.free_bytes, max(shapes, key=lambda s: _nbytes(s.dims, s.dtype)))
         outputs, temps = self._allocators
         made = [new() if new is not None else None for new in outputs], \
-            [new() if new is not None else None for new in temps] if temps and temporaries else _NO_TEMPS
+            [new() if new is not None else None for new in temps] if temps else _NO_TEMPS
         empty = transfer.HOST.empty
         for (group, i, _, dtype, _), dims in zip(buffers, sized):
-            if temporaries or not group:
-                made[group][i] = empty(dims, dtype, group == 1)
+            made[group][i] = empty(dims, dtype, group == 1)
         return cast("tuple[list[np.ndarray], list[np.ndarray]]", made)  # every None replaced
 
     def steps_at(self, ranges: Sequence[int]) -> tuple[Step, ...]:
@@ -515,18 +509,19 @@ class ShapeGenericExecutable(Executable):
 
 class _Runner(Executable):
     """A shape-generic executable's binding that only runs (``ShapeGenericExecutable.runner``):
-    its dims table, its steps' ranges, its sized buffers' dims and the bytes its buffers
-    take; its template makes the buffers and the plan, which it keeps per generation of
-    code as ``CpuExecutable`` does, and the temporaries from its second run on."""
+    its first run takes its dims table, its sized buffers' dims and the bytes its buffers
+    take, and its template makes the buffers and the plan. Run more than
+    ``RUNS_BEFORE_BINDING`` times (a size that keeps coming back), it runs the full binding
+    (``bind``), made then, whose allocators and kept temporaries serve repeated runs best:
+    a run of the runner costs ~1 us more, a binding ~7 us."""
 
-    def __init__(self, template: ShapeGenericExecutable, dims: bytes, n_table: int, ranges: tuple[int, ...],
-                 sized: tuple[tuple[int, ...], ...], nbytes: int, keeps_temps: bool) -> None:
-        self._template, self._dims, self._n_table, self._ranges = template, dims, n_table, ranges
-        self._sized, self._nbytes, self._keeps_temps = sized, nbytes, keeps_temps
-        self._spare_temps: list[list[np.ndarray]] | None = None
-        self._generation, self._plan = -1, b""
-        self._facts = template._facts
-        self.returns_parameters = self._facts.returns_parameters
+    def __init__(self, template: ShapeGenericExecutable, values: Sequence[int], dims: bytes, n_table: int,
+                 ranges: tuple[int, ...], sized: tuple[tuple[int, ...], ...], nbytes: int) -> None:
+        self._template, self._values, self._dims, self._n_table = template, values, dims, n_table
+        self._ranges, self._sized, self._nbytes = ranges, sized, nbytes
+        self._full: CpuExecutable | None = None
+        self._runs = 0
+        self.returns_parameters = template._facts.returns_parameters
 
     @property
     def steps(self) -> tuple[Step, ...]:
@@ -537,35 +532,33 @@ class _Runner(Executable):
         return self._template.kernels
 
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
+        full = self._full
+        if full is not None:
+            return full.run(buffers)
         template = self._template
-        if self._generation != tiering.generation:
-            self._generation, self._plan = tiering.generation, template.plan_words(self._n_table)
-        spare = self._spare_temps
-        kept = None
-        if spare:
-            try:
-                kept = spare.pop()
-            except IndexError:  # another thread took the last set between the test and the pop
-                pass
-        outs, temps = template.buffers_at(self._sized, self._nbytes, kept is None)
-        if kept is not None:
-            temps = kept
+        if self._runs == RUNS_BEFORE_BINDING:
+            full = template.bind(self._values)
+            assert full is not None  # the sizes the runner was made for are within the limits
+            self._full = full
+            return full.run(buffers)
+        self._runs += 1
+        plan = template.plan_words(self._n_table)
+        outs, temps = template.buffers_at(self._sized, self._nbytes)
         first_tier = template._runs.first_tier
         if first_tier:
             start = time.perf_counter()
-        if self._plan:
+        if plan:
             assert _run_in_c is not None  # a runner is made only where runs go through C
-            _run_in_c(self._plan, buffers, self._facts.constant_pointers, outs, temps, self._dims)
+            _run_in_c(plan, buffers, template._facts.constant_pointers, outs, temps, self._dims)
         if first_tier:
             template._runs.add(time.perf_counter() - start)
-        if spare is not None:
-            spare.append(temps)
-        elif self._keeps_temps:
-            self._spare_temps = []
-        if self._facts.results_are_outputs:
+        if template._facts.results_are_outputs:
             return outs
         return [buffers[i] if kind == "param" else outs[i] for kind, i in template.output_slots]
 
+
+#: Runs of a ``_Runner`` before it binds.
+RUNS_BEFORE_BINDING = 3
 
 #: Temporaries of at most this many bytes in all are kept by their executable between runs.
 KEPT_TEMP_BYTES = 64 << 10
