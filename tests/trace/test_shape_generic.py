@@ -575,10 +575,9 @@ def test_a_binding_sizes_each_sized_output_and_temporary_from_its_own_dims():
 
 def test_a_runner_makes_the_buffers_and_dims_table_a_binding_has():
     """``runner``, the binding a read only runs, sizes each sized buffer from its own dims
-    and passes the binding's dims table and ranges, and takes ``bind``'s limits; run
-    more than ``RUNS_BEFORE_BINDING`` times, it runs the full binding, made then. A
-    binding keeps its temporaries from its second run on (one run of a size met once
-    keeps none)."""
+    and passes the binding's dims table and ranges, and takes ``bind``'s limits; from its
+    second run it allocates as a binding does and keeps its temporaries from then on (one
+    run of a size met once makes no allocators and keeps nothing)."""
     from plaidarray.backend.llvm_cpu import executable as cpu_executable
     from plaidarray.backend.llvm_cpu.executable import ShapeGenericExecutable, Step
     from plaidarray.backend.llvm.kernel_source import Segment
@@ -600,9 +599,6 @@ def test_a_runner_makes_the_buffers_and_dims_table_a_binding_has():
         assert type(runner) is cpu_executable._Runner
         assert runner._dims == bound._dims and runner._ranges == bound._ranges == (a, a * b)
         assert runner._nbytes == bound._nbytes == 24 + 4 * a * b + 8 * b + 16 * a + 64
-        outs, scratch = template.buffers_at(runner._sized, runner._nbytes)
-        assert [(x.shape, x.dtype) for x in (*outs, *scratch)] == \
-            [((3,), f64), ((a, b), i32), ((b,), f64), ((2 * a,), f64), ((4, 4), i32)]
     assert template.runner([51, 2]) is None  # past its limit
 
     ran: list = []
@@ -610,16 +606,46 @@ def test_a_runner_makes_the_buffers_and_dims_table_a_binding_has():
     try:
         cpu_executable._run_in_c = lambda plan, buffers, constants, outs, temps, dims: ran.append((outs, temps, dims))
         runner = template.runner([7, 3])
-        light = cpu_executable.RUNS_BEFORE_BINDING
-        for _ in range(light + 3):
+        runner.run([np.zeros(1)])
+        assert runner._allocators is None and runner._spare_temps is None, "one run makes no allocators"
+        for _ in range(3):
             runner.run([np.zeros(1)])
     finally:
         cpu_executable._run_in_c = original
-    assert runner._full is not None and all(dims == runner._dims for _, _, dims in ran)
-    assert all([o.shape for o in outs] == [(3,), (7, 3), (3,)] for outs, _, _ in ran)
-    temporaries = [id(temps) for _, temps, _ in ran[light:]]
-    assert len(set(temporaries[:2])) == 2 and temporaries[2] == temporaries[1], \
-        "the binding keeps its temporaries from its second run on"
+    assert all(dims == runner._dims for _, _, dims in ran)
+    assert all([(o.shape, o.dtype) for o in (*outs, *scratch)] ==
+               [((3,), f64), ((7, 3), i32), ((3,), f64), ((14,), f64), ((4, 4), i32)] for outs, scratch, _ in ran)
+    temporaries = [id(scratch) for _, scratch, _ in ran]
+    assert len(set(temporaries[:2])) == 2 and temporaries[3] == temporaries[2] == temporaries[1], \
+        "temporaries kept from its second run on"
+
+
+def test_a_binding_keeps_its_temporaries_from_its_second_run():
+    """A binding run once (a size met once) keeps no temporaries; run again, it keeps them."""
+    from plaidarray.backend.llvm_cpu import executable as cpu_executable
+    from plaidarray.backend.llvm_cpu.executable import ShapeGenericExecutable, Step
+    from plaidarray.backend.llvm.kernel_source import Segment
+    from plaidarray.hlo.shape import Shape
+    from plaidarray.hlo.symbolic import Sym
+    from types import SimpleNamespace
+
+    if cpu_executable._run_in_c is None:
+        pytest.skip("a binding's runs go through ctypes without _entry")
+    n = Sym(0, 5)
+    f64 = np.dtype(np.float64)
+    steps = [Step(SimpleNamespace(upgrade=None, address=4096), (0,), Segment(n, n, 0), (), ())]
+    template = ShapeGenericExecutable(steps, 1, [], [("out", 0)], [Shape((n,), f64)],  # type: ignore[arg-type]
+                                      [Shape((n,), f64)], [(n, 50)])  # type: ignore[arg-type]
+    ran: list = []
+    original = cpu_executable._run_in_c
+    try:
+        cpu_executable._run_in_c = lambda plan, buffers, constants, outs, temps, dims: ran.append(temps)
+        bound = template.bind([9])
+        for _ in range(3):
+            bound.run([np.zeros(1)])
+    finally:
+        cpu_executable._run_in_c = original
+    assert ran[0] is not ran[1] and ran[2] is ran[1] and ran[0][0].shape == (9,)
 
 
 @settings(max_examples=200, deadline=None)

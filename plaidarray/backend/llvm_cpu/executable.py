@@ -439,7 +439,7 @@ class ShapeGenericExecutable(Executable):
     def runner(self, values: Sequence[int]) -> Executable | None:
         """Its executable for the sizes ``values`` that only runs (a read's, never merged
         into a sequence), most often once: a few objects where a binding made ~25 (its
-        buffers' shapes and allocators), which makes the binding if run again
+        buffers' shapes and allocators), which makes its allocators if run again
         (``_Runner``). The executable cache holds hundreds of these, made and evicted as a
         loop meets new sizes, and the garbage collector walked each binding's objects: 87
         against 70 us a read of a window's mean and spread. Runs in chunks on several
@@ -461,28 +461,42 @@ class ShapeGenericExecutable(Executable):
             at += rank
             sized.append(dims)
             nbytes += math.prod(dims) * dtype.itemsize
-        runner = _Runner(self, values, _words_packer(len(table) + len(ranges) // 2)(*table, *ranges[::2]), len(table),
+        runner = _Runner(self, _words_packer(len(table) + len(ranges) // 2)(*table, *ranges[::2]), len(table),
                          tuple(ranges), tuple(sized), nbytes)
         runner.from_disk = self.from_disk
         return runner
 
-    def buffers_at(self, sized: tuple[tuple[int, ...], ...], nbytes: int
-                   ) -> tuple[list[np.ndarray], list[np.ndarray]]:
-        """New output and temporary buffers of a ``runner`` whose sized buffers' dims are
-        ``sized`` (in ``_sized_buffers``' order), ``nbytes`` in all: a MemoryError naming
-        the largest if they cannot fit."""
-        buffers = self._sized_buffers
+    def check_memory(self, sized: tuple[tuple[int, ...], ...], nbytes: int) -> None:
+        """A MemoryError naming the largest buffer if a ``runner``'s buffers (its sized
+        buffers' dims ``sized``, in ``_sized_buffers``' order; ``nbytes`` in all) cannot fit."""
         if nbytes >= memory.CHECK_ABOVE_BYTES:
-            shapes = [Shape(dims, buffer[3]) for buffer, dims in zip(buffers, sized)]
+            shapes = [Shape(dims, buffer[3]) for buffer, dims in zip(self._sized_buffers, sized)]
             shapes += [s for s in (*self._output_shapes, *self._temp_shapes) if is_static(s.dims)]
             memory.check_fits(nbytes, POOL.free_bytes, max(shapes, key=lambda s: _nbytes(s.dims, s.dtype)))
+
+    def buffers_at(self, sized: tuple[tuple[int, ...], ...]) -> tuple[list[np.ndarray], list[np.ndarray]]:
+        """New output and temporary buffers of a ``runner`` whose sized buffers' dims are
+        ``sized``: made at its first run, which most runners' is, with no allocators."""
         outputs, temps = self._allocators
         made = [new() if new is not None else None for new in outputs], \
             [new() if new is not None else None for new in temps] if temps else _NO_TEMPS
         empty = transfer.HOST.empty
-        for (group, i, _, dtype, _), dims in zip(buffers, sized):
+        for (group, i, _, dtype, _), dims in zip(self._sized_buffers, sized):
             made[group][i] = empty(dims, dtype, group == 1)
         return cast("tuple[list[np.ndarray], list[np.ndarray]]", made)  # every None replaced
+
+    def allocators_at(self, sized: tuple[tuple[int, ...], ...]) -> tuple[Allocators, bool]:
+        """The allocators of a ``runner``'s output and temporary buffers (as ``bind``
+        makes them), made at its second run, and whether it keeps its temporaries
+        (``KEPT_TEMP_BYTES``)."""
+        outputs, temps = list(self._allocators[0]), list(self._allocators[1])
+        temp_bytes = sum(self._buffer_bytes[len(outputs):])
+        allocator = transfer.HOST.allocator
+        for (group, i, _, dtype, _), dims in zip(self._sized_buffers, sized):
+            (temps if group else outputs)[i] = allocator(dims, dtype, group == 1)
+            if group:
+                temp_bytes += math.prod(dims) * dtype.itemsize
+        return (outputs, temps), bool(temps) and temp_bytes <= KEPT_TEMP_BYTES
 
     def steps_at(self, ranges: Sequence[int]) -> tuple[Step, ...]:
         """Its steps with each sized one's extent and work in turn from ``ranges`` (a binding's)."""
@@ -509,19 +523,20 @@ class ShapeGenericExecutable(Executable):
 
 class _Runner(Executable):
     """A shape-generic executable's binding that only runs (``ShapeGenericExecutable.runner``):
-    its first run takes its dims table, its sized buffers' dims and the bytes its buffers
-    take, and its template makes the buffers and the plan. Run more than
-    ``RUNS_BEFORE_BINDING`` times (a size that keeps coming back), it runs the full binding
-    (``bind``), made then, whose allocators and kept temporaries serve repeated runs best:
-    a run of the runner costs ~1 us more, a binding ~7 us."""
+    its dims table, its steps' ranges, its sized buffers' dims and the bytes its buffers
+    take. Its first run has its template make the buffers; from its second, it runs as a
+    binding does (allocators, temporaries kept), both made then: most runners run once."""
 
-    def __init__(self, template: ShapeGenericExecutable, values: Sequence[int], dims: bytes, n_table: int,
-                 ranges: tuple[int, ...], sized: tuple[tuple[int, ...], ...], nbytes: int) -> None:
-        self._template, self._values, self._dims, self._n_table = template, values, dims, n_table
+    def __init__(self, template: ShapeGenericExecutable, dims: bytes, n_table: int, ranges: tuple[int, ...],
+                 sized: tuple[tuple[int, ...], ...], nbytes: int) -> None:
+        self._template, self._dims, self._n_table = template, dims, n_table
         self._ranges, self._sized, self._nbytes = ranges, sized, nbytes
-        self._full: CpuExecutable | None = None
-        self._runs = 0
-        self.returns_parameters = template._facts.returns_parameters
+        self._generation, self._plan = -1, b""
+        self._allocators: Allocators | None = None
+        self._ran = False
+        self._spare_temps: list[list[np.ndarray]] | None = None
+        self._facts = template._facts
+        self.returns_parameters = self._facts.returns_parameters
 
     @property
     def steps(self) -> tuple[Step, ...]:
@@ -532,33 +547,40 @@ class _Runner(Executable):
         return self._template.kernels
 
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
-        full = self._full
-        if full is not None:
-            return full.run(buffers)
         template = self._template
-        if self._runs == RUNS_BEFORE_BINDING:
-            full = template.bind(self._values)
-            assert full is not None  # the sizes the runner was made for are within the limits
-            self._full = full
-            return full.run(buffers)
-        self._runs += 1
-        plan = template.plan_words(self._n_table)
-        outs, temps = template.buffers_at(self._sized, self._nbytes)
+        if self._generation != tiering.generation:
+            self._generation, self._plan = tiering.generation, template.plan_words(self._n_table)
+        if self._nbytes >= memory.CHECK_ABOVE_BYTES:
+            template.check_memory(self._sized, self._nbytes)
+        allocators, spare = self._allocators, self._spare_temps
+        if allocators is None and self._ran:  # its second run: it is run again
+            allocators, keeps_temps = template.allocators_at(self._sized)
+            self._allocators = allocators
+            if keeps_temps:
+                spare = self._spare_temps = []
+        if allocators is None:
+            self._ran = True
+            outs, temps = template.buffers_at(self._sized)
+        else:
+            outs = [new() for new in allocators[0]]
+            try:
+                temps = spare.pop() if spare else [new() for new in allocators[1]]
+            except IndexError:  # another thread took the last set between the test and the pop
+                temps = [new() for new in allocators[1]]
         first_tier = template._runs.first_tier
         if first_tier:
             start = time.perf_counter()
-        if plan:
+        if self._plan:
             assert _run_in_c is not None  # a runner is made only where runs go through C
-            _run_in_c(plan, buffers, template._facts.constant_pointers, outs, temps, self._dims)
+            _run_in_c(self._plan, buffers, self._facts.constant_pointers, outs, temps, self._dims)
         if first_tier:
             template._runs.add(time.perf_counter() - start)
-        if template._facts.results_are_outputs:
+        if spare is not None:
+            spare.append(temps)
+        if self._facts.results_are_outputs:
             return outs
         return [buffers[i] if kind == "param" else outs[i] for kind, i in template.output_slots]
 
-
-#: Runs of a ``_Runner`` before it binds.
-RUNS_BEFORE_BINDING = 3
 
 #: Temporaries of at most this many bytes in all are kept by their executable between runs.
 KEPT_TEMP_BYTES = 64 << 10
