@@ -123,8 +123,9 @@ class BaselineExecutable(Executable):
         return outs
 
 
-def assemble(rows: tuple, outputs: tuple[int, ...], nodes: Sequence[Node], backend: Backend, heat: Heat, structure: Hashable | None = None, values: tuple[int, ...] = (),
-             sizes: tuple[bool, ...] = (), given: frozenset[int] = frozenset()) -> BaselineExecutable:
+def assemble(rows: tuple, outputs: tuple[int, ...], nodes: Sequence[Node], backend: Backend, heat: Heat,
+             structure: Hashable | None = None, values: tuple[int, ...] = (), sizes: tuple[bool, ...] = (),
+             given: frozenset[int] = frozenset()) -> BaselineExecutable:
     """The baseline executable of a walked graph (``to_hlo.walk``: its key rows, its output
     rows, and each row's node): its structure's shape-generic
     sequence bound to its sizes (``values``, ``sizes`` and ``structure``:
@@ -379,8 +380,8 @@ KEPT_PLANS = 512
 PATTERNS_PER_STRUCTURE = 4
 
 
-def _plan(rows: tuple, outputs: tuple[int, ...], nodes: Sequence[Node], backend: Backend, structure: Hashable, values: tuple[int, ...], sizes: tuple[bool, ...],
-          in_place: frozenset[int]) -> tuple[_Plan, list[int]]:
+def _plan(rows: tuple, outputs: tuple[int, ...], nodes: Sequence[Node], backend: Backend, structure: Hashable,
+          values: tuple[int, ...], sizes: tuple[bool, ...], in_place: frozenset[int]) -> tuple[_Plan, list[int]]:
     """The plan of a structure that fits these sizes, and its symbols' values, made if need
     be: every size a run-time value but 0 and 1, tied where the ops'
     shape rules tie them (the structure says which parameters are donated, so which rows

@@ -175,8 +175,7 @@ def _miss(graph_key: tuple, order: list[Node], given: frozenset[int], backend: B
     if found is not None:
         cast(BaselineExecutable, found).generation = heat.generation
         return _Miss(heat=heat, job=job)
-    return _Miss(heat=heat, nodes=order, job=job, structure=structure, values=values,
-                 sizes=sizes)
+    return _Miss(heat=heat, nodes=order, job=job, structure=structure, values=values, sizes=sizes)
 
 
 def _fused_job(graph_key: tuple, order: list[Node], given: frozenset[int], backend: Backend, key: Hashable,
