@@ -490,3 +490,16 @@ def test_a_run_larger_than_memory_raises_memory_error_before_allocating():
     with pytest.raises(MemoryError, match=rf"float64 buffer of shape \({side}, {side}\): .* needs .* GiB .* only "
                                           r".* GiB of memory is available"):
         x[0, 0] = 3.0  # reading any part computes the whole result
+
+
+def test_numpys_trace_called_on_the_namespace_says_to_use_linalg_trace():
+    """``xp.trace`` is the tracing package, where NumPy has a function: calling it raises a
+    TypeError naming ``linalg.trace`` (it said "'module' object is not callable"), and the
+    package still imports as one."""
+    import plaidarray.trace.array as array_module
+
+    m = xp.asarray(np.arange(9.0).reshape(3, 3))
+    with pytest.raises(TypeError, match=r"plaidarray\.linalg\.trace"):
+        xp.trace(m)
+    assert array_module.Array is xp.Array
+    assert float(xp.linalg.trace(m)) == 12.0
