@@ -545,10 +545,12 @@ def test_a_one_row_array_that_also_broadcasts_keeps_its_size():
         np.testing.assert_allclose(got, want, rtol=1e-12)
 
 
-def test_a_binding_sizes_each_sized_output_and_temporary_from_its_own_dims():
-    """A binding reads each sized buffer's dims in turn (outputs, then temporaries) after
-    the limits and the sized steps' ranges: each buffer gets its own shape and bytes, and
-    the buffers of static shape keep theirs."""
+F64, I32 = np.dtype(np.float64), np.dtype(np.int32)
+
+
+def _sized_template():
+    """A shape-generic executable of one step over sizes ``n`` (at most 50) and ``m``: a
+    static output, two sized ones, a sized temporary and a static one."""
     from plaidarray.backend.llvm_cpu.executable import ShapeGenericExecutable, Step
     from plaidarray.backend.llvm.kernel_source import Segment
     from plaidarray.hlo.shape import Shape
@@ -556,16 +558,39 @@ def test_a_binding_sizes_each_sized_output_and_temporary_from_its_own_dims():
     from types import SimpleNamespace
 
     n, m = Sym(0, 5), Sym(1, 5)
-    f64, i32 = np.dtype(np.float64), np.dtype(np.int32)
-    kernel = SimpleNamespace(upgrade=None, address=4096)
-    steps = [Step(kernel, (0,), Segment(n, n * m, 0), (), ())]
-    outputs = [Shape((3,), f64), Shape((n, m), i32), Shape((m,), f64)]  # type: ignore[arg-type]
-    temps = [Shape((n * 2,), f64), Shape((4, 4), i32)]  # type: ignore[arg-type]
-    template = ShapeGenericExecutable(steps, 1, [], [("out", i) for i in range(3)], outputs, temps, [(n, 50)])
+    steps = [Step(SimpleNamespace(upgrade=None, address=4096), (0,), Segment(n, n * m, 0), (), ())]
+    outputs = [Shape((3,), F64), Shape((n, m), I32), Shape((m,), F64)]  # type: ignore[arg-type]
+    temps = [Shape((n * 2,), F64), Shape((4, 4), I32)]  # type: ignore[arg-type]
+    return ShapeGenericExecutable(steps, 1, [], [("out", i) for i in range(3)], outputs, temps, [(n, 50)])
+
+
+def _runs_of(runnable, times: int) -> list:
+    """What each of ``times`` runs of ``runnable`` hands ``_entry.run``: its outputs,
+    temporaries and dims table (the kernel's address is not code: nothing is called)."""
+    from plaidarray.backend.llvm_cpu import executable as cpu_executable
+
+    ran: list = []
+    original = cpu_executable._run_in_c
+    try:
+        cpu_executable._run_in_c = lambda plan, buffers, constants, outs, temps, dims: ran.append((outs, temps, dims))
+        for _ in range(times):
+            runnable.run([np.zeros(1)])
+    finally:
+        cpu_executable._run_in_c = original
+    return ran
+
+
+def test_a_binding_sizes_each_sized_output_and_temporary_from_its_own_dims():
+    """A binding reads each sized buffer's dims in turn (outputs, then temporaries) after
+    the limits and the sized steps' ranges: each buffer gets its own shape and bytes, and
+    the buffers of static shape keep theirs."""
+    from plaidarray.hlo.shape import Shape
+
+    template = _sized_template()
     for a, b in ((7, 3), (11, 2)):
         bound = template.bind([a, b])
-        assert bound.shapes == ([Shape((3,), f64), Shape((a, b), i32), Shape((b,), f64)],
-                                [Shape((2 * a,), f64), Shape((4, 4), i32)])
+        assert bound.shapes == ([Shape((3,), F64), Shape((a, b), I32), Shape((b,), F64)],
+                                [Shape((2 * a,), F64), Shape((4, 4), I32)])
         assert bound._nbytes == 24 + 4 * a * b + 8 * b + 16 * a + 64
         assert bound.dim_values[:2] == (a, b) and bound._ranges == (a, a * b)
         assert [x.shape for x in (*[new() for new in bound._output_allocators],
@@ -579,21 +604,10 @@ def test_a_runner_makes_the_buffers_and_dims_table_a_binding_has():
     second run it allocates as a binding does and keeps its temporaries from then on (one
     run of a size met once makes no allocators and keeps nothing)."""
     from plaidarray.backend.llvm_cpu import executable as cpu_executable
-    from plaidarray.backend.llvm_cpu.executable import ShapeGenericExecutable, Step
-    from plaidarray.backend.llvm.kernel_source import Segment
-    from plaidarray.hlo.shape import Shape
-    from plaidarray.hlo.symbolic import Sym
-    from types import SimpleNamespace
 
     if cpu_executable._run_in_c is None:
         pytest.skip("runners are made where runs go through C (_entry)")
-    n, m = Sym(0, 5), Sym(1, 5)
-    f64, i32 = np.dtype(np.float64), np.dtype(np.int32)
-    kernel = SimpleNamespace(upgrade=None, address=4096)
-    steps = [Step(kernel, (0,), Segment(n, n * m, 0), (), ())]
-    outputs = [Shape((3,), f64), Shape((n, m), i32), Shape((m,), f64)]  # type: ignore[arg-type]
-    temps = [Shape((n * 2,), f64), Shape((4, 4), i32)]  # type: ignore[arg-type]
-    template = ShapeGenericExecutable(steps, 1, [], [("out", i) for i in range(3)], outputs, temps, [(n, 50)])
+    template = _sized_template()
     for a, b in ((7, 3), (11, 2)):
         runner, bound = template.runner([a, b]), template.bind([a, b])
         assert type(runner) is cpu_executable._Runner
@@ -601,20 +615,13 @@ def test_a_runner_makes_the_buffers_and_dims_table_a_binding_has():
         assert runner._nbytes == bound._nbytes == 24 + 4 * a * b + 8 * b + 16 * a + 64
     assert template.runner([51, 2]) is None  # past its limit
 
-    ran: list = []
-    original = cpu_executable._run_in_c
-    try:
-        cpu_executable._run_in_c = lambda plan, buffers, constants, outs, temps, dims: ran.append((outs, temps, dims))
-        runner = template.runner([7, 3])
-        runner.run([np.zeros(1)])
-        assert runner._allocators is None and runner._spare_temps is None, "one run makes no allocators"
-        for _ in range(3):
-            runner.run([np.zeros(1)])
-    finally:
-        cpu_executable._run_in_c = original
+    runner = template.runner([7, 3])
+    ran = _runs_of(runner, 1)
+    assert runner._allocators is None and runner._spare_temps is None, "one run makes no allocators"
+    ran += _runs_of(runner, 3)
     assert all(dims == runner._dims for _, _, dims in ran)
     assert all([(o.shape, o.dtype) for o in (*outs, *scratch)] ==
-               [((3,), f64), ((7, 3), i32), ((3,), f64), ((14,), f64), ((4, 4), i32)] for outs, scratch, _ in ran)
+               [((3,), F64), ((7, 3), I32), ((3,), F64), ((14,), F64), ((4, 4), I32)] for outs, scratch, _ in ran)
     temporaries = [id(scratch) for _, scratch, _ in ran]
     assert len(set(temporaries[:2])) == 2 and temporaries[3] == temporaries[2] == temporaries[1], \
         "temporaries kept from its second run on"
@@ -623,29 +630,11 @@ def test_a_runner_makes_the_buffers_and_dims_table_a_binding_has():
 def test_a_binding_keeps_its_temporaries_from_its_second_run():
     """A binding run once (a size met once) keeps no temporaries; run again, it keeps them."""
     from plaidarray.backend.llvm_cpu import executable as cpu_executable
-    from plaidarray.backend.llvm_cpu.executable import ShapeGenericExecutable, Step
-    from plaidarray.backend.llvm.kernel_source import Segment
-    from plaidarray.hlo.shape import Shape
-    from plaidarray.hlo.symbolic import Sym
-    from types import SimpleNamespace
 
     if cpu_executable._run_in_c is None:
         pytest.skip("a binding's runs go through ctypes without _entry")
-    n = Sym(0, 5)
-    f64 = np.dtype(np.float64)
-    steps = [Step(SimpleNamespace(upgrade=None, address=4096), (0,), Segment(n, n, 0), (), ())]
-    template = ShapeGenericExecutable(steps, 1, [], [("out", 0)], [Shape((n,), f64)],  # type: ignore[arg-type]
-                                      [Shape((n,), f64)], [(n, 50)])  # type: ignore[arg-type]
-    ran: list = []
-    original = cpu_executable._run_in_c
-    try:
-        cpu_executable._run_in_c = lambda plan, buffers, constants, outs, temps, dims: ran.append(temps)
-        bound = template.bind([9])
-        for _ in range(3):
-            bound.run([np.zeros(1)])
-    finally:
-        cpu_executable._run_in_c = original
-    assert ran[0] is not ran[1] and ran[2] is ran[1] and ran[0][0].shape == (9,)
+    ran = [temps for _, temps, _ in _runs_of(_sized_template().bind([9, 2]), 3)]
+    assert ran[0] is not ran[1] and ran[2] is ran[1] and [t.shape for t in ran[0]] == [(18,), (4, 4)]
 
 
 @settings(max_examples=200, deadline=None)

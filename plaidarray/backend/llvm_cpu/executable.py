@@ -402,26 +402,19 @@ class ShapeGenericExecutable(Executable):
                 values += made_sizes
                 for at, array in zip(hook.constants, made_constants):
                     constants[at] = array
-        table, sizes = (self._evaluate or self._evaluator())(values)
-        limits = self._limits
-        if limits and any(map(operator.gt, sizes, limits)):
+        found = self._sized_at(values)
+        if found is None:
             return None
-        at = len(limits) + self._n_ranges
-        ranges = sizes[len(limits):at]
-        shapes = list(self._output_shapes), list(self._temp_shapes)
-        allocators = list(self._allocators[0]), list(self._allocators[1])
+        table, ranges, sized = found
+        outputs, temps = list(self._output_shapes), list(self._temp_shapes)
         nbytes = list(self._buffer_bytes)
-        allocator = transfer.HOST.allocator
-        for group, i, rank, dtype, slot in self._sized_buffers:
-            dims = sizes[at:at + rank]
-            at += rank
-            shapes[group][i] = Shape(dims, dtype)
-            allocators[group][i] = allocator(dims, dtype, group == 1)  # a temporary's
+        for (group, i, _, dtype, slot), dims in zip(self._sized_buffers, sized):
+            (temps if group else outputs)[i] = Shape(dims, dtype)
             nbytes[slot] = math.prod(dims) * dtype.itemsize
-        outputs, temps = shapes
+        allocators = self.allocators_at(sized)[0]
         if seen_as is not None:
             outputs = list(seen_as)
-            allocators[0][:] = [allocator(shape.dims, shape.dtype) for shape in seen_as]
+            allocators[0][:] = [transfer.HOST.allocator(shape.dims, shape.dtype) for shape in seen_as]
         splitting = self._static_splitting or any(map(parallel.splits, ranges[::2], ranges[1::2]))
         n_params, own, slots = self._args
         facts = self._facts if constants is None else _RunFacts.of(constants, slots, len(outputs))
@@ -430,6 +423,23 @@ class ShapeGenericExecutable(Executable):
                                    nbytes)
         executable.from_disk = self.from_disk
         return executable
+
+    def _sized_at(self, values: Sequence[int]
+                  ) -> tuple[Sequence[int], tuple[int, ...], tuple[tuple[int, ...], ...]] | None:
+        """What a binding to the sizes ``values`` evaluates (``_evaluator``): its dims
+        table, each sized step's range and work in turn, and each sized buffer's dims (in
+        ``_sized_buffers``' order); None where they are past its limits."""
+        table, sizes = (self._evaluate or self._evaluator())(values)
+        limits = self._limits
+        if limits and any(map(operator.gt, sizes, limits)):
+            return None
+        at = len(limits) + self._n_ranges
+        ranges = tuple(sizes[len(limits):at])
+        sized = []
+        for _, _, rank, _, _ in self._sized_buffers:
+            sized.append(tuple(sizes[at:at + rank]))
+            at += rank
+        return table, ranges, tuple(sized)
 
     @functools.cached_property
     def _static_bytes(self) -> int:
@@ -446,23 +456,16 @@ class ShapeGenericExecutable(Executable):
         threads, and sizes that make their own constants (``per_size``), take ``bind``'s."""
         if self.per_size or _run_in_c is None:
             return self.bind(values)
-        table, sizes = (self._evaluate or self._evaluator())(values)
-        limits = self._limits
-        if limits and any(map(operator.gt, sizes, limits)):
+        found = self._sized_at(values)
+        if found is None:
             return None
-        at = len(limits) + self._n_ranges
-        ranges = sizes[len(limits):at]
+        table, ranges, sized = found
         if self._static_splitting or any(map(parallel.splits, ranges[::2], ranges[1::2])):
             return self.bind(values)
-        nbytes = self._static_bytes
-        sized = []
-        for _, _, rank, dtype, _ in self._sized_buffers:
-            dims = tuple(sizes[at:at + rank])
-            at += rank
-            sized.append(dims)
-            nbytes += math.prod(dims) * dtype.itemsize
+        nbytes = self._static_bytes + sum(math.prod(dims) * buffer[3].itemsize
+                                          for buffer, dims in zip(self._sized_buffers, sized))
         runner = _Runner(self, _words_packer(len(table) + len(ranges) // 2)(*table, *ranges[::2]), len(table),
-                         tuple(ranges), tuple(sized), nbytes)
+                         ranges, sized, nbytes)
         runner.from_disk = self.from_disk
         return runner
 
