@@ -10,11 +10,14 @@ cache plans without loading the code generator.
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
 from dataclasses import dataclass
+from typing import cast
 
 import numpy as np
 
-from ...hlo.ops.fft import bluestein_tables, unit
+from ...hlo.ops.fft import bluestein_tables, signed_unit, unit_parts
 
 #: Prime radices with a butterfly in the kernel; a length with a larger prime factor is
 #: not a kernel length (the expansion around the kernel handles that factor).
@@ -70,19 +73,15 @@ def _table_size(found: list[Stage]) -> int:
 def twiddles(n: int, sign: int) -> np.ndarray:
     """The twiddle table of the n-point transform with ``exp(sign 2 pi i ...)`` (complex128;
     one unused element when no stage needs twiddles, so that it is never empty)."""
-    return _twiddles(n, sign, stages(n))
-
-
-def _twiddles(n: int, sign: int, found: list[Stage]) -> np.ndarray:
-    turns = _turns(found)
-    return unit(turns % n, n, sign) if turns is not None else np.ones(1, np.complex128)
+    parts = _parts(n, False)
+    return signed_unit(parts, sign) if parts is not None else np.ones(1, np.complex128)
 
 
 def _turns(found: list[Stage]) -> np.ndarray | None:
     """The turns of the twiddles of the stages ``found`` in table order, None where no
     stage needs any: w_l^(p k) with l = n / s is w_n^(s p k); every stage's in one array,
-    so that one call of the elementwise ``unit`` makes the table (a call costs tens of
-    microseconds whatever its length, and a script's transforms of many lengths each
+    so that one call of the elementwise ``unit_parts`` makes the table (a call costs tens
+    of microseconds whatever its length, and a script's transforms of many lengths each
     make one)."""
     turns = [(st.s * np.arange(st.m)[:, None] * np.arange(1, st.radix)[None, :]).reshape(-1)
              for st in found if st.m > 1]
@@ -99,22 +98,48 @@ def real_twiddles(n: int, sign: int) -> np.ndarray:
     then the factors of the step between the two, ``t[k]`` for k < n/2 (:func:`_split`,
     :func:`_fold`): ``-i w^k`` forward, ``i w^-k`` backward, ``w = exp(-2 pi i / n)``;
     then ``i t[k]``, which saves the vector step a shuffle and a negation. Both are
-    quarter turns of ``unit``'s values, exact."""
-    return _real_twiddles(n, sign, stages(n // 2))
-
-
-def _real_twiddles(n: int, sign: int, found: list[Stage]) -> np.ndarray:
-    """:func:`real_twiddles` of the n/2-point transform's stages ``found``: ``w`` and the
-    n/2-point table in one call of ``unit``, each element with its own n."""
+    quarter turns of ``unit``'s values, exact. ``w`` and the n/2-point table are one
+    call of ``unit_parts``, each element with its own n."""
     half = n // 2
-    turns = _turns(found)
-    if turns is None:
-        w, table = unit(np.arange(half), n, sign), np.ones(1, np.complex128)
-    else:
-        both = unit(np.concatenate([np.arange(half), turns % half]), np.repeat([n, half], [half, len(turns)]), sign)
-        w, table = both[:half], both[half:]
+    both = signed_unit(cast("tuple[np.ndarray, np.ndarray]", _parts(n, True)), sign)
+    w, table = both[:half], both[half:]
+    if not len(table):
+        table = np.ones(1, np.complex128)
     factors = w.imag - 1j * w.real if sign < 0 else -w.imag + 1j * w.real
     return np.concatenate([table, factors, 1j * factors])
+
+
+#: ``unit_parts`` of the tables of the last lengths planned, by (n, real): a length's
+#: transform and its inverse (a filter's rfft and irfft, Bluestein's m points both ways,
+#: lengths sharing one m) take the cosines and sines once. Oldest dropped past
+#: ``KEPT_PARTS``.
+_PARTS: OrderedDict[tuple[int, bool], tuple[np.ndarray, np.ndarray] | None] = OrderedDict()
+KEPT_PARTS = 32
+_PARTS_LOCK = threading.Lock()
+
+
+def _parts(n: int, real: bool) -> tuple[np.ndarray, np.ndarray] | None:
+    """The sign-free parts of n points' table (of the n/2-point transform's and ``w``'s
+    for the real kinds), None where the complex table needs no twiddles."""
+    key = (n, real)
+    with _PARTS_LOCK:
+        if key in _PARTS:
+            _PARTS.move_to_end(key)
+            return _PARTS[key]
+    if real:
+        half = n // 2
+        turns = _turns(stages(half))
+        found: tuple[np.ndarray, np.ndarray] | None = (
+            unit_parts(np.arange(half), n) if turns is None else
+            unit_parts(np.concatenate([np.arange(half), turns % half]), np.repeat([n, half], [half, len(turns)])))
+    else:
+        turns = _turns(stages(n))
+        found = unit_parts(turns % n, n) if turns is not None else None
+    with _PARTS_LOCK:
+        _PARTS[key] = found
+        while len(_PARTS) > KEPT_PARTS:
+            _PARTS.popitem(last=False)
+    return found
 
 
 #: int64 words of a plan's header before its stages: the header's length in complex
@@ -138,7 +163,7 @@ def plan(n: int, sign: int, real: bool) -> np.ndarray:
         words += [st.radix, st.m, st.s, st.table]
     words += [0] * (len(words) % 2)
     words[0] = len(words) // 2
-    table = _real_twiddles(n, sign, found) if real else _twiddles(points, sign, found)
+    table = real_twiddles(n, sign) if real else twiddles(points, sign)
     return np.concatenate([np.asarray(words, np.int64).view(np.complex128), table])
 
 

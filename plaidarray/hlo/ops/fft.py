@@ -93,14 +93,26 @@ def unit(turns: np.ndarray, n: int | np.ndarray, sign: int) -> np.ndarray:
     Every lowering of ``fft`` takes its twiddles from here (the expansion's constants, a
     backend's tables and run-time plans), so that each computes the same bits: they are
     defined with the op, not with one of its lowerings."""
+    return signed_unit(unit_parts(turns, n), sign)
+
+
+def unit_parts(turns: np.ndarray, n: int | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The real and imaginary parts of ``unit(turns, n, 1)``, which both signs' values are
+    made of (``signed_unit``): a plan that needs both directions of a length (a real
+    transform and its inverse) takes the cosines and sines, most of the cost, once."""
     turns = np.asarray(turns, np.int64)
     eighths, rest = np.divmod(8 * turns, n)  # 2 pi turns / n = (eighths + rest / n) pi/4
-    above = eighths % 2 == 1  # then nearer (eighths + 1) pi/4, d = -(n - rest) / n pi/4
-    k = ((eighths + above) // 2) % 4
+    above = (eighths & 1).astype(bool)  # then nearer (eighths + 1) pi/4, d = -(n - rest) / n pi/4
+    k = ((eighths + above) >> 1) & 3
     d = np.where(above, n - rest, rest).astype(np.longdouble) * (_QUARTER_TURN / 2 / n)
-    c, s = np.cos(d).astype(np.float64), np.where(above, -np.sin(d), np.sin(d)).astype(np.float64)
-    re = np.choose(k, [c, -s, -c, s])  # times i^k
-    im = np.choose(k, [s, c, -s, -c])
+    c, s = np.cos(d).astype(np.float64), np.sin(d).astype(np.float64)
+    np.negative(s, out=s, where=above)
+    return np.choose(k, [c, -s, -c, s]), np.choose(k, [s, c, -s, -c])  # times i^k
+
+
+def signed_unit(parts: tuple[np.ndarray, np.ndarray], sign: int) -> np.ndarray:
+    """``unit``'s values of ``unit_parts``' ``parts`` for ``sign``."""
+    re, im = parts
     return re + 1j * sign * im
 
 

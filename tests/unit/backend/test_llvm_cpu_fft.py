@@ -168,6 +168,29 @@ def test_a_real_table_is_the_half_length_table_then_the_split_factors(half, sign
     assert fft_plan.real_twiddles(n, sign).tobytes() == expected.tobytes()
 
 
+def test_a_table_made_after_other_tables_of_its_length_is_the_one_made_alone():
+    """A length's cosines and sines serve both directions and are kept (``fft_plan._parts``,
+    by length and kind): a table made after the other direction's, or the other kind's of
+    the same n, is bit for bit ``unit``'s for its own sign and turns."""
+    from plaidarray.backend.llvm_cpu import fft_plan
+    from plaidarray.hlo.ops.fft import unit
+
+    def alone(n, sign, real):
+        if real:
+            w = unit(np.arange(n // 2), n, sign)
+            factors = w.imag - 1j * w.real if sign < 0 else -w.imag + 1j * w.real
+            return np.concatenate([alone(n // 2, sign, False), factors, 1j * factors])
+        turns = fft_plan._turns(fft_plan.stages(n))
+        return unit(turns % n, n, sign) if turns is not None else np.ones(1, np.complex128)
+
+    for n in (240, 1000, 98, 4):
+        for order in [(-1, False), (1, False), (-1, True), (1, True)], [(1, True), (1, False), (-1, True), (-1, False)]:
+            fft_plan._PARTS.clear()
+            for sign, real in order:
+                made = fft_plan.real_twiddles(n, sign) if real else fft_plan.twiddles(n, sign)
+                assert made.tobytes() == alone(n, sign, real).tobytes(), (n, sign, real)
+
+
 @pytest.mark.parametrize(("kind", "n", "served"), [("FFT", 1000, True), ("IFFT", 127 * 2, True), ("FFT", 131, True),
                                                    ("RFFT", 262, True), ("IRFFT", 262, True), ("RFFT", 254, True),
                                                    ("IRFFT", 127, True), ("IRFFT", 263, True), ("RFFT", 3 * 131, True),
