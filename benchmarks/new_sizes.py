@@ -1,12 +1,14 @@
 """Reads at sizes met for the first time, per step, warm: what a loop over windows or
 batches of ever new lengths pays for each read once its structures are planned.
 
-Four idioms, interleaved so that the executable cache holds bindings of several
+Five idioms, interleaved so that the executable cache holds bindings of several
 structures at once (as a script's loops do), each a loop of 300 steps at lengths no
 earlier step met: the statistics of a window's prefix (``max - min + mean(w * w)``), a
 point's z-score against a window (``mean``, ``std``), the sum of squares of a batch of
 rows times a matrix, and the mean square of half-windows, whose length repeats once
-(``n // 2``: a size met twice, the second read a hit). After a warm-up round (kernels
+(``n // 2``: a size met twice, the second read a hit), and a low-pass filter (a real
+FFT, its upper three quarters of terms zeroed, the inverse's energy), whose plans are made
+per length. After a warm-up round (kernels
 loaded, structures planned), the best of 5 rounds, per step, on NumPy and plaidarray side
 by side.
 
@@ -45,8 +47,14 @@ def _idioms(xp: ModuleType) -> dict[str, Callable[[int], float]]:
         v = x[n:n + n // 2]
         return float(xp.sum(v * v) / n)
 
+    def lowpass(n: int) -> float:
+        spectrum = xp.fft.rfft(x[:n])
+        low = xp.arange(spectrum.shape[0]) < spectrum.shape[0] // 4
+        return float(xp.sum(xp.fft.irfft(xp.where(low, spectrum, xp.zeros_like(spectrum)), n=n) ** 2))
+
     return {"window max - min + mean(w * w)": window, "z-score: mean, std of a window": zscore,
-            "sum((rows @ matrix) ** 2)": rows, "sum(w * w) / n, each length twice": halves}
+            "sum((rows @ matrix) ** 2)": rows, "sum(w * w) / n, each length twice": halves,
+            "irfft(low terms of rfft(w)), energy": lowpass}
 
 
 def _per_step(xp: ModuleType) -> dict[str, float]:
