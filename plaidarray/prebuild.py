@@ -145,7 +145,12 @@ def _statistics(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
         fn = getattr(xp, name)
         yield from (partial(fn, a["vector"], dtype=own), partial(fn, a["matrix"], axis=0, dtype=own),
                     partial(fn, a["matrix"], axis=1, dtype=own), partial(fn, a["cube"], axis=1, dtype=own))
-    yield from (partial(xp.sum, a["matrix"], dtype=own), partial(xp.sum, a["cube"], axis=(0, 2), dtype=own))
+    yield from (partial(xp.sum, a["matrix"], dtype=own), partial(xp.prod, a["matrix"], dtype=own))
+    # a reduced run of axes is not merged (``hlo.opdef.Merge`` merges kept runs): each set of
+    # a 3-d array's, and the whole of a 4-d one (from rank 5 runs of reduced axes merge)
+    for axis in (None, 0, 2, (0, 1), (1, 2), (0, 2)):
+        yield from (partial(xp.sum, a["cube"], axis=axis, dtype=own), partial(xp.prod, a["cube"], axis=axis, dtype=own))
+    yield from (partial(xp.sum, a["hyper"], dtype=own), partial(xp.prod, a["hyper"], dtype=own))
 
 
 def _normalisations(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:

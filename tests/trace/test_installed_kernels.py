@@ -290,6 +290,11 @@ volume[:, 1:, 1:, 1:, 1:] = volume[:, :-1, :-1, :-1, :-1]
 six = xp.asarray(rng.standard_normal((2, 3, 4, 5, 6, 7)))
 six[:, 1:, :, 2:4, :, 3:] = 1.0
 calls += [image, pcm, volume, six]
+for name in ("int8", "uint16", "int32"):  # sums and products in an integer array's own dtype, any axes
+    small = xp.asarray(rng.integers(0, 3, (2, 3, 4, 5)).astype(name))
+    own = getattr(xp, name)
+    calls += [xp.sum(small[0], axis=axes, dtype=own) for axes in (None, 0, 2, (0, 1), (1, 2), (0, 2))]
+    calls += [xp.prod(small[0], axis=(0, 1), dtype=own), xp.sum(small, dtype=own), xp.prod(small, dtype=own)]
 for value in calls:
     for part in value if isinstance(value, tuple) else (value,):
         numpy.asarray(part)
