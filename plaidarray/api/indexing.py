@@ -9,6 +9,7 @@ loops are common in user and test code). Strided windows use static ``slice`` (o
 
 from __future__ import annotations
 
+import functools
 import math
 import operator
 from collections.abc import Callable
@@ -22,6 +23,7 @@ from ..hlo.opdef import OPS
 from ..hlo.shape import Shape
 from ..trace import node as node_module
 from ..trace.array import Array
+from ..trace.exports import Pinned
 from ..trace.node import TRACED, Node, derive
 from ..trace.tracing import Guard, guard
 from . import graph
@@ -899,6 +901,69 @@ def _check_in_range(x: Array, parts: tuple) -> None:
         _CHECKED[id(node), n] = node
 
 
+#: The types of index arrays whose values ``check_computed_indices`` may find computed
+#: (an array exported to NumPy is ``Pinned``).
+INDEX_ARRAYS = frozenset({Array, Pinned, np.ndarray})
+
+
+def check_computed_indices(x: Array, key: Any) -> None:
+    """IndexError where an integer index array of ``key`` whose values are computed on the
+    host (or a NumPy array) names a position outside the axis of ``x`` it indexes, as NumPy
+    raises (a read clamps such a position, as ``take`` does, and nothing else would say
+    so). Its values are looked at where they lie, nothing is run; a pending index array is
+    not read for this (a read of it would cut the graph at every gather): its out-of-range
+    positions stay clamped. Found in range, an array of at most ``CHECKED_ELEMENTS`` is not
+    looked at again for that axis length (``_CHECKED``)."""
+    parts = key if type(key) is tuple else (key,)
+    for k in parts:
+        if type(k) is np.ndarray or isinstance(k, Array) and type(k._node.buffer) is np.ndarray:
+            break
+    else:
+        return  # every index array pending
+    if any(k is Ellipsis for k in parts):
+        parts = _with_ellipsis_expanded(parts, x.ndim)
+    source, shape = 0, x.shape
+    for k in parts:
+        kind = type(k)
+        if k is None or k is _SEPARATOR or kind is bool or kind is np.bool_:
+            continue
+        if kind in INDEX_ARRAYS:
+            dtype_kind = k.dtype.kind
+            if dtype_kind == "b":
+                source += k.ndim
+                continue
+            if dtype_kind in "iu" and source < len(shape):
+                _check_computed(k, shape[source], source)
+        source += 1
+
+
+def _check_computed(indices: Array | np.ndarray, n: int, axis: int) -> None:
+    """IndexError if the computed host values of ``indices`` (an array's, or a NumPy
+    array) name no position of an axis of ``n``; nothing where they are pending, on a
+    device or empty."""
+    node = indices._node if isinstance(indices, Array) else None
+    buffer = node.buffer if node is not None else indices
+    if type(buffer) is not np.ndarray or not buffer.size or not n or \
+            node is not None and _CHECKED.get((id(node), n)) is node:
+        return  # an empty axis: the op's rule says it has nothing to take
+    low, high = buffer.min(), buffer.max()
+    if high >= n or low < -n:
+        bad = int(high) if high >= n else int(low)
+        raise IndexError(f"index {bad} is out of bounds for axis {axis} with size {n}")
+    if node is not None and buffer.size <= CHECKED_ELEMENTS:
+        if len(_CHECKED) >= CHECKED_MAX:
+            _CHECKED.clear()
+        _CHECKED[id(node), n] = node
+
+
+def _check_along(x: Any, indices: Array | np.ndarray, axis: Any) -> None:
+    """``_check_computed`` of ``take``'s and ``take_along_axis``' computed ``indices`` along
+    ``axis`` of ``x``, where these are what the function takes (else its rules say what
+    is wrong)."""
+    if isinstance(x, Array) and x.ndim and indices.dtype.kind in "iu" and type(axis) is int and -x.ndim <= axis < x.ndim:
+        _check_computed(indices, x.shape[axis], axis % x.ndim)
+
+
 def _index_array(indices: Any, where: str) -> Array:
     """``indices`` as an integer array. NumPy's indices are taken too (an extension that
     Cubed relies on): a NumPy array, and an int or NumPy integer, which picks one
@@ -927,11 +992,18 @@ def _wide_index(indices: Array) -> Array:
     return graph.convert(indices, dt.int64)
 
 
-@recorded
+def _take_in_range(x: Any, indices: Any, /, *, axis: Any = None) -> None:
+    """``take``'s computed ``indices`` checked (``check_computed_indices``)."""
+    if type(indices) is np.ndarray or isinstance(indices, Array) and type(indices._node.buffer) is np.ndarray:
+        _check_along(x, indices, 0 if axis is None else axis)
+
+
+@functools.partial(recorded, check=_take_in_range)
 def take(x: Array, indices: Array | int, /, *, axis: int | None = None) -> Array:
     """Elements of ``x`` at ``indices`` along ``axis`` (negative indices count from the end;
-    out-of-range indices are clamped, never read out of bounds). An int picks one
-    position and drops the axis, as in NumPy (an extension)."""
+    out-of-range indices raise IndexError where their values are computed, else are clamped,
+    never read out of bounds: ``check_computed_indices``). An int picks one position and
+    drops the axis, as in NumPy (an extension)."""
     x = check_array(x, "take")
     indices = _index_array(indices, "take")
     if axis is None:
@@ -944,9 +1016,16 @@ def take(x: Array, indices: Array | int, /, *, axis: int | None = None) -> Array
     return op("take", x, indices, axis=axis)
 
 
-@recorded
+def _take_along_in_range(x: Any, indices: Any, /, *, axis: Any = -1) -> None:
+    """``take_along_axis``' computed ``indices`` checked (``check_computed_indices``)."""
+    if type(indices) is np.ndarray or isinstance(indices, Array) and type(indices._node.buffer) is np.ndarray:
+        _check_along(x, indices, axis)
+
+
+@functools.partial(recorded, check=_take_along_in_range)
 def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
-    """Elements of ``x`` at per-position ``indices`` along ``axis`` (broadcast elsewhere)."""
+    """Elements of ``x`` at per-position ``indices`` along ``axis`` (broadcast elsewhere);
+    out-of-range indices as ``take``'s."""
     x = check_array(x, "take_along_axis")
     indices = _index_array(indices, "take_along_axis")
     if x.ndim == 0 or indices.ndim != x.ndim:

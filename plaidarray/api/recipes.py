@@ -81,19 +81,23 @@ class Recipe(NamedTuple):
     group: tuple[type, tuple[int, ...]] | None = None
 
 
-def recorded(fn: F, first: Callable[..., Any] | None = None) -> F:
+def recorded(fn: F, first: Callable[..., Any] | None = None, *, check: Callable[..., None] | None = None) -> F:
     """``fn``, replaying a recipe for a signature met before (see the module docstring).
     ``fn`` must record nothing that depends on anything but its signature (no value of
     an array, no state of its own). ``first``, where given, is tried wherever ``fn``'s
     code would run for a signature without a recipe: its result (the graph ``fn``
     records, made faster for common calls, such as a reduction of a whole array at a new
-    size) stands for ``fn``'s unless it is None; its recipe is kept alike."""
+    size) stands for ``fn``'s unless it is None; its recipe is kept alike. ``check``,
+    where given, is called with every call's arguments first, replayed or not: what
+    depends on values a recipe does not hold (an index array's computed positions)."""
     recipes: dict[tuple, Recipe] = {}
     seen: dict[tuple, None] = {}
     _TABLES.extend((recipes, seen))
 
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
+        if check is not None:
+            check(*args, **kwargs)
         if is_tracing():
             return fn(*args, **kwargs)
         arrays: list[Array] = []

@@ -312,19 +312,79 @@ def test_float_to_int_saturates_and_nan_gives_zero(backend, dtype):
     assert_same(xp.astype(xp.asarray(values), dtype), expected)
 
 
-def test_out_of_range_gathers_clamp(backend):
+def _pending(indices):
+    """``indices`` as an index array whose values are not computed yet."""
+    pending = xp.asarray(indices) + 0
+    assert pending._node.buffer is None
+    return pending
+
+
+def test_out_of_range_gathers_by_pending_indices_clamp(backend):
+    """A pending index array is not read to check it (that would cut the graph at every
+    gather): its positions out of range clamp, as documented."""
     x = np.arange(10.0, 15.0)
     indices = np.array([0, 4, 5, 100, -1, -5, -6, -100])
     # Negative indices count from the end once; whatever is still outside clamps to the ends.
     expected = np.take(x, np.where(indices < 0, indices + x.size, indices), mode="clip")
-    assert_same(xp.take(xp.asarray(x), xp.asarray(indices)), expected)
-    assert_same(xp.asarray(x)[xp.asarray(indices)], expected)
-    assert_same(xp.take_along_axis(xp.asarray(x), xp.asarray(indices), axis=0), expected)
+    assert_same(xp.take(xp.asarray(x), _pending(indices)), expected)
+    assert_same(xp.asarray(x)[_pending(indices)], expected)
+    assert_same(xp.take_along_axis(xp.asarray(x), _pending(indices), axis=0), expected)
     # Integer-array indexing clamps each axis on its own.
     grid = np.arange(6.0).reshape(2, 3)
     rows, cols = np.array([0, 5, -3, 1]), np.array([7, 0, -1, -9])
     expected = grid[np.clip(np.where(rows < 0, rows + 2, rows), 0, 1), np.clip(np.where(cols < 0, cols + 3, cols), 0, 2)]
-    assert_same(xp.asarray(grid)[xp.asarray(rows), xp.asarray(cols)], expected)
+    assert_same(xp.asarray(grid)[_pending(rows), _pending(cols)], expected)
+
+
+#: Reads of a (3, 4) array by an index array ``i`` of two positions (in a row, for
+#: ``take_along_axis``), and the axis ``i`` indexes.
+_GATHERS = [
+    (lambda x, i: x[i], 0),
+    (lambda x, i: x[:, i], 1),
+    (lambda x, i: x[..., i], 1),
+    (lambda x, i: x[None, 1:, i], 1),
+    (lambda x, i: x[x[:, 0] != 5.0, i], 1),  # a mask's two positions beside it
+    (lambda x, i: xp.take(x, i, axis=1), 1),
+    (lambda x, i: xp.take(x, i, axis=-2), 0),
+    (lambda x, i: xp.take_along_axis(x, i, axis=1), 1),
+]
+
+
+@pytest.mark.parametrize(("read", "axis"), _GATHERS)
+@pytest.mark.parametrize("kind", ["computed", "numpy"])
+def test_out_of_range_gathers_by_computed_indices_raise(backend, read, axis, kind):
+    """An index array whose values are computed (made from a list or NumPy, or read) or a
+    NumPy array names positions that can be checked where they lie: out of range,
+    IndexError naming the index and the axis, as NumPy raises, also where a recipe of the
+    same signature replays (it holds no values). In range, negative ones too, the read is
+    NumPy's."""
+    x = xp.reshape(xp.arange(1.0, 13.0), (3, 4))
+    row = read is _GATHERS[-1][0]
+
+    def make(positions):
+        positions = np.array([positions] if row else positions)
+        return xp.asarray(positions) if kind == "computed" else positions
+
+    n = x.shape[axis]
+    for _ in range(3):  # a recipe is kept at a signature's second call
+        assert_same(read(x, make([1, -1])), read(np.asarray(x), make([1, -1]) if kind == "numpy" else
+                                                 np.asarray(make([1, -1]))))
+    with pytest.raises(IndexError, match=f"index {n + 3} is out of bounds for axis {axis} with size {n}"):
+        read(x, make([1, n + 3]))
+    with pytest.raises(IndexError, match=f"index {-n - 1} is out of bounds for axis {axis} with size {n}"):
+        read(x, make([-n - 1, 0]))
+
+
+def test_a_computed_index_array_found_in_range_is_checked_once_per_axis_length(backend):
+    """``indexing._CHECKED``: an index array found in range for an axis length is not looked
+    at again for it; for another length it is."""
+    from plaidarray.api import indexing
+
+    idx = xp.asarray([0, 3])
+    assert_same(xp.arange(4.0)[idx], np.array([0.0, 3.0]))
+    assert indexing._CHECKED.get((id(idx._node), 4)) is idx._node
+    with pytest.raises(IndexError, match="index 3 is out of bounds for axis 0 with size 3"):
+        xp.arange(3.0)[idx]
 
 
 def test_integer_power_with_a_negative_exponent(backend):
