@@ -945,7 +945,7 @@ def _check_computed(indices: Array | np.ndarray, n: int, axis: int) -> None:
     buffer = node.buffer if node is not None else indices
     if type(buffer) is not np.ndarray or not buffer.size or not n or \
             node is not None and _CHECKED.get((id(node), n)) is node:
-        return  # an empty axis: the op's rule says it has nothing to take
+        return  # pending, on a device, empty, found in range before, or an empty axis (its op's rule raises)
     low, high = buffer.min(), buffer.max()
     if high >= n or low < -n:
         bad = int(high) if high >= n else int(low)
