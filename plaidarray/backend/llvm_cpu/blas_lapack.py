@@ -35,9 +35,12 @@ import functools
 import importlib
 import importlib.machinery
 import importlib.util
+import os
 import threading
 from pathlib import Path
 from types import ModuleType
+
+from . import shared_object
 
 #: Symbol prefix generated code uses -> the SciPy module exporting the routines; the
 #: rest of the symbol is the routine's name (``blas_dgemm`` is cython_blas's ``dgemm``).
@@ -115,7 +118,8 @@ def _loaded_extension(name: str) -> ctypes.CDLL | None:
     if path is None:
         return None
     try:
-        return ctypes.CDLL(str(path), mode=ctypes.RTLD_LOCAL)
+        mode = os.RTLD_NOW | os.RTLD_LOCAL  # as ``ctypes.CDLL`` loads, but without holding Python's lock
+        return ctypes.CDLL(str(path), mode=mode, handle=shared_object.dlopen(str(path), mode))
     except OSError:
         return None
 

@@ -4,7 +4,9 @@ op kernels (its ``dlopen``, ~0.2 ms) and its catalogue (~0.1 ms), which a script
 read needs, then SciPy's BLAS and LAPACK extension files (2.5 ms), which its first matrix
 product needs. They overlap the rest of the user's imports and setup; a first read that
 comes sooner waits only for what is left (each load holds its own lock). The platform's
-loader runs without Python's lock, so the loads cost the main thread little.
+loader runs without Python's lock (``shared_object.dlopen``; ``ctypes``' own ``dlopen`` held
+it, and the main thread's first steps stalled for the ~6 ms of OpenBLAS's start), so the
+loads cost the main thread little.
 
 A fork waits for the thread first (``os.register_at_fork``): a child forked while the
 platform's loader held its lock would find it held for good, and hang at its first load.

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import _ctypes
 import atexit
+import ctypes
 import functools
 import itertools
 import os
@@ -146,7 +147,7 @@ def link_files(paths: Sequence[Path], output: Path) -> bool:
 
 class SharedObject:
     """A loaded shared object; ``close`` (or collection) unloads it. Loaded and read with
-    the loader's own calls (``_ctypes.dlopen``, ``dlsym``): a ``ctypes.CDLL`` builds a
+    the loader's own calls (:func:`dlopen`, ``dlsym``): a ``ctypes.CDLL`` builds a
     class of its own for each library and a function object for each symbol looked up,
     20 us of each kernel's first load in a process."""
 
@@ -161,7 +162,7 @@ class SharedObject:
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
-            self._handle: int | None = _dlopen(str(path), _mode(global_symbols))
+            self._handle: int | None = dlopen(str(path), _mode(global_symbols))
         finally:
             path.unlink(missing_ok=True)
 
@@ -171,7 +172,7 @@ class SharedObject:
         installation, ``bundles.unpack``: the package's own code, as its C extensions are;
         loaded by that name, which stays the same object's)."""
         loaded = cls.__new__(cls)
-        loaded._handle = _dlopen(path, _mode(global_symbols))
+        loaded._handle = dlopen(path, _mode(global_symbols))
         return loaded
 
     def address(self, symbol: str) -> int:
@@ -201,5 +202,26 @@ def _mode(global_symbols: bool) -> int:
 #: ``dlclose`` (POSIX, as is this module's use), bound at import: objects are collected
 #: when imports may no longer work.
 _dlclose = _ctypes.dlclose  # type: ignore[attr-defined]
-_dlopen = _ctypes.dlopen  # type: ignore[attr-defined]
 _dlsym = _ctypes.dlsym  # type: ignore[attr-defined]
+#: The C library's ``dlopen`` and ``dlerror``, called as foreign functions: ctypes lets go
+#: of Python's lock for such a call, where ``_ctypes.dlopen`` holds it.
+_C = ctypes.CDLL(None)
+_c_dlopen = _C.dlopen
+_c_dlopen.argtypes, _c_dlopen.restype = (ctypes.c_char_p, ctypes.c_int), ctypes.c_void_p
+_c_dlerror = _C.dlerror
+_c_dlerror.argtypes, _c_dlerror.restype = (), ctypes.c_char_p
+
+
+def dlopen(path: str, mode: int) -> int:
+    """The loader's handle of the shared object ``path``, loaded with ``mode``; OSError
+    with the loader's message where it does not load. Python's lock is let go during the
+    load, so a library whose load runs long (SciPy's BLAS and LAPACK start OpenBLAS's
+    threads and buffers, ~6 ms; the installation's library of op kernels binds its
+    symbols) loads on the preload thread (``preload.py``) while the main thread runs a
+    script's Python, not before it."""
+    handle = _c_dlopen(os.fsencode(path), mode)
+    if not handle:
+        message = _c_dlerror()
+        raise OSError(message.decode(errors="replace") if message else f"dlopen: cannot load {path}")
+    return handle
+

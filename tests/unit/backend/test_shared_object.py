@@ -5,8 +5,11 @@ directory of the process's own that is made again if something removes it."""
 from __future__ import annotations
 
 import ctypes
+import os
 import shutil
 import subprocess
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -124,3 +127,50 @@ def test_first_tier_code_builds_the_scalar_math_function_and_full_code_its_vecto
     again = run_child(LIBRARY_LATER, tmp_path / "cache")
     assert again["scalar"] == {"generated": [], "loaded": [["plaidarray.exp.f64", True]], "stored": 2}
     assert again["same"] and again["right"]
+
+
+def test_a_load_lets_other_python_threads_run():
+    """``shared_object.dlopen`` lets go of Python's lock while the loader runs (where
+    ``_ctypes.dlopen`` held it): a library whose constructor takes 0.2 s loads on another
+    thread while this one's Python keeps running, as the preload thread's loads of SciPy's
+    BLAS and LAPACK (OpenBLAS's start, ~6 ms) run beside a script's first steps."""
+    ir = """
+declare i32 @usleep(i32)
+define internal void @slow_start() {
+  %r = call i32 @usleep(i32 200000)
+  ret void
+}
+@llvm.global_ctors = appending global [1 x { i32, ptr, ptr }] [{ i32, ptr, ptr } { i32 65535, ptr @slow_start, ptr null }]
+define i64 @answer() {
+  ret i64 7
+}
+"""
+    data = shared_object.link([codegen_worker.generate_here(ir, host(), 0).object])
+    assert data is not None
+    loaded: list[shared_object.SharedObject] = []
+    done = threading.Event()
+
+    def load() -> None:
+        loaded.append(shared_object.SharedObject(data))
+        done.set()
+
+    loader = threading.Thread(target=load)
+    start = time.perf_counter()
+    loader.start()
+    ticks = [time.perf_counter()]
+    while not done.is_set():
+        ticks.append(time.perf_counter())
+    loader.join()
+    assert time.perf_counter() - start >= 0.2  # the constructor ran
+    assert max(b - a for a, b in zip(ticks, ticks[1:])) < 0.1
+    assert _answer(loaded[0]) == 7
+
+
+def test_a_load_that_fails_names_the_loaders_reason(tmp_path):
+    missing = tmp_path / "missing.so"
+    with pytest.raises(OSError, match="missing.so"):
+        shared_object.dlopen(str(missing), os.RTLD_NOW)
+    not_elf = tmp_path / "text.so"
+    not_elf.write_text("not a shared object")
+    with pytest.raises(OSError, match="text.so"):
+        shared_object.dlopen(str(not_elf), os.RTLD_NOW)
