@@ -956,11 +956,17 @@ def _check_computed(indices: Array | np.ndarray, n: int, axis: int) -> None:
         _CHECKED[id(node), n] = node
 
 
-def _check_along(x: Any, indices: Array | np.ndarray, axis: Any) -> None:
-    """``_check_computed`` of ``take``'s and ``take_along_axis``' computed ``indices`` along
-    ``axis`` of ``x``, where these are what the function takes (else its rules say what
-    is wrong)."""
-    if isinstance(x, Array) and x.ndim and indices.dtype.kind in "iu" and type(axis) is int and -x.ndim <= axis < x.ndim:
+def _check_along(x: Any, indices: Any, /, *, axis: Any = -1) -> None:
+    """``take_along_axis``' check (``recorded``'s), and ``take``'s: ``indices`` along
+    ``axis`` of ``x`` where their values are computed on the host or a NumPy array's
+    (``_check_computed``), and these are what the function takes (else its rules say what
+    is wrong); pending ones are not read (clamped)."""
+    if isinstance(indices, Array):
+        if type(indices._node.buffer) is not np.ndarray:
+            return
+    elif type(indices) is not np.ndarray:
+        return
+    if isinstance(x, Array) and type(axis) is int and -x.ndim <= axis < x.ndim and indices.dtype.kind in "iu":
         _check_computed(indices, x.shape[axis], axis % x.ndim)
 
 
@@ -993,17 +999,19 @@ def _wide_index(indices: Array) -> Array:
 
 
 def _take_in_range(x: Any, indices: Any, /, *, axis: Any = None) -> None:
-    """``take``'s computed ``indices`` checked (``check_computed_indices``)."""
-    if type(indices) is np.ndarray or isinstance(indices, Array) and type(indices._node.buffer) is np.ndarray:
-        _check_along(x, indices, 0 if axis is None else axis)
+    """``take``'s check: ``_check_along``, a Python or NumPy integer's position too (a 1-D
+    array's axis is 0 where none is given)."""
+    if not isinstance(indices, (Array, np.ndarray)) and _is_int(indices):
+        indices = np.asarray(operator.index(indices))
+    _check_along(x, indices, axis=0 if axis is None else axis)
 
 
 @functools.partial(recorded, check=_take_in_range)
 def take(x: Array, indices: Array | int, /, *, axis: int | None = None) -> Array:
     """Elements of ``x`` at ``indices`` along ``axis`` (negative indices count from the end;
-    out-of-range indices raise IndexError where their values are computed, else are clamped,
-    never read out of bounds: ``check_computed_indices``). An int picks one position and
-    drops the axis, as in NumPy (an extension)."""
+    out-of-range indices raise IndexError where their values are known, else are clamped,
+    never read out of bounds: ``_check_along``). An int picks one position and drops the
+    axis, as in NumPy (an extension)."""
     x = check_array(x, "take")
     indices = _index_array(indices, "take")
     if axis is None:
@@ -1016,13 +1024,7 @@ def take(x: Array, indices: Array | int, /, *, axis: int | None = None) -> Array
     return op("take", x, indices, axis=axis)
 
 
-def _take_along_in_range(x: Any, indices: Any, /, *, axis: Any = -1) -> None:
-    """``take_along_axis``' computed ``indices`` checked (``check_computed_indices``)."""
-    if type(indices) is np.ndarray or isinstance(indices, Array) and type(indices._node.buffer) is np.ndarray:
-        _check_along(x, indices, axis)
-
-
-@functools.partial(recorded, check=_take_along_in_range)
+@functools.partial(recorded, check=_check_along)
 def take_along_axis(x: Array, indices: Array, /, *, axis: int = -1) -> Array:
     """Elements of ``x`` at per-position ``indices`` along ``axis`` (broadcast elsewhere);
     out-of-range indices as ``take``'s."""

@@ -375,6 +375,18 @@ def test_out_of_range_gathers_by_computed_indices_raise(backend, read, axis, kin
         read(x, make([-n - 1, 0]))
 
 
+@pytest.mark.parametrize("position", [7, -6, np.int64(5), np.uint8(9)])
+def test_take_at_an_integer_out_of_range_raises(backend, position):
+    """``take`` at a Python or NumPy integer (an extension: one position, the axis dropped,
+    as ``numpy.take``) names a position NumPy checks: IndexError out of range, also where
+    a recipe of the signature replays; in range, NumPy's element."""
+    x = xp.arange(10.0, 15.0)
+    for good in (4, 0, 4) + ((-5,) if int(position) < 0 else ()):
+        assert float(xp.take(x, type(position)(good))) == float(np.take(np.arange(10.0, 15.0), good))
+    with pytest.raises(IndexError, match=f"index {int(position)} is out of bounds for axis 0 with size 5"):
+        xp.take(x, position)
+
+
 def test_a_computed_index_array_found_in_range_is_checked_once_per_axis_length(backend):
     """``indexing._CHECKED``: an index array found in range for an axis length is not looked
     at again for it; for another length it is."""

@@ -35,7 +35,6 @@ import functools
 import importlib
 import importlib.machinery
 import importlib.util
-import os
 import threading
 from pathlib import Path
 from types import ModuleType
@@ -118,8 +117,7 @@ def _loaded_extension(name: str) -> ctypes.CDLL | None:
     if path is None:
         return None
     try:
-        mode = os.RTLD_NOW | os.RTLD_LOCAL  # as ``ctypes.CDLL`` loads, but without holding Python's lock
-        return ctypes.CDLL(str(path), mode=mode, handle=shared_object.dlopen(str(path), mode))
+        return ctypes.CDLL(str(path), handle=shared_object.dlopen(str(path)))  # loaded without Python's lock
     except OSError:
         return None
 

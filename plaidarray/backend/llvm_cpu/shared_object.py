@@ -162,7 +162,7 @@ class SharedObject:
         try:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
-            self._handle: int | None = dlopen(str(path), _mode(global_symbols))
+            self._handle: int | None = dlopen(str(path), global_symbols)
         finally:
             path.unlink(missing_ok=True)
 
@@ -172,7 +172,7 @@ class SharedObject:
         installation, ``bundles.unpack``: the package's own code, as its C extensions are;
         loaded by that name, which stays the same object's)."""
         loaded = cls.__new__(cls)
-        loaded._handle = dlopen(path, _mode(global_symbols))
+        loaded._handle = dlopen(path, global_symbols)
         return loaded
 
     def address(self, symbol: str) -> int:
@@ -212,14 +212,15 @@ _c_dlerror = _C.dlerror
 _c_dlerror.argtypes, _c_dlerror.restype = (), ctypes.c_char_p
 
 
-def dlopen(path: str, mode: int) -> int:
-    """The loader's handle of the shared object ``path``, loaded with ``mode``; OSError
-    with the loader's message where it does not load. Python's lock is let go during the
+def dlopen(path: str, global_symbols: bool = False) -> int:
+    """The loader's handle of the shared object ``path`` (its symbols visible to later
+    loads if ``global_symbols``, ``_mode``); OSError with the loader's message where it
+    does not load. Python's lock is let go during the
     load, so a library whose load runs long (SciPy's BLAS and LAPACK start OpenBLAS's
     threads and buffers, ~6 ms; the installation's library of op kernels binds its
     symbols) loads on the preload thread (``preload.py``) while the main thread runs a
     script's Python, not before it."""
-    handle = _c_dlopen(os.fsencode(path), mode)
+    handle = _c_dlopen(os.fsencode(path), _mode(global_symbols))
     if not handle:
         message = _c_dlerror()
         raise OSError(message.decode(errors="replace") if message else f"dlopen: cannot load {path}")
