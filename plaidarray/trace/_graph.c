@@ -28,6 +28,8 @@
 #include <string.h>
 #include <structmember.h>
 
+#include "_slots.h"
+
 static Py_ssize_t off_op, off_operands, off_attrs, off_shape, off_buffer, off_arrays, off_depth, off_owned,
     off_weak, off_serial, off_reused, off_device, off_dims, off_dtype;
 static PyTypeObject *node_type, *shape_type;
@@ -35,19 +37,6 @@ static PyObject *attr_key_fn; /* hlo.ir.attr_key */
 static PyObject *serials;     /* node._SERIALS, an itertools.count */
 static long long traced_depth; /* node.TRACED */
 static PyObject *str_parameter, *str_itemsize, *empty_tuple, *zero;
-
-#define SLOT(obj, off) (*(PyObject **)((char *)(obj) + (off)))
-
-static int slot_offset(PyTypeObject *type, const char *name, Py_ssize_t *offset) {
-    PyObject *descr = PyObject_GetAttrString((PyObject *)type, name);
-    if (descr == NULL) return -1;
-    int ok = Py_IS_TYPE(descr, &PyMemberDescr_Type) &&
-             ((PyMemberDescrObject *)descr)->d_member->type == T_OBJECT_EX;
-    if (ok) *offset = ((PyMemberDescrObject *)descr)->d_member->offset;
-    else PyErr_Format(PyExc_TypeError, "%s.%s is not an object slot", type->tp_name, name);
-    Py_DECREF(descr);
-    return ok ? 0 : -1;
-}
 
 static PyObject *configure(PyObject *self, PyObject *args) {
     (void)self;
@@ -741,7 +730,7 @@ static void handle_dealloc(Handle *self) {
 static PyObject *getitem_in_python; /* Array._getitem: every other key, and the definition */
 static PyObject *setitem_in_python; /* Array._setitem: every other store, and the definition */
 static PyObject *exact_scalars;     /* backend.transfer.EXACT_SCALARS */
-static PyObject *scalar_value_fn;   /* trace.scalars.value */
+static PyObject *scalar_value_fn;   /* trace.scalars.evaluate */
 static PyObject *value_read_fn;     /* trace.node.value_read */
 static PyTypeObject *element_array_type, *ndarray_type;
 static PyObject *host_transfers, *to_array; /* backend.transfer.HOST, numpy.array */
@@ -804,14 +793,7 @@ static int element_key(PyObject *key, PyObject *dims) {
 }
 
 /* Whether ``device`` (a node's) keeps its buffers in host memory (-1: error). */
-static int on_host(PyObject *device) {
-    if (device == Py_None) return 1;
-    PyObject *transfers = PyObject_GetAttr(device, str_transfers);
-    if (transfers == NULL) return -1;
-    int host = transfers == host_transfers;
-    Py_DECREF(transfers);
-    return host;
-}
+static int on_host(PyObject *device) { return transfers_are(device, str_transfers, host_transfers); }
 
 /* ``element``'s read of ``node``'s element, the caller holding the node. */
 static PyObject *element_of(PyObject *node, PyObject *key) {
@@ -974,7 +956,7 @@ static int sole_owner(PyObject *node, PyObject *buffer) {
    rules): a Python scalar that the dtype takes exactly (``EXACT_SCALARS``'s rules: any, or
    an int's range; a single-precision test is Python's), or the buffer of an Array of the
    node's dtype and device, 0-d or of the block's dims: computed, the scalar tier's
-   (``scalars.value``: the element read plus 1), or computed now (``Array._computed``);
+   (``scalars.evaluate``: the element read plus 1), or computed now (``Array._computed``);
    NULL without an error for anything else. It may run Python code, so it comes before the
    store's checks. */
 static PyObject *stored_value(PyObject *node, PyObject *value, PyObject *block) {
@@ -1006,6 +988,14 @@ static PyObject *stored_value(PyObject *node, PyObject *value, PyObject *block) 
     if (buffer == Py_None && !PyTuple_GET_SIZE(given_dims)) {
         PyObject *found = PyObject_CallOneArg(scalar_value_fn, given);
         if (found == NULL) return NULL;
+        if (PyFloat_CheckExact(found) || PyLong_CheckExact(found) || PyBool_Check(found)) {
+            /* evaluated in C: its dtype's value exactly, which the store keeps */
+            PyObject *counted = PyObject_CallNoArgs(value_read_fn);
+            Py_XDECREF(counted);
+            if (counted != NULL) return found;
+            Py_DECREF(found);
+            return NULL;
+        }
         PyObject *kind = Py_IS_TYPE(found, ndarray_type) ? PyObject_GetAttrString(found, "dtype") : NULL;
         same = kind == NULL ? (PyErr_Occurred() ? -1 : 0) : PyObject_RichCompareBool(kind, dtype, Py_EQ);
         Py_XDECREF(kind);
@@ -1248,7 +1238,7 @@ static PyObject *reused_scalars;    /* api.graph.REUSED_SCALARS */
 static PyObject *scalar_operand_fn; /* api.graph.scalar_operand */
 static PyObject *wrap_fn;           /* api.graph.wrap: cuts a graph deeper than the bound */
 static PyObject *node_globals;      /* trace.node's namespace: MAX_PENDING, read per call */
-static PyObject *str_max_pending, *str_active, *str_hex, *str_with_dtype;
+static PyObject *str_max_pending, *str_active, *str_hex;
 
 static PyObject *configure_elementwise(PyObject *self, PyObject *args) {
     (void)self;
@@ -1463,14 +1453,24 @@ static PyObject *scalar_node(PyObject *where, PyObject *value, PyObject *shape) 
     return node;
 }
 
+/* ``shape.with_dtype(dtype)`` for a dtype object: a Shape of its dims made here, its slots
+   set as ``Shape.__init__`` sets them (a comparison's result, ``x > 0.5`` in a loop: the
+   Python call was a third of recording it). */
+static PyObject *with_dtype(PyObject *shape, PyObject *dtype) {
+    PyObject *made = shape_type->tp_alloc(shape_type, 0);
+    if (made == NULL) return NULL;
+    SLOT(made, off_dims) = Py_NewRef(SLOT(shape, off_dims));
+    SLOT(made, off_dtype) = Py_NewRef(dtype);
+    return made;
+}
+
 /* Record the op over ``operands`` (``n`` of them, the first of shape ``shape``) with the
    result dtype ``result``, and wrap its node. */
 static PyObject *record(Elementwise *self, PyObject **operands, Py_ssize_t n, PyObject *shape, PyObject *result) {
     PyObject *tuple = PyTuple_New(n);
     if (tuple == NULL) return NULL;
     for (Py_ssize_t i = 0; i < n; i++) PyTuple_SET_ITEM(tuple, i, Py_NewRef(operands[i]));
-    PyObject *out_shape = result == SLOT(shape, off_dtype) ? Py_NewRef(shape)
-                                                          : PyObject_CallMethodOneArg(shape, str_with_dtype, result);
+    PyObject *out_shape = result == SLOT(shape, off_dtype) ? Py_NewRef(shape) : with_dtype(shape, result);
     if (out_shape == NULL) {
         Py_DECREF(tuple);
         return NULL;
@@ -2900,7 +2900,7 @@ static PyMethodDef methods[] = {
      "generalize(sized, describe, rows) -> (structure, values, sizes)."},
     {"configure_elements", configure_elements, METH_VARARGS,
      "configure_elements(Array, _getitem, _setitem, HOST, numpy.array, numpy.ndarray, EXACT_SCALARS, "
-     "scalars.value, value_read, _STORES, views.Family): element reads and stores in C."},
+     "scalars.evaluate, value_read, _STORES, views.Family): element reads and stores in C."},
     {"configure_elementwise", configure_elementwise, METH_VARARGS,
      "configure_elementwise(Array, reused_scalars, scalar_operand, wrap, node_globals, tracing_globals)."},
     {NULL, NULL, 0, NULL},
@@ -2922,7 +2922,6 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_max_pending = PyUnicode_InternFromString("MAX_PENDING");
     str_active = PyUnicode_InternFromString("_ACTIVE");
     str_hex = PyUnicode_InternFromString("hex");
-    str_with_dtype = PyUnicode_InternFromString("with_dtype");
     str_axis = PyUnicode_InternFromString("axis");
     str_keepdims = PyUnicode_InternFromString("keepdims");
     str_reduce = PyUnicode_InternFromString("reduce");
@@ -2947,7 +2946,7 @@ PyMODINIT_FUNC PyInit__graph(void) {
     if (str_parameter == NULL || str_itemsize == NULL || str_transfers == NULL || str_computed == NULL ||
         str_acquire == NULL || str_release == NULL || str_pin == NULL || str_views == NULL ||
         empty_tuple == NULL || zero == NULL ||
-        str_max_pending == NULL || str_active == NULL || str_hex == NULL || str_with_dtype == NULL ||
+        str_max_pending == NULL || str_active == NULL || str_hex == NULL ||
         str_axis == NULL || str_keepdims == NULL || str_reduce == NULL || str_convert == NULL || str_reshape == NULL ||
         str_divide == NULL || str_dimensions == NULL || str_kind == NULL || str_dims == NULL ||
         str_dynamic_slice == NULL || str_correction == NULL || str_dot_general == NULL || str_transpose == NULL ||

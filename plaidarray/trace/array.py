@@ -183,7 +183,7 @@ class Array(_ArrayHandle):
         if node.shape.dims:
             raise TypeError(f"{name}() needs a 0-d array, got shape {self.shape}")
         if node.buffer is None:
-            found = scalars.value(node)
+            found = scalars.evaluate(node)
             if found is not None:
                 value_read()
                 return kind(found)
@@ -400,6 +400,10 @@ def _read_ints(parts: tuple) -> tuple | None:
 _FULL = slice(None)
 
 
+#: The types of the scalar tier's values that C evaluated (``scalars.evaluate``).
+_PYTHON_SCALARS = frozenset({float, int, bool})
+
+
 def _block_value(value: Any, node: Node) -> Any:
     """What the transfers' ``store_element`` takes for a store into a block of ``node``'s
     buffer: a Python scalar as it is; an array of the node's dtype and device as its
@@ -416,7 +420,9 @@ def _block_value(value: Any, node: Node) -> Any:
     if given.shape.dtype != node.shape.dtype or given.device is not node.device:
         return None
     if given.buffer is None and not given.shape.dims:
-        found = scalars.value(given)
+        found = scalars.evaluate(given)
+        if type(found) in _PYTHON_SCALARS:  # C's: its dtype's value exactly
+            found = np.asarray(found, dtype=given.shape.dtype)
         if type(found) is np.ndarray and found.dtype == given.shape.dtype:
             value_read()
             return found
@@ -677,6 +683,6 @@ _SOLE_REFERENCES = _sole_references()
 
 if GRAPH_IN_C is not None:
     GRAPH_IN_C.configure_elements(Array, Array._getitem, Array._setitem, HOST, np.array, np.ndarray, EXACT_SCALARS,
-                                  scalars.value, value_read, _STORES, views.Family)
+                                  scalars.evaluate, value_read, _STORES, views.Family)
 
 from . import exports  # noqa: E402  (it builds on Array)

@@ -1,11 +1,12 @@
-"""The eager path's two C modules against their Python definitions.
+"""The eager path's C modules against their Python definitions.
 
 ``trace/_graph.c`` makes nodes as ``node._derive_in_python`` does, walks a read's
 pending graph as ``to_hlo.walk`` does and records elementwise functions' and operators'
-common cases as their Python definitions do; ``backend/llvm_cpu/_entry.c`` calls an executable's
-entry as its ctypes call does. Both are optional at build time: where they were not built
-(no C compiler at install) these tests skip, saying so, and the rest of the suite runs on
-the Python twins. CI sets ``PLAIDARRAY_TEST_REQUIRE_C=1`` (``.ci/run``), so there a build
+common cases as their Python definitions do; ``trace/_scalars.c`` evaluates the scalar tier's
+common cases (compared with ``scalars.value`` in ``test_scalar_tier.py``);
+``backend/llvm_cpu/_entry.c`` calls an executable's entry as its ctypes call does. All are
+optional at build time: where they were not built (no C compiler at install) these tests
+skip, saying so, and the rest of the suite runs on the Python twins. CI sets ``PLAIDARRAY_TEST_REQUIRE_C=1`` (``.ci/run``), so there a build
 that failed silently fails the first test instead of leaving CI testing the Python paths
 twice.
 """
@@ -27,10 +28,11 @@ from hypothesis import strategies as st
 import plaidarray as xp
 from plaidarray.backend.llvm_cpu import executable as cpu_executable
 from plaidarray.trace import node as node_module
+from plaidarray.trace import scalars
 from plaidarray.trace import to_hlo
 
 #: The C modules, by the names they are imported by.
-C_MODULES = ("plaidarray.trace._graph", "plaidarray.backend.llvm_cpu._entry")
+C_MODULES = ("plaidarray.trace._graph", "plaidarray.trace._scalars", "plaidarray.backend.llvm_cpu._entry")
 #: Those that were not built here.
 UNBUILT = [name for name in C_MODULES if importlib.util.find_spec(name) is None]
 REQUIRED = os.environ.get("PLAIDARRAY_TEST_REQUIRE_C") == "1"
@@ -50,14 +52,15 @@ def test_the_c_modules_are_built_and_in_use():
     assert not UNBUILT, f"not built: {UNBUILT} (PLAIDARRAY_TEST_REQUIRE_C=1 requires them)"
     assert node_module.GRAPH_IN_C is not None and node_module.derive is node_module.GRAPH_IN_C.derive
     assert cpu_executable._run_in_c is not None
+    assert scalars.evaluate is not scalars.value
 
 
 def test_the_pure_python_switch_turns_both_off():
-    code = ("from plaidarray.trace import node; from plaidarray.backend.llvm_cpu import executable; "
-            "print(node.GRAPH_IN_C, executable._run_in_c)")
+    code = ("from plaidarray.trace import node, scalars; from plaidarray.backend.llvm_cpu import executable; "
+            "print(node.GRAPH_IN_C, executable._run_in_c, scalars.evaluate is scalars.value)")
     env = {**os.environ, "PLAIDARRAY_PURE_PYTHON": "1"}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
-    assert done.stdout.split() == ["None", "None"], done.stderr
+    assert done.stdout.split() == ["None", "None", "True"], done.stderr
 
 
 def _c_walk(roots):

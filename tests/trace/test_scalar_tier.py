@@ -7,6 +7,7 @@ limits), and chained; an element store of such a chain (``h[k] += 1``) stores th
 from __future__ import annotations
 
 import itertools
+import struct
 
 import numpy as np
 import pytest
@@ -55,8 +56,26 @@ def test_every_exact_op_is_tested():
     assert marked == {name.split()[0] for name in _RECORD}
 
 
+#: Whether ``scalars.evaluate`` is C's (``_scalars.c``), which gives Python scalars.
+_IN_C = scalars.evaluate is not scalars.value
+
+
+def _evaluated_in_c(found, dtype) -> bool:
+    """Whether ``found`` (``evaluate``'s) is C's value, as it must be for every dtype C
+    evaluates (else the C path would go untested)."""
+    return type(found) in (float, int, bool) or not _IN_C or np.dtype(dtype) not in scalars.C_DTYPES
+
+
+def _python_value(found):
+    """``found`` as ``float()``, ``int()``, ``bool()`` give it, to be compared bit for bit
+    (a float32 result must be the float32 value, not a double near it)."""
+    value = np.asarray(found).item() if isinstance(found, (np.ndarray, np.generic)) else found
+    return struct.pack("<d", value) if type(value) is float else (type(value), value)
+
+
+@pytest.mark.parametrize("evaluate", [scalars.value, scalars.evaluate], ids=["python", "c"])
 @pytest.mark.parametrize("name", sorted(_RECORD))
-def test_the_scalar_tier_computes_the_kernels_bits(name):
+def test_the_scalar_tier_computes_the_kernels_bits(name, evaluate):
     op = name.split()[0]
     for kind in OPS[op].exact_kinds:
         if kind in "bc" and name.split()[-1] in ("LT", "LE", "GT", "GE"):
@@ -66,11 +85,13 @@ def test_the_scalar_tier_computes_the_kernels_bits(name):
             for a, b in itertools.product(values, values):
                 recorded = _RECORD[name](xp.asarray(a), xp.asarray(b))
                 assert recorded._node.op == op
-                found = scalars.value(recorded._node)
+                found = evaluate(recorded._node)
                 assert found is not None, (name, dtype)
+                assert evaluate is scalars.value or _evaluated_in_c(found, dtype), (name, dtype)
                 kernel = np.asarray(_RECORD[name](xp.asarray(a), xp.asarray(b)))  # a graph's run
                 tier = np.asarray(found).astype(kernel.dtype)
                 assert tier.tobytes() == kernel.tobytes(), (name, dtype, a, b, tier, kernel)
+                assert _python_value(found) == _python_value(kernel), (name, dtype, a, b, found, kernel)
 
 
 def test_reads_take_the_tiers_value_and_leave_the_rest_to_a_run():
@@ -84,6 +105,7 @@ def test_reads_take_the_tiers_value_and_leave_the_rest_to_a_run():
     for _ in range(scalars.MOST_OPS + 1):  # past the chain's bound: a run
         longer = longer + 1.0
     assert scalars.value(longer._node) is None and float(longer) == 0.25 + scalars.MOST_OPS + 1
+    assert scalars.evaluate(longer._node) is None and scalars.evaluate(chain._node) == 1.5
     assert scalars.value(xp.exp(x[0])._node) is None  # the project's own polynomials: not exact
     assert scalars.value((x[0] > 0.0)._node) is not None
 
@@ -110,10 +132,14 @@ def test_chains_and_their_stores_compute_the_kernels_bits(kind, data):
         left -= 2 if step == "select" else 1
     found = scalars.value(chain._node)
     assert found is not None
+    in_c = scalars.evaluate(chain._node)
+    assert _evaluated_in_c(in_c, dtype)
     stored = xp.asarray(np.zeros(2, dtype))
     stored[1] = chain  # stored while pending: the tier's value
     kernel = np.asarray(chain)  # the graph's run
     assert np.asarray(found).tobytes() == kernel.tobytes(), (dtype, found, kernel)
+    assert np.asarray(in_c).astype(dtype).tobytes() == kernel.tobytes(), (dtype, in_c, kernel)
+    assert _python_value(in_c) == _python_value(kernel), (dtype, in_c, kernel)
     assert np.asarray(stored)[1:].tobytes() == kernel.reshape(1).tobytes()
 
 
