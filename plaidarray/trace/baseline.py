@@ -84,6 +84,7 @@ def forget() -> None:
     _PER_SHAPE.clear()
     _PLANS.clear()
     _MET.clear()
+    _SIGNATURES.clear()
 
 
 EXECUTABLES.on_clear.append(forget)
@@ -349,8 +350,8 @@ def _fold_where_built(layout: _Layout, rows: tuple, sources: Sequence[tuple[dict
     for i, row in enumerate(rows):
         if len(row) == 5 and any(o in kept for o in row[2]):
             signature, attrs, _ = _signature(rows, row, sources[i][0], layout.folded)
-            template, kernel_rows, pattern = _template(signature, attrs, sources[i][1], backend, i in in_place,
-                                                       compile_missing=COMPILE_FOLDED)
+            template, kernel_rows, pattern = _found_template(signature, attrs, sources[i][1], backend, i in in_place,
+                                                             compile_missing=COMPILE_FOLDED)
             if template is None or pattern is None or exact and not _fits(kernel_rows, pattern, backend):
                 kept.difference_update(row[2])
     layout.folded = frozenset(kept)
@@ -490,6 +491,13 @@ def _tuple_rows(kernel_rows: tuple) -> int:
     return sum(1 for row in kernel_rows if len(row) == 5 and row[0] == "get_tuple_element")
 
 
+#: ``_signature``'s rows and merge by the op's row without its operands' numbers (their
+#: dims and dtypes instead, and which are folded): a new graph's ops are mostly ops met in
+#: other graphs (a loop reads several expressions of the same arrays), and working out an
+#: op's merge was ~5 us an op, twice for a folded operand's reader. Emptied at ``KEPT_BOUND``.
+_SIGNATURES: dict[Hashable, tuple[tuple, Merge | None]] = {}
+
+
 def _signature(rows: tuple, row: tuple, attrs: dict, folded: frozenset[int] = frozenset()
                ) -> tuple[tuple, dict, Merge | None]:
     """The rows of the graph of one row's op alone (each operand a parameter), its
@@ -499,11 +507,26 @@ def _signature(rows: tuple, row: tuple, attrs: dict, folded: frozenset[int] = fr
     kernel serves every rank that merges alike. An operand of ``folded`` (``_Layout``) is
     its 0-d value, broadcast by a row of the kernel's own graph."""
     op, attr_key, at, dims, dtype = row
+    key = (op, attr_key, dims, dtype, tuple([rows[o][-2:] for o in at]),
+           folded and tuple([o in folded for o in at]))
+    found = _SIGNATURES.get(key)
+    if found is None:
+        found = _merged_signature(rows, row, attrs, folded)
+        if len(_SIGNATURES) >= KEPT_BOUND:
+            _SIGNATURES.clear()
+        _SIGNATURES[key] = found
+    signature, merge = found
+    return signature, {**attrs, **merge.attrs} if merge is not None and merge.attrs else attrs, merge
+
+
+def _merged_signature(rows: tuple, row: tuple, attrs: dict, folded: frozenset[int]) -> tuple[tuple, Merge | None]:
+    """``_signature``'s rows and merge, worked out."""
+    op, attr_key, at, dims, dtype = row
     merge = merge_of(OPS[op], attrs, [rows[o][-2] for o in at], dims) if op in OPS else None
     positions = tuple(range(len(at)))
     if merge is None:
         params = tuple((rows[o][-2], rows[o][-1]) for o in at)
-        return params + ((op, attr_key, positions, dims, dtype),), attrs, None
+        return params + ((op, attr_key, positions, dims, dtype),), None
     result = merged(dims, merge.result)
     params = tuple(((), rows[o][-1]) if o in folded else (merged(rows[o][-2], merge.operands[k]), rows[o][-1])
                    for k, o in enumerate(at))
@@ -513,9 +536,9 @@ def _signature(rows: tuple, row: tuple, attrs: dict, folded: frozenset[int] = fr
         numbers = iter(range(len(at), len(at) + len(spread)))
         positions = tuple(next(numbers) if o in folded else k for k, o in enumerate(at))
     if merge.attrs:
-        attrs = {**attrs, **merge.attrs}
-        attr_key = tuple((name, attrs[name]) for name, _ in attr_key)
-    return params + spread + ((op, attr_key, positions, result, dtype),), attrs, merge
+        merged_attrs = {**attrs, **merge.attrs}
+        attr_key = tuple((name, merged_attrs[name]) for name, _ in attr_key)
+    return params + spread + ((op, attr_key, positions, result, dtype),), merge
 
 
 def _kernel(rows: tuple, row: tuple, attrs: dict, shape: Shape, backend: Backend, in_place: bool,
@@ -548,17 +571,26 @@ def _kernel_template(rows: tuple, row: tuple, attrs: dict, shape: Shape, backend
     sizes all 0 or 1) made for these sizes, with no pattern; and how it merges the row's
     axes (``_signature``, with ``folded``)."""
     signature, attrs, merge = _signature(rows, row, attrs, folded)
-    key = (signature, shape, in_place, backend.cache_tag)
-    found = _TEMPLATES.get(key)
-    if found is None:
-        found = _template(signature, attrs, shape, backend, in_place)
-        if len(_TEMPLATES) >= KEPT_BOUND:
-            _TEMPLATES.clear()
-        _TEMPLATES[key] = found
-    template, kernel_rows, pattern = found
+    template, kernel_rows, pattern = _found_template(signature, attrs, shape, backend, in_place)
     if template is None or pattern is None:
         return _static_kernel(kernel_rows, attrs, shape, backend, in_place), kernel_rows, None, merge
     return template, kernel_rows, pattern, merge
+
+
+def _found_template(signature: tuple, attrs: dict, shape: Shape, backend: Backend, in_place: bool,
+                    compile_missing: bool = True) -> tuple[Executable | None, tuple, dynamic.Pattern | None]:
+    """``_template``'s answer, kept in ``_TEMPLATES`` where it is the answer of a compile
+    allowed (``compile_missing``) or a template found: a folded operand's reader asks
+    first whether its kernel is built (``_fold_where_built``), then for it."""
+    key = (signature, shape, in_place, backend.cache_tag)
+    found = _TEMPLATES.get(key)
+    if found is None:
+        found = _template(signature, attrs, shape, backend, in_place, compile_missing)
+        if compile_missing or found[0] is not None:
+            if len(_TEMPLATES) >= KEPT_BOUND:
+                _TEMPLATES.clear()
+            _TEMPLATES[key] = found
+    return found
 
 
 def _single_op(signature: tuple, attrs: dict, shape: Shape) -> tuple[tuple, tuple[int, ...], list]:

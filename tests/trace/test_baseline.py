@@ -835,3 +835,40 @@ def test_the_compile_log_names_each_op_kernel_compiled(op_by_op, monkeypatch, tm
     assert any("op kernel sin(float64[" in m and "no kernel of its signature installed or cached" in m
                for m in messages)
     assert any("op kernel reduce(" in m for m in messages)
+
+
+def test_new_graphs_of_ops_met_before_reuse_their_signatures_and_forms(op_by_op, monkeypatch):
+    """A new graph's ops met before in other graphs, at the same sizes, take their
+    signatures (``baseline._SIGNATURES``) and their sizes in a merge (``sequence._FORMS``)
+    as worked out before, and at other sizes work them out again: the results are
+    NumPy's at every size, and new graphs of the same ops at the same sizes work nothing
+    out."""
+    from plaidarray.backend.llvm_cpu import sequence
+
+    rng = np.random.default_rng(8)
+    data = {n: rng.standard_normal((n, 3)) for n in (4, 7, 12)}
+    counts = {"signature": 0, "form": 0, "assembled": 0}
+    for module, name, counted in ((baseline, "_merged_signature", "signature"), (sequence, "_form", "form"),
+                                  (baseline, "_templates_at_sizes", "assembled")):
+        original = getattr(module, name)
+        monkeypatch.setattr(module, name, lambda *a, _f=original, _c=counted: counts.__setitem__(_c, counts[_c] + 1)
+                            or _f(*a))
+    functions = [(xp.sin, np.sin), (xp.exp, np.exp), (xp.abs, np.abs)]
+
+    def read(n: int, pair: tuple[int, int]) -> None:
+        (f, g), (h, k) = functions[pair[0]], functions[pair[1]]
+        m = xp.asarray(data[n])
+        got = float(xp.sum(f(m) * 2.0 - h(m) - xp.mean(m, axis=0)))
+        want = float(np.sum(g(data[n]) * 2.0 - k(data[n]) - np.mean(data[n], axis=0)))
+        assert got == pytest.approx(want, rel=1e-12), (n, pair)
+
+    for n in data:
+        for pair in ((0, 1), (1, 2), (2, 0)):
+            read(n, pair)
+    before = dict(counts)
+    assert before["signature"] and before["form"]
+    for n in data:
+        for pair in ((1, 0), (2, 1), (0, 2)):  # new graphs of the ops met at these sizes
+            read(n, pair)
+    assert counts["assembled"] > before["assembled"]
+    assert (counts["signature"], counts["form"]) == (before["signature"], before["form"])

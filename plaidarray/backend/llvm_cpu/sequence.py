@@ -20,6 +20,7 @@ import numpy as np
 
 from ...hlo.shape import Shape
 from ...hlo.symbolic import Dim, Sym, is_static, substitute
+from ..cache import EXECUTABLES
 from ..executable import Call
 from .executable import CpuExecutable, PerSize, ShapeGenericExecutable, Step
 from ..llvm.kernel_source import Segment
@@ -71,7 +72,6 @@ def merge(calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
     last_use = _last_uses(calls, root)
     steps: list[Step] = []
     limits: dict[Dim, int] = {}  # each value once, at its least limit: a binding evaluates each
-    shaped: dict[tuple, _Shaped | None] = {}  # by part and its call's symbols: most graphs repeat a few ops
     for index, (call, part, constant_start) in enumerate(zip(calls, parts, constant_starts)):
         hooks = part.per_size if isinstance(part, ShapeGenericExecutable) else ()
         if hooks:
@@ -79,11 +79,7 @@ def merge(calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
             next_made += len(own_made)
             form = _shaped(call, part, own_made, dims, limits)
         else:
-            key = (id(part), call.symbols)
-            if key in shaped:
-                form = shaped[key]
-            else:
-                form = shaped[key] = _shaped(call, part, (), dims, limits)
+            form = _shaped(call, part, (), dims, limits)
         if form is None:  # a size past a library call's: the caller binds each call
             return None
         own = [table.slot(root.get(v, v)) for v in call.inputs]
@@ -126,25 +122,66 @@ class _Shaped(NamedTuple):
     step_dims: list[tuple[int, ...]]
 
 
+class _Form(NamedTuple):
+    """A ``_Shaped`` before the dims table: what follows from a part and its call's sizes
+    alone, and its library calls' limits in those sizes (None: a size past one)."""
+
+    part: CpuExecutable | ShapeGenericExecutable
+    sizes: list[Dim]
+    output_shapes: list[Shape]
+    temp_shapes: list[Shape]
+    segments: list[Segment]
+    limits: list[tuple[Dim, int]] | None
+
+
+#: ``_Form``s of parts whose binding makes nothing per size, by the part's identity and
+#: its call's sizes: a script's new graphs repeat ops at the sizes met before (the same
+#: arrays read in other expressions), and substituting each buffer's and step's sizes was
+#: a quarter of merging a new graph's op kernels. Emptied at ``KEPT_FORMS``.
+_FORMS: dict[tuple[int, tuple], _Form] = {}
+KEPT_FORMS = 1024
+EXECUTABLES.on_clear.append(_FORMS.clear)  # the parts' code goes with the cache's
+
+
 def _shaped(call: Call, part: CpuExecutable | ShapeGenericExecutable, made: Sequence[Sym], dims: _Dims,
             limits: dict[Dim, int]) -> _Shaped | None:
     """A call's ``_Shaped``, its sizes' slots in the dims table and its library calls'
     limits entered; None where a size is past a limit."""
+    key = (id(part), call.symbols)
+    form = _FORMS.get(key) if not made else None
+    if form is None or form.part is not part:
+        form = _form(call, part, made)
+        if not made:
+            if len(_FORMS) >= KEPT_FORMS:
+                _FORMS.clear()
+            _FORMS[key] = form
+    if form.limits is None:
+        return None
+    for size, limit in form.limits:
+        limits[size] = min(limit, limits.get(size, limit))
+    at = [dims.slot(size) for size in form.sizes]
+    return _Shaped(form.sizes, form.output_shapes, form.temp_shapes, form.segments,
+                   [tuple([at[d] for d in s.dims]) for s in part.steps])
+
+
+def _form(call: Call, part: CpuExecutable | ShapeGenericExecutable, made: Sequence[Sym]) -> _Form:
+    """A call's ``_Form``, worked out."""
     sizes = _sizes(call, part, made)  # each entry of the part's dims table, in the sequence's symbols
+    bounds: list[tuple[Dim, int]] | None = []
     if isinstance(part, ShapeGenericExecutable):
         for bounded, limit in part.limits:
             size = substitute(bounded, sizes)
             if type(size) is int and size > limit:
-                return None
-            limits[size] = min(limit, limits.get(size, limit))
+                bounds = None
+                break
+            cast("list[tuple[Dim, int]]", bounds).append((size, limit))
     output_shapes, temp_shapes = ([_in(shape, sizes) for shape in group] for group in part.shapes)
-    at = [dims.slot(size) for size in sizes]
     segments = []
     for s in part.steps:
         extent, work = s.segment.extent, s.segment.work
         segments.append(s.segment if type(extent) is int and type(work) is int else
                         Segment(substitute(extent, sizes), substitute(work, sizes), s.segment.depth))
-    return _Shaped(sizes, output_shapes, temp_shapes, segments, [tuple([at[d] for d in s.dims]) for s in part.steps])
+    return _Form(part, sizes, output_shapes, temp_shapes, segments, bounds)
 
 
 def _sizes(call: Call, part: CpuExecutable | ShapeGenericExecutable, made: Sequence[Sym] = ()) -> list[Dim]:
