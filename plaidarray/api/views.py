@@ -69,6 +69,8 @@ class Index(Step):
     def __eq__(self, other: object) -> bool:
         if type(other) is not Index:
             return NotImplemented
+        if type(self.key) is int and type(other.key) is int:  # a loop's rows
+            return self.key == other.key
         mine, theirs = (k if type(k) is tuple else (k,) for k in (self.key, other.key))
         return len(mine) == len(theirs) and all(
             a is b or type(a) is not Array and type(b) is not Array and type(a) is type(b) and a == b

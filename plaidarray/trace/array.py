@@ -365,6 +365,8 @@ def _block_key(key: Any, ndim: int) -> tuple | None:
     of ``ndim`` dimensions (``m[i, :]`` and ``y[a:b, ...]`` are ``m[i]`` and ``y[a:b]``,
     ``t[..., 0]`` is ``t[:, :, 0]``); None for a key of other entries, or of none (a write
     of the whole array takes its value's node instead, ``api.indexing``)."""
+    if type(key) is int:  # a loop's row or element
+        return (key,)
     parts = key if type(key) is tuple else (key,)
     at = next((k for k, part in enumerate(parts) if part is Ellipsis), None)
     if at is not None:

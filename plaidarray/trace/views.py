@@ -35,6 +35,7 @@ import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from ..backend.transfer import HOST
 from .node import value_read
 
 if TYPE_CHECKING:
@@ -250,9 +251,8 @@ def window_copy(array: Array) -> Any | None:
     layout = record.layout()
     if type(layout.offset) is not int or layout.shape != node.shape.dims:
         return None
-    from .array import _transfers
-
-    return _transfers(base).window_copy(buffer, layout.offset, layout.shape, layout.strides)
+    transfers = HOST if base.device is None else base.device.transfers
+    return transfers.window_copy(buffer, layout.offset, layout.shape, layout.strides)
 
 
 def check_writable(array: Array, where: str) -> None:
