@@ -24,6 +24,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 #include <structmember.h>
@@ -1114,6 +1115,147 @@ static int handle_ass_subscript(PyObject *self, PyObject *key, PyObject *value) 
 
 static PyMappingMethods handle_mapping = {.mp_subscript = handle_subscript, .mp_ass_subscript = handle_ass_subscript};
 
+/* ``float(x)``, ``int(x)``, ``bool(x)`` and ``operator.index(x)`` of a computed 0-d host
+   array, read in C as ``Array._scalar`` reads it (the buffer's ``item``, a value read
+   counted), or of a pending one the scalar tier evaluates in C: a loop's ``float(x[i])``
+   took two Python frames (~0.5 us) after the element's read. Any other array (pending
+   otherwise, on a device, not 0-d, a subclass) and any value whose
+   conversion says more (an int of a float's NaN or infinity, an index of a float) goes to
+   ``Array``'s Python method, the definition (``configure_scalar_reads``). */
+static PyObject *float_in_python, *int_in_python, *bool_in_python, *index_in_python;
+static PyObject *str_item;
+
+static PyObject *configure_scalar_reads(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *to_float, *to_int, *to_bool, *to_index;
+    if (!PyArg_ParseTuple(args, "OOOO", &to_float, &to_int, &to_bool, &to_index)) return NULL;
+    Py_XSETREF(float_in_python, Py_NewRef(to_float));
+    Py_XSETREF(int_in_python, Py_NewRef(to_int));
+    Py_XSETREF(bool_in_python, Py_NewRef(to_bool));
+    Py_XSETREF(index_in_python, Py_NewRef(to_index));
+    Py_RETURN_NONE;
+}
+
+/* The scalar tier's value of the pending 0-d ``node`` where C evaluated it (a Python
+   scalar: ``scalars.evaluate``), its read counted: 1. 0 where the tier has no value (its
+   graph is to run), 2 where Python's has (a NumPy value: Python's method says what it
+   is), -1 on error. */
+static int scalar_tier_item(PyObject *node, PyObject **item) {
+    *item = NULL;
+    if (scalar_value_fn == NULL) return 2;
+    Py_INCREF(node);
+    PyObject *found = PyObject_CallOneArg(scalar_value_fn, node);
+    Py_DECREF(node);
+    if (found == NULL) return -1;
+    if (found == Py_None) {
+        Py_DECREF(found);
+        return 0;
+    }
+    if (!PyFloat_CheckExact(found) && !PyLong_CheckExact(found) && !PyBool_Check(found)) {
+        Py_DECREF(found);
+        return 2;
+    }
+    PyObject *counted = PyObject_CallNoArgs(value_read_fn);
+    if (counted == NULL) {
+        Py_DECREF(found);
+        return -1;
+    }
+    Py_DECREF(counted);
+    *item = found;
+    return 1;
+}
+
+/* The element of a 0-d host array ``self`` (a new reference, its read counted): computed,
+   the scalar tier's, or computed now (``Array._computed``: its graph runs), as
+   ``Array._scalar`` takes it; NULL with an error set, or without for an array or a value
+   of another kind (Python's method then). */
+static PyObject *computed_item(PyObject *self) {
+    if (!Py_IS_TYPE(self, element_array_type) || value_read_fn == NULL) return NULL;
+    PyObject *node = ((Handle *)self)->node;
+    if (node == NULL || !Py_IS_TYPE(node, node_type)) return NULL;
+    PyObject *buffer = SLOT(node, off_buffer), *shape = SLOT(node, off_shape);
+    if (buffer == NULL || shape == NULL || !Py_IS_TYPE(shape, shape_type)) return NULL;
+    PyObject *dims = SLOT(shape, off_dims);
+    if (dims == NULL || !PyTuple_CheckExact(dims) || PyTuple_GET_SIZE(dims)) return NULL;
+    if (buffer == Py_None) {
+        PyObject *item;
+        int found = scalar_tier_item(node, &item);
+        if (found != 0) return item; /* the tier's, an error, or Python's */
+        if (tracing_globals != NULL) { /* while a trace is on: Python's, whose error names the read */
+            int tracing = tracing_now();
+            if (tracing) return NULL;
+        }
+        PyObject *computed = PyObject_CallMethodNoArgs(self, str_computed);
+        if (computed == NULL) return NULL;
+        Py_DECREF(computed);
+        node = ((Handle *)self)->node;
+        if (node == NULL || !Py_IS_TYPE(node, node_type)) return NULL;
+        buffer = SLOT(node, off_buffer);
+    }
+    if (buffer == NULL || !Py_IS_TYPE(buffer, ndarray_type)) return NULL;
+    Py_INCREF(node); /* held while a device's ``transfers`` and the item's call run */
+    int host = on_host(SLOT(node, off_device));
+    buffer = SLOT(node, off_buffer);
+    PyObject *item = host == 1 && buffer != NULL && Py_IS_TYPE(buffer, ndarray_type)
+                         ? PyObject_CallMethodNoArgs(buffer, str_item) : NULL;
+    Py_DECREF(node);
+    if (item == NULL) return NULL;
+    PyObject *counted = PyObject_CallNoArgs(value_read_fn);
+    if (counted == NULL) {
+        Py_DECREF(item);
+        return NULL;
+    }
+    Py_DECREF(counted);
+    return item;
+}
+
+static PyObject *scalar_in_python(PyObject *method, PyObject *self) {
+    if (method == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "plaidarray.trace._graph.configure_scalar_reads was not called");
+        return NULL;
+    }
+    return PyObject_CallOneArg(method, self);
+}
+
+static PyObject *handle_float(PyObject *self) {
+    PyObject *item = computed_item(self);
+    if (item == NULL) return PyErr_Occurred() ? NULL : scalar_in_python(float_in_python, self);
+    PyObject *value = PyNumber_Float(item);
+    Py_DECREF(item);
+    return value;
+}
+
+static PyObject *handle_int(PyObject *self) {
+    PyObject *item = computed_item(self);
+    if (item == NULL) return PyErr_Occurred() ? NULL : scalar_in_python(int_in_python, self);
+    int plain = PyLong_Check(item) || (PyFloat_CheckExact(item) && isfinite(PyFloat_AS_DOUBLE(item)));
+    PyObject *value = plain ? PyNumber_Long(item) : scalar_in_python(int_in_python, self);
+    Py_DECREF(item);
+    return value;
+}
+
+static PyObject *handle_index(PyObject *self) {
+    PyObject *item = computed_item(self);
+    if (item == NULL) return PyErr_Occurred() ? NULL : scalar_in_python(index_in_python, self);
+    if (PyLong_CheckExact(item)) return item; /* an integer dtype's (a bool's is Python's error) */
+    Py_DECREF(item);
+    return scalar_in_python(index_in_python, self);
+}
+
+static int handle_bool(PyObject *self) {
+    PyObject *item = computed_item(self);
+    if (item == NULL && PyErr_Occurred()) return -1;
+    PyObject *value = item != NULL ? Py_NewRef(item) : scalar_in_python(bool_in_python, self);
+    Py_XDECREF(item);
+    if (value == NULL) return -1;
+    int truth = PyObject_IsTrue(value);
+    Py_DECREF(value);
+    return truth;
+}
+
+static PyNumberMethods handle_number = {
+    .nb_bool = handle_bool, .nb_int = handle_int, .nb_float = handle_float, .nb_index = handle_index};
+
 static PyMemberDef handle_members[] = {
     {"_node", T_OBJECT_EX, offsetof(Handle, node), 0, "The node this array is a handle on."},
     {"_base", T_OBJECT, offsetof(Handle, base), 0, "For a view: [its base (weakly), the key, the node written back]."},
@@ -1133,6 +1275,7 @@ static PyTypeObject handle_type = {
     .tp_clear = (inquiry)handle_clear,
     .tp_members = handle_members,
     .tp_as_mapping = &handle_mapping,
+    .tp_as_number = &handle_number,
 };
 
 
@@ -2898,6 +3041,8 @@ static PyMethodDef methods[] = {
     {"configure_signature", configure_signature, METH_VARARGS, "configure_signature(tags, Array, ViewOf, dtype, max_nesting)."},
     {"generalize", (PyCFunction)(void (*)(void))generalize, METH_FASTCALL,
      "generalize(sized, describe, rows) -> (structure, values, sizes)."},
+    {"configure_scalar_reads", configure_scalar_reads, METH_VARARGS,
+     "configure_scalar_reads(__float__, __int__, __bool__, __index__): Array's Python methods, the definitions."},
     {"configure_elements", configure_elements, METH_VARARGS,
      "configure_elements(Array, _getitem, _setitem, HOST, numpy.array, numpy.ndarray, EXACT_SCALARS, "
      "scalars.evaluate, value_read, _STORES, views.Family): element reads and stores in C."},
@@ -2912,6 +3057,7 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_parameter = PyUnicode_InternFromString("parameter");
     str_itemsize = PyUnicode_InternFromString("itemsize");
     str_transfers = PyUnicode_InternFromString("transfers");
+    str_item = PyUnicode_InternFromString("item");
     str_computed = PyUnicode_InternFromString("_computed");
     str_acquire = PyUnicode_InternFromString("acquire");
     str_pin = PyUnicode_InternFromString("pin");
@@ -2943,7 +3089,8 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_broadcast_in_dim = PyUnicode_InternFromString("broadcast_in_dim");
     str_broadcast_dimensions = PyUnicode_InternFromString("broadcast_dimensions");
     NOT_HANDLED_MARK = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type); /* an object() of its own */
-    if (str_parameter == NULL || str_itemsize == NULL || str_transfers == NULL || str_computed == NULL ||
+    if (str_parameter == NULL || str_itemsize == NULL || str_transfers == NULL || str_item == NULL ||
+        str_computed == NULL ||
         str_acquire == NULL || str_release == NULL || str_pin == NULL || str_views == NULL ||
         empty_tuple == NULL || zero == NULL ||
         str_max_pending == NULL || str_active == NULL || str_hex == NULL ||

@@ -683,8 +683,18 @@ for _method, _definition in _NUMPY_METHODS.items():
 #: See ``_sole_references``.
 _SOLE_REFERENCES = _sole_references()
 
+#: ``Array``'s scalar reads as Python defines them; with the C module, its base's number
+#: slots read computed host values first and call these for the rest.
+SCALAR_READS_IN_PYTHON = {name: vars(Array)[name] for name in ("__float__", "__int__", "__bool__", "__index__")}
+
 if GRAPH_IN_C is not None:
     GRAPH_IN_C.configure_elements(Array, Array._getitem, Array._setitem, HOST, np.array, np.ndarray, EXACT_SCALARS,
                                   scalars.evaluate, value_read, _STORES, views.Family)
+    # ``float(x)``, ``int(x)``, ``bool(x)``, ``operator.index(x)`` of a computed 0-d host
+    # array in C (``_graph.ArrayHandle``'s number slots), these methods their definitions:
+    # taken off ``Array`` so that its type's slots are its base's
+    GRAPH_IN_C.configure_scalar_reads(*SCALAR_READS_IN_PYTHON.values())
+    for _name in SCALAR_READS_IN_PYTHON:
+        delattr(Array, _name)
 
 from . import exports  # noqa: E402  (it builds on Array)
