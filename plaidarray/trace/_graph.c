@@ -952,6 +952,18 @@ static int sole_owner(PyObject *node, PyObject *buffer) {
     return arrays != NULL && PyLong_CheckExact(arrays) && PyLong_AsLong(arrays) == 1;
 }
 
+/* ``value`` (a reference the caller gives up) once a value read is counted
+   (``node.value_read``), or NULL with the error of counting it. */
+static PyObject *counted_read(PyObject *value) {
+    PyObject *counted = PyObject_CallNoArgs(value_read_fn);
+    if (counted == NULL) {
+        Py_DECREF(value);
+        return NULL;
+    }
+    Py_DECREF(counted);
+    return value;
+}
+
 /* What ``Array._store`` stores into the block of ``node``'s buffer of dims ``block`` for
    ``value``, as a new reference (``_block_value``, ``HostTransfers.store_element``'s
    rules): a Python scalar that the dtype takes exactly (``EXACT_SCALARS``'s rules: any, or
@@ -991,20 +1003,12 @@ static PyObject *stored_value(PyObject *node, PyObject *value, PyObject *block) 
         if (found == NULL) return NULL;
         if (PyFloat_CheckExact(found) || PyLong_CheckExact(found) || PyBool_Check(found)) {
             /* evaluated in C: its dtype's value exactly, which the store keeps */
-            PyObject *counted = PyObject_CallNoArgs(value_read_fn);
-            Py_XDECREF(counted);
-            if (counted != NULL) return found;
-            Py_DECREF(found);
-            return NULL;
+            return counted_read(found);
         }
         PyObject *kind = Py_IS_TYPE(found, ndarray_type) ? PyObject_GetAttrString(found, "dtype") : NULL;
         same = kind == NULL ? (PyErr_Occurred() ? -1 : 0) : PyObject_RichCompareBool(kind, dtype, Py_EQ);
         Py_XDECREF(kind);
-        if (same == 1) {
-            PyObject *counted = PyObject_CallNoArgs(value_read_fn); /* a value read, as ``_computed`` counts one */
-            Py_XDECREF(counted);
-            if (counted != NULL) return found;
-        }
+        if (same == 1) return counted_read(found); /* a value read, as ``_computed`` counts one */
         Py_DECREF(found);
         if (same < 0 || PyErr_Occurred()) return NULL;
     }
@@ -1021,10 +1025,7 @@ static PyObject *stored_value(PyObject *node, PyObject *value, PyObject *block) 
         return found;
     }
     if (!Py_IS_TYPE(buffer, ndarray_type)) return NULL;
-    PyObject *counted = PyObject_CallNoArgs(value_read_fn);
-    if (counted == NULL) return NULL;
-    Py_DECREF(counted);
-    return Py_NewRef(buffer);
+    return counted_read(Py_NewRef(buffer));
 }
 
 /* ``x[key] = value`` for an element or a block that leading ints pick, of an array that
@@ -1155,14 +1156,8 @@ static int scalar_tier_item(PyObject *node, PyObject **item) {
         Py_DECREF(found);
         return 2;
     }
-    PyObject *counted = PyObject_CallNoArgs(value_read_fn);
-    if (counted == NULL) {
-        Py_DECREF(found);
-        return -1;
-    }
-    Py_DECREF(counted);
-    *item = found;
-    return 1;
+    *item = counted_read(found);
+    return *item == NULL ? -1 : 1;
 }
 
 /* The element of a 0-d host array ``self`` (a new reference, its read counted): computed,
@@ -1199,14 +1194,7 @@ static PyObject *computed_item(PyObject *self) {
     PyObject *item = host == 1 && buffer != NULL && Py_IS_TYPE(buffer, ndarray_type)
                          ? PyObject_CallMethodNoArgs(buffer, str_item) : NULL;
     Py_DECREF(node);
-    if (item == NULL) return NULL;
-    PyObject *counted = PyObject_CallNoArgs(value_read_fn);
-    if (counted == NULL) {
-        Py_DECREF(item);
-        return NULL;
-    }
-    Py_DECREF(counted);
-    return item;
+    return item == NULL ? NULL : counted_read(item);
 }
 
 static PyObject *scalar_in_python(PyObject *method, PyObject *self) {
