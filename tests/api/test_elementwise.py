@@ -249,6 +249,25 @@ def test_integer_pow_wraps_like_numpy(backend, dtype, data):
     assert_same(xp.pow(xp.asarray(x1), xp.asarray(x2)), _numpy(np.power, x1, x2))
 
 
+@pytest.mark.parametrize("dtype", FLOAT, ids=dtype_ids(FLOAT))
+@given(data=st.data())
+def test_float_square_by_pow_is_the_correctly_rounded_product(backend, dtype, data):
+    """``x ** 2`` and ``pow(x, y)`` where ``y`` is 2 give ``x * x`` rounded once, NumPy's
+    ``x ** 2`` (a kernel squares where the exponent is 2 instead of calling ``pow``), at
+    every magnitude, overflow and underflow included, and special values; elements of
+    other exponents beside them keep ``pow``'s results."""
+    magnitudes = st.floats(-200.0 if dtype == np.float64 else -30.0, 200.0 if dtype == np.float64 else 30.0)
+    x = data.draw(arrays(dtype, st.integers(1, 40).map(lambda n: (n,)), elements(dtype)), label="x")
+    scale = np.asarray(10.0 ** data.draw(magnitudes, label="scale"), dtype)
+    with np.errstate(all="ignore"):
+        x = np.concatenate([x, x * scale, np.asarray(SPECIAL_FLOATS, dtype)])
+        squares = x * x
+    assert_same(xp.asarray(x) ** 2, squares, exact=True)
+    assert_same(xp.pow(xp.asarray(x), 2.0), squares, exact=True)
+    y = np.where(np.arange(x.size) % 3 == 0, 2.0, 1.5).astype(dtype)
+    assert_same(xp.pow(xp.asarray(x), xp.asarray(y)), _numpy(np.power, x, y))
+
+
 SIGNED = [d for d in INTEGER if d.kind == "i"]
 
 

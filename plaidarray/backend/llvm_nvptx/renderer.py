@@ -31,7 +31,7 @@ from typing import Any
 from llvmlite import ir
 from xdsl.ir import Operation
 
-from ..llvm.emitter import INDEX, PTR, FunctionEmitter, Renderer, Rule, _store
+from ..llvm.emitter import INDEX, PTR, FunctionEmitter, Renderer, Rule, _store, power
 from ..llvm.kernel_source import PLACEHOLDER, Segment
 from ..llvm.math_functions import KERNELS, define_scalar
 from ..llvm.runtime_routines import runtime_function
@@ -85,7 +85,8 @@ class NvptxRenderer(Renderer):
     name = "llvm-nvptx"
     rules = {**{f"math.{name}": _shared_math(name) for name in KERNELS},
              **{f"math.{name}": _libdevice(name) for name in ("exp2", "log2", "log10")},
-             "math.powf": _libdevice("pow"), "memref.store": _store_once}
+             "math.powf": power(lambda e, t: e.declare(e.target.math_symbol("pow", t == ir.FloatType()), t, [t, t])),
+             "memref.store": _store_once}
     #: The host's partial sums (``llvm_cpu/renderer.py``): an accumulation in a thread
     #: adds its terms in the host's order, so a row's sum is the host's bits.
     partials = {32: 64, 64: 32}

@@ -17,6 +17,11 @@ lowerings implement the same definition as the reference evaluation:
 * ``power`` with a negative integer exponent gives ``1/base`` truncated toward zero
   (0 unless ``base`` is 1 or -1); NumPy raises instead.
 
+A real ``power`` whose exponent is 2 is the square ``base * base``, rounded once, as
+NumPy's ``x ** 2`` (``square``) is, where ``pow`` may be an ulp off (NumPy's vectorised
+``power`` of float32 arrays is); the lowering squares there too, which is what makes
+``x ** 2`` a product rather than a call per element (``llvm/emitter.power``).
+
 A complex ``power`` whose exponent is an integer n + 0j with |n| < ``POWER_BY_MULTIPLYING``
 multiplies, as NumPy does, where other exponents take exp(w log z).
 """
@@ -120,7 +125,8 @@ def _reference_power(a, e):
     if a.dtype.kind == "c":
         return _reference_complex_power(a, e)
     if a.dtype.kind == "f":
-        return np.power(a, e)
+        with np.errstate(all="ignore"):
+            return np.where(e == 2, a * a, np.power(a, e))
     if a.dtype.kind == "u":  # unsigned exponents are never negative
         return np.power(a, e)
     negative = e < 0
