@@ -246,7 +246,7 @@ def _same_bits(got, want):
 FAMILIES = {
     "elementwise math": lambda x: [xp.exp(x) * xp.sin(x) + xp.log1p(xp.abs(x)), xp.tanh(x) - xp.sqrt(x * x + 1.0),
                                    xp.pow(xp.abs(x) + 0.5, 1.7), xp.atan2(x, x + 2.0), xp.expm1(x) / 3.0,
-                                   (x - 0.5) ** 2, xp.pow(x, xp.where(x > 0.5, 2.0, 0.5))],
+                                   (x - 0.5) ** 2, x ** 0.5, (x + 1.0) ** -1, xp.pow(x, xp.where(x > 0.5, 2.0, 0.5))],
     "integer and logical": lambda x: [xp.astype(x * 100.0, xp.int32) // 7, xp.astype(x * 50.0, xp.int64) % 5,
                                       (x > 0.1) & (x < 0.8), xp.astype(x * 1e3, xp.int16) >> 2],
     "reductions": lambda x: [xp.sum(x), xp.mean(x), xp.var(x), xp.std(x), xp.max(x), xp.min(x), xp.prod(x * 0.1 + 1.0),

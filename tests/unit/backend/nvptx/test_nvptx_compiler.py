@@ -62,8 +62,9 @@ CASES = {
     "sort and argsort": (lambda x: (xp.sort(x, axis=1), xp.argsort(x, axis=0, descending=True)),
                          [np.round(_f(6, 23), 1)]),
     "integer power": (lambda a, b: a ** b, [RNG.integers(-9, 9, 30), RNG.integers(0, 12, 30)]),
-    # the exponent a run-time value of 2: squared on both (``emitter.power``), not libdevice's pow
-    "square by power": (lambda x: x ** 2 - (x * 1e150) ** 2, [_f(40)]),
+    # exponents of run-time values 2, 0.5, -1: a product, a square root, a division on both
+    # (``emitter.power``), not libdevice's pow
+    "powers taken apart": (lambda x: (x ** 2 - (x * 1e150) ** 2, xp.abs(x) ** 0.5, x ** -1), [_f(40)]),
     # repeated and negative positions: one thread's loop, the last value of a position stays
     "scatter": (lambda x, i, v: op("scatter", x * 2.0, i, v), [_f(40), RNG.integers(-40, 40, 25), _f(25)]),
 }
