@@ -175,7 +175,7 @@ _ROWS = (
             "1 logs every compile with its reason to standard error"),
     Setting("PLAIDARRAY_DUMP", _path, None, "at each compile",
             "a directory where every compiled module's stages and timings are written", "off"),
-    Setting("PLAIDARRAY_CACHE_SIZE", _count, 512, "at import",
+    Setting("PLAIDARRAY_CACHE_SIZE", _count, 2048, "at import",
             "executables kept in memory (least recently used evicted first, by CLOCK; 0 keeps none)"),
     Setting("PLAIDARRAY_CACHE_DIR", _path, _default_cache_dir, "at each use",
             "the persistent compile cache's directory (used only if it is yours alone: see docs/reliability.md)",
