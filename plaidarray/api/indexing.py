@@ -217,6 +217,26 @@ def integer_index(x: Array, ints: tuple[int, ...]) -> Array | None:
     return wrap(derive("reshape", (window,), plan.drop, plan.dropped))
 
 
+def read_at_positions(x: Array, key: Any) -> Array | None:
+    """``x[key]`` for a key of Python ints and 0-d integer arrays, one of them an array at
+    least (``x[argmax(y)]``, ``m[i, argmin(d)]``): its arrays read as ints (an IndexError
+    out of range, as NumPy raises; the general path reads them for that too), then the
+    element or block they pick, recorded as ``integer_index`` records ints. A copy, not a
+    view, as NumPy's read by 0-d index arrays (advanced indexing) is: the general path's
+    gather of each array cost ~40 us more a read. None for any other key (and under
+    ``jit``, where a traced index has no value to read)."""
+    parts = key if type(key) is tuple else (key,)
+    if len(parts) > x.ndim or not any(type(k) is Array for k in parts):
+        return None
+    for k in parts:
+        if type(k) is Array:
+            if k.ndim or k.dtype.kind not in "iu" or k._node.depth == TRACED:
+                return None
+        elif type(k) is not int:
+            return None
+    return integer_index(x, tuple(_int_in(k, n, axis) for axis, (k, n) in enumerate(zip(parts, x.shape))))
+
+
 def window_index(x: Array, key: Any) -> Array | None:
     """``x[key]`` for a key of Python ints and unit-step slices with int or None bounds
     (``x[i:j]``, ``x[i:i + 1, :]``: a loop's windows, whose starts are new at each step),

@@ -330,6 +330,10 @@ def getitem(x: Array, key: Any) -> Array:
         if out is not None:
             return out if element else attach(x, out, Index(key), None)
     if type(key) in indexing.INDEX_ARRAYS or type(key) is tuple and not indexing.INDEX_ARRAYS.isdisjoint(map(type, key)):
+        if type(x) is Array:
+            out = indexing.read_at_positions(x, key)
+            if out is not None:
+                return out
         if isinstance(x, Array):
             indexing.check_computed_indices(x, key)  # a recipe holds no values
     return _getitem(x, key)

@@ -89,6 +89,41 @@ def test_a_0d_integer_array_indexes_as_the_int_it_holds(backend, data):
     np.testing.assert_array_equal(np.asarray(x), a)
 
 
+@given(data=st.data())
+def test_keys_of_ints_and_0d_integer_arrays_read_copies(backend, data):
+    """A key of Python ints and 0-d integer arrays (``x[argmax(y)]``, ``m[i, argmin(d)]``)
+    picks NumPy's element or block, of any integer dtype, ready or pending; out of range an
+    IndexError; and the result is a copy, as NumPy's advanced indexing gives: a write to it
+    does not reach the array, nor a later write to the array the result."""
+    shape = data.draw(hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=5), label="shape")
+    count = data.draw(st.integers(1, len(shape)), label="count")
+    dtype = data.draw(st.sampled_from([np.int8, np.int32, np.int64, np.uint8, np.uint64]), label="dtype")
+    key, numpy_key, inside = [], [], True
+    for n in shape[:count]:
+        low = 0 if np.dtype(dtype).kind == "u" else -n - 1
+        index = data.draw(st.integers(low, n), label="index")
+        inside &= -n <= index < n
+        kind = data.draw(st.sampled_from(["int", "ready", "pending"]), label="kind")
+        array = xp.asarray(np.asarray(index, dtype=dtype))
+        key.append(index if kind == "int" else array if kind == "ready" else array + xp.asarray(np.asarray(0, dtype)))
+        numpy_key.append(np.asarray(index, dtype=dtype) if kind != "int" else index)
+    if not any(type(k) is not int for k in key):
+        key[0], numpy_key[0] = xp.asarray(np.asarray(key[0], dtype=np.int64)), np.asarray(key[0], dtype=np.int64)
+    a = np.arange(math.prod(shape), dtype=np.float64).reshape(shape)
+    x = xp.asarray(a.copy()) * 1.0
+    if not inside:
+        with pytest.raises(IndexError):
+            x[tuple(key)]
+        return
+    got, expected = x[tuple(key)], a[tuple(numpy_key)]
+    assert_same(got, expected, exact=True)
+    got += 100.0
+    np.testing.assert_array_equal(np.asarray(x), a)
+    again = x[tuple(key)]
+    x[...] = -1.0
+    assert_same(again, expected, exact=True)
+
+
 def test_whole_axes_and_new_axes_take_no_window():
     x = xp.asarray(np.arange(6.0).reshape(3, 2))
     y = x[:, None, :]
