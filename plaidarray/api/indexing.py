@@ -226,15 +226,18 @@ def read_at_positions(x: Array, key: Any) -> Array | None:
     gather of each array cost ~40 us more a read. None for any other key (and under
     ``jit``, where a traced index has no value to read)."""
     parts = key if type(key) is tuple else (key,)
-    if len(parts) > x.ndim or not any(type(k) is Array for k in parts):
+    if len(parts) > x.ndim:
         return None
-    for k in parts:
-        if type(k) is Array:
-            if k.ndim or k.dtype.kind not in "iu" or k._node.depth == TRACED:
-                return None
-        elif type(k) is not int:
-            return None
+    arrays = [_readable_position(k) for k in parts]
+    if not any(arrays) or not all(a or type(k) is int for a, k in zip(arrays, parts)):
+        return None
     return integer_index(x, tuple(_int_in(k, n, axis) for axis, (k, n) in enumerate(zip(parts, x.shape))))
+
+
+def _readable_position(k: Any) -> bool:
+    """Whether ``k`` is a 0-d integer array that a key reads as the int it holds: not a
+    traced one (``jit``, a loop's body), which has no value to read."""
+    return type(k) is Array and k.ndim == 0 and k.dtype.kind in "iu" and k._node.depth != TRACED
 
 
 def window_index(x: Array, key: Any) -> Array | None:
@@ -757,8 +760,7 @@ def _scalar_indices_read(key: Any) -> Any:
     they broadcast as arrays, and stay): a write at a 0-d integer array is where NumPy
     writes then (a read by one is a copy in NumPy, ``_advanced``, its position checked)."""
     parts = key if type(key) is tuple else (key,)
-    # Not a traced one (jit, a loop's body), which has no value to read: an index array then.
-    scalars = [type(k) is Array and k.ndim == 0 and k.dtype.kind in "iu" and k._node.depth != TRACED for k in parts]
+    scalars = [_readable_position(k) for k in parts]  # a traced one stays an index array
     if not any(scalars) or not all(s or type(k) in _BASIC_PARTS for s, k in zip(scalars, parts)):
         return key
     read = tuple(operator.index(k) if s else k for s, k in zip(scalars, parts))
