@@ -391,6 +391,8 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
         repeats = as_int(repeats, "repeat", "repeats")
         if repeats < 0:
             raise ValueError("repeat: repeats must be non-negative")
+        if repeats == 1:  # its broadcast would repeat nothing: an identity, which no installed kernel is
+            return graph.copy_of(x)
         wide = x.shape[:axis + 1] + (repeats,) + x.shape[axis + 1:]
         dims = tuple(i if i <= axis else i + 1 for i in range(x.ndim))
         spread = op("broadcast_in_dim", x, dims=wide, broadcast_dimensions=dims)

@@ -180,7 +180,8 @@ def test_a_signature_keys_its_value_alone():
 #: and a 3-d array's inner slice picked by a 0-d index, a single feature's X X^T and a
 #: single sample's by tensordot, a 5-d array's transforms padded to a longer length and its
 #: determinants, a strided write into every other axis of a 5-d array, a stack's
-#: eigenvalues and a matrix's eigenvectors, the bounds of a linspace read from arrays, a
+#: eigenvalues and a matrix's eigenvectors, the bounds of a linspace read from arrays, arrays
+#: repeated once, a
 #: mask as its own branch, a sorted array's ranks in itself and a permutation composed with
 #: itself, and reductions, broadcasts, flips and strided slices of rank 6 and 7 along
 #: alternate axes.
@@ -256,7 +257,7 @@ calls += [a[:, best], cube[:, best % 6], hyper[..., best % 2], xp.tensordot(a[:,
           xp.tensordot(a[:1], a[:1] * 2.0, axes=([0], [0])), xp.fft.fft(xp.astype(penta, xp.complex128), n=5),
           xp.fft.rfft(penta, n=6, axis=1), xp.linalg.det(xp.reshape(xp.stack([square] * 4), (2, 1, 2, 6, 6))),
           strided5, xp.linalg.eigvals(xp.stack([square, square.T])), xp.linalg.eig(square),
-          xp.linspace(xp.min(a), xp.max(a), 5)]
+          xp.linspace(xp.min(a), xp.max(a), 5), xp.repeat(a[0], 1), xp.repeat(cube, 1, axis=1)]
 unit_kept = xp.asarray(rng.standard_normal((2, 1, 3, 1, 2, 1)))
 calls += [xp.sum(unit_kept, axis=(0, 2, 4)), xp.var(unit_kept, axis=(0, 2, 4), keepdims=True),
           xp.max(unit_kept, axis=(1, 2, 4, 5))]
