@@ -797,7 +797,7 @@ def _updated(x: Array, key: Any, value: Any) -> Array:
         return _scattered(x, parts, value)
     entries, out_shape = _plan(x, key)
     region = tuple(count for _, _, count, _ in entries)
-    value = graph.reshape(graph.broadcast_to(value, out_shape), region)
+    value = graph.reshape(graph.broadcast_to(_fitted(value, out_shape), out_shape), region)
     if any(step < 0 for _, step, count, _ in entries):
         flips = tuple(d for d, (_, step, _, _) in enumerate(entries) if step < 0)
         value = graph.reverse(value, flips)
@@ -821,6 +821,16 @@ def _updated(x: Array, key: Any, value: Any) -> Array:
     placed = graph.padded(value, graph.constant(0, x.dtype), **pad)
     where = graph.padded(mask, graph.constant(False, dt.bool_), **pad)
     return op("select", where, placed, x)
+
+
+def _fitted(value: Array, shape: tuple[int, ...]) -> Array:
+    """``value`` without the leading unit axes it has beyond the rank of ``shape``, the
+    selection it is stored into: NumPy's assignment drops them (``x[i] = y[j:j + 1]``, a
+    row of shape (1, n) into ``m[i]``), where broadcasting alone would refuse the value."""
+    extra = value.ndim - len(shape)
+    if extra > 0 and all(n == 1 for n in value.shape[:extra]):
+        return graph.reshape(value, value.shape[extra:])
+    return value
 
 
 def _whole(x: Array, entries: list, value: Array) -> Array | None:
@@ -855,7 +865,7 @@ def _scattered(x: Array, parts: tuple, value: Array) -> Array:
         positions = getitem(graph.reshape(op("iota", dims=(x.size,), iota_dimension=0, dtype=dt.int64), x.shape),
                             parts)
     try:
-        values = graph.broadcast_to(value, positions.shape)
+        values = graph.broadcast_to(_fitted(value, positions.shape), positions.shape)
     except ValueError:
         raise ValueError(f"__setitem__: a value of shape {value.shape} does not broadcast to the "
                          f"{positions.shape} elements selected") from None

@@ -482,6 +482,37 @@ def test_setitem_with_an_index_out_of_range_raises(backend):
     np.testing.assert_array_equal(np.asarray(x), np.zeros((2, 3)))
 
 
+@given(data=st.data())
+def test_a_value_with_leading_unit_axes_is_stored_as_numpy_stores_it(backend, data):
+    """``x[i] = y[j:j + 1]``, ``m[i] = row[None]``: a value whose extra leading axes are
+    all 1 is stored as the value without them, as NumPy's assignment drops them (whose
+    element assignment now refuses a size-1 array, so the expected value is stored
+    without its unit axes); a basic key or an index array, on ready and pending arrays."""
+    a = data.draw(arrays(np.float64, shapes(min_dims=1)), label="a")
+    if a.shape[0] and data.draw(st.booleans(), label="advanced"):
+        key = xp.asarray(data.draw(st.lists(st.integers(0, a.shape[0] - 1), min_size=1, max_size=3), label="rows"))
+        selected = a[np.asarray(key)].shape
+    else:
+        key = data.draw(basic_keys(a.shape), label="key")
+        selected = a[key].shape
+    extra = (1,) * data.draw(st.integers(1, 2), label="extra")
+    value = data.draw(arrays(np.float64, st.just(extra + selected)), label="value")
+    expected = a.copy()
+    expected[np.asarray(key) if isinstance(key, xp.Array) else key] = value.reshape(selected)
+    for how, x in _ready_and_lazy(a):
+        x[key] = xp.asarray(value)
+        assert_same(x, expected, exact=True, err_msg=f"{how} array, key {key!r}")
+
+
+def test_a_value_whose_leading_axes_are_not_all_1_is_refused(backend):
+    """Only unit axes are dropped: (2, 1) into two elements, (2,) into one are errors."""
+    x = xp.arange(7.0)
+    with pytest.raises(ValueError, match="broadcast"):
+        x[1:3] = xp.asarray([[8.0], [9.0]])
+    with pytest.raises(ValueError, match="broadcast"):
+        x[2] = xp.asarray([1.0, 2.0])
+
+
 def test_a_list_or_tuple_value_is_stored_as_numpy_stores_it(backend):
     """``m[0, 1:3] = [1.0, 2.0]`` and ``v[idx] = (1, 2)``: a list or tuple value is taken
     as NumPy's ``asarray`` types it, then stored as an array value (floats into an int
