@@ -580,6 +580,19 @@ for _op, _fn in {"neg": "negative", "pos": "positive", "abs": "abs", "invert": "
     OPERATOR_FUNCTIONS[f"__{_op}__"] = (_fn, False)
 
 
+def _divmod(self: Array, other: Any) -> tuple[Any, Any]:
+    """``divmod(x, y)``: ``(x // y, x % y)``, as NumPy's arrays give it (beyond the standard)."""
+    return self // other, self % other
+
+
+def _rdivmod(self: Array, other: Any) -> tuple[Any, Any]:
+    return other // self, other % self
+
+
+setattr(Array, "__divmod__", _divmod)
+setattr(Array, "__rdivmod__", _rdivmod)
+
+
 def _numpy_method(name: str, fn: Callable[..., Any]):
     def method(self: Array, *args: Any, **kwargs: Any) -> Any:
         return fn(_NAMESPACE["module"], self, *args, **kwargs)
@@ -588,13 +601,47 @@ def _numpy_method(name: str, fn: Callable[..., Any]):
     return method
 
 
+def _no_out(name: str, out: Any) -> None:
+    """NumPy's ``out``, which its functions pass on (``np.sum(x)`` calls ``x.sum(axis=None,
+    dtype=None, out=None)``): None only, as a result is a new array, never written into
+    another's memory."""
+    if out is not None:
+        raise TypeError(f"{name}: out= is not supported (a result is a new array: assign it)")
+
+
+def _cast(ns: Any, x: Any, dtype: Any) -> Any:
+    return x if dtype is None else ns.astype(x, dtype)
+
+
+def _summed(name: str) -> Callable[..., Any]:
+    """``sum`` and ``prod`` with NumPy's ``(axis, dtype, out, keepdims)``."""
+    def method(ns: Any, x: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False) -> Any:
+        _no_out(name, out)
+        return getattr(ns, name)(x, axis=axis, dtype=dtype, keepdims=keepdims)
+    return method
+
+
 def _reduction(name: str) -> Callable[..., Any]:
-    return lambda ns, x, axis=None, keepdims=False: getattr(ns, name)(x, axis=axis, keepdims=keepdims)
+    """Extrema, their positions and truth tests with NumPy's ``(axis, out, keepdims)``."""
+    def method(ns: Any, x: Any, axis: Any = None, out: Any = None, keepdims: bool = False) -> Any:
+        _no_out(name, out)
+        return getattr(ns, name)(x, axis=axis, keepdims=keepdims)
+    return method
+
+
+def _mean(ns: Any, x: Any, axis: Any = None, dtype: Any = None, out: Any = None, keepdims: bool = False) -> Any:
+    """``mean`` with NumPy's ``(axis, dtype, out, keepdims)``: the mean of the values in ``dtype``."""
+    _no_out("mean", out)
+    return ns.mean(_cast(ns, x, dtype), axis=axis, keepdims=keepdims)
 
 
 def _deviation(name: str) -> Callable[..., Any]:
-    return lambda ns, x, axis=None, ddof=0, keepdims=False: getattr(ns, name)(x, axis=axis, correction=ddof,
-                                                                               keepdims=keepdims)
+    """``std`` and ``var`` with NumPy's ``(axis, dtype, out, ddof, keepdims)``."""
+    def method(ns: Any, x: Any, axis: Any = None, dtype: Any = None, out: Any = None, ddof: float = 0,
+               keepdims: bool = False) -> Any:
+        _no_out(name, out)
+        return getattr(ns, name)(_cast(ns, x, dtype), axis=axis, correction=ddof, keepdims=keepdims)
+    return method
 
 
 def _shape_arguments(shape: tuple) -> Any:
@@ -606,9 +653,12 @@ def _shape_arguments(shape: tuple) -> Any:
 #: attributes: each the namespace's function of the same meaning, with NumPy's arguments
 #: (``ddof`` for ``correction``, ``reshape(2, 3)``, ``transpose()`` reversing the axes,
 #: ``cumsum``/``ravel``/``flatten`` of the flattened array without an axis, ``item`` of a
-#: one-element array as a Python scalar). NumPy's ``out`` and ``dtype`` are not taken.
+#: one-element array as a Python scalar). The reductions take NumPy's ``dtype`` where
+#: NumPy's do, and ``out`` as None only: NumPy's functions call them so (``np.mean(x)``).
 _NUMPY_METHODS: dict[str, Callable[..., Any]] = {
-    **{name: _reduction(name) for name in ("sum", "prod", "mean", "max", "min", "any", "all", "argmax", "argmin")},
+    **{name: _summed(name) for name in ("sum", "prod")},
+    **{name: _reduction(name) for name in ("max", "min", "any", "all", "argmax", "argmin")},
+    "mean": _mean,
     **{name: _deviation(name) for name in ("std", "var")},
     "cumsum": lambda ns, x, axis=None: ns.cumulative_sum(ns.reshape(x, (-1,)) if axis is None else x,
                                                          axis=0 if axis is None else axis),

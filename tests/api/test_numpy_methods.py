@@ -101,3 +101,36 @@ def test_in_asks_whether_any_element_equals_the_value(backend):
     x = xp.asarray(np.arange(6.0).reshape(2, 3))
     assert 4.0 in x and 4 in x and 6.0 not in x
     assert 2 in xp.asarray(np.arange(3)) and 1 in xp.asarray(np.array(1))
+
+
+@given(a=hnp.arrays(FLOAT, hnp.array_shapes(min_dims=1, max_dims=3, min_side=1, max_side=5),
+                   elements=st.floats(-100, 100)))
+def test_numpys_functions_call_the_methods_with_their_arguments(backend, a):
+    """``np.sum(x)``, ``np.mean(x, dtype=...)``, ``np.std(x, ddof=1)``...: NumPy's functions
+    call an array's method with ``dtype`` and ``out=None`` (``_wrapreduction``); the
+    result is plaidarray's, of NumPy's values and dtype. (A statistic in a narrower
+    ``dtype`` is of the values cast to it; NumPy subtracts the mean in the input's, so
+    values the cast rounds apart differ: moderate values here.)"""
+    x = xp.asarray(a)
+    calls = [(np.sum, {}), (np.sum, {"axis": 0, "dtype": np.float32}), (np.prod, {"keepdims": True}),
+             (np.mean, {}), (np.mean, {"axis": -1, "dtype": np.float32}), (np.max, {"axis": 0}), (np.min, {}),
+             (np.any, {}), (np.all, {"axis": 0}), (np.std, {"ddof": 1} if a.size > 1 else {}),
+             (np.var, {"axis": 0, "dtype": np.float32})]
+    for fn, kwargs in calls:
+        got = fn(x, **kwargs)
+        assert isinstance(got, xp.Array), fn.__name__
+        expected = np.asarray(fn(a, **kwargs))
+        assert np.asarray(got).dtype == expected.dtype, (fn.__name__, kwargs)
+        assert_same(got, expected, rtol=1e-5, atol=1e-4, signed_zeros=False)
+
+
+def test_out_is_refused_and_divmod_gives_both_parts(backend):
+    x = xp.asarray(np.array([7, -7, 8]))
+    with pytest.raises(TypeError, match="out= is not supported"):
+        x.sum(out=np.zeros((), np.int64))
+    quotient, remainder = divmod(x, 3)
+    assert_same(quotient, np.array([2, -3, 2]), exact=True)
+    assert_same(remainder, np.array([1, 2, 2]), exact=True)
+    quotient, remainder = divmod(20, x)
+    assert_same(quotient, np.array([2, -3, 2]), exact=True)
+    assert_same(remainder, np.array([6, -1, 4]), exact=True)
