@@ -589,8 +589,8 @@ def _rdivmod(self: Array, other: Any) -> tuple[Any, Any]:
     return other // self, other % self
 
 
-setattr(Array, "__divmod__", _divmod)
-setattr(Array, "__rdivmod__", _rdivmod)
+for _dunder, _implementation in (("__divmod__", _divmod), ("__rdivmod__", _rdivmod)):
+    setattr(Array, _dunder, _implementation)
 
 
 def _numpy_method(name: str, fn: Callable[..., Any]):

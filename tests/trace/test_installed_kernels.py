@@ -315,6 +315,90 @@ def test_the_installation_serves_first_uses_at_new_shapes(tmp_path):
     assert done.stdout.split()[-1] == "0"
 
 
+#: A battery of first uses, family by family, at unit and other shapes of ranks 1 to 4 and
+#: over seven dtypes, as scripts written against NumPy meet them: each call that compiles
+#: is named. (Written for new scripts, not from the corpus: it found ``repeat(x, 1)``, whose
+#: broadcast repeated nothing, compiling in a process that otherwise compiled nothing.)
+BATTERY = """
+import numpy
+import plaidarray as xp
+rng = numpy.random.default_rng(1)
+SHAPES = [(1,), (7,), (1, 6), (6, 1), (4, 5), (1, 1), (2, 3, 4), (3, 1, 4), (2, 2, 1, 3)]
+ANY = [("repeat once", lambda a: xp.repeat(a, 1)), ("repeat", lambda a: xp.repeat(a, 2, axis=0)),
+       ("tile", lambda a: xp.tile(a, (2,) + (1,) * (a.ndim - 1))), ("tile once", lambda a: xp.tile(a, (1,) * a.ndim)),
+       ("expand_dims", lambda a: xp.expand_dims(a, axis=-1) + a[..., :1, None]),
+       ("broadcast_to", lambda a: xp.broadcast_to(a, (2, *a.shape))), ("flip", xp.flip),
+       ("roll", lambda a: xp.roll(a, 1, axis=-1)), ("sum", lambda a: xp.sum(a, axis=-1)),
+       ("count_nonzero", lambda a: xp.count_nonzero(a, axis=-1)),
+       ("concat", lambda a: xp.concat([a, a], axis=-1)), ("stack", lambda a: xp.stack([a, a], axis=-1)),
+       ("permute_dims", lambda a: xp.permute_dims(a, tuple(reversed(range(a.ndim)))) + a.T[..., :1] * 0
+        if a.ndim == 2 else xp.permute_dims(a, tuple(reversed(range(a.ndim))))),
+       ("moveaxis", lambda a: xp.moveaxis(a, 0, -1)), ("reshape", lambda a: xp.reshape(a * 1, (-1,))),
+       ("step", lambda a: (a * 1)[..., ::2]), ("last", lambda a: (a * 1)[..., -1]),
+       ("take", lambda a: xp.take(a, xp.asarray([0, 0]), axis=0)), ("setitem", lambda a: _written(a)),
+       ("unique_counts", lambda a: xp.unique_counts(a)[1])]
+REAL = [("max", lambda a: xp.max(a, axis=0, keepdims=True)), ("sort", lambda a: xp.sort(a, axis=-1)),
+        ("argsort", lambda a: xp.argsort(a, axis=0)), ("argmax", lambda a: xp.argmax(a, axis=-1)),
+        ("where", lambda a: xp.where(a > a[..., :1], a, 0)), ("clip", lambda a: xp.clip(a, 0, 5)),
+        ("mask", lambda a: a[a > a[(0,) * a.ndim]]), ("nonzero", lambda a: xp.nonzero(a > a[(0,) * a.ndim])[0]),
+        ("searchsorted", lambda a: xp.searchsorted(xp.sort(xp.reshape(a, (-1,))), a)),
+        ("cumulative_sum", lambda a: xp.cumulative_sum(a, axis=-1)), ("diff", lambda a: xp.diff(a, axis=-1))]
+NUMERIC = [("matmul", lambda a: a @ xp.ones((a.shape[-1], 2), dtype=a.dtype)), ("vecdot", lambda a: xp.vecdot(a, a)),
+           ("outer", lambda a: xp.linalg.outer(xp.reshape(a, (-1,)), xp.reshape(a, (-1,)))),
+           ("mean", lambda a: xp.mean(xp.astype(a, xp.float64), axis=0)),
+           ("std", lambda a: xp.std(xp.astype(a, xp.float64), axis=-1))]
+FLOATING = [("solve", lambda m: xp.linalg.solve(m @ m.T + xp.eye(m.shape[0], dtype=m.dtype) * 9, m)),
+            ("cholesky", lambda m: xp.linalg.cholesky(m @ m.T + xp.eye(m.shape[0], dtype=m.dtype) * 9)),
+            ("inv", lambda m: xp.linalg.inv(m @ m.T + xp.eye(m.shape[0], dtype=m.dtype) * 9)),
+            ("det", xp.linalg.det), ("eigh", lambda m: xp.linalg.eigh(m @ m.T)[1]), ("svd", lambda m: xp.linalg.svd(m)[0]),
+            ("qr", lambda m: xp.linalg.qr(m)[1]), ("matrix_norm", xp.linalg.matrix_norm),
+            ("rfft", lambda m: xp.fft.rfft(m, axis=0)), ("fft", lambda m: xp.fft.fft(m)),
+            ("irfft", lambda m: xp.fft.irfft(xp.fft.rfft(m), n=m.shape[-1]))]
+
+
+def _written(a):
+    a = a * 1
+    a[..., 0] = a[..., -1] * 2
+    return a
+
+
+def values(shape, dtype):
+    drawn = rng.uniform(0.1, 0.9, shape)
+    drawn = drawn > 0.5 if dtype == "bool" else rng.integers(1, 9, shape) if dtype[0] in "iu" else drawn
+    return xp.asarray(drawn.astype(dtype) + (0.3j if dtype.startswith("complex") else 0))
+
+
+compiled = []
+for dtype in ("float64", "float32", "int64", "int32", "uint8", "bool", "complex128"):
+    kind = numpy.dtype(dtype).kind
+    families = ANY + (REAL if kind in "iuf" else []) + (NUMERIC if kind in "iufc" else [])
+    for shape in SHAPES:
+        calls = [(name, fn, values(shape, dtype)) for name, fn in families]
+        if kind == "f" and len(shape) == 2 and shape[0] == shape[1] or kind == "f" and shape == (4, 5):
+            calls += [(name, fn, values(shape[:1] * 2, dtype)) for name, fn in FLOATING]
+        for name, fn, a in calls:
+            before = xp.cache_info().compiles
+            result = fn(a)
+            for part in result if isinstance(result, tuple) else (result,):
+                numpy.asarray(part)
+            if xp.cache_info().compiles > before:
+                compiled.append(f"{name} of {dtype}{list(shape)}")
+print(compiled)
+"""
+
+
+def test_the_installation_serves_a_battery_of_first_uses_of_every_family(tmp_path):
+    """``BATTERY`` in a fresh process with an empty cache: nothing compiles (where this
+    installation built its kernels)."""
+    if not any(object_cache.INSTALLED.glob("*" + object_cache.SUFFIX)):
+        pytest.skip("this installation built no kernels (pip install builds them)")
+    done = subprocess.run([sys.executable, "-c", BATTERY], capture_output=True, text=True, timeout=300,
+                          env=child_env(tmp_path / "cache", PLAIDARRAY_INSTALLED_KERNELS="1",
+                                        PLAIDARRAY_FUSE_AFTER_MS="1e9"))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
 @pytest.fixture
 def installed(tmp_path, monkeypatch):
     """An installed directory holding one entry, written by this process's cache."""
