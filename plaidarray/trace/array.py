@@ -132,6 +132,20 @@ class Array(_ArrayHandle):
     def mT(self) -> Array:
         return _NAMESPACE["module"].matrix_transpose(self)
 
+    @property
+    def real(self) -> Array:
+        """NumPy's ``x.real`` (beyond the standard: ``fft(x).real``): ``real(x)``, a view of
+        a complex array's real parts (a write through it reaches ``x``), as NumPy's is; the
+        array itself, of a real one."""
+        return _NAMESPACE["module"].real(self) if self.dtype.kind == "c" else self
+
+    @property
+    def imag(self) -> Array:
+        """NumPy's ``x.imag``: ``imag(x)``, a view of a complex array's imaginary parts;
+        zeros of a real array's dtype and shape."""
+        ns = _NAMESPACE["module"]
+        return ns.imag(self) if self.dtype.kind == "c" else ns.zeros_like(self)
+
     def to_device(self, device: Any, /, *, stream: Any = None) -> Array:
         """This array on ``device`` (a device or its name): itself where it is there,
         else its value computed and copied by the backend's transfer (``stream`` is for

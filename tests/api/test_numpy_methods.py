@@ -134,3 +134,18 @@ def test_out_is_refused_and_divmod_gives_both_parts(backend):
     quotient, remainder = divmod(20, x)
     assert_same(quotient, np.array([2, -3, 2]), exact=True)
     assert_same(remainder, np.array([6, -1, 4]), exact=True)
+
+
+def test_real_and_imag_attributes_are_numpys(backend):
+    """``z.real`` and ``z.imag`` (``fft(x).real``): a complex array's parts as views, whose
+    writes reach it, as NumPy's; a real array's own values and zeros."""
+    values = np.array([1 + 2j, -3.5 + 0.25j])
+    z = xp.asarray(values)
+    assert_same(z.real, values.real, exact=True)
+    assert_same(z.imag, values.imag, exact=True)
+    z.imag[1] = 7.0
+    np.testing.assert_array_equal(np.asarray(z), np.array([1 + 2j, -3.5 + 7j]), strict=True)
+    ints = xp.asarray(np.array([4, -5], np.int32))
+    assert_same(ints.real, np.array([4, -5], np.int32), exact=True)
+    assert_same(ints.imag, np.zeros(2, np.int32), exact=True)
+    assert_same(xp.fft.rfft(xp.asarray(np.arange(4.0))).real, np.fft.rfft(np.arange(4.0)).real, rtol=1e-12, atol=1e-12)
