@@ -575,23 +575,23 @@ _OPERATORS = {
     "mod": "remainder", "pow": "pow", "and": "bitwise_and", "or": "bitwise_or", "xor": "bitwise_xor",
     "lshift": "bitwise_left_shift", "rshift": "bitwise_right_shift", "matmul": "matmul",
 }
-#: Each operator method of Array: the namespace function it calls, and whether its
-#: operands are swapped (``__radd__``). ``api.elementwise`` puts an operator's common
-#: cases in C where its function has them (``_graph.Elementwise``), these methods their
-#: fallback.
-OPERATOR_FUNCTIONS: dict[str, tuple[str, bool]] = {}
+#: Each operator method of Array: the namespace function it calls, and the order of its
+#: operands: 0 as they are, 1 swapped (``__radd__``), 2 in place (``__iadd__``: the array
+#: rebound to the result). ``api.elementwise`` puts an operator's common cases in C where
+#: its function has them (``_graph.Elementwise``), these methods their fallback.
+OPERATOR_FUNCTIONS: dict[str, tuple[str, int]] = {}
 for _op, _fn in _OPERATORS.items():
     setattr(Array, f"__{_op}__", _binary(_fn))
     setattr(Array, f"__r{_op}__", _binary(_fn, reflected=True))
     setattr(Array, f"__i{_op}__", _inplace(_fn))
-    OPERATOR_FUNCTIONS.update({f"__{_op}__": (_fn, False), f"__r{_op}__": (_fn, True)})
+    OPERATOR_FUNCTIONS.update({f"__{_op}__": (_fn, 0), f"__r{_op}__": (_fn, 1), f"__i{_op}__": (_fn, 2)})
 for _op, _fn in {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal", "gt": "greater",
                  "ge": "greater_equal"}.items():
     setattr(Array, f"__{_op}__", _binary(_fn))
-    OPERATOR_FUNCTIONS[f"__{_op}__"] = (_fn, False)
+    OPERATOR_FUNCTIONS[f"__{_op}__"] = (_fn, 0)
 for _op, _fn in {"neg": "negative", "pos": "positive", "abs": "abs", "invert": "bitwise_invert"}.items():
     setattr(Array, f"__{_op}__", _unary(_fn))
-    OPERATOR_FUNCTIONS[f"__{_op}__"] = (_fn, False)
+    OPERATOR_FUNCTIONS[f"__{_op}__"] = (_fn, 0)
 
 
 def _divmod(self: Array, other: Any) -> tuple[Any, Any]:

@@ -417,6 +417,63 @@ def test_operators_in_c_record_what_their_python_methods_record(method, spec1, s
         assert _outcome(getattr(x, unary)) == _outcome(getattr(xp, OPERATOR_FUNCTIONS[unary][0]).fallback, x)
 
 
+INPLACE = ["__iadd__", "__isub__", "__imul__", "__itruediv__", "__ipow__", "__iand__", "__ixor__",
+           "__ilshift__"]
+
+
+def _inplace_outcome(method, x, y):
+    """What ``x <op>= y`` did: whether it gave ``x`` back, and ``x``'s new graph and value
+    (``_outcome``), or what it raised and ``x``'s value, unchanged."""
+    before = x._node
+    try:
+        out = method(x, y)
+    except Exception as e:  # noqa: BLE001 - the outcome compared
+        return ("raised", type(e), str(e), x._node is before)
+    return (out is x, _outcome(lambda: x))
+
+
+@pytest.mark.parametrize("method", INPLACE)
+@settings(max_examples=25, deadline=None)
+@given(operand, operand)
+def test_in_place_operators_in_c_do_what_their_python_methods_do(method, spec1, spec2):
+    """``x += y`` and the others rebind ``x`` as the Python method does, to the same graph,
+    and refuse what it refuses (a result of another shape or dtype), leaving ``x``."""
+    fast = vars(xp.Array)[method]
+    assert type(fast) is node_module.GRAPH_IN_C.Elementwise
+    python = fast.fallback
+    spec = spec1 if spec1[0] == "array" else ("array", "float64", (2, 3))
+    x, twin = _make(spec), _make(spec)
+    y = _make(spec2, x)
+    y_twin = twin if y is x else y
+    assert _inplace_outcome(fast, x, y) == _inplace_outcome(python, twin, y_twin)
+
+
+def test_the_common_in_place_cases_never_call_the_python_method_and_views_do():
+    """An array of its own (no view record) with an array or Python scalar its dtype takes
+    is rebound in C; a view, an array with views and a result of another dtype or shape
+    go to the Python method (which checks views' writes and says what is refused)."""
+    from plaidarray.api import elementwise
+    Elementwise = node_module.GRAPH_IN_C.Elementwise
+    iadd = Elementwise(*elementwise._C_TABLES["add"], _never, 2)
+    itruediv = Elementwise(*elementwise._C_TABLES["divide"], _never, 2)
+    iless = Elementwise(*elementwise._C_TABLES["less"], _never, 2)  # no operator: a result of another dtype
+    x = xp.asarray(np.arange(6.0).reshape(2, 3))
+    node = x._node
+    assert iadd(x, 1.0) is x and x._node is not node
+    assert iadd(x, xp.asarray(np.ones(3))) is x  # a row broadcast into x's shape
+    np.testing.assert_array_equal(np.asarray(x), np.arange(6.0).reshape(2, 3) + 2)
+    ints = xp.asarray(np.arange(3))
+    def fresh():
+        return xp.asarray(np.arange(6.0).reshape(2, 3))
+    viewed = fresh()
+    for refused in ((itruediv, ints, ints), (iless, fresh(), fresh()), (iadd, xp.asarray(np.ones(3)), fresh()),
+                    (iadd, viewed[0], 1.0), (iadd, viewed, 1.0)):
+        with pytest.raises(AssertionError, match="Python definition was called"):
+            refused[0](refused[1], refused[2])  # dtype, shape, a view, an array with views
+    with pytest.raises(ValueError, match="reflected"):
+        Elementwise(*elementwise._C_TABLES["negative"], _never, 2)
+
+
 def _never(*args):
     raise AssertionError(f"the Python definition was called with {args}")
 
