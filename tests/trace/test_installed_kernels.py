@@ -303,16 +303,21 @@ print(xp.cache_info().compiles)
 """
 
 
+def _on_installed_kernels(program: str, cache: Path) -> str:
+    """The last line ``program`` prints, run in a fresh process with an empty cache on the
+    kernels built at installation (skipped where this installation built none)."""
+    if not any(object_cache.INSTALLED.glob("*" + object_cache.SUFFIX)):
+        pytest.skip("this installation built no kernels (pip install builds them)")
+    done = subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=300,
+                          env=child_env(cache, PLAIDARRAY_INSTALLED_KERNELS="1", PLAIDARRAY_FUSE_AFTER_MS="1e9"))
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip().splitlines()[-1]
+
+
 def test_the_installation_serves_first_uses_at_new_shapes(tmp_path):
     """A fresh process with an empty cache runs ``FIRST_USES`` on the kernels built at
     installation: nothing compiles (where this installation built its kernels)."""
-    if not any(object_cache.INSTALLED.glob("*" + object_cache.SUFFIX)):
-        pytest.skip("this installation built no kernels (pip install builds them)")
-    done = subprocess.run([sys.executable, "-c", FIRST_USES], capture_output=True, text=True, timeout=300,
-                          env=child_env(tmp_path / "cache", PLAIDARRAY_INSTALLED_KERNELS="1",
-                                        PLAIDARRAY_FUSE_AFTER_MS="1e9"))
-    assert done.returncode == 0, done.stderr
-    assert done.stdout.split()[-1] == "0"
+    assert _on_installed_kernels(FIRST_USES, tmp_path / "cache") == "0"
 
 
 #: A battery of first uses, family by family, at unit and other shapes of ranks 1 to 4 and
@@ -391,14 +396,8 @@ print(made, compiled)
 def test_the_installation_serves_a_battery_of_first_uses_of_every_family(tmp_path):
     """``BATTERY`` in a fresh process with an empty cache: nothing compiles (where this
     installation built its kernels)."""
-    if not any(object_cache.INSTALLED.glob("*" + object_cache.SUFFIX)):
-        pytest.skip("this installation built no kernels (pip install builds them)")
-    done = subprocess.run([sys.executable, "-c", BATTERY], capture_output=True, text=True, timeout=300,
-                          env=child_env(tmp_path / "cache", PLAIDARRAY_INSTALLED_KERNELS="1",
-                                        PLAIDARRAY_FUSE_AFTER_MS="1e9"))
-    assert done.returncode == 0, done.stderr
-    made, compiled = done.stdout.strip().splitlines()[-1].split(" ", 1)
-    assert int(made) > 1500 and compiled == "[]", done.stdout
+    made, compiled = _on_installed_kernels(BATTERY, tmp_path / "cache").split(" ", 1)
+    assert int(made) > 1500 and compiled == "[]", compiled
 
 
 @pytest.fixture
