@@ -442,7 +442,7 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array] | tuple[Array,
     out = []
     for i, a in enumerate(arrays):
         dim = (1 - i if i < 2 else i) if indexing == "xy" else i
-        out.append(op("broadcast_in_dim", a, dims=tuple(sizes), broadcast_dimensions=(dim,)))
+        out.append(graph.spread(a, tuple(sizes), (dim,)))
     return sequence(out)
 
 

@@ -236,6 +236,16 @@ def broadcast_to(x: Array, shape: tuple[int, ...]) -> Array:
     return _expand(x, shape)
 
 
+def spread(x: Array, dims: tuple[int, ...], broadcast_dimensions: tuple[int, ...]) -> Array:
+    """``broadcast_in_dim`` of ``x`` to ``dims``; where it repeats no element (new axes of
+    1 alone: ``repeat(x, 1)``, a mask of (n,) over an array of (n, 1)), the reshape it is,
+    since such a broadcast merges to an identity (``hlo.ops.data_movement._broadcast_merge``),
+    which no installed kernel is."""
+    if math.prod(dims) == x.size:
+        return reshape(x, dims)
+    return op("broadcast_in_dim", x, dims=dims, broadcast_dimensions=broadcast_dimensions)
+
+
 def _expand(x: Array, shape: tuple[int, ...]) -> Array:
     """``x`` broadcast to ``shape``, which the caller knows it broadcasts to (the result of
     ``broadcast_shapes`` over its shape and others'): recorded without checking again."""

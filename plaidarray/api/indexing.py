@@ -705,8 +705,7 @@ def _masked_update(x: Array, mask: Array, value: Array) -> Array:
     per True position) the k-th True position takes ``value[k]``, found from the running
     count of True values. No values where
     the mask selects nothing (``x[m] = x[m] * 2``) leave ``x`` as it is, as in NumPy."""
-    wide = mask if mask.shape == x.shape else \
-        op("broadcast_in_dim", mask, dims=x.shape, broadcast_dimensions=tuple(range(mask.ndim)))
+    wide = mask if mask.shape == x.shape else graph.spread(mask, x.shape, tuple(range(mask.ndim)))
     if value.size == 1:
         return op("select", wide, graph.broadcast_to(graph.reshape(value, ()), x.shape), x)
     trailing = x.shape[mask.ndim:]
@@ -714,7 +713,7 @@ def _masked_update(x: Array, mask: Array, value: Array) -> Array:
         # One value for every selected position (``x[row_mask] = row``), as NumPy broadcasts it.
         row = graph.broadcast_to(graph.reshape(value, value.shape[1:]) if value.ndim > len(trailing) else value,
                                  trailing)
-        spread = op("broadcast_in_dim", row, dims=x.shape, broadcast_dimensions=tuple(range(mask.ndim, x.ndim)))
+        spread = graph.spread(row, x.shape, tuple(range(mask.ndim, x.ndim)))
         return op("select", wide, spread, x)
     from .searching import true_count, true_positions
 

@@ -391,12 +391,9 @@ def repeat(x: Array, repeats: int | Array, /, *, axis: int | None = None) -> Arr
         repeats = as_int(repeats, "repeat", "repeats")
         if repeats < 0:
             raise ValueError("repeat: repeats must be non-negative")
-        if repeats == 1:  # its broadcast would repeat nothing: an identity, which no installed kernel is
-            return graph.copy_of(x)
         wide = x.shape[:axis + 1] + (repeats,) + x.shape[axis + 1:]
         dims = tuple(i if i <= axis else i + 1 for i in range(x.ndim))
-        spread = op("broadcast_in_dim", x, dims=wide, broadcast_dimensions=dims)
-        return graph.reshape(spread, x.shape[:axis] + (n * repeats,) + x.shape[axis + 1:])
+        return graph.reshape(graph.spread(x, wide, dims), x.shape[:axis] + (n * repeats,) + x.shape[axis + 1:])
     repeats = check_array(repeats, "repeat")
     if repeats.dtype.kind not in "iu" or repeats.ndim > 1:
         raise TypeError("repeat: repeats must be an int or a 1-D integer array")

@@ -341,11 +341,12 @@ ANY = [("repeat once", lambda a: xp.repeat(a, 1)), ("repeat", lambda a: xp.repea
        ("moveaxis", lambda a: xp.moveaxis(a, 0, -1)), ("reshape", lambda a: xp.reshape(a * 1, (-1,))),
        ("step", lambda a: (a * 1)[..., ::2]), ("last", lambda a: (a * 1)[..., -1]),
        ("take", lambda a: xp.take(a, xp.asarray([0, 0]), axis=0)), ("setitem", lambda a: _written(a)),
-       ("unique_counts", lambda a: xp.unique_counts(a)[1])]
+       ("unique_counts", lambda a: xp.unique_counts(a)[1]),
+       ("meshgrid", lambda a: xp.meshgrid(xp.reshape(a, (-1,)), xp.reshape(a, (-1,))[:1])[0])]
 REAL = [("max", lambda a: xp.max(a, axis=0, keepdims=True)), ("sort", lambda a: xp.sort(a, axis=-1)),
         ("argsort", lambda a: xp.argsort(a, axis=0)), ("argmax", lambda a: xp.argmax(a, axis=-1)),
         ("where", lambda a: xp.where(a > a[..., :1], a, 0)), ("clip", lambda a: xp.clip(a, 0, 5)),
-        ("mask", lambda a: a[a > a[(0,) * a.ndim]]), ("nonzero", lambda a: xp.nonzero(a > a[(0,) * a.ndim])[0]),
+        ("mask", lambda a: a[a > a[(0,) * a.ndim]]), ("rows masked", lambda a: _rows_masked(a)), ("nonzero", lambda a: xp.nonzero(a > a[(0,) * a.ndim])[0]),
         ("searchsorted", lambda a: xp.searchsorted(xp.sort(xp.reshape(a, (-1,))), a)),
         ("cumulative_sum", lambda a: xp.cumulative_sum(a, axis=-1)), ("diff", lambda a: xp.diff(a, axis=-1)),
         ("mean", lambda a: xp.mean(xp.astype(a, xp.float64), axis=0)),
@@ -359,6 +360,15 @@ FLOATING = [("solve", lambda m: xp.linalg.solve(m @ m.T + xp.eye(m.shape[0], dty
             ("qr", lambda m: xp.linalg.qr(m)[1]), ("matrix_norm", xp.linalg.matrix_norm),
             ("rfft", lambda m: xp.fft.rfft(m, axis=0)), ("fft", lambda m: xp.fft.fft(m)),
             ("irfft", lambda m: xp.fft.irfft(xp.fft.rfft(m), n=m.shape[-1]))]
+
+
+def _rows_masked(a):
+    # rows a mask over the leading axes picks set to 0 (of an (n, 1) array: a broadcast of
+    # the mask that repeats nothing)
+    a = a * 1
+    if a.ndim > 1:
+        a[a[..., 0] > a[(0,) * a.ndim]] = 0
+    return a
 
 
 def _written(a):
