@@ -283,20 +283,25 @@ class Array(_ArrayHandle):
         """``x[key]``; basic indexing gives a view, as in NumPy (``trace/views.py``). An
         element (an int for every axis: NumPy's scalar, a copy) of an array whose value is
         computed is read by the backend's transfer (``load_element``), as ``__setitem__``
-        writes one: a loop's ``float(a[i, j])`` costs a load, not a recorded op and a run.
+        writes one: a loop's ``float(a[i, j])`` costs a load, not a recorded op and a run;
+        so is an element of a pending view of a computed array (``views.element_copy``).
         With the C module, ``x[key]`` is ``_graph.ArrayHandle``'s, which reads an element of
         a computed host array itself and calls this for every other key."""
         node = self._node
         buffer = node.buffer
-        if buffer is not None:  # an element has a key of one int per axis (a slice, a mask: never)
-            rank = len(node.shape.dims)
-            if (type(key) is int and rank == 1) or \
-                    (type(key) is tuple and len(key) == rank and (not rank or type(key[0]) is int)):
-                element = _transfers(node).load_element(buffer, key if type(key) is tuple else (key,))
-                if element is not None:
-                    found = Node.ready(element, node.device)
-                    found.owned = True
-                    return Array(found)
+        rank = len(node.shape.dims)
+        # an element has a key of one int per axis (a slice, a mask: never)
+        if (type(key) is int and rank == 1) or (type(key) is tuple and len(key) == rank and (not rank or type(key[0]) is int)):
+            index = key if type(key) is tuple else (key,)
+            if buffer is not None:
+                element = _transfers(node).load_element(buffer, index)
+            else:  # a view's element out of its computed root (``m[i][j]``, ``row[j]``)
+                element = views.element_copy(self, index) if type(self._base) is views.ViewOf else None
+            if element is not None:
+                found = Node.ready(element, node.device)
+                found.owned = True
+                return Array(found)
+        if buffer is not None:
             parts = (key,) if type(key) is Array else key if type(key) is tuple else ()
             if len(parts) == rank and Array in map(type, parts):  # a loop's ``m[r[k], c[k]]``
                 ints = _read_ints(parts)

@@ -35,7 +35,7 @@ import weakref
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from ..backend.transfer import HOST
+from ..backend.transfer import HOST, in_range
 from .node import value_read
 
 if TYPE_CHECKING:
@@ -232,6 +232,34 @@ def window_copy(array: Array) -> Any | None:
     A view read or stored alone (``m[i] = m[j]``, ``asarray(m[i], copy=True)``) costs a copy
     of its elements, not its graph's run, and the copy reads no root: a pending reader of
     the root would make the next store into it copy all of it (``stored_copy``)."""
+    found = _in_root(array)
+    if found is None:
+        return None
+    transfers, buffer, layout = found
+    return transfers.window_copy(buffer, layout.offset, layout.shape, layout.strides)
+
+
+def element_copy(array: Array, key: tuple) -> Any | None:
+    """Element ``key`` (an int per axis, in range, negative ones from the end) of ``array``,
+    a pending view, as a 0-d buffer of its own copied out of its root's computed buffer
+    (``window_copy``'s conditions); else None. NumPy's ``m[i][j]``, ``row[j]`` of ``for row
+    in m`` and ``m.T[i, j]`` give the element as it is now: reading it costs a copy of one
+    element, not a run of the view's and the element's graph (~9 us against ~1)."""
+    found = _in_root(array)
+    if found is None:
+        return None
+    transfers, buffer, layout = found
+    if len(key) != len(layout.shape) or not in_range(key, layout.shape):
+        return None
+    offset = layout.offset
+    for i, n, stride in zip(key, layout.shape, layout.strides):
+        offset += (i + n if i < 0 else i) * stride
+    return transfers.window_copy(buffer, offset, (), ())
+
+
+def _in_root(array: Array) -> tuple[Any, Any, Layout] | None:
+    """The transfers, root buffer and layout through which ``array``, a pending view, reads
+    its elements out of its root's computed buffer (``window_copy``), or None."""
     record = array._base
     if type(record) is not ViewOf or record.family.pin is not None:
         return None
@@ -251,8 +279,7 @@ def window_copy(array: Array) -> Any | None:
     layout = record.layout()
     if type(layout.offset) is not int or layout.shape != node.shape.dims:
         return None
-    transfers = HOST if base.device is None else base.device.transfers
-    return transfers.window_copy(buffer, layout.offset, layout.shape, layout.strides)
+    return (HOST if base.device is None else base.device.transfers), buffer, layout
 
 
 def check_writable(array: Array, where: str) -> None:

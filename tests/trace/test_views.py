@@ -151,6 +151,24 @@ def test_random_programs_of_views_and_writes(backend, data, complex_root):
     _check_all(pool)
 
 
+def _views_of_computed(data, dtype, exported):
+    """A computed array ``x`` (its memory exported to NumPy, or not), and 1 to 3 views drawn
+    on it: (``x``, NumPy's last view, plaidarray's), or None where NumPy refuses one."""
+    a = np.arange(24).astype(dtype).reshape(2, 3, 4)
+    x = xp.asarray(a.copy())
+    if exported:
+        np.asarray(x)
+    else:
+        x._computed()
+    b, v = a, x
+    for step in range(data.draw(st.integers(1, 3), label="views")):
+        drawn = _draw_view(data, b, v, step)
+        if drawn is None:
+            return None
+        _, b, v = drawn
+    return x, b, v
+
+
 @given(data=st.data(), dtype=st.sampled_from([np.float64, np.int32, np.complex128]))
 def test_a_view_of_a_computed_array_is_copied_out_of_it(backend, data, dtype):
     """A view of a computed array, read alone (``asarray(v, copy=True)``, a store of it,
@@ -159,15 +177,10 @@ def test_a_view_of_a_computed_array_is_copied_out_of_it(backend, data, dtype):
     computed array (not of a copy a reshape made on the way) and keeps its dtype
     (``real``/``imag`` of complex elements run their graph), so that no pending copy reads
     the root."""
-    a = np.arange(24).astype(dtype).reshape(2, 3, 4)
-    x = xp.asarray(a.copy())
-    np.asarray(x)
-    b, v = a, x
-    for step in range(data.draw(st.integers(1, 3), label="views")):
-        drawn = _draw_view(data, b, v, step)
-        if drawn is None:
-            return
-        _, b, v = drawn
+    drawn = _views_of_computed(data, dtype, exported=True)
+    if drawn is None:
+        return
+    x, b, v = drawn
     copied = xp.asarray(v, copy=True)
     if type(v._base) is views.ViewOf and v._base.family.root() is x and v.dtype == x.dtype:
         assert copied._node.buffer is not None and (v._node is x._node or v._node.buffer is None)
@@ -176,6 +189,41 @@ def test_a_view_of_a_computed_array_is_copied_out_of_it(backend, data, dtype):
     np.testing.assert_array_equal(np.asarray(v), b)
     x[...] = 0
     np.testing.assert_array_equal(np.asarray(copied), b)
+
+
+@given(data=st.data(), dtype=st.sampled_from([np.float64, np.int32, np.complex128]))
+def test_an_element_of_a_view_of_a_computed_array_is_read_out_of_it(backend, data, dtype):
+    """``m[i][j]``, ``row[j]`` of ``for row in m``, ``m.T[i, j]``: an element of a view of a
+    computed array is NumPy's, a copy of the element as it is now, read out of the array's
+    memory where the view is of the computed array itself (``views.element_copy``: ready at
+    once, no graph run); a later write to the array leaves it, and a new read sees the write."""
+    drawn = _views_of_computed(data, dtype, exported=False)
+    if drawn is None:
+        return
+    x, b, v = drawn
+    if not b.size or not b.ndim:
+        return
+    key = tuple(data.draw(st.integers(-n, n - 1), label=f"index {k}") for k, n in enumerate(b.shape))
+    element = v[key if len(key) > 1 else key[0]]
+    assert element.shape == ()
+    if type(v._base) is views.ViewOf and v._base.family.root() is x and v.dtype == x.dtype and \
+            v._node.buffer is None and views.window_copy(v) is not None:
+        assert element._node.buffer is not None
+    assert complex(element) == complex(b[key])
+    x[...] = 0
+    assert complex(element) == complex(b[key])
+    of_x = v is x or type(v._base) is views.ViewOf and v._base.family.root() is x
+    assert complex(v[key]) == (0 if of_x else complex(b[key]))
+
+
+def test_an_element_of_a_view_is_checked_against_its_bounds_and_steps(backend):
+    m = xp.asarray(np.arange(12.0).reshape(3, 4))
+    with pytest.raises(IndexError):
+        m[1][4]
+    with pytest.raises(IndexError):
+        m.T[0, -4]
+    assert float(m[1][-4]) == 4.0 and float(m.T[3, -1]) == 11.0
+    assert float(xp.flip(m, axis=1)[1][1]) == 6.0 and float(m[::-1, ::-2][0, 1]) == 9.0
 
 
 def test_rows_swapped_through_copies_are_stored_in_place(monkeypatch):
