@@ -244,12 +244,13 @@ def element_copy(array: Array, key: tuple) -> Any | None:
     a pending view, as a 0-d buffer of its own copied out of its root's computed buffer
     (``window_copy``'s conditions); else None. NumPy's ``m[i][j]``, ``row[j]`` of ``for row
     in m`` and ``m.T[i, j]`` give the element as it is now: reading it costs a copy of one
-    element, not a run of the view's and the element's graph (~9 us against ~1)."""
+    element, not a run of the view's and the element's graph (``float(m[2][3])``: 5.5 us,
+    the row's view most of it, against 9.8)."""
     found = _in_root(array)
     if found is None:
         return None
     transfers, buffer, layout = found
-    if len(key) != len(layout.shape) or not in_range(key, layout.shape):
+    if not in_range(key, layout.shape):  # its length is the view's rank (``Array._getitem``)
         return None
     offset = layout.offset
     for i, n, stride in zip(key, layout.shape, layout.strides):
