@@ -1172,6 +1172,7 @@ static PyObject *computed_item(PyObject *self) {
     if (buffer == NULL || shape == NULL || !Py_IS_TYPE(shape, shape_type)) return NULL;
     PyObject *dims = SLOT(shape, off_dims);
     if (dims == NULL || !PyTuple_CheckExact(dims) || PyTuple_GET_SIZE(dims)) return NULL;
+    int counted = 0; /* ``_computed`` counts the read it makes */
     if (buffer == Py_None) {
         PyObject *item;
         int found = scalar_tier_item(node, &item);
@@ -1183,6 +1184,7 @@ static PyObject *computed_item(PyObject *self) {
         PyObject *computed = PyObject_CallMethodNoArgs(self, str_computed);
         if (computed == NULL) return NULL;
         Py_DECREF(computed);
+        counted = 1;
         node = ((Handle *)self)->node;
         if (node == NULL || !Py_IS_TYPE(node, node_type)) return NULL;
         buffer = SLOT(node, off_buffer);
@@ -1194,7 +1196,7 @@ static PyObject *computed_item(PyObject *self) {
     PyObject *item = host == 1 && buffer != NULL && Py_IS_TYPE(buffer, ndarray_type)
                          ? PyObject_CallMethodNoArgs(buffer, str_item) : NULL;
     Py_DECREF(node);
-    return item == NULL ? NULL : counted_read(item);
+    return item == NULL || counted ? item : counted_read(item);
 }
 
 static PyObject *scalar_in_python(PyObject *method, PyObject *self) {
