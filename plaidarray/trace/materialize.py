@@ -20,7 +20,7 @@ from ..hlo.fingerprint import structure
 from . import baseline, cuts, dynamic, explain, host_round_trip, hot
 from .baseline import BaselineExecutable
 from .node import GRAPH_LOCK, Node, set_buffers
-from .to_hlo import computation, walk_pending
+from .to_hlo import computation, keep_untracked, walk_pending
 
 
 #: No parameter donated (most runs).
@@ -154,6 +154,7 @@ def _miss(graph_key: tuple, order: list[Node], given: frozenset[int], backend: B
           every_size: bool | None, shape_generic: bool, found: Executable | None) -> _Miss:
     """What a read runs when no compiled executable is cached for its graph (the caller
     holds ``GRAPH_LOCK``); ``found``: the graph's baseline executable, if it has one."""
+    keep_untracked(key)  # the cache is to keep it
     shape, values, sizes = dynamic.generalize(graph_key[0])
     structure = dynamic.canonical((shape, graph_key[1], given, backend.cache_tag))
     fuse_after = hot.FUSE_AFTER_SECONDS if backend.baseline else 0

@@ -219,6 +219,12 @@ def _set_buffers_in_python(nodes: list[Node], buffers: list[np.ndarray]) -> None
             node.set_buffer(buffer)
 
 
+#: NumPy's built-in descriptors, one object per type, which refer to nothing of a program's:
+#: a walk's rows of these, ints and strs cannot be in a reference cycle, and ``_graph.c``
+#: has the garbage collector stop tracking them (``acyclic``).
+LEAF_DTYPES = tuple(dict.fromkeys(np.dtype(code) for code in "?bhilqBHILQefdgFDG"))
+
+
 def _graph_in_c() -> Any:
     """The C module ``_graph`` (making nodes and walking pending graphs, ``_graph.c``),
     configured with this module's layout, when it is built and ``PLAIDARRAY_PURE_PYTHON``
@@ -229,7 +235,7 @@ def _graph_in_c() -> Any:
         from . import _graph
     except ImportError:
         return None
-    _graph.configure(Node, Shape, attr_key, _SERIALS, TRACED)
+    _graph.configure(Node, Shape, attr_key, _SERIALS, TRACED, LEAF_DTYPES)
     return _graph
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from operator import attrgetter
 from typing import cast
 
@@ -56,6 +56,14 @@ def walk_pending(roots: list[Node]) -> Walked:
     walk). The walk of ``_graph.c`` when it is built, else ``walk``."""
     walked: Walked | None = GRAPH_IN_C.walk(roots, KEPT_GENERATOR_BYTES) if GRAPH_IN_C is not None else None
     return walked or walk(roots)
+
+
+def keep_untracked(key: Hashable) -> None:
+    """Have the garbage collector stop tracking what an executable cache key of a walk holds
+    that can be in no reference cycle (``_graph.untrack``: its rows), before the cache keeps
+    it, one per size a loop meets; in Python, the collector untracks what it can itself."""
+    if GRAPH_IN_C is not None:
+        GRAPH_IN_C.untrack(key)
 
 
 def computation(key: tuple, order: list[Node]) -> Computation:

@@ -13,6 +13,7 @@ twice.
 
 from __future__ import annotations
 
+import gc
 import importlib.util
 import math
 import operator
@@ -26,6 +27,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import plaidarray as xp
+from plaidarray.backend.cache import EXECUTABLES
 from plaidarray.backend.llvm_cpu import executable as cpu_executable
 from plaidarray.trace import node as node_module
 from plaidarray.trace import scalars
@@ -265,6 +267,40 @@ def test_the_c_walk_keys_attributes_as_attr_key_does():
     for root in roots:
         assert _c_walk([root])[0] == to_hlo.walk([root])[0]
     assert _c_walk([roots[2]])[0] == _c_walk([roots[3]])[0]
+
+
+def test_untrack_untracks_tuples_of_atoms_and_leaf_dtypes_and_nothing_else():
+    """``_graph.untrack`` stops the collector tracking a tuple only where nothing in it can
+    be in a cycle (ints, strs, floats, None, NumPy's built-in dtypes, such tuples); a tuple
+    with anything else in it stays tracked, and so does every tuple above it."""
+    untrack = node_module.GRAPH_IN_C.untrack
+    f8 = np.dtype("float64")
+    row = tuple(["add", (("kind", "add"), ("dims", tuple([2, 3]))), tuple([0, 1]), tuple([4]), f8])
+    key = (tuple([row, tuple([tuple([4]), f8])]), tuple([1.5, None, True]))
+    assert gc.is_tracked(row) and gc.is_tracked(key)
+    assert untrack(key) is True
+    assert not gc.is_tracked(key) and not gc.is_tracked(row) and not gc.is_tracked(row[1][1])
+    held = []
+    mixed = tuple([tuple(["x", tuple([1])]), tuple([held]), frozenset({1})])
+    assert untrack(mixed) is False
+    assert gc.is_tracked(mixed) and gc.is_tracked(mixed[1])
+    assert not gc.is_tracked(mixed[0]) and not gc.is_tracked(mixed[0][1])
+    structured = tuple([tuple([2]), np.dtype([("a", "f8")])])
+    assert untrack(structured) is False and gc.is_tracked(structured)
+
+
+def test_the_cache_keeps_a_reads_rows_untracked():
+    """A read at a new size leaves the executable cache a key whose walk rows the collector
+    does not track (``_graph.untrack`` at the miss): a loop over ever new sizes keeps one
+    per size, and tracked, they were what its collections traversed and promoted."""
+    x = xp.asarray(np.arange(97.0))
+    total = xp.sum(x[5:71] * 2.5)
+    walked = to_hlo.walk_pending([total._node])[0]
+    assert float(total) == float(np.sum(np.arange(5.0, 71.0) * 2.5))
+    kept = [key for key in EXECUTABLES._lru if key[0] == walked]
+    assert len(kept) == 1
+    graph_key = kept[0][0]
+    assert not gc.is_tracked(graph_key) and not any(gc.is_tracked(row) for row in graph_key[0])
 
 
 def test_c_set_buffers_equals_python_set_buffers():
