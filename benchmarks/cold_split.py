@@ -1,0 +1,137 @@
+"""Where a first run's time goes: each eager script (``benchmarks/eager.py``) run once in a
+fresh process with an empty ``PLAIDARRAY_CACHE_DIR``, as its cold column runs it, its time
+split into
+
+- *assemble*: reads that no executable served, planned and bound op by op
+  (``trace/baseline.assemble``: an op kernel's first use in the process, a structure's
+  first sequence, a new size's binding, an FFT length's plan);
+- *other reads*: the rest of reading values (the walk, the cache lookup, the run of the
+  kernels, the results set);
+- *gc*: the cyclic garbage collector's pauses, wherever they fall (``gc.callbacks``),
+  taken out of the part they fell in;
+- *recording*: the rest, the script's own Python and the recording of its ops.
+
+The same split of a second run in the process (its cache filled) follows, to show what
+the first run pays for being first. The timers wrap ``materialize`` and ``assemble`` in the
+child, which adds ~1 us a read; the figures are for finding where to work, not for the
+performance table (``benchmarks/eager.py`` gives that).
+
+    python -m benchmarks.cold_split [--only SUBSTRING]
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+PARTS = ("assemble", "other reads", "gc", "recording")
+RECORD = "COLD-SPLIT "
+
+
+def _timed(function: Callable, totals: dict[str, float], part: str, depth: list[int]) -> Callable:
+    """``function`` adding its outermost calls' seconds to ``totals[part]``, but the
+    collector's pauses during them (``totals["gc"]``'s)."""
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        depth[0] += 1
+        start, paused = time.perf_counter(), totals["gc"]
+        try:
+            return function(*args, **kwargs)
+        finally:
+            depth[0] -= 1
+            if not depth[0]:
+                totals[part] += time.perf_counter() - start - (totals["gc"] - paused)
+    return timed
+
+
+def child(name: str) -> None:
+    """Runs the script ``name`` twice in this process, printing each run's split."""
+    import numpy as np
+
+    import plaidarray
+    from benchmarks.eager import SCRIPTS
+    from plaidarray.trace import baseline, materialize
+
+    script = next(s for s in SCRIPTS if s.name == name)
+    totals = dict.fromkeys(("reads", "assemble", "gc"), 0.0)
+    original = materialize.materialize
+    reads = _timed(original, totals, "reads", [0])
+    for module in list(sys.modules.values()):  # every module that imported it by name
+        if module is not None and module.__name__.startswith("plaidarray") and \
+                getattr(module, "materialize", None) is original:
+            module.materialize = reads  # type: ignore[attr-defined]
+    baseline.assemble = _timed(baseline.assemble, totals, "assemble", [0])  # materialize calls it by the module
+    paused = [0.0]
+
+    def collected(phase: str, info: dict) -> None:
+        if phase == "start":
+            paused[0] = time.perf_counter()
+        else:
+            totals["gc"] += time.perf_counter() - paused[0]
+
+    gc.callbacks.append(collected)
+    args = [plaidarray.asarray(a) for a in script.inputs(np.random.default_rng(0))]
+    for _ in range(2):
+        for key in totals:
+            totals[key] = 0.0
+        start = time.perf_counter()
+        script.run(plaidarray, *args)
+        seconds = time.perf_counter() - start
+        split = {"assemble": totals["assemble"], "other reads": totals["reads"] - totals["assemble"],
+                 "gc": totals["gc"]}
+        split["recording"] = seconds - sum(split.values())
+        print(RECORD + json.dumps({"seconds": seconds, **split}), flush=True)
+
+
+def run(name: str) -> list[dict]:
+    """The two runs' splits of a fresh process on an empty cache directory."""
+    with tempfile.TemporaryDirectory() as cache_dir:
+        env = {**os.environ, "PLAIDARRAY_CACHE_DIR": cache_dir,
+               "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+        done = subprocess.run([sys.executable, "-m", "benchmarks.cold_split", "--child", name], env=env,
+                              capture_output=True, text=True, cwd=REPO, timeout=600)
+    if done.returncode:
+        raise RuntimeError(f"{name}: {done.stderr.strip().splitlines()[-1:]}")
+    return [json.loads(line[len(RECORD):]) for line in done.stdout.splitlines() if line.startswith(RECORD)]
+
+
+def _row(label: str, record: dict) -> str:
+    total = record["seconds"]
+    cells = [f"{record[part] * 1e3:.1f} ms ({record[part] / total:.0%})" for part in PARTS]
+    return f"| {label} | {total * 1e3:.1f} ms | " + " | ".join(cells) + " |"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.cold_split", description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="", help="scripts whose name contains this")
+    parser.add_argument("--child", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child:
+        return child(args.child)
+    from benchmarks.eager import SCRIPTS
+
+    print("| script, run | total | " + " | ".join(PARTS) + " |")
+    print("|---|---:|" + "---:|" * len(PARTS))
+    sums = [dict.fromkeys(("seconds", *PARTS), 0.0) for _ in range(2)]
+    for script in SCRIPTS:
+        if args.only not in script.name or script.calls > 1:
+            continue
+        for k, record in enumerate(run(script.name)):
+            print(_row(f"{script.name}, {('first', 'second')[k]}", record), flush=True)
+            for key in sums[k]:
+                sums[k][key] += record[key]
+    for k, label in enumerate(("first runs", "second runs")):
+        print(_row(f"**all {label}**", sums[k]))
+
+
+if __name__ == "__main__":
+    main()
