@@ -14,7 +14,8 @@
    derive(op, operands, attrs, shape) -> Node          (node._derive_in_python)
    walk(roots, kept_bytes) -> (key, buffers, outputs, order), or None where the Python
    walk must decide (a traced placeholder reached: it raises the trace's error).
-   untrack(key) -> bool                                 (the collector untracks tuples of atoms itself)
+   untrack(key) -> bool                                 (no Python twin: there the collector untracks
+                                                        what it can itself, to_hlo.keep_untracked)
    set_buffers(nodes, buffers)                         (node._set_buffers_in_python)
    ArrayHandle, the base of Array                       (array._ArrayHandleInPython)
    Elementwise, an elementwise function's common cases  (api.elementwise: the function it
@@ -87,7 +88,7 @@ static int acyclic(PyObject *obj, int depth) {
     if (PyTuple_CheckExact(obj)) {
         if (!PyObject_GC_IsTracked(obj)) return 1;
         if (depth <= 0) return 0;
-        int all = 1;
+        int all = 1; /* every item visited: a key's rows are untracked though its ``given`` is a set */
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(obj); i++)
             all &= acyclic(PyTuple_GET_ITEM(obj, i), depth - 1);
         if (all) PyObject_GC_UnTrack(obj);
