@@ -41,8 +41,8 @@ from .trace.array import Array
 from .trace.control_flow import cond, fori_loop, while_loop
 from .trace.jit import jit
 from .trace.tracing import TracerError
+from .version import __version__
 
-__version__ = "0.1.0"
 __array_api_version__ = _api_version.current()
 SUPPORTED_VERSIONS = _api_version.SUPPORTED
 

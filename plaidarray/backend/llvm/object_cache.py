@@ -68,6 +68,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import config
+from ...version import __version__
 from . import sources
 
 try:
@@ -134,8 +135,6 @@ def _environment() -> tuple[str, ...]:
     llvmlite's, which fixes the LLVM it is built with (read without loading LLVM: from
     the installation's toolchain stamp where llvmlite is as stamped, ``sources.py``),
     and the sources' digest."""
-    from ... import __version__
-
     checking = _checking
     if checking is not None and checking is not threading.current_thread():
         checking.join()  # returns at once in a child forked while it ran: the child checks

@@ -6,7 +6,10 @@ product needs. They overlap the rest of the user's imports and setup; a first re
 comes sooner waits only for what is left (each load holds its own lock). The platform's
 loader runs without Python's lock (``shared_object.dlopen``; ``ctypes``' own ``dlopen`` held
 it, and the main thread's first steps stalled for the ~6 ms of OpenBLAS's start), so the
-loads cost the main thread little.
+loads cost the main thread little. Nothing the loads run imports from the package, whose
+import is still running (the catalogue's first key takes plaidarray's version from
+``version.py``): a thread importing from a module being imported waits for that import's
+end, and the loads then came after the import, as the script's first read wanted them.
 
 A fork waits for the thread first (``os.register_at_fork``): a child forked while the
 platform's loader held its lock would find it held for good, and hang at its first load.

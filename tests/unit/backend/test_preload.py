@@ -43,6 +43,40 @@ def test_the_import_opens_the_installed_library_and_catalogue_in_the_background(
     assert found["library"] == [installed] and found["catalogues"] == [installed]
 
 
+#: Whether a child's loading thread has done its loads (the catalogue, whose first key
+#: needs plaidarray's version, and the library) while the package is still being imported:
+#: the import, about to import ``plaidarray.trace.jit`` (after the backend), waits for the
+#: thread if it still runs, then counts the catalogues and libraries opened. A thread that
+#: imported the version from the package waited for the package's import to end, so its
+#: loads came after it, when a script's first read wanted them; here that wait never
+#: ends, and the join times out.
+LOADS_DURING_THE_IMPORT = """
+import importlib.abc, json, sys, threading
+finished = []
+class WaitForTheLoads(importlib.abc.MetaPathFinder):
+    def find_spec(self, name, path, target=None):
+        if name == "plaidarray.trace.jit":
+            sys.meta_path.remove(self)
+            for t in threading.enumerate():
+                if t.name == "plaidarray-preload":
+                    t.join(20)
+            catalogue = sys.modules["plaidarray.backend.llvm_cpu.op_catalogue"]
+            library = sys.modules["plaidarray.backend.llvm_cpu.installed_library"]
+            finished.append([len(catalogue._opened), len(library._libraries)])
+        return None
+sys.meta_path.insert(0, WaitForTheLoads())
+import plaidarray
+print(json.dumps({"finished": finished}))
+"""
+
+
+@pytest.mark.skipif(not (object_cache.INSTALLED / installed_library.LIBRARY).is_file(),
+                    reason="no kernels built at installation")
+def test_the_loads_finish_while_the_package_is_still_being_imported(tmp_path):
+    found = run_child(LOADS_DURING_THE_IMPORT, tmp_path, PLAIDARRAY_INSTALLED_KERNELS="1")
+    assert found == {"finished": [[1, 1]]}
+
+
 #: A child process whose load is slow (0.3 s) and which forks at once: the fork waits for
 #: it, so the forked child finds it done (the platform's loader's lock not held).
 FORK_WAITS = """
