@@ -22,9 +22,9 @@ from ..trace import node as node_module
 from ..trace import tracing
 from ..trace.node import Node, derive
 from ..trace.views import view
-from .graph import (NO_ATTRS, REUSED_SCALARS, SCALAR_KINDS, Scalar, broadcast_node, broadcast_shapes, check_array,
-                    check_category, convert, copy_of, op, operands, python_scalar, scalar_like, scalar_operand,
-                    traced_value, wrap)
+from .graph import (MADE_IN_C, NO_ATTRS, REUSED_SCALARS, REUSED_SCALARS_MAX, SCALAR_KINDS, Scalar, broadcast_node,
+                    broadcast_shapes, check_array, check_category, convert, copy_of, op, operands, python_scalar,
+                    scalar_like, scalar_operand, traced_value, wrap)
 from .recipes import reading_pins_once, recorded, stands_for
 from .views import Part
 
@@ -46,7 +46,8 @@ def _export(name: str, fn: Callable) -> None:
 #: the Python functions below are called as they are.
 _IN_C = node_module.GRAPH_IN_C
 if _IN_C is not None:
-    _IN_C.configure_elementwise(Array, REUSED_SCALARS, scalar_operand, wrap, vars(node_module), vars(tracing))
+    _IN_C.configure_elementwise(Array, REUSED_SCALARS, scalar_operand, wrap, vars(node_module), vars(tracing),
+                                MADE_IN_C, np.array, REUSED_SCALARS_MAX)
 
 #: The tables of each function with a C path (``_in_c``), by name, for its operators.
 _C_TABLES: dict[str, tuple] = {}

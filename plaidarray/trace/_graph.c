@@ -1414,13 +1414,17 @@ static PyObject *reused_scalars;    /* api.graph.REUSED_SCALARS */
 static PyObject *scalar_operand_fn; /* api.graph.scalar_operand */
 static PyObject *wrap_fn;           /* api.graph.wrap: cuts a graph deeper than the bound */
 static PyObject *node_globals;      /* trace.node's namespace: MAX_PENDING, read per call */
+static PyObject *made_scalars;      /* api.graph.MADE_IN_C: (type, dtype) -> the value's 0-d Shape */
+static PyObject *make_array;        /* numpy.array */
+static Py_ssize_t reused_scalars_max; /* api.graph.REUSED_SCALARS_MAX */
 static PyObject *str_max_pending, *str_active, *str_hex;
 
 static PyObject *configure_elementwise(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *array, *reused, *operand, *wrap, *node_ns, *tracing_ns;
-    if (!PyArg_ParseTuple(args, "O!O!OOO!O!", &PyType_Type, &array, &PyDict_Type, &reused, &operand, &wrap,
-                          &PyDict_Type, &node_ns, &PyDict_Type, &tracing_ns))
+    PyObject *array, *reused, *operand, *wrap, *node_ns, *tracing_ns, *made, *make;
+    Py_ssize_t reused_max;
+    if (!PyArg_ParseTuple(args, "O!O!OOO!O!O!On", &PyType_Type, &array, &PyDict_Type, &reused, &operand, &wrap,
+                          &PyDict_Type, &node_ns, &PyDict_Type, &tracing_ns, &PyDict_Type, &made, &make, &reused_max))
         return NULL;
     if (!PyType_IsSubtype((PyTypeObject *)array, &handle_type)) {
         PyErr_SetString(PyExc_TypeError, "configure_elementwise: the array type must derive from ArrayHandle");
@@ -1432,6 +1436,9 @@ static PyObject *configure_elementwise(PyObject *self, PyObject *args) {
     Py_XSETREF(wrap_fn, Py_NewRef(wrap));
     Py_XSETREF(node_globals, Py_NewRef(node_ns));
     Py_XSETREF(tracing_globals, Py_NewRef(tracing_ns));
+    Py_XSETREF(made_scalars, Py_NewRef(made));
+    Py_XSETREF(make_array, Py_NewRef(make));
+    reused_scalars_max = reused_max;
     Py_RETURN_NONE;
 }
 
@@ -1549,6 +1556,30 @@ static int tracing_now(void) {
     return active == NULL || !PyLong_CheckExact(active) || PyLong_AsLong(active) != 0;
 }
 
+/* The value's reused 0-d node (new), made here as api.graph._scalar_node makes it where
+   api.graph.MADE_IN_C takes its type and ``dtype`` (a 0-d array of it, ``numpy.array(value,
+   dtype)``) and entered in api.graph.REUSED_SCALARS under ``value_key``; NULL without an
+   error where MADE_IN_C does not take them, or ``overflow`` (an int past int64's range,
+   which scalar_operand's checks decide). A loop's ``x / n`` or ``x > t`` meets a new value
+   at each step: scalar_operand's Python path took ~3.5 us of it. */
+static PyObject *made_scalar(PyObject *value, PyObject *dtype, PyObject *value_key, int overflow) {
+    if (made_scalars == NULL || overflow) return NULL;
+    PyObject *pair = PyTuple_Pack(2, (PyObject *)Py_TYPE(value), dtype);
+    if (pair == NULL) return NULL;
+    PyObject *zero_d_shape = PyDict_GetItemWithError(made_scalars, pair);
+    Py_DECREF(pair);
+    if (zero_d_shape == NULL || !PyObject_TypeCheck(zero_d_shape, shape_type)) return NULL;
+    PyObject *args[] = {value, dtype};
+    PyObject *buffer = PyObject_Vectorcall(make_array, args, 2, NULL);
+    if (buffer == NULL) return NULL;
+    PyObject *scalar = ready_node(buffer, zero_d_shape, Py_None);
+    Py_DECREF(buffer);
+    if (scalar == NULL) return NULL;
+    if (PyDict_GET_SIZE(reused_scalars) >= reused_scalars_max) PyDict_Clear(reused_scalars);
+    if (PyDict_SetItem(reused_scalars, value_key, scalar) < 0) Py_CLEAR(scalar);
+    return scalar;
+}
+
 static PyObject *scalar_node(PyObject *where, PyObject *value, PyObject *shape) {
     int tracing = tracing_now();
     if (tracing < 0) return NULL;
@@ -1587,18 +1618,20 @@ static PyObject *scalar_node(PyObject *where, PyObject *value, PyObject *shape) 
             return NULL;
         }
         if (zero_d && (node == NULL || !Py_IS_TYPE(node, node_type) || SLOT(node, off_buffer) == Py_None))
-            node = NULL; /* scalar_operand makes it */
+            node = NULL; /* scalar_operand makes it, or made_scalar */
         Py_XINCREF(node);
-        if (node == NULL && !zero_d) { /* new dims: the value's 0-d node, if made already, spread here */
+        if (node == NULL) { /* the value's 0-d node: found (new dims: spread here), else made here if it can be */
             PyObject *value_key = PyTuple_Pack(4, (PyObject *)Py_TYPE(value), value, hex, dtype);
-            PyObject *scalar = value_key == NULL ? NULL : PyDict_GetItemWithError(reused_scalars, value_key);
+            PyObject *scalar = value_key == NULL || zero_d ? NULL : PyDict_GetItemWithError(reused_scalars, value_key);
+            Py_XINCREF(scalar);
+            if (scalar == NULL && value_key != NULL && !PyErr_Occurred())
+                scalar = made_scalar(value, dtype, value_key, overflow);
             Py_XDECREF(value_key);
-            if (scalar == NULL && PyErr_Occurred()) {
-                Py_DECREF(hex);
-                return NULL;
-            }
-            if (scalar != NULL && Py_IS_TYPE(scalar, node_type) && SLOT(scalar, off_buffer) != Py_None &&
-                (node = spread_scalar(scalar, shape, dims, dtype)) == NULL) {
+            if (scalar != NULL && Py_IS_TYPE(scalar, node_type) && SLOT(scalar, off_buffer) != Py_None)
+                node = zero_d ? Py_NewRef(scalar) : spread_scalar(scalar, shape, dims, dtype);
+            Py_XDECREF(scalar);
+            if (PyErr_Occurred()) {
+                Py_XDECREF(node);
                 Py_DECREF(hex);
                 return NULL;
             }
@@ -3129,7 +3162,8 @@ static PyMethodDef methods[] = {
      "configure_elements(Array, _getitem, _setitem, HOST, numpy.array, numpy.ndarray, EXACT_SCALARS, "
      "scalars.evaluate, value_read, _STORES, views.Family): element reads and stores in C."},
     {"configure_elementwise", configure_elementwise, METH_VARARGS,
-     "configure_elementwise(Array, reused_scalars, scalar_operand, wrap, node_globals, tracing_globals)."},
+     "configure_elementwise(Array, reused_scalars, scalar_operand, wrap, node_globals, tracing_globals, made_in_c, "
+     "make_array, reused_scalars_max)."},
     {NULL, NULL, 0, NULL},
 };
 

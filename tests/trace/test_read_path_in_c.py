@@ -967,6 +967,40 @@ def test_a_scalar_operand_of_a_0d_array_is_a_node_of_its_own_sharing_the_values_
         ints + 2 ** 70
 
 
+def test_a_new_scalar_value_is_made_in_c_as_scalar_operand_makes_it():
+    """``x / n`` for an ``n`` not met before: C makes the value's 0-d node (a 0-d array of
+    the dtype, entered in the reused scalars under the value's key, ``graph.MADE_IN_C``)
+    and spreads it, the broadcast as ``scalar_operand`` makes it, without its Python path,
+    which entered the broadcast too; at a 0-d shape the operand holds the value's buffer.
+    The values are NumPy's, an int past int64's range still raises OverflowError for an
+    int64 array and takes float64's rounding for a float64 one."""
+    from plaidarray.api import graph
+    from plaidarray.hlo.shape import Shape
+
+    x, ints, zero_d = xp.asarray(np.arange(4.0)), xp.asarray(np.arange(4)), xp.asarray(np.array(0.25))
+    graph.REUSED_SCALARS.clear()
+    for value, array, dtype in ((1234.5, x, np.float64), (77, x, np.float64), (91, ints, np.int64)):
+        hexed = value.hex() if type(value) is float else None
+        spread = (array * value)._node.operands[1]
+        scalar = graph.REUSED_SCALARS[type(value), value, hexed, np.dtype(dtype)]
+        assert spread.operands[0] is scalar and scalar.shape == Shape((), np.dtype(dtype))
+        assert scalar.buffer.shape == () and scalar.buffer.dtype == dtype and scalar.buffer == value
+        assert (type(value), value, hexed, (4,), np.dtype(dtype)) not in graph.REUSED_SCALARS
+        python = graph.scalar_operand(value, array._node.shape, "test")
+        assert (spread.op, spread.attrs, spread.shape, spread.reused) == (python.op, python.attrs, python.shape,
+                                                                         python.reused)
+    operand = (zero_d + 4321.25)._node.operands[1]
+    assert operand.buffer is graph.REUSED_SCALARS[float, 4321.25, (4321.25).hex(), np.dtype(np.float64)].buffer
+    for k in range(300, 600):
+        assert np.asarray(x / k).tobytes() == (np.arange(4.0) / k).tobytes()
+        assert np.asarray(ints + k).tobytes() == (np.arange(4) + k).tobytes()
+        assert float(zero_d * (k + 0.5)) == 0.25 * (k + 0.5)
+    assert len(graph.REUSED_SCALARS) <= graph.REUSED_SCALARS_MAX
+    with pytest.raises(OverflowError):
+        ints + 2 ** 63
+    assert np.asarray(x * 2 ** 70).tobytes() == (np.arange(4.0) * 2.0 ** 70).tobytes()
+
+
 def test_a_scalar_met_at_a_new_size_is_spread_in_c_as_scalar_operand_spreads_it():
     """At a new shape, C spreads the value's 0-d node itself: the same op, attributes,
     shape and ``reused`` mark as ``graph.scalar_operand``'s broadcast, and the table of
