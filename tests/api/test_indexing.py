@@ -135,6 +135,24 @@ def test_whole_axes_and_new_axes_take_no_window():
     np.testing.assert_array_equal(np.asarray(x)[0], [7.0, 1.0])
 
 
+def test_windows_of_many_lengths_are_planned_once(monkeypatch):
+    """A loop over windows of 600 lengths, run again, plans none of them again (the plans
+    are kept for as many lengths as the executable cache keeps graphs), and each window
+    is NumPy's."""
+    from plaidarray.api import indexing
+
+    data = np.arange(1000.0)
+    x = xp.asarray(data)
+    for n in range(300, 900):
+        x[n // 7:n // 7 + n]
+    planned = []
+    made = indexing._slice_plan
+    monkeypatch.setattr(indexing, "_slice_plan", lambda *args: planned.append(args) or made(*args))
+    for n in range(300, 900):
+        np.testing.assert_allclose(float(xp.sum(x[n // 7:n // 7 + n])), np.sum(data[n // 7:n // 7 + n]), rtol=1e-13)
+    assert not planned
+
+
 def test_getitem_errors():
     x = xp.asarray(np.zeros((2, 3)))
     with pytest.raises(IndexError):
