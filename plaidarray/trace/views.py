@@ -111,18 +111,22 @@ class Family:
     """A root and its views: kept in the root's ``_base`` and in each view's record. The
     root's shape and dtype stay for the blank root once the root itself is gone."""
 
-    __slots__ = ("root", "views", "shape", "dtype", "pin", "__weakref__")
+    __slots__ = ("root", "views", "prune_at", "shape", "dtype", "pin", "__weakref__")
 
     def __init__(self, root: Array) -> None:
         self.root = weakref.ref(root)
         #: While the root's memory is exported writable (``exports.py``): its ``Pin``.
         self.pin: Any = None
         #: Weak references in the order the views were made, those of dead views dropped
-        #: when the list's length reaches a power of two (a weak dictionary's entry and
-        #: callback cost more than the rest of making a view); so it holds at most about
-        #: twice the live views. Made with the first view (a family is also made for an
-        #: export, ``exports.py``).
+        #: when the list's length reaches ``prune_at``, twice the live views the last
+        #: drop left (a weak dictionary's entry and callback cost more than the rest of
+        #: making a view); so it holds at most about twice the live views, and a drop's
+        #: pass over the list comes after as many new views as it keeps. (Dropped at each
+        #: power of two, 4000 live windows of one array made each 96th view pass over
+        #: 4096.) Made with the first view (a family is also made for an export,
+        #: ``exports.py``).
         self.views: list[weakref.ref[Array]] | None = None
+        self.prune_at = 8
         self.shape = root.shape
         self.dtype = root.dtype
 
@@ -131,9 +135,9 @@ class Family:
         if views is None:
             self.views = [weakref.ref(view)]
             return
-        n = len(views)
-        if n >= 8 and not n & (n - 1):
+        if len(views) >= self.prune_at:
             views[:] = [ref for ref in views if ref() is not None]
+            self.prune_at = max(8, 2 * len(views))
         views.append(weakref.ref(view))
 
     def live_views(self) -> list[Array]:

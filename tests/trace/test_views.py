@@ -414,3 +414,23 @@ def test_family_views_are_bounded():
     assert len(family.views) <= 16
     keep = [a[i] for i in range(3)]
     assert [id(view) for view in family.live_views()] == [id(view) for view in keep]
+
+
+def test_a_family_with_many_live_views_drops_dead_ones_seldom():
+    """Thousands of live windows of one array, and views made and dropped after them: the
+    family's list passes over its live views once per as many new views as it keeps (at
+    most twice here), not each time its length comes back to a power of two (4000 live
+    views made each 96th new view pass over 4096), and it never holds more than about
+    twice the live views."""
+    x = xp.asarray(np.arange(5000.0))
+    kept = [x[:n] for n in range(1, 4001)]
+    family = x._base
+    drops, before = 0, len(family.views)
+    for k in range(3000):
+        kept[k % 4000][1:]
+        after = len(family.views)
+        drops += after <= before
+        before = after
+    assert drops <= 2
+    assert len(family.views) <= 2 * len(kept) + 8
+    np.testing.assert_array_equal(np.asarray(kept[2999][1:]), np.arange(1.0, 3000.0))
