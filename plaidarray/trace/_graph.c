@@ -1612,16 +1612,17 @@ static PyObject *scalar_node(PyObject *where, PyObject *value, PyObject *shape) 
             return NULL;
         }
         node = PyDict_GetItemWithError(reused_scalars, key);
-        Py_DECREF(key);
         if (node == NULL && PyErr_Occurred()) {
+            Py_DECREF(key);
             Py_DECREF(hex);
             return NULL;
         }
         if (zero_d && (node == NULL || !Py_IS_TYPE(node, node_type) || SLOT(node, off_buffer) == Py_None))
             node = NULL; /* scalar_operand makes it, or made_scalar */
         Py_XINCREF(node);
-        if (node == NULL) { /* the value's 0-d node: found (new dims: spread here), else made here if it can be */
-            PyObject *value_key = PyTuple_Pack(4, (PyObject *)Py_TYPE(value), value, hex, dtype);
+        if (node == NULL) { /* the value's 0-d node (a 0-d key is its key): found and spread, else made if it can be */
+            PyObject *value_key = zero_d ? Py_NewRef(key)
+                                         : PyTuple_Pack(4, (PyObject *)Py_TYPE(value), value, hex, dtype);
             PyObject *scalar = value_key == NULL || zero_d ? NULL : PyDict_GetItemWithError(reused_scalars, value_key);
             Py_XINCREF(scalar);
             if (scalar == NULL && value_key != NULL && !PyErr_Occurred())
@@ -1632,10 +1633,12 @@ static PyObject *scalar_node(PyObject *where, PyObject *value, PyObject *shape) 
             Py_XDECREF(scalar);
             if (PyErr_Occurred()) {
                 Py_XDECREF(node);
+                Py_DECREF(key);
                 Py_DECREF(hex);
                 return NULL;
             }
         }
+        Py_DECREF(key);
         Py_DECREF(hex);
     }
     if (node == NULL) {
