@@ -1,0 +1,24 @@
+"""The package's import leaves the collector only what is made after it
+(``PLAIDARRAY_FREEZE_AT_IMPORT``): the modules' objects are walked by no later collection."""
+
+from __future__ import annotations
+
+from jit_helpers import run_child
+
+#: What the collector walks after a child's import: the frozen objects, and those it still tracks.
+TRACKED_AFTER_IMPORT = """
+import gc, json
+import plaidarray
+print(json.dumps({"frozen": gc.get_freeze_count(), "tracked": len(gc.get_objects())}))
+"""
+
+
+def test_the_objects_of_the_import_are_left_out_of_collections(tmp_path):
+    found = run_child(TRACKED_AFTER_IMPORT, tmp_path)
+    assert found["frozen"] > 20_000  # NumPy's and plaidarray's modules, at the least
+    assert found["tracked"] < found["frozen"] // 10
+
+
+def test_the_freeze_can_be_turned_off(tmp_path):
+    found = run_child(TRACKED_AFTER_IMPORT, tmp_path, PLAIDARRAY_FREEZE_AT_IMPORT="0")
+    assert found["frozen"] == 0 and found["tracked"] > 20_000
