@@ -11,9 +11,11 @@
    compute, so the bits are the kernels' (tests/trace/test_scalar_tier.py compares both
    with the graph's run, op by op and chained). Anything else (another op or dtype, such as
    complex or float16; an operand not 0-d, not on the host, or not computed and not such an
-   op; a chain past ``MOST_OPS``) is ``scalars.value``'s, which this module calls then.
+   op; a chain past ``MOST_OPS``) is ``scalars.value``'s, which this module calls then, but
+   where ``scalars.value`` is known to refuse it (``python_refuses``): most reads are of a
+   reduction's chain (``float(max(w) - min(w))``), which it walked again only to refuse.
 
-   configure(Node, Shape, ndarray, HOST, dtype codes, op codes, directions, most_ops, fallback)
+   configure(Node, Shape, ndarray, HOST, dtype codes, op codes, directions, most_ops, fallback, op defs)
    value(node) -> a Python scalar of the node's value, or what ``fallback(node)`` gives */
 
 #define PY_SSIZE_T_CLEAN
@@ -33,11 +35,13 @@ static const int code_bits[N_CODES] = {0, 64, 32, 64, 32, 16, 8, 64, 32, 16, 8, 
    evaluated for: its ``OpDef.exact_kinds`` but complex numbers, which are Python's). */
 enum { ADD = 1, SUBTRACT, MULTIPLY, DIVIDE, NEGATE, NOT, AND, OR, XOR, COMPARE, SELECT, N_OPS };
 enum { EQ = 1, NE, LT, LE, GT, GE };
+/* What ``evaluate`` gives where ``scalars.value`` would give None: the read runs its graph. */
+enum { REFUSED = 2 };
 
 static Py_ssize_t off_op, off_operands, off_attrs, off_shape, off_buffer, off_device, off_dims, off_dtype;
 static PyTypeObject *node_type, *shape_type, *ndarray_type;
-static PyObject *host_transfers, *dtype_codes, *op_codes, *directions, *fallback_fn;
-static PyObject *str_transfers, *str_dtype, *str_direction;
+static PyObject *host_transfers, *dtype_codes, *op_codes, *directions, *fallback_fn, *op_defs;
+static PyObject *str_transfers, *str_dtype, *str_direction, *str_exact_kinds;
 static int most_ops;
 
 /* A value of one of the codes: a float's as a double (a float32's exactly), an integer's
@@ -58,10 +62,11 @@ typedef struct {
 
 static PyObject *configure(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *node, *shape, *ndarray, *host, *codes, *ops, *dirs, *fallback;
+    PyObject *node, *shape, *ndarray, *host, *codes, *ops, *dirs, *fallback, *defs;
     int most;
-    if (!PyArg_ParseTuple(args, "O!O!O!OO!O!O!iO", &PyType_Type, &node, &PyType_Type, &shape, &PyType_Type, &ndarray,
-                          &host, &PyDict_Type, &codes, &PyDict_Type, &ops, &PyDict_Type, &dirs, &most, &fallback))
+    if (!PyArg_ParseTuple(args, "O!O!O!OO!O!O!iOO!", &PyType_Type, &node, &PyType_Type, &shape, &PyType_Type,
+                          &ndarray, &host, &PyDict_Type, &codes, &PyDict_Type, &ops, &PyDict_Type, &dirs, &most,
+                          &fallback, &PyDict_Type, &defs))
         return NULL;
     PyTypeObject *n = (PyTypeObject *)node, *s = (PyTypeObject *)shape;
     if (slot_offset(n, "op", &off_op) || slot_offset(n, "operands", &off_operands) ||
@@ -77,6 +82,7 @@ static PyObject *configure(PyObject *self, PyObject *args) {
     Py_XSETREF(op_codes, Py_NewRef(ops));
     Py_XSETREF(directions, Py_NewRef(dirs));
     Py_XSETREF(fallback_fn, Py_NewRef(fallback));
+    Py_XSETREF(op_defs, Py_NewRef(defs));
     most_ops = most;
     Py_RETURN_NONE;
 }
@@ -184,6 +190,38 @@ static int compared(int direction, int kind, const Scalar *a, const Scalar *b) {
     return COMPARED(direction, a->v.i, b->v.i);
 }
 
+/* REFUSED where ``scalars.value`` gives None at a node of op ``op_name`` and ``operands``
+   whatever their values are: no op of that name (``hlo.OPS``, read at each call, as
+   ``scalars.value`` reads it), no operand, a first operand of a kind the op is not exact
+   for, or an operand not computed and not 0-d; else 0 (it may evaluate the node); -1 on
+   error. */
+static int python_refuses(PyObject *op_name, PyObject *operands) {
+    PyObject *opdef = PyDict_GetItemWithError(op_defs, op_name);
+    if (opdef == NULL) return PyErr_Occurred() ? -1 : REFUSED;
+    Py_ssize_t n = PyTuple_GET_SIZE(operands);
+    if (n == 0) return REFUSED;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *o = PyTuple_GET_ITEM(operands, k), *shape;
+        if (!Py_IS_TYPE(o, node_type) || (shape = SLOT(o, off_shape)) == NULL || !Py_IS_TYPE(shape, shape_type))
+            return 0;
+        PyObject *dims = SLOT(shape, off_dims);
+        if (dims == NULL || !PyTuple_CheckExact(dims)) return 0;
+        if (k == 0) {
+            int code = code_of(SLOT(shape, off_dtype));
+            if (code <= 0) return code; /* a kind this module has no code of (complex): Python's */
+            PyObject *kinds = PyObject_GetAttr(opdef, str_exact_kinds);
+            if (kinds == NULL) return -1;
+            const char *text = PyUnicode_Check(kinds) ? PyUnicode_AsUTF8(kinds) : NULL;
+            int exact = text != NULL && strchr(text, code_kind[code]) != NULL;
+            Py_DECREF(kinds);
+            if (text == NULL) return PyErr_Occurred() ? -1 : 0;
+            if (!exact) return REFUSED;
+        }
+        if (SLOT(o, off_buffer) == Py_None && PyTuple_GET_SIZE(dims)) return REFUSED;
+    }
+    return 0;
+}
+
 /* ``node``'s op on its operands' values ``args`` (all of the node's operand code, but a
    select's predicate), as a value of ``code`` (the node's): 1, or 0 where it is not one
    this module evaluates, -1 on error. */
@@ -243,13 +281,16 @@ static int apply(PyObject *node, int op, int code, const Scalar *args, Py_ssize_
 
 /* The pending 0-d ``node``'s value (1), as ``scalars.value`` evaluates it: each pending
    operand once (``memo``), at most ``most_ops - 1`` of them besides the root; 0 where this
-   module does not evaluate it, -1 on error. */
+   module does not evaluate it, REFUSED where ``scalars.value`` would not either, -1 on
+   error. */
 static int evaluate(PyObject *node, Entry *memo, int *entered, Scalar *out) {
     PyObject *op_name = SLOT(node, off_op), *operands = SLOT(node, off_operands);
     if (op_name == NULL || operands == NULL || !PyUnicode_CheckExact(op_name) || !PyTuple_CheckExact(operands))
         return 0;
+    int refused = python_refuses(op_name, operands);
+    if (refused) return refused;
     Py_ssize_t n = PyTuple_GET_SIZE(operands);
-    if (n == 0 || n > 3) return 0;
+    if (n > 3) return 0;
     PyObject *found = PyDict_GetItemWithError(op_codes, op_name);
     if (found == NULL) return PyErr_Occurred() ? -1 : 0;
     if (!PyTuple_CheckExact(found) || PyTuple_GET_SIZE(found) != 2 || !PyBytes_CheckExact(PyTuple_GET_ITEM(found, 1)))
@@ -284,7 +325,7 @@ static int evaluate(PyObject *node, Entry *memo, int *entered, Scalar *out) {
         int at = (*entered)++;
         memo[at].node = o;
         int got = evaluate(o, memo, entered, &memo[at].value);
-        if (got <= 0) return got;
+        if (got != 1) return got;
         args[k] = memo[at].value;
     }
     return apply(node, op, code, args, n, out);
@@ -312,6 +353,7 @@ static PyObject *value(PyObject *self, PyObject *node) {
         if (most_ops > 16) most_ops = 16;
         int got = evaluate(node, memo, &entered, &found);
         if (got < 0) return NULL;
+        if (got == REFUSED) Py_RETURN_NONE;
         /* a float32 NaN is Python's: its value here went through a double, which quiets a
            signalling NaN's payload that NumPy's float32 ops keep (a store would differ) */
         if (got && !(found.code == F32 && found.v.f != found.v.f)) return as_python(&found);
@@ -321,7 +363,7 @@ static PyObject *value(PyObject *self, PyObject *node) {
 
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS,
-     "configure(Node, Shape, ndarray, HOST, dtype codes, op codes, directions, most_ops, fallback)."},
+     "configure(Node, Shape, ndarray, HOST, dtype codes, op codes, directions, most_ops, fallback, op defs)."},
     {"value", value, METH_O, "value(node): the scalar tier's value of a pending 0-d node, as a Python scalar where "
                              "evaluated here, else fallback(node)'s."},
     {NULL, NULL, 0, NULL},
@@ -333,6 +375,7 @@ PyMODINIT_FUNC PyInit__scalars(void) {
     str_transfers = PyUnicode_InternFromString("transfers");
     str_dtype = PyUnicode_InternFromString("dtype");
     str_direction = PyUnicode_InternFromString("direction");
-    if (str_transfers == NULL || str_dtype == NULL || str_direction == NULL) return NULL;
+    str_exact_kinds = PyUnicode_InternFromString("exact_kinds");
+    if (str_transfers == NULL || str_dtype == NULL || str_direction == NULL || str_exact_kinds == NULL) return NULL;
     return PyModule_Create(&module);
 }

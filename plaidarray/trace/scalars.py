@@ -89,7 +89,7 @@ def _in_c() -> Callable[[Node], Any] | None:
         from . import _scalars
     except ImportError:
         return None
-    _scalars.configure(Node, Shape, np.ndarray, HOST, C_DTYPES, C_OPS, C_DIRECTIONS, MOST_OPS, value)
+    _scalars.configure(Node, Shape, np.ndarray, HOST, C_DTYPES, C_OPS, C_DIRECTIONS, MOST_OPS, value, OPS)
     return _scalars.value
 
 
