@@ -57,8 +57,8 @@ def child(name: str) -> None:
     """Runs the script ``name`` twice in this process, printing each run's split."""
     import numpy as np
 
-    import plaidarray
-    from benchmarks.eager import SCRIPTS
+    from benchmarks.eager import SCRIPTS  # before plaidarray, as ``eager.py``'s child has it: the import
+    import plaidarray  # freezes what exists then (``PLAIDARRAY_FREEZE_AT_IMPORT``)
     from plaidarray.trace import baseline, materialize
 
     script = next(s for s in SCRIPTS if s.name == name)
