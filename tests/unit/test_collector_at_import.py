@@ -22,3 +22,20 @@ def test_the_objects_of_the_import_are_left_out_of_collections(tmp_path):
 def test_the_freeze_can_be_turned_off(tmp_path):
     found = run_child(TRACKED_AFTER_IMPORT, tmp_path, PLAIDARRAY_FREEZE_AT_IMPORT="0")
     assert found["frozen"] == 0 and found["tracked"] > 20_000
+
+
+def test_cycles_made_after_the_import_are_still_collected():
+    import gc
+    import weakref
+
+    import plaidarray  # noqa: F401  (frozen its own objects already)
+
+    class Cyclic:
+        pass
+
+    a, b = Cyclic(), Cyclic()
+    a.other, b.other = b, a
+    gone = weakref.ref(a)
+    del a, b
+    gc.collect()
+    assert gone() is None
