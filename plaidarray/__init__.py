@@ -88,8 +88,8 @@ from .trace.array import install_namespace as _install_namespace  # noqa: E402
 _install_namespace(_sys.modules[__name__], _getitem, _setitem, _index_step)
 from . import config as _config  # noqa: E402
 
-# What exists now lives as long as the process: the modules of NumPy, SciPy, llvmlite and
-# plaidarray, ~35k objects the collector walked at each collection of the older generations
+# What exists now lives as long as the process: the modules of NumPy, llvmlite and
+# plaidarray, ~30k objects the collector walked at each collection of the older generations
 # (1.3-2.5 ms at a script's first collection of the middle one, 24 ms at a full one among
 # many kept windows), where a script's own objects are a few thousand.
 if _config.get("PLAIDARRAY_FREEZE_AT_IMPORT") == "1":

@@ -173,7 +173,7 @@ _ROWS = (
             "are built"),
     Setting("PLAIDARRAY_FREEZE_AT_IMPORT", _choice("0", "1"), "1", "at import",
             "1 has the cyclic garbage collector ignore every object that exists when plaidarray's import ends "
-            "(`gc.freeze`: the modules of NumPy, SciPy, llvmlite and plaidarray, which its collections walked "
+            "(`gc.freeze`: the modules of NumPy, llvmlite and plaidarray, which its collections walked "
             "again and again); cyclic garbage made before the import is then never freed; 0 does not"),
     Setting("PLAIDARRAY_EXPLAIN_COMPILES", _choice("0", "1"), "0", "at import",
             "1 logs every compile with its reason to standard error"),
