@@ -80,16 +80,17 @@ C_OPS = {name: (code, OPS[name].exact_kinds.replace("c", "").encode()) for code,
 C_DIRECTIONS = {name: code for code, name in enumerate(["EQ", "NE", "LT", "LE", "GT", "GE"], start=1)}
 
 
-def _in_c() -> Callable[[Node], Any] | None:
-    """``_scalars.value`` configured, where it is built and ``PLAIDARRAY_PURE_PYTHON`` does
-    not switch it off; else None."""
+def _in_c(fallback: Callable[[Node], Any] = value) -> Callable[[Node], Any] | None:
+    """``_scalars.value`` configured, calling ``fallback`` for what it does not evaluate
+    (``value``; a test counts the calls), where it is built and ``PLAIDARRAY_PURE_PYTHON``
+    does not switch it off; else None."""
     if config.get("PLAIDARRAY_PURE_PYTHON") == "1":
         return None
     try:
         from . import _scalars
     except ImportError:
         return None
-    _scalars.configure(Node, Shape, np.ndarray, HOST, C_DTYPES, C_OPS, C_DIRECTIONS, MOST_OPS, value, OPS)
+    _scalars.configure(Node, Shape, np.ndarray, HOST, C_DTYPES, C_OPS, C_DIRECTIONS, MOST_OPS, fallback, OPS)
     return _scalars.value
 
 

@@ -16,10 +16,7 @@ from hypothesis import strategies as st
 
 import plaidarray as xp
 from plaidarray.hlo.opdef import OPS
-from plaidarray.backend.transfer import HOST
-from plaidarray.hlo.shape import Shape
 from plaidarray.trace import scalars
-from plaidarray.trace.node import Node
 
 _SPECIAL = {
     "f": [0.0, -0.0, 1.0, -1.5, 3.0, 1e-310, -2.5e-320, 1e308, -1e308, float("inf"), float("-inf"), float("nan")],
@@ -117,23 +114,17 @@ def test_reads_take_the_tiers_value_and_leave_the_rest_to_a_run():
 
 
 @pytest.mark.skipif(not _IN_C, reason="the C scalar tier is not built")
-def test_what_python_would_refuse_is_refused_in_c(monkeypatch):
+def test_what_python_would_refuse_is_refused_in_c():
     """A chain over a reduction of a pending array (a read's most common graph) is refused
     in C, where ``scalars.value`` walked it again to refuse it; a chain C has no code for
     (complex operands) still goes to it."""
-    from plaidarray.trace import _scalars
-
     calls = []
 
     def counted(node):
         calls.append(node)
         return scalars.value(node)
 
-    def configured(fallback):
-        _scalars.configure(Node, Shape, np.ndarray, HOST, scalars.C_DTYPES, scalars.C_OPS, scalars.C_DIRECTIONS,
-                           scalars.MOST_OPS, fallback, OPS)
-
-    configured(counted)
+    scalars._in_c(counted)
     try:
         w = xp.asarray(np.array([0.5, 2.0, -1.0]))[:2] * 1.0
         refused = [xp.max(w) - xp.min(w) + xp.mean(w * w), xp.sum(w) > 0.0, -xp.sum(w), xp.max(w)]
@@ -142,7 +133,7 @@ def test_what_python_would_refuse_is_refused_in_c(monkeypatch):
         assert scalars.evaluate((z[0] == z[1])._node) is not None and len(calls) == 1
         assert [float(r) for r in refused] == [1.5 + (0.25 + 4.0) / 2, 1.0, -2.5, 2.0]
     finally:
-        configured(scalars.value)
+        scalars._in_c()
 
 
 #: Ops of a chain, each on the chain so far and one special value (of the chain's dtype).
