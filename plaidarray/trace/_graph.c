@@ -22,7 +22,9 @@
    wraps is the definition, and runs wherever a call is not one of them)
    ready(buffer, shape, device) -> Node                  (node._ready_in_python)
    replay(steps, nodes): a recipe's nodes made again      (recipes._replay_in_python)
-   signature(args, kwargs, arrays, nodes) -> tuple | None (recipes._signature) */
+   signature(args, kwargs, arrays, nodes) -> tuple | None (recipes._signature)
+   read(node): a read of one pending value           (materialize.materialize([node]), with
+                                                        configure_reads' decide and finish) */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -1203,6 +1205,26 @@ static int scalar_tier_item(PyObject *node, PyObject **item) {
     return *item == NULL ? -1 : 1;
 }
 
+static PyObject *read_node(PyObject *self, PyObject *node);
+static PyObject *reads_lock; /* configure_reads' (below) */
+static PyTypeObject *view_of_type;
+
+/* ``Array._computed`` of the array ``self``, its node's value: a view's and any array's
+   while reads are not configured by that method, the others' by ``read_node`` after
+   counting the read (``value_read``), as the method does. */
+static PyObject *read_value(PyObject *self) {
+    PyObject *base = ((Handle *)self)->base;
+    if (reads_lock == NULL || view_of_type == NULL || (base != NULL && Py_IS_TYPE(base, view_of_type)))
+        return PyObject_CallMethodNoArgs(self, str_computed);
+    PyObject *counted = PyObject_CallNoArgs(value_read_fn);
+    if (counted == NULL) return NULL;
+    Py_DECREF(counted);
+    PyObject *node = Py_NewRef(((Handle *)self)->node);
+    PyObject *done = read_node(NULL, node);
+    Py_DECREF(node);
+    return done;
+}
+
 /* The element of a 0-d host array ``self`` (a new reference, its read counted): computed,
    the scalar tier's, or computed now (``Array._computed``: its graph runs), as
    ``Array._scalar`` takes it; NULL with an error set, or without for an array or a value
@@ -1224,7 +1246,7 @@ static PyObject *computed_item(PyObject *self) {
             int tracing = tracing_now();
             if (tracing) return NULL;
         }
-        PyObject *computed = PyObject_CallMethodNoArgs(self, str_computed);
+        PyObject *computed = read_value(self);
         if (computed == NULL) return NULL;
         Py_DECREF(computed);
         counted = 1;
@@ -2864,7 +2886,7 @@ static PyTypeObject window_type = {
 enum { TAG_ARRAY, TAG_VIEW, TAG_TRUE, TAG_FALSE, TAG_FLOAT, TAG_COMPLEX, TAG_DTYPE, TAG_TYPE, TAG_SLICE,
        TAG_KEYWORDS, TAG_TUPLE, TAG_LIST, TAG_COUNT };
 static PyObject *tags[TAG_COUNT];
-static PyTypeObject *view_of_type, *dtype_type; /* trace.views.ViewOf, numpy.dtype */
+static PyTypeObject *dtype_type; /* numpy.dtype (view_of_type: trace.views.ViewOf) */
 static Py_ssize_t max_nesting = -1;
 
 static PyObject *configure_signature(PyObject *self, PyObject *args) {
@@ -3144,6 +3166,253 @@ done:
     return out;
 }
 
+/* --- reads ----------------------------------------------------------------------------- */
+
+/* A read of one pending value whose executable is cached: materialize.materialize([node]),
+   the definition, with its walk, lookup (ExecutableCache.lookup: the hit counted as it
+   counts) and the setting of the buffers in one call, and the executable's own run method
+   between them. Every read of a value that a loop makes after its first step is one (~5 us
+   in Python, of which ~2 the calls and checks between the walk, the lookup and the run).
+   Anything else (a miss, an executable due for another look, a device's other transfers,
+   a backend with host ops, the first read after a loop's cut graphs, a traced placeholder)
+   is decided by materialize.decide under the lock and run by materialize.finish, as
+   materialize would: the walk made here is theirs. configure_reads gives what it reads. */
+static PyObject *reads_cache, *reads_given, *reads_registry, *reads_cuts, *reads_host, *reads_decide,
+    *reads_finish, *reads_materialize, *reads_kept;
+static PyTypeObject *baseline_type;
+static PyObject *str_lru, *str_used, *str_hit_counts, *str_hits, *str_current, *str_since_read, *str_backend,
+    *str_cache_tag, *str_compiler, *str_host_ops, *str_needs_attention, *str_returns_parameters, *str_run;
+
+static PyObject *configure_reads(PyObject *self, PyObject *args) {
+    (void)self;
+    PyObject *lock, *cache, *given, *registry, *cuts, *baseline, *host, *decide, *finish, *materialize_fn, *kept;
+    if (!PyArg_ParseTuple(args, "OOO!O!O!O!OOOOO!:configure_reads", &lock, &cache, &PyFrozenSet_Type, &given,
+                          &PyDict_Type, &registry, &PyDict_Type, &cuts, &PyType_Type, &baseline, &host, &decide,
+                          &finish, &materialize_fn, &PyLong_Type, &kept))
+        return NULL;
+    if (check_configured()) return NULL;
+    Py_XSETREF(reads_lock, Py_NewRef(lock));
+    Py_XSETREF(reads_cache, Py_NewRef(cache));
+    Py_XSETREF(reads_given, Py_NewRef(given));
+    Py_XSETREF(reads_registry, Py_NewRef(registry));
+    Py_XSETREF(reads_cuts, Py_NewRef(cuts));
+    Py_XSETREF(baseline_type, (PyTypeObject *)Py_NewRef(baseline));
+    Py_XSETREF(reads_host, Py_NewRef(host));
+    Py_XSETREF(reads_decide, Py_NewRef(decide));
+    Py_XSETREF(reads_finish, Py_NewRef(finish));
+    Py_XSETREF(reads_materialize, Py_NewRef(materialize_fn));
+    Py_XSETREF(reads_kept, Py_NewRef(kept));
+    Py_RETURN_NONE;
+}
+
+static int hold_lock(void) {
+    PyObject *got = PyObject_CallMethodNoArgs(reads_lock, str_acquire);
+    Py_XDECREF(got);
+    return got == NULL ? -1 : 0;
+}
+
+/* Releases the lock, keeping an error set before it (the release's own wins only if none was). */
+static int release_lock(void) {
+    PyObject *type, *value, *traceback;
+    PyErr_Fetch(&type, &value, &traceback);
+    PyObject *done = PyObject_CallMethodNoArgs(reads_lock, str_release);
+    Py_XDECREF(done);
+    if (type != NULL) {
+        PyErr_Restore(type, value, traceback);
+        return -1;
+    }
+    return done == NULL ? -1 : 0;
+}
+
+/* NULL, after releasing the lock (an error is set). */
+static PyObject *unlocked_error(void) {
+    release_lock();
+    return NULL;
+}
+
+/* Adds one to the count of `number` in the cache's dict attribute `name`. */
+static int count_in(PyObject *name, PyObject *number) {
+    PyObject *counts = PyObject_GetAttr(reads_cache, name);
+    if (counts == NULL) return -1;
+    int failed = -1;
+    if (PyDict_Check(counts)) {
+        PyObject *old = PyDict_GetItemWithError(counts, number);
+        long long n = old == NULL ? 0 : PyLong_AsLongLong(old);
+        PyObject *next = PyErr_Occurred() ? NULL : PyLong_FromLongLong(n + 1);
+        failed = next == NULL ? -1 : PyDict_SetItem(counts, number, next);
+        Py_XDECREF(next);
+    } else {
+        PyErr_SetString(PyExc_TypeError, "configure_reads: the cache's counts must be dicts");
+    }
+    Py_DECREF(counts);
+    return failed;
+}
+
+/* ExecutableCache.lookup's count of a hit on `exe`. */
+static int count_hit(PyObject *exe) {
+    PyObject *number = PyLong_FromVoidPtr(exe); /* id(exe) */
+    if (number == NULL) return -1;
+    PyObject *used = PyObject_GetAttr(reads_cache, str_used);
+    int failed = used == NULL || !PySet_Check(used) ? -1 : PySet_Add(used, number);
+    if (used != NULL && !PySet_Check(used)) PyErr_SetString(PyExc_TypeError, "configure_reads: _used must be a set");
+    Py_XDECREF(used);
+    failed = failed || count_in(str_hit_counts, number);
+    Py_DECREF(number);
+    if (failed) return -1;
+    PyObject *thread = PyLong_FromUnsignedLong(PyThread_get_thread_ident()); /* threading.get_ident() */
+    if (thread == NULL) return -1;
+    failed = count_in(str_hits, thread);
+    Py_DECREF(thread);
+    return failed;
+}
+
+/* Whether the attribute `name` of `obj` is true: 1, 0, or -1 on error. */
+static int attr_true(PyObject *obj, PyObject *name) {
+    PyObject *value = PyObject_GetAttr(obj, name);
+    if (value == NULL) return -1;
+    int truth = PyObject_IsTrue(value);
+    Py_DECREF(value);
+    return truth;
+}
+
+/* The cached executable of a walked graph that runs as it is, its hit counted (1, `*exe` a new
+   reference); 0 where materialize.decide is to say what runs; -1 on error. The caller holds
+   the lock. */
+static int cached_executable(PyObject *walked, PyObject **exe) {
+    *exe = NULL;
+    PyObject *outputs = PyTuple_GET_ITEM(walked, 2), *device = Py_None;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(outputs) && device == Py_None; i++)
+        device = SLOT(PyList_GET_ITEM(outputs, i), off_device); /* the first node's of a device */
+    PyObject *backend = NULL;
+    if (device != NULL && device != Py_None) {
+        PyObject *transfers = PyObject_GetAttr(device, str_transfers);
+        if (transfers == NULL) return -1;
+        Py_DECREF(transfers);
+        if (transfers != reads_host) return 0; /* results copied to the host: decide's */
+        backend = PyObject_GetAttr(device, str_backend);
+        if (backend == NULL) return -1;
+        if (backend == Py_None) Py_CLEAR(backend);
+    }
+    if (backend == NULL) { /* registry.current(), once it is chosen */
+        backend = PyDict_GetItemWithError(reads_registry, str_current);
+        if (backend == NULL || backend == Py_None) return PyErr_Occurred() ? -1 : 0;
+        Py_INCREF(backend);
+    }
+    PyObject *compiler = PyObject_GetAttr(backend, str_compiler);
+    int host_ops = compiler == NULL ? -1 : attr_true(compiler, str_host_ops);
+    Py_XDECREF(compiler);
+    PyObject *tag = host_ops ? NULL : PyObject_GetAttr(backend, str_cache_tag);
+    Py_DECREF(backend);
+    if (host_ops || tag == NULL) return host_ops > 0 ? 0 : -1;
+    PyObject *key = PyTuple_Pack(3, PyTuple_GET_ITEM(walked, 0), reads_given, tag);
+    Py_DECREF(tag);
+    PyObject *lru = key == NULL ? NULL : PyObject_GetAttr(reads_cache, str_lru);
+    if (lru == NULL || !PyDict_Check(lru)) {
+        if (lru != NULL) PyErr_SetString(PyExc_TypeError, "configure_reads: the cache's _lru must be a dict");
+        Py_XDECREF(key);
+        Py_XDECREF(lru);
+        return -1;
+    }
+    PyObject *found = PyDict_GetItemWithError(lru, key);
+    Py_XINCREF(found);
+    Py_DECREF(key);
+    Py_DECREF(lru);
+    if (found == NULL) return PyErr_Occurred() ? -1 : 0;
+    int again = Py_IS_TYPE(found, baseline_type) ? attr_true(found, str_needs_attention) : 0;
+    int passes = again ? again : attr_true(found, str_returns_parameters);
+    if (again || passes) { /* decide's (a parameter passed through is no memory the run made) */
+        Py_DECREF(found);
+        return again < 0 || passes < 0 ? -1 : 0;
+    }
+    if (count_hit(found)) {
+        Py_DECREF(found);
+        return -1;
+    }
+    *exe = found;
+    return 1;
+}
+
+/* materialize.decide's step for `walked` under the lock, then, without it,
+   materialize.finish([node], step, None, False, True). */
+static PyObject *decided_read(PyObject *node, PyObject *walked) {
+    PyObject *step = PyObject_CallFunctionObjArgs(reads_decide, walked, Py_None, Py_False, Py_True, NULL);
+    if (release_lock() || step == NULL) {
+        Py_XDECREF(step);
+        return NULL;
+    }
+    PyObject *nodes = PyList_New(1);
+    PyObject *done = NULL;
+    if (nodes != NULL) {
+        PyList_SET_ITEM(nodes, 0, Py_NewRef(node));
+        done = PyObject_CallFunctionObjArgs(reads_finish, nodes, step, Py_None, Py_False, Py_True, NULL);
+        Py_DECREF(nodes);
+    }
+    Py_DECREF(step);
+    return done;
+}
+
+/* Runs the cached `exe` on the walk's buffers, then gives the walk's nodes their results
+   under the lock (set_buffers). The caller released the lock. */
+static PyObject *cached_read(PyObject *walked, PyObject *exe) {
+    PyObject *outs = PyObject_CallMethodOneArg(exe, str_run, PyTuple_GET_ITEM(walked, 1));
+    if (outs == NULL || hold_lock()) {
+        Py_XDECREF(outs);
+        return NULL;
+    }
+    PyObject *args[] = {PyTuple_GET_ITEM(walked, 2), outs};
+    PyObject *done = set_buffers(NULL, args, 2);
+    Py_DECREF(outs);
+    if (release_lock()) Py_CLEAR(done);
+    return done;
+}
+
+static PyObject *read_node(PyObject *self, PyObject *node) {
+    (void)self;
+    if (!is_node(node)) return NULL;
+    if (reads_lock == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "plaidarray.trace._graph.configure_reads was not called");
+        return NULL;
+    }
+    if (SLOT(node, off_buffer) != Py_None) Py_RETURN_NONE;
+    if (hold_lock()) return NULL;
+    PyObject *walked = NULL, *exe = NULL;
+    int general = SLOT(node, off_buffer) != Py_None ? 0 : 1; /* 0: computed meanwhile by another thread */
+    if (general) {
+        PyObject *since = PyDict_GetItemWithError(reads_cuts, str_since_read);
+        int cuts = since == NULL ? (PyErr_Occurred() ? -1 : 0) : PyObject_IsTrue(since);
+        if (cuts < 0) return unlocked_error();
+        if (!cuts) { /* else cuts.sizes_changing has a loop's sizes to pass on: decide's */
+            PyObject *roots = PyList_New(1);
+            if (roots == NULL) return unlocked_error();
+            PyList_SET_ITEM(roots, 0, Py_NewRef(node));
+            PyObject *args[] = {roots, reads_kept};
+            walked = walk(NULL, args, 2);
+            Py_DECREF(roots);
+            if (walked == NULL) return unlocked_error();
+            if (walked == Py_None) Py_CLEAR(walked); /* a traced placeholder: Python's walk raises */
+        }
+    }
+    if (walked != NULL) {
+        int hit = cached_executable(walked, &exe);
+        if (hit < 0) {
+            Py_DECREF(walked);
+            return unlocked_error();
+        }
+        PyObject *done = hit ? (release_lock() ? NULL : cached_read(walked, exe)) : decided_read(node, walked);
+        Py_XDECREF(exe);
+        Py_DECREF(walked);
+        return done;
+    }
+    if (release_lock()) return NULL;
+    if (!general) Py_RETURN_NONE;
+    PyObject *nodes = PyList_New(1);
+    if (nodes == NULL) return NULL;
+    PyList_SET_ITEM(nodes, 0, Py_NewRef(node));
+    PyObject *done = PyObject_CallOneArg(reads_materialize, nodes);
+    Py_DECREF(nodes);
+    return done;
+}
+
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS, "configure(Node, Shape, attr_key, serials, traced, leaf_dtypes): read the slots."},
     {"derive", (PyCFunction)(void (*)(void))derive, METH_FASTCALL, "derive(op, operands, attrs, shape) -> Node."},
@@ -3164,6 +3433,10 @@ static PyMethodDef methods[] = {
     {"configure_elements", configure_elements, METH_VARARGS,
      "configure_elements(Array, _getitem, _setitem, HOST, numpy.array, numpy.ndarray, EXACT_SCALARS, "
      "scalars.evaluate, value_read, _STORES, views.Family): element reads and stores in C."},
+    {"configure_reads", configure_reads, METH_VARARGS,
+     "configure_reads(GRAPH_LOCK, EXECUTABLES, no_donation, registry_globals, cuts_globals, BaselineExecutable, HOST, "
+     "decide, finish, materialize, kept_bytes)."},
+    {"read", read_node, METH_O, "read(node): materialize([node]), its cached executable's run found in C."},
     {"configure_elementwise", configure_elementwise, METH_VARARGS,
      "configure_elementwise(Array, reused_scalars, scalar_operand, wrap, node_globals, tracing_globals, made_in_c, "
      "make_array, reused_scalars_max)."},
@@ -3207,6 +3480,19 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_sqrt = PyUnicode_InternFromString("sqrt");
     str_broadcast_in_dim = PyUnicode_InternFromString("broadcast_in_dim");
     str_broadcast_dimensions = PyUnicode_InternFromString("broadcast_dimensions");
+    str_lru = PyUnicode_InternFromString("_lru");
+    str_used = PyUnicode_InternFromString("_used");
+    str_hit_counts = PyUnicode_InternFromString("_hit_counts");
+    str_hits = PyUnicode_InternFromString("_hits");
+    str_current = PyUnicode_InternFromString("_current");
+    str_since_read = PyUnicode_InternFromString("_since_read");
+    str_backend = PyUnicode_InternFromString("backend");
+    str_cache_tag = PyUnicode_InternFromString("cache_tag");
+    str_compiler = PyUnicode_InternFromString("compiler");
+    str_host_ops = PyUnicode_InternFromString("host_ops");
+    str_needs_attention = PyUnicode_InternFromString("needs_attention");
+    str_returns_parameters = PyUnicode_InternFromString("returns_parameters");
+    str_run = PyUnicode_InternFromString("run");
     NOT_HANDLED_MARK = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type); /* an object() of its own */
     if (str_parameter == NULL || str_itemsize == NULL || str_transfers == NULL || str_item == NULL ||
         str_computed == NULL ||
@@ -3218,7 +3504,10 @@ PyMODINIT_FUNC PyInit__graph(void) {
         str_dynamic_slice == NULL || str_correction == NULL || str_dot_general == NULL || str_transpose == NULL ||
         str_add == NULL || str_mean == NULL ||
         str_subtract == NULL || str_multiply == NULL || str_sqrt == NULL || str_broadcast_in_dim == NULL ||
-        str_broadcast_dimensions == NULL ||
+        str_broadcast_dimensions == NULL || str_lru == NULL || str_used == NULL || str_hit_counts == NULL ||
+        str_hits == NULL || str_current == NULL || str_since_read == NULL || str_backend == NULL ||
+        str_cache_tag == NULL || str_compiler == NULL || str_host_ops == NULL || str_needs_attention == NULL ||
+        str_returns_parameters == NULL || str_run == NULL ||
         NOT_HANDLED_MARK == NULL || PyType_Ready(&handle_type) || PyType_Ready(&elementwise_type) ||
         PyType_Ready(&reduction_type) || PyType_Ready(&window_type) ||
         PyType_Ready(&product_type))

@@ -20,7 +20,7 @@ from ..backend import devices
 from ..backend.devices import Device
 from ..backend.transfer import EXACT_SCALARS, HOST, TransferManager
 from . import scalars, views
-from .materialize import materialize
+from .materialize import materialize, read
 from .node import GRAPH_IN_C, GRAPH_LOCK, TRACED, Node, set_buffers, value_read
 
 
@@ -173,7 +173,7 @@ class Array(_ArrayHandle):
         if node.buffer is None:
             copy = views.window_copy(self) if type(self._base) is views.ViewOf else None
             if copy is None:
-                materialize([node])
+                read(node)
             else:
                 with GRAPH_LOCK:
                     set_buffers([node], [copy])

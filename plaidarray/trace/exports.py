@@ -59,7 +59,7 @@ from ..backend import devices
 from ..backend.devices import Device
 from ..backend.transfer import HOST
 from .array import _STORES, Array, _sole_owner
-from .materialize import materialize
+from .materialize import read
 from .node import Node, value_read
 from .views import Family, ViewOf, blank_root, changed
 
@@ -209,7 +209,7 @@ def _pin(array: Array) -> Pin:
         family.root = weakref.ref(root)
     node = _SLOT.__get__(root)
     if node.buffer is None:
-        materialize([node])
+        read(node)
     if not (_sole_owner(node) and _alone(node.buffer)):  # type: ignore[arg-type]  # materialized above
         node = Node.ready(node.buffer.copy(), node.device)  # type: ignore[union-attr]
         node.owned = True
@@ -381,7 +381,7 @@ def store(array: Array) -> None:
         return
     node = _SLOT.__get__(array)
     if node.buffer is None:
-        materialize([node])
+        read(node)
     np.copyto(pin.buffer, node.buffer)
     pin.snapshot = node
 

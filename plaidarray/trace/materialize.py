@@ -19,8 +19,8 @@ from ..hlo import Computation, Module
 from ..hlo.fingerprint import structure
 from . import baseline, cuts, dynamic, explain, host_round_trip, hot
 from .baseline import BaselineExecutable
-from .node import GRAPH_LOCK, Node, set_buffers
-from .to_hlo import computation, keep_untracked, walk_pending
+from .node import GRAPH_IN_C, GRAPH_LOCK, Node, set_buffers
+from .to_hlo import KEPT_GENERATOR_BYTES, Walked, computation, keep_untracked, walk_pending
 
 
 #: No parameter donated (most runs).
@@ -56,8 +56,8 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
     own sizes.
 
     The cache key is read off the lazy graph; HLO is only built for a compile. Both happen
-    under ``GRAPH_LOCK``, so they see the same graph even while other threads
-    materialise parts of it; compiling and running happen outside it.
+    under ``GRAPH_LOCK`` (``decide``), so they see the same graph even while other threads
+    materialise parts of it; compiling and running happen outside it (``finish``).
     """
     with GRAPH_LOCK:
         if len(nodes) == 1:  # a read of one value: most calls
@@ -66,25 +66,46 @@ def materialize(nodes: list[Node], donated: Node | None = None, cut: bool = Fals
             pending = [n for n in dict.fromkeys(nodes) if n.buffer is None]
         if not pending:
             return
-        every_size = cuts.sizes_changing(cut)  # consumed by the first read after such a loop, hit or miss
-        graph_key, buffers, pending, order = walk_pending(pending)
-        if donated is None:
-            given_buffer, given = None, _NONE
-        else:
-            given_buffer = donated.buffer
-            given = frozenset(i for i, b in enumerate(buffers) if b is given_buffer)
-        device = pending[0].device  # a graph's nodes are on one device, or of none
-        if device is None and len(pending) > 1:
-            device = next((n.device for n in pending if n.device is not None), None)
-        backend = backend_for(device)
-        host_ops = backend.compiler.host_ops
-        held = host_round_trip.held(order, host_ops) if host_ops else None
-        if not held:
-            key = (graph_key, given, backend.cache_tag)
-            executable = EXECUTABLES.lookup(key)
-            miss = None
-            if executable is None or type(executable) is BaselineExecutable and executable.needs_attention:
-                miss = _miss(graph_key, order, given, backend, key, cut, every_size, shape_generic, executable)
+        step = decide(walk_pending(pending), donated, cut, shape_generic)
+    finish(nodes, step, donated, cut, shape_generic)
+
+
+#: What ``decide`` found for a walked graph, for ``finish``: the nodes the device cannot
+#: run (``host_round_trip.held``), else the cache key, the executable found, how a miss is
+#: served (``_Miss``), the walk's buffers and computed nodes, the donated buffer and the
+#: numbers of the parameters it is, the device, the backend and the graph's key.
+Step = tuple
+
+
+def decide(walked: Walked, donated: Node | None, cut: bool, shape_generic: bool) -> Step:
+    """What a read of a walked graph runs (the caller holds ``GRAPH_LOCK``): its cached
+    executable, or how a miss is served (``_miss``)."""
+    every_size = cuts.sizes_changing(cut)  # consumed by the first read after such a loop, hit or miss
+    graph_key, buffers, pending, order = walked
+    if donated is None:
+        given_buffer, given = None, _NONE
+    else:
+        given_buffer = donated.buffer
+        given = frozenset(i for i, b in enumerate(buffers) if b is given_buffer)
+    device = pending[0].device  # a graph's nodes are on one device, or of none
+    if device is None and len(pending) > 1:
+        device = next((n.device for n in pending if n.device is not None), None)
+    backend = backend_for(device)
+    host_ops = backend.compiler.host_ops
+    held = host_round_trip.held(order, host_ops) if host_ops else None
+    key = executable = miss = None
+    if not held:
+        key = (graph_key, given, backend.cache_tag)
+        executable = EXECUTABLES.lookup(key)
+        if executable is None or type(executable) is BaselineExecutable and executable.needs_attention:
+            miss = _miss(graph_key, order, given, backend, key, cut, every_size, shape_generic, executable)
+    return held, key, executable, miss, buffers, pending, given_buffer, given, device, backend, graph_key
+
+
+def finish(nodes: list[Node], step: Step, donated: Node | None, cut: bool, shape_generic: bool) -> None:
+    """Run what ``decide`` found (compiling or assembling a miss's executable first) and
+    give the computed nodes their buffers; the caller does not hold ``GRAPH_LOCK``."""
+    held, key, executable, miss, buffers, pending, given_buffer, given, device, backend, graph_key = step
     if held:  # ops the device has no code for: computed on the host first, then the rest
         assert device is not None  # a backend with host ops is a device's own
         host_round_trip.run(held, device)
@@ -342,3 +363,24 @@ def executable_for(comp: Computation, dynamic_sizes: bool | None = None, device:
     comp_key = structure(comp)
     return EXECUTABLES.get((comp_key, backend.cache_tag), backend.name,
                            lambda: _compile(backend, comp, frozenset(), structure_key=comp_key))
+
+
+def _read_in_python(node: Node) -> None:
+    """A read of one value: ``materialize([node])``. ``_graph.read`` does the same in C."""
+    materialize([node])
+
+
+def _read_in_c() -> Callable[[Node], None] | None:
+    """``_graph.read``, configured with what it reads: the lock, the cache and its key's
+    parts, the registry's and ``cuts``' state, and ``decide`` and ``finish`` for every read
+    it does not run itself; None where the C module is not in use."""
+    if GRAPH_IN_C is None:
+        return None
+    GRAPH_IN_C.configure_reads(GRAPH_LOCK, EXECUTABLES, _NONE, vars(registry), vars(cuts), BaselineExecutable, HOST,
+                               decide, finish, materialize, KEPT_GENERATOR_BYTES)
+    return cast("Callable[[Node], None]", GRAPH_IN_C.read)
+
+
+#: Computes one pending node (``Array._computed``: most reads of a value): its walk,
+#: cached executable and buffers found in C when the module is in use.
+read: Callable[[Node], None] = _read_in_c() or _read_in_python

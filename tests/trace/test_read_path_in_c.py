@@ -326,6 +326,182 @@ def test_c_set_buffers_equals_python_set_buffers():
         node_module.GRAPH_IN_C.set_buffers([x], [np.ones(3)])
 
 
+@pytest.fixture
+def counted_reads():
+    """``_graph.read`` configured with counting ``decide`` and ``materialize``: the calls
+    that went to Python, by name; configured as before afterwards."""
+    from plaidarray.backend import registry
+    from plaidarray.trace import cuts, materialize as m
+
+    calls = {"decide": 0, "materialize": 0}
+
+    def counting(name, fn):
+        def counted(*args, **kwargs):
+            calls[name] += 1
+            return fn(*args, **kwargs)
+        return counted
+
+    def configure(decide, materialize):
+        node_module.GRAPH_IN_C.configure_reads(node_module.GRAPH_LOCK, EXECUTABLES, m._NONE, vars(registry), vars(cuts),
+                                               m.BaselineExecutable, m.HOST, decide, m.finish, materialize,
+                                               to_hlo.KEPT_GENERATOR_BYTES)
+    configure(counting("decide", m.decide), counting("materialize", m.materialize))
+    try:
+        yield calls
+    finally:
+        configure(m.decide, m.materialize)
+
+
+def _small_graph(x):
+    return xp.exp(x) * 2.0 + x
+
+
+def _close(got, n):
+    """Whether ``got`` is ``_small_graph`` of ``arange(n)`` (exp within NumPy's ulps)."""
+    expected = np.exp(np.arange(float(n))) * 2.0 + np.arange(float(n))
+    return np.allclose(np.asarray(got), expected, rtol=1e-14, atol=0)
+
+
+def test_a_cached_read_runs_in_c_and_counts_its_hit_as_lookup_does(counted_reads, monkeypatch):
+    """A read whose executable is cached calls no Python of the read path (``decide``) and
+    counts the hit where ``ExecutableCache.lookup`` counts it: in the cache's info, the
+    executable's marks and its hit count. A miss is ``decide``'s, as in ``materialize``, and
+    so is a baseline executable whose structure is due for fused code."""
+    from plaidarray.trace import hot
+
+    monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 1e9)  # never due: the baseline executable stays
+    x = xp.asarray(np.arange(5.0))
+    total = float(np.sum(np.exp(np.arange(5.0)) * 2.0 + np.arange(5.0)))
+    first = float(xp.sum(_small_graph(x)))  # cached now (outside an assert, which keeps its parts alive)
+    assert first == pytest.approx(total, rel=1e-14)
+    decided = counted_reads["decide"]
+    y = xp.sum(_small_graph(x))
+    from plaidarray.trace import materialize as m
+    key = (_c_walk([y._node])[0], m._NONE, m.backend_for(None).cache_tag)  # the walk's nodes not kept: none shared
+    exe = EXECUTABLES._lru[key]
+    hits, marks = xp.cache_info().hits, EXECUTABLES._hit_counts.get(id(exe), 0)
+    EXECUTABLES._used.discard(id(exe))
+    read = float(y)  # the read made from C
+    assert read == pytest.approx(total, rel=1e-14)
+    assert counted_reads["decide"] == decided
+    assert xp.cache_info().hits == hits + 1
+    assert EXECUTABLES._hit_counts[id(exe)] == marks + 1 and id(exe) in EXECUTABLES._used
+    z = np.asarray(xp.asarray(np.arange(7.0)) * 3.0 - 1.5)  # another graph: a miss, decided in Python
+    assert np.array_equal(z, np.arange(7.0) * 3.0 - 1.5)
+    assert counted_reads["decide"] == decided + 1
+    monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 0.0)  # due now: decided in Python, which submits it
+    again = float(xp.sum(_small_graph(x)))
+    assert again == pytest.approx(total, rel=1e-14) and counted_reads["decide"] == decided + 2
+
+
+def test_a_read_after_cut_graphs_and_a_traced_placeholder_go_to_python(counted_reads):
+    """The first read after a loop's cut graphs hands ``cuts`` its sizes, and a traced
+    placeholder's read raises the trace's error: both are ``materialize``'s."""
+    from plaidarray.trace import cuts
+
+    x = xp.asarray(np.arange(4.0))
+    assert _close(_small_graph(x), 4)
+    cuts._since_read = True
+    try:
+        read = float(xp.sum(_small_graph(x)))
+        assert read == pytest.approx(float(np.sum(np.exp(np.arange(4.0)) * 2 + np.arange(4))))
+        assert counted_reads["materialize"] == 1 and cuts._since_read is False
+    finally:
+        cuts._since_read = False
+
+    def f(v):
+        with pytest.raises(xp.TracerError):
+            node_module.GRAPH_IN_C.read((xp.exp(v) + 1.0)._node)
+        return v
+
+    xp.jit(f)(xp.ones(3))
+    assert counted_reads["materialize"] == 2
+
+
+class _Failing:
+    """An executable whose run fails (what a run out of memory does)."""
+
+    returns_parameters = False
+
+    def run(self, buffers):
+        raise MemoryError("a run that failed")
+
+
+def test_a_failed_run_leaves_the_lock_free_and_the_nodes_pending(counted_reads):
+    import threading
+
+    x = xp.asarray(np.arange(6.0))
+    assert _close(_small_graph(x), 6)
+    y = _small_graph(x)
+    from plaidarray.trace import materialize as m
+    key = (_c_walk([y._node])[0], m._NONE, m.backend_for(None).cache_tag)
+    kept = EXECUTABLES._lru[key]
+    EXECUTABLES._lru[key] = _Failing()
+    try:
+        with pytest.raises(MemoryError, match="a run that failed"):
+            node_module.GRAPH_IN_C.read(y._node)
+    finally:
+        EXECUTABLES._lru[key] = kept
+    assert y._node.buffer is None
+    free = []
+
+    def try_lock():
+        free.append(node_module.GRAPH_LOCK.acquire(blocking=False))
+        if free[-1]:
+            node_module.GRAPH_LOCK.release()
+    thread = threading.Thread(target=try_lock)
+    thread.start()
+    thread.join()
+    assert free == [True]
+    assert _close(y, 6)
+
+
+def test_a_read_waits_for_the_lock_another_thread_holds():
+    import threading
+    import time
+
+    x = xp.asarray(np.arange(3.0))
+    assert _close(_small_graph(x), 3)
+    y = _small_graph(x)
+    held, release = threading.Event(), threading.Event()
+
+    def hold():
+        with node_module.GRAPH_LOCK:
+            held.set()
+            release.wait(10)
+    thread = threading.Thread(target=hold)
+    thread.start()
+    held.wait(10)
+    threading.Timer(0.2, release.set).start()
+    start = time.perf_counter()
+    read = float(xp.sum(y))
+    waited = time.perf_counter() - start
+    assert read == pytest.approx(float(np.sum(np.exp(np.arange(3.0)) * 2 + np.arange(3))))
+    assert waited >= 0.15
+    thread.join()
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(step, min_size=1, max_size=25), st.integers(0, 99))
+def test_reads_in_c_compute_what_materialize_computes(steps, which):
+    """The same bits and the same nodes made ready, read from C and by ``materialize``."""
+    results = {}
+    for name in ("c", "python"):
+        values, nodes = _build(steps)
+        pending = [i for i, n in enumerate(nodes) if n.buffer is None]
+        if not pending:
+            return
+        root = nodes[pending[which % len(pending)]]
+        if name == "c":
+            node_module.GRAPH_IN_C.read(root)
+        else:
+            from plaidarray.trace.materialize import materialize
+            materialize([root])
+        results[name] = ([n.buffer is None for n in nodes], root.buffer.tobytes())
+        del values
+    assert results["c"] == results["python"]
+
+
 @pytest.mark.parametrize("where", ["c", "python"])
 def test_array_handles_count_the_arrays_on_a_node(where):
     """``Node.arrays`` goes up as arrays are made on a node and down as they are freed,
