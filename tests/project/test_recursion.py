@@ -51,7 +51,9 @@ BOUNDED = {
     "codegen/lowerings/gather.py:_before": "side 'right' asks side 'left' once",
     "hlo/printer.py:_nested": NESTING,
     "prebuild.py:_read": "the corpus's calls return arrays, or lists and tuples of arrays",
-    "trace/materialize.py:materialize": "retried once with shape_generic=False, which never retries",
+    "trace/materialize.py:finish <-> materialize": "retried once with shape_generic=False, which never retries, "
+                                                   "or once after the host computed the ops held from the device "
+                                                   "(none is held then)",
     "trace/scalars.py:value": "each pending operand is entered before it is evaluated, MOST_OPS in all",
 }
 
