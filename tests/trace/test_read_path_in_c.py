@@ -1,7 +1,8 @@
 """The eager path's C modules against their Python definitions.
 
 ``trace/_graph.c`` makes nodes as ``node._derive_in_python`` does, walks a read's
-pending graph as ``to_hlo.walk`` does and records elementwise functions' and operators'
+pending graph as ``to_hlo.walk`` does, reads a value as ``materialize`` does (``_graph.read``,
+its cached executable found in C) and records elementwise functions' and operators'
 common cases as their Python definitions do; ``trace/_scalars.c`` evaluates the scalar tier's
 common cases (compared with ``scalars.value`` in ``test_scalar_tier.py``);
 ``backend/llvm_cpu/_entry.c`` calls an executable's entry as its ctypes call does. All are
