@@ -1073,6 +1073,31 @@ static PyObject *stored_value(PyObject *node, PyObject *value, PyObject *block) 
     return counted_read(Py_NewRef(buffer));
 }
 
+/* Acquires `lock` (its acquire method: a threading lock's, blocking): 0, or -1 with the
+   error set (an interrupt while waiting). */
+static int lock_acquire(PyObject *lock) {
+    PyObject *got = PyObject_CallMethodNoArgs(lock, str_acquire);
+    Py_XDECREF(got);
+    return got == NULL ? -1 : 0;
+}
+
+/* Releases `lock`, with an error set before it kept aside meanwhile and restored after
+   (0); -1 where the release itself failed, its error then the one set. */
+static int lock_release(PyObject *lock) {
+    PyObject *error_type, *error_value, *error_traceback;
+    PyErr_Fetch(&error_type, &error_value, &error_traceback);
+    PyObject *released = PyObject_CallMethodNoArgs(lock, str_release);
+    if (released == NULL) {
+        Py_XDECREF(error_type);
+        Py_XDECREF(error_value);
+        Py_XDECREF(error_traceback);
+        return -1;
+    }
+    Py_DECREF(released);
+    PyErr_Restore(error_type, error_value, error_traceback);
+    return 0;
+}
+
 /* ``x[key] = value`` for an element or a block that leading ints pick, of an array that
    alone holds its buffer (``Array._store``'s in-place store, ``HostTransfers.store_element``):
    1 stored, 0 another kind of store, -1 error. No Python code runs between the
@@ -1111,9 +1136,7 @@ static int store_element(Handle *self, PyObject *key, PyObject *value) {
        it: NumPy copies a large block with the GIL released, and another thread's store
        meanwhile (into a copy, where a pending reader sees the buffer) would copy a
        half-written block */
-    PyObject *held = stored == NULL ? NULL : PyObject_CallMethodNoArgs(stores_lock, str_acquire);
-    int locked = held != NULL;
-    Py_XDECREF(held);
+    int locked = stored != NULL && lock_acquire(stores_lock) == 0;
     /* the array may have taken another node meanwhile: then nothing is stored here (and
        letting go of the old one may run code); else letting go frees nothing */
     int same = locked && self->node == node && SLOT(node, off_buffer) == buffer;
@@ -1127,18 +1150,7 @@ static int store_element(Handle *self, PyObject *key, PyObject *value) {
     int status = same ? alone_in_family(self->base) : 0;
     if (status > 0) status = sole_owner(node, buffer) ? (PyObject_SetItem(buffer, key, stored) ? -1 : 1) : 0;
     Py_DECREF(stored);
-    PyObject *error_type, *error_value, *error_traceback;
-    PyErr_Fetch(&error_type, &error_value, &error_traceback);
-    PyObject *released = PyObject_CallMethodNoArgs(stores_lock, str_release);
-    if (released == NULL) {
-        Py_XDECREF(error_type);
-        Py_XDECREF(error_value);
-        Py_XDECREF(error_traceback);
-        return -1;
-    }
-    Py_DECREF(released);
-    PyErr_Restore(error_type, error_value, error_traceback);
-    return status;
+    return lock_release(stores_lock) ? -1 : status;
 }
 
 /* ``x[key] = value``: an element or a block of an array nobody else sees, in C; any other
@@ -3169,30 +3181,32 @@ done:
 /* --- reads ----------------------------------------------------------------------------- */
 
 /* A read of one pending value whose executable is cached: materialize.materialize([node]),
-   the definition, with its walk, lookup (ExecutableCache.lookup: the hit counted as it
-   counts) and the setting of the buffers in one call, and the executable's own run method
+   the definition, with its walk, lookup (ExecutableCache.lookup's: its entries, the hit
+   counted by its hit method) and the setting of the buffers in one call, and the executable's own run method
    between them. Every read of a value that a loop makes after its first step is one (~5 us
    in Python, of which ~2 the calls and checks between the walk, the lookup and the run).
    Anything else (a miss, an executable due for another look, a device's other transfers,
    a backend with host ops, the first read after a loop's cut graphs, a traced placeholder)
    is decided by materialize.decide under the lock and run by materialize.finish, as
    materialize would: the walk made here is theirs. configure_reads gives what it reads. */
-static PyObject *reads_cache, *reads_given, *reads_registry, *reads_cuts, *reads_host, *reads_decide,
-    *reads_finish, *reads_materialize, *reads_kept;
+static PyObject *reads_entries, *reads_hit, *reads_given, *reads_registry, *reads_cuts, *reads_host,
+    *reads_decide, *reads_finish, *reads_materialize, *reads_kept;
 static PyTypeObject *baseline_type;
-static PyObject *str_lru, *str_used, *str_hit_counts, *str_hits, *str_current, *str_since_read, *str_backend,
+static PyObject *str_current, *str_since_read, *str_backend,
     *str_cache_tag, *str_compiler, *str_host_ops, *str_needs_attention, *str_returns_parameters, *str_run;
 
 static PyObject *configure_reads(PyObject *self, PyObject *args) {
     (void)self;
-    PyObject *lock, *cache, *given, *registry, *cuts, *baseline, *host, *decide, *finish, *materialize_fn, *kept;
-    if (!PyArg_ParseTuple(args, "OOO!O!O!O!OOOOO!:configure_reads", &lock, &cache, &PyFrozenSet_Type, &given,
-                          &PyDict_Type, &registry, &PyDict_Type, &cuts, &PyType_Type, &baseline, &host, &decide,
-                          &finish, &materialize_fn, &PyLong_Type, &kept))
+    PyObject *lock, *entries, *hit, *given, *registry, *cuts, *baseline, *host, *decide, *finish, *materialize_fn,
+        *kept;
+    if (!PyArg_ParseTuple(args, "OO!OO!O!O!O!OOOOO!:configure_reads", &lock, &PyDict_Type, &entries, &hit,
+                          &PyFrozenSet_Type, &given, &PyDict_Type, &registry, &PyDict_Type, &cuts, &PyType_Type,
+                          &baseline, &host, &decide, &finish, &materialize_fn, &PyLong_Type, &kept))
         return NULL;
     if (check_configured()) return NULL;
     Py_XSETREF(reads_lock, Py_NewRef(lock));
-    Py_XSETREF(reads_cache, Py_NewRef(cache));
+    Py_XSETREF(reads_entries, Py_NewRef(entries));
+    Py_XSETREF(reads_hit, Py_NewRef(hit));
     Py_XSETREF(reads_given, Py_NewRef(given));
     Py_XSETREF(reads_registry, Py_NewRef(registry));
     Py_XSETREF(reads_cuts, Py_NewRef(cuts));
@@ -3205,65 +3219,10 @@ static PyObject *configure_reads(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-static int hold_lock(void) {
-    PyObject *got = PyObject_CallMethodNoArgs(reads_lock, str_acquire);
-    Py_XDECREF(got);
-    return got == NULL ? -1 : 0;
-}
-
-/* Releases the lock, keeping an error set before it (the release's own wins only if none was). */
-static int release_lock(void) {
-    PyObject *type, *value, *traceback;
-    PyErr_Fetch(&type, &value, &traceback);
-    PyObject *done = PyObject_CallMethodNoArgs(reads_lock, str_release);
-    Py_XDECREF(done);
-    if (type != NULL) {
-        PyErr_Restore(type, value, traceback);
-        return -1;
-    }
-    return done == NULL ? -1 : 0;
-}
-
 /* NULL, after releasing the lock (an error is set). */
 static PyObject *unlocked_error(void) {
-    release_lock();
+    lock_release(reads_lock);
     return NULL;
-}
-
-/* Adds one to the count of `number` in the cache's dict attribute `name`. */
-static int count_in(PyObject *name, PyObject *number) {
-    PyObject *counts = PyObject_GetAttr(reads_cache, name);
-    if (counts == NULL) return -1;
-    int failed = -1;
-    if (PyDict_Check(counts)) {
-        PyObject *old = PyDict_GetItemWithError(counts, number);
-        long long n = old == NULL ? 0 : PyLong_AsLongLong(old);
-        PyObject *next = PyErr_Occurred() ? NULL : PyLong_FromLongLong(n + 1);
-        failed = next == NULL ? -1 : PyDict_SetItem(counts, number, next);
-        Py_XDECREF(next);
-    } else {
-        PyErr_SetString(PyExc_TypeError, "configure_reads: the cache's counts must be dicts");
-    }
-    Py_DECREF(counts);
-    return failed;
-}
-
-/* ExecutableCache.lookup's count of a hit on `exe`. */
-static int count_hit(PyObject *exe) {
-    PyObject *number = PyLong_FromVoidPtr(exe); /* id(exe) */
-    if (number == NULL) return -1;
-    PyObject *used = PyObject_GetAttr(reads_cache, str_used);
-    int failed = used == NULL || !PySet_Check(used) ? -1 : PySet_Add(used, number);
-    if (used != NULL && !PySet_Check(used)) PyErr_SetString(PyExc_TypeError, "configure_reads: _used must be a set");
-    Py_XDECREF(used);
-    failed = failed || count_in(str_hit_counts, number);
-    Py_DECREF(number);
-    if (failed) return -1;
-    PyObject *thread = PyLong_FromUnsignedLong(PyThread_get_thread_ident()); /* threading.get_ident() */
-    if (thread == NULL) return -1;
-    failed = count_in(str_hits, thread);
-    Py_DECREF(thread);
-    return failed;
 }
 
 /* Whether the attribute `name` of `obj` is true: 1, 0, or -1 on error. */
@@ -3306,17 +3265,10 @@ static int cached_executable(PyObject *walked, PyObject **exe) {
     if (host_ops || tag == NULL) return host_ops > 0 ? 0 : -1;
     PyObject *key = PyTuple_Pack(3, PyTuple_GET_ITEM(walked, 0), reads_given, tag);
     Py_DECREF(tag);
-    PyObject *lru = key == NULL ? NULL : PyObject_GetAttr(reads_cache, str_lru);
-    if (lru == NULL || !PyDict_Check(lru)) {
-        if (lru != NULL) PyErr_SetString(PyExc_TypeError, "configure_reads: the cache's _lru must be a dict");
-        Py_XDECREF(key);
-        Py_XDECREF(lru);
-        return -1;
-    }
-    PyObject *found = PyDict_GetItemWithError(lru, key);
+    if (key == NULL) return -1;
+    PyObject *found = PyDict_GetItemWithError(reads_entries, key);
     Py_XINCREF(found);
     Py_DECREF(key);
-    Py_DECREF(lru);
     if (found == NULL) return PyErr_Occurred() ? -1 : 0;
     int again = Py_IS_TYPE(found, baseline_type) ? attr_true(found, str_needs_attention) : 0;
     int passes = again ? again : attr_true(found, str_returns_parameters);
@@ -3324,10 +3276,12 @@ static int cached_executable(PyObject *walked, PyObject **exe) {
         Py_DECREF(found);
         return again < 0 || passes < 0 ? -1 : 0;
     }
-    if (count_hit(found)) {
+    PyObject *counted = PyObject_CallOneArg(reads_hit, found); /* ExecutableCache.hit */
+    if (counted == NULL) {
         Py_DECREF(found);
         return -1;
     }
+    Py_DECREF(counted);
     *exe = found;
     return 1;
 }
@@ -3336,7 +3290,7 @@ static int cached_executable(PyObject *walked, PyObject **exe) {
    materialize.finish([node], step, None, False, True). */
 static PyObject *decided_read(PyObject *node, PyObject *walked) {
     PyObject *step = PyObject_CallFunctionObjArgs(reads_decide, walked, Py_None, Py_False, Py_True, NULL);
-    if (release_lock() || step == NULL) {
+    if (lock_release(reads_lock) || step == NULL) {
         Py_XDECREF(step);
         return NULL;
     }
@@ -3355,14 +3309,14 @@ static PyObject *decided_read(PyObject *node, PyObject *walked) {
    under the lock (set_buffers). The caller released the lock. */
 static PyObject *cached_read(PyObject *walked, PyObject *exe) {
     PyObject *outs = PyObject_CallMethodOneArg(exe, str_run, PyTuple_GET_ITEM(walked, 1));
-    if (outs == NULL || hold_lock()) {
+    if (outs == NULL || lock_acquire(reads_lock)) {
         Py_XDECREF(outs);
         return NULL;
     }
     PyObject *args[] = {PyTuple_GET_ITEM(walked, 2), outs};
     PyObject *done = set_buffers(NULL, args, 2);
     Py_DECREF(outs);
-    if (release_lock()) Py_CLEAR(done);
+    if (lock_release(reads_lock)) Py_CLEAR(done);
     return done;
 }
 
@@ -3374,7 +3328,7 @@ static PyObject *read_node(PyObject *self, PyObject *node) {
         return NULL;
     }
     if (SLOT(node, off_buffer) != Py_None) Py_RETURN_NONE;
-    if (hold_lock()) return NULL;
+    if (lock_acquire(reads_lock)) return NULL;
     PyObject *walked = NULL, *exe = NULL;
     int general = SLOT(node, off_buffer) != Py_None ? 0 : 1; /* 0: computed meanwhile by another thread */
     if (general) {
@@ -3398,12 +3352,12 @@ static PyObject *read_node(PyObject *self, PyObject *node) {
             Py_DECREF(walked);
             return unlocked_error();
         }
-        PyObject *done = hit ? (release_lock() ? NULL : cached_read(walked, exe)) : decided_read(node, walked);
+        PyObject *done = hit ? (lock_release(reads_lock) ? NULL : cached_read(walked, exe)) : decided_read(node, walked);
         Py_XDECREF(exe);
         Py_DECREF(walked);
         return done;
     }
-    if (release_lock()) return NULL;
+    if (lock_release(reads_lock)) return NULL;
     if (!general) Py_RETURN_NONE;
     PyObject *nodes = PyList_New(1);
     if (nodes == NULL) return NULL;
@@ -3434,7 +3388,7 @@ static PyMethodDef methods[] = {
      "configure_elements(Array, _getitem, _setitem, HOST, numpy.array, numpy.ndarray, EXACT_SCALARS, "
      "scalars.evaluate, value_read, _STORES, views.Family): element reads and stores in C."},
     {"configure_reads", configure_reads, METH_VARARGS,
-     "configure_reads(GRAPH_LOCK, EXECUTABLES, no_donation, registry_globals, cuts_globals, BaselineExecutable, HOST, "
+     "configure_reads(GRAPH_LOCK, EXECUTABLES.entries, EXECUTABLES.hit, no_donation, registry_globals, cuts_globals, BaselineExecutable, HOST, "
      "decide, finish, materialize, kept_bytes)."},
     {"read", read_node, METH_O, "read(node): materialize([node]), its cached executable's run found in C."},
     {"configure_elementwise", configure_elementwise, METH_VARARGS,
@@ -3480,10 +3434,6 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_sqrt = PyUnicode_InternFromString("sqrt");
     str_broadcast_in_dim = PyUnicode_InternFromString("broadcast_in_dim");
     str_broadcast_dimensions = PyUnicode_InternFromString("broadcast_dimensions");
-    str_lru = PyUnicode_InternFromString("_lru");
-    str_used = PyUnicode_InternFromString("_used");
-    str_hit_counts = PyUnicode_InternFromString("_hit_counts");
-    str_hits = PyUnicode_InternFromString("_hits");
     str_current = PyUnicode_InternFromString("_current");
     str_since_read = PyUnicode_InternFromString("_since_read");
     str_backend = PyUnicode_InternFromString("backend");
@@ -3504,8 +3454,7 @@ PyMODINIT_FUNC PyInit__graph(void) {
         str_dynamic_slice == NULL || str_correction == NULL || str_dot_general == NULL || str_transpose == NULL ||
         str_add == NULL || str_mean == NULL ||
         str_subtract == NULL || str_multiply == NULL || str_sqrt == NULL || str_broadcast_in_dim == NULL ||
-        str_broadcast_dimensions == NULL || str_lru == NULL || str_used == NULL || str_hit_counts == NULL ||
-        str_hits == NULL || str_current == NULL || str_since_read == NULL || str_backend == NULL ||
+        str_broadcast_dimensions == NULL || str_current == NULL || str_since_read == NULL || str_backend == NULL ||
         str_cache_tag == NULL || str_compiler == NULL || str_host_ops == NULL || str_needs_attention == NULL ||
         str_returns_parameters == NULL || str_run == NULL ||
         NOT_HANDLED_MARK == NULL || PyType_Ready(&handle_type) || PyType_Ready(&elementwise_type) ||

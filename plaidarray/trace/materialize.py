@@ -370,14 +370,18 @@ def _read_in_python(node: Node) -> None:
     materialize([node])
 
 
-def _read_in_c() -> Callable[[Node], None] | None:
-    """``_graph.read``, configured with what it reads: the lock, the cache and its key's
-    parts, the registry's and ``cuts``' state, and ``decide`` and ``finish`` for every read
-    it does not run itself; None where the C module is not in use."""
+def _read_in_c(decided: Callable[..., Step] | None = None,
+               general: Callable[[list[Node]], None] | None = None) -> Callable[[Node], None] | None:
+    """``_graph.read``, configured with what it reads: the lock, the cache's entries and its
+    count of a hit, the key's parts, the registry's and ``cuts``' state, and ``decide`` and
+    ``finish`` for every read it does not run itself, ``materialize`` for those it does not
+    walk (tests count their calls through ``decided`` and ``general``, which stand for
+    ``decide`` and ``materialize``); None where the C module is not in use."""
     if GRAPH_IN_C is None:
         return None
-    GRAPH_IN_C.configure_reads(GRAPH_LOCK, EXECUTABLES, _NONE, vars(registry), vars(cuts), BaselineExecutable, HOST,
-                               decide, finish, materialize, KEPT_GENERATOR_BYTES)
+    GRAPH_IN_C.configure_reads(GRAPH_LOCK, EXECUTABLES.entries, EXECUTABLES.hit, _NONE, vars(registry), vars(cuts),
+                               BaselineExecutable, HOST, decided or decide, finish, general or materialize,
+                               KEPT_GENERATOR_BYTES)
     return cast("Callable[[Node], None]", GRAPH_IN_C.read)
 
 

@@ -331,8 +331,7 @@ def test_c_set_buffers_equals_python_set_buffers():
 def counted_reads():
     """``_graph.read`` configured with counting ``decide`` and ``materialize``: the calls
     that went to Python, by name; configured as before afterwards."""
-    from plaidarray.backend import registry
-    from plaidarray.trace import cuts, materialize as m
+    from plaidarray.trace import materialize as m
 
     calls = {"decide": 0, "materialize": 0}
 
@@ -342,15 +341,11 @@ def counted_reads():
             return fn(*args, **kwargs)
         return counted
 
-    def configure(decide, materialize):
-        node_module.GRAPH_IN_C.configure_reads(node_module.GRAPH_LOCK, EXECUTABLES, m._NONE, vars(registry), vars(cuts),
-                                               m.BaselineExecutable, m.HOST, decide, m.finish, materialize,
-                                               to_hlo.KEPT_GENERATOR_BYTES)
-    configure(counting("decide", m.decide), counting("materialize", m.materialize))
+    m._read_in_c(counting("decide", m.decide), counting("materialize", m.materialize))
     try:
         yield calls
     finally:
-        configure(m.decide, m.materialize)
+        m._read_in_c()
 
 
 def _small_graph(x):
