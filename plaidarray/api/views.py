@@ -31,7 +31,7 @@ import numpy as np
 
 from ..trace import node as node_module
 from ..trace.array import Array
-from ..trace.views import Layout, Step, attach, view
+from ..trace.views import Family, Layout, Step, ViewOf, attach, view
 from . import graph, indexing
 from .graph import op, transpose
 from .recipes import recorded
@@ -376,12 +376,16 @@ def _attach_window(x: Array, out: Array, key: Any) -> Array:
 
 #: ``_window``'s windows recorded in C (``_graph.Window``: the same nodes and view, without
 #: a recipe's signature and lookup or the Python path, which took ~11 us a window of a new
-#: length), None where the C module is not in use. ``getitem`` asks it first; it answers
-#: None where ``_window`` would not record the window (and while tracing, for weakly typed
-#: arrays: there the recipes' rules run).
+#: length; the view made as ``attach`` makes it, which it calls where the array has no
+#: family yet), None where the C module is not in use. ``getitem`` asks it first, and so
+#: does ``x[key]`` of an Array for a slice, tuple or int key (``_graph.use_window``); it
+#: answers None where ``_window`` would not record the window (and while tracing, for
+#: weakly typed arrays: there the recipes' rules run).
 _WINDOW_IN_C = None if node_module.GRAPH_IN_C is None else node_module.GRAPH_IN_C.Window(
     indexing._SLICES, indexing.slice_plan, indexing._INDEX_BUFFERS, indexing._index_node(0).shape,
-    indexing._index_node, _attach_window, graph.MERGED_RANK)
+    indexing._index_node, _attach_window, graph.MERGED_RANK, ViewOf, Family, Index)
+if node_module.GRAPH_IN_C is not None:
+    node_module.GRAPH_IN_C.use_window(_WINDOW_IN_C)
 
 
 def index_step(key: Any) -> Index | None:

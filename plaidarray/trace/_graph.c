@@ -774,6 +774,7 @@ static void handle_dealloc(Handle *self) {
    (``configure_elements``): a loop's element read was ~1.2 us of Python (the method, the
    key's checks, the transfer's load, a ready node and its Array), against NumPy's 0.1. */
 static PyObject *getitem_in_python; /* Array._getitem: every other key, and the definition */
+static PyObject *subscript_window;  /* the Window x[key] asks first (use_window), or NULL */
 static PyObject *setitem_in_python; /* Array._setitem: every other store, and the definition */
 static PyObject *exact_scalars;     /* backend.transfer.EXACT_SCALARS */
 static PyObject *scalar_value_fn;   /* trace.scalars.evaluate */
@@ -895,6 +896,15 @@ static PyObject *handle_subscript(PyObject *self, PyObject *key) {
     }
     PyObject *found = element((Handle *)self, key);
     if (found != NULL || PyErr_Occurred()) return found;
+    if (subscript_window != NULL && Py_IS_TYPE(self, element_array_type) &&
+        (PySlice_Check(key) || PyTuple_CheckExact(key) || PyLong_CheckExact(key))) {
+        /* a window or a row: views.getitem asks the Window first for these keys, so asking it
+           here first skips Array._getitem and views.getitem (~0.6 us of a window) */
+        PyObject *call[] = {self, key};
+        found = PyObject_Vectorcall(subscript_window, call, 2, NULL);
+        if (found != Py_None) return found;
+        Py_DECREF(found);
+    }
     return PyObject_CallFunctionObjArgs(getitem_in_python, self, key, NULL);
 }
 
@@ -2659,8 +2669,14 @@ typedef struct {
     PyObject *index_shape;   /* their Shape */
     PyObject *index_node;    /* i -> a ready node of a start position past them (indexing._index_node) */
     PyObject *attach;        /* (x, window, key) -> the window made a view of x (views._window's attach) */
+    PyTypeObject *view_of;   /* trace.views.ViewOf: a view's record */
+    PyTypeObject *family;    /* trace.views.Family: a root's record */
+    PyTypeObject *index;     /* api.views.Index: the step of ``x[key]`` */
+    Py_ssize_t off_view_family, off_view_steps, off_view_writable, off_view_layout, off_view_held;
+    Py_ssize_t off_family_views, off_family_prune_at, off_family_pin, off_index_key;
     int max_rank;
 } Window;
+
 
 static PyObject *str_dynamic_slice;
 
@@ -2792,6 +2808,85 @@ done:
     return out;
 }
 
+/* ``array``, the window ``x[key]`` (a new Array), made a view of ``x``'s root as
+   trace.views.attach makes it with the step ``Index(key)``: 1 when done, 0 where the Python
+   ``attach`` is to do it (``x`` has no record yet, so its family is to be made; a record of
+   another type; a family whose list of views is due for its pruning), -1 on error. Making
+   the step, the record and the view's weak reference here took ~1.8 us off a window of
+   Python (``_attach_window``, ``attach``, ``Family.add`` and two ``__init__``). */
+static int attach_window(Window *self, PyObject *x, PyObject *array, PyObject *key) {
+    PyObject *record = ((Handle *)x)->base, *family, *steps, *writable;
+    if (record == NULL) return 0;
+    if (Py_IS_TYPE(record, self->view_of)) {
+        family = SLOT(record, self->off_view_family);
+        steps = SLOT(record, self->off_view_steps);
+        writable = SLOT(record, self->off_view_writable);
+        if (family == NULL || steps == NULL || writable == NULL || !PyTuple_CheckExact(steps) ||
+            !Py_IS_TYPE(family, self->family))
+            return 0;
+    } else if (Py_IS_TYPE(record, self->family)) {
+        family = record;
+        steps = empty_tuple;
+        writable = Py_True;
+    } else {
+        return 0;
+    }
+    PyObject *views = SLOT(family, self->off_family_views), *prune_at = SLOT(family, self->off_family_prune_at);
+    PyObject *pin = SLOT(family, self->off_family_pin);
+    if (views == NULL || prune_at == NULL || pin == NULL || !(views == Py_None || PyList_CheckExact(views)))
+        return 0;
+    if (views != Py_None) {
+        Py_ssize_t due = PyLong_AsSsize_t(prune_at);
+        if (due == -1 && PyErr_Occurred()) return -1;
+        if (PyList_GET_SIZE(views) >= due) return 0; /* Family.add prunes the list first */
+    }
+    int open = PyObject_IsTrue(writable); /* ``writable and step.writable``: an Index is writable */
+    if (open < 0) return -1;
+    PyObject *step = self->index->tp_alloc(self->index, 0);
+    if (step == NULL) return -1;
+    SLOT(step, self->off_index_key) = Py_NewRef(key);
+    Py_ssize_t n_steps = PyTuple_GET_SIZE(steps);
+    PyObject *chain = PyTuple_New(n_steps + 1);
+    if (chain == NULL) {
+        Py_DECREF(step);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n_steps; i++) PyTuple_SET_ITEM(chain, i, Py_NewRef(PyTuple_GET_ITEM(steps, i)));
+    PyTuple_SET_ITEM(chain, n_steps, step);
+    PyObject *view_of = self->view_of->tp_alloc(self->view_of, 0);
+    PyObject *ref = view_of == NULL ? NULL : PyWeakref_NewRef(array, NULL);
+    if (ref == NULL) {
+        Py_XDECREF(view_of);
+        Py_DECREF(chain);
+        return -1;
+    }
+    SLOT(view_of, self->off_view_family) = Py_NewRef(family);
+    SLOT(view_of, self->off_view_steps) = chain;
+    SLOT(view_of, self->off_view_writable) = Py_NewRef(open ? Py_True : writable);
+    SLOT(view_of, self->off_view_layout) = Py_NewRef(Py_None);
+    SLOT(view_of, self->off_view_held) = Py_NewRef(Py_None);
+    Py_XSETREF(((Handle *)array)->base, view_of);
+    int failed;
+    if (views == Py_None) {
+        PyObject *list = PyList_New(1);
+        failed = list == NULL;
+        if (!failed) {
+            PyList_SET_ITEM(list, 0, ref);
+            ref = NULL;
+            Py_SETREF(SLOT(family, self->off_family_views), list);
+        }
+    } else {
+        failed = PyList_Append(views, ref);
+    }
+    Py_XDECREF(ref);
+    if (!failed && pin != Py_None) { /* an exported family: the pin adopts the view (``Pin.adopt``) */
+        PyObject *adopted = PyObject_CallMethod(pin, "adopt", "O", array);
+        failed = adopted == NULL;
+        Py_XDECREF(adopted);
+    }
+    return failed ? -1 : 1;
+}
+
 static PyObject *window_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     Window *self = (Window *)callable;
     if (kwnames != NULL || PyVectorcall_NARGS(nargsf) != 2) {
@@ -2809,6 +2904,8 @@ static PyObject *window_vectorcall(PyObject *callable, PyObject *const *args, si
     if (out == NULL) return NULL;
     PyObject *array = wrapped(out);
     if (array == NULL) return NULL;
+    int attached = Py_IS_TYPE(array, array_type) ? attach_window(self, x, array, key) : 0;
+    if (attached) return attached < 0 ? (Py_DECREF(array), NULL) : array;
     PyObject *call[] = {x, array, key};
     PyObject *view = PyObject_Vectorcall(self->attach, call, 3, NULL);
     Py_DECREF(array);
@@ -2816,14 +2913,24 @@ static PyObject *window_vectorcall(PyObject *callable, PyObject *const *args, si
 }
 
 static PyObject *window_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-    PyObject *slices, *plan, *index_buffers, *index_shape, *index_node, *attach;
+    PyObject *slices, *plan, *index_buffers, *index_shape, *index_node, *attach, *view_of, *family, *index;
     int max_rank;
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
         PyErr_SetString(PyExc_TypeError, "Window takes positional arguments only");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "O!OO!OOOi:Window", &PyDict_Type, &slices, &plan, &PyTuple_Type, &index_buffers,
-                          &index_shape, &index_node, &attach, &max_rank))
+    if (!PyArg_ParseTuple(args, "O!OO!OOOiO!O!O!:Window", &PyDict_Type, &slices, &plan, &PyTuple_Type, &index_buffers,
+                          &index_shape, &index_node, &attach, &max_rank, &PyType_Type, &view_of, &PyType_Type, &family,
+                          &PyType_Type, &index))
+        return NULL;
+    PyTypeObject *view_type = (PyTypeObject *)view_of, *family_of = (PyTypeObject *)family,
+                 *index_type = (PyTypeObject *)index;
+    Py_ssize_t offsets[9];
+    if (slot_offset(view_type, "family", &offsets[0]) || slot_offset(view_type, "steps", &offsets[1]) ||
+        slot_offset(view_type, "writable", &offsets[2]) || slot_offset(view_type, "_layout", &offsets[3]) ||
+        slot_offset(view_type, "held", &offsets[4]) || slot_offset(family_of, "views", &offsets[5]) ||
+        slot_offset(family_of, "prune_at", &offsets[6]) || slot_offset(family_of, "pin", &offsets[7]) ||
+        slot_offset(index_type, "key", &offsets[8]))
         return NULL;
     if (max_rank < 1 || max_rank > 8) {
         PyErr_SetString(PyExc_ValueError, "Window: the largest rank taken must be 1 to 8");
@@ -2846,6 +2953,18 @@ static PyObject *window_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     self->index_shape = Py_NewRef(index_shape);
     self->index_node = Py_NewRef(index_node);
     self->attach = Py_NewRef(attach);
+    self->view_of = (PyTypeObject *)Py_NewRef(view_of);
+    self->family = (PyTypeObject *)Py_NewRef(family);
+    self->index = (PyTypeObject *)Py_NewRef(index);
+    self->off_view_family = offsets[0];
+    self->off_view_steps = offsets[1];
+    self->off_view_writable = offsets[2];
+    self->off_view_layout = offsets[3];
+    self->off_view_held = offsets[4];
+    self->off_family_views = offsets[5];
+    self->off_family_prune_at = offsets[6];
+    self->off_family_pin = offsets[7];
+    self->off_index_key = offsets[8];
     self->max_rank = max_rank;
     return (PyObject *)self;
 }
@@ -2857,6 +2976,9 @@ static int window_traverse(Window *self, visitproc visit, void *arg) {
     Py_VISIT(self->index_shape);
     Py_VISIT(self->index_node);
     Py_VISIT(self->attach);
+    Py_VISIT(self->view_of);
+    Py_VISIT(self->family);
+    Py_VISIT(self->index);
     return 0;
 }
 
@@ -2867,6 +2989,9 @@ static int window_clear(Window *self) {
     Py_CLEAR(self->index_shape);
     Py_CLEAR(self->index_node);
     Py_CLEAR(self->attach);
+    Py_CLEAR(self->view_of);
+    Py_CLEAR(self->family);
+    Py_CLEAR(self->index);
     return 0;
 }
 
@@ -2879,7 +3004,7 @@ static void window_dealloc(Window *self) {
 static PyTypeObject window_type = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "plaidarray.trace._graph.Window",
-    .tp_doc = "Window(slices, plan, index_buffers, index_shape, index_node, attach, max_rank): x[key] for a "
+    .tp_doc = "Window(slices, plan, index_buffers, index_shape, index_node, attach, max_rank, ViewOf, Family, Index): x[key] for a "
               "window's common keys in C, called with (x, key); None for the rest.",
     .tp_basicsize = sizeof(Window),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
@@ -2890,6 +3015,18 @@ static PyTypeObject window_type = {
     .tp_traverse = (traverseproc)window_traverse,
     .tp_clear = (inquiry)window_clear,
 };
+
+/* The Window that ``x[key]`` of an Array asks first for a slice, tuple or int key (None:
+   none, every key goes to Array._getitem). */
+static PyObject *use_window(PyObject *self, PyObject *window) {
+    (void)self;
+    if (window != Py_None && !Py_IS_TYPE(window, &window_type)) {
+        PyErr_SetString(PyExc_TypeError, "use_window(window: Window | None)");
+        return NULL;
+    }
+    Py_XSETREF(subscript_window, window == Py_None ? NULL : Py_NewRef(window));
+    Py_RETURN_NONE;
+}
 
 /* --- signature ------------------------------------------------------------------------- */
 
@@ -3384,6 +3521,7 @@ static PyMethodDef methods[] = {
      "generalize(sized, describe, rows) -> (structure, values, sizes)."},
     {"configure_scalar_reads", configure_scalar_reads, METH_VARARGS,
      "configure_scalar_reads(__float__, __int__, __bool__, __index__): Array's Python methods, the definitions."},
+    {"use_window", use_window, METH_O, "use_window(window): the Window x[key] of an Array asks first (None: none)."},
     {"configure_elements", configure_elements, METH_VARARGS,
      "configure_elements(Array, _getitem, _setitem, HOST, numpy.array, numpy.ndarray, EXACT_SCALARS, "
      "scalars.evaluate, value_read, _STORES, views.Family): element reads and stores in C."},

@@ -21,6 +21,7 @@ import operator
 import os
 import subprocess
 import sys
+import weakref
 
 import numpy as np
 import pytest
@@ -918,6 +919,7 @@ def _getitem_outcome(make, key, in_c):
     saved = views._WINDOW_IN_C
     if not in_c:
         views._WINDOW_IN_C = None
+        node_module.GRAPH_IN_C.use_window(None)
     try:
         made = []
         outcome = _outcome(lambda: made.append(make()) or made[0][key])
@@ -927,11 +929,17 @@ def _getitem_outcome(make, key, in_c):
         return ("raised", type(e), str(e))
     finally:
         views._WINDOW_IN_C = saved
+        node_module.GRAPH_IN_C.use_window(saved)
     record = out._base
     steps = getattr(record, "steps", None)
+    family = getattr(record, "family", None)
+    shared = family is not None and family is (x._base.family if type(x._base) is type(record) else x._base)
+    kept = family is not None and any(ref() is out for ref in family.views)
+    described = (type(record).__name__, shared, kept, getattr(record, "writable", None),
+                 getattr(record, "_layout", None), getattr(record, "held", None))
     if steps and getattr(record, "writable", False) and out.ndim:
         out[...] = -1.0
-    return outcome, steps, np.asarray(x).tobytes()
+    return outcome, steps, described, np.asarray(x).tobytes()
 
 
 @settings(max_examples=400, deadline=None)
@@ -980,6 +988,69 @@ def test_rows_in_c_are_views_recorded_without_the_python_path(monkeypatch):
     row = x[1]
     row[0, 0] = 100.0  # a view: the write reaches its base
     assert float(x[1, 0, 0]) == 100.0
+
+
+def _window_in_c(attach):
+    """A ``_graph.Window`` as ``api.views`` makes it, calling ``attach`` where it attaches in Python."""
+    from plaidarray.api import graph, indexing, views
+    return node_module.GRAPH_IN_C.Window(
+        indexing._SLICES, indexing.slice_plan, indexing._INDEX_BUFFERS, indexing._index_node(0).shape,
+        indexing._index_node, attach, graph.MERGED_RANK, views.ViewOf, views.Family, views.Index)
+
+
+def test_windows_in_c_attach_views_as_attach_does_and_leave_the_rest_to_it():
+    """A window of an array whose family exists (a root windowed before, or a view) is made
+    a view in C: the record ``trace.views.attach`` makes (the family, the steps with
+    ``Index(key)``, writable, no layout yet), the view in the family's list, a write through
+    it reaching the root. A root's first window (its family is made), and a family whose
+    list is due for its pruning, are ``attach``'s."""
+    from plaidarray.api import views
+    calls = []
+
+    def counted(x, out, key):
+        calls.append(key)
+        return views._attach_window(x, out, key)
+
+    fast = _window_in_c(counted)
+    values = np.arange(24.0).reshape(4, 6)
+    x = xp.asarray(values)
+    first = fast(x, slice(1, 3))
+    assert calls == [slice(1, 3)] and type(x._base) is views.Family  # the family is made in Python
+    window = fast(x, (slice(0, 2), slice(1, 4)))
+    row = fast(first, 1)
+    assert calls == [slice(1, 3)]  # both attached in C
+    for out, steps in ((window, (views.Index((slice(0, 2), slice(1, 4))),)),
+                       (row, (views.Index(slice(1, 3)), views.Index(1)))):
+        record = out._base
+        assert type(record) is views.ViewOf and record.family is x._base and record.steps == steps
+        assert record.writable is True and record._layout is None and record.held is None
+        assert any(ref() is out for ref in x._base.views)
+    np.testing.assert_array_equal(np.asarray(row), values[2])
+    row[3] = -5.0
+    window[0, 0] = -7.0
+    expected = values.copy()
+    expected[2, 3], expected[0, 1] = -5.0, -7.0
+    np.testing.assert_array_equal(np.asarray(x), expected)
+    y = xp.asarray(values)
+    kept = [fast(y, slice(0, k)) for k in range(1, 4)]
+    family = y._base
+    dead = weakref.ref(xp.asarray(values))
+    assert dead() is None
+    family.views.extend([dead] * (family.prune_at - len(family.views)))
+    assert fast(y, slice(0, 1)) is not None  # due for pruning: Family.add's
+    assert calls == [slice(1, 3), slice(0, 1), slice(0, 1)] and len(family.views) == len(kept) + 1
+
+
+def test_windows_of_a_read_only_view_are_read_only_in_c_too():
+    from plaidarray.api import views
+    fast = _window_in_c(views._attach_window)
+    x = xp.asarray(np.arange(12.0).reshape(3, 4))
+    spread = xp.broadcast_to(x[0], (2, 4))
+    assert spread._base.writable is False
+    out = fast(spread, slice(0, 1))
+    assert out is not None and out._base.writable is False
+    with pytest.raises(ValueError, match="read-only"):
+        out[0, 0] = 1.0
 
 
 def test_windows_in_c_are_not_used_while_tracing():
