@@ -235,15 +235,17 @@ def evaluator(derived: Sequence[Dim], values: Sequence[Dim]) -> Callable[[Sequen
 def _compiled(derived: Sequence[Dim], values: Sequence[Dim]) -> Callable[[Sequence[int]], tuple[list[int], tuple]]:
     """``evaluator``'s function as compiled Python code."""
     lines = ["def evaluate(v):", "    v = list(v)"]
-    lines += [f"    v.append({_python(d)})" for d in derived]
-    lines.append(f"    return v, ({''.join(_python(value) + ', ' for value in values)})")
+    lines += [f"    v.append({python_expression(d)})" for d in derived]
+    lines.append(f"    return v, ({''.join(python_expression(value) + ', ' for value in values)})")
     namespace: dict[str, Any] = {}
     exec(compile("\n".join(lines), "<plaidarray.hlo.symbolic.evaluator>", "exec"), namespace)
     return namespace["evaluate"]
 
 
-def _python(value: Dim) -> str:
-    """``value`` as a Python expression of the dims table ``v``."""
+def python_expression(value: Dim) -> str:
+    """``value`` as a Python expression of the dims table ``v``: only ints (coefficients
+    and indices), for code made from it and compiled (``evaluator``, a shape-generic
+    executable's runner, ``ShapeGenericExecutable.runner``)."""
     if isinstance(value, Sym):
         return f"v[{int(value.index)}]"
     if isinstance(value, SymExpr):

@@ -627,6 +627,33 @@ def test_a_runner_makes_the_buffers_and_dims_table_a_binding_has():
         "temporaries kept from its second run on"
 
 
+@settings(max_examples=100, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 60), st.integers(0, 1 << 17)), min_size=1, max_size=12))
+def test_a_runner_made_by_code_is_the_runner_made_step_by_step(sizes):
+    """A template bound ``symbolic.COMPILE_AFTER`` times makes its runners by code made for
+    it (``_made_runner_code``): the same dims table, ranges, buffers' dims and bytes as
+    the sizes evaluated and sliced in turn, the same refusal past a limit, and a binding
+    where a step is worth running in chunks (a large ``n * m``)."""
+    from plaidarray.backend.llvm_cpu import executable as cpu_executable
+    from plaidarray.hlo import symbolic
+
+    if cpu_executable._run_in_c is None:
+        pytest.skip("runners are made where runs go through C (_entry)")
+    by_code, step_by_step = _sized_template(), _sized_template()
+    for a, b in [(7, 3)] * symbolic.COMPILE_AFTER:
+        by_code.runner([a, b])
+    assert by_code._runner_code is not None and step_by_step._runner_code is None
+    for a, b in sizes:
+        step_by_step._runners = 0  # never made: its runners are the step-by-step path's
+        made, expected = by_code.runner([a, b]), step_by_step.runner([a, b])
+        assert type(made) is type(expected)
+        if type(made) is cpu_executable._Runner:
+            assert (made._dims, made._n_table, made._ranges, made._sized, made._nbytes) == \
+                (expected._dims, expected._n_table, expected._ranges, expected._sized, expected._nbytes)
+        elif made is not None:
+            assert made._dims == expected._dims and made._ranges == expected._ranges
+
+
 def test_a_binding_keeps_its_temporaries_from_its_second_run():
     """A binding run once (a size met once) keeps no temporaries; run again, it keeps them."""
     from plaidarray.backend.llvm_cpu import executable as cpu_executable

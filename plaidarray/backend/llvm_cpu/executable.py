@@ -19,12 +19,13 @@ import operator
 import struct
 import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import NamedTuple, cast
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 
 from ... import config
 from ...hlo.shape import Shape
+from ...hlo import symbolic
 from ...hlo.symbolic import Dim, evaluate, evaluator, is_static
 from .. import memory, transfer
 from ..buffer_pool import POOL
@@ -297,6 +298,9 @@ class ShapeGenericExecutable(Executable):
         self._runs = _Runs(steps)
         self._evaluate: Callable[[Sequence[int]], tuple[list[int], tuple]] | None = None
         self._words: tuple[int, int, bytes] | None = None
+        #: ``runner``'s calls, and its code once made (``_runner_code``).
+        self._runners = 0
+        self._runner_code: Callable[[Sequence[int], int], tuple | bool | None] | None = None
 
     # What a binding evaluates and keeps, made at the first binding: most templates loaded
     # (an op's kernel on its first use) are merged into sequences (``sequence.py``) and
@@ -456,6 +460,18 @@ class ShapeGenericExecutable(Executable):
         threads, and sizes that make their own constants (``per_size``), take ``bind``'s."""
         if self.per_size or _run_in_c is None:
             return self.bind(values)
+        code = self._runner_code
+        if code is None:
+            self._runners += 1
+            if self._runners >= symbolic.COMPILE_AFTER and not self._static_splitting:
+                code = self._runner_code = self._made_runner_code(len(values))
+        if code is not None and len(values) == code.n_values:  # type: ignore[attr-defined]
+            made = code(values, 2 * parallel.MIN_PARALLEL_WORK)
+            if not isinstance(made, tuple):  # None past a limit; False: a step worth running in chunks, a binding's
+                return None if made is None else self.bind(values)
+            runner = _Runner(self, *made)
+            runner.from_disk = self.from_disk
+            return runner
         found = self._sized_at(values)
         if found is None:
             return None
@@ -468,6 +484,43 @@ class ShapeGenericExecutable(Executable):
                          ranges, sized, nbytes)
         runner.from_disk = self.from_disk
         return runner
+
+    def _made_runner_code(self, n_values: int) -> Callable[[Sequence[int], int], tuple | bool | None]:
+        """What ``runner`` works out for sizes ``v`` (``n_values`` of them), as one function
+        of compiled Python code (``symbolic.python_expression``: only ints in its text),
+        made once a template has been bound ``symbolic.COMPILE_AFTER`` times (a loop over
+        new sizes): the dims table with the derived sizes, None past a limit, False where a
+        sized step is worth running in chunks (``parallel.splits``, whose threshold it
+        is given), else ``_Runner``'s arguments after the template: the packed dims, the
+        table's length, the sized steps' ranges, the sized buffers' dims and the bytes of
+        every buffer. Evaluating the sizes, then slicing them into ranges and each
+        buffer's dims, testing each range and summing the bytes one by one was 6 of a
+        new size's ~9 us of making its runner."""
+        e = symbolic.python_expression
+        lines = ["def runner(v, split_at):", "    v = list(v)"]
+        lines += [f"    v.append({e(d)})" for d in self.derived]
+        if self.limits:
+            lines.append("    if " + " or ".join(f"{e(value)} > {int(limit)}" for value, limit in self.limits) +
+                         ": return None")
+        ranges = [e(size) for i in self._sized_steps for size in (self.steps[i].segment.extent,
+                                                                   self.steps[i].segment.work)]
+        lines.append(f"    r = ({''.join(r + ', ' for r in ranges)})")
+        if ranges:
+            lines.append("    if " + " or ".join(f"r[{k}] > 1 and r[{k + 1}] >= split_at" for k in range(0, len(ranges), 2))
+                         + ": return False")
+        shapes = (self._output_shapes, self._temp_shapes)
+        sized = [shapes[group][i].dims for group, i, _, _, _ in self._sized_buffers]
+        lines.append("    s = (" + "".join("(" + "".join(e(d) + ", " for d in dims) + "), " for dims in sized) + ")")
+        nbytes = [str(int(self._static_bytes))] + [
+            " * ".join([str(int(buffer[3].itemsize)), *(f"s[{k}][{j}]" for j in range(len(dims)))])
+            for k, (buffer, dims) in enumerate(zip(self._sized_buffers, sized))]
+        n_table = n_values + len(self.derived)
+        lines.append(f"    return pack(*v, *r[::2]), {n_table}, r, s, {' + '.join(nbytes)}")
+        namespace: dict[str, Any] = {"pack": _words_packer(n_table + len(self._sized_steps))}
+        exec(compile("\n".join(lines), "<plaidarray.llvm_cpu.runner>", "exec"), namespace)
+        code = namespace["runner"]
+        code.n_values = n_values
+        return cast("Callable[[Sequence[int], int], tuple | bool | None]", code)
 
     def check_memory(self, sized: tuple[tuple[int, ...], ...], nbytes: int) -> None:
         """A MemoryError naming the largest buffer if a ``runner``'s buffers (its sized
