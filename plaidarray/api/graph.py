@@ -19,7 +19,7 @@ from ..hlo.literal import Literal
 from ..hlo.opdef import Groups, runs
 from ..hlo.shape import MAX_SIZE, Shape
 from ..trace.array import Array
-from ..trace.cuts import cut_at, recorded_again, waiting
+from ..trace.cuts import cut_at, past_bound, recorded_again, waiting
 from ..trace import node as node_module
 from ..trace.materialize import materialize
 from ..trace.node import Node
@@ -39,7 +39,7 @@ def op(name: str, *operands: Array | Node, **attrs: Any) -> Array:
 def wrap(node: Node) -> Array:
     """The Array of a node just recorded, which runs at once if it is deeper than the
     pending bound (``PLAIDARRAY_MAX_PENDING``) and a good place to cut (``trace/cuts.py``)."""
-    if node.depth > node_module.MAX_PENDING > 0:
+    if node.depth > node_module.MAX_PENDING > 0 and past_bound(node):
         run = cut_at(node)
         if run is not None:
             node_module.value_read()

@@ -126,6 +126,32 @@ def waiting(run: Node, node: Node) -> list[Node]:
     return found
 
 
+#: ``node.reads_mark()`` when ``past_bound`` last counted a graph's depths again and found
+#: it past the bound still: depths go stale only when a read computes some of a graph's
+#: nodes, so until the next read (or cut) a loop recording past the bound counts none
+#: again (each count walks the pending graph).
+_counted_at = -1
+
+
+def past_bound(node: Node) -> bool:
+    """Whether ``node``, recorded deeper than the bound, is past it still once its pending
+    graph's depths are counted again (``recorded_again``) where a read may have computed
+    some of its nodes since. A node's depth is counted when it is recorded, from its
+    operands' then: a loop's state that its read does not depend on (a Kalman filter's
+    covariance, updated after the state it reads) was recorded on nodes that the next read
+    computed, and its depth grew by a step's at every step until it was cut: a read and
+    ~1.7 cuts a step, where its pending graph was 7 nodes deep."""
+    global _counted_at
+    mark = node_module.reads_mark()
+    if mark == _counted_at:
+        return True
+    recorded_again(node)
+    if node.depth <= node_module.MAX_PENDING:
+        return False
+    _counted_at = mark
+    return True
+
+
 def recorded_again(node: Node) -> None:
     """Count the depths of ``node``'s pending graph again after an earlier node of it ran
     (``cut_at``): the iterations recorded after that node then reach the bound where

@@ -124,6 +124,42 @@ def test_a_long_loop_without_reads_runs_in_bounded_graphs():
     np.testing.assert_allclose(got, expected, rtol=1e-9)
 
 
+def test_state_updated_after_the_value_read_is_not_cut_for_depths_a_read_made_stale(monkeypatch):
+    """A Kalman filter reads its state at each step, after which its covariance is updated
+    from values that read computed: the covariance's pending graph stays a few nodes deep,
+    but its nodes' depths were counted when the values they read were pending. Counted
+    again past the bound (``cuts.past_bound``), no graph is cut (~1.7 cuts a step before,
+    each a read of its own and a graph of another structure); the values are NumPy's."""
+    from plaidarray.api import graph
+
+    cut = []
+    original = graph.cut_at
+    monkeypatch.setattr(graph, "cut_at", lambda node: cut.append(node) or original(node))
+    rng = np.random.default_rng(3)
+    zs = rng.standard_normal((60, 2))
+    f_, h_ = np.eye(4) + 0.1 * np.eye(4, k=1), np.eye(2, 4)
+    q_, r_ = 0.01 * np.eye(4), 0.1 * np.eye(2)
+    f, h, q, r = (xp.asarray(a) for a in (f_, h_, q_, r_))
+    x, p = xp.zeros(4, dtype=xp.float64), xp.eye(4, dtype=xp.float64)
+    ex, ep, got, expected = np.zeros(4), np.eye(4), [], []
+    for z in zs:
+        x = f @ x
+        p = f @ p @ f.T + q
+        gain = p @ h.T @ xp.linalg.inv(h @ p @ h.T + r)
+        x = x + gain @ (xp.asarray(z) - h @ x)
+        p = (xp.eye(4, dtype=xp.float64) - gain @ h) @ p
+        got.append(float(xp.sum(x)))
+        ex = f_ @ ex
+        ep = f_ @ ep @ f_.T + q_
+        eg = ep @ h_.T @ np.linalg.inv(h_ @ ep @ h_.T + r_)
+        ex = ex + eg @ (z - h_ @ ex)
+        ep = (np.eye(4) - eg @ h_) @ ep
+        expected.append(float(np.sum(ex)))
+    np.testing.assert_allclose(got, expected, rtol=1e-9)
+    np.testing.assert_allclose(np.asarray(p), ep, rtol=1e-9)
+    assert cut == []
+
+
 def test_a_loop_whose_values_are_not_all_ancestors_of_the_cut_repeats_its_graphs(monkeypatch):
     """A simulation of positions from velocities and a count of bounces, never read: the
     position is no ancestor of the velocity the graphs are cut at, yet runs with it
