@@ -19,7 +19,7 @@ from ..hlo.literal import Literal
 from ..hlo.opdef import Groups, runs
 from ..hlo.shape import MAX_SIZE, Shape
 from ..trace.array import Array
-from ..trace.cuts import cut_at, past_bound, recorded_again, waiting
+from ..trace.cuts import counted_fresh, cut_at, past_bound, recorded_again, waiting
 from ..trace import node as node_module
 from ..trace.materialize import materialize
 from ..trace.node import Node
@@ -46,6 +46,7 @@ def wrap(node: Node) -> Array:
             materialize([run, *waiting(run, node)], cut=True)
             if run is not node:
                 recorded_again(node)
+            counted_fresh()
     return Array(node)
 
 

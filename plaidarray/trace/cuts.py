@@ -127,9 +127,11 @@ def waiting(run: Node, node: Node) -> list[Node]:
 
 
 #: ``node.reads_mark()`` when ``past_bound`` last counted a graph's depths again and found
-#: it past the bound still: depths go stale only when a read computes some of a graph's
-#: nodes, so until the next read (or cut) a loop recording past the bound counts none
-#: again (each count walks the pending graph).
+#: it past the bound still, or when a cut ran (``counted_fresh``): depths go stale only
+#: when a read computes some of a graph's nodes, so until the next read a loop recording
+#: past the bound counts none again (each count walks the pending graph; a loop without
+#: reads, cut every few steps, walked its graph again after each cut: 2000 steps of
+#: ``x * 0.999 + 0.001`` took 9 ms against 6).
 _counted_at = -1
 
 
@@ -150,6 +152,13 @@ def past_bound(node: Node) -> bool:
         return False
     _counted_at = mark
     return True
+
+
+def counted_fresh() -> None:
+    """A cut ran (``api.graph.wrap``): what it leaves pending was recorded from the values
+    it computed, or counted again (``recorded_again``), so no depth is stale until a read."""
+    global _counted_at
+    _counted_at = node_module.reads_mark()
 
 
 def recorded_again(node: Node) -> None:
