@@ -466,7 +466,7 @@ class ShapeGenericExecutable(Executable):
             if self._runners >= symbolic.COMPILE_AFTER and not self._static_splitting:
                 code = self._runner_code = self._made_runner_code(len(values))
         if code is not None and len(values) == code.n_values:  # type: ignore[attr-defined]
-            made = code(values, 2 * parallel.MIN_PARALLEL_WORK)
+            made = code(values, parallel.split_work())
             if not isinstance(made, tuple):  # None past a limit; False: a step worth running in chunks, a binding's
                 return None if made is None else self.bind(values)
             runner = _Runner(self, *made)
@@ -490,8 +490,9 @@ class ShapeGenericExecutable(Executable):
         of compiled Python code (``symbolic.python_expression``: only ints in its text),
         made once a template has been bound ``symbolic.COMPILE_AFTER`` times (a loop over
         new sizes): the dims table with the derived sizes, None past a limit, False where a
-        sized step is worth running in chunks (``parallel.splits``, whose threshold it
-        is given), else ``_Runner``'s arguments after the template: the packed dims, the
+        sized step is worth running in chunks (``parallel.splits``' test, its threshold
+        ``parallel.split_work`` given at each call; a test compares the two), else
+        ``_Runner``'s arguments after the template: the packed dims, the
         table's length, the sized steps' ranges, the sized buffers' dims and the bytes of
         every buffer. Evaluating the sizes, then slicing them into ranges and each
         buffer's dims, testing each range and summing the bytes one by one was 6 of a

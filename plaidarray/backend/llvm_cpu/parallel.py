@@ -85,7 +85,13 @@ def worth_splitting(segments: Sequence[Segment]) -> bool:
 def splits(extent: int, work: int) -> bool:
     """Whether a segment of this extent and work runs on several threads: ``_parts(s, 2) > 1``,
     as its bounds say it (a binding asks at every new size)."""
-    return extent > 1 and work >= 2 * MIN_PARALLEL_WORK
+    return extent > 1 and work >= split_work()
+
+
+def split_work() -> int:
+    """The least work of a segment that ``splits`` (of an extent above 1): a runner's code
+    tests its ranges against it (``ShapeGenericExecutable._made_runner_code``)."""
+    return 2 * MIN_PARALLEL_WORK
 
 
 class _Run:
