@@ -327,6 +327,25 @@ def kalman(xp, zs):
     return out
 
 
+def rls_filter(xp, xs, ys):
+    """Recursive least squares over a stream of 3-feature samples: each step's prediction
+    error is read (a Python ``abs`` test), the weights and the inverse covariance updated
+    after it: state the read does not depend on stays pending until the next step."""
+    w, p = xp.zeros(3, dtype=xp.float64), xp.eye(3, dtype=xp.float64) * 100.0
+    large = 0
+    errors = []
+    for k in range(xs.shape[0]):
+        x = xs[k]
+        error = float(ys[k] - xp.vecdot(w, x))
+        errors.append(error)
+        large += abs(error) > 1.0
+        px = p @ x
+        gain = px / (0.99 + xp.vecdot(x, px))
+        w = w + gain * error
+        p = (p - xp.linalg.outer(gain, px)) / 0.99
+    return errors, large, np.asarray(w)
+
+
 def fft_lowpass(xp, signal):
     """Signals of 40 lengths low-passed through a real FFT, each one's energy read."""
     out = []
@@ -632,6 +651,11 @@ def _least_squares(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     return a, a @ rng.standard_normal(20) + 0.1 * rng.standard_normal(2000)
 
 
+def _regression_stream(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    xs = rng.standard_normal((150, 3))
+    return xs, xs @ np.array([0.5, -1.0, 2.0]) + 0.1 * rng.standard_normal(150)
+
+
 def _spd(rng: np.random.Generator) -> tuple[np.ndarray]:
     g = rng.standard_normal((200, 200))
     return (g @ g.T / 200,)
@@ -683,6 +707,7 @@ SCRIPTS = [
     Script("shapes: mask_select", mask_select, lambda rng: (rng.standard_normal(4000),)),
     Script("shapes: stacked_list", stacked_list, lambda rng: (rng.standard_normal((150, 6)),)),
     Script("first runs: kalman", kalman, lambda rng: (rng.standard_normal((100, 2)),)),
+    Script("first runs: rls_filter", rls_filter, _regression_stream),
     Script("first runs: fft_lowpass", fft_lowpass, lambda rng: (rng.standard_normal(140),)),
     Script("first runs: gaussian_process", gaussian_process,
            lambda rng: (rng.standard_normal((100, 3)), rng.standard_normal(100))),
