@@ -81,6 +81,24 @@ FAMILY_SHARE = 0.75
 AGED_AFTER = 4
 
 
+class HashedKey(tuple):
+    """A cache key that is a tuple, its hash worked out once. A read's key holds its
+    graph's rows (nested tuples, hashed anew at each ask: ~1-3 us for 10-50 rows), and a
+    read that misses asks for it five times (its lookup, then the insert's membership
+    test, family and order). Equal to the plain tuple of its items, and of its hash,
+    so a lookup by the plain tuple (``_graph.read``'s, in C) finds it."""
+
+    hashed: int
+
+    def __new__(cls, items: tuple) -> HashedKey:
+        key = super().__new__(cls, items)
+        key.hashed = tuple.__hash__(key)
+        return key
+
+    def __hash__(self) -> int:
+        return self.hashed
+
+
 class ExecutableCache:
     """Thread-safe cache of executables; compiles each key once even under concurrency.
 
@@ -169,6 +187,27 @@ class ExecutableCache:
                     self._lru[key] = exe
                 self._count(exe, elapsed, backend)
             return exe
+
+    def loaded(self, key: Hashable, backend: str, exe: Executable) -> Executable:
+        """The executable cached under ``key``, else ``exe``, loaded from the disk (an op
+        kernel the installation holds) and cached there, counted as ``get`` counts a miss
+        that loads: without ``get``'s lock for the key, which only keeps threads from
+        compiling one key twice, and was a tenth of an op kernel's first use."""
+        found = self.lookup(key)
+        if found is not None:
+            return found
+        evicted = []  # released after the lock, as in ``get``
+        with self._lock:
+            self._info.misses += 1
+            found = self._lru.get(key)
+            if found is not None:  # loaded by another thread meanwhile
+                return found
+            if self._maxsize:
+                while len(self._lru) >= self._maxsize:
+                    evicted.append(self._evict_one())
+                self._lru[key] = exe
+            self._count(exe, 0.0, backend)
+        return exe
 
     def _count(self, exe: Executable, seconds: float, backend: str) -> None:
         """Count a compile (or a load from the disk cache) of ``seconds`` (the caller holds the lock)."""

@@ -669,7 +669,7 @@ def _generic_template(rows: tuple, outputs: tuple[int, ...], sources: list, shap
         if template is None:
             loaded = listed.load()
             if loaded is not None:
-                template = EXECUTABLES.get(generic_key, backend.name, lambda: loaded)  # a disk hit, counted
+                template = EXECUTABLES.loaded(generic_key, backend.name, loaded)  # a disk hit, counted
         if template is not None:
             return template, pattern
     # a size may be 1 where the op's code takes it (``dynamic.unit_positions``): the kernel
@@ -690,7 +690,7 @@ def _generic_template(rows: tuple, outputs: tuple[int, ...], sources: list, shap
                 found = backend.compiler.cached(Module("op_kernel", comp, donated, pattern.n_symbols, structure_key))
                 if found is None:
                     return None, None
-                return EXECUTABLES.get(generic_key, backend.name, lambda: found), pattern  # a disk hit, counted
+                return EXECUTABLES.loaded(generic_key, backend.name, found), pattern  # a disk hit, counted
             template = EXECUTABLES.get(generic_key, backend.name,
                                        lambda: _compile(backend, comp, pattern.n_symbols, structure_key, donated))
         except (NotShapeGeneric, TypeError):  # a size its shape rule or lowering needs as a number

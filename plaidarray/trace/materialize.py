@@ -13,7 +13,7 @@ from typing import cast
 from ..backend import registry
 from ..backend.devices import Device
 from ..backend.transfer import HOST
-from ..backend.cache import EXECUTABLES
+from ..backend.cache import EXECUTABLES, HashedKey
 from ..backend.executable import Backend, Executable, NotShapeGeneric
 from ..hlo import Computation, Module
 from ..hlo.fingerprint import structure
@@ -95,7 +95,7 @@ def decide(walked: Walked, donated: Node | None, cut: bool, shape_generic: bool)
     held = host_round_trip.held(order, host_ops) if host_ops else None
     key = executable = miss = None
     if not held:
-        key = (graph_key, given, backend.cache_tag)
+        key = HashedKey((graph_key, given, backend.cache_tag))
         executable = EXECUTABLES.lookup(key)
         if executable is None or type(executable) is BaselineExecutable and executable.needs_attention:
             miss = _miss(graph_key, order, given, backend, key, cut, every_size, shape_generic, executable)
@@ -175,7 +175,7 @@ def _miss(graph_key: tuple, order: list[Node], given: frozenset[int], backend: B
           every_size: bool | None, shape_generic: bool, found: Executable | None) -> _Miss:
     """What a read runs when no compiled executable is cached for its graph (the caller
     holds ``GRAPH_LOCK``); ``found``: the graph's baseline executable, if it has one."""
-    keep_untracked(key)  # the cache is to keep it
+    keep_untracked(graph_key)  # the cache is to keep it
     shape, values, sizes = dynamic.generalize(graph_key[0])
     structure = dynamic.canonical((shape, graph_key[1], given, backend.cache_tag))
     fuse_after = hot.FUSE_AFTER_SECONDS if backend.baseline else 0

@@ -58,12 +58,13 @@ def walk_pending(roots: list[Node]) -> Walked:
     return walked or walk(roots)
 
 
-def keep_untracked(key: Hashable) -> None:
-    """Have the garbage collector stop tracking what an executable cache key of a walk holds
-    that can be in no reference cycle (``_graph.untrack``: its rows), before the cache keeps
-    it, one per size a loop meets; in Python, the collector untracks what it can itself."""
+def keep_untracked(graph_key: Hashable) -> None:
+    """Have the garbage collector stop tracking what a walk's graph key holds that can be
+    in no reference cycle (``_graph.untrack``: its rows), before the executable cache keeps
+    it in a key, one per size a loop meets; in Python, the collector untracks what it can
+    itself."""
     if GRAPH_IN_C is not None:
-        GRAPH_IN_C.untrack(key)
+        GRAPH_IN_C.untrack(graph_key)
 
 
 def computation(key: tuple, order: list[Node]) -> Computation:

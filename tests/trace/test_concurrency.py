@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import plaidarray as xp
-from plaidarray.backend.cache import ExecutableCache
+from plaidarray.backend.cache import ExecutableCache, HashedKey
 from plaidarray.backend.executable import Executable
 
 pytestmark = pytest.mark.usefixtures("fused")  # what compiles, and what it compiles to
@@ -231,6 +231,47 @@ def test_eviction_spares_the_executables_used_since_they_came_round():
     # ("c" came round at the last eviction), so "d" goes, where exact LRU would drop "c".
     cache.get("f", "test", lambda: _Built("f"))
     assert sorted(cache._lru) == ["c", "e", "f"] and cache.lookup("d") is None
+
+
+def test_a_loaded_executable_is_cached_once_and_counted_as_a_disk_hit():
+    """``ExecutableCache.loaded`` caches an executable loaded from the disk under its key
+    and counts a miss and a disk hit, as ``get`` counts a load; threads loading one key
+    at once all get the one it kept; and it evicts as ``get`` does."""
+    cache = ExecutableCache(maxsize=2)
+    made = [_Built("a") for _ in range(THREADS)]
+    for exe in made:
+        exe.from_disk = True
+    kept = run_threads(lambda i: cache.loaded("a", "test", made[i]))
+    assert all(exe is kept[0] for exe in kept) and cache.lookup("a") is kept[0]
+    info = cache.info()
+    assert info.disk_hits == info.misses and 1 <= info.misses <= THREADS and info.compiles == 0
+    for key in "bc":
+        exe = _Built(key)
+        exe.from_disk = True
+        assert cache.loaded(key, "test", exe) is exe
+    assert cache.info().size == 2 and cache.lookup("c").key == "c"
+
+
+def test_a_hashed_key_is_its_tuple_hashed_once():
+    """A ``HashedKey`` equals the tuple of its items and hashes as it does, so a lookup by
+    that tuple (the C read's) finds what was cached under it; its items are hashed once,
+    when it is made, however often the cache asks for its hash."""
+    hashes = []
+
+    class Counted:
+        def __hash__(self):
+            hashes.append(1)
+            return 7
+
+    item = Counted()
+    key = HashedKey(((1, 2), item, "tag"))
+    assert len(hashes) == 1
+    cache = ExecutableCache(maxsize=4)
+    exe = _Built("x")
+    cache.insert(key, exe, family="f", sizes=(1, 2))
+    assert cache.lookup(((1, 2), item, "tag")) is exe and cache.lookup(key) is exe
+    assert key == ((1, 2), item, "tag") and hash(key) == hash(((1, 2), item, "tag"))
+    assert len(hashes) == 3  # the key's making, the lookup by the plain tuple, its hash above
 
 
 def test_a_family_of_bound_executables_holds_at_most_its_share_of_the_cache():

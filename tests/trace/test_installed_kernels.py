@@ -19,6 +19,7 @@ from jit_helpers import child_env
 
 import plaidarray as xp
 from plaidarray import prebuild
+from plaidarray.backend import registry
 from plaidarray.backend.llvm import object_cache, sources
 from plaidarray.backend.llvm_cpu import bundles, cache_entry, installed_library, loaded_code, op_catalogue
 
@@ -142,6 +143,27 @@ def test_the_catalogue_serves_op_kernels_by_their_signature(tmp_path):
     catalogue.write_bytes(good)
     catalogue.chmod(0o666)
     assert _run(["9", str(installed)], tmp_path / "distrusted", PLAIDARRAY_FUSE_AFTER_MS="1e9").split()[0] != "0"
+
+
+def test_the_catalogue_is_found_again_without_looking_for_the_installation(monkeypatch):
+    """Once opened, the installation's catalogue is asked for again without finding the
+    installed directory (the setting read, the directory checked), but not where the
+    installed kernels are switched off (``PLAIDARRAY_INSTALLED_KERNELS=0``, read at each
+    use) or where the installation is another directory."""
+    target = registry.get("llvm-cpu").compiler.target
+    first = op_catalogue.opened(target)
+    if first is None:
+        pytest.skip("no installed catalogue for this environment (its kernels are not built)")
+    looked: list[int] = []
+    found_directory = object_cache.installed_directory
+    monkeypatch.setattr(object_cache, "installed_directory", lambda: looked.append(1) or found_directory())
+    assert op_catalogue.opened(target) is first and not looked
+    monkeypatch.setenv("PLAIDARRAY_INSTALLED_KERNELS", "0")
+    assert op_catalogue.opened(target) is None
+    monkeypatch.setenv("PLAIDARRAY_INSTALLED_KERNELS", "1")
+    monkeypatch.setattr(object_cache, "INSTALLED", Path("/nonexistent/plaidarray/_kernels"))
+    op_catalogue.opened(target)
+    assert looked
 
 
 def test_a_signature_keys_its_value_alone():

@@ -39,6 +39,7 @@ from typing import Any
 
 import numpy as np
 
+from ... import config
 from ..llvm import object_cache
 
 #: The catalogue among the installation's kernels.
@@ -223,10 +224,22 @@ _lock = threading.Lock()
 _opened: dict[tuple[str, str], _Catalogue | None] = {}
 
 
+#: The catalogue last opened, by the installed directory and target it was opened for:
+#: an op kernel's first use asks for it, and finding the directory again (the setting
+#: read, the directory's owner and mode checked by a ``stat``) was ~4 us of each ask.
+_last: tuple[str, str, _Catalogue] | None = None
+
+
 def opened(target: str) -> _Catalogue | None:
     """The installation's catalogue for ``target``, mapped at its first use (the file
-    checked then, ``object_cache.installed_file``, not at each lookup; the backend's
-    import starts it, ``preload.py``)."""
+    and its directory checked then, ``object_cache.installed_file``, not at each lookup;
+    the backend's import starts it, ``preload.py``). Switched off
+    (``PLAIDARRAY_INSTALLED_KERNELS=0``), it is not read, as at each use."""
+    global _last
+    last = _last
+    if last is not None and last[1] == target and last[0] == str(object_cache.INSTALLED) and \
+            config.get("PLAIDARRAY_INSTALLED_KERNELS") == "1":
+        return last[2]
     directory = object_cache.installed_directory()
     if directory is None:
         return None
@@ -236,7 +249,10 @@ def opened(target: str) -> _Catalogue | None:
             if where not in _opened:
                 path = object_cache.installed_file(CATALOGUE)
                 _opened[where] = _open(path, target) if path is not None else None
-    return _opened[where]
+    found = _opened[where]
+    if found is not None:
+        _last = (where[0], target, found)
+    return found
 
 
 def _open(path: str, target: str) -> _Catalogue | None:
