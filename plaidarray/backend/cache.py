@@ -179,13 +179,9 @@ class ExecutableCache:
             start = time.perf_counter()
             exe = compile_fn()
             elapsed = time.perf_counter() - start
-            evicted = []  # released after the lock: freeing an executable's code takes LLVM's lock
             with self._lock:
-                if self._maxsize:  # PLAIDARRAY_CACHE_SIZE=0 caches nothing
-                    while len(self._lru) >= self._maxsize:
-                        evicted.append(self._evict_one())
-                    self._lru[key] = exe
-                self._count(exe, elapsed, backend)
+                evicted = self._keep(key, exe, elapsed, backend)
+            del evicted  # released after the lock: freeing an executable's code takes LLVM's lock
             return exe
 
     def loaded(self, key: Hashable, backend: str, exe: Executable) -> Executable:
@@ -196,18 +192,26 @@ class ExecutableCache:
         found = self.lookup(key)
         if found is not None:
             return found
-        evicted = []  # released after the lock, as in ``get``
         with self._lock:
             self._info.misses += 1
             found = self._lru.get(key)
             if found is not None:  # loaded by another thread meanwhile
                 return found
-            if self._maxsize:
-                while len(self._lru) >= self._maxsize:
-                    evicted.append(self._evict_one())
-                self._lru[key] = exe
-            self._count(exe, 0.0, backend)
+            evicted = self._keep(key, exe, 0.0, backend)
+        del evicted  # released after the lock, as in ``get``
         return exe
+
+    def _keep(self, key: Hashable, exe: Executable, seconds: float, backend: str) -> list[tuple[Hashable, Executable]]:
+        """Cache ``exe`` under ``key``, made by ``backend`` in ``seconds`` (compiled or
+        loaded), evicting what it must: the evicted, which the caller releases after the
+        lock (the caller holds it)."""
+        evicted = []
+        if self._maxsize:  # PLAIDARRAY_CACHE_SIZE=0 caches nothing
+            while len(self._lru) >= self._maxsize:
+                evicted.append(self._evict_one())
+            self._lru[key] = exe
+        self._count(exe, seconds, backend)
+        return evicted
 
     def _count(self, exe: Executable, seconds: float, backend: str) -> None:
         """Count a compile (or a load from the disk cache) of ``seconds`` (the caller holds the lock)."""

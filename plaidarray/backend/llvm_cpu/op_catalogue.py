@@ -224,22 +224,18 @@ _lock = threading.Lock()
 _opened: dict[tuple[str, str], _Catalogue | None] = {}
 
 
-#: The catalogue last opened, by the installed directory and target it was opened for:
-#: an op kernel's first use asks for it, and finding the directory again (the setting
-#: read, the directory's owner and mode checked by a ``stat``) was ~4 us of each ask.
-_last: tuple[str, str, _Catalogue] | None = None
-
-
 def opened(target: str) -> _Catalogue | None:
     """The installation's catalogue for ``target``, mapped at its first use (the file
     and its directory checked then, ``object_cache.installed_file``, not at each lookup;
-    the backend's import starts it, ``preload.py``). Switched off
+    the backend's import starts it, ``preload.py``): once opened, it is found again by
+    the installation's path, where finding the directory (its owner and mode checked by a
+    ``stat``) was ~4 us of each op kernel's first use. Switched off
     (``PLAIDARRAY_INSTALLED_KERNELS=0``), it is not read, as at each use."""
-    global _last
-    last = _last
-    if last is not None and last[1] == target and last[0] == str(object_cache.INSTALLED) and \
-            config.get("PLAIDARRAY_INSTALLED_KERNELS") == "1":
-        return last[2]
+    if config.get("PLAIDARRAY_INSTALLED_KERNELS") != "1":
+        return None
+    found = _opened.get((str(object_cache.INSTALLED), target))
+    if found is not None:
+        return found
     directory = object_cache.installed_directory()
     if directory is None:
         return None
@@ -249,10 +245,7 @@ def opened(target: str) -> _Catalogue | None:
             if where not in _opened:
                 path = object_cache.installed_file(CATALOGUE)
                 _opened[where] = _open(path, target) if path is not None else None
-    found = _opened[where]
-    if found is not None:
-        _last = (where[0], target, found)
-    return found
+    return _opened[where]
 
 
 def _open(path: str, target: str) -> _Catalogue | None:
