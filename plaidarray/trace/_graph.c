@@ -3322,12 +3322,13 @@ done:
    counted by its hit method) and the setting of the buffers in one call, and the executable's own run method
    between them. Every read of a value that a loop makes after its first step is one (~5 us
    in Python, of which ~2 the calls and checks between the walk, the lookup and the run).
-   Anything else (a miss, an executable due for another look, a device's other transfers,
+   A miss is first materialize.planned's, which makes the executable of a loop's read at a
+   new size from its structure's plan. Anything else (another miss, an executable due for another look, a device's other transfers,
    a backend with host ops, the first read after a loop's cut graphs, a traced placeholder)
    is decided by materialize.decide under the lock and run by materialize.finish, as
    materialize would: the walk made here is theirs. configure_reads gives what it reads. */
 static PyObject *reads_entries, *reads_hit, *reads_given, *reads_registry, *reads_cuts, *reads_host,
-    *reads_decide, *reads_finish, *reads_materialize, *reads_kept;
+    *reads_decide, *reads_finish, *reads_materialize, *reads_kept, *reads_planned;
 static PyTypeObject *baseline_type;
 static PyObject *str_current, *str_since_read, *str_backend,
     *str_cache_tag, *str_compiler, *str_host_ops, *str_needs_attention, *str_returns_parameters, *str_run;
@@ -3335,10 +3336,10 @@ static PyObject *str_current, *str_since_read, *str_backend,
 static PyObject *configure_reads(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *lock, *entries, *hit, *given, *registry, *cuts, *baseline, *host, *decide, *finish, *materialize_fn,
-        *kept;
-    if (!PyArg_ParseTuple(args, "OO!OO!O!O!O!OOOOO!:configure_reads", &lock, &PyDict_Type, &entries, &hit,
+        *kept, *planned;
+    if (!PyArg_ParseTuple(args, "OO!OO!O!O!O!OOOOO!O:configure_reads", &lock, &PyDict_Type, &entries, &hit,
                           &PyFrozenSet_Type, &given, &PyDict_Type, &registry, &PyDict_Type, &cuts, &PyType_Type,
-                          &baseline, &host, &decide, &finish, &materialize_fn, &PyLong_Type, &kept))
+                          &baseline, &host, &decide, &finish, &materialize_fn, &PyLong_Type, &kept, &planned))
         return NULL;
     if (check_configured()) return NULL;
     Py_XSETREF(reads_lock, Py_NewRef(lock));
@@ -3353,6 +3354,7 @@ static PyObject *configure_reads(PyObject *self, PyObject *args) {
     Py_XSETREF(reads_finish, Py_NewRef(finish));
     Py_XSETREF(reads_materialize, Py_NewRef(materialize_fn));
     Py_XSETREF(reads_kept, Py_NewRef(kept));
+    Py_XSETREF(reads_planned, Py_NewRef(planned));
     Py_RETURN_NONE;
 }
 
@@ -3371,9 +3373,10 @@ static int attr_true(PyObject *obj, PyObject *name) {
     return truth;
 }
 
-/* The cached executable of a walked graph that runs as it is, its hit counted (1, `*exe` a new
-   reference); 0 where materialize.decide is to say what runs; -1 on error. The caller holds
-   the lock. */
+/* The cached executable of a walked graph that runs as it is, its hit counted, or, where none
+   is cached, the one materialize.planned makes from its structure's plan (a loop's read at a
+   new size) (1, `*exe` a new reference); 0 where materialize.decide is to say what runs; -1 on
+   error. The caller holds the lock. */
 static int cached_executable(PyObject *walked, PyObject **exe) {
     *exe = NULL;
     PyObject *outputs = PyTuple_GET_ITEM(walked, 2), *device = Py_None;
@@ -3404,9 +3407,23 @@ static int cached_executable(PyObject *walked, PyObject **exe) {
     Py_DECREF(tag);
     if (key == NULL) return -1;
     PyObject *found = PyDict_GetItemWithError(reads_entries, key);
-    Py_XINCREF(found);
+    if (found == NULL) {
+        if (PyErr_Occurred()) {
+            Py_DECREF(key);
+            return -1;
+        }
+        found = PyObject_CallFunctionObjArgs(reads_planned, walked, key, NULL);
+        Py_DECREF(key);
+        if (found == NULL) return -1;
+        if (found == Py_None) {
+            Py_DECREF(found);
+            return 0;
+        }
+        *exe = found; /* made now, from a plan: no hit to count, nothing due (planned checked) */
+        return 1;
+    }
+    Py_INCREF(found);
     Py_DECREF(key);
-    if (found == NULL) return PyErr_Occurred() ? -1 : 0;
     int again = Py_IS_TYPE(found, baseline_type) ? attr_true(found, str_needs_attention) : 0;
     int passes = again ? again : attr_true(found, str_returns_parameters);
     if (again || passes) { /* decide's (a parameter passed through is no memory the run made) */
@@ -3527,7 +3544,7 @@ static PyMethodDef methods[] = {
      "scalars.evaluate, value_read, _STORES, views.Family): element reads and stores in C."},
     {"configure_reads", configure_reads, METH_VARARGS,
      "configure_reads(GRAPH_LOCK, EXECUTABLES.entries, EXECUTABLES.hit, no_donation, registry_globals, cuts_globals, BaselineExecutable, HOST, "
-     "decide, finish, materialize, kept_bytes)."},
+     "decide, finish, materialize, kept_bytes, planned)."},
     {"read", read_node, METH_O, "read(node): materialize([node]), its cached executable's run found in C."},
     {"configure_elementwise", configure_elementwise, METH_VARARGS,
      "configure_elementwise(Array, reused_scalars, scalar_operand, wrap, node_globals, tracing_globals, made_in_c, "

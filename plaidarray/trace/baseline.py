@@ -389,14 +389,10 @@ def _plan(rows: tuple, outputs: tuple[int, ...], nodes: Sequence[Node], backend:
     update in place, ``in_place``). A plan fits sizes its pattern matches and its
     sequence serves (``Executable.serves``: an FFT template, lengths of one parity)."""
     key = (structure, backend.cache_tag)
+    fitting = _fitting(key, rows, values, sizes, backend)
+    if fitting is not None:
+        return fitting
     empty = dynamic.empty_fits(rows, values, backend.compiler)
-    plans = _PLANS.get(key)
-    if plans is not None:
-        _PLANS.move_to_end(key)
-        for plan in plans:
-            found = plan.pattern.match(values, sizes, empty)
-            if found is not None and (plan.template is None or plan.template.serves(found)):
-                return plan, found
     pattern = dynamic.Pattern.every_size(values, sizes, dynamic.ties(rows, values), frozenset())
     found = pattern.match(values, sizes, empty)
     compiler = backend.compiler
@@ -413,6 +409,37 @@ def _plan(rows: tuple, outputs: tuple[int, ...], nodes: Sequence[Node], backend:
     while len(_PLANS) > KEPT_PLANS:
         _PLANS.popitem(last=False)
     return plan, found or []
+
+
+def _fitting(key: Hashable, rows: tuple, values: tuple[int, ...], sizes: tuple[bool, ...],
+             backend: Backend) -> tuple[_Plan, list[int]] | None:
+    """The plan of the structure (``_PLANS``' ``key``) that fits these sizes, and its
+    symbols' values; None where none is made."""
+    plans = _PLANS.get(key)
+    if plans is None:
+        return None
+    _PLANS.move_to_end(key)
+    empty = dynamic.empty_fits(rows, values, backend.compiler)
+    for plan in plans:
+        found = plan.pattern.match(values, sizes, empty)
+        if found is not None and (plan.template is None or plan.template.serves(found)):
+            return plan, found
+    return None
+
+
+def from_plan(rows: tuple, backend: Backend, heat: Heat, structure: Hashable, values: tuple[int, ...],
+              sizes: tuple[bool, ...]) -> BaselineExecutable | None:
+    """A graph's baseline executable when its structure's plan is made and serves its sizes
+    (``assemble``'s, the plan's sequence bound to them), made without planning or looking
+    at its nodes: a loop's read at a new size (~3,600 in the eager benchmark's first
+    runs), which ``materialize`` makes under ``GRAPH_LOCK`` where it looks for a cached
+    executable, in C's read path too; None where ``assemble`` is to make it."""
+    fitting = _fitting((structure, backend.cache_tag), rows, values, sizes, backend)
+    if fitting is None or fitting[0].template is None:
+        return None
+    plan, found = fitting
+    bound = cast(Executable, plan.template).runner(found)
+    return None if bound is None else BaselineExecutable(bound, plan.layout.results(rows), heat)
 
 
 def _generic_plan(rows: tuple, outputs: tuple[int, ...], sources: Sequence[tuple[dict, Shape]], backend: Backend,

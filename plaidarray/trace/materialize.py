@@ -87,9 +87,7 @@ def decide(walked: Walked, donated: Node | None, cut: bool, shape_generic: bool)
     else:
         given_buffer = donated.buffer
         given = frozenset(i for i, b in enumerate(buffers) if b is given_buffer)
-    device = pending[0].device  # a graph's nodes are on one device, or of none
-    if device is None and len(pending) > 1:
-        device = next((n.device for n in pending if n.device is not None), None)
+    device = _device_of(pending)
     backend = backend_for(device)
     host_ops = backend.compiler.host_ops
     held = host_round_trip.held(order, host_ops) if host_ops else None
@@ -100,6 +98,41 @@ def decide(walked: Walked, donated: Node | None, cut: bool, shape_generic: bool)
         if executable is None or type(executable) is BaselineExecutable and executable.needs_attention:
             miss = _miss(graph_key, order, given, backend, key, cut, every_size, shape_generic, executable)
     return held, key, executable, miss, buffers, pending, given_buffer, given, device, backend, graph_key
+
+
+def _device_of(pending: list[Node]) -> Device | None:
+    """The device of a graph's pending nodes: they are on one, or of none."""
+    device = pending[0].device
+    if device is None and len(pending) > 1:
+        device = next((n.device for n in pending if n.device is not None), None)
+    return device
+
+
+def planned(walked: Walked, key: tuple) -> Executable | None:
+    """What ``decide`` and ``finish`` make of a read at new sizes of a structure whose
+    plan serves them (``baseline.from_plan``), for ``_graph.read``, whose cache lookup by
+    ``key`` found nothing for a graph that donates nothing, has no cut loop's sizes to pass
+    on and runs on the host: the executable, cached under ``key``; None where ``decide`` is
+    to say (the caller holds ``GRAPH_LOCK``). Most of a loop's reads at new sizes are such
+    (~3,600 in the eager benchmark's first runs), and ``decide`` and ``finish`` took
+    ~40 us of each in Python, half of it other than binding the plan."""
+    graph_key = walked[0]
+    backend = backend_for(_device_of(walked[2]))
+    if not backend.baseline or not hot.FUSE_AFTER_SECONDS:
+        return None
+    shape, values, sizes = dynamic.generalize(graph_key[0])
+    structure = dynamic.canonical((shape, graph_key[1], _NONE, key[2]))
+    if not dynamic.HISTORIES.new(structure):  # fused code of it is compiled or due: ``_shape_generic``'s
+        return None
+    heat = hot.HEATS.of(structure, values)
+    if heat.due:
+        return None
+    executable = baseline.from_plan(graph_key[0], backend, heat, structure, values, sizes)
+    if executable is None or executable.returns_parameters:
+        return None
+    keep_untracked(graph_key)
+    EXECUTABLES.insert(HashedKey(key), executable, family=structure, sizes=values)
+    return executable
 
 
 def finish(nodes: list[Node], step: Step, donated: Node | None, cut: bool, shape_generic: bool) -> None:
@@ -127,8 +160,8 @@ def finish(nodes: list[Node], step: Step, donated: Node | None, cut: bool, shape
                 explain.log(why, time.perf_counter() - start, executable.from_disk)
         elif executable is None:
             assert miss.heat is not None and miss.nodes is not None  # a baseline run's
-            executable = baseline.assemble(graph_key[0], graph_key[1], miss.nodes, backend, miss.heat,
-                                           miss.structure, miss.values, miss.sizes, given)
+            executable = miss.bound or baseline.assemble(graph_key[0], graph_key[1], miss.nodes, backend, miss.heat,
+                                                         miss.structure, miss.values, miss.sizes, given)
             EXECUTABLES.insert(key, executable, family=miss.structure, sizes=miss.values)
     assert executable is not None  # found, bound, compiled or assembled above
     outs = executable.run(buffers)
@@ -158,8 +191,9 @@ class _Miss:
     """How a read no executable serves (or only a baseline one made before the last
     fused compile of its structure) is run: bound to a shape-generic executable
     (``generic``), compiled now (``comp``), or op by op (``heat``: its structure's, and the
-    rows' ``nodes``, to assemble it from, when it has no baseline executable), after
-    submitting the fused ``job`` of its structure if it is hot."""
+    rows' ``nodes``, to assemble it from, when it has no baseline executable, unless its
+    structure's plan served it: ``bound``), after submitting the fused ``job`` of its
+    structure if it is hot."""
 
     generic: _Generic | None = None
     comp: Computation | None = None
@@ -169,6 +203,7 @@ class _Miss:
     structure: Hashable | None = None
     values: tuple[int, ...] = ()
     sizes: tuple[bool, ...] = ()
+    bound: BaselineExecutable | None = None
 
 
 def _miss(graph_key: tuple, order: list[Node], given: frozenset[int], backend: Backend, key: Hashable, cut: bool,
@@ -197,7 +232,8 @@ def _miss(graph_key: tuple, order: list[Node], given: frozenset[int], backend: B
     if found is not None:
         cast(BaselineExecutable, found).generation = heat.generation
         return _Miss(heat=heat, job=job)
-    return _Miss(heat=heat, nodes=order, job=job, structure=structure, values=values, sizes=sizes)
+    return _Miss(heat=heat, nodes=order, job=job, structure=structure, values=values, sizes=sizes,
+                 bound=baseline.from_plan(graph_key[0], backend, heat, structure, values, sizes))
 
 
 def _fused_job(graph_key: tuple, order: list[Node], given: frozenset[int], backend: Backend, key: Hashable,
@@ -373,15 +409,15 @@ def _read_in_python(node: Node) -> None:
 def _read_in_c(decided: Callable[..., Step] | None = None,
                general: Callable[[list[Node]], None] | None = None) -> Callable[[Node], None] | None:
     """``_graph.read``, configured with what it reads: the lock, the cache's entries and its
-    count of a hit, the key's parts, the registry's and ``cuts``' state, and ``decide`` and
-    ``finish`` for every read it does not run itself, ``materialize`` for those it does not
-    walk (tests count their calls through ``decided`` and ``general``, which stand for
+    count of a hit, the key's parts, the registry's and ``cuts``' state, ``planned`` for a
+    read it finds no executable for, ``decide`` and ``finish`` for every read it does not
+    run itself, ``materialize`` for those it does not walk (tests count their calls through ``decided`` and ``general``, which stand for
     ``decide`` and ``materialize``); None where the C module is not in use."""
     if GRAPH_IN_C is None:
         return None
     GRAPH_IN_C.configure_reads(GRAPH_LOCK, EXECUTABLES.entries, EXECUTABLES.hit, _NONE, vars(registry), vars(cuts),
                                BaselineExecutable, HOST, decided or decide, finish, general or materialize,
-                               KEPT_GENERATOR_BYTES)
+                               KEPT_GENERATOR_BYTES, planned)
     return cast("Callable[[Node], None]", GRAPH_IN_C.read)
 
 

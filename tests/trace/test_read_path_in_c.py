@@ -415,6 +415,48 @@ def test_a_read_after_cut_graphs_and_a_traced_placeholder_go_to_python(counted_r
     assert counted_reads["materialize"] == 2
 
 
+def test_a_loops_read_at_a_new_size_is_bound_from_its_plan_without_decide(counted_reads, monkeypatch):
+    """Once a structure's plan is made (its second size), a read at a third size is bound
+    from it in C's read path (``materialize.planned``), without ``decide``: computed as
+    NumPy computes it, cached under the read's key (the same size again is a hit) and its
+    run counted against the structure's heat. A structure due for fused code goes to
+    ``decide``, which submits it."""
+    from plaidarray.trace import hot
+    from plaidarray.trace import materialize as m
+
+    monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 1e9)
+    data = np.linspace(-2.0, 3.0, 64)
+    x = xp.asarray(data)
+
+    def read(n):
+        window = x[:n]
+        return float(xp.sum((window - xp.mean(window)) * 2.0))
+
+    def expected(n):
+        window = data[:n]
+        return float(np.sum((window - np.mean(window)) * 2.0))
+
+    for n in (40, 41):  # the first meeting, then the plan
+        assert read(n) == pytest.approx(expected(n), rel=1e-12, abs=1e-12)
+    decided = counted_reads["decide"]
+    for n in (50, 51, 52):
+        assert read(n) == pytest.approx(expected(n), rel=1e-12, abs=1e-12)
+    assert counted_reads["decide"] == decided
+    y = x[:52]
+    key = (_c_walk([xp.sum((y - xp.mean(y)) * 2.0)._node])[0], m._NONE, m.backend_for(None).cache_tag)
+    exe = EXECUTABLES._lru[key]
+    hits = xp.cache_info().hits
+    heat = exe.heat
+    seconds = heat.seconds
+    assert read(52) == pytest.approx(expected(52), rel=1e-12, abs=1e-12)
+    assert xp.cache_info().hits == hits + 1 and heat.seconds > seconds
+    heat.seconds = 2e9  # due now: decide's, which submits the fused compile
+    submitted = []
+    monkeypatch.setattr(hot, "submit", submitted.append)
+    assert read(53) == pytest.approx(expected(53), rel=1e-12, abs=1e-12)
+    assert counted_reads["decide"] == decided + 1 and len(submitted) == 1
+
+
 class _Failing:
     """An executable whose run fails (what a run out of memory does)."""
 
