@@ -3322,13 +3322,15 @@ done:
    counted by its hit method) and the setting of the buffers in one call, and the executable's own run method
    between them. Every read of a value that a loop makes after its first step is one (~5 us
    in Python, of which ~2 the calls and checks between the walk, the lookup and the run).
-   A miss is first materialize.planned's, which makes the executable of a loop's read at a
-   new size from its structure's plan. Anything else (another miss, an executable due for another look, a device's other transfers,
+   A miss whose structure is planned (baseline.PLANNED, found by its rows generalised here) is
+   materialize.planned's, which makes the executable of a loop's read at a new size from the
+   plan. Anything else (another miss, an executable due for another look, a device's other transfers,
    a backend with host ops, the first read after a loop's cut graphs, a traced placeholder)
    is decided by materialize.decide under the lock and run by materialize.finish, as
    materialize would: the walk made here is theirs. configure_reads gives what it reads. */
 static PyObject *reads_entries, *reads_hit, *reads_given, *reads_registry, *reads_cuts, *reads_host,
-    *reads_decide, *reads_finish, *reads_materialize, *reads_kept, *reads_planned;
+    *reads_decide, *reads_finish, *reads_materialize, *reads_kept, *reads_planned, *reads_structures,
+    *reads_sized, *reads_describe;
 static PyTypeObject *baseline_type;
 static PyObject *str_current, *str_since_read, *str_backend,
     *str_cache_tag, *str_compiler, *str_host_ops, *str_needs_attention, *str_returns_parameters, *str_run;
@@ -3336,10 +3338,11 @@ static PyObject *str_current, *str_since_read, *str_backend,
 static PyObject *configure_reads(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *lock, *entries, *hit, *given, *registry, *cuts, *baseline, *host, *decide, *finish, *materialize_fn,
-        *kept, *planned;
-    if (!PyArg_ParseTuple(args, "OO!OO!O!O!O!OOOOO!O:configure_reads", &lock, &PyDict_Type, &entries, &hit,
+        *kept, *planned, *structures, *sized, *describe;
+    if (!PyArg_ParseTuple(args, "OO!OO!O!O!O!OOOOO!OO!O!O:configure_reads", &lock, &PyDict_Type, &entries, &hit,
                           &PyFrozenSet_Type, &given, &PyDict_Type, &registry, &PyDict_Type, &cuts, &PyType_Type,
-                          &baseline, &host, &decide, &finish, &materialize_fn, &PyLong_Type, &kept, &planned))
+                          &baseline, &host, &decide, &finish, &materialize_fn, &PyLong_Type, &kept, &planned,
+                          &PyDict_Type, &structures, &PyDict_Type, &sized, &describe))
         return NULL;
     if (check_configured()) return NULL;
     Py_XSETREF(reads_lock, Py_NewRef(lock));
@@ -3355,6 +3358,9 @@ static PyObject *configure_reads(PyObject *self, PyObject *args) {
     Py_XSETREF(reads_materialize, Py_NewRef(materialize_fn));
     Py_XSETREF(reads_kept, Py_NewRef(kept));
     Py_XSETREF(reads_planned, Py_NewRef(planned));
+    Py_XSETREF(reads_structures, Py_NewRef(structures));
+    Py_XSETREF(reads_sized, Py_NewRef(sized));
+    Py_XSETREF(reads_describe, Py_NewRef(describe));
     Py_RETURN_NONE;
 }
 
@@ -3373,10 +3379,31 @@ static int attr_true(PyObject *obj, PyObject *name) {
     return truth;
 }
 
+/* The executable materialize.planned makes for a walked graph that no executable serves, from
+   its structure's plan (a loop's read at a new size): its rows generalised, and its structure
+   (the rows without sizes, its outputs, no donation, the backend's tag: `key`'s) found among
+   those planned (a new reference), else None; NULL on error. The caller holds the lock. */
+static PyObject *planned_executable(PyObject *walked, PyObject *key) {
+    if (PyDict_GET_SIZE(reads_structures) == 0) Py_RETURN_NONE;
+    PyObject *graph_key = PyTuple_GET_ITEM(walked, 0);
+    PyObject *args[] = {reads_sized, reads_describe, PyTuple_GET_ITEM(graph_key, 0)};
+    PyObject *general = generalize(NULL, args, 3); /* (structure, values, sizes) */
+    if (general == NULL) return NULL;
+    PyObject *plain = PyTuple_Pack(4, PyTuple_GET_ITEM(general, 0), PyTuple_GET_ITEM(graph_key, 1), reads_given,
+                                   PyTuple_GET_ITEM(key, 2));
+    PyObject *structure = plain == NULL ? NULL : PyDict_GetItemWithError(reads_structures, plain);
+    Py_XDECREF(plain);
+    PyObject *made;
+    if (structure == NULL) made = PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    else made = PyObject_CallFunctionObjArgs(reads_planned, walked, key, structure, PyTuple_GET_ITEM(general, 1),
+                                             PyTuple_GET_ITEM(general, 2), NULL);
+    Py_DECREF(general);
+    return made;
+}
+
 /* The cached executable of a walked graph that runs as it is, its hit counted, or, where none
-   is cached, the one materialize.planned makes from its structure's plan (a loop's read at a
-   new size) (1, `*exe` a new reference); 0 where materialize.decide is to say what runs; -1 on
-   error. The caller holds the lock. */
+   is cached, the one planned_executable makes (1, `*exe` a new reference); 0 where
+   materialize.decide is to say what runs; -1 on error. The caller holds the lock. */
 static int cached_executable(PyObject *walked, PyObject **exe) {
     *exe = NULL;
     PyObject *outputs = PyTuple_GET_ITEM(walked, 2), *device = Py_None;
@@ -3412,7 +3439,7 @@ static int cached_executable(PyObject *walked, PyObject **exe) {
             Py_DECREF(key);
             return -1;
         }
-        found = PyObject_CallFunctionObjArgs(reads_planned, walked, key, NULL);
+        found = planned_executable(walked, key);
         Py_DECREF(key);
         if (found == NULL) return -1;
         if (found == Py_None) {
@@ -3544,7 +3571,7 @@ static PyMethodDef methods[] = {
      "scalars.evaluate, value_read, _STORES, views.Family): element reads and stores in C."},
     {"configure_reads", configure_reads, METH_VARARGS,
      "configure_reads(GRAPH_LOCK, EXECUTABLES.entries, EXECUTABLES.hit, no_donation, registry_globals, cuts_globals, BaselineExecutable, HOST, "
-     "decide, finish, materialize, kept_bytes, planned)."},
+     "decide, finish, materialize, kept_bytes, planned, planned_structures, sized, describe)."},
     {"read", read_node, METH_O, "read(node): materialize([node]), its cached executable's run found in C."},
     {"configure_elementwise", configure_elementwise, METH_VARARGS,
      "configure_elementwise(Array, reused_scalars, scalar_operand, wrap, node_globals, tracing_globals, made_in_c, "

@@ -50,6 +50,7 @@ import numpy as np
 from ..backend.cache import EXECUTABLES
 from ..backend.executable import Backend, Call, Executable, NotShapeGeneric
 from ..hlo import Computation, Instruction, Module
+from ..hlo.fingerprint import Hashed
 from ..hlo.opdef import OPS, Merge, merge_of, merged
 from ..hlo.shape import TUPLE, Shape, TupleShape
 from ..hlo.symbolic import Dim, is_static
@@ -85,6 +86,7 @@ def forget() -> None:
     _PLANS.clear()
     _MET.clear()
     _SIGNATURES.clear()
+    PLANNED.clear()
 
 
 EXECUTABLES.on_clear.append(forget)
@@ -380,6 +382,13 @@ KEPT_PLANS = 512
 #: Patterns a structure keeps plans for: sizes of 0 and 1 are specialised, so a loop meets a few.
 PATTERNS_PER_STRUCTURE = 4
 
+#: The structures (``dynamic.canonical``'s) with a plan that has a sequence, by their value
+#: (``_Miss.structure``'s: the rows without sizes, the outputs, the donated parameters and
+#: the backend's tag), where ``_graph.read`` finds a read's structure from its rows
+#: generalised, without canonicalising it (``materialize.planned``). Emptied at
+#: ``KEPT_PLANS``; one whose plans are gone is found, and ``from_plan`` finds no plan.
+PLANNED: dict[Hashable, Hashed] = {}
+
 
 def _plan(rows: tuple, outputs: tuple[int, ...], nodes: Sequence[Node], backend: Backend, structure: Hashable,
           values: tuple[int, ...], sizes: tuple[bool, ...], in_place: frozenset[int]) -> tuple[_Plan, list[int]]:
@@ -403,6 +412,10 @@ def _plan(rows: tuple, outputs: tuple[int, ...], nodes: Sequence[Node], backend:
         plan = _Plan(pattern, None, _Layout(rows, outputs, sources, [s for _, s in sources]))
     else:
         plan = _generic_plan(rows, outputs, sources, backend, pattern, values, in_place)
+    if plan.template is not None and isinstance(structure, Hashed):
+        if len(PLANNED) >= KEPT_PLANS:
+            PLANNED.clear()
+        PLANNED[structure.value] = structure
     plans = _PLANS.setdefault(key, [])
     plans.insert(0, plan)
     del plans[PATTERNS_PER_STRUCTURE:]
@@ -419,7 +432,7 @@ def _fitting(key: Hashable, rows: tuple, values: tuple[int, ...], sizes: tuple[b
     if plans is None:
         return None
     _PLANS.move_to_end(key)
-    empty = dynamic.empty_fits(rows, values, backend.compiler)
+    empty = 0 in values and dynamic.empty_fits(rows, values, backend.compiler)
     for plan in plans:
         found = plan.pattern.match(values, sizes, empty)
         if found is not None and (plan.template is None or plan.template.serves(found)):

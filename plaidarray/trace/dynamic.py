@@ -70,13 +70,14 @@ def size_attrs(op: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 #: Each op's size and offset attributes seen so far, None for an op without any (most):
 #: :func:`generalize` runs at every new size of a shape-generic loop, once per node.
-_SIZED: dict[str, tuple[tuple[str, ...], tuple[str, ...]] | None] = {}
+SIZED: dict[str, tuple[tuple[str, ...], tuple[str, ...]] | None] = {}
 
 
-def _sized(op: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+def describe_sized(op: str) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """An op's size and offset attributes, noted in ``SIZED`` (None for an op with neither)."""
     spec = size_attrs(op)
-    _SIZED[op] = spec if spec[0] or spec[1] else None
-    return _SIZED[op]
+    SIZED[op] = spec if spec[0] or spec[1] else None
+    return SIZED[op]
 
 
 def _generalize_in_python(rows: tuple) -> tuple[tuple, tuple[int, ...], tuple[bool, ...]]:
@@ -92,7 +93,7 @@ def _generalize_in_python(rows: tuple) -> tuple[tuple, tuple[int, ...], tuple[bo
             erased.append((len(dims), dtype))
         else:
             op, attrs, operands, dims, dtype = row
-            spec = _SIZED[op] if op in _SIZED else _sized(op)
+            spec = SIZED[op] if op in SIZED else describe_sized(op)
             if spec is not None:
                 sized, offsets_named = spec
                 kept = []
@@ -116,13 +117,13 @@ def _generalize_in_python(rows: tuple) -> tuple[tuple, tuple[int, ...], tuple[bo
 
 
 def _generalize_in_c() -> Callable[[tuple], tuple[tuple, tuple[int, ...], tuple[bool, ...]]]:
-    """``_generalize_in_python`` in C (``_graph.generalize``, reading ``_SIZED``), where the
+    """``_generalize_in_python`` in C (``_graph.generalize``, reading ``SIZED``), where the
     C module is in use: a read of a structure met at new sizes generalises its graph, and
     a new op's kernel its single-op graph (5 us on 24 rows in Python)."""
     graph = GRAPH_IN_C
     if graph is None:
         return _generalize_in_python
-    return functools.partial(graph.generalize, _SIZED, _sized)
+    return functools.partial(graph.generalize, SIZED, describe_sized)
 
 
 #: A walked graph's rows generalised (``_generalize_in_python``).

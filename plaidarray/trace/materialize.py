@@ -16,7 +16,7 @@ from ..backend.transfer import HOST
 from ..backend.cache import EXECUTABLES, HashedKey
 from ..backend.executable import Backend, Executable, NotShapeGeneric
 from ..hlo import Computation, Module
-from ..hlo.fingerprint import structure
+from ..hlo.fingerprint import Hashed, structure
 from . import baseline, cuts, dynamic, explain, host_round_trip, hot
 from .baseline import BaselineExecutable
 from .node import GRAPH_IN_C, GRAPH_LOCK, Node, set_buffers
@@ -108,21 +108,23 @@ def _device_of(pending: list[Node]) -> Device | None:
     return device
 
 
-def planned(walked: Walked, key: tuple) -> Executable | None:
+def planned(walked: Walked, key: tuple, structure: Hashable, values: tuple[int, ...],
+            sizes: tuple[bool, ...]) -> Executable | None:
     """What ``decide`` and ``finish`` make of a read at new sizes of a structure whose
     plan serves them (``baseline.from_plan``), for ``_graph.read``, whose cache lookup by
     ``key`` found nothing for a graph that donates nothing, has no cut loop's sizes to pass
-    on and runs on the host: the executable, cached under ``key``; None where ``decide`` is
-    to say (the caller holds ``GRAPH_LOCK``). Most of a loop's reads at new sizes are such
-    (~3,600 in the eager benchmark's first runs), and ``decide`` and ``finish`` took
-    ~40 us of each in Python, half of it other than binding the plan."""
+    on and runs on the host, and which found its ``structure`` among those planned
+    (``baseline.PLANNED``) by its rows generalised (``values``, ``sizes``): the executable,
+    cached under ``key``; None where ``decide`` is to say (the caller holds ``GRAPH_LOCK``).
+    Most of a loop's reads at new sizes are such (~3,600 in the eager benchmark's first
+    runs), and ``decide`` and ``finish`` took ~40 us of each in Python, half of it other
+    than binding the plan."""
     graph_key = walked[0]
     backend = backend_for(_device_of(walked[2]))
     if not backend.baseline or not hot.FUSE_AFTER_SECONDS:
         return None
-    shape, values, sizes = dynamic.generalize(graph_key[0])
-    structure = dynamic.canonical((shape, graph_key[1], _NONE, key[2]))
     if not dynamic.HISTORIES.new(structure):  # fused code of it is compiled or due: ``_shape_generic``'s
+        baseline.PLANNED.pop(cast(Hashed, structure).value, None)  # from now on
         return None
     heat = hot.HEATS.of(structure, values)
     if heat.due:
@@ -417,7 +419,7 @@ def _read_in_c(decided: Callable[..., Step] | None = None,
         return None
     GRAPH_IN_C.configure_reads(GRAPH_LOCK, EXECUTABLES.entries, EXECUTABLES.hit, _NONE, vars(registry), vars(cuts),
                                BaselineExecutable, HOST, decided or decide, finish, general or materialize,
-                               KEPT_GENERATOR_BYTES, planned)
+                               KEPT_GENERATOR_BYTES, planned, baseline.PLANNED, dynamic.SIZED, dynamic.describe_sized)
     return cast("Callable[[Node], None]", GRAPH_IN_C.read)
 
 
