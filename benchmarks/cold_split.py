@@ -3,11 +3,12 @@ fresh process with an empty ``PLAIDARRAY_CACHE_DIR``, as its cold column runs it
 split into
 
 - *assemble*: reads that no executable served, planned and bound op by op
-  (``trace/baseline.assemble``: an op kernel's first use in the process, a structure's
-  first sequence, a new size's binding, an FFT length's plan);
+  (``trace/baseline.assemble`` and ``from_plan``: an op kernel's first use in the process,
+  a structure's first sequence, a new size's binding, an FFT length's plan);
 - *other misses*: the rest of the reads that missed the cache or were cut (``materialize``'s
-  ``decide`` and ``finish``: the generalised key, the structure's heat and plan, the
-  cache's insert, the run of the kernels, the results set);
+  ``decide``, ``finish`` and ``planned``, which the C read calls for a new size of a planned
+  structure: the generalised key, the structure's heat and plan, the cache's insert, the
+  run of the kernels, the results set; but the C read's own part of a ``planned`` read);
 - *gc*: the cyclic garbage collector's pauses, wherever they fall (``gc.callbacks``),
   taken out of the part they fell in;
 - *recording, cached reads*: the rest, the script's own Python, the recording of its ops
@@ -15,8 +16,8 @@ split into
   executable's ``run``.
 
 The same split of a second run in the process (its cache filled) follows, to show what
-the first run pays for being first. The timers wrap ``decide``, ``finish`` and
-``assemble`` in the child (the C read is configured with the wrapped ones), which adds
+the first run pays for being first. The timers wrap ``decide``, ``finish``, ``planned``,
+``assemble`` and ``from_plan`` in the child (the C read is configured with the wrapped ones), which adds
 ~1 us a miss; the figures are for finding where to work, not for the performance table
 (``benchmarks/eager.py`` gives that).
 
@@ -70,8 +71,11 @@ def child(name: str) -> None:
     depth = [0]  # decide and finish nest (finish materialises again after host ops): one count
     materialize.decide = _timed(materialize.decide, totals, "reads", depth)
     materialize.finish = _timed(materialize.finish, totals, "reads", depth)
+    materialize.planned = _timed(materialize.planned, totals, "reads", depth)
     materialize._read_in_c()  # the C read, configured once for the process, calls the wrapped ones
-    baseline.assemble = _timed(baseline.assemble, totals, "assemble", [0])  # finish calls it by the module
+    assembling = [0]  # from_plan is called by planned and decide, assemble by finish: by the module
+    baseline.assemble = _timed(baseline.assemble, totals, "assemble", assembling)
+    baseline.from_plan = _timed(baseline.from_plan, totals, "assemble", assembling)
     paused = [0.0]
 
     def collected(phase: str, info: dict) -> None:
