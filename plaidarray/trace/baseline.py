@@ -659,7 +659,7 @@ def _template(signature: tuple, attrs: dict, shape: Shape, backend: Backend, in_
     shape from now on)."""
     rows, outputs, sources = _single_op(signature, attrs, shape)
     shape_key, values, sizes = dynamic.generalize(rows)
-    alias = (shape_key, outputs, in_place, backend.cache_tag, _size_classes(values))
+    alias = (shape_key, outputs, in_place, backend.cache_tag, _size_classes(rows, values))
     found = _GENERIC.get(alias)
     if found is not None:
         return found[0], rows, found[1]
@@ -672,17 +672,25 @@ def _template(signature: tuple, attrs: dict, shape: Shape, backend: Backend, in_
 
 
 #: ``_template``'s answers by the single-op graph's structure and which of its sizes are
-#: equal, 0 or 1 (``_size_classes``), which decide its template and pattern: an op met
+#: 0 or 1 (or equal: ``_size_classes``), which decide its template and pattern: an op met
 #: again at new sizes (each length of a script's windows, signals, batches) is bound to
 #: the template it met before without generalising, tying and looking up again (60 us an
 #: op). Emptied at ``KEPT_BOUND``.
 _GENERIC: dict[Hashable, tuple[Executable | None, dynamic.Pattern | None]] = {}
 
 
-def _size_classes(values: tuple[int, ...]) -> tuple[int, ...]:
-    """``values`` with 0 and 1 kept and each other value numbered by its first position:
-    what a pattern (``Pattern.every_size``) and the ties it takes (``dynamic.ties``, which
-    tie equal values only) depend on."""
+def _size_classes(rows: tuple, values: tuple[int, ...]) -> tuple[int, ...]:
+    """What of a single-op graph's sizes ``values`` (of its ``rows``) its pattern
+    (``Pattern.every_size``) and the ties it takes (``dynamic.ties``) depend on: which
+    are 0 or 1, where each op of the rows declares the positions its shape rule makes
+    equal (``OpDef.dim_ties``: ties join those alone, equal whatever the sizes), so that a
+    product of square matrices and one of other shapes share their kernel's signature,
+    which the installation's catalogue lists (a signature it did not list, such as a
+    script's sizes that happen to be equal where its build's were not, was looked up by
+    its HLO, ~0.4 ms, or compiled); else also which are equal, each other value numbered
+    by its first position (an op without ``dim_ties`` ties every equal size)."""
+    if all(len(row) == 2 or row[0] in OPS and OPS[row[0]].dim_ties is not None for row in rows):
+        return tuple(v if v < 2 else 2 for v in values)
     numbers: dict[int, int] = {}
     return tuple(v if v < 2 else numbers.setdefault(v, len(numbers) + 2) for v in values)
 
@@ -700,7 +708,7 @@ def _generic_template(rows: tuple, outputs: tuple[int, ...], sources: list, shap
     if structure in _PER_SHAPE or not backend.compiler.shape_generic or \
             dynamic.has_op(rows, backend.compiler.per_shape_ops):
         return None, None
-    signature = (shape_key, outputs, in_place, _size_classes(values))
+    signature = (shape_key, outputs, in_place, _size_classes(rows, values))
     listed = backend.compiler.listed(signature)
     if listed is not None:  # built at installation: its pattern and executable as listed there
         pattern = dynamic.Pattern(values, listed.symbol_of, listed.n_symbols, listed.units)

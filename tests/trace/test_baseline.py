@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 import plaidarray as xp
 from plaidarray.backend.cache import EXECUTABLES
@@ -778,7 +778,52 @@ def test_op_kernels_met_at_new_sizes_bind_the_templates_found_before(op_by_op, m
         value = step(n)
         assert value == pytest.approx(np.sum(np.abs(np.fft.rfft(data[:n] * 2.0))), rel=1e-12)
     assert not tied
-    assert baseline._size_classes((5, 1, 7, 5, 0, 7, 2)) == (2, 1, 3, 2, 0, 3, 4)
+    reshaped = ((((5, 7), np.dtype(np.float64)), ("reshape", (("dims", (35,)),), (0,), (35,), np.dtype(np.float64))))
+    assert baseline._size_classes(reshaped, (5, 1, 7, 5, 0, 7, 2)) == (2, 1, 3, 2, 0, 3, 4)
+    added = (((5, 7), np.dtype(np.float64)), ((5, 7), np.dtype(np.float64)),
+             ("add", (), (0, 1), (5, 7), np.dtype(np.float64)))
+    assert baseline._size_classes(added, (5, 1, 7, 5, 0, 7, 2)) == (2, 1, 2, 2, 0, 2, 2)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.sampled_from([1, 2, 3, 5]), min_size=4, max_size=4), st.sampled_from(["product", "sum", "transpose",
+                                                                                          "window", "broadcast"]))
+def test_an_op_kernels_pattern_depends_on_its_size_classes_alone(dims, family):
+    """An op that declares the sizes its shape rule ties (``OpDef.dim_ties``) has one
+    pattern of run-time sizes for all sizes of one ``baseline._size_classes`` (which are 0
+    or 1), whichever happen to be equal: the classes key its kernel in the installation's
+    catalogue and in a process. Its pattern at sizes met here equals its pattern at sizes
+    of the same classes all distinct (primes past those drawn)."""
+    from plaidarray.backend import registry
+    from plaidarray.trace import baseline, dynamic
+
+    compiler = registry.current().compiler
+    distinct = iter((7, 11, 13, 17, 19, 23, 29, 31))
+    other = [d if d < 2 else next(distinct) for d in dims]
+
+    def pattern(d):
+        a, b, c, e = d
+        graph = {"product": lambda: xp.ones((a, b)) @ xp.ones((b, c)),
+                 "sum": lambda: xp.sum(xp.ones((a, b, c)), axis=1),
+                 "transpose": lambda: xp.permute_dims(xp.ones((a, b, c)), (2, 0, 1)),
+                 "window": lambda: xp.ones((a + e, b))[:a],
+                 "broadcast": lambda: xp.broadcast_to(xp.ones((1, b)), (a, b)) * xp.ones((a, b))}[family]()
+        walked = walk_pending([graph._node])
+        rows = walked[0][0]
+        i = len(rows) - 1
+        while rows[i][0] not in ("dot_general", "reduce", "transpose", "dynamic_slice", "multiply", "slice"):
+            i -= 1
+        signature, attrs, _ = baseline._signature(rows, rows[i], walked[3][i].attrs, frozenset())
+        single, _, _ = baseline._single_op(signature, attrs, walked[3][i].shape)
+        _, values, sizes = dynamic.generalize(single)
+        tied = dynamic.ties(single, values)
+        made = dynamic.Pattern.every_size(values, sizes, tied, dynamic.unit_positions(single, sizes, tied, compiler),
+                                          dynamic.empty_fits(single, values, compiler))
+        return baseline._size_classes(single, values), made.code_key
+
+    here, there = pattern(dims), pattern(other)
+    assert here[0] == there[0]
+    assert here[1] == there[1]
 
 
 def test_sizes_and_bounds_enter_graphs_as_run_time_values(op_by_op):
