@@ -3394,9 +3394,14 @@ static PyObject *planned_executable(PyObject *walked, PyObject *key) {
     PyObject *structure = plain == NULL ? NULL : PyDict_GetItemWithError(reads_structures, plain);
     Py_XDECREF(plain);
     PyObject *made;
-    if (structure == NULL) made = PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
-    else made = PyObject_CallFunctionObjArgs(reads_planned, walked, key, structure, PyTuple_GET_ITEM(general, 1),
-                                             PyTuple_GET_ITEM(general, 2), NULL);
+    if (structure == NULL) {
+        made = PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    } else {
+        Py_INCREF(structure); /* the table's, which another thread may empty */
+        made = PyObject_CallFunctionObjArgs(reads_planned, walked, key, structure, PyTuple_GET_ITEM(general, 1),
+                                            PyTuple_GET_ITEM(general, 2), NULL);
+        Py_DECREF(structure);
+    }
     Py_DECREF(general);
     return made;
 }
