@@ -109,6 +109,52 @@ def test_sizes_from_8_threads_share_one_shape_generic_compile():
             np.testing.assert_array_equal(value, np.cumsum(np.arange(n) * 5 - 2))
 
 
+def test_reads_at_new_sizes_from_8_threads_bind_one_plan_while_another_empties_the_planned_table(monkeypatch):
+    """Eight threads reading windows of new lengths of one planned structure at once,
+    bound from its plan in C's read path (``materialize.planned``), while a ninth empties
+    the table of planned structures (``baseline.PLANNED``) and fills it again over and
+    over: each reads what NumPy computes, and nothing is compiled."""
+    from plaidarray.trace import baseline, hot
+
+    monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 1e9)  # op by op throughout
+    data = np.random.default_rng(11).standard_normal(3000)
+    x = xp.asarray(data)
+
+    def read(n: int) -> float:
+        window = x[:n]
+        return float(xp.max(window) - xp.min(window) + xp.mean(window * window))
+
+    def expected(n: int) -> float:
+        window = data[:n]
+        return float(np.max(window) - np.min(window) + np.mean(window * window))
+
+    for n in (2000, 2001):  # met, then planned
+        read(n)
+    before = xp.cache_info().compiles
+    planned = dict(baseline.PLANNED)
+    assert planned  # the structure's, which the emptying thread takes out and puts back
+    stop = threading.Event()
+
+    def empty() -> None:
+        while not stop.is_set():
+            baseline.PLANNED.clear()
+            time.sleep(0.0002)
+            baseline.PLANNED.update(planned)
+            time.sleep(0.0005)
+
+    emptier = threading.Thread(target=empty, daemon=True)
+    emptier.start()
+    try:
+        results = run_threads(lambda i: [(n, read(n)) for n in range(2010 + 40 * i, 2050 + 40 * i)])
+    finally:
+        stop.set()
+        emptier.join(TIMEOUT)
+    for got in results:
+        for n, value in got:
+            assert value == pytest.approx(expected(n), rel=1e-12)
+    assert xp.cache_info().compiles == before
+
+
 def test_jit_from_8_threads_traces_and_compiles_each_signature_once():
     traces = []
 
