@@ -139,11 +139,9 @@ def assemble(rows: tuple, outputs: tuple[int, ...], nodes: Sequence[Node], backe
     of one writes into its buffer (``_in_place``)."""
     in_place = _in_place(rows, outputs, given)
     if structure is not None and backend.compiler.shape_generic and _met_before(structure, backend):
-        plan, found = _plan(rows, outputs, nodes, backend, structure, values, sizes, in_place)
-        if plan.template is not None:
-            bound = plan.template.runner(found)
-            if bound is not None:
-                return BaselineExecutable(bound, plan.layout.results(rows), heat)
+        made = _bound(*_plan(rows, outputs, nodes, backend, structure, values, sizes, in_place), rows, heat)
+        if made is not None:
+            return made
     sources = _sources(nodes)
     layout = _Layout(rows, outputs, sources, [s for _, s in sources], fold=True)
     if layout.folded:
@@ -448,10 +446,13 @@ def from_plan(rows: tuple, backend: Backend, heat: Heat, structure: Hashable, va
     runs), which ``materialize`` makes under ``GRAPH_LOCK`` where it looks for a cached
     executable, in C's read path too; None where ``assemble`` is to make it."""
     fitting = _fitting((structure, backend.cache_tag), rows, values, sizes, backend)
-    if fitting is None or fitting[0].template is None:
-        return None
-    plan, found = fitting
-    bound = cast(Executable, plan.template).runner(found)
+    return None if fitting is None else _bound(*fitting, rows, heat)
+
+
+def _bound(plan: _Plan, found: list[int], rows: tuple, heat: Heat) -> BaselineExecutable | None:
+    """The plan's sequence bound to its symbols' values ``found`` for a graph of these
+    rows; None where it has no sequence or its binding takes no such sizes."""
+    bound = plan.template.runner(found) if plan.template is not None else None
     return None if bound is None else BaselineExecutable(bound, plan.layout.results(rows), heat)
 
 

@@ -108,7 +108,7 @@ def _device_of(pending: list[Node]) -> Device | None:
     return device
 
 
-def planned(walked: Walked, key: tuple, structure: Hashable, values: tuple[int, ...],
+def planned(walked: Walked, key: tuple, structure: Hashed, values: tuple[int, ...],
             sizes: tuple[bool, ...]) -> Executable | None:
     """What ``decide`` and ``finish`` make of a read at new sizes of a structure whose
     plan serves them (``baseline.from_plan``), for ``_graph.read``, whose cache lookup by
@@ -124,7 +124,7 @@ def planned(walked: Walked, key: tuple, structure: Hashable, values: tuple[int, 
     if not backend.baseline or not hot.FUSE_AFTER_SECONDS:
         return None
     if not dynamic.HISTORIES.new(structure):  # fused code of it is compiled or due: ``_shape_generic``'s
-        baseline.PLANNED.pop(cast(Hashed, structure).value, None)  # from now on
+        baseline.PLANNED.pop(structure.value, None)  # from now on
         return None
     heat = hot.HEATS.of(structure, values)
     if heat.due:
@@ -411,10 +411,12 @@ def _read_in_python(node: Node) -> None:
 def _read_in_c(decided: Callable[..., Step] | None = None,
                general: Callable[[list[Node]], None] | None = None) -> Callable[[Node], None] | None:
     """``_graph.read``, configured with what it reads: the lock, the cache's entries and its
-    count of a hit, the key's parts, the registry's and ``cuts``' state, ``planned`` for a
-    read it finds no executable for, ``decide`` and ``finish`` for every read it does not
-    run itself, ``materialize`` for those it does not walk (tests count their calls through ``decided`` and ``general``, which stand for
-    ``decide`` and ``materialize``); None where the C module is not in use."""
+    count of a hit, the key's parts, the registry's and ``cuts``' state, ``planned`` (with
+    the planned structures and what generalising rows reads) for a read it finds no
+    executable for, ``decide`` and ``finish`` for every read it does not run itself,
+    ``materialize`` for those it does not walk (tests count their calls through
+    ``decided`` and ``general``, which stand for ``decide`` and ``materialize``); None where
+    the C module is not in use."""
     if GRAPH_IN_C is None:
         return None
     GRAPH_IN_C.configure_reads(GRAPH_LOCK, EXECUTABLES.entries, EXECUTABLES.hit, _NONE, vars(registry), vars(cuts),
