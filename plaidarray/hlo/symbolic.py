@@ -244,8 +244,7 @@ def _compiled(derived: Sequence[Dim], values: Sequence[Dim]) -> Callable[[Sequen
 
 def python_expression(value: Dim) -> str:
     """``value`` as a Python expression of the dims table ``v``: only ints (coefficients
-    and indices), for code made from it and compiled (``evaluator``, a shape-generic
-    executable's runner, ``ShapeGenericExecutable.runner``)."""
+    and indices), for code made from it and compiled (``evaluator``)."""
     if isinstance(value, Sym):
         return f"v[{int(value.index)}]"
     if isinstance(value, SymExpr):

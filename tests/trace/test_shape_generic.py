@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import logging
 
+import struct
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -627,31 +629,80 @@ def test_a_runner_makes_the_buffers_and_dims_table_a_binding_has():
         "temporaries kept from its second run on"
 
 
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.tuples(st.integers(0, 60), st.integers(0, 1 << 17)), min_size=1, max_size=12))
-def test_a_runner_made_by_code_is_the_runner_made_step_by_step(sizes):
-    """A template bound ``symbolic.COMPILE_AFTER`` times makes its runners by code made for
-    it (``_made_runner_code``): the same dims table, ranges, buffers' dims and bytes as
-    the sizes evaluated and sliced in turn, the same refusal past a limit, and a binding
-    where a step is worth running in chunks (a large ``n * m``)."""
-    from plaidarray.backend.llvm_cpu import executable as cpu_executable
-    from plaidarray.hlo import symbolic
+def _derived_template():
+    """A shape-generic executable over sizes ``n`` (at most 50) and ``m`` with derived sizes
+    (``d = n * m + 3``, at most 3000, and ``e = 2 * d - m``, each in the entries before
+    it), two sized steps, a static one, sized and static outputs and temporaries."""
+    from plaidarray.backend.llvm_cpu.executable import ShapeGenericExecutable, Step
+    from plaidarray.backend.llvm.kernel_source import Segment
+    from plaidarray.hlo.shape import Shape
+    from plaidarray.hlo.symbolic import Sym
+    from types import SimpleNamespace
 
-    if cpu_executable._run_in_c is None:
+    n, m, d, e = Sym(0, 5), Sym(1, 5), Sym(2, 28), Sym(3, 51)
+    kernel = SimpleNamespace(upgrade=None, address=4096)
+    steps = [Step(kernel, (0,), Segment(n, n * m, 0), (), ()), Step(kernel, (1,), Segment(4, 4, 0), (), ()),
+             Step(kernel, (2,), Segment(e, 3 * d - 2, 0), (2, 3), ())]
+    outputs = [Shape((n, m), I32), Shape((3,), F64), Shape((e,), F64)]  # type: ignore[arg-type]
+    temps = [Shape((n * 2, d), F64), Shape((4, 4), I32)]  # type: ignore[arg-type]
+    return ShapeGenericExecutable(steps, 1, [], [("out", i) for i in range(3)], outputs, temps,
+                                  [(n, 50), (d, 3000)], [n * m + 3, 2 * d - m])
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 60), st.one_of(st.integers(0, 1 << 17), st.integers(1 << 60, 1 << 70))),
+                min_size=1, max_size=12))
+def test_a_runners_sizes_evaluated_in_c_are_its_bindings(sizes):
+    """``runner`` evaluates a binding's sizes in C (``_entry.sizes``): the same dims table
+    (derived sizes included), ranges, buffers' dims and bytes as ``bind`` works out in
+    Python's ints, the same refusal past a limit, and a binding where a step is worth
+    running in chunks (a large ``n * m``) or a size is past int64."""
+    from plaidarray.backend.llvm_cpu import executable as cpu_executable
+
+    if cpu_executable._sizes_in_c is None:
         pytest.skip("runners are made where runs go through C (_entry)")
-    by_code, step_by_step = _sized_template(), _sized_template()
-    for a, b in [(7, 3)] * symbolic.COMPILE_AFTER:
-        by_code.runner([a, b])
-    assert by_code._runner_code is not None and step_by_step._runner_code is None
-    for a, b in sizes:
-        step_by_step._runners = 0  # never made: its runners are the step-by-step path's
-        made, expected = by_code.runner([a, b]), step_by_step.runner([a, b])
-        assert type(made) is type(expected)
-        if type(made) is cpu_executable._Runner:
-            assert (made._dims, made._n_table, made._ranges, made._sized, made._nbytes) == \
-                (expected._dims, expected._n_table, expected._ranges, expected._sized, expected._nbytes)
-        elif made is not None:
-            assert made._dims == expected._dims and made._ranges == expected._ranges
+    for template in (_sized_template(), _derived_template()):
+        for a, b in sizes:
+            try:
+                expected = template.bind([a, b])
+            except struct.error:  # a size Python's binding cannot pack either
+                continue
+            made = template.runner([a, b])
+            assert type(made) is type(expected) or type(made) is cpu_executable._Runner
+            if expected is None:
+                assert made is None
+            elif type(made) is cpu_executable._Runner:
+                sized = [shape.dims for shape in (*expected.shapes[0], *expected.shapes[1])
+                         if shape.dims not in ((3,), (4, 4))]
+                assert (made._dims, made._ranges, made._nbytes) == (expected._dims, expected._ranges, expected._nbytes)
+                assert list(made._sized) == sized
+            else:
+                assert made._dims == expected._dims and made._ranges == expected._ranges
+
+
+def test_a_runner_refuses_a_malformed_sizes_program():
+    """``_entry.sizes`` checks the program it reads: an index past the table, a count
+    past its words, other values than it was made for, are a ValueError, not a read past
+    the bytes; a value that is no int a TypeError; one past int64 an OverflowError."""
+    from plaidarray.backend.llvm_cpu import executable as cpu_executable
+
+    sizes = cpu_executable._sizes_in_c
+    if sizes is None:
+        pytest.skip("_entry is not built")
+    program = _derived_template()._sizes_program(2)
+    words = list(struct.unpack(f"<{len(program) // 8}q", program))
+    assert sizes(program, [3, 4], 1 << 40)[1] == 4
+    for at, value in ((11, 7), (6, 1 << 40), (0, 3), (1, 9)):  # a symbol index; a term count; values; derived count
+        bad = list(words)
+        bad[at] = value
+        with pytest.raises(ValueError):
+            sizes(struct.pack(f"<{len(bad)}q", *bad), [3, 4], 1 << 40)
+    with pytest.raises(ValueError):
+        sizes(program[:-8], [3, 4], 1 << 40)
+    with pytest.raises(TypeError):
+        sizes(program, [3, 4.0], 1 << 40)
+    with pytest.raises(OverflowError):
+        sizes(program, [3, 1 << 70], 1 << 40)
 
 
 def test_a_binding_keeps_its_temporaries_from_its_second_run():

@@ -298,9 +298,8 @@ class ShapeGenericExecutable(Executable):
         self._runs = _Runs(steps)
         self._evaluate: Callable[[Sequence[int]], tuple[list[int], tuple]] | None = None
         self._words: tuple[int, int, bytes] | None = None
-        #: ``runner``'s calls, and its code once made (``_runner_code``).
-        self._runners = 0
-        self._runner_code: Callable[[Sequence[int], int], tuple | bool | None] | None = None
+        #: ``runner``'s ``_sizes_program``, with the number of sizes it is for.
+        self._program: tuple[int, bytes | None] | None = None
 
     # What a binding evaluates and keeps, made at the first binding: most templates loaded
     # (an op's kernel on its first use) are merged into sequences (``sequence.py``) and
@@ -396,16 +395,10 @@ class ShapeGenericExecutable(Executable):
         row-major order: an FFT of a batch of any rank, which its template takes as rows)."""
         constants: list[np.ndarray] | None = None
         if self.per_size:
-            values = list(values)
-            constants = list(self.constants)
-            for hook in self.per_size:
-                given = [evaluate(d, values) for d in hook.given]
-                if not hook.fits(given):
-                    return None
-                made_sizes, made_constants = hook.made(given)
-                values += made_sizes
-                for at, array in zip(hook.constants, made_constants):
-                    constants[at] = array
+            made = self._made(values)
+            if made is None:
+                return None
+            values, constants = made
         found = self._sized_at(values)
         if found is None:
             return None
@@ -427,6 +420,22 @@ class ShapeGenericExecutable(Executable):
                                    nbytes)
         executable.from_disk = self.from_disk
         return executable
+
+    def _made(self, values: Sequence[int]) -> tuple[list[int], list[np.ndarray]] | None:
+        """What its ``per_size`` hooks make for the sizes ``values``: the sizes with
+        theirs after, and its constants with theirs in place; None where a hook does not
+        serve them."""
+        values = list(values)
+        constants = list(self.constants)
+        for hook in self.per_size:
+            given = [evaluate(d, values) for d in hook.given]
+            if not hook.fits(given):
+                return None
+            made_sizes, made_constants = hook.made(given)
+            values += made_sizes
+            for at, array in zip(hook.constants, made_constants):
+                constants[at] = array
+        return values, constants
 
     def _sized_at(self, values: Sequence[int]
                   ) -> tuple[Sequence[int], tuple[int, ...], tuple[tuple[int, ...], ...]] | None:
@@ -456,72 +465,61 @@ class ShapeGenericExecutable(Executable):
         buffers' shapes and allocators), which makes its allocators if run again
         (``_Runner``). The executable cache holds hundreds of these, made and evicted as a
         loop meets new sizes, and the garbage collector walked each binding's objects: 87
-        against 70 us a read of a window's mean and spread. Runs in chunks on several
-        threads, and sizes that make their own constants (``per_size``), take ``bind``'s."""
-        if self.per_size or _run_in_c is None:
+        against 70 us a read of a window's mean and spread. Its sizes are evaluated in C
+        (``_entry.sizes`` over ``_sizes_program``), after those its ``per_size`` hooks
+        make (an FFT's plan for its length, whose constants the runner holds). Runs in
+        chunks on several threads and sizes past int64 take ``bind``'s, as do runs
+        without ``_entry``."""
+        if _run_in_c is None or _sizes_in_c is None or self._static_splitting:
             return self.bind(values)
-        code = self._runner_code
-        if code is None:
-            self._runners += 1
-            if self._runners >= symbolic.COMPILE_AFTER and not self._static_splitting:
-                code = self._runner_code = self._made_runner_code(len(values))
-        if code is not None and len(values) == code.n_values:  # type: ignore[attr-defined]
-            made = code(values, parallel.split_work())
-            if not isinstance(made, tuple):  # None past a limit; False: a step worth running in chunks, a binding's
-                return None if made is None else self.bind(values)
-            runner = _Runner(self, *made)
-            runner.from_disk = self.from_disk
-            return runner
-        found = self._sized_at(values)
-        if found is None:
-            return None
-        table, ranges, sized = found
-        if self._static_splitting or any(map(parallel.splits, ranges[::2], ranges[1::2])):
-            return self.bind(values)
-        nbytes = self._static_bytes + sum(math.prod(dims) * buffer[3].itemsize
-                                          for buffer, dims in zip(self._sized_buffers, sized))
-        runner = _Runner(self, _words_packer(len(table) + len(ranges) // 2)(*table, *ranges[::2]), len(table),
-                         ranges, sized, nbytes)
+        given, constants = values, None
+        if self.per_size:
+            made_by_hooks = self._made(values)
+            if made_by_hooks is None:
+                return None
+            values, constants = made_by_hooks
+        program = self._program
+        if program is None or program[0] != len(values):
+            program = self._program = (len(values), self._sizes_program(len(values)))
+        try:
+            made = _sizes_in_c(program[1], values, parallel.split_work()) if program[1] is not None else False
+        except OverflowError:
+            made = False
+        if not isinstance(made, tuple):  # None past a limit; False: a step worth running in chunks, or past int64
+            return None if made is None else self.bind(given)  # rare: its hooks run again (an FFT's plans are cached)
+        dims, n_table, ranges, sized, nbytes = made
+        runner = _Runner(self, dims, n_table, ranges, sized, nbytes, constants)
         runner.from_disk = self.from_disk
         return runner
 
-    def _made_runner_code(self, n_values: int) -> Callable[[Sequence[int], int], tuple | bool | None]:
-        """What ``runner`` works out for sizes ``v`` (``n_values`` of them), as one function
-        of compiled Python code (``symbolic.python_expression``: only ints in its text),
-        made once a template has been bound ``symbolic.COMPILE_AFTER`` times (a loop over
-        new sizes): the dims table with the derived sizes, None past a limit, False where a
-        sized step is worth running in chunks (``parallel.splits``' test, its threshold
-        ``parallel.split_work`` given at each call; a test compares the two), else
-        ``_Runner``'s arguments after the template: the packed dims, the
-        table's length, the sized steps' ranges, the sized buffers' dims and the bytes of
-        every buffer. Evaluating the sizes, then slicing them into ranges and each
-        buffer's dims, testing each range and summing the bytes one by one was 6 of a
-        new size's ~9 us of making its runner."""
-        e = symbolic.python_expression
-        lines = ["def runner(v, split_at):", "    v = list(v)"]
-        lines += [f"    v.append({e(d)})" for d in self.derived]
-        if self.limits:
-            lines.append("    if " + " or ".join(f"{e(value)} > {int(limit)}" for value, limit in self.limits) +
-                         ": return None")
-        ranges = [e(size) for i in self._sized_steps for size in (self.steps[i].segment.extent,
-                                                                   self.steps[i].segment.work)]
-        lines.append(f"    r = ({''.join(r + ', ' for r in ranges)})")
-        if ranges:
-            lines.append("    if " + " or ".join(f"r[{k}] > 1 and r[{k + 1}] >= split_at" for k in range(0, len(ranges), 2))
-                         + ": return False")
+    def _sizes_program(self, n_values: int) -> bytes | None:
+        """What ``runner`` evaluates for ``n_values`` sizes, as ``_entry.sizes`` reads it
+        (its words: the counts, the static buffers' bytes, then each derived size, limited
+        size and its limit, sized step's extent and work, and sized buffer's rank, item
+        size and dims, as ``symbolic.encode`` writes a polynomial); None where a
+        coefficient is past int64 (``bind`` then). Made at its first runner: encoding is
+        one walk of the polynomials, where code compiled from them cost ~0.8 ms."""
+        encode = symbolic.encode
+        words = [n_values, len(self.derived), len(self.limits), self._n_ranges, len(self._sized_buffers),
+                 self._static_bytes]
+        for value in self.derived:
+            words += encode(value)
+        for value, limit in self.limits:
+            words += encode(value)
+            words.append(int(limit))
+        for i in self._sized_steps:
+            segment = self.steps[i].segment
+            words += encode(segment.extent)
+            words += encode(segment.work)
         shapes = (self._output_shapes, self._temp_shapes)
-        sized = [shapes[group][i].dims for group, i, _, _, _ in self._sized_buffers]
-        lines.append("    s = (" + "".join("(" + "".join(e(d) + ", " for d in dims) + "), " for dims in sized) + ")")
-        nbytes = [str(int(self._static_bytes))] + [
-            " * ".join([str(int(buffer[3].itemsize)), *(f"s[{k}][{j}]" for j in range(len(dims)))])
-            for k, (buffer, dims) in enumerate(zip(self._sized_buffers, sized))]
-        n_table = n_values + len(self.derived)
-        lines.append(f"    return pack(*v, *r[::2]), {n_table}, r, s, {' + '.join(nbytes)}")
-        namespace: dict[str, Any] = {"pack": _words_packer(n_table + len(self._sized_steps))}
-        exec(compile("\n".join(lines), "<plaidarray.llvm_cpu.runner>", "exec"), namespace)
-        code = namespace["runner"]
-        code.n_values = n_values
-        return cast("Callable[[Sequence[int], int], tuple | bool | None]", code)
+        for group, i, rank, dtype, _ in self._sized_buffers:
+            words += (rank, dtype.itemsize)
+            for d in shapes[group][i].dims:
+                words += encode(d)
+        try:
+            return struct.pack(f"<{len(words)}q", *words)
+        except struct.error:
+            return None
 
     def check_memory(self, sized: tuple[tuple[int, ...], ...], nbytes: int) -> None:
         """A MemoryError naming the largest buffer if a ``runner``'s buffers (its sized
@@ -581,18 +579,22 @@ class ShapeGenericExecutable(Executable):
 class _Runner(Executable):
     """A shape-generic executable's binding that only runs (``ShapeGenericExecutable.runner``):
     its dims table, its steps' ranges, its sized buffers' dims and the bytes its buffers
-    take. Its first run has its template make the buffers; from its second, it runs as a
-    binding does (allocators, temporaries kept), both made then: most runners run once."""
+    take, and the constants its template's ``per_size`` hooks made for them (else the
+    template's). Its first run has its template make the buffers; from its second, it runs
+    as a binding does (allocators, temporaries kept), both made then: most runners run once."""
 
     def __init__(self, template: ShapeGenericExecutable, dims: bytes, n_table: int, ranges: tuple[int, ...],
-                 sized: tuple[tuple[int, ...], ...], nbytes: int) -> None:
+                 sized: tuple[tuple[int, ...], ...], nbytes: int, constants: list[np.ndarray] | None = None) -> None:
         self._template, self._dims, self._n_table = template, dims, n_table
         self._ranges, self._sized, self._nbytes = ranges, sized, nbytes
         self._generation, self._plan = -1, b""
         self._allocators: Allocators | None = None
         self._ran = False
         self._spare_temps: list[list[np.ndarray]] | None = None
-        self._facts = template._facts
+        #: The constants the run's pointers point into, held while it can run.
+        self.constants = template.constants if constants is None else constants
+        self._facts = template._facts if constants is None else \
+            _RunFacts.of(constants, template.output_slots, len(template.shapes[0]))
         self.returns_parameters = self._facts.returns_parameters
 
     @property
@@ -650,10 +652,11 @@ def _call_kernel(kernel: Callable[..., None], buffers: ctypes.Array, dims: ctype
     kernel(buffers, dims, start, stop, imports)
 
 
-def _c_run() -> Callable[..., None] | None:
-    """``_entry.run`` (the steps called from C) when it is built, the array objects' data
-    pointer offset is known (``transfer.DATA_POINTER_OFFSET``) and ``PLAIDARRAY_PURE_PYTHON``
-    does not switch it off; else None, and runs go through ctypes."""
+def _c_entry() -> Any:
+    """``_entry`` (the steps called from C, a binding's sizes evaluated there) when it is
+    built, the array objects' data pointer offset is known (``transfer.DATA_POINTER_OFFSET``)
+    and ``PLAIDARRAY_PURE_PYTHON`` does not switch it off; else None, and runs go through
+    ctypes."""
     if transfer.DATA_POINTER_OFFSET is None or config.get("PLAIDARRAY_PURE_PYTHON") == "1":
         return None
     try:
@@ -661,7 +664,9 @@ def _c_run() -> Callable[..., None] | None:
     except ImportError:
         return None
     _entry.configure(transfer.DATA_POINTER_OFFSET)
-    return _entry.run
+    return _entry
 
 
-_run_in_c = _c_run()
+_ENTRY = _c_entry()
+_run_in_c: Callable[..., None] | None = _ENTRY.run if _ENTRY is not None else None
+_sizes_in_c: Callable[..., Any] | None = _ENTRY.sizes if _ENTRY is not None else None

@@ -90,7 +90,7 @@ def splits(extent: int, work: int) -> bool:
 
 def split_work() -> int:
     """The least work of a segment that ``splits`` (of an extent above 1): a runner's code
-    tests its ranges against it (``ShapeGenericExecutable._made_runner_code``)."""
+    tests its ranges against it (``_entry.sizes``, ``ShapeGenericExecutable.runner``)."""
     return 2 * MIN_PARALLEL_WORK
 
 
