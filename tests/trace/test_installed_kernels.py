@@ -166,6 +166,33 @@ def test_the_catalogue_is_found_again_without_looking_for_the_installation(monke
     assert looked
 
 
+def test_fft_templates_are_found_in_the_catalogue_without_their_hlo(monkeypatch):
+    """Each FFT library template (by kind, dtype and class: odd or even, Bluestein's or
+    not) is catalogued at the installation's build and found by that alone: a first
+    transform of each kind makes no HLO, and computes what NumPy does."""
+    from plaidarray.backend.cache import EXECUTABLES
+    from plaidarray.backend.llvm_cpu import fft_library
+
+    target = registry.get("llvm-cpu").compiler.target
+    if op_catalogue.opened(target) is None:
+        pytest.skip("no installed catalogue for this environment (its kernels are not built)")
+    monkeypatch.setattr(fft_library, "_template_module", lambda *args: pytest.fail(f"made the HLO of {args}"))
+    EXECUTABLES.clear()
+    fft_library._PARTS.clear()
+    rng = np.random.default_rng(3)
+    for n in (64, 63, 262, 131):  # even, odd, an even n of Bluestein's half, an odd one of Bluestein's
+        for dtype in (np.float64, np.float32):
+            x = rng.standard_normal((2, n)).astype(dtype)
+            tolerance = 1e-9 if dtype == np.float64 else 2e-3
+            np.testing.assert_allclose(np.asarray(xp.fft.rfft(xp.asarray(x))), np.fft.rfft(x), atol=tolerance * n)
+            spectrum = np.fft.rfft(x).astype(np.complex128 if dtype == np.float64 else np.complex64)
+            np.testing.assert_allclose(np.asarray(xp.fft.irfft(xp.asarray(spectrum), n=n)), np.fft.irfft(spectrum, n=n),
+                                       atol=tolerance)
+            z = (x + 1j * x[::-1]).astype(spectrum.dtype)
+            np.testing.assert_allclose(np.asarray(xp.fft.fft(xp.asarray(z))), np.fft.fft(z), atol=tolerance * n)
+            np.testing.assert_allclose(np.asarray(xp.fft.ifft(xp.asarray(z))), np.fft.ifft(z), atol=tolerance)
+
+
 def test_a_signature_keys_its_value_alone():
     """Equal signatures share a key whatever objects they share; values of other types
     (1, 1.0, True; dtypes) do not; a signature that does not pickle has none."""

@@ -45,7 +45,7 @@ from ...hlo.shape import Shape
 from ...hlo.symbolic import Dim, Sym, is_static
 from ..cache import EXECUTABLES
 from ..executable import Compiler, Executable
-from . import fft_plan
+from . import fft_plan, op_catalogue
 from .executable import PerSize, ShapeGenericExecutable
 from .platform import OPS, PLATFORM
 
@@ -236,11 +236,27 @@ def _template(kind: str, dtype: np.dtype, result: np.dtype, odd: bool, bluestein
     rule's dtype, which ``dtype`` decides), from the executable cache, the persistent
     cache or a compile."""
     key = ("fft-library", kind, dtype.str, odd, bluestein, compiler.target)
-    made = EXECUTABLES.get(key, PLATFORM,
-                           lambda: compiler.compile(_template_module(kind, dtype, result, odd, bluestein)))
+    made = EXECUTABLES.get(key, PLATFORM, lambda: _loaded_or_compiled(kind, dtype, result, odd, bluestein, compiler))
     if not isinstance(made, ShapeGenericExecutable):
         raise TypeError(f"llvm-cpu: the FFT template {key} compiled to {type(made).__name__}")
     return made
+
+
+def _loaded_or_compiled(kind: str, dtype: np.dtype, result: np.dtype, odd: bool, bluestein: bool,
+                        compiler: Compiler) -> Executable:
+    """The template, found in the installation's catalogue of op kernels by its kind,
+    dtype and class (``op_catalogue.py``) without making and describing its HLO (~0.4 ms of
+    each of a script's first transforms of a kind), else compiled or loaded by its HLO (and
+    catalogued where the installation is being built)."""
+    signature = ("fft-library", kind, dtype.str, odd, bluestein)
+    listed = compiler.listed(signature)
+    loaded = listed.load() if listed is not None else None
+    if loaded is not None:
+        return loaded
+    module = _template_module(kind, dtype, result, odd, bluestein)
+    if op_catalogue.RECORDS_KEPT_IN is not None:
+        compiler.list_op_kernel(signature, module, ((), 0, frozenset()))
+    return compiler.compile(module)
 
 
 def _op(opcode: str, *operands: Instruction, **attrs) -> Instruction:

@@ -10,6 +10,7 @@ cache plans without loading the code generator.
 
 from __future__ import annotations
 
+import functools
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -51,14 +52,18 @@ class Stage:
     table: int  # offset of its twiddles in the table (elements); used when m > 1
 
 
-def stages(n: int) -> list[Stage]:
+@functools.lru_cache(maxsize=256)
+def stages(n: int) -> tuple[Stage, ...]:
+    """The stages of an n-point transform (none where n is not a kernel length). Kept
+    for the last lengths met: a length's plan, its inverse's and their tables each ask
+    (a fifth of planning a new length)."""
     found, s, offset = [], 1, 0
     for r in radices(n) or ():
         m = n // (s * r)
         found.append(Stage(r, m, s, offset))
         offset += (r - 1) * m if m > 1 else 0
         s *= r
-    return found
+    return tuple(found)
 
 
 def table_size(n: int) -> int:
@@ -66,7 +71,7 @@ def table_size(n: int) -> int:
     return _table_size(stages(n))
 
 
-def _table_size(found: list[Stage]) -> int:
+def _table_size(found: tuple[Stage, ...]) -> int:
     return max(1, sum((st.radix - 1) * st.m for st in found if st.m > 1))
 
 
@@ -77,7 +82,7 @@ def twiddles(n: int, sign: int) -> np.ndarray:
     return signed_unit(parts, sign) if parts is not None else np.ones(1, np.complex128)
 
 
-def _turns(found: list[Stage]) -> np.ndarray | None:
+def _turns(found: tuple[Stage, ...]) -> np.ndarray | None:
     """The turns of the twiddles of the stages ``found`` in table order, None where no
     stage needs any: w_l^(p k) with l = n / s is w_n^(s p k); every stage's in one array,
     so that one call of the elementwise ``unit_parts`` makes the table (a call costs tens
@@ -182,6 +187,16 @@ def bluestein_length(n: int) -> int:
         m += 1
 
 
+@functools.lru_cache(maxsize=16)
+def _complex_plan(m: int, sign: int) -> np.ndarray:
+    """``plan(m, sign, False)``, kept for the last Bluestein lengths m met: each of a
+    length's plans, both ways, holds both of m's, and lengths near each other share an m.
+    Copied into the plans that hold it; read-only."""
+    found = plan(m, sign, False)
+    found.flags.writeable = False
+    return found
+
+
 #: int64 words of a Bluestein plan's header: its length in complex elements, m, and where
 #: the chirp, the spectrum and the plans of m points forward and backward start.
 BLUESTEIN_WORDS = 6
@@ -193,7 +208,7 @@ def bluestein_plan(n: int, sign: int) -> np.ndarray:
     of ``bluestein_tables``, and the plans (:func:`plan`) of m points both ways."""
     m = bluestein_length(n)
     chirp, spectrum = bluestein_tables(n, m, sign)
-    forward, backward = plan(m, -1, False), plan(m, 1, False)
+    forward, backward = _complex_plan(m, -1), _complex_plan(m, 1)
     header = BLUESTEIN_WORDS // 2
     starts = np.cumsum([header, n, m, len(forward)])
     words = np.asarray([header, m, *starts], np.int64)

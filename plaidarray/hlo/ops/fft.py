@@ -23,6 +23,8 @@ Its lowerings are registered per platform: the target-neutral expansion into oth
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from ..opdef import OpDef, register
@@ -139,12 +141,23 @@ def bluestein_tables(n: int, m: int, sign: int) -> tuple[np.ndarray, np.ndarray]
     response ``conj(c[|j|])`` over m points, divided by m (the inverse transform's scale),
     computed in long double: every lowering's Bluestein transform uses these, as it uses
     :func:`unit`."""
-    j = np.arange(n, dtype=np.int64)
-    chirp = unit(j * j % (2 * n), 2 * n, sign)
+    chirp = signed_unit(_chirp_parts(n), sign)
     response = np.zeros(m, np.complex128)
     response[:n] = np.conj(chirp)
     response[m - n + 1:] = np.conj(chirp[1:])[::-1]
     return chirp, (np.fft.fft(response.astype(np.clongdouble)) / m).astype(np.complex128)
+
+
+@functools.lru_cache(maxsize=16)
+def _chirp_parts(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``unit_parts`` of Bluestein's chirp of n points, kept for the last lengths met: a
+    length's transform and its inverse (a filter's rfft and irfft) take them once;
+    read-only (``signed_unit`` makes new arrays)."""
+    j = np.arange(n, dtype=np.int64)
+    parts = unit_parts(j * j % (2 * n), 2 * n)
+    for part in parts:
+        part.flags.writeable = False
+    return parts
 
 
 register(OpDef("fft", _infer, _evaluate, arity=1, size_attrs=("fft_length",)))
