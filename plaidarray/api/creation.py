@@ -471,6 +471,22 @@ def triu(x: Array, /, *, k: int = 0) -> Array:
     return _triangle(x, k, False, "triu")
 
 
+def _dlpack_lender(x: Any) -> Device | None:
+    """The device whose memory ``x`` lends by DLPack, where that is not the host's (a
+    BufferError where plaidarray has no such device); None for the host's."""
+    where = getattr(x, "__dlpack_device__", None)
+    if where is None:
+        return None
+    pair = tuple(where())
+    if pair[0] in (1, 3):  # kDLCPU, kDLCUDAHost: memory NumPy reads
+        return None
+    found = devices.of_dlpack(pair)
+    if found is None:
+        raise BufferError(f"from_dlpack: the input is on DLPack device {pair}, which none of plaidarray's devices "
+                          f"is (they are {', '.join(d.name for d in devices.every_device())})")
+    return found
+
+
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
     """Import a DLPack-capable array: a plaidarray array unless ``copy`` shares its
     elements (a view); another library's memory (a NumPy array, a PyTorch tensor) is
@@ -485,6 +501,14 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
                                  f"but copy=False")
             return x.to_device(place)
         return graph.copy_asked(x) if copy else view(x, Index(Ellipsis))
+    lender = _dlpack_lender(x)
+    if lender is not None:  # memory a GPU holds, taken without a copy by its device's transfers
+        taken = Array(Node.ready(lender.transfers.from_dlpack(x, copy, "from_dlpack"), lender))
+        if place is not None and place is not lender:
+            if copy is False:
+                raise ValueError(f"from_dlpack: moving an array from {lender} to {place} needs a copy, but copy=False")
+            return taken.to_device(place)
+        return taken
     try:
         value = np.from_dlpack(x, copy=copy)
     except AttributeError:  # NumPy looks the protocol up without checking for it

@@ -89,6 +89,12 @@ def platform_devices(platform: str) -> tuple[Device, ...]:
     return _provided[platform]
 
 
+def of_dlpack(pair: tuple[int, int]) -> Device | None:
+    """The device whose memory DLPack calls ``pair`` (a ``DLDevice``: type, id), where
+    one of the platforms other than the host's reaches it; else None."""
+    return next((d for d in every_device() if d.transfers.dlpack_device() == tuple(pair)), None)
+
+
 def every_device() -> tuple[Device, ...]:
     """The host's devices, then every other platform's (their drivers asked once)."""
     return HOST + tuple(d for platform in PROVIDERS for d in platform_devices(platform))

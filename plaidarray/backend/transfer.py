@@ -199,6 +199,23 @@ class TransferManager:
         own, where the platform reads one without running code; else None."""
         return None
 
+    def dlpack_device(self) -> tuple[int, int] | None:
+        """The ``DLDevice`` other libraries reach this platform's buffers at, for
+        ``__dlpack__`` and ``from_dlpack`` without copies (``to_dlpack``,
+        ``from_dlpack``); None where DLPack carries them through the host's memory (the
+        host's own, NumPy's protocol)."""
+        return None
+
+    def to_dlpack(self, buffer: Any, stream: Any, versioned: bool, copy: bool) -> Any:
+        """A DLPack capsule lending ``buffer`` (a copy of it if ``copy``), ready for use on
+        the consumer's ``stream``."""
+        raise NotImplementedError
+
+    def from_dlpack(self, x: Any, copy: bool | None, where: str) -> Any:
+        """A buffer of ``x``'s memory (on this platform's ``dlpack_device``), shared unless
+        ``copy``; a BufferError where it cannot be shared and ``copy`` is False."""
+        raise NotImplementedError
+
     def store_element(self, buffer: Any, key: object, value: object) -> bool:
         """Write the Python scalar ``value`` into element ``key`` of ``buffer`` in place,
         where the platform does so without running code; else write nothing, False."""

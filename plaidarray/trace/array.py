@@ -252,8 +252,15 @@ class Array(_ArrayHandle):
 
     def __dlpack__(self, /, *, stream: Any = None, max_version: tuple[int, int] | None = None,
                    dl_device: Any = None, copy: bool | None = None) -> Any:
-        if stream is not None:
-            raise BufferError("plaidarray runs on the CPU; stream must be None")
+        """Its memory lent without a copy: a GPU's device memory where other libraries
+        reach it (``transfers.to_dlpack``), else the host's, as ``np.asarray`` exports it."""
+        transfers = self.device.transfers
+        lent = transfers.dlpack_device()
+        if lent is not None and (dl_device is None or tuple(dl_device) == lent):
+            versioned = max_version is not None and max_version[0] >= 1
+            return transfers.to_dlpack(self._computed().buffer, stream, versioned, bool(copy))
+        if stream is not None and lent is None:
+            raise BufferError("plaidarray's host arrays need no stream; stream must be None")
         kwargs: dict[str, Any] = {} if max_version is None else {"max_version": max_version}
         if dl_device is not None:
             kwargs["dl_device"] = dl_device
@@ -263,7 +270,7 @@ class Array(_ArrayHandle):
         return exports.export(self, None, None).__dlpack__(**kwargs)
 
     def __dlpack_device__(self) -> tuple[int, int]:
-        return (1, 0)  # kDLCPU, device 0
+        return self.device.transfers.dlpack_device() or (1, 0)  # else kDLCPU, device 0
 
     def __len__(self) -> int:
         if not self.ndim:

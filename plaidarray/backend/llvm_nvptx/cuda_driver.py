@@ -8,7 +8,10 @@ PyTorch, CuPy and JAX use, so device pointers are shared with them.
 
 Launches go on one stream per device, in order, and return at once; a read (``read``,
 which copies to the host) waits for them. Memory comes from the driver as asked, with no
-preallocation; out of device memory is a MemoryError naming the request. Modules load a
+preallocation, through a pool that keeps freed blocks for reuse (``block_pool.py``); out
+of device memory is a MemoryError naming the request. A launch that runs again is
+prepared once (``prepare``): its argument block is built then, and each run is one
+driver call. Modules load a
 cubin from ``ptxas`` where it is installed, else the PTX itself (the driver assembles it).
 """
 
@@ -16,15 +19,21 @@ from __future__ import annotations
 
 import ctypes
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from .. import dlpack
 from . import ptxas, toolkit
+from .block_pool import BlockPool
 from .runtime import GpuRuntime
 from .targets import ARCHITECTURES
 
 _OUT_OF_MEMORY = 2
+#: ``CU_POINTER_ATTRIBUTE_MEMORY_TYPE``: asked of a host pointer, an error unless the
+#: driver knows the memory (page-locked).
+_MEMORY_TYPE = 2
 #: ``CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR`` and ``_MINOR``.
 _MAJOR, _MINOR = 75, 76
 
@@ -47,12 +56,17 @@ def _driver() -> ctypes.CDLL:
 def _check(lib: ctypes.CDLL, name: str, *args: Any) -> None:
     status = getattr(lib, name)(*args)
     if status != 0:
-        text = ctypes.c_char_p()
-        lib.cuGetErrorString(status, ctypes.byref(text))
-        message = text.value.decode() if text.value else f"error {status}"
-        if status == _OUT_OF_MEMORY:
-            raise MemoryError(f"llvm-nvptx: {name}: the GPU is out of memory ({message})")
-        raise CudaError(f"llvm-nvptx: {name} failed: {message}")
+        _fail(lib, name, status)
+
+
+def _fail(lib: ctypes.CDLL, name: str, status: int) -> None:
+    """Raise driver call ``name``'s error ``status``, in words."""
+    text = ctypes.c_char_p()
+    lib.cuGetErrorString(status, ctypes.byref(text))
+    message = text.value.decode() if text.value else f"error {status}"
+    if status == _OUT_OF_MEMORY:
+        raise MemoryError(f"llvm-nvptx: {name}: the GPU is out of memory ({message})")
+    raise CudaError(f"llvm-nvptx: {name} failed: {message}")
 
 
 def device_count() -> int:
@@ -91,24 +105,34 @@ class CudaRuntime(GpuRuntime):
         self._current()
         self._stream = ctypes.c_void_p()
         _check(lib, "cuStreamCreate", ctypes.byref(self._stream), 1)  # non-blocking with the default stream
+        self._pool = BlockPool(self._driver_allocate, self._driver_free, self.synchronize)
+        self.dlpack_device = (dlpack.CUDA, ordinal)
+        self.stream_handle = self._stream.value or 0
 
     def _current(self) -> None:
         _check(self._lib, "cuCtxSetCurrent", self._context)
 
     def allocate(self, nbytes: int) -> int:
-        self._current()
-        address = ctypes.c_uint64()
         try:
-            _check(self._lib, "cuMemAlloc_v2", ctypes.byref(address), ctypes.c_size_t(nbytes))
+            return self._pool.take(nbytes)
         except MemoryError:
             raise MemoryError(f"llvm-nvptx: {self.name} has no {nbytes} bytes free for a buffer") from None
+
+    def _driver_allocate(self, nbytes: int) -> int:
+        self._current()
+        address = ctypes.c_uint64()
+        _check(self._lib, "cuMemAlloc_v2", ctypes.byref(address), ctypes.c_size_t(nbytes))
         return address.value
 
+    def _driver_free(self, address: int) -> None:
+        _check(self._lib, "cuMemFree_v2", ctypes.c_uint64(address))
+
     def available_bytes(self) -> int | None:
+        """The driver's free memory and the pool's kept blocks."""
         self._current()
         free, total = ctypes.c_size_t(), ctypes.c_size_t()
         _check(self._lib, "cuMemGetInfo_v2", ctypes.byref(free), ctypes.byref(total))
-        return free.value
+        return free.value + self._pool.kept_bytes
 
     def copy(self, target: int, source: int, nbytes: int) -> None:
         self._current()
@@ -116,15 +140,21 @@ class CudaRuntime(GpuRuntime):
                ctypes.c_size_t(nbytes), self._stream)
 
     def free(self, address: int) -> None:
-        self.synchronize()  # a launch may still read it
-        _check(self._lib, "cuMemFree_v2", ctypes.c_uint64(address))
+        self._pool.give(address)  # later work on the stream runs after the launches that read it
 
     def write(self, address: int, data: np.ndarray) -> None:
+        """The copy is queued on the stream. From pageable memory (NumPy's), the driver
+        has copied the bytes to a staging buffer when the call returns, so the caller's
+        array may change or go at once; from page-locked memory (registered with the
+        driver by another library) the copy reads the array later, and is waited for."""
         data = np.asarray(data, order="C")
         self._current()
-        _check(self._lib, "cuMemcpyHtoDAsync_v2", ctypes.c_uint64(address), data.ctypes.data_as(ctypes.c_void_p),
+        source = data.ctypes.data
+        _check(self._lib, "cuMemcpyHtoDAsync_v2", ctypes.c_uint64(address), ctypes.c_void_p(source),
                ctypes.c_size_t(data.nbytes), self._stream)
-        self.synchronize()  # the host array may go away once this returns
+        kind = ctypes.c_uint()
+        if self._lib.cuPointerGetAttribute(ctypes.byref(kind), _MEMORY_TYPE, ctypes.c_uint64(source)) == 0:
+            self.synchronize()  # the driver knows the pointer: page-locked, not staged
 
     def read(self, address: int, nbytes: int) -> bytes:
         out = ctypes.create_string_buffer(nbytes)
@@ -136,6 +166,10 @@ class CudaRuntime(GpuRuntime):
     def synchronize(self) -> None:
         _check(self._lib, "cuStreamSynchronize", self._stream)
 
+    def synchronize_device(self) -> None:
+        self._current()
+        _check(self._lib, "cuCtxSynchronize")
+
     def load(self, ptx: str) -> Any:
         image: bytes = ptx.encode() + b"\0"
         if toolkit.ptxas() is not None:
@@ -146,12 +180,26 @@ class CudaRuntime(GpuRuntime):
         return module, {}
 
     def launch(self, module: Any, kernel: str, grid: int, block: int, args: list[int]) -> None:
+        self.prepare(module, kernel, grid, block, args)()
+
+    def prepare(self, module: Any, kernel: str, grid: int, block: int, args: list[int]) -> Callable[[], None]:
+        """The launch as a call that builds nothing: the function, the argument words and
+        the array of their addresses that ``cuLaunchKernel`` takes are made here, once."""
         handle, functions = module
         function = functions.get(kernel)
         if function is None:
             function = functions[kernel] = ctypes.c_void_p()
             _check(self._lib, "cuModuleGetFunction", ctypes.byref(function), handle, kernel.encode())
-        words = [ctypes.c_uint64(a % (1 << 64)) for a in args]
-        pointers = (ctypes.c_void_p * len(words))(*(ctypes.cast(ctypes.byref(w), ctypes.c_void_p) for w in words))
-        self._current()
-        _check(self._lib, "cuLaunchKernel", function, grid, 1, 1, block, 1, 1, 0, self._stream, pointers, None)
+        words = (ctypes.c_uint64 * len(args))(*(a % (1 << 64) for a in args))
+        pointers = (ctypes.c_void_p * len(args))(*(ctypes.addressof(words) + 8 * i for i in range(len(args))))
+        return functools.partial(_launch, self._lib, self._context, function, grid, block, self._stream, pointers,
+                                 words)
+
+
+def _launch(lib: ctypes.CDLL, context: ctypes.c_void_p, function: ctypes.c_void_p, grid: int, block: int,
+            stream: ctypes.c_void_p, pointers: ctypes.Array, words: ctypes.Array) -> None:
+    """A prepared launch (``words`` is held for ``pointers``, which point into it)."""
+    lib.cuCtxSetCurrent(context)  # current on this thread: a launch can come from any
+    status = lib.cuLaunchKernel(function, grid, 1, 1, block, 1, 1, 0, stream, pointers, None)
+    if status:
+        _fail(lib, "cuLaunchKernel", status)

@@ -9,7 +9,10 @@ Addresses are device addresses (integers); what a host array becomes on the devi
 from __future__ import annotations
 
 import abc
+import functools
+import math
 import weakref
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -18,17 +21,22 @@ import numpy as np
 class DeviceArray:
     """``shape`` elements of ``dtype`` in row-major order at ``address`` of ``runtime``'s
     memory, which it owns: freed when it is collected (a buffer of a node, of an
-    executable's run)."""
+    executable's run), or, for memory another library lends (``release``: DLPack's
+    deleter), handed back to its owner."""
 
     __slots__ = ("runtime", "address", "shape", "dtype", "__weakref__")
 
-    def __init__(self, runtime: GpuRuntime, address: int, shape: tuple[int, ...], dtype: np.dtype) -> None:
+    def __init__(self, runtime: GpuRuntime, address: int, shape: tuple[int, ...], dtype: np.dtype,
+                 release: Callable[[], None] | None = None) -> None:
         self.runtime, self.address, self.shape, self.dtype = runtime, address, tuple(shape), np.dtype(dtype)
-        weakref.finalize(self, runtime.free, address)
+        if release is None:
+            weakref.finalize(self, runtime.free, address)
+        else:
+            weakref.finalize(self, release)
 
     @property
     def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+        return math.prod(self.shape) * self.dtype.itemsize
 
     @property
     def ndim(self) -> int:
@@ -49,6 +57,12 @@ class GpuRuntime(abc.ABC):
     #: grid-stride loop covers any range with them).
     block_threads: int = 256
     max_blocks: int = 65535
+    #: The ``DLDevice`` its memory is to other libraries (``backend/dlpack.py``); None
+    #: where they cannot reach it (the simulated device's is the host's, at its own
+    #: addresses), whose arrays DLPack carries through the host.
+    dlpack_device: tuple[int, int] | None = None
+    #: The stream its work goes on, as DLPack's ``stream`` argument names it (0: none).
+    stream_handle: int = 0
 
     @abc.abstractmethod
     def allocate(self, nbytes: int) -> int:
@@ -74,11 +88,25 @@ class GpuRuntime(abc.ABC):
         """Run ``kernel`` of ``module`` on ``grid`` blocks of ``block`` threads, its
         arguments 64-bit words (addresses and sizes)."""
 
+    def prepare(self, module: Any, kernel: str, grid: int, block: int, args: list[int]) -> Callable[[], None]:
+        """The launch as a call to make later, as often as wanted (a runtime builds what it
+        can of it here, once)."""
+        return functools.partial(self.launch, module, kernel, grid, block, list(args))
+
     def launch_shape(self, extent: int) -> tuple[int, int]:
         """Blocks and threads for a loop of ``extent`` iterations, a thread each (or, past
         ``max_blocks`` blocks, several)."""
         block = min(self.block_threads, max(extent, 1))
         return min(-(-max(extent, 1) // block), self.max_blocks), block
+
+    @abc.abstractmethod
+    def synchronize(self) -> None:
+        """Wait for the work queued on this runtime."""
+
+    def synchronize_device(self) -> None:
+        """Wait for all work on the device, other libraries' streams too (before memory
+        lent to them is reused)."""
+        self.synchronize()
 
     def available_bytes(self) -> int | None:
         """Device memory free for new buffers now; None where it is not known."""
@@ -103,7 +131,7 @@ class GpuRuntime(abc.ABC):
     def empty(self, shape: tuple[int, ...], dtype: np.dtype) -> DeviceArray:
         """New device memory for ``shape`` elements of ``dtype``: a MemoryError naming the
         buffer where there is not so much."""
-        nbytes = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+        nbytes = math.prod(shape) * dtype.itemsize
         try:
             address = self.allocate(max(nbytes, 1))
         except MemoryError as exc:

@@ -42,6 +42,9 @@ class SimulatedRuntime(GpuRuntime):
     def read(self, address: int, nbytes: int) -> bytes:
         return bytes(self.memory.read(address, nbytes))
 
+    def synchronize(self) -> None:
+        """Nothing to wait for: a launch has run when it returns."""
+
     def load(self, ptx: str) -> Any:
         return simulator.load_module(ptx)
 

@@ -2,15 +2,25 @@
 :class:`~.runtime.DeviceArray` objects in its memory, made from host arrays by copies,
 read back by copies (``np.asarray`` of a GPU array copies, as CuPy's ``get`` does), and
 moved to another device through the host. An element read (``a[i, j]`` of a computed
-array) is a copy on the device; an element write runs a graph there."""
+array) is a copy on the device; an element write runs a graph there.
+
+DLPack lends a GPU buffer to PyTorch, CuPy or JAX, and takes theirs, without a copy
+(``backend/dlpack.py``), with the standard's stream rule: the producer's work is done
+before the consumer's stream uses the memory. Here that is a wait for this runtime's
+stream when lending; when taking, the producer is given this runtime's stream, and orders
+its own work before it. A lent buffer is read-only to its consumer (DLPack 1's flag), as
+plaidarray's buffers are values; a taken one is read, never written, by plaidarray, and
+a graph recorded on it and run after the other library writes it sees the write (JAX's
+arrays taken by DLPack behave alike)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
 from ...dtypes import ALL, unsupported_dtype
+from .. import dlpack
 from ..transfer import TransferManager, in_range
 from .runtime import DeviceArray, GpuRuntime
 
@@ -56,3 +66,64 @@ class GpuTransfers(TransferManager):
 
     def store_element(self, buffer: DeviceArray, key: object, value: object) -> bool:
         return False
+
+    def dlpack_device(self) -> tuple[int, int] | None:
+        return self.runtime.dlpack_device
+
+    def to_dlpack(self, buffer: DeviceArray, stream: Any, versioned: bool, copy: bool) -> Any:
+        runtime = self.runtime
+        if runtime.dlpack_device is None:
+            raise BufferError(f"{runtime.name}'s memory is not reachable by other libraries")
+        if copy:
+            own = runtime.empty(buffer.shape, buffer.dtype)
+            if buffer.nbytes:
+                runtime.copy(own.address, buffer.address, buffer.nbytes)
+            buffer = own
+        if stream != -1:  # -1: the consumer asks for no synchronisation
+            runtime.synchronize()
+        return dlpack.export(buffer.address, buffer.shape, buffer.dtype, runtime.dlpack_device, buffer,
+                             runtime.synchronize_device, versioned)
+
+    def from_dlpack(self, x: Any, copy: bool | None, where: str) -> DeviceArray:
+        runtime = self.runtime
+        try:
+            capsule = x.__dlpack__(stream=runtime.stream_handle, max_version=dlpack.VERSION)
+        except TypeError:  # a producer of DLPack before 1.0, whose __dlpack__ takes no max_version
+            capsule = x.__dlpack__(stream=runtime.stream_handle)
+        got = dlpack.take(capsule, where)
+        try:
+            return self._taken(got, copy, where)
+        except BaseException:
+            got.done()
+            raise
+
+    def _taken(self, got: dlpack.Imported, copy: bool | None, where: str) -> DeviceArray:
+        runtime = self.runtime
+        if got.device != runtime.dlpack_device:
+            raise BufferError(f"{where}: the input is on DLPack device {got.device}, not {runtime.name}'s")
+        if got.dtype not in ALL:
+            raise unsupported_dtype(got.dtype, where)
+        rowmajor = [1] * len(got.shape)  # in elements, as DLPack's strides are
+        for axis in range(len(got.shape) - 2, -1, -1):
+            rowmajor[axis] = rowmajor[axis + 1] * got.shape[axis + 1]
+        compact = got.strides is None or all(n == 1 or s == r for n, s, r in zip(got.shape, got.strides, rowmajor))
+        if compact and not copy:
+            return DeviceArray(runtime, got.address, got.shape, got.dtype, release=got.done)
+        if not compact and copy is False:
+            raise BufferError(f"{where}: a strided input (strides {got.strides}) needs a copy, but copy=False")
+        if compact:
+            own = runtime.empty(got.shape, got.dtype)
+            if own.nbytes:
+                runtime.copy(own.address, got.address, own.nbytes)
+            runtime.synchronize()
+        else:  # the elements through the host, as NumPy lays out strides
+            strides = cast("tuple[int, ...]", got.strides)
+            if min(strides, default=0) < 0:
+                raise BufferError(f"{where}: negative strides {strides} are not supported")
+            size = got.dtype.itemsize
+            span = (sum((n - 1) * s for n, s in zip(got.shape, strides)) + 1) * size if min(got.shape, default=1) else 0
+            raw = np.frombuffer(runtime.read(got.address, span), got.dtype) if span else np.empty(0, got.dtype)
+            own = runtime.from_host(np.lib.stride_tricks.as_strided(
+                raw, got.shape, tuple(s * size for s in strides)) if span else np.empty(got.shape, got.dtype))
+        got.done()
+        return own
