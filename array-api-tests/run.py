@@ -57,7 +57,8 @@ def main() -> int:
                    PLAIDARRAY_API_VERSION=args.version)
         proc = subprocess.run(cmd, cwd=suite, env=env)
         summary = json.loads(report.read_text())["summary"] if report.exists() else {}
-    passed, failed = summary.get("passed", 0), summary.get("failed", 0)
+    # a test module that fails to import (a missing dependency of the suite) counts as failed
+    passed, failed = summary.get("passed", 0), summary.get("failed", 0) + summary.get("error", 0)
     ran = passed + failed
     line = (f"| `python array-api-tests/run.py --version {args.version} --examples {args.examples}"
             f"{' ' + ' '.join(extra) if extra else ''}` | {args.version} | {args.examples} | {passed} | {failed} | "
