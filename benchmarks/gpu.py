@@ -1,5 +1,5 @@
-"""The GPU tier on an NVIDIA GPU, side by side with JAX jit, PyTorch (eager and
-``torch.compile``) and CuPy where they are importable, in one process.
+"""The GPU tier on an NVIDIA GPU, side by side with JAX jit, PyTorch (eager) and CuPy
+where they are importable, in one process.
 
     python -m benchmarks.gpu [--rounds 5] [--calls 20] [--quick]
 
@@ -7,17 +7,22 @@ plaidarray's rows run one compiled module (``llvm_nvptx``'s compiler on the CUDA
 driver's runtime) on device arrays: the calls of a round are launched back to back and
 the round waits for the last (``synchronize``), as the others' rows do
 (``block_until_ready``, ``torch.cuda.synchronize``, CuPy's stream). Medians over the
-rounds, in milliseconds per call; the device-to-device copy of the largest input is the
-bandwidth ceiling. ``first call`` compiles the fused chain in a fresh compiler (PTX,
-ptxas, module load), the others' first calls likewise. A library that is missing is a
-dash. Only the GPU machine runs this (``tools/gpu_check.sh``); the table and the card
-go into docs/gpu.md.
+rounds, in milliseconds per call. ``first call`` traces the workload and compiles it in
+a fresh compiler (HLO to PTX, ptxas, module load) in this process; the last row is what
+a script waits for: the fused chain's first call in a fresh process with an empty
+persistent cache, then in another on that cache. A library that is missing is a dash.
+Only the GPU machine runs this (``tools/gpu_check.sh``); the table and the card go into
+docs/gpu.md.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
+import subprocess
+import sys
+import tempfile
 import time
 from collections.abc import Callable
 
@@ -107,12 +112,42 @@ def _others(fn: Callable, host: np.ndarray, rounds: int, calls: int) -> dict[str
     return found
 
 
+def _first_call() -> None:
+    """In a fresh process (``--first-call``): the device brought up and one graph run,
+    then the fused chain's first call through the array API and a second, as a script
+    meets them; milliseconds on one line."""
+    x = xp.asarray(np.random.default_rng(0).standard_normal(1 << 20).astype(np.float32), device="cuda")
+    float(xp.sum(x))
+    runtime = x.device.transfers.runtime
+    times = []
+    for _ in range(2):
+        start = time.perf_counter()
+        chain(xp, x)._computed()
+        runtime.synchronize()
+        times.append((time.perf_counter() - start) * 1e3)
+    print(*times)
+
+
+def _first_calls() -> tuple[float, float]:
+    """The fused chain's first call (2^20 elements) in a fresh process with an empty
+    ``PLAIDARRAY_CACHE_DIR`` (cold: PTX, ptxas, load), then in another on that cache
+    (disk-warm: the cubin loaded)."""
+    with tempfile.TemporaryDirectory() as cache:
+        env = dict(os.environ, PLAIDARRAY_CACHE_DIR=cache)
+        found = [float(subprocess.run([sys.executable, "-m", "benchmarks.gpu", "--first-call"], env=env, check=True,
+                                      capture_output=True, text=True).stdout.split()[0]) for _ in range(2)]
+    return found[0], found[1]
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--calls", type=int, default=20)
     parser.add_argument("--quick", action="store_true", help="two small rows (the check script's)")
+    parser.add_argument("--first-call", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.first_call:
+        return _first_call()
     runtime = CudaRuntime(0)
     rows = QUICK if args.quick else WORKLOADS
     print(f"| workload ({runtime.name}, {runtime.architecture}, float32) | plaidarray first call | plaidarray | "
@@ -123,6 +158,9 @@ def main() -> None:
         first, ms = _plaidarray(fn, host, runtime, args.rounds, args.calls)
         others = ", ".join(f"{k} {v:.3f} ms" for k, v in _others(fn, host, args.rounds, args.calls).items()) or "-"
         print(f"| {name} | {first:.1f} ms | {ms:.3f} ms | {others} |", flush=True)
+    cold, warm = _first_calls()
+    print(f"| fused chain's first call in a fresh process, 2^20 elements | cold {cold:.1f} ms | disk-warm "
+          f"{warm:.2f} ms | |")
 
 
 if __name__ == "__main__":
