@@ -946,11 +946,13 @@ def check_computed_indices(x: Array, key: Any) -> None:
     raises (a read clamps such a position, as ``take`` does, and nothing else would say
     so). Its values are looked at where they lie, nothing is run; a pending index array is
     not read for this (a read of it would cut the graph at every gather): its out-of-range
-    positions stay clamped. Found in range, an array of at most ``CHECKED_ELEMENTS`` is not
-    looked at again for that axis length (``_CHECKED``)."""
+    positions stay clamped. One computed on a GPU is copied to the host for this where it
+    has at most ``CHECKED_ELEMENTS`` elements (a larger one's positions are clamped). Found
+    in range, an array of at most ``CHECKED_ELEMENTS`` is not looked at again for that
+    axis length (``_CHECKED``)."""
     parts = key if type(key) is tuple else (key,)
     for k in parts:
-        if type(k) is np.ndarray or isinstance(k, Array) and type(k._node.buffer) is np.ndarray:
+        if type(k) is np.ndarray or isinstance(k, Array) and k._node.buffer is not None:
             break
     else:
         return  # every index array pending
@@ -977,6 +979,9 @@ def _check_computed(indices: Array | np.ndarray, n: int, axis: int) -> None:
     device or empty."""
     node = indices._node if isinstance(indices, Array) else None
     buffer = node.buffer if node is not None else indices
+    if node is not None and node.device is not None and buffer is not None and type(buffer) is not np.ndarray and \
+            0 < indices.size <= CHECKED_ELEMENTS and _CHECKED.get((id(node), n)) is not node:
+        buffer = node.device.transfers.to_host(buffer)  # computed on a device: a small copy
     if type(buffer) is not np.ndarray or not buffer.size or not n or \
             node is not None and _CHECKED.get((id(node), n)) is node:
         return  # pending, on a device, empty, found in range before, or an empty axis (its op's rule raises)
@@ -992,11 +997,11 @@ def _check_computed(indices: Array | np.ndarray, n: int, axis: int) -> None:
 
 def _check_along(x: Any, indices: Any, /, *, axis: Any = -1) -> None:
     """``take_along_axis``' check (``recorded``'s), and ``take``'s: ``indices`` along
-    ``axis`` of ``x`` where their values are computed on the host or a NumPy array's
-    (``_check_computed``), and these are what the function takes (else its rules say what
+    ``axis`` of ``x`` where their values are computed (on the host or a GPU) or a NumPy
+    array's (``_check_computed``), and these are what the function takes (else its rules say what
     is wrong); pending ones are not read (clamped)."""
     if isinstance(indices, Array):
-        if type(indices._node.buffer) is not np.ndarray:
+        if indices._node.buffer is None:
             return
     elif type(indices) is not np.ndarray:
         return
