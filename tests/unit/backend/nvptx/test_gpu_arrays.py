@@ -303,3 +303,14 @@ def test_a_value_of_no_device_a_gpu_graph_computes_is_a_host_value(cuda):
         want_values, want_counts = np.unique(a, return_counts=True)
         np.testing.assert_array_equal(np.asarray(values), want_values)
         np.testing.assert_array_equal(np.asarray(counts), want_counts)
+
+
+def test_gathers_by_computed_gpu_indices_out_of_range_raise_as_numpy_does(cuda):
+    x = xp.reshape(xp.arange(1.0, 13.0, device="cuda"), (3, 4))
+    inside = xp.asarray(np.array([1, -1]), device="cuda")
+    np.testing.assert_array_equal(np.asarray(x[:, inside]), np.arange(1.0, 13.0).reshape(3, 4)[:, [1, -1]])
+    outside, row = (xp.asarray(np.array(i), device="cuda") for i in ([1, 7], [[1, 7]]))  # computed, not pending
+    for read, axis, n in ((lambda: x[:, outside], 1, 4), (lambda: xp.take(x, outside, axis=0), 0, 3),
+                          (lambda: xp.take_along_axis(x, row, axis=1), 1, 4)):
+        with pytest.raises(IndexError, match=f"index 7 is out of bounds for axis {axis} with size {n}"):
+            read()
