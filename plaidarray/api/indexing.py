@@ -839,7 +839,8 @@ def _whole(x: Array, entries: list, value: Array) -> Array | None:
     """``x``'s new value where a basic key's ``entries`` (``_plan``'s) select every element
     of ``x`` in order (``x[...] = v``, ``x[:] = v``, ``x[()] = v`` of a 0-d array): ``value``
     itself, of ``x``'s shape and dtype by then, as the node it is (sharing a node is a copy,
-    ``graph.copy_of``), or a Python scalar's buffer as a value of ``x``'s host device;
+    ``graph.copy_of``), or a Python scalar's buffer as a value of ``x``'s device (copied
+    to a GPU);
     where an update of the whole array ran a kernel, one no installation held for a 0-d
     array (a compile at a script's first such write). None otherwise: not for a weakly
     typed value (a traced scalar), which would make ``x`` weak, nor across devices."""
@@ -849,8 +850,10 @@ def _whole(x: Array, entries: list, value: Array) -> Array | None:
         return None
     if node.device is device:
         return value
-    if node.device is None and node.buffer is not None and device is not None and device.transfers is HOST:
-        return Array(Node.ready(node.buffer, device))
+    if node.device is None and node.buffer is not None and device is not None:  # a Python scalar's, the host's
+        transfers = device.transfers
+        return Array(Node.ready(node.buffer if transfers is HOST else transfers.from_host(node.buffer, "__setitem__"),
+                                device))
     return None
 
 

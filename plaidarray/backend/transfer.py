@@ -88,9 +88,9 @@ def block_shape(index: tuple, shape: tuple[int, ...]) -> tuple[int, ...] | None:
 _BOUNDS = (int, type(None))
 
 
-def _storable(buffer: np.ndarray, index: tuple, value: object) -> bool:
+def storable(buffer: Any, index: tuple, value: object) -> bool:
     """Whether ``HostTransfers.store_element`` stores ``value`` at ``index`` of ``buffer``
-    (its rules)."""
+    (its rules; of any buffer with a ``shape`` and a ``dtype``, a GPU's too)."""
     block = block_shape(index, buffer.shape)
     if block is None:
         return False
@@ -296,7 +296,7 @@ class HostTransfers(TransferManager):
         sees (``Array.__setitem__``) costs a store, not an executable's run (14-19 us a
         store)."""
         index = key if type(key) is tuple else (key,)
-        if not _storable(buffer, index, value):
+        if not storable(buffer, index, value):
             return False
         buffer[index] = value
         return True
@@ -307,7 +307,7 @@ class HostTransfers(TransferManager):
         others see (a pending reader, another array of its value) costs a copy, as the
         update's run would, not the update's recording and run (~40 us)."""
         index = key if type(key) is tuple else (key,)
-        if not _storable(buffer, index, value):
+        if not storable(buffer, index, value):
             return None
         copy = buffer.copy()
         copy[index] = value

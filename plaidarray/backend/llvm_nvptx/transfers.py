@@ -2,7 +2,8 @@
 :class:`~.runtime.DeviceArray` objects in its memory, made from host arrays by copies,
 read back by copies (``np.asarray`` of a GPU array copies, as CuPy's ``get`` does), and
 moved to another device through the host. An element read (``a[i, j]`` of a computed
-array) is a copy on the device; an element write runs a graph there.
+array) is a copy on the device; an element write of a Python scalar is a copy to the
+device, other writes run a graph there.
 
 DLPack lends a GPU buffer to PyTorch, CuPy or JAX, and takes theirs, without a copy
 (``backend/dlpack.py``), with the standard's stream rule: the producer's work is done
@@ -21,7 +22,7 @@ import numpy as np
 
 from ...dtypes import ALL, unsupported_dtype
 from .. import dlpack
-from ..transfer import TransferManager, in_range
+from ..transfer import TransferManager, storable, in_range
 from .runtime import DeviceArray, GpuRuntime
 
 if TYPE_CHECKING:
@@ -65,7 +66,19 @@ class GpuTransfers(TransferManager):
         return element
 
     def store_element(self, buffer: DeviceArray, key: object, value: object) -> bool:
-        return False
+        """A Python scalar the dtype takes exactly, written into one element (an int per
+        dimension, in range) by a copy to the device, queued after the launches that read
+        the buffer before: a loop's ``a[i] = v`` costs a small copy, not an update's run.
+        Blocks (a row, ``x[1:]``) and array values run the update."""
+        index = key if type(key) is tuple else (key,)
+        if len(index) != len(buffer.shape) or not all(type(i) is int for i in index) or \
+                not storable(buffer, index, value):
+            return False
+        offset = 0
+        for i, n in zip(index, buffer.shape):
+            offset = offset * n + (i + n if i < 0 else i)
+        self.runtime.write(buffer.address + offset * buffer.dtype.itemsize, np.asarray(value, buffer.dtype))
+        return True
 
     def dlpack_device(self) -> tuple[int, int] | None:
         return self.runtime.dlpack_device

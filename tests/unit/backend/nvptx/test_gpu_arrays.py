@@ -314,3 +314,22 @@ def test_gathers_by_computed_gpu_indices_out_of_range_raise_as_numpy_does(cuda):
                           (lambda: xp.take_along_axis(x, row, axis=1), 1, 4)):
         with pytest.raises(IndexError, match=f"index 7 is out of bounds for axis {axis} with size {n}"):
             read()
+
+
+def test_an_element_write_of_a_python_scalar_runs_no_executable(cuda):
+    a = np.zeros((3, 4))
+    x = xp.asarray(a, device="cuda")
+    y = x + 1.0  # memory an executable made, which only y sees: written in place
+    w = xp.asarray(np.zeros(3, np.int32), device="cuda") + 0
+    float(y[0, 0]), int(w[0])
+    before = xp.cache_info()
+    for i, j, v in ((0, 1, 2.5), (2, -1, -7.0), (1, 0, 3)):
+        y[i, j] = v
+        a[i, j] = v - 1.0
+    assert xp.cache_info() == before
+    np.testing.assert_array_equal(np.asarray(y), a + 1.0)
+    z = xp.asarray(np.zeros(()), device="cuda")
+    z[...] = 4.0
+    assert float(z) == 4.0 and xp.cache_info() == before
+    w[1] = -7
+    assert np.asarray(w).tolist() == [0, -7, 0] and xp.cache_info() == before
