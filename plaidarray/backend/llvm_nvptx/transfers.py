@@ -16,6 +16,7 @@ arrays taken by DLPack behave alike)."""
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
@@ -24,6 +25,9 @@ from ...dtypes import ALL, unsupported_dtype
 from .. import dlpack
 from ..transfer import TransferManager, storable, in_range
 from .runtime import DeviceArray, GpuRuntime
+
+#: The log of host round trips (``trace/host_round_trip.py`` writes the graphs' own).
+_ROUND_TRIPS = logging.getLogger("plaidarray.compiles.host_round_trips")
 
 if TYPE_CHECKING:
     from ..devices import Device
@@ -58,11 +62,8 @@ class GpuTransfers(TransferManager):
         the launches that write ``buffer``, no kernel); else None."""
         if len(key) != len(buffer.shape) or not in_range(key, buffer.shape):
             return None
-        offset = 0
-        for i, n in zip(key, buffer.shape):
-            offset = offset * n + (i + n if i < 0 else i)
         element = self.runtime.empty((), buffer.dtype)
-        self.runtime.copy(element.address, buffer.address + offset * buffer.dtype.itemsize, buffer.dtype.itemsize)
+        self.runtime.copy(element.address, _element_address(buffer, key), buffer.dtype.itemsize)
         return element
 
     def store_element(self, buffer: DeviceArray, key: object, value: object) -> bool:
@@ -74,10 +75,7 @@ class GpuTransfers(TransferManager):
         if len(index) != len(buffer.shape) or not all(type(i) is int for i in index) or \
                 not storable(buffer, index, value):
             return False
-        offset = 0
-        for i, n in zip(index, buffer.shape):
-            offset = offset * n + (i + n if i < 0 else i)
-        self.runtime.write(buffer.address + offset * buffer.dtype.itemsize, np.asarray(value, buffer.dtype))
+        self.runtime.write(_element_address(buffer, index), np.asarray(value, buffer.dtype))
         return True
 
     def dlpack_device(self) -> tuple[int, int] | None:
@@ -88,10 +86,7 @@ class GpuTransfers(TransferManager):
         if runtime.dlpack_device is None:
             raise BufferError(f"{runtime.name}'s memory is not reachable by other libraries")
         if copy:
-            own = runtime.empty(buffer.shape, buffer.dtype)
-            if buffer.nbytes:
-                runtime.copy(own.address, buffer.address, buffer.nbytes)
-            buffer = own
+            buffer = self._copied(buffer.address, buffer.shape, buffer.dtype)
         if stream != -1:  # -1: the consumer asks for no synchronisation
             runtime.synchronize()
         return dlpack.export(buffer.address, buffer.shape, buffer.dtype, runtime.dlpack_device, buffer,
@@ -125,12 +120,12 @@ class GpuTransfers(TransferManager):
         if not compact and copy is False:
             raise BufferError(f"{where}: a strided input (strides {got.strides}) needs a copy, but copy=False")
         if compact:
-            own = runtime.empty(got.shape, got.dtype)
-            if own.nbytes:
-                runtime.copy(own.address, got.address, own.nbytes)
-            runtime.synchronize()
-        else:  # the elements through the host, as NumPy lays out strides
+            own = self._copied(got.address, got.shape, got.dtype)
+            runtime.synchronize()  # before the lender is told it is done
+        else:  # the elements through the host, as NumPy lays out strides: a logged round trip
             strides = cast("tuple[int, ...]", got.strides)
+            _ROUND_TRIPS.info("%s: a strided %s input of shape %s (strides %s) copied through the host",
+                              where, got.dtype, got.shape, strides)
             if min(strides, default=0) < 0:
                 raise BufferError(f"{where}: negative strides {strides} are not supported")
             size = got.dtype.itemsize
@@ -140,3 +135,20 @@ class GpuTransfers(TransferManager):
                 raw, got.shape, tuple(s * size for s in strides)) if span else np.empty(got.shape, got.dtype))
         got.done()
         return own
+
+    def _copied(self, address: int, shape: tuple[int, ...], dtype: np.dtype) -> DeviceArray:
+        """A buffer of its own holding the row-major elements at ``address``, copied on the
+        device after the work queued before."""
+        own = self.runtime.empty(shape, dtype)
+        if own.nbytes:
+            self.runtime.copy(own.address, address, own.nbytes)
+        return own
+
+
+def _element_address(buffer: DeviceArray, key: tuple) -> int:
+    """The device address of element ``key`` (an int per dimension, in range, negative
+    ones from the end) of ``buffer``."""
+    offset = 0
+    for i, n in zip(key, buffer.shape):
+        offset = offset * n + (i + n if i < 0 else i)
+    return buffer.address + offset * buffer.dtype.itemsize
