@@ -316,11 +316,26 @@ def _times(left: Mapping[Monomial, int], right: Mapping[Monomial, int]) -> dict[
 def encode(value: Dim) -> list[int]:
     """``value`` as ints (for IR attributes and cache entries): the number of terms, then
     per term its coefficient, its number of symbols and their indices."""
-    expr = as_expr(value)
-    out = [len(expr.terms)]
-    for m, c in sorted(expr.terms.items()):
-        out += [c, len(m), *m]
-    return out
+    if type(value) is int:
+        return [1, value, 0] if value else [0]
+    found = _ENCODED.get(value)
+    if found is None:
+        expr = as_expr(value)
+        out = [len(expr.terms)]
+        for m, c in sorted(expr.terms.items()):
+            out += [c, len(m), *m]
+        if len(_ENCODED) >= KEPT_ENCODED:
+            _ENCODED.clear()
+        found = _ENCODED[value] = tuple(out)
+    return list(found)
+
+
+#: ``encode``'s answers by value: a shape-generic executable's sizes program (its first
+#: binding at a structure's second size) encodes each step's extent and work and each
+#: buffer's dims, a few polynomials repeated across a sequence's steps (n, a product of two
+#: sizes), and sorting each one's terms anew was most of making it. Emptied at ``KEPT_ENCODED``.
+_ENCODED: dict[Dim, tuple[int, ...]] = {}
+KEPT_ENCODED = 1024
 
 
 def decode(ints: Sequence[int], at: int = 0, syms: Mapping[int, Sym] | None = None) -> tuple[Dim, int]:

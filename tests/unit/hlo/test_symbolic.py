@@ -77,3 +77,17 @@ def test_substitute_is_the_polynomial_of_the_substituted_sizes(value, new, at):
     substituted = symbolic.substitute(value, new)
     assert substituted == by_operators and type(substituted) is type(by_operators)
     assert evaluate(substituted, at) == evaluate(value, [evaluate(n, at) for n in new])
+
+
+@given(polynomials(), st.lists(st.integers(0, 1000), min_size=3, max_size=3))
+def test_encoding_decodes_to_the_same_values_asked_twice(value, values):
+    """``encode`` keeps its answers by value: an answer given again is the same ints
+    (not a list a caller's extension changed), and decodes to a polynomial of the same
+    values as the one encoded."""
+    first = symbolic.encode(value)
+    first.append(99)  # a caller extends its words with it
+    again = symbolic.encode(value)
+    assert again == first[:-1]
+    decoded, end = symbolic.decode(again)
+    assert end == len(again)
+    assert evaluate(decoded, values) == evaluate(value, values)
