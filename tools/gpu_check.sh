@@ -2,13 +2,15 @@
 # The GPU tier on a GPU machine without network (docs/gpu.md): installs plaidarray from the
 # working tree with the wheels carried beside it, runs the GPU tier's tests on the simulated
 # device and on the GPU, array-api-tests with the GPU as default device where the suite was
-# carried, then the GPU benchmark's quick rows; a short table last.
+# carried, then the GPU benchmark (benchmarks/gpu.py); a short table last.
 #
 #   bash tools/gpu_check.sh [WHEELS_DIR]     # default .gpu_wheels: xdsl, immutabledict,
-#                                            # ordered-set, array-api-compat wheels, and for
+#                                            # ordered-set, array-api-compat wheels; for
 #                                            # the suite ndindex, pytest-json-report,
-#                                            # pytest-metadata
-# Its steps took about 2 minutes on an H200 (2026-12-04); nothing here needs the network.
+#                                            # pytest-metadata; for the benchmark's fits
+#                                            # scikit-learn (cp312), joblib, threadpoolctl
+# Its steps took about 2 minutes on an H200 (2026-12-04) before the benchmark had its matrix
+# products, MLP, chains and scikit-learn rows; nothing here needs the network.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 wheels=${1:-.gpu_wheels}
@@ -25,7 +27,6 @@ card=$(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader 2>/dev/n
 workers=$($py -c "import xdist" 2>/dev/null && echo "-n 8")
 $py -m pytest -q -p no:cacheprovider $workers tests/unit/backend/nvptx 2>&1 | tail -15
 tests=${PIPESTATUS[0]}
-bench=$(timeout 240 $py -m benchmarks.gpu 2>&1 | tail -9)
 # array-api-tests with GPU 0 as default device, where the suite was carried (it is not on
 # PyPI: ARRAY_API_TESTS_DIR, default .gpu_suite, a checkout with its array-api submodule) and
 # its test dependencies are installed (hypothesis; ndindex, pytest-json-report: wheels in WHEELS_DIR).
@@ -36,6 +37,9 @@ if [ -d "$suite/array_api_tests" ] && $py -c "import hypothesis, pytest_jsonrepo
 else
     conformance="array-api-tests: not run (no suite at $suite, or hypothesis/pytest-json-report/ndindex missing)"
 fi
+# The benchmark last, its rows printed as they finish: a timeout (BENCH_SECONDS, default 300)
+# keeps those done. `benchmarks.gpu --dry-run` (a test above) ran each row at tiny sizes first.
+bench=$(timeout "${BENCH_SECONDS:-300}" $py -m benchmarks.gpu --torch-compile 2>&1 | tail -20)
 echo
 echo "## gpu_check ($card), $(( $(date +%s) - start )) s"
 echo "GPU tier tests: exit $tests"
