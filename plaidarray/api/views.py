@@ -383,7 +383,7 @@ def _attach_window(x: Array, out: Array, key: Any) -> Array:
 #: weakly typed arrays: there the recipes' rules run).
 _WINDOW_IN_C = None if node_module.GRAPH_IN_C is None else node_module.GRAPH_IN_C.Window(
     indexing._SLICES, indexing.slice_plan, indexing._INDEX_BUFFERS, indexing._index_node(0).shape,
-    indexing._index_node, _attach_window, graph.MERGED_RANK, ViewOf, Family, Index)
+    indexing._index_node, _attach_window, graph.MERGED_RANK, ViewOf, Family, Index, indexing._WINDOWS_MAX)
 if node_module.GRAPH_IN_C is not None:
     node_module.GRAPH_IN_C.use_window(_WINDOW_IN_C)
 

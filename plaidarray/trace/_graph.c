@@ -2664,6 +2664,7 @@ typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     PyObject *slices;        /* window_index's plans by (dims, dtype, window, kept): _SLICES */
+    Py_ssize_t slices_kept;  /* the plans it keeps, emptied when it holds so many (_WINDOWS_MAX) */
     PyObject *plan;          /* (shape, window, kept) -> the plan, made and kept as window_index makes it, or None */
     PyObject *index_buffers; /* the 0-d int64 buffers of the first start positions (indexing._INDEX_BUFFERS) */
     PyObject *index_shape;   /* their Shape */
@@ -2689,6 +2690,33 @@ static PyObject *start_node(Window *self, Py_ssize_t i) {
     PyObject *node = PyObject_CallOneArg(self->index_node, number);
     Py_DECREF(number);
     return node;
+}
+
+/* Whether a window keeps every one of ``rank`` axes (ranges, no ints) of an array none of
+   whose ``sizes`` is 0 (an empty array's windows are the rules'). */
+static int all_kept_and_sized(const int *kept, const Py_ssize_t *sizes, Py_ssize_t rank) {
+    for (Py_ssize_t i = 0; i < rank; i++)
+        if (!kept[i] || sizes[i] <= 0) return 0;
+    return 1;
+}
+
+static PyObject *str_slice_sizes;
+
+/* The plan of a window keeping every axis: ``({"slice_sizes": window}, Shape(window,
+   dtype), None, None)``, what indexing._slice_plan makes of it (the window's counts are in
+   range by construction: dynamic_slice's rule holds). */
+static PyObject *window_plan(PyObject *window, PyObject *dtype) {
+    PyObject *sizes = PyDict_New();
+    if (sizes == NULL) return NULL;
+    if (PyDict_SetItem(sizes, str_slice_sizes, window)) {
+        Py_DECREF(sizes);
+        return NULL;
+    }
+    PyObject *sliced = PyObject_CallFunctionObjArgs((PyObject *)shape_type, window, dtype, NULL);
+    PyObject *plan = sliced == NULL ? NULL : PyTuple_Pack(4, sizes, sliced, Py_None, Py_None);
+    Py_DECREF(sizes);
+    Py_XDECREF(sliced);
+    return plan;
 }
 
 /* The window's node (not yet wrapped) of ``node`` of ``shape``, or NOT_HANDLED_MARK. */
@@ -2766,6 +2794,14 @@ static PyObject *window_in_c(Window *self, PyObject *node, PyObject *shape, PyOb
     plan = PyDict_GetItemWithError(self->slices, plan_key);
     if (plan != NULL) {
         Py_INCREF(plan);
+    } else if (!PyErr_Occurred() && all_kept_and_sized(kept, sizes, rank)) {
+        /* ranges on every axis of a non-empty array (a loop's window of a new length):
+           window_index's plan made here, as _slice_plan makes it (the slice's attributes
+           and its shape, no reshape), where its Python path took ~3 us of the window */
+        plan = window_plan(window, dtype);
+        if (plan == NULL) goto done;
+        if (PyDict_GET_SIZE(self->slices) >= self->slices_kept) PyDict_Clear(self->slices);
+        if (PyDict_SetItem(self->slices, plan_key, plan)) goto done;
     } else {
         if (PyErr_Occurred()) goto done;
         PyObject *kept_list = PySequence_List(kept_tuple);
@@ -2915,13 +2951,14 @@ static PyObject *window_vectorcall(PyObject *callable, PyObject *const *args, si
 static PyObject *window_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
     PyObject *slices, *plan, *index_buffers, *index_shape, *index_node, *attach, *view_of, *family, *index;
     int max_rank;
+    Py_ssize_t slices_kept;
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
         PyErr_SetString(PyExc_TypeError, "Window takes positional arguments only");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "O!OO!OOOiO!O!O!:Window", &PyDict_Type, &slices, &plan, &PyTuple_Type, &index_buffers,
-                          &index_shape, &index_node, &attach, &max_rank, &PyType_Type, &view_of, &PyType_Type, &family,
-                          &PyType_Type, &index))
+    if (!PyArg_ParseTuple(args, "O!OO!OOOiO!O!O!n:Window", &PyDict_Type, &slices, &plan, &PyTuple_Type,
+                          &index_buffers, &index_shape, &index_node, &attach, &max_rank, &PyType_Type, &view_of,
+                          &PyType_Type, &family, &PyType_Type, &index, &slices_kept))
         return NULL;
     PyTypeObject *view_type = (PyTypeObject *)view_of, *family_of = (PyTypeObject *)family,
                  *index_type = (PyTypeObject *)index;
@@ -2948,6 +2985,7 @@ static PyObject *window_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     if (self == NULL) return NULL;
     self->vectorcall = window_vectorcall;
     self->slices = Py_NewRef(slices);
+    self->slices_kept = slices_kept;
     self->plan = Py_NewRef(plan);
     self->index_buffers = Py_NewRef(index_buffers);
     self->index_shape = Py_NewRef(index_shape);
@@ -3588,6 +3626,7 @@ static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_graph", NULL, -1, m
 
 PyMODINIT_FUNC PyInit__graph(void) {
     str_parameter = PyUnicode_InternFromString("parameter");
+    str_slice_sizes = PyUnicode_InternFromString("slice_sizes");
     str_itemsize = PyUnicode_InternFromString("itemsize");
     str_transfers = PyUnicode_InternFromString("transfers");
     str_item = PyUnicode_InternFromString("item");
@@ -3631,8 +3670,8 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_returns_parameters = PyUnicode_InternFromString("returns_parameters");
     str_run = PyUnicode_InternFromString("run");
     NOT_HANDLED_MARK = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type); /* an object() of its own */
-    if (str_parameter == NULL || str_itemsize == NULL || str_transfers == NULL || str_item == NULL ||
-        str_computed == NULL ||
+    if (str_parameter == NULL || str_slice_sizes == NULL || str_itemsize == NULL || str_transfers == NULL ||
+        str_item == NULL || str_computed == NULL ||
         str_acquire == NULL || str_release == NULL || str_pin == NULL || str_views == NULL ||
         empty_tuple == NULL || zero == NULL ||
         str_max_pending == NULL || str_active == NULL || str_hex == NULL ||

@@ -1037,7 +1037,7 @@ def _window_in_c(attach):
     from plaidarray.api import graph, indexing, views
     return node_module.GRAPH_IN_C.Window(
         indexing._SLICES, indexing.slice_plan, indexing._INDEX_BUFFERS, indexing._index_node(0).shape,
-        indexing._index_node, attach, graph.MERGED_RANK, views.ViewOf, views.Family, views.Index)
+        indexing._index_node, attach, graph.MERGED_RANK, views.ViewOf, views.Family, views.Index, indexing._WINDOWS_MAX)
 
 
 def test_windows_in_c_attach_views_as_attach_does_and_leave_the_rest_to_it():
@@ -1394,3 +1394,30 @@ def test_scalar_reads_in_c_give_what_their_python_definitions_give(dtype):
                 except (TypeError, ValueError, OverflowError) as error:
                     outcomes.append((type(error), str(error)))
             assert outcomes[0] == outcomes[1], (name, case.shape, outcomes)
+
+
+def test_a_window_of_a_new_length_is_planned_in_c_as_python_plans_it():
+    """A window of ranges on every axis at a length no window had (a loop's, at each step)
+    is planned in C, its plan the one ``indexing._slice_plan`` makes, kept with the others
+    for the next window of that length; the table is emptied at ``_WINDOWS_MAX`` plans as
+    the Python path empties it."""
+    from plaidarray.api import graph, indexing, views
+
+    def never(*args):
+        raise AssertionError("planned in Python")
+
+    fast = node_module.GRAPH_IN_C.Window(
+        indexing._SLICES, never, indexing._INDEX_BUFFERS, indexing._index_node(0).shape, indexing._index_node,
+        views._attach_window, graph.MERGED_RANK, views.ViewOf, views.Family, views.Index, indexing._WINDOWS_MAX)
+    values = np.arange(3000.0 * 3).reshape(3000, 3)
+    x = xp.asarray(values)
+    shape = x._node.shape
+    for length in (1, 17, 29, 17):
+        window = fast(x, (slice(3, 3 + length), slice(1, 3)))
+        # its value read, not exported: an export pins the family, whose windows are Python's
+        np.testing.assert_array_equal(window._value(), values[3:3 + length, 1:3])
+        assert indexing._SLICES[(shape.dims, shape.dtype, (length, 2), (True, True))] == \
+            indexing._slice_plan(shape, (length, 2), [True, True])
+    for length in range(2, indexing._WINDOWS_MAX + 40):
+        fast(x, slice(0, length))
+        assert len(indexing._SLICES) <= indexing._WINDOWS_MAX
