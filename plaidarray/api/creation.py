@@ -71,6 +71,10 @@ def _dtype(dtype: Any, default: np.dtype, where: str) -> np.dtype:
 def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | None = None) -> Array:
     """Convert ``obj`` (array, NumPy array, DLPack/buffer object, scalar, nested sequence).
 
+    Another library's array in a GPU's memory (a PyTorch tensor or a CuPy array on CUDA
+    device 0) is taken by DLPack onto that GPU: shared with ``copy=False``, else copied
+    there (``_device_memory``).
+
     ``copy=None`` copies memory that can still be written, once, as JAX does: an array
     sharing it is pinned on it (``exports.shared``) and pays a comparison of the memory
     at each op recorded on it, off the eager path's C fast path (user guide, "Memory
@@ -95,6 +99,9 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
         if obj._node.weak:  # a traced Python scalar (jit): an array of its own dtype, as asarray(3) is eagerly
             return op("reshape", obj, dims=obj.shape)
         return graph.copy_asked(obj) if copy else obj
+    lender = None if isinstance(obj, np.ndarray) else _dlpack_lender(obj, "asarray")
+    if lender is not None:
+        return _device_memory(obj, lender, place, target, copy)
     if isinstance(obj, (bool, int, float)) and target is None:
         target = graph.scalar_dtype(obj, "asarray")
     if isinstance(obj, (list, tuple)) and target is None:
@@ -471,20 +478,40 @@ def triu(x: Array, /, *, k: int = 0) -> Array:
     return _triangle(x, k, False, "triu")
 
 
-def _dlpack_lender(x: Any) -> Device | None:
+def _dlpack_lender(x: Any, where: str) -> Device | None:
     """The device whose memory ``x`` lends by DLPack, where that is not the host's (a
     BufferError where plaidarray has no such device); None for the host's."""
-    where = getattr(x, "__dlpack_device__", None)
-    if where is None:
+    device_of = getattr(x, "__dlpack_device__", None)
+    if device_of is None:
         return None
-    pair = tuple(where())
+    pair = tuple(device_of())
     if pair[0] in (1, 3):  # kDLCPU, kDLCUDAHost: memory NumPy reads
         return None
     found = devices.of_dlpack(pair)
     if found is None:
-        raise BufferError(f"from_dlpack: the input is on DLPack device {pair}, which none of plaidarray's devices "
+        raise BufferError(f"{where}: the input is on DLPack device {pair}, which none of plaidarray's devices "
                           f"is (they are {', '.join(d.name for d in devices.every_device())})")
     return found
+
+
+def _device_memory(obj: Any, lender: Device, place: Device | None, target: np.dtype | None,
+                   copy: bool | None) -> Array:
+    """``asarray`` of another library's array in the memory of ``lender``, a GPU (a
+    PyTorch tensor or a CuPy array on CUDA device 0, taken by DLPack): shared with
+    ``copy=False``, as ``from_dlpack`` shares it; else copied on the device, as
+    ``asarray`` copies memory that can still be written (that library may write it).
+    Then in ``target``'s dtype and on ``place``, each a copy (a ValueError with
+    ``copy=False``)."""
+    taken = Array(Node.ready(lender.transfers.from_dlpack(obj, copy is not False, "asarray"), lender))
+    if target is not None and target != taken.dtype:
+        if copy is False:
+            raise ValueError(f"asarray: changing the dtype ({taken.dtype} to {target}) needs a copy, but copy=False")
+        taken = convert(taken, target)
+    if place is not None and place is not lender:
+        if copy is False:
+            raise ValueError(f"asarray: moving an array from {lender} to {place} needs a copy, but copy=False")
+        taken = taken.to_device(place)
+    return taken
 
 
 def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> Array:
@@ -501,7 +528,7 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
                                  f"but copy=False")
             return x.to_device(place)
         return graph.copy_asked(x) if copy else view(x, Index(Ellipsis))
-    lender = _dlpack_lender(x)
+    lender = _dlpack_lender(x, "from_dlpack")
     if lender is not None:  # memory a GPU holds, taken without a copy by its device's transfers
         taken = Array(Node.ready(lender.transfers.from_dlpack(x, copy, "from_dlpack"), lender))
         if place is not None and place is not lender:

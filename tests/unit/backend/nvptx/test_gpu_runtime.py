@@ -147,6 +147,43 @@ class _Capsule:
         return self.array.__dlpack__(stream=stream, max_version=max_version)
 
 
+def test_asarray_of_another_librarys_gpu_array_takes_it_onto_that_gpu(lending_gpu):
+    """``asarray`` of a tensor in a GPU's memory (here a lent array standing for PyTorch's)
+    takes it by DLPack onto that GPU: copied there by default (the other library may
+    still write it, as host memory is copied), shared with ``copy=False``; another dtype
+    or device is a copy, which ``copy=False`` refuses."""
+    a = np.arange(6.0).reshape(2, 3)
+    x = xp.asarray(a, device="cuda") * 2.0
+    lent = x._computed().buffer.address
+    copied = xp.asarray(_Capsule(x))
+    assert copied.device is lending_gpu and copied._computed().buffer.address != lent
+    np.testing.assert_array_equal(np.asarray(copied), a * 2.0)
+    shared = xp.asarray(_Capsule(x), copy=False)
+    assert shared.device is lending_gpu and shared._computed().buffer.address == lent
+    single = xp.asarray(_Capsule(x), dtype=xp.float32)
+    assert single.dtype == xp.float32 and single.device is lending_gpu
+    np.testing.assert_array_equal(np.asarray(single), (a * 2.0).astype(np.float32))
+    on_host = xp.asarray(_Capsule(x), device="cpu")
+    assert on_host.device == xp.asarray(0.0, device="cpu").device
+    np.testing.assert_array_equal(np.asarray(on_host), a * 2.0)
+    with pytest.raises(ValueError, match="changing the dtype"):
+        xp.asarray(_Capsule(x), dtype=xp.float32, copy=False)
+    with pytest.raises(ValueError, match="needs a copy"):
+        xp.asarray(_Capsule(x), device="cpu", copy=False)
+
+
+def test_asarray_of_a_gpu_array_plaidarray_has_no_device_for_raises_buffer_error():
+    class OnGpu:
+        def __dlpack_device__(self):
+            return (dlpack.CUDA, 7)
+
+        def __dlpack__(self, **kwargs):
+            raise AssertionError("not asked for")
+
+    with pytest.raises(BufferError, match=r"asarray: the input is on DLPack device \(2, 7\)"):
+        xp.asarray(OnGpu())
+
+
 @pytest.mark.parametrize("versioned", [False, True])
 def test_a_lent_buffer_lives_until_the_consumer_is_done_then_the_device_is_waited_for(lending_gpu, versioned):
     runtime = lending_gpu.transfers.runtime
