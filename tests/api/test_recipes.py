@@ -48,8 +48,14 @@ def _described(result, arguments):
     record = result._base
     view = (record.steps, record.writable, record.family is _family(arguments)) if type(record) is ViewOf else None
     key, buffers, _, _ = walk_pending([result._node])
-    values = [(b.dtype, b.shape, b.tobytes()) for b in buffers]
+    values = [(b.dtype, b.shape, _bytes(b, result)) for b in buffers]
     return (result.shape, result.dtype, view, key, values)
+
+
+def _bytes(buffer, result):
+    """A run-time value's bytes: a host buffer's own, a device buffer's copied to the host
+    by ``result``'s device (a GPU's graphs read host buffers too: a Python scalar's)."""
+    return (buffer if isinstance(buffer, np.ndarray) else result.device.transfers.to_host(buffer)).tobytes()
 
 
 def _family(arguments):
