@@ -73,7 +73,7 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
 
     Another library's array in a GPU's memory (a PyTorch tensor or a CuPy array on CUDA
     device 0) is taken by DLPack onto that GPU: shared with ``copy=False``, else copied
-    there (``_device_memory``).
+    there (``_taken``).
 
     ``copy=None`` copies memory that can still be written, once, as JAX does: an array
     sharing it is pinned on it (``exports.shared``) and pays a comparison of the memory
@@ -100,8 +100,8 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
             return op("reshape", obj, dims=obj.shape)
         return graph.copy_asked(obj) if copy else obj
     lender = None if isinstance(obj, np.ndarray) else _dlpack_lender(obj, "asarray")
-    if lender is not None:
-        return _device_memory(obj, lender, place, target, copy)
+    if lender is not None:  # copied on the device unless copy=False: that library may still write it
+        return _taken(obj, lender, place, target, True if copy is None else copy, "asarray")
     if isinstance(obj, (bool, int, float)) and target is None:
         target = graph.scalar_dtype(obj, "asarray")
     if isinstance(obj, (list, tuple)) and target is None:
@@ -494,22 +494,20 @@ def _dlpack_lender(x: Any, where: str) -> Device | None:
     return found
 
 
-def _device_memory(obj: Any, lender: Device, place: Device | None, target: np.dtype | None,
-                   copy: bool | None) -> Array:
-    """``asarray`` of another library's array in the memory of ``lender``, a GPU (a
-    PyTorch tensor or a CuPy array on CUDA device 0, taken by DLPack): shared with
-    ``copy=False``, as ``from_dlpack`` shares it; else copied on the device, as
-    ``asarray`` copies memory that can still be written (that library may write it).
-    Then in ``target``'s dtype and on ``place``, each a copy (a ValueError with
+def _taken(x: Any, lender: Device, place: Device | None, target: np.dtype | None, copy: bool | None,
+           where: str) -> Array:
+    """Another library's array in the memory of ``lender``, a GPU (a PyTorch tensor or a
+    CuPy array on CUDA device 0), taken by DLPack by its device's transfers: shared unless
+    ``copy``, then in ``target``'s dtype and on ``place``, each a copy (a ValueError with
     ``copy=False``)."""
-    taken = Array(Node.ready(lender.transfers.from_dlpack(obj, copy is not False, "asarray"), lender))
+    taken = Array(Node.ready(lender.transfers.from_dlpack(x, copy, where), lender))
     if target is not None and target != taken.dtype:
         if copy is False:
-            raise ValueError(f"asarray: changing the dtype ({taken.dtype} to {target}) needs a copy, but copy=False")
+            raise ValueError(f"{where}: changing the dtype ({taken.dtype} to {target}) needs a copy, but copy=False")
         taken = convert(taken, target)
     if place is not None and place is not lender:
         if copy is False:
-            raise ValueError(f"asarray: moving an array from {lender} to {place} needs a copy, but copy=False")
+            raise ValueError(f"{where}: moving an array from {lender} to {place} needs a copy, but copy=False")
         taken = taken.to_device(place)
     return taken
 
@@ -530,12 +528,7 @@ def from_dlpack(x: Any, /, *, device: Any = None, copy: bool | None = None) -> A
         return graph.copy_asked(x) if copy else view(x, Index(Ellipsis))
     lender = _dlpack_lender(x, "from_dlpack")
     if lender is not None:  # memory a GPU holds, taken without a copy by its device's transfers
-        taken = Array(Node.ready(lender.transfers.from_dlpack(x, copy, "from_dlpack"), lender))
-        if place is not None and place is not lender:
-            if copy is False:
-                raise ValueError(f"from_dlpack: moving an array from {lender} to {place} needs a copy, but copy=False")
-            return taken.to_device(place)
-        return taken
+        return _taken(x, lender, place, None, copy, "from_dlpack")
     try:
         value = np.from_dlpack(x, copy=copy)
     except AttributeError:  # NumPy looks the protocol up without checking for it
