@@ -785,7 +785,8 @@ static PyObject *element_shapes;           /* dtype -> Shape((), dtype) */
 static PyObject *str_transfers, *str_computed, *str_acquire, *str_release;
 static PyObject *stores_lock; /* trace.array._STORES */
 static PyTypeObject *family_type; /* trace.views.Family */
-static PyObject *str_pin, *str_views;
+static PyTypeObject *view_of_type;  /* trace.views.ViewOf (configure_signature's) */
+static PyObject *str_pin, *str_views, *str_family, *str_layout, *str_bounds;
 
 static PyObject *ready_node(PyObject *buffer, PyObject *shape, PyObject *device);
 static PyTypeObject handle_type;
@@ -974,9 +975,10 @@ static PyObject *block_dims(PyObject *key, PyObject *dims, int *sliced) {
 }
 
 /* Whether a store into an array whose ``_base`` is ``base`` reaches nothing else: no
-   family, or a family (``views.Family``) of views all gone and not pinned by an export
-   (a loop's ``row = m[i]`` leaves ``m`` a family once the row is gone); 0 else, -1 error. */
-static int alone_in_family(PyObject *base) {
+   family, or a family (``views.Family``) of views all gone but ``beside`` (NULL: none; the
+   value a root's row is stored from, ``beside_block``) and not pinned by an export (a
+   loop's ``row = m[i]`` leaves ``m`` a family once the row is gone); 0 else, -1 error. */
+static int alone_in_family(PyObject *base, PyObject *beside) {
     if (base == Py_None) return 1;
     if (!Py_IS_TYPE(base, family_type)) return 0;
     PyObject *pin = PyObject_GetAttr(base, str_pin);
@@ -991,11 +993,73 @@ static int alone_in_family(PyObject *base) {
         if (!PyList_CheckExact(views)) alone = 0;
         for (Py_ssize_t k = 0; alone && k < PyList_GET_SIZE(views); k++) {
             PyObject *ref = PyList_GET_ITEM(views, k);
-            alone = PyWeakref_CheckRef(ref) && PyWeakref_GetObject(ref) == Py_None;
+            if (!PyWeakref_CheckRef(ref)) {
+                alone = 0;
+                break;
+            }
+            PyObject *view = PyWeakref_GetObject(ref);
+            alone = view == Py_None || (beside != NULL && view == beside);
         }
     }
     Py_DECREF(views);
     return alone;
+}
+
+/* The first and last element of its root that the block ``key`` (ints alone, in range:
+   ``block_dims``' unsliced keys) picks of a row-major root of ``dims``; 0, or -1 error. */
+static int block_bounds(PyObject *key, PyObject *dims, long long *low, long long *high) {
+    PyObject *const *parts = PyTuple_CheckExact(key) ? &PyTuple_GET_ITEM(key, 0) : &key;
+    Py_ssize_t n = PyTuple_CheckExact(key) ? PyTuple_GET_SIZE(key) : 1, rank = PyTuple_GET_SIZE(dims);
+    long long offset = 0, stride = 1;
+    for (Py_ssize_t k = rank - 1; k >= 0; k--) {
+        long long size = PyLong_AsLongLong(PyTuple_GET_ITEM(dims, k));
+        if (size == -1 && PyErr_Occurred()) return -1;
+        if (k < n) {
+            long long i = PyLong_AsLongLong(parts[k]);
+            if (i == -1 && PyErr_Occurred()) return -1;
+            offset += (i < 0 ? i + size : i) * stride;
+        }
+        stride *= size;
+    }
+    long long count = 1;
+    for (Py_ssize_t k = n; k < rank; k++) count *= PyLong_AsLongLong(PyTuple_GET_ITEM(dims, k));
+    *low = offset;
+    *high = offset + count - 1;
+    return 0;
+}
+
+/* Whether ``value`` is a view of the family ``base`` whose elements lie outside the block
+   that ``key`` (ints alone) picks of the family's root of ``dims``: the family's only live
+   view then, a store of it into the block (``m[i] = m[j]``: the view computed first, into
+   memory of its own) changes no element another array shows, as ``views.changed`` would
+   find; 0 else (an overlap: the view ``x[i]`` of ``x[i] += v``, Python's), -1 error. */
+static int beside_block(PyObject *base, PyObject *value, PyObject *key, PyObject *dims) {
+    if (view_of_type == NULL || !Py_IS_TYPE(value, element_array_type)) return 0;
+    PyObject *record = ((Handle *)value)->base;
+    if (record == NULL || !Py_IS_TYPE(record, view_of_type)) return 0;
+    PyObject *family = PyObject_GetAttr(record, str_family);
+    if (family == NULL) return -1;
+    int same = family == base;
+    Py_DECREF(family);
+    if (!same) return 0;
+    long long low, high;
+    if (block_bounds(key, dims, &low, &high)) return -1;
+    if (high < low) return 0;
+    PyObject *layout = PyObject_CallMethodNoArgs(record, str_layout);
+    PyObject *bounds = layout == NULL ? NULL : PyObject_CallMethodNoArgs(layout, str_bounds);
+    Py_XDECREF(layout);
+    if (bounds == NULL) return -1;
+    int outside = 0;
+    if (PyTuple_CheckExact(bounds) && PyTuple_GET_SIZE(bounds) == 2) {
+        PyObject *first = PyLong_FromLongLong(low), *last = PyLong_FromLongLong(high);
+        /* the view's last element before the block's first, or its first after the block's last */
+        outside = first == NULL || last == NULL ? -1 : PyObject_RichCompareBool(PyTuple_GET_ITEM(bounds, 1), first, Py_LT);
+        if (outside == 0) outside = PyObject_RichCompareBool(PyTuple_GET_ITEM(bounds, 0), last, Py_GT);
+        Py_XDECREF(first);
+        Py_XDECREF(last);
+    }
+    Py_DECREF(bounds);
+    return outside;
 }
 
 /* Whether nothing but the one array on ``node`` sees ``buffer``: an executable made it
@@ -1116,10 +1180,10 @@ static int lock_release(PyObject *lock) {
 static int store_element(Handle *self, PyObject *key, PyObject *value) {
     PyObject *node = self->node;
     if (!Py_IS_TYPE(self, element_array_type) || node == NULL || !Py_IS_TYPE(node, node_type)) return 0;
-    if (self->base != Py_None) { /* a view, or a root others see: Python's, which reaches them */
-        int alone = alone_in_family(self->base);
-        if (alone <= 0) return alone;
-    }
+    /* a view, or a root others see: Python's, which reaches them; but for a root whose one
+       live view is the value, apart from the block (``m[i] = m[j]``: ``beside``) */
+    int alone = alone_in_family(self->base, NULL);
+    if (alone < 0) return -1;
     if (tracing_globals != NULL) { /* while a trace is on: Python's store, which checks what it writes */
         int tracing = tracing_now();
         if (tracing) return tracing < 0 ? -1 : 0;
@@ -1131,6 +1195,16 @@ static int store_element(Handle *self, PyObject *key, PyObject *value) {
     int sliced;
     PyObject *block = block_dims(key, dims, &sliced);
     if (block == NULL) return sliced < 0 ? -1 : 0;
+    PyObject *beside = NULL;
+    if (!alone) {
+        int apart = sliced ? 0 : beside_block(self->base, value, key, dims);
+        if (apart > 0) alone = alone_in_family(self->base, value);
+        if (apart <= 0 || alone <= 0) {
+            Py_DECREF(block);
+            return apart < 0 || alone < 0 ? -1 : 0;
+        }
+        beside = value;
+    }
     if (sliced && !sole_owner(node, buffer)) {
         /* a slice of an array others see (a pending reader: the value's own graph,
            ``x[:5] = sin(x)[:5]``) is an update fused with the value's graph (``Array._store``) */
@@ -1157,7 +1231,7 @@ static int store_element(Handle *self, PyObject *key, PyObject *value) {
         return PyErr_Occurred() ? -1 : 0;
     }
     /* checked under the lock, after the value was made (which may have made views) */
-    int status = same ? alone_in_family(self->base) : 0;
+    int status = same ? alone_in_family(self->base, beside) : 0;
     if (status > 0) status = sole_owner(node, buffer) ? (PyObject_SetItem(buffer, key, stored) ? -1 : 1) : 0;
     Py_DECREF(stored);
     return lock_release(stores_lock) ? -1 : status;
@@ -1229,7 +1303,6 @@ static int scalar_tier_item(PyObject *node, PyObject **item) {
 
 static PyObject *read_node(PyObject *self, PyObject *node);
 static PyObject *reads_lock; /* configure_reads' (below) */
-static PyTypeObject *view_of_type;
 
 /* ``Array._computed`` of the array ``self``, its node's value: a view's and any array's
    while reads are not configured by that method, the others' by ``read_node`` after
@@ -3634,6 +3707,9 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_acquire = PyUnicode_InternFromString("acquire");
     str_pin = PyUnicode_InternFromString("pin");
     str_views = PyUnicode_InternFromString("views");
+    str_family = PyUnicode_InternFromString("family");
+    str_layout = PyUnicode_InternFromString("layout");
+    str_bounds = PyUnicode_InternFromString("bounds");
     str_release = PyUnicode_InternFromString("release");
     empty_tuple = PyTuple_New(0);
     zero = PyLong_FromLong(0);
@@ -3673,6 +3749,7 @@ PyMODINIT_FUNC PyInit__graph(void) {
     if (str_parameter == NULL || str_slice_sizes == NULL || str_itemsize == NULL || str_transfers == NULL ||
         str_item == NULL || str_computed == NULL ||
         str_acquire == NULL || str_release == NULL || str_pin == NULL || str_views == NULL ||
+        str_family == NULL || str_layout == NULL || str_bounds == NULL ||
         empty_tuple == NULL || zero == NULL ||
         str_max_pending == NULL || str_active == NULL || str_hex == NULL ||
         str_axis == NULL || str_keepdims == NULL || str_reduce == NULL || str_convert == NULL || str_reshape == NULL ||

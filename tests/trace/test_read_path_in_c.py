@@ -1032,6 +1032,36 @@ def test_rows_in_c_are_views_recorded_without_the_python_path(monkeypatch):
     assert float(x[1, 0, 0]) == 100.0
 
 
+def test_a_root_stored_from_its_own_view_apart_from_the_block_stores_in_c(monkeypatch):
+    """``m[i] = m[j]`` (a row swap's store), whose value is the root's one live view and
+    lies apart from the block, is stored in C as Python's store would store it (no other
+    view to refresh); a view that covers the block (``m[0] = m[:, 1]`` of a square matrix)
+    or another live view takes Python's store, which refreshes the views as NumPy's show
+    the store."""
+    from plaidarray.trace.array import Array
+    values = np.arange(16.0).reshape(4, 4)
+    m, expected = xp.asarray(values) + 0.0, values.copy()
+    m[0, 0] = 0.5  # computed, its buffer its own
+    expected[0, 0] = 0.5
+    stores = []
+    store = Array._store
+    monkeypatch.setattr(Array, "_store", lambda self, key, value: stores.append(key) or store(self, key, value))
+    m[1] = m[3]
+    m[-1] = m[0]
+    expected[1], expected[-1] = expected[3], expected[0]
+    assert stores == []
+    column = m[:, 1]  # covers every row
+    m[0] = column
+    expected[0] = expected[:, 1].copy()
+    row = m[2]
+    m[1] = m[3]  # apart from the block, but not the only view
+    expected[1] = expected[3]
+    assert stores == [0, 1]
+    np.testing.assert_array_equal(np.asarray(column), expected[:, 1])
+    np.testing.assert_array_equal(np.asarray(row), expected[2])
+    np.testing.assert_array_equal(np.asarray(m), expected)
+
+
 def _window_in_c(attach):
     """A ``_graph.Window`` as ``api.views`` makes it, calling ``attach`` where it attaches in Python."""
     from plaidarray.api import graph, indexing, views
