@@ -857,13 +857,19 @@ def _whole(x: Array, entries: list, value: Array) -> Array | None:
     return None
 
 
+def _scatter_in_range(x: Array, parts: tuple, value: Array) -> None:
+    """``_scattered``'s check (``recorded``'s): an index out of range raises IndexError
+    (reads clamp; a write would land elsewhere)."""
+    _check_in_range(x, parts)
+
+
+@functools.partial(recorded, check=_scatter_in_range)
 def _scattered(x: Array, parts: tuple, value: Array) -> Array:
     """``x[key] = value`` for any advanced key: the flat position in ``x`` of each element
     of ``x[key]`` is ``key`` applied to the positions ``0 .. x.size - 1`` (the reading rules
     once), and ``scatter`` writes each value at its position in order, so the last value
-    naming a position stays, as in NumPy. An index out of range raises IndexError (reads
-    clamp; a write would land elsewhere)."""
-    _check_in_range(x, parts)
+    naming a position stays, as in NumPy. Its recipe (``recorded``) replays the positions'
+    and the scatter's nodes: a loop's ``x[idx] = v`` decided them at each step."""
     if x.ndim == 1 and len(parts) == 1 and isinstance(parts[0], Array) and parts[0].dtype.kind in "iu":
         positions = _wide_index(parts[0])  # a vector's positions are the indices: scatter wraps them as take does
     else:
@@ -896,7 +902,12 @@ def _check_in_range(x: Array, parts: tuple) -> None:
     """IndexError if an integer index array of ``parts`` names a position outside its
     axis (computed: a read, or found in range before, ``_CHECKED``). Traced ones (jit)
     cannot be read: their least and greatest values are guards, checked after each call
-    (``tracing.guard``)."""
+    (``tracing.guard``). A loop's ``x[idx] = v`` asks first for its one index array found
+    in range before."""
+    if len(parts) == 1 and type(parts[0]) is Array and x.ndim:
+        index = parts[0]._node
+        if _CHECKED.get((id(index), x.shape[0])) is index:
+            return
     checks, source = [], 0
     computed: list[tuple[Node, int]] = []
     for k in _with_ellipsis_expanded(parts, x.ndim):

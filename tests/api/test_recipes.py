@@ -582,6 +582,23 @@ def test_take(shape, dtype, index, axis, as_array):
     check_replays(xp.take, x, indices, axis=axis)
 
 
+@given(shape=nonempty_shapes, dtype=st.sampled_from(DTYPES), positions=st.lists(st.integers(-5, 4), min_size=1,
+                                                                                   max_size=3),
+       two_keys=st.booleans())
+def test_scatters(shape, dtype, positions, two_keys):
+    """``x[idx] = v`` of index arrays (``indexing._scattered``) replays its positions and
+    scatter, and still raises for an index out of range at every call (its check runs
+    before any recipe: a recipe holds shapes, not positions)."""
+    x = _array(shape, dtype)
+    key = (xp.asarray(positions),) + ((xp.asarray([0] * len(positions)),) if two_keys and len(shape) > 1 else ())
+    value = _array((len(positions),), dtype)
+    check_replays(indexing._scattered, x, key, value)
+    if all(-n <= p < n for p, n in ((p, shape[0]) for p in positions)):
+        out_of_range = (xp.asarray([shape[0]] + positions[1:]),) + key[1:]
+        with pytest.raises(IndexError):
+            indexing._scattered(x, out_of_range, value)
+
+
 def test_a_value_read_keeps_no_recipe():
     """``take`` reads a 0-d index array's value: a recipe would keep the first one."""
     x = xp.asarray(np.arange(5.0))
