@@ -2730,7 +2730,9 @@ static PyTypeObject product_type = {
    loop's windows, whose starts and often lengths are new at each step; a row ``x[i]``),
    recorded as api.indexing.window_index records it and made a view of ``x`` as
    api.views._window makes it, from C: a window of a new length ran its Python path in
-   ~11 us, a row 4 us. Not an element (an int for every axis: no view, the rules'). The plan of a
+   ~11 us, a row 4 us. An element of an array that is no view (an int for every axis:
+   ``sort(x)[n // 2]``) is recorded as api.indexing.integer_index records it, and is no view
+   (~2.1 us in Python); a view's is the Python path's (``views.element_copy``). The plan of a
    window's sizes is window_index's own (found in its table, made by it on a miss). None
    where the Python path decides (``window_index``'s cases, a weakly typed array, a trace). */
 typedef struct {
@@ -2793,7 +2795,8 @@ static PyObject *window_plan(PyObject *window, PyObject *dtype) {
 }
 
 /* The window's node (not yet wrapped) of ``node`` of ``shape``, or NOT_HANDLED_MARK. */
-static PyObject *window_in_c(Window *self, PyObject *node, PyObject *shape, PyObject *key) {
+static PyObject *window_in_c(Window *self, PyObject *node, PyObject *shape, PyObject *key, int elements,
+                             int *element) {
     PyObject *dims = SLOT(shape, off_dims), *dtype = SLOT(shape, off_dtype);
     PyObject *single[1] = {key};
     PyObject *const *parts = single;
@@ -2853,7 +2856,8 @@ static PyObject *window_in_c(Window *self, PyObject *node, PyObject *shape, PyOb
             return NOT_HANDLED_MARK;
         }
     }
-    if (whole || (!any_slice && n_parts == rank)) return NOT_HANDLED_MARK; /* the whole array, or an element */
+    *element = !any_slice && n_parts == rank;
+    if (whole || (*element && !elements)) return NOT_HANDLED_MARK; /* the whole array, or an element refused */
     PyObject *window = PyTuple_New(rank), *kept_tuple = PyTuple_New(rank), *plan_key = NULL, *plan = NULL;
     PyObject *operands = NULL, *out = NULL;
     if (window == NULL || kept_tuple == NULL) goto done;
@@ -3008,11 +3012,14 @@ static PyObject *window_vectorcall(PyObject *callable, PyObject *const *args, si
         Py_RETURN_NONE;
     int tracing = tracing_now();
     if (tracing) return tracing < 0 ? NULL : Py_NewRef(Py_None);
-    PyObject *out = window_in_c(self, node, shape, key);
+    /* an element of a view: the Python path's, which copies it out of a computed root */
+    PyObject *record = ((Handle *)x)->base;
+    int element = 0, elements = record == NULL || !Py_IS_TYPE(record, self->view_of);
+    PyObject *out = window_in_c(self, node, shape, key, elements, &element);
     if (out == NOT_HANDLED_MARK) Py_RETURN_NONE;
     if (out == NULL) return NULL;
     PyObject *array = wrapped(out);
-    if (array == NULL) return NULL;
+    if (array == NULL || element) return array; /* an element is a copy, as NumPy's scalar: no view */
     int attached = Py_IS_TYPE(array, array_type) ? attach_window(self, x, array, key) : 0;
     if (attached) return attached < 0 ? (Py_DECREF(array), NULL) : array;
     PyObject *call[] = {x, array, key};
