@@ -2600,17 +2600,95 @@ typedef struct {
 
 static PyObject *str_dot_general, *str_transpose;
 
-/* Whether `node` is a transpose's: a product of one (`a.T @ r`) is the fallback's, which
-   reads the matrix under it in place (api.linear_algebra._transpose_folded). */
+/* Whether `node` is a transpose's: a product of one (`a.T @ r`) reads the matrix under it
+   in place (``folded_product``). */
 static int is_transpose(PyObject *node) {
     PyObject *op = SLOT(node, off_op);
     return op == str_transpose || (op != NULL && PyUnicode_CheckExact(op) && PyUnicode_Compare(op, str_transpose) == 0);
 }
 
+static PyObject *str_first_transposed, *str_second_transposed;
+
+/* The dims of a node's shape as sizes, 0 where it is no tuple of 1 or 2 sizes of at least 2
+   each (the products ``folded_product`` takes). */
+static Py_ssize_t folded_dims(PyObject *dims, long long *sizes) {
+    if (!PyTuple_CheckExact(dims) || PyTuple_GET_SIZE(dims) < 1 || PyTuple_GET_SIZE(dims) > 2) return 0;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(dims); i++) {
+        PyObject *size = PyTuple_GET_ITEM(dims, i);
+        int overflow = 0;
+        if (!PyLong_CheckExact(size)) return 0;
+        sizes[i] = PyLong_AsLongLongAndOverflow(size, &overflow);
+        if (overflow || sizes[i] < 2) return 0;
+    }
+    return PyTuple_GET_SIZE(dims);
+}
+
+/* The dot_general of the nodes ``lhs`` and ``rhs`` with ``attrs``, of shape ``dims`` (a
+   reference given up) and ``dtype``, recorded and wrapped. */
+static PyObject *recorded_product(PyObject *lhs, PyObject *rhs, PyObject *attrs, PyObject *dims, PyObject *dtype) {
+    PyObject *shape = PyObject_CallFunctionObjArgs((PyObject *)shape_type, dims, dtype, NULL), *out = NULL;
+    Py_DECREF(dims);
+    if (shape == NULL) return NULL;
+    PyObject *operands = PyTuple_Pack(2, lhs, rhs);
+    if (operands != NULL) out = record_op(str_dot_general, operands, attrs, shape);
+    Py_XDECREF(operands);
+    Py_DECREF(shape);
+    return out;
+}
+
+/* ``a @ b`` where exactly one operand is a matrix recorded as a transpose (``X.T @ v``,
+   ``v @ Y.T``, ``X.T @ Y``, ``A @ B.T``), as api.linear_algebra._transpose_folded records
+   it: one dot_general of the matrix under the transpose, contracted along its other axis
+   (``v @ X``, ``Y @ v``, ``tensordot(X, Y, ([0], [0]))``, ``tensordot(A, B, ([1], [1]))``),
+   which BLAS reads in place. Sizes of at least 2, one dtype, matrices and vectors only; the
+   rest (and both operands transposes) the fallback's. ``a`` and ``b`` are strong arrays. */
+static PyObject *folded_product(Product *self, PyObject *na, PyObject *sa, PyObject *nb, PyObject *sb, int first) {
+    PyObject *dtype = SLOT(sa, off_dtype);
+    if (dtype != SLOT(sb, off_dtype)) return NOT_HANDLED_MARK;
+    PyObject *transposed = first ? na : nb, *operands = SLOT(transposed, off_operands);
+    if (!PyTuple_CheckExact(operands) || PyTuple_GET_SIZE(operands) != 1) return NOT_HANDLED_MARK;
+    PyObject *under = PyTuple_GET_ITEM(operands, 0), *other = first ? nb : na;
+    PyObject *so = first ? sb : sa, *su = Py_IS_TYPE(under, node_type) ? SLOT(under, off_shape) : NULL;
+    if (su == NULL || !Py_IS_TYPE(su, shape_type) || SLOT(su, off_dtype) != dtype) return NOT_HANDLED_MARK;
+    long long u[2], o[2], t[2];
+    Py_ssize_t ru = folded_dims(SLOT(su, off_dims), u), ro = folded_dims(SLOT(so, off_dims), o);
+    Py_ssize_t rt = folded_dims(SLOT(first ? sa : sb, off_dims), t);
+    if (ru != 2 || rt != 2 || ro == 0) return NOT_HANDLED_MARK;
+    int taken = PyDict_Contains(self->accepted, dtype);
+    if (taken <= 0) return taken < 0 ? NULL : NOT_HANDLED_MARK;
+    /* the contracted size: the transpose's last axis (the matrix's first) for a.T @ b, its
+       first (the matrix's last) for a @ b.T; the other operand's first, or its last */
+    long long contracted = first ? u[0] : u[1], others = first ? o[0] : o[ro - 1];
+    if (contracted != others) return NOT_HANDLED_MARK; /* the rules' error */
+    int tracing = tracing_now();
+    if (tracing) return tracing < 0 ? NULL : NOT_HANDLED_MARK;
+    PyObject *lhs, *rhs, *key, *dims;
+    if (ro == 1) { /* a vector: v @ X for X.T @ v, Y @ v for v @ Y.T, as matmul records them */
+        lhs = first ? other : under;
+        rhs = first ? under : other;
+        key = PyLong_FromLong(first ? 1 : 2);
+        dims = Py_BuildValue("(L)", first ? u[1] : u[0]);
+    } else { /* matrices: the tensordot of both along the matrix's other axis */
+        lhs = first ? under : other;
+        rhs = first ? other : under;
+        key = Py_NewRef(first ? str_first_transposed : str_second_transposed);
+        dims = first ? Py_BuildValue("(LL)", u[1], o[1]) : Py_BuildValue("(LL)", o[0], u[0]);
+    }
+    PyObject *attrs = key == NULL ? NULL : PyDict_GetItemWithError(self->attrs, key);
+    Py_XDECREF(key);
+    if (attrs == NULL || dims == NULL) {
+        Py_XDECREF(dims);
+        return PyErr_Occurred() ? NULL : NOT_HANDLED_MARK;
+    }
+    return recorded_product(lhs, rhs, attrs, dims, dtype);
+}
+
 static PyObject *product_in_c(Product *self, PyObject *a, PyObject *b) {
     PyObject *na, *sa, *nb, *sb;
     if (!strong_array(a, &na, &sa) || !strong_array(b, &nb, &sb)) return NOT_HANDLED_MARK;
-    if (is_transpose(na) || is_transpose(nb)) return NOT_HANDLED_MARK;
+    int first = is_transpose(na), second = is_transpose(nb);
+    if (first != second) return folded_product(self, na, sa, nb, sb, first);
+    if (first) return NOT_HANDLED_MARK;
     PyObject *dtype = SLOT(sa, off_dtype), *da = SLOT(sa, off_dims), *db = SLOT(sb, off_dims);
     if (dtype != SLOT(sb, off_dtype) || !PyTuple_CheckExact(da) || !PyTuple_CheckExact(db)) return NOT_HANDLED_MARK;
     int taken = PyDict_Contains(self->accepted, dtype);
@@ -2631,14 +2709,7 @@ static PyObject *product_in_c(Product *self, PyObject *a, PyObject *b) {
     if (dims == NULL) return NULL;
     for (Py_ssize_t i = 0; i < ra - 1; i++) PyTuple_SET_ITEM(dims, i, Py_NewRef(PyTuple_GET_ITEM(da, i)));
     for (Py_ssize_t i = 1; i < rb; i++) PyTuple_SET_ITEM(dims, ra - 2 + i, Py_NewRef(PyTuple_GET_ITEM(db, i)));
-    PyObject *shape = PyObject_CallFunctionObjArgs((PyObject *)shape_type, dims, dtype, NULL), *out = NULL;
-    Py_DECREF(dims);
-    if (shape == NULL) return NULL;
-    PyObject *operands = PyTuple_Pack(2, na, nb);
-    if (operands != NULL) out = record_op(str_dot_general, operands, attrs, shape);
-    Py_XDECREF(operands);
-    Py_DECREF(shape);
-    return out;
+    return recorded_product(na, nb, attrs, dims, dtype);
 }
 
 static PyObject *product_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
@@ -3714,6 +3785,8 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_acquire = PyUnicode_InternFromString("acquire");
     str_pin = PyUnicode_InternFromString("pin");
     str_views = PyUnicode_InternFromString("views");
+    str_first_transposed = PyUnicode_InternFromString("a.T @ b");
+    str_second_transposed = PyUnicode_InternFromString("a @ b.T");
     str_family = PyUnicode_InternFromString("family");
     str_layout = PyUnicode_InternFromString("layout");
     str_bounds = PyUnicode_InternFromString("bounds");
@@ -3757,6 +3830,7 @@ PyMODINIT_FUNC PyInit__graph(void) {
         str_item == NULL || str_computed == NULL ||
         str_acquire == NULL || str_release == NULL || str_pin == NULL || str_views == NULL ||
         str_family == NULL || str_layout == NULL || str_bounds == NULL ||
+        str_first_transposed == NULL || str_second_transposed == NULL ||
         empty_tuple == NULL || zero == NULL ||
         str_max_pending == NULL || str_active == NULL || str_hex == NULL ||
         str_axis == NULL || str_keepdims == NULL || str_reduce == NULL || str_convert == NULL || str_reshape == NULL ||

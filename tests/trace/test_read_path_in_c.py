@@ -933,6 +933,26 @@ def test_products_in_c_record_what_their_python_definition_records(shape1, shape
         assert _outcome(lambda: operator.matmul(*operands())) == _outcome(lambda: fn.fallback(*operands()))
 
 
+@settings(max_examples=300, deadline=None)
+@given(product_shape, product_shape, st.sampled_from(["float64", "float32", "int64", "uint8", "complex128", "bool"]),
+       st.sampled_from(["same", "float64", "int32"]), st.sampled_from(["first", "second", "both"]))
+def test_products_of_transposes_in_c_record_what_their_python_definition_records(shape1, shape2, dtype1, dtype2,
+                                                                                   transposed):
+    """A product of a matrix recorded as a transpose (``X.T @ v``, ``v @ Y.T``, ``X.T @ Y``,
+    ``A @ B.T``) is recorded in C as ``linear_algebra._transpose_folded`` records it (the
+    matrix under the transpose read in place); both transposed, and the other cases, are
+    the fallback's in both."""
+    fn = xp.matmul
+    dtype2 = dtype1 if dtype2 == "same" else dtype2
+
+    def operands():
+        a, b = _make(("array", dtype1, shape1)), _make(("array", dtype2, shape2))
+        return (a.T if transposed != "second" and a.ndim == 2 else a,
+                b.T if transposed != "first" and b.ndim == 2 else b)
+
+    assert _outcome(lambda: fn(*operands())) == _outcome(lambda: fn.fallback(*operands()))
+
+
 def test_products_common_cases_never_call_the_python_definition():
     from plaidarray.api import linear_algebra
     fast = node_module.GRAPH_IN_C.Product(*linear_algebra._PRODUCT_TABLES, _never)
@@ -943,6 +963,13 @@ def test_products_common_cases_never_call_the_python_definition():
     for x, y in ((b, a), (a, b.astype(np.float32)), (a[:, :0], b[:0]), (stack, stack.transpose(0, 2, 1))):
         with pytest.raises(AssertionError, match="Python definition was called"):
             fast(xp.asarray(x), xp.asarray(y))  # sizes that differ, dtypes, an empty sum, a batch: the rules
+    m, w, n = np.arange(12.0).reshape(4, 3), np.arange(3.0), np.arange(8.0).reshape(2, 4)
+    tm, tn = xp.asarray(m).T, xp.asarray(n).T  # a transposed matrix's products: X.T @ v, v @ Y.T, X.T @ Y, A @ B.T
+    for x, y, want in ((tm, xp.asarray(v), m.T @ v), (xp.asarray(w), tm, w @ m.T), (tm, xp.asarray(b), m.T @ b),
+                       (xp.asarray(a), tn, a @ n.T)):
+        np.testing.assert_array_equal(np.asarray(fast(x, y)), want)
+    with pytest.raises(AssertionError, match="Python definition was called"):
+        fast(tm, xp.asarray(a).T)  # both transposed: the rules
     fn = xp.jit(lambda p, q: p @ q)  # while tracing: the rules
     np.testing.assert_array_equal(np.asarray(fn(xp.asarray(a), xp.asarray(b))), a @ b)
 
