@@ -2803,7 +2803,8 @@ static PyTypeObject product_type = {
    api.views._window makes it, from C: a window of a new length ran its Python path in
    ~11 us, a row 4 us. An element of an array that is no view (an int for every axis:
    ``sort(x)[n // 2]``) is recorded as api.indexing.integer_index records it, and is no view
-   (~2.1 us in Python); a view's is the Python path's (``views.element_copy``). The plan of a
+   (~2.1 us in Python); a view's, and a computed array's (a GPU's), are the Python path's,
+   which copies the element (``views.element_copy``, the transfers' ``load_element``). The plan of a
    window's sizes is window_index's own (found in its table, made by it on a miss). None
    where the Python path decides (``window_index``'s cases, a weakly typed array, a trace). */
 typedef struct {
@@ -3083,9 +3084,11 @@ static PyObject *window_vectorcall(PyObject *callable, PyObject *const *args, si
         Py_RETURN_NONE;
     int tracing = tracing_now();
     if (tracing) return tracing < 0 ? NULL : Py_NewRef(Py_None);
-    /* an element of a view: the Python path's, which copies it out of a computed root */
+    /* an element of a view, or of a computed array (a GPU's, which C's element reads do not
+       take): the Python path's, which copies it out of the computed memory */
     PyObject *record = ((Handle *)x)->base;
-    int element = 0, elements = record == NULL || !Py_IS_TYPE(record, self->view_of);
+    int element = 0, elements = (record == NULL || !Py_IS_TYPE(record, self->view_of)) &&
+                                SLOT(node, off_buffer) == Py_None;
     PyObject *out = window_in_c(self, node, shape, key, elements, &element);
     if (out == NOT_HANDLED_MARK) Py_RETURN_NONE;
     if (out == NULL) return NULL;
