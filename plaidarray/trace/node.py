@@ -98,7 +98,7 @@ class Node:
         if shape is None:
             if len(_READY_SHAPES) >= _READY_SHAPES_MAX:
                 _READY_SHAPES.clear()
-            shape = _READY_SHAPES[key] = Shape(*key)
+            shape = _READY_SHAPES[key] = Shape(key[0], _CANONICAL.get(key[1], key[1]))
         return make_ready(buffer, shape, device)
 
     @classmethod
@@ -223,6 +223,12 @@ def _set_buffers_in_python(nodes: list[Node], buffers: list[np.ndarray]) -> None
 #: a walk's rows of these, ints and strs cannot be in a reference cycle, and ``_graph.c``
 #: has the garbage collector stop tracking them (``acyclic``).
 LEAF_DTYPES = tuple(dict.fromkeys(np.dtype(code) for code in "?bhilqBHILQefdgFDG"))
+
+#: Each built-in dtype by any dtype equal to it: a buffer's dtype may be an equal object of
+#: its own (memory a simulated GPU viewed), and a ready node's Shape, shared by every array
+#: of its dims and dtype (``_READY_SHAPES``), holds the built-in one, which C's recording
+#: tests by identity (a host product took the Python path after a GPU's test).
+_CANONICAL = {d: d for d in LEAF_DTYPES}
 
 
 def _graph_in_c() -> Any:

@@ -953,6 +953,20 @@ def test_products_of_transposes_in_c_record_what_their_python_definition_records
     assert _outcome(lambda: fn(*operands())) == _outcome(lambda: fn.fallback(*operands()))
 
 
+def test_a_buffer_of_an_equal_dtype_object_leaves_the_shared_shape_builtin():
+    """A buffer whose dtype is an object of its own equal to a built-in one (memory viewed
+    with a dtype made anew) makes ready nodes whose shared Shape holds the built-in dtype,
+    which C's recording tests by identity: the next array of those dims and dtype still
+    has its product recorded in C (after a simulated GPU's test it went to Python)."""
+    from plaidarray.api import linear_algebra
+    odd = np.dtype("<f8", metadata={})
+    assert odd == np.float64 and odd is not np.dtype(np.float64)
+    assert node_module.Node.ready(np.zeros((5, 7), odd)).shape.dtype is np.dtype(np.float64)
+    fast = node_module.GRAPH_IN_C.Product(*linear_algebra._PRODUCT_TABLES, _never)
+    a, b = np.arange(35.0).reshape(5, 7), np.arange(14.0).reshape(7, 2)
+    np.testing.assert_array_equal(np.asarray(fast(xp.asarray(a), xp.asarray(b))), a @ b)
+
+
 def test_products_common_cases_never_call_the_python_definition():
     from plaidarray.api import linear_algebra
     fast = node_module.GRAPH_IN_C.Product(*linear_algebra._PRODUCT_TABLES, _never)
