@@ -40,6 +40,8 @@ nu = np.ones((1, 4))
 a, v, m, x, i2, u = (xp.asarray(t) for t in (na, nv, nm, nx, ni, nu))
 ne = np.eye(4)
 e = xp.asarray(ne)
+t, nt = a.T, na.T
+p, npending = a + 0.0, na + 0.0
 rows = itertools.cycle(range(1000))
 nw = np.linspace(-1.0, 1.0, 6000)
 w = xp.asarray(nw)
@@ -59,7 +61,8 @@ nmasks = itertools.cycle([nw[:n] > 0 for n in range(16, 4016)]).__next__
 """
 
 #: (family, statement on plaidarray, the same on NumPy). In the NumPy statement the arrays
-#: are ``na``, ``nv``, ``nm``, ``nx``, ``ni``, ``nu`` and ``ne``, and ``xp`` is ``np``.
+#: are ``na``, ``nv``, ``nm``, ``nx``, ``ni``, ``nu``, ``ne``, ``nt`` and ``npending``, and
+#: ``xp`` is ``np``; ``t`` is ``a.T`` (a transpose recorded), ``p`` a pending ``a + 0.0``.
 ROWS: list[tuple[str, str, str]] = [
     ("elementwise", "a + a", "na + na"),
     ("elementwise", "xp.exp(a)", "np.exp(na)"),
@@ -72,6 +75,7 @@ ROWS: list[tuple[str, str, str]] = [
     ("elementwise", "xp.astype(a, xp.float32)", "na.astype(np.float32)"),
     ("matmul", "a @ a", "na @ na"),
     ("matmul", "a @ v", "na @ nv"),
+    ("matmul", "a @ t", "na @ nt"),
     ("matmul", "xp.vecdot(a, a)", "np.vecdot(na, na)"),
     ("matmul", "xp.tensordot(a, a, axes=1)", "np.tensordot(na, na, axes=1)"),
     ("views", "a.T", "na.T"),
@@ -87,6 +91,7 @@ ROWS: list[tuple[str, str, str]] = [
     ("indexing", "a[1:3]", "na[1:3]"),
     ("indexing", "a[:, 1]", "na[:, 1]"),
     ("indexing", "a[1, 2]", "na[1, 2]"),
+    ("indexing", "p[1, 2]", "npending[1, 2]"),
     ("indexing", "x[next(rows)]", "nx[next(rows)]"),
     ("indexing", "xp.take(a, i2, axis=0)", "np.take(na, ni, axis=0)"),
     ("indexing", "a[1] = 2.0", "na[1] = 2.0"),
