@@ -1023,6 +1023,7 @@ static int block_bounds(PyObject *key, PyObject *dims, long long *low, long long
     }
     long long count = 1;
     for (Py_ssize_t k = n; k < rank; k++) count *= PyLong_AsLongLong(PyTuple_GET_ITEM(dims, k));
+    if (PyErr_Occurred()) return -1;
     *low = offset;
     *high = offset + count - 1;
     return 0;
