@@ -534,6 +534,27 @@ def least_squares_qr(xp, data, targets):
 
 
 
+def lu_pivoting(xp, a):
+    """Gaussian elimination with partial pivoting, as a textbook writes it: each column's
+    pivot found by ``argmax`` and read, its row swapped in through a copy, the multipliers
+    divided by the pivot element and the trailing block (smaller at each step) updated by
+    their outer product with the pivot row."""
+    m = xp.asarray(a, copy=True)
+    pivots = []
+    for k in range(m.shape[0] - 1):
+        p = k + int(xp.argmax(xp.abs(m[k:, k])))
+        pivots.append(p)
+        if p != k:
+            kept = xp.asarray(m[k], copy=True)
+            m = set_item(xp, m, k, m[p])
+            m = set_item(xp, m, p, kept)
+        factors = m[k + 1:, k] / m[k, k]
+        m = set_item(xp, m, (slice(k + 1, None), slice(k + 1, None)),
+                     m[k + 1:, k + 1:] - factors[:, None] * m[k, k + 1:][None, :])
+        m = set_item(xp, m, (slice(k + 1, None), k), factors)
+    return pivots, np.asarray(m)
+
+
 def ridge_refits(xp, data, targets):
     """Ridge regression refit on growing prefixes of its rows (normal equations with a
     penalty, a 5x5 solve), the training error read per fit."""
@@ -730,6 +751,7 @@ SCRIPTS = [
            lambda rng: (np.cumsum(rng.standard_normal(1400)) + np.linspace(0.0, 30.0, 1400),)),
     Script("first runs: least_squares_qr", least_squares_qr,
            lambda rng: (rng.standard_normal((120, 4)), rng.standard_normal(120))),
+    Script("first runs: lu_pivoting", lu_pivoting, lambda rng: (rng.standard_normal((24, 24)),)),
     Script("first runs: ridge_refits", ridge_refits,
            lambda rng: (rng.standard_normal((240, 5)), rng.standard_normal(240))),
     Script("first runs: image_pyramid", image_pyramid, lambda rng: (rng.uniform(size=(8, 32, 40)),)),
