@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import abc
 import functools
+from typing import Any
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -197,6 +198,16 @@ class Compiler(abc.ABC):
     #: for ("" for every dtype): a graph of a device of its computes them on the host, by a
     #: logged round trip (``trace/host_round_trip.py``).
     host_ops: Mapping[str, str] = MappingProxyType({})
+    #: The ops a library routine may compute on the device's own buffers, between a graph's
+    #: compiled code (``device_call``; llvm-nvptx's products by cuBLAS): a read looks for
+    #: them only where this lists some.
+    device_call_ops: frozenset[str] = frozenset()
+
+    def device_call(self, op: str, shape: Shape, operands: tuple[Shape, ...], attrs: Mapping
+                    ) -> Callable[[list], Any] | None:
+        """The library routine that computes an op of result ``shape`` on these operands
+        from their device buffers (a list) to its result's, or None where compiled code does."""
+        return None
 
     @abc.abstractmethod
     def compile(self, module: Module) -> Executable: ...

@@ -1,4 +1,6 @@
-"""Host round trips: the ops a device's compiler has no code for run on the host.
+"""Host round trips and device calls: the ops a device's compiler has no code for run on
+the host, and those a library computes on the device (cuBLAS's products) run between the
+graph's compiled code.
 
 A backend lists them in its compiler's ``host_ops``, by the dtype kinds of their results
 it lacks code for (llvm-nvptx: ``custom_call``, the LAPACK decompositions, until
@@ -13,30 +15,37 @@ them nothing here is silent: every round trip is logged on
 ``plaidarray.compiles.host_round_trips`` (INFO, so ``PLAIDARRAY_EXPLAIN_COMPILES=1`` shows
 it with the compile log), and docs/gpu.md lists the ops.
 
-A traced function cannot hold a round trip: the device's compiler refuses a module with
-one of its ``host_ops`` (``HostOpsError``), and ``jit`` then runs that function eagerly for
-the signature, its reads splitting the graphs as above.
+A device call (``Compiler.device_call``: llvm-nvptx's matrix products by cuBLAS) is
+found and run alike, in the same order, but on the device: its operands computed there,
+the library routine reads their buffers and writes its result's, and nothing is copied.
+
+A traced function cannot hold a round trip or a device call: the device's compiler refuses
+a module with one (``HostOpsError``), and ``jit`` then runs that function eagerly for the
+signature, its reads splitting the graphs as above.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+from typing import Any
+from collections.abc import Callable
 
 import numpy as np
 
 from ..backend import devices
 from ..backend.devices import Device
-from ..backend.executable import runs_on_host
+from ..backend.executable import Compiler, runs_on_host
 from .node import GRAPH_LOCK, Node
 
 LOG = logging.getLogger("plaidarray.compiles.host_round_trips")
 
 
-def held(order: list[Node], host_ops: Mapping[str, str]) -> list[Node]:
+def held(order: list[Node], compiler: Compiler) -> list[Node]:
     """The nodes of a walked graph (``order``: in the order they were recorded) that run on
-    the host: those ``host_ops`` lists, and each selection of a listed op of tuple shape
-    (a ``custom_call``'s results: the call itself has no value of its own)."""
+    the host: those the compiler's ``host_ops`` lists, and each selection of a listed op of
+    tuple shape (a ``custom_call``'s results: the call itself has no value of its own); and
+    those a library computes on the device (:func:`_device_call`)."""
+    host_ops, device_call_ops = compiler.host_ops, compiler.device_call_ops
     found = []
     for n in order:
         if n.buffer is not None:
@@ -46,20 +55,31 @@ def held(order: list[Node], host_ops: Mapping[str, str]) -> list[Node]:
                 found.append(n)
         elif n.op != "custom_call" and runs_on_host(host_ops, n.op, n.shape):
             found.append(n)
+        elif n.op in device_call_ops and _device_call(n, compiler) is not None:
+            found.append(n)
     return found
 
 
+def _device_call(n: Node, compiler: Compiler) -> Callable[[list], Any] | None:
+    assert n.op is not None  # a pending node's
+    return compiler.device_call(n.op, n.shape, tuple(o.shape for o in n.operands), n.attrs)
+
+
 def run(nodes: list[Node], device: Device) -> None:
-    """Give each of ``nodes`` (:func:`held`, in their order) its value, computed on the
-    host and copied to ``device`` (kept on the host for a node of no device); the
-    selections of one call run it once."""
+    """Give each of ``nodes`` (:func:`held`, in their order) its value: computed on the
+    host and copied to ``device`` (kept on the host for a node of no device), the
+    selections of one call running it once; or by a library on the device."""
     from .materialize import backend_for, materialize  # materialize calls this module
 
     host = devices.HOST[0]
+    compiler = backend_for(device).compiler
     calls: dict[int, list[Node]] = {}
     for n in nodes:
         calls.setdefault(id(n.operands[0]) if n.op == "get_tuple_element" else id(n), []).append(n)
     for group in calls.values():
+        if group[0].op in compiler.device_call_ops:
+            _call_on_device(group[0], compiler, device)
+            continue
         with GRAPH_LOCK:
             group = [n for n in group if n.buffer is None]  # another thread may have computed them
             if not group:
@@ -88,6 +108,26 @@ def run(nodes: list[Node], device: Device) -> None:
         LOG.info("%s: %s has no code for %s (%s): %d operand(s) copied to the host, computed by %s, %d result(s) "
                  "copied back", device, backend_for(device).name, op, attrs["target"] if indices else first.shape.dtype,
                  len(operands), backend_for(host).name, len(results))
+
+
+def _call_on_device(n: Node, compiler: Compiler, device: Device) -> None:
+    """Compute ``n`` by its device call: its operands computed on ``device`` first."""
+    from .materialize import materialize  # materialize calls this module
+
+    with GRAPH_LOCK:
+        if n.buffer is not None:  # another thread computed it
+            return
+        operands = n.operands
+    materialize([o for o in operands if o.buffer is None])
+    call = _device_call(n, compiler)
+    assert call is not None  # as held found it: it depends on shapes and attributes alone
+    inputs = [o.buffer if o.device is device else device.transfers.from_host(np.asarray(o.buffer), "an operand")
+              for o in operands]
+    result = call(inputs)
+    with GRAPH_LOCK:
+        if n.buffer is None:
+            n.set_buffer(result)
+    LOG.debug("%s: %s computed by a library call on the device", device, n.op)
 
 
 def _host_value(node: Node, device: Device) -> np.ndarray:

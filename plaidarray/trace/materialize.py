@@ -89,8 +89,8 @@ def decide(walked: Walked, donated: Node | None, cut: bool, shape_generic: bool)
         given = frozenset(i for i, b in enumerate(buffers) if b is given_buffer)
     device = _device_of(pending)
     backend = backend_for(device)
-    host_ops = backend.compiler.host_ops
-    held = host_round_trip.held(order, host_ops) if host_ops else None
+    compiler = backend.compiler
+    held = host_round_trip.held(order, compiler) if compiler.host_ops or compiler.device_call_ops else None
     key = executable = miss = None
     if not held:
         key = HashedKey((graph_key, given, backend.cache_tag))

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from .. import dlpack
-from . import ptxas, toolkit
+from . import cublas, ptxas, toolkit
 from .block_pool import BlockPool
 from .runtime import GpuRuntime
 from .targets import ARCHITECTURES
@@ -165,6 +165,22 @@ class CudaRuntime(GpuRuntime):
 
     def synchronize(self) -> None:
         _check(self._lib, "cuStreamSynchronize", self._stream)
+
+    @functools.cached_property
+    def _blas(self) -> cublas.Cublas | None:
+        """A cuBLAS handle on this runtime's stream, made at the first product; None
+        where no libcublas loads."""
+        lib = cublas.library()
+        return None if lib is None else cublas.Cublas(lib, self._stream, self._current)
+
+    @property
+    def has_blas(self) -> bool:  # type: ignore[override]
+        return cublas.library() is not None
+
+    def gemm(self, dtype: np.dtype, *arguments: Any) -> None:
+        blas = self._blas
+        assert blas is not None, "gemm without has_blas"
+        blas.gemm(dtype, *arguments)
 
     def synchronize_device(self) -> None:
         self._current()

@@ -112,6 +112,17 @@ class GpuRuntime(abc.ABC):
         """Device memory free for new buffers now; None where it is not known."""
         return None
 
+    #: Whether ``gemm`` is there (cuBLAS found; ``matrix_products.py``).
+    has_blas: bool = False
+
+    def gemm(self, dtype: np.dtype, trans_a: str, trans_b: str, m: int, n: int, k: int,
+             a: int, lda: int, stride_a: int, b: int, ldb: int, stride_b: int,
+             c: int, ldc: int, stride_c: int, batch: int) -> None:
+        """``C = op(A) op(B)`` for each of ``batch`` column-major matrices at device addresses
+        ``a``, ``b``, ``c`` (leading dimensions, and strides in elements), as cuBLAS's
+        ``?gemmStridedBatched`` with alpha 1 and beta 0, after the launches before it."""
+        raise NotImplementedError(f"{self.name} has no BLAS")
+
     def copy(self, target: int, source: int, nbytes: int) -> None:
         """Copy ``nbytes`` from ``source`` to ``target`` on the device, after the launches
         before it (through the host unless the runtime copies on the device)."""

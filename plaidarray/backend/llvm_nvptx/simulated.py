@@ -12,6 +12,7 @@ import numpy as np
 
 from .. import memory
 from . import simulator
+from .simulator import blas
 from .runtime import GpuRuntime
 
 
@@ -50,3 +51,8 @@ class SimulatedRuntime(GpuRuntime):
 
     def launch(self, module: Any, kernel: str, grid: int, block: int, args: list[int]) -> None:
         simulator.launch(module, kernel, grid=(grid, 1, 1), block=(block, 1, 1), args=args, memory=self.memory)
+
+    has_blas = True
+
+    def gemm(self, dtype: np.dtype, *arguments: Any) -> None:
+        blas.gemm(self.memory, np.dtype(dtype), *arguments)

@@ -14,8 +14,6 @@ the target-neutral loop nest (``codegen/lowerings/dot.py``).
 
 from __future__ import annotations
 
-import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import cast
 
@@ -24,9 +22,9 @@ from xdsl.ir.affine import AffineExpr
 
 from ....codegen.lowering import Kernel, register_lowering
 from ....codegen.lowerings.dot import emit_loops
-from ....hlo.ops.dot import free_dimensions
 from ....hlo.shape import Shape
 from ....hlo.symbolic import Dim
+from ... import matrix_layout
 from .fortran_kernel import MAX_INTEGER, TYPE_PREFIX, FortranKernel
 from ..platform import PLATFORM
 
@@ -38,23 +36,9 @@ def _emit(k, inst, out, operands):
         emit_loops(k, inst, out, operands)
 
 
-def _matrices(inst):
-    """Per operand: its dims and its (batch, rows, columns) dimension groups, rows being
-    its free dimensions and columns its contracting ones (in the order they pair)."""
+def _matrices(inst) -> matrix_layout.Matrices:
     lhs, rhs = (o.shape for o in inst.operands)
-    lb, rb, lc, rc = (inst.attrs[n] for n in ("lhs_batch", "rhs_batch", "lhs_contracting", "rhs_contracting"))
-    return ((lhs.dims, (tuple(lb), tuple(free_dimensions(lhs.rank, lb, lc)), tuple(lc))),
-            (rhs.dims, (tuple(rb), tuple(free_dimensions(rhs.rank, rb, rc)), tuple(rc))))
-
-
-def _extent(dims: Sequence[Dim], group: Sequence[int]) -> Dim:
-    return math.prod(dims[d] for d in group)
-
-
-def _sizes(matrices) -> tuple[Dim, Dim, Dim]:
-    """(M, N, K) of each product: lhs rows, rhs rows, contracted length."""
-    (ldims, (_, lrows, lcols)), (rdims, (_, rrows, _)) = matrices
-    return _extent(ldims, lrows), _extent(rdims, rrows), _extent(ldims, lcols)
+    return matrix_layout.matrices(lhs.dims, rhs.dims, inst.attrs)
 
 
 def _calls_blas(kernel, inst) -> bool:
@@ -64,7 +48,7 @@ def _calls_blas(kernel, inst) -> bool:
     sizes are at least 2, and limited to what BLAS takes (``kernel.require``)."""
     if inst.shape.dtype.name not in TYPE_PREFIX:
         return False
-    m, n, k = _sizes(_matrices(inst))
+    m, n, k = matrix_layout.sizes(_matrices(inst))
     # A leading dimension is at most an operand's size (k for a copy).
     sizes = [m, n, k, *(o.shape.size for o in inst.operands)]
     product = m * n
@@ -76,36 +60,6 @@ def _calls_blas(kernel, inst) -> bool:
         if not isinstance(size, int):
             kernel.require(size, MAX_INTEGER)
     return all(s <= MAX_INTEGER for s in sizes if type(s) is int)
-
-
-def _stride(dims: Sequence[Dim], group: Sequence[int]) -> Dim | None:
-    """The stride of ``group``'s dims, flattened in that order, in a row-major buffer of
-    ``dims``: the stride of its innermost dim if they step through memory as one
-    dimension, 0 if the group has one element, None if it cannot be flattened."""
-    run = [d for d in group if dims[d] != 1]
-    strides = [math.prod(dims[d + 1:]) for d in run]
-    if any(outer != inner * dims[d] for outer, inner, d in zip(strides, strides[1:], run[1:])):
-        return None
-    return strides[-1] if run else 0
-
-
-def _layout(dims: Sequence[Dim], rows: Sequence[int], cols: Sequence[int]) -> tuple[bool, Dim] | None:
-    """How a row-major buffer of ``dims`` holds the matrix ``rows x cols`` (each group
-    flattened) once its other dims are fixed: ``(row_major, ld)``, with BLAS's leading
-    dimension ``ld >= max(1, length of the unit-stride group)``; None if it does not."""
-    row_stride, col_stride = _stride(dims, rows), _stride(dims, cols)
-    if row_stride is None or col_stride is None:
-        return None
-    if col_stride in (0, 1):
-        return True, _at_least_one(row_stride or _extent(dims, cols))
-    if row_stride in (0, 1):
-        return False, _at_least_one(col_stride)
-    return None
-
-
-def _at_least_one(size: Dim) -> Dim:
-    """``max(1, size)``; a run-time size is at least 2 already."""
-    return max(1, size) if isinstance(size, int) else size
 
 
 @dataclass(frozen=True)
@@ -123,7 +77,7 @@ def _operand(k, dims, groups, buffer, dtype) -> _Operand:
     """The operand read in place, or copied into a scratch buffer laid out
     (batch, rows, columns) when its dims do not hold a matrix BLAS can read."""
     batch, rows, cols = groups
-    layout = _layout(dims, rows, cols)
+    layout = matrix_layout.layout(dims, rows, cols)
     if layout is not None:
         return _Operand(buffer, batch, *layout)
     order = [*batch, *rows, *cols]
@@ -133,7 +87,7 @@ def _operand(k, dims, groups, buffer, dtype) -> _Operand:
     k.generic(shape, [(buffer, [coords[order.index(d)] for d in range(len(dims))])], (scratch, coords), dtype,
               lambda b, ins, cur: ins[0])
     nb, nr = len(batch), len(rows)
-    layout = _layout(shape, range(nb, nb + nr), range(nb + nr, len(order)))
+    layout = matrix_layout.layout(shape, range(nb, nb + nr), range(nb + nr, len(order)))
     assert layout is not None  # the scratch copy is row-major
     return _Operand(scratch, tuple(range(nb)), *layout)
 
@@ -146,7 +100,7 @@ def _emit_blas(k, inst, out, operands):
     if not inst.shape.size:
         return
     (ldims, lgroups), (rdims, rgroups) = matrices = _matrices(inst)
-    m, n, contracted = _sizes(matrices)
+    m, n, contracted = matrix_layout.sizes(matrices)
     if contracted == 0:
         k.fill(out, 0, dtype)
         return
