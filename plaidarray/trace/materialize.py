@@ -90,13 +90,17 @@ def decide(walked: Walked, donated: Node | None, cut: bool, shape_generic: bool)
     device = _device_of(pending)
     backend = backend_for(device)
     compiler = backend.compiler
-    held = host_round_trip.held(order, compiler) if compiler.host_ops or compiler.device_call_ops else None
-    key = executable = miss = None
-    if not held:
-        key = HashedKey((graph_key, given, backend.cache_tag))
-        executable = EXECUTABLES.lookup(key)
-        if executable is None or type(executable) is BaselineExecutable and executable.needs_attention:
-            miss = _miss(graph_key, order, given, backend, key, cut, every_size, shape_generic, executable)
+    key = HashedKey((graph_key, given, backend.cache_tag))
+    executable = EXECUTABLES.lookup(key)
+    miss = held = None
+    # a graph with nodes to run apart (host round trips, device calls) is never compiled
+    # whole, so a cached executable says it has none: the walk for them is a miss's alone
+    if executable is None and (compiler.host_ops or compiler.device_call_ops):
+        held = host_round_trip.held(order, compiler)
+        if held:
+            return held, None, None, None, buffers, pending, given_buffer, given, device, backend, graph_key
+    if executable is None or type(executable) is BaselineExecutable and executable.needs_attention:
+        miss = _miss(graph_key, order, given, backend, key, cut, every_size, shape_generic, executable)
     return held, key, executable, miss, buffers, pending, given_buffer, given, device, backend, graph_key
 
 

@@ -90,7 +90,8 @@ class GpuExecutable(Executable):
             self._module = runtime.load(self.ptx) if self.steps else None
             self._scratch = [runtime.empty((s.runs,), np.dtype(np.float64)) if s.runs else None for s in self.steps]
             self._constants = [runtime.from_host(c) for c in self.constants]
-        params = [b if type(b) is DeviceArray else runtime.from_host(np.asarray(b)) for b in buffers]
+        kept = not self.returns_parameters  # a parameter it returns may be one it updated in place
+        params = [b if type(b) is DeviceArray else _on_device(runtime, np.asarray(b), kept) for b in buffers]
         if self._largest is not None and self._needed >= memory.CHECK_ABOVE_BYTES:  # fails before allocating
             memory.check_fits(self._needed, 0, self._largest, runtime.available_bytes())
         outputs = [runtime.empty(s.dims, s.dtype) for s in self.output_shapes]
@@ -140,3 +141,9 @@ class GpuExecutable(Executable):
     def run_on_host(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
         """A run on host arrays: copied to the device, and the results back."""
         return [self.runtime.to_host(r) for r in self.run(buffers)]
+
+
+def _on_device(runtime: GpuRuntime, value: np.ndarray, kept: bool) -> DeviceArray:
+    """A host parameter (a value of no device) on the device: a scalar's kept copy where
+    ``kept`` allows, else a new one."""
+    return runtime.scalar(value) if kept and value.ndim == 0 else runtime.from_host(value)

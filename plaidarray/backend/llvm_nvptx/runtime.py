@@ -17,6 +17,9 @@ from typing import Any
 
 import numpy as np
 
+#: The host scalars' device copies a runtime keeps (``GpuRuntime.scalar``).
+_SCALARS_KEPT = 256
+
 
 class DeviceArray:
     """``shape`` elements of ``dtype`` in row-major order at ``address`` of ``runtime``'s
@@ -127,6 +130,27 @@ class GpuRuntime(abc.ABC):
         """Copy ``nbytes`` from ``source`` to ``target`` on the device, after the launches
         before it (through the host unless the runtime copies on the device)."""
         self.write(target, np.frombuffer(self.read(source, nbytes), np.uint8))
+
+    @functools.cached_property
+    def _scalars(self) -> dict[tuple[str, bytes], DeviceArray]:
+        return {}
+
+    def scalar(self, value: np.ndarray) -> DeviceArray:
+        """A device copy of the host scalar ``value`` (a Python scalar's value, which a graph
+        takes as a parameter so that ``x + 1.0`` and ``x + 2.0`` share code), kept by value
+        (``_SCALARS_KEPT``, the least recently used given up): a loop's ``x + 1.0`` copies its
+        1.0 to the device once rather than at every run (a host-to-device copy, ~10 us). Only
+        the runs of executables that update no parameter in place take it (``GpuExecutable.run``).
+        """
+        key = (value.dtype.str, value.tobytes())
+        kept = self._scalars
+        found = kept.pop(key, None)
+        if found is None:
+            found = self.from_host(value)
+            if len(kept) >= _SCALARS_KEPT:
+                kept.pop(next(iter(kept)), None)
+        kept[key] = found
+        return found
 
     def from_host(self, array: np.ndarray) -> DeviceArray:
         data = np.asarray(array, order="C")

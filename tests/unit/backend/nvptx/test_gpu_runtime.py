@@ -107,6 +107,22 @@ def test_runs_on_blocks_taken_again_launch_what_the_first_run_prepared():
         np.testing.assert_array_equal(runtime.to_host(out), want)
 
 
+def test_a_python_scalar_is_copied_to_the_device_once_per_value(cuda, monkeypatch):
+    """``x + 1.0`` takes 1.0 as a parameter (so that ``x + 2.0`` shares its code): a loop's
+    runs take the runtime's kept copy, one host-to-device copy per value, each run the
+    value it was given."""
+    runtime = cuda[0].transfers.runtime
+    x = xp.asarray(np.arange(4, dtype=np.float32), device="cuda")
+    copies = []
+    made = SimulatedRuntime.from_host
+    monkeypatch.setattr(SimulatedRuntime, "from_host", lambda self, a: (copies.append(a.shape), made(self, a))[1])
+    for step in range(6):
+        value = float(step % 2) + 1.0  # 1.0, 2.0, 1.0...
+        np.testing.assert_array_equal(np.asarray(x + value), np.arange(4, dtype=np.float32) + value)
+    assert copies.count(()) == 2  # 1.0 and 2.0, once each
+    assert len(runtime._scalars) == 2
+
+
 @pytest.fixture
 def lending_gpu(monkeypatch):
     """``cuda`` as one simulated GPU that lends by DLPack as CUDA device 0."""
