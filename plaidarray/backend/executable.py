@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import abc
 import functools
-from typing import Any
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
+from typing import Any
 
 import numpy as np
 

@@ -27,8 +27,8 @@ signature, its reads splitting the graphs as above.
 from __future__ import annotations
 
 import logging
-from typing import Any
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 

@@ -19,8 +19,8 @@ from types import MappingProxyType, ModuleType
 from typing import Any, cast
 
 from ...hlo import Module
-from ...hlo.shape import Shape
 from ...hlo.fingerprint import digest, module_description
+from ...hlo.shape import Shape
 from .. import dump
 from ..executable import Compiler, HostOpsError, runs_on_host
 from ..llvm import lazy_import

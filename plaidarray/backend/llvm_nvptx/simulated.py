@@ -12,8 +12,8 @@ import numpy as np
 
 from .. import memory
 from . import simulator
-from .simulator import blas
 from .runtime import GpuRuntime
+from .simulator import blas
 
 
 class SimulatedRuntime(GpuRuntime):
