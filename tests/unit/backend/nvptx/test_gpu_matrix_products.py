@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 import plaidarray as xp
-from plaidarray.backend.llvm_nvptx import matrix_products, simulated
+from plaidarray.backend.llvm_nvptx import cublas, cuda_driver, matrix_products, simulated
 from plaidarray.backend.llvm_nvptx.compiler import NvptxCompiler
 from plaidarray.backend.llvm_nvptx.simulator import blas
 from plaidarray.backend.llvm_nvptx.simulator.errors import SimulatorError
 from plaidarray.backend.llvm_nvptx.simulator.memory import SimulatedMemory
+from plaidarray.hlo.opdef import OPS
 from plaidarray.hlo.shape import Shape
 
 RNG = np.random.default_rng(5)
@@ -68,6 +69,33 @@ def test_products_are_one_gemm_with_numpys_values(cuda, gemms, name, dtype):
     assert found.dtype == expected.dtype and found.shape == expected.shape
     np.testing.assert_allclose(found, expected, rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-6)
     assert len(gemms) == 1 and gemms[0][0] == np.dtype(dtype)
+
+
+#: The runtimes the library tests run on: the simulated device everywhere, and the first GPU's
+#: cuBLAS where there is one (``tools/gpu_check.sh``; the ctypes binding meets the real library).
+RUNTIMES = {"simulated": simulated.SimulatedRuntime, "cuda": lambda: cuda_driver.CudaRuntime(0)}
+PRESENT = ["simulated", *(["cuda"] if cuda_driver.device_count() and cublas.library() is not None else [])]
+
+
+@pytest.mark.parametrize("runtime", PRESENT)
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("attrs, shapes", [
+    ({"lhs_batch": (), "rhs_batch": (), "lhs_contracting": (1,), "rhs_contracting": (0,)}, [(33, 17), (17, 9)]),
+    ({"lhs_batch": (), "rhs_batch": (), "lhs_contracting": (0,), "rhs_contracting": (1,)}, [(17, 33), (9, 17)]),
+    ({"lhs_batch": (0,), "rhs_batch": (0,), "lhs_contracting": (2,), "rhs_contracting": (1,)}, [(3, 5, 6), (3, 6, 4)]),
+    ({"lhs_batch": (1,), "rhs_batch": (0,), "lhs_contracting": (2,), "rhs_contracting": (2,)}, [(5, 3, 6), (3, 4, 6)]),
+])
+def test_the_library_computes_the_planned_product(runtime, dtype, attrs, shapes):
+    """The planned call on each runtime's library, against the op's NumPy reference."""
+    made = RUNTIMES[runtime]()
+    hosts = [_r(*s, dtype=dtype) for s in shapes]
+    dot = OPS["dot_general"]
+    shape = dot.infer([Shape(h.shape, np.dtype(dtype)) for h in hosts], attrs)
+    gemm = matrix_products.plan(shape, tuple(Shape(h.shape, np.dtype(dtype)) for h in hosts), attrs)
+    assert gemm is not None
+    out = matrix_products.run(made, gemm, made.from_host(hosts[0]), made.from_host(hosts[1]))
+    np.testing.assert_allclose(made.to_host(out), dot.evaluate(hosts, attrs, shape),
+                               rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
 
 
 @pytest.mark.parametrize("name, fn, hosts", [
