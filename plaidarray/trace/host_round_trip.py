@@ -35,6 +35,7 @@ import numpy as np
 from ..backend import devices
 from ..backend.devices import Device
 from ..backend.executable import Compiler, runs_on_host
+from ..hlo.ops.dot import free_dimensions
 from .node import GRAPH_LOCK, Node
 
 LOG = logging.getLogger("plaidarray.compiles.host_round_trips")
@@ -110,17 +111,42 @@ def run(nodes: list[Node], device: Device) -> None:
                  len(operands), backend_for(host).name, len(results))
 
 
+def _read_through(n: Node) -> tuple[tuple[Node, ...], dict]:
+    """A product's operands and dimension numbers with each pending transpose among its
+    operands read through: the transpose's operand, its batch and contracting dimensions
+    permuted back, where its free dimensions keep their order (the result's layout), as
+    the algebraic simplifier folds transposes into a product (``x.mT @ y`` then reads
+    ``x`` with the library's transpose flag rather than a copy of it)."""
+    operands, attrs = list(n.operands), dict(n.attrs)
+    for side, name in enumerate(("lhs", "rhs")):
+        o = operands[side]
+        if o.buffer is not None or o.op != "transpose":
+            continue
+        permutation = o.attrs["permutation"]
+        batch, contracting = attrs[f"{name}_batch"], attrs[f"{name}_contracting"]
+        free = [permutation[d] for d in free_dimensions(len(permutation), batch, contracting)]
+        if free == sorted(free):
+            operands[side] = o.operands[0]
+            attrs[f"{name}_batch"] = tuple(permutation[d] for d in batch)
+            attrs[f"{name}_contracting"] = tuple(permutation[d] for d in contracting)
+    return tuple(operands), attrs
+
+
 def _call_on_device(n: Node, compiler: Compiler, device: Device) -> None:
-    """Compute ``n`` by its device call: its operands computed on ``device`` first."""
+    """Compute ``n`` by its device call, reading pending transposes through where the call
+    takes that (:func:`_read_through`): its operands computed on ``device`` first."""
     from .materialize import materialize  # materialize calls this module
 
     with GRAPH_LOCK:
         if n.buffer is not None:  # another thread computed it
             return
-        operands = n.operands
+        assert n.op is not None  # a pending node's
+        operands, attrs = _read_through(n) if n.op == "dot_general" else (n.operands, n.attrs)
+        call = compiler.device_call(n.op, n.shape, tuple(o.shape for o in operands), attrs)
+        if call is None:  # read as recorded (as held found it: it depends on shapes and attributes alone)
+            operands, call = n.operands, _device_call(n, compiler)
+    assert call is not None
     materialize([o for o in operands if o.buffer is None])
-    call = _device_call(n, compiler)
-    assert call is not None  # as held found it: it depends on shapes and attributes alone
     inputs = [o.buffer if o.device is device else device.transfers.from_host(np.asarray(o.buffer), "an operand")
               for o in operands]
     result = call(inputs)

@@ -98,6 +98,16 @@ def test_the_library_computes_the_planned_product(runtime, dtype, attrs, shapes)
                                rtol=1e-5 if dtype == np.float32 else 1e-12, atol=1e-5)
 
 
+def test_a_pending_transpose_is_read_through_by_the_librarys_flag(cuda, gemms):
+    """``a @ b.mT`` of stacks: the call reads ``b`` with cuBLAS's transpose flag, and the
+    transpose, still pending, is never computed (no copy)."""
+    a, b = _r(2, 5, 6), _r(2, 4, 6)
+    lhs, rhs = _on(a, b)
+    transposed = xp.matrix_transpose(rhs)
+    np.testing.assert_allclose(np.asarray(lhs @ transposed), a @ np.swapaxes(b, -1, -2), rtol=1e-5, atol=1e-6)
+    assert [g[1:3] for g in gemms] == [("T", "N")] and transposed._node.buffer is None
+
+
 @pytest.mark.parametrize("name, fn, hosts", [
     ("integers", lambda ns, a, b: a @ b, [RNG.integers(-9, 9, (4, 5)), RNG.integers(-9, 9, (5, 3))]),
     ("vector @ vector", lambda ns, a, b: a @ b, [_r(6), _r(6)]),
