@@ -4,10 +4,10 @@ device's). Code is generated for the runtime's architecture, at -O3 unless told.
 
 What it does not do yet: run-time sizes (every module compiles for its shapes) and
 LAPACK's calls. Matrix products are cuBLAS calls between a graph's executables where the
-runtime has cuBLAS (``device_call``, ``matrix_products.py``). The decompositions (``custom_call``) and the complex
-functions of the C library run on the host by a round trip (``host_ops``); any other op
-without GPU code is a NotImplementedError naming it. Executables and cubins are stored in
-the persistent cache (``cache_entry.py``)."""
+runtime has cuBLAS (``device_call``, ``matrix_products.py``). The decompositions
+(``custom_call``) and the complex functions of the C library run on the host by a round
+trip (``host_ops``); any other op without GPU code is a NotImplementedError naming it.
+Executables and cubins are stored in the persistent cache (``cache_entry.py``)."""
 
 from __future__ import annotations
 

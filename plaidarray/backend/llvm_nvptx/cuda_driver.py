@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import ctypes
 import functools
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -30,6 +31,7 @@ from .block_pool import BlockPool
 from .runtime import GpuRuntime
 from .targets import ARCHITECTURES
 
+_LOG = logging.getLogger("plaidarray.compiles")
 _OUT_OF_MEMORY = 2
 #: ``CU_POINTER_ATTRIBUTE_MEMORY_TYPE``: asked of a host pointer, an error unless the
 #: driver knows the memory (page-locked).
@@ -168,14 +170,21 @@ class CudaRuntime(GpuRuntime):
 
     @functools.cached_property
     def _blas(self) -> cublas.Cublas | None:
-        """A cuBLAS handle on this runtime's stream, made at the first product; None
-        where no libcublas loads."""
+        """A cuBLAS handle on this runtime's stream, made at the first product; None where
+        no libcublas loads or it makes no handle (said once, as a warning: products then
+        run on the generated loops)."""
         lib = cublas.library()
-        return None if lib is None else cublas.Cublas(lib, self._stream, self._current)
+        if lib is None:
+            return None
+        try:
+            return cublas.Cublas(lib, self._stream, self._current)
+        except cublas.CublasError as error:
+            _LOG.warning("%s: cuBLAS made no handle (%s): matrix products run on generated loops", self.name, error)
+            return None
 
     @property
     def has_blas(self) -> bool:  # type: ignore[override]
-        return cublas.library() is not None
+        return self._blas is not None
 
     def gemm(self, dtype: np.dtype, *arguments: Any) -> None:
         blas = self._blas
