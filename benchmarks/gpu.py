@@ -8,9 +8,11 @@
 Each row is a workload written once against an array namespace, float32 throughout.
 plaidarray's columns: *first call* traces the workload and compiles it in a fresh compiler
 (HLO to PTX, ptxas, module load) and runs it; *jit* runs that compiled module on device
-arrays; *eager* records the workload through the array API at every call and computes it
-on the device (its graph's executable found in the cache), as a script does, with no copy to
-the host. The calls of a round are launched back to back and the round waits for the last
+arrays ("eager only" where the workload holds a matrix product: cuBLAS's call runs between
+executables, which a compiled module cannot hold, and the first call is the eager one);
+*eager* records the workload through the array API at every call and computes it on the
+device (its graph's executable found in the cache), as a script does, with no copy to the
+host. The calls of a round are launched back to back and the round waits for the last
 (``synchronize``), as the others' rows do (``block_until_ready``,
 ``torch.cuda.synchronize``, CuPy's stream). Medians over the rounds, in milliseconds per
 call; heavy rows make fewer calls a round (``Workload.calls``). Matrix products are full
@@ -18,9 +20,11 @@ float32 everywhere (JAX's ``precision="highest"``, PyTorch's TF32 off). The devi
 copy row is the bandwidth ceiling of the elementwise and reduction rows: it moves 2^26
 float32 values, as the fused chain reads and writes them. The scikit-learn rows fit PCA,
 LinearDiscriminantAnalysis and Ridge through ``array_api_dispatch`` on each library's GPU
-arrays, and report the largest difference from PyTorch's fitted values. The last row is what
-a script waits for: the fused chain's first call in a fresh process with an empty
-persistent cache, then in another on that cache. A library that is missing is a dash.
+arrays, each fit timed until its fitted value reaches the host, and report the largest
+difference from PyTorch's fitted values; then the fused chain's first call in a fresh
+process with an empty persistent cache, then in another on that cache (what a script waits
+for); the products last, so that a timeout cuts them first. A library that is missing is a
+dash.
 
 ``--dry-run`` runs plaidarray's columns alone at tiny sizes and checks each row's result
 against NumPy's (``tests/unit/backend/nvptx/test_gpu_benchmark.py`` runs it on the
