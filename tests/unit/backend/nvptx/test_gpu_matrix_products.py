@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import plaidarray as xp
 from plaidarray.backend.llvm_nvptx import cublas, cuda_driver, matrix_products, simulated
@@ -157,6 +159,40 @@ def test_the_plan_is_the_column_major_product_of_the_transposes():
         ("N", "N", 2, 5, 6, 2, 12, 6, 30, 2, 10, 4, Shape((4, 5, 2), f32))
     ints = np.dtype(np.int32)
     assert matrix_products.plan(Shape((5, 3), ints), (Shape((5, 7), ints), Shape((7, 3), ints)), attrs) is None
+
+
+@st.composite
+def _products(draw):
+    """A dot_general of any dimension numbers: batch, contracting and free axes of each
+    operand in any order, sizes 1-3."""
+    counts = {"b": draw(st.integers(0, 2)), "c": draw(st.integers(1, 2))}
+    shared = {(role, i): draw(st.integers(1, 3)) for role, n in counts.items() for i in range(n)}
+    operands = []
+    for _ in range(2):
+        roles = [*shared, *(("f", i) for i in range(draw(st.integers(0, 2))))]
+        roles = draw(st.permutations(roles))
+        operands.append((roles, tuple(shared.get(r) or draw(st.integers(1, 3)) for r in roles)))
+    (lroles, ldims), (rroles, rdims) = operands
+    attrs = {f"{side}_{kind}": tuple(roles.index((key, i)) for i in range(counts[key]))
+             for side, roles in (("lhs", lroles), ("rhs", rroles)) for kind, key in (("batch", "b"), ("contracting", "c"))}
+    return ldims, rdims, attrs
+
+
+@given(_products(), st.sampled_from([np.float32, np.float64]))
+def test_every_planned_product_is_the_references(product, dtype):
+    """Whatever the dimension numbers, a product the plan takes is the op's reference through
+    the simulated cuBLAS (a wrong leading dimension, stride or flag reads other bytes)."""
+    ldims, rdims, attrs = product
+    made = simulated.SimulatedRuntime()
+    dot, dtype = OPS["dot_general"], np.dtype(dtype)
+    operands = (Shape(ldims, dtype), Shape(rdims, dtype))
+    shape = dot.infer(list(operands), attrs)
+    gemm = matrix_products.plan(shape, operands, attrs)
+    if gemm is None:
+        return
+    a, b = _r(*ldims, dtype=dtype), _r(*rdims, dtype=dtype)
+    out = matrix_products.run(made, gemm, made.from_host(a), made.from_host(b))
+    np.testing.assert_allclose(made.to_host(out), dot.evaluate([a, b], attrs, shape), rtol=1e-5, atol=1e-6)
 
 
 def test_the_simulated_cublas_reads_what_its_arguments_name():
