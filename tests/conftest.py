@@ -66,3 +66,24 @@ def fused(monkeypatch):
     monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 0.0)
     monkeypatch.setenv("PLAIDARRAY_FUSE_AFTER_MS", "0")
     monkeypatch.setenv("PLAIDARRAY_INSTALLED_KERNELS", "0")  # what is compiled is what the test made
+
+
+@pytest.fixture
+def counted_reads():
+    """``_graph.read`` configured with counting ``decide`` and ``materialize``: the calls
+    that went to Python, by name; configured as before afterwards."""
+    from plaidarray.trace import materialize as m
+
+    calls = {"decide": 0, "materialize": 0}
+
+    def counting(name, fn):
+        def counted(*args, **kwargs):
+            calls[name] += 1
+            return fn(*args, **kwargs)
+        return counted
+
+    m._read_in_c(counting("decide", m.decide), counting("materialize", m.materialize))
+    try:
+        yield calls
+    finally:
+        m._read_in_c()

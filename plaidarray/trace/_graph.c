@@ -3526,7 +3526,8 @@ static PyObject *reads_entries, *reads_hit, *reads_given, *reads_registry, *read
     *reads_sized, *reads_describe;
 static PyTypeObject *baseline_type;
 static PyObject *str_current, *str_since_read, *str_backend,
-    *str_cache_tag, *str_compiler, *str_host_ops, *str_needs_attention, *str_returns_parameters, *str_run;
+    *str_cache_tag, *str_compiler, *str_host_ops, *str_device_call_ops, *str_needs_attention, *str_returns_parameters,
+    *str_run;
 
 static PyObject *configure_reads(PyObject *self, PyObject *args) {
     (void)self;
@@ -3601,7 +3602,11 @@ static PyObject *planned_executable(PyObject *walked, PyObject *key) {
 
 /* The cached executable of a walked graph that runs as it is, its hit counted, or, where none
    is cached, the one planned_executable makes (1, `*exe` a new reference); 0 where
-   materialize.decide is to say what runs; -1 on error. The caller holds the lock. */
+   materialize.decide is to say what runs; -1 on error. The caller holds the lock.
+   A device's graph (a GPU's) runs here too where it is a hit and none of its results is a
+   value of no device (decide's: finish copies those to the host); its misses are decide's,
+   which looks for the ops it runs apart (host round trips, device calls: a graph with one
+   is never cached whole), as are those of any backend that has such ops. */
 static int cached_executable(PyObject *walked, PyObject **exe) {
     *exe = NULL;
     PyObject *outputs = PyTuple_GET_ITEM(walked, 2), *device = Py_None;
@@ -3612,7 +3617,9 @@ static int cached_executable(PyObject *walked, PyObject **exe) {
         PyObject *transfers = PyObject_GetAttr(device, str_transfers);
         if (transfers == NULL) return -1;
         Py_DECREF(transfers);
-        if (transfers != reads_host) return 0; /* results copied to the host: decide's */
+        if (transfers != reads_host)
+            for (Py_ssize_t i = 0; i < PyList_GET_SIZE(outputs); i++)
+                if (SLOT(PyList_GET_ITEM(outputs, i), off_device) == Py_None) return 0;
         backend = PyObject_GetAttr(device, str_backend);
         if (backend == NULL) return -1;
         if (backend == Py_None) Py_CLEAR(backend);
@@ -3623,19 +3630,20 @@ static int cached_executable(PyObject *walked, PyObject **exe) {
         Py_INCREF(backend);
     }
     PyObject *compiler = PyObject_GetAttr(backend, str_compiler);
-    int host_ops = compiler == NULL ? -1 : attr_true(compiler, str_host_ops);
+    int apart = compiler == NULL ? -1 : attr_true(compiler, str_host_ops);
+    if (apart == 0) apart = attr_true(compiler, str_device_call_ops);
     Py_XDECREF(compiler);
-    PyObject *tag = host_ops ? NULL : PyObject_GetAttr(backend, str_cache_tag);
+    PyObject *tag = apart < 0 ? NULL : PyObject_GetAttr(backend, str_cache_tag);
     Py_DECREF(backend);
-    if (host_ops || tag == NULL) return host_ops > 0 ? 0 : -1;
+    if (tag == NULL) return -1;
     PyObject *key = PyTuple_Pack(3, PyTuple_GET_ITEM(walked, 0), reads_given, tag);
     Py_DECREF(tag);
     if (key == NULL) return -1;
     PyObject *found = PyDict_GetItemWithError(reads_entries, key);
     if (found == NULL) {
-        if (PyErr_Occurred()) {
+        if (PyErr_Occurred() || apart) {
             Py_DECREF(key);
-            return -1;
+            return PyErr_Occurred() ? -1 : 0;
         }
         found = planned_executable(walked, key);
         Py_DECREF(key);
@@ -3826,6 +3834,7 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_cache_tag = PyUnicode_InternFromString("cache_tag");
     str_compiler = PyUnicode_InternFromString("compiler");
     str_host_ops = PyUnicode_InternFromString("host_ops");
+    str_device_call_ops = PyUnicode_InternFromString("device_call_ops");
     str_needs_attention = PyUnicode_InternFromString("needs_attention");
     str_returns_parameters = PyUnicode_InternFromString("returns_parameters");
     str_run = PyUnicode_InternFromString("run");
@@ -3843,7 +3852,8 @@ PyMODINIT_FUNC PyInit__graph(void) {
         str_add == NULL || str_mean == NULL ||
         str_subtract == NULL || str_multiply == NULL || str_sqrt == NULL || str_broadcast_in_dim == NULL ||
         str_broadcast_dimensions == NULL || str_current == NULL || str_since_read == NULL || str_backend == NULL ||
-        str_cache_tag == NULL || str_compiler == NULL || str_host_ops == NULL || str_needs_attention == NULL ||
+        str_cache_tag == NULL || str_compiler == NULL || str_host_ops == NULL || str_device_call_ops == NULL ||
+        str_needs_attention == NULL ||
         str_returns_parameters == NULL || str_run == NULL ||
         NOT_HANDLED_MARK == NULL || PyType_Ready(&handle_type) || PyType_Ready(&elementwise_type) ||
         PyType_Ready(&reduction_type) || PyType_Ready(&window_type) ||

@@ -328,27 +328,6 @@ def test_c_set_buffers_equals_python_set_buffers():
         node_module.GRAPH_IN_C.set_buffers([x], [np.ones(3)])
 
 
-@pytest.fixture
-def counted_reads():
-    """``_graph.read`` configured with counting ``decide`` and ``materialize``: the calls
-    that went to Python, by name; configured as before afterwards."""
-    from plaidarray.trace import materialize as m
-
-    calls = {"decide": 0, "materialize": 0}
-
-    def counting(name, fn):
-        def counted(*args, **kwargs):
-            calls[name] += 1
-            return fn(*args, **kwargs)
-        return counted
-
-    m._read_in_c(counting("decide", m.decide), counting("materialize", m.materialize))
-    try:
-        yield calls
-    finally:
-        m._read_in_c()
-
-
 def _small_graph(x):
     return xp.exp(x) * 2.0 + x
 

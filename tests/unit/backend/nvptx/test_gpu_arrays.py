@@ -319,3 +319,21 @@ def test_an_element_write_of_a_python_scalar_runs_no_executable(cuda):
     assert float(z) == 4.0 and xp.cache_info() == before
     w[1] = -7
     assert np.asarray(w).tolist() == [0, -7, 0] and xp.cache_info() == before
+
+
+def test_a_gpu_graphs_cached_read_runs_in_c_and_a_product_apart_in_python(cuda, counted_reads):
+    """A GPU graph's read whose executable is cached is made in C (no ``decide``), as the
+    host's; a graph with a product, which runs apart (cuBLAS between executables), and a
+    miss are ``decide``'s at every read."""
+    x = xp.asarray(np.arange(6, dtype=np.float32), device="cuda")
+    want = float(np.sum(np.arange(6, dtype=np.float32) * 2.0 + 1.0))
+    assert float(xp.sum(x * 2.0 + 1.0)) == want  # a miss: compiled
+    decided = counted_reads["decide"]
+    for _ in range(3):
+        assert float(xp.sum(x * 2.0 + 1.0)) == want
+    assert counted_reads["decide"] == decided
+    a = RNG.standard_normal((3, 4)).astype(np.float32)
+    on_gpu = xp.asarray(a, device="cuda")
+    for _ in range(2):
+        assert float(xp.sum(on_gpu @ on_gpu.T)) == pytest.approx(float(np.sum(a @ a.T)), rel=1e-5)
+    assert counted_reads["decide"] >= decided + 2
