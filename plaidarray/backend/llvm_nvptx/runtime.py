@@ -37,8 +37,8 @@ class DeviceArray:
         self.runtime, self.address, self.shape, self.dtype = runtime, address, tuple(shape), np.dtype(dtype)
         self._release = release
 
-    def __del__(self) -> None:
-        if sys.is_finalizing():
+    def __del__(self, _finalizing: Callable[[], bool] = sys.is_finalizing) -> None:
+        if _finalizing():  # bound at definition: the module's globals may be gone at the exit
             return
         release = self._release
         if release is None:
