@@ -35,7 +35,7 @@ import numpy as np
 from ..backend import devices
 from ..backend.devices import Device
 from ..backend.executable import Compiler, runs_on_host
-from ..hlo.ops.dot import free_dimensions
+from ..hlo.ops.dot import through_transpose
 from .node import GRAPH_LOCK, Node
 
 LOG = logging.getLogger("plaidarray.compiles.host_round_trips")
@@ -120,15 +120,10 @@ def _read_through(n: Node) -> tuple[tuple[Node, ...], dict]:
     operands, attrs = list(n.operands), dict(n.attrs)
     for side, name in enumerate(("lhs", "rhs")):
         o = operands[side]
-        if o.buffer is not None or o.op != "transpose":
-            continue
-        permutation = o.attrs["permutation"]
-        batch, contracting = attrs[f"{name}_batch"], attrs[f"{name}_contracting"]
-        free = [permutation[d] for d in free_dimensions(len(permutation), batch, contracting)]
-        if free == sorted(free):
-            operands[side] = o.operands[0]
-            attrs[f"{name}_batch"] = tuple(permutation[d] for d in batch)
-            attrs[f"{name}_contracting"] = tuple(permutation[d] for d in contracting)
+        pending = o.buffer is None and o.op == "transpose"
+        folded = through_transpose(attrs, name, o.attrs["permutation"]) if pending else None
+        if folded is not None:
+            operands[side], attrs = o.operands[0], folded
     return tuple(operands), attrs
 
 

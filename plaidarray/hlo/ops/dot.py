@@ -22,6 +22,19 @@ def free_dimensions(rank: int, batch, contracting) -> list[int]:
     return [d for d in range(rank) if d not in batch and d not in contracting]
 
 
+def through_transpose(attrs: Attrs, side: str, permutation: Sequence[int]) -> dict | None:
+    """The dimension numbers of a product whose ``side`` operand ("lhs" or "rhs") is read
+    from the source of a transpose by ``permutation`` instead of the transpose (XLA's
+    transpose folding), or None where that would reorder its free dimensions, which fix
+    the result's."""
+    batch, contracting = attrs[f"{side}_batch"], attrs[f"{side}_contracting"]
+    free = [permutation[d] for d in free_dimensions(len(permutation), batch, contracting)]
+    if free != sorted(free):
+        return None
+    return {**attrs, f"{side}_batch": tuple(permutation[d] for d in batch),
+            f"{side}_contracting": tuple(permutation[d] for d in contracting)}
+
+
 def _infer(shapes, attrs):
     lhs, rhs = shapes
     lb, rb = attrs["lhs_batch"], attrs["rhs_batch"]

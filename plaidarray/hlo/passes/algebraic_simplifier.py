@@ -13,6 +13,7 @@ from collections.abc import Callable
 import numpy as np
 
 from ..ir import Computation, Instruction, rebuild
+from ..ops.dot import through_transpose
 from ..symbolic import is_static
 
 
@@ -88,15 +89,9 @@ def _fold_transposes(inst: Instruction) -> Instruction | None:
     operands, attrs = list(inst.operands), dict(inst.attrs)
     for side, prefix in enumerate(("lhs", "rhs")):
         x = operands[side]
-        if x.opcode != "transpose":
-            continue
-        batch, contracting = attrs[f"{prefix}_batch"], attrs[f"{prefix}_contracting"]
-        permutation = x.attrs["permutation"]
-        free = [permutation[d] for d in range(x.shape.rank) if d not in batch and d not in contracting]
-        if free == sorted(free):
-            operands[side] = x.operands[0]
-            attrs[f"{prefix}_batch"] = tuple(permutation[d] for d in batch)
-            attrs[f"{prefix}_contracting"] = tuple(permutation[d] for d in contracting)
+        folded = through_transpose(attrs, prefix, x.attrs["permutation"]) if x.opcode == "transpose" else None
+        if folded is not None:
+            operands[side], attrs = x.operands[0], folded
     return None if operands == list(inst.operands) else Instruction(inst.opcode, operands, attrs, inst.shape)
 
 
