@@ -116,6 +116,29 @@ def _data_pointer_offset() -> int | None:
 
 _OFFSET = _data_pointer_offset()
 
+
+def _flags_offset() -> int | None:
+    """Where CPython + NumPy keep an array's flags word inside the array object
+    (``PyArrayObject_fields.flags``), checked on sample arrays of every combination of
+    the bits it is read for (writeable, contiguous); None if found nowhere."""
+    base = np.arange(12.0).reshape(3, 4)
+    frozen_base = base.copy()
+    frozen_base.flags.writeable = False
+    samples = [base, base[:, ::2], frozen_base, frozen_base[1:], frozen_base[:, 1:], np.empty(0)]
+    for offset in range(16, 96, 4):
+        if all(bool(ctypes.c_int.from_address(id(a) + offset).value & WRITEABLE_FLAG) == a.flags.writeable and
+               bool(ctypes.c_int.from_address(id(a) + offset).value & 1) == a.flags.c_contiguous for a in samples):
+            return offset
+    return None
+
+
+#: NumPy's flag bit of a writeable array (``NPY_ARRAY_WRITEABLE``).
+WRITEABLE_FLAG = 0x0400
+
+#: Where C code finds an array's flags word (``_graph``'s windows of read-only buffers,
+#: ``HostTransfers.shared_window``); None where this interpreter lays objects out otherwise.
+FLAGS_OFFSET = _flags_offset()
+
 #: Where compiled code finds a buffer's data pointer inside the array object (its ``data``
 #: field; the C entry gets each buffer's object, ``_entry.c``); None where this
 #: interpreter lays objects out otherwise (the data pointer is then read in Python).
@@ -226,6 +249,14 @@ class TransferManager:
         platform makes one without running code; else None."""
         return None
 
+    def shared_window(self, buffer: Any, starts: tuple[Any, ...], counts: tuple[int, ...]) -> Any | None:
+        """A buffer of the elements a ``dynamic_slice`` of ``counts`` at ``starts`` (0-d
+        integer buffers of this platform's) picks
+        from ``buffer`` (a buffer nothing writes: no update owns it), sharing its memory,
+        where the platform makes one without running code; else None (the window is copied
+        by a kernel when it is read)."""
+        return None
+
     def window_copy(self, buffer: Any, offset: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> Any | None:
         """A buffer of its own holding the elements of ``buffer`` that a view of ``shape``
         picks from ``offset`` by ``strides`` (in elements, negative for reversed axes, of
@@ -251,8 +282,11 @@ class HostTransfers(TransferManager):
         """``from_host`` for memory of a caller's: a buffer holding ``value`` as it is now,
         which no later write to ``value`` changes (a copy, unless ``value`` is ``frozen``)."""
         buffer = self.from_host(value, where)
-        if buffer is value and not frozen(value):
-            return value.copy()
+        if buffer is value:
+            if frozen(value):
+                return buffer
+            buffer = value.copy()
+        buffer.flags.writeable = False  # ours, and never written: its windows share it (``shared_window``)
         return buffer
 
     def to_host(self, buffer: np.ndarray) -> np.ndarray:
@@ -312,6 +346,27 @@ class HostTransfers(TransferManager):
         copy = buffer.copy()
         copy[index] = value
         return copy
+
+    def shared_window(self, buffer: np.ndarray, starts: tuple[np.ndarray, ...],
+                      counts: tuple[int, ...]) -> np.ndarray | None:
+        """A NumPy view of the window where it is contiguous and ``buffer``
+        is read-only (a caller's input, snapshot or frozen: no update writes it in place,
+        which only an executable's own memory takes), as NumPy's ``x[i:j]`` is a view: a
+        window read in a loop (``float(max(x[:n]))``) is then a parameter of its graph,
+        where its copy by a ``dynamic_slice`` kernel, and that kernel's step, cost as much
+        as the reduction over it (60 against 21 us at 1e5 float64 elements). The starts
+        are clamped into range as ``dynamic_slice`` clamps them. The view holds
+        ``buffer``'s memory alive, as a NumPy view does."""
+        if buffer.flags.writeable:
+            return None
+        dims = buffer.shape
+        first = 0  # the window is contiguous where its axes past its first one of a count other than 1 are whole
+        while first < len(counts) and counts[first] == 1:
+            first += 1
+        if counts[first + 1:] != dims[first + 1:]:
+            return None
+        return buffer[tuple([slice(s, s + c) for s, c in
+                             zip([min(max(int(s), 0), n - c) for s, n, c in zip(starts, dims, counts)], counts)])]
 
     def window_copy(self, buffer: np.ndarray, offset: int, shape: tuple[int, ...],
                     strides: tuple[int, ...]) -> np.ndarray:

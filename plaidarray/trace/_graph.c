@@ -165,6 +165,9 @@ static PyObject *new_node(PyObject *op, PyObject *operands, PyObject *attrs, PyO
     return node;
 }
 
+static PyObject *str_dynamic_slice;
+static PyObject *shared_window(PyObject *operands, PyObject *shape, PyObject *device);
+
 static PyObject *derive(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     if (check_configured()) return NULL;
@@ -199,6 +202,10 @@ static PyObject *derive(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         else if (value > depth) depth = value;
     }
     if (traced) depth = traced_depth - 1; /* + 1 below */
+    else if (args[0] == str_dynamic_slice && depth == 0) {
+        PyObject *window = shared_window(operands, shape, device);
+        if (window != NULL || PyErr_Occurred()) return window;
+    }
     PyObject *depth_obj = PyLong_FromLongLong(depth + 1);
     if (depth_obj == NULL) return NULL;
     return new_node(args[0], operands, args[2], shape, Py_None, depth_obj, device);
@@ -1439,6 +1446,76 @@ static PyObject *ready_node(PyObject *buffer, PyObject *shape, PyObject *device)
     PyObject *node = new_node(Py_None, empty_tuple, attrs, shape, buffer, Py_NewRef(zero), device);
     Py_DECREF(attrs);
     return node;
+}
+
+/* Where an ndarray object keeps its flags word (transfer.FLAGS_OFFSET, configure_windows), and
+   NumPy's bit for a writeable array; -1 until configured, where shared_window makes no window. */
+static Py_ssize_t flags_offset = -1;
+static int writeable_flag;
+
+/* node.shared_window in C, for a dynamic_slice whose operands are all ready (``derive``), as
+   HostTransfers.shared_window decides and makes it: a ready node viewing a contiguous window
+   of a read-only host buffer that no update owns; NULL with no error where the op is
+   recorded, NULL with an error on one. Made here, as a Python call it cost a window ~1.7 us
+   more than its record (a loop's small windows were slower to record than to copy). */
+static PyObject *shared_window(PyObject *operands, PyObject *shape, PyObject *device) {
+    Py_ssize_t rank = PyTuple_GET_SIZE(operands) - 1;
+    if (rank < 1 || rank > 8 || ndarray_type == NULL || flags_offset < 0) return NULL;
+    PyObject *base = PyTuple_GET_ITEM(operands, 0), *buffer = SLOT(base, off_buffer);
+    if (buffer == NULL || !Py_IS_TYPE(buffer, ndarray_type) || SLOT(base, off_owned) != Py_False ||
+        (*(int *)((char *)buffer + flags_offset) & writeable_flag))
+        return NULL;
+    PyObject *dims = SLOT(SLOT(base, off_shape), off_dims), *counts = SLOT(shape, off_dims);
+    if (!PyTuple_CheckExact(dims) || !PyTuple_CheckExact(counts) || PyTuple_GET_SIZE(dims) != rank ||
+        PyTuple_GET_SIZE(counts) != rank)
+        return NULL;
+    Py_ssize_t size[8], count[8], start[8];
+    for (Py_ssize_t i = 0; i < rank; i++) {
+        PyObject *at = SLOT(PyTuple_GET_ITEM(operands, i + 1), off_buffer);
+        if (at == NULL || !Py_IS_TYPE(at, ndarray_type)) return NULL;
+        size[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(dims, i));
+        count[i] = PyLong_AsSsize_t(PyTuple_GET_ITEM(counts, i));
+        start[i] = PyNumber_AsSsize_t(at, NULL);
+        if (PyErr_Occurred()) {
+            PyErr_Clear(); /* not a window of ours to make: the op is recorded */
+            return NULL;
+        }
+        if (start[i] > size[i] - count[i]) start[i] = size[i] - count[i]; /* clamped as dynamic_slice clamps */
+        if (start[i] < 0) start[i] = 0;
+    }
+    Py_ssize_t first = 0; /* contiguous where the axes past its first one of a count other than 1 are whole */
+    while (first < rank && count[first] == 1) first++;
+    for (Py_ssize_t i = first + 1; i < rank; i++)
+        if (count[i] != size[i]) return NULL;
+    PyObject *key = PyTuple_New(rank);
+    if (key == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < rank; i++) {
+        PyObject *low = PyLong_FromSsize_t(start[i]), *high = PyLong_FromSsize_t(start[i] + count[i]);
+        PyObject *part = low == NULL || high == NULL ? NULL : PySlice_New(low, high, NULL);
+        Py_XDECREF(low);
+        Py_XDECREF(high);
+        if (part == NULL) {
+            Py_DECREF(key);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(key, i, part);
+    }
+    PyObject *view = PyObject_GetItem(buffer, key);
+    Py_DECREF(key);
+    if (view == NULL) return NULL;
+    PyObject *node = ready_node(view, shape, device);
+    Py_DECREF(view);
+    return node;
+}
+
+static PyObject *configure_windows(PyObject *self, PyObject *args) {
+    (void)self;
+    Py_ssize_t offset;
+    int flag;
+    if (!PyArg_ParseTuple(args, "ni", &offset, &flag)) return NULL;
+    flags_offset = offset;
+    writeable_flag = flag;
+    Py_RETURN_NONE;
 }
 
 static PyObject *ready(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
@@ -2827,8 +2904,6 @@ typedef struct {
 } Window;
 
 
-static PyObject *str_dynamic_slice;
-
 /* A ready node of start position ``i``, as indexing._index_node makes it. */
 static PyObject *start_node(Window *self, Py_ssize_t i) {
     if (i < PyTuple_GET_SIZE(self->index_buffers))
@@ -3775,6 +3850,9 @@ static PyMethodDef methods[] = {
     {"configure_elements", configure_elements, METH_VARARGS,
      "configure_elements(Array, _getitem, _setitem, HOST, numpy.array, numpy.ndarray, EXACT_SCALARS, "
      "scalars.evaluate, value_read, _STORES, views.Family): element reads and stores in C."},
+    {"configure_windows", configure_windows, METH_VARARGS,
+     "configure_windows(flags_offset, writeable_flag): where an ndarray keeps its flags (transfer.FLAGS_OFFSET), "
+     "for windows of read-only buffers made views in C (derive)."},
     {"configure_reads", configure_reads, METH_VARARGS,
      "configure_reads(GRAPH_LOCK, EXECUTABLES.entries, EXECUTABLES.hit, no_donation, registry_globals, cuts_globals, BaselineExecutable, HOST, "
      "decide, finish, materialize, kept_bytes, planned, planned_structures, sized, describe)."},

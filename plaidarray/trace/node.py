@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .. import config
+from ..backend.transfer import HOST
 from ..hlo.ir import attr_key
 from ..hlo.opdef import OPS, lookup
 from ..hlo.shape import Shape
@@ -187,6 +188,10 @@ def _derive_in_python(op: str, operands: tuple[Node, ...], attrs: dict[str, Any]
     """``Node.derived``: the node of ``op`` over ``operands``, one deeper than the deepest
     of them (``TRACED`` if any is), on their device (``common_device``). ``_graph.derive``
     does the same in C."""
+    if op == "dynamic_slice":
+        window = shared_window(operands, shape)
+        if window is not None:
+            return window
     depth = 0
     for o in operands:
         d = o.depth
@@ -195,6 +200,22 @@ def _derive_in_python(op: str, operands: tuple[Node, ...], attrs: dict[str, Any]
         if d > depth:
             depth = d
     return Node(op, operands, attrs, shape, depth=depth + 1, device=common_device(op, operands))
+
+
+def shared_window(operands: tuple[Node, ...], shape: Shape) -> Node | None:
+    """A ``dynamic_slice`` of a ready buffer that no update owns (``owned``: a caller's
+    input, never written in place) at ready starts, as a ready node sharing its memory
+    where its transfers make one (``TransferManager.shared_window``: a contiguous window
+    of read-only host memory), as NumPy's ``x[i:j]`` is a view; None otherwise (the op is
+    recorded). ``_graph.derive`` does the same in C."""
+    base = operands[0]
+    buffer = base.buffer
+    if buffer is None or base.owned or any(o.buffer is None for o in operands[1:]):
+        return None
+    device = base.device
+    view = (HOST if device is None else device.transfers).shared_window(
+        buffer, tuple([o.buffer for o in operands[1:]]), shape.dims)
+    return None if view is None else Node(None, (), {}, shape, view, device=device)
 
 
 def common_device(op: str, operands: Sequence[Node]) -> Device | None:

@@ -1172,9 +1172,14 @@ def test_windows_in_c_are_not_used_while_tracing():
     np.testing.assert_array_equal(np.asarray(fn(xp.asarray(values))), values[1:3] * 2.0 + values[0, :])
 
 def _described(node, inputs):
-    """A node's slots, with its operands as their places in ``inputs`` and its serial left out."""
+    """A node's slots, with its operands as their places in ``inputs``, its buffer as the
+    memory it shows (a window of a ready buffer is a view made at each replay) and its
+    serial left out."""
     slots = _slots(node)
     slots.pop("serial")
+    buffer = slots["buffer"]
+    if isinstance(buffer, np.ndarray):
+        slots["buffer"] = (buffer.__array_interface__["data"], buffer.shape, buffer.strides, buffer.dtype)
     slots["operands"] = tuple(inputs.index(o) for o in node.operands)
     return slots
 
