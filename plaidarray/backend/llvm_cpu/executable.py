@@ -531,7 +531,7 @@ class ShapeGenericExecutable(Executable):
 
     def buffers_at(self, sized: tuple[tuple[int, ...], ...]) -> tuple[list[np.ndarray], list[np.ndarray]]:
         """New output and temporary buffers of a ``runner`` whose sized buffers' dims are
-        ``sized``: made at its first run, which most runners' is, with no allocators."""
+        ``sized``, made at each of its runs (``_Runner``)."""
         outputs, temps = self._allocators
         made = [new() if new is not None else None for new in outputs], \
             [new() if new is not None else None for new in temps] if temps else _NO_TEMPS
@@ -541,9 +541,8 @@ class ShapeGenericExecutable(Executable):
         return cast("tuple[list[np.ndarray], list[np.ndarray]]", made)  # every None replaced
 
     def allocators_at(self, sized: tuple[tuple[int, ...], ...]) -> tuple[Allocators, bool]:
-        """The allocators of a ``runner``'s output and temporary buffers (as ``bind``
-        makes them), made at its second run, and whether it keeps its temporaries
-        (``KEPT_TEMP_BYTES``)."""
+        """The allocators of a binding's output and temporary buffers whose sized buffers'
+        dims are ``sized``, and whether it keeps its temporaries (``KEPT_TEMP_BYTES``)."""
         outputs, temps = list(self._allocators[0]), list(self._allocators[1])
         temp_bytes = sum(self._buffer_bytes[len(outputs):])
         allocator = transfer.HOST.allocator
@@ -580,17 +579,18 @@ class _Runner(Executable):
     """A shape-generic executable's binding that only runs (``ShapeGenericExecutable.runner``):
     its dims table, its steps' ranges, its sized buffers' dims and the bytes its buffers
     take, and the constants its template's ``per_size`` hooks made for them (else the
-    template's). Its first run has its template make the buffers; from its second, it runs
-    as a binding does (allocators, temporaries kept), both made then: most runners run once."""
+    template's). Its template makes its buffers at each run (``buffers_at``): most runners
+    run once or twice (a loop's windows of new lengths, a second pass over them), and
+    allocators and kept temporaries made at a runner's second run, as a binding's, cost
+    ~13 us a runner and made its later runs slower, not faster (the eager benchmark's
+    ``many_windows``, 1,500 runners: 54 ms for the rerun that made them, 28 a rerun after,
+    against 22 for each rerun without them; a runner run 2,000 times as fast either way)."""
 
     def __init__(self, template: ShapeGenericExecutable, dims: bytes, n_table: int, ranges: tuple[int, ...],
                  sized: tuple[tuple[int, ...], ...], nbytes: int, constants: list[np.ndarray] | None = None) -> None:
         self._template, self._dims, self._n_table = template, dims, n_table
         self._ranges, self._sized, self._nbytes = ranges, sized, nbytes
         self._generation, self._plan = -1, b""
-        self._allocators: Allocators | None = None
-        self._ran = False
-        self._spare_temps: list[list[np.ndarray]] | None = None
         #: The constants the run's pointers point into, held while it can run.
         self.constants = template.constants if constants is None else constants
         self._facts = template._facts if constants is None else \
@@ -611,21 +611,7 @@ class _Runner(Executable):
             self._generation, self._plan = tiering.generation, template.plan_words(self._n_table)
         if self._nbytes >= memory.CHECK_ABOVE_BYTES:
             template.check_memory(self._sized, self._nbytes)
-        allocators, spare = self._allocators, self._spare_temps
-        if allocators is None and self._ran:  # its second run: it is run again
-            allocators, keeps_temps = template.allocators_at(self._sized)
-            self._allocators = allocators
-            if keeps_temps:
-                spare = self._spare_temps = []
-        if allocators is None:
-            self._ran = True
-            outs, temps = template.buffers_at(self._sized)
-        else:
-            outs = [new() for new in allocators[0]]
-            try:
-                temps = spare.pop() if spare else [new() for new in allocators[1]]
-            except IndexError:  # another thread took the last set between the test and the pop
-                temps = [new() for new in allocators[1]]
+        outs, temps = template.buffers_at(self._sized)
         first_tier = template._runs.first_tier
         if first_tier:
             start = time.perf_counter()
@@ -634,8 +620,6 @@ class _Runner(Executable):
             _run_in_c(self._plan, buffers, self._facts.constant_pointers, outs, temps, self._dims)
         if first_tier:
             template._runs.add(time.perf_counter() - start)
-        if spare is not None:
-            spare.append(temps)
         if self._facts.results_are_outputs:
             return outs
         return [buffers[i] if kind == "param" else outs[i] for kind, i in template.output_slots]
