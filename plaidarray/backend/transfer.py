@@ -251,10 +251,9 @@ class TransferManager:
 
     def shared_window(self, buffer: Any, starts: tuple[Any, ...], counts: tuple[int, ...]) -> Any | None:
         """A buffer of the elements a ``dynamic_slice`` of ``counts`` at ``starts`` (0-d
-        integer buffers of this platform's) picks
-        from ``buffer`` (a buffer nothing writes: no update owns it), sharing its memory,
-        where the platform makes one without running code; else None (the window is copied
-        by a kernel when it is read)."""
+        integer buffers of this platform's) picks from ``buffer`` (one no update owns),
+        sharing its memory, where the platform makes one without running code; else None
+        (the window is recorded, and copied by a kernel when it is read)."""
         return None
 
     def window_copy(self, buffer: Any, offset: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> Any | None:
@@ -349,14 +348,14 @@ class HostTransfers(TransferManager):
 
     def shared_window(self, buffer: np.ndarray, starts: tuple[np.ndarray, ...],
                       counts: tuple[int, ...]) -> np.ndarray | None:
-        """A NumPy view of the window where it is contiguous and ``buffer``
-        is read-only (a caller's input, snapshot or frozen: no update writes it in place,
-        which only an executable's own memory takes), as NumPy's ``x[i:j]`` is a view: a
-        window read in a loop (``float(max(x[:n]))``) is then a parameter of its graph,
-        where its copy by a ``dynamic_slice`` kernel, and that kernel's step, cost as much
-        as the reduction over it (60 against 21 us at 1e5 float64 elements). The starts
-        are clamped into range as ``dynamic_slice`` clamps them. The view holds
-        ``buffer``'s memory alive, as a NumPy view does."""
+        """A NumPy view of the window where it is contiguous and ``buffer`` is read-only (a
+        caller's input, snapshot or frozen: no update writes it in place, which only an
+        executable's own memory takes), as NumPy's ``x[i:j]`` is a view: a window read in
+        a loop (``float(max(x[:n]))``) is then a parameter of its graph, where its copy by a
+        ``dynamic_slice`` kernel cost as much as the reduction over it (the read 60 against
+        24 us at 1e5 float64 elements). The starts are clamped into range as
+        ``dynamic_slice`` clamps them. The view holds ``buffer``'s memory alive, as a NumPy
+        view does."""
         if buffer.flags.writeable:
             return None
         dims = buffer.shape
