@@ -218,6 +218,14 @@ def shared_window(operands: tuple[Node, ...], shape: Shape) -> Node | None:
     return None if view is None else Node(None, (), {}, shape, view, device=device)
 
 
+def shows_memory_of(node: Node, others: Sequence[Node]) -> bool:
+    """Whether the ready ``node`` may show the memory of one of the ready nodes ``others``
+    (a window of it, ``shared_window``): its value is theirs, not a constant made apart
+    from them (a recipe keeps no such node as one of its steps' buffers)."""
+    transfers = HOST if node.device is None else node.device.transfers
+    return any(o.buffer is not None and transfers.may_share(node.buffer, o.buffer) for o in others)
+
+
 def common_device(op: str, operands: Sequence[Node]) -> Device | None:
     """The device of the operands that have one (None if none has): a ValueError naming
     two that differ, which ``op`` may not combine."""

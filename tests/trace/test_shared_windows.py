@@ -115,3 +115,15 @@ def test_windows_and_their_reductions_are_numpys(window, write):
             data[(0,) * data.ndim] = -7.0
     np.testing.assert_array_equal(np.asarray(x), data)
     np.testing.assert_array_equal(np.asarray(w), expected if element else data[key])
+
+
+@pytest.mark.parametrize("shape, key", [((8,), (..., 3)), ((8,), (Ellipsis, slice(2, 5))), ((3, 4), (1, ...)),
+                                        ((3, 4), (..., slice(None))), ((1,), (..., 0))])
+def test_a_recipe_never_keeps_a_window_of_its_argument(shape, key):
+    """A call that makes a shared window of its argument (keys that ``getitem`` replays from
+    a recipe kept at its second call) makes it of each call's own argument: a recipe that
+    kept the first call's window as a constant returned the first input's values."""
+    for value in range(6):
+        data = np.arange(value, value + np.prod(shape), dtype=np.int32).reshape(shape)
+        picked = xp.asarray(data)[key]
+        np.testing.assert_array_equal(np.asarray(picked[()] if picked.ndim == 0 else picked), data[key])
