@@ -49,7 +49,7 @@ import numpy as np
 from ..trace import node as node_module
 from ..trace.array import Array
 from ..trace.exports import read_once, recording
-from ..trace.node import Node, derive, reads_mark, serial_mark, shows_memory_of
+from ..trace.node import Node, derive, reads_mark, serial_mark
 from ..trace.tracing import is_tracing
 from ..trace.views import Layout, Step, ViewOf, attach
 from .graph import wrap
@@ -327,7 +327,7 @@ def _capture(result: Any, arrays: list[Array], nodes: list[Node], first: int) ->
     if view is None:
         return None
     numbers = {id(node): i for i, node in reversed(list(enumerate(nodes)))}
-    made, shared = _made([result._node], numbers, first, nodes)
+    made, shared = _made([result._node], numbers, first)
     if made is None:
         return None
     steps = _steps(made, shared, numbers, len(nodes))
@@ -345,7 +345,7 @@ def _capture_group(result: Any, arrays: list[Array], nodes: list[Node], first: i
         return None
     numbers = {id(node): i for i, node in reversed(list(enumerate(nodes)))}
     made, shared = _made([element._node for element in result if all(element is not a for a in arrays)],
-                         numbers, first, nodes)
+                         numbers, first)
     if made is None:
         return None
     steps = _steps(made, shared, numbers, len(nodes))
@@ -370,7 +370,9 @@ def _steps(made: list[Node], shared: list[Node], numbers: dict[int, int], first_
         numbers[id(node)] = number
     steps: list[tuple[Any, ...]] = []
     for node in made:
-        if node.buffer is not None:
+        if node.buffer is not None and node.operands:  # a window showing an argument's memory, made again
+            steps.append(("dynamic_slice", _gather([numbers[id(o)] for o in node.operands]), node.attrs, node.shape))
+        elif node.buffer is not None:
             steps.append((None, None, node.buffer, node.shape))
         else:
             steps.append((node.op, _gather([numbers[id(o)] for o in node.operands]), node.attrs, node.shape))
@@ -403,13 +405,10 @@ def _view_of(result: Array, arrays: list[Array]) -> tuple[Step | None, Layout | 
     return step, record._layout
 
 
-def _made(results: list[Node], numbers: dict[int, int], first: int,
-          arguments: list[Node]) -> tuple[list[Node] | None, list[Node]]:
-    """The nodes between the arguments' nodes (``arguments``, numbered in ``numbers``) and
-    ``results`` that the call made, by serial, and the shared nodes it met; None for the
-    first if it met any other, if a result is a value computed at the call, or if a value
-    made at the call shows an argument's memory (a window of a caller's input,
-    ``node.shared_window``: a replay would show the first call's argument)."""
+def _made(results: list[Node], numbers: dict[int, int], first: int) -> tuple[list[Node] | None, list[Node]]:
+    """The nodes between the arguments' nodes (``numbers``) and ``results`` that the call
+    made, by serial, and the shared nodes it met; None for the first if it met any other,
+    or if a result is a value computed at the call."""
     made: list[Node] = []
     shared: list[Node] = []
     seen: set[int] = set()
@@ -425,7 +424,7 @@ def _made(results: list[Node], numbers: dict[int, int], first: int,
             continue
         if node.serial < first or node.weak:
             return None, shared
-        if node.buffer is not None and (is_result or shows_memory_of(node, arguments)):
+        if node.buffer is not None and is_result and not node.operands:  # a window is made again (``_steps``)
             return None, shared
         made.append(node)
         stack.extend(node.operands)

@@ -256,10 +256,6 @@ class TransferManager:
         (the window is recorded, and copied by a kernel when it is read)."""
         return None
 
-    def may_share(self, buffer: Any, other: Any) -> bool:
-        """Whether two buffers may show the same memory (``shared_window`` made one of the other)."""
-        return False
-
     def window_copy(self, buffer: Any, offset: int, shape: tuple[int, ...], strides: tuple[int, ...]) -> Any | None:
         """A buffer of its own holding the elements of ``buffer`` that a view of ``shape``
         picks from ``offset`` by ``strides`` (in elements, negative for reversed axes, of
@@ -370,9 +366,6 @@ class HostTransfers(TransferManager):
             return None
         return buffer[tuple([slice(s, s + c) for s, c in
                              zip([min(max(int(s), 0), n - c) for s, n, c in zip(starts, dims, counts)], counts)])]
-
-    def may_share(self, buffer: np.ndarray, other: Any) -> bool:
-        return type(other) is np.ndarray and bool(np.may_share_memory(buffer, other))
 
     def window_copy(self, buffer: np.ndarray, offset: int, shape: tuple[int, ...],
                     strides: tuple[int, ...]) -> np.ndarray:

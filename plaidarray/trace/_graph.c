@@ -166,7 +166,7 @@ static PyObject *new_node(PyObject *op, PyObject *operands, PyObject *attrs, PyO
 }
 
 static PyObject *str_dynamic_slice;
-static PyObject *shared_window(PyObject *operands, PyObject *shape, PyObject *device);
+static PyObject *shared_window(PyObject *operands, PyObject *attrs, PyObject *shape, PyObject *device);
 
 static PyObject *derive(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
@@ -203,7 +203,7 @@ static PyObject *derive(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     if (traced) depth = traced_depth - 1; /* + 1 below */
     else if (args[0] == str_dynamic_slice && depth == 0) {
-        PyObject *window = shared_window(operands, shape, device);
+        PyObject *window = shared_window(operands, args[2], shape, device);
         if (window != NULL || PyErr_Occurred()) return window;
     }
     PyObject *depth_obj = PyLong_FromLongLong(depth + 1);
@@ -1455,10 +1455,11 @@ static int writeable_flag;
 
 /* node.shared_window in C, for a dynamic_slice whose operands are all ready (``derive``), as
    HostTransfers.shared_window decides and makes it: a ready node viewing a contiguous window
-   of a read-only host buffer that no update owns; NULL with no error where the op is
+   of a read-only host buffer that no update owns, which keeps the op's operands and attributes
+   (a recipe makes it again of its call's own, api.recipes._steps); NULL with no error where the op is
    recorded, NULL with an error on one. Made here, as a Python call it cost a window ~1.7 us
    more than its record (a loop's small windows were slower to record than to copy). */
-static PyObject *shared_window(PyObject *operands, PyObject *shape, PyObject *device) {
+static PyObject *shared_window(PyObject *operands, PyObject *attrs, PyObject *shape, PyObject *device) {
     Py_ssize_t rank = PyTuple_GET_SIZE(operands) - 1;
     if (rank < 1 || rank > 8 || ndarray_type == NULL || flags_offset < 0) return NULL;
     PyObject *base = PyTuple_GET_ITEM(operands, 0), *buffer = SLOT(base, off_buffer);
@@ -1503,7 +1504,7 @@ static PyObject *shared_window(PyObject *operands, PyObject *shape, PyObject *de
     PyObject *view = PyObject_GetItem(buffer, key);
     Py_DECREF(key);
     if (view == NULL) return NULL;
-    PyObject *node = ready_node(view, shape, device);
+    PyObject *node = new_node(Py_None, operands, attrs, shape, view, Py_NewRef(zero), device);
     Py_DECREF(view);
     return node;
 }

@@ -189,7 +189,7 @@ def _derive_in_python(op: str, operands: tuple[Node, ...], attrs: dict[str, Any]
     of them (``TRACED`` if any is), on their device (``common_device``). ``_graph.derive``
     does the same in C."""
     if op == "dynamic_slice":
-        window = shared_window(operands, shape)
+        window = shared_window(operands, attrs, shape)
         if window is not None:
             return window
     depth = 0
@@ -202,12 +202,15 @@ def _derive_in_python(op: str, operands: tuple[Node, ...], attrs: dict[str, Any]
     return Node(op, operands, attrs, shape, depth=depth + 1, device=common_device(op, operands))
 
 
-def shared_window(operands: tuple[Node, ...], shape: Shape) -> Node | None:
+def shared_window(operands: tuple[Node, ...], attrs: dict[str, Any], shape: Shape) -> Node | None:
     """A ``dynamic_slice`` of a ready buffer that no update owns (``owned``: a caller's
     input, never written in place) at ready starts, as a ready node sharing its memory
     where its transfers make one (``TransferManager.shared_window``: a contiguous window
     of read-only host memory), as NumPy's ``x[i:j]`` is a view; None otherwise (the op is
-    recorded). ``_graph.derive`` does the same in C."""
+    recorded). The node keeps the op's operands and attributes, which no walk reads (it is
+    ready): a recipe makes it again of its own call's (``api.recipes._steps``), where the
+    first call's view would show the first call's argument. ``_graph.derive`` does the
+    same in C."""
     base = operands[0]
     buffer = base.buffer
     if buffer is None or base.owned or any(o.buffer is None for o in operands[1:]):
@@ -215,15 +218,7 @@ def shared_window(operands: tuple[Node, ...], shape: Shape) -> Node | None:
     device = base.device
     view = (HOST if device is None else device.transfers).shared_window(
         buffer, tuple([o.buffer for o in operands[1:]]), shape.dims)
-    return None if view is None else Node(None, (), {}, shape, view, device=device)
-
-
-def shows_memory_of(node: Node, others: Sequence[Node]) -> bool:
-    """Whether the ready ``node`` may show the memory of one of the ready nodes ``others``
-    (a window of it, ``shared_window``): its value is theirs, not a constant made apart
-    from them (a recipe keeps no such node as one of its steps' buffers)."""
-    transfers = HOST if node.device is None else node.device.transfers
-    return any(o.buffer is not None and transfers.may_share(node.buffer, o.buffer) for o in others)
+    return None if view is None else Node(None, operands, attrs, shape, view, device=device)
 
 
 def common_device(op: str, operands: Sequence[Node]) -> Device | None:
