@@ -1464,8 +1464,8 @@ static PyObject *shared_window(PyObject *operands, PyObject *attrs, PyObject *sh
     if (rank < 1 || rank > 8 || ndarray_type == NULL || flags_offset < 0) return NULL;
     PyObject *base = PyTuple_GET_ITEM(operands, 0), *buffer = SLOT(base, off_buffer);
     if (buffer == NULL || !Py_IS_TYPE(buffer, ndarray_type) || SLOT(base, off_owned) != Py_False ||
-        (*(int *)((char *)buffer + flags_offset) & writeable_flag))
-        return NULL;
+        (*(int *)((char *)buffer + flags_offset) & writeable_flag) || PyTuple_GET_SIZE(SLOT(base, off_operands)))
+        return NULL; /* a window of a shared window is recorded: a loop's w = w[1:] holds no chain of nodes */
     PyObject *dims = SLOT(SLOT(base, off_shape), off_dims), *counts = SLOT(shape, off_dims);
     if (!PyTuple_CheckExact(dims) || !PyTuple_CheckExact(counts) || PyTuple_GET_SIZE(dims) != rank ||
         PyTuple_GET_SIZE(counts) != rank)

@@ -209,11 +209,12 @@ def shared_window(operands: tuple[Node, ...], attrs: dict[str, Any], shape: Shap
     of read-only host memory), as NumPy's ``x[i:j]`` is a view; None otherwise (the op is
     recorded). The node keeps the op's operands and attributes, which no walk reads (it is
     ready): a recipe makes it again of its own call's (``api.recipes._steps``), where the
-    first call's view would show the first call's argument. ``_graph.derive`` does the
-    same in C."""
+    first call's view would show the first call's argument. A window of such a window is
+    recorded, so that no node holds a chain of others (a loop's ``w = w[1:]``).
+    ``_graph.derive`` does the same in C."""
     base = operands[0]
     buffer = base.buffer
-    if buffer is None or base.owned or any(o.buffer is None for o in operands[1:]):
+    if buffer is None or base.owned or base.operands or any(o.buffer is None for o in operands[1:]):
         return None
     device = base.device
     view = (HOST if device is None else device.transfers).shared_window(

@@ -53,6 +53,21 @@ def test_other_windows_are_recorded():
     np.testing.assert_array_equal(np.asarray(window), writable[2:5])
 
 
+def test_a_window_of_a_shared_window_is_recorded(backend):
+    """A window of a shared window is recorded (a ``dynamic_slice`` of it), so a loop's
+    ``w = w[1:]`` holds no chain of ready nodes, each holding the one before (a shared
+    window keeps its operands): the values are NumPy's, the nodes bounded."""
+    data = np.arange(2000.0)
+    w = xp.asarray(data)
+    for k in range(1, 1500):
+        w = w[1:]
+        if k % 300 == 0:
+            assert float(xp.sum(w)) == float(np.sum(data[k:]))
+            node = w._node
+            assert all(not o.operands for o in node.operands if o.buffer is not None)
+    np.testing.assert_array_equal(np.asarray(w), data[1499:])
+
+
 def test_writes_through_a_shared_window_and_its_base_are_numpys():
     x = xp.asarray(np.arange(10.0))
     w = x[2:7]
@@ -95,7 +110,7 @@ def _windows(draw):
 
 @settings(max_examples=150, deadline=None)
 @given(_windows(), st.integers(0, 3))
-def test_windows_and_their_reductions_are_numpys(window, write):
+def test_windows_and_their_reductions_are_numpys(backend, window, write):
     """Any window of ints and unit-step slices, shared or recorded: its values, a reduction
     over it, and the base and window after a write through one or the other."""
     shape, key = window
@@ -119,7 +134,7 @@ def test_windows_and_their_reductions_are_numpys(window, write):
 
 @pytest.mark.parametrize("shape, key", [((8,), (..., 3)), ((8,), (Ellipsis, slice(2, 5))), ((3, 4), (1, ...)),
                                         ((3, 4), (..., slice(None))), ((1,), (..., 0))])
-def test_a_recipe_never_keeps_a_window_of_its_argument(shape, key):
+def test_a_recipe_never_keeps_a_window_of_its_argument(backend, shape, key):
     """A call that makes a shared window of its argument (keys that ``getitem`` replays from
     a recipe kept at its second call) makes it of each call's own argument: a recipe that
     kept the first call's window as a constant returned the first input's values."""
