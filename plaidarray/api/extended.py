@@ -26,7 +26,7 @@ import threading
 import weakref
 from collections import deque
 from collections.abc import Callable, Hashable, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from ..trace.array import Array
 from ..trace.node import TRACED, Node
@@ -54,17 +54,21 @@ _last: weakref.ref[Node] | None = None
 _lock = threading.Lock()
 
 
-def _earlier(key: Hashable, nodes: Sequence[Node]) -> tuple[Array, int] | None:
-    """The remembered result of ``key`` made of the most of ``nodes``' first operands,
-    and how many."""
-    best: tuple[Array, int] | None = None
+def _earlier(key: Hashable, nodes: Sequence[Node]) -> _Made | None:
+    """The remembered concatenation of ``key`` made of the most of ``nodes``' first
+    operands. The latest are looked at first (a list stacked at each step is longer each
+    time), each only where it has more operands than the best found: its operands'
+    identity, one list comparison whose test per item runs in C, is the one part that
+    grows with the list."""
+    best: _Made | None = None
     with _lock:
-        for made in _recent:
-            k = len(made.operands)
+        for made in reversed(_recent):
+            operands = made.operands
+            k = len(operands)
             # The first operand, then the key, tell most entries apart at once.
-            if (made.operands[0]() is nodes[0] and made.key == key and k <= len(nodes)
-                    and (best is None or k > best[1]) and all(ref() is n for ref, n in zip(made.operands, nodes))):
-                best = (made.result, k)
+            if (k <= len(nodes) and (best is None or k > len(best.operands)) and operands[0]() is nodes[0]
+                    and made.key == key and [ref() for ref in operands] == nodes[:k]):
+                best = made
     return best
 
 
@@ -72,21 +76,26 @@ def extend(key: Hashable, arrays: Sequence[Array], build: Callable[[Array | None
     """The concatenation of ``arrays`` that ``key`` names (the function and its
     arguments), checked already: ``build(earlier, rest)`` concatenates ``rest`` after
     ``earlier``, the result of a remembered concatenation of the first arrays (None:
-    ``rest`` is every array)."""
+    ``rest`` is every array). A remembered one's operands were never traced (no traced
+    concatenation is remembered), so only the rest are asked, and the new entry's weak
+    references are the earlier one's and the rest's: a list stacked at each step costs
+    the new operands' work, not the whole list's, beyond the identity test."""
     nodes = [a._node for a in arrays]
-    if any(n.depth == TRACED for n in nodes):
-        return build(None, arrays)
     found = _earlier(key, nodes)
-    if found is not None and found[1] == len(arrays):
-        return Array(found[0]._node)  # remembered already
-    result = build(None, arrays) if found is None else build(found[0], arrays[found[1]:])
+    done = len(found.operands) if found is not None else 0
+    if TRACED in [n.depth for n in nodes[done:]]:
+        return build(None, arrays)
+    if done == len(arrays):
+        return Array(cast(_Made, found).result._node)  # remembered already
+    result = build(None, arrays) if found is None else build(found.result, arrays[done:])
     global _last
     made = result._node
     with _lock:
         extending = _last is not None and _last() is nodes[0]
         _last = weakref.ref(made)
         if not extending and made.depth != TRACED and made.shape.size * made.shape.dtype.itemsize <= KEPT_BYTES:
-            _recent.append(_Made(key, tuple([weakref.ref(n) for n in nodes]), Array(made)))
+            earlier = found.operands if found is not None else ()
+            _recent.append(_Made(key, earlier + tuple([weakref.ref(n) for n in nodes[done:]]), Array(made)))
     return result
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import math
+import operator
 from collections.abc import Callable, Sequence
 
 import numpy as np
@@ -105,7 +106,7 @@ def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
 def concat(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int | None = 0) -> Array:
     """One op over all ``arrays``, or, when their first ones are those of a recent
     concatenation, that result and the rest (``extended.py``)."""
-    arrays = [check_array(a, "concat") for a in arrays]
+    arrays = graph.check_arrays(arrays, "concat")
     alike = _alike_along(arrays, axis)
     if alike is not None:
         return extended.extend(("concat", alike, arrays[0].dtype), arrays, functools.partial(_alike_joined, alike))
@@ -135,12 +136,10 @@ def _alike_along(arrays: list[Array], axis: int | None) -> int | None:
     if not -ndim <= axis < ndim:
         return None
     along = axis % ndim
-    before, after = dims[:along], dims[along + 1:]
-    for a in arrays:
-        other = a._node.shape
-        if (other.dtype != dtype or len(other.dims) != ndim or other.dims[:along] != before
-                or other.dims[along + 1:] != after):
-            return None
+    shapes = list(map(_SHAPE, arrays))  # as ``_alike_stack``'s: a list joined at each step grows
+    others = [s.dims[1:] for s in shapes] if along == 0 else [s.dims[:along] + s.dims[along + 1:] for s in shapes]
+    if others.count(dims[:along] + dims[along + 1:]) != len(shapes) or [s.dtype for s in shapes].count(dtype) != len(shapes):
+        return None  # (an array of another rank has as many other sizes as that rank less one)
     return along
 
 
@@ -250,7 +249,7 @@ def _compute_wide_operands(arrays: list[Array]) -> None:
 def stack(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int = 0) -> Array:
     """A concatenation of ``arrays`` each given an axis, which may extend a recent one
     (``extended.py``)."""
-    arrays = [check_array(a, "stack") for a in arrays]
+    arrays = graph.check_arrays(arrays, "stack")
     alike = _alike_stack(arrays, axis)
     if alike is not None:
         return extended.extend(("stack", alike, arrays[0].dtype), arrays, functools.partial(_alike_stacked, alike))
@@ -272,11 +271,14 @@ def _alike_stack(arrays: list[Array], axis: int) -> int | None:
     rank = len(shape.dims) + 1
     if not -rank <= axis < rank:
         return None
-    for a in arrays:
-        other = a._node.shape
-        if other.dtype != shape.dtype or other.dims != shape.dims:
-            return None
+    shapes = list(map(_SHAPE, arrays))  # each item's test below runs in C: a list stacked at each step grows
+    if [s.dims for s in shapes].count(shape.dims) != len(shapes) or \
+            [s.dtype for s in shapes].count(shape.dtype) != len(shapes):
+        return None
     return axis % rank
+
+
+_SHAPE = operator.attrgetter("_node.shape")
 
 
 def _alike_stacked(axis: int, earlier: Array | None, rest: Sequence[Array]) -> Array:
