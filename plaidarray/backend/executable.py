@@ -94,6 +94,13 @@ class Executable(abc.ABC):
         sequence): a backend may make it lighter."""
         return self.bind(values)
 
+    def prepared(self, timed: Any = None) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:
+        """Its run made once for the runs after it, the seconds each takes added to
+        ``timed.seconds`` (unless None): a backend may make a run cheaper once it is known
+        to run again (llvm-cpu: the allocators and the kernels' call in one C object,
+        ``_entry.Prepared``). None where it makes none."""
+        return None
+
     def serves(self, values: Sequence[int]) -> bool:
         """Whether a shape-generic executable serves the sizes ``values`` as a class: an
         op of ``Compiler.sized_ops`` within it may serve some of the sizes its pattern

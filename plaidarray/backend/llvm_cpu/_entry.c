@@ -13,6 +13,8 @@
    configure(data_pointer_offset) -> None
    run(plan, buffers, constant_pointers, outputs, temporaries, dims) -> None
    sizes(program, values, split_at) -> None | False | (dims, n_table, ranges, sized, nbytes)
+   Prepared(sequence, plan, constant_pointers, dims, outputs, temporaries, slots, timed, keeps,
+            generation_of) -> a callable run(buffers) -> list
 
    plan is bytes of int64 words, per step: the kernel's address, start, stop, the number
    of its buffers, of its dims and of its imports, then its buffers' indices into the run's
@@ -38,12 +40,28 @@
    or a result past int64 raises OverflowError (the caller binds in Python's ints). Walking
    the polynomials in Python cost ~35 us a new size, and compiling them into Python code
    ~0.8 ms a template: a script's first run met ~20 templates bound too few times to repay
-   that. */
+   that.
+
+   Prepared is an executable's run made once for the runs after it (executable.py's
+   ``prepared``): a cached read of a small graph spent ~1 us of its ~4 in the Python of
+   the run (the executable's and its sequence's run methods, the buffers' allocators, the
+   heat's timer) around this module's call of the kernels. It makes each output and
+   temporary by calling its allocator (outputs, temporaries: tuples of callables of no
+   argument; the temporaries of one run kept for the next where keeps is true), calls the
+   kernels (the plan, constant pointers and dims table as run takes them), adds the seconds
+   that took to timed.seconds (timed: None, or an object with a float ``seconds``), and
+   returns the outputs, or where slots is a tuple, per result the output slots[i] (>= 0)
+   or the parameter -1 - slots[i]. While the attribute ``generation`` of generation_of
+   (executable.py's tiering module) is not what it was when prepared (full code has
+   replaced first-tier code: other addresses), it runs sequence.run(buffers) instead, which
+   reads the addresses anew, then takes the sequence's ``_plan`` and the generation. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
 #include <string.h>
+#include <structmember.h>
+#include <time.h>
 
 typedef void (*kernel_fn)(void **, const int64_t *, int64_t, int64_t, void *const *);
 
@@ -295,6 +313,242 @@ done:
     return result;
 }
 
+typedef struct {
+    PyObject_HEAD
+    PyObject *sequence, *plan, *constants, *dims, *outputs, *temporaries, *slots, *timed, *generation_of, *spare;
+    long generation;
+    int keeps;
+    vectorcallfunc vectorcall;
+} Prepared;
+
+static PyObject *str_generation, *str_seconds, *str_plan, *str_run_name;
+
+static int prepared_traverse(Prepared *self, visitproc visit, void *arg) {
+    Py_VISIT(self->sequence);
+    Py_VISIT(self->plan);
+    Py_VISIT(self->constants);
+    Py_VISIT(self->dims);
+    Py_VISIT(self->outputs);
+    Py_VISIT(self->temporaries);
+    Py_VISIT(self->slots);
+    Py_VISIT(self->timed);
+    Py_VISIT(self->generation_of);
+    Py_VISIT(self->spare);
+    return 0;
+}
+
+static int prepared_clear(Prepared *self) {
+    Py_CLEAR(self->sequence);
+    Py_CLEAR(self->plan);
+    Py_CLEAR(self->constants);
+    Py_CLEAR(self->dims);
+    Py_CLEAR(self->outputs);
+    Py_CLEAR(self->temporaries);
+    Py_CLEAR(self->slots);
+    Py_CLEAR(self->timed);
+    Py_CLEAR(self->generation_of);
+    Py_CLEAR(self->spare);
+    return 0;
+}
+
+static void prepared_dealloc(Prepared *self) {
+    PyObject_GC_UnTrack(self);
+    prepared_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* The current generation of code (generation_of.generation), or -1 with an error set. */
+static long generation_now(Prepared *self) {
+    PyObject *value = PyObject_GetAttr(self->generation_of, str_generation);
+    if (value == NULL) return -1;
+    long now = PyLong_AsLong(value);
+    Py_DECREF(value);
+    return now;
+}
+
+/* A new list of the buffers that the allocators in the tuple `makers` make. */
+static PyObject *made(PyObject *makers) {
+    Py_ssize_t n = PyTuple_GET_SIZE(makers);
+    PyObject *list = PyList_New(n);
+    if (list == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *buffer = PyObject_CallNoArgs(PyTuple_GET_ITEM(makers, i));
+        if (buffer == NULL) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, i, buffer);
+    }
+    return list;
+}
+
+/* timed.seconds += seconds; 0, or -1 with an error set. */
+static int add_seconds(PyObject *timed, double seconds) {
+    PyObject *before = PyObject_GetAttr(timed, str_seconds);
+    if (before == NULL) return -1;
+    double total = PyFloat_AsDouble(before);
+    Py_DECREF(before);
+    if (total == -1.0 && PyErr_Occurred()) return -1;
+    PyObject *after = PyFloat_FromDouble(total + seconds);
+    if (after == NULL) return -1;
+    int failed = PyObject_SetAttr(timed, str_seconds, after);
+    Py_DECREF(after);
+    return failed;
+}
+
+static double seconds_now(void) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (double)now.tv_sec + (double)now.tv_nsec * 1e-9;
+}
+
+/* The sequence's own run (new code since prepared), its class's method (the instance's
+   `run` may be a prepared run), timed as a prepared run is; then its plan of now is taken. */
+static PyObject *rerun_in_python(Prepared *self, PyObject *buffers, long now) {
+    double start = self->timed != Py_None ? seconds_now() : 0.0;
+    PyObject *method = PyObject_GetAttr((PyObject *)Py_TYPE(self->sequence), str_run_name);
+    if (method == NULL) return NULL;
+    PyObject *outs = PyObject_CallFunctionObjArgs(method, self->sequence, buffers, NULL);
+    Py_DECREF(method);
+    if (outs == NULL) return NULL;
+    if (self->timed != Py_None && add_seconds(self->timed, seconds_now() - start)) {
+        Py_DECREF(outs);
+        return NULL;
+    }
+    PyObject *plan = PyObject_GetAttr(self->sequence, str_plan);
+    if (plan == NULL) {
+        Py_DECREF(outs);
+        return NULL;
+    }
+    if (PyBytes_Check(plan) && PyBytes_GET_SIZE(plan) > 0) {
+        Py_SETREF(self->plan, plan);
+        self->generation = now;
+    } else {
+        Py_DECREF(plan);
+    }
+    return outs;
+}
+
+static PyObject *prepared_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Prepared *self = (Prepared *)callable;
+    if (PyVectorcall_NARGS(nargsf) != 1 || kwnames != NULL || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "a prepared run takes one list of buffers");
+        return NULL;
+    }
+    PyObject *buffers = args[0];
+    long now = generation_now(self);
+    if (now == -1 && PyErr_Occurred()) return NULL;
+    if (now != self->generation) return rerun_in_python(self, buffers, now);
+    PyObject *outs = made(self->outputs);
+    if (outs == NULL) return NULL;
+    PyObject *temps = NULL;
+    if (self->spare != NULL) {
+        temps = self->spare; /* taken: a run on another thread meanwhile makes its own */
+        self->spare = NULL;
+    } else {
+        temps = made(self->temporaries);
+        if (temps == NULL) {
+            Py_DECREF(outs);
+            return NULL;
+        }
+    }
+    double start = self->timed != Py_None ? seconds_now() : 0.0;
+    PyObject *run_args[] = {self->plan, buffers, self->constants, outs, temps, self->dims};
+    PyObject *done = run(NULL, run_args, 6);
+    if (done == NULL || (self->timed != Py_None && add_seconds(self->timed, seconds_now() - start))) {
+        Py_XDECREF(done);
+        Py_DECREF(outs);
+        Py_DECREF(temps);
+        return NULL;
+    }
+    Py_DECREF(done);
+    if (self->keeps && self->spare == NULL)
+        self->spare = temps;
+    else
+        Py_DECREF(temps);
+    if (self->slots == Py_None) return outs;
+    Py_ssize_t n = PyTuple_GET_SIZE(self->slots);
+    PyObject *results = PyList_New(n);
+    if (results == NULL) {
+        Py_DECREF(outs);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t slot = PyLong_AsSsize_t(PyTuple_GET_ITEM(self->slots, i));
+        PyObject *from = slot >= 0 ? outs : buffers;
+        Py_ssize_t at = slot >= 0 ? slot : -1 - slot;
+        if (at >= PyList_GET_SIZE(from)) {
+            PyErr_SetString(PyExc_IndexError, "a prepared run's result slot past its buffers");
+            Py_DECREF(outs);
+            Py_DECREF(results);
+            return NULL;
+        }
+        PyList_SET_ITEM(results, i, Py_NewRef(PyList_GET_ITEM(from, at)));
+    }
+    Py_DECREF(outs);
+    return results;
+}
+
+static PyObject *prepared_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    PyObject *sequence, *plan, *constants, *dims, *outputs, *temporaries, *slots, *timed, *generation_of;
+    int keeps;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
+        PyErr_SetString(PyExc_TypeError, "Prepared takes no keyword arguments");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "OO!O!O!O!O!OOpO:Prepared", &sequence, &PyBytes_Type, &plan, &PyBytes_Type, &constants,
+                          &PyBytes_Type, &dims, &PyTuple_Type, &outputs, &PyTuple_Type, &temporaries, &slots, &timed,
+                          &keeps, &generation_of))
+        return NULL;
+    if (slots != Py_None && !PyTuple_Check(slots)) {
+        PyErr_SetString(PyExc_TypeError, "Prepared: slots is None or a tuple");
+        return NULL;
+    }
+    if (data_pointer_offset < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "Prepared before configure");
+        return NULL;
+    }
+    Prepared *self = (Prepared *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->sequence = Py_NewRef(sequence);
+    self->plan = Py_NewRef(plan);
+    self->constants = Py_NewRef(constants);
+    self->dims = Py_NewRef(dims);
+    self->outputs = Py_NewRef(outputs);
+    self->temporaries = Py_NewRef(temporaries);
+    self->slots = Py_NewRef(slots);
+    self->timed = Py_NewRef(timed);
+    self->generation_of = Py_NewRef(generation_of);
+    self->spare = NULL;
+    self->keeps = keeps;
+    self->vectorcall = prepared_call;
+    self->generation = generation_now(self);
+    if (self->generation == -1 && PyErr_Occurred()) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+static PyMemberDef prepared_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(Prepared, vectorcall), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject PreparedType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "plaidarray.backend.llvm_cpu._entry.Prepared",
+    .tp_basicsize = sizeof(Prepared),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "An executable's run prepared for the runs after it (the module's docstring).",
+    .tp_new = prepared_new,
+    .tp_dealloc = (destructor)prepared_dealloc,
+    .tp_traverse = (traverseproc)prepared_traverse,
+    .tp_clear = (inquiry)prepared_clear,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Prepared, vectorcall),
+    .tp_members = prepared_members,
+};
+
 static PyMethodDef methods[] = {
     {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL,
      "configure(data_pointer_offset): where an array object holds its data pointer."},
@@ -307,4 +561,18 @@ static PyMethodDef methods[] = {
 
 static struct PyModuleDef module = {PyModuleDef_HEAD_INIT, "_entry", NULL, -1, methods, NULL, NULL, NULL, NULL};
 
-PyMODINIT_FUNC PyInit__entry(void) { return PyModule_Create(&module); }
+PyMODINIT_FUNC PyInit__entry(void) {
+    str_generation = PyUnicode_InternFromString("generation");
+    str_seconds = PyUnicode_InternFromString("seconds");
+    str_plan = PyUnicode_InternFromString("_plan");
+    str_run_name = PyUnicode_InternFromString("run");
+    if (str_generation == NULL || str_seconds == NULL || str_plan == NULL || str_run_name == NULL) return NULL;
+    if (PyType_Ready(&PreparedType) < 0) return NULL;
+    PyObject *m = PyModule_Create(&module);
+    if (m == NULL) return NULL;
+    if (PyModule_AddObjectRef(m, "Prepared", (PyObject *)&PreparedType) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
+    return m;
+}

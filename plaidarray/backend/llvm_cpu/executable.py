@@ -206,6 +206,17 @@ class CpuExecutable(Executable):
             return outs
         return [buffers[i] if kind == "param" else outs[i] for kind, i in self.output_slots]
 
+    def prepared(self, timed: Any = None) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:
+        """Its run as one C object (``_entry.Prepared``), where its runs go through C in
+        one thread, check no memory, time no first-tier code and have read the addresses
+        of now."""
+        if (_ENTRY is None or self._parallel or self._checks_memory or self._runs.first_tier
+                or self._generation != tiering.generation):
+            return None
+        return _ENTRY.Prepared(self, self._plan, self._constant_pointers, self._dims, tuple(self._output_allocators),
+                               tuple(self._temp_allocators), _slots(self.output_slots, self._results_are_outputs), timed,
+                               self._keeps_temps, tiering)
+
     def _run_steps(self, table: list[np.ndarray]) -> None:
         """The steps through ctypes, large loops in chunks on several threads."""
         pointers = [transfer.HOST.address(b) for b in table]
@@ -623,6 +634,28 @@ class _Runner(Executable):
         if self._facts.results_are_outputs:
             return outs
         return [buffers[i] if kind == "param" else outs[i] for kind, i in template.output_slots]
+
+
+    def prepared(self, timed: Any = None) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:
+        """Its run as one C object (``_entry.Prepared``, ``CpuExecutable.prepared``), its
+        buffers' allocators made now (``allocators_at``, as a binding's). It keeps no
+        temporaries between runs, as the runner does not: a loop over windows of new
+        lengths prepares a runner per length, and each one's kept temporaries (150 MB
+        for the eager benchmark's ``many_windows``) made its next pass 15 ms slower in
+        page faults alone."""
+        template = self._template
+        if (self._nbytes >= memory.CHECK_ABOVE_BYTES or template._runs.first_tier or not self._plan
+                or self._generation != tiering.generation):
+            return None
+        outputs, temps = template.allocators_at(self._sized)[0]
+        return _ENTRY.Prepared(self, self._plan, self._facts.constant_pointers, self._dims, tuple(outputs), tuple(temps),
+                               _slots(template.output_slots, self._facts.results_are_outputs), timed, False, tiering)
+
+
+def _slots(output_slots: list[tuple[str, int]], results_are_outputs: bool) -> tuple[int, ...] | None:
+    """``_entry.Prepared``'s slots: None where the results are the outputs as they are,
+    else per result its output's index, or -1 - its parameter's."""
+    return None if results_are_outputs else tuple(i if kind == "out" else -1 - i for kind, i in output_slots)
 
 
 #: Temporaries of at most this many bytes in all are kept by their executable between runs.
