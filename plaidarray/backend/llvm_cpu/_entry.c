@@ -323,31 +323,22 @@ typedef struct {
 
 static PyObject *str_generation, *str_seconds, *str_plan, *str_run_name;
 
+/* Its object fields, each once: what the collector visits and what clearing drops. */
+#define PREPARED_FIELDS(FIELD)                                                                                      \
+    FIELD(sequence) FIELD(plan) FIELD(constants) FIELD(dims) FIELD(outputs) FIELD(temporaries) FIELD(slots)         \
+    FIELD(timed) FIELD(generation_of) FIELD(spare)
+
 static int prepared_traverse(Prepared *self, visitproc visit, void *arg) {
-    Py_VISIT(self->sequence);
-    Py_VISIT(self->plan);
-    Py_VISIT(self->constants);
-    Py_VISIT(self->dims);
-    Py_VISIT(self->outputs);
-    Py_VISIT(self->temporaries);
-    Py_VISIT(self->slots);
-    Py_VISIT(self->timed);
-    Py_VISIT(self->generation_of);
-    Py_VISIT(self->spare);
+#define VISIT_FIELD(name) Py_VISIT(self->name);
+    PREPARED_FIELDS(VISIT_FIELD)
+#undef VISIT_FIELD
     return 0;
 }
 
 static int prepared_clear(Prepared *self) {
-    Py_CLEAR(self->sequence);
-    Py_CLEAR(self->plan);
-    Py_CLEAR(self->constants);
-    Py_CLEAR(self->dims);
-    Py_CLEAR(self->outputs);
-    Py_CLEAR(self->temporaries);
-    Py_CLEAR(self->slots);
-    Py_CLEAR(self->timed);
-    Py_CLEAR(self->generation_of);
-    Py_CLEAR(self->spare);
+#define CLEAR_FIELD(name) Py_CLEAR(self->name);
+    PREPARED_FIELDS(CLEAR_FIELD)
+#undef CLEAR_FIELD
     return 0;
 }
 
