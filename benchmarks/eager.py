@@ -618,6 +618,40 @@ def attention_heads(xp, q, k, v):
     return out
 
 
+def nbody_energy(xp, positions, velocities):
+    """Six bodies under gravity stepped 150 times at one shape: pairwise differences by
+    broadcasting, distances, forces summed over the other bodies, the kinetic energy read
+    each step (a fixed-shape loop whose every step reads)."""
+    masses = xp.linspace(1.0, 2.0, positions.shape[0])
+    energies = []
+    for _ in range(150):
+        gaps = positions[None, :, :] - positions[:, None, :]
+        distances = xp.sqrt(xp.sum(gaps * gaps, axis=-1) + 0.01)
+        pull = masses[None, :, None] * gaps / distances[:, :, None] ** 3
+        velocities = velocities + 0.001 * xp.sum(pull, axis=1)
+        positions = positions + 0.001 * velocities
+        energies.append(float(0.5 * xp.sum(masses * xp.sum(velocities * velocities, axis=1))))
+    return energies
+
+
+def loss_history(xp, features, targets):
+    """A training loop's bookkeeping: a linear model's loss on mini-batches of three sizes
+    in turn, each loss kept in a list, and the mean of the last 20 losses (a stack of the
+    list's tail) read each step; the weights moved by the batch's gradient."""
+    weights = xp.zeros(features.shape[1], dtype=xp.float64)
+    losses, smoothed = [], []
+    start = 0
+    for step in range(120):
+        size = (24, 40, 56)[step % 3]
+        x, y = features[start:start + size], targets[start:start + size]
+        start = (start + size) % (features.shape[0] - 56)
+        error = x @ weights - y
+        losses.append(xp.mean(error * error))
+        weights = weights - 0.05 * (error @ x) / size
+        smoothed.append(float(xp.mean(xp.stack(losses[-20:]))))
+    return smoothed
+
+
 def element_histogram(xp, labels):
     """A histogram counted one label at a time: ``counts[int(labels[i])] += 1``."""
     counts = xp.zeros(20, dtype=xp.int64)
@@ -760,6 +794,10 @@ SCRIPTS = [
            lambda rng: (rng.standard_normal((200, 7)), rng.integers(0, 7, 200))),
     Script("first runs: attention_heads", attention_heads,
            lambda rng: tuple(rng.standard_normal((2, 4, 16, 8)) for _ in range(3))),
+    Script("first runs: nbody_energy", nbody_energy,
+           lambda rng: (rng.standard_normal((6, 3)), rng.standard_normal((6, 3)) * 0.1)),
+    Script("shapes: loss_history", loss_history,
+           lambda rng: (rng.standard_normal((600, 6)), rng.standard_normal(600))),
 ]
 
 
