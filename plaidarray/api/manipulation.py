@@ -284,7 +284,8 @@ _SHAPE = operator.attrgetter("_node.shape")
 def _alike_stacked(axis: int, earlier: Array | None, rest: Sequence[Array]) -> Array:
     """``stack``'s join of arrays of one shape and dtype (``_alike_stack``): each given its
     unit axis by a reshape, as ``expand_dims`` records it, without making it a view."""
-    parts = [graph.reshape(a, (*a.shape[:axis], 1, *a.shape[axis:])) for a in rest]
+    shape = rest[0].shape if rest else ()
+    parts = graph.reshaped_alike(rest, (*shape[:axis], 1, *shape[axis:]))
     return _concatenate([] if earlier is None else [earlier], parts, axis)
 
 
