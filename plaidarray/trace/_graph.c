@@ -477,6 +477,42 @@ static PyObject *pending(PyObject *self, PyObject *node) {
     return result;
 }
 
+/* ``recount_depths(node)``: cuts.recorded_again in C, each pending node of ``node``'s graph
+   given 1 + its operands' largest depth (0 for none), in creation order: a loop whose state
+   stays pending past its reads (an n-body step's positions) counted its graph again at each
+   step, ~10 us of Python for 50 nodes. */
+static PyObject *recount_depths(PyObject *self, PyObject *node) {
+    (void)self;
+    if (!is_node(node)) return NULL;
+    PyObject *roots = PyList_New(1);
+    if (roots == NULL) return NULL;
+    PyList_SET_ITEM(roots, 0, Py_NewRef(node));
+    Py_ssize_t count = 0;
+    Numbered *found = pending_nodes(roots, &count);
+    Py_DECREF(roots);
+    if (found == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *n = found[i].node, *operands = slot(n, off_operands, "operands");
+        if (operands == NULL) goto failed;
+        long long deepest = 0;
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(operands); j++) {
+            PyObject *o = PyTuple_GET_ITEM(operands, j);
+            PyObject *d = is_node(o) ? slot(o, off_depth, "depth") : NULL;
+            long long value = d == NULL ? -1 : PyLong_AsLongLong(d);
+            if (d == NULL || (value == -1 && PyErr_Occurred())) goto failed;
+            if (j == 0 || value > deepest) deepest = value;
+        }
+        PyObject *depth = PyLong_FromLongLong(1 + deepest);
+        if (depth == NULL) goto failed;
+        Py_SETREF(SLOT(n, off_depth), depth);
+    }
+    PyMem_Free(found);
+    Py_RETURN_NONE;
+failed:
+    PyMem_Free(found);
+    return NULL;
+}
+
 /* ``outputs`` with each node once, first occurrences first (a new reference). */
 static PyObject *unique(PyObject *outputs) {
     Map once;
@@ -3839,6 +3875,8 @@ static PyMethodDef methods[] = {
      "set_buffers(nodes, buffers): make the pending ones ready."},
     {"ready", (PyCFunction)(void (*)(void))ready, METH_FASTCALL, "ready(buffer, shape, device) -> a ready Node."},
     {"pending", pending, METH_O, "pending(node) -> the pending nodes of its graph, in creation order."},
+    {"recount_depths", recount_depths, METH_O,
+     "recount_depths(node): each pending node of its graph given 1 + its operands' largest depth."},
     {"replay", (PyCFunction)(void (*)(void))replay, METH_FASTCALL, "replay(steps, nodes): append a recipe's nodes."},
     {"signature", (PyCFunction)(void (*)(void))signature, METH_FASTCALL,
      "signature(args, kwargs, arrays, nodes) -> a recipe's key, or None."},

@@ -29,7 +29,7 @@ kernel groups of one key, are lowered once.
 from __future__ import annotations
 
 import weakref
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
 
 from . import node as node_module
 from .node import Node, pending_graph
@@ -161,12 +161,17 @@ def counted_fresh() -> None:
     _counted_at = node_module.reads_mark()
 
 
-def recorded_again(node: Node) -> None:
+def _recorded_again_in_python(node: Node) -> None:
     """Count the depths of ``node``'s pending graph again after an earlier node of it ran
     (``cut_at``): the iterations recorded after that node then reach the bound where
     every later graph of the loop does, so the next graph holds as many and repeats."""
     for n in pending_graph(node):
         n.depth = 1 + max((o.depth for o in n.operands), default=0)
+
+
+#: ``_recorded_again_in_python``, in C where it is built (``_graph.recount_depths``).
+recorded_again: Callable[[Node], None] = \
+    node_module.GRAPH_IN_C.recount_depths if node_module.GRAPH_IN_C is not None else _recorded_again_in_python
 
 
 def sizes_changing(cut: bool) -> bool | None:

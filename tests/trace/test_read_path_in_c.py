@@ -1497,3 +1497,32 @@ def test_a_window_of_a_new_length_is_planned_in_c_as_python_plans_it():
     for length in range(2, indexing._WINDOWS_MAX + 40):
         fast(x, slice(0, length))
         assert len(indexing._SLICES) <= indexing._WINDOWS_MAX
+
+
+def test_depths_are_counted_again_in_c_as_in_python():
+    """``_graph.recount_depths`` gives each pending node of a graph the depth
+    ``cuts._recorded_again_in_python`` gives it, after part of the graph was computed
+    (its nodes' depths stale: a loop's state left pending past its read)."""
+    from plaidarray.trace import cuts
+
+    def stale(seed: float) -> node_module.Node:
+        x = xp.asarray(np.arange(6.0) + seed)
+        y = x
+        for k in range(6):
+            y = xp.exp(y * 0.5) - float(k)
+        z = y
+        for _ in range(5):
+            z = xp.sin(z) * z + x
+        np.asarray(y)  # computed now: z was recorded on it while it was pending
+        return z._node
+
+    in_c, in_python = stale(0.0), stale(1.0)
+    before = [n.depth for n in node_module.pending_graph(in_c)]
+    assert before == [n.depth for n in node_module.pending_graph(in_python)]
+    node_module.GRAPH_IN_C.recount_depths(in_c)
+    cuts._recorded_again_in_python(in_python)
+    after = [n.depth for n in node_module.pending_graph(in_c)]
+    assert after == [n.depth for n in node_module.pending_graph(in_python)]
+    assert max(after) < max(before)
+    with pytest.raises(TypeError):
+        node_module.GRAPH_IN_C.recount_depths(3)
