@@ -460,15 +460,22 @@ done:
    creation order (``node`` last), Python scalars' shared broadcasts left out. A loop cut
    at the pending bound walks its graph at every cut (``cuts.py``): ~40 us for 80 nodes
    in Python. */
-static PyObject *pending(PyObject *self, PyObject *node) {
-    (void)self;
+/* pending_nodes of the one root ``node`` (checked to be a node); NULL on error. */
+static Numbered *pending_of(PyObject *node, Py_ssize_t *count) {
     if (!is_node(node)) return NULL;
     PyObject *roots = PyList_New(1);
     if (roots == NULL) return NULL;
     PyList_SET_ITEM(roots, 0, Py_NewRef(node));
-    Py_ssize_t count = 0;
-    Numbered *found = pending_nodes(roots, &count);
+    *count = 0;
+    Numbered *found = pending_nodes(roots, count);
     Py_DECREF(roots);
+    return found;
+}
+
+static PyObject *pending(PyObject *self, PyObject *node) {
+    (void)self;
+    Py_ssize_t count;
+    Numbered *found = pending_of(node, &count);
     if (found == NULL) return NULL;
     PyObject *result = PyList_New(count);
     if (result != NULL)
@@ -483,13 +490,8 @@ static PyObject *pending(PyObject *self, PyObject *node) {
    step, ~10 us of Python for 50 nodes. */
 static PyObject *recount_depths(PyObject *self, PyObject *node) {
     (void)self;
-    if (!is_node(node)) return NULL;
-    PyObject *roots = PyList_New(1);
-    if (roots == NULL) return NULL;
-    PyList_SET_ITEM(roots, 0, Py_NewRef(node));
-    Py_ssize_t count = 0;
-    Numbered *found = pending_nodes(roots, &count);
-    Py_DECREF(roots);
+    Py_ssize_t count;
+    Numbered *found = pending_of(node, &count);
     if (found == NULL) return NULL;
     for (Py_ssize_t i = 0; i < count; i++) {
         PyObject *n = found[i].node, *operands = slot(n, off_operands, "operands");
