@@ -14,7 +14,7 @@
    run(plan, buffers, constant_pointers, outputs, temporaries, dims) -> None
    sizes(program, values, split_at) -> None | False | (dims, n_table, ranges, sized, nbytes)
    Prepared(sequence, plan, constant_pointers, dims, outputs, temporaries, slots, timed, keeps,
-            generation_of) -> a callable run(buffers) -> list
+            generation_of, sized, empty) -> a callable run(buffers) -> list
 
    plan is bytes of int64 words, per step: the kernel's address, start, stop, the number
    of its buffers, of its dims and of its imports, then its buffers' indices into the run's
@@ -48,7 +48,10 @@
    heat's timer) around this module's call of the kernels. It makes each output and
    temporary by calling its allocator (outputs, temporaries: tuples of callables of no
    argument; the temporaries of one run kept for the next where keeps is true), calls the
-   kernels (the plan, constant pointers and dims table as run takes them), adds the seconds
+   kernels (the plan, constant pointers and dims table as run takes them; a runner's
+   buffers of run-time sizes, None among the allocators, made by empty(dims, dtype) per
+   entry (group, index, dims, dtype) of sized, group 0 the outputs, 1 the temporaries, so
+   that preparing a runner makes no allocator per size), adds the seconds
    that took to timed.seconds (timed: None, or an object with a float ``seconds``), and
    returns the outputs, or where slots is a tuple, per result the output slots[i] (>= 0)
    or the parameter -1 - slots[i]. While the attribute ``generation`` of generation_of
@@ -315,7 +318,8 @@ done:
 
 typedef struct {
     PyObject_HEAD
-    PyObject *sequence, *plan, *constants, *dims, *outputs, *temporaries, *slots, *timed, *generation_of, *spare;
+    PyObject *sequence, *plan, *constants, *dims, *outputs, *temporaries, *slots, *timed, *generation_of, *spare,
+        *sized, *empty;
     long generation;
     int keeps;
     vectorcallfunc vectorcall;
@@ -326,7 +330,7 @@ static PyObject *str_generation, *str_seconds, *str_plan, *str_run_name;
 /* Its object fields, each once: what the collector visits and what clearing drops. */
 #define PREPARED_FIELDS(FIELD)                                                                                      \
     FIELD(sequence) FIELD(plan) FIELD(constants) FIELD(dims) FIELD(outputs) FIELD(temporaries) FIELD(slots)         \
-    FIELD(timed) FIELD(generation_of) FIELD(spare)
+    FIELD(timed) FIELD(generation_of) FIELD(spare) FIELD(sized) FIELD(empty)
 
 static int prepared_traverse(Prepared *self, visitproc visit, void *arg) {
 #define VISIT_FIELD(name) Py_VISIT(self->name);
@@ -357,13 +361,15 @@ static long generation_now(Prepared *self) {
     return now;
 }
 
-/* A new list of the buffers that the allocators in the tuple `makers` make. */
+/* A new list of the buffers that the allocators in the tuple `makers` make, None where an
+   allocator is None (a buffer of run-time sizes, made by fill_sized). */
 static PyObject *made(PyObject *makers) {
     Py_ssize_t n = PyTuple_GET_SIZE(makers);
     PyObject *list = PyList_New(n);
     if (list == NULL) return NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *buffer = PyObject_CallNoArgs(PyTuple_GET_ITEM(makers, i));
+        PyObject *maker = PyTuple_GET_ITEM(makers, i);
+        PyObject *buffer = maker == Py_None ? Py_NewRef(Py_None) : PyObject_CallNoArgs(maker);
         if (buffer == NULL) {
             Py_DECREF(list);
             return NULL;
@@ -371,6 +377,33 @@ static PyObject *made(PyObject *makers) {
         PyList_SET_ITEM(list, i, buffer);
     }
     return list;
+}
+
+/* The buffers of run-time sizes: per entry (group, index, dims, dtype) of `sized`,
+   empty(dims, dtype) at `index` of `outs` (group 0) or `temps` (group 1). 0, or -1 with an
+   error set. */
+static int fill_sized(Prepared *self, PyObject *outs, PyObject *temps) {
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(self->sized); k++) {
+        PyObject *entry = PyTuple_GET_ITEM(self->sized, k);
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 4) {
+            PyErr_SetString(PyExc_TypeError, "a prepared run's sized entry is (group, index, dims, dtype)");
+            return -1;
+        }
+        PyObject *into = PyLong_AsLong(PyTuple_GET_ITEM(entry, 0)) ? temps : outs;
+        Py_ssize_t at = PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 1));
+        if (PyErr_Occurred()) return -1;
+        if (at < 0 || at >= PyList_GET_SIZE(into)) {
+            PyErr_SetString(PyExc_IndexError, "a prepared run's sized buffer past its buffers");
+            return -1;
+        }
+        PyObject *buffer = PyObject_CallFunctionObjArgs(self->empty, PyTuple_GET_ITEM(entry, 2),
+                                                        PyTuple_GET_ITEM(entry, 3), NULL);
+        if (buffer == NULL) return -1;
+        PyObject *old = PyList_GET_ITEM(into, at);
+        PyList_SET_ITEM(into, at, buffer);
+        Py_DECREF(old);
+    }
+    return 0;
 }
 
 /* timed.seconds += seconds; 0, or -1 with an error set. */
@@ -443,6 +476,11 @@ static PyObject *prepared_call(PyObject *callable, PyObject *const *args, size_t
             return NULL;
         }
     }
+    if (PyTuple_GET_SIZE(self->sized) && fill_sized(self, outs, temps)) {
+        Py_DECREF(outs);
+        Py_DECREF(temps);
+        return NULL;
+    }
     double start = self->timed != Py_None ? seconds_now() : 0.0;
     PyObject *run_args[] = {self->plan, buffers, self->constants, outs, temps, self->dims};
     PyObject *done = run(NULL, run_args, 6);
@@ -481,16 +519,21 @@ static PyObject *prepared_call(PyObject *callable, PyObject *const *args, size_t
 }
 
 static PyObject *prepared_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
-    PyObject *sequence, *plan, *constants, *dims, *outputs, *temporaries, *slots, *timed, *generation_of;
+    PyObject *sequence, *plan, *constants, *dims, *outputs, *temporaries, *slots, *timed, *generation_of, *sized,
+        *empty;
     int keeps;
     if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
         PyErr_SetString(PyExc_TypeError, "Prepared takes no keyword arguments");
         return NULL;
     }
-    if (!PyArg_ParseTuple(args, "OO!O!O!O!O!OOpO:Prepared", &sequence, &PyBytes_Type, &plan, &PyBytes_Type, &constants,
-                          &PyBytes_Type, &dims, &PyTuple_Type, &outputs, &PyTuple_Type, &temporaries, &slots, &timed,
-                          &keeps, &generation_of))
+    if (!PyArg_ParseTuple(args, "OO!O!O!O!O!OOpOO!O:Prepared", &sequence, &PyBytes_Type, &plan, &PyBytes_Type,
+                          &constants, &PyBytes_Type, &dims, &PyTuple_Type, &outputs, &PyTuple_Type, &temporaries, &slots,
+                          &timed, &keeps, &generation_of, &PyTuple_Type, &sized, &empty))
         return NULL;
+    if (PyTuple_GET_SIZE(sized) && (keeps || !PyCallable_Check(empty))) {
+        PyErr_SetString(PyExc_TypeError, "Prepared: sized buffers need a callable empty and keep no temporaries");
+        return NULL;
+    }
     if (slots != Py_None && !PyTuple_Check(slots)) {
         PyErr_SetString(PyExc_TypeError, "Prepared: slots is None or a tuple");
         return NULL;
@@ -510,6 +553,8 @@ static PyObject *prepared_new(PyTypeObject *type, PyObject *args, PyObject *kwar
     self->slots = Py_NewRef(slots);
     self->timed = Py_NewRef(timed);
     self->generation_of = Py_NewRef(generation_of);
+    self->sized = Py_NewRef(sized);
+    self->empty = Py_NewRef(empty);
     self->spare = NULL;
     self->keeps = keeps;
     self->vectorcall = prepared_call;

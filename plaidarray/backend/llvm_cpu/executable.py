@@ -215,7 +215,7 @@ class CpuExecutable(Executable):
             return None
         return _ENTRY.Prepared(self, self._plan, self._constant_pointers, self._dims, tuple(self._output_allocators),
                                tuple(self._temp_allocators), _slots(self.output_slots, self._results_are_outputs), timed,
-                               self._keeps_temps, tiering)
+                               self._keeps_temps, tiering, (), None)
 
     def _run_steps(self, table: list[np.ndarray]) -> None:
         """The steps through ctypes, large loops in chunks on several threads."""
@@ -340,6 +340,11 @@ class ShapeGenericExecutable(Executable):
         outputs, temps = self._sized_outputs, self._sized_temps
         return ([None if i in outputs else allocator(shape.dims, shape.dtype) for i, shape in enumerate(self._output_shapes)],
                 [None if i in temps else allocator(shape.dims, shape.dtype, True) for i, shape in enumerate(self._temp_shapes)])
+
+    @functools.cached_property
+    def allocator_tuples(self) -> tuple[tuple, tuple]:
+        """``_allocators`` as tuples (a prepared runner's, ``_Runner.prepared``)."""
+        return tuple(self._allocators[0]), tuple(self._allocators[1])
 
     @functools.cached_property
     def _static_splitting(self) -> bool:
@@ -637,19 +642,26 @@ class _Runner(Executable):
 
 
     def prepared(self, timed: Any = None) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:
-        """Its run as one C object (``_entry.Prepared``, ``CpuExecutable.prepared``), its
-        buffers' allocators made now (``allocators_at``, as a binding's). It keeps no
-        temporaries between runs, as the runner does not: a loop over windows of new
-        lengths prepares a runner per length, and each one's kept temporaries (150 MB
-        for the eager benchmark's ``many_windows``) made its next pass 15 ms slower in
-        page faults alone."""
+        """Its run as one C object (``_entry.Prepared``, ``CpuExecutable.prepared``), where
+        its buffers are too small for the pool, so that those of run-time sizes are
+        ``np.empty``'s, made in C from its sized buffers' dims (preparing makes no
+        allocator: the runners of a loop's new sizes each run once or twice, and
+        ``allocators_at`` was two thirds of preparing one). It keeps no temporaries
+        between runs, as the runner does not: a loop over windows of new lengths prepares
+        a runner per length, and each one's kept temporaries (150 MB for the eager
+        benchmark's ``many_windows``) made its next pass 15 ms slower in page faults alone."""
         template = self._template
-        if (self._nbytes >= memory.CHECK_ABOVE_BYTES or template._runs.first_tier or not self._plan
+        if (self._nbytes >= _SMALLEST_POOLED or template._runs.first_tier or not self._plan
                 or self._generation != tiering.generation):
             return None
-        outputs, temps = template.allocators_at(self._sized)[0]
-        return _ENTRY.Prepared(self, self._plan, self._facts.constant_pointers, self._dims, tuple(outputs), tuple(temps),
-                               _slots(template.output_slots, self._facts.results_are_outputs), timed, False, tiering)
+        return _ENTRY.Prepared(self, self._plan, self._facts.constant_pointers, self._dims, *template.allocator_tuples,
+                               _slots(template.output_slots, self._facts.results_are_outputs), timed, False, tiering,
+                               tuple([(group, i, dims, dtype) for (group, i, _, dtype, _), dims
+                                      in zip(template._sized_buffers, self._sized)]), np.empty)
+
+
+#: A prepared runner's buffers are all below this many bytes: none comes from the pool.
+_SMALLEST_POOLED = min(transfer.MIN_POOLED_BYTES, transfer.MIN_POOLED_TEMP_BYTES)
 
 
 def _slots(output_slots: list[tuple[str, int]], results_are_outputs: bool) -> tuple[int, ...] | None:

@@ -147,7 +147,7 @@ def test_a_prepared_run_returns_a_parameter_its_sequence_passes_through():
     sequence = executable._sequence
     prepared = cpu_executable._ENTRY.Prepared(
         sequence, sequence._plan, sequence._constant_pointers, sequence._dims, tuple(sequence._output_allocators),
-        tuple(sequence._temp_allocators), (0, -1), None, False, tiering)
+        tuple(sequence._temp_allocators), (0, -1), None, False, tiering, (), None)
     given = np.arange(6.0)
     out, passed = prepared([given, np.array(2.5)])
     np.testing.assert_array_equal(out, np.arange(6.0) * 2.5)
