@@ -80,7 +80,6 @@ def check_array(x: object, where: str) -> Array:
 _PYTHON_SCALARS = frozenset({bool, int, float, complex})
 
 
-
 def check_arrays(arrays: Sequence[object], where: str) -> list[Array]:
     """Each of ``arrays`` as an array (``check_array``), a list of them: a sequence of
     arrays alone (a list stacked or joined at each step of a loop, longer each time) is
@@ -93,6 +92,7 @@ def check_arrays(arrays: Sequence[object], where: str) -> list[Array]:
 
 #: ``check_arrays``' test: the types of a sequence that holds arrays alone (or nothing).
 _ARRAY_ONLY = frozenset({Array})
+
 
 def constant(value: Scalar, dtype: np.dtype) -> Array:
     """A 0-d constant of ``dtype``; raises OverflowError when ``value`` does not fit."""

@@ -640,7 +640,6 @@ class _Runner(Executable):
             return outs
         return [buffers[i] if kind == "param" else outs[i] for kind, i in template.output_slots]
 
-
     def prepared(self, timed: Any = None) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:
         """Its run as one C object (``_entry.Prepared``, ``CpuExecutable.prepared``), where
         its buffers are too small for the pool, so that those of run-time sizes are
