@@ -26,7 +26,7 @@ import threading
 import weakref
 from collections import deque
 from collections.abc import Callable, Hashable, Sequence
-from typing import NamedTuple, cast
+from typing import NamedTuple
 
 from ..trace.array import Array
 from ..trace.node import TRACED, Node
@@ -85,8 +85,8 @@ def extend(key: Hashable, arrays: Sequence[Array], build: Callable[[Array | None
     done = len(found.operands) if found is not None else 0
     if TRACED in [n.depth for n in nodes[done:]]:
         return build(None, arrays)
-    if done == len(arrays):
-        return Array(cast(_Made, found).result._node)  # remembered already
+    if found is not None and done == len(arrays):
+        return Array(found.result._node)  # remembered already
     result = build(None, arrays) if found is None else build(found.result, arrays[done:])
     global _last
     made = result._node
