@@ -517,13 +517,14 @@ def build(directory: Path, part: int = 0, parts: int = 1) -> tuple[int, int, flo
     it so); (calls run, calls refused by the functions, seconds)."""
     import plaidarray as xp
     from .backend.llvm import storing
-    from .trace import baseline
+    from .trace import baseline, joins
 
     start = time.perf_counter()
     ran = refused = 0
     baseline.COMPILE_FOLDED = True  # the installation holds the kernels of its corpus's folded scalars
     installed_library.OBJECTS_KEPT_IN = directory / installed_library.OBJECTS  # for the library (``main``)
     baseline.LIST_OP_KERNELS = True  # and the catalogue of op kernels
+    joins.MOST_BYTES = -1  # the corpus's joins of computed values are recorded: their kernels join pending ones
     op_catalogue.RECORDS_KEPT_IN = directory / op_catalogue.RECORDS
     for thunk in corpus(xp, part, parts):
         baseline.forget()  # a graph's ops met as a new program meets them, not as an earlier call's sizes

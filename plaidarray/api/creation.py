@@ -104,8 +104,11 @@ def asarray(obj: Any, /, *, dtype: Any = None, device: Any = None, copy: bool | 
         return _taken(obj, lender, place, target, True if copy is None else copy, "asarray")
     if isinstance(obj, (bool, int, float)) and target is None:
         target = graph.scalar_dtype(obj, "asarray")
-    if isinstance(obj, (list, tuple)) and target is None:
-        target = _sequence_dtype(obj)
+    if isinstance(obj, (list, tuple)):
+        found, device = _sequence_dtype(obj)
+        target = found if target is None else target
+        if device is not None and target is not None:  # arrays among the items: stacked, not exported
+            return _stacked_items(obj, target, device, place, copy)
     try:
         value = np.asarray(obj, dtype=target) if copy is not True else np.array(obj, dtype=target, copy=True)
     except (OverflowError, ValueError) as exc:  # out-of-range ints, NaN to int, ragged nesting
@@ -152,14 +155,16 @@ def _array_of(value: np.ndarray, copy: bool | None, fresh: bool, share: bool, wh
 _PYTHON_SCALAR_DTYPES = {bool: dt.bool_, int: dt.default_int, float: dt.default_float, complex: dt.default_complex}
 
 
-def _sequence_dtype(obj: Sequence) -> np.dtype | None:
+def _sequence_dtype(obj: Sequence) -> tuple[np.dtype | None, Device | None]:
     """The dtype NumPy gives nested Python scalars and arrays: their dtypes promoted two
     at a time in the order NumPy meets them (its promotion is not associative), a scalar
     counting as its default dtype (bool, int64, float64, complex128), so a list of int32
     or float32 arrays keeps their dtype (SciPy stacks results so and compares dtypes).
     None when anything else is nested (NumPy scalars or arrays, strings, objects): NumPy
-    then chooses, and a dtype plaidarray lacks is refused."""
+    then chooses, and a dtype plaidarray lacks is refused. And the device of the first
+    array nested (None: none is)."""
     found: np.dtype | None = None
+    device: Device | None = None
     stack = [obj]
     while stack:
         item = stack.pop()
@@ -168,12 +173,47 @@ def _sequence_dtype(obj: Sequence) -> np.dtype | None:
             continue
         if isinstance(item, Array):
             dtype = item.dtype
+            device = device or item.device
         elif type(item) in _PYTHON_SCALAR_DTYPES:
             dtype = _PYTHON_SCALAR_DTYPES[type(item)]
         else:
-            return None
+            return None, None
         found = dtype if found is None else np.promote_types(found, dtype)
-    return dt.default_float if found is None else found
+    return dt.default_float if found is None else found, device
+
+
+#: The most levels of nested sequences ``asarray`` takes, as NumPy's dimensions.
+_MOST_LEVELS = 64
+
+
+def _stacked_items(obj: Sequence, dtype: np.dtype, device: Device, place: Device | None,
+                   copy: bool | None) -> Array:
+    """``asarray`` of nested sequences holding arrays (``xp.asarray(losses)``, a list of
+    0-d results): each level stacked (``stack``), the arrays converted to ``dtype`` and
+    the Python scalars made arrays of it on ``device`` (the first array's). NumPy's
+    conversion would export every array to read it (~10 us each, and each pinned from
+    then on, paying a comparison of its memory at every op); stacked, arrays computed
+    already are copied at once (``trace/joins.py``), pending ones recorded. Uneven
+    nesting is a ValueError, as NumPy's; so is ``copy=False``: the result is new memory."""
+    from .manipulation import stack  # manipulation builds on this module's functions
+
+    if copy is False:
+        raise ValueError("asarray: the input cannot be used without a copy, but copy=False")
+
+    def level(items: Sequence, depth: int) -> Array:
+        if depth > _MOST_LEVELS:
+            raise ValueError(f"asarray: more than {_MOST_LEVELS} levels of nested sequences")
+        if not items:
+            raise ValueError("asarray: an empty sequence among arrays has no shape to stack")
+        parts = [level(item, depth + 1) if isinstance(item, (list, tuple)) else
+                 convert(item, dtype) if isinstance(item, Array) else asarray(item, dtype=dtype, device=device)
+                 for item in items]
+        if len({p.shape for p in parts}) != 1:
+            raise ValueError(f"asarray: the nested sequence is uneven (items of shapes {[p.shape for p in parts]})")
+        return stack(parts)
+
+    made = level(obj, 1)
+    return made.to_device(place) if place is not None and made.device is not place else made
 
 
 def _shares_memory(obj: Any, value: np.ndarray) -> bool:

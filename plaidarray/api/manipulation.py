@@ -12,6 +12,7 @@ import numpy as np
 from .. import dtypes as dt
 from ..api_version import sequence
 from ..hlo.shape import Shape
+from ..trace import joins
 from ..trace.array import Array
 from ..trace.materialize import materialize
 from ..trace.node import pending_graph, value_read
@@ -162,6 +163,10 @@ def _concat_checked(arrays: list[Array], axis: int | None) -> tuple[int | None, 
 
 def _concatenated(earlier: list[Array], rest: list[Array], along: int | None, dtype: np.dtype) -> Array:
     """``rest`` converted to ``dtype`` (flattened if ``along`` is None) after ``earlier``."""
+    if along is None and all(a.dtype == dtype for a in rest):  # flattened: each read as a vector
+        made = _copied([(e, e._node.shape.dims) for e in earlier] + [(a, (a.size,)) for a in rest], 0)
+        if made is not None:
+            return made
     parts = [graph.convert(a, dtype) for a in rest]
     if along is None:
         parts = [graph.reshape(a, (a.size,)) for a in parts]
@@ -170,6 +175,10 @@ def _concatenated(earlier: list[Array], rest: list[Array], along: int | None, dt
 
 def _stacked(earlier: list[Array], rest: list[Array], axis: int, dtype: np.dtype) -> Array:
     """``rest`` each given a unit axis at ``axis`` and converted to ``dtype``, after ``earlier``."""
+    if all(a.dtype == dtype for a in rest):
+        made = _copied_stack(earlier, rest, axis, lambda a: (*a.shape[:axis], 1, *a.shape[axis:]))
+        if made is not None:
+            return made
     return _concatenate(earlier, [graph.convert(expand_dims(a, axis=axis), dtype) for a in rest], axis)
 
 
@@ -191,7 +200,8 @@ def joined(parts: list[Array], axis: int) -> Array:
 
 
 def _concatenate(earlier: list[Array], parts: list[Array], axis: int) -> Array:
-    """``earlier`` (a concatenation already made, or nothing) and ``parts`` as one op.
+    """``earlier`` (a concatenation already made, or nothing) and ``parts`` as one op,
+    or, where they are small values computed on the host, copied now (``trace/joins.py``).
     Parts with nothing along ``axis`` are left out when anything else remains (XLA's
     algebraic simplifier drops them too): an array grown from ``zeros((0, n))`` then
     records at its first step the graph of a row alone, not a concatenation with an
@@ -205,6 +215,9 @@ def _concatenate(earlier: list[Array], parts: list[Array], axis: int) -> Array:
         return graph.copy_of([*earlier, *parts][0])
     _compute_wide_operands(parts)
     operands = [*earlier, *parts]
+    made = _copied([(a, a._node.shape.dims) for a in operands], axis)
+    if made is not None:
+        return made
     while len(operands) > JOIN_OPERANDS:
         operands = [group[0] if len(group) == 1 else op("concatenate", *group, dimension=axis)
                     for group in (operands[i:i + JOIN_OPERANDS] for i in range(0, len(operands), JOIN_OPERANDS))]
@@ -285,8 +298,32 @@ def _alike_stacked(axis: int, earlier: Array | None, rest: Sequence[Array]) -> A
     """``stack``'s join of arrays of one shape and dtype (``_alike_stack``): each given its
     unit axis by a reshape, as ``expand_dims`` records it, without making it a view."""
     shape = rest[0].shape if rest else ()
-    parts = graph.reshaped_alike(rest, (*shape[:axis], 1, *shape[axis:]))
+    unit = (*shape[:axis], 1, *shape[axis:])
+    made = _copied_stack([] if earlier is None else [earlier], rest, axis, lambda _: unit)
+    if made is not None:
+        return made
+    parts = graph.reshaped_alike(rest, unit)
     return _concatenate([] if earlier is None else [earlier], parts, axis)
+
+
+def _copied(parts: list[tuple[Array, tuple[int, ...]]], axis: int) -> Array | None:
+    """The arrays of ``parts``, each read at its dims (of as many elements), joined along
+    ``axis`` by a copy made now, where they are small values computed on the host
+    (``trace/joins.py``); None where the join is to be recorded."""
+    if len(parts) < 2:
+        return None
+    made = joins.joined([(a._node, dims) for a, dims in parts], axis)
+    return None if made is None else Array(made)
+
+
+def _copied_stack(earlier: list[Array], rest: Sequence[Array], axis: int,
+                  unit: Callable[[Array], tuple[int, ...]]) -> Array | None:
+    """``_copied`` for a stack: ``rest`` each read with its unit axis (``unit``) after
+    ``earlier``, its deep operands computed first where it is wide, as any join's."""
+    if not earlier and len(rest) < 2:  # a copy of its one array's reshape, as NumPy's stack of one
+        return None
+    _compute_wide_operands(list(rest))
+    return _copied([(e, e._node.shape.dims) for e in earlier] + [(a, unit(a)) for a in rest], axis)
 
 
 @kept
