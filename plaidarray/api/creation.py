@@ -153,6 +153,9 @@ def _array_of(value: np.ndarray, copy: bool | None, fresh: bool, share: bool, wh
 
 
 _PYTHON_SCALAR_DTYPES = {bool: dt.bool_, int: dt.default_int, float: dt.default_float, complex: dt.default_complex}
+#: Python's scalar kinds in the order their default dtypes promote (each to the next).
+_PYTHON_SCALAR_ORDER = (bool, int, float, complex)
+_PYTHON_SCALAR_KINDS = frozenset(_PYTHON_SCALAR_ORDER)
 
 
 def _sequence_dtype(obj: Sequence) -> tuple[np.dtype | None, Device | None]:
@@ -162,7 +165,12 @@ def _sequence_dtype(obj: Sequence) -> tuple[np.dtype | None, Device | None]:
     or float32 arrays keeps their dtype (SciPy stacks results so and compares dtypes).
     None when anything else is nested (NumPy scalars or arrays, strings, objects): NumPy
     then chooses, and a dtype plaidarray lacks is refused. And the device of the first
-    array nested (None: none is)."""
+    array nested (None: none is). A flat sequence of Python scalars takes their kinds'
+    dtypes at once (``asarray([0.5, 1.5, ...])``: their defaults promote the same in any
+    order), where the walk took ~0.2 us an item."""
+    kinds = set(map(type, obj))
+    if kinds <= _PYTHON_SCALAR_KINDS and kinds:
+        return _PYTHON_SCALAR_DTYPES[max(kinds, key=_PYTHON_SCALAR_ORDER.index)], None
     found: np.dtype | None = None
     device: Device | None = None
     stack = [obj]
