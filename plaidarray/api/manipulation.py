@@ -310,7 +310,7 @@ def _copied(parts: list[tuple[Array, tuple[int, ...]]], axis: int) -> Array | No
     """The arrays of ``parts``, each read at its dims (of as many elements), joined along
     ``axis`` by a copy made now, where they are small values computed on the host
     (``trace/joins.py``); None where the join is to be recorded."""
-    if len(parts) < 2:
+    if len(parts) < 2 or parts[-1][0]._node.buffer is None:  # a list's newest item is the likeliest pending
         return None
     made = joins.joined([(a._node, dims) for a, dims in parts], axis)
     return None if made is None else Array(made)
