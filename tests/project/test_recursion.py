@@ -27,6 +27,8 @@ NESTING = "bounded by the nesting of the traced program's cond/while_loop (each 
 
 #: ``module:qualified name`` (a cycle through several: its members joined by " <-> ") -> why it is bounded.
 BOUNDED = {
+    "api/creation.py:_stacked_items.level": "a level per list of the nested sequence, _MOST_LEVELS (NumPy's 64 "
+                                            "dimensions) at most; a deeper one is a ValueError",
     "api/recipes.py:_add": "an argument's sequences are keyed MAX_NESTING deep at most; a deeper one is not recorded",
     "api/indexing.py:_advanced <-> getitem": "getitem passes on the key's basic parts alone, which _advanced never gets",
     "api/manipulation.py:roll": "axis=None calls it once with axis=0",
