@@ -296,7 +296,8 @@ _SHAPE = operator.attrgetter("_node.shape")
 
 def _alike_stacked(axis: int, earlier: Array | None, rest: Sequence[Array]) -> Array:
     """``stack``'s join of arrays of one shape and dtype (``_alike_stack``): each given its
-    unit axis by a reshape, as ``expand_dims`` records it, without making it a view."""
+    unit axis by a reshape, as ``expand_dims`` records it, without making it a view; small
+    values computed already copied with it at once (``_copied_stack``)."""
     shape = rest[0].shape if rest else ()
     unit = (*shape[:axis], 1, *shape[axis:])
     made = _copied_stack([] if earlier is None else [earlier], rest, axis, lambda _: unit)

@@ -6,8 +6,8 @@ table and joined. Recorded, a stack of 20 scalars is 20 reshapes and three
 concatenations (``JOIN_OPERANDS`` operands each) and a fourth of those, ~30 us, and its
 read walks and keys them all, ~15 us more, where NumPy's whole stack takes 12. A
 concatenation copies its operands, so where every operand is a value computed on the
-host (or a reshape of one: ``stack`` reshapes each operand first) and the result is at
-most ``MOST_BYTES``, the device's transfers copy them into the result now
+host (``stack``'s each read with its unit axis) and the result is at most
+``MOST_BYTES``, the device's transfers copy them into the result now
 (``TransferManager.joined``): the bits the op's kernel would write, nothing recorded,
 and a result that is a computed value itself, so a later graph reads it as a parameter.
 A pending operand, one of a device whose transfers copy nothing themselves, and a large
