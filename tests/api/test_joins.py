@@ -10,6 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import plaidarray as xp
+from device_choice import ON_HOST, host_only
 from helpers import assert_same
 from plaidarray.trace import joins
 from plaidarray.trace.exports import Pinned
@@ -26,13 +27,14 @@ def _computed(values: np.ndarray) -> xp.Array:
 def test_computed_values_are_stacked_and_joined_by_a_copy_with_numpys_values(dtype, shape, count, data):
     """Arrays computed already, stacked along any axis and concatenated along any axis or
     flattened, give NumPy's values exactly, as ready values (nothing recorded) where the
-    result is small, and as a recorded join where it is past ``MOST_BYTES``."""
+    result is small and on the host (a GPU's transfers copy nothing themselves), and as a
+    recorded join where it is past ``MOST_BYTES``."""
     parts = [data.draw(arrays(dtype, st.just(shape)), label=f"part {i}") for i in range(count)]
     axis = data.draw(st.integers(-len(shape) - 1, len(shape)), label="stack axis")
     stacked = xp.stack([_computed(p) for p in parts], axis=axis)
+    copied = stacked._node.buffer is not None  # before the read below computes a recorded join
     assert_same(stacked, np.stack(parts, axis=axis), exact=True)
-    small = sum(p.nbytes for p in parts) <= joins.MOST_BYTES
-    assert (stacked._node.buffer is not None) == small
+    assert copied == (sum(p.nbytes for p in parts) <= joins.MOST_BYTES and ON_HOST)
     if shape:
         along = data.draw(st.integers(-len(shape), len(shape) - 1), label="concat axis")
         assert_same(xp.concat([_computed(p) for p in parts], axis=along), np.concatenate(parts, axis=along),
@@ -67,6 +69,7 @@ def test_a_copied_join_is_memory_of_its_own_both_ways():
     np.testing.assert_array_equal(np.asarray(b), [1, 1, 1, 1])
 
 
+@host_only("sharing a caller's memory without a copy")
 def test_a_join_of_shared_memory_holds_its_value_when_joined():
     """An array on memory shared with NumPy (``copy=False``), written through NumPy after
     the join: the join holds the values of when it was made."""
