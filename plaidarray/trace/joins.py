@@ -29,23 +29,19 @@ def joined(parts: list[tuple[Node, tuple[int, ...]]], axis: int) -> Node | None:
     ``stack`` reads each operand with a unit axis; of one dtype, alike off ``axis``: the
     caller checked) concatenated along ``axis``, copied now; None where they are to be
     recorded (see the module)."""
-    device = None
+    device = parts[0][0].device  # every operand's: a value of no array's (a literal) is recorded
+    if device is None:
+        return None
     buffers = []
     nbytes = 0
     for node, dims in parts:
         buffer = node.buffer
-        if buffer is None:
+        if buffer is None or node.device is not device:
             return None
-        if node.device is not device:
-            if device is not None:
-                return None
-            device = node.device
         nbytes += math.prod(dims) * node.shape.dtype.itemsize
         if nbytes > MOST_BYTES:
             return None
         buffers.append((buffer, dims))
-    if device is None:
-        return None
     buffer = device.transfers.joined(buffers, axis)
     if buffer is None:
         return None

@@ -24,7 +24,7 @@ def _computed(values: np.ndarray) -> xp.Array:
 
 
 @given(dtype=st.sampled_from(ALL), shape=shapes(max_dims=3), count=st.integers(2, 12), data=st.data())
-def test_computed_values_are_stacked_and_joined_by_a_copy_with_numpys_values(dtype, shape, count, data):
+def test_computed_values_are_stacked_and_joined_by_a_copy_with_numpys_values(backend, dtype, shape, count, data):
     """Arrays computed already, stacked along any axis and concatenated along any axis or
     flattened, give NumPy's values exactly, as ready values (nothing recorded) where the
     result is small and on the host (a GPU's transfers copy nothing themselves), and as a
@@ -80,7 +80,7 @@ def test_a_join_of_shared_memory_holds_its_value_when_joined():
     np.testing.assert_array_equal(np.asarray(joined), [0, 1, 2, 3, 1, 1])
 
 
-def test_joins_in_recorded_functions_keep_no_copy_in_a_recipe():
+def test_joins_in_recorded_functions_keep_no_copy_in_a_recipe(backend):
     """``concat(axis=None)`` and ``stack`` with an axis of a NumPy int run the rules'
     recorded functions (``recipes.recorded``): the copy made in a call is a value taken, so
     no recipe keeps it, and each call of the same signature gives its own arrays' values."""
@@ -109,7 +109,7 @@ def test_a_recorded_function_joining_computed_arguments_keeps_no_recipe_of_the_c
     lambda v: [[v[0], 1.5], [2, v[1]]],
     lambda v: (v[0], v[1], 3),
 ])
-def test_asarray_of_sequences_holding_arrays_stacks_them(nested):
+def test_asarray_of_sequences_holding_arrays_stacks_them(backend, nested):
     """``asarray`` of (nested) lists and tuples of 0-d arrays and Python scalars gives
     NumPy's array and dtype, and exports none of the arrays (an exported one is pinned)."""
     values = [np.float64(i) / 3 for i in range(4)]

@@ -482,8 +482,11 @@ static PyObject *prepared_call(PyObject *callable, PyObject *const *args, size_t
         return NULL;
     }
     double start = self->timed != Py_None ? seconds_now() : 0.0;
-    PyObject *run_args[] = {self->plan, buffers, self->constants, outs, temps, self->dims};
+    PyObject *plan = Py_NewRef(self->plan); /* held while the kernels run without the GIL: another thread's
+                                               rerun_in_python may take a new plan meanwhile */
+    PyObject *run_args[] = {plan, buffers, self->constants, outs, temps, self->dims};
     PyObject *done = run(NULL, run_args, 6);
+    Py_DECREF(plan);
     if (done == NULL || (self->timed != Py_None && add_seconds(self->timed, seconds_now() - start))) {
         Py_XDECREF(done);
         Py_DECREF(outs);
@@ -506,8 +509,8 @@ static PyObject *prepared_call(PyObject *callable, PyObject *const *args, size_t
         Py_ssize_t slot = PyLong_AsSsize_t(PyTuple_GET_ITEM(self->slots, i));
         PyObject *from = slot >= 0 ? outs : buffers;
         Py_ssize_t at = slot >= 0 ? slot : -1 - slot;
-        if (at >= PyList_GET_SIZE(from)) {
-            PyErr_SetString(PyExc_IndexError, "a prepared run's result slot past its buffers");
+        if (PyErr_Occurred() || at >= PyList_GET_SIZE(from)) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_IndexError, "a prepared run's result slot past its buffers");
             Py_DECREF(outs);
             Py_DECREF(results);
             return NULL;
