@@ -324,6 +324,45 @@ def test_the_export_of_an_empty_broadcast_leaves_its_base_alone(backend):
     assert np.asarray(alongside).shape == (0,) and bool(kept) is True
 
 
+def test_the_export_of_the_last_view_of_a_gone_root_is_the_views_own_memory(backend):
+    """``np.asarray(xp.sort(s)[-3:])``: nothing but the view is left of the sorted vector,
+    so the export is the view's own elements, which it then keeps as a root of its own:
+    writes into the export reach the view and views made of it later, and a second export
+    shares the memory."""
+    s = xp.asarray(np.array([3.0, 1.0, 2.0, 5.0, 4.0]))
+    top = xp.sort(s)[-3:]  # the sorted vector dies here
+    gc.collect()
+    exported = np.asarray(top)
+    np.testing.assert_array_equal(exported, [3.0, 4.0, 5.0])
+    assert top._base.root() is top  # no blank root of five elements made and updated
+    exported[0] = 9.0
+    assert float(top[0]) == 9.0 and float(xp.sum(top)) == 18.0
+    assert np.shares_memory(np.asarray(top), exported)
+    later = top[1:]
+    exported[1] = 7.0
+    assert float(later[0]) == 7.0
+    np.testing.assert_array_equal(np.asarray(s), [3.0, 1.0, 2.0, 5.0, 4.0])
+
+
+def test_the_export_of_one_of_two_views_of_a_gone_root_reaches_the_other(backend):
+    """Two live views of a root that is gone share its elements where they overlap, as
+    NumPy's views of one base do: the export of one is a window of a root made again of
+    both, so a write into it shows through the other; a read-only view's export stays
+    read-only."""
+    r = xp.sort(xp.asarray(np.array([3.0, 1.0, 2.0, 5.0, 4.0])))
+    first, second = r[:3], r[2:]
+    del r
+    gc.collect()
+    exported = np.asarray(first)
+    exported[2] = 9.0
+    assert float(second[0]) == 9.0
+    np.testing.assert_array_equal(np.asarray(second), [9.0, 4.0, 5.0])
+    spread = xp.broadcast_to(xp.asarray(np.array([1.0, 2.0])) * 2.0, (3, 2))  # its root dies here
+    gc.collect()
+    assert not np.asarray(spread).flags.writeable
+    np.testing.assert_array_equal(np.asarray(spread), [[2.0, 4.0]] * 3)
+
+
 def test_dlpack_exports_the_same_memory(backend):
     x = xp.zeros(3)
     np.from_dlpack(x)[1] = 4.0
