@@ -523,6 +523,34 @@ def test_a_value_with_leading_unit_axes_is_stored_as_numpy_stores_it(backend, da
         assert_same(x, expected, exact=True, err_msg=f"{how} array, key {key!r}")
 
 
+def test_a_block_store_into_a_pending_array_runs_its_graph_and_writes_in_place(backend):
+    """``d = sum((p - p[i]) ** 2, axis=1); d[i] = inf``: an element or a block stored into
+    a pending array that one array holds runs the array's graph, then writes the block
+    into its buffer (no update recorded); a pending reader recorded before the store still
+    sees the old value, and an array holding the same node keeps it."""
+    a = np.arange(12.0).reshape(4, 3)
+    p = xp.asarray(a)
+    d = xp.sum((p - p[1]) ** 2, axis=1)
+    reader = d * 2.0
+    d[1] = xp.inf
+    assert d._node.buffer is not None and d._node.op != "dynamic_update_slice"
+    want = np.sum((a - a[1]) ** 2, axis=1)
+    stored = want.copy()
+    stored[1] = np.inf
+    assert_same(d, stored, exact=True)
+    assert_same(reader, want * 2.0, exact=True)
+    rows = p * 1.0
+    rows[2, 1:] = xp.asarray([7.0, 8.0])
+    expected = a.copy()
+    expected[2, 1:] = [7.0, 8.0]
+    assert_same(rows, expected, exact=True)
+    shared = p + 1.0
+    same = shared[...]
+    shared[0] = -1.0
+    assert_same(shared, np.concatenate([[[-1.0] * 3], a[1:] + 1.0]), exact=True)
+    assert_same(same, np.concatenate([[[-1.0] * 3], a[1:] + 1.0]), exact=True)
+
+
 def test_a_value_whose_leading_axes_are_not_all_1_is_refused(backend):
     """Only unit axes are dropped: (2, 1) into two elements, (2,) into one are errors."""
     x = xp.arange(7.0)
