@@ -570,13 +570,18 @@ def _guard_position(index: Array, n: int, axis: int) -> None:
     guard(index._node, Guard(-n, n - 1, IndexError, f"index {{value}} is out of bounds for axis {axis} with size {n}"))
 
 
-def _selected(x: Array, mask: Array) -> Array:
+def selected(x: Array, mask: Array) -> Array:
     """``x[mask]``, ``mask`` of the shape of ``x``'s leading axes: the positions of its
     True elements taken from those axes merged, as ``_advanced`` takes them, without its
     bookkeeping for keys of several parts (the commonest advanced key, often once a loop
     step: ``v[v > t]`` of 200 elements took 35 us to record besides its count's read)."""
     merged = x if mask.ndim == x.ndim == 1 else graph.reshape(x, (math.prod(mask.shape), *x.shape[mask.ndim:]))
     return op("take", merged, _positions(mask), axis=0)
+
+
+def is_leading_mask(x: Array, key: Any) -> bool:
+    """Whether ``key`` is a boolean mask of ``x``'s leading axes (``selected``'s key)."""
+    return isinstance(key, Array) and key.dtype == dt.bool_ and key.ndim > 0 and key.shape == x.shape[:key.ndim]
 
 
 def _with_ellipsis_expanded(parts: tuple, ndim: int) -> tuple:
@@ -660,8 +665,8 @@ def _strides(sizes: list[int]) -> list[int]:
 
 def getitem(x: Array, key: Any) -> Array:
     """``x[key]`` as a new value (``api/views.py`` makes basic indexing a view)."""
-    if isinstance(key, Array) and key.dtype == dt.bool_ and key.ndim and key.shape == x.shape[:key.ndim]:
-        return _selected(x, key)
+    if is_leading_mask(x, key):
+        return selected(x, key)
     key = _numpy_indices(key, x)
     parts = key if isinstance(key, tuple) else (key,)
     if any(_is_advanced(k) for k in parts):
@@ -720,7 +725,7 @@ def _masked_update(x: Array, mask: Array, value: Array) -> Array:
         return op("select", wide, spread, x)
     from .searching import true_count, true_positions
 
-    count = true_count(mask, "__setitem__")
+    count = true_count(mask)
     if value.shape[0] != count:
         raise ValueError(f"__setitem__: cannot assign {value.shape[0]} values to the {count} positions "
                          "the boolean mask selects")

@@ -319,6 +319,10 @@ def getitem(x: Array, key: Any) -> Array:
     (``indexing.integer_index``); other keys replay what their first calls recorded, and
     unit-step windows without a recipe (a loop's, whose starts change) are recorded
     without planning too (``indexing.window_index``)."""
+    if type(key) is Array and type(x) is Array and indexing.is_leading_mask(x, key):
+        # ``x[x > t]``: no recipe holds a selection, whose length is its mask's count (a
+        # value), so the rules' own path is taken at once (~4 us of 10 at a known count)
+        return indexing.selected(x, key)
     ints = (key,) if type(key) is int else key if type(key) is tuple and indexing.all_ints(key) else None
     element = ints and type(x) is Array and len(ints) == len(x._node.shape.dims)
     if _WINDOW_IN_C is not None and not element:
