@@ -216,6 +216,31 @@ def test_an_element_of_a_view_of_a_computed_array_is_read_out_of_it(backend, dat
     assert complex(v[key]) == (0 if of_x else complex(b[key]))
 
 
+def test_iteration_reads_each_element_as_it_is_at_its_step(backend):
+    """``for v in x``: a pending array (or a view) is computed once, then each element is
+    read at its step, so a write in the loop's body shows in the later elements, as in
+    NumPy's iteration: into the array itself, and into the root of a view iterated."""
+    x = xp.asarray(np.arange(6.0)) * 1.0
+    got = []
+    for i, v in enumerate(x):
+        got.append(float(v))
+        if i == 0:
+            x[3] = 9.0
+    assert got == [0.0, 1.0, 2.0, 9.0, 4.0, 5.0]
+    root = xp.asarray(np.arange(6.0)) * 1.0
+    window = root[1:5]
+    got = []
+    for i, v in enumerate(window):
+        got.append(float(v))
+        if i == 0:
+            root[3] = 9.0
+    assert got == [1.0, 2.0, 9.0, 4.0]
+    rows = xp.asarray(np.arange(6.0).reshape(3, 2)) * 2.0
+    assert [float(xp.sum(row)) for row in rows] == [2.0, 10.0, 18.0]
+    with pytest.raises(TypeError, match="0-d"):
+        iter(xp.asarray(1.0))
+
+
 def test_an_element_of_a_view_is_checked_against_its_bounds_and_steps(backend):
     m = xp.asarray(np.arange(12.0).reshape(3, 4))
     with pytest.raises(IndexError):
