@@ -7,7 +7,8 @@ as it goes: a convergence check, a loss, a count, element stores. A lazy library
 decide at every read what to compile, so on these scripts its compiles and its recording of
 the graph, not its kernels, decide how it feels. Each script is written once against an array
 namespace (``numpy``, ``jax.numpy`` with float64 enabled, ``plaidarray``) and run unchanged
-on the three; only element stores go through ``set_item``, since JAX arrays are immutable.
+on the three; only element stores go through ``set_item``, since JAX arrays are immutable
+(but in the ``idioms:`` group, written apart in ``eager_idioms.py``, whose stores are NumPy's).
 
 Each script is timed in fresh processes, so that nothing is shared but what a measurement
 means to share:
@@ -51,6 +52,8 @@ from types import ModuleType
 from typing import cast
 
 import numpy as np
+
+from .eager_idioms import IDIOMS
 
 REPO = Path(__file__).resolve().parents[1]
 LIBRARIES = ("NumPy", "JAX", "plaidarray")
@@ -798,6 +801,7 @@ SCRIPTS = [
            lambda rng: (rng.standard_normal((6, 3)), rng.standard_normal((6, 3)) * 0.1)),
     Script("shapes: loss_history", loss_history,
            lambda rng: (rng.standard_normal((600, 6)), rng.standard_normal(600))),
+    *(Script(name, run, inputs) for name, run, inputs in IDIOMS),
 ]
 
 
@@ -1027,7 +1031,7 @@ def table(results: Results, scripts: list[Script]) -> str:
                  _status_cell(results, s)]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append(_total_row(results, scripts, "total"))
-    for group in ("loops", "shapes", "first runs"):
+    for group in ("loops", "shapes", "first runs", "idioms"):
         members = [s for s in scripts if s.name.startswith(group + ":")]
         if members:
             lines.append(_total_row(results, members, f"{group}: total"))
