@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import builtins
 import functools
+import math
 from typing import Any
 
 import numpy as np
@@ -326,30 +327,37 @@ def var(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdi
 
 
 def _whole_var(x: Array, /, **kwargs: Any) -> Array | None:
-    """``var`` of an array alone over all its axes (with a ``correction`` at most) as the
-    rules record it, without their checks and the signatures of ``var`` and ``mean`` (a
-    loop's windows of new lengths missed every recipe, 60 us a ``std``): the 0-d mean
-    (``_whole_mean``), the deviations from it squared and summed (``whole``), divided by
-    the run-time ``N - correction``. The mean is 0-d, as ``var`` has it over every axis:
-    its count is a value of its own, where a unit array's count was a reused scalar
-    (``graph.scalar_operand``) that each new length made anew in Python (half of a
-    ``std`` at a new length), and the subtraction reads the 0-d mean broadcast
-    (``baseline._Layout.folded``). None where the rules decide otherwise: one
-    element (the mean is the sum), ``N - correction`` not positive (NaN), any other
-    keyword, and the arrays ``along`` leaves to them."""
+    """``var`` of an array alone, over all its axes or some (``axis``, ``keepdims``), with
+    a ``correction`` at most, as the rules record it, without their checks and the
+    signatures of ``var`` and ``mean`` (a loop's windows of new lengths missed every
+    recipe: 60 us a ``std``, of all axes or along one): the mean (``_whole_mean``: 0-d
+    over every axis, as ``var`` has it, its count a value of its own, where a unit array's
+    count was a reused scalar that each new length made anew in Python, half of a ``std``
+    at a new length; else with its axes kept as units), the deviations from it squared and
+    summed (``along``), divided by ``N - correction``. None where the rules decide
+    otherwise: one element along the axes (the mean is the sum), ``N - correction`` not
+    positive (NaN), any other keyword, and the arrays and axes ``along`` leaves to them."""
     correction = kwargs.get("correction", 0.0)
-    if kwargs.keys() - {"correction"} or type(correction) not in (int, float) or type(x) is not Array or \
-            x._node.shape.dtype not in FLOATS:  # the mean's conversion (``AVERAGED``) is the rules' alone here
+    keepdims = kwargs.get("keepdims", False)
+    if kwargs.keys() - {"correction", "axis", "keepdims"} or type(correction) not in (int, float) or \
+            type(keepdims) is not bool or type(x) is not Array or x._node.shape.dtype not in FLOATS:
+        return None  # the mean's conversion (``AVERAGED``) is the rules' alone here
+    node = x._node
+    dims = node.shape.dims
+    axes = _axes(kwargs.get("axis"), len(dims))
+    if not axes:
         return None
-    n = x._node.shape.size
-    centre = _whole_mean(x) if n != 1 and n - correction > 0 else None
+    n = math.prod(dims[a] for a in axes)
+    if n == 1 or n - correction <= 0:
+        return None
+    centre = _whole_mean(x) if len(axes) == len(dims) else _whole_mean(x, axis=axes, keepdims=True)
     if centre is None:
         return None
-    node = x._node
     deviation = wrap(derive("subtract", (node, graph.broadcast_node(centre._node, node.shape)), NO_ATTRS, node.shape))
-    summed = whole(wrap(derive("multiply", (deviation._node, deviation._node), NO_ATTRS, node.shape)), "add", False)
-    assert summed is not None  # a floating-point array of the shape whole took
-    divisor = _count_node(float(n - correction), _scalar_shape(node.shape.dtype))
+    summed = along(wrap(derive("multiply", (deviation._node, deviation._node), NO_ATTRS, node.shape)), "add", axes,
+                   keepdims, False)
+    assert summed is not None  # a floating-point array of the shape along took
+    divisor = _count_node(float(n - correction), summed._node.shape)
     return wrap(derive("divide", (summed._node, divisor), NO_ATTRS, summed._node.shape))
 
 
