@@ -334,7 +334,8 @@ class Array(_ArrayHandle):
         and costs the size of ``value``, not of the array; a Python scalar, or an array of
         this one's dtype (0-d or of the block's shape, its own graph run first), stored into
         one element or a block that ints and slices pick (a row, a column, ``x[1:]``) of
-        an array that is no view is written by the backend's transfer (``store_element``)
+        an array that is no view (computed first where it is pending and this Array alone
+        holds its node) is written by the backend's transfer (``store_element``)
         without an update's executable, into a copy (``stored_copy``) where others see its
         memory (a pending reader). When this array shares its elements with others (views),
         the write reaches them too (``views.changed``). With the C module, ``x[key] = value``

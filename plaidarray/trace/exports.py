@@ -33,7 +33,9 @@ hold the memory, not the export), the next read unpins: the root keeps the memor
 buffer, immutable again. While pinned, each view holds its family's root
 (``ViewOf.held``), as a NumPy view keeps its base alive, and writes through it reach the
 memory by the root; a family whose root was gone gets one made of its views' elements
-(``views.blank_root``). Pinning, syncing and unpinning hold the lock that
+(``views.blank_root``), but where the view exported is all that is left of it, which
+becomes a root of its own (``np.asarray(xp.sort(x)[-5:])``: nothing else can see the
+old root's elements). Pinning, syncing and unpinning hold the lock that
 assignments hold (``array._STORES``): threads export members of one family at once.
 
 An array made of a caller's writable memory without a copy (``from_dlpack``,
