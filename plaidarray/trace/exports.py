@@ -235,7 +235,10 @@ def _last_of(family: Family, array: Array) -> bool:
     whole root per export: 38 us of the 52 that exporting three indices of a sorted
     vector of 500 took."""
     record = array._base
-    return type(record) is ViewOf and record.writable and family.live_views() == [array]
+    if type(record) is not ViewOf or not record.writable:
+        return False
+    live = family.live_views()
+    return len(live) == 1 and live[0] is array
 
 
 def _hold(member: Array, root: Array | None) -> None:
