@@ -159,16 +159,15 @@ def true_positions(mask: Array, count: int | None = None) -> Array:
     unless the caller read it already), then the positions come from one pass over the
     mask (the HLO ``true_positions``).
     """
-    flat = graph.reshape(mask, (mask.size,))
-    return op("true_positions", flat, dims=(true_count(mask, flat) if count is None else count,))
+    found = true_count(mask) if count is None else count
+    return op("true_positions", graph.reshape(mask, (mask.size,)), dims=(found,))
 
 
-def true_count(mask: Array, flat: Array | None = None) -> int:
-    """How many elements of ``mask`` (of its flattening ``flat``, if the caller made it)
-    are True: computed and read back (in a traced function, the TracerError of a value
-    that depends on its arguments), once a value: a mask that selects
-    from several arrays (``X[m]``, ``y[m]``) or is read and then written through
-    (``v[m] *= c``) is counted at its first selection (``_COUNTS``)."""
+def true_count(mask: Array) -> int:
+    """How many elements of ``mask`` are True: computed and read back (in a traced
+    function, the TracerError of a value that depends on its arguments), once a value: a
+    mask that selects from several arrays (``X[m]``, ``y[m]``) or is read and then written
+    through (``v[m] *= c``) is counted at its first selection (``_COUNTS``)."""
     node = mask._node
     found = _COUNTS.get(node)
     if found is not None:
@@ -178,7 +177,7 @@ def true_count(mask: Array, flat: Array | None = None) -> int:
         return 0
     # the mask's sum as the namespace records it, in C (``_graph.Reduction``): a new mask's
     # count and its read take ~5 us, where its three ops recorded in Python took 12
-    count = int(total(mask if flat is None else flat))
+    count = int(total(mask))
     if node.buffer is not None:  # a value now (the read computed the mask, a live array, with its count)
         _COUNTS[node] = (count, node.buffer)
     return count

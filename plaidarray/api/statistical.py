@@ -86,12 +86,6 @@ def _sum_like(kind: str, name: str):
     return fast_reduction(fn, kind, True, SUMMED, ACCUMULATED)
 
 
-def whole(x: Array, kind: str, empty: bool) -> Array | None:
-    """The reduction ``kind`` of a floating-point array over all its axes (``sum(x)``,
-    ``max(x)``, ``mean(x)``'s total): ``along`` over every axis."""
-    return along(x, kind, None, False, empty)
-
-
 def along(x: Array, kind: str, axis: Any, keepdims: bool, empty: bool, dtypes: tuple[np.dtype, ...] = FLOATS,
           converts: dict[np.dtype, np.dtype] = _NO_CONVERSION) -> Array | None:
     """The reduction ``kind`` of an array of one of ``dtypes`` (those the rules reduce
@@ -373,7 +367,8 @@ def std(x: Array, /, *, axis: Axis = None, correction: int | float = 0.0, keepdi
 
 
 def _whole_std(x: Array, /, **kwargs: Any) -> Array | None:
-    """``std`` of an array alone over all its axes: the square root of ``_whole_var``'s."""
+    """``std`` of an array alone (over all its axes or some, as ``_whole_var`` takes
+    them): the square root of ``_whole_var``'s."""
     variance = _whole_var(x, **kwargs)
     if variance is None:
         return None

@@ -122,7 +122,7 @@ def test_reductions(shape, dtype, axis, keepdims, data):
 def test_whole_reductions(shape, dtype, pending):
     """``sum(x)``, ``prod``, ``max``, ``min`` and ``mean`` of a floating-point array over
     all its axes or some (``axis``, ``keepdims``) are recorded without the rules' checks
-    and signature (``statistical.along``, ``whole``), as the rules record them; empty, 0-d
+    and signature (``statistical.along``), as the rules record them; empty, 0-d
     and other dtypes' arrays, axes out of range, repeated or of NumPy's types, and other
     keywords, as the rules say (an empty max raises)."""
     for dims in (shape, (), (0,), (1,), (1, 1), (2, 0, 3), (3,)):
