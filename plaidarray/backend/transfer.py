@@ -263,6 +263,12 @@ class TransferManager:
         code; else None."""
         return None
 
+    def picked_copy(self, buffer: Any, keys: list[Any], dims: tuple[int, ...]) -> Any | None:
+        """A buffer of its own holding the elements of ``buffer`` that NumPy's basic
+        indexing by each of ``keys`` in turn picks, which are of ``dims``, where the
+        platform copies them without running code; else None (``window_copy`` then)."""
+        return None
+
     def joined(self, parts: list[tuple[Any, tuple[int, ...]]], axis: int) -> Any | None:
         """A buffer of its own holding the buffers of ``parts`` (each with the dims it is
         read at: a reshape's, row-major) one after another along ``axis``, where the
@@ -384,6 +390,14 @@ class HostTransfers(TransferManager):
         flat = buffer.reshape(-1)  # a view: buffers are contiguous
         picked = np.ndarray(shape, buffer.dtype, flat, offset * size, tuple(s * size for s in strides))
         return picked.copy()
+
+    def picked_copy(self, buffer: np.ndarray, keys: list[Any], dims: tuple[int, ...]) -> np.ndarray | None:
+        """The picked elements, copied in row-major order: a row of a computed matrix read
+        alone (``asarray(m[i], copy=True)``) without working out its layout."""
+        picked = buffer
+        for key in keys:
+            picked = picked[key]
+        return np.array(picked) if picked.shape == dims else None
 
     def joined(self, parts: list[tuple[np.ndarray, tuple[int, ...]]], axis: int) -> np.ndarray:
         """The parts copied one after another: a loop's running mean of its last 20 losses

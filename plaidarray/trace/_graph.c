@@ -954,12 +954,21 @@ static PyObject *handle_subscript(PyObject *self, PyObject *key) {
     return PyObject_CallFunctionObjArgs(getitem_in_python, self, key, NULL);
 }
 
+/* How many ints ``key`` (an int, or a tuple of ints and maybe a last slice) starts with. */
+static Py_ssize_t leading_ints(PyObject *key) {
+    if (!PyTuple_CheckExact(key)) return PyLong_CheckExact(key) ? 1 : 0;
+    Py_ssize_t n = 0;
+    while (n < PyTuple_GET_SIZE(key) && PyLong_CheckExact(PyTuple_GET_ITEM(key, n))) n++;
+    return n;
+}
+
 /* The dims of the block of an array of ``dims`` that ``key`` picks, for the keys a loop
    meets most (a part of ``transfer.block_shape``'s rule, which ``Array._store`` applies to
    the rest: columns, steps, ``...``): ints in range for its leading dimensions, the last
    entry possibly a slice of step 1 with int or None bounds (``m[i, :]``, ``x[1:]``,
-   ``m[i, 2:5]``); *sliced* says whether it is. A new tuple, or NULL without an error for
-   any other key (-1 in *sliced* on error). */
+   ``m[i, 2:5]``); *sliced* says whether it is (not for a slice of a whole axis after an
+   int: ``m[i, :]`` is the row ``m[i]``). A new tuple, or NULL without an error for any
+   other key (-1 in *sliced* on error). */
 static PyObject *block_dims(PyObject *key, PyObject *dims, int *sliced) {
     *sliced = 0;
     Py_ssize_t rank = PyTuple_GET_SIZE(dims), n;
@@ -999,6 +1008,8 @@ static PyObject *block_dims(PyObject *key, PyObject *dims, int *sliced) {
                 return NULL;
             }
             Py_ssize_t length = PySlice_AdjustIndices(size, &start, &stop, step);
+            if (k > 0 && length == size) /* ``m[i, :]``: the row ``m[i]``, as ``Array._store`` takes it */
+                break;
             PyObject *rest = PyTuple_GetSlice(dims, k + 1, rank), *first = PyLong_FromSsize_t(length);
             PyObject *head = first == NULL ? NULL : PyTuple_Pack(1, first);
             PyObject *block = head == NULL || rest == NULL ? NULL : PySequence_Concat(head, rest);
@@ -1014,7 +1025,7 @@ static PyObject *block_dims(PyObject *key, PyObject *dims, int *sliced) {
             return NULL;
         }
     }
-    PyObject *block = PyTuple_GetSlice(dims, n, rank);
+    PyObject *block = PyTuple_GetSlice(dims, leading_ints(key), rank);
     if (block == NULL) *sliced = -1;
     return block;
 }
@@ -1050,11 +1061,11 @@ static int alone_in_family(PyObject *base, PyObject *beside) {
     return alone;
 }
 
-/* The first and last element of its root that the block ``key`` (ints alone, in range:
-   ``block_dims``' unsliced keys) picks of a row-major root of ``dims``; 0, or -1 error. */
+/* The first and last element of its root that the block ``key`` (its leading ints, in
+   range: ``block_dims``' unsliced keys) picks of a row-major root of ``dims``; 0, or -1 error. */
 static int block_bounds(PyObject *key, PyObject *dims, long long *low, long long *high) {
     PyObject *const *parts = PyTuple_CheckExact(key) ? &PyTuple_GET_ITEM(key, 0) : &key;
-    Py_ssize_t n = PyTuple_CheckExact(key) ? PyTuple_GET_SIZE(key) : 1, rank = PyTuple_GET_SIZE(dims);
+    Py_ssize_t n = leading_ints(key), rank = PyTuple_GET_SIZE(dims);
     long long offset = 0, stride = 1;
     for (Py_ssize_t k = rank - 1; k >= 0; k--) {
         long long size = PyLong_AsLongLong(PyTuple_GET_ITEM(dims, k));

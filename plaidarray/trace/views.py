@@ -106,6 +106,11 @@ class Step:
     #: is made; the others' layouts are worked out when a write needs them.
     may_copy: bool = False
 
+    def basic_key(self) -> Any:
+        """The key of NumPy's basic indexing (ints, slices, ``None``, ``...``) that picks
+        the view's elements out of its base's, where the step is one (``x[key]``); else None."""
+        return None
+
 
 class Family:
     """A root and its views: kept in the root's ``_base`` and in each view's record. The
@@ -239,7 +244,15 @@ def window_copy(array: Array) -> Any | None:
     found = _in_root(array)
     if found is None:
         return None
-    transfers, buffer, layout = found
+    transfers, buffer, record = found
+    keys = [step.basic_key() for step in record.steps]
+    if None not in keys:  # a row's or window's view: NumPy's indexing picks it (~1.5 us less)
+        copy = transfers.picked_copy(buffer, keys, array._node.shape.dims)
+        if copy is not None:
+            return copy
+    layout = _placed(array, record)
+    if layout is None:
+        return None
     return transfers.window_copy(buffer, layout.offset, layout.shape, layout.strides)
 
 
@@ -253,8 +266,9 @@ def element_copy(array: Array, key: tuple) -> Any | None:
     found = _in_root(array)
     if found is None:
         return None
-    transfers, buffer, layout = found
-    if not in_range(key, layout.shape):  # its length is the view's rank (``Array._getitem``)
+    transfers, buffer, record = found
+    layout = _placed(array, record)
+    if layout is None or not in_range(key, layout.shape):  # its length is the view's rank (``Array._getitem``)
         return None
     offset = layout.offset
     for i, n, stride in zip(key, layout.shape, layout.strides):
@@ -262,9 +276,9 @@ def element_copy(array: Array, key: tuple) -> Any | None:
     return transfers.window_copy(buffer, offset, (), ())
 
 
-def _in_root(array: Array) -> tuple[Any, Any, Layout] | None:
-    """The transfers, root buffer and layout through which ``array``, a pending view, reads
-    its elements out of its root's computed buffer (``window_copy``), or None."""
+def _in_root(array: Array) -> tuple[Any, Any, ViewOf] | None:
+    """The transfers, root buffer and view record through which ``array``, a pending view,
+    reads its elements out of its root's computed buffer (``window_copy``), or None."""
     record = array._base
     if type(record) is not ViewOf or record.family.pin is not None:
         return None
@@ -281,10 +295,16 @@ def _in_root(array: Array) -> tuple[Any, Any, Layout] | None:
         if reached.buffer is not None or reached.op not in _SELECTIONS or not reached.operands:
             return None
         reached = reached.operands[0]
+    return (HOST if base.device is None else base.device.transfers), buffer, record
+
+
+def _placed(array: Array, record: ViewOf) -> Layout | None:
+    """The layout of ``array``'s elements in its root's buffer (``record``'s), where it is
+    known before a run (not at a traced position) and is the array's shape; else None."""
     layout = record.layout()
-    if type(layout.offset) is not int or layout.shape != node.shape.dims:
+    if type(layout.offset) is not int or layout.shape != array._node.shape.dims:
         return None
-    return (HOST if base.device is None else base.device.transfers), buffer, layout
+    return layout
 
 
 def check_writable(array: Array, where: str) -> None:
