@@ -758,7 +758,28 @@ def setitem(x: Array, key: Any, value: Any) -> Array:
             out = integer_update(x, ints, value)
             if out is not None:
                 return out
+        elif type(key) is Array:
+            out = _masked_scalar(x, key, value)
+            if out is not None:
+                return out
     return _updated(x, key, value)
+
+
+def _masked_scalar(x: Array, mask: Array, value: bool | int | float) -> Array | None:
+    """``x[mask] = value`` of a boolean mask of ``x``'s shape and device and a Python
+    scalar of a kind ``x``'s dtype holds as it is (a float or an int into floats, a bool
+    into bools): ``where(mask, value, x)``, recorded as ``where`` records it (~18 us a
+    store by the rules, ~4 so); None for any other (ints into integers, whose range the
+    rules check)."""
+    node, target = mask._node, x._node
+    kind = target.shape.dtype.kind
+    if node.shape.dtype != dt.bool_ or node.shape.dims != target.shape.dims or node.device is not target.device or \
+            not (kind in "fc" and type(value) is not bool or kind == "b" and type(value) is bool):
+        return None
+    from .searching import where
+
+    out = where(mask, value, x)
+    return out if out._node.shape.dtype == target.shape.dtype else None
 
 
 def _scalar_indices_read(key: Any) -> Any:
@@ -766,6 +787,8 @@ def _scalar_indices_read(key: Any) -> Any:
     are Python ints, slices, ``...`` or ``None`` (with index arrays of more dimensions
     they broadcast as arrays, and stay): a write at a 0-d integer array is where NumPy
     writes then (a read by one is a copy in NumPy, ``_advanced``, its position checked)."""
+    if type(key) is Array and key._node.shape.dims:  # a mask, an index array: no int to read
+        return key
     parts = key if type(key) is tuple else (key,)
     scalars = [_readable_position(k) for k in parts]  # a traced one stays an index array
     if not any(scalars) or not all(s or type(k) in _BASIC_PARTS for s, k in zip(scalars, parts)):

@@ -407,6 +407,8 @@ def _block_key(key: Any, ndim: int) -> tuple | None:
     of the whole array takes its value's node instead, ``api.indexing``)."""
     if type(key) is int:  # a loop's row or element
         return (key,)
+    if type(key) is Array and key._node.shape.dims:  # a mask's or an index array's positions
+        return None
     parts = key if type(key) is tuple else (key,)
     at = next((k for k, part in enumerate(parts) if part is Ellipsis), None)
     if at is not None:

@@ -435,6 +435,37 @@ def test_setitem_of_a_mask_takes_one_value_per_true_position_or_raises(backend, 
         assert_same(x, expected, exact=True, err_msg=f"{how} array, x[m] *= c")
 
 
+@given(data=st.data(), dtype=st.sampled_from([np.float64, np.float32, np.complex64, np.bool_, np.int32]))
+def test_a_python_scalar_at_a_mask_of_the_arrays_shape_is_a_where(backend, data, dtype):
+    """``x[mask] = v`` with a mask of ``x``'s shape and a Python scalar ``x``'s dtype holds
+    as it is (a float or an int into floats, a bool into bools) is ``where(mask, v, x)``,
+    recorded as ``where`` records it, not by the rules' masked update: NumPy's values and
+    ``x``'s dtype, through views too; an int into integers (its range checked) is the rules'."""
+    from plaidarray.api import indexing
+    a = data.draw(hnp.arrays(dtype, hnp.array_shapes(max_dims=3, max_side=4)), label="a")
+    mask = data.draw(hnp.arrays(np.bool_, a.shape), label="mask")
+    kind = np.dtype(dtype).kind
+    values = st.booleans() if kind == "b" else st.sampled_from([3, -2] if kind == "i" else [0.5, -2.0, 3, float("inf")])
+    value = data.draw(values, label="v")
+    expected = a.copy()
+    expected[mask] = value
+    by_rules = []
+    rules = indexing._masked_update
+    indexing._masked_update = lambda *args: by_rules.append(args) or rules(*args)
+    try:
+        for how, x in _ready_and_lazy(a):
+            x[xp.asarray(mask)] = value
+            np.testing.assert_array_equal(np.asarray(x), expected, strict=True, err_msg=f"{how} array")
+        if a.ndim:
+            root = xp.asarray(np.stack([a, a]))
+            row = root[1]
+            row[xp.asarray(mask)] = value
+            np.testing.assert_array_equal(np.asarray(root), np.stack([a, expected]), strict=True, err_msg="a view")
+    finally:
+        indexing._masked_update = rules
+    assert (len(by_rules) == 0) == (kind != "i")
+
+
 def test_values_at_a_mask_over_every_axis_are_scattered_into_the_flattened_array():
     """``img[mask] = values`` with ``mask`` of ``img``'s shape: one scatter into ``img``
     flattened (as into a vector), not the running count of True values and a select."""
