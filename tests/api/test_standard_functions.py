@@ -160,19 +160,37 @@ def test_std_var(backend, dtype, data):
         _same(xp.std(xp.asarray(a), axis=0, correction=correction), np.std(a, axis=0, ddof=correction))
 
 
-@pytest.mark.parametrize("dtype", REAL)
-@given(data=st.data())
-def test_unique_functions_and_nonzero(backend, dtype, data):
-    a = _array(data, dtype, special=False)
+def _same_groups(a: np.ndarray) -> None:
+    """``unique_all``, ``unique_counts`` and ``unique_values`` of ``a`` are NumPy's ``unique``'s."""
     values, index, inverse, counts = np.unique(a, return_index=True, return_inverse=True, return_counts=True)
     out = xp.unique_all(xp.asarray(a))
     _same(out.values, values, exact=True)
     _same(out.indices, index)
     _same(out.inverse_indices, inverse.reshape(a.shape))
     _same(out.counts, counts)
+    _same(xp.unique_counts(xp.asarray(a)).counts, counts)
     _same(xp.unique_values(xp.asarray(a)), values, exact=True)
+
+
+@pytest.mark.parametrize("dtype", REAL)
+@given(data=st.data())
+def test_unique_functions_and_nonzero(backend, dtype, data):
+    a = _array(data, dtype, special=False)
+    _same_groups(a)
     for got, expected in zip(xp.nonzero(xp.asarray(a)), np.nonzero(a)):
         _same(got, expected)
+
+
+def test_unique_functions_replay_their_sort_for_new_values_of_one_signature(backend):
+    """The sort and group starts of the set functions are kept per signature (a recipe,
+    ``set_functions._sorted``): calls on other values of one shape and dtype, the second
+    capturing and the next replaying, give NumPy's groups for their own values."""
+    rng = np.random.default_rng(3)
+    for batch in [rng.integers(0, k, (4, 6)).astype(np.float64) for k in (3, 9, 2, 24, 5)]:
+        _same_groups(batch)
+    for one in (np.array([2.5]), np.array([-1.0])):
+        _same(xp.unique_counts(xp.asarray(one)).counts, np.array([1]))
+        _same(xp.unique_values(xp.asarray(one)), one, exact=True)
 
 
 @given(data=st.data())
