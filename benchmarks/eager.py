@@ -8,7 +8,8 @@ decide at every read what to compile, so on these scripts its compiles and its r
 the graph, not its kernels, decide how it feels. Each script is written once against an array
 namespace (``numpy``, ``jax.numpy`` with float64 enabled, ``plaidarray``) and run unchanged
 on the three; only element stores go through ``set_item``, since JAX arrays are immutable
-(but in the ``idioms:`` group, written apart in ``eager_idioms.py``, whose stores are NumPy's).
+(but in the ``idioms:`` and ``apart:`` groups, written apart in ``eager_idioms.py`` and
+``eager_apart.py``, whose stores are NumPy's).
 
 Each script is timed in fresh processes, so that nothing is shared but what a measurement
 means to share:
@@ -53,6 +54,7 @@ from typing import cast
 
 import numpy as np
 
+from .eager_apart import APART
 from .eager_idioms import IDIOMS
 
 REPO = Path(__file__).resolve().parents[1]
@@ -802,6 +804,7 @@ SCRIPTS = [
     Script("shapes: loss_history", loss_history,
            lambda rng: (rng.standard_normal((600, 6)), rng.standard_normal(600))),
     *(Script(name, run, inputs) for name, run, inputs in IDIOMS),
+    *(Script(name, run, inputs) for name, run, inputs in APART),
 ]
 
 
@@ -1031,7 +1034,7 @@ def table(results: Results, scripts: list[Script]) -> str:
                  _status_cell(results, s)]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append(_total_row(results, scripts, "total"))
-    for group in ("loops", "shapes", "first runs", "idioms"):
+    for group in ("loops", "shapes", "first runs", "idioms", "apart"):
         members = [s for s in scripts if s.name.startswith(group + ":")]
         if members:
             lines.append(_total_row(results, members, f"{group}: total"))
