@@ -156,3 +156,29 @@ def test_a_prepared_run_returns_a_parameter_its_sequence_passes_through():
     assert passed is given
     with pytest.raises(TypeError, match="one list of buffers"):
         prepared((given,))
+
+
+def test_a_read_whose_results_are_not_its_sequences_runs_prepared_then_copies_them():
+    """A read with a live value and its live reshape among its results has a result that
+    the sequence does not give as it is (``BaselineExecutable.results``: a copy of the
+    value, reshaped): from its ``PREPARED_AFTER``-th run on, its sequence runs prepared and
+    the copy is made after it, giving what the Python run gives, each read's results
+    memory of their own."""
+    data = np.linspace(-2.0, 2.0, 12)
+    x = xp.asarray(data)
+    reads: list[tuple[float, xp.Array, xp.Array]] = []
+
+    def read() -> None:
+        y = xp.exp(x) - 1.0
+        r = xp.reshape(y, (3, 4))
+        reads.append((float(xp.sum(r)), r, y))
+
+    made = [e for e in _made_by(read) if e._results is not None]
+    assert made and all("run" in vars(e) for e in made)
+    expected = np.exp(data) - 1.0
+    for total, r, y in reads:
+        assert total == reads[0][0]
+        np.testing.assert_allclose(np.asarray(r), expected.reshape(3, 4), rtol=1e-13)
+        np.testing.assert_array_equal(np.asarray(y), np.asarray(reads[0][2]))
+    for i, (_, r, _) in enumerate(reads):  # no read's values in another's memory
+        assert not any(np.shares_memory(np.asarray(r), np.asarray(other)) for _, _, other in reads[i + 1:])
