@@ -263,10 +263,11 @@ class TransferManager:
         code; else None."""
         return None
 
-    def picked_copy(self, buffer: Any, keys: list[Any], dims: tuple[int, ...]) -> Any | None:
-        """A buffer of its own holding the elements of ``buffer`` that NumPy's basic
-        indexing by each of ``keys`` in turn picks, which are of ``dims``, where the
-        platform copies them without running code; else None (``window_copy`` then)."""
+    def picked_copy(self, buffer: Any, shape: tuple[int, ...], keys: list[Any], dims: tuple[int, ...]) -> Any | None:
+        """A buffer of its own holding the elements of ``buffer`` (an array of ``shape``)
+        that NumPy's basic indexing by each of ``keys`` in turn picks, which are of
+        ``dims``, where the platform copies them without running code; else None
+        (``window_copy`` then)."""
         return None
 
     def joined(self, parts: list[tuple[Any, tuple[int, ...]]], axis: int) -> Any | None:
@@ -391,9 +392,13 @@ class HostTransfers(TransferManager):
         picked = np.ndarray(shape, buffer.dtype, flat, offset * size, tuple(s * size for s in strides))
         return picked.copy()
 
-    def picked_copy(self, buffer: np.ndarray, keys: list[Any], dims: tuple[int, ...]) -> np.ndarray | None:
+    def picked_copy(self, buffer: np.ndarray, shape: tuple[int, ...], keys: list[Any],
+                    dims: tuple[int, ...]) -> np.ndarray | None:
         """The picked elements, copied in row-major order: a row of a computed matrix read
-        alone (``asarray(m[i], copy=True)``) without working out its layout."""
+        alone (``asarray(m[i], copy=True)``) without working out its layout (None where
+        the buffer is not laid out as an array of ``shape``)."""
+        if buffer.shape != shape:
+            return None
         picked = buffer
         for key in keys:
             picked = picked[key]

@@ -39,9 +39,10 @@ two tiers bit for bit, op family by op family.
 
 from __future__ import annotations
 
+import functools
 import time
 from collections import OrderedDict
-from collections.abc import Hashable, Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -136,17 +137,29 @@ class BaselineExecutable(Executable):
                 self._prepare_after *= 2
             elif self._results is None:
                 self.run = prepared  # type: ignore[method-assign,assignment]  # the instance's, over the class's
-            else:
-                self.run = lambda buffers: self._copied(buffers, prepared(buffers))  # type: ignore[method-assign]
+            else:  # no reference to itself: an executable the cache lets go of is freed at once
+                self.run = functools.partial(_copied_after, self._results, prepared)  # type: ignore[method-assign]
         return outs
 
     def _copied(self, buffers: list[np.ndarray], outs: list[np.ndarray]) -> list[np.ndarray]:
         """The graph's results from its sequence's (``results``)."""
-        if self._results is None:
-            return outs
-        return [outs[k] if dims is None else np.array((outs[k] if k is not None else buffers[source]
-                                                       if type(source) is int else source).reshape(dims))
-                for k, source, dims in self._results]
+        return outs if self._results is None else _copies(self._results, buffers, outs)
+
+
+def _copies(results: list[tuple[Any, Any, Any]], buffers: list[np.ndarray], outs: list[np.ndarray]
+            ) -> list[np.ndarray]:
+    """The results a ``BaselineExecutable``'s ``results`` say, from its sequence's ``outs``
+    and its run's ``buffers``."""
+    return [outs[k] if dims is None else np.array((outs[k] if k is not None else buffers[source]
+                                                   if type(source) is int else source).reshape(dims))
+            for k, source, dims in results]
+
+
+def _copied_after(results: list[tuple[Any, Any, Any]], prepared: Callable[[list[np.ndarray]], list[np.ndarray]],
+                  buffers: list[np.ndarray]) -> list[np.ndarray]:
+    """A run of a ``BaselineExecutable`` whose results are copies: its sequence's prepared
+    run, then the copies."""
+    return _copies(results, buffers, prepared(buffers))
 
 
 #: The runs of a baseline executable after which its sequence's prepared run runs it: most

@@ -247,7 +247,7 @@ def window_copy(array: Array) -> Any | None:
     transfers, buffer, record = found
     keys = [step.basic_key() for step in record.steps]
     if None not in keys:  # a row's or window's view: NumPy's indexing picks it (~1.5 us less)
-        copy = transfers.picked_copy(buffer, keys, array._node.shape.dims)
+        copy = transfers.picked_copy(buffer, record.family.shape, keys, array._node.shape.dims)
         if copy is not None:
             return copy
     layout = _placed(array, record)

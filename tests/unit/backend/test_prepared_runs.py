@@ -7,7 +7,9 @@ per result, and follow new code (other kernel addresses) when it lands."""
 
 from __future__ import annotations
 
+import gc
 import os
+import weakref
 
 import numpy as np
 import pytest
@@ -175,6 +177,14 @@ def test_a_read_whose_results_are_not_its_sequences_runs_prepared_then_copies_th
 
     made = [e for e in _made_by(read) if e._results is not None]
     assert made and all("run" in vars(e) for e in made)
+    kept = [weakref.ref(e) for e in made]
+    del made
+    gc.disable()  # its run refers to no executable: one the cache lets go of is freed at once
+    try:
+        xp.clear_cache()
+        assert all(ref() is None for ref in kept)
+    finally:
+        gc.enable()
     expected = np.exp(data) - 1.0
     for total, r, y in reads:
         assert total == reads[0][0]
