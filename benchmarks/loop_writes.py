@@ -89,6 +89,10 @@ def _idioms(xp: ModuleType) -> dict[str, Callable[[int], None]]:
         for k in range(n):
             swapped[k % 50] = swapped[(7 * k) % 50]
 
+    def row_slices(n: int) -> None:
+        for k in range(n):
+            swapped[k % 50, :] = swapped[(7 * k) % 50, :]
+
     pivoted = xp.asarray(rng.random((1000, 1000))) * 1.0
 
     def row_swaps(n: int) -> None:
@@ -111,6 +115,7 @@ def _idioms(xp: ModuleType) -> dict[str, Callable[[int], None]]:
             "out[4k:4k + 4] = chunk * float(k)": chunks, "m[k, 10:] = 0.5": segments,
             "x[x > t] = 0.0; float(x[0])": masked_clip, "x[x < t] *= c; float(x[1])": masked_scale,
             "float(xp.sum(x[x > t]))": selection_sum, "m[i] = m[j] (rows)": row_copies,
+            "m[i, :] = m[j, :] (rows)": row_slices,
             "kept = asarray(m[i], copy=True); m[i] = m[j]; m[j] = kept (1000 x 1000)": row_swaps,
             "m[:, j] = col * float(k) (columns)": column_writes}
 
