@@ -413,6 +413,8 @@ def _block_key(key: Any, ndim: int) -> tuple | None:
     at = next((k for k, part in enumerate(parts) if part is Ellipsis), None)
     if at is not None:
         parts = (*parts[:at], *(_FULL,) * (ndim - len(parts) + 1), *parts[at + 1:])
+    if len(parts) > ndim:  # too many indices (the rules raise), or new axes: no block
+        return None
     end = len(parts)
     while end and type(parts[end - 1]) is slice and parts[end - 1] == _FULL:
         end -= 1

@@ -379,6 +379,18 @@ def test_a_zero_size_mask_fits_axes_of_any_length(backend, shape, mask_shape):
     assert_same(xp.zeros(shape)[xp.zeros(mask_shape, dtype=xp.bool)], expected, exact=True)
 
 
+@pytest.mark.parametrize("key", [(1, slice(None)), (1, Ellipsis, slice(None)), (0, 1), (slice(1, 3), slice(None))])
+def test_a_store_with_more_indices_than_axes_raises_and_writes_nothing(backend, key):
+    """``x[1, :] = v`` of a vector is NumPy's IndexError (too many indices), for a
+    computed array, a pending one and a view alike: the store's trailing whole-axis
+    slices were dropped before the key was checked, and it wrote ``x[1]``."""
+    a = np.arange(4.0)
+    for how, x in [*_ready_and_lazy(a), ("view", xp.asarray(np.stack([a, a]))[1])]:
+        with pytest.raises(IndexError, match="too many indices"):
+            x[key] = 2.0
+        np.testing.assert_array_equal(np.asarray(x), a, err_msg=how)
+
+
 def test_a_mask_that_does_not_fit_raises(backend):
     with pytest.raises(IndexError, match="does not match"):
         xp.zeros((2, 3))[xp.zeros((3,), dtype=xp.bool)]
