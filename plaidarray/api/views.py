@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import operator
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,45 +99,35 @@ class Index(Step):
             return Layout(base.shape[1:], base.offset + self.key % base.shape[0] * base.strides[0], base.strides[1:])
         parts = self.key if type(self.key) is tuple else (self.key,)
         if len(parts) <= len(base.shape) and all(type(k) is int or type(k) is slice for k in parts):
-            return _plain_layout(parts, base)
+            return _laid_out(parts, base)  # a loop's ``m[i, :]``, ``m[:, j]``, ``x[a:b]``: no expansion (~1 us)
         if any(_traced_position(k) for k in parts):  # its shape and strides, at a position known when run
             placed = Index(tuple(0 if _traced_position(k) else k for k in parts)).layout(base)
             return placed._replace(offset=math.nan)
-        shape, strides, offset, dim = [], [], base.offset, 0
-        for k in indexing.expand_key(self.key, len(base.shape)):
-            if k is None:
-                shape.append(1)
-                strides.append(0)
-                continue
-            n, s = base.shape[dim], base.strides[dim]
-            dim += 1
-            if isinstance(k, slice):
-                start, stop, step = k.indices(n)
-                shape.append(len(range(start, stop, step)))
-                strides.append(s * step)
-                offset += start * s
-            else:
-                offset += (operator.index(k) % n) * s
-        return Layout(tuple(shape), offset, tuple(strides))
+        return _laid_out(indexing.expand_key(self.key, len(base.shape)), base)
 
 
-def _plain_layout(parts: tuple, base: Layout) -> Layout:
-    """``Index.layout`` of a key of ints and slices alone, one per leading axis (a loop's
-    ``m[i, :]``, ``m[:, j]``, ``x[a:b]``): its layout without expanding the key, which
-    took ~2 us of each write through or into such a block (``views.changed``)."""
+def _laid_out(parts: Sequence[Any], base: Layout) -> Layout:
+    """The layout of the view that ``parts`` (ints, slices and new axes, ``None``, for
+    leading axes of ``base``; the axes after them whole) pick of an array laid out as
+    ``base``."""
     shape: list[int] = []
     strides: list[int] = []
-    offset = base.offset
-    for k, n, s in zip(parts, base.shape, base.strides):
-        if type(k) is int:
-            offset += k % n * s
-        else:
+    offset, dim = base.offset, 0
+    for k in parts:
+        if k is None:
+            shape.append(1)
+            strides.append(0)
+            continue
+        n, s = base.shape[dim], base.strides[dim]
+        dim += 1
+        if type(k) is slice:
             start, stop, step = k.indices(n)
             shape.append(len(range(start, stop, step)))
             strides.append(s * step)
             offset += start * s
-    rest = len(parts)
-    return Layout((*shape, *base.shape[rest:]), offset, (*strides, *base.strides[rest:]))
+        else:
+            offset += operator.index(k) % n * s
+    return Layout((*shape, *base.shape[dim:]), offset, (*strides, *base.strides[dim:]))
 
 
 @dataclass(slots=True)
