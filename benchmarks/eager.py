@@ -56,6 +56,7 @@ import numpy as np
 
 from .eager_apart import APART
 from .eager_idioms import IDIOMS
+from .eager_later import LATER
 
 REPO = Path(__file__).resolve().parents[1]
 LIBRARIES = ("NumPy", "JAX", "plaidarray")
@@ -805,6 +806,7 @@ SCRIPTS = [
            lambda rng: (rng.standard_normal((600, 6)), rng.standard_normal(600))),
     *(Script(name, run, inputs) for name, run, inputs in IDIOMS),
     *(Script(name, run, inputs) for name, run, inputs in APART),
+    *(Script(name, run, inputs) for name, run, inputs in LATER),
 ]
 
 
