@@ -783,7 +783,7 @@ SCALAR_READS_IN_PYTHON = {name: vars(Array)[name] for name in ("__float__", "__i
 
 if GRAPH_IN_C is not None:
     GRAPH_IN_C.configure_elements(Array, Array._getitem, Array._setitem, HOST, np.array, np.ndarray, EXACT_SCALARS,
-                                  scalars.evaluate, value_read, _STORES, views.Family)
+                                  scalars.evaluate, _STORES, views.Family)
     if transfer.FLAGS_OFFSET is not None:  # windows of read-only host buffers made views in C (``node.shared_window``)
         GRAPH_IN_C.configure_windows(transfer.FLAGS_OFFSET, transfer.WRITEABLE_FLAG)
     # ``float(x)``, ``int(x)``, ``bool(x)``, ``operator.index(x)`` of a computed 0-d host

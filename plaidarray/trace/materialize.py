@@ -414,8 +414,9 @@ def _read_in_python(node: Node) -> None:
 
 def _read_in_c(decided: Callable[..., Step] | None = None,
                general: Callable[[list[Node]], None] | None = None) -> Callable[[Node], None] | None:
-    """``_graph.read``, configured with what it reads: the lock, the cache's entries and its
-    count of a hit, the key's parts, the registry's and ``cuts``' state, ``planned`` (with
+    """``_graph.read``, configured with what it reads: the lock, the cache's entries and the
+    cache (whose hits it counts as ``ExecutableCache.hit`` does), ``hot``'s namespace (whose
+    ``FUSE_AFTER_SECONDS`` says when a baseline executable is due), the key's parts, the registry's and ``cuts``' state, ``planned`` (with
     the planned structures and what generalising rows reads) for a read it finds no
     executable for, ``decide`` and ``finish`` for every read it does not run itself,
     ``materialize`` for those it does not walk (tests count their calls through
@@ -423,7 +424,7 @@ def _read_in_c(decided: Callable[..., Step] | None = None,
     the C module is not in use."""
     if GRAPH_IN_C is None:
         return None
-    GRAPH_IN_C.configure_reads(GRAPH_LOCK, EXECUTABLES.entries, EXECUTABLES.hit, _NONE, vars(registry), vars(cuts),
+    GRAPH_IN_C.configure_reads(GRAPH_LOCK, EXECUTABLES.entries, EXECUTABLES, vars(hot), _NONE, vars(registry), vars(cuts),
                                BaselineExecutable, HOST, decided or decide, finish, general or materialize,
                                KEPT_GENERATOR_BYTES, planned, baseline.PLANNED, dynamic.SIZED, dynamic.describe_sized)
     return cast("Callable[[Node], None]", GRAPH_IN_C.read)

@@ -153,9 +153,10 @@ def _pending_graph_in_python(node: Node) -> list[Node]:
 
 class _Reads(threading.local):
     """How many values this thread read (``Array._value``, exports) or computed where they
-    were recorded (cuts), or decided a view by (``views.view``). Per thread:
-    only a call's own thread reads for it (a run's worker threads read nothing), and a
-    count of one thread's needs no lock."""
+    were recorded (cuts), or decided a view by (``views.view``), without the C module
+    (which counts them per thread itself: ``_graph.count_read``). Per thread: only a
+    call's own thread reads for it (a run's worker threads read nothing), and a count of
+    one thread's needs no lock."""
 
     count = 0
 
@@ -163,18 +164,11 @@ class _Reads(threading.local):
 _READS = _Reads()
 
 
-def value_read() -> None:
-    """Count a value read or computed while recording, or a view's layout decided by
-    (``views.view``: whether a step views its base or copies it, which no call's
-    signature holds: a reshape of a transposed view copies, of a view transposed back it
-    views)."""
+def _value_read_in_python() -> None:
     _READS.count += 1
 
 
-def reads_mark() -> int:
-    """The count of values this thread read so far (and of layouts it decided by): a
-    call between two equal marks recorded nothing that depends on a value or a view's
-    layout, only on shapes and arguments (what ``api/recipes.py`` needs to know)."""
+def _reads_mark_in_python() -> int:
     return _READS.count
 
 
@@ -272,6 +266,17 @@ def _graph_in_c() -> Any:
 
 #: The C module, or None: the Python definitions here and in ``to_hlo.py`` run instead.
 GRAPH_IN_C = _graph_in_c()
+
+#: Counts a value read or computed while recording, or a view's layout decided by
+#: (``views.view``: whether a step views its base or copies it, which no call's signature
+#: holds: a reshape of a transposed view copies, of a view transposed back it views). The
+#: count is the thread's own, in C where the module is in use, whose reads count it there.
+value_read: Callable[[], None] = GRAPH_IN_C.count_read if GRAPH_IN_C is not None else _value_read_in_python
+
+#: The count of values this thread read so far (and of layouts it decided by,
+#: ``value_read``): a call between two equal marks recorded nothing that depends on a
+#: value or a view's layout, only on shapes and arguments (what ``api/recipes.py`` needs).
+reads_mark: Callable[[], int] = GRAPH_IN_C.reads_mark if GRAPH_IN_C is not None else _reads_mark_in_python
 
 #: Records a node whose shape is known (``Node.derived``; elementwise functions call it directly).
 derive: Callable[[str, tuple[Node, ...], dict[str, Any], Shape], Node] = \

@@ -34,6 +34,7 @@ from plaidarray.backend.llvm_cpu import executable as cpu_executable
 from plaidarray.trace import node as node_module
 from plaidarray.trace import scalars
 from plaidarray.trace import to_hlo
+from plaidarray.trace.baseline import BaselineExecutable
 
 #: The C modules, by the names they are imported by.
 C_MODULES = ("plaidarray.trace._graph", "plaidarray.trace._scalars", "plaidarray.backend.llvm_cpu._entry")
@@ -368,6 +369,57 @@ def test_a_cached_read_runs_in_c_and_counts_its_hit_as_lookup_does(counted_reads
     monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 0.0)  # due now: decided in Python, which submits it
     again = float(xp.sum(_small_graph(x)))
     assert again == pytest.approx(total, rel=1e-14) and counted_reads["decide"] == decided + 2
+
+
+def test_a_cached_baseline_executable_made_before_fused_code_landed_goes_to_decide(counted_reads, monkeypatch):
+    """``BaselineExecutable.needs_attention`` as C reads it: an executable whose heat's
+    generation moved on since it was made (fused code of its structure landed) is
+    ``decide``'s, which looks again, and one whose heat is submitted is not due."""
+    from plaidarray.trace import hot
+    from plaidarray.trace import materialize as m
+
+    monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 1e9)
+    def graph(v):  # a structure of its own: no other test's fused code serves it
+        return xp.sum(xp.cos(v) * 3.0 - v)
+
+    x = xp.asarray(np.arange(6.0))
+    total = float(np.sum(np.cos(np.arange(6.0)) * 3.0 - np.arange(6.0)))
+    first = float(graph(x))  # cached now (outside an assert, which keeps its parts alive)
+    assert first == pytest.approx(total, rel=1e-14)
+    y = graph(x)
+    exe = EXECUTABLES._lru[(_c_walk([y._node])[0], m._NONE, m.backend_for(None).cache_tag)]
+    assert type(exe) is BaselineExecutable
+    decided = counted_reads["decide"]
+    exe.heat.seconds, exe.heat.submitted = 2e9, True  # past the threshold, but its compile is on its way
+    assert float(y) == pytest.approx(total, rel=1e-14)
+    assert counted_reads["decide"] == decided
+    exe.heat.seconds, exe.heat.submitted = 0.0, False
+    exe.heat.generation += 1  # fused code landed since it was made
+    assert float(graph(x)) == pytest.approx(total, rel=1e-14)
+    assert counted_reads["decide"] == decided + 1
+
+
+def test_reads_are_counted_per_thread():
+    """``node.reads_mark`` counts this thread's reads alone (a recipe recorded on one
+    thread must not take another thread's read for its own), reads made in C among them."""
+    import threading
+
+    x = xp.asarray(np.arange(4.0))
+    mark = node_module.reads_mark()
+    float(xp.sum(x * 2.0))
+    assert node_module.reads_mark() == mark + 1
+    seen = []
+
+    def other():
+        before = node_module.reads_mark()
+        for _ in range(5):
+            float(xp.sum(x * 3.0))
+        seen.append(node_module.reads_mark() - before)
+
+    worker = threading.Thread(target=other)
+    worker.start()
+    worker.join()
+    assert seen == [5] and node_module.reads_mark() == mark + 1
 
 
 def test_a_read_after_cut_graphs_and_a_traced_placeholder_go_to_python(counted_reads):
