@@ -8,8 +8,8 @@ decide at every read what to compile, so on these scripts its compiles and its r
 the graph, not its kernels, decide how it feels. Each script is written once against an array
 namespace (``numpy``, ``jax.numpy`` with float64 enabled, ``plaidarray``) and run unchanged
 on the three; only element stores go through ``set_item``, since JAX arrays are immutable
-(but in the ``idioms:`` and ``apart:`` groups, written apart in ``eager_idioms.py`` and
-``eager_apart.py``, whose stores are NumPy's).
+(but in the ``idioms:``, ``apart:`` and ``later:`` groups, written apart in
+``eager_idioms.py``, ``eager_apart.py`` and ``eager_later.py``, whose stores are NumPy's).
 
 Each script is timed in fresh processes, so that nothing is shared but what a measurement
 means to share:
