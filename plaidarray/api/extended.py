@@ -11,10 +11,19 @@ whose changing sizes one shape-generic executable serves. A concatenation copies
 the values are the same bits either way.
 
 Operands are matched by node, not by Array: an array written since (``a[i] = v``)
-points to another node and no longer matches. A result is held by its node, so a write
-to the array returned leaves it as it was (a node held elsewhere is never updated in
-place: ``Array._store``), by an array of the table's own. At most ``KEPT`` results of at most ``KEPT_BYTES`` each are
-held, and operands weakly: the table holds bounded memory. A concatenation whose first
+points to another node and no longer matches, as long as a store could not write the
+node in place, which a store does where nothing else holds it (``Array._store``). So a
+result is held by its node, by an array of the table's own (a write to the array returned
+leaves it as it was), and so are the operands that are values already (computed, or a
+caller's); a pending operand is held weakly, since holding it would make it a value its
+graph keeps (``to_hlo._shared``), and a read may compute it later (a row of a stacked list
+that its array holds), after which a store may write it in place. Such an operand,
+computed since, is matched only while the result still holds what was copied from it,
+bit for bit, or while the result is pending (its graph holds the operand: no store writes
+it in place); once matched, the next entry holds it. (Held weakly alone, a row computed by
+a read and then written in place was joined again from the stale result.) At most
+``KEPT`` results of at most ``KEPT_BYTES`` each are held, with the values among their
+operands, which are no larger: the table holds bounded memory. A concatenation whose first
 operand is the latest one's result (``h = xp.concat([h, row])``: the caller extends it
 already) is not remembered, nor are traced values: a trace's placeholders stand for other
 values at each call.
@@ -27,6 +36,8 @@ import weakref
 from collections import deque
 from collections.abc import Callable, Hashable, Sequence
 from typing import NamedTuple
+
+import numpy as np
 
 from ..trace.array import Array
 from ..trace.node import TRACED, Node
@@ -46,6 +57,10 @@ class _Made(NamedTuple):
     #: An array of the table's own: a pending result is computed with the graph that
     #: reads it, as for any live array, rather than recorded again into the next one.
     result: Array
+    #: The operands that were values when it was made, held: no store writes them in place.
+    held: tuple[Node, ...]
+    #: The positions of the operands that were pending when it was made.
+    pending: tuple[int, ...]
 
 
 _recent: deque[_Made] = deque(maxlen=KEPT)
@@ -67,9 +82,37 @@ def _earlier(key: Hashable, nodes: Sequence[Node]) -> _Made | None:
             k = len(operands)
             # The first operand, then the key, tell most entries apart at once.
             if (k <= len(nodes) and (best is None or k > len(best.operands)) and operands[0]() is nodes[0]
-                    and made.key == key and [ref() for ref in operands] == nodes[:k]):
+                    and made.key == key and [ref() for ref in operands] == nodes[:k] and _unchanged(made, nodes)):
                 best = made
     return best
+
+
+def _unchanged(made: _Made, nodes: Sequence[Node]) -> bool:
+    """Whether each operand of ``made`` that was pending when it was made (``nodes``'
+    first) and is a value now holds what ``made``'s result copied from it, bit for bit
+    (see the module): true while the result is pending; false where either is not a host
+    array of the result's dtype, which is not compared."""
+    result = made.result._node.buffer
+    if result is None:
+        return True
+    kind, axis = made.key[0], made.key[1]
+    for i in made.pending:
+        buffer = nodes[i].buffer
+        if buffer is None:
+            continue
+        if type(buffer) is not np.ndarray or type(result) is not np.ndarray or buffer.dtype != result.dtype:
+            return False
+        if kind == "stack":
+            copied = result[(slice(None),) * axis + (i,)]
+        elif axis is None:
+            start = sum(n.shape.size for n in nodes[:i])
+            copied = result[start:start + buffer.size]
+        else:
+            start = sum(n.shape.dims[axis] for n in nodes[:i])
+            copied = result[(slice(None),) * axis + (slice(start, start + buffer.shape[axis]),)]
+        if copied.tobytes() != buffer.tobytes():
+            return False
+    return True
 
 
 def extend(key: Hashable, arrays: Sequence[Array], build: Callable[[Array | None, Sequence[Array]], Array]) -> Array:
@@ -78,8 +121,9 @@ def extend(key: Hashable, arrays: Sequence[Array], build: Callable[[Array | None
     ``earlier``, the result of a remembered concatenation of the first arrays (None:
     ``rest`` is every array). A remembered one's operands were never traced (no traced
     concatenation is remembered), so only the rest are asked, and the new entry's weak
-    references are the earlier one's and the rest's: a list stacked at each step costs
-    the new operands' work, not the whole list's, beyond the identity test."""
+    references are the earlier one's and the rest's, its values the earlier one's, those
+    of its pending operands computed since and the rest's: a list stacked at each step
+    costs the new operands' work, not the whole list's, beyond the identity test."""
     nodes = [a._node for a in arrays]
     found = _earlier(key, nodes)
     done = len(found.operands) if found is not None else 0
@@ -94,8 +138,15 @@ def extend(key: Hashable, arrays: Sequence[Array], build: Callable[[Array | None
         extending = _last is not None and _last() is nodes[0]
         _last = weakref.ref(made)
         if not extending and made.depth != TRACED and made.shape.size * made.shape.dtype.itemsize <= KEPT_BYTES:
-            earlier = found.operands if found is not None else ()
-            _recent.append(_Made(key, earlier + tuple([weakref.ref(n) for n in nodes[done:]]), Array(made)))
+            earlier, held, pending = (found.operands, found.held, found.pending) if found is not None else ((), (), ())
+            computed = [i for i in pending if nodes[i].buffer is not None]  # checked by ``_earlier``
+            if computed:
+                held += tuple([nodes[i] for i in computed])
+                pending = tuple([i for i in pending if nodes[i].buffer is None])
+            rest = nodes[done:]
+            _recent.append(_Made(key, earlier + tuple([weakref.ref(n) for n in rest]), Array(made),
+                                 held + tuple([n for n in rest if n.buffer is not None]),
+                                 pending + tuple([done + j for j, n in enumerate(rest) if n.buffer is None])))
     return result
 
 

@@ -337,6 +337,53 @@ def test_a_list_stacked_at_every_step_reads_what_numpy_reads(backend):
     assert_same(xp.stack(arrays[::-1]), np.stack(rows[::-1]), exact=True)
 
 
+@pytest.mark.parametrize("join", ["concat", "stack"])
+def test_an_operand_computed_and_written_in_place_since_its_join_is_read_anew(backend, join):
+    """An operand that is a computed value of its array's own (a store writes it in
+    place) and was joined before: written since, the next join that extends the earlier
+    one reads its new values. (Remembered weakly, the operand's node was written in place
+    and the join reused the stale result: ``[1, 1, 1, ...]`` where NumPy has 7.)"""
+    ours, numpys = (xp.concat, np.concatenate) if join == "concat" else (xp.stack, np.stack)
+    values = [np.full(3, 1.0), np.full(3, 2.0), np.full(3, 3.0)]
+    arrays = [xp.asarray(v) * 1.0 for v in values]  # computed below: memory of their own
+    for a in arrays:
+        float(a[0])
+    assert_same(ours(arrays[:2]), numpys(values[:2]), exact=True)
+    arrays[0][0] = 7.0
+    values[0][0] = 7.0
+    assert_same(ours(arrays), numpys(values), exact=True)
+    arrays[1][2] = -1.0
+    values[1][2] = -1.0
+    assert_same(ours([*arrays, arrays[0]]), numpys([*values, values[0]]), exact=True)
+
+
+@pytest.mark.parametrize("join", ["concat", "stack", "flat"])
+def test_a_pending_row_computed_by_a_read_and_written_since_its_join_is_read_anew(backend, join):
+    """Rows appended pending and joined at each step, each read computing the rows its
+    list holds: a row written in place after that (its array alone holds it) is read anew
+    by the next join, whichever row it is, the newest included (a signed zero and a NaN
+    among the values written: compared bit for bit), and a row written to the bits it
+    held reads as it is."""
+    ours, numpys = {"concat": (xp.concat, np.concatenate), "stack": (xp.stack, np.stack),
+                    "flat": (lambda a: xp.concat(a, axis=None), lambda a: np.concatenate(a, axis=None))}[join]
+    data = np.random.default_rng(5).standard_normal((12, 3))
+    x = xp.asarray(data)
+    rows, expected = [], []
+    for i in range(12):
+        rows.append(x[i] * 2.0)
+        expected.append(data[i] * 2.0)
+        if i in (4, 7):
+            rows[1][1] = float(i)  # a row computed by an earlier read, written in place
+            expected[1][1] = float(i)
+        if i in (5, 9):
+            rows[-2][0] = -0.0 if i == 5 else np.nan  # the row the last join read as it was pending
+            expected[-2][0] = -0.0 if i == 5 else np.nan
+        if i == 8:
+            rows[2][2] = float(rows[2][2])  # the same bits again
+        got = np.asarray(ours(rows))
+        assert got.tobytes() == numpys(expected).tobytes(), i
+
+
 def test_a_concatenation_its_caller_extends_is_not_kept(backend):
     """``h = xp.concat([h, row])`` extends the latest result itself: remembering each
     result (``api/extended.py``) would keep copies of a growing history alive."""
