@@ -106,10 +106,16 @@ def broadcast_shapes(*shapes: tuple[int, ...]) -> tuple[int, ...]:
 
 def concat(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int | None = 0) -> Array:
     """One op over all ``arrays``, or, when their first ones are those of a recent
-    concatenation, that result and the rest (``extended.py``)."""
+    concatenation, that result and the rest (``extended.py``); small values computed on
+    the host copied at once (``trace/joins.py``), without remembering them: nothing is
+    recorded that a later join could extend (a ring buffer joined from a window of itself
+    at each step, ~5 us of the ~11 a join of two windows took)."""
     arrays = graph.check_arrays(arrays, "concat")
     alike = _alike_along(arrays, axis)
     if alike is not None:
+        made = _copied([(a, a._node.shape.dims) for a in arrays], alike)
+        if made is not None:
+            return made
         return extended.extend(("concat", alike, arrays[0].dtype), arrays, functools.partial(_alike_joined, alike))
     along, dtype = _concat_checked(arrays, axis)
 
@@ -265,6 +271,11 @@ def stack(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int = 0) -> A
     arrays = graph.check_arrays(arrays, "stack")
     alike = _alike_stack(arrays, axis)
     if alike is not None:
+        dims = arrays[0]._node.shape.dims
+        unit = (*dims[:alike], 1, *dims[alike:])
+        made = _copied([(a, unit) for a in arrays], alike)
+        if made is not None:  # as ``concat``'s
+            return made
         return extended.extend(("stack", alike, arrays[0].dtype), arrays, functools.partial(_alike_stacked, alike))
     axis, dtype = _stack_checked(arrays, axis)
 
