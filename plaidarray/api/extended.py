@@ -35,7 +35,7 @@ import threading
 import weakref
 from collections import deque
 from collections.abc import Callable, Hashable, Sequence
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import numpy as np
 
@@ -95,7 +95,7 @@ def _unchanged(made: _Made, nodes: Sequence[Node]) -> bool:
     result = made.result._node.buffer
     if result is None:
         return True
-    kind, axis = made.key[0], made.key[1]
+    kind, axis = cast(tuple, made.key)[:2]  # (the function's name, its axis, the dtype)
     for i in made.pending:
         buffer = nodes[i].buffer
         if buffer is None:
