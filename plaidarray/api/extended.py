@@ -102,13 +102,15 @@ def _unchanged(made: _Made, nodes: Sequence[Node]) -> bool:
             continue
         if type(buffer) is not np.ndarray or type(result) is not np.ndarray or buffer.dtype != result.dtype:
             return False
+        # counted from the end: the operand computed since is most often the newest
+        k = len(made.operands)
         if kind == "stack":
             copied = result[(slice(None),) * axis + (i,)]
         elif axis is None:
-            start = sum(n.shape.size for n in nodes[:i])
+            start = result.size - sum([n.shape.size for n in nodes[i:k]])
             copied = result[start:start + buffer.size]
         else:
-            start = sum(n.shape.dims[axis] for n in nodes[:i])
+            start = result.shape[axis] - sum([n.shape.dims[axis] for n in nodes[i:k]])
             copied = result[(slice(None),) * axis + (slice(start, start + buffer.shape[axis]),)]
         if copied.tobytes() != buffer.tobytes():
             return False

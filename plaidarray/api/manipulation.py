@@ -113,7 +113,7 @@ def concat(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int | None =
     arrays = graph.check_arrays(arrays, "concat")
     alike = _alike_along(arrays, axis)
     if alike is not None:
-        made = _copied([(a, a._node.shape.dims) for a in arrays], alike)
+        made = _copied([(a, a._node.shape.dims) for a in arrays], alike) if arrays[-1]._node.buffer is not None else None
         if made is not None:
             return made
         return extended.extend(("concat", alike, arrays[0].dtype), arrays, functools.partial(_alike_joined, alike))
@@ -271,9 +271,11 @@ def stack(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int = 0) -> A
     arrays = graph.check_arrays(arrays, "stack")
     alike = _alike_stack(arrays, axis)
     if alike is not None:
-        dims = arrays[0]._node.shape.dims
-        unit = (*dims[:alike], 1, *dims[alike:])
-        made = _copied([(a, unit) for a in arrays], alike)
+        made = None
+        if arrays[-1]._node.buffer is not None:  # a list's newest item is the likeliest pending
+            dims = arrays[0]._node.shape.dims
+            unit = (*dims[:alike], 1, *dims[alike:])
+            made = _copied([(a, unit) for a in arrays], alike)
         if made is not None:  # as ``concat``'s
             return made
         return extended.extend(("stack", alike, arrays[0].dtype), arrays, functools.partial(_alike_stacked, alike))
