@@ -93,7 +93,7 @@ def _unchanged(made: _Made, nodes: Sequence[Node]) -> bool:
     (see the module): true while the result is pending; false where either is not a host
     array of the result's dtype, which is not compared."""
     result = made.result._node.buffer
-    if result is None:
+    if result is None or not made.pending:
         return True
     kind, axis = cast(tuple, made.key)[:2]  # (the function's name, its axis, the dtype)
     for i in made.pending:
@@ -105,7 +105,7 @@ def _unchanged(made: _Made, nodes: Sequence[Node]) -> bool:
         # counted from the end: the operand computed since is most often the newest
         k = len(made.operands)
         if kind == "stack":
-            copied = result[(slice(None),) * axis + (i,)]
+            copied = result[i] if axis == 0 else result[(slice(None),) * axis + (i,)]
         elif axis is None:
             start = result.size - sum([n.shape.size for n in nodes[i:k]])
             copied = result[start:start + buffer.size]
@@ -141,9 +141,8 @@ def extend(key: Hashable, arrays: Sequence[Array], build: Callable[[Array | None
         _last = weakref.ref(made)
         if not extending and made.depth != TRACED and made.shape.size * made.shape.dtype.itemsize <= KEPT_BYTES:
             earlier, held, pending = (found.operands, found.held, found.pending) if found is not None else ((), (), ())
-            computed = [i for i in pending if nodes[i].buffer is not None]  # checked by ``_earlier``
-            if computed:
-                held += tuple([nodes[i] for i in computed])
+            if pending:  # those a read computed since were checked by ``_earlier``: held from now on
+                held += tuple([nodes[i] for i in pending if nodes[i].buffer is not None])
                 pending = tuple([i for i in pending if nodes[i].buffer is None])
             rest = nodes[done:]
             _recent.append(_Made(key, earlier + tuple([weakref.ref(n) for n in rest]), Array(made),
