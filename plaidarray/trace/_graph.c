@@ -3128,13 +3128,17 @@ done:
     return out;
 }
 
-/* ``array``, the window ``x[key]`` (a new Array), made a view of ``x``'s root as
-   trace.views.attach makes it with the step ``Index(key)``: 1 when done, 0 where the Python
-   ``attach`` is to do it (``x`` has no record yet, so its family is to be made; a record of
-   another type; a family whose list of views is due for its pruning), -1 on error. Making
-   the step, the record and the view's weak reference here took ~1.8 us off a window of
-   Python (``_attach_window``, ``attach``, ``Family.add`` and two ``__init__``). */
-static int attach_window(Window *self, PyObject *x, PyObject *array, PyObject *key) {
+/* ``array`` (a new Array: ``step``'s value on ``x``) made a view of ``x``'s root as
+   trace.views.attach makes it, with ``placed`` its layout (None: worked out when asked) and
+   ``step_writable`` its step's ``writable``, the step made by ``make_step`` where ``step``
+   is NULL (a window's ``Index(key)``, made only once the view is sure to be made here): 1
+   when done, 0 where the Python ``attach`` is to do it (``x`` has no record yet, so its
+   family is to be made; a record of another type; a family whose list of views is due for
+   its pruning), -1 on error. Making the record and the view's weak reference here took
+   ~1.8 us off a window of Python (``_attach_window``, ``attach``, ``Family.add`` and two
+   ``__init__``). */
+static int attach_step(Window *self, PyObject *x, PyObject *array, PyObject *step, PyObject *key, PyObject *placed,
+                       int step_writable) {
     PyObject *record = ((Handle *)x)->base, *family, *steps, *writable;
     if (record == NULL) return 0;
     if (Py_IS_TYPE(record, self->view_of)) {
@@ -3160,11 +3164,15 @@ static int attach_window(Window *self, PyObject *x, PyObject *array, PyObject *k
         if (due == -1 && PyErr_Occurred()) return -1;
         if (PyList_GET_SIZE(views) >= due) return 0; /* Family.add prunes the list first */
     }
-    int open = PyObject_IsTrue(writable); /* ``writable and step.writable``: an Index is writable */
+    int open = PyObject_IsTrue(writable); /* ``writable and step.writable`` */
     if (open < 0) return -1;
-    PyObject *step = self->index->tp_alloc(self->index, 0);
-    if (step == NULL) return -1;
-    SLOT(step, self->off_index_key) = Py_NewRef(key);
+    if (step == NULL) { /* a window's: Index(key) */
+        step = self->index->tp_alloc(self->index, 0);
+        if (step == NULL) return -1;
+        SLOT(step, self->off_index_key) = Py_NewRef(key);
+    } else {
+        Py_INCREF(step);
+    }
     Py_ssize_t n_steps = PyTuple_GET_SIZE(steps);
     PyObject *chain = PyTuple_New(n_steps + 1);
     if (chain == NULL) {
@@ -3182,8 +3190,8 @@ static int attach_window(Window *self, PyObject *x, PyObject *array, PyObject *k
     }
     SLOT(view_of, self->off_view_family) = Py_NewRef(family);
     SLOT(view_of, self->off_view_steps) = chain;
-    SLOT(view_of, self->off_view_writable) = Py_NewRef(open ? Py_True : writable);
-    SLOT(view_of, self->off_view_layout) = Py_NewRef(Py_None);
+    SLOT(view_of, self->off_view_writable) = Py_NewRef(open && step_writable ? Py_True : Py_False);
+    SLOT(view_of, self->off_view_layout) = Py_NewRef(placed);
     SLOT(view_of, self->off_view_held) = Py_NewRef(Py_None);
     Py_XSETREF(((Handle *)array)->base, view_of);
     int failed;
@@ -3229,7 +3237,7 @@ static PyObject *window_vectorcall(PyObject *callable, PyObject *const *args, si
     if (out == NULL) return NULL;
     PyObject *array = wrapped(out);
     if (array == NULL || element) return array; /* an element is a copy, as NumPy's scalar: no view */
-    int attached = Py_IS_TYPE(array, array_type) ? attach_window(self, x, array, key) : 0;
+    int attached = Py_IS_TYPE(array, array_type) ? attach_step(self, x, array, NULL, key, Py_None, 1) : 0;
     if (attached) return attached < 0 ? (Py_DECREF(array), NULL) : array;
     PyObject *call[] = {x, array, key};
     PyObject *view = PyObject_Vectorcall(self->attach, call, 3, NULL);
@@ -3353,6 +3361,32 @@ static PyObject *use_window(PyObject *self, PyObject *window) {
     }
     Py_XSETREF(subscript_window, window == Py_None ? NULL : Py_NewRef(window));
     Py_RETURN_NONE;
+}
+
+/* attach_view(base, result, step, placed) -> whether ``result`` (a new Array, ``step``'s value
+   on ``base``) was made a view of ``base``'s root here, as trace.views.attach makes it, with
+   the family, record types and slots of the Window x[key] asks (use_window); False where
+   Python's ``attach`` is to make it (no Window in use, an array of another type, or
+   attach_step's cases). A view a recipe replays (``flip``, ``.T``, a reshape) spent ~1.2 us
+   of its ~2 in that Python. */
+static int attr_true(PyObject *obj, PyObject *name);
+static PyObject *str_writable; /* "writable" (configure_reads' strings) */
+
+static PyObject *attach_view(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "attach_view(base, result, step, placed)");
+        return NULL;
+    }
+    PyObject *base = args[0], *result = args[1], *step = args[2];
+    if (subscript_window == NULL || array_type == NULL || base == result || !Py_IS_TYPE(base, array_type) ||
+        !Py_IS_TYPE(result, array_type))
+        Py_RETURN_FALSE;
+    int writable = attr_true(step, str_writable);
+    if (writable < 0) return NULL;
+    int done = attach_step((Window *)subscript_window, base, result, step, NULL, args[3], writable);
+    if (done < 0) return NULL;
+    return Py_NewRef(done ? Py_True : Py_False);
 }
 
 /* --- signature ------------------------------------------------------------------------- */
@@ -3661,7 +3695,7 @@ static PyObject *reads_entries, *reads_cache, *reads_hot, *reads_given, *reads_r
 static PyTypeObject *baseline_type;
 static PyObject *str_current, *str_since_read, *str_backend,
     *str_cache_tag, *str_compiler, *str_host_ops, *str_device_call_ops, *str_returns_parameters,
-    *str_run, *str_heat, *str_generation, *str_submitted, *str_seconds, *str_fuse_after, *str_used, *str_hit_counts,
+    *str_run, *str_heat, *str_writable, *str_generation, *str_submitted, *str_seconds, *str_fuse_after, *str_used, *str_hit_counts,
     *str_hits;
 
 static PyObject *configure_reads(PyObject *self, PyObject *args) {
@@ -3976,6 +4010,8 @@ static PyMethodDef methods[] = {
     {"configure_windows", configure_windows, METH_VARARGS,
      "configure_windows(flags_offset, writeable_flag): where an ndarray keeps its flags (transfer.FLAGS_OFFSET), "
      "for windows of read-only buffers made views in C (derive)."},
+    {"attach_view", (PyCFunction)(void (*)(void))attach_view, METH_FASTCALL,
+     "attach_view(base, result, step, placed) -> whether result was made a view of base here (views.attach)."},
     {"count_read", count_read, METH_NOARGS, "count_read(): a value read by this thread (node.value_read)."},
     {"reads_mark", reads_mark, METH_NOARGS, "reads_mark() -> the values this thread read so far (node.reads_mark)."},
     {"configure_reads", configure_reads, METH_VARARGS,
@@ -4039,6 +4075,7 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_host_ops = PyUnicode_InternFromString("host_ops");
     str_device_call_ops = PyUnicode_InternFromString("device_call_ops");
     str_heat = PyUnicode_InternFromString("heat");
+    str_writable = PyUnicode_InternFromString("writable");
     str_generation = PyUnicode_InternFromString("generation");
     str_submitted = PyUnicode_InternFromString("submitted");
     str_seconds = PyUnicode_InternFromString("seconds");
@@ -4063,7 +4100,7 @@ PyMODINIT_FUNC PyInit__graph(void) {
         str_subtract == NULL || str_multiply == NULL || str_sqrt == NULL || str_broadcast_in_dim == NULL ||
         str_broadcast_dimensions == NULL || str_current == NULL || str_since_read == NULL || str_backend == NULL ||
         str_cache_tag == NULL || str_compiler == NULL || str_host_ops == NULL || str_device_call_ops == NULL ||
-        str_heat == NULL || str_generation == NULL || str_submitted == NULL || str_seconds == NULL ||
+        str_heat == NULL || str_writable == NULL || str_generation == NULL || str_submitted == NULL || str_seconds == NULL ||
         str_fuse_after == NULL || str_used == NULL || str_hit_counts == NULL || str_hits == NULL ||
         str_returns_parameters == NULL || str_run == NULL ||
         NOT_HANDLED_MARK == NULL || PyType_Ready(&handle_type) || PyType_Ready(&elementwise_type) ||

@@ -36,7 +36,7 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from ..backend.transfer import HOST, in_range
-from .node import value_read
+from .node import GRAPH_IN_C, value_read
 
 if TYPE_CHECKING:
     from .array import Array
@@ -213,7 +213,10 @@ def view(base: Array, step: Step) -> Array:
 
 def attach(base: Array, result: Array, step: Step, placed: Layout | None) -> Array:
     """``result``, the value of ``step`` on ``base``, made a view of ``base``'s root
-    (``placed``: its layout, when ``step.may_copy`` needed it already)."""
+    (``placed``: its layout, when ``step.may_copy`` needed it already): in C where the
+    module is in use and ``base`` has its record (``_graph.attach_view``), else here."""
+    if _ATTACH_IN_C is not None and _ATTACH_IN_C(base, result, step, placed):
+        return result
     if result is base:
         result = type(base)(base._node)
     record = base._base
@@ -228,6 +231,8 @@ def attach(base: Array, result: Array, step: Step, placed: Layout | None) -> Arr
         family.pin.adopt(result)
     return result
 
+
+_ATTACH_IN_C = GRAPH_IN_C.attach_view if GRAPH_IN_C is not None else None
 
 #: The ops a view's steps record (``api/views.py``), each reading its base as its first operand.
 _SELECTIONS = frozenset({"slice", "dynamic_slice", "reshape", "transpose", "reverse", "broadcast_in_dim", "pad"})

@@ -459,3 +459,38 @@ def test_a_family_with_many_live_views_drops_dead_ones_seldom():
     assert drops <= 2
     assert len(family.views) <= 2 * len(kept) + 8
     np.testing.assert_array_equal(np.asarray(kept[2999][1:]), np.arange(1.0, 3000.0))
+
+
+_VIEW_MAKERS = {
+    "flip": lambda a: xp.flip(a, axis=0),
+    "transpose": lambda a: a.T,
+    "reshape": lambda a: xp.reshape(a, (a.shape[1], a.shape[0])),
+    "expand_dims": lambda a: xp.expand_dims(a, axis=0),
+    "broadcast_to": lambda a: xp.broadcast_to(a, (2, *a.shape)),
+    "diagonal": lambda a: xp.linalg.diagonal(a),
+    "window of a view": lambda a: a.T[1:, ::2],
+}
+
+
+@pytest.mark.parametrize("make", list(_VIEW_MAKERS))
+def test_a_view_attached_in_c_is_the_view_python_attaches(make, monkeypatch):
+    """``_graph.attach_view`` makes a view's record as ``views.attach`` does: its family,
+    steps, writability (a read-only step's view is read-only), layout, place in the
+    family's views and values."""
+    if views._ATTACH_IN_C is None:
+        pytest.skip("the C module is not in use")
+    made = {}
+    for where in ("c", "python"):
+        if where == "python":
+            monkeypatch.setattr(views, "_ATTACH_IN_C", None)
+        data = np.arange(12.0).reshape(3, 4)
+        root = xp.asarray(data) * 1.0
+        first = root[1:]  # the root's family, made by Python's attach (none yet) or C's window
+        view = _VIEW_MAKERS[make](root)
+        record = view._base
+        assert type(record) is views.ViewOf and record.family is first._base.family is root._base
+        assert any(ref() is view for ref in record.family.views)
+        made[where] = (record.steps, record.writable, record.layout(), np.asarray(view))
+    c, python = made["c"], made["python"]
+    assert c[0] == python[0] and c[1] == python[1] and c[2] == python[2]
+    np.testing.assert_array_equal(c[3], python[3])
