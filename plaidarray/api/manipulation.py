@@ -108,12 +108,14 @@ def concat(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int | None =
     """One op over all ``arrays``, or, when their first ones are those of a recent
     concatenation, that result and the rest (``extended.py``); small values computed on
     the host copied at once (``trace/joins.py``), without remembering them: nothing is
-    recorded that a later join could extend (a ring buffer joined from a window of itself
-    at each step, ~5 us of the ~11 a join of two windows took)."""
+    recorded that a later join could extend (~5 us of the ~11 a join of two windows of a
+    computed array took)."""
     arrays = graph.check_arrays(arrays, "concat")
     alike = _alike_along(arrays, axis)
     if alike is not None:
-        made = _copied([(a, a._node.shape.dims) for a in arrays], alike) if arrays[-1]._node.buffer is not None else None
+        made = None
+        if arrays[-1]._node.buffer is not None and arrays[0]._node.buffer is not None:  # else one is pending
+            made = _copied([(a, a._node.shape.dims) for a in arrays], alike)
         if made is not None:
             return made
         return extended.extend(("concat", alike, arrays[0].dtype), arrays, functools.partial(_alike_joined, alike))
@@ -272,7 +274,7 @@ def stack(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int = 0) -> A
     alike = _alike_stack(arrays, axis)
     if alike is not None:
         made = None
-        if arrays[-1]._node.buffer is not None:  # a list's newest item is the likeliest pending
+        if arrays[-1]._node.buffer is not None and arrays[0]._node.buffer is not None:  # as ``concat``'s
             dims = arrays[0]._node.shape.dims
             unit = (*dims[:alike], 1, *dims[alike:])
             made = _copied([(a, unit) for a in arrays], alike)
