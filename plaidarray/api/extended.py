@@ -96,6 +96,7 @@ def _unchanged(made: _Made, nodes: Sequence[Node]) -> bool:
     if result is None or not made.pending:
         return True
     kind, axis = cast(tuple, made.key)[:2]  # (the function's name, its axis, the dtype)
+    k = len(made.operands)
     for i in made.pending:
         buffer = nodes[i].buffer
         if buffer is None:
@@ -103,7 +104,6 @@ def _unchanged(made: _Made, nodes: Sequence[Node]) -> bool:
         if type(buffer) is not np.ndarray or type(result) is not np.ndarray or buffer.dtype != result.dtype:
             return False
         # counted from the end: the operand computed since is most often the newest
-        k = len(made.operands)
         if kind == "stack":
             copied = result[i] if axis == 0 else result[(slice(None),) * axis + (i,)]
         elif axis is None:

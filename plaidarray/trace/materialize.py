@@ -416,12 +416,12 @@ def _read_in_c(decided: Callable[..., Step] | None = None,
                general: Callable[[list[Node]], None] | None = None) -> Callable[[Node], None] | None:
     """``_graph.read``, configured with what it reads: the lock, the cache's entries and the
     cache (whose hits it counts as ``ExecutableCache.hit`` does), ``hot``'s namespace (whose
-    ``FUSE_AFTER_SECONDS`` says when a baseline executable is due), the key's parts, the registry's and ``cuts``' state, ``planned`` (with
-    the planned structures and what generalising rows reads) for a read it finds no
-    executable for, ``decide`` and ``finish`` for every read it does not run itself,
-    ``materialize`` for those it does not walk (tests count their calls through
-    ``decided`` and ``general``, which stand for ``decide`` and ``materialize``); None where
-    the C module is not in use."""
+    ``FUSE_AFTER_SECONDS`` says when a baseline executable is due), the key's parts, the
+    registry's and ``cuts``' state, ``planned`` (with the planned structures and what
+    generalising rows reads) for a read it finds no executable for, ``decide`` and
+    ``finish`` for every read it does not run itself, ``materialize`` for those it does not
+    walk (tests count their calls through ``decided`` and ``general``, which stand for
+    ``decide`` and ``materialize``); None where the C module is not in use."""
     if GRAPH_IN_C is None:
         return None
     GRAPH_IN_C.configure_reads(GRAPH_LOCK, EXECUTABLES.entries, EXECUTABLES, vars(hot), _NONE, vars(registry), vars(cuts),
