@@ -111,8 +111,8 @@ def phase_rotation(xp, z):
     step = xp.exp(1j * xp.linspace(0.0, 0.5, z.shape[0]))
     for _ in range(25):
         z = z * step * 0.99
-        seen.append(complex(z[0]))
-        seen.append(float(xp.max(xp.abs(z))))
+        first = complex(z[0])
+        seen += [first.real, first.imag, float(xp.max(xp.abs(z)))]
     return seen
 
 
