@@ -8,8 +8,9 @@ decide at every read what to compile, so on these scripts its compiles and its r
 the graph, not its kernels, decide how it feels. Each script is written once against an array
 namespace (``numpy``, ``jax.numpy`` with float64 enabled, ``plaidarray``) and run unchanged
 on the three; only element stores go through ``set_item``, since JAX arrays are immutable
-(but in the ``idioms:``, ``apart:`` and ``later:`` groups, written apart in
-``eager_idioms.py``, ``eager_apart.py`` and ``eager_later.py``, whose stores are NumPy's).
+(but in the ``idioms:``, ``apart:``, ``later:`` and ``fresh:`` groups, written apart in
+``eager_idioms.py``, ``eager_apart.py``, ``eager_later.py`` and ``eager_fresh.py``, whose
+stores are NumPy's).
 
 Each script is timed in fresh processes, so that nothing is shared but what a measurement
 means to share:
@@ -57,6 +58,7 @@ import numpy as np
 from .eager_apart import APART
 from .eager_idioms import IDIOMS
 from .eager_later import LATER
+from .eager_fresh import FRESH
 
 REPO = Path(__file__).resolve().parents[1]
 LIBRARIES = ("NumPy", "JAX", "plaidarray")
@@ -807,6 +809,7 @@ SCRIPTS = [
     *(Script(name, run, inputs) for name, run, inputs in IDIOMS),
     *(Script(name, run, inputs) for name, run, inputs in APART),
     *(Script(name, run, inputs) for name, run, inputs in LATER),
+    *(Script(name, run, inputs) for name, run, inputs in FRESH),
 ]
 
 
