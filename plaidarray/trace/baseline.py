@@ -87,6 +87,8 @@ def forget() -> None:
     _PLANS.clear()
     _MET.clear()
     _SIGNATURES.clear()
+    _AT_SIZES.clear()
+    _FOLDS.clear()
     PLANNED.clear()
 
 
@@ -213,17 +215,34 @@ def _templates_at_sizes(layout: _Layout, rows: tuple, sources: Sequence[tuple[di
     third of a new graph's assembly. None where the compiler makes none (a call's binding
     makes what it needs per size, a size past a library call's limit): the caller binds
     each op's kernel then."""
+    folded = layout.folded
     for i, operands in layout.ops():
         attrs, shape = sources[i]
-        executable, kernel_rows, kernel_pattern, merge = _kernel_template(rows, rows[i], attrs, shape, backend,
-                                                                          i in in_place, layout.folded)
-        symbols = _kernel_symbols(kernel_rows, kernel_pattern, [sources[o][1].dims for o in operands], attrs, shape,
-                                  merge)
-        if symbols is None:
+        op, attr_key, at, dims, dtype = rows[i]
+        key = (op, attr_key, dims, dtype, tuple([rows[o][-2:] for o in at]), folded and tuple([o in folded for o in at]),
+               shape, i in in_place, backend.cache_tag)
+        found = _AT_SIZES.get(key)
+        if found is None:
+            executable, kernel_rows, kernel_pattern, merge = _kernel_template(rows, rows[i], attrs, shape, backend,
+                                                                              i in in_place, folded)
+            found = executable, _kernel_symbols(kernel_rows, kernel_pattern, [sources[o][1].dims for o in operands],
+                                                attrs, shape, merge)
+            if len(_AT_SIZES) >= KEPT_BOUND:
+                _AT_SIZES.clear()
+            _AT_SIZES[key] = found
+        if found[1] is None:
             return None
-        layout.call(i, operands, executable, (), symbols)
+        layout.call(i, operands, found[0], (), found[1])
     return backend.compiler.generic_sequence(layout.calls, layout.n_params, layout.literals, layout.shapes,
                                              layout.computed, 0)
+
+
+#: ``_templates_at_sizes``' kernel and run-time sizes of an op, by its row without its
+#: operands' numbers (``_signature``'s key) and its shape: a script's new graphs are mostly
+#: ops met in other graphs at the same sizes (the same arrays read in other expressions),
+#: and finding an op's template and working out its sizes again was ~10 us an op.
+#: Emptied at ``KEPT_BOUND``.
+_AT_SIZES: dict[Hashable, tuple[Executable, tuple[Dim, ...] | None]] = {}
 
 
 #: Structures met once (by their ``_PLANS`` key), whose graph ran on its ops' kernels
@@ -386,15 +405,32 @@ def _fold_where_built(layout: _Layout, rows: tuple, sources: Sequence[tuple[dict
     """Keeps in ``layout.folded`` only the broadcasts whose reader's kernel of folded
     operands is built (or, with ``COMPILE_FOLDED``, compiled) for any size, and, if
     ``exact`` (the rows' sizes are numbers), fits these sizes."""
-    kept = set(layout.folded)
+    folded = layout.folded
+    kept = set(folded)
     for i, row in enumerate(rows):
         if len(row) == 5 and any(o in kept for o in row[2]):
-            signature, attrs, _ = _signature(rows, row, sources[i][0], layout.folded)
-            template, kernel_rows, pattern = _found_template(signature, attrs, sources[i][1], backend, i in in_place,
-                                                             compile_missing=COMPILE_FOLDED)
-            if template is None or pattern is None or exact and not _fits(kernel_rows, pattern, backend):
+            op, attr_key, at, dims, dtype = row
+            key = (op, attr_key, dims, dtype, tuple([rows[o][-2:] for o in at]), tuple([o in folded for o in at]),
+                   sources[i][1], i in in_place, backend.cache_tag, exact)
+            folds = _FOLDS.get(key)
+            if folds is None:
+                signature, attrs, _ = _signature(rows, row, sources[i][0], folded)
+                template, kernel_rows, pattern = _found_template(signature, attrs, sources[i][1], backend,
+                                                                 i in in_place, compile_missing=COMPILE_FOLDED)
+                folds = not (template is None or pattern is None or exact and not _fits(kernel_rows, pattern, backend))
+                if template is not None or COMPILE_FOLDED:  # a kernel not built may be built later
+                    if len(_FOLDS) >= KEPT_BOUND:
+                        _FOLDS.clear()
+                    _FOLDS[key] = folds
+            if not folds:
                 kept.difference_update(row[2])
     layout.folded = frozenset(kept)
+
+
+#: ``_fold_where_built``'s answer for an op's row (``_AT_SIZES``' key, and whether its
+#: sizes are numbers), where its kernel of folded operands is found: ~15 us a reader of a
+#: folded scalar (``x * 2.0``) in each new graph. Emptied at ``KEPT_BOUND``.
+_FOLDS: dict[Hashable, bool] = {}
 
 
 def _fits(kernel_rows: tuple, pattern: dynamic.Pattern, backend: Backend) -> bool:

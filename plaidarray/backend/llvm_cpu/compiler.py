@@ -27,6 +27,7 @@ from .. import dump
 from ..executable import AotArtifact, AotOptions, Call, Compiler, Executable, ListedKernel
 from ..llvm import lazy_import, object_cache
 from . import cache_entry, fft_library, op_catalogue
+from .call_by_call import call_by_call
 from .executable import CpuExecutable
 from .host import host_id, opt_level
 from .sequence import merge
@@ -138,7 +139,13 @@ class CpuCompiler(Compiler):
 
     def generic_sequence(self, calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
                          shapes: Sequence[Shape], outputs: Sequence[int], n_symbols: int) -> Executable | None:
-        """The calls' kernels as one shape-generic executable's steps (``sequence.py``)."""
+        """The calls' kernels as one shape-generic executable's steps (``sequence.py``);
+        without symbols of its own (a graph's op kernels at its sizes), of small values,
+        run call by call until it runs again (``call_by_call.py``)."""
+        if not n_symbols:
+            made = call_by_call(calls, n_params, constants, shapes, outputs)
+            if made is not None:
+                return made
         return merge(calls, n_params, constants, shapes, outputs, n_symbols)
 
     def compile_ahead_of_time(self, module: Module, constants: Sequence[np.ndarray],

@@ -55,7 +55,7 @@ def merge(calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
             return None
         parts.append(cast("CpuExecutable | ShapeGenericExecutable", call.executable))
     defined = n_params + len(constants)  # the first value a call defines
-    root = _roots(calls, parts)
+    root = roots(calls, parts)
     results = [root.get(o, o) for o in outputs]
     if any(n_params <= r < defined for r in results) or len(set(results)) < len(results):
         return None
@@ -224,7 +224,7 @@ class _Dims:
         return found
 
 
-def _roots(calls: Sequence[Call], parts: Sequence[CpuExecutable | ShapeGenericExecutable]) -> dict[int, int]:
+def roots(calls: Sequence[Call], parts: Sequence[CpuExecutable | ShapeGenericExecutable]) -> dict[int, int]:
     """The value each result that is an input passed through stands for (an op its
     compile found to be the identity: a transpose of unit dimensions), followed to the
     value first defined."""

@@ -24,6 +24,12 @@ pytestmark = pytest.mark.skipif(cpu_executable._ENTRY is None or os.environ.get(
                                 reason="prepared runs are made by the C module _entry, not loaded here")
 
 
+def _merged(executable: baseline.BaselineExecutable):
+    """Its sequence, merged: a graph met once runs call by call until it runs again
+    (``call_by_call.py``), then on its merged sequence."""
+    return getattr(executable._sequence, "_merged", None) or executable._sequence
+
+
 @pytest.fixture(autouse=True)
 def op_by_op(monkeypatch):
     monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 1e9)  # the baseline executables stay
@@ -51,7 +57,7 @@ def _made_by(read) -> list[baseline.BaselineExecutable]:
 def _preparable(executable: baseline.BaselineExecutable) -> bool:
     """Whether its sequence runs full code (first-tier code compiled in this process is
     timed by the Python run until its full code lands) and its results are its sequence's."""
-    sequence = executable._sequence
+    sequence = _merged(executable)
     runs = getattr(sequence, "_template", sequence)._runs
     return executable._results is None and not runs.first_tier
 
@@ -150,7 +156,7 @@ def test_a_prepared_run_returns_a_parameter_its_sequence_passes_through():
     xp.clear_cache()
     x = xp.asarray(np.arange(6.0))
     executable = next(e for e in _made_by(lambda: np.asarray(x * 2.5)) if _prepared(e))
-    sequence = executable._sequence
+    sequence = _merged(executable)
     prepared = cpu_executable._ENTRY.Prepared(
         sequence, sequence._plan, sequence._constant_pointers, sequence._dims, tuple(sequence._output_allocators),
         tuple(sequence._temp_allocators), (0, -1), None, False, tiering, (), None)
