@@ -218,9 +218,7 @@ def _templates_at_sizes(layout: _Layout, rows: tuple, sources: Sequence[tuple[di
     folded = layout.folded
     for i, operands in layout.ops():
         attrs, shape = sources[i]
-        op, attr_key, at, dims, dtype = rows[i]
-        key = (op, attr_key, dims, dtype, tuple([rows[o][-2:] for o in at]), folded and tuple([o in folded for o in at]),
-               shape, i in in_place, backend.cache_tag)
+        key = (_op_key(rows, rows[i], folded), shape, i in in_place, backend.cache_tag)
         found = _AT_SIZES.get(key)
         if found is None:
             executable, kernel_rows, kernel_pattern, merge = _kernel_template(rows, rows[i], attrs, shape, backend,
@@ -238,7 +236,7 @@ def _templates_at_sizes(layout: _Layout, rows: tuple, sources: Sequence[tuple[di
 
 
 #: ``_templates_at_sizes``' kernel and run-time sizes of an op, by its row without its
-#: operands' numbers (``_signature``'s key) and its shape: a script's new graphs are mostly
+#: operands' numbers (``_op_key``) and its shape: a script's new graphs are mostly
 #: ops met in other graphs at the same sizes (the same arrays read in other expressions),
 #: and finding an op's template and working out its sizes again was ~10 us an op.
 #: Emptied at ``KEPT_BOUND``.
@@ -409,9 +407,7 @@ def _fold_where_built(layout: _Layout, rows: tuple, sources: Sequence[tuple[dict
     kept = set(folded)
     for i, row in enumerate(rows):
         if len(row) == 5 and any(o in kept for o in row[2]):
-            op, attr_key, at, dims, dtype = row
-            key = (op, attr_key, dims, dtype, tuple([rows[o][-2:] for o in at]), tuple([o in folded for o in at]),
-                   sources[i][1], i in in_place, backend.cache_tag, exact)
+            key = (_op_key(rows, row, folded), sources[i][1], i in in_place, backend.cache_tag, exact)
             folds = _FOLDS.get(key)
             if folds is None:
                 signature, attrs, _ = _signature(rows, row, sources[i][0], folded)
@@ -623,9 +619,7 @@ def _signature(rows: tuple, row: tuple, attrs: dict, folded: frozenset[int] = fr
     elementwise op's operands flattened, a broadcast's kept and repeated runs), so that one
     kernel serves every rank that merges alike. An operand of ``folded`` (``_Layout``) is
     its 0-d value, broadcast by a row of the kernel's own graph."""
-    op, attr_key, at, dims, dtype = row
-    key = (op, attr_key, dims, dtype, tuple([rows[o][-2:] for o in at]),
-           folded and tuple([o in folded for o in at]))
+    key = _op_key(rows, row, folded)
     found = _SIGNATURES.get(key)
     if found is None:
         found = _merged_signature(rows, row, attrs, folded)
@@ -634,6 +628,13 @@ def _signature(rows: tuple, row: tuple, attrs: dict, folded: frozenset[int] = fr
         _SIGNATURES[key] = found
     signature, merge = found
     return signature, {**attrs, **merge.attrs} if merge is not None and merge.attrs else attrs, merge
+
+
+def _op_key(rows: tuple, row: tuple, folded: frozenset[int]) -> tuple:
+    """An op's row without its operands' numbers: their dims and dtypes instead, and which
+    are folded (``_Layout``); what the op's kernel and its signature depend on."""
+    op, attr_key, at, dims, dtype = row
+    return op, attr_key, dims, dtype, tuple([rows[o][-2:] for o in at]), folded and tuple([o in folded for o in at])
 
 
 def _merged_signature(rows: tuple, row: tuple, attrs: dict, folded: frozenset[int]) -> tuple[tuple, Merge | None]:

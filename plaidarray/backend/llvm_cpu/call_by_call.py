@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import math
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
@@ -24,7 +24,7 @@ from ...hlo.shape import Shape
 from ..buffer_pool import MIN_POOLED_TEMP_BYTES
 from ..executable import Call, Executable
 from .executable import CpuExecutable, ShapeGenericExecutable, Step
-from .sequence import merge, roots
+from .sequence import merge, mergeable
 
 
 class CallByCall(Executable):
@@ -36,7 +36,7 @@ class CallByCall(Executable):
 
     def __init__(self, runners: list[Any], calls: Sequence[Call], n_params: int,
                  constants: Sequence[np.ndarray], shapes: Sequence[Shape], outputs: Sequence[int],
-                 merged: Callable[[], Any]) -> None:
+                 passes_through: bool, merged: Callable[[], Any]) -> None:
         defined = n_params + len(constants)
         last: dict[int, int] = {}
         for index, call in enumerate(calls):
@@ -53,10 +53,9 @@ class CallByCall(Executable):
         self._make_merged: Callable[[], Any] | None = merged
         self._merged: CpuExecutable | None = None
         self._ran = False
-        #: Whether a result may be a parameter passed through (a call whose result is its
-        #: operand: an op its compile found to be the identity).
-        self.returns_parameters = any(kind == "param" for call in calls
-                                      for kind, _ in getattr(call.executable, "output_slots", ()))
+        #: Whether a result may be a parameter passed through (``passes_through``: a call
+        #: whose result is its operand, an op its compile found to be the identity).
+        self.returns_parameters = passes_through
 
     @property
     def steps(self) -> tuple[Step, ...]:
@@ -102,30 +101,18 @@ def call_by_call(calls: Sequence[Call], n_params: int, constants: Sequence[np.nd
     a merged sequence's temporaries of ``MIN_POOLED_TEMP_BYTES`` or more come from the
     buffer pool, where a call's results are its own; checked for memory before its run,
     naming a buffer of the graph's shapes; and running them costs more than merging),
-    or where ``merge`` would make none: a call's executable of another kind or with sizes
-    it makes per size (an FFT's plan), a size past a library call's limit, a result that
-    is a constant or another result."""
+    where ``merge`` would make none (``mergeable``), or where a size is past a library
+    call's limit."""
     if any(math.prod(shape.dims) * shape.dtype.itemsize >= MIN_POOLED_TEMP_BYTES for shape in shapes):
         return None
-    runners: list[Any] = []  # bound kernels and ``ShapeGenericExecutable.runner``'s, each with its steps
-    for call in calls:
-        made = type(call.executable)
-        if made is ShapeGenericExecutable:
-            template: Any = call.executable
-            if template.per_size or not all(type(size) is int for size in call.symbols):
-                return None
-            runner = template.runner(call.symbols)
-            if runner is None:
-                return None
-            runners.append(runner)
-        elif made is CpuExecutable:
-            runners.append(call.executable)
-        else:
-            return None
-    root = roots(calls, [call.executable for call in calls])  # type: ignore[misc]
-    results = [root.get(o, o) for o in outputs]
-    defined = n_params + len(constants)
-    if any(n_params <= r < defined for r in results) or len(set(results)) < len(results):
+    taken = mergeable(calls, n_params, len(constants), outputs)
+    if taken is None:
         return None
-    return CallByCall(runners, calls, n_params, constants, shapes, outputs,
+    runners: list[Any] = []  # bound kernels and ``ShapeGenericExecutable.runner``'s, each with its steps
+    for part, call in zip(taken[0], calls):
+        runner = part.runner(cast("tuple[int, ...]", call.symbols)) if type(part) is ShapeGenericExecutable else part
+        if runner is None:  # a size past a library call's limit
+            return None
+        runners.append(runner)
+    return CallByCall(runners, calls, n_params, constants, shapes, outputs, bool(taken[1]),
                       functools.partial(merge, calls, n_params, constants, shapes, outputs))

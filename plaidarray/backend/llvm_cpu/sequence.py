@@ -44,21 +44,11 @@ def merge(calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
     template's plan for its length) has the sequence's binding make them: its made sizes
     are symbols of the sequence after its own, its constants at their place in the
     sequence's."""
-    parts: list[CpuExecutable | ShapeGenericExecutable] = []
-    for call in calls:
-        made = type(call.executable)
-        if made is ShapeGenericExecutable and not n_symbols:  # its run-time sizes are numbers here
-            template = cast(ShapeGenericExecutable, call.executable)
-            if template.per_size or not all(type(size) is int for size in call.symbols):
-                return None
-        elif made is not CpuExecutable and not (n_symbols and made is ShapeGenericExecutable):
-            return None
-        parts.append(cast("CpuExecutable | ShapeGenericExecutable", call.executable))
-    defined = n_params + len(constants)  # the first value a call defines
-    root = roots(calls, parts)
-    results = [root.get(o, o) for o in outputs]
-    if any(n_params <= r < defined for r in results) or len(set(results)) < len(results):
+    taken = mergeable(calls, n_params, len(constants), outputs, n_symbols)
+    if taken is None:
         return None
+    parts, root, results = taken
+    defined = n_params + len(constants)  # the first value a call defines
     merged_constants = list(constants)
     constant_starts = []
     for part in parts:
@@ -109,6 +99,30 @@ def merge(calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray],
                                       list(limits.items()), dims.derived, per_size)
     return CpuExecutable(steps, n_params, merged_constants, slots, table.output_shapes, table.temp_shapes,
                          cast("list[int]", dims.derived))
+
+
+def mergeable(calls: Sequence[Call], n_params: int, n_constants: int, outputs: Sequence[int], n_symbols: int = 0
+              ) -> tuple[list[CpuExecutable | ShapeGenericExecutable], dict[int, int], list[int]] | None:
+    """What ``merge`` takes of its calls (their executables, each passed-through result's
+    source, ``_roots``, and the results' values followed to it), or None where it makes no
+    executable: a call's executable of another kind, or without ``n_symbols`` a
+    shape-generic one with sizes that are not numbers or that it makes per size (an FFT's
+    plan), or a result that is a constant or another result."""
+    parts: list[CpuExecutable | ShapeGenericExecutable] = []
+    for call in calls:
+        made = type(call.executable)
+        if made is ShapeGenericExecutable and not n_symbols:  # its run-time sizes are numbers here
+            template = cast(ShapeGenericExecutable, call.executable)
+            if template.per_size or not all(type(size) is int for size in call.symbols):
+                return None
+        elif made is not CpuExecutable and not (n_symbols and made is ShapeGenericExecutable):
+            return None
+        parts.append(cast("CpuExecutable | ShapeGenericExecutable", call.executable))
+    root = _roots(calls, parts)
+    results = [root.get(o, o) for o in outputs]
+    if any(n_params <= r < n_params + n_constants for r in results) or len(set(results)) < len(results):
+        return None
+    return parts, root, results
 
 
 class _Shaped(NamedTuple):
@@ -224,7 +238,7 @@ class _Dims:
         return found
 
 
-def roots(calls: Sequence[Call], parts: Sequence[CpuExecutable | ShapeGenericExecutable]) -> dict[int, int]:
+def _roots(calls: Sequence[Call], parts: Sequence[CpuExecutable | ShapeGenericExecutable]) -> dict[int, int]:
     """The value each result that is an input passed through stands for (an op its
     compile found to be the identity: a transpose of unit dimensions), followed to the
     value first defined."""
