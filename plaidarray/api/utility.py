@@ -38,7 +38,12 @@ def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = Non
     if prepend is not None or append is not None:
         from .manipulation import concat
 
-        x = concat([a for a in (prepend, x, append) if a is not None], axis=axis)
+        parts = [x]
+        if prepend is not None:
+            parts.insert(0, _edge(prepend, x, axis))
+        if append is not None:
+            parts.append(_edge(append, x, axis))
+        x = concat(parts, axis=axis)
     for _ in range(n):
         m = x.shape[axis]
         if m == 0:
@@ -48,3 +53,22 @@ def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = Non
         b = graph.sliced(x, tuple(lo[:axis] + [1] + lo[axis + 1:]), tuple(hi), (1,) * x.ndim)
         x = op("xor" if x.dtype == dt.bool_ else "subtract", b, a)
     return x
+
+
+def _edge(value: Array | bool | int | float | complex, x: Array, axis: int) -> Array:
+    """``diff``'s ``prepend`` or ``append``: an array of ``x``'s rank as it is; a Python
+    scalar or a zero-dimensional array, as NumPy takes them, one element along ``axis``
+    broadcast across the others (``np.diff(g, prepend=1.0)``), a Python scalar of the
+    dtype the standard's promotion with ``x`` gives (``x + 1.0``'s: float32 stays float32,
+    where NumPy's ``asarray(1.0)`` would make it float64)."""
+    shape = (*x.shape[:axis], 1, *x.shape[axis + 1:])
+    if isinstance(value, Array):
+        from .manipulation import broadcast_to
+
+        return broadcast_to(value, shape) if value.ndim == 0 else value
+    if type(value) not in (bool, int, float, complex):
+        raise TypeError(f"diff: prepend and append must be arrays or Python scalars, got {type(value).__name__}")
+    from .data_types import result_type
+
+    return graph.full(shape, value, result_type(x, value))
+

@@ -252,6 +252,28 @@ def test_manipulation_helpers(backend, data):
     _same(xp.diff(xp.asarray(a), axis=axis), np.diff(a, axis=axis))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.int64])
+def test_diff_with_scalar_and_zero_dimensional_ends(backend, dtype):
+    """A Python scalar or a 0-d array as ``prepend``/``append`` is one element along the
+    axis, broadcast across the others, as NumPy takes it (``np.diff(g, prepend=1.0)``)."""
+    a = np.arange(12, dtype=dtype).reshape(3, 4) ** 2
+    for axis in (0, 1, -1):
+        _same(xp.diff(xp.asarray(a), axis=axis, prepend=1.0), np.diff(a, axis=axis, prepend=1.0))
+        _same(xp.diff(xp.asarray(a), axis=axis, append=xp.asarray(dtype(5))),
+              np.diff(a, axis=axis, append=np.asarray(dtype(5))))
+        _same(xp.diff(xp.asarray(a), axis=axis, n=2, prepend=2, append=xp.asarray(a)[:1] if axis == 0 else 3),
+              np.diff(a, axis=axis, n=2, prepend=2, append=a[:1] if axis == 0 else 3))
+    with pytest.raises(TypeError, match="prepend and append"):
+        xp.diff(xp.asarray(a), prepend="1")
+
+
+def test_diff_keeps_float32_with_a_python_float_end(backend):
+    """The scalar takes the array's dtype by the standard's promotion, as ``x + 1.0`` does."""
+    got = xp.diff(xp.asarray([1.0, 4.0], dtype=xp.float32), prepend=1.0)
+    assert got.dtype == xp.float32
+    np.testing.assert_array_equal(np.asarray(got), np.array([0.0, 3.0], dtype=np.float32))
+
+
 @given(data=st.data())
 def test_triangles_and_meshgrid(backend, data):
     a = _array(data, np.float64, min_dims=2, special=False)
