@@ -386,7 +386,12 @@ class Array(_ArrayHandle):
         if new.op in _UPDATES and new.operands[0] is old and new.depth != TRACED:
             # Before the array takes the new value: an update interrupted (or failing) before
             # its run leaves the old one, and a run is never left half done (parallel.py).
-            materialize([new], donated)
+            # Without a donation, as a read of one value (in C: a stencil's window store
+            # whose graph others still read, ``u[1:-1, 1:-1] = inner``, took 60 us here).
+            if donated is None:
+                read(new)
+            else:
+                materialize([new], donated)
         self._rebind(new)
 
     # Arrays are mutable through in-place operators. (Typed as NumPy's stubs type ndarray's.)

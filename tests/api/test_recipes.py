@@ -506,6 +506,37 @@ def test_integer_updates(shape, dtype, value, data):
         assert _outcome(indexing.setitem, (x, key, value), {}) == _by_code(indexing._updated, (x, key, value), {})
 
 
+slices = st.builds(slice, st.one_of(st.none(), st.integers(-6, 6)), st.one_of(st.none(), st.integers(-6, 6)),
+                   st.sampled_from([None, 1, 2, -1, -2]))
+
+
+@given(shape=nonempty_shapes, dtype=st.sampled_from(DTYPES), data=st.data())
+def test_block_updates(shape, dtype, data):
+    """``x[key] = value`` of slices and ints by the rules (``indexing._updated``, whose
+    recipe a stencil's ``u[1:-1, 1:-1] = inner`` replays): every step, a reversed or
+    strided slice, an empty block, a value broadcast or of another dtype, a Python
+    scalar, errors included, as the rules record them."""
+    x = _array(shape, dtype)
+    if data.draw(st.booleans(), label="pending"):
+        x = xp.negative(x) if x.dtype.kind != "b" else xp.logical_not(x)
+    parts = data.draw(st.lists(st.one_of(slices, st.integers(-5, 4)), min_size=1, max_size=len(shape)))
+    key = tuple(parts) if data.draw(st.booleans(), label="tuple") else parts[0]
+    try:
+        block = np.empty(shape)[key].shape
+    except IndexError:  # an int out of range: the rules raise, at every call
+        block = ()
+    kind = data.draw(st.sampled_from(["scalar", "block", "broadcast", "other dtype"]))
+    if kind == "scalar":
+        value = data.draw(st.sampled_from([2.5, -1, True]))
+    elif kind == "block":
+        value = _array(block, dtype, seed=1)
+    elif kind == "broadcast":
+        value = _array(block[-1:], dtype, seed=2)
+    else:
+        value = _array(block, np.dtype("bool" if dtype.kind != "b" else "float64"), seed=3)
+    check_replays(indexing._updated, x, key, value)
+
+
 def test_integer_updates_write_in_place():
     """The update a loop of assignments records runs at once, into the array's buffer."""
     x = xp.zeros((5, 3))
