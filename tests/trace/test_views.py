@@ -494,3 +494,59 @@ def test_a_view_attached_in_c_is_the_view_python_attaches(make, monkeypatch):
     c, python = made["c"], made["python"]
     assert c[0] == python[0] and c[1] == python[1] and c[2] == python[2]
     np.testing.assert_array_equal(c[3], python[3])
+
+
+@pytest.mark.parametrize("count", [3, 60])
+def test_a_write_refreshes_exactly_the_live_views_it_meets_among_many(backend, count):
+    """Rows, columns and windows of one array kept alive, some dropped (the family's list
+    pruned), then rows and blocks written: every live view holds NumPy's view's values."""
+    rng = np.random.default_rng(count)
+    want = rng.standard_normal((count, 5))
+    m = xp.asarray(want.copy())
+    rows = {i: m[i] for i in range(count)}
+    columns = {j: m[:, j] for j in range(5)}
+    windows = {i: m[i:i + 3, 1:4] for i in range(0, count, 2)}
+    for i in range(0, count, 3):  # dropped: a write must not look at them, nor lose the rest
+        del rows[i]
+    gc.collect()
+    for _ in range(3 * count):  # new views of other arrays and of this one, so the list is pruned
+        _ = m[0] + 1.0
+    for step, i in enumerate(rng.permutation(count)[:count // 2 + 1].tolist()):
+        m[i] = float(step)
+        want[i] = float(step)
+        m[i, 1:3] = m[i, 1:3] * 2.0
+        want[i, 1:3] *= 2.0
+    family = m._base
+    assert len(family.views) < 4 * count + 16
+    for i, row in rows.items():
+        np.testing.assert_array_equal(np.asarray(row), want[i])
+    for j, column in columns.items():
+        np.testing.assert_array_equal(np.asarray(column), want[:, j])
+    for i, window in windows.items():
+        np.testing.assert_array_equal(np.asarray(window), want[i:i + 3, 1:4])
+    np.testing.assert_array_equal(np.asarray(m), want)
+
+
+@pytest.mark.parametrize("count", [3, 60])
+def test_the_views_a_write_meets_are_those_whose_elements_it_may_cover(backend, count):
+    """``Family.overlapping`` (a row of bounds per view, compared in NumPy past
+    ``_FEW_VIEWS``) gives the live views whose first and last root elements meet the
+    range, in the order they were made, as a pass over every view's layout would; views
+    made since the last call (as the C module appends them) and the list's pruning of
+    dead ones included."""
+    m = xp.asarray(np.arange(count * 5.0).reshape(count, 5))
+    kept = [m[i] for i in range(count)] + [m[:, j] for j in range(5)] + [m[i:i + 2, 1:4] for i in range(0, count, 4)]
+    family = m._base
+
+    def expected(low, high):
+        return [v for v in family.live_views() if not (v._base.layout().bounds()[1] < low or
+                                                       v._base.layout().bounds()[0] > high)]
+
+    ranges = [(0, 0), (5, 9), (7, 7), (count * 5 - 1, count * 5 - 1), (-3, -1), (0, count * 5), (12, 31)]
+    for low, high in ranges:
+        assert family.overlapping(low, high) == expected(low, high)
+    del kept[::3]
+    gc.collect()
+    kept += [m[i, 2:] for i in range(count)]  # made after the bounds were known, pruning the list
+    for low, high in ranges:
+        assert family.overlapping(low, high) == expected(low, high)
