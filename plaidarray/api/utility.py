@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from .. import dtypes as dt
 from ..trace.array import Array
 from . import graph
@@ -55,20 +57,20 @@ def diff(x: Array, /, *, axis: int = -1, n: int = 1, prepend: Array | None = Non
     return x
 
 
-def _edge(value: Array | bool | int | float | complex, x: Array, axis: int) -> Array:
-    """``diff``'s ``prepend`` or ``append``: an array of ``x``'s rank as it is; a Python
-    scalar or a zero-dimensional array, as NumPy takes them, one element along ``axis``
-    broadcast across the others (``np.diff(g, prepend=1.0)``), a Python scalar of the
-    dtype the standard's promotion with ``x`` gives (``x + 1.0``'s: float32 stays float32,
-    where NumPy's ``asarray(1.0)`` would make it float64)."""
+def _edge(value: Any, x: Array, axis: int) -> Array:
+    """``diff``'s ``prepend`` or ``append``: an array of ``x``'s rank as it is (another
+    library's converted, as any argument); a Python scalar or a zero-dimensional array,
+    as NumPy takes them, one element along ``axis`` broadcast across the others
+    (``np.diff(g, prepend=1.0)``), a Python scalar of the dtype the standard's promotion
+    with ``x`` gives (``x + 1.0``'s: float32 stays float32, where NumPy's ``asarray(1.0)``
+    would make it float64)."""
     shape = (*x.shape[:axis], 1, *x.shape[axis + 1:])
-    if isinstance(value, Array):
-        from .manipulation import broadcast_to
+    if type(value) in (bool, int, float, complex):
+        from .data_types import result_type
 
-        return broadcast_to(value, shape) if value.ndim == 0 else value
-    if type(value) not in (bool, int, float, complex):
-        raise TypeError(f"diff: prepend and append must be arrays or Python scalars, got {type(value).__name__}")
-    from .data_types import result_type
+        return graph.full(shape, value, result_type(x, value))
+    from .creation import asarray
+    from .manipulation import broadcast_to
 
-    return graph.full(shape, value, result_type(x, value))
-
+    value = asarray(value)  # an array of another library, as every function takes it
+    return broadcast_to(value, shape) if value.ndim == 0 else value

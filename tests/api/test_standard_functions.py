@@ -263,7 +263,9 @@ def test_diff_with_scalar_and_zero_dimensional_ends(backend, dtype):
               np.diff(a, axis=axis, append=np.asarray(dtype(5))))
         _same(xp.diff(xp.asarray(a), axis=axis, n=2, prepend=2, append=xp.asarray(a)[:1] if axis == 0 else 3),
               np.diff(a, axis=axis, n=2, prepend=2, append=a[:1] if axis == 0 else 3))
-    with pytest.raises(TypeError, match="prepend and append"):
+    _same(xp.diff(xp.asarray(a), axis=0, prepend=np.ones((1, 4), dtype=dtype)),
+          np.diff(a, axis=0, prepend=np.ones((1, 4), dtype=dtype)))
+    with pytest.raises(TypeError, match="unsupported dtype"):
         xp.diff(xp.asarray(a), prepend="1")
 
 
