@@ -32,6 +32,7 @@ import numpy as np
 
 from ..trace import node as node_module
 from ..trace.array import Array
+from ..trace.tracing import is_tracing
 from ..trace.views import Family, Layout, Step, ViewOf, attach, view
 from . import graph, indexing
 from .graph import op, transpose
@@ -80,6 +81,15 @@ class Index(Step):
     __hash__ = None  # type: ignore[assignment]  # as the generated equality left it
 
     def forward(self, base: Array) -> Array:
+        """The view's value from its base's: a window of ints and unit-step slices as
+        ``indexing.window_index`` records it (the rules' nodes, without their plan: a
+        write refreshing 30 kept row windows of its array took ~25 us each by the rules),
+        other keys, and any while tracing (where ``getitem`` takes the rules too), by
+        the rules."""
+        if type(base) is Array and not is_tracing() and type(self.key) in _WINDOW_KEYS:
+            out = indexing.window_index(base, self.key)
+            if out is not None:
+                return out
         return indexing.getitem(base, self.key)
 
     def inverse(self, base: Array, value: Array) -> Array:
