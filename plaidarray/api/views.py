@@ -81,16 +81,12 @@ class Index(Step):
     __hash__ = None  # type: ignore[assignment]  # as the generated equality left it
 
     def forward(self, base: Array) -> Array:
-        """The view's value from its base's: a window of ints and unit-step slices as
-        ``indexing.window_index`` records it (the rules' nodes, without their plan: a
-        write refreshing 30 kept row windows of its array took ~25 us each by the rules),
-        other keys, and any while tracing (where ``getitem`` takes the rules too), by
-        the rules."""
-        if type(base) is Array and not is_tracing() and type(self.key) in _WINDOW_KEYS:
-            out = indexing.window_index(base, self.key)
-            if out is not None:
-                return out
-        return indexing.getitem(base, self.key)
+        """The view's value from its base's: a window as ``_recorded_window`` records it
+        (the rules' nodes, without their plan: a write refreshing 30 kept row windows of
+        its array took ~25 us each by the rules), other keys, and any while tracing (where
+        ``getitem`` takes the rules too), by the rules."""
+        out = None if is_tracing() else _recorded_window(base, self.key)
+        return indexing.getitem(base, self.key) if out is None else out
 
     def inverse(self, base: Array, value: Array) -> Array:
         return indexing.setitem(base, self.key, value)
@@ -384,14 +380,19 @@ def _getitem_rules(x: Array, key: Any) -> Array:
 def _window(x: Array, key: Any) -> Array | None:
     """A window of unit-step slices and ints, maybe with new axes, whose key has no recipe
     (its start moves along a loop, its length changes), recorded as the rules record it
-    (``indexing.window_index``, ``newaxis_window``) and made a view of ``x``; None for
-    any other key."""
+    (``_recorded_window``) and made a view of ``x``; None for any other key."""
+    out = _recorded_window(x, key)
+    return None if out is None else attach(x, out, Index(key), None)
+
+
+def _recorded_window(x: Array, key: Any) -> Array | None:
+    """``x[key]`` for a window of unit-step slices and ints, maybe with new axes, as the
+    rules record it (``indexing.window_index``, ``newaxis_window``), not made a view;
+    None for any other key."""
     if type(x) is not Array or type(key) not in _WINDOW_KEYS or (type(key) is tuple and indexing.all_ints(key)):
         return None  # ints alone: integer_index's, or the rules' (an element is no view)
     out = indexing.window_index(x, key) if key is not None else None
-    if out is None:
-        out = indexing.newaxis_window(x, key)
-    return None if out is None else attach(x, out, Index(key), None)
+    return indexing.newaxis_window(x, key) if out is None else out
 
 
 #: Keys ``indexing.window_index`` and ``newaxis_window`` may take (of slices, or a tuple

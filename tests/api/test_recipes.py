@@ -537,6 +537,19 @@ def test_block_updates(shape, dtype, data):
     check_replays(indexing._updated, x, key, value)
 
 
+def test_a_store_by_index_arrays_checks_their_range_at_every_call():
+    """``x[idx] = v`` of index arrays keeps no recipe of its rules (``_updated``): its
+    check reads the positions, so a replay never skips it (a recipe holds shapes)."""
+    for _ in range(3):
+        x = xp.zeros((4, 4))
+        indexing.setitem(x, (xp.asarray([0, 1]), slice(1, 3)), 1.0)
+        indexing.setitem(x, xp.asarray([1, 2]), 2.0)
+    with pytest.raises(IndexError):
+        indexing.setitem(x, (xp.asarray([0, 9]), slice(1, 3)), 1.0)
+    with pytest.raises(IndexError):
+        indexing.setitem(x, xp.asarray([1, 7]), 2.0)
+
+
 def test_integer_updates_write_in_place():
     """The update a loop of assignments records runs at once, into the array's buffer."""
     x = xp.zeros((5, 3))
