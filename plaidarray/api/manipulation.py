@@ -326,8 +326,8 @@ def _copied(parts: list[tuple[Array, tuple[int, ...]]], axis: int) -> Array | No
     """The arrays of ``parts``, each read at its dims (of as many elements), joined along
     ``axis`` by a copy made now, where they are small values computed on the host
     (``trace/joins.py``); None where the join is to be recorded."""
-    if len(parts) < 2 or parts[-1][0]._node.buffer is None:  # a list's newest item is the likeliest pending
-        return None
+    if len(parts) < 2 or parts[-1][0]._node.buffer is None or parts[0][0]._node.buffer is None:
+        return None  # a list's newest item is the likeliest pending, a ring buffer's window of the last join
     made = joins.joined([(a._node, dims) for a, dims in parts], axis)
     return None if made is None else Array(made)
 
