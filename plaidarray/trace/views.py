@@ -167,6 +167,22 @@ class Family:
             return []
         return [view for ref in self.views if (view := ref()) is not None]
 
+    def others_live(self, view: Array) -> bool:
+        """Whether a view other than ``view`` may be live: a stencil's ``u[1:-1, 1:-1] = inner``
+        after an expression of its slices finds the slices gone, and laying out the write and
+        looking for overlaps (~15 us of the store) would find nothing. Past ``_FEW_VIEWS``
+        references it answers yes without a pass: ``overlapping`` compares them in one."""
+        views = self.views
+        if not views:
+            return False
+        if len(views) > _FEW_VIEWS:
+            return True
+        for ref in views:
+            other = ref()
+            if other is not None and other is not view:
+                return True
+        return False
+
     def overlapping(self, low: float, high: float) -> list[Array]:
         """The live views that may cover a root element from ``low`` to ``high``: those
         whose bounds meet them (the bounds of views made since the last call worked out
@@ -390,7 +406,7 @@ def changed(array: Array, step: Step | None = None) -> None:
             steps[0].store(root, _through(root, steps, array))
         else:
             _store_pinned(root, steps, array)
-    if not _others_live(family.views, array):
+    if not family.others_live(array):
         return
     layout = _layout(array)
     low, high = ((step.layout(layout) if step is not None else None) or layout).bounds()
@@ -401,22 +417,6 @@ def changed(array: Array, step: Step | None = None) -> None:
         for each in other._base.steps:
             value = each.forward(value)
         other._rebind(value._node)
-
-
-def _others_live(views: list[weakref.ref[Array]] | None, array: Array) -> bool:
-    """Whether a view other than ``array`` may be live: a stencil's ``u[1:-1, 1:-1] = inner``
-    after an expression of its slices finds the slices gone, and laying out the write and
-    looking for overlaps (~15 us of the store) would find nothing. Past ``_FEW_VIEWS``
-    references it answers yes without a pass: ``overlapping`` compares them in one."""
-    if not views:
-        return False
-    if len(views) > _FEW_VIEWS:
-        return True
-    for ref in views:
-        view = ref()
-        if view is not None and view is not array:
-            return True
-    return False
 
 
 def _store_pinned(root: Array, steps: tuple[Step, ...], array: Array) -> None:

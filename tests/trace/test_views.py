@@ -433,7 +433,7 @@ def test_writes_to_views_of_rows_touch_only_overlapping_views(backend):
 
 @pytest.mark.parametrize("made", [4, 40])
 def test_a_stencil_store_after_its_slices_are_gone_still_reaches_a_live_view(backend, made):
-    """A store after an expression of slices that are gone (``views._others_live`` finds
+    """A store after an expression of slices that are gone (``Family.others_live`` finds
     no other live view among a few references, or answers yes past ``_FEW_VIEWS``) leaves
     every live view, and a view written through, holding NumPy's values."""
     rng = np.random.default_rng(made)
