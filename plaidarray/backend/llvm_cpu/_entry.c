@@ -15,6 +15,8 @@
    sizes(program, values, split_at) -> None | False | (dims, n_table, ranges, sized, nbytes)
    Prepared(sequence, plan, constant_pointers, dims, outputs, temporaries, slots, timed, keeps,
             generation_of, sized, empty) -> a callable run(buffers) -> list
+   Chain(steps, constants, n_values, results, passes_through, timed, after, merge)
+         -> a callable run(buffers) -> list
 
    plan is bytes of int64 words, per step: the kernel's address, start, stop, the number
    of its buffers, of its dims and of its imports, then its buffers' indices into the run's
@@ -57,7 +59,22 @@
    or the parameter -1 - slots[i]. While the attribute ``generation`` of generation_of
    (executable.py's tiering module) is not what it was when prepared (full code has
    replaced first-tier code: other addresses), it runs sequence.run(buffers) instead, which
-   reads the addresses anew, then takes the sequence's ``_plan`` and the generation. */
+   reads the addresses anew, then takes the sequence's ``_plan`` and the generation.
+
+   Chain is a run of several executables' runs in turn over one table of values
+   (call_by_call.py's ``CallByCall``: a graph's op kernels, each on its runner's prepared
+   run, where merging them into one executable costs ~50-150 us of Python a graph). The
+   table holds the run's buffers, then the constants, then n_values values the steps make;
+   steps is a tuple of (run, inputs, outputs, freed), run a callable of one list of
+   buffers returning a list, inputs the table indices it is given, outputs where its
+   results go, freed the values let go after it. Its results, per entry (value, dims) of
+   results, are those values, each reshaped to dims where its shape differs, but a buffer
+   passed through when passes_through. The seconds the run took are added to
+   timed.seconds, as Prepared adds them. Its run number `after` (none where after <= 0)
+   is merge(buffers) instead, which returns that run's results and a callable that runs
+   it from then on (the merged executable's prepared run), or None to go on chaining: a
+   chain costs ~0.5 us a call more than the merged executable's run, which is worth
+   merging once a graph has run often enough to repay it. */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -588,6 +605,230 @@ static PyTypeObject PreparedType = {
     .tp_members = prepared_members,
 };
 
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *steps, *constants, *results, *timed, *merge, *instead;
+    Py_ssize_t n_values, runs, after;
+    int passes_through;
+    vectorcallfunc vectorcall;
+} Chain;
+
+static PyObject *str_shape, *str_reshape;
+
+#define CHAIN_FIELDS(FIELD) FIELD(steps) FIELD(constants) FIELD(results) FIELD(timed) FIELD(merge) FIELD(instead)
+
+static int chain_traverse(Chain *self, visitproc visit, void *arg) {
+#define VISIT_FIELD(name) Py_VISIT(self->name);
+    CHAIN_FIELDS(VISIT_FIELD)
+#undef VISIT_FIELD
+    return 0;
+}
+
+static int chain_clear(Chain *self) {
+#define CLEAR_FIELD(name) Py_CLEAR(self->name);
+    CHAIN_FIELDS(CLEAR_FIELD)
+#undef CLEAR_FIELD
+    return 0;
+}
+
+static void chain_dealloc(Chain *self) {
+    PyObject_GC_UnTrack(self);
+    chain_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* The table index at `i` of the int tuple `indices`, checked against n; -1 with an error set. */
+static Py_ssize_t table_index(PyObject *indices, Py_ssize_t i, Py_ssize_t n) {
+    Py_ssize_t at = PyLong_AsSsize_t(PyTuple_GET_ITEM(indices, i));
+    if (at == -1 && PyErr_Occurred()) return -1;
+    if (at < 0 || at >= n) {
+        PyErr_SetString(PyExc_IndexError, "a chain's value index past its table");
+        return -1;
+    }
+    return at;
+}
+
+/* Runs one step over `table` (n entries): its run on its inputs, its results stored at its
+   outputs, its freed values let go. 0, or -1 with an error set. */
+static int chain_step(PyObject *step, PyObject **table, Py_ssize_t n) {
+    if (!PyTuple_Check(step) || PyTuple_GET_SIZE(step) != 4 || !PyTuple_Check(PyTuple_GET_ITEM(step, 1)) ||
+        !PyTuple_Check(PyTuple_GET_ITEM(step, 2)) || !PyTuple_Check(PyTuple_GET_ITEM(step, 3))) {
+        PyErr_SetString(PyExc_TypeError, "a chain's step is (run, inputs, outputs, freed), its indices tuples");
+        return -1;
+    }
+    PyObject *inputs = PyTuple_GET_ITEM(step, 1), *outputs = PyTuple_GET_ITEM(step, 2),
+             *freed = PyTuple_GET_ITEM(step, 3);
+    PyObject *given = PyList_New(PyTuple_GET_SIZE(inputs));
+    if (given == NULL) return -1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(inputs); i++) {
+        Py_ssize_t at = table_index(inputs, i, n);
+        if (at < 0 || table[at] == NULL) {
+            if (at >= 0) PyErr_SetString(PyExc_RuntimeError, "a chain's step reads a value not made");
+            Py_DECREF(given);
+            return -1;
+        }
+        PyList_SET_ITEM(given, i, Py_NewRef(table[at]));
+    }
+    PyObject *outs = PyObject_Vectorcall(PyTuple_GET_ITEM(step, 0), &given, 1, NULL);
+    Py_DECREF(given);
+    if (outs == NULL) return -1;
+    if (!PyList_Check(outs) || PyList_GET_SIZE(outs) < PyTuple_GET_SIZE(outputs)) {
+        PyErr_SetString(PyExc_TypeError, "a chain's step returned too few results");
+        Py_DECREF(outs);
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(outputs); i++) {
+        Py_ssize_t at = table_index(outputs, i, n);
+        if (at < 0) {
+            Py_DECREF(outs);
+            return -1;
+        }
+        Py_XSETREF(table[at], Py_NewRef(PyList_GET_ITEM(outs, i)));
+    }
+    Py_DECREF(outs);
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(freed); i++) {
+        Py_ssize_t at = table_index(freed, i, n);
+        if (at < 0) return -1;
+        Py_CLEAR(table[at]);
+    }
+    return 0;
+}
+
+/* The result of entry (value, dims): the value, reshaped to dims where its shape differs,
+   but a buffer passed through as it is (passes_through). A new reference, or NULL. */
+static PyObject *chain_result(Chain *self, PyObject *entry, PyObject **table, Py_ssize_t n, PyObject *buffers) {
+    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 2) {
+        PyErr_SetString(PyExc_TypeError, "a chain's result is (value, dims)");
+        return NULL;
+    }
+    Py_ssize_t at = table_index(entry, 0, n);
+    if (at < 0) return NULL;
+    PyObject *out = table[at];
+    if (out == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "a chain's result is a value not made");
+        return NULL;
+    }
+    if (self->passes_through)
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(buffers); i++)
+            if (PyList_GET_ITEM(buffers, i) == out) return Py_NewRef(out);
+    PyObject *shape = PyObject_GetAttr(out, str_shape);
+    if (shape == NULL) return NULL;
+    int same = PyObject_RichCompareBool(shape, PyTuple_GET_ITEM(entry, 1), Py_EQ);
+    Py_DECREF(shape);
+    if (same < 0) return NULL;
+    if (same) return Py_NewRef(out);
+    return PyObject_CallMethodOneArg(out, str_reshape, PyTuple_GET_ITEM(entry, 1));
+}
+
+/* Its run number `after`: merge(buffers)'s results, its callable kept as what runs it from
+   then on (the module's docstring). */
+static PyObject *chain_merged(Chain *self, PyObject *buffers) {
+    self->after = 0; /* once: a run on another thread meanwhile goes on chaining */
+    double start = self->timed != Py_None ? seconds_now() : 0.0;
+    PyObject *pair = PyObject_CallOneArg(self->merge, buffers);
+    if (pair == NULL) return NULL;
+    if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+        PyErr_SetString(PyExc_TypeError, "a chain's merge returns (results, run or None)");
+        Py_DECREF(pair);
+        return NULL;
+    }
+    PyObject *results = Py_NewRef(PyTuple_GET_ITEM(pair, 0)), *instead = PyTuple_GET_ITEM(pair, 1);
+    if (instead != Py_None) Py_XSETREF(self->instead, Py_NewRef(instead));
+    Py_DECREF(pair);
+    if (self->timed != Py_None && add_seconds(self->timed, seconds_now() - start)) Py_CLEAR(results);
+    return results;
+}
+
+static PyObject *chain_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Chain *self = (Chain *)callable;
+    if (PyVectorcall_NARGS(nargsf) != 1 || kwnames != NULL || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "a chain's run takes one list of buffers");
+        return NULL;
+    }
+    PyObject *buffers = args[0];
+    if (self->instead != NULL) return PyObject_Vectorcall(self->instead, args, 1, NULL);
+    if (self->after > 0 && ++self->runs >= self->after) return chain_merged(self, buffers);
+    Py_ssize_t n_buffers = PyList_GET_SIZE(buffers), n_constants = PyTuple_GET_SIZE(self->constants);
+    Py_ssize_t n = n_buffers + n_constants + self->n_values;
+    PyObject *on_stack[STACK_TABLE];
+    PyObject **table = n <= STACK_TABLE ? on_stack : PyMem_Calloc((size_t)n, sizeof(PyObject *));
+    if (table == NULL) return PyErr_NoMemory();
+    for (Py_ssize_t i = 0; i < n; i++)
+        table[i] = i < n_buffers ? Py_NewRef(PyList_GET_ITEM(buffers, i))
+                   : i < n_buffers + n_constants ? Py_NewRef(PyTuple_GET_ITEM(self->constants, i - n_buffers))
+                                                 : NULL;
+    double start = self->timed != Py_None ? seconds_now() : 0.0;
+    PyObject *results = NULL;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(self->steps); k++)
+        if (chain_step(PyTuple_GET_ITEM(self->steps, k), table, n)) goto done;
+    Py_ssize_t n_results = PyTuple_GET_SIZE(self->results);
+    if ((results = PyList_New(n_results)) == NULL) goto done;
+    for (Py_ssize_t i = 0; i < n_results; i++) {
+        PyObject *result = chain_result(self, PyTuple_GET_ITEM(self->results, i), table, n, buffers);
+        if (result == NULL) {
+            Py_CLEAR(results);
+            goto done;
+        }
+        PyList_SET_ITEM(results, i, result);
+    }
+    if (self->timed != Py_None && add_seconds(self->timed, seconds_now() - start)) Py_CLEAR(results);
+done:
+    for (Py_ssize_t i = 0; i < n; i++) Py_XDECREF(table[i]);
+    if (table != on_stack) PyMem_Free(table);
+    return results;
+}
+
+static PyObject *chain_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    PyObject *steps, *constants, *results, *timed, *merge;
+    Py_ssize_t n_values, after;
+    int passes_through;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
+        PyErr_SetString(PyExc_TypeError, "Chain takes no keyword arguments");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "O!O!nO!pOnO:Chain", &PyTuple_Type, &steps, &PyTuple_Type, &constants, &n_values,
+                          &PyTuple_Type, &results, &passes_through, &timed, &after, &merge))
+        return NULL;
+    if (n_values < 0) {
+        PyErr_SetString(PyExc_ValueError, "Chain: n_values is negative");
+        return NULL;
+    }
+    Chain *self = (Chain *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->steps = Py_NewRef(steps);
+    self->constants = Py_NewRef(constants);
+    self->results = Py_NewRef(results);
+    self->timed = Py_NewRef(timed);
+    self->merge = Py_NewRef(merge);
+    self->instead = NULL;
+    self->n_values = n_values;
+    self->runs = 0;
+    self->after = after;
+    self->passes_through = passes_through;
+    self->vectorcall = chain_call;
+    return (PyObject *)self;
+}
+
+static PyMemberDef chain_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(Chain, vectorcall), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject ChainType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "plaidarray.backend.llvm_cpu._entry.Chain",
+    .tp_basicsize = sizeof(Chain),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "Several executables' runs in turn over one table of values (the module's docstring).",
+    .tp_new = chain_new,
+    .tp_dealloc = (destructor)chain_dealloc,
+    .tp_traverse = (traverseproc)chain_traverse,
+    .tp_clear = (inquiry)chain_clear,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Chain, vectorcall),
+    .tp_members = chain_members,
+};
+
 static PyMethodDef methods[] = {
     {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL,
      "configure(data_pointer_offset): where an array object holds its data pointer."},
@@ -605,11 +846,16 @@ PyMODINIT_FUNC PyInit__entry(void) {
     str_seconds = PyUnicode_InternFromString("seconds");
     str_plan = PyUnicode_InternFromString("_plan");
     str_run_name = PyUnicode_InternFromString("run");
-    if (str_generation == NULL || str_seconds == NULL || str_plan == NULL || str_run_name == NULL) return NULL;
-    if (PyType_Ready(&PreparedType) < 0) return NULL;
+    str_shape = PyUnicode_InternFromString("shape");
+    str_reshape = PyUnicode_InternFromString("reshape");
+    if (str_generation == NULL || str_seconds == NULL || str_plan == NULL || str_run_name == NULL ||
+        str_shape == NULL || str_reshape == NULL)
+        return NULL;
+    if (PyType_Ready(&PreparedType) < 0 || PyType_Ready(&ChainType) < 0) return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
-    if (PyModule_AddObjectRef(m, "Prepared", (PyObject *)&PreparedType) < 0) {
+    if (PyModule_AddObjectRef(m, "Prepared", (PyObject *)&PreparedType) < 0 ||
+        PyModule_AddObjectRef(m, "Chain", (PyObject *)&ChainType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

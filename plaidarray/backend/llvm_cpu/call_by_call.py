@@ -1,14 +1,20 @@
-"""A graph's op kernels run call by call until the graph runs again, then merged.
+"""A graph's op kernels run call by call, merged into one executable once it runs often.
 
 The baseline tier runs a graph met for the first time on its ops' kernels at its sizes
 (``Compiler.generic_sequence`` with no symbol of its own, ``trace/baseline.py``). Most such
-graphs run once: a script's read of an expression it never read before. Merging their
-kernels into one executable (``sequence.py``) cost ~70 us for a graph of two ops, a third
-of its first read, to save ~1 us a call on later runs that most never have. Here each call
-runs on its kernel's runner (``ShapeGenericExecutable.runner``: its sizes evaluated in C),
-~2-3 us a call; a graph that runs again is merged then, and runs as one executable from
-then on (prepared by ``BaselineExecutable`` after that run, as before).
-Both run the same kernels on the same values: the same bits.
+graphs run once or a few times: a script's read of an expression it never read before, and
+that script's second run. Merging their kernels into one executable (``sequence.py``)
+costs ~50-150 us of Python a graph of one to seven ops, which a script's second run of 20
+API calls each met once paid for each (2.9 ms against NumPy's 0.12, the merges 1.6 ms).
+Here each call runs on its kernel's runner (``ShapeGenericExecutable.runner``: its sizes
+evaluated in C); after its second run, on each runner's prepared run (``_entry.Prepared``,
+~1 us to make), all of them in turn from one C object (``_entry.Chain``) where its
+executable is prepared (``BaselineExecutable``, after that run), ~0.5 us a call slower
+than the merged executable's run. A graph is merged at its chain's
+``MERGED_AFTER``-th run, when it is likely to run many more. A graph some call of which
+cannot be prepared (first-tier code compiled in this process, which its run times; a
+build without ``_entry``) is merged at its second run instead. All of them run the same
+kernels on the same values: the same bits.
 """
 
 from __future__ import annotations
@@ -23,16 +29,25 @@ import numpy as np
 from ...hlo.shape import Shape
 from ..buffer_pool import MIN_POOLED_TEMP_BYTES
 from ..executable import Call, Executable
-from .executable import CpuExecutable, ShapeGenericExecutable, Step
+from .executable import _ENTRY, CpuExecutable, ShapeGenericExecutable, Step
 from .sequence import merge, mergeable
+
+
+#: The run of a chain (``_entry.Chain``) at which its graph is merged. A chained run costs
+#: ~0.5 us a call more than the merged executable's (8-9% of a small read), a merge ~20 us a
+#: call: a graph read this often is most often in a loop that reads it many more times, and
+#: its 16 chained runs cost it less than half its merge; a script's second run of API calls
+#: each met once merges nothing.
+MERGED_AFTER = 16
 
 
 class CallByCall(Executable):
     """``calls`` run one by one over a table of values (the parameters, the constants,
     then each call's results), each value let go after its last use; its results reshaped
     to ``shapes`` (a kernel may run on an operand's axes merged), but a parameter passed
-    through, returned as it is (as the merged executable does). ``merged`` makes the
-    merged executable, at its second run."""
+    through, returned as it is (as the merged executable does). After its second run each
+    call runs on its runner's prepared run where every one has one; else ``merged`` makes
+    the merged executable, which runs it from then on."""
 
     def __init__(self, runners: list[Any], calls: Sequence[Call], n_params: int,
                  constants: Sequence[np.ndarray], shapes: Sequence[Shape], outputs: Sequence[int],
@@ -43,16 +58,21 @@ class CallByCall(Executable):
             for value in (*call.inputs, *call.outputs):
                 last[value] = index
         kept = set(outputs)
-        self._steps = [(runner, call.inputs, call.outputs,
-                        tuple([v for v in dict.fromkeys((*call.inputs, *call.outputs))
-                               if v >= defined and last[v] == index and v not in kept]))
-                       for index, (runner, call) in enumerate(zip(runners, calls))]
-        self._constants = list(constants)
+        self._runners = runners
+        self._steps = tuple((runner.run, tuple(call.inputs), tuple(call.outputs),
+                             tuple([v for v in dict.fromkeys((*call.inputs, *call.outputs))
+                                    if v >= defined and last[v] == index and v not in kept]))
+                            for index, (runner, call) in enumerate(zip(runners, calls)))
+        self._constants = tuple(constants)
         self._n_values = len(shapes)
         self._results = tuple((v, shapes[v - defined].dims) for v in outputs)
         self._make_merged: Callable[[], Any] | None = merged
         self._merged: CpuExecutable | None = None
+        #: What its prepared runs time (``prepared``'s ``timed``): the merged one's too.
+        self._timed: Any = None
         self._ran = False
+        #: Whether its steps run on their runners' prepared runs (after its second run).
+        self._chained = False
         #: Whether a result may be a parameter passed through (``passes_through``: a call
         #: whose result is its operand, an op its compile found to be the identity).
         self.returns_parameters = passes_through
@@ -62,21 +82,15 @@ class CallByCall(Executable):
         """The steps it runs: each call's in turn, or the merged executable's."""
         if self._merged is not None:
             return self._merged.steps
-        return tuple(step for runner, *_ in self._steps for step in runner.steps)
+        return tuple(step for runner in self._runners for step in runner.steps)
 
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
         merged = self._merged
         if merged is not None:
             return merged.run(buffers)
-        if self._ran and self._make_merged is not None:  # it runs again: merged from now on
-            merged, self._make_merged = self._make_merged(), None
-            if merged is not None:
-                self._merged, self._steps = merged, []
-                return merged.run(buffers)  # which reads the kernels' addresses ``prepared`` takes
-        self._ran = True
         values: list[Any] = [*buffers, *self._constants, *[None] * self._n_values]
-        for runner, inputs, outputs, freed in self._steps:
-            outs = runner.run([values[i] for i in inputs])
+        for run, inputs, outputs, freed in self._steps:
+            outs = run([values[i] for i in inputs])
             for value, out in zip(outputs, outs):
                 values[value] = out
             for value in freed:
@@ -87,11 +101,47 @@ class CallByCall(Executable):
             if out.shape != dims and not (self.returns_parameters and any(out is b for b in buffers)):
                 out = out.reshape(dims)
             results.append(out)
+        if not self._ran:
+            self._ran = True
+        elif not self._chained and self._make_merged is not None:  # it ran again: chained or merged
+            self._chain_or_merge()
         return results
 
+    def _chain_or_merge(self) -> None:
+        """After its second run (its runners' addresses read anew, where new code landed
+        since the first): its steps on their runners' prepared runs, or, where one has none,
+        its merged executable from now on."""
+        prepared = [runner.prepared() for runner in self._runners]
+        if all(p is not None for p in prepared):
+            self._steps = tuple((p, *step[1:]) for p, step in zip(prepared, self._steps))
+            self._chained = True
+            return
+        make, self._make_merged = self._make_merged, None  # once: another thread's run may have taken it
+        merged = make() if make is not None else None
+        if merged is not None:
+            self._merged, self._steps, self._runners = merged, (), []
+
     def prepared(self, timed: Any = None) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:
-        """The merged executable's prepared run, once merged."""
-        return self._merged.prepared(timed) if self._merged is not None else None
+        """Its run as one C object: its prepared calls in turn (``_entry.Chain``), or the
+        merged executable's prepared run."""
+        if self._merged is not None:
+            return self._merged.prepared(timed)
+        if not self._chained or _ENTRY is None:
+            return None
+        self._timed = timed
+        return _ENTRY.Chain(self._steps, self._constants, self._n_values, self._results, self.returns_parameters,
+                            timed, MERGED_AFTER, self._merged_run)
+
+    def _merged_run(self, buffers: list[np.ndarray]) -> tuple[list[np.ndarray], Any]:
+        """A chain's run at ``MERGED_AFTER``: the merged executable's first run and its
+        prepared run, which runs the graph from then on (else this run, and None: the
+        chain goes on)."""
+        make, self._make_merged = self._make_merged, None
+        merged = make() if make is not None else None
+        if merged is None:
+            return self.run(buffers), None
+        self._merged, self._steps, self._runners = merged, (), []
+        return merged.run(buffers), merged.prepared(self._timed)
 
 
 def call_by_call(calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray], shapes: Sequence[Shape],

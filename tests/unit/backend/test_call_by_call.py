@@ -1,7 +1,9 @@
 """A graph met for the first time runs call by call (``llvm_cpu/call_by_call.py``): each op on
-its kernel's runner, with no merged executable made, and is merged when it runs again. Both
-runs must give NumPy's values and the same bits; a graph of large values is merged at once
-(its temporaries come from the buffer pool)."""
+its kernel's runner, with no merged executable made; after its second run on its runners'
+prepared runs, in turn from one C object (``_entry.Chain``), and it is merged once its chain
+has run ``MERGED_AFTER`` times. Every run must give NumPy's values and the same bits; a
+graph some call of which has no prepared run is merged after its second run, and a graph
+of large values at once (its temporaries come from the buffer pool)."""
 
 from __future__ import annotations
 
@@ -10,6 +12,9 @@ import pytest
 
 import plaidarray as xp
 from plaidarray.backend.cache import EXECUTABLES
+from plaidarray.backend.llvm_cpu import call_by_call
+from plaidarray.backend.llvm_cpu import executable as cpu_executable
+from plaidarray.backend.llvm_cpu import tiering
 from plaidarray.backend.llvm_cpu.call_by_call import CallByCall
 from plaidarray.backend.llvm_cpu.executable import CpuExecutable
 from plaidarray.trace import baseline, hot
@@ -17,8 +22,11 @@ from plaidarray.trace import baseline, hot
 
 @pytest.fixture(autouse=True)
 def op_by_op(monkeypatch):
-    """No structure is fused while the test reads it again."""
+    """No structure is fused while the test reads it again; kernels compiled here (a
+    folded constant's) ask for their full code at their first run, which ``tiering.drain``
+    brings: first-tier code is timed by the Python run, and has no prepared run to chain."""
     monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 1e9)
+    monkeypatch.setattr(tiering, "TIER_UP_AFTER_SECONDS", 0.0)
 
 
 def _made_by(read) -> list[baseline.BaselineExecutable]:
@@ -45,8 +53,13 @@ CASES = {
 }
 
 
+def _chains() -> bool:
+    return cpu_executable._ENTRY is not None
+
+
 @pytest.mark.parametrize("case", CASES)
-def test_a_new_graph_runs_call_by_call_then_merged_with_the_same_bits(case):
+def test_a_new_graph_runs_call_by_call_chained_then_merged_with_the_same_bits(case, monkeypatch):
+    monkeypatch.setattr(call_by_call, "MERGED_AFTER", 4)
     ours, numpys = CASES[case]
     a, b, v = xp.asarray(A), xp.asarray(B), xp.asarray(V)
     first: list[np.ndarray] = []
@@ -54,10 +67,50 @@ def test_a_new_graph_runs_call_by_call_then_merged_with_the_same_bits(case):
     np.testing.assert_allclose(first[0], numpys(A, B, V), rtol=1e-13, atol=1e-13)
     sequences = [e._sequence for e in made if type(e._sequence) is CallByCall]
     assert sequences and all(s._merged is None for s in sequences)  # its first run made no merged executable
-    again = np.asarray(ours(a, b, v))
-    assert again.tobytes() == first[0].tobytes()
-    assert all(type(s._merged) is CpuExecutable for s in sequences)  # merged at its second run
+    tiering.drain()
     assert np.asarray(ours(a, b, v)).tobytes() == first[0].tobytes()
+    if _chains():  # its second run made none either: its runners' prepared runs, chained from the third
+        assert all(s._merged is None and s._chained for s in sequences)  # new code landed between: read anew
+        executables = [e for e in made if type(e._sequence) is CallByCall]
+        assert all(type(vars(e)["run"]).__name__ == "Chain" for e in executables if e._results is None)
+        for _ in range(call_by_call.MERGED_AFTER - 1):
+            assert np.asarray(ours(a, b, v)).tobytes() == first[0].tobytes()
+            assert all(s._merged is None for s in sequences)
+    assert np.asarray(ours(a, b, v)).tobytes() == first[0].tobytes()
+    assert all(type(s._merged) is CpuExecutable for s in sequences)  # merged at its chain's MERGED_AFTER-th run
+    for _ in range(2):
+        assert np.asarray(ours(a, b, v)).tobytes() == first[0].tobytes()
+
+
+def test_a_graph_a_call_of_which_has_no_prepared_run_is_merged_after_its_second_run(monkeypatch):
+    """First-tier code compiled in the process (which its Python run times), or a build
+    without ``_entry``: no prepared run to chain, so it is merged after its second run."""
+    monkeypatch.setattr(cpu_executable._Runner, "prepared", lambda self, timed=None: None)
+    monkeypatch.setattr(CpuExecutable, "prepared", lambda self, timed=None: None)
+    a = xp.asarray(A)
+    first: list[np.ndarray] = []
+    made = _made_by(lambda: first.append(np.asarray(xp.tanh(a * 0.557) + a)))
+    np.testing.assert_allclose(first[0], np.tanh(A * 0.557) + A, rtol=1e-14)
+    sequences = [e._sequence for e in made if type(e._sequence) is CallByCall]
+    assert sequences and all(s._merged is None for s in sequences)
+    again = np.asarray(xp.tanh(a * 0.557) + a)  # outside an assert, which keeps its operands live
+    assert again.tobytes() == first[0].tobytes()
+    assert all(type(s._merged) is CpuExecutable and not s._chained for s in sequences)
+
+
+@pytest.mark.skipif(not _chains(), reason="chains are made by the C module _entry, not loaded here")
+def test_a_chain_refuses_steps_and_indices_it_cannot_run():
+    chain = cpu_executable._ENTRY.Chain
+    with pytest.raises(TypeError, match="step is"):
+        chain(((len,),), (), 1, (), False, None, 0, None)([np.zeros(2)])
+    with pytest.raises(IndexError, match="past its table"):
+        chain(((lambda bs: bs, (5,), (1,), ()),), (), 1, ((1, (2,)),), False, None, 0, None)([np.zeros(2)])
+    with pytest.raises(RuntimeError, match="not made"):
+        chain(((lambda bs: bs, (1,), (1,), ()),), (), 1, ((1, (2,)),), False, None, 0, None)([np.zeros(2)])
+    with pytest.raises(TypeError, match="one list of buffers"):
+        chain((), (), 0, (), False, None, 0, None)((np.zeros(2),))
+    doubled = chain(((lambda bs: [bs[0] * 2.0], (0,), (1,), ()),), (), 1, ((1, (2, 1)),), False, None, 0, None)
+    np.testing.assert_array_equal(doubled([np.arange(2.0)]), [[[0.0], [2.0]]])
 
 
 def test_a_new_graph_of_large_values_is_merged_at_once():

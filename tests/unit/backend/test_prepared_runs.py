@@ -16,6 +16,7 @@ import pytest
 
 import plaidarray as xp
 from plaidarray.backend.cache import EXECUTABLES
+from plaidarray.backend.llvm_cpu import call_by_call
 from plaidarray.backend.llvm_cpu import executable as cpu_executable
 from plaidarray.backend.llvm_cpu import tiering
 from plaidarray.trace import baseline, hot
@@ -25,8 +26,8 @@ pytestmark = pytest.mark.skipif(cpu_executable._ENTRY is None or os.environ.get(
 
 
 def _merged(executable: baseline.BaselineExecutable):
-    """Its sequence, merged: a graph met once runs call by call until it runs again
-    (``call_by_call.py``), then on its merged sequence."""
+    """Its sequence, merged where it has been: a graph met once runs call by call
+    (``call_by_call.py``), chained in C, merged once it has run often."""
     return getattr(executable._sequence, "_merged", None) or executable._sequence
 
 
@@ -40,7 +41,9 @@ def _baseline_executables() -> list[baseline.BaselineExecutable]:
 
 
 def _prepared(executable: baseline.BaselineExecutable) -> bool:
-    return type(vars(executable).get("run")).__name__ == "Prepared"
+    """Whether it runs through one C object: its sequence's prepared run, or its calls'
+    prepared runs in turn (``_entry.Chain``)."""
+    return type(vars(executable).get("run")).__name__ in ("Prepared", "Chain")
 
 
 def _made_by(read) -> list[baseline.BaselineExecutable]:
@@ -58,8 +61,8 @@ def _preparable(executable: baseline.BaselineExecutable) -> bool:
     """Whether its sequence runs full code (first-tier code compiled in this process is
     timed by the Python run until its full code lands) and its results are its sequence's."""
     sequence = _merged(executable)
-    runs = getattr(sequence, "_template", sequence)._runs
-    return executable._results is None and not runs.first_tier
+    parts = getattr(sequence, "_runners", None) or [sequence]
+    return executable._results is None and not any(getattr(p, "_template", p)._runs.first_tier for p in parts)
 
 
 @pytest.fixture(autouse=True)
@@ -149,10 +152,12 @@ def test_a_prepared_run_after_new_code_landed_runs_it():
         tiering.generation -= 1
 
 
-def test_a_prepared_run_returns_a_parameter_its_sequence_passes_through():
+def test_a_prepared_run_returns_a_parameter_its_sequence_passes_through(monkeypatch):
     """A result that is one of the run's parameters (``_slots``' negative entries) is that
     very buffer, as the Python run returns it. (The cache cleared first: a structure an
-    earlier test met at other sizes is bound from its plan, a runner of another layout.)"""
+    earlier test met at other sizes is bound from its plan, a runner of another layout;
+    the graph merged at its chain's first run.)"""
+    monkeypatch.setattr(call_by_call, "MERGED_AFTER", 1)
     xp.clear_cache()
     x = xp.asarray(np.arange(6.0))
     executable = next(e for e in _made_by(lambda: np.asarray(x * 2.5)) if _prepared(e))
