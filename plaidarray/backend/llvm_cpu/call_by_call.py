@@ -13,7 +13,7 @@ executable is prepared (``BaselineExecutable``, after that run), ~0.5 us a call 
 than the merged executable's run. A graph is merged at its chain's
 ``MERGED_AFTER``-th run, when it is likely to run many more. A graph some call of which
 cannot be prepared (first-tier code compiled in this process, which its run times; a
-build without ``_entry``) is merged at its second run instead. All of them run the same
+build without ``_entry``) is merged after its second run instead. All of them run the same
 kernels on the same values: the same bits.
 """
 
