@@ -649,14 +649,9 @@ static Py_ssize_t table_index(PyObject *indices, Py_ssize_t i, Py_ssize_t n) {
     return at;
 }
 
-/* Runs one step over `table` (n entries): its run on its inputs, its results stored at its
-   outputs, its freed values let go. 0, or -1 with an error set. */
+/* Runs one step (checked by chain_new) over `table` (n entries): its run on its inputs, its
+   results stored at its outputs, its freed values let go. 0, or -1 with an error set. */
 static int chain_step(PyObject *step, PyObject **table, Py_ssize_t n) {
-    if (!PyTuple_Check(step) || PyTuple_GET_SIZE(step) != 4 || !PyTuple_Check(PyTuple_GET_ITEM(step, 1)) ||
-        !PyTuple_Check(PyTuple_GET_ITEM(step, 2)) || !PyTuple_Check(PyTuple_GET_ITEM(step, 3))) {
-        PyErr_SetString(PyExc_TypeError, "a chain's step is (run, inputs, outputs, freed), its indices tuples");
-        return -1;
-    }
     PyObject *inputs = PyTuple_GET_ITEM(step, 1), *outputs = PyTuple_GET_ITEM(step, 2),
              *freed = PyTuple_GET_ITEM(step, 3);
     PyObject *given = PyList_New(PyTuple_GET_SIZE(inputs));
@@ -698,10 +693,6 @@ static int chain_step(PyObject *step, PyObject **table, Py_ssize_t n) {
 /* The result of entry (value, dims): the value, reshaped to dims where its shape differs,
    but a buffer passed through as it is (passes_through). A new reference, or NULL. */
 static PyObject *chain_result(Chain *self, PyObject *entry, PyObject **table, Py_ssize_t n, PyObject *buffers) {
-    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 2) {
-        PyErr_SetString(PyExc_TypeError, "a chain's result is (value, dims)");
-        return NULL;
-    }
     Py_ssize_t at = table_index(entry, 0, n);
     if (at < 0) return NULL;
     PyObject *out = table[at];
@@ -793,6 +784,22 @@ static PyObject *chain_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     if (n_values < 0) {
         PyErr_SetString(PyExc_ValueError, "Chain: n_values is negative");
         return NULL;
+    }
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(steps); k++) { /* checked once, not at each run */
+        PyObject *step = PyTuple_GET_ITEM(steps, k);
+        if (!PyTuple_Check(step) || PyTuple_GET_SIZE(step) != 4 || !PyCallable_Check(PyTuple_GET_ITEM(step, 0)) ||
+            !PyTuple_Check(PyTuple_GET_ITEM(step, 1)) || !PyTuple_Check(PyTuple_GET_ITEM(step, 2)) ||
+            !PyTuple_Check(PyTuple_GET_ITEM(step, 3))) {
+            PyErr_SetString(PyExc_TypeError, "a chain's step is (run, inputs, outputs, freed), its indices tuples");
+            return NULL;
+        }
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(results); i++) {
+        PyObject *entry = PyTuple_GET_ITEM(results, i);
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 2) {
+            PyErr_SetString(PyExc_TypeError, "a chain's result is (value, dims)");
+            return NULL;
+        }
     }
     Chain *self = (Chain *)type->tp_alloc(type, 0);
     if (self == NULL) return NULL;

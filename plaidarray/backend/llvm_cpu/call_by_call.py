@@ -68,8 +68,6 @@ class CallByCall(Executable):
         self._results = tuple((v, shapes[v - defined].dims) for v in outputs)
         self._make_merged: Callable[[], Any] | None = merged
         self._merged: CpuExecutable | None = None
-        #: What its prepared runs time (``prepared``'s ``timed``): the merged one's too.
-        self._timed: Any = None
         self._ran = False
         #: Whether its steps run on their runners' prepared runs (after its second run).
         self._chained = False
@@ -116,10 +114,16 @@ class CallByCall(Executable):
             self._steps = tuple((p, *step[1:]) for p, step in zip(prepared, self._steps))
             self._chained = True
             return
-        make, self._make_merged = self._make_merged, None  # once: another thread's run may have taken it
+        self._merge()
+
+    def _merge(self) -> CpuExecutable | None:
+        """Its merged executable, which runs it from now on; None where ``merge`` makes none
+        or it was made already (once: another thread's run may have taken it)."""
+        make, self._make_merged = self._make_merged, None
         merged = make() if make is not None else None
         if merged is not None:
             self._merged, self._steps, self._runners = merged, (), []
+        return merged
 
     def prepared(self, timed: Any = None) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:
         """Its run as one C object: its prepared calls in turn (``_entry.Chain``), or the
@@ -128,20 +132,17 @@ class CallByCall(Executable):
             return self._merged.prepared(timed)
         if not self._chained or _ENTRY is None:
             return None
-        self._timed = timed
         return _ENTRY.Chain(self._steps, self._constants, self._n_values, self._results, self.returns_parameters,
-                            timed, MERGED_AFTER, self._merged_run)
+                            timed, MERGED_AFTER, functools.partial(self._merged_run, timed))
 
-    def _merged_run(self, buffers: list[np.ndarray]) -> tuple[list[np.ndarray], Any]:
+    def _merged_run(self, timed: Any, buffers: list[np.ndarray]) -> tuple[list[np.ndarray], Any]:
         """A chain's run at ``MERGED_AFTER``: the merged executable's first run and its
-        prepared run, which runs the graph from then on (else this run, and None: the
-        chain goes on)."""
-        make, self._make_merged = self._make_merged, None
-        merged = make() if make is not None else None
+        prepared run timed as the chain's, which runs the graph from then on (else this
+        run, and None: the chain goes on)."""
+        merged = self._merge()
         if merged is None:
             return self.run(buffers), None
-        self._merged, self._steps, self._runners = merged, (), []
-        return merged.run(buffers), merged.prepared(self._timed)
+        return merged.run(buffers), merged.prepared(timed)
 
 
 def call_by_call(calls: Sequence[Call], n_params: int, constants: Sequence[np.ndarray], shapes: Sequence[Shape],

@@ -103,6 +103,8 @@ def test_a_chain_refuses_steps_and_indices_it_cannot_run():
     chain = cpu_executable._ENTRY.Chain
     with pytest.raises(TypeError, match="step is"):
         chain(((len,),), (), 1, (), False, None, 0, None)([np.zeros(2)])
+    with pytest.raises(TypeError, match="result is"):
+        chain((), (), 1, ((1,),), False, None, 0, None)
     with pytest.raises(IndexError, match="past its table"):
         chain(((lambda bs: bs, (5,), (1,), ()),), (), 1, ((1, (2,)),), False, None, 0, None)([np.zeros(2)])
     with pytest.raises(RuntimeError, match="not made"):
