@@ -952,7 +952,7 @@ static PyObject *handle_subscript(PyObject *self, PyObject *key) {
     return PyObject_CallFunctionObjArgs(getitem_in_python, self, key, NULL);
 }
 
-/* How many ints ``key`` (an int, or a tuple of ints and maybe a last slice) starts with. */
+/* How many ints ``key`` (an int, or a tuple of ints and slices) starts with. */
 static Py_ssize_t leading_ints(PyObject *key) {
     if (!PyTuple_CheckExact(key)) return PyLong_CheckExact(key) ? 1 : 0;
     Py_ssize_t n = 0;
@@ -960,72 +960,94 @@ static Py_ssize_t leading_ints(PyObject *key) {
     return n;
 }
 
-/* The dims of the block of an array of ``dims`` that ``key`` picks, for the keys a loop
-   meets most (a part of ``transfer.block_shape``'s rule, which ``Array._store`` applies to
-   the rest: columns, steps, ``...``): ints in range for its leading dimensions, the last
-   entry possibly a slice of step 1 with int or None bounds (``m[i, :]``, ``x[1:]``,
-   ``m[i, 2:5]``); *sliced* says whether it is (not for a slice of a whole axis after an
-   int: ``m[i, :]`` is the row ``m[i]``). A new tuple, or NULL without an error for any
-   other key (-1 in *sliced* on error). */
+/* Whether ``part`` is ``slice(None)``, the whole axis (``Array._store``'s ``_FULL``). */
+static int whole_axis(PyObject *part) {
+    if (!PySlice_Check(part)) return 0;
+    PySliceObject *slice = (PySliceObject *)part;
+    return slice->start == Py_None && slice->stop == Py_None && slice->step == Py_None;
+}
+
+/* The dims of the block of an array of ``dims`` that ``key`` picks by basic indexing, as
+   ``transfer.block_shape`` says: for each leading dimension an int in range or a slice of
+   int or None bounds and step (not 0): ``m[i, :]``, ``x[1:]``, ``m[i, 2:5]``, ``m[:, j]``,
+   ``x[::2]``, ``g[1:-1, 1:-1]``; ``...`` and other entries are ``Array._store``'s.
+   *sliced* says whether a slice picks part of the block's elements, as ``Array._store``
+   finds one after dropping the key's trailing whole axes (``m[i, :]`` is the row ``m[i]``,
+   unsliced), or the key is whole axes alone (``x[:]``). A new tuple, or NULL without an
+   error for any other key (-1 in *sliced* on error). */
 static PyObject *block_dims(PyObject *key, PyObject *dims, int *sliced) {
     *sliced = 0;
     Py_ssize_t rank = PyTuple_GET_SIZE(dims), n;
     PyObject *const *parts;
-    if (PyLong_CheckExact(key)) {
-        parts = &key;
-        n = 1;
-    } else if (PyTuple_CheckExact(key)) {
+    if (PyTuple_CheckExact(key)) {
         parts = &PyTuple_GET_ITEM(key, 0);
         n = PyTuple_GET_SIZE(key);
-    } else if (PySlice_Check(key)) {
+    } else if (PyLong_CheckExact(key) || PySlice_Check(key)) {
         parts = &key;
         n = 1;
     } else {
         return NULL;
     }
     if (n == 0 || n > rank) return NULL;
-    for (Py_ssize_t k = 0; k < n; k++) {
-        PyObject *part = parts[k];
-        if (PySlice_Check(part)) {
-            PySliceObject *slice = (PySliceObject *)part;
-            if (k != n - 1) return NULL;
-            PyObject *bounds[] = {slice->start, slice->stop};
-            for (int b = 0; b < 2; b++)
-                if (bounds[b] != Py_None && !PyLong_CheckExact(bounds[b])) return NULL;
-            if (slice->step != Py_None && !(PyLong_CheckExact(slice->step) && PyLong_AsLong(slice->step) == 1)) {
-                if (PyErr_Occurred()) *sliced = -1;
+    Py_ssize_t kept = n; /* the parts before the trailing whole axes */
+    while (kept && whole_axis(parts[kept - 1])) kept--;
+    PyObject *block = PyList_New(0);
+    if (block == NULL) {
+        *sliced = -1;
+        return NULL;
+    }
+    int partial = kept == 0;
+    for (Py_ssize_t k = 0; k < rank; k++) {
+        PyObject *size_of = PyTuple_GET_ITEM(dims, k);
+        if (k < n && !PySlice_Check(parts[k])) {
+            int in = index_in_range(parts[k], size_of);
+            if (in <= 0) {
+                if (in < 0) *sliced = -1;
+                Py_DECREF(block);
                 return NULL;
             }
-            Py_ssize_t start, stop, step, size = PyLong_AsSsize_t(PyTuple_GET_ITEM(dims, k));
-            if (size == -1 && PyErr_Occurred()) {
-                *sliced = -1;
-                return NULL;
-            }
-            if (PySlice_Unpack(part, &start, &stop, &step) < 0) {
-                *sliced = -1;
-                return NULL;
-            }
-            Py_ssize_t length = PySlice_AdjustIndices(size, &start, &stop, step);
-            if (k > 0 && length == size) /* ``m[i, :]``: the row ``m[i]``, as ``Array._store`` takes it */
-                break;
-            PyObject *rest = PyTuple_GetSlice(dims, k + 1, rank), *first = PyLong_FromSsize_t(length);
-            PyObject *head = first == NULL ? NULL : PyTuple_Pack(1, first);
-            PyObject *block = head == NULL || rest == NULL ? NULL : PySequence_Concat(head, rest);
-            Py_XDECREF(rest);
-            Py_XDECREF(first);
-            Py_XDECREF(head);
-            *sliced = block == NULL ? -1 : 1;
-            return block;
+            continue;
         }
-        int in = index_in_range(part, PyTuple_GET_ITEM(dims, k));
-        if (in <= 0) {
-            if (in < 0) *sliced = -1;
+        PyObject *length = NULL;
+        if (k < n) {
+            PySliceObject *slice = (PySliceObject *)parts[k];
+            PyObject *fields[] = {slice->start, slice->stop, slice->step};
+            for (int f = 0; f < 3; f++)
+                if (fields[f] != Py_None && !PyLong_CheckExact(fields[f])) {
+                    Py_DECREF(block);
+                    return NULL;
+                }
+            if (slice->step != Py_None) {
+                int zero = PyObject_Not(slice->step);
+                if (zero) { /* a step of 0 is an error Python's store raises */
+                    if (zero < 0) *sliced = -1;
+                    Py_DECREF(block);
+                    return NULL;
+                }
+            }
+            Py_ssize_t start, stop, step, size = PyLong_AsSsize_t(size_of);
+            if ((size == -1 && PyErr_Occurred()) || PySlice_Unpack(parts[k], &start, &stop, &step) < 0) {
+                *sliced = -1;
+                Py_DECREF(block);
+                return NULL;
+            }
+            if (k < kept) partial = 1;
+            length = PyLong_FromSsize_t(PySlice_AdjustIndices(size, &start, &stop, step));
+        } else {
+            length = Py_NewRef(size_of);
+        }
+        if (length == NULL || PyList_Append(block, length)) {
+            Py_XDECREF(length);
+            Py_DECREF(block);
+            *sliced = -1;
             return NULL;
         }
+        Py_DECREF(length);
     }
-    PyObject *block = PyTuple_GetSlice(dims, leading_ints(key), rank);
-    if (block == NULL) *sliced = -1;
-    return block;
+    PyObject *found = PyList_AsTuple(block);
+    Py_DECREF(block);
+    *sliced = found == NULL ? -1 : partial;
+    return found;
 }
 
 /* Whether a store into an array whose ``_base`` is ``base`` reaches nothing else: no
@@ -1240,8 +1262,9 @@ static int lock_release(PyObject *lock) {
     return 0;
 }
 
-/* ``x[key] = value`` for an element or a block that leading ints pick, of an array that
-   alone holds its buffer (``Array._store``'s in-place store, ``HostTransfers.store_element``):
+/* ``x[key] = value`` for an element or a block that ints and slices pick (``block_dims``),
+   of an array that alone holds its buffer (``Array._store``'s in-place store,
+   ``HostTransfers.store_element``):
    1 stored, 0 another kind of store, -1 error. No Python code runs between the
    ownership's checks and the store: another thread's store of the same array holds its
    node (a reference more), so none is lost. */
