@@ -79,6 +79,9 @@ class Executable(abc.ABC):
     #: False when every result is a buffer the run made (never a parameter passed
     #: through), which spares a read the check of which results are its inputs.
     returns_parameters: bool = True
+    #: True where its ``prepared`` run costs next to nothing to make (its parts are
+    #: prepared already): a caller takes it after its first run, not its second.
+    prepared_cheaply: bool = False
 
     @abc.abstractmethod
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:

@@ -113,7 +113,7 @@ class BaselineExecutable(Executable):
         self._runs = 0
         #: The run after which its prepared run is asked for (again: twice as many runs
         #: later where none was made, as while first-tier code runs, which is timed apart).
-        self._prepare_after = PREPARED_AFTER
+        self._prepare_after = 1 if sequence.prepared_cheaply else PREPARED_AFTER
 
     @property
     def needs_attention(self) -> bool:
@@ -164,7 +164,8 @@ def _copied_after(results: list[tuple[Any, Any, Any]], prepared: Callable[[list[
 
 #: The runs of a baseline executable after which its sequence's prepared run runs it: most
 #: executables made at a new size run once or twice (a loop's windows of new lengths), and
-#: preparing costs ~1 us (a runner's 1.3).
+#: preparing costs ~1 us (a runner's 1.3). A sequence prepared cheaply (a graph's calls
+#: chained already, ``call_by_call.py``) is taken after one run.
 PREPARED_AFTER = 2
 
 

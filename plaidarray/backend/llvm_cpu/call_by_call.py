@@ -7,14 +7,17 @@ that script's second run. Merging their kernels into one executable (``sequence.
 costs ~50-150 us of Python a graph of one to seven ops, which a script's second run of 20
 API calls each met once paid for each (2.9 ms against NumPy's 0.12, the merges 1.6 ms).
 Here each call runs on its kernel's runner (``ShapeGenericExecutable.runner``: its sizes
-evaluated in C); after its second run, on each runner's prepared run (``_entry.Prepared``,
-~1 us to make), all of them in turn from one C object (``_entry.Chain``) where its
-executable is prepared (``BaselineExecutable``, after that run), ~0.5 us a call slower
-than the merged executable's run. A graph is merged at its chain's
-``MERGED_AFTER``-th run, when it is likely to run many more. A graph some call of which
-cannot be prepared (first-tier code compiled in this process, which its run times; a
-build without ``_entry``) is merged after its second run instead. All of them run the same
-kernels on the same values: the same bits.
+evaluated in C), on the runner's prepared run (``_entry.Prepared``, ~1 us to make) from its
+first run; from its second, all of them in turn from one C object (``_entry.Chain``, taken
+by its ``BaselineExecutable`` after one run), ~0.5 us a call slower than the merged
+executable's run. A script's second run thus pays no Python for each call of each graph it
+met once: two new graphs of ~5 small ops each read a second time took ~50 us, ~110 where
+their calls ran from Python at the first two runs. A graph is merged at its chain's
+``MERGED_AFTER``-th run, when it is likely to run many more. A graph some call of which has
+no prepared run (first-tier code compiled in this process, which its Python run times; a
+build without ``_entry``) runs from Python, and is chained or merged after its second run
+(new code may have landed between). All of them run the same kernels on the same values:
+the same bits.
 """
 
 from __future__ import annotations
@@ -45,9 +48,10 @@ class CallByCall(Executable):
     """``calls`` run one by one over a table of values (the parameters, the constants,
     then each call's results), each value let go after its last use; its results reshaped
     to ``shapes`` (a kernel may run on an operand's axes merged), but a parameter passed
-    through, returned as it is (as the merged executable does). After its second run each
-    call runs on its runner's prepared run where every one has one; else ``merged`` makes
-    the merged executable, which runs it from then on."""
+    through, returned as it is (as the merged executable does). Each call runs on its
+    runner's prepared run where every one has one (``chain``: at its making, else after
+    its second run); else, after its second run, ``merged`` makes the merged executable,
+    which runs it from then on."""
 
     def __init__(self, runners: list[Any], calls: Sequence[Call], n_params: int,
                  constants: Sequence[np.ndarray], shapes: Sequence[Shape], outputs: Sequence[int],
@@ -69,11 +73,16 @@ class CallByCall(Executable):
         self._make_merged: Callable[[], Any] | None = merged
         self._merged: CpuExecutable | None = None
         self._ran = False
-        #: Whether its steps run on their runners' prepared runs (after its second run).
+        #: Whether its steps run on their runners' prepared runs (``chain``).
         self._chained = False
         #: Whether a result may be a parameter passed through (``passes_through``: a call
         #: whose result is its operand, an op its compile found to be the identity).
         self.returns_parameters = passes_through
+
+    @property
+    def prepared_cheaply(self) -> bool:  # type: ignore[override]  # a property over the class attribute
+        """Whether its chain (``prepared``) is made of prepared calls already."""
+        return self._chained and self._merged is None
 
     @property
     def steps(self) -> tuple[Step, ...]:
@@ -109,12 +118,18 @@ class CallByCall(Executable):
         """After its second run (its runners' addresses read anew, where new code landed
         since the first): its steps on their runners' prepared runs, or, where one has none,
         its merged executable from now on."""
+        if not self.chain():
+            self._merge()
+
+    def chain(self) -> bool:
+        """Whether its steps now run on their runners' prepared runs: they do where every
+        runner has one (none ran first-tier code, which its Python run times)."""
         prepared = [runner.prepared() for runner in self._runners]
         if all(p is not None for p in prepared):
             self._steps = tuple((p, *step[1:]) for p, step in zip(prepared, self._steps))
             self._chained = True
-            return
-        self._merge()
+            return True
+        return False
 
     def _merge(self) -> CpuExecutable | None:
         """Its merged executable, which runs it from now on; None where ``merge`` makes none
@@ -165,5 +180,7 @@ def call_by_call(calls: Sequence[Call], n_params: int, constants: Sequence[np.nd
         if runner is None:  # a size past a library call's limit
             return None
         runners.append(runner)
-    return CallByCall(runners, calls, n_params, constants, shapes, outputs, bool(taken[1]),
+    made = CallByCall(runners, calls, n_params, constants, shapes, outputs, bool(taken[1]),
                       functools.partial(merge, calls, n_params, constants, shapes, outputs))
+    made.chain()
+    return made

@@ -208,11 +208,12 @@ class CpuExecutable(Executable):
 
     def prepared(self, timed: Any = None) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:
         """Its run as one C object (``_entry.Prepared``), where its runs go through C in
-        one thread, check no memory, time no first-tier code and have read the addresses
-        of now."""
-        if (_ENTRY is None or self._parallel or self._checks_memory or self._runs.first_tier
-                or self._generation != tiering.generation):
+        one thread, check no memory and time no first-tier code; with the kernels'
+        addresses of now (read here where new code landed since they were)."""
+        if _ENTRY is None or self._parallel or self._checks_memory or self._runs.first_tier:
             return None
+        if self._generation != tiering.generation:
+            self._read_addresses()
         return _ENTRY.Prepared(self, self._plan, self._constant_pointers, self._dims, tuple(self._output_allocators),
                                tuple(self._temp_allocators), _slots(self.output_slots, self._results_are_outputs), timed,
                                self._keeps_temps, tiering, (), None)
@@ -650,8 +651,9 @@ class _Runner(Executable):
         a runner per length, and each one's kept temporaries (150 MB for the eager
         benchmark's ``many_windows``) made its next pass 15 ms slower in page faults alone."""
         template = self._template
-        if (self._nbytes >= _SMALLEST_POOLED or template._runs.first_tier or not self._plan
-                or self._generation != tiering.generation):
+        if self._generation != tiering.generation:
+            self._generation, self._plan = tiering.generation, template.plan_words(self._n_table)
+        if self._nbytes >= _SMALLEST_POOLED or template._runs.first_tier or not self._plan:
             return None
         return _ENTRY.Prepared(self, self._plan, self._facts.constant_pointers, self._dims, *template.allocator_tuples,
                                _slots(template.output_slots, self._facts.results_are_outputs), timed, False, tiering,
