@@ -622,10 +622,14 @@ class _Runner(Executable):
     def kernels(self) -> list[CompiledKernel]:
         return self._template.kernels
 
+    def _read_addresses(self) -> None:
+        """Its template's plan with the kernels' addresses of now (``CpuExecutable._read_addresses``)."""
+        self._generation, self._plan = tiering.generation, self._template.plan_words(self._n_table)
+
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
         template = self._template
         if self._generation != tiering.generation:
-            self._generation, self._plan = tiering.generation, template.plan_words(self._n_table)
+            self._read_addresses()
         if self._nbytes >= memory.CHECK_ABOVE_BYTES:
             template.check_memory(self._sized, self._nbytes)
         outs, temps = template.buffers_at(self._sized)
@@ -652,7 +656,7 @@ class _Runner(Executable):
         benchmark's ``many_windows``) made its next pass 15 ms slower in page faults alone."""
         template = self._template
         if self._generation != tiering.generation:
-            self._generation, self._plan = tiering.generation, template.plan_words(self._n_table)
+            self._read_addresses()
         if self._nbytes >= _SMALLEST_POOLED or template._runs.first_tier or not self._plan:
             return None
         return _ENTRY.Prepared(self, self._plan, self._facts.constant_pointers, self._dims, *template.allocator_tuples,
