@@ -216,16 +216,17 @@ def _concatenate(earlier: list[Array], parts: list[Array], axis: int) -> Array:
     empty constant that no later step has. A lone operand is copied, as NumPy copies:
     a new array on its node, never the operand itself or a view of its base. More than
     ``JOIN_OPERANDS`` operands are joined in groups of that many, then the groups."""
-    filled = [p for p in parts if p.shape[axis] != 0]
+    filled = [p for p in parts if p._node.shape.dims[axis] != 0]
     if filled or earlier:
         parts = filled
     if len(earlier) + len(parts) == 1:
         return graph.copy_of([*earlier, *parts][0])
     _compute_wide_operands(parts)
     operands = [*earlier, *parts]
-    made = _copied([(a, a._node.shape.dims) for a in operands], axis)
-    if made is not None:
-        return made
+    if operands[-1]._node.buffer is not None and operands[0]._node.buffer is not None:  # ``_copied``'s first test
+        made = _copied([(a, a._node.shape.dims) for a in operands], axis)
+        if made is not None:
+            return made
     while len(operands) > JOIN_OPERANDS:
         operands = [group[0] if len(group) == 1 else op("concatenate", *group, dimension=axis)
                     for group in (operands[i:i + JOIN_OPERANDS] for i in range(0, len(operands), JOIN_OPERANDS))]

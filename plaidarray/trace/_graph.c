@@ -2981,7 +2981,7 @@ typedef struct {
     PyTypeObject *family;    /* trace.views.Family: a root's record */
     PyTypeObject *index;     /* api.views.Index: the step of ``x[key]`` */
     Py_ssize_t off_view_family, off_view_steps, off_view_writable, off_view_layout, off_view_held;
-    Py_ssize_t off_family_views, off_family_prune_at, off_family_pin, off_index_key;
+    Py_ssize_t off_family_views, off_family_prune_at, off_family_pin, off_family_bounds, off_index_key;
     int max_rank;
 } Window;
 
@@ -3151,19 +3151,53 @@ done:
     return out;
 }
 
+/* ``Family.add``'s pruning of ``family``'s list ``views`` (due: its length reached
+   ``prune_at``): the dead views' references dropped in place and ``prune_at`` set to twice
+   the live ones (at least 8), 1 when done; 0 where the family has the bounds of its views
+   worked out (``Family.overlapping``), whose rows Python's ``add`` moves with the list; -1
+   on error. A loop's windows, each dropped before the next, took Python's ``attach`` at
+   every eighth. */
+static int prune_views(Window *self, PyObject *family, PyObject *views) {
+    PyObject *bounds = SLOT(family, self->off_family_bounds);
+    if (bounds != Py_None) return 0;
+    Py_ssize_t kept = 0, n = PyList_GET_SIZE(views);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *ref = PyList_GET_ITEM(views, i);
+        if (!PyWeakref_CheckRef(ref)) return 0;
+        if (PyWeakref_GetObject(ref) == Py_None) continue; /* borrowed: compared only */
+        if (kept != i) { /* moved down: the list's reference moves with it */
+            PyObject *dead = PyList_GET_ITEM(views, kept);
+            PyList_SET_ITEM(views, kept, ref);
+            PyList_SET_ITEM(views, i, dead);
+        }
+        kept++;
+    }
+    if (PyList_SetSlice(views, kept, n, NULL)) return -1;
+    PyObject *due = PyLong_FromSsize_t(kept > 4 ? 2 * kept : 8);
+    if (due == NULL) return -1;
+    Py_SETREF(SLOT(family, self->off_family_prune_at), due);
+    return 1;
+}
+
 /* ``array`` (a new Array: ``step``'s value on ``x``) made a view of ``x``'s root as
    trace.views.attach makes it, with ``placed`` its layout (None: worked out when asked) and
    ``step_writable`` its step's ``writable``; where ``step`` is NULL, a window's
    ``Index(key)``, made only once the view is sure to be made here: 1
-   when done, 0 where the Python ``attach`` is to do it (``x`` has no record yet, so its
-   family is to be made; a record of another type; a family whose list of views is due for
-   its pruning), -1 on error. Making the record and the view's weak reference here took
-   ~1.8 us off a window of Python (``_attach_window``, ``attach``, ``Family.add`` and two
-   ``__init__``). */
+   when done, 0 where the Python ``attach`` is to do it (a record of another type; a family
+   whose list of views is due for a pruning ``prune_views`` leaves to it), -1 on error. Making the record and the
+   view's weak reference here took ~1.8 us off a window of Python (``_attach_window``,
+   ``attach``, ``Family.add`` and two ``__init__``). A root with no record yet gets its
+   family here too, made by its type (``Family(x)``, the definition): a loop's window of
+   the array its last step made (``buf[1:]`` of a ring buffer, ``h[-1:]`` of a grown
+   history) took the Python path at every step for it, ~1.8 us more. */
 static int attach_step(Window *self, PyObject *x, PyObject *array, PyObject *step, PyObject *key, PyObject *placed,
                        int step_writable) {
     PyObject *record = ((Handle *)x)->base, *family, *steps, *writable;
-    if (record == NULL) return 0;
+    if (record == NULL || record == Py_None) {
+        record = PyObject_CallOneArg((PyObject *)self->family, x);
+        if (record == NULL) return -1;
+        Py_XSETREF(((Handle *)x)->base, record); /* ``base._base = family``, held by the root */
+    }
     if (Py_IS_TYPE(record, self->view_of)) {
         family = SLOT(record, self->off_view_family);
         steps = SLOT(record, self->off_view_steps);
@@ -3185,7 +3219,10 @@ static int attach_step(Window *self, PyObject *x, PyObject *array, PyObject *ste
     if (views != Py_None) {
         Py_ssize_t due = PyLong_AsSsize_t(prune_at);
         if (due == -1 && PyErr_Occurred()) return -1;
-        if (PyList_GET_SIZE(views) >= due) return 0; /* Family.add prunes the list first */
+        if (PyList_GET_SIZE(views) >= due) {
+            int pruned = prune_views(self, family, views);
+            if (pruned <= 0) return pruned;
+        }
     }
     int open = PyObject_IsTrue(writable); /* ``writable and step.writable`` */
     if (open < 0) return -1;
@@ -3282,12 +3319,12 @@ static PyObject *window_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
         return NULL;
     PyTypeObject *view_type = (PyTypeObject *)view_of, *family_of = (PyTypeObject *)family,
                  *index_type = (PyTypeObject *)index;
-    Py_ssize_t offsets[9];
+    Py_ssize_t offsets[10];
     if (slot_offset(view_type, "family", &offsets[0]) || slot_offset(view_type, "steps", &offsets[1]) ||
         slot_offset(view_type, "writable", &offsets[2]) || slot_offset(view_type, "_layout", &offsets[3]) ||
         slot_offset(view_type, "held", &offsets[4]) || slot_offset(family_of, "views", &offsets[5]) ||
         slot_offset(family_of, "prune_at", &offsets[6]) || slot_offset(family_of, "pin", &offsets[7]) ||
-        slot_offset(index_type, "key", &offsets[8]))
+        slot_offset(index_type, "key", &offsets[8]) || slot_offset(family_of, "bounds", &offsets[9]))
         return NULL;
     if (max_rank < 1 || max_rank > 8) {
         PyErr_SetString(PyExc_ValueError, "Window: the largest rank taken must be 1 to 8");
@@ -3323,6 +3360,7 @@ static PyObject *window_new(PyTypeObject *type, PyObject *args, PyObject *kwargs
     self->off_family_prune_at = offsets[6];
     self->off_family_pin = offsets[7];
     self->off_index_key = offsets[8];
+    self->off_family_bounds = offsets[9];
     self->max_rank = max_rank;
     return (PyObject *)self;
 }

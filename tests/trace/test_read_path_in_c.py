@@ -1235,11 +1235,12 @@ def _window_in_c(attach):
 
 
 def test_windows_in_c_attach_views_as_attach_does_and_leave_the_rest_to_it():
-    """A window of an array whose family exists (a root windowed before, or a view) is made
-    a view in C: the record ``trace.views.attach`` makes (the family, the steps with
-    ``Index(key)``, writable, no layout yet), the view in the family's list, a write through
-    it reaching the root. A root's first window (its family is made), and a family whose
-    list is due for its pruning, are ``attach``'s."""
+    """A window is made a view in C: the record ``trace.views.attach`` makes (the family,
+    made by its type for a root windowed first; the steps with ``Index(key)``, writable, no
+    layout yet), the view in the family's list, a write through it reaching the root. A
+    family whose list is due for its pruning is pruned in C as ``Family.add`` prunes it
+    (the dead references dropped, ``prune_at`` twice the live ones, at least 8), except
+    where its views' bounds are worked out: their rows move with the list in ``attach``."""
     from plaidarray.api import views
     calls = []
 
@@ -1250,12 +1251,14 @@ def test_windows_in_c_attach_views_as_attach_does_and_leave_the_rest_to_it():
     fast = _window_in_c(counted)
     values = np.arange(24.0).reshape(4, 6)
     x = xp.asarray(values)
+    assert x._base is None
     first = fast(x, slice(1, 3))
-    assert calls == [slice(1, 3)] and type(x._base) is views.Family  # the family is made in Python
+    assert calls == [] and type(x._base) is views.Family  # the family is made in C, by its type
+    assert x._base.root() is x and x._base.shape == (4, 6) and x._base.dtype == np.float64
     window = fast(x, (slice(0, 2), slice(1, 4)))
     row = fast(first, 1)
-    assert calls == [slice(1, 3)]  # both attached in C
-    for out, steps in ((window, (views.Index((slice(0, 2), slice(1, 4))),)),
+    assert calls == []  # all attached in C
+    for out, steps in ((first, (views.Index(slice(1, 3)),)), (window, (views.Index((slice(0, 2), slice(1, 4))),)),
                        (row, (views.Index(slice(1, 3)), views.Index(1)))):
         record = out._base
         assert type(record) is views.ViewOf and record.family is x._base and record.steps == steps
@@ -1267,14 +1270,20 @@ def test_windows_in_c_attach_views_as_attach_does_and_leave_the_rest_to_it():
     expected = values.copy()
     expected[2, 3], expected[0, 1] = -5.0, -7.0
     np.testing.assert_array_equal(np.asarray(x), expected)
-    y = xp.asarray(values)
-    kept = [fast(y, slice(0, k)) for k in range(1, 4)]
-    family = y._base
-    dead = weakref.ref(xp.asarray(values))
-    assert dead() is None
-    family.views.extend([dead] * (family.prune_at - len(family.views)))
-    assert fast(y, slice(0, 1)) is not None  # due for pruning: Family.add's
-    assert calls == [slice(1, 3), slice(0, 1), slice(0, 1)] and len(family.views) == len(kept) + 1
+    for k in range(2):  # pruned in C; then, with bounds worked out, by ``Family.add``
+        y = xp.asarray(values)
+        kept = [fast(y, (slice(None), slice(0, j))) for j in range(1, 6)]
+        family = y._base
+        dead = weakref.ref(xp.asarray(values))
+        assert dead() is None
+        family.views[1:1] = [dead] * (family.prune_at - len(family.views))
+        if k:
+            family.overlapping(0, 0)
+        newest = fast(y, slice(0, 1))
+        assert calls == [slice(0, 1)] * k
+        assert [id(ref()) for ref in family.views] == [id(v) for v in (*kept, newest)] and family.prune_at == 10
+        if k:
+            assert family.known == len(kept) and family.bounds[:len(kept)].tolist() == [[0, 17 + j] for j in range(1, 6)]
 
 
 def test_windows_of_a_read_only_view_are_read_only_in_c_too():
