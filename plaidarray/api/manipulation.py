@@ -114,7 +114,7 @@ def concat(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int | None =
     alike = _alike_along(arrays, axis)
     if alike is not None:
         made = None
-        if arrays[-1]._node.buffer is not None and arrays[0]._node.buffer is not None:  # else one is pending
+        if _ends_computed(arrays):  # else one is pending
             made = _copied([(a, a._node.shape.dims) for a in arrays], alike)
         if made is not None:
             return made
@@ -223,7 +223,7 @@ def _concatenate(earlier: list[Array], parts: list[Array], axis: int) -> Array:
         return graph.copy_of([*earlier, *parts][0])
     _compute_wide_operands(parts)
     operands = [*earlier, *parts]
-    if operands[-1]._node.buffer is not None and operands[0]._node.buffer is not None:  # ``_copied``'s first test
+    if _ends_computed(operands):  # else ``_copied`` answers None: its list is not built
         made = _copied([(a, a._node.shape.dims) for a in operands], axis)
         if made is not None:
             return made
@@ -275,7 +275,7 @@ def stack(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int = 0) -> A
     alike = _alike_stack(arrays, axis)
     if alike is not None:
         made = None
-        if arrays[-1]._node.buffer is not None and arrays[0]._node.buffer is not None:  # as ``concat``'s
+        if _ends_computed(arrays):  # as ``concat``'s
             dims = arrays[0]._node.shape.dims
             unit = (*dims[:alike], 1, *dims[alike:])
             made = _copied([(a, unit) for a in arrays], alike)
@@ -327,10 +327,17 @@ def _copied(parts: list[tuple[Array, tuple[int, ...]]], axis: int) -> Array | No
     """The arrays of ``parts``, each read at its dims (of as many elements), joined along
     ``axis`` by a copy made now, where they are small values computed on the host
     (``trace/joins.py``); None where the join is to be recorded."""
-    if len(parts) < 2 or parts[-1][0]._node.buffer is None or parts[0][0]._node.buffer is None:
-        return None  # a list's newest item is the likeliest pending, a ring buffer's window of the last join
+    if len(parts) < 2 or not _ends_computed((parts[0][0], parts[-1][0])):
+        return None
     made = joins.joined([(a._node, dims) for a, dims in parts], axis)
     return None if made is None else Array(made)
+
+
+def _ends_computed(arrays: Sequence[Array]) -> bool:
+    """Whether the first and last of ``arrays`` are computed, which a join copied at once
+    (``_copied``) needs of every operand: asked first, as a list's newest item is the
+    likeliest pending, a ring buffer's window of the last join the first."""
+    return arrays[-1]._node.buffer is not None and arrays[0]._node.buffer is not None
 
 
 def _copied_stack(earlier: list[Array], rest: Sequence[Array], axis: int,

@@ -3173,7 +3173,7 @@ static int prune_views(Window *self, PyObject *family, PyObject *views) {
         kept++;
     }
     if (PyList_SetSlice(views, kept, n, NULL)) return -1;
-    PyObject *due = PyLong_FromSsize_t(kept > 4 ? 2 * kept : 8);
+    PyObject *due = PyLong_FromSsize_t(Py_MAX(8, 2 * kept)); /* ``max(8, 2 * len(views))`` */
     if (due == NULL) return -1;
     Py_SETREF(SLOT(family, self->off_family_prune_at), due);
     return 1;
@@ -3184,9 +3184,9 @@ static int prune_views(Window *self, PyObject *family, PyObject *views) {
    ``step_writable`` its step's ``writable``; where ``step`` is NULL, a window's
    ``Index(key)``, made only once the view is sure to be made here: 1
    when done, 0 where the Python ``attach`` is to do it (a record of another type; a family
-   whose list of views is due for a pruning ``prune_views`` leaves to it), -1 on error. Making the record and the
-   view's weak reference here took ~1.8 us off a window of Python (``_attach_window``,
-   ``attach``, ``Family.add`` and two ``__init__``). A root with no record yet gets its
+   whose list of views is due for a pruning ``prune_views`` leaves to it), -1 on error.
+   Making the record and the view's weak reference here took ~1.8 us off a window of Python
+   (``_attach_window``, ``attach``, ``Family.add`` and two ``__init__``). A root with no record yet gets its
    family here too, made by its type (``Family(x)``, the definition): a loop's window of
    the array its last step made (``buf[1:]`` of a ring buffer, ``h[-1:]`` of a grown
    history) took the Python path at every step for it, ~1.8 us more. */

@@ -136,7 +136,8 @@ class Family:
         #: pass over the list comes after as many new views as it keeps. (Dropped at each
         #: power of two, 4000 live windows of one array made each 96th view pass over
         #: 4096.) Made with the first view (a family is also made for an export,
-        #: ``exports.py``).
+        #: ``exports.py``). ``add`` drops them; so does the C module's window
+        #: (``_graph.c: prune_views``, the same rule) where no ``bounds`` are worked out.
         self.views: list[weakref.ref[Array]] | None = None
         self.prune_at = 8
         self.shape = root.shape
