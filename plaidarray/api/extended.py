@@ -25,8 +25,11 @@ a read and then written in place was joined again from the stale result.) At mos
 ``KEPT`` results of at most ``KEPT_BYTES`` each are held, with the values among their
 operands, which are no larger: the table holds bounded memory. A concatenation whose first
 operand is the latest one's result (``h = xp.concat([h, row])``: the caller extends it
-already) is not remembered, nor are traced values: a trace's placeholders stand for other
-values at each call.
+already) or a view of it (a ring buffer's ``xp.concat([buf[1:], x])``, whose window is new
+at each step) is not remembered, nor are traced values: a trace's placeholders stand for
+other values at each call. ``_graph.Join`` (``concat``'s C path) records such a
+concatenation that no remembered one starts with, reading ``_recent`` and setting
+``_last`` in this module's globals as ``extend`` does.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ import numpy as np
 
 from ..trace.array import Array
 from ..trace.node import TRACED, Node
+from ..trace.views import ViewOf
 
 #: Concatenations remembered, the latest last.
 KEPT = 4
@@ -137,7 +141,7 @@ def extend(key: Hashable, arrays: Sequence[Array], build: Callable[[Array | None
     global _last
     made = result._node
     with _lock:
-        extending = _last is not None and _last() is nodes[0]
+        extending = _extends_latest(arrays[0])
         _last = weakref.ref(made)
         if not extending and made.depth != TRACED and made.shape.size * made.shape.dtype.itemsize <= KEPT_BYTES:
             earlier, held, pending = (found.operands, found.held, found.pending) if found is not None else ((), (), ())
@@ -149,6 +153,19 @@ def extend(key: Hashable, arrays: Sequence[Array], build: Callable[[Array | None
                                  held + tuple([n for n in rest if n.buffer is not None]),
                                  pending + tuple([done + j for j, n in enumerate(rest) if n.buffer is None])))
     return result
+
+
+def _extends_latest(first: Array) -> bool:
+    """Whether ``first``, a concatenation's first operand, is the latest one's result or a
+    view of it (see the module)."""
+    last = _last() if _last is not None else None
+    if last is None:
+        return False
+    if first._node is last:
+        return True
+    record = first._base
+    root = record.family.root() if type(record) is ViewOf else None
+    return root is not None and root._node is last
 
 
 def forget() -> None:

@@ -13,13 +13,14 @@ from .. import dtypes as dt
 from ..api_version import sequence
 from ..hlo.shape import Shape
 from ..trace import joins
+from ..trace import node as node_module
 from ..trace.array import Array
 from ..trace.materialize import materialize
 from ..trace.node import pending_graph, value_read
 from ..trace.views import can_view, view
 from . import extended, graph
 from .graph import as_int, check_array, int_tuple, normalize_axes, op, shape_tuple
-from .recipes import kept, recorded
+from .recipes import kept, recorded, stands_for
 from .views import Broadcast, Reshape, Reverse, Transpose
 
 __all__ = ["broadcast_arrays", "broadcast_shapes", "broadcast_to", "concat", "expand_dims", "flip", "moveaxis", "permute_dims", "repeat",
@@ -239,6 +240,25 @@ def _concatenate(earlier: list[Array], parts: list[Array], axis: int) -> Array:
 #: already instead of compiling a ten-operand kernel (~0.4 s). A join copies, so the
 #: values are the same bits either way, and fused code reads each operand once alike.
 JOIN_OPERANDS = 8
+
+#: ``_graph.Join``'s attributes of a ``concatenate`` along each axis, shared by its nodes
+#: (read only, as every node's attributes).
+_JOIN_ATTRS = tuple({"dimension": axis} for axis in range(8))
+
+
+def _joins_in_c(fn: Callable) -> Callable:
+    """``concat`` (``fn``) with the joins that extend or slide the latest one recorded in
+    C where the C module is in use (``_graph.Join``: 2 to ``JOIN_OPERANDS`` arrays alike
+    off an int axis, the first the latest concatenation's result or an op over it and not
+    the start of a remembered one, the first or last pending: a loop's
+    ``h = concat([h, row])`` or ring buffer's ``concat([buf[1:], x])``, ~7-9 us a step in
+    Python), as ``fn`` records them; ``fn`` is called for everything else."""
+    if node_module.GRAPH_IN_C is None:
+        return fn
+    return stands_for(node_module.GRAPH_IN_C.Join(_JOIN_ATTRS, vars(extended), JOIN_OPERANDS, fn), fn)
+
+
+concat = _joins_in_c(concat)
 
 
 #: A concatenation of more operands than this computes each operand of at least

@@ -2955,6 +2955,238 @@ static PyTypeObject product_type = {
     .tp_methods = product_methods,
 };
 
+/* --- joins that extend the latest ----------------------------------------------------- */
+
+/* ``concat(arrays, axis=k)`` as api.manipulation.concat records it where api/extended.py
+   neither finds nor remembers a concatenation (``extended.extend``): 2 to ``most`` arrays
+   of one dtype and rank, their sizes agreeing off an int axis, none empty along it, the
+   first or the last pending (else the join may be copied at once, ``trace/joins.py``), the
+   first the latest concatenation's result or a view of its array (``h = concat([h, row])``,
+   a ring buffer's ``concat([buf[1:], x])``), and no remembered concatenation starting with
+   it. One ``concatenate`` node, then the latest result (``extended._last``). Python's path
+   took ~7-9 us of such a step. Everything else, and every call while tracing, is the
+   fallback's. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *attrs;      /* a tuple: the concatenate's attributes along each axis (read only, shared) */
+    PyObject *extended;   /* api.extended's globals: its ``_recent`` and ``_last`` */
+    Py_ssize_t most;      /* manipulation.JOIN_OPERANDS */
+    PyObject *fallback;
+    PyObject *dict;
+} Join;
+
+static PyObject *str_concatenate, *str_recent, *str_last, *str_root;
+
+/* The most operands ``Join`` takes itself (``most`` is at most this). */
+#define JOIN_MOST 16
+
+/* Whether a remembered concatenation (``_Made``: its operands' weak references second)
+   starts with ``first``: 1, 0, -1 on error. */
+static int remembered_from(PyObject *recent, PyObject *first) {
+    PyObject *entries = PyObject_GetIter(recent), *made;
+    if (entries == NULL) return -1;
+    int found = 0;
+    while (!found && (made = PyIter_Next(entries)) != NULL) {
+        PyObject *operands = PyTuple_Check(made) && PyTuple_GET_SIZE(made) > 1 ? PyTuple_GET_ITEM(made, 1) : NULL;
+        /* anything but a tuple of weak references: asked of the fallback */
+        found = operands == NULL || !PyTuple_CheckExact(operands) || PyTuple_GET_SIZE(operands) == 0 ||
+                !PyWeakref_CheckRef(PyTuple_GET_ITEM(operands, 0)) ||
+                PyWeakref_GetObject(PyTuple_GET_ITEM(operands, 0)) == first; /* borrowed: compared only */
+        Py_DECREF(made);
+    }
+    Py_DECREF(entries);
+    return PyErr_Occurred() ? -1 : found;
+}
+
+/* Whether ``first`` (an Array of ``node``) extends or slides the latest result
+   (``extended._extends_latest``): it is the latest result's array, or a view of it (its
+   family's root holds that node). 1, 0, -1 on error; 0 for an unset or dead reference. */
+static int extends_latest(PyObject *last_ref, PyObject *first, PyObject *node) {
+    if (last_ref == NULL || !PyWeakref_CheckRef(last_ref)) return 0;
+    PyObject *last = PyWeakref_GetObject(last_ref); /* borrowed: compared only */
+    if (last == Py_None) return 0;
+    if (last == node) return 1;
+    PyObject *record = ((Handle *)first)->base;
+    if (view_of_type == NULL || record == NULL || !Py_IS_TYPE(record, view_of_type)) return 0;
+    PyObject *family = PyObject_GetAttr(record, str_family);
+    PyObject *root_ref = family == NULL ? NULL : PyObject_GetAttr(family, str_root);
+    Py_XDECREF(family);
+    if (root_ref == NULL) return -1;
+    PyObject *root = PyWeakref_CheckRef(root_ref) ? PyWeakref_GetObject(root_ref) : NULL; /* borrowed */
+    int found = root != NULL && Py_TYPE(root) == array_type && ((Handle *)root)->node == last;
+    Py_DECREF(root_ref);
+    return found;
+}
+
+static PyObject *join_in_c(Join *self, PyObject *arrays, PyObject *axis) {
+    if (!(PyList_CheckExact(arrays) || PyTuple_CheckExact(arrays)) || !PyLong_CheckExact(axis)) return NOT_HANDLED_MARK;
+    Py_ssize_t n = PySequence_Fast_GET_SIZE(arrays);
+    if (n < 2 || n > self->most || n > JOIN_MOST) return NOT_HANDLED_MARK;
+    PyObject *nodes[JOIN_MOST], *shape, *dtype, *first_dims;
+    PyObject **items = PySequence_Fast_ITEMS(arrays);
+    if (!strong_array(items[0], &nodes[0], &shape)) return NOT_HANDLED_MARK;
+    dtype = SLOT(shape, off_dtype);
+    first_dims = SLOT(shape, off_dims);
+    if (!PyTuple_CheckExact(first_dims)) return NOT_HANDLED_MARK;
+    Py_ssize_t rank = PyTuple_GET_SIZE(first_dims);
+    int overflow = 0;
+    long long along = PyLong_AsLongLongAndOverflow(axis, &overflow);
+    if (overflow || rank == 0 || along < -rank || along >= rank) return NOT_HANDLED_MARK;
+    if (along < 0) along += rank;
+    if (along >= PyTuple_GET_SIZE(self->attrs)) return NOT_HANDLED_MARK;
+    long long total = 0;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyObject *s = shape, *dims;
+        if (k && !strong_array(items[k], &nodes[k], &s)) return NOT_HANDLED_MARK;
+        dims = SLOT(s, off_dims);
+        if (SLOT(s, off_dtype) != dtype || !PyTuple_CheckExact(dims) || PyTuple_GET_SIZE(dims) != rank)
+            return NOT_HANDLED_MARK;
+        PyObject *depth = SLOT(nodes[k], off_depth);
+        if (depth == NULL || !PyLong_CheckExact(depth) || PyLong_AsLongLong(depth) == traced_depth)
+            return NOT_HANDLED_MARK;
+        for (Py_ssize_t d = 0; d < rank; d++) {
+            PyObject *size = PyTuple_GET_ITEM(dims, d), *own = PyTuple_GET_ITEM(first_dims, d);
+            if (!PyLong_CheckExact(size)) return NOT_HANDLED_MARK; /* a trace's symbolic size */
+            long long value = PyLong_AsLongLongAndOverflow(size, &overflow);
+            if (overflow) return NOT_HANDLED_MARK;
+            if (d == along) {
+                if (value <= 0) return NOT_HANDLED_MARK; /* an empty part: left out by the fallback */
+                total += value;
+            } else if (size != own && value != PyLong_AsLongLongAndOverflow(own, &overflow)) {
+                return NOT_HANDLED_MARK; /* the rules' error */
+            }
+        }
+    }
+    if (PyErr_Occurred()) return NULL;
+    if (SLOT(nodes[0], off_buffer) != Py_None && SLOT(nodes[n - 1], off_buffer) != Py_None)
+        return NOT_HANDLED_MARK; /* the ends computed: perhaps copied at once */
+    int tracing = tracing_now();
+    if (tracing) return tracing < 0 ? NULL : NOT_HANDLED_MARK;
+    PyObject *recent = PyDict_GetItemWithError(self->extended, str_recent);
+    if (recent == NULL) return PyErr_Occurred() ? NULL : NOT_HANDLED_MARK;
+    PyObject *last_ref = PyDict_GetItemWithError(self->extended, str_last);
+    int extending = last_ref == NULL && PyErr_Occurred() ? -1 : extends_latest(last_ref, items[0], nodes[0]);
+    if (extending <= 0) return extending < 0 ? NULL : NOT_HANDLED_MARK;
+    int found = remembered_from(recent, nodes[0]);
+    if (found) return found < 0 ? NULL : NOT_HANDLED_MARK;
+    PyObject *dims = PyTuple_New(rank), *operands = PyTuple_New(n), *made_shape = NULL, *out = NULL;
+    if (dims == NULL || operands == NULL) goto done;
+    for (Py_ssize_t d = 0; d < rank; d++) {
+        PyObject *size = d == along ? PyLong_FromLongLong(total) : Py_NewRef(PyTuple_GET_ITEM(first_dims, d));
+        if (size == NULL) goto done;
+        PyTuple_SET_ITEM(dims, d, size);
+    }
+    for (Py_ssize_t k = 0; k < n; k++) PyTuple_SET_ITEM(operands, k, Py_NewRef(nodes[k]));
+    made_shape = PyObject_CallFunctionObjArgs((PyObject *)shape_type, dims, dtype, NULL);
+    if (made_shape == NULL) goto done;
+    out = record_op(str_concatenate, operands, PyTuple_GET_ITEM(self->attrs, along), made_shape);
+    if (out != NULL) { /* the latest result, as extend makes it */
+        PyObject *node = Py_TYPE(out) == array_type ? ((Handle *)out)->node : NULL;
+        PyObject *ref = node == NULL ? NULL : PyWeakref_NewRef(node, NULL);
+        if (ref == NULL || PyDict_SetItem(self->extended, str_last, ref)) Py_CLEAR(out);
+        Py_XDECREF(ref);
+    }
+done:
+    Py_XDECREF(dims);
+    Py_XDECREF(operands);
+    Py_XDECREF(made_shape);
+    return out;
+}
+
+static PyObject *join_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    Join *self = (Join *)callable;
+    Py_ssize_t nargs = PyVectorcall_NARGS(nargsf), nkw = kwnames == NULL ? 0 : PyTuple_GET_SIZE(kwnames);
+    if (nargs == 1 && nkw <= 1 && array_type != NULL && node_type != NULL && wrap_fn != NULL) {
+        PyObject *axis = zero;
+        if (nkw == 1) {
+            PyObject *name = PyTuple_GET_ITEM(kwnames, 0);
+            axis = name == str_axis || PyUnicode_Compare(name, str_axis) == 0 ? args[1] : NULL;
+            if (axis == NULL && PyErr_Occurred()) return NULL;
+        }
+        if (axis != NULL) {
+            PyObject *out = join_in_c(self, args[0], axis);
+            if (out != NOT_HANDLED_MARK) return out;
+        }
+    }
+    return PyObject_Vectorcall(self->fallback, args, nargsf, kwnames);
+}
+
+static PyObject *join_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    PyObject *attrs, *extended, *fallback;
+    Py_ssize_t most;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
+        PyErr_SetString(PyExc_TypeError, "Join takes positional arguments only");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "O!O!nO:Join", &PyTuple_Type, &attrs, &PyDict_Type, &extended, &most, &fallback))
+        return NULL;
+    if (!PyCallable_Check(fallback)) {
+        PyErr_SetString(PyExc_TypeError, "Join: the fallback must be callable");
+        return NULL;
+    }
+    Join *self = (Join *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->vectorcall = join_vectorcall;
+    self->attrs = Py_NewRef(attrs);
+    self->extended = Py_NewRef(extended);
+    self->most = most;
+    self->fallback = Py_NewRef(fallback);
+    return (PyObject *)self;
+}
+
+static int join_traverse(Join *self, visitproc visit, void *arg) {
+    Py_VISIT(self->attrs);
+    Py_VISIT(self->extended);
+    Py_VISIT(self->fallback);
+    Py_VISIT(self->dict);
+    return 0;
+}
+
+static int join_clear(Join *self) {
+    Py_CLEAR(self->attrs);
+    Py_CLEAR(self->extended);
+    Py_CLEAR(self->fallback);
+    Py_CLEAR(self->dict);
+    return 0;
+}
+
+static void join_dealloc(Join *self) {
+    PyObject_GC_UnTrack(self);
+    join_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMemberDef join_members[] = {
+    {"fallback", T_OBJECT_EX, offsetof(Join, fallback), READONLY, "The Python definition, for other calls."},
+    {"__dictoffset__", T_PYSSIZET, offsetof(Join, dict), READONLY, NULL},
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(Join, vectorcall), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyMethodDef join_methods[] = {
+    {"__reduce__", elementwise_reduce, METH_NOARGS, "Pickled by its qualified name."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject join_type = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "plaidarray.trace._graph.Join",
+    .tp_doc = "Join(attrs, extended, most, fallback): concat's extending joins in C, the rest the fallback's.",
+    .tp_basicsize = sizeof(Join),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL | Py_TPFLAGS_METHOD_DESCRIPTOR,
+    .tp_new = join_new,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(Join, vectorcall),
+    .tp_dictoffset = offsetof(Join, dict),
+    .tp_descr_get = elementwise_get,
+    .tp_dealloc = (destructor)join_dealloc,
+    .tp_traverse = (traverseproc)join_traverse,
+    .tp_clear = (inquiry)join_clear,
+    .tp_members = join_members,
+    .tp_methods = join_methods,
+};
+
 /* --- windows' common cases ------------------------------------------------------------- */
 
 /* ``x[key]`` for a key of Python ints and unit-step slices with int or None bounds (a
@@ -4145,6 +4377,10 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_hits = PyUnicode_InternFromString("_hits");
     str_returns_parameters = PyUnicode_InternFromString("returns_parameters");
     str_run = PyUnicode_InternFromString("run");
+    str_concatenate = PyUnicode_InternFromString("concatenate");
+    str_recent = PyUnicode_InternFromString("_recent");
+    str_last = PyUnicode_InternFromString("_last");
+    str_root = PyUnicode_InternFromString("root");
     NOT_HANDLED_MARK = PyObject_CallNoArgs((PyObject *)&PyBaseObject_Type); /* an object() of its own */
     if (str_parameter == NULL || str_slice_sizes == NULL || str_itemsize == NULL || str_transfers == NULL ||
         str_item == NULL || str_computed == NULL ||
@@ -4162,17 +4398,19 @@ PyMODINIT_FUNC PyInit__graph(void) {
         str_cache_tag == NULL || str_compiler == NULL || str_host_ops == NULL || str_device_call_ops == NULL ||
         str_heat == NULL || str_writable == NULL || str_generation == NULL || str_submitted == NULL || str_seconds == NULL ||
         str_fuse_after == NULL || str_used == NULL || str_hit_counts == NULL || str_hits == NULL ||
-        str_returns_parameters == NULL || str_run == NULL ||
+        str_returns_parameters == NULL || str_run == NULL || str_concatenate == NULL || str_recent == NULL ||
+        str_last == NULL || str_root == NULL ||
         NOT_HANDLED_MARK == NULL || PyType_Ready(&handle_type) || PyType_Ready(&elementwise_type) ||
         PyType_Ready(&reduction_type) || PyType_Ready(&window_type) ||
-        PyType_Ready(&product_type))
+        PyType_Ready(&product_type) || PyType_Ready(&join_type))
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m != NULL && (PyModule_AddObjectRef(m, "ArrayHandle", (PyObject *)&handle_type) ||
                       PyModule_AddObjectRef(m, "Elementwise", (PyObject *)&elementwise_type) ||
                       PyModule_AddObjectRef(m, "Reduction", (PyObject *)&reduction_type) ||
                       PyModule_AddObjectRef(m, "Window", (PyObject *)&window_type) ||
-                      PyModule_AddObjectRef(m, "Product", (PyObject *)&product_type)))
+                      PyModule_AddObjectRef(m, "Product", (PyObject *)&product_type) ||
+                      PyModule_AddObjectRef(m, "Join", (PyObject *)&join_type)))
         Py_CLEAR(m);
     return m;
 }

@@ -2,8 +2,8 @@
 ``to_hlo.walk``, ``node._set_buffers_in_python``, ``node._ready_in_python``,
 ``recipes._replay_in_python``, ``recipes._signature``, ``array._ArrayHandleInPython``; the
 ``fallback`` of each ``Elementwise`` (``api.elementwise``), ``Reduction``
-(``api.statistical``) and ``Product`` (``api.linear_algebra``); ``api.views._window`` for
-``Window``."""
+(``api.statistical``), ``Product`` (``api.linear_algebra``) and ``Join``
+(``api.manipulation``); ``api.views._window`` for ``Window``."""
 
 from typing import Any
 
@@ -40,6 +40,11 @@ class Product:
     fallback: Any
     def __init__(self, accepted: dict, attrs: dict, fallback: Any, /) -> None: ...
     def __call__(self, *args: Any) -> Any: ...
+
+class Join:
+    fallback: Any
+    def __init__(self, attrs: tuple, extended: dict, most: int, fallback: Any, /) -> None: ...
+    def __call__(self, *args: Any, **kwargs: Any) -> Any: ...
 
 class Window:
     def __init__(self, slices: dict, plan: Any, index_buffers: tuple, index_shape: Any, index_node: Any, attach: Any,

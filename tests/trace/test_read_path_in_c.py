@@ -1018,6 +1018,91 @@ def test_products_common_cases_never_call_the_python_definition():
     fn = xp.jit(lambda p, q: p @ q)  # while tracing: the rules
     np.testing.assert_array_equal(np.asarray(fn(xp.asarray(a), xp.asarray(b))), a @ b)
 
+# --- joins that extend the latest in C (``_graph.Join``) --------------------------------
+
+join_part = st.tuples(st.sampled_from([(2, 3), (1, 3), (0, 3), (2, 2), (3,), (2, 3, 1)]),
+                      st.sampled_from(["float64", "float64", "float32", "int64"]), st.booleans())
+
+
+def _join_scenario(first, parts, axis, wide):
+    """A latest concatenation (``extended._last``) and a join of ``first`` (``"latest"``, a
+    window of it, or an array of its own) and ``parts`` (shape, dtype, pending), made anew:
+    the same state for the C path and its fallback. The latest is returned too: a view
+    does not keep its root alive, and a loop's ``buf[1:]`` has ``buf`` still."""
+    from plaidarray.api import extended
+    extended.forget()
+    rng = np.random.default_rng(2)
+
+    def made(shape, dtype, pending):
+        a = xp.asarray(rng.uniform(-3, 3, shape).astype(dtype))
+        return a + a if pending else a
+
+    latest = xp.concat([made((1, 3), "float64", True), made((1, 3), "float64", True)], axis=0)
+    head = latest if first == "latest" else latest[1:] if first == "window" else made((2, 3), "float64", True)
+    arrays = [head, *(made(*part) for part in parts)] * (5 if wide else 1)
+    return arrays, {} if axis == "default" else {"axis": axis}, latest
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(["latest", "window", "own"]), st.lists(join_part, min_size=0, max_size=3),
+       st.sampled_from(["default", 0, 1, -1, -2, 2, None, True, 1.0]), st.booleans(), st.booleans())
+def test_joins_in_c_record_what_their_python_definition_records(first, parts, axis, wide, as_tuple):
+    fn = xp.concat
+    assert type(fn) is node_module.GRAPH_IN_C.Join
+
+    def call(how):
+        arrays, kwargs, latest = _join_scenario(first, parts, axis, wide)
+        return how(tuple(arrays) if as_tuple else arrays, **kwargs)
+
+    assert _outcome(lambda: call(fn)) == _outcome(lambda: call(fn.fallback))
+
+
+def test_joins_that_extend_or_slide_the_latest_never_call_the_python_definition():
+    """A loop's ``h = concat([h, row])`` and ring buffer's ``concat([buf[1:], x])`` are
+    recorded in C, and neither is remembered (``extended.py``): a window of the latest
+    result is new at each step. Joins that start with anything else, or that the rules
+    or a copy take, are the fallback's, as are joins while tracing."""
+    from plaidarray.api import extended, manipulation
+
+    def never(*args, **kwargs):
+        _never(*args, *kwargs.items())
+
+    fast = node_module.GRAPH_IN_C.Join(manipulation._JOIN_ATTRS, vars(extended), manipulation.JOIN_OPERANDS, never)
+    rows = np.arange(24.0).reshape(8, 3)
+    extended.forget()
+    h = xp.concat([xp.asarray(rows[:1]) * 1.0, xp.asarray(rows[1:2]) * 1.0])  # the latest, by the definition
+    for i in range(2, 8):
+        h = fast([h, xp.asarray(rows[i:i + 1]) * 1.0], axis=0)
+    np.testing.assert_array_equal(np.asarray(h), rows)
+    stream = np.arange(40.0)
+    buf = xp.concat([xp.zeros(4) + 0.0, xp.asarray(stream[:1]) + 0.0])
+    remembered = list(extended._recent)
+    for i in range(1, 40):  # past the pending bound: windows of a computed buffer too
+        buf = fast((buf[1:], xp.asarray(stream[i:i + 1]) * 1.0))
+    np.testing.assert_array_equal(np.asarray(buf), stream[-5:])
+    slid = xp.concat([buf[1:], xp.asarray(stream[:1]) * 1.0])  # the definition's path: not remembered either
+    assert list(extended._recent) == remembered and np.asarray(slid).tolist() == [*stream[-4:], 0.0]
+    latest, pending = xp.concat([xp.ones((1, 3)) * 2.0, xp.ones((1, 3)) * 3.0]), xp.ones((1, 3)) * 4.0
+    for arrays, kwargs in (([xp.ones((1, 3)) * 5.0, pending], {}),  # another first operand
+                           ([latest, latest + 1.0], {"axis": None}), ([latest, pending.astype(xp.float32)], {}),
+                           ([latest, xp.ones((0, 3)) * 1.0], {}), ([latest, xp.ones((1, 2)) * 1.0], {}),
+                           ([latest, pending], {"axis": 2}), ([latest, *[pending] * 8], {}), ([latest], {}),
+                           ([latest, pending], {"where": 0})):
+        with pytest.raises(AssertionError, match="Python definition was called"):
+            fast(arrays, **kwargs)
+    computed = xp.concat([latest, pending])
+    np.asarray(computed)
+    with pytest.raises(AssertionError, match="Python definition was called"):
+        fast([computed, xp.asarray(rows[:1])])  # both ends computed: perhaps copied now
+    a, b, c = (xp.ones((1, 3)) * k for k in (1.0, 2.0, 3.0))
+    xp.concat([a, b])
+    latest = xp.concat([xp.concat([a, b]), c])  # remembered: ``[a, b]`` starts it
+    xp.concat([a, b, c])
+    with pytest.raises(AssertionError, match="Python definition was called"):
+        fast([latest, c])  # not remembered itself, but a remembered join may start with its first operand
+    traced = xp.jit(lambda p, q: xp.concat([p, q]))  # while tracing: the definition
+    np.testing.assert_array_equal(np.asarray(traced(xp.asarray(rows[:2]), xp.asarray(rows[2:3]))), rows[:3])
+
 # --- windows' common cases in C (``_graph.Window``) -------------------------------------
 
 _bound = st.one_of(st.none(), st.integers(-7, 7), st.just(True), st.just(2 ** 70))
