@@ -3043,7 +3043,8 @@ static PyObject *join_in_c(Join *self, PyObject *arrays, PyObject *axis) {
         if (SLOT(s, off_dtype) != dtype || !PyTuple_CheckExact(dims) || PyTuple_GET_SIZE(dims) != rank)
             return NOT_HANDLED_MARK;
         PyObject *depth = SLOT(nodes[k], off_depth);
-        if (depth == NULL || !PyLong_CheckExact(depth) || PyLong_AsLongLong(depth) == traced_depth)
+        if (depth == NULL || !PyLong_CheckExact(depth) || PyLong_AsLongLongAndOverflow(depth, &overflow) == traced_depth ||
+            overflow)
             return NOT_HANDLED_MARK;
         for (Py_ssize_t d = 0; d < rank; d++) {
             PyObject *size = PyTuple_GET_ITEM(dims, d), *own = PyTuple_GET_ITEM(first_dims, d);
@@ -3081,9 +3082,8 @@ static PyObject *join_in_c(Join *self, PyObject *arrays, PyObject *axis) {
     made_shape = PyObject_CallFunctionObjArgs((PyObject *)shape_type, dims, dtype, NULL);
     if (made_shape == NULL) goto done;
     out = record_op(str_concatenate, operands, PyTuple_GET_ITEM(self->attrs, along), made_shape);
-    if (out != NULL) { /* the latest result, as extend makes it */
-        PyObject *node = Py_TYPE(out) == array_type ? ((Handle *)out)->node : NULL;
-        PyObject *ref = node == NULL ? NULL : PyWeakref_NewRef(node, NULL);
+    if (out != NULL && Py_TYPE(out) == array_type) { /* the latest result, as extend makes it */
+        PyObject *ref = PyWeakref_NewRef(((Handle *)out)->node, NULL);
         if (ref == NULL || PyDict_SetItem(self->extended, str_last, ref)) Py_CLEAR(out);
         Py_XDECREF(ref);
     }
