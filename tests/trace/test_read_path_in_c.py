@@ -1716,11 +1716,14 @@ def test_a_window_of_a_new_length_is_planned_in_c_as_python_plans_it():
         assert len(indexing._SLICES) <= indexing._WINDOWS_MAX
 
 
-def test_depths_are_counted_again_in_c_as_in_python():
+def test_depths_are_counted_again_in_c_as_in_python(monkeypatch):
     """``_graph.recount_depths`` gives each pending node of a graph the depth
     ``cuts._recorded_again_in_python`` gives it, after part of the graph was computed
-    (its nodes' depths stale: a loop's state left pending past its read)."""
+    (its nodes' depths stale: a loop's state left pending past its read). No graph is cut
+    while they are recorded: a cut met before (``cuts.py``) computed the second graph at its
+    recording wherever an earlier test had not cut the first (run alone, it failed)."""
     from plaidarray.trace import cuts
+    monkeypatch.setattr(node_module, "MAX_PENDING", 0)
 
     def stale(seed: float) -> node_module.Node:
         x = xp.asarray(np.arange(6.0) + seed)
