@@ -249,8 +249,8 @@ _JOIN_ATTRS = tuple({"dimension": axis} for axis in range(8))
 def _joins_in_c(fn: Callable) -> Callable:
     """``concat`` (``fn``) with the joins that extend or slide the latest one recorded in
     C where the C module is in use (``_graph.Join``: 2 to ``JOIN_OPERANDS`` arrays alike
-    off an int axis, the first the latest concatenation's result or an op over it and not
-    the start of a remembered one, the first or last pending: a loop's
+    off an int axis, none empty along it, the first the latest concatenation's result or a
+    view of its array and not the start of a remembered one, the first or last pending: a loop's
     ``h = concat([h, row])`` or ring buffer's ``concat([buf[1:], x])``, ~7-9 us a step in
     Python), as ``fn`` records them; ``fn`` is called for everything else."""
     if node_module.GRAPH_IN_C is None:
