@@ -81,6 +81,11 @@ FAMILY_SHARE = 0.75
 AGED_AFTER = 4
 
 
+#: The digests (``ExecutableCache.remember``) kept for one executable, and in all per entry the cache holds.
+DIGESTS_PER_EXECUTABLE = 4
+DIGESTS_PER_ENTRY = 2
+
+
 class HashedKey(tuple):
     """A cache key that is a tuple, its hash worked out once. A read's key holds its
     graph's rows (nested tuples, hashed anew at each ask: ~1-3 us for 10-50 rows), and a
@@ -129,6 +134,12 @@ class ExecutableCache:
         self._compiling = KeyLocks()
         self._info = CacheInfo(maxsize=maxsize)
         self._hits: dict[int, int] = {}  # hits by thread id
+        #: Cached executables by a read's digest (``_graph.read``, in C: its graph's rows as
+        #: bytes, which a read makes and compares in ~1 us where making and comparing the
+        #: key's tuples took ~15 us for 30 rows), each with the key it stands for; and each
+        #: executable's digests, by id, which go when it leaves the cache (``_unlink``).
+        self.digests: dict[bytes, tuple[Executable, Hashable]] = {}
+        self._digests_of: dict[int, list[bytes]] = {}
         #: Called by ``clear``: what backends keep for executables (shared kernels) goes too.
         self.on_clear: list[Callable[[], None]] = []
         #: Called by ``info`` with the snapshot: backends add their own counts.
@@ -145,6 +156,27 @@ class ExecutableCache:
         if exe is not None:
             self.hit(exe)
         return exe
+
+    def remember(self, digest: bytes, key: Hashable, exe: Executable) -> None:
+        """Let ``digest`` (a read's, ``_graph.read``) find ``exe`` from now on, where it is
+        still cached under ``key``: at most ``DIGESTS_PER_EXECUTABLE`` digests an executable
+        (a key's reads of other bits have other digests: 0.0 and -0.0, attributes in
+        another order), and at most ``DIGESTS_PER_ENTRY`` times the cache's size in all."""
+        with self._lock:
+            if self._lru.get(key) is not exe:
+                return
+            if len(self.digests) >= DIGESTS_PER_ENTRY * self._maxsize:
+                self.digests.clear()
+                self._digests_of.clear()
+            listed = self._digests_of.setdefault(id(exe), [])
+            if len(listed) < DIGESTS_PER_EXECUTABLE and digest not in self.digests:
+                self.digests[digest] = (exe, key)
+                listed.append(digest)
+
+    def _unlink(self, exe: Executable) -> None:
+        """Drop the digests of ``exe``, which leaves the cache (the caller holds the lock)."""
+        for digest in self._digests_of.pop(id(exe), ()):
+            self.digests.pop(digest, None)
 
     def hit(self, exe: Executable) -> None:
         """Count a hit on ``exe``, found in ``entries`` (``lookup``'s, and ``_graph.read``'s,
@@ -239,6 +271,7 @@ class ExecutableCache:
                 new = key not in self._lru
                 if not new:
                     self._hit_counts.pop(id(self._lru[key]), None)
+                    self._unlink(self._lru[key])
                     held_by = self._family_of.get(key)
                     if held_by is not None:
                         self._families[held_by][key] = exe
@@ -301,6 +334,7 @@ class ExecutableCache:
     def _forget(self, key: Hashable, exe: Executable) -> None:
         """Drop what is kept about ``key``, just removed with ``exe`` (the caller holds the lock)."""
         self._hit_counts.pop(id(exe), None)
+        self._unlink(exe)
         family = self._family_of.pop(key, None)
         if family is not None:
             members = self._families[family]
@@ -322,6 +356,8 @@ class ExecutableCache:
         besides (``on_clear``: llvm-cpu's compiled kernels)."""
         with self._lock:
             self._lru.clear()
+            self.digests.clear()
+            self._digests_of.clear()
             self._used.clear()
             self._family_of.clear()
             self._families.clear()

@@ -353,24 +353,88 @@ static PyObject *reused_row(PyObject *head, Py_ssize_t source) {
     return row;
 }
 
+/* A walk's rows before they are made into its key's tuples: each row's kind and node (a
+   reused scalar's broadcast: 'S' its scalar's parameter, then 'R' the broadcast), and an op
+   row's operand numbers, so that a read the digest table serves (``digest_executable``) makes no
+   tuple of them, and one it does not makes the key (``walked_tuple``) from the same walk. */
+#define ROW_PARAMETER 'P'
+#define ROW_SCALAR 'S'
+#define ROW_REUSED 'R'
+#define ROW_OP 'O'
+
 typedef struct {
-    PyObject *rows, *buffers, *order;
+    PyObject *buffers, *order, *outputs;
+    Py_ssize_t n_rows, capacity;
+    char *kinds;
     char *reads; /* per row: whether its value depends on a buffer */
-    Py_ssize_t reads_capacity;
+    PyObject **nodes;
+    Py_ssize_t *first, *width; /* per op row: its operand numbers' start in ``numbers`` and count */
+    Py_ssize_t *numbers, n_numbers, numbers_capacity;
     Map index;
 } Walk;
 
-static int reserve_reads(Walk *w, Py_ssize_t needed) {
-    if (needed <= w->reads_capacity) return 0;
+static void *grown(void *items, Py_ssize_t capacity, size_t size) {
+    void *made = PyMem_Realloc(items, capacity * size);
+    if (made == NULL) PyErr_NoMemory();
+    return made;
+}
+
+/* Room for ``needed`` rows. -1 on error. */
+static int reserve_rows(Walk *w, Py_ssize_t needed) {
+    if (needed <= w->capacity) return 0;
     Py_ssize_t capacity = 2 * needed;
-    char *grown = PyMem_Realloc(w->reads, capacity);
-    if (grown == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    w->reads = grown;
-    w->reads_capacity = capacity;
+    char *kinds = grown(w->kinds, capacity, 1);
+    if (kinds == NULL) return -1;
+    w->kinds = kinds;
+    char *reads = grown(w->reads, capacity, 1);
+    if (reads == NULL) return -1;
+    w->reads = reads;
+    PyObject **nodes = grown(w->nodes, capacity, sizeof(PyObject *));
+    if (nodes == NULL) return -1;
+    w->nodes = nodes;
+    Py_ssize_t *first = grown(w->first, capacity, sizeof(Py_ssize_t));
+    if (first == NULL) return -1;
+    w->first = first;
+    Py_ssize_t *width = grown(w->width, capacity, sizeof(Py_ssize_t));
+    if (width == NULL) return -1;
+    w->width = width;
+    w->capacity = capacity;
     return 0;
+}
+
+static int push_number(Walk *w, Py_ssize_t number) {
+    if (w->n_numbers == w->numbers_capacity) {
+        Py_ssize_t capacity = w->numbers_capacity ? 2 * w->numbers_capacity : 32;
+        Py_ssize_t *numbers = grown(w->numbers, capacity, sizeof(Py_ssize_t));
+        if (numbers == NULL) return -1;
+        w->numbers = numbers;
+        w->numbers_capacity = capacity;
+    }
+    w->numbers[w->n_numbers++] = number;
+    return 0;
+}
+
+static void walk_free(Walk *w) {
+    PyMem_Free(w->kinds);
+    PyMem_Free(w->reads);
+    PyMem_Free(w->nodes);
+    PyMem_Free(w->first);
+    PyMem_Free(w->width);
+    PyMem_Free(w->numbers);
+    map_free(&w->index);
+    Py_XDECREF(w->buffers);
+    Py_XDECREF(w->order);
+    Py_XDECREF(w->outputs);
+}
+
+/* A row of ``kind`` for ``node``; its number. */
+static Py_ssize_t add_row(Walk *w, char kind, PyObject *node, char reads) {
+    Py_ssize_t n = w->n_rows++;
+    w->kinds[n] = kind;
+    w->nodes[n] = node;
+    w->reads[n] = reads;
+    w->first[n] = w->width[n] = 0;
+    return n;
 }
 
 /* The row number of operand ``o`` of a node, adding rows for it where it has none: a
@@ -383,16 +447,18 @@ static Py_ssize_t operand_row(Walk *w, PyObject *o, int *depends) {
         if (w->reads[i]) *depends = 1;
         return i;
     }
-    Py_ssize_t n_rows = PyList_GET_SIZE(w->rows);
     PyObject *head = slot(o, off_reused, "reused");
-    if (head == NULL || reserve_reads(w, n_rows + 2)) return -1;
+    if (head == NULL || reserve_rows(w, w->n_rows + 2)) return -1;
     *depends = 1;
     if (head == Py_None) {
-        if (map_set(&w->index, o, n_rows) || append_new(w->rows, dims_dtype(shape_of(o))) ||
-            PyList_Append(w->buffers, SLOT(o, off_buffer)) || PyList_Append(w->order, o))
+        if (map_set(&w->index, o, w->n_rows) || PyList_Append(w->buffers, SLOT(o, off_buffer)) ||
+            PyList_Append(w->order, o))
             return -1;
-        w->reads[n_rows] = 1;
-        return n_rows;
+        return add_row(w, ROW_PARAMETER, o, 1);
+    }
+    if (!PyTuple_Check(head) || PyTuple_GET_SIZE(head) != 4) {
+        PyErr_SetString(PyExc_TypeError, "a reused node's head must be (op, attrs, dims, dtype)");
+        return -1;
     }
     PyObject *inner = slot(o, off_operands, "operands");
     if (inner == NULL) return -1;
@@ -401,12 +467,11 @@ static Py_ssize_t operand_row(Walk *w, PyObject *o, int *depends) {
         return -1;
     }
     PyObject *scalar = PyTuple_GET_ITEM(inner, 0);
-    if (append_new(w->rows, dims_dtype(shape_of(scalar))) ||
-        append_new(w->rows, reused_row(head, n_rows)) || PyList_Append(w->buffers, SLOT(scalar, off_buffer)) ||
-        PyList_Append(w->order, scalar) || PyList_Append(w->order, o))
+    if (PyList_Append(w->buffers, SLOT(scalar, off_buffer)) || PyList_Append(w->order, scalar) ||
+        PyList_Append(w->order, o))
         return -1;
-    w->reads[n_rows] = w->reads[n_rows + 1] = 1;
-    return n_rows + 1;
+    add_row(w, ROW_SCALAR, scalar, 1);
+    return add_row(w, ROW_REUSED, o, 1);
 }
 
 /* The pending nodes under ``roots`` (each once), in creation order, which is topological:
@@ -565,7 +630,7 @@ static int list_and_one_more(PyObject *const *args, Py_ssize_t nargs, const char
    -1 on error. */
 static int shared_outputs(Walk *w, Numbered *pending, Py_ssize_t n_pending, PyObject *outputs, PyObject *root,
                           long long kept) {
-    Py_ssize_t n_rows = PyList_GET_SIZE(w->rows);
+    Py_ssize_t n_rows = w->n_rows;
     Py_ssize_t *uses = PyMem_Calloc(n_rows ? n_rows : 1, sizeof(Py_ssize_t));
     if (uses == NULL) {
         PyErr_NoMemory();
@@ -593,103 +658,263 @@ static int shared_outputs(Walk *w, Numbered *pending, Py_ssize_t n_pending, PyOb
     return failed ? -1 : 0;
 }
 
-static PyObject *walk(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
-    (void)self;
-    if (list_and_one_more(args, nargs, "walk(roots: list, kept_bytes: int)")) return NULL;
-    PyObject *roots = args[0];
-    long long kept = PyLong_AsLongLong(args[1]);
-    if (kept == -1 && PyErr_Occurred()) return NULL;
+/* Walks the pending graph under ``roots`` (each once) into ``w``: its rows, its buffers and
+   order, and its outputs (the roots, then the live nodes a read keeps and shared_outputs', each
+   once). 1; 0 where a traced placeholder is reached (the Python walk raises the trace's
+   error); -1 on error. The caller frees ``w`` (walk_free) in every case. */
+static int walk_graph(PyObject *roots, long long kept, Walk *w) {
+    memset(w, 0, sizeof *w);
     Py_ssize_t n_roots = PyList_GET_SIZE(roots), n_pending = 0;
-    PyObject *result = NULL, *outputs = NULL;
-    Walk w = {PyList_New(0), PyList_New(0), PyList_New(0), NULL, 0, {NULL, NULL, 0, 0}};
     Numbered *pending = NULL;
-    if (w.rows == NULL || w.buffers == NULL || w.order == NULL || map_init(&w.index, MAP_START) ||
-        (pending = pending_nodes(roots, &n_pending)) == NULL || (outputs = PyList_GetSlice(roots, 0, n_roots)) == NULL)
+    int status = -1;
+    w->buffers = PyList_New(0);
+    w->order = PyList_New(0);
+    if (w->buffers == NULL || w->order == NULL || map_init(&w->index, MAP_START) ||
+        (pending = pending_nodes(roots, &n_pending)) == NULL ||
+        (w->outputs = PyList_GetSlice(roots, 0, n_roots)) == NULL)
         goto done;
     PyObject *root = n_roots == 1 ? PyList_GET_ITEM(roots, 0) : NULL; /* a read of one value, live itself */
     for (Py_ssize_t k = 0; k < n_pending; k++) {
         PyObject *node = pending[k].node;
         PyObject *operands = slot(node, off_operands, "operands");
         if (operands == NULL) goto done;
-        Py_ssize_t n_operands = PyTuple_GET_SIZE(operands);
-        PyObject *at = PyTuple_New(n_operands);
-        if (at == NULL) goto done;
+        Py_ssize_t first = w->n_numbers, n_operands = PyTuple_GET_SIZE(operands);
         int depends = 0;
         for (Py_ssize_t j = 0; j < n_operands; j++) {
-            Py_ssize_t i = operand_row(&w, PyTuple_GET_ITEM(operands, j), &depends);
-            PyObject *number = i < 0 ? NULL : PyLong_FromSsize_t(i);
-            if (number == NULL) {
-                Py_DECREF(at);
-                goto done;
-            }
-            PyTuple_SET_ITEM(at, j, number);
+            Py_ssize_t i = operand_row(w, PyTuple_GET_ITEM(operands, j), &depends);
+            if (i < 0 || push_number(w, i)) goto done;
         }
         PyObject *op = slot(node, off_op, "op"), *depth = slot(node, off_depth, "depth");
         PyObject *shape = shape_of(node), *attrs = slot(node, off_attrs, "attrs");
-        if (op == NULL || depth == NULL || shape == NULL || attrs == NULL) {
-            Py_DECREF(at);
-            goto done;
-        }
+        if (op == NULL || depth == NULL || shape == NULL || attrs == NULL) goto done;
         if (PyLong_AsLongLong(depth) < 0 && PyUnicode_Check(op) && PyUnicode_Compare(op, str_parameter) == 0) {
-            Py_DECREF(at); /* a traced placeholder: the Python walk raises the trace's error */
-            result = Py_NewRef(Py_None);
+            status = 0; /* a traced placeholder: the Python walk raises the trace's error */
             goto done;
         }
-        int has_attrs = PyObject_IsTrue(attrs);
-        PyObject *key = has_attrs > 0 ? attrs_key(attrs)
-                                      : has_attrs == 0 ? Py_NewRef(empty_tuple) : NULL;
-        PyObject *dims = slot(shape, off_dims, "dims"), *dtype = slot(shape, off_dtype, "dtype");
-        PyObject *row = key == NULL || dims == NULL || dtype == NULL ? NULL : PyTuple_Pack(5, op, key, at, dims, dtype);
-        Py_XDECREF(key);
-        Py_DECREF(at);
-        Py_ssize_t n_rows = PyList_GET_SIZE(w.rows);
-        if (reserve_reads(&w, n_rows + 1) || map_set(&w.index, node, n_rows)) {
-            Py_XDECREF(row);
+        if (PyErr_Occurred() || reserve_rows(w, w->n_rows + 1) || map_set(&w->index, node, w->n_rows) ||
+            PyList_Append(w->order, node))
             goto done;
-        }
-        if (append_new(w.rows, row) || PyList_Append(w.order, node)) goto done;
-        w.reads[n_rows] = (char)depends;
+        Py_ssize_t n = add_row(w, ROW_OP, node, (char)depends);
+        w->first[n] = first;
+        w->width[n] = n_operands;
         PyObject *arrays = slot(node, off_arrays, "arrays");
         int live = arrays == NULL ? -1 : PyObject_IsTrue(arrays);
         if (live < 0) goto done;
         if (live && node != root) {
             int keep = depends ? 1 : small_enough(shape, kept);
-            if (keep < 0 || (keep && PyList_Append(outputs, node))) goto done;
+            if (keep < 0 || (keep && PyList_Append(w->outputs, node))) goto done;
         }
     }
-    if (shared_outputs(&w, pending, n_pending, outputs, root, kept)) goto done;
-    if (PyList_GET_SIZE(outputs) > n_roots) {
-        PyObject *once = unique(outputs);
+    if (shared_outputs(w, pending, n_pending, w->outputs, root, kept)) goto done;
+    if (PyList_GET_SIZE(w->outputs) > n_roots) {
+        PyObject *once = unique(w->outputs);
         if (once == NULL) goto done;
-        Py_SETREF(outputs, once);
+        Py_SETREF(w->outputs, once);
     }
-    PyObject *numbers = PyTuple_New(PyList_GET_SIZE(outputs));
-    if (numbers == NULL) goto done;
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(outputs); i++) {
-        PyObject *number = PyLong_FromSsize_t(map_get(&w.index, PyList_GET_ITEM(outputs, i)));
+    status = 1;
+done:
+    PyMem_Free(pending);
+    return status;
+}
+
+/* An op row of the key: (op, attributes' key, operand numbers, dims, dtype). */
+static PyObject *op_row(Walk *w, Py_ssize_t r) {
+    PyObject *node = w->nodes[r], *attrs = SLOT(node, off_attrs), *shape = shape_of(node);
+    PyObject *at = PyTuple_New(w->width[r]);
+    if (at == NULL || shape == NULL) {
+        Py_XDECREF(at);
+        return NULL;
+    }
+    for (Py_ssize_t j = 0; j < w->width[r]; j++) {
+        PyObject *number = PyLong_FromSsize_t(w->numbers[w->first[r] + j]);
+        if (number == NULL) {
+            Py_DECREF(at);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(at, j, number);
+    }
+    int has_attrs = PyObject_IsTrue(attrs);
+    PyObject *key = has_attrs > 0 ? attrs_key(attrs) : has_attrs == 0 ? Py_NewRef(empty_tuple) : NULL;
+    PyObject *dims = slot(shape, off_dims, "dims"), *dtype = slot(shape, off_dtype, "dtype");
+    PyObject *row = key == NULL || dims == NULL || dtype == NULL ? NULL
+                                                                 : PyTuple_Pack(5, SLOT(node, off_op), key, at, dims, dtype);
+    Py_XDECREF(key);
+    Py_DECREF(at);
+    return row;
+}
+
+/* The tuple of numbers of the walk's outputs. */
+static PyObject *output_numbers(Walk *w) {
+    PyObject *numbers = PyTuple_New(PyList_GET_SIZE(w->outputs));
+    if (numbers == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(w->outputs); i++) {
+        PyObject *number = PyLong_FromSsize_t(map_get(&w->index, PyList_GET_ITEM(w->outputs, i)));
         if (number == NULL) {
             Py_DECREF(numbers);
-            goto done;
+            return NULL;
         }
         PyTuple_SET_ITEM(numbers, i, number);
     }
-    PyObject *rows = PyList_AsTuple(w.rows);
-    PyObject *key = rows == NULL ? NULL : PyTuple_Pack(2, rows, numbers);
-    Py_XDECREF(rows);
-    Py_DECREF(numbers);
-    if (key != NULL) {
-        result = PyTuple_Pack(4, key, w.buffers, outputs, w.order);
-        Py_DECREF(key);
+    return numbers;
+}
+
+/* ``walk``'s result of a walk: ((rows, output numbers), buffers, outputs, order). */
+static PyObject *walked_tuple(Walk *w) {
+    PyObject *rows = PyTuple_New(w->n_rows);
+    if (rows == NULL) return NULL;
+    for (Py_ssize_t r = 0; r < w->n_rows; r++) {
+        char kind = w->kinds[r];
+        PyObject *row = kind == ROW_OP ? op_row(w, r)
+                        : kind == ROW_REUSED ? reused_row(SLOT(w->nodes[r], off_reused), r - 1)
+                                             : dims_dtype(shape_of(w->nodes[r]));
+        if (row == NULL) {
+            Py_DECREF(rows);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(rows, r, row);
     }
-done:
-    PyMem_Free(pending);
-    PyMem_Free(w.reads);
-    map_free(&w.index);
-    Py_XDECREF(w.rows);
-    Py_XDECREF(w.buffers);
-    Py_XDECREF(w.order);
-    Py_XDECREF(outputs);
+    PyObject *numbers = output_numbers(w);
+    PyObject *key = numbers == NULL ? NULL : PyTuple_Pack(2, rows, numbers);
+    Py_DECREF(rows);
+    Py_XDECREF(numbers);
+    if (key == NULL) return NULL;
+    PyObject *result = PyTuple_Pack(4, key, w->buffers, w->outputs, w->order);
+    Py_DECREF(key);
     return result;
+}
+
+static PyObject *walk(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (list_and_one_more(args, nargs, "walk(roots: list, kept_bytes: int)")) return NULL;
+    long long kept = PyLong_AsLongLong(args[1]);
+    if (kept == -1 && PyErr_Occurred()) return NULL;
+    Walk w;
+    int status = walk_graph(args[0], kept, &w);
+    PyObject *result = status < 0 ? NULL : status == 0 ? Py_NewRef(Py_None) : walked_tuple(&w);
+    walk_free(&w);
+    return result;
+}
+
+/* --- a walk's digest --------------------------------------------------------------------- */
+
+/* A read's key is its graph's rows as nested tuples: made, hashed and compared with the
+   cached key at every read, ~15 us of a 30-row graph's ~25 us read, whose kernels ran in 4.
+   Its digest is the same rows written as bytes (``digest_of``): each value after a tag of
+   its type, a tuple's and a string's after their lengths, so that bytes read one way only
+   and equal digests hold equal rows. Ints, floats, strings, None, bools and tuples are
+   written as their values; anything else (a dtype) as its address, which stands for that
+   object while it lives: the digest table (``ExecutableCache.digests``) holds each digest
+   with the key it stands for, which holds every such object, so no other object takes its
+   address while the digest is in the table. A float is written as its bits, and a dict's
+   items in their order: equal keys of other bits (0.0 and -0.0) or orders have other
+   digests, which miss and read by the key, as any read the table has no digest for. */
+typedef struct {
+    char *data;
+    size_t size, capacity;
+} Bytes;
+
+static int put(Bytes *b, const void *data, size_t n) {
+    if (b->size + n > b->capacity) {
+        size_t capacity = b->capacity ? b->capacity : 512;
+        while (capacity < b->size + n) capacity *= 2;
+        char *made = PyMem_Realloc(b->data, capacity);
+        if (made == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        b->data = made;
+        b->capacity = capacity;
+    }
+    memcpy(b->data + b->size, data, n);
+    b->size += n;
+    return 0;
+}
+
+static int put_tag(Bytes *b, char tag) { return put(b, &tag, 1); }
+
+static int put_int(Bytes *b, char tag, long long value) { return put_tag(b, tag) || put(b, &value, sizeof value); }
+
+static int put_value(Bytes *b, PyObject *obj, int depth) {
+    if (obj == Py_None) return put_tag(b, 'N');
+    if (obj == Py_True) return put_tag(b, 'T');
+    if (obj == Py_False) return put_tag(b, 'F');
+    if (PyLong_CheckExact(obj)) {
+        int overflow;
+        long long value = PyLong_AsLongLongAndOverflow(obj, &overflow);
+        if (value == -1 && PyErr_Occurred()) return -1;
+        if (!overflow) return put_int(b, 'i', value);
+    } else if (PyFloat_CheckExact(obj)) {
+        double value = PyFloat_AS_DOUBLE(obj);
+        return put_tag(b, 'f') || put(b, &value, sizeof value);
+    } else if (PyUnicode_CheckExact(obj)) {
+#if PY_VERSION_HEX < 0x030C0000
+        if (PyUnicode_READY(obj) < 0) return -1;
+#endif
+        Py_ssize_t n = PyUnicode_GET_LENGTH(obj);
+        int kind = PyUnicode_KIND(obj);
+        return put_int(b, 's', n) || put_tag(b, (char)kind) || put(b, PyUnicode_DATA(obj), (size_t)n * kind);
+    } else if (PyTuple_CheckExact(obj) && depth > 0) {
+        if (put_int(b, 't', PyTuple_GET_SIZE(obj))) return -1;
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(obj); i++)
+            if (put_value(b, PyTuple_GET_ITEM(obj, i), depth - 1)) return -1;
+        return 0;
+    }
+    uintptr_t address = (uintptr_t)obj;
+    return put_tag(b, 'p') || put(b, &address, sizeof address);
+}
+
+/* A shape's dims and dtype; 1 where it is not a Shape itself (the key's rows say), -1 on error. */
+static int put_shape(Bytes *b, PyObject *shape) {
+    if (shape == NULL || !Py_IS_TYPE(shape, shape_type) || SLOT(shape, off_dims) == NULL ||
+        SLOT(shape, off_dtype) == NULL)
+        return 1;
+    return put_value(b, SLOT(shape, off_dims), KEY_DEPTH) || put_value(b, SLOT(shape, off_dtype), KEY_DEPTH) ? -1 : 0;
+}
+
+/* The digest of a walk (see above) read on the backend of cache tag ``tag``: bytes, or NULL
+   without an error where it has none (an attribute mapping that is not a dict, a shape that
+   is not a Shape: the key's rows say what they are), or with one. */
+static PyObject *digest_of(Walk *w, PyObject *tag) {
+    Bytes b = {NULL, 0, 0};
+    int status = 0;
+    for (Py_ssize_t r = 0; r < w->n_rows && !status; r++) {
+        PyObject *node = w->nodes[r];
+        char kind = w->kinds[r];
+        if (kind == ROW_OP) {
+            PyObject *attrs = SLOT(node, off_attrs);
+            if (!PyDict_CheckExact(attrs)) {
+                status = 1;
+                break;
+            }
+            status = put_tag(&b, ROW_OP) || put_value(&b, SLOT(node, off_op), KEY_DEPTH) ||
+                     put_int(&b, 'a', PyDict_GET_SIZE(attrs)) ? -1 : 0;
+            PyObject *name, *value;
+            Py_ssize_t at = 0;
+            while (!status && PyDict_Next(attrs, &at, &name, &value))
+                status = put_value(&b, name, KEY_DEPTH) || put_value(&b, value, KEY_DEPTH) ? -1 : 0;
+            status = status ? status : put_int(&b, 'w', w->width[r]) ? -1 : 0;
+            for (Py_ssize_t j = 0; j < w->width[r] && !status; j++)
+                status = put(&b, &w->numbers[w->first[r] + j], sizeof(Py_ssize_t));
+            status = status ? status : put_shape(&b, SLOT(node, off_shape));
+        } else if (kind == ROW_REUSED) {
+            status = put_tag(&b, ROW_REUSED) || put_value(&b, SLOT(node, off_reused), KEY_DEPTH) ||
+                     put_int(&b, 'i', r - 1) ? -1 : 0;
+        } else {
+            status = put_tag(&b, ROW_PARAMETER) ? -1 : put_shape(&b, SLOT(node, off_shape));
+        }
+    }
+    if (!status) {
+        Py_ssize_t n = PyList_GET_SIZE(w->outputs);
+        status = put_int(&b, 'u', n) ? -1 : 0;
+        for (Py_ssize_t i = 0; i < n && !status; i++) {
+            Py_ssize_t number = map_get(&w->index, PyList_GET_ITEM(w->outputs, i));
+            status = put(&b, &number, sizeof number);
+        }
+        status = status ? status : put_value(&b, tag, KEY_DEPTH);
+    }
+    PyObject *digest = status ? NULL : PyBytes_FromStringAndSize(b.data, (Py_ssize_t)b.size);
+    PyMem_Free(b.data);
+    return digest;
 }
 
 /* --- set_buffers ----------------------------------------------------------------------- */
@@ -3988,7 +4213,7 @@ static PyTypeObject *baseline_type;
 static PyObject *str_current, *str_since_read, *str_backend,
     *str_cache_tag, *str_compiler, *str_host_ops, *str_device_call_ops, *str_returns_parameters,
     *str_run, *str_heat, *str_writable, *str_generation, *str_submitted, *str_seconds, *str_fuse_after, *str_used, *str_hit_counts,
-    *str_hits;
+    *str_hits, *str_digests, *str_remember;
 
 static PyObject *configure_reads(PyObject *self, PyObject *args) {
     (void)self;
@@ -4124,16 +4349,13 @@ static PyObject *planned_executable(PyObject *walked, PyObject *key) {
     return made;
 }
 
-/* The cached executable of a walked graph that runs as it is, its hit counted, or, where none
-   is cached, the one planned_executable makes (1, `*exe` a new reference); 0 where
-   materialize.decide is to say what runs; -1 on error. The caller holds the lock.
-   A device's graph (a GPU's) runs here too where it is a hit and none of its results is a
-   value of no device (decide's: finish copies those to the host); its misses are decide's,
-   which looks for the ops it runs apart (host round trips, device calls: a graph with one
-   is never cached whole), as are those of any backend that has such ops. */
-static int cached_executable(PyObject *walked, PyObject **exe) {
-    *exe = NULL;
-    PyObject *outputs = PyTuple_GET_ITEM(walked, 2), *device = Py_None;
+/* The cache tag of the backend a walked graph runs on (its outputs' first device's, else the
+   registry's current one) and whether its compiler runs ops apart (host round trips, device
+   calls): 1, ``*tag`` a new reference; 0 where its read is decide's (a device's graph with a
+   result of no device, which finish copies to the host; no backend chosen yet); -1 on error. */
+static int read_tag(PyObject *outputs, PyObject **tag, int *apart) {
+    *tag = NULL;
+    PyObject *device = Py_None;
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(outputs) && device == Py_None; i++)
         device = SLOT(PyList_GET_ITEM(outputs, i), off_device); /* the first node's of a device */
     PyObject *backend = NULL;
@@ -4154,36 +4376,23 @@ static int cached_executable(PyObject *walked, PyObject **exe) {
         Py_INCREF(backend);
     }
     PyObject *compiler = PyObject_GetAttr(backend, str_compiler);
-    int apart = compiler == NULL ? -1 : attr_true(compiler, str_host_ops);
-    if (apart == 0) apart = attr_true(compiler, str_device_call_ops);
+    int ops_apart = compiler == NULL ? -1 : attr_true(compiler, str_host_ops);
+    if (ops_apart == 0) ops_apart = attr_true(compiler, str_device_call_ops);
     Py_XDECREF(compiler);
-    PyObject *tag = apart < 0 ? NULL : PyObject_GetAttr(backend, str_cache_tag);
+    *tag = ops_apart < 0 ? NULL : PyObject_GetAttr(backend, str_cache_tag);
     Py_DECREF(backend);
-    if (tag == NULL) return -1;
-    PyObject *key = PyTuple_Pack(3, PyTuple_GET_ITEM(walked, 0), reads_given, tag);
-    Py_DECREF(tag);
-    if (key == NULL) return -1;
-    PyObject *found = PyDict_GetItemWithError(reads_entries, key);
-    if (found == NULL) {
-        if (PyErr_Occurred() || apart) {
-            Py_DECREF(key);
-            return PyErr_Occurred() ? -1 : 0;
-        }
-        found = planned_executable(walked, key);
-        Py_DECREF(key);
-        if (found == NULL) return -1;
-        if (found == Py_None) {
-            Py_DECREF(found);
-            return 0;
-        }
-        *exe = found; /* made now, from a plan: no hit to count, nothing due (planned checked) */
-        return 1;
-    }
-    Py_INCREF(found);
-    Py_DECREF(key);
+    if (*tag == NULL) return -1;
+    *apart = ops_apart;
+    return 1;
+}
+
+/* ``found``, a cached executable (a new reference), as a read's hit: 1, ``*exe`` it, its hit
+   counted; 0 where the read is decide's (its structure is due or fused code of it landed, or
+   it passes a parameter through: no memory the run made), ``found`` released; -1 on error. */
+static int serve(PyObject *found, PyObject **exe) {
     int again = Py_IS_TYPE(found, baseline_type) ? needs_attention(found) : 0;
     int passes = again ? again : attr_true(found, str_returns_parameters);
-    if (again || passes) { /* decide's (a parameter passed through is no memory the run made) */
+    if (again || passes) {
         Py_DECREF(found);
         return again < 0 || passes < 0 ? -1 : 0;
     }
@@ -4193,6 +4402,66 @@ static int cached_executable(PyObject *walked, PyObject **exe) {
     }
     *exe = found;
     return 1;
+}
+
+/* The cached executable of a walked graph that runs as it is, its hit counted (1, ``*exe`` a
+   new reference, ``*key`` the key it was found by, ``*cached`` set), or, where none is cached,
+   the one planned_executable makes (1, ``*cached`` left 0); 0 where materialize.decide is to
+   say what runs; -1 on error. The caller holds the lock and releases ``*key``.
+   A device's graph (a GPU's) runs here too where it is a hit and none of its results is a
+   value of no device (decide's: finish copies those to the host); its misses are decide's,
+   which looks for the ops it runs apart (host round trips, device calls: a graph with one
+   is never cached whole), as are those of any backend that has such ops. */
+static int cached_executable(PyObject *walked, PyObject **exe, PyObject **key, int *cached) {
+    *exe = *key = NULL;
+    PyObject *tag;
+    int apart = 0, status = read_tag(PyTuple_GET_ITEM(walked, 2), &tag, &apart);
+    if (status <= 0) return status;
+    *key = PyTuple_Pack(3, PyTuple_GET_ITEM(walked, 0), reads_given, tag);
+    Py_DECREF(tag);
+    if (*key == NULL) return -1;
+    PyObject *found = PyDict_GetItemWithError(reads_entries, *key);
+    if (found == NULL) {
+        if (PyErr_Occurred() || apart) return PyErr_Occurred() ? -1 : 0;
+        found = planned_executable(walked, *key);
+        if (found == NULL) return -1;
+        if (found == Py_None) {
+            Py_DECREF(found);
+            return 0;
+        }
+        *exe = found; /* made now, from a plan: no hit to count, nothing due (planned checked) */
+        return 1;
+    }
+    status = serve(Py_NewRef(found), exe);
+    *cached = status == 1;
+    return status;
+}
+
+/* The executable the cache's digest table holds for a walk (``ExecutableCache.digests``: see
+   "a walk's digest"), served as a hit (1, ``*exe`` a new reference); 0 where the walk has no
+   digest or the table none that serves, ``*digest`` the walk's digest where it has one (a new
+   reference, for ``remember`` once the key finds the executable); -1 on error. The caller
+   holds the lock. */
+static int digest_executable(Walk *w, PyObject **digest, PyObject **exe) {
+    *digest = *exe = NULL;
+    PyObject *tag;
+    int apart = 0, status = read_tag(w->outputs, &tag, &apart);
+    if (status <= 0) return status;
+    *digest = digest_of(w, tag);
+    Py_DECREF(tag);
+    if (*digest == NULL) return PyErr_Occurred() ? -1 : 0;
+    PyObject *digests = PyObject_GetAttr(reads_cache, str_digests);
+    if (digests == NULL) return -1;
+    PyObject *found = PyDict_CheckExact(digests) ? PyDict_GetItemWithError(digests, *digest) : NULL; /* (exe, key) */
+    if (found != NULL && PyTuple_CheckExact(found) && PyTuple_GET_SIZE(found) == 2)
+        status = serve(Py_NewRef(PyTuple_GET_ITEM(found, 0)), exe);
+    else if (PyErr_Occurred() || !PyDict_CheckExact(digests))
+        status = -1;
+    else
+        status = 0;
+    if (status < 0 && !PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "the executable cache's digests are not a dict of pairs");
+    Py_DECREF(digests);
+    return status;
 }
 
 /* materialize.decide's step for `walked` under the lock, then, without it,
@@ -4214,19 +4483,53 @@ static PyObject *decided_read(PyObject *node, PyObject *walked) {
     return done;
 }
 
-/* Runs the cached `exe` on the walk's buffers, then gives the walk's nodes their results
-   under the lock (set_buffers). The caller released the lock. */
-static PyObject *cached_read(PyObject *walked, PyObject *exe) {
-    PyObject *outs = PyObject_CallMethodOneArg(exe, str_run, PyTuple_GET_ITEM(walked, 1));
+/* Runs the cached `exe` on a walk's buffers, then gives the walk's nodes (its outputs) their
+   results under the lock (set_buffers). The caller released the lock. */
+static PyObject *cached_read(PyObject *buffers, PyObject *outputs, PyObject *exe) {
+    PyObject *outs = PyObject_CallMethodOneArg(exe, str_run, buffers);
     if (outs == NULL || lock_acquire(reads_lock)) {
         Py_XDECREF(outs);
         return NULL;
     }
-    PyObject *args[] = {PyTuple_GET_ITEM(walked, 2), outs};
+    PyObject *args[] = {outputs, outs};
     PyObject *done = set_buffers(NULL, args, 2);
     Py_DECREF(outs);
     if (lock_release(reads_lock)) Py_CLEAR(done);
     return done;
+}
+
+/* The walk of a read's node, ``walked`` (None where the read is materialize's), and, where the
+   digest table serves it, its executable (``*exe``): a walk the table has no digest for is
+   made into ``walk``'s tuple, its digest in ``*digest`` where it has one. The caller holds the
+   lock; NULL on error. */
+static PyObject *walked_read(PyObject *node, PyObject **digest, PyObject **exe, PyObject **buffers, PyObject **outputs) {
+    *digest = *exe = *buffers = *outputs = NULL;
+    long long kept = PyLong_AsLongLong(reads_kept);
+    PyObject *roots = kept == -1 && PyErr_Occurred() ? NULL : PyList_New(1);
+    if (roots == NULL) return NULL;
+    PyList_SET_ITEM(roots, 0, Py_NewRef(node));
+    Walk w;
+    int status = walk_graph(roots, kept, &w);
+    Py_DECREF(roots);
+    PyObject *walked = NULL;
+    if (status == 0) {
+        walked = Py_NewRef(Py_None); /* a traced placeholder: Python's walk raises */
+    } else if (status == 1) {
+        int served = digest_executable(&w, digest, exe);
+        if (served == 1) {
+            *buffers = Py_NewRef(w.buffers);
+            *outputs = Py_NewRef(w.outputs);
+            walked = Py_NewRef(Py_None);
+        } else if (served == 0) {
+            walked = walked_tuple(&w);
+        }
+    }
+    walk_free(&w);
+    if (walked == NULL) {
+        Py_CLEAR(*digest);
+        Py_CLEAR(*exe);
+    }
+    return walked;
 }
 
 static PyObject *read_node(PyObject *self, PyObject *node) {
@@ -4238,34 +4541,53 @@ static PyObject *read_node(PyObject *self, PyObject *node) {
     }
     if (SLOT(node, off_buffer) != Py_None) Py_RETURN_NONE;
     if (lock_acquire(reads_lock)) return NULL;
-    PyObject *walked = NULL, *exe = NULL;
+    PyObject *walked = NULL, *exe = NULL, *digest = NULL, *buffers = NULL, *outputs = NULL;
     int general = SLOT(node, off_buffer) != Py_None ? 0 : 1; /* 0: computed meanwhile by another thread */
     if (general) {
         PyObject *since = PyDict_GetItemWithError(reads_cuts, str_since_read);
         int cuts = since == NULL ? (PyErr_Occurred() ? -1 : 0) : PyObject_IsTrue(since);
         if (cuts < 0) return unlocked_error();
         if (!cuts) { /* else cuts.sizes_changing has a loop's sizes to pass on: decide's */
-            PyObject *roots = PyList_New(1);
-            if (roots == NULL) return unlocked_error();
-            PyList_SET_ITEM(roots, 0, Py_NewRef(node));
-            PyObject *args[] = {roots, reads_kept};
-            walked = walk(NULL, args, 2);
-            Py_DECREF(roots);
+            walked = walked_read(node, &digest, &exe, &buffers, &outputs);
             if (walked == NULL) return unlocked_error();
-            if (walked == Py_None) Py_CLEAR(walked); /* a traced placeholder: Python's walk raises */
+            if (exe != NULL) { /* served by its digest */
+                Py_DECREF(walked);
+                PyObject *done = lock_release(reads_lock) ? NULL : cached_read(buffers, outputs, exe);
+                Py_DECREF(exe);
+                Py_DECREF(digest);
+                Py_DECREF(buffers);
+                Py_DECREF(outputs);
+                return done;
+            }
+            if (walked == Py_None) Py_CLEAR(walked);
         }
     }
     if (walked != NULL) {
-        int hit = cached_executable(walked, &exe);
+        PyObject *key = NULL;
+        int cached = 0;
+        int hit = cached_executable(walked, &exe, &key, &cached);
         if (hit < 0) {
+            Py_XDECREF(key);
+            Py_XDECREF(digest);
             Py_DECREF(walked);
             return unlocked_error();
         }
-        PyObject *done = hit ? (lock_release(reads_lock) ? NULL : cached_read(walked, exe)) : decided_read(node, walked);
+        PyObject *done = hit ? (lock_release(reads_lock) ? NULL
+                                                         : cached_read(PyTuple_GET_ITEM(walked, 1),
+                                                                       PyTuple_GET_ITEM(walked, 2), exe))
+                             : decided_read(node, walked);
+        if (done != NULL && cached && digest != NULL) { /* its digest serves the next read of this key */
+            PyObject *remembered = PyObject_CallMethodObjArgs(reads_cache, str_remember, digest, key, exe, NULL);
+            if (remembered == NULL) Py_CLEAR(done);
+            Py_XDECREF(remembered);
+        }
+        Py_XDECREF(key);
+        Py_XDECREF(digest);
         Py_XDECREF(exe);
         Py_DECREF(walked);
         return done;
     }
+    Py_XDECREF(digest);
     if (lock_release(reads_lock)) return NULL;
     if (!general) Py_RETURN_NONE;
     PyObject *nodes = PyList_New(1);
@@ -4375,6 +4697,8 @@ PyMODINIT_FUNC PyInit__graph(void) {
     str_used = PyUnicode_InternFromString("_used");
     str_hit_counts = PyUnicode_InternFromString("_hit_counts");
     str_hits = PyUnicode_InternFromString("_hits");
+    str_digests = PyUnicode_InternFromString("digests");
+    str_remember = PyUnicode_InternFromString("remember");
     str_returns_parameters = PyUnicode_InternFromString("returns_parameters");
     str_run = PyUnicode_InternFromString("run");
     str_concatenate = PyUnicode_InternFromString("concatenate");
@@ -4398,6 +4722,7 @@ PyMODINIT_FUNC PyInit__graph(void) {
         str_cache_tag == NULL || str_compiler == NULL || str_host_ops == NULL || str_device_call_ops == NULL ||
         str_heat == NULL || str_writable == NULL || str_generation == NULL || str_submitted == NULL || str_seconds == NULL ||
         str_fuse_after == NULL || str_used == NULL || str_hit_counts == NULL || str_hits == NULL ||
+        str_digests == NULL || str_remember == NULL ||
         str_returns_parameters == NULL || str_run == NULL || str_concatenate == NULL || str_recent == NULL ||
         str_last == NULL || str_root == NULL ||
         NOT_HANDLED_MARK == NULL || PyType_Ready(&handle_type) || PyType_Ready(&elementwise_type) ||

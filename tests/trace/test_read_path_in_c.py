@@ -399,6 +399,127 @@ def test_a_cached_baseline_executable_made_before_fused_code_landed_goes_to_deci
     assert counted_reads["decide"] == decided + 1
 
 
+def test_a_read_found_by_its_key_once_is_found_by_its_digest_after(counted_reads, monkeypatch):
+    """A cached read's key is found once (its digest then remembered with the key, the
+    executable and its hit counted as before); the next reads of that key are found by
+    their digest, calling neither ``decide`` nor ``remember``."""
+    from plaidarray.trace import hot
+
+    monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 1e9)
+    remembered = []
+    monkeypatch.setattr(EXECUTABLES, "remember", lambda *args: remembered.append(args))
+
+    def graph(v):  # a structure of its own
+        return xp.sum(xp.sin(v) * 5.0 + v * v)
+
+    for n in (7, 7, 7, 7):
+        values = np.arange(float(n)) + len(remembered)
+        decided, hits = counted_reads["decide"], xp.cache_info().hits
+        assert float(graph(xp.asarray(values))) == pytest.approx(float(np.sum(np.sin(values) * 5.0 + values * values)),
+                                                                rel=1e-14)
+        if decided == counted_reads["decide"]:
+            assert xp.cache_info().hits == hits + 1
+    assert len(remembered) == 3  # the key found at each read: nothing remembered (the stand-in keeps nothing)
+    digest, key, exe = remembered[0]
+    assert type(digest) is bytes and EXECUTABLES._lru[key] is exe
+    monkeypatch.undo()
+    monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 1e9)
+    EXECUTABLES.remember(digest, key, exe)
+    assert EXECUTABLES.digests[digest] == (exe, key)
+    calls = []
+    monkeypatch.setattr(EXECUTABLES, "remember", lambda *args: calls.append(args))
+    decided, hits, marks = counted_reads["decide"], xp.cache_info().hits, EXECUTABLES._hit_counts.get(id(exe), 0)
+    values = np.linspace(-2.0, 3.0, 7)
+    assert float(graph(xp.asarray(values))) == pytest.approx(float(np.sum(np.sin(values) * 5.0 + values * values)),
+                                                            rel=1e-14)
+    assert not calls and counted_reads["decide"] == decided
+    assert xp.cache_info().hits == hits + 1 and EXECUTABLES._hit_counts[id(exe)] == marks + 1
+
+
+#: Expressions of two (4, 4) arrays in a namespace that differ only where a digest could
+#: confuse them: operand order and sharing, attributes (shapes, axes, slices), dtypes,
+#: signed zeros; and whether the sum's results are compared by their bits.
+_ALIKE = [
+    (lambda ns, x, y: x + y, True),
+    (lambda ns, x, y: y + x * 1.0, True),
+    (lambda ns, x, y: x - y, True),
+    (lambda ns, x, y: y - x, True),
+    (lambda ns, x, y: x + x, True),
+    (lambda ns, x, y: x * -0.0, True),
+    (lambda ns, x, y: x * 0.0, True),
+    (lambda ns, x, y: ns.reshape(x, (8, 2)) * 2.0, True),
+    (lambda ns, x, y: ns.reshape(x, (2, 8)) * 2.0, True),
+    (lambda ns, x, y: ns.sum(x, axis=0), False),
+    (lambda ns, x, y: ns.sum(x, axis=1), False),
+    (lambda ns, x, y: ns.flip(x, axis=0) * 3.0, True),
+    (lambda ns, x, y: ns.flip(x, axis=1) * 3.0, True),
+    (lambda ns, x, y: ns.permute_dims(x, (1, 0)) * 3.0, True),
+    (lambda ns, x, y: ns.cumulative_sum(x, axis=0), False),
+    (lambda ns, x, y: ns.cumulative_sum(x, axis=1), False),
+    (lambda ns, x, y: x[1:3] + y[0:2], True),
+    (lambda ns, x, y: x[0:2] + y[1:3], True),
+    (lambda ns, x, y: ns.matrix_transpose(x) @ y, False),
+    (lambda ns, x, y: x @ ns.matrix_transpose(y), False),
+    (lambda ns, x, y: ns.astype(x, ns.float32) + 1.0, True),
+    (lambda ns, x, y: ns.astype(x * 4.0, ns.int64) + 1, True),
+]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, len(_ALIKE) - 1), st.integers(0, 2**16), st.booleans()),
+                min_size=4, max_size=30))
+def test_reads_found_by_their_digests_compute_what_numpy_computes(reads):
+    """Reads of alike structures, each met several times at new values (so that most are
+    found by their digests), give NumPy's bits: a digest stands for its key alone."""
+    for which, seed, keep in reads:
+        rng = np.random.default_rng(seed)
+        a, b = rng.standard_normal((4, 4)), rng.standard_normal((4, 4))
+        fn, exact = _ALIKE[which]
+        expected = fn(np, a, b)
+        result = fn(xp, xp.asarray(a), xp.asarray(b))
+        kept = result + 1.0 if keep else None  # pending on the result: a shared output of its read
+        got = np.asarray(result)
+        assert got.dtype == expected.dtype and got.shape == expected.shape
+        if exact:
+            assert np.array_equal(got, expected) and np.array_equal(np.signbit(got), np.signbit(expected))
+        else:
+            assert np.allclose(got, expected, rtol=1e-13, atol=1e-13)
+        if kept is not None:
+            assert np.array_equal(np.asarray(kept), got + 1.0)
+
+
+def test_the_digests_of_an_executable_go_when_it_leaves_the_cache(monkeypatch):
+    """``ExecutableCache.remember`` keeps a digest only for the executable cached under its
+    key, at most ``DIGESTS_PER_EXECUTABLE`` an executable and ``DIGESTS_PER_ENTRY`` times
+    its size in all (then it starts again); an eviction, a replacement and ``clear`` drop an
+    executable's digests with it."""
+    from plaidarray.backend import cache
+
+    monkeypatch.setattr(cache, "DIGESTS_PER_ENTRY", 100)
+    made = cache.ExecutableCache(maxsize=2)
+    first, second, third, other = (BaselineExecutable.__new__(BaselineExecutable) for _ in range(4))
+    made.insert(("one",), first)
+    made.insert(("two",), second)
+    made.remember(b"1", ("one",), first)
+    made.remember(b"x", ("one",), second)  # not what the key holds
+    made.remember(b"2", ("two",), second)
+    assert made.digests == {b"1": (first, ("one",)), b"2": (second, ("two",))}
+    for k in range(cache.DIGESTS_PER_EXECUTABLE + 2):
+        made.remember(b"2-%d" % k, ("two",), second)
+    assert sum(exe is second for exe, _ in made.digests.values()) == cache.DIGESTS_PER_EXECUTABLE
+    made.insert(("three",), third)  # evicts the first key (neither was used)
+    assert ("one",) not in made.entries and not [d for d, (exe, _) in made.digests.items() if exe is first]
+    made.insert(("two",), other)  # replaced
+    assert not [d for d, (exe, _) in made.digests.items() if exe is second]
+    made.remember(b"3", ("three",), third)
+    monkeypatch.setattr(cache, "DIGESTS_PER_ENTRY", 1)  # two in all: the third starts again
+    made.remember(b"4", ("two",), other)
+    made.remember(b"5", ("two",), other)
+    assert made.digests == {b"5": (other, ("two",))}
+    made.clear()
+    assert made.digests == {} and made._digests_of == {}
+
+
 def test_reads_are_counted_per_thread():
     """``node.reads_mark`` counts this thread's reads alone (a recipe recorded on one
     thread must not take another thread's read for its own), reads made in C among them."""
