@@ -4577,7 +4577,11 @@ static PyObject *read_node(PyObject *self, PyObject *node) {
                                                                        PyTuple_GET_ITEM(walked, 2), exe))
                              : decided_read(node, walked);
         if (done != NULL && cached && digest != NULL) { /* its digest serves the next read of this key */
-            PyObject *remembered = PyObject_CallMethodObjArgs(reads_cache, str_remember, digest, key, exe, NULL);
+            PyObject *untracked = untrack(NULL, key); /* held with the digest, as the cache's own keys are */
+            PyObject *remembered = untracked == NULL ? NULL
+                                                     : PyObject_CallMethodObjArgs(reads_cache, str_remember, digest,
+                                                                                  key, exe, NULL);
+            Py_XDECREF(untracked);
             if (remembered == NULL) Py_CLEAR(done);
             Py_XDECREF(remembered);
         }

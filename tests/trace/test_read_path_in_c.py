@@ -400,8 +400,9 @@ def test_a_cached_baseline_executable_made_before_fused_code_landed_goes_to_deci
 
 
 def test_a_read_found_by_its_key_once_is_found_by_its_digest_after(counted_reads, monkeypatch):
-    """A cached read's key is found once (its digest then remembered with the key, the
-    executable and its hit counted as before); the next reads of that key are found by
+    """A cached read's key is found once (its digest then remembered with the key, whose
+    rows the collector does not track, as the cache's own; the executable and its hit
+    counted as before); the next reads of that key are found by
     their digest, calling neither ``decide`` nor ``remember``."""
     from plaidarray.trace import hot
 
@@ -422,6 +423,7 @@ def test_a_read_found_by_its_key_once_is_found_by_its_digest_after(counted_reads
     assert len(remembered) == 3  # the key found at each read: nothing remembered (the stand-in keeps nothing)
     digest, key, exe = remembered[0]
     assert type(digest) is bytes and EXECUTABLES._lru[key] is exe
+    assert not gc.is_tracked(key[0]) and not any(gc.is_tracked(row) for row in key[0][0])  # held untracked
     monkeypatch.undo()
     monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 1e9)
     EXECUTABLES.remember(digest, key, exe)
