@@ -897,8 +897,7 @@ static PyObject *digest_of(Walk *w, PyObject *tag) {
                 status = put(&b, &w->numbers[w->first[r] + j], sizeof(Py_ssize_t));
             status = status ? status : put_shape(&b, SLOT(node, off_shape));
         } else if (kind == ROW_REUSED) {
-            status = put_tag(&b, ROW_REUSED) || put_value(&b, SLOT(node, off_reused), KEY_DEPTH) ||
-                     put_int(&b, 'i', r - 1) ? -1 : 0;
+            status = put_tag(&b, ROW_REUSED) || put_value(&b, SLOT(node, off_reused), KEY_DEPTH) ? -1 : 0;
         } else {
             status = put_tag(&b, ROW_PARAMETER) ? -1 : put_shape(&b, SLOT(node, off_shape));
         }
@@ -4407,18 +4406,16 @@ static int serve(PyObject *found, PyObject **exe) {
 /* The cached executable of a walked graph that runs as it is, its hit counted (1, ``*exe`` a
    new reference, ``*key`` the key it was found by, ``*cached`` set), or, where none is cached,
    the one planned_executable makes (1, ``*cached`` left 0); 0 where materialize.decide is to
-   say what runs; -1 on error. The caller holds the lock and releases ``*key``.
+   say what runs; -1 on error. ``tag`` and ``apart`` are read_tag's for the walk. The caller
+   holds the lock and releases ``*key``.
    A device's graph (a GPU's) runs here too where it is a hit and none of its results is a
    value of no device (decide's: finish copies those to the host); its misses are decide's,
    which looks for the ops it runs apart (host round trips, device calls: a graph with one
    is never cached whole), as are those of any backend that has such ops. */
-static int cached_executable(PyObject *walked, PyObject **exe, PyObject **key, int *cached) {
-    *exe = *key = NULL;
-    PyObject *tag;
-    int apart = 0, status = read_tag(PyTuple_GET_ITEM(walked, 2), &tag, &apart);
-    if (status <= 0) return status;
+static int cached_executable(PyObject *walked, PyObject *tag, int apart, PyObject **exe, PyObject **key,
+                             int *cached) {
+    *exe = NULL;
     *key = PyTuple_Pack(3, PyTuple_GET_ITEM(walked, 0), reads_given, tag);
-    Py_DECREF(tag);
     if (*key == NULL) return -1;
     PyObject *found = PyDict_GetItemWithError(reads_entries, *key);
     if (found == NULL) {
@@ -4432,27 +4429,24 @@ static int cached_executable(PyObject *walked, PyObject **exe, PyObject **key, i
         *exe = found; /* made now, from a plan: no hit to count, nothing due (planned checked) */
         return 1;
     }
-    status = serve(Py_NewRef(found), exe);
+    int status = serve(Py_NewRef(found), exe);
     *cached = status == 1;
     return status;
 }
 
-/* The executable the cache's digest table holds for a walk (``ExecutableCache.digests``: see
-   "a walk's digest"), served as a hit (1, ``*exe`` a new reference); 0 where the walk has no
-   digest or the table none that serves, ``*digest`` the walk's digest where it has one (a new
-   reference, for ``remember`` once the key finds the executable); -1 on error. The caller
-   holds the lock. */
-static int digest_executable(Walk *w, PyObject **digest, PyObject **exe) {
-    *digest = *exe = NULL;
-    PyObject *tag;
-    int apart = 0, status = read_tag(w->outputs, &tag, &apart);
-    if (status <= 0) return status;
+/* The executable the cache's digest table holds for a walk on the backend of ``tag``
+   (``ExecutableCache.digests``: see "a walk's digest"), served as a hit (1, ``*exe`` a new
+   reference); 0 where the walk has no digest or the table none that serves, ``*digest`` the
+   walk's digest where it has one (a new reference, for ``remember`` once the key finds the
+   executable); -1 on error. The caller holds the lock. */
+static int digest_executable(Walk *w, PyObject *tag, PyObject **digest, PyObject **exe) {
+    *exe = NULL;
     *digest = digest_of(w, tag);
-    Py_DECREF(tag);
     if (*digest == NULL) return PyErr_Occurred() ? -1 : 0;
     PyObject *digests = PyObject_GetAttr(reads_cache, str_digests);
     if (digests == NULL) return -1;
     PyObject *found = PyDict_CheckExact(digests) ? PyDict_GetItemWithError(digests, *digest) : NULL; /* (exe, key) */
+    int status;
     if (found != NULL && PyTuple_CheckExact(found) && PyTuple_GET_SIZE(found) == 2)
         status = serve(Py_NewRef(PyTuple_GET_ITEM(found, 0)), exe);
     else if (PyErr_Occurred() || !PyDict_CheckExact(digests))
@@ -4498,12 +4492,14 @@ static PyObject *cached_read(PyObject *buffers, PyObject *outputs, PyObject *exe
     return done;
 }
 
-/* The walk of a read's node, ``walked`` (None where the read is materialize's), and, where the
-   digest table serves it, its executable (``*exe``): a walk the table has no digest for is
-   made into ``walk``'s tuple, its digest in ``*digest`` where it has one. The caller holds the
-   lock; NULL on error. */
-static PyObject *walked_read(PyObject *node, PyObject **digest, PyObject **exe, PyObject **buffers, PyObject **outputs) {
-    *digest = *exe = *buffers = *outputs = NULL;
+/* The walk of a read's node, ``walked`` (None where the read is materialize's), its backend's
+   tag and whether that backend runs ops apart (read_tag's: ``*tag`` NULL where the read is
+   decide's), and, where the digest table serves it, its executable (``*exe``): a walk the
+   table has no digest for is made into ``walk``'s tuple, its digest in ``*digest`` where it
+   has one. The caller holds the lock; NULL on error. */
+static PyObject *walked_read(PyObject *node, PyObject **tag, int *apart, PyObject **digest, PyObject **exe,
+                             PyObject **buffers, PyObject **outputs) {
+    *tag = *digest = *exe = *buffers = *outputs = NULL;
     long long kept = PyLong_AsLongLong(reads_kept);
     PyObject *roots = kept == -1 && PyErr_Occurred() ? NULL : PyList_New(1);
     if (roots == NULL) return NULL;
@@ -4515,7 +4511,8 @@ static PyObject *walked_read(PyObject *node, PyObject **digest, PyObject **exe, 
     if (status == 0) {
         walked = Py_NewRef(Py_None); /* a traced placeholder: Python's walk raises */
     } else if (status == 1) {
-        int served = digest_executable(&w, digest, exe);
+        int served = read_tag(w.outputs, tag, apart);
+        if (served == 1) served = digest_executable(&w, *tag, digest, exe);
         if (served == 1) {
             *buffers = Py_NewRef(w.buffers);
             *outputs = Py_NewRef(w.outputs);
@@ -4526,6 +4523,7 @@ static PyObject *walked_read(PyObject *node, PyObject **digest, PyObject **exe, 
     }
     walk_free(&w);
     if (walked == NULL) {
+        Py_CLEAR(*tag);
         Py_CLEAR(*digest);
         Py_CLEAR(*exe);
     }
@@ -4541,17 +4539,19 @@ static PyObject *read_node(PyObject *self, PyObject *node) {
     }
     if (SLOT(node, off_buffer) != Py_None) Py_RETURN_NONE;
     if (lock_acquire(reads_lock)) return NULL;
-    PyObject *walked = NULL, *exe = NULL, *digest = NULL, *buffers = NULL, *outputs = NULL;
+    PyObject *walked = NULL, *tag = NULL, *exe = NULL, *digest = NULL, *buffers = NULL, *outputs = NULL;
+    int apart = 0;
     int general = SLOT(node, off_buffer) != Py_None ? 0 : 1; /* 0: computed meanwhile by another thread */
     if (general) {
         PyObject *since = PyDict_GetItemWithError(reads_cuts, str_since_read);
         int cuts = since == NULL ? (PyErr_Occurred() ? -1 : 0) : PyObject_IsTrue(since);
         if (cuts < 0) return unlocked_error();
         if (!cuts) { /* else cuts.sizes_changing has a loop's sizes to pass on: decide's */
-            walked = walked_read(node, &digest, &exe, &buffers, &outputs);
+            walked = walked_read(node, &tag, &apart, &digest, &exe, &buffers, &outputs);
             if (walked == NULL) return unlocked_error();
             if (exe != NULL) { /* served by its digest */
                 Py_DECREF(walked);
+                Py_DECREF(tag);
                 PyObject *done = lock_release(reads_lock) ? NULL : cached_read(buffers, outputs, exe);
                 Py_DECREF(exe);
                 Py_DECREF(digest);
@@ -4565,7 +4565,8 @@ static PyObject *read_node(PyObject *self, PyObject *node) {
     if (walked != NULL) {
         PyObject *key = NULL;
         int cached = 0;
-        int hit = cached_executable(walked, &exe, &key, &cached);
+        int hit = tag == NULL ? 0 : cached_executable(walked, tag, apart, &exe, &key, &cached);
+        Py_CLEAR(tag);
         if (hit < 0) {
             Py_XDECREF(key);
             Py_XDECREF(digest);
@@ -4592,6 +4593,7 @@ static PyObject *read_node(PyObject *self, PyObject *node) {
         return done;
     }
     Py_XDECREF(digest);
+    Py_XDECREF(tag);
     if (lock_release(reads_lock)) return NULL;
     if (!general) Py_RETURN_NONE;
     PyObject *nodes = PyList_New(1);
