@@ -81,6 +81,19 @@ def _fresh(directory: Path, monkeypatch) -> None:
     gc.collect()
 
 
+@pytest.fixture
+def ctrl_c():
+    """SIGINT raising KeyboardInterrupt in this process for the test's length, as Ctrl-C
+    does in an interactive one: a suite run as a background job of a non-interactive
+    shell (``cmd &`` in a script, some CI runners) inherits SIGINT ignored, Python then
+    installs no handler, and a test's own SIGINT would do nothing."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _as_nobody() -> None:
     os.setgid(NOBODY)
     os.setuid(NOBODY)
@@ -90,6 +103,7 @@ def _as_nobody() -> None:
 
 INTERRUPTED_COMPILE = """
 import json, os, signal, sys, threading
+signal.signal(signal.SIGINT, signal.default_int_handler)  # as the ctrl_c fixture says why
 import numpy as np
 import plaidarray as xp
 from plaidarray.backend.llvm import codegen_worker
@@ -397,7 +411,7 @@ def test_code_planted_by_another_user_is_never_run_by_root(tmp_path):
 
 # --- 3. interrupts during a multi-threaded kernel -------------------------------------
 
-def test_a_second_interrupt_waits_for_every_chunk_running_on_the_pool(monkeypatch):
+def test_a_second_interrupt_waits_for_every_chunk_running_on_the_pool(monkeypatch, ctrl_c):
     """Ctrl-C twice: the second escaped the wait for the pool, whose threads went on
     writing into buffers already given back to the pool (the next computation had 2.6
     million wrong elements, then the process segfaulted)."""
@@ -486,7 +500,7 @@ def test_a_run_writing_a_callers_buffer_runs_to_its_end_when_interrupted_as_its_
     assert len(done) == 2 * len(parallel.chunks(1 << 20, parallel._parts(segment, 4)))
 
 
-def test_a_run_writing_a_callers_buffer_runs_to_its_end_when_interrupted(monkeypatch):
+def test_a_run_writing_a_callers_buffer_runs_to_its_end_when_interrupted(monkeypatch, ctrl_c):
     """An in-place update must never be left half done: its chunks and steps all run,
     then the interrupt is raised."""
     monkeypatch.setenv("PLAIDARRAY_NUM_THREADS", "4")
