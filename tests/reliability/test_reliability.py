@@ -103,7 +103,7 @@ def _as_nobody() -> None:
 
 INTERRUPTED_COMPILE = """
 import json, os, signal, sys, threading
-signal.signal(signal.SIGINT, signal.default_int_handler)  # as the ctrl_c fixture says why
+signal.signal(signal.SIGINT, signal.default_int_handler)  # it may come ignored: see the ctrl_c fixture
 import numpy as np
 import plaidarray as xp
 from plaidarray.backend.llvm import codegen_worker
