@@ -175,6 +175,11 @@ _ROWS = (
             "1 has the cyclic garbage collector ignore every object that exists when plaidarray's import ends "
             "(`gc.freeze`: the modules of NumPy, llvmlite and plaidarray, which its collections walked "
             "again and again); cyclic garbage made before the import is then never freed; 0 does not"),
+    Setting("PLAIDARRAY_GC_THRESHOLD", _count, 10_000, "at import",
+            "the cyclic garbage collector's youngest-generation threshold (`gc.set_threshold`), raised at import "
+            "to at least this: planning and recording a script's graphs makes thousands of short-lived "
+            "containers and no cyclic garbage, and a collection each 700 of them (CPython's default) walked "
+            "them again and again; 0 leaves the threshold as it is", "`10000`"),
     Setting("PLAIDARRAY_EXPLAIN_COMPILES", _choice("0", "1"), "0", "at import",
             "1 logs every compile with its reason to standard error"),
     Setting("PLAIDARRAY_DUMP", _path, None, "at each compile",

@@ -39,3 +39,24 @@ def test_cycles_made_after_the_import_are_still_collected():
     del a, b
     gc.collect()
     assert gone() is None
+
+
+#: The collector's thresholds after a child's import, with what the child set before it.
+THRESHOLD_AFTER_IMPORT = """
+import gc, json, os
+if os.environ.get("SET_BEFORE"):
+    gc.set_threshold(int(os.environ["SET_BEFORE"]), 10, 10)
+import plaidarray
+print(json.dumps({"threshold": gc.get_threshold()[0], "older": list(gc.get_threshold()[1:])}))
+"""
+
+
+def test_the_import_raises_the_youngest_generation_threshold(tmp_path):
+    found = run_child(THRESHOLD_AFTER_IMPORT, tmp_path)
+    assert found["threshold"] == 10_000 and found["older"] == [10, 10]
+
+
+def test_the_threshold_is_never_lowered_and_can_be_left_alone(tmp_path):
+    assert run_child(THRESHOLD_AFTER_IMPORT, tmp_path, SET_BEFORE="50000")["threshold"] == 50_000
+    assert run_child(THRESHOLD_AFTER_IMPORT, tmp_path, SET_BEFORE="700", PLAIDARRAY_GC_THRESHOLD="0")["threshold"] == 700
+    assert run_child(THRESHOLD_AFTER_IMPORT, tmp_path, PLAIDARRAY_GC_THRESHOLD="2500")["threshold"] == 2500
