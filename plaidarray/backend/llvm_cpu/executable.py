@@ -249,6 +249,22 @@ def _words_packer(n: int) -> Callable[..., bytes]:
     return struct.Struct(f"<{n}q").pack
 
 
+class _GenericLayout(NamedTuple):
+    """Where a shape-generic executable's run-time sizes fall, which each binding reads:
+    its steps whose range has run-time sizes (a binding evaluates them: a loop binds at
+    every step); its buffers of run-time shape, each as (its group: 0 outputs, 1
+    temporaries; its index there; its rank; its dtype; its index among all buffers), the
+    outputs' first, in the order a binding's sizes give their dims after the ranges; each
+    buffer's bytes, outputs then temporaries (0 for those of run-time shape: a binding's
+    own), and their sum; and its limits' values."""
+
+    sized_steps: tuple[int, ...]
+    sized_buffers: tuple[tuple, ...]
+    buffer_bytes: list[int]
+    static_bytes: int
+    limits: tuple[int, ...]
+
+
 class _RunFacts(NamedTuple):
     """What an executable's constants and output slots tell each run, the same for every
     binding of a shape-generic executable (worked out once there, not at each binding):
@@ -318,29 +334,35 @@ class ShapeGenericExecutable(Executable):
     # never bound themselves, and making these was a third of loading one.
 
     @functools.cached_property
-    def _sized_steps(self) -> tuple[int, ...]:
-        """The steps whose range has run-time sizes (a binding evaluates them: a loop binds at every step)."""
-        return tuple(i for i, s in enumerate(self.steps)
-                     if not (type(s.segment.extent) is int and type(s.segment.work) is int))
-
-    @functools.cached_property
-    def _sized_outputs(self) -> tuple[int, ...]:
-        """The outputs whose shape has run-time sizes."""
-        return tuple(i for i, shape in enumerate(self._output_shapes) if not is_static(shape.dims))
-
-    @functools.cached_property
-    def _sized_temps(self) -> tuple[int, ...]:
-        """The temporaries whose shape has run-time sizes."""
-        return tuple(i for i, shape in enumerate(self._temp_shapes) if not is_static(shape.dims))
+    def _layout(self) -> _GenericLayout:
+        """Where its run-time sizes fall (``_GenericLayout``), in one walk of its steps and
+        buffers: a template's first runner read these as eight cached properties, each a
+        walk and a lock of its own, ~10 us of each op kernel's first use."""
+        sized_steps = tuple(i for i, s in enumerate(self.steps)
+                            if not (type(s.segment.extent) is int and type(s.segment.work) is int))
+        output_shapes, temp_shapes = self._output_shapes, self._temp_shapes
+        sized_buffers: list[tuple] = []
+        buffer_bytes: list[int] = []
+        for group, shapes in enumerate((output_shapes, temp_shapes)):
+            for i, shape in enumerate(shapes):
+                if is_static(shape.dims):
+                    buffer_bytes.append(_nbytes(shape.dims, shape.dtype))
+                else:
+                    buffer_bytes.append(0)
+                    sized_buffers.append((group, i, len(shape.dims), shape.dtype, i + group * len(output_shapes)))
+        return _GenericLayout(sized_steps, tuple(sized_buffers), buffer_bytes, sum(buffer_bytes),
+                              tuple(limit for _, limit in self.limits))
 
     @functools.cached_property
     def _allocators(self) -> tuple[list, list]:
         """The allocators of the outputs' and temporaries' buffers of static shapes (None
         where the shape has run-time sizes)."""
         allocator = transfer.HOST.allocator
-        outputs, temps = self._sized_outputs, self._sized_temps
-        return ([None if i in outputs else allocator(shape.dims, shape.dtype) for i, shape in enumerate(self._output_shapes)],
-                [None if i in temps else allocator(shape.dims, shape.dtype, True) for i, shape in enumerate(self._temp_shapes)])
+        sized = {(group, i) for group, i, _, _, _ in self._layout.sized_buffers}
+        return ([None if (0, i) in sized else allocator(shape.dims, shape.dtype)
+                 for i, shape in enumerate(self._output_shapes)],
+                [None if (1, i) in sized else allocator(shape.dims, shape.dtype, True)
+                 for i, shape in enumerate(self._temp_shapes)])
 
     @functools.cached_property
     def allocator_tuples(self) -> tuple[tuple, tuple]:
@@ -350,36 +372,12 @@ class ShapeGenericExecutable(Executable):
     @functools.cached_property
     def _static_splitting(self) -> bool:
         """Whether any step of static range is worth running in chunks."""
-        return parallel.worth_splitting([s.segment for i, s in enumerate(self.steps) if i not in self._sized_steps])
+        sized = self._layout.sized_steps
+        return parallel.worth_splitting([s.segment for i, s in enumerate(self.steps) if i not in sized])
 
     @functools.cached_property
     def _facts(self) -> _RunFacts:
         return _RunFacts.of(self.constants, self.output_slots, len(self._output_shapes))
-
-    @functools.cached_property
-    def _buffer_bytes(self) -> list[int]:
-        """Each buffer's bytes, outputs then temporaries; those of run-time sizes (0 here) a binding's own."""
-        return [_nbytes(s.dims, s.dtype) if is_static(s.dims) else 0 for s in (*self._output_shapes, *self._temp_shapes)]
-
-    @functools.cached_property
-    def _limits(self) -> tuple[int, ...]:
-        return tuple(limit for _, limit in self.limits)
-
-    @functools.cached_property
-    def _n_ranges(self) -> int:
-        """How many of a binding's sizes, after the limits, are its sized steps' ranges and work."""
-        return 2 * len(self._sized_steps)
-
-    @functools.cached_property
-    def _sized_buffers(self) -> tuple[tuple, ...]:
-        """Where a binding's sizes go after the ranges: each sized buffer's dims, which it
-        reads as (its group: 0 outputs, 1 temporaries; its index there; its rank; its
-        dtype; its index among all buffers)."""
-        output_shapes, temp_shapes = self._output_shapes, self._temp_shapes
-        return tuple((group, i, len(shapes[i].dims), shapes[i].dtype, i + group * len(output_shapes))
-                     for group, (shapes, sized) in enumerate(((output_shapes, self._sized_outputs),
-                                                              (temp_shapes, self._sized_temps)))
-                     for i in sized)
 
     @property
     def kernels(self) -> list[CompiledKernel]:
@@ -393,11 +391,12 @@ class ShapeGenericExecutable(Executable):
         (``symbolic.evaluator``): the limits, each sized step's range and work, then each
         sized buffer's dims. Made at the first binding; it compiles its code only once
         bound often (``symbolic.COMPILE_AFTER``: many templates loaded are bound once)."""
-        sized_shapes = [group[i] for group, sized in ((self._output_shapes, self._sized_outputs),
-                                                      (self._temp_shapes, self._sized_temps)) for i in sized]
+        shapes = (self._output_shapes, self._temp_shapes)
+        layout = self._layout
+        sized_shapes = [shapes[group][i] for group, i, _, _, _ in layout.sized_buffers]
         self._evaluate = evaluator(self.derived, [
             *(value for value, _ in self.limits),
-            *(size for i in self._sized_steps for size in (self.steps[i].segment.extent, self.steps[i].segment.work)),
+            *(size for i in layout.sized_steps for size in (self.steps[i].segment.extent, self.steps[i].segment.work)),
             *(d for shape in sized_shapes for d in shape.dims)])
         return self._evaluate
 
@@ -421,8 +420,8 @@ class ShapeGenericExecutable(Executable):
             return None
         table, ranges, sized = found
         outputs, temps = list(self._output_shapes), list(self._temp_shapes)
-        nbytes = list(self._buffer_bytes)
-        for (group, i, _, dtype, slot), dims in zip(self._sized_buffers, sized):
+        nbytes = list(self._layout.buffer_bytes)
+        for (group, i, _, dtype, slot), dims in zip(self._layout.sized_buffers, sized):
             (temps if group else outputs)[i] = Shape(dims, dtype)
             nbytes[slot] = math.prod(dims) * dtype.itemsize
         allocators = self.allocators_at(sized)[0]
@@ -458,23 +457,19 @@ class ShapeGenericExecutable(Executable):
                   ) -> tuple[Sequence[int], tuple[int, ...], tuple[tuple[int, ...], ...]] | None:
         """What a binding to the sizes ``values`` evaluates (``_evaluator``): its dims
         table, each sized step's range and work in turn, and each sized buffer's dims (in
-        ``_sized_buffers``' order); None where they are past its limits."""
+        ``_layout.sized_buffers``' order); None where they are past its limits."""
         table, sizes = (self._evaluate or self._evaluator())(values)
-        limits = self._limits
+        layout = self._layout
+        limits = layout.limits
         if limits and any(map(operator.gt, sizes, limits)):
             return None
-        at = len(limits) + self._n_ranges
+        at = len(limits) + 2 * len(layout.sized_steps)
         ranges = tuple(sizes[len(limits):at])
         sized = []
-        for _, _, rank, _, _ in self._sized_buffers:
+        for _, _, rank, _, _ in layout.sized_buffers:
             sized.append(tuple(sizes[at:at + rank]))
             at += rank
         return table, ranges, tuple(sized)
-
-    @functools.cached_property
-    def _static_bytes(self) -> int:
-        """The bytes of its buffers of static shapes."""
-        return sum(self._buffer_bytes)
 
     def runner(self, values: Sequence[int]) -> Executable | None:
         """Its executable for the sizes ``values`` that only runs (a read's, never merged
@@ -517,19 +512,20 @@ class ShapeGenericExecutable(Executable):
         coefficient is past int64 (``bind`` then). Made at its first runner: encoding is
         one walk of the polynomials, where code compiled from them cost ~0.8 ms."""
         encode = symbolic.encode
-        words = [n_values, len(self.derived), len(self.limits), self._n_ranges, len(self._sized_buffers),
-                 self._static_bytes]
+        layout = self._layout
+        words = [n_values, len(self.derived), len(self.limits), 2 * len(layout.sized_steps), len(layout.sized_buffers),
+                 layout.static_bytes]
         for value in self.derived:
             words += encode(value)
         for value, limit in self.limits:
             words += encode(value)
             words.append(int(limit))
-        for i in self._sized_steps:
+        for i in layout.sized_steps:
             segment = self.steps[i].segment
             words += encode(segment.extent)
             words += encode(segment.work)
         shapes = (self._output_shapes, self._temp_shapes)
-        for group, i, rank, dtype, _ in self._sized_buffers:
+        for group, i, rank, dtype, _ in layout.sized_buffers:
             words += (rank, dtype.itemsize)
             for d in shapes[group][i].dims:
                 words += encode(d)
@@ -540,9 +536,9 @@ class ShapeGenericExecutable(Executable):
 
     def check_memory(self, sized: tuple[tuple[int, ...], ...], nbytes: int) -> None:
         """A MemoryError naming the largest buffer if a ``runner``'s buffers (its sized
-        buffers' dims ``sized``, in ``_sized_buffers``' order; ``nbytes`` in all) cannot fit."""
+        buffers' dims ``sized``, in ``_layout.sized_buffers``' order; ``nbytes`` in all) cannot fit."""
         if nbytes >= memory.CHECK_ABOVE_BYTES:
-            shapes = [Shape(dims, buffer[3]) for buffer, dims in zip(self._sized_buffers, sized)]
+            shapes = [Shape(dims, buffer[3]) for buffer, dims in zip(self._layout.sized_buffers, sized)]
             shapes += [s for s in (*self._output_shapes, *self._temp_shapes) if is_static(s.dims)]
             memory.check_fits(nbytes, POOL.free_bytes, max(shapes, key=lambda s: _nbytes(s.dims, s.dtype)))
 
@@ -553,7 +549,7 @@ class ShapeGenericExecutable(Executable):
         made = [new() if new is not None else None for new in outputs], \
             [new() if new is not None else None for new in temps] if temps else _NO_TEMPS
         empty = transfer.HOST.empty
-        for (group, i, _, dtype, _), dims in zip(self._sized_buffers, sized):
+        for (group, i, _, dtype, _), dims in zip(self._layout.sized_buffers, sized):
             made[group][i] = empty(dims, dtype, group == 1)
         return cast("tuple[list[np.ndarray], list[np.ndarray]]", made)  # every None replaced
 
@@ -561,9 +557,9 @@ class ShapeGenericExecutable(Executable):
         """The allocators of a binding's output and temporary buffers whose sized buffers'
         dims are ``sized``, and whether it keeps its temporaries (``KEPT_TEMP_BYTES``)."""
         outputs, temps = list(self._allocators[0]), list(self._allocators[1])
-        temp_bytes = sum(self._buffer_bytes[len(outputs):])
+        temp_bytes = sum(self._layout.buffer_bytes[len(outputs):])
         allocator = transfer.HOST.allocator
-        for (group, i, _, dtype, _), dims in zip(self._sized_buffers, sized):
+        for (group, i, _, dtype, _), dims in zip(self._layout.sized_buffers, sized):
             (temps if group else outputs)[i] = allocator(dims, dtype, group == 1)
             if group:
                 temp_bytes += math.prod(dims) * dtype.itemsize
@@ -572,7 +568,7 @@ class ShapeGenericExecutable(Executable):
     def steps_at(self, ranges: Sequence[int]) -> tuple[Step, ...]:
         """Its steps with each sized one's extent and work in turn from ``ranges`` (a binding's)."""
         steps = list(self.steps)
-        for k, i in enumerate(self._sized_steps):
+        for k, i in enumerate(self._layout.sized_steps):
             s = steps[i]
             steps[i] = Step(s.kernel, s.buffers, Segment(ranges[2 * k], ranges[2 * k + 1], s.segment.depth), s.dims,
                             s.imports)
@@ -586,7 +582,7 @@ class ShapeGenericExecutable(Executable):
         (``tiering.generation``) and shared by every binding, not made at each."""
         words = self._words
         if words is None or words[0] != tiering.generation or words[1] != n_table:
-            stops = {i: -1 - (n_table + k) for k, i in enumerate(self._sized_steps)}
+            stops = {i: -1 - (n_table + k) for k, i in enumerate(self._layout.sized_steps)}
             made = plan_words(self.steps, stops)
             words = self._words = (tiering.generation, n_table, struct.pack(f"<{len(made)}Q", *made))
         return words[2]
@@ -662,7 +658,7 @@ class _Runner(Executable):
         return _ENTRY.Prepared(self, self._plan, self._facts.constant_pointers, self._dims, *template.allocator_tuples,
                                _slots(template.output_slots, self._facts.results_are_outputs), timed, False, tiering,
                                tuple([(group, i, dims, dtype) for (group, i, _, dtype, _), dims
-                                      in zip(template._sized_buffers, self._sized)]), np.empty)
+                                      in zip(template._layout.sized_buffers, self._sized)]), np.empty)
 
 
 #: A prepared runner's buffers are all below this many bytes: none comes from the pool.
