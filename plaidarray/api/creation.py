@@ -464,11 +464,9 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     n_cols = n_rows if n_cols is None else n_cols
     shape = graph.shape_tuple((n_rows, n_cols), "eye")
     target = _dtype(dtype, dt.default_float, "eye")
-    cols = op("iota", dims=shape, iota_dimension=1, dtype=dt.int64)
     # An offset past either edge selects nothing, whatever its size (k may exceed int64).
     k = max(-shape[0], min(graph.as_int(k, "eye", "k"), shape[1]))
-    diagonal = op("compare", _diagonal_columns(shape, k), cols, direction="EQ")
-    return convert(diagonal, target)
+    return op("eye", graph.scalar_for(k, dt.int64, "eye"), dims=shape, dtype=target)
 
 
 def _diagonal_columns(shape: tuple[int, ...], k: int) -> Array:

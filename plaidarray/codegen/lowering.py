@@ -211,13 +211,13 @@ class Kernel:
 @dataclass(frozen=True)
 class Expansion:
     """An op lowered by rewriting it into other HLO ops before fusion, as XLA's expander
-    passes do (``codegen/expand.py``): ``expand(inst, operand)`` returns the
+    passes do (``codegen/expand.py``): ``expand(inst, *operands)`` returns the
     instruction computing the same value. What it builds is target-neutral HLO, so every
     backend that lowers those ops lowers this one. ``shape_generic`` says that ``expand``
     takes run-time sizes (it reads none as a number) and builds ops that do, sizes of 0
     and 1 included; an expansion that plans by the size (an FFT's) does not."""
 
-    expand: Callable[[Instruction, Instruction], Instruction]
+    expand: Callable[..., Instruction]
     shape_generic: bool = False
 
 

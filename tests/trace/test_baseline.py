@@ -312,7 +312,8 @@ def test_both_tiers_compute_the_same_bits_for_linear_algebra_and_transforms(monk
     def program():
         a = xp.asarray(spd)
         return [xp.linalg.cholesky(a), xp.linalg.solve(a, a[:, 0]), xp.linalg.inv(a), xp.linalg.eigvalsh(a),
-                xp.linalg.det(a), xp.fft.rfft(xp.asarray(signal)), xp.fft.ifft(xp.asarray(signal + 0j))]
+                xp.linalg.det(a), xp.fft.rfft(xp.asarray(signal)), xp.fft.ifft(xp.asarray(signal + 0j)),
+                xp.eye(5, k=1) * a, xp.eye(4, 6, k=-2, dtype=xp.complex64), xp.eye(3, dtype=xp.int8) + 1]
     baseline, fused = _both_tiers(monkeypatch, program)
     _same_bits(baseline, fused)
 
@@ -434,6 +435,24 @@ def test_lapack_calls_of_square_matrices_compile_once_for_every_size(op_by_op):
     before = xp.cache_info()
     for n in range(5, 12):
         calls(n)
+    after = xp.cache_info()
+    assert after.compiles + after.disk_hits == before.compiles + before.disk_hits
+
+
+def test_identity_matrices_of_every_size_and_diagonal_run_on_one_kernel_each(op_by_op):
+    """``eye`` is one op (``hlo/ops/generators.py``), of run-time sizes: matrices of new
+    shapes load or compile nothing once a square and an oblong one have run, whatever
+    their diagonal, and hold NumPy's values."""
+    def calls(rows: int, cols: int) -> None:
+        for k in (0, 1, -2, cols + 3):
+            got = np.asarray(xp.eye(rows, cols, k=k, dtype=xp.float32) + 0.5)
+            assert got.tobytes() == (np.eye(rows, cols, k=k, dtype=np.float32) + np.float32(0.5)).tobytes()
+    calls(3, 3)
+    calls(4, 6)
+    before = xp.cache_info()
+    for n in range(5, 12):
+        calls(n, n)
+        calls(n, n + 2)
     after = xp.cache_info()
     assert after.compiles + after.disk_hits == before.compiles + before.disk_hits
 

@@ -1,12 +1,16 @@
 """Lowerings of the ops with no array operands: ``constant`` and ``iota`` are scalar
-code in their consumers; ``parameter`` is bound to a buffer, never lowered."""
+code in their consumers, ``eye`` the comparison of two ``iota``, converted; ``parameter``
+is bound to a buffer, never lowered."""
 
 from __future__ import annotations
 
+import numpy as np
 from xdsl.dialects import arith
 from xdsl.dialects.builtin import i64
 
-from ..lowering import Elementwise, NotLowerable, register_lowering
+from ...hlo.ir import Instruction
+from ...hlo.shape import Shape
+from ..lowering import Elementwise, Expansion, NotLowerable, register_lowering
 
 register_lowering("parameter", NotLowerable())
 
@@ -33,3 +37,22 @@ def _iota_emit(b, args, inst):
 
 
 register_lowering("iota", Elementwise(_iota_emit))
+
+
+def expand_eye(inst: Instruction, k: Instruction) -> Instruction:
+    """``eye`` as ``iota`` along the rows plus ``k``, equal to ``iota`` along the columns,
+    converted to its dtype (each op built without a shape rule: its sizes may be
+    run-time ones)."""
+    dims = inst.shape.dims
+    counts = Shape(dims, np.dtype(np.int64))
+
+    def iota(axis: int) -> Instruction:
+        return Instruction("iota", (), {"dims": dims, "iota_dimension": axis, "dtype": counts.dtype}, counts)
+
+    spread = Instruction("broadcast_in_dim", (k,), {"dims": dims, "broadcast_dimensions": ()}, counts)
+    on = Instruction("compare", (Instruction("add", (iota(0), spread), {}, counts), iota(1)), {"direction": "EQ"},
+                     Shape(dims, np.dtype(np.bool_)))
+    return Instruction("convert", (on,), {"dtype": inst.shape.dtype}, inst.shape)
+
+
+register_lowering("eye", Expansion(expand_eye, shape_generic=True))

@@ -1,4 +1,5 @@
-"""Ops with no array operands: ``parameter``, ``constant`` and ``iota``."""
+"""Ops that make arrays of their own: ``parameter``, ``constant`` and ``iota`` of no operand,
+``eye`` of its diagonal's number."""
 
 from __future__ import annotations
 
@@ -51,4 +52,26 @@ def _iota_evaluate(args, attrs, shape):
 
 
 register(OpDef("iota", _iota_infer, _iota_evaluate, 0, size_attrs=("dims",),
+               dim_ties=lambda attrs, ranks: ((i, "dims", i) for i in range(len(attrs["dims"])))))
+
+
+def _eye_infer(shapes, attrs):
+    (k,), dims = shapes, static_dims(attrs["dims"], "eye")
+    if len(dims) != 2:
+        raise ValueError(f"eye: a matrix has 2 dimensions, got {dims}")
+    if k.dims or k.dtype != np.int64:
+        raise TypeError(f"eye: the diagonal is an int64 scalar, got {k}")
+    return Shape(dims, np.dtype(attrs["dtype"]))
+
+
+def _eye_evaluate(args, attrs, shape):
+    return np.eye(*shape.dims, k=int(args[0]), dtype=shape.dtype)
+
+
+#: A matrix of zeros with ones on its diagonal ``k`` (an int64 scalar, a run-time value:
+#: one kernel serves every diagonal; NumPy's ``eye``): what ``compare(iota(0) + k,
+#: iota(1))`` converted to ``dtype`` computes, as one op, so that a script's first
+#: ``eye`` of a process loads one op kernel, not four (~0.5 ms). Backends lower it by that
+#: expansion (``codegen/lowerings/generators.py``).
+register(OpDef("eye", _eye_infer, _eye_evaluate, 1, size_attrs=("dims",),
                dim_ties=lambda attrs, ranks: ((i, "dims", i) for i in range(len(attrs["dims"])))))
