@@ -146,31 +146,21 @@ def cholesky(x: Array, /, *, upper: bool = False) -> Array:
 @recorded
 def slogdet(x: Array, /) -> SlogdetResult:
     """Sign and natural log of the absolute value of the determinant, from an LU
-    factorisation (sign 0 and logabsdet -inf for a singular matrix)."""
+    factorisation (sign 0 and logabsdet -inf for a singular matrix): the op
+    ``lu_determinant`` (``hlo/ops/determinant.py``) of the factors, each part."""
     x = _matrices(x, "slogdet", square=True)  # integers and bools in float64, as below
     lu, pivots = _decompose("lu", x)
-    # The step numbers of one matrix, broadcast over the stack: an iota of the stack's rank
-    # compiled at its first use above rank 3.
-    steps = convert(op("iota", dims=pivots.shape[-1:], iota_dimension=0, dtype=dt.int64), x.dtype)
-    interchange = ew.subtract(1.0, ew.multiply(2.0, convert(ew.not_equal(pivots, steps), x.dtype)))
-    u = diagonal(lu)
-    magnitude = ew.abs(u)
-    if x.dtype.kind == "c":
-        zero = ew.equal(magnitude, 0.0)
-        unit = where(zero, 0.0, ew.divide(u, convert(where(zero, 1.0, magnitude), x.dtype)))
-    else:
-        unit = ew.sign(u)
-    sign = stats.prod(ew.multiply(interchange, unit), axis=-1)
-    return SlogdetResult(sign, stats.sum(ew.log(magnitude), axis=-1))
+    return SlogdetResult(op("lu_determinant", lu, pivots, part="sign"),
+                         op("lu_determinant", lu, pivots, part="logabsdet"))
 
 
 @recorded
 def det(x: Array, /) -> Array:
     """Determinant, as ``sign * exp(logabsdet)`` of :func:`slogdet` (as NumPy computes
-    it, which avoids overflow in the product of the pivots)."""
+    it, which avoids overflow in the product of the pivots): one op of the factors."""
     matrices = _matrices(x, "det", square=True)  # integers and bools in float64
-    sign, logabsdet = slogdet(matrices)
-    return ew.multiply(sign, convert(ew.exp(logabsdet), matrices.dtype))
+    lu, pivots = _decompose("lu", matrices)
+    return op("lu_determinant", lu, pivots, part="det")
 
 
 @recorded

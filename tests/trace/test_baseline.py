@@ -439,6 +439,35 @@ def test_lapack_calls_of_square_matrices_compile_once_for_every_size(op_by_op):
     assert after.compiles + after.disk_hits == before.compiles + before.disk_hits
 
 
+def test_determinants_are_one_op_of_the_factors_with_the_bits_of_both_tiers(monkeypatch):
+    """``det`` and each part of ``slogdet`` are one op of the LU factors
+    (``hlo/ops/determinant.py``: one op kernel's first use where a dozen ops were), of
+    real and complex stacks of any rank, and compute the same bits in both tiers."""
+    rng = np.random.default_rng(3)
+    real = rng.standard_normal((2, 1, 3, 4, 4))
+    singular = rng.standard_normal((3, 3))
+    singular[2] = singular[0] * 2.0
+    complex_ = rng.standard_normal((2, 3, 3)) + 1j * rng.standard_normal((2, 3, 3))
+
+    def program():
+        made = []
+        for matrices in (real, singular, complex_, real[0, 0, 0].astype(np.float32)):
+            x = xp.asarray(matrices)
+            made += [xp.linalg.det(x), *xp.linalg.slogdet(x)]
+        return made
+    for made in program():
+        ops, pending = set(), [made._node]
+        while pending:
+            node = pending.pop()
+            ops.add(node.op)
+            pending.extend(node.operands)
+        assert "lu_determinant" in ops and not ops & {"log", "reduce", "multiply"}, ops
+    baseline, fused = _both_tiers(monkeypatch, program)
+    _same_bits(baseline, fused)
+    for got, matrices in zip(baseline[0::3], (real, singular, complex_)):
+        np.testing.assert_allclose(got, np.linalg.det(matrices), rtol=1e-10, atol=1e-12)
+
+
 def test_identity_matrices_of_every_size_and_diagonal_run_on_one_kernel_each(op_by_op):
     """``eye`` is one op (``hlo/ops/generators.py``), of run-time sizes: matrices of new
     shapes load or compile nothing once a square and an oblong one have run, whatever
