@@ -25,7 +25,6 @@ from . import dtypes as dt
 from .api import creation, manipulation
 from .api import elementwise as ew
 from .api import statistical as stats
-from .api import utility
 from .api.graph import (as_int, broadcast_shapes, broadcast_to, check_array, check_category, convert, in_float64,
                         normalize_axes, op, reshape, traced_value)
 from .api.linear_algebra import matmul, matrix_transpose, tensordot, vecdot
@@ -136,9 +135,7 @@ def cholesky(x: Array, /, *, upper: bool = False) -> Array:
     if lower.shape[-1] and not is_tracing():
         # The kernel makes a failed factor all NaN; a factor of a matrix without NaN that
         # succeeded has none at [0, 0]. A matrix with NaN gives NaN, as NumPy's does.
-        failed = ew.logical_and(ew.isnan(lower[..., 0, 0]),
-                                ew.logical_not(utility.any(ew.isnan(matrices), axis=(-2, -1))))
-        if bool(utility.any(failed)):
+        if bool(op("factor_failed", lower, matrices)):
             raise np.linalg.LinAlgError("cholesky: a matrix is not positive definite")
     return ew.conj(matrix_transpose(lower)) if upper else lower
 

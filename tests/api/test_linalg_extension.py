@@ -338,6 +338,19 @@ def test_cholesky_of_a_matrix_that_is_not_positive_definite_raises_as_numpy_does
     stack = np.stack([np.eye(len(matrix)), np.asarray(matrix)])
     with pytest.raises(np.linalg.LinAlgError):
         la.cholesky(xp.asarray(stack), upper=True)
+    deep = np.stack([np.eye(len(matrix))] * 3 + [np.asarray(matrix)]).reshape(2, 1, 2, len(matrix), len(matrix))
+    with pytest.raises(np.linalg.LinAlgError):
+        la.cholesky(xp.asarray(deep))
+
+
+def test_cholesky_of_matrices_holding_nan_gives_nan_without_raising(backend):
+    """A matrix with NaN has a NaN factor, as NumPy's, and is no failure to raise for
+    (``factor_failed``: a NaN factor of a matrix without NaN is), in stacks of any rank."""
+    spd = np.array([[4.0, 2.0], [2.0, 3.0]])
+    for stack in (np.stack([spd, np.full((2, 2), np.nan)]), np.stack([spd] * 3 + [np.full((2, 2), np.nan)]).reshape(2, 2, 2, 2)):
+        factor = np.asarray(la.cholesky(xp.asarray(stack)))
+        np.testing.assert_allclose(factor.reshape(-1, 2, 2)[0], np.linalg.cholesky(spd))
+        assert np.isnan(factor.reshape(-1, 2, 2)[-1][np.tril_indices(2)]).all()
 
 
 def test_cholesky_of_a_matrix_with_nan_is_nan_as_in_numpy(backend):
