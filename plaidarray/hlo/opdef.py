@@ -113,6 +113,22 @@ def along_axis(name: str) -> MergeRule:
     return merge
 
 
+def stacked(*trailing: int, batch_kept: bool = True) -> MergeRule:
+    """The merge of an op over stacks of matrices (or vectors): each operand's axes before
+    its last ``trailing[i]``, its batch (the same for every operand), merge into one, and
+    so do the result's where it keeps them (``batch_kept``), so that the kernel of a 3-d
+    stack serves stacks of any rank (each matrix is the same memory however many axes
+    index the stack)."""
+    def merge(attrs: Attrs, operands: Sequence[Sequence[int]], dims: Sequence[int]) -> Merge | None:
+        n = len(operands[0]) - trailing[0]
+        if n < 2:
+            return None
+        batch = tuple(range(n))
+        return Merge(tuple((batch, *((axis,) for axis in range(n, n + t))) for t in trailing),
+                     (batch,) if batch_kept else (), {})
+    return merge
+
+
 def merge_of(op: OpDef, attrs: Attrs, operands: Sequence[Sequence[int]], dims: Sequence[int]) -> Merge | None:
     """How ``op`` at these dimensions merges its axes (:class:`Merge`): an elementwise
     op's into one, else as its own rule says; None where none merge."""

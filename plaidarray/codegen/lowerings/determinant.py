@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...dtypes import real_dtype
 from ...hlo.ir import Instruction
 from ...hlo.literal import Literal
 from ...hlo.shape import Shape
@@ -43,7 +44,7 @@ def expand(inst: Instruction, lu: Instruction, pivots: Instruction) -> Instructi
     part, dtype = inst.attrs["part"], lu.shape.dtype
     u = _diagonal(lu)
     dims, last = u.shape.dims, len(u.shape.dims) - 1
-    real = Shape(dims, np.empty(0, dtype).real.dtype)
+    real = Shape(dims, real_dtype(dtype))
     magnitude = _op("abs", (u,), real)
     logabsdet = _op("reduce", (_op("log", (magnitude,), real),), Shape(inst.shape.dims, real.dtype),
                     dimensions=(last,), kind="add")

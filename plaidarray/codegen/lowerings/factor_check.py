@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ...dtypes import real_dtype
 from ...hlo.ir import Instruction
 from ...hlo.shape import Shape
 from ..lowering import Expansion, register_lowering
@@ -19,7 +20,7 @@ def _isnan(x: Instruction) -> Instruction:
     flags = Shape(x.shape.dims, _BOOL)
     if x.shape.dtype.kind != "c":
         return Instruction("compare", (x, x), {"direction": "NE"}, flags)
-    real = Shape(x.shape.dims, np.empty(0, x.shape.dtype).real.dtype)
+    real = Shape(x.shape.dims, real_dtype(x.shape.dtype))
     parts = [Instruction(part, (x,), {}, real) for part in ("real", "imag")]
     return Instruction("or", tuple(Instruction("compare", (p, p), {"direction": "NE"}, flags) for p in parts), {},
                        flags)

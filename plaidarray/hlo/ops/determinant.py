@@ -21,7 +21,8 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from ..opdef import Attrs, DimTie, Merge, OpDef, register
+from ...dtypes import real_dtype
+from ..opdef import Attrs, DimTie, OpDef, register, stacked
 from ..shape import Shape
 
 PARTS = ("sign", "logabsdet", "det")
@@ -35,8 +36,7 @@ def _infer(shapes: list[Shape], attrs: Attrs) -> Shape:
         raise TypeError(f"lu_determinant: factors are square floating-point matrices, got {lu}")
     if pivots.dims != lu.dims[:-1] or pivots.dtype != lu.dtype:
         raise TypeError(f"lu_determinant: pivots of {lu} factors are {Shape(lu.dims[:-1], lu.dtype)}, got {pivots}")
-    real = np.empty(0, lu.dtype).real.dtype
-    return Shape(lu.dims[:-2], real if attrs["part"] == "logabsdet" else lu.dtype)
+    return Shape(lu.dims[:-2], real_dtype(lu.dtype) if attrs["part"] == "logabsdet" else lu.dtype)
 
 
 def _evaluate(args: list[np.ndarray], attrs: Attrs, shape: Shape) -> np.ndarray:
@@ -60,15 +60,5 @@ def _ties(attrs: Attrs, ranks: Sequence[int]) -> Iterator[DimTie]:
     yield (1, batch), 0, batch
 
 
-def _merge(attrs: Attrs, operands: Sequence[Sequence[int]], dims: Sequence[int]) -> Merge | None:
-    """The batch axes merge into one (each matrix's factors are the same memory however
-    many axes index the stack), so that the kernel of a stack of matrices serves stacks
-    of any rank."""
-    batch = tuple(range(len(operands[0]) - 2))
-    if len(batch) < 2:
-        return None
-    n = len(batch)
-    return Merge(((batch, (n,), (n + 1,)), (batch, (n,))), (batch,), {})
-
-
-register(OpDef("lu_determinant", _infer, _evaluate, 2, dim_ties=_ties, merge=_merge))
+#: Its batch axes merge: the kernel of a stack of matrices serves stacks of any rank.
+register(OpDef("lu_determinant", _infer, _evaluate, 2, dim_ties=_ties, merge=stacked(2, 1)))

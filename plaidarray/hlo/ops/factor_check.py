@@ -18,7 +18,7 @@ from collections.abc import Iterator, Sequence
 
 import numpy as np
 
-from ..opdef import Attrs, DimTie, Merge, OpDef, register
+from ..opdef import Attrs, DimTie, OpDef, register, stacked
 from ..shape import Shape
 
 
@@ -42,13 +42,5 @@ def _ties(attrs: Attrs, ranks: Sequence[int]) -> Iterator[DimTie]:
     return (((0, axis), 1, axis) for axis in range(ranks[0]))
 
 
-def _merge(attrs: Attrs, operands: Sequence[Sequence[int]], dims: Sequence[int]) -> Merge | None:
-    """The batch axes merge into one, so that the kernel of a stack serves stacks of any rank."""
-    batch = tuple(range(len(operands[0]) - 2))
-    if len(batch) < 2:
-        return None
-    groups = (batch, (len(batch),), (len(batch) + 1,))
-    return Merge((groups, groups), (), {})
-
-
-register(OpDef("factor_failed", _infer, _evaluate, 2, dim_ties=_ties, merge=_merge))
+#: Its batch axes merge (its result is one flag): the kernel of a stack serves stacks of any rank.
+register(OpDef("factor_failed", _infer, _evaluate, 2, dim_ties=_ties, merge=stacked(2, 2, batch_kept=False)))

@@ -70,6 +70,15 @@ CASES = {
     "powers taken apart": (lambda x: (x ** 2 - (x * 1e150) ** 2, xp.abs(x) ** 0.5, x ** -1), [_f(40)]),
     # repeated and negative positions: one thread's loop, the last value of a position stays
     "scatter": (lambda x, i, v: op("scatter", x * 2.0, i, v), [_f(40), RNG.integers(-40, 40, 25), _f(25)]),
+    # ops that a function records as one and backends expand (hlo/ops/generators.py,
+    # determinant.py, factor_check.py): a diagonal of ones, a determinant's parts from LU
+    # factors (pivots stored in the factors' dtype), a factor's failure check over a stack
+    "eye": (lambda x: xp.eye(7, 9, k=2) * x, [_f(7, 9)]),
+    "determinant from factors": (lambda lu, p: tuple(op("lu_determinant", lu, p, part=part)
+                                                     for part in ("sign", "logabsdet", "det")),
+                                 [_f(3, 5, 5), RNG.integers(0, 5, (3, 5)).astype(np.float64)]),
+    "factor check": (lambda f, m: op("factor_failed", f, m), [np.where(np.arange(48).reshape(3, 4, 4) == 16, np.nan,
+                                                                       _f(3, 4, 4)), _f(3, 4, 4)]),
 }
 
 
