@@ -70,11 +70,11 @@ def fused(monkeypatch):
 
 @pytest.fixture
 def counted_reads():
-    """``_graph.read`` configured with counting ``decide`` and ``materialize``: the calls
-    that went to Python, by name; configured as before afterwards."""
+    """``_graph.read`` configured with counting ``decide``, ``materialize`` and
+    ``planned``: the calls that went to Python, by name; configured as before afterwards."""
     from plaidarray.trace import materialize as m
 
-    calls = {"decide": 0, "materialize": 0}
+    calls = {"decide": 0, "materialize": 0, "planned": 0}
 
     def counting(name, fn):
         def counted(*args, **kwargs):
@@ -82,7 +82,7 @@ def counted_reads():
             return fn(*args, **kwargs)
         return counted
 
-    m._read_in_c(counting("decide", m.decide), counting("materialize", m.materialize))
+    m._read_in_c(counting("decide", m.decide), counting("materialize", m.materialize), counting("planned", m.planned))
     try:
         yield calls
     finally:

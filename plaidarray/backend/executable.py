@@ -104,6 +104,14 @@ class Executable(abc.ABC):
         ``_entry.Prepared``). None where it makes none."""
         return None
 
+    def any_size(self, n_values: int, timed: Any) -> Callable[[list[int]], Any] | None:
+        """A shape-generic executable's runs at any sizes without ``runner``'s objects: a
+        callable of its ``n_values`` symbols' values that returns an object whose
+        ``run(buffers)`` runs it at them as ``runner``'s executable would (adding the
+        seconds to ``timed.seconds``), or None for sizes it leaves to ``runner``. None
+        where a backend makes none (llvm-cpu: ``_entry.AnySize``)."""
+        return None
+
     def serves(self, values: Sequence[int]) -> bool:
         """Whether a shape-generic executable serves the sizes ``values`` as a class: an
         op of ``Compiler.sized_ops`` within it may serve some of the sizes its pattern

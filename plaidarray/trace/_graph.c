@@ -331,13 +331,6 @@ static int small_enough(PyObject *shape, long long kept) {
     return bytes <= kept;
 }
 
-static int append_new(PyObject *list, PyObject *item) {
-    if (item == NULL) return -1;
-    int status = PyList_Append(list, item);
-    Py_DECREF(item);
-    return status;
-}
-
 /* The row of a reused scalar's broadcast: the head's op and attributes, its operand (the
    scalar's parameter at row ``source``), the head's dims and dtype. */
 static PyObject *reused_row(PyObject *head, Py_ssize_t source) {
@@ -4200,6 +4193,7 @@ done:
    between them. Every read of a value that a loop makes after its first step is one (~5 us
    in Python, of which ~2 the calls and checks between the walk, the lookup and the run).
    A miss whose structure is planned (baseline.PLANNED, found by its rows generalised here) is
+   run from C where its entry there says how (quick_read: baseline.quick), else
    materialize.planned's, which makes the executable of a loop's read at a new size from the
    plan. Anything else (another miss, an executable due for another look, a device's other transfers,
    a backend with host ops, the first read after a loop's cut graphs, a traced placeholder)
@@ -4321,10 +4315,112 @@ static int needs_attention(PyObject *exe) {
     return again;
 }
 
+/* Whether the int `a` is the int `b`: 1, 0, or -1 on error. */
+static int same_int(PyObject *a, PyObject *b) {
+    long long x = PyLong_AsLongLong(a), y = x == -1 && PyErr_Occurred() ? 0 : PyLong_AsLongLong(b);
+    return PyErr_Occurred() ? -1 : x == y;
+}
+
+/* The sizes a quick entry remembers having served, before it forgets them all. */
+#define QUICK_SERVED 256
+
+/* The run of a read at new sizes `values` (its rows generalised) that its structure's quick
+   entry in baseline.PLANNED serves, as materialize.planned would run it (baseline.quick says when):
+   an object with run(buffers), a new reference; None where planned is to say; NULL on error.
+   The caller holds the lock. */
+static PyObject *quick_read(PyObject *entry, PyObject *values) {
+    if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 13 || !PyTuple_CheckExact(values) ||
+        !PyDict_CheckExact(PyTuple_GET_ITEM(entry, 12))) {
+        PyErr_SetString(PyExc_TypeError, "baseline.PLANNED's quick entry is not a 13-tuple ending in a dict");
+        return NULL;
+    }
+    PyObject *structure = PyTuple_GET_ITEM(entry, 0), *heat = PyTuple_GET_ITEM(entry, 1);
+    PyObject *heats = PyTuple_GET_ITEM(entry, 2), *histories = PyTuple_GET_ITEM(entry, 3);
+    PyObject *fixed_at = PyTuple_GET_ITEM(entry, 4), *fixed = PyTuple_GET_ITEM(entry, 5);
+    PyObject *symbol_at = PyTuple_GET_ITEM(entry, 6), *symbols = PyTuple_GET_ITEM(entry, 7);
+    PyObject *sized = PyTuple_GET_ITEM(entry, 8);
+    Py_ssize_t n_symbols = PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 9));
+    Py_ssize_t n_values = PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 10));
+    if (PyErr_Occurred()) return NULL;
+    if (!PyDict_Check(heats) || !PyDict_Check(histories) || !PyTuple_CheckExact(fixed_at) || !PyTuple_CheckExact(fixed) ||
+        !PyTuple_CheckExact(symbol_at) || !PyTuple_CheckExact(symbols) || !PyTuple_CheckExact(sized) ||
+        PyTuple_GET_SIZE(fixed) != PyTuple_GET_SIZE(fixed_at) || PyTuple_GET_SIZE(symbols) != PyTuple_GET_SIZE(symbol_at) ||
+        PyTuple_GET_SIZE(sized) != PyTuple_GET_SIZE(symbol_at) || n_symbols < 0 || n_symbols > 64) {
+        PyErr_SetString(PyExc_TypeError, "baseline.PLANNED's quick entry is malformed");
+        return NULL;
+    }
+    if (PyTuple_GET_SIZE(values) != n_values) Py_RETURN_NONE;
+    PyObject *current = PyDict_GetItemWithError(heats, structure); /* the heat still the structure's */
+    if (current != heat) return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    int seen = PyDict_Contains(histories, structure); /* fused code of it compiled or due: decide's */
+    if (seen) return seen < 0 ? NULL : Py_NewRef(Py_None);
+    PyObject *after = PyDict_GetItemWithError(reads_hot, str_fuse_after);
+    if (after == NULL) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "trace.hot has no FUSE_AFTER_SECONDS");
+        return NULL;
+    }
+    int none = PyObject_Not(after); /* no baseline tier */
+    if (none) return none < 0 ? NULL : Py_NewRef(Py_None);
+    int submitted = attr_true(heat, str_submitted);
+    if (submitted < 0) return NULL;
+    if (!submitted) { /* due (hot.Heat.due): decide submits its fused compile */
+        PyObject *seconds = PyObject_GetAttr(heat, str_seconds);
+        int due = seconds == NULL ? -1 : PyObject_RichCompareBool(seconds, after, Py_GE);
+        Py_XDECREF(seconds);
+        if (due) return due < 0 ? NULL : Py_NewRef(Py_None);
+    }
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(fixed_at); k++) {
+        Py_ssize_t p = PyLong_AsSsize_t(PyTuple_GET_ITEM(fixed_at, k));
+        if (p < 0 || p >= n_values) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_IndexError, "baseline.PLANNED's position past the values");
+            return NULL;
+        }
+        int same = same_int(PyTuple_GET_ITEM(values, p), PyTuple_GET_ITEM(fixed, k));
+        if (same <= 0) return same < 0 ? NULL : Py_NewRef(Py_None);
+    }
+    PyObject *found[64] = {NULL};
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(symbol_at); k++) {
+        Py_ssize_t p = PyLong_AsSsize_t(PyTuple_GET_ITEM(symbol_at, k));
+        Py_ssize_t symbol = PyLong_AsSsize_t(PyTuple_GET_ITEM(symbols, k));
+        if (p < 0 || p >= n_values || symbol < 0 || symbol >= n_symbols) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_IndexError, "baseline.PLANNED's position past the values");
+            return NULL;
+        }
+        PyObject *value = PyTuple_GET_ITEM(values, p);
+        long long v = PyLong_AsLongLong(value);
+        if (v == -1 && PyErr_Occurred()) return NULL;
+        if (v < 2 && PyObject_IsTrue(PyTuple_GET_ITEM(sized, k))) Py_RETURN_NONE; /* 0 and 1: Pattern.match's rules */
+        if (found[symbol] == NULL) {
+            found[symbol] = value;
+        } else {
+            int same = same_int(found[symbol], value);
+            if (same <= 0) return same < 0 ? NULL : Py_NewRef(Py_None);
+        }
+    }
+    PyObject *served = PyTuple_GET_ITEM(entry, 12); /* sizes served once: planned's again, which caches them */
+    int again = PyDict_Contains(served, values);
+    if (again) return again < 0 ? NULL : Py_NewRef(Py_None);
+    if (PyDict_GET_SIZE(served) >= QUICK_SERVED) PyDict_Clear(served);
+    if (PyDict_SetItem(served, values, Py_None)) return NULL;
+    PyObject *list = PyList_New(n_symbols);
+    if (list == NULL) return NULL;
+    for (Py_ssize_t s = 0; s < n_symbols; s++) {
+        if (found[s] == NULL) { /* a symbol of no position: Pattern.match's rules */
+            Py_DECREF(list);
+            Py_RETURN_NONE;
+        }
+        PyList_SET_ITEM(list, s, Py_NewRef(found[s]));
+    }
+    PyObject *bound = PyObject_CallOneArg(PyTuple_GET_ITEM(entry, 11), list);
+    Py_DECREF(list);
+    return bound;
+}
+
 /* The executable materialize.planned makes for a walked graph that no executable serves, from
    its structure's plan (a loop's read at a new size): its rows generalised, and its structure
    (the rows without sizes, its outputs, no donation, the backend's tag: `key`'s) found among
-   those planned (a new reference), else None; NULL on error. The caller holds the lock. */
+   those planned (a new reference), run from C where its quick entry there serves it
+   (quick_read), else None; NULL on error. The caller holds the lock. */
 static PyObject *planned_executable(PyObject *walked, PyObject *key) {
     if (PyDict_GET_SIZE(reads_structures) == 0) Py_RETURN_NONE;
     PyObject *graph_key = PyTuple_GET_ITEM(walked, 0);
@@ -4333,16 +4429,22 @@ static PyObject *planned_executable(PyObject *walked, PyObject *key) {
     if (general == NULL) return NULL;
     PyObject *plain = PyTuple_Pack(4, PyTuple_GET_ITEM(general, 0), PyTuple_GET_ITEM(graph_key, 1), reads_given,
                                    PyTuple_GET_ITEM(key, 2));
-    PyObject *structure = plain == NULL ? NULL : PyDict_GetItemWithError(reads_structures, plain);
+    PyObject *found = plain == NULL ? NULL : PyDict_GetItemWithError(reads_structures, plain);
     Py_XDECREF(plain);
-    PyObject *made;
-    if (structure == NULL) {
-        made = PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
+    PyObject *made = NULL;
+    if (found == NULL) {
+        if (!PyErr_Occurred()) made = Py_NewRef(Py_None);
     } else {
-        Py_INCREF(structure); /* the table's, which another thread may empty */
-        made = PyObject_CallFunctionObjArgs(reads_planned, walked, key, structure, PyTuple_GET_ITEM(general, 1),
-                                            PyTuple_GET_ITEM(general, 2), NULL);
-        Py_DECREF(structure);
+        Py_INCREF(found); /* the table's, which another thread may empty */
+        int entry = PyTuple_CheckExact(found); /* a quick entry, its structure first */
+        if (entry) {
+            made = quick_read(found, PyTuple_GET_ITEM(general, 1));
+            if (made == Py_None) Py_CLEAR(made); /* planned's to say */
+        }
+        if (made == NULL && !PyErr_Occurred())
+            made = PyObject_CallFunctionObjArgs(reads_planned, walked, key, entry ? PyTuple_GET_ITEM(found, 0) : found,
+                                                PyTuple_GET_ITEM(general, 1), PyTuple_GET_ITEM(general, 2), NULL);
+        Py_DECREF(found);
     }
     Py_DECREF(general);
     return made;

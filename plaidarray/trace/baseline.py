@@ -55,7 +55,7 @@ from ..hlo.fingerprint import Hashed
 from ..hlo.opdef import OPS, Merge, merge_of, merged
 from ..hlo.shape import TUPLE, Shape, TupleShape
 from ..hlo.symbolic import Dim, is_static
-from . import dynamic, explain
+from . import dynamic, explain, hot
 from .hot import Heat
 from .node import Node
 
@@ -362,10 +362,15 @@ class _Layout:
         such a structure bound and merged its ops one by one."""
         return list(dict.fromkeys(self.value[o] for o in self._outputs if self.value[o] >= self._defined))
 
+    @property
+    def copies(self) -> bool:
+        """Whether a result is a copy ``BaselineExecutable`` makes (``results``)."""
+        return any(self.aliased[o] for o in self._outputs)
+
     def results(self, rows: tuple) -> list[tuple[Any, Any, Any]] | None:
         """``BaselineExecutable``'s ``results`` for a graph of these rows (None: the
         sequence's results are the graph's as they are)."""
-        if not any(self.aliased[o] for o in self._outputs):
+        if not self.copies:
             return None
         computed = self.computed
         results: list[tuple[Any, Any, Any]] = []
@@ -456,9 +461,11 @@ PATTERNS_PER_STRUCTURE = 4
 #: The structures (``dynamic.canonical``'s) with a plan that has a sequence, by their value
 #: (``_Miss.structure``'s: the rows without sizes, the outputs, the donated parameters and
 #: the backend's tag), where ``_graph.read`` finds a read's structure from its rows
-#: generalised, without canonicalising it (``materialize.planned``). Emptied at
-#: ``KEPT_PLANS``; one whose plans are gone is found, and ``from_plan`` finds no plan.
-PLANNED: dict[Hashable, Hashed] = {}
+#: generalised, without canonicalising it (``materialize.planned``): each the structure,
+#: or, where C runs its reads at new sizes itself, its entry for that (``quick``: a
+#: tuple whose first item is the structure). Emptied at ``KEPT_PLANS``; one whose plans
+#: are gone is found, and ``from_plan`` finds no plan.
+PLANNED: dict[Hashable, Hashed | tuple] = {}
 
 
 def _plan(rows: tuple, outputs: tuple[int, ...], nodes: Sequence[Node], backend: Backend, structure: Hashable,
@@ -483,16 +490,54 @@ def _plan(rows: tuple, outputs: tuple[int, ...], nodes: Sequence[Node], backend:
         plan = _Plan(pattern, None, _Layout(rows, outputs, sources, [s for _, s in sources]))
     else:
         plan = _generic_plan(rows, outputs, sources, backend, pattern, values, in_place)
-    if plan.template is not None and isinstance(structure, Hashed):
+    if isinstance(structure, Hashed) and (plan.template is not None or
+                                          plan.pattern.n_symbols and structure.value in PLANNED):
         if len(PLANNED) >= KEPT_PLANS:
             PLANNED.clear()
-        PLANNED[structure.value] = structure
+        PLANNED[structure.value] = structure  # its quick entry, if any, was of the plan its reads found first
     plans = _PLANS.setdefault(key, [])
     plans.insert(0, plan)
     del plans[PATTERNS_PER_STRUCTURE:]
     while len(_PLANS) > KEPT_PLANS:
         _PLANS.popitem(last=False)
     return plan, found or []
+
+
+def quick(structure: Hashable, backend: Backend, heat: Heat, sizes: tuple[bool, ...]) -> None:
+    """Makes ``PLANNED``'s entry of a planned structure (whose read of ``sizes``,
+    ``generalize``'s, its plan just served) what ``_graph.read`` runs its reads at new
+    sizes with, without ``materialize.planned``'s Python (~15 us a read: a runner, its
+    baseline executable and its cache entry, around ~3 us of work; ~4,100 reads of the
+    eager benchmark's first runs), where its first plan with a sequence (after plans of
+    fixed sizes alone: a size of 1 met, whose plan matches no other sizes) has one that runs
+    at any sizes from C (``Executable.any_size``) and copies no result. The entry holds the
+    structure, its heat, the tables where that heat and the structure's fused history are
+    found (``hot.HEATS.by_structure``, ``dynamic.HISTORIES.patterns``), the plan's pattern
+    (the positions of its fixed sizes and their values, the positions of its symbols, the
+    symbols, and whether each such position is a size), the number of sizes, the runs at
+    any sizes, and the sizes it served. C serves a read by it only as ``planned`` would: the
+    heat still the structure's and not due, the structure not seen by the fused path, the
+    pattern matching the read's values with no size below 2 among its symbols (else
+    ``planned`` decides: ``_fitting`` finds the same plan for what C serves), and the
+    sequence's runs taking the sizes. Nothing is cached for the sizes a read of them served:
+    the entry's last item holds them (the last 256), and their next read is ``planned``'s,
+    which caches its executable, so that a loop over a few sizes (batches and a last smaller
+    one) runs on cache hits from their third read, as before. A new plan of the structure
+    drops the entry (``_plan``)."""
+    if not isinstance(structure, Hashed) or type(PLANNED.get(structure.value)) is not Hashed:
+        return
+    plan = next((p for p in _PLANS.get((structure, backend.cache_tag), ()) if p.template is not None or p.pattern.n_symbols),
+                None)
+    if plan is None or plan.template is None or plan.layout.copies:
+        return
+    any_size = plan.template.any_size(plan.pattern.n_symbols, heat)
+    if any_size is None:
+        return
+    fixed, symbols = plan.pattern.code_key
+    PLANNED[structure.value] = (structure, heat, hot.HEATS.by_structure, dynamic.HISTORIES.patterns,
+                                tuple(p for p, _ in fixed), tuple(v for _, v in fixed), tuple(p for p, _ in symbols),
+                                tuple(s for _, s in symbols), tuple(sizes[p] for p, _ in symbols),
+                                plan.pattern.n_symbols, len(sizes), any_size, {})
 
 
 def _fitting(key: Hashable, rows: tuple, values: tuple[int, ...], sizes: tuple[bool, ...],

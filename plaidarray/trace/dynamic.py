@@ -396,7 +396,9 @@ class Histories:
     seen dropped first."""
 
     def __init__(self, kept: int) -> None:
-        self._patterns: OrderedDict[Hashable, Pattern | None] = OrderedDict()
+        #: Each structure's pattern (``_graph.read`` finds here whether a structure is
+        #: seen, for reads that ``baseline.quick``'s entries serve).
+        self.patterns: OrderedDict[Hashable, Pattern | None] = OrderedDict()
         self._kept = kept
 
     def decide(self, structure: Hashable, rows: tuple, values: tuple[int, ...], sizes: tuple[bool, ...],
@@ -406,18 +408,18 @@ class Histories:
         sizes (the structure is new, or compiles per shape, or a size of a symbol is 1, or
         0 unless ``empty``). ``every_size``: a new structure's sizes are run-time values
         from the start."""
-        if structure not in self._patterns:
+        if structure not in self.patterns:
             self._remember(structure, Pattern.every_size(values, sizes, ties(rows, values), joined_only(rows))
                            if every_size else Pattern(values, (None,) * len(values), 0))
             if not every_size:
                 return None
-        self._patterns.move_to_end(structure)
-        pattern = self._patterns[structure]
+        self.patterns.move_to_end(structure)
+        pattern = self.patterns[structure]
         if pattern is STATIC_ONLY:
             return None
         found = pattern.match(values, sizes, empty)
         if found is None:
-            pattern = self._patterns[structure] = pattern.widen(values, ties(rows, values), joined_only(rows))
+            pattern = self.patterns[structure] = pattern.widen(values, ties(rows, values), joined_only(rows))
             found = pattern.match(values, sizes, empty)
         if found is None or not pattern.n_symbols:
             return None
@@ -425,11 +427,11 @@ class Histories:
 
     def new(self, structure: Hashable) -> bool:
         """Whether ``structure`` was not seen (or was forgotten)."""
-        return structure not in self._patterns
+        return structure not in self.patterns
 
     def static(self, structure: Hashable) -> bool:
         """Whether ``structure`` compiles per shape (``static_only``)."""
-        return structure in self._patterns and self._patterns[structure] is STATIC_ONLY
+        return structure in self.patterns and self.patterns[structure] is STATIC_ONLY
 
     def static_only(self, structure: Hashable) -> None:
         """Compile ``structure`` per shape from now on."""
@@ -437,13 +439,13 @@ class Histories:
 
     def _remember(self, structure: Hashable, pattern: Pattern | None) -> None:
         """Hold ``pattern`` for ``structure``, dropping the least recently seen past ``kept``."""
-        self._patterns[structure] = pattern
-        self._patterns.move_to_end(structure)
-        while len(self._patterns) > self._kept:
-            self._patterns.popitem(last=False)
+        self.patterns[structure] = pattern
+        self.patterns.move_to_end(structure)
+        while len(self.patterns) > self._kept:
+            self.patterns.popitem(last=False)
 
     def clear(self) -> None:
-        self._patterns.clear()
+        self.patterns.clear()
 
 
 HISTORIES = Histories(KEPT_HISTORIES)

@@ -75,22 +75,24 @@ class Heats:
     past ``kept`` (callers hold ``GRAPH_LOCK``)."""
 
     def __init__(self, kept: int) -> None:
-        self._heats: OrderedDict[Hashable, Heat] = OrderedDict()
+        #: Each structure's heat (``_graph.read`` finds whether a heat is still its
+        #: structure's here, for reads that ``baseline.quick``'s entries serve).
+        self.by_structure: OrderedDict[Hashable, Heat] = OrderedDict()
         self._kept = kept
 
     def of(self, structure: Hashable, sizes: tuple[int, ...]) -> Heat:
-        heat = self._heats.get(structure)
+        heat = self.by_structure.get(structure)
         if heat is None:
-            heat = self._heats[structure] = Heat(sizes)
-            while len(self._heats) > self._kept:
-                self._heats.popitem(last=False)
+            heat = self.by_structure[structure] = Heat(sizes)
+            while len(self.by_structure) > self._kept:
+                self.by_structure.popitem(last=False)
         else:
-            self._heats.move_to_end(structure)
+            self.by_structure.move_to_end(structure)
             heat.saw(sizes)
         return heat
 
     def clear(self) -> None:
-        self._heats.clear()
+        self.by_structure.clear()
 
 
 HEATS = Heats(KEPT_STRUCTURES)

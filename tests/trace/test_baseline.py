@@ -210,7 +210,7 @@ def test_a_deep_graph_runs_op_by_op(op_by_op, monkeypatch):
 def test_the_structures_kept_are_bounded(op_by_op):
     for n in range(hot.KEPT_STRUCTURES + 50):
         float(xp.sum(xp.reshape(xp.arange(n + 2, dtype=xp.float64), (1, n + 2)) * 1.5))
-    assert len(hot.HEATS._heats) <= hot.KEPT_STRUCTURES
+    assert len(hot.HEATS.by_structure) <= hot.KEPT_STRUCTURES
 
 
 # --- the same bits in both tiers -------------------------------------------------------

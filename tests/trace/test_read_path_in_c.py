@@ -219,9 +219,11 @@ def test_bindings_of_a_shape_generic_sequence_share_its_plan_and_read_their_rang
     """A shape-generic sequence's bindings at new sizes run one plan, each step's range
     read from the binding's own dims table (``_entry.run``'s negative stops), where each
     binding had a copy of the plan with its ranges written in: their values are NumPy's
-    and the ctypes path's at every size, and the plan is one object for all of them."""
+    and the ctypes path's at every size, and the plan is one object for all of them. (Run
+    by ``materialize.planned``: the runs ``baseline.quick`` serves call the kernels from C.)"""
     from plaidarray.trace import baseline
 
+    monkeypatch.setattr(baseline, "quick", lambda *args: None)
     data = np.random.default_rng(2).standard_normal(4000)
     x = xp.asarray(data)
 
@@ -571,10 +573,11 @@ def test_a_read_after_cut_graphs_and_a_traced_placeholder_go_to_python(counted_r
 
 def test_a_loops_read_at_a_new_size_is_bound_from_its_plan_without_decide(counted_reads, monkeypatch):
     """Once a structure's plan is made (its second size), a read at a third size is bound
-    from it in C's read path (``materialize.planned``), without ``decide``: computed as
-    NumPy computes it, cached under the read's key (the same size again is a hit) and its
-    run counted against the structure's heat. A structure due for fused code goes to
-    ``decide``, which submits it."""
+    from it in C's read path (``materialize.planned``, and from the fourth size on from C
+    alone, ``baseline.quick``), without ``decide``: computed as NumPy computes it, its run
+    counted against the structure's heat; a size read a second time is ``planned``'s,
+    cached under the read's key (the same size a third time is a hit). A structure due for
+    fused code goes to ``decide``, which submits it."""
     from plaidarray.trace import hot
     from plaidarray.trace import materialize as m
 
@@ -595,7 +598,9 @@ def test_a_loops_read_at_a_new_size_is_bound_from_its_plan_without_decide(counte
     decided = counted_reads["decide"]
     for n in (50, 51, 52):
         assert read(n) == pytest.approx(expected(n), rel=1e-12, abs=1e-12)
-    assert counted_reads["decide"] == decided
+    assert counted_reads["decide"] == decided and counted_reads["planned"] == 1
+    assert read(52) == pytest.approx(expected(52), rel=1e-12, abs=1e-12)  # again: planned's, cached
+    assert counted_reads["decide"] == decided and counted_reads["planned"] == 2
     y = x[:52]
     key = (_c_walk([xp.sum((y - xp.mean(y)) * 2.0)._node])[0], m._NONE, m.backend_for(None).cache_tag)
     exe = EXECUTABLES._lru[key]
@@ -609,6 +614,92 @@ def test_a_loops_read_at_a_new_size_is_bound_from_its_plan_without_decide(counte
     monkeypatch.setattr(hot, "submit", submitted.append)
     assert read(53) == pytest.approx(expected(53), rel=1e-12, abs=1e-12)
     assert counted_reads["decide"] == decided + 1 and len(submitted) == 1
+
+
+def _quick_entries():
+    """The structures whose reads at new sizes C runs itself (``baseline.quick``)."""
+    from plaidarray.trace import baseline
+
+    return [entry for entry in baseline.PLANNED.values() if type(entry) is tuple]
+
+
+def _windows(x, sizes, fn):
+    """``fn`` of each window ``x[:n]`` for ``n`` in ``sizes``, read."""
+    return [fn(x[:n]) for n in sizes]
+
+
+def _spread(w):
+    return float(xp.max(w) - xp.min(w) + xp.mean(w * w) + xp.sum(xp.exp(-w * w)))
+
+
+def test_reads_at_new_sizes_of_a_planned_structure_run_from_c_as_planned_runs_them(counted_reads, monkeypatch):
+    """A loop's reads at sizes its structure never met, once its plan is made, are run from
+    C (``baseline.quick``: its plan's sequence at their sizes, ``_entry.AnySize``), without
+    ``materialize.planned``: the same bits as ``planned``'s runs (``quick`` switched off),
+    sized buffers of every size class (small, pooled), their seconds counted against the
+    structure's heat, and nothing cached per size."""
+    from plaidarray.trace import baseline, hot
+
+    monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 1e9)
+    xp.clear_cache()
+    data = np.random.default_rng(5).standard_normal(300_000)
+    x = xp.asarray(data)
+    sizes = [5, 6, 7, 9, 64, 1000, 33_333, 8]  # 33,333: buffers from the pool
+    through_c = _windows(x, sizes, _spread)
+    assert counted_reads["planned"] == 1  # the third size's, which made the structure's quick entry
+    assert len(_quick_entries()) == 1
+    heat = _quick_entries()[0][1]
+    seconds = heat.seconds
+    entries = xp.cache_info().size
+    assert _spread(x[:12_345]) == pytest.approx(float(np.max(data[:12_345]) - np.min(data[:12_345]) + np.mean(
+        data[:12_345] ** 2) + np.sum(np.exp(-data[:12_345] ** 2))), rel=1e-12)
+    assert heat.seconds > seconds and xp.cache_info().size == entries
+    monkeypatch.setattr(baseline, "quick", lambda *args: None)
+    xp.clear_cache()
+    assert not _quick_entries()
+    in_python = _windows(x, sizes, _spread)
+    assert counted_reads["planned"] == 1 + len(sizes) - 2  # but the first two sizes
+    assert through_c == in_python
+    for n, got in zip(sizes, through_c):
+        w = data[:n]
+        assert got == pytest.approx(w.max() - w.min() + np.mean(w * w) + np.sum(np.exp(-w * w)), rel=1e-12)
+
+
+def test_reads_quick_leaves_to_planned_are_planned_s(counted_reads, monkeypatch):
+    """What ``baseline.quick`` does not serve goes to ``materialize.planned`` as before: a
+    size of 1 where its pattern has a run-time size (``Pattern.match``'s rules), a size
+    read a second time (``planned`` caches it: the third read is a hit), a structure whose
+    heat is due (``decide`` submits its fused compile), and everything after
+    ``clear_cache``, which empties it."""
+    from plaidarray.trace import baseline, hot
+
+    monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 1e9)
+    xp.clear_cache()
+    data = np.linspace(-1.0, 2.0, 500)
+    x = xp.asarray(data)
+
+    def total(w):
+        return float(xp.sum(w * w))
+
+    assert _windows(x, [10, 11, 12, 13], total) == [float(np.sum(data[:n] ** 2)) for n in (10, 11, 12, 13)]
+    planned = counted_reads["planned"]
+    assert len(_quick_entries()) == 1
+    assert total(x[:1]) == float(data[0] ** 2) and counted_reads["planned"] == planned + 1  # a size of 1
+    assert total(x[:301]) == float(np.sum(data[:301] ** 2))  # a new size again: C's, as before
+    assert counted_reads["planned"] == planned + 1
+    planned += 1
+    hits = xp.cache_info().hits
+    assert total(x[:13]) == float(np.sum(data[:13] ** 2)) and counted_reads["planned"] == planned + 1
+    assert total(x[:13]) == float(np.sum(data[:13] ** 2)) and xp.cache_info().hits == hits + 1
+    heat = _quick_entries()[0][1]
+    heat.seconds = 2e9  # due: decide's, which submits the fused compile
+    submitted = []
+    monkeypatch.setattr(hot, "submit", submitted.append)
+    decided = counted_reads["decide"]
+    assert total(x[:14]) == float(np.sum(data[:14] ** 2))
+    assert counted_reads["decide"] == decided + 1 and len(submitted) == 1
+    xp.clear_cache()
+    assert not baseline.PLANNED
 
 
 class _Failing:

@@ -17,6 +17,9 @@
             generation_of, sized, empty) -> a callable run(buffers) -> list
    Chain(steps, constants, n_values, results, passes_through, timed, after, merge)
          -> a callable run(buffers) -> list
+   AnySize(template, program, plan, constant_pointers, outputs, temporaries, slots, sized, empty,
+           pooled_empty, timed, generation_of, split_work, n_table, smallest_pooled, check_above, runs)
+         -> a callable any(symbols) -> None | an object with run(buffers) -> list
 
    plan is bytes of int64 words, per step: the kernel's address, start, stop, the number
    of its buffers, of its dims and of its imports, then its buffers' indices into the run's
@@ -74,7 +77,25 @@
    is merge(buffers) instead, which returns that run's results and a callable that runs
    it from then on (the merged executable's prepared run), or None to go on chaining: a
    chain costs ~0.5 us a call more than the merged executable's run, which is worth
-   merging once a graph has run often enough to repay it. */
+   merging once a graph has run often enough to repay it.
+
+   AnySize is a shape-generic executable's runs at sizes met for the first time
+   (executable.py's ``any_size``): a loop's read at a new size spent ~15 us of Python making
+   a runner, its baseline executable and its cache entry around ~3 us of work, which trace's
+   read path (_graph.c) now calls without. Called with its symbols' values (a list of
+   ints), it evaluates program as sizes does (split_work() giving split_at), and returns an
+   object bound to those sizes, or None where they need the runner's Python: past a limit,
+   worth running in chunks, past int64, a dims table of other than n_table entries, or
+   buffers of check_above bytes or more (checked for memory first). The bound object's
+   run(buffers) makes the outputs and temporaries by their allocators (tuples, None for a
+   buffer of run-time sizes: per entry (group, index, dtype) of sized, in the order of the
+   sizes' buffers, empty(dims, dtype), or pooled_empty(dims, dtype, temporary) where the
+   buffers take smallest_pooled bytes or more), runs the plan, adds the seconds that took
+   to timed.seconds (and, while runs.first_tier holds kernels of first-tier code, the
+   kernels' own seconds by runs.add, which asks for their full code once they are worth
+   it) and returns the results as Prepared does (slots). Where the generation
+   of code has moved on since (full code replaced first-tier code), the plan is first
+   made again by template.plan_words(n_table). */
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -370,8 +391,8 @@ static void prepared_dealloc(Prepared *self) {
 }
 
 /* The current generation of code (generation_of.generation), or -1 with an error set. */
-static long generation_now(Prepared *self) {
-    PyObject *value = PyObject_GetAttr(self->generation_of, str_generation);
+static long generation_now(PyObject *generation_of) {
+    PyObject *value = PyObject_GetAttr(generation_of, str_generation);
     if (value == NULL) return -1;
     long now = PyLong_AsLong(value);
     Py_DECREF(value);
@@ -470,6 +491,33 @@ static PyObject *rerun_in_python(Prepared *self, PyObject *buffers, long now) {
     return outs;
 }
 
+/* A run's results from its outputs `outs` (a reference stolen) and its `buffers`: `outs`
+   where slots is None, else per result the output slots[i] (>= 0) or the parameter
+   -1 - slots[i]. A new reference, or NULL. */
+static PyObject *slotted(PyObject *slots, PyObject *outs, PyObject *buffers) {
+    if (slots == Py_None) return outs;
+    Py_ssize_t n = PyTuple_GET_SIZE(slots);
+    PyObject *results = PyList_New(n);
+    if (results == NULL) {
+        Py_DECREF(outs);
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t slot = PyLong_AsSsize_t(PyTuple_GET_ITEM(slots, i));
+        PyObject *from = slot >= 0 ? outs : buffers;
+        Py_ssize_t at = slot >= 0 ? slot : -1 - slot;
+        if (PyErr_Occurred() || at >= PyList_GET_SIZE(from)) {
+            if (!PyErr_Occurred()) PyErr_SetString(PyExc_IndexError, "a run's result slot past its buffers");
+            Py_DECREF(outs);
+            Py_DECREF(results);
+            return NULL;
+        }
+        PyList_SET_ITEM(results, i, Py_NewRef(PyList_GET_ITEM(from, at)));
+    }
+    Py_DECREF(outs);
+    return results;
+}
+
 static PyObject *prepared_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
     Prepared *self = (Prepared *)callable;
     if (PyVectorcall_NARGS(nargsf) != 1 || kwnames != NULL || !PyList_Check(args[0])) {
@@ -477,7 +525,7 @@ static PyObject *prepared_call(PyObject *callable, PyObject *const *args, size_t
         return NULL;
     }
     PyObject *buffers = args[0];
-    long now = generation_now(self);
+    long now = generation_now(self->generation_of);
     if (now == -1 && PyErr_Occurred()) return NULL;
     if (now != self->generation) return rerun_in_python(self, buffers, now);
     PyObject *outs = made(self->outputs);
@@ -515,27 +563,7 @@ static PyObject *prepared_call(PyObject *callable, PyObject *const *args, size_t
         self->spare = temps;
     else
         Py_DECREF(temps);
-    if (self->slots == Py_None) return outs;
-    Py_ssize_t n = PyTuple_GET_SIZE(self->slots);
-    PyObject *results = PyList_New(n);
-    if (results == NULL) {
-        Py_DECREF(outs);
-        return NULL;
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        Py_ssize_t slot = PyLong_AsSsize_t(PyTuple_GET_ITEM(self->slots, i));
-        PyObject *from = slot >= 0 ? outs : buffers;
-        Py_ssize_t at = slot >= 0 ? slot : -1 - slot;
-        if (PyErr_Occurred() || at >= PyList_GET_SIZE(from)) {
-            if (!PyErr_Occurred()) PyErr_SetString(PyExc_IndexError, "a prepared run's result slot past its buffers");
-            Py_DECREF(outs);
-            Py_DECREF(results);
-            return NULL;
-        }
-        PyList_SET_ITEM(results, i, Py_NewRef(PyList_GET_ITEM(from, at)));
-    }
-    Py_DECREF(outs);
-    return results;
+    return slotted(self->slots, outs, buffers);
 }
 
 static PyObject *prepared_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
@@ -578,7 +606,7 @@ static PyObject *prepared_new(PyTypeObject *type, PyObject *args, PyObject *kwar
     self->spare = NULL;
     self->keeps = keeps;
     self->vectorcall = prepared_call;
-    self->generation = generation_now(self);
+    self->generation = generation_now(self->generation_of);
     if (self->generation == -1 && PyErr_Occurred()) {
         Py_DECREF(self);
         return NULL;
@@ -836,6 +864,293 @@ static PyTypeObject ChainType = {
     .tp_members = chain_members,
 };
 
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *template, *program, *plan, *constants, *outputs, *temporaries, *slots, *sized, *empty, *pooled_empty,
+        *timed, *generation_of, *split_work, *runs;
+    long generation;
+    Py_ssize_t n_table;
+    long long smallest_pooled, check_above;
+    vectorcallfunc vectorcall;
+} AnySize;
+
+typedef struct {
+    PyObject_HEAD
+    AnySize *of;
+    PyObject *dims, *sized;
+    long long nbytes;
+} Bound;
+
+static PyTypeObject BoundType;
+static PyObject *str_plan_words, *str_first_tier, *str_add;
+
+#define ANY_SIZE_FIELDS(FIELD)                                                                                      \
+    FIELD(template) FIELD(program) FIELD(plan) FIELD(constants) FIELD(outputs) FIELD(temporaries) FIELD(slots)     \
+    FIELD(sized) FIELD(empty) FIELD(pooled_empty) FIELD(timed) FIELD(generation_of) FIELD(split_work) FIELD(runs)
+
+static int any_size_traverse(AnySize *self, visitproc visit, void *arg) {
+#define VISIT_FIELD(name) Py_VISIT(self->name);
+    ANY_SIZE_FIELDS(VISIT_FIELD)
+#undef VISIT_FIELD
+    return 0;
+}
+
+static int any_size_clear(AnySize *self) {
+#define CLEAR_FIELD(name) Py_CLEAR(self->name);
+    ANY_SIZE_FIELDS(CLEAR_FIELD)
+#undef CLEAR_FIELD
+    return 0;
+}
+
+static void any_size_dealloc(AnySize *self) {
+    PyObject_GC_UnTrack(self);
+    any_size_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Its run at the sizes of `symbols` (a list of ints), a Bound; None where they need the
+   runner's Python (the module's docstring). */
+static PyObject *any_size_call(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames) {
+    AnySize *self = (AnySize *)callable;
+    if (PyVectorcall_NARGS(nargsf) != 1 || kwnames != NULL || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "AnySize takes one list of its symbols' values");
+        return NULL;
+    }
+    PyObject *split_at = PyObject_CallNoArgs(self->split_work);
+    if (split_at == NULL) return NULL;
+    PyObject *sizes_args[] = {self->program, args[0], split_at};
+    PyObject *made_sizes = sizes(NULL, sizes_args, 3); /* (dims, n_table, ranges, sized, nbytes), None or False */
+    Py_DECREF(split_at);
+    if (made_sizes == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_OverflowError)) return NULL;
+        PyErr_Clear(); /* past int64: the runner binds in Python's ints */
+        Py_RETURN_NONE;
+    }
+    if (!PyTuple_Check(made_sizes)) {
+        Py_DECREF(made_sizes);
+        Py_RETURN_NONE;
+    }
+    Py_ssize_t n_table = PyLong_AsSsize_t(PyTuple_GET_ITEM(made_sizes, 1));
+    long long nbytes = PyLong_AsLongLong(PyTuple_GET_ITEM(made_sizes, 4));
+    PyObject *sized = PyTuple_GET_ITEM(made_sizes, 3);
+    if (PyErr_Occurred()) {
+        Py_DECREF(made_sizes);
+        return NULL;
+    }
+    if (n_table != self->n_table || nbytes >= self->check_above || PyTuple_GET_SIZE(sized) != PyTuple_GET_SIZE(self->sized)) {
+        Py_DECREF(made_sizes);
+        Py_RETURN_NONE;
+    }
+    Bound *bound = PyObject_New(Bound, &BoundType);
+    if (bound == NULL) {
+        Py_DECREF(made_sizes);
+        return NULL;
+    }
+    bound->of = (AnySize *)Py_NewRef(self);
+    bound->dims = Py_NewRef(PyTuple_GET_ITEM(made_sizes, 0));
+    bound->sized = Py_NewRef(sized);
+    bound->nbytes = nbytes;
+    Py_DECREF(made_sizes);
+    return (PyObject *)bound;
+}
+
+static PyObject *any_size_new(PyTypeObject *type, PyObject *args, PyObject *kwargs) {
+    PyObject *template, *program, *plan, *constants, *outputs, *temporaries, *slots, *sized, *empty, *pooled_empty,
+        *timed, *generation_of, *split_work, *runs;
+    Py_ssize_t n_table;
+    long long smallest_pooled, check_above;
+    if (kwargs != NULL && PyDict_GET_SIZE(kwargs)) {
+        PyErr_SetString(PyExc_TypeError, "AnySize takes no keyword arguments");
+        return NULL;
+    }
+    if (!PyArg_ParseTuple(args, "OO!O!O!O!O!OO!OOOOOnLLO:AnySize", &template, &PyBytes_Type, &program, &PyBytes_Type,
+                          &plan, &PyBytes_Type, &constants, &PyTuple_Type, &outputs, &PyTuple_Type, &temporaries, &slots,
+                          &PyTuple_Type, &sized, &empty, &pooled_empty, &timed, &generation_of, &split_work, &n_table,
+                          &smallest_pooled, &check_above, &runs))
+        return NULL;
+    if (slots != Py_None && !PyTuple_Check(slots)) {
+        PyErr_SetString(PyExc_TypeError, "AnySize: slots is None or a tuple");
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(sized); k++) { /* checked once, not at each run */
+        PyObject *entry = PyTuple_GET_ITEM(sized, k);
+        if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 3 || !PyLong_Check(PyTuple_GET_ITEM(entry, 0)) ||
+            !PyLong_Check(PyTuple_GET_ITEM(entry, 1))) {
+            PyErr_SetString(PyExc_TypeError, "AnySize: a sized entry is (group, index, dtype)");
+            return NULL;
+        }
+    }
+    if (!PyCallable_Check(empty) || !PyCallable_Check(pooled_empty) || !PyCallable_Check(split_work)) {
+        PyErr_SetString(PyExc_TypeError, "AnySize: empty, pooled_empty and split_work are callables");
+        return NULL;
+    }
+    if (data_pointer_offset < 0) {
+        PyErr_SetString(PyExc_RuntimeError, "AnySize before configure");
+        return NULL;
+    }
+    AnySize *self = (AnySize *)type->tp_alloc(type, 0);
+    if (self == NULL) return NULL;
+    self->template = Py_NewRef(template);
+    self->program = Py_NewRef(program);
+    self->plan = Py_NewRef(plan);
+    self->constants = Py_NewRef(constants);
+    self->outputs = Py_NewRef(outputs);
+    self->temporaries = Py_NewRef(temporaries);
+    self->slots = Py_NewRef(slots);
+    self->sized = Py_NewRef(sized);
+    self->empty = Py_NewRef(empty);
+    self->pooled_empty = Py_NewRef(pooled_empty);
+    self->timed = Py_NewRef(timed);
+    self->generation_of = Py_NewRef(generation_of);
+    self->split_work = Py_NewRef(split_work);
+    self->runs = Py_NewRef(runs);
+    self->n_table = n_table;
+    self->smallest_pooled = smallest_pooled;
+    self->check_above = check_above;
+    self->vectorcall = any_size_call;
+    self->generation = generation_now(generation_of);
+    if (self->generation == -1 && PyErr_Occurred()) {
+        Py_DECREF(self);
+        return NULL;
+    }
+    return (PyObject *)self;
+}
+
+static PyMemberDef any_size_members[] = {
+    {"__vectorcalloffset__", T_PYSSIZET, offsetof(AnySize, vectorcall), READONLY, NULL},
+    {NULL, 0, 0, 0, NULL},
+};
+
+static PyTypeObject AnySizeType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "plaidarray.backend.llvm_cpu._entry.AnySize",
+    .tp_basicsize = sizeof(AnySize),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_doc = "A shape-generic executable's runs at any sizes (the module's docstring).",
+    .tp_new = any_size_new,
+    .tp_dealloc = (destructor)any_size_dealloc,
+    .tp_traverse = (traverseproc)any_size_traverse,
+    .tp_clear = (inquiry)any_size_clear,
+    .tp_call = PyVectorcall_Call,
+    .tp_vectorcall_offset = offsetof(AnySize, vectorcall),
+    .tp_members = any_size_members,
+};
+
+/* Whether the attribute `name` of `obj` is true: 1, 0, or -1 with an error set. */
+static int attr_truth(PyObject *obj, PyObject *name) {
+    PyObject *value = PyObject_GetAttr(obj, name);
+    if (value == NULL) return -1;
+    int truth = PyObject_IsTrue(value);
+    Py_DECREF(value);
+    return truth;
+}
+
+static void bound_dealloc(Bound *self) {
+    Py_XDECREF(self->of);
+    Py_XDECREF(self->dims);
+    Py_XDECREF(self->sized);
+    PyObject_Free(self);
+}
+
+/* The buffers of run-time sizes of a Bound's run, made into `outs` and `temps` (the module's
+   docstring); 0, or -1 with an error set. */
+static int bound_sized(Bound *self, PyObject *outs, PyObject *temps) {
+    AnySize *of = self->of;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(of->sized); k++) {
+        PyObject *entry = PyTuple_GET_ITEM(of->sized, k), *dims = PyTuple_GET_ITEM(self->sized, k);
+        long group = PyLong_AsLong(PyTuple_GET_ITEM(entry, 0));
+        Py_ssize_t at = PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 1));
+        if (PyErr_Occurred()) return -1;
+        PyObject *into = group ? temps : outs;
+        if (at < 0 || at >= PyList_GET_SIZE(into)) {
+            PyErr_SetString(PyExc_IndexError, "AnySize: a sized buffer past its buffers");
+            return -1;
+        }
+        PyObject *buffer = self->nbytes < of->smallest_pooled
+                               ? PyObject_CallFunctionObjArgs(of->empty, dims, PyTuple_GET_ITEM(entry, 2), NULL)
+                               : PyObject_CallFunctionObjArgs(of->pooled_empty, dims, PyTuple_GET_ITEM(entry, 2),
+                                                              group ? Py_True : Py_False, NULL);
+        if (buffer == NULL) return -1;
+        PyObject *old = PyList_GET_ITEM(into, at);
+        PyList_SET_ITEM(into, at, buffer);
+        Py_DECREF(old);
+    }
+    return 0;
+}
+
+static PyObject *bound_run(Bound *self, PyObject *buffers) {
+    AnySize *of = self->of;
+    if (!PyList_Check(buffers)) {
+        PyErr_SetString(PyExc_TypeError, "a bound run takes one list of buffers");
+        return NULL;
+    }
+    long now = generation_now(of->generation_of);
+    if (now == -1 && PyErr_Occurred()) return NULL;
+    if (now != of->generation) { /* full code replaced first-tier code since: the addresses of now */
+        PyObject *n_table = PyLong_FromSsize_t(of->n_table);
+        PyObject *plan = n_table == NULL ? NULL : PyObject_CallMethodOneArg(of->template, str_plan_words, n_table);
+        Py_XDECREF(n_table);
+        if (plan == NULL) return NULL;
+        if (!PyBytes_Check(plan)) {
+            PyErr_SetString(PyExc_TypeError, "AnySize: plan_words returned no bytes");
+            Py_DECREF(plan);
+            return NULL;
+        }
+        Py_SETREF(of->plan, plan);
+        of->generation = now;
+    }
+    double start = of->timed != Py_None ? seconds_now() : 0.0;
+    PyObject *outs = made(of->outputs);
+    PyObject *temps = outs == NULL ? NULL : made(of->temporaries);
+    if (temps == NULL || bound_sized(self, outs, temps)) {
+        Py_XDECREF(outs);
+        Py_XDECREF(temps);
+        return NULL;
+    }
+    int first_tier = attr_truth(of->runs, str_first_tier); /* its kernels' runs timed for their upgrade */
+    if (first_tier < 0) {
+        Py_DECREF(outs);
+        Py_DECREF(temps);
+        return NULL;
+    }
+    PyObject *plan = Py_NewRef(of->plan); /* held while the kernels run without the GIL */
+    PyObject *run_args[] = {plan, buffers, of->constants, outs, temps, self->dims};
+    double kernels_start = first_tier ? seconds_now() : 0.0;
+    PyObject *done = run(NULL, run_args, 6);
+    Py_DECREF(plan);
+    Py_DECREF(temps);
+    PyObject *added = NULL;
+    if (done != NULL && first_tier) {
+        PyObject *seconds = PyFloat_FromDouble(seconds_now() - kernels_start);
+        added = seconds == NULL ? NULL : PyObject_CallMethodOneArg(of->runs, str_add, seconds);
+        Py_XDECREF(seconds);
+    }
+    if (done == NULL || (first_tier && added == NULL) ||
+        (of->timed != Py_None && add_seconds(of->timed, seconds_now() - start))) {
+        Py_XDECREF(done);
+        Py_XDECREF(added);
+        Py_DECREF(outs);
+        return NULL;
+    }
+    Py_XDECREF(added);
+    Py_DECREF(done);
+    return slotted(of->slots, outs, buffers);
+}
+
+static PyMethodDef bound_methods[] = {
+    {"run", (PyCFunction)bound_run, METH_O, "run(buffers) -> its results: the run at the sizes it is bound to."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject BoundType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "plaidarray.backend.llvm_cpu._entry.Bound",
+    .tp_basicsize = sizeof(Bound),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "An AnySize's run bound to sizes (the module's docstring).",
+    .tp_dealloc = (destructor)bound_dealloc,
+    .tp_methods = bound_methods,
+};
+
 static PyMethodDef methods[] = {
     {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL,
      "configure(data_pointer_offset): where an array object holds its data pointer."},
@@ -858,11 +1173,18 @@ PyMODINIT_FUNC PyInit__entry(void) {
     if (str_generation == NULL || str_seconds == NULL || str_plan == NULL || str_run_name == NULL ||
         str_shape == NULL || str_reshape == NULL)
         return NULL;
-    if (PyType_Ready(&PreparedType) < 0 || PyType_Ready(&ChainType) < 0) return NULL;
+    str_plan_words = PyUnicode_InternFromString("plan_words");
+    str_first_tier = PyUnicode_InternFromString("first_tier");
+    str_add = PyUnicode_InternFromString("add");
+    if (str_plan_words == NULL || str_first_tier == NULL || str_add == NULL) return NULL;
+    if (PyType_Ready(&PreparedType) < 0 || PyType_Ready(&ChainType) < 0 || PyType_Ready(&AnySizeType) < 0 ||
+        PyType_Ready(&BoundType) < 0)
+        return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;
     if (PyModule_AddObjectRef(m, "Prepared", (PyObject *)&PreparedType) < 0 ||
-        PyModule_AddObjectRef(m, "Chain", (PyObject *)&ChainType) < 0) {
+        PyModule_AddObjectRef(m, "Chain", (PyObject *)&ChainType) < 0 ||
+        PyModule_AddObjectRef(m, "AnySize", (PyObject *)&AnySizeType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

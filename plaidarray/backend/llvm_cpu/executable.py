@@ -504,6 +504,29 @@ class ShapeGenericExecutable(Executable):
         runner.from_disk = self.from_disk
         return runner
 
+    def any_size(self, n_values: int, timed: Any) -> Callable[[list[int]], Any] | None:
+        """Its runs at any ``n_values`` sizes from C (``_entry.AnySize``), each bound where
+        ``runner`` would make a ``_Runner`` and run as that runner runs (first-tier code's
+        runs timed for its upgrade alike), its seconds added to ``timed.seconds``; None
+        where its runs need the runner's Python: no ``_entry``, sizes its binding makes per
+        size (``per_size``: an FFT's plan), steps run in chunks, a parameter returned, or a
+        program past int64. The caller decides which reads it serves
+        (``trace/baseline.py``'s ``QUICK``)."""
+        if _ENTRY is None or _sizes_in_c is None or self.per_size or self._static_splitting or \
+                self._facts.returns_parameters:
+            return None
+        program = self._program
+        if program is None or program[0] != n_values:
+            program = self._program = (n_values, self._sizes_program(n_values))
+        if program[1] is None:
+            return None
+        n_table = n_values + len(self.derived)
+        return _ENTRY.AnySize(self, program[1], self.plan_words(n_table), self._facts.constant_pointers,
+                              *self.allocator_tuples, _slots(self.output_slots, self._facts.results_are_outputs),
+                              tuple([(group, i, dtype) for group, i, _, dtype, _ in self._layout.sized_buffers]),
+                              np.empty, transfer.HOST.empty, timed, tiering, parallel.split_work, n_table,
+                              _SMALLEST_POOLED, memory.CHECK_ABOVE_BYTES, self._runs)
+
     def _sizes_program(self, n_values: int) -> bytes | None:
         """What ``runner`` evaluates for ``n_values`` sizes, as ``_entry.sizes`` reads it
         (its words: the counts, the static buffers' bytes, then each derived size, limited
