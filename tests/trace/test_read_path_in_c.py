@@ -623,6 +623,16 @@ def _quick_entries():
     return [entry for entry in baseline.PLANNED.values() if type(entry) is tuple]
 
 
+def _afresh(monkeypatch):
+    """No fused compile, and every structure new: the cache cleared, and the structures the
+    fused path has seen (``dynamic.HISTORIES``, which outlives it) forgotten for the test."""
+    from plaidarray.trace import dynamic, hot
+
+    monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 1e9)
+    monkeypatch.setattr(dynamic, "HISTORIES", dynamic.Histories(dynamic.KEPT_HISTORIES))
+    xp.clear_cache()
+
+
 def _windows(x, sizes, fn):
     """``fn`` of each window ``x[:n]`` for ``n`` in ``sizes``, read."""
     return [fn(x[:n]) for n in sizes]
@@ -638,10 +648,9 @@ def test_reads_at_new_sizes_of_a_planned_structure_run_from_c_as_planned_runs_th
     ``materialize.planned``: the same bits as ``planned``'s runs (``quick`` switched off),
     sized buffers of every size class (small, pooled), their seconds counted against the
     structure's heat, and nothing cached per size."""
-    from plaidarray.trace import baseline, hot
+    from plaidarray.trace import baseline
 
-    monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 1e9)
-    xp.clear_cache()
+    _afresh(monkeypatch)
     data = np.random.default_rng(5).standard_normal(300_000)
     x = xp.asarray(data)
     sizes = [5, 6, 7, 9, 64, 1000, 33_333, 8]  # 33,333: buffers from the pool
@@ -673,8 +682,7 @@ def test_reads_quick_leaves_to_planned_are_planned_s(counted_reads, monkeypatch)
     ``clear_cache``, which empties it."""
     from plaidarray.trace import baseline, hot
 
-    monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 1e9)
-    xp.clear_cache()
+    _afresh(monkeypatch)
     data = np.linspace(-1.0, 2.0, 500)
     x = xp.asarray(data)
 
