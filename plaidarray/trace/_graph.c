@@ -4323,6 +4323,8 @@ static int same_int(PyObject *a, PyObject *b) {
 
 /* The sizes a quick entry remembers having served, before it forgets them all. */
 #define QUICK_SERVED 256
+/* The most symbols a quick entry's pattern may have for C to match it (more: planned's). */
+#define QUICK_SYMBOLS 64
 
 /* The run of a read at new sizes `values` (its rows generalised) that its structure's quick
    entry in baseline.PLANNED serves, as materialize.planned would run it (baseline.quick says when):
@@ -4345,11 +4347,11 @@ static PyObject *quick_read(PyObject *entry, PyObject *values) {
     if (!PyDict_Check(heats) || !PyDict_Check(histories) || !PyTuple_CheckExact(fixed_at) || !PyTuple_CheckExact(fixed) ||
         !PyTuple_CheckExact(symbol_at) || !PyTuple_CheckExact(symbols) || !PyTuple_CheckExact(sized) ||
         PyTuple_GET_SIZE(fixed) != PyTuple_GET_SIZE(fixed_at) || PyTuple_GET_SIZE(symbols) != PyTuple_GET_SIZE(symbol_at) ||
-        PyTuple_GET_SIZE(sized) != PyTuple_GET_SIZE(symbol_at) || n_symbols < 0 || n_symbols > 64) {
+        PyTuple_GET_SIZE(sized) != PyTuple_GET_SIZE(symbol_at) || n_symbols < 0) {
         PyErr_SetString(PyExc_TypeError, "baseline.PLANNED's quick entry is malformed");
         return NULL;
     }
-    if (PyTuple_GET_SIZE(values) != n_values) Py_RETURN_NONE;
+    if (PyTuple_GET_SIZE(values) != n_values || n_symbols > QUICK_SYMBOLS) Py_RETURN_NONE; /* planned's */
     PyObject *current = PyDict_GetItemWithError(heats, structure); /* the heat still the structure's */
     if (current != heat) return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
     int seen = PyDict_Contains(histories, structure); /* fused code of it compiled or due: decide's */
@@ -4378,7 +4380,7 @@ static PyObject *quick_read(PyObject *entry, PyObject *values) {
         int same = same_int(PyTuple_GET_ITEM(values, p), PyTuple_GET_ITEM(fixed, k));
         if (same <= 0) return same < 0 ? NULL : Py_NewRef(Py_None);
     }
-    PyObject *found[64] = {NULL};
+    PyObject *found[QUICK_SYMBOLS] = {NULL};
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(symbol_at); k++) {
         Py_ssize_t p = PyLong_AsSsize_t(PyTuple_GET_ITEM(symbol_at, k));
         Py_ssize_t symbol = PyLong_AsSsize_t(PyTuple_GET_ITEM(symbols, k));
