@@ -417,6 +417,23 @@ static PyObject *made(PyObject *makers) {
     return list;
 }
 
+/* `buffer` (a reference stolen) placed at `index` of `outs` (`group` 0) or `temps` (1), the
+   run's buffers of static sizes made already; 0, or -1 with an error set. */
+static int put_sized(PyObject *outs, PyObject *temps, PyObject *group, PyObject *index, PyObject *buffer) {
+    PyObject *into = PyLong_AsLong(group) ? temps : outs;
+    Py_ssize_t at = PyLong_AsSsize_t(index);
+    if (!PyErr_Occurred() && (at < 0 || at >= PyList_GET_SIZE(into)))
+        PyErr_SetString(PyExc_IndexError, "a run's sized buffer past its buffers");
+    if (PyErr_Occurred()) {
+        Py_DECREF(buffer);
+        return -1;
+    }
+    PyObject *old = PyList_GET_ITEM(into, at);
+    PyList_SET_ITEM(into, at, buffer);
+    Py_DECREF(old);
+    return 0;
+}
+
 /* The buffers of run-time sizes: per entry (group, index, dims, dtype) of `sized`,
    empty(dims, dtype) at `index` of `outs` (group 0) or `temps` (group 1). 0, or -1 with an
    error set. */
@@ -427,19 +444,11 @@ static int fill_sized(Prepared *self, PyObject *outs, PyObject *temps) {
             PyErr_SetString(PyExc_TypeError, "a prepared run's sized entry is (group, index, dims, dtype)");
             return -1;
         }
-        PyObject *into = PyLong_AsLong(PyTuple_GET_ITEM(entry, 0)) ? temps : outs;
-        Py_ssize_t at = PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 1));
-        if (PyErr_Occurred()) return -1;
-        if (at < 0 || at >= PyList_GET_SIZE(into)) {
-            PyErr_SetString(PyExc_IndexError, "a prepared run's sized buffer past its buffers");
-            return -1;
-        }
         PyObject *buffer = PyObject_CallFunctionObjArgs(self->empty, PyTuple_GET_ITEM(entry, 2),
                                                         PyTuple_GET_ITEM(entry, 3), NULL);
-        if (buffer == NULL) return -1;
-        PyObject *old = PyList_GET_ITEM(into, at);
-        PyList_SET_ITEM(into, at, buffer);
-        Py_DECREF(old);
+        if (buffer == NULL ||
+            put_sized(outs, temps, PyTuple_GET_ITEM(entry, 0), PyTuple_GET_ITEM(entry, 1), buffer))
+            return -1;
     }
     return 0;
 }
@@ -1058,22 +1067,12 @@ static int bound_sized(Bound *self, PyObject *outs, PyObject *temps) {
     AnySize *of = self->of;
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(of->sized); k++) {
         PyObject *entry = PyTuple_GET_ITEM(of->sized, k), *dims = PyTuple_GET_ITEM(self->sized, k);
-        long group = PyLong_AsLong(PyTuple_GET_ITEM(entry, 0));
-        Py_ssize_t at = PyLong_AsSsize_t(PyTuple_GET_ITEM(entry, 1));
-        if (PyErr_Occurred()) return -1;
-        PyObject *into = group ? temps : outs;
-        if (at < 0 || at >= PyList_GET_SIZE(into)) {
-            PyErr_SetString(PyExc_IndexError, "AnySize: a sized buffer past its buffers");
-            return -1;
-        }
+        PyObject *group = PyTuple_GET_ITEM(entry, 0), *dtype = PyTuple_GET_ITEM(entry, 2);
         PyObject *buffer = self->nbytes < of->smallest_pooled
-                               ? PyObject_CallFunctionObjArgs(of->empty, dims, PyTuple_GET_ITEM(entry, 2), NULL)
-                               : PyObject_CallFunctionObjArgs(of->pooled_empty, dims, PyTuple_GET_ITEM(entry, 2),
-                                                              group ? Py_True : Py_False, NULL);
-        if (buffer == NULL) return -1;
-        PyObject *old = PyList_GET_ITEM(into, at);
-        PyList_SET_ITEM(into, at, buffer);
-        Py_DECREF(old);
+                               ? PyObject_CallFunctionObjArgs(of->empty, dims, dtype, NULL)
+                               : PyObject_CallFunctionObjArgs(of->pooled_empty, dims, dtype,
+                                                              PyObject_IsTrue(group) ? Py_True : Py_False, NULL);
+        if (buffer == NULL || put_sized(outs, temps, group, PyTuple_GET_ITEM(entry, 1), buffer)) return -1;
     }
     return 0;
 }
