@@ -113,7 +113,9 @@ class BaselineExecutable(Executable):
         self._runs = 0
         #: The run after which its prepared run is asked for (again: twice as many runs
         #: later where none was made, as while first-tier code runs, which is timed apart).
-        self._prepare_after = 1 if sequence.prepared_cheaply else PREPARED_AFTER
+        self._prepare_after = PREPARED_AFTER
+        if sequence.prepared_cheaply and not self._took(sequence.prepared(heat)):
+            self._prepare_after = 1
 
     @property
     def needs_attention(self) -> bool:
@@ -128,22 +130,28 @@ class BaselineExecutable(Executable):
         ``run``: a loop's read that the cache serves then calls no Python to run it (a
         small graph's cached read ~0.3 us faster, a window's read at a size met before
         ~1 us), or only to copy the results that are not the sequence's own (a live view
-        read with its base, ~10% of the eager benchmark's runs: ~2 us a run less)."""
+        read with its base, ~10% of the eager benchmark's runs: ~2 us a run less). A
+        sequence prepared cheaply (its calls chained at its making, ``call_by_call.py``)
+        is taken so at once: its first run too calls no Python for its calls."""
         start = time.perf_counter()
         outs = self._sequence.run(buffers)
         if self._results is not None:
             outs = _copies(self._results, buffers, outs)
         self.heat.add(time.perf_counter() - start)
         self._runs += 1
-        if self._runs == self._prepare_after:
-            prepared = self._sequence.prepared(self.heat)
-            if prepared is None:
-                self._prepare_after *= 2
-            elif self._results is None:
-                self.run = prepared  # type: ignore[method-assign,assignment]  # the instance's, over the class's
-            else:  # no reference to itself: an executable the cache lets go of is freed at once
-                self.run = functools.partial(_copied_after, self._results, prepared)  # type: ignore[method-assign]
+        if self._runs == self._prepare_after and not self._took(self._sequence.prepared(self.heat)):
+            self._prepare_after *= 2
         return outs
+
+    def _took(self, prepared: Callable[[list[np.ndarray]], list[np.ndarray]] | None) -> bool:
+        """Whether its sequence's ``prepared`` run is now its ``run`` (where there is one)."""
+        if prepared is None:
+            return False
+        if self._results is None:
+            self.run = prepared  # type: ignore[method-assign,assignment]  # the instance's, over the class's
+        else:  # no reference to itself: an executable the cache lets go of is freed at once
+            self.run = functools.partial(_copied_after, self._results, prepared)  # type: ignore[method-assign]
+        return True
 
 
 def _copies(results: list[tuple[Any, Any, Any]], buffers: list[np.ndarray], outs: list[np.ndarray]
@@ -165,7 +173,7 @@ def _copied_after(results: list[tuple[Any, Any, Any]], prepared: Callable[[list[
 #: The runs of a baseline executable after which its sequence's prepared run runs it: most
 #: executables made at a new size run once or twice (a loop's windows of new lengths), and
 #: preparing costs ~1 us (a runner's 1.3). A sequence prepared cheaply (a graph's calls
-#: chained already, ``call_by_call.py``) is taken after one run.
+#: chained already, ``call_by_call.py``) is taken at once.
 PREPARED_AFTER = 2
 
 

@@ -19,7 +19,7 @@
          -> a callable run(buffers) -> list
    AnySize(template, program, plan, constant_pointers, outputs, temporaries, slots, sized, empty,
            pooled_empty, timed, generation_of, split_work, n_table, smallest_pooled, check_above, runs)
-         -> a callable any(symbols) -> None | an object with run(buffers) -> list
+         -> a callable any(symbols) -> None | a Bound, with run(buffers) -> list
 
    plan is bytes of int64 words, per step: the kernel's address, start, stop, the number
    of its buffers, of its dims and of its imports, then its buffers' indices into the run's
@@ -84,7 +84,8 @@
    a runner, its baseline executable and its cache entry around ~3 us of work, which trace's
    read path (_graph.c) now calls without. Called with its symbols' values (a list of
    ints), it evaluates program as sizes does (split_work() giving split_at), and returns an
-   object bound to those sizes, or None where they need the runner's Python: past a limit,
+   object bound to those sizes (a Bound: call_by_call.py's calls of a graph met for the first
+   time are bound so, untimed), or None where they need the runner's Python: past a limit,
    worth running in chunks, past int64, a dims table of other than n_table entries, or
    buffers of check_above bytes or more (checked for memory first). The bound object's
    run(buffers) makes the outputs and temporaries by their allocators (tuples, None for a
@@ -1183,7 +1184,8 @@ PyMODINIT_FUNC PyInit__entry(void) {
     if (m == NULL) return NULL;
     if (PyModule_AddObjectRef(m, "Prepared", (PyObject *)&PreparedType) < 0 ||
         PyModule_AddObjectRef(m, "Chain", (PyObject *)&ChainType) < 0 ||
-        PyModule_AddObjectRef(m, "AnySize", (PyObject *)&AnySizeType) < 0) {
+        PyModule_AddObjectRef(m, "AnySize", (PyObject *)&AnySizeType) < 0 ||
+        PyModule_AddObjectRef(m, "Bound", (PyObject *)&BoundType) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -6,18 +6,21 @@ graphs run once or a few times: a script's read of an expression it never read b
 that script's second run. Merging their kernels into one executable (``sequence.py``)
 costs ~50-150 us of Python a graph of one to seven ops, which a script's second run of 20
 API calls each met once paid for each (2.9 ms against NumPy's 0.12, the merges 1.6 ms).
-Here each call runs on its kernel's runner (``ShapeGenericExecutable.runner``: its sizes
-evaluated in C), on the runner's prepared run (``_entry.Prepared``, ~1 us to make) from its
-first run; from its second, all of them in turn from one C object (``_entry.Chain``, taken
-by its ``BaselineExecutable`` after one run), ~0.5 us a call slower than the merged
-executable's run. A script's second run thus pays no Python for each call of each graph it
-met once: two new graphs of ~5 small ops each read a second time took ~50 us, ~110 where
-their calls ran from Python at the first two runs. A graph is merged at its chain's
-``MERGED_AFTER``-th run, when it is likely to run many more. A graph some call of which has
-no prepared run (first-tier code compiled in this process, which its Python run times; a
-build without ``_entry``) runs from Python, and is chained or merged after its second run
-(new code may have landed between). All of them run the same kernels on the same values:
-the same bits.
+Here each call runs on its kernel bound to its sizes in C (``_bound``: an ``_entry.Bound``,
+whose run makes its buffers and runs the kernel, first-tier code timed for its upgrade, from
+C), where binding each to a runner (``ShapeGenericExecutable.runner``) and preparing its run
+(``_entry.Prepared``) cost ~20 us a call of a new graph's first read; a call whose sizes need
+the runner's Python (steps run in chunks, a parameter passed through, an FFT's plan) runs on
+its runner's prepared run. From its second run, all of them run in turn from one C object
+(``_entry.Chain``, taken by its ``BaselineExecutable`` after one run), ~0.5 us a call slower
+than the merged executable's run. A script's second run thus pays no Python for each call
+of each graph it met once: two new graphs of ~5 small ops each read a second time took
+~50 us, ~110 where their calls ran from Python at the first two runs. A graph is merged at
+its chain's ``MERGED_AFTER``-th run, when it is likely to run many more. A graph some call of
+which has no prepared run (a runner's first-tier code compiled in this process, which its
+Python run times; a build without ``_entry``) runs from Python, and is chained or merged
+after its second run (new code may have landed between). All of them run the same kernels
+on the same values: the same bits.
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ from ..buffer_pool import MIN_POOLED_TEMP_BYTES
 from ..executable import Call, Executable
 from .executable import _ENTRY, CpuExecutable, ShapeGenericExecutable, Step
 from .sequence import merge, mergeable
+
+#: A template's run bound to sizes in C (``_bound``), whose ``run`` is its prepared run.
+_BOUND = _ENTRY.Bound if _ENTRY is not None else None
 
 
 #: The run of a chain (``_entry.Chain``) at which its graph is merged. A chained run costs
@@ -62,7 +68,7 @@ class CallByCall(Executable):
             for value in (*call.inputs, *call.outputs):
                 last[value] = index
         kept = set(outputs)
-        self._runners = runners
+        self._runners, self._calls = runners, calls
         self._steps = tuple((runner.run, tuple(call.inputs), tuple(call.outputs),
                              tuple([v for v in dict.fromkeys((*call.inputs, *call.outputs))
                                     if v >= defined and last[v] == index and v not in kept]))
@@ -89,7 +95,7 @@ class CallByCall(Executable):
         """The steps it runs: each call's in turn, or the merged executable's."""
         if self._merged is not None:
             return self._merged.steps
-        return tuple(step for runner in self._runners for step in runner.steps)
+        return tuple(step for runner, call in zip(self._runners, self._calls) for step in _steps(runner, call))
 
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
         merged = self._merged
@@ -124,7 +130,7 @@ class CallByCall(Executable):
     def chain(self) -> bool:
         """Whether its steps now run on their runners' prepared runs: they do where every
         runner has one (none ran first-tier code, which its Python run times)."""
-        prepared = [runner.prepared() for runner in self._runners]
+        prepared = [runner.run if type(runner) is _BOUND else runner.prepared() for runner in self._runners]
         if all(p is not None for p in prepared):
             self._steps = tuple((p, *step[1:]) for p, step in zip(prepared, self._steps))
             self._chained = True
@@ -137,7 +143,7 @@ class CallByCall(Executable):
         make, self._make_merged = self._make_merged, None
         merged = make() if make is not None else None
         if merged is not None:
-            self._merged, self._steps, self._runners = merged, (), []
+            self._merged, self._steps, self._runners, self._calls = merged, (), [], ()
         return merged
 
     def prepared(self, timed: Any = None) -> Callable[[list[np.ndarray]], list[np.ndarray]] | None:
@@ -174,9 +180,10 @@ def call_by_call(calls: Sequence[Call], n_params: int, constants: Sequence[np.nd
     taken = mergeable(calls, n_params, len(constants), outputs)
     if taken is None:
         return None
-    runners: list[Any] = []  # bound kernels and ``ShapeGenericExecutable.runner``'s, each with its steps
+    runners: list[Any] = []  # bound kernels, templates' runs bound in C and ``ShapeGenericExecutable.runner``'s
     for part, call in zip(taken[0], calls):
-        runner = part.runner(cast("tuple[int, ...]", call.symbols)) if type(part) is ShapeGenericExecutable else part
+        runner = _bound(cast(ShapeGenericExecutable, part), cast("tuple[int, ...]", call.symbols)) \
+            if type(part) is ShapeGenericExecutable else part
         if runner is None:  # a size past a library call's limit
             return None
         runners.append(runner)
@@ -184,3 +191,19 @@ def call_by_call(calls: Sequence[Call], n_params: int, constants: Sequence[np.nd
                       functools.partial(merge, calls, n_params, constants, shapes, outputs))
     made.chain()
     return made
+
+
+def _steps(runner: Any, call: Call) -> tuple[Step, ...]:
+    """A call's steps: its runner's, or, bound in C, those of its template's runner at its sizes."""
+    if type(runner) is _BOUND:
+        runner = cast(ShapeGenericExecutable, call.executable).runner(cast("tuple[int, ...]", call.symbols))
+    return runner.steps
+
+
+def _bound(template: ShapeGenericExecutable, symbols: tuple[int, ...]) -> Any:
+    """A template's run at a call's sizes: bound from C where it can be
+    (``ShapeGenericExecutable.untimed_any_size``: a ``_entry.Bound``, ~2 us, which runs from
+    C), else its runner (~20 us with its prepared run; None past a library call's limit)."""
+    any_size = template.untimed_any_size(len(symbols))
+    bound = any_size(list(symbols)) if any_size is not None else None
+    return bound if bound is not None else template.runner(symbols)

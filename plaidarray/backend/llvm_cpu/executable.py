@@ -328,6 +328,8 @@ class ShapeGenericExecutable(Executable):
         self._words: tuple[int, int, bytes] | None = None
         #: ``runner``'s ``_sizes_program``, with the number of sizes it is for.
         self._program: tuple[int, bytes | None] | None = None
+        #: ``any_size``'s untimed runs by the number of sizes (``untimed_any_size``).
+        self._untimed: dict[int, Callable[[list[int]], Any] | None] = {}
 
     # What a binding evaluates and keeps, made at the first binding: most templates loaded
     # (an op's kernel on its first use) are merged into sequences (``sequence.py``) and
@@ -526,6 +528,15 @@ class ShapeGenericExecutable(Executable):
                               tuple([(group, i, dtype) for group, i, _, dtype, _ in self._layout.sized_buffers]),
                               np.empty, transfer.HOST.empty, timed, tiering, parallel.split_work, n_table,
                               _SMALLEST_POOLED, memory.CHECK_ABOVE_BYTES, self._runs)
+
+    def untimed_any_size(self, n_values: int) -> Callable[[list[int]], Any] | None:
+        """``any_size`` untimed (its caller times the runs), made once per number of sizes
+        and kept: a graph met for the first time binds each op's kernel so to its sizes
+        (``call_by_call.py``), where a runner and its prepared run were ~20 us an op."""
+        untimed = self._untimed
+        if n_values not in untimed:
+            untimed[n_values] = self.any_size(n_values, None)
+        return untimed[n_values]
 
     def _sizes_program(self, n_values: int) -> bytes | None:
         """What ``runner`` evaluates for ``n_values`` sizes, as ``_entry.sizes`` reads it

@@ -1,9 +1,9 @@
 """A graph met for the first time runs call by call (``llvm_cpu/call_by_call.py``): each op on
-its kernel's runner's prepared run, with no merged executable made (from its first run where
-none is first-tier code compiled in the process, else from its second); then in turn from one
-C object (``_entry.Chain``), and it is merged once its chain has run ``MERGED_AFTER`` times.
-Every run must give NumPy's values and the same bits; a graph some call of which has no
-prepared run is merged after its second run, and a graph of large values at once (its
+its kernel bound to its sizes in C (``_entry.Bound``), with no merged executable made, all of
+them in turn from one C object (``_entry.Chain``) from its first run, and it is merged once
+its chain has run ``MERGED_AFTER`` times. Every run must give NumPy's values and the same
+bits; a graph some call of which has no prepared run (a runner's, where a call cannot be
+bound in C) is merged after its second run, and a graph of large values at once (its
 temporaries come from the buffer pool)."""
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from plaidarray.backend.llvm_cpu import call_by_call
 from plaidarray.backend.llvm_cpu import executable as cpu_executable
 from plaidarray.backend.llvm_cpu import tiering
 from plaidarray.backend.llvm_cpu.call_by_call import CallByCall
-from plaidarray.backend.llvm_cpu.executable import CpuExecutable
+from plaidarray.backend.llvm_cpu.executable import CpuExecutable, ShapeGenericExecutable
 from plaidarray.trace import baseline, hot
 
 from jit_helpers import run_child
@@ -70,18 +70,17 @@ def test_a_new_graph_runs_call_by_call_chained_then_merged_with_the_same_bits(ca
     np.testing.assert_allclose(first[0], numpys(A, B, V), rtol=1e-13, atol=1e-13)
     sequences = [e._sequence for e in made if type(e._sequence) is CallByCall]
     assert sequences and all(s._merged is None for s in sequences)  # its first run made no merged executable
-    # chained at its making where no kernel of it is first-tier code compiled in this process
-    # (a fresh process's: the next test); else after its second run
-    at_once = all(s._chained for s in sequences)
-    tiering.drain()
-    assert np.asarray(ours(a, b, v)).tobytes() == first[0].tobytes()
-    if _chains():  # its second run made none either: one C object runs its calls in turn from then on
-        assert all(s._merged is None and s._chained for s in sequences)
+    if _chains():  # each call its kernel bound to its sizes in C (no runner made), chained at its making,
+        # and the chain (one C object running its calls in turn) the executable's run from its first read
+        assert all(type(r) is cpu_executable._ENTRY.Bound for s in sequences for r in s._runners)
+        assert all(s._chained for s in sequences) and all(s.steps for s in sequences)
         executables = [e for e in made if type(e._sequence) is CallByCall]
         assert all(type(vars(e)["run"]).__name__ == "Chain" for e in executables if e._results is None)
-        for _ in range(call_by_call.MERGED_AFTER - 1 - at_once):  # the chain ran at the second run if at once
-            assert np.asarray(ours(a, b, v)).tobytes() == first[0].tobytes()
-            assert all(s._merged is None for s in sequences)
+    tiering.drain()
+    # the chain's second to (MERGED_AFTER - 1)-th runs; without chains, the second run merges
+    for _ in range(call_by_call.MERGED_AFTER - 2 if _chains() else 0):
+        assert np.asarray(ours(a, b, v)).tobytes() == first[0].tobytes()
+        assert all(s._merged is None for s in sequences)
     assert np.asarray(ours(a, b, v)).tobytes() == first[0].tobytes()
     assert all(type(s._merged) is CpuExecutable for s in sequences)  # merged at its chain's MERGED_AFTER-th run
     for _ in range(2):
@@ -108,10 +107,9 @@ print(json.dumps({"compiles": xp.cache_info().compiles, "chained": chained, "run
 
 @pytest.mark.skipif(not _chains(), reason="chains are made by the C module _entry, not loaded here")
 def test_a_fresh_processs_new_graph_runs_chained_from_its_first_run(tmp_path):
-    """In a fresh process whose op kernels all come from the installation (none is
-    first-tier code), a new graph's calls run on their prepared runs from its first run,
-    and its executable takes the chain after that run: a script's second run calls no
-    Python to run it."""
+    """In a fresh process whose op kernels all come from the installation, a new graph's
+    calls are bound in C and its executable runs them from one C object (the chain) from
+    its first run: neither that run nor a script's second run calls Python to run them."""
     found = run_child(FRESH_GRAPH, tmp_path, PLAIDARRAY_INSTALLED_KERNELS="1", PLAIDARRAY_FUSE_AFTER_MS="")
     if found["compiles"]:
         pytest.skip("the installation's kernels are not built for these sources (prebuild)")
@@ -121,8 +119,10 @@ def test_a_fresh_processs_new_graph_runs_chained_from_its_first_run(tmp_path):
 
 
 def test_a_graph_a_call_of_which_has_no_prepared_run_is_merged_after_its_second_run(monkeypatch):
-    """First-tier code compiled in the process (which its Python run times), or a build
-    without ``_entry``: no prepared run to chain, so it is merged after its second run."""
+    """A runner's first-tier code compiled in the process (which its Python run times), or
+    a build without ``_entry``: no prepared run to chain, so it is merged after its second
+    run."""
+    monkeypatch.setattr(ShapeGenericExecutable, "untimed_any_size", lambda self, n_values: None)
     monkeypatch.setattr(cpu_executable._Runner, "prepared", lambda self, timed=None: None)
     monkeypatch.setattr(CpuExecutable, "prepared", lambda self, timed=None: None)
     a = xp.asarray(A)

@@ -59,10 +59,12 @@ def _made_by(read) -> list[baseline.BaselineExecutable]:
 
 def _preparable(executable: baseline.BaselineExecutable) -> bool:
     """Whether its sequence runs full code (first-tier code compiled in this process is
-    timed by the Python run until its full code lands) and its results are its sequence's."""
+    timed by the Python run until its full code lands, but where a call is bound in C,
+    ``_entry.Bound``, which times it) and its results are its sequence's."""
     sequence = _merged(executable)
     parts = getattr(sequence, "_runners", None) or [sequence]
-    return executable._results is None and not any(getattr(p, "_template", p)._runs.first_tier for p in parts)
+    return executable._results is None and not any(type(p) is not cpu_executable._ENTRY.Bound and
+                                                   getattr(p, "_template", p)._runs.first_tier for p in parts)
 
 
 @pytest.fixture(autouse=True)
