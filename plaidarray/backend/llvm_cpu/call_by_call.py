@@ -11,9 +11,9 @@ whose run makes its buffers and runs the kernel, first-tier code timed for its u
 C), where binding each to a runner (``ShapeGenericExecutable.runner``) and preparing its run
 (``_entry.Prepared``) cost ~20 us a call of a new graph's first read; a call whose sizes need
 the runner's Python (steps run in chunks, a parameter passed through, an FFT's plan) runs on
-its runner's prepared run. From its second run, all of them run in turn from one C object
-(``_entry.Chain``, taken by its ``BaselineExecutable`` after one run), ~0.5 us a call slower
-than the merged executable's run. A script's second run thus pays no Python for each call
+its runner's prepared run. All of them run in turn from one C object (``_entry.Chain``,
+which its ``BaselineExecutable`` takes at its making) from its first run, ~0.5 us a call
+slower than the merged executable's run. A script's second run thus pays no Python for each call
 of each graph it met once: two new graphs of ~5 small ops each read a second time took
 ~50 us, ~110 where their calls ran from Python at the first two runs. A graph is merged at
 its chain's ``MERGED_AFTER``-th run, when it is likely to run many more. A graph some call of
@@ -55,9 +55,9 @@ class CallByCall(Executable):
     then each call's results), each value let go after its last use; its results reshaped
     to ``shapes`` (a kernel may run on an operand's axes merged), but a parameter passed
     through, returned as it is (as the merged executable does). Each call runs on its
-    runner's prepared run where every one has one (``chain``: at its making, else after
-    its second run); else, after its second run, ``merged`` makes the merged executable,
-    which runs it from then on."""
+    run bound in C or its runner's prepared run where every one has one (``chain``: at its
+    making, else after its second run); else, after its second run, ``merged`` makes the
+    merged executable, which runs it from then on."""
 
     def __init__(self, runners: list[Any], calls: Sequence[Call], n_params: int,
                  constants: Sequence[np.ndarray], shapes: Sequence[Shape], outputs: Sequence[int],
@@ -128,8 +128,9 @@ class CallByCall(Executable):
             self._merge()
 
     def chain(self) -> bool:
-        """Whether its steps now run on their runners' prepared runs: they do where every
-        runner has one (none ran first-tier code, which its Python run times)."""
+        """Whether its steps now run on their runs bound in C or their runners' prepared
+        runs: they do where every runner has one (none runs first-tier code, which its
+        Python run times)."""
         prepared = [runner.run if type(runner) is _BOUND else runner.prepared() for runner in self._runners]
         if all(p is not None for p in prepared):
             self._steps = tuple((p, *step[1:]) for p, step in zip(prepared, self._steps))
