@@ -28,9 +28,12 @@ _ODD_PRIMES = tuple(p for p in range(3, LARGEST_KERNEL_PRIME + 1, 2) if all(p % 
 RADICES = (2, 4, 8, *_ODD_PRIMES)
 
 
-def radices(n: int) -> list[int] | None:
+@functools.lru_cache(maxsize=1024)
+def radices(n: int) -> tuple[int, ...] | None:
     """The radices of the stages of an n-point transform, or None if n has a prime factor
-    above ``LARGEST_KERNEL_PRIME``."""
+    above ``LARGEST_KERNEL_PRIME``. Kept for the last lengths met: a read at a new length
+    asks whether its template serves it, and its binding asks again (~8 us each, four a
+    length of a filter's rfft and irfft)."""
     twos = (n & -n).bit_length() - 1  # 2^twos divides n: radix 8, then 4 (or 4 and 4 for 8 * 2)
     eights, rest = divmod(twos, 3)
     if rest == 1 and eights:
@@ -41,7 +44,7 @@ def radices(n: int) -> list[int] | None:
         while n % p == 0:
             found.append(p)
             n //= p
-    return found if n == 1 else None
+    return tuple(found) if n == 1 else None
 
 
 @dataclass(frozen=True)

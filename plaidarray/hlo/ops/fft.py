@@ -24,9 +24,11 @@ Its lowerings are registered per platform: the target-neutral expansion into oth
 from __future__ import annotations
 
 import functools
+from types import ModuleType
 
 import numpy as np
 
+from ... import config
 from ..opdef import OpDef, register
 from ..shape import Shape
 
@@ -101,8 +103,21 @@ def unit(turns: np.ndarray, n: int | np.ndarray, sign: int) -> np.ndarray:
 def unit_parts(turns: np.ndarray, n: int | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The real and imaginary parts of ``unit(turns, n, 1)``, which both signs' values are
     made of (``signed_unit``): a plan that needs both directions of a length (a real
-    transform and its inverse) takes the cosines and sines, most of the cost, once."""
+    transform and its inverse) takes the cosines and sines, most of the cost, once.
+    Computed in C where it is built (``_units.c``: the same operations on each element,
+    the same bits), else by ``_unit_parts``."""
     turns = np.asarray(turns, np.int64)
+    if _UNITS is not None and turns.ndim == 1:
+        counts = np.ascontiguousarray(turns)
+        n_given = int(n) if isinstance(n, (int, np.integer)) else np.ascontiguousarray(n, np.int64)
+        re, im = np.empty(len(counts)), np.empty(len(counts))
+        if _UNITS.unit_parts(counts, n_given, _QUARTER_TURN_BYTES, re, im):
+            return re, im
+    return _unit_parts(turns, n)
+
+
+def _unit_parts(turns: np.ndarray, n: int | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``unit_parts`` in NumPy: its definition."""
     eighths, rest = np.divmod(8 * turns, n)  # 2 pi turns / n = (eighths + rest / n) pi/4
     above = (eighths & 1).astype(bool)  # then nearer (eighths + 1) pi/4, d = -(n - rest) / n pi/4
     k = ((eighths + above) >> 1) & 3
@@ -112,6 +127,21 @@ def unit_parts(turns: np.ndarray, n: int | np.ndarray) -> tuple[np.ndarray, np.n
     odd = (k & 1).astype(bool)  # times i^k: (c, s), (-s, c), (-c, -s), (s, -c); a sign is exact
     return np.where(odd, s, c) * _REAL_SIGNS[k], np.where(odd, c, s) * _IMAGINARY_SIGNS[k]
 
+
+def _units_in_c() -> ModuleType | None:
+    """``_units.c``, where it is built and ``PLAIDARRAY_PURE_PYTHON`` does not switch it off."""
+    if config.get("PLAIDARRAY_PURE_PYTHON") == "1":
+        return None
+    try:
+        from . import _units
+    except ImportError:
+        return None
+    return _units
+
+
+_UNITS = _units_in_c()
+#: ``_QUARTER_TURN``'s bytes, as ``_units.unit_parts`` takes it.
+_QUARTER_TURN_BYTES = _QUARTER_TURN.tobytes()
 
 #: The signs of ``unit_parts``' real and imaginary parts by quarter turn k (a product by
 #: -1.0 negates exactly, zeros included, as ``np.negative``; two gathers and products

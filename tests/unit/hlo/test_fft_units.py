@@ -1,0 +1,54 @@
+"""``fft.unit_parts`` in C (``hlo/ops/_units.c``) against its NumPy definition
+(``fft._unit_parts``), bit for bit: every FFT lowering's twiddles come from it, so a plan
+made with either computes the same transform. Without the C module (not built, or
+``PLAIDARRAY_PURE_PYTHON=1``) ``unit_parts`` is the definition itself and there is nothing
+to compare; CI requires it built (``tests/trace/test_read_path_in_c.py``)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from plaidarray.hlo.ops import fft
+
+pytestmark = pytest.mark.skipif(fft._UNITS is None, reason="_units.c is not built or not in use")
+
+
+def _bits(parts: tuple[np.ndarray, np.ndarray]) -> bytes:
+    return parts[0].tobytes() + parts[1].tobytes()
+
+
+@pytest.mark.parametrize("n", [*range(1, 700), 1024, 4093, 4096, 65536, 3**11, 1 << 20, 10**6 + 3, 2**62 // 3])
+def test_every_turn_of_a_length_is_the_definitions_bits(n):
+    turns = np.arange(min(n, 3000), dtype=np.int64) if n < 10**5 else \
+        np.random.default_rng(n % 2**32).integers(0, n, 3000)
+    assert _bits(fft.unit_parts(turns, n)) == _bits(fft._unit_parts(turns, n))
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.integers(1, 10**9), st.integers(0, 10**9)), min_size=1, max_size=60))
+def test_each_element_with_its_own_length_is_the_definitions_bits(pairs):
+    """A real plan's tables take each element's own n; turns at or past n (a plan's
+    ``turns % half``, Bluestein's ``j * j % 2n``) too."""
+    n = np.array([p[0] for p in pairs], np.int64)
+    turns = np.array([p[1] for p in pairs], np.int64)
+    assert _bits(fft.unit_parts(turns, n)) == _bits(fft._unit_parts(turns, n))
+
+
+@pytest.mark.parametrize("turns, n", [([-1, 3], 8), ([2**61, 1], 5), ([1, 2], 0), ([1, 2], np.array([4, -4]))])
+def test_what_c_refuses_is_the_definitions(turns, n):
+    """A negative turn, one whose eighths pass int64, a length not positive: NumPy's."""
+    turns = np.asarray(turns, np.int64)
+    assert not fft._UNITS.unit_parts(turns, n if isinstance(n, int) else np.asarray(n, np.int64),
+                                     fft._QUARTER_TURN_BYTES, np.empty(2), np.empty(2))
+    with np.errstate(all="ignore"):
+        assert _bits(fft.unit_parts(turns, n)) == _bits(fft._unit_parts(turns, n))
+
+
+def test_buffers_of_other_lengths_are_a_clear_error():
+    with pytest.raises(ValueError, match="re is not a buffer of 3 items"):
+        fft._UNITS.unit_parts(np.arange(3), 8, fft._QUARTER_TURN_BYTES, np.empty(2), np.empty(3))
+    with pytest.raises(ValueError, match="n is not a buffer of 3 items"):
+        fft._UNITS.unit_parts(np.arange(3), np.arange(1, 3), fft._QUARTER_TURN_BYTES, np.empty(3), np.empty(3))
