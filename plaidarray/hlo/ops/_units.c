@@ -51,13 +51,27 @@ static int fill(const int64_t *turns, const int64_t *ns, int64_t n_all, Py_ssize
     return 1;
 }
 
-/* A contiguous buffer of one dimension and `count` items of `size` bytes (count < 0: any). */
-static int take(PyObject *object, Py_buffer *view, int writable, Py_ssize_t size, Py_ssize_t count, const char *what) {
+/* Whether a buffer's struct format (a native byte order's, as NumPy gives it) is one item
+   of `kind`: 'i' an int64, 'f' a float64. */
+static int of_kind(const char *format, char kind) {
+    if (format == NULL) return 0;
+    if (*format == '@' || *format == '=' || *format == '<') format++; /* native: x86-64 and aarch64 are little-endian */
+    if (format[0] == '\0' || format[1] != '\0') return 0;
+    if (kind == 'f') return format[0] == 'd';
+    return format[0] == 'q' || (format[0] == 'l' && sizeof(long) == 8);
+}
+
+/* A contiguous buffer of one dimension holding `count` items of `kind` (count < 0: any). */
+static int take(PyObject *object, Py_buffer *view, int writable, char kind, Py_ssize_t count, const char *what) {
     if (PyObject_GetBuffer(object, view, PyBUF_C_CONTIGUOUS | PyBUF_FORMAT | (writable ? PyBUF_WRITABLE : 0)) < 0)
         return 0;
-    if (view->ndim != 1 || view->itemsize != size || (count >= 0 && view->shape[0] != count)) {
-        PyErr_Format(PyExc_ValueError, "unit_parts: %s is not a buffer of %zd items of %zd bytes", what,
-                     count < 0 ? view->shape[0] : count, size);
+    if (view->ndim != 1 || view->itemsize != 8 || !of_kind(view->format, kind) ||
+        (count >= 0 && view->shape[0] != count)) {
+        if (count >= 0)
+            PyErr_Format(PyExc_ValueError, "unit_parts: %s is not a buffer of %zd %s", what, count,
+                         kind == 'f' ? "float64 values" : "int64 values");
+        else
+            PyErr_Format(PyExc_ValueError, "unit_parts: %s is not a buffer of int64 values in one dimension", what);
         PyBuffer_Release(view);
         return 0;
     }
@@ -82,7 +96,7 @@ static PyObject *unit_parts(PyObject *module, PyObject *args) {
     }
     memcpy(&quarter, quarter_bytes.buf, sizeof quarter);
     PyBuffer_Release(&quarter_bytes);
-    if (!take(turns_object, &turns, 0, 8, -1, "turns")) return NULL;
+    if (!take(turns_object, &turns, 0, 'i', -1, "turns")) return NULL;
     Py_ssize_t count = turns.shape[0];
     if (PyLong_Check(n_object)) {
         int overflow = 0;
@@ -94,11 +108,11 @@ static PyObject *unit_parts(PyObject *module, PyObject *args) {
         }
         n_all = (int64_t)n;
     } else {
-        if (!take(n_object, &ns, 0, 8, count, "n")) goto turns_taken;
+        if (!take(n_object, &ns, 0, 'i', count, "n")) goto turns_taken;
         have_ns = 1;
     }
-    if (!take(re_object, &re, 1, 8, count, "re")) goto ns_taken;
-    if (!take(im_object, &im, 1, 8, count, "im")) goto re_taken;
+    if (!take(re_object, &re, 1, 'f', count, "re")) goto ns_taken;
+    if (!take(im_object, &im, 1, 'f', count, "im")) goto re_taken;
     answer = Py_NewRef(fill((const int64_t *)turns.buf, have_ns ? (const int64_t *)ns.buf : NULL, n_all, count, quarter,
                             (double *)re.buf, (double *)im.buf)
                            ? Py_True

@@ -47,8 +47,14 @@ def test_what_c_refuses_is_the_definitions(turns, n):
         assert _bits(fft.unit_parts(turns, n)) == _bits(fft._unit_parts(turns, n))
 
 
-def test_buffers_of_other_lengths_are_a_clear_error():
-    with pytest.raises(ValueError, match="re is not a buffer of 3 items"):
-        fft._UNITS.unit_parts(np.arange(3), 8, fft._QUARTER_TURN_BYTES, np.empty(2), np.empty(3))
-    with pytest.raises(ValueError, match="n is not a buffer of 3 items"):
-        fft._UNITS.unit_parts(np.arange(3), np.arange(1, 3), fft._QUARTER_TURN_BYTES, np.empty(3), np.empty(3))
+@pytest.mark.parametrize("turns, n, re, im, message", [
+    (np.arange(3), 8, np.empty(2), np.empty(3), "re is not a buffer of 3 float64"),
+    (np.arange(3), np.arange(1, 3), np.empty(3), np.empty(3), "n is not a buffer of 3 int64"),
+    (np.arange(3.0), 8, np.empty(3), np.empty(3), "turns is not a buffer of int64 values"),
+    (np.arange(3), 8, np.empty(3), np.empty(3, np.int64), "im is not a buffer of 3 float64"),
+    (np.int64(3), 8, np.empty(1), np.empty(1), "turns is not a buffer of int64 values"),
+    (np.arange(6).reshape(2, 3), 8, np.empty(6), np.empty(6), "turns is not a buffer of int64 values"),
+])
+def test_buffers_of_other_kinds_or_lengths_are_a_clear_error(turns, n, re, im, message):
+    with pytest.raises(ValueError, match=message):
+        fft._UNITS.unit_parts(turns, n, fft._QUARTER_TURN_BYTES, re, im)
