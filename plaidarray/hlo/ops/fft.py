@@ -107,9 +107,9 @@ def unit_parts(turns: np.ndarray, n: int | np.ndarray) -> tuple[np.ndarray, np.n
     Computed in C where it is built (``_units.c``: the same operations on each element,
     the same bits), else by ``_unit_parts``."""
     turns = np.asarray(turns, np.int64)
-    if _UNITS is not None and turns.ndim == 1:
+    if _UNITS is not None and turns.ndim == 1 and (np.ndim(n) == 0 or np.shape(n) == turns.shape):
         counts = np.ascontiguousarray(turns)
-        n_given = int(n) if isinstance(n, (int, np.integer)) else np.ascontiguousarray(n, np.int64)
+        n_given = int(n) if np.ndim(n) == 0 else np.ascontiguousarray(n, np.int64)
         re, im = np.empty(len(counts)), np.empty(len(counts))
         if _UNITS.unit_parts(counts, n_given, _QUARTER_TURN_BYTES, re, im):
             return re, im

@@ -37,6 +37,15 @@ def test_each_element_with_its_own_length_is_the_definitions_bits(pairs):
     assert _bits(fft.unit_parts(turns, n)) == _bits(fft._unit_parts(turns, n))
 
 
+@pytest.mark.parametrize("turns, n", [(np.arange(5), np.int64(12)), (np.arange(5), np.array(12)),
+                                      (np.arange(5), np.array([12])), (np.arange(6).reshape(2, 3), 12),
+                                      ([3, 1, 4], np.array([[7], [9]]))])
+def test_lengths_and_turns_of_other_forms_are_the_definitions(turns, n):
+    """A length as a NumPy scalar or 0-d array (C's), one broadcast to the turns, turns of
+    another rank (NumPy's): each gives the definition's bits."""
+    assert _bits(fft.unit_parts(turns, n)) == _bits(fft._unit_parts(np.asarray(turns, np.int64), n))
+
+
 @pytest.mark.parametrize("turns, n", [([-1, 3], 8), ([2**61, 1], 5), ([1, 2], 0), ([1, 2], np.array([4, -4]))])
 def test_what_c_refuses_is_the_definitions(turns, n):
     """A negative turn, one whose eighths pass int64, a length not positive: NumPy's."""
