@@ -34,11 +34,11 @@ static const double IMAGINARY_SIGNS[4] = {1.0, 1.0, -1.0, -1.0};
 
 static int fill(const int64_t *turns, const int64_t *ns, int64_t n_all, Py_ssize_t count, long double quarter,
                 double *re, double *im) {
-    long double scale = quarter / 2 / (long double)n_all;
+    long double all_scale = quarter / 2 / (long double)n_all; /* one length: divided once */
     for (Py_ssize_t i = 0; i < count; i++) {
         int64_t t = turns[i], n = ns != NULL ? ns[i] : n_all;
         if (t < 0 || t > INT64_MAX / 8 || n <= 0) return 0;
-        if (ns != NULL) scale = quarter / 2 / (long double)n;
+        long double scale = ns != NULL ? quarter / 2 / (long double)n : all_scale;
         int64_t eighths = 8 * t / n, rest = 8 * t % n; /* both >= 0: NumPy's floor division */
         int above = (int)(eighths & 1);                  /* nearer (eighths + 1) pi/4 */
         int k = (int)(((eighths + above) >> 1) & 3);

@@ -107,13 +107,25 @@ def unit_parts(turns: np.ndarray, n: int | np.ndarray) -> tuple[np.ndarray, np.n
     Computed in C where it is built (``_units.c``: the same operations on each element,
     the same bits), else by ``_unit_parts``."""
     turns = np.asarray(turns, np.int64)
-    if _UNITS is not None and turns.ndim == 1 and (np.ndim(n) == 0 or np.shape(n) == turns.shape):
-        counts = np.ascontiguousarray(turns)
-        n_given = int(n) if np.ndim(n) == 0 else np.ascontiguousarray(n, np.int64)
-        re, im = np.empty(len(counts)), np.empty(len(counts))
-        if _UNITS.unit_parts(counts, n_given, _QUARTER_TURN_BYTES, re, im):
-            return re, im
+    if _UNITS is not None and turns.ndim == 1:
+        n_given = _c_length(n, turns.shape)
+        if n_given is not None:
+            counts = np.ascontiguousarray(turns)
+            re, im = np.empty(len(counts)), np.empty(len(counts))
+            if _UNITS.unit_parts(counts, n_given, _QUARTER_TURN_BYTES, re, im):
+                return re, im
     return _unit_parts(turns, n)
+
+
+def _c_length(n: int | np.ndarray, shape: tuple[int, ...]) -> int | np.ndarray | None:
+    """``n`` as ``_units.unit_parts`` takes it: an integer, or signed integers one per turn
+    (of ``shape``); None for any other form (a length broadcast to the turns, of another
+    kind), which the definition computes as NumPy's rules say."""
+    if isinstance(n, (int, np.integer)):
+        return int(n)
+    if isinstance(n, np.ndarray) and n.dtype.kind == "i" and (n.shape == shape or n.ndim == 0):
+        return int(n) if n.ndim == 0 else np.ascontiguousarray(n, np.int64)
+    return None
 
 
 def _unit_parts(turns: np.ndarray, n: int | np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -46,6 +46,15 @@ def test_lengths_and_turns_of_other_forms_are_the_definitions(turns, n):
     assert _bits(fft.unit_parts(turns, n)) == _bits(fft._unit_parts(np.asarray(turns, np.int64), n))
 
 
+@pytest.mark.parametrize("n", [np.array([12, 9, 7, 5, 3.0]), np.full(5, 12, np.uint64)])
+def test_lengths_not_signed_integers_are_refused_as_the_definition_refuses_them(n):
+    """C takes no other kind (it would read floats as its int64 lengths): the definition's TypeError."""
+    with pytest.raises(TypeError):
+        fft._unit_parts(np.arange(5), n)
+    with pytest.raises(TypeError):
+        fft.unit_parts(np.arange(5), n)
+
+
 @pytest.mark.parametrize("turns, n", [([-1, 3], 8), ([2**61, 1], 5), ([1, 2], 0), ([1, 2], np.array([4, -4]))])
 def test_what_c_refuses_is_the_definitions(turns, n):
     """A negative turn, one whose eighths pass int64, a length not positive: NumPy's."""
