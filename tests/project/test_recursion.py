@@ -30,6 +30,8 @@ BOUNDED = {
     "api/creation.py:_stacked_items.level": "a level per list of the nested sequence, _MOST_LEVELS (NumPy's 64 "
                                             "dimensions) at most; a deeper one is a ValueError",
     "api/recipes.py:_add": "an argument's sequences are keyed MAX_NESTING deep at most; a deeper one is not recorded",
+    "backend/llvm_cpu/op_catalogue.py:_written": "a level per tuple of an op signature, _DEPTH (32) at most; a deeper "
+                                                 "one has no written form (its C twin stops at the same depth)",
     "api/indexing.py:_advanced <-> getitem": "getitem passes on the key's basic parts alone, which _advanced never gets",
     "api/manipulation.py:roll": "axis=None calls it once with axis=0",
     "api/indexing.py:_dynamic_window": "each split halves the window's cut axes: log2 of the rank deep",

@@ -7,7 +7,9 @@ common cases as their Python definitions do; ``trace/_scalars.c`` evaluates the 
 common cases (compared with ``scalars.value`` in ``test_scalar_tier.py``);
 ``backend/llvm_cpu/_entry.c`` calls an executable's entry as its ctypes call does;
 ``hlo/ops/_units.c`` computes FFT twiddles as ``fft.unit_parts`` does (compared in
-``tests/unit/hlo/test_fft_units.py``). All are
+``tests/unit/hlo/test_fft_units.py``); ``backend/llvm_cpu/_catalogue.c`` finds an op
+kernel in the installation's catalogue as ``op_catalogue.py`` does (compared in
+``tests/unit/backend/test_op_catalogue_c.py``). All are
 optional at build time: where they were not built (no C compiler at install) these tests
 skip, saying so, and the rest of the suite runs on the Python twins. CI sets ``PLAIDARRAY_TEST_REQUIRE_C=1`` (``.ci/run``), so there a build
 that failed silently fails the first test instead of leaving CI testing the Python paths
@@ -33,6 +35,7 @@ from hypothesis import strategies as st
 import plaidarray as xp
 from plaidarray.backend.cache import EXECUTABLES
 from plaidarray.backend.llvm_cpu import executable as cpu_executable
+from plaidarray.backend.llvm_cpu import op_catalogue
 from plaidarray.hlo.ops import fft as fft_op
 from plaidarray.trace import node as node_module
 from plaidarray.trace import scalars
@@ -41,7 +44,7 @@ from plaidarray.trace.baseline import BaselineExecutable
 
 #: The C modules, by the names they are imported by.
 C_MODULES = ("plaidarray.trace._graph", "plaidarray.trace._scalars", "plaidarray.backend.llvm_cpu._entry",
-             "plaidarray.hlo.ops._units")
+             "plaidarray.hlo.ops._units", "plaidarray.backend.llvm_cpu._catalogue")
 #: Those that were not built here.
 UNBUILT = [name for name in C_MODULES if importlib.util.find_spec(name) is None]
 REQUIRED = os.environ.get("PLAIDARRAY_TEST_REQUIRE_C") == "1"
@@ -63,15 +66,17 @@ def test_the_c_modules_are_built_and_in_use():
     assert cpu_executable._run_in_c is not None
     assert scalars.evaluate is not scalars.value
     assert fft_op._UNITS is not None
+    assert op_catalogue._C is not None
 
 
 def test_the_pure_python_switch_turns_them_off():
     code = ("from plaidarray.trace import node, scalars; from plaidarray.backend.llvm_cpu import executable; "
-            "from plaidarray.hlo.ops import fft; "
-            "print(node.GRAPH_IN_C, executable._run_in_c, scalars.evaluate is scalars.value, fft._UNITS)")
+            "from plaidarray.hlo.ops import fft; from plaidarray.backend.llvm_cpu import op_catalogue; "
+            "print(node.GRAPH_IN_C, executable._run_in_c, scalars.evaluate is scalars.value, fft._UNITS, "
+            "op_catalogue._C)")
     env = {**os.environ, "PLAIDARRAY_PURE_PYTHON": "1"}
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=120)
-    assert done.stdout.split() == ["None", "None", "True", "None"], done.stderr
+    assert done.stdout.split() == ["None", "None", "True", "None", "None"], done.stderr
 
 
 def _c_walk(roots):

@@ -8,13 +8,16 @@ installation built, that was ~0.13 ms of an op's first use in a process, and a n
 makes ~20 first uses. So the installation's build records, for each signature it met, the
 entry it found and the pattern (``record``), and after the build the records, with their
 entries' metadata, become one file (``write``): a hash table that a process maps once and
-reads one record of per signature (``find``: the signature pickled and hashed, a slot
+reads one record of per signature (``find``: the signature written and hashed, a slot
 read, the record's checksum checked and ``marshal``-loaded, ~10 us).
 
-A signature's key is its pickle, made without a memo (equal values pickle alike, whatever
-objects they share), which names each value's type: two signatures share a key only if
-they are equal. A signature that does not pickle is not found; nor is one the build never
-met, which the baseline tier then finds as before. The catalogue is read only where the
+A signature's key is the hash of its values written out with their types (``_written``:
+equal values are written alike, whatever objects they share, and 1, 1.0 and True apart):
+two signatures share a key only if they are equal. A signature holding a value of another
+type is not found; nor is one the build never met, which the baseline tier then finds as
+before. Where it is built, ``_catalogue.c`` writes and hashes the key, finds its slot,
+checks the record and loads it in one call (the same bytes, the same hash): four steps of
+small Python objects were ~35 us of each first use among a script's other work. The catalogue is read only where the
 installation is trusted (``object_cache.installed_file``) and its header names this
 environment (plaidarray's sources and version, llvmlite's, the target: an
 ``object_cache.entry_key``), and a record only if its checksum, keyed by its signature's
@@ -24,17 +27,16 @@ key, holds.
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import marshal
 import mmap
 import os
-import pickle
 import struct
 import threading
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -49,13 +51,26 @@ RECORDS_KEPT_IN: Path | None = None
 #: The directory of records within an installation being built, removed once written.
 RECORDS = "catalogue-records"
 _MAGIC = b"PLAIDCAT"
-_FORMAT = 1
+_FORMAT = 2
 #: magic, format, number of slots (a power of two), the environment's key (40 hex digits)
 _HEADER = struct.Struct("<8sII40s")
 #: a signature's key, its record's offset and length, the record's checksum keyed by the key
 _SLOT = struct.Struct("<16sII16s")
 _EMPTY = bytes(16)
 
+
+def _catalogue_in_c() -> ModuleType | None:
+    """``_catalogue.c``, where it is built and ``PLAIDARRAY_PURE_PYTHON`` does not switch it off."""
+    if config.get("PLAIDARRAY_PURE_PYTHON") == "1":
+        return None
+    try:
+        from . import _catalogue
+    except ImportError:
+        return None
+    return _catalogue
+
+
+_C = _catalogue_in_c()
 
 @dataclass(frozen=True)
 class Listed:
@@ -71,31 +86,64 @@ class Listed:
     units: frozenset[int]
 
 
-class _Reductions(dict):
-    """How the signature's pickle names a dtype: by its type and its ``str`` (``'<f8'``),
-    found by the dtype itself (a C call, where NumPy's own ``__reduce__`` of each dtype of
-    a signature was half of its pickle's time); any other dtype as NumPy reduces it."""
-
-    def __missing__(self, dtype: np.dtype) -> Any:
-        return dtype.__reduce__()
+#: The NumPy dtypes written by their ``str`` (``_catalogue.c``'s ``STANDARD``); any other by its ``repr``.
+STANDARD = "?bhilqBHILQefdgFDG"
+#: The most tuples deep a written signature goes.
+_DEPTH = 32
 
 
-_REDUCED = _Reductions({d: (np.dtype, (d.str,)) for d in map(np.dtype, "?bhilqBHILQefdgFDG")})
-_DISPATCH = {type(d): _REDUCED.__getitem__ for d in _REDUCED}
+def _written(value: Any, out: bytearray, depth: int = 0) -> bool:
+    """Writes ``value`` into ``out`` with its type (the form ``_catalogue.c`` describes);
+    False where a value has no written form (another type, past ``_DEPTH`` tuples)."""
+    kind = type(value)
+    if kind is tuple:
+        if depth >= _DEPTH:
+            return False
+        out += b"("
+        if not all(_written(item, out, depth + 1) for item in value):
+            return False
+        out += b")"
+    elif value is None or value is True or value is False:
+        out += b"N" if value is None else b"T" if value else b"F"
+    elif kind is int:
+        if -(1 << 63) <= value < 1 << 63:
+            out += b"i" + value.to_bytes(8, "little", signed=True)
+        else:
+            try:
+                digits = str(value)
+            except ValueError:  # past the digits Python writes out
+                return False
+            out += b"I" + digits.encode() + b";"
+    elif kind is float:
+        out += b"f" + struct.pack("<d", value)
+    elif kind is complex:
+        out += b"c" + struct.pack("<dd", value.real, value.imag)
+    elif kind is str or kind is bytes or isinstance(value, np.dtype):
+        if kind is str or kind is bytes:
+            tag = b"s" if kind is str else b"b"
+            text = value
+        else:
+            standard = len(value.char) == 1 and value.char in STANDARD
+            tag, text = (b"d", value.str) if standard else (b"D", repr(value))
+        try:
+            data = text if type(text) is bytes else text.encode()
+        except UnicodeEncodeError:  # a lone surrogate
+            return False
+        if len(data) > 0x7FFFFFFF:
+            return False
+        out += tag + len(data).to_bytes(4, "little") + data
+    else:
+        return False
+    return True
+
 
 
 def signature_key(signature: Hashable) -> bytes | None:
-    """The key of an op signature (see the module), or None if it does not pickle."""
-    buffer = io.BytesIO()
-    pickler = pickle.Pickler(buffer, 5)
-    pickler.fast = True  # no memo: equal values pickle alike
-    pickler.dispatch_table = _DISPATCH
-    try:
-        pickler.dump(signature)
-    except Exception:  # noqa: BLE001  # any value pickling refuses: the signature is simply not catalogued
-        return None
-    return hashlib.blake2b(buffer.getvalue(), digest_size=16).digest()
-
+    """The key of an op signature (see the module), or None if a value has no written form."""
+    if _C is not None:
+        return _C.key(signature)
+    out = bytearray()
+    return hashlib.blake2b(out, digest_size=16).digest() if _written(signature, out) else None
 
 def environment(target: str) -> str:
     """The key a catalogue's header holds: the environment its kernels were built in, for ``target``."""
@@ -172,10 +220,7 @@ def find(signature: Hashable, target: str) -> Listed | None:
     """The catalogued op kernel of ``signature`` for ``target``, or None (no catalogue, or
     not in it)."""
     catalogue = opened(target)
-    if catalogue is None:
-        return None
-    found = signature_key(signature)
-    return catalogue.find(found) if found is not None else None
+    return catalogue.find(signature) if catalogue is not None else None
 
 
 def _first_slot(digest: bytes, n_slots: int) -> int:
@@ -193,26 +238,38 @@ class _Catalogue:
         self._memory = memory
         self._n_slots = n_slots
 
-    def find(self, digest: bytes) -> Listed | None:
+    def find(self, signature: Hashable) -> Listed | None:
+        if _C is not None:
+            return _listed(_C.find(self._memory, self._n_slots, _HEADER.size, signature))
+        digest = signature_key(signature)
+        return _listed(self.record(digest)) if digest is not None else None
+
+    def record(self, digest: bytes) -> Any:
+        """The record of the key ``digest``, loaded; None where it has none, or its record
+        is out of the file, fails its checksum or does not load."""
         memory, n_slots = self._memory, self._n_slots
         slot = _first_slot(digest, n_slots)
         for _ in range(n_slots):
             found, offset, length, checksum = _SLOT.unpack_from(memory, _HEADER.size + slot * _SLOT.size)
             if found == digest:
                 data = memory[offset:offset + length]
-                return _listed(data) if len(data) == length and _checksum(digest, data) == checksum else None
+                if len(data) != length or _checksum(digest, data) != checksum:
+                    return None
+                try:
+                    return marshal.loads(data)
+                except (ValueError, EOFError, TypeError):
+                    return None
             if found == _EMPTY:
                 return None
             slot = (slot + 1) % n_slots
         return None
 
 
-def _listed(data: bytes) -> Listed | None:
+def _listed(record: Any) -> Listed | None:
     """A record's ``Listed``, or None where it is not one."""
-    try:
-        key, meta, n_params, symbol_of, n_symbols, units = marshal.loads(data)
-    except (ValueError, EOFError, TypeError):
+    if type(record) is not tuple or len(record) != 6:
         return None
+    key, meta, n_params, symbol_of, n_symbols, units = record
     if not (type(key) is str and type(meta) is dict and type(n_params) is int and type(n_symbols) is int
             and type(symbol_of) is tuple and type(units) is tuple):
         return None

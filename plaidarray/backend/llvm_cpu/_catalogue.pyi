@@ -1,0 +1,6 @@
+"""Types of ``_catalogue.c``; ``op_catalogue.signature_key`` and ``_Catalogue.record`` are its Python definition."""
+
+from typing import Any
+
+def key(signature: object, /) -> bytes | None: ...
+def find(memory: Any, n_slots: int, header_size: int, signature: object, /) -> Any: ...
