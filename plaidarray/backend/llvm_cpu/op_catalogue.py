@@ -16,12 +16,12 @@ equal values are written alike, whatever objects they share, and 1, 1.0 and True
 two signatures share a key only if they are equal. A signature holding a value of another
 type is not found; nor is one the build never met, which the baseline tier then finds as
 before. Where it is built, ``_catalogue.c`` writes and hashes the key, finds its slot,
-checks the record and loads it in one call (the same bytes, the same hash): four steps of
-small Python objects were ~35 us of each first use among a script's other work. The catalogue is read only where the
-installation is trusted (``object_cache.installed_file``) and its header names this
-environment (plaidarray's sources and version, llvmlite's, the target: an
-``object_cache.entry_key``), and a record only if its checksum, keyed by its signature's
-key, holds.
+checks the record and loads it in one call (the same bytes, the same hash), where four
+steps of small Python objects were ~31-33 us of each first use among a script's other work
+(~18 in C). The catalogue is read only where the installation is trusted
+(``object_cache.installed_file``) and its header names this environment (plaidarray's
+sources and version, llvmlite's, the target: an ``object_cache.entry_key``), and a record
+only if its checksum, keyed by its signature's key, holds.
 """
 
 from __future__ import annotations
@@ -71,6 +71,7 @@ def _catalogue_in_c() -> ModuleType | None:
 
 
 _C = _catalogue_in_c()
+
 
 @dataclass(frozen=True)
 class Listed:
@@ -137,13 +138,13 @@ def _written(value: Any, out: bytearray, depth: int = 0) -> bool:
     return True
 
 
-
 def signature_key(signature: Hashable) -> bytes | None:
     """The key of an op signature (see the module), or None if a value has no written form."""
     if _C is not None:
         return _C.key(signature)
     out = bytearray()
     return hashlib.blake2b(out, digest_size=16).digest() if _written(signature, out) else None
+
 
 def environment(target: str) -> str:
     """The key a catalogue's header holds: the environment its kernels were built in, for ``target``."""
