@@ -1,6 +1,7 @@
 """``_catalogue.c`` against its definition, ``op_catalogue.py``: the same key for every
-signature (the same written form, the same hash), none for the same values, and the same
-record found in a catalogue, or none where it is damaged."""
+signature (the same written form, the same hash), other keys for unequal values, no key
+for a value with no written form, and the same record found in a catalogue, or none where
+it is damaged."""
 
 from __future__ import annotations
 
