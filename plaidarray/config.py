@@ -10,10 +10,12 @@ generated from these rows (``markdown_table``; a test keeps the two equal).
 
 from __future__ import annotations
 
+import importlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 
@@ -219,6 +221,18 @@ SETTINGS: dict[str, Setting] = {row.name: row for row in _ROWS}
 def get(name: str) -> Any:
     """The value of setting ``name`` now (ValueError naming it if its text is bad)."""
     return SETTINGS[name].value()
+
+
+def c_module(name: str) -> ModuleType | None:
+    """The C module ``name`` of plaidarray's (``pyproject.toml``'s ``ext-modules``), imported,
+    where it is built and ``PLAIDARRAY_PURE_PYTHON`` does not switch it off; else None, and
+    its Python definition runs instead."""
+    if get("PLAIDARRAY_PURE_PYTHON") == "1":
+        return None
+    try:
+        return importlib.import_module(name)
+    except ImportError:
+        return None
 
 
 def markdown_table() -> str:

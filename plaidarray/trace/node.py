@@ -254,11 +254,8 @@ def _graph_in_c() -> Any:
     """The C module ``_graph`` (making nodes and walking pending graphs, ``_graph.c``),
     configured with this module's layout, when it is built and ``PLAIDARRAY_PURE_PYTHON``
     does not switch it off; else None."""
-    if config.get("PLAIDARRAY_PURE_PYTHON") == "1":
-        return None
-    try:
-        from . import _graph
-    except ImportError:
+    _graph = config.c_module("plaidarray.trace._graph")
+    if _graph is None:
         return None
     _graph.configure(Node, Shape, attr_key, _SERIALS, TRACED, LEAF_DTYPES)
     return _graph

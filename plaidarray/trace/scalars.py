@@ -84,11 +84,8 @@ def _in_c(fallback: Callable[[Node], Any] = value) -> Callable[[Node], Any] | No
     """``_scalars.value`` configured, calling ``fallback`` for what it does not evaluate
     (``value``; a test counts the calls), where it is built and ``PLAIDARRAY_PURE_PYTHON``
     does not switch it off; else None."""
-    if config.get("PLAIDARRAY_PURE_PYTHON") == "1":
-        return None
-    try:
-        from . import _scalars
-    except ImportError:
+    _scalars = config.c_module("plaidarray.trace._scalars")
+    if _scalars is None:
         return None
     _scalars.configure(Node, Shape, np.ndarray, HOST, C_DTYPES, C_OPS, C_DIRECTIONS, MOST_OPS, fallback, OPS)
     return _scalars.value

@@ -196,13 +196,8 @@ def stats_in_python(paths: list[str]) -> list[tuple[int, int]] | None:
 def _stats_in_c() -> Callable[[list[str]], list[tuple[int, int]] | None] | None:
     """``_stats.stats`` (``_stats.c``: the calls without the GIL) when it is built and
     ``PLAIDARRAY_PURE_PYTHON`` does not switch it off, else None."""
-    if config.get("PLAIDARRAY_PURE_PYTHON") == "1":
-        return None
-    try:
-        from ._stats import stats as in_c
-    except ImportError:
-        return None
-    return in_c
+    module = config.c_module("plaidarray.backend.llvm._stats")
+    return module.stats if module is not None else None
 
 
 #: The stats of files in C, or None (``stats_in_python`` runs instead).

@@ -721,11 +721,8 @@ def _c_entry() -> Any:
     built, the array objects' data pointer offset is known (``transfer.DATA_POINTER_OFFSET``)
     and ``PLAIDARRAY_PURE_PYTHON`` does not switch it off; else None, and runs go through
     ctypes."""
-    if transfer.DATA_POINTER_OFFSET is None or config.get("PLAIDARRAY_PURE_PYTHON") == "1":
-        return None
-    try:
-        from . import _entry
-    except ImportError:
+    _entry = config.c_module("plaidarray.backend.llvm_cpu._entry") if transfer.DATA_POINTER_OFFSET is not None else None
+    if _entry is None:
         return None
     _entry.configure(transfer.DATA_POINTER_OFFSET)
     return _entry

@@ -36,7 +36,6 @@ import threading
 from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -59,18 +58,8 @@ _SLOT = struct.Struct("<16sII16s")
 _EMPTY = bytes(16)
 
 
-def _catalogue_in_c() -> ModuleType | None:
-    """``_catalogue.c``, where it is built and ``PLAIDARRAY_PURE_PYTHON`` does not switch it off."""
-    if config.get("PLAIDARRAY_PURE_PYTHON") == "1":
-        return None
-    try:
-        from . import _catalogue
-    except ImportError:
-        return None
-    return _catalogue
-
-
-_C = _catalogue_in_c()
+#: ``_catalogue.c``, or None (``_written`` and ``_Catalogue.record`` run instead).
+_C = config.c_module("plaidarray.backend.llvm_cpu._catalogue")
 
 
 @dataclass(frozen=True)

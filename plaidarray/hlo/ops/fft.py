@@ -24,7 +24,6 @@ Its lowerings are registered per platform: the target-neutral expansion into oth
 from __future__ import annotations
 
 import functools
-from types import ModuleType
 
 import numpy as np
 
@@ -140,18 +139,8 @@ def _unit_parts(turns: np.ndarray, n: int | np.ndarray) -> tuple[np.ndarray, np.
     return np.where(odd, s, c) * _REAL_SIGNS[k], np.where(odd, c, s) * _IMAGINARY_SIGNS[k]
 
 
-def _units_in_c() -> ModuleType | None:
-    """``_units.c``, where it is built and ``PLAIDARRAY_PURE_PYTHON`` does not switch it off."""
-    if config.get("PLAIDARRAY_PURE_PYTHON") == "1":
-        return None
-    try:
-        from . import _units
-    except ImportError:
-        return None
-    return _units
-
-
-_UNITS = _units_in_c()
+#: ``_units.c``, or None (``_unit_parts`` runs instead).
+_UNITS = config.c_module("plaidarray.hlo.ops._units")
 #: ``_QUARTER_TURN``'s bytes, as ``_units.unit_parts`` takes it.
 _QUARTER_TURN_BYTES = _QUARTER_TURN.tobytes()
 
