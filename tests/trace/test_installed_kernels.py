@@ -166,25 +166,6 @@ def test_the_catalogue_is_found_again_without_looking_for_the_installation(monke
     assert looked
 
 
-def test_op_kernels_of_one_form_share_its_template_and_run_their_own_kernels():
-    """Installed op kernels whose entries differ only in their kernels (``cache_entry._form``:
-    each unary op on a vector of float64) are made of the first one's template
-    (``ShapeGenericExecutable.with_kernels``), and each runs its own kernel: a template made
-    so that ran the first one's would give its op's values for all."""
-    if op_catalogue.opened(registry.get("llvm-cpu").compiler.target) is None:
-        pytest.skip("no installed catalogue for this environment (its kernels are not built)")
-    xp.clear_cache()
-    x = np.linspace(-3.0, 3.0, 37)
-    ops = {"negative": np.negative, "abs": np.abs, "floor": np.floor, "ceil": np.ceil, "trunc": np.trunc,
-           "square": np.square, "sign": np.sign, "round": np.round}
-    before = xp.cache_info().compiles
-    for name, numpy_op in ops.items():
-        assert np.array_equal(np.asarray(getattr(xp, name)(xp.asarray(x))), numpy_op(x)), name
-    if xp.cache_info().compiles > before:
-        pytest.skip("the installation's kernels are not built for these sources (prebuild)")
-    assert 0 < len(cache_entry._FORMS) < len(ops)
-
-
 def test_fft_templates_are_found_in_the_catalogue_without_their_hlo(monkeypatch):
     """Each FFT library template (by kind, dtype and class: odd or even, Bluestein's or
     not) is catalogued at the installation's build and found by that alone: a first

@@ -7,7 +7,6 @@ writes them, run-time sizes of a shape-generic executable included."""
 
 from __future__ import annotations
 
-import marshal
 from collections.abc import Sequence
 from pathlib import Path
 from typing import cast
@@ -16,7 +15,6 @@ import numpy as np
 
 from ...hlo.shape import Shape
 from ...hlo.symbolic import Dim, decode, encode
-from ..cache import EXECUTABLES
 from ..llvm import object_cache
 from . import kernels
 from .blas_lapack import is_import
@@ -111,39 +109,34 @@ def load(key: str, n_params: int, constants: list[np.ndarray] | None, target: st
 def from_entry(payload: bytes, meta: dict, n_params: int, constants: list[np.ndarray] | None, target: str,
                level: int) -> CpuExecutable | ShapeGenericExecutable | None:
     """``load``'s executable, of an entry's payload and metadata (read from its file, or
-    from the installation's catalogue of op kernels, ``op_catalogue.py``). A shape-generic
-    entry without constants of a form met before (``_form``) is the template made of that
-    one's, with its own kernels (``ShapeGenericExecutable.with_kernels``)."""
+    from the installation's catalogue of op kernels, ``op_catalogue.py``)."""
     try:
         rows = meta["constants"]
         if constants is None:
             constants = _stored_constants(payload, rows) if meta["constants_stored"] else None
         if constants is None or len(constants) != len(rows):
             return None
-        described = meta.get(RESOLVED) or {}
-        found: dict[str, kernels.CompiledKernel] = {}
-        step_kernels = []
-        for step in meta["steps"]:
-            kernel = _kernel(str(step[0]), found, described, target, level)
-            if kernel is None:
-                return None
-            step_kernels.append(kernel)
-        limits = meta["limits"]
-        form = _form(meta, n_params) if limits is not None and not rows else None
-        same = _FORMS.get(form) if form is not None else None
-        if same is not None:
-            made = same.with_kernels(step_kernels)
-            made.from_disk = True
-            return made
         slots = [(str(kind), int(i)) for kind, i in meta["output_slots"]]
         outputs, temps = _shapes(meta["output_shapes"]), _shapes(meta["temp_shapes"])
         steps = []
-        for kernel, (_, buffers, (extent, work, depth), dims, imports) in zip(step_kernels, meta["steps"]):
+        found: dict[str, kernels.CompiledKernel] = {}
+        described = meta.get(RESOLVED) or {}
+        for kernel_key, buffers, (extent, work, depth), dims, imports in meta["steps"]:
+            kernel_key = str(kernel_key)
+            kernel = found.get(kernel_key) or kernels.KERNELS.get(kernel_key)
+            if kernel is None:
+                kernel_meta = described.get(kernel_key)
+                kernel = (kernels.in_bundle(KERNEL_PREFIX + kernel_key, kernel_meta, level) if kernel_meta else
+                          kernels.load(kernels.disk_key(kernel_key, target), KERNEL_PREFIX + kernel_key, level))
+                if kernel is None:
+                    return None
+                kernels.KERNELS.put(kernel_key, kernel)
+            found[kernel_key] = kernel
             extent_value, work_value = _dims([extent, work])
             segment = Segment(extent_value, work_value, int(depth))
             steps.append(Step(kernel, tuple(int(b) for b in buffers), segment, tuple(int(d) for d in dims),
                               tuple(str(name) for name in imports if is_import(str(name)))))
-        derived = _dims(meta["derived"])
+        limits, derived = meta["limits"], _dims(meta["derived"])
         if limits is not None:
             bounds = [(_dim(value), int(limit)) for value, limit in limits]
     except (KeyError, TypeError, ValueError, IndexError, AttributeError):
@@ -153,46 +146,8 @@ def from_entry(payload: bytes, meta: dict, n_params: int, constants: list[np.nda
         executable = CpuExecutable(steps, n_params, constants, slots, outputs, temps)
     else:
         executable = ShapeGenericExecutable(steps, n_params, constants, slots, outputs, temps, bounds, derived)
-        if form is not None:
-            if len(_FORMS) >= KEPT_FORMS:
-                _FORMS.clear()
-            _FORMS[form] = executable
     executable.from_disk = True
     return executable
-
-
-def _kernel(kernel_key: str, found: dict[str, kernels.CompiledKernel], described: dict, target: str,
-            level: int) -> kernels.CompiledKernel | None:
-    """The kernel of a step's key: found before (in this entry, or kept by ``kernels.KERNELS``),
-    else loaded from its bundle (``described``: its metadata, in an installed entry) or its
-    own entry, and kept."""
-    kernel = found.get(kernel_key) or kernels.KERNELS.get(kernel_key)
-    if kernel is None:
-        kernel_meta = described.get(kernel_key)
-        kernel = (kernels.in_bundle(KERNEL_PREFIX + kernel_key, kernel_meta, level) if kernel_meta else
-                  kernels.load(kernels.disk_key(kernel_key, target), KERNEL_PREFIX + kernel_key, level))
-        if kernel is None:
-            return None
-        kernels.KERNELS.put(kernel_key, kernel)
-    found[kernel_key] = kernel
-    return kernel
-
-
-def _form(meta: dict, n_params: int) -> bytes:
-    """An entry's form: its metadata but for its steps' kernels, written by ``marshal``'s
-    version 0 (no references or interned strings, whose use depends on objects' sharing):
-    equal forms are equal entries but for their kernels. Many op kernels share one (every
-    unary op on a vector of float64: one step over the same buffers and sizes)."""
-    return marshal.dumps((n_params, [step[1:] for step in meta["steps"]], meta["output_slots"],
-                          meta["output_shapes"], meta["temp_shapes"], meta["limits"], meta["derived"]), 0)
-
-
-#: Templates by their entry's form (``_form``): the first loaded of each, whose layout,
-#: sizes program, allocators and run facts the later ones share. Emptied at ``KEPT_FORMS``
-#: and with the executable cache (``plaidarray.clear_cache``).
-_FORMS: dict[bytes, ShapeGenericExecutable] = {}
-KEPT_FORMS = 1024
-EXECUTABLES.on_clear.append(_FORMS.clear)
 
 
 #: The field of an installed executable's entry holding its kernels' entries' metadata

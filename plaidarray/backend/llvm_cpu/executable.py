@@ -331,24 +331,6 @@ class ShapeGenericExecutable(Executable):
         #: ``any_size``'s untimed runs by the number of sizes (``untimed_any_size``).
         self._untimed: dict[int, Callable[[list[int]], Any] | None] = {}
 
-    def with_kernels(self, kernels: Sequence[CompiledKernel]) -> ShapeGenericExecutable:
-        """A template of its steps, buffers and sizes running ``kernels`` (one a step, in
-        turn): the op kernel of an entry of the same form (``cache_entry.from_entry``: each
-        unary op on a vector, each sum over rows of a matrix, ...), which shares what this
-        one worked out of its steps' sizes and buffers (its layout, sizes program,
-        allocators and run facts, made at its first runs) instead of making them again:
-        its runs at any size ~44 -> ~28 us of an installed op kernel's first use in a
-        fresh process. It has runs and a
-        plan of its own (its kernels' addresses). Only for a template without constants
-        (whose run facts hold their addresses) or ``per_size`` hooks."""
-        made = object.__new__(ShapeGenericExecutable)
-        made.__dict__.update(self.__dict__)
-        made.steps = tuple([step._replace(kernel=kernel) for step, kernel in zip(self.steps, kernels)])
-        made._runs = _Runs(made.steps)
-        made._words = None
-        made._untimed = {}
-        return made
-
     # What a binding evaluates and keeps, made at the first binding: most templates loaded
     # (an op's kernel on its first use) are merged into sequences (``sequence.py``) and
     # never bound themselves, and making these was a third of loading one.
