@@ -39,7 +39,9 @@
 
 static PyObject *blake2b;    /* hashlib.blake2b */
 static PyObject *dtype_type; /* numpy.dtype */
-static PyObject *digest_size; /* {"digest_size": 16} */
+static PyObject *size_16;     /* 16, the digest size */
+static PyObject *sized;       /* ("digest_size",) */
+static PyObject *sized_keyed; /* ("digest_size", "key") */
 /* The dtype characters written as 'd' (``op_catalogue.STANDARD``). */
 static const char STANDARD[] = "?bhilqBHILQefdgFDG";
 
@@ -154,25 +156,14 @@ static int written(Bytes *out, PyObject *value, int depth) {
     return done;
 }
 
-/* BLAKE2b of `data`, 16 bytes, keyed with `key` (NULL: none): hashlib's, called from C. */
+/* BLAKE2b of `data`, 16 bytes, keyed with `key` (NULL: none): hashlib's, called from C with
+   its keywords' names made once (a keyed call copied a dict of them at each lookup). */
 static PyObject *hashed(const char *data, Py_ssize_t length, PyObject *key) {
     PyObject *bytes = PyBytes_FromStringAndSize(data, length);
     if (bytes == NULL) return NULL;
-    PyObject *arguments = PyTuple_Pack(1, bytes);
+    PyObject *arguments[3] = {bytes, size_16, key};
+    PyObject *hash = PyObject_Vectorcall(blake2b, arguments, 1, key != NULL ? sized_keyed : sized);
     Py_DECREF(bytes);
-    if (arguments == NULL) return NULL;
-    PyObject *keywords = digest_size;
-    if (key != NULL) {
-        keywords = PyDict_Copy(digest_size);
-        if (keywords == NULL || PyDict_SetItemString(keywords, "key", key) < 0) {
-            Py_XDECREF(keywords);
-            Py_DECREF(arguments);
-            return NULL;
-        }
-    }
-    PyObject *hash = PyObject_Call(blake2b, arguments, keywords);
-    Py_DECREF(arguments);
-    if (key != NULL) Py_DECREF(keywords);
     if (hash == NULL) return NULL;
     PyObject *digest = PyObject_CallMethod(hash, "digest", NULL);
     Py_DECREF(hash);
@@ -262,7 +253,9 @@ PyMODINIT_FUNC PyInit__catalogue(void) {
     if (numpy == NULL) return NULL;
     dtype_type = PyObject_GetAttrString(numpy, "dtype");
     Py_DECREF(numpy);
-    digest_size = dtype_type != NULL ? Py_BuildValue("{s:i}", "digest_size", DIGEST) : NULL;
-    if (digest_size == NULL) return NULL;
+    size_16 = dtype_type != NULL ? PyLong_FromLong(DIGEST) : NULL;
+    sized = size_16 != NULL ? Py_BuildValue("(s)", "digest_size") : NULL;
+    sized_keyed = sized != NULL ? Py_BuildValue("(ss)", "digest_size", "key") : NULL;
+    if (sized_keyed == NULL) return NULL;
     return PyModule_Create(&module);
 }

@@ -9,11 +9,12 @@ makes ~20 first uses. So the installation's build records, for each signature it
 entry it found and the pattern (``record``), and after the build the records, with their
 entries' metadata, become one file (``write``): a hash table that a process maps once and
 reads one record of per signature (``find``: the signature written and hashed, a slot
-read, the record's checksum checked and ``marshal``-loaded, ~10 us).
+read, the record's checksum checked and ``marshal``-loaded).
 
 A signature's key is the hash of its values written out with their types (``_written``:
-equal values are written alike, whatever objects they share, and 1, 1.0 and True apart):
-two signatures share a key only if they are equal. A signature holding a value of another
+each value by its type and bits, whatever objects a signature shares; 1, 1.0 and True
+apart, as 0.0 and -0.0, whose kernels may differ): two signatures share a key only if they
+are equal. A signature holding a value of another
 type is not found; nor is one the build never met, which the baseline tier then finds as
 before. Where it is built, ``_catalogue.c`` writes and hashes the key, finds its slot,
 checks the record and loads it in one call (the same bytes, the same hash), where four
