@@ -224,12 +224,12 @@ def _templates_at_sizes(layout: _Layout, rows: tuple, sources: Sequence[tuple[di
     third of a new graph's assembly. None where the compiler makes none (a call's binding
     makes what it needs per size, a size past a library call's limit): the caller binds
     each op's kernel then."""
-    folded = layout.folded
+    folded, tag = layout.folded, backend.cache_tag
     for i, operands in layout.ops():
-        attrs, shape = sources[i]
-        key = (_op_key(rows, rows[i], folded), shape, i in in_place, backend.cache_tag)
+        key = (_op_key(rows, rows[i], folded), i in in_place, tag)
         found = _AT_SIZES.get(key)
         if found is None:
+            attrs, shape = sources[i]
             executable, kernel_rows, kernel_pattern, merge = _kernel_template(rows, rows[i], attrs, shape, backend,
                                                                               i in in_place, folded)
             found = executable, _kernel_symbols(kernel_rows, kernel_pattern, [sources[o][1].dims for o in operands],
@@ -245,10 +245,10 @@ def _templates_at_sizes(layout: _Layout, rows: tuple, sources: Sequence[tuple[di
 
 
 #: ``_templates_at_sizes``' kernel and run-time sizes of an op, by its row without its
-#: operands' numbers (``_op_key``) and its shape: a script's new graphs are mostly
-#: ops met in other graphs at the same sizes (the same arrays read in other expressions),
-#: and finding an op's template and working out its sizes again was ~10 us an op.
-#: Emptied at ``KEPT_BOUND``.
+#: operands' numbers (``_op_key``, which decides its shape: a tuple's elements too): a
+#: script's new graphs are mostly ops met in other graphs at the same sizes (the same
+#: arrays read in other expressions), and finding an op's template and working out its
+#: sizes again was ~10 us an op. Emptied at ``KEPT_BOUND``.
 _AT_SIZES: dict[Hashable, tuple[Executable, tuple[Dim, ...] | None]] = {}
 
 
@@ -353,13 +353,18 @@ class _Layout:
 
     def call(self, i: int, operands: list[int], executable: Executable, input_dims: tuple,
              symbols: tuple[Dim, ...] = ()) -> None:
-        shape = self._row_shapes[i]
-        elements = list(cast(TupleShape, shape).elements) if self._rows[i][4] == TUPLE else [shape]
+        shape, value = self._row_shapes[i], self.value
         first = self._defined + len(self.shapes)
-        self.shapes += elements
-        results = tuple(range(first, first + len(elements)))
-        self.calls.append(Call(executable, tuple(self.value[o] for o in operands), input_dims, results, symbols))
-        self.value[i] = list(results) if self._rows[i][4] == TUPLE else first
+        if self._rows[i][4] == TUPLE:
+            elements = cast(TupleShape, shape).elements
+            self.shapes += elements
+            results = tuple(range(first, first + len(elements)))
+            value[i] = list(results)
+        else:
+            self.shapes.append(shape)
+            results = (first,)
+            value[i] = first
+        self.calls.append(Call(executable, tuple([value[o] for o in operands]), input_dims, results, symbols))
 
     @property
     def computed(self) -> list[int]:
@@ -392,15 +397,20 @@ class _Layout:
 
 
 def _folded(rows: tuple, outputs: tuple[int, ...]) -> frozenset[int]:
-    """The rows of broadcasts of a 0-d value that one elementwise op reads (``_Layout``)."""
+    """The rows of broadcasts of a 0-d value that one elementwise op reads (``_Layout``);
+    their readers are looked for only where there are such broadcasts (a graph's layout is
+    made at each new graph)."""
+    spread = {i for i, row in enumerate(rows)
+              if len(row) == 5 and row[0] == "broadcast_in_dim" and not rows[row[2][0]][-2] and i not in outputs}
+    if not spread:
+        return frozenset()
     readers: dict[int, list[int]] = {}
     for i, row in enumerate(rows):
         if len(row) == 5:
             for o in row[2]:
-                readers.setdefault(o, []).append(i)
-    return frozenset(i for i, row in enumerate(rows)
-                     if len(row) == 5 and row[0] == "broadcast_in_dim" and not rows[row[2][0]][-2]
-                     and len(readers.get(i, ())) == 1 and i not in outputs
+                if o in spread:
+                    readers.setdefault(o, []).append(i)
+    return frozenset(i for i in spread if len(readers.get(i, ())) == 1
                      and rows[readers[i][0]][0] in OPS and OPS[rows[readers[i][0]][0]].elementwise)
 
 
@@ -420,8 +430,8 @@ def _fold_where_built(layout: _Layout, rows: tuple, sources: Sequence[tuple[dict
     folded = layout.folded
     kept = set(folded)
     for i, row in enumerate(rows):
-        if len(row) == 5 and any(o in kept for o in row[2]):
-            key = (_op_key(rows, row, folded), sources[i][1], i in in_place, backend.cache_tag, exact)
+        if len(row) == 5 and not kept.isdisjoint(row[2]):
+            key = (_op_key(rows, row, folded), i in in_place, backend.cache_tag, exact)
             folds = _FOLDS.get(key)
             if folds is None:
                 signature, attrs, _ = _signature(rows, row, sources[i][0], folded)

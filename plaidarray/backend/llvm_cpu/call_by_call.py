@@ -34,9 +34,10 @@ import numpy as np
 
 from ...hlo.shape import Shape
 from ..buffer_pool import MIN_POOLED_TEMP_BYTES
+from ..cache import EXECUTABLES
 from ..executable import Call, Executable
 from .executable import _ENTRY, CpuExecutable, ShapeGenericExecutable, Step
-from .sequence import merge, mergeable
+from .sequence import merge, mergeable, results_taken
 
 #: A template's run bound to sizes in C (``_bound``), whose ``run`` is its prepared run.
 _BOUND = _ENTRY.Bound if _ENTRY is not None else None
@@ -61,26 +62,30 @@ class CallByCall(Executable):
 
     def __init__(self, runners: list[Any], calls: Sequence[Call], n_params: int,
                  constants: Sequence[np.ndarray], shapes: Sequence[Shape], outputs: Sequence[int],
-                 passes_through: bool, merged: Callable[[], Any]) -> None:
+                 passes_through: bool, merged: Callable[[], Any], chained: bool = False) -> None:
         defined = n_params + len(constants)
-        last: dict[int, int] = {}
-        for index, call in enumerate(calls):
+        seen = set(outputs)  # walked from the last call: a value first met is at its last use
+        steps = []
+        for runner, call in zip(reversed(runners), reversed(calls)):
+            freed = []
             for value in (*call.inputs, *call.outputs):
-                last[value] = index
-        kept = set(outputs)
+                if value not in seen:
+                    seen.add(value)
+                    if value >= defined:
+                        freed.append(value)
+            steps.append((runner.run, call.inputs, call.outputs, tuple(freed)))
+        steps.reverse()
         self._runners, self._calls = runners, calls
-        self._steps = tuple((runner.run, tuple(call.inputs), tuple(call.outputs),
-                             tuple([v for v in dict.fromkeys((*call.inputs, *call.outputs))
-                                    if v >= defined and last[v] == index and v not in kept]))
-                            for index, (runner, call) in enumerate(zip(runners, calls)))
+        self._steps = tuple(steps)
         self._constants = tuple(constants)
         self._n_values = len(shapes)
         self._results = tuple((v, shapes[v - defined].dims) for v in outputs)
         self._make_merged: Callable[[], Any] | None = merged
         self._merged: CpuExecutable | None = None
         self._ran = False
-        #: Whether its steps run on their runners' prepared runs (``chain``).
-        self._chained = False
+        #: Whether its steps run on their runners' prepared runs (``chain``; at its making,
+        #: ``chained``: runs bound in C, which are their own prepared runs).
+        self._chained = chained
         #: Whether a result may be a parameter passed through (``passes_through``: a call
         #: whose result is its operand, an op its compile found to be the identity).
         self.returns_parameters = passes_through
@@ -175,9 +180,17 @@ def call_by_call(calls: Sequence[Call], n_params: int, constants: Sequence[np.nd
     buffer pool, where a call's results are its own; checked for memory before its run,
     naming a buffer of the graph's shapes; and running them costs more than merging),
     where ``merge`` would make none (``mergeable``), or where a size is past a library
-    call's limit."""
+    call's limit. Calls whose kernels at these sizes were all bound before (``_RUNS``)
+    are chained at once, without ``mergeable``'s walk: a run bound in C is of a template
+    that ``merge`` takes at numbers as sizes, which returns no parameter."""
     if any(math.prod(shape.dims) * shape.dtype.itemsize >= MIN_POOLED_TEMP_BYTES for shape in shapes):
         return None
+    merged = functools.partial(merge, calls, n_params, constants, shapes, outputs)
+    known = _runs_bound_before(calls)
+    if known is not None:
+        if not results_taken(outputs, n_params, len(constants)):
+            return None
+        return CallByCall(known, calls, n_params, constants, shapes, outputs, False, merged, chained=True)
     taken = mergeable(calls, n_params, len(constants), outputs)
     if taken is None:
         return None
@@ -188,10 +201,30 @@ def call_by_call(calls: Sequence[Call], n_params: int, constants: Sequence[np.nd
         if runner is None:  # a size past a library call's limit
             return None
         runners.append(runner)
-    made = CallByCall(runners, calls, n_params, constants, shapes, outputs, bool(taken[1]),
-                      functools.partial(merge, calls, n_params, constants, shapes, outputs))
+    made = CallByCall(runners, calls, n_params, constants, shapes, outputs, bool(taken[1]), merged)
     made.chain()
     return made
+
+
+#: Templates' runs bound in C (``_entry.Bound``) by the template and a call's sizes: a
+#: script's new graphs are mostly ops met in other graphs at the same sizes (the same
+#: arrays read in other expressions), whose bindings were a fifth of a new graph's
+#: assembly. A bound run holds nothing of a graph: each run makes its own buffers and
+#: reads the kernels' addresses of now. Emptied at ``KEPT_RUNS`` and with the cache.
+_RUNS: dict[tuple[Executable, tuple], Any] = {}
+KEPT_RUNS = 4096
+EXECUTABLES.on_clear.append(_RUNS.clear)  # the templates' code goes with the cache's
+
+
+def _runs_bound_before(calls: Sequence[Call]) -> list[Any] | None:
+    """Each call's run bound in C before (``_RUNS``), or None where one has none."""
+    runs = []
+    for call in calls:
+        found = _RUNS.get((call.executable, call.symbols))  # any other executable: not found
+        if found is None:
+            return None
+        runs.append(found)
+    return runs
 
 
 def _steps(runner: Any, call: Call) -> tuple[Step, ...]:
@@ -204,7 +237,15 @@ def _steps(runner: Any, call: Call) -> tuple[Step, ...]:
 def _bound(template: ShapeGenericExecutable, symbols: tuple[int, ...]) -> Any:
     """A template's run at a call's sizes: bound from C where it can be
     (``ShapeGenericExecutable.untimed_any_size``: a ``_entry.Bound``, ~2 us, which runs from
-    C), else its runner (~20 us with its prepared run; None past a library call's limit)."""
-    any_size = template.untimed_any_size(len(symbols))
-    bound = any_size(list(symbols)) if any_size is not None else None
+    C; kept in ``_RUNS``), else its runner (~20 us with its prepared run; None past a
+    library call's limit)."""
+    key = (template, symbols)
+    bound = _RUNS.get(key)
+    if bound is None:
+        any_size = template.untimed_any_size(len(symbols))
+        bound = any_size(list(symbols)) if any_size is not None else None
+        if bound is not None:
+            if len(_RUNS) >= KEPT_RUNS:
+                _RUNS.clear()
+            _RUNS[key] = bound
     return bound if bound is not None else template.runner(symbols)

@@ -120,9 +120,13 @@ def mergeable(calls: Sequence[Call], n_params: int, n_constants: int, outputs: S
         parts.append(cast("CpuExecutable | ShapeGenericExecutable", call.executable))
     root = _roots(calls, parts)
     results = [root.get(o, o) for o in outputs]
-    if any(n_params <= r < n_params + n_constants for r in results) or len(set(results)) < len(results):
-        return None
-    return parts, root, results
+    return (parts, root, results) if results_taken(results, n_params, n_constants) else None
+
+
+def results_taken(results: Sequence[int], n_params: int, n_constants: int) -> bool:
+    """Whether a sequence's results (each value followed to its root) are ``merge``'s to
+    give: none is a constant, none is asked twice."""
+    return not any(n_params <= r < n_params + n_constants for r in results) and len(set(results)) == len(results)
 
 
 class _Shaped(NamedTuple):

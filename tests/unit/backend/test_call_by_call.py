@@ -160,3 +160,25 @@ def test_a_new_graph_of_large_values_is_merged_at_once():
                                                        np.exp(np.linspace(0.0, 1.0, n) * 0.613)
                                                        + np.linspace(0.0, 1.0, n), rtol=1e-15))
     assert made and all(type(e._sequence) is CpuExecutable for e in made)
+
+
+@pytest.mark.skipif(not _chains(), reason="runs bound in C are made by the C module _entry, not loaded here")
+def test_a_new_graph_of_ops_met_before_at_its_sizes_runs_on_their_runs_bound_before():
+    """The second graph's ops that the first met at these sizes (the scaling, exp, sin and
+    the sum) are bound in C already (``_RUNS``): its chain runs those very runs, its
+    results are right, and each value is let go after its last use, none of its results."""
+    v = xp.asarray(V)
+    made = _made_by(lambda: np.testing.assert_allclose(np.asarray(xp.exp(v * 0.377) + xp.sin(v)),
+                                                       np.exp(V * 0.377) + np.sin(V), rtol=1e-14))
+    first = next(e._sequence for e in made if type(e._sequence) is CallByCall)
+    made = _made_by(lambda: np.testing.assert_allclose(np.asarray(xp.sin(v) * (xp.exp(v * 0.377) + xp.sin(v))),
+                                                       np.sin(V) * (np.exp(V * 0.377) + np.sin(V)), rtol=1e-14))
+    second = next(e._sequence for e in made if type(e._sequence) is CallByCall)
+    assert second._chained
+    assert {id(r) for r in first._runners} <= {id(r) for r in second._runners}  # the product: the scaling's run
+    kept = {value for value, _ in second._results}
+    made = {value for _, _, outputs, _ in second._steps for value in outputs}  # not a parameter or literal
+    for index, (_, inputs, outputs, freed) in enumerate(second._steps):
+        later = {value for _, i, o, _ in second._steps[index + 1:] for value in (*i, *o)}
+        assert freed == tuple(dict.fromkeys(value for value in (*inputs, *outputs)
+                                            if value in made and value not in later and value not in kept))
