@@ -8,9 +8,9 @@ decide at every read what to compile, so on these scripts its compiles and its r
 the graph, not its kernels, decide how it feels. Each script is written once against an array
 namespace (``numpy``, ``jax.numpy`` with float64 enabled, ``plaidarray``) and run unchanged
 on the three; only element stores go through ``set_item``, since JAX arrays are immutable
-(but in the ``idioms:``, ``apart:``, ``later:``, ``fresh:`` and ``unseen:`` groups, written
-apart in ``eager_idioms.py``, ``eager_apart.py``, ``eager_later.py``, ``eager_fresh.py`` and
-``eager_unseen.py``, whose stores are NumPy's).
+(but in the ``idioms:``, ``apart:``, ``later:``, ``fresh:``, ``unseen:`` and ``sixth:`` groups,
+written apart in ``eager_idioms.py``, ``eager_apart.py``, ``eager_later.py``,
+``eager_fresh.py``, ``eager_unseen.py`` and ``eager_sixth.py``, whose stores are NumPy's).
 
 Each script is timed in fresh processes, so that nothing is shared but what a measurement
 means to share:
@@ -59,6 +59,7 @@ from .eager_apart import APART
 from .eager_idioms import IDIOMS
 from .eager_later import LATER
 from .eager_fresh import FRESH
+from .eager_sixth import SIXTH
 from .eager_unseen import UNSEEN
 
 REPO = Path(__file__).resolve().parents[1]
@@ -812,6 +813,7 @@ SCRIPTS = [
     *(Script(name, run, inputs) for name, run, inputs in LATER),
     *(Script(name, run, inputs) for name, run, inputs in FRESH),
     *(Script(name, run, inputs) for name, run, inputs in UNSEEN),
+    *(Script(name, run, inputs) for name, run, inputs in SIXTH),
 ]
 
 
