@@ -1043,7 +1043,7 @@ def table(results: Results, scripts: list[Script]) -> str:
                  _status_cell(results, s)]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append(_total_row(results, scripts, "total"))
-    for group in ("loops", "shapes", "first runs", "idioms", "apart", "later", "fresh", "unseen"):
+    for group in ("loops", "shapes", "first runs", "idioms", "apart", "later", "fresh", "unseen", "sixth"):
         members = [s for s in scripts if s.name.startswith(group + ":")]
         if members:
             lines.append(_total_row(results, members, f"{group}: total"))
