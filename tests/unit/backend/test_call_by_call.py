@@ -175,10 +175,11 @@ def test_a_new_graph_of_ops_met_before_at_its_sizes_runs_on_their_runs_bound_bef
                                                        np.sin(V) * (np.exp(V * 0.377) + np.sin(V)), rtol=1e-14))
     second = next(e._sequence for e in made if type(e._sequence) is CallByCall)
     assert second._chained
-    assert {id(r) for r in first._runners} <= {id(r) for r in second._runners}  # the product: the scaling's run
+    # every run of the first graph is among the second's (its product runs on the scaling's multiply)
+    assert {id(r) for r in first._runners} <= {id(r) for r in second._runners}
     kept = {value for value, _ in second._results}
-    made = {value for _, _, outputs, _ in second._steps for value in outputs}  # not a parameter or literal
+    computed = {value for _, _, outputs, _ in second._steps for value in outputs}  # no parameter or literal
     for index, (_, inputs, outputs, freed) in enumerate(second._steps):
         later = {value for _, i, o, _ in second._steps[index + 1:] for value in (*i, *o)}
         assert freed == tuple(dict.fromkeys(value for value in (*inputs, *outputs)
-                                            if value in made and value not in later and value not in kept))
+                                            if value in computed and value not in later and value not in kept))
