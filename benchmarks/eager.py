@@ -60,6 +60,7 @@ from .eager_idioms import IDIOMS
 from .eager_later import LATER
 from .eager_fresh import FRESH
 from .eager_sixth import SIXTH
+from .eager_seventh import SEVENTH
 from .eager_unseen import UNSEEN
 
 REPO = Path(__file__).resolve().parents[1]
@@ -814,6 +815,7 @@ SCRIPTS = [
     *(Script(name, run, inputs) for name, run, inputs in FRESH),
     *(Script(name, run, inputs) for name, run, inputs in UNSEEN),
     *(Script(name, run, inputs) for name, run, inputs in SIXTH),
+    *(Script(name, run, inputs) for name, run, inputs in SEVENTH),
 ]
 
 
@@ -1043,7 +1045,7 @@ def table(results: Results, scripts: list[Script]) -> str:
                  _status_cell(results, s)]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append(_total_row(results, scripts, "total"))
-    for group in ("loops", "shapes", "first runs", "idioms", "apart", "later", "fresh", "unseen", "sixth"):
+    for group in ("loops", "shapes", "first runs", "idioms", "apart", "later", "fresh", "unseen", "sixth", "seventh"):
         members = [s for s in scripts if s.name.startswith(group + ":")]
         if members:
             lines.append(_total_row(results, members, f"{group}: total"))
