@@ -20,6 +20,8 @@
    AnySize(template, program, plan, constant_pointers, outputs, temporaries, slots, sized, empty,
            pooled_empty, timed, generation_of, split_work, n_table, smallest_pooled, check_above, runs)
          -> a callable any(symbols) -> None | a Bound, with run(buffers) -> list
+   entry_runs(steps, outputs, temporaries, derived, limits, itemsizes, addresses, routines, n_values, split_at)
+         -> None | (program, plan, sized_steps, sized_buffers, buffer_bytes, static_bytes, splitting)
 
    plan is bytes of int64 words, per step: the kernel's address, start, stop, the number
    of its buffers, of its dims and of its imports, then its buffers' indices into the run's
@@ -46,6 +48,19 @@
    the polynomials in Python cost ~35 us a new size, and compiling them into Python code
    ~0.8 ms a template: a script's first run met ~20 templates bound too few times to repay
    that.
+
+   entry_runs makes, for n_values run-time sizes, the program sizes evaluates and the plan
+   (the kernels' addresses given per step) of a shape-generic executable from its cache
+   entry's metadata (cache_entry.py: the steps' buffers, ranges and dims, the outputs' and
+   temporaries' dims with their item sizes given apart, the derived sizes and limits,
+   each size as symbolic.encode writes it; per step the addresses of the routines it
+   imports, given apart too), and where its sizes fall: the steps of sized
+   ranges, per buffer of sized dims (group, index, rank, index among all buffers), each
+   buffer's bytes (0 for a sized one) and their sum, and whether a step of static range is
+   worth running in chunks (an extent above 1, work at least split_at): executable.py's
+   ShapeGenericExecutable made these from the polynomials its load decoded, in Python, at
+   each op kernel's first use. None where the entry is not of that form (a size not in that
+   form, a static buffer's bytes past int64).
 
    Prepared is an executable's run made once for the runs after it (executable.py's
    ``prepared``): a cached read of a small graph spent ~1 us of its ~4 in the Python of
@@ -1151,6 +1166,245 @@ static PyTypeObject BoundType = {
     .tp_methods = bound_methods,
 };
 
+/* entry_runs: what a shape-generic executable's runs at any size read (executable.py's
+   ``_sizes_program``, ``plan_words`` and ``_layout``), made from its cache entry's metadata
+   as cache_entry.py stores it (sizes in symbolic.encode's form), not from the polynomials
+   its loading decoded them into: each op kernel's first use in a process walked them in
+   Python (~35 us in a loop, ~80 among a script's other work). */
+
+typedef struct {
+    int64_t *words;
+    Py_ssize_t count, capacity;
+} Words;
+
+static int words_add(Words *w, int64_t value) {
+    if (w->count == w->capacity) {
+        Py_ssize_t capacity = w->capacity ? 2 * w->capacity : 64;
+        int64_t *grown = PyMem_Realloc(w->words, (size_t)capacity * sizeof(int64_t));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        w->words = grown;
+        w->capacity = capacity;
+    }
+    w->words[w->count++] = value;
+    return 0;
+}
+
+/* The int64 of item i of a list; -1 where it is not an int (an exception set where it is past int64). */
+static int item_int(PyObject *list, Py_ssize_t i, int64_t *value) {
+    PyObject *item = PyList_GET_ITEM(list, i);
+    if (!PyLong_Check(item)) return -1;
+    long long v = PyLong_AsLongLong(item);
+    if (v == -1 && PyErr_Occurred()) return -1;
+    *value = v;
+    return 0;
+}
+
+/* Appends the list ``encoded`` (a size as symbolic.encode writes it) to w, checking its form;
+   *number is its value where it has no symbol, else *sized is set. Returns -1 where it
+   is not of that form (no exception: the caller answers None). */
+static int add_size(Words *w, PyObject *encoded, int64_t *number, int *sized) {
+    if (!PyList_Check(encoded)) return -1;
+    Py_ssize_t n = PyList_GET_SIZE(encoded), at = 1;
+    int64_t terms, value = 0;
+    if (n < 1 || item_int(encoded, 0, &terms) < 0 || terms < 0) return -1;
+    int has_symbol = 0;
+    for (int64_t t = 0; t < terms; t++) {
+        int64_t coefficient, factors;
+        if (n - at < 2 || item_int(encoded, at, &coefficient) < 0 || item_int(encoded, at + 1, &factors) < 0 ||
+            factors < 0 || factors > n - at - 2)
+            return -1;
+        for (int64_t f = 0; f < factors; f++) {
+            int64_t index;
+            if (item_int(encoded, at + 2 + f, &index) < 0 || index < 0) return -1;
+        }
+        if (factors) has_symbol = 1;
+        else value = coefficient;
+        at += 2 + factors;
+    }
+    if (at != n || (has_symbol ? 0 : terms > 1)) return -1;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        int64_t word = 0;
+        item_int(encoded, i, &word);
+        if (words_add(w, word) < 0) return -2;
+    }
+    if (has_symbol) *sized = 1;
+    else *number = value;
+    return 0;
+}
+
+/* Item i of a list where it is a list, else NULL. */
+static PyObject *list_item(PyObject *list, Py_ssize_t i) {
+    PyObject *item = PyList_GET_ITEM(list, i);
+    return PyList_Check(item) ? item : NULL;
+}
+
+static PyObject *entry_runs(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 10) {
+        PyErr_SetString(PyExc_TypeError, "entry_runs(steps, outputs, temporaries, derived, limits, itemsizes, "
+                                         "addresses, routines, n_values, split_at)");
+        return NULL;
+    }
+    PyObject *steps = args[0], *groups[2] = {args[1], args[2]}, *derived = args[3], *limits = args[4];
+    PyObject *itemsizes = args[5], *addresses = args[6], *routines = args[7];
+    long long n_values = PyLong_AsLongLong(args[8]), split_at = PyLong_AsLongLong(args[9]);
+    if ((n_values == -1 || split_at == -1) && PyErr_Occurred()) return NULL;
+    if (!PyList_Check(steps) || !PyList_Check(groups[0]) || !PyList_Check(groups[1]) || !PyList_Check(derived) ||
+        !PyList_Check(limits) || !PyList_Check(itemsizes) || !PyList_Check(addresses) || !PyList_Check(routines) ||
+        PyList_GET_SIZE(addresses) != PyList_GET_SIZE(steps) || PyList_GET_SIZE(routines) != PyList_GET_SIZE(steps) ||
+        PyList_GET_SIZE(itemsizes) != PyList_GET_SIZE(groups[0]) + PyList_GET_SIZE(groups[1]))
+        Py_RETURN_NONE;
+    Words head = {0}, body = {0}, plan = {0}, steps_sized = {0}, buffers = {0};
+    PyObject *result = NULL, *sized_steps = NULL, *sized_buffers = NULL, *buffer_bytes = NULL;
+    int status = -1; /* -1: not of the form (None); -2: an exception */
+    int64_t n_table = n_values + PyList_GET_SIZE(derived), static_bytes = 0, number;
+    int splitting = 0, sized;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(derived); i++) {
+        sized = 0;
+        if ((status = add_size(&body, PyList_GET_ITEM(derived, i), &number, &sized)) < 0) goto done;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(limits); i++) {
+        PyObject *limit = list_item(limits, i);
+        int64_t bound;
+        status = -1;
+        if (limit == NULL || PyList_GET_SIZE(limit) != 2 || item_int(limit, 1, &bound) < 0) goto done;
+        sized = 0;
+        if ((status = add_size(&body, PyList_GET_ITEM(limit, 0), &number, &sized)) < 0) goto done;
+        if (words_add(&body, bound) < 0) goto failed;
+    }
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(steps); k++) {
+        PyObject *step = list_item(steps, k), *segment, *step_buffers, *dims, *imports;
+        int64_t address, extent = 0, work = 0;
+        status = -1;
+        if (step == NULL || PyList_GET_SIZE(step) != 5 || (segment = list_item(step, 2)) == NULL ||
+            PyList_GET_SIZE(segment) != 3 || (step_buffers = list_item(step, 1)) == NULL ||
+            (dims = list_item(step, 3)) == NULL || (imports = list_item(routines, k)) == NULL ||
+            item_int(addresses, k, &address) < 0)
+            goto done;
+        Py_ssize_t mark = body.count;
+        int sized_extent = 0, sized_work = 0;
+        if ((status = add_size(&body, PyList_GET_ITEM(segment, 0), &extent, &sized_extent)) < 0 ||
+            (status = add_size(&body, PyList_GET_ITEM(segment, 1), &work, &sized_work)) < 0)
+            goto done;
+        int64_t stop = extent;
+        if (sized_extent || sized_work) {
+            stop = -1 - (n_table + steps_sized.count);
+            if (words_add(&steps_sized, k) < 0) goto failed;
+        } else {
+            body.count = mark; /* a static step's range is in its plan, not the program */
+            if (extent > 1 && work >= split_at) splitting = 1;
+        }
+        int64_t head_words[6] = {address, 0, stop, PyList_GET_SIZE(step_buffers), PyList_GET_SIZE(dims),
+                                 PyList_GET_SIZE(imports)};
+        for (int w = 0; w < 6; w++)
+            if (words_add(&plan, head_words[w]) < 0) goto failed;
+        for (int part = 0; part < 3; part++) {
+            PyObject *indices = part == 2 ? imports : part ? dims : step_buffers;
+            for (Py_ssize_t i = 0; i < PyList_GET_SIZE(indices); i++) {
+                int64_t index;
+                status = -1;
+                if (item_int(indices, i, &index) < 0) goto done;
+                if (words_add(&plan, index) < 0) goto failed;
+            }
+        }
+    }
+    Py_ssize_t n_buffers = 0, outputs = PyList_GET_SIZE(groups[0]);
+    buffer_bytes = PyList_New(0);
+    if (buffer_bytes == NULL) goto failed;
+    for (int group = 0; group < 2; group++) {
+        for (Py_ssize_t i = 0; i < PyList_GET_SIZE(groups[group]); i++, n_buffers++) {
+            PyObject *shape = list_item(groups[group], i), *shape_dims;
+            int64_t itemsize, nbytes = 0;
+            status = -1;
+            if (shape == NULL || PyList_GET_SIZE(shape) != 2 || (shape_dims = list_item(shape, 0)) == NULL ||
+                item_int(itemsizes, n_buffers, &itemsize) < 0 || itemsize < 0)
+                goto done;
+            Py_ssize_t mark = buffers.count, rank = PyList_GET_SIZE(shape_dims);
+            int any_sized = 0;
+            if (words_add(&buffers, rank) < 0 || words_add(&buffers, itemsize) < 0) goto failed;
+            nbytes = itemsize;
+            for (Py_ssize_t d = 0; d < rank; d++) {
+                int dim_sized = 0;
+                int64_t dim = 0;
+                if ((status = add_size(&buffers, PyList_GET_ITEM(shape_dims, d), &dim, &dim_sized)) < 0) goto done;
+                any_sized |= dim_sized;
+                if (!dim_sized && __builtin_mul_overflow(nbytes, dim, &nbytes)) {
+                    status = -1;
+                    goto done;
+                }
+            }
+            if (any_sized) {
+                PyObject *entry = Py_BuildValue("(innn)", group, i, rank, (Py_ssize_t)(i + group * outputs));
+                if (entry == NULL) goto failed;
+                if (sized_buffers == NULL && (sized_buffers = PyList_New(0)) == NULL) {
+                    Py_DECREF(entry);
+                    goto failed;
+                }
+                int appended = PyList_Append(sized_buffers, entry);
+                Py_DECREF(entry);
+                if (appended < 0) goto failed;
+                nbytes = 0;
+            } else {
+                buffers.count = mark;
+                if (__builtin_add_overflow(static_bytes, nbytes, &static_bytes)) {
+                    status = -1;
+                    goto done;
+                }
+            }
+            PyObject *value = PyLong_FromLongLong(nbytes);
+            if (value == NULL || PyList_Append(buffer_bytes, value) < 0) {
+                Py_XDECREF(value);
+                goto failed;
+            }
+            Py_DECREF(value);
+        }
+    }
+    Py_ssize_t n_sized_buffers = sized_buffers == NULL ? 0 : PyList_GET_SIZE(sized_buffers);
+    int64_t header[6] = {n_values, PyList_GET_SIZE(derived), PyList_GET_SIZE(limits), 2 * steps_sized.count,
+                         n_sized_buffers, static_bytes};
+    for (int w = 0; w < 6; w++)
+        if (words_add(&head, header[w]) < 0) goto failed;
+    for (Py_ssize_t i = 0; i < body.count; i++)
+        if (words_add(&head, body.words[i]) < 0) goto failed;
+    for (Py_ssize_t i = 0; i < buffers.count; i++)
+        if (words_add(&head, buffers.words[i]) < 0) goto failed;
+    sized_steps = PyTuple_New(steps_sized.count);
+    if (sized_steps == NULL) goto failed;
+    for (Py_ssize_t i = 0; i < steps_sized.count; i++) {
+        PyObject *index = PyLong_FromLongLong(steps_sized.words[i]);
+        if (index == NULL) goto failed;
+        PyTuple_SET_ITEM(sized_steps, i, index);
+    }
+    PyObject *sized_tuple = sized_buffers == NULL ? PyTuple_New(0) : PyList_AsTuple(sized_buffers);
+    if (sized_tuple == NULL) goto failed;
+    result = Py_BuildValue("(y#y#NNNLN)", (const char *)head.words, (Py_ssize_t)(head.count * sizeof(int64_t)),
+                           (const char *)plan.words, (Py_ssize_t)(plan.count * sizeof(int64_t)), sized_steps,
+                           sized_tuple, buffer_bytes, (long long)static_bytes, PyBool_FromLong(splitting));
+    sized_steps = buffer_bytes = NULL; /* the result holds them (or they were released with it) */
+    status = 0;
+    goto done;
+failed:
+    status = -2;
+done:
+    PyMem_Free(head.words);
+    PyMem_Free(body.words);
+    PyMem_Free(plan.words);
+    PyMem_Free(steps_sized.words);
+    PyMem_Free(buffers.words);
+    Py_XDECREF(sized_steps);
+    Py_XDECREF(sized_buffers);
+    Py_XDECREF(buffer_bytes);
+    if (status == -2) return NULL;
+    if (status < 0) { /* not of the form: a value past int64 among them too */
+        PyErr_Clear();
+        Py_RETURN_NONE;
+    }
+    return result;
+}
+
 static PyMethodDef methods[] = {
     {"configure", (PyCFunction)(void (*)(void))configure, METH_FASTCALL,
      "configure(data_pointer_offset): where an array object holds its data pointer."},
@@ -1158,6 +1412,10 @@ static PyMethodDef methods[] = {
      "run(plan, buffers, constant_pointers, outputs, temporaries, dims): call the plan's kernels in order."},
     {"sizes", (PyCFunction)(void (*)(void))sizes, METH_FASTCALL,
      "sizes(program, values, split_at): a binding's dims table, ranges, buffers' dims and bytes."},
+    {"entry_runs", (PyCFunction)(void (*)(void))entry_runs, METH_FASTCALL,
+     "entry_runs(steps, outputs, temporaries, derived, limits, itemsizes, addresses, routines, n_values, "
+     "split_at): "
+     "a template's sizes program, plan and layout from its cache entry."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -330,6 +330,11 @@ class ShapeGenericExecutable(Executable):
         self._program: tuple[int, bytes | None] | None = None
         #: ``any_size``'s untimed runs by the number of sizes (``untimed_any_size``).
         self._untimed: dict[int, Callable[[list[int]], Any] | None] = {}
+        #: Where it was loaded from a cache entry, the entry's steps, output and temporary
+        #: shapes, derived sizes and limits as it stores them (``cache_entry.from_entry``),
+        #: until its first runs at any size take their program and plan from them
+        #: (``_from_entry``).
+        self.stored: tuple[list, list, list, list, list] | None = None
 
     # What a binding evaluates and keeps, made at the first binding: most templates loaded
     # (an op's kernel on its first use) are merged into sequences (``sequence.py``) and
@@ -514,6 +519,8 @@ class ShapeGenericExecutable(Executable):
         size (``per_size``: an FFT's plan), steps run in chunks, a parameter returned, or a
         program past int64. The caller decides which reads it serves
         (``trace/baseline.py``'s ``QUICK``)."""
+        if self.stored is not None and _ENTRY is not None:
+            self._from_entry(n_values)
         if _ENTRY is None or _sizes_in_c is None or self.per_size or self._static_splitting or \
                 self._facts.returns_parameters:
             return None
@@ -528,6 +535,32 @@ class ShapeGenericExecutable(Executable):
                               tuple([(group, i, dtype) for group, i, _, dtype, _ in self._layout.sized_buffers]),
                               np.empty, transfer.HOST.empty, timed, tiering, parallel.split_work, n_table,
                               _SMALLEST_POOLED, memory.CHECK_ABOVE_BYTES, self._runs)
+
+    def _from_entry(self, n_values: int) -> None:
+        """Its layout, static splitting, sizes program and plan for ``n_values`` sizes,
+        made in C from its cache entry (``_entry.entry_runs``: the same words, ~12 us a
+        template in a loop where walking its decoded polynomials in Python took ~31-36; most
+        op kernels loaded on their first use are bound so), where they are not made yet and
+        the entry is of that form."""
+        steps, outputs, temps, derived, limits = cast(tuple, self.stored)
+        self.stored = None
+        if self._program is not None or self._words is not None:
+            return
+        shapes = (self._output_shapes, self._temp_shapes)
+        made = _ENTRY.entry_runs(steps, outputs, temps, derived, limits,
+                                 [s.dtype.itemsize for group in shapes for s in group],
+                                 [s.kernel.address for s in self.steps],
+                                 [[routine_address(name) for name in s.imports] for s in self.steps], n_values,
+                                 parallel.split_work())
+        if made is None:
+            return
+        program, plan, sized_steps, sized_buffers, buffer_bytes, static_bytes, splitting = made
+        vars(self).update(
+            _layout=_GenericLayout(sized_steps, tuple([(group, i, rank, shapes[group][i].dtype, slot)
+                                                       for group, i, rank, slot in sized_buffers]),
+                                   buffer_bytes, static_bytes, tuple(limit for _, limit in self.limits)),
+            _static_splitting=splitting, _program=(n_values, program),
+            _words=(tiering.generation, n_values + len(self.derived), plan))
 
     def untimed_any_size(self, n_values: int) -> Callable[[list[int]], Any] | None:
         """``any_size`` untimed (its caller times the runs), made once per number of sizes
