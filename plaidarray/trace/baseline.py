@@ -801,12 +801,13 @@ def _template(signature: tuple, attrs: dict, shape: Shape, backend: Backend, in_
     shape from now on)."""
     rows, outputs, sources = _single_op(signature, attrs, shape)
     shape_key, values, sizes = dynamic.generalize(rows)
-    alias = (shape_key, outputs, in_place, backend.cache_tag, _size_classes(rows, values))
+    classes = _size_classes(rows, values)
+    alias = (shape_key, outputs, in_place, backend.cache_tag, classes)
     found = _GENERIC.get(alias)
     if found is not None:
         return found[0], rows, found[1]
-    template, pattern = _generic_template(rows, outputs, sources, shape_key, values, sizes, backend, in_place,
-                                          compile_missing)
+    template, pattern = _generic_template(rows, outputs, sources, shape_key, values, sizes, classes, backend,
+                                          in_place, compile_missing)
     if len(_GENERIC) >= KEPT_BOUND:
         _GENERIC.clear()
     _GENERIC[alias] = template, pattern
@@ -838,11 +839,13 @@ def _size_classes(rows: tuple, values: tuple[int, ...]) -> tuple[int, ...]:
 
 
 def _generic_template(rows: tuple, outputs: tuple[int, ...], sources: list, shape_key: tuple,
-                      values: tuple[int, ...], sizes: tuple[bool, ...], backend: Backend, in_place: bool,
-                      compile_missing: bool = True) -> tuple[Executable | None, dynamic.Pattern | None]:
+                      values: tuple[int, ...], sizes: tuple[bool, ...], classes: tuple[int, ...], backend: Backend,
+                      in_place: bool, compile_missing: bool = True
+                      ) -> tuple[Executable | None, dynamic.Pattern | None]:
     """``_template``'s answer, found: the template and pattern, (None, None) for none (an
     op whose results are all empty has none: its kernel for these sizes runs no code,
-    ``Compiler.without_compiling``; and one that no cache holds, unless ``compile_missing``)."""
+    ``Compiler.without_compiling``; and one that no cache holds, unless ``compile_missing``).
+    ``classes``: its sizes' ``_size_classes``."""
     if all(0 in rows[o][-2] for o in outputs):
         return None, None
     donated = _DONATED[in_place]
@@ -850,7 +853,7 @@ def _generic_template(rows: tuple, outputs: tuple[int, ...], sources: list, shap
     if structure in _PER_SHAPE or not backend.compiler.shape_generic or \
             dynamic.has_op(rows, backend.compiler.per_shape_ops):
         return None, None
-    signature = (shape_key, outputs, in_place, _size_classes(rows, values))
+    signature = (shape_key, outputs, in_place, classes)
     listed = backend.compiler.listed(signature)
     if listed is not None:  # built at installation: its pattern and executable as listed there
         pattern = dynamic.Pattern(values, listed.symbol_of, listed.n_symbols, listed.units)

@@ -7,6 +7,7 @@ writes them, run-time sizes of a shape-generic executable included."""
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Sequence
 from pathlib import Path
 from typing import cast
@@ -56,7 +57,7 @@ def _sizes(dims: Sequence[Dim]) -> list[list[int]]:
 
 
 def _dims(rows: list) -> tuple[Dim, ...]:
-    return tuple(_dim(row) for row in rows)
+    return tuple(map(_dim, rows))
 
 
 #: Sizes decoded, by their encoding: entries repeat a few (n, the product of two sizes),
@@ -67,7 +68,7 @@ KEPT_DECODED = 1024
 
 
 def _dim(row: list) -> Dim:
-    ints = tuple(int(i) for i in row)
+    ints = tuple(map(int, row))
     found = _DECODED.get(ints)
     if found is None:
         if len(_DECODED) >= KEPT_DECODED:
@@ -77,7 +78,12 @@ def _dim(row: list) -> Dim:
 
 
 def _shapes(rows: list) -> list[Shape]:
-    return [Shape(cast("tuple[int, ...]", _dims(dims)), np.dtype(dtype)) for dims, dtype in rows]
+    return [Shape(cast("tuple[int, ...]", _dims(dims)), _dtype(dtype)) for dims, dtype in rows]
+
+
+#: ``np.dtype`` of a dtype's ``str`` as entries store it: a few, met at every load, where
+#: parsing the string again was ~1 us a buffer.
+_dtype = functools.lru_cache(maxsize=64)(np.dtype)
 
 
 def _stored_constants(payload: bytes, rows: list) -> list[np.ndarray] | None:
@@ -134,8 +140,8 @@ def from_entry(payload: bytes, meta: dict, n_params: int, constants: list[np.nda
             found[kernel_key] = kernel
             extent_value, work_value = _dims([extent, work])
             segment = Segment(extent_value, work_value, int(depth))
-            steps.append(Step(kernel, tuple(int(b) for b in buffers), segment, tuple(int(d) for d in dims),
-                              tuple(str(name) for name in imports if is_import(str(name)))))
+            steps.append(Step(kernel, tuple(map(int, buffers)), segment, tuple(map(int, dims)),
+                              tuple([str(name) for name in imports if is_import(str(name))]) if imports else ()))
         limits, derived = meta["limits"], _dims(meta["derived"])
         if limits is not None:
             bounds = [(_dim(value), int(limit)) for value, limit in limits]

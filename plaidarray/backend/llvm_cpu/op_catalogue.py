@@ -35,9 +35,8 @@ import os
 import struct
 import threading
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -63,11 +62,10 @@ _EMPTY = bytes(16)
 _C = config.c_module("plaidarray.backend.llvm_cpu._catalogue")
 
 
-@dataclass(frozen=True)
-class Listed:
+class Listed(NamedTuple):
     """A catalogued op kernel: its executable's entry key and metadata, its number of
     parameters, and the pattern of its run-time sizes (``dynamic.Pattern``'s
-    ``symbol_of``, ``n_symbols`` and ``units``)."""
+    ``symbol_of``, ``n_symbols`` and ``units``). A named tuple, as ``ListedKernel``."""
 
     key: str
     meta: dict[str, Any]
