@@ -1276,12 +1276,12 @@ static PyObject *entry_runs(PyObject *self, PyObject *const *args, Py_ssize_t na
         if (words_add(&body, bound) < 0) goto failed;
     }
     for (Py_ssize_t k = 0; k < PyList_GET_SIZE(steps); k++) {
-        PyObject *step = list_item(steps, k), *segment, *step_buffers, *dims, *imports;
+        PyObject *step = list_item(steps, k), *segment, *step_buffers, *dims, *step_routines;
         int64_t address, extent = 0, work = 0;
         status = -1;
         if (step == NULL || PyList_GET_SIZE(step) != 5 || (segment = list_item(step, 2)) == NULL ||
             PyList_GET_SIZE(segment) != 3 || (step_buffers = list_item(step, 1)) == NULL ||
-            (dims = list_item(step, 3)) == NULL || (imports = list_item(routines, k)) == NULL ||
+            (dims = list_item(step, 3)) == NULL || (step_routines = list_item(routines, k)) == NULL ||
             item_int(addresses, k, &address) < 0)
             goto done;
         Py_ssize_t mark = body.count;
@@ -1298,11 +1298,11 @@ static PyObject *entry_runs(PyObject *self, PyObject *const *args, Py_ssize_t na
             if (extent > 1 && work >= split_at) splitting = 1;
         }
         int64_t head_words[6] = {address, 0, stop, PyList_GET_SIZE(step_buffers), PyList_GET_SIZE(dims),
-                                 PyList_GET_SIZE(imports)};
+                                 PyList_GET_SIZE(step_routines)};
         for (int w = 0; w < 6; w++)
             if (words_add(&plan, head_words[w]) < 0) goto failed;
         for (int part = 0; part < 3; part++) {
-            PyObject *indices = part == 2 ? imports : part ? dims : step_buffers;
+            PyObject *indices = part == 2 ? step_routines : part ? dims : step_buffers;
             for (Py_ssize_t i = 0; i < PyList_GET_SIZE(indices); i++) {
                 int64_t index;
                 status = -1;

@@ -151,8 +151,9 @@ def from_entry(payload: bytes, meta: dict, n_params: int, constants: list[np.nda
     if limits is None:
         executable = CpuExecutable(steps, n_params, constants, slots, outputs, temps)
     else:
-        executable = ShapeGenericExecutable(steps, n_params, constants, slots, outputs, temps, bounds, derived)
-        executable.stored = (meta["steps"], meta["output_shapes"], meta["temp_shapes"], meta["derived"], limits)
+        executable = ShapeGenericExecutable(steps, n_params, constants, slots, outputs, temps, bounds, derived,
+                                            stored=(meta["steps"], meta["output_shapes"], meta["temp_shapes"],
+                                                    meta["derived"], limits))
     executable.from_disk = True
     return executable
 

@@ -309,7 +309,7 @@ class ShapeGenericExecutable(Executable):
     def __init__(self, steps: Sequence[Step], n_params: int, constants: list[np.ndarray],
                  output_slots: list[tuple[str, int]], output_shapes: list[Shape], temp_shapes: list[Shape],
                  limits: Sequence[tuple[Dim, int]] = (), derived: Sequence[Dim] = (),
-                 per_size: Sequence[PerSize] = ()) -> None:
+                 per_size: Sequence[PerSize] = (), stored: tuple[list, list, list, list, list] | None = None) -> None:
         self.steps = tuple(steps)
         #: What a binding makes itself before it binds, in order (``PerSize``).
         self.per_size = tuple(per_size)
@@ -334,7 +334,7 @@ class ShapeGenericExecutable(Executable):
         #: shapes, derived sizes and limits as it stores them (``cache_entry.from_entry``),
         #: until its first runs at any size take their program and plan from them
         #: (``_from_entry``).
-        self.stored: tuple[list, list, list, list, list] | None = None
+        self.stored = stored
 
     # What a binding evaluates and keeps, made at the first binding: most templates loaded
     # (an op's kernel on its first use) are merged into sequences (``sequence.py``) and
