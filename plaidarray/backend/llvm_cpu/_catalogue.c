@@ -45,6 +45,19 @@ static PyObject *sized_keyed; /* ("digest_size", "key") */
 /* The dtype characters written as 'd' (``op_catalogue.STANDARD``). */
 static const char STANDARD[] = "?bhilqBHILQefdgFDG";
 
+/* The dtypes written so far, each with its tag and text: a signature holds a few (its
+   operands', its result's), the same few in every signature of a script, and asking each
+   for its kind and its ``str`` again was most of writing a key (~5 us of each of its first
+   uses). A dtype is immutable; those kept stay alive with the module. */
+#define DTYPES_WRITTEN 32
+typedef struct {
+    PyObject *dtype;
+    char tag;
+    PyObject *text;
+} Written;
+static Written dtypes_written[DTYPES_WRITTEN];
+static int n_dtypes_written;
+
 typedef struct {
     char *data;
     Py_ssize_t length, capacity;
@@ -140,6 +153,9 @@ static int written(Bytes *out, PyObject *value, int depth) {
     }
     if (type == &PyUnicode_Type) return put_text(out, 's', value);
     if (type == &PyBytes_Type) return put_sized(out, 'b', PyBytes_AS_STRING(value), PyBytes_GET_SIZE(value));
+    for (int i = 0; i < n_dtypes_written; i++)
+        if (dtypes_written[i].dtype == value)
+            return put_text(out, dtypes_written[i].tag, dtypes_written[i].text);
     int is_dtype = PyObject_IsInstance(value, dtype_type);
     if (is_dtype < 0) return 0;
     if (!is_dtype) return -1;
@@ -152,6 +168,9 @@ static int written(Bytes *out, PyObject *value, int depth) {
     PyObject *text = standard ? PyObject_GetAttrString(value, "str") : PyObject_Repr(value);
     if (text == NULL) return 0;
     int done = PyUnicode_Check(text) ? put_text(out, standard ? 'd' : 'D', text) : -1;
+    if (done == 1 && n_dtypes_written < DTYPES_WRITTEN) { /* kept with its dtype, which it keeps alive */
+        dtypes_written[n_dtypes_written++] = (Written){Py_NewRef(value), standard ? 'd' : 'D', Py_NewRef(text)};
+    }
     Py_DECREF(text);
     return done;
 }

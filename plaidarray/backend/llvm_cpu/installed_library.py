@@ -18,6 +18,7 @@ import threading
 from collections.abc import Sequence
 from pathlib import Path
 
+from ... import config
 from ..llvm import object_cache
 from . import loaded_code, shared_object
 from .shared_object import SharedObject
@@ -57,7 +58,15 @@ _libraries: dict[str, SharedObject | None] = {}
 def load() -> SharedObject | None:
     """The installation's library (``link``), loaded at its first use (the file checked
     then, ``object_cache.installed_file``, not at each bundle's); None where the
-    installation has none, or it is untrusted or does not load."""
+    installation has none, or it is untrusted or does not load. Once loaded, it is found
+    again by the installation's path (as ``op_catalogue.opened`` finds its catalogue):
+    finding the directory again was ~5-15 us of each installed kernel's first use in a
+    new process."""
+    if config.get("PLAIDARRAY_INSTALLED_KERNELS") != "1":
+        return None
+    found = _libraries.get(str(object_cache.INSTALLED))
+    if found is not None:
+        return found
     directory = object_cache.installed_directory()
     if directory is None:
         return None

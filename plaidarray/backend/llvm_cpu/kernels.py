@@ -104,14 +104,19 @@ class KernelCache:
                 self.loaded += 1
             else:
                 self.generated += 1
-        self._keep(key, kernel)
+            self._kept_recently(key, kernel)
 
     def _keep(self, key: str, kernel: CompiledKernel) -> None:
         with self._lock:
-            self._recent[key] = kernel
-            self._recent.move_to_end(key)
-            while len(self._recent) > self._kept:
-                self._recent.popitem(last=False)
+            self._kept_recently(key, kernel)
+
+    def _kept_recently(self, key: str, kernel: CompiledKernel) -> None:
+        """Keep ``kernel`` among the most recent (the caller holds the lock)."""
+        recent = self._recent
+        recent[key] = kernel
+        recent.move_to_end(key)
+        while len(recent) > self._kept:
+            recent.popitem(last=False)
 
     def live(self) -> list[CompiledKernel]:
         """Every kernel that a live executable runs or that is kept besides."""
