@@ -54,7 +54,7 @@ from ..hlo import Computation, Instruction, Module
 from ..hlo.fingerprint import Hashed
 from ..hlo.opdef import OPS, Merge, merge_of, merged
 from ..hlo.shape import TUPLE, Shape, TupleShape
-from ..hlo.symbolic import Dim, is_static
+from ..hlo.symbolic import Dim, evaluate, is_static
 from . import dynamic, explain, hot
 from .hot import Heat
 from .node import Node
@@ -383,12 +383,18 @@ class _Layout:
     def results(self, rows: tuple) -> list[tuple[Any, Any, Any]] | None:
         """``BaselineExecutable``'s ``results`` for a graph of these rows (None: the
         sequence's results are the graph's as they are)."""
-        if not self.copies:
-            return None
+        return self._results(lambda o: rows[o][3]) if self.copies else None
+
+    def results_in_symbols(self) -> list[tuple[Any, Any, Any]]:
+        """``results`` with each copy's dims as the layout's shapes give them: in a plan's
+        symbols (``_generic_plan``), for every graph of its pattern (``quick``)."""
+        return self._results(lambda o: self._row_shapes[o].dims)
+
+    def _results(self, dims_of: Callable[[int], tuple]) -> list[tuple[Any, Any, Any]]:
         computed = self.computed
         results: list[tuple[Any, Any, Any]] = []
         for o in self._outputs:
-            v, dims = self.value[o], rows[o][3] if self.aliased[o] else None
+            v, dims = self.value[o], dims_of(o) if self.aliased[o] else None
             if v >= self._defined:
                 results.append((computed.index(v), None, dims))
             else:
@@ -528,7 +534,9 @@ def quick(structure: Hashable, backend: Backend, heat: Heat, sizes: tuple[bool, 
     baseline executable and its cache entry, around ~3 us of work; ~4,100 reads of the
     eager benchmark's first runs), where its first plan with a sequence (after plans of
     fixed sizes alone: a size of 1 met, whose plan matches no other sizes) has one that runs
-    at any sizes from C (``Executable.any_size``) and copies no result. The entry holds the
+    at any sizes from C (``Executable.any_size``); a result that is a copy (``float(x[i])``'s
+    element, a reshape) is made after the run (``_copied_at``), where such structures' reads
+    at new sizes were all ``planned``'s (~320 over the eager benchmark's first runs). The entry holds the
     structure, its heat, the tables where that heat and the structure's fused history are
     found (``hot.HEATS.by_structure``, ``dynamic.HISTORIES.patterns``), the plan's pattern
     (the positions of its fixed sizes and their values, the positions of its symbols, the
@@ -546,16 +554,42 @@ def quick(structure: Hashable, backend: Backend, heat: Heat, sizes: tuple[bool, 
         return
     plan = next((p for p in _PLANS.get((structure, backend.cache_tag), ()) if p.template is not None or p.pattern.n_symbols),
                 None)
-    if plan is None or plan.template is None or plan.layout.copies:
+    if plan is None or plan.template is None:
         return
     any_size = plan.template.any_size(plan.pattern.n_symbols, heat)
     if any_size is None:
         return
+    if plan.layout.copies:
+        any_size = functools.partial(_copied_at, any_size, plan.layout.results_in_symbols())
     fixed, symbols = plan.pattern.code_key
     PLANNED[structure.value] = (structure, heat, hot.HEATS.by_structure, dynamic.HISTORIES.patterns,
                                 tuple(p for p, _ in fixed), tuple(v for _, v in fixed), tuple(p for p, _ in symbols),
                                 tuple(s for _, s in symbols), tuple(sizes[p] for p, _ in symbols),
                                 plan.pattern.n_symbols, len(sizes), any_size, {})
+
+
+def _copied_at(any_size: Callable[[list[int]], Any], results: list[tuple[Any, Any, Any]], sizes: list[int]
+               ) -> _CopiedRun | None:
+    """``any_size``'s run at the symbols' values ``sizes`` (None where it makes none) with
+    the copies ``results`` say (``_Layout.results_in_symbols``, their dims evaluated at
+    ``sizes``), as ``materialize.planned``'s ``BaselineExecutable`` would run it."""
+    bound = any_size(sizes)
+    if bound is None:
+        return None
+    return _CopiedRun(bound.run, [(k, source, dims if dims is None or is_static(dims) else
+                                   tuple([evaluate(d, sizes) for d in dims])) for k, source, dims in results])
+
+
+class _CopiedRun:
+    """A quick entry's run whose results are copies (``_copied_at``)."""
+
+    __slots__ = ("_run", "_results")
+
+    def __init__(self, run: Callable[[list[np.ndarray]], list[np.ndarray]], results: list[tuple[Any, Any, Any]]) -> None:
+        self._run, self._results = run, results
+
+    def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
+        return _copies(self._results, buffers, self._run(buffers))
 
 
 def _fitting(key: Hashable, rows: tuple, values: tuple[int, ...], sizes: tuple[bool, ...],

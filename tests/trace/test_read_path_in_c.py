@@ -685,6 +685,41 @@ def test_reads_at_new_sizes_of_a_planned_structure_run_from_c_as_planned_runs_th
         assert got == pytest.approx(w.max() - w.min() + np.mean(w * w) + np.sum(np.exp(-w * w)), rel=1e-12)
 
 
+@pytest.mark.parametrize("case", ["element", "reshaped"])
+def test_reads_at_new_sizes_whose_results_are_copies_run_from_c_as_planned_runs_them(counted_reads, monkeypatch,
+                                                                                      case):
+    """A planned structure whose result is a copy of a value seen anew (an element read,
+    ``float(y[3])``: a slice reshaped to 0-d; a reshape whose dims are the plan's symbols)
+    is run from C at new sizes too, each copy made at the read's sizes
+    (``baseline._copied_at``): the same values as ``planned``'s runs (``quick`` switched
+    off), results of their own memory."""
+    from plaidarray.trace import baseline
+
+    _afresh(monkeypatch)
+    data = np.random.default_rng(7).standard_normal(400)
+    x = xp.asarray(data)
+    read, expected = {
+        "element": (lambda w: float(xp.exp(w * 0.5)[3]), lambda w: float(np.exp(w * 0.5)[3])),
+        "reshaped": (lambda w: np.asarray(xp.reshape(xp.cumulative_sum(w), (1, -1))),
+                     lambda w: np.cumsum(w).reshape(1, -1)),
+    }[case]
+    sizes = [9, 10, 11, 17, 40, 301, 12]
+    through_c = [read(x[:n]) for n in sizes]
+    assert counted_reads["planned"] == 1  # the third size's, which made the structure's quick entry
+    assert len(_quick_entries()) == 1
+    monkeypatch.setattr(baseline, "quick", lambda *args: None)
+    xp.clear_cache()
+    in_python = [read(x[:n]) for n in sizes]
+    assert counted_reads["planned"] == 1 + len(sizes) - 2
+    for n, got, other in zip(sizes, through_c, in_python):
+        want = expected(data[:n])
+        assert np.shape(got) == np.shape(want) and np.array_equal(got, other)
+        np.testing.assert_allclose(got, want, rtol=1e-12)
+    if case == "reshaped":
+        through_c[4][...] = 0.0  # a quick run's result: memory of its own
+        assert np.array_equal(np.asarray(x), data) and np.array_equal(through_c[5], in_python[5])
+
+
 def test_reads_quick_leaves_to_planned_are_planned_s(counted_reads, monkeypatch):
     """What ``baseline.quick`` does not serve goes to ``materialize.planned`` as before: a
     size of 1 where its pattern has a run-time size (``Pattern.match``'s rules), a size
