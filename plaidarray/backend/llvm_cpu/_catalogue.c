@@ -45,10 +45,11 @@ static PyObject *sized_keyed; /* ("digest_size", "key") */
 /* The dtype characters written as 'd' (``op_catalogue.STANDARD``). */
 static const char STANDARD[] = "?bhilqBHILQefdgFDG";
 
-/* The dtypes written so far, each with its tag and text: a signature holds a few (its
-   operands', its result's), the same few in every signature of a script, and asking each
-   for its kind and its ``str`` again was most of writing a key (~5 us of each of its first
-   uses). A dtype is immutable; those kept stay alive with the module. */
+/* The dtypes of ``STANDARD`` kinds written so far, each with its tag and text: a signature
+   holds a few (its operands', its result's), the same few in every signature of a script,
+   and asking each for its kind and its ``str`` again was most of writing a key (~5 us of
+   each of its first uses). Such a dtype's ``str`` never changes (a structured one's fields
+   may be renamed: written anew each time); those kept stay alive with the module. */
 #define DTYPES_WRITTEN 32
 typedef struct {
     PyObject *dtype;
@@ -168,9 +169,8 @@ static int written(Bytes *out, PyObject *value, int depth) {
     PyObject *text = standard ? PyObject_GetAttrString(value, "str") : PyObject_Repr(value);
     if (text == NULL) return 0;
     int done = PyUnicode_Check(text) ? put_text(out, standard ? 'd' : 'D', text) : -1;
-    if (done == 1 && n_dtypes_written < DTYPES_WRITTEN) { /* kept with its dtype, which it keeps alive */
-        dtypes_written[n_dtypes_written++] = (Written){Py_NewRef(value), standard ? 'd' : 'D', Py_NewRef(text)};
-    }
+    if (done == 1 && standard && n_dtypes_written < DTYPES_WRITTEN) /* kept with its dtype, which it keeps alive */
+        dtypes_written[n_dtypes_written++] = (Written){Py_NewRef(value), 'd', Py_NewRef(text)};
     Py_DECREF(text);
     return done;
 }

@@ -55,6 +55,18 @@ def test_unequal_values_have_other_keys():
     assert _catalogue.key((np.dtype("q"),)) == _catalogue.key((np.dtype("int64"),))  # equal dtypes alike
 
 
+def test_a_dtype_is_written_as_it_is_now_each_time():
+    """The written forms of dtypes kept by the C module (those of standard kinds) stay
+    Python's at every later key, and a structured dtype whose fields are renamed is written
+    as it is now."""
+    signature = (np.dtype("float64"), (np.dtype("int32"), np.dtype(">f8")))
+    assert [_catalogue.key(signature) for _ in range(3)] == [python_key(signature)] * 3
+    structured = np.dtype([("a", "<f8"), ("b", "<i4")])
+    before = _catalogue.key((structured,))
+    structured.names = ("c", "d")
+    assert _catalogue.key((structured,)) == python_key((structured,)) != before
+
+
 def catalogue_of(records: dict[bytes, bytes], n_slots: int = 8) -> bytes:
     """A catalogue's bytes (``op_catalogue.write``'s layout) of records by key."""
     header = op_catalogue._HEADER.size
