@@ -123,27 +123,36 @@ class Setting:
     shown_default: str = ""
 
     def value(self) -> Any:
-        raw = os.environ.get(self.name)
+        data = getattr(os.environ, "_data", None)
+        raw = data.get(_ENCODED[self.name]) if _BYTES_ENVIRONMENT and type(data) is dict else os.environ.get(self.name)
         parsed = _PARSED.get((self.name, raw), _UNPARSED)
         if parsed is not _UNPARSED:
             return parsed
-        text = (raw or "").strip()
+        text = (os.fsdecode(raw) if type(raw) is bytes else raw or "").strip()
         if not text:
-            return self.default() if callable(self.default) else self.default
+            if callable(self.default):
+                return self.default()
+            parsed = self.default
+        else:
+            parsed = self._parsed(text)
+        if len(_PARSED) >= _PARSED_MAX:
+            _PARSED.clear()
+        _PARSED[self.name, raw] = parsed
+        return parsed
+
+    def _parsed(self, text: str) -> Any:
         try:
             value = self.parse(text)
         except ValueError as accepted:
             raise ValueError(f"{self.name} must be {accepted}, got {text!r}") from None
-        if len(_PARSED) >= _PARSED_MAX:
-            _PARSED.clear()
-        _PARSED[self.name, raw] = value
         return value
 
 
 #: Settings' values by (name, text): some are read at every read of a value, and parsing
-#: their text again each time cost microseconds. A default is not kept (it may depend on
-#: the machine or the environment at the time, as the cache directory's does).
-_PARSED: dict[tuple[str, str | None], Any] = {}
+#: their text again each time cost microseconds. A default computed when asked is not kept
+#: (it may depend on the machine or the environment at the time, as the cache directory's
+#: does).
+_PARSED: dict[tuple[str, str | bytes | None], Any] = {}
 _PARSED_MAX = 256
 _UNPARSED = object()
 
@@ -216,6 +225,14 @@ _ROWS = (
 )
 
 SETTINGS: dict[str, Setting] = {row.name: row for row in _ROWS}
+
+#: Whether the environment is read from the table ``os.environ`` keeps (its ``_data``:
+#: bytes by bytes on POSIX, the same table its mapping reads and writes), by each
+#: variable's name encoded once: a setting read at each use (three at each op kernel's
+#: first use) went through the mapping's encoding and decoding, ~7-20 us a read in a new
+#: process. Elsewhere, or where it keeps another table, through the mapping.
+_BYTES_ENVIRONMENT = os.name == "posix"
+_ENCODED: dict[str, bytes] = {name: os.fsencode(name) for name in SETTINGS}
 
 
 def get(name: str) -> Any:

@@ -4,6 +4,7 @@ values are errors naming the variable, and the user guide's table is generated f
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import pytest
 
@@ -33,6 +34,32 @@ def test_counts_parse_and_unset_gives_the_default(monkeypatch, name):
     monkeypatch.setenv(name, "")
     default = config.SETTINGS[name].default
     assert config.get(name) == (default() if callable(default) else default)
+
+
+def test_a_setting_read_at_each_use_follows_every_change_of_the_environment(monkeypatch, tmp_path):
+    """Read again and again (its values kept by their text), a setting is what the
+    environment says now: set, changed, emptied, unset, set through ``os.environ`` or
+    ``monkeypatch``, a path's ``~`` expanded, the cache directory's default following
+    ``XDG_CACHE_HOME``."""
+    import os
+
+    name = "PLAIDARRAY_DUMP"
+    monkeypatch.delenv(name, raising=False)
+    assert [config.get(name) for _ in range(3)] == [None] * 3
+    monkeypatch.setenv(name, str(tmp_path / "a"))
+    assert config.get(name) == tmp_path / "a"
+    os.environ[name] = str(tmp_path / "b")
+    assert config.get(name) == tmp_path / "b" and config.get(name) == tmp_path / "b"
+    monkeypatch.setenv(name, "~/dumps")
+    assert config.get(name) == Path("~/dumps").expanduser()
+    monkeypatch.setenv(name, "  ")
+    assert config.get(name) is None
+    del os.environ[name]
+    assert config.get(name) is None
+    monkeypatch.delenv("PLAIDARRAY_CACHE_DIR", raising=False)
+    for where in ("x", "y"):
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / where))
+        assert config.get("PLAIDARRAY_CACHE_DIR") == tmp_path / where / "plaidarray"
 
 
 @pytest.mark.parametrize("text, refused", [("2.5", False), ("0", False), ("-1", True), ("nan", True), ("inf", True)])
