@@ -809,22 +809,29 @@ def _found_template(signature: tuple, attrs: dict, shape: Shape, backend: Backen
     return found
 
 
-def _single_op(signature: tuple, attrs: dict, shape: Shape) -> tuple[tuple, tuple[int, ...], list]:
-    """The single-op graph of ``signature`` (its rows, outputs and each row's op,
-    attributes and shape): a tuple-valued op's elements are its outputs."""
+def _single_op(signature: tuple, shape: Shape) -> tuple[tuple, tuple[int, ...]]:
+    """The single-op graph of ``signature`` (its rows and outputs): a tuple-valued op's
+    elements are its outputs."""
+    if signature[-1][4] == TUPLE and isinstance(shape, TupleShape):
+        tuple_row = len(signature) - 1
+        rows = signature + tuple(("get_tuple_element", (("index", k),), (tuple_row,), e.dims, e.dtype)
+                                 for k, e in enumerate(shape.elements))
+        return rows, tuple(range(tuple_row + 1, len(rows)))
+    return signature, (len(signature) - 1,)
+
+
+def _single_sources(signature: tuple, attrs: dict, shape: Shape) -> list[tuple[str | None, dict, Shape]]:
+    """Each row's op, attributes and shape of ``_single_op``'s graph, for its HLO
+    (``_computation``): made only where a kernel is compiled or looked up by its HLO, not
+    where the catalogue or this process holds it (most first uses: ~15 us of Shapes)."""
     op_row = signature[-1]
     op_shape = shape if op_row[4] == TUPLE else Shape(op_row[3], op_row[4])
     sources: list[tuple[str | None, dict, Shape]] = [(None, {}, Shape(r[0], r[1])) if len(r) == 2 else
                                                      (r[0], dict(r[1]), Shape(r[3], r[4])) for r in signature[:-1]]
     sources.append((op_row[0], attrs, op_shape))
-    rows = signature
     if isinstance(op_shape, TupleShape):
-        tuple_row = len(rows) - 1
-        rows = rows + tuple(("get_tuple_element", (("index", k),), (tuple_row,), e.dims, e.dtype)
-                            for k, e in enumerate(op_shape.elements))
         sources += [("get_tuple_element", {"index": k}, e) for k, e in enumerate(op_shape.elements)]
-        return rows, tuple(range(tuple_row + 1, len(rows))), sources
-    return rows, (len(rows) - 1,), sources
+    return sources
 
 
 def _template(signature: tuple, attrs: dict, shape: Shape, backend: Backend, in_place: bool,
@@ -833,15 +840,15 @@ def _template(signature: tuple, attrs: dict, shape: Shape, backend: Backend, in_
     found, unless ``compile_missing``), its single-op rows and the pattern of its run-time
     sizes; no pattern where it has none (every size 0 or 1) or its op takes none (then per
     shape from now on)."""
-    rows, outputs, sources = _single_op(signature, attrs, shape)
+    rows, outputs = _single_op(signature, shape)
     shape_key, values, sizes = dynamic.generalize(rows)
     classes = _size_classes(rows, values)
     alias = (shape_key, outputs, in_place, backend.cache_tag, classes)
     found = _GENERIC.get(alias)
     if found is not None:
         return found[0], rows, found[1]
-    template, pattern = _generic_template(rows, outputs, sources, shape_key, values, sizes, classes, backend,
-                                          in_place, compile_missing)
+    template, pattern = _generic_template(rows, outputs, functools.partial(_single_sources, signature, attrs, shape),
+                                          shape_key, values, sizes, classes, backend, in_place, compile_missing)
     if len(_GENERIC) >= KEPT_BOUND:
         _GENERIC.clear()
     _GENERIC[alias] = template, pattern
@@ -872,7 +879,7 @@ def _size_classes(rows: tuple, values: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(v if v < 2 else numbers.setdefault(v, len(numbers) + 2) for v in values)
 
 
-def _generic_template(rows: tuple, outputs: tuple[int, ...], sources: list, shape_key: tuple,
+def _generic_template(rows: tuple, outputs: tuple[int, ...], sources: Callable[[], list], shape_key: tuple,
                       values: tuple[int, ...], sizes: tuple[bool, ...], classes: tuple[int, ...], backend: Backend,
                       in_place: bool, compile_missing: bool = True
                       ) -> tuple[Executable | None, dynamic.Pattern | None]:
@@ -912,7 +919,7 @@ def _generic_template(rows: tuple, outputs: tuple[int, ...], sources: list, shap
     if template is None:
         structure_key = ("shape-generic", shape_key, outputs, donated, pattern.code_key)
         try:
-            comp = _computation(rows, outputs, sources, pattern, values)
+            comp = _computation(rows, outputs, sources(), pattern, values)
             if not compile_missing:
                 found = backend.compiler.cached(Module("op_kernel", comp, donated, pattern.n_symbols, structure_key))
                 if found is None:
@@ -924,7 +931,7 @@ def _generic_template(rows: tuple, outputs: tuple[int, ...], sources: list, shap
             _PER_SHAPE.add(structure)
             return None, None
     if LIST_OP_KERNELS:
-        module = Module("op_kernel", _computation(rows, outputs, sources, pattern, values), donated, pattern.n_symbols,
+        module = Module("op_kernel", _computation(rows, outputs, sources(), pattern, values), donated, pattern.n_symbols,
                         ("shape-generic", shape_key, outputs, donated, pattern.code_key))
         backend.compiler.list_op_kernel(signature, module, (pattern.symbol_of, pattern.n_symbols, pattern.units))
     return template, pattern
@@ -940,13 +947,13 @@ LIST_OP_KERNELS = False
 def _static_kernel(rows: tuple, attrs: dict, shape: Shape, backend: Backend, in_place: bool) -> Executable:
     """The kernel of a single-op graph (``_single_op``'s rows) made for its sizes."""
     signature = rows[:len(rows) - _tuple_rows(rows)]
-    rows, outputs, sources = _single_op(signature, attrs, shape)
+    rows, outputs = _single_op(signature, shape)
     key, donated = (rows, outputs), _DONATED[in_place]
     cache_key = (key, donated, backend.cache_tag)
     found = EXECUTABLES.lookup(cache_key)
     if found is not None:
         return found
-    module = Module("op_kernel", _computation(rows, outputs, sources), donated, 0, key)
+    module = Module("op_kernel", _computation(rows, outputs, _single_sources(signature, attrs, shape)), donated, 0, key)
     made = backend.compiler.without_compiling(module)
     if made is not None:  # a library routine planned for these sizes: nothing compiled
         EXECUTABLES.insert(cache_key, made)

@@ -862,7 +862,7 @@ def test_an_op_kernels_pattern_depends_on_its_size_classes_alone(dims, family):
         while rows[i][0] not in ("dot_general", "reduce", "transpose", "dynamic_slice", "multiply", "slice"):
             i -= 1
         signature, attrs, _ = baseline._signature(rows, rows[i], walked[3][i].attrs, frozenset())
-        single, _, _ = baseline._single_op(signature, attrs, walked[3][i].shape)
+        single, _ = baseline._single_op(signature, walked[3][i].shape)
         _, values, sizes = dynamic.generalize(single)
         tied = dynamic.ties(single, values)
         made = dynamic.Pattern.every_size(values, sizes, tied, dynamic.unit_positions(single, sizes, tied, compiler),
