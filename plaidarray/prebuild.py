@@ -198,6 +198,10 @@ def _manipulation(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                     lambda count=count: xp.concat(several(a["column"], count), axis=1),
                     lambda count=count: xp.stack(several(v, count), axis=1),
                     lambda count=count: xp.concat(several(c, count), axis=1))  # a join between two runs of axes
+    # a join with one element or one edge row or column (an array grown by one value, a
+    # stencil's padding): a size of 1 among a join's operands is a signature of its own
+    yield from (lambda: xp.concat([v, v[:1]]), lambda: xp.concat([v[:1], v]),
+                lambda: xp.concat([m[:, :1], m, m[:, -1:]], axis=1), lambda: xp.concat([m[:1], m, m[-1:]]))
     yield from (lambda: xp.concat([m, m[:, :2]], axis=1), lambda: xp.concat([m, m[:2]]), lambda: a["hyper"][:, :, 1:3],
                 lambda: xp.stack([m, xp.flip(m, axis=0)], axis=1), lambda: xp.concat([c, xp.flip(c, axis=0)], axis=1))
     yield from _alternating(xp, a["hyper"], a["penta"])
