@@ -589,7 +589,7 @@ class _CopiedRun:
         self._run, self._results = run, results
 
     def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
-        return _copies(self._results, buffers, self._run(buffers))
+        return _copied_after(self._results, self._run, buffers)
 
 
 def _fitting(key: Hashable, rows: tuple, values: tuple[int, ...], sizes: tuple[bool, ...],

@@ -77,11 +77,10 @@ def find(key: str, level: int, meta: dict[str, Any] | None = None) -> Code | Non
     """The bundle stored under ``key``, loaded (once per process); None if it is gone or
     damaged. ``meta``: its entry's metadata where the caller holds it (an installed
     executable's, ``cache_entry.resolve``), which spares reading the entry."""
-    if meta is not None and meta.get(installed_library.IN_LIBRARY) is True:
-        return _in_library(meta)
-    found = _loaded.get(key)
-    if found is not None:
-        return found
+    if meta is None or meta.get(installed_library.IN_LIBRARY) is not True:
+        found = _loaded.get(key)
+        if found is not None:
+            return found
     code = b""
     if meta is None:
         entry = object_cache.load(key)
@@ -91,8 +90,8 @@ def find(key: str, level: int, meta: dict[str, Any] | None = None) -> Code | Non
     form, libraries = meta.get(loaded_code.FORMAT), meta.get("libraries")
     if form not in loaded_code.FORMATS or not isinstance(libraries, list):
         return None
-    if meta.get(installed_library.IN_LIBRARY) is True:
-        return _in_library(meta)
+    if meta.get(installed_library.IN_LIBRARY) is True:  # not kept in ``_loaded``: held for the process's life
+        return installed_library.load()
     path = None
     if meta.get(loaded_code.IN_FILE) is True:
         path = object_cache.installed_file(key + loaded_code.SUFFIX)
@@ -106,17 +105,6 @@ def find(key: str, level: int, meta: dict[str, Any] | None = None) -> Code | Non
         return None
     _loaded[key] = holder
     return holder
-
-
-def _in_library(meta: dict[str, Any]) -> Code | None:
-    """The installation's library, for a bundle whose entry ``meta`` says its code is in
-    it (``installed_library.IN_LIBRARY``), or None. Not kept in ``_loaded``: the library
-    is held for the process's life, and keeping it under each bundle's key cost each
-    installed kernel's first use a weak reference made."""
-    form, libraries = meta.get(loaded_code.FORMAT), meta.get("libraries")
-    if form not in loaded_code.FORMATS or not isinstance(libraries, list):
-        return None
-    return installed_library.load()
 
 
 def unpack(directory: Path) -> int:
