@@ -176,7 +176,8 @@ def _manipulation(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: m[::-1], lambda: c[:, 1:], lambda: c[..., 0], lambda: v[None, :], lambda: v[:, None],
                 lambda: xp.flip(m, axis=0), lambda: xp.flip(m, axis=1), lambda: xp.flip(v), lambda: xp.flip(c, axis=1),
                 lambda: xp.flip(c, axis=(0, 2)),  # with matrices', every rank's reversals (their runs merge)
-                lambda: xp.roll(v, 2), lambda: xp.roll(m, 1, axis=1), lambda: xp.roll(m, 1, axis=0), lambda: xp.concat([v, v]),
+                lambda: xp.roll(v, 2), lambda: xp.roll(m, 1, axis=1), lambda: xp.roll(m, 1, axis=0),
+                lambda: xp.roll(c, 1, axis=1), lambda: xp.concat([v, v]),
                 lambda: xp.concat([v, v, v]), lambda: xp.concat([m, m]), lambda: xp.concat([m, m], axis=1),
                 lambda: xp.concat([c, c], axis=2), lambda: xp.stack([v, v]), lambda: xp.stack([v, v, v]),
                 lambda: xp.stack([v, v], axis=1), lambda: xp.stack([m, m]), lambda: xp.broadcast_to(v, (3, 5)),

@@ -407,7 +407,10 @@ def moveaxis(x: Array, source: int | tuple[int, ...], destination: int | tuple[i
 
 @recorded
 def roll(x: Array, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ...] | None = None) -> Array:
-    """Rotate elements along ``axis`` (the flattened array when None) by ``shift``."""
+    """Rotate elements along ``axis`` (the flattened array when None) by ``shift``. An axis
+    turns by a window of itself joined to itself (``_turned``), whose start is a run-time
+    value: a loop over shifts (an autocorrelation's lags) reads one graph whatever the
+    shift, where the two slices of each shift's sizes made a new plan and graph per shift."""
     x = check_array(x, "roll")
     shifts = int_tuple(shift, "roll", "shift")
     if axis is None:
@@ -421,18 +424,25 @@ def roll(x: Array, /, shift: int | tuple[int, ...], *, axis: int | tuple[int, ..
     for a, s in zip(axes, shifts):
         (a,) = normalize_axes(a, x.ndim, "roll")
         n = x.shape[a]
-        if n == 0 or s % n == 0:
-            continue
-        k = s % n
-        out = op("concatenate", _along(out, a, n - k, n), _along(out, a, 0, n - k), dimension=a)
+        if n and s % n:
+            out = _turned(out, a, graph.scalar_for(-s % n, dt.int64, "roll"))
     return out
 
 
-def _along(x: Array, axis: int, start: int, stop: int) -> Array:
-    """``x[..., start:stop, ...]`` with the range on ``axis``."""
-    lo, hi = [0] * x.ndim, list(x.shape)
-    lo[axis], hi[axis] = start, stop
-    return graph.sliced(x, tuple(lo), tuple(hi), (1,) * x.ndim)
+def _turned(x: Array, axis: int, start: Array) -> Array:
+    """``x`` turned along ``axis``: the window of ``x`` joined to itself along the axis
+    that begins at ``start`` (``-shift % n``, a 0-d int64 array), the axes before it and
+    those after it each taken as one (of more than one element), so that a roll of any
+    rank runs on a vector's, a matrix's or a cube's kernels."""
+    shape = x.shape
+    before, after = math.prod(shape[:axis]), math.prod(shape[axis + 1:])
+    runs = tuple(n for n in (before, shape[axis], after) if n != 1)
+    at = 1 if before != 1 else 0
+    flat = graph.reshape(x, runs)
+    origin = [graph.scalar_for(0, dt.int64, "roll")] * len(runs)
+    origin[at] = start
+    window = op("dynamic_slice", op("concatenate", flat, flat, dimension=at), *origin, slice_sizes=runs)
+    return graph.reshape(window, shape)
 
 
 @recorded

@@ -239,6 +239,39 @@ def test_flip(backend, data):
 
 
 @given(data=st.data())
+def test_roll(backend, data):
+    """Any dtype and shape, shifts past the length and negative, along no axis, one or
+    several (repeated too), against NumPy."""
+    x = data.draw(array_and_dtype())
+    shift = data.draw(st.integers(-25, 25), label="shift")
+    choice = data.draw(st.sampled_from(["none", "int", "tuple"]) if x.ndim else st.just("none"), label="kind")
+    if choice == "none":
+        axis = None
+    elif choice == "int":
+        axis = data.draw(st.integers(-x.ndim, x.ndim - 1), label="axis")
+    else:
+        axis = tuple(data.draw(st.lists(st.integers(0, x.ndim - 1), min_size=1, max_size=3), label="axes"))
+        shift = tuple(data.draw(st.integers(-25, 25), label="shift") for _ in axis)
+    assert_same(xp.roll(xp.asarray(x), shift, axis=axis), np.roll(x, shift, axis=axis), exact=True)
+
+
+def test_rolls_at_every_shift_read_one_graph(backend):
+    """A loop over shifts (an autocorrelation's lags) reads one graph whatever the shift,
+    its start a run-time value: after the first shifts, every read on the host is a cache
+    hit (a device's compiler may make its executable once more as the loop goes on, where
+    a graph per shift missed at every shift)."""
+    values = np.random.default_rng(0).standard_normal(50)
+    x = xp.asarray(values)
+    for lag in (1, 2):
+        float(xp.sum(x * xp.roll(x, lag)))
+    before = xp.cache_info()
+    for lag in range(3, 30):
+        assert float(xp.sum(x * xp.roll(x, lag))) == pytest.approx(float(np.sum(values * np.roll(values, lag))),
+                                                                   rel=1e-12)
+    assert xp.cache_info().misses - before.misses <= (0 if ON_HOST else 1)
+
+
+@given(data=st.data())
 def test_composed_manipulations(backend, data):
     """Several manipulations chained in one graph (so fusion and the HLO passes see them
     together), against the same chain in NumPy."""
