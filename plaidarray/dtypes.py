@@ -34,6 +34,9 @@ FLOATING = REAL_FLOATING + COMPLEX
 REAL_NUMERIC = INTEGER + REAL_FLOATING
 NUMERIC = INTEGER + FLOATING
 ALL: tuple[np.dtype, ...] = (bool_,) + NUMERIC
+#: ``ALL`` as a set, for membership: found by its hash, where the tuple compared a dtype
+#: with each in turn (~0.4 us of each ``asarray``, ``astype`` and promotion).
+SUPPORTED: frozenset[np.dtype] = frozenset(ALL)
 
 default_int = int64
 default_float = float64
@@ -108,7 +111,7 @@ def result_type(*dtypes: np.dtype, where: str = "") -> np.dtype:
     prefix = f"{where}: " if where else ""
     by_kind: dict[str, np.dtype] = {}
     for d in dtypes:
-        if d not in ALL:
+        if d not in SUPPORTED:
             raise TypeError(f"{prefix}unsupported dtype {d}")
         kind = _kind(d)
         by_kind[kind] = _promote_within_kind(by_kind[kind], d, prefix) if kind in by_kind else d

@@ -42,7 +42,7 @@ def _plain_conversion(x: Array, dtype: Any, copy: bool) -> Array | None:
     of new lengths taken as numbers, ``astype(w > 0, xp.float64)``, missed every recipe:
     4 us by the rules); None where they decide: a dtype spelled otherwise, the array's own
     (a copy), a complex array, a weakly typed one."""
-    if type(x) is not Array or not isinstance(dtype, np.dtype) or dtype not in dt.ALL:
+    if type(x) is not Array or not isinstance(dtype, np.dtype) or dtype not in dt.SUPPORTED:
         return None
     node = x._node
     if node.weak or node.shape.dtype == dtype or node.shape.dtype.kind == "c":

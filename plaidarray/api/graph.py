@@ -204,7 +204,7 @@ def traced_value(value: Any) -> Any:
 
 
 def _numpy_scalar_dtype(value: np.generic, where: str) -> np.dtype:
-    if value.dtype not in dt.ALL:
+    if value.dtype not in dt.SUPPORTED:
         raise dt.unsupported_dtype(value.dtype, where)
     return value.dtype
 

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ..dtypes import ALL, unsupported_dtype
+from ..dtypes import SUPPORTED, unsupported_dtype
 from .buffer_pool import MIN_POOLED_BYTES, MIN_POOLED_TEMP_BYTES, POOL
 
 if TYPE_CHECKING:
@@ -284,10 +284,12 @@ class HostTransfers(TransferManager):
     def from_host(self, value: np.ndarray, where: str) -> np.ndarray:
         """A buffer holding ``value``: the same memory when its layout allows it. ``where``
         names the function asking, for the error on an unsupported dtype."""
-        native = value.dtype.newbyteorder("=")
-        if native not in ALL:
-            raise unsupported_dtype(value.dtype, where)
-        if value.flags.c_contiguous and value.flags.aligned and value.dtype.isnative:
+        dtype = value.dtype
+        native = dtype if dtype.isnative else dtype.newbyteorder("=")
+        if native not in SUPPORTED:
+            raise unsupported_dtype(dtype, where)
+        flags = value.flags
+        if flags.c_contiguous and flags.aligned and native is dtype:
             return value
         return np.asarray(value, dtype=native, order="C")  # ascontiguousarray makes 0-d 1-d
 
@@ -299,7 +301,7 @@ class HostTransfers(TransferManager):
             if frozen(value):
                 return buffer
             buffer = value.copy()
-        buffer.flags.writeable = False  # ours, and never written: its windows share it (``shared_window``)
+        buffer.setflags(write=False)  # ours, and never written: its windows share it (``shared_window``)
         return buffer
 
     def to_host(self, buffer: np.ndarray) -> np.ndarray:

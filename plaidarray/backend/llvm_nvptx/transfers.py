@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
-from ...dtypes import ALL, unsupported_dtype
+from ...dtypes import SUPPORTED, unsupported_dtype
 from .. import dlpack
 from ..transfer import TransferManager, storable, in_range
 from .runtime import DeviceArray, GpuRuntime
@@ -41,7 +41,7 @@ class GpuTransfers(TransferManager):
 
     def from_host(self, value: np.ndarray, where: str) -> DeviceArray:
         native = value.dtype.newbyteorder("=")  # a big-endian input is its value in the device's order
-        if native not in ALL:
+        if native not in SUPPORTED:
             raise unsupported_dtype(value.dtype, where)
         return self.runtime.from_host(np.asarray(value, dtype=native, order="C"))  # 0-d stays 0-d
 
@@ -109,7 +109,7 @@ class GpuTransfers(TransferManager):
         runtime = self.runtime
         if got.device != runtime.dlpack_device:
             raise BufferError(f"{where}: the input is on DLPack device {got.device}, not {runtime.name}'s")
-        if got.dtype not in ALL:
+        if got.dtype not in SUPPORTED:
             raise unsupported_dtype(got.dtype, where)
         rowmajor = [1] * len(got.shape)  # in elements, as DLPack's strides are
         for axis in range(len(got.shape) - 2, -1, -1):
