@@ -170,10 +170,11 @@ def _copied_after(results: list[tuple[Any, Any, Any]], prepared: Callable[[list[
     return _copies(results, buffers, prepared(buffers))
 
 
-#: The runs of a baseline executable after which its sequence's prepared run runs it: most
-#: executables made at a new size run once or twice (a loop's windows of new lengths), and
-#: preparing costs ~1 us (a runner's 1.3). A sequence prepared cheaply (a graph's calls
-#: chained already, ``call_by_call.py``) is taken at once.
+#: The runs of a baseline executable after which its sequence's prepared run runs it (a
+#: merged sequence's, whose preparing makes its allocators). A sequence prepared cheaply is
+#: taken at once: a graph's calls chained already (``call_by_call.py``), and a runner bound
+#: to a size (a plan's, ``_Runner``: ~1.3 us to prepare, where its Python run cost ~15 us
+#: more than the prepared one at each of the first two runs of each new size).
 PREPARED_AFTER = 2
 
 

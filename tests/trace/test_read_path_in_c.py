@@ -231,10 +231,13 @@ def test_bindings_of_a_shape_generic_sequence_share_its_plan_and_read_their_rang
     read from the binding's own dims table (``_entry.run``'s negative stops), where each
     binding had a copy of the plan with its ranges written in: their values are NumPy's
     and the ctypes path's at every size, and the plan is one object for all of them. (Run
-    by ``materialize.planned``: the runs ``baseline.quick`` serves call the kernels from C.)"""
+    by ``materialize.planned``, each binding's first run through its runner's Python run:
+    the runs ``baseline.quick`` serves call the kernels from C, and so does a runner's
+    prepared run, which its executable takes at once otherwise.)"""
     from plaidarray.trace import baseline
 
     monkeypatch.setattr(baseline, "quick", lambda *args: None)
+    monkeypatch.setattr(cpu_executable._Runner, "prepared_cheaply", False)
     data = np.random.default_rng(2).standard_normal(4000)
     x = xp.asarray(data)
 
@@ -258,6 +261,29 @@ def test_bindings_of_a_shape_generic_sequence_share_its_plan_and_read_their_rang
     for n, got in zip(sizes, through_c):
         w = data[:n]
         assert got == pytest.approx(w.max() - w.min() + np.mean(w * w), rel=1e-13)
+
+
+def test_a_runner_made_for_a_size_met_again_runs_from_c_from_its_first_run(monkeypatch):
+    """A read at a size met a second time is ``materialize.planned``'s: a runner bound to
+    the size, whose baseline executable takes the runner's prepared run at its making, so
+    its first run and every later one call no Python to run it (the runner's own ``run``,
+    its buffers made and steps run from Python, took its first two); NumPy's values."""
+    data = np.random.default_rng(3).standard_normal(500)
+    x = xp.asarray(data)
+
+    def read(n):
+        w = x[:n]
+        return float(xp.sum(w * w + 1.0))
+
+    for n in (5, 6):  # the structure met twice: planned
+        read(n)
+    calls = []
+    python_run = cpu_executable._Runner.run
+    monkeypatch.setattr(cpu_executable._Runner, "run", lambda self, buffers: (calls.append(1), python_run(self, buffers))[1])
+    for n in (7, 40, 333):
+        for _ in range(3):  # served by C once, then planned, then a cache hit
+            assert read(n) == pytest.approx(float(np.sum(data[:n] ** 2 + 1.0)), rel=1e-13)
+    assert not calls
 
 
 def test_a_plan_whose_stop_reads_past_its_dims_is_refused():
