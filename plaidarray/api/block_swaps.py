@@ -83,9 +83,11 @@ def _greedy(target: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
     return tuple(path)
 
 
+@functools.lru_cache(maxsize=256)
 def swaps(permutation: tuple[int, ...]) -> tuple[tuple[int, ...], ...]:
     """Permutations of the axes, each one block swap, whose transposes applied in order
-    are ``permutation``'s (itself alone where it is one swap, or merges to rank 2 or less)."""
+    are ``permutation``'s (itself alone where it is one swap, or merges to rank 2 or less).
+    Kept per permutation: a script transposes a few, at every new shape (~1.5 us each)."""
     groups = _runs(permutation)
     by_first = sorted(range(len(groups)), key=lambda g: groups[g][0])
     target = tuple(by_first.index(g) for g in range(len(groups)))  # the runs' permutation

@@ -55,9 +55,10 @@ def reshape(x: Array, /, shape: Sequence[int], *, copy: bool | None = None) -> A
 def permute_dims(x: Array, /, axes: Sequence[int]) -> Array:
     x = check_array(x, "permute_dims")
     axes = int_tuple(axes, "permute_dims", "axes")
-    if sorted(a % x.ndim if x.ndim else a for a in axes) != list(range(x.ndim)) or len(axes) != x.ndim:
-        raise ValueError(f"permute_dims: {axes} is not a permutation of {x.ndim} axes")
-    return view(x, Transpose(tuple(a % x.ndim for a in axes)))
+    ndim = x.ndim
+    if len(axes) != ndim or sorted(a % ndim if ndim else a for a in axes) != list(range(ndim)):
+        raise ValueError(f"permute_dims: {axes} is not a permutation of {ndim} axes")
+    return view(x, Transpose(tuple(a % ndim for a in axes)))
 
 
 @recorded
