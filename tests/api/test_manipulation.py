@@ -225,16 +225,23 @@ def test_stack_of_different_shapes_raises():
         xp.stack([xp.asarray(np.zeros(2)), xp.asarray(np.zeros(3))])
 
 
+@st.composite
+def axes_of(draw, ndim, repeated=False):
+    """No axis, one (negative too), or a tuple of axes of an array of ``ndim`` dimensions:
+    distinct ones, or (``repeated``) one to three that may repeat."""
+    choice = draw(st.sampled_from(["none", "int", "tuple"]) if ndim else st.just("none"), label="kind")
+    if choice == "none":
+        return None
+    if choice == "int":
+        return draw(st.integers(-ndim, ndim - 1), label="axis")
+    axes = st.integers(0, ndim - 1)
+    return tuple(draw(st.lists(axes, min_size=1, max_size=3) if repeated else st.lists(axes, unique=True), label="axes"))
+
+
 @given(data=st.data())
 def test_flip(backend, data):
     x = data.draw(array_and_dtype())
-    choice = data.draw(st.sampled_from(["none", "int", "tuple"]) if x.ndim else st.just("none"), label="kind")
-    if choice == "none":
-        axis = None
-    elif choice == "int":
-        axis = data.draw(st.integers(-x.ndim, x.ndim - 1), label="axis")
-    else:
-        axis = tuple(data.draw(st.lists(st.integers(0, x.ndim - 1), unique=True), label="axes"))
+    axis = data.draw(axes_of(x.ndim))
     assert_same(xp.flip(xp.asarray(x), axis=axis), np.flip(x, axis=axis), exact=True)
 
 
@@ -243,15 +250,9 @@ def test_roll(backend, data):
     """Any dtype and shape, shifts past the length and negative, along no axis, one or
     several (repeated too), against NumPy."""
     x = data.draw(array_and_dtype())
-    shift = data.draw(st.integers(-25, 25), label="shift")
-    choice = data.draw(st.sampled_from(["none", "int", "tuple"]) if x.ndim else st.just("none"), label="kind")
-    if choice == "none":
-        axis = None
-    elif choice == "int":
-        axis = data.draw(st.integers(-x.ndim, x.ndim - 1), label="axis")
-    else:
-        axis = tuple(data.draw(st.lists(st.integers(0, x.ndim - 1), min_size=1, max_size=3), label="axes"))
-        shift = tuple(data.draw(st.integers(-25, 25), label="shift") for _ in axis)
+    axis = data.draw(axes_of(x.ndim, repeated=True))
+    shifts = st.integers(-25, 25)
+    shift = tuple(data.draw(shifts, label="shift") for _ in axis) if type(axis) is tuple else data.draw(shifts, label="shift")
     assert_same(xp.roll(xp.asarray(x), shift, axis=axis), np.roll(x, shift, axis=axis), exact=True)
 
 
