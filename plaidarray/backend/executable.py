@@ -79,8 +79,9 @@ class Executable(abc.ABC):
     #: False when every result is a buffer the run made (never a parameter passed
     #: through), which spares a read the check of which results are its inputs.
     returns_parameters: bool = True
-    #: True where its ``prepared`` run costs next to nothing to make (its parts are
-    #: prepared already): a caller takes it after its first run, not its second.
+    #: True where its ``prepared`` run costs less to make than a run through Python (its
+    #: parts are prepared already, or a runner's ~1.3 us): a caller takes it at once, not
+    #: after its second run (``trace/baseline.py``'s ``PREPARED_AFTER``).
     prepared_cheaply: bool = False
 
     @abc.abstractmethod
