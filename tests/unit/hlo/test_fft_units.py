@@ -27,6 +27,19 @@ def test_every_turn_of_a_length_is_the_definitions_bits(n):
     assert _bits(fft.unit_parts(turns, n)) == _bits(fft._unit_parts(turns, n))
 
 
+@pytest.mark.parametrize("n", [64, 4096, 20014, 65536, 3 * 2**14])
+def test_long_runs_of_a_length_whose_angles_repeat_are_the_definitions_bits(n):
+    """A real plan's table as ``fft_plan._parts`` asks for it: every turn below n/2 of n,
+    then the n/2-point table's turns of n/2, each run long enough that C takes each
+    reduced angle once (``Memo``) and hands it to every turn that reduces to it."""
+    half = n // 2
+    table = np.concatenate([np.arange(half) * r % half for r in (1, 3, 5)])
+    turns = np.concatenate([np.arange(half), table])
+    lengths = np.repeat(np.array([n, half], np.int64), [half, len(table)])
+    assert _bits(fft.unit_parts(turns, lengths)) == _bits(fft._unit_parts(turns, lengths))
+    assert _bits(fft.unit_parts(np.arange(4 * n), n)) == _bits(fft._unit_parts(np.arange(4 * n), n))
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.tuples(st.integers(1, 10**9), st.integers(0, 10**9)), min_size=1, max_size=60))
 def test_each_element_with_its_own_length_is_the_definitions_bits(pairs):
