@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Any, Union
+from typing import Any, Union, cast
 
 #: A term's monomial: the sorted indices of the symbols it multiplies (repeats allowed).
 Monomial = tuple[int, ...]
@@ -67,7 +67,7 @@ class Sym:
     def __mul__(self, other: Dim) -> Dim:
         if type(other) is int and other == 1:  # math.prod of dimensions starts with 1
             return self
-        return self._expr() * other
+        return _monomial_times(SymExpr._of({(self.index,): 1}, {self.index: self}), other)
 
     __rmul__ = __mul__
 
@@ -92,6 +92,14 @@ class SymExpr:
         #: Its hash, made at the first ask: sizes key tables (a sequence's dims and free
         #: temporaries by byte count), and hashing sorts the terms.
         self._hash: int | None = None
+
+    @classmethod
+    def _of(cls, terms: dict[Monomial, int], syms: dict[int, Sym]) -> SymExpr:
+        """A polynomial of ``terms``, none 0, and ``syms``, both the caller's own dicts
+        (nothing filtered or copied: ``_monomial_times``)."""
+        made = cls.__new__(cls)
+        made.terms, made.syms, made._hash = terms, syms, None
+        return made
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, (int, Sym, SymExpr)):
@@ -130,6 +138,8 @@ class SymExpr:
     def __mul__(self, other: Dim) -> Dim:
         if type(other) is int and other == 1:
             return self
+        if len(self.terms) == 1:
+            return _monomial_times(self, other)
         o = as_expr(other)
         return _simplify(SymExpr(_times(self.terms, o.terms), {**self.syms, **o.syms}))
 
@@ -301,6 +311,28 @@ def substitute(value: Dim, new: Mapping[int, Dim] | Sequence[Dim]) -> Dim:
                 terms[m] = terms.get(m, 0) + c
         return _simplify(SymExpr(terms, syms))
     return value
+
+
+def _monomial_times(term: SymExpr, other: Dim) -> Dim:
+    """The product of a polynomial of one term and ``other``, where that is one term again
+    (an int or a symbol: a buffer's element count or bytes, a merged run of axes, a size
+    times a stride): its monomial extended and coefficient scaled at once, where the
+    general product (``_times``, ``_simplify``) made and compared dicts and sets, ~9 us
+    a 2-d shape's bytes (``sequence.py`` works out each temporary's); else that product."""
+    ((monomial, coefficient),) = term.terms.items()
+    if type(other) is int:
+        if not other:
+            return 0
+        coefficient *= other
+    elif type(other) is Sym:
+        symbol = cast(Sym, other)
+        return SymExpr._of({tuple(sorted((*monomial, symbol.index))): coefficient}, {**term.syms, symbol.index: symbol})
+    else:
+        o = as_expr(other)
+        return _simplify(SymExpr(_times(term.terms, o.terms), {**term.syms, **o.syms}))
+    if coefficient == 1 and len(monomial) == 1:
+        return term.syms[monomial[0]]
+    return SymExpr._of({monomial: coefficient}, dict(term.syms)) if monomial else coefficient
 
 
 def _times(left: Mapping[Monomial, int], right: Mapping[Monomial, int]) -> dict[Monomial, int]:

@@ -91,3 +91,30 @@ def test_encoding_decodes_to_the_same_values_asked_twice(value, values):
     decoded, end = symbolic.decode(again)
     assert end == len(again)
     assert evaluate(decoded, values) == evaluate(value, values)
+
+
+@given(polynomials(), st.one_of(st.integers(-4, 9), polynomials(), st.sampled_from(SYMBOLS)),
+       st.lists(st.integers(0, 50), min_size=3, max_size=3))
+def test_a_product_is_the_expanded_product_of_the_terms(left, right, at):
+    """Products of one term take a shorter way (``_monomial_times``): the same
+    polynomial as expanding every pair of terms, simplified alike (an int, a symbol or a
+    polynomial), whichever side the one term is on, and its value the product's."""
+    a, b = symbolic.as_expr(left), symbolic.as_expr(right)
+    expanded = symbolic._simplify(symbolic.SymExpr(symbolic._times(a.terms, b.terms), {**a.syms, **b.syms}))
+    for product in (left * right, right * left):
+        assert product == expanded and type(product) is type(expanded)
+        assert evaluate(product, at) == evaluate(left, at) * evaluate(right, at)
+        if type(product) is symbolic.SymExpr:
+            assert set(product.syms) == {i for m in product.terms for i in m}
+            assert all(product.terms.values())
+
+
+def test_products_of_symbols_in_any_order_are_one_polynomial():
+    """A monomial is its symbols' sorted indices whatever order they were multiplied in
+    (equal sizes hash and compare equal: a sequence's dims table keys by them)."""
+    s0, s1, s2 = SYMBOLS
+    for left, right in ((s2 * s0, s0 * s2), (2 * s2 * s0, s0 * (s2 * 2)), ((s1 * s2) * s0, s0 * s1 * s2),
+                        (s2 * s1 * s2, s2 * s2 * s1)):
+        assert left == right and hash(left) == hash(right)
+        assert all(list(m) == sorted(m) for m in left.terms)
+    assert s0 * -1 * -1 is s0 and (3 * s1) * 0 == 0 and type((3 * s1) * 0) is int
