@@ -23,7 +23,9 @@ Its lowerings are registered per platform: the target-neutral expansion into oth
 
 from __future__ import annotations
 
+import collections
 import functools
+import threading
 
 import numpy as np
 
@@ -179,12 +181,41 @@ def bluestein_tables(n: int, m: int, sign: int) -> tuple[np.ndarray, np.ndarray]
     ``c[j] = exp(sign pi i j^2 / n)`` (:func:`unit`), and the spectrum of the circular
     response ``conj(c[|j|])`` over m points, divided by m (the inverse transform's scale),
     computed in long double: every lowering's Bluestein transform uses these, as it uses
-    :func:`unit`."""
+    :func:`unit`. The two signs' chirps are conjugates (``signed_unit``), so are their
+    responses, and a response is even (``r[j] = r[m - j]``), so the spectrum of sign 1 is
+    the conjugate of sign -1's: made once for both (``_spectrum``), where a length's
+    transform and its inverse (a filter's rfft and irfft) each took a long double FFT of m
+    points, most of planning a length of a large prime factor."""
     chirp = signed_unit(_chirp_parts(n), sign)
+    spectrum = _spectrum(n, m)
+    return chirp, spectrum.copy() if sign < 0 else np.conj(spectrum)
+
+
+#: ``_spectrum``'s answers by (n, m), newest last, read-only: kept while they hold at most
+#: ``KEPT_SPECTRUM_BYTES`` (the newest always), a length's two directions taking one.
+_SPECTRA: collections.OrderedDict[tuple[int, int], np.ndarray] = collections.OrderedDict()
+KEPT_SPECTRUM_BYTES = 32 << 20
+_SPECTRA_LOCK = threading.Lock()
+
+
+def _spectrum(n: int, m: int) -> np.ndarray:
+    """The spectrum of Bluestein's response of sign -1 (``bluestein_tables``), read-only."""
+    with _SPECTRA_LOCK:
+        found = _SPECTRA.get((n, m))
+        if found is not None:
+            _SPECTRA.move_to_end((n, m))
+            return found
+    chirp = signed_unit(_chirp_parts(n), -1)
     response = np.zeros(m, np.complex128)
     response[:n] = np.conj(chirp)
     response[m - n + 1:] = np.conj(chirp[1:])[::-1]
-    return chirp, (np.fft.fft(response.astype(np.clongdouble)) / m).astype(np.complex128)
+    found = (np.fft.fft(response.astype(np.clongdouble)) / m).astype(np.complex128)
+    found.flags.writeable = False
+    with _SPECTRA_LOCK:
+        _SPECTRA[n, m] = found
+        while len(_SPECTRA) > 1 and sum(a.nbytes for a in _SPECTRA.values()) > KEPT_SPECTRUM_BYTES:
+            _SPECTRA.popitem(last=False)
+    return found
 
 
 @functools.lru_cache(maxsize=16)

@@ -191,6 +191,36 @@ def test_a_table_made_after_other_tables_of_its_length_is_the_one_made_alone():
                 assert made.tobytes() == alone(n, sign, real).tobytes(), (n, sign, real)
 
 
+@pytest.mark.parametrize("n", [131, 179, 257])
+def test_bluesteins_spectra_of_both_signs_are_conjugates_and_the_exact_dft(n, monkeypatch):
+    """The response's spectrum of sign 1 is the conjugate of sign -1's, bit for bit, in
+    either order made, and each is the response's DFT over m points (divided by m) to
+    within an ulp or so, against the sum taken term by term in long double. Kept
+    spectra stay within their bound (the newest always kept)."""
+    from plaidarray.backend.llvm_cpu.fft_plan import bluestein_length
+    from plaidarray.hlo.ops import fft
+
+    m = bluestein_length(n)
+    for first in (-1, 1):
+        fft._SPECTRA.clear()
+        made = {sign: fft.bluestein_tables(n, m, sign) for sign in (first, -first)}
+        assert made[1][1].tobytes() == np.conj(made[-1][1]).tobytes()
+    j = np.arange(m)
+    for sign in (-1, 1):
+        chirp, spectrum = made[sign]
+        response = np.zeros(m, np.clongdouble)
+        response[:n] = np.conj(chirp)
+        response[m - n + 1:] = np.conj(chirp[1:])[::-1]
+        angles = -4 * fft._QUARTER_TURN * (np.outer(j, j) % m).astype(np.longdouble) / m  # turns reduced exactly
+        exact = (response[None, :] * (np.cos(angles) + 1j * np.sin(angles))).sum(axis=1) / m
+        assert np.abs(spectrum - exact).max() <= 4e-16 * np.abs(exact).max()
+    monkeypatch.setattr(fft, "KEPT_SPECTRUM_BYTES", 3 * 16 * m)
+    fft._SPECTRA.clear()
+    for k in range(5):
+        fft.bluestein_tables(n + 2 * k, bluestein_length(n + 2 * k), -1)
+    assert 1 <= len(fft._SPECTRA) <= 3 and (n + 8, bluestein_length(n + 8)) in fft._SPECTRA
+
+
 @pytest.mark.parametrize(("kind", "n", "served"), [("FFT", 1000, True), ("IFFT", 127 * 2, True), ("FFT", 131, True),
                                                    ("RFFT", 262, True), ("IRFFT", 262, True), ("RFFT", 254, True),
                                                    ("IRFFT", 127, True), ("IRFFT", 263, True), ("RFFT", 3 * 131, True),
