@@ -727,6 +727,13 @@ def test_fills_of_new_shapes_are_recorded_without_the_rules():
                     np.testing.assert_array_equal(np.asarray(made), want)
             np.testing.assert_array_equal(np.asarray(xp.zeros(n, dtype=xp.float32)), np.zeros(n, np.float32))
             np.testing.assert_array_equal(np.asarray(xp.full(n, 7, dtype=xp.int8)), np.full(n, 7, np.int8))
+            for dtype in (xp.complex64, xp.complex128):  # a spectrum's zeros_like: the value its real part
+                for value in (0, 3, -0.0, 2.5):
+                    made = np.asarray(xp.full((n, 2), value, dtype=dtype))
+                    want = np.full((n, 2), value, dtype)
+                    assert made.dtype == want.dtype and made.tobytes() == want.tobytes()
+                spectrum = xp.asarray(np.ones(n + 1, dtype))
+                assert np.asarray(xp.zeros_like(spectrum)).tobytes() == np.zeros(n + 1, dtype).tobytes()
 
 
 @given(shapes=st.tuples(shapes, shapes, shapes), dtypes=st.tuples(*(st.sampled_from(DTYPES[:4]) for _ in range(2))),
@@ -972,11 +979,11 @@ def test_equal_values_of_other_kinds_are_other_signatures(fn, arguments, first, 
 
 def test_a_recorded_function_calling_another_keeps_its_recipe():
     """``empty`` calls ``zeros``, which keeps its own recipe during ``empty``'s capture (of
-    a complex dtype, which their first paths leave to the rules)."""
+    a bool dtype, whose 0 their first paths leave to the rules)."""
     xp.empty.recipes.clear()
     xp.zeros.recipes.clear()
     for _ in range(3):
-        xp.empty((7, 5), dtype=xp.complex128)
+        xp.empty((7, 5), dtype=xp.bool)
     assert xp.empty.recipes and xp.zeros.recipes
 
 

@@ -191,9 +191,11 @@ def bluestein_tables(n: int, m: int, sign: int) -> tuple[np.ndarray, np.ndarray]
     return chirp, spectrum.copy() if sign < 0 else np.conj(spectrum)
 
 
-#: ``_spectrum``'s answers by (n, m), newest last, read-only: kept while they hold at most
-#: ``KEPT_SPECTRUM_BYTES`` (the newest always), a length's two directions taking one.
+#: ``_spectrum``'s answers by (n, m), newest last, read-only: the last ``KEPT_SPECTRA``
+#: while they hold at most ``KEPT_SPECTRUM_BYTES`` (the newest always), a length's two
+#: directions taking one.
 _SPECTRA: collections.OrderedDict[tuple[int, int], np.ndarray] = collections.OrderedDict()
+KEPT_SPECTRA = 16
 KEPT_SPECTRUM_BYTES = 32 << 20
 _SPECTRA_LOCK = threading.Lock()
 
@@ -213,7 +215,8 @@ def _spectrum(n: int, m: int) -> np.ndarray:
     found.flags.writeable = False
     with _SPECTRA_LOCK:
         _SPECTRA[n, m] = found
-        while len(_SPECTRA) > 1 and sum(a.nbytes for a in _SPECTRA.values()) > KEPT_SPECTRUM_BYTES:
+        while len(_SPECTRA) > 1 and (len(_SPECTRA) > KEPT_SPECTRA or
+                                     sum(a.nbytes for a in _SPECTRA.values()) > KEPT_SPECTRUM_BYTES):
             _SPECTRA.popitem(last=False)
     return found
 

@@ -219,6 +219,9 @@ def test_bluesteins_spectra_of_both_signs_are_conjugates_and_the_exact_dft(n, mo
     for k in range(5):
         fft.bluestein_tables(n + 2 * k, bluestein_length(n + 2 * k), -1)
     assert 1 <= len(fft._SPECTRA) <= 3 and (n + 8, bluestein_length(n + 8)) in fft._SPECTRA
+    monkeypatch.setattr(fft, "KEPT_SPECTRA", 2)
+    fft.bluestein_tables(n + 10, bluestein_length(n + 10), 1)
+    assert list(fft._SPECTRA) == [(n + 8, bluestein_length(n + 8)), (n + 10, bluestein_length(n + 10))]
 
 
 @pytest.mark.parametrize(("kind", "n", "served"), [("FFT", 1000, True), ("IFFT", 127 * 2, True), ("FFT", 131, True),
