@@ -371,20 +371,20 @@ def _steps(made: list[Node], shared: list[Node], numbers: dict[int, int], first_
     steps: list[tuple[Any, ...]] = []
     for node in made:
         if node.buffer is not None and node.operands:  # a window showing an argument's memory, made again
-            steps.append(("dynamic_slice", _gather([numbers[id(o)] for o in node.operands]), node.attrs, node.shape))
+            steps.append(("dynamic_slice", _gather(node.operands, numbers), node.attrs, node.shape))
         elif node.buffer is not None:
             steps.append((None, None, node.buffer, node.shape))
         else:
-            steps.append((node.op, _gather([numbers[id(o)] for o in node.operands]), node.attrs, node.shape))
+            steps.append((node.op, _gather(node.operands, numbers), node.attrs, node.shape))
     return tuple(steps)
 
 
-def _gather(numbers: list[int]) -> int | tuple[int, ...] | None:
-    """How a step takes its operands from the nodes made so far: the number of its one
-    operand, the numbers of several, or None for none (``replay_steps``)."""
-    if not numbers:
-        return None
-    return numbers[0] if len(numbers) == 1 else tuple(numbers)
+def _gather(operands: tuple[Node, ...], numbers: dict[int, int]) -> int | tuple[int, ...] | None:
+    """How a step takes its ``operands`` from the nodes made so far (``numbers``): the
+    number of its one operand, the numbers of several, or None for none (``replay_steps``)."""
+    if len(operands) == 1:
+        return numbers[id(operands[0])]
+    return tuple([numbers[id(o)] for o in operands]) if operands else None
 
 
 def _view_of(result: Array, arrays: list[Array]) -> tuple[Step | None, Layout | None] | None:
@@ -412,13 +412,14 @@ def _made(results: list[Node], numbers: dict[int, int], first: int) -> tuple[lis
     made: list[Node] = []
     shared: list[Node] = []
     seen: set[int] = set()
+    result_ids = {id(result) for result in results}
     stack = list(results)
     while stack:
         node = stack.pop()
         if id(node) in numbers or id(node) in seen:
             continue
         seen.add(id(node))
-        is_result = any(node is result for result in results)
+        is_result = id(node) in result_ids
         if node.reused is not None and not is_result:
             shared.append(node)
             continue
