@@ -39,7 +39,7 @@ import numpy as np
 
 from ...hlo import Computation, Instruction, Module
 from ...hlo.literal import Literal
-from ...hlo.ops.fft import real_split_factors
+from ...hlo.ops.fft import forget_spectra, real_split_factors
 from ...hlo.opdef import OpDef
 from ...hlo.shape import Shape
 from ...hlo.symbolic import Dim, Sym, is_static
@@ -385,3 +385,4 @@ def _times(x: Instruction, factors: Instruction) -> Instruction:
 
 EXECUTABLES.on_clear.append(_PLANS.clear)
 EXECUTABLES.on_clear.append(_PARTS.clear)
+EXECUTABLES.on_clear.append(forget_spectra)

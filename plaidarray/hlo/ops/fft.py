@@ -221,6 +221,13 @@ def _spectrum(n: int, m: int) -> np.ndarray:
     return found
 
 
+def forget_spectra() -> None:
+    """Drop the kept spectra (``plaidarray.clear_cache``, through the backends that plan
+    with them: ``backend/llvm_cpu/fft_library.py``)."""
+    with _SPECTRA_LOCK:
+        _SPECTRA.clear()
+
+
 @functools.lru_cache(maxsize=16)
 def _chirp_parts(n: int) -> tuple[np.ndarray, np.ndarray]:
     """``unit_parts`` of Bluestein's chirp of n points, kept for the last lengths met: a

@@ -222,6 +222,8 @@ def test_bluesteins_spectra_of_both_signs_are_conjugates_and_the_exact_dft(n, mo
     monkeypatch.setattr(fft, "KEPT_SPECTRA", 2)
     fft.bluestein_tables(n + 10, bluestein_length(n + 10), 1)
     assert list(fft._SPECTRA) == [(n + 8, bluestein_length(n + 8)), (n + 10, bluestein_length(n + 10))]
+    xp.clear_cache()
+    assert not fft._SPECTRA
 
 
 @pytest.mark.parametrize(("kind", "n", "served"), [("FFT", 1000, True), ("IFFT", 127 * 2, True), ("FFT", 131, True),
