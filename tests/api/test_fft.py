@@ -18,6 +18,7 @@ from hypothesis.extra import numpy as hnp
 
 import plaidarray as xp
 import plaidarray.fft as xfft
+from device_choice import host_only
 
 REAL = [np.dtype(np.float32), np.dtype(np.float64)]
 COMPLEX = [np.dtype(np.complex64), np.dtype(np.complex128)]
@@ -222,6 +223,7 @@ def test_every_length_up_to_4096(backend, n, seed, inverse):
         assert_as_accurate_as_numpy(ours(xp.asarray(x)), numpys(x), numpys(x.astype(np.clongdouble)))
 
 
+@host_only("llvm-cpu's kernels at each special length, within their bound")
 @pytest.mark.parametrize("n", SPECIAL_LENGTHS)
 def test_special_lengths_both_ways(n):
     """FFT of a batch, RFFT and IRFFT on llvm-cpu, within ERROR_BOUNDS times NumPy's error."""
@@ -238,6 +240,7 @@ def test_special_lengths_both_ways(n):
 
 
 @pytest.mark.slow
+@host_only("llvm-cpu's long transforms in bounded memory")
 @pytest.mark.parametrize("n", [65536, 65537, 2**20 + 7, 2**22])
 def test_long_transforms(n):
     """Long, prime (Bluestein) and with a large prime factor; 2^22 points in bounded
