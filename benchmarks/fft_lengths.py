@@ -6,7 +6,7 @@ the binding and the recording of a new length, not a compile. Each range is run 
 fresh process that met 20 other lengths first (its op kernels loaded, its structures
 planned), NumPy and plaidarray in turn; the median step of the range's lengths.
 
-    python -m benchmarks.fft_lengths [--ranges 100-140 300-340 2000-2040]
+    python -m benchmarks.fft_lengths [--ranges 100-140 300-340 2000-2040 16000-16040] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -52,6 +52,7 @@ def child(library: str, low: int, high: int) -> None:
 
 
 def run(library: str, low: int, high: int) -> float:
+    """``child``'s median step, in a fresh process on an empty cache directory."""
     with tempfile.TemporaryDirectory() as cache_dir:
         env = {**os.environ, "PLAIDARRAY_CACHE_DIR": cache_dir,
                "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
