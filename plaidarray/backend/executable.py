@@ -6,7 +6,6 @@
 from __future__ import annotations
 
 import abc
-import functools
 from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -14,6 +13,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from ..cached_property import cached_property
 from ..hlo import Instruction, Module
 from ..hlo.shape import Shape
 from ..hlo.symbolic import Dim
@@ -306,7 +306,7 @@ class Backend:
     #: kernels are neither built at installation nor shape-generic yet).
     baseline: bool = True
 
-    @functools.cached_property
+    @cached_property
     def cache_tag(self) -> tuple[str, str]:
         """What the executable cache's keys hold of the backend, made once (a read of a
         value looks it up): its name and its compiler's target."""

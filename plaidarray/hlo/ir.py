@@ -9,10 +9,10 @@ cache) is a tuple comparison.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import Any, Protocol, TypeVar
 
+from ..cached_property import cached_property
 from .opdef import lookup
 from .shape import Shape
 
@@ -114,7 +114,7 @@ class Computation:
         self.outputs = list(outputs)
         self.instructions = topological_order(self.outputs) if instructions is None else list(instructions)
 
-    @functools.cached_property
+    @cached_property
     def names(self) -> dict[int, str]:
         """Each instruction's name in this computation, by id (for the printer and the
         verifier's messages): ``p<number>`` for a parameter, ``<opcode>.<position>``."""

@@ -42,6 +42,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 from .. import config
+from ..cached_property import cached_property
 from ..hlo import Computation, Instruction
 from ..hlo.fingerprint import Hashed
 from ..hlo.opdef import OPS
@@ -159,7 +160,7 @@ class Pattern:
                                                   if s is None))
         object.__setattr__(self, "_dynamic", tuple((p, s) for p, s in enumerate(self.symbol_of) if s is not None))
 
-    @functools.cached_property
+    @cached_property
     def _quick(self) -> tuple | None:
         """``match``'s pickers (see there), made at the first match: most patterns of op
         kernels are never matched (a sequence ties their sizes to its own)."""

@@ -11,7 +11,6 @@ else runs the code generator's stages (``stages.py``), imported on first use.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import threading
 from collections.abc import Hashable, Sequence
@@ -19,6 +18,7 @@ from types import ModuleType
 
 import numpy as np
 
+from ...cached_property import cached_property
 from ...hlo import Instruction, Module
 from ...hlo.fingerprint import digest, module_description
 from ...hlo.shape import Shape, TupleShape
@@ -66,14 +66,14 @@ class CpuCompiler(Compiler):
     def __init__(self, opt_level: int | None = None) -> None:
         self._opt_level = opt_level
 
-    @functools.cached_property
+    @cached_property
     def opt_level(self) -> int:
         level = opt_level() if self._opt_level is None else self._opt_level
         if level not in OPT_LEVELS:
             raise ValueError(f"llvm-cpu: optimisation level must be one of {OPT_LEVELS}, got {level!r}")
         return level
 
-    @functools.cached_property
+    @cached_property
     def target(self) -> str:  # type: ignore[override]  # Compiler.target, looked up on first use
         return f"{host_id()}/O{self.opt_level}"
 

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple, cast
 import numpy as np
 
 from ... import config
+from ...cached_property import cached_property
 from ...hlo.shape import Shape
 from ...hlo import symbolic
 from ...hlo.symbolic import Dim, evaluate, evaluator, is_static
@@ -340,7 +341,7 @@ class ShapeGenericExecutable(Executable):
     # (an op's kernel on its first use) are merged into sequences (``sequence.py``) and
     # never bound themselves, and making these was a third of loading one.
 
-    @functools.cached_property
+    @cached_property
     def _layout(self) -> _GenericLayout:
         """Where its run-time sizes fall (``_GenericLayout``), in one walk of its steps and
         buffers: a template's first runner read these as eight cached properties, each a
@@ -360,7 +361,7 @@ class ShapeGenericExecutable(Executable):
         return _GenericLayout(sized_steps, tuple(sized_buffers), buffer_bytes, sum(buffer_bytes),
                               tuple(limit for _, limit in self.limits))
 
-    @functools.cached_property
+    @cached_property
     def _allocators(self) -> tuple[list, list]:
         """The allocators of the outputs' and temporaries' buffers of static shapes (None
         where the shape has run-time sizes)."""
@@ -371,18 +372,18 @@ class ShapeGenericExecutable(Executable):
                 [None if (1, i) in sized else allocator(shape.dims, shape.dtype, True)
                  for i, shape in enumerate(self._temp_shapes)])
 
-    @functools.cached_property
+    @cached_property
     def allocator_tuples(self) -> tuple[tuple, tuple]:
         """``_allocators`` as tuples (a prepared runner's, ``_Runner.prepared``)."""
         return tuple(self._allocators[0]), tuple(self._allocators[1])
 
-    @functools.cached_property
+    @cached_property
     def _static_splitting(self) -> bool:
         """Whether any step of static range is worth running in chunks."""
         sized = self._layout.sized_steps
         return parallel.worth_splitting([s.segment for i, s in enumerate(self.steps) if i not in sized])
 
-    @functools.cached_property
+    @cached_property
     def _facts(self) -> _RunFacts:
         return _RunFacts.of(self.constants, self.output_slots, len(self._output_shapes))
 

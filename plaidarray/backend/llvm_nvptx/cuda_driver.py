@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from ...cached_property import cached_property
 from .. import dlpack
 from . import cublas, ptxas, toolkit
 from .block_pool import BlockPool
@@ -168,7 +169,7 @@ class CudaRuntime(GpuRuntime):
     def synchronize(self) -> None:
         _check(self._lib, "cuStreamSynchronize", self._stream)
 
-    @functools.cached_property
+    @cached_property
     def _blas(self) -> cublas.Cublas | None:
         """A cuBLAS handle on this runtime's stream, made at the first product; None where
         no libcublas loads or it makes no handle (said once, as a warning: products then

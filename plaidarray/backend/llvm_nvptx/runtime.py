@@ -17,6 +17,8 @@ from typing import Any
 
 import numpy as np
 
+from ...cached_property import cached_property
+
 #: The host scalars' device copies a runtime keeps (``GpuRuntime.scalar``).
 _SCALARS_KEPT = 256
 
@@ -140,7 +142,7 @@ class GpuRuntime(abc.ABC):
         before it (through the host unless the runtime copies on the device)."""
         self.write(target, np.frombuffer(self.read(source, nbytes), np.uint8))
 
-    @functools.cached_property
+    @cached_property
     def _scalars(self) -> dict[tuple[str, bytes], DeviceArray]:
         return {}
 
