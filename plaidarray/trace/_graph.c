@@ -4329,11 +4329,14 @@ static int same_int(PyObject *a, PyObject *b) {
 /* The run of a read at new sizes `values` (its rows generalised) that its structure's quick
    entry in baseline.PLANNED serves, as materialize.planned would run it (baseline.quick says when):
    an object with run(buffers), a new reference; None where planned is to say; NULL on error.
-   The caller holds the lock. */
-static PyObject *quick_read(PyObject *entry, PyObject *values) {
-    if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 13 || !PyTuple_CheckExact(values) ||
+   At the second read of those sizes the run is cached under the read's `key` (the entry's
+   baseline._keep_quick, given the walk's graph key, `walked`'s first item), as planned caches
+   the executable it makes, and found by the walk's `digest` (NULL: none) from the next read
+   on. The caller holds the lock. */
+static PyObject *quick_read(PyObject *entry, PyObject *values, PyObject *walked, PyObject *key, PyObject *digest) {
+    if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 14 || !PyTuple_CheckExact(values) ||
         !PyDict_CheckExact(PyTuple_GET_ITEM(entry, 12))) {
-        PyErr_SetString(PyExc_TypeError, "baseline.PLANNED's quick entry is not a 13-tuple ending in a dict");
+        PyErr_SetString(PyExc_TypeError, "baseline.PLANNED's quick entry is not a 14-tuple with a dict 13th");
         return NULL;
     }
     PyObject *structure = PyTuple_GET_ITEM(entry, 0), *heat = PyTuple_GET_ITEM(entry, 1);
@@ -4399,11 +4402,13 @@ static PyObject *quick_read(PyObject *entry, PyObject *values) {
             if (same <= 0) return same < 0 ? NULL : Py_NewRef(Py_None);
         }
     }
-    PyObject *served = PyTuple_GET_ITEM(entry, 12); /* sizes served once: planned's again, which caches them */
+    PyObject *served = PyTuple_GET_ITEM(entry, 12); /* sizes served once: their run is cached at the next */
     int again = PyDict_Contains(served, values);
-    if (again) return again < 0 ? NULL : Py_NewRef(Py_None);
-    if (PyDict_GET_SIZE(served) >= QUICK_SERVED) PyDict_Clear(served);
-    if (PyDict_SetItem(served, values, Py_None)) return NULL;
+    if (again < 0) return NULL;
+    if (!again) {
+        if (PyDict_GET_SIZE(served) >= QUICK_SERVED) PyDict_Clear(served);
+        if (PyDict_SetItem(served, values, Py_None)) return NULL;
+    }
     PyObject *list = PyList_New(n_symbols);
     if (list == NULL) return NULL;
     for (Py_ssize_t s = 0; s < n_symbols; s++) {
@@ -4415,6 +4420,13 @@ static PyObject *quick_read(PyObject *entry, PyObject *values) {
     }
     PyObject *bound = PyObject_CallOneArg(PyTuple_GET_ITEM(entry, 11), list);
     Py_DECREF(list);
+    if (again && bound != NULL && bound != Py_None) {
+        PyObject *kept = PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(entry, 13), structure, heat, bound, key,
+                                                      PyTuple_GET_ITEM(walked, 0), values,
+                                                      digest != NULL ? digest : Py_None, NULL);
+        if (kept == NULL) Py_CLEAR(bound);
+        Py_XDECREF(kept);
+    }
     return bound;
 }
 
@@ -4422,8 +4434,9 @@ static PyObject *quick_read(PyObject *entry, PyObject *values) {
    its structure's plan (a loop's read at a new size): its rows generalised, and its structure
    (the rows without sizes, its outputs, no donation, the backend's tag: `key`'s) found among
    those planned (a new reference), run from C where its quick entry there serves it
-   (quick_read), else None; NULL on error. The caller holds the lock. */
-static PyObject *planned_executable(PyObject *walked, PyObject *key) {
+   (quick_read, given the walk's `digest`, NULL where it has none), else None; NULL on error.
+   The caller holds the lock. */
+static PyObject *planned_executable(PyObject *walked, PyObject *key, PyObject *digest) {
     if (PyDict_GET_SIZE(reads_structures) == 0) Py_RETURN_NONE;
     PyObject *graph_key = PyTuple_GET_ITEM(walked, 0);
     PyObject *args[] = {reads_sized, reads_describe, PyTuple_GET_ITEM(graph_key, 0)};
@@ -4440,7 +4453,7 @@ static PyObject *planned_executable(PyObject *walked, PyObject *key) {
         Py_INCREF(found); /* the table's, which another thread may empty */
         int entry = PyTuple_CheckExact(found); /* a quick entry, its structure first */
         if (entry) {
-            made = quick_read(found, PyTuple_GET_ITEM(general, 1));
+            made = quick_read(found, PyTuple_GET_ITEM(general, 1), walked, key, digest);
             if (made == Py_None) Py_CLEAR(made); /* planned's to say */
         }
         if (made == NULL && !PyErr_Occurred())
@@ -4510,21 +4523,21 @@ static int serve(PyObject *found, PyObject **exe) {
 /* The cached executable of a walked graph that runs as it is, its hit counted (1, ``*exe`` a
    new reference, ``*key`` the key it was found by, ``*cached`` set), or, where none is cached,
    the one planned_executable makes (1, ``*cached`` left 0); 0 where materialize.decide is to
-   say what runs; -1 on error. ``tag`` and ``apart`` are read_tag's for the walk. The caller
-   holds the lock and releases ``*key``.
+   say what runs; -1 on error. ``tag`` and ``apart`` are read_tag's for the walk, ``digest``
+   its digest (NULL: none). The caller holds the lock and releases ``*key``.
    A device's graph (a GPU's) runs here too where it is a hit and none of its results is a
    value of no device (decide's: finish copies those to the host); its misses are decide's,
    which looks for the ops it runs apart (host round trips, device calls: a graph with one
    is never cached whole), as are those of any backend that has such ops. */
-static int cached_executable(PyObject *walked, PyObject *tag, int apart, PyObject **exe, PyObject **key,
-                             int *cached) {
+static int cached_executable(PyObject *walked, PyObject *tag, int apart, PyObject *digest, PyObject **exe,
+                             PyObject **key, int *cached) {
     *exe = NULL;
     *key = PyTuple_Pack(3, PyTuple_GET_ITEM(walked, 0), reads_given, tag);
     if (*key == NULL) return -1;
     PyObject *found = PyDict_GetItemWithError(reads_entries, *key);
     if (found == NULL) {
         if (PyErr_Occurred() || apart) return PyErr_Occurred() ? -1 : 0;
-        found = planned_executable(walked, *key);
+        found = planned_executable(walked, *key, digest);
         if (found == NULL) return -1;
         if (found == Py_None) {
             Py_DECREF(found);
@@ -4669,7 +4682,7 @@ static PyObject *read_node(PyObject *self, PyObject *node) {
     if (walked != NULL) {
         PyObject *key = NULL;
         int cached = 0;
-        int hit = tag == NULL ? 0 : cached_executable(walked, tag, apart, &exe, &key, &cached);
+        int hit = tag == NULL ? 0 : cached_executable(walked, tag, apart, digest, &exe, &key, &cached);
         Py_CLEAR(tag);
         if (hit < 0) {
             Py_XDECREF(key);

@@ -48,7 +48,7 @@ from typing import Any, cast
 
 import numpy as np
 
-from ..backend.cache import EXECUTABLES
+from ..backend.cache import EXECUTABLES, HashedKey
 from ..backend.executable import Backend, Call, Executable, NotShapeGeneric
 from ..hlo import Computation, Instruction, Module
 from ..hlo.fingerprint import Hashed
@@ -58,6 +58,7 @@ from ..hlo.symbolic import Dim, evaluate, is_static
 from . import dynamic, explain, hot
 from .hot import Heat
 from .node import Node
+from .to_hlo import keep_untracked
 
 #: Op kernels bound to sizes, by the exact single-op graph (sizes included); emptied at
 #: this many, so a loop over ever new sizes does not grow it.
@@ -542,15 +543,15 @@ def quick(structure: Hashable, backend: Backend, heat: Heat, sizes: tuple[bool, 
     found (``hot.HEATS.by_structure``, ``dynamic.HISTORIES.patterns``), the plan's pattern
     (the positions of its fixed sizes and their values, the positions of its symbols, the
     symbols, and whether each such position is a size), the number of sizes, the runs at
-    any sizes, and the sizes it served. C serves a read by it only as ``planned`` would: the
+    any sizes, the sizes it served and what caches a run (``_keep_quick``). C serves a read by it only as ``planned`` would: the
     heat still the structure's and not due, the structure not seen by the fused path, the
     pattern matching the read's values with no size below 2 among its symbols (else
     ``planned`` decides: ``_fitting`` finds the same plan for what C serves), and the
-    sequence's runs taking the sizes. Nothing is cached for the sizes a read of them served:
-    the entry's last item holds them (the last 256), and their next read is ``planned``'s,
-    which caches its executable, so that a loop over a few sizes (batches and a last smaller
-    one) runs on cache hits from their third read, as before. A new plan of the structure
-    drops the entry (``_plan``)."""
+    sequence's runs taking the sizes. Nothing is cached for the sizes a read of them served
+    first: the entry's next item holds them (the last 256), and their second read, run as
+    the first, caches its run (``_keep_quick``, the entry's last item), so that a loop over
+    a few sizes (batches and a last smaller one) runs on cache hits from their third read.
+    A new plan of the structure drops the entry (``_plan``)."""
     if not isinstance(structure, Hashed) or type(PLANNED.get(structure.value)) is not Hashed:
         return
     plan = next((p for p in _PLANS.get((structure, backend.cache_tag), ()) if p.template is not None or p.pattern.n_symbols),
@@ -566,7 +567,41 @@ def quick(structure: Hashable, backend: Backend, heat: Heat, sizes: tuple[bool, 
     PLANNED[structure.value] = (structure, heat, hot.HEATS.by_structure, dynamic.HISTORIES.patterns,
                                 tuple(p for p, _ in fixed), tuple(v for _, v in fixed), tuple(p for p, _ in symbols),
                                 tuple(s for _, s in symbols), tuple(sizes[p] for p, _ in symbols),
-                                plan.pattern.n_symbols, len(sizes), any_size, {})
+                                plan.pattern.n_symbols, len(sizes), any_size, {}, _keep_quick)
+
+
+def _keep_quick(structure: Hashed, heat: Heat, run: Any, key: tuple, graph_key: tuple, values: tuple[int, ...],
+                digest: bytes | None) -> None:
+    """Cache a quick entry's ``run`` at a read's sizes ``values`` under the read's ``key``
+    (``_graph.read``'s, at the second read of those sizes), as ``materialize.planned``
+    caches the executable it binds from the plan: that binding (the pattern matched again,
+    a runner and its prepared run) was ~25 us of the ~45 a loop's second read of a size
+    took, where the run C made is the same code at the same sizes. The read's ``digest``
+    (None: it has none) finds it from the next read on, as a hit's does
+    (``ExecutableCache.remember``), without making the walk's key again."""
+    keep_untracked(graph_key)
+    executable = BaselineExecutable(_QuickSequence(run), None, heat)
+    EXECUTABLES.insert(HashedKey(key), executable, family=structure, sizes=values)
+    if digest is not None:
+        EXECUTABLES.remember(digest, key, executable)
+
+
+class _QuickSequence(Executable):
+    """A quick entry's run at one read's sizes (an ``_entry.Bound``, or a ``_CopiedRun``) as
+    the sequence of the ``BaselineExecutable`` that caches it: its run, timed against its
+    structure's heat as it runs (``Executable.any_size``), is the executable's run."""
+
+    returns_parameters = False
+    prepared_cheaply = True
+
+    def __init__(self, run: Any) -> None:
+        self._run = run
+
+    def run(self, buffers: list[np.ndarray]) -> list[np.ndarray]:
+        return self._run.run(buffers)
+
+    def prepared(self, timed: Any = None) -> Callable[[list[np.ndarray]], list[np.ndarray]]:
+        return self._run.run
 
 
 def _copied_at(any_size: Callable[[list[int]], Any], results: list[tuple[Any, Any, Any]], sizes: list[int]

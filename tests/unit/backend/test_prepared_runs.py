@@ -62,6 +62,8 @@ def _preparable(executable: baseline.BaselineExecutable) -> bool:
     timed by the Python run until its full code lands, but where a call is bound in C,
     ``_entry.Bound``, which times it) and its results are its sequence's."""
     sequence = _merged(executable)
+    if type(sequence) is baseline._QuickSequence:  # a run bound in C, which times it
+        return executable._results is None
     parts = getattr(sequence, "_runners", None) or [sequence]
     return executable._results is None and not any(type(p) is not cpu_executable._ENTRY.Bound and
                                                    getattr(p, "_template", p)._runs.first_tier for p in parts)
