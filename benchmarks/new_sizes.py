@@ -6,7 +6,7 @@ structures at once (as a script's loops do), each a loop of 300 steps at lengths
 earlier step met: the statistics of a window's prefix (``max - min + mean(w * w)``), a
 point's z-score against a window (``mean``, ``std``), the sum of squares of a batch of
 rows times a matrix, and the mean square of half-windows, whose length repeats once
-(``n // 2``: a size met twice, the second read a hit), and a low-pass filter (a real
+(``n // 2``: a size met twice, its second read caching its run), and a low-pass filter (a real
 FFT, its upper three quarters of terms zeroed, the inverse's energy), whose plans are made
 per length. After a warm-up round (kernels
 loaded, structures planned), the best of 5 rounds, per step, on NumPy and plaidarray side
