@@ -543,15 +543,16 @@ def quick(structure: Hashable, backend: Backend, heat: Heat, sizes: tuple[bool, 
     found (``hot.HEATS.by_structure``, ``dynamic.HISTORIES.patterns``), the plan's pattern
     (the positions of its fixed sizes and their values, the positions of its symbols, the
     symbols, and whether each such position is a size), the number of sizes, the runs at
-    any sizes, the sizes it served and what caches a run (``_keep_quick``). C serves a read by it only as ``planned`` would: the
-    heat still the structure's and not due, the structure not seen by the fused path, the
-    pattern matching the read's values with no size below 2 among its symbols (else
-    ``planned`` decides: ``_fitting`` finds the same plan for what C serves), and the
-    sequence's runs taking the sizes. Nothing is cached for the sizes a read of them served
-    first: the entry's next item holds them (the last 256), and their second read, run as
-    the first, caches its run (``_keep_quick``, the entry's last item), so that a loop over
-    a few sizes (batches and a last smaller one) runs on cache hits from their third read.
-    A new plan of the structure drops the entry (``_plan``)."""
+    any sizes, the sizes it served and what caches a run (``_keep_quick``). C serves a read
+    by it only as ``planned`` would: the heat still the structure's and not due, the
+    structure not seen by the fused path, the pattern matching the read's values with no
+    size below 2 among its symbols (else ``planned`` decides: ``_fitting`` finds the same
+    plan for what C serves), and the sequence's runs taking the sizes. Nothing is cached
+    for the sizes a read of them served first: the entry's next item holds them (the last
+    256), and their second read, run as the first, caches its run (``_keep_quick``, the
+    entry's last item), so that a loop over a few sizes (batches and a last smaller one)
+    runs on cache hits from their third read. A new plan of the structure drops the entry
+    (``_plan``)."""
     if not isinstance(structure, Hashed) or type(PLANNED.get(structure.value)) is not Hashed:
         return
     plan = next((p for p in _PLANS.get((structure, backend.cache_tag), ()) if p.template is not None or p.pattern.n_symbols),
