@@ -58,6 +58,7 @@ import numpy as np
 from .eager_apart import APART
 from .eager_eighth import EIGHTH
 from .eager_idioms import IDIOMS
+from .eager_ninth import NINTH
 from .eager_later import LATER
 from .eager_fresh import FRESH
 from .eager_sixth import SIXTH
@@ -818,6 +819,7 @@ SCRIPTS = [
     *(Script(name, run, inputs) for name, run, inputs in SIXTH),
     *(Script(name, run, inputs) for name, run, inputs in SEVENTH),
     *(Script(name, run, inputs) for name, run, inputs in EIGHTH),
+    *(Script(name, run, inputs) for name, run, inputs in NINTH),
 ]
 
 
@@ -1047,7 +1049,8 @@ def table(results: Results, scripts: list[Script]) -> str:
                  _status_cell(results, s)]
         lines.append("| " + " | ".join(cells) + " |")
     lines.append(_total_row(results, scripts, "total"))
-    for group in ("loops", "shapes", "first runs", "idioms", "apart", "later", "fresh", "unseen", "sixth", "seventh", "eighth"):
+    for group in ("loops", "shapes", "first runs", "idioms", "apart", "later", "fresh", "unseen", "sixth", "seventh", "eighth",
+                  "ninth"):
         members = [s for s in scripts if s.name.startswith(group + ":")]
         if members:
             lines.append(_total_row(results, members, f"{group}: total"))
