@@ -750,10 +750,11 @@ def test_reads_at_new_sizes_whose_results_are_copies_run_from_c_as_planned_runs_
         assert np.array_equal(np.asarray(x), data) and np.array_equal(through_c[5], in_python[5])
     monkeypatch.undo()
     _afresh(monkeypatch)
-    [read(x[:n]) for n in sizes]
-    hits = xp.cache_info().hits
+    for n in sizes:
+        read(x[:n])
+    hits, planned = xp.cache_info().hits, counted_reads["planned"]
     again = [read(x[:n]) for n in sizes[3:]] + [read(x[:n]) for n in sizes[3:]]  # C's, its run cached; a hit
-    assert xp.cache_info().hits == hits + len(sizes[3:])
+    assert xp.cache_info().hits == hits + len(sizes[3:]) and counted_reads["planned"] == planned
     for n, got in zip(sizes[3:] * 2, again):
         np.testing.assert_allclose(got, expected(data[:n]), rtol=1e-12)
     if case == "reshaped":
