@@ -580,11 +580,22 @@ def _keep_quick(structure: Hashed, heat: Heat, run: Any, key: tuple, graph_key: 
     took, where the run C made is the same code at the same sizes. The read's ``digest``
     (None: it has none) finds it from the next read on, as a hit's does
     (``ExecutableCache.remember``), without making the walk's key again."""
-    keep_untracked(graph_key)
     executable = BaselineExecutable(_QuickSequence(run), None, heat)
-    EXECUTABLES.insert(HashedKey(key), executable, family=structure, sizes=values)
+    hashed = cache_at_sizes(key, graph_key, executable, structure, values)
     if digest is not None:
-        EXECUTABLES.remember(digest, key, executable)
+        EXECUTABLES.remember(digest, hashed, executable)
+
+
+def cache_at_sizes(key: tuple, graph_key: tuple, executable: Executable, structure: Hashable,
+                   values: tuple[int, ...]) -> HashedKey:
+    """Cache the executable of a read at new sizes of a planned structure under the read's
+    ``key`` (``materialize.planned``'s, ``_keep_quick``'s), counted among its structure's
+    sizes, the walk's graph key untracked by the collector as the cache keeps it; the key,
+    hashed once for every later lookup of it."""
+    keep_untracked(graph_key)
+    hashed = HashedKey(key)
+    EXECUTABLES.insert(hashed, executable, family=structure, sizes=values)
+    return hashed
 
 
 class _QuickSequence(Executable):

@@ -136,8 +136,7 @@ def planned(walked: Walked, key: tuple, structure: Hashed, values: tuple[int, ..
     executable = baseline.from_plan(graph_key[0], backend, heat, structure, values, sizes)
     if executable is None or executable.returns_parameters:
         return None
-    keep_untracked(graph_key)
-    EXECUTABLES.insert(HashedKey(key), executable, family=structure, sizes=values)
+    baseline.cache_at_sizes(key, graph_key, executable, structure, values)
     baseline.quick(structure, backend, heat, sizes)
     return executable
 
