@@ -11,7 +11,18 @@ checkout with its C modules built and its installation's kernels (``plaidarray/_
 built for its own sources (``python -m plaidarray.prebuild plaidarray/_kernels``): a tree
 whose kernels are stale compiles at every first use.
 
-    python -m benchmarks.compare_trees OLD_TREE NEW_TREE [--rounds 2] [--only SUBSTRING]
+Each build of the kernels lays their code out anew (a source change renames every kernel),
+and the layout alone moves single scripts by a millisecond or two and the totals by up to
+~3% (two builds of one revision, 2026-12-07: first runs -3.2%, second -2.8%, third -1.5%,
+fourth -0.7%; one build 7% slower at the fourth run). A change to the C extensions or to
+Python is best compared on one build: a copy of the old tree, the new extension modules
+copied in and its Python changes applied after import (a ``sitecustomize`` that runs a
+patch once the changed module is loaded), leaving the sources the kernels are keyed by as
+they were.
+
+    python -m benchmarks.compare_trees OLD_TREE NEW_TREE [--rounds 2] [--only SUBSTRING] [--json PATH]
+
+``--json`` writes every run's seconds, by tree and script, for a look at single scripts.
 """
 
 from __future__ import annotations
@@ -46,6 +57,7 @@ def main() -> None:
     parser.add_argument("new")
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--only", default="", help="the scripts whose name contains this")
+    parser.add_argument("--json", default="", help="write every run's seconds here, by tree and script")
     args = parser.parse_args()
     trees = [os.path.abspath(args.old), os.path.abspath(args.new)]
     names = [s.name for s in SCRIPTS if args.only in s.name]
@@ -58,6 +70,9 @@ def main() -> None:
                     print(f"{name}: failed in {tree}", file=sys.stderr)
                 else:
                     found[tree].setdefault(name, []).append(seconds)
+    if args.json:
+        with open(args.json, "w") as out:
+            json.dump(found, out)
     common = [n for n in names if all(n in found[tree] for tree in trees)]
     print(f"{len(common)} scripts, {args.rounds} rounds, each script's least of its rounds")
     for k, run in enumerate(RUNS):

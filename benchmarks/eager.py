@@ -59,6 +59,7 @@ from .eager_apart import APART
 from .eager_eighth import EIGHTH
 from .eager_idioms import IDIOMS
 from .eager_ninth import NINTH
+from .eager_tenth import TENTH
 from .eager_later import LATER
 from .eager_fresh import FRESH
 from .eager_sixth import SIXTH
@@ -820,6 +821,7 @@ SCRIPTS = [
     *(Script(name, run, inputs) for name, run, inputs in SEVENTH),
     *(Script(name, run, inputs) for name, run, inputs in EIGHTH),
     *(Script(name, run, inputs) for name, run, inputs in NINTH),
+    *(Script(name, run, inputs) for name, run, inputs in TENTH),
 ]
 
 
@@ -1050,7 +1052,7 @@ def table(results: Results, scripts: list[Script]) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     lines.append(_total_row(results, scripts, "total"))
     for group in ("loops", "shapes", "first runs", "idioms", "apart", "later", "fresh", "unseen", "sixth", "seventh", "eighth",
-                  "ninth"):
+                  "ninth", "tenth"):
         members = [s for s in scripts if s.name.startswith(group + ":")]
         if members:
             lines.append(_total_row(results, members, f"{group}: total"))
