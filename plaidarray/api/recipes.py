@@ -11,21 +11,23 @@ the graph the function's code would have recorded, at the cost of making its nod
 
 - **What a recipe holds** (``_capture``): the nodes the call made, in the order it made
   them (an order graph walks rely on), each an op over earlier nodes or a ready 0-d
-  buffer (a run-time scalar: an index, a Python scalar argument); and the shared nodes it
-  met (``Node.reused``: a Python scalar's broadcast, which graphs may share). A call whose
-  result reaches any other node (one made before the call that is no argument, such as a
-  remembered concatenation) keeps no recipe, nor does a call that read or computed a
-  value (``node.reads_mark``: a size or an index taken from an array's value, a cut) or
-  decided between a view and a copy by a view argument's layout (counted as a read), nor
-  one whose result is a view of anything but the first array argument. A result may be
-  a tuple or list of arrays, none of them a view (``eigh``'s, ``qr``'s and ``svd``'s named
-  tuples): the recipe makes each element again.
+  buffer on its device (a run-time scalar: an index, a Python scalar argument); and the
+  shared nodes it met (``Node.reused``: a Python scalar's broadcast, which graphs may
+  share); a node its code put on a device (``graph.placed``: a creation function's on an
+  argument's device) is put there again. A call whose result reaches any other node (one
+  made before the call that is no argument, such as a remembered concatenation) keeps no
+  recipe, nor does one that read or computed a value (``node.reads_mark``: a size or an
+  index taken from an array's value, a cut) or decided between a view and a copy by a
+  view argument's layout (counted as a read), nor one whose result is a view of anything
+  but the first array argument. A result may be a tuple or list of arrays, none of them a
+  view (``eigh``'s, ``qr``'s and ``svd``'s named tuples): the recipe makes each element
+  again.
 - **Signatures** (``_signature``) hold only values whose equality means the same graph:
   Python ints, strings, None and ``...`` as they are; bools, floats (zeros and NaN by
   their text: -0.0 is not 0.0), complex numbers, dtypes, types, tuples, lists and slices
-  tagged with their type; arrays as shape, dtype, whether a view, and which earlier array
-  argument has the same node. Anything else (a NumPy array or scalar, an exported array)
-  has no signature, and the call runs the function's code.
+  tagged with their type; arrays as shape, dtype, device, whether a view, and which
+  earlier array argument has the same node. Anything else (a NumPy array or scalar, an
+  exported array) has no signature, and the call runs the function's code.
 - **Errors** are never kept: a call that raised keeps nothing, and the next call of its
   signature runs the function's code and raises again.
 - **Where it cannot hold**, the function's code runs: while a function is traced (a
@@ -66,7 +68,8 @@ _TABLES: list[dict] = []
 class Recipe(NamedTuple):
     """What one call made, numbered after its array arguments' nodes (``inputs`` of them)
     and the ``shared`` nodes: each step an op over earlier numbers, ``(op, gather, attrs,
-    shape)`` (``_gather``), or a ready buffer, ``(None, None, buffer, shape)``."""
+    shape)`` (``_gather``; with the node's device last where its code gave it another than
+    its operands'), or a ready buffer, ``(None, device, buffer, shape)``."""
 
     inputs: int
     shared: tuple[Node, ...]
@@ -250,7 +253,7 @@ def _add_array(key: list[Any], array: Array, arrays: list[Array], nodes: list[No
     if node.weak:
         return False
     shape = node.shape
-    key += (_VIEW if type(array._base) is ViewOf else _ARRAY, shape.dims, shape.dtype,
+    key += (_VIEW if type(array._base) is ViewOf else _ARRAY, shape.dims, shape.dtype, node.device,
             nodes.index(node) if node in nodes else -1)
     arrays.append(array)
     nodes.append(node)
@@ -326,12 +329,11 @@ def _capture(result: Any, arrays: list[Array], nodes: list[Node], first: int) ->
     view = _view_of(result, arrays)
     if view is None:
         return None
-    numbers = {id(node): i for i, node in reversed(list(enumerate(nodes)))}
-    made, shared = _made([result._node], numbers, first)
-    if made is None:
+    found = made_steps([result._node], nodes, first)
+    if found is None:
         return None
-    steps = _steps(made, shared, numbers, len(nodes))
-    return Recipe(len(nodes), tuple(shared), steps, numbers[id(result._node)], *view)
+    shared, steps, (number,) = found
+    return Recipe(len(nodes), shared, steps, number, *view)
 
 
 def _capture_group(result: Any, arrays: list[Array], nodes: list[Node], first: int) -> Recipe | None:
@@ -343,23 +345,36 @@ def _capture_group(result: Any, arrays: list[Array], nodes: list[Node], first: i
         return None
     if any(type(element) is not Array or type(element._base) is ViewOf for element in result):
         return None
-    numbers = {id(node): i for i, node in reversed(list(enumerate(nodes)))}
-    made, shared = _made([element._node for element in result if all(element is not a for a in arrays)],
-                         numbers, first)
-    if made is None:
+    found = made_steps([element._node for element in result], nodes, first)
+    if found is None:
         return None
-    steps = _steps(made, shared, numbers, len(nodes))
-    return Recipe(len(nodes), tuple(shared), steps, 0, None, None,
-                  (kind, tuple(_number(element, arrays, numbers) for element in result)))
+    shared, steps, numbers = found
+    return Recipe(len(nodes), shared, steps, 0, None, None,
+                  (kind, tuple(_number(element, arrays, number) for element, number in zip(result, numbers))))
 
 
-def _number(element: Array, arrays: list[Array], numbers: dict[int, int]) -> int:
+def _number(element: Array, arrays: list[Array], number: int) -> int:
     """An element of a result's number (``Recipe.result``'s): ``-1 - i`` for the ``i``-th
-    array argument itself."""
+    array argument itself, else its node's ``number``."""
     for i, array in enumerate(arrays):
         if element is array:
             return -1 - i
-    return numbers[id(element._node)]
+    return number
+
+
+def _made_steps_in_python(results: list[Node], nodes: list[Node], first: int
+                          ) -> tuple[tuple[Node, ...], tuple[tuple[Any, ...], ...], tuple[int, ...]] | None:
+    """What a call whose arguments' nodes are ``nodes`` made from serial ``first`` on to
+    make its ``results`` (nodes): the shared nodes it met, the steps that make the rest
+    again (``_made``, ``_steps``) and each result's number among them (an argument's node:
+    its first position in ``nodes``); None where no recipe may be kept. ``_graph.made_steps``
+    does the same in C."""
+    numbers = {id(node): i for i, node in reversed(list(enumerate(nodes)))}
+    made, shared = _made(results, numbers, first)
+    if made is None:
+        return None
+    steps = _steps(made, shared, numbers, len(nodes))
+    return tuple(shared), steps, tuple(numbers[id(result)] for result in results)
 
 
 def _steps(made: list[Node], shared: list[Node], numbers: dict[int, int], first_number: int
@@ -370,12 +385,14 @@ def _steps(made: list[Node], shared: list[Node], numbers: dict[int, int], first_
         numbers[id(node)] = number
     steps: list[tuple[Any, ...]] = []
     for node in made:
-        if node.buffer is not None and node.operands:  # a window showing an argument's memory, made again
-            steps.append(("dynamic_slice", _gather(node.operands, numbers), node.attrs, node.shape))
-        elif node.buffer is not None:
-            steps.append((None, None, node.buffer, node.shape))
-        else:
-            steps.append((node.op, _gather(node.operands, numbers), node.attrs, node.shape))
+        if node.buffer is not None and not node.operands:
+            steps.append((None, node.device, node.buffer, node.shape))
+            continue
+        # an op, or a window showing an argument's memory (made again), with the device its
+        # code gave it where ``derive`` would give it another (a creation's, ``graph.placed``)
+        step = ("dynamic_slice" if node.buffer is not None else node.op, _gather(node.operands, numbers), node.attrs,
+                node.shape)
+        steps.append(step if node.device is _derived_device(node.operands) else (*step, node.device))
     return tuple(steps)
 
 
@@ -433,6 +450,11 @@ def _made(results: list[Node], numbers: dict[int, int], first: int) -> tuple[lis
     return made, shared
 
 
+def _derived_device(operands: tuple[Node, ...]) -> Any:
+    """The device ``derive`` gives a node of ``operands``: the first one's that is not None."""
+    return next((o.device for o in operands if o.device is not None), None)
+
+
 def _serial(node: Node) -> int:
     return node.serial
 
@@ -486,14 +508,22 @@ def _replay_in_python(steps: tuple[tuple[Any, ...], ...], nodes: list[Node]) -> 
     """Append the nodes of a recipe's ``steps`` to ``nodes`` (those its steps number):
     each op's node over the nodes its step gathers, each ready buffer's node as
     ``Node.ready`` makes one. ``_graph.replay`` does the same in C."""
-    for op, gather, attrs, shape in steps:
-        if op is None:
-            nodes.append(Node(None, (), {}, shape, attrs))
-        elif type(gather) is int:
-            nodes.append(derive(op, (nodes[gather],), attrs, shape))
-        else:
-            nodes.append(derive(op, tuple([nodes[i] for i in gather]) if gather is not None else (), attrs, shape))
+    for step in steps:
+        op, gather, attrs, shape = step[:4]
+        if op is None:  # a ready buffer: (None, its device, the buffer, its shape)
+            nodes.append(Node(None, (), {}, shape, attrs, device=gather))
+            continue
+        operands = (nodes[gather],) if type(gather) is int else tuple([nodes[i] for i in gather]) if gather else ()
+        node = derive(op, operands, attrs, shape)
+        if len(step) == 5:  # a device its code gave it (``graph.placed``)
+            node.device = step[4]
+        nodes.append(node)
 
+
+#: What a capture's call made (``_made_steps_in_python``): in C where the C module is in use.
+made_steps: Callable[[list[Node], list[Node], int],
+                     tuple[tuple[Node, ...], tuple[tuple[Any, ...], ...], tuple[int, ...]] | None] = \
+    node_module.GRAPH_IN_C.made_steps if node_module.GRAPH_IN_C is not None else _made_steps_in_python
 
 #: Makes a recipe's nodes (``_replay``): in C where the C module is in use.
 replay_steps: Callable[[tuple[tuple[Any, ...], ...], list[Node]], None] = \

@@ -22,6 +22,7 @@
    wraps is the definition, and runs wherever a call is not one of them)
    ready(buffer, shape, device) -> Node                  (node._ready_in_python)
    replay(steps, nodes): a recipe's nodes made again      (recipes._replay_in_python)
+   made_steps(results, nodes, first): what a recipe makes (recipes._made_steps_in_python)
    signature(args, kwargs, arrays, nodes) -> tuple | None (recipes._signature)
    read(node): a read of one pending value           (materialize.materialize([node]), with
                                                         configure_reads' decide and finish) */
@@ -1848,18 +1849,18 @@ static PyObject *replay(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *steps = args[0], *nodes = args[1];
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(steps); k++) {
         PyObject *step = PyTuple_GET_ITEM(steps, k);
-        if (!PyTuple_Check(step) || PyTuple_GET_SIZE(step) != 4) {
-            PyErr_SetString(PyExc_TypeError, "replay: a step is (op, gather, attrs, shape)");
+        if (!PyTuple_Check(step) || PyTuple_GET_SIZE(step) < 4 || PyTuple_GET_SIZE(step) > 5) {
+            PyErr_SetString(PyExc_TypeError, "replay: a step is (op, gather, attrs, shape[, device])");
             return NULL;
         }
         PyObject *op = PyTuple_GET_ITEM(step, 0), *gather = PyTuple_GET_ITEM(step, 1),
                  *attrs = PyTuple_GET_ITEM(step, 2), *shape = PyTuple_GET_ITEM(step, 3), *node;
-        if (op == Py_None) {
+        if (op == Py_None) { /* (None, device, buffer, shape) */
             if (!PyObject_TypeCheck(shape, shape_type)) {
                 PyErr_SetString(PyExc_TypeError, "replay: a ready step's shape must be a Shape");
                 return NULL;
             }
-            node = ready_node(attrs, shape, Py_None);
+            node = ready_node(attrs, shape, gather);
         } else {
             PyObject *operands;
             if (gather == Py_None) {
@@ -1883,6 +1884,8 @@ static PyObject *replay(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
             PyObject *call[] = {op, operands, attrs, shape};
             node = derive(NULL, call, 4);
             Py_DECREF(operands);
+            if (node != NULL && PyTuple_GET_SIZE(step) == 5) /* a device its code gave it (api.graph.placed) */
+                Py_SETREF(SLOT(node, off_device), Py_NewRef(PyTuple_GET_ITEM(step, 4)));
         }
         if (node == NULL) return NULL;
         int failed = PyList_Append(nodes, node);
@@ -1890,6 +1893,169 @@ static PyObject *replay(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         if (failed) return NULL;
     }
     Py_RETURN_NONE;
+}
+
+/* --- capture ---------------------------------------------------------------------------- */
+
+/* How a step takes ``operands`` (api.recipes._gather): the number of its one operand, a
+   tuple of the numbers of several, None for none. NULL on error. */
+static PyObject *gathered(const Map *numbers, PyObject *operands) {
+    Py_ssize_t n = PyTuple_GET_SIZE(operands);
+    if (n == 0) Py_RETURN_NONE;
+    PyObject *taken = n == 1 ? NULL : PyTuple_New(n);
+    if (n > 1 && taken == NULL) return NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        Py_ssize_t number = map_get(numbers, PyTuple_GET_ITEM(operands, i));
+        PyObject *item = number < 0 ? NULL : PyLong_FromSsize_t(number);
+        if (item == NULL) {
+            if (number < 0) PyErr_SetString(PyExc_KeyError, "made_steps: an operand was never numbered");
+            Py_XDECREF(taken);
+            return NULL;
+        }
+        if (n == 1) return item;
+        PyTuple_SET_ITEM(taken, i, item);
+    }
+    return taken;
+}
+
+/* The device ``derive`` gives a node of ``operands`` (a tuple of nodes, borrowed): the
+   first operand's that is not None, or None. */
+static PyObject *derived_device(PyObject *operands) {
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(operands); i++) {
+        PyObject *o = PyTuple_GET_ITEM(operands, i), *on;
+        if (!Py_IS_TYPE(o, node_type)) continue; /* not a node: made_steps raises at its push */
+        on = SLOT(o, off_device);
+        if (on != NULL && on != Py_None) return on;
+    }
+    return Py_None;
+}
+
+/* ``made_steps(results, nodes, first)``: api.recipes._made_steps_in_python in C, a
+   capture's walk from its ``results`` (nodes) down to its arguments' ``nodes``: None
+   where the call met a node made before serial ``first`` (or a weak one) that is not an
+   argument's, or a result is a ready node of no operands; else the shared nodes it met,
+   its steps (the nodes it made, by serial, each numbered after the arguments' and the
+   shared ones; a ready one as (None, its device, its buffer, its shape), an op on another
+   device than ``derive`` would give it with that device last) and each result's number. In
+   Python, ~11 us of each capture: a script's first run captures each signature it meets
+   (~3,400 over the eager scripts' first runs). */
+static PyObject *made_steps(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (check_configured()) return NULL;
+    if (nargs != 3 || !PyList_Check(args[0]) || !PyList_Check(args[1]) || !PyLong_Check(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "made_steps(results: list, nodes: list, first: int)");
+        return NULL;
+    }
+    PyObject *results = args[0], *nodes = args[1], *out = NULL, *shared_tuple = NULL, *steps = NULL,
+             *numbers_tuple = NULL;
+    long long first = PyLong_AsLongLong(args[2]);
+    if (first == -1 && PyErr_Occurred()) return NULL;
+    Py_ssize_t n_args = PyList_GET_SIZE(nodes), n_results = PyList_GET_SIZE(results);
+    Map numbers; /* an argument's node: its first number; a node met: -2 until numbered */
+    Nodes stack = {0}, shared = {0};
+    Numbered *made = NULL;
+    Py_ssize_t n_made = 0, made_capacity = 0;
+    if (map_init(&numbers, MAP_START)) return NULL;
+    for (Py_ssize_t i = 0; i < n_args; i++) {
+        PyObject *node = PyList_GET_ITEM(nodes, i);
+        if (!is_node(node)) goto done;
+        if (map_get(&numbers, node) < 0 && map_set(&numbers, node, i)) goto done;
+    }
+    for (Py_ssize_t i = n_results - 1; i >= 0; i--) /* popped first to last, as the Python walk pops */
+        if (!is_node(PyList_GET_ITEM(results, i)) || push(&stack, PyList_GET_ITEM(results, i))) goto done;
+    while (stack.size) {
+        PyObject *node = stack.items[--stack.size];
+        if (map_get(&numbers, node) != -1) continue;
+        if (map_set(&numbers, node, -2)) goto done;
+        int is_result = 0;
+        for (Py_ssize_t i = 0; i < n_results && !is_result; i++) is_result = PyList_GET_ITEM(results, i) == node;
+        PyObject *reused = slot(node, off_reused, "reused"), *weak = slot(node, off_weak, "weak"),
+                 *serial = slot(node, off_serial, "serial"), *buffer = slot(node, off_buffer, "buffer"),
+                 *operands = slot(node, off_operands, "operands");
+        if (reused == NULL || weak == NULL || serial == NULL || buffer == NULL || operands == NULL) goto done;
+        if (reused != Py_None && !is_result) {
+            if (push(&shared, node)) goto done;
+            continue;
+        }
+        long long number = PyLong_AsLongLong(serial);
+        if (number == -1 && PyErr_Occurred()) goto done;
+        if (!PyTuple_Check(operands)) {
+            PyErr_SetString(PyExc_TypeError, "a node's operands must be a tuple");
+            goto done;
+        }
+        if (slot(node, off_device, "device") == NULL) goto done;
+        if (number < first || weak == Py_True || (buffer != Py_None && is_result && !PyTuple_GET_SIZE(operands))) {
+            out = Py_NewRef(Py_None);
+            goto done;
+        }
+        if (n_made == made_capacity) {
+            Py_ssize_t capacity = made_capacity ? 2 * made_capacity : 16;
+            Numbered *grown_made = PyMem_Realloc(made, capacity * sizeof(Numbered));
+            if (grown_made == NULL) {
+                PyErr_NoMemory();
+                goto done;
+            }
+            made = grown_made;
+            made_capacity = capacity;
+        }
+        made[n_made].node = node;
+        made[n_made++].serial = number;
+        for (Py_ssize_t j = 0; j < PyTuple_GET_SIZE(operands); j++) {
+            PyObject *o = PyTuple_GET_ITEM(operands, j);
+            if (!is_node(o) || push(&stack, o)) goto done;
+        }
+    }
+    qsort(made, n_made, sizeof(Numbered), by_serial);
+    Py_ssize_t number = n_args;
+    shared_tuple = PyTuple_New(shared.size);
+    steps = PyTuple_New(n_made);
+    numbers_tuple = PyTuple_New(n_results);
+    if (shared_tuple == NULL || steps == NULL || numbers_tuple == NULL) goto done;
+    for (Py_ssize_t i = 0; i < shared.size; i++) {
+        PyTuple_SET_ITEM(shared_tuple, i, Py_NewRef(shared.items[i]));
+        if (map_set(&numbers, shared.items[i], number++)) goto done;
+    }
+    for (Py_ssize_t i = 0; i < n_made; i++)
+        if (map_set(&numbers, made[i].node, number++)) goto done;
+    for (Py_ssize_t i = 0; i < n_made; i++) {
+        PyObject *node = made[i].node, *buffer = SLOT(node, off_buffer), *operands = SLOT(node, off_operands);
+        PyObject *shape = slot(node, off_shape, "shape"), *step;
+        if (shape == NULL) goto done;
+        if (buffer != Py_None && !PyTuple_GET_SIZE(operands)) {
+            step = PyTuple_Pack(4, Py_None, SLOT(node, off_device), buffer, shape);
+        } else {
+            PyObject *op = buffer != Py_None ? str_dynamic_slice : slot(node, off_op, "op");
+            PyObject *attrs = slot(node, off_attrs, "attrs");
+            if (op == NULL || attrs == NULL) goto done;
+            PyObject *gather = gathered(&numbers, operands);
+            if (gather == NULL) goto done;
+            PyObject *device = SLOT(node, off_device);
+            step = device == derived_device(operands) ? PyTuple_Pack(4, op, gather, attrs, shape)
+                                                      : PyTuple_Pack(5, op, gather, attrs, shape, device);
+            Py_DECREF(gather);
+        }
+        if (step == NULL) goto done;
+        PyTuple_SET_ITEM(steps, i, step);
+    }
+    for (Py_ssize_t i = 0; i < n_results; i++) {
+        Py_ssize_t at = map_get(&numbers, PyList_GET_ITEM(results, i));
+        PyObject *item = at < 0 ? NULL : PyLong_FromSsize_t(at);
+        if (item == NULL) {
+            if (at < 0) PyErr_SetString(PyExc_KeyError, "made_steps: a result was never numbered");
+            goto done;
+        }
+        PyTuple_SET_ITEM(numbers_tuple, i, item);
+    }
+    out = PyTuple_Pack(3, shared_tuple, steps, numbers_tuple);
+done:
+    map_free(&numbers);
+    PyMem_Free(stack.items);
+    PyMem_Free(shared.items);
+    PyMem_Free(made);
+    Py_XDECREF(shared_tuple);
+    Py_XDECREF(steps);
+    Py_XDECREF(numbers_tuple);
+    return out;
 }
 
 /* --- Elementwise ----------------------------------------------------------------------- */
@@ -3949,8 +4115,10 @@ static int add_array(PyObject *key, PyObject *array, PyObject *arrays, PyObject 
     PyObject *index = PyLong_FromSsize_t(seen);
     if (index == NULL) return -1;
     PyObject *tag = base != NULL && Py_TYPE(base) == view_of_type ? tags[TAG_VIEW] : tags[TAG_ARRAY];
-    int failed = PyList_Append(key, tag) || PyList_Append(key, dims) || PyList_Append(key, dtype) ||
-                 PyList_Append(key, index) || PyList_Append(arrays, array) || PyList_Append(nodes, node);
+    PyObject *device = slot(node, off_device, "device");
+    int failed = device == NULL || PyList_Append(key, tag) || PyList_Append(key, dims) || PyList_Append(key, dtype) ||
+                 PyList_Append(key, device) || PyList_Append(key, index) || PyList_Append(arrays, array) ||
+                 PyList_Append(nodes, node);
     Py_DECREF(index);
     return failed ? -1 : 1;
 }
@@ -4733,6 +4901,8 @@ static PyMethodDef methods[] = {
     {"recount_depths", recount_depths, METH_O,
      "recount_depths(node): each pending node of its graph given 1 + its operands' largest depth."},
     {"replay", (PyCFunction)(void (*)(void))replay, METH_FASTCALL, "replay(steps, nodes): append a recipe's nodes."},
+    {"made_steps", (PyCFunction)(void (*)(void))made_steps, METH_FASTCALL,
+     "made_steps(results, nodes, first) -> (shared, steps, result numbers) or None."},
     {"signature", (PyCFunction)(void (*)(void))signature, METH_FASTCALL,
      "signature(args, kwargs, arrays, nodes) -> a recipe's key, or None."},
     {"configure_signature", configure_signature, METH_VARARGS, "configure_signature(tags, Array, ViewOf, dtype, max_nesting)."},

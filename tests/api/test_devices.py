@@ -232,6 +232,26 @@ def test_linalg_keeps_a_non_default_device(backend, call):
     np.asarray(result)
 
 
+@pytest.mark.parametrize("call", ["matrix_power 0", "inv", "pinv of nothing"])
+def test_a_recipe_replays_its_arrays_on_their_devices(backend, call):
+    """A recorded function's recipe puts what its code put on a device there again (an
+    identity made on the operand's device, ``graph.placed``), and a signature holds its
+    arrays' devices: a recipe kept on one device is not replayed for arrays on another.
+    (A replay gave ``matrix_power(x, 0)`` of an array on ``cpu:1`` an identity on no
+    device, read as the default.)"""
+    from plaidarray.api import recipes
+    made = {"matrix_power 0": lambda x: xp.linalg.matrix_power(x, 0), "inv": xp.linalg.inv,
+            "pinv of nothing": lambda x: xp.linalg.pinv(x[:, :0])}
+    values = np.array([[2.0, 1.0], [0.5, 3.0]])
+    expected = made[call](np.asarray(values)) if call != "pinv of nothing" else np.zeros((0, 2))
+    recipes.forget()
+    for device in (HOME, DEVICES[1], HOME, DEVICES[1]):
+        for _ in range(3):  # kept at the second call, replayed at the third
+            result = made[call](xp.asarray(values, device=device))
+            assert result.device == device
+            np.testing.assert_allclose(np.asarray(result), expected, rtol=1e-12)
+
+
 def test_asking_for_the_devices_imports_no_code_generator():
     """Listing the devices (which names the GPU targets' architectures) in a fresh process
     imports neither llvmlite nor xDSL: it took 25 ms of a library's namespace check."""

@@ -1748,6 +1748,70 @@ def test_c_replay_makes_the_nodes_python_replay_makes():
         node_module.GRAPH_IN_C.replay((("negate", 0),), [x._node])
 
 
+def _same(a, b) -> bool:
+    """Whether two captures' answers hold the same objects: their tuples alike, ints and
+    strings equal, anything else (nodes, attributes, shapes, buffers) the same object."""
+    if type(a) is tuple and type(b) is tuple:
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if type(a) in (int, str) and type(b) is type(a):
+        return a == b
+    return a is b
+
+
+def test_c_made_steps_equal_python_made_steps(monkeypatch):
+    """What a recipe makes (``made_steps``), found in C and in Python at every capture of
+    calls of every kind: views, ready buffers, ops of several operands, shared scalars,
+    results of several arrays, an argument given twice; and the walks that keep none."""
+    from plaidarray.api import recipes
+    answers = []
+
+    def both(results, nodes, first):
+        in_c = node_module.GRAPH_IN_C.made_steps(results, nodes, first)
+        answers.append((in_c, recipes._made_steps_in_python(results, nodes, first)))
+        return in_c
+
+    monkeypatch.setattr(recipes, "made_steps", both)
+    recipes.forget()
+    x = xp.asarray(np.arange(24.0).reshape(4, 6))
+    square = xp.asarray(np.eye(3) * 2.0 + 0.5)
+    ints = xp.asarray(np.arange(6, dtype=np.int32))
+    elsewhere = xp.asarray(np.eye(3) + 0.5, device=xp.__array_namespace_info__().devices()[1])
+    calls = [lambda: x[1:3], lambda: x[:, 2:5], lambda: xp.mean(x, axis=0), lambda: xp.std(x),
+             lambda: xp.concat([x, x]), lambda: x @ xp.matrix_transpose(x), lambda: xp.flip(x, axis=1),
+             lambda: xp.linalg.qr(square), lambda: xp.linalg.eigh(square), lambda: xp.linspace(0.0, 1.0, 7),
+             lambda: xp.where(x > 3.0, x, 0.5), lambda: ints + x[0], lambda: xp.eye(4), lambda: xp.stack([x, x]),
+             lambda: xp.clip(x, 1.0, 5.0), lambda: xp.linalg.slogdet(square), lambda: xp.cumulative_sum(x, axis=1),
+             lambda: xp.linalg.matrix_power(elsewhere, 0), lambda: xp.linalg.inv(elsewhere)]
+    for call in calls:
+        for _ in range(2):  # a recipe is kept at a signature's second call
+            call()
+    kept = [in_c for in_c, _ in answers if in_c is not None]
+    assert len(kept) >= 10  # some calls are recorded in C, keeping no recipe
+    assert any(step[0] is None for _, steps, _ in kept for step in steps)  # ready buffers among the steps
+    assert any(type(step[1]) is tuple for _, steps, _ in kept for step in steps)  # ops of several operands
+    assert any(shared for shared, _, _ in kept) and any(len(numbers) > 1 for _, _, numbers in kept)
+    assert any(len(step) == 5 for _, steps, _ in kept for step in steps)  # an op its code put on a device
+    for in_c, in_python in answers:
+        assert _same(in_c, in_python)
+    y = x * 2.0
+    z = y + x
+    weak = xp.asarray(np.float64(2.0))
+    weak._node.weak = True
+    made = node_module.GRAPH_IN_C.made_steps
+    for results, nodes, first in [([z._node], [x._node], y._node.serial + 1), ([z._node], [x._node, x._node], 0),
+                                  ([z._node, y._node], [x._node], y._node.serial), ([weak._node], [], 0),
+                                  ([x._node], [], 0), ([x._node], [x._node], 0), ([z._node], [y._node], 0)]:
+        assert _same(made(results, nodes, first), recipes._made_steps_in_python(results, nodes, first))
+    assert made([z._node], [x._node], y._node.serial + 1) is None
+    shared, steps, numbers = made([z._node], [x._node, x._node], 0)
+    assert len(shared) == 1 and [step[0] for step in steps] == ["multiply", "add"]
+    assert numbers == (4,)  # after both arguments, 2.0's broadcast and y
+    with pytest.raises(TypeError, match="made_steps"):
+        made((z._node,), [x._node], 0)
+    with pytest.raises(TypeError, match="Node"):
+        made([z._node], [1], 0)
+
+
 def _pool():
     """Arrays a call may take: plain ones, one twice, a view, and a weakly typed one."""
     x = xp.asarray(np.arange(6.0).reshape(2, 3))
