@@ -366,7 +366,7 @@ def test_out_of_range_gathers_by_computed_indices_raise(backend, read, axis, kin
         return xp.asarray(positions) if kind == "computed" else positions
 
     n = x.shape[axis]
-    for _ in range(3):  # a recipe is kept at a signature's second call
+    for _ in range(3):  # a recipe is kept at a signature's first call, and replayed after
         assert_same(read(x, make([1, -1])), read(np.asarray(x), make([1, -1]) if kind == "numpy" else
                                                  np.asarray(make([1, -1]))))
     with pytest.raises(IndexError, match=f"index {n + 3} is out of bounds for axis {axis} with size {n}"):

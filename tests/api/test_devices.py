@@ -246,7 +246,7 @@ def test_a_recipe_replays_its_arrays_on_their_devices(backend, call):
     expected = made[call](np.asarray(values)) if call != "pinv of nothing" else np.zeros((0, 2))
     recipes.forget()
     for device in (HOME, DEVICES[1], HOME, DEVICES[1]):
-        for _ in range(3):  # kept at the second call, replayed at the third
+        for _ in range(3):  # kept at the first call, replayed at the others
             result = made[call](xp.asarray(values, device=device))
             assert result.device == device
             np.testing.assert_allclose(np.asarray(result), expected, rtol=1e-12)

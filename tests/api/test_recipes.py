@@ -1075,6 +1075,26 @@ def test_a_result_alone_past_the_bound_replays_and_cuts_where_the_code_cuts(monk
             np.testing.assert_array_equal(got_value, value)
     assert any(replayed)  # results past the bound were replayed, not left to the code
 
+def test_a_recipe_is_kept_at_the_first_call_until_the_table_fills():
+    """A signature's recipe is kept at its first call, so its second call replays; a
+    function whose recipes once filled ``RECIPES_MAX`` (a loop over ever new sizes) keeps
+    one at a signature's second call from then on, and a signature met once keeps none."""
+    scaled = recipes.recorded(lambda x: x * 2.0 + 1.0)
+    x = xp.asarray(np.arange(3.0))
+    scaled(x)
+    assert len(scaled.recipes) == 1
+    np.testing.assert_array_equal(np.asarray(scaled(x)), np.arange(3.0) * 2.0 + 1.0)  # replayed
+    for n in range(4, recipes.RECIPES_MAX + 4):
+        scaled(xp.asarray(np.arange(float(n))))
+    kept = len(scaled.recipes)
+    assert kept < recipes.RECIPES_MAX  # emptied once full, then kept at second calls
+    new = xp.asarray(np.arange(1000.0))
+    scaled(new)
+    assert len(scaled.recipes) == kept
+    np.testing.assert_array_equal(np.asarray(scaled(new)), np.arange(1000.0) * 2.0 + 1.0)
+    assert len(scaled.recipes) == kept + 1
+
+
 def test_recipes_are_bounded():
     for n in range(recipes.RECIPES_MAX * 3):
         for _ in range(2):
@@ -1121,7 +1141,7 @@ def test_a_view_or_copy_decided_by_a_views_layout_is_no_recipe(backend):
     copy, one of a view of the same signature that can view is a view, and a write
     through it reaches its base (and the other way round)."""
     a = np.arange(12.0).reshape(3, 4)
-    for _ in range(3):  # a signature is kept at its second call
+    for _ in range(3):  # a signature is kept at its first call, and replayed after
         flipped = xp.flip(xp.asarray(a.copy()), axis=1)  # (3, 4), not contiguous: copies
         copied = xp.reshape(flipped, (-1,))
         copied[0] = -1.0

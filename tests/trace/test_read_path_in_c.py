@@ -1730,7 +1730,7 @@ def test_c_replay_makes_the_nodes_python_replay_makes():
     calls = [lambda: x[1:3], lambda: x[:, 2:5], lambda: xp.mean(x, axis=0), lambda: xp.std(x),
              lambda: xp.concat([x, x]), lambda: x @ xp.matrix_transpose(x), lambda: xp.flip(x, axis=1)]
     for call in calls:
-        for _ in range(3):  # a recipe is kept at a signature's second call, and replayed at its third
+        for _ in range(3):  # a recipe is kept at a signature's first call, and replayed after
             call()
     found = [r for table in recipes._TABLES for r in table.values() if isinstance(r, recipes.Recipe) and r.steps]
     assert any(step[0] is None for r in found for step in r.steps)  # ready buffers among the steps
@@ -1783,7 +1783,7 @@ def test_c_made_steps_equal_python_made_steps(monkeypatch):
              lambda: xp.clip(x, 1.0, 5.0), lambda: xp.linalg.slogdet(square), lambda: xp.cumulative_sum(x, axis=1),
              lambda: xp.linalg.matrix_power(elsewhere, 0), lambda: xp.linalg.inv(elsewhere)]
     for call in calls:
-        for _ in range(2):  # a recipe is kept at a signature's second call
+        for _ in range(2):  # a recipe is kept at a signature's first call, and replayed at its second
             call()
     kept = [in_c for in_c, _ in answers if in_c is not None]
     assert len(kept) >= 10  # some calls are recorded in C, keeping no recipe

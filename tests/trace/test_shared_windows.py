@@ -136,7 +136,7 @@ def test_windows_and_their_reductions_are_numpys(backend, window, write):
                                         ((3, 4), (..., slice(None))), ((1,), (..., 0))])
 def test_a_recipe_never_keeps_a_window_of_its_argument(backend, shape, key):
     """A call that makes a shared window of its argument (keys that ``getitem`` replays from
-    a recipe kept at its second call) makes it of each call's own argument: a recipe that
+    a recipe kept at its first call) makes it of each call's own argument: a recipe that
     kept the first call's window as a constant returned the first input's values."""
     for value in range(6):
         data = np.arange(value, value + np.prod(shape), dtype=np.int32).reshape(shape)
