@@ -2005,7 +2005,7 @@ static PyObject *made_steps(PyObject *self, PyObject *const *args, Py_ssize_t na
             if (!is_node(o) || push(&stack, o)) goto done;
         }
     }
-    qsort(made, n_made, sizeof(Numbered), by_serial);
+    if (n_made) qsort(made, n_made, sizeof(Numbered), by_serial); /* made is NULL where it made nothing */
     Py_ssize_t number = n_args;
     shared_tuple = PyTuple_New(shared.size);
     steps = PyTuple_New(n_made);
