@@ -58,7 +58,7 @@ import numpy as np
 from ..trace import node as node_module
 from ..trace.array import Array
 from ..trace.exports import read_once, recording
-from ..trace.node import Node, derive, reads_mark, serial_mark
+from ..trace.node import Node, common_device, derive, reads_mark, serial_mark
 from ..trace.tracing import is_tracing
 from ..trace.views import Layout, Step, ViewOf, attach
 from .graph import wrap
@@ -400,9 +400,9 @@ def _steps(made: list[Node], shared: list[Node], numbers: dict[int, int], first_
             continue
         # an op, or a window showing an argument's memory (made again), with the device its
         # code gave it where ``derive`` would give it another (a creation's, ``graph.placed``)
-        step = ("dynamic_slice" if node.buffer is not None else node.op, _gather(node.operands, numbers), node.attrs,
-                node.shape)
-        steps.append(step if node.device is _derived_device(node.operands) else (*step, node.device))
+        op = "dynamic_slice" if node.buffer is not None else cast(str, node.op)
+        step = (op, _gather(node.operands, numbers), node.attrs, node.shape)
+        steps.append(step if node.device is common_device(op, node.operands) else (*step, node.device))
     return tuple(steps)
 
 
@@ -458,11 +458,6 @@ def _made(results: list[Node], numbers: dict[int, int], first: int) -> tuple[lis
         stack.extend(node.operands)
     made.sort(key=_serial)
     return made, shared
-
-
-def _derived_device(operands: tuple[Node, ...]) -> Any:
-    """The device ``derive`` gives a node of ``operands``: the first one's that is not None."""
-    return next((o.device for o in operands if o.device is not None), None)
 
 
 def _serial(node: Node) -> int:
