@@ -4369,7 +4369,7 @@ done:
    materialize would: the walk made here is theirs. configure_reads gives what it reads. */
 static PyObject *reads_entries, *reads_cache, *reads_hot, *reads_given, *reads_registry, *reads_cuts, *reads_host,
     *reads_decide, *reads_finish, *reads_materialize, *reads_kept, *reads_planned, *reads_structures,
-    *reads_sized, *reads_describe;
+    *reads_quick_runs, *reads_sized, *reads_describe;
 static PyTypeObject *baseline_type;
 static PyObject *str_current, *str_since_read, *str_backend,
     *str_cache_tag, *str_compiler, *str_host_ops, *str_device_call_ops, *str_returns_parameters,
@@ -4379,11 +4379,12 @@ static PyObject *str_current, *str_since_read, *str_backend,
 static PyObject *configure_reads(PyObject *self, PyObject *args) {
     (void)self;
     PyObject *lock, *entries, *cache, *hot, *given, *registry, *cuts, *baseline, *host, *decide, *finish,
-        *materialize_fn, *kept, *planned, *structures, *sized, *describe;
-    if (!PyArg_ParseTuple(args, "OO!OO!O!O!O!O!OOOOO!OO!O!O:configure_reads", &lock, &PyDict_Type, &entries, &cache,
+        *materialize_fn, *kept, *planned, *structures, *quick_runs, *sized, *describe;
+    if (!PyArg_ParseTuple(args, "OO!OO!O!O!O!O!OOOOO!OO!O!O!O:configure_reads", &lock, &PyDict_Type, &entries, &cache,
                           &PyDict_Type, &hot, &PyFrozenSet_Type, &given, &PyDict_Type, &registry, &PyDict_Type, &cuts,
                           &PyType_Type, &baseline, &host, &decide, &finish, &materialize_fn, &PyLong_Type, &kept,
-                          &planned, &PyDict_Type, &structures, &PyDict_Type, &sized, &describe))
+                          &planned, &PyDict_Type, &structures, &PyDict_Type, &quick_runs, &PyDict_Type, &sized,
+                          &describe))
         return NULL;
     if (check_configured()) return NULL;
     Py_XSETREF(reads_lock, Py_NewRef(lock));
@@ -4401,6 +4402,7 @@ static PyObject *configure_reads(PyObject *self, PyObject *args) {
     Py_XSETREF(reads_kept, Py_NewRef(kept));
     Py_XSETREF(reads_planned, Py_NewRef(planned));
     Py_XSETREF(reads_structures, Py_NewRef(structures));
+    Py_XSETREF(reads_quick_runs, Py_NewRef(quick_runs));
     Py_XSETREF(reads_sized, Py_NewRef(sized));
     Py_XSETREF(reads_describe, Py_NewRef(describe));
     Py_RETURN_NONE;
@@ -4489,18 +4491,57 @@ static int same_int(PyObject *a, PyObject *b) {
     return PyErr_Occurred() ? -1 : x == y;
 }
 
-/* The sizes a quick entry remembers having served, before it forgets them all. */
+/* The sizes a quick entry remembers having served (with their runs), before it forgets them all. */
 #define QUICK_SERVED 256
+/* The read of one sizes at which a quick entry caches its run under the read's key: their
+   reads before run the run bound at their first, found by the walk's digest (baseline.QUICK_RUNS,
+   digest_executable) as a cache hit is. A script's second and third runs each read a size once
+   more, and caching its run (baseline._keep_quick: a baseline executable, the key hashed and
+   admitted to its structure's family, the digest remembered) was ~13-20 us, most of such a
+   read; a size read this often is in a loop that reads it many more times. */
+#define QUICK_CACHED_AT 8
+/* The most digests baseline.QUICK_RUNS holds before it forgets them all. */
+#define QUICK_RUNS_MAX 4096
 /* The most symbols a quick entry's pattern may have for C to match it (more: planned's). */
 #define QUICK_SYMBOLS 64
+
+/* Whether a quick entry serves a read now, as materialize.planned would (its `structure`,
+   `heat`, and the tables of heats and fused histories): the heat still the structure's and not
+   due, the structure not seen by the fused path, a baseline tier on (1; 0 where decide or
+   planned is to say; -1 on error). */
+static int quick_serves(PyObject *structure, PyObject *heat, PyObject *heats, PyObject *histories) {
+    PyObject *current = PyDict_GetItemWithError(heats, structure); /* the heat still the structure's */
+    if (current != heat) return PyErr_Occurred() ? -1 : 0;
+    int seen = PyDict_Contains(histories, structure); /* fused code of it compiled or due: decide's */
+    if (seen) return seen < 0 ? -1 : 0;
+    PyObject *after = PyDict_GetItemWithError(reads_hot, str_fuse_after);
+    if (after == NULL) {
+        if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "trace.hot has no FUSE_AFTER_SECONDS");
+        return -1;
+    }
+    int none = PyObject_Not(after); /* no baseline tier */
+    if (none) return none < 0 ? -1 : 0;
+    int submitted = attr_true(heat, str_submitted);
+    if (submitted < 0) return -1;
+    if (!submitted) { /* due (hot.Heat.due): decide submits its fused compile */
+        PyObject *seconds = PyObject_GetAttr(heat, str_seconds);
+        int due = seconds == NULL ? -1 : PyObject_RichCompareBool(seconds, after, Py_GE);
+        Py_XDECREF(seconds);
+        if (due) return due < 0 ? -1 : 0;
+    }
+    return 1;
+}
 
 /* The run of a read at new sizes `values` (its rows generalised) that its structure's quick
    entry in baseline.PLANNED serves, as materialize.planned would run it (baseline.quick says when):
    an object with run(buffers), a new reference; None where planned is to say; NULL on error.
-   At the second read of those sizes the run is cached under the read's `key` (the entry's
-   baseline._keep_quick, given the walk's graph key, `walked`'s first item), as planned caches
-   the executable it makes, and found by the walk's `digest` (NULL: none) from the next read
-   on. The caller holds the lock. */
+   The run bound at the first read of those sizes is kept in the entry's dict of sizes served
+   ([run, reads]) and, by the read's `digest` (NULL: none), in baseline.QUICK_RUNS, where
+   quick_run serves their next reads of that digest; a read of them that comes here again (of
+   another digest, or none: a literal of other bits; or the QUICK_CACHED_AT-th) caches the run
+   under the read's `key` (the entry's baseline._keep_quick, given the walk's graph key,
+   `walked`'s first item), as planned caches the executable it makes, found by the key and the
+   walk's digest from the next read on. The caller holds the lock. */
 static PyObject *quick_read(PyObject *entry, PyObject *values, PyObject *walked, PyObject *key, PyObject *digest) {
     if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 14 || !PyTuple_CheckExact(values) ||
         !PyDict_CheckExact(PyTuple_GET_ITEM(entry, 12))) {
@@ -4523,25 +4564,8 @@ static PyObject *quick_read(PyObject *entry, PyObject *values, PyObject *walked,
         return NULL;
     }
     if (PyTuple_GET_SIZE(values) != n_values || n_symbols > QUICK_SYMBOLS) Py_RETURN_NONE; /* planned's */
-    PyObject *current = PyDict_GetItemWithError(heats, structure); /* the heat still the structure's */
-    if (current != heat) return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
-    int seen = PyDict_Contains(histories, structure); /* fused code of it compiled or due: decide's */
-    if (seen) return seen < 0 ? NULL : Py_NewRef(Py_None);
-    PyObject *after = PyDict_GetItemWithError(reads_hot, str_fuse_after);
-    if (after == NULL) {
-        if (!PyErr_Occurred()) PyErr_SetString(PyExc_RuntimeError, "trace.hot has no FUSE_AFTER_SECONDS");
-        return NULL;
-    }
-    int none = PyObject_Not(after); /* no baseline tier */
-    if (none) return none < 0 ? NULL : Py_NewRef(Py_None);
-    int submitted = attr_true(heat, str_submitted);
-    if (submitted < 0) return NULL;
-    if (!submitted) { /* due (hot.Heat.due): decide submits its fused compile */
-        PyObject *seconds = PyObject_GetAttr(heat, str_seconds);
-        int due = seconds == NULL ? -1 : PyObject_RichCompareBool(seconds, after, Py_GE);
-        Py_XDECREF(seconds);
-        if (due) return due < 0 ? NULL : Py_NewRef(Py_None);
-    }
+    int serves = quick_serves(structure, heat, heats, histories);
+    if (serves <= 0) return serves < 0 ? NULL : Py_NewRef(Py_None);
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(fixed_at); k++) {
         Py_ssize_t p = PyLong_AsSsize_t(PyTuple_GET_ITEM(fixed_at, k));
         if (p < 0 || p >= n_values) {
@@ -4570,13 +4594,30 @@ static PyObject *quick_read(PyObject *entry, PyObject *values, PyObject *walked,
             if (same <= 0) return same < 0 ? NULL : Py_NewRef(Py_None);
         }
     }
-    PyObject *served = PyTuple_GET_ITEM(entry, 12); /* sizes served once: their run is cached at the next */
-    int again = PyDict_Contains(served, values);
-    if (again < 0) return NULL;
-    if (!again) {
-        if (PyDict_GET_SIZE(served) >= QUICK_SERVED) PyDict_Clear(served);
-        if (PyDict_SetItem(served, values, Py_None)) return NULL;
+    PyObject *served = PyTuple_GET_ITEM(entry, 12); /* sizes served: [their run, its reads] */
+    PyObject *kept = PyDict_GetItemWithError(served, values);
+    if (kept != NULL) {
+        if (!PyList_CheckExact(kept) || PyList_GET_SIZE(kept) != 2 || !PyLong_CheckExact(PyList_GET_ITEM(kept, 1))) {
+            PyErr_SetString(PyExc_TypeError, "baseline.PLANNED's sizes served hold a malformed run");
+            return NULL;
+        }
+        PyObject *bound = Py_NewRef(PyList_GET_ITEM(kept, 0));
+        long reads = PyLong_AsLong(PyList_GET_ITEM(kept, 1)) + 1;
+        PyObject *counted = reads == -1 && PyErr_Occurred() ? NULL : PyLong_FromLong(reads);
+        if (counted == NULL) {
+            Py_DECREF(bound);
+            return NULL;
+        }
+        PyList_SetItem(kept, 1, counted); /* steals it */
+        /* its digest did not find it (another digest, none, or the QUICK_CACHED_AT-th read): cached */
+        PyObject *cached = PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(entry, 13), structure, heat, bound, key,
+                                                        PyTuple_GET_ITEM(walked, 0), values,
+                                                        digest != NULL ? digest : Py_None, NULL);
+        if (cached == NULL) Py_CLEAR(bound);
+        Py_XDECREF(cached);
+        return bound;
     }
+    if (PyErr_Occurred()) return NULL;
     PyObject *list = PyList_New(n_symbols);
     if (list == NULL) return NULL;
     for (Py_ssize_t s = 0; s < n_symbols; s++) {
@@ -4588,13 +4629,24 @@ static PyObject *quick_read(PyObject *entry, PyObject *values, PyObject *walked,
     }
     PyObject *bound = PyObject_CallOneArg(PyTuple_GET_ITEM(entry, 11), list);
     Py_DECREF(list);
-    if (again && bound != NULL && bound != Py_None) {
-        PyObject *kept = PyObject_CallFunctionObjArgs(PyTuple_GET_ITEM(entry, 13), structure, heat, bound, key,
-                                                      PyTuple_GET_ITEM(walked, 0), values,
-                                                      digest != NULL ? digest : Py_None, NULL);
-        if (kept == NULL) Py_CLEAR(bound);
-        Py_XDECREF(kept);
+    if (bound == NULL || bound == Py_None) return bound;
+    PyObject *first = PyList_New(2);
+    if (first == NULL) {
+        Py_DECREF(bound);
+        return NULL;
     }
+    PyList_SET_ITEM(first, 0, Py_NewRef(bound));
+    PyList_SET_ITEM(first, 1, PyLong_FromLong(1)); /* a small int: cached, never NULL */
+    if (PyDict_GET_SIZE(served) >= QUICK_SERVED) PyDict_Clear(served);
+    int failed = PyDict_SetItem(served, values, first);
+    if (!failed && digest != NULL) { /* found by its digest from its next read on */
+        PyObject *found = PyTuple_Pack(2, entry, first);
+        if (found != NULL && PyDict_GET_SIZE(reads_quick_runs) >= QUICK_RUNS_MAX) PyDict_Clear(reads_quick_runs);
+        failed = found == NULL || PyDict_SetItem(reads_quick_runs, digest, found);
+        Py_XDECREF(found);
+    }
+    Py_DECREF(first);
+    if (failed) Py_CLEAR(bound);
     return bound;
 }
 
@@ -4719,6 +4771,45 @@ static int cached_executable(PyObject *walked, PyObject *tag, int apart, PyObjec
     return status;
 }
 
+/* The run a quick entry bound at the first read of a walk's sizes (quick_read), found by the
+   walk's `digest` in baseline.QUICK_RUNS ((entry, [run, reads])), where the entry still serves
+   (quick_serves) and the read is not the QUICK_CACHED_AT-th of those sizes, which
+   quick_read caches (the digest is forgotten then, as where the entry no longer serves): 1,
+   ``*exe`` the run (a new reference), its read counted; 0 where the walk's read is the key's
+   to find; -1 on error. The caller holds the lock. */
+static int quick_run(PyObject *digest, PyObject **exe) {
+    PyObject *found = PyDict_GetItemWithError(reads_quick_runs, digest);
+    if (found == NULL) return PyErr_Occurred() ? -1 : 0;
+    PyObject *entry = PyTuple_CheckExact(found) && PyTuple_GET_SIZE(found) == 2 ? PyTuple_GET_ITEM(found, 0) : NULL;
+    PyObject *kept = entry != NULL ? PyTuple_GET_ITEM(found, 1) : NULL;
+    if (entry == NULL || !PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 14 || !PyList_CheckExact(kept) ||
+        PyList_GET_SIZE(kept) != 2 || !PyLong_CheckExact(PyList_GET_ITEM(kept, 1)) ||
+        !PyDict_Check(PyTuple_GET_ITEM(entry, 2)) || !PyDict_Check(PyTuple_GET_ITEM(entry, 3))) {
+        PyErr_SetString(PyExc_TypeError, "baseline.QUICK_RUNS holds a malformed run");
+        return -1;
+    }
+    Py_INCREF(found); /* held while the checks run Python (a heat's attributes) */
+    int serves = quick_serves(PyTuple_GET_ITEM(entry, 0), PyTuple_GET_ITEM(entry, 1), PyTuple_GET_ITEM(entry, 2),
+                              PyTuple_GET_ITEM(entry, 3));
+    long reads = serves == 1 ? PyLong_AsLong(PyList_GET_ITEM(kept, 1)) + 1 : 0;
+    int status = serves < 0 || (reads == 0 && PyErr_Occurred()) ? -1 : 0;
+    if (status == 0 && serves == 1 && reads < QUICK_CACHED_AT) {
+        PyObject *counted = PyLong_FromLong(reads);
+        if (counted == NULL) {
+            status = -1;
+        } else {
+            PyList_SetItem(kept, 1, counted); /* steals it */
+            *exe = Py_NewRef(PyList_GET_ITEM(kept, 0));
+            status = 1;
+        }
+    } else if (status == 0 && PyDict_DelItem(reads_quick_runs, digest)) {
+        if (PyErr_ExceptionMatches(PyExc_KeyError)) PyErr_Clear(); /* forgotten meanwhile */
+        else status = -1;
+    }
+    Py_DECREF(found);
+    return status;
+}
+
 /* The executable the cache's digest table holds for a walk on the backend of ``tag``
    (``ExecutableCache.digests``: see "a walk's digest"), served as a hit (1, ``*exe`` a new
    reference); 0 where the walk has no digest or the table none that serves, ``*digest`` the
@@ -4737,7 +4828,7 @@ static int digest_executable(Walk *w, PyObject *tag, PyObject **digest, PyObject
     else if (PyErr_Occurred() || !PyDict_CheckExact(digests))
         status = -1;
     else
-        status = 0;
+        status = quick_run(*digest, exe);
     if (status < 0 && !PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "the executable cache's digests are not a dict of pairs");
     Py_DECREF(digests);
     return status;
@@ -4923,7 +5014,7 @@ static PyMethodDef methods[] = {
     {"reads_mark", reads_mark, METH_NOARGS, "reads_mark() -> the values this thread read so far (node.reads_mark)."},
     {"configure_reads", configure_reads, METH_VARARGS,
      "configure_reads(GRAPH_LOCK, EXECUTABLES.entries, EXECUTABLES, hot_globals, no_donation, registry_globals, cuts_globals, BaselineExecutable, HOST, "
-     "decide, finish, materialize, kept_bytes, planned, planned_structures, sized, describe)."},
+     "decide, finish, materialize, kept_bytes, planned, planned_structures, quick_runs, sized, describe)."},
     {"read", read_node, METH_O, "read(node): materialize([node]), its cached executable's run found in C."},
     {"configure_elementwise", configure_elementwise, METH_VARARGS,
      "configure_elementwise(Array, reused_scalars, scalar_operand, wrap, node_globals, tracing_globals, made_in_c, "
@@ -5028,7 +5119,8 @@ PyMODINIT_FUNC PyInit__graph(void) {
                       PyModule_AddObjectRef(m, "Reduction", (PyObject *)&reduction_type) ||
                       PyModule_AddObjectRef(m, "Window", (PyObject *)&window_type) ||
                       PyModule_AddObjectRef(m, "Product", (PyObject *)&product_type) ||
-                      PyModule_AddObjectRef(m, "Join", (PyObject *)&join_type)))
+                      PyModule_AddObjectRef(m, "Join", (PyObject *)&join_type) ||
+                      PyModule_AddIntConstant(m, "QUICK_CACHED_AT", QUICK_CACHED_AT)))
         Py_CLEAR(m);
     return m;
 }

@@ -8,6 +8,9 @@
 
 from typing import Any
 
+#: The read of a planned structure's sizes at which the run C bound for them is cached (``baseline.quick``).
+QUICK_CACHED_AT: int
+
 def configure(node_type: type, shape_type: type, attr_key: Any, serials: Any, traced: int, leaf_dtypes: tuple,
               /) -> None: ...
 def derive(op: str, operands: tuple, attrs: dict, shape: Any, /) -> Any: ...

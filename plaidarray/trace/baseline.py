@@ -91,6 +91,7 @@ def forget() -> None:
     _AT_SIZES.clear()
     _FOLDS.clear()
     PLANNED.clear()
+    QUICK_RUNS.clear()
 
 
 EXECUTABLES.on_clear.append(forget)
@@ -543,16 +544,19 @@ def quick(structure: Hashable, backend: Backend, heat: Heat, sizes: tuple[bool, 
     found (``hot.HEATS.by_structure``, ``dynamic.HISTORIES.patterns``), the plan's pattern
     (the positions of its fixed sizes and their values, the positions of its symbols, the
     symbols, and whether each such position is a size), the number of sizes, the runs at
-    any sizes, the sizes it served and what caches a run (``_keep_quick``). C serves a read
+    any sizes, the sizes it served (each with its run and how often it ran) and what caches a
+    run (``_keep_quick``). C serves a read
     by it only as ``planned`` would: the heat still the structure's and not due, the
     structure not seen by the fused path, the pattern matching the read's values with no
     size below 2 among its symbols (else ``planned`` decides: ``_fitting`` finds the same
-    plan for what C serves), and the sequence's runs taking the sizes. Nothing is cached
-    for the sizes a read of them served first: the entry's next item holds them (the last
-    256), and their second read, run as the first, caches its run (``_keep_quick``, the
-    entry's last item), so that a loop over a few sizes (batches and a last smaller one)
-    runs on cache hits from their third read. A new plan of the structure drops the entry
-    (``_plan``)."""
+    plan for what C serves), and the sequence's runs taking the sizes. The run bound at
+    the first read of some sizes serves their next reads, found by the read's digest as a
+    cache hit is (``QUICK_RUNS``), and their eighth caches it (``_keep_quick``, the entry's
+    last item), so that a loop over a few sizes (batches and a last smaller one) runs on
+    cache hits from then on, while sizes read a few times (a script's second and third
+    runs, which read each size once more) are not cached: caching a run was ~13-20 us, the
+    most of such a read. A new plan of the structure drops the entry (``_plan``); the runs
+    it bound stay found by their digests, the same code at the same sizes."""
     if not isinstance(structure, Hashed) or type(PLANNED.get(structure.value)) is not Hashed:
         return
     plan = next((p for p in _PLANS.get((structure, backend.cache_tag), ()) if p.template is not None or p.pattern.n_symbols),
@@ -569,6 +573,12 @@ def quick(structure: Hashable, backend: Backend, heat: Heat, sizes: tuple[bool, 
                                 tuple(p for p, _ in fixed), tuple(v for _, v in fixed), tuple(p for p, _ in symbols),
                                 tuple(s for _, s in symbols), tuple(sizes[p] for p, _ in symbols),
                                 plan.pattern.n_symbols, len(sizes), any_size, {}, _keep_quick)
+
+
+#: The runs that quick entries bound at a read's sizes (``quick``), by the read's digest:
+#: ``(entry, [run, reads])``, written and read by C's read path (``_graph.read``), which
+#: forgets them all past a bound; a run's entry is checked again at each read.
+QUICK_RUNS: dict[bytes, tuple] = {}
 
 
 def _keep_quick(structure: Hashed, heat: Heat, run: Any, key: tuple, graph_key: tuple, values: tuple[int, ...],

@@ -418,17 +418,17 @@ def _read_in_c(decided: Callable[..., Step] | None = None, general: Callable[[li
     cache (whose hits it counts as ``ExecutableCache.hit`` does), ``hot``'s namespace (whose
     ``FUSE_AFTER_SECONDS`` says when a baseline executable is due), the key's parts, the
     registry's and ``cuts``' state, ``planned`` (with the planned structures, some of them
-    entries it runs itself, ``baseline.quick``, and what generalising rows reads) for a
-    read it finds no executable for, ``decide`` and ``finish`` for every read it does not run
-    itself, ``materialize`` for those it does not walk (tests count their calls through
+    entries it runs itself, ``baseline.quick``, the runs those bound, and what generalising
+    rows reads) for a read it finds no executable for, ``decide`` and ``finish`` for every
+    read it does not run itself, ``materialize`` for those it does not walk (tests count their calls through
     ``decided``, ``general`` and ``plans``, which stand for ``decide``, ``materialize`` and
     ``planned``); None where the C module is not in use."""
     if GRAPH_IN_C is None:
         return None
     GRAPH_IN_C.configure_reads(GRAPH_LOCK, EXECUTABLES.entries, EXECUTABLES, vars(hot), _NONE, vars(registry), vars(cuts),
                                BaselineExecutable, HOST, decided or decide, finish, general or materialize,
-                               KEPT_GENERATOR_BYTES, plans or planned, baseline.PLANNED, dynamic.SIZED,
-                               dynamic.describe_sized)
+                               KEPT_GENERATOR_BYTES, plans or planned, baseline.PLANNED, baseline.QUICK_RUNS,
+                               dynamic.SIZED, dynamic.describe_sized)
     return cast("Callable[[Node], None]", GRAPH_IN_C.read)
 
 

@@ -266,7 +266,7 @@ def test_bindings_of_a_shape_generic_sequence_share_its_plan_and_read_their_rang
 def test_a_runner_made_for_a_size_met_again_runs_from_c_from_its_first_run(monkeypatch):
     """The reads of a planned structure at new sizes call no Python to run their kernels:
     a size's first read runs the plan's sequence bound in C (``baseline.quick``), its
-    second caches that run (``baseline._keep_quick``), its third is a cache hit; the
+    next ones run that run again, found by their digest; the
     third size's read, ``materialize.planned``'s, binds a runner whose baseline executable
     takes its prepared run at its making (the runner's own ``run``, its buffers made and
     steps run from Python, took its first two); NumPy's values."""
@@ -283,7 +283,7 @@ def test_a_runner_made_for_a_size_met_again_runs_from_c_from_its_first_run(monke
     python_run = cpu_executable._Runner.run
     monkeypatch.setattr(cpu_executable._Runner, "run", lambda self, buffers: (calls.append(1), python_run(self, buffers))[1])
     for n in (7, 40, 333):
-        for _ in range(3):  # run from C, then run from C and cached, then a cache hit
+        for _ in range(3):  # bound and run from C, then that run found by the read's digest
             assert read(n) == pytest.approx(float(np.sum(data[:n] ** 2 + 1.0)), rel=1e-13)
     assert not calls
 
@@ -614,14 +614,15 @@ def test_a_loops_read_at_a_new_size_is_bound_from_its_plan_without_decide(counte
     """Once a structure's plan is made (its second size), a read at a third size is bound
     from it in C's read path (``materialize.planned``, and from the fourth size on from C
     alone, ``baseline.quick``), without ``decide``: computed as NumPy computes it, its run
-    counted against the structure's heat; a size read a second time is run from C again
-    and its run cached under the read's key (``baseline._keep_quick``: the same size a
-    third time is a hit, its run counted against the heat). A structure due for fused code
-    goes to ``decide``, which submits it."""
+    counted against the structure's heat; a size read again runs the run bound at its first
+    read, found by the read's digest (``baseline.QUICK_RUNS``), and its
+    ``QUICK_CACHED_AT``-th read caches that run under the read's key
+    (``baseline._keep_quick``: the next read is a hit, its run counted against the heat). A
+    structure due for fused code goes to ``decide``, which submits it."""
     from plaidarray.trace import hot
     from plaidarray.trace import materialize as m
 
-    monkeypatch.setattr(hot, "FUSE_AFTER_SECONDS", 1e9)
+    _afresh(monkeypatch)  # this test's structure the only one planned
     data = np.linspace(-2.0, 3.0, 64)
     x = xp.asarray(data)
 
@@ -642,7 +643,12 @@ def test_a_loops_read_at_a_new_size_is_bound_from_its_plan_without_decide(counte
     y = x[:52]
     key = (_c_walk([xp.sum((y - xp.mean(y)) * 2.0)._node])[0], m._NONE, m.backend_for(None).cache_tag)
     assert key not in EXECUTABLES._lru
-    assert read(52) == pytest.approx(expected(52), rel=1e-12, abs=1e-12)  # again: C's, its run cached
+    heat = _quick_entries()[0][1]
+    for _ in range(node_module.GRAPH_IN_C.QUICK_CACHED_AT - 2):  # again: the run bound at its first read
+        seconds = heat.seconds
+        assert read(52) == pytest.approx(expected(52), rel=1e-12, abs=1e-12)
+        assert key not in EXECUTABLES._lru and heat.seconds > seconds
+    assert read(52) == pytest.approx(expected(52), rel=1e-12, abs=1e-12)  # its run cached
     assert counted_reads["decide"] == decided and counted_reads["planned"] == 1
     exe = EXECUTABLES._lru[key]
     hits = xp.cache_info().hits
@@ -753,22 +759,26 @@ def test_reads_at_new_sizes_whose_results_are_copies_run_from_c_as_planned_runs_
     for n in sizes:
         read(x[:n])
     hits, planned = xp.cache_info().hits, counted_reads["planned"]
-    again = [read(x[:n]) for n in sizes[3:]] + [read(x[:n]) for n in sizes[3:]]  # C's, its run cached; a hit
+    reads = node_module.GRAPH_IN_C.QUICK_CACHED_AT  # the first read's run found again, cached at the last
+    again = [read(x[:n]) for _ in range(reads - 1) for n in sizes[3:]]
+    assert xp.cache_info().hits == hits and counted_reads["planned"] == planned
+    again += [read(x[:n]) for n in sizes[3:]]  # hits
     assert xp.cache_info().hits == hits + len(sizes[3:]) and counted_reads["planned"] == planned
-    for n, got in zip(sizes[3:] * 2, again):
+    for n, got in zip(sizes[3:] * reads, again):
         np.testing.assert_allclose(got, expected(data[:n]), rtol=1e-12)
     if case == "reshaped":
-        again[0][...] = 0.0  # a cached run's result: memory of its own at each run
+        again[0][...] = 0.0  # a run's result: memory of its own at each run
         assert np.array_equal(np.asarray(x), data)
-        np.testing.assert_allclose(again[len(sizes[3:])], expected(data[:sizes[3]]), rtol=1e-12)
+        for k in range(1, reads):
+            np.testing.assert_allclose(again[k * len(sizes[3:])], expected(data[:sizes[3]]), rtol=1e-12)
 
 
 def test_reads_quick_leaves_to_planned_are_planned_s(counted_reads, monkeypatch):
     """What ``baseline.quick`` does not serve goes to ``materialize.planned`` as before: a
     size of 1 where its pattern has a run-time size (``Pattern.match``'s rules), a
     structure whose heat is due (``decide`` submits its fused compile), and everything
-    after ``clear_cache``, which empties it. A size read a second time is C's, which
-    caches its run (the third read is a hit)."""
+    after ``clear_cache``, which empties it. A size read again is C's, which caches its run
+    at its ``QUICK_CACHED_AT``-th read (the next is a hit)."""
     from plaidarray.trace import baseline, hot
 
     _afresh(monkeypatch)
@@ -786,7 +796,9 @@ def test_reads_quick_leaves_to_planned_are_planned_s(counted_reads, monkeypatch)
     assert counted_reads["planned"] == planned + 1
     planned += 1
     hits = xp.cache_info().hits
-    assert total(x[:13]) == float(np.sum(data[:13] ** 2)) and counted_reads["planned"] == planned
+    for _ in range(node_module.GRAPH_IN_C.QUICK_CACHED_AT - 1):
+        assert total(x[:13]) == float(np.sum(data[:13] ** 2)) and counted_reads["planned"] == planned
+    assert xp.cache_info().hits == hits
     assert total(x[:13]) == float(np.sum(data[:13] ** 2)) and xp.cache_info().hits == hits + 1
     heat = _quick_entries()[0][1]
     heat.seconds = 2e9  # due: decide's, which submits the fused compile
@@ -797,6 +809,45 @@ def test_reads_quick_leaves_to_planned_are_planned_s(counted_reads, monkeypatch)
     assert counted_reads["decide"] == decided + 1 and len(submitted) == 1
     xp.clear_cache()
     assert not baseline.PLANNED
+
+
+def test_a_run_found_by_its_digest_serves_only_while_its_entry_would(counted_reads, monkeypatch):
+    """The run C bound at a size's first read (``baseline.QUICK_RUNS``) serves that size's
+    next reads only as its quick entry would serve them: once the structure is due for fused
+    code, the same size's read is ``decide``'s, which submits the compile, and the digest is
+    forgotten; ``clear_cache`` forgets them all. NumPy's values throughout."""
+    from plaidarray.trace import baseline, hot
+
+    _afresh(monkeypatch)
+    data = np.linspace(-1.0, 2.0, 300)
+    x = xp.asarray(data)
+
+    def total(n):
+        return float(xp.sum(xp.exp(x[:n] * 0.5)))
+
+    def expected(n):
+        return float(np.sum(np.exp(data[:n] * 0.5)))
+
+    for n in (10, 11, 12, 13):  # planned at the second size, C's quick entry from the third
+        assert total(n) == pytest.approx(expected(n), rel=1e-12)
+    found = dict(baseline.QUICK_RUNS)
+    assert len(found) == 1 and next(iter(found.values()))[1][1] == 1  # 13's run, read once
+    decided, planned = counted_reads["decide"], counted_reads["planned"]
+    assert total(13) == pytest.approx(expected(13), rel=1e-12)  # its run found by its digest
+    assert next(iter(baseline.QUICK_RUNS.values()))[1][1] == 2
+    assert (counted_reads["decide"], counted_reads["planned"]) == (decided, planned)
+    heat = _quick_entries()[0][1]
+    heat.seconds = 2e9  # due: decide's
+    submitted = []
+    monkeypatch.setattr(hot, "submit", submitted.append)
+    assert total(13) == pytest.approx(expected(13), rel=1e-12)
+    assert counted_reads["decide"] == decided + 1 and len(submitted) == 1 and not baseline.QUICK_RUNS
+    y = xp.asarray(data * 2.0)
+    for n in (20, 21, 22, 23):  # another structure: its fourth size's run kept
+        assert float(xp.sum(y[:n] * y[:n])) == pytest.approx(float(np.sum((2.0 * data[:n]) ** 2)), rel=1e-12)
+    assert baseline.QUICK_RUNS
+    xp.clear_cache()
+    assert not baseline.QUICK_RUNS
 
 
 class _Failing:
