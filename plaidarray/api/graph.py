@@ -21,7 +21,7 @@ from ..hlo.shape import MAX_SIZE, Shape
 from ..trace.array import Array
 from ..trace.cuts import counted_fresh, cut_at, past_bound, recorded_again, waiting
 from ..trace import node as node_module
-from ..trace.materialize import materialize
+from ..trace.materialize import read_several
 from ..trace.node import Node
 from ..trace import views
 from ..trace.tracing import Guard, TracerError, guard, is_tracing
@@ -43,7 +43,7 @@ def wrap(node: Node) -> Array:
         run = cut_at(node)
         if run is not None:
             node_module.value_read()
-            materialize([run, *waiting(run, node)], cut=True)
+            read_several([run, *waiting(run, node)], cut=True)
             if run is not node:
                 recorded_again(node)
             counted_fresh()

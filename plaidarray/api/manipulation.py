@@ -15,7 +15,7 @@ from ..hlo.shape import Shape
 from ..trace import joins
 from ..trace import node as node_module
 from ..trace.array import Array
-from ..trace.materialize import materialize
+from ..trace.materialize import read_several
 from ..trace.node import pending_graph, value_read
 from ..trace.views import can_view, view
 from . import extended, graph
@@ -286,7 +286,7 @@ def _compute_wide_operands(arrays: list[Array]) -> None:
             continue
         needed = {id(n) for n in pending_graph(following)} if following is not None else set()
         value_read()
-        materialize([node, *(n for n in pending_graph(node)[:-1] if id(n) in needed and type(n.shape) is Shape)])
+        read_several([node, *(n for n in pending_graph(node)[:-1] if id(n) in needed and type(n.shape) is Shape)])
 
 
 def stack(arrays: Sequence[Array] | tuple[Array, ...], /, *, axis: int = 0) -> Array:

@@ -4811,11 +4811,12 @@ static int quick_run(PyObject *digest, PyObject **exe) {
 }
 
 /* The executable the cache's digest table holds for a walk on the backend of ``tag``
-   (``ExecutableCache.digests``: see "a walk's digest"), served as a hit (1, ``*exe`` a new
+   (``ExecutableCache.digests``: see "a walk's digest"), served as a hit, or, where ``quick``,
+   the run a quick entry bound for it (quick_run) (1, ``*exe`` a new
    reference); 0 where the walk has no digest or the table none that serves, ``*digest`` the
    walk's digest where it has one (a new reference, for ``remember`` once the key finds the
    executable); -1 on error. The caller holds the lock. */
-static int digest_executable(Walk *w, PyObject *tag, PyObject **digest, PyObject **exe) {
+static int digest_executable(Walk *w, PyObject *tag, int quick, PyObject **digest, PyObject **exe) {
     *exe = NULL;
     *digest = digest_of(w, tag);
     if (*digest == NULL) return PyErr_Occurred() ? -1 : 0;
@@ -4828,7 +4829,7 @@ static int digest_executable(Walk *w, PyObject *tag, PyObject **digest, PyObject
     else if (PyErr_Occurred() || !PyDict_CheckExact(digests))
         status = -1;
     else
-        status = quick_run(*digest, exe);
+        status = quick ? quick_run(*digest, exe) : 0;
     if (status < 0 && !PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "the executable cache's digests are not a dict of pairs");
     Py_DECREF(digests);
     return status;
@@ -4888,7 +4889,7 @@ static PyObject *walked_read(PyObject *node, PyObject **tag, int *apart, PyObjec
         walked = Py_NewRef(Py_None); /* a traced placeholder: Python's walk raises */
     } else if (status == 1) {
         int served = read_tag(w.outputs, tag, apart);
-        if (served == 1) served = digest_executable(&w, *tag, digest, exe);
+        if (served == 1) served = digest_executable(&w, *tag, 1, digest, exe);
         if (served == 1) {
             *buffers = Py_NewRef(w.buffers);
             *outputs = Py_NewRef(w.outputs);
@@ -4980,6 +4981,120 @@ static PyObject *read_node(PyObject *self, PyObject *node) {
     return done;
 }
 
+/* materialize.decide's step for `walked` (of the pending ones of `nodes`) under the lock, then,
+   without it, materialize.finish(nodes, step, None, cut, True), as materialize runs them. */
+static PyObject *decided_read_of(PyObject *nodes, PyObject *walked, int cut) {
+    PyObject *cut_flag = cut ? Py_True : Py_False;
+    PyObject *step = PyObject_CallFunctionObjArgs(reads_decide, walked, Py_None, cut_flag, Py_True, NULL);
+    if (lock_release(reads_lock) || step == NULL) {
+        Py_XDECREF(step);
+        return NULL;
+    }
+    PyObject *done = PyObject_CallFunctionObjArgs(reads_finish, nodes, step, Py_None, cut_flag, Py_True, NULL);
+    Py_DECREF(step);
+    return done;
+}
+
+/* _graph.read_several(nodes, cut): materialize(nodes, cut=cut) for its callers of several
+   nodes (a graph cut at the pending bound with the values waiting on it, graph.wrap, `cut`;
+   each wide operand of a concatenation), the walk made here: the executable the cache holds
+   for their pending graph found by the walk's digest or key (a hit counted, as read_node
+   finds it) and run, else decide and finish called with the walk (a cut's hit is decide's
+   alike: cuts.sizes_changing changes nothing for one). True where it computed them; False
+   where the read is materialize's to walk (a traced placeholder, a device's graph with a
+   value of no device, and, unless `cut`, the first read after a loop's cut graphs). A loop's
+   cuts were ~75 us each in decide and finish where their graph was cached. */
+static PyObject *read_several(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
+    (void)self;
+    if (nargs != 2 || !PyList_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "read_several(nodes, cut) takes a list of nodes and a bool");
+        return NULL;
+    }
+    int cut = PyObject_IsTrue(args[1]);
+    if (cut < 0) return NULL;
+    if (reads_lock == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "plaidarray.trace._graph.configure_reads was not called");
+        return NULL;
+    }
+    PyObject *nodes = args[0];
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(nodes); i++)
+        if (!is_node(PyList_GET_ITEM(nodes, i))) return NULL;
+    if (lock_acquire(reads_lock)) return NULL;
+    if (!cut) { /* else cuts.sizes_changing has a loop's sizes to pass on: materialize's */
+        PyObject *since = PyDict_GetItemWithError(reads_cuts, str_since_read);
+        int cuts = since == NULL ? (PyErr_Occurred() ? -1 : 0) : PyObject_IsTrue(since);
+        if (cuts) return cuts < 0 ? unlocked_error() : (lock_release(reads_lock) ? NULL : Py_NewRef(Py_False));
+    }
+    PyObject *roots = PyList_New(0); /* the pending nodes, each once, in order (materialize's) */
+    if (roots == NULL) return unlocked_error();
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(nodes); i++) {
+        PyObject *node = PyList_GET_ITEM(nodes, i);
+        int seen = SLOT(node, off_buffer) != Py_None;
+        for (Py_ssize_t j = 0; !seen && j < PyList_GET_SIZE(roots); j++) seen = PyList_GET_ITEM(roots, j) == node;
+        if (!seen && PyList_Append(roots, node)) {
+            Py_DECREF(roots);
+            return unlocked_error();
+        }
+    }
+    if (!PyList_GET_SIZE(roots)) {
+        Py_DECREF(roots);
+        return lock_release(reads_lock) ? NULL : Py_NewRef(Py_True);
+    }
+    long long kept = PyLong_AsLongLong(reads_kept);
+    Walk w;
+    memset(&w, 0, sizeof w); /* freed below whether or not it walked */
+    int status = kept == -1 && PyErr_Occurred() ? -1 : walk_graph(roots, kept, &w);
+    Py_DECREF(roots);
+    PyObject *tag = NULL, *digest = NULL, *exe = NULL, *key = NULL, *walked = NULL, *buffers = NULL, *outputs = NULL;
+    int apart = 0;
+    if (status == 1) status = read_tag(w.outputs, &tag, &apart); /* 0: materialize's */
+    if (status == 1) {
+        int served = digest_executable(&w, tag, 0, &digest, &exe);
+        if (served == 1) {
+            buffers = Py_NewRef(w.buffers);
+            outputs = Py_NewRef(w.outputs);
+        } else if (served == 0) { /* the key's to find, else decide's */
+            walked = walked_tuple(&w);
+            key = walked == NULL ? NULL : PyTuple_Pack(3, PyTuple_GET_ITEM(walked, 0), reads_given, tag);
+            PyObject *found = key == NULL ? NULL : PyDict_GetItemWithError(reads_entries, key);
+            served = found != NULL ? serve(Py_NewRef(found), &exe) : (PyErr_Occurred() ? -1 : 0);
+            if (served == 1) {
+                buffers = Py_NewRef(PyTuple_GET_ITEM(walked, 1));
+                outputs = Py_NewRef(PyTuple_GET_ITEM(walked, 2));
+            }
+        }
+        if (served < 0) status = -1;
+    }
+    walk_free(&w);
+    Py_XDECREF(tag);
+    PyObject *done = NULL;
+    if (status <= 0) { /* an error, or materialize's */
+        if (lock_release(reads_lock)) status = -1;
+    } else if (exe == NULL) { /* a miss, or an executable due for another look: decide's */
+        done = decided_read_of(nodes, walked, cut);
+    } else if (!lock_release(reads_lock)) {
+        done = cached_read(buffers, outputs, exe);
+        if (done != NULL && walked != NULL && digest != NULL) { /* found by its key: its digest serves the next read */
+            PyObject *untracked = untrack(NULL, key);
+            PyObject *remembered = untracked == NULL ? NULL
+                                                     : PyObject_CallMethodObjArgs(reads_cache, str_remember, digest,
+                                                                                  key, exe, NULL);
+            Py_XDECREF(untracked);
+            if (remembered == NULL) Py_CLEAR(done);
+            Py_XDECREF(remembered);
+        }
+    }
+    if (status == 1 && done == NULL) status = -1;
+    Py_XDECREF(done);
+    Py_XDECREF(key);
+    Py_XDECREF(walked);
+    Py_XDECREF(digest);
+    Py_XDECREF(exe);
+    Py_XDECREF(buffers);
+    Py_XDECREF(outputs);
+    return status < 0 ? NULL : Py_NewRef(status ? Py_True : Py_False);
+}
+
 static PyMethodDef methods[] = {
     {"configure", configure, METH_VARARGS, "configure(Node, Shape, attr_key, serials, traced, leaf_dtypes): read the slots."},
     {"derive", (PyCFunction)(void (*)(void))derive, METH_FASTCALL, "derive(op, operands, attrs, shape) -> Node."},
@@ -5016,6 +5131,8 @@ static PyMethodDef methods[] = {
      "configure_reads(GRAPH_LOCK, EXECUTABLES.entries, EXECUTABLES, hot_globals, no_donation, registry_globals, cuts_globals, BaselineExecutable, HOST, "
      "decide, finish, materialize, kept_bytes, planned, planned_structures, quick_runs, sized, describe)."},
     {"read", read_node, METH_O, "read(node): materialize([node]), its cached executable's run found in C."},
+    {"read_several", (PyCFunction)(void (*)(void))read_several, METH_FASTCALL,
+     "read_several(nodes, cut) -> whether it computed them (materialize(nodes, cut=cut)); False: materialize's."},
     {"configure_elementwise", configure_elementwise, METH_VARARGS,
      "configure_elementwise(Array, reused_scalars, scalar_operand, wrap, node_globals, tracing_globals, made_in_c, "
      "make_array, reused_scalars_max)."},

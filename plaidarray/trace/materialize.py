@@ -435,3 +435,14 @@ def _read_in_c(decided: Callable[..., Step] | None = None, general: Callable[[li
 #: Computes one pending node (``Array._computed``: most reads of a value): its walk,
 #: cached executable and buffers found in C when the module is in use.
 read: Callable[[Node], None] = _read_in_c() or _read_in_python
+
+
+def read_several(nodes: list[Node], cut: bool = False) -> None:
+    """``materialize(nodes, cut=cut)`` for callers of several nodes (a graph cut at the
+    pending bound with the values waiting on it, ``graph.wrap``; a concatenation's wide
+    operand with what the next one needs), walked in C (``_graph.read_several``): a cache
+    hit is found and run there, where ``decide`` and ``finish`` cost ~75 us of each of a
+    loop's cuts (a cut's hit is ``decide``'s alike: ``cuts.sizes_changing`` changes nothing
+    for one), and a miss is ``decide``'s and ``finish``'s with that walk."""
+    if GRAPH_IN_C is None or not GRAPH_IN_C.read_several(nodes, cut):
+        materialize(nodes, cut=cut)

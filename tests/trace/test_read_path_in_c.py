@@ -850,6 +850,48 @@ def test_a_run_found_by_its_digest_serves_only_while_its_entry_would(counted_rea
     assert not baseline.QUICK_RUNS
 
 
+def test_several_nodes_whose_graph_is_cached_run_from_c_without_decide(counted_reads, monkeypatch):
+    """``materialize.read_several`` (a graph cut at the pending bound with the values
+    waiting on it, a wide concatenation's operands) walks in C (``_graph.read_several``):
+    a cached graph's executable runs there, without ``decide``; a miss is ``decide``'s with
+    that walk, which caches it; the first read after a loop's cut graphs, not itself a cut,
+    is ``materialize``'s. Values as NumPy's; a loop cut at the bound runs its later cuts so."""
+    from plaidarray.trace import cuts
+    from plaidarray.trace import materialize as m
+
+    data = np.arange(5.0)
+    x = xp.asarray(data)
+    assert float(xp.sum(x)) == 10.0  # a backend chosen (before, a read is materialize's)
+
+    def pair():
+        a = xp.exp(x) * 2.0
+        return a, a + x
+
+    a, b = pair()
+    decided = counted_reads["decide"]
+    assert node_module.GRAPH_IN_C.read_several([b._node, a._node, b._node], False)  # a miss: decide's
+    assert counted_reads["decide"] == decided + 1 and a._node.buffer is not None and b._node.buffer is not None
+    a, b = pair()
+    m.read_several([b._node, a._node, b._node], cut=True)  # the same graph: a hit
+    assert counted_reads["decide"] == decided + 1
+    np.testing.assert_allclose(np.asarray(a), np.exp(data) * 2.0, rtol=1e-15)
+    np.testing.assert_allclose(np.asarray(b), np.exp(data) * 2.0 + data, rtol=1e-15)
+    assert node_module.GRAPH_IN_C.read_several([a._node], False)  # nothing pending: nothing to run
+    a, b = pair()
+    monkeypatch.setattr(cuts, "_since_read", True)  # cuts' sizes to hand on: materialize's
+    assert not node_module.GRAPH_IN_C.read_several([b._node, a._node], False) and a._node.buffer is None
+    assert node_module.GRAPH_IN_C.read_several([b._node, a._node], True) and a._node.buffer is not None
+    monkeypatch.undo()
+    monkeypatch.setattr(node_module, "MAX_PENDING", 6)
+    decided = counted_reads["decide"]
+    y, want = xp.asarray(np.linspace(0.0, 1.0, 16)), np.linspace(0.0, 1.0, 16)
+    for _ in range(120):
+        y = xp.tanh(y) * 0.9 + 0.05
+        want = np.tanh(want) * 0.9 + 0.05
+    np.testing.assert_allclose(np.asarray(y), want, rtol=1e-13)
+    assert 1 <= counted_reads["decide"] - decided <= 4  # the first cuts and the last read, then hits in C
+
+
 class _Failing:
     """An executable whose run fails (what a run out of memory does)."""
 
