@@ -4907,6 +4907,19 @@ static PyObject *walked_read(PyObject *node, PyObject **tag, int *apart, PyObjec
     return walked;
 }
 
+/* Has the cache's digest table find `exe`, cached under `key` and found by it, by a walk's
+   `digest` from the next read on (ExecutableCache.remember), the key untracked by the collector
+   as the cache's own keys are: 0, or -1 on error. The caller released the lock. */
+static int remember_digest(PyObject *digest, PyObject *key, PyObject *exe) {
+    PyObject *untracked = untrack(NULL, key);
+    PyObject *remembered = untracked == NULL ? NULL
+                                             : PyObject_CallMethodObjArgs(reads_cache, str_remember, digest, key, exe,
+                                                                          NULL);
+    Py_XDECREF(untracked);
+    Py_XDECREF(remembered);
+    return remembered == NULL ? -1 : 0;
+}
+
 static PyObject *read_node(PyObject *self, PyObject *node) {
     (void)self;
     if (!is_node(node)) return NULL;
@@ -4954,15 +4967,7 @@ static PyObject *read_node(PyObject *self, PyObject *node) {
                                                          : cached_read(PyTuple_GET_ITEM(walked, 1),
                                                                        PyTuple_GET_ITEM(walked, 2), exe))
                              : decided_read(node, walked);
-        if (done != NULL && cached && digest != NULL) { /* its digest serves the next read of this key */
-            PyObject *untracked = untrack(NULL, key); /* held with the digest, as the cache's own keys are */
-            PyObject *remembered = untracked == NULL ? NULL
-                                                     : PyObject_CallMethodObjArgs(reads_cache, str_remember, digest,
-                                                                                  key, exe, NULL);
-            Py_XDECREF(untracked);
-            if (remembered == NULL) Py_CLEAR(done);
-            Py_XDECREF(remembered);
-        }
+        if (done != NULL && cached && digest != NULL && remember_digest(digest, key, exe)) Py_CLEAR(done);
         Py_XDECREF(key);
         Py_XDECREF(digest);
         Py_XDECREF(exe);
@@ -5074,15 +5079,8 @@ static PyObject *read_several(PyObject *self, PyObject *const *args, Py_ssize_t 
         done = decided_read_of(nodes, walked, cut);
     } else if (!lock_release(reads_lock)) {
         done = cached_read(buffers, outputs, exe);
-        if (done != NULL && walked != NULL && digest != NULL) { /* found by its key: its digest serves the next read */
-            PyObject *untracked = untrack(NULL, key);
-            PyObject *remembered = untracked == NULL ? NULL
-                                                     : PyObject_CallMethodObjArgs(reads_cache, str_remember, digest,
-                                                                                  key, exe, NULL);
-            Py_XDECREF(untracked);
-            if (remembered == NULL) Py_CLEAR(done);
-            Py_XDECREF(remembered);
-        }
+        if (done != NULL && walked != NULL && digest != NULL && remember_digest(digest, key, exe)) /* found by its key */
+            Py_CLEAR(done);
     }
     if (status == 1 && done == NULL) status = -1;
     Py_XDECREF(done);
