@@ -169,6 +169,28 @@ static PyObject *new_node(PyObject *op, PyObject *operands, PyObject *attrs, PyO
 static PyObject *str_dynamic_slice;
 static PyObject *shared_window(PyObject *operands, PyObject *attrs, PyObject *shape, PyObject *device);
 
+/* The device of `operands` (a tuple of nodes) that have one, `*device` (borrowed; None if none
+   has), as node.common_device: 0, or -1 with a ValueError naming two that differ, which `op`
+   may not combine. */
+static int common_device(PyObject *op, PyObject *operands, PyObject **device) {
+    *device = Py_None;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(operands); i++) {
+        PyObject *o = PyTuple_GET_ITEM(operands, i);
+        if (!is_node(o)) return -1;
+        PyObject *on = slot(o, off_device, "device");
+        if (on == NULL) return -1;
+        if (on != Py_None && on != *device) {
+            if (*device != Py_None) {
+                PyErr_Format(PyExc_ValueError, "%S: arrays on different devices, %S and %S; move one with to_device",
+                             op, *device, on);
+                return -1;
+            }
+            *device = on;
+        }
+    }
+    return 0;
+}
+
 static PyObject *derive(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     if (check_configured()) return NULL;
@@ -183,20 +205,11 @@ static PyObject *derive(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     long long depth = 0;
     int traced = 0;
-    PyObject *device = Py_None; /* the operands' device: each is None (any) or the same */
+    PyObject *device; /* the operands' device: each is None (any) or the same */
+    if (common_device(args[0], operands, &device)) return NULL;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(operands); i++) {
-        PyObject *o = PyTuple_GET_ITEM(operands, i);
-        if (!is_node(o)) return NULL;
-        PyObject *d = slot(o, off_depth, "depth"), *on = slot(o, off_device, "device");
-        if (d == NULL || on == NULL) return NULL;
-        if (on != Py_None && on != device) {
-            if (device != Py_None) {
-                PyErr_Format(PyExc_ValueError, "%S: arrays on different devices, %S and %S; move one with to_device",
-                             args[0], device, on);
-                return NULL;
-            }
-            device = on;
-        }
+        PyObject *d = slot(PyTuple_GET_ITEM(operands, i), off_depth, "depth");
+        if (d == NULL) return NULL;
         long long value = PyLong_AsLongLong(d);
         if (value == -1 && PyErr_Occurred()) return NULL;
         if (value == traced_depth) traced = 1;
@@ -1918,18 +1931,6 @@ static PyObject *gathered(const Map *numbers, PyObject *operands) {
     return taken;
 }
 
-/* The device ``derive`` gives a node of ``operands`` (a tuple of nodes, borrowed): the
-   first operand's that is not None, or None. */
-static PyObject *derived_device(PyObject *operands) {
-    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(operands); i++) {
-        PyObject *o = PyTuple_GET_ITEM(operands, i), *on;
-        if (!Py_IS_TYPE(o, node_type)) continue; /* not a node: made_steps raises at its push */
-        on = SLOT(o, off_device);
-        if (on != NULL && on != Py_None) return on;
-    }
-    return Py_None;
-}
-
 /* ``made_steps(results, nodes, first)``: api.recipes._made_steps_in_python in C, a
    capture's walk from its ``results`` (nodes) down to its arguments' ``nodes``: None
    where the call met a node made before serial ``first`` (or a weak one) that is not an
@@ -2029,9 +2030,10 @@ static PyObject *made_steps(PyObject *self, PyObject *const *args, Py_ssize_t na
             if (op == NULL || attrs == NULL) goto done;
             PyObject *gather = gathered(&numbers, operands);
             if (gather == NULL) goto done;
-            PyObject *device = SLOT(node, off_device);
-            step = device == derived_device(operands) ? PyTuple_Pack(4, op, gather, attrs, shape)
-                                                      : PyTuple_Pack(5, op, gather, attrs, shape, device);
+            PyObject *device = SLOT(node, off_device), *derived;
+            step = common_device(op, operands, &derived) ? NULL
+                   : device == derived ? PyTuple_Pack(4, op, gather, attrs, shape)
+                                       : PyTuple_Pack(5, op, gather, attrs, shape, device);
             Py_DECREF(gather);
         }
         if (step == NULL) goto done;
@@ -4408,12 +4410,6 @@ static PyObject *configure_reads(PyObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-/* NULL, after releasing the lock (an error is set). */
-static PyObject *unlocked_error(void) {
-    lock_release(reads_lock);
-    return NULL;
-}
-
 /* Whether the attribute `name` of `obj` is true: 1, 0, or -1 on error. */
 static int attr_true(PyObject *obj, PyObject *name) {
     PyObject *value = PyObject_GetAttr(obj, name);
@@ -4742,21 +4738,21 @@ static int serve(PyObject *found, PyObject **exe) {
 
 /* The cached executable of a walked graph that runs as it is, its hit counted (1, ``*exe`` a
    new reference, ``*key`` the key it was found by, ``*cached`` set), or, where none is cached,
-   the one planned_executable makes (1, ``*cached`` left 0); 0 where materialize.decide is to
-   say what runs; -1 on error. ``tag`` and ``apart`` are read_tag's for the walk, ``digest``
+   the one planned_executable makes where ``planned`` (1, ``*cached`` left 0); 0 where
+   materialize.decide is to say what runs; -1 on error. ``tag`` and ``apart`` are read_tag's for the walk, ``digest``
    its digest (NULL: none). The caller holds the lock and releases ``*key``.
    A device's graph (a GPU's) runs here too where it is a hit and none of its results is a
    value of no device (decide's: finish copies those to the host); its misses are decide's,
    which looks for the ops it runs apart (host round trips, device calls: a graph with one
    is never cached whole), as are those of any backend that has such ops. */
-static int cached_executable(PyObject *walked, PyObject *tag, int apart, PyObject *digest, PyObject **exe,
-                             PyObject **key, int *cached) {
+static int cached_executable(PyObject *walked, PyObject *tag, int apart, int planned, PyObject *digest,
+                             PyObject **exe, PyObject **key, int *cached) {
     *exe = NULL;
     *key = PyTuple_Pack(3, PyTuple_GET_ITEM(walked, 0), reads_given, tag);
     if (*key == NULL) return -1;
     PyObject *found = PyDict_GetItemWithError(reads_entries, *key);
     if (found == NULL) {
-        if (PyErr_Occurred() || apart) return PyErr_Occurred() ? -1 : 0;
+        if (PyErr_Occurred() || apart || !planned) return PyErr_Occurred() ? -1 : 0;
         found = planned_executable(walked, *key, digest);
         if (found == NULL) return -1;
         if (found == Py_None) {
@@ -4835,21 +4831,16 @@ static int digest_executable(Walk *w, PyObject *tag, int quick, PyObject **diges
     return status;
 }
 
-/* materialize.decide's step for `walked` under the lock, then, without it,
-   materialize.finish([node], step, None, False, True). */
-static PyObject *decided_read(PyObject *node, PyObject *walked) {
-    PyObject *step = PyObject_CallFunctionObjArgs(reads_decide, walked, Py_None, Py_False, Py_True, NULL);
+/* materialize.decide's step for `walked` (of the pending ones of `nodes`) under the lock, then,
+   without it, materialize.finish(nodes, step, None, cut, True), as materialize runs them. */
+static PyObject *decided_read(PyObject *nodes, PyObject *walked, int cut) {
+    PyObject *cut_flag = cut ? Py_True : Py_False;
+    PyObject *step = PyObject_CallFunctionObjArgs(reads_decide, walked, Py_None, cut_flag, Py_True, NULL);
     if (lock_release(reads_lock) || step == NULL) {
         Py_XDECREF(step);
         return NULL;
     }
-    PyObject *nodes = PyList_New(1);
-    PyObject *done = NULL;
-    if (nodes != NULL) {
-        PyList_SET_ITEM(nodes, 0, Py_NewRef(node));
-        done = PyObject_CallFunctionObjArgs(reads_finish, nodes, step, Py_None, Py_False, Py_True, NULL);
-        Py_DECREF(nodes);
-    }
+    PyObject *done = PyObject_CallFunctionObjArgs(reads_finish, nodes, step, Py_None, cut_flag, Py_True, NULL);
     Py_DECREF(step);
     return done;
 }
@@ -4869,27 +4860,25 @@ static PyObject *cached_read(PyObject *buffers, PyObject *outputs, PyObject *exe
     return done;
 }
 
-/* The walk of a read's node, ``walked`` (None where the read is materialize's), its backend's
-   tag and whether that backend runs ops apart (read_tag's: ``*tag`` NULL where the read is
-   decide's), and, where the digest table serves it, its executable (``*exe``): a walk the
+/* The walk of a read's pending `roots`, ``walked`` (None where the read is materialize's), its
+   backend's tag and whether that backend runs ops apart (read_tag's: ``*tag`` NULL where the
+   read is decide's), and, where the digest table serves it (and, where `quick`, the runs quick
+   entries bound: quick_run), its executable (``*exe``): a walk the
    table has no digest for is made into ``walk``'s tuple, its digest in ``*digest`` where it
    has one. The caller holds the lock; NULL on error. */
-static PyObject *walked_read(PyObject *node, PyObject **tag, int *apart, PyObject **digest, PyObject **exe,
-                             PyObject **buffers, PyObject **outputs) {
+static PyObject *walked_read(PyObject *roots, int quick, PyObject **tag, int *apart, PyObject **digest,
+                             PyObject **exe, PyObject **buffers, PyObject **outputs) {
     *tag = *digest = *exe = *buffers = *outputs = NULL;
     long long kept = PyLong_AsLongLong(reads_kept);
-    PyObject *roots = kept == -1 && PyErr_Occurred() ? NULL : PyList_New(1);
-    if (roots == NULL) return NULL;
-    PyList_SET_ITEM(roots, 0, Py_NewRef(node));
+    if (kept == -1 && PyErr_Occurred()) return NULL;
     Walk w;
     int status = walk_graph(roots, kept, &w);
-    Py_DECREF(roots);
     PyObject *walked = NULL;
     if (status == 0) {
         walked = Py_NewRef(Py_None); /* a traced placeholder: Python's walk raises */
     } else if (status == 1) {
         int served = read_tag(w.outputs, tag, apart);
-        if (served == 1) served = digest_executable(&w, *tag, 1, digest, exe);
+        if (served == 1) served = digest_executable(&w, *tag, quick, digest, exe);
         if (served == 1) {
             *buffers = Py_NewRef(w.buffers);
             *outputs = Py_NewRef(w.outputs);
@@ -4920,6 +4909,76 @@ static int remember_digest(PyObject *digest, PyObject *key, PyObject *exe) {
     return remembered == NULL ? -1 : 0;
 }
 
+/* A read of the pending ones of `nodes` (a list), as materialize(nodes, cut=cut) makes it, the
+   walk made here: the executable the cache holds for their graph found by the walk's digest or
+   key (a hit counted) and run; where `planned`, a miss bound from its structure's plan
+   (planned_executable); else decide and finish called with the walk. 1 where it computed
+   them (or none was pending), 0 where the read is materialize's to walk (a traced placeholder;
+   unless `cut`, the first read after a loop's cut graphs, whose sizes cuts hands on), -1 on
+   error. A cut's hit is decide's alike: cuts.sizes_changing changes nothing for a cut. */
+static int read_roots(PyObject *nodes, int cut, int planned) {
+    if (lock_acquire(reads_lock)) return -1;
+    if (!cut) { /* else cuts.sizes_changing has a loop's sizes to pass on: materialize's */
+        PyObject *since = PyDict_GetItemWithError(reads_cuts, str_since_read);
+        int cuts = since == NULL ? (PyErr_Occurred() ? -1 : 0) : PyObject_IsTrue(since);
+        if (cuts) return lock_release(reads_lock) || cuts < 0 ? -1 : 0;
+    }
+    PyObject *roots; /* the pending nodes, each once, in order (materialize's) */
+    if (PyList_GET_SIZE(nodes) == 1 && SLOT(PyList_GET_ITEM(nodes, 0), off_buffer) == Py_None) {
+        roots = Py_NewRef(nodes); /* a read of one value: most reads */
+    } else {
+        roots = PyList_New(0);
+        for (Py_ssize_t i = 0; roots != NULL && i < PyList_GET_SIZE(nodes); i++) {
+            PyObject *node = PyList_GET_ITEM(nodes, i);
+            int seen = SLOT(node, off_buffer) != Py_None; /* computed: maybe meanwhile, by another thread */
+            for (Py_ssize_t j = 0; !seen && j < PyList_GET_SIZE(roots); j++) seen = PyList_GET_ITEM(roots, j) == node;
+            if (!seen && PyList_Append(roots, node)) Py_CLEAR(roots);
+        }
+        if (roots == NULL) return lock_release(reads_lock), -1;
+        if (!PyList_GET_SIZE(roots)) {
+            Py_DECREF(roots);
+            return lock_release(reads_lock) ? -1 : 1;
+        }
+    }
+    PyObject *tag, *exe, *digest, *buffers, *outputs, *done = NULL;
+    int apart = 0;
+    PyObject *walked = walked_read(roots, planned, &tag, &apart, &digest, &exe, &buffers, &outputs);
+    Py_DECREF(roots);
+    if (walked == NULL) return lock_release(reads_lock), -1;
+    if (exe != NULL) { /* served by its digest */
+        done = lock_release(reads_lock) ? NULL : cached_read(buffers, outputs, exe);
+        Py_DECREF(exe);
+        Py_DECREF(buffers);
+        Py_DECREF(outputs);
+    } else if (walked != Py_None) {
+        PyObject *key = NULL;
+        int cached = 0;
+        int hit = tag == NULL ? 0 : cached_executable(walked, tag, apart, planned, digest, &exe, &key, &cached);
+        if (hit < 0) {
+            lock_release(reads_lock);
+        } else {
+            done = hit ? (lock_release(reads_lock) ? NULL
+                                                   : cached_read(PyTuple_GET_ITEM(walked, 1), PyTuple_GET_ITEM(walked, 2),
+                                                                 exe))
+                       : decided_read(nodes, walked, cut);
+            if (done != NULL && cached && digest != NULL && remember_digest(digest, key, exe)) Py_CLEAR(done);
+        }
+        Py_XDECREF(key);
+        Py_XDECREF(exe);
+    } else { /* a traced placeholder: materialize's, whose walk raises the trace's error */
+        Py_DECREF(walked);
+        Py_XDECREF(tag);
+        Py_XDECREF(digest);
+        return lock_release(reads_lock) ? -1 : 0;
+    }
+    Py_DECREF(walked);
+    Py_XDECREF(tag);
+    Py_XDECREF(digest);
+    if (done == NULL) return -1;
+    Py_DECREF(done);
+    return 1;
+}
+
 static PyObject *read_node(PyObject *self, PyObject *node) {
     (void)self;
     if (!is_node(node)) return NULL;
@@ -4928,87 +4987,21 @@ static PyObject *read_node(PyObject *self, PyObject *node) {
         return NULL;
     }
     if (SLOT(node, off_buffer) != Py_None) Py_RETURN_NONE;
-    if (lock_acquire(reads_lock)) return NULL;
-    PyObject *walked = NULL, *tag = NULL, *exe = NULL, *digest = NULL, *buffers = NULL, *outputs = NULL;
-    int apart = 0;
-    int general = SLOT(node, off_buffer) != Py_None ? 0 : 1; /* 0: computed meanwhile by another thread */
-    if (general) {
-        PyObject *since = PyDict_GetItemWithError(reads_cuts, str_since_read);
-        int cuts = since == NULL ? (PyErr_Occurred() ? -1 : 0) : PyObject_IsTrue(since);
-        if (cuts < 0) return unlocked_error();
-        if (!cuts) { /* else cuts.sizes_changing has a loop's sizes to pass on: decide's */
-            walked = walked_read(node, &tag, &apart, &digest, &exe, &buffers, &outputs);
-            if (walked == NULL) return unlocked_error();
-            if (exe != NULL) { /* served by its digest */
-                Py_DECREF(walked);
-                Py_DECREF(tag);
-                PyObject *done = lock_release(reads_lock) ? NULL : cached_read(buffers, outputs, exe);
-                Py_DECREF(exe);
-                Py_DECREF(digest);
-                Py_DECREF(buffers);
-                Py_DECREF(outputs);
-                return done;
-            }
-            if (walked == Py_None) Py_CLEAR(walked);
-        }
-    }
-    if (walked != NULL) {
-        PyObject *key = NULL;
-        int cached = 0;
-        int hit = tag == NULL ? 0 : cached_executable(walked, tag, apart, digest, &exe, &key, &cached);
-        Py_CLEAR(tag);
-        if (hit < 0) {
-            Py_XDECREF(key);
-            Py_XDECREF(digest);
-            Py_DECREF(walked);
-            return unlocked_error();
-        }
-        PyObject *done = hit ? (lock_release(reads_lock) ? NULL
-                                                         : cached_read(PyTuple_GET_ITEM(walked, 1),
-                                                                       PyTuple_GET_ITEM(walked, 2), exe))
-                             : decided_read(node, walked);
-        if (done != NULL && cached && digest != NULL && remember_digest(digest, key, exe)) Py_CLEAR(done);
-        Py_XDECREF(key);
-        Py_XDECREF(digest);
-        Py_XDECREF(exe);
-        Py_DECREF(walked);
-        return done;
-    }
-    Py_XDECREF(digest);
-    Py_XDECREF(tag);
-    if (lock_release(reads_lock)) return NULL;
-    if (!general) Py_RETURN_NONE;
     PyObject *nodes = PyList_New(1);
     if (nodes == NULL) return NULL;
     PyList_SET_ITEM(nodes, 0, Py_NewRef(node));
-    PyObject *done = PyObject_CallOneArg(reads_materialize, nodes);
+    int status = read_roots(nodes, 0, 1);
+    PyObject *done = status < 0 ? NULL : status ? Py_NewRef(Py_None) : PyObject_CallOneArg(reads_materialize, nodes);
     Py_DECREF(nodes);
-    return done;
-}
-
-/* materialize.decide's step for `walked` (of the pending ones of `nodes`) under the lock, then,
-   without it, materialize.finish(nodes, step, None, cut, True), as materialize runs them. */
-static PyObject *decided_read_of(PyObject *nodes, PyObject *walked, int cut) {
-    PyObject *cut_flag = cut ? Py_True : Py_False;
-    PyObject *step = PyObject_CallFunctionObjArgs(reads_decide, walked, Py_None, cut_flag, Py_True, NULL);
-    if (lock_release(reads_lock) || step == NULL) {
-        Py_XDECREF(step);
-        return NULL;
-    }
-    PyObject *done = PyObject_CallFunctionObjArgs(reads_finish, nodes, step, Py_None, cut_flag, Py_True, NULL);
-    Py_DECREF(step);
     return done;
 }
 
 /* _graph.read_several(nodes, cut): materialize(nodes, cut=cut) for its callers of several
    nodes (a graph cut at the pending bound with the values waiting on it, graph.wrap, `cut`;
-   each wide operand of a concatenation), the walk made here: the executable the cache holds
-   for their pending graph found by the walk's digest or key (a hit counted, as read_node
-   finds it) and run, else decide and finish called with the walk (a cut's hit is decide's
-   alike: cuts.sizes_changing changes nothing for one). True where it computed them; False
-   where the read is materialize's to walk (a traced placeholder, a device's graph with a
-   value of no device, and, unless `cut`, the first read after a loop's cut graphs). A loop's
-   cuts were ~75 us each in decide and finish where their graph was cached. */
+   each wide operand of a concatenation), as read_roots makes it but for a plan's binding (a
+   cut's miss is decide's, which passes on the loop's sizes): True where it computed them,
+   False where the read is materialize's. A loop's cuts were ~75 us each in decide and finish
+   where their graph was cached. */
 static PyObject *read_several(PyObject *self, PyObject *const *args, Py_ssize_t nargs) {
     (void)self;
     if (nargs != 2 || !PyList_Check(args[0])) {
@@ -5021,75 +5014,9 @@ static PyObject *read_several(PyObject *self, PyObject *const *args, Py_ssize_t 
         PyErr_SetString(PyExc_RuntimeError, "plaidarray.trace._graph.configure_reads was not called");
         return NULL;
     }
-    PyObject *nodes = args[0];
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(nodes); i++)
-        if (!is_node(PyList_GET_ITEM(nodes, i))) return NULL;
-    if (lock_acquire(reads_lock)) return NULL;
-    if (!cut) { /* else cuts.sizes_changing has a loop's sizes to pass on: materialize's */
-        PyObject *since = PyDict_GetItemWithError(reads_cuts, str_since_read);
-        int cuts = since == NULL ? (PyErr_Occurred() ? -1 : 0) : PyObject_IsTrue(since);
-        if (cuts) return cuts < 0 ? unlocked_error() : (lock_release(reads_lock) ? NULL : Py_NewRef(Py_False));
-    }
-    PyObject *roots = PyList_New(0); /* the pending nodes, each once, in order (materialize's) */
-    if (roots == NULL) return unlocked_error();
-    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(nodes); i++) {
-        PyObject *node = PyList_GET_ITEM(nodes, i);
-        int seen = SLOT(node, off_buffer) != Py_None;
-        for (Py_ssize_t j = 0; !seen && j < PyList_GET_SIZE(roots); j++) seen = PyList_GET_ITEM(roots, j) == node;
-        if (!seen && PyList_Append(roots, node)) {
-            Py_DECREF(roots);
-            return unlocked_error();
-        }
-    }
-    if (!PyList_GET_SIZE(roots)) {
-        Py_DECREF(roots);
-        return lock_release(reads_lock) ? NULL : Py_NewRef(Py_True);
-    }
-    long long kept = PyLong_AsLongLong(reads_kept);
-    Walk w;
-    memset(&w, 0, sizeof w); /* freed below whether or not it walked */
-    int status = kept == -1 && PyErr_Occurred() ? -1 : walk_graph(roots, kept, &w);
-    Py_DECREF(roots);
-    PyObject *tag = NULL, *digest = NULL, *exe = NULL, *key = NULL, *walked = NULL, *buffers = NULL, *outputs = NULL;
-    int apart = 0;
-    if (status == 1) status = read_tag(w.outputs, &tag, &apart); /* 0: materialize's */
-    if (status == 1) {
-        int served = digest_executable(&w, tag, 0, &digest, &exe);
-        if (served == 1) {
-            buffers = Py_NewRef(w.buffers);
-            outputs = Py_NewRef(w.outputs);
-        } else if (served == 0) { /* the key's to find, else decide's */
-            walked = walked_tuple(&w);
-            key = walked == NULL ? NULL : PyTuple_Pack(3, PyTuple_GET_ITEM(walked, 0), reads_given, tag);
-            PyObject *found = key == NULL ? NULL : PyDict_GetItemWithError(reads_entries, key);
-            served = found != NULL ? serve(Py_NewRef(found), &exe) : (PyErr_Occurred() ? -1 : 0);
-            if (served == 1) {
-                buffers = Py_NewRef(PyTuple_GET_ITEM(walked, 1));
-                outputs = Py_NewRef(PyTuple_GET_ITEM(walked, 2));
-            }
-        }
-        if (served < 0) status = -1;
-    }
-    walk_free(&w);
-    Py_XDECREF(tag);
-    PyObject *done = NULL;
-    if (status <= 0) { /* an error, or materialize's */
-        if (lock_release(reads_lock)) status = -1;
-    } else if (exe == NULL) { /* a miss, or an executable due for another look: decide's */
-        done = decided_read_of(nodes, walked, cut);
-    } else if (!lock_release(reads_lock)) {
-        done = cached_read(buffers, outputs, exe);
-        if (done != NULL && walked != NULL && digest != NULL && remember_digest(digest, key, exe)) /* found by its key */
-            Py_CLEAR(done);
-    }
-    if (status == 1 && done == NULL) status = -1;
-    Py_XDECREF(done);
-    Py_XDECREF(key);
-    Py_XDECREF(walked);
-    Py_XDECREF(digest);
-    Py_XDECREF(exe);
-    Py_XDECREF(buffers);
-    Py_XDECREF(outputs);
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(args[0]); i++)
+        if (!is_node(PyList_GET_ITEM(args[0], i))) return NULL;
+    int status = read_roots(args[0], cut, 0);
     return status < 0 ? NULL : Py_NewRef(status ? Py_True : Py_False);
 }
 
