@@ -59,3 +59,13 @@ def numpy_binary(fn, x1, x2):
         out = fn(np.ascontiguousarray(a).reshape(-1), np.ascontiguousarray(b).reshape(-1))
     return np.asarray(out).reshape(shape)
 
+
+def recorded_ops(array) -> list[str]:
+    """The ops of ``array``'s pending graph, each node's once per path to it."""
+    found, pending = [], [array._node]
+    while pending:
+        node = pending.pop()
+        if node.op is not None:
+            found.append(node.op)
+            pending.extend(node.operands)
+    return found

@@ -323,49 +323,6 @@ def _select(cond, a, b):
     return op("select", cond, a, b)
 
 
-def _floor_divide(a, b):
-    if a.dtype.kind == "u":
-        return op("divide", a, b)
-    if a.dtype.kind == "i":
-        q, r = op("divide", a, b), op("remainder", a, b)
-        zero = _full_like(a, 0)
-        wrong_sign = op("compare", op("compare", r, zero, direction="LT"),
-                        op("compare", b, zero, direction="LT"), direction="NE")
-        adjust = op("and", op("compare", r, zero, direction="NE"), wrong_sign)
-        return op("subtract", q, convert(adjust, a.dtype))
-    # Floats: NumPy's npy_floor_divide, step by step, so results agree bit for bit.
-    zero, one, half = _full_like(a, 0.0), _full_like(a, 1.0), _full_like(a, 0.5)
-    mod = op("remainder", a, b)
-    div = op("divide", op("subtract", a, mod), b)
-    lt = _compare("LT")
-    fix = op("and", op("compare", mod, zero, direction="NE"), op("compare", lt(b, zero), lt(mod, zero), direction="NE"))
-    div = _select(fix, op("subtract", div, one), div)
-    floor = op("floor", div)
-    floor = _select(op("compare", op("subtract", div, floor), half, direction="GT"), op("add", floor, one), floor)
-    quotient = op("divide", a, b)
-    floor = _select(op("compare", div, zero, direction="NE"), floor, op("copysign", zero, quotient))
-    # Infinite operands (and b == 0): floor(a / b), which gives the spec's special cases
-    # (inf // 2 = inf, 1 // -inf = -0) where the fmod-based steps would give NaN.
-    exact = op("and", op("and", op("is_finite", a), op("is_finite", b)), op("compare", b, zero, direction="NE"))
-    return _select(exact, floor, op("floor", quotient))
-
-
-def _remainder(a, b):
-    zero = _full_like(a, 0)
-    mod = op("remainder", a, b)
-    if a.dtype.kind == "u":
-        return mod
-    lt = _compare("LT")
-    wrong_sign = op("compare", lt(mod, zero), lt(b, zero), direction="NE")
-    fix = op("and", op("compare", mod, zero, direction="NE"), wrong_sign)
-    fixed = _select(fix, op("add", mod, b), mod)
-    if a.dtype.kind == "i":
-        return fixed
-    # Floats: a zero result takes the divisor's sign; x % 0 stays NaN.
-    signed_zero = _select(op("compare", mod, zero, direction="EQ"), op("copysign", zero, b), fixed)
-    return _select(op("compare", b, zero, direction="EQ"), mod, signed_zero)
-
-
 def _logaddexp(a, b):
     larger = op("maximum", a, b)
     spread = op("negate", op("abs", op("subtract", a, b)))
@@ -440,8 +397,8 @@ for _name, _category, _binary_fn in (
     ("subtract", "numeric", _hlo("subtract")),
     ("multiply", "any", _on_bools(_hlo("and"), _hlo("multiply"))),
     ("divide", "numeric", _divide),
-    ("floor_divide", "real numeric", _floor_divide),
-    ("remainder", "real numeric", _remainder),
+    ("floor_divide", "real numeric", _hlo("floor_divide")),
+    ("remainder", "real numeric", _hlo("floor_remainder")),
     ("maximum", "real numeric", _hlo("maximum")),
     ("minimum", "real numeric", _hlo("minimum")),
     ("atan2", "real floating-point", _hlo("atan2")),

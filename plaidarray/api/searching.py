@@ -200,7 +200,10 @@ def nonzero(x: Array, /) -> tuple[Array, ...]:
     out = []
     for axis, n in enumerate(x.shape):
         stride = math.prod(x.shape[axis + 1:])
-        coord = op("divide", flat, graph.size_operand(stride, flat.shape, dt.int64, "nonzero")) if stride > 1 else flat
+        # positions are not negative: floored division is the truncating one, and its ops
+        # are those ``//`` and ``%`` record (the installation's kernels serve them)
+        coord = op("floor_divide", flat, graph.size_operand(stride, flat.shape, dt.int64, "nonzero")) \
+            if stride > 1 else flat
         # the first axis's coordinates are below its length already (a 1-D array's are the positions)
-        out.append(op("remainder", coord, graph.size_operand(n, flat.shape, dt.int64, "nonzero")) if axis else coord)
+        out.append(op("floor_remainder", coord, graph.size_operand(n, flat.shape, dt.int64, "nonzero")) if axis else coord)
     return tuple(out)

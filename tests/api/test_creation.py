@@ -10,7 +10,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import plaidarray as xp
-from helpers import assert_same
+from helpers import assert_same, recorded_ops
 from strategies import ALL, FLOAT, INTEGER, REAL_NUMERIC, arrays, dtype_ids, elements, shapes
 
 dtypes_or_none = st.one_of(st.none(), st.sampled_from(ALL))
@@ -400,23 +400,13 @@ def test_eye_offsets_past_the_edges(backend, n_rows, k):
     assert_same(xp.eye(n_rows, 3, k=k), np.eye(n_rows, 3, k=k), exact=True)
 
 
-def _ops(array):
-    found, pending = [], [array._node]
-    while pending:
-        node = pending.pop()
-        if node.op is not None:
-            found.append(node.op)
-            pending.extend(node.operands)
-    return found
-
-
 @pytest.mark.parametrize("make", [lambda k: xp.tril(xp.ones((3, 4)) * 2.0, k=k),
                                   lambda k: xp.triu(xp.ones((2, 3, 4)) * 2.0, k=k)], ids=["tril", "triu"])
 def test_the_main_diagonal_adds_no_offset(make):
     """The main diagonal's columns are the rows' numbers as they are: one op, and one op
     kernel's first use, fewer than for another diagonal."""
-    assert "add" not in _ops(make(0))
-    assert "add" in _ops(make(1))
+    assert "add" not in recorded_ops(make(0))
+    assert "add" in recorded_ops(make(1))
 
 
 @pytest.mark.parametrize("k", [0, 1, -3, 9])
@@ -425,7 +415,7 @@ def test_eye_is_one_op_of_any_diagonal(k):
     use loads one op kernel, where iotas, a comparison and a conversion were four), and
     its diagonal is its operand, a run-time value: one kernel serves every diagonal."""
     made = xp.eye(4, 5, k=k)
-    assert _ops(made) == ["eye"]
+    assert recorded_ops(made) == ["eye"]
     assert np.array_equal(np.asarray(made), np.eye(4, 5, k=k))
 
 

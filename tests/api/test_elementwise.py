@@ -18,7 +18,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import plaidarray as xp
-from helpers import assert_same, numpy_binary
+from helpers import assert_same, numpy_binary, recorded_ops
 from strategies import (ALL, BOOL, FLOAT, INTEGER, INTEGER_OR_BOOL, REAL_NUMERIC, SPECIAL_FLOATS, arrays,
                         broadcastable_shapes, dtype_ids, elements, elementwise_shape_pairs, elementwise_shapes)
 
@@ -549,3 +549,23 @@ def test_uint64_with_signed_raises_type_error(backend, name):
             getattr(xp, name)(xp.asarray(np.ones(2, a)), xp.asarray(np.ones(2, b)))
     with pytest.raises(TypeError):
         xp.maximum(xp.asarray(np.ones(2, bool)), xp.asarray(np.ones(2, bool)))
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int64, np.uint8, np.uint64, np.float32, np.float64])
+def test_floored_division_is_one_op_with_numpys_values(dtype):
+    """``//`` and ``%`` record one op each (``floor_divide``, ``floor_remainder``), where
+    the sign fix-ups of floored division were 8-25 ops, each an op kernel's first use of
+    the baseline tier's; their values are NumPy's, negative operands, zero divisors and
+    an array with a Python scalar on either side included."""
+    signed = np.dtype(dtype).kind != "u"
+    a = np.array([7, -7, 5, -5, 0, 9, 3] if signed else [7, 255, 5, 0, 9, 3, 1], dtype=dtype)
+    b = np.array([2, 2, -3, -3, 4, 0, -1] if signed else [2, 2, 3, 4, 0, 7, 9], dtype=dtype)
+    x, y = xp.asarray(a), xp.asarray(b)
+    for got, name in ((x // y, "floor_divide"), (x % y, "floor_remainder")):
+        assert recorded_ops(got) == [name]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        cases = [(x // y, np.floor_divide(a, b)), (x % y, np.remainder(a, b)), (x // 3, np.floor_divide(a, dtype(3))),
+                 (x % 3, np.remainder(a, dtype(3))), (9 % x, np.remainder(dtype(9), a))]
+    for got, want in cases:
+        assert [op for op in recorded_ops(got) if op != "broadcast_in_dim"] in (["floor_divide"], ["floor_remainder"])
+        assert_same(got, want)
