@@ -57,6 +57,7 @@ import numpy as np
 
 from .eager_apart import APART
 from .eager_eighth import EIGHTH
+from .eager_eleventh import ELEVENTH
 from .eager_idioms import IDIOMS
 from .eager_ninth import NINTH
 from .eager_tenth import TENTH
@@ -822,6 +823,7 @@ SCRIPTS = [
     *(Script(name, run, inputs) for name, run, inputs in EIGHTH),
     *(Script(name, run, inputs) for name, run, inputs in NINTH),
     *(Script(name, run, inputs) for name, run, inputs in TENTH),
+    *(Script(name, run, inputs) for name, run, inputs in ELEVENTH),
 ]
 
 
@@ -1052,7 +1054,7 @@ def table(results: Results, scripts: list[Script]) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     lines.append(_total_row(results, scripts, "total"))
     for group in ("loops", "shapes", "first runs", "idioms", "apart", "later", "fresh", "unseen", "sixth", "seventh", "eighth",
-                  "ninth", "tenth"):
+                  "ninth", "tenth", "eleventh"):
         members = [s for s in scripts if s.name.startswith(group + ":")]
         if members:
             lines.append(_total_row(results, members, f"{group}: total"))
