@@ -446,18 +446,13 @@ def _operand(value: bool | int | float, shape: HloShape) -> Array | Node:
 
 def _spaced(start: float, stop: float, num: int, endpoint: bool) -> Array:
     """``linspace`` in float64 of real bounds: ``start + i * step``, the last value ``stop``
-    exactly when it is an endpoint (the bounds, step and count run-time values, as
-    ``arange``'s)."""
+    exactly when it is an endpoint (one op, ``hlo/ops/generators.py``'s ``linspace``: the
+    bounds, step and last index run-time values, as ``arange``'s)."""
     div = (num - 1) if endpoint else num
     step = (stop - start) / div if div > 0 else 0.0
-    shape = HloShape((num,), dt.float64)
-    ramp = op("iota", dims=(num,), iota_dimension=0, dtype=dt.float64)
-    values = op("add", op("multiply", ramp, graph.scalar_operand(step, shape, "linspace")),
-                graph.scalar_operand(float(start), shape, "linspace"))
-    if endpoint and num > 1:
-        last = op("compare", ramp, graph.scalar_operand(float(num - 1), shape, "linspace"), direction="EQ")
-        values = op("select", last, graph.scalar_operand(float(stop), shape, "linspace"), values)
-    return values
+    last = float(num - 1) if endpoint and num > 1 else -1.0
+    return op("linspace", *(graph.scalar_for(float(v), dt.float64, "linspace") for v in (start, step, last, stop)),
+              dims=(num,))
 
 
 @placed

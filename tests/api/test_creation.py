@@ -419,6 +419,18 @@ def test_eye_is_one_op_of_any_diagonal(k):
     assert np.array_equal(np.asarray(made), np.eye(4, 5, k=k))
 
 
+@pytest.mark.parametrize("start, stop, num, endpoint", [(0.0, 1.0, 9, True), (0.0, 1.0, 9, False), (-2, 5.5, 7, True),
+                                                      (0.1, 0.7, 1, True), (0.1, 0.7, 0, True), (1e300, -1e300, 5, True),
+                                                      (3.0, 3.0, 4, True), (-1.5, 2.25, 100, False)])
+def test_linspace_is_one_op_with_numpys_bits(start, stop, num, endpoint):
+    """``linspace`` records one op of its bounds, step and last index as run-time values
+    (``hlo/ops/generators.py``: its first use loads one op kernel, where the iota, product,
+    sum, comparison and selection it expands into were five), and computes NumPy's bits."""
+    made = xp.linspace(start, stop, num, endpoint=endpoint)
+    assert recorded_ops(made) == ["linspace"]
+    assert np.asarray(made).tobytes() == np.linspace(start, stop, num, endpoint=endpoint).tobytes()
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
 def test_finfo_gives_numpys_values_and_its_name_tiny(dtype):
     """``finfo``'s fields are NumPy's, of the real dtype of a complex one, and ``tiny`` (an

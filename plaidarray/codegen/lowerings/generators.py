@@ -1,6 +1,7 @@
 """Lowerings of the ops with no array operands: ``constant`` and ``iota`` are scalar
-code in their consumers, ``eye`` the comparison of two ``iota``, converted; ``parameter``
-is bound to a buffer, never lowered."""
+code in their consumers, ``eye`` the comparison of two ``iota``, converted, ``linspace``
+an ``iota`` scaled and shifted with its last value selected; ``parameter`` is bound to a
+buffer, never lowered."""
 
 from __future__ import annotations
 
@@ -56,3 +57,23 @@ def expand_eye(inst: Instruction, k: Instruction) -> Instruction:
 
 
 register_lowering("eye", Expansion(expand_eye, shape_generic=True))
+
+
+def expand_linspace(inst: Instruction, start: Instruction, step: Instruction, last: Instruction,
+                    stop: Instruction) -> Instruction:
+    """``linspace`` as ``iota * step + start``, ``stop`` selected where ``iota == last``
+    (each op built without a shape rule: its size may be a run-time one)."""
+    shape = inst.shape
+    dims = shape.dims
+
+    def spread(scalar: Instruction) -> Instruction:
+        return Instruction("broadcast_in_dim", (scalar,), {"dims": dims, "broadcast_dimensions": ()}, shape)
+
+    ramp = Instruction("iota", (), {"dims": dims, "iota_dimension": 0, "dtype": shape.dtype}, shape)
+    values = Instruction("add", (Instruction("multiply", (ramp, spread(step)), {}, shape), spread(start)), {}, shape)
+    at_last = Instruction("compare", (ramp, spread(last)), {"direction": "EQ"}, Shape(dims, np.dtype(np.bool_)))
+    return Instruction("select", (at_last, spread(stop), values), {}, shape)
+
+
+register_lowering("linspace", Expansion(expand_linspace, shape_generic=True))
+

@@ -1,5 +1,5 @@
 """Ops that make arrays of their own: ``parameter``, ``constant`` and ``iota`` of no operand,
-``eye`` of its diagonal's number."""
+``eye`` of its diagonal's number, ``linspace`` of its bounds and step."""
 
 from __future__ import annotations
 
@@ -75,3 +75,29 @@ def _eye_evaluate(args, attrs, shape):
 #: expansion (``codegen/lowerings/generators.py``).
 register(OpDef("eye", _eye_infer, _eye_evaluate, 1, size_attrs=("dims",),
                dim_ties=lambda attrs, ranks: ((i, "dims", i) for i in range(len(attrs["dims"])))))
+
+
+def _linspace_infer(shapes, attrs):
+    dims = static_dims(attrs["dims"], "linspace")
+    if len(dims) != 1:
+        raise ValueError(f"linspace: a vector has 1 dimension, got {dims}")
+    if len(shapes) != 4 or any(s.dims or s.dtype != np.float64 for s in shapes):
+        raise TypeError(f"linspace: start, step, last and stop are float64 scalars, got {shapes}")
+    return Shape(dims, np.dtype(np.float64))
+
+
+def _linspace_evaluate(args, attrs, shape):
+    start, step, last, stop = (np.float64(a) for a in args)
+    ramp = np.arange(shape.dims[0], dtype=np.float64)
+    return np.where(ramp == last, stop, ramp * step + start)
+
+
+#: ``start + i * step`` for each index i of a float64 vector, ``stop`` at the index
+#: ``last`` (-1 for none: no endpoint; all four float64 scalars, run-time values: one
+#: kernel serves every count and bound): what ``select(iota == last, stop, iota * step +
+#: start)`` computes, as one op, so that ``linspace`` loads one op kernel, not five, and
+#: records one node, not ten. Backends lower it by that expansion
+#: (``codegen/lowerings/generators.py``).
+register(OpDef("linspace", _linspace_infer, _linspace_evaluate, 4, size_attrs=("dims",),
+               dim_ties=lambda attrs, ranks: ((i, "dims", i) for i in range(len(attrs["dims"])))))
+
