@@ -336,6 +336,8 @@ def _indexing(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 # rank whose axes merge to three runs)
                 lambda: _stored(xp, c, (slice(None), slice(None, None, 2), slice(None, None, 2)), 0, computed),
                 lambda: _stored(xp, c, (slice(None), slice(None, None, 2), 1), c[:, ::2, 0], computed),
+                # a strided 2-d window written (every other column; a diagonal's, ``Diagonal.inverse``)
+                lambda: _stored(xp, m, (slice(None), slice(None, None, 2)), 0, computed),
                 # strided 4-d windows written (a zero-inserting upsample)
                 lambda: _stored(xp, h, (slice(None), slice(1, None), slice(None, None, 2)), 0, computed),
                 lambda: _stored(xp, h, (slice(None), slice(None, None, 2), slice(None, None, 2), slice(None, 3)),
@@ -461,12 +463,13 @@ def _transforms(xp: Any, a: dict[str, Any], dtype: np.dtype) -> Iterator[Thunk]:
         yield from [lambda: fft.fft(v), lambda: fft.ifft(v), lambda: fft.fft(m), lambda: fft.ifft(m, axis=0),
                     lambda: fft.fft(m, norm="ortho"), lambda: fft.irfft(v), lambda: fft.irfft(v, n=9),
                     lambda: fft.irfft(m, axis=0), lambda: fft.fft(long), lambda: fft.ifft(long),
-                    lambda: fft.irfft(long[:66], n=131), lambda: fft.irfft(xp.concat([long, long[:1]]), n=262)]
+                    lambda: fft.irfft(long[:66], n=131), lambda: fft.irfft(xp.concat([long, long[:1]]), n=262),
+                    lambda: fft.fft(m, n=m.shape[-1] + 3)]  # rows zero-padded first
     else:
         pairs = xp.concat([long, long])
         yield from [lambda: fft.rfft(v), lambda: fft.rfft(m), lambda: fft.rfft(m, axis=0), lambda: fft.rfft(v[:4]),
                     lambda: fft.irfft(fft.rfft(v), n=5), lambda: fft.irfft(fft.rfft(m)), lambda: fft.rfft(long),
-                    lambda: fft.rfft(pairs)]
+                    lambda: fft.rfft(pairs), lambda: fft.rfft(m, n=m.shape[-1] + 3)]
 
 
 def _creation(xp: Any, dtype: np.dtype) -> Iterator[Thunk]:

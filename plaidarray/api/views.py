@@ -289,12 +289,11 @@ class Diagonal(Step):
 
     def forward(self, base: Array) -> Array:
         """Along the flattened matrix the diagonal is every (n + 1)-th element from its
-        first: the flattened matrix from there, padded to ``size`` rows of n + 1, whose
-        first column it is. A strided slice would say so in one op, but its step is part of
-        the graph's structure, and a matrix that grows would compile anew at each size
-        (the determinant, the trace); here every size is a run-time value. A batch of
-        several axes is one axis here (a reshape), so that a stack of any rank takes the
-        ops of a 3-d one."""
+        first: one strided slice, whose step is a run-time size as its bounds are (one op
+        kernel serves a matrix that grows; padding the flattened matrix to rows of n + 1
+        and slicing their first column was five ops and a constant). A batch of several
+        axes is one axis here (a reshape), so that a stack of any rank takes the ops of a
+        3-d one."""
         if base.ndim <= 3:
             return self._forward(base)
         *batch, m, n = base.shape
@@ -308,17 +307,9 @@ class Diagonal(Step):
         if not size:
             return op("slice", graph.reshape(base, (*batch, m * n)), start=(*zeros, 0), limit=(*batch, 0),
                       strides=(1,) * (len(batch) + 1))
-        start, length = row * n + col, size * (n + 1)
-        flat = graph.reshape(base, (*batch, m * n))
-        stop = min(m * n, start + length)
-        if start or stop < m * n:
-            flat = op("slice", flat, start=(*zeros, start), limit=(*batch, stop), strides=(1,) * (len(batch) + 1))
-        if stop - start < length:
-            flat = op("pad", flat, graph.constant(0, base.dtype), low=(*zeros, 0), high=(*zeros, length - stop + start),
-                      interior=(*zeros, 0))
-        rows = graph.reshape(flat, (*batch, size, n + 1))
-        first = op("slice", rows, start=(*zeros, 0, 0), limit=(*batch, size, 1), strides=(1,) * (len(batch) + 2))
-        return graph.reshape(first, (*batch, size))
+        start = row * n + col
+        return op("slice", graph.reshape(base, (*batch, m * n)), start=(*zeros, start),
+                  limit=(*batch, start + (size - 1) * (n + 1) + 1), strides=(*(1,) * len(batch), n + 1))
 
     def inverse(self, base: Array, value: Array) -> Array:
         *batch, m, n = base.shape

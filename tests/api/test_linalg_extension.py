@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 import plaidarray as xp
 import plaidarray.linalg as la
 from device_choice import ON_HOST
+from helpers import recorded_ops
 from plaidarray.backend.reference import Evaluator
 
 REAL = [np.dtype(np.float32), np.dtype(np.float64)]
@@ -269,6 +270,18 @@ def test_diagonal_and_trace(backend, dtype, shape, offset, seed):
     got = np.asarray(la.trace(xp.asarray(a), offset=offset))
     np.testing.assert_allclose(got, np.linalg.trace(a, offset=offset, dtype=got.dtype), rtol=tol(np.float32))
     assert got.dtype == (np.int64 if dtype.kind == "i" else dtype)
+
+
+@pytest.mark.parametrize("shape, offset", [((4, 4), 0), ((3, 5), 1), ((5, 3), -2), ((2, 3, 4), 0), ((2, 2, 3, 3), 1)])
+def test_a_pending_diagonal_is_one_strided_slice(shape, offset):
+    """The diagonal of a pending matrix (or stack) is one strided slice of it flattened
+    (the slice's step a run-time size): padding the flattened matrix to rows of n + 1 and
+    slicing their first column was five ops and a constant, each a node of every graph
+    that reads a trace. Its values are NumPy's."""
+    a = random(3, shape, np.float64)
+    made = la.diagonal(xp.asarray(a) * 2.0, offset=offset)
+    assert [op for op in recorded_ops(made) if op != "reshape"] == ["slice", "multiply", "broadcast_in_dim"]
+    np.testing.assert_array_equal(np.asarray(made), np.linalg.diagonal(a * 2.0, offset=offset), strict=True)
 
 
 @given(dtype=dtypes, shapes=st.sampled_from([((3,), (3,)), ((2, 3), (3,)), ((4, 1, 3), (2, 3))]),
