@@ -1872,6 +1872,7 @@ def test_c_made_steps_equal_python_made_steps(monkeypatch):
     calls = [lambda: x[1:3], lambda: x[:, 2:5], lambda: xp.mean(x, axis=0), lambda: xp.std(x),
              lambda: xp.concat([x, x]), lambda: x @ xp.matrix_transpose(x), lambda: xp.flip(x, axis=1),
              lambda: xp.linalg.qr(square), lambda: xp.linalg.eigh(square), lambda: xp.linspace(0.0, 1.0, 7),
+             lambda: xp.arange(1.5, 7.0, 0.5),
              lambda: xp.where(x > 3.0, x, 0.5), lambda: ints + x[0], lambda: xp.eye(4), lambda: xp.stack([x, x]),
              lambda: xp.clip(x, 1.0, 5.0), lambda: xp.linalg.slogdet(square), lambda: xp.cumulative_sum(x, axis=1),
              lambda: xp.linalg.matrix_power(elsewhere, 0), lambda: xp.linalg.inv(elsewhere)]
