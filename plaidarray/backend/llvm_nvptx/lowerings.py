@@ -1,7 +1,6 @@
 """llvm-nvptx's own lowerings, registered under ``PLATFORM``: the elementwise ops the host
 takes from its C library alone (``llvm_cpu/lowerings/elementwise.py``), from libdevice's
-functions of the same names (``hypot``, ``nextafter``, ``fmod`` for a float ``remainder``,
-``floor_divide`` and ``floor_remainder``),
+functions of the same names (``hypot``, ``nextafter``, ``fmod`` for a float ``remainder``),
 which the target's ``math_symbol`` names and ``stages.py`` links. Every other op takes its
 target-neutral lowering."""
 
@@ -11,7 +10,7 @@ from dataclasses import replace
 from typing import cast
 
 from ...codegen.lowering import Elementwise, lowering_for, register_lowering
-from ...codegen.lowerings.elementwise import Emit, by_kind, floored_floats
+from ...codegen.lowerings.elementwise import Emit, by_kind
 from .platform import PLATFORM
 
 
@@ -23,6 +22,3 @@ register_lowering("hypot", Elementwise(_libdevice("hypot"), expensive=True), PLA
 register_lowering("nextafter", Elementwise(_libdevice("nextafter")), PLATFORM)
 _remainder = cast(Elementwise, lowering_for("remainder"))
 register_lowering("remainder", replace(_remainder, emit=by_kind(_remainder.emit, f=_libdevice("fmod"))), PLATFORM)
-for _name in ("floor_divide", "floor_remainder"):
-    _floored = cast(Elementwise, lowering_for(_name))
-    register_lowering(_name, replace(_floored, emit=by_kind(_floored.emit, f=floored_floats(_libdevice("fmod")))), PLATFORM)

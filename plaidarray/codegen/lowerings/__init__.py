@@ -2,5 +2,5 @@
 ``hlo/ops/`` defines them). Importing this package registers them in
 ``plaidarray.codegen.lowering``; a platform registers its own beside them."""
 
-from . import (control_flow, data_movement, determinant, dot, dynamic, elementwise, factor_check, fft, gather,  # noqa: F401
-               generators, positions, reduce, scan, sort, tuples)
+from . import (control_flow, data_movement, determinant, dot, dynamic, elementwise, factor_check, fft, floored,  # noqa: F401
+               gather, generators, positions, reduce, scan, sort, tuples)

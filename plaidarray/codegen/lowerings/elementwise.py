@@ -88,59 +88,6 @@ def _remainder_int(b, args, inst):
     return _int_division(b, *args, inst, arith.RemSIOp, arith.RemUIOp, zero)
 
 
-def _floored(b, args, inst):
-    """``floor_divide``'s quotient or ``floor_remainder``'s remainder of integers: the
-    truncating ones (``_divide_int``, ``_remainder_int``), the quotient lowered by one and
-    the divisor added to the remainder where the remainder is not 0 and its sign is not
-    the divisor's (the same steps as ``hlo/ops/elementwise.py``'s reference)."""
-    dtype = inst.shape.dtype
-    quotient = inst.opcode == "floor_divide"
-    if dtype.kind == "u":
-        return (_divide_int if quotient else _remainder_int)(b, args, inst)
-    d = args[1]
-    r = _remainder_int(b, args, inst)
-    zero = b.const(0, dtype)
-    signs_differ = b.insert(arith.XOrIOp(b.insert(arith.CmpiOp(r, zero, "slt")), b.insert(arith.CmpiOp(d, zero, "slt"))))
-    fix = b.insert(arith.AndIOp(b.insert(arith.CmpiOp(r, zero, "ne")), signs_differ))
-    if quotient:
-        q = _divide_int(b, args, inst)
-        return b.insert(arith.SelectOp(fix, b.insert(arith.SubiOp(q, b.const(1, dtype))), q))
-    return b.insert(arith.SelectOp(fix, b.insert(arith.AddiOp(r, d)), r))
-
-
-def floored_floats(fmod: Emit) -> Emit:
-    """``floor_divide`` and ``floor_remainder`` of floats from a platform's ``fmod`` (the
-    C library's, libdevice's): the steps of ``hlo/ops/elementwise.py``'s reference, one
-    IEEE operation each, so that the bits are the reference's."""
-    def emit(b, args, inst):
-        a, d = args
-        dtype = inst.shape.dtype
-        zero = b.const(0.0, dtype)
-        cmp = lambda x, y, predicate: b.insert(arith.CmpfOp(x, y, predicate))
-        select = lambda c, x, y: b.insert(arith.SelectOp(c, x, y))
-        mod = fmod(b, args, inst)
-        fix = b.insert(arith.AndIOp(cmp(mod, zero, "une"), b.insert(arith.XOrIOp(cmp(d, zero, "olt"),
-                                                                                 cmp(mod, zero, "olt")))))
-        if inst.opcode == "floor_remainder":
-            signed_zero = select(cmp(mod, zero, "oeq"), b.insert(mm.CopySignOp(zero, d)),
-                                 select(fix, b.insert(arith.AddfOp(mod, d)), mod))
-            return select(cmp(d, zero, "oeq"), mod, signed_zero)
-        one = b.const(1.0, dtype)
-        div = b.insert(arith.DivfOp(b.insert(arith.SubfOp(a, mod)), d))
-        div = select(fix, b.insert(arith.SubfOp(div, one)), div)
-        floor = b.insert(mm.FloorOp(div))
-        floor = select(cmp(b.insert(arith.SubfOp(div, floor)), b.const(0.5, dtype), "ogt"),
-                       b.insert(arith.AddfOp(floor, one)), floor)
-        quotient = b.insert(arith.DivfOp(a, d))
-        floor = select(cmp(div, zero, "une"), floor, b.insert(mm.CopySignOp(zero, quotient)))
-        infinity = b.const(np.inf, dtype)
-        finite = [cmp(b.insert(mm.AbsFOp(x)), infinity, "olt") for x in (a, d)]
-        exact = b.insert(arith.AndIOp(b.insert(arith.AndIOp(*finite)), cmp(d, zero, "une")))
-        return select(exact, floor, b.insert(mm.FloorOp(quotient)))
-
-    return emit
-
-
 def _shift(op_cls, overflow_value):
     def emit(b, args, inst):
         x, s = args
@@ -370,8 +317,6 @@ lower("subtract", by_kind(f=op(arith.SubfOp), iu=op(arith.SubiOp), c=op(cx.SubOp
 lower("multiply", by_kind(f=op(arith.MulfOp), iu=op(arith.MuliOp), b=op(arith.AndIOp), c=op(cx.MulOp)))
 lower("divide", by_kind(f=op(arith.DivfOp), iu=_divide_int, c=op(cx.DivOp)))
 lower("remainder", by_kind(iu=_remainder_int), expensive=True)
-lower("floor_divide", by_kind(iu=_floored), expensive=True)
-lower("floor_remainder", by_kind(iu=_floored), expensive=True)
 def _unsigned_power(b, args, inst):
     """An unsigned ``power`` by the runtime's routine (``backend/llvm/runtime_routines.py``):
     MLIR's ``math.ipowi`` is signed."""

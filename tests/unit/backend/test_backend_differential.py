@@ -30,7 +30,7 @@ from hypothesis import strategies as st
 import plaidarray as xp
 from plaidarray.api.graph import op
 from plaidarray.backend.llvm_cpu.lowerings import PLATFORM
-from plaidarray.codegen.lowering import Elementwise, lowering_for
+from plaidarray.codegen.lowering import Elementwise, Expansion, lowering_for
 from plaidarray.hlo.opdef import OPS
 from plaidarray.hlo.shape import Shape
 from strategies import (MAX_SIDE, arrays, broadcastable_shapes, dtype_ids, elementwise_shape_pairs, examples_in_ci,
@@ -131,7 +131,9 @@ def _accepts(name: str, dtype: np.dtype, attrs: dict, arity: int) -> bool:
 
 _SPECIAL_ELEMENTWISE = {"constant", "iota", "select", "convert", "compare", "complex"}
 ELEMENTWISE = [(name, dtype) for name, opdef in sorted(OPS.items())
-               if isinstance(lowering_for(name, PLATFORM), Elementwise) and name not in _SPECIAL_ELEMENTWISE
+               if (isinstance(lowering_for(name, PLATFORM), Elementwise)  # or expanded into such ops (floored division)
+                   or opdef.elementwise and isinstance(lowering_for(name, PLATFORM), Expansion))
+               and name not in _SPECIAL_ELEMENTWISE
                for dtype in DTYPES if _accepts(name, dtype, {}, opdef.arity)]
 
 

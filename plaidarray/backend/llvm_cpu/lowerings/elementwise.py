@@ -1,6 +1,5 @@
 """llvm-cpu's elementwise lowerings that call the C math library (``b.libm``: complex
-inverse and hyperbolic functions, ``hypot``, ``nextafter``, ``fmod`` of a float ``remainder``,
-``floor_divide`` and ``floor_remainder``). Ops lowered here
+inverse and hyperbolic functions, ``hypot``, ``nextafter``, ``fmod``). Ops lowered here
 only for some dtype kinds keep the target-neutral lowering for the others."""
 
 from __future__ import annotations
@@ -9,7 +8,7 @@ from dataclasses import replace
 from typing import cast
 
 from ....codegen.lowering import Elementwise, lowering_for, register_lowering
-from ....codegen.lowerings.elementwise import Emit, by_kind, floored_floats
+from ....codegen.lowerings.elementwise import Emit, by_kind
 from ..platform import PLATFORM
 
 
@@ -33,5 +32,3 @@ for _name in ("asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh")
 _lower("hypot", _libm("hypot"), expensive=True)
 _lower("nextafter", _libm("nextafter"))
 _lower_kinds("remainder", f=_libm("fmod"))
-_lower_kinds("floor_divide", f=floored_floats(_libm("fmod")))
-_lower_kinds("floor_remainder", f=floored_floats(_libm("fmod")))
