@@ -38,13 +38,12 @@ def expand_floored(inst: Instruction, a: Instruction, d: Instruction) -> Instruc
         return node("divide" if quotient else "remainder", a, d)
     zero = full(0)
     mod = node("remainder", a, d)
-    if quotient and dtype.kind == "i":
+    if dtype.kind == "i" or not quotient:  # the remainder's sign fixed where it is not the divisor's
         wrong_sign = compare(compare(mod, zero, "LT"), compare(d, zero, "LT"), "NE")
-        adjust = node("and", compare(mod, zero, "NE"), wrong_sign, to=flags)
-        return node("subtract", node("divide", a, d), node("convert", adjust, dtype=dtype))
-    if not quotient:
-        wrong_sign = compare(compare(mod, zero, "LT"), compare(d, zero, "LT"), "NE")
-        fixed = node("select", node("and", compare(mod, zero, "NE"), wrong_sign, to=flags), node("add", mod, d), mod)
+        fix = node("and", compare(mod, zero, "NE"), wrong_sign, to=flags)
+        if quotient:
+            return node("subtract", node("divide", a, d), node("convert", fix, dtype=dtype))
+        fixed = node("select", fix, node("add", mod, d), mod)
         if dtype.kind == "i":
             return fixed
         signed_zero = node("select", compare(mod, zero, "EQ"), node("copysign", zero, d), fixed)
