@@ -21,13 +21,21 @@ the first run pays for being first. The timers wrap ``decide``, ``finish``, ``pl
 ~1 us a miss; the figures are for finding where to work, not for the performance table
 (``benchmarks/eager.py`` gives that).
 
-    python -m benchmarks.cold_split [--only SUBSTRING]
+``--timers`` names functions (``module:function`` or ``module:Class.method``) to time as
+well: each one's outermost calls, counted and summed over the scripts' first runs and
+second runs, in a second table. A function is replaced where it is defined and wherever a
+module of the package holds it by name, before the C read is configured, so that calls
+from C and through imported names are timed too. The timers add ~1 us a call, and a
+function's time includes the timed functions it calls.
+
+    python -m benchmarks.cold_split [--only SUBSTRING] [--timers module:function ...]
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import json
 import os
 import subprocess
@@ -58,8 +66,48 @@ def _timed(function: Callable, totals: dict[str, float], part: str, depth: list[
     return timed
 
 
-def child(name: str) -> None:
-    """Runs the script ``name`` twice in this process, printing each run's split."""
+def _timers(specs: list[str]) -> dict[str, list[float]]:
+    """Each function ``specs`` names replaced by one that counts its outermost calls and
+    their seconds into the returned totals (``[calls, seconds]`` by spec)."""
+    totals: dict[str, list[float]] = {}
+    for spec in specs:
+        module_name, _, path = spec.partition(":")
+        owner: Any = importlib.import_module(module_name)
+        *outer, attribute = path.split(".")
+        for part in outer:
+            owner = getattr(owner, part)
+        function = vars(owner)[attribute] if isinstance(owner, type) else getattr(owner, attribute)
+        totals[spec] = [0, 0.0]
+        timed = _counted(function, totals[spec])
+        setattr(owner, attribute, timed)
+        if not isinstance(owner, type):
+            for module in list(sys.modules.values()):
+                if getattr(module, "__name__", "").startswith("plaidarray"):
+                    for key, value in list(vars(module).items()):
+                        if value is function:
+                            setattr(module, key, timed)
+    return totals
+
+
+def _counted(function: Callable, total: list[float]) -> Callable:
+    depth = [0]
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        depth[0] += 1
+        start = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            depth[0] -= 1
+            if not depth[0]:
+                total[0] += 1
+                total[1] += time.perf_counter() - start
+    return counted
+
+
+def child(name: str, timer_specs: list[str]) -> None:
+    """Runs the script ``name`` twice in this process, printing each run's split (and
+    the totals of the functions ``timer_specs`` names)."""
     import numpy as np
 
     from benchmarks.eager import SCRIPTS  # before plaidarray, as ``eager.py``'s child has it: the import
@@ -72,6 +120,7 @@ def child(name: str) -> None:
     materialize.decide = _timed(materialize.decide, totals, "reads", depth)
     materialize.finish = _timed(materialize.finish, totals, "reads", depth)
     materialize.planned = _timed(materialize.planned, totals, "reads", depth)
+    timers = _timers(timer_specs)
     materialize._read_in_c()  # the C read, configured once for the process, calls the wrapped ones
     assembling = [0]  # from_plan is called by planned and decide, assemble by finish: by the module
     baseline.assemble = _timed(baseline.assemble, totals, "assemble", assembling)
@@ -89,21 +138,24 @@ def child(name: str) -> None:
     for _ in range(2):
         for key in totals:
             totals[key] = 0.0
+        for count in timers.values():
+            count[:] = [0, 0.0]
         start = time.perf_counter()
         script.run(plaidarray, *args)
         seconds = time.perf_counter() - start
         split = {"assemble": totals["assemble"], "other misses": totals["reads"] - totals["assemble"],
                  "gc": totals["gc"]}
         split["recording, cached reads"] = seconds - sum(split.values())
-        print(RECORD + json.dumps({"seconds": seconds, **split}), flush=True)
+        print(RECORD + json.dumps({"seconds": seconds, **split, "timers": timers}), flush=True)
 
 
-def run(name: str) -> list[dict]:
+def run(name: str, timer_specs: list[str]) -> list[dict]:
     """The two runs' splits of a fresh process on an empty cache directory."""
     with tempfile.TemporaryDirectory() as cache_dir:
         env = {**os.environ, "PLAIDARRAY_CACHE_DIR": cache_dir,
                "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
-        done = subprocess.run([sys.executable, "-m", "benchmarks.cold_split", "--child", name], env=env,
+        done = subprocess.run([sys.executable, "-m", "benchmarks.cold_split", "--child", name,
+                               *(["--timers", *timer_specs] if timer_specs else [])], env=env,
                               capture_output=True, text=True, cwd=REPO, timeout=600)
     if done.returncode:
         raise RuntimeError(f"{name}: {done.stderr.strip().splitlines()[-1:]}")
@@ -119,24 +171,37 @@ def _row(label: str, record: dict) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.cold_split", description=__doc__.splitlines()[0])
     parser.add_argument("--only", default="", help="scripts whose name contains this")
+    parser.add_argument("--timers", nargs="+", default=[], metavar="MODULE:FUNCTION",
+                        help="functions to time too (module:function or module:Class.method)")
     parser.add_argument("--child", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
-        return child(args.child)
+        return child(args.child, args.timers)
     from benchmarks.eager import SCRIPTS
 
     print("| script, run | total | " + " | ".join(PARTS) + " |")
     print("|---|---:|" + "---:|" * len(PARTS))
     sums = [dict.fromkeys(("seconds", *PARTS), 0.0) for _ in range(2)]
+    timed = [{spec: [0, 0.0] for spec in args.timers} for _ in range(2)]
     for script in SCRIPTS:
         if args.only not in script.name or script.calls > 1:
             continue
-        for k, record in enumerate(run(script.name)):
+        for k, record in enumerate(run(script.name, args.timers)):
             print(_row(f"{script.name}, {('first', 'second')[k]}", record), flush=True)
             for key in sums[k]:
                 sums[k][key] += record[key]
+            for spec, (calls, seconds) in record["timers"].items():
+                timed[k][spec][0] += calls
+                timed[k][spec][1] += seconds
     for k, label in enumerate(("first runs", "second runs")):
         print(_row(f"**all {label}**", sums[k]))
+    if args.timers:
+        print("\n| function | calls, first runs | first runs | per call | calls, second runs | second runs |")
+        print("|---|---:|---:|---:|---:|---:|")
+        for spec in sorted(args.timers, key=lambda spec: -timed[0][spec][1]):
+            (calls, seconds), (again, later) = timed[0][spec], timed[1][spec]
+            per_call = f"{seconds / calls * 1e6:.1f} us" if calls else "-"
+            print(f"| `{spec}` | {calls} | {seconds * 1e3:.1f} ms | {per_call} | {again} | {later * 1e3:.1f} ms |")
 
 
 if __name__ == "__main__":
