@@ -61,6 +61,7 @@ from .eager_eleventh import ELEVENTH
 from .eager_idioms import IDIOMS
 from .eager_ninth import NINTH
 from .eager_tenth import TENTH
+from .eager_twelfth import TWELFTH
 from .eager_later import LATER
 from .eager_fresh import FRESH
 from .eager_sixth import SIXTH
@@ -824,6 +825,7 @@ SCRIPTS = [
     *(Script(name, run, inputs) for name, run, inputs in NINTH),
     *(Script(name, run, inputs) for name, run, inputs in TENTH),
     *(Script(name, run, inputs) for name, run, inputs in ELEVENTH),
+    *(Script(name, run, inputs) for name, run, inputs in TWELFTH),
 ]
 
 
@@ -1054,7 +1056,7 @@ def table(results: Results, scripts: list[Script]) -> str:
         lines.append("| " + " | ".join(cells) + " |")
     lines.append(_total_row(results, scripts, "total"))
     for group in ("loops", "shapes", "first runs", "idioms", "apart", "later", "fresh", "unseen", "sixth", "seventh", "eighth",
-                  "ninth", "tenth", "eleventh"):
+                  "ninth", "tenth", "eleventh", "twelfth"):
         members = [s for s in scripts if s.name.startswith(group + ":")]
         if members:
             lines.append(_total_row(results, members, f"{group}: total"))
