@@ -569,3 +569,24 @@ def test_floored_division_is_one_op_with_numpys_values(dtype):
     for got, want in cases:
         assert [op for op in recorded_ops(got) if op != "broadcast_in_dim"] in (["floor_divide"], ["floor_remainder"])
         assert_same(got, want)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_logaddexp_is_one_op_with_numpys_values(dtype):
+    """``logaddexp`` records one op, where its larger operand, ``log1p(exp(-|a - b|))``
+    and the equal operands' ``a + log(2)`` were ten nodes, each an op kernel's first use
+    of the baseline tier's (a log-space recursion cut its pending graph every other
+    step); its values are NumPy's on infinities of either sign, equal operands, NaN and
+    operands far apart, and the fused tier's (``jit``) bits are the baseline tier's."""
+    special = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, 30.0, -30.0, 80.0], dtype=dtype)
+    a, b = np.repeat(special, len(special)), np.tile(special, len(special))
+    x, y = xp.asarray(a), xp.asarray(b)
+    got = xp.logaddexp(x, y)
+    assert recorded_ops(got) == ["logaddexp"]
+    with np.errstate(all="ignore"):
+        want = np.logaddexp(a, b)
+    np.testing.assert_allclose(np.asarray(got), want, rtol=4 * np.finfo(dtype).eps, atol=0)
+    assert np.array_equal(np.isnan(np.asarray(got)), np.isnan(want))
+    fused = xp.jit(lambda p, q: xp.logaddexp(p, q))(x, y)
+    assert np.asarray(fused).tobytes() == np.asarray(got).tobytes()
+    assert float(xp.logaddexp(x[20], 1.0)) == pytest.approx(float(np.logaddexp(a[20], dtype(1.0))))

@@ -30,6 +30,8 @@ multiplies, as NumPy does, where other exponents take exp(w log z).
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ..opdef import OpDef, register, same_dims
@@ -89,6 +91,18 @@ def define(name: str, arity: int, reference, kinds: str, infer=_same_shape, exac
 
     register(OpDef(name, checked, _nan_ignore(reference, quiet_kinds), arity, dim_ties=same_dims, elementwise=True,
                    exact_kinds=exact_kinds))
+
+
+def _reference_logaddexp(a, b):
+    """``log(exp(a) + exp(b))`` by the steps its lowering takes (``codegen/lowerings/
+    log_add_exp.py``): the larger operand plus ``log1p(exp(-|a - b|))``, and ``a + log(2)``
+    where the operands are equal (both infinite of one sign: their difference is NaN)."""
+    general = np.maximum(a, b) + np.log1p(np.exp(np.negative(np.abs(a - b))))
+    return np.where(a == b, a + np.asarray(LOG_2, a.dtype), general)
+
+
+#: ``log(2)``, rounded to each dtype where ``logaddexp`` adds it.
+LOG_2 = math.log(2.0)
 
 
 def _reference_division(a, d, op):
@@ -292,6 +306,11 @@ define("remainder", 2, lambda a, d: _reference_division(a, d, "remainder"), "iuf
 # an op kernel of the baseline tier's and a node of every graph.
 define("floor_divide", 2, lambda a, d: _reference_floored(a, d, "floor_divide"), "iuf", quiet_kinds="iu")
 define("floor_remainder", 2, lambda a, d: _reference_floored(a, d, "floor_remainder"), "iuf", quiet_kinds="iu")
+# ``logaddexp`` as one op: as its larger operand plus ``log1p(exp(-|a - b|))``, with equal
+# operands (both infinities too) given ``a + log(2)``, it was ten nodes, each an op
+# kernel's first use in the baseline tier, and a log-space recursion (a hidden Markov
+# model's forward pass) cut its pending graph every other step.
+define("logaddexp", 2, _reference_logaddexp, "f")
 define("power", 2, _reference_power, "iufc")
 define("maximum", 2, np.maximum, "biuf", quiet_kinds="biu")
 define("minimum", 2, np.minimum, "biuf", quiet_kinds="biu")
