@@ -296,10 +296,6 @@ def _isfinite(x):
     return op("is_finite", x) if x.dtype.kind in "fc" else _full_like(x, True, dt.bool_)
 
 
-def _signbit(x):
-    return op("compare", op("copysign", _full_like(x, 1.0), x), _full_like(x, 0.0), direction="LT")
-
-
 def _square(x):
     return op("multiply", x, x)
 
@@ -355,7 +351,7 @@ for _name, _category, _fn in (
     ("imag", "complex floating-point", lambda x: view(x, Part("imag"))),
     ("logical_not", "bool", _hlo("not")),
     ("bitwise_invert", "integer or boolean", _hlo("not")),
-    ("signbit", "real floating-point", _signbit),
+    ("signbit", "real floating-point", _hlo("signbit")),
     ("reciprocal", "floating-point", _reciprocal),
 ):
     _unary(_name, _category, _fn)

@@ -590,3 +590,17 @@ def test_logaddexp_is_one_op_with_numpys_values(dtype):
     fused = xp.jit(lambda p, q: xp.logaddexp(p, q))(x, y)
     assert np.asarray(fused).tobytes() == np.asarray(got).tobytes()
     assert float(xp.logaddexp(x[20], 1.0)) == pytest.approx(float(np.logaddexp(a[20], dtype(1.0))))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_signbit_is_one_op_with_numpys_values(dtype):
+    """``signbit`` records one op, where ``copysign(1, x) < 0`` was four nodes; its values
+    are NumPy's on zeros, infinities, NaNs and subnormals of either sign, on the baseline
+    tier, the fused tier (``jit``) and an element's read (the scalar tier: the op is exact)."""
+    a = np.array([0.0, -0.0, 1.0, -1.0, np.inf, -np.inf, np.nan, -np.nan, 1e-40, -1e-40], dtype=dtype)
+    x = xp.asarray(a)
+    got = xp.signbit(x)
+    assert recorded_ops(got) == ["signbit"]
+    assert_same(got, np.signbit(a))
+    assert_same(xp.jit(xp.signbit)(x), np.signbit(a))
+    assert [bool(xp.signbit(x[i])) for i in range(len(a))] == np.signbit(a).tolist()

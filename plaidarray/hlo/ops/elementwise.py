@@ -295,6 +295,9 @@ define("sign", 1, _reference_sign, "iufc")
 define("not", 1, lambda x: np.logical_not(x) if x.dtype == BOOL else np.invert(x), "biu", exact_kinds="biu",
        quiet_kinds="biu")
 define("is_finite", 1, np.isfinite, "fc", infer=_predicate_result)
+# ``signbit`` as one op: as the comparison of ``copysign(1, x)`` with 0 it was four nodes
+# (two of them constants) and a first-use recording in Python at each new length.
+define("signbit", 1, np.signbit, "f", infer=_predicate_result, exact_kinds="f")
 
 define("add", 2, np.add, "biufc", exact_kinds="iuf", quiet_kinds="biu")
 define("subtract", 2, np.subtract, "iufc", exact_kinds="iuf", quiet_kinds="iu")
