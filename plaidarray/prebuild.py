@@ -185,7 +185,8 @@ def _manipulation(xp: Any, a: dict[str, Any]) -> Iterator[Thunk]:
                 lambda: xp.broadcast_to(c[:, :1], c.shape), lambda: xp.broadcast_to(c[:1, :, :1], c.shape),
                 lambda: xp.tile(v, (2,)), lambda: xp.tile(m, (2, 1)), lambda: xp.tile(a["row"], (2, 1)), lambda: xp.repeat(v, 2),
                 lambda: xp.expand_dims(v, axis=0), lambda: xp.squeeze(a["column"], axis=1),
-                lambda: xp.moveaxis(c, 0, -1), lambda: xp.tril(m), lambda: xp.triu(m), lambda: xp.diff(v),
+                lambda: xp.moveaxis(c, 0, -1), lambda: xp.tril(m), lambda: xp.triu(m), lambda: xp.tril(c),
+                lambda: xp.triu(a["hyper"], k=1), lambda: xp.diff(v),
                 lambda: xp.diff(m, axis=0), lambda: xp.zeros_like(m), lambda: xp.ones_like(v),
                 lambda: xp.full_like(v, 3), lambda: xp.permute_dims(c, (0, 1, 2))]
     yield from thunks

@@ -466,14 +466,6 @@ def eye(n_rows: int, n_cols: int | None = None, /, *, k: int = 0, dtype: Any = N
     return op("eye", graph.scalar_for(k, dt.int64, "eye"), dims=shape, dtype=target)
 
 
-def _diagonal_columns(shape: tuple[int, ...], k: int) -> Array:
-    """The column of the ``k``-th diagonal in each row of a matrix of ``shape``, at every
-    element: its row number plus ``k`` (no addition for the main diagonal, the common
-    call: one op and one op kernel's first use fewer)."""
-    rows = op("iota", dims=shape, iota_dimension=0, dtype=dt.int64)
-    return rows if k == 0 else op("add", rows, graph.full(shape, k, dt.int64))
-
-
 
 def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array] | tuple[Array, ...]:
     """Coordinate grids from 1-D arrays ('xy': Cartesian, 'ij': matrix indexing); each
@@ -497,16 +489,16 @@ def meshgrid(*arrays: Array, indexing: str = "xy") -> list[Array] | tuple[Array,
 
 
 def _triangle(x: Array, k: int, keep_lower: bool, name: str) -> Array:
-    """``x`` with the elements on one side of the ``k``-th diagonal zeroed: which, decided
-    on one matrix of ``x``'s last two axes and broadcast over the stack (a stack of 4-d
-    made iotas of its rank, which compiled at their first use)."""
+    """``x`` with the elements on one side of the ``k``-th diagonal of its last two axes
+    zeroed: one ``triangle`` op (``hlo/ops/triangle.py``), ``k`` a run-time value, where
+    the iotas, comparison and select it stands for were seven nodes and four op kernels'
+    first uses."""
     x = check_array(x, name)
     if x.ndim < 2:
         raise ValueError(f"{name}: needs at least 2 dimensions")
-    matrix = x.shape[-2:]
-    cols = op("iota", dims=matrix, iota_dimension=1, dtype=dt.int64)
-    keep = op("compare", cols, _diagonal_columns(matrix, k), direction="LE" if keep_lower else "GE")
-    return op("select", graph.broadcast_to(keep, x.shape), x, graph.full(x.shape, 0, x.dtype))
+    rows, cols = x.shape[-2:]
+    k = max(-rows, min(graph.as_int(k, name, "k"), cols))  # past the matrix: the same mask, and no overflow
+    return op("triangle", x, graph.scalar_for(k, dt.int64, name), lower=keep_lower)
 
 
 @recorded
