@@ -465,12 +465,13 @@ def _transforms(xp: Any, a: dict[str, Any], dtype: np.dtype) -> Iterator[Thunk]:
                     lambda: fft.fft(m, norm="ortho"), lambda: fft.irfft(v), lambda: fft.irfft(v, n=9),
                     lambda: fft.irfft(m, axis=0), lambda: fft.fft(long), lambda: fft.ifft(long),
                     lambda: fft.irfft(long[:66], n=131), lambda: fft.irfft(xp.concat([long, long[:1]]), n=262),
-                    lambda: fft.fft(m, n=m.shape[-1] + 3)]  # rows zero-padded first
+                    lambda: fft.fft(m, n=m.shape[-1] + 3), lambda: fft.fft(v, n=v.shape[0] + 3)]  # zero-padded first
     else:
         pairs = xp.concat([long, long])
         yield from [lambda: fft.rfft(v), lambda: fft.rfft(m), lambda: fft.rfft(m, axis=0), lambda: fft.rfft(v[:4]),
                     lambda: fft.irfft(fft.rfft(v), n=5), lambda: fft.irfft(fft.rfft(m)), lambda: fft.rfft(long),
-                    lambda: fft.rfft(pairs), lambda: fft.rfft(m, n=m.shape[-1] + 3)]
+                    lambda: fft.rfft(pairs), lambda: fft.rfft(m, n=m.shape[-1] + 3),
+                    lambda: fft.rfft(v, n=v.shape[0] + 3)]  # a vector zero-padded (SciPy's fftconvolve)
 
 
 def _creation(xp: Any, dtype: np.dtype) -> Iterator[Thunk]:
