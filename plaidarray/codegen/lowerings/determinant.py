@@ -9,18 +9,9 @@ import numpy as np
 
 from ...dtypes import real_dtype
 from ...hlo.ir import Instruction
-from ...hlo.literal import Literal
 from ...hlo.shape import Shape
 from ..lowering import Expansion, register_lowering
-
-
-def _constant(value: complex, dtype: np.dtype) -> Instruction:
-    return Instruction.make("constant", (), value=Literal(np.asarray(value, dtype=dtype)))
-
-
-def _spread(scalar: Instruction, dims: tuple) -> Instruction:
-    return Instruction("broadcast_in_dim", (scalar,), {"dims": dims, "broadcast_dimensions": ()},
-                       Shape(dims, scalar.shape.dtype))
+from .spread import filled
 
 
 def _op(opcode: str, operands: tuple[Instruction, ...], shape: Shape, **attrs: object) -> Instruction:
@@ -53,13 +44,13 @@ def expand(inst: Instruction, lu: Instruction, pivots: Instruction) -> Instructi
     steps = _op("convert", (_op("iota", (), Shape(dims, np.dtype(np.int64)), dims=dims, iota_dimension=last,
                                 dtype=np.dtype(np.int64)),), u.shape, dtype=dtype)
     moved = _op("compare", (pivots, steps), Shape(dims, np.dtype(np.bool_)), direction="NE")
-    interchange = _op("select", (moved, _spread(_constant(-1, dtype), dims), _spread(_constant(1, dtype), dims)),
+    interchange = _op("select", (moved, filled(-1, dims, dtype), filled(1, dims, dtype)),
                       u.shape)
     if dtype.kind == "c":
-        zero = _op("compare", (magnitude, _spread(_constant(0, real.dtype), dims)), Shape(dims, np.dtype(np.bool_)),
+        zero = _op("compare", (magnitude, filled(0, dims, real.dtype)), Shape(dims, np.dtype(np.bool_)),
                    direction="EQ")
-        safe = _op("select", (zero, _spread(_constant(1, real.dtype), dims), magnitude), real)
-        unit = _op("select", (zero, _spread(_constant(0, dtype), dims),
+        safe = _op("select", (zero, filled(1, dims, real.dtype), magnitude), real)
+        unit = _op("select", (zero, filled(0, dims, dtype),
                               _op("divide", (u, _op("convert", (safe,), u.shape, dtype=dtype)), u.shape)), u.shape)
     else:
         unit = _op("sign", (u,), u.shape)

@@ -11,9 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...hlo.ir import Instruction
-from ...hlo.literal import Literal
 from ...hlo.shape import Shape
 from ..lowering import Expansion, register_lowering
+from .spread import filled
 
 
 def expand_floored(inst: Instruction, a: Instruction, d: Instruction) -> Instruction:
@@ -26,17 +26,13 @@ def expand_floored(inst: Instruction, a: Instruction, d: Instruction) -> Instruc
     def node(op: str, *operands: Instruction, to: Shape = shape, **attrs: object) -> Instruction:
         return Instruction(op, operands, attrs, to)
 
-    def full(value: float) -> Instruction:
-        scalar = node("constant", to=Shape((), dtype), value=Literal(np.asarray(value, dtype)))
-        return node("broadcast_in_dim", scalar, dims=dims, broadcast_dimensions=())
-
     def compare(x: Instruction, y: Instruction, direction: str) -> Instruction:
         return node("compare", x, y, to=flags, direction=direction)
 
     quotient = inst.opcode == "floor_divide"
     if dtype.kind == "u":
         return node("divide" if quotient else "remainder", a, d)
-    zero = full(0)
+    zero = filled(0, dims, dtype)
     mod = node("remainder", a, d)
     if dtype.kind == "i" or not quotient:  # the remainder's sign fixed where it is not the divisor's
         wrong_sign = compare(compare(mod, zero, "LT"), compare(d, zero, "LT"), "NE")
@@ -48,7 +44,7 @@ def expand_floored(inst: Instruction, a: Instruction, d: Instruction) -> Instruc
             return fixed
         signed_zero = node("select", compare(mod, zero, "EQ"), node("copysign", zero, d), fixed)
         return node("select", compare(d, zero, "EQ"), mod, signed_zero)
-    one, half = full(1.0), full(0.5)
+    one, half = filled(1.0, dims, dtype), filled(0.5, dims, dtype)
     div = node("divide", node("subtract", a, mod), d)
     fix = node("and", compare(mod, zero, "NE"), compare(compare(d, zero, "LT"), compare(mod, zero, "LT"), "NE"), to=flags)
     div = node("select", fix, node("subtract", div, one), div)

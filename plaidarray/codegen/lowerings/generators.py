@@ -12,6 +12,7 @@ from xdsl.dialects.builtin import i64
 from ...hlo.ir import Instruction
 from ...hlo.shape import Shape
 from ..lowering import Elementwise, Expansion, NotLowerable, register_lowering
+from .spread import spread
 
 register_lowering("parameter", NotLowerable())
 
@@ -50,8 +51,7 @@ def expand_eye(inst: Instruction, k: Instruction) -> Instruction:
     def iota(axis: int) -> Instruction:
         return Instruction("iota", (), {"dims": dims, "iota_dimension": axis, "dtype": counts.dtype}, counts)
 
-    spread = Instruction("broadcast_in_dim", (k,), {"dims": dims, "broadcast_dimensions": ()}, counts)
-    on = Instruction("compare", (Instruction("add", (iota(0), spread), {}, counts), iota(1)), {"direction": "EQ"},
+    on = Instruction("compare", (Instruction("add", (iota(0), spread(k, dims)), {}, counts), iota(1)), {"direction": "EQ"},
                      Shape(dims, np.dtype(np.bool_)))
     return Instruction("convert", (on,), {"dtype": inst.shape.dtype}, inst.shape)
 
@@ -66,13 +66,10 @@ def expand_linspace(inst: Instruction, start: Instruction, step: Instruction, la
     shape = inst.shape
     dims = shape.dims
 
-    def spread(scalar: Instruction) -> Instruction:
-        return Instruction("broadcast_in_dim", (scalar,), {"dims": dims, "broadcast_dimensions": ()}, shape)
-
     ramp = Instruction("iota", (), {"dims": dims, "iota_dimension": 0, "dtype": shape.dtype}, shape)
-    values = Instruction("add", (Instruction("multiply", (ramp, spread(step)), {}, shape), spread(start)), {}, shape)
-    at_last = Instruction("compare", (ramp, spread(last)), {"direction": "EQ"}, Shape(dims, np.dtype(np.bool_)))
-    return Instruction("select", (at_last, spread(stop), values), {}, shape)
+    values = Instruction("add", (Instruction("multiply", (ramp, spread(step, dims)), {}, shape), spread(start, dims)), {}, shape)
+    at_last = Instruction("compare", (ramp, spread(last, dims)), {"direction": "EQ"}, Shape(dims, np.dtype(np.bool_)))
+    return Instruction("select", (at_last, spread(stop, dims), values), {}, shape)
 
 
 register_lowering("linspace", Expansion(expand_linspace, shape_generic=True))

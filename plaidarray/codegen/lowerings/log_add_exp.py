@@ -9,10 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from ...hlo.ir import Instruction
-from ...hlo.literal import Literal
 from ...hlo.ops.elementwise import LOG_2
 from ...hlo.shape import Shape
 from ..lowering import Expansion, register_lowering
+from .spread import filled
 
 
 def expand_logaddexp(inst: Instruction, a: Instruction, b: Instruction) -> Instruction:
@@ -26,8 +26,7 @@ def expand_logaddexp(inst: Instruction, a: Instruction, b: Instruction) -> Instr
 
     spread = node("negate", node("abs", node("subtract", a, b)))
     general = node("add", node("maximum", a, b), node("log1p", node("exp", spread)))
-    log_2 = node("constant", to=Shape((), dtype), value=Literal(np.asarray(LOG_2, dtype)))
-    same = node("add", a, node("broadcast_in_dim", log_2, dims=dims, broadcast_dimensions=()))
+    same = node("add", a, filled(LOG_2, dims, dtype))
     equal = node("compare", a, b, to=Shape(dims, np.dtype(np.bool_)), direction="EQ")
     return node("select", equal, same, general)
 

@@ -11,6 +11,7 @@ from ...hlo.literal import Literal
 from ...hlo.ops.reduce import identity
 from ...hlo.shape import Shape
 from ..lowering import Expansion, Reduction, ScalarBuilder, register_lowering
+from .spread import spread
 
 
 def combine_scalars(b: ScalarBuilder, kind: str, dtype: np.dtype, x, y):
@@ -35,17 +36,13 @@ def expand_arg_reduce(inst: Instruction, x: Instruction) -> Instruction:
     kept = tuple(i for i in range(len(dims)) if i != axis)
     extremum = Instruction.make("reduce", (x,), dimensions=(axis,), kind=kind)
 
-    def spread(value: Instruction, along: tuple[int, ...]) -> Instruction:  # sizes may be run-time ones: no shape rule
-        return Instruction("broadcast_in_dim", (value,), {"dims": dims, "broadcast_dimensions": along},
-                           Shape(dims, value.shape.dtype))
-
-    hit = Instruction.make("compare", (x, spread(extremum, kept)), direction="EQ")
+    hit = Instruction.make("compare", (x, spread(extremum, dims, kept)), direction="EQ")
     if x.shape.dtype.kind == "f":
         hit = Instruction.make("or", (hit, Instruction.make("compare", (x, x), direction="NE")))
     index = Instruction("iota", (), {"dims": dims, "iota_dimension": axis, "dtype": np.dtype(np.int64)},
                         Shape(dims, np.dtype(np.int64)))
     past = Instruction.make("constant", (), value=Literal(np.asarray(np.iinfo(np.int64).max, dtype=np.int64)))
-    candidates = Instruction.make("select", (hit, index, spread(past, ())))
+    candidates = Instruction.make("select", (hit, index, spread(past, dims)))
     return Instruction.make("reduce", (candidates,), dimensions=(axis,), kind="minimum")
 
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 import numpy as np
 
 from ...hlo.ir import Instruction
-from ...hlo.literal import Literal
 from ...hlo.shape import Shape
 from ..lowering import Expansion, register_lowering
+from .spread import filled, spread
 
 
 def expand_triangle(inst: Instruction, x: Instruction, k: Instruction) -> Instruction:
@@ -22,14 +22,10 @@ def expand_triangle(inst: Instruction, x: Instruction, k: Instruction) -> Instru
     def iota(axis: int) -> Instruction:
         return Instruction("iota", (), {"dims": dims, "iota_dimension": axis, "dtype": counts.dtype}, counts)
 
-    def spread(scalar: Instruction, to: Shape) -> Instruction:
-        return Instruction("broadcast_in_dim", (scalar,), {"dims": dims, "broadcast_dimensions": ()}, to)
-
-    diagonal = Instruction("add", (iota(rank - 2), spread(k, counts)), {}, counts)
+    diagonal = Instruction("add", (iota(rank - 2), spread(k, dims)), {}, counts)
     keep = Instruction("compare", (iota(rank - 1), diagonal), {"direction": "LE" if inst.attrs["lower"] else "GE"},
                        Shape(dims, np.dtype(np.bool_)))
-    zero = Instruction("constant", (), {"value": Literal(np.zeros((), shape.dtype))}, Shape((), shape.dtype))
-    return Instruction("select", (keep, x, spread(zero, shape)), {}, shape)
+    return Instruction("select", (keep, x, filled(0, dims, shape.dtype)), {}, shape)
 
 
 register_lowering("triangle", Expansion(expand_triangle, shape_generic=True))

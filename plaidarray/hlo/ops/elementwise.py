@@ -93,16 +93,16 @@ def define(name: str, arity: int, reference, kinds: str, infer=_same_shape, exac
                    exact_kinds=exact_kinds))
 
 
+#: ``log(2)``, rounded to each dtype where ``logaddexp`` adds it.
+LOG_2 = math.log(2.0)
+
+
 def _reference_logaddexp(a, b):
     """``log(exp(a) + exp(b))`` by the steps its lowering takes (``codegen/lowerings/
     log_add_exp.py``): the larger operand plus ``log1p(exp(-|a - b|))``, and ``a + log(2)``
     where the operands are equal (both infinite of one sign: their difference is NaN)."""
     general = np.maximum(a, b) + np.log1p(np.exp(np.negative(np.abs(a - b))))
     return np.where(a == b, a + np.asarray(LOG_2, a.dtype), general)
-
-
-#: ``log(2)``, rounded to each dtype where ``logaddexp`` adds it.
-LOG_2 = math.log(2.0)
 
 
 def _reference_division(a, d, op):

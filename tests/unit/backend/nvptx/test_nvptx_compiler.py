@@ -74,6 +74,9 @@ CASES = {
     # determinant.py, factor_check.py): a diagonal of ones, a determinant's parts from LU
     # factors (pivots stored in the factors' dtype), a factor's failure check over a stack
     "eye": (lambda x: xp.eye(7, 9, k=2) * x, [_f(7, 9)]),
+    # logaddexp, signbit, tril and triu (hlo/ops/elementwise.py, triangle.py), one op each
+    "log-add-exp, sign bits, triangles": (lambda x, y: (xp.logaddexp(x, y), xp.signbit(x * y), xp.tril(x, k=1),
+                                                        xp.triu(x - y)), [_f(9, 11), _f(9, 11)]),
     "determinant from factors": (lambda lu, p: tuple(op("lu_determinant", lu, p, part=part)
                                                      for part in ("sign", "logabsdet", "det")),
                                  [_f(3, 5, 5), RNG.integers(0, 5, (3, 5)).astype(np.float64)]),
